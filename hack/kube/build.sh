@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Makes sure kube-apiserver and etcd exist for the tests and the local demo, and prints the
+# folder that holds them (the envtest KUBEBUILDER_ASSETS convention).
+#
+# Order: $KUBEBUILDER_ASSETS if set and complete; else the per-machine cache
+# ($OPENMCP_KUBE_CACHE, default ~/.cache/openmcp-engine/kube/<version>); else build from the Go
+# module proxy with the wrapper module in this folder (GOTOOLCHAIN=local), once per machine. If that
+# release fails to build, the neighbouring minor releases are tried before giving up.
+# Only the last line of stdout is the folder; progress goes to stderr.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+export GOTOOLCHAIN=local GOFLAGS=-mod=mod
+
+complete() { [ -x "$1/kube-apiserver" ] && [ -x "$1/etcd" ]; }
+
+if [ -n "${KUBEBUILDER_ASSETS:-}" ]; then
+  complete "$KUBEBUILDER_ASSETS" || { echo "build.sh: KUBEBUILDER_ASSETS=$KUBEBUILDER_ASSETS lacks kube-apiserver or etcd" >&2; exit 1; }
+  echo "$KUBEBUILDER_ASSETS"; exit 0
+fi
+command -v go >/dev/null || { echo "build.sh: no 'go' on PATH; install Go or set KUBEBUILDER_ASSETS" >&2; exit 1; }
+
+pinned=$(awk '$1 == "k8s.io/kubernetes" { print $2; exit }' "$here/go.mod")
+cache_root=${OPENMCP_KUBE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/openmcp-engine/kube}
+
+# build <moddir> <version>: builds both binaries into the cache; the folder appears only when complete.
+build() {
+  local moddir=$1 version=$2 out="$cache_root/$2" tmp
+  complete "$out" && { echo "$out"; return 0; }
+  mkdir -p "$cache_root"
+  tmp=$(mktemp -d "$cache_root/.build-$version.XXXXXX")
+  echo "build.sh: building kube-apiserver and etcd $version with $(go version | cut -d' ' -f3) (first time on this machine: 10-30 min)" >&2
+  local start=$SECONDS
+  # Stamp the version the way Kubernetes' own build does, so /version and emulation defaults are right.
+  local minor=${version#v1.}; minor=${minor%%.*}
+  local v="-X k8s.io/component-base/version"
+  local kube_ldflags="-s -w $v.gitVersion=$version $v.gitMajor=1 $v.gitMinor=$minor $v.gitTreeState=clean"
+  if (cd "$moddir" && go build -trimpath -ldflags="$kube_ldflags" -o "$tmp/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver \
+      && go build -trimpath -ldflags='-s -w' -o "$tmp/etcd" go.etcd.io/etcd/server/v3) >&2; then
+    chmod 755 "$tmp"; rm -rf "$out"; mv "$tmp" "$out"
+    echo "build.sh: built $version in $((SECONDS - start)) s into $out" >&2
+    echo "$out"; return 0
+  fi
+  rm -rf "$tmp"; return 1
+}
+
+build "$here" "$pinned" && exit 0
+
+# Neighbouring minor releases: newest patch of minor-1, then minor+1, each with a generated module.
+minor=$(echo "$pinned" | cut -d. -f2)
+for m in $((minor - 1)) $((minor + 1)); do
+  candidate=$(go list -m -versions k8s.io/kubernetes 2>/dev/null | tr ' ' '\n' | grep -E "^v1\.$m\.[0-9]+$" | sort -V | tail -1 || true)
+  [ -n "$candidate" ] || continue
+  complete "$cache_root/$candidate" && { echo "$cache_root/$candidate"; exit 0; }
+  echo "build.sh: $pinned failed; trying $candidate" >&2
+  alt=$(mktemp -d)
+  "$here/gen-gomod.sh" "$candidate" "$alt" >&2 && build "$alt" "$candidate" && { rm -rf "$alt"; exit 0; }
+  rm -rf "$alt"
+done
+echo "build.sh: could not build kube-apiserver/etcd ($pinned or its neighbours). Set KUBEBUILDER_ASSETS to a folder holding them." >&2
+exit 1
