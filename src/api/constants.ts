@@ -1,0 +1,199 @@
+/** Every name on the wire that the engine shares with openMCP: groups, labels, annotations, finalizers, reasons. */
+
+/** API group of the openMCP cluster resources (Cluster, ClusterProfile, ClusterRequest, AccessRequest). */
+export const CLUSTERS_GROUP = "clusters.openmcp.cloud";
+/** The only served version of {@link CLUSTERS_GROUP}. */
+export const CLUSTERS_VERSION = "v1alpha1";
+/** `apiVersion` of the openMCP cluster resources. */
+export const CLUSTERS_API_VERSION = `${CLUSTERS_GROUP}/${CLUSTERS_VERSION}`;
+
+/** API group of the engine's own resources (ProviderConfig). */
+export const ENGINE_GROUP = "engine.openmcp.cloud";
+/** The only served version of {@link ENGINE_GROUP}. */
+export const ENGINE_VERSION = "v1alpha1";
+/** `apiVersion` of the engine's own resources. */
+export const ENGINE_API_VERSION = `${ENGINE_GROUP}/${ENGINE_VERSION}`;
+
+/** Kinds and their plural resource names, as served by our CRDs. */
+export const RESOURCES = {
+  Cluster: { group: CLUSTERS_GROUP, version: CLUSTERS_VERSION, plural: "clusters", namespaced: true },
+  ClusterProfile: {
+    group: CLUSTERS_GROUP,
+    version: CLUSTERS_VERSION,
+    plural: "clusterprofiles",
+    namespaced: false,
+  },
+  ClusterRequest: {
+    group: CLUSTERS_GROUP,
+    version: CLUSTERS_VERSION,
+    plural: "clusterrequests",
+    namespaced: true,
+  },
+  AccessRequest: {
+    group: CLUSTERS_GROUP,
+    version: CLUSTERS_VERSION,
+    plural: "accessrequests",
+    namespaced: true,
+  },
+  ProviderConfig: {
+    group: ENGINE_GROUP,
+    version: ENGINE_VERSION,
+    plural: "providerconfigs",
+    namespaced: false,
+  },
+} as const;
+
+/** A kind the engine serves a CRD for. */
+export type ResourceKind = keyof typeof RESOURCES;
+
+/** Labels the provider sets on Clusters and that preparation sets on AccessRequests. */
+export const LABELS = {
+  /** Actual Kubernetes version of a Cluster (shown as the Version column). */
+  k8sVersion: `${CLUSTERS_GROUP}/k8sversion`,
+  /** Name of the provider responsible for a Cluster or an AccessRequest. */
+  provider: `${CLUSTERS_GROUP}/provider`,
+  /** Name of the ClusterProfile of a prepared AccessRequest. */
+  profile: `${CLUSTERS_GROUP}/profile`,
+  /** Set by the scheduler on Clusters it may delete once no request references them. */
+  deleteWithoutRequests: `${CLUSTERS_GROUP}/delete-without-requests`,
+  /** Set on ClusterRequests whose Cluster gets a random name. */
+  randomizeClusterName: `${CLUSTERS_GROUP}/randomize-cluster-name`,
+  /** The ProviderConfig a generated ClusterProfile came from. */
+  providerConfig: `${ENGINE_GROUP}/provider-config`,
+} as const;
+
+/** Prefix of labels and annotations copied from a ClusterRequest to its Exclusive Cluster. */
+export const COPIED_METADATA_PREFIX = "metadata.open-control-plane.io/";
+
+/** Annotations with a meaning to the engine. */
+export const ANNOTATIONS = {
+  /** Free-text provider information, shown by `kubectl get clusters -o wide`. */
+  providerInfo: `${CLUSTERS_GROUP}/providerinfo`,
+  /** `ignore` skips the object; `reconcile` forces one reconcile and is then removed. */
+  operation: "openmcp.cloud/operation",
+} as const;
+
+/** Values of {@link ANNOTATIONS.operation}. */
+export const OPERATIONS = { ignore: "ignore", reconcile: "reconcile" } as const;
+
+/** Finalizers. Each has a `/path` part, as the API server expects of domain-qualified names. */
+export const FINALIZERS = {
+  /** Ours on Clusters: the backend may still hold infrastructure for this object. */
+  cluster: `${ENGINE_GROUP}/cluster`,
+  /** Ours on AccessRequests: access objects may still exist on the target cluster. */
+  accessRequest: `${ENGINE_GROUP}/accessrequest`,
+  /** The scheduler's finalizer on ClusterRequests. */
+  request: `${CLUSTERS_GROUP}/request`,
+  /** Prefix of the scheduler's per-request finalizers on Clusters (`…/<ClusterRequest UID>`). */
+  requestOnClusterPrefix: `request.${CLUSTERS_GROUP}/`,
+} as const;
+
+/** Values of `status.phase` of Cluster-like objects. */
+export const CLUSTER_PHASES = {
+  ready: "Ready",
+  progressing: "Progressing",
+  terminating: "Terminating",
+} as const;
+
+/** Values of `status.phase` of request objects (AccessRequest, ClusterRequest). */
+export const REQUEST_PHASES = { pending: "Pending", granted: "Granted", denied: "Denied" } as const;
+
+/** Values of `spec.tenancy` of a Cluster. */
+export const TENANCIES = ["Exclusive", "Shared"] as const;
+
+/** Names of `status.endpoints[]` entries of a Cluster. */
+export const ENDPOINTS = { external: "apiserver-external", internal: "apiserver-internal" } as const;
+
+/** Condition types the engine writes. */
+export const CONDITION_TYPES = {
+  /** The object is served by this provider (its profile resolved and is ours). */
+  profileResolved: "ProfileResolved",
+  /** The requested Kubernetes version is supported. */
+  versionSupported: "VersionSupported",
+  /** The infrastructure exists and reports ready. */
+  clusterReady: "ClusterReady",
+  /** Deletion waits for nobody but us. */
+  deletionUnblocked: "DeletionUnblocked",
+  /** Access for an AccessRequest is in place. */
+  accessGranted: "AccessGranted",
+} as const;
+
+/** Reasons carried by conditions and Events; each tells a person what kind of problem it is. */
+export const REASONS = {
+  ProfileNotFound: "ProfileNotFound",
+  ConfigurationProblem: "ConfigurationProblem",
+  InvalidReference: "InvalidReference",
+  UnsupportedVersion: "UnsupportedVersion",
+  DeprecatedVersion: "DeprecatedVersion",
+  DowngradeNotAllowed: "DowngradeNotAllowed",
+  BackendError: "BackendError",
+  Provisioning: "Provisioning",
+  Updating: "Updating",
+  Ready: "Ready",
+  Deleting: "Deleting",
+  WaitingForForeignFinalizers: "WaitingForForeignFinalizers",
+  Granted: "Granted",
+  Denied: "Denied",
+} as const;
+
+/** A reason from {@link REASONS}. */
+export type Reason = (typeof REASONS)[keyof typeof REASONS];
+
+/** `kind` values of `token.roleRefs[]` and `oidc.roleBindings[].roleRefs[]` in an AccessRequest. */
+export const ROLE_KINDS = ["Role", "ClusterRole"] as const;
+
+/** Claims an OIDC access falls back to when `usernameClaim` / `groupsClaim` are not set. */
+export const OIDC_DEFAULT_CLAIMS = { username: "sub", groups: "groups" } as const;
+
+/** Keys of the Secret a granted AccessRequest points to with `status.secretRef`. */
+export const ACCESS_SECRET_KEYS = {
+  /** The kubeconfig for the target cluster; always present. */
+  kubeconfig: "kubeconfig",
+  /** Unix seconds (decimal string) when a token access was issued. */
+  creationTimestamp: "creationTimestamp",
+  /** Unix seconds (decimal string) when a token access stops working. */
+  expirationTimestamp: "expirationTimestamp",
+} as const;
+
+/**
+ * Messages of the CEL rules in our CRDs, exactly as the API server reports them.
+ * The openMCP ones match upstream word for word; the others are ours.
+ */
+export const VALIDATION_MESSAGES = {
+  /** Cluster: `spec.profile` may not change (upstream). */
+  profileImmutable: "profile is immutable",
+  /** ClusterRequest: the whole spec may not change (upstream). */
+  clusterRequestSpecImmutable: "spec is immutable",
+  /** ClusterRequest: `status.cluster` may not change (upstream). */
+  statusClusterImmutable: "cluster is immutable",
+  /** ClusterRequest: `status.cluster` may not be removed (upstream). */
+  statusClusterNotRemovable: "cluster may not be removed once set",
+  /** AccessRequest: `spec.clusterRef` may not change (upstream). */
+  clusterRefImmutable: "clusterRef is immutable",
+  /** AccessRequest: `spec.clusterRef` may not be removed (upstream). */
+  clusterRefNotRemovable: "clusterRef may not be removed once set",
+  /** AccessRequest: `spec.requestRef` may not change (upstream). */
+  requestRefImmutable: "requestRef is immutable",
+  /** AccessRequest: `spec.requestRef` may not be removed (upstream). */
+  requestRefNotRemovable: "requestRef may not be removed once set",
+  /** AccessRequest: token and oidc exclude each other, one is needed (upstream). */
+  exactlyOneAccessKind: "exactly one of spec.token or spec.oidc must be set",
+  /** AccessRequest: an OIDC provider may not be called `system` (upstream). */
+  oidcNameReserved: "'system' is a reserved string and may not be used as OIDC provider name",
+  /** AccessRequest: a target is needed (ours; upstream documents it but does not enforce it). */
+  targetRequired: "at least one of spec.clusterRef or spec.requestRef must be set",
+  /** AccessRequest: the issuer must be an http(s) URL (ours; upstream uses a bare pattern). */
+  issuerUrl: "issuer must be an http:// or https:// URL",
+  /** AccessRequest: the ttl must be a positive Go-style duration (ours). */
+  ttlDuration: "ttl must be a positive duration such as 30m, 1h or 1h30m",
+  /** ClusterProfile: `spec.providerConfigRef.name` doubles as a label value (ours). */
+  providerConfigRefLabelValue:
+    "providerConfigRef.name must be a valid label value: at most 63 characters, alphanumeric at both ends, with only '-', '_' or '.' in between",
+  /** ProviderConfig: its name becomes a ClusterProfile's providerConfigRef.name (ours). */
+  providerConfigNameLabelValue:
+    "the name of a ProviderConfig must be a valid label value (at most 63 characters), because it becomes the providerConfigRef.name of its ClusterProfile",
+  /** ProviderConfig: `spec.backend` may not change (ours). */
+  backendImmutable: "backend is immutable; create a new ProviderConfig to move to another backend",
+  /** ProviderConfig: the default version must be offered and current (ours). */
+  defaultVersionSupported: "defaultVersion must be a non-deprecated entry of spec.supportedVersions",
+} as const;
