@@ -1,0 +1,68 @@
+/** Locates (and on first use builds) the kube-apiserver and etcd binaries, the envtest way. */
+import { execFileSync } from "node:child_process";
+import { accessSync, constants } from "node:fs";
+import { join } from "node:path";
+
+/** The folder holding `kube-apiserver` and `etcd`, and what they say their versions are. */
+export interface KubeAssets {
+  readonly directory: string;
+  readonly kubeApiserver: string;
+  readonly etcd: string;
+}
+
+/** Versions reported by the binaries themselves. */
+export interface KubeAssetVersions {
+  readonly kubernetes: string;
+  readonly etcd: string;
+}
+
+/** The repository's build script; it honours KUBEBUILDER_ASSETS and the per-machine cache. */
+export const KUBE_BUILD_SCRIPT = join(import.meta.dirname, "..", "..", "hack", "kube", "build.sh");
+
+/**
+ * Returns the binaries to run: from `directory` if given, else from `KUBEBUILDER_ASSETS`, else from
+ * the cache that `hack/kube/build.sh` fills (building them the first time on a machine, which takes
+ * minutes; its progress goes to stderr).
+ */
+export function findKubeAssets(directory?: string): KubeAssets {
+  const folder = directory ?? resolveWithBuildScript();
+  const assets = {
+    directory: folder,
+    kubeApiserver: join(folder, "kube-apiserver"),
+    etcd: join(folder, "etcd"),
+  };
+  for (const binary of [assets.kubeApiserver, assets.etcd]) {
+    try {
+      accessSync(binary, constants.X_OK);
+    } catch {
+      throw new Error(
+        `${binary} is missing or not executable. Run hack/kube/build.sh, or set KUBEBUILDER_ASSETS to a folder holding kube-apiserver and etcd.`,
+      );
+    }
+  }
+  return assets;
+}
+
+function resolveWithBuildScript(): string {
+  let output: string;
+  try {
+    output = execFileSync(KUBE_BUILD_SCRIPT, { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
+  } catch (error) {
+    throw new Error(`${KUBE_BUILD_SCRIPT} failed (see its output above): ${(error as Error).message}`, {
+      cause: error,
+    });
+  }
+  const folder = output.trim().split("\n").at(-1);
+  if (!folder) throw new Error(`${KUBE_BUILD_SCRIPT} printed no folder`);
+  return folder;
+}
+
+/** Asks each binary for its version (`Kubernetes v1.36.3`, `etcd Version: 3.6.8`). */
+export function kubeAssetVersions(assets: KubeAssets): KubeAssetVersions {
+  const kube = execFileSync(assets.kubeApiserver, ["--version"], { encoding: "utf8" });
+  const etcd = execFileSync(assets.etcd, ["--version"], { encoding: "utf8" });
+  return {
+    kubernetes: kube.match(/v\d+\.\d+\.\d+\S*/)?.[0] ?? kube.trim(),
+    etcd: etcd.match(/etcd Version:\s*(\S+)/)?.[1] ?? etcd.split("\n")[0] ?? "",
+  };
+}

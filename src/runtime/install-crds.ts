@@ -1,0 +1,107 @@
+/** Installs CRDs from a folder with server-side apply and waits until the API server serves them. */
+import { readdir, readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import {
+  ApiextensionsV1Api,
+  CustomObjectsApi,
+  type KubeConfig,
+  KubernetesObjectApi,
+  PatchStrategy,
+  type V1CustomResourceDefinition,
+} from "@kubernetes/client-node";
+import { parseAllDocuments } from "yaml";
+
+/** Field manager recorded on every object the engine applies. */
+export const FIELD_MANAGER = "openmcp-engine";
+
+/** How to install CRDs. */
+export interface InstallCrdsProps {
+  /** Folder whose `*.yaml` files hold CustomResourceDefinitions (other kinds are an error). */
+  readonly directory: string;
+  /** Extra labels put on every CRD (e.g. `openmcp.cloud/cluster: platform`). */
+  readonly labels?: Readonly<Record<string, string>>;
+  /** Give up waiting for the CRDs to be served after this long. */
+  readonly timeoutMs?: number;
+}
+
+/** Reads every CRD document in `directory`, sorted by file name. */
+export async function readCrds(directory: string): Promise<V1CustomResourceDefinition[]> {
+  const files = (await readdir(directory)).filter((file) => /\.ya?ml$/.test(file)).sort();
+  const crds: V1CustomResourceDefinition[] = [];
+  for (const file of files) {
+    for (const document of parseAllDocuments(await readFile(join(directory, file), "utf8"))) {
+      if (document.errors.length > 0) throw new Error(`${file}: ${document.errors[0]?.message}`);
+      const object = document.toJS() as V1CustomResourceDefinition | null;
+      if (object === null) continue;
+      if (object.kind !== "CustomResourceDefinition") {
+        throw new Error(
+          `${file}: expected only CustomResourceDefinitions, found kind ${String(object.kind)}`,
+        );
+      }
+      crds.push(object);
+    }
+  }
+  if (crds.length === 0) throw new Error(`no CustomResourceDefinitions found in ${directory}`);
+  return crds;
+}
+
+/**
+ * Applies the CRDs (creating or updating them) and resolves once each is Established and its
+ * resource answers a list request, i.e. once clients can use it. Returns the CRD names.
+ */
+export async function installCrds(kubeConfig: KubeConfig, props: InstallCrdsProps): Promise<string[]> {
+  const objects = KubernetesObjectApi.makeApiClient(kubeConfig);
+  const crds = await readCrds(props.directory);
+  for (const crd of crds) {
+    const labelled: V1CustomResourceDefinition = {
+      ...crd,
+      metadata: { ...crd.metadata, labels: { ...crd.metadata?.labels, ...props.labels } },
+    };
+    await objects.patch(labelled, undefined, undefined, FIELD_MANAGER, true, PatchStrategy.ServerSideApply);
+  }
+  await waitUntilServed(kubeConfig, crds, props.timeoutMs ?? 60_000);
+  return crds.map((crd) => crd.metadata?.name ?? "");
+}
+
+async function waitUntilServed(
+  kubeConfig: KubeConfig,
+  crds: readonly V1CustomResourceDefinition[],
+  timeoutMs: number,
+): Promise<void> {
+  const extensions = kubeConfig.makeApiClient(ApiextensionsV1Api);
+  const custom = kubeConfig.makeApiClient(CustomObjectsApi);
+  const deadline = Date.now() + timeoutMs;
+  const pending = new Set(crds);
+  let lastProblem = "";
+  while (pending.size > 0) {
+    for (const crd of [...pending]) {
+      const name = crd.metadata?.name ?? "";
+      try {
+        const live = await extensions.readCustomResourceDefinition({ name });
+        const established = live.status?.conditions?.some(
+          (c) => c.type === "Established" && c.status === "True",
+        );
+        if (!established) {
+          lastProblem = `${name} is not Established yet`;
+          continue;
+        }
+        const version = crd.spec.versions.find((v) => v.served)?.name ?? "";
+        await custom.listClusterCustomObject({
+          group: crd.spec.group,
+          version,
+          plural: crd.spec.names.plural,
+          limit: 1,
+        });
+        pending.delete(crd);
+      } catch (error) {
+        lastProblem = `${name}: ${(error as Error).message.split("\n")[0]}`;
+      }
+    }
+    if (pending.size === 0) break;
+    if (Date.now() > deadline) {
+      throw new Error(`CRDs not served after ${timeoutMs} ms (${lastProblem})`);
+    }
+    await sleep(100);
+  }
+}
