@@ -1,0 +1,172 @@
+/** A keyed work queue: deduplicated, one worker per key, per-key exponential backoff, delayed adds. */
+import { type Clock, systemClock, type TimerHandle } from "./clock.ts";
+import { type Outcome, TerminalError } from "./outcome.ts";
+
+/** Per-key exponential backoff for failed reconciles: `baseMs · 2^(failures-1)`, capped at `maxMs`. */
+export interface BackoffOptions {
+  readonly baseMs: number;
+  readonly maxMs: number;
+}
+
+/** controller-runtime's defaults start at 5 ms; we cap at 5 minutes so a fixed backend is noticed soon. */
+export const DEFAULT_BACKOFF: BackoffOptions = { baseMs: 5, maxMs: 5 * 60_000 };
+
+/** The delay before retry number `failures` (1 = first retry). */
+export function backoffDelay(failures: number, options: BackoffOptions = DEFAULT_BACKOFF): number {
+  if (failures <= 0) return 0;
+  const exponent = Math.min(failures - 1, 52); // 2^52 ms overflows any sane cap already
+  return Math.min(options.maxMs, options.baseMs * 2 ** exponent);
+}
+
+/** Reconciles one key. Throwing means "failed, retry with backoff" (unless a {@link TerminalError}). */
+export type KeyHandler = (key: string) => Promise<Outcome>;
+
+/** Options of a {@link WorkQueue}. */
+export interface WorkQueueOptions {
+  /** How many different keys may be processed at once. Default 1. */
+  readonly concurrency?: number;
+  readonly backoff?: BackoffOptions;
+  readonly clock?: Clock;
+  /** Told about every failed reconcile (for logs, Events and metrics); must not throw. */
+  readonly onError?: (key: string, error: unknown, retryInMs: number | undefined) => void;
+}
+
+/**
+ * Flow: `add` puts a key in a FIFO unless it is already waiting; a worker takes it, and while it is
+ * being processed further adds only mark it dirty, so it runs again right after — never two workers on
+ * one key. The handler's outcome decides what follows: awaitChange forgets the key's failures;
+ * requeueAfter forgets them and adds the key after the delay; an error adds it after its backoff.
+ *
+ * Guarantees: a key added at any time is processed at least once after that add (no lost wake-up).
+ * Delayed adds of one key keep only the earliest deadline.
+ */
+export class WorkQueue {
+  readonly #concurrency: number;
+  readonly #backoff: BackoffOptions;
+  readonly #clock: Clock;
+  readonly #onError: NonNullable<WorkQueueOptions["onError"]>;
+  readonly #fifo: string[] = [];
+  readonly #waiting = new Set<string>();
+  readonly #processing = new Set<string>();
+  readonly #dirty = new Set<string>();
+  readonly #failures = new Map<string, number>();
+  readonly #delayed = new Map<string, { readonly at: number; readonly timer: TimerHandle }>();
+  readonly #idle: Array<() => void> = [];
+  #handler: KeyHandler | undefined;
+  #shuttingDown = false;
+
+  constructor(options: WorkQueueOptions = {}) {
+    this.#concurrency = Math.max(1, options.concurrency ?? 1);
+    this.#backoff = options.backoff ?? DEFAULT_BACKOFF;
+    this.#clock = options.clock ?? systemClock;
+    this.#onError = options.onError ?? (() => {});
+  }
+
+  /** Keys waiting to be processed now (not counting delayed or in-flight ones). */
+  get depth(): number {
+    return this.#fifo.length;
+  }
+
+  /** Keys being processed right now. */
+  get inFlight(): number {
+    return this.#processing.size;
+  }
+
+  /** Consecutive failures of `key` since its last success. */
+  failures(key: string): number {
+    return this.#failures.get(key) ?? 0;
+  }
+
+  /** Asks for `key` to be processed as soon as a worker is free. */
+  add(key: string): void {
+    if (this.#shuttingDown) return;
+    if (this.#processing.has(key)) {
+      this.#dirty.add(key);
+      return;
+    }
+    if (this.#waiting.has(key)) return;
+    this.#waiting.add(key);
+    this.#fifo.push(key);
+    this.#pump();
+  }
+
+  /** Asks for `key` to be processed after `ms` milliseconds; an earlier pending deadline wins. */
+  addAfter(key: string, ms: number): void {
+    if (this.#shuttingDown) return;
+    if (ms <= 0) {
+      this.add(key);
+      return;
+    }
+    const at = this.#clock.now() + ms;
+    const pending = this.#delayed.get(key);
+    if (pending && pending.at <= at) return;
+    pending?.timer.cancel();
+    const timer = this.#clock.schedule(() => {
+      this.#delayed.delete(key);
+      this.add(key);
+    }, ms);
+    this.#delayed.set(key, { at, timer });
+  }
+
+  /** Starts processing with `handler`. Call once. */
+  start(handler: KeyHandler): void {
+    if (this.#handler) throw new Error("WorkQueue.start called twice");
+    this.#handler = handler;
+    this.#pump();
+  }
+
+  /** Stops taking work, drops delayed adds, and resolves once in-flight reconciles have finished. */
+  async shutdown(): Promise<void> {
+    this.#shuttingDown = true;
+    for (const { timer } of this.#delayed.values()) timer.cancel();
+    this.#delayed.clear();
+    this.#fifo.length = 0;
+    this.#waiting.clear();
+    this.#dirty.clear();
+    if (this.#processing.size === 0) return;
+    await new Promise<void>((resolve) => this.#idle.push(resolve));
+  }
+
+  #pump(): void {
+    const handler = this.#handler;
+    if (!handler || this.#shuttingDown) return;
+    while (this.#processing.size < this.#concurrency && this.#fifo.length > 0) {
+      const key = this.#fifo.shift() as string;
+      this.#waiting.delete(key);
+      this.#processing.add(key);
+      void this.#process(key, handler);
+    }
+  }
+
+  async #process(key: string, handler: KeyHandler): Promise<void> {
+    try {
+      this.#apply(key, await handler(key));
+    } catch (error) {
+      this.#fail(key, error);
+    } finally {
+      this.#processing.delete(key);
+      if (this.#dirty.delete(key)) this.add(key);
+      if (this.#processing.size === 0) for (const resolve of this.#idle.splice(0)) resolve();
+      this.#pump();
+    }
+  }
+
+  /** The one place that maps an outcome to what the queue does next. */
+  #apply(key: string, outcome: Outcome): void {
+    this.#failures.delete(key);
+    if (outcome.kind === "requeueAfter") this.addAfter(key, outcome.ms);
+  }
+
+  #fail(key: string, error: unknown): void {
+    if (error instanceof TerminalError) {
+      this.#failures.delete(key);
+      this.#onError(key, error, undefined);
+      return;
+    }
+    const failures = (this.#failures.get(key) ?? 0) + 1;
+    this.#failures.set(key, failures);
+    const delay = backoffDelay(failures, this.#backoff);
+    this.#onError(key, error, delay);
+    this.addAfter(key, delay);
+  }
+}
