@@ -7,10 +7,10 @@ import {
   CustomObjectsApi,
   type KubeConfig,
   KubernetesObjectApi,
+  loadAllYaml,
   PatchStrategy,
   type V1CustomResourceDefinition,
 } from "@kubernetes/client-node";
-import { parseAllDocuments } from "yaml";
 
 /** Field manager recorded on every object the engine applies. */
 export const FIELD_MANAGER = "openmcp-engine";
@@ -30,10 +30,16 @@ export async function readCrds(directory: string): Promise<V1CustomResourceDefin
   const files = (await readdir(directory)).filter((file) => /\.ya?ml$/.test(file)).sort();
   const crds: V1CustomResourceDefinition[] = [];
   for (const file of files) {
-    for (const document of parseAllDocuments(await readFile(join(directory, file), "utf8"))) {
-      if (document.errors.length > 0) throw new Error(`${file}: ${document.errors[0]?.message}`);
-      const object = document.toJS() as V1CustomResourceDefinition | null;
-      if (object === null) continue;
+    // client-node's loader yields typed models (xKubernetesValidations, …); plain YAML objects would lose
+    // every `x-kubernetes-*` key when client-node serializes them as V1CustomResourceDefinition.
+    let objects: unknown[];
+    try {
+      objects = loadAllYaml(await readFile(join(directory, file), "utf8"));
+    } catch (error) {
+      throw new Error(`${file}: ${(error as Error).message}`, { cause: error });
+    }
+    for (const object of objects as Array<V1CustomResourceDefinition | null>) {
+      if (object === null || object === undefined) continue;
       if (object.kind !== "CustomResourceDefinition") {
         throw new Error(
           `${file}: expected only CustomResourceDefinitions, found kind ${String(object.kind)}`,
