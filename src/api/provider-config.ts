@@ -1,0 +1,40 @@
+/** The ProviderConfig kind (engine.openmcp.cloud/v1alpha1): the engine's own configuration of one offer, yielding one ClusterProfile. */
+
+import type { SupportedVersion } from "./cluster-profile.ts";
+import type { Condition, JsonObject, TypedObject } from "./common.ts";
+import type { ENGINE_API_VERSION } from "./constants.ts";
+
+/** The backend, its settings and what the resulting profile offers. */
+export interface ProviderConfigSpec {
+  /** A built-in backend name (`simulated`, `local`, `existing`, `kind`) or a module specifier; immutable. */
+  readonly backend: string;
+  /** Backend-specific settings, passed to the backend as written. */
+  readonly settings?: JsonObject;
+  /** Offered versions (`X.Y.Z`, unique), copied into the profile. */
+  readonly supportedVersions?: readonly SupportedVersion[];
+  /** Version for Clusters that ask for none; a non-deprecated entry of `supportedVersions`. */
+  readonly defaultVersion?: string;
+  /** Properties of the clusters this configuration makes. */
+  readonly traits?: readonly string[];
+}
+
+/** What the engine last made of a ProviderConfig. */
+export interface ProviderConfigStatus {
+  /** The `metadata.generation` this status was computed for. */
+  readonly observedGeneration?: number;
+  /** Name of the generated ClusterProfile (`<environment>.<provider-name>.<config-name>`). */
+  readonly profileName?: string;
+  /** Individual observations, at most one per type. */
+  readonly conditions?: readonly Condition[];
+}
+
+/**
+ * One configuration of the engine's cluster provider. Cluster-scoped; its name (a valid label value) is the
+ * config-name part of its ClusterProfile's name and that profile's `providerConfigRef.name`.
+ */
+export interface ProviderConfig extends TypedObject<typeof ENGINE_API_VERSION, "ProviderConfig"> {
+  /** The configuration. */
+  readonly spec: ProviderConfigSpec;
+  /** Observed state; absent until the engine first writes it. */
+  readonly status?: ProviderConfigStatus;
+}
