@@ -4,6 +4,9 @@ import { applyPatch, deepClone, unescapePathComponent } from "fast-json-patch";
 import { describe, expect, it } from "vitest";
 import { diff, escapeSegment, type Json, Patch, pointer } from "../../../src/machines/json-patch.ts";
 
+// fast-json-patch, our stand-in for the API server here, refuses prototype keys (no Kubernetes key is one).
+const key = fc.string().filter((k) => !["__proto__", "constructor", "prototype"].includes(k));
+
 describe("pointer", () => {
   it("escapes ~ before / so label keys survive", () => {
     expect(pointer("metadata", "labels", "clusters.openmcp.cloud/provider")).toBe(
@@ -21,10 +24,10 @@ describe("pointer", () => {
 
   it("addresses the key it names when applied", () => {
     fc.assert(
-      fc.property(fc.string(), fc.jsonValue(), (key, value) => {
+      fc.property(key, fc.jsonValue(), (name, value) => {
         const document = { labels: {} as Record<string, unknown> };
-        applyPatch(document, [Patch.add(["labels", key], value as Json)]);
-        expect(Object.keys(document.labels)).toEqual([key]);
+        applyPatch(document, [Patch.add(["labels", name], value as Json)]);
+        expect(Object.keys(document.labels)).toEqual([name]);
       }),
     );
   });
@@ -38,7 +41,9 @@ describe("diff", () => {
   });
 
   it("turns the first document into the second", () => {
-    const object = fc.dictionary(fc.string(), fc.jsonValue());
+    // As on the wire: JSON has no -0, so values go through a JSON round trip.
+    const wire = fc.jsonValue().map((value) => JSON.parse(JSON.stringify(value)) as unknown);
+    const object = fc.dictionary(key, wire);
     fc.assert(
       fc.property(object, object, (before, after) => {
         const patched = applyPatch(deepClone(before), diff(before as Json, after as Json)).newDocument;
