@@ -1,0 +1,37 @@
+/** What a provider backend reports about one cluster, and the commands the Cluster machine gives it. */
+
+/** The cluster a command or observation is about: the Cluster object and what it asks for. */
+export interface ClusterTarget {
+  /** `metadata.uid` of the Cluster; backends key their clusters by it, so a re-created object gets a new cluster. */
+  readonly uid: string;
+  readonly namespace: string;
+  readonly name: string;
+  /** Name of the ClusterProfile and of the ProviderConfig it came from. */
+  readonly profile: string;
+  readonly providerConfig: string;
+}
+
+/** Where a backend's cluster is in its own lifecycle. */
+export type BackendPhase = "provisioning" | "ready" | "updating" | "deleting" | "failed";
+
+/** A read-only look at one cluster at the backend. */
+export type ClusterObservation =
+  | { readonly exists: false }
+  | {
+      readonly exists: true;
+      readonly phase: BackendPhase;
+      /** Kubernetes version the cluster runs (or is being built with). */
+      readonly version: string;
+      /** URL of the cluster's API server, once known. */
+      readonly endpoint?: string;
+      /** One line for people (`kubectl get clusters -o wide`); never a secret. */
+      readonly info?: string;
+      /** Why the cluster is `failed`, for a person to act on. */
+      readonly message?: string;
+    };
+
+/** Something the Cluster machine wants the backend to do. Every command is idempotent. */
+export type ClusterCommand =
+  | { readonly kind: "create"; readonly target: ClusterTarget; readonly version: string }
+  | { readonly kind: "update"; readonly target: ClusterTarget; readonly version: string }
+  | { readonly kind: "delete"; readonly target: ClusterTarget };
