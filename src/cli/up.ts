@@ -39,14 +39,18 @@ export async function up(args: string[]): Promise<void> {
 Local control plane is up at ${controlPlane.server}.
   kubeconfig:  ${flags.kubeconfigOut}
   try:         kubectl --kubeconfig ${flags.kubeconfigOut} get crds
+               kubectl --kubeconfig ${flags.kubeconfigOut} create namespace my-namespace
                kubectl --kubeconfig ${flags.kubeconfigOut} apply -f test/fixtures/
                kubectl --kubeconfig ${flags.kubeconfigOut} get clusterprofiles,clusters -A
   logs:        ${controlPlane.directory}/{etcd,kube-apiserver}.log
 Press Ctrl-C to stop; all data is removed then.`);
 
+  // The child processes are unreferenced, so without this timer Node would exit right here.
+  const keepAlive = setInterval(() => {}, 1 << 30);
   await new Promise<void>((resolveStop) => {
     const stop = (signal: NodeJS.Signals) => {
       console.log(`\n${signal}: stopping the control plane`);
+      clearInterval(keepAlive);
       controlPlane.stop().then(resolveStop, resolveStop);
     };
     process.once("SIGINT", stop);

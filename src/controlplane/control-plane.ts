@@ -99,7 +99,8 @@ async function startOnce(assets: KubeAssets, props: ControlPlaneProps): Promise<
   const started: ManagedProcess[] = [];
   let release = () => {};
   const stopAll = async () => {
-    await Promise.all(started.map((p) => p.stop()));
+    // kube-apiserver first: without etcd it would spend its grace period retrying.
+    for (const process of [...started].reverse()) await process.stop();
     release();
     await rm(directory, { recursive: true, force: true });
   };

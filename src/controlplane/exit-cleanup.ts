@@ -17,8 +17,9 @@ let hooksInstalled = false;
  * exit hook runs. Returns a release function that disarms both.
  *
  * Guarantees: after this process exits, the process groups receive SIGKILL and the folder is removed,
- * within about a second even after SIGKILL. Caveats: SIGINT/SIGTERM handlers are installed while
- * anything is registered; they clean up and then exit with the conventional 128+signal code.
+ * within about a second even after SIGKILL. Caveats: SIGINT/SIGTERM/SIGHUP handlers are installed while
+ * anything is registered; unless the program has handlers of its own for that signal, they clean up and
+ * exit with the conventional 128+signal code.
  */
 export function guardLeftovers(leftovers: Leftovers): () => void {
   const key = Symbol(leftovers.directory);
@@ -51,6 +52,8 @@ function cleanUpSync(): void {
 }
 
 const onSignal = (signal: NodeJS.Signals) => {
+  // Someone else handles this signal (e.g. a CLI that stops gracefully and then releases): let them.
+  if (process.listenerCount(signal) > 1) return;
   cleanUpSync();
   process.exit(128 + (signal === "SIGINT" ? 2 : signal === "SIGHUP" ? 1 : 15));
 };
