@@ -42,6 +42,7 @@ Local control plane is up at ${controlPlane.server}.
                kubectl --kubeconfig ${flags.kubeconfigOut} create namespace my-namespace
                kubectl --kubeconfig ${flags.kubeconfigOut} apply -f test/fixtures/
                kubectl --kubeconfig ${flags.kubeconfigOut} get clusterprofiles,clusters -A
+  processes:   etcd pid ${controlPlane.etcd.pid}, kube-apiserver pid ${controlPlane.apiServer.pid}
   logs:        ${controlPlane.directory}/{etcd,kube-apiserver}.log
 Press Ctrl-C to stop; all data is removed then.`);
 
