@@ -1,0 +1,256 @@
+/** An informer: list + watch into a local cache, resuming from resourceVersion and recovering from every error. */
+import { CustomObjectsApi, type KubeConfig, Watch } from "@kubernetes/client-node";
+import { type Clock, systemClock, type TimerHandle } from "./clock.ts";
+import { type BackoffOptions, backoffDelay } from "./work-queue.ts";
+
+/** What changed in the cache. `key` is `namespace/name`, or `name` for cluster-scoped objects. */
+export interface InformerEvent<T> {
+  readonly type: "upsert" | "delete";
+  readonly key: string;
+  readonly object: T;
+}
+
+/** The least an object must have to be cached: a name and a resourceVersion. */
+export interface WatchedObject {
+  readonly apiVersion?: string;
+  readonly kind?: string;
+  readonly metadata?: {
+    readonly name?: string;
+    readonly namespace?: string;
+    readonly resourceVersion?: string;
+  };
+}
+
+/** What to watch and how to recover. */
+export interface InformerProps {
+  readonly kubeConfig: KubeConfig;
+  /** The custom resource to watch, across all namespaces. */
+  readonly resource: { readonly group: string; readonly version: string; readonly plural: string };
+  /** Kind of the objects (list items carry no kind; the cache adds it). */
+  readonly kind: string;
+  readonly labelSelector?: string;
+  /** Page size of list calls. */
+  readonly pageSize?: number;
+  /** Reconnect delays after errors; default 200 ms doubling to 30 s. */
+  readonly backoff?: BackoffOptions;
+  readonly clock?: Clock;
+  /** Told about every error the informer recovers from (for logs and metrics). */
+  readonly onError?: (error: unknown) => void;
+}
+
+/** The key of an object in caches and work queues. */
+export function objectKey(object: WatchedObject): string {
+  const { namespace, name } = object.metadata ?? {};
+  return namespace ? `${namespace}/${name}` : (name ?? "");
+}
+
+const DEFAULT_BACKOFF: BackoffOptions = { baseMs: 200, maxMs: 30_000 };
+
+/**
+ * Flow: list (paged) → replace the cache, emitting upserts and deletes for the differences → watch from
+ * the list's resourceVersion with bookmarks → on each event update the cache and emit. When a watch
+ * ends normally it resumes from the last resourceVersion seen; on 410 Gone (history compacted) it
+ * relists; on any other error it retries after an exponential backoff, reset by the next success.
+ *
+ * Guarantees: after {@link Informer.start} resolves the cache holds a complete list; no change is
+ * missed across reconnects (a relist emits what happened meanwhile, deletes included). Handlers run
+ * synchronously and must not throw.
+ */
+export class Informer<T extends WatchedObject> {
+  readonly #props: InformerProps;
+  readonly #clock: Clock;
+  readonly #api: CustomObjectsApi;
+  readonly #watch: Watch;
+  readonly #cache = new Map<string, T>();
+  readonly #handlers: Array<(event: InformerEvent<T>) => void> = [];
+  #resourceVersion = "";
+  #failures = 0;
+  #synced = false;
+  #stopped = false;
+  #abort: AbortController | undefined;
+  #retry: TimerHandle | undefined;
+
+  constructor(props: InformerProps) {
+    this.#props = props;
+    this.#clock = props.clock ?? systemClock;
+    this.#api = props.kubeConfig.makeApiClient(CustomObjectsApi);
+    this.#watch = new Watch(props.kubeConfig);
+  }
+
+  get #apiVersion(): string {
+    return `${this.#props.resource.group}/${this.#props.resource.version}`;
+  }
+
+  /** Registers a handler for cache changes. */
+  on(handler: (event: InformerEvent<T>) => void): void {
+    this.#handlers.push(handler);
+  }
+
+  /** The cached object with this key. */
+  get(key: string): T | undefined {
+    return this.#cache.get(key);
+  }
+
+  /** Every cached object. */
+  list(): T[] {
+    return [...this.#cache.values()];
+  }
+
+  /** Whether the first list has completed. */
+  hasSynced(): boolean {
+    return this.#synced;
+  }
+
+  /** The resourceVersion the next watch resumes from. */
+  get resourceVersion(): string {
+    return this.#resourceVersion;
+  }
+
+  /** Lists, fills the cache and starts watching; resolves after the first successful list. */
+  async start(): Promise<void> {
+    for (;;) {
+      if (this.#stopped) return;
+      try {
+        await this.#relist();
+        break;
+      } catch (error) {
+        await this.#sleepAfter(error);
+      }
+    }
+    this.#watchFromHere();
+  }
+
+  /** Stops watching; the cache stays readable. */
+  stop(): void {
+    this.#stopped = true;
+    this.#retry?.cancel();
+    this.#abort?.abort();
+  }
+
+  async #relist(): Promise<void> {
+    const seen = new Map<string, T>();
+    let continueToken: string | undefined;
+    let resourceVersion = "";
+    do {
+      // Plain JSON (timestamps stay strings), exactly as watch events arrive.
+      const page = (await this.#api.listClusterCustomObject({
+        ...this.#props.resource,
+        labelSelector: this.#props.labelSelector,
+        limit: this.#props.pageSize ?? 500,
+        _continue: continueToken,
+      })) as { items: T[]; metadata?: { _continue?: string; continue?: string; resourceVersion?: string } };
+      for (const item of page.items) {
+        seen.set(objectKey(item), { apiVersion: this.#apiVersion, kind: this.#props.kind, ...item });
+      }
+      continueToken = page.metadata?.continue || page.metadata?._continue || undefined;
+      resourceVersion = page.metadata?.resourceVersion ?? resourceVersion;
+    } while (continueToken);
+
+    for (const [key, object] of this.#cache) {
+      if (!seen.has(key)) {
+        this.#cache.delete(key);
+        this.#emit({ type: "delete", key, object });
+      }
+    }
+    for (const [key, object] of seen) {
+      const previous = this.#cache.get(key);
+      this.#cache.set(key, object);
+      if (previous?.metadata?.resourceVersion !== object.metadata?.resourceVersion) {
+        this.#emit({ type: "upsert", key, object });
+      }
+    }
+    this.#resourceVersion = resourceVersion;
+    this.#synced = true;
+    this.#failures = 0;
+  }
+
+  #watchFromHere(): void {
+    if (this.#stopped) return;
+    let gone = false;
+    const params: Record<string, string | boolean | number | undefined> = {
+      resourceVersion: this.#resourceVersion,
+      allowWatchBookmarks: true,
+      labelSelector: this.#props.labelSelector,
+    };
+    const { group, version, plural } = this.#props.resource;
+    this.#watch
+      .watch(
+        `/apis/${group}/${version}/${plural}`,
+        params,
+        (phase: string, object: T) => {
+          if (phase === "ERROR") {
+            // A Status object: 410 means our resourceVersion is too old to resume from.
+            gone ||= (object as unknown as { code?: number }).code === 410;
+            return;
+          }
+          const version = object.metadata?.resourceVersion;
+          if (version) this.#resourceVersion = version;
+          this.#failures = 0;
+          if (phase === "BOOKMARK") return;
+          const key = objectKey(object);
+          if (phase === "DELETED") {
+            this.#cache.delete(key);
+            this.#emit({ type: "delete", key, object });
+          } else {
+            this.#cache.set(key, object);
+            this.#emit({ type: "upsert", key, object });
+          }
+        },
+        (error: unknown) => {
+          this.#abort = undefined;
+          if (this.#stopped) return;
+          if (gone || isGone(error)) {
+            void this.#recoverByRelist();
+          } else if (error) {
+            void this.#sleepAfter(error).then(() => this.#watchFromHere());
+          } else {
+            this.#watchFromHere(); // the server ended the watch normally: resume where we were
+          }
+        },
+      )
+      .then(
+        (abort) => {
+          this.#abort = abort;
+          if (this.#stopped) abort.abort();
+        },
+        (error: unknown) => {
+          if (this.#stopped) return;
+          void this.#sleepAfter(error).then(() => this.#watchFromHere());
+        },
+      );
+  }
+
+  async #recoverByRelist(): Promise<void> {
+    for (;;) {
+      if (this.#stopped) return;
+      try {
+        await this.#relist();
+        break;
+      } catch (error) {
+        await this.#sleepAfter(error);
+      }
+    }
+    this.#watchFromHere();
+  }
+
+  #sleepAfter(error: unknown): Promise<void> {
+    this.#props.onError?.(error);
+    this.#failures++;
+    const delay = backoffDelay(this.#failures, this.#props.backoff ?? DEFAULT_BACKOFF);
+    return new Promise((resolve) => {
+      this.#retry = this.#clock.schedule(resolve, delay);
+    });
+  }
+
+  #emit(event: InformerEvent<T>): void {
+    for (const handler of this.#handlers) handler(event);
+  }
+}
+
+function isGone(error: unknown): boolean {
+  if (typeof error !== "object" || error === null) return false;
+  const candidate = error as { code?: number; statusCode?: number; message?: string };
+  return (
+    candidate.code === 410 || candidate.statusCode === 410 || /\b410\b|Gone/.test(candidate.message ?? "")
+  );
+}
