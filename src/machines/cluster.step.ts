@@ -195,7 +195,8 @@ function restoreSnapshot(state: string): AnyMachineSnapshot {
   }
 }
 
-function clusterTarget(cluster: Cluster, profile: ClusterProfile | undefined): ClusterTarget {
+/** The backend's key and description of a Cluster. */
+export function clusterTarget(cluster: Cluster, profile: ClusterProfile | undefined): ClusterTarget {
   return {
     uid: cluster.metadata.uid ?? "",
     namespace: cluster.metadata.namespace ?? "",

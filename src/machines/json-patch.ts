@@ -1,5 +1,5 @@
 /** RFC 6902 JSON patch operations as small immutable values, and the diff that makes them. */
-import { compare } from "fast-json-patch";
+import { applyPatch, compare, deepClone } from "fast-json-patch";
 
 /** A JSON value as the API server stores it. */
 export type Json = null | boolean | number | string | readonly Json[] | { readonly [key: string]: Json };
@@ -39,4 +39,10 @@ export const Patch = {
  */
 export function diff(before: Json, after: Json): PatchOperation[] {
   return compare(before as object, after as object) as PatchOperation[];
+}
+
+/** `document` with `operations` applied, as a new value (the input is not touched). Throws if an operation fails. */
+export function applied<T>(document: T, operations: readonly PatchOperation[]): T {
+  if (operations.length === 0) return document;
+  return applyPatch(deepClone(document), deepClone(operations), true, false).newDocument as T;
 }

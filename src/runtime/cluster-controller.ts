@@ -1,0 +1,265 @@
+/** The Cluster controller: informers → work queue → pure step → guarded patches → backend commands → Events. */
+import type { KubeConfig } from "@kubernetes/client-node";
+import type { ClusterCommand, ClusterObservation } from "../api/backend.ts";
+import type { Cluster } from "../api/cluster.ts";
+import type { ClusterProfile } from "../api/cluster-profile.ts";
+import { REASONS, RESOURCES } from "../api/constants.ts";
+import {
+  type ClusterStepResult,
+  type ClusterTiming,
+  clusterResponsibility,
+  clusterTarget,
+  stepCluster,
+} from "../machines/cluster.step.ts";
+import { applied, diff, type Json, type PatchOperation } from "../machines/json-patch.ts";
+import type { ClusterBackend } from "../providers/backend.ts";
+import { type Clock, systemClock } from "./clock.ts";
+import { EventRecorder } from "./event-recorder.ts";
+import { Informer, type InformerEvent } from "./informer.ts";
+import { errorMessage, type Logger, silentLogger } from "./logger.ts";
+import { Outcome } from "./outcome.ts";
+import { ConflictError, GoneError, patchObject } from "./patch-object.ts";
+import { WorkQueue } from "./work-queue.ts";
+
+/** Defaults: poll a working backend every 2 s, retry a missing profile every 30 s, resync Ready every 10 min. */
+export const DEFAULT_CLUSTER_TIMING: ClusterTiming = { pollMs: 2_000, retryMs: 30_000, resyncMs: 600_000 };
+
+/** How to run the controller. */
+export interface ClusterControllerOptions {
+  readonly kubeConfig: KubeConfig;
+  /** `--provider-name`: ClusterProfiles whose providerRef names it are ours. */
+  readonly providerName: string;
+  readonly backend: ClusterBackend;
+  /** Different Clusters reconciled at once. Default 4. */
+  readonly concurrency?: number;
+  readonly timing?: ClusterTiming;
+  readonly clock?: Clock;
+  readonly log?: Logger;
+  /** Record Kubernetes Events (default true). */
+  readonly recordEvents?: boolean;
+  /** Told after every reconcile, for progress displays and tests. */
+  readonly onReconciled?: (key: string, result: ClusterStepResult) => void;
+}
+
+/** At most this many step → command → observe rounds in one reconcile (a zero-delay backend needs two). */
+const MAX_ROUNDS = 3;
+
+/**
+ * Guarantees: never two reconciles of one Cluster at once; no write when the step finds nothing to
+ * change; the finalizer is stored before any backend command; every patch is guarded by the
+ * resourceVersion it was computed from; no backend call for Clusters that are not ours.
+ */
+export class ClusterController {
+  readonly clusters: Informer<Cluster>;
+  readonly profiles: Informer<ClusterProfile>;
+  readonly queue: WorkQueue;
+  readonly events: EventRecorder;
+  readonly #options: ClusterControllerOptions;
+  readonly #clock: Clock;
+  readonly #log: Logger;
+  readonly #timing: ClusterTiming;
+  /** Message of the last failed backend command per Cluster uid; diagnostic only (lost on restart by design). */
+  readonly #lastErrors = new Map<string, string>();
+  /** Writes to Cluster objects (for benchmarks and tests). */
+  writes = 0;
+
+  constructor(options: ClusterControllerOptions) {
+    this.#options = options;
+    this.#clock = options.clock ?? systemClock;
+    this.#log = (options.log ?? silentLogger).with({ controller: "cluster" });
+    this.#timing = options.timing ?? DEFAULT_CLUSTER_TIMING;
+    const { kubeConfig } = options;
+    const onError = (error: unknown) =>
+      this.#log.warn("watch interrupted; recovering", { error: errorMessage(error) });
+    this.clusters = new Informer<Cluster>({
+      kubeConfig,
+      resource: RESOURCES.Cluster,
+      kind: "Cluster",
+      clock: this.#clock,
+      onError,
+    });
+    this.profiles = new Informer<ClusterProfile>({
+      kubeConfig,
+      resource: RESOURCES.ClusterProfile,
+      kind: "ClusterProfile",
+      clock: this.#clock,
+      onError,
+    });
+    this.queue = new WorkQueue({
+      concurrency: options.concurrency ?? 4,
+      clock: this.#clock,
+      onError: (key, error, retryInMs) => {
+        const quiet = error instanceof ConflictError;
+        this.#log[quiet ? "debug" : "warn"]("reconcile failed", {
+          key,
+          error: errorMessage(error),
+          retryInMs,
+        });
+      },
+    });
+    this.events = new EventRecorder(kubeConfig, this.#log);
+  }
+
+  /** Starts the informers, waits until their caches are complete, then starts reconciling. */
+  async start(): Promise<void> {
+    this.clusters.on((event) => this.queue.add(event.key));
+    this.profiles.on((event) => this.#onProfile(event));
+    await Promise.all([this.clusters.start(), this.profiles.start()]);
+    this.queue.start((key) => this.reconcile(key));
+    this.#log.info("started", { provider: this.#options.providerName, backend: this.#options.backend.name });
+  }
+
+  /** Stops watching and waits for reconciles in flight. */
+  async stop(): Promise<void> {
+    this.clusters.stop();
+    this.profiles.stop();
+    await this.queue.shutdown();
+  }
+
+  /** Whether both caches have synced (for readiness). */
+  hasSynced(): boolean {
+    return this.clusters.hasSynced() && this.profiles.hasSynced();
+  }
+
+  /** A profile changed: every Cluster that names it is looked at again. */
+  #onProfile(event: InformerEvent<ClusterProfile>): void {
+    const name = event.object.metadata?.name;
+    for (const cluster of this.clusters.list()) {
+      if (cluster.spec.profile === name)
+        this.queue.add(`${cluster.metadata.namespace}/${cluster.metadata.name}`);
+    }
+  }
+
+  /** One reconcile of the Cluster with this key. */
+  async reconcile(key: string): Promise<Outcome> {
+    const cluster = this.clusters.get(key);
+    if (!cluster) return Outcome.awaitChange();
+    const profile = this.profiles.get(cluster.spec.profile);
+    const responsibility = clusterResponsibility(cluster, profile, this.#options.providerName);
+    if (responsibility === "ignored" || responsibility === "foreign") return Outcome.awaitChange();
+
+    const target = clusterTarget(cluster, profile);
+    const uid = target.uid;
+    const backend = this.#options.backend;
+    let observation: ClusterObservation =
+      responsibility === "ours" ? await backend.observe(target) : { exists: false };
+    const events: ClusterStepResult["events"][number][] = [];
+    // `stored` is what the API server holds; `local` adds the status computed so far, written once at the end.
+    let stored = cluster;
+    let local = cluster;
+    let result: ClusterStepResult | undefined;
+    try {
+      for (let round = 1; round <= MAX_ROUNDS; round++) {
+        result = this.#step(local, profile, observation);
+        events.push(...result.events);
+        local = applied(local, result.statusPatch);
+        if (result.commands.length === 0 || round === MAX_ROUNDS) break;
+        // The finalizer goes in before the backend is touched; the status waits for the commands' outcome.
+        stored = await this.#patch(stored, result.metadataPatch);
+        local = { ...stored, status: local.status } as Cluster;
+        try {
+          await this.#run(result.commands);
+          this.#lastErrors.delete(uid);
+        } catch (error) {
+          const message = `${describeCommands(result.commands)} failed: ${errorMessage(error)}`;
+          this.#lastErrors.set(uid, message);
+          events.push({ type: "Warning", reason: REASONS.BackendError, message });
+          const failed = this.#step(stored, profile, observation);
+          stored = await this.#patch(stored, failed.statusPatch, "status");
+          throw error;
+        }
+        observation = await backend.observe(target);
+      }
+      if (result) {
+        // Metadata first, so labels are in place when the status says Ready; if it removes our
+        // finalizer the object may be gone before the status write, which then ends in GoneError.
+        stored = await this.#patch(stored, result.metadataPatch);
+        stored = await this.#patch(stored, statusDiff(stored, local), "status");
+      }
+    } catch (error) {
+      if (error instanceof GoneError) return Outcome.awaitChange();
+      throw error;
+    } finally {
+      await this.#recordEvents(stored, events);
+    }
+    if (!result) return Outcome.awaitChange();
+    this.#options.onReconciled?.(key, result);
+    this.#log.debug("reconciled", { key, state: result.state, requeueAfterMs: result.requeueAfterMs });
+    return result.requeueAfterMs === undefined
+      ? Outcome.awaitChange()
+      : Outcome.requeueAfter(result.requeueAfterMs);
+  }
+
+  #step(
+    cluster: Cluster,
+    profile: ClusterProfile | undefined,
+    observation: ClusterObservation,
+  ): ClusterStepResult {
+    const lastError = this.#lastErrors.get(cluster.metadata.uid ?? "");
+    return stepCluster({
+      cluster,
+      profile,
+      providerName: this.#options.providerName,
+      observation,
+      ...(lastError === undefined ? {} : { lastError }),
+      now: new Date(this.#clock.now()).toISOString().replace(/\.\d+Z$/, "Z"),
+      timing: this.#timing,
+    });
+  }
+
+  /** Sends one guarded patch (nothing when `operations` is empty); returns the object as stored. */
+  async #patch(
+    cluster: Cluster,
+    operations: readonly PatchOperation[],
+    subresource?: "status",
+  ): Promise<Cluster> {
+    const stored = await patchObject(
+      this.#options.kubeConfig,
+      {
+        group: RESOURCES.Cluster.group,
+        version: RESOURCES.Cluster.version,
+        plural: RESOURCES.Cluster.plural,
+        namespace: cluster.metadata.namespace ?? "",
+        name: cluster.metadata.name ?? "",
+        resourceVersion: cluster.metadata.resourceVersion ?? "",
+      },
+      operations,
+      subresource,
+    );
+    if (!stored) return cluster;
+    this.writes++;
+    return stored as unknown as Cluster;
+  }
+
+  async #run(commands: readonly ClusterCommand[]): Promise<void> {
+    const backend = this.#options.backend;
+    for (const command of commands) {
+      this.#log.info("backend command", {
+        command: command.kind,
+        cluster: `${command.target.namespace}/${command.target.name}`,
+        ...("version" in command ? { version: command.version } : {}),
+      });
+      if (command.kind === "create") await backend.create(command.target, command.version);
+      else if (command.kind === "update") await backend.update(command.target, command.version);
+      else await backend.delete(command.target);
+    }
+  }
+
+  async #recordEvents(cluster: Cluster, events: ClusterStepResult["events"]): Promise<void> {
+    if (this.#options.recordEvents === false) return;
+    const now = new Date(this.#clock.now());
+    for (const event of events) await this.events.record(cluster, event, now);
+  }
+}
+
+/** The status operations that turn the stored object's status into the locally computed one. */
+function statusDiff(stored: Cluster, local: Cluster): PatchOperation[] {
+  return diff(
+    stored.status === undefined ? {} : { status: stored.status as unknown as Json },
+    local.status === undefined ? {} : { status: local.status as unknown as Json },
+  );
+}
+
+function describeCommands(commands: readonly ClusterCommand[]): string {
+  return commands.map((command) => command.kind).join(", ");
+}
