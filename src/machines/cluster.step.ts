@@ -58,6 +58,8 @@ export interface ClusterStepInput {
   readonly providerName: string;
   /** The backend's view; `{ exists: false }` when it was not asked (not ours). */
   readonly observation: ClusterObservation;
+  /** The version an unversioned Cluster gets (the ProviderConfig's defaultVersion); else the newest. */
+  readonly defaultVersion?: string;
   /** Message of the last failed backend command for this Cluster, if the last attempt failed. */
   readonly lastError?: string;
   /** The current time (RFC 3339), used only for lastTransitionTime of changed conditions. */
@@ -171,7 +173,11 @@ export function clusterFacts(input: ClusterStepInput): ClusterFacts {
     foreignFinalizers: finalizers.filter((name) => name !== FINALIZERS.cluster),
     profileFound: profile !== undefined,
     version: profile
-      ? resolveVersion(cluster.spec.kubernetes?.version, profile.spec.supportedVersions ?? [], running)
+      ? resolveVersion(
+          cluster.spec.kubernetes?.version || input.defaultVersion,
+          profile.spec.supportedVersions ?? [],
+          running,
+        )
       : undefined,
     // A backend that says "ready" without an endpoint is not ready: Ready always publishes an endpoint.
     backend:

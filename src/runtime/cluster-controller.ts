@@ -4,6 +4,7 @@ import type { ClusterCommand, ClusterObservation } from "../api/backend.ts";
 import type { Cluster } from "../api/cluster.ts";
 import type { ClusterProfile } from "../api/cluster-profile.ts";
 import { REASONS, RESOURCES } from "../api/constants.ts";
+import type { ProviderConfig } from "../api/provider-config.ts";
 import {
   type ClusterStepResult,
   type ClusterTiming,
@@ -15,7 +16,8 @@ import { applied, diff, type Json, type PatchOperation } from "../machines/json-
 import type { ClusterBackend } from "../providers/backend.ts";
 import { type Clock, systemClock } from "./clock.ts";
 import { EventRecorder } from "./event-recorder.ts";
-import { Informer, type InformerEvent } from "./informer.ts";
+import type { Informer } from "./informer.ts";
+import type { EngineInformers } from "./informers.ts";
 import { errorMessage, type Logger, silentLogger } from "./logger.ts";
 import { Outcome } from "./outcome.ts";
 import { ConflictError, GoneError, patchObject } from "./patch-object.ts";
@@ -27,6 +29,8 @@ export const DEFAULT_CLUSTER_TIMING: ClusterTiming = { pollMs: 2_000, retryMs: 3
 /** How to run the controller. */
 export interface ClusterControllerOptions {
   readonly kubeConfig: KubeConfig;
+  /** Shared caches; the controller registers handlers, the engine starts them. */
+  readonly informers: EngineInformers;
   /** `--provider-name`: ClusterProfiles whose providerRef names it are ours. */
   readonly providerName: string;
   readonly backend: ClusterBackend;
@@ -52,6 +56,7 @@ const MAX_ROUNDS = 3;
 export class ClusterController {
   readonly clusters: Informer<Cluster>;
   readonly profiles: Informer<ClusterProfile>;
+  readonly providerConfigs: Informer<ProviderConfig>;
   readonly queue: WorkQueue;
   readonly events: EventRecorder;
   readonly #options: ClusterControllerOptions;
@@ -68,23 +73,9 @@ export class ClusterController {
     this.#clock = options.clock ?? systemClock;
     this.#log = (options.log ?? silentLogger).with({ controller: "cluster" });
     this.#timing = options.timing ?? DEFAULT_CLUSTER_TIMING;
-    const { kubeConfig } = options;
-    const onError = (error: unknown) =>
-      this.#log.warn("watch interrupted; recovering", { error: errorMessage(error) });
-    this.clusters = new Informer<Cluster>({
-      kubeConfig,
-      resource: RESOURCES.Cluster,
-      kind: "Cluster",
-      clock: this.#clock,
-      onError,
-    });
-    this.profiles = new Informer<ClusterProfile>({
-      kubeConfig,
-      resource: RESOURCES.ClusterProfile,
-      kind: "ClusterProfile",
-      clock: this.#clock,
-      onError,
-    });
+    this.clusters = options.informers.clusters;
+    this.profiles = options.informers.profiles;
+    this.providerConfigs = options.informers.providerConfigs;
     this.queue = new WorkQueue({
       concurrency: options.concurrency ?? 4,
       clock: this.#clock,
@@ -97,33 +88,35 @@ export class ClusterController {
         });
       },
     });
-    this.events = new EventRecorder(kubeConfig, this.#log);
+    this.events = new EventRecorder(options.kubeConfig, this.#log);
   }
 
-  /** Starts the informers, waits until their caches are complete, then starts reconciling. */
-  async start(): Promise<void> {
+  /** Registers the cache handlers; call before the informers start, so the first list is seen. */
+  watch(): void {
     this.clusters.on((event) => this.queue.add(event.key));
-    this.profiles.on((event) => this.#onProfile(event));
-    await Promise.all([this.clusters.start(), this.profiles.start()]);
+    this.profiles.on((event) => this.#onProfile(event.object.metadata?.name));
+    // A config's defaultVersion changes what an unversioned Cluster resolves to.
+    this.providerConfigs.on((event) => {
+      for (const profile of this.profiles.list()) {
+        if (profile.spec.providerConfigRef.name === event.object.metadata?.name)
+          this.#onProfile(profile.metadata.name);
+      }
+    });
+  }
+
+  /** Starts reconciling; call once the informers have synced, so no decision is made on a partial cache. */
+  run(): void {
     this.queue.start((key) => this.reconcile(key));
     this.#log.info("started", { provider: this.#options.providerName, backend: this.#options.backend.name });
   }
 
-  /** Stops watching and waits for reconciles in flight. */
+  /** Waits for reconciles in flight; the engine stops the informers. */
   async stop(): Promise<void> {
-    this.clusters.stop();
-    this.profiles.stop();
     await this.queue.shutdown();
   }
 
-  /** Whether both caches have synced (for readiness). */
-  hasSynced(): boolean {
-    return this.clusters.hasSynced() && this.profiles.hasSynced();
-  }
-
   /** A profile changed: every Cluster that names it is looked at again. */
-  #onProfile(event: InformerEvent<ClusterProfile>): void {
-    const name = event.object.metadata?.name;
+  #onProfile(name: string | undefined): void {
     for (const cluster of this.clusters.list()) {
       if (cluster.spec.profile === name)
         this.queue.add(`${cluster.metadata.namespace}/${cluster.metadata.name}`);

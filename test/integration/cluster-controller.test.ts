@@ -10,7 +10,7 @@ import type { Cluster } from "../../src/api/cluster.ts";
 import { CLUSTERS_API_VERSION, FINALIZERS, LABELS, RESOURCES } from "../../src/api/constants.ts";
 import { type ControlPlane, startControlPlane } from "../../src/controlplane/control-plane.ts";
 import { SimulatedBackend } from "../../src/providers/simulated.ts";
-import { ClusterController } from "../../src/runtime/cluster-controller.ts";
+import { Engine } from "../../src/runtime/engine.ts";
 
 const PROVIDER = "engine-test";
 const NAMESPACE = "clusters";
@@ -68,7 +68,7 @@ async function deleteAllClusters(): Promise<void> {
 /** Runs `body` with a started controller; leaves no Cluster behind for the next test. */
 async function withController(
   backend: SimulatedBackend,
-  body: (controller: ClusterController) => Promise<void>,
+  body: (engine: Engine) => Promise<void>,
   extra: { recordEvents?: boolean } = {},
 ): Promise<void> {
   const controller = await startController(backend, extra);
@@ -81,14 +81,15 @@ async function withController(
 }
 
 function startController(backend: SimulatedBackend, extra: { recordEvents?: boolean } = {}) {
-  const controller = new ClusterController({
+  const engine = new Engine({
     kubeConfig: controlPlane.kubeConfig,
     providerName: PROVIDER,
+    environment: "test",
     backend,
     timing: FAST,
     ...extra,
   });
-  return controller.start().then(() => controller);
+  return engine.start().then(() => engine);
 }
 
 async function createCluster(name: string, spec: Partial<Cluster["spec"]> = {}): Promise<Cluster> {
@@ -194,12 +195,12 @@ describe("the Cluster controller", () => {
     const backend = new SimulatedBackend({ provisionDelayMs: 0 });
     await withController(
       backend,
-      async (controller) => {
+      async (engine) => {
         const names = ["w-1", "w-2", "w-3", "w-4"];
         await Promise.all(names.map((name) => createCluster(name)));
         const ready = await Promise.all(names.map((name) => waitFor(name, isReady)));
         await sleep(500);
-        expect(controller.writes).toBeLessThanOrEqual(3 * names.length);
+        expect(engine.clusters.writes).toBeLessThanOrEqual(3 * names.length);
         const later = await Promise.all(names.map(readCluster));
         expect(later.map((c) => c?.metadata.resourceVersion)).toEqual(
           ready.map((c) => c?.metadata.resourceVersion),

@@ -1,0 +1,92 @@
+/** The engine: shared informers, the Cluster and profile controllers, started and stopped as one. */
+import type { KubeConfig } from "@kubernetes/client-node";
+import type { ClusterStepResult, ClusterTiming } from "../machines/cluster.step.ts";
+import type { ClusterBackend } from "../providers/backend.ts";
+import type { Clock } from "./clock.ts";
+import { ClusterController } from "./cluster-controller.ts";
+import { createInformers, type EngineInformers, startInformers, stopInformers } from "./informers.ts";
+import { type Logger, silentLogger } from "./logger.ts";
+import { ProfileController } from "./profile-controller.ts";
+
+/** Everything the engine needs; the CLI builds it from flags. */
+export interface EngineOptions {
+  readonly kubeConfig: KubeConfig;
+  /** `--provider-name` */
+  readonly providerName: string;
+  /** `--environment`, the first part of generated profile names. */
+  readonly environment: string;
+  readonly backend: ClusterBackend;
+  /** Clusters reconciled at once. */
+  readonly concurrency?: number;
+  readonly timing?: ClusterTiming;
+  readonly clock?: Clock;
+  readonly log?: Logger;
+  readonly recordEvents?: boolean;
+  readonly onReconciled?: (key: string, result: ClusterStepResult) => void;
+}
+
+/** Runs the controllers over one set of informers. */
+export class Engine {
+  readonly informers: EngineInformers;
+  readonly clusters: ClusterController;
+  readonly profiles: ProfileController;
+  readonly #options: EngineOptions;
+  readonly #log: Logger;
+  #started = false;
+
+  constructor(options: EngineOptions) {
+    this.#options = options;
+    this.#log = options.log ?? silentLogger;
+    this.informers = createInformers(options.kubeConfig, this.#log, options.clock);
+    const common = { kubeConfig: options.kubeConfig, informers: this.informers, log: this.#log };
+    this.clusters = new ClusterController({
+      ...common,
+      providerName: options.providerName,
+      backend: options.backend,
+      ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
+      ...(options.timing ? { timing: options.timing } : {}),
+      ...(options.clock ? { clock: options.clock } : {}),
+      ...(options.recordEvents === undefined ? {} : { recordEvents: options.recordEvents }),
+      ...(options.onReconciled ? { onReconciled: options.onReconciled } : {}),
+    });
+    this.profiles = new ProfileController({
+      ...common,
+      owner: {
+        providerName: options.providerName,
+        environment: options.environment,
+        backend: options.backend.name,
+      },
+      backend: options.backend,
+      ...(options.clock ? { clock: options.clock } : {}),
+    });
+  }
+
+  /** Watches, waits for complete caches, then reconciles. */
+  async start(): Promise<void> {
+    if (this.#started) throw new Error("Engine.start called twice");
+    this.#started = true;
+    this.clusters.watch();
+    this.profiles.watch();
+    await startInformers(this.informers);
+    this.clusters.run();
+    this.profiles.run();
+    this.#log.info("engine started", {
+      provider: this.#options.providerName,
+      environment: this.#options.environment,
+      backend: this.#options.backend.name,
+    });
+  }
+
+  /** Whether every cache holds a complete list (readiness). */
+  hasSynced(): boolean {
+    return Object.values(this.informers).every((informer: { hasSynced(): boolean }) => informer.hasSynced());
+  }
+
+  /** Stops watching, finishes reconciles in flight, closes the backend. */
+  async stop(): Promise<void> {
+    stopInformers(this.informers);
+    await Promise.all([this.clusters.stop(), this.profiles.stop()]);
+    await this.#options.backend.close?.();
+    this.#log.info("engine stopped");
+  }
+}

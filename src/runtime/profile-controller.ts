@@ -1,0 +1,162 @@
+/** The profile controller: each ProviderConfig yields one ClusterProfile, kept in step, removed when the config goes. */
+import { CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
+import type { ClusterProfile } from "../api/cluster-profile.ts";
+import { LABELS, RESOURCES } from "../api/constants.ts";
+import type { ProviderConfig } from "../api/provider-config.ts";
+import {
+  desiredClusterProfile,
+  type ProfileOwner,
+  profileUpToDate,
+  providerConfigStatus,
+} from "../machines/cluster-profile.ts";
+import { diff, type Json } from "../machines/json-patch.ts";
+import type { ClusterBackend } from "../providers/backend.ts";
+import { type Clock, systemClock } from "./clock.ts";
+import type { Informer } from "./informer.ts";
+import type { EngineInformers } from "./informers.ts";
+import { errorMessage, type Logger, silentLogger } from "./logger.ts";
+import { Outcome } from "./outcome.ts";
+import { GoneError, patchObject } from "./patch-object.ts";
+import { WorkQueue } from "./work-queue.ts";
+
+/** How to run the profile controller. */
+export interface ProfileControllerOptions {
+  readonly kubeConfig: KubeConfig;
+  readonly informers: EngineInformers;
+  readonly owner: ProfileOwner;
+  readonly backend: ClusterBackend;
+  readonly clock?: Clock;
+  readonly log?: Logger;
+}
+
+/**
+ * Level-based: for a ProviderConfig name, the desired world is "one up-to-date profile if the config
+ * exists and names our backend, none otherwise". Profiles are found by their labels, so a profile
+ * whose config was deleted while the controller was down is still removed.
+ */
+export class ProfileController {
+  readonly queue: WorkQueue;
+  readonly #options: ProfileControllerOptions;
+  readonly #configs: Informer<ProviderConfig>;
+  readonly #profiles: Informer<ClusterProfile>;
+  readonly #api: CustomObjectsApi;
+  readonly #clock: Clock;
+  readonly #log: Logger;
+
+  constructor(options: ProfileControllerOptions) {
+    this.#options = options;
+    this.#configs = options.informers.providerConfigs;
+    this.#profiles = options.informers.profiles;
+    this.#api = options.kubeConfig.makeApiClient(CustomObjectsApi);
+    this.#clock = options.clock ?? systemClock;
+    this.#log = (options.log ?? silentLogger).with({ controller: "profile" });
+    this.queue = new WorkQueue({
+      clock: this.#clock,
+      onError: (key, error, retryInMs) =>
+        this.#log.warn("reconcile failed", { key, error: errorMessage(error), retryInMs }),
+    });
+  }
+
+  /** Registers the cache handlers; call before the informers start. */
+  watch(): void {
+    this.#configs.on((event) => this.queue.add(event.key));
+    this.#profiles.on((event) => {
+      const labels = event.object.metadata?.labels ?? {};
+      const config = labels[LABELS.providerConfig];
+      if (config && labels[LABELS.provider] === this.#options.owner.providerName) this.queue.add(config);
+    });
+  }
+
+  /** Starts reconciling; call once the informers have synced. */
+  run(): void {
+    this.queue.start((name) => this.reconcile(name));
+  }
+
+  /** Waits for reconciles in flight. */
+  async stop(): Promise<void> {
+    await this.queue.shutdown();
+  }
+
+  /** Makes the world match the ProviderConfig `name` (or its absence). */
+  async reconcile(name: string): Promise<Outcome> {
+    const { owner, backend } = this.#options;
+    const config = this.#configs.get(name);
+    const served = config !== undefined && config.spec.backend === owner.backend;
+    const versions = served ? backend.supportedVersions(config) : undefined;
+    const desired = served ? desiredClusterProfile(config, owner, versions ?? []) : undefined;
+
+    for (const profile of this.#ownProfilesOf(name)) {
+      if (profile.metadata.name !== desired?.metadata.name) await this.#delete(profile);
+    }
+    if (desired) await this.#apply(desired);
+    if (config) await this.#writeStatus(config, versions);
+    return Outcome.awaitChange();
+  }
+
+  #ownProfilesOf(configName: string): ClusterProfile[] {
+    return this.#profiles.list().filter((profile) => {
+      const labels = profile.metadata.labels ?? {};
+      return (
+        labels[LABELS.providerConfig] === configName &&
+        labels[LABELS.provider] === this.#options.owner.providerName
+      );
+    });
+  }
+
+  async #apply(desired: ClusterProfile): Promise<void> {
+    const name = desired.metadata.name ?? "";
+    const stored = this.#profiles.get(name);
+    if (profileUpToDate(stored, desired)) return;
+    if (!stored) {
+      await this.#api.createClusterCustomObject({ ...RESOURCES.ClusterProfile, body: desired });
+      this.#log.info("ClusterProfile created", { profile: name });
+      return;
+    }
+    const current = { metadata: stored.metadata, spec: stored.spec };
+    const wanted = {
+      metadata: { ...stored.metadata, labels: { ...stored.metadata.labels, ...desired.metadata.labels } },
+      spec: desired.spec,
+    };
+    await patchObject(
+      this.#options.kubeConfig,
+      { ...RESOURCES.ClusterProfile, name, resourceVersion: stored.metadata.resourceVersion ?? "" },
+      diff(current as unknown as Json, wanted as unknown as Json),
+    );
+    this.#log.info("ClusterProfile updated", { profile: name });
+  }
+
+  async #delete(profile: ClusterProfile): Promise<void> {
+    const name = profile.metadata.name ?? "";
+    try {
+      await this.#api.deleteClusterCustomObject({ ...RESOURCES.ClusterProfile, name });
+      this.#log.info("ClusterProfile deleted", { profile: name });
+    } catch (error) {
+      if ((error as { code?: number }).code !== 404) throw error;
+    }
+  }
+
+  async #writeStatus(
+    config: ProviderConfig,
+    versions: ReturnType<ClusterBackend["supportedVersions"]> | undefined,
+  ) {
+    const now = new Date(this.#clock.now()).toISOString().replace(/\.\d+Z$/, "Z");
+    const status = providerConfigStatus(config, this.#options.owner, versions, now);
+    const operations = diff(config.status === undefined ? {} : { status: config.status as unknown as Json }, {
+      status: status as unknown as Json,
+    });
+    try {
+      await patchObject(
+        this.#options.kubeConfig,
+        {
+          ...RESOURCES.ProviderConfig,
+          name: config.metadata.name ?? "",
+          resourceVersion: config.metadata.resourceVersion ?? "",
+        },
+        operations,
+        "status",
+      );
+    } catch (error) {
+      if (!(error instanceof GoneError)) throw error;
+    }
+  }
+}
