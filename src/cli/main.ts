@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { run, runUsage } from "./run.ts";
 import { up, upUsage } from "./up.ts";
 /** Entry point of the `openmcp-engine` command: dispatches to a subcommand. */
 import { UsageError } from "./usage-error.ts";
@@ -6,12 +7,14 @@ import { UsageError } from "./usage-error.ts";
 const usage = `Usage: openmcp-engine <command> [flags]
 
 Commands:
-  up      Start a local control plane (etcd + kube-apiserver) with the CRDs installed; stays up until Ctrl-C.
+  up      A local control plane (etcd + kube-apiserver) with the CRDs, the engine and a demo; until Ctrl-C.
+  run     The controller, against the cluster of --kubeconfig (or in-cluster); until SIGTERM or Ctrl-C.
 
 Run 'openmcp-engine <command> --help' for the flags of a command.`;
 
 const commands: Record<string, { run: (args: string[]) => Promise<void>; usage: string }> = {
   up: { run: up, usage: upUsage },
+  run: { run, usage: runUsage },
 };
 
 async function main(argv: string[]): Promise<void> {

@@ -1,22 +1,31 @@
-/** `openmcp-engine up`: a local control plane with our CRDs, for trying the engine and for development. */
+/** `openmcp-engine up`: a local control plane, the engine on it, and a demo whose Clusters you watch go Ready. */
+import { createWriteStream } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { kubeconfigYaml, startControlPlane } from "../controlplane/control-plane.ts";
 import { findKubeAssets, kubeAssetVersions } from "../controlplane/kube-assets.ts";
+import { applyManifests, LiveView } from "./demo.ts";
+import { engineFlagOptions, engineFlags, engineFromFlags, untilSignal } from "./run.ts";
 import { UsageError } from "./usage-error.ts";
 
 const repositoryRoot = join(import.meta.dirname, "..", "..");
 
 export const upUsage = `Usage: openmcp-engine up [flags]
 
-Starts etcd and kube-apiserver on loopback, installs the CRDs, writes a kubeconfig and stays up until
-Ctrl-C; then both processes stop and their data is removed.
+Starts etcd and kube-apiserver on loopback with the CRDs installed, runs the engine on it (provider
+"local", simulated backend), applies the demo (a ProviderConfig and three Clusters) and shows the
+Clusters live until Ctrl-C; then everything stops and the control plane's data is removed.
 
 Flags:
   --kubeconfig-out <path>   where to write the admin kubeconfig (default: .state/kubeconfig)
   --crds <folder>           CRDs to install (default: the crds/ folder of this project)
   --assets <folder>         folder with kube-apiserver and etcd (default: KUBEBUILDER_ASSETS, else built once by hack/kube/build.sh)
+  --no-controller           only the control plane: no engine, no demo
+  --no-demo                 the engine but no sample objects
+  --demo-dir <folder>       sample objects to apply (default: examples/demo)
+  --log <path>              the engine's JSON log (default: .state/engine.log)
+  Engine flags as for 'run' (defaults here: --provider-name local --environment local --simulated-delay 3s).
   -h, --help                show this help`;
 
 /** Runs `up` with its command-line arguments; resolves after Ctrl-C (SIGINT) or SIGTERM. */
@@ -34,28 +43,61 @@ export async function up(args: string[]): Promise<void> {
   });
   await mkdir(dirname(flags.kubeconfigOut), { recursive: true });
   await writeFile(flags.kubeconfigOut, kubeconfigYaml(controlPlane.kubeConfig), { mode: 0o600 });
-
+  const kubectl = `kubectl --kubeconfig ${flags.kubeconfigOut}`;
   console.log(`
 Local control plane is up at ${controlPlane.server}.
   kubeconfig:  ${flags.kubeconfigOut}
-  try:         kubectl --kubeconfig ${flags.kubeconfigOut} get crds
-               kubectl --kubeconfig ${flags.kubeconfigOut} create namespace my-namespace
-               kubectl --kubeconfig ${flags.kubeconfigOut} apply -f test/fixtures/
-               kubectl --kubeconfig ${flags.kubeconfigOut} get clusterprofiles,clusters -A
+  try:         ${kubectl} get crds
+               ${kubectl} get providerconfigs,clusterprofiles
+               ${kubectl} get clusters -A -o wide
   processes:   etcd pid ${controlPlane.etcd.pid}, kube-apiserver pid ${controlPlane.apiServer.pid}
-  logs:        ${controlPlane.directory}/{etcd,kube-apiserver}.log
-Press Ctrl-C to stop; all data is removed then.`);
+  logs:        ${controlPlane.directory}/{etcd,kube-apiserver}.log`);
+
+  let stopEngine = async () => {};
+  if (flags.controller) {
+    await mkdir(dirname(flags.log), { recursive: true });
+    const logFile = createWriteStream(flags.log, { flags: "a" });
+    const engine = engineFromFlags(
+      { ...flags.engine, stateDirectory: join(controlPlane.directory, "engine") },
+      controlPlane.kubeConfig,
+      (line) => logFile.write(`${line}\n`),
+    );
+    await engine.start();
+    console.log(
+      `  engine:      provider "${flags.engine.providerName}", backend ${flags.engine.backend}, log ${flags.log}`,
+    );
+    stopEngine = async () => {
+      await engine.stop();
+      logFile.end();
+    };
+    if (flags.demo) {
+      const created = await applyManifests(controlPlane.kubeConfig, flags.demoDir);
+      console.log(`  demo:        applied ${created.join(", ")}\n`);
+      const view = new LiveView(engine.informers.clusters);
+      view.start();
+      const previousStop = stopEngine;
+      stopEngine = async () => {
+        view.stop();
+        await previousStop();
+      };
+      void view
+        .allReady()
+        .then((count) =>
+          console.log(
+            `\nAll ${count} Clusters are Ready. Change one and watch: ${kubectl} delete cluster -n demo legacy\n`,
+          ),
+        );
+    }
+  }
+  console.log("Press Ctrl-C to stop; all data is removed then.");
 
   // The child processes are unreferenced, so without this timer Node would exit right here.
   const keepAlive = setInterval(() => {}, 1 << 30);
-  await new Promise<void>((resolveStop) => {
-    const stop = (signal: NodeJS.Signals) => {
-      console.log(`\n${signal}: stopping the control plane`);
-      clearInterval(keepAlive);
-      controlPlane.stop().then(resolveStop, resolveStop);
-    };
-    process.once("SIGINT", stop);
-    process.once("SIGTERM", stop);
+  await untilSignal(async (signal) => {
+    console.log(`\n${signal}: stopping the control plane`);
+    clearInterval(keepAlive);
+    await stopEngine();
+    await controlPlane.stop();
   });
 }
 
@@ -63,26 +105,45 @@ interface UpFlags {
   readonly kubeconfigOut: string;
   readonly crds: string;
   readonly assets: string | undefined;
+  readonly controller: boolean;
+  readonly demo: boolean;
+  readonly demoDir: string;
+  readonly log: string;
+  readonly engine: ReturnType<typeof engineFlags>;
 }
 
 function parseFlags(args: string[]): UpFlags {
+  let values: Record<string, string | boolean | undefined>;
   try {
-    const { values } = parseArgs({
+    values = parseArgs({
       args,
       options: {
         "kubeconfig-out": { type: "string" },
         crds: { type: "string" },
         assets: { type: "string" },
+        controller: { type: "boolean", default: true },
+        demo: { type: "boolean", default: true },
+        "demo-dir": { type: "string" },
+        log: { type: "string" },
+        ...engineFlagOptions,
       },
       strict: true,
       allowPositionals: false,
-    });
-    return {
-      kubeconfigOut: resolve(values["kubeconfig-out"] ?? join(".state", "kubeconfig")),
-      crds: resolve(values.crds ?? join(repositoryRoot, "crds")),
-      assets: values.assets,
-    };
+      allowNegative: true,
+    }).values;
   } catch (error) {
     throw new UsageError((error as Error).message, upUsage);
   }
+  const text = (name: string) => (typeof values[name] === "string" ? (values[name] as string) : undefined);
+  const engineValues = Object.fromEntries(Object.keys(engineFlagOptions).map((name) => [name, text(name)]));
+  return {
+    kubeconfigOut: resolve(text("kubeconfig-out") ?? join(".state", "kubeconfig")),
+    crds: resolve(text("crds") ?? join(repositoryRoot, "crds")),
+    assets: text("assets"),
+    controller: values.controller !== false,
+    demo: values.demo !== false && values.controller !== false,
+    demoDir: resolve(text("demo-dir") ?? join(repositoryRoot, "examples", "demo")),
+    log: resolve(text("log") ?? join(".state", "engine.log")),
+    engine: engineFlags(engineValues, upUsage, { providerName: "local", environment: "local" }),
+  };
 }

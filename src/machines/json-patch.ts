@@ -1,5 +1,7 @@
 /** RFC 6902 JSON patch operations as small immutable values, and the diff that makes them. */
-import { applyPatch, compare, deepClone } from "fast-json-patch";
+import jsonPatch from "fast-json-patch"; // CommonJS: Node cannot see its named exports
+
+const { applyPatch, compare, deepClone } = jsonPatch;
 
 /** A JSON value as the API server stores it. */
 export type Json = null | boolean | number | string | readonly Json[] | { readonly [key: string]: Json };

@@ -10,11 +10,22 @@ import { waitUntilGone } from "../support/processes.ts";
 const main = join(import.meta.dirname, "..", "..", "src", "cli", "main.ts");
 
 describe("openmcp-engine up", () => {
-  it("serves the CRDs through the kubeconfig it writes and stops everything on SIGINT", async () => {
-    const kubeconfig = join(mkdtempSync(join(tmpdir(), "up-test-")), "kubeconfig");
-    const child = spawn(process.execPath, [main, "up", "--kubeconfig-out", kubeconfig], {
-      stdio: ["ignore", "pipe", "pipe"],
-    });
+  it("serves the CRDs, brings the demo Clusters to Ready and stops everything on SIGINT", async () => {
+    const folder = mkdtempSync(join(tmpdir(), "up-test-"));
+    const kubeconfig = join(folder, "kubeconfig");
+    const child = spawn(
+      process.execPath,
+      [
+        main,
+        "up",
+        "--kubeconfig-out",
+        kubeconfig,
+        "--log",
+        join(folder, "engine.log"),
+        "--simulated-delay=1s",
+      ],
+      { stdio: ["ignore", "pipe", "pipe"] },
+    );
     let output = "";
     child.stdout.on("data", (chunk: Buffer) => {
       output += chunk.toString();
@@ -26,7 +37,7 @@ describe("openmcp-engine up", () => {
     try {
       await new Promise<void>((resolve, reject) => {
         const timer = setInterval(() => {
-          if (output.includes("Press Ctrl-C")) {
+          if (output.includes("All 3 Clusters are Ready")) {
             clearInterval(timer);
             resolve();
           }
@@ -41,6 +52,7 @@ describe("openmcp-engine up", () => {
       kubeConfig.loadFromFile(kubeconfig);
       const crds = await kubeConfig.makeApiClient(ApiextensionsV1Api).listCustomResourceDefinition();
       expect(crds.items.map((crd) => crd.metadata?.name)).toContain("clusters.clusters.openmcp.cloud");
+      expect(output).toMatch(/demo\/legacy\s+ready\s+Ready\s+1\.32\.10/);
 
       const directory = /logs:\s+(\S+)\/\{etcd/.exec(output)?.[1] ?? "";
       expect(existsSync(directory)).toBe(true);

@@ -1,0 +1,117 @@
+/** The demo of `up`: sample objects applied to the local control plane, and a live table of the Clusters. */
+import { readdir, readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { ApiException, type KubeConfig, KubernetesObjectApi, loadAllYaml } from "@kubernetes/client-node";
+import type { Cluster } from "../api/cluster.ts";
+import { LABELS } from "../api/constants.ts";
+import type { Informer } from "../runtime/informer.ts";
+
+/** Creates every object in the folder's YAML files (sorted by file name); objects that exist are left alone. */
+export async function applyManifests(kubeConfig: KubeConfig, directory: string): Promise<string[]> {
+  const api = KubernetesObjectApi.makeApiClient(kubeConfig);
+  const created: string[] = [];
+  for (const file of (await readdir(directory)).filter((f) => /\.ya?ml$/.test(f)).sort()) {
+    for (const object of loadAllYaml(await readFile(join(directory, file), "utf8")) as Array<{
+      kind: string;
+      metadata: { name: string; namespace?: string };
+    }>) {
+      try {
+        await api.create(object);
+        created.push(
+          `${object.kind}/${object.metadata.namespace ? `${object.metadata.namespace}/` : ""}${object.metadata.name}`,
+        );
+      } catch (error) {
+        if (!(error instanceof ApiException && error.code === 409)) throw error;
+      }
+    }
+  }
+  return created;
+}
+
+/** One row of the live table. */
+function row(cluster: Cluster): string[] {
+  const status = cluster.status;
+  const waiting = status?.conditions?.find((c) => c.status !== "True");
+  const state = typeof status?.providerStatus?.state === "string" ? status.providerStatus.state : "-";
+  return [
+    `${cluster.metadata.namespace}/${cluster.metadata.name}`,
+    state,
+    status?.phase ?? "-",
+    cluster.metadata.labels?.[LABELS.k8sVersion] ?? "-",
+    status?.phase === "Ready"
+      ? (status.apiServer ?? "")
+      : waiting
+        ? `${waiting.reason}: ${waiting.message}`
+        : "",
+  ];
+}
+
+/** Renders the Clusters as a table; on a terminal it redraws in place, elsewhere it prints changed rows. */
+export class LiveView {
+  readonly #clusters: Informer<Cluster>;
+  readonly #out: NodeJS.WriteStream;
+  readonly #lastRows = new Map<string, string>();
+  #drawnLines = 0;
+  #timer: NodeJS.Timeout | undefined;
+
+  constructor(clusters: Informer<Cluster>, out: NodeJS.WriteStream = process.stdout) {
+    this.#clusters = clusters;
+    this.#out = out;
+  }
+
+  /** Redraws on every change (at most every 200 ms). */
+  start(): void {
+    this.#clusters.on(() => this.#schedule());
+    this.#draw();
+  }
+
+  stop(): void {
+    if (this.#timer) clearTimeout(this.#timer);
+  }
+
+  /** Resolves once every Cluster is Ready (and there is at least one). */
+  async allReady(): Promise<number> {
+    for (;;) {
+      const clusters = this.#clusters.list();
+      if (clusters.length > 0 && clusters.every((c) => c.status?.phase === "Ready")) return clusters.length;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
+
+  #schedule(): void {
+    this.#timer ??= setTimeout(() => {
+      this.#timer = undefined;
+      this.#draw();
+    }, 200);
+  }
+
+  #draw(): void {
+    const header = ["CLUSTER", "STATE", "PHASE", "VERSION", "ENDPOINT / WAITING FOR"];
+    const rows = this.#clusters
+      .list()
+      .sort((a, b) =>
+        `${a.metadata.namespace}/${a.metadata.name}`.localeCompare(
+          `${b.metadata.namespace}/${b.metadata.name}`,
+        ),
+      )
+      .map(row);
+    const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
+    const format = (cells: string[]) =>
+      cells
+        .map((cell, i) => cell.padEnd(widths[i] ?? 0))
+        .join("  ")
+        .trimEnd();
+    if (this.#out.isTTY) {
+      const lines = [format(header), ...rows.map(format)];
+      if (this.#drawnLines > 0) this.#out.write(`\x1b[${this.#drawnLines}A\x1b[0J`);
+      this.#out.write(`${lines.join("\n")}\n`);
+      this.#drawnLines = lines.length;
+      return;
+    }
+    for (const cells of rows) {
+      const line = format(cells);
+      if (this.#lastRows.get(cells[0] ?? "") !== line) this.#out.write(`${line}\n`);
+      this.#lastRows.set(cells[0] ?? "", line);
+    }
+  }
+}

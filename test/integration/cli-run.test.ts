@@ -1,0 +1,155 @@
+/** `openmcp-engine run` as an operator runs it: flags, a kill -9 mid-provisioning, a graceful SIGTERM. */
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { CoreV1Api, CustomObjectsApi } from "@kubernetes/client-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Cluster } from "../../src/api/cluster.ts";
+import { CLUSTERS_API_VERSION, ENGINE_API_VERSION, RESOURCES } from "../../src/api/constants.ts";
+import { type ControlPlane, startControlPlane } from "../../src/controlplane/control-plane.ts";
+
+const main = join(import.meta.dirname, "..", "..", "src", "cli", "main.ts");
+let controlPlane: ControlPlane;
+let custom: CustomObjectsApi;
+
+beforeAll(async () => {
+  controlPlane = await startControlPlane({ crdDirectory: "crds" });
+  custom = controlPlane.kubeConfig.makeApiClient(CustomObjectsApi);
+  await controlPlane.kubeConfig
+    .makeApiClient(CoreV1Api)
+    .createNamespace({ body: { metadata: { name: "ops" } } });
+  await custom.createClusterCustomObject({
+    ...RESOURCES.ProviderConfig,
+    body: {
+      apiVersion: ENGINE_API_VERSION,
+      kind: "ProviderConfig",
+      metadata: { name: "sim" },
+      spec: { backend: "simulated" },
+    },
+  });
+});
+
+afterAll(async () => {
+  await controlPlane?.stop();
+});
+
+/** Starts `run` as a child process; its output is collected. */
+function startRun(stateDir: string): { child: ChildProcess; output: () => string } {
+  const child = spawn(
+    process.execPath,
+    [
+      main,
+      "run",
+      "--provider-name=ops",
+      "--environment=test",
+      `--kubeconfig=${controlPlane.kubeconfigPath}`,
+      `--state-dir=${stateDir}`,
+      "--simulated-delay=2s",
+      "--log-level=debug",
+    ],
+    { stdio: ["ignore", "pipe", "pipe"] },
+  );
+  let output = "";
+  child.stdout?.on("data", (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  child.stderr?.on("data", (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  return { child, output: () => output };
+}
+
+async function waitForCluster(name: string, predicate: (cluster: Cluster) => boolean, timeoutMs = 30_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const cluster = (await custom.getNamespacedCustomObject({
+      ...RESOURCES.Cluster,
+      namespace: "ops",
+      name,
+    })) as Cluster;
+    if (predicate(cluster)) return cluster;
+    if (Date.now() > deadline)
+      throw new Error(`not reached; last seen:\n${JSON.stringify(cluster, null, 2)}`);
+    await sleep(100);
+  }
+}
+
+describe("openmcp-engine run", () => {
+  it("resumes after kill -9 mid-provisioning with exactly one backend create, and stops cleanly on SIGTERM", async () => {
+    const stateDir = mkdtempSync(join(tmpdir(), "run-state-"));
+    const first = startRun(stateDir);
+    await custom.createNamespacedCustomObject({
+      ...RESOURCES.Cluster,
+      namespace: "ops",
+      body: {
+        apiVersion: CLUSTERS_API_VERSION,
+        kind: "Cluster",
+        metadata: { name: "survivor" },
+        spec: { profile: "test.ops.sim", tenancy: "Exclusive" },
+      },
+    });
+    await waitForCluster("survivor", (c) => c.status?.providerStatus?.state === "provisioning");
+    first.child.kill("SIGKILL");
+    await new Promise((resolve) => first.child.once("exit", resolve));
+
+    const second = startRun(stateDir);
+    try {
+      const ready = await waitForCluster("survivor", (c) => c.status?.phase === "Ready");
+      expect(ready.status?.providerStatus).toMatchObject({ state: "ready" });
+      const state = JSON.parse(readFileSync(join(stateDir, "simulated.json"), "utf8")) as { created: number };
+      expect(state.created).toBe(1);
+      expect(first.output() + second.output()).not.toMatch(
+        /BEGIN (CERTIFICATE|PRIVATE KEY)|client-key-data|token/i,
+      );
+
+      second.child.kill("SIGTERM");
+      const code = await new Promise((resolve) => second.child.once("exit", resolve));
+      expect(code).toBe(0);
+      expect(second.output()).toContain('"msg":"engine stopped"');
+    } finally {
+      if (second.child.exitCode === null) second.child.kill("SIGKILL");
+    }
+  });
+
+  it("refuses to start without --provider-name, with exit code 2 and the usage", () => {
+    const result = spawnSync(process.execPath, [main, "run"], { encoding: "utf8" });
+    expect(result.status).toBe(2);
+    expect(result.stderr).toContain("--provider-name is required");
+    expect(result.stderr).toContain("Usage: openmcp-engine run");
+  });
+
+  it("names the problem of a bad flag value", () => {
+    const cases: Array<[string[], string]> = [
+      [["--provider-name=Bad_Name"], '--provider-name "Bad_Name" must be a DNS label'],
+      [["--provider-name=p", "--concurrency=0"], '--concurrency "0" must be a whole number from 1 to 64'],
+      [
+        ["--provider-name=p", "--backend=cloudy"],
+        '--backend "cloudy" is unknown; built-in backends: simulated',
+      ],
+      [["--provider-name=p", "--simulated-delay=soon"], '--simulated-delay "soon" is not a duration'],
+      [
+        ["--provider-name=p", "--log-level=loud"],
+        '--log-level "loud" must be one of debug, info, warn, error',
+      ],
+    ];
+    for (const [args, message] of cases) {
+      const result = spawnSync(process.execPath, [main, "run", ...args], { encoding: "utf8" });
+      expect(result.status, args.join(" ")).toBe(2);
+      expect(result.stderr).toContain(message);
+    }
+  });
+
+  it("says where it looked when no kubeconfig can be found", () => {
+    const result = spawnSync(
+      process.execPath,
+      [main, "run", "--provider-name=p", "--kubeconfig=/nonexistent"],
+      {
+        encoding: "utf8",
+      },
+    );
+    expect(result.status).toBe(1);
+    expect(result.stderr).toContain("--kubeconfig /nonexistent does not exist");
+  });
+});
