@@ -32,6 +32,15 @@ export interface EventParams {
   readonly message: string;
 }
 
+/**
+ * A guard over the facts of an `observed` event. Any other event (XState's own init event, when an actor
+ * starts the machine) holds no facts, and the guard is false: guards never throw.
+ */
+function when(predicate: (facts: ClusterFacts) => boolean) {
+  return ({ event }: { event: { type: string } }) =>
+    event.type === "observed" && predicate((event as ClusterEvent).facts);
+}
+
 const accepted = (facts: ClusterFacts) =>
   facts.version?.kind === "accepted" ? facts.version.version : undefined;
 const backendPhase = (facts: ClusterFacts) => (facts.backend.exists ? facts.backend.phase : undefined);
@@ -43,36 +52,35 @@ export const clusterMachine = setup({
     events: {} as ClusterEvent,
   },
   guards: {
-    isBeingDeleted: ({ event }) => event.facts.deleting,
+    isBeingDeleted: when((facts) => facts.deleting),
+    versionRejected: when((facts) => facts.profileFound && facts.version?.kind !== "accepted"),
     /** The profile exists and the requested version resolves: the cluster can be ordered. */
-    specAcceptable: ({ event }) => event.facts.profileFound && event.facts.version?.kind === "accepted",
-    versionRejected: ({ event }) => event.facts.profileFound && event.facts.version?.kind !== "accepted",
-    backendAbsent: ({ event }) => !event.facts.backend.exists,
-    backendReady: ({ event }) => backendPhase(event.facts) === "ready",
-    backendFailed: ({ event }) => backendPhase(event.facts) === "failed",
+    specAcceptable: when((facts) => facts.profileFound && facts.version?.kind === "accepted"),
+    backendAbsent: when((facts) => !facts.backend.exists),
+    backendReady: when((facts) => backendPhase(facts) === "ready"),
+    backendFailed: when((facts) => backendPhase(facts) === "failed"),
     /** Ready at the backend, but on another version than the one resolved from the spec. */
-    upgradeWanted: ({ event }) => {
-      const { backend } = event.facts;
-      const wanted = accepted(event.facts);
+    upgradeWanted: when((facts) => {
+      const wanted = accepted(facts);
       return (
-        backend.exists && backend.phase === "ready" && wanted !== undefined && backend.version !== wanted
+        facts.backend.exists &&
+        facts.backend.phase === "ready" &&
+        wanted !== undefined &&
+        facts.backend.version !== wanted
       );
-    },
+    }),
     /** Ready at the backend on exactly the wanted version. */
-    backendReadyAsWanted: ({ event }) => {
-      const { backend } = event.facts;
-      return backend.exists && backend.phase === "ready" && backend.version === accepted(event.facts);
-    },
+    backendReadyAsWanted: when(
+      (facts) =>
+        facts.backend.exists && facts.backend.phase === "ready" && facts.backend.version === accepted(facts),
+    ),
     /** A failed cluster is retried once the spec resolves again and the backend no longer reports failure. */
-    problemResolved: ({ event }) =>
-      event.facts.profileFound &&
-      event.facts.version?.kind === "accepted" &&
-      backendPhase(event.facts) !== "failed",
-    withoutOurFinalizer: ({ event }) => !event.facts.hasFinalizer,
-    noForeignFinalizers: ({ event }) => event.facts.foreignFinalizers.length === 0,
-    backendIdle: ({ event }) =>
-      backendPhase(event.facts) === "ready" || backendPhase(event.facts) === "failed",
-    backendNotDeleting: ({ event }) => event.facts.backend.exists && event.facts.backend.phase !== "deleting",
+    problemResolved: when(
+      (facts) => facts.profileFound && facts.version?.kind === "accepted" && backendPhase(facts) !== "failed",
+    ),
+    withoutOurFinalizer: when((facts) => !facts.hasFinalizer),
+    noForeignFinalizers: when((facts) => facts.foreignFinalizers.length === 0),
+    backendNotDeleting: when((facts) => facts.backend.exists && facts.backend.phase !== "deleting"),
   },
   actions: {
     // Actions are never executed here: transition() returns them as data for the step to translate.
