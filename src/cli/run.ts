@@ -126,11 +126,15 @@ export async function run(args: string[]): Promise<void> {
   const engine = engineFromFlags(flags, kubeConfig);
   const log = createLogger({ level: flags.logLevel });
   log.info("connecting", { kubeconfig: source, server: kubeConfig.getCurrentCluster()?.server });
-  await engine.start();
-  await untilSignal(async (signal) => {
+  // The engine's timers are unreferenced; this keeps the process up while it waits for the API server.
+  const keepAlive = setInterval(() => {}, 1 << 30);
+  const stopped = untilSignal(async (signal) => {
     log.info("shutting down", { signal });
+    clearInterval(keepAlive);
     await engine.stop();
   });
+  await engine.start();
+  await stopped;
 }
 
 /** Resolves after `onSignal` finished for the first SIGINT/SIGTERM; a second one exits with 130/143. */

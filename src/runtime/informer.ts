@@ -21,6 +21,26 @@ export interface WatchedObject {
   };
 }
 
+/** One page of a list call, as the API server sends it. */
+export interface ListPage<T> {
+  readonly items: readonly T[];
+  readonly metadata?: { readonly continue?: string; readonly resourceVersion?: string };
+}
+
+/** How an informer lists and watches; the default talks to the API server through client-node. */
+export interface ListWatchSource<T> {
+  list(params: { labelSelector?: string; limit: number; continue?: string }): Promise<ListPage<T>>;
+  /**
+   * Starts a watch; `onEvent` gets each event (`ADDED`, `MODIFIED`, `DELETED`, `BOOKMARK`, `ERROR`),
+   * `onDone` is called once when the watch ends, with the error if it failed. Resolves to a stopper.
+   */
+  watch(
+    params: { resourceVersion: string; labelSelector?: string },
+    onEvent: (type: string, object: T) => void,
+    onDone: (error: unknown) => void,
+  ): Promise<{ abort(): void }>;
+}
+
 /** What to watch and how to recover. */
 export interface InformerProps {
   readonly kubeConfig: KubeConfig;
@@ -36,6 +56,48 @@ export interface InformerProps {
   readonly clock?: Clock;
   /** Told about every error the informer recovers from (for logs and metrics). */
   readonly onError?: (error: unknown) => void;
+  /** Replaces the API server (tests). */
+  readonly source?: ListWatchSource<unknown>;
+}
+
+/** The default {@link ListWatchSource}: list and watch a custom resource across all namespaces. */
+export function apiServerSource<T>(
+  kubeConfig: KubeConfig,
+  resource: InformerProps["resource"],
+): ListWatchSource<T> {
+  const api = kubeConfig.makeApiClient(CustomObjectsApi);
+  const watch = new Watch(kubeConfig);
+  return {
+    async list(params) {
+      // Plain JSON (timestamps stay strings), exactly as watch events arrive.
+      const page = (await api.listClusterCustomObject({
+        ...resource,
+        labelSelector: params.labelSelector,
+        limit: params.limit,
+        _continue: params.continue,
+      })) as { items: T[]; metadata?: { continue?: string; _continue?: string; resourceVersion?: string } };
+      const next = page.metadata?.continue || page.metadata?._continue;
+      return {
+        items: page.items,
+        metadata: {
+          ...(next ? { continue: next } : {}),
+          ...(page.metadata?.resourceVersion ? { resourceVersion: page.metadata.resourceVersion } : {}),
+        },
+      };
+    },
+    watch(params, onEvent, onDone) {
+      return watch.watch(
+        `/apis/${resource.group}/${resource.version}/${resource.plural}`,
+        {
+          resourceVersion: params.resourceVersion,
+          allowWatchBookmarks: true,
+          labelSelector: params.labelSelector,
+        },
+        onEvent,
+        onDone,
+      );
+    },
+  };
 }
 
 /** The key of an object in caches and work queues. */
@@ -59,22 +121,22 @@ const DEFAULT_BACKOFF: BackoffOptions = { baseMs: 200, maxMs: 30_000 };
 export class Informer<T extends WatchedObject> {
   readonly #props: InformerProps;
   readonly #clock: Clock;
-  readonly #api: CustomObjectsApi;
-  readonly #watch: Watch;
+  readonly #source: ListWatchSource<T>;
   readonly #cache = new Map<string, T>();
   readonly #handlers: Array<(event: InformerEvent<T>) => void> = [];
   #resourceVersion = "";
   #failures = 0;
   #synced = false;
   #stopped = false;
-  #abort: AbortController | undefined;
+  #abort: { abort(): void } | undefined;
   #retry: TimerHandle | undefined;
 
   constructor(props: InformerProps) {
     this.#props = props;
     this.#clock = props.clock ?? systemClock;
-    this.#api = props.kubeConfig.makeApiClient(CustomObjectsApi);
-    this.#watch = new Watch(props.kubeConfig);
+    this.#source =
+      (props.source as ListWatchSource<T> | undefined) ??
+      apiServerSource<T>(props.kubeConfig, props.resource);
   }
 
   get #apiVersion(): string {
@@ -132,17 +194,15 @@ export class Informer<T extends WatchedObject> {
     let continueToken: string | undefined;
     let resourceVersion = "";
     do {
-      // Plain JSON (timestamps stay strings), exactly as watch events arrive.
-      const page = (await this.#api.listClusterCustomObject({
-        ...this.#props.resource,
-        labelSelector: this.#props.labelSelector,
+      const page = await this.#source.list({
+        ...(this.#props.labelSelector ? { labelSelector: this.#props.labelSelector } : {}),
         limit: this.#props.pageSize ?? 500,
-        _continue: continueToken,
-      })) as { items: T[]; metadata?: { _continue?: string; continue?: string; resourceVersion?: string } };
+        ...(continueToken ? { continue: continueToken } : {}),
+      });
       for (const item of page.items) {
         seen.set(objectKey(item), { apiVersion: this.#apiVersion, kind: this.#props.kind, ...item });
       }
-      continueToken = page.metadata?.continue || page.metadata?._continue || undefined;
+      continueToken = page.metadata?.continue || undefined;
       resourceVersion = page.metadata?.resourceVersion ?? resourceVersion;
     } while (continueToken);
 
@@ -167,22 +227,21 @@ export class Informer<T extends WatchedObject> {
   #watchFromHere(): void {
     if (this.#stopped) return;
     let gone = false;
-    const params: Record<string, string | boolean | number | undefined> = {
-      resourceVersion: this.#resourceVersion,
-      allowWatchBookmarks: true,
-      labelSelector: this.#props.labelSelector,
-    };
-    const { group, version, plural } = this.#props.resource;
-    this.#watch
+    let events = 0;
+    const startedAt = this.#clock.now();
+    this.#source
       .watch(
-        `/apis/${group}/${version}/${plural}`,
-        params,
+        {
+          resourceVersion: this.#resourceVersion,
+          ...(this.#props.labelSelector ? { labelSelector: this.#props.labelSelector } : {}),
+        },
         (phase: string, object: T) => {
           if (phase === "ERROR") {
             // A Status object: 410 means our resourceVersion is too old to resume from.
             gone ||= (object as unknown as { code?: number }).code === 410;
             return;
           }
+          events++;
           const version = object.metadata?.resourceVersion;
           if (version) this.#resourceVersion = version;
           this.#failures = 0;
@@ -203,6 +262,9 @@ export class Informer<T extends WatchedObject> {
             void this.#recoverByRelist();
           } else if (error) {
             void this.#sleepAfter(error).then(() => this.#watchFromHere());
+          } else if (events === 0 && this.#clock.now() - startedAt < 1_000) {
+            // Closed at once with nothing said: treat as a failure, or we would spin.
+            void this.#sleepAfter(new Error("watch closed immediately")).then(() => this.#watchFromHere());
           } else {
             this.#watchFromHere(); // the server ended the watch normally: resume where we were
           }
