@@ -1,6 +1,6 @@
 /** The pure reconcile step for a Cluster: (object, profile, observation, now) → next state, patches, commands, Events. */
-import { produce } from "immer";
-import { type AnyMachineSnapshot, transition } from "xstate";
+import { Immer } from "immer";
+import type { AnyMachineSnapshot } from "xstate";
 import type { ClusterCommand, ClusterObservation, ClusterTarget } from "../api/backend.ts";
 import type { Cluster, ClusterStatus } from "../api/cluster.ts";
 import type { ClusterProfile } from "../api/cluster-profile.ts";
@@ -18,7 +18,13 @@ import { type ClusterFacts, clusterMachine, type EventParams } from "./cluster.m
 import { type ConditionUpdate, clusterPhase, mergeConditions } from "./conditions.ts";
 import { diff, type Json, type PatchOperation } from "./json-patch.ts";
 import { resolveVersion } from "./kubernetes-version.ts";
+import { pureTransition } from "./pure-transition.ts";
 import { parseStateValue, stateValueToString } from "./state-value.ts";
+
+const transition = pureTransition(clusterMachine);
+
+// Our drafts never escape a step, so freezing them (immer's default) would only cost time on the hot path.
+const { produce } = new Immer({ autoFreeze: false });
 
 /** Whether this provider acts on a Cluster at all, decided before anything else (and before any backend call). */
 export type ClusterResponsibility =
@@ -112,7 +118,7 @@ export function stepCluster(input: ClusterStepInput): ClusterStepResult {
   }
 
   const facts = clusterFacts(input);
-  const [snapshot, actions] = transition(clusterMachine, restoreSnapshot(previousState), {
+  const [snapshot, actions] = transition(restoreSnapshot(previousState), {
     type: "observed",
     facts,
   });
@@ -147,7 +153,8 @@ export function stepCluster(input: ClusterStepInput): ClusterStepResult {
         break;
     }
   }
-  const metadata = desiredMetadata(input, responsibility, facts, finalizer);
+  const created = commands.find((command) => command.kind === "create");
+  const metadata = desiredMetadata(input, responsibility, facts, finalizer, created?.version);
   const status = desiredStatus(input, facts, state);
   return {
     responsibility,
@@ -192,13 +199,21 @@ function readState(cluster: Cluster): string {
   return typeof state === "string" && state !== "" ? state : "pending";
 }
 
+/** Snapshots are immutable and the context is empty, so one per state value serves every Cluster. */
+const snapshots = new Map<string, AnyMachineSnapshot>();
+
 /** Rebuilds the snapshot from the persisted state; an unknown value (hand-edited status) restarts at pending. */
 function restoreSnapshot(state: string): AnyMachineSnapshot {
-  try {
-    return clusterMachine.resolveState({ value: parseStateValue(state), context: {} });
-  } catch {
-    return clusterMachine.resolveState({ value: "pending", context: {} });
+  let snapshot = snapshots.get(state);
+  if (!snapshot) {
+    try {
+      snapshot = clusterMachine.resolveState({ value: parseStateValue(state), context: {} });
+    } catch {
+      return restoreSnapshot("pending");
+    }
+    snapshots.set(state, snapshot);
   }
+  return snapshot;
 }
 
 /** The backend's key and description of a Cluster. */
@@ -217,6 +232,7 @@ function desiredMetadata(
   responsibility: ClusterResponsibility,
   facts: ClusterFacts,
   finalizer: "add" | "remove" | undefined,
+  ordered: string | undefined,
 ): Cluster["metadata"] {
   return produce(input.cluster.metadata, (draft) => {
     const finalizers = draft.finalizers ?? [];
@@ -233,8 +249,10 @@ function desiredMetadata(
     if (finalizer === "remove" || facts.deleting || responsibility !== "ours") return;
     draft.labels ??= {};
     draft.labels[LABELS.provider] = input.providerName;
+    // The version label shows what runs, or what is being built: set with the create, it saves a write.
+    const version = input.observation.exists ? input.observation.version : ordered;
+    if (version !== undefined) draft.labels[LABELS.k8sVersion] = version;
     if (input.observation.exists) {
-      draft.labels[LABELS.k8sVersion] = input.observation.version;
       if (input.observation.info !== undefined) {
         draft.annotations ??= {};
         draft.annotations[ANNOTATIONS.providerInfo] = input.observation.info;

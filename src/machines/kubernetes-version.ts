@@ -26,8 +26,7 @@ export function parseVersion(text: string): { readonly parts: readonly number[] 
 
 /** Orders full versions numerically (so 1.10 > 1.9); negative when `a` is older. */
 export function compareVersions(a: string, b: string): number {
-  const [x, y] = [toTriple(a), toTriple(b)];
-  return x[0] - y[0] || x[1] - y[1] || x[2] - y[2];
+  return compareTriples(toTriple(a), toTriple(b));
 }
 
 function toTriple(text: string): Triple {
@@ -49,25 +48,26 @@ export function resolveVersion(
   supported: readonly SupportedVersion[],
   current?: string,
 ): VersionResolution {
-  const offered = supported.filter((entry) => parseVersion(entry.version)?.parts.length === 3);
-  const list = offered.map((entry) => entry.version).join(", ") || "none";
+  // Parse every version once: this runs on every reconcile of every Cluster.
+  const offered = supported.flatMap((entry) => {
+    const parts = parseVersion(entry.version)?.parts;
+    return parts?.length === 3 ? [{ entry, triple: parts as unknown as Triple }] : [];
+  });
+  const list = () => offered.map(({ entry }) => entry.version).join(", ") || "none";
   let candidates = offered;
   if (requested !== undefined && requested !== "") {
     const parsed = parseVersion(requested);
     if (!parsed) {
       return {
         kind: "unsupported",
-        message: `spec.kubernetes.version "${requested}" is not a version like 1.32 or 1.32.8; supported: ${list}`,
+        message: `spec.kubernetes.version "${requested}" is not a version like 1.32 or 1.32.8; supported: ${list()}`,
       };
     }
-    candidates = offered.filter((entry) => {
-      const parts = parseVersion(entry.version)?.parts ?? [];
-      return parsed.parts.every((part, index) => parts[index] === part);
-    });
+    candidates = offered.filter(({ triple }) => parsed.parts.every((part, index) => triple[index] === part));
     if (candidates.length === 0) {
       return {
         kind: "unsupported",
-        message: `Kubernetes ${requested} is not offered by this profile; supported: ${list}`,
+        message: `Kubernetes ${requested} is not offered by this profile; supported: ${list()}`,
       };
     }
   } else if (candidates.length === 0) {
@@ -76,18 +76,20 @@ export function resolveVersion(
       message: "the profile offers no Kubernetes version; add supportedVersions",
     };
   }
-  const newestFirst = [...candidates].sort((a, b) => compareVersions(b.version, a.version));
-  const chosen = newestFirst.find((entry) => !entry.deprecated) ?? (newestFirst[0] as SupportedVersion);
-  if (
-    current !== undefined &&
-    parseVersion(current)?.parts.length === 3 &&
-    compareVersions(chosen.version, current) < 0
-  ) {
+  const newestFirst = [...candidates].sort((a, b) => compareTriples(b.triple, a.triple));
+  const chosen =
+    newestFirst.find(({ entry }) => !entry.deprecated) ?? (newestFirst[0] as (typeof newestFirst)[number]);
+  const running = current === undefined ? undefined : parseVersion(current)?.parts;
+  if (running?.length === 3 && compareTriples(chosen.triple, running as unknown as Triple) < 0) {
     return {
       kind: "downgrade",
-      version: chosen.version,
-      message: `the cluster runs Kubernetes ${current}; ${requested ? `"${requested}"` : "the default"} resolves to ${chosen.version}, and downgrades are not supported`,
+      version: chosen.entry.version,
+      message: `the cluster runs Kubernetes ${current}; ${requested ? `"${requested}"` : "the default"} resolves to ${chosen.entry.version}, and downgrades are not supported`,
     };
   }
-  return { kind: "accepted", version: chosen.version, deprecated: chosen.deprecated === true };
+  return { kind: "accepted", version: chosen.entry.version, deprecated: chosen.entry.deprecated === true };
+}
+
+function compareTriples(x: Triple, y: Triple): number {
+  return x[0] - y[0] || x[1] - y[1] || x[2] - y[2];
 }

@@ -78,7 +78,6 @@ export class SimulatedBackend implements ClusterBackend {
       ...(phase === "ready" || phase === "updating"
         ? { endpoint: `https://${cluster.uid.slice(0, 8)}.${cluster.namespace}.simulated.invalid:6443` }
         : {}),
-      info: `simulated ${cluster.version}`,
     };
   }
 

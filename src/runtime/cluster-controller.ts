@@ -221,6 +221,11 @@ export class ClusterController {
     );
     if (!stored) return cluster;
     this.writes++;
+    this.#log.debug("patched", {
+      key: `${cluster.metadata.namespace}/${cluster.metadata.name}`,
+      subresource: subresource ?? "object",
+      paths: operations.map((operation) => operation.path),
+    });
     return stored as unknown as Cluster;
   }
 

@@ -1,10 +1,10 @@
 /** Builders for Clusters, profiles and observations, and an in-memory API server stand-in for pure step tests. */
-import { applyPatch, deepClone } from "fast-json-patch";
 import type { ClusterObservation } from "../../src/api/backend.ts";
 import type { Cluster } from "../../src/api/cluster.ts";
 import type { ClusterProfile } from "../../src/api/cluster-profile.ts";
 import { CLUSTERS_API_VERSION } from "../../src/api/constants.ts";
 import type { ClusterStepInput, ClusterStepResult } from "../../src/machines/cluster.step.ts";
+import { applied as withOperations } from "../../src/machines/json-patch.ts";
 
 export const PROVIDER = "engine-test";
 export const TIMING = { pollMs: 1_000, retryMs: 30_000, resyncMs: 600_000 } as const;
@@ -84,10 +84,10 @@ export function input(
 
 /** What the API server would hold after both patches of a step (resourceVersion bumped once per write). */
 export function applied(cluster: Cluster, result: ClusterStepResult): Cluster {
-  let next = deepClone(cluster) as Cluster;
+  let next = cluster;
   for (const patch of [result.statusPatch, result.metadataPatch]) {
     if (patch.length === 0) continue;
-    next = applyPatch(next, deepClone(patch), true, false).newDocument as Cluster;
+    next = withOperations(next, patch);
     next = {
       ...next,
       metadata: { ...next.metadata, resourceVersion: String(Number(next.metadata.resourceVersion) + 1) },

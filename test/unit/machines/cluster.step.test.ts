@@ -58,11 +58,11 @@ describe("a new Cluster of ours", () => {
     expect(result.requeueAfterMs).toBe(TIMING.pollMs);
   });
 
-  it("labels it with the provider, escaping the slash in the label key", () => {
+  it("labels it with the provider and the version being built, in the same write as the finalizer", () => {
     expect(result.metadataPatch).toContainEqual({
       op: "add",
       path: "/metadata/labels",
-      value: { [LABELS.provider]: PROVIDER },
+      value: { [LABELS.provider]: PROVIDER, [LABELS.k8sVersion]: "1.33.3" },
     });
   });
 

@@ -1,0 +1,41 @@
+/** Every combination of the facts that matter to the Cluster machine's guards, as `observed` events. */
+import type { ClusterObservation } from "../../src/api/backend.ts";
+import type { ClusterEvent, ClusterFacts } from "../../src/machines/cluster.machine.ts";
+import type { VersionResolution } from "../../src/machines/kubernetes-version.ts";
+
+const versions: Array<[boolean, VersionResolution | undefined]> = [
+  [false, undefined],
+  [true, { kind: "accepted", version: "1.33.3", deprecated: false }],
+  [true, { kind: "unsupported", message: "not offered" }],
+  [true, { kind: "downgrade", version: "1.32.7", message: "runs 1.33.3" }],
+];
+const backends: ClusterObservation[] = [
+  { exists: false },
+  { exists: true, phase: "provisioning", version: "1.33.3" },
+  { exists: true, phase: "ready", version: "1.33.3", endpoint: "https://a" },
+  { exists: true, phase: "ready", version: "1.32.7", endpoint: "https://a" },
+  { exists: true, phase: "updating", version: "1.33.3", endpoint: "https://a" },
+  { exists: true, phase: "deleting", version: "1.33.3" },
+  { exists: true, phase: "failed", version: "1.33.3", message: "quota" },
+];
+
+/** Every combination of the facts that matter to the guards. */
+export const observedEvents: ClusterEvent[] = [false, true].flatMap((deleting) =>
+  [false, true].flatMap((hasFinalizer) =>
+    [[], ["request.clusters.openmcp.cloud/x"]].flatMap((foreignFinalizers) =>
+      versions.flatMap(([profileFound, version]) =>
+        backends.map((backend) => {
+          const facts: ClusterFacts = {
+            deleting,
+            hasFinalizer,
+            foreignFinalizers,
+            profileFound,
+            version,
+            backend,
+          };
+          return { type: "observed" as const, facts };
+        }),
+      ),
+    ),
+  ),
+);
