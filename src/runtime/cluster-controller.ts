@@ -141,6 +141,7 @@ export class ClusterController {
     let stored = cluster;
     let local = cluster;
     let result: ClusterStepResult | undefined;
+    let committed = false;
     try {
       for (let round = 1; round <= MAX_ROUNDS; round++) {
         result = this.#step(local, profile, observation);
@@ -169,11 +170,15 @@ export class ClusterController {
         stored = await this.#patch(stored, result.metadataPatch);
         stored = await this.#patch(stored, statusDiff(stored, local), "status");
       }
+      committed = true;
     } catch (error) {
-      if (error instanceof GoneError) return Outcome.awaitChange();
+      if (error instanceof GoneError) {
+        committed = true; // e.g. our finalizer went and the object with it: the step's outcome stands
+        return Outcome.awaitChange();
+      }
       throw error;
     } finally {
-      await this.#recordEvents(stored, events);
+      await this.#recordEvents(stored, committed ? eventsWorthRecording(events) : warningsOnly(events));
     }
     if (!result) return Outcome.awaitChange();
     this.#options.onReconciled?.(key, result);
@@ -248,6 +253,22 @@ export class ClusterController {
     const now = new Date(this.#clock.now());
     for (const event of events) await this.events.record(cluster, event, now);
   }
+}
+
+type EventList = ClusterStepResult["events"];
+
+/**
+ * What one reconcile tells in Events: every warning, and of the normal transitions only the last one —
+ * states passed through within one reconcile were never visible in the status either.
+ */
+function eventsWorthRecording(events: EventList): EventList {
+  const lastNormal = events.findLast((event) => event.type === "Normal");
+  return events.filter((event) => event.type === "Warning" || event === lastNormal);
+}
+
+/** A reconcile whose writes failed only reports its warnings: its transitions did not happen. */
+function warningsOnly(events: EventList): EventList {
+  return events.filter((event) => event.type === "Warning");
 }
 
 /** The status operations that turn the stored object's status into the locally computed one. */
