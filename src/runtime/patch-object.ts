@@ -61,20 +61,64 @@ export async function patchObject(
       ? await api.patchClusterCustomObjectStatus(request)
       : await api.patchClusterCustomObject(request);
   } catch (error) {
-    throw classifyPatchError(error, target);
+    throw await classifyPatchError(error, target, () => currentResourceVersion(api, target));
   }
 }
 
-/** Maps API errors of a guarded patch to {@link ConflictError}, {@link GoneError} or the error itself. */
-export function classifyPatchError(error: unknown, target: PatchTarget): unknown {
+async function currentResourceVersion(
+  api: CustomObjectsApi,
+  target: PatchTarget,
+): Promise<string | undefined> {
+  const common = { group: target.group, version: target.version, plural: target.plural, name: target.name };
+  const object = (
+    target.namespace
+      ? await api.getNamespacedCustomObject({ ...common, namespace: target.namespace })
+      : await api.getClusterCustomObject(common)
+  ) as { metadata?: { resourceVersion?: string } };
+  return object.metadata?.resourceVersion;
+}
+
+/**
+ * Maps API errors of a guarded patch to {@link ConflictError}, {@link GoneError} or the error itself.
+ *
+ * Caveat: a failed `test` operation comes back as a bare 422 ("the server rejected our request…")
+ * without details, like other malformed patches; it is a conflict only if the object's resourceVersion
+ * has moved on, so that case is settled by reading it (`readResourceVersion`), once, on failure only.
+ */
+export async function classifyPatchError(
+  error: unknown,
+  target: PatchTarget,
+  readResourceVersion: () => Promise<string | undefined>,
+): Promise<unknown> {
   if (!(error instanceof ApiException)) return error;
   const what = `${target.plural}/${target.namespace ? `${target.namespace}/` : ""}${target.name}`;
-  const body = typeof error.body === "string" ? error.body : JSON.stringify(error.body ?? "");
-  if (error.code === 404) return new GoneError(`${what} no longer exists`, { cause: error });
-  if (error.code === 409 || (error.code === 422 && /test operation|testing value/i.test(body))) {
-    return new ConflictError(`${what} changed since resourceVersion ${target.resourceVersion}; re-reading`, {
+  const conflict = () =>
+    new ConflictError(`${what} changed since resourceVersion ${target.resourceVersion}; re-reading`, {
       cause: error,
     });
+  if (error.code === 404) return new GoneError(`${what} no longer exists`, { cause: error });
+  if (error.code === 409) return conflict();
+  if (error.code === 422 && !hasCauses(error.body)) {
+    try {
+      const current = await readResourceVersion();
+      if (current !== target.resourceVersion) return conflict();
+    } catch (readError) {
+      if (readError instanceof ApiException && readError.code === 404) {
+        return new GoneError(`${what} no longer exists`, { cause: error });
+      }
+    }
   }
   return error;
+}
+
+/** Whether a Status body names field causes (a validation failure, never a failed test operation). */
+function hasCauses(body: unknown): boolean {
+  try {
+    const status = (typeof body === "string" ? JSON.parse(body) : body) as {
+      details?: { causes?: unknown[] };
+    };
+    return (status?.details?.causes?.length ?? 0) > 0;
+  } catch {
+    return false;
+  }
 }

@@ -230,6 +230,17 @@ describe("the Cluster controller", () => {
     });
   });
 
+  it("keeps watching across the API server ending its watches (every 1–2 s here)", async () => {
+    const backend = new SimulatedBackend({ provisionDelayMs: 0 });
+    await withController(backend, async (engine) => {
+      const before = engine.informers.clusters.resourceVersion;
+      await sleep(5_000); // at least two watch timeouts pass
+      await createCluster("after-timeouts");
+      await waitFor("after-timeouts", isReady, 5_000);
+      expect(engine.informers.clusters.resourceVersion).not.toBe(before);
+    });
+  });
+
   it("resumes after a restart mid-provisioning with exactly one backend create", async () => {
     const stateFile = join(mkdtempSync(join(tmpdir(), "sim-")), "state.json");
     const first = await startController(new SimulatedBackend({ provisionDelayMs: 1_500, stateFile }));

@@ -1,0 +1,107 @@
+/** Guarded patches on a real API server: applied at the read version, refused (ConflictError) after any other write. */
+import { CoreV1Api, CustomObjectsApi } from "@kubernetes/client-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Cluster } from "../../src/api/cluster.ts";
+import { CLUSTERS_API_VERSION, RESOURCES } from "../../src/api/constants.ts";
+import { type ControlPlane, startControlPlane } from "../../src/controlplane/control-plane.ts";
+import { Patch } from "../../src/machines/json-patch.ts";
+import { ConflictError, GoneError, patchObject } from "../../src/runtime/patch-object.ts";
+
+let controlPlane: ControlPlane;
+let custom: CustomObjectsApi;
+
+beforeAll(async () => {
+  controlPlane = await startControlPlane({ crdDirectory: "crds" });
+  custom = controlPlane.kubeConfig.makeApiClient(CustomObjectsApi);
+  await controlPlane.kubeConfig
+    .makeApiClient(CoreV1Api)
+    .createNamespace({ body: { metadata: { name: "p" } } });
+});
+
+afterAll(async () => {
+  await controlPlane?.stop();
+});
+
+const target = (cluster: Cluster) => ({
+  ...RESOURCES.Cluster,
+  namespace: "p",
+  name: cluster.metadata.name ?? "",
+  resourceVersion: cluster.metadata.resourceVersion ?? "",
+});
+
+async function create(name: string): Promise<Cluster> {
+  return (await custom.createNamespacedCustomObject({
+    ...RESOURCES.Cluster,
+    namespace: "p",
+    body: {
+      apiVersion: CLUSTERS_API_VERSION,
+      kind: "Cluster",
+      metadata: { name },
+      spec: { profile: "x", tenancy: "Shared" },
+    },
+  })) as Cluster;
+}
+
+describe("patchObject", () => {
+  it("applies operations to the version they were computed from, escaping label keys", async () => {
+    const cluster = await create("fresh");
+    const stored = (await patchObject(controlPlane.kubeConfig, target(cluster), [
+      Patch.add(["metadata", "labels"], { "clusters.openmcp.cloud/provider": "me" }),
+    ])) as unknown as Cluster;
+    expect(stored.metadata.labels).toEqual({ "clusters.openmcp.cloud/provider": "me" });
+    const withStatus = (await patchObject(
+      controlPlane.kubeConfig,
+      target(stored),
+      [Patch.add(["status"], { observedGeneration: 1, phase: "Progressing" })],
+      "status",
+    )) as unknown as Cluster;
+    expect(withStatus.status?.phase).toBe("Progressing");
+  });
+
+  it("refuses with ConflictError when anyone wrote in between, on the object and on its status", async () => {
+    const cluster = await create("contested");
+    await custom.patchNamespacedCustomObject({
+      ...RESOURCES.Cluster,
+      namespace: "p",
+      name: "contested",
+      body: [{ op: "add", path: "/metadata/annotations", value: { other: "writer" } }],
+    });
+    const operations = [Patch.add(["metadata", "labels"], { mine: "yes" })];
+    await expect(patchObject(controlPlane.kubeConfig, target(cluster), operations)).rejects.toBeInstanceOf(
+      ConflictError,
+    );
+    await expect(
+      patchObject(
+        controlPlane.kubeConfig,
+        target(cluster),
+        [Patch.add(["status"], { observedGeneration: 1, phase: "x" })],
+        "status",
+      ),
+    ).rejects.toBeInstanceOf(ConflictError);
+    const after = (await custom.getNamespacedCustomObject({
+      ...RESOURCES.Cluster,
+      namespace: "p",
+      name: "contested",
+    })) as Cluster;
+    expect(after.metadata.labels).toBeUndefined();
+    expect(after.metadata.annotations).toEqual({ other: "writer" });
+  });
+
+  it("passes on a patch the server rejects for itself, at the current version, as the API error it is", async () => {
+    const cluster = await create("malformed");
+    const failure = await patchObject(controlPlane.kubeConfig, target(cluster), [
+      Patch.remove(["metadata", "labels", "absent"]),
+    ]).catch((error: unknown) => error);
+    expect(failure).not.toBeInstanceOf(ConflictError);
+    expect((failure as { code?: number }).code).toBe(422);
+  });
+
+  it("reports a deleted object as GoneError and sends nothing for no operations", async () => {
+    const cluster = await create("doomed");
+    await custom.deleteNamespacedCustomObject({ ...RESOURCES.Cluster, namespace: "p", name: "doomed" });
+    await expect(
+      patchObject(controlPlane.kubeConfig, target(cluster), [Patch.add(["metadata", "labels"], {})]),
+    ).rejects.toBeInstanceOf(GoneError);
+    expect(await patchObject(controlPlane.kubeConfig, target(cluster), [])).toBeUndefined();
+  });
+});
