@@ -1,4 +1,5 @@
 /** What a provider backend reports about one cluster, and the commands the Cluster machine gives it. */
+import type { JsonObject } from "./common.ts";
 
 /** The cluster a command or observation is about: the Cluster object and what it asks for. */
 export interface ClusterTarget {
@@ -9,6 +10,8 @@ export interface ClusterTarget {
   /** Name of the ClusterProfile and of the ProviderConfig it came from. */
   readonly profile: string;
   readonly providerConfig: string;
+  /** `spec.settings` of that ProviderConfig: backend-specific, validated by the backend. */
+  readonly settings?: JsonObject;
 }
 
 /** Where a backend's cluster is in its own lifecycle. */

@@ -1,12 +1,14 @@
 /** `openmcp-engine run`: the controller, until SIGTERM or Ctrl-C. */
 import { mkdirSync } from "node:fs";
-import { resolve } from "node:path";
+import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { BUILT_IN_BACKENDS, createBackend } from "../providers/registry.ts";
+import { systemClock } from "../runtime/clock.ts";
 import { Engine } from "../runtime/engine.ts";
 import { loadKubeConfig } from "../runtime/load-kubeconfig.ts";
 import { createLogger, LOG_LEVELS, type LogLevel } from "../runtime/logger.ts";
-import { parseDnsLabel, parseDuration, parseFraction, parseInteger } from "./flags.ts";
+import { apiSecretReader } from "../runtime/secret-reader.ts";
+import { parseDnsLabel, parseInteger } from "./flags.ts";
 import { UsageError } from "./usage-error.ts";
 
 export const runUsage = `Usage: openmcp-engine run --provider-name <name> [flags]
@@ -18,12 +20,13 @@ Flags:
   --provider-name <name>          this provider's name; profiles naming it are ours (required)
   --environment <name>            first part of generated profile names (default: default)
   --kubeconfig <path>             API server access (default: $KUBECONFIG, else in-cluster, else ~/.kube/config)
-  --backend <name>                ${BUILT_IN_BACKENDS.join(", ")} (default: simulated)
+  --backend <name|path|package>   a built-in (${BUILT_IN_BACKENDS.join(", ")}), a module file or a package
+                                  exporting createBackend (default: simulated)
+  --backend-option <key=value>    a setting for the backend, repeatable (simulated: delay, provisionDelay,
+                                  updateDelay, deleteDelay, failureRate)
   --concurrency <n>               Clusters reconciled at once, 1-64 (default: 4)
   --state-dir <path>              where backends keep state across restarts (default: .state/engine)
   --log-level <level>             ${LOG_LEVELS.join(", ")} (default: info)
-  --simulated-delay <duration>    simulated backend: time to provision, update or delete (default: 3s)
-  --simulated-failure-rate <0-1>  simulated backend: chance that a command fails (default: 0)
   -h, --help                      show this help`;
 
 /** Parsed flags of `run` (also used by `up`, which runs the same engine). */
@@ -35,8 +38,7 @@ export interface RunFlags {
   readonly concurrency: number;
   readonly stateDirectory: string;
   readonly logLevel: LogLevel;
-  readonly simulatedDelayMs: number;
-  readonly simulatedFailureRate: number;
+  readonly backendOptions: Readonly<Record<string, string>>;
 }
 
 /** The flag definitions of the engine, shared with `up`. */
@@ -48,13 +50,19 @@ export const engineFlagOptions = {
   concurrency: { type: "string" },
   "state-dir": { type: "string" },
   "log-level": { type: "string" },
-  "simulated-delay": { type: "string" },
-  "simulated-failure-rate": { type: "string" },
+  "backend-option": { type: "string", multiple: true },
 } as const;
+
+/** Parsed values of {@link engineFlagOptions}. */
+export type EngineFlagValues = {
+  readonly [K in keyof typeof engineFlagOptions]?: (typeof engineFlagOptions)[K] extends { multiple: true }
+    ? string[]
+    : string;
+};
 
 /** Checks and converts the engine flags; `defaults` fill what the user left out. */
 export function engineFlags(
-  values: Partial<Record<keyof typeof engineFlagOptions, string>>,
+  values: EngineFlagValues,
   usage: string,
   defaults: { providerName?: string; environment?: string } = {},
 ): RunFlags {
@@ -63,11 +71,11 @@ export function engineFlags(
     throw new UsageError(`--log-level "${logLevel}" must be one of ${LOG_LEVELS.join(", ")}`, usage);
   }
   const backend = values.backend ?? "simulated";
-  if (!BUILT_IN_BACKENDS.includes(backend)) {
-    throw new UsageError(
-      `--backend "${backend}" is unknown; built-in backends: ${BUILT_IN_BACKENDS.join(", ")}`,
-      usage,
-    );
+  const backendOptions: Record<string, string> = {};
+  for (const option of values["backend-option"] ?? []) {
+    const at = option.indexOf("=");
+    if (at <= 0) throw new UsageError(`--backend-option "${option}" must look like key=value`, usage);
+    backendOptions[option.slice(0, at)] = option.slice(at + 1);
   }
   return {
     providerName: parseDnsLabel("provider-name", values["provider-name"] ?? defaults.providerName, usage),
@@ -77,31 +85,25 @@ export function engineFlags(
     concurrency: parseInteger("concurrency", values.concurrency ?? "4", 1, 64, usage),
     stateDirectory: resolve(values["state-dir"] ?? ".state/engine"),
     logLevel: logLevel as LogLevel,
-    simulatedDelayMs: parseDuration("simulated-delay", values["simulated-delay"] ?? "3s", usage),
-    simulatedFailureRate: parseFraction(
-      "simulated-failure-rate",
-      values["simulated-failure-rate"] ?? "0",
-      usage,
-    ),
+    backendOptions,
   };
 }
 
-/** Builds the engine the flags describe (the backend keeps its state under the state folder). */
-export function engineFromFlags(
+/** Builds the engine the flags describe; the backend keeps its state in a folder of its own under the state folder. */
+export async function engineFromFlags(
   flags: RunFlags,
   kubeConfig: ReturnType<typeof loadKubeConfig>["kubeConfig"],
   write?: (line: string) => void,
-): Engine {
-  mkdirSync(flags.stateDirectory, { recursive: true });
-  const delay = flags.simulatedDelayMs;
-  const backend = createBackend(flags.backend, {
-    stateDirectory: flags.stateDirectory,
-    simulated: {
-      provisionDelayMs: delay,
-      updateDelayMs: delay,
-      deleteDelayMs: delay,
-      failureRate: flags.simulatedFailureRate,
-    },
+): Promise<Engine> {
+  const log = createLogger({ level: flags.logLevel, ...(write ? { write } : {}) });
+  const stateDirectory = join(flags.stateDirectory, flags.backend.replace(/[^a-zA-Z0-9._-]+/g, "_"));
+  mkdirSync(stateDirectory, { recursive: true });
+  const backend = await createBackend(flags.backend, {
+    stateDirectory,
+    options: flags.backendOptions,
+    log: log.with({ backend: flags.backend }),
+    clock: systemClock,
+    readSecret: apiSecretReader(kubeConfig),
   });
   return new Engine({
     kubeConfig,
@@ -109,13 +111,13 @@ export function engineFromFlags(
     environment: flags.environment,
     backend,
     concurrency: flags.concurrency,
-    log: createLogger({ level: flags.logLevel, ...(write ? { write } : {}) }),
+    log,
   });
 }
 
 /** Runs the engine until a signal; a second signal exits at once. */
 export async function run(args: string[]): Promise<void> {
-  let values: Partial<Record<keyof typeof engineFlagOptions, string>>;
+  let values: EngineFlagValues;
   try {
     values = parseArgs({ args, options: engineFlagOptions, strict: true, allowPositionals: false }).values;
   } catch (error) {
@@ -123,7 +125,7 @@ export async function run(args: string[]): Promise<void> {
   }
   const flags = engineFlags(values, runUsage);
   const { kubeConfig, source } = loadKubeConfig(flags.kubeconfig);
-  const engine = engineFromFlags(flags, kubeConfig);
+  const engine = await engineFromFlags(flags, kubeConfig);
   const log = createLogger({ level: flags.logLevel });
   log.info("connecting", { kubeconfig: source, server: kubeConfig.getCurrentCluster()?.server });
   // The engine's timers are unreferenced; this keeps the process up while it waits for the API server.

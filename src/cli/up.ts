@@ -25,7 +25,7 @@ Flags:
   --no-demo                 the engine but no sample objects
   --demo-dir <folder>       sample objects to apply (default: examples/demo)
   --log <path>              the engine's JSON log (default: .state/engine.log)
-  Engine flags as for 'run' (defaults here: --provider-name local --environment local --simulated-delay 3s).
+  Engine flags as for 'run' (defaults here: --provider-name local --environment local).
   -h, --help                show this help`;
 
 /** Runs `up` with its command-line arguments; resolves after Ctrl-C (SIGINT) or SIGTERM. */
@@ -57,7 +57,7 @@ Local control plane is up at ${controlPlane.server}.
   if (flags.controller) {
     await mkdir(dirname(flags.log), { recursive: true });
     const logFile = createWriteStream(flags.log, { flags: "a" });
-    const engine = engineFromFlags(
+    const engine = await engineFromFlags(
       { ...flags.engine, stateDirectory: join(controlPlane.directory, "engine") },
       controlPlane.kubeConfig,
       (line) => logFile.write(`${line}\n`),
@@ -113,7 +113,7 @@ interface UpFlags {
 }
 
 function parseFlags(args: string[]): UpFlags {
-  let values: Record<string, string | boolean | undefined>;
+  let values: Record<string, string | boolean | string[] | undefined>;
   try {
     values = parseArgs({
       args,
@@ -135,7 +135,10 @@ function parseFlags(args: string[]): UpFlags {
     throw new UsageError((error as Error).message, upUsage);
   }
   const text = (name: string) => (typeof values[name] === "string" ? (values[name] as string) : undefined);
-  const engineValues = Object.fromEntries(Object.keys(engineFlagOptions).map((name) => [name, text(name)]));
+  const engineValues = {
+    ...Object.fromEntries(Object.keys(engineFlagOptions).map((name) => [name, text(name)])),
+    "backend-option": (values["backend-option"] as unknown as string[] | undefined) ?? [],
+  };
   return {
     kubeconfigOut: resolve(text("kubeconfig-out") ?? join(".state", "kubeconfig")),
     crds: resolve(text("crds") ?? join(repositoryRoot, "crds")),

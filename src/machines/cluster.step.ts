@@ -64,6 +64,8 @@ export interface ClusterStepInput {
   readonly providerName: string;
   /** The backend's view; `{ exists: false }` when it was not asked (not ours). */
   readonly observation: ClusterObservation;
+  /** `spec.settings` of the Cluster's ProviderConfig, handed to the backend with every command. */
+  readonly settings?: JsonObject;
   /** The version an unversioned Cluster gets (the ProviderConfig's defaultVersion); else the newest. */
   readonly defaultVersion?: string;
   /** Message of the last failed backend command for this Cluster, if the last attempt failed. */
@@ -124,7 +126,7 @@ export function stepCluster(input: ClusterStepInput): ClusterStepResult {
   });
   const state = stateValueToString(snapshot.value);
 
-  const target = clusterTarget(cluster, profile);
+  const target = clusterTarget(cluster, profile, input.settings);
   let finalizer: "add" | "remove" | undefined;
   const commands: ClusterCommand[] = [];
   const events: ClusterEventRecord[] = [];
@@ -217,8 +219,13 @@ function restoreSnapshot(state: string): AnyMachineSnapshot {
 }
 
 /** The backend's key and description of a Cluster. */
-export function clusterTarget(cluster: Cluster, profile: ClusterProfile | undefined): ClusterTarget {
+export function clusterTarget(
+  cluster: Cluster,
+  profile: ClusterProfile | undefined,
+  settings?: JsonObject,
+): ClusterTarget {
   return {
+    ...(settings ? { settings } : {}),
     uid: cluster.metadata.uid ?? "",
     namespace: cluster.metadata.namespace ?? "",
     name: cluster.metadata.name ?? "",

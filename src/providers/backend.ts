@@ -2,29 +2,77 @@
 import type { ClusterObservation, ClusterTarget } from "../api/backend.ts";
 import type { SupportedVersion } from "../api/cluster-profile.ts";
 import type { ProviderConfig } from "../api/provider-config.ts";
+import type { Clock } from "../runtime/clock.ts";
+import type { Logger } from "../runtime/logger.ts";
+
+/** What a backend can do beyond the required lifecycle. */
+export interface BackendCapabilities {
+  /** Its clusters are real API servers it can give admin access to (so AccessRequests can be granted). */
+  readonly adminAccess: boolean;
+  /** It can set up OIDC trust on its clusters (AccessRequests with `spec.oidc`). */
+  readonly oidc: boolean;
+}
+
+/** Admin access to one cluster, for granting AccessRequests. Kept in memory by the engine; never in status, logs or Events. */
+export interface AdminAccess {
+  /** A kubeconfig (YAML) with cluster-admin rights on the cluster. */
+  readonly kubeconfig: string;
+}
 
 /**
  * A provider backend. The engine calls it only from its runtime, never from the machines, and never
  * for a Cluster that belongs to another provider.
  *
- * Contract (the same for every backend):
+ * Contract (the same for every backend; `test/support/backend-conformance.ts` checks it):
  * - `observe` only reads. It reports `{ exists: false }` for a cluster it does not hold.
- * - `create`, `update` and `delete` are idempotent: calling one twice, or after a restart of the
- *   controller, has the effect of calling it once. `create` never makes a second cluster for one
- *   Cluster object (keyed by `target.uid`); `delete` of an absent cluster succeeds.
- * - Commands may return before the work is done; `observe` tells when it is (`ready`, or absent after
- *   a delete). A command that cannot succeed throws an Error whose message a person can act on.
- * - No secret (kubeconfig, token) ever appears in an observation.
+ * - `create`, `update` and `delete` are idempotent: calling one twice, or again after the controller
+ *   restarted (a new instance on the same state directory), has the effect of calling it once. `create`
+ *   never makes a second cluster for one Cluster object (keyed by `target.uid`); `delete` of an absent
+ *   cluster succeeds. A command may return before the work is done; `observe` tells when it is
+ *   (`ready` with an endpoint, or absent after a delete).
+ * - A command that cannot succeed throws an Error whose message a person can act on; a command that
+ *   threw may or may not have taken effect, and the engine simply calls it again.
+ * - Versions reported by `observe` are ones `supportedVersions` offered.
+ * - No secret (kubeconfig, token, key) ever appears in an observation or an error message.
  */
 export interface ClusterBackend {
-  /** Short name used in logs and the Info column, e.g. `simulated`. */
+  /** Short name used in logs, e.g. `simulated`. */
   readonly name: string;
-  /** The versions a ClusterProfile made from `config` offers (a subset of what the config asks for). */
+  readonly capabilities: BackendCapabilities;
+  /** The versions a ClusterProfile made from `config` offers: what the backend can build of what the config lists. */
   supportedVersions(config: ProviderConfig): readonly SupportedVersion[];
+  /** Properties of the clusters made from `config`, e.g. `workerless`. */
+  traits(config: ProviderConfig): readonly string[];
   observe(target: ClusterTarget): Promise<ClusterObservation>;
   create(target: ClusterTarget, version: string): Promise<void>;
   update(target: ClusterTarget, version: string): Promise<void>;
   delete(target: ClusterTarget): Promise<void>;
-  /** Releases resources (files, connections) at shutdown. */
+  /**
+   * Admin access to a cluster that exists and is ready, pointing at its observed endpoint; `undefined`
+   * while it is not, or always when `capabilities.adminAccess` is false. Read-only.
+   */
+  adminAccess(target: ClusterTarget): Promise<AdminAccess | undefined>;
+  /** Releases what the instance holds (files, connections). Clusters keep running: a new instance adopts them. */
   close?(): Promise<void>;
 }
+
+/** Reads one key of a Secret in the controller's management cluster (the runtime performs the read). */
+export type SecretReader = (namespace: string, name: string, key: string) => Promise<string | undefined>;
+
+/** What a backend factory is given. */
+export interface BackendContext {
+  /** A folder only this backend uses, kept across restarts of the controller. */
+  readonly stateDirectory: string;
+  /** `--backend-option key=value` pairs, for backend-wide settings (per-config ones live in `ProviderConfig.spec.settings`). */
+  readonly options: Readonly<Record<string, string>>;
+  readonly log: Logger;
+  readonly clock: Clock;
+  /** For settings that point at Secrets (e.g. a kubeconfig), read through the runtime. */
+  readonly readSecret: SecretReader;
+}
+
+/**
+ * Makes a backend. A backend module (built-in, a file, or a package named by `--backend`) exports one
+ * as `createBackend` (or as its default export).
+ */
+export type BackendFactory = (context: BackendContext) => ClusterBackend | Promise<ClusterBackend>;

@@ -1,28 +1,91 @@
-/** The built-in backends by name; `--backend` picks one. */
-import type { ClusterBackend } from "./backend.ts";
-import { SimulatedBackend, type SimulatedBackendOptions } from "./simulated.ts";
+/** Finds a backend by `--backend`: a built-in name, a module path, or a package that exports a factory. */
+import { createRequire } from "node:module";
+import { isAbsolute, join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import type { BackendContext, BackendFactory, ClusterBackend } from "./backend.ts";
 
-/** Options every built-in backend may use. */
-export interface BackendSettings {
-  /** Folder where a backend keeps state that must outlive the process. */
-  readonly stateDirectory?: string;
-  readonly simulated?: Omit<SimulatedBackendOptions, "stateFile">;
-}
-
-const builtIns: Record<string, (settings: BackendSettings) => ClusterBackend> = {
-  simulated: (settings) =>
-    new SimulatedBackend({
-      ...settings.simulated,
-      ...(settings.stateDirectory ? { stateFile: `${settings.stateDirectory}/simulated.json` } : {}),
-    }),
+/** The built-in backends, loaded on demand. */
+const builtIns: Readonly<Record<string, () => Promise<unknown>>> = {
+  simulated: () => import("./simulated.ts"),
 };
 
 /** Names of the built-in backends. */
 export const BUILT_IN_BACKENDS: readonly string[] = Object.keys(builtIns);
 
-/** Creates the backend called `name`; an unknown name is an error that lists the known ones. */
-export function createBackend(name: string, settings: BackendSettings = {}): ClusterBackend {
-  const make = builtIns[name];
-  if (!make) throw new Error(`unknown backend "${name}"; built-in backends: ${BUILT_IN_BACKENDS.join(", ")}`);
-  return make(settings);
+/** A backend could not be loaded or made; the message says what to fix. */
+export class BackendLoadError extends Error {
+  override readonly name = "BackendLoadError";
+}
+
+const looksLikePath = (spec: string) =>
+  spec.startsWith("./") || spec.startsWith("../") || isAbsolute(spec) || /\.(m?js|ts|mts)$/.test(spec);
+
+/** Imports the module `spec` names (relative paths and packages are resolved from `cwd`). */
+async function importBackendModule(spec: string, cwd: string): Promise<unknown> {
+  const builtIn = builtIns[spec];
+  if (builtIn) return builtIn();
+  try {
+    if (looksLikePath(spec)) return await import(pathToFileURL(resolve(cwd, spec)).href);
+    try {
+      return await import(createRequire(join(cwd, "package.json")).resolve(spec));
+    } catch {
+      return await import(spec); // e.g. a package installed next to the engine itself
+    }
+  } catch (error) {
+    const known = BUILT_IN_BACKENDS.join(", ");
+    throw new BackendLoadError(
+      `cannot load backend "${spec}": ${(error as Error).message.split("\n")[0]} (built-in backends: ${known}; or give a module path or package name)`,
+      { cause: error },
+    );
+  }
+}
+
+/** The factory a backend module exports as `createBackend` or as its default export. */
+export async function loadBackendFactory(spec: string, cwd = process.cwd()): Promise<BackendFactory> {
+  const module = (await importBackendModule(spec, cwd)) as Record<string, unknown>;
+  const factory = module.createBackend ?? module.default;
+  if (typeof factory !== "function") {
+    const exports = Object.keys(module).join(", ") || "nothing";
+    throw new BackendLoadError(
+      `backend module "${spec}" exports no createBackend function (it exports: ${exports}); export a BackendFactory as createBackend or as default`,
+    );
+  }
+  return factory as BackendFactory;
+}
+
+const requiredMethods = [
+  "supportedVersions",
+  "traits",
+  "observe",
+  "create",
+  "update",
+  "delete",
+  "adminAccess",
+] as const;
+
+/** Loads and makes the backend `spec` names, and checks that it has the shape of a {@link ClusterBackend}. */
+export async function createBackend(
+  spec: string,
+  context: BackendContext,
+  cwd = process.cwd(),
+): Promise<ClusterBackend> {
+  const factory = await loadBackendFactory(spec, cwd);
+  let backend: ClusterBackend;
+  try {
+    backend = await factory(context);
+  } catch (error) {
+    throw new BackendLoadError(`backend "${spec}" could not start: ${(error as Error).message}`, {
+      cause: error,
+    });
+  }
+  const candidate = backend as unknown as Record<string, unknown> | undefined;
+  const missing = requiredMethods.filter((method) => typeof candidate?.[method] !== "function");
+  if (typeof candidate?.name !== "string") missing.unshift("name" as never);
+  if (typeof candidate?.capabilities !== "object") missing.push("capabilities" as never);
+  if (missing.length > 0) {
+    throw new BackendLoadError(
+      `backend "${spec}" lacks ${missing.join(", ")}; see ClusterBackend in src/providers/backend.ts`,
+    );
+  }
+  return backend;
 }

@@ -2,9 +2,10 @@
 import { readFileSync, renameSync, writeFileSync } from "node:fs";
 import type { ClusterObservation, ClusterTarget } from "../api/backend.ts";
 import type { SupportedVersion } from "../api/cluster-profile.ts";
+import { parseDuration } from "../api/duration.ts";
 import type { ProviderConfig } from "../api/provider-config.ts";
 import { type Clock, systemClock } from "../runtime/clock.ts";
-import type { ClusterBackend } from "./backend.ts";
+import type { AdminAccess, BackendContext, BackendFactory, ClusterBackend } from "./backend.ts";
 
 /** Knobs of the simulation. */
 export interface SimulatedBackendOptions {
@@ -43,6 +44,8 @@ interface SimulatedCluster {
 /** A {@link ClusterBackend} that simulates clusters; commands are idempotent, keyed by Cluster uid. */
 export class SimulatedBackend implements ClusterBackend {
   readonly name = "simulated";
+  /** Its clusters are not real: there is nothing to grant access to. */
+  readonly capabilities = { adminAccess: false, oidc: false } as const;
   readonly #options: Required<Omit<SimulatedBackendOptions, "stateFile">> & { stateFile: string | undefined };
   readonly #clusters = new Map<string, SimulatedCluster>();
   #created = 0;
@@ -63,6 +66,14 @@ export class SimulatedBackend implements ClusterBackend {
   supportedVersions(config: ProviderConfig): readonly SupportedVersion[] {
     const listed = config.spec.supportedVersions ?? [];
     return listed.length > 0 ? listed : SIMULATED_DEFAULT_VERSIONS;
+  }
+
+  traits(config: ProviderConfig): readonly string[] {
+    return config.spec.traits ?? [];
+  }
+
+  async adminAccess(_target: ClusterTarget): Promise<AdminAccess | undefined> {
+    return undefined;
   }
 
   async observe(target: ClusterTarget): Promise<ClusterObservation> {
@@ -176,4 +187,37 @@ function targetKey(target: ClusterTarget) {
 
 function describe(target: ClusterTarget): string {
   return `cluster ${target.namespace}/${target.name}`;
+}
+
+/**
+ * The `simulated` backend from `--backend-option`s: `delay` (all phases, e.g. `3s`), `provisionDelay`,
+ * `updateDelay`, `deleteDelay`, `failureRate` (0–1). State lives in `simulated.json` in the state folder.
+ */
+export const createBackend: BackendFactory = (context: BackendContext) => {
+  const { options } = context;
+  const delay = options.delay === undefined ? undefined : parseMs("delay", options.delay);
+  const pick = (name: string) =>
+    options[name] === undefined ? delay : parseMs(name, options[name] as string);
+  const failureRate = options.failureRate === undefined ? 0 : Number(options.failureRate);
+  if (!(failureRate >= 0 && failureRate <= 1)) {
+    throw new Error(`simulated backend: failureRate "${options.failureRate}" must be a number from 0 to 1`);
+  }
+  const provisionDelayMs = pick("provisionDelay");
+  const updateDelayMs = pick("updateDelay");
+  const deleteDelayMs = pick("deleteDelay");
+  return new SimulatedBackend({
+    ...(provisionDelayMs === undefined ? {} : { provisionDelayMs }),
+    ...(updateDelayMs === undefined ? {} : { updateDelayMs }),
+    ...(deleteDelayMs === undefined ? {} : { deleteDelayMs }),
+    failureRate,
+    stateFile: `${context.stateDirectory}/simulated.json`,
+    clock: context.clock,
+  });
+};
+
+function parseMs(name: string, value: string): number {
+  const ms = parseDuration(value);
+  if (ms === undefined)
+    throw new Error(`simulated backend: ${name} "${value}" is not a duration like 500ms, 3s or 1m`);
+  return ms;
 }

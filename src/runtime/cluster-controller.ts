@@ -131,7 +131,8 @@ export class ClusterController {
     const responsibility = clusterResponsibility(cluster, profile, this.#options.providerName);
     if (responsibility === "ignored" || responsibility === "foreign") return Outcome.awaitChange();
 
-    const target = clusterTarget(cluster, profile);
+    const settings = this.#configOf(profile)?.spec.settings;
+    const target = clusterTarget(cluster, profile, settings);
     const uid = target.uid;
     const backend = this.#options.backend;
     let observation: ClusterObservation =
@@ -203,6 +204,10 @@ export class ClusterController {
       now: new Date(this.#clock.now()).toISOString().replace(/\.\d+Z$/, "Z"),
       timing: this.#timing,
     });
+  }
+
+  #configOf(profile: ClusterProfile | undefined): ProviderConfig | undefined {
+    return profile ? this.providerConfigs.get(profile.spec.providerConfigRef.name) : undefined;
   }
 
   /** Sends one guarded patch (nothing when `operations` is empty); returns the object as stored. */

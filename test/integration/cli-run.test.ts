@@ -46,7 +46,7 @@ function startRun(stateDir: string): { child: ChildProcess; output: () => string
       "--environment=test",
       `--kubeconfig=${controlPlane.kubeconfigPath}`,
       `--state-dir=${stateDir}`,
-      "--simulated-delay=2s",
+      "--backend-option=delay=2s",
       "--log-level=debug",
     ],
     { stdio: ["ignore", "pipe", "pipe"] },
@@ -98,7 +98,7 @@ describe("openmcp-engine run", () => {
     try {
       const ready = await waitForCluster("survivor", (c) => c.status?.phase === "Ready");
       expect(ready.status?.providerStatus).toMatchObject({ state: "ready" });
-      const state = JSON.parse(readFileSync(join(stateDir, "simulated.json"), "utf8")) as { created: number };
+      const state = JSON.parse(readFileSync(join(stateDir, "simulated", "simulated.json"), "utf8")) as { created: number };
       expect(state.created).toBe(1);
       expect(first.output() + second.output()).not.toMatch(
         /BEGIN (CERTIFICATE|PRIVATE KEY)|client-key-data|token/i,
@@ -125,10 +125,9 @@ describe("openmcp-engine run", () => {
       [["--provider-name=Bad_Name"], '--provider-name "Bad_Name" must be a DNS label'],
       [["--provider-name=p", "--concurrency=0"], '--concurrency "0" must be a whole number from 1 to 64'],
       [
-        ["--provider-name=p", "--backend=cloudy"],
-        '--backend "cloudy" is unknown; built-in backends: simulated',
+        ["--provider-name=p", "--backend-option=nonsense"],
+        '--backend-option "nonsense" must look like key=value',
       ],
-      [["--provider-name=p", "--simulated-delay=soon"], '--simulated-delay "soon" is not a duration'],
       [
         ["--provider-name=p", "--log-level=loud"],
         '--log-level "loud" must be one of debug, info, warn, error',
@@ -137,6 +136,27 @@ describe("openmcp-engine run", () => {
     for (const [args, message] of cases) {
       const result = spawnSync(process.execPath, [main, "run", ...args], { encoding: "utf8" });
       expect(result.status, args.join(" ")).toBe(2);
+      expect(result.stderr).toContain(message);
+    }
+  });
+
+  it("names the problem of a backend that cannot be loaded or started", () => {
+    const cases: Array<[string[], string]> = [
+      [["--backend=cloudy"], 'cannot load backend "cloudy"'],
+      [["--backend=./no/such/module.ts"], 'cannot load backend "./no/such/module.ts"'],
+      [
+        ["--backend=./src/api/constants.ts"],
+        'backend module "./src/api/constants.ts" exports no createBackend function',
+      ],
+      [["--backend-option=delay=soon"], 'simulated backend: delay "soon" is not a duration'],
+    ];
+    for (const [args, message] of cases) {
+      const result = spawnSync(
+        process.execPath,
+        [main, "run", "--provider-name=p", `--kubeconfig=${controlPlane.kubeconfigPath}`, ...args],
+        { encoding: "utf8", cwd: join(import.meta.dirname, "..", "..") },
+      );
+      expect(result.status, args.join(" ")).toBe(1);
       expect(result.stderr).toContain(message);
     }
   });

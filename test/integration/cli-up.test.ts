@@ -22,7 +22,7 @@ describe("openmcp-engine up", () => {
         kubeconfig,
         "--log",
         join(folder, "engine.log"),
-        "--simulated-delay=1s",
+        "--backend-option=delay=1s",
       ],
       { stdio: ["ignore", "pipe", "pipe"] },
     );

@@ -1,0 +1,18 @@
+/** Reads keys of Secrets in the management cluster on behalf of backends, which never talk to the API server. */
+import { ApiException, CoreV1Api, type KubeConfig } from "@kubernetes/client-node";
+import type { SecretReader } from "../providers/backend.ts";
+
+/** A {@link SecretReader} over the API server; undefined for a missing Secret or key. */
+export function apiSecretReader(kubeConfig: KubeConfig): SecretReader {
+  const core = kubeConfig.makeApiClient(CoreV1Api);
+  return async (namespace, name, key) => {
+    try {
+      const secret = await core.readNamespacedSecret({ namespace, name });
+      const value = secret.data?.[key];
+      return value === undefined ? undefined : Buffer.from(value, "base64").toString("utf8");
+    } catch (error) {
+      if (error instanceof ApiException && error.code === 404) return undefined;
+      throw error;
+    }
+  };
+}
