@@ -137,6 +137,7 @@ try {
     uid: sample.metadata.uid ?? "",
     namespace: "engine",
     name: "c-0",
+    tenancy: "Exclusive",
     profile: PROFILE,
     providerConfig: "sim",
   });

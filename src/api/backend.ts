@@ -8,6 +8,8 @@ export interface ClusterTarget {
   readonly namespace: string;
   readonly name: string;
   /** Name of the ClusterProfile and of the ProviderConfig it came from. */
+  /** `spec.tenancy`: whether the cluster serves one ClusterRequest or several. */
+  readonly tenancy: "Exclusive" | "Shared";
   readonly profile: string;
   readonly providerConfig: string;
   /** `spec.settings` of that ProviderConfig: backend-specific, validated by the backend. */

@@ -229,6 +229,7 @@ export function clusterTarget(
     uid: cluster.metadata.uid ?? "",
     namespace: cluster.metadata.namespace ?? "",
     name: cluster.metadata.name ?? "",
+    tenancy: cluster.spec.tenancy,
     profile: cluster.spec.profile,
     providerConfig: profile?.spec.providerConfigRef.name ?? "",
   };

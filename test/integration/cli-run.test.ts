@@ -98,7 +98,9 @@ describe("openmcp-engine run", () => {
     try {
       const ready = await waitForCluster("survivor", (c) => c.status?.phase === "Ready");
       expect(ready.status?.providerStatus).toMatchObject({ state: "ready" });
-      const state = JSON.parse(readFileSync(join(stateDir, "simulated", "simulated.json"), "utf8")) as { created: number };
+      const state = JSON.parse(readFileSync(join(stateDir, "simulated", "simulated.json"), "utf8")) as {
+        created: number;
+      };
       expect(state.created).toBe(1);
       expect(first.output() + second.output()).not.toMatch(
         /BEGIN (CERTIFICATE|PRIVATE KEY)|client-key-data|token/i,

@@ -49,6 +49,7 @@ describe("a new Cluster of ours", () => {
           uid: "4a1e6f0e-0000-4000-8000-000000000001",
           namespace: "my-namespace",
           name: "my-cluster",
+          tenancy: "Shared",
           profile: "test.engine-test.small",
           providerConfig: "small",
         },
