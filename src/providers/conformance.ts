@@ -1,0 +1,485 @@
+/**
+ * The backend conformance kit: the ClusterBackend contract as an executable, model-based property test.
+ * Call `checkBackendConformance(createBackend)` from any backend's test file; it throws with a shrunk,
+ * readable sequence of calls when the backend breaks the contract.
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import fc from "fast-check";
+import type { ClusterObservation, ClusterTarget } from "../api/backend.ts";
+import type { SupportedVersion } from "../api/cluster-profile.ts";
+import type { JsonObject } from "../api/common.ts";
+import { ENGINE_API_VERSION } from "../api/constants.ts";
+import type { ProviderConfig } from "../api/provider-config.ts";
+import { systemClock } from "../runtime/clock.ts";
+import { silentLogger } from "../runtime/logger.ts";
+import type { BackendContext, BackendFactory, ClusterBackend } from "./backend.ts";
+
+/** How hard to test. Defaults suit a fast backend; slow ones lower `numRuns`/`maxCommands` and raise `readyTimeoutMs`. */
+export interface ConformanceOptions {
+  /** Random call sequences to try (default 20). */
+  readonly numRuns?: number;
+  /** Calls per sequence at most (default 10). */
+  readonly maxCommands?: number;
+  /** How long "eventually ready" and "eventually gone" may take (default 10 s). */
+  readonly readyTimeoutMs?: number;
+  /** The ProviderConfig the clusters come from (default: one listing no versions, for this backend). */
+  readonly config?: ProviderConfig;
+  /** `spec.settings` given with every target (default: the config's). */
+  readonly settings?: JsonObject;
+  /** Overrides of the factory's context (options, readSecret, …); the kit supplies the state folder. */
+  readonly context?: Partial<Omit<BackendContext, "stateDirectory">>;
+  /** Lists what a backend left behind after everything was deleted (processes, folders); must be empty. */
+  readonly leftovers?: (stateDirectory: string) => Promise<string[]>;
+  /** Clusters the backend holds right now, if it can tell; never more than the Cluster objects that exist. */
+  readonly liveClusters?: (backend: ClusterBackend) => Promise<number> | number;
+  /** Seed and path, to replay a failure (both are printed with it). */
+  readonly seed?: number;
+  readonly path?: string;
+}
+
+/** A fault the kit injects around one command call, as the engine sees failures. */
+type Fault = "none" | "before" | "after";
+
+interface ModelCluster {
+  status: "created" | "deleted";
+  version: string;
+}
+
+/** What the kit believes: which of the run's Cluster objects exist, as the engine would know it. */
+interface Model {
+  readonly clusters: Map<number, ModelCluster>;
+}
+
+/** The system under test: the current backend instance (replaced on restart) and what it reported. */
+interface Real {
+  backend: ClusterBackend;
+  readonly stateDirectory: string;
+  readonly run: number;
+  readonly versions: readonly SupportedVersion[];
+  readonly endpoints: Map<number, string>;
+  readonly restart: () => Promise<void>;
+  readonly target: (index: number) => ClusterTarget;
+}
+
+/** The contract was broken; the message says which rule, for which call. */
+export class ConformanceError extends Error {
+  override readonly name = "ConformanceError";
+}
+
+function fail(rule: string, detail: string): never {
+  throw new ConformanceError(`${rule}: ${detail}`);
+}
+
+/** Runs a command as the engine would: after a failure, call again until it succeeds. */
+async function callWithFaults(
+  label: string,
+  faults: readonly Fault[],
+  call: () => Promise<void>,
+): Promise<void> {
+  for (const fault of faults) {
+    if (fault === "before") continue; // the call never reached the backend; the engine retries
+    if (fault === "after") {
+      await call(); // the backend did it, but the reply was lost; the engine retries
+    }
+  }
+  try {
+    await call();
+  } catch (error) {
+    fail("commands succeed when they can", `${label} threw: ${(error as Error).message}`);
+  }
+}
+
+async function eventually(
+  label: string,
+  timeoutMs: number,
+  probe: () => Promise<ClusterObservation>,
+  until: (o: ClusterObservation) => boolean,
+): Promise<ClusterObservation> {
+  const deadline = Date.now() + timeoutMs;
+  let last: ClusterObservation;
+  for (;;) {
+    last = await probe();
+    if (until(last)) return last;
+    if (Date.now() > deadline)
+      fail("eventually", `${label} not reached after ${timeoutMs} ms; last: ${JSON.stringify(last)}`);
+    await sleep(Math.min(250, Math.max(10, timeoutMs / 100)));
+  }
+}
+
+const isReady = (o: ClusterObservation) => o.exists && o.phase === "ready" && Boolean(o.endpoint);
+
+function checkObservation(
+  real: Real,
+  model: Model,
+  index: number,
+  observation: ClusterObservation,
+  label: string,
+): void {
+  const cluster = model.clusters.get(index);
+  if (!cluster && observation.exists)
+    fail("observe reports only what was created", `${label}: ${JSON.stringify(observation)}`);
+  if (!observation.exists) {
+    if (cluster?.status === "created")
+      fail("a created cluster exists until deleted", `${label} reports it absent`);
+    return;
+  }
+  if (!real.versions.some((v) => v.version === observation.version)) {
+    fail(
+      "versions reported are supported",
+      `${label} reports ${observation.version}; supported: ${real.versions.map((v) => v.version).join(", ")}`,
+    );
+  }
+  if (observation.endpoint) {
+    const known = real.endpoints.get(index);
+    if (known && known !== observation.endpoint && cluster?.status === "created") {
+      fail(
+        "one cluster per Cluster object",
+        `${label}: endpoint changed from ${known} to ${observation.endpoint}`,
+      );
+    }
+    real.endpoints.set(index, observation.endpoint);
+  }
+  if (/BEGIN [A-Z ]*(KEY|CERTIFICATE)|client-key-data|token:/.test(JSON.stringify(observation))) {
+    fail("no secret in an observation", `${label} carries credentials`);
+  }
+}
+
+async function checkLiveCount(
+  real: Real,
+  model: Model,
+  options: ConformanceOptions,
+  label: string,
+): Promise<void> {
+  if (!options.liveClusters) return;
+  const live = await options.liveClusters(real.backend);
+  const allowed = [...model.clusters.values()].filter((c) => c.status === "created").length;
+  if (live > allowed)
+    fail(
+      "one cluster per Cluster object",
+      `after ${label} the backend holds ${live}, expected at most ${allowed}`,
+    );
+}
+
+const faultsArb = fc.array(fc.constantFrom<Fault>("none", "before", "after"), { maxLength: 2 });
+const describeFaults = (faults: readonly Fault[]) =>
+  faults.some((f) => f !== "none") ? `, faults=[${faults.join(",")}]` : "";
+
+type Command = fc.AsyncCommand<Model, Real>;
+
+const createCommand = (
+  index: number,
+  versionIndex: number,
+  faults: readonly Fault[],
+  twice: boolean,
+  options: ConformanceOptions,
+): Command => {
+  const label = `create(c${index}, v#${versionIndex}${describeFaults(faults)}${twice ? ", twice" : ""})`;
+  return {
+    check: (model) => model.clusters.get(index)?.status !== "deleted",
+    async run(model, real) {
+      const version = (real.versions[versionIndex % real.versions.length] as SupportedVersion).version;
+      const target = real.target(index);
+      await callWithFaults(label, faults, () => real.backend.create(target, version));
+      if (twice) await callWithFaults(`${label} (again)`, [], () => real.backend.create(target, version));
+      if (!model.clusters.has(index)) model.clusters.set(index, { status: "created", version });
+      const observation = await real.backend.observe(target);
+      if (!observation.exists) fail("create is visible at once", `${label}: observe says absent`);
+      checkObservation(real, model, index, observation, label);
+      await checkLiveCount(real, model, options, label);
+    },
+    toString: () => label,
+  };
+};
+
+const observeCommand = (index: number): Command => {
+  const label = `observe(c${index})`;
+  return {
+    check: () => true,
+    async run(model, real) {
+      const target = real.target(index);
+      const first = await real.backend.observe(target);
+      const second = await real.backend.observe(target);
+      checkObservation(real, model, index, first, label);
+      checkObservation(real, model, index, second, label);
+      if (!first.exists && second.exists)
+        fail("observe changes nothing", `${label}: a second look found a cluster`);
+    },
+    toString: () => label,
+  };
+};
+
+const awaitReadyCommand = (index: number, options: ConformanceOptions): Command => {
+  const label = `awaitReady(c${index})`;
+  return {
+    check: (model) => model.clusters.get(index)?.status === "created",
+    async run(model, real) {
+      const target = real.target(index);
+      const timeout = options.readyTimeoutMs ?? 10_000;
+      const ready = await eventually(label, timeout, () => real.backend.observe(target), isReady);
+      checkObservation(real, model, index, ready, label);
+    },
+    toString: () => label,
+  };
+};
+
+const updateCommand = (
+  index: number,
+  versionIndex: number,
+  faults: readonly Fault[],
+  options: ConformanceOptions,
+): Command => {
+  const label = `update(c${index}, v#${versionIndex}${describeFaults(faults)})`;
+  return {
+    check: (model) => model.clusters.get(index)?.status === "created",
+    async run(model, real) {
+      const target = real.target(index);
+      const timeout = options.readyTimeoutMs ?? 10_000;
+      const ready = await eventually(
+        `${label} precondition ready`,
+        timeout,
+        () => real.backend.observe(target),
+        isReady,
+      );
+      const version = (real.versions[versionIndex % real.versions.length] as SupportedVersion).version;
+      if (ready.exists && ready.version === version) {
+        await callWithFaults(label, faults, () => real.backend.update(target, version)); // a no-op that must succeed
+        return;
+      }
+      try {
+        await real.backend.update(target, version);
+      } catch {
+        return; // a backend may refuse to change versions; it must say so by throwing, which it did
+      }
+      await callWithFaults(label, faults, () => real.backend.update(target, version));
+      const cluster = model.clusters.get(index);
+      if (cluster) cluster.version = version;
+      const updated = await eventually(
+        `${label} ready at ${version}`,
+        timeout,
+        () => real.backend.observe(target),
+        (o) => isReady(o) && o.exists && o.version === version,
+      );
+      checkObservation(real, model, index, updated, label);
+    },
+    toString: () => label,
+  };
+};
+
+const deleteCommand = (
+  index: number,
+  faults: readonly Fault[],
+  twice: boolean,
+  options: ConformanceOptions,
+): Command => {
+  const label = `delete(c${index}${describeFaults(faults)}${twice ? ", twice" : ""})`;
+  return {
+    check: () => true,
+    async run(model, real) {
+      const target = real.target(index);
+      await callWithFaults(label, faults, () => real.backend.delete(target));
+      if (twice) await callWithFaults(`${label} (again)`, [], () => real.backend.delete(target));
+      const cluster = model.clusters.get(index);
+      if (cluster) cluster.status = "deleted";
+      const timeout = options.readyTimeoutMs ?? 10_000;
+      await eventually(
+        `${label} gone`,
+        timeout,
+        () => real.backend.observe(target),
+        (o) => !o.exists,
+      );
+      real.endpoints.delete(index);
+      await checkLiveCount(real, model, options, label);
+    },
+    toString: () => label,
+  };
+};
+
+const adminAccessCommand = (index: number): Command => {
+  const label = `adminAccess(c${index})`;
+  return {
+    check: () => true,
+    async run(_model, real) {
+      const target = real.target(index);
+      const observation = await real.backend.observe(target);
+      const access = await real.backend.adminAccess(target);
+      if (!real.backend.capabilities.adminAccess) {
+        if (access !== undefined)
+          fail(
+            "admin access only when offered",
+            `${label} returned access though capabilities.adminAccess is false`,
+          );
+        return;
+      }
+      if (!observation.exists && access !== undefined)
+        fail("admin access only to clusters that exist", label);
+      if (isReady(observation) && observation.exists) {
+        if (!access) fail("admin access to ready clusters", `${label} returned nothing for a ready cluster`);
+        if (!access.kubeconfig.includes(observation.endpoint ?? "\0")) {
+          fail(
+            "admin access points at the cluster",
+            `${label}: the kubeconfig does not name ${observation.endpoint}`,
+          );
+        }
+      }
+    },
+    toString: () => label,
+  };
+};
+
+const restartCommand: Command = {
+  check: () => true,
+  run: (_model, real) => real.restart(),
+  toString: () => "restart()",
+};
+
+/**
+ * Checks `factory`'s backends against the ClusterBackend contract with random call sequences: create,
+ * observe, update, delete and admin access, with duplicate calls, calls after a restart (a fresh
+ * instance on the same state folder) and injected faults (a call lost before it reached the backend,
+ * or whose reply was lost after it took effect). After each sequence, every cluster still wanted must
+ * become ready with an endpoint, and once all are deleted nothing may be left.
+ */
+export async function checkBackendConformance(
+  factory: BackendFactory,
+  options: ConformanceOptions = {},
+): Promise<void> {
+  let runs = 0;
+  const clusterCount = 3;
+  const index = fc.nat({ max: clusterCount - 1 });
+  const commands = [
+    fc
+      .tuple(index, fc.nat({ max: 5 }), faultsArb, fc.boolean())
+      .map(([i, v, f, t]) => createCommand(i, v, f, t, options)),
+    index.map((i) => observeCommand(i)),
+    index.map((i) => awaitReadyCommand(i, options)),
+    fc.tuple(index, fc.nat({ max: 5 }), faultsArb).map(([i, v, f]) => updateCommand(i, v, f, options)),
+    fc.tuple(index, faultsArb, fc.boolean()).map(([i, f, t]) => deleteCommand(i, f, t, options)),
+    index.map((i) => adminAccessCommand(i)),
+    fc.constant(restartCommand),
+  ];
+
+  const details = await fc.check(
+    fc.asyncProperty(fc.commands(commands, { maxCommands: options.maxCommands ?? 10 }), async (sequence) => {
+      const run = runs++;
+      const stateDirectory = await mkdtemp(join(tmpdir(), "conformance-"));
+      const context: BackendContext = {
+        options: {},
+        log: silentLogger,
+        clock: systemClock,
+        readSecret: async () => undefined,
+        ...options.context,
+        stateDirectory,
+      };
+      let backend = await factory(context);
+      const config: ProviderConfig = options.config ?? {
+        apiVersion: ENGINE_API_VERSION,
+        kind: "ProviderConfig",
+        metadata: { name: "conformance" },
+        spec: { backend: backend.name },
+      };
+      const versions = backend.supportedVersions(config);
+      if (versions.length === 0)
+        fail(
+          "a config yields versions",
+          `supportedVersions offers nothing for ${JSON.stringify(config.spec)}`,
+        );
+      const settings = options.settings ?? config.spec.settings;
+      const real: Real = {
+        backend,
+        stateDirectory,
+        run,
+        versions,
+        endpoints: new Map(),
+        restart: async () => {
+          await backend.close?.();
+          backend = await factory(context);
+          real.backend = backend;
+        },
+        target: (i) => ({
+          uid: `00000000-0000-4000-8000-${String(run).padStart(6, "0")}${String(i).padStart(6, "0")}`,
+          namespace: "conformance",
+          name: `c${i}`,
+          tenancy: "Shared",
+          profile: "conformance",
+          providerConfig: config.metadata.name ?? "conformance",
+          ...(settings ? { settings } : {}),
+        }),
+      };
+      const model: Model = { clusters: new Map() };
+      try {
+        await fc.asyncModelRun(() => ({ model, real }), sequence);
+        await settle(model, real, options);
+      } finally {
+        await cleanUp(real, options);
+        await real.backend.close?.();
+        await rm(stateDirectory, { recursive: true, force: true });
+      }
+    }),
+    {
+      numRuns: options.numRuns ?? 20,
+      ...(options.seed === undefined ? {} : { seed: options.seed }),
+      ...(options.path === undefined ? {} : { path: options.path }),
+    },
+  );
+  if (!details.failed) return;
+  const cause = details.errorInstance;
+  const rule =
+    cause instanceof ConformanceError
+      ? cause.message
+      : `unexpected error: ${String((cause as Error)?.message ?? cause)}`;
+  const sequence = details.counterexample ? fc.stringify(details.counterexample[0]) : "(none)";
+  throw new ConformanceError(
+    `the backend breaks the contract — ${rule}\n  shortest call sequence found: ${sequence}\n  replay with { seed: ${details.seed}, path: "${details.counterexamplePath}" } after ${details.numRuns} run(s)`,
+    { cause },
+  );
+}
+
+/** Every cluster still wanted becomes ready with an endpoint; then all go, and nothing is left. */
+async function settle(model: Model, real: Real, options: ConformanceOptions): Promise<void> {
+  const timeout = options.readyTimeoutMs ?? 10_000;
+  for (const [i, cluster] of model.clusters) {
+    if (cluster.status !== "created") continue;
+    const target = real.target(i);
+    const ready = await eventually(
+      `c${i} eventually ready`,
+      timeout,
+      () => real.backend.observe(target),
+      isReady,
+    );
+    checkObservation(real, model, i, ready, `settle: observe(c${i})`);
+  }
+  for (const i of model.clusters.keys()) {
+    await callWithFaults(`settle: delete(c${i})`, [], () => real.backend.delete(real.target(i)));
+    await eventually(
+      `c${i} eventually gone`,
+      timeout,
+      () => real.backend.observe(real.target(i)),
+      (o) => !o.exists,
+    );
+    const cluster = model.clusters.get(i);
+    if (cluster) cluster.status = "deleted";
+  }
+  const left = (await options.leftovers?.(real.stateDirectory)) ?? [];
+  if (left.length > 0) fail("nothing is left behind", left.join("; "));
+  await checkLiveCount(real, model, options, "deleting everything");
+}
+
+/** After a failed run, best effort: remove what the run made so the next run starts clean. */
+async function cleanUp(real: Real, options: ConformanceOptions): Promise<void> {
+  for (let i = 0; i < 3; i++) {
+    try {
+      await real.backend.delete(real.target(i));
+      await eventually(
+        "clean-up",
+        options.readyTimeoutMs ?? 10_000,
+        () => real.backend.observe(real.target(i)),
+        (o) => !o.exists,
+      );
+    } catch {
+      // reported by the run itself
+    }
+  }
+}

@@ -1,0 +1,59 @@
+/** The simulated backend passes the conformance kit, and the kit catches a backend that breaks the contract. */
+import { describe, expect, it } from "vitest";
+import type { ClusterBackend } from "../../../src/providers/backend.ts";
+import { ConformanceError, checkBackendConformance } from "../../../src/providers/conformance.ts";
+import { createBackend, SimulatedBackend } from "../../../src/providers/simulated.ts";
+
+const liveClusters = (backend: ClusterBackend) => (backend as SimulatedBackend).size;
+
+describe("the simulated backend", () => {
+  it("passes the conformance kit", async () => {
+    const started = performance.now();
+    await checkBackendConformance(createBackend, {
+      numRuns: 40,
+      maxCommands: 12,
+      readyTimeoutMs: 2_000,
+      context: { options: { delay: "15ms" } },
+      liveClusters,
+    });
+    console.log(`simulated: 40 runs in ${Math.round(performance.now() - started)} ms`);
+  }, 120_000);
+});
+
+describe("the conformance kit", () => {
+  it("rejects a backend whose create is not idempotent, with the call sequence that shows it", async () => {
+    // A backend that forgets its clusters when restarted, so a create after a restart makes a second one.
+    const forgetful = () => {
+      const backend = new SimulatedBackend({ provisionDelayMs: 0, updateDelayMs: 0, deleteDelayMs: 0 });
+      return backend;
+    };
+    const failure = await checkBackendConformance(forgetful, {
+      numRuns: 100,
+      seed: 42,
+      readyTimeoutMs: 500,
+    }).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(ConformanceError);
+    const message = (failure as Error).message;
+    console.log(message);
+    expect(message).toMatch(/shortest call sequence found: .*create\(c\d.*restart\(\)/);
+    expect(message).toMatch(/replay with \{ seed: 42, path: "[\d:]+" \}/);
+  }, 60_000);
+
+  it("rejects a backend that reports a version it does not offer", async () => {
+    const liar = async () => {
+      const backend = new SimulatedBackend({ provisionDelayMs: 0 });
+      const observe = backend.observe.bind(backend);
+      backend.observe = async (target) => {
+        const observation = await observe(target);
+        return observation.exists ? { ...observation, version: "9.9.9" } : observation;
+      };
+      return backend;
+    };
+    const failure = await checkBackendConformance(liar, { numRuns: 20, seed: 7, readyTimeoutMs: 500 }).catch(
+      (error: unknown) => error,
+    );
+    expect(failure).toBeInstanceOf(ConformanceError);
+    expect((failure as Error).message).toContain("versions reported are supported: create(c");
+    expect((failure as Error).message).toContain("reports 9.9.9");
+  }, 60_000);
+});
