@@ -62,6 +62,9 @@ export const LABELS = {
   providerConfig: `${ENGINE_GROUP}/provider-config`,
 } as const;
 
+/** Label the openMCP operator expects on a provider's CRDs: which cluster of the landscape they belong to. */
+export const CRD_CLUSTER_LABEL = { key: "openmcp.cloud/cluster", platform: "platform" } as const;
+
 /** Prefix of labels and annotations copied from a ClusterRequest to its Exclusive Cluster. */
 export const COPIED_METADATA_PREFIX = "metadata.open-control-plane.io/";
 

@@ -1,12 +1,18 @@
 /** `openmcp-engine run`: the controller, until SIGTERM or Ctrl-C. */
+import { randomUUID } from "node:crypto";
 import { mkdirSync } from "node:fs";
+import { hostname } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { parseDuration } from "../api/duration.ts";
+import type { ClusterBackend } from "../providers/backend.ts";
 import { BUILT_IN_BACKENDS, createBackend } from "../providers/registry.ts";
 import { systemClock } from "../runtime/clock.ts";
 import { Engine } from "../runtime/engine.ts";
+import { DEFAULT_LEADER_ELECTION, type LeaderElectionTiming } from "../runtime/leader-election.ts";
 import { loadKubeConfig } from "../runtime/load-kubeconfig.ts";
-import { createLogger, LOG_LEVELS, type LogLevel } from "../runtime/logger.ts";
+import { createLogger, LOG_LEVELS, type Logger, type LogLevel } from "../runtime/logger.ts";
+import { startProbeServers } from "../runtime/probe-server.ts";
 import { apiSecretReader } from "../runtime/secret-reader.ts";
 import { parseDnsLabel, parseInteger } from "./flags.ts";
 import { UsageError } from "./usage-error.ts";
@@ -14,7 +20,7 @@ import { UsageError } from "./usage-error.ts";
 export const runUsage = `Usage: openmcp-engine run --provider-name <name> [flags]
 
 Runs the controller: ProviderConfigs become ClusterProfiles, Clusters whose profile is ours are built by
-the backend. Stops gracefully on SIGTERM or Ctrl-C.
+the backend. Stops gracefully on SIGTERM or Ctrl-C (a second signal exits at once).
 
 Flags:
   --provider-name <name>          this provider's name; profiles naming it are ours (required)
@@ -27,9 +33,20 @@ Flags:
   --concurrency <n>               Clusters reconciled at once, 1-64 (default: 4)
   --state-dir <path>              where backends keep state across restarts (default: .state/engine)
   --log-level <level>             ${LOG_LEVELS.join(", ")} (default: info)
-  -h, --help                      show this help`;
+  --verbosity <DEBUG|INFO|ERROR>  the same, as the openMCP operator passes it (any case)
+  --leader-elect / --no-leader-elect
+                                  reconcile only while holding a Lease (default: on when $POD_NAMESPACE is set)
+  --leader-election-namespace <ns>  namespace of the Lease (default: $POD_NAMESPACE, else default)
+  --leader-election-id <name>     name of the Lease (default: <provider-name>.engine.openmcp.cloud)
+  --lease-duration <d>, --renew-deadline <d>, --retry-period <d>
+                                  leader election timings (default: 15s, 10s, 2s)
+  --metrics-bind-address <addr>   /metrics, e.g. :8080 or 127.0.0.1:8080; 0 turns it off (default: :8080)
+  --health-probe-bind-address <addr>  /healthz and /readyz (default: :8081)
+  -h, --help                      show this help
 
-/** Parsed flags of `run` (also used by `up`, which runs the same engine). */
+Environment: POD_NAME (Lease holder identity), POD_NAMESPACE (Lease namespace), as the openMCP operator sets them.`;
+
+/** Parsed flags of `run` (also used by `up` and `init`). */
 export interface RunFlags {
   readonly providerName: string;
   readonly environment: string;
@@ -39,9 +56,14 @@ export interface RunFlags {
   readonly stateDirectory: string;
   readonly logLevel: LogLevel;
   readonly backendOptions: Readonly<Record<string, string>>;
+  readonly leaderElection:
+    | { readonly namespace: string; readonly name: string; readonly timing: LeaderElectionTiming }
+    | undefined;
+  readonly metricsAddress: string;
+  readonly healthAddress: string;
 }
 
-/** The flag definitions of the engine, shared with `up`. */
+/** The flag definitions of the engine, shared with `up` and `init`. */
 export const engineFlagOptions = {
   "provider-name": { type: "string" },
   environment: { type: "string" },
@@ -50,61 +72,154 @@ export const engineFlagOptions = {
   concurrency: { type: "string" },
   "state-dir": { type: "string" },
   "log-level": { type: "string" },
+  verbosity: { type: "string" },
   "backend-option": { type: "string", multiple: true },
+  "leader-elect": { type: "boolean" },
+  "leader-election-namespace": { type: "string" },
+  "leader-election-id": { type: "string" },
+  "lease-duration": { type: "string" },
+  "renew-deadline": { type: "string" },
+  "retry-period": { type: "string" },
+  "metrics-bind-address": { type: "string" },
+  "health-probe-bind-address": { type: "string" },
 } as const;
 
 /** Parsed values of {@link engineFlagOptions}. */
-export type EngineFlagValues = {
-  readonly [K in keyof typeof engineFlagOptions]?: (typeof engineFlagOptions)[K] extends { multiple: true }
-    ? string[]
-    : string;
+export type EngineFlagValues = Readonly<Record<string, string | boolean | string[] | undefined>>;
+
+/** Defaults a subcommand may change (e.g. `up` runs with probes off and no leader election). */
+export interface EngineFlagDefaults {
+  readonly providerName?: string;
+  readonly environment?: string;
+  readonly leaderElect?: boolean;
+  readonly metricsAddress?: string;
+  readonly healthAddress?: string;
+}
+
+/** The openMCP operator's `--verbosity` values, mapped to log levels. */
+const verbosityLevels: Readonly<Record<string, LogLevel>> = {
+  debug: "debug",
+  info: "info",
+  warn: "warn",
+  warning: "warn",
+  error: "error",
 };
+
+/** Parses the engine's flags with `extra` options of the subcommand; unknown flags are a UsageError. */
+export function parseEngineArgs(
+  args: string[],
+  usage: string,
+  extra: Record<string, unknown> = {},
+): EngineFlagValues {
+  try {
+    return parseArgs({
+      args,
+      options: { ...engineFlagOptions, ...extra } as typeof engineFlagOptions,
+      strict: true,
+      allowPositionals: false,
+      allowNegative: true,
+    }).values as EngineFlagValues;
+  } catch (error) {
+    throw new UsageError((error as Error).message, usage);
+  }
+}
 
 /** Checks and converts the engine flags; `defaults` fill what the user left out. */
 export function engineFlags(
   values: EngineFlagValues,
   usage: string,
-  defaults: { providerName?: string; environment?: string } = {},
+  defaults: EngineFlagDefaults = {},
+  env: NodeJS.ProcessEnv = process.env,
 ): RunFlags {
-  const logLevel = values["log-level"] ?? "info";
-  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
+  const text = (name: string) => (typeof values[name] === "string" ? (values[name] as string) : undefined);
+  const verbosity = text("verbosity");
+  const logLevel =
+    verbosity !== undefined ? verbosityLevels[verbosity.toLowerCase()] : (text("log-level") ?? "info");
+  if (verbosity !== undefined && logLevel === undefined) {
+    throw new UsageError(`--verbosity "${verbosity}" must be DEBUG, INFO or ERROR`, usage);
+  }
+  if (!(LOG_LEVELS as readonly string[]).includes(logLevel ?? "")) {
     throw new UsageError(`--log-level "${logLevel}" must be one of ${LOG_LEVELS.join(", ")}`, usage);
   }
-  const backend = values.backend ?? "simulated";
   const backendOptions: Record<string, string> = {};
-  for (const option of values["backend-option"] ?? []) {
+  for (const option of (values["backend-option"] as string[] | undefined) ?? []) {
     const at = option.indexOf("=");
     if (at <= 0) throw new UsageError(`--backend-option "${option}" must look like key=value`, usage);
     backendOptions[option.slice(0, at)] = option.slice(at + 1);
   }
+  const providerName = parseDnsLabel("provider-name", text("provider-name") ?? defaults.providerName, usage);
+  const duration = (flag: string, fallback: number) => {
+    const value = text(flag);
+    if (value === undefined) return fallback;
+    const ms = parseDuration(value);
+    if (ms === undefined || ms <= 0)
+      throw new UsageError(`--${flag} "${value}" is not a duration like 15s`, usage);
+    return ms;
+  };
+  const timing: LeaderElectionTiming = {
+    leaseDurationMs: duration("lease-duration", DEFAULT_LEADER_ELECTION.leaseDurationMs),
+    renewDeadlineMs: duration("renew-deadline", DEFAULT_LEADER_ELECTION.renewDeadlineMs),
+    retryPeriodMs: duration("retry-period", DEFAULT_LEADER_ELECTION.retryPeriodMs),
+  };
+  if (!(timing.retryPeriodMs < timing.renewDeadlineMs && timing.renewDeadlineMs < timing.leaseDurationMs)) {
+    throw new UsageError("leader election needs --retry-period < --renew-deadline < --lease-duration", usage);
+  }
+  const leaderElect =
+    typeof values["leader-elect"] === "boolean"
+      ? values["leader-elect"]
+      : (defaults.leaderElect ?? Boolean(env.POD_NAMESPACE));
   return {
-    providerName: parseDnsLabel("provider-name", values["provider-name"] ?? defaults.providerName, usage),
-    environment: parseDnsLabel("environment", values.environment ?? defaults.environment ?? "default", usage),
-    kubeconfig: values.kubeconfig,
-    backend,
-    concurrency: parseInteger("concurrency", values.concurrency ?? "4", 1, 64, usage),
-    stateDirectory: resolve(values["state-dir"] ?? ".state/engine"),
+    providerName,
+    environment: parseDnsLabel(
+      "environment",
+      text("environment") ?? defaults.environment ?? "default",
+      usage,
+    ),
+    kubeconfig: text("kubeconfig"),
+    backend: text("backend") ?? "simulated",
+    concurrency: parseInteger("concurrency", text("concurrency") ?? "4", 1, 64, usage),
+    stateDirectory: resolve(text("state-dir") ?? ".state/engine"),
     logLevel: logLevel as LogLevel,
     backendOptions,
+    leaderElection: leaderElect
+      ? {
+          namespace: text("leader-election-namespace") ?? env.POD_NAMESPACE ?? "default",
+          name: text("leader-election-id") ?? `${providerName}.engine.openmcp.cloud`,
+          timing,
+        }
+      : undefined,
+    metricsAddress: text("metrics-bind-address") ?? defaults.metricsAddress ?? ":8080",
+    healthAddress: text("health-probe-bind-address") ?? defaults.healthAddress ?? ":8081",
   };
 }
 
-/** Builds the engine the flags describe; the backend keeps its state in a folder of its own under the state folder. */
-export async function engineFromFlags(
+/** Loads the backend the flags name; it keeps its state in a folder of its own under the state folder. */
+export async function backendFromFlags(
   flags: RunFlags,
   kubeConfig: ReturnType<typeof loadKubeConfig>["kubeConfig"],
-  write?: (line: string) => void,
-): Promise<Engine> {
-  const log = createLogger({ level: flags.logLevel, ...(write ? { write } : {}) });
+  log: Logger,
+): Promise<ClusterBackend> {
   const stateDirectory = join(flags.stateDirectory, flags.backend.replace(/[^a-zA-Z0-9._-]+/g, "_"));
   mkdirSync(stateDirectory, { recursive: true });
-  const backend = await createBackend(flags.backend, {
+  return createBackend(flags.backend, {
     stateDirectory,
     options: flags.backendOptions,
     log: log.with({ backend: flags.backend }),
     clock: systemClock,
     readSecret: apiSecretReader(kubeConfig),
   });
+}
+
+/** Builds the engine the flags describe. */
+export async function engineFromFlags(
+  flags: RunFlags,
+  kubeConfig: ReturnType<typeof loadKubeConfig>["kubeConfig"],
+  write?: (line: string) => void,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<Engine> {
+  const log = createLogger({ level: flags.logLevel, ...(write ? { write } : {}) });
+  const backend = await backendFromFlags(flags, kubeConfig, log);
+  const election = flags.leaderElection;
   return new Engine({
     kubeConfig,
     providerName: flags.providerName,
@@ -112,21 +227,34 @@ export async function engineFromFlags(
     backend,
     concurrency: flags.concurrency,
     log,
+    ...(election
+      ? {
+          leaderElection: {
+            ...election,
+            identity: `${env.POD_NAME ?? hostname()}_${randomUUID().slice(0, 8)}`,
+          },
+          onLostLeadership: () => {
+            log.error("leadership lost; exiting so that a fresh start rejoins the election");
+            process.exit(1);
+          },
+        }
+      : {}),
   });
 }
 
 /** Runs the engine until a signal; a second signal exits at once. */
 export async function run(args: string[]): Promise<void> {
-  let values: EngineFlagValues;
-  try {
-    values = parseArgs({ args, options: engineFlagOptions, strict: true, allowPositionals: false }).values;
-  } catch (error) {
-    throw new UsageError((error as Error).message, runUsage);
-  }
-  const flags = engineFlags(values, runUsage);
+  const flags = engineFlags(parseEngineArgs(args, runUsage), runUsage);
   const { kubeConfig, source } = loadKubeConfig(flags.kubeconfig);
-  const engine = await engineFromFlags(flags, kubeConfig);
   const log = createLogger({ level: flags.logLevel });
+  const engine = await engineFromFlags(flags, kubeConfig);
+  const probes = await startProbeServers({
+    metricsAddress: flags.metricsAddress,
+    healthAddress: flags.healthAddress,
+    metrics: engine.metrics,
+    ready: () => engine.hasSynced(),
+    log,
+  });
   log.info("connecting", { kubeconfig: source, server: kubeConfig.getCurrentCluster()?.server });
   // The engine's timers are unreferenced; this keeps the process up while it waits for the API server.
   const keepAlive = setInterval(() => {}, 1 << 30);
@@ -134,6 +262,7 @@ export async function run(args: string[]): Promise<void> {
     log.info("shutting down", { signal });
     clearInterval(keepAlive);
     await engine.stop();
+    await probes.close();
   });
   await engine.start();
   await stopped;

@@ -2,12 +2,10 @@
 import { createWriteStream } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
-import { parseArgs } from "node:util";
 import { kubeconfigYaml, startControlPlane } from "../controlplane/control-plane.ts";
 import { findKubeAssets, kubeAssetVersions } from "../controlplane/kube-assets.ts";
 import { applyManifests, LiveView } from "./demo.ts";
-import { engineFlagOptions, engineFlags, engineFromFlags, untilSignal } from "./run.ts";
-import { UsageError } from "./usage-error.ts";
+import { engineFlags, engineFromFlags, parseEngineArgs, untilSignal } from "./run.ts";
 
 const repositoryRoot = join(import.meta.dirname, "..", "..");
 
@@ -113,32 +111,16 @@ interface UpFlags {
 }
 
 function parseFlags(args: string[]): UpFlags {
-  let values: Record<string, string | boolean | string[] | undefined>;
-  try {
-    values = parseArgs({
-      args,
-      options: {
-        "kubeconfig-out": { type: "string" },
-        crds: { type: "string" },
-        assets: { type: "string" },
-        controller: { type: "boolean", default: true },
-        demo: { type: "boolean", default: true },
-        "demo-dir": { type: "string" },
-        log: { type: "string" },
-        ...engineFlagOptions,
-      },
-      strict: true,
-      allowPositionals: false,
-      allowNegative: true,
-    }).values;
-  } catch (error) {
-    throw new UsageError((error as Error).message, upUsage);
-  }
+  const values = parseEngineArgs(args, upUsage, {
+    "kubeconfig-out": { type: "string" },
+    crds: { type: "string" },
+    assets: { type: "string" },
+    controller: { type: "boolean", default: true },
+    demo: { type: "boolean", default: true },
+    "demo-dir": { type: "string" },
+    log: { type: "string" },
+  });
   const text = (name: string) => (typeof values[name] === "string" ? (values[name] as string) : undefined);
-  const engineValues = {
-    ...Object.fromEntries(Object.keys(engineFlagOptions).map((name) => [name, text(name)])),
-    "backend-option": (values["backend-option"] as unknown as string[] | undefined) ?? [],
-  };
   return {
     kubeconfigOut: resolve(text("kubeconfig-out") ?? join(".state", "kubeconfig")),
     crds: resolve(text("crds") ?? join(repositoryRoot, "crds")),
@@ -147,6 +129,13 @@ function parseFlags(args: string[]): UpFlags {
     demo: values.demo !== false && values.controller !== false,
     demoDir: resolve(text("demo-dir") ?? join(repositoryRoot, "examples", "demo")),
     log: resolve(text("log") ?? join(".state", "engine.log")),
-    engine: engineFlags(engineValues, upUsage, { providerName: "local", environment: "local" }),
+    // A demo on loopback: one replica, no probe ports to collide with anything.
+    engine: engineFlags(values, upUsage, {
+      providerName: "local",
+      environment: "local",
+      leaderElect: false,
+      metricsAddress: "0",
+      healthAddress: "0",
+    }),
   };
 }

@@ -1,5 +1,5 @@
 /** The `simulated` backend: clusters that exist only in memory (optionally in a file), with delays and faults. */
-import { readFileSync, renameSync, writeFileSync } from "node:fs";
+import { readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import type { ClusterObservation, ClusterTarget } from "../api/backend.ts";
 import type { SupportedVersion } from "../api/cluster-profile.ts";
 import { parseDuration } from "../api/duration.ts";
@@ -49,6 +49,8 @@ export class SimulatedBackend implements ClusterBackend {
   readonly #options: Required<Omit<SimulatedBackendOptions, "stateFile">> & { stateFile: string | undefined };
   readonly #clusters = new Map<string, SimulatedCluster>();
   #created = 0;
+  /** Modification time of the state file as last read or written. */
+  #loadedAt = -1;
 
   constructor(options: SimulatedBackendOptions = {}) {
     this.#options = {
@@ -77,6 +79,7 @@ export class SimulatedBackend implements ClusterBackend {
   }
 
   async observe(target: ClusterTarget): Promise<ClusterObservation> {
+    this.#load();
     const cluster = this.#clusters.get(target.uid);
     if (!cluster) return { exists: false };
     const done = this.#options.clock.now() >= cluster.since + this.#delayOf(cluster.phase);
@@ -93,6 +96,7 @@ export class SimulatedBackend implements ClusterBackend {
   }
 
   async create(target: ClusterTarget, version: string): Promise<void> {
+    this.#load();
     this.#maybeFail("create", target);
     const existing = await this.observe(target);
     if (existing.exists && existing.phase !== "deleting") return; // idempotent: one cluster per Cluster uid
@@ -101,6 +105,7 @@ export class SimulatedBackend implements ClusterBackend {
   }
 
   async update(target: ClusterTarget, version: string): Promise<void> {
+    this.#load();
     this.#maybeFail("update", target);
     const cluster = this.#clusters.get(target.uid);
     if (!cluster)
@@ -110,6 +115,7 @@ export class SimulatedBackend implements ClusterBackend {
   }
 
   async delete(target: ClusterTarget): Promise<void> {
+    this.#load();
     this.#maybeFail("delete", target);
     const observed = await this.observe(target);
     const cluster = this.#clusters.get(target.uid);
@@ -125,6 +131,7 @@ export class SimulatedBackend implements ClusterBackend {
 
   /** How many clusters exist right now (those whose deletion completed do not count). */
   get size(): number {
+    this.#load();
     const now = this.#options.clock.now();
     return [...this.#clusters.values()].filter(
       (cluster) => cluster.phase !== "deleting" || now < cluster.since + this.#options.deleteDelayMs,
@@ -133,6 +140,7 @@ export class SimulatedBackend implements ClusterBackend {
 
   /** How many clusters were ever created, across restarts when a state file is used. */
   get createdTotal(): number {
+    this.#load();
     return this.#created;
   }
 
@@ -155,16 +163,24 @@ export class SimulatedBackend implements ClusterBackend {
     this.#save();
   }
 
+  /**
+   * Reads the state file if it changed since we last read or wrote it: another process (a previous
+   * leader, or the one before a restart) may have written it, and its word counts.
+   */
   #load(): void {
     const file = this.#options.stateFile;
     if (!file) return;
     let text: string;
     try {
+      const modified = statSync(file).mtimeMs;
+      if (modified === this.#loadedAt) return;
       text = readFileSync(file, "utf8");
+      this.#loadedAt = modified;
     } catch {
       return; // no state yet
     }
     const parsed = JSON.parse(text) as { clusters?: SimulatedCluster[]; created?: number };
+    this.#clusters.clear();
     for (const cluster of parsed.clusters ?? []) this.#clusters.set(cluster.uid, cluster);
     this.#created = parsed.created ?? 0;
   }
@@ -178,6 +194,7 @@ export class SimulatedBackend implements ClusterBackend {
       JSON.stringify({ created: this.#created, clusters: [...this.#clusters.values()] }, null, 2),
     );
     renameSync(`${file}.tmp`, file);
+    this.#loadedAt = statSync(file).mtimeMs;
   }
 }
 

@@ -3,7 +3,7 @@ import type { KubeConfig } from "@kubernetes/client-node";
 import type { ClusterCommand, ClusterObservation } from "../api/backend.ts";
 import type { Cluster } from "../api/cluster.ts";
 import type { ClusterProfile } from "../api/cluster-profile.ts";
-import { REASONS, RESOURCES } from "../api/constants.ts";
+import { LABELS, REASONS, RESOURCES } from "../api/constants.ts";
 import type { ProviderConfig } from "../api/provider-config.ts";
 import {
   type ClusterStepResult,
@@ -19,6 +19,7 @@ import { EventRecorder } from "./event-recorder.ts";
 import type { Informer } from "./informer.ts";
 import type { EngineInformers } from "./informers.ts";
 import { errorMessage, type Logger, silentLogger } from "./logger.ts";
+import type { EngineMetrics } from "./metrics.ts";
 import { Outcome } from "./outcome.ts";
 import { ConflictError, GoneError, patchObject } from "./patch-object.ts";
 import { WorkQueue } from "./work-queue.ts";
@@ -41,6 +42,8 @@ export interface ClusterControllerOptions {
   readonly log?: Logger;
   /** Record Kubernetes Events (default true). */
   readonly recordEvents?: boolean;
+  /** Where reconcile and queue metrics go. */
+  readonly metrics?: EngineMetrics;
   /** Told after every reconcile, for progress displays and tests. */
   readonly onReconciled?: (key: string, result: ClusterStepResult) => void;
 }
@@ -79,6 +82,9 @@ export class ClusterController {
     this.queue = new WorkQueue({
       concurrency: options.concurrency ?? 4,
       clock: this.#clock,
+      ...(options.metrics
+        ? { observer: options.metrics.queueObserver("cluster", () => this.queue.depth) }
+        : {}),
       onError: (key, error, retryInMs) => {
         const quiet = error instanceof ConflictError;
         this.#log[quiet ? "debug" : "warn"]("reconcile failed", {
@@ -89,6 +95,7 @@ export class ClusterController {
       },
     });
     this.events = new EventRecorder(options.kubeConfig, this.#log);
+    options.metrics?.countObjects(() => this.#phaseCounts());
   }
 
   /** Registers the cache handlers; call before the informers start, so the first list is seen. */
@@ -113,6 +120,17 @@ export class ClusterController {
   /** Waits for reconciles in flight; the engine stops the informers. */
   async stop(): Promise<void> {
     await this.queue.shutdown();
+  }
+
+  /** Clusters labelled as ours, by status.phase (for the object-count metric). */
+  #phaseCounts(): Array<{ kind: string; phase: string; count: number }> {
+    const counts = new Map<string, number>();
+    for (const cluster of this.clusters.list()) {
+      if (cluster.metadata.labels?.[LABELS.provider] !== this.#options.providerName) continue;
+      const phase = cluster.status?.phase ?? "Unknown";
+      counts.set(phase, (counts.get(phase) ?? 0) + 1);
+    }
+    return [...counts].map(([phase, count]) => ({ kind: "Cluster", phase, count }));
   }
 
   /** A profile changed: every Cluster that names it is looked at again. */
@@ -183,7 +201,7 @@ export class ClusterController {
     }
     if (!result) return Outcome.awaitChange();
     this.#options.onReconciled?.(key, result);
-    this.#log.debug("reconciled", { key, state: result.state, requeueAfterMs: result.requeueAfterMs });
+    this.#log.info("reconciled", { key, state: result.state, requeueAfterMs: result.requeueAfterMs });
     return result.requeueAfterMs === undefined
       ? Outcome.awaitChange()
       : Outcome.requeueAfter(result.requeueAfterMs);

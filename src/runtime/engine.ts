@@ -5,7 +5,9 @@ import type { ClusterBackend } from "../providers/backend.ts";
 import type { Clock } from "./clock.ts";
 import { ClusterController } from "./cluster-controller.ts";
 import { createInformers, type EngineInformers, startInformers, stopInformers } from "./informers.ts";
+import { type LeaderElectionOptions, LeaderElector } from "./leader-election.ts";
 import { type Logger, silentLogger } from "./logger.ts";
+import { EngineMetrics } from "./metrics.ts";
 import { ProfileController } from "./profile-controller.ts";
 
 /** Everything the engine needs; the CLI builds it from flags. */
@@ -23,6 +25,15 @@ export interface EngineOptions {
   readonly log?: Logger;
   readonly recordEvents?: boolean;
   readonly onReconciled?: (key: string, result: ClusterStepResult) => void;
+  /** Metrics to record into (default: a registry of the engine's own). */
+  readonly metrics?: EngineMetrics;
+  /** Reconcile only while holding this Lease; absent = always (a single replica). */
+  readonly leaderElection?: Omit<
+    LeaderElectionOptions,
+    "kubeConfig" | "onStartedLeading" | "onStoppedLeading" | "log" | "clock"
+  >;
+  /** Called if leadership is lost after it was won; the caller should exit so the pod restarts cleanly. */
+  readonly onLostLeadership?: () => void;
 }
 
 /** Runs the controllers over one set of informers. */
@@ -30,6 +41,8 @@ export class Engine {
   readonly informers: EngineInformers;
   readonly clusters: ClusterController;
   readonly profiles: ProfileController;
+  readonly metrics: EngineMetrics;
+  readonly elector: LeaderElector | undefined;
   readonly #options: EngineOptions;
   readonly #log: Logger;
   #started = false;
@@ -38,7 +51,31 @@ export class Engine {
     this.#options = options;
     this.#log = options.log ?? silentLogger;
     this.informers = createInformers(options.kubeConfig, this.#log, options.clock);
-    const common = { kubeConfig: options.kubeConfig, informers: this.informers, log: this.#log };
+    this.metrics = options.metrics ?? new EngineMetrics();
+    const common = {
+      kubeConfig: options.kubeConfig,
+      informers: this.informers,
+      log: this.#log,
+      metrics: this.metrics,
+    };
+    const election = options.leaderElection;
+    this.elector = election
+      ? new LeaderElector({
+          ...election,
+          kubeConfig: options.kubeConfig,
+          log: this.#log,
+          ...(options.clock ? { clock: options.clock } : {}),
+          onStartedLeading: () => {
+            this.metrics.setLeader(election.name, true);
+            this.#run();
+          },
+          onStoppedLeading: () => {
+            this.metrics.setLeader(election.name, false);
+            options.onLostLeadership?.();
+          },
+        })
+      : undefined;
+    if (election) this.metrics.setLeader(election.name, false);
     this.clusters = new ClusterController({
       ...common,
       providerName: options.providerName,
@@ -61,20 +98,29 @@ export class Engine {
     });
   }
 
-  /** Watches, waits for complete caches, then reconciles. */
+  /**
+   * Watches and waits for complete caches; then reconciles, at once or, with leader election, once this
+   * replica holds the Lease (a standby keeps its caches warm and serves probes, but writes nothing).
+   */
   async start(): Promise<void> {
     if (this.#started) throw new Error("Engine.start called twice");
     this.#started = true;
     this.clusters.watch();
     this.profiles.watch();
     await startInformers(this.informers);
-    this.clusters.run();
-    this.profiles.run();
+    if (this.elector) this.elector.start();
+    else this.#run();
     this.#log.info("engine started", {
       provider: this.#options.providerName,
       environment: this.#options.environment,
       backend: this.#options.backend.name,
+      leaderElection: this.elector !== undefined,
     });
+  }
+
+  #run(): void {
+    this.clusters.run();
+    this.profiles.run();
   }
 
   /** Whether every cache holds a complete list (readiness). */
@@ -86,6 +132,7 @@ export class Engine {
   async stop(): Promise<void> {
     stopInformers(this.informers);
     await Promise.all([this.clusters.stop(), this.profiles.stop()]);
+    await this.elector?.release(); // after the last write: the next leader starts from a quiet world
     await this.#options.backend.close?.();
     this.#log.info("engine stopped");
   }

@@ -27,7 +27,10 @@ export interface InstallCrdsProps {
 
 /** Reads every CRD document in `directory`, sorted by file name. */
 export async function readCrds(directory: string): Promise<V1CustomResourceDefinition[]> {
-  const files = (await readdir(directory)).filter((file) => /\.ya?ml$/.test(file)).sort();
+  // kustomization.yaml lets kustomize users include the folder; it is not a CRD.
+  const files = (await readdir(directory))
+    .filter((file) => /\.ya?ml$/.test(file) && !/^kustomization\.ya?ml$/.test(file))
+    .sort();
   const crds: V1CustomResourceDefinition[] = [];
   for (const file of files) {
     // client-node's loader yields typed models (xKubernetesValidations, …); plain YAML objects would lose
@@ -92,13 +95,13 @@ async function waitUntilServed(
           lastProblem = `${name} is not Established yet`;
           continue;
         }
+        // Discovery (readable by every authenticated client) lists the resource once it is served.
         const version = crd.spec.versions.find((v) => v.served)?.name ?? "";
-        await custom.listClusterCustomObject({
-          group: crd.spec.group,
-          version,
-          plural: crd.spec.names.plural,
-          limit: 1,
-        });
+        const discovered = await custom.getAPIResources({ group: crd.spec.group, version });
+        if (!discovered.resources.some((resource) => resource.name === crd.spec.names.plural)) {
+          lastProblem = `${name} is not in discovery yet`;
+          continue;
+        }
         pending.delete(crd);
       } catch (error) {
         lastProblem = `${name}: ${(error as Error).message.split("\n")[0]}`;

@@ -15,6 +15,7 @@ import { type Clock, systemClock } from "./clock.ts";
 import type { Informer } from "./informer.ts";
 import type { EngineInformers } from "./informers.ts";
 import { errorMessage, type Logger, silentLogger } from "./logger.ts";
+import type { EngineMetrics } from "./metrics.ts";
 import { Outcome } from "./outcome.ts";
 import { GoneError, patchObject } from "./patch-object.ts";
 import { WorkQueue } from "./work-queue.ts";
@@ -27,6 +28,7 @@ export interface ProfileControllerOptions {
   readonly backend: ClusterBackend;
   readonly clock?: Clock;
   readonly log?: Logger;
+  readonly metrics?: EngineMetrics;
 }
 
 /**
@@ -52,6 +54,9 @@ export class ProfileController {
     this.#log = (options.log ?? silentLogger).with({ controller: "profile" });
     this.queue = new WorkQueue({
       clock: this.#clock,
+      ...(options.metrics
+        ? { observer: options.metrics.queueObserver("profile", () => this.queue.depth) }
+        : {}),
       onError: (key, error, retryInMs) =>
         this.#log.warn("reconcile failed", { key, error: errorMessage(error), retryInMs }),
     });

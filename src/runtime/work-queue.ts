@@ -21,6 +21,18 @@ export function backoffDelay(failures: number, options: BackoffOptions = DEFAULT
 /** Reconciles one key. Throwing means "failed, retry with backoff" (unless a {@link TerminalError}). */
 export type KeyHandler = (key: string) => Promise<Outcome>;
 
+/** Told what the queue does, for metrics; every method must be cheap and must not throw. */
+export interface WorkQueueObserver {
+  /** A key was added (counted even when it was already waiting). */
+  added(): void;
+  /** A worker took a key that waited `waitedMs` since it was queued. */
+  started(waitedMs: number): void;
+  /** A reconcile ended after `workedMs`; `outcome` says how. */
+  finished(workedMs: number, outcome: "success" | "requeue_after" | "error"): void;
+  /** A failed key was scheduled again with backoff. */
+  retried(): void;
+}
+
 /** Options of a {@link WorkQueue}. */
 export interface WorkQueueOptions {
   /** How many different keys may be processed at once. Default 1. */
@@ -29,6 +41,7 @@ export interface WorkQueueOptions {
   readonly clock?: Clock;
   /** Told about every failed reconcile (for logs, Events and metrics); must not throw. */
   readonly onError?: (key: string, error: unknown, retryInMs: number | undefined) => void;
+  readonly observer?: WorkQueueObserver;
 }
 
 /**
@@ -45,6 +58,9 @@ export class WorkQueue {
   readonly #backoff: BackoffOptions;
   readonly #clock: Clock;
   readonly #onError: NonNullable<WorkQueueOptions["onError"]>;
+  readonly #observer: WorkQueueObserver | undefined;
+  /** When each waiting key was queued, for the time-in-queue metric. */
+  readonly #queuedAt = new Map<string, number>();
   readonly #fifo: string[] = [];
   readonly #waiting = new Set<string>();
   readonly #processing = new Set<string>();
@@ -60,6 +76,7 @@ export class WorkQueue {
     this.#backoff = options.backoff ?? DEFAULT_BACKOFF;
     this.#clock = options.clock ?? systemClock;
     this.#onError = options.onError ?? (() => {});
+    this.#observer = options.observer;
   }
 
   /** Keys waiting to be processed now (not counting delayed or in-flight ones). */
@@ -80,12 +97,14 @@ export class WorkQueue {
   /** Asks for `key` to be processed as soon as a worker is free. */
   add(key: string): void {
     if (this.#shuttingDown) return;
+    this.#observer?.added();
     if (this.#processing.has(key)) {
       this.#dirty.add(key);
       return;
     }
     if (this.#waiting.has(key)) return;
     this.#waiting.add(key);
+    this.#queuedAt.set(key, this.#clock.now());
     this.#fifo.push(key);
     this.#pump();
   }
@@ -122,6 +141,7 @@ export class WorkQueue {
     this.#delayed.clear();
     this.#fifo.length = 0;
     this.#waiting.clear();
+    this.#queuedAt.clear();
     this.#dirty.clear();
     if (this.#processing.size === 0) return;
     await new Promise<void>((resolve) => this.#idle.push(resolve));
@@ -134,14 +154,23 @@ export class WorkQueue {
       const key = this.#fifo.shift() as string;
       this.#waiting.delete(key);
       this.#processing.add(key);
+      this.#observer?.started(this.#clock.now() - (this.#queuedAt.get(key) ?? this.#clock.now()));
+      this.#queuedAt.delete(key);
       void this.#process(key, handler);
     }
   }
 
   async #process(key: string, handler: KeyHandler): Promise<void> {
+    const started = this.#clock.now();
     try {
-      this.#apply(key, await handler(key));
+      const outcome = await handler(key);
+      this.#observer?.finished(
+        this.#clock.now() - started,
+        outcome.kind === "requeueAfter" ? "requeue_after" : "success",
+      );
+      this.#apply(key, outcome);
     } catch (error) {
+      this.#observer?.finished(this.#clock.now() - started, "error");
       this.#fail(key, error);
     } finally {
       this.#processing.delete(key);
@@ -167,6 +196,7 @@ export class WorkQueue {
     this.#failures.set(key, failures);
     const delay = backoffDelay(failures, this.#backoff);
     this.#onError(key, error, delay);
+    this.#observer?.retried();
     this.addAfter(key, delay);
   }
 }

@@ -1,0 +1,60 @@
+/** `openmcp-engine init`: what the openMCP operator runs before `run` — CRDs and ClusterProfiles, then exit 0. */
+import { join, resolve } from "node:path";
+import { CRD_CLUSTER_LABEL, LABELS } from "../api/constants.ts";
+import { createInformers, startInformers, stopInformers } from "../runtime/informers.ts";
+import { installCrds } from "../runtime/install-crds.ts";
+import { loadKubeConfig } from "../runtime/load-kubeconfig.ts";
+import { createLogger } from "../runtime/logger.ts";
+import { ProfileController } from "../runtime/profile-controller.ts";
+import { backendFromFlags, engineFlags, parseEngineArgs } from "./run.ts";
+
+const repositoryRoot = join(import.meta.dirname, "..", "..");
+
+export const initUsage = `Usage: openmcp-engine init --provider-name <name> [flags]
+
+Installs or updates the engine's CRDs (labelled ${CRD_CLUSTER_LABEL.key}: ${CRD_CLUSTER_LABEL.platform}) and makes
+the ClusterProfiles of all ProviderConfigs, then exits 0. Safe to run any number of times.
+
+Flags: --crds <folder> (default: the crds/ folder of this project), and the flags of 'run'
+(--provider-name, --environment, --kubeconfig, --backend, --backend-option, --state-dir, --verbosity).`;
+
+/** Runs `init`; resolves when everything is in place. */
+export async function init(args: string[]): Promise<void> {
+  const values = parseEngineArgs(args, initUsage, { crds: { type: "string" } });
+  const flags = engineFlags(values, initUsage, { leaderElect: false });
+  const crds = resolve(typeof values.crds === "string" ? values.crds : join(repositoryRoot, "crds"));
+  const log = createLogger({ level: flags.logLevel });
+  const { kubeConfig, source } = loadKubeConfig(flags.kubeconfig);
+  log.info("init", { kubeconfig: source, crds });
+
+  const names = await installCrds(kubeConfig, {
+    directory: crds,
+    labels: { [CRD_CLUSTER_LABEL.key]: CRD_CLUSTER_LABEL.platform },
+  });
+  log.info("CRDs installed", { crds: names });
+
+  const backend = await backendFromFlags(flags, kubeConfig, log);
+  const informers = createInformers(kubeConfig, log);
+  const profiles = new ProfileController({
+    kubeConfig,
+    informers,
+    owner: { providerName: flags.providerName, environment: flags.environment, backend: backend.name },
+    backend,
+    log,
+  });
+  await startInformers(informers);
+  try {
+    // Every config, and every config some profile of ours still names (so stale profiles go too).
+    const configNames = new Set(informers.providerConfigs.list().map((config) => config.metadata.name ?? ""));
+    for (const profile of informers.profiles.list()) {
+      const labels = profile.metadata.labels ?? {};
+      const config = labels[LABELS.providerConfig];
+      if (config && labels[LABELS.provider] === flags.providerName) configNames.add(config);
+    }
+    for (const name of configNames) await profiles.reconcile(name);
+    log.info("ClusterProfiles in place", { providerConfigs: [...configNames] });
+  } finally {
+    stopInformers(informers);
+    await backend.close?.();
+  }
+}

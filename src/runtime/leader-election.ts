@@ -1,0 +1,221 @@
+/** Leader election on a coordination.k8s.io Lease, the way client-go does it: one replica reconciles, the others wait. */
+import { ApiException, CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
+import { type Clock, systemClock, type TimerHandle } from "./clock.ts";
+import { errorMessage, type Logger, silentLogger } from "./logger.ts";
+
+/** A Lease as plain JSON (client-node's typed Lease writes MicroTime with milliseconds, which the API server rejects). */
+interface Lease {
+  readonly apiVersion: "coordination.k8s.io/v1";
+  readonly kind: "Lease";
+  readonly metadata: { readonly name: string; readonly namespace: string; readonly resourceVersion?: string };
+  readonly spec?: {
+    readonly holderIdentity?: string;
+    readonly leaseDurationSeconds?: number;
+    readonly acquireTime?: string;
+    readonly renewTime?: string;
+    readonly leaseTransitions?: number;
+  };
+}
+
+const leases = { group: "coordination.k8s.io", version: "v1", plural: "leases" } as const;
+
+/** metav1.MicroTime: RFC 3339 with exactly six fractional digits. */
+function microTime(ms: number): string {
+  return new Date(ms).toISOString().replace(/\.(\d{3})Z$/, ".$1000Z");
+}
+
+/** Timings, as controller-runtime defaults them: 15 s lease, 10 s renew deadline, 2 s retry. */
+export interface LeaderElectionTiming {
+  readonly leaseDurationMs: number;
+  readonly renewDeadlineMs: number;
+  readonly retryPeriodMs: number;
+}
+
+/** controller-runtime's defaults. */
+export const DEFAULT_LEADER_ELECTION: LeaderElectionTiming = {
+  leaseDurationMs: 15_000,
+  renewDeadlineMs: 10_000,
+  retryPeriodMs: 2_000,
+};
+
+/** Which Lease, who we are, and what to do on winning or losing. */
+export interface LeaderElectionOptions {
+  readonly kubeConfig: KubeConfig;
+  readonly namespace: string;
+  readonly name: string;
+  /** Unique per replica, e.g. the pod name. */
+  readonly identity: string;
+  readonly timing?: LeaderElectionTiming;
+  readonly clock?: Clock;
+  readonly log?: Logger;
+  /** Called once when this replica becomes the leader. */
+  readonly onStartedLeading: () => void;
+  /** Called once if leadership is lost (renewals failed past the deadline); the process should stop reconciling. */
+  readonly onStoppedLeading: () => void;
+}
+
+/**
+ * Flow: try to acquire every retry period; the Lease is free when it has no holder or its holder has
+ * not renewed it for a whole lease duration *as observed by us* (our clock measures how long the
+ * record stayed unchanged, so clock skew between replicas does not matter). Writes use the Lease's
+ * resourceVersion, so two candidates cannot both win. The leader renews every retry period; if no
+ * renewal succeeds within the renew deadline it steps down. `release()` hands the Lease back at once.
+ */
+export class LeaderElector {
+  readonly #options: LeaderElectionOptions;
+  readonly #api: CustomObjectsApi;
+  readonly #clock: Clock;
+  readonly #timing: LeaderElectionTiming;
+  readonly #log: Logger;
+  /** The last Lease record seen, and when (our clock) it last changed. */
+  #observed: { readonly key: string; readonly at: number } | undefined;
+  #leading = false;
+  #lastRenewal = 0;
+  #stopped = false;
+  #timer: TimerHandle | undefined;
+
+  constructor(options: LeaderElectionOptions) {
+    this.#options = options;
+    this.#api = options.kubeConfig.makeApiClient(CustomObjectsApi);
+    this.#clock = options.clock ?? systemClock;
+    this.#timing = options.timing ?? DEFAULT_LEADER_ELECTION;
+    this.#log = (options.log ?? silentLogger).with({ lease: `${options.namespace}/${options.name}` });
+  }
+
+  /** Whether this replica holds the Lease right now. */
+  isLeader(): boolean {
+    return this.#leading;
+  }
+
+  /** Starts campaigning (and, once leading, renewing) in the background. */
+  start(): void {
+    this.#tick();
+  }
+
+  /** Stops campaigning; if leading, gives the Lease back so another replica takes over at once. */
+  async release(): Promise<void> {
+    this.#stopped = true;
+    this.#timer?.cancel();
+    if (!this.#leading) return;
+    this.#leading = false;
+    try {
+      const lease = await this.#read();
+      if (lease?.spec?.holderIdentity !== this.#options.identity) return;
+      await this.#replace({
+        ...lease,
+        spec: { ...lease.spec, holderIdentity: "", leaseDurationSeconds: 1, renewTime: this.#now() },
+      });
+      this.#log.info("leadership released");
+    } catch (error) {
+      this.#log.warn("could not release the lease; others take over when it expires", {
+        error: errorMessage(error),
+      });
+    }
+  }
+
+  #tick(): void {
+    if (this.#stopped) return;
+    void this.#tryAcquireOrRenew()
+      .then(
+        (held) => this.#after(held),
+        (error: unknown) => {
+          this.#log.debug("lease attempt failed", { error: errorMessage(error) });
+          this.#after(false);
+        },
+      )
+      .finally(() => {
+        if (!this.#stopped)
+          this.#timer = this.#clock.schedule(() => this.#tick(), this.#timing.retryPeriodMs);
+      });
+  }
+
+  #after(held: boolean): void {
+    const now = this.#clock.now();
+    if (held) {
+      this.#lastRenewal = now;
+      if (!this.#leading) {
+        this.#leading = true;
+        this.#log.info("became leader", { identity: this.#options.identity });
+        this.#options.onStartedLeading();
+      }
+    } else if (this.#leading && now - this.#lastRenewal > this.#timing.renewDeadlineMs) {
+      this.#leading = false;
+      this.#stopped = true;
+      this.#log.error("lost leadership: could not renew the lease within the deadline");
+      this.#options.onStoppedLeading();
+    }
+  }
+
+  /** One attempt: true if we hold the Lease afterwards. */
+  async #tryAcquireOrRenew(): Promise<boolean> {
+    const { namespace, name, identity } = this.#options;
+    const now = this.#now();
+    const durationSeconds = Math.ceil(this.#timing.leaseDurationMs / 1_000);
+    const lease = await this.#read();
+    if (!lease) {
+      await this.#api.createNamespacedCustomObject({
+        ...leases,
+        namespace,
+        body: {
+          apiVersion: "coordination.k8s.io/v1",
+          kind: "Lease",
+          metadata: { name, namespace },
+          spec: {
+            holderIdentity: identity,
+            leaseDurationSeconds: durationSeconds,
+            acquireTime: now,
+            renewTime: now,
+            leaseTransitions: 0,
+          },
+        },
+      });
+      return true;
+    }
+    const spec = lease.spec ?? {};
+    const key = `${spec.holderIdentity}|${spec.renewTime}|${lease.metadata.resourceVersion}`;
+    if (this.#observed?.key !== key) this.#observed = { key, at: this.#clock.now() };
+    const ours = spec.holderIdentity === identity;
+    const held = Boolean(spec.holderIdentity);
+    const expired =
+      this.#clock.now() - (this.#observed?.at ?? 0) > (spec.leaseDurationSeconds ?? durationSeconds) * 1_000;
+    if (held && !ours && !expired) return false;
+    await this.#replace({
+      ...lease,
+      spec: {
+        ...spec,
+        holderIdentity: identity,
+        leaseDurationSeconds: durationSeconds,
+        renewTime: now,
+        ...(ours ? {} : { acquireTime: now, leaseTransitions: (spec.leaseTransitions ?? 0) + 1 }),
+      },
+    });
+    return true;
+  }
+
+  /** Writes with the read resourceVersion: if anyone wrote in between, this fails and we try again later. */
+  async #replace(lease: Lease): Promise<void> {
+    await this.#api.replaceNamespacedCustomObject({
+      ...leases,
+      namespace: this.#options.namespace,
+      name: this.#options.name,
+      body: lease,
+    });
+  }
+
+  async #read(): Promise<Lease | undefined> {
+    try {
+      return (await this.#api.getNamespacedCustomObject({
+        ...leases,
+        namespace: this.#options.namespace,
+        name: this.#options.name,
+      })) as Lease;
+    } catch (error) {
+      if (error instanceof ApiException && error.code === 404) return undefined;
+      throw error;
+    }
+  }
+
+  #now(): string {
+    return microTime(this.#clock.now());
+  }
+}

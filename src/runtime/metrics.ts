@@ -1,0 +1,118 @@
+/** Prometheus metrics under the names Kubernetes operators already scrape (controller-runtime's), plus ours. */
+import { Counter, Gauge, Histogram, Registry } from "prom-client";
+import type { WorkQueueObserver } from "./work-queue.ts";
+
+const seconds = (ms: number) => ms / 1_000;
+const latencyBuckets = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+
+/** The engine's metrics in a registry of their own (no global state). */
+export class EngineMetrics {
+  readonly registry = new Registry();
+  readonly #reconcileTotal = new Counter({
+    name: "controller_runtime_reconcile_total",
+    help: "Total number of reconciliations per controller",
+    labelNames: ["controller", "result"] as const,
+    registers: [this.registry],
+  });
+  readonly #reconcileErrors = new Counter({
+    name: "controller_runtime_reconcile_errors_total",
+    help: "Total number of reconciliation errors per controller",
+    labelNames: ["controller"] as const,
+    registers: [this.registry],
+  });
+  readonly #reconcileTime = new Histogram({
+    name: "controller_runtime_reconcile_time_seconds",
+    help: "Length of time per reconciliation per controller",
+    labelNames: ["controller"] as const,
+    buckets: latencyBuckets,
+    registers: [this.registry],
+  });
+  readonly #adds = new Counter({
+    name: "workqueue_adds_total",
+    help: "Total number of adds handled by workqueue",
+    labelNames: ["name", "controller"] as const,
+    registers: [this.registry],
+  });
+  readonly #depthSources = new Map<string, () => number>();
+  readonly #objectSources: Array<() => Array<{ kind: string; phase: string; count: number }>> = [];
+  readonly #queueDuration = new Histogram({
+    name: "workqueue_queue_duration_seconds",
+    help: "How long in seconds an item stays in workqueue before being requested",
+    labelNames: ["name", "controller"] as const,
+    buckets: latencyBuckets,
+    registers: [this.registry],
+  });
+  readonly #workDuration = new Histogram({
+    name: "workqueue_work_duration_seconds",
+    help: "How long in seconds processing an item from workqueue takes",
+    labelNames: ["name", "controller"] as const,
+    buckets: latencyBuckets,
+    registers: [this.registry],
+  });
+  readonly #retries = new Counter({
+    name: "workqueue_retries_total",
+    help: "Total number of retries handled by workqueue",
+    labelNames: ["name", "controller"] as const,
+    registers: [this.registry],
+  });
+  readonly #leader = new Gauge({
+    name: "leader_election_master_status",
+    help: "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master",
+    labelNames: ["name"] as const,
+    registers: [this.registry],
+  });
+
+  constructor() {
+    // Gauges that mirror live state are read at scrape time, never kept up to date by hand.
+    const depthSources = this.#depthSources;
+    const objectSources = this.#objectSources;
+    new Gauge({
+      name: "workqueue_depth",
+      help: "Current depth of workqueue",
+      labelNames: ["name", "controller"] as const,
+      registers: [this.registry],
+      collect() {
+        for (const [controller, read] of depthSources) this.set({ name: controller, controller }, read());
+      },
+    });
+    new Gauge({
+      name: "openmcp_engine_objects",
+      help: "Objects this provider is responsible for, by kind and status.phase",
+      labelNames: ["kind", "phase"] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const read of objectSources) {
+          for (const { kind, phase, count } of read()) this.set({ kind, phase }, count);
+        }
+      },
+    });
+  }
+
+  /** Reconcile counters and work-queue metrics for one controller's queue. */
+  queueObserver(controller: string, depth: () => number): WorkQueueObserver {
+    const labels = { name: controller, controller };
+    this.#depthSources.set(controller, depth);
+    return {
+      added: () => this.#adds.inc(labels),
+      started: (waitedMs) => this.#queueDuration.observe(labels, seconds(waitedMs)),
+      finished: (workedMs, outcome) => {
+        this.#workDuration.observe(labels, seconds(workedMs));
+        this.#reconcileTime.observe({ controller }, seconds(workedMs));
+        this.#reconcileTotal.inc({ controller, result: outcome });
+        if (outcome === "error") this.#reconcileErrors.inc({ controller });
+      },
+      retried: () => this.#retries.inc(labels),
+    };
+  }
+
+  /** Counts of objects by kind and phase, read on every scrape. */
+  countObjects(read: () => Array<{ kind: string; phase: string; count: number }>): void {
+    this.#objectSources.push(read);
+  }
+
+  /** Whether this replica leads `lease`. */
+  setLeader(lease: string, leading: boolean): void {
+    this.#leader.set({ name: lease }, leading ? 1 : 0);
+  }
+}
