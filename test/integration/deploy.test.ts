@@ -1,0 +1,200 @@
+/** The deployment as a platform engineer applies it: clean manifests, least-privilege RBAC that suffices, a lean image tree. */
+import { execFileSync, spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import {
+  CoreV1Api,
+  CustomObjectsApi,
+  KubeConfig,
+  type KubernetesObject,
+  KubernetesObjectApi,
+  loadAllYaml,
+  PatchStrategy,
+} from "@kubernetes/client-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Cluster } from "../../src/api/cluster.ts";
+import { CLUSTERS_API_VERSION, ENGINE_API_VERSION, RESOURCES } from "../../src/api/constants.ts";
+import {
+  type ControlPlane,
+  kubeconfigYaml,
+  startControlPlane,
+} from "../../src/controlplane/control-plane.ts";
+import { SimulatedBackend } from "../../src/providers/simulated.ts";
+import { Engine } from "../../src/runtime/engine.ts";
+
+const root = join(import.meta.dirname, "..", "..");
+const base = join(root, "deploy", "base");
+const main = join(root, "src", "cli", "main.ts");
+const NAMESPACE = "openmcp-engine-system";
+
+/** Every object of the kustomize base, in file order (kustomization.yaml itself excluded). */
+function manifests(directory: string): KubernetesObject[] {
+  return readdirSync(directory)
+    .filter((file) => file.endsWith(".yaml") && file !== "kustomization.yaml")
+    .sort()
+    .flatMap((file) => loadAllYaml(readFileSync(join(directory, file), "utf8")) as KubernetesObject[]);
+}
+
+let controlPlane: ControlPlane;
+let objects: KubernetesObjectApi;
+
+beforeAll(async () => {
+  controlPlane = await startControlPlane();
+  objects = KubernetesObjectApi.makeApiClient(controlPlane.kubeConfig);
+});
+
+afterAll(async () => {
+  await controlPlane?.stop();
+});
+
+const apply = (object: KubernetesObject, dryRun?: "All") =>
+  objects.patch(object, undefined, dryRun, "deploy-test", true, PatchStrategy.ServerSideApply);
+
+describe("the deployment manifests", () => {
+  const all = [...manifests(join(root, "crds")), ...manifests(base)];
+
+  it("grant no wildcard verb, resource or group", () => {
+    const rules = all
+      .filter((o) => o.kind === "ClusterRole" || o.kind === "Role")
+      .flatMap((o) => (o as unknown as { rules: Array<Record<string, string[]>> }).rules);
+    expect(rules.length).toBeGreaterThan(5);
+    for (const rule of rules) {
+      for (const field of ["verbs", "resources", "apiGroups", "resourceNames"]) {
+        expect(rule[field] ?? [], `${field} of ${JSON.stringify(rule)}`).not.toContain("*");
+      }
+    }
+  });
+
+  it("apply cleanly to a real API server (server-side dry run of every object)", async () => {
+    for (const object of all.filter((o) => o.kind === "Namespace" || o.kind === "CustomResourceDefinition")) {
+      await apply(object); // later objects need the namespace to exist, even in a dry run
+    }
+    for (const object of all) await apply(object, "All");
+  });
+
+  it("run 2 replicas with probes, limits and a locked-down, non-root security context", () => {
+    const deployment = all.find((o) => o.kind === "Deployment") as unknown as {
+      spec: {
+        replicas: number;
+        template: { spec: { securityContext: object; containers: Array<Record<string, unknown>> } };
+      };
+    };
+    expect(deployment.spec.replicas).toBe(2);
+    const [container] = deployment.spec.template.spec.containers;
+    expect(deployment.spec.template.spec.securityContext).toMatchObject({ runAsNonRoot: true });
+    expect(container).toMatchObject({
+      livenessProbe: { httpGet: { path: "/healthz" } },
+      readinessProbe: { httpGet: { path: "/readyz" } },
+      securityContext: {
+        readOnlyRootFilesystem: true,
+        allowPrivilegeEscalation: false,
+        capabilities: { drop: ["ALL"] },
+      },
+    });
+    expect(container?.args).toEqual(expect.arrayContaining(["run", "--leader-elect"]));
+  });
+
+  it("give the controller enough rights for init and a whole Cluster lifecycle as its ServiceAccount", async () => {
+    for (const object of manifests(base).filter((o) => o.kind !== "Deployment" && o.kind !== "Service"))
+      await apply(object);
+    const core = controlPlane.kubeConfig.makeApiClient(CoreV1Api);
+    const token = (
+      await core.createNamespacedServiceAccountToken({
+        name: "openmcp-engine",
+        namespace: NAMESPACE,
+        body: { spec: { audiences: [], expirationSeconds: 3600 } },
+      })
+    ).status?.token;
+    const asController = new KubeConfig();
+    asController.loadFromOptions({
+      clusters: [
+        {
+          name: "test",
+          server: controlPlane.server,
+          caData: controlPlane.kubeConfig.getCurrentCluster()?.caData,
+        },
+      ],
+      users: [{ name: "openmcp-engine", token: token ?? "" }],
+      contexts: [{ name: "sa", cluster: "test", user: "openmcp-engine", namespace: NAMESPACE }],
+      currentContext: "sa",
+    });
+    const kubeconfigFile = join(mkdtempSync(join(tmpdir(), "sa-")), "kubeconfig");
+    writeFileSync(kubeconfigFile, kubeconfigYaml(asController));
+
+    // init as the ServiceAccount: CRDs and profiles.
+    const admin = controlPlane.kubeConfig.makeApiClient(CustomObjectsApi);
+    const init = spawnSync(
+      process.execPath,
+      [main, "init", "--provider-name=engine", "--environment=default", `--kubeconfig=${kubeconfigFile}`],
+      { encoding: "utf8", env: { ...process.env, POD_NAMESPACE: NAMESPACE } },
+    );
+    expect(init.status, init.stderr).toBe(0);
+    await admin.createClusterCustomObject({
+      ...RESOURCES.ProviderConfig,
+      body: {
+        apiVersion: ENGINE_API_VERSION,
+        kind: "ProviderConfig",
+        metadata: { name: "sim" },
+        spec: { backend: "simulated" },
+      },
+    });
+    await core.createNamespace({ body: { metadata: { name: "tenant" } } });
+
+    // run as the ServiceAccount, with leader election: the whole lifecycle.
+    const engine = new Engine({
+      kubeConfig: asController,
+      providerName: "engine",
+      environment: "default",
+      backend: new SimulatedBackend({ provisionDelayMs: 200, deleteDelayMs: 200 }),
+      leaderElection: { namespace: NAMESPACE, name: "engine.engine.openmcp.cloud", identity: "test" },
+    });
+    await engine.start();
+    try {
+      await admin.createNamespacedCustomObject({
+        ...RESOURCES.Cluster,
+        namespace: "tenant",
+        body: {
+          apiVersion: CLUSTERS_API_VERSION,
+          kind: "Cluster",
+          metadata: { name: "c" },
+          spec: { profile: "default.engine.sim", tenancy: "Shared" },
+        },
+      });
+      const read = () =>
+        admin.getNamespacedCustomObject({ ...RESOURCES.Cluster, namespace: "tenant", name: "c" }).then(
+          (c) => c as Cluster,
+          () => undefined,
+        );
+      for (let i = 0; i < 300 && (await read())?.status?.phase !== "Ready"; i++) await sleep(100);
+      expect((await read())?.status?.phase).toBe("Ready");
+      const events = await core.listNamespacedEvent({ namespace: "tenant" });
+      expect(events.items.map((e) => e.reason)).toContain("Ready");
+      await admin.deleteNamespacedCustomObject({ ...RESOURCES.Cluster, namespace: "tenant", name: "c" });
+      for (let i = 0; i < 300 && (await read()) !== undefined; i++) await sleep(100);
+      expect(await read()).toBeUndefined();
+    } finally {
+      await engine.stop();
+    }
+  }, 120_000);
+});
+
+describe("the image's runtime tree (hack/image/assemble.sh, as the Dockerfile runs it)", () => {
+  it("holds production dependencies only and starts", () => {
+    const tree = mkdtempSync(join(tmpdir(), "image-"));
+    execFileSync(join(root, "hack", "image", "assemble.sh"), [tree], { stdio: "pipe" });
+    expect(existsSync(join(tree, "node_modules", "@kubernetes", "client-node"))).toBe(true);
+    expect(existsSync(join(tree, "node_modules", "vitest"))).toBe(false);
+    expect(existsSync(join(tree, "node_modules", "node"))).toBe(false);
+    expect(existsSync(join(tree, "test"))).toBe(false);
+    const help = spawnSync(process.execPath, [join(tree, "src", "cli", "main.ts"), "run", "--help"], {
+      encoding: "utf8",
+    });
+    expect(help.status, help.stderr).toBe(0);
+    expect(help.stdout).toContain("Usage: openmcp-engine run");
+    const dockerfile = readFileSync(join(root, "Dockerfile"), "utf8");
+    expect(dockerfile).toContain("RUN hack/image/assemble.sh /app");
+    expect(dockerfile).toMatch(/^USER 1000:1000$/m);
+  }, 180_000);
+});
