@@ -1,5 +1,7 @@
 #!/usr/bin/env node
+import { init, initUsage } from "./init.ts";
 import { run, runUsage } from "./run.ts";
+import { statecharts, statechartsUsage } from "./statecharts.ts";
 import { up, upUsage } from "./up.ts";
 /** Entry point of the `openmcp-engine` command: dispatches to a subcommand. */
 import { UsageError } from "./usage-error.ts";
@@ -8,13 +10,17 @@ const usage = `Usage: openmcp-engine <command> [flags]
 
 Commands:
   up      A local control plane (etcd + kube-apiserver) with the CRDs, the engine and a demo; until Ctrl-C.
+  init    Install or update the CRDs and the ClusterProfiles, then exit (the openMCP operator runs it first).
   run     The controller, against the cluster of --kubeconfig (or in-cluster); until SIGTERM or Ctrl-C.
+  statecharts  The machines' statecharts as Stately JSON, Mermaid and SVG files (default: into docs/statecharts).
 
 Run 'openmcp-engine <command> --help' for the flags of a command.`;
 
 const commands: Record<string, { run: (args: string[]) => Promise<void>; usage: string }> = {
   up: { run: up, usage: upUsage },
   run: { run, usage: runUsage },
+  statecharts: { run: statecharts, usage: statechartsUsage },
+  init: { run: init, usage: initUsage },
 };
 
 async function main(argv: string[]): Promise<void> {
@@ -30,6 +36,8 @@ async function main(argv: string[]): Promise<void> {
     return;
   }
   await command.run(rest);
+  // Done: let output drain and exit, even if a library left a socket open.
+  setTimeout(() => process.exit(0), 1_000).unref();
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {
