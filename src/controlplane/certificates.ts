@@ -110,6 +110,16 @@ export async function generateCertificates(props: CertificateProps): Promise<Con
   };
 }
 
+/** The PKI of a control plane served on loopback (`127.0.0.1`, `localhost`) to an admin client in `system:masters`. */
+export function generateLoopbackCertificates(now = new Date()): Promise<ControlPlaneCertificates> {
+  return generateCertificates({
+    hosts: ["127.0.0.1", "localhost"],
+    clientName: "openmcp-engine-admin",
+    clientGroups: ["system:masters"],
+    now,
+  });
+}
+
 function generateKeys(): Promise<CryptoKeyPair> {
   return webcrypto.subtle.generateKey(algorithm, true, ["sign", "verify"]) as Promise<CryptoKeyPair>;
 }

@@ -2,6 +2,7 @@
 import { spawn } from "node:child_process";
 import { closeSync, openSync, readFileSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
+import { signalProcessGroup } from "./process-groups.ts";
 
 /** How to start a {@link ManagedProcess}. */
 export interface ManagedProcessProps {
@@ -62,12 +63,7 @@ export function startManagedProcess(props: ManagedProcessProps): ManagedProcess 
   const pid = child.pid ?? -1;
 
   const signalGroup = (signal: NodeJS.Signals) => {
-    if (pid <= 0 || exitedWith !== undefined) return;
-    try {
-      process.kill(-pid, signal);
-    } catch {
-      // already gone
-    }
+    if (exitedWith === undefined) signalProcessGroup(pid, signal);
   };
 
   return {

@@ -1,17 +1,10 @@
 /** Test helpers about OS processes and folders: is it still there, wait until it is gone. */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
+import { isProcessAlive } from "../../src/controlplane/process-groups.ts";
 
 /** Whether `pid` is a live process (a zombie awaiting its reaper counts as gone). */
-export function isAlive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
-    return state !== "Z" && state !== "X";
-  } catch {
-    return false;
-  }
-}
+export const isAlive = (pid: number): boolean => isProcessAlive(pid);
 
 /** Polls until none of `pids` is alive and `directory` is gone; returns what is still left at the deadline. */
 export async function waitUntilGone(
@@ -25,4 +18,18 @@ export async function waitUntilGone(
     if ((left.alive.length === 0 && !left.directoryExists) || Date.now() > deadline) return left;
     await sleep(100);
   }
+}
+
+/** Pids of the live processes whose command line contains `text` (e.g. a state folder), from `/proc`. */
+export function processesMentioning(text: string): number[] {
+  return readdirSync("/proc")
+    .filter((entry) => /^\d+$/.test(entry))
+    .map(Number)
+    .filter((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(text) && isAlive(pid);
+      } catch {
+        return false; // gone meanwhile
+      }
+    });
 }

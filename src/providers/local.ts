@@ -1,0 +1,323 @@
+/** The `local` backend: each Cluster is a real etcd + kube-apiserver on this machine's loopback, kept in the state folder (kind without Docker). */
+import { mkdir, readdir } from "node:fs/promises";
+import { join, resolve } from "node:path";
+import type { ClusterObservation, ClusterTarget } from "../api/backend.ts";
+import type { SupportedVersion } from "../api/cluster-profile.ts";
+import { parseDuration } from "../api/duration.ts";
+import type { ProviderConfig } from "../api/provider-config.ts";
+import { kubeconfigYaml } from "../controlplane/control-plane-files.ts";
+import { findKubeAssets, type KubeAssets, kubeAssetVersions } from "../controlplane/kube-assets.ts";
+import {
+  inspectPersistentControlPlane,
+  isBeingRemoved,
+  type PersistentControlPlaneStatus,
+  persistentAdminKubeConfig,
+  removeAbandonedControlPlanes,
+  startPersistentControlPlane,
+  stopPersistentControlPlane,
+} from "../controlplane/persistent-control-plane.ts";
+import { type Clock, systemClock, type TimerHandle } from "../runtime/clock.ts";
+import { errorMessage, type Logger, silentLogger } from "../runtime/logger.ts";
+import type { AdminAccess, BackendContext, BackendFactory, ClusterBackend } from "./backend.ts";
+
+/** Knobs of the local backend. */
+export interface LocalBackendOptions {
+  /** The backend's state folder; cluster `<uid>` lives in `clusters/<uid>/`. */
+  readonly stateDirectory: string;
+  /** The kube-apiserver and etcd to run. */
+  readonly assets: KubeAssets;
+  /** Their Kubernetes version, `X.Y.Z` (the only one this backend offers). */
+  readonly version: string;
+  /** Stop every cluster's processes on {@link LocalBackend.close} (their data stays). Default false: they keep running for the next instance. */
+  readonly stopOnClose?: boolean;
+  /** How long each process of a control plane may take to become healthy. Default 90 s. */
+  readonly startTimeoutMs?: number;
+  /** How often the supervisor looks for clusters whose processes died. Default 2 s. */
+  readonly superviseEveryMs?: number;
+  readonly log?: Logger;
+  readonly clock?: Clock;
+}
+
+/** Why the last start of a cluster failed, and when the supervisor tries again. */
+interface StartFailure {
+  readonly message: string;
+  readonly attempts: number;
+  readonly retryAt: number;
+}
+
+/** A start running in the background. */
+interface StartInProgress {
+  readonly done: Promise<void>;
+  readonly abort: AbortController;
+}
+
+/**
+ * A {@link ClusterBackend} whose clusters are persistent control planes (see
+ * `src/controlplane/persistent-control-plane.ts`) in `<state folder>/clusters/<Cluster uid>/`: certificates,
+ * etcd data, logs, `record.json` (pids, ports, version) and an admin `kubeconfig`.
+ *
+ * Flow: `create` makes the folder and starts the processes in the background; `observe` reads the folder,
+ * `/proc` and `/readyz`; `delete` stops the processes and removes the folder.
+ * Guarantees: commands are idempotent by uid (a folder's lock and its record make sure one folder never
+ * has two sets of processes, even across instances); the processes outlive the controller. A supervisor
+ * (started by {@link resume}, which the factory calls) adopts running clusters, restarts those whose
+ * processes are gone from their data, and retries failed starts with backoff (`observe` says
+ * `provisioning` meanwhile, `failed` with the reason between attempts).
+ * Caveats: one Kubernetes version, that of the binaries; no workers; no OIDC yet.
+ */
+export class LocalBackend implements ClusterBackend {
+  readonly name = "local";
+  readonly capabilities = { adminAccess: true, oidc: false } as const;
+  /** The Kubernetes version of the binaries, `X.Y.Z`: the only one this backend runs. */
+  readonly version: string;
+  readonly #options: LocalBackendOptions;
+  readonly #clusters: string;
+  readonly #log: Logger;
+  readonly #clock: Clock;
+  readonly #starts = new Map<string, StartInProgress>();
+  readonly #failures = new Map<string, StartFailure>();
+  readonly #deleting = new Set<string>();
+  #timer: TimerHandle | undefined;
+  #supervising: Promise<void> | undefined;
+  #closed = false;
+
+  constructor(options: LocalBackendOptions) {
+    this.#options = options;
+    this.version = options.version;
+    this.#clusters = join(resolve(options.stateDirectory), "clusters");
+    this.#log = (options.log ?? silentLogger).with({ backend: "local" });
+    this.#clock = options.clock ?? systemClock;
+  }
+
+  supportedVersions(config: ProviderConfig): readonly SupportedVersion[] {
+    const listed = config.spec.supportedVersions ?? [];
+    if (listed.length === 0) return [{ version: this.version }];
+    return listed.filter((entry) => entry.version === this.version);
+  }
+
+  traits(config: ProviderConfig): readonly string[] {
+    return [...new Set(["workerless", ...(config.spec.traits ?? [])])];
+  }
+
+  /**
+   * Finishes removals a crash interrupted, adopts running clusters, restarts dead ones from their data
+   * (in the background), then checks every {@link LocalBackendOptions.superviseEveryMs} until closed.
+   */
+  async resume(): Promise<void> {
+    await removeAbandonedControlPlanes(this.#clusters);
+    await this.#supervise();
+    this.#scheduleSupervision();
+  }
+
+  async observe(target: ClusterTarget): Promise<ClusterObservation> {
+    const status = await inspectPersistentControlPlane(this.#directoryOf(target));
+    if (!status.exists) return { exists: false };
+    const version = bareVersion(status.record?.kubernetesVersion) ?? this.version;
+    if (status.healthy && status.server) {
+      return {
+        exists: true,
+        phase: "ready",
+        version,
+        endpoint: status.server,
+        info: describeProcesses(status),
+      };
+    }
+    const failure = this.#failures.get(target.uid);
+    if (failure && !this.#starts.has(target.uid)) {
+      return { exists: true, phase: "failed", version, message: failure.message };
+    }
+    return { exists: true, phase: "provisioning", version };
+  }
+
+  async create(target: ClusterTarget, version: string): Promise<void> {
+    this.#requireVersion("create", target, version);
+    if (this.#starts.has(target.uid)) return;
+    const directory = this.#directoryOf(target);
+    await mkdir(directory, { recursive: true });
+    if ((await inspectPersistentControlPlane(directory)).running) return; // one control plane per uid
+    if (this.#starts.has(target.uid)) return; // the supervisor began meanwhile
+    this.#failures.delete(target.uid); // asked again: try at once
+    this.#startInBackground(target.uid);
+  }
+
+  /** Only the binaries' version exists here: updating to it changes nothing, to another one is refused. */
+  async update(target: ClusterTarget, version: string): Promise<void> {
+    this.#requireVersion("update", target, version);
+  }
+
+  async delete(target: ClusterTarget): Promise<void> {
+    const directory = this.#directoryOf(target);
+    this.#deleting.add(target.uid);
+    try {
+      const start = this.#starts.get(target.uid);
+      start?.abort.abort();
+      await start?.done;
+      this.#failures.delete(target.uid);
+      await stopPersistentControlPlane(directory, { remove: true, startTimeoutMs: this.#startTimeoutMs() });
+    } finally {
+      this.#deleting.delete(target.uid);
+    }
+  }
+
+  async adminAccess(target: ClusterTarget): Promise<AdminAccess | undefined> {
+    const directory = this.#directoryOf(target);
+    if (!(await inspectPersistentControlPlane(directory)).healthy) return undefined;
+    const kubeConfig = await persistentAdminKubeConfig(directory);
+    return kubeConfig ? { kubeconfig: kubeconfigYaml(kubeConfig) } : undefined;
+  }
+
+  /** Stops the supervisor and waits for starts in flight; with `stopOnClose`, stops every cluster (data stays). */
+  async close(): Promise<void> {
+    this.#closed = true;
+    this.#timer?.cancel();
+    await this.#supervising;
+    const starts = [...this.#starts.values()];
+    if (this.#options.stopOnClose) for (const start of starts) start.abort.abort();
+    await Promise.all(starts.map((start) => start.done));
+    if (!this.#options.stopOnClose) return;
+    for (const uid of await this.#uids()) {
+      await stopPersistentControlPlane(join(this.#clusters, uid), { startTimeoutMs: this.#startTimeoutMs() });
+    }
+  }
+
+  #directoryOf(target: ClusterTarget | string): string {
+    const uid = typeof target === "string" ? target : target.uid;
+    if (!/^[A-Za-z0-9][A-Za-z0-9-]*$/.test(uid))
+      throw new Error(`local backend: "${uid}" is not a Cluster uid`);
+    return join(this.#clusters, uid);
+  }
+
+  #requireVersion(command: string, target: ClusterTarget, version: string): void {
+    if (version === this.version) return;
+    throw new Error(
+      `local backend: cannot ${command} cluster ${target.namespace}/${target.name} to Kubernetes ${version}: ` +
+        `it runs only ${this.version}, the version of ${this.#options.assets.kubeApiserver}. ` +
+        `Ask for ${this.version}, or run the backend with --backend-option assets=<folder with kube-apiserver and etcd ${version}>.`,
+    );
+  }
+
+  #startTimeoutMs(): number {
+    return this.#options.startTimeoutMs ?? 90_000;
+  }
+
+  #startInBackground(uid: string): void {
+    const abort = new AbortController();
+    const directory = this.#directoryOf(uid);
+    const log = this.#log.with({ uid });
+    const done = startPersistentControlPlane({
+      directory,
+      assets: this.#options.assets,
+      startTimeoutMs: this.#startTimeoutMs(),
+      signal: abort.signal,
+      log: (message) => log.debug(message),
+    })
+      .then((controlPlane) => {
+        this.#failures.delete(uid);
+        log.info(controlPlane.adopted ? "local cluster found running" : "local cluster started", {
+          server: controlPlane.server,
+          pids: controlPlane.record.pids,
+        });
+      })
+      .catch((error: unknown) => {
+        const code = (error as NodeJS.ErrnoException).code;
+        if (abort.signal.aborted || code === "ENOENT") return; // deleted or closing meanwhile
+        const attempts = (this.#failures.get(uid)?.attempts ?? 0) + 1;
+        const retryInMs = Math.min(10_000 * 2 ** (attempts - 1), 300_000);
+        const message = failureMessage(error, directory, retryInMs);
+        this.#failures.set(uid, { message, attempts, retryAt: this.#clock.now() + retryInMs });
+        log.warn("local cluster did not start", { error: message, attempts });
+      })
+      .finally(() => {
+        if (this.#starts.get(uid)?.done === done) this.#starts.delete(uid);
+      });
+    this.#starts.set(uid, { done, abort });
+  }
+
+  #scheduleSupervision(): void {
+    if (this.#closed) return;
+    this.#timer = this.#clock.schedule(() => {
+      this.#supervising = this.#supervise().finally(() => this.#scheduleSupervision());
+    }, this.#options.superviseEveryMs ?? 2_000);
+  }
+
+  /** Restarts every cluster whose processes are gone (unless a start or delete is at it, or a failed one is backing off). */
+  async #supervise(): Promise<void> {
+    for (const uid of await this.#uids()) {
+      if (this.#closed) return;
+      if (this.#starts.has(uid) || this.#deleting.has(uid)) continue;
+      const failure = this.#failures.get(uid);
+      if (failure && this.#clock.now() < failure.retryAt) continue;
+      const status = await inspectPersistentControlPlane(this.#directoryOf(uid)).catch((error: unknown) => {
+        this.#log.warn("cannot inspect a local cluster", { uid, error: errorMessage(error) });
+        return undefined;
+      });
+      if (!status?.exists || status.running || this.#starts.has(uid) || this.#deleting.has(uid)) continue;
+      this.#log.info(
+        failure ? "retrying a failed local cluster" : "restarting a local cluster whose processes are gone",
+        {
+          uid,
+        },
+      );
+      this.#startInBackground(uid);
+    }
+  }
+
+  /** Uids of the clusters in the state folder. */
+  async #uids(): Promise<string[]> {
+    const entries = await readdir(this.#clusters, { withFileTypes: true }).catch(() => []);
+    return entries
+      .filter((entry) => entry.isDirectory() && !isBeingRemoved(entry.name))
+      .map((entry) => entry.name);
+  }
+}
+
+/** `v1.36.3` (as the binary says) → `1.36.3`. */
+function bareVersion(version: string | undefined): string | undefined {
+  return version?.match(/\d+\.\d+\.\d+/)?.[0];
+}
+
+function describeProcesses(status: PersistentControlPlaneStatus): string {
+  const pids = status.record?.pids;
+  return `local etcd + kube-apiserver at ${status.server} (pids ${pids?.etcd}, ${pids?.apiServer})`;
+}
+
+/** One line a person can act on: what failed (no log text, which could carry anything) and where the logs are. */
+function failureMessage(error: unknown, directory: string, retryInMs: number): string {
+  const reason = errorMessage(error).split("\n")[0] ?? "unknown error";
+  return `${reason}; see the last lines of ${join(directory, "kube-apiserver.log")} and ${join(directory, "etcd.log")}; retrying in ${Math.round(retryInMs / 1_000)} s`;
+}
+
+/**
+ * The `local` backend from `--backend-option`s: `assets` (folder with kube-apiserver and etcd; default
+ * `KUBEBUILDER_ASSETS`, else the binaries `hack/kube/build.sh` builds), `stopOnClose` (`true` stops the
+ * clusters when the controller stops; default `false`: they run on and the next start adopts them),
+ * `startTimeout` (per process, e.g. `90s`). Adoption happens here: before it returns, the factory finds
+ * the clusters of the state folder again and restarts (in the background) those whose processes are gone.
+ */
+export const createBackend: BackendFactory = async (context: BackendContext) => {
+  const { options } = context;
+  const stopOnClose = options.stopOnClose ?? "false";
+  if (stopOnClose !== "true" && stopOnClose !== "false") {
+    throw new Error(`local backend: stopOnClose "${stopOnClose}" must be true or false`);
+  }
+  const startTimeoutMs = options.startTimeout === undefined ? undefined : parseDuration(options.startTimeout);
+  if (startTimeoutMs === 0 || (options.startTimeout !== undefined && startTimeoutMs === undefined)) {
+    throw new Error(`local backend: startTimeout "${options.startTimeout}" is not a duration like 90s or 2m`);
+  }
+  const assets = findKubeAssets(options.assets === undefined ? undefined : resolve(options.assets));
+  const reported = kubeAssetVersions(assets).kubernetes;
+  const version = bareVersion(reported);
+  if (!version)
+    throw new Error(`local backend: ${assets.kubeApiserver} reports no X.Y.Z version ("${reported}")`);
+  const backend = new LocalBackend({
+    stateDirectory: context.stateDirectory,
+    assets,
+    version,
+    stopOnClose: stopOnClose === "true",
+    ...(startTimeoutMs === undefined ? {} : { startTimeoutMs }),
+    log: context.log,
+    clock: context.clock,
+  });
+  await backend.resume();
+  return backend;
+};

@@ -1,0 +1,44 @@
+/** The `local` backend passes the backend conformance kit, on real etcd + kube-apiserver processes. */
+import { existsSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, expect, it } from "vitest";
+import { signalProcessGroup } from "../../src/controlplane/process-groups.ts";
+import type { BackendFactory } from "../../src/providers/backend.ts";
+import { checkBackendConformance } from "../../src/providers/conformance.ts";
+import { createBackend } from "../../src/providers/local.ts";
+import { processesMentioning } from "../support/processes.ts";
+
+/** Every state folder the kit gave the backend, so that afterAll can stop what a failed run left running. */
+const stateDirectories = new Set<string>();
+const factory: BackendFactory = (context) => {
+  stateDirectories.add(context.stateDirectory);
+  return createBackend(context);
+};
+
+/** Cluster folders (also those being removed) and processes still running from this state folder. */
+async function leftovers(stateDirectory: string): Promise<string[]> {
+  const clusters = join(stateDirectory, "clusters");
+  const folders = existsSync(clusters)
+    ? readdirSync(clusters).map((name) => `folder ${join(clusters, name)}`)
+    : [];
+  const processes = processesMentioning(`${stateDirectory}/`).map((pid) => `process ${pid}`);
+  return [...folders, ...processes];
+}
+
+afterAll(() => {
+  for (const directory of stateDirectories) {
+    for (const pid of processesMentioning(`${directory}/`)) signalProcessGroup(pid, "SIGKILL");
+  }
+});
+
+it("passes the conformance kit", async () => {
+  const started = performance.now();
+  await checkBackendConformance(factory, {
+    numRuns: 3,
+    maxCommands: 6,
+    readyTimeoutMs: 60_000,
+    leftovers,
+  });
+  console.log(`local: 3 runs in ${Math.round(performance.now() - started)} ms`);
+  expect(stateDirectories.size).toBeGreaterThan(0);
+}, 600_000);

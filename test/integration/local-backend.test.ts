@@ -1,0 +1,292 @@
+/** The `local` backend on real etcd + kube-apiserver processes: lifecycle, idempotence, adoption after a restart, recovery after kill -9, failures. */
+import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { CoreV1Api, KubeConfig } from "@kubernetes/client-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ClusterObservation, ClusterTarget } from "../../src/api/backend.ts";
+import { ENGINE_API_VERSION } from "../../src/api/constants.ts";
+import type { ProviderConfig } from "../../src/api/provider-config.ts";
+import { findKubeAssets, kubeAssetVersions } from "../../src/controlplane/kube-assets.ts";
+import {
+  inspectPersistentControlPlane,
+  type PersistentControlPlaneRecord,
+  stopPersistentControlPlane,
+} from "../../src/controlplane/persistent-control-plane.ts";
+import type { ClusterBackend } from "../../src/providers/backend.ts";
+import { createBackend } from "../../src/providers/local.ts";
+import { loadBackendFactory } from "../../src/providers/registry.ts";
+import { systemClock } from "../../src/runtime/clock.ts";
+import { silentLogger } from "../../src/runtime/logger.ts";
+import { isAlive, waitUntilGone } from "../support/processes.ts";
+
+const assets = findKubeAssets();
+const binaryVersion = kubeAssetVersions(assets).kubernetes.replace(/^v/, "");
+
+const target = (uid: string, name = "one"): ClusterTarget => ({
+  uid,
+  namespace: "local-test",
+  name,
+  tenancy: "Exclusive",
+  profile: "local.test.local",
+  providerConfig: "local",
+});
+
+const config = (spec: Partial<ProviderConfig["spec"]> = {}): ProviderConfig => ({
+  apiVersion: ENGINE_API_VERSION,
+  kind: "ProviderConfig",
+  metadata: { name: "local" },
+  spec: { backend: "local", ...spec },
+});
+
+/** Backends made here, and their state folders, so that afterAll stops every process whatever failed. */
+const opened: ClusterBackend[] = [];
+const stateDirectories: string[] = [];
+
+function newStateDirectory(): string {
+  const directory = mkdtempSync(join(tmpdir(), "local-backend-"));
+  stateDirectories.push(directory);
+  return directory;
+}
+
+async function open(stateDirectory: string, options: Record<string, string> = {}): Promise<ClusterBackend> {
+  const backend = await createBackend({
+    stateDirectory,
+    options,
+    log: silentLogger,
+    clock: systemClock,
+    readSecret: async () => undefined,
+  });
+  opened.push(backend);
+  return backend;
+}
+
+async function until(
+  backend: ClusterBackend,
+  cluster: ClusterTarget,
+  wanted: (observation: ClusterObservation) => boolean,
+  timeoutMs = 60_000,
+): Promise<ClusterObservation> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const observation = await backend.observe(cluster);
+    if (wanted(observation)) return observation;
+    if (Date.now() > deadline)
+      throw new Error(`not reached in ${timeoutMs} ms: ${JSON.stringify(observation)}`);
+    await sleep(200);
+  }
+}
+
+const isReady = (o: ClusterObservation) => o.exists && o.phase === "ready";
+
+async function recordOf(stateDirectory: string, uid: string): Promise<PersistentControlPlaneRecord> {
+  const status = await inspectPersistentControlPlane(join(stateDirectory, "clusters", uid));
+  if (!status.record) throw new Error(`no record for ${uid}`);
+  return status.record;
+}
+
+async function coreApi(backend: ClusterBackend, cluster: ClusterTarget): Promise<CoreV1Api> {
+  const access = await backend.adminAccess(cluster);
+  if (!access) throw new Error("no admin access");
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromString(access.kubeconfig);
+  return kubeConfig.makeApiClient(CoreV1Api);
+}
+
+async function killHard(pids: readonly number[]): Promise<void> {
+  for (const pid of pids) process.kill(pid, "SIGKILL");
+  const deadline = Date.now() + 10_000;
+  while (pids.some(isAlive) && Date.now() < deadline) await sleep(20);
+}
+
+afterAll(async () => {
+  for (const backend of opened) await backend.close?.().catch(() => {});
+  for (const state of stateDirectories) {
+    const clusters = join(state, "clusters");
+    for (const name of existsSync(clusters) ? readdirSync(clusters) : []) {
+      await stopPersistentControlPlane(join(clusters, name), { remove: true }).catch(() => {});
+    }
+    rmSync(state, { recursive: true, force: true });
+  }
+}, 120_000);
+
+describe("the local backend", { timeout: 120_000 }, () => {
+  const state = newStateDirectory();
+  const cluster = target("4a1e6f0e-0000-4000-8000-00000000a001");
+  let backend: ClusterBackend;
+  let endpoint = "";
+  let pids: number[] = [];
+
+  beforeAll(async () => {
+    backend = await open(state);
+  });
+
+  it("is a built-in named local that offers the binaries' version and the workerless trait", async () => {
+    expect(await loadBackendFactory("local")).toBe(createBackend);
+    expect(backend.name).toBe("local");
+    expect(backend.capabilities).toEqual({ adminAccess: true, oidc: false });
+    expect(backend.supportedVersions(config())).toEqual([{ version: binaryVersion }]);
+    expect(
+      backend.supportedVersions(
+        config({ supportedVersions: [{ version: "1.30.1" }, { version: binaryVersion, deprecated: true }] }),
+      ),
+    ).toEqual([{ version: binaryVersion, deprecated: true }]);
+    expect(backend.supportedVersions(config({ supportedVersions: [{ version: "1.30.1" }] }))).toEqual([]);
+    expect(backend.traits(config({ traits: ["fast", "workerless"] }))).toEqual(["workerless", "fast"]);
+  });
+
+  it("creates a control plane that becomes ready, with admin access that works", async () => {
+    expect(await backend.observe(cluster)).toEqual({ exists: false });
+    expect(await backend.adminAccess(cluster)).toBeUndefined();
+    await backend.create(cluster, binaryVersion);
+    const first = await backend.observe(cluster);
+    expect(first).toMatchObject({ exists: true, version: binaryVersion });
+    expect(first.exists && first.phase).toMatch(/^(provisioning|ready)$/);
+
+    const ready = await until(backend, cluster, isReady);
+    expect(ready).toMatchObject({ exists: true, phase: "ready", version: binaryVersion });
+    endpoint = (ready.exists && ready.endpoint) || "";
+    expect(endpoint).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
+    expect(JSON.stringify(ready)).not.toMatch(/BEGIN|PRIVATE|client-key/);
+
+    const access = await backend.adminAccess(cluster);
+    expect(access?.kubeconfig).toContain(`server: ${endpoint}`);
+    const core = await coreApi(backend, cluster);
+    const namespaces = (await core.listNamespace()).items.map((ns) => ns.metadata?.name);
+    expect(namespaces).toContain("default");
+    await core.createNamespace({ body: { metadata: { name: "survivor" } } });
+
+    const record = await recordOf(state, cluster.uid);
+    pids = [record.pids.etcd, record.pids.apiServer ?? -1];
+    expect(pids.every(isAlive)).toBe(true);
+  });
+
+  it("does nothing on a second create: same endpoint, same processes", async () => {
+    await backend.create(cluster, binaryVersion);
+    await backend.create(cluster, binaryVersion);
+    const observation = await backend.observe(cluster);
+    expect(observation).toMatchObject({ phase: "ready", endpoint });
+    const record = await recordOf(state, cluster.uid);
+    expect([record.pids.etcd, record.pids.apiServer]).toEqual(pids);
+  });
+
+  it("accepts an update to its version and refuses another one with a clear error", async () => {
+    await backend.update(cluster, binaryVersion);
+    await expect(backend.update(cluster, "1.30.1")).rejects.toThrow(
+      new RegExp(
+        `cannot update cluster local-test/one to Kubernetes 1\\.30\\.1: it runs only ${binaryVersion}`,
+      ),
+    );
+    expect(await backend.observe(cluster)).toMatchObject({ phase: "ready", endpoint });
+  });
+
+  it("leaves the cluster running on close, and a new instance adopts it (same processes, same endpoint)", async () => {
+    await backend.close?.();
+    expect(pids.every(isAlive)).toBe(true);
+    backend = await open(state);
+    expect(await backend.observe(cluster)).toMatchObject({ phase: "ready", endpoint });
+    await backend.create(cluster, binaryVersion); // a create after the restart changes nothing
+    const record = await recordOf(state, cluster.uid);
+    expect([record.pids.etcd, record.pids.apiServer]).toEqual(pids);
+  });
+
+  it("restarts a cluster whose processes were killed (kill -9) from its data, while it runs", async () => {
+    await killHard(pids);
+    const meanwhile = await backend.observe(cluster);
+    expect(meanwhile).toMatchObject({ exists: true, phase: "provisioning", version: binaryVersion });
+
+    expect(await until(backend, cluster, isReady)).toMatchObject({ phase: "ready", endpoint });
+    const record = await recordOf(state, cluster.uid);
+    const restarted = [record.pids.etcd, record.pids.apiServer ?? -1];
+    expect(restarted).not.toEqual(pids);
+    pids = restarted;
+    const core = await coreApi(backend, cluster);
+    expect((await core.readNamespace({ name: "survivor" })).metadata?.name).toBe("survivor");
+  });
+
+  it("restarts, when a new instance starts, a cluster whose processes died while no controller ran", async () => {
+    await backend.close?.();
+    await killHard(pids);
+    backend = await open(state);
+    expect(await backend.observe(cluster)).toMatchObject({ exists: true, phase: "provisioning" });
+    expect(await until(backend, cluster, isReady)).toMatchObject({ phase: "ready", endpoint });
+    const record = await recordOf(state, cluster.uid);
+    expect([record.pids.etcd, record.pids.apiServer]).not.toEqual(pids);
+    pids = [record.pids.etcd, record.pids.apiServer ?? -1];
+    const core = await coreApi(backend, cluster);
+    expect((await core.readNamespace({ name: "survivor" })).metadata?.name).toBe("survivor");
+  });
+
+  it("with stopOnClose, stops the processes on close and keeps the data", async () => {
+    await backend.close?.();
+    backend = await open(state, { stopOnClose: "true" });
+    expect(await backend.observe(cluster)).toMatchObject({ phase: "ready", endpoint });
+    await backend.close?.();
+    expect(pids.filter(isAlive)).toEqual([]);
+    expect(existsSync(join(state, "clusters", cluster.uid, "etcd"))).toBe(true);
+    backend = await open(state);
+    expect(await until(backend, cluster, isReady)).toMatchObject({ phase: "ready" });
+    const record = await recordOf(state, cluster.uid);
+    pids = [record.pids.etcd, record.pids.apiServer ?? -1];
+  });
+
+  it("deletes: no process and no folder left; deleting again, or what never existed, succeeds", async () => {
+    await backend.delete(cluster);
+    const directory = join(state, "clusters", cluster.uid);
+    expect(await waitUntilGone(pids, directory, 1_000)).toEqual({ alive: [], directoryExists: false });
+    expect(readdirSync(join(state, "clusters"))).toEqual([]);
+    expect(await backend.observe(cluster)).toEqual({ exists: false });
+    expect(await backend.adminAccess(cluster)).toBeUndefined();
+    await backend.delete(cluster);
+    await backend.delete(target("4a1e6f0e-0000-4000-8000-00000000a0ff", "never"));
+    await backend.close?.();
+  });
+});
+
+describe("a local cluster that cannot start", { timeout: 120_000 }, () => {
+  it("is reported failed with the reason and where the logs are, never hangs, and can be deleted", async () => {
+    // Real etcd, and a kube-apiserver that reports the version and then fails the way a bad flag would.
+    const fakeAssets = mkdtempSync(join(tmpdir(), "local-backend-assets-"));
+    stateDirectories.push(fakeAssets);
+    symlinkSync(assets.etcd, join(fakeAssets, "etcd"));
+    const apiServer = join(fakeAssets, "kube-apiserver");
+    writeFileSync(
+      apiServer,
+      `#!/bin/sh\nif [ "$1" = "--version" ]; then echo "Kubernetes v${binaryVersion}"; exit 0; fi\necho "Error: unknown flag: --broken" >&2\nexit 1\n`,
+    );
+    chmodSync(apiServer, 0o755);
+    const state = newStateDirectory();
+    const backend = await open(state, { assets: fakeAssets, startTimeout: "30s" });
+    const cluster = target("4a1e6f0e-0000-4000-8000-00000000b001", "broken");
+
+    await backend.create(cluster, binaryVersion);
+    const failed = await until(backend, cluster, (o) => o.exists && o.phase === "failed");
+    const directory = join(state, "clusters", cluster.uid);
+    expect(failed).toMatchObject({ exists: true, phase: "failed", version: binaryVersion });
+    const message = (failed.exists && failed.message) || "";
+    expect(message).toContain("kube-apiserver exited with 1");
+    expect(message).toContain(join(directory, "kube-apiserver.log"));
+    expect(message).not.toMatch(/BEGIN|PRIVATE/);
+    const record = await recordOf(state, cluster.uid);
+    expect(isAlive(record.pids.etcd)).toBe(false); // the failed start stopped what it had started
+
+    await backend.delete(cluster);
+    expect(await backend.observe(cluster)).toEqual({ exists: false });
+    expect(existsSync(directory)).toBe(false);
+    await backend.close?.();
+  });
+
+  it("refuses to create at a version other than the binaries'", async () => {
+    const backend = await open(newStateDirectory());
+    const cluster = target("4a1e6f0e-0000-4000-8000-00000000b002", "old");
+    await expect(backend.create(cluster, "1.30.1")).rejects.toThrow(/cannot create cluster local-test\/old/);
+    expect(await backend.observe(cluster)).toEqual({ exists: false });
+    await backend.close?.();
+  });
+
+  it("rejects backend options it cannot use", async () => {
+    await expect(open(newStateDirectory(), { stopOnClose: "maybe" })).rejects.toThrow(/stopOnClose "maybe"/);
+    await expect(open(newStateDirectory(), { startTimeout: "soon" })).rejects.toThrow(/startTimeout "soon"/);
+  });
+});

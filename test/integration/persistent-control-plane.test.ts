@@ -1,0 +1,111 @@
+/** A persistent control plane on real processes: found again, stopped and restarted from its folder with its data and CA, on new ports when the old ones are taken. */
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createServer, type Server } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { CoreV1Api } from "@kubernetes/client-node";
+import { afterAll, describe, expect, it } from "vitest";
+import { findKubeAssets } from "../../src/controlplane/kube-assets.ts";
+import {
+  inspectPersistentControlPlane,
+  type PersistentControlPlane,
+  startPersistentControlPlane,
+  stopPersistentControlPlane,
+} from "../../src/controlplane/persistent-control-plane.ts";
+import { isProcessAlive } from "../../src/controlplane/process-groups.ts";
+import { isAlive, waitUntilGone } from "../support/processes.ts";
+
+const assets = findKubeAssets();
+const parent = mkdtempSync(join(tmpdir(), "persistent-cp-"));
+const directory = join(parent, "one");
+mkdirSync(directory);
+
+const pidsOf = (controlPlane: PersistentControlPlane) => [
+  controlPlane.record.pids.etcd,
+  controlPlane.record.pids.apiServer ?? -1,
+];
+
+function occupy(port: number): Promise<Server> {
+  const server = createServer();
+  return new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, "127.0.0.1", () => resolve(server));
+  });
+}
+
+afterAll(async () => {
+  await stopPersistentControlPlane(directory, { remove: true });
+  rmSync(parent, { recursive: true, force: true });
+}, 60_000);
+
+describe("a persistent control plane", { timeout: 120_000 }, () => {
+  let first: PersistentControlPlane;
+
+  it("starts in the given folder and records its processes, ports and version", async () => {
+    first = await startPersistentControlPlane({ directory, assets });
+    expect(first.adopted).toBe(false);
+    expect(first.server).toBe(`https://127.0.0.1:${first.record.ports.apiServer}`);
+    expect(first.record.kubernetesVersion).toMatch(/^v\d+\.\d+\.\d+/);
+    expect(pidsOf(first).every(isAlive)).toBe(true);
+    const record = JSON.parse(readFileSync(join(directory, "record.json"), "utf8"));
+    expect(record).toEqual(first.record);
+    expect(await inspectPersistentControlPlane(directory)).toMatchObject({
+      exists: true,
+      running: true,
+      healthy: true,
+      server: first.server,
+    });
+    await first.kubeConfig.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: "kept" } } });
+  });
+
+  it("is found running by a second start, which starts nothing", async () => {
+    const again = await startPersistentControlPlane({ directory, assets });
+    expect(again.adopted).toBe(true);
+    expect(pidsOf(again)).toEqual(pidsOf(first));
+    expect(again.server).toBe(first.server);
+  });
+
+  it("tells its processes from others by their command line", () => {
+    expect(isProcessAlive(first.record.pids.etcd, `${directory}/`)).toBe(true);
+    expect(isProcessAlive(first.record.pids.etcd, `${parent}/other/`)).toBe(false);
+  });
+
+  it("stops, keeping its folder, and restarts from its data with the same CA on new ports when the old ones are taken", async () => {
+    await stopPersistentControlPlane(directory);
+    expect(pidsOf(first).filter(isAlive)).toEqual([]);
+    expect(await inspectPersistentControlPlane(directory)).toMatchObject({ exists: true, running: false });
+
+    const taken = await occupy(first.record.ports.apiServer);
+    try {
+      const restarted = await startPersistentControlPlane({ directory, assets });
+      expect(restarted.adopted).toBe(false);
+      expect(restarted.server).not.toBe(first.server);
+      expect(restarted.kubeConfig.getCurrentCluster()?.caData).toBe(
+        first.kubeConfig.getCurrentCluster()?.caData,
+      );
+      const kept = await restarted.kubeConfig.makeApiClient(CoreV1Api).readNamespace({ name: "kept" });
+      expect(kept.metadata?.name).toBe("kept");
+      first = restarted;
+    } finally {
+      taken.close();
+    }
+  });
+
+  it("is removed with its folder, and stopping what is gone succeeds", async () => {
+    await stopPersistentControlPlane(directory, { remove: true });
+    expect(await waitUntilGone(pidsOf(first), directory, 1_000)).toEqual({
+      alive: [],
+      directoryExists: false,
+    });
+    expect(existsSync(parent) && !existsSync(directory)).toBe(true);
+    expect(await inspectPersistentControlPlane(directory)).toEqual({
+      exists: false,
+      running: false,
+      healthy: false,
+    });
+    await stopPersistentControlPlane(directory, { remove: true });
+    await expect(startPersistentControlPlane({ directory, assets })).rejects.toMatchObject({
+      code: "ENOENT",
+    });
+  });
+});
