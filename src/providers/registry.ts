@@ -7,6 +7,9 @@ import type { BackendContext, BackendFactory, ClusterBackend } from "./backend.t
 /** The built-in backends, loaded on demand. */
 const builtIns: Readonly<Record<string, () => Promise<unknown>>> = {
   simulated: () => import("./simulated.ts"),
+  local: () => import("./local.ts"),
+  kind: () => import("./kind.ts"),
+  existing: () => import("./existing.ts"),
 };
 
 /** Names of the built-in backends. */

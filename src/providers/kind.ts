@@ -1,0 +1,555 @@
+/** The `kind` backend: one kind (Kubernetes in Docker) cluster per Cluster, driven through the `kind` CLI. */
+import { execFile, spawn } from "node:child_process";
+import { createHash } from "node:crypto";
+import {
+  accessSync,
+  closeSync,
+  constants,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
+import { delimiter, isAbsolute, join, resolve } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { parse } from "yaml";
+import type { ClusterObservation, ClusterTarget } from "../api/backend.ts";
+import type { SupportedVersion } from "../api/cluster-profile.ts";
+import type { JsonObject } from "../api/common.ts";
+import { parseDuration } from "../api/duration.ts";
+import type { ProviderConfig } from "../api/provider-config.ts";
+import { type Clock, systemClock } from "../runtime/clock.ts";
+import { type Logger, silentLogger } from "../runtime/logger.ts";
+import type { AdminAccess, BackendContext, BackendFactory, ClusterBackend } from "./backend.ts";
+
+/**
+ * Versions offered when a ProviderConfig lists none: the node images published with kind v0.30.0
+ * (`kindest/node:v1.34.0`, `v1.33.4`, `v1.32.8`). Other kind releases publish other patch versions;
+ * list yours in the ProviderConfig, and map them to images with `settings.images` if needed.
+ */
+export const KIND_DEFAULT_VERSIONS: readonly SupportedVersion[] = [
+  { version: "1.34.0" },
+  { version: "1.33.4" },
+  { version: "1.32.8" },
+];
+
+/** Knobs of the kind backend. */
+export interface KindBackendOptions {
+  /** The kind executable (a path, as resolved by {@link findExecutable}). */
+  readonly kind: string;
+  /** Folder for the per-cluster records, create logs and kubeconfig files. */
+  readonly stateDirectory: string;
+  /** `--wait` given to `kind create cluster`: how long kind waits for the control plane. Default 5 min. */
+  readonly waitMs?: number;
+  /** Time limit of the short kind commands (`get`, `delete`). Default 5 min. */
+  readonly commandTimeoutMs?: number;
+  readonly log?: Logger;
+  /** For the records' timestamps. */
+  readonly clock?: Clock;
+}
+
+/** A kind command failed; the message carries its exit status and last stderr lines (never its stdout). */
+export class KindCommandError extends Error {
+  override readonly name = "KindCommandError";
+}
+
+/** What this backend remembers of one cluster: written when its create starts, removed by delete. */
+interface KindRecord {
+  readonly uid: string;
+  readonly namespace: string;
+  readonly name: string;
+  /** The kind cluster's name. */
+  readonly cluster: string;
+  readonly version: string;
+  readonly image: string;
+  /** The create wrapper's pid (leader of its own process group). */
+  readonly pid: number;
+  /** When the create started (ISO 8601); tells one create of a cluster from a later one. */
+  readonly startedAt: string;
+}
+
+/** Where a cluster's `kind create cluster` is. */
+type CreateState =
+  | { readonly kind: "running" }
+  | { readonly kind: "succeeded" }
+  | { readonly kind: "failed"; readonly message: string };
+
+/**
+ * The kind cluster name for a Cluster: `omc-` and 12 hex digits of the SHA-256 of its uid. Deterministic
+ * (a restarted controller finds the same cluster), a valid DNS label, and short enough for kind's
+ * `<name>-control-plane` node containers.
+ */
+export function kindClusterName(uid: string): string {
+  return `omc-${createHash("sha256").update(uid).digest("hex").slice(0, 12)}`;
+}
+
+/** The node image for `version`: `settings.images[version]` if the ProviderConfig maps it, else `kindest/node:v<version>`. */
+export function kindNodeImage(
+  version: string,
+  settings: JsonObject | undefined,
+  providerConfig = "",
+): string {
+  const images = settings?.images;
+  if (images === undefined) return `kindest/node:v${version}`;
+  const where = providerConfig ? `ProviderConfig ${providerConfig}: ` : "";
+  if (typeof images !== "object" || images === null || Array.isArray(images)) {
+    throw new Error(
+      `${where}settings.images must map versions to node images, e.g. { "1.34.0": "kindest/node:v1.34.0" }`,
+    );
+  }
+  const image = (images as JsonObject)[version];
+  if (image === undefined) return `kindest/node:v${version}`;
+  if (typeof image !== "string" || image.trim() === "") {
+    throw new Error(
+      `${where}settings.images["${version}"] must be a node image name, e.g. kindest/node:v${version}`,
+    );
+  }
+  return image;
+}
+
+/** The server URL of a kubeconfig's current context (or of its only cluster); undefined if there is none. */
+export function kubeconfigServer(text: string): string | undefined {
+  const config = parse(text) as {
+    "current-context"?: string;
+    contexts?: Array<{ name?: string; context?: { cluster?: string } }>;
+    clusters?: Array<{ name?: string; cluster?: { server?: string } }>;
+  } | null;
+  const clusters = config?.clusters ?? [];
+  const current = config?.contexts?.find((c) => c.name === config["current-context"])?.context?.cluster;
+  const cluster =
+    clusters.find((c) => c.name === current) ?? (clusters.length === 1 ? clusters[0] : undefined);
+  const server = cluster?.cluster?.server;
+  return typeof server === "string" && server !== "" ? server : undefined;
+}
+
+/**
+ * A {@link ClusterBackend} that makes one kind cluster per Cluster (keyed by uid).
+ *
+ * Flow: `create` starts `kind create cluster` detached in the background (it blocks until the cluster
+ * is up) through a small `sh` wrapper that writes the exit status to a file; the record, stdout, stderr
+ * and exit status live in `<state>/clusters/<kind name>/`. `observe` reads that folder and
+ * `kind get clusters`: create running → provisioning; create failed → failed (last stderr lines);
+ * create done and the cluster listed → ready, with the server of `kind get kubeconfig`.
+ *
+ * Guarantees: one create process per cluster at a time, across restarts (the record names its pid);
+ * no kubeconfig in observations or errors (stdout of kind is never quoted, stderr is redacted).
+ *
+ * Caveats: kind cannot upgrade a cluster, so `update` to another version throws. A failed create stays
+ * failed until the Cluster is deleted. A cluster deleted behind the engine's back is reported absent,
+ * and the engine's next `create` builds it again.
+ */
+export class KindBackend implements ClusterBackend {
+  readonly name = "kind";
+  readonly capabilities = { adminAccess: true, oidc: false } as const;
+  readonly #kind: string;
+  readonly #clustersDirectory: string;
+  readonly #waitMs: number;
+  readonly #commandTimeoutMs: number;
+  readonly #log: Logger;
+  readonly #clock: Clock;
+  /** Server URLs already read, by kind name; valid for the create named by `createdBy` (pid and start). */
+  readonly #endpoints = new Map<string, { readonly createdBy: string; readonly endpoint: string }>();
+  /** Commands on one cluster run one after another within this instance. */
+  readonly #queues = new Map<string, Promise<unknown>>();
+
+  constructor(options: KindBackendOptions) {
+    this.#kind = options.kind;
+    this.#clustersDirectory = join(options.stateDirectory, "clusters");
+    this.#waitMs = options.waitMs ?? 300_000;
+    this.#commandTimeoutMs = options.commandTimeoutMs ?? 300_000;
+    this.#log = options.log ?? silentLogger;
+    this.#clock = options.clock ?? systemClock;
+    mkdirSync(this.#clustersDirectory, { recursive: true });
+  }
+
+  supportedVersions(config: ProviderConfig): readonly SupportedVersion[] {
+    const listed = config.spec.supportedVersions ?? [];
+    return listed.length > 0 ? listed : KIND_DEFAULT_VERSIONS;
+  }
+
+  traits(config: ProviderConfig): readonly string[] {
+    return config.spec.traits ?? [];
+  }
+
+  async observe(target: ClusterTarget): Promise<ClusterObservation> {
+    const cluster = kindClusterName(target.uid);
+    const record = this.#readRecord(cluster);
+    if (!record) return { exists: false }; // a kind cluster without our record is not ours to report
+    const known = {
+      exists: true,
+      version: record.version,
+      info: `kind cluster ${cluster} (${record.image})`,
+    };
+    const create = this.#createState(record);
+    if (create.kind === "running") return { ...known, phase: "provisioning" };
+    if (create.kind === "failed") return { ...known, phase: "failed", message: create.message };
+    if (!(await this.#listClusters()).includes(cluster)) return { exists: false }; // deleted behind our back
+    try {
+      return { ...known, phase: "ready", endpoint: await this.#endpoint(record) };
+    } catch (error) {
+      return { ...known, phase: "provisioning", message: (error as Error).message };
+    }
+  }
+
+  async create(target: ClusterTarget, version: string): Promise<void> {
+    const cluster = kindClusterName(target.uid);
+    const image = kindNodeImage(version, target.settings, target.providerConfig);
+    await this.#serially(cluster, async () => {
+      const record = this.#readRecord(cluster);
+      if (record && this.#createState(record).kind !== "succeeded") return; // running, or failed until deleted
+      const listed = (await this.#listClusters()).includes(cluster);
+      if (listed && record) return; // exists: one cluster per Cluster
+      if (listed) {
+        throw new Error(
+          `a kind cluster named ${cluster} exists but this backend has no record of it (was its state folder lost?); delete the Cluster ${target.namespace}/${target.name}, or run \`kind delete cluster --name ${cluster}\``,
+        );
+      }
+      this.#startCreate(target, cluster, version, image);
+    });
+  }
+
+  async update(target: ClusterTarget, version: string): Promise<void> {
+    const cluster = kindClusterName(target.uid);
+    const record = this.#readRecord(cluster);
+    if (!record) throw new Error(`cannot update ${describe(target)}: the kind backend holds no such cluster`);
+    if (record.version === version) return;
+    throw new Error(
+      `kind cannot upgrade a cluster in place: ${describe(target)} runs Kubernetes ${record.version}; to get ${version}, delete the Cluster and create it again, or set spec.kubernetes.version back to ${record.version}`,
+    );
+  }
+
+  async delete(target: ClusterTarget): Promise<void> {
+    const cluster = kindClusterName(target.uid);
+    await this.#serially(cluster, async () => {
+      const record = this.#readRecord(cluster);
+      if (record && this.#createState(record).kind === "running") await this.#stopCreate(record);
+      const folder = this.#folder(cluster);
+      // kind edits the kubeconfig it is given (and would make its folder): keep it away from ~/.kube/config.
+      mkdirSync(folder, { recursive: true });
+      await this.#run(["delete", "cluster", "--name", cluster, "--kubeconfig", join(folder, "kubeconfig")]);
+      this.#endpoints.delete(cluster);
+      rmSync(folder, { recursive: true, force: true });
+      if (record) this.#log.info("kind cluster deleted", { cluster, target: describe(target) });
+    });
+  }
+
+  async adminAccess(target: ClusterTarget): Promise<AdminAccess | undefined> {
+    const observation = await this.observe(target);
+    if (!observation.exists || observation.phase !== "ready") return undefined;
+    return { kubeconfig: await this.#run(["get", "kubeconfig", "--name", kindClusterName(target.uid)]) };
+  }
+
+  #folder(cluster: string): string {
+    return join(this.#clustersDirectory, cluster);
+  }
+
+  #readRecord(cluster: string): KindRecord | undefined {
+    try {
+      return JSON.parse(readFileSync(join(this.#folder(cluster), "record.json"), "utf8")) as KindRecord;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Reads the create's exit status file; while it is missing, the create runs if its wrapper does. */
+  #createState(record: KindRecord): CreateState {
+    const folder = this.#folder(record.cluster);
+    const exitFile = join(folder, "create.exit");
+    const readExit = () => {
+      try {
+        return readFileSync(exitFile, "utf8").trim();
+      } catch {
+        return undefined;
+      }
+    };
+    let code = readExit();
+    if (code === undefined) {
+      if (processRuns(record.pid, exitFile)) return { kind: "running" };
+      code = readExit(); // it may have finished between the two looks
+    }
+    if (code === "0") return { kind: "succeeded" };
+    const stderr = stderrSummary(readText(join(folder, "create.stderr")), 5);
+    const how =
+      code === undefined
+        ? `ended without an exit status (killed, or the machine restarted)`
+        : `exited with ${code}`;
+    return {
+      kind: "failed",
+      message: `kind create cluster ${how}${stderr ? `: ${stderr}` : ""}; delete the Cluster to clean up, then create it again`,
+    };
+  }
+
+  #startCreate(target: ClusterTarget, cluster: string, version: string, image: string): void {
+    const folder = this.#folder(cluster);
+    rmSync(folder, { recursive: true, force: true }); // what a previous create of this Cluster left
+    mkdirSync(folder, { recursive: true });
+    const exitFile = join(folder, "create.exit");
+    const args = [
+      "create",
+      "cluster",
+      "--name",
+      cluster,
+      "--image",
+      image,
+      "--kubeconfig",
+      join(folder, "kubeconfig"),
+      "--wait",
+      `${Math.ceil(this.#waitMs / 1000)}s`,
+    ];
+    const stdout = openSync(join(folder, "create.stdout"), "w");
+    const stderr = openSync(join(folder, "create.stderr"), "w");
+    let pid: number | undefined;
+    try {
+      // The wrapper outlives this process and records the exit status, so any later instance can read it.
+      const child = spawn(
+        "/bin/sh",
+        ["-c", createWrapper, "omc-kind-create", exitFile, this.#kind, ...args],
+        {
+          detached: true,
+          stdio: ["ignore", stdout, stderr],
+        },
+      );
+      child.on("error", () => {}); // reported through the missing exit status
+      child.unref();
+      pid = child.pid;
+    } finally {
+      closeSync(stdout);
+      closeSync(stderr);
+    }
+    if (pid === undefined) throw new Error(`could not start kind create cluster for ${describe(target)}`);
+    const record: KindRecord = {
+      uid: target.uid,
+      namespace: target.namespace,
+      name: target.name,
+      cluster,
+      version,
+      image,
+      pid,
+      startedAt: new Date(this.#clock.now()).toISOString(),
+    };
+    writeAtomically(join(folder, "record.json"), JSON.stringify(record, null, 2));
+    this.#log.info("kind create started", { cluster, image, pid, target: describe(target) });
+  }
+
+  /** Stops a running create (its whole process group): SIGTERM, then SIGKILL after 10 s. */
+  async #stopCreate(record: KindRecord): Promise<void> {
+    const exitFile = join(this.#folder(record.cluster), "create.exit");
+    signalGroup(record.pid, "SIGTERM");
+    for (let waited = 0; waited < 10_000 && processRuns(record.pid, exitFile); waited += 50) await sleep(50);
+    signalGroup(record.pid, "SIGKILL");
+  }
+
+  async #endpoint(record: KindRecord): Promise<string> {
+    const createdBy = `${record.pid}@${record.startedAt}`;
+    const cached = this.#endpoints.get(record.cluster);
+    if (cached?.createdBy === createdBy) return cached.endpoint;
+    const kubeconfig = await this.#run(["get", "kubeconfig", "--name", record.cluster]);
+    let endpoint: string | undefined;
+    try {
+      endpoint = kubeconfigServer(kubeconfig);
+    } catch {
+      endpoint = undefined;
+    }
+    if (!endpoint) throw new Error(`kind get kubeconfig for ${record.cluster} names no server`);
+    this.#endpoints.set(record.cluster, { createdBy, endpoint });
+    return endpoint;
+  }
+
+  async #listClusters(): Promise<string[]> {
+    const out = await this.#run(["get", "clusters"]);
+    return out
+      .split("\n")
+      .map((line) => line.trim())
+      .filter((line) => line !== "" && !line.startsWith("No kind clusters"));
+  }
+
+  /** Runs kind and returns its stdout; a failure throws {@link KindCommandError} quoting stderr only. */
+  #run(args: readonly string[]): Promise<string> {
+    return new Promise((resolvePromise, reject) => {
+      execFile(
+        this.#kind,
+        [...args],
+        { encoding: "utf8", timeout: this.#commandTimeoutMs, maxBuffer: 16 * 1024 * 1024 },
+        (error, stdout, stderr) => {
+          if (!error) return resolvePromise(stdout);
+          const status =
+            typeof error.code === "number"
+              ? `exit ${error.code}`
+              : error.signal
+                ? `killed by ${error.signal}`
+                : String(error.code ?? "failed to start");
+          const detail = stderrSummary(stderr, 3);
+          reject(
+            new KindCommandError(`kind ${args.join(" ")} failed (${status})${detail ? `: ${detail}` : ""}`),
+          );
+        },
+      );
+    });
+  }
+
+  #serially<T>(cluster: string, work: () => Promise<T>): Promise<T> {
+    const previous = this.#queues.get(cluster) ?? Promise.resolve();
+    const next = previous.then(work, work);
+    const settled = next.catch(() => {});
+    this.#queues.set(cluster, settled);
+    void settled.then(() => {
+      if (this.#queues.get(cluster) === settled) this.#queues.delete(cluster);
+    });
+    return next;
+  }
+}
+
+/** `sh -c` script: runs `"$@"` and writes its exit status to `$1` atomically. */
+const createWrapper = [
+  'exit_file="$1"',
+  "shift",
+  '"$@"',
+  "code=$?",
+  'printf "%s\\n" "$code" > "$exit_file.tmp" && mv -f "$exit_file.tmp" "$exit_file"',
+  'exit "$code"',
+].join("\n");
+
+/** Whether `pid` is a live process whose command line names `marker` (so a reused pid does not count). */
+function processRuns(pid: number, marker: string): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false; // gone, or (EPERM) someone else's process under a reused pid
+  }
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(marker); // a zombie has an empty one
+  } catch {
+    return !hasProc(); // no /proc (macOS): trust the signal probe
+  }
+}
+
+function hasProc(): boolean {
+  try {
+    return statSync("/proc/self").isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+function signalGroup(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    // already gone
+  }
+}
+
+function readText(path: string): string {
+  try {
+    return readFileSync(path, "utf8");
+  } catch {
+    return "";
+  }
+}
+
+/**
+ * One line for people from kind's stderr, redacted: from its last `ERROR:` line (kind follows it with
+ * the failed command's output, which can be long), else its last `count` lines.
+ */
+function stderrSummary(text: string, count: number): string {
+  const lines = redact(text)
+    .split("\n")
+    .map((line) => line.trim())
+    .filter((line) => line !== "");
+  const error = lines.findLastIndex((line) => line.startsWith("ERROR:"));
+  return (error >= 0 ? lines.slice(error, error + count) : lines.slice(-count))
+    .map((line) => (line.length > 300 ? `${line.slice(0, 300)}…` : line))
+    .join(" | ");
+}
+
+/**
+ * Removes anything that looks like a credential: PEM blocks (to their END line, or to the first line
+ * that is not base64), lines naming kubeconfig secret fields, and long base64 runs.
+ */
+export function redact(text: string): string {
+  const out: string[] = [];
+  let inPem = false;
+  for (const line of text.split("\n")) {
+    if (inPem) {
+      if (/-----END [A-Z ]+-----/.test(line)) {
+        inPem = false;
+        continue;
+      }
+      if (/^\s*[A-Za-z0-9+/=]*\s*$/.test(line)) continue;
+      inPem = false;
+    }
+    if (/-----BEGIN [A-Z ]+-----/.test(line)) {
+      out.push("[redacted]");
+      inPem = !/-----END [A-Z ]+-----/.test(line);
+    } else if (/(-data|token|password|secret)\s*[:=]/i.test(line)) {
+      out.push("[redacted]");
+    } else {
+      out.push(line.replace(/[A-Za-z0-9+/=_-]{64,}/g, "[redacted]"));
+    }
+  }
+  return out.join("\n");
+}
+
+function writeAtomically(path: string, text: string): void {
+  writeFileSync(`${path}.tmp`, text);
+  renameSync(`${path}.tmp`, path);
+}
+
+function describe(target: ClusterTarget): string {
+  return `cluster ${target.namespace}/${target.name}`;
+}
+
+/**
+ * Finds an executable: a name is looked up on `PATH`, a path (containing `/`) is taken as is. Throws a
+ * message saying what to install or pass when there is none.
+ */
+export function findExecutable(command: string, path = process.env.PATH ?? ""): string {
+  const isExecutable = (file: string) => {
+    try {
+      accessSync(file, constants.X_OK);
+      return statSync(file).isFile();
+    } catch {
+      return false;
+    }
+  };
+  if (command.includes("/") || isAbsolute(command)) {
+    const file = resolve(command);
+    if (isExecutable(file)) return file;
+    throw new Error(
+      `kind backend: no kind executable at ${file}; install kind (https://kind.sigs.k8s.io/docs/user/quick-start/#installation) or fix --backend-option kind=<path>`,
+    );
+  }
+  for (const folder of path.split(delimiter)) {
+    if (folder === "") continue;
+    const file = join(folder, command);
+    if (isExecutable(file)) return file;
+  }
+  throw new Error(
+    `kind backend: "${command}" was not found on PATH; install kind (https://kind.sigs.k8s.io/docs/user/quick-start/#installation) or pass --backend-option kind=/path/to/kind`,
+  );
+}
+
+/**
+ * The `kind` backend from `--backend-option`s: `kind` (the executable; default `kind` on PATH) and
+ * `wait` (how long `kind create cluster` waits for the control plane, e.g. `5m`; default 5 min). Kind
+ * itself needs Docker (or Podman); that is checked by kind, and its errors show in the failed Cluster.
+ */
+export const createBackend: BackendFactory = (context: BackendContext) => {
+  const kind = findExecutable(context.options.kind ?? "kind");
+  let waitMs: number | undefined;
+  if (context.options.wait !== undefined) {
+    waitMs = parseDuration(context.options.wait);
+    if (waitMs === undefined)
+      throw new Error(`kind backend: wait "${context.options.wait}" is not a duration like 90s or 5m`);
+  }
+  return new KindBackend({
+    kind,
+    stateDirectory: context.stateDirectory,
+    ...(waitMs === undefined ? {} : { waitMs }),
+    log: context.log.with({ backend: "kind" }),
+    clock: context.clock,
+  });
+};

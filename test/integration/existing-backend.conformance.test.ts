@@ -1,0 +1,57 @@
+/** The `existing` backend passes the backend conformance kit, bound to a real local control plane. */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { VersionApi } from "@kubernetes/client-node";
+import { afterAll, beforeAll, it } from "vitest";
+import type { JsonObject } from "../../src/api/common.ts";
+import { ENGINE_API_VERSION } from "../../src/api/constants.ts";
+import { type ControlPlane, startControlPlane } from "../../src/controlplane/control-plane.ts";
+import type { ClusterBackend } from "../../src/providers/backend.ts";
+import { checkBackendConformance } from "../../src/providers/conformance.ts";
+import { createBackend, type ExistingBackend, normaliseVersion } from "../../src/providers/existing.ts";
+
+let controlPlane: ControlPlane;
+beforeAll(async () => {
+  controlPlane = await startControlPlane();
+});
+afterAll(async () => {
+  await controlPlane?.stop();
+});
+
+/** Bindings still recorded in the state file. */
+async function leftovers(stateDirectory: string): Promise<string[]> {
+  let bindings: Array<{ uid: string }> = [];
+  try {
+    bindings = JSON.parse(readFileSync(join(stateDirectory, "existing.json"), "utf8")).bindings;
+  } catch {
+    // nothing was ever bound
+  }
+  return bindings.map((binding) => `binding of ${binding.uid}`);
+}
+
+it("passes the conformance kit", async () => {
+  const kubeconfig = readFileSync(controlPlane.kubeconfigPath, "utf8");
+  const info = await controlPlane.kubeConfig.makeApiClient(VersionApi).getCode();
+  const version = normaliseVersion(info.gitVersion) ?? "";
+  const settings: JsonObject = { kubeconfigSecretRef: { namespace: "clusters", name: "local" } };
+  const started = performance.now();
+  await checkBackendConformance(createBackend, {
+    numRuns: 20,
+    maxCommands: 10,
+    readyTimeoutMs: 5_000,
+    // The person who wrote the config lists what the cluster runs.
+    config: {
+      apiVersion: ENGINE_API_VERSION,
+      kind: "ProviderConfig",
+      metadata: { name: "local-existing" },
+      spec: { backend: "existing", settings, supportedVersions: [{ version }] },
+    },
+    context: {
+      readSecret: async (namespace, name, key) =>
+        namespace === "clusters" && name === "local" && key === "kubeconfig" ? kubeconfig : undefined,
+    },
+    leftovers,
+    liveClusters: (backend: ClusterBackend) => (backend as ExistingBackend).boundCount,
+  });
+  console.log(`existing: 20 runs in ${Math.round(performance.now() - started)} ms`);
+}, 300_000);

@@ -1,0 +1,368 @@
+/** The kind backend driving a fake `kind` executable (real child processes, no Docker, no API server). */
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { ClusterObservation, ClusterTarget } from "../../src/api/backend.ts";
+import type { JsonObject } from "../../src/api/common.ts";
+import { ENGINE_API_VERSION } from "../../src/api/constants.ts";
+import type { ProviderConfig } from "../../src/api/provider-config.ts";
+import type { ClusterBackend } from "../../src/providers/backend.ts";
+import {
+  createBackend,
+  KIND_DEFAULT_VERSIONS,
+  kindClusterName,
+  kindNodeImage,
+  redact,
+} from "../../src/providers/kind.ts";
+import { loadBackendFactory } from "../../src/providers/registry.ts";
+import { systemClock } from "../../src/runtime/clock.ts";
+import { silentLogger } from "../../src/runtime/logger.ts";
+import { type FakeKind, installFakeKind } from "../support/fake-kind.ts";
+import { isAlive } from "../support/processes.ts";
+
+let fake: FakeKind;
+let stateDirectory: string;
+
+beforeEach(() => {
+  fake = installFakeKind({ createDelayMs: 300 });
+  stateDirectory = mkdtempSync(join(tmpdir(), "kind-backend-"));
+});
+afterEach(async () => {
+  // Whatever a test left running: stop it through the backend, which knows the pids.
+  const backend = await newBackend();
+  for (const cluster of fake.clusters()) fake.removeCluster(cluster.name);
+  for (const folder of readdirSync(join(stateDirectory, "clusters"))) {
+    const file = join(stateDirectory, "clusters", folder, "record.json");
+    if (existsSync(file)) await backend.delete(target({ uid: JSON.parse(readFileSync(file, "utf8")).uid }));
+  }
+  fake.remove();
+  rmSync(stateDirectory, { recursive: true, force: true });
+});
+
+function newBackend(options: Record<string, string> = {}): Promise<ClusterBackend> {
+  return Promise.resolve(
+    createBackend({
+      stateDirectory,
+      options: { kind: fake.path, ...options },
+      log: silentLogger,
+      clock: systemClock,
+      readSecret: async () => undefined,
+    }),
+  );
+}
+
+function target(overrides: Partial<ClusterTarget> = {}): ClusterTarget {
+  return {
+    uid: "6f1c2e9a-4b7d-4e21-9c3a-0d5e8f7a1b2c",
+    namespace: "team-a",
+    name: "dev",
+    tenancy: "Exclusive",
+    profile: "default.kind-provider.kind",
+    providerConfig: "kind",
+    ...overrides,
+  };
+}
+
+function config(spec: Partial<ProviderConfig["spec"]> = {}): ProviderConfig {
+  return {
+    apiVersion: ENGINE_API_VERSION,
+    kind: "ProviderConfig",
+    metadata: { name: "kind" },
+    spec: { backend: "kind", ...spec },
+  };
+}
+
+async function until(
+  backend: ClusterBackend,
+  cluster: ClusterTarget,
+  done: (observation: ClusterObservation) => boolean,
+  timeoutMs = 15_000,
+): Promise<ClusterObservation> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const observation = await backend.observe(cluster);
+    if (done(observation)) return observation;
+    if (Date.now() > deadline) throw new Error(`not reached; last: ${JSON.stringify(observation)}`);
+    await sleep(50);
+  }
+}
+
+const phase = (observation: ClusterObservation) => (observation.exists ? observation.phase : "absent");
+const creates = () => fake.calls().filter((args) => args[0] === "create");
+
+describe("the kind backend", () => {
+  it("is a built-in backend, and its factory refuses a missing kind executable with a clear message", async () => {
+    expect(typeof (await loadBackendFactory("kind"))).toBe("function");
+    const context = {
+      stateDirectory,
+      log: silentLogger,
+      clock: systemClock,
+      readSecret: async () => undefined,
+    };
+    expect(() => createBackend({ ...context, options: { kind: join(stateDirectory, "no-kind") } })).toThrow(
+      /no kind executable at .*no-kind; install kind .* or fix --backend-option kind=<path>/,
+    );
+    expect(() => createBackend({ ...context, options: { kind: "kind-that-is-not-installed" } })).toThrow(
+      /"kind-that-is-not-installed" was not found on PATH; install kind .* or pass --backend-option kind=/,
+    );
+    expect(() => createBackend({ ...context, options: { kind: fake.path, wait: "soon" } })).toThrow(
+      /wait "soon" is not a duration/,
+    );
+  });
+
+  it("offers the config's versions, or kind's default images when it lists none, and the config's traits", async () => {
+    const backend = await newBackend();
+    expect(backend.supportedVersions(config())).toEqual(KIND_DEFAULT_VERSIONS);
+    expect(backend.supportedVersions(config({ supportedVersions: [{ version: "1.31.12" }] }))).toEqual([
+      { version: "1.31.12" },
+    ]);
+    expect(backend.traits(config({ traits: ["docker"] }))).toEqual(["docker"]);
+    expect(backend.traits(config())).toEqual([]);
+    expect(backend.capabilities).toEqual({ adminAccess: true, oidc: false });
+  });
+
+  it("names clusters deterministically with short DNS labels, distinct for uids that differ only at the end", () => {
+    const a = kindClusterName("00000000-0000-4000-8000-000000000001");
+    const b = kindClusterName("00000000-0000-4000-8000-000000000002");
+    expect(a).toMatch(/^omc-[0-9a-f]{12}$/);
+    expect(a).toBe(kindClusterName("00000000-0000-4000-8000-000000000001"));
+    expect(a).not.toBe(b);
+  });
+
+  it("creates in the background, reports provisioning, then ready with the kubeconfig's server", async () => {
+    const backend = await newBackend();
+    const cluster = target();
+    const name = kindClusterName(cluster.uid);
+    expect(await backend.observe(cluster)).toEqual({ exists: false });
+
+    fake.configure({ createDelayMs: 2_000 });
+    const started = Date.now();
+    await backend.create(cluster, "1.34.0");
+    expect(Date.now() - started).toBeLessThan(1_500); // did not wait for the 2 s create
+    expect(phase(await backend.observe(cluster))).toBe("provisioning");
+    expect(await backend.adminAccess(cluster)).toBeUndefined();
+
+    const ready = await until(backend, cluster, (o) => phase(o) === "ready");
+    const port = fake.clusters().find((c) => c.name === name)?.port;
+    expect(ready).toEqual({
+      exists: true,
+      phase: "ready",
+      version: "1.34.0",
+      endpoint: `https://127.0.0.1:${port}`,
+      info: `kind cluster ${name} (kindest/node:v1.34.0)`,
+    });
+    const folder = join(stateDirectory, "clusters", name);
+    expect(creates()).toEqual([
+      [
+        "create",
+        "cluster",
+        "--name",
+        name,
+        "--image",
+        "kindest/node:v1.34.0",
+        "--kubeconfig",
+        join(folder, "kubeconfig"),
+        "--wait",
+        "300s",
+      ],
+    ]);
+    // The only kind commands besides the create: listing clusters and reading the kubeconfig.
+    const kinds = new Set(fake.calls().map((args) => args.slice(0, 2).join(" ")));
+    expect([...kinds].sort()).toEqual(["create cluster", "get clusters", "get kubeconfig"]);
+    expect(fake.calls()).toContainEqual(["get", "kubeconfig", "--name", name]);
+    expect(JSON.stringify(ready)).not.toMatch(/data|BEGIN/);
+  });
+
+  it("takes node images from settings.images and the wait from --backend-option wait", async () => {
+    const backend = await newBackend({ wait: "90s" });
+    const settings: JsonObject = { images: { "1.33.4": "registry.example/kind-node:1.33.4@sha256:abc" } };
+    await backend.create(target({ settings }), "1.33.4");
+    await until(backend, target({ settings }), (o) => phase(o) === "ready");
+    expect(creates()[0]).toEqual(
+      expect.arrayContaining(["registry.example/kind-node:1.33.4@sha256:abc", "90s"]),
+    );
+    expect(kindNodeImage("1.32.8", settings)).toBe("kindest/node:v1.32.8");
+    expect(() => kindNodeImage("1.32.8", { images: ["x"] }, "kind")).toThrow(
+      /ProviderConfig kind: settings.images must map versions to node images/,
+    );
+    await expect(backend.create(target({ uid: "u2", settings: { images: "x" } }), "1.34.0")).rejects.toThrow(
+      /settings.images must map versions/,
+    );
+  });
+
+  it("starts one create per cluster: a second create while one runs, or after it, starts none", async () => {
+    const backend = await newBackend();
+    const cluster = target();
+    await Promise.all([backend.create(cluster, "1.34.0"), backend.create(cluster, "1.34.0")]);
+    await backend.create(cluster, "1.34.0");
+    expect(phase(await backend.observe(cluster))).toBe("provisioning");
+    await until(backend, cluster, (o) => phase(o) === "ready");
+    await backend.create(cluster, "1.34.0");
+    expect(creates()).toHaveLength(1);
+    expect(fake.clusters()).toHaveLength(1);
+  });
+
+  it("a new instance on the same state folder adopts a running create and does not create again", async () => {
+    fake.configure({ createDelayMs: 1_000 });
+    const first = await newBackend();
+    const cluster = target();
+    await first.create(cluster, "1.34.0");
+    const record = JSON.parse(
+      readFileSync(join(stateDirectory, "clusters", kindClusterName(cluster.uid), "record.json"), "utf8"),
+    );
+    expect(isAlive(record.pid)).toBe(true);
+
+    const second = await newBackend(); // the controller restarted
+    expect(phase(await second.observe(cluster))).toBe("provisioning");
+    await second.create(cluster, "1.34.0");
+    const ready = await until(second, cluster, (o) => phase(o) === "ready");
+    const third = await newBackend();
+    expect(await third.observe(cluster)).toEqual(ready);
+    await third.create(cluster, "1.34.0");
+    expect(creates()).toHaveLength(1);
+  });
+
+  it("reports a failed create with kind's ERROR line and what follows, redacted, and does not retry it", async () => {
+    fake.configure({
+      createDelayMs: 50,
+      createFailure: 'could not find a log line that matches "Reached target .*Multi-User System.*"',
+      createFailureOutput: [
+        "Command Output: I0101 kubeadm init",
+        "    client-key-data: c2VjcmV0LWtleS1ieXRlcw==",
+        "-----BEGIN RSA PRIVATE KEY-----",
+        "MIIEowIBAAKCAQEA",
+        "-----END RSA PRIVATE KEY-----",
+        "error execution phase wait-control-plane",
+      ],
+    });
+    const backend = await newBackend();
+    const cluster = target();
+    await backend.create(cluster, "1.34.0");
+    const failed = await until(backend, cluster, (o) => phase(o) !== "provisioning");
+    expect(failed).toMatchObject({ exists: true, phase: "failed", version: "1.34.0" });
+    const message = failed.exists ? (failed.message ?? "") : "";
+    expect(message).toBe(
+      'kind create cluster exited with 1: ERROR: failed to create cluster: could not find a log line that matches "Reached target .*Multi-User System.*" | Command Output: I0101 kubeadm init | [redacted] | [redacted] | error execution phase wait-control-plane; delete the Cluster to clean up, then create it again',
+    );
+    expect(message).not.toMatch(/c2VjcmV0|BEGIN/);
+
+    await backend.create(cluster, "1.34.0"); // a failed cluster stays failed until deleted
+    expect(creates()).toHaveLength(1);
+    expect(phase(await backend.observe(cluster))).toBe("failed");
+
+    fake.configure({ createDelayMs: 50 });
+    await backend.delete(cluster);
+    expect(await backend.observe(cluster)).toEqual({ exists: false });
+    await backend.create(cluster, "1.34.0");
+    await until(backend, cluster, (o) => phase(o) === "ready");
+    expect(creates()).toHaveLength(2);
+  });
+
+  it("reports a create whose process was killed (no exit status) as failed", async () => {
+    fake.configure({ createDelayMs: 5_000 });
+    const backend = await newBackend();
+    const cluster = target();
+    await backend.create(cluster, "1.34.0");
+    const folder = join(stateDirectory, "clusters", kindClusterName(cluster.uid));
+    const { pid } = JSON.parse(readFileSync(join(folder, "record.json"), "utf8"));
+    process.kill(-pid, "SIGKILL");
+    const failed = await until(backend, cluster, (o) => phase(o) !== "provisioning");
+    expect(failed).toMatchObject({ exists: true, phase: "failed" });
+    expect(failed.exists && failed.message).toMatch(
+      /^kind create cluster ended without an exit status \(killed, or the machine restarted\)/,
+    );
+  });
+
+  it("refuses to change the version (kind cannot upgrade) and accepts the same version as a no-op", async () => {
+    const backend = await newBackend();
+    const cluster = target();
+    await expect(backend.update(cluster, "1.34.0")).rejects.toThrow(/holds no such cluster/);
+    await backend.create(cluster, "1.33.4");
+    await until(backend, cluster, (o) => phase(o) === "ready");
+    await backend.update(cluster, "1.33.4");
+    await expect(backend.update(cluster, "1.34.0")).rejects.toThrow(
+      "kind cannot upgrade a cluster in place: cluster team-a/dev runs Kubernetes 1.33.4; to get 1.34.0, delete the Cluster and create it again, or set spec.kubernetes.version back to 1.33.4",
+    );
+    expect(creates()).toHaveLength(1);
+    expect(phase(await backend.observe(cluster))).toBe("ready");
+  });
+
+  it("deletes with kind delete cluster, idempotently, and leaves nothing behind", async () => {
+    const backend = await newBackend();
+    const cluster = target();
+    const name = kindClusterName(cluster.uid);
+    await backend.delete(cluster); // absent: succeeds
+    await backend.create(cluster, "1.34.0");
+    await until(backend, cluster, (o) => phase(o) === "ready");
+    await backend.delete(cluster);
+    expect(await backend.observe(cluster)).toEqual({ exists: false });
+    await backend.delete(cluster);
+    const folder = join(stateDirectory, "clusters", name);
+    expect(fake.calls().filter((args) => args[0] === "delete")).toEqual(
+      Array(3).fill(["delete", "cluster", "--name", name, "--kubeconfig", join(folder, "kubeconfig")]),
+    );
+    expect(fake.clusters()).toEqual([]);
+    expect(existsSync(folder)).toBe(false);
+    expect(await backend.adminAccess(cluster)).toBeUndefined();
+  });
+
+  it("a delete while the create runs stops the create process and removes the cluster", async () => {
+    fake.configure({ createDelayMs: 5_000 });
+    const backend = await newBackend();
+    const cluster = target();
+    await backend.create(cluster, "1.34.0");
+    const folder = join(stateDirectory, "clusters", kindClusterName(cluster.uid));
+    const { pid } = JSON.parse(readFileSync(join(folder, "record.json"), "utf8"));
+    await until(backend, cluster, () => fake.clusters().length === 1); // kind registered the node
+    await backend.delete(cluster);
+    expect(isAlive(pid)).toBe(false);
+    expect(await backend.observe(cluster)).toEqual({ exists: false });
+    expect(fake.clusters()).toEqual([]);
+  });
+
+  it("reports a cluster deleted behind its back as absent, and creates it again when asked", async () => {
+    const backend = await newBackend();
+    const cluster = target();
+    await backend.create(cluster, "1.34.0");
+    await until(backend, cluster, (o) => phase(o) === "ready");
+    fake.removeCluster(kindClusterName(cluster.uid));
+    expect(await backend.observe(cluster)).toEqual({ exists: false });
+    await backend.create(cluster, "1.34.0");
+    await until(backend, cluster, (o) => phase(o) === "ready");
+    expect(creates()).toHaveLength(2);
+  });
+
+  it("gives admin access as kind's kubeconfig once ready, pointing at the observed endpoint", async () => {
+    const backend = await newBackend();
+    const cluster = target();
+    await backend.create(cluster, "1.34.0");
+    const ready = await until(backend, cluster, (o) => phase(o) === "ready");
+    const access = await backend.adminAccess(cluster);
+    expect(access?.kubeconfig).toContain(`server: ${ready.exists ? ready.endpoint : "?"}`);
+    expect(access?.kubeconfig).toContain("client-key-data:");
+    expect(fake.calls().at(-1)).toEqual(["get", "kubeconfig", "--name", kindClusterName(cluster.uid)]);
+  });
+
+  it("refuses to create over a kind cluster of that name it has no record of", async () => {
+    const backend = await newBackend();
+    const cluster = target();
+    await backend.create(cluster, "1.34.0");
+    await until(backend, cluster, (o) => phase(o) === "ready");
+    rmSync(join(stateDirectory, "clusters"), { recursive: true }); // the state folder was lost
+    const fresh = await newBackend();
+    await expect(fresh.create(cluster, "1.34.0")).rejects.toThrow(
+      /a kind cluster named omc-[0-9a-f]{12} exists but this backend has no record of it/,
+    );
+    await fresh.delete(cluster); // deleting the Cluster cleans it up
+    expect(fake.clusters()).toEqual([]);
+  });
+
+  it("redacts credentials from kind output it quotes", () => {
+    expect(
+      redact("client-key-data: abc\nfine line\n-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----"),
+    ).toBe("[redacted]\nfine line\n[redacted]");
+    expect(redact(`token ${"A".repeat(80)}`)).toBe("token [redacted]");
+  });
+});

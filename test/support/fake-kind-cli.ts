@@ -1,0 +1,195 @@
+/**
+ * A stand-in for the `kind` CLI, run as a process by the kind backend's tests (through the shim that
+ * `fake-kind.ts` writes). It understands the commands the backend uses, records every call as one JSON
+ * line in `calls.jsonl`, and keeps its clusters as files in `clusters/`, all under `$FAKE_KIND_DIR`.
+ * `config.json` there sets a create delay and an injected create failure.
+ */
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+
+/** What a fake kind cluster is. */
+export interface FakeKindCluster {
+  readonly name: string;
+  readonly image: string;
+  readonly port: number;
+  /** False while its create runs. */
+  readonly ready: boolean;
+}
+
+/** Behaviour of the fake, read from `config.json` at every call. */
+export interface FakeKindConfig {
+  /** How long `create cluster` takes (default 0). */
+  readonly createDelayMs?: number;
+  /** If set, `create cluster` fails after its delay with this message (and removes what it made, like kind). */
+  readonly createFailure?: string;
+  /** Lines a failing create prints after its ERROR line (kind's "Command Output:" of what failed). */
+  readonly createFailureOutput?: readonly string[];
+}
+
+const directory = process.env.FAKE_KIND_DIR;
+if (!directory) {
+  process.stderr.write("fake kind: FAKE_KIND_DIR is not set\n");
+  process.exit(2);
+}
+const clustersDirectory = join(directory, "clusters");
+mkdirSync(clustersDirectory, { recursive: true });
+
+const args = process.argv.slice(2);
+appendFileSync(join(directory, "calls.jsonl"), `${JSON.stringify(args)}\n`);
+
+function readConfig(): FakeKindConfig {
+  try {
+    return JSON.parse(readFileSync(join(directory as string, "config.json"), "utf8")) as FakeKindConfig;
+  } catch {
+    return {};
+  }
+}
+
+function fail(message: string, code = 1): never {
+  process.stderr.write(`ERROR: ${message}\n`);
+  process.exit(code);
+}
+
+/** Splits `--flag value` / `--flag=value` pairs; unknown flags fail like kind's. */
+function flags(rest: readonly string[], known: readonly string[]): Record<string, string> {
+  const result: Record<string, string> = {};
+  for (let i = 0; i < rest.length; i++) {
+    const arg = rest[i] as string;
+    if (!arg.startsWith("--")) fail(`unexpected argument "${arg}"`);
+    const [flag, inline] = arg.slice(2).split("=", 2) as [string, string | undefined];
+    if (!known.includes(flag)) fail(`unknown flag: --${flag}`);
+    const value = inline ?? rest[++i];
+    if (value === undefined) fail(`flag needs an argument: --${flag}`);
+    result[flag] = value;
+  }
+  return result;
+}
+
+const clusterFile = (name: string) => join(clustersDirectory, `${name}.json`);
+
+function readCluster(name: string): FakeKindCluster | undefined {
+  try {
+    return JSON.parse(readFileSync(clusterFile(name), "utf8")) as FakeKindCluster;
+  } catch {
+    return undefined;
+  }
+}
+
+function writeCluster(cluster: FakeKindCluster): void {
+  const file = clusterFile(cluster.name);
+  writeFileSync(`${file}.${process.pid}.tmp`, JSON.stringify(cluster));
+  renameSync(`${file}.${process.pid}.tmp`, file);
+}
+
+function portOf(name: string): number {
+  let hash = 0;
+  for (const char of name) hash = (hash * 31 + char.charCodeAt(0)) >>> 0;
+  return 30_000 + (hash % 20_000);
+}
+
+const base64 = (text: string) => Buffer.from(text).toString("base64");
+
+function kubeconfig(cluster: FakeKindCluster): string {
+  const context = `kind-${cluster.name}`;
+  const pem = (what: string) => `-----BEGIN ${what}-----\nFAKE-${cluster.name}\n-----END ${what}-----\n`;
+  return [
+    "apiVersion: v1",
+    "clusters:",
+    "- cluster:",
+    `    certificate-authority-data: ${base64(pem("CERTIFICATE"))}`,
+    `    server: https://127.0.0.1:${cluster.port}`,
+    `  name: ${context}`,
+    "contexts:",
+    "- context:",
+    `    cluster: ${context}`,
+    `    user: ${context}`,
+    `  name: ${context}`,
+    `current-context: ${context}`,
+    "kind: Config",
+    "preferences: {}",
+    "users:",
+    `- name: ${context}`,
+    "  user:",
+    `    client-certificate-data: ${base64(pem("CERTIFICATE"))}`,
+    `    client-key-data: ${base64(pem("RSA PRIVATE KEY"))}`,
+    "",
+  ].join("\n");
+}
+
+async function create(rest: readonly string[]): Promise<void> {
+  const options = flags(rest, ["name", "image", "kubeconfig", "wait"]);
+  const name = options.name ?? "kind";
+  const image = options.image ?? "kindest/node:v1.34.0";
+  if (existsSync(clusterFile(name)))
+    fail(`failed to create cluster: node(s) already exist for a cluster with the name "${name}"`);
+  const config = readConfig();
+  process.stderr.write(`Creating cluster "${name}" ...\n ✓ Ensuring node image (${image}) 🖼\n`);
+  writeCluster({ name, image, port: portOf(name), ready: false });
+  await sleep(config.createDelayMs ?? 0);
+  if (config.createFailure !== undefined) {
+    rmSync(clusterFile(name), { force: true }); // kind removes the nodes of a failed create
+    process.stderr.write(
+      ` ✗ Starting control-plane 🕹️\nERROR: failed to create cluster: ${config.createFailure}\n`,
+    );
+    for (const line of config.createFailureOutput ?? []) process.stderr.write(`${line}\n`);
+    process.exit(1);
+  }
+  const cluster = { name, image, port: portOf(name), ready: true };
+  writeCluster(cluster);
+  if (options.kubeconfig) writeFileSync(options.kubeconfig, kubeconfig(cluster), { mode: 0o600 });
+  process.stderr.write(` ✓ Starting control-plane 🕹️\nSet kubectl context to "kind-${name}"\n`);
+}
+
+function getClusters(rest: readonly string[]): void {
+  flags(rest, []);
+  const names = readdirSync(clustersDirectory)
+    .filter((file) => file.endsWith(".json"))
+    .map((file) => file.slice(0, -".json".length))
+    .sort();
+  if (names.length === 0) process.stderr.write("No kind clusters found.\n");
+  else process.stdout.write(`${names.join("\n")}\n`);
+}
+
+function getKubeconfig(rest: readonly string[]): void {
+  const name = flags(rest, ["name"]).name ?? "kind";
+  const cluster = readCluster(name);
+  if (!cluster)
+    fail(
+      `could not locate any control plane nodes for cluster named '${name}'. Use the --name option to select a different cluster`,
+    );
+  if (!cluster.ready)
+    fail(`failed to get cluster internal kubeconfig: command "cat /etc/kubernetes/admin.conf" failed`);
+  process.stdout.write(kubeconfig(cluster));
+}
+
+function deleteCluster(rest: readonly string[]): void {
+  const options = flags(rest, ["name", "kubeconfig"]);
+  const name = options.name ?? "kind";
+  process.stderr.write(`Deleting cluster "${name}" ...\n`);
+  rmSync(clusterFile(name), { force: true });
+  if (options.kubeconfig && existsSync(options.kubeconfig)) {
+    writeFileSync(
+      options.kubeconfig,
+      "apiVersion: v1\nkind: Config\nclusters: null\ncontexts: null\nusers: null\n",
+    );
+  }
+}
+
+const [verb, noun, ...rest] = args;
+const command = `${verb ?? ""} ${noun ?? ""}`.trim();
+if (command === "create cluster") await create(rest);
+else if (command === "get clusters") getClusters(rest);
+else if (command === "get kubeconfig") getKubeconfig(rest);
+else if (command === "delete cluster") deleteCluster(rest);
+else if (verb === "version") process.stdout.write("kind v0.30.0-fake go1.24.6 linux/amd64\n");
+else fail(`unknown command "${command}" for "kind"`);
