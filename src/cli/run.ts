@@ -90,6 +90,7 @@ export type EngineFlagValues = Readonly<Record<string, string | boolean | string
 /** Defaults a subcommand may change (e.g. `up` runs with probes off and no leader election). */
 export interface EngineFlagDefaults {
   readonly providerName?: string;
+  readonly backend?: string;
   readonly environment?: string;
   readonly leaderElect?: boolean;
   readonly metricsAddress?: string;
@@ -176,7 +177,7 @@ export function engineFlags(
       usage,
     ),
     kubeconfig: text("kubeconfig"),
-    backend: text("backend") ?? "simulated",
+    backend: text("backend") ?? defaults.backend ?? "simulated",
     concurrency: parseInteger("concurrency", text("concurrency") ?? "4", 1, 64, usage),
     stateDirectory: resolve(text("state-dir") ?? ".state/engine"),
     logLevel: logLevel as LogLevel,

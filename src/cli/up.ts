@@ -4,6 +4,8 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { kubeconfigYaml, startControlPlane } from "../controlplane/control-plane.ts";
 import { findKubeAssets, kubeAssetVersions } from "../controlplane/kube-assets.ts";
+import { clusterTarget } from "../machines/cluster.step.ts";
+import type { Engine } from "../runtime/engine.ts";
 import { applyManifests, LiveView } from "./demo.ts";
 import { engineFlags, engineFromFlags, parseEngineArgs, untilSignal } from "./run.ts";
 
@@ -12,8 +14,9 @@ const repositoryRoot = join(import.meta.dirname, "..", "..");
 export const upUsage = `Usage: openmcp-engine up [flags]
 
 Starts etcd and kube-apiserver on loopback with the CRDs installed, runs the engine on it (provider
-"local", simulated backend), applies the demo (a ProviderConfig and three Clusters) and shows the
-Clusters live until Ctrl-C; then everything stops and the control plane's data is removed.
+"local", the local backend: every Cluster becomes a real API server on this machine), applies the demo
+(a ProviderConfig and Clusters) and shows the Clusters live; once they are Ready it writes their admin
+kubeconfigs to .state/clusters/. Until Ctrl-C; then everything stops and all data is removed.
 
 Flags:
   --kubeconfig-out <path>   where to write the admin kubeconfig (default: .state/kubeconfig)
@@ -21,9 +24,10 @@ Flags:
   --assets <folder>         folder with kube-apiserver and etcd (default: KUBEBUILDER_ASSETS, else built once by hack/kube/build.sh)
   --no-controller           only the control plane: no engine, no demo
   --no-demo                 the engine but no sample objects
-  --demo-dir <folder>       sample objects to apply (default: examples/demo)
+  --demo-dir <folder>       sample objects to apply (default: examples/demo-<backend>)
   --log <path>              the engine's JSON log (default: .state/engine.log)
-  Engine flags as for 'run' (defaults here: --provider-name local --environment local).
+  Engine flags as for 'run' (defaults here: --provider-name local --environment local --backend local;
+  --backend simulated needs no extra processes).
   -h, --help                show this help`;
 
 /** Runs `up` with its command-line arguments; resolves after Ctrl-C (SIGINT) or SIGTERM. */
@@ -56,7 +60,12 @@ Local control plane is up at ${controlPlane.server}.
     await mkdir(dirname(flags.log), { recursive: true });
     const logFile = createWriteStream(flags.log, { flags: "a" });
     const engine = await engineFromFlags(
-      { ...flags.engine, stateDirectory: join(controlPlane.directory, "engine") },
+      {
+        ...flags.engine,
+        stateDirectory: join(controlPlane.directory, "engine"),
+        // The local backend runs the binaries the control plane runs.
+        backendOptions: { assets: assets.directory, ...flags.engine.backendOptions },
+      },
       controlPlane.kubeConfig,
       (line) => logFile.write(`${line}\n`),
     );
@@ -78,13 +87,14 @@ Local control plane is up at ${controlPlane.server}.
         view.stop();
         await previousStop();
       };
-      void view
-        .allReady()
-        .then((count) =>
-          console.log(
-            `\nAll ${count} Clusters are Ready. Change one and watch: ${kubectl} delete cluster -n demo legacy\n`,
-          ),
-        );
+      void view.allReady().then(async (count) => {
+        const written = await writeAdminKubeconfigs(engine, join(dirname(flags.kubeconfigOut), "clusters"));
+        console.log(`\nAll ${count} Clusters are Ready.`);
+        for (const [cluster, file] of written)
+          console.log(`  ${cluster}: kubectl --kubeconfig ${file} get namespaces`);
+        const example = written[0]?.[0] ?? engine.informers.clusters.list()[0]?.metadata.name ?? "<name>";
+        console.log(`Change one and watch: ${kubectl} delete cluster -n demo ${example.split("/").at(-1)}\n`);
+      });
     }
   }
   console.log("Press Ctrl-C to stop; all data is removed then.");
@@ -97,6 +107,25 @@ Local control plane is up at ${controlPlane.server}.
     await stopEngine();
     await controlPlane.stop();
   });
+}
+
+/**
+ * Writes the admin kubeconfig of every Ready Cluster the backend can give access to (a demo convenience:
+ * in production, AccessRequests grant access). Files are readable by their owner only.
+ */
+async function writeAdminKubeconfigs(engine: Engine, folder: string): Promise<Array<[string, string]>> {
+  if (!engine.backend.capabilities.adminAccess) return [];
+  await mkdir(folder, { recursive: true });
+  const written: Array<[string, string]> = [];
+  for (const cluster of engine.informers.clusters.list()) {
+    const profile = engine.informers.profiles.get(cluster.spec.profile);
+    const access = await engine.backend.adminAccess(clusterTarget(cluster, profile));
+    if (!access) continue;
+    const file = join(folder, `${cluster.metadata.namespace}.${cluster.metadata.name}.kubeconfig`);
+    await writeFile(file, access.kubeconfig, { mode: 0o600 });
+    written.push([`${cluster.metadata.namespace}/${cluster.metadata.name}`, file]);
+  }
+  return written;
 }
 
 interface UpFlags {
@@ -121,21 +150,27 @@ function parseFlags(args: string[]): UpFlags {
     log: { type: "string" },
   });
   const text = (name: string) => (typeof values[name] === "string" ? (values[name] as string) : undefined);
+  // A demo on loopback: one replica, no probe ports to collide with anything, local clusters stop with it.
+  const flags = engineFlags(values, upUsage, {
+    providerName: "local",
+    environment: "local",
+    backend: "local",
+    leaderElect: false,
+    metricsAddress: "0",
+    healthAddress: "0",
+  });
+  const engine =
+    flags.backend === "local" && flags.backendOptions.stopOnClose === undefined
+      ? { ...flags, backendOptions: { ...flags.backendOptions, stopOnClose: "true" } }
+      : flags;
   return {
     kubeconfigOut: resolve(text("kubeconfig-out") ?? join(".state", "kubeconfig")),
     crds: resolve(text("crds") ?? join(repositoryRoot, "crds")),
     assets: text("assets"),
     controller: values.controller !== false,
     demo: values.demo !== false && values.controller !== false,
-    demoDir: resolve(text("demo-dir") ?? join(repositoryRoot, "examples", "demo")),
+    demoDir: resolve(text("demo-dir") ?? join(repositoryRoot, "examples", `demo-${engine.backend}`)),
     log: resolve(text("log") ?? join(".state", "engine.log")),
-    // A demo on loopback: one replica, no probe ports to collide with anything.
-    engine: engineFlags(values, upUsage, {
-      providerName: "local",
-      environment: "local",
-      leaderElect: false,
-      metricsAddress: "0",
-      healthAddress: "0",
-    }),
+    engine,
   };
 }

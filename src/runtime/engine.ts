@@ -123,6 +123,11 @@ export class Engine {
     this.profiles.run();
   }
 
+  /** The backend the engine drives. */
+  get backend(): ClusterBackend {
+    return this.#options.backend;
+  }
+
   /** Whether every cache holds a complete list (readiness). */
   hasSynced(): boolean {
     return Object.values(this.informers).every((informer: { hasSynced(): boolean }) => informer.hasSynced());

@@ -3,27 +3,21 @@ import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ApiextensionsV1Api, KubeConfig } from "@kubernetes/client-node";
+import { setTimeout as sleep } from "node:timers/promises";
+import { ApiextensionsV1Api, CoreV1Api, KubeConfig } from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
-import { waitUntilGone } from "../support/processes.ts";
+import { processesMentioning, waitUntilGone } from "../support/processes.ts";
 
 const main = join(import.meta.dirname, "..", "..", "src", "cli", "main.ts");
 
 describe("openmcp-engine up", () => {
-  it("serves the CRDs, brings the demo Clusters to Ready and stops everything on SIGINT", async () => {
+  /** Runs `up` with `args` until its demo is Ready; returns what it printed and how to stop it. */
+  async function upUntilReady(args: string[], readyLine: string) {
     const folder = mkdtempSync(join(tmpdir(), "up-test-"));
     const kubeconfig = join(folder, "kubeconfig");
     const child = spawn(
       process.execPath,
-      [
-        main,
-        "up",
-        "--kubeconfig-out",
-        kubeconfig,
-        "--log",
-        join(folder, "engine.log"),
-        "--backend-option=delay=1s",
-      ],
+      [main, "up", "--kubeconfig-out", kubeconfig, "--log", join(folder, "engine.log"), ...args],
       { stdio: ["ignore", "pipe", "pipe"] },
     );
     let output = "";
@@ -34,38 +28,73 @@ describe("openmcp-engine up", () => {
       output += chunk.toString();
     });
     const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+    await new Promise<void>((resolve, reject) => {
+      const timer = setInterval(() => {
+        if (output.includes(readyLine)) {
+          clearInterval(timer);
+          resolve();
+        }
+        if (child.exitCode !== null) {
+          clearInterval(timer);
+          reject(new Error(`up exited early:\n${output}`));
+        }
+      }, 100);
+    });
+    return { child, kubeconfig, exited, output: () => output };
+  }
+
+  /** SIGINT, then: exit code 0, and no process or data of the management control plane left. */
+  async function stopAndCheck(up: Awaited<ReturnType<typeof upUntilReady>>, extraPids: number[] = []) {
+    const directory = /logs:\s+(\S+)\/\{etcd/.exec(up.output())?.[1] ?? "";
+    expect(existsSync(directory)).toBe(true);
+    const pids = [...up.output().matchAll(/pid (\d+)/g)].map((m) => Number(m[1]));
+    expect(pids).toHaveLength(2);
+    up.child.kill("SIGINT");
+    expect(await up.exited).toBe(0);
+    expect(up.output()).toContain("SIGINT: stopping the control plane");
+    expect(await waitUntilGone([...pids, ...extraPids], directory)).toEqual({
+      alive: [],
+      directoryExists: false,
+    });
+  }
+
+  it("serves the CRDs, brings the simulated demo to Ready and stops everything on SIGINT", async () => {
+    const up = await upUntilReady(
+      ["--backend=simulated", "--backend-option=delay=1s"],
+      "All 3 Clusters are Ready",
+    );
     try {
-      await new Promise<void>((resolve, reject) => {
-        const timer = setInterval(() => {
-          if (output.includes("All 3 Clusters are Ready")) {
-            clearInterval(timer);
-            resolve();
-          }
-          if (child.exitCode !== null) {
-            clearInterval(timer);
-            reject(new Error(`up exited early:\n${output}`));
-          }
-        }, 100);
-      });
-      expect(output).toContain(`kubectl --kubeconfig ${kubeconfig} get crds`);
+      expect(up.output()).toContain(`kubectl --kubeconfig ${up.kubeconfig} get crds`);
       const kubeConfig = new KubeConfig();
-      kubeConfig.loadFromFile(kubeconfig);
+      kubeConfig.loadFromFile(up.kubeconfig);
       const crds = await kubeConfig.makeApiClient(ApiextensionsV1Api).listCustomResourceDefinition();
       expect(crds.items.map((crd) => crd.metadata?.name)).toContain("clusters.clusters.openmcp.cloud");
-      expect(output).toMatch(/demo\/legacy\s+ready\s+Ready\s+1\.32\.10/);
-
-      const directory = /logs:\s+(\S+)\/\{etcd/.exec(output)?.[1] ?? "";
-      expect(existsSync(directory)).toBe(true);
-      const pids = [...output.matchAll(/pid (\d+)/g)].map((m) => Number(m[1]));
-      expect(pids).toHaveLength(2);
-      child.kill("SIGINT");
-      expect(await exited).toBe(0);
-      expect(output).toContain("SIGINT: stopping the control plane");
-      expect(await waitUntilGone(pids, directory)).toEqual({ alive: [], directoryExists: false });
+      for (let i = 0; i < 50 && !/demo\/legacy\s+ready\s+Ready\s+1\.32\.10/.test(up.output()); i++)
+        await sleep(100);
+      expect(up.output()).toMatch(/demo\/legacy\s+ready\s+Ready\s+1\.32\.10/); // the live table's row
+      await stopAndCheck(up);
     } finally {
-      if (child.exitCode === null) child.kill("SIGKILL");
+      if (up.child.exitCode === null) up.child.kill("SIGKILL");
     }
   });
+
+  it("by default makes each demo Cluster a real API server, reachable with the kubeconfig it writes", async () => {
+    const up = await upUntilReady([], "All 2 Clusters are Ready");
+    try {
+      const file = /demo\/platform: kubectl --kubeconfig (\S+) get namespaces/.exec(up.output())?.[1] ?? "";
+      const cluster = new KubeConfig();
+      cluster.loadFromFile(file);
+      const namespaces = await cluster.makeApiClient(CoreV1Api).listNamespace();
+      expect(namespaces.items.map((ns) => ns.metadata?.name)).toContain("default");
+      const server = cluster.getCurrentCluster()?.server ?? "";
+      const port = new URL(server).port;
+      const clusterPids = processesMentioning(`--secure-port=${port}`);
+      expect(clusterPids).toHaveLength(1);
+      await stopAndCheck(up, clusterPids);
+    } finally {
+      if (up.child.exitCode === null) up.child.kill("SIGKILL");
+    }
+  }, 120_000);
 
   it("rejects an unknown flag with exit code 2 and the usage", () => {
     const result = spawnSync(process.execPath, [main, "up", "--no-such-flag"], { encoding: "utf8" });
