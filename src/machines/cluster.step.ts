@@ -14,7 +14,7 @@ import {
   OPERATIONS,
   REASONS,
 } from "../api/constants.ts";
-import { type ClusterFacts, clusterMachine, type EventParams } from "./cluster.machine.ts";
+import { type ClusterEvent, type ClusterFacts, clusterMachine, type EventParams } from "./cluster.machine.ts";
 import { type ConditionUpdate, clusterPhase, mergeConditions } from "./conditions.ts";
 import { diff, type Json, type PatchOperation } from "./json-patch.ts";
 import { resolveVersion } from "./kubernetes-version.ts";
@@ -81,6 +81,10 @@ export type ClusterEventRecord = EventParams;
 /** What the runtime must do after a step. Empty patches mean "no write". */
 export interface ClusterStepResult {
   readonly responsibility: ClusterResponsibility;
+  /** The machine state before the step (as read from the status). */
+  readonly previousState: string;
+  /** The event the machine was given (undefined when the Cluster was skipped): for inspectors and explanations. */
+  readonly event: ClusterEvent | undefined;
   /** The machine state after the step, as written to `status.providerStatus.state` (e.g. `deleting.releasing`). */
   readonly state: string;
   /** Operations on metadata (finalizers, labels, annotations); apply before running commands. */
@@ -110,6 +114,8 @@ export function stepCluster(input: ClusterStepInput): ClusterStepResult {
   if (responsibility === "ignored" || responsibility === "foreign") {
     return {
       responsibility,
+      previousState,
+      event: undefined,
       state: previousState,
       metadataPatch: [],
       statusPatch: [],
@@ -160,6 +166,8 @@ export function stepCluster(input: ClusterStepInput): ClusterStepResult {
   const status = desiredStatus(input, facts, state);
   return {
     responsibility,
+    previousState,
+    event: { type: "observed", facts },
     state,
     metadataPatch: diff({ metadata: cluster.metadata as Json }, { metadata: metadata as Json }),
     statusPatch: diff(cluster.status === undefined ? {} : { status: cluster.status as unknown as Json }, {

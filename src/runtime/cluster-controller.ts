@@ -5,6 +5,7 @@ import type { Cluster } from "../api/cluster.ts";
 import type { ClusterProfile } from "../api/cluster-profile.ts";
 import { LABELS, REASONS, RESOURCES } from "../api/constants.ts";
 import type { ProviderConfig } from "../api/provider-config.ts";
+import { clusterMachine } from "../machines/cluster.machine.ts";
 import {
   type ClusterStepResult,
   type ClusterTiming,
@@ -19,6 +20,7 @@ import { EventRecorder } from "./event-recorder.ts";
 import type { Informer } from "./informer.ts";
 import type { EngineInformers } from "./informers.ts";
 import { errorMessage, type Logger, silentLogger } from "./logger.ts";
+import type { MachineObserver } from "./machine-observer.ts";
 import type { EngineMetrics } from "./metrics.ts";
 import { Outcome } from "./outcome.ts";
 import { ConflictError, GoneError, patchObject } from "./patch-object.ts";
@@ -44,6 +46,8 @@ export interface ClusterControllerOptions {
   readonly recordEvents?: boolean;
   /** Where reconcile and queue metrics go. */
   readonly metrics?: EngineMetrics;
+  /** Told about every committed machine step (inspector, live view). */
+  readonly observers?: readonly MachineObserver[];
   /** Told after every reconcile, for progress displays and tests. */
   readonly onReconciled?: (key: string, result: ClusterStepResult) => void;
 }
@@ -100,7 +104,13 @@ export class ClusterController {
 
   /** Registers the cache handlers; call before the informers start, so the first list is seen. */
   watch(): void {
-    this.clusters.on((event) => this.queue.add(event.key));
+    this.clusters.on((event) => {
+      this.queue.add(event.key);
+      if (event.type === "delete") {
+        for (const observer of this.#options.observers ?? [])
+          observer.removed("Cluster", event.object.metadata.uid ?? "");
+      }
+    });
     this.profiles.on((event) => this.#onProfile(event.object.metadata?.name));
     // A config's defaultVersion changes what an unversioned Cluster resolves to.
     this.providerConfigs.on((event) => {
@@ -160,10 +170,12 @@ export class ClusterController {
     let stored = cluster;
     let local = cluster;
     let result: ClusterStepResult | undefined;
+    const steps: ClusterStepResult[] = [];
     let committed = false;
     try {
       for (let round = 1; round <= MAX_ROUNDS; round++) {
         result = this.#step(local, profile, observation);
+        steps.push(result);
         events.push(...result.events);
         local = applied(local, result.statusPatch);
         if (result.commands.length === 0 || round === MAX_ROUNDS) break;
@@ -198,6 +210,7 @@ export class ClusterController {
       throw error;
     } finally {
       await this.#recordEvents(stored, committed ? eventsWorthRecording(events) : warningsOnly(events));
+      if (committed) this.#tellObservers(cluster, steps);
     }
     if (!result) return Outcome.awaitChange();
     this.#options.onReconciled?.(key, result);
@@ -205,6 +218,26 @@ export class ClusterController {
     return result.requeueAfterMs === undefined
       ? Outcome.awaitChange()
       : Outcome.requeueAfter(result.requeueAfterMs);
+  }
+
+  #tellObservers(cluster: Cluster, steps: readonly ClusterStepResult[]): void {
+    const at = this.#clock.now();
+    for (const step of steps) {
+      if (!step.event) continue;
+      for (const observer of this.#options.observers ?? []) {
+        observer.stepped({
+          kind: "Cluster",
+          uid: cluster.metadata.uid ?? "",
+          namespace: cluster.metadata.namespace ?? "",
+          name: cluster.metadata.name ?? "",
+          machine: clusterMachine,
+          event: step.event,
+          before: step.previousState,
+          after: step.state,
+          at,
+        });
+      }
+    }
   }
 
   #step(

@@ -7,6 +7,7 @@ import { ClusterController } from "./cluster-controller.ts";
 import { createInformers, type EngineInformers, startInformers, stopInformers } from "./informers.ts";
 import { type LeaderElectionOptions, LeaderElector } from "./leader-election.ts";
 import { type Logger, silentLogger } from "./logger.ts";
+import type { MachineObserver } from "./machine-observer.ts";
 import { EngineMetrics } from "./metrics.ts";
 import { ProfileController } from "./profile-controller.ts";
 
@@ -25,6 +26,8 @@ export interface EngineOptions {
   readonly log?: Logger;
   readonly recordEvents?: boolean;
   readonly onReconciled?: (key: string, result: ClusterStepResult) => void;
+  /** Told about every committed machine step (the Stately inspector, the live view). */
+  readonly observers?: readonly MachineObserver[];
   /** Metrics to record into (default: a registry of the engine's own). */
   readonly metrics?: EngineMetrics;
   /** Reconcile only while holding this Lease; absent = always (a single replica). */
@@ -85,6 +88,7 @@ export class Engine {
       ...(options.clock ? { clock: options.clock } : {}),
       ...(options.recordEvents === undefined ? {} : { recordEvents: options.recordEvents }),
       ...(options.onReconciled ? { onReconciled: options.onReconciled } : {}),
+      ...(options.observers ? { observers: options.observers } : {}),
     });
     this.profiles = new ProfileController({
       ...common,
