@@ -46,7 +46,7 @@ export const RESOURCES = {
 /** A kind the engine serves a CRD for. */
 export type ResourceKind = keyof typeof RESOURCES;
 
-/** Labels the provider sets on Clusters and that preparation sets on AccessRequests. */
+/** Labels the provider sets on Clusters, that preparation sets on AccessRequests, and that mark the engine's objects. */
 export const LABELS = {
   /** Actual Kubernetes version of a Cluster (shown as the Version column). */
   k8sVersion: `${CLUSTERS_GROUP}/k8sversion`,
@@ -60,7 +60,14 @@ export const LABELS = {
   randomizeClusterName: `${CLUSTERS_GROUP}/randomize-cluster-name`,
   /** The ProviderConfig a generated ClusterProfile came from. */
   providerConfig: `${ENGINE_GROUP}/provider-config`,
+  /** On objects made on a target cluster for an AccessRequest: that request's UID (its owner). */
+  accessRequestUid: `${ENGINE_GROUP}/access-request-uid`,
+  /** The standard label naming the tool that manages an object; ours carry {@link MANAGED_BY_ENGINE}. */
+  managedBy: "app.kubernetes.io/managed-by",
 } as const;
+
+/** Value of {@link LABELS.managedBy} on the objects the engine makes on target clusters. */
+export const MANAGED_BY_ENGINE = "openmcp-engine";
 
 /** Label the openMCP operator expects on a provider's CRDs: which cluster of the landscape they belong to. */
 export const CRD_CLUSTER_LABEL = { key: "openmcp.cloud/cluster", platform: "platform" } as const;

@@ -8,6 +8,7 @@ import { parseDuration } from "../api/duration.ts";
 import type { ClusterBackend } from "../providers/backend.ts";
 import { BUILT_IN_BACKENDS, createBackend } from "../providers/registry.ts";
 import { systemClock } from "../runtime/clock.ts";
+import { DEFAULT_ACCESS_TIMING } from "../runtime/access-request-controller.ts";
 import { Engine } from "../runtime/engine.ts";
 import { DEFAULT_LEADER_ELECTION, type LeaderElectionTiming } from "../runtime/leader-election.ts";
 import { loadKubeConfig } from "../runtime/load-kubeconfig.ts";
@@ -40,6 +41,10 @@ Flags:
   --leader-election-id <name>     name of the Lease (default: <provider-name>.engine.openmcp.cloud)
   --lease-duration <d>, --renew-deadline <d>, --retry-period <d>
                                   leader election timings (default: 15s, 10s, 2s)
+  --prepare-access-requests / --no-prepare-access-requests
+                                  label AccessRequests with their provider and profile, expire them by ttl
+                                  (default: on; turn off beside the openMCP operator, which does it)
+  --access-token-validity <d>     validity of issued tokens, at least 10m (default: 24h); renewed at 80 %
   --metrics-bind-address <addr>   /metrics, e.g. :8080 or 127.0.0.1:8080; 0 turns it off (default: :8080)
   --health-probe-bind-address <addr>  /healthz and /readyz (default: :8081)
   -h, --help                      show this help
@@ -61,6 +66,8 @@ export interface RunFlags {
     | undefined;
   readonly metricsAddress: string;
   readonly healthAddress: string;
+  readonly prepareAccessRequests: boolean;
+  readonly tokenValidityMs: number;
 }
 
 /** The flag definitions of the engine, shared with `up` and `init`. */
@@ -82,6 +89,8 @@ export const engineFlagOptions = {
   "retry-period": { type: "string" },
   "metrics-bind-address": { type: "string" },
   "health-probe-bind-address": { type: "string" },
+  "prepare-access-requests": { type: "boolean" },
+  "access-token-validity": { type: "string" },
 } as const;
 
 /** Parsed values of {@link engineFlagOptions}. */
@@ -191,6 +200,16 @@ export function engineFlags(
       : undefined,
     metricsAddress: text("metrics-bind-address") ?? defaults.metricsAddress ?? ":8080",
     healthAddress: text("health-probe-bind-address") ?? defaults.healthAddress ?? ":8081",
+    prepareAccessRequests: values["prepare-access-requests"] !== false,
+    tokenValidityMs: (() => {
+      const ms = duration("access-token-validity", 86_400_000);
+      if (ms < 600_000)
+        throw new UsageError(
+          "--access-token-validity must be at least 10m (the API server's minimum)",
+          usage,
+        );
+      return ms;
+    })(),
   };
 }
 
@@ -228,6 +247,8 @@ export async function engineFromFlags(
     backend,
     concurrency: flags.concurrency,
     log,
+    prepareAccessRequests: flags.prepareAccessRequests,
+    accessTiming: { ...DEFAULT_ACCESS_TIMING, tokenValidityMs: flags.tokenValidityMs },
     ...(election
       ? {
           leaderElection: {

@@ -2,6 +2,8 @@
 import type { KubeConfig } from "@kubernetes/client-node";
 import type { ClusterStepResult, ClusterTiming } from "../machines/cluster.step.ts";
 import type { ClusterBackend } from "../providers/backend.ts";
+import { AccessPreparationController } from "./access-preparation-controller.ts";
+import { AccessRequestController, type AccessTiming } from "./access-request-controller.ts";
 import type { Clock } from "./clock.ts";
 import { ClusterController } from "./cluster-controller.ts";
 import { createInformers, type EngineInformers, startInformers, stopInformers } from "./informers.ts";
@@ -28,6 +30,10 @@ export interface EngineOptions {
   readonly onReconciled?: (key: string, result: ClusterStepResult) => void;
   /** Told about every committed machine step (the Stately inspector, the live view). */
   readonly observers?: readonly MachineObserver[];
+  /** Run the generic AccessRequest preparation (default true; off beside the openMCP operator, which does it). */
+  readonly prepareAccessRequests?: boolean;
+  /** Validity of issued tokens and polling of AccessRequests. */
+  readonly accessTiming?: AccessTiming;
   /** Metrics to record into (default: a registry of the engine's own). */
   readonly metrics?: EngineMetrics;
   /** Reconcile only while holding this Lease; absent = always (a single replica). */
@@ -44,6 +50,8 @@ export class Engine {
   readonly informers: EngineInformers;
   readonly clusters: ClusterController;
   readonly profiles: ProfileController;
+  readonly accessRequests: AccessRequestController;
+  readonly preparation: AccessPreparationController | undefined;
   readonly metrics: EngineMetrics;
   readonly elector: LeaderElector | undefined;
   readonly #options: EngineOptions;
@@ -90,6 +98,18 @@ export class Engine {
       ...(options.onReconciled ? { onReconciled: options.onReconciled } : {}),
       ...(options.observers ? { observers: options.observers } : {}),
     });
+    this.accessRequests = new AccessRequestController({
+      ...common,
+      providerName: options.providerName,
+      backend: options.backend,
+      ...(options.accessTiming ? { timing: options.accessTiming } : {}),
+      ...(options.clock ? { clock: options.clock } : {}),
+      ...(options.observers ? { observers: options.observers } : {}),
+    });
+    this.preparation =
+      options.prepareAccessRequests === false
+        ? undefined
+        : new AccessPreparationController({ ...common, ...(options.clock ? { clock: options.clock } : {}) });
     this.profiles = new ProfileController({
       ...common,
       owner: {
@@ -111,6 +131,8 @@ export class Engine {
     this.#started = true;
     this.clusters.watch();
     this.profiles.watch();
+    this.accessRequests.watch();
+    this.preparation?.watch();
     await startInformers(this.informers);
     if (this.elector) this.elector.start();
     else this.#run();
@@ -125,6 +147,8 @@ export class Engine {
   #run(): void {
     this.clusters.run();
     this.profiles.run();
+    this.accessRequests.run();
+    this.preparation?.run();
   }
 
   /** The backend the engine drives. */
@@ -140,7 +164,12 @@ export class Engine {
   /** Stops watching, finishes reconciles in flight, closes the backend. */
   async stop(): Promise<void> {
     stopInformers(this.informers);
-    await Promise.all([this.clusters.stop(), this.profiles.stop()]);
+    await Promise.all([
+      this.clusters.stop(),
+      this.profiles.stop(),
+      this.accessRequests.stop(),
+      this.preparation?.stop(),
+    ]);
     await this.elector?.release(); // after the last write: the next leader starts from a quiet world
     await this.#options.backend.close?.();
     this.#log.info("engine stopped");

@@ -1,5 +1,5 @@
 /** An informer: list + watch into a local cache, resuming from resourceVersion and recovering from every error. */
-import { CustomObjectsApi, type KubeConfig, Watch } from "@kubernetes/client-node";
+import { CoreV1Api, CustomObjectsApi, type KubeConfig, Watch } from "@kubernetes/client-node";
 import { type Clock, systemClock, type TimerHandle } from "./clock.ts";
 import { type BackoffOptions, backoffDelay } from "./work-queue.ts";
 
@@ -100,6 +100,43 @@ export function apiServerSource<T>(
   };
 }
 
+/**
+ * A {@link ListWatchSource} for Secrets across all namespaces (core API), narrowed by a label selector:
+ * the engine watches only the Secrets it made.
+ */
+export function secretSource<T>(kubeConfig: KubeConfig): ListWatchSource<T> {
+  const core = kubeConfig.makeApiClient(CoreV1Api);
+  const watch = new Watch(kubeConfig);
+  return {
+    async list(params) {
+      const page = await core.listSecretForAllNamespaces({
+        ...(params.labelSelector ? { labelSelector: params.labelSelector } : {}),
+        limit: params.limit,
+        ...(params.continue ? { _continue: params.continue } : {}),
+      });
+      return {
+        items: page.items as unknown as T[],
+        metadata: {
+          ...(page.metadata?._continue ? { continue: page.metadata._continue } : {}),
+          ...(page.metadata?.resourceVersion ? { resourceVersion: page.metadata.resourceVersion } : {}),
+        },
+      };
+    },
+    watch(params, onEvent, onDone) {
+      return watch.watch(
+        "/api/v1/secrets",
+        {
+          resourceVersion: params.resourceVersion,
+          allowWatchBookmarks: true,
+          labelSelector: params.labelSelector,
+        },
+        onEvent,
+        onDone,
+      );
+    },
+  };
+}
+
 /** The key of an object in caches and work queues. */
 export function objectKey(object: WatchedObject): string {
   const { namespace, name } = object.metadata ?? {};
@@ -140,7 +177,8 @@ export class Informer<T extends WatchedObject> {
   }
 
   get #apiVersion(): string {
-    return `${this.#props.resource.group}/${this.#props.resource.version}`;
+    const { group, version } = this.#props.resource;
+    return group ? `${group}/${version}` : version; // the core group has no prefix
   }
 
   /** Registers a handler for cache changes. */

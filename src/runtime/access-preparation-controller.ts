@@ -1,0 +1,162 @@
+/** Prepares AccessRequests for their provider (labels, clusterRef), expires them by ttl, and resets changed grants. */
+import { ApiException, CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
+import type { AccessRequest } from "../api/access-request.ts";
+import type { ClusterRequestStatus } from "../api/cluster-request.ts";
+import type { ObjectReference } from "../api/common.ts";
+import { REQUEST_PHASES, RESOURCES } from "../api/constants.ts";
+import { prepareAccessRequest, type Resolution } from "../machines/access-preparation.ts";
+import { type Clock, systemClock } from "./clock.ts";
+import type { EngineInformers } from "./informers.ts";
+import { errorMessage, type Logger, silentLogger } from "./logger.ts";
+import type { EngineMetrics } from "./metrics.ts";
+import { Outcome } from "./outcome.ts";
+import { ConflictError, GoneError, patchObject } from "./patch-object.ts";
+import { WorkQueue } from "./work-queue.ts";
+
+/** How to run preparation. */
+export interface AccessPreparationOptions {
+  readonly kubeConfig: KubeConfig;
+  readonly informers: EngineInformers;
+  /** Retry of unresolved references. Default 10 s. */
+  readonly retryMs?: number;
+  readonly clock?: Clock;
+  readonly log?: Logger;
+  readonly metrics?: EngineMetrics;
+}
+
+/** The generic controller every provider's AccessRequests go through first (switch off beside the openMCP operator). */
+export class AccessPreparationController {
+  readonly queue: WorkQueue;
+  readonly #options: AccessPreparationOptions;
+  readonly #informers: EngineInformers;
+  readonly #api: CustomObjectsApi;
+  readonly #clock: Clock;
+  readonly #log: Logger;
+
+  constructor(options: AccessPreparationOptions) {
+    this.#options = options;
+    this.#informers = options.informers;
+    this.#api = options.kubeConfig.makeApiClient(CustomObjectsApi);
+    this.#clock = options.clock ?? systemClock;
+    this.#log = (options.log ?? silentLogger).with({ controller: "accessrequest-preparation" });
+    this.queue = new WorkQueue({
+      clock: this.#clock,
+      ...(options.metrics
+        ? { observer: options.metrics.queueObserver("accessrequest-preparation", () => this.queue.depth) }
+        : {}),
+      onError: (key, error, retryInMs) => {
+        const quiet = error instanceof ConflictError;
+        this.#log[quiet ? "debug" : "warn"]("reconcile failed", {
+          key,
+          error: errorMessage(error),
+          retryInMs,
+        });
+      },
+    });
+  }
+
+  /** Registers the cache handlers; call before the informers start. */
+  watch(): void {
+    this.#informers.accessRequests.on((event) => this.queue.add(event.key));
+  }
+
+  /** Starts reconciling; call once the informers have synced. */
+  run(): void {
+    this.queue.start((key) => this.reconcile(key));
+  }
+
+  /** Waits for reconciles in flight. */
+  async stop(): Promise<void> {
+    await this.queue.shutdown();
+  }
+
+  async reconcile(key: string): Promise<Outcome> {
+    const request = this.#informers.accessRequests.get(key);
+    if (!request || request.metadata.deletionTimestamp) return Outcome.awaitChange();
+    const resolution = await this.#resolve(request);
+    const result = prepareAccessRequest(
+      request,
+      resolution,
+      this.#clock.now(),
+      this.#options.retryMs ?? 10_000,
+    );
+    const target = {
+      ...RESOURCES.AccessRequest,
+      namespace: request.metadata.namespace ?? "",
+      name: request.metadata.name ?? "",
+    };
+    try {
+      if (result.expired) {
+        this.#log.info("ttl passed; deleting the AccessRequest", { key });
+        await this.#api.deleteNamespacedCustomObject(target);
+        return Outcome.awaitChange();
+      }
+      let stored = request;
+      const patched = await patchObject(
+        this.#options.kubeConfig,
+        { ...target, resourceVersion: stored.metadata.resourceVersion ?? "" },
+        result.objectPatch,
+      );
+      if (patched) stored = patched as unknown as AccessRequest;
+      await patchObject(
+        this.#options.kubeConfig,
+        { ...target, resourceVersion: stored.metadata.resourceVersion ?? "" },
+        result.statusPatch,
+        "status",
+      );
+    } catch (error) {
+      if (error instanceof GoneError || (error instanceof ApiException && error.code === 404))
+        return Outcome.awaitChange();
+      throw error;
+    }
+    return result.requeueAfterMs === undefined
+      ? Outcome.awaitChange()
+      : Outcome.requeueAfter(result.requeueAfterMs);
+  }
+
+  /** clusterRef, or requestRef → a Granted ClusterRequest → its status.cluster; then the Cluster → its profile. */
+  async #resolve(request: AccessRequest): Promise<Resolution> {
+    let cluster: ObjectReference | undefined = request.spec.clusterRef;
+    if (!cluster) {
+      const ref = request.spec.requestRef;
+      if (!ref) return { kind: "unresolved", message: "neither spec.clusterRef nor spec.requestRef is set" };
+      let status: ClusterRequestStatus | undefined;
+      try {
+        const found = (await this.#api.getNamespacedCustomObject({
+          ...RESOURCES.ClusterRequest,
+          ...ref,
+        })) as {
+          status?: ClusterRequestStatus;
+        };
+        status = found.status;
+      } catch (error) {
+        if (error instanceof ApiException && error.code === 404) {
+          return {
+            kind: "unresolved",
+            message: `ClusterRequest ${ref.namespace}/${ref.name} does not exist`,
+          };
+        }
+        throw error;
+      }
+      if (status?.phase !== REQUEST_PHASES.granted || !status.cluster) {
+        return {
+          kind: "unresolved",
+          message: `ClusterRequest ${ref.namespace}/${ref.name} is not Granted yet`,
+        };
+      }
+      cluster = status.cluster;
+    }
+    const found = this.#informers.clusters.get(`${cluster.namespace}/${cluster.name}`);
+    if (!found)
+      return { kind: "unresolved", message: `Cluster ${cluster.namespace}/${cluster.name} does not exist` };
+    const profile = this.#informers.profiles.get(found.spec.profile);
+    if (!profile)
+      return { kind: "unresolved", message: `ClusterProfile ${found.spec.profile} does not exist` };
+    return {
+      kind: "resolved",
+      cluster,
+      profile: found.spec.profile,
+      provider: profile.spec.providerRef.name,
+    };
+  }
+}

@@ -1,0 +1,251 @@
+/** Talks to an AccessRequest's target cluster with the backend's admin access: RBAC objects and tokens. */
+import {
+  ApiException,
+  CoreV1Api,
+  KubeConfig,
+  type KubernetesObject,
+  KubernetesObjectApi,
+  PatchStrategy,
+  RbacAuthorizationV1Api,
+} from "@kubernetes/client-node";
+import type { AccessRequest } from "../api/access-request.ts";
+import { ACCESS_SECRET_KEYS } from "../api/constants.ts";
+import { oidcKubeconfig, tokenKubeconfig } from "../machines/access-kubeconfig.ts";
+import {
+  ACCESS_NAMESPACE,
+  ACCESS_OWNER_LABEL,
+  accessBaseName,
+  permissionName,
+  serviceAccountName,
+} from "../machines/access-names.ts";
+import { type DesiredAccess, rbacDenial } from "../machines/access-rbac.ts";
+import { FIELD_MANAGER } from "./install-crds.ts";
+
+/** An object of ours found on the target cluster. */
+export interface OwnedObject {
+  readonly kind: string;
+  readonly namespace?: string;
+  readonly name: string;
+  readonly body: Readonly<Record<string, unknown>>;
+}
+
+/** Credentials to put in the request's Secret (string values; the Secret writer encodes them). */
+export type AccessSecretData = Readonly<Record<string, string>>;
+
+/** What the AccessRequest controller does on a target cluster. */
+export interface AccessTargetClient {
+  ownedObjects(uid: string): Promise<OwnedObject[]>;
+  matches(existing: readonly OwnedObject[], desired: DesiredAccess): boolean;
+  conflicts(request: AccessRequest): Promise<string | undefined>;
+  apply(uid: string, desired: DesiredAccess): Promise<void>;
+  revoke(uid: string): Promise<void>;
+  issueToken(request: AccessRequest, validityMs: number, nowMs: number): Promise<AccessSecretData>;
+  oidcLogin(request: AccessRequest): AccessSecretData;
+}
+
+const key = (kind: string, namespace: string | undefined, name: string) =>
+  `${kind}/${namespace ?? ""}/${name}`;
+
+/** A client for the cluster the admin kubeconfig points at. */
+export function targetClient(adminKubeconfig: string): AccessTargetClient {
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromString(adminKubeconfig);
+  const core = kubeConfig.makeApiClient(CoreV1Api);
+  const rbac = kubeConfig.makeApiClient(RbacAuthorizationV1Api);
+  const objects = KubernetesObjectApi.makeApiClient(kubeConfig);
+  const cluster = kubeConfig.getCurrentCluster();
+  const server = cluster?.server ?? "";
+  const caData = cluster?.caData ?? "";
+
+  const ownedObjects = async (uid: string): Promise<OwnedObject[]> => {
+    const labelSelector = `${ACCESS_OWNER_LABEL}=${uid}`;
+    const [accounts, roles, roleBindings, clusterRoles, clusterRoleBindings] = await Promise.all([
+      core.listServiceAccountForAllNamespaces({ labelSelector }),
+      rbac.listRoleForAllNamespaces({ labelSelector }),
+      rbac.listRoleBindingForAllNamespaces({ labelSelector }),
+      rbac.listClusterRole({ labelSelector }),
+      rbac.listClusterRoleBinding({ labelSelector }),
+    ]);
+    const found = (
+      kind: string,
+      items: ReadonlyArray<{ metadata?: { name?: string; namespace?: string } }>,
+    ) =>
+      items.map((item) => ({
+        kind,
+        ...(item.metadata?.namespace ? { namespace: item.metadata.namespace } : {}),
+        name: item.metadata?.name ?? "",
+        body: item as unknown as Record<string, unknown>,
+      }));
+    return [
+      ...found("ServiceAccount", accounts.items),
+      ...found("Role", roles.items),
+      ...found("RoleBinding", roleBindings.items),
+      ...found("ClusterRole", clusterRoles.items),
+      ...found("ClusterRoleBinding", clusterRoleBindings.items),
+    ];
+  };
+
+  const meta = (object: KubernetesObject) => object.metadata as { name?: string; namespace?: string };
+
+  return {
+    ownedObjects,
+
+    matches(existing, desired) {
+      const byKey = new Map(existing.map((o) => [key(o.kind, o.namespace, o.name), o.body]));
+      return desired.objects.every((wanted) => {
+        const have = byKey.get(
+          key(
+            wanted.kind,
+            meta(wanted as KubernetesObject).namespace,
+            meta(wanted as KubernetesObject).name ?? "",
+          ),
+        );
+        if (!have) return false;
+        // Content that grants rights must be exactly as asked: rules of roles, roleRef and subjects of bindings.
+        for (const field of ["rules", "roleRef", "subjects"] as const) {
+          if (
+            field in wanted &&
+            JSON.stringify(normalise(have[field])) !==
+              JSON.stringify(normalise((wanted as unknown as Record<string, unknown>)[field]))
+          ) {
+            return false;
+          }
+        }
+        return true;
+      });
+    },
+
+    async conflicts(request) {
+      const permissions = request.spec.token?.permissions ?? request.spec.oidc?.roles ?? [];
+      const existing = [];
+      for (const [index, permission] of permissions.entries()) {
+        if (!permission.name) continue; // generated names carry a hash of the request: no one else has them
+        const name = permissionName(requestIdentity(request), index, permission);
+        try {
+          const found = permission.namespace
+            ? await rbac.readNamespacedRole({ name, namespace: permission.namespace })
+            : await rbac.readClusterRole({ name });
+          existing.push({
+            kind: permission.namespace ? "Role" : "ClusterRole",
+            ...(permission.namespace ? { namespace: permission.namespace } : {}),
+            name,
+            labels: found.metadata?.labels ?? {},
+          });
+        } catch (error) {
+          if (!(error instanceof ApiException && error.code === 404)) throw error;
+        }
+      }
+      return rbacDenial(request, existing);
+    },
+
+    async apply(uid, desired) {
+      for (const namespace of desired.namespaces) {
+        try {
+          await core.createNamespace({ body: { metadata: { name: namespace } } });
+        } catch (error) {
+          if (!(error instanceof ApiException && error.code === 409)) throw error;
+        }
+      }
+      for (const object of desired.objects) {
+        await objects.patch(
+          object as KubernetesObject,
+          undefined,
+          undefined,
+          FIELD_MANAGER,
+          true,
+          PatchStrategy.ServerSideApply,
+        );
+      }
+      // Objects of an earlier spec that the current one no longer asks for.
+      const wanted = new Set(
+        desired.objects.map((o) =>
+          key(o.kind, meta(o as KubernetesObject).namespace, meta(o as KubernetesObject).name ?? ""),
+        ),
+      );
+      for (const stale of (await ownedObjects(uid)).filter(
+        (o) => !wanted.has(key(o.kind, o.namespace, o.name)),
+      )) {
+        await deleteOwned(objects, stale);
+      }
+    },
+
+    async revoke(uid) {
+      const order = ["RoleBinding", "ClusterRoleBinding", "Role", "ClusterRole", "ServiceAccount"];
+      const owned = (await ownedObjects(uid)).sort((a, b) => order.indexOf(a.kind) - order.indexOf(b.kind));
+      for (const object of owned) await deleteOwned(objects, object);
+    },
+
+    async issueToken(request, validityMs, nowMs) {
+      const expirationSeconds = Math.max(600, Math.round(validityMs / 1_000));
+      const review = await core.createNamespacedServiceAccountToken({
+        name: serviceAccountName(requestIdentity(request)),
+        namespace: ACCESS_NAMESPACE,
+        body: { spec: { audiences: [], expirationSeconds } },
+      });
+      const token = review.status?.token ?? "";
+      const expires = review.status?.expirationTimestamp
+        ? Math.floor(new Date(review.status.expirationTimestamp).getTime() / 1_000)
+        : Math.floor(nowMs / 1_000) + expirationSeconds;
+      const base = accessBaseName(requestIdentity(request));
+      return {
+        [ACCESS_SECRET_KEYS.kubeconfig]: tokenKubeconfig({
+          server,
+          certificateAuthorityData: caData,
+          token,
+          clusterName: request.spec.clusterRef?.name ?? "cluster",
+          userName: base,
+        }),
+        [ACCESS_SECRET_KEYS.creationTimestamp]: String(Math.floor(nowMs / 1_000)),
+        [ACCESS_SECRET_KEYS.expirationTimestamp]: String(expires),
+      };
+    },
+
+    oidcLogin(request) {
+      const oidc = request.spec.oidc;
+      if (!oidc) throw new Error("not an OIDC request");
+      return {
+        [ACCESS_SECRET_KEYS.kubeconfig]: oidcKubeconfig({
+          server,
+          certificateAuthorityData: caData,
+          clusterName: request.spec.clusterRef?.name ?? "cluster",
+          oidc,
+        }),
+      };
+    },
+  };
+}
+
+/** The request's identity as the naming functions take it. */
+export function requestIdentity(request: AccessRequest) {
+  return {
+    namespace: request.metadata.namespace ?? "",
+    name: request.metadata.name ?? "",
+    uid: request.metadata.uid ?? "",
+  };
+}
+
+async function deleteOwned(objects: KubernetesObjectApi, object: OwnedObject): Promise<void> {
+  const apiVersion = object.kind === "ServiceAccount" ? "v1" : "rbac.authorization.k8s.io/v1";
+  try {
+    await objects.delete({
+      apiVersion,
+      kind: object.kind,
+      metadata: { name: object.name, ...(object.namespace ? { namespace: object.namespace } : {}) },
+    });
+  } catch (error) {
+    if (!(error instanceof ApiException && error.code === 404)) throw error;
+  }
+}
+
+/** Drops undefined and empty optional fields, so typed (client) and plain (desired) objects compare equal. */
+function normalise(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(normalise);
+  if (value && typeof value === "object") {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined && !(Array.isArray(v) && v.length === 0))
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([k, v]) => [k, normalise(v)]);
+    return Object.fromEntries(entries);
+  }
+  return value;
+}

@@ -1,0 +1,344 @@
+/** AccessRequests proven on a real target cluster (local backend): exact rights, denial, rotation, cleanup, no leaks. */
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import {
+  ApiException,
+  AppsV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  KubeConfig,
+  RbacAuthorizationV1Api,
+} from "@kubernetes/client-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { AccessRequest } from "../../src/api/access-request.ts";
+import type { Cluster } from "../../src/api/cluster.ts";
+import { CLUSTERS_API_VERSION, ENGINE_API_VERSION, LABELS, RESOURCES } from "../../src/api/constants.ts";
+import { type ControlPlane, startControlPlane } from "../../src/controlplane/control-plane.ts";
+import { ACCESS_OWNER_LABEL } from "../../src/machines/access-names.ts";
+import type { ClusterBackend } from "../../src/providers/backend.ts";
+import { createBackend as createLocalBackend } from "../../src/providers/local.ts";
+import { systemClock } from "../../src/runtime/clock.ts";
+import { Engine } from "../../src/runtime/engine.ts";
+import { createLogger } from "../../src/runtime/logger.ts";
+
+const NS = "team";
+let controlPlane: ControlPlane;
+let custom: CustomObjectsApi;
+let core: CoreV1Api;
+let engine: Engine;
+let backend: ClusterBackend;
+let target: KubeConfig; // admin access to the target cluster, for checking what exists there
+let clockOffsetMs = 0;
+const logLines: string[] = [];
+
+async function until<T>(what: string, read: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: T | undefined;
+  for (;;) {
+    last = await read();
+    if (last !== undefined) return last;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(100);
+  }
+}
+
+const readRequest = (name: string) =>
+  custom.getNamespacedCustomObject({ ...RESOURCES.AccessRequest, namespace: NS, name }).then(
+    (r) => r as AccessRequest,
+    () => undefined,
+  );
+
+async function createRequest(name: string, spec: Record<string, unknown>) {
+  await custom.createNamespacedCustomObject({
+    ...RESOURCES.AccessRequest,
+    namespace: NS,
+    body: { apiVersion: CLUSTERS_API_VERSION, kind: "AccessRequest", metadata: { name }, spec },
+  });
+}
+
+const waitForPhase = (name: string, phase: string) =>
+  until(`${name} ${phase}`, async () => {
+    const request = await readRequest(name);
+    return request?.status?.phase === phase ? request : undefined;
+  });
+
+/** A client for the target cluster using the kubeconfig from the request's Secret. */
+async function clientFromSecret(
+  name: string,
+): Promise<{ kubeConfig: KubeConfig; data: Record<string, string> }> {
+  const secret = await core.readNamespacedSecret({ namespace: NS, name: `${name}.kubeconfig` });
+  const data = Object.fromEntries(
+    Object.entries(secret.data ?? {}).map(([k, v]) => [k, Buffer.from(v, "base64").toString("utf8")]),
+  );
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromString(data.kubeconfig ?? "");
+  return { kubeConfig, data };
+}
+
+const statusOf = (promise: Promise<unknown>) =>
+  promise.then(
+    () => 200,
+    (error: unknown) => (error instanceof ApiException ? error.code : -1),
+  );
+
+beforeAll(async () => {
+  controlPlane = await startControlPlane({ crdDirectory: "crds" });
+  custom = controlPlane.kubeConfig.makeApiClient(CustomObjectsApi);
+  core = controlPlane.kubeConfig.makeApiClient(CoreV1Api);
+  await core.createNamespace({ body: { metadata: { name: NS } } });
+  backend = await createLocalBackend({
+    stateDirectory: mkdtempSync(join(tmpdir(), "access-local-")),
+    options: { stopOnClose: "true" },
+    log: createLogger({ write: () => {} }),
+    clock: systemClock,
+    readSecret: async () => undefined,
+  });
+  engine = new Engine({
+    kubeConfig: controlPlane.kubeConfig,
+    providerName: "eng",
+    environment: "test",
+    backend,
+    clock: { now: () => Date.now() + clockOffsetMs, schedule: systemClock.schedule },
+    log: createLogger({ level: "debug", write: (line) => logLines.push(line) }),
+    accessTiming: { tokenValidityMs: 600_000, pollMs: 500, resyncMs: 60_000 },
+  });
+  await engine.start();
+  await custom.createClusterCustomObject({
+    ...RESOURCES.ProviderConfig,
+    body: {
+      apiVersion: ENGINE_API_VERSION,
+      kind: "ProviderConfig",
+      metadata: { name: "acc" },
+      spec: { backend: "local" },
+    },
+  });
+  await until("the profile", () =>
+    custom.getClusterCustomObject({ ...RESOURCES.ClusterProfile, name: "test.eng.acc" }).then(
+      (p) => p,
+      () => undefined,
+    ),
+  );
+  await custom.createNamespacedCustomObject({
+    ...RESOURCES.Cluster,
+    namespace: NS,
+    body: {
+      apiVersion: CLUSTERS_API_VERSION,
+      kind: "Cluster",
+      metadata: { name: "target" },
+      spec: { profile: "test.eng.acc", tenancy: "Shared" },
+    },
+  });
+  const cluster = await until(
+    "the target Cluster Ready",
+    async () => {
+      const c = (await custom.getNamespacedCustomObject({
+        ...RESOURCES.Cluster,
+        namespace: NS,
+        name: "target",
+      })) as Cluster;
+      return c.status?.phase === "Ready" ? c : undefined;
+    },
+    90_000,
+  );
+  const admin = await backend.adminAccess({
+    uid: cluster.metadata.uid ?? "",
+    namespace: NS,
+    name: "target",
+    tenancy: "Shared",
+    profile: "test.eng.acc",
+    providerConfig: "acc",
+  });
+  target = new KubeConfig();
+  target.loadFromString(admin?.kubeconfig ?? "");
+}, 180_000);
+
+afterAll(async () => {
+  await engine?.stop();
+  await backend?.close?.();
+  await controlPlane?.stop();
+}, 120_000);
+
+describe("token access", () => {
+  const spec = {
+    clusterRef: { name: "target", namespace: NS },
+    token: {
+      permissions: [
+        {
+          namespace: "apps",
+          rules: [{ apiGroups: [""], resources: ["configmaps"], verbs: ["get", "list", "create"] }],
+        },
+        { rules: [{ apiGroups: [""], resources: ["namespaces"], verbs: ["get", "list"] }] },
+      ],
+      // A role that existed before the request (the built-in aggregated ones are empty without a controller-manager).
+      roleRefs: [{ kind: "ClusterRole", name: "deployment-reader", namespace: "apps" }],
+    },
+  };
+
+  it("is prepared, granted, and gives exactly the requested rights on the target cluster", async () => {
+    await target.makeApiClient(RbacAuthorizationV1Api).createClusterRole({
+      body: {
+        metadata: { name: "deployment-reader" },
+        rules: [{ apiGroups: ["apps"], resources: ["deployments"], verbs: ["get", "list"] }],
+      },
+    });
+    await createRequest("reader", spec);
+    const granted = await waitForPhase("reader", "Granted");
+    expect(granted.metadata.labels).toMatchObject({
+      [LABELS.provider]: "eng",
+      [LABELS.profile]: "test.eng.acc",
+    });
+    expect(granted.status?.secretRef).toEqual({ name: "reader.kubeconfig" });
+    const { kubeConfig, data } = await clientFromSecret("reader");
+    expect(Number(data.expirationTimestamp) - Number(data.creationTimestamp)).toBeGreaterThanOrEqual(600);
+    const asReader = kubeConfig.makeApiClient(CoreV1Api);
+    // Requested: configmaps in apps (Role), namespaces (ClusterRole), and deployment-reader in apps (roleRef).
+    expect(
+      await statusOf(
+        asReader.createNamespacedConfigMap({ namespace: "apps", body: { metadata: { name: "x" } } }),
+      ),
+    ).toBe(200);
+    expect(await statusOf(asReader.listNamespacedConfigMap({ namespace: "apps" }))).toBe(200);
+    expect(await statusOf(asReader.listNamespace())).toBe(200);
+    expect(
+      await statusOf(kubeConfig.makeApiClient(AppsV1Api).listNamespacedDeployment({ namespace: "apps" })),
+    ).toBe(200);
+    // Not requested: 403.
+    expect(await statusOf(asReader.listNamespacedSecret({ namespace: "apps" }))).toBe(403);
+    expect(
+      await statusOf(
+        asReader.createNamespacedConfigMap({ namespace: "default", body: { metadata: { name: "x" } } }),
+      ),
+    ).toBe(403);
+    expect(await statusOf(asReader.deleteNamespace({ name: "apps" }))).toBe(403);
+    expect(await statusOf(kubeConfig.makeApiClient(RbacAuthorizationV1Api).listClusterRole())).toBe(403);
+  }, 120_000);
+
+  it("recreates the Secret when someone deletes it, and renews the token at 80 % of its validity", async () => {
+    const before = (await clientFromSecret("reader")).data;
+    await core.deleteNamespacedSecret({ namespace: NS, name: "reader.kubeconfig" });
+    const recreated = await until("the Secret again", () =>
+      clientFromSecret("reader").then(
+        (s) => s,
+        () => undefined,
+      ),
+    );
+    expect(recreated.data.kubeconfig).toBeTruthy();
+
+    clockOffsetMs = 500_000; // 83 % of the 600 s validity has passed, as far as the engine can tell
+    const key = `${NS}/reader`;
+    engine.accessRequests.queue.add(key);
+    const renewed = await until("a renewed token", async () => {
+      const now = (await clientFromSecret("reader").catch(() => undefined))?.data;
+      return now && now.creationTimestamp !== recreated.data.creationTimestamp ? now : undefined;
+    });
+    clockOffsetMs = 0;
+    expect(renewed.kubeconfig).not.toBe(before.kubeconfig);
+    const asReader = (await clientFromSecret("reader")).kubeConfig.makeApiClient(CoreV1Api);
+    expect(await statusOf(asReader.listNamespace())).toBe(200);
+  }, 120_000);
+
+  it("on deletion removes everything it made, the old token stops working, and pre-existing roles stay", async () => {
+    const { kubeConfig } = await clientFromSecret("reader");
+    const request = await readRequest("reader");
+    await custom.deleteNamespacedCustomObject({ ...RESOURCES.AccessRequest, namespace: NS, name: "reader" });
+    await until("the request gone", async () => ((await readRequest("reader")) ? undefined : true));
+    const code = await statusOf(kubeConfig.makeApiClient(CoreV1Api).listNamespace());
+    expect([401, 403]).toContain(code);
+    const rbac = target.makeApiClient(RbacAuthorizationV1Api);
+    const labelSelector = `${ACCESS_OWNER_LABEL}=${request?.metadata.uid}`;
+    expect((await rbac.listRoleForAllNamespaces({ labelSelector })).items).toEqual([]);
+    expect((await rbac.listRoleBindingForAllNamespaces({ labelSelector })).items).toEqual([]);
+    expect((await rbac.listClusterRole({ labelSelector })).items).toEqual([]);
+    expect((await rbac.listClusterRoleBinding({ labelSelector })).items).toEqual([]);
+    expect(
+      (await target.makeApiClient(CoreV1Api).listServiceAccountForAllNamespaces({ labelSelector })).items,
+    ).toEqual([]);
+    expect(await statusOf(rbac.readClusterRole({ name: "deployment-reader" }))).toBe(200);
+    expect(await statusOf(core.readNamespacedSecret({ namespace: NS, name: "reader.kubeconfig" }))).toBe(404);
+  }, 120_000);
+});
+
+describe("requests that cannot be served", () => {
+  it("denies a named permission whose Role exists and is not ours, creating nothing", async () => {
+    const rbac = target.makeApiClient(RbacAuthorizationV1Api);
+    await target.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: "owned" } } });
+    await rbac.createNamespacedRole({
+      namespace: "owned",
+      body: { metadata: { name: "precious" }, rules: [] },
+    });
+    await createRequest("taker", {
+      clusterRef: { name: "target", namespace: NS },
+      token: {
+        permissions: [
+          {
+            name: "precious",
+            namespace: "owned",
+            rules: [{ apiGroups: [""], resources: ["pods"], verbs: ["delete"] }],
+          },
+        ],
+      },
+    });
+    const denied = await waitForPhase("taker", "Denied");
+    expect(denied.status?.conditions).toContainEqual(
+      expect.objectContaining({
+        type: "AccessGranted",
+        status: "False",
+        reason: "Denied",
+        message: expect.stringContaining("precious"),
+      }),
+    );
+    const role = await rbac.readNamespacedRole({ namespace: "owned", name: "precious" });
+    expect(role.rules ?? []).toEqual([]);
+    expect(
+      (await rbac.listRoleForAllNamespaces({ labelSelector: `${ACCESS_OWNER_LABEL}=${denied.metadata.uid}` }))
+        .items,
+    ).toEqual([]);
+  }, 60_000);
+
+  it("denies OIDC access on a backend that cannot set up OIDC trust", async () => {
+    await createRequest("oidc", {
+      clusterRef: { name: "target", namespace: NS },
+      oidc: { name: "corp", issuer: "https://issuer.example.com", clientID: "engine", roleBindings: [] },
+    });
+    const denied = await waitForPhase("oidc", "Denied");
+    expect(JSON.stringify(denied.status?.conditions)).toContain("cannot set up OIDC trust");
+  }, 60_000);
+
+  it("reports an unknown Cluster on a condition and stays Pending, without a crash", async () => {
+    await createRequest("lost", {
+      clusterRef: { name: "nowhere", namespace: NS },
+      token: { permissions: [] },
+    });
+    const pending = await until("a Prepared condition", async () => {
+      const request = await readRequest("lost");
+      return request?.status?.conditions?.some((c) => c.type === "Prepared") ? request : undefined;
+    });
+    expect(pending.status?.phase).toBe("Pending");
+    expect(pending.status?.conditions).toContainEqual(
+      expect.objectContaining({
+        type: "Prepared",
+        status: "False",
+        reason: "InvalidReference",
+        message: expect.stringContaining("nowhere"),
+      }),
+    );
+  }, 60_000);
+
+  it("never writes a token or a key to the logs, the Events or any status", async () => {
+    const events = await core.listNamespacedEvent({ namespace: NS });
+    const statuses = (await custom.listNamespacedCustomObject({
+      ...RESOURCES.AccessRequest,
+      namespace: NS,
+    })) as { items: AccessRequest[] };
+    const everything = [
+      logLines.join("\n"),
+      JSON.stringify(events.items.map((e) => e.message)),
+      JSON.stringify(statuses.items.map((r) => r.status)),
+    ].join("\n");
+    expect(everything).not.toMatch(/eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}/); // a JWT
+    expect(everything).not.toMatch(/BEGIN [A-Z ]*(PRIVATE KEY|CERTIFICATE)|client-key-data|token:/);
+    expect(logLines.length).toBeGreaterThan(10);
+  });
+});
