@@ -100,7 +100,8 @@ export function prepareAccessRequest(
   }
 
   const prepared = produce(request, (draft) => {
-    const labels = (draft.metadata.labels ??= {}) as Record<string, string>;
+    draft.metadata.labels ??= {};
+    const labels = draft.metadata.labels as Record<string, string>;
     labels[LABELS.provider] ??= resolution.provider; // never overwrite a value already there
     labels[LABELS.profile] ??= resolution.profile;
     const spec = draft.spec as { clusterRef?: ObjectReference };
