@@ -15,6 +15,7 @@ import {
   ACCESS_NAMESPACE,
   ACCESS_OWNER_LABEL,
   accessBaseName,
+  accessRequestIdentity,
   permissionName,
   serviceAccountName,
 } from "../machines/access-names.ts";
@@ -120,7 +121,7 @@ export function targetClient(adminKubeconfig: string): AccessTargetClient {
       const existing = [];
       for (const [index, permission] of permissions.entries()) {
         if (!permission.name) continue; // generated names carry a hash of the request: no one else has them
-        const name = permissionName(requestIdentity(request), index, permission);
+        const name = permissionName(accessRequestIdentity(request), index, permission);
         try {
           const found = permission.namespace
             ? await rbac.readNamespacedRole({ name, namespace: permission.namespace })
@@ -178,7 +179,7 @@ export function targetClient(adminKubeconfig: string): AccessTargetClient {
     async issueToken(request, validityMs, nowMs) {
       const expirationSeconds = Math.max(600, Math.round(validityMs / 1_000));
       const review = await core.createNamespacedServiceAccountToken({
-        name: serviceAccountName(requestIdentity(request)),
+        name: serviceAccountName(accessRequestIdentity(request)),
         namespace: ACCESS_NAMESPACE,
         body: { spec: { audiences: [], expirationSeconds } },
       });
@@ -186,7 +187,7 @@ export function targetClient(adminKubeconfig: string): AccessTargetClient {
       const expires = review.status?.expirationTimestamp
         ? Math.floor(new Date(review.status.expirationTimestamp).getTime() / 1_000)
         : Math.floor(nowMs / 1_000) + expirationSeconds;
-      const base = accessBaseName(requestIdentity(request));
+      const base = accessBaseName(accessRequestIdentity(request));
       return {
         [ACCESS_SECRET_KEYS.kubeconfig]: tokenKubeconfig({
           server,
@@ -212,15 +213,6 @@ export function targetClient(adminKubeconfig: string): AccessTargetClient {
         }),
       };
     },
-  };
-}
-
-/** The request's identity as the naming functions take it. */
-export function requestIdentity(request: AccessRequest) {
-  return {
-    namespace: request.metadata.namespace ?? "",
-    name: request.metadata.name ?? "",
-    uid: request.metadata.uid ?? "",
   };
 }
 
