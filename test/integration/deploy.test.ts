@@ -171,6 +171,47 @@ describe("the deployment manifests", () => {
       expect((await read())?.status?.phase).toBe("Ready");
       const events = await core.listNamespacedEvent({ namespace: "tenant" });
       expect(events.items.map((e) => e.reason)).toContain("Ready");
+
+      // AccessRequests: preparation and the provider side work with these rights too (the simulated
+      // backend gives no admin access, so the request waits with a condition saying so).
+      await admin.createNamespacedCustomObject({
+        ...RESOURCES.AccessRequest,
+        namespace: "tenant",
+        body: {
+          apiVersion: CLUSTERS_API_VERSION,
+          kind: "AccessRequest",
+          metadata: { name: "a" },
+          spec: { clusterRef: { name: "c", namespace: "tenant" }, token: { permissions: [] } },
+        },
+      });
+      const readRequest = () =>
+        admin.getNamespacedCustomObject({
+          ...RESOURCES.AccessRequest,
+          namespace: "tenant",
+          name: "a",
+        }) as Promise<{
+          metadata: { labels?: Record<string, string> };
+          status?: { phase?: string; conditions?: Array<{ type: string; message: string }> };
+        }>;
+      for (let i = 0; i < 300; i++) {
+        const request = await readRequest();
+        if (request.status?.conditions?.some((c) => c.type === "ClusterReady")) break;
+        await sleep(100);
+      }
+      const request = await readRequest();
+      expect(request.metadata.labels).toMatchObject({ "clusters.openmcp.cloud/provider": "engine" });
+      expect(request.status?.phase).toBe("Pending");
+      expect(request.status?.conditions).toContainEqual(
+        expect.objectContaining({
+          type: "ClusterReady",
+          message: expect.stringContaining("gives no access"),
+        }),
+      );
+      await admin.deleteNamespacedCustomObject({
+        ...RESOURCES.AccessRequest,
+        namespace: "tenant",
+        name: "a",
+      });
       await admin.deleteNamespacedCustomObject({ ...RESOURCES.Cluster, namespace: "tenant", name: "c" });
       for (let i = 0; i < 300 && (await read()) !== undefined; i++) await sleep(100);
       expect(await read()).toBeUndefined();
