@@ -326,6 +326,85 @@ describe("requests that cannot be served", () => {
     );
   }, 60_000);
 
+  it("waits for a ClusterRequest that is not Granted yet, saying so", async () => {
+    await custom.createNamespacedCustomObject({
+      ...RESOURCES.ClusterRequest,
+      namespace: NS,
+      body: {
+        apiVersion: CLUSTERS_API_VERSION,
+        kind: "ClusterRequest",
+        metadata: { name: "wanting" },
+        spec: { purpose: "test" },
+      },
+    });
+    await createRequest("early", {
+      requestRef: { name: "wanting", namespace: NS },
+      token: { permissions: [] },
+    });
+    const waiting = await until("a Prepared condition", async () => {
+      const request = await readRequest("early");
+      return request?.status?.conditions?.some((c) => c.type === "Prepared") ? request : undefined;
+    });
+    expect(waiting.status?.conditions).toContainEqual(
+      expect.objectContaining({
+        type: "Prepared",
+        status: "False",
+        message: expect.stringContaining("is not Granted yet"),
+      }),
+    );
+    expect(waiting.metadata.labels?.[LABELS.provider]).toBeUndefined();
+  }, 60_000);
+
+  it("leaves a request for another provider's cluster alone after preparing it", async () => {
+    await custom.createClusterCustomObject({
+      ...RESOURCES.ClusterProfile,
+      body: {
+        apiVersion: CLUSTERS_API_VERSION,
+        kind: "ClusterProfile",
+        metadata: { name: "test.other.x" },
+        spec: { providerRef: { name: "other" }, providerConfigRef: { name: "x" }, supportedVersions: [] },
+      },
+    });
+    await custom.createNamespacedCustomObject({
+      ...RESOURCES.Cluster,
+      namespace: NS,
+      body: {
+        apiVersion: CLUSTERS_API_VERSION,
+        kind: "Cluster",
+        metadata: { name: "theirs" },
+        spec: { profile: "test.other.x", tenancy: "Shared" },
+      },
+    });
+    await createRequest("elsewhere", {
+      clusterRef: { name: "theirs", namespace: NS },
+      token: { permissions: [] },
+    });
+    const prepared = await until("the labels", async () => {
+      const request = await readRequest("elsewhere");
+      return request?.metadata.labels?.[LABELS.provider] ? request : undefined;
+    });
+    expect(prepared.metadata.labels?.[LABELS.provider]).toBe("other");
+    await sleep(1_000);
+    const later = await readRequest("elsewhere");
+    expect(later?.metadata.finalizers).toBeUndefined();
+    expect(later?.status?.conditions?.map((c) => c.type)).toEqual(["Prepared"]); // nothing from the provider side
+  }, 60_000);
+
+  it("denies rules that make no sense, creating nothing", async () => {
+    await createRequest("nonsense", {
+      clusterRef: { name: "target", namespace: NS },
+      token: {
+        permissions: [{ namespace: "apps", rules: [{ apiGroups: [""], resources: ["pods"], verbs: [] }] }],
+      },
+    });
+    const denied = await waitForPhase("nonsense", "Denied");
+    expect(JSON.stringify(denied.status?.conditions)).toContain("verbs");
+    const labelSelector = `${ACCESS_OWNER_LABEL}=${denied.metadata.uid}`;
+    expect(
+      (await target.makeApiClient(CoreV1Api).listServiceAccountForAllNamespaces({ labelSelector })).items,
+    ).toEqual([]);
+  }, 60_000);
+
   it("never writes a token or a key to the logs, the Events or any status", async () => {
     const events = await core.listNamespacedEvent({ namespace: NS });
     const statuses = (await custom.listNamespacedCustomObject({
