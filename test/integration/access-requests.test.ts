@@ -83,18 +83,21 @@ const statusOf = (promise: Promise<unknown>) =>
     (error: unknown) => (error instanceof ApiException ? error.code : -1),
   );
 
-beforeAll(async () => {
-  controlPlane = await startControlPlane({ crdDirectory: "crds" });
-  custom = controlPlane.kubeConfig.makeApiClient(CustomObjectsApi);
-  core = controlPlane.kubeConfig.makeApiClient(CoreV1Api);
-  await core.createNamespace({ body: { metadata: { name: NS } } });
-  backend = await createLocalBackend({
-    stateDirectory: mkdtempSync(join(tmpdir(), "access-local-")),
-    options: { stopOnClose: "true" },
+const stateDirectory = mkdtempSync(join(tmpdir(), "access-local-"));
+
+/** A local backend on the test's state folder; its clusters outlive it unless `stopOnClose`. */
+const localBackend = (stopOnClose: boolean) =>
+  createLocalBackend({
+    stateDirectory,
+    options: { stopOnClose: String(stopOnClose) },
     log: createLogger({ write: () => {} }),
     clock: systemClock,
     readSecret: async () => undefined,
   });
+
+/** A controller process, as far as the engine is concerned: informers, queues, the backend. */
+async function startEngine(): Promise<void> {
+  backend = await localBackend(false);
   engine = new Engine({
     kubeConfig: controlPlane.kubeConfig,
     providerName: "eng",
@@ -105,6 +108,14 @@ beforeAll(async () => {
     accessTiming: { tokenValidityMs: 600_000, pollMs: 500, resyncMs: 60_000 },
   });
   await engine.start();
+}
+
+beforeAll(async () => {
+  controlPlane = await startControlPlane({ crdDirectory: "crds" });
+  custom = controlPlane.kubeConfig.makeApiClient(CustomObjectsApi);
+  core = controlPlane.kubeConfig.makeApiClient(CoreV1Api);
+  await core.createNamespace({ body: { metadata: { name: NS } } });
+  await startEngine();
   await custom.createClusterCustomObject({
     ...RESOURCES.ProviderConfig,
     body: {
@@ -156,7 +167,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await engine?.stop();
-  await backend?.close?.();
+  await (await localBackend(true)).close?.(); // adopts the clusters and stops them
   await controlPlane?.stop();
 }, 120_000);
 
@@ -237,6 +248,23 @@ describe("token access", () => {
     expect(renewed.kubeconfig).not.toBe(before.kubeconfig);
     const asReader = (await clientFromSecret("reader")).kubeConfig.makeApiClient(CoreV1Api);
     expect(await statusOf(asReader.listNamespace())).toBe(200);
+  }, 120_000);
+
+  it("still renews after the controller restarted in between", async () => {
+    const before = (await clientFromSecret("reader")).data;
+    await engine.stop(); // the target cluster keeps running: the next backend instance adopts it
+    // Meanwhile the token's whole validity passed (it was issued under an offset clock by the last test).
+    clockOffsetMs = 1_200_000;
+    try {
+      await startEngine();
+      const renewed = await until("a token renewed by the new controller", async () => {
+        const now = (await clientFromSecret("reader").catch(() => undefined))?.data;
+        return now && now.creationTimestamp !== before.creationTimestamp ? now : undefined;
+      });
+      expect(renewed.kubeconfig).not.toBe(before.kubeconfig);
+    } finally {
+      clockOffsetMs = 0;
+    }
   }, 120_000);
 
   it("on deletion removes everything it made, the old token stops working, and pre-existing roles stay", async () => {
