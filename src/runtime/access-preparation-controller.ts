@@ -6,12 +6,13 @@ import type { ObjectReference } from "../api/common.ts";
 import { REQUEST_PHASES, RESOURCES } from "../api/constants.ts";
 import { prepareAccessRequest, type Resolution } from "../machines/access-preparation.ts";
 import { type Clock, systemClock } from "./clock.ts";
+import { controllerQueue } from "./controller-queue.ts";
 import type { EngineInformers } from "./informers.ts";
-import { errorMessage, type Logger, silentLogger } from "./logger.ts";
+import { type Logger, silentLogger } from "./logger.ts";
 import type { EngineMetrics } from "./metrics.ts";
 import { Outcome } from "./outcome.ts";
-import { ConflictError, GoneError, patchObject } from "./patch-object.ts";
-import { WorkQueue } from "./work-queue.ts";
+import { GoneError, patchObject } from "./patch-object.ts";
+import type { WorkQueue } from "./work-queue.ts";
 
 /** How to run preparation. */
 export interface AccessPreparationOptions {
@@ -39,19 +40,11 @@ export class AccessPreparationController {
     this.#api = options.kubeConfig.makeApiClient(CustomObjectsApi);
     this.#clock = options.clock ?? systemClock;
     this.#log = (options.log ?? silentLogger).with({ controller: "accessrequest-preparation" });
-    this.queue = new WorkQueue({
+    this.queue = controllerQueue({
+      name: "accessrequest-preparation",
       clock: this.#clock,
-      ...(options.metrics
-        ? { observer: options.metrics.queueObserver("accessrequest-preparation", () => this.queue.depth) }
-        : {}),
-      onError: (key, error, retryInMs) => {
-        const quiet = error instanceof ConflictError;
-        this.#log[quiet ? "debug" : "warn"]("reconcile failed", {
-          key,
-          error: errorMessage(error),
-          retryInMs,
-        });
-      },
+      log: this.#log,
+      ...(options.metrics ? { metrics: options.metrics } : {}),
     });
   }
 

@@ -22,14 +22,15 @@ import type { ClusterBackend } from "../providers/backend.ts";
 import { deleteAccessSecret, writeAccessSecret } from "./access-secret.ts";
 import { type AccessTargetClient, targetClient } from "./access-target-client.ts";
 import { type Clock, systemClock } from "./clock.ts";
+import { controllerQueue } from "./controller-queue.ts";
 import { EventRecorder } from "./event-recorder.ts";
 import type { EngineInformers } from "./informers.ts";
-import { errorMessage, type Logger, silentLogger } from "./logger.ts";
+import { type Logger, silentLogger } from "./logger.ts";
 import type { MachineObserver } from "./machine-observer.ts";
 import type { EngineMetrics } from "./metrics.ts";
 import { Outcome } from "./outcome.ts";
-import { ConflictError, GoneError, patchObject } from "./patch-object.ts";
-import { WorkQueue } from "./work-queue.ts";
+import { GoneError, patchObject } from "./patch-object.ts";
+import type { WorkQueue } from "./work-queue.ts";
 
 /** How long issued tokens live, and when to look again. */
 export interface AccessTiming {
@@ -91,20 +92,12 @@ export class AccessRequestController {
     this.#log = (options.log ?? silentLogger).with({ controller: "accessrequest" });
     this.#timing = options.timing ?? DEFAULT_ACCESS_TIMING;
     this.#events = new EventRecorder(options.kubeConfig, this.#log);
-    this.queue = new WorkQueue({
+    this.queue = controllerQueue({
+      name: "accessrequest",
       concurrency: 2,
       clock: this.#clock,
-      ...(options.metrics
-        ? { observer: options.metrics.queueObserver("accessrequest", () => this.queue.depth) }
-        : {}),
-      onError: (key, error, retryInMs) => {
-        const quiet = error instanceof ConflictError;
-        this.#log[quiet ? "debug" : "warn"]("reconcile failed", {
-          key,
-          error: errorMessage(error),
-          retryInMs,
-        });
-      },
+      log: this.#log,
+      ...(options.metrics ? { metrics: options.metrics } : {}),
     });
   }
 

@@ -16,6 +16,7 @@ import {
 import { applied, diff, type Json, type PatchOperation } from "../machines/json-patch.ts";
 import type { ClusterBackend } from "../providers/backend.ts";
 import { type Clock, systemClock } from "./clock.ts";
+import { controllerQueue } from "./controller-queue.ts";
 import { EventRecorder } from "./event-recorder.ts";
 import type { Informer } from "./informer.ts";
 import type { EngineInformers } from "./informers.ts";
@@ -23,8 +24,8 @@ import { errorMessage, type Logger, silentLogger } from "./logger.ts";
 import type { MachineObserver } from "./machine-observer.ts";
 import type { EngineMetrics } from "./metrics.ts";
 import { Outcome } from "./outcome.ts";
-import { ConflictError, GoneError, patchObject } from "./patch-object.ts";
-import { WorkQueue } from "./work-queue.ts";
+import { GoneError, patchObject } from "./patch-object.ts";
+import type { WorkQueue } from "./work-queue.ts";
 
 /** Defaults: poll a working backend every 2 s, retry a missing profile every 30 s, resync Ready every 10 min. */
 export const DEFAULT_CLUSTER_TIMING: ClusterTiming = { pollMs: 2_000, retryMs: 30_000, resyncMs: 600_000 };
@@ -83,20 +84,12 @@ export class ClusterController {
     this.clusters = options.informers.clusters;
     this.profiles = options.informers.profiles;
     this.providerConfigs = options.informers.providerConfigs;
-    this.queue = new WorkQueue({
+    this.queue = controllerQueue({
+      name: "cluster",
       concurrency: options.concurrency ?? 4,
       clock: this.#clock,
-      ...(options.metrics
-        ? { observer: options.metrics.queueObserver("cluster", () => this.queue.depth) }
-        : {}),
-      onError: (key, error, retryInMs) => {
-        const quiet = error instanceof ConflictError;
-        this.#log[quiet ? "debug" : "warn"]("reconcile failed", {
-          key,
-          error: errorMessage(error),
-          retryInMs,
-        });
-      },
+      log: this.#log,
+      ...(options.metrics ? { metrics: options.metrics } : {}),
     });
     this.events = new EventRecorder(options.kubeConfig, this.#log);
     options.metrics?.countObjects(() => this.#phaseCounts());

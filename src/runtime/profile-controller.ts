@@ -12,13 +12,14 @@ import {
 import { diff, type Json } from "../machines/json-patch.ts";
 import type { ClusterBackend } from "../providers/backend.ts";
 import { type Clock, systemClock } from "./clock.ts";
+import { controllerQueue } from "./controller-queue.ts";
 import type { Informer } from "./informer.ts";
 import type { EngineInformers } from "./informers.ts";
-import { errorMessage, type Logger, silentLogger } from "./logger.ts";
+import { type Logger, silentLogger } from "./logger.ts";
 import type { EngineMetrics } from "./metrics.ts";
 import { Outcome } from "./outcome.ts";
 import { GoneError, patchObject } from "./patch-object.ts";
-import { WorkQueue } from "./work-queue.ts";
+import type { WorkQueue } from "./work-queue.ts";
 
 /** How to run the profile controller. */
 export interface ProfileControllerOptions {
@@ -52,13 +53,11 @@ export class ProfileController {
     this.#api = options.kubeConfig.makeApiClient(CustomObjectsApi);
     this.#clock = options.clock ?? systemClock;
     this.#log = (options.log ?? silentLogger).with({ controller: "profile" });
-    this.queue = new WorkQueue({
+    this.queue = controllerQueue({
+      name: "profile",
       clock: this.#clock,
-      ...(options.metrics
-        ? { observer: options.metrics.queueObserver("profile", () => this.queue.depth) }
-        : {}),
-      onError: (key, error, retryInMs) =>
-        this.#log.warn("reconcile failed", { key, error: errorMessage(error), retryInMs }),
+      log: this.#log,
+      ...(options.metrics ? { metrics: options.metrics } : {}),
     });
   }
 

@@ -1,0 +1,33 @@
+/** The work queue every controller uses: its metrics, and one way of logging failed reconciles. */
+import type { Clock } from "./clock.ts";
+import { errorMessage, type Logger } from "./logger.ts";
+import type { EngineMetrics } from "./metrics.ts";
+import { ConflictError } from "./patch-object.ts";
+import { WorkQueue } from "./work-queue.ts";
+
+/** What a controller's queue needs. */
+export interface ControllerQueueProps {
+  /** The controller's name in metrics (`controller` label). */
+  readonly name: string;
+  readonly concurrency?: number;
+  readonly clock: Clock;
+  readonly log: Logger;
+  readonly metrics?: EngineMetrics;
+}
+
+/**
+ * A {@link WorkQueue} reporting to the controller metrics; failed reconciles are logged as warnings,
+ * except conflicts (someone wrote first; the retry re-reads), which are normal and logged at debug.
+ */
+export function controllerQueue(props: ControllerQueueProps): WorkQueue {
+  const queue: WorkQueue = new WorkQueue({
+    ...(props.concurrency === undefined ? {} : { concurrency: props.concurrency }),
+    clock: props.clock,
+    ...(props.metrics ? { observer: props.metrics.queueObserver(props.name, () => queue.depth) } : {}),
+    onError: (key, error, retryInMs) => {
+      const level = error instanceof ConflictError ? "debug" : "warn";
+      props.log[level]("reconcile failed", { key, error: errorMessage(error), retryInMs });
+    },
+  });
+  return queue;
+}
