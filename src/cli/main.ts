@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { explain, explainUsage } from "./explain.ts";
 import { init, initUsage } from "./init.ts";
 import { run, runUsage } from "./run.ts";
 import { statecharts, statechartsUsage } from "./statecharts.ts";
@@ -12,6 +13,7 @@ Commands:
   up      A local control plane (etcd + kube-apiserver) with the CRDs, the engine and a demo; until Ctrl-C.
   init    Install or update the CRDs and the ClusterProfiles, then exit (the openMCP operator runs it first).
   run     The controller, against the cluster of --kubeconfig (or in-cluster); until SIGTERM or Ctrl-C.
+  explain A resource's state, why it is there, what it waits for, and its recent transitions (read-only).
   statecharts  The machines' statecharts as Stately JSON, Mermaid and SVG files (default: into docs/statecharts).
 
 Run 'openmcp-engine <command> --help' for the flags of a command.`;
@@ -21,6 +23,7 @@ const commands: Record<string, { run: (args: string[]) => Promise<void>; usage: 
   run: { run, usage: runUsage },
   statecharts: { run: statecharts, usage: statechartsUsage },
   init: { run: init, usage: initUsage },
+  explain: { run: (args) => explain(args), usage: explainUsage },
 };
 
 async function main(argv: string[]): Promise<void> {

@@ -9,7 +9,7 @@ import type { ClusterBackend } from "../providers/backend.ts";
 import { BUILT_IN_BACKENDS, createBackend } from "../providers/registry.ts";
 import { DEFAULT_ACCESS_TIMING } from "../runtime/access-request-controller.ts";
 import { systemClock } from "../runtime/clock.ts";
-import { Engine } from "../runtime/engine.ts";
+import { Engine, type EngineOptions } from "../runtime/engine.ts";
 import { DEFAULT_LEADER_ELECTION, type LeaderElectionTiming } from "../runtime/leader-election.ts";
 import { loadKubeConfig } from "../runtime/load-kubeconfig.ts";
 import { createLogger, LOG_LEVELS, type Logger, type LogLevel } from "../runtime/logger.ts";
@@ -17,6 +17,7 @@ import { startProbeServers } from "../runtime/probe-server.ts";
 import { apiSecretReader } from "../runtime/secret-reader.ts";
 import { parseDnsLabel, parseInteger } from "./flags.ts";
 import { UsageError } from "./usage-error.ts";
+import { startViews, viewFlagOptions, viewFlags, viewFlagsUsage } from "./views.ts";
 
 export const runUsage = `Usage: openmcp-engine run --provider-name <name> [flags]
 
@@ -47,6 +48,7 @@ Flags:
   --access-token-validity <d>     validity of issued tokens, at least 10m (default: 24h); renewed at 80 %
   --metrics-bind-address <addr>   /metrics, e.g. :8080 or 127.0.0.1:8080; 0 turns it off (default: :8080)
   --health-probe-bind-address <addr>  /healthz and /readyz (default: :8081)
+${viewFlagsUsage}
   -h, --help                      show this help
 
 Environment: POD_NAME (Lease holder identity), POD_NAMESPACE (Lease namespace), as the openMCP operator sets them.`;
@@ -236,6 +238,7 @@ export async function engineFromFlags(
   kubeConfig: ReturnType<typeof loadKubeConfig>["kubeConfig"],
   write?: (line: string) => void,
   env: NodeJS.ProcessEnv = process.env,
+  extra: Pick<EngineOptions, "observers"> = {},
 ): Promise<Engine> {
   const log = createLogger({ level: flags.logLevel, ...(write ? { write } : {}) });
   const backend = await backendFromFlags(flags, kubeConfig, log);
@@ -247,6 +250,7 @@ export async function engineFromFlags(
     backend,
     concurrency: flags.concurrency,
     log,
+    ...(extra.observers?.length ? { observers: extra.observers } : {}),
     prepareAccessRequests: flags.prepareAccessRequests,
     accessTiming: { ...DEFAULT_ACCESS_TIMING, tokenValidityMs: flags.tokenValidityMs },
     ...(election
@@ -266,10 +270,16 @@ export async function engineFromFlags(
 
 /** Runs the engine until a signal; a second signal exits at once. */
 export async function run(args: string[]): Promise<void> {
-  const flags = engineFlags(parseEngineArgs(args, runUsage), runUsage);
+  const values = parseEngineArgs(args, runUsage, viewFlagOptions);
+  const flags = engineFlags(values, runUsage);
+  const view = viewFlags(values, runUsage);
   const { kubeConfig, source } = loadKubeConfig(flags.kubeconfig);
   const log = createLogger({ level: flags.logLevel });
-  const engine = await engineFromFlags(flags, kubeConfig);
+  const views = await startViews(view, { log });
+  const engine = await engineFromFlags(flags, kubeConfig, undefined, process.env, {
+    observers: views.observers,
+  });
+  views.attach(engine);
   const probes = await startProbeServers({
     metricsAddress: flags.metricsAddress,
     healthAddress: flags.healthAddress,
@@ -285,6 +295,7 @@ export async function run(args: string[]): Promise<void> {
     clearInterval(keepAlive);
     await engine.stop();
     await probes.close();
+    await views.close();
   });
   await engine.start();
   await stopped;

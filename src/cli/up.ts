@@ -6,8 +6,17 @@ import { kubeconfigYaml, startControlPlane } from "../controlplane/control-plane
 import { findKubeAssets, kubeAssetVersions } from "../controlplane/kube-assets.ts";
 import { clusterTarget } from "../machines/cluster.step.ts";
 import type { Engine } from "../runtime/engine.ts";
+import { createLogger } from "../runtime/logger.ts";
 import { applyManifests, LiveView } from "./demo.ts";
 import { engineFlags, engineFromFlags, parseEngineArgs, untilSignal } from "./run.ts";
+import {
+  DEFAULT_INSPECT_ADDRESS,
+  DEFAULT_LIVE_VIEW_ADDRESS,
+  startViews,
+  type ViewFlags,
+  viewFlagOptions,
+  viewFlags,
+} from "./views.ts";
 
 const repositoryRoot = join(import.meta.dirname, "..", "..");
 
@@ -26,6 +35,10 @@ Flags:
   --no-demo                 the engine but no sample objects
   --demo-dir <folder>       sample objects to apply (default: examples/demo-<backend>)
   --log <path>              the engine's JSON log (default: .state/engine.log)
+  --live-view-address <addr>  the read-only live view page: every Cluster on its statechart, offline
+                            (default: ${DEFAULT_LIVE_VIEW_ADDRESS}, another port if taken; 0 turns it off)
+  --inspect                 stream the machines to the Stately inspector too (development; relay on
+                            ${DEFAULT_INSPECT_ADDRESS} or a free port, --inspect-address to change)
   Engine flags as for 'run' (defaults here: --provider-name local --environment local --backend local;
   --backend simulated needs no extra processes).
   -h, --help                show this help`;
@@ -59,6 +72,10 @@ Local control plane is up at ${controlPlane.server}.
   if (flags.controller) {
     await mkdir(dirname(flags.log), { recursive: true });
     const logFile = createWriteStream(flags.log, { flags: "a" });
+    const views = await startViews(flags.views, {
+      log: createLogger({ level: flags.engine.logLevel, write: (line) => logFile.write(`${line}\n`) }),
+      anyPortIfTaken: true,
+    });
     const engine = await engineFromFlags(
       {
         ...flags.engine,
@@ -68,13 +85,22 @@ Local control plane is up at ${controlPlane.server}.
       },
       controlPlane.kubeConfig,
       (line) => logFile.write(`${line}\n`),
+      process.env,
+      { observers: views.observers },
     );
+    views.attach(engine);
     await engine.start();
     console.log(
       `  engine:      provider "${flags.engine.providerName}", backend ${flags.engine.backend}, log ${flags.log}`,
     );
+    if (views.liveViewUrl) console.log(`  live view:   ${views.liveViewUrl}  (read-only, in a browser)`);
+    if (views.inspectorUrl)
+      console.log(
+        `  inspector:   ${views.inspectorUrl}  (the Stately inspector; the page loads it from stately.ai)`,
+      );
     stopEngine = async () => {
       await engine.stop();
+      await views.close();
       logFile.end();
     };
     if (flags.demo) {
@@ -94,6 +120,7 @@ Local control plane is up at ${controlPlane.server}.
           console.log(`  ${cluster}: kubectl --kubeconfig ${file} get namespaces`);
         const example = written[0]?.[0] ?? engine.informers.clusters.list()[0]?.metadata.name ?? "<name>";
         console.log(`Change one and watch: ${kubectl} delete cluster -n demo ${example.split("/").at(-1)}\n`);
+        await showGrantedAccess(engine, join(dirname(flags.kubeconfigOut), "access"));
       });
     }
   }
@@ -128,6 +155,55 @@ async function writeAdminKubeconfigs(engine: Engine, folder: string): Promise<Ar
   return written;
 }
 
+/**
+ * Once the demo's AccessRequests are Granted, writes each Secret's kubeconfig to `folder` and prints
+ * what it may and may not do: the limited access a requester gets (never an admin kubeconfig).
+ */
+async function showGrantedAccess(engine: Engine, folder: string): Promise<void> {
+  const requests = engine.informers.accessRequests.list();
+  if (requests.length === 0) return;
+  for (
+    let i = 0;
+    i < 600 &&
+    !requests.every(
+      (r) =>
+        engine.informers.accessRequests.get(`${r.metadata.namespace}/${r.metadata.name}`)?.status?.phase ===
+        "Granted",
+    );
+    i++
+  ) {
+    await new Promise((resolveWait) => setTimeout(resolveWait, 200));
+  }
+  await mkdir(folder, { recursive: true });
+  for (const request of requests) {
+    const current = engine.informers.accessRequests.get(
+      `${request.metadata.namespace}/${request.metadata.name}`,
+    );
+    const secretName = current?.status?.secretRef?.name;
+    const secret = secretName
+      ? engine.informers.accessSecrets.get(`${request.metadata.namespace}/${secretName}`)
+      : undefined;
+    const kubeconfig = secret?.data?.kubeconfig;
+    if (current?.status?.phase !== "Granted" || !kubeconfig) {
+      console.log(
+        `AccessRequest ${request.metadata.namespace}/${request.metadata.name}: ${current?.status?.phase ?? "not granted yet"}`,
+      );
+      continue;
+    }
+    const file = join(folder, `${request.metadata.namespace}.${request.metadata.name}.kubeconfig`);
+    await writeFile(file, Buffer.from(kubeconfig, "base64").toString("utf8"), { mode: 0o600 });
+    const cluster = current.spec.clusterRef?.name ?? "?";
+    console.log(
+      `AccessRequest ${request.metadata.namespace}/${request.metadata.name} is Granted on Cluster ${cluster}; its kubeconfig, from Secret ${secretName}:`,
+    );
+    console.log(`  allowed:   kubectl --kubeconfig ${file} get namespaces`);
+    console.log(
+      `  allowed:   kubectl --kubeconfig ${file} -n team-a create configmap hello --from-literal=a=b`,
+    );
+    console.log(`  forbidden: kubectl --kubeconfig ${file} -n team-a get secrets\n`);
+  }
+}
+
 interface UpFlags {
   readonly kubeconfigOut: string;
   readonly crds: string;
@@ -137,6 +213,7 @@ interface UpFlags {
   readonly demoDir: string;
   readonly log: string;
   readonly engine: ReturnType<typeof engineFlags>;
+  readonly views: ViewFlags;
 }
 
 function parseFlags(args: string[]): UpFlags {
@@ -148,6 +225,7 @@ function parseFlags(args: string[]): UpFlags {
     demo: { type: "boolean", default: true },
     "demo-dir": { type: "string" },
     log: { type: "string" },
+    ...viewFlagOptions,
   });
   const text = (name: string) => (typeof values[name] === "string" ? (values[name] as string) : undefined);
   // A demo on loopback: one replica, no probe ports to collide with anything, local clusters stop with it.
@@ -172,5 +250,6 @@ function parseFlags(args: string[]): UpFlags {
     demoDir: resolve(text("demo-dir") ?? join(repositoryRoot, "examples", `demo-${engine.backend}`)),
     log: resolve(text("log") ?? join(".state", "engine.log")),
     engine,
+    views: viewFlags(values, upUsage, { liveViewAddress: DEFAULT_LIVE_VIEW_ADDRESS }),
   };
 }

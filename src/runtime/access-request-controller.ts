@@ -104,7 +104,13 @@ export class AccessRequestController {
   /** Registers the cache handlers; call before the informers start. */
   watch(): void {
     const { accessRequests, clusters, accessSecrets } = this.#informers;
-    accessRequests.on((event) => this.queue.add(event.key));
+    accessRequests.on((event) => {
+      this.queue.add(event.key);
+      if (event.type === "delete") {
+        for (const observer of this.#options.observers ?? [])
+          observer.removed("AccessRequest", event.object.metadata.uid ?? "");
+      }
+    });
     // A Cluster that becomes Ready (or goes) matters to every request that targets it.
     clusters.on((event) => {
       for (const request of accessRequests.list()) {

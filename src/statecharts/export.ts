@@ -1,5 +1,6 @@
 /** The machines whose statecharts are exported, and the files each one becomes: Stately JSON, Mermaid and SVG. */
 import type { AnyStateMachine } from "xstate";
+import { accessRequestMachine } from "../machines/access-request.machine.ts";
 import { clusterMachine } from "../machines/cluster.machine.ts";
 import { statechartOf } from "./graph.ts";
 import { toMermaid } from "./mermaid.ts";
@@ -21,6 +22,12 @@ export interface ExportedMachine {
 /** Every exported machine: one line each. */
 export const EXPORTED_MACHINES: readonly ExportedMachine[] = [
   { name: "cluster", title: "Cluster", source: "src/machines/cluster.machine.ts", machine: clusterMachine },
+  {
+    name: "access-request",
+    title: "AccessRequest",
+    source: "src/machines/access-request.machine.ts",
+    machine: accessRequestMachine,
+  },
 ];
 
 /** Where `npm run statecharts` writes, relative to the repository root. */

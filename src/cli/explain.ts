@@ -1,0 +1,289 @@
+/** `openmcp-engine explain <kind> <namespace>/<name>`: where a resource's machine is, why, what it waits for, what happened. */
+import { parseArgs } from "node:util";
+import {
+  ApiException,
+  CoreV1Api,
+  type CoreV1Event,
+  CustomObjectsApi,
+  type KubeConfig,
+} from "@kubernetes/client-node";
+import type { Cluster } from "../api/cluster.ts";
+import type { ClusterProfile } from "../api/cluster-profile.ts";
+import type { Condition } from "../api/common.ts";
+import { RESOURCES } from "../api/constants.ts";
+import {
+  CLUSTER_GUARD_PHRASES,
+  type ClusterExplanation,
+  explainCluster,
+  type ProfileLookup,
+} from "../machines/cluster.explain.ts";
+import { clusterMachine } from "../machines/cluster.machine.ts";
+import { loadKubeConfig } from "../runtime/load-kubeconfig.ts";
+import { statechartOf } from "../statecharts/graph.ts";
+import { parseInteger } from "./flags.ts";
+import { UsageError } from "./usage-error.ts";
+
+/** The help text of `explain`. */
+export const explainUsage = `Usage: openmcp-engine explain <kind> <namespace>/<name> [flags]
+
+Explains one resource for a person on call: the state of its machine, why it is there (the conditions
+that hold it), what it waits for, how it moves on (the guards of the statechart), its conditions, and
+its recent transitions from the Kubernetes Events about it. Read-only: it only reads the API server.
+
+Kinds: cluster (also Cluster, clusters).
+
+Flags:
+  --kubeconfig <path>   API server access (default: $KUBECONFIG, else in-cluster, else ~/.kube/config)
+  --events <n>          how many of the latest Events to show, 0-100 (default: 10)
+  -h, --help            show this help
+
+Example: openmcp-engine explain cluster demo/platform --kubeconfig .state/kubeconfig`;
+
+/** A Kubernetes Event about the resource, as shown. */
+export interface ExplainedEvent {
+  /** RFC 3339, the Event's last occurrence. */
+  readonly time: string;
+  readonly type: string;
+  readonly reason: string;
+  readonly message: string;
+  readonly count: number;
+}
+
+/** One way out of the current state, as the statechart says. */
+export interface ExplainedExit {
+  readonly guard: string | undefined;
+  /** The guard in words. */
+  readonly when: string;
+  readonly target: string;
+  /** The target is the state itself: its entry actions run again. */
+  readonly again: boolean;
+}
+
+/** Everything `explain` prints about a Cluster. */
+export interface ClusterReport {
+  readonly kind: "Cluster";
+  readonly namespace: string;
+  readonly name: string;
+  readonly uid: string;
+  readonly explanation: ClusterExplanation;
+  readonly exits: readonly ExplainedExit[];
+  readonly conditions: readonly Condition[];
+  readonly events: readonly ExplainedEvent[];
+}
+
+/** Runs `explain` with its arguments; writes the report with `write`. */
+export async function explain(args: string[], write: (text: string) => void = console.log): Promise<void> {
+  const { kind, namespace, name, kubeconfig, events } = parseExplainArgs(args);
+  if (kind !== "Cluster") throw new UsageError(`explain does not know kind "${kind}"`, explainUsage);
+  const { kubeConfig } = loadKubeConfig(kubeconfig);
+  write(formatClusterReport(await clusterReport(kubeConfig, namespace, name, events)));
+}
+
+/** The kinds `explain` knows, by every name a person may type. */
+const KIND_NAMES: Readonly<Record<string, "Cluster">> = { cluster: "Cluster", clusters: "Cluster" };
+
+function parseExplainArgs(args: string[]) {
+  let parsed: ReturnType<typeof parseArgs<{ options: typeof options; allowPositionals: true }>>;
+  const options = { kubeconfig: { type: "string" }, events: { type: "string" } } as const;
+  try {
+    parsed = parseArgs({ args, options, allowPositionals: true, strict: true });
+  } catch (error) {
+    throw new UsageError((error as Error).message, explainUsage);
+  }
+  const [kindName, reference, ...rest] = parsed.positionals;
+  if (kindName === undefined || reference === undefined || rest.length > 0) {
+    throw new UsageError("explain takes a kind and <namespace>/<name>", explainUsage);
+  }
+  const kind = KIND_NAMES[kindName.toLowerCase()];
+  if (kind === undefined) {
+    throw new UsageError(
+      `explain does not know kind "${kindName}"; it knows: ${Object.keys(KIND_NAMES).join(", ")}`,
+      explainUsage,
+    );
+  }
+  const parts = reference.split("/");
+  const [namespace, name] = parts;
+  if (parts.length !== 2 || !namespace || !name) {
+    throw new UsageError(`"${reference}" must be <namespace>/<name>`, explainUsage);
+  }
+  return {
+    kind,
+    namespace,
+    name,
+    kubeconfig: parsed.values.kubeconfig,
+    events: parseInteger("events", parsed.values.events ?? "10", 0, 100, explainUsage),
+  };
+}
+
+/** Reads the Cluster, its profile and its Events, and explains it. */
+export async function clusterReport(
+  kubeConfig: KubeConfig,
+  namespace: string,
+  name: string,
+  eventCount = 10,
+): Promise<ClusterReport> {
+  const custom = kubeConfig.makeApiClient(CustomObjectsApi);
+  let cluster: Cluster;
+  try {
+    cluster = (await custom.getNamespacedCustomObject({ ...RESOURCES.Cluster, namespace, name })) as Cluster;
+  } catch (error) {
+    if (error instanceof ApiException && error.code === 404) {
+      throw new ExplainError(`Cluster ${namespace}/${name} not found`);
+    }
+    throw new ExplainError(`could not read Cluster ${namespace}/${name}: ${describe(error)}`);
+  }
+  const profile = await readProfile(custom, cluster.spec.profile);
+  const state = cluster.status?.providerStatus?.state;
+  return {
+    kind: "Cluster",
+    namespace,
+    name,
+    uid: cluster.metadata.uid ?? "",
+    explanation: explainCluster(cluster, profile),
+    exits: typeof state === "string" ? exitsOf(state) : [],
+    conditions: cluster.status?.conditions ?? [],
+    events: await readEvents(kubeConfig, namespace, cluster.metadata.uid ?? "", eventCount),
+  };
+}
+
+/** Why `explain` could not read what it explains; the message says what to do. */
+export class ExplainError extends Error {
+  override readonly name = "ExplainError";
+}
+
+async function readProfile(custom: CustomObjectsApi, name: string): Promise<ProfileLookup> {
+  try {
+    const profile = (await custom.getClusterCustomObject({
+      ...RESOURCES.ClusterProfile,
+      name,
+    })) as ClusterProfile;
+    return { found: true, profile };
+  } catch (error) {
+    if (error instanceof ApiException && error.code === 404) return { found: false };
+    return { found: "unknown" };
+  }
+}
+
+async function readEvents(
+  kubeConfig: KubeConfig,
+  namespace: string,
+  uid: string,
+  count: number,
+): Promise<ExplainedEvent[]> {
+  if (count === 0 || uid === "") return [];
+  const list = await kubeConfig
+    .makeApiClient(CoreV1Api)
+    .listNamespacedEvent({ namespace, fieldSelector: `involvedObject.uid=${uid}` });
+  // Event times have whole seconds; within a second, the order of creation (resourceVersion) decides.
+  const order = (event: CoreV1Event) => Number(event.metadata.resourceVersion ?? "0") || 0;
+  return [...list.items]
+    .map((event) => ({ event, shown: explainedEvent(event) }))
+    .sort((a, b) => a.shown.time.localeCompare(b.shown.time) || order(a.event) - order(b.event))
+    .slice(-count)
+    .map(({ shown }) => shown);
+}
+
+function explainedEvent(event: CoreV1Event): ExplainedEvent {
+  const when =
+    event.lastTimestamp ?? event.eventTime ?? event.firstTimestamp ?? event.metadata.creationTimestamp;
+  return {
+    time: when ? new Date(when).toISOString().replace(/\.\d+Z$/, "Z") : "",
+    type: event.type ?? "",
+    reason: event.reason ?? "",
+    message: event.message ?? "",
+    count: event.count ?? 1,
+  };
+}
+
+/** The transitions out of `state` and its enclosing states, in the order the machine tries them. */
+export function exitsOf(state: string): ExplainedExit[] {
+  const chart = statechartOf(clusterMachine);
+  const parts = state.split(".");
+  const lineage = parts.map((_, index) => parts.slice(0, index + 1).join("."));
+  const phrases: Readonly<Record<string, string>> = CLUSTER_GUARD_PHRASES;
+  return lineage.reverse().flatMap((source) =>
+    chart.transitions
+      .filter((transition) => transition.source === source)
+      .map((transition) => ({
+        guard: transition.guard,
+        when:
+          transition.guard === undefined
+            ? `on ${transition.event}`
+            : (phrases[transition.guard] ?? transition.guard),
+        target: transition.target,
+        again: transition.target === source && transition.reenter,
+      })),
+  );
+}
+
+/** The report as text for a terminal. */
+export function formatClusterReport(report: ClusterReport): string {
+  const { explanation } = report;
+  const lines = [`Cluster ${report.namespace}/${report.name}  (uid ${report.uid})`];
+  lines.push(
+    `State:        ${explanation.state ?? "(none: no engine has interpreted it)"}${
+      explanation.phase ? `  (phase ${explanation.phase})` : ""
+    }`,
+  );
+  lines.push(...labelled("Why:", explanation.why));
+  lines.push(...labelled("Waiting for:", explanation.waitingFor));
+  if (report.exits.length > 0) {
+    lines.push("Moves on when (the Cluster statechart, in the order it checks):");
+    const width = Math.max(...report.exits.map((exit) => exit.when.length));
+    for (const exit of report.exits) {
+      const guard = exit.guard ? `  [${exit.guard}]` : "";
+      lines.push(`  - ${exit.when.padEnd(width)}  → ${exit.target}${exit.again ? " (again)" : ""}${guard}`);
+    }
+  }
+  lines.push("Conditions:");
+  if (report.conditions.length === 0) lines.push("  (none)");
+  else {
+    lines.push(
+      ...table(
+        report.conditions.map((c) => [c.type, c.status, c.reason, c.lastTransitionTime, c.message]),
+        ["TYPE", "STATUS", "REASON", "SINCE", "MESSAGE"],
+      ),
+    );
+  }
+  lines.push("Recent transitions (Events, oldest first):");
+  if (report.events.length === 0) {
+    lines.push(
+      "  (none: Events are kept for an hour by default, and only reconciles that change something record one)",
+    );
+  } else {
+    lines.push(
+      ...table(
+        report.events.map((e) => [
+          e.time,
+          e.type,
+          e.reason,
+          `${e.message}${e.count > 1 ? ` (×${e.count})` : ""}`,
+        ]),
+        ["TIME", "TYPE", "REASON", "MESSAGE"],
+      ),
+    );
+  }
+  return lines.join("\n");
+}
+
+function labelled(label: string, items: readonly string[]): string[] {
+  const pad = " ".repeat(14);
+  if (items.length === 0) return [`${label.padEnd(14)}-`];
+  return items.map((item, index) => `${index === 0 ? label.padEnd(14) : pad}${item}`);
+}
+
+/** Rows with aligned columns (the last one free), indented by two. */
+function table(rows: readonly string[][], header: readonly string[]): string[] {
+  const all = [header, ...rows];
+  const widths = header.map((_, column) => Math.max(...all.map((row) => (row[column] ?? "").length)));
+  return all.map((row) =>
+    `  ${row
+      .map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column] ?? 0)))
+      .join("  ")}`.trimEnd(),
+  );
+}
+
+function describe(error: unknown): string {
+  if (error instanceof ApiException) return `HTTP ${error.code}`;
+  return error instanceof Error ? error.message : String(error);
+}

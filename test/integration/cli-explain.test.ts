@@ -1,0 +1,145 @@
+/** `openmcp-engine explain` on a real API server: state, why, what it waits for, and the Events, for Clusters in several situations. */
+import { spawnSync } from "node:child_process";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { FINALIZERS, RESOURCES } from "../../src/api/constants.ts";
+import { explain } from "../../src/cli/explain.ts";
+import { SimulatedBackend } from "../../src/providers/simulated.ts";
+import { Engine } from "../../src/runtime/engine.ts";
+import { type ClusterHarness, isReady, startClusterHarness } from "../support/cluster-harness.ts";
+
+const main = join(import.meta.dirname, "..", "..", "src", "cli", "main.ts");
+
+let harness: ClusterHarness;
+let engine: Engine;
+let kubeconfig: string;
+
+beforeAll(async () => {
+  harness = await startClusterHarness();
+  kubeconfig = harness.controlPlane.kubeconfigPath;
+  engine = new Engine({
+    kubeConfig: harness.controlPlane.kubeConfig,
+    providerName: harness.provider,
+    environment: "test",
+    backend: new SimulatedBackend({ provisionDelayMs: 1_500, deleteDelayMs: 200 }),
+    timing: { pollMs: 100, retryMs: 200, resyncMs: 60_000 },
+  });
+  await engine.start();
+});
+
+afterAll(async () => {
+  await engine?.stop();
+  await harness?.stop();
+});
+
+/** What `explain cluster clusters/<name>` prints. */
+async function explained(name: string): Promise<string> {
+  let output = "";
+  await explain(["cluster", `${harness.namespace}/${name}`, "--kubeconfig", kubeconfig], (text) => {
+    output += `${text}\n`;
+  });
+  return output;
+}
+
+/** The value printed after a label such as `State:`. */
+function field(output: string, label: string): string {
+  return new RegExp(`^${label}\\s+(.*)$`, "m").exec(output)?.[1] ?? "";
+}
+
+describe("openmcp-engine explain", () => {
+  it("tells a provisioning Cluster waits for the backend, then a Ready one waits for nothing, with its Events", async () => {
+    await harness.createCluster("web");
+    await harness.waitFor("web", (c) => c?.status?.providerStatus?.state === "provisioning");
+    const provisioning = await explained("web");
+    expect(field(provisioning, "State:")).toBe("provisioning  (phase Progressing)");
+    expect(field(provisioning, "Why:")).toBe("the backend reports provisioning");
+    expect(field(provisioning, "Waiting for:")).toContain("the backend to report the cluster ready");
+    expect(provisioning).toMatch(
+      /- the backend reports the cluster ready with an endpoint\s+→ ready {2}\[backendReady\]/,
+    );
+    expect(provisioning).toMatch(/- the backend has no cluster for it\s+→ provisioning \(again\)/);
+
+    await harness.waitFor("web", isReady);
+    const ready = await explained("web");
+    expect(ready).toMatch(/^Cluster clusters\/web {2}\(uid [0-9a-f-]+\)$/m);
+    expect(field(ready, "State:")).toBe("ready  (phase Ready)");
+    expect(field(ready, "Why:")).toMatch(/^ClusterReady: Kubernetes 1\.33\.3 at https:\/\//);
+    expect(field(ready, "Waiting for:")).toMatch(/^nothing: it is Ready/);
+    expect(ready).toMatch(/ClusterReady\s+True\s+Ready\s+\S+Z\s+Kubernetes 1\.33\.3/);
+    const events = ready.slice(ready.indexOf("Recent transitions"));
+    expect(events).toMatch(/Normal\s+Provisioning\s+Creating the cluster with Kubernetes 1\.33\.3/);
+    expect(events).toMatch(/Normal\s+Ready\s+The cluster is ready with Kubernetes 1\.33\.3/);
+    expect(events.indexOf("Provisioning")).toBeLessThan(events.indexOf(" Ready "));
+  });
+
+  it("tells an unsupported version is not offered and what a person can do", async () => {
+    await harness.createCluster("too-old", { kubernetes: { version: "1.20" } });
+    await harness.waitFor("too-old", (c) => c?.status?.providerStatus?.state === "failed");
+    const output = await explained("too-old");
+    expect(field(output, "State:")).toBe("failed  (phase Progressing)");
+    expect(field(output, "Why:")).toBe(
+      "version not offered: Kubernetes 1.20 is not offered by this profile; supported: 1.33.3, 1.32.7",
+    );
+    expect(field(output, "Waiting for:")).toBe(
+      "a person: set spec.kubernetes.version to one the profile offers (1.33.3, 1.32.7), or delete the Cluster",
+    );
+    expect(output).toMatch(/Warning\s+Failed\s+Kubernetes 1\.20 is not offered/);
+  });
+
+  it("names the finalizers a deletion waits for", async () => {
+    await harness.createCluster("held", {}, { finalizers: ["example.com/keep"] });
+    await harness.waitFor("held", isReady);
+    await harness.custom.deleteNamespacedCustomObject({
+      ...RESOURCES.Cluster,
+      namespace: harness.namespace,
+      name: "held",
+    });
+    await harness.waitFor("held", (c) => c?.status?.providerStatus?.state === "deleting.blocked");
+    const output = await explained("held");
+    expect(field(output, "State:")).toBe("deleting.blocked  (phase Terminating)");
+    expect(field(output, "Why:")).toBe("waiting for finalizers: example.com/keep");
+    expect(field(output, "Waiting for:")).toBe(
+      "their owners to remove them; nothing is deleted at the backend until then",
+    );
+    expect(output).toMatch(/- no other finalizer remains\s+→ deleting\.releasing/);
+
+    // Let go: the engine finishes the deletion.
+    const held = await harness.readCluster("held");
+    await harness.custom.patchNamespacedCustomObject({
+      ...RESOURCES.Cluster,
+      namespace: harness.namespace,
+      name: "held",
+      body: [
+        { op: "test", path: "/metadata/finalizers", value: held?.metadata.finalizers },
+        { op: "replace", path: "/metadata/finalizers", value: [FINALIZERS.cluster] },
+      ],
+    });
+    await harness.waitFor("held", (c) => c === undefined);
+  });
+
+  it("tells a missing ClusterProfile", async () => {
+    await harness.createCluster("orphan", { profile: "no-such-profile" });
+    await harness.waitFor("orphan", (c) => c?.status?.providerStatus?.state === "pending");
+    const output = await explained("orphan");
+    expect(field(output, "Why:")).toBe('ClusterProfile "no-such-profile" does not exist');
+    expect(field(output, "Waiting for:")).toMatch(/^the ClusterProfile "no-such-profile" to appear/);
+  });
+
+  it("runs as a command: --kubeconfig, a clear message and exit 1 for a missing Cluster, exit 2 for bad usage", () => {
+    const run = (...args: string[]) => spawnSync(process.execPath, [main, ...args], { encoding: "utf8" });
+    const ok = run("explain", "Cluster", `${harness.namespace}/too-old`, "--kubeconfig", kubeconfig);
+    expect(ok.status).toBe(0);
+    expect(ok.stdout).toContain("State:        failed");
+
+    const missing = run("explain", "cluster", `${harness.namespace}/ghost`, "--kubeconfig", kubeconfig);
+    expect(missing.status).toBe(1);
+    expect(missing.stderr).toContain("Cluster clusters/ghost not found");
+
+    const badKind = run("explain", "pod", "default/x", "--kubeconfig", kubeconfig);
+    expect(badKind.status).toBe(2);
+    expect(badKind.stderr).toContain('explain does not know kind "pod"');
+    const badName = run("explain", "cluster", "just-a-name", "--kubeconfig", kubeconfig);
+    expect(badName.status).toBe(2);
+    expect(badName.stderr).toContain('"just-a-name" must be <namespace>/<name>');
+  });
+});

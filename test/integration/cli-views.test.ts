@@ -1,0 +1,116 @@
+/** `run --inspect --live-view-address …` as a user starts it: both views serve a Cluster's lifecycle; bad flags are usage errors. */
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import WebSocket from "ws";
+import { type ClusterHarness, isReady, startClusterHarness } from "../support/cluster-harness.ts";
+
+const main = join(import.meta.dirname, "..", "..", "src", "cli", "main.ts");
+let harness: ClusterHarness;
+
+beforeAll(async () => {
+  harness = await startClusterHarness();
+});
+
+afterAll(async () => {
+  await harness?.stop();
+});
+
+/** The `url` or `page` field of the first JSON log line with this message. */
+function logged(output: string, message: string, field: string): string | undefined {
+  for (const line of output.split("\n")) {
+    if (!line.startsWith("{")) continue;
+    const record = JSON.parse(line) as Record<string, unknown>;
+    if (record.msg === message && typeof record[field] === "string") return record[field] as string;
+  }
+  return undefined;
+}
+
+async function until<T>(get: () => T | undefined, what: string, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = get();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(50);
+  }
+}
+
+describe("run with the development views", () => {
+  it("streams to the inspector relay and serves the live view, both on loopback, and stops cleanly", async () => {
+    const child: ChildProcess = spawn(
+      process.execPath,
+      [
+        main,
+        "run",
+        `--provider-name=${harness.provider}`,
+        `--kubeconfig=${harness.controlPlane.kubeconfigPath}`,
+        `--state-dir=${mkdtempSync(join(tmpdir(), "views-"))}`,
+        "--backend-option=delay=300ms",
+        "--metrics-bind-address=0",
+        "--health-probe-bind-address=0",
+        "--inspect-address=127.0.0.1:0",
+        "--live-view-address=127.0.0.1:0",
+      ],
+      { stdio: ["ignore", "pipe", "pipe"] },
+    );
+    let output = "";
+    child.stdout?.on("data", (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    child.stderr?.on("data", (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+    try {
+      const liveView = await until(() => logged(output, "live view listening", "url"), "the live view");
+      const inspectorPage = await until(
+        () => logged(output, "Stately inspector relay listening", "page"),
+        "the inspector relay",
+      );
+      expect(liveView).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/$/);
+      expect(inspectorPage).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/$/);
+
+      const socket = new WebSocket(inspectorPage.replace("http://", "ws://"));
+      const names: string[] = [];
+      socket.on("message", (data) => {
+        const message = JSON.parse(data.toString()) as { type: string; name?: string };
+        if (message.type === "@xstate.actor" && message.name) names.push(message.name);
+      });
+      await new Promise((resolve) => socket.once("open", resolve));
+
+      await harness.createCluster("viewed");
+      await harness.waitFor("viewed", isReady);
+      await until(() => (names.includes("Cluster/clusters/viewed") ? true : undefined), "the actor");
+      socket.close();
+
+      const shown = await (await fetch(new URL("resources", liveView))).json();
+      expect(shown).toMatchObject({
+        resources: [
+          { kind: "Cluster", namespace: "clusters", name: "viewed", state: "ready", phase: "Ready" },
+        ],
+      });
+      const page = await fetch(liveView);
+      expect(page.headers.get("content-security-policy")).toContain("default-src 'none'");
+      expect(await page.text()).toContain('<template data-machine="cluster"><svg');
+    } finally {
+      child.kill("SIGTERM");
+    }
+    expect(await exited).toBe(0);
+  });
+
+  it("refuses malformed view flags with a usage error", () => {
+    const run = (...args: string[]) =>
+      spawnSync(process.execPath, [main, "run", "--provider-name=x", ...args], { encoding: "utf8" });
+    const bad = run("--inspect-address=somewhere");
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toContain('--inspect-address: bind address "somewhere" must look like');
+    const contradictory = run("--no-inspect", "--inspect-address=127.0.0.1:0");
+    expect(contradictory.status).toBe(2);
+    expect(contradictory.stderr).toContain("--inspect-address needs the inspector on");
+    expect(run("--help").stdout).toContain("--live-view-address <addr>");
+  });
+});

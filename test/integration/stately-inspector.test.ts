@@ -1,0 +1,175 @@
+/** `--inspect` end to end: a Cluster's lifecycle on a real API server, as a WebSocket client on loopback receives it. */
+import { setTimeout as sleep } from "node:timers/promises";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import WebSocket from "ws";
+import { SimulatedBackend } from "../../src/providers/simulated.ts";
+import { Engine } from "../../src/runtime/engine.ts";
+import { type InspectorServer, startInspectorServer } from "../../src/runtime/inspector-server.ts";
+import { silentLogger } from "../../src/runtime/logger.ts";
+import { StatelyInspector } from "../../src/runtime/stately-inspector.ts";
+import { type ClusterHarness, isReady, startClusterHarness } from "../support/cluster-harness.ts";
+
+/** What the relay sends, as far as these tests read it. */
+interface Inspection {
+  readonly type: string;
+  readonly sessionId: string;
+  readonly name?: string;
+  readonly definition?: string;
+  readonly event?: {
+    readonly type: string;
+    readonly facts?: { readonly backend?: { readonly phase?: string } };
+  };
+  readonly snapshot?: { readonly value?: unknown; readonly status?: string };
+}
+
+let harness: ClusterHarness;
+let relay: InspectorServer;
+let inspector: StatelyInspector;
+let engine: Engine;
+
+beforeAll(async () => {
+  harness = await startClusterHarness();
+  relay = await startInspectorServer({ host: "127.0.0.1", port: 0, log: silentLogger });
+  inspector = new StatelyInspector({ url: relay.webSocketUrl });
+  engine = new Engine({
+    kubeConfig: harness.controlPlane.kubeConfig,
+    providerName: harness.provider,
+    environment: "test",
+    backend: new SimulatedBackend({ provisionDelayMs: 500, deleteDelayMs: 200 }),
+    timing: { pollMs: 100, retryMs: 200, resyncMs: 60_000 },
+    recordEvents: false,
+    observers: [inspector],
+  });
+  await engine.start();
+});
+
+afterAll(async () => {
+  await engine?.stop();
+  inspector?.close();
+  await relay?.close();
+  await harness?.stop();
+});
+
+/** A client of the relay that collects every message. */
+async function connect(url: string): Promise<{ messages: Inspection[]; close(): void }> {
+  const socket = new WebSocket(url);
+  const messages: Inspection[] = [];
+  socket.on("message", (data) => messages.push(JSON.parse(data.toString()) as Inspection));
+  await new Promise<void>((resolve, reject) => {
+    socket.once("open", () => resolve());
+    socket.once("error", reject);
+  });
+  return { messages, close: () => socket.close() };
+}
+
+async function until(check: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(50);
+  }
+}
+
+/** Waits until no message arrived for 300 ms (later reconciles of a Ready Cluster still send pairs). */
+async function quiet(messages: readonly unknown[]): Promise<void> {
+  let seen = -1;
+  while (seen !== messages.length) {
+    seen = messages.length;
+    await sleep(300);
+  }
+}
+
+describe("--inspect", () => {
+  it("streams one actor per Cluster with its definition, then its events and snapshots in order, ending in ready", async () => {
+    expect(relay.webSocketUrl).toMatch(/^ws:\/\/127\.0\.0\.1:\d+$/);
+    const client = await connect(relay.webSocketUrl);
+    try {
+      const created = await harness.createCluster("inspected");
+      const uid = created.metadata.uid ?? "";
+      await harness.waitFor("inspected", isReady);
+      const ofCluster = () => client.messages.filter((message) => message.sessionId === uid);
+      await until(
+        () => ofCluster().some((m) => m.type === "@xstate.snapshot" && m.snapshot?.value === "ready"),
+        "a ready snapshot",
+      );
+      await quiet(client.messages);
+      const messages = ofCluster();
+
+      const [registration, ...rest] = messages;
+      expect(registration).toMatchObject({
+        type: "@xstate.actor",
+        sessionId: uid,
+        name: "Cluster/clusters/inspected",
+        snapshot: { status: "active", value: "pending" },
+      });
+      const definition = JSON.parse(registration?.definition ?? "null") as {
+        id: string;
+        initial: string;
+        states: Record<string, unknown>;
+      };
+      expect(definition.id).toBe("cluster");
+      expect(definition.initial).toBe("pending");
+      expect(Object.keys(definition.states).sort()).toEqual(
+        ["deleting", "failed", "pending", "provisioning", "ready", "updating"].sort(),
+      );
+      expect(rest.some((m) => m.type === "@xstate.actor")).toBe(false);
+
+      // Strictly event, snapshot, event, snapshot, …: each snapshot the result of the event before it.
+      expect(rest.length % 2).toBe(0);
+      for (let index = 0; index < rest.length; index += 2) {
+        const event = rest[index];
+        const snapshot = rest[index + 1];
+        expect(event?.type).toBe("@xstate.event");
+        expect(event?.event?.type).toBe("observed");
+        expect(snapshot?.type).toBe("@xstate.snapshot");
+        expect(snapshot?.event).toEqual(event?.event);
+        expect(snapshot?.snapshot?.status).toBe("active");
+      }
+      const values = rest.filter((m) => m.type === "@xstate.snapshot").map((m) => m.snapshot?.value);
+      const distinct = values.filter((value, index) => value !== values[index - 1]);
+      expect(distinct).toEqual(["provisioning", "ready"]);
+      const lastEvent = rest.filter((m) => m.type === "@xstate.event").at(-1);
+      expect(lastEvent?.event?.facts?.backend?.phase).toBe("ready");
+    } finally {
+      client.close();
+    }
+  });
+
+  it("replays every live actor to a browser that connects later, and ends an actor when its Cluster goes", async () => {
+    const created = await harness.createCluster("late");
+    const uid = created.metadata.uid ?? "";
+    await harness.waitFor("late", isReady);
+    await sleep(200);
+    const late = await connect(relay.webSocketUrl);
+    try {
+      await until(() => late.messages.some((m) => m.sessionId === uid), "the replay");
+      await quiet(late.messages);
+      const replayed = late.messages.filter((m) => m.sessionId === uid);
+      expect(replayed[0]).toMatchObject({ type: "@xstate.actor", name: "Cluster/clusters/late" });
+      expect(replayed.at(-1)).toMatchObject({ type: "@xstate.snapshot", snapshot: { value: "ready" } });
+
+      await harness.custom.deleteNamespacedCustomObject({
+        group: "clusters.openmcp.cloud",
+        version: "v1alpha1",
+        plural: "clusters",
+        namespace: harness.namespace,
+        name: "late",
+      });
+      await harness.waitFor("late", (cluster) => cluster === undefined);
+      await until(
+        () => late.messages.some((m) => m.sessionId === uid && m.snapshot?.status === "stopped"),
+        "a stopped snapshot",
+      );
+      const values = late.messages
+        .filter((m) => m.sessionId === uid && m.type === "@xstate.snapshot")
+        .map((m) => JSON.stringify(m.snapshot?.value));
+      expect(values).toContain(JSON.stringify({ deleting: "releasing" }));
+    } finally {
+      late.close();
+    }
+    const afterwards = await connect(relay.webSocketUrl);
+    await sleep(200);
+    expect(afterwards.messages.some((m) => m.sessionId === uid)).toBe(false);
+    afterwards.close();
+  });
+});
