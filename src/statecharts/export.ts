@@ -23,7 +23,7 @@ export interface ExportedMachine {
 export const EXPORTED_MACHINES: readonly ExportedMachine[] = [
   { name: "cluster", title: "Cluster", source: "src/machines/cluster.machine.ts", machine: clusterMachine },
   {
-    name: "access-request",
+    name: "accessRequest",
     title: "AccessRequest",
     source: "src/machines/access-request.machine.ts",
     machine: accessRequestMachine,

@@ -178,9 +178,11 @@ describe("desiredTokenAccess", () => {
           expect(role?.kind).toBe(permission.namespace ? "Role" : "ClusterRole");
           expect(role?.metadata.namespace).toBe(permission.namespace || undefined);
           expect(role?.rules).toEqual(permission.rules);
+          // The permission's own binding (a roleRef naming the same role adds another, on purpose).
           const bindings = objects.filter(
             (o) =>
               isBinding(o) &&
+              o.metadata.name === role?.metadata.name &&
               o.roleRef.kind === role?.kind &&
               o.roleRef.name === role.metadata.name &&
               o.metadata.namespace === role.metadata.namespace,
