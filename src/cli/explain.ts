@@ -7,16 +7,15 @@ import {
   CustomObjectsApi,
   type KubeConfig,
 } from "@kubernetes/client-node";
+import type { AnyStateMachine } from "xstate";
+import type { AccessRequest } from "../api/access-request.ts";
 import type { Cluster } from "../api/cluster.ts";
 import type { ClusterProfile } from "../api/cluster-profile.ts";
-import type { Condition } from "../api/common.ts";
+import type { Condition, ObjectMeta } from "../api/common.ts";
 import { RESOURCES } from "../api/constants.ts";
-import {
-  CLUSTER_GUARD_PHRASES,
-  type ClusterExplanation,
-  explainCluster,
-  type ProfileLookup,
-} from "../machines/cluster.explain.ts";
+import { ACCESS_REQUEST_GUARD_PHRASES, explainAccessRequest } from "../machines/access-request.explain.ts";
+import { accessRequestMachine } from "../machines/access-request.machine.ts";
+import { CLUSTER_GUARD_PHRASES, explainCluster, type ProfileLookup } from "../machines/cluster.explain.ts";
 import { clusterMachine } from "../machines/cluster.machine.ts";
 import { loadKubeConfig } from "../runtime/load-kubeconfig.ts";
 import { statechartOf } from "../statecharts/graph.ts";
@@ -30,14 +29,16 @@ Explains one resource for a person on call: the state of its machine, why it is 
 that hold it), what it waits for, how it moves on (the guards of the statechart), its conditions, and
 its recent transitions from the Kubernetes Events about it. Read-only: it only reads the API server.
 
-Kinds: cluster (also Cluster, clusters).
+Kinds: cluster (also Cluster, clusters); accessrequest (also AccessRequest, accessrequests, ar, areq).
+An AccessRequest's Secret is named, never read: no credential is printed.
 
 Flags:
   --kubeconfig <path>   API server access (default: $KUBECONFIG, else in-cluster, else ~/.kube/config)
   --events <n>          how many of the latest Events to show, 0-100 (default: 10)
   -h, --help            show this help
 
-Example: openmcp-engine explain cluster demo/platform --kubeconfig .state/kubeconfig`;
+Examples: openmcp-engine explain cluster demo/platform --kubeconfig .state/kubeconfig
+          openmcp-engine explain ar demo/viewer --kubeconfig .state/kubeconfig`;
 
 /** A Kubernetes Event about the resource, as shown. */
 export interface ExplainedEvent {
@@ -59,13 +60,25 @@ export interface ExplainedExit {
   readonly again: boolean;
 }
 
-/** Everything `explain` prints about a Cluster. */
-export interface ClusterReport {
-  readonly kind: "Cluster";
+/** The kinds `explain` knows. */
+export type ExplainedKind = "Cluster" | "AccessRequest";
+
+/** What the report shows of any kind's explanation (ClusterExplanation, AccessRequestExplanation). */
+export interface Explanation {
+  /** The machine state, or `undefined` when no engine has written one. */
+  readonly state: string | undefined;
+  readonly phase: string | undefined;
+  readonly why: readonly string[];
+  readonly waitingFor: readonly string[];
+}
+
+/** Everything `explain` prints about one resource. */
+export interface ExplainReport {
+  readonly kind: ExplainedKind;
   readonly namespace: string;
   readonly name: string;
   readonly uid: string;
-  readonly explanation: ClusterExplanation;
+  readonly explanation: Explanation;
   readonly exits: readonly ExplainedExit[];
   readonly conditions: readonly Condition[];
   readonly events: readonly ExplainedEvent[];
@@ -74,13 +87,56 @@ export interface ClusterReport {
 /** Runs `explain` with its arguments; writes the report with `write`. */
 export async function explain(args: string[], write: (text: string) => void = console.log): Promise<void> {
   const { kind, namespace, name, kubeconfig, events } = parseExplainArgs(args);
-  if (kind !== "Cluster") throw new UsageError(`explain does not know kind "${kind}"`, explainUsage);
   const { kubeConfig } = loadKubeConfig(kubeconfig);
-  write(formatClusterReport(await clusterReport(kubeConfig, namespace, name, events)));
+  write(formatReport(await explainReport(kubeConfig, kind, namespace, name, events)));
 }
 
-/** The kinds `explain` knows, by every name a person may type. */
-const KIND_NAMES: Readonly<Record<string, "Cluster">> = { cluster: "Cluster", clusters: "Cluster" };
+/** The kinds `explain` knows, by every name a person may type (matched in lower case). */
+const KIND_NAMES: Readonly<Record<string, ExplainedKind>> = {
+  cluster: "Cluster",
+  clusters: "Cluster",
+  accessrequest: "AccessRequest",
+  accessrequests: "AccessRequest",
+  ar: "AccessRequest",
+  areq: "AccessRequest",
+};
+
+/** The parts of an object `explain` reads the same way for every kind. */
+interface ExplainedObject {
+  readonly metadata: ObjectMeta;
+  readonly status?: { readonly conditions?: readonly Condition[] };
+}
+
+/** What is particular to a kind: where its objects are, its machine and its guards in words, how to explain one. */
+interface KindDescriptor<T extends ExplainedObject> {
+  readonly resource: (typeof RESOURCES)[ExplainedKind];
+  readonly machine: AnyStateMachine;
+  readonly guardPhrases: Readonly<Record<string, string>>;
+  /**
+   * Explains the object as read; may read related objects with `custom` (read-only). Declared as a
+   * method, so a descriptor of one kind serves where one of {@link ExplainedObject} is expected.
+   */
+  explain(object: T, custom: CustomObjectsApi): Promise<Explanation>;
+}
+
+const KINDS: {
+  readonly Cluster: KindDescriptor<Cluster>;
+  readonly AccessRequest: KindDescriptor<AccessRequest>;
+} = {
+  Cluster: {
+    resource: RESOURCES.Cluster,
+    machine: clusterMachine,
+    guardPhrases: CLUSTER_GUARD_PHRASES,
+    explain: async (cluster, custom) =>
+      explainCluster(cluster, await readProfile(custom, cluster.spec.profile)),
+  },
+  AccessRequest: {
+    resource: RESOURCES.AccessRequest,
+    machine: accessRequestMachine,
+    guardPhrases: ACCESS_REQUEST_GUARD_PHRASES,
+    explain: async (request) => explainAccessRequest(request),
+  },
+};
 
 function parseExplainArgs(args: string[]) {
   let parsed: ReturnType<typeof parseArgs<{ options: typeof options; allowPositionals: true }>>;
@@ -115,34 +171,42 @@ function parseExplainArgs(args: string[]) {
   };
 }
 
-/** Reads the Cluster, its profile and its Events, and explains it. */
-export async function clusterReport(
+/** Reads the resource (and what its kind's explanation needs) and its Events, and explains it. */
+export async function explainReport(
   kubeConfig: KubeConfig,
+  kind: ExplainedKind,
   namespace: string,
   name: string,
   eventCount = 10,
-): Promise<ClusterReport> {
+): Promise<ExplainReport> {
+  const descriptor: KindDescriptor<ExplainedObject> = KINDS[kind];
   const custom = kubeConfig.makeApiClient(CustomObjectsApi);
-  let cluster: Cluster;
+  let object: ExplainedObject;
   try {
-    cluster = (await custom.getNamespacedCustomObject({ ...RESOURCES.Cluster, namespace, name })) as Cluster;
+    object = (await custom.getNamespacedCustomObject({
+      ...descriptor.resource,
+      namespace,
+      name,
+    })) as ExplainedObject;
   } catch (error) {
     if (error instanceof ApiException && error.code === 404) {
-      throw new ExplainError(`Cluster ${namespace}/${name} not found`);
+      throw new ExplainError(`${kind} ${namespace}/${name} not found`);
     }
-    throw new ExplainError(`could not read Cluster ${namespace}/${name}: ${describe(error)}`);
+    throw new ExplainError(`could not read ${kind} ${namespace}/${name}: ${describe(error)}`);
   }
-  const profile = await readProfile(custom, cluster.spec.profile);
-  const state = cluster.status?.providerStatus?.state;
+  const explanation = await descriptor.explain(object, custom);
   return {
-    kind: "Cluster",
+    kind,
     namespace,
     name,
-    uid: cluster.metadata.uid ?? "",
-    explanation: explainCluster(cluster, profile),
-    exits: typeof state === "string" ? exitsOf(state) : [],
-    conditions: cluster.status?.conditions ?? [],
-    events: await readEvents(kubeConfig, namespace, cluster.metadata.uid ?? "", eventCount),
+    uid: object.metadata.uid ?? "",
+    explanation,
+    exits:
+      explanation.state === undefined
+        ? []
+        : exitsOf(descriptor.machine, descriptor.guardPhrases, explanation.state),
+    conditions: object.status?.conditions ?? [],
+    events: await readEvents(kubeConfig, namespace, object.metadata.uid ?? "", eventCount),
   };
 }
 
@@ -195,12 +259,15 @@ function explainedEvent(event: CoreV1Event): ExplainedEvent {
   };
 }
 
-/** The transitions out of `state` and its enclosing states, in the order the machine tries them. */
-export function exitsOf(state: string): ExplainedExit[] {
-  const chart = statechartOf(clusterMachine);
+/** The transitions of `machine` out of `state` and its enclosing states, in the order the machine tries them. */
+export function exitsOf(
+  machine: AnyStateMachine,
+  phrases: Readonly<Record<string, string>>,
+  state: string,
+): ExplainedExit[] {
+  const chart = statechartOf(machine);
   const parts = state.split(".");
   const lineage = parts.map((_, index) => parts.slice(0, index + 1).join("."));
-  const phrases: Readonly<Record<string, string>> = CLUSTER_GUARD_PHRASES;
   return lineage.reverse().flatMap((source) =>
     chart.transitions
       .filter((transition) => transition.source === source)
@@ -217,9 +284,9 @@ export function exitsOf(state: string): ExplainedExit[] {
 }
 
 /** The report as text for a terminal. */
-export function formatClusterReport(report: ClusterReport): string {
+export function formatReport(report: ExplainReport): string {
   const { explanation } = report;
-  const lines = [`Cluster ${report.namespace}/${report.name}  (uid ${report.uid})`];
+  const lines = [`${report.kind} ${report.namespace}/${report.name}  (uid ${report.uid})`];
   lines.push(
     `State:        ${explanation.state ?? "(none: no engine has interpreted it)"}${
       explanation.phase ? `  (phase ${explanation.phase})` : ""
@@ -228,7 +295,7 @@ export function formatClusterReport(report: ClusterReport): string {
   lines.push(...labelled("Why:", explanation.why));
   lines.push(...labelled("Waiting for:", explanation.waitingFor));
   if (report.exits.length > 0) {
-    lines.push("Moves on when (the Cluster statechart, in the order it checks):");
+    lines.push(`Moves on when (the ${report.kind} statechart, in the order it checks):`);
     const width = Math.max(...report.exits.map((exit) => exit.when.length));
     for (const exit of report.exits) {
       const guard = exit.guard ? `  [${exit.guard}]` : "";

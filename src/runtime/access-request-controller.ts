@@ -23,7 +23,7 @@ import { deleteAccessSecret, writeAccessSecret } from "./access-secret.ts";
 import { type AccessTargetClient, targetClient } from "./access-target-client.ts";
 import { type Clock, systemClock } from "./clock.ts";
 import { controllerQueue } from "./controller-queue.ts";
-import { EventRecorder } from "./event-recorder.ts";
+import { EventRecorder, eventsWorthRecording } from "./event-recorder.ts";
 import type { EngineInformers } from "./informers.ts";
 import { type Logger, silentLogger } from "./logger.ts";
 import type { MachineObserver } from "./machine-observer.ts";
@@ -152,6 +152,7 @@ export class AccessRequestController {
     let result: AccessStepResult | undefined;
     const steps: AccessStepResult[] = [];
     const events: AccessStepResult["events"][number][] = [];
+    let committed = false;
     try {
       for (let round = 1; round <= MAX_ROUNDS; round++) {
         const facts = await this.#facts(local, access?.client, desired);
@@ -175,14 +176,21 @@ export class AccessRequestController {
         stored = await this.#patch(stored, result.metadataPatch);
         stored = await this.#patch(stored, statusDiff(stored, local), "status");
       }
+      committed = true;
     } catch (error) {
-      if (error instanceof GoneError) return Outcome.awaitChange();
+      if (error instanceof GoneError) {
+        committed = true; // our finalizer went and the request with it: the step's outcome stands
+        return Outcome.awaitChange();
+      }
       throw error;
     } finally {
+      // Only what happened: a reconcile on a stale copy, whose writes were refused, tells nothing.
       const now = new Date(this.#clock.now());
-      for (const event of events) await this.#events.record(request, event, now);
+      for (const event of committed ? eventsWorthRecording(events) : []) {
+        await this.#events.record(request, event, now);
+      }
+      if (committed) this.#tellObservers(request, steps);
     }
-    this.#tellObservers(request, steps);
     if (!result) return Outcome.awaitChange();
     this.#log.info("reconciled", { key, state: result.state });
     return Outcome.requeueAfter(this.#requeueAfter(result.state, request));

@@ -17,7 +17,7 @@ import { applied, diff, type Json, type PatchOperation } from "../machines/json-
 import type { ClusterBackend } from "../providers/backend.ts";
 import { type Clock, systemClock } from "./clock.ts";
 import { controllerQueue } from "./controller-queue.ts";
-import { EventRecorder } from "./event-recorder.ts";
+import { EventRecorder, eventsWorthRecording } from "./event-recorder.ts";
 import type { Informer } from "./informer.ts";
 import type { EngineInformers } from "./informers.ts";
 import { errorMessage, type Logger, silentLogger } from "./logger.ts";
@@ -159,6 +159,8 @@ export class ClusterController {
     let observation: ClusterObservation =
       responsibility === "ours" ? await backend.observe(target) : { exists: false };
     const events: ClusterStepResult["events"][number][] = [];
+    /** Failures of backend commands: true whatever became of the writes. */
+    const failures: ClusterStepResult["events"][number][] = [];
     // `stored` is what the API server holds; `local` adds the status computed so far, written once at the end.
     let stored = cluster;
     let local = cluster;
@@ -181,7 +183,7 @@ export class ClusterController {
         } catch (error) {
           const message = `${describeCommands(result.commands)} failed: ${errorMessage(error)}`;
           this.#lastErrors.set(uid, message);
-          events.push({ type: "Warning", reason: REASONS.BackendError, message });
+          failures.push({ type: "Warning", reason: REASONS.BackendError, message });
           const failed = this.#step(stored, profile, observation);
           stored = await this.#patch(stored, failed.statusPatch, "status");
           throw error;
@@ -202,7 +204,8 @@ export class ClusterController {
       }
       throw error;
     } finally {
-      await this.#recordEvents(stored, committed ? eventsWorthRecording(events) : warningsOnly(events));
+      // Transitions are told only if their writes went through (a stale copy's were refused); failures always.
+      await this.#recordEvents(stored, committed ? [...eventsWorthRecording(events), ...failures] : failures);
       if (committed) this.#tellObservers(cluster, steps);
     }
     if (!result) return Outcome.awaitChange();
@@ -302,22 +305,6 @@ export class ClusterController {
     const now = new Date(this.#clock.now());
     for (const event of events) await this.events.record(cluster, event, now);
   }
-}
-
-type EventList = ClusterStepResult["events"];
-
-/**
- * What one reconcile tells in Events: every warning, and of the normal transitions only the last one —
- * states passed through within one reconcile were never visible in the status either.
- */
-function eventsWorthRecording(events: EventList): EventList {
-  const lastNormal = events.findLast((event) => event.type === "Normal");
-  return events.filter((event) => event.type === "Warning" || event === lastNormal);
-}
-
-/** A reconcile whose writes failed only reports its warnings: its transitions did not happen. */
-function warningsOnly(events: EventList): EventList {
-  return events.filter((event) => event.type === "Warning");
 }
 
 /** The status operations that turn the stored object's status into the locally computed one. */

@@ -64,3 +64,12 @@ export class EventRecorder {
     }
   }
 }
+
+/**
+ * What one reconcile tells in Events: every warning, and of the normal transitions only the last one —
+ * states passed through within one reconcile were never visible in the status either.
+ */
+export function eventsWorthRecording(events: readonly EventRecord[]): EventRecord[] {
+  const lastNormal = events.findLast((event) => event.type === "Normal");
+  return events.filter((event) => event.type === "Warning" || event === lastNormal);
+}

@@ -1,0 +1,207 @@
+/** `openmcp-engine explain accessrequest` on a real API server: a missing Cluster, a denial, a grant, and never a credential. */
+import { spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { CoreV1Api, KubeConfig } from "@kubernetes/client-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { AccessRequest } from "../../src/api/access-request.ts";
+import type { ClusterTarget } from "../../src/api/backend.ts";
+import { CLUSTERS_API_VERSION, RESOURCES } from "../../src/api/constants.ts";
+import type { ProviderConfig } from "../../src/api/provider-config.ts";
+import { explain } from "../../src/cli/explain.ts";
+import type { ClusterBackend } from "../../src/providers/backend.ts";
+import { SimulatedBackend } from "../../src/providers/simulated.ts";
+import { Engine } from "../../src/runtime/engine.ts";
+import { type ClusterHarness, isReady, startClusterHarness } from "../support/cluster-harness.ts";
+
+const main = join(import.meta.dirname, "..", "..", "src", "cli", "main.ts");
+
+let harness: ClusterHarness;
+let engine: Engine;
+let kubeconfig: string;
+
+/**
+ * Simulated clusters whose admin access is the harness's own API server, so token requests are granted
+ * for real (a ServiceAccount token in a real Secret) without a second control plane. No OIDC.
+ */
+function loopbackBackend(adminKubeconfig: string): ClusterBackend {
+  const simulated = new SimulatedBackend({ provisionDelayMs: 300, deleteDelayMs: 200 });
+  return {
+    name: simulated.name,
+    capabilities: { adminAccess: true, oidc: false },
+    supportedVersions: (config: ProviderConfig) => simulated.supportedVersions(config),
+    traits: (config: ProviderConfig) => simulated.traits(config),
+    observe: (target: ClusterTarget) => simulated.observe(target),
+    create: (target: ClusterTarget, version: string) => simulated.create(target, version),
+    update: (target: ClusterTarget, version: string) => simulated.update(target, version),
+    delete: (target: ClusterTarget) => simulated.delete(target),
+    adminAccess: async () => ({ kubeconfig: adminKubeconfig }),
+  };
+}
+
+beforeAll(async () => {
+  harness = await startClusterHarness();
+  kubeconfig = harness.controlPlane.kubeconfigPath;
+  engine = new Engine({
+    kubeConfig: harness.controlPlane.kubeConfig,
+    providerName: harness.provider,
+    environment: "test",
+    backend: loopbackBackend(readFileSync(kubeconfig, "utf8")),
+    timing: { pollMs: 100, retryMs: 200, resyncMs: 60_000 },
+    accessTiming: { tokenValidityMs: 600_000, pollMs: 200, resyncMs: 60_000 },
+  });
+  await engine.start();
+  await harness.createCluster("web");
+  await harness.waitFor("web", isReady);
+});
+
+afterAll(async () => {
+  await engine?.stop();
+  await harness?.stop();
+});
+
+async function createRequest(name: string, spec: Record<string, unknown>): Promise<void> {
+  await harness.custom.createNamespacedCustomObject({
+    ...RESOURCES.AccessRequest,
+    namespace: harness.namespace,
+    body: { apiVersion: CLUSTERS_API_VERSION, kind: "AccessRequest", metadata: { name }, spec },
+  });
+}
+
+async function waitForRequest(
+  name: string,
+  predicate: (request: AccessRequest) => boolean,
+): Promise<AccessRequest> {
+  const deadline = Date.now() + 30_000;
+  let last: AccessRequest | undefined;
+  for (;;) {
+    last = (await harness.custom.getNamespacedCustomObject({
+      ...RESOURCES.AccessRequest,
+      namespace: harness.namespace,
+      name,
+    })) as AccessRequest;
+    if (predicate(last)) return last;
+    if (Date.now() > deadline)
+      throw new Error(`condition not met for ${name}; last seen:\n${JSON.stringify(last, null, 2)}`);
+    await sleep(50);
+  }
+}
+
+/** What `explain <kind> clusters/<name>` prints. */
+async function explained(name: string, kind = "accessrequest"): Promise<string> {
+  let output = "";
+  await explain([kind, `${harness.namespace}/${name}`, "--kubeconfig", kubeconfig], (text) => {
+    output += `${text}\n`;
+  });
+  return output;
+}
+
+/** The value printed after a label such as `State:`. */
+function field(output: string, label: string): string {
+  return new RegExp(`^${label}\\s+(.*)$`, "m").exec(output)?.[1] ?? "";
+}
+
+const hasCondition = (type: string, status: string) => (request: AccessRequest) =>
+  request.status?.conditions?.some((c) => c.type === type && c.status === status) ?? false;
+
+describe("openmcp-engine explain accessrequest", () => {
+  it("tells a request for an unknown Cluster waits for its Cluster reference", async () => {
+    await createRequest("lost", {
+      clusterRef: { name: "ghost", namespace: harness.namespace },
+      token: { permissions: [] },
+    });
+    await waitForRequest("lost", hasCondition("Prepared", "False"));
+    const output = await explained("lost");
+    expect(output).toMatch(/^AccessRequest clusters\/lost {2}\(uid [0-9a-f-]+\)$/m);
+    expect(field(output, "State:")).toBe("pending  (phase Pending)");
+    expect(field(output, "Why:")).toBe("not prepared yet: Cluster clusters/ghost does not exist (retrying)");
+    expect(field(output, "Waiting for:")).toMatch(
+      /^the Cluster reference to resolve: Cluster clusters\/ghost \(spec\.clusterRef\)/,
+    );
+    expect(output).toContain("Moves on when (the AccessRequest statechart, in the order it checks):");
+    expect(output).toMatch(
+      /- the Cluster is Ready, the backend gives access to it, and nothing denies the request\s+→ provisioning {2}\[canGrant\]/,
+    );
+    expect(output).toMatch(
+      /Prepared\s+False\s+InvalidReference\s+\S+Z\s+Cluster clusters\/ghost does not exist/,
+    );
+  });
+
+  it("tells why an OIDC request is denied, with the Warning Event", async () => {
+    await createRequest("oidc", {
+      clusterRef: { name: "web", namespace: harness.namespace },
+      oidc: { name: "corp", issuer: "https://issuer.example.com", clientID: "engine", roleBindings: [] },
+    });
+    await waitForRequest("oidc", (r) => r.status?.phase === "Denied");
+    const output = await explained("oidc", "AccessRequest");
+    expect(field(output, "State:")).toBe("denied  (phase Denied)");
+    expect(field(output, "Why:")).toBe(
+      "denied: backend simulated cannot set up OIDC trust; request token access instead",
+    );
+    expect(field(output, "Waiting for:")).toMatch(/^a person: remove the cause or change the request/);
+    expect(output).toMatch(
+      /- the cause of the denial is gone: the request can be served\s+→ pending {2}\[isServable\]/,
+    );
+    expect(output).toMatch(/AccessGranted\s+False\s+Denied\s+\S+Z\s+backend simulated cannot set up OIDC/);
+    expect(output).toMatch(/Warning\s+Denied\s+Access denied: backend simulated cannot set up OIDC trust/);
+  });
+
+  it("names the Secret of a granted request and never prints its token, in-process or as a command", async () => {
+    await createRequest("reader", {
+      clusterRef: { name: "web", namespace: harness.namespace },
+      token: {
+        permissions: [
+          { namespace: "team-a", rules: [{ apiGroups: [""], resources: ["configmaps"], verbs: ["get"] }] },
+        ],
+      },
+    });
+    const granted = await waitForRequest("reader", (r) => r.status?.phase === "Granted");
+    expect(granted.status?.secretRef?.name).toBe("reader.kubeconfig");
+    const secret = await harness.controlPlane.kubeConfig
+      .makeApiClient(CoreV1Api)
+      .readNamespacedSecret({ namespace: harness.namespace, name: "reader.kubeconfig" });
+    const accessKubeconfig = Buffer.from(secret.data?.kubeconfig ?? "", "base64").toString("utf8");
+    const access = new KubeConfig();
+    access.loadFromString(accessKubeconfig);
+    const token = access.getCurrentUser()?.token ?? "";
+    expect(token.length).toBeGreaterThan(20);
+
+    const output = await explained("reader", "ar");
+    expect(field(output, "State:")).toBe("granted  (phase Granted)");
+    expect(field(output, "Why:")).toBe(
+      "access granted: the kubeconfig is in Secret reader.kubeconfig in namespace clusters (its contents are not shown)",
+    );
+    expect(field(output, "Waiting for:")).toMatch(/^nothing: it is Granted/);
+    expect(output).toMatch(/Normal\s+Granted\s+Access granted/);
+
+    const run = spawnSync(
+      process.execPath,
+      [main, "explain", "areq", `${harness.namespace}/reader`, "--kubeconfig", kubeconfig],
+      { encoding: "utf8" },
+    );
+    expect(run.status).toBe(0);
+    expect(run.stdout).toContain("State:        granted");
+    for (const printed of [output, run.stdout, run.stderr]) {
+      expect(printed).not.toContain(token);
+      expect(printed).not.toContain(token.slice(0, 40));
+      expect(printed).not.toMatch(/eyJ[\w-]{10,}/); // no JWT of any kind
+      expect(printed).not.toContain(secret.data?.kubeconfig ?? "<none>");
+    }
+  });
+
+  it("runs as a command with every alias, and says when a request does not exist", () => {
+    const run = (...args: string[]) => spawnSync(process.execPath, [main, ...args], { encoding: "utf8" });
+    for (const alias of ["accessrequests", "AccessRequest"]) {
+      const ok = run("explain", alias, `${harness.namespace}/oidc`, "--kubeconfig", kubeconfig);
+      expect(ok.status).toBe(0);
+      expect(ok.stdout).toContain("State:        denied");
+    }
+    const missing = run("explain", "ar", `${harness.namespace}/nobody`, "--kubeconfig", kubeconfig);
+    expect(missing.status).toBe(1);
+    expect(missing.stderr).toContain("AccessRequest clusters/nobody not found");
+    const badKind = run("explain", "pod", "default/x", "--kubeconfig", kubeconfig);
+    expect(badKind.status).toBe(2);
+    expect(badKind.stderr).toContain("it knows: cluster, clusters, accessrequest, accessrequests, ar, areq");
+  });
+});
