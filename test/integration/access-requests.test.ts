@@ -333,7 +333,10 @@ describe("requests that cannot be served", () => {
     const denied = await waitForPhase("oidc", "Denied");
     expect(JSON.stringify(denied.status?.conditions)).toContain("cannot set up OIDC trust");
     await sleep(1_500); // reconciles triggered by our own writes come and go
-    const events = await core.listNamespacedEvent({ namespace: NS, fieldSelector: "involvedObject.name=oidc" });
+    const events = await core.listNamespacedEvent({
+      namespace: NS,
+      fieldSelector: "involvedObject.name=oidc",
+    });
     expect(events.items.filter((e) => e.reason === "Denied")).toHaveLength(1); // told once, not per reconcile
   }, 60_000);
 
