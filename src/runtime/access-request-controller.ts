@@ -26,7 +26,7 @@ import { controllerQueue } from "./controller-queue.ts";
 import { EventRecorder, eventsWorthRecording } from "./event-recorder.ts";
 import type { EngineInformers } from "./informers.ts";
 import { type Logger, silentLogger } from "./logger.ts";
-import type { MachineObserver } from "./machine-observer.ts";
+import { type MachineObserver, tellObservers } from "./machine-observer.ts";
 import type { EngineMetrics } from "./metrics.ts";
 import { Outcome } from "./outcome.ts";
 import { GoneError, patchObject } from "./patch-object.ts";
@@ -347,22 +347,8 @@ export class AccessRequestController {
   }
 
   #tellObservers(request: AccessRequest, steps: readonly AccessStepResult[]): void {
-    const at = this.#clock.now();
-    for (const step of steps) {
-      for (const observer of this.#options.observers ?? []) {
-        observer.stepped({
-          kind: "AccessRequest",
-          uid: request.metadata.uid ?? "",
-          namespace: request.metadata.namespace ?? "",
-          name: request.metadata.name ?? "",
-          machine: accessRequestMachine,
-          event: step.event,
-          before: step.previousState,
-          after: step.state,
-          at,
-        });
-      }
-    }
+    const resource = { kind: "AccessRequest", machine: accessRequestMachine, metadata: request.metadata };
+    tellObservers(this.#options.observers, resource, steps, this.#clock.now());
   }
 }
 

@@ -21,7 +21,7 @@ import { EventRecorder, eventsWorthRecording } from "./event-recorder.ts";
 import type { Informer } from "./informer.ts";
 import type { EngineInformers } from "./informers.ts";
 import { errorMessage, type Logger, silentLogger } from "./logger.ts";
-import type { MachineObserver } from "./machine-observer.ts";
+import { type MachineObserver, tellObservers } from "./machine-observer.ts";
 import type { EngineMetrics } from "./metrics.ts";
 import { Outcome } from "./outcome.ts";
 import { GoneError, patchObject } from "./patch-object.ts";
@@ -217,23 +217,8 @@ export class ClusterController {
   }
 
   #tellObservers(cluster: Cluster, steps: readonly ClusterStepResult[]): void {
-    const at = this.#clock.now();
-    for (const step of steps) {
-      if (!step.event) continue;
-      for (const observer of this.#options.observers ?? []) {
-        observer.stepped({
-          kind: "Cluster",
-          uid: cluster.metadata.uid ?? "",
-          namespace: cluster.metadata.namespace ?? "",
-          name: cluster.metadata.name ?? "",
-          machine: clusterMachine,
-          event: step.event,
-          before: step.previousState,
-          after: step.state,
-          at,
-        });
-      }
-    }
+    const resource = { kind: "Cluster", machine: clusterMachine, metadata: cluster.metadata };
+    tellObservers(this.#options.observers, resource, steps, this.#clock.now());
   }
 
   #step(

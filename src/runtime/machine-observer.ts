@@ -24,3 +24,39 @@ export interface MachineObserver {
   stepped(step: InterpretedStep): void;
   removed(kind: string, uid: string): void;
 }
+
+/** A step as both controllers' pure steps report it. */
+interface ReportedStep {
+  readonly event: { readonly type: string } | undefined;
+  readonly previousState: string;
+  readonly state: string;
+}
+
+/** Tells every observer about the committed steps of one resource (steps without an event are skipped). */
+export function tellObservers(
+  observers: readonly MachineObserver[] | undefined,
+  resource: {
+    readonly kind: string;
+    readonly machine: AnyStateMachine;
+    readonly metadata: { readonly uid?: string; readonly namespace?: string; readonly name?: string };
+  },
+  steps: readonly ReportedStep[],
+  at: number,
+): void {
+  for (const step of steps) {
+    if (!step.event) continue;
+    for (const observer of observers ?? []) {
+      observer.stepped({
+        kind: resource.kind,
+        uid: resource.metadata.uid ?? "",
+        namespace: resource.metadata.namespace ?? "",
+        name: resource.metadata.name ?? "",
+        machine: resource.machine,
+        event: step.event,
+        before: step.previousState,
+        after: step.state,
+        at,
+      });
+    }
+  }
+}
