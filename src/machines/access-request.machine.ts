@@ -1,6 +1,7 @@
 /** The AccessRequest statechart: Pending → Provisioning → Granted, Denied, Deleting. Pure: no I/O, no clock. */
 import { setup } from "xstate";
 import type { EventParams } from "./cluster.machine.ts";
+import { type ObservedEvent, whenObserved } from "./observed-guard.ts";
 
 /** What one reconcile knows about an AccessRequest, its Cluster and the target cluster, level-based. */
 export interface AccessFacts {
@@ -21,13 +22,9 @@ export interface AccessFacts {
 }
 
 /** The one event: "here is what the world looks like now". */
-export type AccessEvent = { readonly type: "observed"; readonly facts: AccessFacts };
+export type AccessEvent = ObservedEvent<AccessFacts>;
 
-/** A guard over the facts of an `observed` event; false for any other event (guards never throw). */
-function when(predicate: (facts: AccessFacts) => boolean) {
-  return ({ event }: { event: { type: string } }) =>
-    event.type === "observed" && predicate((event as AccessEvent).facts);
-}
+const when = whenObserved<AccessFacts>;
 
 /** The AccessRequest machine: named guards and actions first, then the chart, which refers to them by name. */
 export const accessRequestMachine = setup({

@@ -2,6 +2,7 @@
 import { setup } from "xstate";
 import type { ClusterObservation } from "../api/backend.ts";
 import type { VersionResolution } from "./kubernetes-version.ts";
+import { type ObservedEvent, whenObserved } from "./observed-guard.ts";
 
 /**
  * Everything one reconcile knows, computed level-based from the Cluster object, its profile and the
@@ -23,7 +24,7 @@ export interface ClusterFacts {
 }
 
 /** The one event: "here is what the world looks like now". */
-export type ClusterEvent = { readonly type: "observed"; readonly facts: ClusterFacts };
+export type ClusterEvent = ObservedEvent<ClusterFacts>;
 
 /** A Kubernetes Event the machine asks the runtime to record. */
 export interface EventParams {
@@ -32,14 +33,7 @@ export interface EventParams {
   readonly message: string;
 }
 
-/**
- * A guard over the facts of an `observed` event. Any other event (XState's own init event, when an actor
- * starts the machine) holds no facts, and the guard is false: guards never throw.
- */
-function when(predicate: (facts: ClusterFacts) => boolean) {
-  return ({ event }: { event: { type: string } }) =>
-    event.type === "observed" && predicate((event as ClusterEvent).facts);
-}
+const when = whenObserved<ClusterFacts>;
 
 const accepted = (facts: ClusterFacts) =>
   facts.version?.kind === "accepted" ? facts.version.version : undefined;
