@@ -85,8 +85,12 @@ export function renewalDue(
   if (Number.isNaN(createdSeconds) || Number.isNaN(expiresSeconds) || expiresSeconds <= createdSeconds) {
     return true;
   }
-  const dueMs = (createdSeconds + fraction * (expiresSeconds - createdSeconds)) * 1_000;
-  return nowMs >= dueMs;
+  return nowMs >= renewalTime(createdSeconds, expiresSeconds, fraction);
+}
+
+/** When (Unix milliseconds) a token valid from `createdSeconds` to `expiresSeconds` falls due for renewal. */
+export function renewalTime(createdSeconds: number, expiresSeconds: number, fraction = 0.8): number {
+  return (createdSeconds + fraction * (expiresSeconds - createdSeconds)) * 1_000;
 }
 
 /** A JSON object as YAML will write it. */

@@ -2,8 +2,8 @@
 import type { KubeConfig } from "@kubernetes/client-node";
 import type { AccessRequest } from "../api/access-request.ts";
 import type { Cluster } from "../api/cluster.ts";
-import { ACCESS_SECRET_KEYS, CLUSTER_PHASES, LABELS, RESOURCES } from "../api/constants.ts";
-import { renewalDue } from "../machines/access-kubeconfig.ts";
+import { ACCESS_SECRET_KEYS, CLUSTER_PHASES, FINALIZERS, LABELS, RESOURCES } from "../api/constants.ts";
+import { renewalDue, renewalTime } from "../machines/access-kubeconfig.ts";
 import {
   type DesiredAccess,
   desiredOidcAccess,
@@ -24,7 +24,7 @@ import { type AccessTargetClient, targetClient } from "./access-target-client.ts
 import { type Clock, systemClock } from "./clock.ts";
 import { controllerQueue } from "./controller-queue.ts";
 import { EventRecorder, eventsWorthRecording } from "./event-recorder.ts";
-import type { EngineInformers } from "./informers.ts";
+import type { AccessSecret, EngineInformers } from "./informers.ts";
 import { type Logger, silentLogger } from "./logger.ts";
 import { type MachineObserver, tellObservers } from "./machine-observer.ts";
 import type { EngineMetrics } from "./metrics.ts";
@@ -228,11 +228,9 @@ export class AccessRequestController {
     desired: DesiredAccess | undefined,
   ) {
     const uid = request.metadata.uid ?? "";
-    const hasFinalizer = request.metadata.finalizers?.includes("engine.openmcp.cloud/accessrequest") ?? false;
+    const hasFinalizer = request.metadata.finalizers?.includes(FINALIZERS.accessRequest) ?? false;
     const deleting = request.metadata.deletionTimestamp !== undefined;
-    const secret = this.#informers.accessSecrets.get(
-      `${request.metadata.namespace}/${accessSecretName(request)}`,
-    );
+    const secret = this.#secretOf(request);
     const denial = await this.#denial(request, client);
     if (!client || !desired) {
       return {
@@ -253,7 +251,7 @@ export class AccessRequestController {
       denial,
       accessInPlace: client.matches(existing, desired),
       accessGone: existing.length === 0,
-      secretValid: secret !== undefined && this.#secretFresh(secret.data),
+      secretValid: secret !== undefined && this.#secretFresh(secret),
     };
   }
 
@@ -263,30 +261,29 @@ export class AccessRequestController {
     }
     const invalid = invalidRules(request);
     if (invalid) return invalid;
-    const foreignSecret = await this.#foreignSecret(request);
+    const foreignSecret = this.#foreignSecret(request);
     if (foreignSecret) return foreignSecret;
     return client ? client.conflicts(request) : undefined;
   }
 
-  /** A Secret with our name that we did not make is never overwritten. */
-  async #foreignSecret(request: AccessRequest): Promise<string | undefined> {
-    const name = accessSecretName(request);
-    const ours = this.#informers.accessSecrets.get(`${request.metadata.namespace}/${name}`);
-    if (ours)
-      return ours.metadata.labels?.[LABELS.accessRequestUid] === request.metadata.uid
-        ? undefined
-        : `Secret ${name} belongs to another AccessRequest`;
-    return undefined;
+  /** The Secret with the request's kubeconfig, as the (labelled) Secret cache holds it. */
+  #secretOf(request: AccessRequest): AccessSecret | undefined {
+    return this.#informers.accessSecrets.get(`${request.metadata.namespace}/${accessSecretName(request)}`);
   }
 
-  #secretFresh(data: Readonly<Record<string, string>> | undefined): boolean {
-    const decode = (key: string) =>
-      data?.[key] ? Buffer.from(data[key], "base64").toString("utf8") : undefined;
-    if (!decode(ACCESS_SECRET_KEYS.kubeconfig)) return false;
-    const created = Number(decode(ACCESS_SECRET_KEYS.creationTimestamp));
-    const expires = Number(decode(ACCESS_SECRET_KEYS.expirationTimestamp));
-    if (!Number.isFinite(created) || !Number.isFinite(expires)) return true; // OIDC: nothing expires
-    return !renewalDue(created, expires, this.#clock.now());
+  /** A Secret with our name that we did not make is never overwritten. */
+  #foreignSecret(request: AccessRequest): string | undefined {
+    const secret = this.#secretOf(request);
+    if (!secret || secret.metadata.labels?.[LABELS.accessRequestUid] === request.metadata.uid)
+      return undefined;
+    return `Secret ${accessSecretName(request)} belongs to another AccessRequest`;
+  }
+
+  /** Whether the Secret holds a kubeconfig whose token is not yet due for renewal. */
+  #secretFresh(secret: AccessSecret): boolean {
+    if (!secret.data?.[ACCESS_SECRET_KEYS.kubeconfig]) return false;
+    const times = tokenTimes(secret);
+    return times === undefined || !renewalDue(times.created, times.expires, this.#clock.now()); // OIDC: nothing expires
   }
 
   async #run(
@@ -315,16 +312,11 @@ export class AccessRequestController {
 
   #requeueAfter(state: string, request: AccessRequest): number {
     if (state !== "granted") return this.#timing.pollMs;
-    const secret = this.#informers.accessSecrets.get(
-      `${request.metadata.namespace}/${accessSecretName(request)}`,
-    );
-    const decode = (key: string) =>
-      secret?.data?.[key] ? Number(Buffer.from(secret.data[key], "base64").toString("utf8")) : Number.NaN;
-    const created = decode(ACCESS_SECRET_KEYS.creationTimestamp);
-    const expires = decode(ACCESS_SECRET_KEYS.expirationTimestamp);
-    if (!Number.isFinite(created) || !Number.isFinite(expires)) return this.#timing.resyncMs;
-    const renewAt = (created + 0.8 * (expires - created)) * 1_000;
-    return Math.max(1_000, Math.min(this.#timing.resyncMs, renewAt - this.#clock.now()));
+    const secret = this.#secretOf(request);
+    const times = secret ? tokenTimes(secret) : undefined;
+    if (!times) return this.#timing.resyncMs;
+    const untilRenewal = renewalTime(times.created, times.expires) - this.#clock.now();
+    return Math.max(1_000, Math.min(this.#timing.resyncMs, untilRenewal));
   }
 
   async #patch(
@@ -350,6 +342,17 @@ export class AccessRequestController {
     const resource = { kind: "AccessRequest", machine: accessRequestMachine, metadata: request.metadata };
     tellObservers(this.#options.observers, resource, steps, this.#clock.now());
   }
+}
+
+/** Issue and expiry (Unix seconds) of the token in an access Secret; undefined when it has none (OIDC). */
+function tokenTimes(secret: AccessSecret): { created: number; expires: number } | undefined {
+  const read = (key: string) => {
+    const value = secret.data?.[key];
+    return value ? Number(Buffer.from(value, "base64").toString("utf8")) : Number.NaN;
+  };
+  const created = read(ACCESS_SECRET_KEYS.creationTimestamp);
+  const expires = read(ACCESS_SECRET_KEYS.expirationTimestamp);
+  return Number.isFinite(created) && Number.isFinite(expires) ? { created, expires } : undefined;
 }
 
 function statusDiff(stored: AccessRequest, local: AccessRequest): PatchOperation[] {
