@@ -12,8 +12,8 @@ import { CoreV1Api, CustomObjectsApi } from "@kubernetes/client-node";
 import type { Cluster } from "../src/api/cluster.ts";
 import { CLUSTERS_API_VERSION, FINALIZERS, RESOURCES } from "../src/api/constants.ts";
 import { startControlPlane } from "../src/controlplane/control-plane.ts";
-import { stepCluster } from "../src/machines/cluster.step.ts";
-import { applied } from "../src/machines/json-patch.ts";
+import { stepCluster } from "../src/machines/cluster/step.ts";
+import { applied } from "../src/machines/shared/json-patch.ts";
 import { SimulatedBackend } from "../src/providers/simulated.ts";
 import { Engine } from "../src/runtime/engine.ts";
 

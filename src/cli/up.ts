@@ -4,7 +4,7 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { kubeconfigYaml, startControlPlane } from "../controlplane/control-plane.ts";
 import { findKubeAssets, kubeAssetVersions } from "../controlplane/kube-assets.ts";
-import { clusterTarget } from "../machines/cluster.step.ts";
+import { clusterTarget } from "../machines/cluster/step.ts";
 import type { Engine } from "../runtime/engine.ts";
 import { createLogger } from "../runtime/logger.ts";
 import { applyManifests, LiveView } from "./demo.ts";

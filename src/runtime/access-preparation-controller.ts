@@ -4,7 +4,7 @@ import type { AccessRequest } from "../api/access-request.ts";
 import type { ClusterRequestStatus } from "../api/cluster-request.ts";
 import type { ObjectReference } from "../api/common.ts";
 import { REQUEST_PHASES, RESOURCES } from "../api/constants.ts";
-import { prepareAccessRequest, type Resolution } from "../machines/access-preparation.ts";
+import { prepareAccessRequest, type Resolution } from "../machines/access-request/preparation.ts";
 import { type Clock, systemClock } from "./clock.ts";
 import { controllerQueue } from "./controller-queue.ts";
 import type { EngineInformers } from "./informers.ts";

@@ -3,21 +3,21 @@ import type { KubeConfig } from "@kubernetes/client-node";
 import type { AccessRequest } from "../api/access-request.ts";
 import type { Cluster } from "../api/cluster.ts";
 import { ACCESS_SECRET_KEYS, CLUSTER_PHASES, FINALIZERS, LABELS, RESOURCES } from "../api/constants.ts";
-import { renewalDue, renewalTime } from "../machines/access-kubeconfig.ts";
+import { renewalDue, renewalTime } from "../machines/access-request/kubeconfig.ts";
+import { accessRequestMachine } from "../machines/access-request/machine.ts";
 import {
   type DesiredAccess,
   desiredOidcAccess,
   desiredTokenAccess,
   invalidRules,
-} from "../machines/access-rbac.ts";
-import { accessRequestMachine } from "../machines/access-request.machine.ts";
+} from "../machines/access-request/rbac.ts";
 import {
   type AccessStepResult,
   accessResponsibility,
   stepAccessRequest,
-} from "../machines/access-request.step.ts";
-import { clusterTarget } from "../machines/cluster.step.ts";
-import { applied, diff, type Json, type PatchOperation } from "../machines/json-patch.ts";
+} from "../machines/access-request/step.ts";
+import { clusterTarget } from "../machines/cluster/step.ts";
+import { applied, diff, type Json, type PatchOperation } from "../machines/shared/json-patch.ts";
 import type { ClusterBackend } from "../providers/backend.ts";
 import { deleteAccessSecret, writeAccessSecret } from "./access-secret.ts";
 import { type AccessTargetClient, targetClient } from "./access-target-client.ts";

@@ -10,7 +10,7 @@ import {
 } from "@kubernetes/client-node";
 import type { AccessRequest } from "../api/access-request.ts";
 import { ACCESS_SECRET_KEYS } from "../api/constants.ts";
-import { oidcKubeconfig, tokenKubeconfig } from "../machines/access-kubeconfig.ts";
+import { oidcKubeconfig, tokenKubeconfig } from "../machines/access-request/kubeconfig.ts";
 import {
   ACCESS_NAMESPACE,
   ACCESS_OWNER_LABEL,
@@ -18,8 +18,8 @@ import {
   accessRequestIdentity,
   permissionName,
   serviceAccountName,
-} from "../machines/access-names.ts";
-import { type DesiredAccess, rbacDenial } from "../machines/access-rbac.ts";
+} from "../machines/access-request/names.ts";
+import { type DesiredAccess, rbacDenial } from "../machines/access-request/rbac.ts";
 import { FIELD_MANAGER } from "./install-crds.ts";
 
 /** An object of ours found on the target cluster. */

@@ -5,15 +5,15 @@ import type { Cluster } from "../api/cluster.ts";
 import type { ClusterProfile } from "../api/cluster-profile.ts";
 import { LABELS, REASONS, RESOURCES } from "../api/constants.ts";
 import type { ProviderConfig } from "../api/provider-config.ts";
-import { clusterMachine } from "../machines/cluster.machine.ts";
+import { clusterMachine } from "../machines/cluster/machine.ts";
 import {
   type ClusterStepResult,
   type ClusterTiming,
   clusterResponsibility,
   clusterTarget,
   stepCluster,
-} from "../machines/cluster.step.ts";
-import { applied, diff, type Json, type PatchOperation } from "../machines/json-patch.ts";
+} from "../machines/cluster/step.ts";
+import { applied, diff, type Json, type PatchOperation } from "../machines/shared/json-patch.ts";
 import type { ClusterBackend } from "../providers/backend.ts";
 import { type Clock, systemClock } from "./clock.ts";
 import { controllerQueue } from "./controller-queue.ts";

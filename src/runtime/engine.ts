@@ -1,6 +1,6 @@
 /** The engine: shared informers, the Cluster and profile controllers, started and stopped as one. */
 import type { KubeConfig } from "@kubernetes/client-node";
-import type { ClusterStepResult, ClusterTiming } from "../machines/cluster.step.ts";
+import type { ClusterStepResult, ClusterTiming } from "../machines/cluster/step.ts";
 import type { ClusterBackend } from "../providers/backend.ts";
 import { AccessPreparationController } from "./access-preparation-controller.ts";
 import { AccessRequestController, type AccessTiming } from "./access-request-controller.ts";

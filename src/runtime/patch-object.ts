@@ -1,7 +1,7 @@
 /** Applies a JSON patch to an object or its status, guarded by a test on resourceVersion: never a lost update. */
 import { ApiException, CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
-import type { PatchOperation } from "../machines/json-patch.ts";
-import { Patch } from "../machines/json-patch.ts";
+import type { PatchOperation } from "../machines/shared/json-patch.ts";
+import { Patch } from "../machines/shared/json-patch.ts";
 import { FIELD_MANAGER } from "./install-crds.ts";
 
 /** Which object to patch. */

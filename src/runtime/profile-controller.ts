@@ -8,8 +8,8 @@ import {
   type ProfileOwner,
   profileUpToDate,
   providerConfigStatus,
-} from "../machines/cluster-profile.ts";
-import { diff, type Json } from "../machines/json-patch.ts";
+} from "../machines/cluster-profile/profile.ts";
+import { diff, type Json } from "../machines/shared/json-patch.ts";
 import type { ClusterBackend } from "../providers/backend.ts";
 import { type Clock, systemClock } from "./clock.ts";
 import { controllerQueue } from "./controller-queue.ts";

@@ -1,7 +1,7 @@
 /** Streams every interpreted resource to the Stately inspector: one actor per resource, its events and its snapshots. */
 import { createWebSocketInspector, type StatelyInspectionEvent } from "@statelyai/inspect";
 import type { ActorRefLike, AnyStateMachine, StateValue } from "xstate";
-import { parseStateValue } from "../machines/state-value.ts";
+import { parseStateValue } from "../machines/shared/state-value.ts";
 import { errorMessage, type Logger, silentLogger } from "./logger.ts";
 import type { InterpretedStep, MachineObserver } from "./machine-observer.ts";
 import { Tombstones } from "./tombstones.ts";

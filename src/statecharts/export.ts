@@ -1,7 +1,7 @@
 /** The machines whose statecharts are exported, and the files each one becomes: Stately JSON, Mermaid and SVG. */
 import type { AnyStateMachine } from "xstate";
-import { accessRequestMachine } from "../machines/access-request.machine.ts";
-import { clusterMachine } from "../machines/cluster.machine.ts";
+import { accessRequestMachine } from "../machines/access-request/machine.ts";
+import { clusterMachine } from "../machines/cluster/machine.ts";
 import { statechartOf } from "./graph.ts";
 import { toMermaid } from "./mermaid.ts";
 import { statelyJson } from "./stately.ts";
@@ -21,11 +21,11 @@ export interface ExportedMachine {
 
 /** Every exported machine: one line each. */
 export const EXPORTED_MACHINES: readonly ExportedMachine[] = [
-  { name: "cluster", title: "Cluster", source: "src/machines/cluster.machine.ts", machine: clusterMachine },
+  { name: "cluster", title: "Cluster", source: "src/machines/cluster/machine.ts", machine: clusterMachine },
   {
     name: "accessRequest",
     title: "AccessRequest",
-    source: "src/machines/access-request.machine.ts",
+    source: "src/machines/access-request/machine.ts",
     machine: accessRequestMachine,
   },
 ];

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Cluster } from "../../src/api/cluster.ts";
 import { CLUSTERS_API_VERSION, RESOURCES } from "../../src/api/constants.ts";
 import { type ControlPlane, startControlPlane } from "../../src/controlplane/control-plane.ts";
-import { Patch } from "../../src/machines/json-patch.ts";
+import { Patch } from "../../src/machines/shared/json-patch.ts";
 import { ConflictError, GoneError, patchObject } from "../../src/runtime/patch-object.ts";
 
 let controlPlane: ControlPlane;

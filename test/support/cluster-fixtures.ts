@@ -3,8 +3,8 @@ import type { ClusterObservation } from "../../src/api/backend.ts";
 import type { Cluster } from "../../src/api/cluster.ts";
 import type { ClusterProfile } from "../../src/api/cluster-profile.ts";
 import { CLUSTERS_API_VERSION } from "../../src/api/constants.ts";
-import type { ClusterStepInput, ClusterStepResult } from "../../src/machines/cluster.step.ts";
-import { applied as withOperations } from "../../src/machines/json-patch.ts";
+import type { ClusterStepInput, ClusterStepResult } from "../../src/machines/cluster/step.ts";
+import { applied as withOperations } from "../../src/machines/shared/json-patch.ts";
 
 export const PROVIDER = "engine-test";
 export const TIMING = { pollMs: 1_000, retryMs: 30_000, resyncMs: 600_000 } as const;

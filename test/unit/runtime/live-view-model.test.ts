@@ -1,6 +1,6 @@
 /** The live view's model: resources from committed steps, conditions from the cache, transitions, removal. */
 import { describe, expect, it } from "vitest";
-import { clusterMachine } from "../../../src/machines/cluster.machine.ts";
+import { clusterMachine } from "../../../src/machines/cluster/machine.ts";
 import type { InformerEvent } from "../../../src/runtime/informer.ts";
 import {
   type LiveViewChange,

@@ -1,7 +1,7 @@
 /** Reading a statechart out of an XState machine: states with nesting, transitions with event and guard. */
 import { describe, expect, it } from "vitest";
 import { type AnyStateNode, createMachine } from "xstate";
-import { clusterMachine } from "../../../src/machines/cluster.machine.ts";
+import { clusterMachine } from "../../../src/machines/cluster/machine.ts";
 import { commonAncestor, statechartOf, transitionLabel } from "../../../src/statecharts/graph.ts";
 
 /** Every transition the machine defines, counted straight from its state nodes. */

@@ -1,7 +1,7 @@
 /** The Mermaid text of a statechart: every state and transition, nested blocks, initial and final markers. */
 import { describe, expect, it } from "vitest";
 import { createMachine } from "xstate";
-import { clusterMachine } from "../../../src/machines/cluster.machine.ts";
+import { clusterMachine } from "../../../src/machines/cluster/machine.ts";
 import { statechartOf, transitionLabel } from "../../../src/statecharts/graph.ts";
 import { toMermaid } from "../../../src/statecharts/mermaid.ts";
 

@@ -1,6 +1,6 @@
 /** The laid-out SVG of a statechart: well-formed, complete, nested boxes, readable labels, byte-identical every time. */
 import { beforeAll, describe, expect, it } from "vitest";
-import { clusterMachine } from "../../../src/machines/cluster.machine.ts";
+import { clusterMachine } from "../../../src/machines/cluster/machine.ts";
 import { statechartOf, transitionLabel } from "../../../src/statecharts/graph.ts";
 import { renderSvg } from "../../../src/statecharts/svg.ts";
 import { type Box, type ChartLayout, layoutChart, type Point } from "../../../src/statecharts/svg-layout.ts";

@@ -1,0 +1,209 @@
+/** Why an AccessRequest is in its state and what it waits for, in words, from the object alone (pure, read-only). */
+import type { AccessRequest } from "../../api/access-request.ts";
+import type { Condition } from "../../api/common.ts";
+import { CONDITION_TYPES, FINALIZERS, LABELS, REASONS } from "../../api/constants.ts";
+import type { accessRequestMachine } from "./machine.ts";
+import { needsPreparation, PREPARED_CONDITION } from "./preparation.ts";
+import { accessStateOf } from "./step.ts";
+
+/** What a person on call needs to know about one AccessRequest. */
+export interface AccessRequestExplanation {
+  /** The machine state, read back from the object as the step does ({@link accessStateOf}). */
+  readonly state: string;
+  readonly phase: string | undefined;
+  /** Why it is where it is: the conditions or facts that hold it there, most telling first. */
+  readonly why: readonly string[];
+  /** What has to happen for it to move on, and who does it. */
+  readonly waitingFor: readonly string[];
+}
+
+/** Every guard of the AccessRequest machine, as a person would say it (the `explain` command lists the exits). */
+export const ACCESS_REQUEST_GUARD_PHRASES: Readonly<
+  Record<keyof typeof accessRequestMachine.implementations.guards, string>
+> = {
+  isBeingDeleted: "the AccessRequest is being deleted",
+  isDenied: "the request cannot be served as asked (a role that is not ours, no OIDC, invalid rules)",
+  isServable: "the cause of the denial is gone: the request can be served",
+  canGrant: "the Cluster is Ready, the backend gives access to it, and nothing denies the request",
+  accessComplete: "every access object is in place and the Secret holds a valid credential",
+  accessIncomplete: "the Cluster is reachable but an access object is missing or differs",
+  secretNeedsRenewal: "the credential is due for renewal, or its Secret is gone",
+  withoutOurFinalizer: "our finalizer is gone",
+  nothingLeft: "nothing made for the request is left on the target cluster, or the Cluster is unreachable",
+};
+
+/**
+ * Explains `request` from what it stores (deletion, phase, finalizers, labels, conditions), without
+ * reading the Cluster, the target cluster or the Secret: the conditions carry what the controllers saw
+ * last. Never reads or shows a credential; the Secret is named, not opened.
+ */
+export function explainAccessRequest(request: AccessRequest): AccessRequestExplanation {
+  const status = request.status;
+  const state = accessStateOf(request);
+  const conditions = status?.conditions ?? [];
+  const condition = (type: string) => conditions.find((c) => c.type === type);
+  const why: string[] = [];
+  const waitingFor: string[] = [];
+  const base = { state, phase: status?.phase };
+
+  if (state === "deleting.revoking") {
+    explainDeleting(request, condition(CONDITION_TYPES.clusterReady), why, waitingFor);
+    return { ...base, why, waitingFor };
+  }
+
+  if (needsPreparation(request)) {
+    const prepared = condition(PREPARED_CONDITION);
+    if (prepared?.status === "False") {
+      why.push(`not prepared yet: ${prepared.message}`);
+      waitingFor.push(referenceToResolve(request));
+    } else {
+      why.push(
+        "not prepared yet: it has no provider and profile labels, and no preparation has looked at it",
+      );
+      waitingFor.push(
+        "AccessRequest preparation: an engine without --no-prepare-access-requests, or the openMCP operator (is it running?)",
+      );
+    }
+    return { ...base, why, waitingFor };
+  }
+
+  const labels = request.metadata.labels ?? {};
+  const clusterReady = condition(CONDITION_TYPES.clusterReady);
+  const accessGranted = condition(CONDITION_TYPES.accessGranted);
+  if (clusterReady === undefined && accessGranted === undefined) {
+    const provider = labels[LABELS.provider];
+    why.push(
+      `prepared for provider "${provider}" (profile "${labels[LABELS.profile]}"), but no provider has acted on it yet`,
+    );
+    waitingFor.push(`the controller of provider "${provider}" (is it running?)`);
+    return { ...base, why, waitingFor };
+  }
+
+  const generation = request.metadata.generation ?? 0;
+  const lagging = status !== undefined && status.observedGeneration < generation;
+  if (lagging) {
+    why.push(
+      `the status describes generation ${status.observedGeneration}, the spec is at ${generation}: the latest change is not reconciled yet`,
+    );
+  }
+  const secret = status?.secretRef?.name;
+  const cluster = clusterNamed(request);
+
+  switch (state) {
+    case "granted":
+      why.push(
+        secret
+          ? `access granted: the kubeconfig is in Secret ${secret} in namespace ${request.metadata.namespace} (its contents are not shown)`
+          : "access granted",
+      );
+      if (clusterReady?.status === "False") {
+        why.push(
+          `the Cluster is not reachable now: ${clusterReady.message}; the access is checked again once it is`,
+        );
+      }
+      waitingFor.push(
+        lagging
+          ? "preparation to set it back to Pending, then the controller grants it anew for the changed spec"
+          : "nothing: it is Granted. The credential is renewed at 80 % of its validity; it moves when it is deleted or changed, or an access object on the target goes missing",
+      );
+      break;
+    case "denied":
+      why.push(
+        accessGranted?.reason === REASONS.Denied && accessGranted.message !== ""
+          ? `denied: ${accessGranted.message}`
+          : "denied (no reason recorded)",
+      );
+      waitingFor.push(
+        "a person: remove the cause or change the request (it is checked again on every look and goes back to Pending once it can be served), or delete it",
+      );
+      break;
+    case "provisioning":
+      if (clusterReady?.status === "False") {
+        why.push(`waiting for the Cluster: ${clusterReady.message}`);
+        waitingFor.push(...clusterWait(clusterReady, cluster));
+      } else {
+        why.push(
+          `access is being granted on the target cluster: ServiceAccount, roles and bindings, then the kubeconfig in Secret ${secret ?? `${request.metadata.name}.kubeconfig`}`,
+        );
+        waitingFor.push(
+          "the controller to find every access object in place and a valid credential in the Secret (it looks again every few seconds)",
+        );
+      }
+      break;
+    default:
+      if (clusterReady?.status === "False") {
+        why.push(`waiting for the Cluster: ${clusterReady.message}`);
+        waitingFor.push(...clusterWait(clusterReady, cluster));
+      } else {
+        why.push(accessGranted ? describe(accessGranted) : "the controller has not started granting it yet");
+        waitingFor.push(
+          lagging ? "the controller to reconcile the latest change (is it running?)" : "the next reconcile",
+        );
+      }
+  }
+  return { ...base, why, waitingFor };
+}
+
+function explainDeleting(
+  request: AccessRequest,
+  clusterReady: Condition | undefined,
+  why: string[],
+  waitingFor: string[],
+): void {
+  const finalizers = request.metadata.finalizers ?? [];
+  const others = finalizers.filter((name) => name !== FINALIZERS.accessRequest);
+  if (finalizers.includes(FINALIZERS.accessRequest)) {
+    why.push(
+      "being deleted: the ServiceAccount, roles and bindings made for it on the target cluster, and its Secret, are being removed",
+    );
+    if (clusterReady?.status === "False") {
+      why.push(`the Cluster is not reachable (${clusterReady.message}): what was made there goes with it`);
+    }
+    waitingFor.push(
+      "the controller to find nothing of it left on the target cluster (or the Cluster unreachable); then our finalizer is removed",
+    );
+    if (others.length > 0) waitingFor.push(`then the owners of ${others.join(", ")} to remove them`);
+  } else if (others.length > 0) {
+    why.push(`being deleted; nothing of ours holds it, waiting for finalizers: ${others.join(", ")}`);
+    waitingFor.push("their owners to remove them");
+  } else {
+    why.push("being deleted; no finalizer holds it");
+    waitingFor.push("the API server to delete the object");
+  }
+}
+
+/** What preparation waits for to resolve the request's reference, and what a person can do about it. */
+function referenceToResolve(request: AccessRequest): string {
+  const { clusterRef, requestRef } = request.spec;
+  if (clusterRef) {
+    return `the Cluster reference to resolve: Cluster ${clusterRef.namespace}/${clusterRef.name} (spec.clusterRef) and its ClusterProfile must exist; preparation retries. spec.clusterRef cannot change: if it is wrong, delete the request and create another`;
+  }
+  if (requestRef) {
+    return `the ClusterRequest reference to resolve: ClusterRequest ${requestRef.namespace}/${requestRef.name} (spec.requestRef) must be Granted with a Cluster that exists; preparation retries`;
+  }
+  return "a person: the request names no target (spec.clusterRef or spec.requestRef); delete it and create one that does";
+}
+
+/** The Cluster the request targets, once preparation has filled `spec.clusterRef`. */
+function clusterNamed(request: AccessRequest): string | undefined {
+  const ref = request.spec.clusterRef;
+  return ref ? `${ref.namespace}/${ref.name}` : undefined;
+}
+
+/** What a request held by its Cluster waits for (ClusterReady=False, as the controller wrote it). */
+function clusterWait(clusterReady: Condition, cluster: string | undefined): string[] {
+  if (/gives no access/.test(clusterReady.message)) {
+    return [
+      "the backend to give admin access to the Cluster (a backend without admin access, like simulated, never does: use one that has it)",
+    ];
+  }
+  const named = cluster ? `the Cluster ${cluster}` : "the target Cluster";
+  return [
+    `${named} to become Ready (the controller looks again every few seconds)`,
+    ...(cluster ? [`\`explain cluster ${cluster}\` tells why it is not`] : []),
+  ];
+}
+
+function describe(condition: Condition): string {
+  return `${condition.type}=${condition.status} (${condition.reason})${condition.message ? `: ${condition.message}` : ""}`;
+}

@@ -1,0 +1,148 @@
+/** The AccessRequest statechart: Pending → Provisioning → Granted, Denied, Deleting. Pure: no I/O, no clock. */
+import { setup } from "xstate";
+import type { EventParams } from "../cluster/machine.ts";
+import { type ObservedEvent, whenObserved } from "../shared/observed-guard.ts";
+
+/** What one reconcile knows about an AccessRequest, its Cluster and the target cluster, level-based. */
+export interface AccessFacts {
+  /** `metadata.deletionTimestamp` is set. */
+  readonly deleting: boolean;
+  /** Our finalizer is on the request (so access objects may exist on the target cluster). */
+  readonly hasFinalizer: boolean;
+  /** The target Cluster exists, is Ready, and the backend gives admin access to it. */
+  readonly clusterReachable: boolean;
+  /** Why the request cannot be served (conflicting role, no OIDC, invalid rules); undefined if it can. */
+  readonly denial: string | undefined;
+  /** Every object the request needs exists on the target cluster as desired. */
+  readonly accessInPlace: boolean;
+  /** No object of this request is left on the target cluster. */
+  readonly accessGone: boolean;
+  /** The Secret with the kubeconfig exists, is ours, and its credential is not due for renewal. */
+  readonly secretValid: boolean;
+}
+
+/** The one event: "here is what the world looks like now". */
+export type AccessEvent = ObservedEvent<AccessFacts>;
+
+const when = whenObserved<AccessFacts>;
+
+/** The AccessRequest machine: named guards and actions first, then the chart, which refers to them by name. */
+export const accessRequestMachine = setup({
+  types: {
+    context: {} as Record<string, never>,
+    events: {} as AccessEvent,
+  },
+  guards: {
+    isBeingDeleted: when((facts) => facts.deleting),
+    isDenied: when((facts) => facts.denial !== undefined),
+    isServable: when((facts) => facts.denial === undefined),
+    canGrant: when((facts) => facts.clusterReachable && facts.denial === undefined),
+    accessComplete: when((facts) => facts.accessInPlace && facts.secretValid),
+    accessIncomplete: when((facts) => facts.clusterReachable && !facts.accessInPlace),
+    /** The credential is due for renewal, or its Secret went missing: issue a new one. */
+    secretNeedsRenewal: when((facts) => facts.clusterReachable && facts.accessInPlace && !facts.secretValid),
+    withoutOurFinalizer: when((facts) => !facts.hasFinalizer),
+    /** Nothing of ours is left on the target cluster, or it is gone and took everything with it. */
+    nothingLeft: when((facts) => facts.accessGone || !facts.clusterReachable),
+  },
+  actions: {
+    // Never executed here: transition() returns them as data for the step to translate.
+    addFinalizer: () => {},
+    removeFinalizer: () => {},
+    grantAccess: () => {},
+    issueCredential: () => {},
+    revokeAccess: () => {},
+    recordEvent: (_, _params: EventParams) => {},
+  },
+}).createMachine({
+  id: "accessRequest",
+  context: {},
+  initial: "pending",
+  states: {
+    pending: {
+      description: "Waiting for the target Cluster to be Ready and reachable.",
+      always: [
+        { guard: "isBeingDeleted", target: "deleting" },
+        { guard: "isDenied", target: "denied" },
+        { guard: "canGrant", target: "provisioning" },
+      ],
+    },
+    provisioning: {
+      description:
+        "Finalizer set; ServiceAccount, roles and bindings applied on the target; credential issued.",
+      entry: [
+        "addFinalizer",
+        "grantAccess",
+        "issueCredential",
+        {
+          type: "recordEvent",
+          params: { type: "Normal", reason: "Provisioning", message: "Granting access" },
+        },
+      ],
+      on: {
+        // Still incomplete on a later look (an object was removed, a write failed): apply again.
+        observed: { guard: "accessIncomplete", target: "provisioning", reenter: true },
+      },
+      always: [
+        { guard: "isBeingDeleted", target: "deleting" },
+        { guard: "isDenied", target: "denied" },
+        { guard: "accessComplete", target: "granted" },
+      ],
+    },
+    granted: {
+      description: "Access is in place and the Secret holds a valid kubeconfig.",
+      entry: [
+        { type: "recordEvent", params: { type: "Normal", reason: "Granted", message: "Access granted" } },
+      ],
+      on: {
+        observed: {
+          guard: "secretNeedsRenewal",
+          actions: [
+            "issueCredential",
+            {
+              type: "recordEvent",
+              params: { type: "Normal", reason: "Renewed", message: "Credential renewed" },
+            },
+          ],
+        },
+      },
+      always: [
+        { guard: "isBeingDeleted", target: "deleting" },
+        { guard: "isDenied", target: "denied" },
+        { guard: "accessIncomplete", target: "provisioning" },
+      ],
+    },
+    denied: {
+      description: "The request cannot be served as asked; a person must change it.",
+      entry: [
+        { type: "recordEvent", params: { type: "Warning", reason: "Denied", message: "Access denied" } },
+      ],
+      always: [
+        { guard: "isBeingDeleted", target: "deleting" },
+        { guard: "isServable", target: "pending" },
+      ],
+    },
+    deleting: {
+      description: "Deletion requested: remove everything made for the request, then let go.",
+      initial: "revoking",
+      states: {
+        revoking: {
+          description: "Deleting the ServiceAccount, roles and bindings made for the request on the target.",
+          always: [{ guard: "withoutOurFinalizer", target: "released" }],
+          entry: ["revokeAccess"],
+          on: {
+            observed: [
+              { guard: "nothingLeft", target: "released" },
+              { target: "revoking", reenter: true },
+            ],
+          },
+        },
+        released: {
+          description: "Nothing is left on the target cluster; our finalizer goes.",
+          type: "final",
+          entry: ["removeFinalizer"],
+        },
+      },
+    },
+  },
+});

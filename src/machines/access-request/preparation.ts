@@ -1,0 +1,144 @@
+/** Preparation of AccessRequests (the openMCP operator's generic duty), as a pure function of what was resolved. */
+import { produce } from "immer";
+import type { AccessRequest } from "../../api/access-request.ts";
+import type { ObjectReference } from "../../api/common.ts";
+import { LABELS, REASONS, REQUEST_PHASES } from "../../api/constants.ts";
+import { parseDuration } from "../../api/duration.ts";
+import { mergeConditions } from "../shared/conditions.ts";
+import { diff, type Json, type PatchOperation } from "../shared/json-patch.ts";
+
+/** What following the request's references found. */
+export type Resolution =
+  | {
+      readonly kind: "resolved";
+      readonly cluster: ObjectReference;
+      readonly profile: string;
+      readonly provider: string;
+    }
+  | { readonly kind: "unresolved"; readonly message: string };
+
+/** What preparation does with one request. */
+export interface PreparationResult {
+  /** Operations on metadata and spec (labels, clusterRef); never overwriting a value already set. */
+  readonly objectPatch: readonly PatchOperation[];
+  readonly statusPatch: readonly PatchOperation[];
+  /** The request's ttl has passed: delete it. */
+  readonly expired: boolean;
+  /** Look again after this long (ttl deadline, or retry of an unresolved reference). */
+  readonly requeueAfterMs: number | undefined;
+}
+
+/** Condition type preparation writes. */
+export const PREPARED_CONDITION = "Prepared";
+
+/** Whether the request still needs its labels (and possibly its clusterRef). */
+export function needsPreparation(request: AccessRequest): boolean {
+  const labels = request.metadata.labels ?? {};
+  return !labels[LABELS.provider] || !labels[LABELS.profile];
+}
+
+/**
+ * Flow: ttl first (an expired request is deleted, whatever else); then, for an unprepared request, add
+ * the provider and profile labels and the clusterRef from the resolution and set it Pending; for a
+ * prepared one that was Granted for an older generation, set it back to Pending so it is granted anew.
+ */
+export function prepareAccessRequest(
+  request: AccessRequest,
+  resolution: Resolution | undefined,
+  nowMs: number,
+  retryMs: number,
+): PreparationResult {
+  const ttlMs = request.spec.ttl ? parseDuration(request.spec.ttl) : undefined;
+  const created = request.metadata.creationTimestamp ? Date.parse(request.metadata.creationTimestamp) : nowMs;
+  const deadline = ttlMs === undefined ? undefined : created + ttlMs;
+  if (deadline !== undefined && nowMs >= deadline) {
+    return { objectPatch: [], statusPatch: [], expired: true, requeueAfterMs: undefined };
+  }
+  const untilDeadline = deadline === undefined ? undefined : deadline - nowMs;
+  const now = new Date(nowMs).toISOString().replace(/\.\d+Z$/, "Z");
+  const generation = request.metadata.generation ?? 0;
+
+  if (!needsPreparation(request)) {
+    const stale =
+      request.status?.phase === REQUEST_PHASES.granted && request.status.observedGeneration !== generation;
+    const status = stale ? { ...request.status, phase: REQUEST_PHASES.pending } : request.status;
+    return {
+      objectPatch: [],
+      statusPatch: statusOperations(request, status),
+      expired: false,
+      requeueAfterMs: untilDeadline,
+    };
+  }
+
+  if (!resolution || resolution.kind === "unresolved") {
+    const message = resolution?.message ?? "spec.clusterRef or spec.requestRef is needed";
+    const conditions = mergeConditions(
+      request.status?.conditions,
+      [
+        {
+          type: PREPARED_CONDITION,
+          status: "False",
+          reason: REASONS.InvalidReference,
+          message: `${message} (retrying)`,
+        },
+      ],
+      generation,
+      now,
+    );
+    const status = {
+      ...request.status,
+      observedGeneration: generation,
+      phase: REQUEST_PHASES.pending,
+      conditions,
+    };
+    return {
+      objectPatch: [],
+      statusPatch: statusOperations(request, status),
+      expired: false,
+      requeueAfterMs: Math.min(retryMs, untilDeadline ?? retryMs),
+    };
+  }
+
+  const prepared = produce(request, (draft) => {
+    draft.metadata.labels ??= {};
+    const labels = draft.metadata.labels as Record<string, string>;
+    labels[LABELS.provider] ??= resolution.provider; // never overwrite a value already there
+    labels[LABELS.profile] ??= resolution.profile;
+    const spec = draft.spec as { clusterRef?: ObjectReference };
+    spec.clusterRef ??= { ...resolution.cluster };
+  });
+  const conditions = mergeConditions(
+    request.status?.conditions,
+    [
+      {
+        type: PREPARED_CONDITION,
+        status: "True",
+        reason: "Prepared",
+        message: `Cluster ${resolution.cluster.namespace}/${resolution.cluster.name}, profile ${resolution.profile}, provider ${resolution.provider}`,
+      },
+    ],
+    generation,
+    now,
+  );
+  return {
+    objectPatch: diff(
+      { metadata: request.metadata as Json, spec: request.spec as unknown as Json },
+      { metadata: prepared.metadata as Json, spec: prepared.spec as unknown as Json },
+    ),
+    statusPatch: statusOperations(request, {
+      ...request.status,
+      observedGeneration: generation,
+      phase: REQUEST_PHASES.pending,
+      conditions,
+    }),
+    expired: false,
+    requeueAfterMs: untilDeadline,
+  };
+}
+
+function statusOperations(request: AccessRequest, status: unknown): PatchOperation[] {
+  if (status === undefined) return [];
+  return diff(request.status === undefined ? {} : { status: request.status as unknown as Json }, {
+    status: status as Json,
+  });
+}

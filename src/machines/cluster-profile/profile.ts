@@ -1,0 +1,100 @@
+/** The ClusterProfile a ProviderConfig yields, and the ProviderConfig's status about it. Pure. */
+import type { ClusterProfile, SupportedVersion } from "../../api/cluster-profile.ts";
+import type { Condition } from "../../api/common.ts";
+import { CLUSTERS_API_VERSION, LABELS, REASONS } from "../../api/constants.ts";
+import type { ProviderConfig, ProviderConfigStatus } from "../../api/provider-config.ts";
+import { mergeConditions } from "../shared/conditions.ts";
+
+/** Who makes the profile. */
+export interface ProfileOwner {
+  /** `--provider-name` */
+  readonly providerName: string;
+  /** `--environment` */
+  readonly environment: string;
+  /** Name of the backend this controller runs. */
+  readonly backend: string;
+}
+
+/** `<environment>.<provider-name>.<config-name>`: unique across providers and their instances. */
+export function profileName(owner: ProfileOwner, configName: string): string {
+  return `${owner.environment}.${owner.providerName}.${configName}`;
+}
+
+/** The profile for `config`, offering `versions` (what the backend supports of what the config lists). */
+export function desiredClusterProfile(
+  config: ProviderConfig,
+  owner: ProfileOwner,
+  versions: readonly SupportedVersion[],
+): ClusterProfile {
+  const configName = config.metadata.name ?? "";
+  return {
+    apiVersion: CLUSTERS_API_VERSION,
+    kind: "ClusterProfile",
+    metadata: {
+      name: profileName(owner, configName),
+      labels: { [LABELS.provider]: owner.providerName, [LABELS.providerConfig]: configName },
+    },
+    spec: {
+      providerRef: { name: owner.providerName },
+      providerConfigRef: { name: configName },
+      supportedVersions: versions.map((v) =>
+        v.deprecated ? { version: v.version, deprecated: true } : { version: v.version },
+      ),
+    },
+  };
+}
+
+/** Whether the stored profile already says what the desired one says (labels and spec). */
+export function profileUpToDate(stored: ClusterProfile | undefined, desired: ClusterProfile): boolean {
+  if (!stored) return false;
+  const labelsMatch = Object.entries(desired.metadata.labels ?? {}).every(
+    ([key, value]) => stored.metadata.labels?.[key] === value,
+  );
+  return labelsMatch && JSON.stringify(normalise(stored)) === JSON.stringify(normalise(desired));
+}
+
+function normalise(profile: ClusterProfile) {
+  return {
+    providerRef: profile.spec.providerRef.name,
+    providerConfigRef: profile.spec.providerConfigRef.name,
+    versions: (profile.spec.supportedVersions ?? []).map((v) => [v.version, v.deprecated === true]),
+  };
+}
+
+/** The status a ProviderConfig gets: served (with its profile) or why not. */
+export function providerConfigStatus(
+  config: ProviderConfig,
+  owner: ProfileOwner,
+  versions: readonly SupportedVersion[] | undefined,
+  now: string,
+): ProviderConfigStatus {
+  const generation = config.metadata.generation ?? 0;
+  const served = config.spec.backend === owner.backend;
+  const name = profileName(owner, config.metadata.name ?? "");
+  const condition = !served
+    ? {
+        type: "Ready",
+        status: "False" as const,
+        reason: REASONS.ConfigurationProblem,
+        message: `backend "${config.spec.backend}" is not the one this controller runs ("${owner.backend}"); no ClusterProfile is made`,
+      }
+    : (versions ?? []).length === 0
+      ? {
+          type: "Ready",
+          status: "False" as const,
+          reason: REASONS.UnsupportedVersion,
+          message: `backend ${owner.backend} supports none of the listed versions; the profile offers nothing`,
+        }
+      : {
+          type: "Ready",
+          status: "True" as const,
+          reason: REASONS.Ready,
+          message: `ClusterProfile ${name} offers ${(versions ?? []).map((v) => v.version).join(", ")}`,
+        };
+  const conditions: Condition[] = mergeConditions(config.status?.conditions, [condition], generation, now);
+  return {
+    observedGeneration: generation,
+    ...(served ? { profileName: name } : {}),
+    conditions,
+  };
+}

@@ -1,0 +1,226 @@
+/** Why a Cluster is in its state and what it waits for, in words, from the object alone (pure, read-only). */
+import type { Cluster } from "../../api/cluster.ts";
+import type { ClusterProfile } from "../../api/cluster-profile.ts";
+import type { Condition } from "../../api/common.ts";
+import {
+  ANNOTATIONS,
+  CONDITION_TYPES,
+  FINALIZERS,
+  LABELS,
+  OPERATIONS,
+  REASONS,
+} from "../../api/constants.ts";
+import type { clusterMachine } from "./machine.ts";
+
+/** The Cluster's profile as far as the reader could see it. */
+export type ProfileLookup =
+  | { readonly found: true; readonly profile: ClusterProfile }
+  | { readonly found: false }
+  /** Not readable (e.g. no RBAC): nothing is said about it. */
+  | { readonly found: "unknown" };
+
+/** What a person on call needs to know about one Cluster. */
+export interface ClusterExplanation {
+  /** The machine state as stored, or `undefined` when no engine has written one. */
+  readonly state: string | undefined;
+  readonly phase: string | undefined;
+  /** Why it is where it is: the conditions or facts that hold it there, most telling first. */
+  readonly why: readonly string[];
+  /** What has to happen for it to move on, and who does it. */
+  readonly waitingFor: readonly string[];
+}
+
+/** Every guard of the Cluster machine, as a person would say it (the `explain` command lists the exits). */
+export const CLUSTER_GUARD_PHRASES: Readonly<
+  Record<keyof typeof clusterMachine.implementations.guards, string>
+> = {
+  isBeingDeleted: "the Cluster is being deleted",
+  versionRejected: "the requested version is refused (not offered, or a downgrade)",
+  specAcceptable: "the profile exists and offers the requested version",
+  backendAbsent: "the backend has no cluster for it",
+  backendReady: "the backend reports the cluster ready with an endpoint",
+  backendFailed: "the backend reports the cluster failed",
+  upgradeWanted: "the backend runs another version than the spec asks for",
+  backendReadyAsWanted: "the backend reports ready on the wanted version",
+  problemResolved: "the version is offered again and the backend no longer reports failure",
+  withoutOurFinalizer: "our finalizer is gone",
+  noForeignFinalizers: "no other finalizer remains",
+  backendNotDeleting: "the backend stopped deleting (the delete is ordered again)",
+};
+
+/**
+ * Explains `cluster` from what it stores (state, conditions, finalizers, labels, annotations) and its
+ * profile, without asking the backend: the conditions already carry what the backend reported last.
+ */
+export function explainCluster(cluster: Cluster, profile: ProfileLookup): ClusterExplanation {
+  const status = cluster.status;
+  const stored = status?.providerStatus?.state;
+  const state = typeof stored === "string" && stored !== "" ? stored : undefined;
+  const conditions = status?.conditions ?? [];
+  const condition = (type: string) => conditions.find((c) => c.type === type);
+  const why: string[] = [];
+  const waitingFor: string[] = [];
+  const base = { state, phase: status?.phase };
+
+  if (cluster.metadata.annotations?.[ANNOTATIONS.operation] === OPERATIONS.ignore) {
+    return {
+      ...base,
+      why: [`annotated ${ANNOTATIONS.operation}: ${OPERATIONS.ignore}: the engine skips it entirely`],
+      waitingFor: [`someone to remove the ${ANNOTATIONS.operation} annotation`],
+    };
+  }
+  if (profile.found === true && !cluster.metadata.finalizers?.includes(FINALIZERS.cluster)) {
+    const provider = profile.profile.spec.providerRef.name;
+    const ours = cluster.metadata.labels?.[LABELS.provider];
+    if (ours !== undefined && ours !== provider) {
+      why.push(`labelled for provider "${ours}", but its profile now names provider "${provider}"`);
+    }
+  }
+  if (state === undefined) {
+    why.push("no engine has written its status yet");
+    if (profile.found === false) {
+      why.push(`ClusterProfile "${cluster.spec.profile}" does not exist`);
+      waitingFor.push(`the ClusterProfile "${cluster.spec.profile}" (or a fixed spec.profile)`);
+    } else if (profile.found === true) {
+      const provider = profile.profile.spec.providerRef.name;
+      why.push(`its ClusterProfile "${cluster.spec.profile}" belongs to provider "${provider}"`);
+      waitingFor.push(`the controller of provider "${provider}" (is it running?)`);
+    } else {
+      waitingFor.push("the controller of the provider its profile names (is it running?)");
+    }
+    return { ...base, why, waitingFor };
+  }
+
+  const generation = cluster.metadata.generation ?? 0;
+  if (status !== undefined && status.observedGeneration < generation) {
+    why.push(
+      `the status describes generation ${status.observedGeneration}, the spec is at ${generation}: the latest change is not reconciled yet`,
+    );
+    waitingFor.push("the controller to reconcile the latest change (is it running?)");
+  }
+  const ready = condition(CONDITION_TYPES.clusterReady);
+  const backendError = ready?.reason === REASONS.BackendError && ready.status === "False";
+  const version = condition(CONDITION_TYPES.versionSupported);
+  const top = state.split(".")[0];
+
+  switch (top) {
+    case "pending": {
+      const resolved = condition(CONDITION_TYPES.profileResolved);
+      if (resolved?.status === "False") {
+        why.push(`ClusterProfile "${cluster.spec.profile}" does not exist`);
+        waitingFor.push(
+          `the ClusterProfile "${cluster.spec.profile}" to appear (retried every 30 s), or a fixed spec.profile`,
+        );
+      } else {
+        why.push(ready?.message || "nothing has been ordered at the backend yet");
+        waitingFor.push("the next reconcile, which orders the cluster");
+      }
+      break;
+    }
+    case "provisioning":
+      why.push(backendError ? `the last backend command failed: ${ready.message}` : backendSays(ready));
+      waitingFor.push("the backend to report the cluster ready with an endpoint (the controller polls it)");
+      break;
+    case "ready":
+      why.push(ready?.status === "True" ? `ClusterReady: ${ready.message}` : backendSays(ready));
+      if (version?.reason === REASONS.DeprecatedVersion) why.push(version.message);
+      waitingFor.push(
+        "nothing: it is Ready. It moves when it is deleted, its version changes, or the backend loses or fails it",
+      );
+      break;
+    case "updating": {
+      const running = cluster.metadata.labels?.[LABELS.k8sVersion];
+      const wanted = version?.status === "True" ? version.message.replace(/^Kubernetes /, "") : undefined;
+      why.push(
+        `the spec asks for Kubernetes ${wanted ?? "another version"}${running ? `; the backend runs ${running}` : ""}`,
+      );
+      if (backendError) why.push(`the last backend command failed: ${ready.message}`);
+      waitingFor.push(
+        `the backend to report ready on ${wanted ?? "the wanted version"} (the controller polls it)`,
+      );
+      break;
+    }
+    case "failed":
+      if (version?.status === "False") {
+        why.push(versionRefusal(version));
+        waitingFor.push(
+          `a person: set spec.kubernetes.version to one the profile offers${offered(profile)}, or delete the Cluster`,
+        );
+      } else {
+        why.push(backendSays(ready));
+        waitingFor.push(
+          "a person to fix the cause at the backend (it is retried once the backend no longer reports failure), or to delete the Cluster",
+        );
+      }
+      break;
+    case "deleting":
+      explainDeleting(cluster, state, condition(CONDITION_TYPES.deletionUnblocked), ready, why, waitingFor);
+      break;
+    default:
+      why.push(
+        `"${state}" is not a state of the Cluster machine (hand-edited status?); the next step restarts it`,
+      );
+      waitingFor.push("the next reconcile");
+  }
+  return { ...base, why, waitingFor };
+}
+
+function explainDeleting(
+  cluster: Cluster,
+  state: string,
+  unblocked: Condition | undefined,
+  ready: Condition | undefined,
+  why: string[],
+  waitingFor: string[],
+): void {
+  const others = (cluster.metadata.finalizers ?? []).filter((name) => name !== FINALIZERS.cluster);
+  if (state === "deleting.blocked") {
+    why.push(
+      unblocked?.status === "False" && unblocked.message !== ""
+        ? unblocked.message
+        : `waiting for finalizers: ${others.join(", ") || "(none left)"}`,
+    );
+    waitingFor.push("their owners to remove them; nothing is deleted at the backend until then");
+  } else if (state === "deleting.releasing") {
+    why.push(
+      ready?.reason === REASONS.BackendError
+        ? `the last backend command failed: ${ready.message}`
+        : `the backend is deleting the cluster${backendDetail(ready)}`,
+    );
+    waitingFor.push("the backend to report the cluster gone; then our finalizer is removed");
+  } else {
+    why.push("nothing is left at the backend; our finalizer is removed");
+    waitingFor.push(
+      others.length > 0
+        ? `the API server to delete the object once these finalizers go: ${others.join(", ")}`
+        : "the API server to delete the object",
+    );
+  }
+}
+
+/** What the last observation of the backend said, from the ClusterReady condition. */
+function backendSays(ready: Condition | undefined): string {
+  if (!ready) return "no ClusterReady condition yet";
+  const reported = /\(backend: ([a-z]+)(?:, (.*))?\)$/.exec(ready.message);
+  if (reported) return `the backend reports ${reported[1]}${reported[2] ? `: ${reported[2]}` : ""}`;
+  return `ClusterReady=${ready.status} (${ready.reason})${ready.message ? `: ${ready.message}` : ""}`;
+}
+
+function backendDetail(ready: Condition | undefined): string {
+  const reported = ready ? /\(backend: ([a-z]+)(?:, (.*))?\)$/.exec(ready.message) : null;
+  return reported ? ` (backend reports ${reported[1]}${reported[2] ? `: ${reported[2]}` : ""})` : "";
+}
+
+function versionRefusal(version: Condition): string {
+  return version.reason === REASONS.DowngradeNotAllowed
+    ? `downgrade refused: ${version.message}`
+    : `version not offered: ${version.message}`;
+}
+
+function offered(profile: ProfileLookup): string {
+  if (profile.found !== true) return "";
+  const versions = (profile.profile.spec.supportedVersions ?? [])
+    .filter((entry) => !entry.deprecated)
+    .map((entry) => entry.version);
+  return versions.length > 0 ? ` (${versions.join(", ")})` : "";
+}

@@ -1,0 +1,101 @@
+/** Preparation: labels and clusterRef added (never overwritten), unresolved references reported, ttl, re-grants. */
+import { describe, expect, it } from "vitest";
+import type { AccessRequest } from "../../../../src/api/access-request.ts";
+import { CLUSTERS_API_VERSION, LABELS } from "../../../../src/api/constants.ts";
+import { prepareAccessRequest } from "../../../../src/machines/access-request/preparation.ts";
+import { applied } from "../../../../src/machines/shared/json-patch.ts";
+
+const created = Date.parse("2026-11-21T10:00:00Z");
+const resolved = {
+  kind: "resolved",
+  cluster: { name: "c", namespace: "clusters" },
+  profile: "dev.p.small",
+  provider: "p",
+} as const;
+
+function aRequest(
+  spec: Partial<AccessRequest["spec"]> = {},
+  labels?: Record<string, string>,
+  status?: AccessRequest["status"],
+): AccessRequest {
+  return {
+    apiVersion: CLUSTERS_API_VERSION,
+    kind: "AccessRequest",
+    metadata: {
+      name: "r",
+      namespace: "team",
+      uid: "u",
+      generation: 1,
+      creationTimestamp: "2026-11-21T10:00:00Z",
+      ...(labels ? { labels } : {}),
+    },
+    spec: {
+      requestRef: { name: "req", namespace: "team" },
+      token: { permissions: [] },
+      ...spec,
+    } as AccessRequest["spec"],
+    ...(status ? { status } : {}),
+  };
+}
+
+describe("prepareAccessRequest", () => {
+  it("adds both labels and the clusterRef, and sets it Pending", () => {
+    const request = aRequest();
+    const result = prepareAccessRequest(request, resolved, created, 10_000);
+    const next = applied(applied(request, [...result.objectPatch]), [...result.statusPatch]);
+    expect(next.metadata.labels).toEqual({ [LABELS.provider]: "p", [LABELS.profile]: "dev.p.small" });
+    expect(next.spec.clusterRef).toEqual({ name: "c", namespace: "clusters" });
+    expect(next.status?.phase).toBe("Pending");
+    expect(next.status?.conditions).toContainEqual(
+      expect.objectContaining({ type: "Prepared", status: "True" }),
+    );
+  });
+
+  it("never overwrites a label that is already there", () => {
+    const request = aRequest({}, { [LABELS.provider]: "someone" });
+    const next = applied(request, [...prepareAccessRequest(request, resolved, created, 10_000).objectPatch]);
+    expect(next.metadata.labels?.[LABELS.provider]).toBe("someone");
+    expect(next.metadata.labels?.[LABELS.profile]).toBe("dev.p.small");
+  });
+
+  it("reports an unresolved reference on a condition and retries", () => {
+    const request = aRequest();
+    const result = prepareAccessRequest(
+      request,
+      { kind: "unresolved", message: "ClusterRequest team/req is not Granted yet" },
+      created,
+      10_000,
+    );
+    expect(result.objectPatch).toEqual([]);
+    expect(result.requeueAfterMs).toBe(10_000);
+    const next = applied(request, [...result.statusPatch]);
+    expect(next.status?.conditions).toContainEqual(
+      expect.objectContaining({
+        type: "Prepared",
+        status: "False",
+        reason: "InvalidReference",
+        message: "ClusterRequest team/req is not Granted yet (retrying)",
+      }),
+    );
+  });
+
+  it("deletes the request once its ttl has passed, and wakes up for that moment before", () => {
+    const request = aRequest({ ttl: "1h30m" });
+    expect(prepareAccessRequest(request, resolved, created + 60_000, 10_000).requeueAfterMs).toBe(
+      89 * 60_000,
+    );
+    expect(prepareAccessRequest(request, resolved, created + 90 * 60_000, 10_000).expired).toBe(true);
+  });
+
+  it("sets a request changed after it was granted back to Pending, so it is granted anew", () => {
+    const labels = { [LABELS.provider]: "p", [LABELS.profile]: "dev.p.small" };
+    const request = {
+      ...aRequest({}, labels, { observedGeneration: 1, phase: "Granted" }),
+      metadata: { ...aRequest({}, labels).metadata, generation: 2 },
+    };
+    const next = applied(request, [...prepareAccessRequest(request, undefined, created, 10_000).statusPatch]);
+    expect(next.status?.phase).toBe("Pending");
+    const current = aRequest({}, labels, { observedGeneration: 1, phase: "Granted" });
+    expect(prepareAccessRequest(current, undefined, created, 10_000).statusPatch).toEqual([]);
+  });
+});

@@ -1,0 +1,214 @@
+/** The AccessRequest machine and step: every state and transition reached, responsibility, status, finalizer order. */
+
+import { describe, expect, it } from "vitest";
+import { createActor } from "xstate";
+import { getShortestPaths } from "xstate/graph";
+import type { AccessRequest } from "../../../../src/api/access-request.ts";
+import { CLUSTERS_API_VERSION, FINALIZERS, LABELS } from "../../../../src/api/constants.ts";
+import {
+  type AccessEvent,
+  type AccessFacts,
+  accessRequestMachine,
+} from "../../../../src/machines/access-request/machine.ts";
+import {
+  accessResponsibility,
+  accessStateOf,
+  stepAccessRequest,
+} from "../../../../src/machines/access-request/step.ts";
+import { applied } from "../../../../src/machines/shared/json-patch.ts";
+import { stateValueToString } from "../../../../src/machines/shared/state-value.ts";
+
+const bools = [false, true];
+const events: AccessEvent[] = bools.flatMap((deleting) =>
+  bools.flatMap((hasFinalizer) =>
+    bools.flatMap((clusterReachable) =>
+      [undefined, "conflict"].flatMap((denial) =>
+        bools.flatMap((accessInPlace) =>
+          bools.flatMap((accessGone) =>
+            bools.map((secretValid) => {
+              const facts: AccessFacts = {
+                deleting,
+                hasFinalizer,
+                clusterReachable,
+                denial,
+                accessInPlace,
+                accessGone,
+                secretValid,
+              };
+              return { type: "observed" as const, facts };
+            }),
+          ),
+        ),
+      ),
+    ),
+  ),
+);
+
+const facts = (overrides: Partial<AccessFacts> = {}): AccessFacts => ({
+  deleting: false,
+  hasFinalizer: false,
+  clusterReachable: true,
+  denial: undefined,
+  accessInPlace: false,
+  accessGone: true,
+  secretValid: false,
+  ...overrides,
+});
+
+function aRequest(
+  overrides: Partial<AccessRequest["metadata"]> = {},
+  status?: AccessRequest["status"],
+): AccessRequest {
+  return {
+    apiVersion: CLUSTERS_API_VERSION,
+    kind: "AccessRequest",
+    metadata: {
+      name: "reader",
+      namespace: "team",
+      uid: "uid-1",
+      generation: 1,
+      resourceVersion: "7",
+      labels: { [LABELS.provider]: "eng", [LABELS.profile]: "p" },
+      ...overrides,
+    },
+    spec: { clusterRef: { name: "c", namespace: "team" }, token: { permissions: [] } },
+    ...(status ? { status } : {}),
+  };
+}
+
+const step = (request: AccessRequest, f: AccessFacts) =>
+  stepAccessRequest({ request, facts: f, secretName: "reader.kubeconfig", now: "2026-11-21T10:00:00Z" });
+
+describe("the AccessRequest statechart", () => {
+  it("reaches every state and takes every transition on a generated path plus one event", () => {
+    const paths = getShortestPaths(accessRequestMachine, { events });
+    expect(new Set(paths.map((p) => stateValueToString(p.state.value)))).toEqual(
+      new Set(["pending", "provisioning", "granted", "denied", "deleting.revoking", "deleting.released"]),
+    );
+    const all = new Set<string>();
+    const collect = (node: typeof accessRequestMachine.root) => {
+      for (const t of [...node.transitions.values()].flat().concat(node.always ?? []))
+        all.add(
+          `${t.source.id}:${t.eventType}:${JSON.stringify(t.guard)}:${(t.target ?? []).map((n) => n.id)}`,
+        );
+      for (const child of Object.values(node.states)) collect(child);
+    };
+    collect(accessRequestMachine.root);
+    const taken = new Set<string>();
+    for (const path of paths) {
+      for (const event of events) {
+        const actor = createActor(accessRequestMachine, {
+          snapshot: path.state,
+          inspect: (e) => {
+            if (e.type === "@xstate.microstep") {
+              for (const t of e._transitions)
+                taken.add(
+                  `${t.source.id}:${t.eventType}:${JSON.stringify(t.guard)}:${(t.target ?? []).map((n) => n.id)}`,
+                );
+            }
+          },
+        });
+        actor.start();
+        actor.send(event);
+        actor.stop();
+      }
+    }
+    expect([...all].filter((k) => !taken.has(k))).toEqual([]);
+  });
+});
+
+describe("stepAccessRequest", () => {
+  it("adds the finalizer and orders grant and credential in the same step, while Pending", () => {
+    const result = step(aRequest(), facts());
+    expect(result.state).toBe("provisioning");
+    expect(result.commands).toEqual(["grantAccess", "issueCredential"]);
+    expect(result.metadataPatch).toContainEqual({
+      op: "add",
+      path: "/metadata/finalizers",
+      value: [FINALIZERS.accessRequest],
+    });
+    const next = applied(aRequest(), [...result.statusPatch]);
+    expect(next.status).toMatchObject({
+      phase: "Pending",
+      observedGeneration: 1,
+      secretRef: { name: "reader.kubeconfig" },
+    });
+  });
+
+  it("is Granted once access is in place and the Secret is valid, and renews a stale credential", () => {
+    const provisioning = aRequest(
+      { finalizers: [FINALIZERS.accessRequest] },
+      { observedGeneration: 1, phase: "Pending" },
+    );
+    const granted = step(
+      provisioning,
+      facts({ hasFinalizer: true, accessInPlace: true, secretValid: true, accessGone: false }),
+    );
+    expect(granted.state).toBe("granted");
+    const stored = applied(provisioning, [...granted.statusPatch]);
+    expect(stored.status?.phase).toBe("Granted");
+    const renewal = step(
+      stored,
+      facts({ hasFinalizer: true, accessInPlace: true, secretValid: false, accessGone: false }),
+    );
+    expect(renewal.state).toBe("granted");
+    expect(renewal.commands).toEqual(["issueCredential"]);
+    const atRest = step(
+      stored,
+      facts({ hasFinalizer: true, accessInPlace: true, secretValid: true, accessGone: false }),
+    );
+    expect(atRest).toMatchObject({ commands: [], statusPatch: [], metadataPatch: [] });
+  });
+
+  it("waits for the Cluster without touching anything", () => {
+    const result = step(aRequest(), facts({ clusterReachable: false }));
+    expect(result).toMatchObject({ state: "pending", commands: [], metadataPatch: [] });
+  });
+
+  it("denies with the reason on a condition and a Warning Event", () => {
+    const result = step(
+      aRequest(),
+      facts({ denial: "Role a/b exists and is not managed by this AccessRequest" }),
+    );
+    expect(result.state).toBe("denied");
+    expect(result.events).toContainEqual(expect.objectContaining({ type: "Warning", reason: "Denied" }));
+    const next = applied(aRequest(), [...result.statusPatch]);
+    expect(next.status?.phase).toBe("Denied");
+    expect(next.status?.conditions).toContainEqual(
+      expect.objectContaining({ type: "AccessGranted", reason: "Denied" }),
+    );
+  });
+
+  it("revokes on deletion and lets go of the finalizer only once nothing is left", () => {
+    const deleting = aRequest(
+      { finalizers: [FINALIZERS.accessRequest], deletionTimestamp: "2026-11-21T10:00:00Z" },
+      { observedGeneration: 1, phase: "Granted" },
+    );
+    expect(accessStateOf(deleting)).toBe("deleting.revoking");
+    const first = step(deleting, facts({ deleting: true, hasFinalizer: true, accessGone: false }));
+    expect(first.commands).toEqual(["revokeAccess"]);
+    expect(first.metadataPatch).toEqual([]);
+    const done = step(deleting, facts({ deleting: true, hasFinalizer: true, accessGone: true }));
+    expect(done.state).toBe("deleting.released");
+    expect(done.metadataPatch).toContainEqual({ op: "remove", path: "/metadata/finalizers/0" });
+  });
+});
+
+describe("accessResponsibility", () => {
+  it("follows the reference's rule: both labels, our provider, Pending or Granted for this generation", () => {
+    expect(accessResponsibility(aRequest(), "eng")).toBe("ours");
+    expect(accessResponsibility(aRequest(), "other")).toBe("notOurs");
+    expect(accessResponsibility(aRequest({ labels: { [LABELS.provider]: "eng" } }), "eng")).toBe(
+      "notPrepared",
+    );
+    expect(
+      accessResponsibility(aRequest({ generation: 2 }, { observedGeneration: 1, phase: "Granted" }), "eng"),
+    ).toBe("awaitingPreparation");
+    const leaving = aRequest({
+      labels: {},
+      finalizers: [FINALIZERS.accessRequest],
+      deletionTimestamp: "2026-11-21T10:00:00Z",
+    });
+    expect(accessResponsibility(leaving, "eng")).toBe("ours");
+  });
+});

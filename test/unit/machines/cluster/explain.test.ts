@@ -1,0 +1,153 @@
+/** Explanations of Clusters as the pure step leaves them: each situation in words, kept in step with the step's conditions. */
+import { describe, expect, it } from "vitest";
+import type { ClusterObservation } from "../../../../src/api/backend.ts";
+import type { Cluster } from "../../../../src/api/cluster.ts";
+import { ANNOTATIONS, FINALIZERS } from "../../../../src/api/constants.ts";
+import { explainCluster, type ProfileLookup } from "../../../../src/machines/cluster/explain.ts";
+import { stepCluster } from "../../../../src/machines/cluster/step.ts";
+import {
+  absent,
+  aCluster,
+  aProfile,
+  applied,
+  input,
+  provisioningAt,
+  readyAt,
+} from "../../../support/cluster-fixtures.ts";
+
+const ours: ProfileLookup = { found: true, profile: aProfile() };
+
+/** The Cluster after steps against `observation` until nothing changes (as the API server would hold it). */
+function settled(cluster: Cluster, observation: ClusterObservation, extra = {}): Cluster {
+  let current = cluster;
+  for (let i = 0; i < 5; i++) {
+    const result = stepCluster(input(current, observation, extra));
+    if (result.metadataPatch.length === 0 && result.statusPatch.length === 0) break;
+    current = applied(current, result);
+  }
+  return current;
+}
+
+const deleting = (cluster: Cluster, finalizers: string[]): Cluster => ({
+  ...cluster,
+  metadata: { ...cluster.metadata, deletionTimestamp: "2026-11-21T11:00:00Z", finalizers },
+});
+
+describe("explainCluster", () => {
+  it("says a provisioning Cluster waits for the backend, with what the backend reported", () => {
+    const cluster = settled(aCluster(), provisioningAt("1.33.3"));
+    expect(explainCluster(cluster, ours)).toEqual({
+      state: "provisioning",
+      phase: "Progressing",
+      why: ["the backend reports provisioning"],
+      waitingFor: ["the backend to report the cluster ready with an endpoint (the controller polls it)"],
+    });
+  });
+
+  it("names the failed backend command while provisioning", () => {
+    const cluster = settled(aCluster(), absent, { lastError: "create failed: quota exceeded" });
+    expect(explainCluster(cluster, ours).why).toEqual([
+      "the last backend command failed: create failed: quota exceeded",
+    ]);
+  });
+
+  it("says a Ready Cluster waits for nothing, and warns of a deprecated version", () => {
+    const ready = settled(aCluster(), readyAt("1.33.3"));
+    expect(explainCluster(ready, ours)).toMatchObject({
+      state: "ready",
+      phase: "Ready",
+      why: ["ClusterReady: Kubernetes 1.33.3 at https://127.0.0.1:6443"],
+    });
+    expect(explainCluster(ready, ours).waitingFor[0]).toMatch(/^nothing: it is Ready/);
+    const deprecated = settled(aCluster({ version: "1.33.2" }), readyAt("1.33.2"));
+    expect(explainCluster(deprecated, ours).why).toContain(
+      "Kubernetes 1.33.2 is deprecated in profile test.engine-test.small; plan an upgrade",
+    );
+  });
+
+  it("says what an update waits for: the wanted version, and what runs", () => {
+    const ready = settled(aCluster({ version: "1.32" }), readyAt("1.32.7"));
+    const asked = { ...ready, spec: { ...ready.spec, kubernetes: { version: "1.33" } } };
+    const updating = settled(asked, readyAt("1.32.7"));
+    expect(explainCluster(updating, ours)).toMatchObject({
+      state: "updating",
+      why: ["the spec asks for Kubernetes 1.33.3; the backend runs 1.32.7"],
+      waitingFor: ["the backend to report ready on 1.33.3 (the controller polls it)"],
+    });
+  });
+
+  it("tells a refused version and a downgrade apart, and lists what the profile offers", () => {
+    const unsupported = explainCluster(settled(aCluster({ version: "1.20" }), absent), ours);
+    expect(unsupported.state).toBe("failed");
+    expect(unsupported.why[0]).toMatch(/^version not offered: Kubernetes 1\.20 is not offered/);
+    expect(unsupported.waitingFor).toEqual([
+      "a person: set spec.kubernetes.version to one the profile offers (1.33.3, 1.32.7), or delete the Cluster",
+    ]);
+    const downgrade = explainCluster(settled(aCluster({ version: "1.32" }), readyAt("1.33.3")), ours);
+    expect(downgrade.why[0]).toMatch(/^downgrade refused: the cluster runs Kubernetes 1\.33\.3/);
+  });
+
+  it("says a failure at the backend needs a person there", () => {
+    const failed = settled(aCluster(), {
+      exists: true,
+      phase: "failed",
+      version: "1.33.3",
+      message: "out of quota",
+    });
+    expect(explainCluster(failed, ours)).toMatchObject({
+      state: "failed",
+      why: ["the backend reports failed: out of quota"],
+    });
+    expect(explainCluster(failed, ours).waitingFor[0]).toMatch(/^a person to fix the cause at the backend/);
+  });
+
+  it("follows a deletion: blocked by others' finalizers, releasing at the backend", () => {
+    const ready = settled(aCluster(), readyAt("1.33.3"));
+    const blocked = settled(deleting(ready, [FINALIZERS.cluster, "example.com/keep"]), readyAt("1.33.3"));
+    expect(explainCluster(blocked, ours)).toMatchObject({
+      state: "deleting.blocked",
+      phase: "Terminating",
+      why: ["waiting for finalizers: example.com/keep"],
+    });
+    const releasing = settled(deleting(ready, [FINALIZERS.cluster]), {
+      exists: true,
+      phase: "deleting",
+      version: "1.33.3",
+    });
+    expect(explainCluster(releasing, ours)).toMatchObject({
+      state: "deleting.releasing",
+      why: ["the backend is deleting the cluster (backend reports deleting)"],
+      waitingFor: ["the backend to report the cluster gone; then our finalizer is removed"],
+    });
+  });
+
+  it("explains Clusters no engine has interpreted: ignored, foreign, or without a profile", () => {
+    const ignored: Cluster = {
+      ...aCluster(),
+      metadata: { ...aCluster().metadata, annotations: { [ANNOTATIONS.operation]: "ignore" } },
+    };
+    expect(explainCluster(ignored, ours).why[0]).toMatch(/^annotated openmcp\.cloud\/operation: ignore/);
+    expect(explainCluster(aCluster(), { found: true, profile: aProfile("someone-else") })).toEqual({
+      state: undefined,
+      phase: undefined,
+      why: [
+        "no engine has written its status yet",
+        'its ClusterProfile "test.engine-test.small" belongs to provider "someone-else"',
+      ],
+      waitingFor: ['the controller of provider "someone-else" (is it running?)'],
+    });
+    expect(explainCluster(aCluster(), { found: false }).why).toContain(
+      'ClusterProfile "test.engine-test.small" does not exist',
+    );
+  });
+
+  it("says when the status lags behind the spec", () => {
+    const ready = settled(aCluster(), readyAt("1.33.3"));
+    const edited = { ...ready, metadata: { ...ready.metadata, generation: 2 } };
+    const explanation = explainCluster(edited, ours);
+    expect(explanation.why[0]).toBe(
+      "the status describes generation 1, the spec is at 2: the latest change is not reconciled yet",
+    );
+    expect(explanation.waitingFor[0]).toBe("the controller to reconcile the latest change (is it running?)");
+  });
+});

@@ -1,0 +1,315 @@
+/** The Cluster step, transition by transition: next state, patches, commands and Events, all pure. */
+import { describe, expect, it } from "vitest";
+import type { Cluster } from "../../../../src/api/cluster.ts";
+import { ANNOTATIONS, FINALIZERS, LABELS } from "../../../../src/api/constants.ts";
+import { stepCluster } from "../../../../src/machines/cluster/step.ts";
+import {
+  absent,
+  aCluster,
+  aProfile,
+  applied,
+  input,
+  NOW,
+  PROVIDER,
+  provisioningAt,
+  readyAt,
+  TIMING,
+} from "../../../support/cluster-fixtures.ts";
+
+/** Runs steps against a fixed observation until nothing changes; returns the final object and the last result. */
+function settle(cluster: Cluster, observation = absent) {
+  let current = cluster;
+  let result = stepCluster(input(current, observation));
+  for (let i = 0; i < 5 && (result.metadataPatch.length > 0 || result.statusPatch.length > 0); i++) {
+    current = applied(current, result);
+    result = stepCluster(input(current, observation));
+  }
+  return { cluster: current, result };
+}
+
+const deleted = (cluster: Cluster, finalizers = cluster.metadata.finalizers): Cluster => ({
+  ...cluster,
+  metadata: { ...cluster.metadata, deletionTimestamp: NOW, ...(finalizers ? { finalizers } : {}) },
+});
+
+describe("a new Cluster of ours", () => {
+  const result = stepCluster(input(aCluster(), absent));
+
+  it("goes to provisioning, adding the finalizer and ordering the newest non-deprecated version", () => {
+    expect(result.state).toBe("provisioning");
+    expect(result.metadataPatch).toContainEqual({
+      op: "add",
+      path: "/metadata/finalizers",
+      value: [FINALIZERS.cluster],
+    });
+    expect(result.commands).toEqual([
+      {
+        kind: "create",
+        target: {
+          uid: "4a1e6f0e-0000-4000-8000-000000000001",
+          namespace: "my-namespace",
+          name: "my-cluster",
+          tenancy: "Shared",
+          profile: "test.engine-test.small",
+          providerConfig: "small",
+        },
+        version: "1.33.3",
+      },
+    ]);
+    expect(result.requeueAfterMs).toBe(TIMING.pollMs);
+  });
+
+  it("labels it with the provider and the version being built, in the same write as the finalizer", () => {
+    expect(result.metadataPatch).toContainEqual({
+      op: "add",
+      path: "/metadata/labels",
+      value: { [LABELS.provider]: PROVIDER, [LABELS.k8sVersion]: "1.33.3" },
+    });
+  });
+
+  it("writes a Progressing status with the machine state, observedGeneration and reasons", () => {
+    const cluster = applied(aCluster(), result);
+    expect(cluster.status).toMatchObject({
+      observedGeneration: 1,
+      phase: "Progressing",
+      providerStatus: { state: "provisioning" },
+    });
+    expect(cluster.status?.conditions).toContainEqual({
+      type: "ClusterReady",
+      status: "False",
+      observedGeneration: 1,
+      lastTransitionTime: NOW,
+      reason: "Provisioning",
+      message: "creating the cluster",
+    });
+    expect(JSON.stringify(cluster.status)).not.toMatch(/kubeconfig/i);
+  });
+
+  it("records a Normal Event for the transition", () => {
+    expect(result.events).toEqual([
+      { type: "Normal", reason: "Provisioning", message: "Creating the cluster with Kubernetes 1.33.3" },
+    ]);
+  });
+});
+
+describe("provisioning", () => {
+  const provisioning = applied(aCluster(), stepCluster(input(aCluster(), absent)));
+
+  it("waits while the backend works, writing nothing new", () => {
+    const result = stepCluster(input(provisioning, provisioningAt("1.33.3")));
+    expect(result.state).toBe("provisioning");
+    expect(result.commands).toEqual([]);
+    const next = applied(provisioning, result);
+    expect(stepCluster(input(next, provisioningAt("1.33.3"))).statusPatch).toEqual([]);
+  });
+
+  it("orders the cluster again when the backend has none (a create that did not take)", () => {
+    const result = stepCluster(input(provisioning, absent));
+    expect(result.commands.map((c) => c.kind)).toEqual(["create"]);
+    expect(result.metadataPatch).toEqual([]);
+  });
+
+  it("becomes Ready with endpoint, version label and provider info once the backend is ready", () => {
+    const result = stepCluster(input(provisioning, readyAt("1.33.3")));
+    expect(result.state).toBe("ready");
+    const ready = applied(provisioning, result);
+    expect(ready.status?.phase).toBe("Ready");
+    expect(ready.status?.endpoints).toEqual([{ name: "apiserver-external", url: "https://127.0.0.1:6443" }]);
+    expect(ready.status?.apiServer).toBe("https://127.0.0.1:6443");
+    expect(ready.metadata.labels?.[LABELS.k8sVersion]).toBe("1.33.3");
+    expect(ready.metadata.annotations?.[ANNOTATIONS.providerInfo]).toBe("simulated 1.33.3");
+    expect(result.requeueAfterMs).toBe(TIMING.resyncMs);
+  });
+
+  it("does not call a backend that says ready without an endpoint ready", () => {
+    const result = stepCluster(input(provisioning, { exists: true, phase: "ready", version: "1.33.3" }));
+    expect(result.state).toBe("provisioning");
+  });
+
+  it("reports a failed backend command as a BackendError condition", () => {
+    const result = stepCluster(input(provisioning, absent, { lastError: "quota exceeded in region x" }));
+    const next = applied(provisioning, result);
+    expect(next.status?.conditions).toContainEqual(
+      expect.objectContaining({
+        type: "ClusterReady",
+        reason: "BackendError",
+        message: "quota exceeded in region x",
+      }),
+    );
+  });
+});
+
+describe("a Ready Cluster", () => {
+  const ready = settle(aCluster(), readyAt("1.33.3")).cluster;
+
+  it("is at rest: another step changes nothing", () => {
+    const result = stepCluster(input(ready, readyAt("1.33.3")));
+    expect(result).toMatchObject({
+      state: "ready",
+      metadataPatch: [],
+      statusPatch: [],
+      commands: [],
+      events: [],
+    });
+  });
+
+  it("goes through updating when the spec asks for a newer version, and back to Ready", () => {
+    const older = settle(aCluster({ version: "1.32" }), readyAt("1.32.7")).cluster;
+    const upgraded: Cluster = {
+      ...older,
+      metadata: { ...older.metadata, generation: 2 },
+      spec: { ...older.spec, kubernetes: { version: "1.33" } },
+    };
+    const result = stepCluster(input(upgraded, readyAt("1.32.7")));
+    expect(result.state).toBe("updating");
+    expect(result.commands.map((c) => [c.kind, "version" in c ? c.version : ""])).toEqual([
+      ["update", "1.33.3"],
+    ]);
+    const updating = applied(upgraded, result);
+    expect(updating.status?.observedGeneration).toBe(2);
+    const done = stepCluster(input(updating, readyAt("1.33.3")));
+    expect(done.state).toBe("ready");
+  });
+
+  it("refuses a downgrade with a condition and no backend call", () => {
+    const downgraded: Cluster = { ...ready, spec: { ...ready.spec, kubernetes: { version: "1.32" } } };
+    const result = stepCluster(input(downgraded, readyAt("1.33.3")));
+    expect(result.state).toBe("failed");
+    expect(result.commands).toEqual([]);
+    const failed = applied(downgraded, result);
+    expect(failed.status?.phase).toBe("Progressing");
+    expect(failed.status?.conditions).toContainEqual(
+      expect.objectContaining({ type: "VersionSupported", status: "False", reason: "DowngradeNotAllowed" }),
+    );
+  });
+
+  it("re-creates a cluster that vanished at the backend", () => {
+    const result = stepCluster(input(ready, absent));
+    expect(result.state).toBe("provisioning");
+    expect(result.commands.map((c) => c.kind)).toEqual(["create"]);
+  });
+});
+
+describe("versions", () => {
+  it("rejects an unsupported version with a clear condition and no backend call or finalizer", () => {
+    const result = stepCluster(input(aCluster({ version: "1.20" }), absent));
+    expect(result.state).toBe("failed");
+    expect(result.commands).toEqual([]);
+    const failed = applied(aCluster({ version: "1.20" }), result);
+    expect(failed.metadata.finalizers).toBeUndefined();
+    expect(failed.status?.conditions).toContainEqual(
+      expect.objectContaining({
+        type: "VersionSupported",
+        status: "False",
+        reason: "UnsupportedVersion",
+        message: "Kubernetes 1.20 is not offered by this profile; supported: 1.33.3, 1.33.2, 1.32.7",
+      }),
+    );
+  });
+
+  it("recovers once the spec asks for a supported version", () => {
+    const failed = settle(aCluster({ version: "1.20" })).cluster;
+    const fixed: Cluster = { ...failed, spec: { ...failed.spec, kubernetes: { version: "1.32" } } };
+    const result = stepCluster(input(fixed, absent));
+    expect(result.state).toBe("provisioning");
+    expect(result.commands).toMatchObject([{ kind: "create", version: "1.32.7" }]);
+  });
+
+  it("accepts a deprecated version with a warning on a True condition, so the Cluster can still be Ready", () => {
+    const ready = settle(aCluster({ version: "1.33.2" }), readyAt("1.33.2")).cluster;
+    expect(ready.status?.phase).toBe("Ready");
+    expect(ready.status?.conditions).toContainEqual(
+      expect.objectContaining({ type: "VersionSupported", status: "True", reason: "DeprecatedVersion" }),
+    );
+  });
+});
+
+describe("responsibility", () => {
+  it("never touches a Cluster whose profile belongs to another provider", () => {
+    const result = stepCluster(input(aCluster(), absent, { profile: aProfile("someone-else") }));
+    expect(result).toMatchObject({
+      responsibility: "foreign",
+      metadataPatch: [],
+      statusPatch: [],
+      commands: [],
+    });
+  });
+
+  it("skips a Cluster annotated openmcp.cloud/operation=ignore", () => {
+    const ignored = aCluster();
+    const cluster = {
+      ...ignored,
+      metadata: { ...ignored.metadata, annotations: { [ANNOTATIONS.operation]: "ignore" } },
+    };
+    expect(stepCluster(input(cluster, absent))).toMatchObject({ responsibility: "ignored", statusPatch: [] });
+  });
+
+  it("reports a missing profile on a condition, retries, and neither labels nor orders anything", () => {
+    const result = stepCluster(input(aCluster(), absent, { profile: undefined }));
+    expect(result.responsibility).toBe("profileMissing");
+    expect(result.commands).toEqual([]);
+    expect(result.metadataPatch).toEqual([]);
+    expect(result.requeueAfterMs).toBe(TIMING.retryMs);
+    const waiting = applied(aCluster(), result);
+    expect(waiting.status?.conditions).toContainEqual(
+      expect.objectContaining({ type: "ProfileResolved", status: "False", reason: "ProfileNotFound" }),
+    );
+  });
+
+  it("removes the reconcile annotation after the reconcile it asked for", () => {
+    const base = settle(aCluster(), readyAt("1.33.3")).cluster;
+    const asked = {
+      ...base,
+      metadata: { ...base.metadata, annotations: { [ANNOTATIONS.operation]: "reconcile" } },
+    };
+    const result = stepCluster(input(asked, readyAt("1.33.3")));
+    expect(result.metadataPatch).toContainEqual({
+      op: "remove",
+      path: "/metadata/annotations/openmcp.cloud~1operation",
+    });
+  });
+});
+
+describe("deletion", () => {
+  const ready = settle(aCluster(), readyAt("1.33.3")).cluster;
+
+  it("waits for foreign finalizers, naming them, before touching the backend", () => {
+    const blocked = deleted(ready, [
+      ...(ready.metadata.finalizers ?? []),
+      "request.clusters.openmcp.cloud/abc",
+    ]);
+    const result = stepCluster(input(blocked, readyAt("1.33.3")));
+    expect(result.state).toBe("deleting.blocked");
+    expect(result.commands).toEqual([]);
+    const next = applied(blocked, result);
+    expect(next.status?.phase).toBe("Terminating");
+    expect(next.status?.conditions).toContainEqual(
+      expect.objectContaining({
+        type: "DeletionUnblocked",
+        status: "False",
+        reason: "WaitingForForeignFinalizers",
+        message: "waiting for finalizers: request.clusters.openmcp.cloud/abc",
+      }),
+    );
+  });
+
+  it("deletes at the backend and keeps the finalizer until the backend reports the cluster gone", () => {
+    const deleting = deleted(ready);
+    const first = stepCluster(input(deleting, readyAt("1.33.3")));
+    expect(first.state).toBe("deleting.releasing");
+    expect(first.commands.map((c) => c.kind)).toEqual(["delete"]);
+    expect(first.metadataPatch).toEqual([]);
+    const releasing = applied(deleting, first);
+    const waiting = stepCluster(input(releasing, { exists: true, phase: "deleting", version: "1.33.3" }));
+    expect(waiting.commands).toEqual([]);
+    const gone = stepCluster(input(releasing, absent));
+    expect(gone.state).toBe("deleting.released");
+    expect(gone.metadataPatch).toContainEqual({ op: "remove", path: "/metadata/finalizers/0" });
+  });
+
+  it("lets go at once of a Cluster that never got our finalizer", () => {
+    const result = stepCluster(input(deleted(aCluster(), ["someone/else"]), absent));
+    expect(result.commands).toEqual([]);
+    expect(result.metadataPatch).toEqual([]);
+  });
+});
