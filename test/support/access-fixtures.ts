@@ -10,28 +10,22 @@ import type {
   Subject,
   TokenAccess,
 } from "../../src/api/access-request.ts";
-import { CLUSTERS_API_VERSION } from "../../src/api/constants.ts";
+import { anAccessRequest, stored } from "./builders.ts";
 
 export const UID = "7d3c1a52-0000-4000-8000-000000000001";
+const clusterRef = { name: "my-cluster", namespace: "foo" };
 
 /** An AccessRequest `my-namespace/my-access` for `token`, as preparation leaves it (clusterRef set). */
 export function aTokenRequest(token: TokenAccess, uid = UID): AccessRequest {
-  return {
-    apiVersion: CLUSTERS_API_VERSION,
-    kind: "AccessRequest",
-    metadata: { name: "my-access", namespace: "my-namespace", uid, generation: 1 },
-    spec: { clusterRef: { name: "my-cluster", namespace: "foo" }, token },
-  };
+  return stored(anAccessRequest({ clusterRef, token }), { uid, resourceVersion: undefined });
 }
 
 /** An AccessRequest `my-namespace/my-oidc-access` for `oidc`. */
 export function anOidcRequest(oidc: OidcAccess, uid = UID): AccessRequest {
-  return {
-    apiVersion: CLUSTERS_API_VERSION,
-    kind: "AccessRequest",
-    metadata: { name: "my-oidc-access", namespace: "my-namespace", uid, generation: 1 },
-    spec: { clusterRef: { name: "my-cluster", namespace: "foo" }, oidc },
-  };
+  return stored(anAccessRequest({ name: "my-oidc-access", clusterRef, oidc }), {
+    uid,
+    resourceVersion: undefined,
+  });
 }
 
 /** The OIDC example of the openMCP contract, without its prefixes (so the defaults apply). */

@@ -1,9 +1,10 @@
 /** A real API server with the CRDs, a namespace and a ClusterProfile of ours: for tests that watch Clusters live. */
-import { setTimeout as sleep } from "node:timers/promises";
 import { CoreV1Api, CustomObjectsApi } from "@kubernetes/client-node";
 import type { Cluster } from "../../src/api/cluster.ts";
-import { CLUSTERS_API_VERSION, RESOURCES } from "../../src/api/constants.ts";
+import { RESOURCES } from "../../src/api/constants.ts";
 import { type ControlPlane, startControlPlane } from "../../src/controlplane/control-plane.ts";
+import { aCluster, aClusterProfile } from "./builders.ts";
+import { eventually, satisfying } from "./eventually.ts";
 
 /** What a test gets: the control plane and helpers around its Clusters. */
 export interface ClusterHarness {
@@ -19,7 +20,7 @@ export interface ClusterHarness {
     metadata?: Partial<Cluster["metadata"]>,
   ): Promise<Cluster>;
   readCluster(name: string): Promise<Cluster | undefined>;
-  /** Polls until `predicate` holds; fails with the last object seen. */
+  /** Waits until `predicate` holds for the Cluster (or its absence); fails with the last object seen. */
   waitFor(
     name: string,
     predicate: (cluster: Cluster | undefined) => boolean,
@@ -28,28 +29,29 @@ export interface ClusterHarness {
   stop(): Promise<void>;
 }
 
+/** How to start the harness. */
+export interface ClusterHarnessOptions {
+  /** More kube-apiserver flags, e.g. `--min-request-timeout=1` to end watches early. */
+  readonly extraApiServerArgs?: readonly string[];
+}
+
 /** Starts the control plane and creates namespace `clusters` and profile `test.<provider>.small`. */
-export async function startClusterHarness(provider = "engine-test"): Promise<ClusterHarness> {
+export async function startClusterHarness(
+  provider = "engine-test",
+  options: ClusterHarnessOptions = {},
+): Promise<ClusterHarness> {
   const namespace = "clusters";
-  const profile = `test.${provider}.small`;
-  const controlPlane = await startControlPlane({ crdDirectory: "crds" });
+  const controlPlane = await startControlPlane({
+    crdDirectory: "crds",
+    ...(options.extraApiServerArgs ? { extraApiServerArgs: [...options.extraApiServerArgs] } : {}),
+  });
   const custom = controlPlane.kubeConfig.makeApiClient(CustomObjectsApi);
   await controlPlane.kubeConfig
     .makeApiClient(CoreV1Api)
     .createNamespace({ body: { metadata: { name: namespace } } });
-  await custom.createClusterCustomObject({
-    ...RESOURCES.ClusterProfile,
-    body: {
-      apiVersion: CLUSTERS_API_VERSION,
-      kind: "ClusterProfile",
-      metadata: { name: profile },
-      spec: {
-        providerRef: { name: provider },
-        providerConfigRef: { name: "small" },
-        supportedVersions: [{ version: "1.33.3" }, { version: "1.32.7" }],
-      },
-    },
-  });
+  const ours = aClusterProfile({ provider, versions: [{ version: "1.33.3" }, { version: "1.32.7" }] });
+  const profile = ours.metadata.name ?? "";
+  await custom.createClusterCustomObject({ ...RESOURCES.ClusterProfile, body: ours });
   const readCluster = async (name: string) => {
     try {
       return (await custom.getNamespacedCustomObject({ ...RESOURCES.Cluster, namespace, name })) as Cluster;
@@ -64,28 +66,25 @@ export async function startClusterHarness(provider = "engine-test"): Promise<Clu
     provider,
     namespace,
     profile,
-    createCluster: async (name, spec = {}, metadata = {}) =>
-      (await custom.createNamespacedCustomObject({
+    createCluster: async (name, spec = {}, metadata = {}) => {
+      const cluster = aCluster({ name, namespace, profile, tenancy: "Exclusive" });
+      const body = {
+        ...cluster,
+        metadata: { ...metadata, ...cluster.metadata },
+        spec: { ...cluster.spec, ...spec },
+      };
+      return (await custom.createNamespacedCustomObject({
         ...RESOURCES.Cluster,
         namespace,
-        body: {
-          apiVersion: CLUSTERS_API_VERSION,
-          kind: "Cluster",
-          metadata: { ...metadata, name },
-          spec: { profile, tenancy: "Exclusive", ...spec },
-        },
-      })) as Cluster,
-    readCluster,
-    waitFor: async (name, predicate, timeoutMs = 20_000) => {
-      const deadline = Date.now() + timeoutMs;
-      for (;;) {
-        const last = await readCluster(name);
-        if (predicate(last)) return last;
-        if (Date.now() > deadline)
-          throw new Error(`condition not met for ${name}; last seen:\n${JSON.stringify(last, null, 2)}`);
-        await sleep(50);
-      }
+        body,
+      })) as Cluster;
     },
+    readCluster,
+    waitFor: (name, predicate, timeoutMs) =>
+      eventually(async () => satisfying(await readCluster(name), predicate), {
+        what: `Cluster ${namespace}/${name}: ${predicate.name || String(predicate)}`,
+        ...(timeoutMs ? { timeoutMs } : {}),
+      }),
     stop: () => controlPlane.stop(),
   };
 }

@@ -1,0 +1,157 @@
+/** Builders for the objects tests make: plain objects as a user applies them, with sensible defaults; `stored` adds what the API server fills in. */
+import type { AccessRequest, AccessRequestSpec } from "../../src/api/access-request.ts";
+import type { Cluster, ClusterStatus, Tenancy } from "../../src/api/cluster.ts";
+import type { ClusterProfile, SupportedVersion } from "../../src/api/cluster-profile.ts";
+import type { ObjectMeta } from "../../src/api/common.ts";
+import { CLUSTERS_API_VERSION, ENGINE_API_VERSION } from "../../src/api/constants.ts";
+import type { ProviderConfig, ProviderConfigSpec } from "../../src/api/provider-config.ts";
+
+/** Metadata any builder accepts besides the name. */
+interface MetadataProps {
+  readonly labels?: Readonly<Record<string, string>>;
+  readonly annotations?: Readonly<Record<string, string>>;
+  readonly finalizers?: readonly string[];
+}
+
+const metadataOf = (props: MetadataProps): Partial<ObjectMeta> => ({
+  ...(props.labels ? { labels: props.labels } : {}),
+  ...(props.annotations ? { annotations: props.annotations } : {}),
+  ...(props.finalizers ? { finalizers: props.finalizers } : {}),
+});
+
+/** What {@link aCluster} makes. */
+export interface ClusterProps extends MetadataProps {
+  /** Default `my-cluster`. */
+  readonly name?: string;
+  /** Default `my-namespace`. */
+  readonly namespace?: string;
+  /** Default `test.engine-test.small`, the name {@link aClusterProfile} gives by default. */
+  readonly profile?: string;
+  /** Default `Shared`. */
+  readonly tenancy?: Tenancy;
+  /** `spec.kubernetes.version`; absent by default (the provider chooses). */
+  readonly version?: string;
+  readonly status?: ClusterStatus;
+}
+
+/** A Cluster as a user applies it. */
+export function aCluster(props: ClusterProps = {}): Cluster {
+  return {
+    apiVersion: CLUSTERS_API_VERSION,
+    kind: "Cluster",
+    metadata: {
+      name: props.name ?? "my-cluster",
+      namespace: props.namespace ?? "my-namespace",
+      ...metadataOf(props),
+    },
+    spec: {
+      profile: props.profile ?? "test.engine-test.small",
+      tenancy: props.tenancy ?? "Shared",
+      ...(props.version ? { kubernetes: { version: props.version } } : {}),
+    },
+    ...(props.status ? { status: props.status } : {}),
+  };
+}
+
+/** What {@link aClusterProfile} makes. */
+export interface ClusterProfileProps {
+  /** The `--provider-name` serving it. Default `engine-test`. */
+  readonly provider?: string;
+  /** The ProviderConfig it came from. Default `small`. */
+  readonly config?: string;
+  /** Default `test`. */
+  readonly environment?: string;
+  /** Default `<environment>.<provider>.<config>`, as the engine names profiles. */
+  readonly name?: string;
+  /** Default 1.33.3, 1.33.2 (deprecated) and 1.32.7. */
+  readonly versions?: readonly SupportedVersion[];
+}
+
+/** A ClusterProfile as the engine makes it from a ProviderConfig (or a test applies it instead). */
+export function aClusterProfile(props: ClusterProfileProps = {}): ClusterProfile {
+  const provider = props.provider ?? "engine-test";
+  const config = props.config ?? "small";
+  return {
+    apiVersion: CLUSTERS_API_VERSION,
+    kind: "ClusterProfile",
+    metadata: { name: props.name ?? `${props.environment ?? "test"}.${provider}.${config}` },
+    spec: {
+      providerRef: { name: provider },
+      providerConfigRef: { name: config },
+      supportedVersions: props.versions ?? [
+        { version: "1.33.3" },
+        { version: "1.33.2", deprecated: true },
+        { version: "1.32.7" },
+      ],
+    },
+  };
+}
+
+/** What {@link aProviderConfig} makes: the name, and any spec field. */
+export interface ProviderConfigProps extends Partial<ProviderConfigSpec>, MetadataProps {
+  /** Default `small`. */
+  readonly name?: string;
+}
+
+/** A ProviderConfig as an operator applies it; the backend defaults to `simulated`. */
+export function aProviderConfig(props: ProviderConfigProps = {}): ProviderConfig {
+  const { name, labels, annotations, finalizers, backend, ...spec } = props;
+  return {
+    apiVersion: ENGINE_API_VERSION,
+    kind: "ProviderConfig",
+    metadata: { name: name ?? "small", ...metadataOf({ labels, annotations, finalizers }) },
+    spec: { backend: backend ?? "simulated", ...spec },
+  };
+}
+
+/** What {@link anAccessRequest} makes: metadata, and a spec of which only the kind of access is required. */
+export type AccessRequestProps = MetadataProps & {
+  /** Default `my-access`. */
+  readonly name?: string;
+  /** Default `my-namespace`. */
+  readonly namespace?: string;
+  readonly status?: AccessRequest["status"];
+} & AccessRequestSpec;
+
+/**
+ * An AccessRequest as a user applies it, for `token` or `oidc` access. Without `clusterRef` and
+ * `requestRef` it refers to the Cluster {@link aCluster} makes by default.
+ */
+export function anAccessRequest(props: AccessRequestProps): AccessRequest {
+  const { name, namespace, labels, annotations, finalizers, status, ...spec } = props;
+  const target =
+    spec.clusterRef || spec.requestRef
+      ? {}
+      : { clusterRef: { name: "my-cluster", namespace: namespace ?? "my-namespace" } };
+  return {
+    apiVersion: CLUSTERS_API_VERSION,
+    kind: "AccessRequest",
+    metadata: {
+      name: name ?? "my-access",
+      namespace: namespace ?? "my-namespace",
+      ...metadataOf({ labels, annotations, finalizers }),
+    },
+    spec: { ...target, ...spec } as AccessRequestSpec,
+    ...(status ? { status } : {}),
+  };
+}
+
+/** What the API server fills in on create; {@link stored} uses these unless told otherwise. */
+export const STORED = {
+  uid: "4a1e6f0e-0000-4000-8000-000000000001",
+  generation: 1,
+  resourceVersion: "100",
+} as const;
+
+/**
+ * `object` as the API server holds it after the create: with a uid, generation and resourceVersion
+ * (defaults {@link STORED}; pass a field as `undefined` to leave it out), for tests that skip the server.
+ */
+export function stored<T extends { readonly metadata: ObjectMeta }>(
+  object: T,
+  fields: Partial<Pick<ObjectMeta, "uid" | "generation" | "resourceVersion" | "creationTimestamp">> = {},
+): T {
+  const metadata: Record<string, unknown> = { ...object.metadata, ...STORED, ...fields };
+  for (const key of Object.keys(metadata)) if (metadata[key] === undefined) delete metadata[key];
+  return { ...object, metadata: metadata as ObjectMeta };
+}
