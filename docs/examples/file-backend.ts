@@ -2,8 +2,8 @@
 import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { ClusterObservation, ClusterTarget } from "../../src/api/backend.ts";
+import type { BackendContext, BackendFactory, ClusterBackend } from "../../src/api/backend-contract.ts";
 import type { ProviderConfig } from "../../src/api/provider-config.ts";
-import type { BackendContext, BackendFactory, ClusterBackend } from "../../src/providers/backend.ts";
 
 /** What the backend stores per cluster. A real backend would store its cloud's cluster id here. */
 interface StoredCluster {

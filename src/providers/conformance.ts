@@ -9,13 +9,13 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import fc from "fast-check";
 import type { ClusterObservation, ClusterTarget } from "../api/backend.ts";
+import type { BackendContext, BackendFactory, ClusterBackend } from "../api/backend-contract.ts";
+import { systemClock } from "../api/clock.ts";
 import type { SupportedVersion } from "../api/cluster-profile.ts";
 import type { JsonObject } from "../api/common.ts";
 import { ENGINE_API_VERSION } from "../api/constants.ts";
+import { silentLogger } from "../api/logger.ts";
 import type { ProviderConfig } from "../api/provider-config.ts";
-import { systemClock } from "../runtime/clock.ts";
-import { silentLogger } from "../runtime/logger.ts";
-import type { BackendContext, BackendFactory, ClusterBackend } from "./backend.ts";
 
 /** How hard to test. Defaults suit a fast backend; slow ones lower `numRuns`/`maxCommands` and raise `readyTimeoutMs`. */
 export interface ConformanceOptions {

@@ -10,13 +10,19 @@ import {
   VersionApi,
 } from "@kubernetes/client-node";
 import type { ClusterObservation, ClusterTarget } from "../api/backend.ts";
+import type {
+  AdminAccess,
+  BackendContext,
+  BackendFactory,
+  ClusterBackend,
+  SecretReader,
+} from "../api/backend-contract.ts";
+import { type Clock, systemClock } from "../api/clock.ts";
 import type { SupportedVersion } from "../api/cluster-profile.ts";
 import type { JsonObject } from "../api/common.ts";
 import { parseDuration } from "../api/duration.ts";
+import { type Logger, silentLogger } from "../api/logger.ts";
 import type { ProviderConfig } from "../api/provider-config.ts";
-import { type Clock, systemClock } from "../runtime/clock.ts";
-import { type Logger, silentLogger } from "../runtime/logger.ts";
-import type { AdminAccess, BackendContext, BackendFactory, ClusterBackend, SecretReader } from "./backend.ts";
 
 /** Where the kubeconfig of the existing cluster is: `settings.kubeconfigSecretRef` of the ProviderConfig. */
 export interface KubeconfigSecretRef {

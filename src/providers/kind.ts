@@ -17,13 +17,13 @@ import { delimiter, isAbsolute, join, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { parse } from "yaml";
 import type { ClusterObservation, ClusterTarget } from "../api/backend.ts";
+import type { AdminAccess, BackendContext, BackendFactory, ClusterBackend } from "../api/backend-contract.ts";
+import { type Clock, systemClock } from "../api/clock.ts";
 import type { SupportedVersion } from "../api/cluster-profile.ts";
 import type { JsonObject } from "../api/common.ts";
 import { parseDuration } from "../api/duration.ts";
+import { type Logger, silentLogger } from "../api/logger.ts";
 import type { ProviderConfig } from "../api/provider-config.ts";
-import { type Clock, systemClock } from "../runtime/clock.ts";
-import { type Logger, silentLogger } from "../runtime/logger.ts";
-import type { AdminAccess, BackendContext, BackendFactory, ClusterBackend } from "./backend.ts";
 
 /**
  * Versions offered when a ProviderConfig lists none: the node images published with kind v0.30.0

@@ -2,8 +2,11 @@
 import { mkdir, readdir } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import type { ClusterObservation, ClusterTarget } from "../api/backend.ts";
+import type { AdminAccess, BackendContext, BackendFactory, ClusterBackend } from "../api/backend-contract.ts";
+import { type Clock, systemClock, type TimerHandle } from "../api/clock.ts";
 import type { SupportedVersion } from "../api/cluster-profile.ts";
 import { parseDuration } from "../api/duration.ts";
+import { type Logger, silentLogger } from "../api/logger.ts";
 import type { ProviderConfig } from "../api/provider-config.ts";
 import { kubeconfigYaml } from "../controlplane/control-plane-files.ts";
 import { findKubeAssets, type KubeAssets, kubeAssetVersions } from "../controlplane/kube-assets.ts";
@@ -16,9 +19,6 @@ import {
   startPersistentControlPlane,
   stopPersistentControlPlane,
 } from "../controlplane/persistent-control-plane.ts";
-import { type Clock, systemClock, type TimerHandle } from "../runtime/clock.ts";
-import { errorMessage, type Logger, silentLogger } from "../runtime/logger.ts";
-import type { AdminAccess, BackendContext, BackendFactory, ClusterBackend } from "./backend.ts";
 
 /** Knobs of the local backend. */
 export interface LocalBackendOptions {
@@ -269,6 +269,11 @@ export class LocalBackend implements ClusterBackend {
       .filter((entry) => entry.isDirectory() && !isBeingRemoved(entry.name))
       .map((entry) => entry.name);
   }
+}
+
+/** The message of an error (providers do not import the runtime's `errorMessage`). */
+function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }
 
 /** `v1.36.3` (as the binary says) → `1.36.3`. */

@@ -2,7 +2,7 @@
 import { createRequire } from "node:module";
 import { isAbsolute, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import type { BackendContext, BackendFactory, ClusterBackend } from "./backend.ts";
+import type { BackendContext, BackendFactory, ClusterBackend } from "../api/backend-contract.ts";
 
 /** The built-in backends, loaded on demand. */
 const builtIns: Readonly<Record<string, () => Promise<unknown>>> = {
@@ -87,7 +87,7 @@ export async function createBackend(
   if (typeof candidate?.capabilities !== "object") missing.push("capabilities" as never);
   if (missing.length > 0) {
     throw new BackendLoadError(
-      `backend "${spec}" lacks ${missing.join(", ")}; see ClusterBackend in src/providers/backend.ts`,
+      `backend "${spec}" lacks ${missing.join(", ")}; see ClusterBackend in src/api/backend-contract.ts`,
     );
   }
   return backend;

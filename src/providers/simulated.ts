@@ -1,11 +1,11 @@
 /** The `simulated` backend: clusters that exist only in memory (optionally in a file), with delays and faults. */
 import { readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import type { ClusterObservation, ClusterTarget } from "../api/backend.ts";
+import type { AdminAccess, BackendContext, BackendFactory, ClusterBackend } from "../api/backend-contract.ts";
+import { type Clock, systemClock } from "../api/clock.ts";
 import type { SupportedVersion } from "../api/cluster-profile.ts";
 import { parseDuration } from "../api/duration.ts";
 import type { ProviderConfig } from "../api/provider-config.ts";
-import { type Clock, systemClock } from "../runtime/clock.ts";
-import type { AdminAccess, BackendContext, BackendFactory, ClusterBackend } from "./backend.ts";
 
 /** Knobs of the simulation. */
 export interface SimulatedBackendOptions {

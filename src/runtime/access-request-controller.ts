@@ -1,6 +1,7 @@
 /** The AccessRequest controller: pure step over facts gathered from the Cluster, the backend and the target cluster. */
 import type { KubeConfig } from "@kubernetes/client-node";
 import type { AccessRequest } from "../api/access-request.ts";
+import type { ClusterBackend } from "../api/backend-contract.ts";
 import type { Cluster } from "../api/cluster.ts";
 import { ACCESS_SECRET_KEYS, CLUSTER_PHASES, FINALIZERS, LABELS, RESOURCES } from "../api/constants.ts";
 import { renewalDue, renewalTime } from "../machines/access-request/kubeconfig.ts";
@@ -18,7 +19,6 @@ import {
 } from "../machines/access-request/step.ts";
 import { clusterTarget } from "../machines/cluster/step.ts";
 import { applied, diff, type Json, type PatchOperation } from "../machines/shared/json-patch.ts";
-import type { ClusterBackend } from "../providers/backend.ts";
 import { deleteAccessSecret, writeAccessSecret } from "./access-secret.ts";
 import { type AccessTargetClient, targetClient } from "./access-target-client.ts";
 import { type Clock, systemClock } from "./clock.ts";

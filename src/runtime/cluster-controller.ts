@@ -1,6 +1,7 @@
 /** The Cluster controller: informers → work queue → pure step → guarded patches → backend commands → Events. */
 import type { KubeConfig } from "@kubernetes/client-node";
 import type { ClusterCommand, ClusterObservation } from "../api/backend.ts";
+import type { ClusterBackend } from "../api/backend-contract.ts";
 import type { Cluster } from "../api/cluster.ts";
 import type { ClusterProfile } from "../api/cluster-profile.ts";
 import { LABELS, REASONS, RESOURCES } from "../api/constants.ts";
@@ -14,7 +15,6 @@ import {
   stepCluster,
 } from "../machines/cluster/step.ts";
 import { applied, diff, type Json, type PatchOperation } from "../machines/shared/json-patch.ts";
-import type { ClusterBackend } from "../providers/backend.ts";
 import { type Clock, systemClock } from "./clock.ts";
 import { controllerQueue } from "./controller-queue.ts";
 import { EventRecorder, eventsWorthRecording } from "./event-recorder.ts";

@@ -1,7 +1,7 @@
 /** The engine: shared informers, the Cluster and profile controllers, started and stopped as one. */
 import type { KubeConfig } from "@kubernetes/client-node";
+import type { ClusterBackend } from "../api/backend-contract.ts";
 import type { ClusterStepResult, ClusterTiming } from "../machines/cluster/step.ts";
-import type { ClusterBackend } from "../providers/backend.ts";
 import { AccessPreparationController } from "./access-preparation-controller.ts";
 import { AccessRequestController, type AccessTiming } from "./access-request-controller.ts";
 import type { Clock } from "./clock.ts";

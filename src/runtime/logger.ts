@@ -1,21 +1,8 @@
 /** Structured JSON logs, one line per record, with levels; the runtime's only way to speak. */
+import { LOG_LEVELS, type LogFields, type Logger, type LogLevel } from "../api/logger.ts";
 
-/** Log levels, least to most severe. */
-export const LOG_LEVELS = ["debug", "info", "warn", "error"] as const;
-/** One of {@link LOG_LEVELS}. */
-export type LogLevel = (typeof LOG_LEVELS)[number];
-
-/** Fields attached to a record; values must be JSON-serializable and never secrets. */
-export type LogFields = Readonly<Record<string, unknown>>;
-
-/** A logger; `with` returns one that adds fields to every record. */
-export interface Logger {
-  debug(message: string, fields?: LogFields): void;
-  info(message: string, fields?: LogFields): void;
-  warn(message: string, fields?: LogFields): void;
-  error(message: string, fields?: LogFields): void;
-  with(fields: LogFields): Logger;
-}
+// The contract (levels, fields, Logger, the silent logger) lives in src/api/logger.ts; re-exported for the runtime.
+export { LOG_LEVELS, type LogFields, type Logger, type LogLevel, silentLogger } from "../api/logger.ts";
 
 /** Options of {@link createLogger}. */
 export interface LoggerOptions {
@@ -45,9 +32,6 @@ export function createLogger(options: LoggerOptions = {}, base: LogFields = {}):
     with: (fields) => createLogger(options, { ...base, ...fields }),
   };
 }
-
-/** A logger that drops everything. */
-export const silentLogger: Logger = createLogger({ write: () => {} });
 
 /** The message of an error, for a log field. */
 export function errorMessage(error: unknown): string {

@@ -1,5 +1,6 @@
 /** The profile controller: each ProviderConfig yields one ClusterProfile, kept in step, removed when the config goes. */
 import { CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
+import type { ClusterBackend } from "../api/backend-contract.ts";
 import type { ClusterProfile } from "../api/cluster-profile.ts";
 import { LABELS, RESOURCES } from "../api/constants.ts";
 import type { ProviderConfig } from "../api/provider-config.ts";
@@ -10,7 +11,6 @@ import {
   providerConfigStatus,
 } from "../machines/cluster-profile/profile.ts";
 import { diff, type Json } from "../machines/shared/json-patch.ts";
-import type { ClusterBackend } from "../providers/backend.ts";
 import { type Clock, systemClock } from "./clock.ts";
 import { controllerQueue } from "./controller-queue.ts";
 import type { Informer } from "./informer.ts";

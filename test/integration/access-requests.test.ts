@@ -13,11 +13,11 @@ import {
 } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AccessRequest } from "../../src/api/access-request.ts";
+import type { ClusterBackend } from "../../src/api/backend-contract.ts";
 import type { Cluster } from "../../src/api/cluster.ts";
 import { CLUSTERS_API_VERSION, ENGINE_API_VERSION, LABELS, RESOURCES } from "../../src/api/constants.ts";
 import { type ControlPlane, startControlPlane } from "../../src/controlplane/control-plane.ts";
 import { ACCESS_OWNER_LABEL } from "../../src/machines/access-request/names.ts";
-import type { ClusterBackend } from "../../src/providers/backend.ts";
 import { createBackend as createLocalBackend } from "../../src/providers/local.ts";
 import { systemClock } from "../../src/runtime/clock.ts";
 import { Engine } from "../../src/runtime/engine.ts";

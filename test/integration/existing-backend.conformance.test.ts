@@ -3,10 +3,10 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { VersionApi } from "@kubernetes/client-node";
 import { afterAll, beforeAll, it } from "vitest";
+import type { ClusterBackend } from "../../src/api/backend-contract.ts";
 import type { JsonObject } from "../../src/api/common.ts";
 import { ENGINE_API_VERSION } from "../../src/api/constants.ts";
 import { type ControlPlane, startControlPlane } from "../../src/controlplane/control-plane.ts";
-import type { ClusterBackend } from "../../src/providers/backend.ts";
 import { checkBackendConformance } from "../../src/providers/conformance.ts";
 import { createBackend, type ExistingBackend, normaliseVersion } from "../../src/providers/existing.ts";
 

@@ -5,10 +5,10 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { ClusterObservation, ClusterTarget } from "../../src/api/backend.ts";
+import type { ClusterBackend } from "../../src/api/backend-contract.ts";
 import type { JsonObject } from "../../src/api/common.ts";
 import { ENGINE_API_VERSION } from "../../src/api/constants.ts";
 import type { ProviderConfig } from "../../src/api/provider-config.ts";
-import type { ClusterBackend } from "../../src/providers/backend.ts";
 import {
   createBackend,
   KIND_DEFAULT_VERSIONS,

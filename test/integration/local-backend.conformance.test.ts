@@ -2,8 +2,8 @@
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, expect, it } from "vitest";
+import type { BackendFactory } from "../../src/api/backend-contract.ts";
 import { signalProcessGroup } from "../../src/controlplane/process-groups.ts";
-import type { BackendFactory } from "../../src/providers/backend.ts";
 import { checkBackendConformance } from "../../src/providers/conformance.ts";
 import { createBackend } from "../../src/providers/local.ts";
 import { processesMentioning } from "../support/processes.ts";

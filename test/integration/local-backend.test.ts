@@ -6,6 +6,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { CoreV1Api, KubeConfig } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ClusterObservation, ClusterTarget } from "../../src/api/backend.ts";
+import type { ClusterBackend } from "../../src/api/backend-contract.ts";
 import { ENGINE_API_VERSION } from "../../src/api/constants.ts";
 import type { ProviderConfig } from "../../src/api/provider-config.ts";
 import { findKubeAssets, kubeAssetVersions } from "../../src/controlplane/kube-assets.ts";
@@ -14,7 +15,6 @@ import {
   type PersistentControlPlaneRecord,
   stopPersistentControlPlane,
 } from "../../src/controlplane/persistent-control-plane.ts";
-import type { ClusterBackend } from "../../src/providers/backend.ts";
 import { createBackend } from "../../src/providers/local.ts";
 import { loadBackendFactory } from "../../src/providers/registry.ts";
 import { systemClock } from "../../src/runtime/clock.ts";

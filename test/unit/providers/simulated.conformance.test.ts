@@ -1,6 +1,6 @@
 /** The simulated backend passes the conformance kit, and the kit catches a backend that breaks the contract. */
 import { describe, expect, it } from "vitest";
-import type { ClusterBackend } from "../../../src/providers/backend.ts";
+import type { ClusterBackend } from "../../../src/api/backend-contract.ts";
 import { ConformanceError, checkBackendConformance } from "../../../src/providers/conformance.ts";
 import { createBackend, SimulatedBackend } from "../../../src/providers/simulated.ts";
 

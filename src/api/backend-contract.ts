@@ -1,9 +1,9 @@
 /** The interface a provider backend implements: the engine's only way to touch infrastructure. */
-import type { ClusterObservation, ClusterTarget } from "../api/backend.ts";
-import type { SupportedVersion } from "../api/cluster-profile.ts";
-import type { ProviderConfig } from "../api/provider-config.ts";
-import type { Clock } from "../runtime/clock.ts";
-import type { Logger } from "../runtime/logger.ts";
+import type { ClusterObservation, ClusterTarget } from "./backend.ts";
+import type { Clock } from "./clock.ts";
+import type { SupportedVersion } from "./cluster-profile.ts";
+import type { Logger } from "./logger.ts";
+import type { ProviderConfig } from "./provider-config.ts";
 
 /** What a backend can do beyond the required lifecycle. */
 export interface BackendCapabilities {
