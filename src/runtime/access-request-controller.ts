@@ -10,8 +10,8 @@ import {
   type DesiredAccess,
   desiredOidcAccess,
   desiredTokenAccess,
-  invalidRules,
-} from "../machines/access-request/rbac.ts";
+} from "../machines/access-request/rbac-plan.ts";
+import { invalidRules } from "../machines/access-request/rbac-validation.ts";
 import {
   type AccessStepResult,
   accessResponsibility,

@@ -19,7 +19,8 @@ import {
   permissionName,
   serviceAccountName,
 } from "../machines/access-request/names.ts";
-import { type DesiredAccess, rbacDenial } from "../machines/access-request/rbac.ts";
+import type { DesiredAccess } from "../machines/access-request/rbac-plan.ts";
+import { rbacDenial } from "../machines/access-request/rbac-validation.ts";
 import { FIELD_MANAGER } from "./install-crds.ts";
 
 /** An object of ours found on the target cluster. */

@@ -1,22 +1,21 @@
-/** Token access on the target cluster: the objects it needs, when existing objects deny it, and nonsensical rules. */
+/** The objects an AccessRequest needs on its target cluster, for token and for OIDC access. */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import type { AccessRequest, PolicyRule, TokenAccess } from "../../../../src/api/access-request.ts";
+import type { AccessRequest, PolicyRule, Subject } from "../../../../src/api/access-request.ts";
 import {
   ACCESS_NAMESPACE,
   ACCESS_OWNER_LABEL,
   accessBaseName,
   accessRequestIdentity,
 } from "../../../../src/machines/access-request/names.ts";
-import {
-  type BindingObject,
-  desiredTokenAccess,
-  type ExistingObject,
-  invalidRules,
-  type KubeObject,
-  type RoleObject,
-  rbacDenial,
-} from "../../../../src/machines/access-request/rbac.ts";
+import { oidcSubject } from "../../../../src/machines/access-request/oidc-prefixes.ts";
+import type {
+  BindingObject,
+  KubeObject,
+  RoleObject,
+} from "../../../../src/machines/access-request/rbac-objects.ts";
+import { desiredOidcAccess, desiredTokenAccess } from "../../../../src/machines/access-request/rbac-plan.ts";
+import { invalidRules } from "../../../../src/machines/access-request/rbac-validation.ts";
 import {
   anOidcAccess,
   anOidcRequest,
@@ -30,6 +29,7 @@ import {
 const BASE = accessBaseName({ namespace: "my-namespace", name: "my-access", uid: UID });
 const LABELS = { [ACCESS_OWNER_LABEL]: UID, "app.kubernetes.io/managed-by": "openmcp-engine" };
 const RBAC = "rbac.authorization.k8s.io/v1";
+const RBAC_GROUP = "rbac.authorization.k8s.io";
 const ACCOUNT = { kind: "ServiceAccount", name: BASE, namespace: ACCESS_NAMESPACE };
 const ALL: PolicyRule = { apiGroups: ["*"], resources: ["*"], verbs: ["*"] };
 const HEALTH: PolicyRule = { nonResourceURLs: ["/healthz"], verbs: ["get"] };
@@ -38,16 +38,8 @@ const BASE_OF = (request: AccessRequest) => accessBaseName(accessRequestIdentity
 const isRole = (o: KubeObject): o is RoleObject => o.kind === "Role" || o.kind === "ClusterRole";
 const isBinding = (o: KubeObject): o is BindingObject =>
   o.kind === "RoleBinding" || o.kind === "ClusterRoleBinding";
-
-/** What the target cluster would report for `objects`, with the given owner uid (or no labels). */
-function existing(objects: readonly KubeObject[], owner: string | undefined): ExistingObject[] {
-  return objects.map((o) => ({
-    kind: o.kind,
-    name: o.metadata.name,
-    ...(o.metadata.namespace ? { namespace: o.metadata.namespace } : {}),
-    ...(owner === undefined ? {} : { labels: { [ACCESS_OWNER_LABEL]: owner } }),
-  }));
-}
+const user = (name: string): Subject => ({ kind: "User", name });
+const group = (name: string): Subject => ({ kind: "Group", name });
 
 /** A generated token request that {@link invalidRules} accepts (the only kind the controller applies). */
 const validTokenRequest = fc
@@ -262,205 +254,91 @@ describe("desiredTokenAccess", () => {
   });
 });
 
-describe("rbacDenial", () => {
-  const named = aTokenRequest({
-    permissions: [
-      { name: "foo", namespace: "test", rules: [ALL] },
-      { name: "bar", rules: [HEALTH] },
-    ],
-  });
-
-  it("denies a named Role that exists and is someone else's, asking for another name", () => {
-    expect(
-      rbacDenial(named, [{ kind: "Role", namespace: "test", name: "foo", labels: { other: "x" } }]),
-    ).toBe(
-      "Role test/foo exists and is not managed by this AccessRequest; choose another name (token.permissions[0].name)",
-    );
-  });
-
-  it("denies a named ClusterRole of another AccessRequest", () => {
-    expect(
-      rbacDenial(named, [
-        { kind: "ClusterRole", name: "bar", labels: { [ACCESS_OWNER_LABEL]: "other-uid" } },
-      ]),
-    ).toBe(
-      "ClusterRole bar exists and is not managed by this AccessRequest; choose another name (token.permissions[1].name)",
-    );
-  });
-
-  it("allows objects labelled with this request's uid", () => {
-    expect(
-      rbacDenial(named, [{ kind: "ClusterRole", name: "bar", labels: { [ACCESS_OWNER_LABEL]: UID } }]),
-    ).toBeUndefined();
-  });
-
-  it("ignores objects it does not need: another namespace, another kind, Namespaces", () => {
-    expect(
-      rbacDenial(named, [
-        { kind: "Role", namespace: "elsewhere", name: "foo" },
-        { kind: "ClusterRole", name: "foo" },
-        { kind: "Namespace", name: "test" },
-      ]),
-    ).toBeUndefined();
-  });
-
-  it("denies a generated name taken by a foreign object too, without asking for a name", () => {
-    expect(
-      rbacDenial(aTokenRequest({}), [{ kind: "ServiceAccount", namespace: ACCESS_NAMESPACE, name: BASE }]),
-    ).toBe(
-      `ServiceAccount ${ACCESS_NAMESPACE}/${BASE} exists and is not managed by this AccessRequest; remove it from the target cluster or recreate the AccessRequest`,
-    );
-  });
-
-  it("checks the names of OIDC roles", () => {
-    const request = anOidcRequest(anOidcAccess({ roles: [{ name: "my-admin", rules: [ALL] }] }));
-    expect(rbacDenial(request, [{ kind: "ClusterRole", name: "my-admin" }])).toBe(
-      "ClusterRole my-admin exists and is not managed by this AccessRequest; choose another name (oidc.roles[0].name)",
-    );
-  });
-
-  it("is undefined whenever everything that exists is ours", () => {
-    fc.assert(
-      fc.property(validTokenRequest, fc.array(fc.nat()), (request, picks) => {
-        const objects = desiredTokenAccess(request).objects;
-        const some = picks.flatMap((p) =>
-          objects.length ? [objects[p % objects.length] as KubeObject] : [],
-        );
-        expect(rbacDenial(request, existing(some, request.metadata.uid))).toBeUndefined();
+describe("desiredOidcAccess", () => {
+  it("makes the contract's example: an unbound ClusterRole and one binding per subject list and role", () => {
+    const request = anOidcRequest(
+      anOidcAccess({
+        usernamePrefix: "my-user:",
+        groupsPrefix: "my-group:",
+        roleBindings: [
+          {
+            subjects: [user("foo"), group("bar")],
+            roleRefs: [
+              { kind: "ClusterRole", name: "my-cluster-role" },
+              { kind: "Role", name: "my-role", namespace: "default" },
+            ],
+          },
+        ],
+        roles: [{ name: "my-admin", rules: [{ apiGroups: ["*"], resources: ["*"], verbs: ["*"] }] }],
       }),
     );
-  });
-
-  it("names the object when one that exists is not ours, whatever the order of the list", () => {
-    fc.assert(
-      fc.property(validTokenRequest, fc.nat(), fc.option(uid), (request, pick, owner) => {
-        fc.pre(owner !== request.metadata.uid);
-        const objects = desiredTokenAccess(request).objects;
-        const foreign = objects[pick % objects.length] as KubeObject;
-        const ours = existing(
-          objects.filter((o) => o !== foreign),
-          request.metadata.uid,
-        );
-        const theirs = existing([foreign], owner ?? undefined);
-        const denial = rbacDenial(request, [...ours, ...theirs]);
-        const where = foreign.metadata.namespace ? `${foreign.metadata.namespace}/` : "";
-        expect(denial).toContain(`${foreign.kind} ${where}${foreign.metadata.name} exists`);
-        expect(rbacDenial(request, [...theirs, ...ours.reverse()])).toBe(denial);
-      }),
-    );
-  });
-});
-
-describe("invalidRules", () => {
-  const withRule = (rule: PolicyRule, namespace?: string): AccessRequest =>
-    aTokenRequest({ permissions: [{ ...(namespace ? { namespace } : {}), rules: [rule] }] });
-
-  it('accepts the contract\'s examples and the core group written as [""]', () => {
-    expect(
-      invalidRules(aTokenRequest({ permissions: [{ name: "foo", namespace: "test", rules: [ALL] }] })),
-    ).toBeUndefined();
-    expect(
-      invalidRules(withRule({ apiGroups: [""], resources: ["pods"], verbs: ["get"] }, "ns")),
-    ).toBeUndefined();
-    expect(invalidRules(withRule(HEALTH))).toBeUndefined();
-    expect(invalidRules(aTokenRequest({ permissions: [{ rules: [] }] }))).toBeUndefined();
-  });
-
-  it("accepts resourceNames over several resources and names with ':' (Kubernetes does)", () => {
-    const rule = { apiGroups: [""], resources: ["pods", "secrets"], resourceNames: ["a"], verbs: ["get"] };
-    expect(
-      invalidRules(aTokenRequest({ permissions: [{ name: "team:Reader", rules: [rule] }] })),
-    ).toBeUndefined();
-  });
-
-  it("rejects empty verbs", () => {
-    expect(invalidRules(withRule({ apiGroups: [""], resources: ["pods"], verbs: [] }))).toBe(
-      'token.permissions[0].rules[0]: verbs must contain at least one verb ("*" for all)',
-    );
-  });
-
-  it('rejects a resource rule without apiGroups, pointing to [""] for the core group', () => {
-    const message =
-      'token.permissions[0].rules[0]: a resource rule needs apiGroups; use [""] for the core group (pods, secrets, …) or ["*"] for all groups';
-    expect(invalidRules(withRule({ resources: ["pods"], verbs: ["get"] }))).toBe(message);
-    expect(invalidRules(withRule({ apiGroups: [], resources: ["pods"], verbs: ["get"] }))).toBe(message);
-  });
-
-  it("rejects a resource rule without resources", () => {
-    expect(invalidRules(withRule({ apiGroups: [""], verbs: ["get"] }))).toBe(
-      'token.permissions[0].rules[0]: a resource rule needs resources ("*" for all)',
-    );
-  });
-
-  it("rejects nonResourceURLs in a namespaced Role, and mixed with resources", () => {
-    expect(invalidRules(withRule(HEALTH, "ns"))).toMatch(
-      /^token\.permissions\[0]\.rules\[0]: nonResourceURLs are only allowed in a ClusterRole/,
-    );
-    expect(invalidRules(withRule({ ...HEALTH, resources: ["pods"] }))).toMatch(
-      /^token\.permissions\[0]\.rules\[0]: a rule covers either nonResourceURLs or resources/,
-    );
-  });
-
-  it("rejects invalid names and namespaces, and a Role reference without namespace", () => {
-    expect(invalidRules(aTokenRequest({ permissions: [{ name: "a/b", rules: [] }] }))).toMatch(
-      /^token\.permissions\[0]\.name: "a\/b" is not a valid role or binding name/,
-    );
-    expect(invalidRules(aTokenRequest({ permissions: [{ namespace: "Team_A", rules: [] }] }))).toMatch(
-      /^token\.permissions\[0]\.namespace: "Team_A" is not a valid namespace name/,
-    );
-    expect(invalidRules(aTokenRequest({ roleRefs: [{ kind: "Role", name: "reader" }] }))).toBe(
-      "token.roleRefs[0]: a Role reference needs the namespace of the Role",
-    );
-  });
-
-  it("rejects two permissions that would make the same role", () => {
-    const token: TokenAccess = {
-      permissions: [
-        { name: "foo", rules: [] },
-        { name: "foo", rules: [HEALTH] },
+    const base = accessBaseName({ namespace: "my-namespace", name: "my-oidc-access", uid: UID });
+    const labels = { [ACCESS_OWNER_LABEL]: UID, "app.kubernetes.io/managed-by": "openmcp-engine" };
+    const subjects = [
+      { kind: "User", name: "my-user:foo", apiGroup: RBAC_GROUP },
+      { kind: "Group", name: "my-group:bar", apiGroup: RBAC_GROUP },
+    ];
+    expect(desiredOidcAccess(request)).toEqual({
+      namespaces: [],
+      objects: [
+        {
+          apiVersion: "rbac.authorization.k8s.io/v1",
+          kind: "ClusterRole",
+          metadata: { name: "my-admin", labels },
+          rules: [{ apiGroups: ["*"], resources: ["*"], verbs: ["*"] }],
+        },
+        {
+          apiVersion: "rbac.authorization.k8s.io/v1",
+          kind: "ClusterRoleBinding",
+          metadata: { name: `openmcp:${base}:oidc0-0`, labels },
+          roleRef: { apiGroup: RBAC_GROUP, kind: "ClusterRole", name: "my-cluster-role" },
+          subjects,
+        },
+        {
+          apiVersion: "rbac.authorization.k8s.io/v1",
+          kind: "RoleBinding",
+          metadata: { name: `openmcp:${base}:oidc0-1`, namespace: "default", labels },
+          roleRef: { apiGroup: RBAC_GROUP, kind: "Role", name: "my-role" },
+          subjects,
+        },
       ],
-    };
-    expect(invalidRules(aTokenRequest(token))).toBe(
-      "token.permissions[0] and token.permissions[1] both make ClusterRole foo; give them different names",
-    );
-    expect(
-      invalidRules(
-        aTokenRequest({
-          permissions: [
-            { name: "foo", rules: [] },
-            { name: "foo", namespace: "ns", rules: [] },
-          ],
-        }),
-      ),
-    ).toBeUndefined();
+    });
   });
 
-  it("rejects OIDC subjects the API server would refuse or that match nobody", () => {
-    const binding = (subject: { kind: string; name: string; apiGroup?: string; namespace?: string }) =>
-      anOidcRequest(anOidcAccess({ roleBindings: [{ subjects: [subject], roleRefs: [] }] }));
-    expect(invalidRules(binding({ kind: "Robot", name: "r2" }))).toBe(
-      'oidc.roleBindings[0].subjects[0].kind: must be User, Group or ServiceAccount, not "Robot"',
+  it("makes no ServiceAccount, labels everything with the uid, and makes one binding per entry and reference", () => {
+    fc.assert(
+      fc.property(oidcAccess, uid, (oidc, id) => {
+        const request = anOidcRequest(oidc, id);
+        fc.pre(invalidRules(request) === undefined);
+        const { objects } = desiredOidcAccess(request);
+        expect(objects.some((o) => o.kind === "ServiceAccount")).toBe(false);
+        for (const o of objects) expect(o.metadata.labels[ACCESS_OWNER_LABEL]).toBe(id);
+        const roles = objects.filter((o) => o.kind === "Role" || o.kind === "ClusterRole");
+        expect(roles.map((o) => ("rules" in o ? o.rules : []))).toEqual(
+          (oidc.roles ?? []).map((r) => r.rules),
+        );
+        const bindings = objects.filter((o) => "roleRef" in o);
+        const expected = oidc.roleBindings.flatMap((entry) =>
+          entry.roleRefs.map((ref) => ({
+            roleRef: { apiGroup: RBAC_GROUP, kind: ref.kind, name: ref.name },
+            subjects: entry.subjects.map((s) => oidcSubject(s, oidc)),
+          })),
+        );
+        expect(
+          bindings.map((b) => ("roleRef" in b ? { roleRef: b.roleRef, subjects: b.subjects } : {})),
+        ).toEqual(expected);
+      }),
     );
-    expect(invalidRules(binding({ kind: "User", name: "::" }))).toBe(
-      "oidc.roleBindings[0].subjects[0].name: a User needs a name",
-    );
-    expect(invalidRules(binding({ kind: "Group", name: "g", apiGroup: "v1" }))).toMatch(
-      /apiGroup: must be rbac/,
-    );
-    expect(invalidRules(binding({ kind: "ServiceAccount", name: "sa" }))).toBe(
-      "oidc.roleBindings[0].subjects[0].namespace: a ServiceAccount subject needs the namespace of the account",
-    );
-    expect(invalidRules(binding({ kind: "ServiceAccount", name: "sa", namespace: "ns" }))).toBeUndefined();
   });
 
-  it("accepts every generated OIDC access whose role names differ", () => {
+  it("lists the namespaces of roles unless they disable creation", () => {
     fc.assert(
       fc.property(oidcAccess, (oidc) => {
-        const names = (oidc.roles ?? [])
-          .map((r) => `${r.namespace ?? ""}/${r.name ?? ""}`)
-          .filter((n) => !n.endsWith("/"));
-        fc.pre(new Set(names).size === names.length);
-        expect(invalidRules(anOidcRequest(oidc))).toBeUndefined();
+        const { namespaces } = desiredOidcAccess(anOidcRequest(oidc));
+        const wanted = (oidc.roles ?? []).flatMap((r) =>
+          r.namespace && !r.disableAutomaticNamespaceCreation ? [r.namespace] : [],
+        );
+        expect(namespaces).toEqual([...new Set(wanted)]);
       }),
     );
   });

@@ -1,24 +1,18 @@
-/** OIDC access on the target cluster: subject prefixes and the roles and bindings it needs. */
+/** OIDC subject prefixes: the effective prefixes, and subjects as they go into bindings. */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { Subject } from "../../../../src/api/access-request.ts";
-import { ACCESS_OWNER_LABEL, accessBaseName } from "../../../../src/machines/access-request/names.ts";
 import {
-  desiredOidcAccess,
   effectivePrefix,
-  invalidRules,
   oidcPrefixes,
   oidcSubject,
-} from "../../../../src/machines/access-request/rbac.ts";
+} from "../../../../src/machines/access-request/oidc-prefixes.ts";
 import {
   anOidcAccess,
-  anOidcRequest,
   configuredPrefix,
   oidcAccess,
   subject,
   subjectName,
-  UID,
-  uid,
 } from "../../../support/access-fixtures.ts";
 
 const RBAC_GROUP = "rbac.authorization.k8s.io";
@@ -132,96 +126,6 @@ describe("effectivePrefix", () => {
         expect(effectivePrefix(prefix, name)).toBe(prefix);
         expect(prefix === "" || prefix.endsWith(":")).toBe(true);
         expect(prefix === "").toBe(configured === "");
-      }),
-    );
-  });
-});
-
-describe("desiredOidcAccess", () => {
-  it("makes the contract's example: an unbound ClusterRole and one binding per subject list and role", () => {
-    const request = anOidcRequest(
-      anOidcAccess({
-        usernamePrefix: "my-user:",
-        groupsPrefix: "my-group:",
-        roleBindings: [
-          {
-            subjects: [user("foo"), group("bar")],
-            roleRefs: [
-              { kind: "ClusterRole", name: "my-cluster-role" },
-              { kind: "Role", name: "my-role", namespace: "default" },
-            ],
-          },
-        ],
-        roles: [{ name: "my-admin", rules: [{ apiGroups: ["*"], resources: ["*"], verbs: ["*"] }] }],
-      }),
-    );
-    const base = accessBaseName({ namespace: "my-namespace", name: "my-oidc-access", uid: UID });
-    const labels = { [ACCESS_OWNER_LABEL]: UID, "app.kubernetes.io/managed-by": "openmcp-engine" };
-    const subjects = [
-      { kind: "User", name: "my-user:foo", apiGroup: RBAC_GROUP },
-      { kind: "Group", name: "my-group:bar", apiGroup: RBAC_GROUP },
-    ];
-    expect(desiredOidcAccess(request)).toEqual({
-      namespaces: [],
-      objects: [
-        {
-          apiVersion: "rbac.authorization.k8s.io/v1",
-          kind: "ClusterRole",
-          metadata: { name: "my-admin", labels },
-          rules: [{ apiGroups: ["*"], resources: ["*"], verbs: ["*"] }],
-        },
-        {
-          apiVersion: "rbac.authorization.k8s.io/v1",
-          kind: "ClusterRoleBinding",
-          metadata: { name: `openmcp:${base}:oidc0-0`, labels },
-          roleRef: { apiGroup: RBAC_GROUP, kind: "ClusterRole", name: "my-cluster-role" },
-          subjects,
-        },
-        {
-          apiVersion: "rbac.authorization.k8s.io/v1",
-          kind: "RoleBinding",
-          metadata: { name: `openmcp:${base}:oidc0-1`, namespace: "default", labels },
-          roleRef: { apiGroup: RBAC_GROUP, kind: "Role", name: "my-role" },
-          subjects,
-        },
-      ],
-    });
-  });
-
-  it("makes no ServiceAccount, labels everything with the uid, and makes one binding per entry and reference", () => {
-    fc.assert(
-      fc.property(oidcAccess, uid, (oidc, id) => {
-        const request = anOidcRequest(oidc, id);
-        fc.pre(invalidRules(request) === undefined);
-        const { objects } = desiredOidcAccess(request);
-        expect(objects.some((o) => o.kind === "ServiceAccount")).toBe(false);
-        for (const o of objects) expect(o.metadata.labels[ACCESS_OWNER_LABEL]).toBe(id);
-        const roles = objects.filter((o) => o.kind === "Role" || o.kind === "ClusterRole");
-        expect(roles.map((o) => ("rules" in o ? o.rules : []))).toEqual(
-          (oidc.roles ?? []).map((r) => r.rules),
-        );
-        const bindings = objects.filter((o) => "roleRef" in o);
-        const expected = oidc.roleBindings.flatMap((entry) =>
-          entry.roleRefs.map((ref) => ({
-            roleRef: { apiGroup: RBAC_GROUP, kind: ref.kind, name: ref.name },
-            subjects: entry.subjects.map((s) => oidcSubject(s, oidc)),
-          })),
-        );
-        expect(
-          bindings.map((b) => ("roleRef" in b ? { roleRef: b.roleRef, subjects: b.subjects } : {})),
-        ).toEqual(expected);
-      }),
-    );
-  });
-
-  it("lists the namespaces of roles unless they disable creation", () => {
-    fc.assert(
-      fc.property(oidcAccess, (oidc) => {
-        const { namespaces } = desiredOidcAccess(anOidcRequest(oidc));
-        const wanted = (oidc.roles ?? []).flatMap((r) =>
-          r.namespace && !r.disableAutomaticNamespaceCreation ? [r.namespace] : [],
-        );
-        expect(namespaces).toEqual([...new Set(wanted)]);
       }),
     );
   });
