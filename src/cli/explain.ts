@@ -8,16 +8,10 @@ import {
   type KubeConfig,
 } from "@kubernetes/client-node";
 import type { AnyStateMachine } from "xstate";
-import type { AccessRequest } from "../api/access-request.ts";
-import type { Cluster } from "../api/cluster.ts";
-import type { ClusterProfile } from "../api/cluster-profile.ts";
 import type { Condition, ObjectMeta } from "../api/common.ts";
-import { RESOURCES } from "../api/constants.ts";
-import { ACCESS_REQUEST_GUARD_PHRASES, explainAccessRequest } from "../machines/access-request/explain.ts";
-import { accessRequestMachine } from "../machines/access-request/machine.ts";
-import { CLUSTER_GUARD_PHRASES, explainCluster, type ProfileLookup } from "../machines/cluster/explain.ts";
-import { clusterMachine } from "../machines/cluster/machine.ts";
+import { MACHINE_KINDS } from "../runtime/kinds/registry.ts";
 import { loadKubeConfig } from "../runtime/load-kubeconfig.ts";
+import type { Explanation, MachineKind, MachineObject, ObjectReader } from "../runtime/machine-kind.ts";
 import { statechartOf } from "../statecharts/graph.ts";
 import { parseInteger } from "./flags.ts";
 import { UsageError } from "./usage-error.ts";
@@ -29,7 +23,7 @@ Explains one resource for a person on call: the state of its machine, why it is 
 that hold it), what it waits for, how it moves on (the guards of the statechart), its conditions, and
 its recent transitions from the Kubernetes Events about it. Read-only: it only reads the API server.
 
-Kinds: cluster (also Cluster, clusters); accessrequest (also AccessRequest, accessrequests, ar, areq).
+Kinds: ${MACHINE_KINDS.map((kind) => kind.definition.names.join(", ")).join("; ")} (any case).
 An AccessRequest's Secret is named, never read: no credential is printed.
 
 Flags:
@@ -60,17 +54,10 @@ export interface ExplainedExit {
   readonly again: boolean;
 }
 
-/** The kinds `explain` knows. */
-export type ExplainedKind = "Cluster" | "AccessRequest";
+/** A kind `explain` knows: the `kind` of a registered machine kind, e.g. `Cluster`. */
+export type ExplainedKind = string;
 
-/** What the report shows of any kind's explanation (ClusterExplanation, AccessRequestExplanation). */
-export interface Explanation {
-  /** The machine state, or `undefined` when no engine has written one. */
-  readonly state: string | undefined;
-  readonly phase: string | undefined;
-  readonly why: readonly string[];
-  readonly waitingFor: readonly string[];
-}
+export type { Explanation } from "../runtime/machine-kind.ts";
 
 /** Everything `explain` prints about one resource. */
 export interface ExplainReport {
@@ -91,52 +78,16 @@ export async function explain(args: string[], write: (text: string) => void = co
   write(formatReport(await explainReport(kubeConfig, kind, namespace, name, events)));
 }
 
-/** The kinds `explain` knows, by every name a person may type (matched in lower case). */
-const KIND_NAMES: Readonly<Record<string, ExplainedKind>> = {
-  cluster: "Cluster",
-  clusters: "Cluster",
-  accessrequest: "AccessRequest",
-  accessrequests: "AccessRequest",
-  ar: "AccessRequest",
-  areq: "AccessRequest",
-};
+/** The kinds `explain` knows (every registered machine kind), by every name a person may type (lower case). */
+function kindNamed(name: string): MachineKind | undefined {
+  return MACHINE_KINDS.find((kind) => kind.definition.names.includes(name));
+}
 
 /** The parts of an object `explain` reads the same way for every kind. */
 interface ExplainedObject {
   readonly metadata: ObjectMeta;
   readonly status?: { readonly conditions?: readonly Condition[] };
 }
-
-/** What is particular to a kind: where its objects are, its machine and its guards in words, how to explain one. */
-interface KindDescriptor<T extends ExplainedObject> {
-  readonly resource: (typeof RESOURCES)[ExplainedKind];
-  readonly machine: AnyStateMachine;
-  readonly guardPhrases: Readonly<Record<string, string>>;
-  /**
-   * Explains the object as read; may read related objects with `custom` (read-only). Declared as a
-   * method, so a descriptor of one kind serves where one of {@link ExplainedObject} is expected.
-   */
-  explain(object: T, custom: CustomObjectsApi): Promise<Explanation>;
-}
-
-const KINDS: {
-  readonly Cluster: KindDescriptor<Cluster>;
-  readonly AccessRequest: KindDescriptor<AccessRequest>;
-} = {
-  Cluster: {
-    resource: RESOURCES.Cluster,
-    machine: clusterMachine,
-    guardPhrases: CLUSTER_GUARD_PHRASES,
-    explain: async (cluster, custom) =>
-      explainCluster(cluster, await readProfile(custom, cluster.spec.profile)),
-  },
-  AccessRequest: {
-    resource: RESOURCES.AccessRequest,
-    machine: accessRequestMachine,
-    guardPhrases: ACCESS_REQUEST_GUARD_PHRASES,
-    explain: async (request) => explainAccessRequest(request),
-  },
-};
 
 function parseExplainArgs(args: string[]) {
   let parsed: ReturnType<typeof parseArgs<{ options: typeof options; allowPositionals: true }>>;
@@ -150,10 +101,11 @@ function parseExplainArgs(args: string[]) {
   if (kindName === undefined || reference === undefined || rest.length > 0) {
     throw new UsageError("explain takes a kind and <namespace>/<name>", explainUsage);
   }
-  const kind = KIND_NAMES[kindName.toLowerCase()];
+  const kind = kindNamed(kindName.toLowerCase())?.definition.kind;
   if (kind === undefined) {
+    const known = MACHINE_KINDS.flatMap((entry) => entry.definition.names);
     throw new UsageError(
-      `explain does not know kind "${kindName}"; it knows: ${Object.keys(KIND_NAMES).join(", ")}`,
+      `explain does not know kind "${kindName}"; it knows: ${known.join(", ")}`,
       explainUsage,
     );
   }
@@ -179,32 +131,27 @@ export async function explainReport(
   name: string,
   eventCount = 10,
 ): Promise<ExplainReport> {
-  const descriptor: KindDescriptor<ExplainedObject> = KINDS[kind];
+  const descriptor = MACHINE_KINDS.find((entry) => entry.definition.kind === kind);
+  if (!descriptor) throw new ExplainError(`the engine has no machine for kind ${kind}`);
+  const { resource, machine, guardPhrases } = descriptor.definition;
   const custom = kubeConfig.makeApiClient(CustomObjectsApi);
   let object: ExplainedObject;
   try {
-    object = (await custom.getNamespacedCustomObject({
-      ...descriptor.resource,
-      namespace,
-      name,
-    })) as ExplainedObject;
+    object = (await custom.getNamespacedCustomObject({ ...resource, namespace, name })) as ExplainedObject;
   } catch (error) {
     if (error instanceof ApiException && error.code === 404) {
       throw new ExplainError(`${kind} ${namespace}/${name} not found`);
     }
     throw new ExplainError(`could not read ${kind} ${namespace}/${name}: ${describe(error)}`);
   }
-  const explanation = await descriptor.explain(object, custom);
+  const explanation = await descriptor.explain(object as MachineObject, readerFor(custom));
   return {
     kind,
     namespace,
     name,
     uid: object.metadata.uid ?? "",
     explanation,
-    exits:
-      explanation.state === undefined
-        ? []
-        : exitsOf(descriptor.machine, descriptor.guardPhrases, explanation.state),
+    exits: explanation.state === undefined ? [] : exitsOf(machine, guardPhrases, explanation.state),
     conditions: object.status?.conditions ?? [],
     events: await readEvents(kubeConfig, namespace, object.metadata.uid ?? "", eventCount),
   };
@@ -215,17 +162,18 @@ export class ExplainError extends Error {
   override readonly name = "ExplainError";
 }
 
-async function readProfile(custom: CustomObjectsApi, name: string): Promise<ProfileLookup> {
-  try {
-    const profile = (await custom.getClusterCustomObject({
-      ...RESOURCES.ClusterProfile,
-      name,
-    })) as ClusterProfile;
-    return { found: true, profile };
-  } catch (error) {
-    if (error instanceof ApiException && error.code === 404) return { found: false };
-    return { found: "unknown" };
-  }
+/** Reads related objects for a kind's explanation: undefined when absent, "unknown" when unreadable (e.g. RBAC). */
+function readerFor(custom: CustomObjectsApi): ObjectReader {
+  return async (resource, namespace, name) => {
+    try {
+      return namespace
+        ? await custom.getNamespacedCustomObject({ ...resource, namespace, name })
+        : await custom.getClusterCustomObject({ ...resource, name });
+    } catch (error) {
+      if (error instanceof ApiException && error.code === 404) return undefined;
+      return "unknown";
+    }
+  };
 }
 
 async function readEvents(

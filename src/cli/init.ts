@@ -1,7 +1,7 @@
 /** `openmcp-engine init`: what the openMCP operator runs before `run` — CRDs and ClusterProfiles, then exit 0. */
 import { join, resolve } from "node:path";
 import { CRD_CLUSTER_LABEL, LABELS } from "../api/constants.ts";
-import { createInformers, startInformers, stopInformers } from "../runtime/informers.ts";
+import { InformerSet } from "../runtime/informers.ts";
 import { installCrds } from "../runtime/install-crds.ts";
 import { loadKubeConfig } from "../runtime/load-kubeconfig.ts";
 import { createLogger } from "../runtime/logger.ts";
@@ -34,7 +34,7 @@ export async function init(args: string[]): Promise<void> {
   log.info("CRDs installed", { crds: names });
 
   const backend = await backendFromFlags(flags, kubeConfig, log);
-  const informers = createInformers(kubeConfig, log);
+  const informers = new InformerSet(kubeConfig, log);
   const profiles = new ProfileController({
     kubeConfig,
     informers,
@@ -42,7 +42,7 @@ export async function init(args: string[]): Promise<void> {
     backend,
     log,
   });
-  await startInformers(informers);
+  await informers.start();
   try {
     // Every config, and every config some profile of ours still names (so stale profiles go too).
     const configNames = new Set(informers.providerConfigs.list().map((config) => config.metadata.name ?? ""));
@@ -54,7 +54,7 @@ export async function init(args: string[]): Promise<void> {
     for (const name of configNames) await profiles.reconcile(name);
     log.info("ClusterProfiles in place", { providerConfigs: [...configNames] });
   } finally {
-    stopInformers(informers);
+    informers.stop();
     await backend.close?.();
   }
 }

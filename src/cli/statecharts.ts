@@ -2,16 +2,13 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import {
-  allStatechartFiles,
-  DEFAULT_STATECHARTS_DIRECTORY,
-  EXPORTED_MACHINES,
-} from "../statecharts/export.ts";
+import { MACHINE_KINDS } from "../runtime/kinds/registry.ts";
+import { allStatechartFiles, DEFAULT_STATECHARTS_DIRECTORY } from "../statecharts/export.ts";
 import { UsageError } from "./usage-error.ts";
 
 export const statechartsUsage = `Usage: openmcp-engine statecharts [--out <dir>]
 
-Writes the statechart of each machine (${EXPORTED_MACHINES.map((entry) => entry.name).join(", ")}) as three files:
+Writes the statechart of each machine (${MACHINE_KINDS.map((kind) => kind.definition.statechart.file).join(", ")}) as three files:
 <name>.json (the config, for Stately Studio), <name>.mmd (Mermaid stateDiagram-v2) and <name>.svg (a picture).
 
 Flags:
@@ -34,7 +31,7 @@ export async function statecharts(args: string[]): Promise<void> {
   }
   const directory = resolve(out);
   mkdirSync(directory, { recursive: true });
-  for (const file of await allStatechartFiles()) {
+  for (const file of await allStatechartFiles(MACHINE_KINDS.map((kind) => kind.definition))) {
     const path = join(directory, file.name);
     writeFileSync(path, file.content);
     console.log(`wrote ${relative(process.cwd(), path) || path}`);

@@ -1,13 +1,13 @@
 /** The development views of `run` and `up`: the Stately inspector (`--inspect`) and the live view page. */
 import type { Engine } from "../runtime/engine.ts";
 import { type InspectorServer, startInspectorServer } from "../runtime/inspector-server.ts";
+import { MACHINE_KINDS } from "../runtime/kinds/registry.ts";
 import { LiveViewModel } from "../runtime/live-view-model.ts";
 import { type LiveViewServer, startLiveViewServer } from "../runtime/live-view-server.ts";
 import { errorMessage, type Logger } from "../runtime/logger.ts";
 import type { MachineObserver } from "../runtime/machine-observer.ts";
 import { parseBindAddress } from "../runtime/probe-server.ts";
 import { StatelyInspector } from "../runtime/stately-inspector.ts";
-import { EXPORTED_MACHINES } from "../statecharts/export.ts";
 import type { EngineFlagValues } from "./run.ts";
 import { UsageError } from "./usage-error.ts";
 
@@ -116,7 +116,7 @@ export async function startViews(flags: ViewFlags, options: StartViewsOptions): 
             host: bind.host,
             port,
             view,
-            machines: EXPORTED_MACHINES.map((entry) => entry.machine),
+            machines: MACHINE_KINDS.map((kind) => kind.definition.machine),
             log,
           });
         liveViewServer = await listenSomewhere(bind.port, options, serve);
@@ -133,8 +133,7 @@ export async function startViews(flags: ViewFlags, options: StartViewsOptions): 
     inspectorUrl: inspectorServer?.pageUrl,
     liveViewUrl: liveViewServer?.url,
     attach: (engine) => {
-      liveView?.watch("Cluster", engine.informers.clusters);
-      liveView?.watch("AccessRequest", engine.informers.accessRequests);
+      for (const [kind, controller] of engine.machines) liveView?.watch(kind, controller.cache);
     },
     close: async () => {
       for (const close of [...closers].reverse()) await close();

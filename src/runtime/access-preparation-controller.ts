@@ -6,6 +6,7 @@ import type { ObjectReference } from "../api/common.ts";
 import { REQUEST_PHASES, RESOURCES } from "../api/constants.ts";
 import { prepareAccessRequest, type Resolution } from "../machines/access-request/preparation.ts";
 import { type Clock, systemClock } from "./clock.ts";
+import type { Controller } from "./controller.ts";
 import { controllerQueue } from "./controller-queue.ts";
 import type { EngineInformers } from "./informers.ts";
 import { type Logger, silentLogger } from "./logger.ts";
@@ -26,7 +27,8 @@ export interface AccessPreparationOptions {
 }
 
 /** The generic controller every provider's AccessRequests go through first (switch off beside the openMCP operator). */
-export class AccessPreparationController {
+export class AccessPreparationController implements Controller {
+  readonly name = "accessrequest-preparation";
   readonly queue: WorkQueue;
   readonly #options: AccessPreparationOptions;
   readonly #informers: EngineInformers;
@@ -41,7 +43,7 @@ export class AccessPreparationController {
     this.#clock = options.clock ?? systemClock;
     this.#log = (options.log ?? silentLogger).with({ controller: "accessrequest-preparation" });
     this.queue = controllerQueue({
-      name: "accessrequest-preparation",
+      name: this.name,
       clock: this.#clock,
       log: this.#log,
       ...(options.metrics ? { metrics: options.metrics } : {}),

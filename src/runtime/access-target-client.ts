@@ -10,6 +10,7 @@ import {
 } from "@kubernetes/client-node";
 import type { AccessRequest } from "../api/access-request.ts";
 import { ACCESS_SECRET_KEYS } from "../api/constants.ts";
+import type { OwnedObject } from "../machines/access-request/facts.ts";
 import { oidcKubeconfig, tokenKubeconfig } from "../machines/access-request/kubeconfig.ts";
 import {
   ACCESS_NAMESPACE,
@@ -20,16 +21,8 @@ import {
   serviceAccountName,
 } from "../machines/access-request/names.ts";
 import type { DesiredAccess } from "../machines/access-request/rbac-plan.ts";
-import { rbacDenial } from "../machines/access-request/rbac-validation.ts";
+import type { ExistingObject } from "../machines/access-request/rbac-validation.ts";
 import { FIELD_MANAGER } from "./install-crds.ts";
-
-/** An object of ours found on the target cluster. */
-export interface OwnedObject {
-  readonly kind: string;
-  readonly namespace?: string;
-  readonly name: string;
-  readonly body: Readonly<Record<string, unknown>>;
-}
 
 /** Credentials to put in the request's Secret (string values; the Secret writer encodes them). */
 export type AccessSecretData = Readonly<Record<string, string>>;
@@ -37,8 +30,8 @@ export type AccessSecretData = Readonly<Record<string, string>>;
 /** What the AccessRequest controller does on a target cluster. */
 export interface AccessTargetClient {
   ownedObjects(uid: string): Promise<OwnedObject[]>;
-  matches(existing: readonly OwnedObject[], desired: DesiredAccess): boolean;
-  conflicts(request: AccessRequest): Promise<string | undefined>;
+  /** The Roles and ClusterRoles on the target that carry the names the request gives its permissions. */
+  namedRoles(request: AccessRequest): Promise<ExistingObject[]>;
   apply(uid: string, desired: DesiredAccess): Promise<void>;
   revoke(uid: string): Promise<void>;
   issueToken(request: AccessRequest, validityMs: number, nowMs: number): Promise<AccessSecretData>;
@@ -92,34 +85,9 @@ export function targetClient(adminKubeconfig: string): AccessTargetClient {
   return {
     ownedObjects,
 
-    matches(existing, desired) {
-      const byKey = new Map(existing.map((o) => [key(o.kind, o.namespace, o.name), o.body]));
-      return desired.objects.every((wanted) => {
-        const have = byKey.get(
-          key(
-            wanted.kind,
-            meta(wanted as KubernetesObject).namespace,
-            meta(wanted as KubernetesObject).name ?? "",
-          ),
-        );
-        if (!have) return false;
-        // Content that grants rights must be exactly as asked: rules of roles, roleRef and subjects of bindings.
-        for (const field of ["rules", "roleRef", "subjects"] as const) {
-          if (
-            field in wanted &&
-            JSON.stringify(normalise(have[field])) !==
-              JSON.stringify(normalise((wanted as unknown as Record<string, unknown>)[field]))
-          ) {
-            return false;
-          }
-        }
-        return true;
-      });
-    },
-
-    async conflicts(request) {
+    async namedRoles(request) {
       const permissions = request.spec.token?.permissions ?? request.spec.oidc?.roles ?? [];
-      const existing = [];
+      const existing: ExistingObject[] = [];
       for (const [index, permission] of permissions.entries()) {
         if (!permission.name) continue; // generated names carry a hash of the request: no one else has them
         const name = permissionName(accessRequestIdentity(request), index, permission);
@@ -137,7 +105,7 @@ export function targetClient(adminKubeconfig: string): AccessTargetClient {
           if (!(error instanceof ApiException && error.code === 404)) throw error;
         }
       }
-      return rbacDenial(request, existing);
+      return existing;
     },
 
     async apply(uid, desired) {
@@ -228,17 +196,4 @@ async function deleteOwned(objects: KubernetesObjectApi, object: OwnedObject): P
   } catch (error) {
     if (!(error instanceof ApiException && error.code === 404)) throw error;
   }
-}
-
-/** Drops undefined and empty optional fields, so typed (client) and plain (desired) objects compare equal. */
-function normalise(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(normalise);
-  if (value && typeof value === "object") {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined && !(Array.isArray(v) && v.length === 0))
-      .sort(([a], [b]) => a.localeCompare(b))
-      .map(([k, v]) => [k, normalise(v)]);
-    return Object.fromEntries(entries);
-  }
-  return value;
 }

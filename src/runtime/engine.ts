@@ -1,14 +1,19 @@
-/** The engine: shared informers, the Cluster and profile controllers, started and stopped as one. */
+/** The engine: shared caches and a list of controllers (one generic machine controller per registered kind), started and stopped as one. */
 import type { KubeConfig } from "@kubernetes/client-node";
 import type { ClusterBackend } from "../api/backend-contract.ts";
-import type { ClusterStepResult, ClusterTiming } from "../machines/cluster/step.ts";
+import type { AccessTiming } from "../machines/access-request/step.ts";
+import type { ClusterTiming } from "../machines/cluster/step.ts";
 import { AccessPreparationController } from "./access-preparation-controller.ts";
-import { AccessRequestController, type AccessTiming } from "./access-request-controller.ts";
-import type { Clock } from "./clock.ts";
-import { ClusterController } from "./cluster-controller.ts";
-import { createInformers, type EngineInformers, startInformers, stopInformers } from "./informers.ts";
+import { type Clock, systemClock } from "./clock.ts";
+import type { Controller } from "./controller.ts";
+import { InformerSet } from "./informers.ts";
+import { DEFAULT_ACCESS_TIMING } from "./kinds/access-request.ts";
+import { DEFAULT_CLUSTER_TIMING } from "./kinds/cluster.ts";
+import { MACHINE_KINDS } from "./kinds/registry.ts";
 import { type LeaderElectionOptions, LeaderElector } from "./leader-election.ts";
 import { type Logger, silentLogger } from "./logger.ts";
+import { type AnyStep, MachineController } from "./machine-controller.ts";
+import type { KindContext, MachineKind, MachineObject } from "./machine-kind.ts";
 import type { MachineObserver } from "./machine-observer.ts";
 import { EngineMetrics } from "./metrics.ts";
 import { ProfileController } from "./profile-controller.ts";
@@ -21,13 +26,17 @@ export interface EngineOptions {
   /** `--environment`, the first part of generated profile names. */
   readonly environment: string;
   readonly backend: ClusterBackend;
-  /** Clusters reconciled at once. */
+  /** Objects of each kind reconciled at once. */
   readonly concurrency?: number;
+  /** When to look at Clusters again. */
   readonly timing?: ClusterTiming;
   readonly clock?: Clock;
   readonly log?: Logger;
   readonly recordEvents?: boolean;
-  readonly onReconciled?: (key: string, result: ClusterStepResult) => void;
+  /** Told after every reconcile that stepped a machine. */
+  readonly onReconciled?: (kind: string, key: string, step: AnyStep) => void;
+  /** The machine-backed kinds to drive (default: every registered kind). */
+  readonly kinds?: readonly MachineKind[];
   /** Told about every committed machine step (the Stately inspector, the live view). */
   readonly observers?: readonly MachineObserver[];
   /** Run the generic AccessRequest preparation (default true; off beside the openMCP operator, which does it). */
@@ -45,13 +54,15 @@ export interface EngineOptions {
   readonly onLostLeadership?: () => void;
 }
 
-/** Runs the controllers over one set of informers. */
+/** Runs the controllers over one set of caches. */
 export class Engine {
-  readonly informers: EngineInformers;
-  readonly clusters: ClusterController;
+  readonly informers: InformerSet;
+  /** One per registered kind, by kind (e.g. `Cluster`). */
+  readonly machines: ReadonlyMap<string, MachineController<MachineObject>>;
   readonly profiles: ProfileController;
-  readonly accessRequests: AccessRequestController;
   readonly preparation: AccessPreparationController | undefined;
+  /** Every controller, in start order. */
+  readonly controllers: readonly Controller[];
   readonly metrics: EngineMetrics;
   readonly elector: LeaderElector | undefined;
   readonly #options: EngineOptions;
@@ -61,13 +72,14 @@ export class Engine {
   constructor(options: EngineOptions) {
     this.#options = options;
     this.#log = options.log ?? silentLogger;
-    this.informers = createInformers(options.kubeConfig, this.#log, options.clock);
+    this.informers = new InformerSet(options.kubeConfig, this.#log, options.clock);
     this.metrics = options.metrics ?? new EngineMetrics();
     const common = {
       kubeConfig: options.kubeConfig,
       informers: this.informers,
       log: this.#log,
       metrics: this.metrics,
+      ...(options.clock ? { clock: options.clock } : {}),
     };
     const election = options.leaderElection;
     this.elector = election
@@ -87,29 +99,35 @@ export class Engine {
         })
       : undefined;
     if (election) this.metrics.setLeader(election.name, false);
-    this.clusters = new ClusterController({
-      ...common,
+
+    const context: KindContext = {
+      kubeConfig: options.kubeConfig,
+      informers: this.informers,
       providerName: options.providerName,
       backend: options.backend,
-      ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
-      ...(options.timing ? { timing: options.timing } : {}),
-      ...(options.clock ? { clock: options.clock } : {}),
-      ...(options.recordEvents === undefined ? {} : { recordEvents: options.recordEvents }),
-      ...(options.onReconciled ? { onReconciled: options.onReconciled } : {}),
-      ...(options.observers ? { observers: options.observers } : {}),
-    });
-    this.accessRequests = new AccessRequestController({
-      ...common,
-      providerName: options.providerName,
-      backend: options.backend,
-      ...(options.accessTiming ? { timing: options.accessTiming } : {}),
-      ...(options.clock ? { clock: options.clock } : {}),
-      ...(options.observers ? { observers: options.observers } : {}),
-    });
+      clock: options.clock ?? systemClock,
+      log: this.#log,
+      timing: {
+        cluster: options.timing ?? DEFAULT_CLUSTER_TIMING,
+        accessRequest: options.accessTiming ?? DEFAULT_ACCESS_TIMING,
+      },
+    };
+    this.machines = new Map(
+      (options.kinds ?? MACHINE_KINDS).map((kind) => [
+        kind.definition.kind,
+        new MachineController({
+          kind,
+          context,
+          metrics: this.metrics,
+          ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
+          ...(options.recordEvents === undefined ? {} : { recordEvents: options.recordEvents }),
+          ...(options.observers ? { observers: options.observers } : {}),
+          ...(options.onReconciled ? { onReconciled: options.onReconciled } : {}),
+        }),
+      ]),
+    );
     this.preparation =
-      options.prepareAccessRequests === false
-        ? undefined
-        : new AccessPreparationController({ ...common, ...(options.clock ? { clock: options.clock } : {}) });
+      options.prepareAccessRequests === false ? undefined : new AccessPreparationController(common);
     this.profiles = new ProfileController({
       ...common,
       owner: {
@@ -118,8 +136,28 @@ export class Engine {
         backend: options.backend.name,
       },
       backend: options.backend,
-      ...(options.clock ? { clock: options.clock } : {}),
     });
+    this.controllers = [
+      this.profiles,
+      ...this.machines.values(),
+      ...(this.preparation ? [this.preparation] : []),
+    ];
+  }
+
+  /** The Cluster controller. */
+  get clusters(): MachineController<MachineObject> {
+    return this.#machine("Cluster");
+  }
+
+  /** The AccessRequest controller. */
+  get accessRequests(): MachineController<MachineObject> {
+    return this.#machine("AccessRequest");
+  }
+
+  #machine(kind: string): MachineController<MachineObject> {
+    const controller = this.machines.get(kind);
+    if (!controller) throw new Error(`the engine drives no ${kind}s`);
+    return controller;
   }
 
   /**
@@ -129,26 +167,21 @@ export class Engine {
   async start(): Promise<void> {
     if (this.#started) throw new Error("Engine.start called twice");
     this.#started = true;
-    this.clusters.watch();
-    this.profiles.watch();
-    this.accessRequests.watch();
-    this.preparation?.watch();
-    await startInformers(this.informers);
+    for (const controller of this.controllers) controller.watch();
+    await this.informers.start();
     if (this.elector) this.elector.start();
     else this.#run();
     this.#log.info("engine started", {
       provider: this.#options.providerName,
       environment: this.#options.environment,
       backend: this.#options.backend.name,
+      kinds: [...this.machines.keys()],
       leaderElection: this.elector !== undefined,
     });
   }
 
   #run(): void {
-    this.clusters.run();
-    this.profiles.run();
-    this.accessRequests.run();
-    this.preparation?.run();
+    for (const controller of this.controllers) controller.run();
   }
 
   /** The backend the engine drives. */
@@ -158,18 +191,13 @@ export class Engine {
 
   /** Whether every cache holds a complete list (readiness). */
   hasSynced(): boolean {
-    return Object.values(this.informers).every((informer: { hasSynced(): boolean }) => informer.hasSynced());
+    return this.informers.hasSynced();
   }
 
   /** Stops watching, finishes reconciles in flight, closes the backend. */
   async stop(): Promise<void> {
-    stopInformers(this.informers);
-    await Promise.all([
-      this.clusters.stop(),
-      this.profiles.stop(),
-      this.accessRequests.stop(),
-      this.preparation?.stop(),
-    ]);
+    this.informers.stop();
+    await Promise.all(this.controllers.map((controller) => controller.stop()));
     await this.elector?.release(); // after the last write: the next leader starts from a quiet world
     await this.#options.backend.close?.();
     this.#log.info("engine stopped");

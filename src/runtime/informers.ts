@@ -1,72 +1,120 @@
-/** The informers the engine shares between its controllers: one watch per kind, however many readers. */
+/** The engine's shared caches: one informer per cache spec, however many controllers read it. */
 import type { KubeConfig } from "@kubernetes/client-node";
 import type { AccessRequest } from "../api/access-request.ts";
 import type { Cluster } from "../api/cluster.ts";
 import type { ClusterProfile } from "../api/cluster-profile.ts";
-import { LABELS, RESOURCES } from "../api/constants.ts";
+import { LABELS, RESOURCES, type ResourceKind } from "../api/constants.ts";
 import type { ProviderConfig } from "../api/provider-config.ts";
+import type { AccessSecret } from "../machines/access-request/facts.ts";
 import type { Clock } from "./clock.ts";
-import { Informer, secretSource } from "./informer.ts";
+import { Informer, secretSource, type WatchedObject } from "./informer.ts";
 import { errorMessage, type Logger } from "./logger.ts";
 
-/** One informer per kind the engine reads. */
-export interface EngineInformers {
-  readonly clusters: Informer<Cluster>;
-  readonly profiles: Informer<ClusterProfile>;
-  readonly providerConfigs: Informer<ProviderConfig>;
-  readonly accessRequests: Informer<AccessRequest>;
+export type { AccessSecret } from "../machines/access-request/facts.ts";
+
+/**
+ * What one cache holds. Specs are values: every reader of the same spec (by `name`) shares one watch.
+ * `T` is the type of the cached objects (a phantom: nothing at run time checks it).
+ */
+export interface CacheSpec<T extends WatchedObject> {
+  /** Unique among caches, e.g. `Cluster` or `AccessSecret`. */
+  readonly name: string;
+  readonly kind: string;
+  readonly resource: { readonly group: string; readonly version: string; readonly plural: string };
+  readonly labelSelector?: string;
+  /** Core-API Secrets (listed and watched through CoreV1Api) instead of a custom resource. */
+  readonly secrets?: boolean;
+  /** Never set: carries `T`. */
+  readonly objectType?: T;
+}
+
+/** The cache of one of our custom resources, all of it. */
+export function resourceCache<T extends WatchedObject>(kind: ResourceKind): CacheSpec<T> {
+  return { name: kind, kind, resource: RESOURCES[kind] };
+}
+
+/** The caches the built-in kinds read. */
+export const CACHES = {
+  clusters: resourceCache<Cluster>("Cluster"),
+  profiles: resourceCache<ClusterProfile>("ClusterProfile"),
+  providerConfigs: resourceCache<ProviderConfig>("ProviderConfig"),
+  accessRequests: resourceCache<AccessRequest>("AccessRequest"),
   /** Only the Secrets the engine made (labelled with their AccessRequest's uid). */
-  readonly accessSecrets: Informer<AccessSecret>;
+  accessSecrets: {
+    name: "AccessSecret",
+    kind: "Secret",
+    resource: { group: "", version: "v1", plural: "secrets" },
+    labelSelector: LABELS.accessRequestUid,
+    secrets: true,
+  } satisfies CacheSpec<AccessSecret> as CacheSpec<AccessSecret>,
+} as const;
+
+/**
+ * The informers of one engine. `of(spec)` makes a cache on first use; make every cache before
+ * {@link InformerSet.start}, which starts them all and resolves once each holds a complete list.
+ * The named getters are shorthands for the built-in caches.
+ */
+export class InformerSet {
+  readonly #informers = new Map<string, Informer<WatchedObject>>();
+  readonly #kubeConfig: KubeConfig;
+  readonly #log: Logger;
+  readonly #clock: Clock | undefined;
+
+  constructor(kubeConfig: KubeConfig, log: Logger, clock?: Clock) {
+    this.#kubeConfig = kubeConfig;
+    this.#log = log;
+    this.#clock = clock;
+  }
+
+  /** The informer of `spec`, made on first use. */
+  of<T extends WatchedObject>(spec: CacheSpec<T>): Informer<T> {
+    let informer = this.#informers.get(spec.name);
+    if (!informer) {
+      informer = new Informer<WatchedObject>({
+        kubeConfig: this.#kubeConfig,
+        resource: spec.resource,
+        kind: spec.kind,
+        ...(spec.labelSelector ? { labelSelector: spec.labelSelector } : {}),
+        ...(spec.secrets ? { source: secretSource(this.#kubeConfig) } : {}),
+        ...(this.#clock ? { clock: this.#clock } : {}),
+        onError: (error) =>
+          this.#log.warn("watch interrupted; recovering", { kind: spec.kind, error: errorMessage(error) }),
+      });
+      this.#informers.set(spec.name, informer);
+    }
+    return informer as unknown as Informer<T>;
+  }
+
+  get clusters(): Informer<Cluster> {
+    return this.of(CACHES.clusters);
+  }
+  get profiles(): Informer<ClusterProfile> {
+    return this.of(CACHES.profiles);
+  }
+  get providerConfigs(): Informer<ProviderConfig> {
+    return this.of(CACHES.providerConfigs);
+  }
+  get accessRequests(): Informer<AccessRequest> {
+    return this.of(CACHES.accessRequests);
+  }
+  get accessSecrets(): Informer<AccessSecret> {
+    return this.of(CACHES.accessSecrets);
+  }
+
+  /** Starts every informer made so far; resolves when all caches hold a complete list. */
+  async start(): Promise<void> {
+    await Promise.all([...this.#informers.values()].map((informer) => informer.start()));
+  }
+
+  /** Whether every cache holds a complete list (readiness). */
+  hasSynced(): boolean {
+    return [...this.#informers.values()].every((informer) => informer.hasSynced());
+  }
+
+  stop(): void {
+    for (const informer of this.#informers.values()) informer.stop();
+  }
 }
 
-/** The parts of a Secret the engine reads (data values are base64, as on the wire). */
-export interface AccessSecret {
-  readonly metadata: {
-    readonly name?: string;
-    readonly namespace?: string;
-    readonly resourceVersion?: string;
-    readonly labels?: Readonly<Record<string, string>>;
-  };
-  readonly data?: Readonly<Record<string, string>>;
-}
-
-/** Creates (but does not start) the informers. */
-export function createInformers(kubeConfig: KubeConfig, log: Logger, clock?: Clock): EngineInformers {
-  const onError = (kind: string) => (error: unknown) =>
-    log.warn("watch interrupted; recovering", { kind, error: errorMessage(error) });
-  const make = <T extends Cluster | ClusterProfile | ProviderConfig | AccessRequest>(
-    kind: keyof typeof RESOURCES,
-  ) =>
-    new Informer<T>({
-      kubeConfig,
-      resource: RESOURCES[kind],
-      kind,
-      ...(clock ? { clock } : {}),
-      onError: (error) => log.warn("watch interrupted; recovering", { kind, error: errorMessage(error) }),
-    });
-  return {
-    clusters: make<Cluster>("Cluster"),
-    profiles: make<ClusterProfile>("ClusterProfile"),
-    providerConfigs: make<ProviderConfig>("ProviderConfig"),
-    accessRequests: make<AccessRequest>("AccessRequest"),
-    accessSecrets: new Informer<AccessSecret>({
-      kubeConfig,
-      resource: { group: "", version: "v1", plural: "secrets" },
-      kind: "Secret",
-      labelSelector: LABELS.accessRequestUid,
-      source: secretSource(kubeConfig),
-      ...(clock ? { clock } : {}),
-      onError: onError("Secret"),
-    }),
-  };
-}
-
-/** Starts every informer; resolves when all caches hold a complete list. */
-export async function startInformers(informers: EngineInformers): Promise<void> {
-  await Promise.all(Object.values(informers).map((informer: Informer<never>) => informer.start()));
-}
-
-/** Stops every informer. */
-export function stopInformers(informers: EngineInformers): void {
-  for (const informer of Object.values(informers) as Informer<never>[]) informer.stop();
-}
+/** The engine's caches (the name the rest of the code knows them by). */
+export type EngineInformers = InformerSet;

@@ -1,7 +1,6 @@
 /** Applies a JSON patch to an object or its status, guarded by a test on resourceVersion: never a lost update. */
 import { ApiException, CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
-import type { PatchOperation } from "../machines/shared/json-patch.ts";
-import { Patch } from "../machines/shared/json-patch.ts";
+import { diff, type Json, Patch, type PatchOperation } from "../machines/shared/json-patch.ts";
 import { FIELD_MANAGER } from "./install-crds.ts";
 
 /** Which object to patch. */
@@ -63,6 +62,73 @@ export async function patchObject(
   } catch (error) {
     throw await classifyPatchError(error, target, () => currentResourceVersion(api, target));
   }
+}
+
+/** The metadata fields a machine may change; the rest of metadata belongs to the API server and users. */
+const WRITABLE_METADATA = ["finalizers", "labels", "annotations"] as const;
+
+/** The operations that turn one part of `stored` into `desired`: for metadata only its writable fields. */
+export function changesTo(
+  stored: { readonly metadata?: object; readonly status?: unknown },
+  part: "metadata" | "status",
+  desired: unknown,
+): PatchOperation[] {
+  if (desired === undefined) return []; // a step that desires nothing of this part leaves it alone
+  if (part === "status") {
+    return diff(stored.status === undefined ? {} : { status: stored.status as Json }, {
+      status: desired as Json,
+    });
+  }
+  const writable = (metadata: object | undefined) =>
+    Object.fromEntries(
+      WRITABLE_METADATA.flatMap((field) => {
+        const value = (metadata as Record<string, unknown> | undefined)?.[field];
+        return value === undefined ? [] : [[field, value as Json]];
+      }),
+    );
+  return diff({ metadata: writable(stored.metadata) }, { metadata: writable(desired as object) });
+}
+
+/** What {@link writeDesired} wrote. */
+export interface Written<T> {
+  readonly object: T;
+  readonly key: string;
+  readonly paths: readonly string[];
+}
+
+/**
+ * Writes the difference between one part of `stored` and `desired` as one guarded patch (the status
+ * through its subresource); undefined when they are equal, so nothing is sent.
+ */
+export async function writeDesired<
+  T extends {
+    readonly metadata: {
+      readonly name?: string;
+      readonly namespace?: string;
+      readonly resourceVersion?: string;
+    };
+  },
+>(
+  kubeConfig: KubeConfig,
+  resource: { readonly group: string; readonly version: string; readonly plural: string },
+  stored: T,
+  part: "metadata" | "status",
+  desired: unknown,
+): Promise<Written<T> | undefined> {
+  const operations = changesTo(stored, part, desired);
+  const { namespace, name = "", resourceVersion = "" } = stored.metadata;
+  const object = await patchObject(
+    kubeConfig,
+    { ...resource, ...(namespace ? { namespace } : {}), name, resourceVersion },
+    operations,
+    part === "status" ? "status" : undefined,
+  );
+  if (!object) return undefined;
+  return {
+    object: object as unknown as T,
+    key: namespace ? `${namespace}/${name}` : name,
+    paths: operations.map((operation) => operation.path),
+  };
 }
 
 async function currentResourceVersion(

@@ -12,6 +12,7 @@ import {
 } from "../machines/cluster-profile/profile.ts";
 import { diff, type Json } from "../machines/shared/json-patch.ts";
 import { type Clock, systemClock } from "./clock.ts";
+import type { Controller } from "./controller.ts";
 import { controllerQueue } from "./controller-queue.ts";
 import type { Informer } from "./informer.ts";
 import type { EngineInformers } from "./informers.ts";
@@ -37,7 +38,8 @@ export interface ProfileControllerOptions {
  * exists and names our backend, none otherwise". Profiles are found by their labels, so a profile
  * whose config was deleted while the controller was down is still removed.
  */
-export class ProfileController {
+export class ProfileController implements Controller {
+  readonly name = "profile";
   readonly queue: WorkQueue;
   readonly #options: ProfileControllerOptions;
   readonly #configs: Informer<ProviderConfig>;
@@ -54,7 +56,7 @@ export class ProfileController {
     this.#clock = options.clock ?? systemClock;
     this.#log = (options.log ?? silentLogger).with({ controller: "profile" });
     this.queue = controllerQueue({
-      name: "profile",
+      name: this.name,
       clock: this.#clock,
       log: this.#log,
       ...(options.metrics ? { metrics: options.metrics } : {}),

@@ -1,34 +1,10 @@
-/** The machines whose statecharts are exported, and the files each one becomes: Stately JSON, Mermaid and SVG. */
-import type { AnyStateMachine } from "xstate";
-import { accessRequestMachine } from "../machines/access-request/machine.ts";
-import { clusterMachine } from "../machines/cluster/machine.ts";
+/** The files each machine's statechart becomes: Stately JSON, Mermaid and SVG. */
+import type { MachineDefinition } from "../machines/shared/machine-definition.ts";
 import { statechartOf } from "./graph.ts";
 import { toMermaid } from "./mermaid.ts";
 import { statelyJson } from "./stately.ts";
 import { renderSvg } from "./svg.ts";
 import { layoutChart } from "./svg-layout.ts";
-
-/** One machine to export. */
-export interface ExportedMachine {
-  /** File name stem: `cluster` gives cluster.json, cluster.mmd, cluster.svg. */
-  readonly name: string;
-  /** What the machine is called in prose ("the Cluster statechart"). */
-  readonly title: string;
-  /** The file that defines it, named in the generated files. */
-  readonly source: string;
-  readonly machine: AnyStateMachine;
-}
-
-/** Every exported machine: one line each. */
-export const EXPORTED_MACHINES: readonly ExportedMachine[] = [
-  { name: "cluster", title: "Cluster", source: "src/machines/cluster/machine.ts", machine: clusterMachine },
-  {
-    name: "accessRequest",
-    title: "AccessRequest",
-    source: "src/machines/access-request/machine.ts",
-    machine: accessRequestMachine,
-  },
-];
 
 /** Where `npm run statecharts` writes, relative to the repository root. */
 export const DEFAULT_STATECHARTS_DIRECTORY = "docs/statecharts";
@@ -43,27 +19,27 @@ export interface StatechartFile {
 }
 
 /** The three files of one machine; the same machine always gives byte-identical files. */
-export async function statechartFiles(entry: ExportedMachine): Promise<StatechartFile[]> {
+export async function statechartFiles(entry: MachineDefinition): Promise<StatechartFile[]> {
   const chart = statechartOf(entry.machine);
-  const provenance = `Generated from ${entry.source} by \`${REGENERATE_COMMAND}\`; do not edit.`;
+  const { file: name, source } = entry.statechart;
+  const title = entry.kind;
+  const provenance = `Generated from ${source} by \`${REGENERATE_COMMAND}\`; do not edit.`;
   const layout = await layoutChart(chart);
   return [
-    { name: `${entry.name}.json`, content: statelyJson(entry.machine) },
+    { name: `${name}.json`, content: statelyJson(entry.machine) },
     {
-      name: `${entry.name}.mmd`,
-      content: toMermaid(chart, { header: `The ${entry.title} statechart. ${provenance}` }),
+      name: `${name}.mmd`,
+      content: toMermaid(chart, { header: `The ${title} statechart. ${provenance}` }),
     },
     {
-      name: `${entry.name}.svg`,
-      content: renderSvg(layout, { title: `The ${entry.title} statechart`, description: provenance }),
+      name: `${name}.svg`,
+      content: renderSvg(layout, { title: `The ${title} statechart`, description: provenance }),
     },
   ];
 }
 
-/** The files of every machine in `machines`, in order. */
-export async function allStatechartFiles(
-  machines: readonly ExportedMachine[] = EXPORTED_MACHINES,
-): Promise<StatechartFile[]> {
+/** The files of every machine in `machines` (the registered kinds' definitions), in order. */
+export async function allStatechartFiles(machines: readonly MachineDefinition[]): Promise<StatechartFile[]> {
   const files: StatechartFile[] = [];
   for (const entry of machines) files.push(...(await statechartFiles(entry)));
   return files;

@@ -5,10 +5,10 @@ import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SimulatedBackend } from "../../src/providers/simulated.ts";
 import { Engine } from "../../src/runtime/engine.ts";
+import { MACHINE_KINDS } from "../../src/runtime/kinds/registry.ts";
 import { LiveViewModel } from "../../src/runtime/live-view-model.ts";
 import { type LiveViewServer, startLiveViewServer } from "../../src/runtime/live-view-server.ts";
 import { silentLogger } from "../../src/runtime/logger.ts";
-import { EXPORTED_MACHINES } from "../../src/statecharts/export.ts";
 import { type ClusterHarness, isReady, startClusterHarness } from "../support/cluster-harness.ts";
 
 /** Debian's Chromium (`hack/browser/ensure-chromium.sh` installs it before `npm test`); override for other systems. */
@@ -43,7 +43,7 @@ beforeAll(async () => {
     host: "127.0.0.1",
     port: 0,
     view,
-    machines: EXPORTED_MACHINES.map((entry) => entry.machine),
+    machines: MACHINE_KINDS.map((kind) => kind.definition.machine),
     log: silentLogger,
   });
   engine = new Engine({

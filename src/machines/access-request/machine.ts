@@ -1,6 +1,8 @@
 /** The AccessRequest statechart: Pending → Provisioning → Granted, Denied, Deleting. Pure: no I/O, no clock. */
 import { setup } from "xstate";
-import type { EventParams } from "../cluster/machine.ts";
+import { REQUEST_PHASES } from "../../api/constants.ts";
+import type { EventRecord } from "../shared/machine-step.ts";
+import { PHASE_TAG, REQUEUE } from "../shared/machine-tags.ts";
 import { type ObservedEvent, whenObserved } from "../shared/observed-guard.ts";
 
 /** What one reconcile knows about an AccessRequest, its Cluster and the target cluster, level-based. */
@@ -52,7 +54,7 @@ export const accessRequestMachine = setup({
     grantAccess: () => {},
     issueCredential: () => {},
     revokeAccess: () => {},
-    recordEvent: (_, _params: EventParams) => {},
+    recordEvent: (_, _params: EventRecord) => {},
   },
 }).createMachine({
   id: "accessRequest",
@@ -61,6 +63,7 @@ export const accessRequestMachine = setup({
   states: {
     pending: {
       description: "Waiting for the target Cluster to be Ready and reachable.",
+      tags: [REQUEUE.poll, `${PHASE_TAG}${REQUEST_PHASES.pending}`],
       always: [
         { guard: "isBeingDeleted", target: "deleting" },
         { guard: "isDenied", target: "denied" },
@@ -70,6 +73,7 @@ export const accessRequestMachine = setup({
     provisioning: {
       description:
         "Finalizer set; ServiceAccount, roles and bindings applied on the target; credential issued.",
+      tags: [REQUEUE.poll, `${PHASE_TAG}${REQUEST_PHASES.pending}`],
       entry: [
         "addFinalizer",
         "grantAccess",
@@ -91,6 +95,7 @@ export const accessRequestMachine = setup({
     },
     granted: {
       description: "Access is in place and the Secret holds a valid kubeconfig.",
+      tags: [REQUEUE.resync, `${PHASE_TAG}${REQUEST_PHASES.granted}`],
       entry: [
         { type: "recordEvent", params: { type: "Normal", reason: "Granted", message: "Access granted" } },
       ],
@@ -114,6 +119,8 @@ export const accessRequestMachine = setup({
     },
     denied: {
       description: "The request cannot be served as asked; a person must change it.",
+      // A conflicting Role on the target is not watched: look again now and then.
+      tags: [REQUEUE.retry, `${PHASE_TAG}${REQUEST_PHASES.denied}`],
       entry: [
         { type: "recordEvent", params: { type: "Warning", reason: "Denied", message: "Access denied" } },
       ],
@@ -128,6 +135,7 @@ export const accessRequestMachine = setup({
       states: {
         revoking: {
           description: "Deleting the ServiceAccount, roles and bindings made for the request on the target.",
+          tags: [REQUEUE.poll],
           always: [{ guard: "withoutOurFinalizer", target: "released" }],
           entry: ["revokeAccess"],
           on: {

@@ -1,12 +1,15 @@
-/** The pure reconcile step for an AccessRequest: (request, facts, now) → next state, patches, commands, Events. */
+/** The pure reconcile step for an AccessRequest: (request, facts, now) → next state, desired object, commands, Events. */
 import { produce } from "immer";
 import type { AnyMachineSnapshot } from "xstate";
 import type { AccessRequest, AccessRequestStatus } from "../../api/access-request.ts";
+import type { RequestPhase } from "../../api/cluster-request.ts";
 import { CONDITION_TYPES, FINALIZERS, LABELS, REASONS, REQUEST_PHASES } from "../../api/constants.ts";
-import type { EventParams } from "../cluster/machine.ts";
 import { type ConditionUpdate, mergeConditions } from "../shared/conditions.ts";
-import { diff, type Json, type PatchOperation } from "../shared/json-patch.ts";
+import { type FinalizerWish, withFinalizer } from "../shared/finalizer.ts";
+import type { EventRecord, MachineStep } from "../shared/machine-step.ts";
+import { requeueClass, taggedPhase } from "../shared/machine-tags.ts";
 import { pureTransition } from "../shared/pure-transition.ts";
+import { snapshotRestorer } from "../shared/snapshots.ts";
 import { stateValueToString } from "../shared/state-value.ts";
 import { type AccessEvent, type AccessFacts, accessRequestMachine } from "./machine.ts";
 
@@ -36,6 +39,16 @@ export function accessResponsibility(request: AccessRequest, providerName: strin
   return "ours";
 }
 
+/** How long issued tokens live, and when to look again. */
+export interface AccessTiming {
+  /** Validity of issued tokens (the API server's minimum is 10 minutes). */
+  readonly tokenValidityMs: number;
+  /** Look again while waiting for a Cluster, while granting or revoking, and while denied. */
+  readonly pollMs: number;
+  /** Look again at rest, to notice drift on the target (sooner when the token is due for renewal). */
+  readonly resyncMs: number;
+}
+
 /** Everything one step needs; all of it data. */
 export interface AccessStepInput {
   readonly request: AccessRequest;
@@ -44,20 +57,20 @@ export interface AccessStepInput {
   readonly secretName: string;
   /** Why the Cluster is not reachable, for the condition (when facts.clusterReachable is false). */
   readonly clusterProblem?: string;
+  /** Message of the last failed command on the target cluster, while it keeps failing. */
+  readonly lastError?: string;
   /** The current time (RFC 3339), only for lastTransitionTime of changed conditions. */
   readonly now: string;
+  /** When to look again; without it the step asks for no requeue. */
+  readonly timing?: AccessTiming;
+  /** Milliseconds until the current token is due for renewal, if the Secret holds one. */
+  readonly untilRenewalMs?: number;
 }
 
-/** What the runtime must do after a step. */
-export interface AccessStepResult {
-  readonly previousState: string;
-  readonly state: string;
+/** What the runtime must do after a step: write `desired`, run the commands, record the Events. */
+export interface AccessStepResult
+  extends MachineStep<AccessRequest["metadata"], AccessRequestStatus, AccessCommand> {
   readonly event: AccessEvent;
-  /** Operations on metadata (our finalizer); apply before any command. */
-  readonly metadataPatch: readonly PatchOperation[];
-  readonly statusPatch: readonly PatchOperation[];
-  readonly commands: readonly AccessCommand[];
-  readonly events: readonly EventParams[];
 }
 
 /**
@@ -72,17 +85,7 @@ export function accessStateOf(request: AccessRequest): string {
   return ourFinalizer ? "provisioning" : "pending";
 }
 
-const snapshots = new Map<string, AnyMachineSnapshot>();
-
-function restore(state: string): AnyMachineSnapshot {
-  let snapshot = snapshots.get(state);
-  if (!snapshot) {
-    const [head = "pending", child] = state.split(".");
-    snapshot = accessRequestMachine.resolveState({ value: child ? { [head]: child } : head, context: {} });
-    snapshots.set(state, snapshot);
-  }
-  return snapshot;
-}
+const restore = snapshotRestorer(accessRequestMachine);
 
 /** One step: transition the machine, then derive metadata and status from the new state and the facts. */
 export function stepAccessRequest(input: AccessStepInput): AccessStepResult {
@@ -92,13 +95,13 @@ export function stepAccessRequest(input: AccessStepInput): AccessStepResult {
   const [snapshot, actions] = transition(restore(previousState), event);
   const state = stateValueToString(snapshot.value);
 
-  let finalizer: "add" | "remove" | undefined;
+  let finalizer: FinalizerWish;
   const commands: AccessCommand[] = [];
-  const events: EventParams[] = [];
+  const events: EventRecord[] = [];
   for (const action of actions) {
     if (action.type === "addFinalizer") finalizer = "add";
     else if (action.type === "removeFinalizer") finalizer = "remove";
-    else if (action.type === "recordEvent") events.push(eventWithDetail(action.params as EventParams, facts));
+    else if (action.type === "recordEvent") events.push(eventWithDetail(action.params as EventRecord, facts));
     else if (
       action.type === "grantAccess" ||
       action.type === "issueCredential" ||
@@ -109,35 +112,45 @@ export function stepAccessRequest(input: AccessStepInput): AccessStepResult {
   }
 
   const metadata = produce(request.metadata, (draft) => {
-    const finalizers = draft.finalizers ?? [];
-    if (finalizer === "add" && !finalizers.includes(FINALIZERS.accessRequest)) {
-      draft.finalizers = [...finalizers, FINALIZERS.accessRequest];
-    }
-    if (finalizer === "remove" && finalizers.includes(FINALIZERS.accessRequest)) {
-      draft.finalizers = finalizers.filter((name) => name !== FINALIZERS.accessRequest);
-    }
+    const finalizers = withFinalizer(draft.finalizers, FINALIZERS.accessRequest, finalizer);
+    if (finalizers !== draft.finalizers) draft.finalizers = finalizers ? [...finalizers] : undefined;
   });
-  const status = desiredStatus(input, state, commands.includes("issueCredential"));
   return {
     previousState,
     state,
     event,
-    metadataPatch: diff({ metadata: request.metadata as Json }, { metadata: metadata as Json }),
-    statusPatch: diff(request.status === undefined ? {} : { status: request.status as unknown as Json }, {
-      status: status as unknown as Json,
-    }),
+    desired: {
+      metadata,
+      status: desiredStatus(input, state, taggedPhase(snapshot), commands.includes("issueCredential")),
+    },
     commands,
     events,
+    requeueAfterMs: requeueAfter(snapshot, input),
   };
 }
 
-function eventWithDetail(params: EventParams, facts: AccessFacts): EventParams {
+/** When to look again, from the requeue class the new state is tagged with; at rest, by the token's renewal too. */
+function requeueAfter(snapshot: AnyMachineSnapshot, input: AccessStepInput): number | undefined {
+  const timing = input.timing;
+  const wanted = requeueClass(snapshot);
+  if (!timing || wanted === undefined) return undefined;
+  if (wanted !== "resync") return timing.pollMs;
+  if (input.untilRenewalMs === undefined) return timing.resyncMs;
+  return Math.max(1_000, Math.min(timing.resyncMs, input.untilRenewalMs));
+}
+
+function eventWithDetail(params: EventRecord, facts: AccessFacts): EventRecord {
   return params.reason === "Denied" && facts.denial
     ? { ...params, message: `Access denied: ${facts.denial}` }
     : params;
 }
 
-function desiredStatus(input: AccessStepInput, state: string, issuing: boolean): AccessRequestStatus {
+function desiredStatus(
+  input: AccessStepInput,
+  state: string,
+  taggedPhase: string | undefined,
+  issuing: boolean,
+): AccessRequestStatus {
   const { request, facts } = input;
   const generation = request.metadata.generation ?? 0;
   const updates: ConditionUpdate[] = [
@@ -149,17 +162,11 @@ function desiredStatus(input: AccessStepInput, state: string, issuing: boolean):
           reason: REASONS.InvalidReference,
           message: input.clusterProblem ?? "the target Cluster is not ready",
         },
-    accessCondition(state, facts),
+    accessCondition(state, facts, input.lastError),
   ];
   const conditions = mergeConditions(request.status?.conditions, updates, generation, input.now);
-  const phase =
-    state === "granted"
-      ? REQUEST_PHASES.granted
-      : state === "denied"
-        ? REQUEST_PHASES.denied
-        : state.startsWith("deleting")
-          ? (request.status?.phase ?? REQUEST_PHASES.pending)
-          : REQUEST_PHASES.pending;
+  // The phase is the state's tag; a state without one (deleting) keeps the phase the request showed.
+  const phase = (taggedPhase as RequestPhase | undefined) ?? request.status?.phase ?? REQUEST_PHASES.pending;
   const hasSecret = request.status?.secretRef !== undefined || issuing || state === "granted";
   return {
     ...request.status,
@@ -170,7 +177,7 @@ function desiredStatus(input: AccessStepInput, state: string, issuing: boolean):
   };
 }
 
-function accessCondition(state: string, facts: AccessFacts): ConditionUpdate {
+function accessCondition(state: string, facts: AccessFacts, lastError: string | undefined): ConditionUpdate {
   const type = CONDITION_TYPES.accessGranted;
   if (state === "granted") return { type, status: "True", reason: REASONS.Granted, message: "" };
   if (state === "denied")
@@ -178,6 +185,8 @@ function accessCondition(state: string, facts: AccessFacts): ConditionUpdate {
   if (state.startsWith("deleting")) {
     return { type, status: "False", reason: REASONS.Deleting, message: "removing the access objects" };
   }
+  if (lastError !== undefined)
+    return { type, status: "False", reason: REASONS.BackendError, message: lastError };
   return {
     type,
     status: "False",

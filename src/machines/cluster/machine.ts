@@ -1,6 +1,8 @@
 /** The Cluster statechart: Pending → Provisioning → Ready ⇄ Updating, Failed, Deleting. Pure: no I/O, no clock. */
 import { setup } from "xstate";
 import type { ClusterObservation } from "../../api/backend.ts";
+import type { EventRecord } from "../shared/machine-step.ts";
+import { REQUEUE } from "../shared/machine-tags.ts";
 import { type ObservedEvent, whenObserved } from "../shared/observed-guard.ts";
 import type { VersionResolution } from "./kubernetes-version.ts";
 
@@ -25,13 +27,6 @@ export interface ClusterFacts {
 
 /** The one event: "here is what the world looks like now". */
 export type ClusterEvent = ObservedEvent<ClusterFacts>;
-
-/** A Kubernetes Event the machine asks the runtime to record. */
-export interface EventParams {
-  readonly type: "Normal" | "Warning";
-  readonly reason: string;
-  readonly message: string;
-}
 
 const when = whenObserved<ClusterFacts>;
 
@@ -83,7 +78,7 @@ export const clusterMachine = setup({
     createCluster: (_, _params: { version: string | undefined }) => {},
     updateCluster: (_, _params: { version: string | undefined }) => {},
     deleteCluster: () => {},
-    recordEvent: (_, _params: EventParams) => {},
+    recordEvent: (_, _params: EventRecord) => {},
   },
 }).createMachine({
   id: "cluster",
@@ -92,6 +87,8 @@ export const clusterMachine = setup({
   states: {
     pending: {
       description: "Waiting until the profile resolves and the version is acceptable; nothing exists yet.",
+      // Only a missing profile keeps a Cluster here; its creation wakes the Cluster, the retry is a safety net.
+      tags: [REQUEUE.retry],
       always: [
         { guard: "isBeingDeleted", target: "deleting" },
         { guard: "versionRejected", target: "failed" },
@@ -100,6 +97,7 @@ export const clusterMachine = setup({
     },
     provisioning: {
       description: "Finalizer set, cluster ordered at the backend; waiting for it to report ready.",
+      tags: [REQUEUE.poll],
       entry: [
         "addFinalizer",
         { type: "createCluster", params: ({ event }) => ({ version: accepted(event.facts) }) },
@@ -125,6 +123,7 @@ export const clusterMachine = setup({
     },
     ready: {
       description: "The cluster runs and its endpoint is published.",
+      tags: [REQUEUE.resync],
       entry: [
         {
           type: "recordEvent",
@@ -145,6 +144,7 @@ export const clusterMachine = setup({
     },
     updating: {
       description: "The spec asks for another version; the backend is upgrading.",
+      tags: [REQUEUE.poll],
       entry: [
         { type: "updateCluster", params: ({ event }) => ({ version: accepted(event.facts) }) },
         {
@@ -210,6 +210,7 @@ export const clusterMachine = setup({
         },
         releasing: {
           description: "The backend deletes the cluster; we wait until it reports it gone.",
+          tags: [REQUEUE.poll],
           entry: ["deleteCluster"],
           on: {
             // Only an observation made after the delete was ordered may release: never in the step that ordered it.

@@ -1,25 +1,20 @@
-/** The pure reconcile step for a Cluster: (object, profile, observation, now) → next state, patches, commands, Events. */
+/** The pure reconcile step for a Cluster: (object, profile, observation, now) → next state, desired object, commands, Events. */
 import { Immer } from "immer";
 import type { AnyMachineSnapshot } from "xstate";
 import type { ClusterCommand, ClusterObservation, ClusterTarget } from "../../api/backend.ts";
 import type { Cluster, ClusterStatus } from "../../api/cluster.ts";
 import type { ClusterProfile } from "../../api/cluster-profile.ts";
 import type { JsonObject } from "../../api/common.ts";
-import {
-  ANNOTATIONS,
-  CONDITION_TYPES,
-  ENDPOINTS,
-  FINALIZERS,
-  LABELS,
-  OPERATIONS,
-  REASONS,
-} from "../../api/constants.ts";
-import { type ConditionUpdate, clusterPhase, mergeConditions } from "../shared/conditions.ts";
-import { diff, type Json, type PatchOperation } from "../shared/json-patch.ts";
+import { ANNOTATIONS, FINALIZERS, LABELS, OPERATIONS } from "../../api/constants.ts";
+import { type FinalizerWish, withFinalizer } from "../shared/finalizer.ts";
+import type { EventRecord, MachineStep } from "../shared/machine-step.ts";
+import { requeueClass } from "../shared/machine-tags.ts";
 import { pureTransition } from "../shared/pure-transition.ts";
-import { parseStateValue, stateValueToString } from "../shared/state-value.ts";
+import { snapshotRestorer } from "../shared/snapshots.ts";
+import { stateValueToString } from "../shared/state-value.ts";
 import { resolveVersion } from "./kubernetes-version.ts";
-import { type ClusterEvent, type ClusterFacts, clusterMachine, type EventParams } from "./machine.ts";
+import { type ClusterEvent, type ClusterFacts, clusterMachine } from "./machine.ts";
+import { desiredStatus } from "./status.ts";
 
 const transition = pureTransition(clusterMachine);
 
@@ -75,37 +70,23 @@ export interface ClusterStepInput {
   readonly timing: ClusterTiming;
 }
 
-/** A Kubernetes Event to record about the Cluster. */
-export type ClusterEventRecord = EventParams;
-
-/** What the runtime must do after a step. Empty patches mean "no write". */
-export interface ClusterStepResult {
+/** What the runtime must do after a step: write `desired`, run the commands, record the Events. */
+export interface ClusterStepResult extends MachineStep<Cluster["metadata"], ClusterStatus, ClusterCommand> {
   readonly responsibility: ClusterResponsibility;
-  /** The machine state before the step (as read from the status). */
-  readonly previousState: string;
   /** The event the machine was given (undefined when the Cluster was skipped): for inspectors and explanations. */
   readonly event: ClusterEvent | undefined;
-  /** The machine state after the step, as written to `status.providerStatus.state` (e.g. `deleting.releasing`). */
-  readonly state: string;
-  /** Operations on metadata (finalizers, labels, annotations); apply before running commands. */
-  readonly metadataPatch: readonly PatchOperation[];
-  /** Operations on the status subresource. */
-  readonly statusPatch: readonly PatchOperation[];
-  /** Backend commands, in order; run only after the metadata patch succeeded. */
-  readonly commands: readonly ClusterCommand[];
-  readonly events: readonly ClusterEventRecord[];
-  /** Look again after this long even without a change; undefined = wait for a change. */
-  readonly requeueAfterMs: number | undefined;
 }
+
+const restore = snapshotRestorer(clusterMachine);
 
 /**
  * Flow: rebuild the machine's snapshot from `status.providerStatus.state` → derive the facts → one
- * `observed` event through `transition()` → translate the returned actions into patches, commands and
- * Events → compute the status the new state implies and diff it against the object's.
+ * `observed` event through `transition()` → translate the returned actions into commands, Events and
+ * the finalizer wish → the desired metadata and the status the new state implies.
  *
- * Guarantees: pure and deterministic; a second step on an unchanged world yields no patch; foreign and
- * ignored Clusters yield nothing at all; the finalizer is added in the same step that first orders the
- * cluster, and removed only once the backend reports it gone.
+ * Guarantees: pure and deterministic; a second step on an unchanged world desires the object as it is;
+ * foreign and ignored Clusters yield nothing at all; the finalizer is added in the same step that first
+ * orders the cluster, and removed only once the backend reports it gone.
  */
 export function stepCluster(input: ClusterStepInput): ClusterStepResult {
   const { cluster, profile } = input;
@@ -117,8 +98,7 @@ export function stepCluster(input: ClusterStepInput): ClusterStepResult {
       previousState,
       event: undefined,
       state: previousState,
-      metadataPatch: [],
-      statusPatch: [],
+      desired: { metadata: cluster.metadata, status: cluster.status },
       commands: [],
       events: [],
       requeueAfterMs: undefined,
@@ -126,16 +106,13 @@ export function stepCluster(input: ClusterStepInput): ClusterStepResult {
   }
 
   const facts = clusterFacts(input);
-  const [snapshot, actions] = transition(restoreSnapshot(previousState), {
-    type: "observed",
-    facts,
-  });
+  const [snapshot, actions] = transition(restore(previousState), { type: "observed", facts });
   const state = stateValueToString(snapshot.value);
 
   const target = clusterTarget(cluster, profile, input.settings);
-  let finalizer: "add" | "remove" | undefined;
+  let finalizer: FinalizerWish;
   const commands: ClusterCommand[] = [];
-  const events: ClusterEventRecord[] = [];
+  const events: EventRecord[] = [];
   for (const action of actions) {
     const params = action.params as Record<string, unknown> | undefined;
     switch (action.type) {
@@ -157,25 +134,23 @@ export function stepCluster(input: ClusterStepInput): ClusterStepResult {
         commands.push({ kind: "delete", target });
         break;
       case "recordEvent":
-        events.push(params as unknown as EventParams);
+        events.push(params as unknown as EventRecord);
         break;
     }
   }
   const created = commands.find((command) => command.kind === "create");
-  const metadata = desiredMetadata(input, responsibility, facts, finalizer, created?.version);
-  const status = desiredStatus(input, facts, state);
   return {
     responsibility,
     previousState,
     event: { type: "observed", facts },
     state,
-    metadataPatch: diff({ metadata: cluster.metadata as Json }, { metadata: metadata as Json }),
-    statusPatch: diff(cluster.status === undefined ? {} : { status: cluster.status as unknown as Json }, {
-      status: status as unknown as Json,
-    }),
+    desired: {
+      metadata: desiredMetadata(input, responsibility, facts, finalizer, created?.version),
+      status: desiredStatus(input, facts, state),
+    },
     commands,
     events,
-    requeueAfterMs: requeueFor(state, responsibility, input.timing),
+    requeueAfterMs: requeueAfter(snapshot, input.timing),
   };
 }
 
@@ -209,23 +184,6 @@ function readState(cluster: Cluster): string {
   return typeof state === "string" && state !== "" ? state : "pending";
 }
 
-/** Snapshots are immutable and the context is empty, so one per state value serves every Cluster. */
-const snapshots = new Map<string, AnyMachineSnapshot>();
-
-/** Rebuilds the snapshot from the persisted state; an unknown value (hand-edited status) restarts at pending. */
-function restoreSnapshot(state: string): AnyMachineSnapshot {
-  let snapshot = snapshots.get(state);
-  if (!snapshot) {
-    try {
-      snapshot = clusterMachine.resolveState({ value: parseStateValue(state), context: {} });
-    } catch {
-      return restoreSnapshot("pending");
-    }
-    snapshots.set(state, snapshot);
-  }
-  return snapshot;
-}
-
 /** The backend's key and description of a Cluster. */
 export function clusterTarget(
   cluster: Cluster,
@@ -247,17 +205,12 @@ function desiredMetadata(
   input: ClusterStepInput,
   responsibility: ClusterResponsibility,
   facts: ClusterFacts,
-  finalizer: "add" | "remove" | undefined,
+  finalizer: FinalizerWish,
   ordered: string | undefined,
 ): Cluster["metadata"] {
   return produce(input.cluster.metadata, (draft) => {
-    const finalizers = draft.finalizers ?? [];
-    if (finalizer === "add" && !finalizers.includes(FINALIZERS.cluster)) {
-      draft.finalizers = [...finalizers, FINALIZERS.cluster];
-    }
-    if (finalizer === "remove" && finalizers.includes(FINALIZERS.cluster)) {
-      draft.finalizers = finalizers.filter((name) => name !== FINALIZERS.cluster);
-    }
+    const finalizers = withFinalizer(draft.finalizers, FINALIZERS.cluster, finalizer);
+    if (finalizers !== draft.finalizers) draft.finalizers = finalizers ? [...finalizers] : undefined;
     if (draft.annotations?.[ANNOTATIONS.operation] === OPERATIONS.reconcile) {
       delete draft.annotations[ANNOTATIONS.operation]; // done: this reconcile is the one asked for
     }
@@ -277,143 +230,11 @@ function desiredMetadata(
   });
 }
 
-function desiredStatus(input: ClusterStepInput, facts: ClusterFacts, state: string): ClusterStatus {
-  const { cluster, observation } = input;
-  const generation = cluster.metadata.generation ?? 0;
-  const conditions = mergeConditions(
-    cluster.status?.conditions,
-    conditionUpdates(input, facts, state),
-    generation,
-    input.now,
-  );
-  const endpoint = observation.exists && !facts.deleting ? observation.endpoint : undefined;
-  const previous = cluster.status;
-  const providerStatus: JsonObject = { ...previous?.providerStatus, state };
-  const status: Record<string, unknown> = {
-    ...previous,
-    observedGeneration: generation,
-    phase: clusterPhase(facts.deleting, conditions),
-    conditions,
-    providerStatus,
-  };
-  if (endpoint) {
-    status.endpoints = [{ name: ENDPOINTS.external, url: endpoint }];
-    status.apiServer = endpoint;
-  } else if (!observation.exists) {
-    delete status.endpoints;
-    delete status.apiServer;
-  }
-  return status as unknown as ClusterStatus;
-}
-
-function conditionUpdates(input: ClusterStepInput, facts: ClusterFacts, state: string): ConditionUpdate[] {
-  const { cluster } = input;
-  const updates: ConditionUpdate[] = [];
-  updates.push(
-    facts.profileFound
-      ? { type: CONDITION_TYPES.profileResolved, status: "True", reason: "ProfileFound", message: "" }
-      : {
-          type: CONDITION_TYPES.profileResolved,
-          status: "False",
-          reason: REASONS.ProfileNotFound,
-          message: `ClusterProfile "${cluster.spec.profile}" does not exist; create it or fix spec.profile (retrying)`,
-        },
-  );
-  const version = facts.version;
-  if (version) {
-    updates.push(
-      version.kind === "accepted"
-        ? {
-            type: CONDITION_TYPES.versionSupported,
-            status: "True",
-            reason: version.deprecated ? REASONS.DeprecatedVersion : "VersionSupported",
-            message: version.deprecated
-              ? `Kubernetes ${version.version} is deprecated in profile ${cluster.spec.profile}; plan an upgrade`
-              : `Kubernetes ${version.version}`,
-          }
-        : {
-            type: CONDITION_TYPES.versionSupported,
-            status: "False",
-            reason: version.kind === "downgrade" ? REASONS.DowngradeNotAllowed : REASONS.UnsupportedVersion,
-            message: version.message,
-          },
-    );
-  }
-  updates.push(clusterReadyCondition(input, facts, state));
-  if (facts.deleting) {
-    updates.push(
-      facts.foreignFinalizers.length > 0
-        ? {
-            type: CONDITION_TYPES.deletionUnblocked,
-            status: "False",
-            reason: REASONS.WaitingForForeignFinalizers,
-            message: `waiting for finalizers: ${facts.foreignFinalizers.join(", ")}`,
-          }
-        : { type: CONDITION_TYPES.deletionUnblocked, status: "True", reason: REASONS.Deleting, message: "" },
-    );
-  }
-  return updates;
-}
-
-function clusterReadyCondition(input: ClusterStepInput, facts: ClusterFacts, state: string): ConditionUpdate {
-  const type = CONDITION_TYPES.clusterReady;
-  const backend = facts.backend;
-  const detail = backend.exists
-    ? ` (backend: ${backend.phase}${backend.message ? `, ${backend.message}` : ""})`
-    : "";
-  if (state === "ready" && backend.exists) {
-    return {
-      type,
-      status: "True",
-      reason: REASONS.Ready,
-      message: `Kubernetes ${backend.version} at ${backend.endpoint ?? ""}`,
-    };
-  }
-  if (input.lastError !== undefined) {
-    return { type, status: "False", reason: REASONS.BackendError, message: input.lastError };
-  }
-  if (state.startsWith("deleting")) {
-    return { type, status: "False", reason: REASONS.Deleting, message: `deleting the cluster${detail}` };
-  }
-  switch (state) {
-    case "provisioning":
-      return {
-        type,
-        status: "False",
-        reason: REASONS.Provisioning,
-        message: `creating the cluster${detail}`,
-      };
-    case "updating":
-      return { type, status: "False", reason: REASONS.Updating, message: `updating the cluster${detail}` };
-    case "failed":
-      return {
-        type,
-        status: "False",
-        reason:
-          backend.exists && backend.phase === "failed" ? REASONS.BackendError : REASONS.ConfigurationProblem,
-        message:
-          facts.version && facts.version.kind !== "accepted"
-            ? facts.version.message
-            : `the backend reports the cluster failed${detail}`,
-      };
-    default:
-      return {
-        type,
-        status: "False",
-        reason: "Pending",
-        message: facts.profileFound ? "waiting to create the cluster" : "waiting for the ClusterProfile",
-      };
-  }
-}
-
-function requeueFor(
-  state: string,
-  responsibility: ClusterResponsibility,
-  timing: ClusterTiming,
-): number | undefined {
-  if (responsibility === "profileMissing") return timing.retryMs;
-  if (state === "provisioning" || state === "updating" || state === "deleting.releasing")
-    return timing.pollMs;
-  if (state === "ready") return timing.resyncMs;
+/** When to look again, from the requeue class the new state is tagged with. */
+function requeueAfter(snapshot: AnyMachineSnapshot, timing: ClusterTiming): number | undefined {
+  const wanted = requeueClass(snapshot);
+  if (wanted === "poll") return timing.pollMs;
+  if (wanted === "resync") return timing.resyncMs;
+  if (wanted === "retry") return timing.retryMs;
   return undefined;
 }

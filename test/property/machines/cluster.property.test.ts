@@ -1,11 +1,12 @@
 /** Invariants of the Cluster step over random worlds: users, other controllers and a backend acting in any order. */
+
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { ClusterCommand, ClusterObservation } from "../../../src/api/backend.ts";
 import type { Cluster } from "../../../src/api/cluster.ts";
 import { FINALIZERS } from "../../../src/api/constants.ts";
-import { stepCluster } from "../../../src/machines/cluster/step.ts";
 import { aCluster, aProfile, applied, input, NOW } from "../../support/cluster-fixtures.ts";
+import { stepClusterWrites } from "../../support/step-writes.ts";
 
 /** The backend's one cluster, as a tiny model. */
 type Backend = ClusterObservation;
@@ -74,13 +75,17 @@ describe("the Cluster step, over random sequences of world events", () => {
         let lastError: string | undefined;
 
         const reconcile = (commandsFail: boolean) => {
-          const result = stepCluster(input(cluster, backend, lastError === undefined ? {} : { lastError }));
+          const result = stepClusterWrites(
+            input(cluster, backend, lastError === undefined ? {} : { lastError }),
+          );
           cluster = applied(cluster, result);
           // A backend call happens only after the finalizer is on the object.
           if (result.commands.length > 0) expect(cluster.metadata.finalizers).toContain(FINALIZERS.cluster);
           // Level-triggered and idle at rest: when nothing was ordered, the same world again yields no write.
           if (!gone(cluster) && result.commands.length === 0) {
-            const again = stepCluster(input(cluster, backend, lastError === undefined ? {} : { lastError }));
+            const again = stepClusterWrites(
+              input(cluster, backend, lastError === undefined ? {} : { lastError }),
+            );
             expect(again.metadataPatch).toEqual([]);
             expect(again.statusPatch).toEqual([]);
           }
@@ -167,7 +172,9 @@ describe("the Cluster step, over random sequences of world events", () => {
           const cluster = deleting
             ? { ...base, metadata: { ...base.metadata, deletionTimestamp: NOW } }
             : base;
-          const result = stepCluster(input(cluster, observation, { profile: aProfile("another-provider") }));
+          const result = stepClusterWrites(
+            input(cluster, observation, { profile: aProfile("another-provider") }),
+          );
           expect(result.metadataPatch).toEqual([]);
           expect(result.statusPatch).toEqual([]);
           expect(result.commands).toEqual([]);

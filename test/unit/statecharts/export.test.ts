@@ -3,19 +3,25 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { createMachine } from "xstate";
+import { MACHINE_KINDS } from "../../../src/runtime/kinds/registry.ts";
 import {
   allStatechartFiles,
   DEFAULT_STATECHARTS_DIRECTORY,
-  EXPORTED_MACHINES,
   REGENERATE_COMMAND,
 } from "../../../src/statecharts/export.ts";
+
+const EXPORTED_MACHINES = MACHINE_KINDS.map((kind) => ({
+  name: kind.definition.statechart.file,
+  machine: kind.definition.machine,
+}));
+
 import { statechartOf } from "../../../src/statecharts/graph.ts";
 
 const root = join(import.meta.dirname, "..", "..", "..");
 
 describe("the exported statecharts", () => {
   it("are committed as generated from the machines, byte for byte", async () => {
-    const files = await allStatechartFiles();
+    const files = await allStatechartFiles(MACHINE_KINDS.map((kind) => kind.definition));
     expect(files.map((file) => file.name)).toEqual(
       EXPORTED_MACHINES.flatMap((entry) =>
         ["json", "mmd", "svg"].map((extension) => `${entry.name}.${extension}`),
@@ -37,7 +43,7 @@ describe("the exported statecharts", () => {
   });
 
   it("give a JSON config from which XState builds the same chart", async () => {
-    const files = await allStatechartFiles();
+    const files = await allStatechartFiles(MACHINE_KINDS.map((kind) => kind.definition));
     for (const entry of EXPORTED_MACHINES) {
       const json = files.find((file) => file.name === `${entry.name}.json`)?.content ?? "";
       const rebuilt = createMachine(JSON.parse(json));

@@ -1,4 +1,5 @@
 /** Explanations of AccessRequests as preparation and the pure step leave them: each situation in words. */
+
 import { describe, expect, it } from "vitest";
 import type { AccessRequest } from "../../../../src/api/access-request.ts";
 import { FINALIZERS } from "../../../../src/api/constants.ts";
@@ -11,10 +12,10 @@ import {
   prepareAccessRequest,
   type Resolution,
 } from "../../../../src/machines/access-request/preparation.ts";
-import { stepAccessRequest } from "../../../../src/machines/access-request/step.ts";
 import { applied } from "../../../../src/machines/shared/json-patch.ts";
 import { statechartOf } from "../../../../src/statecharts/graph.ts";
 import { anOidcAccess, anOidcRequest, aTokenRequest } from "../../../support/access-fixtures.ts";
+import { stepAccessWrites } from "../../../support/step-writes.ts";
 
 const NOW_MS = Date.parse("2026-11-21T10:00:00Z");
 const resolved: Resolution = {
@@ -44,7 +45,7 @@ const facts = (overrides: Partial<AccessFacts> = {}): AccessFacts => ({
 /** The request after one step of the controller against `f` (finalizer and status applied). */
 function stepped(request: AccessRequest, f: Partial<AccessFacts>, clusterProblem?: string): AccessRequest {
   const hasFinalizer = request.metadata.finalizers?.includes(FINALIZERS.accessRequest) ?? false;
-  const result = stepAccessRequest({
+  const result = stepAccessWrites({
     request,
     facts: facts({ hasFinalizer, deleting: request.metadata.deletionTimestamp !== undefined, ...f }),
     secretName: `${request.metadata.name}.kubeconfig`,

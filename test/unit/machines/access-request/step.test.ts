@@ -10,13 +10,10 @@ import {
   type AccessFacts,
   accessRequestMachine,
 } from "../../../../src/machines/access-request/machine.ts";
-import {
-  accessResponsibility,
-  accessStateOf,
-  stepAccessRequest,
-} from "../../../../src/machines/access-request/step.ts";
+import { accessResponsibility, accessStateOf } from "../../../../src/machines/access-request/step.ts";
 import { applied } from "../../../../src/machines/shared/json-patch.ts";
 import { stateValueToString } from "../../../../src/machines/shared/state-value.ts";
+import { stepAccessWrites } from "../../../support/step-writes.ts";
 
 const bools = [false, true];
 const events: AccessEvent[] = bools.flatMap((deleting) =>
@@ -77,7 +74,7 @@ function aRequest(
 }
 
 const step = (request: AccessRequest, f: AccessFacts) =>
-  stepAccessRequest({ request, facts: f, secretName: "reader.kubeconfig", now: "2026-11-21T10:00:00Z" });
+  stepAccessWrites({ request, facts: f, secretName: "reader.kubeconfig", now: "2026-11-21T10:00:00Z" });
 
 describe("the AccessRequest statechart", () => {
   it("reaches every state and takes every transition on a generated path plus one event", () => {

@@ -1,10 +1,10 @@
 /** Explanations of Clusters as the pure step leaves them: each situation in words, kept in step with the step's conditions. */
+
 import { describe, expect, it } from "vitest";
 import type { ClusterObservation } from "../../../../src/api/backend.ts";
 import type { Cluster } from "../../../../src/api/cluster.ts";
 import { ANNOTATIONS, FINALIZERS } from "../../../../src/api/constants.ts";
 import { explainCluster, type ProfileLookup } from "../../../../src/machines/cluster/explain.ts";
-import { stepCluster } from "../../../../src/machines/cluster/step.ts";
 import {
   absent,
   aCluster,
@@ -14,6 +14,7 @@ import {
   provisioningAt,
   readyAt,
 } from "../../../support/cluster-fixtures.ts";
+import { stepClusterWrites } from "../../../support/step-writes.ts";
 
 const ours: ProfileLookup = { found: true, profile: aProfile() };
 
@@ -21,7 +22,7 @@ const ours: ProfileLookup = { found: true, profile: aProfile() };
 function settled(cluster: Cluster, observation: ClusterObservation, extra = {}): Cluster {
   let current = cluster;
   for (let i = 0; i < 5; i++) {
-    const result = stepCluster(input(current, observation, extra));
+    const result = stepClusterWrites(input(current, observation, extra));
     if (result.metadataPatch.length === 0 && result.statusPatch.length === 0) break;
     current = applied(current, result);
   }

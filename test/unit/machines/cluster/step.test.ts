@@ -1,8 +1,8 @@
 /** The Cluster step, transition by transition: next state, patches, commands and Events, all pure. */
+
 import { describe, expect, it } from "vitest";
 import type { Cluster } from "../../../../src/api/cluster.ts";
 import { ANNOTATIONS, FINALIZERS, LABELS } from "../../../../src/api/constants.ts";
-import { stepCluster } from "../../../../src/machines/cluster/step.ts";
 import {
   absent,
   aCluster,
@@ -15,14 +15,15 @@ import {
   readyAt,
   TIMING,
 } from "../../../support/cluster-fixtures.ts";
+import { stepClusterWrites } from "../../../support/step-writes.ts";
 
 /** Runs steps against a fixed observation until nothing changes; returns the final object and the last result. */
 function settle(cluster: Cluster, observation = absent) {
   let current = cluster;
-  let result = stepCluster(input(current, observation));
+  let result = stepClusterWrites(input(current, observation));
   for (let i = 0; i < 5 && (result.metadataPatch.length > 0 || result.statusPatch.length > 0); i++) {
     current = applied(current, result);
-    result = stepCluster(input(current, observation));
+    result = stepClusterWrites(input(current, observation));
   }
   return { cluster: current, result };
 }
@@ -33,7 +34,7 @@ const deleted = (cluster: Cluster, finalizers = cluster.metadata.finalizers): Cl
 });
 
 describe("a new Cluster of ours", () => {
-  const result = stepCluster(input(aCluster(), absent));
+  const result = stepClusterWrites(input(aCluster(), absent));
 
   it("goes to provisioning, adding the finalizer and ordering the newest non-deprecated version", () => {
     expect(result.state).toBe("provisioning");
@@ -93,24 +94,24 @@ describe("a new Cluster of ours", () => {
 });
 
 describe("provisioning", () => {
-  const provisioning = applied(aCluster(), stepCluster(input(aCluster(), absent)));
+  const provisioning = applied(aCluster(), stepClusterWrites(input(aCluster(), absent)));
 
   it("waits while the backend works, writing nothing new", () => {
-    const result = stepCluster(input(provisioning, provisioningAt("1.33.3")));
+    const result = stepClusterWrites(input(provisioning, provisioningAt("1.33.3")));
     expect(result.state).toBe("provisioning");
     expect(result.commands).toEqual([]);
     const next = applied(provisioning, result);
-    expect(stepCluster(input(next, provisioningAt("1.33.3"))).statusPatch).toEqual([]);
+    expect(stepClusterWrites(input(next, provisioningAt("1.33.3"))).statusPatch).toEqual([]);
   });
 
   it("orders the cluster again when the backend has none (a create that did not take)", () => {
-    const result = stepCluster(input(provisioning, absent));
+    const result = stepClusterWrites(input(provisioning, absent));
     expect(result.commands.map((c) => c.kind)).toEqual(["create"]);
     expect(result.metadataPatch).toEqual([]);
   });
 
   it("becomes Ready with endpoint, version label and provider info once the backend is ready", () => {
-    const result = stepCluster(input(provisioning, readyAt("1.33.3")));
+    const result = stepClusterWrites(input(provisioning, readyAt("1.33.3")));
     expect(result.state).toBe("ready");
     const ready = applied(provisioning, result);
     expect(ready.status?.phase).toBe("Ready");
@@ -122,12 +123,16 @@ describe("provisioning", () => {
   });
 
   it("does not call a backend that says ready without an endpoint ready", () => {
-    const result = stepCluster(input(provisioning, { exists: true, phase: "ready", version: "1.33.3" }));
+    const result = stepClusterWrites(
+      input(provisioning, { exists: true, phase: "ready", version: "1.33.3" }),
+    );
     expect(result.state).toBe("provisioning");
   });
 
   it("reports a failed backend command as a BackendError condition", () => {
-    const result = stepCluster(input(provisioning, absent, { lastError: "quota exceeded in region x" }));
+    const result = stepClusterWrites(
+      input(provisioning, absent, { lastError: "quota exceeded in region x" }),
+    );
     const next = applied(provisioning, result);
     expect(next.status?.conditions).toContainEqual(
       expect.objectContaining({
@@ -143,7 +148,7 @@ describe("a Ready Cluster", () => {
   const ready = settle(aCluster(), readyAt("1.33.3")).cluster;
 
   it("is at rest: another step changes nothing", () => {
-    const result = stepCluster(input(ready, readyAt("1.33.3")));
+    const result = stepClusterWrites(input(ready, readyAt("1.33.3")));
     expect(result).toMatchObject({
       state: "ready",
       metadataPatch: [],
@@ -160,20 +165,20 @@ describe("a Ready Cluster", () => {
       metadata: { ...older.metadata, generation: 2 },
       spec: { ...older.spec, kubernetes: { version: "1.33" } },
     };
-    const result = stepCluster(input(upgraded, readyAt("1.32.7")));
+    const result = stepClusterWrites(input(upgraded, readyAt("1.32.7")));
     expect(result.state).toBe("updating");
     expect(result.commands.map((c) => [c.kind, "version" in c ? c.version : ""])).toEqual([
       ["update", "1.33.3"],
     ]);
     const updating = applied(upgraded, result);
     expect(updating.status?.observedGeneration).toBe(2);
-    const done = stepCluster(input(updating, readyAt("1.33.3")));
+    const done = stepClusterWrites(input(updating, readyAt("1.33.3")));
     expect(done.state).toBe("ready");
   });
 
   it("refuses a downgrade with a condition and no backend call", () => {
     const downgraded: Cluster = { ...ready, spec: { ...ready.spec, kubernetes: { version: "1.32" } } };
-    const result = stepCluster(input(downgraded, readyAt("1.33.3")));
+    const result = stepClusterWrites(input(downgraded, readyAt("1.33.3")));
     expect(result.state).toBe("failed");
     expect(result.commands).toEqual([]);
     const failed = applied(downgraded, result);
@@ -184,7 +189,7 @@ describe("a Ready Cluster", () => {
   });
 
   it("re-creates a cluster that vanished at the backend", () => {
-    const result = stepCluster(input(ready, absent));
+    const result = stepClusterWrites(input(ready, absent));
     expect(result.state).toBe("provisioning");
     expect(result.commands.map((c) => c.kind)).toEqual(["create"]);
   });
@@ -192,7 +197,7 @@ describe("a Ready Cluster", () => {
 
 describe("versions", () => {
   it("rejects an unsupported version with a clear condition and no backend call or finalizer", () => {
-    const result = stepCluster(input(aCluster({ version: "1.20" }), absent));
+    const result = stepClusterWrites(input(aCluster({ version: "1.20" }), absent));
     expect(result.state).toBe("failed");
     expect(result.commands).toEqual([]);
     const failed = applied(aCluster({ version: "1.20" }), result);
@@ -210,7 +215,7 @@ describe("versions", () => {
   it("recovers once the spec asks for a supported version", () => {
     const failed = settle(aCluster({ version: "1.20" })).cluster;
     const fixed: Cluster = { ...failed, spec: { ...failed.spec, kubernetes: { version: "1.32" } } };
-    const result = stepCluster(input(fixed, absent));
+    const result = stepClusterWrites(input(fixed, absent));
     expect(result.state).toBe("provisioning");
     expect(result.commands).toMatchObject([{ kind: "create", version: "1.32.7" }]);
   });
@@ -226,7 +231,7 @@ describe("versions", () => {
 
 describe("responsibility", () => {
   it("never touches a Cluster whose profile belongs to another provider", () => {
-    const result = stepCluster(input(aCluster(), absent, { profile: aProfile("someone-else") }));
+    const result = stepClusterWrites(input(aCluster(), absent, { profile: aProfile("someone-else") }));
     expect(result).toMatchObject({
       responsibility: "foreign",
       metadataPatch: [],
@@ -241,11 +246,14 @@ describe("responsibility", () => {
       ...ignored,
       metadata: { ...ignored.metadata, annotations: { [ANNOTATIONS.operation]: "ignore" } },
     };
-    expect(stepCluster(input(cluster, absent))).toMatchObject({ responsibility: "ignored", statusPatch: [] });
+    expect(stepClusterWrites(input(cluster, absent))).toMatchObject({
+      responsibility: "ignored",
+      statusPatch: [],
+    });
   });
 
   it("reports a missing profile on a condition, retries, and neither labels nor orders anything", () => {
-    const result = stepCluster(input(aCluster(), absent, { profile: undefined }));
+    const result = stepClusterWrites(input(aCluster(), absent, { profile: undefined }));
     expect(result.responsibility).toBe("profileMissing");
     expect(result.commands).toEqual([]);
     expect(result.metadataPatch).toEqual([]);
@@ -262,7 +270,7 @@ describe("responsibility", () => {
       ...base,
       metadata: { ...base.metadata, annotations: { [ANNOTATIONS.operation]: "reconcile" } },
     };
-    const result = stepCluster(input(asked, readyAt("1.33.3")));
+    const result = stepClusterWrites(input(asked, readyAt("1.33.3")));
     expect(result.metadataPatch).toContainEqual({
       op: "remove",
       path: "/metadata/annotations/openmcp.cloud~1operation",
@@ -278,7 +286,7 @@ describe("deletion", () => {
       ...(ready.metadata.finalizers ?? []),
       "request.clusters.openmcp.cloud/abc",
     ]);
-    const result = stepCluster(input(blocked, readyAt("1.33.3")));
+    const result = stepClusterWrites(input(blocked, readyAt("1.33.3")));
     expect(result.state).toBe("deleting.blocked");
     expect(result.commands).toEqual([]);
     const next = applied(blocked, result);
@@ -295,20 +303,22 @@ describe("deletion", () => {
 
   it("deletes at the backend and keeps the finalizer until the backend reports the cluster gone", () => {
     const deleting = deleted(ready);
-    const first = stepCluster(input(deleting, readyAt("1.33.3")));
+    const first = stepClusterWrites(input(deleting, readyAt("1.33.3")));
     expect(first.state).toBe("deleting.releasing");
     expect(first.commands.map((c) => c.kind)).toEqual(["delete"]);
     expect(first.metadataPatch).toEqual([]);
     const releasing = applied(deleting, first);
-    const waiting = stepCluster(input(releasing, { exists: true, phase: "deleting", version: "1.33.3" }));
+    const waiting = stepClusterWrites(
+      input(releasing, { exists: true, phase: "deleting", version: "1.33.3" }),
+    );
     expect(waiting.commands).toEqual([]);
-    const gone = stepCluster(input(releasing, absent));
+    const gone = stepClusterWrites(input(releasing, absent));
     expect(gone.state).toBe("deleting.released");
     expect(gone.metadataPatch).toContainEqual({ op: "remove", path: "/metadata/finalizers/0" });
   });
 
   it("lets go at once of a Cluster that never got our finalizer", () => {
-    const result = stepCluster(input(deleted(aCluster(), ["someone/else"]), absent));
+    const result = stepClusterWrites(input(deleted(aCluster(), ["someone/else"]), absent));
     expect(result.commands).toEqual([]);
     expect(result.metadataPatch).toEqual([]);
   });

@@ -1,0 +1,171 @@
+/**
+ * AccessRequest policy, pure: what the runtime saw on the target cluster and in the caches becomes the
+ * level-based facts the machine reads, with the denial rules in their order and the token's renewal time.
+ */
+import type { AccessRequest } from "../../api/access-request.ts";
+import { ACCESS_SECRET_KEYS, FINALIZERS, LABELS } from "../../api/constants.ts";
+import { renewalDue, renewalTime } from "./kubeconfig.ts";
+import type { AccessFacts } from "./machine.ts";
+import { type DesiredAccess, desiredOidcAccess, desiredTokenAccess } from "./rbac-plan.ts";
+import { type ExistingObject, invalidRules, rbacDenial } from "./rbac-validation.ts";
+
+/** The parts of a Secret the engine reads (data values are base64, as on the wire). */
+export interface AccessSecret {
+  readonly metadata: {
+    readonly name?: string;
+    readonly namespace?: string;
+    readonly resourceVersion?: string;
+    readonly labels?: Readonly<Record<string, string>>;
+  };
+  readonly data?: Readonly<Record<string, string>>;
+}
+
+/** An object of ours found on the target cluster. */
+export interface OwnedObject {
+  readonly kind: string;
+  readonly namespace?: string;
+  readonly name: string;
+  readonly body: Readonly<Record<string, unknown>>;
+}
+
+/** What the backend can do for AccessRequests, as the policy needs to know it. */
+export interface AccessBackend {
+  readonly name: string;
+  /** It can set up OIDC trust on its clusters. */
+  readonly oidc: boolean;
+}
+
+/** What the runtime read for one look at an AccessRequest (all I/O done). */
+export interface AccessObservation {
+  /** Why the target cluster cannot be used yet (not Ready, no admin access); undefined when it can. */
+  readonly clusterProblem: string | undefined;
+  /** The target cluster as read with admin access; absent while `clusterProblem` is set. */
+  readonly target?: {
+    /** Every object labelled as made for this request. */
+    readonly owned: readonly OwnedObject[];
+    /** Roles and ClusterRoles on the target that carry the names the request asks for. */
+    readonly namedRoles: readonly ExistingObject[];
+  };
+  /** The Secret named for the request's kubeconfig, as the (labelled) Secret cache holds it. */
+  readonly secret: AccessSecret | undefined;
+}
+
+/** The Secret with the kubeconfig: named after the request, in its namespace. */
+export function accessSecretName(request: Pick<AccessRequest, "metadata">): string {
+  return `${request.metadata.name}.kubeconfig`;
+}
+
+/** The RBAC objects and credential the request asks for, planned once per reconcile. */
+export function accessPlanOf(request: AccessRequest): DesiredAccess | undefined {
+  if (request.spec.token) return desiredTokenAccess(request);
+  if (request.spec.oidc) return desiredOidcAccess(request);
+  return undefined;
+}
+
+/**
+ * Why the request cannot be served as asked, first reason first: OIDC on a backend without OIDC trust,
+ * rules that make no sense, a Secret of that name that is someone else's, a named Role that exists
+ * and is not ours (never a takeover). Undefined when it can be served.
+ */
+export function accessDenial(
+  request: AccessRequest,
+  observation: AccessObservation,
+  backend: AccessBackend,
+): string | undefined {
+  if (request.spec.oidc && !backend.oidc) {
+    return `backend ${backend.name} cannot set up OIDC trust; request token access instead`;
+  }
+  const invalid = invalidRules(request);
+  if (invalid) return invalid;
+  const secret = observation.secret;
+  if (secret && secret.metadata.labels?.[LABELS.accessRequestUid] !== request.metadata.uid) {
+    return `Secret ${accessSecretName(request)} belongs to another AccessRequest`;
+  }
+  return observation.target ? rbacDenial(request, observation.target.namedRoles) : undefined;
+}
+
+/** The facts of one look: the request itself, the target cluster as it is now, and the Secret. */
+export function accessFacts(
+  request: AccessRequest,
+  observation: AccessObservation,
+  plan: DesiredAccess | undefined,
+  backend: AccessBackend,
+  nowMs: number,
+): AccessFacts {
+  const target = observation.target;
+  const reachable = target !== undefined && plan !== undefined;
+  const secret = observation.secret;
+  return {
+    deleting: request.metadata.deletionTimestamp !== undefined,
+    hasFinalizer: request.metadata.finalizers?.includes(FINALIZERS.accessRequest) ?? false,
+    clusterReachable: reachable,
+    denial: accessDenial(request, observation, backend),
+    accessInPlace: reachable && accessInPlace(target.owned, plan),
+    accessGone: reachable && target.owned.length === 0,
+    secretValid: reachable && secret !== undefined && secretFresh(secret, nowMs),
+  };
+}
+
+const objectKey = (kind: string, namespace: string | undefined, name: string) =>
+  `${kind}/${namespace ?? ""}/${name}`;
+
+/**
+ * Whether every planned object exists on the target with exactly the content that grants rights
+ * (rules of roles, roleRef and subjects of bindings); other fields may differ.
+ */
+export function accessInPlace(owned: readonly OwnedObject[], plan: DesiredAccess): boolean {
+  const byKey = new Map(
+    owned.map((object) => [objectKey(object.kind, object.namespace, object.name), object.body]),
+  );
+  return plan.objects.every((wanted) => {
+    const have = byKey.get(objectKey(wanted.kind, wanted.metadata.namespace, wanted.metadata.name));
+    if (!have) return false;
+    const planned = wanted as unknown as Readonly<Record<string, unknown>>;
+    for (const field of ["rules", "roleRef", "subjects"] as const) {
+      if (
+        field in planned &&
+        JSON.stringify(normalise(have[field])) !== JSON.stringify(normalise(planned[field]))
+      ) {
+        return false;
+      }
+    }
+    return true;
+  });
+}
+
+/** Drops undefined and empty optional fields and sorts keys, so typed (client) and planned objects compare equal. */
+function normalise(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(normalise);
+  if (value && typeof value === "object") {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined && !(Array.isArray(v) && v.length === 0))
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([k, v]) => [k, normalise(v)]);
+    return Object.fromEntries(entries);
+  }
+  return value;
+}
+
+/** Issue and expiry (Unix seconds) of the token in an access Secret; undefined when it has none (OIDC). */
+export function tokenTimes(secret: AccessSecret): { created: number; expires: number } | undefined {
+  const read = (key: string) => {
+    const value = secret.data?.[key];
+    return value ? Number(Buffer.from(value, "base64").toString("utf8")) : Number.NaN;
+  };
+  const created = read(ACCESS_SECRET_KEYS.creationTimestamp);
+  const expires = read(ACCESS_SECRET_KEYS.expirationTimestamp);
+  return Number.isFinite(created) && Number.isFinite(expires) ? { created, expires } : undefined;
+}
+
+/** Whether the Secret holds a kubeconfig whose token is not yet due for renewal (an OIDC login never is). */
+export function secretFresh(secret: AccessSecret, nowMs: number): boolean {
+  if (!secret.data?.[ACCESS_SECRET_KEYS.kubeconfig]) return false;
+  const times = tokenTimes(secret);
+  return times === undefined || !renewalDue(times.created, times.expires, nowMs);
+}
+
+/** Milliseconds until the Secret's token is due for renewal; undefined when it holds none. */
+export function untilRenewal(secret: AccessSecret | undefined, nowMs: number): number | undefined {
+  const times = secret ? tokenTimes(secret) : undefined;
+  return times ? renewalTime(times.created, times.expires) - nowMs : undefined;
+}

@@ -1,0 +1,137 @@
+/** The status a Cluster shows for a machine state: conditions, phase, endpoints, the state itself. */
+import type { ClusterStatus } from "../../api/cluster.ts";
+import type { JsonObject } from "../../api/common.ts";
+import { CONDITION_TYPES, ENDPOINTS, REASONS } from "../../api/constants.ts";
+import { type ConditionUpdate, clusterPhase, mergeConditions } from "../shared/conditions.ts";
+import type { ClusterFacts } from "./machine.ts";
+import type { ClusterStepInput } from "./step.ts";
+
+/** The status for `state`, computed from the step's input and facts; unchanged parts keep their values. */
+export function desiredStatus(input: ClusterStepInput, facts: ClusterFacts, state: string): ClusterStatus {
+  const { cluster, observation } = input;
+  const generation = cluster.metadata.generation ?? 0;
+  const conditions = mergeConditions(
+    cluster.status?.conditions,
+    conditionUpdates(input, facts, state),
+    generation,
+    input.now,
+  );
+  const endpoint = observation.exists && !facts.deleting ? observation.endpoint : undefined;
+  const previous = cluster.status;
+  const providerStatus: JsonObject = { ...previous?.providerStatus, state };
+  const status: Record<string, unknown> = {
+    ...previous,
+    observedGeneration: generation,
+    phase: clusterPhase(facts.deleting, conditions),
+    conditions,
+    providerStatus,
+  };
+  if (endpoint) {
+    status.endpoints = [{ name: ENDPOINTS.external, url: endpoint }];
+    status.apiServer = endpoint;
+  } else if (!observation.exists) {
+    delete status.endpoints;
+    delete status.apiServer;
+  }
+  return status as unknown as ClusterStatus;
+}
+
+function conditionUpdates(input: ClusterStepInput, facts: ClusterFacts, state: string): ConditionUpdate[] {
+  const { cluster } = input;
+  const updates: ConditionUpdate[] = [];
+  updates.push(
+    facts.profileFound
+      ? { type: CONDITION_TYPES.profileResolved, status: "True", reason: "ProfileFound", message: "" }
+      : {
+          type: CONDITION_TYPES.profileResolved,
+          status: "False",
+          reason: REASONS.ProfileNotFound,
+          message: `ClusterProfile "${cluster.spec.profile}" does not exist; create it or fix spec.profile (retrying)`,
+        },
+  );
+  const version = facts.version;
+  if (version) {
+    updates.push(
+      version.kind === "accepted"
+        ? {
+            type: CONDITION_TYPES.versionSupported,
+            status: "True",
+            reason: version.deprecated ? REASONS.DeprecatedVersion : "VersionSupported",
+            message: version.deprecated
+              ? `Kubernetes ${version.version} is deprecated in profile ${cluster.spec.profile}; plan an upgrade`
+              : `Kubernetes ${version.version}`,
+          }
+        : {
+            type: CONDITION_TYPES.versionSupported,
+            status: "False",
+            reason: version.kind === "downgrade" ? REASONS.DowngradeNotAllowed : REASONS.UnsupportedVersion,
+            message: version.message,
+          },
+    );
+  }
+  updates.push(clusterReadyCondition(input, facts, state));
+  if (facts.deleting) {
+    updates.push(
+      facts.foreignFinalizers.length > 0
+        ? {
+            type: CONDITION_TYPES.deletionUnblocked,
+            status: "False",
+            reason: REASONS.WaitingForForeignFinalizers,
+            message: `waiting for finalizers: ${facts.foreignFinalizers.join(", ")}`,
+          }
+        : { type: CONDITION_TYPES.deletionUnblocked, status: "True", reason: REASONS.Deleting, message: "" },
+    );
+  }
+  return updates;
+}
+
+function clusterReadyCondition(input: ClusterStepInput, facts: ClusterFacts, state: string): ConditionUpdate {
+  const type = CONDITION_TYPES.clusterReady;
+  const backend = facts.backend;
+  const detail = backend.exists
+    ? ` (backend: ${backend.phase}${backend.message ? `, ${backend.message}` : ""})`
+    : "";
+  if (state === "ready" && backend.exists) {
+    return {
+      type,
+      status: "True",
+      reason: REASONS.Ready,
+      message: `Kubernetes ${backend.version} at ${backend.endpoint ?? ""}`,
+    };
+  }
+  if (input.lastError !== undefined) {
+    return { type, status: "False", reason: REASONS.BackendError, message: input.lastError };
+  }
+  if (state.startsWith("deleting")) {
+    return { type, status: "False", reason: REASONS.Deleting, message: `deleting the cluster${detail}` };
+  }
+  switch (state) {
+    case "provisioning":
+      return {
+        type,
+        status: "False",
+        reason: REASONS.Provisioning,
+        message: `creating the cluster${detail}`,
+      };
+    case "updating":
+      return { type, status: "False", reason: REASONS.Updating, message: `updating the cluster${detail}` };
+    case "failed":
+      return {
+        type,
+        status: "False",
+        reason:
+          backend.exists && backend.phase === "failed" ? REASONS.BackendError : REASONS.ConfigurationProblem,
+        message:
+          facts.version && facts.version.kind !== "accepted"
+            ? facts.version.message
+            : `the backend reports the cluster failed${detail}`,
+      };
+    default:
+      return {
+        type,
+        status: "False",
+        reason: "Pending",
+        message: facts.profileFound ? "waiting to create the cluster" : "waiting for the ClusterProfile",
+      };
+  }
+}

@@ -1,0 +1,19 @@
+/** The one finalizer rule: add ours, remove ours, never touch anyone else's. */
+
+/** What a step wants done with our finalizer. */
+export type FinalizerWish = "add" | "remove" | undefined;
+
+/**
+ * The finalizer list after `wish` for `name`: `finalizers` itself when nothing changes (so a diff
+ * finds nothing), otherwise a new list with ours appended or filtered out; others keep their order.
+ */
+export function withFinalizer(
+  finalizers: readonly string[] | undefined,
+  name: string,
+  wish: FinalizerWish,
+): readonly string[] | undefined {
+  const has = finalizers?.includes(name) ?? false;
+  if (wish === "add" && !has) return [...(finalizers ?? []), name];
+  if (wish === "remove" && has) return (finalizers ?? []).filter((finalizer) => finalizer !== name);
+  return finalizers;
+}

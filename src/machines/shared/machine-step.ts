@@ -1,0 +1,34 @@
+/** What every machine-backed kind's pure step returns: the desired object, commands, Events and when to look again. */
+
+/** A Kubernetes Event a machine asks the runtime to record; messages never hold secrets. */
+export interface EventRecord {
+  readonly type: "Normal" | "Warning";
+  readonly reason: string;
+  readonly message: string;
+}
+
+/** The parts of an object a step may change: metadata (finalizers, labels, annotations) and status. */
+export interface DesiredObject<Metadata, Status> {
+  readonly metadata: Metadata;
+  /** `undefined` only when the step leaves an object without status alone. */
+  readonly status: Status | undefined;
+}
+
+/**
+ * One step of one object's machine. The runtime diffs `desired` against the stored object once, at
+ * write time: metadata first (so a finalizer is stored before any command runs), the status last.
+ */
+export interface MachineStep<Metadata, Status, Command> {
+  /** The machine state before the step (as read from the object). */
+  readonly previousState: string;
+  /** The event the machine was given; `undefined` when the object was skipped (not ours). */
+  readonly event: { readonly type: string } | undefined;
+  /** The machine state after the step, as the object will show it (e.g. `deleting.releasing`). */
+  readonly state: string;
+  readonly desired: DesiredObject<Metadata, Status>;
+  /** Commands for the runtime to carry out, in order, after the metadata is stored. */
+  readonly commands: readonly Command[];
+  readonly events: readonly EventRecord[];
+  /** Look again after this long even without a change; `undefined` = wait for a change. */
+  readonly requeueAfterMs: number | undefined;
+}

@@ -1,0 +1,143 @@
+/** The AccessRequest kind's I/O half: the target cluster read and changed with the backend's admin access, the Secret written. */
+import type { AccessRequest } from "../../api/access-request.ts";
+import type { Cluster } from "../../api/cluster.ts";
+import { CLUSTER_PHASES, LABELS } from "../../api/constants.ts";
+import { ACCESS_REQUEST_DEFINITION } from "../../machines/access-request/definition.ts";
+import { explainAccessRequest } from "../../machines/access-request/explain.ts";
+import {
+  type AccessObservation,
+  type AccessSecret,
+  accessFacts,
+  accessPlanOf,
+  accessSecretName,
+  untilRenewal,
+} from "../../machines/access-request/facts.ts";
+import {
+  type AccessCommand,
+  accessResponsibility,
+  stepAccessRequest,
+} from "../../machines/access-request/step.ts";
+import { clusterTarget } from "../../machines/cluster/step.ts";
+import { rfc3339 } from "../../machines/shared/rfc3339.ts";
+import { deleteAccessSecret, writeAccessSecret } from "../access-secret.ts";
+import { type AccessTargetClient, targetClient } from "../access-target-client.ts";
+import { CACHES } from "../informers.ts";
+import type { KindContext, MachineKind } from "../machine-kind.ts";
+import { wake } from "../machine-kind.ts";
+
+/** Defaults: tokens live 24 h; look again every 5 s while working, every 5 min at rest. */
+export const DEFAULT_ACCESS_TIMING = {
+  tokenValidityMs: 86_400_000,
+  pollMs: 5_000,
+  resyncMs: 300_000,
+} as const;
+
+const keyOf = (request: AccessRequest) => `${request.metadata.namespace}/${request.metadata.name}`;
+
+/** A client for the target cluster with admin rights, or why there is none. */
+async function adminClient(
+  cluster: Cluster | undefined,
+  name: string,
+  context: KindContext,
+): Promise<{ client: AccessTargetClient } | { problem: string }> {
+  if (!cluster) return { problem: `Cluster ${name} does not exist` };
+  if (cluster.status?.phase !== CLUSTER_PHASES.ready) return { problem: `Cluster ${name} is not Ready yet` };
+  const profile = context.informers.profiles.get(cluster.spec.profile);
+  const settings = profile
+    ? context.informers.providerConfigs.get(profile.spec.providerConfigRef.name)?.spec.settings
+    : undefined;
+  const admin = await context.backend.adminAccess(clusterTarget(cluster, profile, settings));
+  if (!admin) return { problem: `the backend gives no access to Cluster ${name}` };
+  return { client: targetClient(admin.kubeconfig) };
+}
+
+/**
+ * The AccessRequest kind. Guarantees: acts only on requests prepared for this provider; never gives
+ * out an admin credential (the Secret holds a token of a ServiceAccount bound to exactly the requested
+ * rules, or an OIDC login); the finalizer is stored before anything is made on the target and removed
+ * only once nothing made for the request is left there; credentials never reach status, logs or Events.
+ */
+export const accessRequestKind: MachineKind<AccessRequest, AccessObservation, AccessCommand> = {
+  definition: ACCESS_REQUEST_DEFINITION,
+  cache: CACHES.accessRequests,
+  wakes: [
+    // A Cluster that becomes Ready (or goes) matters to every request that targets it.
+    wake(CACHES.clusters, (cluster: Cluster, context) =>
+      context.informers.accessRequests
+        .list()
+        .filter(
+          (request) =>
+            request.spec.clusterRef?.name === cluster.metadata.name &&
+            request.spec.clusterRef?.namespace === cluster.metadata.namespace,
+        )
+        .map(keyOf),
+    ),
+    // Someone deleted or changed a Secret we made: look at its request again.
+    wake(CACHES.accessSecrets, (secret: AccessSecret, context) => {
+      const uid = secret.metadata.labels?.[LABELS.accessRequestUid];
+      return context.informers.accessRequests
+        .list()
+        .filter((request) => request.metadata.uid === uid)
+        .map(keyOf);
+    }),
+  ],
+
+  async open(request, context) {
+    if (accessResponsibility(request, context.providerName) !== "ours") return undefined;
+    const { informers, backend, clock, timing, log, kubeConfig } = context;
+    const ref = request.spec.clusterRef;
+    const name = `${ref?.namespace}/${ref?.name}`;
+    const access = await adminClient(ref ? informers.clusters.get(name) : undefined, name, context);
+    const client = "client" in access ? access.client : undefined;
+    const plan = accessPlanOf(request);
+    const secretName = accessSecretName(request);
+    const secretOf = () => informers.accessSecrets.get(`${request.metadata.namespace}/${secretName}`);
+    const policy = { name: backend.name, oidc: backend.capabilities.oidc };
+    return {
+      async observe(object) {
+        const secret = secretOf();
+        if (!client) return { clusterProblem: "problem" in access ? access.problem : undefined, secret };
+        const [owned, namedRoles] = await Promise.all([
+          client.ownedObjects(object.metadata.uid ?? ""),
+          client.namedRoles(object),
+        ]);
+        return { clusterProblem: undefined, target: { owned, namedRoles }, secret };
+      },
+      step: (object, observation, { now, lastError }) =>
+        stepAccessRequest({
+          request: object,
+          facts: accessFacts(object, observation, plan, policy, now),
+          secretName,
+          ...(observation.clusterProblem ? { clusterProblem: observation.clusterProblem } : {}),
+          ...(lastError === undefined ? {} : { lastError }),
+          now: rfc3339(now),
+          timing: timing.accessRequest,
+          ...withRenewal(untilRenewal(observation.secret, now)),
+        }),
+      async run(commands, object) {
+        if (!client || !plan) return;
+        for (const command of commands) {
+          log.info("access command", { command, request: keyOf(object) });
+          if (command === "grantAccess") await client.apply(object.metadata.uid ?? "", plan);
+          else if (command === "revokeAccess") {
+            await client.revoke(object.metadata.uid ?? "");
+            await deleteAccessSecret(kubeConfig, object, secretName);
+          } else {
+            const secret = object.spec.token
+              ? await client.issueToken(object, timing.accessRequest.tokenValidityMs, clock.now())
+              : client.oidcLogin(object);
+            await writeAccessSecret(kubeConfig, object, secretName, secret);
+          }
+        }
+      },
+    };
+  },
+
+  describe: (command) => command,
+
+  explain: async (request) => explainAccessRequest(request),
+};
+
+function withRenewal(ms: number | undefined): { untilRenewalMs?: number } {
+  return ms === undefined ? {} : { untilRenewalMs: ms };
+}

@@ -1,0 +1,93 @@
+/** The Cluster kind's I/O half: the backend observes and carries out commands; profile and config changes wake Clusters. */
+import type { ClusterCommand, ClusterObservation } from "../../api/backend.ts";
+import type { Cluster } from "../../api/cluster.ts";
+import type { ClusterProfile } from "../../api/cluster-profile.ts";
+import type { ProviderConfig } from "../../api/provider-config.ts";
+import { CLUSTER_DEFINITION } from "../../machines/cluster/definition.ts";
+import { explainCluster, type ProfileLookup } from "../../machines/cluster/explain.ts";
+import { clusterResponsibility, clusterTarget, stepCluster } from "../../machines/cluster/step.ts";
+import { rfc3339 } from "../../machines/shared/rfc3339.ts";
+import { CACHES } from "../informers.ts";
+import type { KindContext, MachineKind } from "../machine-kind.ts";
+import { wake } from "../machine-kind.ts";
+
+/** Defaults: poll a working backend every 2 s, retry a missing profile every 30 s, resync Ready every 10 min. */
+export const DEFAULT_CLUSTER_TIMING = { pollMs: 2_000, retryMs: 30_000, resyncMs: 600_000 } as const;
+
+/** Every Cluster that names one of these profiles. */
+function clustersOf(context: KindContext, profiles: ReadonlySet<string | undefined>): string[] {
+  return context.informers.clusters
+    .list()
+    .filter((cluster) => profiles.has(cluster.spec.profile))
+    .map((cluster) => `${cluster.metadata.namespace}/${cluster.metadata.name}`);
+}
+
+/** The Cluster kind: Pending → Provisioning → Ready ⇄ Updating, Failed, Deleting, at the configured backend. */
+export const clusterKind: MachineKind<Cluster, ClusterObservation, ClusterCommand> = {
+  definition: CLUSTER_DEFINITION,
+  cache: CACHES.clusters,
+  wakes: [
+    wake(CACHES.profiles, (profile: ClusterProfile, context) =>
+      clustersOf(context, new Set([profile.metadata.name])),
+    ),
+    // A config's settings and defaultVersion change what its Clusters are built with.
+    wake(CACHES.providerConfigs, (config: ProviderConfig, context) => {
+      const profiles = context.informers.profiles
+        .list()
+        .filter((profile) => profile.spec.providerConfigRef.name === config.metadata?.name)
+        .map((profile) => profile.metadata.name);
+      return clustersOf(context, new Set(profiles));
+    }),
+  ],
+
+  async open(cluster, context) {
+    const { informers, backend, providerName, timing, log } = context;
+    const profile = informers.profiles.get(cluster.spec.profile);
+    const responsibility = clusterResponsibility(cluster, profile, providerName);
+    if (responsibility === "ignored" || responsibility === "foreign") return undefined;
+    const config = profile ? informers.providerConfigs.get(profile.spec.providerConfigRef.name) : undefined;
+    const settings = config?.spec.settings;
+    const defaultVersion = config?.spec.defaultVersion;
+    const target = clusterTarget(cluster, profile, settings);
+    return {
+      observe: async () => (responsibility === "ours" ? backend.observe(target) : { exists: false }),
+      step: (object, observation, { now, lastError }) =>
+        stepCluster({
+          cluster: object,
+          profile,
+          providerName,
+          observation,
+          ...(settings ? { settings } : {}),
+          ...(defaultVersion ? { defaultVersion } : {}),
+          ...(lastError === undefined ? {} : { lastError }),
+          now: rfc3339(now),
+          timing: timing.cluster,
+        }),
+      async run(commands) {
+        for (const command of commands) {
+          log.info("backend command", {
+            command: command.kind,
+            cluster: `${command.target.namespace}/${command.target.name}`,
+            ...("version" in command ? { version: command.version } : {}),
+          });
+          if (command.kind === "create") await backend.create(command.target, command.version);
+          else if (command.kind === "update") await backend.update(command.target, command.version);
+          else await backend.delete(command.target);
+        }
+      },
+    };
+  },
+
+  describe: (command) => command.kind,
+
+  async explain(cluster, read) {
+    const found = await read(CACHES.profiles.resource, undefined, cluster.spec.profile);
+    const profile: ProfileLookup =
+      found === "unknown"
+        ? { found: "unknown" }
+        : found === undefined
+          ? { found: false }
+          : { found: true, profile: found as ClusterProfile };
+    return explainCluster(cluster, profile);
+  },
+};

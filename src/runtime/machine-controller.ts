@@ -1,0 +1,220 @@
+/** The one machine controller: cache events → queue → observe → pure step → one write → commands → requeue, for any kind. */
+import { LABELS } from "../api/constants.ts";
+import type { MachineStep } from "../machines/shared/machine-step.ts";
+import type { Clock } from "./clock.ts";
+import type { Controller } from "./controller.ts";
+import { controllerQueue } from "./controller-queue.ts";
+import { type EventRecord, EventRecorder, eventsWorthRecording } from "./event-recorder.ts";
+import type { Informer } from "./informer.ts";
+import { errorMessage, type Logger } from "./logger.ts";
+import type { KindContext, MachineKind, MachineObject } from "./machine-kind.ts";
+import { type MachineObserver, tellObservers } from "./machine-observer.ts";
+import type { EngineMetrics } from "./metrics.ts";
+import { Outcome } from "./outcome.ts";
+import { GoneError, writeDesired } from "./patch-object.ts";
+import type { WorkQueue } from "./work-queue.ts";
+
+/** How to run one kind. */
+export interface MachineControllerOptions<T extends MachineObject> {
+  readonly kind: MachineKind<T>;
+  readonly context: KindContext;
+  /** Objects reconciled at once (never two of one key). Default 4. */
+  readonly concurrency?: number;
+  /** Record Kubernetes Events (default true). */
+  readonly recordEvents?: boolean;
+  readonly metrics?: EngineMetrics;
+  /** Told about every committed machine step (inspector, live view). */
+  readonly observers?: readonly MachineObserver[];
+  /** Told after every reconcile that stepped the machine, for progress displays and tests. */
+  readonly onReconciled?: (kind: string, key: string, step: AnyStep) => void;
+}
+
+/** A step of any kind. */
+export type AnyStep = MachineStep<unknown, unknown, unknown>;
+
+/** At most this many observe → step → command rounds in one reconcile (a zero-delay backend needs two). */
+const MAX_ROUNDS = 3;
+
+/**
+ * Flow: an object's key comes off the queue → its kind opens a reconciliation (or says "not ours":
+ * nothing more) → up to three rounds of observe → pure step → (metadata write → commands) → the
+ * desired metadata and status written once, each as the diff against the stored object, guarded by
+ * its resourceVersion → Events of what happened → requeue as the step asks.
+ *
+ * Guarantees: never two reconciles of one key at once; no write when the step desires the object as it
+ * is; the metadata (finalizer) is stored before any command runs; a failed command ends the reconcile
+ * after one more look, whose step reports the failure (a condition and a Warning Event), and is
+ * retried with backoff; a reconcile on a stale copy writes nothing (its patches fail their test).
+ */
+export class MachineController<T extends MachineObject> implements Controller {
+  readonly name: string;
+  readonly queue: WorkQueue;
+  readonly events: EventRecorder;
+  readonly cache: Informer<T>;
+  /** Writes to objects of the kind (for benchmarks and tests). */
+  writes = 0;
+  readonly #kind: MachineKind<T>;
+  readonly #context: KindContext;
+  readonly #options: MachineControllerOptions<T>;
+  readonly #clock: Clock;
+  readonly #log: Logger;
+  /** Message of the last failed command per object uid; diagnostic only (lost on restart by design). */
+  readonly #lastErrors = new Map<string, string>();
+
+  constructor(options: MachineControllerOptions<T>) {
+    this.#options = options;
+    this.#kind = options.kind;
+    this.#context = options.context;
+    this.#clock = options.context.clock;
+    this.name = options.kind.definition.kind.toLowerCase();
+    this.#log = options.context.log.with({ controller: this.name });
+    this.cache = options.context.informers.of(options.kind.cache);
+    this.queue = controllerQueue({
+      name: this.name,
+      concurrency: options.concurrency ?? 4,
+      clock: this.#clock,
+      log: this.#log,
+      ...(options.metrics ? { metrics: options.metrics } : {}),
+    });
+    this.events = new EventRecorder(options.context.kubeConfig, this.#log);
+    options.metrics?.countObjects(() => this.#phaseCounts());
+  }
+
+  watch(): void {
+    const kind = this.#kind.definition.kind;
+    this.cache.on((event) => {
+      this.queue.add(event.key);
+      if (event.type === "delete") {
+        for (const observer of this.#options.observers ?? [])
+          observer.removed(kind, event.object.metadata.uid ?? "");
+      }
+    });
+    for (const related of this.#kind.wakes) {
+      this.#context.informers.of(related.cache).on((event) => {
+        for (const key of related.keys(event.object as never, this.#context)) this.queue.add(key);
+      });
+    }
+  }
+
+  run(): void {
+    this.queue.start((key) => this.reconcile(key));
+    this.#log.info("started", { provider: this.#context.providerName, backend: this.#context.backend.name });
+  }
+
+  async stop(): Promise<void> {
+    await this.queue.shutdown();
+  }
+
+  /** One reconcile of the object with this key. */
+  async reconcile(key: string): Promise<Outcome> {
+    const object = this.cache.get(key);
+    if (!object) return Outcome.awaitChange();
+    const work = await this.#kind.open(object, this.#context);
+    if (!work) return Outcome.awaitChange();
+
+    const uid = object.metadata.uid ?? "";
+    // `stored` is what the API server holds; `local` is it with the status computed so far.
+    let stored = object;
+    let local = object;
+    let last: AnyStep | undefined;
+    const steps: AnyStep[] = [];
+    const events: EventRecord[] = [];
+    /** Failures of commands: told whatever became of the writes. */
+    const failures: EventRecord[] = [];
+    let failure: unknown;
+    let committed = false;
+    try {
+      for (let round = 1; round <= MAX_ROUNDS; round++) {
+        const observation = await work.observe(local);
+        last = work.step(local, observation, {
+          now: this.#clock.now(),
+          lastError: this.#lastErrors.get(uid),
+        });
+        steps.push(last);
+        // After a failure, the last look only reports it: its commands and Events did not happen.
+        if (failure !== undefined) break;
+        events.push(...last.events);
+        if (last.commands.length === 0 || round === MAX_ROUNDS) break;
+        stored = await this.#write(stored, "metadata", last.desired.metadata);
+        local = { ...stored, status: last.desired.status };
+        try {
+          await work.run(last.commands, stored);
+          this.#lastErrors.delete(uid);
+        } catch (error) {
+          failure = error;
+          const message = `${last.commands.map((command) => this.#kind.describe(command)).join(", ")} failed: ${errorMessage(error)}`;
+          this.#lastErrors.set(uid, message);
+          failures.push({ type: "Warning", reason: "BackendError", message });
+        }
+      }
+      if (last) {
+        // Metadata first, so labels are in place when the status says Ready; if it removes our
+        // finalizer the object may be gone before the status write, which then ends in GoneError.
+        stored = await this.#write(stored, "metadata", last.desired.metadata);
+        stored = await this.#write(stored, "status", last.desired.status);
+      }
+      committed = true;
+    } catch (error) {
+      if (!(error instanceof GoneError)) throw error;
+      committed = true; // e.g. our finalizer went and the object with it: the step's outcome stands
+      return Outcome.awaitChange();
+    } finally {
+      // Transitions are told only if their writes went through (a stale copy's were refused); failures always.
+      await this.#recordEvents(object, committed ? [...eventsWorthRecording(events), ...failures] : failures);
+      if (committed) this.#tellObservers(object, steps);
+    }
+    if (failure !== undefined) throw failure;
+    if (!last) return Outcome.awaitChange();
+    this.#options.onReconciled?.(this.#kind.definition.kind, key, last);
+    this.#log.info("reconciled", { key, state: last.state, requeueAfterMs: last.requeueAfterMs });
+    return last.requeueAfterMs === undefined
+      ? Outcome.awaitChange()
+      : Outcome.requeueAfter(last.requeueAfterMs);
+  }
+
+  /** Writes what differs between `stored` and `desired` in one part; returns the object as stored now. */
+  async #write(stored: T, part: "metadata" | "status", desired: unknown): Promise<T> {
+    const written = await writeDesired(
+      this.#context.kubeConfig,
+      this.#kind.definition.resource,
+      stored,
+      part,
+      desired,
+    );
+    if (!written) return stored;
+    this.writes++;
+    this.#log.debug("patched", { key: written.key, part, paths: written.paths });
+    return written.object;
+  }
+
+  #tellObservers(object: T, steps: readonly AnyStep[]): void {
+    const resource = {
+      kind: this.#kind.definition.kind,
+      machine: this.#kind.definition.machine,
+      metadata: object.metadata,
+    };
+    tellObservers(this.#options.observers, resource, steps, this.#clock.now());
+  }
+
+  async #recordEvents(object: T, events: readonly EventRecord[]): Promise<void> {
+    if (this.#options.recordEvents === false) return;
+    const now = new Date(this.#clock.now());
+    const subject = {
+      apiVersion: this.#kind.definition.apiVersion,
+      kind: this.#kind.definition.kind,
+      metadata: object.metadata,
+    };
+    for (const event of events) await this.events.record(subject, event, now);
+  }
+
+  /** Objects of the kind labelled as this provider's, by status.phase (for the object-count metric). */
+  #phaseCounts(): Array<{ kind: string; phase: string; count: number }> {
+    const counts = new Map<string, number>();
+    for (const object of this.cache.list()) {
+      if (object.metadata.labels?.[LABELS.provider] !== this.#context.providerName) continue;
+      const phase = object.status?.phase ?? "Unknown";
+      counts.set(phase, (counts.get(phase) ?? 0) + 1);
+    }
+    return [...counts].map(([phase, count]) => ({ kind: this.#kind.definition.kind, phase, count }));
+  }
+}

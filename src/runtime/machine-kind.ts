@@ -1,0 +1,125 @@
+/** A machine-backed kind as the runtime drives it: its pure definition plus how facts are gathered and commands run. */
+import type { KubeConfig } from "@kubernetes/client-node";
+import type { ClusterBackend } from "../api/backend-contract.ts";
+import type { Condition } from "../api/common.ts";
+import type { AccessTiming } from "../machines/access-request/step.ts";
+import type { ClusterTiming } from "../machines/cluster/step.ts";
+import type { MachineDefinition } from "../machines/shared/machine-definition.ts";
+import type { MachineStep } from "../machines/shared/machine-step.ts";
+import type { Clock } from "./clock.ts";
+import type { WatchedObject } from "./informer.ts";
+import type { CacheSpec, InformerSet } from "./informers.ts";
+import type { Logger } from "./logger.ts";
+
+/** The least a machine-backed object has: identity, the metadata a step may change, and a status. */
+export interface MachineObject extends WatchedObject {
+  readonly metadata: {
+    readonly name?: string;
+    readonly namespace?: string;
+    readonly uid?: string;
+    readonly resourceVersion?: string;
+    readonly generation?: number;
+    readonly labels?: Readonly<Record<string, string>>;
+    readonly annotations?: Readonly<Record<string, string>>;
+    readonly finalizers?: readonly string[];
+    readonly deletionTimestamp?: string;
+  };
+  readonly status?: { readonly phase?: string; readonly conditions?: readonly Condition[] };
+}
+
+/** How soon to look again, per kind. */
+export interface EngineTiming {
+  readonly cluster: ClusterTiming;
+  readonly accessRequest: AccessTiming;
+}
+
+/** What every kind's I/O half may use; one per engine. */
+export interface KindContext {
+  readonly kubeConfig: KubeConfig;
+  readonly informers: InformerSet;
+  /** `--provider-name`: objects of other providers are never touched. */
+  readonly providerName: string;
+  readonly backend: ClusterBackend;
+  readonly clock: Clock;
+  readonly log: Logger;
+  readonly timing: EngineTiming;
+}
+
+/** What the pure step is given besides the object and the observation. */
+export interface StepContext {
+  /** The runtime's clock, in ms since the epoch. */
+  readonly now: number;
+  /** Message of the last failed command on this object, while its commands keep failing. */
+  readonly lastError: string | undefined;
+}
+
+/**
+ * One reconcile of one object, opened by {@link MachineKind.open} with what stays fixed for the
+ * reconcile (its profile, target, client, plan): `observe` reads the world (I/O, read-only), `step` is
+ * the kind's pure step, `run` carries out its commands (I/O).
+ */
+export interface Reconciliation<T extends MachineObject, Observation, Command> {
+  observe(object: T): Promise<Observation>;
+  step(
+    object: T,
+    observation: Observation,
+    context: StepContext,
+  ): MachineStep<T["metadata"], unknown, Command>;
+  run(commands: readonly Command[], object: T): Promise<void>;
+}
+
+/** A related cache whose changes wake objects of the kind: `keys` names them (namespace/name). */
+export interface Wake<R extends WatchedObject> {
+  readonly cache: CacheSpec<R>;
+  keys(changed: R, context: KindContext): Iterable<string>;
+}
+
+/** Reads an object for `explain` (read-only); undefined when it does not exist, "unknown" when it cannot be read. */
+export type ObjectReader = (
+  resource: { readonly group: string; readonly version: string; readonly plural: string },
+  namespace: string | undefined,
+  name: string,
+) => Promise<unknown | undefined | "unknown">;
+
+/** What `explain` prints of any kind. */
+export interface Explanation {
+  /** The machine state, or `undefined` when no engine has written one. */
+  readonly state: string | undefined;
+  readonly phase: string | undefined;
+  readonly why: readonly string[];
+  readonly waitingFor: readonly string[];
+}
+
+/**
+ * A kind the generic {@link MachineController} drives: one of these and a folder in `src/machines`
+ * is all a kind is. Registered once in `kinds/registry.ts`, which feeds the caches, the engine,
+ * the statechart export, `explain` and the live view.
+ */
+export interface MachineKind<
+  T extends MachineObject = MachineObject,
+  Observation = unknown,
+  Command = unknown,
+> {
+  readonly definition: MachineDefinition;
+  /** The cache of the kind's own objects. */
+  readonly cache: CacheSpec<T>;
+  /** Related caches whose changes wake objects of this kind. */
+  readonly wakes: readonly Wake<never>[];
+  /**
+   * Starts one reconcile: decides whether this engine acts on the object at all (undefined: no write,
+   * no backend call) and gathers what stays fixed for the reconcile.
+   */
+  open(object: T, context: KindContext): Promise<Reconciliation<T, Observation, Command> | undefined>;
+  /** A command in a few words, for logs and failure messages (never secrets). */
+  describe(command: Command): string;
+  /** Explains the object from what it stores and what `read` finds (read-only). */
+  explain(object: T, read: ObjectReader): Promise<Explanation>;
+}
+
+/** Declares a wake with its cache's type, so `keys` is checked against it. */
+export function wake<R extends WatchedObject>(
+  cache: CacheSpec<R>,
+  keys: (changed: R, context: KindContext) => Iterable<string>,
+): Wake<never> {
+  return { cache, keys } as unknown as Wake<never>;
+}
