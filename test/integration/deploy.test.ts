@@ -1,9 +1,8 @@
 /** The deployment as a platform engineer applies it: clean manifests, least-privilege RBAC that suffices, a lean image tree. */
 import { execFileSync, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
 import {
   CoreV1Api,
   CustomObjectsApi,
@@ -13,9 +12,9 @@ import {
   loadAllYaml,
   PatchStrategy,
 } from "@kubernetes/client-node";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import type { Cluster } from "../../src/api/cluster.ts";
-import { CLUSTERS_API_VERSION, ENGINE_API_VERSION, RESOURCES } from "../../src/api/constants.ts";
+import { RESOURCES } from "../../src/api/constants.ts";
 import {
   type ControlPlane,
   kubeconfigYaml,
@@ -23,6 +22,8 @@ import {
 } from "../../src/controlplane/control-plane.ts";
 import { SimulatedBackend } from "../../src/providers/simulated.ts";
 import { Engine } from "../../src/runtime/engine.ts";
+import { aCluster, anAccessRequest, aProviderConfig } from "../support/builders.ts";
+import { eventually, satisfying } from "../support/eventually.ts";
 
 const root = join(import.meta.dirname, "..", "..");
 const base = join(root, "deploy", "base");
@@ -120,25 +121,29 @@ describe("the deployment manifests", () => {
       contexts: [{ name: "sa", cluster: "test", user: "openmcp-engine", namespace: NAMESPACE }],
       currentContext: "sa",
     });
-    const kubeconfigFile = join(mkdtempSync(join(tmpdir(), "sa-")), "kubeconfig");
+    const folder = mkdtempSync(join(tmpdir(), "sa-"));
+    const kubeconfigFile = join(folder, "kubeconfig");
     writeFileSync(kubeconfigFile, kubeconfigYaml(asController));
 
     // init as the ServiceAccount: CRDs and profiles.
     const admin = controlPlane.kubeConfig.makeApiClient(CustomObjectsApi);
     const init = spawnSync(
       process.execPath,
-      [main, "init", "--provider-name=engine", "--environment=default", `--kubeconfig=${kubeconfigFile}`],
+      [
+        main,
+        "init",
+        "--provider-name=engine",
+        "--environment=default",
+        `--kubeconfig=${kubeconfigFile}`,
+        // init loads the backend, which makes <state-dir>/<backend>; the default is ./.state/engine.
+        `--state-dir=${join(folder, "state")}`,
+      ],
       { encoding: "utf8", env: { ...process.env, POD_NAMESPACE: NAMESPACE } },
     );
     expect(init.status, init.stderr).toBe(0);
     await admin.createClusterCustomObject({
       ...RESOURCES.ProviderConfig,
-      body: {
-        apiVersion: ENGINE_API_VERSION,
-        kind: "ProviderConfig",
-        metadata: { name: "sim" },
-        spec: { backend: "simulated" },
-      },
+      body: aProviderConfig({ name: "sim", backend: "simulated" }),
     });
     await core.createNamespace({ body: { metadata: { name: "tenant" } } });
 
@@ -155,20 +160,14 @@ describe("the deployment manifests", () => {
       await admin.createNamespacedCustomObject({
         ...RESOURCES.Cluster,
         namespace: "tenant",
-        body: {
-          apiVersion: CLUSTERS_API_VERSION,
-          kind: "Cluster",
-          metadata: { name: "c" },
-          spec: { profile: "default.engine.sim", tenancy: "Shared" },
-        },
+        body: aCluster({ name: "c", namespace: "tenant", profile: "default.engine.sim" }),
       });
       const read = () =>
         admin.getNamespacedCustomObject({ ...RESOURCES.Cluster, namespace: "tenant", name: "c" }).then(
           (c) => c as Cluster,
           () => undefined,
         );
-      for (let i = 0; i < 300 && (await read())?.status?.phase !== "Ready"; i++) await sleep(100);
-      expect((await read())?.status?.phase).toBe("Ready");
+      await eventually(async () => expect((await read())?.status?.phase).toBe("Ready"), { what: "c Ready" });
       const events = await core.listNamespacedEvent({ namespace: "tenant" });
       expect(events.items.map((e) => e.reason)).toContain("Ready");
 
@@ -177,12 +176,12 @@ describe("the deployment manifests", () => {
       await admin.createNamespacedCustomObject({
         ...RESOURCES.AccessRequest,
         namespace: "tenant",
-        body: {
-          apiVersion: CLUSTERS_API_VERSION,
-          kind: "AccessRequest",
-          metadata: { name: "a" },
-          spec: { clusterRef: { name: "c", namespace: "tenant" }, token: { permissions: [] } },
-        },
+        body: anAccessRequest({
+          name: "a",
+          namespace: "tenant",
+          clusterRef: { name: "c", namespace: "tenant" },
+          token: { permissions: [] },
+        }),
       });
       const readRequest = () =>
         admin.getNamespacedCustomObject({
@@ -193,12 +192,14 @@ describe("the deployment manifests", () => {
           metadata: { labels?: Record<string, string> };
           status?: { phase?: string; conditions?: Array<{ type: string; message: string }> };
         }>;
-      for (let i = 0; i < 300; i++) {
-        const request = await readRequest();
-        if (request.status?.conditions?.some((c) => c.type === "ClusterReady")) break;
-        await sleep(100);
-      }
-      const request = await readRequest();
+      const request = await eventually(
+        async () =>
+          satisfying(
+            await readRequest(),
+            (r) => r.status?.conditions?.some((c) => c.type === "ClusterReady") ?? false,
+          ),
+        { what: "a ClusterReady condition on AccessRequest a" },
+      );
       expect(request.metadata.labels).toMatchObject({ "clusters.openmcp.cloud/provider": "engine" });
       expect(request.status?.phase).toBe("Pending");
       expect(request.status?.conditions).toContainEqual(
@@ -213,10 +214,10 @@ describe("the deployment manifests", () => {
         name: "a",
       });
       await admin.deleteNamespacedCustomObject({ ...RESOURCES.Cluster, namespace: "tenant", name: "c" });
-      for (let i = 0; i < 300 && (await read()) !== undefined; i++) await sleep(100);
-      expect(await read()).toBeUndefined();
+      await eventually(async () => expect(await read()).toBeUndefined(), { what: "c gone" });
     } finally {
       await engine.stop();
+      rmSync(folder, { recursive: true, force: true });
     }
   }, 120_000);
 });
@@ -224,6 +225,7 @@ describe("the deployment manifests", () => {
 describe("the image's runtime tree (hack/image/assemble.sh, as the Dockerfile runs it)", () => {
   it("holds production dependencies only and starts", () => {
     const tree = mkdtempSync(join(tmpdir(), "image-"));
+    onTestFinished(() => rmSync(tree, { recursive: true, force: true }));
     execFileSync(join(root, "hack", "image", "assemble.sh"), [tree], { stdio: "pipe" });
     expect(existsSync(join(tree, "node_modules", "@kubernetes", "client-node"))).toBe(true);
     expect(existsSync(join(tree, "node_modules", "vitest"))).toBe(false);

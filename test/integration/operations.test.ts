@@ -1,19 +1,22 @@
 /** Running like an in-cluster controller: init twice, leader failover after kill -9, metrics and health probes. */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
 import { ApiextensionsV1Api, CoreV1Api, CustomObjectsApi } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Cluster } from "../../src/api/cluster.ts";
-import { CLUSTERS_API_VERSION, ENGINE_API_VERSION, RESOURCES } from "../../src/api/constants.ts";
+import { RESOURCES } from "../../src/api/constants.ts";
 import { type ControlPlane, startControlPlane } from "../../src/controlplane/control-plane.ts";
+import { aCluster, aProviderConfig } from "../support/builders.ts";
+import { eventually } from "../support/eventually.ts";
 
 const main = join(import.meta.dirname, "..", "..", "src", "cli", "main.ts");
 let controlPlane: ControlPlane;
 let custom: CustomObjectsApi;
 const children: ChildProcess[] = [];
+/** Every `--state-dir` of this file: a temporary folder, never the repository's `.state/`. */
+const stateRoot = mkdtempSync(join(tmpdir(), "operations-"));
 
 beforeAll(async () => {
   controlPlane = await startControlPlane(); // no CRDs: `init` installs them
@@ -23,6 +26,7 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const child of children) if (child.exitCode === null) child.kill("SIGKILL");
   await controlPlane?.stop();
+  rmSync(stateRoot, { recursive: true, force: true });
 });
 
 /** Starts `run` as the openMCP operator would (flags after the subcommand), with fast leader election. */
@@ -66,20 +70,6 @@ function startReplica(name: string, stateDir: string) {
   return { child, output: () => output, record };
 }
 
-async function until<T>(
-  what: string,
-  read: () => T | undefined | Promise<T | undefined>,
-  timeoutMs = 30_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
-}
-
 describe("an in-cluster style deployment", () => {
   it("init installs the CRDs with the platform label and the profiles, and is harmless twice", async () => {
     const init = () =>
@@ -92,6 +82,8 @@ describe("an in-cluster style deployment", () => {
           "--provider-name=ops",
           "--verbosity=info",
           `--kubeconfig=${controlPlane.kubeconfigPath}`,
+          // init loads the backend, which makes <state-dir>/<backend>; the default is ./.state/engine.
+          `--state-dir=${join(stateRoot, "init")}`,
         ],
         { encoding: "utf8", env: { ...process.env, POD_NAMESPACE: "kube-system" } },
       );
@@ -106,12 +98,7 @@ describe("an in-cluster style deployment", () => {
 
     await custom.createClusterCustomObject({
       ...RESOURCES.ProviderConfig,
-      body: {
-        apiVersion: ENGINE_API_VERSION,
-        kind: "ProviderConfig",
-        metadata: { name: "sim" },
-        spec: { backend: "simulated" },
-      },
+      body: aProviderConfig({ name: "sim", backend: "simulated" }),
     });
     const second = init();
     expect(second.status, second.stderr).toBe(0);
@@ -125,43 +112,42 @@ describe("an in-cluster style deployment", () => {
   }, 60_000);
 
   it("fails over to the standby within the lease after kill -9, with exactly one backend create per Cluster", async () => {
-    const stateDir = mkdtempSync(join(tmpdir(), "failover-"));
+    const stateDir = mkdtempSync(join(stateRoot, "failover-"));
     await controlPlane.kubeConfig
       .makeApiClient(CoreV1Api)
       .createNamespace({ body: { metadata: { name: "ha" } } });
     const a = startReplica("replica-a", stateDir);
-    await until("replica-a to lead", () => a.record("became leader"));
+    await eventually(() => expect(a.record("became leader")).toBeDefined(), { what: "replica-a to lead" });
     const b = startReplica("replica-b", stateDir);
-    await until("replica-b to serve probes", () => b.record("serving probes"));
+    await eventually(() => expect(b.record("serving probes")).toBeDefined(), {
+      what: "replica-b to serve probes",
+    });
 
     const names = ["ha-1", "ha-2", "ha-3"];
     for (const name of names) {
       await custom.createNamespacedCustomObject({
         ...RESOURCES.Cluster,
         namespace: "ha",
-        body: {
-          apiVersion: CLUSTERS_API_VERSION,
-          kind: "Cluster",
-          metadata: { name },
-          spec: { profile: "ops.ops.sim", tenancy: "Shared" },
-        },
+        body: aCluster({ name, namespace: "ha", profile: "ops.ops.sim" }),
       });
     }
     const read = (name: string) =>
       custom.getNamespacedCustomObject({ ...RESOURCES.Cluster, namespace: "ha", name }) as Promise<Cluster>;
-    await until(
-      "provisioning",
-      async () => (await read("ha-1")).status?.providerStatus?.state === "provisioning",
-    );
+    await eventually(async () => (await read("ha-1")).status?.providerStatus?.state === "provisioning", {
+      what: "ha-1 provisioning",
+    });
     expect(b.record("became leader")).toBeUndefined(); // the standby reconciled nothing so far
 
     const killedAt = Date.now();
     a.child.kill("SIGKILL");
-    await until("replica-b to lead", () => b.record("became leader"), 15_000);
+    await eventually(() => expect(b.record("became leader")).toBeDefined(), {
+      what: "replica-b to lead",
+      timeoutMs: 15_000,
+    });
     expect(Date.now() - killedAt).toBeLessThan(6_000 + 3_000); // lease duration plus a retry or two
 
     for (const name of names)
-      await until(`${name} Ready`, async () => (await read(name)).status?.phase === "Ready");
+      await eventually(async () => (await read(name)).status?.phase === "Ready", { what: `${name} Ready` });
     const state = JSON.parse(readFileSync(join(stateDir, "simulated", "simulated.json"), "utf8")) as {
       created: number;
     };
@@ -184,7 +170,7 @@ describe("an in-cluster style deployment", () => {
     expect(metrics).toMatch(/openmcp_engine_objects\{kind="Cluster",phase="Ready"\} 3/);
 
     b.child.kill("SIGTERM");
-    await until("replica-b to exit", () => (b.child.exitCode === null ? undefined : b.child.exitCode + 1));
+    await eventually(() => b.child.exitCode !== null, { what: "replica-b to exit" });
     expect(b.child.exitCode, b.output().slice(-3_000)).toBe(0);
     expect(b.output()).toContain('"msg":"leadership released"');
     expect(a.output() + b.output()).not.toMatch(/BEGIN (CERTIFICATE|PRIVATE KEY)|client-key-data/);
