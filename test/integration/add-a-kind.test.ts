@@ -1,0 +1,124 @@
+/** docs/add-a-kind.md's example kind, EndpointExport, added to the engine as one entry and run on a real API server. */
+import { ApiException, CoreV1Api } from "@kubernetes/client-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ENDPOINT_EXPORT_DEFINITION, endpointExportKind } from "../../docs/examples/endpoint-export/kind.ts";
+import { EXPORT_FINALIZER } from "../../docs/examples/endpoint-export/step.ts";
+import type { EndpointExport } from "../../docs/examples/endpoint-export/types.ts";
+import { SimulatedBackend } from "../../src/providers/simulated.ts";
+import { Engine } from "../../src/runtime/engine.ts";
+import { installCrds } from "../../src/runtime/install-crds.ts";
+import { MACHINE_KINDS } from "../../src/runtime/kinds/registry.ts";
+import { allStatechartFiles } from "../../src/statecharts/export.ts";
+import { type ClusterHarness, startClusterHarness } from "../support/cluster-harness.ts";
+import { eventually } from "../support/eventually.ts";
+
+const EXPORTS = { group: "examples.engine.openmcp.cloud", version: "v1alpha1", plural: "endpointexports" };
+
+let harness: ClusterHarness;
+let engine: Engine;
+let core: CoreV1Api;
+
+beforeAll(async () => {
+  harness = await startClusterHarness();
+  await installCrds(harness.controlPlane.kubeConfig, { directory: "docs/examples/endpoint-export" });
+  core = harness.controlPlane.kubeConfig.makeApiClient(CoreV1Api);
+  engine = new Engine({
+    kubeConfig: harness.controlPlane.kubeConfig,
+    providerName: harness.provider,
+    environment: "test",
+    backend: new SimulatedBackend({ provisionDelayMs: 300 }),
+    timing: { pollMs: 100, retryMs: 200, resyncMs: 60_000 },
+    kinds: [...MACHINE_KINDS, endpointExportKind], // the one entry
+  });
+  await engine.start();
+});
+
+afterAll(async () => {
+  await engine?.stop();
+  await harness?.stop();
+});
+
+const readExport = async (name: string) =>
+  (await harness.custom.getNamespacedCustomObject({
+    ...EXPORTS,
+    namespace: harness.namespace,
+    name,
+  })) as EndpointExport;
+
+const configMapEndpoint = async (name: string): Promise<string | undefined> => {
+  try {
+    return (await core.readNamespacedConfigMap({ namespace: harness.namespace, name })).data?.endpoint;
+  } catch (error) {
+    if (error instanceof ApiException && error.code === 404) return undefined;
+    throw error;
+  }
+};
+
+describe("a kind added as one entry", () => {
+  it("waits for its Cluster, publishes the endpoint, and cleans up on deletion", async () => {
+    // The export comes first: it must wait, and the Cluster becoming Ready must wake it.
+    await harness.custom.createNamespacedCustomObject({
+      ...EXPORTS,
+      namespace: harness.namespace,
+      body: {
+        apiVersion: `${EXPORTS.group}/${EXPORTS.version}`,
+        kind: "EndpointExport",
+        metadata: { name: "platform-endpoint", namespace: harness.namespace },
+        spec: { clusterRef: { name: "platform" }, configMapName: "platform-api" },
+      },
+    });
+    const waiting = await eventually(async () => {
+      const found = await readExport("platform-endpoint");
+      expect(found.status?.state).toBe("waiting");
+      return found;
+    });
+    expect(waiting.status?.conditions).toContainEqual(
+      expect.objectContaining({ type: "Published", status: "False", reason: "ClusterNotReady" }),
+    );
+    expect(waiting.metadata.finalizers ?? []).not.toContain(EXPORT_FINALIZER);
+
+    await harness.createCluster("platform");
+    const ready = await harness.waitFor("platform", (cluster) => cluster?.status?.phase === "Ready");
+    const endpoint = ready?.status?.apiServer;
+    expect(endpoint).toMatch(/^https:\/\//);
+
+    const published = await eventually(async () => {
+      const found = await readExport("platform-endpoint");
+      expect(found.status).toMatchObject({ phase: "Ready", state: "published", endpoint });
+      return found;
+    });
+    expect(published.metadata.finalizers).toContain(EXPORT_FINALIZER);
+    expect(await configMapEndpoint("platform-api")).toBe(endpoint);
+
+    // ConfigMaps are not watched: a deleted one is mended when the export is looked at again — at the
+    // next resync, or, as here, when an edit of the export wakes it.
+    await core.deleteNamespacedConfigMap({ namespace: harness.namespace, name: "platform-api" });
+    await harness.custom.patchNamespacedCustomObject({
+      ...EXPORTS,
+      namespace: harness.namespace,
+      name: "platform-endpoint",
+      body: [{ op: "add", path: "/metadata/labels", value: { touched: "yes" } }],
+    });
+    await eventually(async () => expect(await configMapEndpoint("platform-api")).toBe(endpoint));
+
+    await harness.custom.deleteNamespacedCustomObject({
+      ...EXPORTS,
+      namespace: harness.namespace,
+      name: "platform-endpoint",
+    });
+    await eventually(async () => {
+      expect(await configMapEndpoint("platform-api")).toBeUndefined();
+      await expect(readExport("platform-endpoint")).rejects.toMatchObject({ code: 404 });
+    });
+  });
+
+  it("gets its statechart files from the same definition", async () => {
+    const files = await allStatechartFiles([ENDPOINT_EXPORT_DEFINITION]);
+    expect(files.map((file) => file.name)).toEqual([
+      "endpointExport.json",
+      "endpointExport.mmd",
+      "endpointExport.svg",
+    ]);
+    expect(files[1]?.content).toContain("publishing");
+  });
+});
