@@ -1,68 +1,50 @@
 /** The Cluster controller on a real API server with the simulated backend: the lifecycle, responsibility, races, restarts. */
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
+import { get } from "node:https";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
-import { CoreV1Api, CustomObjectsApi } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ClusterTarget } from "../../src/api/backend.ts";
 import type { Cluster } from "../../src/api/cluster.ts";
-import { CLUSTERS_API_VERSION, FINALIZERS, LABELS, RESOURCES } from "../../src/api/constants.ts";
-import { type ControlPlane, startControlPlane } from "../../src/controlplane/control-plane.ts";
+import { FINALIZERS, LABELS, RESOURCES } from "../../src/api/constants.ts";
 import { SimulatedBackend } from "../../src/providers/simulated.ts";
 import { Engine } from "../../src/runtime/engine.ts";
+import { aClusterProfile } from "../support/builders.ts";
+import { type ClusterHarness, isReady, startClusterHarness } from "../support/cluster-harness.ts";
+import { caughtUp } from "../support/engine-signals.ts";
+import { eventually } from "../support/eventually.ts";
 
 const PROVIDER = "engine-test";
-const NAMESPACE = "clusters";
 const FAST = { pollMs: 100, retryMs: 200, resyncMs: 60_000 };
 
-let controlPlane: ControlPlane;
-let custom: CustomObjectsApi;
+let harness: ClusterHarness;
 
 beforeAll(async () => {
   // Watches end after 1–2 s, so every test also exercises the informers' resume.
-  controlPlane = await startControlPlane({
-    crdDirectory: "crds",
-    extraApiServerArgs: ["--min-request-timeout=1"],
+  harness = await startClusterHarness(PROVIDER, { extraApiServerArgs: ["--min-request-timeout=1"] });
+  await harness.custom.createClusterCustomObject({
+    ...RESOURCES.ClusterProfile,
+    body: aClusterProfile({
+      provider: "someone-else",
+      versions: [{ version: "1.33.3" }, { version: "1.32.7" }],
+    }),
   });
-  custom = controlPlane.kubeConfig.makeApiClient(CustomObjectsApi);
-  await controlPlane.kubeConfig
-    .makeApiClient(CoreV1Api)
-    .createNamespace({ body: { metadata: { name: NAMESPACE } } });
-  for (const [name, provider] of [
-    ["test.engine-test.small", PROVIDER],
-    ["test.someone-else.small", "someone-else"],
-  ] as const) {
-    await custom.createClusterCustomObject({
-      ...RESOURCES.ClusterProfile,
-      body: {
-        apiVersion: CLUSTERS_API_VERSION,
-        kind: "ClusterProfile",
-        metadata: { name },
-        spec: {
-          providerRef: { name: provider },
-          providerConfigRef: { name: "small" },
-          supportedVersions: [{ version: "1.33.3" }, { version: "1.32.7" }],
-        },
-      },
-    });
-  }
 });
 
 afterAll(async () => {
-  await controlPlane?.stop();
+  await harness?.stop();
 });
 
 /** Deletes every Cluster of the namespace and waits until all are gone (the controller must still run). */
 async function deleteAllClusters(): Promise<void> {
-  const list = (await custom.listNamespacedCustomObject({ ...RESOURCES.Cluster, namespace: NAMESPACE })) as {
+  const { custom, namespace } = harness;
+  const list = (await custom.listNamespacedCustomObject({ ...RESOURCES.Cluster, namespace })) as {
     items: Cluster[];
   };
-  for (const cluster of list.items) {
-    const name = cluster.metadata.name ?? "";
-    await custom.deleteNamespacedCustomObject({ ...RESOURCES.Cluster, namespace: NAMESPACE, name });
-  }
-  for (const cluster of list.items) await waitFor(cluster.metadata.name ?? "", (c) => c === undefined);
+  const names = list.items.map((cluster) => cluster.metadata.name ?? "");
+  for (const name of names)
+    await custom.deleteNamespacedCustomObject({ ...RESOURCES.Cluster, namespace, name });
+  for (const name of names) await harness.waitFor(name, (c) => c === undefined);
 }
 
 /** Runs `body` with a started controller; leaves no Cluster behind for the next test. */
@@ -82,7 +64,7 @@ async function withController(
 
 function startController(backend: SimulatedBackend, extra: { recordEvents?: boolean } = {}) {
   const engine = new Engine({
-    kubeConfig: controlPlane.kubeConfig,
+    kubeConfig: harness.controlPlane.kubeConfig,
     providerName: PROVIDER,
     environment: "test",
     backend,
@@ -92,57 +74,44 @@ function startController(backend: SimulatedBackend, extra: { recordEvents?: bool
   return engine.start().then(() => engine);
 }
 
-async function createCluster(name: string, spec: Partial<Cluster["spec"]> = {}): Promise<Cluster> {
-  return (await custom.createNamespacedCustomObject({
-    ...RESOURCES.Cluster,
-    namespace: NAMESPACE,
-    body: {
-      apiVersion: CLUSTERS_API_VERSION,
-      kind: "Cluster",
-      metadata: { name },
-      spec: { profile: "test.engine-test.small", tenancy: "Exclusive", ...spec },
-    },
-  })) as Cluster;
-}
+/** The Clusters of these names as the API server holds them now (all must exist). */
+const current = (...names: string[]) =>
+  Promise.all(
+    names.map(async (name) => {
+      const cluster = await harness.readCluster(name);
+      if (!cluster) throw new Error(`Cluster ${name} does not exist`);
+      return cluster;
+    }),
+  );
 
-async function readCluster(name: string): Promise<Cluster | undefined> {
-  try {
-    return (await custom.getNamespacedCustomObject({
-      ...RESOURCES.Cluster,
-      namespace: NAMESPACE,
-      name,
-    })) as Cluster;
-  } catch (error) {
-    if ((error as { code?: number }).code === 404) return undefined;
-    throw error;
+/** How many watches of Clusters the API server has ended so far (`apiserver_request_total`, verb WATCH). */
+async function endedClusterWatches(): Promise<number> {
+  const { controlPlane } = harness;
+  const options = {};
+  await controlPlane.kubeConfig.applyToHTTPSOptions(options);
+  const metrics = await new Promise<string>((resolve, reject) => {
+    get(`${controlPlane.server}/metrics`, options, (response) => {
+      let text = "";
+      response.setEncoding("utf8");
+      response.on("data", (chunk: string) => {
+        text += chunk;
+      });
+      response.on("end", () => resolve(text));
+    }).on("error", reject);
+  });
+  let ended = 0;
+  for (const [, labels = "", value] of metrics.matchAll(/^apiserver_request_total\{([^}]*)\} (\S+)$/gm)) {
+    if (labels.includes('resource="clusters"') && labels.includes('verb="WATCH"')) ended += Number(value);
   }
+  return ended;
 }
-
-/** Polls until `predicate` holds for the Cluster (or its absence); fails with the last object seen. */
-async function waitFor(
-  name: string,
-  predicate: (cluster: Cluster | undefined) => boolean,
-  timeoutMs = 20_000,
-) {
-  const deadline = Date.now() + timeoutMs;
-  let last: Cluster | undefined;
-  for (;;) {
-    last = await readCluster(name);
-    if (predicate(last)) return last;
-    if (Date.now() > deadline)
-      throw new Error(`condition not met for ${name}; last seen:\n${JSON.stringify(last, null, 2)}`);
-    await sleep(50);
-  }
-}
-
-const isReady = (cluster: Cluster | undefined) => cluster?.status?.phase === "Ready";
 
 describe("the Cluster controller", () => {
   it("brings a Cluster to Ready with endpoint, labels and finalizer, then deletes it at the backend", async () => {
     const backend = new SimulatedBackend({ provisionDelayMs: 300, deleteDelayMs: 300 });
     await withController(backend, async () => {
-      await createCluster("lifecycle");
-      const ready = await waitFor("lifecycle", isReady);
+      await harness.createCluster("lifecycle");
+      const ready = await harness.waitFor("lifecycle", isReady);
       expect(ready?.metadata.finalizers).toEqual([FINALIZERS.cluster]);
       expect(ready?.metadata.labels).toMatchObject({
         [LABELS.provider]: PROVIDER,
@@ -153,24 +122,25 @@ describe("the Cluster controller", () => {
       expect(ready?.status?.observedGeneration).toBe(1);
       expect(backend.size).toBe(1);
 
-      await custom.deleteNamespacedCustomObject({
+      await harness.custom.deleteNamespacedCustomObject({
         ...RESOURCES.Cluster,
-        namespace: NAMESPACE,
+        namespace: harness.namespace,
         name: "lifecycle",
       });
-      await waitFor("lifecycle", (cluster) => cluster === undefined);
+      await harness.waitFor("lifecycle", (cluster) => cluster === undefined);
       expect(backend.size).toBe(0);
     });
   });
 
   it("never writes to a Cluster whose profile belongs to another provider", async () => {
     const backend = new SimulatedBackend({ provisionDelayMs: 0 });
-    await withController(backend, async () => {
-      const foreign = await createCluster("foreign", { profile: "test.someone-else.small" });
-      await createCluster("ours-beside-foreign");
-      await waitFor("ours-beside-foreign", isReady);
-      await sleep(300);
-      const after = await readCluster("foreign");
+    await withController(backend, async (engine) => {
+      const foreign = await harness.createCluster("foreign", { profile: "test.someone-else.small" });
+      await harness.createCluster("ours-beside-foreign");
+      await harness.waitFor("ours-beside-foreign", isReady);
+      // The positive signal: the engine holds the foreign Cluster as it is now and has finished reconciling.
+      await caughtUp(engine, engine.informers.clusters, () => current("foreign"));
+      const after = await harness.readCluster("foreign");
       expect(after?.metadata.resourceVersion).toBe(foreign.metadata.resourceVersion);
       expect(after?.status).toBeUndefined();
       expect(backend.createdTotal).toBe(1);
@@ -180,8 +150,8 @@ describe("the Cluster controller", () => {
   it("reports an unsupported version on a condition and calls no backend", async () => {
     const backend = new SimulatedBackend({ provisionDelayMs: 0 });
     await withController(backend, async () => {
-      await createCluster("too-old", { kubernetes: { version: "1.20" } });
-      const failed = await waitFor("too-old", (c) => c?.status?.providerStatus?.state === "failed");
+      await harness.createCluster("too-old", { kubernetes: { version: "1.20" } });
+      const failed = await harness.waitFor("too-old", (c) => c?.status?.providerStatus?.state === "failed");
       expect(failed?.status?.phase).toBe("Progressing");
       expect(failed?.status?.conditions).toContainEqual(
         expect.objectContaining({ type: "VersionSupported", status: "False", reason: "UnsupportedVersion" }),
@@ -197,12 +167,13 @@ describe("the Cluster controller", () => {
       backend,
       async (engine) => {
         const names = ["w-1", "w-2", "w-3", "w-4"];
-        await Promise.all(names.map((name) => createCluster(name)));
-        const ready = await Promise.all(names.map((name) => waitFor(name, isReady)));
-        await sleep(500);
+        await Promise.all(names.map((name) => harness.createCluster(name)));
+        const ready = await Promise.all(names.map((name) => harness.waitFor(name, isReady)));
+        // At rest: the engine has seen its own last writes and finished the reconciles they caused.
+        await caughtUp(engine, engine.informers.clusters, () => current(...names));
         expect(engine.clusters.writes).toBeLessThanOrEqual(3 * names.length);
-        const later = await Promise.all(names.map(readCluster));
-        expect(later.map((c) => c?.metadata.resourceVersion)).toEqual(
+        const later = await current(...names);
+        expect(later.map((c) => c.metadata.resourceVersion)).toEqual(
           ready.map((c) => c?.metadata.resourceVersion),
         );
       },
@@ -214,17 +185,17 @@ describe("the Cluster controller", () => {
     const backend = new SimulatedBackend({ provisionDelayMs: 0 });
     const create = backend.create.bind(backend);
     backend.create = async (target: ClusterTarget, version: string) => {
-      await custom.patchNamespacedCustomObject({
+      await harness.custom.patchNamespacedCustomObject({
         ...RESOURCES.Cluster,
-        namespace: NAMESPACE,
+        namespace: harness.namespace,
         name: target.name,
         body: [{ op: "add", path: "/metadata/labels/team", value: "blue" }],
       });
       return create(target, version);
     };
     await withController(backend, async () => {
-      await createCluster("raced");
-      const ready = await waitFor("raced", isReady);
+      await harness.createCluster("raced");
+      const ready = await harness.waitFor("raced", isReady);
       expect(ready?.metadata.labels).toMatchObject({ team: "blue", [LABELS.provider]: PROVIDER });
       expect(backend.createdTotal).toBe(1);
     });
@@ -234,24 +205,34 @@ describe("the Cluster controller", () => {
     const backend = new SimulatedBackend({ provisionDelayMs: 0 });
     await withController(backend, async (engine) => {
       const before = engine.informers.clusters.resourceVersion;
-      await sleep(5_000); // at least two watch timeouts pass
-      await createCluster("after-timeouts");
-      await waitFor("after-timeouts", isReady, 5_000);
+      const ended = await endedClusterWatches();
+      await eventually(async () => expect(await endedClusterWatches()).toBeGreaterThanOrEqual(ended + 2), {
+        what: "the API server to end two more watches of Clusters",
+        timeoutMs: 15_000,
+        intervalMs: 250,
+      });
+      await harness.createCluster("after-timeouts");
+      await harness.waitFor("after-timeouts", isReady, 5_000);
       expect(engine.informers.clusters.resourceVersion).not.toBe(before);
     });
   });
 
   it("resumes after a restart mid-provisioning with exactly one backend create", async () => {
-    const stateFile = join(mkdtempSync(join(tmpdir(), "sim-")), "state.json");
-    const first = await startController(new SimulatedBackend({ provisionDelayMs: 1_500, stateFile }));
-    await createCluster("restarted");
-    await waitFor("restarted", (c) => c?.status?.providerStatus?.state === "provisioning");
-    await first.stop();
+    const folder = mkdtempSync(join(tmpdir(), "sim-"));
+    const stateFile = join(folder, "state.json");
+    try {
+      const first = await startController(new SimulatedBackend({ provisionDelayMs: 1_500, stateFile }));
+      await harness.createCluster("restarted");
+      await harness.waitFor("restarted", (c) => c?.status?.providerStatus?.state === "provisioning");
+      await first.stop();
 
-    const backend = new SimulatedBackend({ provisionDelayMs: 1_500, stateFile });
-    await withController(backend, async () => {
-      await waitFor("restarted", isReady);
-      expect(backend.createdTotal).toBe(1);
-    });
+      const backend = new SimulatedBackend({ provisionDelayMs: 1_500, stateFile });
+      await withController(backend, async () => {
+        await harness.waitFor("restarted", isReady);
+        expect(backend.createdTotal).toBe(1);
+      });
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
   });
 });
