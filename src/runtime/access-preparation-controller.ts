@@ -1,19 +1,18 @@
 /** Prepares AccessRequests for their provider (labels, clusterRef), expires them by ttl, and resets changed grants. */
+
 import { ApiException, CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
 import type { AccessRequest } from "../api/access-request.ts";
 import type { ClusterRequestStatus } from "../api/cluster-request.ts";
 import type { ObjectReference } from "../api/common.ts";
 import { REQUEST_PHASES, RESOURCES } from "../api/constants.ts";
 import { prepareAccessRequest, type Resolution } from "../machines/access-request/preparation.ts";
-import { type Clock, systemClock } from "./clock.ts";
-import type { Controller } from "./controller.ts";
-import { controllerQueue } from "./controller-queue.ts";
+import type { Clock } from "./clock.ts";
 import type { EngineInformers } from "./informers.ts";
-import { type Logger, silentLogger } from "./logger.ts";
+import { KeyedController } from "./keyed-controller.ts";
+import type { Logger } from "./logger.ts";
 import type { EngineMetrics } from "./metrics.ts";
 import { Outcome } from "./outcome.ts";
 import { GoneError, patchObject } from "./patch-object.ts";
-import type { WorkQueue } from "./work-queue.ts";
 
 /** How to run preparation. */
 export interface AccessPreparationOptions {
@@ -27,42 +26,20 @@ export interface AccessPreparationOptions {
 }
 
 /** The generic controller every provider's AccessRequests go through first (switch off beside the openMCP operator). */
-export class AccessPreparationController implements Controller {
-  readonly name = "accessrequest-preparation";
-  readonly queue: WorkQueue;
+export class AccessPreparationController extends KeyedController {
   readonly #options: AccessPreparationOptions;
   readonly #informers: EngineInformers;
   readonly #api: CustomObjectsApi;
-  readonly #clock: Clock;
-  readonly #log: Logger;
 
   constructor(options: AccessPreparationOptions) {
+    super({ ...options, name: "accessrequest-preparation" });
     this.#options = options;
     this.#informers = options.informers;
     this.#api = options.kubeConfig.makeApiClient(CustomObjectsApi);
-    this.#clock = options.clock ?? systemClock;
-    this.#log = (options.log ?? silentLogger).with({ controller: "accessrequest-preparation" });
-    this.queue = controllerQueue({
-      name: this.name,
-      clock: this.#clock,
-      log: this.#log,
-      ...(options.metrics ? { metrics: options.metrics } : {}),
-    });
   }
 
-  /** Registers the cache handlers; call before the informers start. */
   watch(): void {
     this.#informers.accessRequests.on((event) => this.queue.add(event.key));
-  }
-
-  /** Starts reconciling; call once the informers have synced. */
-  run(): void {
-    this.queue.start((key) => this.reconcile(key));
-  }
-
-  /** Waits for reconciles in flight. */
-  async stop(): Promise<void> {
-    await this.queue.shutdown();
   }
 
   async reconcile(key: string): Promise<Outcome> {
@@ -72,7 +49,7 @@ export class AccessPreparationController implements Controller {
     const result = prepareAccessRequest(
       request,
       resolution,
-      this.#clock.now(),
+      this.clock.now(),
       this.#options.retryMs ?? 10_000,
     );
     const target = {
@@ -82,7 +59,7 @@ export class AccessPreparationController implements Controller {
     };
     try {
       if (result.expired) {
-        this.#log.info("ttl passed; deleting the AccessRequest", { key });
+        this.log.info("ttl passed; deleting the AccessRequest", { key });
         await this.#api.deleteNamespacedCustomObject(target);
         return Outcome.awaitChange();
       }

@@ -1,18 +1,15 @@
 /** The one machine controller: cache events → queue → observe → pure step → one write → commands → requeue, for any kind. */
 import { LABELS } from "../api/constants.ts";
 import type { MachineStep } from "../machines/shared/machine-step.ts";
-import type { Clock } from "./clock.ts";
-import type { Controller } from "./controller.ts";
-import { controllerQueue } from "./controller-queue.ts";
 import { type EventRecord, EventRecorder, eventsWorthRecording } from "./event-recorder.ts";
 import type { Informer } from "./informer.ts";
-import { errorMessage, type Logger } from "./logger.ts";
+import { KeyedController } from "./keyed-controller.ts";
+import { errorMessage } from "./logger.ts";
 import type { KindContext, MachineKind, MachineObject } from "./machine-kind.ts";
 import { type MachineObserver, tellObservers } from "./machine-observer.ts";
 import type { EngineMetrics } from "./metrics.ts";
 import { Outcome } from "./outcome.ts";
 import { GoneError, writeDesired } from "./patch-object.ts";
-import type { WorkQueue } from "./work-queue.ts";
 
 /** How to run one kind. */
 export interface MachineControllerOptions<T extends MachineObject> {
@@ -46,9 +43,7 @@ const MAX_ROUNDS = 3;
  * after one more look, whose step reports the failure (a condition and a Warning Event), and is
  * retried with backoff; a reconcile on a stale copy writes nothing (its patches fail their test).
  */
-export class MachineController<T extends MachineObject> implements Controller {
-  readonly name: string;
-  readonly queue: WorkQueue;
+export class MachineController<T extends MachineObject> extends KeyedController {
   readonly events: EventRecorder;
   readonly cache: Informer<T>;
   /** Writes to objects of the kind (for benchmarks and tests). */
@@ -56,27 +51,22 @@ export class MachineController<T extends MachineObject> implements Controller {
   readonly #kind: MachineKind<T>;
   readonly #context: KindContext;
   readonly #options: MachineControllerOptions<T>;
-  readonly #clock: Clock;
-  readonly #log: Logger;
   /** Message of the last failed command per object uid; diagnostic only (lost on restart by design). */
   readonly #lastErrors = new Map<string, string>();
 
   constructor(options: MachineControllerOptions<T>) {
+    super({
+      name: options.kind.definition.kind.toLowerCase(),
+      concurrency: options.concurrency ?? 4,
+      clock: options.context.clock,
+      log: options.context.log,
+      ...(options.metrics ? { metrics: options.metrics } : {}),
+    });
     this.#options = options;
     this.#kind = options.kind;
     this.#context = options.context;
-    this.#clock = options.context.clock;
-    this.name = options.kind.definition.kind.toLowerCase();
-    this.#log = options.context.log.with({ controller: this.name });
     this.cache = options.context.informers.of(options.kind.cache);
-    this.queue = controllerQueue({
-      name: this.name,
-      concurrency: options.concurrency ?? 4,
-      clock: this.#clock,
-      log: this.#log,
-      ...(options.metrics ? { metrics: options.metrics } : {}),
-    });
-    this.events = new EventRecorder(options.context.kubeConfig, this.#log);
+    this.events = new EventRecorder(options.context.kubeConfig, this.log);
     options.metrics?.countObjects(() => this.#phaseCounts());
   }
 
@@ -96,13 +86,9 @@ export class MachineController<T extends MachineObject> implements Controller {
     }
   }
 
-  run(): void {
-    this.queue.start((key) => this.reconcile(key));
-    this.#log.info("started", { provider: this.#context.providerName, backend: this.#context.backend.name });
-  }
-
-  async stop(): Promise<void> {
-    await this.queue.shutdown();
+  override run(): void {
+    super.run();
+    this.log.info("started", { provider: this.#context.providerName, backend: this.#context.backend.name });
   }
 
   /** One reconcile of the object with this key. */
@@ -127,7 +113,7 @@ export class MachineController<T extends MachineObject> implements Controller {
       for (let round = 1; round <= MAX_ROUNDS; round++) {
         const observation = await work.observe(local);
         last = work.step(local, observation, {
-          now: this.#clock.now(),
+          now: this.clock.now(),
           lastError: this.#lastErrors.get(uid),
         });
         steps.push(last);
@@ -166,7 +152,7 @@ export class MachineController<T extends MachineObject> implements Controller {
     if (failure !== undefined) throw failure;
     if (!last) return Outcome.awaitChange();
     this.#options.onReconciled?.(this.#kind.definition.kind, key, last);
-    this.#log.info("reconciled", { key, state: last.state, requeueAfterMs: last.requeueAfterMs });
+    this.log.info("reconciled", { key, state: last.state, requeueAfterMs: last.requeueAfterMs });
     return last.requeueAfterMs === undefined
       ? Outcome.awaitChange()
       : Outcome.requeueAfter(last.requeueAfterMs);
@@ -183,7 +169,7 @@ export class MachineController<T extends MachineObject> implements Controller {
     );
     if (!written) return stored;
     this.writes++;
-    this.#log.debug("patched", { key: written.key, part, paths: written.paths });
+    this.log.debug("patched", { key: written.key, part, paths: written.paths });
     return written.object;
   }
 
@@ -193,12 +179,12 @@ export class MachineController<T extends MachineObject> implements Controller {
       machine: this.#kind.definition.machine,
       metadata: object.metadata,
     };
-    tellObservers(this.#options.observers, resource, steps, this.#clock.now());
+    tellObservers(this.#options.observers, resource, steps, this.clock.now());
   }
 
   async #recordEvents(object: T, events: readonly EventRecord[]): Promise<void> {
     if (this.#options.recordEvents === false) return;
-    const now = new Date(this.#clock.now());
+    const now = new Date(this.clock.now());
     const subject = {
       apiVersion: this.#kind.definition.apiVersion,
       kind: this.#kind.definition.kind,

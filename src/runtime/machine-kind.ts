@@ -1,9 +1,10 @@
 /** A machine-backed kind as the runtime drives it: its pure definition plus how facts are gathered and commands run. */
 import type { KubeConfig } from "@kubernetes/client-node";
 import type { ClusterBackend } from "../api/backend-contract.ts";
-import type { Condition } from "../api/common.ts";
+import type { Condition, ObjectMeta } from "../api/common.ts";
 import type { AccessTiming } from "../machines/access-request/step.ts";
 import type { ClusterTiming } from "../machines/cluster/step.ts";
+import type { Explanation } from "../machines/shared/explanation.ts";
 import type { MachineDefinition } from "../machines/shared/machine-definition.ts";
 import type { MachineStep } from "../machines/shared/machine-step.ts";
 import type { Clock } from "./clock.ts";
@@ -13,17 +14,7 @@ import type { Logger } from "./logger.ts";
 
 /** The least a machine-backed object has: identity, the metadata a step may change, and a status. */
 export interface MachineObject extends WatchedObject {
-  readonly metadata: {
-    readonly name?: string;
-    readonly namespace?: string;
-    readonly uid?: string;
-    readonly resourceVersion?: string;
-    readonly generation?: number;
-    readonly labels?: Readonly<Record<string, string>>;
-    readonly annotations?: Readonly<Record<string, string>>;
-    readonly finalizers?: readonly string[];
-    readonly deletionTimestamp?: string;
-  };
+  readonly metadata: ObjectMeta;
   readonly status?: { readonly phase?: string; readonly conditions?: readonly Condition[] };
 }
 
@@ -81,14 +72,7 @@ export type ObjectReader = (
   name: string,
 ) => Promise<unknown | undefined | "unknown">;
 
-/** What `explain` prints of any kind. */
-export interface Explanation {
-  /** The machine state, or `undefined` when no engine has written one. */
-  readonly state: string | undefined;
-  readonly phase: string | undefined;
-  readonly why: readonly string[];
-  readonly waitingFor: readonly string[];
-}
+export type { Explanation } from "../machines/shared/explanation.ts";
 
 /**
  * A kind the generic {@link MachineController} drives: one of these and a folder in `src/machines`

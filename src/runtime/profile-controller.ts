@@ -1,4 +1,5 @@
 /** The profile controller: each ProviderConfig yields one ClusterProfile, kept in step, removed when the config goes. */
+
 import { CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
 import type { ClusterBackend } from "../api/backend-contract.ts";
 import type { ClusterProfile } from "../api/cluster-profile.ts";
@@ -11,16 +12,15 @@ import {
   providerConfigStatus,
 } from "../machines/cluster-profile/profile.ts";
 import { diff, type Json } from "../machines/shared/json-patch.ts";
-import { type Clock, systemClock } from "./clock.ts";
-import type { Controller } from "./controller.ts";
-import { controllerQueue } from "./controller-queue.ts";
+import { rfc3339 } from "../machines/shared/rfc3339.ts";
+import type { Clock } from "./clock.ts";
 import type { Informer } from "./informer.ts";
 import type { EngineInformers } from "./informers.ts";
-import { type Logger, silentLogger } from "./logger.ts";
+import { KeyedController } from "./keyed-controller.ts";
+import type { Logger } from "./logger.ts";
 import type { EngineMetrics } from "./metrics.ts";
 import { Outcome } from "./outcome.ts";
-import { GoneError, patchObject } from "./patch-object.ts";
-import type { WorkQueue } from "./work-queue.ts";
+import { GoneError, patchObject, writeDesired } from "./patch-object.ts";
 
 /** How to run the profile controller. */
 export interface ProfileControllerOptions {
@@ -38,32 +38,20 @@ export interface ProfileControllerOptions {
  * exists and names our backend, none otherwise". Profiles are found by their labels, so a profile
  * whose config was deleted while the controller was down is still removed.
  */
-export class ProfileController implements Controller {
-  readonly name = "profile";
-  readonly queue: WorkQueue;
+export class ProfileController extends KeyedController {
   readonly #options: ProfileControllerOptions;
   readonly #configs: Informer<ProviderConfig>;
   readonly #profiles: Informer<ClusterProfile>;
   readonly #api: CustomObjectsApi;
-  readonly #clock: Clock;
-  readonly #log: Logger;
 
   constructor(options: ProfileControllerOptions) {
+    super({ ...options, name: "profile" });
     this.#options = options;
     this.#configs = options.informers.providerConfigs;
     this.#profiles = options.informers.profiles;
     this.#api = options.kubeConfig.makeApiClient(CustomObjectsApi);
-    this.#clock = options.clock ?? systemClock;
-    this.#log = (options.log ?? silentLogger).with({ controller: "profile" });
-    this.queue = controllerQueue({
-      name: this.name,
-      clock: this.#clock,
-      log: this.#log,
-      ...(options.metrics ? { metrics: options.metrics } : {}),
-    });
   }
 
-  /** Registers the cache handlers; call before the informers start. */
   watch(): void {
     this.#configs.on((event) => this.queue.add(event.key));
     this.#profiles.on((event) => {
@@ -71,16 +59,6 @@ export class ProfileController implements Controller {
       const config = labels[LABELS.providerConfig];
       if (config && labels[LABELS.provider] === this.#options.owner.providerName) this.queue.add(config);
     });
-  }
-
-  /** Starts reconciling; call once the informers have synced. */
-  run(): void {
-    this.queue.start((name) => this.reconcile(name));
-  }
-
-  /** Waits for reconciles in flight. */
-  async stop(): Promise<void> {
-    await this.queue.shutdown();
   }
 
   /** Makes the world match the ProviderConfig `name` (or its absence). */
@@ -115,7 +93,7 @@ export class ProfileController implements Controller {
     if (profileUpToDate(stored, desired)) return;
     if (!stored) {
       await this.#api.createClusterCustomObject({ ...RESOURCES.ClusterProfile, body: desired });
-      this.#log.info("ClusterProfile created", { profile: name });
+      this.log.info("ClusterProfile created", { profile: name });
       return;
     }
     const current = { metadata: stored.metadata, spec: stored.spec };
@@ -128,14 +106,14 @@ export class ProfileController implements Controller {
       { ...RESOURCES.ClusterProfile, name, resourceVersion: stored.metadata.resourceVersion ?? "" },
       diff(current as unknown as Json, wanted as unknown as Json),
     );
-    this.#log.info("ClusterProfile updated", { profile: name });
+    this.log.info("ClusterProfile updated", { profile: name });
   }
 
   async #delete(profile: ClusterProfile): Promise<void> {
     const name = profile.metadata.name ?? "";
     try {
       await this.#api.deleteClusterCustomObject({ ...RESOURCES.ClusterProfile, name });
-      this.#log.info("ClusterProfile deleted", { profile: name });
+      this.log.info("ClusterProfile deleted", { profile: name });
     } catch (error) {
       if ((error as { code?: number }).code !== 404) throw error;
     }
@@ -145,22 +123,10 @@ export class ProfileController implements Controller {
     config: ProviderConfig,
     versions: ReturnType<ClusterBackend["supportedVersions"]> | undefined,
   ) {
-    const now = new Date(this.#clock.now()).toISOString().replace(/\.\d+Z$/, "Z");
+    const now = rfc3339(this.clock.now());
     const status = providerConfigStatus(config, this.#options.owner, versions, now);
-    const operations = diff(config.status === undefined ? {} : { status: config.status as unknown as Json }, {
-      status: status as unknown as Json,
-    });
     try {
-      await patchObject(
-        this.#options.kubeConfig,
-        {
-          ...RESOURCES.ProviderConfig,
-          name: config.metadata.name ?? "",
-          resourceVersion: config.metadata.resourceVersion ?? "",
-        },
-        operations,
-        "status",
-      );
+      await writeDesired(this.#options.kubeConfig, RESOURCES.ProviderConfig, config, "status", status);
     } catch (error) {
       if (!(error instanceof GoneError)) throw error;
     }

@@ -2,20 +2,13 @@
 import type { AccessRequest } from "../../api/access-request.ts";
 import type { Condition } from "../../api/common.ts";
 import { CONDITION_TYPES, FINALIZERS, LABELS, REASONS } from "../../api/constants.ts";
+import type { Explanation } from "../shared/explanation.ts";
 import type { accessRequestMachine } from "./machine.ts";
 import { needsPreparation, PREPARED_CONDITION } from "./preparation.ts";
 import { accessStateOf } from "./step.ts";
 
-/** What a person on call needs to know about one AccessRequest. */
-export interface AccessRequestExplanation {
-  /** The machine state, read back from the object as the step does ({@link accessStateOf}). */
-  readonly state: string;
-  readonly phase: string | undefined;
-  /** Why it is where it is: the conditions or facts that hold it there, most telling first. */
-  readonly why: readonly string[];
-  /** What has to happen for it to move on, and who does it. */
-  readonly waitingFor: readonly string[];
-}
+/** What a person on call needs to know about one AccessRequest (its state is always known: read back from the object). */
+export type AccessRequestExplanation = Explanation & { readonly state: string };
 
 /** Every guard of the AccessRequest machine, as a person would say it (the `explain` command lists the exits). */
 export const ACCESS_REQUEST_GUARD_PHRASES: Readonly<

@@ -10,6 +10,7 @@ import {
   OPERATIONS,
   REASONS,
 } from "../../api/constants.ts";
+import type { Explanation } from "../shared/explanation.ts";
 import type { clusterMachine } from "./machine.ts";
 
 /** The Cluster's profile as far as the reader could see it. */
@@ -20,15 +21,7 @@ export type ProfileLookup =
   | { readonly found: "unknown" };
 
 /** What a person on call needs to know about one Cluster. */
-export interface ClusterExplanation {
-  /** The machine state as stored, or `undefined` when no engine has written one. */
-  readonly state: string | undefined;
-  readonly phase: string | undefined;
-  /** Why it is where it is: the conditions or facts that hold it there, most telling first. */
-  readonly why: readonly string[];
-  /** What has to happen for it to move on, and who does it. */
-  readonly waitingFor: readonly string[];
-}
+export type ClusterExplanation = Explanation;
 
 /** Every guard of the Cluster machine, as a person would say it (the `explain` command lists the exits). */
 export const CLUSTER_GUARD_PHRASES: Readonly<
