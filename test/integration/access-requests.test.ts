@@ -2,7 +2,6 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
 import {
   ApiException,
   AppsV1Api,
@@ -12,16 +11,19 @@ import {
   RbacAuthorizationV1Api,
 } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { AccessRequest } from "../../src/api/access-request.ts";
+import type { AccessRequest, AccessRequestSpec } from "../../src/api/access-request.ts";
 import type { ClusterBackend } from "../../src/api/backend-contract.ts";
 import type { Cluster } from "../../src/api/cluster.ts";
-import { CLUSTERS_API_VERSION, ENGINE_API_VERSION, LABELS, RESOURCES } from "../../src/api/constants.ts";
+import { CLUSTERS_API_VERSION, LABELS, RESOURCES } from "../../src/api/constants.ts";
 import { type ControlPlane, startControlPlane } from "../../src/controlplane/control-plane.ts";
 import { ACCESS_OWNER_LABEL } from "../../src/machines/access-request/names.ts";
 import { createBackend as createLocalBackend } from "../../src/providers/local.ts";
 import { systemClock } from "../../src/runtime/clock.ts";
 import { Engine } from "../../src/runtime/engine.ts";
 import { createLogger } from "../../src/runtime/logger.ts";
+import { aCluster, aClusterProfile, anAccessRequest, aProviderConfig } from "../support/builders.ts";
+import { caughtUp } from "../support/engine-signals.ts";
+import { eventually, satisfying } from "../support/eventually.ts";
 
 const NS = "team";
 let controlPlane: ControlPlane;
@@ -33,35 +35,40 @@ let target: KubeConfig; // admin access to the target cluster, for checking what
 let clockOffsetMs = 0;
 const logLines: string[] = [];
 
-async function until<T>(what: string, read: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: T | undefined;
-  for (;;) {
-    last = await read();
-    if (last !== undefined) return last;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
-}
-
 const readRequest = (name: string) =>
   custom.getNamespacedCustomObject({ ...RESOURCES.AccessRequest, namespace: NS, name }).then(
     (r) => r as AccessRequest,
     () => undefined,
   );
 
-async function createRequest(name: string, spec: Record<string, unknown>) {
+async function createRequest(name: string, spec: AccessRequestSpec) {
   await custom.createNamespacedCustomObject({
     ...RESOURCES.AccessRequest,
     namespace: NS,
-    body: { apiVersion: CLUSTERS_API_VERSION, kind: "AccessRequest", metadata: { name }, spec },
+    body: anAccessRequest({ name, namespace: NS, ...spec }),
   });
 }
 
+/** The AccessRequest once `wanted` holds for it. */
+const requestWhere = (name: string, what: string, wanted: (request: AccessRequest) => boolean) =>
+  eventually(
+    async () => {
+      const request = await readRequest(name);
+      if (!request) throw new Error(`AccessRequest ${NS}/${name} does not exist`);
+      return satisfying(request, wanted);
+    },
+    { what: `AccessRequest ${NS}/${name}: ${what}`, timeoutMs: 60_000 },
+  );
+
 const waitForPhase = (name: string, phase: string) =>
-  until(`${name} ${phase}`, async () => {
+  requestWhere(name, `phase ${phase}`, (request) => request.status?.phase === phase);
+
+/** The engine has seen AccessRequest `name` as it is now and finished every reconcile: nothing more will come of it. */
+const settled = (name: string) =>
+  caughtUp(engine, engine.informers.accessRequests, async () => {
     const request = await readRequest(name);
-    return request?.status?.phase === phase ? request : undefined;
+    if (!request) throw new Error(`AccessRequest ${NS}/${name} does not exist`);
+    return [request];
   });
 
 /** A client for the target cluster using the kubeconfig from the request's Secret. */
@@ -118,40 +125,30 @@ beforeAll(async () => {
   await startEngine();
   await custom.createClusterCustomObject({
     ...RESOURCES.ProviderConfig,
-    body: {
-      apiVersion: ENGINE_API_VERSION,
-      kind: "ProviderConfig",
-      metadata: { name: "acc" },
-      spec: { backend: "local" },
-    },
+    body: aProviderConfig({ name: "acc", backend: "local" }),
   });
-  await until("the profile", () =>
-    custom.getClusterCustomObject({ ...RESOURCES.ClusterProfile, name: "test.eng.acc" }).then(
-      (p) => p,
-      () => undefined,
-    ),
+  await eventually(
+    () => custom.getClusterCustomObject({ ...RESOURCES.ClusterProfile, name: "test.eng.acc" }),
+    {
+      what: "the profile test.eng.acc",
+    },
   );
   await custom.createNamespacedCustomObject({
     ...RESOURCES.Cluster,
     namespace: NS,
-    body: {
-      apiVersion: CLUSTERS_API_VERSION,
-      kind: "Cluster",
-      metadata: { name: "target" },
-      spec: { profile: "test.eng.acc", tenancy: "Shared" },
-    },
+    body: aCluster({ name: "target", namespace: NS, profile: "test.eng.acc" }),
   });
-  const cluster = await until(
-    "the target Cluster Ready",
-    async () => {
-      const c = (await custom.getNamespacedCustomObject({
-        ...RESOURCES.Cluster,
-        namespace: NS,
-        name: "target",
-      })) as Cluster;
-      return c.status?.phase === "Ready" ? c : undefined;
-    },
-    90_000,
+  const cluster = await eventually(
+    async () =>
+      satisfying(
+        (await custom.getNamespacedCustomObject({
+          ...RESOURCES.Cluster,
+          namespace: NS,
+          name: "target",
+        })) as Cluster,
+        (c) => c.status?.phase === "Ready",
+      ),
+    { what: "the target Cluster Ready", timeoutMs: 90_000 },
   );
   const admin = await backend.adminAccess({
     uid: cluster.metadata.uid ?? "",
@@ -172,7 +169,7 @@ afterAll(async () => {
 }, 120_000);
 
 describe("token access", () => {
-  const spec = {
+  const spec: AccessRequestSpec = {
     clusterRef: { name: "target", namespace: NS },
     token: {
       permissions: [
@@ -229,21 +226,20 @@ describe("token access", () => {
   it("recreates the Secret when someone deletes it, and renews the token at 80 % of its validity", async () => {
     const before = (await clientFromSecret("reader")).data;
     await core.deleteNamespacedSecret({ namespace: NS, name: "reader.kubeconfig" });
-    const recreated = await until("the Secret again", () =>
-      clientFromSecret("reader").then(
-        (s) => s,
-        () => undefined,
-      ),
-    );
+    const recreated = await eventually(() => clientFromSecret("reader"), { what: "the Secret again" });
     expect(recreated.data.kubeconfig).toBeTruthy();
 
     clockOffsetMs = 500_000; // 83 % of the 600 s validity has passed, as far as the engine can tell
     const key = `${NS}/reader`;
     engine.accessRequests.queue.add(key);
-    const renewed = await until("a renewed token", async () => {
-      const now = (await clientFromSecret("reader").catch(() => undefined))?.data;
-      return now && now.creationTimestamp !== recreated.data.creationTimestamp ? now : undefined;
-    });
+    const renewed = await eventually(
+      async () => {
+        const now = (await clientFromSecret("reader")).data;
+        expect(now.creationTimestamp).not.toBe(recreated.data.creationTimestamp);
+        return now;
+      },
+      { what: "a renewed token", timeoutMs: 60_000 },
+    );
     clockOffsetMs = 0;
     expect(renewed.kubeconfig).not.toBe(before.kubeconfig);
     const asReader = (await clientFromSecret("reader")).kubeConfig.makeApiClient(CoreV1Api);
@@ -257,10 +253,14 @@ describe("token access", () => {
     clockOffsetMs = 1_200_000;
     try {
       await startEngine();
-      const renewed = await until("a token renewed by the new controller", async () => {
-        const now = (await clientFromSecret("reader").catch(() => undefined))?.data;
-        return now && now.creationTimestamp !== before.creationTimestamp ? now : undefined;
-      });
+      const renewed = await eventually(
+        async () => {
+          const now = (await clientFromSecret("reader")).data;
+          expect(now.creationTimestamp).not.toBe(before.creationTimestamp);
+          return now;
+        },
+        { what: "a token renewed by the new controller", timeoutMs: 60_000 },
+      );
       expect(renewed.kubeconfig).not.toBe(before.kubeconfig);
     } finally {
       clockOffsetMs = 0;
@@ -271,7 +271,10 @@ describe("token access", () => {
     const { kubeConfig } = await clientFromSecret("reader");
     const request = await readRequest("reader");
     await custom.deleteNamespacedCustomObject({ ...RESOURCES.AccessRequest, namespace: NS, name: "reader" });
-    await until("the request gone", async () => ((await readRequest("reader")) ? undefined : true));
+    await eventually(async () => expect(await readRequest("reader")).toBeUndefined(), {
+      what: "the request gone",
+      timeoutMs: 60_000,
+    });
     const code = await statusOf(kubeConfig.makeApiClient(CoreV1Api).listNamespace());
     expect([401, 403]).toContain(code);
     const rbac = target.makeApiClient(RbacAuthorizationV1Api);
@@ -332,12 +335,13 @@ describe("requests that cannot be served", () => {
     });
     const denied = await waitForPhase("oidc", "Denied");
     expect(JSON.stringify(denied.status?.conditions)).toContain("cannot set up OIDC trust");
-    await sleep(1_500); // reconciles triggered by our own writes come and go
-    const events = await core.listNamespacedEvent({
-      namespace: NS,
-      fieldSelector: "involvedObject.name=oidc",
-    });
-    expect(events.items.filter((e) => e.reason === "Denied")).toHaveLength(1); // told once, not per reconcile
+    const deniedEvents = async () =>
+      (
+        await core.listNamespacedEvent({ namespace: NS, fieldSelector: "involvedObject.name=oidc" })
+      ).items.filter((e) => e.reason === "Denied");
+    await eventually(async () => (await deniedEvents()).length > 0, { what: "a Denied Event" });
+    await settled("oidc"); // the reconciles triggered by our own writes have come and gone
+    expect(await deniedEvents()).toHaveLength(1); // told once, not per reconcile
   }, 60_000);
 
   it("reports an unknown Cluster on a condition and stays Pending, without a crash", async () => {
@@ -345,10 +349,9 @@ describe("requests that cannot be served", () => {
       clusterRef: { name: "nowhere", namespace: NS },
       token: { permissions: [] },
     });
-    const pending = await until("a Prepared condition", async () => {
-      const request = await readRequest("lost");
-      return request?.status?.conditions?.some((c) => c.type === "Prepared") ? request : undefined;
-    });
+    const pending = await requestWhere("lost", "a Prepared condition", (request) =>
+      Boolean(request.status?.conditions?.some((c) => c.type === "Prepared")),
+    );
     expect(pending.status?.phase).toBe("Pending");
     expect(pending.status?.conditions).toContainEqual(
       expect.objectContaining({
@@ -375,10 +378,9 @@ describe("requests that cannot be served", () => {
       requestRef: { name: "wanting", namespace: NS },
       token: { permissions: [] },
     });
-    const waiting = await until("a Prepared condition", async () => {
-      const request = await readRequest("early");
-      return request?.status?.conditions?.some((c) => c.type === "Prepared") ? request : undefined;
-    });
+    const waiting = await requestWhere("early", "a Prepared condition", (request) =>
+      Boolean(request.status?.conditions?.some((c) => c.type === "Prepared")),
+    );
     expect(waiting.status?.conditions).toContainEqual(
       expect.objectContaining({
         type: "Prepared",
@@ -392,33 +394,22 @@ describe("requests that cannot be served", () => {
   it("leaves a request for another provider's cluster alone after preparing it", async () => {
     await custom.createClusterCustomObject({
       ...RESOURCES.ClusterProfile,
-      body: {
-        apiVersion: CLUSTERS_API_VERSION,
-        kind: "ClusterProfile",
-        metadata: { name: "test.other.x" },
-        spec: { providerRef: { name: "other" }, providerConfigRef: { name: "x" }, supportedVersions: [] },
-      },
+      body: aClusterProfile({ provider: "other", config: "x", versions: [] }),
     });
     await custom.createNamespacedCustomObject({
       ...RESOURCES.Cluster,
       namespace: NS,
-      body: {
-        apiVersion: CLUSTERS_API_VERSION,
-        kind: "Cluster",
-        metadata: { name: "theirs" },
-        spec: { profile: "test.other.x", tenancy: "Shared" },
-      },
+      body: aCluster({ name: "theirs", namespace: NS, profile: "test.other.x" }),
     });
     await createRequest("elsewhere", {
       clusterRef: { name: "theirs", namespace: NS },
       token: { permissions: [] },
     });
-    const prepared = await until("the labels", async () => {
-      const request = await readRequest("elsewhere");
-      return request?.metadata.labels?.[LABELS.provider] ? request : undefined;
-    });
+    const prepared = await requestWhere("elsewhere", "the provider label", (request) =>
+      Boolean(request.metadata.labels?.[LABELS.provider]),
+    );
     expect(prepared.metadata.labels?.[LABELS.provider]).toBe("other");
-    await sleep(1_000);
+    await settled("elsewhere"); // the provider side has looked at the labelled request
     const later = await readRequest("elsewhere");
     expect(later?.metadata.finalizers).toBeUndefined();
     expect(later?.status?.conditions?.map((c) => c.type)).toEqual(["Prepared"]); // nothing from the provider side
