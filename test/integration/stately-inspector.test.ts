@@ -1,5 +1,4 @@
 /** `--inspect` end to end: a Cluster's lifecycle on a real API server, as a WebSocket client on loopback receives it. */
-import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { SimulatedBackend } from "../../src/providers/simulated.ts";
@@ -8,6 +7,7 @@ import { type InspectorServer, startInspectorServer } from "../../src/runtime/in
 import { silentLogger } from "../../src/runtime/logger.ts";
 import { StatelyInspector } from "../../src/runtime/stately-inspector.ts";
 import { type ClusterHarness, isReady, startClusterHarness } from "../support/cluster-harness.ts";
+import { eventually } from "../support/eventually.ts";
 
 /** What the relay sends, as far as these tests read it. */
 interface Inspection {
@@ -50,8 +50,10 @@ afterAll(async () => {
   await harness?.stop();
 });
 
-/** A client of the relay that collects every message. */
-async function connect(url: string): Promise<{ messages: Inspection[]; close(): void }> {
+/** A client of the relay that collects every message and can send one. */
+async function connect(
+  url: string,
+): Promise<{ messages: Inspection[]; send(text: string): void; close(): void }> {
   const socket = new WebSocket(url);
   const messages: Inspection[] = [];
   socket.on("message", (data) => messages.push(JSON.parse(data.toString()) as Inspection));
@@ -59,25 +61,10 @@ async function connect(url: string): Promise<{ messages: Inspection[]; close(): 
     socket.once("open", () => resolve());
     socket.once("error", reject);
   });
-  return { messages, close: () => socket.close() };
+  return { messages, send: (text) => socket.send(text), close: () => socket.close() };
 }
 
-async function until(check: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
-}
-
-/** Waits until no message arrived for 300 ms (later reconciles of a Ready Cluster still send pairs). */
-async function quiet(messages: readonly unknown[]): Promise<void> {
-  let seen = -1;
-  while (seen !== messages.length) {
-    seen = messages.length;
-    await sleep(300);
-  }
-}
+const isReadySnapshot = (m: Inspection) => m.type === "@xstate.snapshot" && m.snapshot?.value === "ready";
 
 describe("--inspect", () => {
   it("streams one actor per Cluster with its definition, then its events and snapshots in order, ending in ready", async () => {
@@ -87,13 +74,16 @@ describe("--inspect", () => {
       const created = await harness.createCluster("inspected");
       const uid = created.metadata.uid ?? "";
       await harness.waitFor("inspected", isReady);
-      const ofCluster = () => client.messages.filter((message) => message.sessionId === uid);
-      await until(
-        () => ofCluster().some((m) => m.type === "@xstate.snapshot" && m.snapshot?.value === "ready"),
-        "a ready snapshot",
+      // Later reconciles of a Ready Cluster still send pairs: take the messages up to a snapshot, a whole pair.
+      const messages = await eventually(
+        () => {
+          const ofCluster = client.messages.filter((message) => message.sessionId === uid);
+          expect(ofCluster.some(isReadySnapshot)).toBe(true);
+          expect(ofCluster.at(-1)?.type).toBe("@xstate.snapshot");
+          return ofCluster;
+        },
+        { what: "a ready snapshot, and the messages ending with a snapshot" },
       );
-      await quiet(client.messages);
-      const messages = ofCluster();
 
       const [registration, ...rest] = messages;
       expect(registration).toMatchObject({
@@ -136,17 +126,25 @@ describe("--inspect", () => {
   });
 
   it("replays every live actor to a browser that connects later, and ends an actor when its Cluster goes", async () => {
+    const watcher = await connect(relay.webSocketUrl);
     const created = await harness.createCluster("late");
     const uid = created.metadata.uid ?? "";
     await harness.waitFor("late", isReady);
-    await sleep(200);
+    // The relay has the ready snapshot once it has passed it on.
+    await eventually(() => watcher.messages.some((m) => m.sessionId === uid && isReadySnapshot(m)), {
+      what: "the relay to pass on the ready snapshot",
+    });
+    watcher.close();
     const late = await connect(relay.webSocketUrl);
     try {
-      await until(() => late.messages.some((m) => m.sessionId === uid), "the replay");
-      await quiet(late.messages);
-      const replayed = late.messages.filter((m) => m.sessionId === uid);
-      expect(replayed[0]).toMatchObject({ type: "@xstate.actor", name: "Cluster/clusters/late" });
-      expect(replayed.at(-1)).toMatchObject({ type: "@xstate.snapshot", snapshot: { value: "ready" } });
+      await eventually(
+        () => {
+          const replayed = late.messages.filter((m) => m.sessionId === uid);
+          expect(replayed[0]).toMatchObject({ type: "@xstate.actor", name: "Cluster/clusters/late" });
+          expect(replayed.at(-1)).toMatchObject({ type: "@xstate.snapshot", snapshot: { value: "ready" } });
+        },
+        { what: "the replay, ending with the ready snapshot" },
+      );
 
       await harness.custom.deleteNamespacedCustomObject({
         group: "clusters.openmcp.cloud",
@@ -156,9 +154,11 @@ describe("--inspect", () => {
         name: "late",
       });
       await harness.waitFor("late", (cluster) => cluster === undefined);
-      await until(
+      await eventually(
         () => late.messages.some((m) => m.sessionId === uid && m.snapshot?.status === "stopped"),
-        "a stopped snapshot",
+        {
+          what: "a stopped snapshot",
+        },
       );
       const values = late.messages
         .filter((m) => m.sessionId === uid && m.type === "@xstate.snapshot")
@@ -168,8 +168,12 @@ describe("--inspect", () => {
       late.close();
     }
     const afterwards = await connect(relay.webSocketUrl);
-    await sleep(200);
+    // The replay comes first on a connection: a message sent after it arrives after the whole replay.
+    const sender = await connect(relay.webSocketUrl);
+    sender.send(JSON.stringify({ type: "test.marker" }));
+    await eventually(() => afterwards.messages.some((m) => m.type === "test.marker"), { what: "the marker" });
     expect(afterwards.messages.some((m) => m.sessionId === uid)).toBe(false);
+    sender.close();
     afterwards.close();
   });
 });

@@ -1,9 +1,9 @@
 /** The inspector relay: passes messages between clients, replays each live actor to late ones, serves the bridge page. */
-import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { type InspectorServer, startInspectorServer } from "../../../src/runtime/inspector-server.ts";
 import { silentLogger } from "../../../src/runtime/logger.ts";
+import { eventually } from "../../support/eventually.ts";
 
 let relay: InspectorServer;
 const open: WebSocket[] = [];
@@ -36,22 +36,36 @@ describe("the inspector relay", () => {
     const viewer = await client();
     for (const message of [actor("a"), snapshot("a", "one"), snapshot("a", "two")])
       producer.socket.send(message);
-    await sleep(100);
-    expect(viewer.received).toEqual([actor("a"), snapshot("a", "one"), snapshot("a", "two")]);
-    expect(producer.received).toEqual([]);
+    await eventually(
+      () => expect(viewer.received).toEqual([actor("a"), snapshot("a", "one"), snapshot("a", "two")]),
+      { what: "the viewer to receive the three messages", timeoutMs: 5_000 },
+    );
+    // Had the relay echoed them, they would reach the producer before a message the viewer sends now.
+    viewer.socket.send("marker");
+    await eventually(() => expect(producer.received).toContain("marker"), { timeoutMs: 5_000 });
+    expect(producer.received).toEqual(["marker"]);
   });
 
   it("replays to a late client each live actor's registration and its latest messages, not stopped actors", async () => {
     const producer = await client();
+    const viewer = await client();
     producer.socket.send(actor("a"));
     for (const value of ["one", "two", "three"]) producer.socket.send(snapshot("a", value));
     producer.socket.send(actor("b"));
     producer.socket.send(snapshot("b", "one", "stopped"));
     producer.socket.send("not json");
-    await sleep(100);
+    // The relay handles one client's messages in order: once the last is passed on, all are remembered.
+    await eventually(() => expect(viewer.received).toContain("not json"), { timeoutMs: 5_000 });
     const late = await client();
-    await sleep(100);
-    expect(late.received).toEqual([actor("a"), snapshot("a", "two"), snapshot("a", "three")]);
+    // The replay comes first on a connection, so it is complete once a later live message arrives.
+    producer.socket.send(snapshot("a", "four"));
+    await eventually(() => expect(late.received).toContain(snapshot("a", "four")), { timeoutMs: 5_000 });
+    expect(late.received).toEqual([
+      actor("a"),
+      snapshot("a", "two"),
+      snapshot("a", "three"),
+      snapshot("a", "four"),
+    ]);
   });
 
   it("serves the page that embeds the Stately inspector and feeds it from the same host and port", async () => {
