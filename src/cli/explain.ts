@@ -1,4 +1,5 @@
 /** `openmcp-engine explain <kind> <namespace>/<name>`: where a resource's machine is, why, what it waits for, what happened. */
+
 import { parseArgs } from "node:util";
 import {
   ApiException,
@@ -9,6 +10,7 @@ import {
 } from "@kubernetes/client-node";
 import type { AnyStateMachine } from "xstate";
 import type { Condition, ObjectMeta } from "../api/common.ts";
+import { rfc3339 } from "../machines/shared/rfc3339.ts";
 import { MACHINE_KINDS } from "../runtime/kinds/registry.ts";
 import { loadKubeConfig } from "../runtime/load-kubeconfig.ts";
 import type { Explanation, MachineKind, MachineObject, ObjectReader } from "../runtime/machine-kind.ts";
@@ -199,7 +201,7 @@ function explainedEvent(event: CoreV1Event): ExplainedEvent {
   const when =
     event.lastTimestamp ?? event.eventTime ?? event.firstTimestamp ?? event.metadata.creationTimestamp;
   return {
-    time: when ? new Date(when).toISOString().replace(/\.\d+Z$/, "Z") : "",
+    time: when ? rfc3339(new Date(when).getTime()) : "",
     type: event.type ?? "",
     reason: event.reason ?? "",
     message: event.message ?? "",

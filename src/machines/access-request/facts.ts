@@ -6,7 +6,7 @@ import type { AccessRequest } from "../../api/access-request.ts";
 import { ACCESS_SECRET_KEYS, FINALIZERS, LABELS } from "../../api/constants.ts";
 import { renewalDue, renewalTime } from "./kubeconfig.ts";
 import type { AccessFacts } from "./machine.ts";
-import { type DesiredAccess, desiredOidcAccess, desiredTokenAccess } from "./rbac-plan.ts";
+import { type AccessPlan, accessPlan } from "./rbac-plan.ts";
 import { type ExistingObject, invalidRules, rbacDenial } from "./rbac-validation.ts";
 
 /** The parts of a Secret the engine reads (data values are base64, as on the wire). */
@@ -55,11 +55,9 @@ export function accessSecretName(request: Pick<AccessRequest, "metadata">): stri
   return `${request.metadata.name}.kubeconfig`;
 }
 
-/** The RBAC objects and credential the request asks for, planned once per reconcile. */
-export function accessPlanOf(request: AccessRequest): DesiredAccess | undefined {
-  if (request.spec.token) return desiredTokenAccess(request);
-  if (request.spec.oidc) return desiredOidcAccess(request);
-  return undefined;
+/** The RBAC objects the request asks for, planned once per reconcile; undefined when it asks for nothing. */
+export function accessPlanOf(request: AccessRequest): AccessPlan | undefined {
+  return request.spec.token || request.spec.oidc ? accessPlan(request) : undefined;
 }
 
 /**
@@ -71,6 +69,7 @@ export function accessDenial(
   request: AccessRequest,
   observation: AccessObservation,
   backend: AccessBackend,
+  plan: AccessPlan | undefined,
 ): string | undefined {
   if (request.spec.oidc && !backend.oidc) {
     return `backend ${backend.name} cannot set up OIDC trust; request token access instead`;
@@ -81,14 +80,14 @@ export function accessDenial(
   if (secret && secret.metadata.labels?.[LABELS.accessRequestUid] !== request.metadata.uid) {
     return `Secret ${accessSecretName(request)} belongs to another AccessRequest`;
   }
-  return observation.target ? rbacDenial(request, observation.target.namedRoles) : undefined;
+  return observation.target && plan ? rbacDenial(request, observation.target.namedRoles, plan) : undefined;
 }
 
 /** The facts of one look: the request itself, the target cluster as it is now, and the Secret. */
 export function accessFacts(
   request: AccessRequest,
   observation: AccessObservation,
-  plan: DesiredAccess | undefined,
+  plan: AccessPlan | undefined,
   backend: AccessBackend,
   nowMs: number,
 ): AccessFacts {
@@ -99,7 +98,7 @@ export function accessFacts(
     deleting: request.metadata.deletionTimestamp !== undefined,
     hasFinalizer: request.metadata.finalizers?.includes(FINALIZERS.accessRequest) ?? false,
     clusterReachable: reachable,
-    denial: accessDenial(request, observation, backend),
+    denial: accessDenial(request, observation, backend, plan),
     accessInPlace: reachable && accessInPlace(target.owned, plan),
     accessGone: reachable && target.owned.length === 0,
     secretValid: reachable && secret !== undefined && secretFresh(secret, nowMs),
@@ -113,11 +112,11 @@ const objectKey = (kind: string, namespace: string | undefined, name: string) =>
  * Whether every planned object exists on the target with exactly the content that grants rights
  * (rules of roles, roleRef and subjects of bindings); other fields may differ.
  */
-export function accessInPlace(owned: readonly OwnedObject[], plan: DesiredAccess): boolean {
+export function accessInPlace(owned: readonly OwnedObject[], plan: AccessPlan): boolean {
   const byKey = new Map(
     owned.map((object) => [objectKey(object.kind, object.namespace, object.name), object.body]),
   );
-  return plan.objects.every((wanted) => {
+  return plan.planned.every(({ object: wanted }) => {
     const have = byKey.get(objectKey(wanted.kind, wanted.metadata.namespace, wanted.metadata.name));
     if (!have) return false;
     const planned = wanted as unknown as Readonly<Record<string, unknown>>;

@@ -1,4 +1,5 @@
 /** Preparation of AccessRequests (the openMCP operator's generic duty), as a pure function of what was resolved. */
+
 import { produce } from "immer";
 import type { AccessRequest } from "../../api/access-request.ts";
 import type { ObjectReference } from "../../api/common.ts";
@@ -6,6 +7,7 @@ import { LABELS, REASONS, REQUEST_PHASES } from "../../api/constants.ts";
 import { parseDuration } from "../../api/duration.ts";
 import { mergeConditions } from "../shared/conditions.ts";
 import { diff, type Json, type PatchOperation } from "../shared/json-patch.ts";
+import { rfc3339 } from "../shared/rfc3339.ts";
 
 /** What following the request's references found. */
 export type Resolution =
@@ -55,7 +57,7 @@ export function prepareAccessRequest(
     return { objectPatch: [], statusPatch: [], expired: true, requeueAfterMs: undefined };
   }
   const untilDeadline = deadline === undefined ? undefined : deadline - nowMs;
-  const now = new Date(nowMs).toISOString().replace(/\.\d+Z$/, "Z");
+  const now = rfc3339(nowMs);
   const generation = request.metadata.generation ?? 0;
 
   if (!needsPreparation(request)) {

@@ -225,6 +225,7 @@ function unique(values: readonly string[]): string[] {
   return [...new Set(values)];
 }
 
-function toDesired(plan: AccessPlan): DesiredAccess {
+/** The objects and namespaces of a plan, without their sources: what is applied. */
+export function toDesired(plan: AccessPlan): DesiredAccess {
   return { namespaces: plan.namespaces, objects: plan.planned.map((entry) => entry.object) };
 }

@@ -9,7 +9,7 @@ import type {
 import { ACCESS_OWNER_LABEL, accessRequestIdentity } from "./names.ts";
 import { UNPREFIXED_MARKER } from "./oidc-prefixes.ts";
 import { type KubeObject, RBAC_GROUP } from "./rbac-objects.ts";
-import { accessPlan, type PlannedObject } from "./rbac-plan.ts";
+import { type AccessPlan, accessPlan, type PlannedObject } from "./rbac-plan.ts";
 
 /** An object found on the target cluster under a name we would use. */
 export interface ExistingObject {
@@ -26,7 +26,7 @@ export interface ExistingObject {
 /**
  * Why the request must be denied because of what already exists on the target cluster, or undefined.
  *
- * Flow: goes through the objects the request needs ({@link accessPlan}: those `desiredTokenAccess` or
+ * Flow: goes through the objects the request needs (`plan`, by default {@link accessPlan}: those `desiredTokenAccess` or
  * `desiredOidcAccess` make) in apply order and looks each up in `existing` by kind, namespace and name; the
  * first one that exists without {@link ACCESS_OWNER_LABEL} equal to this request's UID is the reason. Entries
  * of `existing` we do not need (and Namespaces, which are shared) are ignored.
@@ -35,10 +35,14 @@ export interface ExistingObject {
  * object as `Kind namespace/name` (`Kind name` when cluster-scoped) and, for a user-chosen name, the field to
  * change. Independent of the order of `existing`.
  */
-export function rbacDenial(request: AccessRequest, existing: readonly ExistingObject[]): string | undefined {
+export function rbacDenial(
+  request: AccessRequest,
+  existing: readonly ExistingObject[],
+  plan: AccessPlan = accessPlan(request),
+): string | undefined {
   const uid = accessRequestIdentity(request).uid;
   const found = new Map(existing.map((object) => [objectKey(object), object]));
-  for (const { object, source, userNamed } of accessPlan(request).planned) {
+  for (const { object, source, userNamed } of plan.planned) {
     const match = found.get(objectKey({ kind: object.kind, ...object.metadata }));
     if (match === undefined || match.labels?.[ACCESS_OWNER_LABEL] === uid) continue;
     const what = `${describeObject(object)} exists and is not managed by this AccessRequest`;

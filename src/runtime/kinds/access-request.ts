@@ -12,6 +12,7 @@ import {
   accessSecretName,
   untilRenewal,
 } from "../../machines/access-request/facts.ts";
+import { toDesired } from "../../machines/access-request/rbac-plan.ts";
 import {
   type AccessCommand,
   accessResponsibility,
@@ -90,6 +91,7 @@ export const accessRequestKind: MachineKind<AccessRequest, AccessObservation, Ac
     const access = await adminClient(ref ? informers.clusters.get(name) : undefined, name, context);
     const client = "client" in access ? access.client : undefined;
     const plan = accessPlanOf(request);
+    const desired = plan && toDesired(plan);
     const secretName = accessSecretName(request);
     const secretOf = () => informers.accessSecrets.get(`${request.metadata.namespace}/${secretName}`);
     const policy = { name: backend.name, oidc: backend.capabilities.oidc };
@@ -115,10 +117,10 @@ export const accessRequestKind: MachineKind<AccessRequest, AccessObservation, Ac
           ...withRenewal(untilRenewal(observation.secret, now)),
         }),
       async run(commands, object) {
-        if (!client || !plan) return;
+        if (!client || !desired) return;
         for (const command of commands) {
           log.info("access command", { command, request: keyOf(object) });
-          if (command === "grantAccess") await client.apply(object.metadata.uid ?? "", plan);
+          if (command === "grantAccess") await client.apply(object.metadata.uid ?? "", desired);
           else if (command === "revokeAccess") {
             await client.revoke(object.metadata.uid ?? "");
             await deleteAccessSecret(kubeConfig, object, secretName);
