@@ -2,18 +2,19 @@
 import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
 import { CoreV1Api, KubeConfig } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { AccessRequest } from "../../src/api/access-request.ts";
+import type { AccessRequest, AccessRequestSpec } from "../../src/api/access-request.ts";
 import type { ClusterTarget } from "../../src/api/backend.ts";
 import type { ClusterBackend } from "../../src/api/backend-contract.ts";
-import { CLUSTERS_API_VERSION, RESOURCES } from "../../src/api/constants.ts";
+import { RESOURCES } from "../../src/api/constants.ts";
 import type { ProviderConfig } from "../../src/api/provider-config.ts";
 import { explain } from "../../src/cli/explain.ts";
 import { SimulatedBackend } from "../../src/providers/simulated.ts";
 import { Engine } from "../../src/runtime/engine.ts";
+import { anAccessRequest } from "../support/builders.ts";
 import { type ClusterHarness, isReady, startClusterHarness } from "../support/cluster-harness.ts";
+import { eventually, satisfying } from "../support/eventually.ts";
 
 const main = join(import.meta.dirname, "..", "..", "src", "cli", "main.ts");
 
@@ -61,32 +62,28 @@ afterAll(async () => {
   await harness?.stop();
 });
 
-async function createRequest(name: string, spec: Record<string, unknown>): Promise<void> {
+async function createRequest(name: string, spec: AccessRequestSpec): Promise<void> {
   await harness.custom.createNamespacedCustomObject({
     ...RESOURCES.AccessRequest,
     namespace: harness.namespace,
-    body: { apiVersion: CLUSTERS_API_VERSION, kind: "AccessRequest", metadata: { name }, spec },
+    body: anAccessRequest({ name, namespace: harness.namespace, ...spec }),
   });
 }
 
-async function waitForRequest(
-  name: string,
-  predicate: (request: AccessRequest) => boolean,
-): Promise<AccessRequest> {
-  const deadline = Date.now() + 30_000;
-  let last: AccessRequest | undefined;
-  for (;;) {
-    last = (await harness.custom.getNamespacedCustomObject({
-      ...RESOURCES.AccessRequest,
-      namespace: harness.namespace,
-      name,
-    })) as AccessRequest;
-    if (predicate(last)) return last;
-    if (Date.now() > deadline)
-      throw new Error(`condition not met for ${name}; last seen:\n${JSON.stringify(last, null, 2)}`);
-    await sleep(50);
-  }
-}
+/** The AccessRequest once `predicate` holds for it; fails with the last object seen. */
+const waitForRequest = (name: string, predicate: (request: AccessRequest) => boolean) =>
+  eventually(
+    async () =>
+      satisfying(
+        (await harness.custom.getNamespacedCustomObject({
+          ...RESOURCES.AccessRequest,
+          namespace: harness.namespace,
+          name,
+        })) as AccessRequest,
+        predicate,
+      ),
+    { what: `AccessRequest ${harness.namespace}/${name}: ${String(predicate)}` },
+  );
 
 /** What `explain <kind> clusters/<name>` prints. */
 async function explained(name: string, kind = "accessrequest"): Promise<string> {

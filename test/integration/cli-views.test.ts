@@ -1,12 +1,12 @@
 /** `run --inspect --live-view-address …` as a user starts it: both views serve a Cluster's lifecycle; bad flags are usage errors. */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import WebSocket from "ws";
 import { type ClusterHarness, isReady, startClusterHarness } from "../support/cluster-harness.ts";
+import { eventually } from "../support/eventually.ts";
 
 const main = join(import.meta.dirname, "..", "..", "src", "cli", "main.ts");
 let harness: ClusterHarness;
@@ -19,28 +19,20 @@ afterAll(async () => {
   await harness?.stop();
 });
 
-/** The `url` or `page` field of the first JSON log line with this message. */
-function logged(output: string, message: string, field: string): string | undefined {
+/** The `url` or `page` field of the first JSON log line with this message; throws while there is none. */
+function logged(output: string, message: string, field: string): string {
   for (const line of output.split("\n")) {
     if (!line.startsWith("{")) continue;
     const record = JSON.parse(line) as Record<string, unknown>;
     if (record.msg === message && typeof record[field] === "string") return record[field] as string;
   }
-  return undefined;
-}
-
-async function until<T>(get: () => T | undefined, what: string, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = get();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
+  throw new Error(`no log line "${message}" with a ${field} yet`);
 }
 
 describe("run with the development views", () => {
   it("streams to the inspector relay and serves the live view, both on loopback, and stops cleanly", async () => {
+    const stateDir = mkdtempSync(join(tmpdir(), "views-"));
+    onTestFinished(() => rmSync(stateDir, { recursive: true, force: true }));
     const child: ChildProcess = spawn(
       process.execPath,
       [
@@ -48,7 +40,7 @@ describe("run with the development views", () => {
         "run",
         `--provider-name=${harness.provider}`,
         `--kubeconfig=${harness.controlPlane.kubeconfigPath}`,
-        `--state-dir=${mkdtempSync(join(tmpdir(), "views-"))}`,
+        `--state-dir=${stateDir}`,
         "--backend-option=delay=300ms",
         "--metrics-bind-address=0",
         "--health-probe-bind-address=0",
@@ -66,10 +58,14 @@ describe("run with the development views", () => {
     });
     const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
     try {
-      const liveView = await until(() => logged(output, "live view listening", "url"), "the live view");
-      const inspectorPage = await until(
+      const liveView = await eventually(() => logged(output, "live view listening", "url"), {
+        what: "the live view",
+      });
+      const inspectorPage = await eventually(
         () => logged(output, "Stately inspector relay listening", "page"),
-        "the inspector relay",
+        {
+          what: "the inspector relay",
+        },
       );
       expect(liveView).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/$/);
       expect(inspectorPage).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/$/);
@@ -84,7 +80,7 @@ describe("run with the development views", () => {
 
       await harness.createCluster("viewed");
       await harness.waitFor("viewed", isReady);
-      await until(() => (names.includes("Cluster/clusters/viewed") ? true : undefined), "the actor");
+      await eventually(() => names.includes("Cluster/clusters/viewed"), { what: "the actor" });
       socket.close();
 
       const shown = await (await fetch(new URL("resources", liveView))).json();

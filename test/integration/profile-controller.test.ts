@@ -1,13 +1,14 @@
 /** ProviderConfigs become ClusterProfiles named <environment>.<provider>.<config>, kept in step, removed with them. */
-import { setTimeout as sleep } from "node:timers/promises";
 import { CustomObjectsApi } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ClusterProfile } from "../../src/api/cluster-profile.ts";
-import { ENGINE_API_VERSION, LABELS, RESOURCES } from "../../src/api/constants.ts";
+import { LABELS, RESOURCES } from "../../src/api/constants.ts";
 import type { ProviderConfig } from "../../src/api/provider-config.ts";
 import { type ControlPlane, startControlPlane } from "../../src/controlplane/control-plane.ts";
 import { SimulatedBackend } from "../../src/providers/simulated.ts";
 import { Engine } from "../../src/runtime/engine.ts";
+import { aProviderConfig } from "../support/builders.ts";
+import { eventually, satisfying } from "../support/eventually.ts";
 
 let controlPlane: ControlPlane;
 let custom: CustomObjectsApi;
@@ -30,20 +31,6 @@ afterAll(async () => {
   await controlPlane?.stop();
 });
 
-async function eventually<T>(
-  read: () => Promise<T>,
-  until: (value: T) => boolean,
-  timeoutMs = 10_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (until(value)) return value;
-    if (Date.now() > deadline) throw new Error(`not reached; last value: ${JSON.stringify(value, null, 2)}`);
-    await sleep(50);
-  }
-}
-
 const readProfile = (name: string) =>
   custom.getClusterCustomObject({ ...RESOURCES.ClusterProfile, name }).then(
     (profile) => profile as ClusterProfile,
@@ -55,7 +42,7 @@ const readConfig = (name: string) =>
 function applyConfig(name: string, spec: ProviderConfig["spec"]) {
   return custom.createClusterCustomObject({
     ...RESOURCES.ProviderConfig,
-    body: { apiVersion: ENGINE_API_VERSION, kind: "ProviderConfig", metadata: { name }, spec },
+    body: aProviderConfig({ name, ...spec }),
   });
 }
 
@@ -65,9 +52,8 @@ describe("the profile controller", () => {
       backend: "simulated",
       supportedVersions: [{ version: "1.33.3" }, { version: "1.32.7", deprecated: true }],
     });
-    const profile = await eventually(
-      () => readProfile("dev.sim.small"),
-      (p) => p !== undefined,
+    const profile = await eventually(async () =>
+      satisfying(await readProfile("dev.sim.small"), (p) => p !== undefined),
     );
     expect(profile?.spec).toEqual({
       providerRef: { name: "sim" },
@@ -78,9 +64,8 @@ describe("the profile controller", () => {
       [LABELS.provider]: "sim",
       [LABELS.providerConfig]: "small",
     });
-    const config = await eventually(
-      () => readConfig("small"),
-      (c) => c.status?.profileName === "dev.sim.small",
+    const config = await eventually(async () =>
+      satisfying(await readConfig("small"), (c) => c.status?.profileName === "dev.sim.small"),
     );
     expect(config.status?.conditions).toContainEqual(
       expect.objectContaining({
@@ -93,49 +78,41 @@ describe("the profile controller", () => {
 
   it("updates the profile when the config's versions change, and restores it when someone edits it", async () => {
     await applyConfig("medium", { backend: "simulated", supportedVersions: [{ version: "1.33.3" }] });
-    await eventually(
-      () => readProfile("dev.sim.medium"),
-      (p) => p !== undefined,
-    );
+    await eventually(async () => satisfying(await readProfile("dev.sim.medium"), (p) => p !== undefined));
     await custom.patchClusterCustomObject({
       ...RESOURCES.ProviderConfig,
       name: "medium",
       body: [{ op: "add", path: "/spec/supportedVersions/-", value: { version: "1.34.2" } }],
     });
-    await eventually(
-      () => readProfile("dev.sim.medium"),
-      (p) => p?.spec.supportedVersions.length === 2,
+    await eventually(async () =>
+      satisfying(await readProfile("dev.sim.medium"), (p) => p?.spec.supportedVersions.length === 2),
     );
     await custom.patchClusterCustomObject({
       ...RESOURCES.ClusterProfile,
       name: "dev.sim.medium",
       body: [{ op: "replace", path: "/spec/supportedVersions", value: [] }],
     });
-    const restored = await eventually(
-      () => readProfile("dev.sim.medium"),
-      (p) => p?.spec.supportedVersions.length === 2,
+    const restored = await eventually(async () =>
+      satisfying(await readProfile("dev.sim.medium"), (p) => p?.spec.supportedVersions.length === 2),
     );
     expect(restored?.spec.supportedVersions.map((v) => v.version)).toEqual(["1.33.3", "1.34.2"]);
   });
 
   it("deletes the profile when its config is deleted", async () => {
     await applyConfig("short-lived", { backend: "simulated" });
-    await eventually(
-      () => readProfile("dev.sim.short-lived"),
-      (p) => p !== undefined,
+    await eventually(async () =>
+      satisfying(await readProfile("dev.sim.short-lived"), (p) => p !== undefined),
     );
     await custom.deleteClusterCustomObject({ ...RESOURCES.ProviderConfig, name: "short-lived" });
-    await eventually(
-      () => readProfile("dev.sim.short-lived"),
-      (p) => p === undefined,
+    await eventually(async () =>
+      satisfying(await readProfile("dev.sim.short-lived"), (p) => p === undefined),
     );
   });
 
   it("makes no profile for a config of another backend and says why", async () => {
     await applyConfig("elsewhere", { backend: "kind" });
-    const config = await eventually(
-      () => readConfig("elsewhere"),
-      (c) => (c.status?.conditions ?? []).length > 0,
+    const config = await eventually(async () =>
+      satisfying(await readConfig("elsewhere"), (c) => (c.status?.conditions ?? []).length > 0),
     );
     expect(config.status?.conditions).toContainEqual(
       expect.objectContaining({ type: "Ready", status: "False", reason: "ConfigurationProblem" }),
