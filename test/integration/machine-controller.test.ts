@@ -1,0 +1,87 @@
+/** The generic machine controller on a real API server: a failing command shows on the object and is retried. */
+import { CoreV1Api } from "@kubernetes/client-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ClusterTarget } from "../../src/api/backend.ts";
+import { FINALIZERS } from "../../src/api/constants.ts";
+import { SimulatedBackend } from "../../src/providers/simulated.ts";
+import { Engine } from "../../src/runtime/engine.ts";
+import { type ClusterHarness, isReady, startClusterHarness } from "../support/cluster-harness.ts";
+import { eventually } from "../support/eventually.ts";
+
+/** The simulated backend, whose creates fail the way a cloud API refuses while `failing` is set. */
+class FlakyBackend extends SimulatedBackend {
+  failing = true;
+  failed = 0;
+  override async create(target: ClusterTarget, version: string): Promise<void> {
+    if (this.failing) {
+      this.failed++;
+      throw new Error("quota exceeded in region eu-1: 0 of 0 clusters free");
+    }
+    await super.create(target, version);
+  }
+}
+
+let harness: ClusterHarness;
+let engine: Engine;
+const backend = new FlakyBackend({ provisionDelayMs: 0 });
+
+beforeAll(async () => {
+  harness = await startClusterHarness();
+  engine = new Engine({
+    kubeConfig: harness.controlPlane.kubeConfig,
+    providerName: harness.provider,
+    environment: "test",
+    backend,
+    timing: { pollMs: 100, retryMs: 200, resyncMs: 60_000 },
+  });
+  await engine.start();
+});
+
+afterAll(async () => {
+  await engine?.stop();
+  await harness?.stop();
+});
+
+describe("a command that fails", () => {
+  it("is reported on the object (condition and Warning Event), retried with backoff, and cleared once it succeeds", async () => {
+    await harness.createCluster("flaky");
+    const failing = await harness.waitFor("flaky", (cluster) =>
+      (cluster?.status?.conditions ?? []).some((c) => c.reason === "BackendError"),
+    );
+    expect(failing?.status?.conditions).toContainEqual(
+      expect.objectContaining({
+        type: "ClusterReady",
+        status: "False",
+        reason: "BackendError",
+        message: "create failed: quota exceeded in region eu-1: 0 of 0 clusters free",
+      }),
+    );
+    // The finalizer was stored before the first backend call, failed or not.
+    expect(failing?.metadata.finalizers).toContain(FINALIZERS.cluster);
+    // Retried with backoff: more attempts follow without any change to the object.
+    await eventually(() => backend.failed >= 3);
+
+    backend.failing = false;
+    const ready = await harness.waitFor("flaky", isReady);
+    expect(ready?.status?.conditions).toContainEqual(
+      expect.objectContaining({ type: "ClusterReady", status: "True", reason: "Ready" }),
+    );
+
+    const events = await eventually(async () => {
+      const list = await harness.controlPlane.kubeConfig.makeApiClient(CoreV1Api).listNamespacedEvent({
+        namespace: harness.namespace,
+        fieldSelector: `involvedObject.uid=${ready?.metadata.uid}`,
+      });
+      expect(list.items.map((event) => event.reason)).toContain("Ready");
+      return list.items;
+    });
+    const warnings = events.filter((event) => event.type === "Warning");
+    expect(warnings.length).toBeGreaterThanOrEqual(3);
+    for (const warning of warnings) {
+      expect([warning.reason, warning.message]).toEqual([
+        "BackendError",
+        "create failed: quota exceeded in region eu-1: 0 of 0 clusters free",
+      ]);
+    }
+  });
+});
