@@ -2,12 +2,10 @@
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { ClusterObservation, ClusterTarget } from "../../src/api/backend.ts";
 import type { ClusterBackend } from "../../src/api/backend-contract.ts";
 import type { JsonObject } from "../../src/api/common.ts";
-import { ENGINE_API_VERSION } from "../../src/api/constants.ts";
 import type { ProviderConfig } from "../../src/api/provider-config.ts";
 import {
   createBackend,
@@ -19,6 +17,8 @@ import {
 import { loadBackendFactory } from "../../src/providers/registry.ts";
 import { systemClock } from "../../src/runtime/clock.ts";
 import { silentLogger } from "../../src/runtime/logger.ts";
+import { aProviderConfig } from "../support/builders.ts";
+import { eventually, satisfying } from "../support/eventually.ts";
 import { type FakeKind, installFakeKind } from "../support/fake-kind.ts";
 import { isAlive } from "../support/processes.ts";
 
@@ -66,28 +66,20 @@ function target(overrides: Partial<ClusterTarget> = {}): ClusterTarget {
 }
 
 function config(spec: Partial<ProviderConfig["spec"]> = {}): ProviderConfig {
-  return {
-    apiVersion: ENGINE_API_VERSION,
-    kind: "ProviderConfig",
-    metadata: { name: "kind" },
-    spec: { backend: "kind", ...spec },
-  };
+  return aProviderConfig({ name: "kind", backend: "kind", ...spec });
 }
 
-async function until(
+/** The backend's observation of `cluster` once `done` holds. */
+const until = (
   backend: ClusterBackend,
   cluster: ClusterTarget,
   done: (observation: ClusterObservation) => boolean,
-  timeoutMs = 15_000,
-): Promise<ClusterObservation> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const observation = await backend.observe(cluster);
-    if (done(observation)) return observation;
-    if (Date.now() > deadline) throw new Error(`not reached; last: ${JSON.stringify(observation)}`);
-    await sleep(50);
-  }
-}
+): Promise<ClusterObservation> =>
+  eventually(async () => satisfying(await backend.observe(cluster), done), {
+    what: `the kind backend's observation of ${cluster.name}: ${String(done)}`,
+    timeoutMs: 15_000,
+    intervalMs: 50,
+  });
 
 const phase = (observation: ClusterObservation) => (observation.exists ? observation.phase : "absent");
 const creates = () => fake.calls().filter((args) => args[0] === "create");
