@@ -5,10 +5,10 @@ import { VersionApi } from "@kubernetes/client-node";
 import { afterAll, beforeAll, it } from "vitest";
 import type { ClusterBackend } from "../../src/api/backend-contract.ts";
 import type { JsonObject } from "../../src/api/common.ts";
-import { ENGINE_API_VERSION } from "../../src/api/constants.ts";
 import { type ControlPlane, startControlPlane } from "../../src/controlplane/control-plane.ts";
 import { checkBackendConformance } from "../../src/providers/conformance.ts";
 import { createBackend, type ExistingBackend, normaliseVersion } from "../../src/providers/existing.ts";
+import { aProviderConfig } from "../support/builders.ts";
 
 let controlPlane: ControlPlane;
 beforeAll(async () => {
@@ -40,12 +40,12 @@ it("passes the conformance kit", async () => {
     maxCommands: 10,
     readyTimeoutMs: 5_000,
     // The person who wrote the config lists what the cluster runs.
-    config: {
-      apiVersion: ENGINE_API_VERSION,
-      kind: "ProviderConfig",
-      metadata: { name: "local-existing" },
-      spec: { backend: "existing", settings, supportedVersions: [{ version }] },
-    },
+    config: aProviderConfig({
+      name: "local-existing",
+      backend: "existing",
+      settings,
+      supportedVersions: [{ version }],
+    }),
     context: {
       readSecret: async (namespace, name, key) =>
         namespace === "clusters" && name === "local" && key === "kubeconfig" ? kubeconfig : undefined,

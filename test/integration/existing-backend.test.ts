@@ -9,7 +9,6 @@ import { parse, stringify } from "yaml";
 import type { ClusterTarget } from "../../src/api/backend.ts";
 import type { ClusterBackend, SecretReader } from "../../src/api/backend-contract.ts";
 import type { JsonObject } from "../../src/api/common.ts";
-import { ENGINE_API_VERSION } from "../../src/api/constants.ts";
 import type { ProviderConfig } from "../../src/api/provider-config.ts";
 import { type ControlPlane, startControlPlane } from "../../src/controlplane/control-plane.ts";
 import { freePorts } from "../../src/controlplane/free-ports.ts";
@@ -17,6 +16,7 @@ import { createBackend, normaliseVersion } from "../../src/providers/existing.ts
 import { loadBackendFactory } from "../../src/providers/registry.ts";
 import { systemClock } from "../../src/runtime/clock.ts";
 import { silentLogger } from "../../src/runtime/logger.ts";
+import { aProviderConfig } from "../support/builders.ts";
 
 let controlPlane: ControlPlane;
 /** The kubeconfig of the control plane, as a person would put it in a Secret. */
@@ -77,12 +77,7 @@ function target(overrides: Partial<ClusterTarget> = {}): ClusterTarget {
 }
 
 function config(spec: Partial<ProviderConfig["spec"]> = {}): ProviderConfig {
-  return {
-    apiVersion: ENGINE_API_VERSION,
-    kind: "ProviderConfig",
-    metadata: { name: "existing-dev" },
-    spec: { backend: "existing", ...spec },
-  };
+  return aProviderConfig({ name: "existing-dev", backend: "existing", ...spec });
 }
 
 /** The control plane's own version, as `GET /version` reports it, normalised. */

@@ -2,10 +2,11 @@
 import { CoreV1Api, CustomObjectsApi } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Cluster } from "../../src/api/cluster.ts";
-import { CLUSTERS_API_VERSION, RESOURCES } from "../../src/api/constants.ts";
+import { RESOURCES } from "../../src/api/constants.ts";
 import { type ControlPlane, startControlPlane } from "../../src/controlplane/control-plane.ts";
 import { Patch } from "../../src/machines/shared/json-patch.ts";
 import { ConflictError, GoneError, patchObject } from "../../src/runtime/patch-object.ts";
+import { aCluster } from "../support/builders.ts";
 
 let controlPlane: ControlPlane;
 let custom: CustomObjectsApi;
@@ -33,12 +34,7 @@ async function create(name: string): Promise<Cluster> {
   return (await custom.createNamespacedCustomObject({
     ...RESOURCES.Cluster,
     namespace: "p",
-    body: {
-      apiVersion: CLUSTERS_API_VERSION,
-      kind: "Cluster",
-      metadata: { name },
-      spec: { profile: "x", tenancy: "Shared" },
-    },
+    body: aCluster({ name, namespace: "p", profile: "x" }),
   })) as Cluster;
 }
 
