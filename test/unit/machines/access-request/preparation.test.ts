@@ -1,9 +1,10 @@
 /** Preparation: labels and clusterRef added (never overwritten), unresolved references reported, ttl, re-grants. */
 import { describe, expect, it } from "vitest";
 import type { AccessRequest } from "../../../../src/api/access-request.ts";
-import { CLUSTERS_API_VERSION, LABELS } from "../../../../src/api/constants.ts";
+import { LABELS } from "../../../../src/api/constants.ts";
 import { prepareAccessRequest } from "../../../../src/machines/access-request/preparation.ts";
 import { applied } from "../../../../src/machines/shared/json-patch.ts";
+import { type AccessRequestProps, anAccessRequest, stored } from "../../../support/builders.ts";
 
 const created = Date.parse("2026-11-21T10:00:00Z");
 const resolved = {
@@ -13,29 +14,24 @@ const resolved = {
   provider: "p",
 } as const;
 
+/** Request team/r for token access, referring to ClusterRequest team/req, stored at `created`. */
 function aRequest(
   spec: Partial<AccessRequest["spec"]> = {},
   labels?: Record<string, string>,
   status?: AccessRequest["status"],
 ): AccessRequest {
-  return {
-    apiVersion: CLUSTERS_API_VERSION,
-    kind: "AccessRequest",
-    metadata: {
+  return stored(
+    anAccessRequest({
       name: "r",
       namespace: "team",
-      uid: "u",
-      generation: 1,
-      creationTimestamp: "2026-11-21T10:00:00Z",
       ...(labels ? { labels } : {}),
-    },
-    spec: {
+      ...(status ? { status } : {}),
       requestRef: { name: "req", namespace: "team" },
       token: { permissions: [] },
       ...spec,
-    } as AccessRequest["spec"],
-    ...(status ? { status } : {}),
-  };
+    } as AccessRequestProps),
+    { uid: "u", resourceVersion: undefined, creationTimestamp: "2026-11-21T10:00:00Z" },
+  );
 }
 
 describe("prepareAccessRequest", () => {

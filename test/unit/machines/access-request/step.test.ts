@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { createActor } from "xstate";
 import { getShortestPaths } from "xstate/graph";
 import type { AccessRequest } from "../../../../src/api/access-request.ts";
-import { CLUSTERS_API_VERSION, FINALIZERS, LABELS } from "../../../../src/api/constants.ts";
+import { FINALIZERS, LABELS } from "../../../../src/api/constants.ts";
 import {
   type AccessEvent,
   type AccessFacts,
@@ -13,6 +13,7 @@ import {
 import { accessResponsibility, accessStateOf } from "../../../../src/machines/access-request/step.ts";
 import { applied } from "../../../../src/machines/shared/json-patch.ts";
 import { stateValueToString } from "../../../../src/machines/shared/state-value.ts";
+import { anAccessRequest, stored } from "../../../support/builders.ts";
 import { stepAccessWrites } from "../../../support/step-writes.ts";
 
 const bools = [false, true];
@@ -52,25 +53,23 @@ const facts = (overrides: Partial<AccessFacts> = {}): AccessFacts => ({
   ...overrides,
 });
 
+/** Request team/reader for token access, prepared (labelled) and stored; `overrides` replace metadata fields. */
 function aRequest(
   overrides: Partial<AccessRequest["metadata"]> = {},
   status?: AccessRequest["status"],
 ): AccessRequest {
-  return {
-    apiVersion: CLUSTERS_API_VERSION,
-    kind: "AccessRequest",
-    metadata: {
+  const request = stored(
+    anAccessRequest({
       name: "reader",
       namespace: "team",
-      uid: "uid-1",
-      generation: 1,
-      resourceVersion: "7",
       labels: { [LABELS.provider]: "eng", [LABELS.profile]: "p" },
-      ...overrides,
-    },
-    spec: { clusterRef: { name: "c", namespace: "team" }, token: { permissions: [] } },
-    ...(status ? { status } : {}),
-  };
+      clusterRef: { name: "c", namespace: "team" },
+      token: { permissions: [] },
+      ...(status ? { status } : {}),
+    }),
+    { uid: "uid-1", resourceVersion: "7" },
+  );
+  return { ...request, metadata: { ...request.metadata, ...overrides } };
 }
 
 const step = (request: AccessRequest, f: AccessFacts) =>
