@@ -10,6 +10,7 @@ import { LiveViewModel } from "../../src/runtime/live-view-model.ts";
 import { type LiveViewServer, startLiveViewServer } from "../../src/runtime/live-view-server.ts";
 import { silentLogger } from "../../src/runtime/logger.ts";
 import { type ClusterHarness, isReady, startClusterHarness } from "../support/cluster-harness.ts";
+import { eventually } from "../support/eventually.ts";
 
 /** Debian's Chromium (`hack/browser/ensure-chromium.sh` installs it before `npm test`); override for other systems. */
 const CHROMIUM = process.env.OPENMCP_CHROMIUM ?? "/usr/bin/chromium";
@@ -96,7 +97,10 @@ describe("the live view in headless Chromium", () => {
     await harness.waitFor("watched", isReady);
     await card.locator('g.state.current[data-state="ready"]').waitFor({ timeout: 15_000 });
     await page.locator('section.resource[data-state="failed"]').waitFor({ timeout: 15_000 });
-    await expect.poll(() => card.getAttribute("data-phase"), { timeout: 10_000 }).toBe("Ready");
+    await eventually(async () => expect(await card.getAttribute("data-phase")).toBe("Ready"), {
+      what: "the card's phase Ready",
+      timeoutMs: 10_000,
+    });
 
     // Exactly one state highlighted; the arrow just taken marked.
     expect(await card.locator("g.state.current").count()).toBe(1);
@@ -105,7 +109,10 @@ describe("the live view in headless Chromium", () => {
     ).toBe(1);
     // Conditions from the object, transitions from the runtime.
     const readyRow = card.locator('tr[data-condition="ClusterReady"]');
-    await expect.poll(() => readyRow.locator("td").nth(1).textContent(), { timeout: 10_000 }).toBe("True");
+    await eventually(async () => expect(await readyRow.locator("td").nth(1).textContent()).toBe("True"), {
+      what: "the Ready condition True",
+      timeoutMs: 10_000,
+    });
     expect(await card.locator('li[data-from="pending"][data-to="provisioning"]').count()).toBe(1);
     expect(await card.locator('li[data-from="provisioning"][data-to="ready"]').count()).toBe(1);
     const overview = await page.locator("#overview tbody").textContent();
