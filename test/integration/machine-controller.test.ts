@@ -2,9 +2,10 @@
 import { CoreV1Api } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ClusterTarget } from "../../src/api/backend.ts";
-import { FINALIZERS } from "../../src/api/constants.ts";
+import { FINALIZERS, LABELS, RESOURCES } from "../../src/api/constants.ts";
 import { SimulatedBackend } from "../../src/providers/simulated.ts";
 import { Engine } from "../../src/runtime/engine.ts";
+import { aProviderConfig } from "../support/builders.ts";
 import { type ClusterHarness, isReady, startClusterHarness } from "../support/cluster-harness.ts";
 import { eventually } from "../support/eventually.ts";
 
@@ -12,7 +13,9 @@ import { eventually } from "../support/eventually.ts";
 class FlakyBackend extends SimulatedBackend {
   failing = true;
   failed = 0;
+  readonly created: Array<{ target: ClusterTarget; version: string }> = [];
   override async create(target: ClusterTarget, version: string): Promise<void> {
+    this.created.push({ target, version });
     if (this.failing) {
       this.failed++;
       throw new Error("quota exceeded in region eu-1: 0 of 0 clusters free");
@@ -83,5 +86,24 @@ describe("a command that fails", () => {
         "create failed: quota exceeded in region eu-1: 0 of 0 clusters free",
       ]);
     }
+  });
+});
+
+describe("the ProviderConfig of a Cluster's profile", () => {
+  it("gives its settings to every command and its defaultVersion to an unversioned Cluster", async () => {
+    backend.failing = false;
+    await harness.custom.createClusterCustomObject({
+      ...RESOURCES.ProviderConfig,
+      body: aProviderConfig({
+        supportedVersions: [{ version: "1.33.3" }, { version: "1.32.7" }],
+        defaultVersion: "1.32.7",
+        settings: { region: "eu-1" },
+      }),
+    });
+    await harness.createCluster("defaulted");
+    const ready = await harness.waitFor("defaulted", isReady);
+    expect(ready?.metadata.labels?.[LABELS.k8sVersion]).toBe("1.32.7");
+    const create = backend.created.find((call) => call.target.name === "defaulted");
+    expect(create).toMatchObject({ version: "1.32.7", target: { settings: { region: "eu-1" } } });
   });
 });
