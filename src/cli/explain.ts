@@ -10,6 +10,7 @@ import {
 } from "@kubernetes/client-node";
 import type { AnyStateMachine } from "xstate";
 import type { Condition, ObjectMeta } from "../api/common.ts";
+import { errorMessage } from "../api/error-message.ts";
 import { rfc3339 } from "../machines/shared/rfc3339.ts";
 import { MACHINE_KINDS } from "../runtime/kinds/registry.ts";
 import { loadKubeConfig } from "../runtime/load-kubeconfig.ts";
@@ -144,7 +145,7 @@ export async function explainReport(
     if (error instanceof ApiException && error.code === 404) {
       throw new ExplainError(`${kind} ${namespace}/${name} not found`);
     }
-    throw new ExplainError(`could not read ${kind} ${namespace}/${name}: ${describe(error)}`);
+    throw new ExplainError(`could not read ${kind} ${namespace}/${name}: ${errorMessage(error)}`);
   }
   const explanation = await descriptor.explain(object as MachineObject, readerFor(custom));
   return {
@@ -298,9 +299,4 @@ function table(rows: readonly string[][], header: readonly string[]): string[] {
       .map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column] ?? 0)))
       .join("  ")}`.trimEnd(),
   );
-}
-
-function describe(error: unknown): string {
-  if (error instanceof ApiException) return `HTTP ${error.code}`;
-  return error instanceof Error ? error.message : String(error);
 }

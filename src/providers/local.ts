@@ -1,4 +1,5 @@
 /** The `local` backend: each Cluster is a real etcd + kube-apiserver on this machine's loopback, kept in the state folder (kind without Docker). */
+
 import { mkdir, readdir } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import type { ClusterObservation, ClusterTarget } from "../api/backend.ts";
@@ -6,6 +7,7 @@ import type { AdminAccess, BackendContext, BackendFactory, ClusterBackend } from
 import { type Clock, systemClock, type TimerHandle } from "../api/clock.ts";
 import type { SupportedVersion } from "../api/cluster-profile.ts";
 import { parseDuration } from "../api/duration.ts";
+import { errorMessage } from "../api/error-message.ts";
 import { type Logger, silentLogger } from "../api/logger.ts";
 import type { ProviderConfig } from "../api/provider-config.ts";
 import { kubeconfigYaml } from "../controlplane/control-plane-files.ts";
@@ -269,11 +271,6 @@ export class LocalBackend implements ClusterBackend {
       .filter((entry) => entry.isDirectory() && !isBeingRemoved(entry.name))
       .map((entry) => entry.name);
   }
-}
-
-/** The message of an error (providers do not import the runtime's `errorMessage`). */
-function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 /** `v1.36.3` (as the binary says) → `1.36.3`. */

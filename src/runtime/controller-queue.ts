@@ -1,6 +1,6 @@
 /** The work queue every controller uses: its metrics, and one way of logging failed reconciles. */
 import type { Clock } from "./clock.ts";
-import { errorMessage, type Logger } from "./logger.ts";
+import { apiStatusOf, errorMessage, type Logger } from "./logger.ts";
 import type { EngineMetrics } from "./metrics.ts";
 import { ConflictError } from "./patch-object.ts";
 import { WorkQueue } from "./work-queue.ts";
@@ -26,7 +26,13 @@ export function controllerQueue(props: ControllerQueueProps): WorkQueue {
     ...(props.metrics ? { observer: props.metrics.queueObserver(props.name, () => queue.depth) } : {}),
     onError: (key, error, retryInMs) => {
       const level = error instanceof ConflictError ? "debug" : "warn";
-      props.log[level]("reconcile failed", { key, error: errorMessage(error), retryInMs });
+      const status = apiStatusOf(error);
+      props.log[level]("reconcile failed", {
+        key,
+        error: errorMessage(error),
+        ...(status ? { status } : {}),
+        retryInMs,
+      });
     },
   });
   return queue;

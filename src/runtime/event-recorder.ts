@@ -2,7 +2,7 @@
 import { hostname } from "node:os";
 import { CoreV1Api, type KubeConfig } from "@kubernetes/client-node";
 import type { Logger } from "./logger.ts";
-import { errorMessage } from "./logger.ts";
+import { apiStatusOf, errorMessage } from "./logger.ts";
 
 /** The object an Event is about. */
 export interface EventSubject {
@@ -60,7 +60,12 @@ export class EventRecorder {
       });
       this.written++;
     } catch (error) {
-      this.#log.warn("could not record Event", { reason: event.reason, error: errorMessage(error) });
+      const status = apiStatusOf(error);
+      this.#log.warn("could not record Event", {
+        reason: event.reason,
+        error: errorMessage(error),
+        ...(status ? { status } : {}),
+      });
     }
   }
 }

@@ -56,6 +56,8 @@ export interface InformerProps {
   readonly clock?: Clock;
   /** Told about every error the informer recovers from (for logs and metrics). */
   readonly onError?: (error: unknown) => void;
+  /** Told when a watch ended normally and is resumed (the server's or the client's timeout): worth a debug line. */
+  readonly onWatchEnded?: (why: string) => void;
   /** Replaces the API server (tests). */
   readonly source?: ListWatchSource<unknown>;
 }
@@ -298,12 +300,17 @@ export class Informer<T extends WatchedObject> {
           if (this.#stopped) return;
           if (gone || isGone(error)) {
             void this.#recoverByRelist();
+          } else if (isInactivityTimeout(error)) {
+            // client-node ends a watch that said nothing for 30 s: normal on a quiet resource, resume at once.
+            this.#props.onWatchEnded?.("no event for a while (client timeout)");
+            this.#watchFromHere();
           } else if (error) {
             void this.#sleepAfter(error).then(() => this.#watchFromHere());
           } else if (events === 0 && this.#clock.now() - startedAt < 1_000) {
             // Closed at once with nothing said: treat as a failure, or we would spin.
             void this.#sleepAfter(new Error("watch closed immediately")).then(() => this.#watchFromHere());
           } else {
+            this.#props.onWatchEnded?.("ended by the server");
             this.#watchFromHere(); // the server ended the watch normally: resume where we were
           }
         },
@@ -345,6 +352,11 @@ export class Informer<T extends WatchedObject> {
   #emit(event: InformerEvent<T>): void {
     for (const handler of this.#handlers) handler(event);
   }
+}
+
+/** client-node's Watch aborts with a `TimeoutError` after a while without data; nothing went wrong. */
+function isInactivityTimeout(error: unknown): boolean {
+  return typeof error === "object" && error !== null && (error as { name?: unknown }).name === "TimeoutError";
 }
 
 function isGone(error: unknown): boolean {

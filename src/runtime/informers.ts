@@ -8,7 +8,7 @@ import type { ProviderConfig } from "../api/provider-config.ts";
 import type { AccessSecret } from "../machines/access-request/facts.ts";
 import type { Clock } from "./clock.ts";
 import { Informer, secretSource, type WatchedObject } from "./informer.ts";
-import { errorMessage, type Logger } from "./logger.ts";
+import { apiStatusOf, errorMessage, type Logger } from "./logger.ts";
 
 export type { AccessSecret } from "../machines/access-request/facts.ts";
 
@@ -77,8 +77,15 @@ export class InformerSet {
         ...(spec.labelSelector ? { labelSelector: spec.labelSelector } : {}),
         ...(spec.secrets ? { source: secretSource(this.#kubeConfig) } : {}),
         ...(this.#clock ? { clock: this.#clock } : {}),
-        onError: (error) =>
-          this.#log.warn("watch interrupted; recovering", { kind: spec.kind, error: errorMessage(error) }),
+        onError: (error) => {
+          const status = apiStatusOf(error);
+          this.#log.warn("watch interrupted; recovering", {
+            kind: spec.kind,
+            error: errorMessage(error),
+            ...(status ? { status } : {}),
+          });
+        },
+        onWatchEnded: (why) => this.#log.debug("watch ended; resuming", { kind: spec.kind, why }),
       });
       this.#informers.set(spec.name, informer);
     }

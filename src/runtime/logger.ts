@@ -33,7 +33,5 @@ export function createLogger(options: LoggerOptions = {}, base: LogFields = {}):
   };
 }
 
-/** The message of an error, for a log field. */
-export function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
+// How errors read in logs, conditions and Events (a Kubernetes Status, never an HTTP dump) is shared with the backends.
+export { apiStatusOf, errorMessage } from "../api/error-message.ts";

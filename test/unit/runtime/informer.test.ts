@@ -107,6 +107,24 @@ describe("Informer", () => {
     expect(source.watches.map((w) => w.resourceVersion)).toEqual(["5", "9"]);
   });
 
+  it("resumes at once, without an error, when the client's inactivity timeout ends a quiet watch", async () => {
+    const source = new ScriptedSource();
+    source.lists.push(() => ({ items: [thing("a", "1")], metadata: { resourceVersion: "5" } }));
+    const { informer, errors } = informerWith(source);
+    await informer.start();
+    await settle();
+    // What client-node's Watch hands to done() after 30 s without data.
+    source.watches[0]?.end(new DOMException("The operation was aborted due to timeout", "TimeoutError"));
+    await settle();
+    expect(source.watches.map((w) => w.resourceVersion)).toEqual(["5", "5"]);
+    expect(errors).toEqual([]);
+    // A real failure is still reported (and waited out with backoff).
+    source.watches[1]?.end(new Error("connect ECONNREFUSED 127.0.0.1:6443"));
+    await settle();
+    expect(errors.map((error) => (error as Error).message)).toEqual(["connect ECONNREFUSED 127.0.0.1:6443"]);
+    expect(source.watches).toHaveLength(2);
+  });
+
   it("relists on 410 Gone, emitting deletes for objects that vanished meanwhile", async () => {
     const source = new ScriptedSource();
     source.lists.push(() => ({

@@ -1,0 +1,61 @@
+/**
+ * Errors as a person reads them: a failed Kubernetes API call is its Status (`404 NotFound: …`), never
+ * the client's dump of the HTTP exchange with its headers. Shared by the runtime and the backends.
+ */
+
+/** What the API server said about a failed call (the Kubernetes `Status` object, in brief). */
+export interface ApiStatus {
+  /** HTTP status code, e.g. 404. */
+  readonly code: number;
+  /** The Status reason, e.g. `NotFound`, `Conflict`, `Invalid`; absent when the body was not a Status. */
+  readonly reason?: string;
+  /** The Status message, e.g. `clusters.clusters.openmcp.cloud "x" not found`. */
+  readonly message?: string;
+}
+
+/** How @kubernetes/client-node's ApiException looks (its message holds the whole response, headers included). */
+interface ApiExceptionLike {
+  readonly code: number;
+  readonly body?: unknown;
+}
+
+function isApiException(error: unknown): error is Error & ApiExceptionLike {
+  return error instanceof Error && typeof (error as { code?: unknown }).code === "number" && "body" in error;
+}
+
+/** The Status of the first failed API call in `error` or its causes; undefined when there is none. */
+export function apiStatusOf(error: unknown): ApiStatus | undefined {
+  for (let current = error, depth = 0; current !== undefined && depth < 10; depth++) {
+    if (isApiException(current)) return statusFrom(current);
+    current = current instanceof Error ? current.cause : undefined;
+  }
+  return undefined;
+}
+
+function statusFrom(error: ApiExceptionLike): ApiStatus {
+  let body = error.body;
+  if (typeof body === "string") {
+    try {
+      body = JSON.parse(body);
+    } catch {
+      body = undefined;
+    }
+  }
+  const status = (body ?? {}) as { kind?: unknown; reason?: unknown; message?: unknown };
+  const text = (value: unknown) => (typeof value === "string" && value !== "" ? value : undefined);
+  const reason = text(status.reason);
+  const message = text(status.message);
+  return { code: error.code, ...(reason ? { reason } : {}), ...(message ? { message } : {}) };
+}
+
+/** `404 NotFound: clusters.clusters.openmcp.cloud "x" not found`, or `HTTP 503` without a Status body. */
+export function formatApiStatus(status: ApiStatus): string {
+  const head = status.reason ? `${status.code} ${status.reason}` : `HTTP ${status.code}`;
+  return status.message ? `${head}: ${status.message}` : head;
+}
+
+/** The message of an error, for a log field, a condition or an Event: short, and without headers. */
+export function errorMessage(error: unknown): string {
+  if (isApiException(error)) return formatApiStatus(statusFrom(error));
+  return error instanceof Error ? error.message : String(error);
+}
