@@ -5,6 +5,7 @@
  *
  * Usage: npm run bench [-- --clusters 1000 --concurrency 16]
  */
+
 import { performance } from "node:perf_hooks";
 import { setTimeout as sleep } from "node:timers/promises";
 import { parseArgs } from "node:util";
@@ -16,6 +17,7 @@ import { stepCluster } from "../src/machines/cluster/step.ts";
 import { applied } from "../src/machines/shared/json-patch.ts";
 import { SimulatedBackend } from "../src/providers/simulated.ts";
 import { Engine } from "../src/runtime/engine.ts";
+import { installingCrds } from "../src/runtime/install-crds.ts";
 
 const { values } = parseArgs({
   options: { clusters: { type: "string", default: "1000" }, concurrency: { type: "string", default: "16" } },
@@ -43,7 +45,7 @@ const clusterBody = (name: string, profile = PROFILE) => ({
   spec: { profile, tenancy: "Exclusive" },
 });
 
-const controlPlane = await startControlPlane({ crdDirectory: "crds" });
+const controlPlane = await startControlPlane({ prepare: installingCrds("crds") });
 try {
   const custom = controlPlane.kubeConfig.makeApiClient(CustomObjectsApi);
   const core = controlPlane.kubeConfig.makeApiClient(CoreV1Api);

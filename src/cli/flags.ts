@@ -23,3 +23,6 @@ export function parseDnsLabel(flag: string, value: string | undefined, usage: st
   }
   return value;
 }
+
+/** Parsed flags of `run` and the commands that share its flags, before they are checked. */
+export type EngineFlagValues = Readonly<Record<string, string | boolean | string[] | undefined>>;

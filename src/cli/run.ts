@@ -15,7 +15,7 @@ import { loadKubeConfig } from "../runtime/load-kubeconfig.ts";
 import { createLogger, LOG_LEVELS, type Logger, type LogLevel } from "../runtime/logger.ts";
 import { startProbeServers } from "../runtime/probe-server.ts";
 import { apiSecretReader } from "../runtime/secret-reader.ts";
-import { parseDnsLabel, parseInteger } from "./flags.ts";
+import { type EngineFlagValues, parseDnsLabel, parseInteger } from "./flags.ts";
 import { UsageError } from "./usage-error.ts";
 import { startViews, viewFlagOptions, viewFlags, viewFlagsUsage } from "./views.ts";
 
@@ -96,7 +96,6 @@ export const engineFlagOptions = {
 } as const;
 
 /** Parsed values of {@link engineFlagOptions}. */
-export type EngineFlagValues = Readonly<Record<string, string | boolean | string[] | undefined>>;
 
 /** Defaults a subcommand may change (e.g. `up` runs with probes off and no leader election). */
 export interface EngineFlagDefaults {

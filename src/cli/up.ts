@@ -1,4 +1,5 @@
 /** `openmcp-engine up`: a local control plane, the engine on it, and a demo whose Clusters you watch go Ready. */
+
 import { createWriteStream } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
@@ -6,6 +7,7 @@ import { kubeconfigYaml, startControlPlane } from "../controlplane/control-plane
 import { findKubeAssets, kubeAssetVersions } from "../controlplane/kube-assets.ts";
 import { clusterTarget } from "../machines/cluster/step.ts";
 import type { Engine } from "../runtime/engine.ts";
+import { installingCrds } from "../runtime/install-crds.ts";
 import { createLogger } from "../runtime/logger.ts";
 import { applyManifests, LiveView } from "./demo.ts";
 import { engineFlags, engineFromFlags, parseEngineArgs, untilSignal } from "./run.ts";
@@ -51,10 +53,11 @@ export async function up(args: string[]): Promise<void> {
   console.log(
     `Starting kube-apiserver ${versions.kubernetes} and etcd ${versions.etcd} from ${assets.directory}`,
   );
+  const log = (message: string) => console.log(`  ${message}`);
   const controlPlane = await startControlPlane({
     assetsDirectory: assets.directory,
-    crdDirectory: flags.crds,
-    log: (message) => console.log(`  ${message}`),
+    prepare: installingCrds(flags.crds, log),
+    log,
   });
   await mkdir(dirname(flags.kubeconfigOut), { recursive: true });
   await writeFile(flags.kubeconfigOut, kubeconfigYaml(controlPlane.kubeConfig), { mode: 0o600 });

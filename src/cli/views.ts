@@ -1,14 +1,14 @@
 /** The development views of `run` and `up`: the Stately inspector (`--inspect`) and the live view page. */
 import type { Engine } from "../runtime/engine.ts";
-import { type InspectorServer, startInspectorServer } from "../runtime/inspector-server.ts";
 import { MACHINE_KINDS } from "../runtime/kinds/registry.ts";
-import { LiveViewModel } from "../runtime/live-view-model.ts";
-import { type LiveViewServer, startLiveViewServer } from "../runtime/live-view-server.ts";
 import { errorMessage, type Logger } from "../runtime/logger.ts";
 import type { MachineObserver } from "../runtime/machine-observer.ts";
 import { parseBindAddress } from "../runtime/probe-server.ts";
-import { StatelyInspector } from "../runtime/stately-inspector.ts";
-import type { EngineFlagValues } from "./run.ts";
+import { type InspectorServer, startInspectorServer } from "../views/inspector-server.ts";
+import { LiveViewModel } from "../views/live-view-model.ts";
+import { type LiveViewServer, startLiveViewServer } from "../views/live-view-server.ts";
+import { StatelyInspector } from "../views/stately-inspector.ts";
+import type { EngineFlagValues } from "./flags.ts";
 import { UsageError } from "./usage-error.ts";
 
 /** Where the inspector relay listens unless `--inspect-address` says otherwise. */

@@ -1,9 +1,8 @@
 /** Starts a throwaway etcd + kube-apiserver on loopback (tests, the demo) that goes away on stop or when this process ends. */
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import type { KubeConfig } from "@kubernetes/client-node";
-import { installCrds } from "../runtime/install-crds.ts";
 import { generateLoopbackCertificates } from "./certificates.ts";
 import { adminKubeConfig, kubeconfigYaml, writeCertificates } from "./control-plane-files.ts";
 import { guardLeftovers } from "./exit-cleanup.ts";
@@ -17,8 +16,11 @@ export { ControlPlaneStartError } from "./launch.ts";
 
 /** Options of {@link startControlPlane}; every field is optional. */
 export interface ControlPlaneProps {
-  /** Folder of CRD YAML to install and wait for (e.g. the repository's `crds/`). */
-  readonly crdDirectory?: string;
+  /**
+   * Runs once the API server is healthy, before the start resolves — e.g. installing CRDs (the
+   * runtime's `installCrds`); if it fails, the control plane is stopped and the start fails with it.
+   */
+  readonly prepare?: (kubeConfig: KubeConfig) => Promise<void>;
   /** Folder holding `kube-apiserver` and `etcd`; default: see {@link findKubeAssets}. */
   readonly assetsDirectory?: string;
   /** Parent of the control plane's temporary folder; default: the OS temp folder. */
@@ -97,11 +99,7 @@ async function startOnce(assets: KubeAssets, props: ControlPlaneProps): Promise<
     const kubeconfigPath = join(directory, "kubeconfig");
     await writeFile(kubeconfigPath, kubeconfigYaml(kubeConfig), { mode: 0o600 });
 
-    if (props.crdDirectory) {
-      log(`installing CRDs from ${props.crdDirectory}`);
-      const names = await installCrds(kubeConfig, { directory: resolve(props.crdDirectory), timeoutMs });
-      log(`CRDs served: ${names.join(", ")}`);
-    }
+    await props.prepare?.(kubeConfig);
 
     let stopping: Promise<void> | undefined;
     return {

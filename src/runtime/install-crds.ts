@@ -1,6 +1,6 @@
 /** Installs CRDs from a folder with server-side apply and waits until the API server serves them. */
 import { readdir, readFile } from "node:fs/promises";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import {
   ApiextensionsV1Api,
@@ -113,4 +113,19 @@ async function waitUntilServed(
     }
     await sleep(100);
   }
+}
+
+/**
+ * A `prepare` step for a fresh control plane: installs the CRDs of `directory` (relative to the working
+ * folder) and waits until they are served, telling `log` what it did.
+ */
+export function installingCrds(
+  directory: string,
+  log: (message: string) => void = () => {},
+): (kubeConfig: KubeConfig) => Promise<void> {
+  return async (kubeConfig) => {
+    log(`installing CRDs from ${directory}`);
+    const names = await installCrds(kubeConfig, { directory: resolve(directory) });
+    log(`CRDs served: ${names.join(", ")}`);
+  };
 }

@@ -1,4 +1,5 @@
 /** AccessRequests proven on a real target cluster (local backend): exact rights, denial, rotation, cleanup, no leaks. */
+
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -20,6 +21,7 @@ import { ACCESS_OWNER_LABEL } from "../../src/machines/access-request/names.ts";
 import { createBackend as createLocalBackend } from "../../src/providers/local.ts";
 import { systemClock } from "../../src/runtime/clock.ts";
 import { Engine } from "../../src/runtime/engine.ts";
+import { installingCrds } from "../../src/runtime/install-crds.ts";
 import { createLogger } from "../../src/runtime/logger.ts";
 import { aCluster, aClusterProfile, anAccessRequest, aProviderConfig } from "../support/builders.ts";
 import { caughtUp } from "../support/engine-signals.ts";
@@ -118,7 +120,7 @@ async function startEngine(): Promise<void> {
 }
 
 beforeAll(async () => {
-  controlPlane = await startControlPlane({ crdDirectory: "crds" });
+  controlPlane = await startControlPlane({ prepare: installingCrds("crds") });
   custom = controlPlane.kubeConfig.makeApiClient(CustomObjectsApi);
   core = controlPlane.kubeConfig.makeApiClient(CoreV1Api);
   await core.createNamespace({ body: { metadata: { name: NS } } });

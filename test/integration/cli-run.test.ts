@@ -1,4 +1,5 @@
 /** `openmcp-engine run` as an operator runs it: flags, a kill -9 mid-provisioning, a graceful SIGTERM. */
+
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -8,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Cluster } from "../../src/api/cluster.ts";
 import { RESOURCES } from "../../src/api/constants.ts";
 import { type ControlPlane, startControlPlane } from "../../src/controlplane/control-plane.ts";
+import { installingCrds } from "../../src/runtime/install-crds.ts";
 import { aCluster, aProviderConfig } from "../support/builders.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
 
@@ -18,7 +20,7 @@ let custom: CustomObjectsApi;
 const stateRoot = mkdtempSync(join(tmpdir(), "cli-run-"));
 
 beforeAll(async () => {
-  controlPlane = await startControlPlane({ crdDirectory: "crds" });
+  controlPlane = await startControlPlane({ prepare: installingCrds("crds") });
   custom = controlPlane.kubeConfig.makeApiClient(CustomObjectsApi);
   await controlPlane.kubeConfig
     .makeApiClient(CoreV1Api)

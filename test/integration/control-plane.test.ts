@@ -1,4 +1,5 @@
 /** The control-plane harness on real etcd + kube-apiserver: isolation, TokenRequest, RBAC, cleanup on every path. */
+
 import { execFile } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -17,6 +18,7 @@ import {
   ControlPlaneStartError,
   startControlPlane,
 } from "../../src/controlplane/control-plane.ts";
+import { installingCrds } from "../../src/runtime/install-crds.ts";
 import { isAlive, waitUntilGone } from "../support/processes.ts";
 
 const run = promisify(execFile);
@@ -25,7 +27,7 @@ describe("a local control plane", () => {
   let controlPlane: ControlPlane;
 
   beforeAll(async () => {
-    controlPlane = await startControlPlane({ crdDirectory: "crds" });
+    controlPlane = await startControlPlane({ prepare: installingCrds("crds") });
   });
   afterAll(async () => {
     await controlPlane?.stop();

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { JsonObject } from "../../src/api/common.ts";
 import { RESOURCES, type ResourceKind } from "../../src/api/constants.ts";
 import { startControlPlane } from "../../src/controlplane/control-plane.ts";
+import { installingCrds } from "../../src/runtime/install-crds.ts";
 import { INVALID_CASES, type InvalidCase } from "../fixtures/invalid-cases.ts";
 import { FIXTURE_FILES, loadManifest } from "../fixtures/manifests.ts";
 
@@ -18,7 +19,7 @@ let controlPlane: Awaited<ReturnType<typeof startControlPlane>> | undefined;
 let customObjects: CustomObjectsApi;
 
 beforeAll(async () => {
-  controlPlane = await startControlPlane({ crdDirectory: "crds" });
+  controlPlane = await startControlPlane({ prepare: installingCrds("crds") });
   customObjects = controlPlane.kubeConfig.makeApiClient(CustomObjectsApi);
   await controlPlane.kubeConfig
     .makeApiClient(CoreV1Api)

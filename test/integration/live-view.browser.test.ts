@@ -6,9 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SimulatedBackend } from "../../src/providers/simulated.ts";
 import { Engine } from "../../src/runtime/engine.ts";
 import { MACHINE_KINDS } from "../../src/runtime/kinds/registry.ts";
-import { LiveViewModel } from "../../src/runtime/live-view-model.ts";
-import { type LiveViewServer, startLiveViewServer } from "../../src/runtime/live-view-server.ts";
 import { silentLogger } from "../../src/runtime/logger.ts";
+import { LiveViewModel } from "../../src/views/live-view-model.ts";
+import { type LiveViewServer, startLiveViewServer } from "../../src/views/live-view-server.ts";
 import { type ClusterHarness, isReady, startClusterHarness } from "../support/cluster-harness.ts";
 import { eventually } from "../support/eventually.ts";
 

@@ -1,10 +1,12 @@
 /** Guarded patches on a real API server: applied at the read version, refused (ConflictError) after any other write. */
+
 import { CoreV1Api, CustomObjectsApi } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Cluster } from "../../src/api/cluster.ts";
 import { RESOURCES } from "../../src/api/constants.ts";
 import { type ControlPlane, startControlPlane } from "../../src/controlplane/control-plane.ts";
 import { Patch } from "../../src/machines/shared/json-patch.ts";
+import { installingCrds } from "../../src/runtime/install-crds.ts";
 import { ConflictError, GoneError, patchObject } from "../../src/runtime/patch-object.ts";
 import { aCluster } from "../support/builders.ts";
 
@@ -12,7 +14,7 @@ let controlPlane: ControlPlane;
 let custom: CustomObjectsApi;
 
 beforeAll(async () => {
-  controlPlane = await startControlPlane({ crdDirectory: "crds" });
+  controlPlane = await startControlPlane({ prepare: installingCrds("crds") });
   custom = controlPlane.kubeConfig.makeApiClient(CustomObjectsApi);
   await controlPlane.kubeConfig
     .makeApiClient(CoreV1Api)

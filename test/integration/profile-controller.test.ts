@@ -1,4 +1,5 @@
 /** ProviderConfigs become ClusterProfiles named <environment>.<provider>.<config>, kept in step, removed with them. */
+
 import { CustomObjectsApi } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ClusterProfile } from "../../src/api/cluster-profile.ts";
@@ -7,6 +8,7 @@ import type { ProviderConfig } from "../../src/api/provider-config.ts";
 import { type ControlPlane, startControlPlane } from "../../src/controlplane/control-plane.ts";
 import { SimulatedBackend } from "../../src/providers/simulated.ts";
 import { Engine } from "../../src/runtime/engine.ts";
+import { installingCrds } from "../../src/runtime/install-crds.ts";
 import { aProviderConfig } from "../support/builders.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
 
@@ -15,7 +17,7 @@ let custom: CustomObjectsApi;
 let engine: Engine;
 
 beforeAll(async () => {
-  controlPlane = await startControlPlane({ crdDirectory: "crds" });
+  controlPlane = await startControlPlane({ prepare: installingCrds("crds") });
   custom = controlPlane.kubeConfig.makeApiClient(CustomObjectsApi);
   engine = new Engine({
     kubeConfig: controlPlane.kubeConfig,

@@ -3,9 +3,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { SimulatedBackend } from "../../src/providers/simulated.ts";
 import { Engine } from "../../src/runtime/engine.ts";
-import { type InspectorServer, startInspectorServer } from "../../src/runtime/inspector-server.ts";
 import { silentLogger } from "../../src/runtime/logger.ts";
-import { StatelyInspector } from "../../src/runtime/stately-inspector.ts";
+import { type InspectorServer, startInspectorServer } from "../../src/views/inspector-server.ts";
+import { StatelyInspector } from "../../src/views/stately-inspector.ts";
 import { type ClusterHarness, isReady, startClusterHarness } from "../support/cluster-harness.ts";
 import { eventually } from "../support/eventually.ts";
 

@@ -1,8 +1,10 @@
 /** A real API server with the CRDs, a namespace and a ClusterProfile of ours: for tests that watch Clusters live. */
+
 import { CoreV1Api, CustomObjectsApi } from "@kubernetes/client-node";
 import type { Cluster } from "../../src/api/cluster.ts";
 import { RESOURCES } from "../../src/api/constants.ts";
 import { type ControlPlane, startControlPlane } from "../../src/controlplane/control-plane.ts";
+import { installingCrds } from "../../src/runtime/install-crds.ts";
 import { aCluster, aClusterProfile } from "./builders.ts";
 import { eventually, satisfying } from "./eventually.ts";
 
@@ -42,7 +44,7 @@ export async function startClusterHarness(
 ): Promise<ClusterHarness> {
   const namespace = "clusters";
   const controlPlane = await startControlPlane({
-    crdDirectory: "crds",
+    prepare: installingCrds("crds"),
     ...(options.extraApiServerArgs ? { extraApiServerArgs: [...options.extraApiServerArgs] } : {}),
   });
   const custom = controlPlane.kubeConfig.makeApiClient(CustomObjectsApi);

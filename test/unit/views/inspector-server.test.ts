@@ -1,8 +1,8 @@
 /** The inspector relay: passes messages between clients, replays each live actor to late ones, serves the bridge page. */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import WebSocket from "ws";
-import { type InspectorServer, startInspectorServer } from "../../../src/runtime/inspector-server.ts";
 import { silentLogger } from "../../../src/runtime/logger.ts";
+import { type InspectorServer, startInspectorServer } from "../../../src/views/inspector-server.ts";
 import { eventually } from "../../support/eventually.ts";
 
 let relay: InspectorServer;

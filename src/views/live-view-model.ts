@@ -1,9 +1,9 @@
 /** What the live view shows: every interpreted resource with its state, conditions and recent transitions, kept current. */
 import type { AnyStateMachine } from "xstate";
 import type { Condition } from "../api/common.ts";
-import type { InformerEvent } from "./informer.ts";
-import type { InterpretedStep, MachineObserver } from "./machine-observer.ts";
-import { Tombstones } from "./tombstones.ts";
+import type { InformerEvent } from "../runtime/informer.ts";
+import type { InterpretedStep, MachineObserver } from "../runtime/machine-observer.ts";
+import { Tombstones } from "../runtime/tombstones.ts";
 
 /** One change of state of one resource, as the runtime committed it. */
 export interface LiveTransition {

@@ -2,7 +2,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { WebSocket, WebSocketServer } from "ws";
-import type { Logger } from "./logger.ts";
+import type { Logger } from "../runtime/logger.ts";
 
 /** Where and how to serve. */
 export interface InspectorServerOptions {

@@ -2,13 +2,13 @@
 import { describe, expect, it } from "vitest";
 import { clusterMachine } from "../../../src/machines/cluster/machine.ts";
 import type { InformerEvent } from "../../../src/runtime/informer.ts";
+import type { InterpretedStep } from "../../../src/runtime/machine-observer.ts";
 import {
   type LiveViewChange,
   LiveViewModel,
   type ViewedObject,
   type ViewSource,
-} from "../../../src/runtime/live-view-model.ts";
-import type { InterpretedStep } from "../../../src/runtime/machine-observer.ts";
+} from "../../../src/views/live-view-model.ts";
 
 /** A cache stand-in: objects by key, and a way to emit informer events. */
 class FakeSource implements ViewSource<ViewedObject> {

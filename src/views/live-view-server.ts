@@ -2,12 +2,12 @@
 import { createServer, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { AnyStateMachine } from "xstate";
+import { errorMessage, type Logger } from "../runtime/logger.ts";
 import { statechartOf } from "../statecharts/graph.ts";
 import { renderSvg } from "../statecharts/svg.ts";
 import { layoutChart } from "../statecharts/svg-layout.ts";
 import type { LiveViewChange, LiveViewModel } from "./live-view-model.ts";
 import { liveViewPage } from "./live-view-page.ts";
-import { errorMessage, type Logger } from "./logger.ts";
 
 /** Where and what to serve. */
 export interface LiveViewServerOptions {
