@@ -1,13 +1,23 @@
 /** The status a Cluster shows for a machine state: conditions, phase, endpoints, the state itself. */
-import type { ClusterStatus } from "../../api/cluster.ts";
+import type { ClusterObservation } from "../../api/backend.ts";
+import type { Cluster, ClusterStatus } from "../../api/cluster.ts";
 import type { JsonObject } from "../../api/common.ts";
 import { CONDITION_TYPES, ENDPOINTS, REASONS } from "../../api/constants.ts";
 import { type ConditionUpdate, clusterPhase, mergeConditions } from "../shared/conditions.ts";
 import type { ClusterFacts } from "./machine.ts";
-import type { ClusterStepInput } from "./step.ts";
+
+/** What the status is computed from: the step's input, of which it reads these. */
+export interface ClusterStatusInput {
+  readonly cluster: Cluster;
+  readonly observation: ClusterObservation;
+  /** Message of the last failed backend command, while commands keep failing. */
+  readonly lastError?: string;
+  /** RFC 3339, for lastTransitionTime of changed conditions. */
+  readonly now: string;
+}
 
 /** The status for `state`, computed from the step's input and facts; unchanged parts keep their values. */
-export function desiredStatus(input: ClusterStepInput, facts: ClusterFacts, state: string): ClusterStatus {
+export function desiredStatus(input: ClusterStatusInput, facts: ClusterFacts, state: string): ClusterStatus {
   const { cluster, observation } = input;
   const generation = cluster.metadata.generation ?? 0;
   const conditions = mergeConditions(
@@ -36,7 +46,7 @@ export function desiredStatus(input: ClusterStepInput, facts: ClusterFacts, stat
   return status as unknown as ClusterStatus;
 }
 
-function conditionUpdates(input: ClusterStepInput, facts: ClusterFacts, state: string): ConditionUpdate[] {
+function conditionUpdates(input: ClusterStatusInput, facts: ClusterFacts, state: string): ConditionUpdate[] {
   const { cluster } = input;
   const updates: ConditionUpdate[] = [];
   updates.push(
@@ -85,7 +95,11 @@ function conditionUpdates(input: ClusterStepInput, facts: ClusterFacts, state: s
   return updates;
 }
 
-function clusterReadyCondition(input: ClusterStepInput, facts: ClusterFacts, state: string): ConditionUpdate {
+function clusterReadyCondition(
+  input: ClusterStatusInput,
+  facts: ClusterFacts,
+  state: string,
+): ConditionUpdate {
   const type = CONDITION_TYPES.clusterReady;
   const backend = facts.backend;
   const detail = backend.exists
