@@ -41,6 +41,13 @@ export const RESOURCES = {
     plural: "providerconfigs",
     namespaced: false,
   },
+  Purpose: { group: ENGINE_GROUP, version: ENGINE_VERSION, plural: "purposes", namespaced: false },
+  ClusterRequestGrant: {
+    group: ENGINE_GROUP,
+    version: ENGINE_VERSION,
+    plural: "clusterrequestgrants",
+    namespaced: true,
+  },
 } as const;
 
 /** A kind the engine serves a CRD for. */
@@ -81,7 +88,25 @@ export const ANNOTATIONS = {
   providerInfo: `${CLUSTERS_GROUP}/providerinfo`,
   /** `ignore` skips the object; `reconcile` forces one reconcile and is then removed. */
   operation: "openmcp.cloud/operation",
+  /**
+   * On a ClusterRequest: the traits it wishes for (`a, ?b, !c, d|e`: `?` optional, `!` must not have,
+   * `|` any of); on a ClusterProfile: the traits its clusters have (`a, b`).
+   */
+  traits: `${ENGINE_GROUP}/traits`,
+  /** On a ClusterRequest: `"true"` or `"false"` overrides what its purposes say about a cluster of its own. */
+  dedicated: `${ENGINE_GROUP}/dedicated`,
+  /** On a ClusterRequest: the name prefix it proposes for its objects on a shared Cluster. */
+  prefix: `${ENGINE_GROUP}/prefix`,
+  /** On a ClusterRequest: further purposes (comma-separated) after `spec.purpose`, for Purpose aggregation. */
+  purposes: `${ENGINE_GROUP}/purposes`,
 } as const;
+
+/**
+ * Prefix of the annotations on a shared Cluster that claim a name prefix for one request
+ * (`prefix.engine.openmcp.cloud/<ClusterRequest UID>: <prefix>`); written together with the request's
+ * finalizer, so two requests can never claim colliding prefixes on one Cluster.
+ */
+export const PREFIX_CLAIM_ANNOTATION_PREFIX = `prefix.${ENGINE_GROUP}/`;
 
 /** Values of {@link ANNOTATIONS.operation}. */
 export const OPERATIONS = { ignore: "ignore", reconcile: "reconcile" } as const;
@@ -126,6 +151,8 @@ export const CONDITION_TYPES = {
   deletionUnblocked: "DeletionUnblocked",
   /** Access for an AccessRequest is in place. */
   accessGranted: "AccessGranted",
+  /** A ClusterRequest has its Cluster: finalizer, prefix claim and grant in place. */
+  clusterGranted: "ClusterGranted",
 } as const;
 
 /** Reasons carried by conditions and Events; each tells a person what kind of problem it is. */
@@ -144,6 +171,20 @@ export const REASONS = {
   WaitingForForeignFinalizers: "WaitingForForeignFinalizers",
   Granted: "Granted",
   Denied: "Denied",
+  /** ClusterRequest: the Cluster its name calls for serves another live request, or does not fit. */
+  ClusterConflict: "ClusterConflict",
+  /** ClusterRequest: no ClusterProfile offers a required trait. */
+  MissingTrait: "MissingTrait",
+  /** ClusterRequest: its scheduling annotations cannot be read. */
+  InvalidRequest: "InvalidRequest",
+  /** ClusterRequest: a Cluster is being created or claimed for it. */
+  Scheduling: "Scheduling",
+  /** ClusterRequest: its Cluster is being deleted by someone; it is let go and made again. */
+  Replacing: "Replacing",
+  /** ClusterRequest: a Cluster of the name it needs is still being deleted. */
+  WaitingForCluster: "WaitingForCluster",
+  /** ClusterRequest with waitForClusterDeletion: waiting for its Cluster to be gone. */
+  WaitingForClusterDeletion: "WaitingForClusterDeletion",
 } as const;
 
 /** A reason from {@link REASONS}. */

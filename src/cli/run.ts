@@ -14,6 +14,11 @@ import { DEFAULT_LEADER_ELECTION, type LeaderElectionTiming } from "../runtime/l
 import { loadKubeConfig } from "../runtime/load-kubeconfig.ts";
 import { createLogger, LOG_LEVELS, type Logger, type LogLevel } from "../runtime/logger.ts";
 import { startProbeServers } from "../runtime/probe-server.ts";
+import {
+  configMapSource,
+  fileConfigSource,
+  type SchedulerConfigSource,
+} from "../runtime/scheduler-config-source.ts";
 import { apiSecretReader } from "../runtime/secret-reader.ts";
 import { type EngineFlagValues, parseDnsLabel, parseInteger } from "./flags.ts";
 import { UsageError } from "./usage-error.ts";
@@ -46,6 +51,10 @@ Flags:
                                   label AccessRequests with their provider and profile, expire them by ttl
                                   (default: on; turn off beside the openMCP operator, which does it)
   --access-token-validity <d>     validity of issued tokens, at least 10m (default: 24h); renewed at 80 %
+  --schedule / --no-schedule      answer ClusterRequests with Clusters (default: on; turn off beside the
+                                  openMCP operator, whose scheduler serves them)
+  --scheduler-config <path>       the scheduler configuration, in the openMCP operator's format; reloaded on change
+  --scheduler-config-map <ns/name>  the same from a ConfigMap (key config.yaml), watched
   --metrics-bind-address <addr>   /metrics, e.g. :8080 or 127.0.0.1:8080; 0 turns it off (default: :8080)
   --health-probe-bind-address <addr>  /healthz and /readyz (default: :8081)
 ${viewFlagsUsage}
@@ -70,6 +79,12 @@ export interface RunFlags {
   readonly healthAddress: string;
   readonly prepareAccessRequests: boolean;
   readonly tokenValidityMs: number;
+  readonly schedule: boolean;
+  /** Where the scheduler configuration comes from; undefined: none given. */
+  readonly schedulerConfig:
+    | { readonly file: string }
+    | { readonly configMap: { readonly namespace: string; readonly name: string } }
+    | undefined;
 }
 
 /** The flag definitions of the engine, shared with `up` and `init`. */
@@ -93,6 +108,9 @@ export const engineFlagOptions = {
   "health-probe-bind-address": { type: "string" },
   "prepare-access-requests": { type: "boolean" },
   "access-token-validity": { type: "string" },
+  schedule: { type: "boolean" },
+  "scheduler-config": { type: "string" },
+  "scheduler-config-map": { type: "string" },
 } as const;
 
 /** Parsed values of {@link engineFlagOptions}. */
@@ -211,7 +229,27 @@ export function engineFlags(
         );
       return ms;
     })(),
+    schedule: values.schedule !== false,
+    schedulerConfig: schedulerConfigFlag(text("scheduler-config"), text("scheduler-config-map"), usage),
   };
+}
+
+/** `--scheduler-config` or `--scheduler-config-map`, never both. */
+function schedulerConfigFlag(
+  file: string | undefined,
+  configMap: string | undefined,
+  usage: string,
+): RunFlags["schedulerConfig"] {
+  if (file !== undefined && configMap !== undefined) {
+    throw new UsageError("give --scheduler-config or --scheduler-config-map, not both", usage);
+  }
+  if (file !== undefined) return { file: resolve(file) };
+  if (configMap === undefined) return undefined;
+  const [namespace, name, ...rest] = configMap.split("/");
+  if (!namespace || !name || rest.length > 0) {
+    throw new UsageError(`--scheduler-config-map "${configMap}" must look like <namespace>/<name>`, usage);
+  }
+  return { configMap: { namespace, name } };
 }
 
 /** Loads the backend the flags name; it keeps its state in a folder of its own under the state folder. */
@@ -231,6 +269,29 @@ export async function backendFromFlags(
   });
 }
 
+/** The scheduler configuration's source the flags name, saying in the log what scheduling will do. */
+function schedulerConfigFromFlags(
+  flags: RunFlags,
+  kubeConfig: ReturnType<typeof loadKubeConfig>["kubeConfig"],
+  log: Logger,
+): SchedulerConfigSource | undefined {
+  if (!flags.schedule) {
+    log.info("scheduler off (--no-schedule): ClusterRequests are left to another scheduler");
+    return undefined;
+  }
+  const where = flags.schedulerConfig;
+  if (where === undefined) {
+    log.warn(
+      "scheduler on without a configuration (--scheduler-config or --scheduler-config-map): every ClusterRequest shows ConfigurationProblem until one is given; --no-schedule turns scheduling off",
+    );
+    return undefined;
+  }
+  const schedulerLog = log.with({ component: "scheduler-config" });
+  return "file" in where
+    ? fileConfigSource({ path: where.file, log: schedulerLog })
+    : configMapSource({ kubeConfig, ...where.configMap, log: schedulerLog });
+}
+
 /** Builds the engine the flags describe. */
 export async function engineFromFlags(
   flags: RunFlags,
@@ -242,6 +303,7 @@ export async function engineFromFlags(
   const log = createLogger({ level: flags.logLevel, ...(write ? { write } : {}) });
   const backend = await backendFromFlags(flags, kubeConfig, log);
   const election = flags.leaderElection;
+  const schedulerConfig = schedulerConfigFromFlags(flags, kubeConfig, log);
   return new Engine({
     kubeConfig,
     providerName: flags.providerName,
@@ -251,6 +313,8 @@ export async function engineFromFlags(
     log,
     ...(extra.observers?.length ? { observers: extra.observers } : {}),
     prepareAccessRequests: flags.prepareAccessRequests,
+    schedule: flags.schedule,
+    ...(schedulerConfig ? { schedulerConfig } : {}),
     accessTiming: { ...DEFAULT_ACCESS_TIMING, tokenValidityMs: flags.tokenValidityMs },
     ...(election
       ? {

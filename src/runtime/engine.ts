@@ -9,11 +9,12 @@ import type { Controller } from "./controller.ts";
 import { InformerSet } from "./informers.ts";
 import { DEFAULT_ACCESS_TIMING } from "./kinds/access-request.ts";
 import { DEFAULT_CLUSTER_TIMING } from "./kinds/cluster.ts";
+import { DEFAULT_CLUSTER_REQUEST_TIMING } from "./kinds/cluster-request.ts";
 import { MACHINE_KINDS } from "./kinds/registry.ts";
 import { type LeaderElectionOptions, LeaderElector } from "./leader-election.ts";
 import { type Logger, silentLogger } from "./logger.ts";
 import { type AnyStep, MachineController } from "./machine-controller.ts";
-import type { KindContext, MachineKind, MachineObject } from "./machine-kind.ts";
+import type { KindContext, MachineKind, MachineObject, SchedulerConfigView } from "./machine-kind.ts";
 import type { MachineObserver } from "./machine-observer.ts";
 import { EngineMetrics } from "./metrics.ts";
 import { ProfileController } from "./profile-controller.ts";
@@ -41,6 +42,13 @@ export interface EngineOptions {
   readonly observers?: readonly MachineObserver[];
   /** Run the generic AccessRequest preparation (default true; off beside the openMCP operator, which does it). */
   readonly prepareAccessRequests?: boolean;
+  /**
+   * Schedule ClusterRequests (default true; off beside the openMCP operator, whose scheduler serves them).
+   * Without a configuration every request shows a ConfigurationProblem naming its purpose.
+   */
+  readonly schedule?: boolean;
+  /** The scheduler configuration in force (a file or a ConfigMap, reloaded on change). */
+  readonly schedulerConfig?: SchedulerConfigView;
   /** Validity of issued tokens and polling of AccessRequests. */
   readonly accessTiming?: AccessTiming;
   /** Metrics to record into (default: a registry of the engine's own). */
@@ -53,6 +61,9 @@ export interface EngineOptions {
   /** Called if leadership is lost after it was won; the caller should exit so the pod restarts cleanly. */
   readonly onLostLeadership?: () => void;
 }
+
+/** The scheduler's configuration when none is given: there is none, and it never changes. */
+const NO_SCHEDULER_CONFIG: SchedulerConfigView = { current: () => undefined, onChange: () => {} };
 
 /** Runs the controllers over one set of caches. */
 export class Engine {
@@ -110,10 +121,15 @@ export class Engine {
       timing: {
         cluster: options.timing ?? DEFAULT_CLUSTER_TIMING,
         accessRequest: options.accessTiming ?? DEFAULT_ACCESS_TIMING,
+        clusterRequest: DEFAULT_CLUSTER_REQUEST_TIMING,
       },
+      scheduler: options.schedulerConfig ?? NO_SCHEDULER_CONFIG,
     };
+    const kinds = (options.kinds ?? MACHINE_KINDS).filter(
+      (kind) => options.schedule !== false || kind.definition.kind !== "ClusterRequest",
+    );
     this.machines = new Map(
-      (options.kinds ?? MACHINE_KINDS).map((kind) => [
+      kinds.map((kind) => [
         kind.definition.kind,
         new MachineController({
           kind,
@@ -167,6 +183,8 @@ export class Engine {
   async start(): Promise<void> {
     if (this.#started) throw new Error("Engine.start called twice");
     this.#started = true;
+    // An invalid scheduler configuration stops the start here, with every problem named.
+    if (this.machines.has("ClusterRequest")) await this.#options.schedulerConfig?.start?.();
     for (const controller of this.controllers) controller.watch();
     await this.informers.start();
     if (this.elector) this.elector.start();
@@ -197,6 +215,7 @@ export class Engine {
   /** Stops watching, finishes reconciles in flight, closes the backend. */
   async stop(): Promise<void> {
     this.informers.stop();
+    this.#options.schedulerConfig?.stop?.();
     await Promise.all(this.controllers.map((controller) => controller.stop()));
     await this.elector?.release(); // after the last write: the next leader starts from a quiet world
     await this.#options.backend.close?.();

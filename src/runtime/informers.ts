@@ -3,8 +3,11 @@ import type { KubeConfig } from "@kubernetes/client-node";
 import type { AccessRequest } from "../api/access-request.ts";
 import type { Cluster } from "../api/cluster.ts";
 import type { ClusterProfile } from "../api/cluster-profile.ts";
+import type { ClusterRequest } from "../api/cluster-request.ts";
+import type { ClusterRequestGrant } from "../api/cluster-request-grant.ts";
 import { LABELS, RESOURCES, type ResourceKind } from "../api/constants.ts";
 import type { ProviderConfig } from "../api/provider-config.ts";
+import type { Purpose } from "../api/purpose.ts";
 import type { AccessSecret } from "../machines/access-request/facts.ts";
 import type { Clock } from "./clock.ts";
 import { Informer, secretSource, type WatchedObject } from "./informer.ts";
@@ -39,6 +42,9 @@ export const CACHES = {
   profiles: resourceCache<ClusterProfile>("ClusterProfile"),
   providerConfigs: resourceCache<ProviderConfig>("ProviderConfig"),
   accessRequests: resourceCache<AccessRequest>("AccessRequest"),
+  clusterRequests: resourceCache<ClusterRequest>("ClusterRequest"),
+  purposes: resourceCache<Purpose>("Purpose"),
+  grants: resourceCache<ClusterRequestGrant>("ClusterRequestGrant"),
   /** Only the Secrets the engine made (labelled with their AccessRequest's uid). */
   accessSecrets: {
     name: "AccessSecret",

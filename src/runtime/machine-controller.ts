@@ -79,6 +79,7 @@ export class MachineController<T extends MachineObject> extends KeyedController 
           observer.removed(kind, event.object.metadata.uid ?? "");
       }
     });
+    this.#kind.watch?.(this.#context, (key) => this.queue.add(key));
     for (const related of this.#kind.wakes) {
       this.#context.informers.of(related.cache).on((event) => {
         for (const key of related.keys(event.object as never, this.#context)) this.queue.add(key);

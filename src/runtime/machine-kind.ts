@@ -2,8 +2,10 @@
 import type { KubeConfig } from "@kubernetes/client-node";
 import type { ClusterBackend } from "../api/backend-contract.ts";
 import type { Condition, ObjectMeta } from "../api/common.ts";
+import type { SchedulerConfig } from "../api/scheduler-config.ts";
 import type { AccessTiming } from "../machines/access-request/step.ts";
 import type { ClusterTiming } from "../machines/cluster/step.ts";
+import type { ClusterRequestTiming } from "../machines/cluster-request/step.ts";
 import type { Explanation } from "../machines/shared/explanation.ts";
 import type { MachineDefinition } from "../machines/shared/machine-definition.ts";
 import type { MachineStep } from "../machines/shared/machine-step.ts";
@@ -22,6 +24,18 @@ export interface MachineObject extends WatchedObject {
 export interface EngineTiming {
   readonly cluster: ClusterTiming;
   readonly accessRequest: AccessTiming;
+  readonly clusterRequest: ClusterRequestTiming;
+}
+
+/** The scheduler configuration in force, and news of its changes. */
+export interface SchedulerConfigView {
+  /** The configuration in force; undefined when the engine was given none. */
+  current(): SchedulerConfig | undefined;
+  /** Told after a new valid configuration replaced the old one. */
+  onChange(listener: (config: SchedulerConfig) => void): void;
+  /** Loads it; throws with every problem when it is invalid (the engine then does not start). */
+  start?(): Promise<void>;
+  stop?(): void;
 }
 
 /** What every kind's I/O half may use; one per engine. */
@@ -34,6 +48,7 @@ export interface KindContext {
   readonly clock: Clock;
   readonly log: Logger;
   readonly timing: EngineTiming;
+  readonly scheduler: SchedulerConfigView;
 }
 
 /** What the pure step is given besides the object and the observation. */
@@ -89,6 +104,8 @@ export interface MachineKind<
   readonly cache: CacheSpec<T>;
   /** Related caches whose changes wake objects of this kind. */
   readonly wakes: readonly Wake<never>[];
+  /** Other things that wake objects (e.g. a reloaded configuration): called once, when the controller starts watching. */
+  watch?(context: KindContext, wake: (key: string) => void): void;
   /**
    * Starts one reconcile: decides whether this engine acts on the object at all (undefined: no write,
    * no backend call) and gathers what stays fixed for the reconcile.

@@ -2,6 +2,7 @@
 import type { AccessRequest, AccessRequestSpec } from "../../src/api/access-request.ts";
 import type { Cluster, ClusterStatus, Tenancy } from "../../src/api/cluster.ts";
 import type { ClusterProfile, SupportedVersion } from "../../src/api/cluster-profile.ts";
+import type { ClusterRequest } from "../../src/api/cluster-request.ts";
 import type { ObjectMeta } from "../../src/api/common.ts";
 import { CLUSTERS_API_VERSION, ENGINE_API_VERSION } from "../../src/api/constants.ts";
 import type { ProviderConfig, ProviderConfigSpec } from "../../src/api/provider-config.ts";
@@ -133,6 +134,36 @@ export function anAccessRequest(props: AccessRequestProps): AccessRequest {
     },
     spec: { ...target, ...spec } as AccessRequestSpec,
     ...(status ? { status } : {}),
+  };
+}
+
+/** What {@link aClusterRequest} makes. */
+export interface ClusterRequestProps extends MetadataProps {
+  /** Default `my-request`. */
+  readonly name?: string;
+  /** Default `my-namespace`. */
+  readonly namespace?: string;
+  /** Default `workload`. */
+  readonly purpose?: string;
+  readonly waitForClusterDeletion?: boolean;
+}
+
+/** A ClusterRequest as a user applies it (exactly openMCP's shape). */
+export function aClusterRequest(props: ClusterRequestProps = {}): ClusterRequest {
+  return {
+    apiVersion: CLUSTERS_API_VERSION,
+    kind: "ClusterRequest",
+    metadata: {
+      name: props.name ?? "my-request",
+      namespace: props.namespace ?? "my-namespace",
+      ...metadataOf(props),
+    },
+    spec: {
+      purpose: props.purpose ?? "workload",
+      ...(props.waitForClusterDeletion === undefined
+        ? {}
+        : { waitForClusterDeletion: props.waitForClusterDeletion }),
+    },
   };
 }
 

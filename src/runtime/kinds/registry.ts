@@ -6,9 +6,11 @@
 import type { MachineKind } from "../machine-kind.ts";
 import { accessRequestKind } from "./access-request.ts";
 import { clusterKind } from "./cluster.ts";
+import { clusterRequestKind } from "./cluster-request.ts";
 
 /** The built-in kinds, in the order they are shown. */
 export const MACHINE_KINDS: readonly MachineKind[] = [
+  clusterRequestKind as MachineKind,
   clusterKind as MachineKind,
   accessRequestKind as MachineKind,
 ];

@@ -1,0 +1,173 @@
+/**
+ * The ClusterRequest kind's I/O half: the scheduler's view gathered from the caches (and this engine's
+ * own writes the caches do not show yet), its commands carried out by the scheduler writes.
+ */
+import type { Cluster } from "../../api/cluster.ts";
+import type { ClusterProfile } from "../../api/cluster-profile.ts";
+import type { ClusterRequest } from "../../api/cluster-request.ts";
+import type { ClusterRequestGrant } from "../../api/cluster-request-grant.ts";
+import { ANNOTATIONS, REQUEST_PHASES } from "../../api/constants.ts";
+import type { Purpose, PurposeSpec } from "../../api/purpose.ts";
+import { servedRequests } from "../../machines/cluster-request/cluster-claims.ts";
+import { CLUSTER_REQUEST_DEFINITION } from "../../machines/cluster-request/definition.ts";
+import { explainClusterRequest } from "../../machines/cluster-request/explain.ts";
+import type { SchedulingView } from "../../machines/cluster-request/schedule.ts";
+import {
+  type ClusterRequestCommand,
+  clusterRequestResponsibility,
+  stepClusterRequest,
+} from "../../machines/cluster-request/step.ts";
+import { rfc3339 } from "../../machines/shared/rfc3339.ts";
+import { CACHES } from "../informers.ts";
+import type { KindContext, MachineKind } from "../machine-kind.ts";
+import { wake } from "../machine-kind.ts";
+import { RecentWrites } from "../recent-writes.ts";
+import { assign, letGo, release, type SchedulerWriter } from "../scheduler-writes.ts";
+
+/** Defaults: look again every 2 s while working, every 60 s while Denied, every 10 min when Granted. */
+export const DEFAULT_CLUSTER_REQUEST_TIMING = { pollMs: 2_000, retryMs: 60_000, resyncMs: 600_000 } as const;
+
+const keyOf = (object: { readonly metadata?: { readonly namespace?: string; readonly name?: string } }) =>
+  `${object.metadata?.namespace}/${object.metadata?.name}`;
+
+/** One writer (and memory of recent writes) per engine. */
+const writers = new WeakMap<KindContext, SchedulerWriter>();
+function writerOf(context: KindContext): SchedulerWriter {
+  let writer = writers.get(context);
+  if (!writer) {
+    writer = {
+      kubeConfig: context.kubeConfig,
+      clusters: new RecentWrites<Cluster>(context.clock),
+      grants: new RecentWrites<ClusterRequestGrant>(context.clock),
+    };
+    writers.set(context, writer);
+  }
+  return writer;
+}
+
+/** Requests whose scheduling may change with the world: every one not Granted. */
+function unsettled(context: KindContext): string[] {
+  return context.informers
+    .of(CACHES.clusterRequests)
+    .list()
+    .filter(
+      (request) => request.status?.phase !== REQUEST_PHASES.granted || request.metadata.deletionTimestamp,
+    )
+    .map(keyOf);
+}
+
+/** The offered traits of a profile, from its `engine.openmcp.cloud/traits` annotation. */
+function traitsOf(profile: ClusterProfile): string[] {
+  return (profile.metadata.annotations?.[ANNOTATIONS.traits] ?? "")
+    .split(",")
+    .map((trait) => trait.trim())
+    .filter((trait) => trait !== "");
+}
+
+/** What the scheduler sees, from the caches with this engine's recent writes laid over them. */
+function viewOf(request: ClusterRequest, context: KindContext, writer: SchedulerWriter): SchedulingView {
+  const { informers } = context;
+  const purposes = new Map<string, PurposeSpec>(
+    informers
+      .of(CACHES.purposes)
+      .list()
+      .map((purpose: Purpose) => [purpose.metadata.name ?? "", purpose.spec]),
+  );
+  const profileTraits = new Map(
+    informers.profiles.list().map((profile) => [profile.metadata.name ?? "", traitsOf(profile)]),
+  );
+  const liveRequests = new Set(
+    informers
+      .of(CACHES.clusterRequests)
+      .list()
+      .filter((other) => !other.metadata.deletionTimestamp)
+      .map((other) => other.metadata.uid ?? ""),
+  );
+  const key = keyOf(request);
+  const grant = writer.grants.get(key, informers.of(CACHES.grants).get(key));
+  return {
+    config: context.scheduler.current(),
+    purposes,
+    profileTraits,
+    clusters: writer.clusters.overlay(informers.clusters.list(), keyOf),
+    liveRequests,
+    grant: grant?.spec.requestUID === request.metadata.uid ? grant : undefined,
+  };
+}
+
+/**
+ * The ClusterRequest kind: the scheduler. Guarantees: never more requests on a Cluster than its
+ * tenancyCount, never two colliding prefixes on one Cluster (both re-checked on the Cluster as just
+ * read, written guarded by its resourceVersion); an Exclusive Cluster's name is a digest of its request,
+ * so a restart or a lost status finds the same Cluster instead of making a second.
+ */
+export const clusterRequestKind: MachineKind<ClusterRequest, SchedulingView, ClusterRequestCommand> = {
+  definition: CLUSTER_REQUEST_DEFINITION,
+  cache: CACHES.clusterRequests,
+  wakes: [
+    // A Cluster's change matters to the requests it serves and to every request still looking for one.
+    wake(CACHES.clusters, (cluster: Cluster, context) => {
+      const uids = new Set(servedRequests(cluster));
+      const served = context.informers
+        .of(CACHES.clusterRequests)
+        .list()
+        .filter(
+          (request) =>
+            uids.has(request.metadata.uid ?? "") ||
+            (request.status?.cluster?.name === cluster.metadata.name &&
+              request.status?.cluster?.namespace === cluster.metadata.namespace),
+        )
+        .map(keyOf);
+      return [...served, ...unsettled(context)];
+    }),
+    wake(CACHES.grants, (grant: ClusterRequestGrant) => [keyOf(grant)]),
+    wake(CACHES.purposes, (_: Purpose, context) => unsettled(context)),
+    wake(CACHES.profiles, (_: ClusterProfile, context) => unsettled(context)),
+  ],
+
+  watch(context, wakeKey) {
+    // A new configuration may serve requests the old one could not (and changes which are selected).
+    context.scheduler.onChange(() => {
+      for (const request of context.informers.of(CACHES.clusterRequests).list()) wakeKey(keyOf(request));
+    });
+  },
+
+  async open(request, context) {
+    if (clusterRequestResponsibility(request, context.scheduler.current()) !== "ours") return undefined;
+    const writer = writerOf(context);
+    const { log, timing } = context;
+    return {
+      observe: async (object) => viewOf(object, context, writer),
+      step: (object, view, { now, lastError }) =>
+        stepClusterRequest({
+          request: object,
+          view,
+          ...(lastError === undefined ? {} : { lastError }),
+          now: rfc3339(now),
+          timing: timing.clusterRequest,
+        }),
+      async run(commands, object) {
+        for (const command of commands) {
+          log.info("scheduler command", { command: describeCommand(command), request: keyOf(object) });
+          if (command.kind === "assign") await assign(writer, object, command.placement);
+          else if (command.kind === "letGo") await letGo(writer, command.cluster, object.metadata.uid ?? "");
+          else await release(writer, object, command.clusters);
+        }
+      },
+    };
+  },
+
+  describe: describeCommand,
+
+  explain: async (request) => explainClusterRequest(request),
+};
+
+function describeCommand(command: ClusterRequestCommand): string {
+  if (command.kind === "assign") {
+    const { cluster, created } = command.placement;
+    const name = cluster.metadata.name ?? `${cluster.metadata.generateName}…`;
+    return `${created ? "create" : "claim"} Cluster ${cluster.metadata.namespace}/${name}`;
+  }
+  if (command.kind === "letGo") return `let go of Cluster ${keyOf({ metadata: command.cluster })}`;
+  return `release ${command.clusters.map((ref) => keyOf({ metadata: ref })).join(", ") || "nothing"}`;
+}

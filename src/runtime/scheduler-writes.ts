@@ -1,0 +1,266 @@
+/**
+ * The scheduler's writes: create or claim a Cluster for a ClusterRequest and record the grant; let go of
+ * Clusters. Every claim is computed on the Cluster as just read and written guarded by its
+ * resourceVersion, retried on conflict: two requests racing for one Cluster never exceed its
+ * tenancyCount nor get colliding prefixes.
+ */
+import { ApiException, CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
+import type { Cluster } from "../api/cluster.ts";
+import type { ClusterRequest } from "../api/cluster-request.ts";
+import type { ClusterRequestGrant } from "../api/cluster-request-grant.ts";
+import type { ObjectReference } from "../api/common.ts";
+import { CLUSTERS_API_VERSION, ENGINE_API_VERSION, LABELS, RESOURCES } from "../api/constants.ts";
+import { claimOn, withoutClaim } from "../machines/cluster-request/claim.ts";
+import { servedRequests, serves } from "../machines/cluster-request/cluster-claims.ts";
+import type { Placement } from "../machines/cluster-request/schedule.ts";
+import { FIELD_MANAGER } from "./install-crds.ts";
+import { ConflictError, writeDesired } from "./patch-object.ts";
+import type { RecentWrites } from "./recent-writes.ts";
+
+/** Conflicting writes are re-read and retried this often before the reconcile fails (and is retried with backoff). */
+const MAX_ATTEMPTS = 5;
+
+/** What the writes need. */
+export interface SchedulerWriter {
+  readonly kubeConfig: KubeConfig;
+  readonly clusters: RecentWrites<Cluster>;
+  readonly grants: RecentWrites<ClusterRequestGrant>;
+}
+
+const keyOf = (ref: { readonly namespace?: string; readonly name?: string }) =>
+  `${ref.namespace}/${ref.name}`;
+
+/** Creates or claims the placement's Cluster, then writes the grant. */
+export async function assign(
+  writer: SchedulerWriter,
+  request: ClusterRequest,
+  placement: Placement,
+): Promise<void> {
+  const uid = request.metadata.uid ?? "";
+  let cluster = placement.created ? await createCluster(writer, placement.cluster) : undefined;
+  let prefix = placement.prefix;
+  if (!cluster || !serves(cluster, uid)) {
+    const claimed = await claim(writer, refOf(cluster ?? placement.cluster), placement, uid);
+    cluster = claimed.cluster;
+    prefix = claimed.prefix;
+  }
+  await writeGrant(writer, request, refOf(cluster), placement.shared ? (prefix ?? "") : "");
+}
+
+/** Removes the request's finalizer and claim from a Cluster (never deleting it); gone already is fine. */
+export async function letGo(writer: SchedulerWriter, ref: ObjectReference, uid: string): Promise<void> {
+  await updateCluster(writer, ref, (fresh) => ({ metadata: withoutClaim(fresh, uid) }));
+}
+
+/**
+ * Lets go of each Cluster and deletes those marked `delete-without-requests: "true"` that no request
+ * holds any more; then deletes the request's grant.
+ */
+export async function release(
+  writer: SchedulerWriter,
+  request: ClusterRequest,
+  clusters: readonly ObjectReference[],
+): Promise<void> {
+  const uid = request.metadata.uid ?? "";
+  const api = writer.kubeConfig.makeApiClient(CustomObjectsApi);
+  for (const ref of clusters) {
+    const after = await updateCluster(writer, ref, (fresh) => ({ metadata: withoutClaim(fresh, uid) }));
+    if (!after || after.metadata.deletionTimestamp) continue;
+    if (after.metadata.labels?.[LABELS.deleteWithoutRequests] !== "true" || servedRequests(after).length > 0)
+      continue;
+    try {
+      await api.deleteNamespacedCustomObject({
+        ...resource(RESOURCES.Cluster),
+        namespace: ref.namespace,
+        name: ref.name,
+        body: { preconditions: { resourceVersion: after.metadata.resourceVersion } },
+      });
+      const marked = {
+        ...after,
+        metadata: { ...after.metadata, deletionTimestamp: new Date().toISOString() },
+      };
+      writer.clusters.wrote(keyOf(ref), marked);
+    } catch (error) {
+      if (!(error instanceof ApiException && (error.code === 404 || error.code === 409))) throw error;
+      // 409: someone claimed it meanwhile (the precondition failed): it stays.
+    }
+  }
+  await deleteGrant(writer, request);
+}
+
+/** Creates the Cluster; when one of its name exists already, returns undefined so it is claimed instead. */
+async function createCluster(writer: SchedulerWriter, cluster: Cluster): Promise<Cluster | undefined> {
+  const api = writer.kubeConfig.makeApiClient(CustomObjectsApi);
+  try {
+    const created = (await api.createNamespacedCustomObject({
+      ...resource(RESOURCES.Cluster),
+      namespace: cluster.metadata.namespace ?? "",
+      body: cluster,
+      fieldManager: FIELD_MANAGER,
+    })) as Cluster;
+    writer.clusters.wrote(keyOf(created.metadata), created);
+    return created;
+  } catch (error) {
+    if (error instanceof ApiException && error.code === 409 && cluster.metadata.name) return undefined;
+    throw error;
+  }
+}
+
+/** Claims the Cluster as it is now (re-read on every attempt). */
+async function claim(
+  writer: SchedulerWriter,
+  ref: ObjectReference,
+  placement: Placement,
+  uid: string,
+): Promise<{ cluster: Cluster; prefix: string | undefined }> {
+  let prefix: string | undefined;
+  const cluster = await updateCluster(writer, ref, (fresh) => {
+    const result = claimOn(fresh, placement, uid);
+    if ("problem" in result) throw new Error(`${result.problem}; choosing again`);
+    prefix = result.prefix;
+    return { metadata: result.metadata };
+  });
+  if (!cluster) throw new Error(`Cluster ${keyOf(ref)} vanished; making it again`);
+  return { cluster, prefix };
+}
+
+/**
+ * Reads the Cluster, computes its new metadata and writes the difference guarded by its
+ * resourceVersion, again on conflict; undefined when the Cluster does not exist.
+ */
+async function updateCluster(
+  writer: SchedulerWriter,
+  ref: ObjectReference,
+  change: (fresh: Cluster) => { metadata: Cluster["metadata"] },
+): Promise<Cluster | undefined> {
+  const api = writer.kubeConfig.makeApiClient(CustomObjectsApi);
+  for (let attempt = 1; ; attempt++) {
+    let fresh: Cluster;
+    try {
+      fresh = (await api.getNamespacedCustomObject({
+        ...resource(RESOURCES.Cluster),
+        namespace: ref.namespace,
+        name: ref.name,
+      })) as Cluster;
+    } catch (error) {
+      if (error instanceof ApiException && error.code === 404) {
+        writer.clusters.wrote(keyOf(ref), undefined);
+        return undefined;
+      }
+      throw error;
+    }
+    try {
+      const written = await writeDesired(
+        writer.kubeConfig,
+        RESOURCES.Cluster,
+        fresh,
+        "metadata",
+        change(fresh).metadata,
+      );
+      const now = written?.object ?? fresh;
+      writer.clusters.wrote(keyOf(ref), now);
+      return now;
+    } catch (error) {
+      if (!(error instanceof ConflictError) || attempt >= MAX_ATTEMPTS) throw error;
+    }
+  }
+}
+
+/** Writes the grant (same name and namespace as the request, owned by it); a stale one of an earlier request is replaced. */
+async function writeGrant(
+  writer: SchedulerWriter,
+  request: ClusterRequest,
+  clusterRef: ObjectReference,
+  prefix: string,
+): Promise<void> {
+  const api = writer.kubeConfig.makeApiClient(CustomObjectsApi);
+  const namespace = request.metadata.namespace ?? "";
+  const name = request.metadata.name ?? "";
+  const uid = request.metadata.uid ?? "";
+  const body: ClusterRequestGrant = {
+    apiVersion: ENGINE_API_VERSION,
+    kind: "ClusterRequestGrant",
+    metadata: {
+      name,
+      namespace,
+      ownerReferences: [
+        { apiVersion: CLUSTERS_API_VERSION, kind: "ClusterRequest", name, uid, blockOwnerDeletion: true },
+      ],
+    },
+    spec: { requestUID: uid, clusterRef, prefix },
+  };
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const created = (await api.createNamespacedCustomObject({
+        ...resource(RESOURCES.ClusterRequestGrant),
+        namespace,
+        body,
+        fieldManager: FIELD_MANAGER,
+      })) as ClusterRequestGrant;
+      writer.grants.wrote(`${namespace}/${name}`, created);
+      return;
+    } catch (error) {
+      if (!(error instanceof ApiException && error.code === 409) || attempt >= MAX_ATTEMPTS) throw error;
+    }
+    const existing = (await api.getNamespacedCustomObject({
+      ...resource(RESOURCES.ClusterRequestGrant),
+      namespace,
+      name,
+    })) as ClusterRequestGrant;
+    const same =
+      existing.spec.requestUID === uid &&
+      keyOf(existing.spec.clusterRef) === keyOf(clusterRef) &&
+      existing.spec.prefix === prefix;
+    if (same) {
+      writer.grants.wrote(`${namespace}/${name}`, existing);
+      return;
+    }
+    // Its spec is immutable: a grant of an earlier request of this name (or an outdated one) is replaced.
+    await deleteGrantObject(api, namespace, name, existing.metadata.resourceVersion);
+  }
+}
+
+async function deleteGrant(writer: SchedulerWriter, request: ClusterRequest): Promise<void> {
+  const api = writer.kubeConfig.makeApiClient(CustomObjectsApi);
+  const namespace = request.metadata.namespace ?? "";
+  const name = request.metadata.name ?? "";
+  await deleteGrantObject(api, namespace, name, undefined, request.metadata.uid);
+  writer.grants.wrote(`${namespace}/${name}`, undefined);
+}
+
+/** Deletes a grant (only this request's when `uid` is given); gone already is fine. */
+async function deleteGrantObject(
+  api: CustomObjectsApi,
+  namespace: string,
+  name: string,
+  resourceVersion: string | undefined,
+  uid?: string,
+): Promise<void> {
+  try {
+    if (uid !== undefined) {
+      const existing = (await api.getNamespacedCustomObject({
+        ...resource(RESOURCES.ClusterRequestGrant),
+        namespace,
+        name,
+      })) as ClusterRequestGrant;
+      if (existing.spec.requestUID !== uid) return; // a newer request's grant
+      resourceVersion = existing.metadata.resourceVersion;
+    }
+    await api.deleteNamespacedCustomObject({
+      ...resource(RESOURCES.ClusterRequestGrant),
+      namespace,
+      name,
+      ...(resourceVersion ? { body: { preconditions: { resourceVersion } } } : {}),
+    });
+  } catch (error) {
+    if (!(error instanceof ApiException && error.code === 404)) throw error;
+  }
+}
+
+function refOf(cluster: Cluster): ObjectReference {
+  return { name: cluster.metadata.name ?? "", namespace: cluster.metadata.namespace ?? "" };
+}
+
+function resource(kind: { readonly group: string; readonly version: string; readonly plural: string }) {
+  return { group: kind.group, version: kind.version, plural: kind.plural };
+}

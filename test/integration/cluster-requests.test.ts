@@ -1,0 +1,342 @@
+/** The scheduler on a real API server: ClusterRequests answered with Clusters, grants and prefixes, kept through changes and deletions. */
+import { CoreV1Api } from "@kubernetes/client-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Cluster } from "../../src/api/cluster.ts";
+import type { ClusterRequest } from "../../src/api/cluster-request.ts";
+import type { ClusterRequestGrant } from "../../src/api/cluster-request-grant.ts";
+import { ANNOTATIONS, FINALIZERS, LABELS, RESOURCES } from "../../src/api/constants.ts";
+import type { SchedulerConfig } from "../../src/api/scheduler-config.ts";
+import { requestFinalizer, servedRequests } from "../../src/machines/cluster-request/cluster-claims.ts";
+import { perRequestClusterName } from "../../src/machines/cluster-request/cluster-names.ts";
+import { prefixesCollide } from "../../src/machines/cluster-request/prefixes.ts";
+import { SimulatedBackend } from "../../src/providers/simulated.ts";
+import { Engine } from "../../src/runtime/engine.ts";
+import type { SchedulerConfigView } from "../../src/runtime/machine-kind.ts";
+import { aClusterRequest, type ClusterRequestProps } from "../support/builders.ts";
+import { type ClusterHarness, startClusterHarness } from "../support/cluster-harness.ts";
+import { eventually, satisfying } from "../support/eventually.ts";
+
+let harness: ClusterHarness;
+let engine: Engine;
+
+/** A configuration the test changes at will, as a reloaded file would. */
+class TestConfig implements SchedulerConfigView {
+  #config: SchedulerConfig;
+  readonly #listeners: Array<(config: SchedulerConfig) => void> = [];
+  constructor(config: SchedulerConfig) {
+    this.#config = config;
+  }
+  current = () => this.#config;
+  onChange(listener: (config: SchedulerConfig) => void) {
+    this.#listeners.push(listener);
+  }
+  replace(config: SchedulerConfig) {
+    this.#config = config;
+    for (const listener of this.#listeners) listener(config);
+  }
+}
+
+const NS = "clusters";
+const mapping = (tenancy: "Exclusive" | "Shared", tenancyCount = 0, name?: string) => ({
+  tenancyCount,
+  template: {
+    metadata: { namespace: NS, ...(name ? { name } : {}) },
+    spec: { profile: "", tenancy },
+  },
+});
+let config: TestConfig;
+
+beforeAll(async () => {
+  harness = await startClusterHarness();
+  const withProfile = (m: ReturnType<typeof mapping>) => ({
+    ...m,
+    template: { ...m.template, spec: { ...m.template.spec, profile: harness.profile } },
+  });
+  config = new TestConfig({
+    scope: "Cluster",
+    strategy: "Balanced",
+    selectors: {},
+    purposeMappings: {
+      mcp: withProfile(mapping("Exclusive")),
+      platform: withProfile(mapping("Shared", 0, "platform")),
+      workload: withProfile(mapping("Shared", 2)),
+    },
+  });
+  engine = new Engine({
+    kubeConfig: harness.controlPlane.kubeConfig,
+    providerName: harness.provider,
+    environment: "test",
+    backend: new SimulatedBackend({ provisionDelayMs: 0 }),
+    timing: { pollMs: 200, retryMs: 500, resyncMs: 60_000 },
+    schedulerConfig: config,
+  });
+  await engine.start();
+  await harness.controlPlane.kubeConfig
+    .makeApiClient(CoreV1Api)
+    .createNamespace({ body: { metadata: { name: "team-a" } } });
+});
+
+afterAll(async () => {
+  await engine?.stop();
+  await harness?.stop();
+});
+
+async function createRequest(props: ClusterRequestProps): Promise<ClusterRequest> {
+  return (await harness.custom.createNamespacedCustomObject({
+    ...RESOURCES.ClusterRequest,
+    namespace: props.namespace ?? "team-a",
+    body: aClusterRequest({ namespace: "team-a", ...props }),
+  })) as ClusterRequest;
+}
+
+async function readRequest(name: string): Promise<ClusterRequest | undefined> {
+  try {
+    return (await harness.custom.getNamespacedCustomObject({
+      ...RESOURCES.ClusterRequest,
+      namespace: "team-a",
+      name,
+    })) as ClusterRequest;
+  } catch (error) {
+    if ((error as { code?: number }).code === 404) return undefined;
+    throw error;
+  }
+}
+
+async function readGrant(name: string): Promise<ClusterRequestGrant | undefined> {
+  try {
+    return (await harness.custom.getNamespacedCustomObject({
+      ...RESOURCES.ClusterRequestGrant,
+      namespace: "team-a",
+      name,
+    })) as ClusterRequestGrant;
+  } catch (error) {
+    if ((error as { code?: number }).code === 404) return undefined;
+    throw error;
+  }
+}
+
+async function listClusters(): Promise<Cluster[]> {
+  const list = (await harness.custom.listNamespacedCustomObject({ ...RESOURCES.Cluster, namespace: NS })) as {
+    items: Cluster[];
+  };
+  return list.items;
+}
+
+const granted = (request: ClusterRequest | undefined) => request?.status?.phase === "Granted";
+
+async function waitForRequest(name: string, predicate: (request: ClusterRequest | undefined) => boolean) {
+  return eventually(async () => satisfying(await readRequest(name), predicate), {
+    what: `ClusterRequest team-a/${name}: ${predicate.name || String(predicate)}`,
+  });
+}
+
+function conditionOf(request: ClusterRequest | undefined) {
+  return request?.status?.conditions?.find((condition) => condition.type === "ClusterGranted");
+}
+
+describe("an Exclusive request", () => {
+  it("gets a Cluster of its own, named after a digest of the request, with the grant and the copied metadata", async () => {
+    const request = await createRequest({
+      name: "mcp-one",
+      purpose: "mcp",
+      labels: { "metadata.open-control-plane.io/team": "a", "other.example/keep-out": "x" },
+      annotations: { "metadata.open-control-plane.io/owner": "alice" },
+    });
+    const done = await waitForRequest("mcp-one", granted);
+    const name = perRequestClusterName("mcp-", "team-a", "mcp-one");
+    expect(done?.status?.cluster).toEqual({ name, namespace: NS });
+    expect(done?.metadata.finalizers).toContain(FINALIZERS.request);
+    const cluster = await harness.readCluster(name);
+    expect(cluster?.spec).toMatchObject({
+      tenancy: "Exclusive",
+      purposes: ["mcp"],
+      profile: harness.profile,
+    });
+    expect(cluster?.metadata.finalizers).toContain(requestFinalizer(request.metadata.uid ?? ""));
+    expect(cluster?.metadata.labels).toMatchObject({
+      [LABELS.deleteWithoutRequests]: "true",
+      "metadata.open-control-plane.io/team": "a",
+    });
+    expect(cluster?.metadata.labels).not.toHaveProperty("other.example/keep-out");
+    expect(cluster?.metadata.annotations).toMatchObject({ "metadata.open-control-plane.io/owner": "alice" });
+    expect((await readGrant("mcp-one"))?.spec).toEqual({
+      requestUID: request.metadata.uid,
+      clusterRef: { name, namespace: NS },
+      prefix: "",
+    });
+
+    // Kept in sync: a changed label follows, a removed one goes.
+    await harness.custom.patchNamespacedCustomObject(
+      {
+        ...RESOURCES.ClusterRequest,
+        namespace: "team-a",
+        name: "mcp-one",
+        body: [
+          { op: "replace", path: "/metadata/labels/metadata.open-control-plane.io~1team", value: "b" },
+          { op: "remove", path: "/metadata/annotations/metadata.open-control-plane.io~1owner" },
+        ],
+      },
+      { headers: { "Content-Type": "application/json-patch+json" } } as never,
+    );
+    await harness.waitFor(
+      name,
+      (c) =>
+        c?.metadata.labels?.["metadata.open-control-plane.io/team"] === "b" &&
+        c?.metadata.annotations?.["metadata.open-control-plane.io/owner"] === undefined,
+    );
+  });
+
+  it("with the randomize label gets a generated name, and exactly one Cluster", async () => {
+    const request = await createRequest({
+      name: "mcp-random",
+      purpose: "mcp",
+      labels: { [LABELS.randomizeClusterName]: "true" },
+    });
+    const done = await waitForRequest("mcp-random", granted);
+    const name = done?.status?.cluster?.name ?? "";
+    expect(name).toMatch(/^mcp-[a-z0-9]{5}$/);
+    const holding = (await listClusters()).filter((c) =>
+      servedRequests(c).includes(request.metadata.uid ?? ""),
+    );
+    expect(holding.map((c) => c.metadata.name)).toEqual([name]);
+  });
+});
+
+describe("Shared requests", () => {
+  it("share the one Cluster of an unlimited purpose, each with its own prefix, none a prefix of another", async () => {
+    const names = Array.from({ length: 20 }, (_, i) => `platform-${i}`);
+    await Promise.all(
+      names.map((name, i) =>
+        createRequest({
+          name,
+          purpose: "platform",
+          annotations: i < 2 ? { [ANNOTATIONS.prefix]: "team-" } : {},
+        }),
+      ),
+    );
+    for (const name of names) await waitForRequest(name, granted);
+    const grants = await Promise.all(names.map(readGrant));
+    expect(new Set(grants.map((g) => g?.spec.clusterRef.name))).toEqual(new Set(["platform"]));
+    const prefixes = grants.map((g) => g?.spec.prefix ?? "");
+    expect(prefixes).toContain("team-"); // the first proposal is honoured, the second gets another
+    for (const [i, a] of prefixes.entries()) {
+      expect(a).not.toBe("");
+      for (const b of prefixes.slice(i + 1)) expect(prefixesCollide(a, b)).toBe(false);
+    }
+    const platform = await harness.readCluster("platform");
+    expect(servedRequests(platform as Cluster)).toHaveLength(20);
+  });
+
+  it("never put more than tenancyCount requests on one Cluster", async () => {
+    const names = ["workload-0", "workload-1", "workload-2"];
+    for (const name of names) await createRequest({ name, purpose: "workload" });
+    for (const name of names) await waitForRequest(name, granted);
+    const grants = await Promise.all(names.map(readGrant));
+    const byCluster = new Map<string, number>();
+    for (const grant of grants) {
+      const key = grant?.spec.clusterRef.name ?? "";
+      byCluster.set(key, (byCluster.get(key) ?? 0) + 1);
+    }
+    expect([...byCluster.values()].sort()).toEqual([1, 2]);
+    for (const cluster of await listClusters()) {
+      if (cluster.spec.purposes?.includes("workload"))
+        expect(servedRequests(cluster).length).toBeLessThanOrEqual(2);
+    }
+  });
+});
+
+describe("when things go wrong", () => {
+  it("shows ConfigurationProblem for an unknown purpose, and grants once the configuration maps it", async () => {
+    await createRequest({ name: "odd", purpose: "batch" });
+    const stuck = await waitForRequest("odd", (r) => conditionOf(r)?.reason === "ConfigurationProblem");
+    expect(stuck?.status?.phase).toBe("Pending");
+    expect(conditionOf(stuck)?.message).toContain('purpose "batch"');
+    const current = config.current();
+    config.replace({
+      ...current,
+      purposeMappings: { ...current.purposeMappings, batch: current.purposeMappings.mcp as never },
+    });
+    await waitForRequest("odd", granted);
+  });
+
+  it("denies a request whose Cluster name is held by another live request (ClusterConflict, naming it)", async () => {
+    const other = await createRequest({ name: "holder", purpose: "platform" });
+    await waitForRequest("holder", granted);
+    const name = perRequestClusterName("mcp-", "team-a", "clash");
+    await harness.createCluster(name, { purposes: ["mcp"] }, {
+      finalizers: [requestFinalizer(other.metadata.uid ?? "")],
+    } as never);
+    await createRequest({ name: "clash", purpose: "mcp" });
+    const denied = await waitForRequest("clash", (r) => r?.status?.phase === "Denied");
+    expect(conditionOf(denied)).toMatchObject({ reason: "ClusterConflict" });
+    expect(conditionOf(denied)?.message).toContain(name);
+  });
+
+  it("denies a request for a trait no profile offers, naming the trait", async () => {
+    await createRequest({
+      name: "gpu",
+      purpose: "mcp",
+      annotations: { [ANNOTATIONS.traits]: "example.com/gpu" },
+    });
+    const denied = await waitForRequest("gpu", (r) => r?.status?.phase === "Denied");
+    expect(conditionOf(denied)).toMatchObject({ reason: "MissingTrait" });
+    expect(conditionOf(denied)?.message).toContain("example.com/gpu");
+  });
+
+  it("makes a Cluster deleted by hand again under the same name, and re-adds a removed finalizer", async () => {
+    const request = await createRequest({ name: "phoenix", purpose: "mcp" });
+    const first = await waitForRequest("phoenix", granted);
+    const name = first?.status?.cluster?.name ?? "";
+    const uid = request.metadata.uid ?? "";
+    const before = await harness.waitFor(name, (c) => c?.status?.phase === "Ready");
+    await harness.custom.deleteNamespacedCustomObject({ ...RESOURCES.Cluster, namespace: NS, name });
+    await harness.waitFor(name, (c) => c !== undefined && c.metadata.uid !== before?.metadata.uid);
+    const again = await harness.waitFor(
+      name,
+      (c) => c?.metadata.finalizers?.includes(requestFinalizer(uid)) === true && c.status?.phase === "Ready",
+    );
+    expect(again?.metadata.uid).not.toBe(before?.metadata.uid);
+    await waitForRequest("phoenix", granted);
+  });
+});
+
+describe("deleting a request", () => {
+  it("lets go of a shared Cluster others still use, and deletes an Exclusive one marked delete-without-requests", async () => {
+    await createRequest({ name: "gone-exclusive", purpose: "mcp" });
+    const done = await waitForRequest("gone-exclusive", granted);
+    const name = done?.status?.cluster?.name ?? "";
+    await harness.custom.deleteNamespacedCustomObject({
+      ...RESOURCES.ClusterRequest,
+      namespace: "team-a",
+      name: "gone-exclusive",
+    });
+    await waitForRequest("gone-exclusive", (r) => r === undefined);
+    await harness.waitFor(name, (c) => c === undefined);
+    expect(await readGrant("gone-exclusive")).toBeUndefined();
+
+    await harness.custom.deleteNamespacedCustomObject({
+      ...RESOURCES.ClusterRequest,
+      namespace: "team-a",
+      name: "platform-0",
+    });
+    await waitForRequest("platform-0", (r) => r === undefined);
+    const platform = await harness.readCluster("platform");
+    expect(platform?.metadata.deletionTimestamp).toBeUndefined();
+    expect(servedRequests(platform as Cluster)).toHaveLength(20); // 19 platform-* and "holder"
+  });
+
+  it("with waitForClusterDeletion stays until its Cluster is gone", async () => {
+    await createRequest({ name: "patient", purpose: "mcp", waitForClusterDeletion: true });
+    const done = await waitForRequest("patient", granted);
+    const name = done?.status?.cluster?.name ?? "";
+    await harness.waitFor(name, (c) => c?.status?.phase === "Ready");
+    await harness.custom.deleteNamespacedCustomObject({
+      ...RESOURCES.ClusterRequest,
+      namespace: "team-a",
+      name: "patient",
+    });
+    await waitForRequest("patient", (r) => r === undefined);
+    // Checked the moment the request is gone: its Cluster went first.
+    expect(await harness.readCluster(name)).toBeUndefined();
+  });
+});
