@@ -3,7 +3,7 @@
 import { CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
 import type { ClusterBackend } from "../api/backend-contract.ts";
 import type { ClusterProfile } from "../api/cluster-profile.ts";
-import { LABELS, RESOURCES } from "../api/constants.ts";
+import { ANNOTATIONS, LABELS, RESOURCES } from "../api/constants.ts";
 import type { ProviderConfig } from "../api/provider-config.ts";
 import {
   desiredClusterProfile,
@@ -67,7 +67,9 @@ export class ProfileController extends KeyedController {
     const config = this.#configs.get(name);
     const served = config !== undefined && config.spec.backend === owner.backend;
     const versions = served ? backend.supportedVersions(config) : undefined;
-    const desired = served ? desiredClusterProfile(config, owner, versions ?? []) : undefined;
+    const desired = served
+      ? desiredClusterProfile(config, owner, versions ?? [], backend.traits(config))
+      : undefined;
 
     for (const profile of this.#ownProfilesOf(name)) {
       if (profile.metadata.name !== desired?.metadata.name) await this.#delete(profile);
@@ -97,8 +99,17 @@ export class ProfileController extends KeyedController {
       return;
     }
     const current = { metadata: stored.metadata, spec: stored.spec };
+    const annotations: Record<string, string> = { ...stored.metadata.annotations };
+    const traits = desired.metadata.annotations?.[ANNOTATIONS.traits];
+    if (traits === undefined) delete annotations[ANNOTATIONS.traits];
+    else annotations[ANNOTATIONS.traits] = traits;
+    const { annotations: _, ...rest } = stored.metadata;
     const wanted = {
-      metadata: { ...stored.metadata, labels: { ...stored.metadata.labels, ...desired.metadata.labels } },
+      metadata: {
+        ...rest,
+        labels: { ...stored.metadata.labels, ...desired.metadata.labels },
+        ...(Object.keys(annotations).length > 0 ? { annotations } : {}),
+      },
       spec: desired.spec,
     };
     await patchObject(

@@ -166,18 +166,15 @@ describe("an Exclusive request", () => {
     });
 
     // Kept in sync: a changed label follows, a removed one goes.
-    await harness.custom.patchNamespacedCustomObject(
-      {
-        ...RESOURCES.ClusterRequest,
-        namespace: "team-a",
-        name: "mcp-one",
-        body: [
-          { op: "replace", path: "/metadata/labels/metadata.open-control-plane.io~1team", value: "b" },
-          { op: "remove", path: "/metadata/annotations/metadata.open-control-plane.io~1owner" },
-        ],
-      },
-      { headers: { "Content-Type": "application/json-patch+json" } } as never,
-    );
+    await harness.custom.patchNamespacedCustomObject({
+      ...RESOURCES.ClusterRequest,
+      namespace: "team-a",
+      name: "mcp-one",
+      body: [
+        { op: "replace", path: "/metadata/labels/metadata.open-control-plane.io~1team", value: "b" },
+        { op: "remove", path: "/metadata/annotations/metadata.open-control-plane.io~1owner" },
+      ],
+    });
     await harness.waitFor(
       name,
       (c) =>

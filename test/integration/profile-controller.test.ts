@@ -3,7 +3,7 @@
 import { CustomObjectsApi } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ClusterProfile } from "../../src/api/cluster-profile.ts";
-import { LABELS, RESOURCES } from "../../src/api/constants.ts";
+import { ANNOTATIONS, LABELS, RESOURCES } from "../../src/api/constants.ts";
 import type { ProviderConfig } from "../../src/api/provider-config.ts";
 import { type ControlPlane, startControlPlane } from "../../src/controlplane/control-plane.ts";
 import { SimulatedBackend } from "../../src/providers/simulated.ts";
@@ -120,5 +120,29 @@ describe("the profile controller", () => {
       expect.objectContaining({ type: "Ready", status: "False", reason: "ConfigurationProblem" }),
     );
     expect(await readProfile("dev.sim.elsewhere")).toBeUndefined();
+  });
+
+  it("publishes the backend's traits in the profile's traits annotation, and follows a change of them", async () => {
+    await applyConfig("traited", {
+      backend: "simulated",
+      traits: ["zone/eu", "cluster.openmcp.cloud/workerless"],
+    });
+    await eventually(async () =>
+      satisfying(
+        await readProfile("dev.sim.traited"),
+        (p) => p?.metadata.annotations?.[ANNOTATIONS.traits] === "cluster.openmcp.cloud/workerless,zone/eu",
+      ),
+    );
+    await custom.patchClusterCustomObject({
+      ...RESOURCES.ProviderConfig,
+      name: "traited",
+      body: [{ op: "replace", path: "/spec/traits", value: ["zone/us"] }],
+    });
+    await eventually(async () =>
+      satisfying(
+        await readProfile("dev.sim.traited"),
+        (p) => p?.metadata.annotations?.[ANNOTATIONS.traits] === "zone/us",
+      ),
+    );
   });
 });

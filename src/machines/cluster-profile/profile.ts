@@ -1,7 +1,7 @@
 /** The ClusterProfile a ProviderConfig yields, and the ProviderConfig's status about it. Pure. */
 import type { ClusterProfile, SupportedVersion } from "../../api/cluster-profile.ts";
 import type { Condition } from "../../api/common.ts";
-import { CLUSTERS_API_VERSION, LABELS, REASONS } from "../../api/constants.ts";
+import { ANNOTATIONS, CLUSTERS_API_VERSION, LABELS, REASONS } from "../../api/constants.ts";
 import type { ProviderConfig, ProviderConfigStatus } from "../../api/provider-config.ts";
 import { mergeConditions } from "../shared/conditions.ts";
 
@@ -20,19 +20,27 @@ export function profileName(owner: ProfileOwner, configName: string): string {
   return `${owner.environment}.${owner.providerName}.${configName}`;
 }
 
-/** The profile for `config`, offering `versions` (what the backend supports of what the config lists). */
+/**
+ * The profile for `config`, offering `versions` (what the backend supports of what the config lists) and
+ * `traits` (the backend's for the config). Traits go into the `engine.openmcp.cloud/traits` annotation,
+ * sorted and comma-separated, since openMCP's ClusterProfile has no field for them: a scheduler (ours, or
+ * another that knows the annotation) reads from it what the profile's clusters have.
+ */
 export function desiredClusterProfile(
   config: ProviderConfig,
   owner: ProfileOwner,
   versions: readonly SupportedVersion[],
+  traits: readonly string[] = [],
 ): ClusterProfile {
   const configName = config.metadata.name ?? "";
+  const offered = [...new Set(traits)].sort().join(",");
   return {
     apiVersion: CLUSTERS_API_VERSION,
     kind: "ClusterProfile",
     metadata: {
       name: profileName(owner, configName),
       labels: { [LABELS.provider]: owner.providerName, [LABELS.providerConfig]: configName },
+      ...(offered ? { annotations: { [ANNOTATIONS.traits]: offered } } : {}),
     },
     spec: {
       providerRef: { name: owner.providerName },
@@ -44,13 +52,17 @@ export function desiredClusterProfile(
   };
 }
 
-/** Whether the stored profile already says what the desired one says (labels and spec). */
+/** Whether the stored profile already says what the desired one says (labels, the traits annotation and spec). */
 export function profileUpToDate(stored: ClusterProfile | undefined, desired: ClusterProfile): boolean {
   if (!stored) return false;
   const labelsMatch = Object.entries(desired.metadata.labels ?? {}).every(
     ([key, value]) => stored.metadata.labels?.[key] === value,
   );
-  return labelsMatch && JSON.stringify(normalise(stored)) === JSON.stringify(normalise(desired));
+  const traitsMatch =
+    stored.metadata.annotations?.[ANNOTATIONS.traits] === desired.metadata.annotations?.[ANNOTATIONS.traits];
+  return (
+    labelsMatch && traitsMatch && JSON.stringify(normalise(stored)) === JSON.stringify(normalise(desired))
+  );
 }
 
 function normalise(profile: ClusterProfile) {
