@@ -1,12 +1,13 @@
 /** `openmcp-engine up`: a local control plane, the engine on it, and a demo whose Clusters you watch go Ready. */
 
-import { createWriteStream } from "node:fs";
+import { createWriteStream, existsSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { kubeconfigYaml, startControlPlane } from "../controlplane/control-plane.ts";
 import { findKubeAssets, kubeAssetVersions } from "../controlplane/kube-assets.ts";
 import { clusterTarget } from "../machines/cluster/step.ts";
 import type { Engine } from "../runtime/engine.ts";
+import { CACHES } from "../runtime/informers.ts";
 import { installingCrds } from "../runtime/install-crds.ts";
 import { createLogger } from "../runtime/logger.ts";
 import { applyManifests, LiveView } from "./demo.ts";
@@ -68,6 +69,7 @@ Local control plane is up at ${controlPlane.server}.
   try:         ${kubectl} get crds
                ${kubectl} get providerconfigs,clusterprofiles
                ${kubectl} get clusters -A -o wide
+               ${kubectl} get clusterrequests,clusterrequestgrants -A
   processes:   etcd pid ${controlPlane.etcd.pid}, kube-apiserver pid ${controlPlane.apiServer.pid}
   logs:        ${controlPlane.directory}/{etcd,kube-apiserver}.log`);
 
@@ -116,15 +118,20 @@ Local control plane is up at ${controlPlane.server}.
         view.stop();
         await previousStop();
       };
-      void view.allReady().then(async (count) => {
-        const written = await writeAdminKubeconfigs(engine, join(dirname(flags.kubeconfigOut), "clusters"));
-        console.log(`\nAll ${count} Clusters are Ready.`);
-        for (const [cluster, file] of written)
-          console.log(`  ${cluster}: kubectl --kubeconfig ${file} get namespaces`);
-        const example = written[0]?.[0] ?? engine.informers.clusters.list()[0]?.metadata.name ?? "<name>";
-        console.log(`Change one and watch: ${kubectl} delete cluster -n demo ${example.split("/").at(-1)}\n`);
-        await showGrantedAccess(engine, join(dirname(flags.kubeconfigOut), "access"));
-      });
+      const asked = created.filter((name) => name.startsWith("ClusterRequest/")).length;
+      void clusterRequestsGranted(engine, asked)
+        .then(() => view.allReady())
+        .then(async (count) => {
+          const written = await writeAdminKubeconfigs(engine, join(dirname(flags.kubeconfigOut), "clusters"));
+          console.log(`\nAll ${count} Clusters are Ready.`);
+          for (const [cluster, file] of written)
+            console.log(`  ${cluster}: kubectl --kubeconfig ${file} get namespaces`);
+          const example = written[0]?.[0] ?? engine.informers.clusters.list()[0]?.metadata.name ?? "<name>";
+          console.log(
+            `Change one and watch: ${kubectl} delete cluster -n demo ${example.split("/").at(-1)}\n`,
+          );
+          await showGrantedAccess(engine, join(dirname(flags.kubeconfigOut), "access"));
+        });
     }
   }
   console.log("Press Ctrl-C to stop; all data is removed then.");
@@ -137,6 +144,14 @@ Local control plane is up at ${controlPlane.server}.
     await stopEngine();
     await controlPlane.stop();
   });
+}
+
+/** Resolves once `count` ClusterRequests are Granted: the Clusters they asked for exist then. */
+async function clusterRequestsGranted(engine: Engine, count: number): Promise<void> {
+  const requests = engine.informers.of(CACHES.clusterRequests);
+  while (requests.list().filter((request) => request.status?.phase === "Granted").length < count) {
+    await new Promise((resolveWait) => setTimeout(resolveWait, 200));
+  }
 }
 
 /**
@@ -195,7 +210,8 @@ async function showGrantedAccess(engine: Engine, folder: string): Promise<void> 
     }
     const file = join(folder, `${request.metadata.namespace}.${request.metadata.name}.kubeconfig`);
     await writeFile(file, Buffer.from(kubeconfig, "base64").toString("utf8"), { mode: 0o600 });
-    const cluster = current.spec.clusterRef?.name ?? "?";
+    const ref = current.spec.clusterRef;
+    const cluster = ref ? `${ref.namespace}/${ref.name}` : "?";
     console.log(
       `AccessRequest ${request.metadata.namespace}/${request.metadata.name} is Granted on Cluster ${cluster}; its kubeconfig, from Secret ${secretName}:`,
     );
@@ -240,17 +256,26 @@ function parseFlags(args: string[]): UpFlags {
     metricsAddress: "0",
     healthAddress: "0",
   });
-  const engine =
+  const withBackend =
     flags.backend === "local" && flags.backendOptions.stopOnClose === undefined
       ? { ...flags, backendOptions: { ...flags.backendOptions, stopOnClose: "true" } }
       : flags;
+  const demoDir = resolve(
+    text("demo-dir") ?? join(repositoryRoot, "examples", `demo-${withBackend.backend}`),
+  );
+  // A demo folder may bring its scheduler configuration (scheduler/config.yaml), unless one is given.
+  const demoScheduler = join(demoDir, "scheduler", "config.yaml");
+  const engine =
+    withBackend.schedule && withBackend.schedulerConfig === undefined && existsSync(demoScheduler)
+      ? { ...withBackend, schedulerConfig: { file: demoScheduler } }
+      : withBackend;
   return {
     kubeconfigOut: resolve(text("kubeconfig-out") ?? join(".state", "kubeconfig")),
     crds: resolve(text("crds") ?? join(repositoryRoot, "crds")),
     assets: text("assets"),
     controller: values.controller !== false,
     demo: values.demo !== false && values.controller !== false,
-    demoDir: resolve(text("demo-dir") ?? join(repositoryRoot, "examples", `demo-${engine.backend}`)),
+    demoDir,
     log: resolve(text("log") ?? join(".state", "engine.log")),
     engine,
     views: viewFlags(values, upUsage, { liveViewAddress: DEFAULT_LIVE_VIEW_ADDRESS }),

@@ -84,6 +84,12 @@ describe("openmcp-engine up", () => {
       const port = new URL(server).port;
       const clusterPids = processesMentioning(`--secure-port=${port}`);
       expect(clusterPids).toHaveLength(1);
+      // The demo asked for its Clusters by ClusterRequest and for access by requestRef: team-a's request
+      // shares demo/platform, and its AccessRequest is granted there.
+      await eventually(
+        () => expect(up.output()).toContain("AccessRequest demo/viewer is Granted on Cluster demo/platform"),
+        { what: "the demo's AccessRequest Granted", timeoutMs: 60_000 },
+      );
       await stopAndCheck(up, clusterPids);
     } finally {
       if (up.child.exitCode === null) up.child.kill("SIGKILL");
