@@ -247,4 +247,8 @@ export const VALIDATION_MESSAGES = {
   backendImmutable: "backend is immutable; create a new ProviderConfig to move to another backend",
   /** ProviderConfig: the default version must be offered and current (ours). */
   defaultVersionSupported: "defaultVersion must be a non-deprecated entry of spec.supportedVersions",
+  /** Purpose: each entry of `spec.traits` names its trait one way (ours). */
+  purposeTraitOrAnyOf: "exactly one of trait and anyOf must be set",
+  /** ClusterRequestGrant: the whole spec may not change; the scheduler replaces a grant instead (ours). */
+  grantSpecImmutable: "spec is immutable",
 } as const;

@@ -4,12 +4,14 @@ import type { MachineStep } from "../machines/shared/machine-step.ts";
 import { type EventRecord, EventRecorder, eventsWorthRecording } from "./event-recorder.ts";
 import type { Informer } from "./informer.ts";
 import { KeyedController } from "./keyed-controller.ts";
+import { KeyedLock } from "./keyed-lock.ts";
 import { errorMessage } from "./logger.ts";
 import type { KindContext, MachineKind, MachineObject } from "./machine-kind.ts";
 import { type MachineObserver, tellObservers } from "./machine-observer.ts";
 import type { EngineMetrics } from "./metrics.ts";
 import { Outcome } from "./outcome.ts";
 import { GoneError, writeDesired } from "./patch-object.ts";
+import { RecentWrites } from "./recent-writes.ts";
 
 /** How to run one kind. */
 export interface MachineControllerOptions<T extends MachineObject> {
@@ -51,6 +53,10 @@ export class MachineController<T extends MachineObject> extends KeyedController 
   readonly #kind: MachineKind<T>;
   readonly #context: KindContext;
   readonly #options: MachineControllerOptions<T>;
+  /** Reconciles of objects in one group (the kind's `serialize`) run one at a time. */
+  readonly #groups = new KeyedLock();
+  /** Objects of the kind as this controller last wrote them. */
+  readonly #ownWrites: RecentWrites<T>;
   /** Message of the last failed command per object uid; diagnostic only (lost on restart by design). */
   readonly #lastErrors = new Map<string, string>();
 
@@ -66,6 +72,7 @@ export class MachineController<T extends MachineObject> extends KeyedController 
     this.#kind = options.kind;
     this.#context = options.context;
     this.cache = options.context.informers.of(options.kind.cache);
+    this.#ownWrites = new RecentWrites<T>(options.context.clock);
     this.events = new EventRecorder(options.context.kubeConfig, this.log);
     options.metrics?.countObjects(() => this.#phaseCounts());
   }
@@ -94,8 +101,20 @@ export class MachineController<T extends MachineObject> extends KeyedController 
 
   /** One reconcile of the object with this key. */
   async reconcile(key: string): Promise<Outcome> {
-    const object = this.cache.get(key);
-    if (!object) return Outcome.awaitChange();
+    // The object as this controller last wrote it while the cache has not caught up: a reconcile woken
+    // meanwhile starts from what is stored, not from a stale copy whose writes would only fail their test.
+    const cached = this.cache.get(key);
+    if (!cached) return Outcome.awaitChange(); // gone: whatever was written before no longer matters
+    const object = this.#ownWrites.get(key, cached) ?? cached;
+    const group = this.#kind.serialize?.(object, this.#context);
+    return group === undefined
+      ? this.#reconcile(key, object)
+      : this.#groups.run(group, () =>
+          this.#reconcile(key, this.#ownWrites.get(key, this.cache.get(key) ?? object) ?? object),
+        );
+  }
+
+  async #reconcile(key: string, object: T): Promise<Outcome> {
     const work = await this.#kind.open(object, this.#context);
     if (!work) return Outcome.awaitChange();
 
@@ -170,6 +189,7 @@ export class MachineController<T extends MachineObject> extends KeyedController 
     );
     if (!written) return stored;
     this.writes++;
+    this.#ownWrites.wrote(written.key, written.object);
     this.log.debug("patched", { key: written.key, part, paths: written.paths });
     return written.object;
   }

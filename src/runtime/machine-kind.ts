@@ -104,6 +104,11 @@ export interface MachineKind<
   readonly cache: CacheSpec<T>;
   /** Related caches whose changes wake objects of this kind. */
   readonly wakes: readonly Wake<never>[];
+  /**
+   * Objects of one group (the key this returns) are reconciled one at a time, e.g. requests that may
+   * share a Cluster, so one decides after the other has placed itself; undefined: no such group.
+   */
+  serialize?(object: T, context: KindContext): string | undefined;
   /** Other things that wake objects (e.g. a reloaded configuration): called once, when the controller starts watching. */
   watch?(context: KindContext, wake: (key: string) => void): void;
   /**

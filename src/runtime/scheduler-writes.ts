@@ -14,7 +14,8 @@ import { claimOn, withoutClaim } from "../machines/cluster-request/claim.ts";
 import { servedRequests, serves } from "../machines/cluster-request/cluster-claims.ts";
 import type { Placement } from "../machines/cluster-request/schedule.ts";
 import { FIELD_MANAGER } from "./install-crds.ts";
-import { ConflictError, writeDesired } from "./patch-object.ts";
+import type { KeyedLock } from "./keyed-lock.ts";
+import { ConflictError, GoneError, writeDesired } from "./patch-object.ts";
 import type { RecentWrites } from "./recent-writes.ts";
 
 /** Conflicting writes are re-read and retried this often before the reconcile fails (and is retried with backoff). */
@@ -25,6 +26,10 @@ export interface SchedulerWriter {
   readonly kubeConfig: KubeConfig;
   readonly clusters: RecentWrites<Cluster>;
   readonly grants: RecentWrites<ClusterRequestGrant>;
+  /** The cached Cluster of a key (the informer's), tried before a fresh read. */
+  readonly cachedCluster: (key: string) => Cluster | undefined;
+  /** Claims on one Cluster from this engine go one at a time: they would only conflict with each other. */
+  readonly clusterLocks: KeyedLock;
 }
 
 const keyOf = (ref: { readonly namespace?: string; readonly name?: string }) =>
@@ -125,29 +130,47 @@ async function claim(
 }
 
 /**
- * Reads the Cluster, computes its new metadata and writes the difference guarded by its
- * resourceVersion, again on conflict; undefined when the Cluster does not exist.
+ * Computes the Cluster's new metadata and writes the difference guarded by its resourceVersion: first
+ * from the freshest copy this engine knows (its own last write, else the cache), on conflict from a
+ * fresh read, again; undefined when the Cluster does not exist. One at a time per Cluster.
  */
-async function updateCluster(
+function updateCluster(
   writer: SchedulerWriter,
   ref: ObjectReference,
   change: (fresh: Cluster) => { metadata: Cluster["metadata"] },
 ): Promise<Cluster | undefined> {
+  const key = keyOf(ref);
+  return writer.clusterLocks.run(key, async () => {
+    const cached = writer.cachedCluster(key);
+    const known = cached ? (writer.clusters.get(key, cached) ?? cached) : undefined;
+    return writeCluster(writer, ref, change, known);
+  });
+}
+
+async function writeCluster(
+  writer: SchedulerWriter,
+  ref: ObjectReference,
+  change: (fresh: Cluster) => { metadata: Cluster["metadata"] },
+  known: Cluster | undefined,
+): Promise<Cluster | undefined> {
   const api = writer.kubeConfig.makeApiClient(CustomObjectsApi);
   for (let attempt = 1; ; attempt++) {
     let fresh: Cluster;
-    try {
-      fresh = (await api.getNamespacedCustomObject({
-        ...resource(RESOURCES.Cluster),
-        namespace: ref.namespace,
-        name: ref.name,
-      })) as Cluster;
-    } catch (error) {
-      if (error instanceof ApiException && error.code === 404) {
-        writer.clusters.wrote(keyOf(ref), undefined);
-        return undefined;
+    if (attempt === 1 && known) fresh = known;
+    else {
+      try {
+        fresh = (await api.getNamespacedCustomObject({
+          ...resource(RESOURCES.Cluster),
+          namespace: ref.namespace,
+          name: ref.name,
+        })) as Cluster;
+      } catch (error) {
+        if (error instanceof ApiException && error.code === 404) {
+          writer.clusters.wrote(keyOf(ref), undefined);
+          return undefined;
+        }
+        throw error;
       }
-      throw error;
     }
     try {
       const written = await writeDesired(
@@ -161,6 +184,10 @@ async function updateCluster(
       writer.clusters.wrote(keyOf(ref), now);
       return now;
     } catch (error) {
+      if (error instanceof GoneError) {
+        writer.clusters.wrote(keyOf(ref), undefined);
+        return undefined;
+      }
       if (!(error instanceof ConflictError) || attempt >= MAX_ATTEMPTS) throw error;
     }
   }

@@ -214,6 +214,8 @@ const PRINTER_COLUMNS: readonly {
   { kind: "ClusterRequest", normal: ["Name", "Purpose", "Phase", "Cluster", "Cluster-NS"], wide: [] },
   { kind: "AccessRequest", normal: ["Name", "Phase"], wide: [] },
   { kind: "ProviderConfig", normal: ["Name", "Backend", "Profile", "Age"], wide: [] },
+  { kind: "Purpose", normal: ["Name", "Dedicated", "Traits", "Age"], wide: [] },
+  { kind: "ClusterRequestGrant", normal: ["Name", "Cluster", "Cluster-NS", "Prefix", "Age"], wide: [] },
 ];
 
 describe("the CRDs on a real API server", () => {
@@ -242,6 +244,36 @@ describe("the tables kubectl shows", () => {
     const columns = table.columnDefinitions;
     expect(columns.filter((column) => column.priority === 0).map((column) => column.name)).toEqual(normal);
     expect(columns.filter((column) => column.priority > 0).map((column) => column.name)).toEqual(wide);
+  });
+
+  it("fill the Purpose columns, Traits with the wishes as written", async () => {
+    const purpose = loadManifest("purpose.yaml");
+    await create(placed(purpose, "table-purpose"));
+
+    const { group, version, plural } = RESOURCES.Purpose;
+    const table = await serverTable(`/apis/${group}/${version}/${plural}/table-purpose`);
+
+    const cell = (name: string) =>
+      table.rows[0]?.cells[table.columnDefinitions.findIndex((column) => column.name === name)];
+    expect(cell("Dedicated")).toBe(true);
+    expect(JSON.parse(String(cell("Traits")))).toEqual((purpose.spec as JsonObject).traits);
+  });
+
+  it("fill the ClusterRequestGrant columns from its spec", async () => {
+    await create(placed(loadManifest("cluster-request-grant.yaml"), "table-grant"));
+
+    const { group, version, plural } = RESOURCES.ClusterRequestGrant;
+    const table = await serverTable(
+      `/apis/${group}/${version}/namespaces/${NAMESPACE}/${plural}/table-grant`,
+    );
+
+    const cell = (name: string) =>
+      table.rows[0]?.cells[table.columnDefinitions.findIndex((column) => column.name === name)];
+    expect([cell("Cluster"), cell("Cluster-NS"), cell("Prefix")]).toEqual([
+      "my-cluster",
+      "my-namespace",
+      "mr",
+    ]);
   });
 
   it("fill the Cluster columns from the provider's labels and annotation", async () => {

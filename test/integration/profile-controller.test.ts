@@ -66,6 +66,7 @@ describe("the profile controller", () => {
       [LABELS.provider]: "sim",
       [LABELS.providerConfig]: "small",
     });
+    expect(profile?.metadata.annotations?.[ANNOTATIONS.traits]).toBeUndefined();
     const config = await eventually(async () =>
       satisfying(await readConfig("small"), (c) => c.status?.profileName === "dev.sim.small"),
     );
@@ -122,7 +123,7 @@ describe("the profile controller", () => {
     expect(await readProfile("dev.sim.elsewhere")).toBeUndefined();
   });
 
-  it("publishes the backend's traits in the profile's traits annotation, and follows a change of them", async () => {
+  it("publishes the backend's traits in the profile's traits annotation, follows a change of them and drops it without them", async () => {
     await applyConfig("traited", {
       backend: "simulated",
       traits: ["zone/eu", "cluster.openmcp.cloud/workerless"],
@@ -144,5 +145,22 @@ describe("the profile controller", () => {
         (p) => p?.metadata.annotations?.[ANNOTATIONS.traits] === "zone/us",
       ),
     );
+    await custom.patchClusterCustomObject({
+      ...RESOURCES.ClusterProfile,
+      name: "dev.sim.traited",
+      body: [{ op: "add", path: "/metadata/annotations/example.com~1note", value: "not the engine's" }],
+    });
+    await custom.patchClusterCustomObject({
+      ...RESOURCES.ProviderConfig,
+      name: "traited",
+      body: [{ op: "remove", path: "/spec/traits" }],
+    });
+    const untraited = await eventually(async () =>
+      satisfying(
+        await readProfile("dev.sim.traited"),
+        (p) => p !== undefined && p.metadata.annotations?.[ANNOTATIONS.traits] === undefined,
+      ),
+    );
+    expect(untraited?.metadata.annotations).toEqual({ "example.com/note": "not the engine's" });
   });
 });

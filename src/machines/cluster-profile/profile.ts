@@ -23,14 +23,15 @@ export function profileName(owner: ProfileOwner, configName: string): string {
 /**
  * The profile for `config`, offering `versions` (what the backend supports of what the config lists) and
  * `traits` (the backend's for the config). Traits go into the `engine.openmcp.cloud/traits` annotation,
- * sorted and comma-separated, since openMCP's ClusterProfile has no field for them: a scheduler (ours, or
- * another that knows the annotation) reads from it what the profile's clusters have.
+ * each once, sorted and comma-separated (`a,b`), and the annotation is absent when there are none, since
+ * openMCP's ClusterProfile has no field for them: a scheduler (ours, or another that knows the annotation)
+ * reads from it what the profile's clusters have.
  */
 export function desiredClusterProfile(
   config: ProviderConfig,
   owner: ProfileOwner,
   versions: readonly SupportedVersion[],
-  traits: readonly string[] = [],
+  traits: readonly string[],
 ): ClusterProfile {
   const configName = config.metadata.name ?? "";
   const offered = [...new Set(traits)].sort().join(",");

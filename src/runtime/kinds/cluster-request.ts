@@ -19,6 +19,7 @@ import {
 } from "../../machines/cluster-request/step.ts";
 import { rfc3339 } from "../../machines/shared/rfc3339.ts";
 import { CACHES } from "../informers.ts";
+import { KeyedLock } from "../keyed-lock.ts";
 import type { KindContext, MachineKind } from "../machine-kind.ts";
 import { wake } from "../machine-kind.ts";
 import { RecentWrites } from "../recent-writes.ts";
@@ -39,6 +40,8 @@ function writerOf(context: KindContext): SchedulerWriter {
       kubeConfig: context.kubeConfig,
       clusters: new RecentWrites<Cluster>(context.clock),
       grants: new RecentWrites<ClusterRequestGrant>(context.clock),
+      cachedCluster: (key) => context.informers.clusters.get(key),
+      clusterLocks: new KeyedLock(),
     };
     writers.set(context, writer);
   }
@@ -124,6 +127,17 @@ export const clusterRequestKind: MachineKind<ClusterRequest, SchedulingView, Clu
     wake(CACHES.purposes, (_: Purpose, context) => unsettled(context)),
     wake(CACHES.profiles, (_: ClusterProfile, context) => unsettled(context)),
   ],
+
+  // Requests of a purpose with a limited tenancyCount decide one after the other: two deciding at once
+  // would each see no Cluster with room and both make one. (Exclusive ones never share; an unlimited
+  // purpose has one Cluster, whose name makes a second create fail.)
+  serialize(request, context) {
+    const mapping = context.scheduler.current()?.purposeMappings[request.spec.purpose];
+    const limited = mapping?.template.spec.tenancy === "Shared" && mapping.tenancyCount > 0;
+    return limited && request.status?.phase !== REQUEST_PHASES.granted
+      ? `purpose:${request.spec.purpose}`
+      : undefined;
+  },
 
   watch(context, wakeKey) {
     // A new configuration may serve requests the old one could not (and changes which are selected).

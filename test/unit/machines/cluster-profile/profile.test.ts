@@ -1,0 +1,112 @@
+/** The ClusterProfile a ProviderConfig yields: its name, labels, versions and the traits annotation, and when a stored one is up to date. */
+import { describe, expect, it } from "vitest";
+import type { ClusterProfile } from "../../../../src/api/cluster-profile.ts";
+import { ANNOTATIONS, LABELS } from "../../../../src/api/constants.ts";
+import {
+  desiredClusterProfile,
+  type ProfileOwner,
+  profileUpToDate,
+} from "../../../../src/machines/cluster-profile/profile.ts";
+import { aProviderConfig } from "../../../support/builders.ts";
+
+const owner: ProfileOwner = { providerName: "sim", environment: "dev", backend: "simulated" };
+const config = aProviderConfig({ name: "small" });
+const versions = [{ version: "1.33.3" }, { version: "1.32.7", deprecated: true }];
+
+/** The profile as the API server would return it: `desired` plus server-set metadata and other writers' annotations. */
+function stored(desired: ClusterProfile, annotations: Record<string, string> = {}): ClusterProfile {
+  return {
+    ...desired,
+    metadata: {
+      ...desired.metadata,
+      resourceVersion: "7",
+      uid: "0b5e5a9e-0c55-4d8e-9a55-2f8f4a1c2d3e",
+      annotations: { ...desired.metadata.annotations, ...annotations },
+    },
+  };
+}
+
+describe("desiredClusterProfile", () => {
+  it("names the profile <environment>.<provider>.<config> and labels it with both", () => {
+    const profile = desiredClusterProfile(config, owner, versions, []);
+
+    expect(profile.metadata.name).toBe("dev.sim.small");
+    expect(profile.metadata.labels).toEqual({ [LABELS.provider]: "sim", [LABELS.providerConfig]: "small" });
+    expect(profile.spec).toEqual({
+      providerRef: { name: "sim" },
+      providerConfigRef: { name: "small" },
+      supportedVersions: [{ version: "1.33.3" }, { version: "1.32.7", deprecated: true }],
+    });
+  });
+
+  it("publishes the traits in the traits annotation, each once, sorted and comma-separated", () => {
+    const profile = desiredClusterProfile(config, owner, versions, [
+      "zone/eu",
+      "cluster.openmcp.cloud/workerless",
+      "zone/eu",
+    ]);
+
+    expect(profile.metadata.annotations).toEqual({
+      [ANNOTATIONS.traits]: "cluster.openmcp.cloud/workerless,zone/eu",
+    });
+  });
+
+  it("leaves the annotation out when the backend offers no traits", () => {
+    const profile = desiredClusterProfile(config, owner, versions, []);
+
+    expect(profile.metadata.annotations).toBeUndefined();
+  });
+
+  it("writes the same annotation whatever the order the backend lists its traits in", () => {
+    const one = desiredClusterProfile(config, owner, versions, ["b", "a", "c"]);
+    const other = desiredClusterProfile(config, owner, versions, ["c", "b", "a"]);
+
+    expect(one.metadata.annotations).toEqual(other.metadata.annotations);
+  });
+});
+
+describe("profileUpToDate", () => {
+  const withTraits = desiredClusterProfile(config, owner, versions, ["a", "b"]);
+
+  it("holds for the stored copy of the desired profile, whatever other annotations it carries", () => {
+    expect(profileUpToDate(stored(withTraits, { "example.com/note": "kept" }), withTraits)).toBe(true);
+  });
+
+  it("fails when there is no stored profile", () => {
+    expect(profileUpToDate(undefined, withTraits)).toBe(false);
+  });
+
+  it("fails when the config's traits changed", () => {
+    const now = desiredClusterProfile(config, owner, versions, ["a", "c"]);
+
+    expect(profileUpToDate(stored(withTraits), now)).toBe(false);
+  });
+
+  it("fails when the traits are gone but the stored profile still announces them", () => {
+    const now = desiredClusterProfile(config, owner, versions, []);
+
+    expect(profileUpToDate(stored(withTraits), now)).toBe(false);
+  });
+
+  it("fails when the stored profile lacks the traits annotation the desired one has", () => {
+    const before = desiredClusterProfile(config, owner, versions, []);
+
+    expect(profileUpToDate(stored(before), withTraits)).toBe(false);
+  });
+
+  it("fails when the offered versions changed", () => {
+    const now = desiredClusterProfile(config, owner, [{ version: "1.33.3" }], ["a", "b"]);
+
+    expect(profileUpToDate(stored(withTraits), now)).toBe(false);
+  });
+
+  it("fails when one of its labels was changed", () => {
+    const relabelled = stored(withTraits);
+    const changed = {
+      ...relabelled,
+      metadata: { ...relabelled.metadata, labels: { ...relabelled.metadata.labels, [LABELS.provider]: "x" } },
+    };
+
+    expect(profileUpToDate(changed, withTraits)).toBe(false);
+  });
+});
