@@ -5,7 +5,7 @@ import type { AccessRequest, AccessRequestStatus } from "../../api/access-reques
 import type { RequestPhase } from "../../api/cluster-request.ts";
 import { CONDITION_TYPES, FINALIZERS, LABELS, REASONS, REQUEST_PHASES } from "../../api/constants.ts";
 import { type ConditionUpdate, mergeConditions } from "../shared/conditions.ts";
-import { type FinalizerWish, withFinalizer } from "../shared/finalizer.ts";
+import { applyFinalizerWish, type FinalizerWish } from "../shared/finalizer.ts";
 import type { EventRecord, MachineStep } from "../shared/machine-step.ts";
 import { requeueClass, taggedPhase } from "../shared/machine-tags.ts";
 import { pureTransition } from "../shared/pure-transition.ts";
@@ -112,8 +112,7 @@ export function stepAccessRequest(input: AccessStepInput): AccessStepResult {
   }
 
   const metadata = produce(request.metadata, (draft) => {
-    const finalizers = withFinalizer(draft.finalizers, FINALIZERS.accessRequest, finalizer);
-    if (finalizers !== draft.finalizers) draft.finalizers = finalizers ? [...finalizers] : undefined;
+    applyFinalizerWish(draft, FINALIZERS.accessRequest, finalizer);
   });
   return {
     previousState,

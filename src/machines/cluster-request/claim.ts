@@ -5,7 +5,7 @@
  */
 import { produce } from "immer";
 import type { Cluster } from "../../api/cluster.ts";
-import { withFinalizer } from "../shared/finalizer.ts";
+import { applyFinalizerWish } from "../shared/finalizer.ts";
 import { hasRoom } from "./cluster-choice.ts";
 import {
   type CopiedMetadata,
@@ -46,8 +46,7 @@ export function claimOn(fresh: Cluster, placement: Placement, uid: string): Clai
         ? placement.prefix
         : grantPrefix({ proposed: placement.proposedPrefix, taken, seed: uid })));
   const metadata = produce(fresh.metadata, (draft) => {
-    const finalizers = withFinalizer(draft.finalizers, requestFinalizer(uid), "add");
-    if (finalizers !== draft.finalizers) draft.finalizers = finalizers ? [...finalizers] : undefined;
+    applyFinalizerWish(draft, requestFinalizer(uid), "add");
     if (prefix !== undefined) {
       draft.annotations ??= {};
       draft.annotations[prefixClaimKey(uid)] = prefix;
@@ -60,8 +59,7 @@ export function claimOn(fresh: Cluster, placement: Placement, uid: string): Clai
 /** `fresh`'s metadata without request `uid`'s finalizer and prefix claim. */
 export function withoutClaim(fresh: Cluster, uid: string): Cluster["metadata"] {
   return produce(fresh.metadata, (draft) => {
-    const finalizers = withFinalizer(draft.finalizers, requestFinalizer(uid), "remove");
-    if (finalizers !== draft.finalizers) draft.finalizers = finalizers ? [...finalizers] : undefined;
+    applyFinalizerWish(draft, requestFinalizer(uid), "remove");
     if (draft.annotations && prefixClaimKey(uid) in draft.annotations)
       delete draft.annotations[prefixClaimKey(uid)];
   });

@@ -1,6 +1,5 @@
 /** The pure reconcile step for a ClusterRequest: (request, what the scheduler sees, now) → next state, desired object, commands, Events. */
 import { produce } from "immer";
-import type { AnyMachineSnapshot } from "xstate";
 import type { ClusterRequest, ClusterRequestStatus, RequestPhase } from "../../api/cluster-request.ts";
 import type { ObjectReference } from "../../api/common.ts";
 import {
@@ -14,10 +13,10 @@ import {
 } from "../../api/constants.ts";
 import type { SchedulerConfig } from "../../api/scheduler-config.ts";
 import { type ConditionUpdate, mergeConditions } from "../shared/conditions.ts";
-import { type FinalizerWish, withFinalizer } from "../shared/finalizer.ts";
+import { applyFinalizerWish, type FinalizerWish } from "../shared/finalizer.ts";
 import { selectorMatches } from "../shared/label-selector.ts";
 import type { EventRecord, MachineStep } from "../shared/machine-step.ts";
-import { requeueClass, taggedPhase } from "../shared/machine-tags.ts";
+import { requeueDelay, taggedPhase } from "../shared/machine-tags.ts";
 import { pureTransition } from "../shared/pure-transition.ts";
 import { snapshotRestorer } from "../shared/snapshots.ts";
 import { stateValueToString } from "../shared/state-value.ts";
@@ -148,8 +147,7 @@ export function stepClusterRequest(input: ClusterRequestStepInput): ClusterReque
     }
   }
   const metadata = produce(request.metadata, (draft) => {
-    const finalizers = withFinalizer(draft.finalizers, FINALIZERS.request, finalizer);
-    if (finalizers !== draft.finalizers) draft.finalizers = finalizers ? [...finalizers] : undefined;
+    applyFinalizerWish(draft, FINALIZERS.request, finalizer);
     if (draft.annotations?.[ANNOTATIONS.operation] === OPERATIONS.reconcile) {
       delete draft.annotations[ANNOTATIONS.operation]; // done: this reconcile is the one asked for
     }
@@ -162,7 +160,7 @@ export function stepClusterRequest(input: ClusterRequestStepInput): ClusterReque
     desired: { metadata, status: desiredStatus(input, decision, state, taggedPhase(snapshot)) },
     commands,
     events,
-    requeueAfterMs: requeueAfter(snapshot, input.timing),
+    requeueAfterMs: requeueDelay(snapshot, input.timing),
   };
 }
 
@@ -300,13 +298,4 @@ function grantedCondition(
     reason: REASONS.Scheduling,
     message: created ? `creating Cluster ${where}` : `claiming Cluster ${where}`,
   };
-}
-
-/** When to look again, from the requeue class the new state is tagged with. */
-function requeueAfter(snapshot: AnyMachineSnapshot, timing: ClusterRequestTiming): number | undefined {
-  const wanted = requeueClass(snapshot);
-  if (wanted === "poll") return timing.pollMs;
-  if (wanted === "resync") return timing.resyncMs;
-  if (wanted === "retry") return timing.retryMs;
-  return undefined;
 }

@@ -1,14 +1,13 @@
 /** The pure reconcile step for a Cluster: (object, profile, observation, now) → next state, desired object, commands, Events. */
 import { Immer } from "immer";
-import type { AnyMachineSnapshot } from "xstate";
 import type { ClusterCommand, ClusterObservation, ClusterTarget } from "../../api/backend.ts";
 import type { Cluster, ClusterStatus } from "../../api/cluster.ts";
 import type { ClusterProfile } from "../../api/cluster-profile.ts";
 import type { JsonObject } from "../../api/common.ts";
 import { ANNOTATIONS, FINALIZERS, LABELS, OPERATIONS } from "../../api/constants.ts";
-import { type FinalizerWish, withFinalizer } from "../shared/finalizer.ts";
+import { applyFinalizerWish, type FinalizerWish } from "../shared/finalizer.ts";
 import type { EventRecord, MachineStep } from "../shared/machine-step.ts";
-import { requeueClass } from "../shared/machine-tags.ts";
+import { requeueDelay } from "../shared/machine-tags.ts";
 import { pureTransition } from "../shared/pure-transition.ts";
 import { snapshotRestorer } from "../shared/snapshots.ts";
 import { stateValueToString } from "../shared/state-value.ts";
@@ -150,7 +149,7 @@ export function stepCluster(input: ClusterStepInput): ClusterStepResult {
     },
     commands,
     events,
-    requeueAfterMs: requeueAfter(snapshot, input.timing),
+    requeueAfterMs: requeueDelay(snapshot, input.timing),
   };
 }
 
@@ -209,8 +208,7 @@ function desiredMetadata(
   ordered: string | undefined,
 ): Cluster["metadata"] {
   return produce(input.cluster.metadata, (draft) => {
-    const finalizers = withFinalizer(draft.finalizers, FINALIZERS.cluster, finalizer);
-    if (finalizers !== draft.finalizers) draft.finalizers = finalizers ? [...finalizers] : undefined;
+    applyFinalizerWish(draft, FINALIZERS.cluster, finalizer);
     if (draft.annotations?.[ANNOTATIONS.operation] === OPERATIONS.reconcile) {
       delete draft.annotations[ANNOTATIONS.operation]; // done: this reconcile is the one asked for
     }
@@ -228,13 +226,4 @@ function desiredMetadata(
       }
     }
   });
-}
-
-/** When to look again, from the requeue class the new state is tagged with. */
-function requeueAfter(snapshot: AnyMachineSnapshot, timing: ClusterTiming): number | undefined {
-  const wanted = requeueClass(snapshot);
-  if (wanted === "poll") return timing.pollMs;
-  if (wanted === "resync") return timing.resyncMs;
-  if (wanted === "retry") return timing.retryMs;
-  return undefined;
 }

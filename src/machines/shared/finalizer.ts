@@ -17,3 +17,13 @@ export function withFinalizer(
   if (wish === "remove" && has) return (finalizers ?? []).filter((finalizer) => finalizer !== name);
   return finalizers;
 }
+
+/** Applies `wish` for `name` to an immer draft's finalizers (left untouched when nothing changes). */
+export function applyFinalizerWish(
+  draft: { finalizers?: readonly string[] | undefined },
+  name: string,
+  wish: FinalizerWish,
+): void {
+  const finalizers = withFinalizer(draft.finalizers, name, wish);
+  if (finalizers !== draft.finalizers) draft.finalizers = finalizers ? [...finalizers] : undefined;
+}

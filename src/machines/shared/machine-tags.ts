@@ -35,3 +35,16 @@ export function taggedPhase(snapshot: AnyMachineSnapshot): string | undefined {
   }
   return undefined;
 }
+
+/** How long each requeue class waits. */
+export interface RequeueTiming {
+  readonly pollMs: number;
+  readonly retryMs: number;
+  readonly resyncMs: number;
+}
+
+/** When to look again, from the requeue class the snapshot's state is tagged with; undefined: wait for a change. */
+export function requeueDelay(snapshot: AnyMachineSnapshot, timing: RequeueTiming): number | undefined {
+  const wanted = requeueClass(snapshot);
+  return wanted === undefined ? undefined : timing[`${wanted}Ms`];
+}
