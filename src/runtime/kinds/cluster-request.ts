@@ -6,7 +6,7 @@ import type { Cluster } from "../../api/cluster.ts";
 import type { ClusterProfile } from "../../api/cluster-profile.ts";
 import type { ClusterRequest } from "../../api/cluster-request.ts";
 import type { ClusterRequestGrant } from "../../api/cluster-request-grant.ts";
-import { ANNOTATIONS, REQUEST_PHASES } from "../../api/constants.ts";
+import { ANNOTATIONS, CONDITION_TYPES, REASONS, REQUEST_PHASES } from "../../api/constants.ts";
 import type { Purpose, PurposeSpec } from "../../api/purpose.ts";
 import { servedRequests } from "../../machines/cluster-request/cluster-claims.ts";
 import { CLUSTER_REQUEST_DEFINITION } from "../../machines/cluster-request/definition.ts";
@@ -46,6 +46,27 @@ function writerOf(context: KindContext): SchedulerWriter {
     writers.set(context, writer);
   }
   return writer;
+}
+
+/** Reasons of requests that wait for a change of Clusters: a name held by another, a Cluster being deleted. */
+const WAITING_FOR_CLUSTERS: ReadonlySet<string> = new Set([
+  REASONS.ClusterConflict,
+  REASONS.WaitingForCluster,
+  REASONS.Replacing,
+]);
+
+/** Requests that wait for some Cluster to change (not those merely queued: their own events queued them). */
+function waitingForClusters(context: KindContext): string[] {
+  return context.informers
+    .of(CACHES.clusterRequests)
+    .list()
+    .filter((request) => {
+      const reason = request.status?.conditions?.find(
+        (c) => c.type === CONDITION_TYPES.clusterGranted,
+      )?.reason;
+      return reason !== undefined && WAITING_FOR_CLUSTERS.has(reason);
+    })
+    .map(keyOf);
 }
 
 /** Requests whose scheduling may change with the world: every one not Granted. */
@@ -108,7 +129,7 @@ export const clusterRequestKind: MachineKind<ClusterRequest, SchedulingView, Clu
   definition: CLUSTER_REQUEST_DEFINITION,
   cache: CACHES.clusterRequests,
   wakes: [
-    // A Cluster's change matters to the requests it serves and to every request still looking for one.
+    // A Cluster's change matters to the requests it serves and to those waiting for a Cluster to change.
     wake(CACHES.clusters, (cluster: Cluster, context) => {
       const uids = new Set(servedRequests(cluster));
       const served = context.informers
@@ -121,7 +142,7 @@ export const clusterRequestKind: MachineKind<ClusterRequest, SchedulingView, Clu
               request.status?.cluster?.namespace === cluster.metadata.namespace),
         )
         .map(keyOf);
-      return [...served, ...unsettled(context)];
+      return [...served, ...waitingForClusters(context)];
     }),
     wake(CACHES.grants, (grant: ClusterRequestGrant) => [keyOf(grant)]),
     wake(CACHES.purposes, (_: Purpose, context) => unsettled(context)),
