@@ -37,9 +37,10 @@ class LiveConfig {
     if (text === this.text) return "unchanged";
     const parsed = parseSchedulerConfig(text, source);
     if ("problems" in parsed) return parsed;
+    const replacing = this.config !== undefined;
     this.text = text;
     this.config = parsed.config;
-    for (const listener of this.listeners) listener(parsed.config);
+    if (replacing) for (const listener of this.listeners) listener(parsed.config);
     return parsed;
   }
 }
