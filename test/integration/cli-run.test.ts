@@ -1,7 +1,7 @@
 /** `openmcp-engine run` as an operator runs it: flags, a kill -9 mid-provisioning, a graceful SIGTERM. */
 
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CoreV1Api, CustomObjectsApi } from "@kubernetes/client-node";
@@ -161,6 +161,37 @@ describe("openmcp-engine run", () => {
       expect(result.status, args.join(" ")).toBe(1);
       expect(result.stderr).toContain(message);
     }
+  });
+
+  it("refuses an invalid scheduler configuration at start, naming every problem, and says when scheduling is off", () => {
+    const stateDir = mkdtempSync(join(stateRoot, "bad-scheduler-"));
+    const file = join(stateDir, "scheduler.yaml");
+    writeFileSync(
+      file,
+      "scheduler:\n  strategy: Fastest\n  purposeMappings:\n    mcp: {template: {spec: {tenancy: Exclusive}}}\n",
+    );
+    const run = (...args: string[]) =>
+      spawnSync(
+        process.execPath,
+        [
+          main,
+          "run",
+          "--provider-name=p",
+          `--kubeconfig=${controlPlane.kubeconfigPath}`,
+          `--state-dir=${stateDir}`,
+          ...args,
+        ],
+        { encoding: "utf8", timeout: 30_000 },
+      );
+    const bad = run(`--scheduler-config=${file}`);
+    expect(bad.status).toBe(1);
+    expect(bad.stderr).toContain(
+      'scheduler.strategy: "Fastest" is not one of Balanced, BalancedIgnoreEmpty, Random, Simple',
+    );
+    expect(bad.stderr).toContain("scheduler.purposeMappings.mcp.template.spec.profile: required");
+    const both = run(`--scheduler-config=${file}`, "--scheduler-config-map=a/b");
+    expect(both.status).toBe(2);
+    expect(both.stderr).toContain("give --scheduler-config or --scheduler-config-map, not both");
   });
 
   it("says where it looked when no kubeconfig can be found", () => {
