@@ -60,6 +60,7 @@ beforeAll(async () => {
       mcp: withProfile(mapping("Exclusive")),
       platform: withProfile(mapping("Shared", 0, "platform")),
       workload: withProfile(mapping("Shared", 2)),
+      analytics: withProfile(mapping("Shared", 0, "analytics")),
     },
   });
   engine = new Engine({
@@ -297,6 +298,64 @@ describe("when things go wrong", () => {
   });
 });
 
+describe("the design record's extras", () => {
+  it("gives a request whose Purpose is dedicated a Cluster of its own, though its mapping is Shared", async () => {
+    await harness.custom.createClusterCustomObject({
+      ...RESOURCES.Purpose,
+      body: {
+        apiVersion: "engine.openmcp.cloud/v1alpha1",
+        kind: "Purpose",
+        metadata: { name: "analytics" },
+        spec: { dedicated: true },
+      },
+    });
+    const request = await createRequest({ name: "private-analytics", purpose: "analytics" });
+    const done = await waitForRequest("private-analytics", granted);
+    expect(done?.status?.cluster?.name).toBe(
+      perRequestClusterName("analytics-", "team-a", "private-analytics"),
+    );
+    const cluster = await harness.readCluster(done?.status?.cluster?.name ?? "");
+    expect(cluster?.spec.tenancy).toBe("Exclusive");
+    expect(servedRequests(cluster as Cluster)).toEqual([request.metadata.uid]);
+    expect((await readGrant("private-analytics"))?.spec.prefix).toBe("");
+  });
+
+  it("puts back a removed finalizer, and a deleted grant with the same Cluster and prefix", async () => {
+    const request = await createRequest({ name: "restored", purpose: "platform" });
+    await waitForRequest("restored", granted);
+    const before = await readGrant("restored");
+    const uid = request.metadata.uid ?? "";
+    const platform = (await harness.readCluster("platform")) as Cluster;
+    const index = platform.metadata.finalizers?.indexOf(requestFinalizer(uid)) ?? -1;
+    expect(index).toBeGreaterThanOrEqual(0);
+    await harness.custom.patchNamespacedCustomObject({
+      ...RESOURCES.Cluster,
+      namespace: NS,
+      name: "platform",
+      body: [
+        { op: "test", path: `/metadata/finalizers/${index}`, value: requestFinalizer(uid) },
+        { op: "remove", path: `/metadata/finalizers/${index}` },
+      ],
+    });
+    await harness.waitFor(
+      "platform",
+      (c) => c?.metadata.finalizers?.includes(requestFinalizer(uid)) === true,
+    );
+    await harness.custom.deleteNamespacedCustomObject({
+      ...RESOURCES.ClusterRequestGrant,
+      namespace: "team-a",
+      name: "restored",
+    });
+    const after = await eventually(async () =>
+      satisfying(
+        await readGrant("restored"),
+        (g) => g?.metadata.uid !== before?.metadata.uid && g !== undefined,
+      ),
+    );
+    expect(after?.spec).toEqual(before?.spec);
+  });
+});
+
 describe("deleting a request", () => {
   it("lets go of a shared Cluster others still use, and deletes an Exclusive one marked delete-without-requests", async () => {
     await createRequest({ name: "gone-exclusive", purpose: "mcp" });
@@ -319,7 +378,7 @@ describe("deleting a request", () => {
     await waitForRequest("platform-0", (r) => r === undefined);
     const platform = await harness.readCluster("platform");
     expect(platform?.metadata.deletionTimestamp).toBeUndefined();
-    expect(servedRequests(platform as Cluster)).toHaveLength(20); // 19 platform-* and "holder"
+    expect(servedRequests(platform as Cluster)).toHaveLength(21); // 19 platform-*, "holder" and "restored"
   });
 
   it("with waitForClusterDeletion stays until its Cluster is gone", async () => {
