@@ -9,6 +9,7 @@ import { parseDuration } from "../api/duration.ts";
 import { BUILT_IN_BACKENDS, createBackend } from "../providers/registry.ts";
 import { systemClock } from "../runtime/clock.ts";
 import { Engine, type EngineOptions } from "../runtime/engine.ts";
+import { type EventRecord, EventRecorder } from "../runtime/event-recorder.ts";
 import { DEFAULT_ACCESS_TIMING } from "../runtime/kinds/access-request.ts";
 import { DEFAULT_LEADER_ELECTION, type LeaderElectionTiming } from "../runtime/leader-election.ts";
 import { loadKubeConfig } from "../runtime/load-kubeconfig.ts";
@@ -274,6 +275,7 @@ function schedulerConfigFromFlags(
   flags: RunFlags,
   kubeConfig: ReturnType<typeof loadKubeConfig>["kubeConfig"],
   log: Logger,
+  env: NodeJS.ProcessEnv,
 ): SchedulerConfigSource | undefined {
   if (!flags.schedule) {
     log.info("scheduler off (--no-schedule): ClusterRequests are left to another scheduler");
@@ -287,9 +289,21 @@ function schedulerConfigFromFlags(
     return undefined;
   }
   const schedulerLog = log.with({ component: "scheduler-config" });
-  return "file" in where
-    ? fileConfigSource({ path: where.file, log: schedulerLog })
-    : configMapSource({ kubeConfig, ...where.configMap, log: schedulerLog });
+  if ("configMap" in where) return configMapSource({ kubeConfig, ...where.configMap, log: schedulerLog });
+  // A file has no object of its own to carry Events; in a cluster they go to the engine's Pod.
+  const pod =
+    env.POD_NAME && env.POD_NAMESPACE ? { name: env.POD_NAME, namespace: env.POD_NAMESPACE } : undefined;
+  const events = pod ? new EventRecorder(kubeConfig, schedulerLog) : undefined;
+  return fileConfigSource({
+    path: where.file,
+    log: schedulerLog,
+    ...(pod && events
+      ? {
+          tell: (event) =>
+            void events.record({ apiVersion: "v1", kind: "Pod", metadata: pod }, event, new Date()),
+        }
+      : {}),
+  });
 }
 
 /** Builds the engine the flags describe. */
@@ -303,7 +317,7 @@ export async function engineFromFlags(
   const log = createLogger({ level: flags.logLevel, ...(write ? { write } : {}) });
   const backend = await backendFromFlags(flags, kubeConfig, log);
   const election = flags.leaderElection;
-  const schedulerConfig = schedulerConfigFromFlags(flags, kubeConfig, log);
+  const schedulerConfig = schedulerConfigFromFlags(flags, kubeConfig, log, env);
   return new Engine({
     kubeConfig,
     providerName: flags.providerName,

@@ -8,7 +8,7 @@ import { readFile } from "node:fs/promises";
 import { CoreV1Api, type KubeConfig, type V1ConfigMap, Watch } from "@kubernetes/client-node";
 import type { SchedulerConfig } from "../api/scheduler-config.ts";
 import { describeConfig, parseSchedulerConfig } from "../machines/cluster-request/scheduler-config.ts";
-import { EventRecorder } from "./event-recorder.ts";
+import { type EventRecord, EventRecorder } from "./event-recorder.ts";
 import { Informer, type ListWatchSource } from "./informer.ts";
 import { errorMessage, type Logger } from "./logger.ts";
 import type { SchedulerConfigView } from "./machine-kind.ts";
@@ -45,13 +45,17 @@ class LiveConfig {
   }
 }
 
-/** The configuration in the file at `path`, read again every second. */
+/**
+ * The configuration in the file at `path`, read again every second. `tell` records an Event about a
+ * reload (in a cluster: on the engine's Pod, as a file has no object of its own).
+ */
 export function fileConfigSource(options: {
   readonly path: string;
   readonly log: Logger;
+  readonly tell?: (event: EventRecord) => void;
 }): SchedulerConfigSource {
   const live = new LiveConfig();
-  const { path, log } = options;
+  const { path, log, tell } = options;
   let timer: ReturnType<typeof setInterval> | undefined;
   let lastProblem: string | undefined;
   const reload = async () => {
@@ -68,12 +72,22 @@ export function fileConfigSource(options: {
     else {
       lastProblem = undefined;
       log.info("scheduler configuration reloaded", { path, ...describeConfig(result.config) });
+      tell?.({
+        type: "Normal",
+        reason: "SchedulerConfigLoaded",
+        message: `scheduler configuration ${path} reloaded`,
+      });
     }
   };
   const warnOnce = (problem: string) => {
     if (problem === lastProblem) return;
     lastProblem = problem;
     log.warn("scheduler configuration not reloaded; the previous one stays in force", { path, problem });
+    tell?.({
+      type: "Warning",
+      reason: "InvalidSchedulerConfig",
+      message: `${path} not reloaded, the previous configuration stays in force: ${problem}`.slice(0, 1000),
+    });
   };
   return {
     current: () => live.config,
