@@ -9,7 +9,7 @@ import { parseDuration } from "../api/duration.ts";
 import { BUILT_IN_BACKENDS, createBackend } from "../providers/registry.ts";
 import { systemClock } from "../runtime/clock.ts";
 import { Engine, type EngineOptions } from "../runtime/engine.ts";
-import { type EventRecord, EventRecorder } from "../runtime/event-recorder.ts";
+import { EventRecorder } from "../runtime/event-recorder.ts";
 import { DEFAULT_ACCESS_TIMING } from "../runtime/kinds/access-request.ts";
 import { DEFAULT_LEADER_ELECTION, type LeaderElectionTiming } from "../runtime/leader-election.ts";
 import { loadKubeConfig } from "../runtime/load-kubeconfig.ts";
