@@ -10,7 +10,7 @@ import { clusterRequestKind } from "./cluster-request.ts";
 
 /** The built-in kinds, in the order they are shown. */
 export const MACHINE_KINDS: readonly MachineKind[] = [
-  clusterRequestKind as MachineKind,
   clusterKind as MachineKind,
+  clusterRequestKind as MachineKind,
   accessRequestKind as MachineKind,
 ];
