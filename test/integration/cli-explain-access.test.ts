@@ -199,6 +199,8 @@ describe("openmcp-engine explain accessrequest", () => {
     expect(missing.stderr).toContain("AccessRequest clusters/nobody not found");
     const badKind = run("explain", "pod", "default/x", "--kubeconfig", kubeconfig);
     expect(badKind.status).toBe(2);
-    expect(badKind.stderr).toContain("it knows: cluster, clusters, clusterrequest, clusterrequests, cr, creq, accessrequest, accessrequests, ar, areq");
+    expect(badKind.stderr).toContain(
+      "it knows: cluster, clusters, clusterrequest, clusterrequests, cr, creq, accessrequest, accessrequests, ar, areq",
+    );
   });
 });
