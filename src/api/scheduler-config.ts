@@ -42,6 +42,7 @@ export interface ClusterTemplate {
     readonly tenancy: Tenancy;
     readonly purposes?: readonly string[];
     readonly kubernetes?: { readonly version?: string };
+    readonly clusterConfigs?: readonly { readonly name: string }[];
   };
 }
 

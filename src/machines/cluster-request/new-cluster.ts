@@ -57,6 +57,7 @@ export function newCluster(
       profile: choice.profile,
       tenancy: choice.tenancy,
       purposes,
+      ...(template.spec.clusterConfigs?.length ? { clusterConfigs: template.spec.clusterConfigs } : {}),
       ...(template.spec.kubernetes?.version
         ? { kubernetes: { version: template.spec.kubernetes.version } }
         : {}),

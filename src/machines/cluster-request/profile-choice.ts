@@ -8,9 +8,10 @@ export type ProfileChoice =
 
 /**
  * Without wishes the template's profile, as openMCP does (even if it is not known yet). With wishes,
- * every known profile is a candidate: those meeting all required wishes, most optional ones first, the
- * template's profile on a tie, then by name. None → the wishes the template's profile (or, when unknown,
- * every profile) misses, named in the message.
+ * the template's profile and every known one are candidates (a profile not known yet offers nothing
+ * known): those meeting all required wishes, most optional ones first, the template's profile on a
+ * tie, then by name. Optional wishes only rank: with no required wish the template's profile always
+ * qualifies. None → the required wishes the template's profile misses, named in the message.
  */
 export function chooseProfile(
   templateProfile: string,
@@ -18,7 +19,7 @@ export function chooseProfile(
   profileTraits: ReadonlyMap<string, readonly string[]>,
 ): ProfileChoice {
   if (wishes.length === 0) return { profile: templateProfile };
-  const candidates = [...profileTraits.keys()].sort((a, b) =>
+  const candidates = [...new Set([templateProfile, ...profileTraits.keys()])].sort((a, b) =>
     a === templateProfile ? -1 : b === templateProfile ? 1 : a.localeCompare(b),
   );
   let chosen: { profile: string; preferred: number } | undefined;
@@ -30,14 +31,12 @@ export function chooseProfile(
   }
   if (chosen) return { profile: chosen.profile };
   const reference = profileTraits.get(templateProfile);
-  const missing = reference
-    ? matchTraits(wishes, reference).missing
-    : wishes.filter((wish) => !wish.optional);
+  const missing = matchTraits(wishes, reference ?? []).missing;
   const named = missing.map(describeWish).join(", ");
   return {
     missing,
     message: reference
       ? `no ClusterProfile offers the required traits: ${named} (profile ${templateProfile} of the purpose's template lacks them, and no other profile has them all)`
-      : `no ClusterProfile offers the required traits: ${named}`,
+      : `no ClusterProfile offers the required traits: ${named} (profile ${templateProfile} of the purpose's template is not known yet)`,
   };
 }

@@ -18,6 +18,16 @@ import { selectorMatches, selectorProblems } from "../shared/label-selector.ts";
 const SCOPES: readonly SchedulerScope[] = ["Cluster", "Namespaced"];
 const STRATEGIES: readonly SchedulerStrategy[] = ["Balanced", "BalancedIgnoreEmpty", "Random", "Simple"];
 const SCHEDULER_FIELDS = ["scope", "strategy", "selectors", "purposeMappings"];
+const TEMPLATE_FIELDS = ["metadata", "spec"];
+const TEMPLATE_METADATA_FIELDS = ["name", "generateName", "namespace", "labels", "annotations"];
+const TEMPLATE_SPEC_FIELDS = ["profile", "tenancy", "purposes", "kubernetes", "clusterConfigs"];
+
+/** Reports every key of `fields` that is not one of `known`. */
+function unknownFields(fields: Fields, known: readonly string[], path: string, problems: string[]): void {
+  for (const key of Object.keys(fields)) {
+    if (!known.includes(key)) problems.push(`${path}.${key}: unknown field (${known.join(", ")})`);
+  }
+}
 
 type Fields = Record<string, unknown>;
 const isObject = (value: unknown): value is Fields =>
@@ -124,6 +134,28 @@ function readMapping(
   }
   const metadata = isObject(template.metadata) ? template.metadata : {};
   const spec = isObject(template.spec) ? template.spec : {};
+  unknownFields(template, TEMPLATE_FIELDS, `${at}.template`, problems);
+  unknownFields(metadata, TEMPLATE_METADATA_FIELDS, `${at}.template.metadata`, problems);
+  unknownFields(spec, TEMPLATE_SPEC_FIELDS, `${at}.template.spec`, problems);
+  for (const field of ["labels", "annotations"] as const) {
+    const entries = metadata[field];
+    if (entries === undefined) continue;
+    if (!isObject(entries)) problems.push(`${at}.template.metadata.${field}: must map keys to string values`);
+    else
+      for (const [key, value] of Object.entries(entries)) {
+        if (typeof value !== "string") {
+          problems.push(
+            `${at}.template.metadata.${field}.${key}: ${JSON.stringify(value)} must be a string (quote it)`,
+          );
+        }
+      }
+  }
+  if (
+    spec.purposes !== undefined &&
+    (!Array.isArray(spec.purposes) || spec.purposes.some((p) => typeof p !== "string"))
+  ) {
+    problems.push(`${at}.template.spec.purposes: must be a list of purposes`);
+  }
   if (typeof spec.profile !== "string" || spec.profile === "")
     problems.push(`${at}.template.spec.profile: required`);
   const tenancy = spec.tenancy;

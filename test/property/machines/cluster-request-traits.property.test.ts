@@ -3,6 +3,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { PurposeSpec, TraitRequest } from "../../../src/api/purpose.ts";
 import { grantPrefix, validPrefix } from "../../../src/machines/cluster-request/prefixes.ts";
+import { chooseProfile } from "../../../src/machines/cluster-request/profile-choice.ts";
 import {
   aggregateWishes,
   type SchedulingWishes,
@@ -172,6 +173,52 @@ describe("trait wishes", () => {
           });
         },
       ),
+    );
+  });
+});
+
+describe("choosing a profile for a new Cluster", () => {
+  const profileName = fc.constantFrom("template", "p-a", "p-b", "p-c");
+  const known = fc
+    .array(fc.tuple(profileName, fc.array(traitName, { maxLength: 4 })), { maxLength: 4 })
+    .map((entries) => new Map(entries));
+
+  it("takes a profile meeting every required wish and the most optional ones, the template's on a tie, then by name", () => {
+    fc.assert(
+      fc.property(fc.array(wish, { minLength: 1, maxLength: 4 }), known, (wishes, profiles) => {
+        const score = (traits: readonly string[]) => ({
+          admissible: wishes.every((w) => w.optional || oracleHolds(w, traits)),
+          preferred: wishes.filter((w) => w.optional && oracleHolds(w, traits)).length,
+        });
+        // The template's profile is always a candidate; not known yet, it offers nothing known.
+        const candidates = new Map(profiles);
+        if (!candidates.has("template")) candidates.set("template", []);
+        const admissible = [...candidates]
+          .map(([name, traits]) => ({ name, ...score(traits) }))
+          .filter((p) => p.admissible);
+        const choice = chooseProfile("template", wishes, profiles);
+        if (admissible.length === 0) {
+          expect(choice).toHaveProperty("missing");
+          return;
+        }
+        const best = Math.max(...admissible.map((p) => p.preferred));
+        const winners = admissible.filter((p) => p.preferred === best).map((p) => p.name);
+        const expected = winners.includes("template") ? "template" : [...winners].sort()[0];
+        expect(choice).toEqual({ profile: expected });
+      }),
+    );
+  });
+
+  it("when none fits, names the required wishes the template's profile misses (offering nothing when it is unknown)", () => {
+    fc.assert(
+      fc.property(fc.array(wish, { minLength: 1, maxLength: 4 }), known, (wishes, profiles) => {
+        const choice = chooseProfile("template", wishes, profiles);
+        if (!("missing" in choice)) return;
+        const template = profiles.get("template") ?? [];
+        const expected = wishes.filter((w) => !w.optional && !oracleHolds(w, template));
+        expect(choice.missing).toEqual(expected);
+        for (const w of expected) expect(choice.message).toContain(w.traits[0]);
+      }),
     );
   });
 });

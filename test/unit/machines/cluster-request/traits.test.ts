@@ -1,5 +1,6 @@
-/** Trait wishes: from Purpose resources and the annotation syntax, matched against a profile's traits, in words. */
+/** Trait wishes: from Purpose resources and the annotation syntax, matched against a profile's traits, in words; and the profile a new Cluster gets. */
 import { describe, expect, it } from "vitest";
+import { chooseProfile } from "../../../../src/machines/cluster-request/profile-choice.ts";
 import {
   describeWish,
   formatWish,
@@ -87,6 +88,32 @@ describe("parseTraitList", () => {
 
   it("reads the design record's workerless/nodeless equivalence as one any-of wish", () => {
     expect(parsed(`${WORKERLESS}|${NODELESS}`)).toEqual([wish([WORKERLESS, NODELESS].sort())]);
+    const [preferred] = parsed(`?${WORKERLESS}|${NODELESS}`);
+    expect(preferred).toEqual(wish([WORKERLESS, NODELESS], { optional: true }));
+    expect(describeWish(preferred as TraitWish)).toBe(`any of ${WORKERLESS}, ${NODELESS}`);
+    // Either trait meets it; a profile with neither is still admissible, only ranked lower.
+    expect(matchTraits(parsed(`?${WORKERLESS}|${NODELESS}`), [NODELESS]).preferred).toBe(1);
+    expect(matchTraits(parsed(`?${WORKERLESS}|${NODELESS}`), [AWS])).toEqual({
+      admissible: true,
+      missing: [],
+      preferred: 0,
+    });
+  });
+
+  it("reads a negated trait as a required wish that the cluster must not have", () => {
+    expect(parsed(`!${GCP}`)).toEqual([wish([GCP], { negated: true })]);
+  });
+
+  it("reads the markers in either order: !?x is ?!x", () => {
+    expect(parsed("!?x")).toEqual([wish(["x"], { optional: true, negated: true })]);
+    expect(parsed("!?x")).toEqual(parsed("?!x"));
+  });
+
+  it("names the offending item of a bad list: a blank item, a space inside a name, a dangling |", () => {
+    expect(problemOf("a,,b")).toContain("item 2");
+    expect(problemOf("a b")).toBe('"a b": "a b" is not a trait name (non-empty, no whitespace or , | ? !)');
+    expect(problemOf("x, |a")).toBe('"|a": "" is not a trait name (non-empty, no whitespace or , | ? !)');
+    expect(problemOf(" , a")).toBe('item 1 of " , a" is empty');
   });
 
   it("names an empty item", () => {
@@ -152,5 +179,73 @@ describe("describeWish", () => {
     expect(describeWish(wish([GCP], { negated: true }))).toBe(`not ${GCP}`);
     expect(describeWish(wish(["a", "b"]))).toBe("any of a, b");
     expect(describeWish(wish(["a", "b"], { negated: true }))).toBe("none of a, b");
+  });
+});
+
+describe("chooseProfile", () => {
+  const TEMPLATE = "test.engine-test.small";
+  const profiles = (entries: Record<string, string[]>) => new Map(Object.entries(entries));
+
+  it("takes the template's profile when there are no wishes, even if no such profile is known", () => {
+    expect(chooseProfile(TEMPLATE, [], new Map())).toEqual({ profile: TEMPLATE });
+    expect(chooseProfile(TEMPLATE, [], profiles({ other: [WORKERLESS] }))).toEqual({ profile: TEMPLATE });
+  });
+
+  it("lets optional wishes only rank: the template's profile stays when it is not known yet or none meets them", () => {
+    const optional = parsed("?example.com/foo");
+    expect(chooseProfile(TEMPLATE, optional, new Map())).toEqual({ profile: TEMPLATE });
+    expect(chooseProfile(TEMPLATE, optional, profiles({ other: [WORKERLESS] }))).toEqual({
+      profile: TEMPLATE,
+    });
+    expect(chooseProfile(TEMPLATE, optional, profiles({ other: ["example.com/foo"] }))).toEqual({
+      profile: "other",
+    });
+  });
+
+  it("keeps the template's profile when it meets every required wish", () => {
+    const known = profiles({ [TEMPLATE]: [WORKERLESS], "a-other": [WORKERLESS] });
+    expect(chooseProfile(TEMPLATE, parsed(WORKERLESS), known)).toEqual({ profile: TEMPLATE });
+  });
+
+  it("takes another profile when the template's lacks a required trait", () => {
+    const known = profiles({ [TEMPLATE]: [AWS], workerless: [WORKERLESS, AWS] });
+    expect(chooseProfile(TEMPLATE, parsed(`${WORKERLESS}, !${GCP}`), known)).toEqual({
+      profile: "workerless",
+    });
+  });
+
+  it("takes the admissible profile meeting the most optional wishes, the template's only on a tie", () => {
+    const known = profiles({
+      [TEMPLATE]: [WORKERLESS],
+      "one-extra": [WORKERLESS, AWS],
+      "two-extras": [WORKERLESS, AWS, NODELESS],
+      "not-admissible": [AWS, NODELESS, "x"],
+    });
+    expect(chooseProfile(TEMPLATE, parsed(`${WORKERLESS}, ?${AWS}, ?${NODELESS}, ?x`), known)).toEqual({
+      profile: "two-extras",
+    });
+    expect(chooseProfile(TEMPLATE, parsed(`${WORKERLESS}, ?${GCP}`), known)).toEqual({ profile: TEMPLATE });
+  });
+
+  it("breaks a tie between other profiles by name", () => {
+    const known = profiles({ [TEMPLATE]: [], zeta: [WORKERLESS], alpha: [WORKERLESS] });
+    expect(chooseProfile(TEMPLATE, parsed(WORKERLESS), known)).toEqual({ profile: "alpha" });
+  });
+
+  it("names the required trait no profile offers, and says the template's profile lacks it", () => {
+    const known = profiles({ [TEMPLATE]: [AWS], other: [GCP] });
+    const choice = chooseProfile(TEMPLATE, parsed(`${WORKERLESS}, ?${AWS}`), known);
+    expect(choice).toEqual({
+      missing: [wish([WORKERLESS])],
+      message: `no ClusterProfile offers the required traits: ${WORKERLESS} (profile ${TEMPLATE} of the purpose's template lacks them, and no other profile has them all)`,
+    });
+  });
+
+  it("names what the template's profile, not known yet (offering nothing known), misses when no profile fits", () => {
+    const choice = chooseProfile(TEMPLATE, parsed(`${WORKERLESS}, ${GCP}, ?x`), profiles({ gcp: [GCP] }));
+    expect(choice).toEqual({
+      missing: [wish([WORKERLESS]), wish([GCP])],
+      message: `no ClusterProfile offers the required traits: ${WORKERLESS}, ${GCP} (profile ${TEMPLATE} of the purpose's template is not known yet)`,
+    });
   });
 });
