@@ -24,6 +24,15 @@ export interface ClusterRequestFacts {
 export type ClusterRequestEvent = ObservedEvent<ClusterRequestFacts>;
 
 const when = whenObserved<ClusterRequestFacts>;
+
+/** Where the decision sends a request that is not placed yet: the same from pending and from scheduling. */
+const followDecision = [
+  { guard: "isBeingDeleted", target: "deleting" },
+  { guard: "isMisconfigured", target: "misconfigured" },
+  { guard: "isDenied", target: "denied" },
+  { guard: "mustLetGo", target: "replacing" },
+  { guard: "isHeld", target: "granted" },
+] as const;
 const pending = `${PHASE_TAG}${REQUEST_PHASES.pending}`;
 
 /** The ClusterRequest machine: named guards and actions first, then the chart, which refers to them by name. */
@@ -67,14 +76,7 @@ export const clusterRequestMachine = setup({
       description:
         "Deciding where the request is served; stays here while a Cluster of its name is still being deleted.",
       tags: [REQUEUE.poll, pending],
-      always: [
-        { guard: "isBeingDeleted", target: "deleting" },
-        { guard: "isMisconfigured", target: "misconfigured" },
-        { guard: "isDenied", target: "denied" },
-        { guard: "mustLetGo", target: "replacing" },
-        { guard: "isHeld", target: "granted" },
-        { guard: "canPlace", target: "scheduling" },
-      ],
+      always: [...followDecision, { guard: "canPlace", target: "scheduling" }],
     },
     scheduling: {
       description:
@@ -85,13 +87,7 @@ export const clusterRequestMachine = setup({
         // Not in place on a later look (a write failed, someone undid it): assign again; every step is idempotent.
         observed: { guard: "placementIncomplete", target: "scheduling", reenter: true },
       },
-      always: [
-        { guard: "isBeingDeleted", target: "deleting" },
-        { guard: "isMisconfigured", target: "misconfigured" },
-        { guard: "isDenied", target: "denied" },
-        { guard: "mustLetGo", target: "replacing" },
-        { guard: "isHeld", target: "granted" },
-      ],
+      always: [...followDecision],
     },
     granted: {
       description: "The request has its Cluster; the grant records it and the prefix.",
