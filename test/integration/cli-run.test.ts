@@ -1,6 +1,6 @@
 /** `openmcp-engine run` as an operator runs it: flags, a kill -9 mid-provisioning, a graceful SIGTERM. */
 
-import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -12,8 +12,9 @@ import { type ControlPlane, startControlPlane } from "../../src/controlplane/con
 import { installingCrds } from "../../src/runtime/install-crds.ts";
 import { aCluster, aProviderConfig } from "../support/builders.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
+import { ENGINE_MAIN, startEngineCli } from "../support/processes.ts";
 
-const main = join(import.meta.dirname, "..", "..", "src", "cli", "main.ts");
+const main = ENGINE_MAIN;
 let controlPlane: ControlPlane;
 let custom: CustomObjectsApi;
 /** Every `--state-dir` of this file: a temporary folder, never the repository's `.state/`. */
@@ -37,29 +38,16 @@ afterAll(async () => {
 });
 
 /** Starts `run` as a child process; its output is collected. */
-function startRun(stateDir: string): { child: ChildProcess; output: () => string } {
-  const child = spawn(
-    process.execPath,
-    [
-      main,
-      "run",
-      "--provider-name=ops",
-      "--environment=test",
-      `--kubeconfig=${controlPlane.kubeconfigPath}`,
-      `--state-dir=${stateDir}`,
-      "--backend-option=delay=2s",
-      "--log-level=debug",
-    ],
-    { stdio: ["ignore", "pipe", "pipe"] },
-  );
-  let output = "";
-  child.stdout?.on("data", (chunk: Buffer) => {
-    output += chunk.toString();
-  });
-  child.stderr?.on("data", (chunk: Buffer) => {
-    output += chunk.toString();
-  });
-  return { child, output: () => output };
+function startRun(stateDir: string) {
+  return startEngineCli([
+    "run",
+    "--provider-name=ops",
+    "--environment=test",
+    `--kubeconfig=${controlPlane.kubeconfigPath}`,
+    `--state-dir=${stateDir}`,
+    "--backend-option=delay=2s",
+    "--log-level=debug",
+  ]);
 }
 
 const readCluster = async (name: string) =>

@@ -1,5 +1,3 @@
-/** The scheduler as an operator runs it (`run --scheduler-config`): killed with kill -9 mid-scheduling and restarted, nothing is made twice or lost. */
-import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -14,8 +12,8 @@ import { servedRequests } from "../../src/machines/cluster-request/cluster-claim
 import { installingCrds } from "../../src/runtime/install-crds.ts";
 import { aClusterRequest, aProviderConfig } from "../support/builders.ts";
 import { eventually } from "../support/eventually.ts";
+import { startEngineCli } from "../support/processes.ts";
 
-const main = join(import.meta.dirname, "..", "..", "src", "cli", "main.ts");
 const folder = mkdtempSync(join(tmpdir(), "scheduler-restart-"));
 let controlPlane: ControlPlane;
 let custom: CustomObjectsApi;
@@ -53,30 +51,17 @@ afterAll(async () => {
   rmSync(folder, { recursive: true, force: true });
 });
 
-function startRun(): { child: ChildProcess; output: () => string } {
-  const child = spawn(
-    process.execPath,
-    [
-      main,
-      "run",
-      "--provider-name=ops",
-      "--environment=test",
-      `--kubeconfig=${controlPlane.kubeconfigPath}`,
-      `--state-dir=${join(folder, "state")}`,
-      `--scheduler-config=${join(folder, "scheduler.yaml")}`,
-      "--metrics-bind-address=0",
-      "--health-probe-bind-address=0",
-    ],
-    { stdio: ["ignore", "pipe", "pipe"] },
-  );
-  let output = "";
-  child.stdout?.on("data", (chunk: Buffer) => {
-    output += chunk.toString();
-  });
-  child.stderr?.on("data", (chunk: Buffer) => {
-    output += chunk.toString();
-  });
-  return { child, output: () => output };
+function startRun() {
+  return startEngineCli([
+    "run",
+    "--provider-name=ops",
+    "--environment=test",
+    `--kubeconfig=${controlPlane.kubeconfigPath}`,
+    `--state-dir=${join(folder, "state")}`,
+    `--scheduler-config=${join(folder, "scheduler.yaml")}`,
+    "--metrics-bind-address=0",
+    "--health-probe-bind-address=0",
+  ]);
 }
 
 async function list<T>(

@@ -1,5 +1,7 @@
 /** Test helpers about OS processes and folders: is it still there, wait until it is gone. */
+import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { expect } from "vitest";
 import { isProcessAlive } from "../../src/controlplane/process-groups.ts";
 import { eventually } from "./eventually.ts";
@@ -34,4 +36,19 @@ export function processesMentioning(text: string): number[] {
         return false; // gone meanwhile
       }
     });
+}
+
+/** The engine's command, as an operator starts it: `node src/cli/main.ts …`. */
+export const ENGINE_MAIN = join(import.meta.dirname, "..", "..", "src", "cli", "main.ts");
+
+/** Starts `openmcp-engine <args>` as a child process; everything it prints (stdout and stderr) is collected. */
+export function startEngineCli(args: readonly string[]): { child: ChildProcess; output: () => string } {
+  const child = spawn(process.execPath, [ENGINE_MAIN, ...args], { stdio: ["ignore", "pipe", "pipe"] });
+  let output = "";
+  const collect = (chunk: Buffer) => {
+    output += chunk.toString();
+  };
+  child.stdout?.on("data", collect);
+  child.stderr?.on("data", collect);
+  return { child, output: () => output };
 }

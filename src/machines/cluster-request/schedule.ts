@@ -158,7 +158,7 @@ export function schedule(request: ClusterRequest, view: SchedulingView): Decisio
     if (mapping.tenancyCount === 0) {
       const name = singletonClusterName(mapping, purpose);
       const clash = view.clusters.find((cluster) => keyOf(cluster.metadata) === `${namespace}/${name}`);
-      if (clash) return clashWith(clash, request, view, mapping, wishes.traits, purpose, config);
+      if (clash) return clashWith(clash, view, mapping, wishes.traits, purpose, config);
       return placeNew(request, view, mapping, tenancy, wishes.traits, { name }, namespace);
     }
   }
@@ -202,7 +202,6 @@ export function schedule(request: ClusterRequest, view: SchedulingView): Decisio
 /** The singleton name of an unlimited Shared purpose is taken by a Cluster that did not fit. */
 function clashWith(
   clash: Cluster,
-  request: ClusterRequest,
   view: SchedulingView,
   mapping: PurposeMapping,
   wishes: Parameters<typeof unfitReason>[5],
@@ -218,7 +217,6 @@ function clashWith(
   }
   const offered = view.profileTraits.get(clash.spec.profile) ?? [];
   const why = unfitReason(clash, purpose, config, mapping, offered, wishes) ?? "it is full";
-  void request;
   return {
     kind: "deny",
     reason: "ClusterConflict",
