@@ -1,5 +1,6 @@
 /** What a provider backend reports about one cluster, and the commands the Cluster machine gives it. */
 import type { JsonObject } from "./common.ts";
+import type { FailureDomain } from "./engine-cluster.ts";
 
 /** The cluster a command or observation is about: the Cluster object and what it asks for. */
 export interface ClusterTarget {
@@ -33,6 +34,8 @@ export type ClusterObservation =
       readonly info?: string;
       /** Why the cluster is `failed`, for a person to act on. */
       readonly message?: string;
+      /** Where the cluster's machines may go, if the backend has such places (Cluster API shows them). */
+      readonly failureDomains?: readonly FailureDomain[];
     };
 
 /** Something the Cluster machine wants the backend to do. Every command is idempotent. */

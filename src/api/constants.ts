@@ -14,6 +14,13 @@ export const ENGINE_VERSION = "v1alpha1";
 /** `apiVersion` of the engine's own resources. */
 export const ENGINE_API_VERSION = `${ENGINE_GROUP}/${ENGINE_VERSION}`;
 
+/** API group of the engine's Cluster API infrastructure kinds (EngineCluster, its template, ClusterEndpoint). */
+export const INFRASTRUCTURE_GROUP = "infrastructure.engine.openmcp.cloud";
+/** The only served version of {@link INFRASTRUCTURE_GROUP}; it serves Cluster API's v1beta2 contract. */
+export const INFRASTRUCTURE_VERSION = "v1alpha1";
+/** `apiVersion` of the engine's infrastructure kinds. */
+export const INFRASTRUCTURE_API_VERSION = `${INFRASTRUCTURE_GROUP}/${INFRASTRUCTURE_VERSION}`;
+
 /** Kinds and their plural resource names, as served by our CRDs. */
 export const RESOURCES = {
   Cluster: { group: CLUSTERS_GROUP, version: CLUSTERS_VERSION, plural: "clusters", namespaced: true },
@@ -48,6 +55,24 @@ export const RESOURCES = {
     plural: "clusterrequestgrants",
     namespaced: true,
   },
+  EngineCluster: {
+    group: INFRASTRUCTURE_GROUP,
+    version: INFRASTRUCTURE_VERSION,
+    plural: "engineclusters",
+    namespaced: true,
+  },
+  EngineClusterTemplate: {
+    group: INFRASTRUCTURE_GROUP,
+    version: INFRASTRUCTURE_VERSION,
+    plural: "engineclustertemplates",
+    namespaced: true,
+  },
+  ClusterEndpoint: {
+    group: INFRASTRUCTURE_GROUP,
+    version: INFRASTRUCTURE_VERSION,
+    plural: "clusterendpoints",
+    namespaced: true,
+  },
 } as const;
 
 /** A kind the engine serves a CRD for. */
@@ -69,6 +94,8 @@ export const LABELS = {
   providerConfig: `${ENGINE_GROUP}/provider-config`,
   /** On objects made on a target cluster for an AccessRequest: that request's UID (its owner). */
   accessRequestUid: `${ENGINE_GROUP}/access-request-uid`,
+  /** On the kubeconfig Secret and ClusterEndpoint published for an EngineCluster: its UID (their owner). */
+  engineClusterUid: `${INFRASTRUCTURE_GROUP}/enginecluster-uid`,
   /** The standard label naming the tool that manages an object; ours carry {@link MANAGED_BY_ENGINE}. */
   managedBy: "app.kubernetes.io/managed-by",
 } as const;
@@ -117,6 +144,8 @@ export const FINALIZERS = {
   cluster: `${ENGINE_GROUP}/cluster`,
   /** Ours on AccessRequests: access objects may still exist on the target cluster. */
   accessRequest: `${ENGINE_GROUP}/accessrequest`,
+  /** Ours on EngineClusters: the backend may still hold the cluster, its kubeconfig and endpoint are published. */
+  engineCluster: `${INFRASTRUCTURE_GROUP}/enginecluster`,
   /** The scheduler's finalizer on ClusterRequests. */
   request: `${CLUSTERS_GROUP}/request`,
   /** Prefix of the scheduler's per-request finalizers on Clusters (`…/<ClusterRequest UID>`). */

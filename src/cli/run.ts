@@ -7,6 +7,7 @@ import { parseArgs } from "node:util";
 import type { ClusterBackend } from "../api/backend-contract.ts";
 import { parseDuration } from "../api/duration.ts";
 import { BUILT_IN_BACKENDS, createBackend } from "../providers/registry.ts";
+import { detectCapi } from "../runtime/capi-detection.ts";
 import { systemClock } from "../runtime/clock.ts";
 import { Engine, type EngineOptions } from "../runtime/engine.ts";
 import { EventRecorder } from "../runtime/event-recorder.ts";
@@ -56,6 +57,9 @@ Flags:
                                   openMCP operator, whose scheduler serves them)
   --scheduler-config <path>       the scheduler configuration, in the openMCP operator's format; reloaded on change
   --scheduler-config-map <ns/name>  the same from a ConfigMap (key config.yaml), watched
+  --capi / --no-capi              serve Cluster API as an infrastructure provider (EngineClusters); default:
+                                  on when Cluster API's CRDs are installed, off otherwise (said in the log);
+                                  --capi refuses to start without them
   --metrics-bind-address <addr>   /metrics, e.g. :8080 or 127.0.0.1:8080; 0 turns it off (default: :8080)
   --health-probe-bind-address <addr>  /healthz and /readyz (default: :8081)
 ${viewFlagsUsage}
@@ -81,6 +85,8 @@ export interface RunFlags {
   readonly prepareAccessRequests: boolean;
   readonly tokenValidityMs: number;
   readonly schedule: boolean;
+  /** `--capi` (true), `--no-capi` (false), neither: on when Cluster API is installed. */
+  readonly capi: boolean | undefined;
   /** Where the scheduler configuration comes from; undefined: none given. */
   readonly schedulerConfig:
     | { readonly file: string }
@@ -110,6 +116,7 @@ export const engineFlagOptions = {
   "prepare-access-requests": { type: "boolean" },
   "access-token-validity": { type: "string" },
   schedule: { type: "boolean" },
+  capi: { type: "boolean" },
   "scheduler-config": { type: "string" },
   "scheduler-config-map": { type: "string" },
 } as const;
@@ -231,6 +238,7 @@ export function engineFlags(
       return ms;
     })(),
     schedule: values.schedule !== false,
+    capi: typeof values.capi === "boolean" ? values.capi : undefined,
     schedulerConfig: schedulerConfigFlag(text("scheduler-config"), text("scheduler-config-map"), usage),
   };
 }
@@ -306,6 +314,34 @@ function schedulerConfigFromFlags(
   });
 }
 
+/** Whether to serve Cluster API, saying so in the log; `--capi` without Cluster API installed is an error. */
+async function capiSideFromFlags(
+  wanted: boolean | undefined,
+  kubeConfig: ReturnType<typeof loadKubeConfig>["kubeConfig"],
+  log: Logger,
+): Promise<boolean> {
+  if (wanted === false) {
+    log.info("Cluster API side off (--no-capi): EngineClusters are left alone");
+    return false;
+  }
+  const presence = await detectCapi(kubeConfig);
+  if (presence.installed) {
+    log.info("Cluster API side on: serving EngineClusters as a v1beta2 infrastructure provider", {
+      why: wanted ? "--capi" : "Cluster API is installed",
+    });
+    return true;
+  }
+  if (wanted) {
+    throw new Error(
+      `--capi: Cluster API is not usable here: ${presence.why}; install Cluster API first, or drop --capi`,
+    );
+  }
+  log.info(
+    `Cluster API side off: ${presence.why}; install Cluster API and restart (or pass --capi) to serve EngineClusters`,
+  );
+  return false;
+}
+
 /** Builds the engine the flags describe. */
 export async function engineFromFlags(
   flags: RunFlags,
@@ -318,6 +354,7 @@ export async function engineFromFlags(
   const backend = await backendFromFlags(flags, kubeConfig, log);
   const election = flags.leaderElection;
   const schedulerConfig = schedulerConfigFromFlags(flags, kubeConfig, log, env);
+  const capi = await capiSideFromFlags(flags.capi, kubeConfig, log);
   return new Engine({
     kubeConfig,
     providerName: flags.providerName,
@@ -328,6 +365,7 @@ export async function engineFromFlags(
     ...(extra.observers?.length ? { observers: extra.observers } : {}),
     prepareAccessRequests: flags.prepareAccessRequests,
     schedule: flags.schedule,
+    capi,
     ...(schedulerConfig ? { schedulerConfig } : {}),
     accessTiming: { ...DEFAULT_ACCESS_TIMING, tokenValidityMs: flags.tokenValidityMs },
     ...(election

@@ -10,7 +10,7 @@ import { InformerSet } from "./informers.ts";
 import { DEFAULT_ACCESS_TIMING } from "./kinds/access-request.ts";
 import { DEFAULT_CLUSTER_TIMING } from "./kinds/cluster.ts";
 import { DEFAULT_CLUSTER_REQUEST_TIMING } from "./kinds/cluster-request.ts";
-import { MACHINE_KINDS } from "./kinds/registry.ts";
+import { CAPI_KINDS, MACHINE_KINDS } from "./kinds/registry.ts";
 import { type LeaderElectionOptions, LeaderElector } from "./leader-election.ts";
 import { type Logger, silentLogger } from "./logger.ts";
 import { type AnyStep, MachineController } from "./machine-controller.ts";
@@ -47,6 +47,11 @@ export interface EngineOptions {
    * Without a configuration every request shows a ConfigurationProblem naming its purpose.
    */
   readonly schedule?: boolean;
+  /**
+   * Serve Cluster API as an infrastructure provider (EngineClusters; default false). Needs Cluster API's
+   * CRDs installed: the engine watches CAPI Clusters.
+   */
+  readonly capi?: boolean;
   /** The scheduler configuration in force (a file or a ConfigMap, reloaded on change). */
   readonly schedulerConfig?: SchedulerConfigView;
   /** Validity of issued tokens and polling of AccessRequests. */
@@ -126,7 +131,9 @@ export class Engine {
       scheduler: options.schedulerConfig ?? NO_SCHEDULER_CONFIG,
     };
     const kinds = (options.kinds ?? MACHINE_KINDS).filter(
-      (kind) => options.schedule !== false || kind.definition.kind !== "ClusterRequest",
+      (kind) =>
+        (options.schedule !== false || kind.definition.kind !== "ClusterRequest") &&
+        (options.capi === true || !CAPI_KINDS.has(kind.definition.kind)),
     );
     this.machines = new Map(
       kinds.map((kind) => [

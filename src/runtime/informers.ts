@@ -2,10 +2,12 @@
 import type { KubeConfig } from "@kubernetes/client-node";
 import type { AccessRequest } from "../api/access-request.ts";
 import type { Cluster } from "../api/cluster.ts";
+import { CAPI_CLUSTER_RESOURCE, type CapiCluster } from "../api/cluster-api.ts";
 import type { ClusterProfile } from "../api/cluster-profile.ts";
 import type { ClusterRequest } from "../api/cluster-request.ts";
 import type { ClusterRequestGrant } from "../api/cluster-request-grant.ts";
 import { LABELS, RESOURCES, type ResourceKind } from "../api/constants.ts";
+import type { ClusterEndpointObject, EngineCluster } from "../api/engine-cluster.ts";
 import type { ProviderConfig } from "../api/provider-config.ts";
 import type { Purpose } from "../api/purpose.ts";
 import type { AccessSecret } from "../machines/access-request/facts.ts";
@@ -45,6 +47,22 @@ export const CACHES = {
   clusterRequests: resourceCache<ClusterRequest>("ClusterRequest"),
   purposes: resourceCache<Purpose>("Purpose"),
   grants: resourceCache<ClusterRequestGrant>("ClusterRequestGrant"),
+  engineClusters: resourceCache<EngineCluster>("EngineCluster"),
+  clusterEndpoints: resourceCache<ClusterEndpointObject>("ClusterEndpoint"),
+  /** Cluster API's Clusters (only read, and only with the Cluster API side on): owners of EngineClusters. */
+  capiClusters: {
+    name: "CapiCluster",
+    kind: "Cluster",
+    resource: CAPI_CLUSTER_RESOURCE,
+  } satisfies CacheSpec<CapiCluster> as CacheSpec<CapiCluster>,
+  /** Only the kubeconfig Secrets the engine made for EngineClusters (labelled with their uid). */
+  kubeconfigSecrets: {
+    name: "KubeconfigSecret",
+    kind: "Secret",
+    resource: { group: "", version: "v1", plural: "secrets" },
+    labelSelector: LABELS.engineClusterUid,
+    secrets: true,
+  } satisfies CacheSpec<AccessSecret> as CacheSpec<AccessSecret>,
   /** Only the Secrets the engine made (labelled with their AccessRequest's uid). */
   accessSecrets: {
     name: "AccessSecret",

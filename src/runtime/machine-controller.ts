@@ -10,7 +10,7 @@ import type { KindContext, MachineKind, MachineObject } from "./machine-kind.ts"
 import { type MachineObserver, tellObservers } from "./machine-observer.ts";
 import type { EngineMetrics } from "./metrics.ts";
 import { Outcome } from "./outcome.ts";
-import { GoneError, writeDesired } from "./patch-object.ts";
+import { GoneError, type ObjectPart, writeDesired } from "./patch-object.ts";
 import { RecentWrites } from "./recent-writes.ts";
 
 /** How to run one kind. */
@@ -141,7 +141,7 @@ export class MachineController<T extends MachineObject> extends KeyedController 
         if (failure !== undefined) break;
         events.push(...last.events);
         if (last.commands.length === 0 || round === MAX_ROUNDS) break;
-        stored = await this.#write(stored, "metadata", last.desired.metadata);
+        stored = await this.#writeMetadata(stored, last);
         local = { ...stored, status: last.desired.status };
         try {
           await work.run(last.commands, stored);
@@ -156,7 +156,7 @@ export class MachineController<T extends MachineObject> extends KeyedController 
       if (last) {
         // Metadata first, so labels are in place when the status says Ready; if it removes our
         // finalizer the object may be gone before the status write, which then ends in GoneError.
-        stored = await this.#write(stored, "metadata", last.desired.metadata);
+        stored = await this.#writeMetadata(stored, last);
         stored = await this.#write(stored, "status", last.desired.status);
       }
       committed = true;
@@ -178,8 +178,14 @@ export class MachineController<T extends MachineObject> extends KeyedController 
       : Outcome.requeueAfter(last.requeueAfterMs);
   }
 
+  /** Writes the step's metadata, then the spec fields it owns (if any). */
+  async #writeMetadata(stored: T, step: AnyStep): Promise<T> {
+    const withMetadata = await this.#write(stored, "metadata", step.desired.metadata);
+    return this.#write(withMetadata, "spec", step.desired.spec);
+  }
+
   /** Writes what differs between `stored` and `desired` in one part; returns the object as stored now. */
-  async #write(stored: T, part: "metadata" | "status", desired: unknown): Promise<T> {
+  async #write(stored: T, part: ObjectPart, desired: unknown): Promise<T> {
     const written = await writeDesired(
       this.#context.kubeConfig,
       this.#kind.definition.resource,

@@ -67,13 +67,27 @@ export async function patchObject(
 /** The metadata fields a machine may change; the rest of metadata belongs to the API server and users. */
 const WRITABLE_METADATA = ["finalizers", "labels", "annotations"] as const;
 
-/** The operations that turn one part of `stored` into `desired`: for metadata only its writable fields. */
+/** A part of an object a step writes: its writable metadata, the spec fields it names, or its status. */
+export type ObjectPart = "metadata" | "spec" | "status";
+
+/**
+ * The operations that turn one part of `stored` into `desired`: for metadata only its writable fields,
+ * for the spec only the fields `desired` names.
+ */
 export function changesTo(
-  stored: { readonly metadata?: object; readonly status?: unknown },
-  part: "metadata" | "status",
+  stored: { readonly metadata?: object; readonly spec?: unknown; readonly status?: unknown },
+  part: ObjectPart,
   desired: unknown,
 ): PatchOperation[] {
   if (desired === undefined) return []; // a step that desires nothing of this part leaves it alone
+  if (part === "spec") {
+    const fields = Object.keys(desired as object);
+    const current = (stored.spec ?? {}) as Record<string, Json>;
+    const owned = Object.fromEntries(
+      fields.flatMap((field) => (field in current ? [[field, current[field]]] : [])),
+    );
+    return diff({ spec: owned as Json }, { spec: desired as Json });
+  }
   if (part === "status") {
     return diff(stored.status === undefined ? {} : { status: stored.status as Json }, {
       status: desired as Json,
@@ -112,7 +126,7 @@ export async function writeDesired<
   kubeConfig: KubeConfig,
   resource: { readonly group: string; readonly version: string; readonly plural: string },
   stored: T,
-  part: "metadata" | "status",
+  part: ObjectPart,
   desired: unknown,
 ): Promise<Written<T> | undefined> {
   const operations = changesTo(stored, part, desired);

@@ -7,16 +7,22 @@ export interface EventRecord {
   readonly message: string;
 }
 
-/** The parts of an object a step may change: metadata (finalizers, labels, annotations) and status. */
+/**
+ * The parts of an object a step may change: metadata (finalizers, labels, annotations), the spec
+ * fields a contract gives the controller (e.g. Cluster API's `controlPlaneEndpoint`), and status.
+ */
 export interface DesiredObject<Metadata, Status> {
   readonly metadata: Metadata;
+  /** Spec fields the machine owns, written with the metadata; fields not named stay the user's. */
+  readonly spec?: Readonly<Record<string, unknown>>;
   /** `undefined` only when the step leaves an object without status alone. */
   readonly status: Status | undefined;
 }
 
 /**
  * One step of one object's machine. The runtime diffs `desired` against the stored object once, at
- * write time: metadata first (so a finalizer is stored before any command runs), the status last.
+ * write time: metadata (and owned spec fields) first, so a finalizer is stored before any command
+ * runs, the status last.
  */
 export interface MachineStep<Metadata, Status, Command> {
   /** The machine state before the step (as read from the object). */

@@ -7,10 +7,15 @@ import type { MachineKind } from "../machine-kind.ts";
 import { accessRequestKind } from "./access-request.ts";
 import { clusterKind } from "./cluster.ts";
 import { clusterRequestKind } from "./cluster-request.ts";
+import { engineClusterKind } from "./engine-cluster.ts";
 
 /** The built-in kinds, in the order they are shown. */
 export const MACHINE_KINDS: readonly MachineKind[] = [
   clusterKind as MachineKind,
   clusterRequestKind as MachineKind,
   accessRequestKind as MachineKind,
+  engineClusterKind as MachineKind,
 ];
+
+/** Kinds of the Cluster API side, driven only when it is on (they watch Cluster API's own resources). */
+export const CAPI_KINDS: ReadonlySet<string> = new Set([engineClusterKind.definition.kind]);

@@ -1,0 +1,223 @@
+/**
+ * The EngineCluster statechart (a Cluster API infrastructure cluster): Pending → Provisioning →
+ * Provisioned, Failed, Deleting. Pure: no I/O, no clock. Pausing and externally managed objects are
+ * decided before the machine (see `step.ts`): a paused machine does not move.
+ */
+import { setup } from "xstate";
+import type { ClusterObservation } from "../../api/backend.ts";
+import type { VersionResolution } from "../cluster/kubernetes-version.ts";
+import type { EventRecord } from "../shared/machine-step.ts";
+import { PHASE_TAG, REQUEUE } from "../shared/machine-tags.ts";
+import { type ObservedEvent, whenObserved } from "../shared/observed-guard.ts";
+
+/** The phases an EngineCluster shows (`status.phase`), after CAPI's own words. */
+export const ENGINE_CLUSTER_PHASES = {
+  pending: "Pending",
+  provisioning: "Provisioning",
+  provisioned: "Provisioned",
+  failed: "Failed",
+  deleting: "Deleting",
+  paused: "Paused",
+} as const;
+
+/** Everything one reconcile knows, level-based, from the object, its owner, its profile and the backend. */
+export interface EngineClusterFacts {
+  readonly deleting: boolean;
+  readonly hasFinalizer: boolean;
+  /** Finalizers of others, which deleting the infrastructure waits for. */
+  readonly foreignFinalizers: readonly string[];
+  /** Name of the CAPI Cluster that owns it (its ownerReference); undefined until CAPI sets it. */
+  readonly owner: string | undefined;
+  readonly profileFound: boolean;
+  /** The version to build, or why there is none; undefined while the profile is missing. */
+  readonly version: VersionResolution | undefined;
+  /** What the backend reports ("ready" only with an endpoint). */
+  readonly backend: ClusterObservation;
+  /** The kubeconfig Secret (when the backend gives admin access) and the ClusterEndpoint are in place. */
+  readonly published: boolean;
+}
+
+/** The one event: "here is what the world looks like now". */
+export type EngineClusterEvent = ObservedEvent<EngineClusterFacts>;
+
+const when = whenObserved<EngineClusterFacts>;
+const phase = (name: keyof typeof ENGINE_CLUSTER_PHASES) => `${PHASE_TAG}${ENGINE_CLUSTER_PHASES[name]}`;
+const backendPhase = (facts: EngineClusterFacts) => (facts.backend.exists ? facts.backend.phase : undefined);
+const accepted = (facts: EngineClusterFacts) =>
+  facts.version?.kind === "accepted" ? facts.version.version : undefined;
+
+/** The EngineCluster machine: named guards and actions first, then the chart, which refers to them by name. */
+export const engineClusterMachine = setup({
+  types: {
+    context: {} as Record<string, never>,
+    events: {} as EngineClusterEvent,
+  },
+  guards: {
+    isBeingDeleted: when((facts) => facts.deleting),
+    versionRejected: when(
+      (facts) => facts.owner !== undefined && facts.profileFound && facts.version?.kind !== "accepted",
+    ),
+    /** Owned by a CAPI Cluster, the profile exists and the version resolves: the cluster can be ordered. */
+    readyToProvision: when(
+      (facts) => facts.owner !== undefined && facts.profileFound && facts.version?.kind === "accepted",
+    ),
+    backendAbsent: when((facts) => !facts.backend.exists),
+    backendReady: when((facts) => backendPhase(facts) === "ready"),
+    backendFailed: when((facts) => backendPhase(facts) === "failed"),
+    /** Ready at the backend, but the kubeconfig Secret or the ClusterEndpoint is missing or stale. */
+    publicationStale: when((facts) => backendPhase(facts) === "ready" && !facts.published),
+    problemResolved: when(
+      (facts) => facts.profileFound && facts.version?.kind === "accepted" && backendPhase(facts) !== "failed",
+    ),
+    withoutOurFinalizer: when((facts) => !facts.hasFinalizer),
+    noForeignFinalizers: when((facts) => facts.foreignFinalizers.length === 0),
+    backendNotDeleting: when((facts) => facts.backend.exists && facts.backend.phase !== "deleting"),
+  },
+  actions: {
+    // Never executed here: transition() returns them as data for the step to translate.
+    addFinalizer: () => {},
+    removeFinalizer: () => {},
+    createCluster: (_, _params: { version: string | undefined }) => {},
+    deleteCluster: () => {},
+    /** Write the kubeconfig Secret (if the backend gives admin access) and the ClusterEndpoint. */
+    publish: () => {},
+    /** Delete the kubeconfig Secret and the ClusterEndpoint. */
+    unpublish: () => {},
+    recordEvent: (_, _params: EventRecord) => {},
+  },
+}).createMachine({
+  id: "engineCluster",
+  context: {},
+  initial: "pending",
+  states: {
+    pending: {
+      description:
+        "Waiting for a Cluster API Cluster to own it, for its profile, or for an acceptable version; nothing is built.",
+      // The owner reference arrives as a change of the object; only a missing profile needs the retry.
+      tags: [REQUEUE.retry, phase("pending")],
+      always: [
+        { guard: "isBeingDeleted", target: "deleting" },
+        { guard: "versionRejected", target: "failed" },
+        { guard: "readyToProvision", target: "provisioning" },
+      ],
+    },
+    provisioning: {
+      description:
+        "Finalizer set, cluster ordered at the backend; waiting for it to report ready with an endpoint.",
+      tags: [REQUEUE.poll, phase("provisioning")],
+      entry: [
+        "addFinalizer",
+        { type: "createCluster", params: ({ event }) => ({ version: accepted(event.facts) }) },
+        {
+          type: "recordEvent",
+          params: ({ event }) => ({
+            type: "Normal",
+            reason: "Provisioning",
+            message: `Creating the cluster for Cluster ${event.facts.owner ?? "(none)"} with Kubernetes ${accepted(event.facts) ?? "(unknown)"}`,
+          }),
+        },
+      ],
+      on: {
+        // A create that did not take is ordered again: commands are idempotent.
+        observed: { guard: "backendAbsent", target: "provisioning", reenter: true },
+      },
+      always: [
+        { guard: "isBeingDeleted", target: "deleting" },
+        { guard: "backendFailed", target: "failed" },
+        { guard: "backendReady", target: "provisioned" },
+      ],
+    },
+    provisioned: {
+      description:
+        "The cluster runs: spec.controlPlaneEndpoint set once, kubeconfig Secret and ClusterEndpoint published, provisioned reported.",
+      tags: [REQUEUE.resync, phase("provisioned")],
+      entry: [
+        "publish",
+        {
+          type: "recordEvent",
+          params: ({ event }) => ({
+            type: "Normal",
+            reason: "Provisioned",
+            message: `The cluster is ready${event.facts.backend.exists ? ` with Kubernetes ${event.facts.backend.version} at ${event.facts.backend.endpoint ?? ""}` : ""}`,
+          }),
+        },
+      ],
+      on: {
+        // Someone deleted the Secret or the ClusterEndpoint: publish again.
+        observed: { guard: "publicationStale", target: "provisioned", reenter: true },
+      },
+      always: [
+        { guard: "isBeingDeleted", target: "deleting" },
+        { guard: "backendAbsent", target: "provisioning" },
+        { guard: "backendFailed", target: "failed" },
+      ],
+    },
+    failed: {
+      description: "A person must act: unsupported version, or a cluster the backend reports failed.",
+      tags: [phase("failed")],
+      entry: [
+        {
+          type: "recordEvent",
+          params: ({ event }) => ({
+            type: "Warning",
+            reason: "Failed",
+            message:
+              event.facts.version && event.facts.version.kind !== "accepted"
+                ? event.facts.version.message
+                : event.facts.backend.exists
+                  ? (event.facts.backend.message ?? "the backend reports the cluster failed")
+                  : "the cluster failed",
+          }),
+        },
+      ],
+      always: [
+        { guard: "isBeingDeleted", target: "deleting" },
+        { guard: "problemResolved", target: "pending" },
+      ],
+    },
+    deleting: {
+      description: "Deletion requested (by CAPI, through the Cluster): delete at the backend, then let go.",
+      initial: "blocked",
+      tags: [phase("deleting")],
+      entry: [
+        {
+          type: "recordEvent",
+          params: { type: "Normal", reason: "Deleting", message: "Deleting the cluster" },
+        },
+      ],
+      states: {
+        blocked: {
+          description: "Others still hold finalizers on the EngineCluster; its infrastructure must stay.",
+          always: [
+            { guard: "withoutOurFinalizer", target: "released" },
+            { guard: "noForeignFinalizers", target: "releasing" },
+          ],
+        },
+        releasing: {
+          description:
+            "The backend deletes the cluster, the kubeconfig Secret and ClusterEndpoint go; we wait until it is gone.",
+          tags: [REQUEUE.poll],
+          entry: ["unpublish", "deleteCluster"],
+          on: {
+            // Only an observation made after the delete was ordered may release: never in the step that ordered it.
+            observed: [
+              { guard: "backendAbsent", target: "released" },
+              { guard: "backendNotDeleting", target: "releasing", reenter: true },
+            ],
+          },
+        },
+        released: {
+          description: "Nothing is left at the backend; our finalizer goes.",
+          type: "final",
+          entry: [
+            "removeFinalizer",
+            {
+              type: "recordEvent",
+              params: { type: "Normal", reason: "Deleted", message: "The cluster is gone" },
+            },
+          ],
+        },
+      },
+    },
+  },
+});

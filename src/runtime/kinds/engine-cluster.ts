@@ -1,0 +1,192 @@
+/**
+ * The EngineCluster kind's I/O half (the Cluster API side): the owner CAPI Cluster and the published
+ * objects read from caches, the backend observed and commanded, the kubeconfig Secret and the
+ * ClusterEndpoint written. Registered only when the Cluster API side is on (`--capi`).
+ */
+import { CAPI_ANNOTATIONS, kubeconfigSecretName, owningCapiCluster } from "../../api/cluster-api.ts";
+import type { ClusterProfile } from "../../api/cluster-profile.ts";
+import { LABELS } from "../../api/constants.ts";
+import type { EngineCluster } from "../../api/engine-cluster.ts";
+import type { ProviderConfig } from "../../api/provider-config.ts";
+import { ENGINE_CLUSTER_DEFINITION } from "../../machines/engine-cluster/definition.ts";
+import { explainEngineCluster } from "../../machines/engine-cluster/explain.ts";
+import {
+  type EngineClusterCommand,
+  type EngineClusterObservation,
+  engineClusterResponsibility,
+  engineClusterTarget,
+  type Publication,
+  stepEngineCluster,
+} from "../../machines/engine-cluster/step.ts";
+import { rfc3339 } from "../../machines/shared/rfc3339.ts";
+import {
+  clusterEndpointName,
+  deletePublication,
+  writeClusterEndpoint,
+  writeKubeconfigSecret,
+} from "../capi-publication.ts";
+import { CACHES } from "../informers.ts";
+import type { KindContext, MachineKind } from "../machine-kind.ts";
+import { wake } from "../machine-kind.ts";
+
+const keyOf = (object: { metadata: { namespace?: string; name?: string } }) =>
+  `${object.metadata.namespace}/${object.metadata.name}`;
+
+/** EngineClusters matching `test`. */
+function engineClusters(context: KindContext, test: (cluster: EngineCluster) => boolean): string[] {
+  return context.informers.of(CACHES.engineClusters).list().filter(test).map(keyOf);
+}
+
+/** The EngineCluster kind: Cluster API's InfraCluster contract (v1beta2) on the engine's backends. */
+export const engineClusterKind: MachineKind<EngineCluster, EngineClusterObservation, EngineClusterCommand> = {
+  definition: ENGINE_CLUSTER_DEFINITION,
+  cache: CACHES.engineClusters,
+  wakes: [
+    // A Cluster paused or unpaused (or one that appears) matters to the EngineClusters it owns.
+    wake(CACHES.capiClusters, (owner, context) =>
+      engineClusters(
+        context,
+        (cluster) =>
+          cluster.metadata.namespace === owner.metadata.namespace &&
+          owningCapiCluster(cluster.metadata) === owner.metadata.name,
+      ),
+    ),
+    // Someone deleted or changed what we published: look again.
+    wake(CACHES.kubeconfigSecrets, (secret, context) =>
+      engineClusters(
+        context,
+        (cluster) => cluster.metadata.uid === secret.metadata.labels?.[LABELS.engineClusterUid],
+      ),
+    ),
+    wake(CACHES.clusterEndpoints, (endpoint, context) =>
+      engineClusters(
+        context,
+        (cluster) => cluster.metadata.uid === endpoint.metadata.labels?.[LABELS.engineClusterUid],
+      ),
+    ),
+    wake(CACHES.profiles, (profile: ClusterProfile, context) =>
+      engineClusters(context, (cluster) => cluster.spec.profile === profile.metadata.name),
+    ),
+    wake(CACHES.providerConfigs, (config: ProviderConfig, context) => {
+      const profiles = new Set(
+        context.informers.profiles
+          .list()
+          .filter((profile) => profile.spec.providerConfigRef.name === config.metadata?.name)
+          .map((profile) => profile.metadata.name),
+      );
+      return engineClusters(context, (cluster) => profiles.has(cluster.spec.profile));
+    }),
+  ],
+
+  async open(cluster, context) {
+    const { informers, backend, providerName, timing, log, kubeConfig } = context;
+    const namespace = cluster.metadata.namespace ?? "";
+    const owner = owningCapiCluster(cluster.metadata);
+    const ownerPaused =
+      owner !== undefined &&
+      informers.of(CACHES.capiClusters).get(`${namespace}/${owner}`)?.spec?.paused === true;
+    const profile = informers.profiles.get(cluster.spec.profile);
+    const responsibility = engineClusterResponsibility(cluster, profile, providerName, ownerPaused);
+    if (responsibility !== "ours" && responsibility !== "paused") return undefined;
+    const config = profile ? informers.providerConfigs.get(profile.spec.providerConfigRef.name) : undefined;
+    const settings = config?.spec.settings;
+    const defaultVersion = config?.spec.defaultVersion;
+    const target = engineClusterTarget(cluster, profile, settings);
+    /** What this reconcile published: the caches see it only later. */
+    const publishedNow = new Set<"kubeconfig" | "endpoint">();
+
+    const publication = (object: EngineCluster): Publication => {
+      const secret = owner
+        ? informers.of(CACHES.kubeconfigSecrets).get(`${namespace}/${kubeconfigSecretName(owner)}`)
+        : undefined;
+      const endpoint = informers
+        .of(CACHES.clusterEndpoints)
+        .get(`${namespace}/${clusterEndpointName(object)}`);
+      const published = object.spec.controlPlaneEndpoint;
+      const ours = (labels: Readonly<Record<string, string>> | undefined) =>
+        labels?.[LABELS.engineClusterUid] === object.metadata.uid;
+      return {
+        kubeconfig: !backend.capabilities.adminAccess
+          ? "notWanted"
+          : publishedNow.has("kubeconfig") || (secret && ours(secret.metadata.labels))
+            ? "current"
+            : "missing",
+        endpointCurrent:
+          publishedNow.has("endpoint") ||
+          (endpoint !== undefined &&
+            ours(endpoint.metadata.labels) &&
+            published !== undefined &&
+            endpoint.spec.host === published.host &&
+            endpoint.spec.port === published.port),
+      };
+    };
+
+    return {
+      // No backend call before a CAPI Cluster owns it, nor while paused.
+      observe: async (object) => ({
+        backend: owner && responsibility === "ours" ? await backend.observe(target) : { exists: false },
+        publication: publication(object),
+      }),
+      step: (object, observation, { now, lastError }) =>
+        stepEngineCluster({
+          cluster: object,
+          profile,
+          providerName,
+          ownerPaused,
+          observation,
+          ...(settings ? { settings } : {}),
+          ...(defaultVersion ? { defaultVersion } : {}),
+          ...(lastError === undefined ? {} : { lastError }),
+          now: rfc3339(now),
+          timing: timing.cluster,
+        }),
+      async run(commands, object) {
+        for (const command of commands) {
+          log.info("backend command", { command: command.kind, engineCluster: keyOf(object) });
+          switch (command.kind) {
+            case "create":
+              await backend.create(command.target, command.version);
+              break;
+            case "delete":
+              await backend.delete(command.target);
+              break;
+            case "publish": {
+              if (command.kubeconfig) {
+                const admin = await backend.adminAccess(command.target);
+                if (!admin) throw new Error("the backend gives no admin access to the cluster yet");
+                await writeKubeconfigSecret(kubeConfig, object, command.capiCluster, admin.kubeconfig);
+                publishedNow.add("kubeconfig");
+              }
+              await writeClusterEndpoint(kubeConfig, object, command.capiCluster, command.endpoint);
+              publishedNow.add("endpoint");
+              break;
+            }
+            case "unpublish":
+              await deletePublication(kubeConfig, object, command.capiCluster);
+              break;
+          }
+        }
+      },
+    };
+  },
+
+  describe: (command) =>
+    command.kind === "publish"
+      ? `publish (kubeconfig Secret, ClusterEndpoint) for Cluster ${command.capiCluster}`
+      : command.kind,
+
+  async explain(cluster, read) {
+    const owner = owningCapiCluster(cluster.metadata);
+    const found = owner
+      ? await read(CACHES.capiClusters.resource, cluster.metadata.namespace, owner)
+      : undefined;
+    const ownerPaused =
+      typeof found === "object" &&
+      found !== null &&
+      (found as { spec?: { paused?: boolean } }).spec?.paused === true;
+    return explainEngineCluster(
+      cluster,
+      ownerPaused || cluster.metadata.annotations?.[CAPI_ANNOTATIONS.paused] !== undefined,
+    );
+  },
+};

@@ -1,0 +1,222 @@
+/** The EngineCluster step (Cluster API's InfraCluster contract), transition by transition: all pure. */
+import { describe, expect, it } from "vitest";
+import { CAPI_ANNOTATIONS } from "../../../../src/api/cluster-api.ts";
+import { FINALIZERS, LABELS } from "../../../../src/api/constants.ts";
+import type { EngineCluster } from "../../../../src/api/engine-cluster.ts";
+import { apiEndpointOf, stepEngineCluster } from "../../../../src/machines/engine-cluster/step.ts";
+import { aProfile } from "../../../support/cluster-fixtures.ts";
+import {
+  anEngineCluster,
+  engineApplied,
+  engineInput,
+  engineWrites,
+  NOW,
+  published,
+  readyBackend,
+  TIMING,
+  unpublished,
+} from "../../../support/engine-cluster-fixtures.ts";
+
+const absent = { exists: false } as const;
+const condition = (cluster: { status?: EngineCluster["status"] }, type: string) =>
+  cluster.status?.conditions?.find((c) => c.type === type);
+
+/** Steps a cluster through a sequence of worlds, applying each step's writes. */
+function run(
+  cluster: EngineCluster,
+  worlds: Array<Parameters<typeof engineInput>[1]>,
+  publication = unpublished,
+) {
+  let current = cluster;
+  let result = stepEngineCluster(engineInput(current, absent));
+  for (const backend of worlds) {
+    result = stepEngineCluster(engineInput(current, backend, publication));
+    current = engineApplied(current, result);
+  }
+  return { cluster: current, result };
+}
+
+describe("an EngineCluster no CAPI Cluster owns yet", () => {
+  const result = stepEngineCluster(engineInput(anEngineCluster({ owned: false }), absent));
+
+  it("stays pending: no finalizer, no command, a Ready condition naming what it waits for", () => {
+    expect(result.state).toBe("pending");
+    expect(result.commands).toEqual([]);
+    expect(result.desired.metadata.finalizers).toBeUndefined();
+    const ready = result.desired.status?.conditions?.find((c) => c.type === "Ready");
+    expect(ready).toMatchObject({ status: "False", reason: "WaitingForClusterOwner" });
+    expect(ready?.message).toContain("EngineCluster capi/workload");
+    expect(ready?.message).toContain("spec.infrastructureRef");
+    expect(result.desired.status).toMatchObject({ phase: "Pending", initialization: { provisioned: false } });
+  });
+});
+
+describe("an owned EngineCluster", () => {
+  const cluster = anEngineCluster();
+  const first = stepEngineCluster(engineInput(cluster, absent));
+
+  it("orders the cluster in the step that adds the finalizer", () => {
+    expect(first.state).toBe("provisioning");
+    expect(first.desired.metadata.finalizers).toEqual([FINALIZERS.engineCluster]);
+    expect(first.commands).toEqual([
+      {
+        kind: "create",
+        target: {
+          uid: cluster.metadata.uid,
+          namespace: "capi",
+          name: "workload",
+          tenancy: "Exclusive",
+          profile: aProfile().metadata.name,
+          providerConfig: "small",
+        },
+        version: "1.33.3",
+      },
+    ]);
+    expect(first.desired.metadata.labels?.[LABELS.provider]).toBe("engine-test");
+    expect(first.requeueAfterMs).toBe(TIMING.pollMs);
+  });
+
+  it("sets controlPlaneEndpoint once the backend is ready, reports provisioned and publishes", () => {
+    const { cluster: provisioned, result } = run(cluster, [absent, readyBackend("https://10.0.0.7:7443")]);
+    expect(result.state).toBe("provisioned");
+    expect(provisioned.spec.controlPlaneEndpoint).toEqual({ host: "10.0.0.7", port: 7443 });
+    expect(provisioned.status).toMatchObject({
+      phase: "Provisioned",
+      initialization: { provisioned: true },
+      ready: true,
+      version: "1.33.3",
+    });
+    expect(condition(provisioned, "Ready")).toMatchObject({ status: "True", reason: "Ready" });
+    expect(condition(provisioned, "Paused")).toMatchObject({ status: "False", reason: "NotPaused" });
+    expect(result.commands).toEqual([
+      expect.objectContaining({
+        kind: "publish",
+        capiCluster: "workload",
+        endpoint: { host: "10.0.0.7", port: 7443 },
+        kubeconfig: true,
+      }),
+    ]);
+  });
+
+  it("at rest, with everything published, writes nothing and commands nothing", () => {
+    const { cluster: provisioned } = run(cluster, [absent, readyBackend()]);
+    const again = stepEngineCluster(engineInput(provisioned, readyBackend(), published));
+    expect(again.commands).toEqual([]);
+    expect(engineWrites(provisioned, again)).toEqual({ metadataPatch: [], specPatch: [], statusPatch: [] });
+    expect(again.requeueAfterMs).toBe(TIMING.resyncMs);
+  });
+
+  it("publishes again when the kubeconfig Secret or the ClusterEndpoint went missing", () => {
+    const { cluster: provisioned } = run(cluster, [absent, readyBackend()]);
+    const missing = stepEngineCluster(
+      engineInput(provisioned, readyBackend(), { kubeconfig: "missing", endpointCurrent: true }),
+    );
+    expect(missing.commands.map((c) => c.kind)).toEqual(["publish"]);
+    const foreign = stepEngineCluster(
+      engineInput(provisioned, readyBackend(), { kubeconfig: "notOurs", endpointCurrent: true }),
+    );
+    expect(foreign.commands).toEqual([]); // someone else's Secret of that name is never overwritten
+  });
+
+  it("never changes a published endpoint: a moved backend is reported, not followed", () => {
+    const { cluster: provisioned } = run(cluster, [absent, readyBackend("https://10.0.0.7:7443")]);
+    const moved = stepEngineCluster(
+      engineInput(provisioned, readyBackend("https://10.0.0.8:7443"), published),
+    );
+    expect(moved.desired.spec).toBeUndefined();
+    expect(moved.desired.status?.initialization?.provisioned).toBe(true);
+    const ready = moved.desired.status?.conditions?.find((c) => c.type === "Ready");
+    expect(ready).toMatchObject({ status: "False", reason: "EndpointMoved" });
+    expect(ready?.message).toContain("10.0.0.8:7443");
+  });
+
+  it("shows the backend's failure domains", () => {
+    const { cluster: provisioned } = run(cluster, [
+      absent,
+      { ...readyBackend(), failureDomains: [{ name: "zone-a", controlPlane: true }] },
+    ]);
+    expect(provisioned.status?.failureDomains).toEqual([{ name: "zone-a", controlPlane: true }]);
+  });
+
+  it("refuses a version its profile does not offer, with the offered ones named", () => {
+    const result = stepEngineCluster(engineInput(anEngineCluster({ version: "1.20" }), absent));
+    expect(result.state).toBe("failed");
+    expect(result.commands).toEqual([]);
+    const ready = result.desired.status?.conditions?.find((c) => c.type === "Ready");
+    expect(ready).toMatchObject({ status: "False", reason: "UnsupportedVersion" });
+    expect(ready?.message).toContain("1.33.3");
+  });
+});
+
+describe("pausing and external management", () => {
+  it("a paused EngineCluster only says so: state, spec, metadata unchanged, no command", () => {
+    const cluster = anEngineCluster({ annotations: { [CAPI_ANNOTATIONS.paused]: "" } });
+    const result = stepEngineCluster(engineInput(cluster, absent));
+    expect(result.responsibility).toBe("paused");
+    expect(result.commands).toEqual([]);
+    const writes = engineWrites(cluster, result);
+    expect(writes.metadataPatch).toEqual([]);
+    expect(writes.specPatch).toEqual([]);
+    expect(result.desired.status?.conditions).toEqual([
+      expect.objectContaining({ type: "Paused", status: "True", reason: "Paused" }),
+    ]);
+    expect(result.desired.status?.state).toBeUndefined();
+  });
+
+  it("a Cluster with spec.paused pauses the EngineCluster it owns, naming the Cluster", () => {
+    const cluster = anEngineCluster();
+    const result = stepEngineCluster(engineInput(cluster, absent, unpublished, { ownerPaused: true }));
+    expect(result.commands).toEqual([]);
+    expect(result.desired.status?.conditions?.[0]?.message).toContain(
+      "Cluster workload has spec.paused: true",
+    );
+  });
+
+  it("an externally managed EngineCluster is not written at all", () => {
+    const cluster = anEngineCluster({ annotations: { [CAPI_ANNOTATIONS.managedBy]: "someone" } });
+    const result = stepEngineCluster(engineInput(cluster, readyBackend()));
+    expect(result.responsibility).toBe("externallyManaged");
+    expect(engineWrites(cluster, result)).toEqual({ metadataPatch: [], specPatch: [], statusPatch: [] });
+    expect(result.commands).toEqual([]);
+  });
+});
+
+describe("deletion through the CAPI Cluster", () => {
+  it("unpublishes and deletes at the backend, and lets go only once the backend reports it gone", () => {
+    const { cluster: provisioned } = run(anEngineCluster(), [absent, readyBackend()]);
+    const deleting: EngineCluster = {
+      ...provisioned,
+      metadata: { ...provisioned.metadata, deletionTimestamp: NOW },
+    };
+    const releasing = stepEngineCluster(engineInput(deleting, readyBackend(), published));
+    expect(releasing.state).toBe("deleting.releasing");
+    expect(releasing.commands.map((c) => c.kind)).toEqual(["unpublish", "delete"]);
+    expect(releasing.desired.metadata.finalizers).toEqual([FINALIZERS.engineCluster]);
+    const next = engineApplied(deleting, releasing);
+    const released = stepEngineCluster(engineInput(next, absent, unpublished));
+    expect(released.state).toBe("deleting.released");
+    expect(released.desired.metadata.finalizers).toEqual([]);
+  });
+
+  it("an EngineCluster deleted before anything was built lets go at once, calling nothing", () => {
+    const cluster: EngineCluster = {
+      ...anEngineCluster({ owned: false }),
+      metadata: { ...anEngineCluster({ owned: false }).metadata, deletionTimestamp: NOW },
+    };
+    const result = stepEngineCluster(engineInput(cluster, absent));
+    expect(result.state).toBe("deleting.released");
+    expect(result.commands).toEqual([]);
+  });
+});
+
+describe("apiEndpointOf", () => {
+  it.each([
+    ["https://127.0.0.1:6443", { host: "127.0.0.1", port: 6443 }],
+    ["https://api.example.com", { host: "api.example.com", port: 443 }],
+    ["https://[::1]:8443", { host: "::1", port: 8443 }],
+    ["not a url", undefined],
+    [undefined, undefined],
+  ])("%s → %o", (url, endpoint) => {
+    expect(apiEndpointOf(url)).toEqual(endpoint);
+  });
+});
