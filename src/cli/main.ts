@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { capiComponentsUsage, printCapiComponents } from "./capi-components.ts";
 import { explain, explainUsage } from "./explain.ts";
 import { init, initUsage } from "./init.ts";
 import { run, runUsage } from "./run.ts";
@@ -15,6 +16,7 @@ Commands:
   run     The controller, against the cluster of --kubeconfig (or in-cluster); until SIGTERM or Ctrl-C.
   explain A resource's state, why it is there, what it waits for, and its recent transitions (read-only).
   statecharts  The machines' statecharts as Stately JSON, Mermaid and SVG files (default: into docs/statecharts).
+  capi-components  The engine as clusterctl installs a Cluster API infrastructure provider (one YAML stream).
 
 Run 'openmcp-engine <command> --help' for the flags of a command.`;
 
@@ -24,6 +26,7 @@ const commands: Record<string, { run: (args: string[]) => Promise<void>; usage: 
   statecharts: { run: statecharts, usage: statechartsUsage },
   init: { run: init, usage: initUsage },
   explain: { run: (args) => explain(args), usage: explainUsage },
+  "capi-components": { run: async (args) => printCapiComponents(args), usage: capiComponentsUsage },
 };
 
 async function main(argv: string[]): Promise<void> {

@@ -15,6 +15,7 @@ import {
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import type { Cluster } from "../../src/api/cluster.ts";
 import { RESOURCES } from "../../src/api/constants.ts";
+import { capiComponents } from "../../src/cli/capi-components.ts";
 import {
   type ControlPlane,
   kubeconfigYaml,
@@ -220,6 +221,60 @@ describe("the deployment manifests", () => {
       rmSync(folder, { recursive: true, force: true });
     }
   }, 120_000);
+});
+
+describe("the Cluster API components (capi-components, for clusterctl)", () => {
+  const components = capiComponents();
+
+  it("label every object as infrastructure-openmcp-engine and run the controller with --capi", () => {
+    for (const object of components) {
+      expect(
+        object.metadata?.labels?.["cluster.x-k8s.io/provider"],
+        `${object.kind} ${object.metadata?.name}`,
+      ).toBe("infrastructure-openmcp-engine");
+    }
+    const deployment = components.find((o) => o.kind === "Deployment") as unknown as {
+      spec: { template: { spec: { containers: Array<{ args: string[] }> } } };
+    };
+    expect(deployment.spec.template.spec.containers[0]?.args).toContain("--capi");
+  });
+
+  it("mark the infrastructure CRDs with the v1beta2 contract and aggregate read rights into CAPI's manager", () => {
+    const crd = (name: string) =>
+      components.find((o) => o.kind === "CustomResourceDefinition" && o.metadata?.name === name);
+    for (const name of [
+      "engineclusters.infrastructure.engine.openmcp.cloud",
+      "engineclustertemplates.infrastructure.engine.openmcp.cloud",
+    ]) {
+      expect(crd(name)?.metadata?.labels?.["cluster.x-k8s.io/v1beta2"]).toBe("v1alpha1");
+    }
+    const aggregated = components.find(
+      (o) =>
+        o.kind === "ClusterRole" && o.metadata?.labels?.["cluster.x-k8s.io/aggregate-to-manager"] === "true",
+    ) as unknown as { rules: Array<{ apiGroups: string[]; resources: string[]; verbs: string[] }> };
+    expect(aggregated.rules).toContainEqual(
+      expect.objectContaining({
+        apiGroups: ["infrastructure.engine.openmcp.cloud"],
+        resources: expect.arrayContaining(["engineclusters"]),
+        verbs: expect.arrayContaining(["get", "patch", "delete"]),
+      }),
+    );
+    const metadata = loadAllYaml(readFileSync(join(root, "deploy", "capi", "metadata.yaml"), "utf8"))[0] as {
+      kind: string;
+      releaseSeries: Array<{ contract: string }>;
+    };
+    expect(metadata.kind).toBe("Metadata");
+    expect(metadata.releaseSeries.map((series) => series.contract)).toContain("v1beta2");
+  });
+
+  it("apply cleanly to a real API server (server-side dry run)", async () => {
+    for (const object of components.filter(
+      (o) => o.kind === "Namespace" || o.kind === "CustomResourceDefinition",
+    )) {
+      await apply(object);
+    }
+    for (const object of components) await apply(object, "All");
+  });
 });
 
 describe("the image's runtime tree (hack/image/assemble.sh, as the Dockerfile runs it)", () => {

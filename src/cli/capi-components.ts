@@ -1,0 +1,76 @@
+/**
+ * `openmcp-engine capi-components`: prints the engine as clusterctl installs an infrastructure provider —
+ * one YAML stream of the CRDs, deploy/base and the aggregated ClusterRole of deploy/capi, every object
+ * labelled `cluster.x-k8s.io/provider: infrastructure-<name>` and the controller started with `--capi`.
+ * Save it as infrastructure-components.yaml next to deploy/capi/metadata.yaml in a release.
+ */
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { type KubernetesObject, loadAllYaml } from "@kubernetes/client-node";
+import { stringify } from "yaml";
+import { CAPI_LABELS } from "../api/cluster-api.ts";
+
+/** The provider's name in clusterctl (`clusterctl init --infrastructure openmcp-engine`). */
+export const CAPI_PROVIDER_NAME = "openmcp-engine";
+
+const root = join(import.meta.dirname, "..", "..");
+
+export const capiComponentsUsage = `Usage: openmcp-engine capi-components > infrastructure-components.yaml
+
+Prints the engine as a Cluster API infrastructure provider ("${CAPI_PROVIDER_NAME}") for clusterctl: CRDs, RBAC
+(with the ClusterRole Cluster API's manager aggregates), the Deployment running 'run --capi'. Every object is
+labelled ${CAPI_LABELS.provider}: infrastructure-${CAPI_PROVIDER_NAME}.`;
+
+function objectsOf(directory: string): KubernetesObject[] {
+  return readdirSync(directory)
+    .filter((file) => /\.ya?ml$/.test(file) && file !== "kustomization.yaml" && file !== "metadata.yaml")
+    .sort()
+    .flatMap((file) => loadAllYaml(readFileSync(join(directory, file), "utf8")) as KubernetesObject[])
+    .filter((object) => object !== null && object !== undefined);
+}
+
+/** The objects of the components manifest, in apply order (CRDs and Namespace first). */
+export function capiComponents(): KubernetesObject[] {
+  const objects = [
+    ...objectsOf(join(root, "crds")),
+    ...objectsOf(join(root, "deploy", "base")),
+    ...objectsOf(join(root, "deploy", "capi")),
+  ];
+  const first = (object: KubernetesObject) =>
+    object.kind === "CustomResourceDefinition" || object.kind === "Namespace" ? 0 : 1;
+  return objects
+    .sort((a, b) => first(a) - first(b))
+    .map((object) => {
+      const labelled = {
+        ...object,
+        metadata: {
+          ...object.metadata,
+          labels: {
+            ...object.metadata?.labels,
+            [CAPI_LABELS.provider]: `infrastructure-${CAPI_PROVIDER_NAME}`,
+          },
+        },
+      } as KubernetesObject & {
+        spec?: { template?: { spec?: { containers?: Array<{ args?: string[] }> } } };
+      };
+      if (labelled.kind === "Deployment") {
+        for (const container of labelled.spec?.template?.spec?.containers ?? []) {
+          if (!container.args?.includes("--capi")) container.args = [...(container.args ?? []), "--capi"];
+        }
+      }
+      return labelled;
+    });
+}
+
+/** Prints the manifest. */
+export function printCapiComponents(args: readonly string[]): void {
+  if (args.includes("-h") || args.includes("--help")) {
+    console.log(capiComponentsUsage);
+    return;
+  }
+  process.stdout.write(
+    capiComponents()
+      .map((object) => stringify(object))
+      .join("---\n"),
+  );
+}
