@@ -1,33 +1,45 @@
 #!/usr/bin/env bash
-# Makes sure Cluster API's core manager (the controllers of cluster.x-k8s.io) exists, and prints the
-# folder that holds it, for tests that prove the engine as an infrastructure provider against Cluster
-# API's own controllers. Not used by `npm test` yet (the infrastructure-provider issue will).
+# Makes sure Cluster API's core manager (the controllers of cluster.x-k8s.io) and its CRDs exist, and prints the
+# folder that holds them (`capi-manager` and `crds/`), for the tests and the demo that prove the engine as an
+# infrastructure provider against Cluster API's own controllers.
 #
-# Order: $OPENMCP_CAPI_ASSETS if it holds capi-manager; else the per-machine cache
-# (~/.cache/openmcp-engine/capi/<version>); else build from the Go module proxy (GOTOOLCHAIN=local).
-# Why v1.13: from v1.14 the core manager needs the nested module sigs.k8s.io/cluster-api/api, which is
-# not published on the module proxy (v1.14 wires it with `replace => ./api`); v1.13 serves v1beta2 and
-# keeps its main package at the module root. Only the last line of stdout is the folder.
+# Order: $OPENMCP_CAPI_ASSETS if it holds capi-manager and crds/; else the per-machine cache
+# (~/.cache/openmcp-engine/capi/<version>); else build from the Go module proxy (GOTOOLCHAIN=local, ~2 min).
+# From v1.14 the manager's main package is sigs.k8s.io/cluster-api/core and its API types live in the nested
+# module sigs.k8s.io/cluster-api/api, which upstream wires with `replace => ./api`; a wrapper module replaces it
+# with the published version instead. Only the last line of stdout is the folder.
 set -euo pipefail
 export GOTOOLCHAIN=local GOFLAGS=-mod=mod
-version=${OPENMCP_CAPI_VERSION:-v1.13.6}
+version=${OPENMCP_CAPI_VERSION:-v1.14.2}
 
 if [ -n "${OPENMCP_CAPI_ASSETS:-}" ]; then
-  [ -x "$OPENMCP_CAPI_ASSETS/capi-manager" ] || { echo "build.sh: $OPENMCP_CAPI_ASSETS has no capi-manager" >&2; exit 1; }
+  [ -x "$OPENMCP_CAPI_ASSETS/capi-manager" ] && [ -d "$OPENMCP_CAPI_ASSETS/crds" ] ||
+    { echo "build.sh: $OPENMCP_CAPI_ASSETS has no capi-manager and crds/" >&2; exit 1; }
   echo "$OPENMCP_CAPI_ASSETS"; exit 0
 fi
+out="${XDG_CACHE_HOME:-$HOME/.cache}/openmcp-engine/capi/$version"
+[ -x "$out/capi-manager" ] && [ -f "$out/crds/cluster.x-k8s.io_clusters.yaml" ] && { echo "$out"; exit 0; }
 command -v go >/dev/null || { echo "build.sh: no 'go' on PATH; install Go or set OPENMCP_CAPI_ASSETS" >&2; exit 1; }
 
-out="${XDG_CACHE_HOME:-$HOME/.cache}/openmcp-engine/capi/$version"
-[ -x "$out/capi-manager" ] && { echo "$out"; exit 0; }
 mkdir -p "$(dirname "$out")"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-printf 'module openmcp-engine/hack/capi\n\ngo 1.25.0\n' > "$work/go.mod"
-printf '//go:build tools\n\npackage tools\n\nimport _ "sigs.k8s.io/cluster-api"\n' > "$work/tools.go"
-echo "build.sh: building Cluster API $version core manager with $(go version | cut -d' ' -f3) (first time on this machine)" >&2
+printf 'module openmcp-engine/hack/capi\n\ngo 1.25.0\n\nreplace sigs.k8s.io/cluster-api/api => sigs.k8s.io/cluster-api/api %s\n' "$version" > "$work/go.mod"
+printf '//go:build tools\n\npackage tools\n\nimport _ "sigs.k8s.io/cluster-api/core"\n' > "$work/tools.go"
 start=$SECONDS
-(cd "$work" && go get "sigs.k8s.io/cluster-api@$version" && go build -trimpath -ldflags='-s -w' -o "$work/bin/capi-manager" sigs.k8s.io/cluster-api) >&2
-chmod 755 "$work/bin"; rm -rf "$out"; mv "$work/bin" "$out"
-echo "build.sh: built in $((SECONDS - start)) s into $out" >&2
+mkdir -p "$work/bin/crds"
+(
+  cd "$work"
+  go get "sigs.k8s.io/cluster-api@$version" "sigs.k8s.io/cluster-api/api@$version"
+  if [ -x "$out/capi-manager" ]; then
+    cp "$out/capi-manager" "$work/bin/"
+  else
+    echo "build.sh: building Cluster API $version core manager with $(go version | cut -d' ' -f3) (first time on this machine)" >&2
+    go build -trimpath -ldflags='-s -w' -o "$work/bin/capi-manager" sigs.k8s.io/cluster-api/core
+  fi
+  source=$(go list -m -f '{{.Dir}}' "sigs.k8s.io/cluster-api")
+  cp "$source"/core/config/crd/bases/*.yaml "$work/bin/crds/"
+) >&2
+chmod -R u+w,go+rX "$work/bin"; rm -rf "$out"; mv "$work/bin" "$out"
+echo "build.sh: Cluster API $version ready in $((SECONDS - start)) s in $out" >&2
 echo "$out"

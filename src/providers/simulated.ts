@@ -92,6 +92,7 @@ export class SimulatedBackend implements ClusterBackend {
       ...(phase === "ready" || phase === "updating"
         ? { endpoint: `https://${cluster.uid.slice(0, 8)}.${cluster.namespace}.simulated.invalid:6443` }
         : {}),
+      ...failureDomainsOf(target),
     };
   }
 
@@ -237,4 +238,14 @@ function parseMs(name: string, value: string): number {
   if (ms === undefined)
     throw new Error(`simulated backend: ${name} "${value}" is not a duration like 500ms, 3s or 1m`);
   return ms;
+}
+
+/** `settings.failureDomains: [zone, …]` of the ProviderConfig: simulated places for control plane machines. */
+function failureDomainsOf(
+  target: ClusterTarget,
+): Pick<Extract<ClusterObservation, { exists: true }>, "failureDomains"> {
+  const listed = target.settings?.failureDomains;
+  if (!Array.isArray(listed)) return {};
+  const names = listed.filter((name): name is string => typeof name === "string" && name !== "");
+  return names.length > 0 ? { failureDomains: names.map((name) => ({ name, controlPlane: true })) } : {};
 }

@@ -193,8 +193,10 @@ export function stepEngineCluster(input: EngineClusterStepInput): EngineClusterS
         finalizer = "remove";
         break;
       case "createCluster":
-        if (typeof params?.version === "string")
+        // Only what the backend does not hold yet: after a restart mid-provisioning, the cluster is adopted.
+        if (typeof params?.version === "string" && !facts.backend.exists) {
           commands.push({ kind: "create", target, version: params.version });
+        }
         break;
       case "deleteCluster":
         commands.push({ kind: "delete", target });

@@ -76,6 +76,15 @@ describe("an owned EngineCluster", () => {
     expect(first.requeueAfterMs).toBe(TIMING.pollMs);
   });
 
+  it("adopts a cluster the backend already holds (a restart mid-provisioning) instead of ordering it again", () => {
+    const adopted = stepEngineCluster(
+      engineInput(cluster, { exists: true, phase: "provisioning", version: "1.33.3" }),
+    );
+    expect(adopted.state).toBe("provisioning");
+    expect(adopted.desired.metadata.finalizers).toEqual([FINALIZERS.engineCluster]);
+    expect(adopted.commands).toEqual([]);
+  });
+
   it("sets controlPlaneEndpoint once the backend is ready, reports provisioned and publishes", () => {
     const { cluster: provisioned, result } = run(cluster, [absent, readyBackend("https://10.0.0.7:7443")]);
     expect(result.state).toBe("provisioned");

@@ -1,0 +1,398 @@
+/**
+ * The engine as a Cluster API infrastructure provider, proven against Cluster API's own core manager
+ * (built from the Go module proxy) on a real API server: CAPI computes the Cluster's phases from our
+ * EngineCluster, the workload cluster answers through the kubeconfig Secret, pausing, external
+ * management, a missing owner, deletion through the Cluster, and kill -9 mid-provisioning.
+ */
+import { readFileSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { CoreV1Api, CustomObjectsApi, KubeConfig } from "@kubernetes/client-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ClusterTarget } from "../../src/api/backend.ts";
+import type { ClusterBackend } from "../../src/api/backend-contract.ts";
+import { CAPI_CLUSTER_RESOURCE, type CapiCluster } from "../../src/api/cluster-api.ts";
+import { FINALIZERS, INFRASTRUCTURE_GROUP, RESOURCES } from "../../src/api/constants.ts";
+import type { ClusterEndpointObject, EngineCluster } from "../../src/api/engine-cluster.ts";
+import { type CapiManager, startCapiManager } from "../../src/controlplane/capi-manager.ts";
+import { type ControlPlane, startControlPlane } from "../../src/controlplane/control-plane.ts";
+import { createBackend as createLocalBackend } from "../../src/providers/local.ts";
+import { SimulatedBackend } from "../../src/providers/simulated.ts";
+import { systemClock } from "../../src/runtime/clock.ts";
+import { Engine } from "../../src/runtime/engine.ts";
+import { installCrds, installingCrds } from "../../src/runtime/install-crds.ts";
+import { silentLogger } from "../../src/runtime/logger.ts";
+import { aProviderConfig } from "../support/builders.ts";
+import { eventually, satisfying } from "../support/eventually.ts";
+import { startEngineCli } from "../support/processes.ts";
+
+const NAMESPACE = "capi";
+let controlPlane: ControlPlane;
+let capi: CapiManager;
+let custom: CustomObjectsApi;
+let core: CoreV1Api;
+let folder: string;
+const engines: Engine[] = [];
+const backends: ClusterBackend[] = [];
+
+/** Every backend call, by Cluster uid: "no backend call" is checked against this. */
+const calls = new Map<string, string[]>();
+function counting(backend: ClusterBackend): ClusterBackend {
+  const record = (method: string, target: ClusterTarget) =>
+    calls.set(target.uid, [...(calls.get(target.uid) ?? []), method]);
+  return {
+    name: backend.name,
+    capabilities: backend.capabilities,
+    supportedVersions: (config) => backend.supportedVersions(config),
+    traits: (config) => backend.traits(config),
+    observe: (target) => (record("observe", target), backend.observe(target)),
+    create: (target, version) => (record("create", target), backend.create(target, version)),
+    update: (target, version) => (record("update", target), backend.update(target, version)),
+    delete: (target) => (record("delete", target), backend.delete(target)),
+    adminAccess: (target) => (record("adminAccess", target), backend.adminAccess(target)),
+    close: () => backend.close?.() ?? Promise.resolve(),
+  };
+}
+
+async function startEngine(providerName: string, backend: ClusterBackend): Promise<void> {
+  const engine = new Engine({
+    kubeConfig: controlPlane.kubeConfig,
+    providerName,
+    environment: "test",
+    backend: counting(backend),
+    capi: true,
+    timing: { pollMs: 300, retryMs: 2_000, resyncMs: 60_000 },
+  });
+  engines.push(engine);
+  await engine.start();
+}
+
+beforeAll(async () => {
+  folder = await mkdtemp(join(tmpdir(), "capi-provider-"));
+  controlPlane = await startControlPlane({ prepare: installingCrds("crds") });
+  capi = await startCapiManager({ kubeConfig: controlPlane.kubeConfig, installCrds });
+  custom = controlPlane.kubeConfig.makeApiClient(CustomObjectsApi);
+  core = controlPlane.kubeConfig.makeApiClient(CoreV1Api);
+  await core.createNamespace({ body: { metadata: { name: NAMESPACE } } });
+  for (const [name, backend] of [
+    ["sim", "simulated"],
+    ["local", "local"],
+  ] as const) {
+    await custom.createClusterCustomObject({
+      ...RESOURCES.ProviderConfig,
+      body: aProviderConfig({ name, backend }),
+    });
+  }
+  const local = await createLocalBackend({
+    stateDirectory: join(folder, "local"),
+    options: { stopOnClose: "true" },
+    log: silentLogger,
+    clock: systemClock,
+    readSecret: async () => undefined,
+  });
+  backends.push(local);
+  await startEngine("capi-sim", new SimulatedBackend({ provisionDelayMs: 500, deleteDelayMs: 300 }));
+  await startEngine("capi-local", local);
+}, 300_000);
+
+afterAll(async () => {
+  for (const engine of engines) await engine.stop();
+  await capi?.stop();
+  await controlPlane?.stop();
+  if (folder) await rm(folder, { recursive: true, force: true });
+});
+
+// --- the objects a Cluster API user applies -------------------------------------------------------
+
+async function applyEngineCluster(
+  name: string,
+  profile: string,
+  metadata: { annotations?: Record<string, string> } = {},
+): Promise<EngineCluster> {
+  return (await custom.createNamespacedCustomObject({
+    ...RESOURCES.EngineCluster,
+    namespace: NAMESPACE,
+    body: {
+      apiVersion: `${INFRASTRUCTURE_GROUP}/v1alpha1`,
+      kind: "EngineCluster",
+      metadata: { name, ...metadata },
+      spec: { profile },
+    },
+  })) as EngineCluster;
+}
+
+async function applyCapiCluster(name: string, spec: Record<string, unknown> = {}): Promise<void> {
+  await custom.createNamespacedCustomObject({
+    ...CAPI_CLUSTER_RESOURCE,
+    namespace: NAMESPACE,
+    body: {
+      apiVersion: "cluster.x-k8s.io/v1beta2",
+      kind: "Cluster",
+      metadata: { name },
+      spec: { infrastructureRef: { apiGroup: INFRASTRUCTURE_GROUP, kind: "EngineCluster", name }, ...spec },
+    },
+  });
+}
+
+const read = async <T>(resource: { group: string; version: string; plural: string }, name: string) => {
+  try {
+    return (await custom.getNamespacedCustomObject({ ...resource, namespace: NAMESPACE, name })) as T;
+  } catch (error) {
+    if ((error as { code?: number }).code === 404) return undefined;
+    throw error;
+  }
+};
+const readEngineCluster = (name: string) => read<EngineCluster>(RESOURCES.EngineCluster, name);
+const readCapiCluster = (name: string) => read<CapiCluster>(CAPI_CLUSTER_RESOURCE, name);
+const readClusterEndpoint = (name: string) => read<ClusterEndpointObject>(RESOURCES.ClusterEndpoint, name);
+const readSecret = async (name: string) => {
+  try {
+    return await core.readNamespacedSecret({ namespace: NAMESPACE, name });
+  } catch (error) {
+    if ((error as { code?: number }).code === 404) return undefined;
+    throw error;
+  }
+};
+
+/** Waits until the CAPI Cluster shows `phase` (CAPI's own controller computes it), failing with what was seen. */
+async function capiPhase(name: string, phase: string, timeoutMs = 90_000): Promise<CapiCluster> {
+  return eventually(
+    async () => {
+      const cluster = await readCapiCluster(name);
+      if (cluster?.status?.phase !== phase) {
+        throw new Error(
+          `Cluster ${name} is in phase ${cluster?.status?.phase}; EngineCluster: ${JSON.stringify((await readEngineCluster(name))?.status)}\nCAPI manager log:\n${capi.logTail()}`,
+        );
+      }
+      return cluster;
+    },
+    { what: `Cluster ${NAMESPACE}/${name} in phase ${phase}`, timeoutMs },
+  );
+}
+
+const condition = (cluster: EngineCluster | undefined, type: string) =>
+  cluster?.status?.conditions?.find((c) => c.type === type);
+
+describe("a CAPI Cluster whose infrastructureRef names an EngineCluster (local backend)", () => {
+  it("goes Provisioning → Provisioned as CAPI computes it, with our endpoint, and the workload cluster answers through the kubeconfig Secret", async () => {
+    await applyEngineCluster("work", "test.capi-local.local");
+    await applyCapiCluster("work");
+    await capiPhase("work", "Provisioning");
+    const provisioned = await capiPhase("work", "Provisioned", 150_000);
+
+    const infra = await readEngineCluster("work");
+    expect(infra?.metadata.ownerReferences).toContainEqual(
+      expect.objectContaining({ kind: "Cluster", name: "work" }),
+    );
+    expect(infra?.status).toMatchObject({
+      initialization: { provisioned: true },
+      ready: true,
+      phase: "Provisioned",
+    });
+    expect(condition(infra, "Ready")).toMatchObject({ status: "True" });
+    expect(infra?.spec.controlPlaneEndpoint?.host).toBe("127.0.0.1");
+    expect(provisioned.spec?.controlPlaneEndpoint).toEqual(infra?.spec.controlPlaneEndpoint);
+
+    const secret = await readSecret("work-kubeconfig");
+    expect(secret?.type).toBe("cluster.x-k8s.io/secret");
+    expect(secret?.metadata?.labels?.["cluster.x-k8s.io/cluster-name"]).toBe("work");
+    const workload = new KubeConfig();
+    workload.loadFromString(Buffer.from(secret?.data?.value ?? "", "base64").toString("utf8"));
+    expect(workload.getCurrentCluster()?.server).toBe(
+      `https://${infra?.spec.controlPlaneEndpoint?.host}:${infra?.spec.controlPlaneEndpoint?.port}`,
+    );
+    const namespaces = await workload.makeApiClient(CoreV1Api).listNamespace();
+    expect(namespaces.items.map((n) => n.metadata?.name)).toContain("kube-system");
+
+    const endpoint = await readClusterEndpoint("work");
+    expect(endpoint?.spec).toEqual({
+      cluster: "work",
+      host: infra?.spec.controlPlaneEndpoint?.host,
+      port: infra?.spec.controlPlaneEndpoint?.port,
+      type: "apiserver",
+    });
+    expect(endpoint?.metadata.ownerReferences).toContainEqual(
+      expect.objectContaining({ kind: "EngineCluster", name: "work", uid: infra?.metadata.uid }),
+    );
+  }, 240_000);
+
+  it("is deleted through the Cluster: CAPI deletes the EngineCluster, we delete at the backend, the finalizer goes, the Cluster is gone", async () => {
+    const infra = await readEngineCluster("work");
+    expect(infra?.metadata.finalizers).toContain(FINALIZERS.engineCluster);
+    await custom.deleteNamespacedCustomObject({
+      ...CAPI_CLUSTER_RESOURCE,
+      namespace: NAMESPACE,
+      name: "work",
+    });
+    await eventually(async () => expect(await readCapiCluster("work")).toBeUndefined(), {
+      what: "Cluster work gone",
+      timeoutMs: 120_000,
+    });
+    expect(await readEngineCluster("work")).toBeUndefined();
+    expect(await readSecret("work-kubeconfig")).toBeUndefined();
+    expect(await readClusterEndpoint("work")).toBeUndefined();
+    const uid = infra?.metadata.uid ?? "";
+    expect(calls.get(uid)).toContain("delete");
+    expect(await backends[0]?.observe({ ...targetOf(infra), uid })).toEqual({ exists: false });
+  }, 180_000);
+});
+
+function targetOf(cluster: EngineCluster | undefined): ClusterTarget {
+  return {
+    uid: cluster?.metadata.uid ?? "",
+    namespace: NAMESPACE,
+    name: cluster?.metadata.name ?? "",
+    tenancy: "Exclusive",
+    profile: cluster?.spec.profile ?? "",
+    providerConfig: "local",
+  };
+}
+
+describe("the contract's waits and hands-off rules (simulated backend)", () => {
+  it("an EngineCluster no Cluster owns waits, saying so, and the backend is never called", async () => {
+    const created = await applyEngineCluster("orphan", "test.capi-sim.sim");
+    const waiting = await eventually(
+      async () => satisfying(await readEngineCluster("orphan"), (c) => condition(c, "Ready") !== undefined),
+      { what: "orphan has a Ready condition" },
+    );
+    expect(condition(waiting, "Ready")).toMatchObject({ status: "False", reason: "WaitingForClusterOwner" });
+    expect(waiting?.metadata.finalizers ?? []).not.toContain(FINALIZERS.engineCluster);
+    expect(calls.get(created.metadata.uid ?? "")).toBeUndefined();
+  });
+
+  it("a paused EngineCluster gets only the Paused condition until it is unpaused; a paused Cluster pauses it again", async () => {
+    const paused = { annotations: { "cluster.x-k8s.io/paused": "" } };
+    const created = await applyEngineCluster("held", "test.capi-sim.sim", paused);
+    await applyCapiCluster("held");
+    const seen = await eventually(
+      async () =>
+        satisfying(
+          await readEngineCluster("held"),
+          (c) => condition(c, "Paused")?.status === "True" && (c?.metadata.ownerReferences?.length ?? 0) > 0,
+        ),
+      { what: "held Paused and owned by its Cluster" },
+    );
+    expect(seen?.metadata.ownerReferences?.length).toBe(1); // CAPI owns it, yet nothing happens
+    expect(seen?.metadata.finalizers ?? []).not.toContain(FINALIZERS.engineCluster);
+    expect(seen?.status?.state).toBeUndefined();
+    expect(calls.get(created.metadata.uid ?? "")).toBeUndefined();
+
+    await custom.patchNamespacedCustomObject({
+      ...RESOURCES.EngineCluster,
+      namespace: NAMESPACE,
+      name: "held",
+      body: [{ op: "remove", path: "/metadata/annotations/cluster.x-k8s.io~1paused" }],
+    });
+    await capiPhase("held", "Provisioned");
+
+    // Pausing the Cluster pauses its infrastructure: a deleted ClusterEndpoint is not made again meanwhile.
+    await custom.patchNamespacedCustomObject({
+      ...CAPI_CLUSTER_RESOURCE,
+      namespace: NAMESPACE,
+      name: "held",
+      body: [{ op: "add", path: "/spec/paused", value: true }],
+    });
+    await eventually(
+      async () =>
+        expect(condition(await readEngineCluster("held"), "Paused")?.message).toContain("spec.paused"),
+      { what: "held paused by its Cluster" },
+    );
+    const before = (calls.get(created.metadata.uid ?? "") ?? []).length;
+    await custom.deleteNamespacedCustomObject({
+      ...RESOURCES.ClusterEndpoint,
+      namespace: NAMESPACE,
+      name: "held",
+    });
+    await new Promise((resolve) => setTimeout(resolve, 1_500)); // several poll periods of the engine
+    expect(await readClusterEndpoint("held")).toBeUndefined();
+    expect((calls.get(created.metadata.uid ?? "") ?? []).length).toBe(before);
+
+    await custom.patchNamespacedCustomObject({
+      ...CAPI_CLUSTER_RESOURCE,
+      namespace: NAMESPACE,
+      name: "held",
+      body: [{ op: "replace", path: "/spec/paused", value: false }],
+    });
+    await eventually(async () => expect(await readClusterEndpoint("held")).toBeDefined(), {
+      what: "ClusterEndpoint held published again",
+    });
+  }, 120_000);
+
+  it("an externally managed EngineCluster is never written or built by us; its manager's answer is CAPI's", async () => {
+    const created = await applyEngineCluster("external", "test.capi-sim.sim", {
+      annotations: { "cluster.x-k8s.io/managed-by": "someone-else" },
+    });
+    await applyCapiCluster("external");
+    await eventually(
+      async () => expect((await readEngineCluster("external"))?.metadata.ownerReferences?.length).toBe(1),
+      { what: "CAPI owns external" },
+    );
+    // The external manager answers.
+    await custom.patchNamespacedCustomObject({
+      ...RESOURCES.EngineCluster,
+      namespace: NAMESPACE,
+      name: "external",
+      body: [{ op: "add", path: "/spec/controlPlaneEndpoint", value: { host: "10.1.2.3", port: 6443 } }],
+    });
+    await custom.patchNamespacedCustomObjectStatus({
+      ...RESOURCES.EngineCluster,
+      namespace: NAMESPACE,
+      name: "external",
+      body: [{ op: "add", path: "/status", value: { initialization: { provisioned: true } } }],
+    });
+    const cluster = await capiPhase("external", "Provisioned");
+    expect(cluster.spec?.controlPlaneEndpoint).toEqual({ host: "10.1.2.3", port: 6443 });
+    const infra = await readEngineCluster("external");
+    expect(infra?.status).toEqual({ initialization: { provisioned: true } });
+    expect(infra?.metadata.finalizers ?? []).not.toContain(FINALIZERS.engineCluster);
+    expect(calls.get(created.metadata.uid ?? "")).toBeUndefined();
+  }, 120_000);
+});
+
+describe("the controller killed with kill -9 mid-provisioning", () => {
+  it("orders exactly one cluster at the backend and still reaches Provisioned after the restart", async () => {
+    const state = join(folder, "kill");
+    const args = [
+      "run",
+      "--capi",
+      "--provider-name=capi-kill",
+      "--environment=test",
+      `--kubeconfig=${controlPlane.kubeconfigPath}`,
+      `--state-dir=${state}`,
+      "--backend-option=provisionDelay=4s",
+      "--metrics-bind-address=0",
+      "--health-probe-bind-address=0",
+      "--no-schedule",
+    ];
+    const first = startEngineCli(args);
+    const created = await applyEngineCluster("survivor", "test.capi-kill.sim");
+    await applyCapiCluster("survivor");
+    await eventually(
+      async () =>
+        satisfying(await readEngineCluster("survivor"), (c) =>
+          (c?.metadata.finalizers ?? []).includes(FINALIZERS.engineCluster),
+        ),
+      { what: "survivor holds our finalizer (the cluster is ordered)", timeoutMs: 60_000 },
+    );
+    await eventually(() => first.output().includes('"command":"create"'), { what: "the create logged" });
+    first.child.kill("SIGKILL");
+    await new Promise((resolve) => first.child.once("exit", resolve));
+
+    const second = startEngineCli(args);
+    try {
+      await capiPhase("survivor", "Provisioned");
+      const creates = (first.output() + second.output())
+        .split("\n")
+        .filter((line) => line.includes('"command":"create"') && line.includes(`${NAMESPACE}/survivor`));
+      expect(creates, `${first.output()}\n---\n${second.output()}`).toHaveLength(1);
+      const clusters = JSON.parse(readFileSync(join(state, "simulated", "simulated.json"), "utf8")) as {
+        clusters: Array<{ uid: string }>;
+      };
+      expect(clusters.clusters.filter((c) => c.uid === created.metadata.uid)).toHaveLength(1);
+    } finally {
+      second.child.kill("SIGTERM");
+      await new Promise((resolve) => second.child.once("exit", resolve));
+    }
+  }, 180_000);
+});
