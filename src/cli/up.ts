@@ -3,12 +3,13 @@
 import { createWriteStream, existsSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
+import { type CapiManager, startCapiManager } from "../controlplane/capi-manager.ts";
 import { kubeconfigYaml, startControlPlane } from "../controlplane/control-plane.ts";
 import { findKubeAssets, kubeAssetVersions } from "../controlplane/kube-assets.ts";
 import { clusterTarget } from "../machines/cluster/step.ts";
 import type { Engine } from "../runtime/engine.ts";
 import { CACHES } from "../runtime/informers.ts";
-import { installingCrds } from "../runtime/install-crds.ts";
+import { installCrds, installingCrds } from "../runtime/install-crds.ts";
 import { createLogger } from "../runtime/logger.ts";
 import { applyManifests, LiveView } from "./demo.ts";
 import { engineFlags, engineFromFlags, parseEngineArgs, untilSignal } from "./run.ts";
@@ -35,6 +36,9 @@ Flags:
   --crds <folder>           CRDs to install (default: the crds/ folder of this project)
   --assets <folder>         folder with kube-apiserver and etcd (default: KUBEBUILDER_ASSETS, else built once by hack/kube/build.sh)
   --no-controller           only the control plane: no engine, no demo
+  --capi                    also run Cluster API's own manager (built once by hack/capi/build.sh) and the
+                            engine's Cluster API side; the demo adds examples/demo-capi (a CAPI Cluster on
+                            an EngineCluster), which CAPI moves to Provisioned
   --no-demo                 the engine but no sample objects
   --demo-dir <folder>       sample objects to apply (default: examples/demo-<backend>)
   --log <path>              the engine's JSON log (default: .state/engine.log)
@@ -72,6 +76,14 @@ Local control plane is up at ${controlPlane.server}.
                ${kubectl} get clusterrequests,clusterrequestgrants -A
   processes:   etcd pid ${controlPlane.etcd.pid}, kube-apiserver pid ${controlPlane.apiServer.pid}
   logs:        ${controlPlane.directory}/{etcd,kube-apiserver}.log`);
+
+  let capi: CapiManager | undefined;
+  if (flags.engine.capi === true) {
+    capi = await startCapiManager({ kubeConfig: controlPlane.kubeConfig, installCrds, log });
+    console.log(
+      `  Cluster API: ${capi.version} core manager, pid ${capi.process.pid}, log ${capi.process.logPath}`,
+    );
+  }
 
   let stopEngine = async () => {};
   if (flags.controller) {
@@ -118,6 +130,14 @@ Local control plane is up at ${controlPlane.server}.
         view.stop();
         await previousStop();
       };
+      if (capi) {
+        const more = await applyManifests(
+          controlPlane.kubeConfig,
+          join(repositoryRoot, "examples", "demo-capi"),
+        );
+        console.log(`  Cluster API: applied ${more.join(", ")}\n`);
+        void showProvisioned(engine, join(dirname(flags.kubeconfigOut), "capi"));
+      }
       const asked = created.filter((name) => name.startsWith("ClusterRequest/")).length;
       void clusterRequestsGranted(engine, asked)
         .then(() => view.allReady())
@@ -142,8 +162,40 @@ Local control plane is up at ${controlPlane.server}.
     console.log(`\n${signal}: stopping the control plane`);
     clearInterval(keepAlive);
     await stopEngine();
+    await capi?.stop();
     await controlPlane.stop();
   });
+}
+
+/**
+ * Once Cluster API's own controller moves a CAPI Cluster to Provisioned, says so with the endpoint and
+ * writes the kubeconfig of its `<cluster>-kubeconfig` Secret to `folder` (a demo convenience).
+ */
+async function showProvisioned(engine: Engine, folder: string): Promise<void> {
+  const clusters = engine.informers.of(CACHES.capiClusters);
+  const secrets = engine.informers.of(CACHES.kubeconfigSecrets);
+  const done = new Set<string>();
+  for (let i = 0; i < 1_500; i++) {
+    for (const cluster of clusters.list()) {
+      const key = `${cluster.metadata.namespace}/${cluster.metadata.name}`;
+      if (done.has(key) || cluster.status?.phase !== "Provisioned") continue;
+      const secret = secrets.get(`${key}-kubeconfig`);
+      if (!secret?.data?.value) continue;
+      done.add(key);
+      await mkdir(folder, { recursive: true });
+      const file = join(folder, `${cluster.metadata.namespace}.${cluster.metadata.name}.kubeconfig`);
+      await writeFile(file, Buffer.from(secret.data.value, "base64").toString("utf8"), { mode: 0o600 });
+      const endpoint = cluster.spec?.controlPlaneEndpoint;
+      console.log(
+        `\nCluster API Cluster ${key} is Provisioned (phase computed by Cluster API) at ${endpoint?.host}:${endpoint?.port}.`,
+      );
+      console.log(
+        `  from Secret ${cluster.metadata.name}-kubeconfig: kubectl --kubeconfig ${file} get namespaces\n`,
+      );
+    }
+    if (done.size > 0 && done.size === clusters.list().length) return;
+    await new Promise((resolveWait) => setTimeout(resolveWait, 200));
+  }
 }
 
 /** Resolves once `count` ClusterRequests are Granted: the Clusters they asked for exist then. */
