@@ -39,18 +39,22 @@ const backends: ClusterBackend[] = [];
 /** Every backend call, by Cluster uid: "no backend call" is checked against this. */
 const calls = new Map<string, string[]>();
 function counting(backend: ClusterBackend): ClusterBackend {
-  const record = (method: string, target: ClusterTarget) =>
-    calls.set(target.uid, [...(calls.get(target.uid) ?? []), method]);
+  const recorded =
+    <A extends unknown[], R>(method: string, call: (target: ClusterTarget, ...rest: A) => Promise<R>) =>
+    (target: ClusterTarget, ...rest: A): Promise<R> => {
+      calls.set(target.uid, [...(calls.get(target.uid) ?? []), method]);
+      return call(target, ...rest);
+    };
   return {
     name: backend.name,
     capabilities: backend.capabilities,
     supportedVersions: (config) => backend.supportedVersions(config),
     traits: (config) => backend.traits(config),
-    observe: (target) => (record("observe", target), backend.observe(target)),
-    create: (target, version) => (record("create", target), backend.create(target, version)),
-    update: (target, version) => (record("update", target), backend.update(target, version)),
-    delete: (target) => (record("delete", target), backend.delete(target)),
-    adminAccess: (target) => (record("adminAccess", target), backend.adminAccess(target)),
+    observe: recorded("observe", (target) => backend.observe(target)),
+    create: recorded("create", (target, version: string) => backend.create(target, version)),
+    update: recorded("update", (target, version: string) => backend.update(target, version)),
+    delete: recorded("delete", (target) => backend.delete(target)),
+    adminAccess: recorded("adminAccess", (target) => backend.adminAccess(target)),
     close: () => backend.close?.() ?? Promise.resolve(),
   };
 }
