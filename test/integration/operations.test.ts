@@ -94,7 +94,7 @@ describe("an in-cluster style deployment", () => {
       .listCustomResourceDefinition();
     for (const crd of crds.items)
       expect(crd.metadata?.labels).toMatchObject({ "openmcp.cloud/cluster": "platform" });
-    expect(crds.items).toHaveLength(7);
+    expect(crds.items).toHaveLength(10);
 
     await custom.createClusterCustomObject({
       ...RESOURCES.ProviderConfig,
