@@ -25,6 +25,7 @@ import { type AccessTargetClient, targetClient } from "../access-target-client.t
 import { CACHES } from "../informers.ts";
 import type { KindContext, MachineKind } from "../machine-kind.ts";
 import { wake } from "../machine-kind.ts";
+import { profileOffer } from "./profile-offer.ts";
 
 /** Defaults: tokens live 24 h; look again every 5 s while working, every 5 min at rest. */
 export const DEFAULT_ACCESS_TIMING = {
@@ -43,10 +44,7 @@ async function adminClient(
 ): Promise<{ client: AccessTargetClient } | { problem: string }> {
   if (!cluster) return { problem: `Cluster ${name} does not exist` };
   if (cluster.status?.phase !== CLUSTER_PHASES.ready) return { problem: `Cluster ${name} is not Ready yet` };
-  const profile = context.informers.profiles.get(cluster.spec.profile);
-  const settings = profile
-    ? context.informers.providerConfigs.get(profile.spec.providerConfigRef.name)?.spec.settings
-    : undefined;
+  const { profile, settings } = profileOffer(context, cluster.spec.profile);
   const admin = await context.backend.adminAccess(clusterTarget(cluster, profile, settings));
   if (!admin) return { problem: `the backend gives no access to Cluster ${name}` };
   return { client: targetClient(admin.kubeconfig) };

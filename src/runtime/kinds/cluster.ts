@@ -10,6 +10,7 @@ import { rfc3339 } from "../../machines/shared/rfc3339.ts";
 import { CACHES } from "../informers.ts";
 import type { KindContext, MachineKind } from "../machine-kind.ts";
 import { wake } from "../machine-kind.ts";
+import { profileOffer, profilesOf } from "./profile-offer.ts";
 
 /** Defaults: poll a working backend every 2 s, retry a missing profile every 30 s, resync Ready every 10 min. */
 export const DEFAULT_CLUSTER_TIMING = { pollMs: 2_000, retryMs: 30_000, resyncMs: 600_000 } as const;
@@ -31,23 +32,16 @@ export const clusterKind: MachineKind<Cluster, ClusterObservation, ClusterComman
       clustersOf(context, new Set([profile.metadata.name])),
     ),
     // A config's settings and defaultVersion change what its Clusters are built with.
-    wake(CACHES.providerConfigs, (config: ProviderConfig, context) => {
-      const profiles = context.informers.profiles
-        .list()
-        .filter((profile) => profile.spec.providerConfigRef.name === config.metadata?.name)
-        .map((profile) => profile.metadata.name);
-      return clustersOf(context, new Set(profiles));
-    }),
+    wake(CACHES.providerConfigs, (config: ProviderConfig, context) =>
+      clustersOf(context, profilesOf(context, config)),
+    ),
   ],
 
   async open(cluster, context) {
-    const { informers, backend, providerName, timing, log } = context;
-    const profile = informers.profiles.get(cluster.spec.profile);
+    const { backend, providerName, timing, log } = context;
+    const { profile, settings, defaultVersion } = profileOffer(context, cluster.spec.profile);
     const responsibility = clusterResponsibility(cluster, profile, providerName);
     if (responsibility === "ignored" || responsibility === "foreign") return undefined;
-    const config = profile ? informers.providerConfigs.get(profile.spec.providerConfigRef.name) : undefined;
-    const settings = config?.spec.settings;
-    const defaultVersion = config?.spec.defaultVersion;
     const target = clusterTarget(cluster, profile, settings);
     return {
       observe: async () => (responsibility === "ours" ? backend.observe(target) : { exists: false }),

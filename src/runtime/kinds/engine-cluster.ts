@@ -28,6 +28,7 @@ import {
 import { CACHES } from "../informers.ts";
 import type { KindContext, MachineKind } from "../machine-kind.ts";
 import { wake } from "../machine-kind.ts";
+import { profileOffer, profilesOf } from "./profile-offer.ts";
 
 const keyOf = (object: { metadata: { namespace?: string; name?: string } }) =>
   `${object.metadata.namespace}/${object.metadata.name}`;
@@ -68,12 +69,7 @@ export const engineClusterKind: MachineKind<EngineCluster, EngineClusterObservat
       engineClusters(context, (cluster) => cluster.spec.profile === profile.metadata.name),
     ),
     wake(CACHES.providerConfigs, (config: ProviderConfig, context) => {
-      const profiles = new Set(
-        context.informers.profiles
-          .list()
-          .filter((profile) => profile.spec.providerConfigRef.name === config.metadata?.name)
-          .map((profile) => profile.metadata.name),
-      );
+      const profiles = profilesOf(context, config);
       return engineClusters(context, (cluster) => profiles.has(cluster.spec.profile));
     }),
   ],
@@ -85,12 +81,9 @@ export const engineClusterKind: MachineKind<EngineCluster, EngineClusterObservat
     const ownerPaused =
       owner !== undefined &&
       informers.of(CACHES.capiClusters).get(`${namespace}/${owner}`)?.spec?.paused === true;
-    const profile = informers.profiles.get(cluster.spec.profile);
+    const { profile, settings, defaultVersion } = profileOffer(context, cluster.spec.profile);
     const responsibility = engineClusterResponsibility(cluster, profile, providerName, ownerPaused);
     if (responsibility !== "ours" && responsibility !== "paused") return undefined;
-    const config = profile ? informers.providerConfigs.get(profile.spec.providerConfigRef.name) : undefined;
-    const settings = config?.spec.settings;
-    const defaultVersion = config?.spec.defaultVersion;
     const target = engineClusterTarget(cluster, profile, settings);
     /** What this reconcile published: the caches see it only later. */
     const publishedNow = new Set<"kubeconfig" | "endpoint">();

@@ -1,0 +1,33 @@
+/** What a ClusterProfile offers a kind that builds clusters from it: the profile, its config's settings and default version. */
+import type { ClusterProfile } from "../../api/cluster-profile.ts";
+import type { JsonObject } from "../../api/common.ts";
+import type { ProviderConfig } from "../../api/provider-config.ts";
+import type { KindContext } from "../machine-kind.ts";
+
+/** A profile as the caches know it; every field undefined when the profile does not exist (yet). */
+export interface ProfileOffer {
+  readonly profile: ClusterProfile | undefined;
+  /** `spec.settings` of the profile's ProviderConfig, handed to the backend with every command. */
+  readonly settings: JsonObject | undefined;
+  /** `spec.defaultVersion` of that ProviderConfig, for objects that name no version. */
+  readonly defaultVersion: string | undefined;
+}
+
+/** Looks up profile `name` and its ProviderConfig in the caches. */
+export function profileOffer(context: KindContext, name: string): ProfileOffer {
+  const profile = context.informers.profiles.get(name);
+  const config = profile
+    ? context.informers.providerConfigs.get(profile.spec.providerConfigRef.name)
+    : undefined;
+  return { profile, settings: config?.spec.settings, defaultVersion: config?.spec.defaultVersion };
+}
+
+/** Names of the profiles made from `config`: a change of the config changes what their clusters are built with. */
+export function profilesOf(context: KindContext, config: ProviderConfig): Set<string> {
+  return new Set(
+    context.informers.profiles
+      .list()
+      .filter((profile) => profile.spec.providerConfigRef.name === config.metadata?.name)
+      .map((profile) => profile.metadata.name ?? ""),
+  );
+}
