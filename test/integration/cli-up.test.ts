@@ -42,7 +42,7 @@ describe("openmcp-engine up", () => {
   async function stopAndCheck(up: Awaited<ReturnType<typeof upUntilReady>>, extraPids: number[] = []) {
     const directory = /logs:\s+(\S+)\/\{etcd/.exec(up.output())?.[1] ?? "";
     expect(existsSync(directory)).toBe(true);
-    const pids = [...up.output().matchAll(/pid (\d+)/g)].map((m) => Number(m[1]));
+    const pids = [...up.output().matchAll(/(?:etcd|kube-apiserver) pid (\d+)/g)].map((m) => Number(m[1]));
     expect(pids).toHaveLength(2);
     up.child.kill("SIGINT");
     expect(await up.exited).toBe(0);
@@ -96,6 +96,27 @@ describe("openmcp-engine up", () => {
       rmSync(up.folder, { recursive: true, force: true });
     }
   }, 120_000);
+
+  it("with --capi runs Cluster API's own manager, which moves the demo's CAPI Cluster to Provisioned", async () => {
+    const up = await upUntilReady(["--capi"], "Cluster API Cluster capi-demo/workload is Provisioned");
+    try {
+      const capiPid = Number(/Cluster API: \S+ core manager, pid (\d+)/.exec(up.output())?.[1]);
+      expect(capiPid).toBeGreaterThan(0);
+      const file =
+        /capi-demo\/workload[^\n]*\n\s+from Secret workload-kubeconfig: kubectl --kubeconfig (\S+) get namespaces/.exec(
+          up.output(),
+        )?.[1];
+      const workload = new KubeConfig();
+      workload.loadFromFile(file ?? "");
+      const namespaces = await workload.makeApiClient(CoreV1Api).listNamespace();
+      expect(namespaces.items.map((ns) => ns.metadata?.name)).toContain("kube-system");
+      const port = new URL(workload.getCurrentCluster()?.server ?? "").port;
+      await stopAndCheck(up, [capiPid, ...processesMentioning(`--secure-port=${port}`)]);
+    } finally {
+      if (up.child.exitCode === null) up.child.kill("SIGKILL");
+      rmSync(up.folder, { recursive: true, force: true });
+    }
+  }, 150_000);
 
   it("rejects an unknown flag with exit code 2 and the usage", () => {
     const result = spawnSync(process.execPath, [main, "up", "--no-such-flag"], { encoding: "utf8" });
