@@ -15,6 +15,7 @@ import type { ClusterBackend } from "../../src/api/backend-contract.ts";
 import { CAPI_CLUSTER_RESOURCE, type CapiCluster } from "../../src/api/cluster-api.ts";
 import { FINALIZERS, INFRASTRUCTURE_GROUP, RESOURCES } from "../../src/api/constants.ts";
 import type { ClusterEndpointObject, EngineCluster } from "../../src/api/engine-cluster.ts";
+import { explain } from "../../src/cli/explain.ts";
 import { type CapiManager, startCapiManager } from "../../src/controlplane/capi-manager.ts";
 import { type ControlPlane, startControlPlane } from "../../src/controlplane/control-plane.ts";
 import { createBackend as createLocalBackend } from "../../src/providers/local.ts";
@@ -263,6 +264,18 @@ describe("the contract's waits and hands-off rules (simulated backend)", () => {
     expect(condition(waiting, "Ready")).toMatchObject({ status: "False", reason: "WaitingForClusterOwner" });
     expect(waiting?.metadata.finalizers ?? []).not.toContain(FINALIZERS.engineCluster);
     expect(calls.get(created.metadata.uid ?? "")).toBeUndefined();
+
+    // `explain` covers the kind: the state, the condition and what it waits for, in words.
+    let text = "";
+    await explain(
+      ["enginecluster", `${NAMESPACE}/orphan`, "--kubeconfig", controlPlane.kubeconfigPath],
+      (line) => {
+        text += `${line}\n`;
+      },
+    );
+    expect(text).toContain("State:        pending");
+    expect(text).toContain("WaitingForClusterOwner");
+    expect(text).toContain("a Cluster API Cluster that names it in spec.infrastructureRef");
   });
 
   it("a paused EngineCluster gets only the Paused condition until it is unpaused; a paused Cluster pauses it again", async () => {

@@ -182,6 +182,39 @@ describe("openmcp-engine run", () => {
     expect(both.stderr).toContain("give --scheduler-config or --scheduler-config-map, not both");
   });
 
+  it("refuses --capi where Cluster API is not installed, and by default says the Cluster API side is off and why", async () => {
+    const stateDir = mkdtempSync(join(stateRoot, "capi-"));
+    const args = [
+      "run",
+      "--provider-name=p",
+      `--kubeconfig=${controlPlane.kubeconfigPath}`,
+      `--state-dir=${stateDir}`,
+      "--metrics-bind-address=0",
+      "--health-probe-bind-address=0",
+    ];
+    const forced = spawnSync(process.execPath, [main, ...args, "--capi"], {
+      encoding: "utf8",
+      timeout: 30_000,
+    });
+    expect(forced.status).toBe(1);
+    expect(forced.stderr).toContain(
+      "--capi: Cluster API is not usable here: CRD clusters.cluster.x-k8s.io is not installed",
+    );
+    const auto = startEngineCli(args);
+    try {
+      await eventually(() => auto.output().includes('"msg":"engine started"'), {
+        what: "the engine started",
+      });
+      expect(auto.output()).toContain(
+        "Cluster API side off: CRD clusters.cluster.x-k8s.io is not installed; install Cluster API and restart (or pass --capi) to serve EngineClusters",
+      );
+      expect(auto.output()).not.toContain('"EngineCluster"');
+    } finally {
+      auto.child.kill("SIGTERM");
+      await new Promise((resolve) => auto.child.once("exit", resolve));
+    }
+  });
+
   it("says where it looked when no kubeconfig can be found", () => {
     const result = spawnSync(
       process.execPath,
