@@ -276,6 +276,10 @@ export const VALIDATION_MESSAGES = {
   backendImmutable: "backend is immutable; create a new ProviderConfig to move to another backend",
   /** ProviderConfig: the default version must be offered and current (ours). */
   defaultVersionSupported: "defaultVersion must be a non-deprecated entry of spec.supportedVersions",
+  /** EngineCluster: the endpoint Cluster API reads never changes once set (the contract). */
+  controlPlaneEndpointImmutable: "controlPlaneEndpoint is immutable once set",
+  /** EngineClusterTemplate: ClusterClasses roll out a new template instead of editing one. */
+  templateImmutable: "spec.template is immutable",
   /** Purpose: each entry of `spec.traits` names its trait one way (ours). */
   purposeTraitOrAnyOf: "exactly one of trait and anyOf must be set",
   /** ClusterRequestGrant: the whole spec may not change; the scheduler replaces a grant instead (ours). */
