@@ -14,8 +14,10 @@ import {
 } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import type { Cluster } from "../../src/api/cluster.ts";
+import { CAPI_CLUSTER_RESOURCE } from "../../src/api/cluster-api.ts";
 import { RESOURCES } from "../../src/api/constants.ts";
 import { capiComponents } from "../../src/cli/capi-components.ts";
+import { findCapiAssets } from "../../src/controlplane/capi-assets.ts";
 import {
   type ControlPlane,
   kubeconfigYaml,
@@ -23,8 +25,10 @@ import {
 } from "../../src/controlplane/control-plane.ts";
 import { SimulatedBackend } from "../../src/providers/simulated.ts";
 import { Engine } from "../../src/runtime/engine.ts";
+import { installCrds } from "../../src/runtime/install-crds.ts";
 import { aCluster, anAccessRequest, aProviderConfig } from "../support/builders.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
+import { startEngineCli } from "../support/processes.ts";
 
 const root = join(import.meta.dirname, "..", "..");
 const base = join(root, "deploy", "base");
@@ -53,6 +57,37 @@ afterAll(async () => {
 
 const apply = (object: KubernetesObject, dryRun?: "All") =>
   objects.patch(object, undefined, dryRun, "deploy-test", true, PatchStrategy.ServerSideApply);
+
+/** Applies the base's RBAC and returns access as the controller's ServiceAccount (a client and a kubeconfig file). */
+async function asTheController() {
+  for (const object of manifests(base).filter((o) => o.kind !== "Deployment" && o.kind !== "Service"))
+    await apply(object);
+  const core = controlPlane.kubeConfig.makeApiClient(CoreV1Api);
+  const token = (
+    await core.createNamespacedServiceAccountToken({
+      name: "openmcp-engine",
+      namespace: NAMESPACE,
+      body: { spec: { audiences: [], expirationSeconds: 3600 } },
+    })
+  ).status?.token;
+  const asController = new KubeConfig();
+  asController.loadFromOptions({
+    clusters: [
+      {
+        name: "test",
+        server: controlPlane.server,
+        caData: controlPlane.kubeConfig.getCurrentCluster()?.caData,
+      },
+    ],
+    users: [{ name: "openmcp-engine", token: token ?? "" }],
+    contexts: [{ name: "sa", cluster: "test", user: "openmcp-engine", namespace: NAMESPACE }],
+    currentContext: "sa",
+  });
+  const folder = mkdtempSync(join(tmpdir(), "sa-"));
+  const kubeconfigFile = join(folder, "kubeconfig");
+  writeFileSync(kubeconfigFile, kubeconfigYaml(asController));
+  return { asController, folder, kubeconfigFile };
+}
 
 describe("the deployment manifests", () => {
   const all = [...manifests(join(root, "crds")), ...manifests(base)];
@@ -99,32 +134,8 @@ describe("the deployment manifests", () => {
   });
 
   it("give the controller enough rights for init and a whole Cluster lifecycle as its ServiceAccount", async () => {
-    for (const object of manifests(base).filter((o) => o.kind !== "Deployment" && o.kind !== "Service"))
-      await apply(object);
+    const { asController, folder, kubeconfigFile } = await asTheController();
     const core = controlPlane.kubeConfig.makeApiClient(CoreV1Api);
-    const token = (
-      await core.createNamespacedServiceAccountToken({
-        name: "openmcp-engine",
-        namespace: NAMESPACE,
-        body: { spec: { audiences: [], expirationSeconds: 3600 } },
-      })
-    ).status?.token;
-    const asController = new KubeConfig();
-    asController.loadFromOptions({
-      clusters: [
-        {
-          name: "test",
-          server: controlPlane.server,
-          caData: controlPlane.kubeConfig.getCurrentCluster()?.caData,
-        },
-      ],
-      users: [{ name: "openmcp-engine", token: token ?? "" }],
-      contexts: [{ name: "sa", cluster: "test", user: "openmcp-engine", namespace: NAMESPACE }],
-      currentContext: "sa",
-    });
-    const folder = mkdtempSync(join(tmpdir(), "sa-"));
-    const kubeconfigFile = join(folder, "kubeconfig");
-    writeFileSync(kubeconfigFile, kubeconfigYaml(asController));
 
     // init as the ServiceAccount: CRDs and profiles.
     const admin = controlPlane.kubeConfig.makeApiClient(CustomObjectsApi);
@@ -275,6 +286,101 @@ describe("the Cluster API components (capi-components, for clusterctl)", () => {
     }
     for (const object of components) await apply(object, "All");
   });
+});
+
+describe("the controller's rights on the Cluster API side", () => {
+  it("suffice to serve an EngineCluster as its ServiceAccount (run --capi, Cluster API's CRDs installed)", async () => {
+    await installCrds(controlPlane.kubeConfig, { directory: findCapiAssets().crdDirectory });
+    for (const object of manifests(join(root, "crds"))) await apply(object);
+    const { folder, kubeconfigFile } = await asTheController();
+    const admin = controlPlane.kubeConfig.makeApiClient(CustomObjectsApi);
+    const core = controlPlane.kubeConfig.makeApiClient(CoreV1Api);
+    await core.createNamespace({ body: { metadata: { name: "capi-rbac" } } });
+    await admin.createClusterCustomObject({
+      ...RESOURCES.ProviderConfig,
+      body: aProviderConfig({ name: "capi-sim", backend: "simulated" }),
+    });
+    const engine = startEngineCli([
+      "run",
+      "--capi",
+      "--provider-name=rbac",
+      "--environment=default",
+      `--kubeconfig=${kubeconfigFile}`,
+      `--state-dir=${join(folder, "state")}`,
+      "--backend-option=delay=200ms",
+      "--metrics-bind-address=0",
+      "--health-probe-bind-address=0",
+      "--no-leader-elect",
+    ]);
+    try {
+      // The CAPI Cluster and the owner reference its controller would set (no CAPI manager here).
+      const cluster = (await admin.createNamespacedCustomObject({
+        ...CAPI_CLUSTER_RESOURCE,
+        namespace: "capi-rbac",
+        body: {
+          apiVersion: "cluster.x-k8s.io/v1beta2",
+          kind: "Cluster",
+          metadata: { name: "w" },
+          spec: {
+            infrastructureRef: {
+              apiGroup: "infrastructure.engine.openmcp.cloud",
+              kind: "EngineCluster",
+              name: "w",
+            },
+          },
+        },
+      })) as { metadata: { uid: string } };
+      await admin.createNamespacedCustomObject({
+        ...RESOURCES.EngineCluster,
+        namespace: "capi-rbac",
+        body: {
+          apiVersion: "infrastructure.engine.openmcp.cloud/v1alpha1",
+          kind: "EngineCluster",
+          metadata: {
+            name: "w",
+            ownerReferences: [
+              {
+                apiVersion: "cluster.x-k8s.io/v1beta2",
+                kind: "Cluster",
+                name: "w",
+                uid: cluster.metadata.uid,
+              },
+            ],
+          },
+          spec: { profile: "default.rbac.capi-sim" },
+        },
+      });
+      const read = (resource: typeof RESOURCES.EngineCluster | typeof RESOURCES.ClusterEndpoint) =>
+        admin.getNamespacedCustomObject({ ...resource, namespace: "capi-rbac", name: "w" }).then(
+          (o) => o as { status?: { initialization?: { provisioned?: boolean } }; spec?: unknown },
+          () => undefined,
+        );
+      await eventually(
+        async () =>
+          expect((await read(RESOURCES.EngineCluster))?.status?.initialization?.provisioned).toBe(true),
+        { what: `EngineCluster w provisioned\n${engine.output()}` },
+      );
+      expect((await read(RESOURCES.ClusterEndpoint))?.spec).toMatchObject({
+        cluster: "w",
+        type: "apiserver",
+      });
+      expect(engine.output()).toContain("Cluster API side on");
+      await admin.deleteNamespacedCustomObject({
+        ...RESOURCES.EngineCluster,
+        namespace: "capi-rbac",
+        name: "w",
+      });
+      await eventually(async () => expect(await read(RESOURCES.EngineCluster)).toBeUndefined(), {
+        what: "EngineCluster w gone",
+      });
+      expect(await read(RESOURCES.ClusterEndpoint)).toBeUndefined();
+      expect(engine.output()).not.toMatch(/forbidden/i);
+    } finally {
+      engine.child.kill("SIGTERM");
+      await new Promise((resolve) => engine.child.once("exit", resolve));
+      rmSync(folder, { recursive: true, force: true });
+    }
+  }, 120_000);
 });
 
 describe("the image's runtime tree (hack/image/assemble.sh, as the Dockerfile runs it)", () => {
