@@ -1,6 +1,7 @@
 /** The Cluster statechart: Pending → Provisioning → Ready ⇄ Updating, Failed, Deleting. Pure: no I/O, no clock. */
 import { setup } from "xstate";
 import type { ClusterObservation } from "../../api/backend.ts";
+import { backendRelease } from "../shared/backend-release.ts";
 import type { EventRecord } from "../shared/machine-step.ts";
 import { REQUEUE } from "../shared/machine-tags.ts";
 import { type ObservedEvent, whenObserved } from "../shared/observed-guard.ts";
@@ -193,45 +194,17 @@ export const clusterMachine = setup({
     },
     deleting: {
       description: "Deletion requested: wait for others' finalizers, delete at the backend, then let go.",
-      initial: "blocked",
       entry: [
         {
           type: "recordEvent",
           params: { type: "Normal", reason: "Deleting", message: "Deleting the cluster" },
         },
       ],
-      states: {
-        blocked: {
-          description: "Others still hold finalizers on the Cluster; its infrastructure must stay.",
-          always: [
-            { guard: "withoutOurFinalizer", target: "released" },
-            { guard: "noForeignFinalizers", target: "releasing" },
-          ],
-        },
-        releasing: {
-          description: "The backend deletes the cluster; we wait until it reports it gone.",
-          tags: [REQUEUE.poll],
-          entry: ["deleteCluster"],
-          on: {
-            // Only an observation made after the delete was ordered may release: never in the step that ordered it.
-            observed: [
-              { guard: "backendAbsent", target: "released" },
-              { guard: "backendNotDeleting", target: "releasing", reenter: true },
-            ],
-          },
-        },
-        released: {
-          description: "Nothing is left at the backend; our finalizer goes.",
-          type: "final",
-          entry: [
-            "removeFinalizer",
-            {
-              type: "recordEvent",
-              params: { type: "Normal", reason: "Deleted", message: "The cluster is gone" },
-            },
-          ],
-        },
-      },
+      ...backendRelease({
+        kind: "Cluster",
+        releasing: "The backend deletes the cluster; we wait until it reports it gone.",
+        entry: ["deleteCluster"],
+      }),
     },
   },
 });

@@ -6,6 +6,7 @@
 import { setup } from "xstate";
 import type { ClusterObservation } from "../../api/backend.ts";
 import type { VersionResolution } from "../cluster/kubernetes-version.ts";
+import { backendRelease } from "../shared/backend-release.ts";
 import type { EventRecord } from "../shared/machine-step.ts";
 import { PHASE_TAG, REQUEUE } from "../shared/machine-tags.ts";
 import { type ObservedEvent, whenObserved } from "../shared/observed-guard.ts";
@@ -177,7 +178,6 @@ export const engineClusterMachine = setup({
     },
     deleting: {
       description: "Deletion requested (by CAPI, through the Cluster): delete at the backend, then let go.",
-      initial: "blocked",
       tags: [phase("deleting")],
       entry: [
         {
@@ -185,39 +185,12 @@ export const engineClusterMachine = setup({
           params: { type: "Normal", reason: "Deleting", message: "Deleting the cluster" },
         },
       ],
-      states: {
-        blocked: {
-          description: "Others still hold finalizers on the EngineCluster; its infrastructure must stay.",
-          always: [
-            { guard: "withoutOurFinalizer", target: "released" },
-            { guard: "noForeignFinalizers", target: "releasing" },
-          ],
-        },
-        releasing: {
-          description:
-            "The backend deletes the cluster, the kubeconfig Secret and ClusterEndpoint go; we wait until it is gone.",
-          tags: [REQUEUE.poll],
-          entry: ["unpublish", "deleteCluster"],
-          on: {
-            // Only an observation made after the delete was ordered may release: never in the step that ordered it.
-            observed: [
-              { guard: "backendAbsent", target: "released" },
-              { guard: "backendNotDeleting", target: "releasing", reenter: true },
-            ],
-          },
-        },
-        released: {
-          description: "Nothing is left at the backend; our finalizer goes.",
-          type: "final",
-          entry: [
-            "removeFinalizer",
-            {
-              type: "recordEvent",
-              params: { type: "Normal", reason: "Deleted", message: "The cluster is gone" },
-            },
-          ],
-        },
-      },
+      ...backendRelease({
+        kind: "EngineCluster",
+        releasing:
+          "The backend deletes the cluster, the kubeconfig Secret and ClusterEndpoint go; we wait until it is gone.",
+        entry: ["unpublish", "deleteCluster"],
+      }),
     },
   },
 });
