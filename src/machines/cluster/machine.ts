@@ -5,6 +5,7 @@ import { backendRelease } from "../shared/backend-release.ts";
 import type { EventRecord } from "../shared/machine-step.ts";
 import { REQUEUE } from "../shared/machine-tags.ts";
 import { type ObservedEvent, whenObserved } from "../shared/observed-guard.ts";
+import { failureEvent } from "./failure-event.ts";
 import type { VersionResolution } from "./kubernetes-version.ts";
 
 /**
@@ -172,21 +173,7 @@ export const clusterMachine = setup({
     failed: {
       description:
         "A person must act: unsupported version, downgrade, or a cluster the backend reports failed.",
-      entry: [
-        {
-          type: "recordEvent",
-          params: ({ event }) => ({
-            type: "Warning",
-            reason: event.facts.version?.kind === "downgrade" ? "DowngradeNotAllowed" : "Failed",
-            message:
-              event.facts.version && event.facts.version.kind !== "accepted"
-                ? event.facts.version.message
-                : event.facts.backend.exists
-                  ? (event.facts.backend.message ?? "the backend reports the cluster failed")
-                  : "the cluster failed",
-          }),
-        },
-      ],
+      entry: [{ type: "recordEvent", params: ({ event }) => failureEvent(event.facts) }],
       always: [
         { guard: "isBeingDeleted", target: "deleting" },
         { guard: "problemResolved", target: "pending" },

@@ -5,6 +5,7 @@
  */
 import { setup } from "xstate";
 import type { ClusterObservation } from "../../api/backend.ts";
+import { failureEvent } from "../cluster/failure-event.ts";
 import type { VersionResolution } from "../cluster/kubernetes-version.ts";
 import { backendRelease } from "../shared/backend-release.ts";
 import type { EventRecord } from "../shared/machine-step.ts";
@@ -156,21 +157,7 @@ export const engineClusterMachine = setup({
     failed: {
       description: "A person must act: unsupported version, or a cluster the backend reports failed.",
       tags: [phase("failed")],
-      entry: [
-        {
-          type: "recordEvent",
-          params: ({ event }) => ({
-            type: "Warning",
-            reason: "Failed",
-            message:
-              event.facts.version && event.facts.version.kind !== "accepted"
-                ? event.facts.version.message
-                : event.facts.backend.exists
-                  ? (event.facts.backend.message ?? "the backend reports the cluster failed")
-                  : "the cluster failed",
-          }),
-        },
-      ],
+      entry: [{ type: "recordEvent", params: ({ event }) => failureEvent(event.facts) }],
       always: [
         { guard: "isBeingDeleted", target: "deleting" },
         { guard: "problemResolved", target: "pending" },
