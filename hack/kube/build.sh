@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Makes sure kube-apiserver and etcd exist for the tests and the local demo, and prints the
-# folder that holds them (the envtest KUBEBUILDER_ASSETS convention).
+# Makes sure kube-apiserver, etcd, kube-controller-manager and kube-scheduler exist for the tests and the
+# local demo, and prints the folder that holds them (the envtest KUBEBUILDER_ASSETS convention; such a
+# folder with only kube-apiserver and etcd still works, its control planes just run no controller-manager).
 #
 # Order: $KUBEBUILDER_ASSETS if set and complete; else the per-machine cache
 # ($OPENMCP_KUBE_CACHE, default ~/.cache/openmcp-engine/kube/<version>); else build from the Go
@@ -11,10 +12,11 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 export GOTOOLCHAIN=local GOFLAGS=-mod=mod
 
-complete() { [ -x "$1/kube-apiserver" ] && [ -x "$1/etcd" ]; }
+usable() { [ -x "$1/kube-apiserver" ] && [ -x "$1/etcd" ]; }
+complete() { usable "$1" && [ -x "$1/kube-controller-manager" ] && [ -x "$1/kube-scheduler" ]; }
 
 if [ -n "${KUBEBUILDER_ASSETS:-}" ]; then
-  complete "$KUBEBUILDER_ASSETS" || { echo "build.sh: KUBEBUILDER_ASSETS=$KUBEBUILDER_ASSETS lacks kube-apiserver or etcd" >&2; exit 1; }
+  usable "$KUBEBUILDER_ASSETS" || { echo "build.sh: KUBEBUILDER_ASSETS=$KUBEBUILDER_ASSETS lacks kube-apiserver or etcd" >&2; exit 1; }
   echo "$KUBEBUILDER_ASSETS"; exit 0
 fi
 command -v go >/dev/null || { echo "build.sh: no 'go' on PATH; install Go or set KUBEBUILDER_ASSETS" >&2; exit 1; }
@@ -22,20 +24,23 @@ command -v go >/dev/null || { echo "build.sh: no 'go' on PATH; install Go or set
 pinned=$(awk '$1 == "k8s.io/kubernetes" { print $2; exit }' "$here/go.mod")
 cache_root=${OPENMCP_KUBE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/openmcp-engine/kube}
 
-# build <moddir> <version>: builds both binaries into the cache; the folder appears only when complete.
+# build <moddir> <version>: builds the binaries the cache lacks; the folder appears (or is replaced) only when complete.
 build() {
   local moddir=$1 version=$2 out="$cache_root/$2" tmp
   complete "$out" && { echo "$out"; return 0; }
   mkdir -p "$cache_root"
   tmp=$(mktemp -d "$cache_root/.build-$version.XXXXXX")
-  echo "build.sh: building kube-apiserver and etcd $version with $(go version | cut -d' ' -f3) (first time on this machine: 10-30 min)" >&2
+  # A cache from before the controller-manager was built keeps what it has: only the missing binaries are built.
+  [ -d "$out" ] && cp -p "$out"/* "$tmp"/ 2>/dev/null || true
+  echo "build.sh: building the Kubernetes $version binaries this machine lacks with $(go version | cut -d' ' -f3) (first time: 10-30 min)" >&2
   local start=$SECONDS
   # Stamp the version the way Kubernetes' own build does, so /version and emulation defaults are right.
   local minor=${version#v1.}; minor=${minor%%.*}
   local v="-X k8s.io/component-base/version"
   local kube_ldflags="-s -w $v.gitVersion=$version $v.gitMajor=1 $v.gitMinor=$minor $v.gitTreeState=clean"
-  if (cd "$moddir" && go build -trimpath -ldflags="$kube_ldflags" -o "$tmp/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver \
-      && go build -trimpath -ldflags='-s -w' -o "$tmp/etcd" go.etcd.io/etcd/server/v3) >&2; then
+  kube() { [ -x "$tmp/$1" ] || go build -trimpath -ldflags="$kube_ldflags" -o "$tmp/$1" "k8s.io/kubernetes/cmd/$1"; }
+  if (cd "$moddir" && kube kube-apiserver && kube kube-controller-manager && kube kube-scheduler \
+      && { [ -x "$tmp/etcd" ] || go build -trimpath -ldflags='-s -w' -o "$tmp/etcd" go.etcd.io/etcd/server/v3; }) >&2; then
     chmod 755 "$tmp"; rm -rf "$out"; mv "$tmp" "$out"
     echo "build.sh: built $version in $((SECONDS - start)) s into $out" >&2
     echo "$out"; return 0
@@ -56,5 +61,5 @@ for m in $((minor - 1)) $((minor + 1)); do
   "$here/gen-gomod.sh" "$candidate" "$alt" >&2 && build "$alt" "$candidate" && { rm -rf "$alt"; exit 0; }
   rm -rf "$alt"
 done
-echo "build.sh: could not build kube-apiserver/etcd ($pinned or its neighbours). Set KUBEBUILDER_ASSETS to a folder holding them." >&2
+echo "build.sh: could not build the Kubernetes binaries ($pinned or its neighbours). Set KUBEBUILDER_ASSETS to a folder holding kube-apiserver and etcd (and kube-controller-manager)." >&2
 exit 1

@@ -67,7 +67,12 @@ async function startOnce(assets: KubeAssets, props: ControlPlaneProps): Promise<
   const log = props.log ?? (() => {});
   const timeoutMs = props.startTimeoutMs ?? 90_000;
   const directory = await mkdtemp(join(props.parentDirectory ?? tmpdir(), "openmcp-controlplane-"));
-  const [etcd, etcdPeer, apiServer] = (await freePorts(3)) as [number, number, number];
+  const [etcd, etcdPeer, apiServer, controllerManager] = (await freePorts(4)) as [
+    number,
+    number,
+    number,
+    number,
+  ];
   const certificates = await generateLoopbackCertificates();
   await writeCertificates(directory, certificates);
 
@@ -83,7 +88,7 @@ async function startOnce(assets: KubeAssets, props: ControlPlaneProps): Promise<
     const launched = await launchControlPlane({
       assets,
       directory,
-      ports: { etcd, etcdPeer, apiServer },
+      ports: { etcd, etcdPeer, apiServer, controllerManager },
       certificates,
       timeoutMs,
       durable: false,

@@ -8,6 +8,14 @@ export interface KubeAssets {
   readonly directory: string;
   readonly kubeApiserver: string;
   readonly etcd: string;
+  /**
+   * kube-controller-manager (the build script makes it); absent in folders that hold only the envtest
+   * pair, where control planes then run without one (no garbage collection, no namespace deletion, empty
+   * aggregated roles).
+   */
+  readonly kubeControllerManager?: string;
+  /** kube-scheduler, built beside it for clusters that get nodes later; not run by the engine. */
+  readonly kubeScheduler?: string;
 }
 
 /** Versions reported by the binaries themselves. */
@@ -26,10 +34,15 @@ export const KUBE_BUILD_SCRIPT = join(import.meta.dirname, "..", "..", "hack", "
  */
 export function findKubeAssets(directory?: string): KubeAssets {
   const folder = directory ?? resolveWithBuildScript();
+  const optional = (name: string) => (isExecutable(join(folder, name)) ? join(folder, name) : undefined);
+  const controllerManager = optional("kube-controller-manager");
+  const scheduler = optional("kube-scheduler");
   const assets = {
     directory: folder,
     kubeApiserver: join(folder, "kube-apiserver"),
     etcd: join(folder, "etcd"),
+    ...(controllerManager ? { kubeControllerManager: controllerManager } : {}),
+    ...(scheduler ? { kubeScheduler: scheduler } : {}),
   };
   for (const binary of [assets.kubeApiserver, assets.etcd]) {
     try {
@@ -41,6 +54,15 @@ export function findKubeAssets(directory?: string): KubeAssets {
     }
   }
   return assets;
+}
+
+function isExecutable(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function resolveWithBuildScript(): string {

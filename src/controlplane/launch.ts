@@ -1,9 +1,13 @@
-/** Starts the two processes of a control plane in a prepared folder (etcd, then kube-apiserver) and waits until both are healthy. */
+/**
+ * Starts the processes of a control plane in a prepared folder (etcd, kube-apiserver, then
+ * kube-controller-manager where the assets have it) and waits until each is healthy.
+ */
+import { writeFile } from "node:fs/promises";
 import { request } from "node:https";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { ControlPlaneCertificates } from "./certificates.ts";
-import { certificatePaths } from "./control-plane-files.ts";
+import { adminKubeConfig, certificatePaths, kubeconfigYaml } from "./control-plane-files.ts";
 import type { KubeAssets } from "./kube-assets.ts";
 import { type ManagedProcess, startManagedProcess } from "./managed-process.ts";
 
@@ -12,6 +16,8 @@ export interface ControlPlanePorts {
   readonly etcd: number;
   readonly etcdPeer: number;
   readonly apiServer: number;
+  /** kube-controller-manager's health port; absent where no controller-manager runs (or in old records). */
+  readonly controllerManager?: number;
 }
 
 /** Thrown when the control plane does not come up; the message carries the processes' last log lines. */
@@ -39,19 +45,22 @@ export interface LaunchProps {
   readonly log?: (message: string) => void;
 }
 
-/** The two healthy processes of a control plane. */
+/** The healthy processes of a control plane. */
 export interface LaunchedControlPlane {
   /** `https://127.0.0.1:<port>` */
   readonly server: string;
   readonly etcd: ManagedProcess;
   readonly apiServer: ManagedProcess;
+  /** Present when the assets hold kube-controller-manager and a port was given for it. */
+  readonly controllerManager?: ManagedProcess;
 }
 
 /**
  * Starts etcd, waits for `/health`, starts kube-apiserver on it, waits for `/readyz` (asked with the admin
- * client certificate).
+ * client certificate), then kube-controller-manager (when the assets have it and `ports` names its
+ * health port) and waits for its `/healthz`.
  *
- * Guarantees: on failure both processes are stopped (the folder stays: it is the caller's) and the
+ * Guarantees: on failure every process started is stopped (the folder stays: it is the caller's) and the
  * error is a {@link ControlPlaneStartError} with the last lines of each process's log.
  */
 export async function launchControlPlane(props: LaunchProps): Promise<LaunchedControlPlane> {
@@ -61,6 +70,8 @@ export async function launchControlPlane(props: LaunchProps): Promise<LaunchedCo
   const files = certificatePaths(directory);
   const server = `https://127.0.0.1:${ports.apiServer}`;
   const started: ManagedProcess[] = [];
+  const controllerManagerBinary =
+    ports.controllerManager === undefined ? undefined : props.assets.kubeControllerManager;
   const spawn = async (process: ManagedProcess) => {
     started.push(process);
     await props.onSpawn?.([...started]);
@@ -109,8 +120,8 @@ export async function launchControlPlane(props: LaunchProps): Promise<LaunchedCo
           `--service-account-signing-key-file=${files.serviceAccountKey}`,
           "--authorization-mode=RBAC",
           "--allow-privileged=true",
-          // No controller-manager runs, so nothing creates the `default` ServiceAccount pods would need.
-          "--disable-admission-plugins=ServiceAccount",
+          // Without a controller-manager nothing creates the `default` ServiceAccount pods would need.
+          ...(controllerManagerBinary ? [] : ["--disable-admission-plugins=ServiceAccount"]),
           // Endpoints may not point at loopback; nothing needs the in-cluster `kubernetes` Service here.
           "--endpoint-reconciler-type=none",
           "--profiling=false",
@@ -120,7 +131,39 @@ export async function launchControlPlane(props: LaunchProps): Promise<LaunchedCo
       }),
     );
     await waitUntilHealthy(apiServer, props, () => apiServerReady(server, props.certificates), [etcd]);
-    return { server, etcd, apiServer };
+
+    if (!controllerManagerBinary || ports.controllerManager === undefined) return { server, etcd, apiServer };
+    // The controllers a cluster needs to behave like one: garbage collection, namespace deletion,
+    // ServiceAccounts and their tokens, the aggregated roles (view, edit, admin), CSR approval.
+    log(`starting kube-controller-manager (health on 127.0.0.1:${ports.controllerManager})`);
+    const kubeconfig = path("controller-manager.kubeconfig");
+    await writeFile(kubeconfig, kubeconfigYaml(adminKubeConfig(server, props.certificates)), { mode: 0o600 });
+    const controllerManager = await spawn(
+      startManagedProcess({
+        name: "kube-controller-manager",
+        command: controllerManagerBinary,
+        args: [
+          `--kubeconfig=${kubeconfig}`,
+          `--authentication-kubeconfig=${kubeconfig}`,
+          `--authorization-kubeconfig=${kubeconfig}`,
+          "--bind-address=127.0.0.1",
+          `--secure-port=${ports.controllerManager}`,
+          `--cert-dir=${path("controller-manager-certs")}`,
+          `--service-account-private-key-file=${files.serviceAccountKey}`,
+          `--root-ca-file=${files.caCert}`,
+          "--leader-elect=false",
+          "--profiling=false",
+        ],
+        logPath: path("kube-controller-manager.log"),
+      }),
+    );
+    await waitUntilHealthy(
+      controllerManager,
+      props,
+      () => insecureHealth(`https://127.0.0.1:${ports.controllerManager}/healthz`),
+      [etcd, apiServer],
+    );
+    return { server, etcd, apiServer, controllerManager };
   } catch (error) {
     const failure = startError(error, started);
     await stopInOrder(started);
@@ -165,6 +208,19 @@ export async function retryWhenPortTaken<T>(
       log(`a port was taken meanwhile; retrying (${attempt}/${attempts - 1})`);
     }
   }
+}
+
+/** Whether a loopback HTTPS health endpoint with a self-signed certificate (kube-controller-manager's) answers 200. */
+function insecureHealth(url: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const req = request(url, { rejectUnauthorized: false, timeout: 2_000 }, (response) => {
+      response.resume();
+      resolve(response.statusCode === 200);
+    });
+    req.on("error", () => resolve(false));
+    req.on("timeout", () => req.destroy());
+    req.end();
+  });
 }
 
 /** Whether kube-apiserver at `server` answers `/readyz` with 200 to the admin client certificate. */

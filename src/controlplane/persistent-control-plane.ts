@@ -24,8 +24,8 @@ export interface PersistentControlPlaneRecord {
   /** As the binary reports it, e.g. `v1.36.3`. */
   readonly kubernetesVersion: string;
   readonly ports: ControlPlanePorts;
-  /** Leaders of the process groups; kube-apiserver's is missing while only etcd has been started. */
-  readonly pids: { readonly etcd: number; readonly apiServer?: number };
+  /** Leaders of the process groups; each later one is missing until it has been started. */
+  readonly pids: { readonly etcd: number; readonly apiServer?: number; readonly controllerManager?: number };
   /** ISO time of the start that spawned them. */
   readonly startedAt: string;
 }
@@ -116,13 +116,16 @@ export async function startPersistentControlPlane(
     const previous = found.record?.ports;
     await retryWhenPortTaken(async (attempt) => {
       const preferred =
-        attempt === 1 && previous ? [previous.etcd, previous.etcdPeer, previous.apiServer] : [];
-      const [etcd, etcdPeer, apiServer] = (await freePorts(3, "127.0.0.1", preferred)) as [
+        attempt === 1 && previous
+          ? [previous.etcd, previous.etcdPeer, previous.apiServer, previous.controllerManager]
+          : [];
+      const [etcd, etcdPeer, apiServer, controllerManager] = (await freePorts(4, "127.0.0.1", preferred)) as [
+        number,
         number,
         number,
         number,
       ];
-      const ports = { etcd, etcdPeer, apiServer };
+      const ports = { etcd, etcdPeer, apiServer, controllerManager };
       return launchControlPlane({
         assets: props.assets,
         directory,
@@ -133,7 +136,7 @@ export async function startPersistentControlPlane(
         ...(props.extraApiServerArgs ? { extraApiServerArgs: props.extraApiServerArgs } : {}),
         ...(props.signal ? { signal: props.signal } : {}),
         ...(props.log ? { log: props.log } : {}),
-        onSpawn: ([etcdProcess, apiServerProcess]) =>
+        onSpawn: ([etcdProcess, apiServerProcess, controllerManagerProcess]) =>
           writeRecord({
             directory,
             kubernetesVersion,
@@ -141,6 +144,7 @@ export async function startPersistentControlPlane(
             pids: {
               etcd: etcdProcess?.pid ?? -1,
               ...(apiServerProcess ? { apiServer: apiServerProcess.pid } : {}),
+              ...(controllerManagerProcess ? { controllerManager: controllerManagerProcess.pid } : {}),
             },
             startedAt,
           }),
@@ -264,7 +268,10 @@ function serverOf(record: PersistentControlPlaneRecord): string {
 /** The recorded group leaders in stopping order (kube-apiserver first); a marker proves a pid is still ours. */
 function leadersOf(record: PersistentControlPlaneRecord): GroupLeader[] {
   const marker = `${record.directory}/`;
+  // In stop order: the controller-manager first, etcd last. A record of a start without a
+  // controller-manager (older assets) has none to look for.
   return [
+    ...(record.pids.controllerManager === undefined ? [] : [{ pid: record.pids.controllerManager, marker }]),
     { pid: record.pids.apiServer ?? -1, marker },
     { pid: record.pids.etcd, marker },
   ];
