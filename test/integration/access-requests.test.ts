@@ -181,7 +181,7 @@ describe("token access", () => {
         },
         { rules: [{ apiGroups: [""], resources: ["namespaces"], verbs: ["get", "list"] }] },
       ],
-      // A role that existed before the request (the built-in aggregated ones are empty without a controller-manager).
+      // A role that existed before the request.
       roleRefs: [{ kind: "ClusterRole", name: "deployment-reader", namespace: "apps" }],
     },
   };
@@ -223,6 +223,27 @@ describe("token access", () => {
     ).toBe(403);
     expect(await statusOf(asReader.deleteNamespace({ name: "apps" }))).toBe(403);
     expect(await statusOf(kubeConfig.makeApiClient(RbacAuthorizationV1Api).listClusterRole())).toBe(403);
+  }, 120_000);
+
+  it("grants the built-in ClusterRole view by roleRef: its aggregated rules work (the target runs a controller-manager)", async () => {
+    await createRequest("viewer", {
+      clusterRef: { name: "target", namespace: NS },
+      token: { roleRefs: [{ kind: "ClusterRole", name: "view" }] },
+    });
+    await waitForPhase("viewer", "Granted");
+    const { kubeConfig } = await clientFromSecret("viewer");
+    const asViewer = kubeConfig.makeApiClient(CoreV1Api);
+    expect(await statusOf(asViewer.listNamespacedConfigMap({ namespace: "default" }))).toBe(200);
+    expect(
+      await statusOf(kubeConfig.makeApiClient(AppsV1Api).listNamespacedDeployment({ namespace: "default" })),
+    ).toBe(200);
+    expect(await statusOf(asViewer.listNamespacedSecret({ namespace: "default" }))).toBe(403);
+    expect(
+      await statusOf(
+        asViewer.createNamespacedConfigMap({ namespace: "default", body: { metadata: { name: "x" } } }),
+      ),
+    ).toBe(403);
+    await custom.deleteNamespacedCustomObject({ ...RESOURCES.AccessRequest, namespace: NS, name: "viewer" });
   }, 120_000);
 
   it("recreates the Secret when someone deletes it, and renews the token at 80 % of its validity", async () => {
@@ -291,6 +312,65 @@ describe("token access", () => {
     expect(await statusOf(rbac.readClusterRole({ name: "deployment-reader" }))).toBe(200);
     expect(await statusOf(core.readNamespacedSecret({ namespace: NS, name: "reader.kubeconfig" }))).toBe(404);
   }, 120_000);
+});
+
+describe("a deleted namespace (the management cluster runs a controller-manager)", () => {
+  it("disappears with its Clusters and AccessRequests: their backend clusters and tokens are gone", async () => {
+    const doomed = "doomed";
+    await core.createNamespace({ body: { metadata: { name: doomed } } });
+    const cluster = (await custom.createNamespacedCustomObject({
+      ...RESOURCES.Cluster,
+      namespace: doomed,
+      body: aCluster({ name: "short-lived", namespace: doomed, profile: "test.eng.acc" }),
+    })) as Cluster;
+    await custom.createNamespacedCustomObject({
+      ...RESOURCES.AccessRequest,
+      namespace: doomed,
+      body: anAccessRequest({
+        name: "visitor",
+        namespace: doomed,
+        clusterRef: { name: "target", namespace: NS },
+        token: {
+          permissions: [{ rules: [{ apiGroups: [""], resources: ["namespaces"], verbs: ["list"] }] }],
+        },
+      }),
+    });
+    const read = (resource: typeof RESOURCES.Cluster | typeof RESOURCES.AccessRequest, name: string) =>
+      custom.getNamespacedCustomObject({ ...resource, namespace: doomed, name }).then(
+        (o) => o as { status?: { phase?: string } },
+        () => undefined,
+      );
+    await eventually(async () => (await read(RESOURCES.Cluster, "short-lived"))?.status?.phase === "Ready", {
+      what: "Cluster doomed/short-lived Ready",
+      timeoutMs: 90_000,
+    });
+    await eventually(
+      async () => (await read(RESOURCES.AccessRequest, "visitor"))?.status?.phase === "Granted",
+      {
+        what: "AccessRequest doomed/visitor Granted",
+      },
+    );
+    const secret = await core.readNamespacedSecret({ namespace: doomed, name: "visitor.kubeconfig" });
+    const visitor = new KubeConfig();
+    visitor.loadFromString(Buffer.from(secret.data?.kubeconfig ?? "", "base64").toString("utf8"));
+    expect(await statusOf(visitor.makeApiClient(CoreV1Api).listNamespace())).toBe(200);
+
+    await core.deleteNamespace({ name: doomed });
+    await eventually(async () => expect(await statusOf(core.readNamespace({ name: doomed }))).toBe(404), {
+      what: "namespace doomed gone",
+      timeoutMs: 120_000,
+    });
+    const target = {
+      uid: cluster.metadata.uid ?? "",
+      namespace: doomed,
+      name: "short-lived",
+      tenancy: "Shared" as const,
+      profile: "test.eng.acc",
+      providerConfig: "acc",
+    };
+    expect(await backend.observe(target)).toEqual({ exists: false });
+    expect(await statusOf(visitor.makeApiClient(CoreV1Api).listNamespace())).toBe(401);
+  }, 180_000);
 });
 
 describe("requests that cannot be served", () => {
