@@ -374,6 +374,45 @@ describe("a deleted namespace (the management cluster runs a controller-manager)
 });
 
 describe("requests that cannot be served", () => {
+  it("shows a missing namespace on the object, and is Granted once someone creates it", async () => {
+    await createRequest("needs-ns", {
+      clusterRef: { name: "target", namespace: NS },
+      token: {
+        permissions: [
+          {
+            namespace: "not-yet",
+            disableAutomaticNamespaceCreation: true,
+            rules: [{ apiGroups: [""], resources: ["configmaps"], verbs: ["list"] }],
+          },
+        ],
+      },
+    });
+    const waiting = await requestWhere("needs-ns", "a condition naming the missing namespace", (request) =>
+      (request.status?.conditions ?? []).some((c) => c.status === "False" && c.message.includes("not-yet")),
+    );
+    expect(waiting.status?.phase).toBe("Pending");
+    expect(waiting.status?.conditions).toContainEqual(
+      expect.objectContaining({
+        type: "AccessGranted",
+        status: "False",
+        reason: "BackendError",
+        message: expect.stringMatching(/Cluster team\/target: 404 NotFound: namespaces "not-yet" not found/),
+      }),
+    );
+    const events = await core.listNamespacedEvent({ namespace: NS });
+    expect(
+      events.items.some(
+        (event) =>
+          event.involvedObject.name === "needs-ns" &&
+          event.type === "Warning" &&
+          event.message?.includes("not-yet"),
+      ),
+    ).toBe(true);
+    // Nobody touches the request: the engine keeps retrying, and the namespace is all it needed.
+    await target.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: "not-yet" } } });
+    await waitForPhase("needs-ns", "Granted");
+  }, 120_000);
+
   it("denies a named permission whose Role exists and is not ours, creating nothing", async () => {
     const rbac = target.makeApiClient(RbacAuthorizationV1Api);
     await target.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: "owned" } } });

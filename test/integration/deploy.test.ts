@@ -184,7 +184,7 @@ describe("the deployment manifests", () => {
       expect(events.items.map((e) => e.reason)).toContain("Ready");
 
       // AccessRequests: preparation and the provider side work with these rights too (the simulated
-      // backend gives no admin access, so the request waits with a condition saying so).
+      // backend gives no admin access, so the request is Denied with a condition saying why).
       await admin.createNamespacedCustomObject({
         ...RESOURCES.AccessRequest,
         namespace: "tenant",
@@ -205,19 +205,14 @@ describe("the deployment manifests", () => {
           status?: { phase?: string; conditions?: Array<{ type: string; message: string }> };
         }>;
       const request = await eventually(
-        async () =>
-          satisfying(
-            await readRequest(),
-            (r) => r.status?.conditions?.some((c) => c.type === "ClusterReady") ?? false,
-          ),
-        { what: "a ClusterReady condition on AccessRequest a" },
+        async () => satisfying(await readRequest(), (r) => r.status?.phase === "Denied"),
+        { what: "AccessRequest a Denied" },
       );
       expect(request.metadata.labels).toMatchObject({ "clusters.openmcp.cloud/provider": "engine" });
-      expect(request.status?.phase).toBe("Pending");
       expect(request.status?.conditions).toContainEqual(
         expect.objectContaining({
-          type: "ClusterReady",
-          message: expect.stringContaining("gives no access"),
+          type: "AccessGranted",
+          message: expect.stringContaining("backend simulated gives no access to its clusters"),
         }),
       );
       await admin.deleteNamespacedCustomObject({

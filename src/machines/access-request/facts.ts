@@ -31,6 +31,8 @@ export interface OwnedObject {
 /** What the backend can do for AccessRequests, as the policy needs to know it. */
 export interface AccessBackend {
   readonly name: string;
+  /** It can give admin access to its clusters (without it no access can be granted at all). */
+  readonly adminAccess: boolean;
   /** It can set up OIDC trust on its clusters. */
   readonly oidc: boolean;
 }
@@ -61,7 +63,8 @@ export function accessPlanOf(request: AccessRequest): AccessPlan | undefined {
 }
 
 /**
- * Why the request cannot be served as asked, first reason first: OIDC on a backend without OIDC trust,
+ * Why the request cannot be served as asked, first reason first: a backend that gives no access to its
+ * clusters at all (simulated ones are not real), OIDC on a backend without OIDC trust,
  * rules that make no sense, a Secret of that name that is someone else's, a named Role that exists
  * and is not ours (never a takeover). Undefined when it can be served.
  */
@@ -71,6 +74,9 @@ export function accessDenial(
   backend: AccessBackend,
   plan: AccessPlan | undefined,
 ): string | undefined {
+  if (!backend.adminAccess) {
+    return `backend ${backend.name} gives no access to its clusters, so no AccessRequest can be granted on them; use a backend that does (local, kind, existing)`;
+  }
   if (request.spec.oidc && !backend.oidc) {
     return `backend ${backend.name} cannot set up OIDC trust; request token access instead`;
   }

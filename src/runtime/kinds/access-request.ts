@@ -23,6 +23,7 @@ import { rfc3339 } from "../../machines/shared/rfc3339.ts";
 import { deleteAccessSecret, writeAccessSecret } from "../access-secret.ts";
 import { type AccessTargetClient, targetClient } from "../access-target-client.ts";
 import { CACHES } from "../informers.ts";
+import { errorMessage } from "../logger.ts";
 import type { KindContext, MachineKind } from "../machine-kind.ts";
 import { wake } from "../machine-kind.ts";
 import { profileOffer } from "./profile-offer.ts";
@@ -92,7 +93,19 @@ export const accessRequestKind: MachineKind<AccessRequest, AccessObservation, Ac
     const desired = plan && toDesired(plan);
     const secretName = accessSecretName(request);
     const secretOf = () => informers.accessSecrets.get(`${request.metadata.namespace}/${secretName}`);
-    const policy = { name: backend.name, oidc: backend.capabilities.oidc };
+    /** A call on the target cluster; its failure names the Cluster, for the condition a person reads. */
+    const onTarget = async <R>(call: () => Promise<R>): Promise<R> => {
+      try {
+        return await call();
+      } catch (error) {
+        throw new Error(`Cluster ${name}: ${errorMessage(error)}`, { cause: error });
+      }
+    };
+    const policy = {
+      name: backend.name,
+      adminAccess: backend.capabilities.adminAccess,
+      oidc: backend.capabilities.oidc,
+    };
     return {
       async observe(object) {
         const secret = secretOf();
@@ -118,13 +131,16 @@ export const accessRequestKind: MachineKind<AccessRequest, AccessObservation, Ac
         if (!client || !desired) return;
         for (const command of commands) {
           log.info("access command", { command, request: keyOf(object) });
-          if (command === "grantAccess") await client.apply(object.metadata.uid ?? "", desired);
+          if (command === "grantAccess")
+            await onTarget(() => client.apply(object.metadata.uid ?? "", desired));
           else if (command === "revokeAccess") {
-            await client.revoke(object.metadata.uid ?? "");
+            await onTarget(() => client.revoke(object.metadata.uid ?? ""));
             await deleteAccessSecret(kubeConfig, object, secretName);
           } else {
             const secret = object.spec.token
-              ? await client.issueToken(object, timing.accessRequest.tokenValidityMs, clock.now())
+              ? await onTarget(() =>
+                  client.issueToken(object, timing.accessRequest.tokenValidityMs, clock.now()),
+                )
               : client.oidcLogin(object);
             await writeAccessSecret(kubeConfig, object, secretName, secret);
           }
