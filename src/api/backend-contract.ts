@@ -13,6 +13,20 @@ export interface BackendCapabilities {
   readonly oidc: boolean;
 }
 
+/**
+ * An OIDC issuer a cluster trusts, and how the claims of its tokens become users and groups there.
+ * One per issuer URL; `audiences` are the client IDs its tokens may be issued for.
+ */
+export interface OidcTrust {
+  readonly issuer: string;
+  readonly audiences: readonly string[];
+  readonly usernameClaim: string;
+  /** Put before every user name (`<provider name>:` unless the request says otherwise). */
+  readonly usernamePrefix: string;
+  readonly groupsClaim: string;
+  readonly groupsPrefix: string;
+}
+
 /** Admin access to one cluster, for granting AccessRequests. Kept in memory by the engine; never in status, logs or Events. */
 export interface AdminAccess {
   /** A kubeconfig (YAML) with cluster-admin rights on the cluster. */
@@ -52,6 +66,12 @@ export interface ClusterBackend {
    * while it is not, or always when `capabilities.adminAccess` is false. Read-only.
    */
   adminAccess(target: ClusterTarget): Promise<AdminAccess | undefined>;
+  /**
+   * Makes the cluster trust exactly these OIDC issuers (replacing what it trusted before; an empty list
+   * trusts none). Declarative and idempotent; required when `capabilities.oidc` is true. The trust may
+   * take a few seconds to take effect after it returns.
+   */
+  trustOidcIssuers?(target: ClusterTarget, issuers: readonly OidcTrust[]): Promise<void>;
   /** Releases what the instance holds (files, connections). Clusters keep running: a new instance adopts them. */
   close?(): Promise<void>;
 }

@@ -329,6 +329,36 @@ const adminAccessCommand = (index: number): Command => {
   };
 };
 
+/** An issuer a cluster is asked to trust (never contacted: trust is configuration). */
+const CONFORMANCE_ISSUER = {
+  issuer: "https://issuer.conformance.invalid",
+  audiences: ["conformance"],
+  usernameClaim: "sub",
+  usernamePrefix: "conformance:",
+  groupsClaim: "groups",
+  groupsPrefix: "conformance:",
+} as const;
+
+const trustCommand = (index: number): Command => {
+  const label = `trustOidcIssuers(c${index})`;
+  return {
+    check: () => true,
+    async run(_model, real) {
+      const trust = real.backend.trustOidcIssuers;
+      if (!real.backend.capabilities.oidc) return;
+      if (!trust)
+        fail("OIDC trust when offered", "capabilities.oidc is true but trustOidcIssuers is missing");
+      const target = real.target(index);
+      if (!isReady(await real.backend.observe(target))) return;
+      // Declarative and idempotent: the same set twice, then none, all succeed.
+      await trust.call(real.backend, target, [CONFORMANCE_ISSUER]);
+      await trust.call(real.backend, target, [CONFORMANCE_ISSUER]);
+      await trust.call(real.backend, target, []);
+    },
+    toString: () => label,
+  };
+};
+
 const restartCommand: Command = {
   check: () => true,
   run: (_model, real) => real.restart(),
@@ -337,7 +367,7 @@ const restartCommand: Command = {
 
 /**
  * Checks `factory`'s backends against the ClusterBackend contract with random call sequences: create,
- * observe, update, delete and admin access, with duplicate calls, calls after a restart (a fresh
+ * observe, update, delete, admin access and (where offered) OIDC trust, with duplicate calls, calls after a restart (a fresh
  * instance on the same state folder) and injected faults (a call lost before it reached the backend,
  * or whose reply was lost after it took effect). After each sequence, every cluster still wanted must
  * become ready with an endpoint, and once all are deleted nothing may be left.
@@ -358,6 +388,7 @@ export async function checkBackendConformance(
     fc.tuple(index, fc.nat({ max: 5 }), faultsArb).map(([i, v, f]) => updateCommand(i, v, f, options)),
     fc.tuple(index, faultsArb, fc.boolean()).map(([i, f, t]) => deleteCommand(i, f, t, options)),
     index.map((i) => adminAccessCommand(i)),
+    index.map((i) => trustCommand(i)),
     fc.constant(restartCommand),
   ];
 

@@ -3,7 +3,13 @@
 import { mkdir, readdir } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import type { ClusterObservation, ClusterTarget } from "../api/backend.ts";
-import type { AdminAccess, BackendContext, BackendFactory, ClusterBackend } from "../api/backend-contract.ts";
+import type {
+  AdminAccess,
+  BackendContext,
+  BackendFactory,
+  ClusterBackend,
+  OidcTrust,
+} from "../api/backend-contract.ts";
 import { type Clock, systemClock, type TimerHandle } from "../api/clock.ts";
 import type { SupportedVersion } from "../api/cluster-profile.ts";
 import { parseDuration } from "../api/duration.ts";
@@ -21,6 +27,11 @@ import {
   startPersistentControlPlane,
   stopPersistentControlPlane,
 } from "../controlplane/persistent-control-plane.ts";
+import {
+  authenticationConfigPath,
+  ensureAuthenticationConfig,
+  writeAuthenticationConfig,
+} from "./local-authentication.ts";
 
 /** Knobs of the local backend. */
 export interface LocalBackendOptions {
@@ -69,7 +80,8 @@ interface StartInProgress {
  */
 export class LocalBackend implements ClusterBackend {
   readonly name = "local";
-  readonly capabilities = { adminAccess: true, oidc: false } as const;
+  /** Real API servers: admin access, and OIDC trust through kube-apiserver's authentication configuration. */
+  readonly capabilities = { adminAccess: true, oidc: true } as const;
   /** The Kubernetes version of the binaries, `X.Y.Z`: the only one this backend runs. */
   readonly version: string;
   readonly #options: LocalBackendOptions;
@@ -168,6 +180,20 @@ export class LocalBackend implements ClusterBackend {
     return kubeConfig ? { kubeconfig: kubeconfigYaml(kubeConfig) } : undefined;
   }
 
+  /**
+   * Writes the cluster's `authentication.yaml` (kube-apiserver's structured authentication configuration,
+   * which it reloads without a restart) with one JWT authenticator per issuer. A private CA for the
+   * issuers comes from the ProviderConfig's `settings.oidcCertificateAuthority` (PEM).
+   */
+  async trustOidcIssuers(target: ClusterTarget, issuers: readonly OidcTrust[]): Promise<void> {
+    const directory = this.#directoryOf(target);
+    if (!(await inspectPersistentControlPlane(directory)).exists) {
+      throw new Error(`local backend: cluster ${target.namespace}/${target.name} does not exist`);
+    }
+    const ca = target.settings?.oidcCertificateAuthority;
+    await writeAuthenticationConfig(directory, issuers, typeof ca === "string" ? ca : undefined);
+  }
+
   /** Stops the supervisor and waits for starts in flight; with `stopOnClose`, stops every cluster (data stays). */
   async close(): Promise<void> {
     this.#closed = true;
@@ -206,13 +232,17 @@ export class LocalBackend implements ClusterBackend {
     const abort = new AbortController();
     const directory = this.#directoryOf(uid);
     const log = this.#log.with({ uid });
-    const done = startPersistentControlPlane({
-      directory,
-      assets: this.#options.assets,
-      startTimeoutMs: this.#startTimeoutMs(),
-      signal: abort.signal,
-      log: (message) => log.debug(message),
-    })
+    const done = ensureAuthenticationConfig(directory)
+      .then(() =>
+        startPersistentControlPlane({
+          directory,
+          assets: this.#options.assets,
+          extraApiServerArgs: [`--authentication-config=${authenticationConfigPath(directory)}`],
+          startTimeoutMs: this.#startTimeoutMs(),
+          signal: abort.signal,
+          log: (message) => log.debug(message),
+        }),
+      )
       .then((controlPlane) => {
         this.#failures.delete(uid);
         log.info(controlPlane.adopted ? "local cluster found running" : "local cluster started", {

@@ -26,6 +26,7 @@ import { createLogger } from "../../src/runtime/logger.ts";
 import { aCluster, aClusterProfile, anAccessRequest, aProviderConfig } from "../support/builders.ts";
 import { caughtUp } from "../support/engine-signals.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
+import { type OidcIssuer, startOidcIssuer } from "../support/oidc-issuer.ts";
 
 const NS = "team";
 let controlPlane: ControlPlane;
@@ -33,6 +34,7 @@ let custom: CustomObjectsApi;
 let core: CoreV1Api;
 let engine: Engine;
 let backend: ClusterBackend;
+let issuer: OidcIssuer;
 let target: KubeConfig; // admin access to the target cluster, for checking what exists there
 let clockOffsetMs = 0;
 const logLines: string[] = [];
@@ -120,6 +122,7 @@ async function startEngine(): Promise<void> {
 }
 
 beforeAll(async () => {
+  issuer = await startOidcIssuer();
   controlPlane = await startControlPlane({ prepare: installingCrds("crds") });
   custom = controlPlane.kubeConfig.makeApiClient(CustomObjectsApi);
   core = controlPlane.kubeConfig.makeApiClient(CoreV1Api);
@@ -127,7 +130,12 @@ beforeAll(async () => {
   await startEngine();
   await custom.createClusterCustomObject({
     ...RESOURCES.ProviderConfig,
-    body: aProviderConfig({ name: "acc", backend: "local" }),
+    // The local backend's clusters trust OIDC issuers signed by this CA (the test issuer's).
+    body: aProviderConfig({
+      name: "acc",
+      backend: "local",
+      settings: { oidcCertificateAuthority: issuer.certificateAuthority },
+    }),
   });
   await eventually(
     () => custom.getClusterCustomObject({ ...RESOURCES.ClusterProfile, name: "test.eng.acc" }),
@@ -168,6 +176,7 @@ afterAll(async () => {
   await engine?.stop();
   await (await localBackend(true)).close?.(); // adopts the clusters and stops them
   await controlPlane?.stop();
+  await issuer?.stop();
 }, 120_000);
 
 describe("token access", () => {
@@ -373,6 +382,106 @@ describe("a deleted namespace (the management cluster runs a controller-manager)
   }, 180_000);
 });
 
+describe("OIDC access (the local backend trusts the issuer)", () => {
+  /** A client of the target cluster that presents `token` (what kubectl oidc-login would do). */
+  const withToken = (token: string) => {
+    const kubeConfig = new KubeConfig();
+    kubeConfig.loadFromOptions({
+      clusters: [
+        {
+          name: "t",
+          server: target.getCurrentCluster()?.server ?? "",
+          caData: target.getCurrentCluster()?.caData,
+        },
+      ],
+      users: [{ name: "u", token }],
+      contexts: [{ name: "c", cluster: "t", user: "u" }],
+      currentContext: "c",
+    });
+    return kubeConfig.makeApiClient(CoreV1Api);
+  };
+
+  it("is granted: a token of the issuer for a user in the bound group can do what was granted, nothing else; revoked on delete", async () => {
+    await createRequest("oidc", {
+      clusterRef: { name: "target", namespace: NS },
+      oidc: {
+        name: "corp",
+        issuer: issuer.url,
+        clientID: "engine-test",
+        roleBindings: [
+          {
+            subjects: [{ kind: "Group", name: "readers" }],
+            roleRefs: [{ kind: "ClusterRole", name: "view" }],
+          },
+          {
+            subjects: [
+              { kind: "User", name: "::root-of-corp" },
+              { kind: "User", name: "::corp:carol" },
+            ],
+            roleRefs: [{ kind: "ClusterRole", name: "edit" }],
+          },
+        ],
+      },
+    });
+    await waitForPhase("oidc", "Granted");
+    const { data } = await clientFromSecret("oidc");
+    expect(data.kubeconfig).toContain("oidc-login");
+    expect(data.kubeconfig).toContain(issuer.url);
+
+    const reader = withToken(
+      await issuer.token({ audience: "engine-test", subject: "alice", groups: ["readers"] }),
+    );
+    // The API server reloads its authentication configuration within seconds.
+    await eventually(
+      async () => expect(await statusOf(reader.listNamespacedConfigMap({ namespace: "default" }))).toBe(200),
+      {
+        what: "alice (group corp:readers) may list configmaps",
+      },
+    );
+    expect(await statusOf(reader.listNamespacedSecret({ namespace: "default" }))).toBe(403);
+    const outsider = withToken(
+      await issuer.token({ audience: "engine-test", subject: "bob", groups: ["others"] }),
+    );
+    expect(await statusOf(outsider.listNamespacedConfigMap({ namespace: "default" }))).toBe(403);
+    // `::` binds the name as it is: "::corp:carol" is the user the API server makes of carol's token…
+    const carol = withToken(await issuer.token({ audience: "engine-test", subject: "carol" }));
+    expect(
+      await statusOf(
+        carol.createNamespacedConfigMap({ namespace: "default", body: { metadata: { name: "c" } } }),
+      ),
+    ).toBe(200);
+    // …and "::root-of-corp" is no user of this issuer, whose names all get the "corp:" prefix.
+    const root = withToken(await issuer.token({ audience: "engine-test", subject: "root-of-corp" }));
+    expect(
+      await statusOf(
+        root.createNamespacedConfigMap({ namespace: "default", body: { metadata: { name: "r" } } }),
+      ),
+    ).toBe(403);
+    const wrongAudience = withToken(
+      await issuer.token({ audience: "someone-else", subject: "alice", groups: ["readers"] }),
+    );
+    expect(await statusOf(wrongAudience.listNamespacedConfigMap({ namespace: "default" }))).toBe(401);
+    const stranger = await startOidcIssuer();
+    try {
+      const foreign = withToken(
+        await stranger.token({ audience: "engine-test", subject: "alice", groups: ["readers"] }),
+      );
+      expect(await statusOf(foreign.listNamespacedConfigMap({ namespace: "default" }))).toBe(401);
+    } finally {
+      await stranger.stop();
+    }
+
+    await custom.deleteNamespacedCustomObject({ ...RESOURCES.AccessRequest, namespace: NS, name: "oidc" });
+    await eventually(
+      async () => expect(await statusOf(reader.listNamespacedConfigMap({ namespace: "default" }))).toBe(401),
+      {
+        what: "the issuer no longer trusted once the request is gone",
+        timeoutMs: 60_000,
+      },
+    );
+  }, 150_000);
+});
+
 describe("requests that cannot be served", () => {
   it("shows a missing namespace on the object, and is Granted once someone creates it", async () => {
     await createRequest("needs-ns", {
@@ -447,22 +556,6 @@ describe("requests that cannot be served", () => {
       (await rbac.listRoleForAllNamespaces({ labelSelector: `${ACCESS_OWNER_LABEL}=${denied.metadata.uid}` }))
         .items,
     ).toEqual([]);
-  }, 60_000);
-
-  it("denies OIDC access on a backend that cannot set up OIDC trust", async () => {
-    await createRequest("oidc", {
-      clusterRef: { name: "target", namespace: NS },
-      oidc: { name: "corp", issuer: "https://issuer.example.com", clientID: "engine", roleBindings: [] },
-    });
-    const denied = await waitForPhase("oidc", "Denied");
-    expect(JSON.stringify(denied.status?.conditions)).toContain("cannot set up OIDC trust");
-    const deniedEvents = async () =>
-      (
-        await core.listNamespacedEvent({ namespace: NS, fieldSelector: "involvedObject.name=oidc" })
-      ).items.filter((e) => e.reason === "Denied");
-    await eventually(async () => (await deniedEvents()).length > 0, { what: "a Denied Event" });
-    await settled("oidc"); // the reconciles triggered by our own writes have come and gone
-    expect(await deniedEvents()).toHaveLength(1); // told once, not per reconcile
   }, 60_000);
 
   it("reports an unknown Cluster on a condition and stays Pending, without a crash", async () => {
@@ -545,6 +638,13 @@ describe("requests that cannot be served", () => {
     });
     const denied = await waitForPhase("nonsense", "Denied");
     expect(JSON.stringify(denied.status?.conditions)).toContain("verbs");
+    const deniedEvents = async () =>
+      (
+        await core.listNamespacedEvent({ namespace: NS, fieldSelector: "involvedObject.name=nonsense" })
+      ).items.filter((e) => e.reason === "Denied");
+    await eventually(async () => (await deniedEvents()).length > 0, { what: "a Denied Event" });
+    await settled("nonsense"); // the reconciles triggered by our own writes have come and gone
+    expect(await deniedEvents()).toHaveLength(1); // told once, not per reconcile
     const labelSelector = `${ACCESS_OWNER_LABEL}=${denied.metadata.uid}`;
     expect(
       (await target.makeApiClient(CoreV1Api).listServiceAccountForAllNamespaces({ labelSelector })).items,

@@ -120,7 +120,7 @@ describe("the local backend", { timeout: 120_000 }, () => {
   it("is a built-in named local that offers the binaries' version and the workerless trait", async () => {
     expect(await loadBackendFactory("local")).toBe(createBackend);
     expect(backend.name).toBe("local");
-    expect(backend.capabilities).toEqual({ adminAccess: true, oidc: false });
+    expect(backend.capabilities).toEqual({ adminAccess: true, oidc: true });
     expect(backend.supportedVersions(config())).toEqual([{ version: binaryVersion }]);
     expect(
       backend.supportedVersions(

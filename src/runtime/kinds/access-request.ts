@@ -1,7 +1,8 @@
 /** The AccessRequest kind's I/O half: the target cluster read and changed with the backend's admin access, the Secret written. */
 import type { AccessRequest } from "../../api/access-request.ts";
+import type { ClusterTarget } from "../../api/backend.ts";
 import type { Cluster } from "../../api/cluster.ts";
-import { CLUSTER_PHASES, LABELS } from "../../api/constants.ts";
+import { CLUSTER_PHASES, LABELS, REQUEST_PHASES } from "../../api/constants.ts";
 import { ACCESS_REQUEST_DEFINITION } from "../../machines/access-request/definition.ts";
 import { explainAccessRequest } from "../../machines/access-request/explain.ts";
 import {
@@ -12,6 +13,7 @@ import {
   accessSecretName,
   untilRenewal,
 } from "../../machines/access-request/facts.ts";
+import { oidcTrustPlan } from "../../machines/access-request/oidc-trust.ts";
 import { toDesired } from "../../machines/access-request/rbac-plan.ts";
 import {
   type AccessCommand,
@@ -42,13 +44,45 @@ async function adminClient(
   cluster: Cluster | undefined,
   name: string,
   context: KindContext,
-): Promise<{ client: AccessTargetClient } | { problem: string }> {
+): Promise<{ client: AccessTargetClient; target: ClusterTarget } | { problem: string }> {
   if (!cluster) return { problem: `Cluster ${name} does not exist` };
   if (cluster.status?.phase !== CLUSTER_PHASES.ready) return { problem: `Cluster ${name} is not Ready yet` };
   const { profile, settings } = profileOffer(context, cluster.spec.profile);
-  const admin = await context.backend.adminAccess(clusterTarget(cluster, profile, settings));
+  const target = clusterTarget(cluster, profile, settings);
+  const admin = await context.backend.adminAccess(target);
   if (!admin) return { problem: `the backend gives no access to Cluster ${name}` };
-  return { client: targetClient(admin.kubeconfig) };
+  return { client: targetClient(admin.kubeconfig), target };
+}
+
+/**
+ * Makes the Cluster trust the issuers of the OIDC requests that target it (without `request` when it is
+ * `leaving`, being revoked). Throws when the request's issuer is trusted already with another mapping.
+ */
+async function trustIssuers(
+  request: AccessRequest,
+  target: ClusterTarget,
+  context: KindContext,
+  leaving: boolean,
+): Promise<void> {
+  const trust = context.backend.trustOidcIssuers;
+  if (!trust) throw new Error(`backend ${context.backend.name} cannot set up OIDC trust`);
+  const ref = request.spec.clusterRef;
+  const others = context.informers.accessRequests
+    .list()
+    .filter(
+      (other) =>
+        other.metadata.uid !== request.metadata.uid &&
+        other.spec.oidc !== undefined &&
+        other.metadata.deletionTimestamp === undefined &&
+        other.status?.phase !== REQUEST_PHASES.denied &&
+        other.metadata.labels?.[LABELS.provider] === context.providerName &&
+        other.spec.clusterRef?.name === ref?.name &&
+        other.spec.clusterRef?.namespace === ref?.namespace,
+    );
+  const plan = oidcTrustPlan(leaving ? others : [...others, request]);
+  const conflict = plan.conflicts.get(keyOf(request));
+  if (conflict && !leaving) throw new Error(conflict);
+  await trust.call(context.backend, target, plan.issuers);
 }
 
 /**
@@ -82,6 +116,12 @@ export const accessRequestKind: MachineKind<AccessRequest, AccessObservation, Ac
     }),
   ],
 
+  // OIDC requests on one Cluster share its trusted issuers: one at a time, so none overwrites another's.
+  serialize: (request) =>
+    request.spec.oidc && request.spec.clusterRef
+      ? `oidc:${request.spec.clusterRef.namespace}/${request.spec.clusterRef.name}`
+      : undefined,
+
   async open(request, context) {
     if (accessResponsibility(request, context.providerName) !== "ours") return undefined;
     const { informers, backend, clock, timing, log, kubeConfig } = context;
@@ -89,6 +129,7 @@ export const accessRequestKind: MachineKind<AccessRequest, AccessObservation, Ac
     const name = `${ref?.namespace}/${ref?.name}`;
     const access = await adminClient(ref ? informers.clusters.get(name) : undefined, name, context);
     const client = "client" in access ? access.client : undefined;
+    const target = "target" in access ? access.target : undefined;
     const plan = accessPlanOf(request);
     const desired = plan && toDesired(plan);
     const secretName = accessSecretName(request);
@@ -131,10 +172,12 @@ export const accessRequestKind: MachineKind<AccessRequest, AccessObservation, Ac
         if (!client || !desired) return;
         for (const command of commands) {
           log.info("access command", { command, request: keyOf(object) });
-          if (command === "grantAccess")
+          if (command === "grantAccess") {
+            if (object.spec.oidc && target) await trustIssuers(object, target, context, false);
             await onTarget(() => client.apply(object.metadata.uid ?? "", desired));
-          else if (command === "revokeAccess") {
+          } else if (command === "revokeAccess") {
             await onTarget(() => client.revoke(object.metadata.uid ?? ""));
+            if (object.spec.oidc && target) await trustIssuers(object, target, context, true);
             await deleteAccessSecret(kubeConfig, object, secretName);
           } else {
             const secret = object.spec.token
