@@ -6,12 +6,23 @@ import type { Cluster } from "../api/cluster.ts";
 import { LABELS } from "../api/constants.ts";
 import type { Informer } from "../runtime/informer.ts";
 
-/** Creates every object in the folder's YAML files (sorted by file name); objects that exist are left alone. */
-export async function applyManifests(kubeConfig: KubeConfig, directory: string): Promise<string[]> {
+/**
+ * Creates every object in the folder's YAML files (sorted by file name); objects that exist are left alone.
+ * `${NAME}` in a file is replaced by `variables[NAME]` first (as clusterctl does), e.g. a URL known only now.
+ */
+export async function applyManifests(
+  kubeConfig: KubeConfig,
+  directory: string,
+  variables: Readonly<Record<string, string>> = {},
+): Promise<string[]> {
   const api = KubernetesObjectApi.makeApiClient(kubeConfig);
   const created: string[] = [];
   for (const file of (await readdir(directory)).filter((f) => /\.ya?ml$/.test(f)).sort()) {
-    for (const object of loadAllYaml(await readFile(join(directory, file), "utf8")) as Array<{
+    const text = (await readFile(join(directory, file), "utf8")).replace(
+      /\$\{([A-Z0-9_]+)\}/g,
+      (whole, name: string) => variables[name] ?? whole,
+    );
+    for (const object of loadAllYaml(text) as Array<{
       kind: string;
       metadata: { name: string; namespace?: string };
     }>) {

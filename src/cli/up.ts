@@ -3,9 +3,12 @@
 import { createWriteStream, existsSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
+import { KubeConfig, KubernetesObjectApi, PatchStrategy } from "@kubernetes/client-node";
+import { ENGINE_API_VERSION } from "../api/constants.ts";
 import { type CapiManager, startCapiManager } from "../controlplane/capi-manager.ts";
 import { kubeconfigYaml, startControlPlane } from "../controlplane/control-plane.ts";
 import { findKubeAssets, kubeAssetVersions } from "../controlplane/kube-assets.ts";
+import { type OidcIssuer, startOidcIssuer } from "../controlplane/oidc-issuer.ts";
 import { clusterTarget } from "../machines/cluster/step.ts";
 import type { Engine } from "../runtime/engine.ts";
 import { CACHES } from "../runtime/informers.ts";
@@ -78,6 +81,7 @@ Local control plane is up at ${controlPlane.server}.
   logs:        ${controlPlane.directory}/{etcd,kube-apiserver}.log`);
 
   let capi: CapiManager | undefined;
+  let issuer: OidcIssuer | undefined;
   if (flags.engine.capi === true) {
     capi = await startCapiManager({ kubeConfig: controlPlane.kubeConfig, installCrds, log });
     console.log(
@@ -123,6 +127,10 @@ Local control plane is up at ${controlPlane.server}.
     if (flags.demo) {
       const created = await applyManifests(controlPlane.kubeConfig, flags.demoDir);
       console.log(`  demo:        applied ${created.join(", ")}\n`);
+      const oidcDemo = join(flags.demoDir, "oidc");
+      if (engine.backend.capabilities.oidc && existsSync(oidcDemo)) {
+        issuer = await startDemoIdentityProvider(engine, controlPlane.kubeConfig, oidcDemo);
+      }
       const view = new LiveView(engine.informers.clusters);
       view.start();
       const previousStop = stopEngine;
@@ -150,7 +158,7 @@ Local control plane is up at ${controlPlane.server}.
           console.log(
             `Change one and watch: ${kubectl} delete cluster -n demo ${example.split("/").at(-1)}\n`,
           );
-          await showGrantedAccess(engine, join(dirname(flags.kubeconfigOut), "access"));
+          await showGrantedAccess(engine, join(dirname(flags.kubeconfigOut), "access"), issuer);
         });
     }
   }
@@ -162,6 +170,7 @@ Local control plane is up at ${controlPlane.server}.
     console.log(`\n${signal}: stopping the control plane`);
     clearInterval(keepAlive);
     await stopEngine();
+    await issuer?.stop();
     await capi?.stop();
     await controlPlane.stop();
   });
@@ -229,7 +238,41 @@ async function writeAdminKubeconfigs(engine: Engine, folder: string): Promise<Ar
  * Once the demo's AccessRequests are Granted, writes each Secret's kubeconfig to `folder` and prints
  * what it may and may not do: the limited access a requester gets (never an admin kubeconfig).
  */
-async function showGrantedAccess(engine: Engine, folder: string): Promise<void> {
+/**
+ * Runs the demo's identity provider on loopback: the demo ProviderConfig's clusters trust its CA, and the
+ * OIDC AccessRequests of `directory` name it as their issuer (`${DEMO_OIDC_ISSUER}`).
+ */
+async function startDemoIdentityProvider(
+  engine: Engine,
+  kubeConfig: KubeConfig,
+  directory: string,
+): Promise<OidcIssuer> {
+  const issuer = await startOidcIssuer();
+  await KubernetesObjectApi.makeApiClient(kubeConfig).patch(
+    {
+      apiVersion: ENGINE_API_VERSION,
+      kind: "ProviderConfig",
+      metadata: { name: "demo" },
+      spec: { settings: { oidcCertificateAuthority: issuer.certificateAuthority } },
+    },
+    undefined,
+    undefined,
+    undefined,
+    undefined,
+    PatchStrategy.MergePatch,
+  );
+  // The trust is written when a request is granted: the engine must know the CA by then.
+  while (
+    engine.informers.providerConfigs.get("demo")?.spec.settings?.oidcCertificateAuthority === undefined
+  ) {
+    await new Promise((resolveWait) => setTimeout(resolveWait, 100));
+  }
+  const created = await applyManifests(kubeConfig, directory, { DEMO_OIDC_ISSUER: issuer.url });
+  console.log(`  demo OIDC:   identity provider ${issuer.url}; applied ${created.join(", ")}\n`);
+  return issuer;
+}
+
+async function showGrantedAccess(engine: Engine, folder: string, issuer?: OidcIssuer): Promise<void> {
   const requests = engine.informers.accessRequests.list();
   if (requests.length === 0) return;
   for (
@@ -264,6 +307,38 @@ async function showGrantedAccess(engine: Engine, folder: string): Promise<void> 
     await writeFile(file, Buffer.from(kubeconfig, "base64").toString("utf8"), { mode: 0o600 });
     const ref = current.spec.clusterRef;
     const cluster = ref ? `${ref.namespace}/${ref.name}` : "?";
+    const oidc = current.spec.oidc;
+    if (oidc) {
+      if (!issuer) continue;
+      // kubectl oidc-login would get alice's token from the identity provider; the demo mints one (1 h).
+      const token = await issuer.token({
+        audience: oidc.clientID,
+        subject: "alice",
+        groups: ["readers"],
+        ttlSeconds: 3600,
+      });
+      const login = new KubeConfig();
+      login.loadFromString(Buffer.from(kubeconfig, "base64").toString("utf8"));
+      const server = login.getCurrentCluster();
+      const asAlice = new KubeConfig();
+      asAlice.loadFromOptions({
+        clusters: [{ name: "cluster", server: server?.server ?? "", caData: server?.caData }],
+        users: [{ name: "alice", token }],
+        contexts: [{ name: "alice", cluster: "cluster", user: "alice" }],
+        currentContext: "alice",
+      });
+      const aliceFile = join(
+        folder,
+        `${request.metadata.namespace}.${request.metadata.name}.alice.kubeconfig`,
+      );
+      await writeFile(aliceFile, kubeconfigYaml(asAlice), { mode: 0o600 });
+      console.log(
+        `AccessRequest ${request.metadata.namespace}/${request.metadata.name} (OIDC, ${oidc.issuer}) is Granted on Cluster ${cluster}; its oidc-login kubeconfig is ${file}. As alice of group readers, with a token of the demo identity provider:`,
+      );
+      console.log(`  allowed:   kubectl --kubeconfig ${aliceFile} -n team-a get configmaps`);
+      console.log(`  forbidden: kubectl --kubeconfig ${aliceFile} -n team-a get secrets\n`);
+      continue;
+    }
     console.log(
       `AccessRequest ${request.metadata.namespace}/${request.metadata.name} is Granted on Cluster ${cluster}; its kubeconfig, from Secret ${secretName}:`,
     );

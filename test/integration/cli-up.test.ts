@@ -90,6 +90,29 @@ describe("openmcp-engine up", () => {
         () => expect(up.output()).toContain("AccessRequest demo/viewer is Granted on Cluster demo/platform"),
         { what: "the demo's AccessRequest Granted", timeoutMs: 60_000 },
       );
+      // …and its OIDC AccessRequest: alice, a reader of the demo identity provider, may view, nothing more.
+      const alice = await eventually(
+        () =>
+          /allowed:\s+kubectl --kubeconfig (\S+alice\.kubeconfig) -n team-a get configmaps/.exec(
+            up.output(),
+          )?.[1] ?? false,
+        { what: "the demo's OIDC AccessRequest Granted", timeoutMs: 60_000 },
+      );
+      const asAlice = new KubeConfig();
+      asAlice.loadFromFile(alice);
+      const core = asAlice.makeApiClient(CoreV1Api);
+      const code = (call: Promise<unknown>) =>
+        call.then(
+          () => 200,
+          (error: { code?: number }) => error.code,
+        );
+      await eventually(
+        async () => expect(await code(core.listNamespacedConfigMap({ namespace: "team-a" }))).toBe(200),
+        {
+          what: "alice lists configmaps with her OIDC token",
+        },
+      );
+      expect(await code(core.listNamespacedSecret({ namespace: "team-a" }))).toBe(403);
       await stopAndCheck(up, clusterPids);
     } finally {
       if (up.child.exitCode === null) up.child.kill("SIGKILL");

@@ -1,11 +1,11 @@
 /**
- * A small OIDC issuer on loopback for tests: HTTPS with its own CA, a discovery document and a JWKS,
+ * A small OIDC issuer on loopback for tests and the demo: HTTPS with its own CA, a discovery document and a JWKS,
  * and ID tokens (RS256) signed with a key only the test holds.
  */
 import { webcrypto } from "node:crypto";
 import { createServer, type Server } from "node:https";
 import type { AddressInfo } from "node:net";
-import { generateCertificates } from "../../src/controlplane/certificates.ts";
+import { generateCertificates } from "./certificates.ts";
 
 /** A running issuer. */
 export interface OidcIssuer {
