@@ -42,8 +42,8 @@ const MAX_ROUNDS = 3;
  *
  * Guarantees: never two reconciles of one key at once; no write when the step desires the object as it
  * is; the metadata (finalizer) is stored before any command runs; a failed command ends the reconcile
- * after one more look, whose step reports the failure (a condition and a Warning Event), and is
- * retried with backoff; a reconcile on a stale copy writes nothing (its patches fail their test).
+ * after one more look, whose step reports the failure (a condition, and a Warning Event when it differs
+ * from the last one), and is retried with backoff; a reconcile on a stale copy writes nothing (its patches fail their test).
  */
 export class MachineController<T extends MachineObject> extends KeyedController {
   readonly events: EventRecorder;
@@ -149,8 +149,11 @@ export class MachineController<T extends MachineObject> extends KeyedController 
         } catch (error) {
           failure = error;
           const message = `${last.commands.map((command) => this.#kind.describe(command)).join(", ")} failed: ${errorMessage(error)}`;
+          // A person is told once per distinct failure, not on every retry of the same one.
+          if (this.#lastErrors.get(uid) !== message) {
+            failures.push({ type: "Warning", reason: "BackendError", message });
+          }
           this.#lastErrors.set(uid, message);
-          failures.push({ type: "Warning", reason: "BackendError", message });
         }
       }
       if (last) {
