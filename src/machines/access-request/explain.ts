@@ -114,6 +114,11 @@ export function explainAccessRequest(request: AccessRequest): AccessRequestExpla
       if (clusterReady?.status === "False") {
         why.push(`waiting for the Cluster: ${clusterReady.message}`);
         waitingFor.push(...clusterWait(clusterReady, cluster));
+      } else if (accessGranted?.status === "False" && accessGranted.reason === REASONS.BackendError) {
+        why.push(`the last attempt to grant it failed: ${accessGranted.message}`);
+        waitingFor.push(
+          "the cause to go away (the controller retries with backoff and grants it then, untouched), or a person to change or delete the request",
+        );
       } else {
         why.push(
           `access is being granted on the target cluster: ServiceAccount, roles and bindings, then the kubeconfig in Secret ${secret ?? `${request.metadata.name}.kubeconfig`}`,

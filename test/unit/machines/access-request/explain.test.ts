@@ -170,6 +170,23 @@ describe("explainAccessRequest", () => {
     });
   });
 
+  it("says the last attempt to grant failed, with the target's answer, and that it is retried", () => {
+    const request = stepped(prepared(aRequest()), {});
+    const result = stepAccessWrites({
+      request,
+      facts: facts({ hasFinalizer: true }),
+      secretName: "my-access.kubeconfig",
+      lastError: 'grantAccess failed: Cluster foo/my-cluster: 404 NotFound: namespaces "team-a" not found',
+      now: "2026-11-21T10:00:01Z",
+    });
+    const failing = applied(applied(request, [...result.metadataPatch]), [...result.statusPatch]);
+    const explained = explainAccessRequest(failing);
+    expect(explained.why).toEqual([
+      'the last attempt to grant it failed: grantAccess failed: Cluster foo/my-cluster: 404 NotFound: namespaces "team-a" not found',
+    ]);
+    expect(explained.waitingFor[0]).toContain("retries with backoff");
+  });
+
   it("names the Secret of a granted request, never its contents, and says it waits for nothing", () => {
     const granted = grantedRequest();
     const explanation = explainAccessRequest(granted);
