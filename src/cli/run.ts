@@ -395,6 +395,7 @@ export async function run(args: string[]): Promise<void> {
     observers: views.observers,
   });
   views.attach(engine);
+  engine.metrics.collectProcessMetrics(); // this process is the engine: its heap, RSS, GC and event loop
   const probes = await startProbeServers({
     metricsAddress: flags.metricsAddress,
     healthAddress: flags.healthAddress,

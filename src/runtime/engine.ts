@@ -90,6 +90,7 @@ export class Engine {
     this.#log = options.log ?? silentLogger;
     this.informers = new InformerSet(options.kubeConfig, this.#log, options.clock);
     this.metrics = options.metrics ?? new EngineMetrics();
+    this.metrics.countCaches(() => this.informers.sizes());
     const common = {
       kubeConfig: options.kubeConfig,
       informers: this.informers,

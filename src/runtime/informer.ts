@@ -193,6 +193,11 @@ export class Informer<T extends WatchedObject> {
     return this.#cache.get(key);
   }
 
+  /** How many objects the cache holds. */
+  get size(): number {
+    return this.#cache.size;
+  }
+
   /** Every cached object. */
   list(): T[] {
     return [...this.#cache.values()];

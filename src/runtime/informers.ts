@@ -132,6 +132,11 @@ export class InformerSet {
     return this.of(CACHES.accessSecrets);
   }
 
+  /** How many objects each cache holds (for metrics). */
+  sizes(): Array<{ cache: string; count: number }> {
+    return [...this.#informers].map(([cache, informer]) => ({ cache, count: informer.size }));
+  }
+
   /** Starts every informer made so far; resolves when all caches hold a complete list. */
   async start(): Promise<void> {
     await Promise.all([...this.#informers.values()].map((informer) => informer.start()));

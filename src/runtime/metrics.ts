@@ -1,5 +1,5 @@
 /** Prometheus metrics under the names Kubernetes operators already scrape (controller-runtime's), plus ours. */
-import { Counter, Gauge, Histogram, Registry } from "prom-client";
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 import type { WorkQueueObserver } from "./work-queue.ts";
 
 const seconds = (ms: number) => ms / 1_000;
@@ -34,6 +34,8 @@ export class EngineMetrics {
     registers: [this.registry],
   });
   readonly #depthSources = new Map<string, () => number>();
+  readonly #cacheSources: Array<() => ReadonlyArray<{ cache: string; count: number }>> = [];
+  #processMetrics = false;
   readonly #objectSources: Array<() => Array<{ kind: string; phase: string; count: number }>> = [];
   readonly #queueDuration = new Histogram({
     name: "workqueue_queue_duration_seconds",
@@ -75,6 +77,17 @@ export class EngineMetrics {
         for (const [controller, read] of depthSources) this.set({ name: controller, controller }, read());
       },
     });
+    const cacheSources = this.#cacheSources;
+    new Gauge({
+      name: "openmcp_engine_informer_cache_objects",
+      help: "Objects held in each informer cache",
+      labelNames: ["cache"] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const read of cacheSources) for (const { cache, count } of read()) this.set({ cache }, count);
+      },
+    });
     new Gauge({
       name: "openmcp_engine_objects",
       help: "Objects this provider is responsible for, by kind and status.phase",
@@ -87,6 +100,21 @@ export class EngineMetrics {
         }
       },
     });
+  }
+
+  /**
+   * Adds the standard process and Node.js metrics (CPU, RSS, heap spaces, GC, event-loop lag, handles:
+   * prom-client's default collectors). Once per process: the engine's own `run` turns it on.
+   */
+  collectProcessMetrics(): void {
+    if (this.#processMetrics) return;
+    this.#processMetrics = true;
+    collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** Sizes of the informer caches, read on every scrape. */
+  countCaches(read: () => ReadonlyArray<{ cache: string; count: number }>): void {
+    this.#cacheSources.push(read);
   }
 
   /** Reconcile counters and work-queue metrics for one controller's queue. */

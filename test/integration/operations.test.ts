@@ -168,6 +168,11 @@ describe("an in-cluster style deployment", () => {
     expect(metrics).toMatch(/workqueue_adds_total\{name="cluster",controller="cluster"\} [1-9]/);
     expect(metrics).toMatch(/leader_election_master_status\{name="ops.engine.openmcp.cloud"\} 1/);
     expect(metrics).toMatch(/openmcp_engine_objects\{kind="Cluster",phase="Ready"\} 3/);
+    // The process itself, and what its caches hold.
+    expect(metrics).toMatch(/process_resident_memory_bytes [1-9]/);
+    expect(metrics).toMatch(/nodejs_heap_size_used_bytes [1-9]/);
+    expect(metrics).toMatch(/nodejs_eventloop_lag_seconds \d/);
+    expect(metrics).toMatch(/openmcp_engine_informer_cache_objects\{cache="Cluster"\} 3/);
 
     b.child.kill("SIGTERM");
     await eventually(() => b.child.exitCode !== null, { what: "replica-b to exit" });
