@@ -139,6 +139,18 @@ export function secretSource<T>(kubeConfig: KubeConfig): ListWatchSource<T> {
   };
 }
 
+/**
+ * The object without `metadata.managedFields`: the server-side apply bookkeeping is often the larger
+ * half of an object, and nothing in the engine reads it (nor writes it: writes touch only finalizers,
+ * labels, annotations, the spec fields a machine owns, and status).
+ */
+export function withoutManagedFields<T extends WatchedObject>(object: T): T {
+  const metadata = object.metadata as (WatchedObject["metadata"] & { managedFields?: unknown }) | undefined;
+  if (metadata?.managedFields === undefined) return object;
+  const { managedFields: _dropped, ...rest } = metadata;
+  return { ...object, metadata: rest };
+}
+
 /** The key of an object in caches and work queues. */
 export function objectKey(object: WatchedObject): string {
   const { namespace, name } = object.metadata ?? {};
@@ -245,7 +257,11 @@ export class Informer<T extends WatchedObject> {
         ...(continueToken ? { continue: continueToken } : {}),
       });
       for (const item of page.items) {
-        seen.set(objectKey(item), { apiVersion: this.#apiVersion, kind: this.#props.kind, ...item });
+        seen.set(objectKey(item), {
+          apiVersion: this.#apiVersion,
+          kind: this.#props.kind,
+          ...withoutManagedFields(item),
+        });
       }
       continueToken = page.metadata?.continue || undefined;
       resourceVersion = page.metadata?.resourceVersion ?? resourceVersion;
@@ -296,8 +312,9 @@ export class Informer<T extends WatchedObject> {
             this.#cache.delete(key);
             this.#emit({ type: "delete", key, object });
           } else {
-            this.#cache.set(key, object);
-            this.#emit({ type: "upsert", key, object });
+            const slim = withoutManagedFields(object);
+            this.#cache.set(key, slim);
+            this.#emit({ type: "upsert", key, object: slim });
           }
         },
         (error: unknown) => {

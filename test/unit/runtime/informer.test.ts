@@ -107,6 +107,25 @@ describe("Informer", () => {
     expect(source.watches.map((w) => w.resourceVersion)).toEqual(["5", "9"]);
   });
 
+  it("keeps no managedFields in its cache, from lists and watches alike", async () => {
+    const source = new ScriptedSource();
+    const fat = (name: string, resourceVersion: string) =>
+      ({
+        metadata: {
+          ...thing(name, resourceVersion).metadata,
+          managedFields: [{ manager: "kubectl", fieldsV1: {} }],
+        },
+      }) as unknown as Thing;
+    source.lists.push(() => ({ items: [fat("a", "1")], metadata: { resourceVersion: "5" } }));
+    const { informer, events } = informerWith(source);
+    await informer.start();
+    await settle();
+    source.watches[0]?.emit("MODIFIED", fat("b", "6"));
+    for (const cached of informer.list()) expect(cached.metadata).not.toHaveProperty("managedFields");
+    for (const event of events) expect(event.object.metadata).not.toHaveProperty("managedFields");
+    expect(informer.get("ns/b")?.metadata).toEqual({ name: "b", namespace: "ns", resourceVersion: "6" });
+  });
+
   it("resumes at once, without an error, when the client's inactivity timeout ends a quiet watch", async () => {
     const source = new ScriptedSource();
     source.lists.push(() => ({ items: [thing("a", "1")], metadata: { resourceVersion: "5" } }));
