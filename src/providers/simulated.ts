@@ -1,11 +1,11 @@
 /** The `simulated` backend: clusters that exist only in memory (optionally in a file), with delays and faults. */
-import { readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import type { ClusterObservation, ClusterTarget } from "../api/backend.ts";
 import type { AdminAccess, BackendContext, BackendFactory, ClusterBackend } from "../api/backend-contract.ts";
 import { type Clock, systemClock } from "../api/clock.ts";
 import type { SupportedVersion } from "../api/cluster-profile.ts";
 import { parseDuration } from "../api/duration.ts";
 import type { ProviderConfig } from "../api/provider-config.ts";
+import { folderStore, memoryStore, type SimulatedRecord, type SimulatedStore } from "./simulated-store.ts";
 
 /** Knobs of the simulation. */
 export interface SimulatedBackendOptions {
@@ -17,8 +17,8 @@ export interface SimulatedBackendOptions {
   readonly deleteDelayMs?: number;
   /** Probability (0–1) that a command fails before doing anything. Default 0. */
   readonly failureRate?: number;
-  /** Keep the clusters in this JSON file, so they outlive the process (kill -9 included). */
-  readonly stateFile?: string;
+  /** Keep the clusters in this folder (a file each), so they outlive the process (kill -9 included). */
+  readonly stateDirectory?: string;
   readonly clock?: Clock;
   /** Source of randomness for faults; default Math.random. */
   readonly random?: () => number;
@@ -31,26 +31,15 @@ export const SIMULATED_DEFAULT_VERSIONS: readonly SupportedVersion[] = [
   { version: "1.32.10", deprecated: true },
 ];
 
-interface SimulatedCluster {
-  readonly uid: string;
-  readonly namespace: string;
-  readonly name: string;
-  readonly version: string;
-  readonly phase: "provisioning" | "updating" | "deleting";
-  /** When the current phase began (ms since epoch); the phase completes after its delay. */
-  readonly since: number;
-}
+type SimulatedCluster = SimulatedRecord;
 
 /** A {@link ClusterBackend} that simulates clusters; commands are idempotent, keyed by Cluster uid. */
 export class SimulatedBackend implements ClusterBackend {
   readonly name = "simulated";
   /** Its clusters are not real: there is nothing to grant access to. */
   readonly capabilities = { adminAccess: false, oidc: false } as const;
-  readonly #options: Required<Omit<SimulatedBackendOptions, "stateFile">> & { stateFile: string | undefined };
-  readonly #clusters = new Map<string, SimulatedCluster>();
-  #created = 0;
-  /** Modification time of the state file as last read or written. */
-  #loadedAt = -1;
+  readonly #options: Required<Omit<SimulatedBackendOptions, "stateDirectory">>;
+  readonly #store: SimulatedStore;
 
   constructor(options: SimulatedBackendOptions = {}) {
     this.#options = {
@@ -58,11 +47,10 @@ export class SimulatedBackend implements ClusterBackend {
       updateDelayMs: options.updateDelayMs ?? 2_000,
       deleteDelayMs: options.deleteDelayMs ?? 2_000,
       failureRate: options.failureRate ?? 0,
-      stateFile: options.stateFile,
       clock: options.clock ?? systemClock,
       random: options.random ?? Math.random,
     };
-    this.#load();
+    this.#store = options.stateDirectory ? folderStore(options.stateDirectory) : memoryStore();
   }
 
   supportedVersions(config: ProviderConfig): readonly SupportedVersion[] {
@@ -78,12 +66,15 @@ export class SimulatedBackend implements ClusterBackend {
     return undefined;
   }
 
+  /** Reads one record; a cluster whose deletion has completed is forgotten (its record pruned), never infrastructure. */
   async observe(target: ClusterTarget): Promise<ClusterObservation> {
-    this.#load();
-    const cluster = this.#clusters.get(target.uid);
+    const cluster = this.#store.get(target.uid);
     if (!cluster) return { exists: false };
     const done = this.#options.clock.now() >= cluster.since + this.#delayOf(cluster.phase);
-    if (cluster.phase === "deleting" && done) return { exists: false };
+    if (cluster.phase === "deleting" && done) {
+      this.#store.remove(target.uid);
+      return { exists: false };
+    }
     const phase = done ? "ready" : cluster.phase;
     return {
       exists: true,
@@ -97,52 +88,47 @@ export class SimulatedBackend implements ClusterBackend {
   }
 
   async create(target: ClusterTarget, version: string): Promise<void> {
-    this.#load();
     this.#maybeFail("create", target);
     const existing = await this.observe(target);
     if (existing.exists && existing.phase !== "deleting") return; // idempotent: one cluster per Cluster uid
-    this.#created++;
-    this.#put({ ...targetKey(target), version, phase: "provisioning", since: this.#options.clock.now() });
+    this.#store.put({
+      ...targetKey(target),
+      version,
+      phase: "provisioning",
+      since: this.#options.clock.now(),
+    });
+    this.#store.recordCreate(target.uid);
   }
 
   async update(target: ClusterTarget, version: string): Promise<void> {
-    this.#load();
     this.#maybeFail("update", target);
-    const cluster = this.#clusters.get(target.uid);
+    const cluster = this.#store.get(target.uid);
     if (!cluster)
       throw new Error(`cannot update ${describe(target)}: the simulated backend holds no such cluster`);
     if (cluster.version === version || cluster.phase === "deleting") return;
-    this.#put({ ...cluster, version, phase: "updating", since: this.#options.clock.now() });
+    this.#store.put({ ...cluster, version, phase: "updating", since: this.#options.clock.now() });
   }
 
   async delete(target: ClusterTarget): Promise<void> {
-    this.#load();
     this.#maybeFail("delete", target);
-    const observed = await this.observe(target);
-    const cluster = this.#clusters.get(target.uid);
-    if (!cluster) return;
-    if (!observed.exists) {
-      this.#clusters.delete(target.uid); // its deletion completed: forget it
-      this.#save();
-      return;
-    }
-    if (cluster.phase === "deleting") return;
-    this.#put({ ...cluster, phase: "deleting", since: this.#options.clock.now() });
+    const observed = await this.observe(target); // forgets a cluster whose deletion completed
+    const cluster = this.#store.get(target.uid);
+    if (!cluster || !observed.exists || cluster.phase === "deleting") return;
+    this.#store.put({ ...cluster, phase: "deleting", since: this.#options.clock.now() });
   }
 
   /** How many clusters exist right now (those whose deletion completed do not count). */
   get size(): number {
-    this.#load();
     const now = this.#options.clock.now();
-    return [...this.#clusters.values()].filter(
-      (cluster) => cluster.phase !== "deleting" || now < cluster.since + this.#options.deleteDelayMs,
-    ).length;
+    return this.#store
+      .all()
+      .filter((cluster) => cluster.phase !== "deleting" || now < cluster.since + this.#options.deleteDelayMs)
+      .length;
   }
 
-  /** How many clusters were ever created, across restarts when a state file is used. */
+  /** How many clusters were ever created, across restarts when a state folder is used. */
   get createdTotal(): number {
-    this.#load();
-    return this.#created;
+    return this.#store.created();
   }
 
   #delayOf(phase: SimulatedCluster["phase"]): number {
@@ -158,45 +144,6 @@ export class SimulatedBackend implements ClusterBackend {
       );
     }
   }
-
-  #put(cluster: SimulatedCluster): void {
-    this.#clusters.set(cluster.uid, cluster);
-    this.#save();
-  }
-
-  /**
-   * Reads the state file if it changed since we last read or wrote it: another process (a previous
-   * leader, or the one before a restart) may have written it, and its word counts.
-   */
-  #load(): void {
-    const file = this.#options.stateFile;
-    if (!file) return;
-    let text: string;
-    try {
-      const modified = statSync(file).mtimeMs;
-      if (modified === this.#loadedAt) return;
-      text = readFileSync(file, "utf8");
-      this.#loadedAt = modified;
-    } catch {
-      return; // no state yet
-    }
-    const parsed = JSON.parse(text) as { clusters?: SimulatedCluster[]; created?: number };
-    this.#clusters.clear();
-    for (const cluster of parsed.clusters ?? []) this.#clusters.set(cluster.uid, cluster);
-    this.#created = parsed.created ?? 0;
-  }
-
-  /** Writes the whole state atomically (temp file + rename), so a kill -9 leaves the old or the new state. */
-  #save(): void {
-    const file = this.#options.stateFile;
-    if (!file) return;
-    writeFileSync(
-      `${file}.tmp`,
-      JSON.stringify({ created: this.#created, clusters: [...this.#clusters.values()] }, null, 2),
-    );
-    renameSync(`${file}.tmp`, file);
-    this.#loadedAt = statSync(file).mtimeMs;
-  }
 }
 
 function targetKey(target: ClusterTarget) {
@@ -209,7 +156,7 @@ function describe(target: ClusterTarget): string {
 
 /**
  * The `simulated` backend from `--backend-option`s: `delay` (all phases, e.g. `3s`), `provisionDelay`,
- * `updateDelay`, `deleteDelay`, `failureRate` (0–1). State lives in `simulated.json` in the state folder.
+ * `updateDelay`, `deleteDelay`, `failureRate` (0–1). State lives in the state folder, a file per cluster.
  */
 export const createBackend: BackendFactory = (context: BackendContext) => {
   const { options } = context;
@@ -228,7 +175,7 @@ export const createBackend: BackendFactory = (context: BackendContext) => {
     ...(updateDelayMs === undefined ? {} : { updateDelayMs }),
     ...(deleteDelayMs === undefined ? {} : { deleteDelayMs }),
     failureRate,
-    stateFile: `${context.stateDirectory}/simulated.json`,
+    stateDirectory: context.stateDirectory,
     clock: context.clock,
   });
 };

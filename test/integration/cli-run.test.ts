@@ -1,7 +1,7 @@
 /** `openmcp-engine run` as an operator runs it: flags, a kill -9 mid-provisioning, a graceful SIGTERM. */
 
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CoreV1Api, CustomObjectsApi } from "@kubernetes/client-node";
@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Cluster } from "../../src/api/cluster.ts";
 import { RESOURCES } from "../../src/api/constants.ts";
 import { type ControlPlane, startControlPlane } from "../../src/controlplane/control-plane.ts";
+import { SimulatedBackend } from "../../src/providers/simulated.ts";
 import { installingCrds } from "../../src/runtime/install-crds.ts";
 import { aCluster, aProviderConfig } from "../support/builders.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
@@ -77,10 +78,8 @@ describe("openmcp-engine run", () => {
         { what: "survivor Ready after the restart" },
       );
       expect(ready.status?.providerStatus).toMatchObject({ state: "ready" });
-      const state = JSON.parse(readFileSync(join(stateDir, "simulated", "simulated.json"), "utf8")) as {
-        created: number;
-      };
-      expect(state.created).toBe(1);
+      const created = new SimulatedBackend({ stateDirectory: join(stateDir, "simulated") }).createdTotal;
+      expect(created).toBe(1);
       expect(first.output() + second.output()).not.toMatch(
         /BEGIN (CERTIFICATE|PRIVATE KEY)|client-key-data|token/i,
       );

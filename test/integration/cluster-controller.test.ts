@@ -219,14 +219,14 @@ describe("the Cluster controller", () => {
 
   it("resumes after a restart mid-provisioning with exactly one backend create", async () => {
     const folder = mkdtempSync(join(tmpdir(), "sim-"));
-    const stateFile = join(folder, "state.json");
+    const stateDirectory = join(folder, "state");
     try {
-      const first = await startController(new SimulatedBackend({ provisionDelayMs: 1_500, stateFile }));
+      const first = await startController(new SimulatedBackend({ provisionDelayMs: 1_500, stateDirectory }));
       await harness.createCluster("restarted");
       await harness.waitFor("restarted", (c) => c?.status?.providerStatus?.state === "provisioning");
       await first.stop();
 
-      const backend = new SimulatedBackend({ provisionDelayMs: 1_500, stateFile });
+      const backend = new SimulatedBackend({ provisionDelayMs: 1_500, stateDirectory });
       await withController(backend, async () => {
         await harness.waitFor("restarted", isReady);
         expect(backend.createdTotal).toBe(1);

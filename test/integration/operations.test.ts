@@ -1,6 +1,6 @@
 /** Running like an in-cluster controller: init twice, leader failover after kill -9, metrics and health probes. */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ApiextensionsV1Api, CoreV1Api, CustomObjectsApi } from "@kubernetes/client-node";
@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Cluster } from "../../src/api/cluster.ts";
 import { RESOURCES } from "../../src/api/constants.ts";
 import { type ControlPlane, startControlPlane } from "../../src/controlplane/control-plane.ts";
+import { SimulatedBackend } from "../../src/providers/simulated.ts";
 import { aCluster, aProviderConfig } from "../support/builders.ts";
 import { eventually } from "../support/eventually.ts";
 
@@ -148,10 +149,8 @@ describe("an in-cluster style deployment", () => {
 
     for (const name of names)
       await eventually(async () => (await read(name)).status?.phase === "Ready", { what: `${name} Ready` });
-    const state = JSON.parse(readFileSync(join(stateDir, "simulated", "simulated.json"), "utf8")) as {
-      created: number;
-    };
-    expect(state.created).toBe(names.length);
+    const created = new SimulatedBackend({ stateDirectory: join(stateDir, "simulated") }).createdTotal;
+    expect(created).toBe(names.length);
 
     // The leader's probes and metrics.
     const metricsPort = b.record("serving probes")?.metricsPort as number;

@@ -1,0 +1,95 @@
+/**
+ * Where the `simulated` backend keeps its clusters: in memory, or one small file per cluster in a folder
+ * (`clusters/<uid>.json`) plus an append-only `created.log`, so every change costs O(1) however many
+ * clusters there are, other processes on the same folder (a restarted or failed-over controller) see each
+ * change at once, and a kill -9 leaves every record whole (each is written to a temp file and renamed).
+ */
+import {
+  appendFileSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
+import { join } from "node:path";
+
+/** One simulated cluster's record. */
+export interface SimulatedRecord {
+  readonly uid: string;
+  readonly namespace: string;
+  readonly name: string;
+  readonly version: string;
+  readonly phase: "provisioning" | "updating" | "deleting";
+  /** When the current phase began (ms since epoch); the phase completes after its delay. */
+  readonly since: number;
+}
+
+/** The records of one backend instance (or of every instance on the same folder). */
+export interface SimulatedStore {
+  get(uid: string): SimulatedRecord | undefined;
+  put(record: SimulatedRecord): void;
+  /** Forgets a cluster (its deletion completed). */
+  remove(uid: string): void;
+  all(): SimulatedRecord[];
+  /** Counts a create that made a cluster; {@link created} is their total, across restarts on a folder. */
+  recordCreate(uid: string): void;
+  created(): number;
+}
+
+/** Records in memory: they go with the process. */
+export function memoryStore(): SimulatedStore {
+  const records = new Map<string, SimulatedRecord>();
+  let created = 0;
+  return {
+    get: (uid) => records.get(uid),
+    put: (record) => void records.set(record.uid, record),
+    remove: (uid) => void records.delete(uid),
+    all: () => [...records.values()],
+    recordCreate: () => void created++,
+    created: () => created,
+  };
+}
+
+/** Records in `directory` (made if missing). */
+export function folderStore(directory: string): SimulatedStore {
+  const clusters = join(directory, "clusters");
+  const createdLog = join(directory, "created.log");
+  mkdirSync(clusters, { recursive: true });
+  const path = (uid: string) => {
+    if (!/^[A-Za-z0-9][A-Za-z0-9-]*$/.test(uid))
+      throw new Error(`simulated backend: "${uid}" is not a Cluster uid`);
+    return join(clusters, `${uid}.json`);
+  };
+  const read = (file: string): SimulatedRecord | undefined => {
+    try {
+      return JSON.parse(readFileSync(file, "utf8")) as SimulatedRecord;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+      throw error;
+    }
+  };
+  return {
+    get: (uid) => read(path(uid)),
+    put(record) {
+      const file = path(record.uid);
+      writeFileSync(`${file}.tmp`, JSON.stringify(record));
+      renameSync(`${file}.tmp`, file);
+    },
+    remove: (uid) => rmSync(path(uid), { force: true }),
+    all: () =>
+      readdirSync(clusters)
+        .filter((file) => file.endsWith(".json"))
+        .flatMap((file) => read(join(clusters, file)) ?? []),
+    recordCreate: (uid) => appendFileSync(createdLog, `${uid}\n`),
+    created() {
+      try {
+        return readFileSync(createdLog, "utf8").split("\n").filter(Boolean).length;
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === "ENOENT") return 0;
+        throw error;
+      }
+    },
+  };
+}
