@@ -23,6 +23,7 @@ import type { SchedulerConfig } from "../src/api/scheduler-config.ts";
 import { startControlPlane } from "../src/controlplane/control-plane.ts";
 import { requestFinalizer } from "../src/machines/cluster-request/cluster-claims.ts";
 import { SimulatedBackend } from "../src/providers/simulated.ts";
+import { reuseConnections } from "../src/runtime/connection-reuse.ts";
 import { Engine } from "../src/runtime/engine.ts";
 import { CACHES } from "../src/runtime/informers.ts";
 import { installingCrds } from "../src/runtime/install-crds.ts";
@@ -80,6 +81,8 @@ const requestBody = (name: string, namespace: string, purpose: string, labels: R
 });
 
 const controlPlane = await startControlPlane({ prepare: installingCrds("crds") });
+// The baseline client reuses its TLS connections as the engine does: a fair bare client.
+reuseConnections(controlPlane.kubeConfig);
 try {
   const { kubeConfig, server } = controlPlane;
   const custom = kubeConfig.makeApiClient(CustomObjectsApi);

@@ -16,6 +16,7 @@ import { startControlPlane } from "../src/controlplane/control-plane.ts";
 import { stepCluster } from "../src/machines/cluster/step.ts";
 import { applied } from "../src/machines/shared/json-patch.ts";
 import { SimulatedBackend } from "../src/providers/simulated.ts";
+import { reuseConnections } from "../src/runtime/connection-reuse.ts";
 import { Engine } from "../src/runtime/engine.ts";
 import { installingCrds } from "../src/runtime/install-crds.ts";
 
@@ -46,6 +47,8 @@ const clusterBody = (name: string, profile = PROFILE) => ({
 });
 
 const controlPlane = await startControlPlane({ prepare: installingCrds("crds") });
+// The baseline client reuses its TLS connections as the engine does: a fair bare client.
+reuseConnections(controlPlane.kubeConfig);
 try {
   const custom = controlPlane.kubeConfig.makeApiClient(CustomObjectsApi);
   const core = controlPlane.kubeConfig.makeApiClient(CoreV1Api);

@@ -5,6 +5,7 @@ import type { AccessTiming } from "../machines/access-request/step.ts";
 import type { ClusterTiming } from "../machines/cluster/step.ts";
 import { AccessPreparationController } from "./access-preparation-controller.ts";
 import { type Clock, systemClock } from "./clock.ts";
+import { reuseConnections } from "./connection-reuse.ts";
 import type { Controller } from "./controller.ts";
 import { InformerSet } from "./informers.ts";
 import { DEFAULT_ACCESS_TIMING } from "./kinds/access-request.ts";
@@ -85,7 +86,9 @@ export class Engine {
   readonly #log: Logger;
   #started = false;
 
-  constructor(options: EngineOptions) {
+  constructor(given: EngineOptions) {
+    // Every request of the engine reuses its TLS connections (see connection-reuse.ts).
+    const options = { ...given, kubeConfig: reuseConnections(given.kubeConfig) };
     this.#options = options;
     this.#log = options.log ?? silentLogger;
     this.informers = new InformerSet(options.kubeConfig, this.#log, options.clock);
