@@ -4,7 +4,8 @@ import type { Controller } from "./controller.ts";
 import { controllerQueue } from "./controller-queue.ts";
 import { type Logger, silentLogger } from "./logger.ts";
 import type { EngineMetrics } from "./metrics.ts";
-import type { Outcome } from "./outcome.ts";
+import { Outcome } from "./outcome.ts";
+import { throttledFor } from "./throttling.ts";
 import type { WorkQueue } from "./work-queue.ts";
 
 /** What every keyed controller is built with. */
@@ -47,7 +48,17 @@ export abstract class KeyedController implements Controller {
   abstract reconcile(key: string): Promise<Outcome>;
 
   run(): void {
-    this.queue.start((key) => this.reconcile(key));
+    this.queue.start(async (key) => {
+      try {
+        return await this.reconcile(key);
+      } catch (error) {
+        // Throttled by the API server (429): wait as long as it asks, as a requeue, not a failure.
+        const waitMs = throttledFor(error);
+        if (waitMs === undefined) throw error;
+        this.log.debug("throttled by the API server; waiting as it asks", { key, retryAfterMs: waitMs });
+        return Outcome.requeueAfter(waitMs);
+      }
+    });
   }
 
   async stop(): Promise<void> {
