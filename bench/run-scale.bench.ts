@@ -1,0 +1,172 @@
+/**
+ * Benchmark: the engine as users run it — its own `run` process, zero-delay simulated backend — taking
+ * N Clusters to Ready on a real API server, with its memory (RSS and V8 heap, read from its /metrics)
+ * at idle and at rest afterwards; then, against it, a bare client making the minimal writes for the same
+ * N in the same run (the engine stopped meanwhile). Prints figures; asserts nothing.
+ *
+ * Usage: node bench/run-scale.bench.ts [--clusters 1000] [--concurrency 16]
+ */
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { performance } from "node:perf_hooks";
+import { setTimeout as sleep } from "node:timers/promises";
+import { parseArgs } from "node:util";
+import { CoreV1Api, CustomObjectsApi } from "@kubernetes/client-node";
+import { CLUSTERS_API_VERSION, FINALIZERS, RESOURCES } from "../src/api/constants.ts";
+import { startControlPlane } from "../src/controlplane/control-plane.ts";
+import { freePorts } from "../src/controlplane/free-ports.ts";
+import { reuseConnections } from "../src/runtime/connection-reuse.ts";
+import { installingCrds } from "../src/runtime/install-crds.ts";
+
+const { values } = parseArgs({
+  options: { clusters: { type: "string", default: "1000" }, concurrency: { type: "string", default: "16" } },
+});
+const count = Number(values.clusters);
+const concurrency = Number(values.concurrency);
+const main = join(import.meta.dirname, "..", "src", "cli", "main.ts");
+
+async function pool(n: number, limit: number, task: (i: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(limit, n) }, async () => {
+      while (next < n) await task(next++);
+    }),
+  );
+}
+
+/** One sample of a Prometheus text exposition, by metric name and (optional) label text. */
+function sample(text: string, name: string, labels = ""): number | undefined {
+  const line = text.split("\n").find((l) => l.startsWith(`${name}${labels ? `{${labels}}` : ""} `));
+  return line ? Number(line.split(" ").at(-1)) : undefined;
+}
+
+const mb = (bytes: number | undefined) =>
+  bytes === undefined ? "?" : `${(bytes / 1024 / 1024).toFixed(0)} MB`;
+const state = mkdtempSync(join(tmpdir(), "run-scale-"));
+const controlPlane = await startControlPlane({ prepare: installingCrds("crds") });
+reuseConnections(controlPlane.kubeConfig);
+try {
+  const custom = controlPlane.kubeConfig.makeApiClient(CustomObjectsApi);
+  const core = controlPlane.kubeConfig.makeApiClient(CoreV1Api);
+  for (const name of ["engine", "baseline"]) await core.createNamespace({ body: { metadata: { name } } });
+  await custom.createClusterCustomObject({
+    ...RESOURCES.ProviderConfig,
+    body: {
+      apiVersion: "engine.openmcp.cloud/v1alpha1",
+      kind: "ProviderConfig",
+      metadata: { name: "sim" },
+      spec: { backend: "simulated" },
+    },
+  });
+  const [metricsPort] = (await freePorts(1)) as [number];
+  const engine = spawn(
+    process.execPath,
+    [
+      main,
+      "run",
+      "--provider-name=bench",
+      "--environment=bench",
+      `--kubeconfig=${controlPlane.kubeconfigPath}`,
+      `--state-dir=${state}`,
+      "--backend-option=delay=0s",
+      `--concurrency=${concurrency}`,
+      `--metrics-bind-address=127.0.0.1:${metricsPort}`,
+      "--health-probe-bind-address=0",
+      "--no-leader-elect",
+      "--log-level=error",
+    ],
+    { stdio: ["ignore", "ignore", "inherit"] },
+  );
+  const metrics = async () => {
+    try {
+      return await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+    } catch {
+      return "";
+    }
+  };
+  while (sample(await metrics(), "process_resident_memory_bytes") === undefined) await sleep(200);
+  await sleep(3_000); // the profile made, caches synced, start-up garbage collected
+  const idle = await metrics();
+  console.log(
+    `${count} Clusters through \`run\` (pid ${engine.pid}), ${concurrency} in flight, Node ${process.version}\n`,
+  );
+
+  const start = performance.now();
+  const creating = pool(count, concurrency, async (i) => {
+    await custom.createNamespacedCustomObject({
+      ...RESOURCES.Cluster,
+      namespace: "engine",
+      body: {
+        apiVersion: CLUSTERS_API_VERSION,
+        kind: "Cluster",
+        metadata: { name: `c-${i}` },
+        spec: { profile: "bench.bench.sim", tenancy: "Exclusive" },
+      },
+    });
+  });
+  let peakRss = 0;
+  for (;;) {
+    const text = await metrics();
+    peakRss = Math.max(peakRss, sample(text, "process_resident_memory_bytes") ?? 0);
+    if ((sample(text, "openmcp_engine_objects", 'kind="Cluster",phase="Ready"') ?? 0) >= count) break;
+    await sleep(250);
+  }
+  await creating;
+  const engineMs = performance.now() - start;
+  await sleep(5_000); // at rest: requeues and watch echoes have passed
+  const rest = await metrics();
+  engine.kill("SIGTERM");
+  await new Promise((resolve) => engine.once("exit", resolve));
+
+  // The baseline, with the engine gone: the minimal writes a provider must make for the same N.
+  const baselineStart = performance.now();
+  await pool(count, concurrency, async (i) => {
+    const name = `c-${i}`;
+    await custom.createNamespacedCustomObject({
+      ...RESOURCES.Cluster,
+      namespace: "baseline",
+      body: {
+        apiVersion: CLUSTERS_API_VERSION,
+        kind: "Cluster",
+        metadata: { name },
+        spec: { profile: "bench.other.sim", tenancy: "Exclusive" },
+      },
+    });
+    const target = { ...RESOURCES.Cluster, namespace: "baseline", name };
+    await custom.patchNamespacedCustomObject({
+      ...target,
+      body: [{ op: "add", path: "/metadata/finalizers", value: [FINALIZERS.cluster] }],
+    });
+    await custom.patchNamespacedCustomObjectStatus({
+      ...target,
+      body: [
+        { op: "add", path: "/status", value: { observedGeneration: 1, phase: "Ready", conditions: [] } },
+      ],
+    });
+  });
+  const baselineMs = performance.now() - baselineStart;
+
+  const heapIdle = sample(idle, "nodejs_heap_size_used_bytes") ?? 0;
+  const heapRest = sample(rest, "nodejs_heap_size_used_bytes") ?? 0;
+  const row = (label: string, value: string) => console.log(`${label.padEnd(46)}${value}`);
+  row(
+    "engine (`run`): create → all Ready",
+    `${(engineMs / 1_000).toFixed(1)} s (${(engineMs / count).toFixed(2)} ms per Cluster)`,
+  );
+  row(
+    "baseline: the minimal writes, same N",
+    `${(baselineMs / 1_000).toFixed(1)} s (${(baselineMs / count).toFixed(2)} ms per Cluster)`,
+  );
+  row("ratio engine / baseline", `${(engineMs / baselineMs).toFixed(2)}×`);
+  row(
+    "RSS idle → at rest (peak while working)",
+    `${mb(sample(idle, "process_resident_memory_bytes"))} → ${mb(sample(rest, "process_resident_memory_bytes"))} (${mb(peakRss)})`,
+  );
+  row("V8 heap used idle → at rest", `${mb(heapIdle)} → ${mb(heapRest)}`);
+  row("heap per Cluster at rest (no forced GC)", `${((heapRest - heapIdle) / count / 1024).toFixed(1)} KB`);
+} finally {
+  await controlPlane.stop();
+  rmSync(state, { recursive: true, force: true });
+}
