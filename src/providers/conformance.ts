@@ -391,6 +391,12 @@ export async function checkBackendConformance(
     index.map((i) => trustCommand(i)),
     fc.constant(restartCommand),
   ];
+  // Every check starts with the plain life of one cluster, so the kit never passes without a create reaching the backend.
+  const plainLife: Command[] = [
+    createCommand(0, 0, [], false, options),
+    awaitReadyCommand(0, options),
+    deleteCommand(0, [], false, options),
+  ];
 
   const details = await fc.check(
     fc.asyncProperty(fc.commands(commands, { maxCommands: options.maxCommands ?? 10 }), async (sequence) => {
@@ -451,6 +457,7 @@ export async function checkBackendConformance(
     }),
     {
       numRuns: options.numRuns ?? 20,
+      examples: [[plainLife]],
       ...(options.seed === undefined ? {} : { seed: options.seed }),
       ...(options.path === undefined ? {} : { path: options.path }),
     },
