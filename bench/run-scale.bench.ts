@@ -4,10 +4,14 @@
  * at idle and at rest afterwards; then, against it, a bare client making the minimal writes for the same
  * N in the same run (the engine stopped meanwhile). Prints figures; asserts nothing.
  *
- * Usage: node bench/run-scale.bench.ts [--clusters 1000] [--concurrency 16]
+ * The engine runs as the image runs it: compiled JavaScript (`npm run build`, done here first) under the
+ * image's V8 flags (NODE_OPTIONS from the Dockerfile); `--entry src` runs the TypeScript sources instead,
+ * `--node-options` other flags.
+ *
+ * Usage: node bench/run-scale.bench.ts [--clusters 1000] [--concurrency 16] [--entry dist|src] [--node-options "…"]
  */
-import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { execFileSync, spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
@@ -21,11 +25,24 @@ import { reuseConnections } from "../src/runtime/connection-reuse.ts";
 import { installingCrds } from "../src/runtime/install-crds.ts";
 
 const { values } = parseArgs({
-  options: { clusters: { type: "string", default: "1000" }, concurrency: { type: "string", default: "16" } },
+  options: {
+    clusters: { type: "string", default: "1000" },
+    concurrency: { type: "string", default: "16" },
+    entry: { type: "string", default: "dist" },
+    "node-options": { type: "string" },
+  },
 });
 const count = Number(values.clusters);
 const concurrency = Number(values.concurrency);
-const main = join(import.meta.dirname, "..", "src", "cli", "main.ts");
+const root = join(import.meta.dirname, "..");
+if (values.entry === "dist")
+  execFileSync("npm", ["run", "--silent", "build"], { cwd: root, stdio: "inherit" });
+const main = join(root, values.entry === "dist" ? "dist/cli/main.js" : "src/cli/main.ts");
+/** The image's V8 flags, as its Dockerfile sets them. */
+const imageNodeOptions = /^ENV NODE_OPTIONS="([^"]*)"$/m.exec(
+  readFileSync(join(root, "Dockerfile"), "utf8"),
+)?.[1];
+const nodeOptions = values["node-options"] ?? imageNodeOptions ?? "";
 
 async function pool(n: number, limit: number, task: (i: number) => Promise<void>): Promise<void> {
   let next = 0;
@@ -77,7 +94,7 @@ try {
       "--no-leader-elect",
       "--log-level=error",
     ],
-    { stdio: ["ignore", "ignore", "inherit"] },
+    { stdio: ["ignore", "ignore", "inherit"], env: { ...process.env, NODE_OPTIONS: nodeOptions } },
   );
   const metrics = async () => {
     try {
@@ -90,7 +107,7 @@ try {
   await sleep(3_000); // the profile made, caches synced, start-up garbage collected
   const idle = await metrics();
   console.log(
-    `${count} Clusters through \`run\` (pid ${engine.pid}), ${concurrency} in flight, Node ${process.version}\n`,
+    `${count} Clusters through \`run\` (${values.entry}, NODE_OPTIONS="${nodeOptions}", pid ${engine.pid}), ${concurrency} in flight, Node ${process.version}\n`,
   );
 
   const start = performance.now();

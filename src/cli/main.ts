@@ -1,11 +1,5 @@
 #!/usr/bin/env node
-import { capiComponentsUsage, printCapiComponents } from "./capi-components.ts";
-import { explain, explainUsage } from "./explain.ts";
-import { init, initUsage } from "./init.ts";
-import { run, runUsage } from "./run.ts";
-import { statecharts, statechartsUsage } from "./statecharts.ts";
-import { up, upUsage } from "./up.ts";
-/** Entry point of the `openmcp-engine` command: dispatches to a subcommand. */
+/** Entry point of the `openmcp-engine` command: dispatches to a subcommand, loading only that command's modules. */
 import { UsageError } from "./usage-error.ts";
 
 const usage = `Usage: openmcp-engine <command> [flags]
@@ -20,13 +14,38 @@ Commands:
 
 Run 'openmcp-engine <command> --help' for the flags of a command.`;
 
-const commands: Record<string, { run: (args: string[]) => Promise<void>; usage: string }> = {
-  up: { run: up, usage: upUsage },
-  run: { run, usage: runUsage },
-  statecharts: { run: statecharts, usage: statechartsUsage },
-  init: { run: init, usage: initUsage },
-  explain: { run: (args) => explain(args), usage: explainUsage },
-  "capi-components": { run: async (args) => printCapiComponents(args), usage: capiComponentsUsage },
+/** A subcommand: its entry and its usage text. */
+interface Command {
+  readonly run: (args: string[]) => Promise<void>;
+  readonly usage: string;
+}
+
+// Loaded on demand: `run` never pays for the control plane of `up` or the diagram layout of `statecharts`.
+const commands: Record<string, () => Promise<Command>> = {
+  up: async () => {
+    const { up, upUsage } = await import("./up.ts");
+    return { run: up, usage: upUsage };
+  },
+  run: async () => {
+    const { run, runUsage } = await import("./run.ts");
+    return { run, usage: runUsage };
+  },
+  statecharts: async () => {
+    const { statecharts, statechartsUsage } = await import("./statecharts.ts");
+    return { run: statecharts, usage: statechartsUsage };
+  },
+  init: async () => {
+    const { init, initUsage } = await import("./init.ts");
+    return { run: init, usage: initUsage };
+  },
+  explain: async () => {
+    const { explain, explainUsage } = await import("./explain.ts");
+    return { run: (args) => explain(args), usage: explainUsage };
+  },
+  "capi-components": async () => {
+    const { printCapiComponents, capiComponentsUsage } = await import("./capi-components.ts");
+    return { run: async (args) => printCapiComponents(args), usage: capiComponentsUsage };
+  },
 };
 
 async function main(argv: string[]): Promise<void> {
@@ -35,8 +54,9 @@ async function main(argv: string[]): Promise<void> {
     console.log(usage);
     return;
   }
-  const command = commands[name];
-  if (!command) throw new UsageError(`unknown command "${name}"`, usage);
+  const load = commands[name];
+  if (!load) throw new UsageError(`unknown command "${name}"`, usage);
+  const command = await load();
   if (rest.includes("--help") || rest.includes("-h")) {
     console.log(command.usage);
     return;

@@ -4,10 +4,10 @@ import { MACHINE_KINDS } from "../runtime/kinds/registry.ts";
 import { errorMessage, type Logger } from "../runtime/logger.ts";
 import type { MachineObserver } from "../runtime/machine-observer.ts";
 import { parseBindAddress } from "../runtime/probe-server.ts";
-import { type InspectorServer, startInspectorServer } from "../views/inspector-server.ts";
-import { LiveViewModel } from "../views/live-view-model.ts";
-import { type LiveViewServer, startLiveViewServer } from "../views/live-view-server.ts";
-import { StatelyInspector } from "../views/stately-inspector.ts";
+// Types only: the views' modules (WebSocket server, diagram layout, the page) load when their flag is on.
+import type { InspectorServer } from "../views/inspector-server.ts";
+import type { LiveViewModel } from "../views/live-view-model.ts";
+import type { LiveViewServer } from "../views/live-view-server.ts";
 import type { EngineFlagValues } from "./flags.ts";
 import { UsageError } from "./usage-error.ts";
 
@@ -97,6 +97,8 @@ export async function startViews(flags: ViewFlags, options: StartViewsOptions): 
       const bind = parseBindAddress(flags.inspectAddress);
       if (bind) {
         warnIfExposed(log, "--inspect-address", bind.host);
+        const { startInspectorServer } = await import("../views/inspector-server.ts");
+        const { StatelyInspector } = await import("../views/stately-inspector.ts");
         inspectorServer = await listenSomewhere(bind.port, options, (port) =>
           startInspectorServer({ host: bind.host, port, log }),
         );
@@ -109,6 +111,8 @@ export async function startViews(flags: ViewFlags, options: StartViewsOptions): 
       const bind = parseBindAddress(flags.liveViewAddress);
       if (bind) {
         warnIfExposed(log, "--live-view-address", bind.host);
+        const { LiveViewModel } = await import("../views/live-view-model.ts");
+        const { startLiveViewServer } = await import("../views/live-view-server.ts");
         liveView = new LiveViewModel();
         const view = liveView;
         const serve = (port: number) =>
