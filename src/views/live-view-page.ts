@@ -1,4 +1,8 @@
-/** The live view's one HTML page: styles, script and diagrams inline, nothing fetched from anywhere but its own server. */
+/**
+ * The live view's one HTML page: each kind's statechart with a count per state, a filtered and paged table
+ * of the resources, and the detail of the one picked. Styles, script and diagrams inline, nothing fetched
+ * from anywhere but its own server.
+ */
 import { createHash } from "node:crypto";
 import { LIVE_VIEW_SCRIPT } from "./live-view-script.ts";
 import { LIVE_VIEW_STYLE } from "./live-view-style.ts";
@@ -39,11 +43,20 @@ export function liveViewPage(props: LiveViewPageProps): LiveViewPage {
 <span class="note">read-only · updates live</span>
 </header>
 <main>
-<section class="overview" aria-label="All resources">
-<table id="overview"><thead><tr><th>Resource</th><th>State</th><th>Phase</th><th>Waiting on</th></tr></thead><tbody></tbody></table>
 <p id="empty" class="empty">No resource interpreted yet: resources appear after their first reconcile.</p>
+<section id="kinds" class="kinds" aria-label="How many resources are in each state, per kind"></section>
+<div class="split">
+<section class="list" aria-label="Resources">
+<div class="filters" role="search">
+<label>Kind <select id="filter-kind"></select></label>
+<label>State <select id="filter-state"></select></label>
+<label>Name <input id="filter-text" type="search" placeholder="namespace/name contains…" autocomplete="off"></label>
+</div>
+<table id="resources"><thead><tr><th>Resource</th><th>State</th><th>Phase</th><th>Waiting on</th></tr></thead><tbody></tbody></table>
+<nav class="pager" aria-label="Pages"><button id="previous" type="button">← Previous</button><span id="page-status" aria-live="polite"></span><button id="next" type="button">Next →</button></nav>
 </section>
-<div id="resources"></div>
+<section id="detail" class="resource" aria-label="The picked resource"></section>
+</div>
 </main>
 ${templates}
 <script>${LIVE_VIEW_SCRIPT}</script>
