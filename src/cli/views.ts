@@ -27,8 +27,9 @@ export const viewFlagOptions = {
 export const viewFlagsUsage = `  --inspect                       stream every resource's machine to the Stately inspector (development;
                                   off by default); open the page it logs in a browser
   --inspect-address <addr>        where the inspector relay listens (implies --inspect; default: ${DEFAULT_INSPECT_ADDRESS})
-  --live-view-address <addr>      serve a read-only page of every resource on its statechart, live and
-                                  offline, e.g. ${DEFAULT_LIVE_VIEW_ADDRESS} (default: off)`;
+  --live-view-address <addr>      serve a read-only page: each kind's statechart with how many resources
+                                  are in each state, a table of them, and the detail of the one picked;
+                                  live and offline, e.g. ${DEFAULT_LIVE_VIEW_ADDRESS} (default: off)`;
 
 /** Parsed view flags; `undefined` = off. Addresses are `host:port` (`:port` = every interface). */
 export interface ViewFlags {

@@ -51,7 +51,7 @@ export async function startLiveViewServer(options: LiveViewServerOptions): Promi
       chart = layoutChart(statechartOf(machine)).then((layout) =>
         renderSvg(layout, {
           title: `The ${machine.id} statechart`,
-          description: "Current state highlighted.",
+          description: "Each state shows how many resources are in it, or whether the picked resource is.",
         }),
       );
       charts.set(machine.id, chart);

@@ -1,7 +1,7 @@
 /** The live view in real headless Chromium: a Cluster moving to Ready is seen on its statechart; a screenshot is kept. */
-import { existsSync, mkdirSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { type Browser, chromium, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SimulatedBackend } from "../../src/providers/simulated.ts";
 import { Engine } from "../../src/runtime/engine.ts";
@@ -9,21 +9,9 @@ import { MACHINE_KINDS } from "../../src/runtime/kinds/registry.ts";
 import { silentLogger } from "../../src/runtime/logger.ts";
 import { LiveViewModel } from "../../src/views/live-view-model.ts";
 import { type LiveViewServer, startLiveViewServer } from "../../src/views/live-view-server.ts";
+import { ARTIFACTS, launchChromium } from "../support/chromium.ts";
 import { type ClusterHarness, isReady, startClusterHarness } from "../support/cluster-harness.ts";
 import { eventually } from "../support/eventually.ts";
-
-/** Debian's Chromium (`hack/browser/ensure-chromium.sh` installs it before `npm test`); override for other systems. */
-const CHROMIUM = process.env.OPENMCP_CHROMIUM ?? "/usr/bin/chromium";
-const CHROMIUM_FLAGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-  "--no-first-run",
-];
-const ARTIFACTS = join(import.meta.dirname, "..", "..", "test-results");
 
 let harness: ClusterHarness;
 let engine: Engine;
@@ -31,13 +19,7 @@ let server: LiveViewServer;
 let browser: Browser;
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(
-      `The live view test needs Chromium at ${CHROMIUM}, which does not exist. Install it with ` +
-        "`hack/browser/ensure-chromium.sh` (on Debian/Ubuntu as root: `apt-get install -y chromium`; npm test " +
-        "runs the script first), or point OPENMCP_CHROMIUM at a Chromium or Chrome executable.",
-    );
-  }
+  browser = await launchChromium();
   harness = await startClusterHarness();
   const view = new LiveViewModel();
   server = await startLiveViewServer({
@@ -58,7 +40,6 @@ beforeAll(async () => {
   });
   view.watch("Cluster", engine.informers.clusters);
   await engine.start();
-  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_FLAGS });
 });
 
 afterAll(async () => {
@@ -83,6 +64,12 @@ async function openPage(): Promise<{ page: Page; requests: string[]; errors: str
   return { page, requests, errors };
 }
 
+/** Picks a resource in the table (it must be on the page shown); its detail panel then shows it. */
+async function pick(page: Page, resource: string) {
+  await page.locator(`#resources tbody tr[data-resource="${resource}"] a`).click({ timeout: 15_000 });
+  return page.locator(`#detail[data-resource="${resource}"]`);
+}
+
 describe("the live view in headless Chromium", () => {
   it("shows a Cluster move to Ready on its statechart, with its conditions and transitions, offline", async () => {
     const { page, requests, errors } = await openPage();
@@ -90,34 +77,44 @@ describe("the live view in headless Chromium", () => {
 
     await harness.createCluster("too-old", { kubernetes: { version: "1.20" } });
     await harness.createCluster("watched");
-    const card = page.locator('section.resource[data-resource="Cluster/clusters/watched"]');
-    await card.locator('g.state.current[data-state="provisioning"]').waitFor({ timeout: 15_000 });
-    expect(await card.getAttribute("data-phase")).toBe("Progressing");
+    const detail = await pick(page, "Cluster/clusters/watched");
+    await detail.locator('g.state.current[data-state="provisioning"]').waitFor({ timeout: 15_000 });
+    expect(await detail.getAttribute("data-phase")).toBe("Progressing");
 
     await harness.waitFor("watched", isReady);
-    await card.locator('g.state.current[data-state="ready"]').waitFor({ timeout: 15_000 });
-    await page.locator('section.resource[data-state="failed"]').waitFor({ timeout: 15_000 });
-    await eventually(async () => expect(await card.getAttribute("data-phase")).toBe("Ready"), {
-      what: "the card's phase Ready",
+    await detail.locator('g.state.current[data-state="ready"]').waitFor({ timeout: 15_000 });
+    await page
+      .locator('#resources tbody tr[data-resource="Cluster/clusters/too-old"][data-state="failed"]')
+      .waitFor({ timeout: 15_000 });
+    await eventually(async () => expect(await detail.getAttribute("data-phase")).toBe("Ready"), {
+      what: "the detail's phase Ready",
       timeoutMs: 10_000,
     });
 
+    // The Cluster chart, drawn once, counts one resource in ready and one in failed.
+    const chart = page.locator('#kinds section[data-kind="Cluster"]');
+    expect(await page.locator("#kinds section.kind-chart").count()).toBe(1);
+    await chart.locator('g.state[data-state="ready"][data-count="1"]').waitFor({ timeout: 10_000 });
+    await chart.locator('g.state[data-state="failed"][data-count="1"]').waitFor({ timeout: 10_000 });
+    expect(await chart.locator('g.state.empty[data-state="provisioning"]').count()).toBe(1);
+
     // Exactly one state highlighted; the arrow just taken marked.
-    expect(await card.locator("g.state.current").count()).toBe(1);
+    expect(await detail.locator("g.state.current").count()).toBe(1);
     expect(
-      await card.locator('path.transition.last[data-source="provisioning"][data-target="ready"]').count(),
+      await detail.locator('path.transition.last[data-source="provisioning"][data-target="ready"]').count(),
     ).toBe(1);
     // Conditions from the object, transitions from the runtime.
-    const readyRow = card.locator('tr[data-condition="ClusterReady"]');
+    const readyRow = detail.locator('tr[data-condition="ClusterReady"]');
     await eventually(async () => expect(await readyRow.locator("td").nth(1).textContent()).toBe("True"), {
       what: "the Ready condition True",
       timeoutMs: 10_000,
     });
-    expect(await card.locator('li[data-from="pending"][data-to="provisioning"]').count()).toBe(1);
-    expect(await card.locator('li[data-from="provisioning"][data-to="ready"]').count()).toBe(1);
-    const overview = await page.locator("#overview tbody").textContent();
-    expect(overview).toContain("Cluster clusters/watched");
-    expect(overview).toContain("UnsupportedVersion: Kubernetes 1.20 is not offered");
+    expect(await detail.locator('li[data-from="pending"][data-to="provisioning"]').count()).toBe(1);
+    expect(await detail.locator('li[data-from="provisioning"][data-to="ready"]').count()).toBe(1);
+    const table = await page.locator("#resources tbody").textContent();
+    expect(table).toContain("Cluster clusters/watched");
+    expect(table).toContain("UnsupportedVersion: Kubernetes 1.20 is not offered");
+    expect(await page.locator("#page-status").textContent()).toBe("Showing 1–2 of 2");
 
     mkdirSync(ARTIFACTS, { recursive: true });
     await page.screenshot({ path: join(ARTIFACTS, "live-view.png"), fullPage: true });
@@ -131,8 +128,9 @@ describe("the live view in headless Chromium", () => {
 
   it("drops a deleted Cluster from the page", async () => {
     const { page } = await openPage();
-    const card = page.locator('section.resource[data-resource="Cluster/clusters/too-old"]');
-    await card.waitFor({ timeout: 10_000 });
+    const row = page.locator('#resources tbody tr[data-resource="Cluster/clusters/too-old"]');
+    const detail = await pick(page, "Cluster/clusters/too-old");
+    await detail.waitFor({ timeout: 10_000 });
     await harness.custom.deleteNamespacedCustomObject({
       group: "clusters.openmcp.cloud",
       version: "v1alpha1",
@@ -140,7 +138,11 @@ describe("the live view in headless Chromium", () => {
       namespace: harness.namespace,
       name: "too-old",
     });
-    await card.waitFor({ state: "detached", timeout: 15_000 });
+    await row.waitFor({ state: "detached", timeout: 15_000 });
+    await detail.waitFor({ state: "detached", timeout: 15_000 });
+    await page
+      .locator('#kinds section[data-kind="Cluster"] g.state.empty[data-state="failed"]')
+      .waitFor({ timeout: 10_000 });
     await page.close();
   });
 });

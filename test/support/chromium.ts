@@ -1,0 +1,30 @@
+/** The headless Chromium the browser tests drive, and where they leave their screenshots. */
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { type Browser, chromium } from "playwright-core";
+
+/** Debian's Chromium (`hack/browser/ensure-chromium.sh` installs it before `npm test`); override for other systems. */
+const CHROMIUM = process.env.OPENMCP_CHROMIUM ?? "/usr/bin/chromium";
+const CHROMIUM_FLAGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+  "--no-first-run",
+];
+/** Screenshots go here (ignored by git), for a person to look at after a run. */
+export const ARTIFACTS = join(import.meta.dirname, "..", "..", "test-results");
+
+/** Starts Chromium, or fails saying how to install it. */
+export async function launchChromium(): Promise<Browser> {
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(
+      `The browser tests need Chromium at ${CHROMIUM}, which does not exist. Install it with ` +
+        "`hack/browser/ensure-chromium.sh` (on Debian/Ubuntu as root: `apt-get install -y chromium`; npm test " +
+        "runs the script first), or point OPENMCP_CHROMIUM at a Chromium or Chrome executable.",
+    );
+  }
+  return chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_FLAGS });
+}
