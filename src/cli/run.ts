@@ -40,6 +40,9 @@ Flags:
   --backend-option <key=value>    a setting for the backend, repeatable (simulated: delay, provisionDelay,
                                   updateDelay, deleteDelay, failureRate)
   --concurrency <n>               Clusters reconciled at once, 1-64 (default: 4)
+  --kube-api-qps <n>              client-side limit of requests a second to the API server; 0: none, the
+                                  server's API Priority and Fairness decides (default: 0, as controller-runtime)
+  --kube-api-burst <n>            requests above that rate allowed in a burst (default: 2 × qps)
   --state-dir <path>              where backends keep state across restarts (default: .state/engine)
   --log-level <level>             ${LOG_LEVELS.join(", ")} (default: info)
   --verbosity <DEBUG|INFO|ERROR>  the same, as the openMCP operator passes it (any case)
@@ -74,6 +77,8 @@ export interface RunFlags {
   readonly kubeconfig: string | undefined;
   readonly backend: string;
   readonly concurrency: number;
+  /** `--kube-api-qps`/`--kube-api-burst`; undefined: no client-side limit. */
+  readonly apiRateLimit: { readonly qps: number; readonly burst: number } | undefined;
   readonly stateDirectory: string;
   readonly logLevel: LogLevel;
   readonly backendOptions: Readonly<Record<string, string>>;
@@ -101,6 +106,8 @@ export const engineFlagOptions = {
   kubeconfig: { type: "string" },
   backend: { type: "string" },
   concurrency: { type: "string" },
+  "kube-api-qps": { type: "string" },
+  "kube-api-burst": { type: "string" },
   "state-dir": { type: "string" },
   "log-level": { type: "string" },
   verbosity: { type: "string" },
@@ -215,6 +222,7 @@ export function engineFlags(
     kubeconfig: text("kubeconfig"),
     backend: text("backend") ?? defaults.backend ?? "simulated",
     concurrency: parseInteger("concurrency", text("concurrency") ?? "4", 1, 64, usage),
+    apiRateLimit: apiRateLimitFlags(text("kube-api-qps"), text("kube-api-burst"), usage),
     stateDirectory: resolve(text("state-dir") ?? ".state/engine"),
     logLevel: logLevel as LogLevel,
     backendOptions,
@@ -241,6 +249,27 @@ export function engineFlags(
     capi: typeof values.capi === "boolean" ? values.capi : undefined,
     schedulerConfig: schedulerConfigFlag(text("scheduler-config"), text("scheduler-config-map"), usage),
   };
+}
+
+/** `--kube-api-qps` and `--kube-api-burst`: a limit when qps is above 0. */
+function apiRateLimitFlags(
+  qpsText: string | undefined,
+  burstText: string | undefined,
+  usage: string,
+): RunFlags["apiRateLimit"] {
+  const qps = qpsText === undefined ? 0 : Number(qpsText);
+  if (!Number.isFinite(qps) || qps < 0 || qps > 100_000) {
+    throw new UsageError(`--kube-api-qps "${qpsText}" must be a number from 0 (no limit) to 100000`, usage);
+  }
+  if (qps === 0) {
+    if (burstText !== undefined) throw new UsageError("--kube-api-burst needs --kube-api-qps above 0", usage);
+    return undefined;
+  }
+  const burst =
+    burstText === undefined
+      ? Math.max(1, Math.ceil(2 * qps))
+      : parseInteger("kube-api-burst", burstText, 1, 1_000_000, usage);
+  return { qps, burst };
 }
 
 /** `--scheduler-config` or `--scheduler-config-map`, never both. */
@@ -361,6 +390,7 @@ export async function engineFromFlags(
     environment: flags.environment,
     backend,
     concurrency: flags.concurrency,
+    ...(flags.apiRateLimit ? { apiRateLimit: flags.apiRateLimit } : {}),
     log,
     ...(extra.observers?.length ? { observers: extra.observers } : {}),
     prepareAccessRequests: flags.prepareAccessRequests,

@@ -23,7 +23,15 @@ export function controllerQueue(props: ControllerQueueProps): WorkQueue {
   const queue: WorkQueue = new WorkQueue({
     ...(props.concurrency === undefined ? {} : { concurrency: props.concurrency }),
     clock: props.clock,
-    ...(props.metrics ? { observer: props.metrics.queueObserver(props.name, () => queue.depth) } : {}),
+    ...(props.metrics
+      ? {
+          observer: props.metrics.queueObserver(
+            props.name,
+            () => queue.depth,
+            () => queue.running(),
+          ),
+        }
+      : {}),
     onError: (key, error, retryInMs) => {
       const level = error instanceof ConflictError ? "debug" : "warn";
       const status = apiStatusOf(error);

@@ -4,8 +4,9 @@ import type { ClusterBackend } from "../api/backend-contract.ts";
 import type { AccessTiming } from "../machines/access-request/step.ts";
 import type { ClusterTiming } from "../machines/cluster/step.ts";
 import { AccessPreparationController } from "./access-preparation-controller.ts";
+import { countResponses, limitRate } from "./api-traffic.ts";
 import { type Clock, systemClock } from "./clock.ts";
-import { reuseConnections } from "./connection-reuse.ts";
+import { interceptRequests, reuseConnections } from "./connection-reuse.ts";
 import type { Controller } from "./controller.ts";
 import { InformerSet } from "./informers.ts";
 import { DEFAULT_ACCESS_TIMING } from "./kinds/access-request.ts";
@@ -19,6 +20,7 @@ import type { KindContext, MachineKind, MachineObject, SchedulerConfigView } fro
 import type { MachineObserver } from "./machine-observer.ts";
 import { EngineMetrics } from "./metrics.ts";
 import { ProfileController } from "./profile-controller.ts";
+import { TokenBucket } from "./token-bucket.ts";
 
 /** Everything the engine needs; the CLI builds it from flags. */
 export interface EngineOptions {
@@ -30,6 +32,11 @@ export interface EngineOptions {
   readonly backend: ClusterBackend;
   /** Objects of each kind reconciled at once. */
   readonly concurrency?: number;
+  /**
+   * Client-side rate limit of the engine's requests (`--kube-api-qps`/`--kube-api-burst`); none by
+   * default: the API server's Priority and Fairness decides, and its 429s are waited out.
+   */
+  readonly apiRateLimit?: { readonly qps: number; readonly burst: number };
   /** When to look at Clusters again. */
   readonly timing?: ClusterTiming;
   readonly clock?: Clock;
@@ -84,6 +91,8 @@ export class Engine {
   readonly elector: LeaderElector | undefined;
   readonly #options: EngineOptions;
   readonly #log: Logger;
+  /** Takes the engine's interceptors off its KubeConfig again. */
+  readonly #unintercept: Array<() => void> = [];
   #started = false;
 
   constructor(given: EngineOptions) {
@@ -94,6 +103,23 @@ export class Engine {
     this.informers = new InformerSet(options.kubeConfig, this.#log, options.clock);
     this.metrics = options.metrics ?? new EngineMetrics();
     this.metrics.countCaches(() => this.informers.sizes());
+    // Every request counted by method and code; held back first if a client-side limit is set.
+    const limit = options.apiRateLimit;
+    if (limit) {
+      const bucket = new TokenBucket({ ...limit, clock: options.clock ?? systemClock });
+      this.#unintercept.push(
+        interceptRequests(
+          options.kubeConfig,
+          limitRate(bucket, (ms, verb, host) => this.metrics.rateLimited(ms, verb, host)),
+        ),
+      );
+    }
+    this.#unintercept.push(
+      interceptRequests(
+        options.kubeConfig,
+        countResponses((request) => this.metrics.requestDone(request)),
+      ),
+    );
     const common = {
       kubeConfig: options.kubeConfig,
       informers: this.informers,
@@ -230,6 +256,7 @@ export class Engine {
     await Promise.all(this.controllers.map((controller) => controller.stop()));
     await this.elector?.release(); // after the last write: the next leader starts from a quiet world
     await this.#options.backend.close?.();
+    for (const remove of this.#unintercept.splice(0)) remove();
     this.#log.info("engine stopped");
   }
 }

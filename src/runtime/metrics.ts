@@ -64,6 +64,21 @@ export class EngineMetrics {
     registers: [this.registry],
   });
 
+  readonly #requests = new Counter({
+    name: "rest_client_requests_total",
+    help: "Number of HTTP requests, partitioned by status code, method, and host",
+    labelNames: ["code", "method", "host"] as const,
+    registers: [this.registry],
+  });
+  readonly #rateLimiterWait = new Histogram({
+    name: "rest_client_rate_limiter_duration_seconds",
+    help: "Client side rate limiter latency in seconds. Broken down by verb, and host.",
+    labelNames: ["verb", "host"] as const,
+    buckets: latencyBuckets,
+    registers: [this.registry],
+  });
+  readonly #runningSources = new Map<string, () => readonly number[]>();
+
   constructor() {
     // Gauges that mirror live state are read at scrape time, never kept up to date by hand.
     const depthSources = this.#depthSources;
@@ -75,6 +90,31 @@ export class EngineMetrics {
       registers: [this.registry],
       collect() {
         for (const [controller, read] of depthSources) this.set({ name: controller, controller }, read());
+      },
+    });
+    // controller-runtime's stuck-worker signals, from how long each in-flight reconcile has been running.
+    const runningSources = this.#runningSources;
+    new Gauge({
+      name: "workqueue_unfinished_work_seconds",
+      help: "How many seconds of work has been done that is in progress and hasn't been observed by work_duration. Large values indicate stuck threads. One can deduce the number of stuck threads by observing the rate at which this increases.",
+      labelNames: ["name", "controller"] as const,
+      registers: [this.registry],
+      collect() {
+        for (const [controller, read] of runningSources) {
+          const total = read().reduce((sum, ms) => sum + ms, 0);
+          this.set({ name: controller, controller }, seconds(total));
+        }
+      },
+    });
+    new Gauge({
+      name: "workqueue_longest_running_processor_seconds",
+      help: "How many seconds has the longest running processor for workqueue been running.",
+      labelNames: ["name", "controller"] as const,
+      registers: [this.registry],
+      collect() {
+        for (const [controller, read] of runningSources) {
+          this.set({ name: controller, controller }, seconds(Math.max(0, ...read())));
+        }
       },
     });
     const cacheSources = this.#cacheSources;
@@ -117,10 +157,18 @@ export class EngineMetrics {
     this.#cacheSources.push(read);
   }
 
-  /** Reconcile counters and work-queue metrics for one controller's queue. */
-  queueObserver(controller: string, depth: () => number): WorkQueueObserver {
+  /**
+   * Reconcile counters and work-queue metrics for one controller's queue; `depth` and `running` (how long
+   * each reconcile in flight has been running, ms) are read on every scrape.
+   */
+  queueObserver(
+    controller: string,
+    depth: () => number,
+    running: () => readonly number[] = () => [],
+  ): WorkQueueObserver {
     const labels = { name: controller, controller };
     this.#depthSources.set(controller, depth);
+    this.#runningSources.set(controller, running);
     return {
       added: () => this.#adds.inc(labels),
       started: (waitedMs) => this.#queueDuration.observe(labels, seconds(waitedMs)),
@@ -137,6 +185,16 @@ export class EngineMetrics {
   /** Counts of objects by kind and phase, read on every scrape. */
   countObjects(read: () => Array<{ kind: string; phase: string; count: number }>): void {
     this.#objectSources.push(read);
+  }
+
+  /** One request to an API server answered with `code` (`<error>`: no answer). */
+  requestDone(request: { method: string; code: string; host: string }): void {
+    this.#requests.inc(request);
+  }
+
+  /** A request waited `ms` for the client-side rate limiter. */
+  rateLimited(ms: number, verb: string, host = ""): void {
+    this.#rateLimiterWait.observe({ verb, host }, seconds(ms));
   }
 
   /** Whether this replica leads `lease`. */

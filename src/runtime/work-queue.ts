@@ -63,7 +63,8 @@ export class WorkQueue {
   readonly #queuedAt = new Map<string, number>();
   readonly #fifo: string[] = [];
   readonly #waiting = new Set<string>();
-  readonly #processing = new Set<string>();
+  /** Keys being processed, with when each started. */
+  readonly #processing = new Map<string, number>();
   readonly #dirty = new Set<string>();
   readonly #failures = new Map<string, number>();
   readonly #delayed = new Map<string, { readonly at: number; readonly timer: TimerHandle }>();
@@ -87,6 +88,12 @@ export class WorkQueue {
   /** Keys being processed right now. */
   get inFlight(): number {
     return this.#processing.size;
+  }
+
+  /** How long each reconcile in flight has been running, in ms. */
+  running(): number[] {
+    const now = this.#clock.now();
+    return [...this.#processing.values()].map((since) => now - since);
   }
 
   /** Consecutive failures of `key` since its last success. */
@@ -153,7 +160,7 @@ export class WorkQueue {
     while (this.#processing.size < this.#concurrency && this.#fifo.length > 0) {
       const key = this.#fifo.shift() as string;
       this.#waiting.delete(key);
-      this.#processing.add(key);
+      this.#processing.set(key, this.#clock.now());
       this.#observer?.started(this.#clock.now() - (this.#queuedAt.get(key) ?? this.#clock.now()));
       this.#queuedAt.delete(key);
       void this.#process(key, handler);
