@@ -10,7 +10,7 @@
  *
  * Usage: node bench/run-scale.bench.ts [--clusters 1000] [--concurrency 16] [--entry dist|src] [--node-options "…"]
  */
-import { execFileSync, spawn } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -20,9 +20,9 @@ import { parseArgs } from "node:util";
 import { CoreV1Api, CustomObjectsApi } from "@kubernetes/client-node";
 import { CLUSTERS_API_VERSION, FINALIZERS, RESOURCES } from "../src/api/constants.ts";
 import { startControlPlane } from "../src/controlplane/control-plane.ts";
-import { freePorts } from "../src/controlplane/free-ports.ts";
 import { reuseConnections } from "../src/runtime/connection-reuse.ts";
 import { installingCrds } from "../src/runtime/install-crds.ts";
+import { sample, startEngineProcess, sum } from "./engine-process.ts";
 
 const { values } = parseArgs({
   options: {
@@ -53,10 +53,16 @@ async function pool(n: number, limit: number, task: (i: number) => Promise<void>
   );
 }
 
-/** One sample of a Prometheus text exposition, by metric name and (optional) label text. */
-function sample(text: string, name: string, labels = ""): number | undefined {
-  const line = text.split("\n").find((l) => l.startsWith(`${name}${labels ? `{${labels}}` : ""} `));
-  return line ? Number(line.split(" ").at(-1)) : undefined;
+/** RSS and heap of a bare Node process that only imports client-node, under the same flags, after a full GC. */
+function libraryFloor(nodeOptions: string): { rss: number; heapUsed: number } {
+  const script =
+    'await import("@kubernetes/client-node"); globalThis.gc(); await new Promise((r) => setTimeout(r, 300)); globalThis.gc(); const m = process.memoryUsage(); console.log(JSON.stringify({ rss: m.rss, heapUsed: m.heapUsed }));';
+  const out = execFileSync(process.execPath, ["--expose-gc", "--input-type=module", "-e", script], {
+    cwd: root,
+    env: { ...process.env, NODE_OPTIONS: nodeOptions },
+    encoding: "utf8",
+  });
+  return JSON.parse(out) as { rss: number; heapUsed: number };
 }
 
 const mb = (bytes: number | undefined) =>
@@ -77,37 +83,28 @@ try {
       spec: { backend: "simulated" },
     },
   });
-  const [metricsPort] = (await freePorts(1)) as [number];
-  const engine = spawn(
-    process.execPath,
-    [
-      main,
-      "run",
-      "--provider-name=bench",
-      "--environment=bench",
-      `--kubeconfig=${controlPlane.kubeconfigPath}`,
-      `--state-dir=${state}`,
-      "--backend-option=delay=0s",
-      `--concurrency=${concurrency}`,
-      `--metrics-bind-address=127.0.0.1:${metricsPort}`,
-      "--health-probe-bind-address=0",
-      "--no-leader-elect",
-      "--log-level=error",
-    ],
-    { stdio: ["ignore", "ignore", "inherit"], env: { ...process.env, NODE_OPTIONS: nodeOptions } },
-  );
-  const metrics = async () => {
-    try {
-      return await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
-    } catch {
-      return "";
-    }
-  };
-  while (sample(await metrics(), "process_resident_memory_bytes") === undefined) await sleep(200);
+  const engineArgs = [
+    "--provider-name=bench",
+    "--environment=bench",
+    `--kubeconfig=${controlPlane.kubeconfigPath}`,
+    `--state-dir=${state}`,
+    "--backend-option=delay=0s",
+    `--concurrency=${concurrency}`,
+    "--no-leader-elect",
+    "--log-level=error",
+  ];
+  const writes = (text: string) =>
+    sum(text, "rest_client_requests_total", (labels) => !labels.includes('method="GET"'));
+  const reconciled = (text: string) =>
+    sum(text, "controller_runtime_reconcile_total", (labels) => labels.includes('controller="cluster"'));
+
+  let engine = await startEngineProcess(main, engineArgs, nodeOptions);
   await sleep(3_000); // the profile made, caches synced, start-up garbage collected
-  const idle = await metrics();
+  const idle = await engine.metrics();
+  await engine.collectGarbage();
+  const idleCollected = await engine.metrics();
   console.log(
-    `${count} Clusters through \`run\` (${values.entry}, NODE_OPTIONS="${nodeOptions}", pid ${engine.pid}), ${concurrency} in flight, Node ${process.version}\n`,
+    `${count} Clusters through \`run\` (${values.entry}, NODE_OPTIONS="${nodeOptions}", pid ${engine.child.pid}), ${concurrency} in flight, Node ${process.version}\n`,
   );
 
   const start = performance.now();
@@ -125,7 +122,7 @@ try {
   });
   let peakRss = 0;
   for (;;) {
-    const text = await metrics();
+    const text = await engine.metrics();
     peakRss = Math.max(peakRss, sample(text, "process_resident_memory_bytes") ?? 0);
     if ((sample(text, "openmcp_engine_objects", 'kind="Cluster",phase="Ready"') ?? 0) >= count) break;
     await sleep(250);
@@ -133,9 +130,19 @@ try {
   await creating;
   const engineMs = performance.now() - start;
   await sleep(5_000); // at rest: requeues and watch echoes have passed
-  const rest = await metrics();
-  engine.kill("SIGTERM");
-  await new Promise((resolve) => engine.once("exit", resolve));
+  const rest = await engine.metrics();
+  await engine.collectGarbage();
+  const restCollected = await engine.metrics();
+  await engine.stop();
+
+  // A restart over N Ready Clusters: every one reconciled again, and nothing written.
+  const restartStart = performance.now();
+  engine = await startEngineProcess(main, engineArgs, nodeOptions);
+  while (reconciled(await engine.metrics()) < count) await sleep(100);
+  const restartMs = performance.now() - restartStart;
+  await sleep(5_000); // anything a restart would write has been written
+  const restarted = await engine.metrics();
+  await engine.stop();
 
   // The baseline, with the engine gone: the minimal writes a provider must make for the same N.
   const baselineStart = performance.now();
@@ -165,9 +172,10 @@ try {
   });
   const baselineMs = performance.now() - baselineStart;
 
-  const heapIdle = sample(idle, "nodejs_heap_size_used_bytes") ?? 0;
-  const heapRest = sample(rest, "nodejs_heap_size_used_bytes") ?? 0;
-  const row = (label: string, value: string) => console.log(`${label.padEnd(46)}${value}`);
+  const floor = libraryFloor(nodeOptions);
+  const rss = (text: string) => sample(text, "process_resident_memory_bytes");
+  const heap = (text: string) => sample(text, "nodejs_heap_size_used_bytes") ?? 0;
+  const row = (label: string, value: string) => console.log(`${label.padEnd(50)}${value}`);
   row(
     "engine (`run`): create → all Ready",
     `${(engineMs / 1_000).toFixed(1)} s (${(engineMs / count).toFixed(2)} ms per Cluster)`,
@@ -177,12 +185,25 @@ try {
     `${(baselineMs / 1_000).toFixed(1)} s (${(baselineMs / count).toFixed(2)} ms per Cluster)`,
   );
   row("ratio engine / baseline", `${(engineMs / baselineMs).toFixed(2)}×`);
+  row("API writes per Cluster (baseline: 3)", (writes(rest) / count).toFixed(2));
+  row("RSS idle → at rest (peak while working)", `${mb(rss(idle))} → ${mb(rss(rest))} (${mb(peakRss)})`);
+  row("RSS after a full GC: idle → at rest", `${mb(rss(idleCollected))} → ${mb(rss(restCollected))}`);
   row(
-    "RSS idle → at rest (peak while working)",
-    `${mb(sample(idle, "process_resident_memory_bytes"))} → ${mb(sample(rest, "process_resident_memory_bytes"))} (${mb(peakRss)})`,
+    "V8 heap used after a full GC: idle → at rest",
+    `${mb(heap(idleCollected))} → ${mb(heap(restCollected))}`,
   );
-  row("V8 heap used idle → at rest", `${mb(heapIdle)} → ${mb(heapRest)}`);
-  row("heap per Cluster at rest (no forced GC)", `${((heapRest - heapIdle) / count / 1024).toFixed(1)} KB`);
+  row(
+    "retained heap per Cluster (after a full GC)",
+    `${((heap(restCollected) - heap(idleCollected)) / count / 1024).toFixed(1)} KB`,
+  );
+  row(
+    "floor: Node importing @kubernetes/client-node",
+    `RSS ${mb(floor.rss)}, heap ${mb(floor.heapUsed)} (the engine idle is ${mb((rss(idleCollected) ?? 0) - floor.rss)} above)`,
+  );
+  row(
+    `restart over ${count} Ready: all reconciled`,
+    `${(restartMs / 1_000).toFixed(1)} s from spawn, ${reconciled(restarted)} reconciles, ${writes(restarted)} writes`,
+  );
 } finally {
   await controlPlane.stop();
   rmSync(state, { recursive: true, force: true });

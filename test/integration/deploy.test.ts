@@ -379,7 +379,7 @@ describe("the controller's rights on the Cluster API side", () => {
 });
 
 describe("the image's runtime tree (hack/image/assemble.sh, as the Dockerfile runs it)", () => {
-  it("holds production dependencies only and starts", () => {
+  it("holds compiled JavaScript and production dependencies only, and starts", () => {
     const tree = mkdtempSync(join(tmpdir(), "image-"));
     onTestFinished(() => rmSync(tree, { recursive: true, force: true }));
     execFileSync(join(root, "hack", "image", "assemble.sh"), [tree], { stdio: "pipe" });
@@ -387,13 +387,28 @@ describe("the image's runtime tree (hack/image/assemble.sh, as the Dockerfile ru
     expect(existsSync(join(tree, "node_modules", "vitest"))).toBe(false);
     expect(existsSync(join(tree, "node_modules", "node"))).toBe(false);
     expect(existsSync(join(tree, "test"))).toBe(false);
-    const help = spawnSync(process.execPath, [join(tree, "src", "cli", "main.ts"), "run", "--help"], {
+    expect(
+      existsSync(join(tree, "src")),
+      "compiled JavaScript only, no TypeScript to strip at start-up",
+    ).toBe(false);
+    const help = spawnSync(process.execPath, [join(tree, "dist", "cli", "main.js"), "run", "--help"], {
       encoding: "utf8",
     });
     expect(help.status, help.stderr).toBe(0);
     expect(help.stdout).toContain("Usage: openmcp-engine run");
     const dockerfile = readFileSync(join(root, "Dockerfile"), "utf8");
     expect(dockerfile).toContain("RUN hack/image/assemble.sh /app");
+    expect(dockerfile).toContain('ENTRYPOINT ["node", "/app/dist/cli/main.js"]');
+    // The manifests run V8 with the limits the image sets (the ones the scale benchmark measures).
+    const imageNodeOptions = /^ENV NODE_OPTIONS="([^"]*)"$/m.exec(dockerfile)?.[1];
+    expect(imageNodeOptions).toMatch(/--max-old-space-size=\d+/);
+    const deployment = manifests(join(root, "deploy", "base")).find(
+      (o) => o.kind === "Deployment",
+    ) as unknown as {
+      spec: { template: { spec: { containers: Array<{ env: Array<{ name: string; value?: string }> }> } } };
+    };
+    const env = deployment.spec.template.spec.containers[0]?.env ?? [];
+    expect(env.find((variable) => variable.name === "NODE_OPTIONS")?.value).toBe(imageNodeOptions);
     expect(dockerfile).toMatch(/^USER 1000:1000$/m);
   }, 180_000);
 });

@@ -1,0 +1,103 @@
+/**
+ * The engine as its own `run` process for the benchmarks: its /metrics read, its garbage collected on
+ * demand (through the V8 inspector, as a heap snapshot tool would) so that retained heap can be told from
+ * heap V8 merely keeps, and an early exit reported instead of waited on forever.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { setTimeout as sleep } from "node:timers/promises";
+import { freePorts } from "../src/controlplane/free-ports.ts";
+
+export interface EngineProcess {
+  readonly child: ChildProcess;
+  /** The /metrics text; throws if the process has exited. */
+  metrics(): Promise<string>;
+  /** A full garbage collection in the process; resolves when it is done. */
+  collectGarbage(): Promise<void>;
+  /** SIGTERM, and waits for the exit. */
+  stop(): Promise<void>;
+}
+
+/** One sample of a Prometheus text exposition, by metric name and (optional) exact label text. */
+export function sample(text: string, name: string, labels = ""): number | undefined {
+  const line = text.split("\n").find((l) => l.startsWith(`${name}${labels ? `{${labels}}` : ""} `));
+  return line ? Number(line.split(" ").at(-1)) : undefined;
+}
+
+/** The sum of a counter's samples whose labels satisfy `match`. */
+export function sum(text: string, name: string, match: (labels: string) => boolean = () => true): number {
+  let total = 0;
+  for (const line of text.split("\n")) {
+    if (!line.startsWith(`${name}{`)) continue;
+    const labels = line.slice(name.length + 1, line.lastIndexOf("}"));
+    if (match(labels)) total += Number(line.split(" ").at(-1));
+  }
+  return total;
+}
+
+/** Starts `node <entry> run <args>` with `nodeOptions`, and waits until its /metrics answers. */
+export async function startEngineProcess(
+  entry: string,
+  args: readonly string[],
+  nodeOptions: string,
+): Promise<EngineProcess> {
+  const [metricsPort, inspectorPort] = (await freePorts(2)) as [number, number];
+  const child = spawn(
+    process.execPath,
+    [
+      `--inspect=127.0.0.1:${inspectorPort}`,
+      entry,
+      "run",
+      ...args,
+      `--metrics-bind-address=127.0.0.1:${metricsPort}`,
+      "--health-probe-bind-address=0",
+    ],
+    { stdio: ["ignore", "ignore", "pipe"], env: { ...process.env, NODE_OPTIONS: nodeOptions } },
+  );
+  let stderr = "";
+  child.stderr?.on("data", (chunk: Buffer) => {
+    stderr = (stderr + chunk.toString()).slice(-4_000);
+  });
+  let exited: string | undefined;
+  child.once("exit", (code, signal) => {
+    exited = `the engine exited (${signal ?? code}):\n${stderr}`;
+  });
+  const metrics = async () => {
+    if (exited) throw new Error(exited);
+    try {
+      return await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+    } catch {
+      if (exited) throw new Error(exited);
+      return "";
+    }
+  };
+  while (sample(await metrics(), "process_resident_memory_bytes") === undefined) await sleep(200);
+
+  const collectGarbage = async () => {
+    const [target] = (await (await fetch(`http://127.0.0.1:${inspectorPort}/json/list`)).json()) as Array<{
+      webSocketDebuggerUrl: string;
+    }>;
+    if (!target) throw new Error("the engine's inspector lists no target");
+    const socket = new WebSocket(target.webSocketDebuggerUrl);
+    await new Promise((resolve, reject) => {
+      socket.onopen = resolve;
+      socket.onerror = reject;
+    });
+    await new Promise<void>((resolve, reject) => {
+      socket.onmessage = (message) => {
+        const reply = JSON.parse(String(message.data)) as { id?: number; error?: { message: string } };
+        if (reply.id !== 1) return;
+        if (reply.error) reject(new Error(reply.error.message));
+        else resolve();
+      };
+      socket.send(JSON.stringify({ id: 1, method: "HeapProfiler.collectGarbage" }));
+    });
+    socket.close();
+  };
+  const stop = async () => {
+    if (exited) return;
+    const gone = new Promise((resolve) => child.once("exit", resolve));
+    child.kill("SIGTERM");
+    await gone;
+  };
+  return { child, metrics, collectGarbage, stop };
+}
