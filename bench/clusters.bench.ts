@@ -124,6 +124,7 @@ try {
   while (readyKeys.size < count) await sleep(10);
   const engineMs = performance.now() - engineStart;
   const writesToReady = engine.clusters.writes;
+  await engine.clusters.events.flush(); // Events go out in the background; count those of the way to Ready
   const eventsToReady = engine.clusters.events.written;
 
   // Steady state: let every requeue and watch echo pass, then count writes over a quiet window.

@@ -18,14 +18,28 @@ export interface EventRecord {
   readonly message: string;
 }
 
-/** Writes Events; failures are logged, never thrown: an Event is worth less than the reconcile around it. */
+/** Events queued by {@link EventRecorder.send} at most; beyond, new ones are dropped (and counted). */
+const MAX_PENDING = 10_000;
+/** Events sent at once by the background sender. */
+const SENDERS = 4;
+
+/**
+ * Writes Events; failures are logged, never thrown: an Event is worth less than the reconcile around it.
+ * `send` hands one to a background sender and returns at once, as client-go's event broadcaster does, so
+ * no reconcile waits a round trip for its Events; `flush` waits until those handed over are written.
+ */
 export class EventRecorder {
   readonly #api: CoreV1Api;
   readonly #log: Logger;
   readonly #component: string;
   readonly #instance = hostname();
+  readonly #pending: Array<() => Promise<void>> = [];
+  #sending = 0;
+  readonly #idle: Array<() => void> = [];
   /** How many Events were written (for benchmarks and tests). */
   written = 0;
+  /** How many were dropped because {@link MAX_PENDING} were already waiting. */
+  dropped = 0;
 
   constructor(kubeConfig: KubeConfig, log: Logger, component = "openmcp-engine") {
     this.#api = kubeConfig.makeApiClient(CoreV1Api);
@@ -33,6 +47,41 @@ export class EventRecorder {
     this.#component = component;
   }
 
+  /** Queues the Event for the background sender; never waits, never throws. */
+  send(subject: EventSubject, event: EventRecord, now: Date): void {
+    if (this.#pending.length >= MAX_PENDING) {
+      if (this.dropped++ === 0) {
+        this.#log.warn("Events are written slower than they come; dropping new ones", {
+          reason: event.reason,
+        });
+      }
+      return;
+    }
+    this.#pending.push(() => this.record(subject, event, now));
+    this.#pump();
+  }
+
+  /** Resolves once every Event handed to {@link send} so far has been written (or has failed). */
+  flush(): Promise<void> {
+    if (this.#sending === 0 && this.#pending.length === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#idle.push(resolve));
+  }
+
+  #pump(): void {
+    while (this.#sending < SENDERS && this.#pending.length > 0) {
+      const write = this.#pending.shift() as () => Promise<void>;
+      this.#sending++;
+      void write().finally(() => {
+        this.#sending--;
+        this.#pump();
+        if (this.#sending === 0 && this.#pending.length === 0) {
+          for (const resolve of this.#idle.splice(0)) resolve();
+        }
+      });
+    }
+  }
+
+  /** Writes the Event now; resolves when it is written (or failed, which is logged). */
   async record(subject: EventSubject, event: EventRecord, now: Date): Promise<void> {
     const namespace = subject.metadata.namespace ?? "default";
     try {

@@ -94,6 +94,12 @@ export class MachineController<T extends MachineObject> extends KeyedController 
     }
   }
 
+  /** Stops reconciling, then waits for the Events already recorded to be written. */
+  override async stop(): Promise<void> {
+    await super.stop();
+    await this.events.flush();
+  }
+
   override run(): void {
     super.run();
     this.log.info("started", { provider: this.#context.providerName, backend: this.#context.backend.name });
@@ -169,7 +175,7 @@ export class MachineController<T extends MachineObject> extends KeyedController 
       return Outcome.awaitChange();
     } finally {
       // Transitions are told only if their writes went through (a stale copy's were refused); failures always.
-      await this.#recordEvents(object, committed ? [...eventsWorthRecording(events), ...failures] : failures);
+      this.#recordEvents(object, committed ? [...eventsWorthRecording(events), ...failures] : failures);
       if (committed) this.#tellObservers(object, steps);
     }
     if (failure !== undefined) throw failure;
@@ -212,7 +218,8 @@ export class MachineController<T extends MachineObject> extends KeyedController 
     tellObservers(this.#options.observers, resource, steps, this.clock.now());
   }
 
-  async #recordEvents(object: T, events: readonly EventRecord[]): Promise<void> {
+  /** Hands the reconcile's Events to the background sender (no reconcile waits for its Events). */
+  #recordEvents(object: T, events: readonly EventRecord[]): void {
     if (this.#options.recordEvents === false) return;
     const now = new Date(this.clock.now());
     const subject = {
@@ -220,7 +227,7 @@ export class MachineController<T extends MachineObject> extends KeyedController 
       kind: this.#kind.definition.kind,
       metadata: object.metadata,
     };
-    for (const event of events) await this.events.record(subject, event, now);
+    for (const event of events) this.events.send(subject, event, now);
   }
 
   /** Objects of the kind labelled as this provider's, by status.phase (for the object-count metric). */
