@@ -65,6 +65,19 @@ function libraryFloor(nodeOptions: string): { rss: number; heapUsed: number } {
   return JSON.parse(out) as { rss: number; heapUsed: number };
 }
 
+const clockTicks = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;
+
+/** CPU seconds (user + system) the processes have used so far, from /proc. */
+function cpuSeconds(pids: readonly number[]): number {
+  let ticks = 0;
+  for (const pid of pids) {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    ticks += Number(fields[11]) + Number(fields[12]); // utime, stime (fields 14 and 15 of stat)
+  }
+  return ticks / clockTicks;
+}
+
 const mb = (bytes: number | undefined) =>
   bytes === undefined ? "?" : `${(bytes / 1024 / 1024).toFixed(0)} MB`;
 const state = mkdtempSync(join(tmpdir(), "run-scale-"));
@@ -107,6 +120,9 @@ try {
     `${count} Clusters through \`run\` (${values.entry}, NODE_OPTIONS="${nodeOptions}", pid ${engine.child.pid}), ${concurrency} in flight, Node ${process.version}\n`,
   );
 
+  const server = [controlPlane.apiServer.pid, controlPlane.etcd.pid];
+  const serverCpuBefore = cpuSeconds(server);
+  const engineCpuBefore = cpuSeconds([engine.child.pid ?? 0]);
   const start = performance.now();
   const creating = pool(count, concurrency, async (i) => {
     await custom.createNamespacedCustomObject({
@@ -129,6 +145,8 @@ try {
   }
   await creating;
   const engineMs = performance.now() - start;
+  const engineCpu = cpuSeconds([engine.child.pid ?? 0]) - engineCpuBefore;
+  const serverCpuEngine = cpuSeconds(server) - serverCpuBefore;
   await sleep(5_000); // at rest: requeues and watch echoes have passed
   const rest = await engine.metrics();
   await engine.collectGarbage();
@@ -145,6 +163,8 @@ try {
   await engine.stop();
 
   // The baseline, with the engine gone: the minimal writes a provider must make for the same N.
+  const serverCpuBaselineBefore = cpuSeconds(server);
+  const clientCpuBefore = process.cpuUsage();
   const baselineStart = performance.now();
   await pool(count, concurrency, async (i) => {
     const name = `c-${i}`;
@@ -171,6 +191,9 @@ try {
     });
   });
   const baselineMs = performance.now() - baselineStart;
+  const clientUsage = process.cpuUsage(clientCpuBefore);
+  const clientCpu = (clientUsage.user + clientUsage.system) / 1e6;
+  const serverCpuBaseline = cpuSeconds(server) - serverCpuBaselineBefore;
 
   const floor = libraryFloor(nodeOptions);
   const rss = (text: string) => sample(text, "process_resident_memory_bytes");
@@ -185,7 +208,20 @@ try {
     `${(baselineMs / 1_000).toFixed(1)} s (${(baselineMs / count).toFixed(2)} ms per Cluster)`,
   );
   row("ratio engine / baseline", `${(engineMs / baselineMs).toFixed(2)}×`);
-  row("API writes per Cluster (baseline: 3)", (writes(rest) / count).toFixed(2));
+  const perCluster = (seconds: number) => `${((seconds * 1_000) / count).toFixed(2)} ms`;
+  row(
+    "CPU per Cluster: engine / baseline client",
+    `${perCluster(engineCpu)} / ${perCluster(clientCpu)} (${(engineCpu / clientCpu).toFixed(2)}×)`,
+  );
+  row(
+    "CPU per Cluster: API server + etcd, engine / base",
+    `${perCluster(serverCpuEngine)} / ${perCluster(serverCpuBaseline)} (${(serverCpuEngine / serverCpuBaseline).toFixed(2)}×)`,
+  );
+  const reads = sum(rest, "rest_client_requests_total", (labels) => labels.includes('method="GET"'));
+  row(
+    "API requests per Cluster: writes (baseline: 3) + reads",
+    `${(writes(rest) / count).toFixed(2)} + ${(reads / count).toFixed(2)}`,
+  );
   row("RSS idle → at rest (peak while working)", `${mb(rss(idle))} → ${mb(rss(rest))} (${mb(peakRss)})`);
   row("RSS after a full GC: idle → at rest", `${mb(rss(idleCollected))} → ${mb(rss(restCollected))}`);
   row(

@@ -80,6 +80,8 @@ export class MachineController<T extends MachineObject> extends KeyedController 
   watch(): void {
     const kind = this.#kind.definition.kind;
     this.cache.on((event) => {
+      // The echo of our own last write tells nothing new: the reconcile that made it asked for what follows.
+      if (event.type === "upsert" && this.#ownWrites.takeEcho(event.key, event.object)) return;
       this.queue.add(event.key);
       if (event.type === "delete") {
         for (const observer of this.#options.observers ?? [])
@@ -135,6 +137,8 @@ export class MachineController<T extends MachineObject> extends KeyedController 
     const failures: EventRecord[] = [];
     let failure: unknown;
     let committed = false;
+    /** Commands the last round wanted but had no round left to run: the next reconcile follows at once. */
+    let unfinished = false;
     try {
       for (let round = 1; round <= MAX_ROUNDS; round++) {
         const observation = await work.observe(local);
@@ -146,7 +150,11 @@ export class MachineController<T extends MachineObject> extends KeyedController 
         // After a failure, the last look only reports it: its commands and Events did not happen.
         if (failure !== undefined) break;
         events.push(...last.events);
-        if (last.commands.length === 0 || round === MAX_ROUNDS) break;
+        if (last.commands.length === 0) break;
+        if (round === MAX_ROUNDS) {
+          unfinished = true;
+          break;
+        }
         stored = await this.#writeMetadata(stored, last);
         local = { ...stored, status: last.desired.status };
         try {
@@ -182,6 +190,7 @@ export class MachineController<T extends MachineObject> extends KeyedController 
     if (!last) return Outcome.awaitChange();
     this.#options.onReconciled?.(this.#kind.definition.kind, key, last);
     this.log.info("reconciled", { key, state: last.state, requeueAfterMs: last.requeueAfterMs });
+    if (unfinished) return Outcome.requeueAfter(0);
     return last.requeueAfterMs === undefined
       ? Outcome.awaitChange()
       : Outcome.requeueAfter(last.requeueAfterMs);

@@ -43,6 +43,18 @@ export class RecentWrites<T extends WatchedObject> {
     return entry ? entry.object : cached;
   }
 
+  /**
+   * Whether `object` is the echo of our last write of `key` (the same resourceVersion, within the TTL).
+   * True once per write: a later event with that version (a resync) is not an echo any more.
+   */
+  takeEcho(key: string, object: T): boolean {
+    const entry = this.#entries.get(key);
+    const version = object.metadata?.resourceVersion;
+    if (!entry || version === undefined || entry.resourceVersion !== version) return false;
+    this.#entries.delete(key);
+    return this.#clock.now() - entry.at <= this.#ttlMs;
+  }
+
   /** `cached` with every remembered write laid over it (deleted ones left out, new ones added). */
   overlay(cached: readonly T[], keyOf: (object: T) => string): T[] {
     if (this.#entries.size === 0) return [...cached];

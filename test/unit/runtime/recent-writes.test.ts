@@ -155,3 +155,21 @@ describe("RecentWrites.overlay", () => {
     expect(writes.overlay(caughtUp, keyOf)).toEqual(caughtUp);
   });
 });
+
+describe("RecentWrites.takeEcho", () => {
+  it("knows the echo of our last write once, and nothing else", () => {
+    const { writes } = recentWrites();
+    writes.wrote("ns/a", thing("a", "6"));
+    expect(writes.takeEcho("ns/a", thing("a", "5"))).toBe(false); // an older event: not ours
+    expect(writes.takeEcho("ns/b", thing("b", "6"))).toBe(false); // another object
+    expect(writes.takeEcho("ns/a", thing("a", "6"))).toBe(true);
+    expect(writes.takeEcho("ns/a", thing("a", "6"))).toBe(false); // a resync of it is news again
+  });
+
+  it("is not an echo once the TTL has passed", () => {
+    const { clock, writes } = recentWrites();
+    writes.wrote("ns/a", thing("a", "6"));
+    clock.advance(TTL_MS + 1);
+    expect(writes.takeEcho("ns/a", thing("a", "6"))).toBe(false);
+  });
+});
