@@ -218,6 +218,7 @@ try {
     `${perCluster(serverCpuEngine)} / ${perCluster(serverCpuBaseline)} (${(serverCpuEngine / serverCpuBaseline).toFixed(2)}×)`,
   );
   const reads = sum(rest, "rest_client_requests_total", (labels) => labels.includes('method="GET"'));
+  row("reconciles per Cluster, create → at rest", (reconciled(rest) / count).toFixed(2));
   row(
     "API requests per Cluster: writes (baseline: 3) + reads",
     `${(writes(rest) / count).toFixed(2)} + ${(reads / count).toFixed(2)}`,
