@@ -29,6 +29,7 @@ import { CACHES } from "../src/runtime/informers.ts";
 import { installingCrds } from "../src/runtime/install-crds.ts";
 import { clusterRequestKind } from "../src/runtime/kinds/cluster-request.ts";
 import type { MachineKind } from "../src/runtime/machine-kind.ts";
+import { pool } from "./bench-clusters.ts";
 
 const { values } = parseArgs({
   options: { requests: { type: "string", default: "1000" }, concurrency: { type: "string", default: "16" } },
@@ -37,15 +38,6 @@ const count = Number(values.requests);
 const concurrency = Number(values.concurrency);
 const PURPOSES = ["mcp", "workload", "platform"] as const;
 const PROFILE = "bench.bench.sim";
-
-async function pool(n: number, limit: number, task: (i: number) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(limit, n) }, async () => {
-      while (next < n) await task(next++);
-    }),
-  );
-}
 
 /** Mutating requests the API server has served so far (POST, PUT, PATCH, DELETE), from its own metrics. */
 async function serverWrites(kubeConfig: KubeConfig, server: string): Promise<number> {

@@ -11,7 +11,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { parseArgs } from "node:util";
 import { CoreV1Api, CustomObjectsApi } from "@kubernetes/client-node";
 import type { Cluster } from "../src/api/cluster.ts";
-import { CLUSTERS_API_VERSION, FINALIZERS, RESOURCES } from "../src/api/constants.ts";
+import { CLUSTERS_API_VERSION, RESOURCES } from "../src/api/constants.ts";
 import { startControlPlane } from "../src/controlplane/control-plane.ts";
 import { stepCluster } from "../src/machines/cluster/step.ts";
 import { applied } from "../src/machines/shared/json-patch.ts";
@@ -19,6 +19,7 @@ import { SimulatedBackend } from "../src/providers/simulated.ts";
 import { reuseConnections } from "../src/runtime/connection-reuse.ts";
 import { Engine } from "../src/runtime/engine.ts";
 import { installingCrds } from "../src/runtime/install-crds.ts";
+import { clusterBody, minimalClusterWrites, pool } from "./bench-clusters.ts";
 
 const { values } = parseArgs({
   options: { clusters: { type: "string", default: "1000" }, concurrency: { type: "string", default: "16" } },
@@ -29,22 +30,7 @@ const PROFILE = "bench.bench.sim";
 /** The baseline's objects name another provider's profile, so the engine leaves them alone. */
 const BASELINE_PROFILE = "bench.baseline.sim";
 
-/** Runs `task(i)` for i in [0, n) with at most `limit` in flight. */
-async function pool(n: number, limit: number, task: (i: number) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(limit, n) }, async () => {
-      while (next < n) await task(next++);
-    }),
-  );
-}
-
-const clusterBody = (name: string, profile = PROFILE) => ({
-  apiVersion: CLUSTERS_API_VERSION,
-  kind: "Cluster",
-  metadata: { name },
-  spec: { profile, tenancy: "Exclusive" },
-});
+const body = (name: string, profile = PROFILE) => clusterBody(name, profile);
 
 const controlPlane = await startControlPlane({ prepare: installingCrds("crds") });
 // The baseline client reuses its TLS connections as the engine does: a fair bare client.
@@ -77,25 +63,7 @@ try {
 
   // Baseline: the minimal writes a provider must make, with nothing else going on.
   const baselineStart = performance.now();
-  await pool(count, concurrency, async (i) => {
-    const name = `c-${i}`;
-    await custom.createNamespacedCustomObject({
-      ...RESOURCES.Cluster,
-      namespace: "baseline",
-      body: clusterBody(name, BASELINE_PROFILE),
-    });
-    const target = { ...RESOURCES.Cluster, namespace: "baseline", name };
-    await custom.patchNamespacedCustomObject({
-      ...target,
-      body: [{ op: "add", path: "/metadata/finalizers", value: [FINALIZERS.cluster] }],
-    });
-    await custom.patchNamespacedCustomObjectStatus({
-      ...target,
-      body: [
-        { op: "add", path: "/status", value: { observedGeneration: 1, phase: "Ready", conditions: [] } },
-      ],
-    });
-  });
+  await pool(count, concurrency, (i) => minimalClusterWrites(custom, "baseline", `c-${i}`, BASELINE_PROFILE));
   const baselineMs = performance.now() - baselineStart;
 
   // The engine: same objects, same creation concurrency, until every Cluster is Ready.
@@ -118,7 +86,7 @@ try {
     await custom.createNamespacedCustomObject({
       ...RESOURCES.Cluster,
       namespace: "engine",
-      body: clusterBody(`c-${i}`),
+      body: body(`c-${i}`),
     });
   });
   while (readyKeys.size < count) await sleep(10);

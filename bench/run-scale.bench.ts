@@ -18,10 +18,11 @@ import { performance } from "node:perf_hooks";
 import { setTimeout as sleep } from "node:timers/promises";
 import { parseArgs } from "node:util";
 import { CoreV1Api, CustomObjectsApi } from "@kubernetes/client-node";
-import { CLUSTERS_API_VERSION, FINALIZERS, RESOURCES } from "../src/api/constants.ts";
+import { RESOURCES } from "../src/api/constants.ts";
 import { startControlPlane } from "../src/controlplane/control-plane.ts";
 import { reuseConnections } from "../src/runtime/connection-reuse.ts";
 import { installingCrds } from "../src/runtime/install-crds.ts";
+import { clusterBody, minimalClusterWrites, pool } from "./bench-clusters.ts";
 import { sample, startEngineProcess, sum } from "./engine-process.ts";
 
 const { values } = parseArgs({
@@ -43,15 +44,6 @@ const imageNodeOptions = /^ENV NODE_OPTIONS="([^"]*)"$/m.exec(
   readFileSync(join(root, "Dockerfile"), "utf8"),
 )?.[1];
 const nodeOptions = values["node-options"] ?? imageNodeOptions ?? "";
-
-async function pool(n: number, limit: number, task: (i: number) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(limit, n) }, async () => {
-      while (next < n) await task(next++);
-    }),
-  );
-}
 
 /** RSS and heap of a bare Node process that only imports client-node, under the same flags, after a full GC. */
 function libraryFloor(nodeOptions: string): { rss: number; heapUsed: number } {
@@ -128,12 +120,7 @@ try {
     await custom.createNamespacedCustomObject({
       ...RESOURCES.Cluster,
       namespace: "engine",
-      body: {
-        apiVersion: CLUSTERS_API_VERSION,
-        kind: "Cluster",
-        metadata: { name: `c-${i}` },
-        spec: { profile: "bench.bench.sim", tenancy: "Exclusive" },
-      },
+      body: clusterBody(`c-${i}`, "bench.bench.sim"),
     });
   });
   let peakRss = 0;
@@ -166,30 +153,9 @@ try {
   const serverCpuBaselineBefore = cpuSeconds(server);
   const clientCpuBefore = process.cpuUsage();
   const baselineStart = performance.now();
-  await pool(count, concurrency, async (i) => {
-    const name = `c-${i}`;
-    await custom.createNamespacedCustomObject({
-      ...RESOURCES.Cluster,
-      namespace: "baseline",
-      body: {
-        apiVersion: CLUSTERS_API_VERSION,
-        kind: "Cluster",
-        metadata: { name },
-        spec: { profile: "bench.other.sim", tenancy: "Exclusive" },
-      },
-    });
-    const target = { ...RESOURCES.Cluster, namespace: "baseline", name };
-    await custom.patchNamespacedCustomObject({
-      ...target,
-      body: [{ op: "add", path: "/metadata/finalizers", value: [FINALIZERS.cluster] }],
-    });
-    await custom.patchNamespacedCustomObjectStatus({
-      ...target,
-      body: [
-        { op: "add", path: "/status", value: { observedGeneration: 1, phase: "Ready", conditions: [] } },
-      ],
-    });
-  });
+  await pool(count, concurrency, (i) =>
+    minimalClusterWrites(custom, "baseline", `c-${i}`, "bench.other.sim"),
+  );
   const baselineMs = performance.now() - baselineStart;
   const clientUsage = process.cpuUsage(clientCpuBefore);
   const clientCpu = (clientUsage.user + clientUsage.system) / 1e6;

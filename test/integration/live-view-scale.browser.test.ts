@@ -12,7 +12,7 @@ import { silentLogger } from "../../src/runtime/logger.ts";
 import type { InterpretedStep } from "../../src/runtime/machine-observer.ts";
 import { type LiveResource, LiveViewModel } from "../../src/views/live-view-model.ts";
 import { type LiveViewServer, startLiveViewServer } from "../../src/views/live-view-server.ts";
-import { ARTIFACTS, launchChromium } from "../support/chromium.ts";
+import { ARTIFACTS, launchChromium, openLiveView } from "../support/chromium.ts";
 import { eventually } from "../support/eventually.ts";
 
 const clusterKind = MACHINE_KINDS.find((kind) => kind.definition.kind === "Cluster");
@@ -110,16 +110,7 @@ async function waitForStatus(page: Page, text: string): Promise<void> {
 describe("the live view with 1,000 Clusters", () => {
   it("counts them per state, pages and filters the table, stays live, and keeps its DOM bounded", async () => {
     create(0, 100);
-    const page = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
-    const requests: string[] = [];
-    const errors: string[] = [];
-    page.on("request", (request) => requests.push(request.url()));
-    page.on("pageerror", (error) => errors.push(error.message));
-    page.on("console", (message) => {
-      if (message.type() === "error") errors.push(message.text());
-    });
-    await page.goto(server.url);
-    await page.locator('#connection[data-status="live"]').waitFor({ timeout: 10_000 });
+    const { page, requests, errors } = await openLiveView(browser, server.url);
     await waitForStatus(page, "Showing 1–50 of 100");
     const elementsAt100 = await elementCount(page);
 

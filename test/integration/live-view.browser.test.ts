@@ -9,7 +9,7 @@ import { MACHINE_KINDS } from "../../src/runtime/kinds/registry.ts";
 import { silentLogger } from "../../src/runtime/logger.ts";
 import { LiveViewModel } from "../../src/views/live-view-model.ts";
 import { type LiveViewServer, startLiveViewServer } from "../../src/views/live-view-server.ts";
-import { ARTIFACTS, launchChromium } from "../support/chromium.ts";
+import { ARTIFACTS, launchChromium, openLiveView } from "../support/chromium.ts";
 import { type ClusterHarness, isReady, startClusterHarness } from "../support/cluster-harness.ts";
 import { eventually } from "../support/eventually.ts";
 
@@ -50,19 +50,7 @@ afterAll(async () => {
 });
 
 /** Opens the page, recording every request it makes and every error it reports. */
-async function openPage(): Promise<{ page: Page; requests: string[]; errors: string[] }> {
-  const page = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
-  const requests: string[] = [];
-  const errors: string[] = [];
-  page.on("request", (request) => requests.push(request.url()));
-  page.on("pageerror", (error) => errors.push(error.message));
-  page.on("console", (message) => {
-    if (message.type() === "error") errors.push(message.text());
-  });
-  await page.goto(server.url);
-  await page.locator('#connection[data-status="live"]').waitFor({ timeout: 10_000 });
-  return { page, requests, errors };
-}
+const openPage = () => openLiveView(browser, server.url);
 
 /** Picks a resource in the table (it must be on the page shown); its detail panel then shows it. */
 async function pick(page: Page, resource: string) {

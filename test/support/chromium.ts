@@ -1,7 +1,7 @@
 /** The headless Chromium the browser tests drive, and where they leave their screenshots. */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { type Browser, chromium } from "playwright-core";
+import { type Browser, chromium, type Page } from "playwright-core";
 
 /** Debian's Chromium (`hack/browser/ensure-chromium.sh` installs it before `npm test`); override for other systems. */
 const CHROMIUM = process.env.OPENMCP_CHROMIUM ?? "/usr/bin/chromium";
@@ -27,4 +27,22 @@ export async function launchChromium(): Promise<Browser> {
     );
   }
   return chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_FLAGS });
+}
+
+/** Opens `url` once its event stream is live, recording every request the page makes and every error it reports. */
+export async function openLiveView(
+  browser: Browser,
+  url: string,
+): Promise<{ page: Page; requests: string[]; errors: string[] }> {
+  const page = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
+  const requests: string[] = [];
+  const errors: string[] = [];
+  page.on("request", (request) => requests.push(request.url()));
+  page.on("pageerror", (error) => errors.push(error.message));
+  page.on("console", (message) => {
+    if (message.type() === "error") errors.push(message.text());
+  });
+  await page.goto(url);
+  await page.locator('#connection[data-status="live"]').waitFor({ timeout: 10_000 });
+  return { page, requests, errors };
 }
