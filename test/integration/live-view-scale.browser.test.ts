@@ -1,10 +1,3 @@
-/**
- * The live view with 1,000 Clusters in real headless Chromium: counts per state on the statechart, one page
- * of the table, paging and filtering, live updates, and a DOM that stays the same size as resources grow.
- * The resources are fed straight to the view model (as the engine's observer would), so no API server runs.
- */
-import { mkdirSync } from "node:fs";
-import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MACHINE_KINDS } from "../../src/runtime/kinds/registry.ts";
@@ -12,7 +5,7 @@ import { silentLogger } from "../../src/runtime/logger.ts";
 import type { InterpretedStep } from "../../src/runtime/machine-observer.ts";
 import { type LiveResource, LiveViewModel } from "../../src/views/live-view-model.ts";
 import { type LiveViewServer, startLiveViewServer } from "../../src/views/live-view-server.ts";
-import { ARTIFACTS, launchChromium, openLiveView } from "../support/chromium.ts";
+import { launchChromium, openLiveView, screenshot } from "../support/chromium.ts";
 import { eventually } from "../support/eventually.ts";
 
 const clusterKind = MACHINE_KINDS.find((kind) => kind.definition.kind === "Cluster");
@@ -219,8 +212,7 @@ describe("the live view with 1,000 Clusters", () => {
     await page.locator("#detail:not([data-resource])").waitFor({ timeout: 10_000 });
     expect(await elementCount(page)).toBeLessThan(DOM_BOUND);
 
-    mkdirSync(ARTIFACTS, { recursive: true });
-    await page.screenshot({ path: join(ARTIFACTS, "live-view-scale.png"), fullPage: true });
+    await screenshot(page, "live-view-scale");
     const origin = new URL(server.url).origin;
     expect(requests.filter((url) => !url.startsWith(origin))).toEqual([]);
     expect(errors).toEqual([]);

@@ -1,6 +1,3 @@
-/** The live view in real headless Chromium: a Cluster moving to Ready is seen on its statechart; a screenshot is kept. */
-import { mkdirSync } from "node:fs";
-import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SimulatedBackend } from "../../src/providers/simulated.ts";
@@ -9,7 +6,7 @@ import { MACHINE_KINDS } from "../../src/runtime/kinds/registry.ts";
 import { silentLogger } from "../../src/runtime/logger.ts";
 import { LiveViewModel } from "../../src/views/live-view-model.ts";
 import { type LiveViewServer, startLiveViewServer } from "../../src/views/live-view-server.ts";
-import { ARTIFACTS, launchChromium, openLiveView } from "../support/chromium.ts";
+import { launchChromium, openLiveView, screenshot } from "../support/chromium.ts";
 import { type ClusterHarness, isReady, startClusterHarness } from "../support/cluster-harness.ts";
 import { eventually } from "../support/eventually.ts";
 
@@ -104,8 +101,7 @@ describe("the live view in headless Chromium", () => {
     expect(table).toContain("UnsupportedVersion: Kubernetes 1.20 is not offered");
     expect(await page.locator("#page-status").textContent()).toBe("Showing 1–2 of 2");
 
-    mkdirSync(ARTIFACTS, { recursive: true });
-    await page.screenshot({ path: join(ARTIFACTS, "live-view.png"), fullPage: true });
+    await screenshot(page, "live-view");
 
     // Nothing but this server was ever asked for anything, and the page reported no error.
     const origin = new URL(server.url).origin;

@@ -1,5 +1,5 @@
 /** The headless Chromium the browser tests drive, and where they leave their screenshots. */
-import { existsSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { type Browser, chromium, type Page } from "playwright-core";
 
@@ -45,4 +45,10 @@ export async function openLiveView(
   await page.goto(url);
   await page.locator('#connection[data-status="live"]').waitFor({ timeout: 10_000 });
   return { page, requests, errors };
+}
+
+/** Leaves a full-page screenshot of `page` in {@link ARTIFACTS} as `<name>.png`. */
+export async function screenshot(page: Page, name: string): Promise<void> {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
 }
