@@ -96,6 +96,8 @@ export const LABELS = {
   accessRequestUid: `${ENGINE_GROUP}/access-request-uid`,
   /** On the kubeconfig Secret and ClusterEndpoint published for an EngineCluster: its UID (their owner). */
   engineClusterUid: `${INFRASTRUCTURE_GROUP}/enginecluster-uid`,
+  /** On a sharded replica's membership Lease: the ring it belongs to (the provider's name). */
+  shardRing: `${ENGINE_GROUP}/shard-ring`,
   /** The standard label naming the tool that manages an object; ours carry {@link MANAGED_BY_ENGINE}. */
   managedBy: "app.kubernetes.io/managed-by",
 } as const;
@@ -126,6 +128,8 @@ export const ANNOTATIONS = {
   prefix: `${ENGINE_GROUP}/prefix`,
   /** On a ClusterRequest: further purposes (comma-separated) after `spec.purpose`, for Purpose aggregation. */
   purposes: `${ENGINE_GROUP}/purposes`,
+  /** On a sharded replica's membership Lease: the members (comma-separated) it has acknowledged and works by. */
+  shardMembers: `${ENGINE_GROUP}/shard-members`,
 } as const;
 
 /**

@@ -48,10 +48,13 @@ Flags:
   --verbosity <DEBUG|INFO|ERROR>  the same, as the openMCP operator passes it (any case)
   --leader-elect / --no-leader-elect
                                   reconcile only while holding a Lease (default: on when $POD_NAMESPACE is set)
-  --leader-election-namespace <ns>  namespace of the Lease (default: $POD_NAMESPACE, else default)
+  --sharding                      every replica works, each on its share of the objects: replicas hold a
+                                  membership Lease each and split the objects by consistent hashing
+                                  (instead of leader election; see the README)
+  --leader-election-namespace <ns>  namespace of the Lease(s) (default: $POD_NAMESPACE, else default)
   --leader-election-id <name>     name of the Lease (default: <provider-name>.engine.openmcp.cloud)
   --lease-duration <d>, --renew-deadline <d>, --retry-period <d>
-                                  leader election timings (default: 15s, 10s, 2s)
+                                  leader election and membership timings (default: 15s, 10s, 2s)
   --prepare-access-requests / --no-prepare-access-requests
                                   label AccessRequests with their provider and profile, expire them by ttl
                                   (default: on; turn off beside the openMCP operator, which does it)
@@ -82,6 +85,8 @@ export interface RunFlags {
   readonly stateDirectory: string;
   readonly logLevel: LogLevel;
   readonly backendOptions: Readonly<Record<string, string>>;
+  /** Sharded mode: the namespace of the membership Leases, and their timings. */
+  readonly sharding: { readonly namespace: string; readonly timing: LeaderElectionTiming } | undefined;
   readonly leaderElection:
     | { readonly namespace: string; readonly name: string; readonly timing: LeaderElectionTiming }
     | undefined;
@@ -113,6 +118,7 @@ export const engineFlagOptions = {
   verbosity: { type: "string" },
   "backend-option": { type: "string", multiple: true },
   "leader-elect": { type: "boolean" },
+  sharding: { type: "boolean" },
   "leader-election-namespace": { type: "string" },
   "leader-election-id": { type: "string" },
   "lease-duration": { type: "string" },
@@ -208,10 +214,18 @@ export function engineFlags(
   if (!(timing.retryPeriodMs < timing.renewDeadlineMs && timing.renewDeadlineMs < timing.leaseDurationMs)) {
     throw new UsageError("leader election needs --retry-period < --renew-deadline < --lease-duration", usage);
   }
+  const sharding = values.sharding === true;
+  if (sharding && values["leader-elect"] === true)
+    throw new UsageError(
+      "--sharding and --leader-elect exclude each other: sharded replicas all work",
+      usage,
+    );
   const leaderElect =
-    typeof values["leader-elect"] === "boolean"
+    !sharding &&
+    (typeof values["leader-elect"] === "boolean"
       ? values["leader-elect"]
-      : (defaults.leaderElect ?? Boolean(env.POD_NAMESPACE));
+      : (defaults.leaderElect ?? Boolean(env.POD_NAMESPACE)));
+  const leaseNamespace = text("leader-election-namespace") ?? env.POD_NAMESPACE ?? "default";
   return {
     providerName,
     environment: parseDnsLabel(
@@ -226,9 +240,10 @@ export function engineFlags(
     stateDirectory: resolve(text("state-dir") ?? ".state/engine"),
     logLevel: logLevel as LogLevel,
     backendOptions,
+    sharding: sharding ? { namespace: leaseNamespace, timing } : undefined,
     leaderElection: leaderElect
       ? {
-          namespace: text("leader-election-namespace") ?? env.POD_NAMESPACE ?? "default",
+          namespace: leaseNamespace,
           name: text("leader-election-id") ?? `${providerName}.engine.openmcp.cloud`,
           timing,
         }
@@ -382,6 +397,8 @@ export async function engineFromFlags(
   const log = createLogger({ level: flags.logLevel, ...(write ? { write } : {}) });
   const backend = await backendFromFlags(flags, kubeConfig, log);
   const election = flags.leaderElection;
+  // Unique per process: a restarted pod of the same name is a new member, never mistaken for the old one.
+  const identity = `${env.POD_NAME ?? hostname()}_${randomUUID().slice(0, 8)}`;
   const schedulerConfig = schedulerConfigFromFlags(flags, kubeConfig, log, env);
   const capi = await capiSideFromFlags(flags.capi, kubeConfig, log);
   return new Engine({
@@ -398,18 +415,16 @@ export async function engineFromFlags(
     capi,
     ...(schedulerConfig ? { schedulerConfig } : {}),
     accessTiming: { ...DEFAULT_ACCESS_TIMING, tokenValidityMs: flags.tokenValidityMs },
-    ...(election
-      ? {
-          leaderElection: {
-            ...election,
-            identity: `${env.POD_NAME ?? hostname()}_${randomUUID().slice(0, 8)}`,
-          },
-          onLostLeadership: () => {
-            log.error("leadership lost; exiting so that a fresh start rejoins the election");
-            process.exit(1);
-          },
-        }
-      : {}),
+    ...(election ? { leaderElection: { ...election, identity } } : {}),
+    ...(flags.sharding ? { sharding: { ...flags.sharding, identity } } : {}),
+    onLostLeadership: () => {
+      log.error(
+        election
+          ? "leadership lost; exiting so that a fresh start rejoins the election"
+          : "membership lease lost; exiting so that a fresh start rejoins the ring",
+      );
+      process.exit(1);
+    },
   });
 }
 

@@ -9,10 +9,12 @@ import { prepareAccessRequest, type Resolution } from "../machines/access-reques
 import type { Clock } from "./clock.ts";
 import type { EngineInformers } from "./informers.ts";
 import { KeyedController } from "./keyed-controller.ts";
+import { accessRequestShardKey } from "./kinds/access-request.ts";
 import type { Logger } from "./logger.ts";
 import type { EngineMetrics } from "./metrics.ts";
 import { Outcome } from "./outcome.ts";
 import { GoneError, patchObject } from "./patch-object.ts";
+import type { ShardRing } from "./sharding/shard-ring.ts";
 
 /** How to run preparation. */
 export interface AccessPreparationOptions {
@@ -23,6 +25,8 @@ export interface AccessPreparationOptions {
   readonly clock?: Clock;
   readonly log?: Logger;
   readonly metrics?: EngineMetrics;
+  /** Sharded mode: prepare only the requests the ring gives this replica. */
+  readonly shards?: ShardRing;
 }
 
 /** The generic controller every provider's AccessRequests go through first (switch off beside the openMCP operator). */
@@ -40,6 +44,16 @@ export class AccessPreparationController extends KeyedController {
 
   watch(): void {
     this.#informers.accessRequests.on((event) => this.queue.add(event.key));
+  }
+
+  keys(): Iterable<string> {
+    return this.#informers.accessRequests.keys();
+  }
+
+  /** The same owner as the AccessRequest's machine. */
+  override shardKeyOf(key: string): string {
+    const request = this.#informers.accessRequests.get(key);
+    return request ? accessRequestShardKey(request) : key;
   }
 
   async reconcile(key: string): Promise<Outcome> {

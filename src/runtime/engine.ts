@@ -9,17 +9,20 @@ import { type Clock, systemClock } from "./clock.ts";
 import { interceptRequests, reuseConnections } from "./connection-reuse.ts";
 import type { Controller } from "./controller.ts";
 import { InformerSet } from "./informers.ts";
+import type { KeyedController } from "./keyed-controller.ts";
 import { DEFAULT_ACCESS_TIMING } from "./kinds/access-request.ts";
 import { DEFAULT_CLUSTER_TIMING } from "./kinds/cluster.ts";
 import { DEFAULT_CLUSTER_REQUEST_TIMING } from "./kinds/cluster-request.ts";
 import { CAPI_KINDS, MACHINE_KINDS } from "./kinds/registry.ts";
 import { type LeaderElectionOptions, LeaderElector } from "./leader-election.ts";
+import type { LeaseTiming } from "./lease.ts";
 import { type Logger, silentLogger } from "./logger.ts";
 import { type AnyStep, MachineController } from "./machine-controller.ts";
 import type { KindContext, MachineKind, MachineObject, SchedulerConfigView } from "./machine-kind.ts";
 import type { MachineObserver } from "./machine-observer.ts";
 import { EngineMetrics } from "./metrics.ts";
 import { ProfileController } from "./profile-controller.ts";
+import { ShardRing } from "./sharding/shard-ring.ts";
 import { TokenBucket } from "./token-bucket.ts";
 
 /** Everything the engine needs; the CLI builds it from flags. */
@@ -71,7 +74,20 @@ export interface EngineOptions {
     LeaderElectionOptions,
     "kubeConfig" | "onStartedLeading" | "onStoppedLeading" | "log" | "clock"
   >;
-  /** Called if leadership is lost after it was won; the caller should exit so the pod restarts cleanly. */
+  /**
+   * Sharded mode (instead of leader election): every replica works, on the objects a ring of membership
+   * Leases in `namespace` gives it.
+   */
+  readonly sharding?: {
+    readonly namespace: string;
+    /** Unique per replica process. */
+    readonly identity: string;
+    readonly timing?: LeaseTiming;
+  };
+  /**
+   * Called if leadership (or, sharded, the membership Lease) is lost after it was won; the caller should
+   * exit so the pod restarts cleanly.
+   */
   readonly onLostLeadership?: () => void;
 }
 
@@ -89,6 +105,8 @@ export class Engine {
   readonly controllers: readonly Controller[];
   readonly metrics: EngineMetrics;
   readonly elector: LeaderElector | undefined;
+  /** Sharded mode: this replica's membership and the gate its controllers ask. */
+  readonly shards: ShardRing | undefined;
   readonly #options: EngineOptions;
   readonly #log: Logger;
   /** Takes the engine's interceptors off its KubeConfig again. */
@@ -120,14 +138,26 @@ export class Engine {
         countResponses((request) => this.metrics.requestDone(request)),
       ),
     );
+    const election = options.leaderElection;
+    if (election && options.sharding) throw new Error("leader election and sharding exclude each other");
+    this.shards = options.sharding
+      ? new ShardRing({
+          ...options.sharding,
+          kubeConfig: options.kubeConfig,
+          ring: options.providerName,
+          log: this.#log,
+          ...(options.clock ? { clock: options.clock } : {}),
+          onLost: () => options.onLostLeadership?.(),
+        })
+      : undefined;
     const common = {
       kubeConfig: options.kubeConfig,
       informers: this.informers,
       log: this.#log,
       metrics: this.metrics,
       ...(options.clock ? { clock: options.clock } : {}),
+      ...(this.shards ? { shards: this.shards } : {}),
     };
-    const election = options.leaderElection;
     this.elector = election
       ? new LeaderElector({
           ...election,
@@ -176,6 +206,7 @@ export class Engine {
           ...(options.recordEvents === undefined ? {} : { recordEvents: options.recordEvents }),
           ...(options.observers ? { observers: options.observers } : {}),
           ...(options.onReconciled ? { onReconciled: options.onReconciled } : {}),
+          ...(this.shards ? { shards: this.shards } : {}),
         }),
       ]),
     );
@@ -190,11 +221,20 @@ export class Engine {
       },
       backend: options.backend,
     });
-    this.controllers = [
+    const controllers: KeyedController[] = [
       this.profiles,
       ...this.machines.values(),
       ...(this.preparation ? [this.preparation] : []),
     ];
+    this.controllers = controllers;
+    const shards = this.shards;
+    if (shards) {
+      this.metrics.countShards(
+        () => shards.view,
+        () =>
+          controllers.map((controller) => ({ controller: controller.name, count: controller.ownedKeys() })),
+      );
+    }
   }
 
   /** The Cluster controller. */
@@ -224,6 +264,7 @@ export class Engine {
     if (this.machines.has("ClusterRequest")) await this.#options.schedulerConfig?.start?.();
     for (const controller of this.controllers) controller.watch();
     await this.informers.start();
+    this.shards?.start();
     if (this.elector) this.elector.start();
     else this.#run();
     this.#log.info("engine started", {
@@ -232,6 +273,7 @@ export class Engine {
       backend: this.#options.backend.name,
       kinds: [...this.machines.keys()],
       leaderElection: this.elector !== undefined,
+      ...(this.shards ? { shardIdentity: this.shards.identity } : {}),
     });
   }
 
@@ -255,6 +297,7 @@ export class Engine {
     this.#options.schedulerConfig?.stop?.();
     await Promise.all(this.controllers.map((controller) => controller.stop()));
     await this.elector?.release(); // after the last write: the next leader starts from a quiet world
+    await this.shards?.release(); // likewise: peers take our keys once our work has finished
     await this.#options.backend.close?.();
     for (const remove of this.#unintercept.splice(0)) remove();
     this.#log.info("engine stopped");

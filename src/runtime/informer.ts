@@ -210,6 +210,11 @@ export class Informer<T extends WatchedObject> {
     return this.#cache.size;
   }
 
+  /** The key of every cached object. */
+  keys(): IterableIterator<string> {
+    return this.#cache.keys();
+  }
+
   /** Every cached object. */
   list(): T[] {
     return [...this.#cache.values()];

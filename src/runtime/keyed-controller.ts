@@ -5,6 +5,8 @@ import { controllerQueue } from "./controller-queue.ts";
 import { type Logger, silentLogger } from "./logger.ts";
 import type { EngineMetrics } from "./metrics.ts";
 import { Outcome } from "./outcome.ts";
+import type { ShardRing } from "./sharding/shard-ring.ts";
+import { mayWork } from "./sharding/shard-view.ts";
 import { throttledFor } from "./throttling.ts";
 import type { WorkQueue } from "./work-queue.ts";
 
@@ -17,6 +19,8 @@ export interface KeyedControllerProps {
   readonly clock?: Clock;
   readonly log?: Logger;
   readonly metrics?: EngineMetrics;
+  /** Sharded mode: work only on the keys the ring gives this replica. */
+  readonly shards?: ShardRing;
 }
 
 /**
@@ -28,9 +32,11 @@ export abstract class KeyedController implements Controller {
   readonly queue: WorkQueue;
   protected readonly clock: Clock;
   protected readonly log: Logger;
+  protected readonly shards: ShardRing | undefined;
 
   constructor(props: KeyedControllerProps) {
     this.name = props.name;
+    this.shards = props.shards;
     this.clock = props.clock ?? systemClock;
     this.log = (props.log ?? silentLogger).with({ controller: props.name });
     this.queue = controllerQueue({
@@ -47,18 +53,54 @@ export abstract class KeyedController implements Controller {
   /** One reconcile of `key`; errors are thrown, and the queue retries them with backoff. */
   abstract reconcile(key: string): Promise<Outcome>;
 
+  /** Every key the controller has objects for now (its own cache's keys): handed back when they become ours. */
+  abstract keys(): Iterable<string>;
+
+  /** Keys with one shard key go to one replica (objects handled together); default: the key itself. */
+  shardKeyOf(key: string): string {
+    return key;
+  }
+
   run(): void {
-    this.queue.start(async (key) => {
-      try {
-        return await this.reconcile(key);
-      } catch (error) {
-        // Throttled by the API server (429): wait as long as it asks, as a requeue, not a failure.
-        const waitMs = throttledFor(error);
-        if (waitMs === undefined) throw error;
-        this.log.debug("throttled by the API server; waiting as it asks", { key, retryAfterMs: waitMs });
-        return Outcome.requeueAfter(waitMs);
+    const shards = this.shards;
+    if (!shards) {
+      this.queue.start((key) => this.#reconcileOrWait(key));
+      return;
+    }
+    // Keys that became ours (a peer left, or acknowledged us) are queued again; others' keys are dropped
+    // when they come off the queue, and the ring hands them back if they become ours.
+    shards.onChange((before, after) => {
+      for (const key of this.keys()) {
+        const shardKey = this.shardKeyOf(key);
+        if (!mayWork(before, shardKey) && mayWork(after, shardKey)) this.queue.add(key);
       }
     });
+    this.queue.start(async (key) => {
+      const shardKey = this.shardKeyOf(key);
+      if (!shards.mayWork(shardKey)) return Outcome.awaitChange();
+      return shards.track(shardKey, () => this.#reconcileOrWait(key));
+    });
+  }
+
+  /** How many of the controller's keys the ring gives this replica (for metrics). */
+  ownedKeys(): number {
+    const shards = this.shards;
+    if (!shards) return 0;
+    let owned = 0;
+    for (const key of this.keys()) if (shards.ownerOf(this.shardKeyOf(key)) === shards.identity) owned++;
+    return owned;
+  }
+
+  async #reconcileOrWait(key: string): Promise<Outcome> {
+    try {
+      return await this.reconcile(key);
+    } catch (error) {
+      // Throttled by the API server (429): wait as long as it asks, as a requeue, not a failure.
+      const waitMs = throttledFor(error);
+      if (waitMs === undefined) throw error;
+      this.log.debug("throttled by the API server; waiting as it asks", { key, retryAfterMs: waitMs });
+      return Outcome.requeueAfter(waitMs);
+    }
   }
 
   async stop(): Promise<void> {

@@ -1,42 +1,14 @@
 /** Leader election on a coordination.k8s.io Lease, the way client-go does it: one replica reconciles, the others wait. */
 import { ApiException, CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
 import { type Clock, systemClock, type TimerHandle } from "./clock.ts";
+import { DEFAULT_LEASE_TIMING, LEASES, type Lease, type LeaseTiming, microTime, recordOf } from "./lease.ts";
 import { errorMessage, type Logger, silentLogger } from "./logger.ts";
 
-/** A Lease as plain JSON (client-node's typed Lease writes MicroTime with milliseconds, which the API server rejects). */
-interface Lease {
-  readonly apiVersion: "coordination.k8s.io/v1";
-  readonly kind: "Lease";
-  readonly metadata: { readonly name: string; readonly namespace: string; readonly resourceVersion?: string };
-  readonly spec?: {
-    readonly holderIdentity?: string;
-    readonly leaseDurationSeconds?: number;
-    readonly acquireTime?: string;
-    readonly renewTime?: string;
-    readonly leaseTransitions?: number;
-  };
-}
-
-const leases = { group: "coordination.k8s.io", version: "v1", plural: "leases" } as const;
-
-/** metav1.MicroTime: RFC 3339 with exactly six fractional digits. */
-function microTime(ms: number): string {
-  return new Date(ms).toISOString().replace(/\.(\d{3})Z$/, ".$1000Z");
-}
-
-/** Timings, as controller-runtime defaults them: 15 s lease, 10 s renew deadline, 2 s retry. */
-export interface LeaderElectionTiming {
-  readonly leaseDurationMs: number;
-  readonly renewDeadlineMs: number;
-  readonly retryPeriodMs: number;
-}
+/** Timings of leader election (the shared Lease timings). */
+export type LeaderElectionTiming = LeaseTiming;
 
 /** controller-runtime's defaults. */
-export const DEFAULT_LEADER_ELECTION: LeaderElectionTiming = {
-  leaseDurationMs: 15_000,
-  renewDeadlineMs: 10_000,
-  retryPeriodMs: 2_000,
-};
+export const DEFAULT_LEADER_ELECTION: LeaderElectionTiming = DEFAULT_LEASE_TIMING;
 
 /** Which Lease, who we are, and what to do on winning or losing. */
 export interface LeaderElectionOptions {
@@ -154,7 +126,7 @@ export class LeaderElector {
     const lease = await this.#read();
     if (!lease) {
       await this.#api.createNamespacedCustomObject({
-        ...leases,
+        ...LEASES,
         namespace,
         body: {
           apiVersion: "coordination.k8s.io/v1",
@@ -172,7 +144,7 @@ export class LeaderElector {
       return true;
     }
     const spec = lease.spec ?? {};
-    const key = `${spec.holderIdentity}|${spec.renewTime}|${lease.metadata.resourceVersion}`;
+    const key = recordOf(lease);
     if (this.#observed?.key !== key) this.#observed = { key, at: this.#clock.now() };
     const ours = spec.holderIdentity === identity;
     const held = Boolean(spec.holderIdentity);
@@ -195,7 +167,7 @@ export class LeaderElector {
   /** Writes with the read resourceVersion: if anyone wrote in between, this fails and we try again later. */
   async #replace(lease: Lease): Promise<void> {
     await this.#api.replaceNamespacedCustomObject({
-      ...leases,
+      ...LEASES,
       namespace: this.#options.namespace,
       name: this.#options.name,
       body: lease,
@@ -205,7 +177,7 @@ export class LeaderElector {
   async #read(): Promise<Lease | undefined> {
     try {
       return (await this.#api.getNamespacedCustomObject({
-        ...leases,
+        ...LEASES,
         namespace: this.#options.namespace,
         name: this.#options.name,
       })) as Lease;

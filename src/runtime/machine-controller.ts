@@ -12,6 +12,7 @@ import type { EngineMetrics } from "./metrics.ts";
 import { Outcome } from "./outcome.ts";
 import { GoneError, type ObjectPart, writeDesired } from "./patch-object.ts";
 import { RecentWrites } from "./recent-writes.ts";
+import type { ShardRing } from "./sharding/shard-ring.ts";
 
 /** How to run one kind. */
 export interface MachineControllerOptions<T extends MachineObject> {
@@ -26,6 +27,8 @@ export interface MachineControllerOptions<T extends MachineObject> {
   readonly observers?: readonly MachineObserver[];
   /** Told after every reconcile that stepped the machine, for progress displays and tests. */
   readonly onReconciled?: (kind: string, key: string, step: AnyStep) => void;
+  /** Sharded mode: work only on the keys the ring gives this replica. */
+  readonly shards?: ShardRing;
 }
 
 /** A step of any kind. */
@@ -67,6 +70,7 @@ export class MachineController<T extends MachineObject> extends KeyedController 
       clock: options.context.clock,
       log: options.context.log,
       ...(options.metrics ? { metrics: options.metrics } : {}),
+      ...(options.shards ? { shards: options.shards } : {}),
     });
     this.#options = options;
     this.#kind = options.kind;
@@ -94,6 +98,15 @@ export class MachineController<T extends MachineObject> extends KeyedController 
         for (const key of related.keys(event.object as never, this.#context)) this.queue.add(key);
       });
     }
+  }
+
+  keys(): Iterable<string> {
+    return this.cache.keys();
+  }
+
+  override shardKeyOf(key: string): string {
+    const object = this.cache.get(key);
+    return (object && this.#kind.shardKey?.(object)) ?? key;
   }
 
   /** Stops reconciling, then waits for the Events already recorded to be written. */

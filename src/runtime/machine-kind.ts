@@ -109,6 +109,12 @@ export interface MachineKind<
    * share a Cluster, so one decides after the other has placed itself; undefined: no such group.
    */
   serialize?(object: T, context: KindContext): string | undefined;
+  /**
+   * Sharded mode: objects with one shard key are owned by one replica (the default is the object's own
+   * namespace/name). Groups that `serialize` orders must share a shard key, and it must not change while
+   * the object can act, so derive it from fields that never change.
+   */
+  shardKey?(object: T): string;
   /** Other things that wake objects (e.g. a reloaded configuration): called once, when the controller starts watching. */
   watch?(context: KindContext, wake: (key: string) => void): void;
   /**

@@ -143,6 +143,37 @@ export class EngineMetrics {
   }
 
   /**
+   * Sharded mode, read on every scrape: the live members of the ring as this replica sees them, and how
+   * many objects of each controller it owns.
+   */
+  countShards(
+    members: () => { readonly self: string; readonly members: readonly string[] },
+    owned: () => ReadonlyArray<{ controller: string; count: number }>,
+  ): void {
+    new Gauge({
+      name: "openmcp_engine_shard_members",
+      help: "Live replicas of the shard ring as this replica sees them (1 per member; self=true for this replica)",
+      labelNames: ["identity", "self"] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        const view = members();
+        for (const identity of view.members) this.set({ identity, self: String(identity === view.self) }, 1);
+      },
+    });
+    new Gauge({
+      name: "openmcp_engine_shard_owned_objects",
+      help: "Objects of each controller that the shard ring gives this replica",
+      labelNames: ["controller"] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const { controller, count } of owned()) this.set({ controller }, count);
+      },
+    });
+  }
+
+  /**
    * Adds the standard process and Node.js metrics (CPU, RSS, heap spaces, GC, event-loop lag, handles:
    * prom-client's default collectors). Once per process: the engine's own `run` turns it on.
    */

@@ -21,6 +21,7 @@ import type { Logger } from "./logger.ts";
 import type { EngineMetrics } from "./metrics.ts";
 import { Outcome } from "./outcome.ts";
 import { GoneError, patchObject, writeDesired } from "./patch-object.ts";
+import type { ShardRing } from "./sharding/shard-ring.ts";
 
 /** How to run the profile controller. */
 export interface ProfileControllerOptions {
@@ -31,6 +32,8 @@ export interface ProfileControllerOptions {
   readonly clock?: Clock;
   readonly log?: Logger;
   readonly metrics?: EngineMetrics;
+  /** Sharded mode: serve only the ProviderConfigs the ring gives this replica. */
+  readonly shards?: ShardRing;
 }
 
 /**
@@ -59,6 +62,10 @@ export class ProfileController extends KeyedController {
       const config = labels[LABELS.providerConfig];
       if (config && labels[LABELS.provider] === this.#options.owner.providerName) this.queue.add(config);
     });
+  }
+
+  keys(): Iterable<string> {
+    return this.#configs.keys();
   }
 
   /** Makes the world match the ProviderConfig `name` (or its absence). */

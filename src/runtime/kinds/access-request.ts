@@ -39,6 +39,17 @@ export const DEFAULT_ACCESS_TIMING = {
 
 const keyOf = (request: AccessRequest) => `${request.metadata.namespace}/${request.metadata.name}`;
 
+/**
+ * Sharded mode: an AccessRequest goes to the replica that owns its Cluster (the Cluster's key), so OIDC
+ * requests on one Cluster stay serialized and a Cluster's access is handled beside it. clusterRef never
+ * changes once set; a request that only names a ClusterRequest moves once, when it learns its Cluster,
+ * before which it has nothing to act on.
+ */
+export function accessRequestShardKey(request: AccessRequest): string {
+  const ref = request.spec.clusterRef;
+  return ref ? `${ref.namespace}/${ref.name}` : keyOf(request);
+}
+
 /** A client for the target cluster with admin rights, or why there is none. */
 async function adminClient(
   cluster: Cluster | undefined,
@@ -115,6 +126,8 @@ export const accessRequestKind: MachineKind<AccessRequest, AccessObservation, Ac
         .map(keyOf);
     }),
   ],
+
+  shardKey: accessRequestShardKey,
 
   // OIDC requests on one Cluster share its trusted issuers: one at a time, so none overwrites another's.
   serialize: (request) =>

@@ -149,6 +149,9 @@ export const clusterRequestKind: MachineKind<ClusterRequest, SchedulingView, Clu
     wake(CACHES.profiles, (_: ClusterProfile, context) => unsettled(context)),
   ],
 
+  // Requests of one purpose may be serialized (below), so one replica owns them all; spec never changes.
+  shardKey: (request) => `purpose:${request.spec.purpose}`,
+
   // Requests of a purpose with a limited tenancyCount decide one after the other: two deciding at once
   // would each see no Cluster with room and both make one. (Exclusive ones never share; an unlimited
   // purpose has one Cluster, whose name makes a second create fail.)

@@ -25,6 +25,9 @@ class Scripted extends KeyedController {
   readonly attempts: number[] = [];
   readonly results: Array<() => Outcome> = [];
   watch(): void {}
+  keys(): string[] {
+    return [];
+  }
   async reconcile(): Promise<Outcome> {
     this.attempts.push(this.clock.now());
     return (this.results.shift() ?? (() => Outcome.awaitChange()))();

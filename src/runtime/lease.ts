@@ -1,0 +1,53 @@
+/** coordination.k8s.io Leases as plain JSON: what leader election and shard membership both write. */
+
+/** A Lease as plain JSON (client-node's typed Lease writes MicroTime with milliseconds, which the API server rejects). */
+export interface Lease {
+  readonly apiVersion: "coordination.k8s.io/v1";
+  readonly kind: "Lease";
+  readonly metadata: {
+    readonly name: string;
+    readonly namespace: string;
+    readonly resourceVersion?: string;
+    readonly labels?: Readonly<Record<string, string>>;
+    readonly annotations?: Readonly<Record<string, string>>;
+  };
+  readonly spec?: {
+    readonly holderIdentity?: string;
+    readonly leaseDurationSeconds?: number;
+    readonly acquireTime?: string;
+    readonly renewTime?: string;
+    readonly leaseTransitions?: number;
+  };
+}
+
+/** The Lease resource, for CustomObjectsApi calls. */
+export const LEASES = { group: "coordination.k8s.io", version: "v1", plural: "leases" } as const;
+
+/** metav1.MicroTime: RFC 3339 with exactly six fractional digits. */
+export function microTime(ms: number): string {
+  return new Date(ms).toISOString().replace(/\.(\d{3})Z$/, ".$1000Z");
+}
+
+/** Timings, as controller-runtime defaults them: 15 s lease, 10 s renew deadline, 2 s retry. */
+export interface LeaseTiming {
+  readonly leaseDurationMs: number;
+  readonly renewDeadlineMs: number;
+  readonly retryPeriodMs: number;
+}
+
+/** controller-runtime's defaults. */
+export const DEFAULT_LEASE_TIMING: LeaseTiming = {
+  leaseDurationMs: 15_000,
+  renewDeadlineMs: 10_000,
+  retryPeriodMs: 2_000,
+};
+
+/**
+ * When a Lease record was last seen to change, by our own clock: a holder is gone once its record has
+ * stayed the same for a whole lease duration as *we* measure it, so clock skew between replicas does not
+ * matter (client-go's rule).
+ */
+export function recordOf(lease: Lease): string {
+  const spec = lease.spec ?? {};
+  return `${spec.holderIdentity}|${spec.renewTime}|${lease.metadata.resourceVersion}`;
+}
