@@ -1,0 +1,121 @@
+/**
+ * Two sharded engines in one process on a real API server: they find each other through their
+ * membership Leases, split the Clusters with no Cluster reconciled by both, and when one stops
+ * gracefully the other takes its Clusters at once. (Separate processes, kill -9 and a partition:
+ * sharding.test.ts.)
+ */
+import { KubeConfig } from "@kubernetes/client-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { LABELS, RESOURCES } from "../../src/api/constants.ts";
+import { SimulatedBackend } from "../../src/providers/simulated.ts";
+import { Engine } from "../../src/runtime/engine.ts";
+import { LEASES, type Lease } from "../../src/runtime/lease.ts";
+import { type ClusterHarness, isReady, startClusterHarness } from "../support/cluster-harness.ts";
+import { eventually } from "../support/eventually.ts";
+
+const TIMING = { leaseDurationMs: 3_000, renewDeadlineMs: 2_000, retryPeriodMs: 500 };
+
+let harness: ClusterHarness;
+const backend = new SimulatedBackend({ provisionDelayMs: 0 });
+/** Which engine reconciled each Cluster. */
+const reconciledBy = new Map<string, Set<string>>();
+const engines = new Map<string, Engine>();
+
+function startEngine(name: string): Engine {
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromFile(harness.controlPlane.kubeconfigPath);
+  const engine = new Engine({
+    kubeConfig,
+    providerName: harness.provider,
+    environment: "test",
+    backend,
+    timing: { pollMs: 100, retryMs: 200, resyncMs: 60_000 },
+    sharding: { namespace: "default", identity: name, timing: TIMING },
+    onReconciled: (kind, key) => {
+      if (kind !== "Cluster") return;
+      const by = reconciledBy.get(key) ?? new Set();
+      by.add(name);
+      reconciledBy.set(key, by);
+    },
+    recordEvents: false,
+  });
+  engines.set(name, engine);
+  return engine;
+}
+
+beforeAll(async () => {
+  harness = await startClusterHarness();
+  await Promise.all(["alpha", "beta"].map((name) => startEngine(name).start()));
+});
+
+afterAll(async () => {
+  for (const engine of engines.values()) await engine.stop();
+  await harness?.stop();
+});
+
+const names = (prefix: string, count: number) => Array.from({ length: count }, (_, i) => `${prefix}-${i}`);
+
+describe("two sharded engines", () => {
+  it("see each other, split 40 Clusters between them with none reconciled by both", async () => {
+    await eventually(
+      () => {
+        for (const engine of engines.values()) {
+          expect(engine.shards?.view.members).toEqual(["alpha", "beta"]);
+          expect(engine.shards?.view.acknowledged).toEqual(["alpha", "beta"]);
+        }
+      },
+      { what: "both engines to acknowledge both", timeoutMs: 15_000 },
+    );
+    for (const name of names("split", 40)) await harness.createCluster(name);
+    for (const name of names("split", 40)) await harness.waitFor(name, isReady, 60_000);
+
+    const byEngine = new Map<string, number>();
+    for (const name of names("split", 40)) {
+      const by = [...(reconciledBy.get(`${harness.namespace}/${name}`) ?? [])];
+      expect(by, `engines that reconciled ${name}`).toHaveLength(1);
+      byEngine.set(by[0] as string, (byEngine.get(by[0] as string) ?? 0) + 1);
+      // The one that reconciled it is the one the ring gives it to.
+      expect(engines.get(by[0] as string)?.shards?.ownerOf(`${harness.namespace}/${name}`)).toBe(by[0]);
+    }
+    expect([...byEngine.keys()].sort()).toEqual(["alpha", "beta"]);
+    // Each replica's /metrics says how many it owns; together they own all 40.
+    let owned = 0;
+    for (const engine of engines.values()) {
+      const text = await engine.metrics.registry.metrics();
+      const line = text
+        .split("\n")
+        .find((l) => l.startsWith('openmcp_engine_shard_owned_objects{controller="cluster"}'));
+      owned += Number(line?.split(" ").at(-1));
+      expect(text).toContain('openmcp_engine_shard_members{identity="alpha"');
+      expect(text).toContain('openmcp_engine_shard_members{identity="beta"');
+    }
+    expect(owned).toBe(40);
+  }, 90_000);
+
+  it("hand a stopped engine's Clusters to the other at once, without waiting for its Lease to expire", async () => {
+    const beta = engines.get("beta") as Engine;
+    const betas = names("split", 40).filter(
+      (name) => beta.shards?.ownerOf(`${harness.namespace}/${name}`) === "beta",
+    );
+    expect(betas.length).toBeGreaterThan(0);
+    await beta.stop();
+    engines.delete("beta");
+    // Released, not left to expire: its Lease is gone, so alpha need not wait a lease duration.
+    const leases = (await harness.custom.listNamespacedCustomObject({
+      ...LEASES,
+      namespace: "default",
+      labelSelector: `${LABELS.shardRing}=${harness.provider}`,
+    })) as { items: Lease[] };
+    expect(leases.items.map((lease) => lease.spec?.holderIdentity)).toEqual(["alpha"]);
+    // Deleting one of beta's Clusters: alpha has to take it over to remove our finalizer.
+    const victim = betas[0] as string;
+    await harness.custom.deleteNamespacedCustomObject({
+      ...RESOURCES.Cluster,
+      namespace: harness.namespace,
+      name: victim,
+    });
+    await harness.waitFor(victim, (cluster) => cluster === undefined, 30_000);
+    expect(reconciledBy.get(`${harness.namespace}/${victim}`)).toEqual(new Set(["alpha", "beta"]));
+    expect(engines.get("alpha")?.shards?.view.members).toEqual(["alpha"]);
+  }, 60_000);
+});
