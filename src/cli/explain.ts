@@ -10,11 +10,15 @@ import {
 } from "@kubernetes/client-node";
 import type { AnyStateMachine } from "xstate";
 import type { Condition, ObjectMeta } from "../api/common.ts";
+import { LABELS } from "../api/constants.ts";
 import { errorMessage } from "../api/error-message.ts";
 import { rfc3339 } from "../machines/shared/rfc3339.ts";
 import { MACHINE_KINDS } from "../runtime/kinds/registry.ts";
+import { LEASES, type Lease } from "../runtime/lease.ts";
 import { loadKubeConfig } from "../runtime/load-kubeconfig.ts";
 import type { Explanation, MachineKind, MachineObject, ObjectReader } from "../runtime/machine-kind.ts";
+import { liveMembersAt } from "../runtime/sharding/membership.ts";
+import { ownerOf } from "../runtime/sharding/rendezvous.ts";
 import { statechartOf } from "../statecharts/graph.ts";
 import { parseInteger } from "./flags.ts";
 import { UsageError } from "./usage-error.ts";
@@ -72,6 +76,11 @@ export interface ExplainReport {
   readonly exits: readonly ExplainedExit[];
   readonly conditions: readonly Condition[];
   readonly events: readonly ExplainedEvent[];
+  /**
+   * Sharded mode: the live replica that owns the object and how many are live; "unknown" if the
+   * membership Leases could not be read; absent when its provider runs unsharded.
+   */
+  readonly replica?: { readonly owner: string | undefined; readonly live: number } | "unknown";
 }
 
 /** Runs `explain` with its arguments; writes the report with `write`. */
@@ -148,6 +157,8 @@ export async function explainReport(
     throw new ExplainError(`could not read ${kind} ${namespace}/${name}: ${errorMessage(error)}`);
   }
   const explanation = await descriptor.explain(object as MachineObject, readerFor(custom));
+  const shardKey = descriptor.shardKey?.(object as MachineObject) ?? `${namespace}/${name}`;
+  const replica = await replicaOf(custom, object.metadata.labels?.[LABELS.provider], shardKey);
   return {
     kind,
     namespace,
@@ -157,7 +168,30 @@ export async function explainReport(
     exits: explanation.state === undefined ? [] : exitsOf(machine, guardPhrases, explanation.state),
     conditions: object.status?.conditions ?? [],
     events: await readEvents(kubeConfig, namespace, object.metadata.uid ?? "", eventCount),
+    ...(replica ? { replica } : {}),
   };
+}
+
+/** Which live replica of the provider's shard ring owns `shardKey` (by the membership Leases, wall clock). */
+async function replicaOf(
+  custom: CustomObjectsApi,
+  provider: string | undefined,
+  shardKey: string,
+): Promise<ExplainReport["replica"]> {
+  if (!provider) return undefined;
+  let leases: Lease[];
+  try {
+    const list = (await custom.listClusterCustomObject({
+      ...LEASES,
+      labelSelector: `${LABELS.shardRing}=${provider}`,
+    })) as { items: Lease[] };
+    leases = list.items;
+  } catch {
+    return "unknown"; // e.g. no right to list Leases: say so rather than guess
+  }
+  if (leases.length === 0) return undefined;
+  const live = liveMembersAt(leases, Date.now());
+  return { owner: ownerOf(shardKey, live), live: live.length };
 }
 
 /** Why `explain` could not read what it explains; the message says what to do. */
@@ -243,6 +277,12 @@ export function formatReport(report: ExplainReport): string {
       explanation.phase ? `  (phase ${explanation.phase})` : ""
     }`,
   );
+  if (report.replica === "unknown")
+    lines.push("Replica:      unknown (could not list the membership Leases)");
+  else if (report.replica)
+    lines.push(
+      `Replica:      ${report.replica.owner ?? "none live"}  (sharded: ${report.replica.live} live replica${report.replica.live === 1 ? "" : "s"})`,
+    );
   lines.push(...labelled("Why:", explanation.why));
   lines.push(...labelled("Waiting for:", explanation.waitingFor));
   if (report.exits.length > 0) {

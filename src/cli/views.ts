@@ -138,6 +138,7 @@ export async function startViews(flags: ViewFlags, options: StartViewsOptions): 
     inspectorUrl: inspectorServer?.pageUrl,
     liveViewUrl: liveViewServer?.url,
     attach: (engine) => {
+      if (engine.shards) liveView?.setReplica(engine.shards.identity);
       for (const [kind, controller] of engine.machines) liveView?.watch(kind, controller.cache);
     },
     close: async () => {

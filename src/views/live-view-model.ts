@@ -31,6 +31,8 @@ export interface LiveResource {
   readonly conditions: readonly Condition[];
   /** Oldest first, at most {@link LiveViewOptions.maxTransitions}. */
   readonly transitions: readonly LiveTransition[];
+  /** Sharded mode: the replica that owns it and works on it (this process; each replica shows its own share). */
+  readonly replica?: string;
 }
 
 /** A change the page must draw. */
@@ -84,9 +86,16 @@ export class LiveViewModel implements MachineObserver {
   readonly #machines = new Map<string, AnyStateMachine>();
   readonly #listeners = new Set<(change: LiveViewChange) => void>();
   readonly #removed = new Tombstones();
+  /** Sharded mode: this replica's identity, shown on every resource it steps. */
+  #replica: string | undefined;
 
   constructor(options: LiveViewOptions = {}) {
     this.#max = options.maxTransitions ?? 20;
+  }
+
+  /** Sharded mode: names this replica as the owner of every resource it shows. */
+  setReplica(identity: string): void {
+    this.#replica = identity;
   }
 
   /** Follows the objects of `kind` in `source`: conditions, phase and stored state of resources already shown. */
@@ -123,6 +132,7 @@ export class LiveViewModel implements MachineObserver {
           phase: undefined,
           conditions: [],
           transitions: [],
+          ...(this.#replica ? { replica: this.#replica } : {}),
         },
         source,
         sent: "",

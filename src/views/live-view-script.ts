@@ -363,6 +363,8 @@ function renderDetail() {
   detail.parts.phase.textContent = resource.phase || "no phase";
   detail.parts.phase.className = "badge phase-" + (resource.phase || "none");
   detail.parts.facts.replaceChildren(
+    ...(resource.replica ? [element("p", { class: "replica" },
+      "Owned by replica " + resource.replica + " (sharded: each replica's view shows its own share)")] : []),
     element("h3", {}, "Conditions"), conditionsTable(resource),
     element("h3", {}, "Recent transitions"), transitionsList(resource));
   if (detail.svg) highlight(detail.svg, resource);

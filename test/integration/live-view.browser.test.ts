@@ -34,7 +34,10 @@ beforeAll(async () => {
     backend: new SimulatedBackend({ provisionDelayMs: 2_000 }),
     timing: { pollMs: 200, retryMs: 500, resyncMs: 60_000 },
     observers: [view],
+    // Sharded (a ring of one), so the page names the replica that owns what it shows.
+    sharding: { namespace: "default", identity: "replica-a" },
   });
+  view.setReplica("replica-a");
   view.watch("Cluster", engine.informers.clusters);
   await engine.start();
 });
@@ -88,6 +91,7 @@ describe("the live view in headless Chromium", () => {
     expect(
       await detail.locator('path.transition.last[data-source="provisioning"][data-target="ready"]').count(),
     ).toBe(1);
+    expect(await detail.locator("p.replica").textContent()).toContain("Owned by replica replica-a");
     // Conditions from the object, transitions from the runtime.
     const readyRow = detail.locator('tr[data-condition="ClusterReady"]');
     await eventually(async () => expect(await readyRow.locator("td").nth(1).textContent()).toBe("True"), {

@@ -7,6 +7,7 @@
 import { KubeConfig } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LABELS, RESOURCES } from "../../src/api/constants.ts";
+import { explainReport, formatReport } from "../../src/cli/explain.ts";
 import { SimulatedBackend } from "../../src/providers/simulated.ts";
 import { Engine } from "../../src/runtime/engine.ts";
 import { LEASES, type Lease } from "../../src/runtime/lease.ts";
@@ -90,6 +91,17 @@ describe("two sharded engines", () => {
       expect(text).toContain('openmcp_engine_shard_members{identity="beta"');
     }
     expect(owned).toBe(40);
+
+    // `explain` names the owner from the membership Leases alone.
+    const report = await explainReport(
+      harness.controlPlane.kubeConfig,
+      "Cluster",
+      harness.namespace,
+      "split-0",
+    );
+    const owner = engines.get("alpha")?.shards?.ownerOf(`${harness.namespace}/split-0`);
+    expect(report.replica).toEqual({ owner, live: 2 });
+    expect(formatReport(report)).toContain(`Replica:      ${owner}  (sharded: 2 live replicas)`);
   }, 90_000);
 
   it("hand a stopped engine's Clusters to the other at once, without waiting for its Lease to expire", async () => {

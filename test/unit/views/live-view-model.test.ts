@@ -85,6 +85,16 @@ describe("the live view model", () => {
     expect(changes).toHaveLength(1);
   });
 
+  it("names the replica that owns a resource in sharded mode, and none otherwise", () => {
+    const plain = setUp();
+    plain.model.stepped(step("pending", "provisioning"));
+    expect(plain.model.resources()[0]?.replica).toBeUndefined();
+    const sharded = setUp();
+    sharded.model.setReplica("engine-0_1a2b3c4d");
+    sharded.model.stepped(step("pending", "provisioning"));
+    expect(sharded.model.resources()[0]?.replica).toBe("engine-0_1a2b3c4d");
+  });
+
   it("takes conditions and phase from the cache and tells listeners only about real changes", () => {
     const { source, model, changes } = setUp();
     source.emit("upsert", object("pending", "False")); // not shown yet: no step
