@@ -3,7 +3,8 @@
  * demand (through the V8 inspector, as a heap snapshot tool would) so that retained heap can be told from
  * heap V8 merely keeps, and an early exit reported instead of waited on forever.
  */
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import { freePorts } from "../src/controlplane/free-ports.ts";
 
@@ -32,6 +33,19 @@ export function sum(text: string, name: string, match: (labels: string) => boole
     if (match(labels)) total += Number(line.split(" ").at(-1));
   }
   return total;
+}
+
+const clockTicks = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;
+
+/** CPU seconds (user + system) the processes have used so far, from /proc. */
+export function cpuSeconds(pids: readonly number[]): number {
+  let ticks = 0;
+  for (const pid of pids) {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    ticks += Number(fields[11]) + Number(fields[12]); // utime, stime (fields 14 and 15 of stat)
+  }
+  return ticks / clockTicks;
 }
 
 /** Starts `node <entry> run <args>` with `nodeOptions`, and waits until its /metrics answers. */

@@ -23,7 +23,7 @@ import { startControlPlane } from "../src/controlplane/control-plane.ts";
 import { reuseConnections } from "../src/runtime/connection-reuse.ts";
 import { installingCrds } from "../src/runtime/install-crds.ts";
 import { clusterBody, minimalClusterWrites, pool } from "./bench-clusters.ts";
-import { sample, startEngineProcess, sum } from "./engine-process.ts";
+import { cpuSeconds, sample, startEngineProcess, sum } from "./engine-process.ts";
 
 const { values } = parseArgs({
   options: {
@@ -55,19 +55,6 @@ function libraryFloor(nodeOptions: string): { rss: number; heapUsed: number } {
     encoding: "utf8",
   });
   return JSON.parse(out) as { rss: number; heapUsed: number };
-}
-
-const clockTicks = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;
-
-/** CPU seconds (user + system) the processes have used so far, from /proc. */
-function cpuSeconds(pids: readonly number[]): number {
-  let ticks = 0;
-  for (const pid of pids) {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    ticks += Number(fields[11]) + Number(fields[12]); // utime, stime (fields 14 and 15 of stat)
-  }
-  return ticks / clockTicks;
 }
 
 const mb = (bytes: number | undefined) =>

@@ -3,7 +3,7 @@ import type { Clock } from "./clock.ts";
 import { apiStatusOf, errorMessage, type Logger } from "./logger.ts";
 import type { EngineMetrics } from "./metrics.ts";
 import { ConflictError } from "./patch-object.ts";
-import { WorkQueue } from "./work-queue.ts";
+import { WorkQueue, type WorkQueueOptions } from "./work-queue.ts";
 
 /** What a controller's queue needs. */
 export interface ControllerQueueProps {
@@ -13,6 +13,8 @@ export interface ControllerQueueProps {
   readonly clock: Clock;
   readonly log: Logger;
   readonly metrics?: EngineMetrics;
+  /** See {@link WorkQueueOptions.admits}. */
+  readonly admits?: (key: string) => boolean;
 }
 
 /**
@@ -23,6 +25,7 @@ export function controllerQueue(props: ControllerQueueProps): WorkQueue {
   const queue: WorkQueue = new WorkQueue({
     ...(props.concurrency === undefined ? {} : { concurrency: props.concurrency }),
     clock: props.clock,
+    ...(props.admits ? { admits: props.admits } : {}),
     ...(props.metrics
       ? {
           observer: props.metrics.queueObserver(

@@ -45,6 +45,8 @@ export abstract class KeyedController implements Controller {
       log: this.log,
       ...(props.concurrency === undefined ? {} : { concurrency: props.concurrency }),
       ...(props.metrics ? { metrics: props.metrics } : {}),
+      // Sharded: another replica's keys are not even queued (nor counted as reconciles).
+      ...(props.shards ? { admits: (key: string) => this.#mayWork(key) } : {}),
     });
   }
 
@@ -67,19 +69,19 @@ export abstract class KeyedController implements Controller {
       this.queue.start((key) => this.#reconcileOrWait(key));
       return;
     }
-    // Keys that became ours (a peer left, or acknowledged us) are queued again; others' keys are dropped
-    // when they come off the queue, and the ring hands them back if they become ours.
+    // Keys that became ours (a peer left, or acknowledged us) are queued again; others' keys are refused
+    // by the queue (when added and when taken), and the ring hands them back if they become ours.
     shards.onChange((before, after) => {
       for (const key of this.keys()) {
         const shardKey = this.shardKeyOf(key);
         if (!mayWork(before, shardKey) && mayWork(after, shardKey)) this.queue.add(key);
       }
     });
-    this.queue.start(async (key) => {
-      const shardKey = this.shardKeyOf(key);
-      if (!shards.mayWork(shardKey)) return Outcome.awaitChange();
-      return shards.track(shardKey, () => this.#reconcileOrWait(key));
-    });
+    this.queue.start((key) => shards.track(this.shardKeyOf(key), () => this.#reconcileOrWait(key)));
+  }
+
+  #mayWork(key: string): boolean {
+    return this.shards?.mayWork(this.shardKeyOf(key)) ?? true;
   }
 
   /** How many of the controller's keys the ring gives this replica (for metrics). */

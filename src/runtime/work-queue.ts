@@ -42,6 +42,12 @@ export interface WorkQueueOptions {
   /** Told about every failed reconcile (for logs, Events and metrics); must not throw. */
   readonly onError?: (key: string, error: unknown, retryInMs: number | undefined) => void;
   readonly observer?: WorkQueueObserver;
+  /**
+   * Whether a key is this queue's to process now (sharded mode: the replica owns it); asked when it is
+   * added and again when it comes off the queue. A key refused is forgotten: whoever refused it adds it
+   * again when that changes.
+   */
+  readonly admits?: (key: string) => boolean;
 }
 
 /**
@@ -59,6 +65,7 @@ export class WorkQueue {
   readonly #clock: Clock;
   readonly #onError: NonNullable<WorkQueueOptions["onError"]>;
   readonly #observer: WorkQueueObserver | undefined;
+  readonly #admits: (key: string) => boolean;
   /** When each waiting key was queued, for the time-in-queue metric. */
   readonly #queuedAt = new Map<string, number>();
   readonly #fifo: string[] = [];
@@ -78,6 +85,7 @@ export class WorkQueue {
     this.#clock = options.clock ?? systemClock;
     this.#onError = options.onError ?? (() => {});
     this.#observer = options.observer;
+    this.#admits = options.admits ?? (() => true);
   }
 
   /** Keys waiting to be processed now (not counting delayed or in-flight ones). */
@@ -103,7 +111,7 @@ export class WorkQueue {
 
   /** Asks for `key` to be processed as soon as a worker is free. */
   add(key: string): void {
-    if (this.#shuttingDown) return;
+    if (this.#shuttingDown || !this.#admits(key)) return;
     this.#observer?.added();
     if (this.#processing.has(key)) {
       this.#dirty.add(key);
@@ -160,6 +168,10 @@ export class WorkQueue {
     while (this.#processing.size < this.#concurrency && this.#fifo.length > 0) {
       const key = this.#fifo.shift() as string;
       this.#waiting.delete(key);
+      if (!this.#admits(key)) {
+        this.#queuedAt.delete(key);
+        continue;
+      }
       this.#processing.set(key, this.#clock.now());
       this.#observer?.started(this.#clock.now() - (this.#queuedAt.get(key) ?? this.#clock.now()));
       this.#queuedAt.delete(key);

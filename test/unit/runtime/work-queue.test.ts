@@ -62,6 +62,29 @@ describe("WorkQueue", () => {
     expect(seen).toEqual(["a", "b"]);
   });
 
+  it("processes only the keys it admits, asked both when a key is added and when it is taken", async () => {
+    const ours = new Set(["a", "b", "c"]);
+    const queue = new WorkQueue({ clock: new FakeClock(), admits: (key) => ours.has(key) });
+    const seen: string[] = [];
+    queue.add("a");
+    queue.add("x"); // never ours: not even queued
+    queue.add("b");
+    queue.add("c");
+    expect(queue.depth).toBe(3);
+    ours.delete("b"); // handed to another replica while waiting
+    queue.start(async (key) => {
+      seen.push(key);
+      return Outcome.awaitChange();
+    });
+    await settle();
+    expect(seen).toEqual(["a", "c"]);
+    expect(queue.depth).toBe(0);
+    ours.add("b"); // handed back: whoever refused it adds it again
+    queue.add("b");
+    await settle();
+    expect(seen).toEqual(["a", "c", "b"]);
+  });
+
   it("never runs two workers on one key, and reruns a key changed during its reconcile", async () => {
     const { calls, handler } = controllableHandler();
     const queue = new WorkQueue({ concurrency: 4, clock: new FakeClock() });
