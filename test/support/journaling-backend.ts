@@ -10,8 +10,8 @@
  *
  * Journal: JSON lines, appended synchronously, so whatever was written survives a kill -9 right after.
  * One line when a call begins (a {@link BackendCall} without `end`) and one when it ends (the same with
- * `end`, `ok` and maybe `error`); `call` pairs them. A call whose process was killed during it has only
- * its first line. Give each replica a file of its own (lines of several processes never interleave) and
+ * `end`, `endSeq`, `ok` and maybe `error`); `pid` and `startSeq` pair them. A call whose process was
+ * killed during it has only its first line. Give each replica a file of its own (lines of several processes never interleave) and
  * read them together with {@link readJournals}.
  */
 import { appendFileSync, mkdirSync, readFileSync } from "node:fs";
@@ -25,8 +25,8 @@ import { createBackend as createSimulatedBackend } from "../../src/providers/sim
 export interface BackendCall {
   /** `--backend-option replica=…` of the process that made the call. */
   readonly replica: string;
-  /** `<pid>.<n>`: the call's number in its process; pairs its two lines. */
-  readonly call: string;
+  /** The process that made it (a replica started again under its name is another process). */
+  readonly pid: number;
   /** The ClusterBackend method, e.g. `create`. */
   readonly method: string;
   /**
@@ -41,6 +41,12 @@ export interface BackendCall {
   readonly start: number;
   /** Absent while the call runs, and for ever if its process was killed during it. */
   readonly end?: number;
+  /**
+   * The numbers of the call's start and end lines among all its process's lines: they order one
+   * process's calls exactly where their milliseconds tie (a call that ends and the next that begins).
+   */
+  readonly startSeq: number;
+  readonly endSeq?: number;
   /** Whether it returned (true) or threw (false); absent with `end`. */
   readonly ok?: boolean;
   /** The message it threw. */
@@ -91,23 +97,25 @@ interface JournalWriter {
 /** Appends a line to `file` when a call begins and one when it ends. */
 function journalWriter(file: string, replica: string, clock: Clock): JournalWriter {
   mkdirSync(dirname(file), { recursive: true });
-  let calls = 0;
+  let lines = 0;
   const append = (line: BackendCall) => appendFileSync(file, `${JSON.stringify(line)}\n`);
   /** Journals the start; returns what journals the end. */
   const begin = (method: string, target: ClusterTarget | undefined) => {
     const began: BackendCall = {
       replica,
-      call: `${process.pid}.${++calls}`,
+      pid: process.pid,
       method,
       cluster: target?.uid ?? null,
       ...(target ? { clusterName: `${target.namespace}/${target.name}` } : {}),
       start: clock.now(),
+      startSeq: ++lines,
     };
     append(began);
     return (failure?: { error: unknown }) =>
       append({
         ...began,
         end: clock.now(),
+        endSeq: ++lines,
         ok: failure === undefined,
         ...(failure ? { error: messageOf(failure.error) } : {}),
       });
@@ -148,11 +156,11 @@ export function readJournals(paths: readonly string[]): BackendCall[] {
   for (const path of paths) {
     for (const line of completeLines(path)) {
       const call = JSON.parse(line) as BackendCall;
-      const key = `${call.replica}/${call.call}`;
+      const key = `${call.replica}/${call.pid}/${call.startSeq}`;
       if (call.end !== undefined || !calls.has(key)) calls.set(key, call);
     }
   }
-  return [...calls.values()].sort((a, b) => a.start - b.start);
+  return [...calls.values()].sort((a, b) => a.start - b.start || a.pid - b.pid || a.startSeq - b.startSeq);
 }
 
 function messageOf(error: unknown): string {

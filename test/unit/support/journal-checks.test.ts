@@ -3,22 +3,35 @@ import { describe, expect, it } from "vitest";
 import { createsPerCluster, overlappingCalls } from "../../support/journal-checks.ts";
 import type { BackendCall } from "../../support/journaling-backend.ts";
 
-let calls = 0;
+let lines = 0;
 
-/** A call of `replica` about `cluster` (a uid) from `start` to `end`; no `end`: it never ended. */
+/** Where and when a hand-made call ran; its process and line numbers are made up unless given. */
+interface Span {
+  readonly start: number;
+  /** Absent: the call never ended. */
+  readonly end?: number;
+  readonly pid?: number;
+  readonly startSeq?: number;
+  readonly endSeq?: number;
+}
+
+/** A call of `replica` about `cluster` (a uid) during `span`; by default each replica is one process. */
 function aCall(
   replica: string,
   cluster: string | null,
-  span: { start: number; end?: number },
+  span: Span,
   props: Partial<Pick<BackendCall, "method" | "ok">> = {},
 ): BackendCall {
   return {
     replica,
-    call: `1.${++calls}`,
+    pid: span.pid ?? Number(replica.replace(/\D/g, "")),
     method: props.method ?? "observe",
     cluster,
     start: span.start,
-    ...(span.end === undefined ? {} : { end: span.end, ok: props.ok ?? true }),
+    startSeq: span.startSeq ?? ++lines,
+    ...(span.end === undefined
+      ? {}
+      : { end: span.end, endSeq: span.endSeq ?? ++lines, ok: props.ok ?? true }),
   };
 }
 
@@ -58,11 +71,38 @@ describe("overlappingCalls", () => {
     expect(overlappingCalls(journal)).toEqual([]);
   });
 
+  it("reports calls of one replica against each other only when asked (one engine's own calls)", () => {
+    const observing = aCall("r1", "a", { start: 100, end: 300, startSeq: 1, endSeq: 3 });
+    const creating = aCall("r1", "a", { start: 200, end: 400, startSeq: 2, endSeq: 4 }, { method: "create" });
+    expect(overlappingCalls([observing, creating])).toEqual([]);
+    expect(overlappingCalls([observing, creating], { sameReplica: true })).toEqual([
+      { cluster: "a", first: observing, second: creating },
+    ]);
+  });
+
+  it("orders one process's own calls by its journal lines where their milliseconds tie", () => {
+    const created = aCall("r1", "a", { start: 100, end: 116, startSeq: 1, endSeq: 2 }, { method: "create" });
+    const thenObserved = aCall("r1", "a", { start: 116, end: 116, startSeq: 3, endSeq: 4 });
+    expect(overlappingCalls([created, thenObserved], { sameReplica: true })).toEqual([]);
+
+    const creating = aCall("r1", "a", { start: 116, end: 116, startSeq: 5, endSeq: 7 }, { method: "create" });
+    const observedMeanwhile = aCall("r1", "a", { start: 116, end: 116, startSeq: 6, endSeq: 8 });
+    expect(overlappingCalls([creating, observedMeanwhile], { sameReplica: true })).toEqual([
+      { cluster: "a", first: creating, second: observedMeanwhile },
+    ]);
+  });
+
+  it("compares a replica started again under its name (another process) with its former self by time", () => {
+    const beforeRestart = aCall("r1", "a", { start: 100, end: 200, pid: 1, startSeq: 1, endSeq: 2 });
+    const afterRestart = aCall("r1", "a", { start: 200, end: 300, pid: 2, startSeq: 1, endSeq: 2 });
+    expect(overlappingCalls([beforeRestart, afterRestart], { sameReplica: true })).toHaveLength(1);
+  });
+
   it("lets a call cut off by a kill last until the kill, not beyond", () => {
     const cutOff = aCall("r1", "a", { start: 100 }, { method: "create" });
     const duringIt = aCall("r2", "a", { start: 400, end: 450 });
     const afterTheKill = aCall("r2", "a", { start: 600, end: 700 });
-    expect(overlappingCalls([cutOff, duringIt, afterTheKill], { r1: 500 })).toEqual([
+    expect(overlappingCalls([cutOff, duringIt, afterTheKill], { killedAt: { r1: 500 } })).toEqual([
       { cluster: "a", first: cutOff, second: duringIt },
     ]);
   });
@@ -72,7 +112,7 @@ describe("overlappingCalls", () => {
     const muchLater = aCall("r2", "a", { start: 1_000_000, end: 1_000_001 });
     expect(overlappingCalls([running, muchLater])).toHaveLength(1);
     // r1 was killed at 50, then started again under its name: this open call is the new process's.
-    expect(overlappingCalls([running, muchLater], { r1: 50 })).toHaveLength(1);
+    expect(overlappingCalls([running, muchLater], { killedAt: { r1: 50 } })).toHaveLength(1);
   });
 });
 

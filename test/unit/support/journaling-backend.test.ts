@@ -54,16 +54,23 @@ describe("the journaling backend", () => {
     expect(readJournals([journal])).toEqual([
       {
         replica: "r1",
-        call: expect.stringMatching(/^\d+\.\d+$/),
+        pid: process.pid,
         method: "create",
         cluster: target.uid,
         clusterName: "tenant/c",
         start: expect.any(Number),
+        startSeq: 1,
       },
     ]);
     await creating;
     const [created] = readJournals([journal]);
-    expect(created).toMatchObject({ method: "create", cluster: target.uid, ok: true });
+    expect(created).toMatchObject({
+      method: "create",
+      cluster: target.uid,
+      ok: true,
+      startSeq: 1,
+      endSeq: 2,
+    });
     expect(created?.end).toBeGreaterThanOrEqual(created?.start ?? Number.NaN);
   });
 
@@ -119,32 +126,28 @@ describe("the journaling backend", () => {
 
 describe("readJournals", () => {
   const line = (call: BackendCall) => `${JSON.stringify(call)}\n`;
-  const began = (replica: string, call: string, start: number): BackendCall => ({
+  const began = (replica: string, pid: number, startSeq: number, start: number): BackendCall => ({
     replica,
-    call,
+    pid,
     method: "create",
     cluster: "a",
     start,
+    startSeq,
   });
 
   it("merges the replicas' files in order of start, each call once with its end if it has one", () => {
     const r1 = join(folder, "r1.jsonl");
     const r2 = join(folder, "r2.jsonl");
-    writeFileSync(
-      r1,
-      line(began("r1", "7.1", 100)) + line({ ...began("r1", "7.1", 100), end: 150, ok: true }),
-    );
-    writeFileSync(r2, line(began("r2", "7.1", 120))); // the same call number in another process: another call
-    expect(readJournals([r1, r2])).toEqual([
-      { ...began("r1", "7.1", 100), end: 150, ok: true },
-      began("r2", "7.1", 120),
-    ]);
+    const ended = { ...began("r1", 7, 1, 100), end: 150, endSeq: 2, ok: true };
+    writeFileSync(r1, line(began("r1", 7, 1, 100)) + line(ended));
+    writeFileSync(r2, line(began("r2", 7, 1, 120))); // the same pid and line in another replica: another call
+    expect(readJournals([r1, r2])).toEqual([ended, began("r2", 7, 1, 120)]);
   });
 
   it("leaves out a last line torn by a kill, and reads a missing file as no calls", () => {
     const torn = join(folder, "torn.jsonl");
-    writeFileSync(torn, line(began("r1", "8.1", 100)));
-    appendFileSync(torn, line(began("r1", "8.2", 200)).slice(0, 30));
-    expect(readJournals([torn, join(folder, "never-started.jsonl")])).toEqual([began("r1", "8.1", 100)]);
+    writeFileSync(torn, line(began("r1", 8, 1, 100)));
+    appendFileSync(torn, line(began("r1", 8, 2, 200)).slice(0, 30));
+    expect(readJournals([torn, join(folder, "never-started.jsonl")])).toEqual([began("r1", 8, 1, 100)]);
   });
 });
