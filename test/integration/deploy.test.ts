@@ -296,7 +296,7 @@ describe("the sharded overlay (deploy/sharded, rendered by kustomize as kubectl 
     const [baseContainer] = deploymentIn(rendered).spec.template.spec.containers;
     expect(deployment.spec.replicas).toBe(3);
     expect(container?.args).toContain("--sharding");
-    // --no-leader-elect, not merely no --leader-elect: $POD_NAMESPACE alone turns leader election on.
+    // run refuses --leader-elect beside --sharding; --no-leader-elect says so whatever $POD_NAMESPACE implies.
     expect(container?.args).toContain("--no-leader-elect");
     expect(container?.args).not.toContain("--leader-elect");
     expect(container?.env).toContainEqual(expect.objectContaining({ name: "POD_NAMESPACE" }));
