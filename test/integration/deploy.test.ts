@@ -4,6 +4,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
+  CoordinationV1Api,
   CoreV1Api,
   CustomObjectsApi,
   KubeConfig,
@@ -11,6 +12,9 @@ import {
   KubernetesObjectApi,
   loadAllYaml,
   PatchStrategy,
+  type V1Lease,
+  V1MicroTime,
+  Watch,
 } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import type { Cluster } from "../../src/api/cluster.ts";
@@ -28,6 +32,7 @@ import { Engine } from "../../src/runtime/engine.ts";
 import { installCrds } from "../../src/runtime/install-crds.ts";
 import { aCluster, anAccessRequest, aProviderConfig } from "../support/builders.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
+import { renderKustomization } from "../support/kustomize.ts";
 import { startEngineCli } from "../support/processes.ts";
 
 const root = join(import.meta.dirname, "..", "..");
@@ -58,10 +63,15 @@ afterAll(async () => {
 const apply = (object: KubernetesObject, dryRun?: "All") =>
   objects.patch(object, undefined, dryRun, "deploy-test", true, PatchStrategy.ServerSideApply);
 
-/** Applies the base's RBAC and returns access as the controller's ServiceAccount (a client and a kubeconfig file). */
-async function asTheController() {
-  for (const object of manifests(base).filter((o) => o.kind !== "Deployment" && o.kind !== "Service"))
-    await apply(object);
+/**
+ * Applies the RBAC of `objects` (default: the base's files) and returns access as the controller's
+ * ServiceAccount (a client and a kubeconfig file).
+ */
+async function asTheController(objects: readonly KubernetesObject[] = manifests(base)) {
+  const needed = objects.filter(
+    (o) => o.kind !== "Deployment" && o.kind !== "Service" && o.kind !== "CustomResourceDefinition",
+  );
+  for (const object of needed) await apply(object);
   const core = controlPlane.kubeConfig.makeApiClient(CoreV1Api);
   const token = (
     await core.createNamespacedServiceAccountToken({
@@ -89,35 +99,59 @@ async function asTheController() {
   return { asController, folder, kubeconfigFile };
 }
 
+/** Every rule of the Roles and ClusterRoles among `objects`. */
+function rulesOf(objects: readonly KubernetesObject[]): Array<Record<string, string[]>> {
+  return objects
+    .filter((o) => o.kind === "ClusterRole" || o.kind === "Role")
+    .flatMap((o) => (o as unknown as { rules: Array<Record<string, string[]>> }).rules);
+}
+
+function expectNoWildcards(rules: ReturnType<typeof rulesOf>): void {
+  for (const rule of rules) {
+    for (const field of ["verbs", "resources", "apiGroups", "resourceNames"]) {
+      expect(rule[field] ?? [], `${field} of ${JSON.stringify(rule)}`).not.toContain("*");
+    }
+  }
+}
+
+/** Applies every object with a server-side dry run, the Namespaces and CRDs for real first (later objects need them). */
+async function expectToApplyCleanly(objects: readonly KubernetesObject[]): Promise<void> {
+  for (const object of objects.filter(
+    (o) => o.kind === "Namespace" || o.kind === "CustomResourceDefinition",
+  )) {
+    await apply(object);
+  }
+  for (const object of objects) await apply(object, "All");
+}
+
+/** The Deployment's fields these tests read. */
+interface EngineDeployment {
+  spec: {
+    replicas: number;
+    template: {
+      spec: { securityContext: object; containers: Array<Record<string, unknown> & { args: string[] }> };
+    };
+  };
+}
+
+const deploymentIn = (objects: readonly KubernetesObject[]) =>
+  objects.find((o) => o.kind === "Deployment") as unknown as EngineDeployment;
+
 describe("the deployment manifests", () => {
   const all = [...manifests(join(root, "crds")), ...manifests(base)];
 
   it("grant no wildcard verb, resource or group", () => {
-    const rules = all
-      .filter((o) => o.kind === "ClusterRole" || o.kind === "Role")
-      .flatMap((o) => (o as unknown as { rules: Array<Record<string, string[]>> }).rules);
+    const rules = rulesOf(all);
     expect(rules.length).toBeGreaterThan(5);
-    for (const rule of rules) {
-      for (const field of ["verbs", "resources", "apiGroups", "resourceNames"]) {
-        expect(rule[field] ?? [], `${field} of ${JSON.stringify(rule)}`).not.toContain("*");
-      }
-    }
+    expectNoWildcards(rules);
   });
 
   it("apply cleanly to a real API server (server-side dry run of every object)", async () => {
-    for (const object of all.filter((o) => o.kind === "Namespace" || o.kind === "CustomResourceDefinition")) {
-      await apply(object); // later objects need the namespace to exist, even in a dry run
-    }
-    for (const object of all) await apply(object, "All");
+    await expectToApplyCleanly(all);
   });
 
   it("run 2 replicas with probes, limits and a locked-down, non-root security context", () => {
-    const deployment = all.find((o) => o.kind === "Deployment") as unknown as {
-      spec: {
-        replicas: number;
-        template: { spec: { securityContext: object; containers: Array<Record<string, unknown>> } };
-      };
-    };
+    const deployment = deploymentIn(all);
     expect(deployment.spec.replicas).toBe(2);
     const [container] = deployment.spec.template.spec.containers;
     expect(deployment.spec.template.spec.securityContext).toMatchObject({ runAsNonRoot: true });
@@ -227,6 +261,105 @@ describe("the deployment manifests", () => {
       rmSync(folder, { recursive: true, force: true });
     }
   }, 120_000);
+});
+
+describe("the sharded overlay (deploy/sharded, rendered by kustomize as kubectl apply -k does)", () => {
+  const SHARD_RING = "engine.openmcp.cloud/shard-ring";
+  let sharded: KubernetesObject[];
+  let rendered: KubernetesObject[];
+
+  beforeAll(() => {
+    sharded = renderKustomization(join(root, "deploy", "sharded"));
+    rendered = renderKustomization(base);
+  });
+
+  it("renders every object of the base, plus the shard ring's Role and RoleBinding, with no wildcard", () => {
+    const ids = (objects: readonly KubernetesObject[]) =>
+      objects.map((o) => `${o.kind} ${o.metadata?.namespace ?? ""}/${o.metadata?.name}`).sort();
+    expect(ids(sharded)).toEqual(
+      [
+        ...ids(rendered),
+        `Role ${NAMESPACE}/openmcp-engine-shard-ring`,
+        `RoleBinding ${NAMESPACE}/openmcp-engine-shard-ring`,
+      ].sort(),
+    );
+    expectNoWildcards(rulesOf(sharded));
+  });
+
+  it("applies cleanly to a real API server (server-side dry run of every object)", async () => {
+    await expectToApplyCleanly(sharded);
+  });
+
+  it("runs 3 replicas with --sharding and leader election off, the base's container otherwise unchanged", () => {
+    const deployment = deploymentIn(sharded);
+    const [container] = deployment.spec.template.spec.containers;
+    const [baseContainer] = deploymentIn(rendered).spec.template.spec.containers;
+    expect(deployment.spec.replicas).toBe(3);
+    expect(container?.args).toContain("--sharding");
+    // run refuses --leader-elect beside --sharding; --no-leader-elect says so whatever $POD_NAMESPACE implies.
+    expect(container?.args).toContain("--no-leader-elect");
+    expect(container?.args).not.toContain("--leader-elect");
+    expect(container?.env).toContainEqual(expect.objectContaining({ name: "POD_NAMESPACE" }));
+    expect({ ...container, args: undefined }).toEqual({ ...baseContainer, args: undefined });
+    expect(container?.args.filter((arg) => arg !== "--sharding" && arg !== "--no-leader-elect")).toEqual(
+      baseContainer?.args.filter((arg) => arg !== "--leader-elect"),
+    );
+  });
+
+  it("lets the ServiceAccount keep membership Leases in its namespace: get, list, watch, create, update, delete", async () => {
+    const { asController, folder } = await asTheController(sharded);
+    onTestFinished(() => rmSync(folder, { recursive: true, force: true }));
+    const leases = asController.makeApiClient(CoordinationV1Api);
+    const ring = { [SHARD_RING]: "engine" };
+    const lease = (name: string) => ({ metadata: { name, labels: ring }, spec: { holderIdentity: name } });
+
+    const watched: string[] = [];
+    let watchError: unknown;
+    const watch = await new Watch(asController).watch(
+      `/apis/coordination.k8s.io/v1/namespaces/${NAMESPACE}/leases`,
+      { labelSelector: `${SHARD_RING}=engine` },
+      (phase, object: V1Lease) => watched.push(`${phase} ${object.metadata?.name}`),
+      (error) => {
+        watchError = error;
+      },
+    );
+    onTestFinished(() => watch.abort());
+    expect(watchError, "the watch's answer").toBeUndefined(); // watch() resolves once the API server answered
+
+    await leases.createNamespacedLease({ namespace: NAMESPACE, body: lease("replica-a") });
+    await leases.createNamespacedLease({ namespace: NAMESPACE, body: lease("replica-b") });
+    const listed = await leases.listNamespacedLease({
+      namespace: NAMESPACE,
+      labelSelector: `${SHARD_RING}=engine`,
+    });
+    expect(listed.items.map((l) => l.metadata?.name).sort()).toEqual(["replica-a", "replica-b"]);
+    const own = await leases.readNamespacedLease({ namespace: NAMESPACE, name: "replica-a" });
+    await leases.replaceNamespacedLease({
+      namespace: NAMESPACE,
+      name: "replica-a",
+      body: { ...own, spec: { ...own.spec, renewTime: new V1MicroTime() } },
+    });
+    await leases.deleteNamespacedLease({ namespace: NAMESPACE, name: "replica-b" }); // expired peer
+    await eventually(
+      () => {
+        expect(watched).toEqual(
+          expect.arrayContaining([
+            "ADDED replica-a",
+            "ADDED replica-b",
+            "MODIFIED replica-a",
+            "DELETED replica-b",
+          ]),
+        );
+      },
+      { what: "the ServiceAccount's watch to see its peers come, renew and go" },
+    );
+    await leases.deleteNamespacedLease({ namespace: NAMESPACE, name: "replica-a" });
+
+    // Only there: a Lease in another namespace is forbidden.
+    await expect(
+      leases.createNamespacedLease({ namespace: "default", body: lease("elsewhere") }),
+    ).rejects.toMatchObject({ code: 403 });
+  });
 });
 
 describe("the Cluster API components (capi-components, for clusterctl)", () => {
