@@ -41,9 +41,18 @@ export function processesMentioning(text: string): number[] {
 /** The engine's command, as an operator starts it: `node src/cli/main.ts …`. */
 export const ENGINE_MAIN = join(import.meta.dirname, "..", "..", "src", "cli", "main.ts");
 
-/** Starts `openmcp-engine <args>` as a child process; everything it prints (stdout and stderr) is collected. */
-export function startEngineCli(args: readonly string[]): { child: ChildProcess; output: () => string } {
-  const child = spawn(process.execPath, [ENGINE_MAIN, ...args], { stdio: ["ignore", "pipe", "pipe"] });
+/**
+ * Starts `openmcp-engine <args>` as a child process (with `env` added to the test's environment, e.g. a
+ * POD_NAME); everything it prints (stdout and stderr) is collected.
+ */
+export function startEngineCli(
+  args: readonly string[],
+  env: Readonly<Record<string, string>> = {},
+): { child: ChildProcess; output: () => string } {
+  const child = spawn(process.execPath, [ENGINE_MAIN, ...args], {
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, ...env },
+  });
   let output = "";
   const collect = (chunk: Buffer) => {
     output += chunk.toString();
