@@ -26,8 +26,8 @@ import { startTcpProxy, type TcpProxy } from "../support/tcp-proxy.ts";
 const NAMESPACE = "fleet";
 const CLUSTERS = 3_000;
 /** Short membership timings, so takeovers happen within the test (the defaults are 15 s, 10 s, 2 s). */
-const LEASE_MS = 6_000;
-const RENEW_DEADLINE_MS = 4_000;
+const LEASE_MS = 10_000;
+const RENEW_DEADLINE_MS = 7_000;
 const JOURNALING_BACKEND = join(import.meta.dirname, "..", "support", "journaling-backend.ts");
 const folder = mkdtempSync(join(tmpdir(), "sharding-"));
 
@@ -155,7 +155,7 @@ describe("three sharded replicas as processes", () => {
       async () => {
         for (const name of ["a", "b", "c"]) expect(await members(get(name))).toEqual(["a", "b", "c"]);
       },
-      { what: "every replica to see all three", timeoutMs: 30_000 },
+      { what: "every replica to see all three", timeoutMs: 60_000 },
     );
     await createClusters("c", CLUSTERS);
     const shares = await eventually(
@@ -164,15 +164,15 @@ describe("three sharded replicas as processes", () => {
         expect(counts.reduce((sum, count) => sum + count, 0)).toBe(CLUSTERS);
         return counts;
       },
-      { what: "the replicas' owned Clusters to add up to all", timeoutMs: 30_000 },
+      { what: "the replicas' owned Clusters to add up to all", timeoutMs: 60_000 },
     );
     for (const share of shares) expect(Math.abs(share - 1_000)).toBeLessThanOrEqual(200);
-  }, 120_000);
+  }, 300_000);
 
   it("take over the Clusters of a replica killed with kill -9 mid-provisioning, within the lease duration", async () => {
     await eventually(async () => expect(await ready(get("a"))).toBeGreaterThanOrEqual(300), {
       what: "some Clusters Ready",
-      timeoutMs: 120_000,
+      timeoutMs: 240_000,
     });
     const b = get("b");
     b.child.kill("SIGKILL");
@@ -187,7 +187,7 @@ describe("three sharded replicas as processes", () => {
     );
     const tookMs = Date.now() - started;
     // b's record unchanged for a lease duration, seen at the next list (1 s retry period) — plus slack for a busy machine.
-    expect(tookMs).toBeLessThan(LEASE_MS + 3_000);
+    expect(tookMs).toBeLessThan(LEASE_MS + 5_000);
     // Nothing of b's was worked on again before its Lease expired.
     const earliest = killedAt + LEASE_MS - 1_000;
     const bClusters = new Set(
@@ -200,7 +200,7 @@ describe("three sharded replicas as processes", () => {
         call.replica !== "b" && bClusters.has(call.cluster) && call.start > killedAt && call.start < earliest,
     );
     expect(early).toEqual([]);
-  }, 180_000);
+  }, 360_000);
 
   it("stop a replica cut off from the API server before its Lease expires; the others take over after", async () => {
     const c = get("c");
@@ -214,7 +214,7 @@ describe("three sharded replicas as processes", () => {
     expect(c.output()).toContain("membership lease lost");
     const cCalls = journal().filter((call) => call.replica === "c");
     const lastStart = Math.max(...cCalls.map((call) => call.start));
-    expect(lastStart).toBeLessThan(blockedAt + RENEW_DEADLINE_MS + 500);
+    expect(lastStart).toBeLessThan(blockedAt + RENEW_DEADLINE_MS + 1_500);
     await eventually(async () => expect(await members(get("a"))).toEqual(["a"]), {
       what: "a to drop c",
       timeoutMs: 3 * LEASE_MS,
@@ -227,7 +227,7 @@ describe("three sharded replicas as processes", () => {
     );
     for (const call of aOnC) expect(call.start).toBeGreaterThan(cEnd);
     proxy.unblock();
-  }, 120_000);
+  }, 180_000);
 
   it("let a new replica take its share while the others go on working", async () => {
     const more = createClusters("d", 300);
@@ -235,7 +235,7 @@ describe("three sharded replicas as processes", () => {
     const d = await startReplica("d");
     await eventually(async () => expect(await members(d)).toEqual(["a", "d"]), {
       what: "d to join a",
-      timeoutMs: 30_000,
+      timeoutMs: 60_000,
     });
     await more;
     const firstOfD = await eventually(
@@ -244,7 +244,7 @@ describe("three sharded replicas as processes", () => {
         expect(calls.length).toBeGreaterThan(0);
         return Math.min(...calls.map((call) => call.start));
       },
-      { what: "d's first backend call", timeoutMs: 30_000 },
+      { what: "d's first backend call", timeoutMs: 60_000 },
     );
     // a kept working while d joined: it made backend calls between d's start and d's first call.
     const aMeanwhile = journal().filter(
@@ -257,9 +257,9 @@ describe("three sharded replicas as processes", () => {
         expect(counts[0] + counts[1]).toBe(CLUSTERS + 300);
         for (const count of counts) expect(count).toBeGreaterThan((CLUSTERS + 300) * 0.3);
       },
-      { what: "a and d to split the Clusters", timeoutMs: 30_000 },
+      { what: "a and d to split the Clusters", timeoutMs: 60_000 },
     );
-  }, 120_000);
+  }, 240_000);
 
   it("end with every Cluster Ready, each created at the backend once, and no Cluster ever worked on by two replicas at once", async () => {
     await eventually(async () => expect(await ready(get("a"))).toBe(CLUSTERS + 300), {
