@@ -1,5 +1,5 @@
 /** What the Cluster benchmarks share: bounded parallelism, and the baseline's minimal writes per Cluster. */
-import type { CustomObjectsApi } from "@kubernetes/client-node";
+import { CoreV1Api, CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
 import { CLUSTERS_API_VERSION, FINALIZERS, RESOURCES } from "../src/api/constants.ts";
 
 /** Runs `task(i)` for i in [0, n) with at most `limit` in flight. */
@@ -44,4 +44,24 @@ export async function minimalClusterWrites(
     ...target,
     body: [{ op: "add", path: "/status", value: { observedGeneration: 1, phase: "Ready", conditions: [] } }],
   });
+}
+
+/** The benchmarks' world: `namespaces`, and the ProviderConfig `sim` on the simulated backend. */
+export async function benchWorld(
+  kubeConfig: KubeConfig,
+  namespaces: readonly string[],
+): Promise<CustomObjectsApi> {
+  const custom = kubeConfig.makeApiClient(CustomObjectsApi);
+  const core = kubeConfig.makeApiClient(CoreV1Api);
+  for (const name of namespaces) await core.createNamespace({ body: { metadata: { name } } });
+  await custom.createClusterCustomObject({
+    ...RESOURCES.ProviderConfig,
+    body: {
+      apiVersion: "engine.openmcp.cloud/v1alpha1",
+      kind: "ProviderConfig",
+      metadata: { name: "sim" },
+      spec: { backend: "simulated" },
+    },
+  });
+  return custom;
 }

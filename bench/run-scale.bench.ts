@@ -17,12 +17,11 @@ import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { setTimeout as sleep } from "node:timers/promises";
 import { parseArgs } from "node:util";
-import { CoreV1Api, CustomObjectsApi } from "@kubernetes/client-node";
 import { RESOURCES } from "../src/api/constants.ts";
 import { startControlPlane } from "../src/controlplane/control-plane.ts";
 import { reuseConnections } from "../src/runtime/connection-reuse.ts";
 import { installingCrds } from "../src/runtime/install-crds.ts";
-import { clusterBody, minimalClusterWrites, pool } from "./bench-clusters.ts";
+import { benchWorld, clusterBody, minimalClusterWrites, pool } from "./bench-clusters.ts";
 import { cpuSeconds, sample, startEngineProcess, sum } from "./engine-process.ts";
 
 const { values } = parseArgs({
@@ -63,18 +62,7 @@ const state = mkdtempSync(join(tmpdir(), "run-scale-"));
 const controlPlane = await startControlPlane({ prepare: installingCrds("crds") });
 reuseConnections(controlPlane.kubeConfig);
 try {
-  const custom = controlPlane.kubeConfig.makeApiClient(CustomObjectsApi);
-  const core = controlPlane.kubeConfig.makeApiClient(CoreV1Api);
-  for (const name of ["engine", "baseline"]) await core.createNamespace({ body: { metadata: { name } } });
-  await custom.createClusterCustomObject({
-    ...RESOURCES.ProviderConfig,
-    body: {
-      apiVersion: "engine.openmcp.cloud/v1alpha1",
-      kind: "ProviderConfig",
-      metadata: { name: "sim" },
-      spec: { backend: "simulated" },
-    },
-  });
+  const custom = await benchWorld(controlPlane.kubeConfig, ["engine", "baseline"]);
   const engineArgs = [
     "--provider-name=bench",
     "--environment=bench",

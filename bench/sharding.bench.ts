@@ -14,12 +14,11 @@ import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { setTimeout as sleep } from "node:timers/promises";
 import { parseArgs } from "node:util";
-import { CoreV1Api, CustomObjectsApi } from "@kubernetes/client-node";
 import { RESOURCES } from "../src/api/constants.ts";
 import { startControlPlane } from "../src/controlplane/control-plane.ts";
 import { reuseConnections } from "../src/runtime/connection-reuse.ts";
 import { installingCrds } from "../src/runtime/install-crds.ts";
-import { clusterBody, pool } from "./bench-clusters.ts";
+import { benchWorld, clusterBody, pool } from "./bench-clusters.ts";
 import { cpuSeconds, type EngineProcess, sample, startEngineProcess, sum } from "./engine-process.ts";
 
 const { values } = parseArgs({
@@ -49,19 +48,7 @@ for (const replicas of values.replicas.split(",").map(Number)) {
   reuseConnections(controlPlane.kubeConfig);
   const engines: EngineProcess[] = [];
   try {
-    const custom = controlPlane.kubeConfig.makeApiClient(CustomObjectsApi);
-    await controlPlane.kubeConfig
-      .makeApiClient(CoreV1Api)
-      .createNamespace({ body: { metadata: { name: "bench" } } });
-    await custom.createClusterCustomObject({
-      ...RESOURCES.ProviderConfig,
-      body: {
-        apiVersion: "engine.openmcp.cloud/v1alpha1",
-        kind: "ProviderConfig",
-        metadata: { name: "sim" },
-        spec: { backend: "simulated" },
-      },
-    });
+    const custom = await benchWorld(controlPlane.kubeConfig, ["bench"]);
     const args = [
       "--provider-name=bench",
       "--environment=bench",

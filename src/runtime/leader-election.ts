@@ -1,7 +1,15 @@
 /** Leader election on a coordination.k8s.io Lease, the way client-go does it: one replica reconciles, the others wait. */
-import { ApiException, CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
+import { CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
 import { type Clock, systemClock, type TimerHandle } from "./clock.ts";
-import { DEFAULT_LEASE_TIMING, LEASES, type Lease, type LeaseTiming, microTime, recordOf } from "./lease.ts";
+import {
+  DEFAULT_LEASE_TIMING,
+  LEASES,
+  type Lease,
+  type LeaseTiming,
+  microTime,
+  readLease,
+  recordOf,
+} from "./lease.ts";
 import { errorMessage, type Logger, silentLogger } from "./logger.ts";
 
 /** Timings of leader election (the shared Lease timings). */
@@ -174,17 +182,8 @@ export class LeaderElector {
     });
   }
 
-  async #read(): Promise<Lease | undefined> {
-    try {
-      return (await this.#api.getNamespacedCustomObject({
-        ...LEASES,
-        namespace: this.#options.namespace,
-        name: this.#options.name,
-      })) as Lease;
-    } catch (error) {
-      if (error instanceof ApiException && error.code === 404) return undefined;
-      throw error;
-    }
+  #read(): Promise<Lease | undefined> {
+    return readLease(this.#api, this.#options.namespace, this.#options.name);
   }
 
   #now(): string {

@@ -1,4 +1,5 @@
 /** coordination.k8s.io Leases as plain JSON: what leader election and shard membership both write. */
+import { ApiException, type CustomObjectsApi } from "@kubernetes/client-node";
 
 /** A Lease as plain JSON (client-node's typed Lease writes MicroTime with milliseconds, which the API server rejects). */
 export interface Lease {
@@ -50,4 +51,18 @@ export const DEFAULT_LEASE_TIMING: LeaseTiming = {
 export function recordOf(lease: Lease): string {
   const spec = lease.spec ?? {};
   return `${spec.holderIdentity}|${spec.renewTime}|${lease.metadata.resourceVersion}`;
+}
+
+/** Reads one Lease; undefined if it does not exist. */
+export async function readLease(
+  api: CustomObjectsApi,
+  namespace: string,
+  name: string,
+): Promise<Lease | undefined> {
+  try {
+    return (await api.getNamespacedCustomObject({ ...LEASES, namespace, name })) as Lease;
+  } catch (error) {
+    if (error instanceof ApiException && error.code === 404) return undefined;
+    throw error;
+  }
 }

@@ -6,7 +6,14 @@
 import { ApiException, CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
 import { ANNOTATIONS, LABELS } from "../../api/constants.ts";
 import { type Clock, systemClock, type TimerHandle } from "../clock.ts";
-import { DEFAULT_LEASE_TIMING, LEASES, type Lease, type LeaseTiming, microTime } from "../lease.ts";
+import {
+  DEFAULT_LEASE_TIMING,
+  LEASES,
+  type Lease,
+  type LeaseTiming,
+  microTime,
+  readLease,
+} from "../lease.ts";
 import { apiStatusOf, errorMessage, type Logger, silentLogger } from "../logger.ts";
 import { acknowledgedAnnotation, LeaseObservations, memberLeaseName } from "./membership.ts";
 import {
@@ -291,17 +298,8 @@ export class ShardRing {
     this.#log.info("joined the shard ring", { identity: this.identity, members: acknowledged });
   }
 
-  async #read(): Promise<Lease | undefined> {
-    try {
-      return (await this.#api.getNamespacedCustomObject({
-        ...LEASES,
-        namespace: this.#options.namespace,
-        name: this.#leaseName,
-      })) as Lease;
-    } catch (error) {
-      if (error instanceof ApiException && error.code === 404) return undefined;
-      throw error;
-    }
+  #read(): Promise<Lease | undefined> {
+    return readLease(this.#api, this.#options.namespace, this.#leaseName);
   }
 
   /** Deletes the Lease of a replica that died without releasing it (unless it came back meanwhile). */
