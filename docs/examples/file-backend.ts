@@ -2,7 +2,12 @@
 import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { ClusterObservation, ClusterTarget } from "../../src/api/backend.ts";
-import type { BackendContext, BackendFactory, ClusterBackend } from "../../src/api/backend-contract.ts";
+import type {
+  BackendContext,
+  BackendContractVersion,
+  BackendFactory,
+  ClusterBackend,
+} from "../../src/api/backend-contract.ts";
 import type { ProviderConfig } from "../../src/api/provider-config.ts";
 
 /** What the backend stores per cluster. A real backend would store its cloud's cluster id here. */
@@ -92,6 +97,9 @@ class FileBackend implements ClusterBackend {
     await rename(`${this.#path(target)}.tmp`, this.#path(target));
   }
 }
+
+/** The backend contract this backend was built for: the engine refuses it if it implements an incompatible one. */
+export const contractVersion: BackendContractVersion = "1.0.0";
 
 /** The factory `--backend ./docs/examples/file-backend.ts` loads. */
 export const createBackend: BackendFactory = (context) => new FileBackend(context);

@@ -5,6 +5,17 @@ import type { SupportedVersion } from "./cluster-profile.ts";
 import type { Logger } from "./logger.ts";
 import type { ProviderConfig } from "./provider-config.ts";
 
+/**
+ * The version of this contract, by semantic versioning: a new major version changes or removes something a
+ * backend relies on; a new minor version adds something (an optional method, a context field) that a backend
+ * built for it may use. A backend module says which version it was built for (`contractVersion`), and the
+ * engine loads it only if it implements the same major version and at least that minor one.
+ */
+export const BACKEND_CONTRACT_VERSION = "1.0.0";
+
+/** A contract version, `MAJOR.MINOR.PATCH`. */
+export type BackendContractVersion = `${number}.${number}.${number}`;
+
 /** What a backend can do beyond the required lifecycle. */
 export interface BackendCapabilities {
   /** Its clusters are real API servers it can give admin access to (so AccessRequests can be granted). */
@@ -37,7 +48,7 @@ export interface AdminAccess {
  * A provider backend. The engine calls it only from its runtime, never from the machines, and never
  * for a Cluster that belongs to another provider.
  *
- * Contract (the same for every backend; `test/support/backend-conformance.ts` checks it):
+ * Contract (the same for every backend; the conformance kit, `openmcp-engine/conformance`, checks it):
  * - `observe` only reads. It reports `{ exists: false }` for a cluster it does not hold.
  * - `create`, `update` and `delete` are idempotent: calling one twice, or again after the controller
  *   restarted (a new instance on the same state directory), has the effect of calling it once. `create`
@@ -96,3 +107,10 @@ export interface BackendContext {
  * as `createBackend` (or as its default export).
  */
 export type BackendFactory = (context: BackendContext) => ClusterBackend | Promise<ClusterBackend>;
+
+/** What a module `--backend` names exports. */
+export interface BackendModule {
+  /** The contract version the backend was built for; {@link BACKEND_CONTRACT_VERSION} when it was written. */
+  readonly contractVersion: BackendContractVersion;
+  readonly createBackend: BackendFactory;
+}

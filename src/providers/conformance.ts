@@ -9,11 +9,18 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import fc from "fast-check";
 import type { ClusterObservation, ClusterTarget } from "../api/backend.ts";
-import type { BackendContext, BackendFactory, ClusterBackend } from "../api/backend-contract.ts";
+import {
+  BACKEND_CONTRACT_VERSION,
+  type BackendContext,
+  type BackendFactory,
+  type BackendModule,
+  type ClusterBackend,
+} from "../api/backend-contract.ts";
 import { systemClock } from "../api/clock.ts";
 import type { SupportedVersion } from "../api/cluster-profile.ts";
 import type { JsonObject } from "../api/common.ts";
 import { ENGINE_API_VERSION } from "../api/constants.ts";
+import { contractCompatibility } from "../api/contract-version.ts";
 import { silentLogger } from "../api/logger.ts";
 import type { ProviderConfig } from "../api/provider-config.ts";
 
@@ -39,6 +46,9 @@ export interface ConformanceOptions {
   readonly seed?: number;
   readonly path?: string;
 }
+
+/** Cluster objects per run: enough for calls on one to disturb another, few enough to shrink well. */
+const CLUSTER_COUNT = 3;
 
 /** A fault the kit injects around one command call, as the engine sees failures. */
 type Fault = "none" | "before" | "after";
@@ -366,19 +376,19 @@ const restartCommand: Command = {
 };
 
 /**
- * Checks `factory`'s backends against the ClusterBackend contract with random call sequences: create,
+ * Checks the backends a factory makes (or a backend module: then its `contractVersion` first) against the ClusterBackend contract with random call sequences: create,
  * observe, update, delete, admin access and (where offered) OIDC trust, with duplicate calls, calls after a restart (a fresh
  * instance on the same state folder) and injected faults (a call lost before it reached the backend,
  * or whose reply was lost after it took effect). After each sequence, every cluster still wanted must
  * become ready with an endpoint, and once all are deleted nothing may be left.
  */
 export async function checkBackendConformance(
-  factory: BackendFactory,
+  backend: BackendFactory | BackendModule,
   options: ConformanceOptions = {},
 ): Promise<void> {
+  const factory = typeof backend === "function" ? backend : backendModuleFactory(backend);
   let runs = 0;
-  const clusterCount = 3;
-  const index = fc.nat({ max: clusterCount - 1 });
+  const index = fc.nat({ max: CLUSTER_COUNT - 1 });
   const commands = [
     fc
       .tuple(index, fc.nat({ max: 5 }), faultsArb, fc.boolean())
@@ -475,6 +485,16 @@ export async function checkBackendConformance(
   );
 }
 
+/** The factory of a backend module, once its `contractVersion` is one the engine would load. */
+function backendModuleFactory(module: BackendModule): BackendFactory {
+  const verdict = contractCompatibility(BACKEND_CONTRACT_VERSION, module.contractVersion);
+  if (!verdict.compatible) fail("the engine loads the backend", verdict.why);
+  const factory = module.createBackend ?? (module as { default?: unknown }).default;
+  if (typeof factory !== "function")
+    fail("the engine loads the backend", "the module exports no createBackend function");
+  return factory as BackendFactory;
+}
+
 /** Every cluster still wanted becomes ready with an endpoint; then all go, and nothing is left. */
 async function settle(model: Model, real: Real, options: ConformanceOptions): Promise<void> {
   const timeout = options.readyTimeoutMs ?? 10_000;
@@ -505,19 +525,28 @@ async function settle(model: Model, real: Real, options: ConformanceOptions): Pr
   await checkLiveCount(real, model, options, "deleting everything");
 }
 
-/** After a failed run, best effort: remove what the run made so the next run starts clean. */
+/**
+ * After a failed run, best effort: remove what the run made so the next run starts clean. Delete is
+ * idempotent, so it is asked again while waiting: a backend that made two clusters for one Cluster object
+ * (the failure being reported) still ends with none, instead of the wait running out.
+ */
 async function cleanUp(real: Real, options: ConformanceOptions): Promise<void> {
-  for (let i = 0; i < 3; i++) {
-    try {
-      await real.backend.delete(real.target(i));
-      await eventually(
-        "clean-up",
-        options.readyTimeoutMs ?? 10_000,
-        () => real.backend.observe(real.target(i)),
-        (o) => !o.exists,
-      );
-    } catch {
-      // reported by the run itself
-    }
-  }
+  const indexes = Array.from({ length: CLUSTER_COUNT }, (_, i) => i);
+  await Promise.all(
+    indexes.map(async (i) => {
+      try {
+        await eventually(
+          "clean-up",
+          options.readyTimeoutMs ?? 10_000,
+          async () => {
+            await real.backend.delete(real.target(i));
+            return real.backend.observe(real.target(i));
+          },
+          (o) => !o.exists,
+        );
+      } catch {
+        // reported by the run itself
+      }
+    }),
+  );
 }

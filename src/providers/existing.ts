@@ -1,4 +1,5 @@
 /** The `existing` backend: bring-your-own clusters, shared by the Clusters bound to them, never created or destroyed. */
+
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import {
@@ -17,6 +18,7 @@ import type {
   ClusterBackend,
   SecretReader,
 } from "../api/backend-contract.ts";
+import { BACKEND_CONTRACT_VERSION } from "../api/backend-contract.ts";
 import { type Clock, systemClock } from "../api/clock.ts";
 import type { SupportedVersion } from "../api/cluster-profile.ts";
 import type { JsonObject } from "../api/common.ts";
@@ -338,6 +340,9 @@ function short(error: unknown): string {
 function describe(target: ClusterTarget): string {
   return `cluster ${target.namespace}/${target.name}`;
 }
+
+/** Built with the engine: the backend contract this engine implements. */
+export const contractVersion = BACKEND_CONTRACT_VERSION;
 
 /**
  * The `existing` backend from `--backend-option`s: `probeTimeout` (how long `GET /version` may take,

@@ -1,4 +1,5 @@
 /** The `kind` backend: one kind (Kubernetes in Docker) cluster per Cluster, driven through the `kind` CLI. */
+
 import { execFile, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import {
@@ -18,6 +19,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { parse } from "yaml";
 import type { ClusterObservation, ClusterTarget } from "../api/backend.ts";
 import type { AdminAccess, BackendContext, BackendFactory, ClusterBackend } from "../api/backend-contract.ts";
+import { BACKEND_CONTRACT_VERSION } from "../api/backend-contract.ts";
 import { type Clock, systemClock } from "../api/clock.ts";
 import type { SupportedVersion } from "../api/cluster-profile.ts";
 import type { JsonObject } from "../api/common.ts";
@@ -531,6 +533,9 @@ export function findExecutable(command: string, path = process.env.PATH ?? ""): 
     `kind backend: "${command}" was not found on PATH; install kind (https://kind.sigs.k8s.io/docs/user/quick-start/#installation) or pass --backend-option kind=/path/to/kind`,
   );
 }
+
+/** Built with the engine: the backend contract this engine implements. */
+export const contractVersion = BACKEND_CONTRACT_VERSION;
 
 /**
  * The `kind` backend from `--backend-option`s: `kind` (the executable; default `kind` on PATH) and

@@ -10,6 +10,7 @@ import type {
   ClusterBackend,
   OidcTrust,
 } from "../api/backend-contract.ts";
+import { BACKEND_CONTRACT_VERSION } from "../api/backend-contract.ts";
 import { type Clock, systemClock, type TimerHandle } from "../api/clock.ts";
 import type { SupportedVersion } from "../api/cluster-profile.ts";
 import { parseDuration } from "../api/duration.ts";
@@ -318,6 +319,9 @@ function failureMessage(error: unknown, directory: string, retryInMs: number): s
   const reason = errorMessage(error).split("\n")[0] ?? "unknown error";
   return `${reason}; see the last lines of ${join(directory, "kube-apiserver.log")} and ${join(directory, "etcd.log")}; retrying in ${Math.round(retryInMs / 1_000)} s`;
 }
+
+/** Built with the engine: the backend contract this engine implements. */
+export const contractVersion = BACKEND_CONTRACT_VERSION;
 
 /**
  * The `local` backend from `--backend-option`s: `assets` (folder with kube-apiserver and etcd; default

@@ -2,7 +2,13 @@
 import { createRequire } from "node:module";
 import { isAbsolute, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import type { BackendContext, BackendFactory, ClusterBackend } from "../api/backend-contract.ts";
+import {
+  BACKEND_CONTRACT_VERSION,
+  type BackendContext,
+  type BackendFactory,
+  type ClusterBackend,
+} from "../api/backend-contract.ts";
+import { contractCompatibility } from "../api/contract-version.ts";
 
 /** The built-in backends, loaded on demand. */
 const builtIns: Readonly<Record<string, () => Promise<unknown>>> = {
@@ -43,7 +49,10 @@ async function importBackendModule(spec: string, cwd: string): Promise<unknown> 
   }
 }
 
-/** The factory a backend module exports as `createBackend` or as its default export. */
+/**
+ * The factory a backend module exports as `createBackend` or as its default export, once the module's
+ * `contractVersion` says it was built for a backend contract this engine implements.
+ */
 export async function loadBackendFactory(spec: string, cwd = process.cwd()): Promise<BackendFactory> {
   const module = (await importBackendModule(spec, cwd)) as Record<string, unknown>;
   const factory = module.createBackend ?? module.default;
@@ -53,6 +62,8 @@ export async function loadBackendFactory(spec: string, cwd = process.cwd()): Pro
       `backend module "${spec}" exports no createBackend function (it exports: ${exports}); export a BackendFactory as createBackend or as default`,
     );
   }
+  const verdict = contractCompatibility(BACKEND_CONTRACT_VERSION, module.contractVersion);
+  if (!verdict.compatible) throw new BackendLoadError(`backend "${spec}" cannot be loaded: ${verdict.why}`);
   return factory as BackendFactory;
 }
 
@@ -87,7 +98,7 @@ export async function createBackend(
   if (typeof candidate?.capabilities !== "object") missing.push("capabilities" as never);
   if (missing.length > 0) {
     throw new BackendLoadError(
-      `backend "${spec}" lacks ${missing.join(", ")}; see ClusterBackend in src/api/backend-contract.ts`,
+      `backend "${spec}" lacks ${missing.join(", ")}; see ClusterBackend in openmcp-engine/backend`,
     );
   }
   return backend;

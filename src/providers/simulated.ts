@@ -1,6 +1,8 @@
 /** The `simulated` backend: clusters that exist only in memory (optionally in a file), with delays and faults. */
+
 import type { ClusterObservation, ClusterTarget } from "../api/backend.ts";
 import type { AdminAccess, BackendContext, BackendFactory, ClusterBackend } from "../api/backend-contract.ts";
+import { BACKEND_CONTRACT_VERSION } from "../api/backend-contract.ts";
 import { type Clock, systemClock } from "../api/clock.ts";
 import type { SupportedVersion } from "../api/cluster-profile.ts";
 import { parseDuration } from "../api/duration.ts";
@@ -153,6 +155,9 @@ function targetKey(target: ClusterTarget) {
 function describe(target: ClusterTarget): string {
   return `cluster ${target.namespace}/${target.name}`;
 }
+
+/** Built with the engine: the backend contract this engine implements. */
+export const contractVersion = BACKEND_CONTRACT_VERSION;
 
 /**
  * The `simulated` backend from `--backend-option`s: `delay` (all phases, e.g. `3s`), `provisionDelay`,

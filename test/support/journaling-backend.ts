@@ -14,10 +14,12 @@
  * killed during it has only its first line. Give each replica a file of its own (lines of several processes never interleave) and
  * read them together with {@link readJournals}.
  */
+
 import { appendFileSync, mkdirSync, readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import type { ClusterTarget } from "../../src/api/backend.ts";
 import type { BackendFactory, ClusterBackend } from "../../src/api/backend-contract.ts";
+import { BACKEND_CONTRACT_VERSION } from "../../src/api/backend-contract.ts";
 import type { Clock } from "../../src/api/clock.ts";
 import { createBackend as createSimulatedBackend } from "../../src/providers/simulated.ts";
 
@@ -52,6 +54,9 @@ export interface BackendCall {
   /** The message it threw. */
   readonly error?: string;
 }
+
+/** Built with the engine: the backend contract this engine implements. */
+export const contractVersion = BACKEND_CONTRACT_VERSION;
 
 /** Makes the simulated backend from the other options, journaling to `journal` as `replica`. */
 export const createBackend: BackendFactory = async (context) => {
