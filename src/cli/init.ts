@@ -6,7 +6,8 @@ import { installCrds } from "../runtime/install-crds.ts";
 import { loadKubeConfig } from "../runtime/load-kubeconfig.ts";
 import { createLogger } from "../runtime/logger.ts";
 import { ProfileController } from "../runtime/profile-controller.ts";
-import { backendFromFlags, engineFlags, parseEngineArgs } from "./run.ts";
+import { engineFlags, parseEngineArgs } from "./run.ts";
+import { backendFromSettings } from "./start-engine.ts";
 
 const repositoryRoot = join(import.meta.dirname, "..", "..");
 
@@ -33,7 +34,7 @@ export async function init(args: string[]): Promise<void> {
   });
   log.info("CRDs installed", { crds: names });
 
-  const backend = await backendFromFlags(flags, kubeConfig, log);
+  const backend = await backendFromSettings(flags, kubeConfig, log);
   const informers = new InformerSet(kubeConfig, log);
   const profiles = new ProfileController({
     kubeConfig,

@@ -1,28 +1,13 @@
 /** `openmcp-engine run`: the controller, until SIGTERM or Ctrl-C. */
-import { randomUUID } from "node:crypto";
-import { mkdirSync } from "node:fs";
-import { hostname } from "node:os";
-import { join, resolve } from "node:path";
+import { resolve } from "node:path";
 import { parseArgs } from "node:util";
-import type { ClusterBackend } from "../api/backend-contract.ts";
 import { parseDuration } from "../api/duration.ts";
-import { BUILT_IN_BACKENDS, createBackend } from "../providers/registry.ts";
-import { detectCapi } from "../runtime/capi-detection.ts";
-import { systemClock } from "../runtime/clock.ts";
-import { Engine, type EngineOptions } from "../runtime/engine.ts";
-import { EventRecorder } from "../runtime/event-recorder.ts";
-import { DEFAULT_ACCESS_TIMING } from "../runtime/kinds/access-request.ts";
+import { BUILT_IN_BACKENDS } from "../providers/registry.ts";
 import { DEFAULT_LEADER_ELECTION, type LeaderElectionTiming } from "../runtime/leader-election.ts";
 import { loadKubeConfig } from "../runtime/load-kubeconfig.ts";
 import { createLogger, LOG_LEVELS, type Logger, type LogLevel } from "../runtime/logger.ts";
-import { startProbeServers } from "../runtime/probe-server.ts";
-import {
-  configMapSource,
-  fileConfigSource,
-  type SchedulerConfigSource,
-} from "../runtime/scheduler-config-source.ts";
-import { apiSecretReader } from "../runtime/secret-reader.ts";
 import { type EngineFlagValues, parseDnsLabel, parseInteger } from "./flags.ts";
+import { DEFAULT_SETTINGS, type EngineSettings, startEngine } from "./start-engine.ts";
 import { UsageError } from "./usage-error.ts";
 import { startViews, viewFlagOptions, viewFlags, viewFlagsUsage } from "./views.ts";
 
@@ -73,36 +58,8 @@ ${viewFlagsUsage}
 
 Environment: POD_NAME (Lease holder identity), POD_NAMESPACE (Lease namespace), as the openMCP operator sets them.`;
 
-/** Parsed flags of `run` (also used by `up` and `init`). */
-export interface RunFlags {
-  readonly providerName: string;
-  readonly environment: string;
-  readonly kubeconfig: string | undefined;
-  readonly backend: string;
-  readonly concurrency: number;
-  /** `--kube-api-qps`/`--kube-api-burst`; undefined: no client-side limit. */
-  readonly apiRateLimit: { readonly qps: number; readonly burst: number } | undefined;
-  readonly stateDirectory: string;
-  readonly logLevel: LogLevel;
-  readonly backendOptions: Readonly<Record<string, string>>;
-  /** Sharded mode: the namespace of the membership Leases, and their timings. */
-  readonly sharding: { readonly namespace: string; readonly timing: LeaderElectionTiming } | undefined;
-  readonly leaderElection:
-    | { readonly namespace: string; readonly name: string; readonly timing: LeaderElectionTiming }
-    | undefined;
-  readonly metricsAddress: string;
-  readonly healthAddress: string;
-  readonly prepareAccessRequests: boolean;
-  readonly tokenValidityMs: number;
-  readonly schedule: boolean;
-  /** `--capi` (true), `--no-capi` (false), neither: on when Cluster API is installed. */
-  readonly capi: boolean | undefined;
-  /** Where the scheduler configuration comes from; undefined: none given. */
-  readonly schedulerConfig:
-    | { readonly file: string }
-    | { readonly configMap: { readonly namespace: string; readonly name: string } }
-    | undefined;
-}
+/** Parsed flags of `run` (also used by `up` and `init`): the engine's settings, the backend named. */
+export type RunFlags = EngineSettings & { readonly backend: string };
 
 /** The flag definitions of the engine, shared with `up` and `init`. */
 export const engineFlagOptions = {
@@ -230,14 +187,20 @@ export function engineFlags(
     providerName,
     environment: parseDnsLabel(
       "environment",
-      text("environment") ?? defaults.environment ?? "default",
+      text("environment") ?? defaults.environment ?? DEFAULT_SETTINGS.environment,
       usage,
     ),
     kubeconfig: text("kubeconfig"),
-    backend: text("backend") ?? defaults.backend ?? "simulated",
-    concurrency: parseInteger("concurrency", text("concurrency") ?? "4", 1, 64, usage),
+    backend: text("backend") ?? defaults.backend ?? DEFAULT_SETTINGS.backend,
+    concurrency: parseInteger(
+      "concurrency",
+      text("concurrency") ?? String(DEFAULT_SETTINGS.concurrency),
+      1,
+      64,
+      usage,
+    ),
     apiRateLimit: apiRateLimitFlags(text("kube-api-qps"), text("kube-api-burst"), usage),
-    stateDirectory: resolve(text("state-dir") ?? ".state/engine"),
+    stateDirectory: resolve(text("state-dir") ?? DEFAULT_SETTINGS.stateDirectory),
     logLevel: logLevel as LogLevel,
     backendOptions,
     sharding: sharding ? { namespace: leaseNamespace, timing } : undefined,
@@ -252,7 +215,7 @@ export function engineFlags(
     healthAddress: text("health-probe-bind-address") ?? defaults.healthAddress ?? ":8081",
     prepareAccessRequests: values["prepare-access-requests"] !== false,
     tokenValidityMs: (() => {
-      const ms = duration("access-token-validity", 86_400_000);
+      const ms = duration("access-token-validity", DEFAULT_SETTINGS.tokenValidityMs);
       if (ms < 600_000)
         throw new UsageError(
           "--access-token-validity must be at least 10m (the API server's minimum)",
@@ -305,129 +268,6 @@ function schedulerConfigFlag(
   return { configMap: { namespace, name } };
 }
 
-/** Loads the backend the flags name; it keeps its state in a folder of its own under the state folder. */
-export async function backendFromFlags(
-  flags: RunFlags,
-  kubeConfig: ReturnType<typeof loadKubeConfig>["kubeConfig"],
-  log: Logger,
-): Promise<ClusterBackend> {
-  const stateDirectory = join(flags.stateDirectory, flags.backend.replace(/[^a-zA-Z0-9._-]+/g, "_"));
-  mkdirSync(stateDirectory, { recursive: true });
-  return createBackend(flags.backend, {
-    stateDirectory,
-    options: flags.backendOptions,
-    log: log.with({ backend: flags.backend }),
-    clock: systemClock,
-    readSecret: apiSecretReader(kubeConfig),
-  });
-}
-
-/** The scheduler configuration's source the flags name, saying in the log what scheduling will do. */
-function schedulerConfigFromFlags(
-  flags: RunFlags,
-  kubeConfig: ReturnType<typeof loadKubeConfig>["kubeConfig"],
-  log: Logger,
-  env: NodeJS.ProcessEnv,
-): SchedulerConfigSource | undefined {
-  if (!flags.schedule) {
-    log.info("scheduler off (--no-schedule): ClusterRequests are left to another scheduler");
-    return undefined;
-  }
-  const where = flags.schedulerConfig;
-  if (where === undefined) {
-    log.warn(
-      "scheduler on without a configuration (--scheduler-config or --scheduler-config-map): every ClusterRequest shows ConfigurationProblem until one is given; --no-schedule turns scheduling off",
-    );
-    return undefined;
-  }
-  const schedulerLog = log.with({ component: "scheduler-config" });
-  if ("configMap" in where) return configMapSource({ kubeConfig, ...where.configMap, log: schedulerLog });
-  // A file has no object of its own to carry Events; in a cluster they go to the engine's Pod.
-  const pod =
-    env.POD_NAME && env.POD_NAMESPACE ? { name: env.POD_NAME, namespace: env.POD_NAMESPACE } : undefined;
-  const events = pod ? new EventRecorder(kubeConfig, schedulerLog) : undefined;
-  return fileConfigSource({
-    path: where.file,
-    log: schedulerLog,
-    ...(pod && events
-      ? {
-          tell: (event) =>
-            void events.record({ apiVersion: "v1", kind: "Pod", metadata: pod }, event, new Date()),
-        }
-      : {}),
-  });
-}
-
-/** Whether to serve Cluster API, saying so in the log; `--capi` without Cluster API installed is an error. */
-async function capiSideFromFlags(
-  wanted: boolean | undefined,
-  kubeConfig: ReturnType<typeof loadKubeConfig>["kubeConfig"],
-  log: Logger,
-): Promise<boolean> {
-  if (wanted === false) {
-    log.info("Cluster API side off (--no-capi): EngineClusters are left alone");
-    return false;
-  }
-  const presence = await detectCapi(kubeConfig);
-  if (presence.installed) {
-    log.info("Cluster API side on: serving EngineClusters as a v1beta2 infrastructure provider", {
-      why: wanted ? "--capi" : "Cluster API is installed",
-    });
-    return true;
-  }
-  if (wanted) {
-    throw new Error(
-      `--capi: Cluster API is not usable here: ${presence.why}; install Cluster API first, or drop --capi`,
-    );
-  }
-  log.info(
-    `Cluster API side off: ${presence.why}; install Cluster API and restart (or pass --capi) to serve EngineClusters`,
-  );
-  return false;
-}
-
-/** Builds the engine the flags describe. */
-export async function engineFromFlags(
-  flags: RunFlags,
-  kubeConfig: ReturnType<typeof loadKubeConfig>["kubeConfig"],
-  write?: (line: string) => void,
-  env: NodeJS.ProcessEnv = process.env,
-  extra: Pick<EngineOptions, "observers"> = {},
-): Promise<Engine> {
-  const log = createLogger({ level: flags.logLevel, ...(write ? { write } : {}) });
-  const backend = await backendFromFlags(flags, kubeConfig, log);
-  const election = flags.leaderElection;
-  // Unique per process: a restarted pod of the same name is a new member, never mistaken for the old one.
-  const identity = `${env.POD_NAME ?? hostname()}_${randomUUID().slice(0, 8)}`;
-  const schedulerConfig = schedulerConfigFromFlags(flags, kubeConfig, log, env);
-  const capi = await capiSideFromFlags(flags.capi, kubeConfig, log);
-  return new Engine({
-    kubeConfig,
-    providerName: flags.providerName,
-    environment: flags.environment,
-    backend,
-    concurrency: flags.concurrency,
-    ...(flags.apiRateLimit ? { apiRateLimit: flags.apiRateLimit } : {}),
-    log,
-    ...(extra.observers?.length ? { observers: extra.observers } : {}),
-    prepareAccessRequests: flags.prepareAccessRequests,
-    schedule: flags.schedule,
-    capi,
-    ...(schedulerConfig ? { schedulerConfig } : {}),
-    accessTiming: { ...DEFAULT_ACCESS_TIMING, tokenValidityMs: flags.tokenValidityMs },
-    ...(election ? { leaderElection: { ...election, identity } } : {}),
-    ...(flags.sharding ? { sharding: { ...flags.sharding, identity } } : {}),
-    onLostLeadership: () => {
-      log.error(
-        election
-          ? "leadership lost; exiting so that a fresh start rejoins the election"
-          : "membership lease lost; exiting so that a fresh start rejoins the ring",
-      );
-      process.exit(1);
-    },
-  });
-}
-
 /** Runs the engine until a signal; a second signal exits at once. */
 export async function run(args: string[]): Promise<void> {
   const values = parseEngineArgs(args, runUsage, viewFlagOptions);
@@ -436,30 +276,36 @@ export async function run(args: string[]): Promise<void> {
   const { kubeConfig, source } = loadKubeConfig(flags.kubeconfig);
   const log = createLogger({ level: flags.logLevel });
   const views = await startViews(view, { log });
-  const engine = await engineFromFlags(flags, kubeConfig, undefined, process.env, {
-    observers: views.observers,
-  });
-  views.attach(engine);
-  engine.metrics.collectProcessMetrics(); // this process is the engine: its heap, RSS, GC and event loop
-  const probes = await startProbeServers({
-    metricsAddress: flags.metricsAddress,
-    healthAddress: flags.healthAddress,
-    metrics: engine.metrics,
-    ready: () => engine.hasSynced(),
-    log,
-  });
   log.info("connecting", { kubeconfig: source, server: kubeConfig.getCurrentCluster()?.server });
-  // The engine's timers are unreferenced; this keeps the process up while it waits for the API server.
-  const keepAlive = setInterval(() => {}, 1 << 30);
+  const abort = new AbortController();
+  const running = startEngine({
+    ...flags,
+    kubeconfig: kubeConfig,
+    log,
+    observers: views.observers,
+    beforeStart: (engine) => views.attach(engine),
+    processMetrics: true, // this process is the engine: its heap, RSS, GC and event loop
+    signal: abort.signal,
+    onLost: () => exitOnLost(log, flags),
+  });
   const stopped = untilSignal(async (signal) => {
     log.info("shutting down", { signal });
-    clearInterval(keepAlive);
-    await engine.stop();
-    await probes.close();
+    abort.abort();
+    await (await running).stop();
     await views.close();
   });
-  await engine.start();
+  await running;
   await stopped;
+}
+
+/** Leadership or membership lost: exit, so that a fresh start rejoins the election or the ring. */
+export function exitOnLost(log: Logger, flags: Pick<RunFlags, "leaderElection">): never {
+  log.error(
+    flags.leaderElection
+      ? "leadership lost; exiting so that a fresh start rejoins the election"
+      : "membership lease lost; exiting so that a fresh start rejoins the ring",
+  );
+  process.exit(1);
 }
 
 /** Resolves after `onSignal` finished for the first SIGINT/SIGTERM; a second one exits with 130/143. */

@@ -15,7 +15,8 @@ import { CACHES } from "../runtime/informers.ts";
 import { installCrds, installingCrds } from "../runtime/install-crds.ts";
 import { createLogger } from "../runtime/logger.ts";
 import { applyManifests, LiveView } from "./demo.ts";
-import { engineFlags, engineFromFlags, parseEngineArgs, untilSignal } from "./run.ts";
+import { engineFlags, exitOnLost, parseEngineArgs, untilSignal } from "./run.ts";
+import { engineFromSettings } from "./start-engine.ts";
 import {
   DEFAULT_INSPECT_ADDRESS,
   DEFAULT_LIVE_VIEW_ADDRESS,
@@ -93,11 +94,12 @@ Local control plane is up at ${controlPlane.server}.
   if (flags.controller) {
     await mkdir(dirname(flags.log), { recursive: true });
     const logFile = createWriteStream(flags.log, { flags: "a" });
+    const log = createLogger({ level: flags.engine.logLevel, write: (line) => logFile.write(`${line}\n`) });
     const views = await startViews(flags.views, {
-      log: createLogger({ level: flags.engine.logLevel, write: (line) => logFile.write(`${line}\n`) }),
+      log,
       anyPortIfTaken: true,
     });
-    const engine = await engineFromFlags(
+    const engine = await engineFromSettings(
       {
         ...flags.engine,
         stateDirectory: join(controlPlane.directory, "engine"),
@@ -105,9 +107,9 @@ Local control plane is up at ${controlPlane.server}.
         backendOptions: { assets: assets.directory, ...flags.engine.backendOptions },
       },
       controlPlane.kubeConfig,
-      (line) => logFile.write(`${line}\n`),
+      log,
       process.env,
-      { observers: views.observers },
+      { observers: views.observers, onLostLeadership: () => exitOnLost(log, flags.engine) },
     );
     views.attach(engine);
     await engine.start();

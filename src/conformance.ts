@@ -1,0 +1,9 @@
+/**
+ * `openmcp-engine/conformance`: the backend contract as an executable test, for a backend's own test runner
+ * (vitest, `node --test`, any runner that fails on a rejected promise). It needs nothing of this repository.
+ */
+export {
+  ConformanceError,
+  type ConformanceOptions,
+  checkBackendConformance,
+} from "./providers/conformance.ts";

@@ -1,0 +1,15 @@
+/**
+ * `openmcp-engine`: the engine for a program that embeds it — `run` starts it with options, as the `run`
+ * command does with flags — and the backend contract (also alone as `openmcp-engine/backend`).
+ */
+export * from "./backend.ts";
+export {
+  type EngineSettings,
+  type RunningEngine,
+  type RunOptions,
+  startEngine as run,
+} from "./cli/start-engine.ts";
+export type { Engine } from "./runtime/engine.ts";
+export type { LeaderElectionTiming } from "./runtime/leader-election.ts";
+export type { MachineObserver } from "./runtime/machine-observer.ts";
+export type { EngineMetrics } from "./runtime/metrics.ts";
