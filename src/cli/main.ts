@@ -11,6 +11,7 @@ Commands:
   explain A resource's state, why it is there, what it waits for, and its recent transitions (read-only).
   statecharts  The machines' statecharts as Stately JSON, Mermaid and SVG files (default: into docs/statecharts).
   capi-components  The engine as clusterctl installs a Cluster API infrastructure provider (one YAML stream).
+  new-backend  A backend package of your own: a typed skeleton that passes the conformance kit, its test, a README.
 
 Run 'openmcp-engine <command> --help' for the flags of a command.`;
 
@@ -45,6 +46,10 @@ const commands: Record<string, () => Promise<Command>> = {
   "capi-components": async () => {
     const { printCapiComponents, capiComponentsUsage } = await import("./capi-components.ts");
     return { run: async (args) => printCapiComponents(args), usage: capiComponentsUsage };
+  },
+  "new-backend": async () => {
+    const { newBackend, newBackendUsage } = await import("./new-backend.ts");
+    return { run: newBackend, usage: newBackendUsage };
   },
 };
 
