@@ -1,0 +1,79 @@
+/** `new-backend`: package names it takes, the names it derives, and the files it writes (all placeholders filled). */
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { BACKEND_CONTRACT_VERSION } from "../../../src/api/backend-contract.ts";
+import { backendScaffold, writeBackendPackage } from "../../../src/cli/new-backend.ts";
+import { UsageError } from "../../../src/cli/usage-error.ts";
+
+const folder = mkdtempSync(join(tmpdir(), "new-backend-"));
+afterAll(() => rmSync(folder, { recursive: true, force: true }));
+const engineVersion = JSON.parse(
+  readFileSync(join(import.meta.dirname, "../../../package.json"), "utf8"),
+).version;
+
+describe("backendScaffold", () => {
+  it.each([
+    ["vm-pool", "vm-pool", "VmPoolBackend"],
+    ["@acme/cloud-backend", "cloud-backend", "CloudBackend"],
+    ["3d.cloud", "3d.cloud", "_3dCloudBackend"],
+  ])("%s: backend name %s, class %s", (name, backendName, className) => {
+    expect(backendScaffold(name)).toEqual({
+      packageName: name,
+      backendName,
+      className,
+      engineDependency: `^${engineVersion}`,
+      engineVersion,
+      contractVersion: BACKEND_CONTRACT_VERSION,
+    });
+  });
+
+  it.each(["My-Backend", "", "@acme/", "cloud backend", ".hidden", "a".repeat(215)])(
+    "refuses %j, which npm would refuse",
+    (name) => {
+      expect(() => backendScaffold(name)).toThrow(UsageError);
+    },
+  );
+
+  it("takes the engine dependency as given (e.g. a packed tarball)", () => {
+    expect(backendScaffold("x", "file:../e.tgz").engineDependency).toBe("file:../e.tgz");
+  });
+});
+
+describe("writeBackendPackage", () => {
+  it("writes the package with every placeholder filled and .gitignore under its own name", async () => {
+    const directory = join(folder, "made");
+    const files = await writeBackendPackage(directory, backendScaffold("@acme/cloud-backend", "file:e.tgz"));
+    expect(files).toEqual(
+      expect.arrayContaining([
+        ".gitignore",
+        "package.json",
+        "tsconfig.json",
+        "README.md",
+        "src/index.ts",
+        "src/in-memory-cloud.ts",
+        "test/conformance.test.ts",
+      ]),
+    );
+    for (const file of files) expect(readFileSync(join(directory, file), "utf8")).not.toMatch(/__[A-Z_]+__/);
+    expect(JSON.parse(readFileSync(join(directory, "package.json"), "utf8"))).toMatchObject({
+      name: "@acme/cloud-backend",
+      peerDependencies: { "openmcp-engine": `^${engineVersion}` },
+      devDependencies: { "openmcp-engine": "file:e.tgz" },
+    });
+    expect(readFileSync(join(directory, "src/index.ts"), "utf8")).toContain(
+      'readonly name = "cloud-backend";',
+    );
+  });
+
+  it("refuses a folder that holds something, and leaves it as it was", async () => {
+    const directory = join(folder, "taken");
+    mkdirSync(directory);
+    writeFileSync(join(directory, "mine.txt"), "keep");
+    await expect(writeBackendPackage(directory, backendScaffold("x"))).rejects.toThrow(
+      /exists and is not empty/,
+    );
+    expect(readFileSync(join(directory, "mine.txt"), "utf8")).toBe("keep");
+  });
+});
