@@ -10,6 +10,7 @@ COPY hack/image/assemble.sh hack/image/assemble.sh
 COPY src src
 COPY crds crds
 COPY examples examples
+COPY templates templates
 RUN hack/image/assemble.sh /app
 
 FROM node:24-bookworm-slim

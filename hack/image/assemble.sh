@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Assembles the runtime tree of the engine into DIR: the compiled JavaScript (dist/), CRDs, examples and
+# Assembles the runtime tree of the engine into DIR: the compiled JavaScript (dist/), CRDs, examples, the new-backend templates and
 # production dependencies only. The container build (Dockerfile) runs exactly this, and so does the test
 # that checks the assembled tree starts (test/integration/deploy.test.ts).
 # Compiled rather than TypeScript stripped at start-up: Node then never loads its type stripper, which
@@ -15,7 +15,7 @@ if [[ ! -x "$root/node_modules/.bin/tsc" ]]; then
 fi
 node "$root/node_modules/typescript/bin/tsc" -p "$root/tsconfig.build.json" --outDir "$out/dist"
 cp "$root/package.json" "$root/package-lock.json" "$out/"
-cp -r "$root/crds" "$root/examples" "$out/"
+cp -r "$root/crds" "$root/examples" "$root/templates" "$out/"
 cd "$out"
 # The locked versions, without dev dependencies (test tools, the node binary the repo uses for
 # development) and without install scripts. (`npm install` rather than `npm ci`: `ci` also demands lock
