@@ -45,6 +45,8 @@ export interface ConformanceOptions {
   /** Seed and path, to replay a failure (both are printed with it). */
   readonly seed?: number;
   readonly path?: string;
+  /** The call sequence's own replay path (fast-check's `replayPath`), printed with a failure beside the path. */
+  readonly replayPath?: string;
 }
 
 /** Cluster objects per run: enough for calls on one to disturb another, few enough to shrink well. */
@@ -409,62 +411,68 @@ export async function checkBackendConformance(
   ];
 
   const details = await fc.check(
-    fc.asyncProperty(fc.commands(commands, { maxCommands: options.maxCommands ?? 10 }), async (sequence) => {
-      const run = runs++;
-      const stateDirectory = await mkdtemp(join(tmpdir(), "conformance-"));
-      const context: BackendContext = {
-        options: {},
-        log: silentLogger,
-        clock: systemClock,
-        readSecret: async () => undefined,
-        ...options.context,
-        stateDirectory,
-      };
-      let backend = await factory(context);
-      const config: ProviderConfig = options.config ?? {
-        apiVersion: ENGINE_API_VERSION,
-        kind: "ProviderConfig",
-        metadata: { name: "conformance" },
-        spec: { backend: backend.name },
-      };
-      const versions = backend.supportedVersions(config);
-      if (versions.length === 0)
-        fail(
-          "a config yields versions",
-          `supportedVersions offers nothing for ${JSON.stringify(config.spec)}`,
-        );
-      const settings = options.settings ?? config.spec.settings;
-      const real: Real = {
-        backend,
-        stateDirectory,
-        run,
-        versions,
-        endpoints: new Map(),
-        restart: async () => {
-          await backend.close?.();
-          backend = await factory(context);
-          real.backend = backend;
-        },
-        target: (i) => ({
-          uid: `00000000-0000-4000-8000-${String(run).padStart(6, "0")}${String(i).padStart(6, "0")}`,
-          namespace: "conformance",
-          name: `c${i}`,
-          tenancy: "Shared",
-          profile: "conformance",
-          providerConfig: config.metadata.name ?? "conformance",
-          ...(settings ? { settings } : {}),
-        }),
-      };
-      const model: Model = { clusters: new Map() };
-      try {
-        await fc.asyncModelRun(() => ({ model, real }), sequence);
-        await settle(model, real, options);
-      } finally {
-        await cleanUp(real, options);
-        await real.backend.close?.();
-        await rm(stateDirectory, { recursive: true, force: true });
-      }
-    }),
+    fc.asyncProperty(
+      fc.commands(commands, {
+        maxCommands: options.maxCommands ?? 10,
+        ...(options.replayPath === undefined ? {} : { replayPath: options.replayPath }),
+      }),
+      async (sequence) => {
+        const run = runs++;
+        const stateDirectory = await mkdtemp(join(tmpdir(), "conformance-"));
+        const context: BackendContext = {
+          options: {},
+          log: silentLogger,
+          clock: systemClock,
+          readSecret: async () => undefined,
+          ...options.context,
+          stateDirectory,
+        };
+        let backend = await factory(context);
+        const config: ProviderConfig = options.config ?? {
+          apiVersion: ENGINE_API_VERSION,
+          kind: "ProviderConfig",
+          metadata: { name: "conformance" },
+          spec: { backend: backend.name },
+        };
+        const versions = backend.supportedVersions(config);
+        if (versions.length === 0)
+          fail(
+            "a config yields versions",
+            `supportedVersions offers nothing for ${JSON.stringify(config.spec)}`,
+          );
+        const settings = options.settings ?? config.spec.settings;
+        const real: Real = {
+          backend,
+          stateDirectory,
+          run,
+          versions,
+          endpoints: new Map(),
+          restart: async () => {
+            await backend.close?.();
+            backend = await factory(context);
+            real.backend = backend;
+          },
+          target: (i) => ({
+            uid: `00000000-0000-4000-8000-${String(run).padStart(6, "0")}${String(i).padStart(6, "0")}`,
+            namespace: "conformance",
+            name: `c${i}`,
+            tenancy: "Shared",
+            profile: "conformance",
+            providerConfig: config.metadata.name ?? "conformance",
+            ...(settings ? { settings } : {}),
+          }),
+        };
+        const model: Model = { clusters: new Map() };
+        try {
+          await fc.asyncModelRun(() => ({ model, real }), sequence);
+          await settle(model, real, options);
+        } finally {
+          await cleanUp(real, options);
+          await real.backend.close?.();
+          await rm(stateDirectory, { recursive: true, force: true });
+        }
+      },
+    ),
     {
       numRuns: options.numRuns ?? 20,
       examples: [[plainLife]],
@@ -478,9 +486,13 @@ export async function checkBackendConformance(
     cause instanceof ConformanceError
       ? cause.message
       : `unexpected error: ${String((cause as Error)?.message ?? cause)}`;
-  const sequence = details.counterexample ? fc.stringify(details.counterexample[0]) : "(none)";
+  // fast-check prints the sequence with its own replay path in a comment; both paths are needed to replay.
+  const printed = details.counterexample ? fc.stringify(details.counterexample[0]) : "(none)";
+  const replayPath = /\/\*replayPath="([^"]*)"\*\//.exec(printed)?.[1];
+  const sequence = printed.replace(/\s*\/\*replayPath="[^"]*"\*\//, "");
+  const replay = `seed: ${details.seed}, path: "${details.counterexamplePath}"${replayPath ? `, replayPath: "${replayPath}"` : ""}`;
   throw new ConformanceError(
-    `the backend breaks the contract — ${rule}\n  shortest call sequence found: ${sequence}\n  replay with { seed: ${details.seed}, path: "${details.counterexamplePath}" } after ${details.numRuns} run(s)`,
+    `the backend breaks the contract — ${rule}\n  shortest call sequence found: ${sequence}\n  replay with { ${replay} } after ${details.numRuns} run(s)`,
     { cause },
   );
 }

@@ -155,7 +155,7 @@ describe("a backend in a package of its own", () => {
       expect(result.status, result.output).not.toBe(0);
       expect(result.output).toContain("the backend breaks the contract — one cluster per Cluster object");
       expect(result.output).toMatch(/shortest call sequence found: create\(c\d, v#\d[^)]*\)/);
-      expect(result.output).toMatch(/replay with \{ seed: -?\d+, path: "[\d:]+" \}/);
+      expect(result.output).toMatch(/replay with \{ seed: -?\d+, path: "[\d:]+", replayPath: "[^"]+" \}/);
     } finally {
       writeFileSync(file, source);
     }
