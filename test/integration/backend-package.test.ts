@@ -58,6 +58,22 @@ function start(command: string, args: readonly string[], cwd: string) {
   return { child, output: () => output };
 }
 
+/** The engine's command as the backend package has it installed (its dev dependency). */
+const openmcpEngine = join(backendDirectory, "node_modules", ".bin", "openmcp-engine");
+
+/** `run` with the backend package, against the test's API server, keeping state in `<scratch>/<state>`. */
+const runArgs = (state: string) => [
+  "run",
+  "--provider-name=acme",
+  "--environment=test",
+  `--kubeconfig=${controlPlane.kubeconfigPath}`,
+  `--backend=${PACKAGE}`,
+  `--state-dir=${join(scratch, state)}`,
+  "--metrics-bind-address=0",
+  "--health-probe-bind-address=0",
+  "--no-schedule",
+];
+
 const readCluster = async (name: string) =>
   (await custom.getNamespacedCustomObject({ ...RESOURCES.Cluster, namespace: "acme", name })) as Cluster;
 
@@ -162,21 +178,7 @@ describe("a backend in a package of its own", () => {
   }, 300_000);
 
   it("runs with openmcp-engine run --backend <package>: a Cluster becomes Ready on a real API server", async () => {
-    const engine = start(
-      join(backendDirectory, "node_modules", ".bin", "openmcp-engine"),
-      [
-        "run",
-        "--provider-name=acme",
-        "--environment=test",
-        `--kubeconfig=${controlPlane.kubeconfigPath}`,
-        `--backend=${PACKAGE}`,
-        `--state-dir=${join(scratch, "state")}`,
-        "--metrics-bind-address=0",
-        "--health-probe-bind-address=0",
-        "--no-schedule",
-      ],
-      backendDirectory,
-    );
+    const engine = start(openmcpEngine, runArgs("state"), backendDirectory);
     try {
       await custom.createNamespacedCustomObject({
         ...RESOURCES.Cluster,
@@ -198,19 +200,7 @@ describe("a backend in a package of its own", () => {
     const original = readFileSync(built, "utf8");
     writeFileSync(built, original.replace(`"${BACKEND_CONTRACT_VERSION}"`, '"2.0.0"'));
     try {
-      const result = sh(
-        join(backendDirectory, "node_modules", ".bin", "openmcp-engine"),
-        [
-          "run",
-          "--provider-name=acme",
-          `--kubeconfig=${controlPlane.kubeconfigPath}`,
-          `--backend=${PACKAGE}`,
-          `--state-dir=${join(scratch, "state-refused")}`,
-          "--metrics-bind-address=0",
-          "--health-probe-bind-address=0",
-        ],
-        backendDirectory,
-      );
+      const result = sh(openmcpEngine, runArgs("state-refused"), backendDirectory);
       expect(result.status).toBe(1);
       expect(result.output).toContain(
         `backend "${PACKAGE}" cannot be loaded: it was built for backend contract 2.0.0, this engine implements backend contract ${BACKEND_CONTRACT_VERSION}`,
