@@ -5,6 +5,7 @@
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { freePorts } from "../src/controlplane/free-ports.ts";
 
@@ -33,6 +34,12 @@ export function sum(text: string, name: string, match: (labels: string) => boole
     if (match(labels)) total += Number(line.split(" ").at(-1));
   }
   return total;
+}
+
+/** The image's V8 flags, as its Dockerfile sets them (`ENV NODE_OPTIONS="…"`); empty if it sets none. */
+export function imageNodeOptions(): string {
+  const dockerfile = readFileSync(join(import.meta.dirname, "..", "Dockerfile"), "utf8");
+  return /^ENV NODE_OPTIONS="([^"]*)"$/m.exec(dockerfile)?.[1] ?? "";
 }
 
 const clockTicks = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;

@@ -11,7 +11,7 @@
  * Usage: node bench/run-scale.bench.ts [--clusters 1000] [--concurrency 16] [--entry dist|src] [--node-options "…"]
  */
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
@@ -22,7 +22,7 @@ import { startControlPlane } from "../src/controlplane/control-plane.ts";
 import { reuseConnections } from "../src/runtime/connection-reuse.ts";
 import { installingCrds } from "../src/runtime/install-crds.ts";
 import { benchWorld, clusterBody, minimalClusterWrites, pool } from "./bench-clusters.ts";
-import { cpuSeconds, sample, startEngineProcess, sum } from "./engine-process.ts";
+import { cpuSeconds, imageNodeOptions, sample, startEngineProcess, sum } from "./engine-process.ts";
 
 const { values } = parseArgs({
   options: {
@@ -38,11 +38,7 @@ const root = join(import.meta.dirname, "..");
 if (values.entry === "dist")
   execFileSync("npm", ["run", "--silent", "build"], { cwd: root, stdio: "inherit" });
 const main = join(root, values.entry === "dist" ? "dist/cli/main.js" : "src/cli/main.ts");
-/** The image's V8 flags, as its Dockerfile sets them. */
-const imageNodeOptions = /^ENV NODE_OPTIONS="([^"]*)"$/m.exec(
-  readFileSync(join(root, "Dockerfile"), "utf8"),
-)?.[1];
-const nodeOptions = values["node-options"] ?? imageNodeOptions ?? "";
+const nodeOptions = values["node-options"] ?? imageNodeOptions();
 
 /** RSS and heap of a bare Node process that only imports client-node, under the same flags, after a full GC. */
 function libraryFloor(nodeOptions: string): { rss: number; heapUsed: number } {

@@ -8,7 +8,7 @@
  * Usage: node bench/sharding.bench.ts [--clusters 3000] [--replicas 1,2,3] [--delay 200ms] [--concurrency 8]
  */
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
@@ -19,7 +19,14 @@ import { startControlPlane } from "../src/controlplane/control-plane.ts";
 import { reuseConnections } from "../src/runtime/connection-reuse.ts";
 import { installingCrds } from "../src/runtime/install-crds.ts";
 import { benchWorld, clusterBody, pool } from "./bench-clusters.ts";
-import { cpuSeconds, type EngineProcess, sample, startEngineProcess, sum } from "./engine-process.ts";
+import {
+  cpuSeconds,
+  type EngineProcess,
+  imageNodeOptions,
+  sample,
+  startEngineProcess,
+  sum,
+} from "./engine-process.ts";
 
 const { values } = parseArgs({
   options: {
@@ -33,8 +40,7 @@ const count = Number(values.clusters);
 const root = join(import.meta.dirname, "..");
 execFileSync("npm", ["run", "--silent", "build"], { cwd: root, stdio: "inherit" });
 const main = join(root, "dist/cli/main.js");
-const nodeOptions =
-  /^ENV NODE_OPTIONS="([^"]*)"$/m.exec(readFileSync(join(root, "Dockerfile"), "utf8"))?.[1] ?? "";
+const nodeOptions = imageNodeOptions();
 const mb = (bytes: number | undefined) =>
   bytes === undefined ? "?" : `${(bytes / 1024 / 1024).toFixed(0)} MB`;
 

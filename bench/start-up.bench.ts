@@ -20,7 +20,7 @@ import { parseArgs } from "node:util";
 import { startControlPlane } from "../src/controlplane/control-plane.ts";
 import { freePorts } from "../src/controlplane/free-ports.ts";
 import { installingCrds } from "../src/runtime/install-crds.ts";
-import { cpuSeconds, sample } from "./engine-process.ts";
+import { cpuSeconds, imageNodeOptions, sample } from "./engine-process.ts";
 
 const { values } = parseArgs({ options: { runs: { type: "string", default: "5" } } });
 const runs = Number(values.runs);
@@ -28,9 +28,8 @@ const root = join(import.meta.dirname, "..");
 execFileSync("npm", ["run", "--silent", "build"], { cwd: root, stdio: "inherit" });
 const entries = { src: join(root, "src/cli/main.ts"), dist: join(root, "dist/cli/main.js") } as const;
 type Entry = keyof typeof entries;
-/** The image's V8 flags, as its Dockerfile sets them (read as run-scale.bench.ts reads them). */
-const nodeOptions =
-  /^ENV NODE_OPTIONS="([^"]*)"$/m.exec(readFileSync(join(root, "Dockerfile"), "utf8"))?.[1] ?? "";
+/** The image's V8 flags. */
+const nodeOptions = imageNodeOptions();
 const env = { ...process.env, NODE_OPTIONS: nodeOptions };
 
 /** Spawns `node <entry> <args>`, its output kept (the tail) for the error if it fails. */

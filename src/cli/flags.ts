@@ -10,12 +10,13 @@ export function parseInteger(flag: string, value: string, min: number, max: numb
   return number;
 }
 
-const dnsLabel = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+/** A DNS label: lowercase letters, digits and '-', at most 63 characters, alphanumeric at both ends. */
+export const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
 /** A DNS label (lowercase letters, digits, '-'; at most 63): it becomes part of names and label values. */
 export function parseDnsLabel(flag: string, value: string | undefined, usage: string): string {
   if (value === undefined || value === "") throw new UsageError(`--${flag} is required`, usage);
-  if (!dnsLabel.test(value)) {
+  if (!DNS_LABEL.test(value)) {
     throw new UsageError(
       `--${flag} "${value}" must be a DNS label: lowercase letters, digits and '-', at most 63 characters`,
       usage,

@@ -27,6 +27,7 @@ import {
   type SchedulerConfigSource,
 } from "../runtime/scheduler-config-source.ts";
 import { apiSecretReader } from "../runtime/secret-reader.ts";
+import { DNS_LABEL } from "./flags.ts";
 
 /** Every setting of the engine, resolved (the flags of `run` parse into this). */
 export interface EngineSettings {
@@ -130,15 +131,13 @@ export interface RunningEngine {
   stop(): Promise<void>;
 }
 
-const dnsLabel = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
-
 /** `options` with the defaults filled in; throws a message naming the option that is wrong. */
 export function settingsFromOptions(options: RunOptions): EngineSettings {
   for (const [name, value] of [
     ["providerName", options.providerName],
     ["environment", options.environment ?? DEFAULT_SETTINGS.environment],
   ] as const) {
-    if (typeof value !== "string" || !dnsLabel.test(value))
+    if (typeof value !== "string" || !DNS_LABEL.test(value))
       throw new TypeError(
         `${name} "${value}" must be a DNS label: lowercase letters, digits and '-', at most 63 characters`,
       );
