@@ -9,7 +9,7 @@ import { generateCertificates } from "./certificates.ts";
 
 /** A running issuer. */
 export interface OidcIssuer {
-  /** `https://127.0.0.1:<port>`, the `iss` of its tokens. */
+  /** `https://<host>:<port>`, the `iss` of its tokens. */
   readonly url: string;
   /** PEM of the CA that signed its serving certificate (what the cluster must trust). */
   readonly certificateAuthority: string;
@@ -28,10 +28,20 @@ const base64url = (data: ArrayBuffer | Uint8Array | string) =>
     typeof data === "string" ? data : data instanceof Uint8Array ? data : new Uint8Array(data),
   ).toString("base64url");
 
-/** Starts an issuer on a free loopback port. */
-export async function startOidcIssuer(): Promise<OidcIssuer> {
+/** Where the issuer listens. */
+export interface OidcIssuerOptions {
+  /**
+   * The address to listen on and to name in its URL and serving certificate; default `127.0.0.1`. A
+   * cluster in a container (kind) reaches the host at its Docker network's gateway, not at loopback.
+   */
+  readonly host?: string;
+}
+
+/** Starts an issuer on a free port of `options.host` (loopback by default). */
+export async function startOidcIssuer(options: OidcIssuerOptions = {}): Promise<OidcIssuer> {
+  const host = options.host ?? "127.0.0.1";
   const certificates = await generateCertificates({
-    hosts: ["127.0.0.1"],
+    hosts: [host],
     clientName: "unused",
     clientGroups: [],
     now: new Date(),
@@ -72,8 +82,8 @@ export async function startOidcIssuer(): Promise<OidcIssuer> {
       }
     },
   );
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  url = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
+  url = `https://${host.includes(":") ? `[${host}]` : host}:${(server.address() as AddressInfo).port}`;
   return {
     url,
     certificateAuthority: certificates.caCert,

@@ -16,9 +16,15 @@ import {
 } from "node:fs";
 import { delimiter, isAbsolute, join, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { parse } from "yaml";
+import { parse, stringify } from "yaml";
 import type { ClusterObservation, ClusterTarget } from "../api/backend.ts";
-import type { AdminAccess, BackendContext, BackendFactory, ClusterBackend } from "../api/backend-contract.ts";
+import type {
+  AdminAccess,
+  BackendContext,
+  BackendFactory,
+  ClusterBackend,
+  OidcTrust,
+} from "../api/backend-contract.ts";
 import { BACKEND_CONTRACT_VERSION } from "../api/backend-contract.ts";
 import { type Clock, systemClock } from "../api/clock.ts";
 import type { SupportedVersion } from "../api/cluster-profile.ts";
@@ -26,11 +32,13 @@ import type { JsonObject } from "../api/common.ts";
 import { parseDuration } from "../api/duration.ts";
 import { type Logger, silentLogger } from "../api/logger.ts";
 import type { ProviderConfig } from "../api/provider-config.ts";
+import { authenticationConfig, writeAuthenticationConfig } from "./local-authentication.ts";
 
 /**
- * Versions offered when a ProviderConfig lists none: the node images published with kind v0.30.0
- * (`kindest/node:v1.34.0`, `v1.33.4`, `v1.32.8`). Other kind releases publish other patch versions;
- * list yours in the ProviderConfig, and map them to images with `settings.images` if needed.
+ * Versions offered when a ProviderConfig lists none and the Docker engine holds no `kindest/node` image:
+ * the node images published with kind v0.30.0 (`kindest/node:v1.34.0`, `v1.33.4`, `v1.32.8`), which kind
+ * pulls from its registry. Other kind releases publish other patch versions; list yours in the
+ * ProviderConfig, and map them to images with `settings.images` if needed.
  */
 export const KIND_DEFAULT_VERSIONS: readonly SupportedVersion[] = [
   { version: "1.34.0" },
@@ -48,6 +56,11 @@ export interface KindBackendOptions {
   readonly waitMs?: number;
   /** Time limit of the short kind commands (`get`, `delete`). Default 5 min. */
   readonly commandTimeoutMs?: number;
+  /**
+   * Versions offered when a ProviderConfig lists none: those of the `kindest/node:v<version>` images the
+   * Docker engine holds (see {@link localNodeImageVersions}); empty or absent: {@link KIND_DEFAULT_VERSIONS}.
+   */
+  readonly localVersions?: readonly SupportedVersion[];
   readonly log?: Logger;
   /** For the records' timestamps. */
   readonly clock?: Clock;
@@ -71,6 +84,11 @@ interface KindRecord {
   readonly pid: number;
   /** When the create started (ISO 8601); tells one create of a cluster from a later one. */
   readonly startedAt: string;
+  /**
+   * Whether the cluster's kube-apiserver reads the authentication configuration in the cluster's `authn/`
+   * folder (OIDC trust). Clusters created before this backend set it up have no such file.
+   */
+  readonly oidc?: boolean;
 }
 
 /** Where a cluster's `kind create cluster` is. */
@@ -112,6 +130,65 @@ export function kindNodeImage(
   return image;
 }
 
+/** Where, inside a kind node, the cluster's `authn/` folder is mounted (and from there into kube-apiserver). */
+const NODE_AUTHN_DIRECTORY = "/etc/kubernetes/openmcp-authn";
+
+/**
+ * kind's cluster configuration for one cluster whose OIDC trust lives in `authnDirectory` on this host:
+ * the folder is mounted into the control-plane node and from there into the kube-apiserver static Pod,
+ * which runs with `--authentication-config` (structured authentication configuration). kube-apiserver
+ * reloads the file when it changes, so trust changes need no restart. The folder is mounted, not the
+ * file: an atomic rename into a mounted folder is seen inside; a file mount would keep the old inode.
+ */
+export function kindClusterConfig(authnDirectory: string): string {
+  const apiServerPatch = stringify({
+    kind: "ClusterConfiguration",
+    apiServer: {
+      extraArgs: { "authentication-config": `${NODE_AUTHN_DIRECTORY}/authentication.yaml` },
+      extraVolumes: [
+        {
+          name: "openmcp-authn",
+          hostPath: NODE_AUTHN_DIRECTORY,
+          mountPath: NODE_AUTHN_DIRECTORY,
+          readOnly: true,
+          pathType: "Directory",
+        },
+      ],
+    },
+  });
+  return stringify({
+    kind: "Cluster",
+    apiVersion: "kind.x-k8s.io/v1alpha4",
+    nodes: [
+      {
+        role: "control-plane",
+        extraMounts: [{ hostPath: authnDirectory, containerPath: NODE_AUTHN_DIRECTORY, readOnly: true }],
+        kubeadmConfigPatches: [apiServerPatch],
+      },
+    ],
+  });
+}
+
+/**
+ * The versions of the `kindest/node:v<X.Y.Z>` images a Docker engine holds, newest first, from the output
+ * of `docker image ls --format '{{.Repository}}:{{.Tag}}'`. Other images and tags are ignored.
+ */
+export function localNodeImageVersions(imageList: string): SupportedVersion[] {
+  const versions = new Set<string>();
+  for (const line of imageList.split("\n")) {
+    const match = /^(?:docker\.io\/)?kindest\/node:v(\d+\.\d+\.\d+)$/.exec(line.trim());
+    if (match?.[1]) versions.add(match[1]);
+  }
+  const key = (version: string) => version.split(".").map(Number);
+  return [...versions]
+    .sort((a, b) => {
+      const [x, y] = [key(a), key(b)];
+      for (let i = 0; i < 3; i++) if ((x[i] ?? 0) !== (y[i] ?? 0)) return (y[i] ?? 0) - (x[i] ?? 0);
+      return 0;
+    })
+    .map((version) => ({ version }));
+}
+
 /** The server URL of a kubeconfig's current context (or of its only cluster); undefined if there is none. */
 export function kubeconfigServer(text: string): string | undefined {
   const config = parse(text) as {
@@ -145,11 +222,13 @@ export function kubeconfigServer(text: string): string | undefined {
  */
 export class KindBackend implements ClusterBackend {
   readonly name = "kind";
-  readonly capabilities = { adminAccess: true, oidc: false } as const;
+  /** Real API servers: admin access, and OIDC trust through kube-apiserver's authentication configuration. */
+  readonly capabilities = { adminAccess: true, oidc: true } as const;
   readonly #kind: string;
   readonly #clustersDirectory: string;
   readonly #waitMs: number;
   readonly #commandTimeoutMs: number;
+  readonly #localVersions: readonly SupportedVersion[];
   readonly #log: Logger;
   readonly #clock: Clock;
   /** Server URLs already read, by kind name; valid for the create named by `createdBy` (pid and start). */
@@ -162,6 +241,7 @@ export class KindBackend implements ClusterBackend {
     this.#clustersDirectory = join(options.stateDirectory, "clusters");
     this.#waitMs = options.waitMs ?? 300_000;
     this.#commandTimeoutMs = options.commandTimeoutMs ?? 300_000;
+    this.#localVersions = options.localVersions ?? [];
     this.#log = options.log ?? silentLogger;
     this.#clock = options.clock ?? systemClock;
     mkdirSync(this.#clustersDirectory, { recursive: true });
@@ -169,7 +249,8 @@ export class KindBackend implements ClusterBackend {
 
   supportedVersions(config: ProviderConfig): readonly SupportedVersion[] {
     const listed = config.spec.supportedVersions ?? [];
-    return listed.length > 0 ? listed : KIND_DEFAULT_VERSIONS;
+    if (listed.length > 0) return listed;
+    return this.#localVersions.length > 0 ? this.#localVersions : KIND_DEFAULT_VERSIONS;
   }
 
   traits(config: ProviderConfig): readonly string[] {
@@ -244,6 +325,28 @@ export class KindBackend implements ClusterBackend {
     return { kubeconfig: await this.#run(["get", "kubeconfig", "--name", kindClusterName(target.uid)]) };
   }
 
+  /**
+   * Writes the cluster's authentication configuration (one JWT authenticator per issuer) into its `authn/`
+   * folder, which its kube-apiserver reads and reloads. A private CA for the issuers comes from the
+   * ProviderConfig's `settings.oidcCertificateAuthority` (PEM), as on the `local` backend.
+   */
+  async trustOidcIssuers(target: ClusterTarget, issuers: readonly OidcTrust[]): Promise<void> {
+    const cluster = kindClusterName(target.uid);
+    const record = this.#readRecord(cluster);
+    if (!record) throw new Error(`kind backend: ${describe(target)} does not exist`);
+    if (!record.oidc) {
+      throw new Error(
+        `kind backend: ${describe(target)} (kind cluster ${cluster}) was created before this backend set up OIDC trust; delete the Cluster and create it again to use OIDC access`,
+      );
+    }
+    const ca = target.settings?.oidcCertificateAuthority;
+    await writeAuthenticationConfig(
+      join(this.#folder(cluster), "authn"),
+      issuers,
+      typeof ca === "string" ? ca : undefined,
+    );
+  }
+
   #folder(cluster: string): string {
     return join(this.#clustersDirectory, cluster);
   }
@@ -287,7 +390,11 @@ export class KindBackend implements ClusterBackend {
   #startCreate(target: ClusterTarget, cluster: string, version: string, image: string): void {
     const folder = this.#folder(cluster);
     rmSync(folder, { recursive: true, force: true }); // what a previous create of this Cluster left
-    mkdirSync(folder, { recursive: true });
+    const authn = join(folder, "authn");
+    mkdirSync(authn, { recursive: true });
+    // kube-apiserver refuses to start without the file: it starts trusting no issuer.
+    writeAtomically(join(authn, "authentication.yaml"), authenticationConfig([]));
+    writeAtomically(join(folder, "kind-config.yaml"), kindClusterConfig(authn));
     const exitFile = join(folder, "create.exit");
     const args = [
       "create",
@@ -296,6 +403,8 @@ export class KindBackend implements ClusterBackend {
       cluster,
       "--image",
       image,
+      "--config",
+      join(folder, "kind-config.yaml"),
       "--kubeconfig",
       join(folder, "kubeconfig"),
       "--wait",
@@ -331,6 +440,7 @@ export class KindBackend implements ClusterBackend {
       image,
       pid,
       startedAt: new Date(this.#clock.now()).toISOString(),
+      oidc: true,
     };
     writeAtomically(join(folder, "record.json"), JSON.stringify(record, null, 2));
     this.#log.info("kind create started", { cluster, image, pid, target: describe(target) });
@@ -538,11 +648,12 @@ export function findExecutable(command: string, path = process.env.PATH ?? ""): 
 export const contractVersion = BACKEND_CONTRACT_VERSION;
 
 /**
- * The `kind` backend from `--backend-option`s: `kind` (the executable; default `kind` on PATH) and
- * `wait` (how long `kind create cluster` waits for the control plane, e.g. `5m`; default 5 min). Kind
- * itself needs Docker (or Podman); that is checked by kind, and its errors show in the failed Cluster.
+ * The `kind` backend from `--backend-option`s: `kind` (the executable; default `kind` on PATH), `wait` (how
+ * long `kind create cluster` waits for the control plane, e.g. `5m`; default 5 min) and `docker` (the
+ * Docker CLI kind uses, to list the node images at hand; default `docker` on PATH). Kind itself needs
+ * Docker (or Podman); that is checked by kind, and its errors show in the failed Cluster.
  */
-export const createBackend: BackendFactory = (context: BackendContext) => {
+export const createBackend: BackendFactory = async (context: BackendContext) => {
   const kind = findExecutable(context.options.kind ?? "kind");
   let waitMs: number | undefined;
   if (context.options.wait !== undefined) {
@@ -550,11 +661,37 @@ export const createBackend: BackendFactory = (context: BackendContext) => {
     if (waitMs === undefined)
       throw new Error(`kind backend: wait "${context.options.wait}" is not a duration like 90s or 5m`);
   }
+  const log = context.log.with({ backend: "kind" });
+  const localVersions = await listLocalNodeImages(context.options.docker ?? "docker", log);
   return new KindBackend({
     kind,
     stateDirectory: context.stateDirectory,
     ...(waitMs === undefined ? {} : { waitMs }),
-    log: context.log.with({ backend: "kind" }),
+    localVersions,
+    log,
     clock: context.clock,
   });
 };
+
+/** The node image versions the Docker engine holds; none (with a warning) when Docker cannot be asked. */
+function listLocalNodeImages(docker: string, log: Logger): Promise<SupportedVersion[]> {
+  return new Promise((resolvePromise) => {
+    execFile(
+      docker,
+      ["image", "ls", "--format", "{{.Repository}}:{{.Tag}}", "kindest/node"],
+      { encoding: "utf8", timeout: 30_000 },
+      (error, stdout, stderr) => {
+        if (error) {
+          log.warn("could not list the kindest/node images; offering kind's published versions", {
+            docker,
+            error: stderrSummary(stderr, 2) || error.message,
+          });
+          return resolvePromise([]);
+        }
+        const versions = localNodeImageVersions(stdout);
+        log.info("kind node images at hand", { versions: versions.map((v) => v.version) });
+        resolvePromise(versions);
+      },
+    );
+  });
+}

@@ -1,5 +1,9 @@
-/** The kind backend driving a fake `kind` executable (real child processes, no Docker, no API server). */
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+/**
+ * The kind backend driving a fake `kind` executable (real child processes, no Docker, no API server): the
+ * failure paths real kind cannot be made to take on demand (a failed or killed create, kind's error output),
+ * fast. Real kind clusters on a real Docker engine: kind-clusters, kind-restart and the conformance kit.
+ */
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -45,7 +49,7 @@ function newBackend(options: Record<string, string> = {}): Promise<ClusterBacken
   return Promise.resolve(
     createBackend({
       stateDirectory,
-      options: { kind: fake.path, ...options },
+      options: { kind: fake.path, docker: "/bin/false", ...options },
       log: silentLogger,
       clock: systemClock,
       readSecret: async () => undefined,
@@ -93,26 +97,38 @@ describe("the kind backend", () => {
       clock: systemClock,
       readSecret: async () => undefined,
     };
-    expect(() => createBackend({ ...context, options: { kind: join(stateDirectory, "no-kind") } })).toThrow(
-      /no kind executable at .*no-kind; install kind .* or fix --backend-option kind=<path>/,
-    );
-    expect(() => createBackend({ ...context, options: { kind: "kind-that-is-not-installed" } })).toThrow(
+    await expect(
+      createBackend({ ...context, options: { kind: join(stateDirectory, "no-kind") } }),
+    ).rejects.toThrow(/no kind executable at .*no-kind; install kind .* or fix --backend-option kind=<path>/);
+    await expect(
+      createBackend({ ...context, options: { kind: "kind-that-is-not-installed" } }),
+    ).rejects.toThrow(
       /"kind-that-is-not-installed" was not found on PATH; install kind .* or pass --backend-option kind=/,
     );
-    expect(() => createBackend({ ...context, options: { kind: fake.path, wait: "soon" } })).toThrow(
+    await expect(createBackend({ ...context, options: { kind: fake.path, wait: "soon" } })).rejects.toThrow(
       /wait "soon" is not a duration/,
     );
   });
 
-  it("offers the config's versions, or kind's default images when it lists none, and the config's traits", async () => {
-    const backend = await newBackend();
+  it("offers the config's versions, else the node images Docker holds, else kind's published images; the config's traits", async () => {
+    // A Docker CLI that cannot reach an engine: kind's published images, which kind would pull.
+    const backend = await newBackend({ docker: "/bin/false" });
     expect(backend.supportedVersions(config())).toEqual(KIND_DEFAULT_VERSIONS);
+    // One that lists node images: exactly those, newest first, other images and tags ignored.
+    const docker = join(stateDirectory, "docker");
+    writeFileSync(
+      docker,
+      '#!/bin/sh\nprintf "kindest/node:v1.35.1\\nkindest/node:v1.36.3\\nkindest/node:latest\\nkindest/haproxy:v2\\n"\n',
+      { mode: 0o755 },
+    );
+    const withImages = await newBackend({ docker });
+    expect(withImages.supportedVersions(config())).toEqual([{ version: "1.36.3" }, { version: "1.35.1" }]);
     expect(backend.supportedVersions(config({ supportedVersions: [{ version: "1.31.12" }] }))).toEqual([
       { version: "1.31.12" },
     ]);
     expect(backend.traits(config({ traits: ["docker"] }))).toEqual(["docker"]);
     expect(backend.traits(config())).toEqual([]);
-    expect(backend.capabilities).toEqual({ adminAccess: true, oidc: false });
+    expect(backend.capabilities).toEqual({ adminAccess: true, oidc: true });
   });
 
   it("names clusters deterministically with short DNS labels, distinct for uids that differ only at the end", () => {
@@ -154,12 +170,17 @@ describe("the kind backend", () => {
         name,
         "--image",
         "kindest/node:v1.34.0",
+        "--config",
+        join(folder, "kind-config.yaml"),
         "--kubeconfig",
         join(folder, "kubeconfig"),
         "--wait",
         "300s",
       ],
     ]);
+    // The cluster's kube-apiserver reads its OIDC trust from the mounted authn/ folder, trusting none at first.
+    expect(readFileSync(join(folder, "kind-config.yaml"), "utf8")).toContain(`hostPath: ${join(folder, "authn")}`);
+    expect(readFileSync(join(folder, "authn", "authentication.yaml"), "utf8")).toContain("jwt: []");
     // The only kind commands besides the create: listing clusters and reading the kubeconfig.
     const kinds = new Set(fake.calls().map((args) => args.slice(0, 2).join(" ")));
     expect([...kinds].sort()).toEqual(["create cluster", "get clusters", "get kubeconfig"]);

@@ -127,7 +127,7 @@ function kubeconfig(cluster: FakeKindCluster): string {
 }
 
 async function create(rest: readonly string[]): Promise<void> {
-  const options = flags(rest, ["name", "image", "kubeconfig", "wait"]);
+  const options = flags(rest, ["name", "image", "config", "kubeconfig", "wait"]);
   const name = options.name ?? "kind";
   const image = options.image ?? "kindest/node:v1.34.0";
   if (existsSync(clusterFile(name)))

@@ -1,0 +1,492 @@
+/**
+ * The engine as an in-cluster controller, for real: its image loaded into a kind management cluster,
+ * `kubectl apply -k deploy/base` (two replicas, one leader, probes, metrics through the Service, non-root on a
+ * read-only root filesystem, every API call as its own ServiceAccount), failover when the leader's Pod is
+ * deleted (no second backend create), `deploy/sharded` splitting the work, and openMCP's deployment contract
+ * (an init Job, then the Deployment, with the flags and environment the openMCP operator gives them).
+ */
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, relative } from "node:path";
+import { ApiException, CustomObjectsApi } from "@kubernetes/client-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Cluster } from "../../src/api/cluster.ts";
+import { RESOURCES } from "../../src/api/constants.ts";
+import { aCluster, aProviderConfig } from "../support/builders.ts";
+import {
+  containerToolchain,
+  createKindCluster,
+  docker,
+  type TestKindCluster,
+} from "../support/containers.ts";
+import { eventually, satisfying } from "../support/eventually.ts";
+
+const tools = containerToolchain();
+const ROOT = join(import.meta.dirname, "..", "..");
+const SYSTEM = "openmcp-engine-system";
+const NS = "in-cluster";
+const LEASE = "engine.engine.openmcp.cloud";
+/** Where the Pods of the journaling overlay keep their shared backend state, on the node. */
+const SHARED_STATE = "/var/lib/openmcp-engine-shared";
+const work = mkdtempSync(join(tmpdir(), "in-cluster-"));
+let management: TestKindCluster;
+let custom: CustomObjectsApi;
+
+interface PodInfo {
+  readonly name: string;
+  readonly ready: boolean;
+  readonly deleting: boolean;
+}
+
+async function enginePods(
+  namespace = SYSTEM,
+  selector = "app.kubernetes.io/name=openmcp-engine",
+): Promise<PodInfo[]> {
+  const list = JSON.parse(
+    await management.kubectl("-n", namespace, "get", "pods", "-l", selector, "-o", "json"),
+  ) as {
+    items: Array<{
+      metadata: { name: string; deletionTimestamp?: string };
+      status?: { conditions?: Array<{ type: string; status: string }> };
+    }>;
+  };
+  return list.items.map((pod) => ({
+    name: pod.metadata.name,
+    ready: pod.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ?? false,
+    deleting: pod.metadata.deletionTimestamp !== undefined,
+  }));
+}
+
+const readyPods = async (count: number, namespace = SYSTEM, selector?: string) =>
+  eventually(
+    async () =>
+      satisfying(
+        (await enginePods(namespace, selector)).filter((p) => !p.deleting),
+        (pods) => pods.length === count && pods.every((p) => p.ready),
+      ),
+    { what: `${count} Ready engine Pods in ${namespace}`, timeoutMs: 300_000, intervalMs: 1_000 },
+  );
+
+/** The Pod that holds the leader Lease (its identity is `<pod>_<random>`). */
+async function leaseHolder(namespace = SYSTEM, lease = LEASE): Promise<string> {
+  const identity = await management.kubectl(
+    "-n",
+    namespace,
+    "get",
+    "lease",
+    lease,
+    "-o",
+    "jsonpath={.spec.holderIdentity}",
+  );
+  return identity.replace(/_[^_]*$/, "");
+}
+
+const readCluster = async (name: string): Promise<Cluster | undefined> => {
+  try {
+    return (await custom.getNamespacedCustomObject({ ...RESOURCES.Cluster, namespace: NS, name })) as Cluster;
+  } catch (error) {
+    if (error instanceof ApiException && error.code === 404) return undefined;
+    throw error;
+  }
+};
+
+const createCluster = (name: string, profile: string) =>
+  custom.createNamespacedCustomObject({
+    ...RESOURCES.Cluster,
+    namespace: NS,
+    body: aCluster({ name, namespace: NS, profile, tenancy: "Exclusive" }),
+  });
+
+const clusterReady = (name: string) =>
+  eventually(async () => satisfying(await readCluster(name), (c) => c?.status?.phase === "Ready"), {
+    what: `Cluster ${NS}/${name} Ready`,
+    timeoutMs: 180_000,
+    intervalMs: 500,
+  });
+
+/** Every log line of the engine Pods (current and previous containers) that says the API server forbade a call. */
+async function forbiddenLines(
+  namespace = SYSTEM,
+  selector = "app.kubernetes.io/name=openmcp-engine",
+): Promise<string[]> {
+  const lines: string[] = [];
+  for (const pod of await enginePods(namespace, selector)) {
+    const logs = await management
+      .kubectl("-n", namespace, "logs", pod.name, "--all-containers")
+      .catch(() => "");
+    lines.push(...logs.split("\n").filter((line) => /forbidden|"code":403/i.test(line)));
+  }
+  return lines;
+}
+
+/** `kubectl get --raw` through the API server's proxy: what a Prometheus in the cluster would scrape. */
+const raw = (path: string) => management.kubectl("get", "--raw", path);
+
+/** The journaling backend's lines, from the node's shared state folder. */
+async function journal(): Promise<
+  Array<{ pod: string; method: string; cluster: string; phase: string; ok?: boolean }>
+> {
+  const out = await docker(
+    "exec",
+    `${management.name}-control-plane`,
+    "sh",
+    "-c",
+    `cat ${SHARED_STATE}/journal/*.jsonl 2>/dev/null || true`,
+  );
+  return out
+    .split("\n")
+    .filter((line) => line !== "")
+    .map((line) => JSON.parse(line));
+}
+
+/** Writes a kustomization in `folder` on top of `base` (a folder of this repository) and applies it. */
+async function applyOverlay(folder: string, base: string, extra: string): Promise<void> {
+  const directory = join(work, folder);
+  rmSync(directory, { recursive: true, force: true });
+  mkdirSync(directory, { recursive: true });
+  // kustomize reads generator files only from below the kustomization: the module goes beside it.
+  copyFileSync(
+    join(ROOT, "test/support/in-image/journaling-backend.mjs"),
+    join(directory, "journaling-backend.mjs"),
+  );
+  writeFileSync(
+    join(directory, "kustomization.yaml"),
+    [
+      "apiVersion: kustomize.config.k8s.io/v1beta1",
+      "kind: Kustomization",
+      "resources:",
+      `  - ${relative(directory, join(ROOT, base))}`,
+      extra,
+    ].join("\n"),
+  );
+  await management.kubectl("apply", "--server-side", "--force-conflicts", "-k", directory);
+}
+
+/** The overlay that runs deploy/base with the journaling backend on state shared by the Pods (one node). */
+const journalingOverlay = (base: string) =>
+  applyOverlay(
+    `journaling-${base.replaceAll("/", "-")}`,
+    base,
+    [
+      "configMapGenerator:",
+      "  - name: journaling-backend",
+      "    namespace: openmcp-engine-system",
+      "    files:",
+      "      - journaling-backend.mjs",
+      "patches:",
+      "  - target: { kind: Deployment, name: openmcp-engine }",
+      "    patch: |",
+      "      - { op: add, path: /spec/template/spec/containers/0/args/-, value: --backend=/backend/journaling-backend.mjs }",
+      `      - { op: add, path: /spec/template/spec/containers/0/args/-, value: --backend-option=journal=/var/lib/openmcp-engine/journal }`,
+      "      - { op: add, path: /spec/template/spec/containers/0/args/-, value: --backend-option=provisionDelay=5s }",
+      "      - { op: add, path: /spec/template/spec/containers/0/volumeMounts/-, value: { name: backend, mountPath: /backend, readOnly: true } }",
+      "      - { op: add, path: /spec/template/spec/volumes/-, value: { name: backend, configMap: { name: journaling-backend } } }",
+      `      - { op: replace, path: /spec/template/spec/volumes/0, value: { name: state, hostPath: { path: ${SHARED_STATE}, type: Directory } } }`,
+    ].join("\n"),
+  );
+
+beforeAll(async () => {
+  management = await createKindCluster("omc-management");
+  // deploy/base names the image openmcp-engine:dev; the toolchain tags the image of this tree so.
+  await docker("tag", tools.engineImage, "openmcp-engine:dev");
+  await management.loadImage("openmcp-engine:dev");
+  // The shared backend state of the journaling overlay: a folder on the node the non-root Pods may write.
+  await docker(
+    "exec",
+    `${management.name}-control-plane`,
+    "sh",
+    "-c",
+    `mkdir -p ${SHARED_STATE} && chown 1000:1000 ${SHARED_STATE}`,
+  );
+  custom = management.kubeConfig.makeApiClient(CustomObjectsApi);
+}, 900_000);
+
+afterAll(async () => {
+  await management?.delete();
+  rmSync(work, { recursive: true, force: true });
+}, 300_000);
+
+describe("in a kind management cluster", { timeout: 900_000 }, () => {
+  it("kubectl apply -k deploy/base: two replicas Ready, one leader, a Cluster Ready, no call forbidden", async () => {
+    const started = performance.now();
+    await management.kubectl("apply", "-k", join(ROOT, "deploy/base"));
+    const pods = await readyPods(2);
+    console.log(
+      `deploy/base: 2 replicas Ready ${Math.round(performance.now() - started)} ms after kubectl apply -k`,
+    );
+    const leader = await eventually(leaseHolder, { what: "a leader", timeoutMs: 60_000 });
+    expect(pods.map((p) => p.name)).toContain(leader);
+
+    await management.kubectl("create", "namespace", NS);
+    await custom.createClusterCustomObject({
+      ...RESOURCES.ProviderConfig,
+      body: aProviderConfig({ name: "sim" }),
+    });
+    await eventually(
+      () => custom.getClusterCustomObject({ ...RESOURCES.ClusterProfile, name: "default.engine.sim" }),
+      {
+        what: "ClusterProfile default.engine.sim",
+        timeoutMs: 60_000,
+      },
+    );
+    await createCluster("first", "default.engine.sim");
+    await clusterReady("first");
+    expect(await forbiddenLines()).toEqual([]);
+  });
+
+  it("serves /readyz on every replica and /metrics through its Service", async () => {
+    for (const pod of await enginePods()) {
+      expect(await raw(`/api/v1/namespaces/${SYSTEM}/pods/${pod.name}:8081/proxy/readyz`)).toMatch(/ok/i);
+    }
+    const metrics = await raw(
+      `/api/v1/namespaces/${SYSTEM}/services/openmcp-engine-metrics:metrics/proxy/metrics`,
+    );
+    expect(metrics).toMatch(/^controller_runtime_reconcile_total\{/m);
+    expect(metrics).toMatch(/^leader_election_master_status\{/m);
+    expect(metrics).toMatch(/^openmcp_engine_objects\{/m);
+    expect(metrics).toMatch(/^process_resident_memory_bytes /m);
+  });
+
+  it("runs as uid 1000 on a read-only root filesystem, writing only its volumes", async () => {
+    const [pod] = await enginePods();
+    const probe = [
+      "const fs = require('node:fs');",
+      "const tryWrite = (path) => { try { fs.writeFileSync(path, 'x'); fs.rmSync(path); return 'ok'; } catch (e) { return e.code; } };",
+      "console.log(JSON.stringify({ uid: process.getuid(), gid: process.getgid(), root: tryWrite('/app/probe'), etc: tryWrite('/etc/probe'), state: tryWrite('/var/lib/openmcp-engine/probe'), tmp: tryWrite('/tmp/probe') }));",
+    ].join(" ");
+    const out = await management.kubectl("-n", SYSTEM, "exec", pod?.name ?? "", "--", "node", "-e", probe);
+    expect(JSON.parse(out)).toEqual({
+      uid: 1000,
+      gid: 1000,
+      root: "EROFS",
+      etc: "EROFS",
+      state: "ok",
+      tmp: "ok",
+    });
+  });
+
+  it("fails over when the leader's Pod is deleted: the other replica leads, a Cluster made meanwhile goes Ready, one create each", async () => {
+    await journalingOverlay("deploy/base");
+    await management.kubectl(
+      "-n",
+      SYSTEM,
+      "rollout",
+      "status",
+      "deployment/openmcp-engine",
+      "--timeout=300s",
+    );
+    const pods = await readyPods(2);
+    const leader = await eventually(
+      async () => satisfying(await leaseHolder(), (holder) => pods.some((p) => p.name === holder)),
+      { what: "a leader among the new Pods", timeoutMs: 120_000 },
+    );
+    await createCluster("before", "default.engine.sim");
+    await clusterReady("before");
+
+    const deleted = performance.now();
+    await management.kubectl("-n", SYSTEM, "delete", "pod", leader, "--wait=false");
+    await createCluster("during", "default.engine.sim");
+    const successor = await eventually(
+      async () => satisfying(await leaseHolder(), (holder) => holder !== leader && holder !== ""),
+      { what: "another Pod holding the Lease", timeoutMs: 120_000, intervalMs: 200 },
+    );
+    console.log(
+      `failover: ${successor} leads ${Math.round(performance.now() - deleted)} ms after the leader's Pod was deleted`,
+    );
+    expect(pods.map((p) => p.name)).toContain(successor);
+    await clusterReady("during");
+
+    const calls = await journal();
+    const creates = new Map<string, Set<string>>();
+    for (const call of calls.filter((c) => c.method === "create" && c.phase === "end" && c.ok)) {
+      creates.set(call.cluster, new Set([...(creates.get(call.cluster) ?? []), call.pod]));
+    }
+    const uids = await Promise.all(
+      ["before", "during"].map(async (n) => (await readCluster(n))?.metadata.uid ?? ""),
+    );
+    const createCalls = (uid: string) =>
+      calls.filter((c) => c.method === "create" && c.phase === "start" && c.cluster === uid);
+    for (const uid of uids) expect(createCalls(uid)).toHaveLength(1);
+    expect([...(creates.get(uids[1] ?? "") ?? [])]).toEqual([successor]);
+    expect(await forbiddenLines()).toEqual([]);
+  });
+
+  it("deploy/sharded: three replicas split the Clusters; a deleted Pod's share moves to the others", async () => {
+    await journalingOverlay("deploy/sharded");
+    await management.kubectl(
+      "-n",
+      SYSTEM,
+      "rollout",
+      "status",
+      "deployment/openmcp-engine",
+      "--timeout=300s",
+    );
+    await readyPods(3);
+    for (let i = 0; i < 12; i++) await createCluster(`shard-${i}`, "default.engine.sim");
+    for (let i = 0; i < 12; i++) await clusterReady(`shard-${i}`);
+    const owned = async () => {
+      const shares = new Map<string, number>();
+      for (const pod of (await enginePods()).filter((p) => !p.deleting)) {
+        const metrics = await raw(`/api/v1/namespaces/${SYSTEM}/pods/${pod.name}:8080/proxy/metrics`);
+        const line = metrics
+          .split("\n")
+          .find((l) => l.startsWith('openmcp_engine_shard_owned_objects{controller="cluster"'));
+        shares.set(pod.name, Number(line?.split(" ").at(-1) ?? Number.NaN));
+      }
+      return shares;
+    };
+    const before = await eventually(
+      async () =>
+        satisfying(await owned(), (shares) => shares.size === 3 && [...shares.values()].every((n) => n > 0)),
+      { what: "three replicas each owning some Clusters", timeoutMs: 120_000, intervalMs: 1_000 },
+    );
+    const [victim] = [...before.keys()];
+    await management.kubectl("-n", SYSTEM, "delete", "pod", victim ?? "", "--wait=true");
+    const after = await eventually(
+      async () =>
+        satisfying(await owned(), (shares) => {
+          const survivors = [...shares.entries()].filter(([pod]) => before.has(pod));
+          const total = survivors.reduce((sum, [, n]) => sum + n, 0);
+          return (
+            survivors.length === 2 &&
+            total > (before.get(survivors[0]?.[0] ?? "") ?? 0) + (before.get(survivors[1]?.[0] ?? "") ?? 0)
+          );
+        }),
+      { what: "the deleted Pod's share moved to the others", timeoutMs: 180_000, intervalMs: 1_000 },
+    );
+    console.log(
+      `sharded: owned before ${JSON.stringify([...before])}, after deleting ${victim}: ${JSON.stringify([...after])}`,
+    );
+    await createCluster("after-shard-loss", "default.engine.sim");
+    await clusterReady("after-shard-loss");
+    expect(await forbiddenLines()).toEqual([]);
+  });
+
+  it("deploys as the openMCP operator does: an init Job with its flags, then run with --environment, --provider-name, --verbosity", async () => {
+    // One provider at a time here: the deploy/base engine goes first.
+    await management.kubectl("-n", SYSTEM, "delete", "deployment", "openmcp-engine", "--wait=true");
+    const provider = "engine-cp";
+    const namespace = `cp-${provider}`;
+    const image = "openmcp-engine:dev";
+    const env = [
+      { name: "POD_NAME", valueFrom: { fieldRef: { fieldPath: "metadata.name" } } },
+      { name: "POD_NAMESPACE", valueFrom: { fieldRef: { fieldPath: "metadata.namespace" } } },
+      { name: "OPENMCP_PROVIDER_NAME", value: provider },
+      { name: "OPENMCP_PLATFORM_CLUSTER_NAMESPACE", value: namespace },
+    ];
+    const manifests = [
+      { apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } },
+      ...[provider, `${provider}-init`].flatMap((account) => [
+        { apiVersion: "v1", kind: "ServiceAccount", metadata: { name: account, namespace } },
+        {
+          apiVersion: "rbac.authorization.k8s.io/v1",
+          kind: "ClusterRoleBinding",
+          metadata: { name: `${namespace}:${account}` },
+          roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "cluster-admin" },
+          subjects: [{ kind: "ServiceAccount", name: account, namespace }],
+        },
+      ]),
+      {
+        apiVersion: "batch/v1",
+        kind: "Job",
+        metadata: { name: `${provider}-init`, namespace },
+        spec: {
+          backoffLimit: 4,
+          template: {
+            spec: {
+              serviceAccountName: `${provider}-init`,
+              restartPolicy: "Never",
+              containers: [
+                {
+                  name: "init",
+                  image,
+                  imagePullPolicy: "IfNotPresent",
+                  args: ["init", "--environment=openmcp", "--verbosity=INFO", `--provider-name=${provider}`],
+                  env,
+                },
+              ],
+            },
+          },
+        },
+      },
+    ];
+    writeFileSync(
+      join(work, "openmcp-init.json"),
+      JSON.stringify({ apiVersion: "v1", kind: "List", items: manifests }),
+    );
+    await management.kubectl("apply", "-f", join(work, "openmcp-init.json"));
+    await management.kubectl(
+      "-n",
+      namespace,
+      "wait",
+      "--for=condition=complete",
+      `job/${provider}-init`,
+      "--timeout=300s",
+    );
+    const initLog = await management.kubectl("-n", namespace, "logs", `job/${provider}-init`);
+    expect(initLog).not.toMatch(/"level":"error"/);
+
+    const deployment = {
+      apiVersion: "apps/v1",
+      kind: "Deployment",
+      metadata: { name: provider, namespace },
+      spec: {
+        replicas: 2,
+        selector: {
+          matchLabels: {
+            "app.kubernetes.io/instance": provider,
+            "app.kubernetes.io/component": "controller",
+          },
+        },
+        template: {
+          metadata: {
+            labels: { "app.kubernetes.io/instance": provider, "app.kubernetes.io/component": "controller" },
+          },
+          spec: {
+            serviceAccountName: provider,
+            containers: [
+              {
+                name: provider,
+                image,
+                imagePullPolicy: "IfNotPresent",
+                // Exactly what the operator appends for two replicas with metrics on.
+                args: [
+                  "run",
+                  "--environment=openmcp",
+                  "--verbosity=INFO",
+                  `--provider-name=${provider}`,
+                  "--leader-elect=true",
+                  "--metrics-bind-address=:8080",
+                  "--metrics-secure=false",
+                ],
+                env,
+                ports: [{ name: "metrics", containerPort: 8080 }],
+              },
+            ],
+          },
+        },
+      },
+    };
+    writeFileSync(join(work, "openmcp-run.json"), JSON.stringify(deployment));
+    await management.kubectl("apply", "-f", join(work, "openmcp-run.json"));
+    const selector = `app.kubernetes.io/instance=${provider}`;
+    const pods = await readyPods(2, namespace, selector);
+    const leader = await eventually(() => leaseHolder(namespace, `${provider}.engine.openmcp.cloud`), {
+      what: `a leader in ${namespace}`,
+      timeoutMs: 60_000,
+    });
+    expect(pods.map((p) => p.name)).toContain(leader);
+    await custom.createClusterCustomObject({
+      ...RESOURCES.ProviderConfig,
+      body: aProviderConfig({ name: "cp-sim" }),
+    });
+    await eventually(
+      () =>
+        custom.getClusterCustomObject({ ...RESOURCES.ClusterProfile, name: `openmcp.${provider}.cp-sim` }),
+      { what: `ClusterProfile openmcp.${provider}.cp-sim`, timeoutMs: 60_000 },
+    );
+    await createCluster("from-openmcp", `openmcp.${provider}.cp-sim`);
+    await clusterReady("from-openmcp");
+    expect(await forbiddenLines(namespace, selector)).toEqual([]);
+  });
+});

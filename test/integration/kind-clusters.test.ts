@@ -1,0 +1,304 @@
+/**
+ * The `kind` backend on a real Docker engine, driven by the engine on a real management API server: Clusters
+ * become real kind clusters (the offline node image), admin access, token and OIDC AccessRequests proven
+ * with their own credentials, deletion down to the containers.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ApiException, CoreV1Api, CustomObjectsApi, KubeConfig } from "@kubernetes/client-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { AccessRequest, AccessRequestSpec } from "../../src/api/access-request.ts";
+import type { ClusterTarget } from "../../src/api/backend.ts";
+import type { ClusterBackend } from "../../src/api/backend-contract.ts";
+import type { Cluster } from "../../src/api/cluster.ts";
+import type { ClusterProfile } from "../../src/api/cluster-profile.ts";
+import { RESOURCES } from "../../src/api/constants.ts";
+import { type ControlPlane, startControlPlane } from "../../src/controlplane/control-plane.ts";
+import { type OidcIssuer, startOidcIssuer } from "../../src/controlplane/oidc-issuer.ts";
+import { createBackend, kindClusterName, localNodeImageVersions } from "../../src/providers/kind.ts";
+import { systemClock } from "../../src/runtime/clock.ts";
+import { Engine } from "../../src/runtime/engine.ts";
+import { installingCrds } from "../../src/runtime/install-crds.ts";
+import { createLogger } from "../../src/runtime/logger.ts";
+import { aCluster, anAccessRequest, aProviderConfig } from "../support/builders.ts";
+import {
+  containersNamed,
+  containerToolchain,
+  docker,
+  kindNetworkGateway,
+  run,
+} from "../support/containers.ts";
+import { eventually, satisfying } from "../support/eventually.ts";
+
+const NS = "kind-test";
+const PROFILE = "test.kind-test.kind";
+const tools = containerToolchain();
+const stateDirectory = mkdtempSync(join(tmpdir(), "kind-clusters-"));
+const logLines: string[] = [];
+let controlPlane: ControlPlane;
+let custom: CustomObjectsApi;
+let core: CoreV1Api;
+let engine: Engine;
+let backend: ClusterBackend;
+let cluster: Cluster;
+let admin: KubeConfig;
+let issuer: OidcIssuer | undefined;
+
+const read = async <T>(
+  resource: { readonly group: string; readonly version: string; readonly plural: string },
+  name: string,
+): Promise<T | undefined> => {
+  try {
+    return (await custom.getNamespacedCustomObject({ ...resource, namespace: NS, name })) as T;
+  } catch (error) {
+    if (error instanceof ApiException && error.code === 404) return undefined;
+    throw error;
+  }
+};
+
+const targetOf = (c: Cluster): ClusterTarget => ({
+  uid: c.metadata.uid ?? "",
+  namespace: NS,
+  name: c.metadata.name ?? "",
+  tenancy: "Exclusive",
+  profile: PROFILE,
+  providerConfig: "kind",
+});
+
+const statusOf = (promise: Promise<unknown>) =>
+  promise.then(
+    () => 200,
+    (error: unknown) => (error instanceof ApiException ? error.code : -1),
+  );
+
+const requestWhere = (name: string, what: string, wanted: (request: AccessRequest) => boolean) =>
+  eventually(
+    async () => satisfying(await read<AccessRequest>(RESOURCES.AccessRequest, name), (r) => !!r && wanted(r)),
+    { what: `AccessRequest ${NS}/${name}: ${what}`, timeoutMs: 120_000, intervalMs: 500 },
+  ) as Promise<AccessRequest>;
+
+/** The kubeconfig in the request's Secret, loaded. */
+async function kubeconfigFromSecret(name: string): Promise<{ kubeConfig: KubeConfig; text: string }> {
+  const secret = await core.readNamespacedSecret({ namespace: NS, name: `${name}.kubeconfig` });
+  const text = Buffer.from(secret.data?.kubeconfig ?? "", "base64").toString("utf8");
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromString(text);
+  return { kubeConfig, text };
+}
+
+beforeAll(async () => {
+  controlPlane = await startControlPlane({ prepare: installingCrds("crds") });
+  custom = controlPlane.kubeConfig.makeApiClient(CustomObjectsApi);
+  core = controlPlane.kubeConfig.makeApiClient(CoreV1Api);
+  await core.createNamespace({ body: { metadata: { name: NS } } });
+  backend = await createBackend({
+    stateDirectory,
+    options: { kind: tools.kind, docker: tools.docker },
+    log: createLogger({ write: (line) => logLines.push(line) }),
+    clock: systemClock,
+    readSecret: async () => undefined,
+  });
+  engine = new Engine({
+    kubeConfig: controlPlane.kubeConfig,
+    providerName: "kind-test",
+    environment: "test",
+    backend,
+    log: createLogger({ level: "debug", write: (line) => logLines.push(line) }),
+    accessTiming: { tokenValidityMs: 600_000, pollMs: 1_000, resyncMs: 60_000 },
+  });
+  await engine.start();
+  await custom.createClusterCustomObject({
+    ...RESOURCES.ProviderConfig,
+    body: aProviderConfig({ name: "kind", backend: "kind" }),
+  });
+}, 300_000);
+
+afterAll(async () => {
+  await engine?.stop();
+  await issuer?.stop();
+  await controlPlane?.stop();
+  // Whatever a failed test left: the kind clusters this backend made.
+  if (cluster) await backend.delete(targetOf(cluster)).catch(() => {});
+  rmSync(stateDirectory, { recursive: true, force: true });
+}, 300_000);
+
+describe("Clusters on real kind clusters", { timeout: 600_000 }, () => {
+  it("offers exactly the node images the Docker engine holds", async () => {
+    const held = localNodeImageVersions(
+      await docker("image", "ls", "--format", "{{.Repository}}:{{.Tag}}", "kindest/node"),
+    );
+    expect(held.map((v) => v.version)).toContain(tools.kubernetesVersion);
+    const profile = await eventually(
+      async () =>
+        (await custom.getClusterCustomObject({
+          ...RESOURCES.ClusterProfile,
+          name: PROFILE,
+        })) as ClusterProfile,
+      { what: `ClusterProfile ${PROFILE}` },
+    );
+    expect(profile.spec.supportedVersions).toEqual(held);
+  });
+
+  it("makes a Cluster a real kind cluster: Ready, its endpoint serving, its node Ready at the version asked", async () => {
+    await custom.createNamespacedCustomObject({
+      ...RESOURCES.Cluster,
+      namespace: NS,
+      body: aCluster({
+        name: "real",
+        namespace: NS,
+        profile: PROFILE,
+        tenancy: "Exclusive",
+        version: tools.kubernetesVersion,
+      }),
+    });
+    cluster = await eventually(
+      async () =>
+        satisfying(
+          (await read<Cluster>(RESOURCES.Cluster, "real")) as Cluster,
+          (c) => c?.status?.phase === "Ready",
+        ),
+      { what: "Cluster real Ready", timeoutMs: 400_000, intervalMs: 1_000 },
+    );
+    const name = kindClusterName(cluster.metadata.uid ?? "");
+    expect(await containersNamed(name)).toEqual([`${name}-control-plane`]);
+    expect((await run(tools.kind, ["get", "clusters"])).split("\n")).toContain(name);
+    const access = await backend.adminAccess(targetOf(cluster));
+    admin = new KubeConfig();
+    admin.loadFromString(access?.kubeconfig ?? "");
+    expect(cluster.status?.providerStatus).toBeDefined();
+    const nodes = await admin.makeApiClient(CoreV1Api).listNode();
+    expect(nodes.items.map((node) => node.status?.nodeInfo?.kubeletVersion)).toEqual([
+      `v${tools.kubernetesVersion}`,
+    ]);
+    const ready = nodes.items[0]?.status?.conditions?.find((c) => c.type === "Ready");
+    expect(ready?.status).toBe("True");
+  });
+
+  it("grants a token AccessRequest whose kubeconfig does exactly what was asked on the kind cluster", async () => {
+    const spec: AccessRequestSpec = {
+      clusterRef: { name: "real", namespace: NS },
+      token: {
+        permissions: [
+          {
+            namespace: "default",
+            rules: [{ apiGroups: [""], resources: ["configmaps"], verbs: ["get", "list", "create"] }],
+          },
+        ],
+      },
+    };
+    await custom.createNamespacedCustomObject({
+      ...RESOURCES.AccessRequest,
+      namespace: NS,
+      body: anAccessRequest({ name: "token", namespace: NS, ...spec }),
+    });
+    await requestWhere("token", "Granted", (r) => r.status?.phase === "Granted");
+    const { kubeConfig, text } = await kubeconfigFromSecret("token");
+    expect(kubeConfig.getCurrentCluster()?.server).toBe(admin.getCurrentCluster()?.server);
+    expect(text).not.toContain("client-key-data"); // a token of its own, not the admin's certificate
+    const asRequester = kubeConfig.makeApiClient(CoreV1Api);
+    expect(
+      await statusOf(
+        asRequester.createNamespacedConfigMap({ namespace: "default", body: { metadata: { name: "t" } } }),
+      ),
+    ).toBe(200);
+    expect(await statusOf(asRequester.listNamespacedConfigMap({ namespace: "default" }))).toBe(200);
+    expect(await statusOf(asRequester.listNamespacedSecret({ namespace: "default" }))).toBe(403);
+    expect(await statusOf(asRequester.listNamespacedConfigMap({ namespace: "kube-system" }))).toBe(403);
+    expect(await statusOf(asRequester.listNode())).toBe(403);
+  });
+
+  it("grants an OIDC AccessRequest: the kind cluster's API server trusts the issuer, with the request's prefix", async () => {
+    // kube-apiserver runs in the node container: it reaches this host at the kind network's gateway.
+    issuer = await startOidcIssuer({ host: await kindNetworkGateway() });
+    await custom.patchClusterCustomObject({
+      ...RESOURCES.ProviderConfig,
+      name: "kind",
+      body: [
+        {
+          op: "add",
+          path: "/spec/settings",
+          value: { oidcCertificateAuthority: issuer.certificateAuthority },
+        },
+      ],
+    });
+    await custom.createNamespacedCustomObject({
+      ...RESOURCES.AccessRequest,
+      namespace: NS,
+      body: anAccessRequest({
+        name: "oidc",
+        namespace: NS,
+        clusterRef: { name: "real", namespace: NS },
+        oidc: {
+          name: "corp",
+          issuer: issuer.url,
+          clientID: "kind-test",
+          roleBindings: [
+            {
+              subjects: [{ kind: "Group", name: "readers" }],
+              roleRefs: [{ kind: "ClusterRole", name: "view" }],
+            },
+          ],
+        },
+      }),
+    });
+    await requestWhere("oidc", "Granted", (r) => r.status?.phase === "Granted");
+    const withToken = (token: string) => {
+      const kubeConfig = new KubeConfig();
+      const server = admin.getCurrentCluster();
+      kubeConfig.loadFromOptions({
+        clusters: [{ name: "t", server: server?.server ?? "", caData: server?.caData }],
+        users: [{ name: "u", token }],
+        contexts: [{ name: "c", cluster: "t", user: "u" }],
+        currentContext: "c",
+      });
+      return kubeConfig.makeApiClient(CoreV1Api);
+    };
+    const alice = withToken(
+      await issuer.token({ audience: "kind-test", subject: "alice", groups: ["readers"] }),
+    );
+    // The node's kube-apiserver reloads the mounted authentication configuration by itself.
+    await eventually(
+      async () => expect(await statusOf(alice.listNamespacedConfigMap({ namespace: "default" }))).toBe(200),
+      {
+        what: "alice (group corp:readers) may list configmaps on the kind cluster",
+        timeoutMs: 120_000,
+        intervalMs: 1_000,
+      },
+    );
+    expect(await statusOf(alice.listNamespacedSecret({ namespace: "default" }))).toBe(403);
+    const outsider = withToken(
+      await issuer.token({ audience: "kind-test", subject: "bob", groups: ["others"] }),
+    );
+    expect(await statusOf(outsider.listNamespacedConfigMap({ namespace: "default" }))).toBe(403);
+    const wrongAudience = withToken(
+      await issuer.token({ audience: "other", subject: "alice", groups: ["readers"] }),
+    );
+    expect(await statusOf(wrongAudience.listNamespacedConfigMap({ namespace: "default" }))).toBe(401);
+
+    await custom.deleteNamespacedCustomObject({ ...RESOURCES.AccessRequest, namespace: NS, name: "oidc" });
+    await eventually(
+      async () => expect(await statusOf(alice.listNamespacedConfigMap({ namespace: "default" }))).toBe(401),
+      {
+        what: "the issuer no longer trusted once the request is gone",
+        timeoutMs: 120_000,
+        intervalMs: 1_000,
+      },
+    );
+  });
+
+  it("deletes: the AccessRequests' grants, the kind cluster and its node container go, then the Cluster", async () => {
+    const name = kindClusterName(cluster.metadata.uid ?? "");
+    await custom.deleteNamespacedCustomObject({ ...RESOURCES.AccessRequest, namespace: NS, name: "token" });
+    await custom.deleteNamespacedCustomObject({ ...RESOURCES.Cluster, namespace: NS, name: "real" });
+    await eventually(async () => expect(await read(RESOURCES.Cluster, "real")).toBeUndefined(), {
+      what: "Cluster real gone",
+      timeoutMs: 180_000,
+      intervalMs: 1_000,
+    });
+    expect(await containersNamed(name)).toEqual([]);
+    expect((await run(tools.kind, ["get", "clusters"])).split("\n")).not.toContain(name);
+    expect(await backend.observe(targetOf(cluster))).toEqual({ exists: false });
+    expect(logLines.join("\n")).not.toMatch(/BEGIN CERTIFICATE|client-key-data|eyJhbGci/);
+  });
+});

@@ -1,0 +1,156 @@
+/**
+ * The container toolchain for tests: a running Docker engine, the kind CLI, the offline kind node image and
+ * the engine's image, as `hack/containers/ensure.sh` brings them up (once per machine; seconds when cached).
+ */
+import { execFile, execFileSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { KubeConfig } from "@kubernetes/client-node";
+
+/** What `hack/containers/ensure.sh` reports. */
+export interface ContainerToolchain {
+  /** The Docker CLI that talks to the running engine. */
+  readonly docker: string;
+  readonly kind: string;
+  readonly kubectl: string;
+  /** `kindest/node:v<version>`, present in the Docker engine. */
+  readonly nodeImage: string;
+  /** The engine's image built from the Dockerfile of this tree, present in the Docker engine. */
+  readonly engineImage: string;
+  /** The Kubernetes version of the node image, e.g. `1.36.3`. */
+  readonly kubernetesVersion: string;
+}
+
+const ENSURE = join(import.meta.dirname, "..", "..", "hack", "containers", "ensure.sh");
+/** Global setup runs the script once and hands its answer to every test file through this variable. */
+export const TOOLCHAIN_ENV = "OPENMCP_TEST_CONTAINERS";
+
+/** Parses the script's `key=value` lines, refusing an answer that lacks a key. */
+export function parseToolchain(stdout: string): ContainerToolchain {
+  const values = new Map<string, string>();
+  for (const line of stdout.split("\n")) {
+    const at = line.indexOf("=");
+    if (at > 0) values.set(line.slice(0, at).trim(), line.slice(at + 1).trim());
+  }
+  const need = (key: keyof ContainerToolchain) => {
+    const value = values.get(key);
+    if (!value) throw new Error(`hack/containers/ensure.sh printed no ${key}=…; it printed:\n${stdout}`);
+    return value;
+  };
+  return {
+    docker: need("docker"),
+    kind: need("kind"),
+    kubectl: need("kubectl"),
+    nodeImage: need("nodeImage"),
+    engineImage: need("engineImage"),
+    kubernetesVersion: need("kubernetesVersion"),
+  };
+}
+
+let cached: ContainerToolchain | undefined;
+
+/** The toolchain: from global setup if it ran, else by running the script (which builds what is missing). */
+export function containerToolchain(): ContainerToolchain {
+  if (cached) return cached;
+  const handed = process.env[TOOLCHAIN_ENV];
+  cached = handed
+    ? (JSON.parse(handed) as ContainerToolchain)
+    : parseToolchain(
+        execFileSync(ENSURE, [], {
+          encoding: "utf8",
+          stdio: ["ignore", "pipe", "inherit"],
+          timeout: 3_600_000,
+        }),
+      );
+  return cached;
+}
+
+/** Runs a command and returns its stdout; a failure throws with its stderr. */
+export function run(command: string, args: readonly string[], timeoutMs = 300_000): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile(
+      command,
+      [...args],
+      { encoding: "utf8", timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024 },
+      (error, stdout, stderr) => {
+        if (error) reject(new Error(`${command} ${args.join(" ")} failed: ${error.message}\n${stderr}`));
+        else resolve(stdout);
+      },
+    );
+  });
+}
+
+/** `docker <args>` with the toolchain's CLI. */
+export const docker = (...args: string[]): Promise<string> => run(containerToolchain().docker, args);
+
+/** Names of the containers (running or not) whose name starts with `prefix`. */
+export async function containersNamed(prefix: string): Promise<string[]> {
+  const out = await docker("ps", "-a", "--format", "{{.Names}}", "--filter", `name=^${prefix}`);
+  return out.split("\n").filter((name) => name !== "");
+}
+
+/** The address of this host on the `kind` Docker network, which containers on it can reach. */
+export async function kindNetworkGateway(): Promise<string> {
+  const out = await docker(
+    "network",
+    "inspect",
+    "kind",
+    "--format",
+    "{{range .IPAM.Config}}{{.Gateway}} {{end}}",
+  );
+  const ipv4 = out.split(/\s+/).find((address) => /^\d+\.\d+\.\d+\.\d+$/.test(address));
+  if (!ipv4) throw new Error(`the kind network has no IPv4 gateway: ${out}`);
+  return ipv4;
+}
+
+/** A kind cluster a test made for itself, with admin access. */
+export interface TestKindCluster {
+  readonly name: string;
+  readonly kubeconfigPath: string;
+  readonly kubeConfig: KubeConfig;
+  /** `kubectl --kubeconfig <this cluster> <args>`. */
+  kubectl(...args: string[]): Promise<string>;
+  /** Loads an image from the Docker engine into the cluster's node (`kind load docker-image`). */
+  loadImage(image: string): Promise<void>;
+  delete(): Promise<void>;
+}
+
+/** Creates a kind cluster `name` from the offline node image and waits until its node is Ready. */
+export async function createKindCluster(name: string): Promise<TestKindCluster> {
+  const tools = containerToolchain();
+  const folder = mkdtempSync(join(tmpdir(), `kind-${name}-`));
+  const kubeconfigPath = join(folder, "kubeconfig");
+  await run(tools.kind, ["delete", "cluster", "--name", name, "--kubeconfig", kubeconfigPath]);
+  await run(
+    tools.kind,
+    [
+      "create",
+      "cluster",
+      "--name",
+      name,
+      "--image",
+      tools.nodeImage,
+      "--kubeconfig",
+      kubeconfigPath,
+      "--wait",
+      "5m",
+    ],
+    600_000,
+  );
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromString(readFileSync(kubeconfigPath, "utf8"));
+  return {
+    name,
+    kubeconfigPath,
+    kubeConfig,
+    kubectl: (...args) => run(tools.kubectl, ["--kubeconfig", kubeconfigPath, ...args]),
+    loadImage: async (image) => {
+      await run(tools.kind, ["load", "docker-image", image, "--name", name], 600_000);
+    },
+    delete: async () => {
+      await run(tools.kind, ["delete", "cluster", "--name", name, "--kubeconfig", kubeconfigPath]);
+      rmSync(folder, { recursive: true, force: true });
+    },
+  };
+}
