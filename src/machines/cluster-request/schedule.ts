@@ -19,7 +19,12 @@ import {
   servedRequests,
   serves,
 } from "./cluster-claims.ts";
-import { perRequestClusterName, perRequestPrefix, singletonClusterName } from "./cluster-names.ts";
+import {
+  MAX_PER_REQUEST_PREFIX_LENGTH,
+  perRequestClusterName,
+  perRequestPrefix,
+  singletonClusterName,
+} from "./cluster-names.ts";
 import { newCluster } from "./new-cluster.ts";
 import { grantPrefix } from "./prefixes.ts";
 import { chooseProfile } from "./profile-choice.ts";
@@ -174,11 +179,14 @@ export function schedule(request: ClusterRequest, view: SchedulingView): Decisio
       namespace,
     );
   }
-  const name = perRequestClusterName(
-    perRequestPrefix(mapping, purpose),
-    request.metadata.namespace ?? "",
-    request.metadata.name ?? "",
-  );
+  const prefix = perRequestPrefix(mapping, purpose);
+  const name = perRequestClusterName(prefix, request.metadata.namespace ?? "", request.metadata.name ?? "");
+  if (name === undefined) {
+    return {
+      kind: "misconfigured",
+      message: `the Cluster name prefix "${prefix}" of purpose ${purpose} has ${prefix.length} characters; at most ${MAX_PER_REQUEST_PREFIX_LENGTH} leave room for the 8-character hash within 63`,
+    };
+  }
   const clash = view.clusters.find((cluster) => keyOf(cluster.metadata) === `${namespace}/${name}`);
   if (!clash) return placeNew(request, view, mapping, tenancy, wishes.traits, { name }, namespace);
   if (clash.metadata.deletionTimestamp) {

@@ -77,9 +77,9 @@ function sharedCluster(name: string, served: readonly string[] = [], namespace =
   return { ...cluster, spec: { ...cluster.spec, purposes: ["workload"] } };
 }
 
-/** The 8-character digest of a per-request name, computed here from its definition: base32 of sha256's first 40 bits. */
+/** The 8-character hash of a per-request name, computed here from its definition: base32 of SHAKE128's 40 bits. */
 function digestOf(namespace: string, name: string): string {
-  const bytes = createHash("sha256").update(`${namespace}/${name}`).digest().subarray(0, 5);
+  const bytes = createHash("shake128", { outputLength: 5 }).update(`${namespace}/${name}`).digest();
   const bits = [...bytes].map((byte) => byte.toString(2).padStart(8, "0")).join("");
   const alphabet = "abcdefghijklmnopqrstuvwxyz234567";
   return (bits.match(/.{5}/g) ?? []).map((chunk) => alphabet[Number.parseInt(chunk, 2)]).join("");
@@ -140,6 +140,41 @@ describe("schedule", () => {
       const other = aRequest({ purpose: "mcp", name: "my-other-request" }, OTHER_UID);
       expect(nameOf(schedule(request, viewOf()))).toBe(nameOf(schedule(request, viewOf())));
       expect(nameOf(schedule(other, viewOf()))).not.toBe(nameOf(schedule(request, viewOf())));
+    });
+
+    it("finds a Cluster named the old way (sha256) through its finalizer, with no status and no grant", () => {
+      // Before the names followed openMCP's, they were 8 base32 characters of sha256 over <namespace>/<name>.
+      const sha256 = createHash("sha256").update("team-a/my-request").digest().subarray(0, 5);
+      const bits = [...sha256].map((byte) => byte.toString(2).padStart(8, "0")).join("");
+      const alphabet = "abcdefghijklmnopqrstuvwxyz234567";
+      const oldName = `mcp-${(bits.match(/.{5}/g) ?? []).map((c) => alphabet[Number.parseInt(c, 2)]).join("")}`;
+      expect(oldName).not.toBe(`mcp-${digestOf("team-a", "my-request")}`);
+      const old = aCluster({
+        name: oldName,
+        namespace: "clusters",
+        tenancy: "Exclusive",
+        finalizers: [clusterFinalizer(UID)],
+      });
+      const placement = placementOf(schedule(request, viewOf({ clusters: [old] })));
+      expect(placement.created).toBe(false);
+      expect(placement.cluster).toBe(old);
+    });
+
+    it("is misconfigured, naming the prefix, when its prefix leaves no room for the hash (as openMCP refuses it)", () => {
+      const config = configWith();
+      const long = `${"m".repeat(56)}-`;
+      const mcp = config.purposeMappings.mcp;
+      if (!mcp) throw new Error("configWith has mcp");
+      const tooLong = {
+        ...config,
+        purposeMappings: {
+          ...config.purposeMappings,
+          mcp: { ...mcp, template: { ...mcp.template, metadata: { ...mcp.template.metadata, generateName: long } } },
+        },
+      };
+      const decision = schedule(request, viewOf({ config: tooLong }));
+      expect(decision).toMatchObject({ kind: "misconfigured" });
+      expect((decision as { message: string }).message).toContain(`"${long}" of purpose mcp has 57 characters`);
     });
 
     it("asks for a generated name when the request carries the randomize label", () => {
