@@ -144,7 +144,7 @@ describe("an Exclusive request", () => {
       annotations: { "metadata.open-control-plane.io/owner": "alice" },
     });
     const done = await waitForRequest("mcp-one", granted);
-    const name = perRequestClusterName("mcp-", "team-a", "mcp-one");
+    const name = perRequestClusterName("mcp-", "team-a", "mcp-one") ?? "";
     expect(done?.status?.cluster).toEqual({ name, namespace: NS });
     expect(done?.metadata.finalizers).toContain(FINALIZERS.request);
     const cluster = await harness.readCluster(name);
@@ -260,7 +260,7 @@ describe("when things go wrong", () => {
   it("denies a request whose Cluster name is held by another live request (ClusterConflict, naming it)", async () => {
     const other = await createRequest({ name: "holder", purpose: "platform" });
     await waitForRequest("holder", granted);
-    const name = perRequestClusterName("mcp-", "team-a", "clash");
+    const name = perRequestClusterName("mcp-", "team-a", "clash") ?? "";
     await harness.createCluster(name, { purposes: ["mcp"] }, {
       finalizers: [requestFinalizer(other.metadata.uid ?? "")],
     } as never);
@@ -312,7 +312,7 @@ describe("the design record's extras", () => {
     const request = await createRequest({ name: "private-analytics", purpose: "analytics" });
     const done = await waitForRequest("private-analytics", granted);
     expect(done?.status?.cluster?.name).toBe(
-      perRequestClusterName("analytics-", "team-a", "private-analytics"),
+      perRequestClusterName("analytics-", "team-a", "private-analytics") ?? "",
     );
     const cluster = await harness.readCluster(done?.status?.cluster?.name ?? "");
     expect(cluster?.spec.tenancy).toBe("Exclusive");

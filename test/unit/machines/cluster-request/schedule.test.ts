@@ -169,12 +169,17 @@ describe("schedule", () => {
         ...config,
         purposeMappings: {
           ...config.purposeMappings,
-          mcp: { ...mcp, template: { ...mcp.template, metadata: { ...mcp.template.metadata, generateName: long } } },
+          mcp: {
+            ...mcp,
+            template: { ...mcp.template, metadata: { ...mcp.template.metadata, generateName: long } },
+          },
         },
       };
       const decision = schedule(request, viewOf({ config: tooLong }));
       expect(decision).toMatchObject({ kind: "misconfigured" });
-      expect((decision as { message: string }).message).toContain(`"${long}" of purpose mcp has 57 characters`);
+      expect((decision as { message: string }).message).toContain(
+        `"${long}" of purpose mcp has 57 characters`,
+      );
     });
 
     it("asks for a generated name when the request carries the randomize label", () => {
