@@ -128,6 +128,11 @@ export const ANNOTATIONS = {
   prefix: `${ENGINE_GROUP}/prefix`,
   /** On a ClusterRequest: further purposes (comma-separated) after `spec.purpose`, for Purpose aggregation. */
   purposes: `${ENGINE_GROUP}/purposes`,
+  /**
+   * On a ClusterRequest: this engine's scheduler took it on (written with its finalizer, before any
+   * `status.cluster`); a request granted without it was granted by another scheduler and is left alone.
+   */
+  scheduler: `${ENGINE_GROUP}/scheduler`,
   /** On a sharded replica's membership Lease: the members (comma-separated) it has acknowledged and works by. */
   shardMembers: `${ENGINE_GROUP}/shard-members`,
 } as const;
