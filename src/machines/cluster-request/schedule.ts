@@ -160,6 +160,9 @@ export function schedule(request: ClusterRequest, view: SchedulingView): Decisio
       });
     const chosen = chooseCluster(fitting, config.strategy, request.metadata.uid ?? "");
     if (chosen) return { kind: "place", placement: placementOn(request, view, chosen, mapping.tenancyCount) };
+    // No Cluster fits, and none could be made: say which trait is missing rather than which Cluster clashes.
+    const choice = chooseProfile(mapping.template.spec.profile, wishes.traits, view.profileTraits);
+    if ("missing" in choice) return { kind: "deny", reason: "MissingTrait", message: choice.message };
     if (mapping.tenancyCount === 0) {
       const name = singletonClusterName(mapping, purpose);
       const clash = view.clusters.find((cluster) => keyOf(cluster.metadata) === `${namespace}/${name}`);

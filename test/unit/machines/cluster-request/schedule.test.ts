@@ -274,6 +274,38 @@ describe("schedule", () => {
       expect(placement.cluster.metadata).toMatchObject({ name: "platform", namespace: "clusters" });
     });
 
+    describe("with a required trait its Cluster lacks", () => {
+      const GPU = "example.com/gpu";
+      const wantsGpu = aRequest({ purpose: "platform", annotations: { "engine.openmcp.cloud/traits": GPU } });
+      const platform = {
+        ...sharedCluster("platform"),
+        spec: { ...sharedCluster("platform").spec, purposes: ["platform"] },
+      };
+
+      it("is denied MissingTrait, naming the trait, when no profile offers it", () => {
+        const decision = schedule(wantsGpu, viewOf({ clusters: [platform] }));
+        expect(decision).toMatchObject({ kind: "deny", reason: "MissingTrait" });
+        expect((decision as { message: string }).message).toContain(`required traits: ${GPU}`);
+      });
+
+      it("is denied ClusterConflict, naming the trait its Cluster's profile lacks, when another profile offers it", () => {
+        const decision = schedule(
+          wantsGpu,
+          viewOf({
+            clusters: [platform],
+            profileTraits: new Map([
+              [PROFILE, []],
+              ["gpu-profile", [GPU]],
+            ]),
+          }),
+        );
+        expect(decision).toMatchObject({ kind: "deny", reason: "ClusterConflict" });
+        expect((decision as { message: string }).message).toContain(
+          `its profile ${PROFILE} does not meet the required traits: ${GPU}`,
+        );
+      });
+    });
+
     describe("chooses among fitting Clusters by strategy", () => {
       // Listed out of order on purpose: the caches promise no order.
       const clusters = [
