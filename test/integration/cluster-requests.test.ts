@@ -223,6 +223,38 @@ describe("Shared requests", () => {
     }
     const platform = await harness.readCluster("platform");
     expect(servedRequests(platform as Cluster)).toHaveLength(20);
+    // Each proposer is told whether it got its prefix, and the one that did not, why.
+    const proposers = await Promise.all(["platform-0", "platform-1"].map(readRequest));
+    const told = proposers.map((r) => r?.status?.conditions?.find((c) => c.type === "ProposedPrefix"));
+    expect(told.map((c) => c?.reason).sort()).toEqual(["PrefixAsProposed", "PrefixTaken"]);
+    expect(told.find((c) => c?.reason === "PrefixTaken")?.message).toContain(
+      'collides with "team-", held by another request on Cluster clusters/platform',
+    );
+  });
+
+  it("tells a request proposing an unusable prefix why it got another, in a condition and a Warning Event", async () => {
+    await createRequest({
+      name: "bad-prefix",
+      purpose: "platform",
+      annotations: { [ANNOTATIONS.prefix]: "Bad Prefix!" },
+    });
+    const request = await waitForRequest("bad-prefix", granted);
+    const prefix = (await readGrant("bad-prefix"))?.spec.prefix ?? "";
+    expect(prefix).toMatch(/^[a-z0-9][a-z0-9-]{2,19}$/);
+    const condition = request?.status?.conditions?.find((c) => c.type === "ProposedPrefix");
+    expect(condition).toMatchObject({ status: "False", reason: "InvalidPrefix" });
+    expect(condition?.message).toContain('the proposed prefix "Bad Prefix!" is not usable');
+    expect(condition?.message).toContain(`prefix "${prefix}" was granted instead`);
+    const core = harness.controlPlane.kubeConfig.makeApiClient(CoreV1Api);
+    await eventually(async () => {
+      const events = await core.listNamespacedEvent({
+        namespace: "team-a",
+        fieldSelector: "involvedObject.name=bad-prefix",
+      });
+      const warning = events.items.find((e) => e.reason === "InvalidPrefix");
+      expect(warning?.type).toBe("Warning");
+      expect(warning?.message).toBe(condition?.message);
+    });
   });
 
   it("never put more than tenancyCount requests on one Cluster", async () => {
@@ -378,7 +410,7 @@ describe("deleting a request", () => {
     await waitForRequest("platform-0", (r) => r === undefined);
     const platform = await harness.readCluster("platform");
     expect(platform?.metadata.deletionTimestamp).toBeUndefined();
-    expect(servedRequests(platform as Cluster)).toHaveLength(21); // 19 platform-*, "holder" and "restored"
+    expect(servedRequests(platform as Cluster)).toHaveLength(22); // 19 platform-*, "bad-prefix", "holder" and "restored"
   });
 
   it("with waitForClusterDeletion stays until its Cluster is gone", async () => {

@@ -22,6 +22,7 @@ import { snapshotRestorer } from "../shared/snapshots.ts";
 import { stateValueToString } from "../shared/state-value.ts";
 import { claimedPrefix, servedRequests, serves } from "./cluster-claims.ts";
 import { type ClusterRequestEvent, type ClusterRequestFacts, clusterRequestMachine } from "./machine.ts";
+import { proposedPrefixCondition, proposedPrefixEvent } from "./prefix-condition.ts";
 import {
   type Decision,
   earlierAssignment,
@@ -172,6 +173,8 @@ export function stepClusterRequest(input: ClusterRequestStepInput): ClusterReque
         break;
     }
   }
+  const prefixEvent = proposedPrefixEvent(request, prefixConditionOf(request, decision, state));
+  if (prefixEvent) events.push(prefixEvent);
   const metadata = produce(request.metadata, (draft) => {
     applyFinalizerWish(draft, FINALIZERS.request, finalizer);
     // Marked before any status.cluster is written (metadata goes first), so the engine knows its own grants.
@@ -252,6 +255,13 @@ function withDetail(params: EventRecord, decision: Decision): EventRecord {
   return params;
 }
 
+/** The ProposedPrefix condition, once the request holds its place (the prefix is final then). */
+function prefixConditionOf(request: ClusterRequest, decision: Decision, state: string) {
+  return state === "granted" && decision.kind === "place"
+    ? proposedPrefixCondition(request, decision.placement)
+    : undefined;
+}
+
 function desiredStatus(
   input: ClusterRequestStepInput,
   decision: Decision,
@@ -260,9 +270,10 @@ function desiredStatus(
 ): ClusterRequestStatus {
   const { request } = input;
   const generation = request.metadata.generation ?? 0;
+  const prefix = prefixConditionOf(request, decision, state);
   const conditions = mergeConditions(
     request.status?.conditions,
-    [grantedCondition(state, decision, input)],
+    [grantedCondition(state, decision, input), ...(prefix ? [prefix] : [])],
     generation,
     input.now,
   );

@@ -404,6 +404,56 @@ describe("stepClusterRequest", () => {
     ]);
   });
 
+  it("marks the request as its own with its finalizer, and never writes status.cluster without the mark", () => {
+    const request = aRequest({ purpose: "mcp" });
+    const world = new SchedulerWorld(configWith());
+    const first = step(request, world.view(request));
+    expect(first.desired.metadata.annotations?.["engine.openmcp.cloud/scheduler"]).toBe("openmcp-engine");
+    const done = granted(world, request);
+    expect(done.status?.cluster).toBeDefined();
+    expect(done.metadata.annotations?.["engine.openmcp.cloud/scheduler"]).toBe("openmcp-engine");
+  });
+
+  it("tells a shared request why it did not get the prefix it proposed, with one Warning Event", () => {
+    const bad = aRequest({
+      purpose: "platform",
+      annotations: { "engine.openmcp.cloud/prefix": "Bad Prefix!" },
+    });
+    const world = new SchedulerWorld(configWith());
+    const first = step(bad, world.view(bad));
+    const scheduling = written(bad, first);
+    world.submit(scheduling);
+    const second = step(scheduling, world.view(scheduling));
+    expect(second.state).toBe("granted");
+    const condition = second.desired.status?.conditions?.find((c) => c.type === "ProposedPrefix");
+    expect(condition).toMatchObject({ status: "False", reason: "InvalidPrefix" });
+    expect(condition?.message).toMatch(
+      /^the proposed prefix "Bad Prefix!" is not usable: a prefix has only lowercase letters, digits and '-', and starts with a letter or digit; prefix "p[a-z2-7]{7}-" was granted instead$/,
+    );
+    expect(second.events).toContainEqual({
+      type: "Warning",
+      reason: "InvalidPrefix",
+      message: condition?.message,
+    });
+    // Told once: the next look finds the condition as it is and records nothing.
+    const done = written(scheduling, second);
+    expect(step(done, world.view(done), LATER).events).toEqual([]);
+  });
+
+  it("tells a shared request its proposed prefix was granted, or taken by another on the Cluster", () => {
+    const world = new SchedulerWorld(configWith());
+    const proposing = (name: string, uid: string) =>
+      aRequest({ purpose: "platform", name, annotations: { "engine.openmcp.cloud/prefix": "team-" } }, uid);
+    const first = granted(world, proposing("first", UID));
+    const second = granted(world, proposing("second", OTHER_UID));
+    const conditionOf = (r: ClusterRequest) => r.status?.conditions?.find((c) => c.type === "ProposedPrefix");
+    expect(conditionOf(first)).toMatchObject({ status: "True", reason: "PrefixAsProposed" });
+    expect(conditionOf(second)).toMatchObject({ status: "False", reason: "PrefixTaken" });
+    expect(conditionOf(second)?.message).toContain(
+      'collides with "team-", held by another request on Cluster clusters/platform',
+    );
+  });
+
   it("on a granted, held request desires it unchanged: no commands, nothing to write", () => {
     for (const purpose of ["mcp", "workload", "platform"]) {
       const world = new SchedulerWorld(configWith());
