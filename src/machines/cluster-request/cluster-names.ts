@@ -50,6 +50,27 @@ export function shortenName(input: string, maxLength: number): string | undefine
   return head > 0 ? `${input.slice(0, head)}${suffix}` : undefined;
 }
 
+/** A DNS-1123 label: what a Cluster's name and namespace must be. */
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+/** What makes `name` unusable as the name of a Cluster or its namespace (a DNS-1123 label); undefined when usable. */
+export function clusterNameProblem(name: string): string | undefined {
+  if (name.length > MAX_CLUSTER_NAME_LENGTH)
+    return `"${name}" has ${name.length} characters; a Cluster name has at most ${MAX_CLUSTER_NAME_LENGTH}`;
+  if (!DNS_LABEL.test(name))
+    return `"${name}" is not a DNS-1123 label (lowercase letters, digits and '-', starting and ending with a letter or digit)`;
+  return undefined;
+}
+
+/** What makes `prefix` unusable as the start of per-request Cluster names; undefined when usable. */
+export function perRequestPrefixProblem(prefix: string): string | undefined {
+  if (prefix.length > MAX_PER_REQUEST_PREFIX_LENGTH)
+    return `the Cluster name prefix "${prefix}" has ${prefix.length} characters; at most ${MAX_PER_REQUEST_PREFIX_LENGTH} leave room for the 8-character hash within ${MAX_CLUSTER_NAME_LENGTH}`;
+  if (!/^[a-z0-9][-a-z0-9]*$/.test(prefix))
+    return `the Cluster name prefix "${prefix}" may hold only lowercase letters, digits and '-', and starts with a letter or digit`;
+  return undefined;
+}
+
 /** The name prefix of per-request Clusters of a mapping: the template's generateName, else `<purpose>-`. */
 export function perRequestPrefix(mapping: PurposeMapping, purpose: string): string {
   return mapping.template.metadata.generateName || `${purpose}-`;

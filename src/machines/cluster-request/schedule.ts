@@ -20,9 +20,10 @@ import {
   serves,
 } from "./cluster-claims.ts";
 import {
-  MAX_PER_REQUEST_PREFIX_LENGTH,
+  clusterNameProblem,
   perRequestClusterName,
   perRequestPrefix,
+  perRequestPrefixProblem,
   singletonClusterName,
 } from "./cluster-names.ts";
 import { newCluster } from "./new-cluster.ts";
@@ -165,31 +166,24 @@ export function schedule(request: ClusterRequest, view: SchedulingView): Decisio
     if ("missing" in choice) return { kind: "deny", reason: "MissingTrait", message: choice.message };
     if (mapping.tenancyCount === 0) {
       const name = singletonClusterName(mapping, purpose);
+      const problem = clusterNameProblem(name);
+      if (problem !== undefined) return { kind: "misconfigured", message: `purpose ${purpose}: ${problem}` };
       const clash = view.clusters.find((cluster) => keyOf(cluster.metadata) === `${namespace}/${name}`);
       if (clash) return clashWith(clash, view, mapping, wishes.traits, purpose, config);
       return placeNew(request, view, mapping, tenancy, wishes.traits, { name }, namespace);
     }
   }
 
-  if (request.metadata.labels?.[LABELS.randomizeClusterName] === "true") {
-    return placeNew(
-      request,
-      view,
-      mapping,
-      tenancy,
-      wishes.traits,
-      { generateName: perRequestPrefix(mapping, purpose) },
-      namespace,
-    );
-  }
   const prefix = perRequestPrefix(mapping, purpose);
-  const name = perRequestClusterName(prefix, request.metadata.namespace ?? "", request.metadata.name ?? "");
-  if (name === undefined) {
-    return {
-      kind: "misconfigured",
-      message: `the Cluster name prefix "${prefix}" of purpose ${purpose} has ${prefix.length} characters; at most ${MAX_PER_REQUEST_PREFIX_LENGTH} leave room for the 8-character hash within 63`,
-    };
+  // The configuration check refuses such prefixes for Exclusive and limited mappings; a dedicated Purpose
+  // can still ask an unlimited mapping for a Cluster of its own.
+  const problem = perRequestPrefixProblem(prefix);
+  if (problem !== undefined) return { kind: "misconfigured", message: `purpose ${purpose}: ${problem}` };
+  if (request.metadata.labels?.[LABELS.randomizeClusterName] === "true") {
+    return placeNew(request, view, mapping, tenancy, wishes.traits, { generateName: prefix }, namespace);
   }
+  const name =
+    perRequestClusterName(prefix, request.metadata.namespace ?? "", request.metadata.name ?? "") ?? "";
   const clash = view.clusters.find((cluster) => keyOf(cluster.metadata) === `${namespace}/${name}`);
   if (!clash) return placeNew(request, view, mapping, tenancy, wishes.traits, { name }, namespace);
   if (clash.metadata.deletionTimestamp) {

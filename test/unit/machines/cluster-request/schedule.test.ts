@@ -177,8 +177,8 @@ describe("schedule", () => {
       };
       const decision = schedule(request, viewOf({ config: tooLong }));
       expect(decision).toMatchObject({ kind: "misconfigured" });
-      expect((decision as { message: string }).message).toContain(
-        `"${long}" of purpose mcp has 57 characters`,
+      expect((decision as { message: string }).message).toBe(
+        `purpose mcp: the Cluster name prefix "${long}" has 57 characters; at most 55 leave room for the 8-character hash within 63`,
       );
     });
 
