@@ -15,6 +15,7 @@ import type { SchedulerConfigView } from "../../src/runtime/machine-kind.ts";
 import { aClusterRequest, type ClusterRequestProps } from "../support/builders.ts";
 import { type ClusterHarness, startClusterHarness } from "../support/cluster-harness.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
+import { sha256ClusterName } from "../support/old-cluster-names.ts";
 
 let harness: ClusterHarness;
 let engine: Engine;
@@ -311,6 +312,42 @@ describe("when things go wrong", () => {
     const denied = await waitForRequest("gpu", (r) => r?.status?.phase === "Denied");
     expect(conditionOf(denied)).toMatchObject({ reason: "MissingTrait" });
     expect(conditionOf(denied)?.message).toContain("example.com/gpu");
+  });
+
+  it("denies a request on a Shared purpose for a trait no profile offers MissingTrait too, naming the trait", async () => {
+    await waitForRequest("holder", granted); // the one platform Cluster exists, and lacks the trait
+    await createRequest({
+      name: "shared-gpu",
+      purpose: "platform",
+      annotations: { [ANNOTATIONS.traits]: "example.com/gpu" },
+    });
+    const denied = await waitForRequest("shared-gpu", (r) => r?.status?.phase === "Denied");
+    expect(conditionOf(denied)).toMatchObject({ reason: "MissingTrait" });
+    expect(conditionOf(denied)?.message).toContain(
+      "no ClusterProfile offers the required traits: example.com/gpu",
+    );
+  });
+
+  it("finds a Cluster named the old way (sha256) through the request's finalizer when status and grant are lost", async () => {
+    // The request exists before its Cluster (whose finalizer names its uid); the engine looks only afterwards.
+    const request = await createRequest({
+      name: "older",
+      purpose: "mcp",
+      annotations: { "openmcp.cloud/operation": "ignore" },
+    });
+    const oldName = sha256ClusterName("mcp-", "team-a", "older");
+    await harness.createCluster(oldName, { purposes: ["mcp"] }, {
+      finalizers: [requestFinalizer(request.metadata.uid ?? "")],
+    } as never);
+    await harness.custom.patchNamespacedCustomObject({
+      ...RESOURCES.ClusterRequest,
+      namespace: "team-a",
+      name: "older",
+      body: [{ op: "remove", path: "/metadata/annotations/openmcp.cloud~1operation" }],
+    });
+    const done = await waitForRequest("older", granted);
+    expect(done?.status?.cluster).toEqual({ name: oldName, namespace: NS });
+    expect(await harness.readCluster(perRequestClusterName("mcp-", "team-a", "older") ?? "")).toBeUndefined();
   });
 
   it("makes a Cluster deleted by hand again under the same name, and re-adds a removed finalizer", async () => {

@@ -12,6 +12,7 @@ import {
 } from "../../../../src/machines/cluster-request/schedule.ts";
 import { stepClusterRequest } from "../../../../src/machines/cluster-request/step.ts";
 import { aCluster, aClusterRequest, type ClusterRequestProps, stored } from "../../../support/builders.ts";
+import { sha256ClusterName } from "../../../support/old-cluster-names.ts";
 import { SchedulerWorld } from "../../../support/scheduler-world.ts";
 import { writesOf } from "../../../support/step-writes.ts";
 
@@ -144,10 +145,7 @@ describe("schedule", () => {
 
     it("finds a Cluster named the old way (sha256) through its finalizer, with no status and no grant", () => {
       // Before the names followed openMCP's, they were 8 base32 characters of sha256 over <namespace>/<name>.
-      const sha256 = createHash("sha256").update("team-a/my-request").digest().subarray(0, 5);
-      const bits = [...sha256].map((byte) => byte.toString(2).padStart(8, "0")).join("");
-      const alphabet = "abcdefghijklmnopqrstuvwxyz234567";
-      const oldName = `mcp-${(bits.match(/.{5}/g) ?? []).map((c) => alphabet[Number.parseInt(c, 2)]).join("")}`;
+      const oldName = sha256ClusterName("mcp-", "team-a", "my-request");
       expect(oldName).not.toBe(`mcp-${digestOf("team-a", "my-request")}`);
       const old = aCluster({
         name: oldName,
