@@ -229,6 +229,8 @@ export const REASONS = {
   InvalidPrefix: "InvalidPrefix",
   /** ClusterRequest: the prefix it proposes collides with one another request holds on the Cluster. */
   PrefixTaken: "PrefixTaken",
+  /** ClusterRequest: it proposes a prefix, but its Cluster is its own (Exclusive), where no prefix is granted. */
+  PrefixNotUsed: "PrefixNotUsed",
   /** ClusterRequest: it proposes a prefix other than the one it was granted earlier (grants do not change). */
   PrefixAlreadyGranted: "PrefixAlreadyGranted",
   /** ClusterRequest with waitForClusterDeletion: waiting for its Cluster to be gone. */

@@ -13,9 +13,9 @@ const QUOTED = 40;
 const quote = (text: string) => JSON.stringify(text.length > QUOTED ? `${text.slice(0, QUOTED)}…` : text);
 
 /**
- * For a request granted a place on a shared Cluster that proposes a prefix: True when it holds the
- * proposed one, else False with why another was given (not usable, taken by another request on the
- * Cluster, or a different one granted earlier). Undefined when nothing was proposed or nothing granted.
+ * For a granted request that proposes a prefix: True when it holds the proposed one, else False with why
+ * another was given (not usable, taken by another request on the Cluster, a different one granted
+ * earlier) or why none was (an Exclusive Cluster). Undefined when nothing was proposed.
  */
 export function proposedPrefixCondition(
   request: ClusterRequest,
@@ -23,8 +23,17 @@ export function proposedPrefixCondition(
 ): ConditionUpdate | undefined {
   const proposed = placement.proposedPrefix;
   const granted = placement.prefix;
-  if (!placement.shared || proposed === undefined || granted === undefined) return undefined;
   const type = CONDITION_TYPES.proposedPrefix;
+  if (proposed === undefined) return undefined;
+  if (!placement.shared) {
+    return {
+      type,
+      status: "False",
+      reason: REASONS.PrefixNotUsed,
+      message: `the proposed prefix ${quote(proposed)} is not used: the Cluster serves this request alone (Exclusive), where no prefix is granted`,
+    };
+  }
+  if (granted === undefined) return undefined;
   if (proposed === granted) {
     return {
       type,

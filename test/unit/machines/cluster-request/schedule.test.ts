@@ -438,6 +438,22 @@ describe("stepClusterRequest", () => {
     expect(step(done, world.view(done), LATER).events).toEqual([]);
   });
 
+  it("tells an Exclusive request that proposes a prefix that none is used on a Cluster of its own", () => {
+    const world = new SchedulerWorld(configWith());
+    const done = granted(
+      world,
+      aRequest({ purpose: "mcp", annotations: { "engine.openmcp.cloud/prefix": "team-" } }),
+    );
+    expect(done.status?.conditions?.find((c) => c.type === "ProposedPrefix")).toEqual(
+      expect.objectContaining({
+        status: "False",
+        reason: "PrefixNotUsed",
+        message:
+          'the proposed prefix "team-" is not used: the Cluster serves this request alone (Exclusive), where no prefix is granted',
+      }),
+    );
+  });
+
   it("tells a shared request its proposed prefix was granted, or taken by another on the Cluster", () => {
     const world = new SchedulerWorld(configWith());
     const proposing = (name: string, uid: string) =>
