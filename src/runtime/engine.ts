@@ -240,9 +240,11 @@ export class Engine {
 
   /** Lines /readyz shows besides its verdict: what the engine leaves to others (the scheduler's stance). */
   readinessDetails(): readonly string[] {
-    return this.machines.has("ClusterRequest")
-      ? [schedulerStatus(this.#options.schedulerConfig ?? NO_SCHEDULER_CONFIG)]
-      : ["scheduler: off (--no-schedule); ClusterRequests are left to another scheduler"];
+    if (this.machines.has("ClusterRequest"))
+      return [schedulerStatus(this.#options.schedulerConfig ?? NO_SCHEDULER_CONFIG)];
+    return this.#options.schedule === false
+      ? ["scheduler: off (--no-schedule); ClusterRequests are left to another scheduler"]
+      : [];
   }
 
   /** The Cluster controller. */
