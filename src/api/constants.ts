@@ -128,6 +128,11 @@ export const ANNOTATIONS = {
   prefix: `${ENGINE_GROUP}/prefix`,
   /** On a ClusterRequest: further purposes (comma-separated) after `spec.purpose`, for Purpose aggregation. */
   purposes: `${ENGINE_GROUP}/purposes`,
+  /**
+   * On a ClusterRequest: this engine's scheduler took it on (written with its finalizer, before any
+   * `status.cluster`); a request granted without it was granted by another scheduler and is left alone.
+   */
+  scheduler: `${ENGINE_GROUP}/scheduler`,
   /** On a sharded replica's membership Lease: the members (comma-separated) it has acknowledged and works by. */
   shardMembers: `${ENGINE_GROUP}/shard-members`,
 } as const;
@@ -186,6 +191,8 @@ export const CONDITION_TYPES = {
   accessGranted: "AccessGranted",
   /** A ClusterRequest has its Cluster: finalizer, prefix claim and grant in place. */
   clusterGranted: "ClusterGranted",
+  /** A shared ClusterRequest that proposes a prefix: whether it got it, and if not why. */
+  proposedPrefix: "ProposedPrefix",
 } as const;
 
 /** Reasons carried by conditions and Events; each tells a person what kind of problem it is. */
@@ -216,6 +223,16 @@ export const REASONS = {
   Replacing: "Replacing",
   /** ClusterRequest: a Cluster of the name it needs is still being deleted. */
   WaitingForCluster: "WaitingForCluster",
+  /** ClusterRequest: the prefix it proposes was granted. */
+  PrefixAsProposed: "PrefixAsProposed",
+  /** ClusterRequest: the prefix it proposes is not usable as a prefix; another was granted. */
+  InvalidPrefix: "InvalidPrefix",
+  /** ClusterRequest: the prefix it proposes collides with one another request holds on the Cluster. */
+  PrefixTaken: "PrefixTaken",
+  /** ClusterRequest: it proposes a prefix, but its Cluster is its own (Exclusive), where no prefix is granted. */
+  PrefixNotUsed: "PrefixNotUsed",
+  /** ClusterRequest: it proposes a prefix other than the one it was granted earlier (grants do not change). */
+  PrefixAlreadyGranted: "PrefixAlreadyGranted",
   /** ClusterRequest with waitForClusterDeletion: waiting for its Cluster to be gone. */
   WaitingForClusterDeletion: "WaitingForClusterDeletion",
 } as const;

@@ -213,6 +213,7 @@ export async function startEngine(
     healthAddress: settings.healthAddress,
     metrics: engine.metrics,
     ready: () => engine.hasSynced(),
+    details: () => engine.readinessDetails(),
     log,
   });
   // The engine's timers are unreferenced; this keeps the process up while it waits for the API server.
@@ -274,12 +275,8 @@ function schedulerConfigFromSettings(
     return undefined;
   }
   const where = settings.schedulerConfig;
-  if (where === undefined) {
-    log.warn(
-      "scheduler on without a configuration (--scheduler-config or --scheduler-config-map): every ClusterRequest shows ConfigurationProblem until one is given; --no-schedule turns scheduling off",
-    );
-    return undefined;
-  }
+  // None: the ClusterRequest kind says once that it leaves every request to another scheduler.
+  if (where === undefined) return undefined;
   const schedulerLog = log.with({ component: "scheduler-config" });
   if ("configMap" in where) return configMapSource({ kubeConfig, ...where.configMap, log: schedulerLog });
   // A file has no object of its own to carry Events; in a cluster they go to the engine's Pod.

@@ -12,7 +12,7 @@ import { InformerSet } from "./informers.ts";
 import type { KeyedController } from "./keyed-controller.ts";
 import { DEFAULT_ACCESS_TIMING } from "./kinds/access-request.ts";
 import { DEFAULT_CLUSTER_TIMING } from "./kinds/cluster.ts";
-import { DEFAULT_CLUSTER_REQUEST_TIMING } from "./kinds/cluster-request.ts";
+import { DEFAULT_CLUSTER_REQUEST_TIMING, schedulerStatus } from "./kinds/cluster-request.ts";
 import { CAPI_KINDS, MACHINE_KINDS } from "./kinds/registry.ts";
 import { type LeaderElectionOptions, LeaderElector } from "./leader-election.ts";
 import type { LeaseTiming } from "./lease.ts";
@@ -54,8 +54,9 @@ export interface EngineOptions {
   /** Run the generic AccessRequest preparation (default true; off beside the openMCP operator, which does it). */
   readonly prepareAccessRequests?: boolean;
   /**
-   * Schedule ClusterRequests (default true; off beside the openMCP operator, whose scheduler serves them).
-   * Without a configuration every request shows a ConfigurationProblem naming its purpose.
+   * Schedule ClusterRequests (default true). Without a configuration no ClusterRequest is touched (beside
+   * the openMCP operator, whose scheduler serves them); with one, a request another scheduler granted is
+   * left as it is.
    */
   readonly schedule?: boolean;
   /**
@@ -235,6 +236,15 @@ export class Engine {
           controllers.map((controller) => ({ controller: controller.name, count: controller.ownedKeys() })),
       );
     }
+  }
+
+  /** Lines /readyz shows besides its verdict: what the engine leaves to others (the scheduler's stance). */
+  readinessDetails(): readonly string[] {
+    if (this.machines.has("ClusterRequest"))
+      return [schedulerStatus(this.#options.schedulerConfig ?? NO_SCHEDULER_CONFIG)];
+    return this.#options.schedule === false
+      ? ["scheduler: off (--no-schedule); ClusterRequests are left to another scheduler"]
+      : [];
   }
 
   /** The Cluster controller. */

@@ -14,6 +14,8 @@ export interface ProbeServerOptions {
   readonly metrics: EngineMetrics;
   /** Ready once the caches are synced (leader or not: a standby replica is ready to take over). */
   readonly ready: () => boolean;
+  /** Lines /readyz adds after its verdict, e.g. what the engine leaves to others. */
+  readonly details?: () => readonly string[];
   readonly log: Logger;
 }
 
@@ -48,9 +50,10 @@ export async function startProbeServers(options: ProbeServerOptions): Promise<Pr
         response.writeHead(200, { "content-type": "text/plain" }).end("ok\n");
       } else if (path === "/readyz") {
         const ready = options.ready();
+        const details = (options.details?.() ?? []).map((line) => `${line}\n`).join("");
         response
           .writeHead(ready ? 200 : 503, { "content-type": "text/plain" })
-          .end(ready ? "ok\n" : "caches not synced\n");
+          .end(`${ready ? "ok" : "caches not synced"}\n${details}`);
       } else {
         options.metrics.registry.metrics().then(
           (text) =>

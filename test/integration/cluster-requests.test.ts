@@ -15,6 +15,7 @@ import type { SchedulerConfigView } from "../../src/runtime/machine-kind.ts";
 import { aClusterRequest, type ClusterRequestProps } from "../support/builders.ts";
 import { type ClusterHarness, startClusterHarness } from "../support/cluster-harness.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
+import { sha256ClusterName } from "../support/old-cluster-names.ts";
 
 let harness: ClusterHarness;
 let engine: Engine;
@@ -144,7 +145,7 @@ describe("an Exclusive request", () => {
       annotations: { "metadata.open-control-plane.io/owner": "alice" },
     });
     const done = await waitForRequest("mcp-one", granted);
-    const name = perRequestClusterName("mcp-", "team-a", "mcp-one");
+    const name = perRequestClusterName("mcp-", "team-a", "mcp-one") ?? "";
     expect(done?.status?.cluster).toEqual({ name, namespace: NS });
     expect(done?.metadata.finalizers).toContain(FINALIZERS.request);
     const cluster = await harness.readCluster(name);
@@ -223,6 +224,38 @@ describe("Shared requests", () => {
     }
     const platform = await harness.readCluster("platform");
     expect(servedRequests(platform as Cluster)).toHaveLength(20);
+    // Each proposer is told whether it got its prefix, and the one that did not, why.
+    const proposers = await Promise.all(["platform-0", "platform-1"].map(readRequest));
+    const told = proposers.map((r) => r?.status?.conditions?.find((c) => c.type === "ProposedPrefix"));
+    expect(told.map((c) => c?.reason).sort()).toEqual(["PrefixAsProposed", "PrefixTaken"]);
+    expect(told.find((c) => c?.reason === "PrefixTaken")?.message).toContain(
+      'collides with "team-", held by another request on Cluster clusters/platform',
+    );
+  });
+
+  it("tells a request proposing an unusable prefix why it got another, in a condition and a Warning Event", async () => {
+    await createRequest({
+      name: "bad-prefix",
+      purpose: "platform",
+      annotations: { [ANNOTATIONS.prefix]: "Bad Prefix!" },
+    });
+    const request = await waitForRequest("bad-prefix", granted);
+    const prefix = (await readGrant("bad-prefix"))?.spec.prefix ?? "";
+    expect(prefix).toMatch(/^[a-z0-9][a-z0-9-]{2,19}$/);
+    const condition = request?.status?.conditions?.find((c) => c.type === "ProposedPrefix");
+    expect(condition).toMatchObject({ status: "False", reason: "InvalidPrefix" });
+    expect(condition?.message).toContain('the proposed prefix "Bad Prefix!" is not usable');
+    expect(condition?.message).toContain(`prefix "${prefix}" was granted instead`);
+    const core = harness.controlPlane.kubeConfig.makeApiClient(CoreV1Api);
+    await eventually(async () => {
+      const events = await core.listNamespacedEvent({
+        namespace: "team-a",
+        fieldSelector: "involvedObject.name=bad-prefix",
+      });
+      const warning = events.items.find((e) => e.reason === "InvalidPrefix");
+      expect(warning?.type).toBe("Warning");
+      expect(warning?.message).toBe(condition?.message);
+    });
   });
 
   it("never put more than tenancyCount requests on one Cluster", async () => {
@@ -260,7 +293,7 @@ describe("when things go wrong", () => {
   it("denies a request whose Cluster name is held by another live request (ClusterConflict, naming it)", async () => {
     const other = await createRequest({ name: "holder", purpose: "platform" });
     await waitForRequest("holder", granted);
-    const name = perRequestClusterName("mcp-", "team-a", "clash");
+    const name = perRequestClusterName("mcp-", "team-a", "clash") ?? "";
     await harness.createCluster(name, { purposes: ["mcp"] }, {
       finalizers: [requestFinalizer(other.metadata.uid ?? "")],
     } as never);
@@ -279,6 +312,42 @@ describe("when things go wrong", () => {
     const denied = await waitForRequest("gpu", (r) => r?.status?.phase === "Denied");
     expect(conditionOf(denied)).toMatchObject({ reason: "MissingTrait" });
     expect(conditionOf(denied)?.message).toContain("example.com/gpu");
+  });
+
+  it("denies a request on a Shared purpose for a trait no profile offers MissingTrait too, naming the trait", async () => {
+    await waitForRequest("holder", granted); // the one platform Cluster exists, and lacks the trait
+    await createRequest({
+      name: "shared-gpu",
+      purpose: "platform",
+      annotations: { [ANNOTATIONS.traits]: "example.com/gpu" },
+    });
+    const denied = await waitForRequest("shared-gpu", (r) => r?.status?.phase === "Denied");
+    expect(conditionOf(denied)).toMatchObject({ reason: "MissingTrait" });
+    expect(conditionOf(denied)?.message).toContain(
+      "no ClusterProfile offers the required traits: example.com/gpu",
+    );
+  });
+
+  it("finds a Cluster named the old way (sha256) through the request's finalizer when status and grant are lost", async () => {
+    // The request exists before its Cluster (whose finalizer names its uid); the engine looks only afterwards.
+    const request = await createRequest({
+      name: "older",
+      purpose: "mcp",
+      annotations: { "openmcp.cloud/operation": "ignore" },
+    });
+    const oldName = sha256ClusterName("mcp-", "team-a", "older");
+    await harness.createCluster(oldName, { purposes: ["mcp"] }, {
+      finalizers: [requestFinalizer(request.metadata.uid ?? "")],
+    } as never);
+    await harness.custom.patchNamespacedCustomObject({
+      ...RESOURCES.ClusterRequest,
+      namespace: "team-a",
+      name: "older",
+      body: [{ op: "remove", path: "/metadata/annotations/openmcp.cloud~1operation" }],
+    });
+    const done = await waitForRequest("older", granted);
+    expect(done?.status?.cluster).toEqual({ name: oldName, namespace: NS });
+    expect(await harness.readCluster(perRequestClusterName("mcp-", "team-a", "older") ?? "")).toBeUndefined();
   });
 
   it("makes a Cluster deleted by hand again under the same name, and re-adds a removed finalizer", async () => {
@@ -312,7 +381,7 @@ describe("the design record's extras", () => {
     const request = await createRequest({ name: "private-analytics", purpose: "analytics" });
     const done = await waitForRequest("private-analytics", granted);
     expect(done?.status?.cluster?.name).toBe(
-      perRequestClusterName("analytics-", "team-a", "private-analytics"),
+      perRequestClusterName("analytics-", "team-a", "private-analytics") ?? "",
     );
     const cluster = await harness.readCluster(done?.status?.cluster?.name ?? "");
     expect(cluster?.spec.tenancy).toBe("Exclusive");
@@ -378,7 +447,7 @@ describe("deleting a request", () => {
     await waitForRequest("platform-0", (r) => r === undefined);
     const platform = await harness.readCluster("platform");
     expect(platform?.metadata.deletionTimestamp).toBeUndefined();
-    expect(servedRequests(platform as Cluster)).toHaveLength(21); // 19 platform-*, "holder" and "restored"
+    expect(servedRequests(platform as Cluster)).toHaveLength(22); // 19 platform-*, "bad-prefix", "holder" and "restored"
   });
 
   it("with waitForClusterDeletion stays until its Cluster is gone", async () => {

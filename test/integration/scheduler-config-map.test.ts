@@ -64,6 +64,15 @@ describe("the scheduler configuration in a ConfigMap", () => {
       'scheduler.strategy: "Fastest" is not one of Balanced, BalancedIgnoreEmpty, Random, Simple',
     );
     expect(error?.message).toContain("scheduler.purposeMapings: unknown field");
+
+    // A name the API server would refuse for the Clusters, or a prefix leaving no room for the hash.
+    await writeConfigMap(
+      "bad-names",
+      `scheduler:\n  purposeMappings:\n    Big_Purpose:\n      template:\n        spec: {profile: a.b.c, tenancy: Exclusive}\n`,
+    );
+    await expect(sourceFor("bad-names").start()).rejects.toThrow(
+      `scheduler.purposeMappings.Big_Purpose.(the purpose, as the name prefix): the Cluster name prefix "Big_Purpose-" may hold only lowercase letters`,
+    );
   });
 
   it("reloads a valid edit, and keeps the configuration in force with a Warning Event on an invalid one", async () => {

@@ -5,7 +5,7 @@ import { CLUSTER_PHASES } from "../../api/constants.ts";
 import type { PurposeMapping, SchedulerConfig, SchedulerStrategy } from "../../api/scheduler-config.ts";
 import { bothSelectors, selectorMatches } from "../shared/label-selector.ts";
 import { servedRequests } from "./cluster-claims.ts";
-import { matchTraits, type TraitWish } from "./traits.ts";
+import { describeWish, matchTraits, type TraitWish } from "./traits.ts";
 
 /** Where a request's candidate Clusters live: every namespace (Cluster scope) or one. */
 export function candidateNamespace(
@@ -32,7 +32,9 @@ export function unfitReason(
   const selector = bothSelectors(config.selectors.clusters, mapping.selector);
   if (!selectorMatches(selector, cluster.metadata.labels)) return "its labels do not match the selectors";
   const traits = matchTraits(wishes, offered);
-  if (!traits.admissible) return "its profile lacks a required trait";
+  if (!traits.admissible) {
+    return `its profile ${cluster.spec.profile} does not meet the required traits: ${traits.missing.map(describeWish).join(", ")}`;
+  }
   return undefined;
 }
 

@@ -23,13 +23,18 @@ export function prefixesCollide(a: string, b: string): boolean {
   return a.startsWith(b) || b.startsWith(a);
 }
 
+/** What makes `prefix` unusable, in words; undefined when it is usable. */
+export function prefixProblem(prefix: string): string | undefined {
+  if (prefix.length < MIN_PREFIX_LENGTH || prefix.length > MAX_PREFIX_LENGTH)
+    return `it has ${prefix.length} characters, not ${MIN_PREFIX_LENGTH} to ${MAX_PREFIX_LENGTH}`;
+  if (!/^[a-z0-9][a-z0-9-]*$/.test(prefix))
+    return "a prefix has only lowercase letters, digits and '-', and starts with a letter or digit";
+  return undefined;
+}
+
 /** Lowercase letters, digits and `-`, starting with a letter or digit, within the length bounds. */
 export function validPrefix(prefix: string): boolean {
-  return (
-    prefix.length >= MIN_PREFIX_LENGTH &&
-    prefix.length <= MAX_PREFIX_LENGTH &&
-    /^[a-z0-9][a-z0-9-]*$/.test(prefix)
-  );
+  return prefixProblem(prefix) === undefined;
 }
 
 /**

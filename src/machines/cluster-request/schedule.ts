@@ -19,7 +19,13 @@ import {
   servedRequests,
   serves,
 } from "./cluster-claims.ts";
-import { perRequestClusterName, perRequestPrefix, singletonClusterName } from "./cluster-names.ts";
+import {
+  clusterNameProblem,
+  perRequestClusterName,
+  perRequestPrefix,
+  perRequestPrefixProblem,
+  singletonClusterName,
+} from "./cluster-names.ts";
 import { newCluster } from "./new-cluster.ts";
 import { grantPrefix } from "./prefixes.ts";
 import { chooseProfile } from "./profile-choice.ts";
@@ -155,30 +161,29 @@ export function schedule(request: ClusterRequest, view: SchedulingView): Decisio
       });
     const chosen = chooseCluster(fitting, config.strategy, request.metadata.uid ?? "");
     if (chosen) return { kind: "place", placement: placementOn(request, view, chosen, mapping.tenancyCount) };
+    // No Cluster fits, and none could be made: say which trait is missing rather than which Cluster clashes.
+    const choice = chooseProfile(mapping.template.spec.profile, wishes.traits, view.profileTraits);
+    if ("missing" in choice) return { kind: "deny", reason: "MissingTrait", message: choice.message };
     if (mapping.tenancyCount === 0) {
       const name = singletonClusterName(mapping, purpose);
+      const problem = clusterNameProblem(name);
+      if (problem !== undefined) return { kind: "misconfigured", message: `purpose ${purpose}: ${problem}` };
       const clash = view.clusters.find((cluster) => keyOf(cluster.metadata) === `${namespace}/${name}`);
       if (clash) return clashWith(clash, view, mapping, wishes.traits, purpose, config);
       return placeNew(request, view, mapping, tenancy, wishes.traits, { name }, namespace);
     }
   }
 
+  const prefix = perRequestPrefix(mapping, purpose);
+  // The configuration check refuses such prefixes for Exclusive and limited mappings; a dedicated Purpose
+  // can still ask an unlimited mapping for a Cluster of its own.
+  const problem = perRequestPrefixProblem(prefix);
+  if (problem !== undefined) return { kind: "misconfigured", message: `purpose ${purpose}: ${problem}` };
   if (request.metadata.labels?.[LABELS.randomizeClusterName] === "true") {
-    return placeNew(
-      request,
-      view,
-      mapping,
-      tenancy,
-      wishes.traits,
-      { generateName: perRequestPrefix(mapping, purpose) },
-      namespace,
-    );
+    return placeNew(request, view, mapping, tenancy, wishes.traits, { generateName: prefix }, namespace);
   }
-  const name = perRequestClusterName(
-    perRequestPrefix(mapping, purpose),
-    request.metadata.namespace ?? "",
-    request.metadata.name ?? "",
-  );
+  const name =
+    perRequestClusterName(prefix, request.metadata.namespace ?? "", request.metadata.name ?? "") ?? "";
   const clash = view.clusters.find((cluster) => keyOf(cluster.metadata) === `${namespace}/${name}`);
   if (!clash) return placeNew(request, view, mapping, tenancy, wishes.traits, { name }, namespace);
   if (clash.metadata.deletionTimestamp) {

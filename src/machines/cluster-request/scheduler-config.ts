@@ -14,6 +14,12 @@ import type {
   SchedulerStrategy,
 } from "../../api/scheduler-config.ts";
 import { selectorMatches, selectorProblems } from "../shared/label-selector.ts";
+import {
+  clusterNameProblem,
+  perRequestPrefix,
+  perRequestPrefixProblem,
+  singletonClusterName,
+} from "./cluster-names.ts";
 
 const SCOPES: readonly SchedulerScope[] = ["Cluster", "Namespaced"];
 const STRATEGIES: readonly SchedulerStrategy[] = ["Balanced", "BalancedIgnoreEmpty", "Random", "Simple"];
@@ -96,7 +102,10 @@ function readScheduler(section: Fields, path: string, problems: string[]): Sched
       continue;
     }
     const mapping = readMapping(definition, at, clusters, problems);
-    if (mapping) mappings[purpose] = mapping;
+    if (mapping) {
+      problems.push(...nameProblems(mapping, purpose, at));
+      mappings[purpose] = mapping;
+    }
   }
   return {
     scope,
@@ -137,6 +146,10 @@ function readMapping(
   unknownFields(template, TEMPLATE_FIELDS, `${at}.template`, problems);
   unknownFields(metadata, TEMPLATE_METADATA_FIELDS, `${at}.template.metadata`, problems);
   unknownFields(spec, TEMPLATE_SPEC_FIELDS, `${at}.template.spec`, problems);
+  for (const field of ["name", "generateName", "namespace"] as const) {
+    if (metadata[field] !== undefined && typeof metadata[field] !== "string")
+      problems.push(`${at}.template.metadata.${field}: ${JSON.stringify(metadata[field])} must be a string`);
+  }
   for (const field of ["labels", "annotations"] as const) {
     const entries = metadata[field];
     if (entries === undefined) continue;
@@ -181,8 +194,34 @@ function readMapping(
   return {
     tenancyCount: typeof tenancyCount === "number" ? tenancyCount : 0,
     ...(local ? { selector: local } : {}),
-    template: template as unknown as ClusterTemplate,
+    // Without metadata the template still has one (openMCP embeds it), so the scheduler can read it.
+    template: { ...template, metadata } as unknown as ClusterTemplate,
   };
+}
+
+/**
+ * Names the mapping would give Clusters that the API server would refuse, or that leave no room for the
+ * hash (openMCP fails on those at the first request; here the configuration is refused at once).
+ */
+function nameProblems(mapping: PurposeMapping, purpose: string, at: string): string[] {
+  const { metadata, spec } = mapping.template;
+  const problems: string[] = [];
+  if (typeof metadata.namespace === "string" && metadata.namespace !== "") {
+    const problem = clusterNameProblem(metadata.namespace);
+    if (problem) problems.push(`${at}.template.metadata.namespace: ${problem}`);
+  }
+  if (spec?.tenancy === "Shared" && mapping.tenancyCount === 0) {
+    const problem = clusterNameProblem(singletonClusterName(mapping, purpose));
+    const field = metadata.name ? "template.metadata.name" : "(the purpose, as the Cluster name)";
+    if (problem) problems.push(`${at}.${field}: ${problem}`);
+  } else if (spec?.tenancy === "Exclusive" || spec?.tenancy === "Shared") {
+    const problem = perRequestPrefixProblem(perRequestPrefix(mapping, purpose));
+    const field = metadata.generateName
+      ? "template.metadata.generateName"
+      : "(the purpose, as the name prefix)";
+    if (problem) problems.push(`${at}.${field}: ${problem}`);
+  }
+  return problems;
 }
 
 /** A few words about a configuration, for a log line. */

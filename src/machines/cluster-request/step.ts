@@ -22,6 +22,7 @@ import { snapshotRestorer } from "../shared/snapshots.ts";
 import { stateValueToString } from "../shared/state-value.ts";
 import { claimedPrefix, servedRequests, serves } from "./cluster-claims.ts";
 import { type ClusterRequestEvent, type ClusterRequestFacts, clusterRequestMachine } from "./machine.ts";
+import { proposedPrefixCondition, proposedPrefixEvent } from "./prefix-condition.ts";
 import {
   type Decision,
   earlierAssignment,
@@ -43,20 +44,46 @@ export type ClusterRequestCommand =
   | { readonly kind: "release"; readonly clusters: readonly ObjectReference[] };
 
 /** Whether the scheduler acts on a request at all. */
-export type ClusterRequestResponsibility = "ours" | "ignored" | "notSelected";
+export type ClusterRequestResponsibility =
+  | "ours"
+  | "ignored"
+  | "notSelected"
+  /** The engine has no scheduler configuration: another scheduler (the openMCP operator's) serves requests. */
+  | "unconfigured"
+  /** `status.cluster` was written by another scheduler: never overwritten. */
+  | "grantedElsewhere";
+
+/** Value of the {@link ANNOTATIONS.scheduler} marker this engine writes. */
+export const SCHEDULER_MARKER = "openmcp-engine";
 
 /**
- * Ours unless annotated `openmcp.cloud/operation: ignore` or not matched by `selectors.requests`; a
- * request being deleted that still carries the scheduler's finalizer is always ours, so it can go.
+ * Whether this engine's scheduler wrote the request's placement: its marker annotation, or (requests
+ * granted before the marker existed) a grant of this very request.
+ */
+export function scheduledHere(
+  metadata: Pick<ClusterRequest["metadata"], "annotations">,
+  hasOwnGrant: boolean,
+): boolean {
+  return metadata.annotations?.[ANNOTATIONS.scheduler] === SCHEDULER_MARKER || hasOwnGrant;
+}
+
+/**
+ * Flow: `openmcp.cloud/operation: ignore` → ignored; no configuration → unconfigured (no write at all,
+ * even while the request is deleted: beside the openMCP operator its scheduler does everything); a
+ * `status.cluster` this engine did not write → grantedElsewhere; being deleted with the scheduler's
+ * finalizer → ours, so it can go; not matched by `selectors.requests` → notSelected; else ours.
  */
 export function clusterRequestResponsibility(
   request: ClusterRequest,
   config: SchedulerConfig | undefined,
+  hasOwnGrant: boolean,
 ): ClusterRequestResponsibility {
   if (request.metadata.annotations?.[ANNOTATIONS.operation] === OPERATIONS.ignore) return "ignored";
+  if (!config) return "unconfigured";
+  if (request.status?.cluster && !scheduledHere(request.metadata, hasOwnGrant)) return "grantedElsewhere";
   if (request.metadata.deletionTimestamp && request.metadata.finalizers?.includes(FINALIZERS.request))
     return "ours";
-  if (config && !selectorMatches(config.selectors.requests, request.metadata.labels)) return "notSelected";
+  if (!selectorMatches(config.selectors.requests, request.metadata.labels)) return "notSelected";
   return "ours";
 }
 
@@ -146,8 +173,15 @@ export function stepClusterRequest(input: ClusterRequestStepInput): ClusterReque
         break;
     }
   }
+  const prefixEvent = proposedPrefixEvent(request, prefixConditionOf(request, decision, state));
+  if (prefixEvent) events.push(prefixEvent);
   const metadata = produce(request.metadata, (draft) => {
     applyFinalizerWish(draft, FINALIZERS.request, finalizer);
+    // Marked before any status.cluster is written (metadata goes first), so the engine knows its own grants.
+    if ((finalizer === "add" || state === "granted") && !scheduledHere(draft, false)) {
+      draft.annotations ??= {};
+      draft.annotations[ANNOTATIONS.scheduler] = SCHEDULER_MARKER;
+    }
     if (draft.annotations?.[ANNOTATIONS.operation] === OPERATIONS.reconcile) {
       delete draft.annotations[ANNOTATIONS.operation]; // done: this reconcile is the one asked for
     }
@@ -221,6 +255,13 @@ function withDetail(params: EventRecord, decision: Decision): EventRecord {
   return params;
 }
 
+/** The ProposedPrefix condition, once the request holds its place (the prefix is final then). */
+function prefixConditionOf(request: ClusterRequest, decision: Decision, state: string) {
+  return state === "granted" && decision.kind === "place"
+    ? proposedPrefixCondition(request, decision.placement)
+    : undefined;
+}
+
 function desiredStatus(
   input: ClusterRequestStepInput,
   decision: Decision,
@@ -229,9 +270,10 @@ function desiredStatus(
 ): ClusterRequestStatus {
   const { request } = input;
   const generation = request.metadata.generation ?? 0;
+  const prefix = prefixConditionOf(request, decision, state);
   const conditions = mergeConditions(
     request.status?.conditions,
-    [grantedCondition(state, decision, input)],
+    [grantedCondition(state, decision, input), ...(prefix ? [prefix] : [])],
     generation,
     input.now,
   );

@@ -20,7 +20,7 @@ import {
 import { rfc3339 } from "../../machines/shared/rfc3339.ts";
 import { CACHES } from "../informers.ts";
 import { KeyedLock } from "../keyed-lock.ts";
-import type { KindContext, MachineKind } from "../machine-kind.ts";
+import type { KindContext, MachineKind, SchedulerConfigView } from "../machine-kind.ts";
 import { wake } from "../machine-kind.ts";
 import { RecentWrites } from "../recent-writes.ts";
 import { assign, letGo, release, type SchedulerWriter } from "../scheduler-writes.ts";
@@ -107,16 +107,35 @@ function viewOf(request: ClusterRequest, context: KindContext, writer: Scheduler
       .filter((other) => !other.metadata.deletionTimestamp)
       .map((other) => other.metadata.uid ?? ""),
   );
-  const key = keyOf(request);
-  const grant = writer.grants.get(key, informers.of(CACHES.grants).get(key));
   return {
     config: context.scheduler.current(),
     purposes,
     profileTraits,
     clusters: writer.clusters.overlay(informers.clusters.list(), keyOf),
     liveRequests,
-    grant: grant?.spec.requestUID === request.metadata.uid ? grant : undefined,
+    grant: ownGrantOf(request, context, writer),
   };
+}
+
+/** The request's grant as this engine knows it (its own last write, else the cache), if it is this very request's. */
+function ownGrantOf(
+  request: ClusterRequest,
+  context: KindContext,
+  writer: SchedulerWriter,
+): ClusterRequestGrant | undefined {
+  const key = keyOf(request);
+  const grant = writer.grants.get(key, context.informers.of(CACHES.grants).get(key));
+  return grant?.spec.requestUID === request.metadata.uid ? grant : undefined;
+}
+
+/**
+ * What the scheduler does, in a line for the log and /readyz: without a configuration it leaves every
+ * ClusterRequest to another scheduler (beside the openMCP operator, whose scheduler serves them).
+ */
+export function schedulerStatus(scheduler: SchedulerConfigView): string {
+  return scheduler.current()
+    ? "scheduler: on; ClusterRequests granted by another scheduler are left as they are"
+    : "scheduler: no configuration (--scheduler-config or --scheduler-config-map); ClusterRequests are left to another scheduler, e.g. the openMCP operator's";
 }
 
 /**
@@ -164,6 +183,7 @@ export const clusterRequestKind: MachineKind<ClusterRequest, SchedulingView, Clu
   },
 
   watch(context, wakeKey) {
+    if (!context.scheduler.current()) context.log.info(schedulerStatus(context.scheduler));
     // A new configuration may serve requests the old one could not (and changes which are selected).
     context.scheduler.onChange(() => {
       for (const request of context.informers.of(CACHES.clusterRequests).list()) wakeKey(keyOf(request));
@@ -171,8 +191,13 @@ export const clusterRequestKind: MachineKind<ClusterRequest, SchedulingView, Clu
   },
 
   async open(request, context) {
-    if (clusterRequestResponsibility(request, context.scheduler.current()) !== "ours") return undefined;
     const writer = writerOf(context);
+    const hasOwnGrant = ownGrantOf(request, context, writer) !== undefined;
+    const responsibility = clusterRequestResponsibility(request, context.scheduler.current(), hasOwnGrant);
+    if (responsibility !== "ours") {
+      context.log.debug("ClusterRequest left alone", { request: keyOf(request), why: responsibility });
+      return undefined;
+    }
     const { log, timing } = context;
     return {
       observe: async (object) => viewOf(object, context, writer),

@@ -12,6 +12,7 @@ import {
 } from "../../../../src/machines/cluster-request/schedule.ts";
 import { stepClusterRequest } from "../../../../src/machines/cluster-request/step.ts";
 import { aCluster, aClusterRequest, type ClusterRequestProps, stored } from "../../../support/builders.ts";
+import { sha256ClusterName } from "../../../support/old-cluster-names.ts";
 import { SchedulerWorld } from "../../../support/scheduler-world.ts";
 import { writesOf } from "../../../support/step-writes.ts";
 
@@ -77,9 +78,9 @@ function sharedCluster(name: string, served: readonly string[] = [], namespace =
   return { ...cluster, spec: { ...cluster.spec, purposes: ["workload"] } };
 }
 
-/** The 8-character digest of a per-request name, computed here from its definition: base32 of sha256's first 40 bits. */
+/** The 8-character hash of a per-request name, computed here from its definition: base32 of SHAKE128's 40 bits. */
 function digestOf(namespace: string, name: string): string {
-  const bytes = createHash("sha256").update(`${namespace}/${name}`).digest().subarray(0, 5);
+  const bytes = createHash("shake128", { outputLength: 5 }).update(`${namespace}/${name}`).digest();
   const bits = [...bytes].map((byte) => byte.toString(2).padStart(8, "0")).join("");
   const alphabet = "abcdefghijklmnopqrstuvwxyz234567";
   return (bits.match(/.{5}/g) ?? []).map((chunk) => alphabet[Number.parseInt(chunk, 2)]).join("");
@@ -140,6 +141,43 @@ describe("schedule", () => {
       const other = aRequest({ purpose: "mcp", name: "my-other-request" }, OTHER_UID);
       expect(nameOf(schedule(request, viewOf()))).toBe(nameOf(schedule(request, viewOf())));
       expect(nameOf(schedule(other, viewOf()))).not.toBe(nameOf(schedule(request, viewOf())));
+    });
+
+    it("finds a Cluster named the old way (sha256) through its finalizer, with no status and no grant", () => {
+      // Before the names followed openMCP's, they were 8 base32 characters of sha256 over <namespace>/<name>.
+      const oldName = sha256ClusterName("mcp-", "team-a", "my-request");
+      expect(oldName).not.toBe(`mcp-${digestOf("team-a", "my-request")}`);
+      const old = aCluster({
+        name: oldName,
+        namespace: "clusters",
+        tenancy: "Exclusive",
+        finalizers: [clusterFinalizer(UID)],
+      });
+      const placement = placementOf(schedule(request, viewOf({ clusters: [old] })));
+      expect(placement.created).toBe(false);
+      expect(placement.cluster).toBe(old);
+    });
+
+    it("is misconfigured, naming the prefix, when its prefix leaves no room for the hash (as openMCP refuses it)", () => {
+      const config = configWith();
+      const long = `${"m".repeat(56)}-`;
+      const mcp = config.purposeMappings.mcp;
+      if (!mcp) throw new Error("configWith has mcp");
+      const tooLong = {
+        ...config,
+        purposeMappings: {
+          ...config.purposeMappings,
+          mcp: {
+            ...mcp,
+            template: { ...mcp.template, metadata: { ...mcp.template.metadata, generateName: long } },
+          },
+        },
+      };
+      const decision = schedule(request, viewOf({ config: tooLong }));
+      expect(decision).toMatchObject({ kind: "misconfigured" });
+      expect((decision as { message: string }).message).toBe(
+        `purpose mcp: the Cluster name prefix "${long}" has 57 characters; at most 55 leave room for the 8-character hash within 63`,
+      );
     });
 
     it("asks for a generated name when the request carries the randomize label", () => {
@@ -232,6 +270,38 @@ describe("schedule", () => {
       const placement = placementOf(schedule(aRequest({ purpose: "platform" }), viewOf()));
       expect(placement.created).toBe(true);
       expect(placement.cluster.metadata).toMatchObject({ name: "platform", namespace: "clusters" });
+    });
+
+    describe("with a required trait its Cluster lacks", () => {
+      const GPU = "example.com/gpu";
+      const wantsGpu = aRequest({ purpose: "platform", annotations: { "engine.openmcp.cloud/traits": GPU } });
+      const platform = {
+        ...sharedCluster("platform"),
+        spec: { ...sharedCluster("platform").spec, purposes: ["platform"] },
+      };
+
+      it("is denied MissingTrait, naming the trait, when no profile offers it", () => {
+        const decision = schedule(wantsGpu, viewOf({ clusters: [platform] }));
+        expect(decision).toMatchObject({ kind: "deny", reason: "MissingTrait" });
+        expect((decision as { message: string }).message).toContain(`required traits: ${GPU}`);
+      });
+
+      it("is denied ClusterConflict, naming the trait its Cluster's profile lacks, when another profile offers it", () => {
+        const decision = schedule(
+          wantsGpu,
+          viewOf({
+            clusters: [platform],
+            profileTraits: new Map([
+              [PROFILE, []],
+              ["gpu-profile", [GPU]],
+            ]),
+          }),
+        );
+        expect(decision).toMatchObject({ kind: "deny", reason: "ClusterConflict" });
+        expect((decision as { message: string }).message).toContain(
+          `its profile ${PROFILE} does not meet the required traits: ${GPU}`,
+        );
+      });
     });
 
     describe("chooses among fitting Clusters by strategy", () => {
@@ -330,6 +400,72 @@ describe("stepClusterRequest", () => {
     expect(done.status?.conditions).toMatchObject([
       { type: "ClusterGranted", status: "True", reason: "Granted" },
     ]);
+  });
+
+  it("marks the request as its own with its finalizer, and never writes status.cluster without the mark", () => {
+    const request = aRequest({ purpose: "mcp" });
+    const world = new SchedulerWorld(configWith());
+    const first = step(request, world.view(request));
+    expect(first.desired.metadata.annotations?.["engine.openmcp.cloud/scheduler"]).toBe("openmcp-engine");
+    const done = granted(world, request);
+    expect(done.status?.cluster).toBeDefined();
+    expect(done.metadata.annotations?.["engine.openmcp.cloud/scheduler"]).toBe("openmcp-engine");
+  });
+
+  it("tells a shared request why it did not get the prefix it proposed, with one Warning Event", () => {
+    const bad = aRequest({
+      purpose: "platform",
+      annotations: { "engine.openmcp.cloud/prefix": "Bad Prefix!" },
+    });
+    const world = new SchedulerWorld(configWith());
+    const first = step(bad, world.view(bad));
+    const scheduling = written(bad, first);
+    world.submit(scheduling);
+    const second = step(scheduling, world.view(scheduling));
+    expect(second.state).toBe("granted");
+    const condition = second.desired.status?.conditions?.find((c) => c.type === "ProposedPrefix");
+    expect(condition).toMatchObject({ status: "False", reason: "InvalidPrefix" });
+    expect(condition?.message).toMatch(
+      /^the proposed prefix "Bad Prefix!" is not usable: a prefix has only lowercase letters, digits and '-', and starts with a letter or digit; prefix "p[a-z2-7]{7}-" was granted instead$/,
+    );
+    expect(second.events).toContainEqual({
+      type: "Warning",
+      reason: "InvalidPrefix",
+      message: condition?.message,
+    });
+    // Told once: the next look finds the condition as it is and records nothing.
+    const done = written(scheduling, second);
+    expect(step(done, world.view(done), LATER).events).toEqual([]);
+  });
+
+  it("tells an Exclusive request that proposes a prefix that none is used on a Cluster of its own", () => {
+    const world = new SchedulerWorld(configWith());
+    const done = granted(
+      world,
+      aRequest({ purpose: "mcp", annotations: { "engine.openmcp.cloud/prefix": "team-" } }),
+    );
+    expect(done.status?.conditions?.find((c) => c.type === "ProposedPrefix")).toEqual(
+      expect.objectContaining({
+        status: "False",
+        reason: "PrefixNotUsed",
+        message:
+          'the proposed prefix "team-" is not used: the Cluster serves this request alone (Exclusive), where no prefix is granted',
+      }),
+    );
+  });
+
+  it("tells a shared request its proposed prefix was granted, or taken by another on the Cluster", () => {
+    const world = new SchedulerWorld(configWith());
+    const proposing = (name: string, uid: string) =>
+      aRequest({ purpose: "platform", name, annotations: { "engine.openmcp.cloud/prefix": "team-" } }, uid);
+    const first = granted(world, proposing("first", UID));
+    const second = granted(world, proposing("second", OTHER_UID));
+    const conditionOf = (r: ClusterRequest) => r.status?.conditions?.find((c) => c.type === "ProposedPrefix");
+    expect(conditionOf(first)).toMatchObject({ status: "True", reason: "PrefixAsProposed" });
+    expect(conditionOf(second)).toMatchObject({ status: "False", reason: "PrefixTaken" });
+    expect(conditionOf(second)?.message).toContain(
+      'collides with "team-", held by another request on Cluster clusters/platform',
+    );
   });
 
   it("on a granted, held request desires it unchanged: no commands, nothing to write", () => {

@@ -151,7 +151,11 @@ purposeMappings:
       strategy: "BalancedIgnoreEmpty",
       selectors: {},
       purposeMappings: {
-        mcp: { tenancyCount: 0, template: { spec: { profile: "gcp.gardener.mcp", tenancy: "Exclusive" } } },
+        // No metadata in the file is empty metadata (openMCP embeds it): the scheduler reads it unguarded.
+        mcp: {
+          tenancyCount: 0,
+          template: { metadata: {}, spec: { profile: "gcp.gardener.mcp", tenancy: "Exclusive" } },
+        },
       },
     });
     const wrapped = `scheduler:\n${bare
@@ -348,6 +352,39 @@ scheduler:
     expect(problems).toContain(
       `${SOURCE}: scheduler.purposeMappings.x.selector.matchExpressions[0].values: In needs at least one value`,
     );
+  });
+
+  it("refuses names the API server would refuse, or prefixes that leave no room for the hash, naming the field", () => {
+    const config = `
+purposeMappings:
+  Big_Purpose:
+    template:
+      spec: {profile: p, tenancy: Exclusive}
+  long:
+    template:
+      metadata: {generateName: ${"l".repeat(56)}-, namespace: Not_A_Namespace}
+      spec: {profile: p, tenancy: Exclusive}
+  shared:
+    template:
+      metadata: {name: Shared.Cluster}
+      spec: {profile: p, tenancy: Shared}
+  typed:
+    template:
+      metadata: {name: 42}
+      spec: {profile: p, tenancy: Shared}
+  fine:
+    tenancyCount: 3
+    template:
+      metadata: {generateName: ${"f".repeat(54)}-}
+      spec: {profile: p, tenancy: Shared}
+`;
+    expect(problemsOf(config)).toEqual([
+      `${SOURCE}: (scheduler).purposeMappings.Big_Purpose.(the purpose, as the name prefix): the Cluster name prefix "Big_Purpose-" may hold only lowercase letters, digits and '-', and starts with a letter or digit`,
+      `${SOURCE}: (scheduler).purposeMappings.long.template.metadata.namespace: "Not_A_Namespace" is not a DNS-1123 label (lowercase letters, digits and '-', starting and ending with a letter or digit)`,
+      `${SOURCE}: (scheduler).purposeMappings.long.template.metadata.generateName: the Cluster name prefix "${"l".repeat(56)}-" has 57 characters; at most 55 leave room for the 8-character hash within 63`,
+      `${SOURCE}: (scheduler).purposeMappings.shared.template.metadata.name: "Shared.Cluster" is not a DNS-1123 label (lowercase letters, digits and '-', starting and ending with a letter or digit)`,
+      `${SOURCE}: (scheduler).purposeMappings.typed.template.metadata.name: 42 must be a string`,
+    ]);
   });
 
   it("names every problem at once, each with its path", () => {
