@@ -184,6 +184,8 @@ export const CONDITION_TYPES = {
   deletionUnblocked: "DeletionUnblocked",
   /** Access for an AccessRequest is in place. */
   accessGranted: "AccessGranted",
+  /** Every role an AccessRequest binds by reference exists on the target cluster. */
+  referencedRolesExist: "ReferencedRolesExist",
   /** A ClusterRequest has its Cluster: finalizer, prefix claim and grant in place. */
   clusterGranted: "ClusterGranted",
 } as const;
@@ -204,6 +206,10 @@ export const REASONS = {
   WaitingForForeignFinalizers: "WaitingForForeignFinalizers",
   Granted: "Granted",
   Denied: "Denied",
+  /** AccessRequest: a role it binds by reference does not exist on the target, so the binding grants nothing. */
+  RoleMissing: "RoleMissing",
+  /** AccessRequest: every role it binds by reference exists on the target. */
+  RolesFound: "RolesFound",
   /** ClusterRequest: the Cluster its name calls for serves another live request, or does not fit. */
   ClusterConflict: "ClusterConflict",
   /** ClusterRequest: no ClusterProfile offers a required trait. */

@@ -32,6 +32,7 @@ const events: AccessEvent[] = bools.flatMap((deleting) =>
                 accessInPlace,
                 accessGone,
                 secretValid,
+                missingRoles: [],
               };
               return { type: "observed" as const, facts };
             }),
@@ -50,6 +51,7 @@ const facts = (overrides: Partial<AccessFacts> = {}): AccessFacts => ({
   accessInPlace: false,
   accessGone: true,
   secretValid: false,
+  missingRoles: [],
   ...overrides,
 });
 
