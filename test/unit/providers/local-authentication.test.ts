@@ -57,8 +57,8 @@ describe("authenticationConfig", () => {
         '((type(claims.aud) == string ? claims.aud == "one" : "one" in claims.aud)) ? "a:" + claims["sub"] : ' +
         '(claims.?email_verified.orValue(true) == true ? "b:" + claims.email : "")',
     });
-    expect(only?.claimMappings.groups.expression).toContain('claims["groups"].map(g, "a:" + g)');
-    expect(only?.claimMappings.groups.expression).toContain('claims["groups"].map(g, "" + g)');
+    expect(only?.claimMappings.groups.expression).toContain('dyn(claims["groups"]).map(g, "a:" + g)');
+    expect(only?.claimMappings.groups.expression).toContain('dyn(claims["groups"]).map(g, "" + g)');
   });
 
   it("quotes claims, prefixes and client IDs as CEL string literals", () => {
