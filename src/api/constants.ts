@@ -272,6 +272,9 @@ export const VALIDATION_MESSAGES = {
   oidcNameReserved: "'system' is a reserved string and may not be used as OIDC provider name",
   /** AccessRequest: a target is needed (ours; upstream documents it but does not enforce it). */
   targetRequired: "at least one of spec.clusterRef or spec.requestRef must be set",
+  /** AccessRequest: its name leaves room for the Secret `<name>.kubeconfig` (ours). */
+  accessRequestNameLength:
+    "an AccessRequest name may have at most 242 characters, so that its Secret <name>.kubeconfig fits in 253",
   /** AccessRequest: the issuer must be an http(s) URL (ours; upstream uses a bare pattern). */
   issuerUrl: "issuer must be an http:// or https:// URL",
   /** AccessRequest: the ttl must be a positive Go-style duration (ours). */

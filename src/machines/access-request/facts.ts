@@ -61,6 +61,9 @@ export interface AccessObservation {
   readonly oidcPeers?: readonly AccessRequest[];
 }
 
+/** The longest name a Secret may have (a DNS-1123 subdomain). */
+const MAX_SECRET_NAME_LENGTH = 253;
+
 /** The Secret with the kubeconfig: named after the request, in its namespace. */
 export function accessSecretName(request: Pick<AccessRequest, "metadata">): string {
   return `${request.metadata.name}.kubeconfig`;
@@ -75,7 +78,8 @@ export function accessPlanOf(request: AccessRequest): AccessPlan | undefined {
  * Why the request cannot be served as asked, first reason first: a backend that gives no access to its
  * clusters at all (simulated ones are not real), OIDC on a backend without OIDC trust,
  * rules that make no sense, an OIDC issuer kube-apiserver would refuse, an issuer and client ID another
- * request has with other claims or prefixes, a Secret of that name that is someone else's, a named Role
+ * request has with other claims or prefixes, a name too long for its Secret's, a Secret of that name that
+ * is someone else's, a named Role
  * that exists and is not ours (never a takeover). Undefined when it can be served.
  */
 export function accessDenial(
@@ -92,6 +96,10 @@ export function accessDenial(
   }
   const invalid = invalidRules(request) ?? oidcProblem(request, observation.oidcPeers ?? []);
   if (invalid) return invalid;
+  const secretName = accessSecretName(request);
+  if (secretName.length > MAX_SECRET_NAME_LENGTH) {
+    return `the Secret's name ${secretName} would be longer than ${MAX_SECRET_NAME_LENGTH} characters; give the AccessRequest a shorter name`;
+  }
   const secret = observation.secret;
   if (secret && secret.metadata.labels?.[LABELS.accessRequestUid] !== request.metadata.uid) {
     return `Secret ${accessSecretName(request)} belongs to another AccessRequest`;

@@ -83,3 +83,14 @@ describe("accessDenial for OIDC", () => {
     expect(accessDenial(first, observation([clash]), backend, accessPlan(first))).toBeUndefined();
   });
 });
+
+describe("accessDenial for the Secret", () => {
+  it("denies a request whose name leaves no room for its Secret's (stored before the CRD refused it)", () => {
+    const request = aTokenRequest({ roleRefs: [{ kind: "ClusterRole", name: "view" }] });
+    const long = { ...request, metadata: { ...request.metadata, name: "a".repeat(250) } };
+    expect(accessDenial(long, observation(), backend, accessPlan(long))).toBe(
+      `the Secret's name ${"a".repeat(250)}.kubeconfig would be longer than 253 characters; give the AccessRequest a shorter name`,
+    );
+    expect(accessDenial(request, observation(), backend, accessPlan(request))).toBeUndefined();
+  });
+});
