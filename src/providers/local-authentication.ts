@@ -112,7 +112,7 @@ function groupsExpression(trust: OidcTrust): string {
   const claim = `claims[${cel(trust.groupsClaim)}]`;
   const prefix = cel(trust.groupsPrefix);
   // dyn(): a claim is of type `any`, which CEL does not take as the range of map().
-  return `(${cel(trust.groupsClaim)} in claims ? (type(${claim}) == string ? [${prefix} + ${claim}] : (type(${claim}) == list ? dyn(${claim}).map(g, ${prefix} + g) : [])) : [])`;
+  return `(claims[?${cel(trust.groupsClaim)}].hasValue() ? (type(${claim}) == string ? [${prefix} + ${claim}] : (type(${claim}) == list ? dyn(${claim}).map(g, ${prefix} + g) : [])) : [])`;
 }
 
 /** Claim mappings for the entries of one issuer URL. */
