@@ -17,7 +17,8 @@ const MAX_ISSUER_LENGTH = 2048;
  *
  * Mirrors: a URL that parses, scheme `https`, no user or password, no query, no fragment, not one of
  * `disallowed` (the cluster's own service-account issuers). Stricter where Go's parser and the WHATWG one
- * differ, so that what passes here passes there: no control characters or spaces anywhere, no `@`, `?` or `#`
+ * differ, so that what passes here passes there: no control characters or spaces anywhere, no `%` that does
+ * not start an escape, no `@`, `?` or `#`
  * at all (Go accepts an empty query or fragment; nobody needs one), and a host.
  */
 export function oidcIssuerProblem(issuer: string, disallowed: readonly string[] = []): string | undefined {
@@ -30,6 +31,8 @@ export function oidcIssuerProblem(issuer: string, disallowed: readonly string[] 
   if (!issuer.startsWith("https://")) {
     return `${what} is not an https:// URL; kube-apiserver trusts only issuers served over https`;
   }
+  // Go's parser refuses a `%` that does not start an escape; WHATWG's lets it through.
+  if (/%(?![0-9A-Fa-f]{2})/.test(issuer)) return `${what} has a "%" that is not followed by two hex digits`;
   let parsed: URL;
   try {
     parsed = new URL(issuer);

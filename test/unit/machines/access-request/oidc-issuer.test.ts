@@ -25,6 +25,7 @@ describe("oidcIssuerProblem", () => {
     ["https://issuer.example/a b", "contains a space or a control character"],
     ["https://issuer.example/\n", "contains a space or a control character"],
     ["https://issuer.example:port", "is not a valid URL"],
+    ["https://issuer.example/%zz", "not followed by two hex digits"],
     ["https:///path", "has no host"],
     ["", "is empty"],
   ])("refuses %j: %s", (issuer, problem) => {
