@@ -21,7 +21,8 @@ export const authenticationConfigPath = (directory: string): string => join(dire
  * Flow: entries are grouped by issuer URL, in order of first appearance; each URL becomes one JWT
  * authenticator whose audiences are all its entries' audiences. A URL with one mapping gets plain claim
  * mappings (`claim` + `prefix`); a URL with several gets CEL expressions that pick the mapping by the token's
- * audience (`aud`, a string or a list), so two requests for one issuer keep their own prefixes.
+ * audience (`aud`, a string or a list), so two requests for one issuer keep their own prefixes. Every
+ * authenticator refuses tokens that would name a `system:` user or group.
  *
  * Guarantees: throws (and so nothing is written) rather than return a configuration kube-apiserver would
  * refuse as a whole: an invalid issuer URL, more than 64 URLs, one audience with two mappings, or a
@@ -45,10 +46,26 @@ export function authenticationConfig(issuers: readonly OidcTrust[], certificateA
           ...(certificateAuthority ? { certificateAuthority } : {}),
         },
         claimMappings: claimMappings(entries),
+        userValidationRules: RESERVED_NAMES_RULES,
       };
     }),
   });
 }
+
+/**
+ * Why: with an empty prefix (which a request may ask for) an issuer's tokens could name `system:` users or
+ * groups — `system:masters` is cluster-admin. kube-apiserver refuses such tokens under these rules.
+ */
+const RESERVED_NAMES_RULES = [
+  {
+    expression: "!user.username.startsWith('system:')",
+    message: "OIDC user names may not start with the reserved prefix system:",
+  },
+  {
+    expression: "user.groups.all(group, !group.startsWith('system:'))",
+    message: "OIDC groups may not start with the reserved prefix system:",
+  },
+];
 
 /** Why kube-apiserver would refuse the configuration for `issuers`, or undefined. */
 function configurationProblem(

@@ -531,6 +531,41 @@ describe("OIDC access (the local backend trusts the issuer)", () => {
     expect(await statusOf(bobOfA.createNamespacedConfigMap(configMap("by-bob-a")))).toBe(403);
   }, 240_000);
 
+  it("refuses tokens that would name a system: user or group, even for a request without prefixes", async () => {
+    await createRequest("oidc-raw", {
+      clusterRef: { name: "target", namespace: NS },
+      oidc: {
+        name: "raw",
+        issuer: issuer.url,
+        clientID: "client-raw",
+        usernamePrefix: "",
+        groupsPrefix: "",
+        roleBindings: [
+          {
+            subjects: [{ kind: "Group", name: "raw-readers" }],
+            roleRefs: [{ kind: "ClusterRole", name: "view" }],
+          },
+        ],
+      },
+    });
+    await waitForPhase("oidc-raw", "Granted");
+    const reader = withToken(
+      await issuer.token({ audience: "client-raw", subject: "r", groups: ["raw-readers"] }),
+    );
+    await eventually(
+      async () => expect(await statusOf(reader.listNamespacedConfigMap({ namespace: "default" }))).toBe(200),
+      { what: "a token of client-raw in group raw-readers works", ...reload },
+    );
+    const masters = withToken(
+      await issuer.token({ audience: "client-raw", subject: "r", groups: ["raw-readers", "system:masters"] }),
+    );
+    expect(await statusOf(masters.listNamespacedSecret({ namespace: "kube-system" }))).toBe(401);
+    const system = withToken(
+      await issuer.token({ audience: "client-raw", subject: "system:kube-scheduler" }),
+    );
+    expect(await statusOf(system.listNamespacedConfigMap({ namespace: "default" }))).toBe(401);
+  }, 150_000);
+
   it("denies a request for the same issuer and client ID with other prefixes, naming the request it yields to", async () => {
     await createRequest(
       "oidc-clash",

@@ -36,6 +36,10 @@ describe("authenticationConfig", () => {
           username: { claim: "sub", prefix: "a:" },
           groups: { claim: "groups", prefix: "a:" },
         },
+        userValidationRules: [
+          expect.objectContaining({ expression: "!user.username.startsWith('system:')" }),
+          expect.objectContaining({ expression: "user.groups.all(group, !group.startsWith('system:'))" }),
+        ],
       },
     ]);
   });
