@@ -142,16 +142,23 @@ function bindsByReference(request: AccessRequest): boolean {
 
 /**
  * Whether the roles the request binds by reference exist, while its bindings are (being) applied; undefined
- * when there is nothing to say (no references, the target not reachable, denied, deleting).
+ * when there is nothing to say (no references and never were, the target not reachable, denied, deleting).
  */
 function rolesCondition(
   request: AccessRequest,
   state: string,
   facts: AccessFacts,
 ): ConditionUpdate | undefined {
-  if (!bindsByReference(request) || !facts.clusterReachable) return undefined;
-  if (state !== "granted" && state !== "provisioning") return undefined;
   const type = CONDITION_TYPES.referencedRolesExist;
+  if (!bindsByReference(request)) {
+    // Conditions are never deleted: one left from an earlier spec must not keep saying a role is missing.
+    const had = request.status?.conditions?.some((c) => c.type === type) ?? false;
+    return had
+      ? { type, status: "True", reason: REASONS.RolesFound, message: "no role is bound by reference" }
+      : undefined;
+  }
+  if (!facts.clusterReachable) return undefined;
+  if (state !== "granted" && state !== "provisioning") return undefined;
   if (facts.missingRoles.length === 0)
     return { type, status: "True", reason: REASONS.RolesFound, message: "" };
   return {
@@ -169,7 +176,7 @@ function rolesEventOf(request: AccessRequest, roles: ConditionUpdate): EventReco
     return { type: "Warning", reason: REASONS.RoleMissing, message: roles.message };
   }
   if (roles.status === "True" && before?.status === "False") {
-    return { type: "Normal", reason: REASONS.RolesFound, message: "every referenced role exists now" };
+    return { type: "Normal", reason: REASONS.RolesFound, message: "no referenced role is missing now" };
   }
   return undefined;
 }

@@ -244,6 +244,29 @@ describe("referenced roles", () => {
     expect(found.requeueAfterMs).toBe(timing.resyncMs);
   });
 
+  it("clears a RoleMissing condition left from a spec that no longer references roles", () => {
+    const missing = {
+      type: "ReferencedRolesExist",
+      status: "False" as const,
+      reason: "RoleMissing",
+      message: "ClusterRole later … does not exist",
+      observedGeneration: 1,
+      lastTransitionTime: "2026-11-21T09:00:00Z",
+    };
+    const request = aRequest(
+      { finalizers: [FINALIZERS.accessRequest] },
+      { observedGeneration: 1, phase: "Granted", conditions: [missing] },
+    );
+    const result = step(request, grantedFacts([]));
+    expect(applied(request, [...result.statusPatch]).status?.conditions).toContainEqual(
+      expect.objectContaining({
+        type: "ReferencedRolesExist",
+        status: "True",
+        message: "no role is bound by reference",
+      }),
+    );
+  });
+
   it("says nothing about roles for a request that references none", () => {
     const request = aRequest({}, { observedGeneration: 1, phase: "Pending" });
     const result = step(request, grantedFacts(["never read for a request without references"]));
