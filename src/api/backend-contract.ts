@@ -25,8 +25,12 @@ export interface BackendCapabilities {
 }
 
 /**
- * An OIDC issuer a cluster trusts, and how the claims of its tokens become users and groups there.
- * One per issuer URL; `audiences` are the client IDs its tokens may be issued for.
+ * An OIDC issuer a cluster trusts, and how the claims of its tokens become users and groups there:
+ * `audiences` are the client IDs its tokens may be issued for. One issuer URL may come in several entries
+ * with different mappings (two teams on one identity provider); their audiences never overlap, and a token
+ * is mapped by the entry that lists its audience (`authenticationConfig` in src/providers/local-authentication.ts
+ * writes that as one JWT authenticator per URL). The engine passes only issuers kube-apiserver accepts
+ * (https, no query, fragment or user; at most 64 URLs).
  */
 export interface OidcTrust {
   readonly issuer: string;

@@ -189,6 +189,8 @@ export const CONDITION_TYPES = {
   deletionUnblocked: "DeletionUnblocked",
   /** Access for an AccessRequest is in place. */
   accessGranted: "AccessGranted",
+  /** Every role an AccessRequest binds by reference exists on the target cluster. */
+  referencedRolesExist: "ReferencedRolesExist",
   /** A ClusterRequest has its Cluster: finalizer, prefix claim and grant in place. */
   clusterGranted: "ClusterGranted",
   /** A shared ClusterRequest that proposes a prefix: whether it got it, and if not why. */
@@ -211,6 +213,10 @@ export const REASONS = {
   WaitingForForeignFinalizers: "WaitingForForeignFinalizers",
   Granted: "Granted",
   Denied: "Denied",
+  /** AccessRequest: a role it binds by reference does not exist on the target, so the binding grants nothing. */
+  RoleMissing: "RoleMissing",
+  /** AccessRequest: every role it binds by reference exists on the target. */
+  RolesFound: "RolesFound",
   /** ClusterRequest: the Cluster its name calls for serves another live request, or does not fit. */
   ClusterConflict: "ClusterConflict",
   /** ClusterRequest: no ClusterProfile offers a required trait. */
@@ -283,6 +289,9 @@ export const VALIDATION_MESSAGES = {
   oidcNameReserved: "'system' is a reserved string and may not be used as OIDC provider name",
   /** AccessRequest: a target is needed (ours; upstream documents it but does not enforce it). */
   targetRequired: "at least one of spec.clusterRef or spec.requestRef must be set",
+  /** AccessRequest: its name leaves room for the Secret `<name>.kubeconfig` (ours). */
+  accessRequestNameLength:
+    "an AccessRequest name may have at most 242 characters, so that its Secret <name>.kubeconfig fits in 253",
   /** AccessRequest: the issuer must be an http(s) URL (ours; upstream uses a bare pattern). */
   issuerUrl: "issuer must be an http:// or https:// URL",
   /** AccessRequest: the ttl must be a positive Go-style duration (ours). */

@@ -8,7 +8,7 @@ import {
   PatchStrategy,
   RbacAuthorizationV1Api,
 } from "@kubernetes/client-node";
-import type { AccessRequest } from "../api/access-request.ts";
+import type { AccessRequest, RoleRef } from "../api/access-request.ts";
 import { ACCESS_SECRET_KEYS } from "../api/constants.ts";
 import type { OwnedObject } from "../machines/access-request/facts.ts";
 import { oidcKubeconfig, tokenKubeconfig } from "../machines/access-request/kubeconfig.ts";
@@ -32,6 +32,8 @@ export interface AccessTargetClient {
   ownedObjects(uid: string): Promise<OwnedObject[]>;
   /** The Roles and ClusterRoles on the target that carry the names the request gives its permissions. */
   namedRoles(request: AccessRequest): Promise<ExistingObject[]>;
+  /** The roles the request binds by reference that do not exist on the target, each in words with the field that binds it. */
+  missingRoles(request: AccessRequest): Promise<string[]>;
   apply(uid: string, desired: DesiredAccess): Promise<void>;
   revoke(uid: string): Promise<void>;
   issueToken(request: AccessRequest, validityMs: number, nowMs: number): Promise<AccessSecretData>;
@@ -106,6 +108,27 @@ export function targetClient(adminKubeconfig: string): AccessTargetClient {
         }
       }
       return existing;
+    },
+
+    async missingRoles(request) {
+      const missing = new Map<string, string[]>();
+      for (const { ref, source } of referencedRoles(request)) {
+        if (ref.kind === "Role" && !ref.namespace) continue; // invalid, denied before it matters
+        const what = ref.kind === "Role" ? `Role ${ref.namespace}/${ref.name}` : `ClusterRole ${ref.name}`;
+        if (missing.has(what)) {
+          missing.get(what)?.push(source);
+          continue;
+        }
+        try {
+          if (ref.kind === "Role")
+            await rbac.readNamespacedRole({ name: ref.name, namespace: ref.namespace ?? "" });
+          else await rbac.readClusterRole({ name: ref.name });
+        } catch (error) {
+          if (!(error instanceof ApiException && error.code === 404)) throw error;
+          missing.set(what, [source]);
+        }
+      }
+      return [...missing].map(([what, sources]) => `${what} (bound by ${sources.join(", ")}) does not exist`);
     },
 
     async apply(uid, desired) {
@@ -183,6 +206,17 @@ export function targetClient(adminKubeconfig: string): AccessTargetClient {
       };
     },
   };
+}
+
+/** Every role reference of the request, with the field it comes from. */
+function referencedRoles(request: AccessRequest): { ref: RoleRef; source: string }[] {
+  const { token, oidc } = request.spec;
+  return [
+    ...(token?.roleRefs ?? []).map((ref, j) => ({ ref, source: `token.roleRefs[${j}]` })),
+    ...(oidc?.roleBindings ?? []).flatMap((binding, k) =>
+      binding.roleRefs.map((ref, j) => ({ ref, source: `oidc.roleBindings[${k}].roleRefs[${j}]` })),
+    ),
+  ];
 }
 
 async function deleteOwned(objects: KubernetesObjectApi, object: OwnedObject): Promise<void> {

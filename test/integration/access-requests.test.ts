@@ -480,6 +480,245 @@ describe("OIDC access (the local backend trusts the issuer)", () => {
       },
     );
   }, 150_000);
+
+  /** An OIDC request on the target for `clientID` under provider name `name`, binding `subjects` to a ClusterRole. */
+  const oidcRequest = (
+    name: string,
+    clientID: string,
+    subjects: { kind: string; name: string }[],
+    role: string,
+    issuerUrl = issuer.url,
+  ): AccessRequestSpec => ({
+    clusterRef: { name: "target", namespace: NS },
+    oidc: {
+      name,
+      issuer: issuerUrl,
+      clientID,
+      roleBindings: [{ subjects, roleRefs: [{ kind: "ClusterRole", name: role }] }],
+    },
+  });
+  const reload = { timeoutMs: 90_000 }; // kube-apiserver reloads its authentication file within a minute
+  const configMap = (name: string) => ({ namespace: "default", body: { metadata: { name } } });
+
+  it("serves two requests for one issuer with their own prefixes: a token's audience picks the prefix", async () => {
+    await createRequest(
+      "oidc-a",
+      oidcRequest("team-a", "client-a", [{ kind: "Group", name: "readers" }], "view"),
+    );
+    await createRequest("oidc-b", oidcRequest("team-b", "client-b", [{ kind: "User", name: "bob" }], "edit"));
+    await waitForPhase("oidc-a", "Granted");
+    await waitForPhase("oidc-b", "Granted");
+
+    const readerOfA = withToken(
+      await issuer.token({ audience: "client-a", subject: "alice", groups: ["readers"] }),
+    );
+    const bobOfB = withToken(await issuer.token({ audience: "client-b", subject: "bob" }));
+    await eventually(
+      async () =>
+        expect(await statusOf(readerOfA.listNamespacedConfigMap({ namespace: "default" }))).toBe(200),
+      { what: "alice with audience client-a is team-a:alice in group team-a:readers", ...reload },
+    );
+    await eventually(
+      async () => expect(await statusOf(bobOfB.createNamespacedConfigMap(configMap("by-bob")))).toBe(200),
+      { what: "bob with audience client-b is team-b:bob", ...reload },
+    );
+    // The same people with the other audience are the other team's names, which have nothing here.
+    const readerOfB = withToken(
+      await issuer.token({ audience: "client-b", subject: "alice", groups: ["readers"] }),
+    );
+    expect(await statusOf(readerOfB.listNamespacedConfigMap({ namespace: "default" }))).toBe(403);
+    const bobOfA = withToken(await issuer.token({ audience: "client-a", subject: "bob" }));
+    expect(await statusOf(bobOfA.createNamespacedConfigMap(configMap("by-bob-a")))).toBe(403);
+  }, 240_000);
+
+  it("refuses tokens that would name a system: user or group, even for a request without prefixes", async () => {
+    await createRequest("oidc-raw", {
+      clusterRef: { name: "target", namespace: NS },
+      oidc: {
+        name: "raw",
+        issuer: issuer.url,
+        clientID: "client-raw",
+        usernamePrefix: "",
+        groupsPrefix: "",
+        roleBindings: [
+          {
+            subjects: [{ kind: "Group", name: "raw-readers" }],
+            roleRefs: [{ kind: "ClusterRole", name: "view" }],
+          },
+        ],
+      },
+    });
+    await waitForPhase("oidc-raw", "Granted");
+    const reader = withToken(
+      await issuer.token({ audience: "client-raw", subject: "r", groups: ["raw-readers"] }),
+    );
+    await eventually(
+      async () => expect(await statusOf(reader.listNamespacedConfigMap({ namespace: "default" }))).toBe(200),
+      { what: "a token of client-raw in group raw-readers works", ...reload },
+    );
+    const masters = withToken(
+      await issuer.token({ audience: "client-raw", subject: "r", groups: ["raw-readers", "system:masters"] }),
+    );
+    expect(await statusOf(masters.listNamespacedSecret({ namespace: "kube-system" }))).toBe(401);
+    const system = withToken(
+      await issuer.token({ audience: "client-raw", subject: "system:kube-scheduler" }),
+    );
+    expect(await statusOf(system.listNamespacedConfigMap({ namespace: "default" }))).toBe(401);
+  }, 150_000);
+
+  it("denies a request for the same issuer and client ID with other prefixes, naming the request it yields to", async () => {
+    await createRequest(
+      "oidc-clash",
+      oidcRequest("clash", "client-a", [{ kind: "Group", name: "x" }], "view"),
+    );
+    const denied = await waitForPhase("oidc-clash", "Denied");
+    expect(denied.status?.conditions).toContainEqual(
+      expect.objectContaining({
+        type: "AccessGranted",
+        reason: "Denied",
+        message: expect.stringContaining(
+          `client ID client-a is trusted on this cluster for AccessRequest ${NS}/oidc-a`,
+        ),
+      }),
+    );
+  }, 60_000);
+
+  it("denies an issuer kube-apiserver would refuse, and OIDC keeps working for the requests before and after it", async () => {
+    await createRequest(
+      "oidc-plain",
+      oidcRequest(
+        "plain",
+        "client-plain",
+        [{ kind: "Group", name: "readers" }],
+        "view",
+        "http://127.0.0.1:1",
+      ),
+    );
+    const denied = await waitForPhase("oidc-plain", "Denied");
+    expect(denied.status?.conditions).toContainEqual(
+      expect.objectContaining({
+        reason: "Denied",
+        message: expect.stringContaining(
+          'spec.oidc.issuer: OIDC issuer "http://127.0.0.1:1" is not an https:// URL',
+        ),
+      }),
+    );
+    // A request made after it is trusted (the file changed and kube-apiserver took it)…
+    await createRequest(
+      "oidc-late",
+      oidcRequest("late", "client-late", [{ kind: "Group", name: "readers" }], "view"),
+    );
+    await waitForPhase("oidc-late", "Granted");
+    const lateReader = withToken(
+      await issuer.token({ audience: "client-late", subject: "l", groups: ["readers"] }),
+    );
+    await eventually(
+      async () =>
+        expect(await statusOf(lateReader.listNamespacedConfigMap({ namespace: "default" }))).toBe(200),
+      { what: "a token for the request made after the invalid one works", ...reload },
+    );
+    // …and one made before keeps working.
+    const readerOfA = withToken(
+      await issuer.token({ audience: "client-a", subject: "alice", groups: ["readers"] }),
+    );
+    expect(await statusOf(readerOfA.listNamespacedConfigMap({ namespace: "default" }))).toBe(200);
+    // Removing trust still takes effect with the invalid request in place.
+    await custom.deleteNamespacedCustomObject({
+      ...RESOURCES.AccessRequest,
+      namespace: NS,
+      name: "oidc-late",
+    });
+    await eventually(
+      async () =>
+        expect(await statusOf(lateReader.listNamespacedConfigMap({ namespace: "default" }))).toBe(401),
+      { what: "client-late no longer trusted once its request is gone", ...reload },
+    );
+  }, 300_000);
+});
+
+/** Log lines of the engine that mention `text` and `key`. */
+const logCount = (text: string, key: string) =>
+  logLines.filter((line) => line.includes(text) && line.includes(key)).length;
+
+describe("a Granted request at rest", () => {
+  it("runs no command and rewrites nothing when it is looked at again", async () => {
+    await createRequest("stable", {
+      clusterRef: { name: "target", namespace: NS },
+      token: {
+        permissions: [{ rules: [{ apiGroups: [""], resources: ["namespaces"], verbs: ["list"] }] }],
+        roleRefs: [{ kind: "ClusterRole", name: "view" }],
+      },
+    });
+    await waitForPhase("stable", "Granted");
+    await settled("stable");
+    const key = `${NS}/stable`;
+    const commands = logCount('"access command"', key);
+    const secretVersion = (await core.readNamespacedSecret({ namespace: NS, name: "stable.kubeconfig" }))
+      .metadata?.resourceVersion;
+    const requestVersion = (await readRequest("stable"))?.metadata.resourceVersion;
+    const looks = logCount('"reconciled"', key);
+    // Positive signal: five more reconciles of this very request have finished.
+    for (let i = 0; i < 5; i++) {
+      const before = logCount('"reconciled"', key);
+      engine.accessRequests.queue.add(key);
+      await eventually(() => logCount('"reconciled"', key) > before, {
+        what: `reconcile ${i + 1} of ${key}`,
+      });
+    }
+    expect(logCount('"reconciled"', key)).toBeGreaterThanOrEqual(looks + 5);
+    expect(logCount('"access command"', key)).toBe(commands);
+    expect(
+      (await core.readNamespacedSecret({ namespace: NS, name: "stable.kubeconfig" })).metadata
+        ?.resourceVersion,
+    ).toBe(secretVersion);
+    expect((await readRequest("stable"))?.metadata.resourceVersion).toBe(requestVersion);
+  }, 120_000);
+
+  it("is Granted with a RoleMissing condition and a Warning while a referenced role does not exist, cleared once it does", async () => {
+    await createRequest("early-bird", {
+      clusterRef: { name: "target", namespace: NS },
+      token: { roleRefs: [{ kind: "ClusterRole", name: "not-there-yet" }] },
+    });
+    const granted = await requestWhere("early-bird", "Granted with ReferencedRolesExist False", (request) =>
+      Boolean(
+        request.status?.phase === "Granted" &&
+          request.status.conditions?.some((c) => c.type === "ReferencedRolesExist" && c.status === "False"),
+      ),
+    );
+    expect(granted.status?.conditions).toContainEqual(
+      expect.objectContaining({
+        type: "ReferencedRolesExist",
+        status: "False",
+        reason: "RoleMissing",
+        message:
+          "ClusterRole not-there-yet (bound by token.roleRefs[0]) does not exist: a binding to a missing role grants nothing until the role exists",
+      }),
+    );
+    await eventually(
+      async () =>
+        (
+          await core.listNamespacedEvent({ namespace: NS, fieldSelector: "involvedObject.name=early-bird" })
+        ).items.some((e) => e.type === "Warning" && e.reason === "RoleMissing"),
+      { what: "a RoleMissing Warning Event" },
+    );
+    const asBird = (await clientFromSecret("early-bird")).kubeConfig.makeApiClient(CoreV1Api);
+    expect(await statusOf(asBird.listNamespacedConfigMap({ namespace: "default" }))).toBe(403);
+
+    await target.makeApiClient(RbacAuthorizationV1Api).createClusterRole({
+      body: {
+        metadata: { name: "not-there-yet" },
+        rules: [{ apiGroups: [""], resources: ["configmaps"], verbs: ["list"] }],
+      },
+    });
+    // Roles on the target are not watched: the request looks again by itself, soon.
+    const found = await requestWhere("early-bird", "ReferencedRolesExist True", (request) =>
+      Boolean(
+        request.status?.conditions?.some((c) => c.type === "ReferencedRolesExist" && c.status === "True"),
+      ),
+    );
+    expect(found.status?.phase).toBe("Granted");
+    expect(await statusOf(asBird.listNamespacedConfigMap({ namespace: "default" }))).toBe(200);
+  }, 120_000);
 });
 
 describe("requests that cannot be served", () => {
@@ -637,11 +876,12 @@ describe("requests that cannot be served", () => {
     await createRequest("nonsense", {
       clusterRef: { name: "target", namespace: NS },
       token: {
-        permissions: [{ namespace: "apps", rules: [{ apiGroups: [""], resources: ["pods"], verbs: [] }] }],
+        // The CRD cannot say this (a rule without apiGroups is fine for non-resource URLs): the machine denies it.
+        permissions: [{ namespace: "apps", rules: [{ resources: ["pods"], verbs: ["get"] }] }],
       },
     });
     const denied = await waitForPhase("nonsense", "Denied");
-    expect(JSON.stringify(denied.status?.conditions)).toContain("verbs");
+    expect(JSON.stringify(denied.status?.conditions)).toContain("a resource rule needs apiGroups");
     const deniedEvents = async () =>
       (
         await core.listNamespacedEvent({ namespace: NS, fieldSelector: "involvedObject.name=nonsense" })

@@ -75,7 +75,10 @@ const nonResourceRule: fc.Arbitrary<PolicyRule> = fc.record({
 /** A valid permission (or OIDC role): a ClusterRole (may use nonResourceURLs) or a Role in a namespace. */
 export const permission: fc.Arbitrary<PermissionRequest> = fc.oneof(
   fc.record(
-    { name: roleName, rules: fc.array(fc.oneof(resourceRule, nonResourceRule), { maxLength: 3 }) },
+    {
+      name: roleName,
+      rules: fc.array(fc.oneof(resourceRule, nonResourceRule), { minLength: 1, maxLength: 3 }),
+    },
     { requiredKeys: ["rules"] },
   ),
   fc.record(
@@ -83,7 +86,7 @@ export const permission: fc.Arbitrary<PermissionRequest> = fc.oneof(
       name: roleName,
       namespace: dnsLabel,
       disableAutomaticNamespaceCreation: fc.boolean(),
-      rules: fc.array(resourceRule, { maxLength: 3 }),
+      rules: fc.array(resourceRule, { minLength: 1, maxLength: 3 }),
     },
     { requiredKeys: ["namespace", "rules"] },
   ),

@@ -15,7 +15,8 @@ export const ACCESS_REQUEST_GUARD_PHRASES: Readonly<
   Record<keyof typeof accessRequestMachine.implementations.guards, string>
 > = {
   isBeingDeleted: "the AccessRequest is being deleted",
-  isDenied: "the request cannot be served as asked (a role that is not ours, no OIDC, invalid rules)",
+  isDenied:
+    "the request cannot be served as asked (a role that is not ours, no OIDC, invalid rules, an issuer kube-apiserver refuses or another request holds)",
   isServable: "the cause of the denial is gone: the request can be served",
   canGrant: "the Cluster is Ready, the backend gives access to it, and nothing denies the request",
   accessComplete: "every access object is in place and the Secret holds a valid credential",

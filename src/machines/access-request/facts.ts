@@ -6,6 +6,8 @@ import type { AccessRequest } from "../../api/access-request.ts";
 import { ACCESS_SECRET_KEYS, FINALIZERS, LABELS } from "../../api/constants.ts";
 import { renewalDue, renewalTime } from "./kubeconfig.ts";
 import type { AccessFacts } from "./machine.ts";
+import { oidcIssuerProblem } from "./oidc-issuer.ts";
+import { oidcTrustPlan } from "./oidc-trust.ts";
 import { type AccessPlan, accessPlan } from "./rbac-plan.ts";
 import { type ExistingObject, invalidRules, rbacDenial } from "./rbac-validation.ts";
 
@@ -47,10 +49,20 @@ export interface AccessObservation {
     readonly owned: readonly OwnedObject[];
     /** Roles and ClusterRoles on the target that carry the names the request asks for. */
     readonly namedRoles: readonly ExistingObject[];
+    /** The roles the request binds by reference (`roleRefs`) that do not exist on the target, in words. */
+    readonly missingRoles?: readonly string[];
   };
   /** The Secret named for the request's kubeconfig, as the (labelled) Secret cache holds it. */
   readonly secret: AccessSecret | undefined;
+  /**
+   * The other OIDC requests of this provider on the same Cluster that may be trusted beside this one (not
+   * being deleted, not Denied); only read for an OIDC request.
+   */
+  readonly oidcPeers?: readonly AccessRequest[];
 }
+
+/** The longest name a Secret may have (a DNS-1123 subdomain). */
+const MAX_SECRET_NAME_LENGTH = 253;
 
 /** The Secret with the kubeconfig: named after the request, in its namespace. */
 export function accessSecretName(request: Pick<AccessRequest, "metadata">): string {
@@ -65,8 +77,10 @@ export function accessPlanOf(request: AccessRequest): AccessPlan | undefined {
 /**
  * Why the request cannot be served as asked, first reason first: a backend that gives no access to its
  * clusters at all (simulated ones are not real), OIDC on a backend without OIDC trust,
- * rules that make no sense, a Secret of that name that is someone else's, a named Role that exists
- * and is not ours (never a takeover). Undefined when it can be served.
+ * rules that make no sense, an OIDC issuer kube-apiserver would refuse, an issuer and client ID another
+ * request has with other claims or prefixes, a name too long for its Secret's, a Secret of that name that
+ * is someone else's, a named Role
+ * that exists and is not ours (never a takeover). Undefined when it can be served.
  */
 export function accessDenial(
   request: AccessRequest,
@@ -80,13 +94,30 @@ export function accessDenial(
   if (request.spec.oidc && !backend.oidc) {
     return `backend ${backend.name} cannot set up OIDC trust; request token access instead`;
   }
-  const invalid = invalidRules(request);
+  const invalid = invalidRules(request) ?? oidcProblem(request, observation.oidcPeers ?? []);
   if (invalid) return invalid;
+  const secretName = accessSecretName(request);
+  if (secretName.length > MAX_SECRET_NAME_LENGTH) {
+    return `the Secret's name ${secretName} would be longer than ${MAX_SECRET_NAME_LENGTH} characters; give the AccessRequest a shorter name`;
+  }
   const secret = observation.secret;
   if (secret && secret.metadata.labels?.[LABELS.accessRequestUid] !== request.metadata.uid) {
     return `Secret ${accessSecretName(request)} belongs to another AccessRequest`;
   }
   return observation.target && plan ? rbacDenial(request, observation.target.namedRoles, plan) : undefined;
+}
+
+/** Why the request's OIDC issuer cannot be trusted (beside the cluster's other OIDC requests), or undefined. */
+function oidcProblem(request: AccessRequest, peers: readonly AccessRequest[]): string | undefined {
+  const oidc = request.spec.oidc;
+  if (!oidc) return undefined;
+  const problem = oidcIssuerProblem(oidc.issuer);
+  if (problem) return `spec.oidc.issuer: ${problem}`;
+  const self = request.metadata.uid;
+  const others = peers.filter((peer) => peer.metadata.uid !== self);
+  return oidcTrustPlan([...others, request]).conflicts.get(
+    `${request.metadata.namespace}/${request.metadata.name}`,
+  );
 }
 
 /** The facts of one look: the request itself, the target cluster as it is now, and the Secret. */
@@ -108,6 +139,7 @@ export function accessFacts(
     accessInPlace: reachable && accessInPlace(target.owned, plan),
     accessGone: reachable && target.owned.length === 0,
     secretValid: reachable && secret !== undefined && secretFresh(secret, nowMs),
+    missingRoles: reachable ? (target.missingRoles ?? []) : [],
   };
 }
 
@@ -119,31 +151,41 @@ const objectKey = (kind: string, namespace: string | undefined, name: string) =>
  * (rules of roles, roleRef and subjects of bindings); other fields may differ.
  */
 export function accessInPlace(owned: readonly OwnedObject[], plan: AccessPlan): boolean {
+  return accessDifference(owned, plan) === undefined;
+}
+
+/** The first planned object that is missing on the target or grants other rights, in words; undefined when none. */
+export function accessDifference(owned: readonly OwnedObject[], plan: AccessPlan): string | undefined {
   const byKey = new Map(
     owned.map((object) => [objectKey(object.kind, object.namespace, object.name), object.body]),
   );
-  return plan.planned.every(({ object: wanted }) => {
-    const have = byKey.get(objectKey(wanted.kind, wanted.metadata.namespace, wanted.metadata.name));
-    if (!have) return false;
+  for (const { object: wanted } of plan.planned) {
+    const { namespace, name } = wanted.metadata;
+    const what = `${wanted.kind} ${namespace ? `${namespace}/` : ""}${name}`;
+    const have = byKey.get(objectKey(wanted.kind, namespace, name));
+    if (!have) return `${what} is missing`;
     const planned = wanted as unknown as Readonly<Record<string, unknown>>;
     for (const field of ["rules", "roleRef", "subjects"] as const) {
+      // Wrapped, so that an absent, null and empty field compare equal: the API server stores an empty
+      // list as null, and a comparison that never agrees re-applies forever.
       if (
         field in planned &&
-        JSON.stringify(normalise(have[field])) !== JSON.stringify(normalise(planned[field]))
+        JSON.stringify(normalise({ [field]: have[field] })) !==
+          JSON.stringify(normalise({ [field]: planned[field] }))
       ) {
-        return false;
+        return `${what} has other ${field} than planned`;
       }
     }
-    return true;
-  });
+  }
+  return undefined;
 }
 
-/** Drops undefined and empty optional fields and sorts keys, so typed (client) and planned objects compare equal. */
+/** Drops undefined, null and empty optional fields and sorts keys, so typed (client) and planned objects compare equal. */
 function normalise(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(normalise);
   if (value && typeof value === "object") {
     const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined && !(Array.isArray(v) && v.length === 0))
+      .filter(([, v]) => v !== undefined && v !== null && !(Array.isArray(v) && v.length === 0))
       .sort(([a], [b]) => a.localeCompare(b))
       .map(([k, v]) => [k, normalise(v)]);
     return Object.fromEntries(entries);

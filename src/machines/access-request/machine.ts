@@ -21,6 +21,11 @@ export interface AccessFacts {
   readonly accessGone: boolean;
   /** The Secret with the kubeconfig exists, is ours, and its credential is not due for renewal. */
   readonly secretValid: boolean;
+  /**
+   * Roles the request binds by reference that do not exist on the target (in words): their bindings grant
+   * nothing until they do. Not a reason to deny (RBAC allows it, and the role may come later); told on a condition.
+   */
+  readonly missingRoles: readonly string[];
 }
 
 /** The one event: "here is what the world looks like now". */

@@ -59,6 +59,8 @@ export function rbacDenial(
  *
  * Checks what the target cluster's API server would reject (so the request is denied with a clear message
  * instead of failing on apply), mirroring Kubernetes' RBAC validation:
+ * - permissions: at least one rule (a role without rules grants nothing; the CRD refuses it too, this catches
+ *   objects stored before it did);
  * - rules: `verbs` not empty; a rule has either `nonResourceURLs` or resources, not both; `nonResourceURLs`
  *   only in a ClusterRole (a permission without namespace); a resource rule needs at least one entry in
  *   `apiGroups` (`""` is the core group: `apiGroups: [""]` is valid, a missing or empty list is not) and in
@@ -69,7 +71,7 @@ export function rbacDenial(
  *   `apiGroup` `rbac.authorization.k8s.io` (or unset) for users and groups, unset for service accounts; a
  *   service account has a namespace (without one it matches nobody) and a DNS-1123 subdomain name.
  *
- * Valid RBAC is never rejected: an empty rule list, wildcards and unknown verbs or resources are fine.
+ * Otherwise valid RBAC is never rejected: wildcards and unknown verbs or resources are fine.
  */
 export function invalidRules(request: AccessRequest): string | undefined {
   const { token, oidc } = request.spec;
@@ -113,6 +115,9 @@ function permissionProblem(permission: PermissionRequest, path: string): string 
   if (permission.namespace) {
     const problem = namespaceProblem(permission.namespace, `${path}.namespace`);
     if (problem) return problem;
+  }
+  if (permission.rules.length === 0) {
+    return `${path}.rules: a permission needs at least one rule; a role without rules grants nothing (remove the permission, or add the rules it should grant)`;
   }
   const namespaced = Boolean(permission.namespace);
   for (const [r, rule] of permission.rules.entries()) {

@@ -49,6 +49,9 @@ export interface AccessTiming {
   readonly resyncMs: number;
 }
 
+/** At rest with a referenced role missing (not watched on the target), look again after this many polls. */
+export const MISSING_ROLE_POLLS = 6;
+
 /** Everything one step needs; all of it data. */
 export interface AccessStepInput {
   readonly request: AccessRequest;
@@ -114,28 +117,86 @@ export function stepAccessRequest(input: AccessStepInput): AccessStepResult {
   const metadata = produce(request.metadata, (draft) => {
     applyFinalizerWish(draft, FINALIZERS.accessRequest, finalizer);
   });
+  const roles = rolesCondition(request, state, facts);
+  const rolesEvent = roles && rolesEventOf(request, roles);
+  if (rolesEvent) events.push(rolesEvent);
   return {
     previousState,
     state,
     event,
     desired: {
       metadata,
-      status: desiredStatus(input, state, taggedPhase(snapshot), commands.includes("issueCredential")),
+      status: desiredStatus(input, state, taggedPhase(snapshot), commands.includes("issueCredential"), roles),
     },
     commands,
     events,
-    requeueAfterMs: requeueAfter(snapshot, input),
+    requeueAfterMs: requeueAfter(snapshot, input, roles?.status === "False"),
   };
 }
 
-/** When to look again, from the requeue class the new state is tagged with; at rest, by the token's renewal too. */
-function requeueAfter(snapshot: AnyMachineSnapshot, input: AccessStepInput): number | undefined {
+/** Whether the request binds any role by reference (token.roleRefs, oidc.roleBindings[].roleRefs). */
+function bindsByReference(request: AccessRequest): boolean {
+  const { token, oidc } = request.spec;
+  return (token?.roleRefs?.length ?? 0) > 0 || (oidc?.roleBindings ?? []).some((b) => b.roleRefs.length > 0);
+}
+
+/**
+ * Whether the roles the request binds by reference exist, while its bindings are (being) applied; undefined
+ * when there is nothing to say (no references and never were, the target not reachable, denied, deleting).
+ */
+function rolesCondition(
+  request: AccessRequest,
+  state: string,
+  facts: AccessFacts,
+): ConditionUpdate | undefined {
+  const type = CONDITION_TYPES.referencedRolesExist;
+  if (!bindsByReference(request)) {
+    // Conditions are never deleted: one left from an earlier spec must not keep saying a role is missing.
+    const had = request.status?.conditions?.some((c) => c.type === type) ?? false;
+    return had
+      ? { type, status: "True", reason: REASONS.RolesFound, message: "no role is bound by reference" }
+      : undefined;
+  }
+  if (!facts.clusterReachable) return undefined;
+  if (state !== "granted" && state !== "provisioning") return undefined;
+  if (facts.missingRoles.length === 0)
+    return { type, status: "True", reason: REASONS.RolesFound, message: "" };
+  return {
+    type,
+    status: "False",
+    reason: REASONS.RoleMissing,
+    message: `${facts.missingRoles.join("; ")}: a binding to a missing role grants nothing until the role exists`,
+  };
+}
+
+/** A Warning when a referenced role goes missing (or another one does), a Normal Event when all are found again. */
+function rolesEventOf(request: AccessRequest, roles: ConditionUpdate): EventRecord | undefined {
+  const before = request.status?.conditions?.find((c) => c.type === roles.type);
+  if (roles.status === "False" && before?.message !== roles.message) {
+    return { type: "Warning", reason: REASONS.RoleMissing, message: roles.message };
+  }
+  if (roles.status === "True" && before?.status === "False") {
+    return { type: "Normal", reason: REASONS.RolesFound, message: "no referenced role is missing now" };
+  }
+  return undefined;
+}
+
+/**
+ * When to look again, from the requeue class the new state is tagged with; at rest, by the token's renewal
+ * too, and sooner while a referenced role is missing (roles on the target are not watched).
+ */
+function requeueAfter(
+  snapshot: AnyMachineSnapshot,
+  input: AccessStepInput,
+  roleMissing: boolean,
+): number | undefined {
   const timing = input.timing;
   const wanted = requeueClass(snapshot);
   if (!timing || wanted === undefined) return undefined;
   if (wanted !== "resync") return timing.pollMs;
-  if (input.untilRenewalMs === undefined) return timing.resyncMs;
-  return Math.max(1_000, Math.min(timing.resyncMs, input.untilRenewalMs));
+  const rest = roleMissing ? Math.min(timing.resyncMs, timing.pollMs * MISSING_ROLE_POLLS) : timing.resyncMs;
+  if (input.untilRenewalMs === undefined) return rest;
+  return Math.max(1_000, Math.min(rest, input.untilRenewalMs));
 }
 
 function eventWithDetail(params: EventRecord, facts: AccessFacts): EventRecord {
@@ -149,6 +210,7 @@ function desiredStatus(
   state: string,
   taggedPhase: string | undefined,
   issuing: boolean,
+  roles: ConditionUpdate | undefined,
 ): AccessRequestStatus {
   const { request, facts } = input;
   const generation = request.metadata.generation ?? 0;
@@ -162,6 +224,7 @@ function desiredStatus(
           message: input.clusterProblem ?? "the target Cluster is not ready",
         },
     accessCondition(state, facts, input.lastError),
+    ...(roles ? [roles] : []),
   ];
   const conditions = mergeConditions(request.status?.conditions, updates, generation, input.now);
   // The phase is the state's tag; a state without one (deleting) keeps the phase the request showed.

@@ -8,6 +8,7 @@ import { explainAccessRequest } from "../../machines/access-request/explain.ts";
 import {
   type AccessObservation,
   type AccessSecret,
+  accessDifference,
   accessFacts,
   accessPlanOf,
   accessSecretName,
@@ -38,6 +39,7 @@ export const DEFAULT_ACCESS_TIMING = {
 } as const;
 
 const keyOf = (request: AccessRequest) => `${request.metadata.namespace}/${request.metadata.name}`;
+const uidOf = (request: AccessRequest) => request.metadata.uid ?? "";
 
 /**
  * Sharded mode: an AccessRequest goes to the replica that owns its Cluster (the Cluster's key), so OIDC
@@ -66,19 +68,12 @@ async function adminClient(
 }
 
 /**
- * Makes the Cluster trust the issuers of the OIDC requests that target it (without `request` when it is
- * `leaving`, being revoked). Throws when the request's issuer is trusted already with another mapping.
+ * The other OIDC requests of this provider on the request's Cluster that may be trusted beside it: not
+ * being deleted, not Denied (a denied request holds no trust).
  */
-async function trustIssuers(
-  request: AccessRequest,
-  target: ClusterTarget,
-  context: KindContext,
-  leaving: boolean,
-): Promise<void> {
-  const trust = context.backend.trustOidcIssuers;
-  if (!trust) throw new Error(`backend ${context.backend.name} cannot set up OIDC trust`);
+function oidcPeers(request: AccessRequest, context: KindContext): AccessRequest[] {
   const ref = request.spec.clusterRef;
-  const others = context.informers.accessRequests
+  return context.informers.accessRequests
     .list()
     .filter(
       (other) =>
@@ -90,6 +85,22 @@ async function trustIssuers(
         other.spec.clusterRef?.name === ref?.name &&
         other.spec.clusterRef?.namespace === ref?.namespace,
     );
+}
+
+/**
+ * Makes the Cluster trust the issuers of the OIDC requests that target it (without `request` when it is
+ * `leaving`, being revoked). Throws when the request cannot be trusted beside the others (the step denies
+ * such a request first; this guards a race with a request that changed meanwhile).
+ */
+async function trustIssuers(
+  request: AccessRequest,
+  target: ClusterTarget,
+  context: KindContext,
+  leaving: boolean,
+): Promise<void> {
+  const trust = context.backend.trustOidcIssuers;
+  if (!trust) throw new Error(`backend ${context.backend.name} cannot set up OIDC trust`);
+  const others = oidcPeers(request, context);
   const plan = oidcTrustPlan(leaving ? others : [...others, request]);
   const conflict = plan.conflicts.get(keyOf(request));
   if (conflict && !leaving) throw new Error(conflict);
@@ -163,12 +174,16 @@ export const accessRequestKind: MachineKind<AccessRequest, AccessObservation, Ac
     return {
       async observe(object) {
         const secret = secretOf();
-        if (!client) return { clusterProblem: "problem" in access ? access.problem : undefined, secret };
-        const [owned, namedRoles] = await Promise.all([
+        const peers = object.spec.oidc ? { oidcPeers: oidcPeers(object, context) } : {};
+        if (!client) {
+          return { clusterProblem: "problem" in access ? access.problem : undefined, secret, ...peers };
+        }
+        const [owned, namedRoles, missingRoles] = await Promise.all([
           client.ownedObjects(object.metadata.uid ?? ""),
           client.namedRoles(object),
+          client.missingRoles(object),
         ]);
-        return { clusterProblem: undefined, target: { owned, namedRoles }, secret };
+        return { clusterProblem: undefined, target: { owned, namedRoles, missingRoles }, secret, ...peers };
       },
       step: (object, observation, { now, lastError }) =>
         stepAccessRequest({
@@ -188,6 +203,17 @@ export const accessRequestKind: MachineKind<AccessRequest, AccessObservation, Ac
           if (command === "grantAccess") {
             if (object.spec.oidc && target) await trustIssuers(object, target, context, false);
             await onTarget(() => client.apply(object.metadata.uid ?? "", desired));
+            // An apply that leaves the target unlike the plan would be applied again on every look, at once:
+            // fail instead, so it is retried with backoff and a person reads which object differs.
+            const difference = accessDifference(
+              await onTarget(() => client.ownedObjects(uidOf(object))),
+              plan,
+            );
+            if (difference) {
+              throw new Error(
+                `Cluster ${name}: after applying, ${difference}; something on the target changes what the engine writes`,
+              );
+            }
           } else if (command === "revokeAccess") {
             await onTarget(() => client.revoke(object.metadata.uid ?? ""));
             if (object.spec.oidc && target) await trustIssuers(object, target, context, true);

@@ -39,6 +39,7 @@ const facts = (overrides: Partial<AccessFacts> = {}): AccessFacts => ({
   accessInPlace: false,
   accessGone: true,
   secretValid: false,
+  missingRoles: [],
   ...overrides,
 });
 
@@ -55,7 +56,10 @@ function stepped(request: AccessRequest, f: Partial<AccessFacts>, clusterProblem
   return applied(applied(request, [...result.metadataPatch]), [...result.statusPatch]);
 }
 
-const aRequest = () => aTokenRequest({ permissions: [{ namespace: "team-a", rules: [] }] });
+const aRequest = () =>
+  aTokenRequest({
+    permissions: [{ namespace: "team-a", rules: [{ apiGroups: [""], resources: ["pods"], verbs: ["get"] }] }],
+  });
 const grantedRequest = () =>
   stepped(stepped(prepared(aRequest()), {}), { accessInPlace: true, accessGone: false, secretValid: true });
 

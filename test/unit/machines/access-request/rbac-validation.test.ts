@@ -145,7 +145,14 @@ describe("invalidRules", () => {
       invalidRules(withRule({ apiGroups: [""], resources: ["pods"], verbs: ["get"] }, "ns")),
     ).toBeUndefined();
     expect(invalidRules(withRule(HEALTH))).toBeUndefined();
-    expect(invalidRules(aTokenRequest({ permissions: [{ rules: [] }] }))).toBeUndefined();
+  });
+
+  it("rejects a permission without rules (a role that grants nothing), in token permissions and OIDC roles", () => {
+    expect(invalidRules(aTokenRequest({ permissions: [{ rules: [] }] }))).toMatch(
+      /^token\.permissions\[0]\.rules: a permission needs at least one rule/,
+    );
+    const oidc = anOidcRequest(anOidcAccess({ roles: [{ namespace: "apps", rules: [] }] }));
+    expect(invalidRules(oidc)).toMatch(/^oidc\.roles\[0]\.rules: a permission needs at least one rule/);
   });
 
   it("accepts resourceNames over several resources and names with ':' (Kubernetes does)", () => {
@@ -184,10 +191,10 @@ describe("invalidRules", () => {
   });
 
   it("rejects invalid names and namespaces, and a Role reference without namespace", () => {
-    expect(invalidRules(aTokenRequest({ permissions: [{ name: "a/b", rules: [] }] }))).toMatch(
+    expect(invalidRules(aTokenRequest({ permissions: [{ name: "a/b", rules: [ALL] }] }))).toMatch(
       /^token\.permissions\[0]\.name: "a\/b" is not a valid role or binding name/,
     );
-    expect(invalidRules(aTokenRequest({ permissions: [{ namespace: "Team_A", rules: [] }] }))).toMatch(
+    expect(invalidRules(aTokenRequest({ permissions: [{ namespace: "Team_A", rules: [ALL] }] }))).toMatch(
       /^token\.permissions\[0]\.namespace: "Team_A" is not a valid namespace name/,
     );
     expect(invalidRules(aTokenRequest({ roleRefs: [{ kind: "Role", name: "reader" }] }))).toBe(
@@ -198,7 +205,7 @@ describe("invalidRules", () => {
   it("rejects two permissions that would make the same role", () => {
     const token: TokenAccess = {
       permissions: [
-        { name: "foo", rules: [] },
+        { name: "foo", rules: [ALL] },
         { name: "foo", rules: [HEALTH] },
       ],
     };
@@ -209,8 +216,8 @@ describe("invalidRules", () => {
       invalidRules(
         aTokenRequest({
           permissions: [
-            { name: "foo", rules: [] },
-            { name: "foo", namespace: "ns", rules: [] },
+            { name: "foo", rules: [ALL] },
+            { name: "foo", namespace: "ns", rules: [ALL] },
           ],
         }),
       ),

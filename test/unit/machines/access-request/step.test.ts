@@ -10,7 +10,11 @@ import {
   type AccessFacts,
   accessRequestMachine,
 } from "../../../../src/machines/access-request/machine.ts";
-import { accessResponsibility, accessStateOf } from "../../../../src/machines/access-request/step.ts";
+import {
+  accessResponsibility,
+  accessStateOf,
+  MISSING_ROLE_POLLS,
+} from "../../../../src/machines/access-request/step.ts";
 import { applied } from "../../../../src/machines/shared/json-patch.ts";
 import { stateValueToString } from "../../../../src/machines/shared/state-value.ts";
 import { anAccessRequest, stored } from "../../../support/builders.ts";
@@ -32,6 +36,7 @@ const events: AccessEvent[] = bools.flatMap((deleting) =>
                 accessInPlace,
                 accessGone,
                 secretValid,
+                missingRoles: [],
               };
               return { type: "observed" as const, facts };
             }),
@@ -50,6 +55,7 @@ const facts = (overrides: Partial<AccessFacts> = {}): AccessFacts => ({
   accessInPlace: false,
   accessGone: true,
   secretValid: false,
+  missingRoles: [],
   ...overrides,
 });
 
@@ -64,7 +70,7 @@ function aRequest(
       namespace: "team",
       labels: { [LABELS.provider]: "eng", [LABELS.profile]: "p" },
       clusterRef: { name: "c", namespace: "team" },
-      token: { permissions: [] },
+      token: { permissions: [{ rules: [{ apiGroups: [""], resources: ["pods"], verbs: ["get"] }] }] },
       ...(status ? { status } : {}),
     }),
     { uid: "uid-1", resourceVersion: "7" },
@@ -187,6 +193,86 @@ describe("stepAccessRequest", () => {
     const done = step(deleting, facts({ deleting: true, hasFinalizer: true, accessGone: true }));
     expect(done.state).toBe("deleting.released");
     expect(done.metadataPatch).toContainEqual({ op: "remove", path: "/metadata/finalizers/0" });
+  });
+});
+
+describe("referenced roles", () => {
+  const withRoleRef = (status?: AccessRequest["status"]): AccessRequest => {
+    const request = aRequest({ finalizers: [FINALIZERS.accessRequest] }, status);
+    const token = { roleRefs: [{ kind: "ClusterRole" as const, name: "later" }] };
+    return { ...request, spec: { clusterRef: { name: "c", namespace: "team" }, token } };
+  };
+  const grantedFacts = (missingRoles: string[]) =>
+    facts({ hasFinalizer: true, accessInPlace: true, secretValid: true, accessGone: false, missingRoles });
+  const timing = { tokenValidityMs: 600_000, pollMs: 1_000, resyncMs: 300_000 };
+  const stepTimed = (request: AccessRequest, f: AccessFacts) =>
+    stepAccessWrites({ request, facts: f, secretName: "r", now: "2026-11-21T10:00:00Z", timing });
+
+  it("grants with ReferencedRolesExist False and a Warning while one is missing, looking again soon", () => {
+    const request = withRoleRef({ observedGeneration: 1, phase: "Pending" });
+    const result = stepTimed(
+      request,
+      grantedFacts(["ClusterRole later (bound by token.roleRefs[0]) does not exist"]),
+    );
+    expect(result.state).toBe("granted");
+    const message =
+      "ClusterRole later (bound by token.roleRefs[0]) does not exist: a binding to a missing role grants nothing until the role exists";
+    expect(result.events).toContainEqual({ type: "Warning", reason: "RoleMissing", message });
+    expect(result.requeueAfterMs).toBe(timing.pollMs * MISSING_ROLE_POLLS);
+    const stored = applied(request, [...result.statusPatch]);
+    expect(stored.status?.conditions).toContainEqual(
+      expect.objectContaining({
+        type: "ReferencedRolesExist",
+        status: "False",
+        reason: "RoleMissing",
+        message,
+      }),
+    );
+    // Told once: the next look with the same role missing writes nothing and records no Warning.
+    const again = stepTimed(
+      stored,
+      grantedFacts(["ClusterRole later (bound by token.roleRefs[0]) does not exist"]),
+    );
+    expect(again.statusPatch).toEqual([]);
+    expect(again.events.filter((e) => e.reason === "RoleMissing")).toEqual([]);
+    // Once the role exists: True, a Normal Event, and the usual resync.
+    const found = stepTimed(stored, grantedFacts([]));
+    expect(found.events).toContainEqual(expect.objectContaining({ type: "Normal", reason: "RolesFound" }));
+    expect(applied(stored, [...found.statusPatch]).status?.conditions).toContainEqual(
+      expect.objectContaining({ type: "ReferencedRolesExist", status: "True", reason: "RolesFound" }),
+    );
+    expect(found.requeueAfterMs).toBe(timing.resyncMs);
+  });
+
+  it("clears a RoleMissing condition left from a spec that no longer references roles", () => {
+    const missing = {
+      type: "ReferencedRolesExist",
+      status: "False" as const,
+      reason: "RoleMissing",
+      message: "ClusterRole later … does not exist",
+      observedGeneration: 1,
+      lastTransitionTime: "2026-11-21T09:00:00Z",
+    };
+    const request = aRequest(
+      { finalizers: [FINALIZERS.accessRequest] },
+      { observedGeneration: 1, phase: "Granted", conditions: [missing] },
+    );
+    const result = step(request, grantedFacts([]));
+    expect(applied(request, [...result.statusPatch]).status?.conditions).toContainEqual(
+      expect.objectContaining({
+        type: "ReferencedRolesExist",
+        status: "True",
+        message: "no role is bound by reference",
+      }),
+    );
+  });
+
+  it("says nothing about roles for a request that references none", () => {
+    const request = aRequest({}, { observedGeneration: 1, phase: "Pending" });
+    const result = step(request, grantedFacts(["never read for a request without references"]));
+    expect(applied(request, [...result.statusPatch]).status?.conditions?.map((c) => c.type)).not.toContain(
+      "ReferencedRolesExist",
+    );
   });
 });
 
