@@ -179,7 +179,9 @@ describe("the kind backend", () => {
       ],
     ]);
     // The cluster's kube-apiserver reads its OIDC trust from the mounted authn/ folder, trusting none at first.
-    expect(readFileSync(join(folder, "kind-config.yaml"), "utf8")).toContain(`hostPath: ${join(folder, "authn")}`);
+    expect(readFileSync(join(folder, "kind-config.yaml"), "utf8")).toContain(
+      `hostPath: ${join(folder, "authn")}`,
+    );
     expect(readFileSync(join(folder, "authn", "authentication.yaml"), "utf8")).toContain("jwt: []");
     // The only kind commands besides the create: listing clusters and reading the kubeconfig.
     const kinds = new Set(fake.calls().map((args) => args.slice(0, 2).join(" ")));
