@@ -200,6 +200,8 @@ export class ShardRing {
         members: [this.identity, ...live.map((peer) => peer.identity)].sort(),
         peers: new Map(live.map((peer) => [peer.identity, peer.acknowledged])),
       });
+      if (this.#view.joined && !wasJoined)
+        this.#log.info("joined the shard ring", { identity: this.identity, members: this.#view.members });
       // What the live members take from us is no longer started (the gate reads `members`); once none
       // of it is in flight, we acknowledge them.
       const acknowledge = mayAcknowledge(this.#view, this.#inFlight.keys())
@@ -214,8 +216,6 @@ export class ShardRing {
         startedAt + this.#timing.renewDeadlineMs + 1 - this.#clock.now(),
       );
       this.#set({ ...this.#view, healthy: true, acknowledged: acknowledge });
-      if (this.#view.joined && !wasJoined)
-        this.#log.info("joined the shard ring", { identity: this.identity, members: this.#view.members });
       for (const peer of peers) {
         if (!peer.live && peer.unchangedForMs > FORGET_AFTER_DURATIONS * this.#timing.leaseDurationMs)
           await this.#forget(peer.lease);
