@@ -132,6 +132,17 @@ describe("three sharded replicas started at once on 300 waiting Clusters", () =>
         joined.get(name)?.at ?? 0,
       );
     }
+    // For the README: how long a start took, from the Lease created to the first call about a Cluster.
+    const leaseCreated = logged("created the membership lease; waiting to see the ring");
+    console.info(
+      NAMES.map((name) => {
+        const from = leaseCreated.get(name)?.at ?? 0;
+        const firstCall = Math.min(
+          ...calls.filter((call) => call.replica === name && call.cluster !== null).map((call) => call.start),
+        );
+        return `${name}: joined after ${(joined.get(name)?.at ?? 0) - from} ms, first call after ${firstCall - from} ms`;
+      }).join("; "),
+    );
     const created = clustersCreated(folder);
     expect(created).toHaveLength(CLUSTERS);
     expect(new Set(created).size).toBe(CLUSTERS);
