@@ -5,22 +5,26 @@
  * off from the API server (a partition, through a TCP proxy), a new one joining; in the end every Cluster
  * Ready, each created at the backend exactly once, and no Cluster ever worked on by two replicas at once.
  */
-import type { ChildProcess } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { CoreV1Api, CustomObjectsApi } from "@kubernetes/client-node";
+import type { CustomObjectsApi } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { RESOURCES } from "../../src/api/constants.ts";
-import { type ControlPlane, startControlPlane } from "../../src/controlplane/control-plane.ts";
-import { freePorts } from "../../src/controlplane/free-ports.ts";
-import { installingCrds } from "../../src/runtime/install-crds.ts";
-import { aCluster, aProviderConfig } from "../support/builders.ts";
+import type { ControlPlane } from "../../src/controlplane/control-plane.ts";
 import { eventually } from "../support/eventually.ts";
 import { overlappingCalls } from "../support/journal-checks.ts";
 import { type BackendCall, readJournals } from "../support/journaling-backend.ts";
-import { startEngineCli } from "../support/processes.ts";
 import { writeKubeconfigThroughProxy } from "../support/proxied-kubeconfig.ts";
+import {
+  clustersCreated,
+  createClusters,
+  journalOf,
+  metricOf,
+  type ShardedReplica,
+  shardMembersOf,
+  startShardedReplica,
+  startShardedWorld,
+} from "../support/sharded-replicas.ts";
 import { startTcpProxy, type TcpProxy } from "../support/tcp-proxy.ts";
 
 const NAMESPACE = "fleet";
@@ -28,109 +32,45 @@ const CLUSTERS = 3_000;
 /** Short membership timings, so takeovers happen within the test (the defaults are 15 s, 10 s, 2 s). */
 const LEASE_MS = 10_000;
 const RENEW_DEADLINE_MS = 7_000;
-const JOURNALING_BACKEND = join(import.meta.dirname, "..", "support", "journaling-backend.ts");
 const folder = mkdtempSync(join(tmpdir(), "sharding-"));
-
-interface Replica {
-  readonly name: string;
-  readonly child: ChildProcess;
-  readonly metricsPort: number;
-  readonly output: () => string;
-  /** When the process ended (ms since the epoch), once it has. */
-  exitedAt?: number;
-}
 
 let controlPlane: ControlPlane;
 let custom: CustomObjectsApi;
 let proxy: TcpProxy;
-const replicas = new Map<string, Replica>();
+const replicas = new Map<string, ShardedReplica>();
 /** When a replica was killed or exited, for calls cut off in the middle. */
 const endedAt: Record<string, number> = {};
 
-async function startReplica(name: string, kubeconfig = controlPlane.kubeconfigPath): Promise<Replica> {
-  const [metricsPort] = (await freePorts(1)) as [number];
-  const { child, output } = startEngineCli(
-    [
-      "run",
-      "--provider-name=shards",
-      "--environment=test",
-      `--kubeconfig=${kubeconfig}`,
-      `--state-dir=${join(folder, "state")}`,
-      `--backend=${JOURNALING_BACKEND}`,
-      `--backend-option=journal=${join(folder, `${name}.jsonl`)}`,
-      `--backend-option=replica=${name}`,
-      "--backend-option=delay=500ms",
-      "--sharding",
-      "--leader-election-namespace=default",
-      `--lease-duration=${LEASE_MS / 1_000}s`,
-      `--renew-deadline=${RENEW_DEADLINE_MS / 1_000}s`,
-      "--retry-period=1s",
-      "--concurrency=8",
-      "--no-schedule",
-      "--log-level=warn",
-      `--metrics-bind-address=127.0.0.1:${metricsPort}`,
-      "--health-probe-bind-address=0",
-    ],
-    { POD_NAME: name },
-  ); // the replica's identity: its name and a random suffix
-  const replica: Replica = { name, child, metricsPort, output };
-  child.once("exit", () => {
-    replica.exitedAt = Date.now();
-    endedAt[name] ??= replica.exitedAt;
+async function startReplica(name: string, kubeconfig = controlPlane.kubeconfigPath): Promise<ShardedReplica> {
+  const replica = await startShardedReplica({
+    name,
+    kubeconfig,
+    folder,
+    provider: "shards",
+    leaseMs: LEASE_MS,
+    renewDeadlineMs: RENEW_DEADLINE_MS,
+    retryPeriodMs: 1_000,
+  });
+  replica.child.once("exit", () => {
+    endedAt[name] ??= replica.exitedAt ?? Date.now();
   });
   replicas.set(name, replica);
   return replica;
 }
 
-/** One sample of the replica's /metrics (0 when absent). */
-async function metric(replica: Replica, name: string, labels: string): Promise<number> {
-  const text = await (await fetch(`http://127.0.0.1:${replica.metricsPort}/metrics`)).text();
-  const line = text.split("\n").find((l) => l.startsWith(`${name}{${labels}} `));
-  return line ? Number(line.split(" ").at(-1)) : 0;
-}
-
-const owned = (replica: Replica) =>
-  metric(replica, "openmcp_engine_shard_owned_objects", 'controller="cluster"');
-const members = async (replica: Replica) => {
-  const text = await (await fetch(`http://127.0.0.1:${replica.metricsPort}/metrics`)).text();
-  return text
-    .split("\n")
-    .filter((l) => l.startsWith("openmcp_engine_shard_members{"))
-    .map((l) => /identity="([^"]+)"/.exec(l)?.[1] ?? "")
-    .map((identity) => identity.replace(/_[0-9a-f]{8}$/, "")) // run adds a random suffix per process
-    .sort();
-};
-const ready = (replica: Replica) => metric(replica, "openmcp_engine_objects", 'kind="Cluster",phase="Ready"');
-const get = (name: string) => replicas.get(name) as Replica;
+const owned = (replica: ShardedReplica) =>
+  metricOf(replica, "openmcp_engine_shard_owned_objects", 'controller="cluster"');
+const members = shardMembersOf;
+const ready = (replica: ShardedReplica) =>
+  metricOf(replica, "openmcp_engine_objects", 'kind="Cluster",phase="Ready"');
+const get = (name: string) => replicas.get(name) as ShardedReplica;
 const journal = (): BackendCall[] =>
-  readJournals([...replicas.keys()].map((name) => join(folder, `${name}.jsonl`)));
-
-async function createClusters(prefix: string, count: number): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: 16 }, async () => {
-      while (next < count) {
-        const name = `${prefix}-${next++}`;
-        await custom.createNamespacedCustomObject({
-          ...RESOURCES.Cluster,
-          namespace: NAMESPACE,
-          body: aCluster({ name, namespace: NAMESPACE, profile: "test.shards.sim" }),
-        });
-      }
-    }),
-  );
-}
+  readJournals([...replicas.keys()].map((name) => journalOf(folder, name)));
+const createClustersNamed = (prefix: string, count: number) =>
+  createClusters(custom, { namespace: NAMESPACE, provider: "shards", prefix, count });
 
 beforeAll(async () => {
-  controlPlane = await startControlPlane({ prepare: installingCrds("crds") });
-  custom = controlPlane.kubeConfig.makeApiClient(CustomObjectsApi);
-  await controlPlane.kubeConfig
-    .makeApiClient(CoreV1Api)
-    .createNamespace({ body: { metadata: { name: NAMESPACE } } });
-  await custom.createClusterCustomObject({
-    ...RESOURCES.ProviderConfig,
-    body: aProviderConfig({ name: "sim", backend: "simulated" }),
-  });
+  ({ controlPlane, custom } = await startShardedWorld(NAMESPACE));
   const server = new URL(controlPlane.kubeConfig.getCurrentCluster()?.server ?? "");
   proxy = await startTcpProxy({ host: server.hostname, port: Number(server.port) });
   await startReplica("a");
@@ -157,7 +97,7 @@ describe("three sharded replicas as processes", () => {
       },
       { what: "every replica to see all three", timeoutMs: 60_000 },
     );
-    await createClusters("c", CLUSTERS);
+    await createClustersNamed("c", CLUSTERS);
     const shares = await eventually(
       async () => {
         const counts = await Promise.all(["a", "b", "c"].map((name) => owned(get(name))));
@@ -230,7 +170,7 @@ describe("three sharded replicas as processes", () => {
   }, 180_000);
 
   it("let a new replica take its share while the others go on working", async () => {
-    const more = createClusters("d", 300);
+    const more = createClustersNamed("d", 300);
     const joinedAt = Date.now();
     const d = await startReplica("d");
     await eventually(async () => expect(await members(d)).toEqual(["a", "d"]), {
@@ -270,10 +210,7 @@ describe("three sharded replicas as processes", () => {
     const calls = journal();
     // Created at the backend exactly once each: its own log of creates that made a cluster (a replica
     // taking over a Cluster whose status never said so orders it again, and the backend sees it exists).
-    const [world] = readdirSync(join(folder, "state"));
-    const created = readFileSync(join(folder, "state", world ?? "", "created.log"), "utf8")
-      .split("\n")
-      .filter(Boolean);
+    const created = clustersCreated(folder);
     expect(created).toHaveLength(CLUSTERS + 300);
     expect(new Set(created).size).toBe(CLUSTERS + 300);
     expect(overlappingCalls(calls, { killedAt: endedAt })).toEqual([]);

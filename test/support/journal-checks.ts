@@ -1,6 +1,6 @@
 /**
  * Pure checks over the calls of a backend journal (journaling-backend.ts): did two replicas act on one
- * cluster at once, and how often was each cluster created. No I/O, so they are unit-tested on hand-made
+ * cluster at once, how often was each cluster created, and when did a cluster move between replicas. No I/O, so they are unit-tested on hand-made
  * journals and trusted on real ones.
  */
 import type { BackendCall } from "./journaling-backend.ts";
@@ -71,6 +71,32 @@ export function createsPerCluster(calls: readonly BackendCall[]): Map<string, nu
     creates.set(call.cluster, (creates.get(call.cluster) ?? 0) + 1);
   }
   return creates;
+}
+
+/** A cluster going from one replica to another: `to` made a call about it after `from` had. */
+export interface Handover {
+  readonly cluster: string;
+  readonly from: string;
+  readonly to: string;
+  /** When `to` began its first call of the new stretch (ms since the epoch). */
+  readonly at: number;
+}
+
+/**
+ * Every handover in the journal: per cluster, its calls in the order they began, and each time the
+ * replica making them changes. A cluster worked by one replica throughout has none.
+ */
+export function handovers(calls: readonly BackendCall[]): Handover[] {
+  const moves: Handover[] = [];
+  for (const [cluster, ofCluster] of byCluster(calls)) {
+    const ordered = [...ofCluster].sort((a, b) => a.start - b.start || a.startSeq - b.startSeq);
+    ordered.forEach((call, i) => {
+      const before = ordered[i - 1];
+      if (before && before.replica !== call.replica)
+        moves.push({ cluster, from: before.replica, to: call.replica, at: call.start });
+    });
+  }
+  return moves;
 }
 
 function byCluster(calls: readonly BackendCall[]): Map<string, BackendCall[]> {

@@ -50,10 +50,13 @@ const FORGET_AFTER_DURATIONS = 4;
 
 /**
  * Flow, every retry period: list the ring's Leases → peers whose record stayed the same for a lease
- * duration (our clock) or that are gone or released drop out, new ones join → the gate stops starting
- * keys that leave us → once no work on them is in flight, our Lease is renewed with the live members as
- * our acknowledged view (else renewed with the old one) → keys that became ours are handed to the
- * controllers. Only a list that succeeded changes the members, so an API outage never makes peers
+ * duration (our clock) or that are gone or released drop out, new ones join → until a list begun at
+ * least a retry period after we created our Lease shows it, we are not joined and start nothing (see
+ * shard-view.ts: a list made before our Lease existed may miss a peer starting with us; the retry
+ * period lets replicas started together all see each other first, so no key moves while the ring
+ * forms) → the gate stops starting keys that leave us → once no work on them is in flight, our Lease
+ * is renewed with the live members as our acknowledged view (else renewed with the old one) → keys
+ * that became ours are handed to the controllers. Only a list that succeeded changes the members, so an API outage never makes peers
  * look dead to us while we still work.
  *
  * Guarantees (see shard-view.ts): no key is worked on by two replicas at once; a replica whose renewals
@@ -77,6 +80,8 @@ export class ShardRing {
   #lease: Lease | undefined;
   /** When (our clock) the last successful renewal was sent. */
   #renewedAt: number | undefined;
+  /** When (our clock) our Lease was last created: a list begun a retry period later makes us joined. */
+  #createdAt: number | undefined;
   #timer: TimerHandle | undefined;
   #deadline: TimerHandle | undefined;
   #ticking: Promise<void> | undefined;
@@ -188,11 +193,15 @@ export class ShardRing {
       const leases = await this.#list();
       const peers = this.#observations.update(leases, startedAt, this.#timing.leaseDurationMs);
       const live = peers.filter((peer) => peer.live);
+      const wasJoined = this.#view.joined;
       this.#set({
         ...this.#view,
+        joined: this.#showsOwnLease(leases, startedAt),
         members: [this.identity, ...live.map((peer) => peer.identity)].sort(),
         peers: new Map(live.map((peer) => [peer.identity, peer.acknowledged])),
       });
+      if (this.#view.joined && !wasJoined)
+        this.#log.info("joined the shard ring", { identity: this.identity, members: this.#view.members });
       // What the live members take from us is no longer started (the gate reads `members`); once none
       // of it is in flight, we acknowledge them.
       const acknowledge = mayAcknowledge(this.#view, this.#inFlight.keys())
@@ -219,6 +228,18 @@ export class ShardRing {
       });
     }
     this.#checkDeadline();
+  }
+
+  /**
+   * Whether a list begun at `listedAt` makes us joined: it began a retry period or more after our Lease
+   * was created and shows it (so it began after the create: lists are consistent reads).
+   */
+  #showsOwnLease(leases: readonly Lease[], listedAt: number): boolean {
+    if (this.#createdAt === undefined || listedAt < this.#createdAt + this.#timing.retryPeriodMs)
+      return false;
+    return leases.some(
+      (lease) => lease.metadata.name === this.#leaseName && lease.spec?.holderIdentity === this.identity,
+    );
   }
 
   /** Past the renew deadline: stop at once (the gate already refuses), and say so once. */
@@ -295,7 +316,12 @@ export class ShardRing {
         spec: { ...spec, acquireTime: now, leaseTransitions: 0 },
       },
     })) as Lease;
-    this.#log.info("joined the shard ring", { identity: this.identity, members: acknowledged });
+    // Created anew (first round, or ours went): not joined until a list a retry period later shows it.
+    this.#createdAt = this.#clock.now();
+    this.#log.info("created the membership lease; waiting to see the ring", {
+      identity: this.identity,
+      members: acknowledged,
+    });
   }
 
   #read(): Promise<Lease | undefined> {

@@ -1,6 +1,6 @@
-/** The journal checks on hand-made journals: which calls overlap across replicas, and how many creates succeeded. */
+/** The journal checks on hand-made journals: which calls overlap across replicas, how many creates succeeded, which clusters moved. */
 import { describe, expect, it } from "vitest";
-import { createsPerCluster, overlappingCalls } from "../../support/journal-checks.ts";
+import { createsPerCluster, handovers, overlappingCalls } from "../../support/journal-checks.ts";
 import type { BackendCall } from "../../support/journaling-backend.ts";
 
 let lines = 0;
@@ -127,5 +127,22 @@ describe("createsPerCluster", () => {
       aCall("r1", "c", { start: 1, end: 2 }, { method: "update" }),
     ];
     expect(createsPerCluster(journal)).toEqual(new Map([["a", 2]]));
+  });
+});
+
+describe("handovers", () => {
+  it("lists each change of the replica calling about a cluster, in the order the calls began", () => {
+    const journal = [
+      aCall("r2", "a", { start: 300, end: 310 }),
+      aCall("r1", "a", { start: 100, end: 110 }),
+      aCall("r1", "a", { start: 200, end: 210 }),
+      aCall("r1", "a", { start: 400, end: 410 }),
+      aCall("r3", "b", { start: 100, end: 110 }),
+      aCall("r3", null, { start: 500, end: 510 }, { method: "supportedVersions" }),
+    ];
+    expect(handovers(journal)).toEqual([
+      { cluster: "a", from: "r1", to: "r2", at: 300 },
+      { cluster: "a", from: "r2", to: "r1", at: 400 },
+    ]);
   });
 });
