@@ -80,14 +80,8 @@ export class ProfileController extends KeyedController {
     const { owner, backend } = this.#options;
     const found = this.#configs.get(name);
     const config = found && (await this.#claimIfFree(found));
-    const ours = config !== undefined && configOwnership(config, owner) === "ours";
-    if (config && !ours) {
-      this.log.debug("ProviderConfig is not this provider's: no write", {
-        config: name,
-        ...(config.spec.providerRef ? { provider: config.spec.providerRef.name } : {}),
-        backend: config.spec.backend,
-      });
-    }
+    const ownership = config ? configOwnership(config, owner) : "gone";
+    const ours = config !== undefined && ownership === "ours";
     const served = ours && config.spec.backend === owner.backend;
     const versions = served ? backend.supportedVersions(config) : undefined;
     const desired = served
@@ -99,6 +93,8 @@ export class ProfileController extends KeyedController {
     }
     if (desired) await this.#apply(desired);
     if (ours) await this.#writeStatus(config, versions);
+    // Said after the writes: a test (or a person) reading it knows the world is as this reconcile left it.
+    this.log.debug("ProviderConfig reconciled", { config: name, ownership });
     return Outcome.awaitChange();
   }
 

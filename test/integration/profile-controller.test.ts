@@ -182,7 +182,7 @@ describe("the profile controller", () => {
     await eventually(
       () =>
         expect(logged).toContainEqual(
-          expect.objectContaining({ msg: "ProviderConfig is not this provider's: no write", config: name }),
+          expect.objectContaining({ msg: "ProviderConfig reconciled", config: name, ownership: "foreign" }),
         ),
       { what: `the engine to have looked at ${name}` },
     );
