@@ -304,6 +304,9 @@ export const VALIDATION_MESSAGES = {
     "the name of a ProviderConfig must be a valid label value (at most 63 characters), because it becomes the providerConfigRef.name of its ClusterProfile",
   /** ProviderConfig: `spec.backend` may not change (ours). */
   backendImmutable: "backend is immutable; create a new ProviderConfig to move to another backend",
+  /** ProviderConfig: `spec.providerRef` may be set once, never changed or removed (ours). */
+  providerRefImmutable:
+    "providerRef is immutable once set: the clusters of this config belong to that provider; create a new ProviderConfig for another provider",
   /** ProviderConfig: the default version must be offered and current (ours). */
   defaultVersionSupported: "defaultVersion must be a non-deprecated entry of spec.supportedVersions",
   /** EngineCluster: the endpoint Cluster API reads never changes once set (the contract). */

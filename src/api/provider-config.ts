@@ -4,8 +4,20 @@ import type { SupportedVersion } from "./cluster-profile.ts";
 import type { Condition, JsonObject, TypedObject } from "./common.ts";
 import type { ENGINE_API_VERSION } from "./constants.ts";
 
+/** The provider a ProviderConfig belongs to. */
+export interface ProviderReference {
+  /** The provider's `--provider-name`. */
+  readonly name: string;
+}
+
 /** The backend, its settings and what the resulting profile offers. */
 export interface ProviderConfigSpec {
+  /**
+   * The provider this configuration belongs to: only the engine running with this `--provider-name` writes
+   * the config or makes a profile of it. May be set once (an engine whose backend matches sets it on a
+   * config that has none: it claims it), never changed or removed.
+   */
+  readonly providerRef?: ProviderReference;
   /** A built-in backend name (`simulated`, `local`, `existing`, `kind`) or a module specifier; immutable. */
   readonly backend: string;
   /** Backend-specific settings, passed to the backend as written. */

@@ -8,6 +8,7 @@ import { countResponses, limitRate } from "./api-traffic.ts";
 import { type Clock, systemClock } from "./clock.ts";
 import { interceptRequests, reuseConnections } from "./connection-reuse.ts";
 import type { Controller } from "./controller.ts";
+import { EventRecorder } from "./event-recorder.ts";
 import { InformerSet } from "./informers.ts";
 import type { KeyedController } from "./keyed-controller.ts";
 import { DEFAULT_ACCESS_TIMING } from "./kinds/access-request.ts";
@@ -24,6 +25,7 @@ import { EngineMetrics } from "./metrics.ts";
 import { ProfileController } from "./profile-controller.ts";
 import { ShardRing } from "./sharding/shard-ring.ts";
 import { TokenBucket } from "./token-bucket.ts";
+import { guardWrites, WriteLoopGuard, type WriteLoopLimits } from "./write-loop-guard.ts";
 
 /** Everything the engine needs; the CLI builds it from flags. */
 export interface EngineOptions {
@@ -85,6 +87,8 @@ export interface EngineOptions {
     readonly identity: string;
     readonly timing?: LeaseTiming;
   };
+  /** When the write-loop guard holds an object back (default: `DEFAULT_WRITE_LOOP_LIMITS`, see write-loop-guard.ts). */
+  readonly writeLoopLimits?: WriteLoopLimits;
   /**
    * Called if leadership (or, sharded, the membership Lease) is lost after it was won; the caller should
    * exit so the pod restarts cleanly.
@@ -108,6 +112,10 @@ export class Engine {
   readonly elector: LeaderElector | undefined;
   /** Sharded mode: this replica's membership and the gate its controllers ask. */
   readonly shards: ShardRing | undefined;
+  /** Every write of the engine passes it: an object written in a loop is held back. */
+  readonly writeGuard: WriteLoopGuard;
+  /** The guard's Warning Events. */
+  readonly #guardEvents: EventRecorder;
   readonly #options: EngineOptions;
   readonly #log: Logger;
   /** Takes the engine's interceptors off its KubeConfig again. */
@@ -139,6 +147,18 @@ export class Engine {
         countResponses((request) => this.metrics.requestDone(request)),
       ),
     );
+    this.#guardEvents = new EventRecorder(options.kubeConfig, this.#log);
+    this.writeGuard = new WriteLoopGuard({
+      clock: options.clock ?? systemClock,
+      log: this.#log.with({ controller: "write-loop-guard" }),
+      metrics: this.metrics,
+      providerName: options.providerName,
+      ...(options.recordEvents === false
+        ? {}
+        : { sendEvent: (subject, event, now) => this.#guardEvents.send(subject, event, now) }),
+      ...(options.writeLoopLimits ? { limits: options.writeLoopLimits } : {}),
+    });
+    this.#unintercept.push(guardWrites(options.kubeConfig, this.writeGuard));
     const election = options.leaderElection;
     if (election && options.sharding) throw new Error("leader election and sharding exclude each other");
     this.shards = options.sharding
@@ -309,6 +329,7 @@ export class Engine {
     await this.elector?.release(); // after the last write: the next leader starts from a quiet world
     await this.shards?.release(); // likewise: peers take our keys once our work has finished
     await this.#options.backend.close?.();
+    await this.#guardEvents.flush();
     for (const remove of this.#unintercept.splice(0)) remove();
     this.#log.info("engine stopped");
   }

@@ -9,6 +9,7 @@ import type { ShardRing } from "./sharding/shard-ring.ts";
 import { mayWork } from "./sharding/shard-view.ts";
 import { throttledFor } from "./throttling.ts";
 import type { WorkQueue } from "./work-queue.ts";
+import { asWriter, heldBackFor } from "./write-loop-guard.ts";
 
 /** What every keyed controller is built with. */
 export interface KeyedControllerProps {
@@ -95,13 +96,18 @@ export abstract class KeyedController implements Controller {
 
   async #reconcileOrWait(key: string): Promise<Outcome> {
     try {
-      return await this.reconcile(key);
+      return await asWriter({ controller: this.name, key }, () => this.reconcile(key));
     } catch (error) {
       // Throttled by the API server (429): wait as long as it asks, as a requeue, not a failure.
       const waitMs = throttledFor(error);
-      if (waitMs === undefined) throw error;
-      this.log.debug("throttled by the API server; waiting as it asks", { key, retryAfterMs: waitMs });
-      return Outcome.requeueAfter(waitMs);
+      if (waitMs !== undefined) {
+        this.log.debug("throttled by the API server; waiting as it asks", { key, retryAfterMs: waitMs });
+        return Outcome.requeueAfter(waitMs);
+      }
+      // Held back by the write-loop guard (which told the metric, the log and an Event): look again after the hold.
+      const holdMs = heldBackFor(error);
+      if (holdMs === undefined) throw error;
+      return Outcome.requeueAfter(holdMs);
     }
   }
 

@@ -78,6 +78,24 @@ export class EngineMetrics {
     registers: [this.registry],
   });
   readonly #runningSources = new Map<string, () => readonly number[]>();
+  readonly #objectWrites = new Counter({
+    name: "openmcp_engine_object_writes_total",
+    help: "Writes of objects (patches, creates, deletes) this engine sent, by resource",
+    labelNames: ["resource"] as const,
+    registers: [this.registry],
+  });
+  readonly #writeLoops = new Counter({
+    name: "openmcp_engine_write_loops_total",
+    help: "Times an object was written more often than any normal reconcile does (a write loop), by resource; each starts a hold",
+    labelNames: ["resource"] as const,
+    registers: [this.registry],
+  });
+  readonly #writesHeldBack = new Counter({
+    name: "openmcp_engine_writes_held_back_total",
+    help: "Writes not sent because their object was held back after a write loop, by resource",
+    labelNames: ["resource"] as const,
+    registers: [this.registry],
+  });
 
   constructor() {
     // Gauges that mirror live state are read at scrape time, never kept up to date by hand.
@@ -226,6 +244,21 @@ export class EngineMetrics {
   /** A request waited `ms` for the client-side rate limiter. */
   rateLimited(ms: number, verb: string, host = ""): void {
     this.#rateLimiterWait.observe({ verb, host }, seconds(ms));
+  }
+
+  /** A write of an object of `resource` (plural) passed the write-loop guard and is being sent. */
+  objectWritten(resource: string): void {
+    this.#objectWrites.inc({ resource });
+  }
+
+  /** An object of `resource` was found written in a loop (once per hold). */
+  writeLoopDetected(resource: string): void {
+    this.#writeLoops.inc({ resource });
+  }
+
+  /** A write of an object of `resource` was refused while the object is held back. */
+  writeHeldBack(resource: string): void {
+    this.#writesHeldBack.inc({ resource });
   }
 
   /** Whether this replica leads `lease`. */

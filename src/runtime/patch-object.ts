@@ -2,6 +2,7 @@
 import { ApiException, CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
 import { diff, type Json, Patch, type PatchOperation } from "../machines/shared/json-patch.ts";
 import { FIELD_MANAGER } from "./install-crds.ts";
+import { enterWrite } from "./write-loop-guard.ts";
 
 /** Which object to patch. */
 export interface PatchTarget {
@@ -13,6 +14,8 @@ export interface PatchTarget {
   readonly name: string;
   /** The resourceVersion the operations were computed against. */
   readonly resourceVersion: string;
+  /** The object's uid, for the Warning Event if the write-loop guard finds it written in a loop. */
+  readonly uid?: string;
 }
 
 /** The object changed since it was read (409, or the resourceVersion test failed): re-read and try again. */
@@ -30,7 +33,8 @@ export class GoneError extends Error {
  * (`subresource` undefined) or its status subresource. Returns the object as the API server stored it.
  *
  * Guarantees: the patch applies to exactly the version it was computed from, or not at all
- * ({@link ConflictError}); an empty operation list sends nothing and returns undefined.
+ * ({@link ConflictError}); an empty operation list sends nothing and returns undefined; every patch sent
+ * passes the engine's write-loop guard first, which may refuse it (a `WriteLoopError`).
  */
 export async function patchObject(
   kubeConfig: KubeConfig,
@@ -39,6 +43,7 @@ export async function patchObject(
   subresource?: "status",
 ): Promise<Record<string, unknown> | undefined> {
   if (operations.length === 0) return undefined;
+  enterWrite(kubeConfig, target);
   const api = kubeConfig.makeApiClient(CustomObjectsApi);
   const body = [Patch.test(["metadata", "resourceVersion"], target.resourceVersion), ...operations];
   const common = {
@@ -120,6 +125,7 @@ export async function writeDesired<
       readonly name?: string;
       readonly namespace?: string;
       readonly resourceVersion?: string;
+      readonly uid?: string;
     };
   },
 >(
@@ -130,10 +136,10 @@ export async function writeDesired<
   desired: unknown,
 ): Promise<Written<T> | undefined> {
   const operations = changesTo(stored, part, desired);
-  const { namespace, name = "", resourceVersion = "" } = stored.metadata;
+  const { namespace, name = "", resourceVersion = "", uid } = stored.metadata;
   const object = await patchObject(
     kubeConfig,
-    { ...resource, ...(namespace ? { namespace } : {}), name, resourceVersion },
+    { ...resource, ...(namespace ? { namespace } : {}), name, resourceVersion, ...(uid ? { uid } : {}) },
     operations,
     part === "status" ? "status" : undefined,
   );

@@ -1,10 +1,11 @@
-/** The profile controller: each ProviderConfig yields one ClusterProfile, kept in step, removed when the config goes. */
+/** The profile controller: each ProviderConfig of this provider yields one ClusterProfile, kept in step, removed when the config goes. */
 
 import { CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
 import type { ClusterBackend } from "../api/backend-contract.ts";
 import type { ClusterProfile } from "../api/cluster-profile.ts";
 import { ANNOTATIONS, LABELS, RESOURCES } from "../api/constants.ts";
 import type { ProviderConfig } from "../api/provider-config.ts";
+import { claimOperations, configOwnership } from "../machines/cluster-profile/ownership.ts";
 import {
   desiredClusterProfile,
   type ProfileOwner,
@@ -22,6 +23,7 @@ import type { EngineMetrics } from "./metrics.ts";
 import { Outcome } from "./outcome.ts";
 import { GoneError, patchObject, writeDesired } from "./patch-object.ts";
 import type { ShardRing } from "./sharding/shard-ring.ts";
+import { enterWrite } from "./write-loop-guard.ts";
 
 /** How to run the profile controller. */
 export interface ProfileControllerOptions {
@@ -38,8 +40,13 @@ export interface ProfileControllerOptions {
 
 /**
  * Level-based: for a ProviderConfig name, the desired world is "one up-to-date profile if the config
- * exists and names our backend, none otherwise". Profiles are found by their labels, so a profile
- * whose config was deleted while the controller was down is still removed.
+ * exists, is ours and names our backend, none otherwise". Profiles are found by their labels, so a
+ * profile whose config was deleted (or went to another provider) while the controller was down is still
+ * removed.
+ *
+ * Ownership (see ownership.ts): a config is ours when `spec.providerRef.name` is our provider name; one
+ * naming no provider is claimed (providerRef set, guarded by its resourceVersion) if its backend is ours;
+ * any other config is another provider's and gets no write at all: no status, no claim, no profile.
  */
 export class ProfileController extends KeyedController {
   readonly #options: ProfileControllerOptions;
@@ -71,8 +78,11 @@ export class ProfileController extends KeyedController {
   /** Makes the world match the ProviderConfig `name` (or its absence). */
   async reconcile(name: string): Promise<Outcome> {
     const { owner, backend } = this.#options;
-    const config = this.#configs.get(name);
-    const served = config !== undefined && config.spec.backend === owner.backend;
+    const found = this.#configs.get(name);
+    const config = found && (await this.#claimIfFree(found));
+    const ownership = config ? configOwnership(config, owner) : "gone";
+    const ours = config !== undefined && ownership === "ours";
+    const served = ours && config.spec.backend === owner.backend;
     const versions = served ? backend.supportedVersions(config) : undefined;
     const desired = served
       ? desiredClusterProfile(config, owner, versions ?? [], backend.traits(config))
@@ -82,8 +92,42 @@ export class ProfileController extends KeyedController {
       if (profile.metadata.name !== desired?.metadata.name) await this.#delete(profile);
     }
     if (desired) await this.#apply(desired);
-    if (config) await this.#writeStatus(config, versions);
+    if (ours) await this.#writeStatus(config, versions);
+    // Said after the writes: a test (or a person) reading it knows the world is as this reconcile left it.
+    this.log.debug("ProviderConfig reconciled", { config: name, ownership });
     return Outcome.awaitChange();
+  }
+
+  /**
+   * Claims a config that names no provider when its backend is ours, and returns it as stored then; any
+   * other config as it is. Of two engines claiming at once the API server takes one (the patch tests the
+   * resourceVersion); the other's conflict re-reads, and finds the config another's.
+   */
+  async #claimIfFree(config: ProviderConfig): Promise<ProviderConfig | undefined> {
+    const { owner } = this.#options;
+    if (configOwnership(config, owner) !== "claimable") return config;
+    const name = config.metadata.name ?? "";
+    try {
+      const claimed = await patchObject(
+        this.#options.kubeConfig,
+        {
+          ...RESOURCES.ProviderConfig,
+          name,
+          resourceVersion: config.metadata.resourceVersion ?? "",
+          ...(config.metadata.uid ? { uid: config.metadata.uid } : {}),
+        },
+        claimOperations(owner),
+      );
+      this.log.info("ProviderConfig claimed: it named no provider and its backend is ours", {
+        config: name,
+        backend: config.spec.backend,
+      });
+      return claimed as unknown as ProviderConfig;
+    } catch (error) {
+      // A ConflictError is retried like any error: the next reconcile reads who holds the config now.
+      if (error instanceof GoneError) return undefined;
+      throw error;
+    }
   }
 
   #ownProfilesOf(configName: string): ClusterProfile[] {
@@ -101,6 +145,7 @@ export class ProfileController extends KeyedController {
     const stored = this.#profiles.get(name);
     if (profileUpToDate(stored, desired)) return;
     if (!stored) {
+      enterWrite(this.#options.kubeConfig, { ...RESOURCES.ClusterProfile, name });
       await this.#api.createClusterCustomObject({ ...RESOURCES.ClusterProfile, body: desired });
       this.log.info("ClusterProfile created", { profile: name });
       return;
@@ -121,7 +166,12 @@ export class ProfileController extends KeyedController {
     };
     await patchObject(
       this.#options.kubeConfig,
-      { ...RESOURCES.ClusterProfile, name, resourceVersion: stored.metadata.resourceVersion ?? "" },
+      {
+        ...RESOURCES.ClusterProfile,
+        name,
+        resourceVersion: stored.metadata.resourceVersion ?? "",
+        ...(stored.metadata.uid ? { uid: stored.metadata.uid } : {}),
+      },
       diff(current as unknown as Json, wanted as unknown as Json),
     );
     this.log.info("ClusterProfile updated", { profile: name });
@@ -129,6 +179,11 @@ export class ProfileController extends KeyedController {
 
   async #delete(profile: ClusterProfile): Promise<void> {
     const name = profile.metadata.name ?? "";
+    enterWrite(this.#options.kubeConfig, {
+      ...RESOURCES.ClusterProfile,
+      name,
+      ...(profile.metadata.uid ? { uid: profile.metadata.uid } : {}),
+    });
     try {
       await this.#api.deleteClusterCustomObject({ ...RESOURCES.ClusterProfile, name });
       this.log.info("ClusterProfile deleted", { profile: name });

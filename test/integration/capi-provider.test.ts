@@ -73,13 +73,14 @@ beforeAll(async () => {
   custom = controlPlane.kubeConfig.makeApiClient(CustomObjectsApi);
   core = controlPlane.kubeConfig.makeApiClient(CoreV1Api);
   await core.createNamespace({ body: { metadata: { name: NAMESPACE } } });
-  for (const [name, backend] of [
-    ["sim", "simulated"],
-    ["local", "local"],
+  // Two providers on one API server: each config names the one it belongs to.
+  for (const [name, backend, provider] of [
+    ["sim", "simulated", "capi-sim"],
+    ["local", "local", "capi-local"],
   ] as const) {
     await custom.createClusterCustomObject({
       ...RESOURCES.ProviderConfig,
-      body: aProviderConfig({ name, backend }),
+      body: aProviderConfig({ name, backend, providerRef: { name: provider } }),
     });
   }
   const local = await createLocalBackend({
@@ -375,8 +376,13 @@ describe("the controller killed with kill -9 mid-provisioning", () => {
       "--health-probe-bind-address=0",
       "--no-schedule",
     ];
+    // A config of its own: the config "sim" belongs to capi-sim.
+    await custom.createClusterCustomObject({
+      ...RESOURCES.ProviderConfig,
+      body: aProviderConfig({ name: "kill-sim", backend: "simulated", providerRef: { name: "capi-kill" } }),
+    });
     const first = startEngineCli(args);
-    const created = await applyEngineCluster("survivor", "test.capi-kill.sim");
+    const created = await applyEngineCluster("survivor", "test.capi-kill.kill-sim");
     await applyCapiCluster("survivor");
     await eventually(
       async () =>

@@ -213,7 +213,7 @@ const PRINTER_COLUMNS: readonly {
   { kind: "ClusterProfile", normal: ["Name", "Provider", "Config"], wide: [] },
   { kind: "ClusterRequest", normal: ["Name", "Purpose", "Phase", "Cluster", "Cluster-NS"], wide: [] },
   { kind: "AccessRequest", normal: ["Name", "Phase"], wide: [] },
-  { kind: "ProviderConfig", normal: ["Name", "Backend", "Profile", "Age"], wide: [] },
+  { kind: "ProviderConfig", normal: ["Name", "Provider", "Backend", "Profile", "Age"], wide: [] },
   { kind: "Purpose", normal: ["Name", "Dedicated", "Traits", "Age"], wide: [] },
   { kind: "ClusterRequestGrant", normal: ["Name", "Cluster", "Cluster-NS", "Prefix", "Age"], wide: [] },
 ];

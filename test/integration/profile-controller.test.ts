@@ -9,12 +9,15 @@ import { type ControlPlane, startControlPlane } from "../../src/controlplane/con
 import { SimulatedBackend } from "../../src/providers/simulated.ts";
 import { Engine } from "../../src/runtime/engine.ts";
 import { installingCrds } from "../../src/runtime/install-crds.ts";
+import { createLogger } from "../../src/runtime/logger.ts";
 import { aProviderConfig } from "../support/builders.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
 
 let controlPlane: ControlPlane;
 let custom: CustomObjectsApi;
 let engine: Engine;
+/** The engine's log lines, parsed. */
+const logged: Array<Record<string, unknown>> = [];
 
 beforeAll(async () => {
   controlPlane = await startControlPlane({ prepare: installingCrds("crds") });
@@ -24,6 +27,7 @@ beforeAll(async () => {
     providerName: "sim",
     environment: "dev",
     backend: new SimulatedBackend(),
+    log: createLogger({ level: "debug", write: (line) => logged.push(JSON.parse(line)) }),
   });
   await engine.start();
 });
@@ -70,6 +74,8 @@ describe("the profile controller", () => {
     const config = await eventually(async () =>
       satisfying(await readConfig("small"), (c) => c.status?.profileName === "dev.sim.small"),
     );
+    // It named no provider and its backend is ours: the engine claimed it.
+    expect(config.spec.providerRef).toEqual({ name: "sim" });
     expect(config.status?.conditions).toContainEqual(
       expect.objectContaining({
         type: "Ready",
@@ -112,8 +118,8 @@ describe("the profile controller", () => {
     );
   });
 
-  it("makes no profile for a config of another backend and says why", async () => {
-    await applyConfig("elsewhere", { backend: "kind" });
+  it("makes no profile for a config of ours that needs another backend and says why", async () => {
+    await applyConfig("elsewhere", { backend: "kind", providerRef: { name: "sim" } });
     const config = await eventually(async () =>
       satisfying(await readConfig("elsewhere"), (c) => (c.status?.conditions ?? []).length > 0),
     );
@@ -162,5 +168,29 @@ describe("the profile controller", () => {
       ),
     );
     expect(untraited?.metadata.annotations).toEqual({ "example.com/note": "not the engine's" });
+  });
+
+  it.each([
+    {
+      case: "names another provider (even with our backend)",
+      spec: { backend: "simulated", providerRef: { name: "other" } },
+    },
+    { case: "names no provider and needs another backend", spec: { backend: "kind" } },
+  ])("leaves a config that $case alone: no claim, no status, no profile", async ({ spec }) => {
+    const name = `foreign-${spec.backend}`;
+    const created = (await applyConfig(name, spec)) as ProviderConfig;
+    await eventually(
+      () =>
+        expect(logged).toContainEqual(
+          expect.objectContaining({ msg: "ProviderConfig reconciled", config: name, ownership: "foreign" }),
+        ),
+      { what: `the engine to have looked at ${name}` },
+    );
+
+    const config = await readConfig(name);
+    expect(config.metadata.resourceVersion).toBe(created.metadata.resourceVersion);
+    expect(config.spec).toEqual(spec);
+    expect(config.status).toBeUndefined();
+    expect(await readProfile(`dev.sim.${name}`)).toBeUndefined();
   });
 });

@@ -94,7 +94,11 @@ export interface ProviderConfigProps extends Partial<ProviderConfigSpec>, Metada
   readonly name?: string;
 }
 
-/** A ProviderConfig as an operator applies it; the backend defaults to `simulated`. */
+/**
+ * A ProviderConfig as an operator applies it; the backend defaults to `simulated`. Without `providerRef`
+ * it names no provider, so the engine of its backend claims it (what a single-engine test wants); give
+ * `providerRef` where several providers share the API server.
+ */
 export function aProviderConfig(props: ProviderConfigProps = {}): ProviderConfig {
   const { name, labels, annotations, finalizers, backend, ...spec } = props;
   return {
