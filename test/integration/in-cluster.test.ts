@@ -220,7 +220,7 @@ describe("in a kind management cluster", { timeout: 900_000 }, () => {
     await management.kubectl("create", "namespace", NS);
     await custom.createClusterCustomObject({
       ...RESOURCES.ProviderConfig,
-      body: aProviderConfig({ name: "sim" }),
+      body: aProviderConfig({ name: "sim", providerRef: { name: "engine" } }),
     });
     await eventually(
       () => custom.getClusterCustomObject({ ...RESOURCES.ClusterProfile, name: "default.engine.sim" }),
@@ -478,7 +478,7 @@ describe("in a kind management cluster", { timeout: 900_000 }, () => {
     expect(pods.map((p) => p.name)).toContain(leader);
     await custom.createClusterCustomObject({
       ...RESOURCES.ProviderConfig,
-      body: aProviderConfig({ name: "cp-sim" }),
+      body: aProviderConfig({ name: "cp-sim", providerRef: { name: provider } }),
     });
     await eventually(
       () =>

@@ -110,7 +110,7 @@ beforeAll(async () => {
   await engine.start();
   await custom.createClusterCustomObject({
     ...RESOURCES.ProviderConfig,
-    body: aProviderConfig({ name: "kind", backend: "kind" }),
+    body: aProviderConfig({ name: "kind", backend: "kind", providerRef: { name: "kind-test" } }),
   });
 }, 300_000);
 

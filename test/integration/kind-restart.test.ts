@@ -59,7 +59,7 @@ beforeAll(async () => {
     .createNamespace({ body: { metadata: { name: NS } } });
   await custom.createClusterCustomObject({
     ...RESOURCES.ProviderConfig,
-    body: aProviderConfig({ name: "kind", backend: "kind" }),
+    body: aProviderConfig({ name: "kind", backend: "kind", providerRef: { name: "kind-test" } }),
   });
 }, 120_000);
 
