@@ -4,8 +4,9 @@
 # version hack/kube pins. Each step is skipped when its result exists, so a second run costs seconds.
 #
 # Usage: hack/containers/ensure.sh [--check] [step...]
-#   steps: docker base-image node-image engine-image kind kube-node-binaries kind-node-image check
-#   (default: all but check; --check adds check: a real kind cluster must reach Ready, then is deleted).
+#   steps: docker base-image node-image engine-image kind kube-node-binaries kind-base-image component-images
+#   kind-node-image check (default: docker engine-image kind kube-node-binaries kind-node-image, each pulling in
+#   what it needs; --check adds check: a real kind cluster must reach Ready, then is deleted).
 # Progress goes to stderr; stdout carries only key=value lines (docker=, kind=, kubectl=, engineImage=,
 # nodeImage=, kubernetesVersion=) for the steps run. Caches live in ~/.cache/openmcp-engine (kind/, kube/,
 # containers/); images in Docker's own store. See "Containers and kind" in the README.
@@ -34,7 +35,7 @@ timed() {
   log "$1: done in $((SECONDS - start)) s"
 }
 # Work folders live beside the caches and go away on exit, whatever happens.
-scratch=()
+scratch=() build_containers=()
 # new_scratch <var> <name>: makes a fresh work folder and stores its path in <var>.
 new_scratch() {
   local d
@@ -44,6 +45,8 @@ new_scratch() {
 }
 on_exit() {
   local rc=$?
+  [ -z "${check_cluster:-}" ] || "$kind_bin" delete cluster --name "$check_cluster" >/dev/null 2>&1 || true
+  [ ${#build_containers[@]} -eq 0 ] || "$DOCKER" rm -f -v "${build_containers[@]}" >/dev/null 2>&1 || true
   [ ${#scratch[@]} -eq 0 ] || rm -rf "${scratch[@]}"
   [ $rc -eq 0 ] || echo "ensure.sh: error: ${current:+step '$current' }failed (exit $rc); see the messages above" >&2
 }
@@ -133,6 +136,8 @@ step_docker() {
       fi
     fi
   fi
+  # kind runs `docker` from PATH: the same CLI as ours.
+  PATH="$(dirname "$DOCKER"):$PATH"
   out "docker=$DOCKER"
 }
 
@@ -249,6 +254,37 @@ step_kind() {
   out "kind=$kind_bin"
 }
 
+# shellcheck source=kind-node.sh
+. "$here/kind-node.sh"
+
+# ----------------------------------------------------------------------------------------------- check
+# A real single-node cluster from the node image: node Ready, every kube-system Pod Running, and a Pod that
+# resolves a Service name through CoreDNS (so DNS and Pod networking work); deleted afterwards.
+step_check() {
+  local name=omc-toolchain-check kubeconfig phases i
+  if [ -z "$kube_node_dir" ]; then step_kube_node_binaries >/dev/null; fi
+  new_scratch kubeconfig check
+  kubeconfig=$kubeconfig/kubeconfig
+  "$kind_bin" delete cluster --name "$name" >/dev/null 2>&1 || true
+  check_cluster=$name
+  "$kind_bin" create cluster --name "$name" --image "$node_image" --kubeconfig "$kubeconfig" --wait 5m >&2
+  local k=("$kube_node_dir/kubectl" --kubeconfig "$kubeconfig")
+  "${k[@]}" wait --for=condition=Ready node --all --timeout=5m >&2
+  for i in $(seq 60); do
+    phases=$("${k[@]}" get pods -n kube-system -o jsonpath='{range .items[*]}{.status.phase}{"\n"}{end}' | sort | uniq -c)
+    echo "$phases" | grep -qv ' Running$' || break
+    sleep 5
+  done
+  "${k[@]}" get pods -n kube-system -o wide >&2
+  echo "$phases" | grep -qv ' Running$' && die "not every kube-system Pod is Running after 5 min"
+  "$kind_bin" load docker-image "$base_image" --name "$name" >&2
+  "${k[@]}" run dns-check --image "$base_image" --image-pull-policy=Never --restart=Never --command -- getent hosts kubernetes.default.svc.cluster.local >&2
+  "${k[@]}" wait --for=jsonpath='{.status.phase}'=Succeeded pod/dns-check --timeout=2m >&2
+  log "check: $("${k[@]}" logs dns-check) (DNS and Pod networking work)"
+  "$kind_bin" delete cluster --name "$name" >&2
+  check_cluster=''
+}
+
 # ------------------------------------------------------------------------------------------------ main
 check=false
 steps=()
@@ -256,7 +292,8 @@ for arg in "$@"; do
   case "$arg" in
     --check) check=true ;;
     -h | --help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    docker | base-image | node-image | engine-image | kind | kube-node-binaries | kind-node-image | check) steps+=("$arg") ;;
+    docker | base-image | node-image | engine-image | kind | kube-node-binaries | kind-base-image | component-images | kind-node-image | check)
+      steps+=("$arg") ;;
     *) die "unknown argument '$arg' (see --help)" ;;
   esac
 done
@@ -269,7 +306,7 @@ exec 9>"$state/ensure.lock"
 flock 9
 
 start=$SECONDS
-[ "${steps[0]}" = docker ] || step_docker >/dev/null
+if [ "${steps[0]}" != docker ]; then step_docker >/dev/null; fi
 for s in "${steps[@]}"; do
   timed "$s"
 done
