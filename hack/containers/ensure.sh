@@ -258,10 +258,10 @@ step_kind() {
 . "$here/kind-node.sh"
 
 # ----------------------------------------------------------------------------------------------- check
-# A real single-node cluster from the node image: node Ready, every kube-system Pod Running, and a Pod that
+# A real single-node cluster from the node image: node Ready, every kube-system Pod Ready, and a Pod that
 # resolves a Service name through CoreDNS (so DNS and Pod networking work); deleted afterwards.
 step_check() {
-  local name=omc-toolchain-check kubeconfig phases i
+  local name=omc-toolchain-check kubeconfig i
   if [ -z "$kube_node_dir" ]; then step_kube_node_binaries >/dev/null; fi
   new_scratch kubeconfig check
   kubeconfig=$kubeconfig/kubeconfig
@@ -270,16 +270,18 @@ step_check() {
   "$kind_bin" create cluster --name "$name" --image "$node_image" --kubeconfig "$kubeconfig" --wait 5m >&2
   local k=("$kube_node_dir/kubectl" --kubeconfig "$kubeconfig")
   "${k[@]}" wait --for=condition=Ready node --all --timeout=5m >&2
-  for i in $(seq 60); do
-    phases=$("${k[@]}" get pods -n kube-system -o jsonpath='{range .items[*]}{.status.phase}{"\n"}{end}' | sort | uniq -c)
-    echo "$phases" | grep -qv ' Running$' || break
-    sleep 5
-  done
+  "${k[@]}" -n kube-system rollout status daemonset/kube-proxy --timeout=5m >&2
+  "${k[@]}" -n kube-system rollout status deployment/coredns --timeout=5m >&2
+  "${k[@]}" -n kube-system wait --for=condition=Ready pods --all --timeout=5m >&2
   "${k[@]}" get pods -n kube-system -o wide >&2
-  echo "$phases" | grep -qv ' Running$' && die "not every kube-system Pod is Running after 5 min"
   "$kind_bin" load docker-image "$base_image" --name "$name" >&2
+  for i in $(seq 60); do "${k[@]}" get serviceaccount default >/dev/null 2>&1 && break; sleep 2; done
   "${k[@]}" run dns-check --image "$base_image" --image-pull-policy=Never --restart=Never --command -- getent hosts kubernetes.default.svc.cluster.local >&2
-  "${k[@]}" wait --for=jsonpath='{.status.phase}'=Succeeded pod/dns-check --timeout=2m >&2
+  if ! "${k[@]}" wait --for=jsonpath='{.status.phase}'=Succeeded pod/dns-check --timeout=2m >&2; then
+    "${k[@]}" describe pod dns-check >&2 || true
+    "${k[@]}" logs dns-check >&2 || true
+    die "a Pod could not resolve kubernetes.default.svc.cluster.local"
+  fi
   log "check: $("${k[@]}" logs dns-check) (DNS and Pod networking work)"
   "$kind_bin" delete cluster --name "$name" >&2
   check_cluster=''
