@@ -100,7 +100,8 @@ start_dockerd() {
   echo $! >"$state/dockerd.pid"
   local i
   for i in $(seq 60); do
-    find_docker && return 0
+    # Once it answers, ask again: the first CLI that answered may just have been the first after it came up.
+    if find_docker; then find_docker; return 0; fi
     [ -d "/proc/$(cat "$state/dockerd.pid")" ] || break
     sleep 1
   done
@@ -108,6 +109,7 @@ start_dockerd() {
   die "dockerd did not answer within 60 s (log: $state/dockerd.log)"
 }
 
+privileged_broken=false
 step_docker() {
   if ! find_docker; then
     if pgrep -x dockerd >/dev/null; then
@@ -133,6 +135,7 @@ step_docker() {
         log "WARNING: this script) uses runtime '$runtime': privileged containers such as kind nodes will fail with"
         log "WARNING: 'unable to apply caps'. Restart it with: dockerd --add-runtime $runtime_name=$state/$runtime_name --default-runtime $runtime_name"
         install -m 755 "$here/runc-drop-sys-resource.sh" "$state/$runtime_name"
+        privileged_broken=true
       fi
     fi
   fi
@@ -262,6 +265,7 @@ step_kind() {
 # resolves a Service name through CoreDNS (so DNS and Pod networking work); deleted afterwards.
 step_check() {
   local name=omc-toolchain-check kubeconfig i
+  ! $privileged_broken || die "kind nodes cannot start on this dockerd (see the WARNING above)"
   if [ -z "$kube_node_dir" ]; then step_kube_node_binaries >/dev/null; fi
   new_scratch kubeconfig check
   kubeconfig=$kubeconfig/kubeconfig
