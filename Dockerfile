@@ -6,12 +6,15 @@
 FROM node:24-bookworm-slim AS build
 WORKDIR /src
 COPY package.json package-lock.json tsconfig.json tsconfig.build.json ./
-COPY hack/image/assemble.sh hack/image/assemble.sh
+# extra-ca.pem is optional and never in the repository: hack/containers/ensure.sh adds the host's CA bundle to
+# its build context where the machine re-signs TLS, so npm can reach the registry (build stage only).
+COPY hack/image/assemble.sh hack/image/extra-ca.pe[m] hack/image/
 COPY src src
 COPY crds crds
 COPY examples examples
 COPY templates templates
-RUN hack/image/assemble.sh /app
+RUN if [ -f hack/image/extra-ca.pem ]; then export NODE_EXTRA_CA_CERTS=/src/hack/image/extra-ca.pem; fi; \
+    hack/image/assemble.sh /app
 
 FROM node:24-bookworm-slim
 ENV NODE_ENV=production

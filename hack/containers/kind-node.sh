@@ -1,0 +1,160 @@
+# The kind node image for the pinned Kubernetes release, assembled offline (sourced by ensure.sh): what
+# `kind build node-image` does, by hand, since that always pulls etcd, coredns, pause and kindnetd from
+# registries. Steps: the Kubernetes binaries (hack/kube/build.sh), the kind base image (kind-base.Dockerfile),
+# one image per component kubeadm asks for, then the node: base + kubeadm/kubelet/kubectl + those images
+# imported into its containerd, committed as kindest/node:<version>.
+
+# ------------------------------------------------------------------------------- Kubernetes binaries
+kube_cp_dir='' kube_node_dir=''
+step_kube_node_binaries() {
+  # hack/kube/build.sh takes no lock: wait for a build of the same release that is already running.
+  while pgrep -f "openmcp-engine/kube/\.build-$kube_version\." >/dev/null; do
+    log "waiting for a running hack/kube/build.sh of $kube_version to finish"
+    sleep 15
+  done
+  kube_cp_dir=$("$root/hack/kube/build.sh" | tail -1)
+  [ -x "$kube_cp_dir/kube-controller-manager" ] && [ -x "$kube_cp_dir/kube-scheduler" ] ||
+    die "$kube_cp_dir lacks kube-controller-manager or kube-scheduler, which a node image needs"
+  "$kube_cp_dir/kube-apiserver" --version | grep -qx "Kubernetes $kube_version" ||
+    die "$kube_cp_dir holds $("$kube_cp_dir/kube-apiserver" --version), not $kube_version (KUBEBUILDER_ASSETS?)"
+  kube_node_dir=$("$root/hack/kube/build.sh" node | tail -1)
+  out "kubectl=$kube_node_dir/kubectl"
+  out "kubernetesVersion=${kube_version#v}"
+}
+
+# ----------------------------------------------------------------------------------- kind base image
+kind_module_dir() {
+  GOFLAGS= go mod download -json "sigs.k8s.io/kind@$kind_version" | sed -n 's/^\s*"Dir": "\(.*\)",$/\1/p'
+}
+
+step_kind_base_image() {
+  have_image "$kind_base_image" && return 0
+  step_base_image
+  local ctx files
+  files=$(kind_module_dir)/images/base/files
+  [ -d "$files" ] || die "no $files in the Go module cache"
+  new_scratch ctx kind-base
+  cp -r "$files" "$ctx/files"
+  cp "$here/kind-base.Dockerfile" "$ctx/Dockerfile"
+  # What kind's Dockerfile does with COPY --chmod, which the classic builder lacks: scripts 0755, the rest 0644.
+  chmod -R u+w "$ctx/files"
+  find "$ctx/files" -type d -exec chmod 755 {} +
+  find "$ctx/files" -type f -exec chmod 644 {} +
+  chmod 755 "$ctx"/files/usr/local/bin/* "$ctx"/files/kind/bin/*
+  log "building $kind_base_image from $base_image with kind's images/base/files and Debian's packages"
+  DOCKER_BUILDKIT=0 "$DOCKER" build -q --build-arg "BASE_IMAGE=$base_image" -t "$kind_base_image" "$ctx" >&2
+}
+
+# ------------------------------------------------------------------------------------ component images
+# component_image <image> <file> <path in image> [extra Dockerfile lines]: an image holding one binary.
+component_image() {
+  local image=$1 file=$2 path=$3 extra=${4:-} ctx
+  new_scratch ctx component
+  cp "$file" "$ctx/$(basename "$path")"
+  [ ! -f "$here/iptables-wrapper.sh" ] || cp "$here/iptables-wrapper.sh" "$ctx/"
+  printf 'FROM %s\nCOPY %s %s\n%s\nENTRYPOINT ["%s"]\n' \
+    "${FROM_IMAGE:-$base_image}" "$(basename "$path")" "$path" "$extra" "$path" >"$ctx/Dockerfile"
+  log "building $image"
+  DOCKER_BUILDKIT=0 "$DOCKER" build -q -t "$image" "$ctx" >&2
+}
+
+# coredns_binary <version>: CoreDNS from the Go module proxy, cached per version (~4 min the first time);
+# sets $built. (Helpers that make work folders set a variable rather than print: a $(...) would lose them.)
+built=''
+coredns_binary() {
+  local dir=$cache/coredns/$1 tmp
+  if [ ! -x "$dir/coredns" ]; then
+    new_scratch tmp coredns
+    log "building CoreDNS $1 with $(go version | cut -d' ' -f3) (first time: ~4 min)"
+    # Static (CGO off): the image holds nothing but this binary, like CoreDNS's own.
+    CGO_ENABLED=0 GOFLAGS= GOBIN=$tmp go install -trimpath -ldflags='-s -w' "github.com/coredns/coredns@$1" >&2
+    mkdir -p "$cache/coredns"
+    chmod 755 "$tmp"
+    rm -rf "$dir"
+    mv "$tmp" "$dir"
+  fi
+  built=$dir/coredns
+}
+
+# pause_binary <tag>: Kubernetes' pause, statically linked from the source in the Go module cache; sets $built.
+pause_binary() {
+  local src ctx
+  src=$(cd "$root/hack/kube" && GOFLAGS=-mod=mod go list -m -f '{{.Dir}}' k8s.io/kubernetes)/build/pause/linux/pause.c
+  command -v gcc >/dev/null || apt_install gcc libc6-dev
+  new_scratch ctx pause
+  gcc -Os -Wall -static -DVERSION="v$1" -o "$ctx/pause" "$src" >&2
+  built=$ctx/pause
+}
+
+# The images kubeadm of this release asks for, built from the binaries, into $component_images.
+component_images=()
+step_component_images() {
+  if [ -z "$kube_node_dir" ]; then step_kube_node_binaries >/dev/null; fi
+  local image name tag
+  component_images=()
+  while read -r image; do
+    name=${image%:*} tag=${image##*:}
+    component_images+=("$image")
+    have_image "$image" && continue
+    case "${name##*/}" in
+      kube-apiserver | kube-controller-manager | kube-scheduler)
+        component_image "$image" "$kube_cp_dir/${name##*/}" "/usr/local/bin/${name##*/}" ;;
+      kube-proxy)
+        # kube-proxy programs the node's iptables: Debian's, behind a wrapper that picks the node's backend.
+        component_image "$image" "$kube_node_dir/kube-proxy" /usr/local/bin/kube-proxy \
+          "$(printf '%s\n' 'RUN export DEBIAN_FRONTEND=noninteractive && apt-get update && apt-get install -y --no-install-recommends iptables nftables conntrack && rm -rf /var/lib/apt/lists/*' \
+            'COPY iptables-wrapper.sh /usr/sbin/iptables-wrapper' \
+            'RUN for c in iptables iptables-save iptables-restore ip6tables ip6tables-save ip6tables-restore; do ln -sf iptables-wrapper /usr/sbin/$c; done')" ;;
+      etcd) component_image "$image" "$kube_cp_dir/etcd" /usr/local/bin/etcd ;;
+      pause) pause_binary "$tag"; FROM_IMAGE=scratch component_image "$image" "$built" /pause 'USER 65535:65535' ;;
+      coredns) coredns_binary "$tag"; FROM_IMAGE=scratch component_image "$image" "$built" /coredns ;;
+      *) die "kubeadm asks for $image, which this script does not know how to build" ;;
+    esac
+  done < <("$kube_node_dir/kubeadm" config images list --kubernetes-version "$kube_version" 2>/dev/null |
+    awk '/coredns/ { slow = $0; next } { print } END { if (slow) print slow }') # CoreDNS, the slowest, last
+  [ ${#component_images[@]} -gt 0 ] || die "kubeadm config images list printed nothing"
+}
+
+# ----------------------------------------------------------------------------------------- node image
+step_kind_node_image() {
+  if ! have_image "$node_image"; then
+    step_kind_base_image
+    step_component_images
+    local cid pause ctr_label=() image
+    pause=$(printf '%s\n' "${component_images[@]}" | grep '/pause:')
+    log "assembling $node_image from $kind_base_image and ${#component_images[@]} component images"
+    cid=$("$DOCKER" run -d --entrypoint=sleep --security-opt seccomp=unconfined "$kind_base_image" infinity)
+    build_containers+=("$cid")
+    for b in kubeadm kubelet kubectl; do "$DOCKER" cp "$kube_node_dir/$b" "$cid:/usr/bin/$b"; done
+    in_node() { "$DOCKER" exec -i "$cid" "$@"; }
+    echo "$kube_version" | in_node sh -c 'cat > /kind/version'
+    in_node mkdir -p /kind/manifests /etc/cni/net.d
+    in_node sh -c 'cat > /kind/manifests/default-cni.yaml' <"$here/default-cni.yaml"
+    in_node sh -c 'cat > /etc/cni/net.d/10-kind-static.conflist' <"$here/static-cni.conflist"
+    # containerd's sandbox image must be the pause image kubeadm asks for (and the one imported below).
+    in_node sed -i "s|^\(\s*sandbox_image = \).*|\1\"$pause\"|" /etc/containerd/config.toml
+    if lacks_sys_resource; then
+      log "node image: restrict_oom_score_adj = true (this machine lacks CAP_SYS_RESOURCE: Pod sandboxes fail otherwise)"
+      in_node sed -i 's|^\(\s*restrict_oom_score_adj = \).*|\1true|' /etc/containerd/config.toml
+    fi
+    if cgroup_v1; then
+      log "node image: kubelet --fail-cgroupv1=false (this host is on cgroup v1, which kubelet >= 1.35 refuses by default)"
+      in_node sed -i 's|^KUBELET_EXTRA_ARGS=.*|& --fail-cgroupv1=false|' /etc/default/kubelet
+    fi
+    in_node sh -c 'nohup containerd >/var/log/build-containerd.log 2>&1 & echo $! >/run/build-containerd.pid'
+    in_node sh -c 'for i in $(seq 30); do ctr version >/dev/null 2>&1 && exit 0; sleep 1; done; cat /var/log/build-containerd.log; exit 1' >&2
+    # Pinned images are never removed by kubelet's image garbage collection (ctr >= 1.7 has --label).
+    in_node ctr images import --help 2>&1 | grep -q -- '--label' && ctr_label=(--label=io.cri-containerd.pinned=pinned)
+    for image in "${component_images[@]}"; do
+      log "node image: importing $image"
+      "$DOCKER" save "$image" | in_node ctr -n k8s.io images import "${ctr_label[@]}" --no-unpack --digests - >/dev/null
+    done
+    # Stop it and wait until it is gone or a zombie (`sleep`, the container's pid 1, never reaps it).
+    in_node sh -c 'p=$(cat /run/build-containerd.pid); kill $p
+      while [ -e /proc/$p ] && [ "$(cut -d" " -f3 /proc/$p/stat)" != Z ]; do sleep 1; done
+      rm -f /run/build-containerd.pid /var/log/build-containerd.log'
+    "$DOCKER" commit --change 'ENTRYPOINT [ "/usr/local/bin/entrypoint", "/sbin/init" ]' --change 'CMD []' "$cid" "$node_image" >/dev/null
+    log "built $node_image"
+  fi
+  out "nodeImage=$node_image"
+}
