@@ -77,8 +77,9 @@ it("adopts a kind create that outlived a killed engine: one create, one kind clu
     body: aCluster({ name: "survivor", namespace: NS, profile: "test.kind-test.kind", tenancy: "Exclusive" }),
   });
   const provisioning = await eventually(
-    async () => satisfying(await readCluster("survivor"), (c) => c?.status?.phase === "Provisioning"),
-    { what: "Cluster survivor Provisioning", timeoutMs: 120_000, intervalMs: 200 },
+    async () =>
+      satisfying(await readCluster("survivor"), (c) => c?.status?.providerStatus?.state === "provisioning"),
+    { what: "Cluster survivor provisioning", timeoutMs: 120_000, intervalMs: 200 },
   );
   const name = kindClusterName(provisioning?.metadata.uid ?? "");
   const recordFile = join(stateDirectory, "kind", "clusters", name, "record.json");
