@@ -97,7 +97,7 @@ describe("the printed Cluster API components (clusterctl contract)", () => {
     }
   });
 
-  it("need no clusterctl variables: every ${...} would have to be set by whoever runs clusterctl init", () => {
+  it("need no clusterctl variables (a $-brace reference would have to be set by whoever runs clusterctl init)", () => {
     // drone/envsubst, which clusterctl uses, would read any `${VAR}` here as a variable to substitute.
     expect(text).not.toMatch(/\$\{/);
   });
