@@ -83,8 +83,11 @@ async function capiPair(namespace: string, name: string, filter: string): Promis
   });
 }
 
-const read = <T>(resource: typeof RESOURCES.Cluster, namespace: string, name: string) =>
-  custom.getNamespacedCustomObject({ ...resource, namespace, name }) as Promise<T>;
+const read = <T>(
+  resource: { readonly group: string; readonly version: string; readonly plural: string },
+  namespace: string,
+  name: string,
+) => custom.getNamespacedCustomObject({ ...resource, namespace, name }) as Promise<T>;
 
 describe("run --namespace inside --watch-filter blue", () => {
   it("reconciles the objects of its namespace and filter, and leaves every other one untouched", async () => {
