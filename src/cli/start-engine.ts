@@ -6,6 +6,7 @@ import { randomUUID } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { hostname } from "node:os";
 import { join, resolve } from "node:path";
+import { getHeapStatistics } from "node:v8";
 import type { KubeConfig } from "@kubernetes/client-node";
 import type { BackendFactory, ClusterBackend } from "../api/backend-contract.ts";
 import type { Logger, LogLevel } from "../api/logger.ts";
@@ -28,6 +29,7 @@ import {
 } from "../runtime/scheduler-config-source.ts";
 import { apiSecretReader } from "../runtime/secret-reader.ts";
 import { DNS_LABEL, LABEL_VALUE } from "./flags.ts";
+import { ENGINE_V8_FLAGS, missingV8Flags } from "./v8-flags.ts";
 
 /** Every setting of the engine, resolved (the flags of `run` parse into this). */
 export interface EngineSettings {
@@ -352,6 +354,14 @@ export async function engineFromSettings(
   extra: Pick<EngineOptions, "observers" | "onLostLeadership"> = {},
 ): Promise<Engine> {
   const backend = await backendFromSettings(settings, kubeConfig, log);
+  const missing = missingV8Flags(process.execArgv, env.NODE_OPTIONS);
+  if (missing.length > 0) {
+    // Embedded, or under a debugger: the host's flags were fixed at its start; only the host can set them.
+    log.info(
+      `this process runs without the engine's V8 flags ${missing.join(" ")}: its memory follows V8's defaults (several times the README's figures); start node with them, e.g. NODE_OPTIONS="${ENGINE_V8_FLAGS.join(" ")}"`,
+      { heapLimitMb: Math.round(getHeapStatistics().heap_size_limit / 2 ** 20) },
+    );
+  }
   const election = settings.leaderElection;
   // Unique per process: a restarted pod of the same name is a new member, never mistaken for the old one.
   const identity = `${env.POD_NAME ?? hostname()}_${randomUUID().slice(0, 8)}`;
