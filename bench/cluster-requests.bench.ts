@@ -3,15 +3,23 @@
  * granted by the engine's scheduler on a real API server, against a baseline measured in the same run: a
  * bare client that already knows every answer and makes only the minimal writes (request finalizer,
  * Cluster create or finalizer, grant, status). Writes are counted by the API server itself
- * (apiserver_request_total). Prints figures; asserts nothing.
+ * (apiserver_request_total). The engine runs as its own `run` process, started each way `--start` names
+ * (see STARTS), and its peak RSS is read from /proc (VmHWM). Prints figures; asserts nothing.
  *
- * Usage: node bench/cluster-requests.bench.ts [--requests 1000 --concurrency 16]
+ * Usage: node bench/cluster-requests.bench.ts [--requests 1000 --concurrency 16 --start cli,bin,image,embedded]
+ * (`bin` and `image` run dist/: `npm run build` first)
  */
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { request as httpsRequest, type RequestOptions } from "node:https";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { setTimeout as sleep } from "node:timers/promises";
+import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import { CoreV1Api, CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
+import type { ClusterRequest } from "../src/api/cluster-request.ts";
 import {
   CLUSTERS_API_VERSION,
   ENGINE_API_VERSION,
@@ -20,22 +28,69 @@ import {
   RESOURCES,
 } from "../src/api/constants.ts";
 import type { SchedulerConfig } from "../src/api/scheduler-config.ts";
-import { startControlPlane } from "../src/controlplane/control-plane.ts";
+import { kubeconfigYaml, startControlPlane } from "../src/controlplane/control-plane.ts";
+import { freePorts } from "../src/controlplane/free-ports.ts";
 import { requestFinalizer } from "../src/machines/cluster-request/cluster-claims.ts";
-import { SimulatedBackend } from "../src/providers/simulated.ts";
 import { reuseConnections } from "../src/runtime/connection-reuse.ts";
-import { Engine } from "../src/runtime/engine.ts";
-import { CACHES } from "../src/runtime/informers.ts";
+import { Informer } from "../src/runtime/informer.ts";
 import { installingCrds } from "../src/runtime/install-crds.ts";
-import { clusterRequestKind } from "../src/runtime/kinds/cluster-request.ts";
-import type { MachineKind } from "../src/runtime/machine-kind.ts";
 import { pool } from "./bench-clusters.ts";
+import { imageNodeOptions, sample } from "./engine-process.ts";
+
+const root = join(import.meta.dirname, "..");
+
+/** The ways a user starts the engine: the node command line (after `node`) and NODE_OPTIONS. */
+const STARTS = {
+  cli: {
+    describe: "node src/cli/main.ts run, NODE_OPTIONS unset (as the README shows)",
+    node: (args: readonly string[]) => [join(root, "src", "cli", "main.ts"), ...args],
+    nodeOptions: () => "",
+  },
+  bin: {
+    describe: "node dist/cli/main.js run (the package's bin, npx openmcp-engine), NODE_OPTIONS unset",
+    node: (args: readonly string[]) => [join(root, "dist", "cli", "main.js"), ...args],
+    nodeOptions: () => "",
+  },
+  image: {
+    describe: "node dist/cli/main.js run with the image's NODE_OPTIONS",
+    node: (args: readonly string[]) => [join(root, "dist", "cli", "main.js"), ...args],
+    nodeOptions: imageNodeOptions,
+  },
+  embedded: {
+    describe: "run() of the package in a host started with plain node (the host's V8 defaults)",
+    node: (args: readonly string[]) => [
+      "--input-type=module",
+      "-e",
+      `const { run } = await import(${JSON.stringify(pathToFileURL(join(root, "src", "index.ts")).href)});
+       const flag = (name) => process.argv.find((a) => a.startsWith(\`--\${name}=\`))?.split("=")[1];
+       const running = await run({ providerName: flag("provider-name"), environment: flag("environment"),
+         kubeconfig: flag("kubeconfig"), stateDirectory: flag("state-dir"), concurrency: Number(flag("concurrency")),
+         schedulerConfig: { file: flag("scheduler-config") }, prepareAccessRequests: false, capi: false,
+         metricsAddress: flag("metrics-bind-address"), processMetrics: true });
+       process.on("SIGTERM", () => void running.stop().then(() => process.exit(0)));`,
+      "--",
+      ...args,
+    ],
+    nodeOptions: () => "",
+  },
+} as const;
+type Start = keyof typeof STARTS;
 
 const { values } = parseArgs({
-  options: { requests: { type: "string", default: "1000" }, concurrency: { type: "string", default: "16" } },
+  options: {
+    requests: { type: "string", default: "1000" },
+    concurrency: { type: "string", default: "16" },
+    start: { type: "string", default: "cli" },
+  },
 });
 const count = Number(values.requests);
 const concurrency = Number(values.concurrency);
+const starts = values.start.split(",").map((start) => {
+  if (!(start in STARTS)) throw new Error(`--start ${start}: one of ${Object.keys(STARTS).join(", ")}`);
+  if (start !== "cli" && start !== "embedded" && !existsSync(join(root, "dist", "cli", "main.js")))
+    throw new Error(`--start ${start} runs dist/: npm run build first`);
+  return start as Start;
+});
 const PURPOSES = ["mcp", "workload", "platform"] as const;
 const PROFILE = "bench.bench.sim";
 
@@ -72,14 +127,85 @@ const requestBody = (name: string, namespace: string, purpose: string, labels: R
   spec: { purpose },
 });
 
+/** The scheduler's configuration for the requests labelled `bench: <start>`, Clusters in `namespace`. */
+function schedulerConfig(start: Start, namespace: string): SchedulerConfig {
+  const template = (tenancy: "Exclusive" | "Shared", name?: string) => ({
+    metadata: { namespace, ...(name ? { name } : {}) },
+    spec: { profile: PROFILE, tenancy },
+  });
+  return {
+    scope: "Cluster",
+    strategy: "Balanced",
+    selectors: { requests: { matchLabels: { bench: start } } },
+    purposeMappings: {
+      mcp: { tenancyCount: 0, template: template("Exclusive") },
+      workload: { tenancyCount: 10, template: template("Shared") },
+      platform: { tenancyCount: 0, template: template("Shared", "platform") },
+    },
+  };
+}
+
+/** The engine's process, started `start`'s way; `started` resolves once it has said so in its log. */
+function startEngine(start: Start, args: readonly string[]) {
+  const child: ChildProcess = spawn(process.execPath, STARTS[start].node(args), {
+    stdio: ["ignore", "ignore", "pipe"],
+    env: { ...process.env, NODE_OPTIONS: STARTS[start].nodeOptions() },
+  });
+  let stderr = "";
+  let exited: string | undefined;
+  child.stderr?.on("data", (chunk: Buffer) => {
+    stderr = (stderr + chunk.toString()).slice(-8_000); // the log at info, as a user runs it
+  });
+  child.once("exit", (code, signal) => {
+    exited = `the engine (${start}) exited (${signal ?? code}):\n${stderr}`;
+  });
+  const alive = () => {
+    if (exited) throw new Error(exited);
+  };
+  const started = (async () => {
+    while (!/"msg":"engine started"/.test(stderr)) {
+      alive();
+      await sleep(50);
+    }
+  })();
+  const stop = async () => {
+    if (exited) return;
+    const gone = new Promise((resolveGone) => child.once("exit", resolveGone));
+    child.kill("SIGTERM");
+    await gone;
+  };
+  return { child, started, alive, stop };
+}
+
+/** Peak and current RSS of a process, and the V8 heap flags on its command line and NODE_OPTIONS. */
+function memoryOf(pid: number): { peakMb: number; rssMb: number; flags: string } {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(status)?.[1] ?? 0);
+  const argv = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+  const env = readFileSync(`/proc/${pid}/environ`, "utf8").split("\0");
+  const nodeOptions =
+    env.find((entry) => entry.startsWith("NODE_OPTIONS="))?.slice("NODE_OPTIONS=".length) ?? "";
+  const flags = [...argv, ...nodeOptions.split(/\s+/)].filter((flag) =>
+    /^--max[-_](old|semi)[-_]space/.test(flag),
+  );
+  return {
+    peakMb: Math.round(kb("VmHWM") / 1024),
+    rssMb: Math.round(kb("VmRSS") / 1024),
+    flags: flags.join(" "),
+  };
+}
+
+const folder = mkdtempSync(join(tmpdir(), "cluster-requests-bench-"));
 const controlPlane = await startControlPlane({ prepare: installingCrds("crds") });
+const kubeconfigFile = join(folder, "kubeconfig");
+writeFileSync(kubeconfigFile, kubeconfigYaml(controlPlane.kubeConfig));
 // The baseline client reuses its TLS connections as the engine does: a fair bare client.
 reuseConnections(controlPlane.kubeConfig);
 try {
   const { kubeConfig, server } = controlPlane;
   const custom = kubeConfig.makeApiClient(CustomObjectsApi);
   const core = kubeConfig.makeApiClient(CoreV1Api);
-  for (const name of ["baseline", "engine", "baseline-clusters", "engine-clusters"])
+  for (const name of ["baseline", "baseline-clusters"])
     await core.createNamespace({ body: { metadata: { name } } });
   console.log(
     `${count} ClusterRequests over ${PURPOSES.join(", ")}, ${concurrency} in flight, Node ${process.version}\n`,
@@ -165,75 +291,84 @@ try {
   const baselineMs = performance.now() - baselineStart;
   const baselineWrites = (await serverWrites(kubeConfig, server)) - writesBefore;
 
-  // The engine's scheduler alone (its Cluster controller would add its own writes to the Clusters).
-  const config: SchedulerConfig = {
-    scope: "Cluster",
-    strategy: "Balanced",
-    selectors: { requests: { matchLabels: { bench: "engine" } } },
-    purposeMappings: {
-      mcp: {
-        tenancyCount: 0,
-        template: {
-          metadata: { namespace: "engine-clusters" },
-          spec: { profile: PROFILE, tenancy: "Exclusive" },
-        },
-      },
-      workload: {
-        tenancyCount: 10,
-        template: {
-          metadata: { namespace: "engine-clusters" },
-          spec: { profile: PROFILE, tenancy: "Shared" },
-        },
-      },
-      platform: {
-        tenancyCount: 0,
-        template: {
-          metadata: { namespace: "engine-clusters", name: "platform" },
-          spec: { profile: PROFILE, tenancy: "Shared" },
-        },
-      },
-    },
-  };
-  const engine = new Engine({
-    kubeConfig,
-    providerName: "bench",
-    environment: "bench",
-    backend: new SimulatedBackend({ provisionDelayMs: 0 }),
-    concurrency,
-    kinds: [clusterRequestKind as MachineKind],
-    prepareAccessRequests: false,
-    recordEvents: false,
-    schedulerConfig: { current: () => config, onChange: () => {} },
-  });
-  await engine.start();
-  const granted = new Set<string>();
-  engine.informers.of(CACHES.clusterRequests).on((event) => {
-    if (event.object.metadata.namespace === "engine" && event.object.status?.phase === "Granted")
-      granted.add(event.key);
-  });
-  writesBefore = await serverWrites(kubeConfig, server);
-  const engineStart = performance.now();
-  await pool(count, concurrency, async (i) => {
-    await custom.createNamespacedCustomObject({
-      ...RESOURCES.ClusterRequest,
-      namespace: "engine",
-      body: requestBody(`r-${i}`, "engine", PURPOSES[i % 3] ?? "mcp", { bench: "engine" }),
-    });
-  });
-  while (granted.size < count) await sleep(10);
-  const engineMs = performance.now() - engineStart;
-  await sleep(2_000); // let requeues and watch echoes pass before counting
-  const engineWrites = (await serverWrites(kubeConfig, server)) - writesBefore;
-  await engine.stop();
-
   const row = (label: string, value: string, target = "") =>
-    console.log(`${label.padEnd(48)}${value.padEnd(16)}${target}`);
+    console.log(`${label.padEnd(52)}${value.padEnd(16)}${target}`);
   row("measure", "value", "target");
   row("baseline: the minimal writes, all requests", `${(baselineMs / 1_000).toFixed(2)} s`);
-  row("engine: create → all Granted", `${(engineMs / 1_000).toFixed(2)} s`);
-  row("ratio engine / baseline", `${(engineMs / baselineMs).toFixed(2)}×`, "≤ 1.5×");
   row("writes per request, baseline (incl. its create)", (baselineWrites / count).toFixed(2));
-  row("writes per request, engine (incl. its create)", (engineWrites / count).toFixed(2));
+
+  // The engine as a user starts it, its own process each way asked for, on requests of its own.
+  for (const start of starts) {
+    const namespace = `engine-${start}`;
+    await core.createNamespace({ body: { metadata: { name: namespace } } });
+    await core.createNamespace({ body: { metadata: { name: `${namespace}-clusters` } } });
+    const configFile = join(folder, `${start}.scheduler.json`);
+    writeFileSync(configFile, JSON.stringify(schedulerConfig(start, `${namespace}-clusters`)));
+    const granted = new Set<string>();
+    const requests = new Informer<ClusterRequest>({
+      kubeConfig,
+      resource: RESOURCES.ClusterRequest,
+      kind: "ClusterRequest",
+      namespace,
+    });
+    requests.on((event) => {
+      if (event.object.status?.phase === "Granted") granted.add(event.key);
+    });
+    await requests.start();
+    const [metricsPort] = (await freePorts(1)) as [number];
+    const engine = startEngine(start, [
+      "run",
+      "--provider-name=bench",
+      "--environment=bench",
+      `--kubeconfig=${kubeconfigFile}`,
+      `--state-dir=${join(folder, start)}`,
+      `--concurrency=${concurrency}`,
+      `--scheduler-config=${configFile}`,
+      "--no-prepare-access-requests",
+      "--no-capi",
+      "--no-leader-elect",
+      `--metrics-bind-address=127.0.0.1:${metricsPort}`,
+      "--health-probe-bind-address=0",
+    ]);
+    try {
+      await engine.started;
+      writesBefore = await serverWrites(kubeConfig, server);
+      const engineStart = performance.now();
+      await pool(count, concurrency, async (i) => {
+        await custom.createNamespacedCustomObject({
+          ...RESOURCES.ClusterRequest,
+          namespace,
+          body: requestBody(`r-${i}`, namespace, PURPOSES[i % 3] ?? "mcp", { bench: start }),
+        });
+      });
+      while (granted.size < count) {
+        engine.alive();
+        await sleep(10);
+      }
+      const engineMs = performance.now() - engineStart;
+      await sleep(2_000); // let requeues and watch echoes pass before counting
+      const engineWrites = (await serverWrites(kubeConfig, server)) - writesBefore;
+      const memory = memoryOf(engine.child.pid ?? 0);
+      const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+      const mb = (name: string) => `${Math.round((sample(metrics, name) ?? 0) / 2 ** 20)} MB`;
+      console.log(`\nstarted as ${start}: ${STARTS[start].describe}`);
+      row("engine: create → all Granted", `${(engineMs / 1_000).toFixed(2)} s`);
+      row("ratio engine / baseline", `${(engineMs / baselineMs).toFixed(2)}×`, "≤ 1.5×");
+      row("writes per request, engine (incl. its create)", (engineWrites / count).toFixed(2));
+      row("engine process: peak RSS (VmHWM)", `${memory.peakMb} MB`, "≤ 150 MB");
+      row("engine process: RSS at the end", `${memory.rssMb} MB`);
+      row(
+        "engine process: V8 heap used / total at the end",
+        `${mb("nodejs_heap_size_used_bytes")} / ${mb("nodejs_heap_size_total_bytes")}`,
+      );
+      row("engine process: external memory at the end", mb("nodejs_external_memory_bytes"));
+      row("engine process: V8 flags in effect", memory.flags || "none (V8's defaults)");
+    } finally {
+      requests.stop();
+      await engine.stop();
+    }
+  }
 } finally {
   await controlPlane.stop();
+  rmSync(folder, { recursive: true, force: true });
 }

@@ -31,6 +31,8 @@ export const CAPI_LABELS = {
   provider: `${CAPI_GROUP}/provider`,
   /** On a ClusterRole: aggregate it into CAPI's manager role. */
   aggregateToManager: `${CAPI_GROUP}/aggregate-to-manager`,
+  /** On objects split between instances of a provider: the value of the instance's `--watch-filter`. */
+  watchFilter: `${CAPI_GROUP}/watch-filter`,
 } as const;
 
 /** Annotations of the contract. */

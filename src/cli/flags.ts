@@ -25,5 +25,30 @@ export function parseDnsLabel(flag: string, value: string | undefined, usage: st
   return value;
 }
 
+/** A label value: empty, or at most 63 of letters, digits, '-', '_' and '.', alphanumeric at both ends. */
+export const LABEL_VALUE = /^(?=.{0,63}$)(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
+
+/**
+ * `--namespace`: a namespace's name, or empty for all namespaces (clusterctl passes `--namespace=""`);
+ * undefined when not given or empty.
+ */
+export function parseNamespace(value: string | undefined, usage: string): string | undefined {
+  if (value === undefined || value === "") return undefined;
+  if (!DNS_LABEL.test(value))
+    throw new UsageError(`--namespace "${value}" is not a namespace name (a DNS label); empty: all`, usage);
+  return value;
+}
+
+/** `--watch-filter`: a label value; undefined when not given or empty (every object). */
+export function parseWatchFilter(value: string | undefined, usage: string): string | undefined {
+  if (value === undefined || value === "") return undefined;
+  if (!LABEL_VALUE.test(value))
+    throw new UsageError(
+      `--watch-filter "${value}" is not a label value: at most 63 letters, digits, '-', '_' or '.', alphanumeric at both ends`,
+      usage,
+    );
+  return value;
+}
+
 /** Parsed flags of `run` and the commands that share its flags, before they are checked. */
 export type EngineFlagValues = Readonly<Record<string, string | boolean | string[] | undefined>>;

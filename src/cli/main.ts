@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 /** Entry point of the `openmcp-engine` command: dispatches to a subcommand, loading only that command's modules. */
 import { UsageError } from "./usage-error.ts";
+import { execWithEngineV8Flags } from "./v8-flags.ts";
 
 const usage = `Usage: openmcp-engine <command> [flags]
 
@@ -61,6 +62,8 @@ async function main(argv: string[]): Promise<void> {
   }
   const load = commands[name];
   if (!load) throw new UsageError(`unknown command "${name}"`, usage);
+  // The commands that run the engine keep its memory low however node was started (see v8-flags.ts).
+  if (name === "run" || name === "up") execWithEngineV8Flags();
   const command = await load();
   if (rest.includes("--help") || rest.includes("-h")) {
     console.log(command.usage);

@@ -6,7 +6,13 @@ import { BUILT_IN_BACKENDS } from "../providers/registry.ts";
 import { DEFAULT_LEADER_ELECTION, type LeaderElectionTiming } from "../runtime/leader-election.ts";
 import { loadKubeConfig } from "../runtime/load-kubeconfig.ts";
 import { createLogger, LOG_LEVELS, type Logger, type LogLevel } from "../runtime/logger.ts";
-import { type EngineFlagValues, parseDnsLabel, parseInteger } from "./flags.ts";
+import {
+  type EngineFlagValues,
+  parseDnsLabel,
+  parseInteger,
+  parseNamespace,
+  parseWatchFilter,
+} from "./flags.ts";
 import { DEFAULT_SETTINGS, type EngineSettings, startEngine } from "./start-engine.ts";
 import { UsageError } from "./usage-error.ts";
 import { startViews, viewFlagOptions, viewFlags, viewFlagsUsage } from "./views.ts";
@@ -24,6 +30,10 @@ Flags:
                                   exporting createBackend (default: simulated)
   --backend-option <key=value>    a setting for the backend, repeatable (simulated: delay, provisionDelay,
                                   updateDelay, deleteDelay, failureRate)
+  --namespace <ns>                watch one namespace: namespaced kinds are listed, watched and reconciled
+                                  only there (cluster-scoped kinds stay cluster-wide); empty: all (default)
+  --watch-filter <value>          Cluster API's filter: only EngineClusters and CAPI Clusters labelled
+                                  cluster.x-k8s.io/watch-filter=<value> are reconciled (openMCP kinds: all)
   --concurrency <n>               Clusters reconciled at once, 1-64 (default: 4)
   --kube-api-qps <n>              client-side limit of requests a second to the API server; 0: none, the
                                   server's API Priority and Fairness decides (default: 0, as controller-runtime)
@@ -65,6 +75,8 @@ export type RunFlags = EngineSettings & { readonly backend: string };
 export const engineFlagOptions = {
   "provider-name": { type: "string" },
   environment: { type: "string" },
+  namespace: { type: "string" },
+  "watch-filter": { type: "string" },
   kubeconfig: { type: "string" },
   backend: { type: "string" },
   concurrency: { type: "string" },
@@ -191,6 +203,8 @@ export function engineFlags(
       usage,
     ),
     kubeconfig: text("kubeconfig"),
+    namespace: parseNamespace(text("namespace"), usage),
+    watchFilter: parseWatchFilter(text("watch-filter"), usage),
     backend: text("backend") ?? defaults.backend ?? DEFAULT_SETTINGS.backend,
     concurrency: parseInteger(
       "concurrency",

@@ -6,6 +6,7 @@ import { randomUUID } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { hostname } from "node:os";
 import { join, resolve } from "node:path";
+import { getHeapStatistics } from "node:v8";
 import type { KubeConfig } from "@kubernetes/client-node";
 import type { BackendFactory, ClusterBackend } from "../api/backend-contract.ts";
 import type { Logger, LogLevel } from "../api/logger.ts";
@@ -27,13 +28,18 @@ import {
   type SchedulerConfigSource,
 } from "../runtime/scheduler-config-source.ts";
 import { apiSecretReader } from "../runtime/secret-reader.ts";
-import { DNS_LABEL } from "./flags.ts";
+import { DNS_LABEL, LABEL_VALUE } from "./flags.ts";
+import { ENGINE_V8_FLAGS, missingV8Flags } from "./v8-flags.ts";
 
 /** Every setting of the engine, resolved (the flags of `run` parse into this). */
 export interface EngineSettings {
   readonly providerName: string;
   readonly environment: string;
   readonly kubeconfig: string | undefined;
+  /** `--namespace`: the one namespace watched; undefined: all. */
+  readonly namespace: string | undefined;
+  /** `--watch-filter`: the value of `cluster.x-k8s.io/watch-filter` Cluster API objects must carry; undefined: any. */
+  readonly watchFilter: string | undefined;
   /** A built-in name, a module path or a package (as `--backend`), or a factory given by an embedding program. */
   readonly backend: string | BackendFactory;
   readonly concurrency: number;
@@ -79,6 +85,13 @@ export interface RunOptions {
   readonly environment?: string;
   /** The API server: a kubeconfig file or a loaded KubeConfig (default: $KUBECONFIG, in-cluster, ~/.kube/config). */
   readonly kubeconfig?: string | KubeConfig;
+  /**
+   * Watch one namespace (as `--namespace`): namespaced kinds are listed, watched and reconciled only there;
+   * cluster-scoped kinds stay cluster-wide. Default: all namespaces.
+   */
+  readonly namespace?: string;
+  /** As `--watch-filter`: only Cluster API objects labelled `cluster.x-k8s.io/watch-filter=<value>`. */
+  readonly watchFilter?: string;
   /** A built-in name, a module path, a package name (as `--backend`), or a factory (default `simulated`). */
   readonly backend?: string | BackendFactory;
   /** As `--backend-option key=value`. */
@@ -142,6 +155,10 @@ export function settingsFromOptions(options: RunOptions): EngineSettings {
         `${name} "${value}" must be a DNS label: lowercase letters, digits and '-', at most 63 characters`,
       );
   }
+  if (options.namespace && !DNS_LABEL.test(options.namespace))
+    throw new TypeError(`namespace "${options.namespace}" is not a namespace name (a DNS label); empty: all`);
+  if (options.watchFilter && !LABEL_VALUE.test(options.watchFilter))
+    throw new TypeError(`watchFilter "${options.watchFilter}" is not a label value`);
   const concurrency = options.concurrency ?? DEFAULT_SETTINGS.concurrency;
   if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 64)
     throw new RangeError(`concurrency ${concurrency} must be a whole number from 1 to 64`);
@@ -155,6 +172,8 @@ export function settingsFromOptions(options: RunOptions): EngineSettings {
     providerName: options.providerName,
     environment: options.environment ?? DEFAULT_SETTINGS.environment,
     kubeconfig: typeof options.kubeconfig === "string" ? options.kubeconfig : undefined,
+    namespace: options.namespace || undefined,
+    watchFilter: options.watchFilter || undefined,
     backend: options.backend ?? DEFAULT_SETTINGS.backend,
     concurrency,
     apiRateLimit: options.apiRateLimit,
@@ -332,6 +351,14 @@ export async function engineFromSettings(
   extra: Pick<EngineOptions, "observers" | "onLostLeadership"> = {},
 ): Promise<Engine> {
   const backend = await backendFromSettings(settings, kubeConfig, log);
+  const missing = missingV8Flags(process.execArgv, env.NODE_OPTIONS);
+  if (missing.length > 0) {
+    // Embedded, or under a debugger: the host's flags were fixed at its start; only the host can set them.
+    log.info(
+      `this process runs without the engine's V8 flags ${missing.join(" ")}: its memory follows V8's defaults (several times the README's figures); start node with them, e.g. NODE_OPTIONS="${ENGINE_V8_FLAGS.join(" ")}"`,
+      { heapLimitMb: Math.round(getHeapStatistics().heap_size_limit / 2 ** 20) },
+    );
+  }
   const election = settings.leaderElection;
   // Unique per process: a restarted pod of the same name is a new member, never mistaken for the old one.
   const identity = `${env.POD_NAME ?? hostname()}_${randomUUID().slice(0, 8)}`;
@@ -341,6 +368,8 @@ export async function engineFromSettings(
     kubeConfig,
     providerName: settings.providerName,
     environment: settings.environment,
+    ...(settings.namespace ? { namespace: settings.namespace } : {}),
+    ...(settings.watchFilter ? { watchFilter: settings.watchFilter } : {}),
     backend,
     concurrency: settings.concurrency,
     ...(settings.apiRateLimit ? { apiRateLimit: settings.apiRateLimit } : {}),

@@ -9,11 +9,11 @@ import { type CapiManager, startCapiManager } from "../controlplane/capi-manager
 import { kubeconfigYaml, startControlPlane } from "../controlplane/control-plane.ts";
 import { findKubeAssets, kubeAssetVersions } from "../controlplane/kube-assets.ts";
 import { type OidcIssuer, startOidcIssuer } from "../controlplane/oidc-issuer.ts";
-import { clusterTarget } from "../machines/cluster/step.ts";
 import type { Engine } from "../runtime/engine.ts";
 import { CACHES } from "../runtime/informers.ts";
 import { installCrds, installingCrds } from "../runtime/install-crds.ts";
 import { createLogger } from "../runtime/logger.ts";
+import { type AdminKubeconfigChange, keepAdminKubeconfigs } from "./admin-kubeconfigs.ts";
 import { applyManifests, LiveView } from "./demo.ts";
 import { engineFlags, exitOnLost, parseEngineArgs, untilSignal } from "./run.ts";
 import { engineFromSettings } from "./start-engine.ts";
@@ -32,8 +32,9 @@ export const upUsage = `Usage: openmcp-engine up [flags]
 
 Starts etcd and kube-apiserver on loopback with the CRDs installed, runs the engine on it (provider
 "local", the local backend: every Cluster becomes a real API server on this machine), applies the demo
-(a ProviderConfig and Clusters) and shows the Clusters live; once they are Ready it writes their admin
-kubeconfigs to .state/clusters/. Until Ctrl-C; then everything stops and all data is removed.
+(a ProviderConfig and Clusters) and shows the Clusters live. Each Cluster that becomes Ready gets its admin
+kubeconfig in .state/clusters/<namespace>.<name>.kubeconfig (backends that give admin access, e.g. local),
+removed when the Cluster is deleted. Until Ctrl-C; then everything stops and all data is removed.
 
 Flags:
   --kubeconfig-out <path>   where to write the admin kubeconfig (default: .state/kubeconfig)
@@ -112,6 +113,17 @@ Local control plane is up at ${controlPlane.server}.
       { observers: views.observers, onLostLeadership: () => exitOnLost(log, flags.engine) },
     );
     views.attach(engine);
+    // The demo announces its first Clusters' files together, once all are Ready; any later one at once.
+    let announce = !flags.demo;
+    const kubeconfigs = keepAdminKubeconfigs(
+      engine,
+      join(dirname(flags.kubeconfigOut), "clusters"),
+      (change) => {
+        if (change.type === "failed")
+          log.warn("admin kubeconfig not written", { cluster: change.cluster, error: change.error });
+        if (announce) console.log(describeKubeconfigChange(change));
+      },
+    );
     await engine.start();
     console.log(
       `  engine:      provider "${flags.engine.providerName}", backend ${flags.engine.backend}, log ${flags.log}`,
@@ -122,6 +134,7 @@ Local control plane is up at ${controlPlane.server}.
         `  inspector:   ${views.inspectorUrl}  (the Stately inspector; the page loads it from stately.ai)`,
       );
     stopEngine = async () => {
+      kubeconfigs.stop();
       await engine.stop();
       await views.close();
       logFile.end();
@@ -152,10 +165,12 @@ Local control plane is up at ${controlPlane.server}.
       void clusterRequestsGranted(engine, asked)
         .then(() => view.allReady())
         .then(async (count) => {
-          const written = await writeAdminKubeconfigs(engine, join(dirname(flags.kubeconfigOut), "clusters"));
+          await kubeconfigs.settled();
+          const written = [...kubeconfigs.files];
           console.log(`\nAll ${count} Clusters are Ready.`);
           for (const [cluster, file] of written)
             console.log(`  ${cluster}: kubectl --kubeconfig ${file} get namespaces`);
+          announce = true;
           const example = written[0]?.[0] ?? engine.informers.clusters.list()[0]?.metadata.name ?? "<name>";
           console.log(
             `Change one and watch: ${kubectl} delete cluster -n demo ${example.split("/").at(-1)}\n`,
@@ -215,25 +230,6 @@ async function clusterRequestsGranted(engine: Engine, count: number): Promise<vo
   while (requests.list().filter((request) => request.status?.phase === "Granted").length < count) {
     await new Promise((resolveWait) => setTimeout(resolveWait, 200));
   }
-}
-
-/**
- * Writes the admin kubeconfig of every Ready Cluster the backend can give access to (a demo convenience:
- * in production, AccessRequests grant access). Files are readable by their owner only.
- */
-async function writeAdminKubeconfigs(engine: Engine, folder: string): Promise<Array<[string, string]>> {
-  if (!engine.backend.capabilities.adminAccess) return [];
-  await mkdir(folder, { recursive: true });
-  const written: Array<[string, string]> = [];
-  for (const cluster of engine.informers.clusters.list()) {
-    const profile = engine.informers.profiles.get(cluster.spec.profile);
-    const access = await engine.backend.adminAccess(clusterTarget(cluster, profile));
-    if (!access) continue;
-    const file = join(folder, `${cluster.metadata.namespace}.${cluster.metadata.name}.kubeconfig`);
-    await writeFile(file, access.kubeconfig, { mode: 0o600 });
-    written.push([`${cluster.metadata.namespace}/${cluster.metadata.name}`, file]);
-  }
-  return written;
 }
 
 /**
@@ -349,6 +345,18 @@ async function showGrantedAccess(engine: Engine, folder: string, issuer?: OidcIs
       `  allowed:   kubectl --kubeconfig ${file} -n team-a create configmap hello --from-literal=a=b`,
     );
     console.log(`  forbidden: kubectl --kubeconfig ${file} -n team-a get secrets\n`);
+  }
+}
+
+/** One line for the user about an admin kubeconfig kept by `up`. */
+function describeKubeconfigChange(change: AdminKubeconfigChange): string {
+  switch (change.type) {
+    case "written":
+      return `  Cluster ${change.cluster} is Ready: kubectl --kubeconfig ${change.file} get namespaces`;
+    case "removed":
+      return `  Cluster ${change.cluster} is gone: removed ${change.file}`;
+    case "failed":
+      return `  Cluster ${change.cluster} is Ready, but its admin kubeconfig could not be written: ${change.error}`;
   }
 }
 

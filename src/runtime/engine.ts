@@ -66,6 +66,16 @@ export interface EngineOptions {
    * CRDs installed: the engine watches CAPI Clusters.
    */
   readonly capi?: boolean;
+  /**
+   * Watch one namespace (`--namespace`): every namespaced cache lists and watches only it; cluster-scoped
+   * kinds stay cluster-wide. Absent or empty: all namespaces.
+   */
+  readonly namespace?: string;
+  /**
+   * Cluster API's `--watch-filter`: only Cluster API objects (EngineClusters, CAPI Clusters) labelled
+   * `cluster.x-k8s.io/watch-filter=<value>` are reconciled. Absent or empty: all of them.
+   */
+  readonly watchFilter?: string;
   /** The scheduler configuration in force (a file or a ConfigMap, reloaded on change). */
   readonly schedulerConfig?: SchedulerConfigView;
   /** Validity of issued tokens and polling of AccessRequests. */
@@ -127,7 +137,10 @@ export class Engine {
     const options = { ...given, kubeConfig: reuseConnections(given.kubeConfig) };
     this.#options = options;
     this.#log = options.log ?? silentLogger;
-    this.informers = new InformerSet(options.kubeConfig, this.#log, options.clock);
+    this.informers = new InformerSet(options.kubeConfig, this.#log, options.clock, {
+      ...(options.namespace ? { namespace: options.namespace } : {}),
+      ...(options.watchFilter ? { watchFilter: options.watchFilter } : {}),
+    });
     this.metrics = options.metrics ?? new EngineMetrics();
     this.metrics.countCaches(() => this.informers.sizes());
     // Every request counted by method and code; held back first if a client-side limit is set.
@@ -303,6 +316,8 @@ export class Engine {
       backend: this.#options.backend.name,
       kinds: [...this.machines.keys()],
       leaderElection: this.elector !== undefined,
+      ...(this.#options.namespace ? { namespace: this.#options.namespace } : {}),
+      ...(this.#options.watchFilter ? { watchFilter: this.#options.watchFilter } : {}),
       ...(this.shards ? { shardIdentity: this.shards.identity } : {}),
     });
   }

@@ -44,8 +44,10 @@ export interface ListWatchSource<T> {
 /** What to watch and how to recover. */
 export interface InformerProps {
   readonly kubeConfig: KubeConfig;
-  /** The custom resource to watch, across all namespaces. */
+  /** The custom resource to watch, across all namespaces unless {@link InformerProps.namespace} is set. */
   readonly resource: { readonly group: string; readonly version: string; readonly plural: string };
+  /** Watch only this namespace (a namespaced resource); absent: every namespace. */
+  readonly namespace?: string;
   /** Kind of the objects (list items carry no kind; the cache adds it). */
   readonly kind: string;
   readonly labelSelector?: string;
@@ -62,22 +64,35 @@ export interface InformerProps {
   readonly source?: ListWatchSource<unknown>;
 }
 
-/** The default {@link ListWatchSource}: list and watch a custom resource across all namespaces. */
+/**
+ * The default {@link ListWatchSource}: list and watch a custom resource across all namespaces, or in
+ * `namespace` only.
+ */
 export function apiServerSource<T>(
   kubeConfig: KubeConfig,
   resource: InformerProps["resource"],
+  namespace?: string,
 ): ListWatchSource<T> {
   const api = kubeConfig.makeApiClient(CustomObjectsApi);
   const watch = new Watch(kubeConfig);
+  const { group, version, plural } = resource;
   return {
     async list(params) {
-      // Plain JSON (timestamps stay strings), exactly as watch events arrive.
-      const page = (await api.listClusterCustomObject({
-        ...resource,
+      const query = {
+        group,
+        version,
+        plural,
         labelSelector: params.labelSelector,
         limit: params.limit,
         _continue: params.continue,
-      })) as { items: T[]; metadata?: { continue?: string; _continue?: string; resourceVersion?: string } };
+      };
+      // Plain JSON (timestamps stay strings), exactly as watch events arrive.
+      const page = (await (namespace
+        ? api.listNamespacedCustomObject({ ...query, namespace })
+        : api.listClusterCustomObject(query))) as {
+        items: T[];
+        metadata?: { continue?: string; _continue?: string; resourceVersion?: string };
+      };
       const next = page.metadata?.continue || page.metadata?._continue;
       return {
         items: page.items,
@@ -89,7 +104,7 @@ export function apiServerSource<T>(
     },
     watch(params, onEvent, onDone) {
       return watch.watch(
-        `/apis/${resource.group}/${resource.version}/${resource.plural}`,
+        `/apis/${group}/${version}/${namespacePath(namespace)}${plural}`,
         {
           resourceVersion: params.resourceVersion,
           allowWatchBookmarks: true,
@@ -103,19 +118,22 @@ export function apiServerSource<T>(
 }
 
 /**
- * A {@link ListWatchSource} for Secrets across all namespaces (core API), narrowed by a label selector:
- * the engine watches only the Secrets it made.
+ * A {@link ListWatchSource} for Secrets across all namespaces, or in `namespace` only (core API), narrowed
+ * by a label selector: the engine watches only the Secrets it made.
  */
-export function secretSource<T>(kubeConfig: KubeConfig): ListWatchSource<T> {
+export function secretSource<T>(kubeConfig: KubeConfig, namespace?: string): ListWatchSource<T> {
   const core = kubeConfig.makeApiClient(CoreV1Api);
   const watch = new Watch(kubeConfig);
   return {
     async list(params) {
-      const page = await core.listSecretForAllNamespaces({
+      const query = {
         ...(params.labelSelector ? { labelSelector: params.labelSelector } : {}),
         limit: params.limit,
         ...(params.continue ? { _continue: params.continue } : {}),
-      });
+      };
+      const page = await (namespace
+        ? core.listNamespacedSecret({ ...query, namespace })
+        : core.listSecretForAllNamespaces(query));
       return {
         items: page.items as unknown as T[],
         metadata: {
@@ -126,7 +144,7 @@ export function secretSource<T>(kubeConfig: KubeConfig): ListWatchSource<T> {
     },
     watch(params, onEvent, onDone) {
       return watch.watch(
-        "/api/v1/secrets",
+        `/api/v1/${namespacePath(namespace)}secrets`,
         {
           resourceVersion: params.resourceVersion,
           allowWatchBookmarks: true,
@@ -137,6 +155,11 @@ export function secretSource<T>(kubeConfig: KubeConfig): ListWatchSource<T> {
       );
     },
   };
+}
+
+/** The path segment that narrows a list or watch URL to one namespace; empty for all namespaces. */
+function namespacePath(namespace: string | undefined): string {
+  return namespace ? `namespaces/${encodeURIComponent(namespace)}/` : "";
 }
 
 /**
@@ -187,7 +210,7 @@ export class Informer<T extends WatchedObject> {
     this.#clock = props.clock ?? systemClock;
     this.#source =
       (props.source as ListWatchSource<T> | undefined) ??
-      apiServerSource<T>(props.kubeConfig, props.resource);
+      apiServerSource<T>(props.kubeConfig, props.resource, props.namespace);
   }
 
   get #apiVersion(): string {

@@ -2,7 +2,7 @@
 import type { KubeConfig } from "@kubernetes/client-node";
 import type { AccessRequest } from "../api/access-request.ts";
 import type { Cluster } from "../api/cluster.ts";
-import { CAPI_CLUSTER_RESOURCE, type CapiCluster } from "../api/cluster-api.ts";
+import { CAPI_CLUSTER_RESOURCE, CAPI_LABELS, type CapiCluster } from "../api/cluster-api.ts";
 import type { ClusterProfile } from "../api/cluster-profile.ts";
 import type { ClusterRequest } from "../api/cluster-request.ts";
 import type { ClusterRequestGrant } from "../api/cluster-request-grant.ts";
@@ -25,8 +25,19 @@ export interface CacheSpec<T extends WatchedObject> {
   /** Unique among caches, e.g. `Cluster` or `AccessSecret`. */
   readonly name: string;
   readonly kind: string;
-  readonly resource: { readonly group: string; readonly version: string; readonly plural: string };
+  readonly resource: {
+    readonly group: string;
+    readonly version: string;
+    readonly plural: string;
+    /** Namespaced kinds follow the engine's `--namespace`; cluster-scoped ones are always watched whole. */
+    readonly namespaced?: boolean;
+  };
   readonly labelSelector?: string;
+  /**
+   * Cluster API's objects: with `--watch-filter <value>` only those labelled
+   * `cluster.x-k8s.io/watch-filter=<value>` are cached (so reconciled), as Cluster API's own controllers do.
+   */
+  readonly watchFiltered?: boolean;
   /** Core-API Secrets (listed and watched through CoreV1Api) instead of a custom resource. */
   readonly secrets?: boolean;
   /** Never set: carries `T`. */
@@ -47,19 +58,20 @@ export const CACHES = {
   clusterRequests: resourceCache<ClusterRequest>("ClusterRequest"),
   purposes: resourceCache<Purpose>("Purpose"),
   grants: resourceCache<ClusterRequestGrant>("ClusterRequestGrant"),
-  engineClusters: resourceCache<EngineCluster>("EngineCluster"),
+  engineClusters: { ...resourceCache<EngineCluster>("EngineCluster"), watchFiltered: true },
   clusterEndpoints: resourceCache<ClusterEndpointObject>("ClusterEndpoint"),
   /** Cluster API's Clusters (only read, and only with the Cluster API side on): owners of EngineClusters. */
   capiClusters: {
     name: "CapiCluster",
     kind: "Cluster",
     resource: CAPI_CLUSTER_RESOURCE,
+    watchFiltered: true,
   } satisfies CacheSpec<CapiCluster> as CacheSpec<CapiCluster>,
   /** Only the kubeconfig Secrets the engine made for EngineClusters (labelled with their uid). */
   kubeconfigSecrets: {
     name: "KubeconfigSecret",
     kind: "Secret",
-    resource: { group: "", version: "v1", plural: "secrets" },
+    resource: { group: "", version: "v1", plural: "secrets", namespaced: true },
     labelSelector: LABELS.engineClusterUid,
     secrets: true,
   } satisfies CacheSpec<AccessSecret> as CacheSpec<AccessSecret>,
@@ -67,11 +79,28 @@ export const CACHES = {
   accessSecrets: {
     name: "AccessSecret",
     kind: "Secret",
-    resource: { group: "", version: "v1", plural: "secrets" },
+    resource: { group: "", version: "v1", plural: "secrets", namespaced: true },
     labelSelector: LABELS.accessRequestUid,
     secrets: true,
   } satisfies CacheSpec<AccessSecret> as CacheSpec<AccessSecret>,
 } as const;
+
+/** Which objects of the namespaced and the Cluster API kinds an engine sees (`--namespace`, `--watch-filter`). */
+export interface CacheScope {
+  /** Every namespaced cache lists and watches only this namespace; absent or empty: all namespaces. */
+  readonly namespace?: string;
+  /** Caches marked {@link CacheSpec.watchFiltered} hold only objects with `cluster.x-k8s.io/watch-filter` = this. */
+  readonly watchFilter?: string;
+}
+
+/** The label selector of `spec` within `scope`: its own, and the watch filter where it applies. */
+export function cacheSelector(spec: CacheSpec<WatchedObject>, scope: CacheScope): string | undefined {
+  const parts = [
+    ...(spec.labelSelector ? [spec.labelSelector] : []),
+    ...(spec.watchFiltered && scope.watchFilter ? [`${CAPI_LABELS.watchFilter}=${scope.watchFilter}`] : []),
+  ];
+  return parts.length > 0 ? parts.join(",") : undefined;
+}
 
 /**
  * The informers of one engine. `of(spec)` makes a cache on first use; make every cache before
@@ -83,23 +112,28 @@ export class InformerSet {
   readonly #kubeConfig: KubeConfig;
   readonly #log: Logger;
   readonly #clock: Clock | undefined;
+  readonly #scope: CacheScope;
 
-  constructor(kubeConfig: KubeConfig, log: Logger, clock?: Clock) {
+  constructor(kubeConfig: KubeConfig, log: Logger, clock?: Clock, scope: CacheScope = {}) {
     this.#kubeConfig = kubeConfig;
     this.#log = log;
     this.#clock = clock;
+    this.#scope = scope;
   }
 
   /** The informer of `spec`, made on first use. */
   of<T extends WatchedObject>(spec: CacheSpec<T>): Informer<T> {
     let informer = this.#informers.get(spec.name);
     if (!informer) {
+      const namespace = spec.resource.namespaced ? this.#scope.namespace || undefined : undefined;
+      const labelSelector = cacheSelector(spec, this.#scope);
       informer = new Informer<WatchedObject>({
         kubeConfig: this.#kubeConfig,
         resource: spec.resource,
         kind: spec.kind,
-        ...(spec.labelSelector ? { labelSelector: spec.labelSelector } : {}),
-        ...(spec.secrets ? { source: secretSource(this.#kubeConfig) } : {}),
+        ...(namespace ? { namespace } : {}),
+        ...(labelSelector ? { labelSelector } : {}),
+        ...(spec.secrets ? { source: secretSource(this.#kubeConfig, namespace) } : {}),
         ...(this.#clock ? { clock: this.#clock } : {}),
         onError: (error) => {
           const status = apiStatusOf(error);

@@ -1,7 +1,7 @@
 /** `openmcp-engine run` as an operator runs it: flags, a kill -9 mid-provisioning, a graceful SIGTERM. */
 
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CoreV1Api, CustomObjectsApi } from "@kubernetes/client-node";
@@ -212,6 +212,39 @@ describe("openmcp-engine run", () => {
       auto.child.kill("SIGTERM");
       await new Promise((resolve) => auto.child.once("exit", resolve));
     }
+  });
+
+  it("runs with the engine's V8 flags however node was started, in the same process, a user's own setting first", async () => {
+    const args = [
+      "run",
+      "--provider-name=p",
+      `--kubeconfig=${controlPlane.kubeconfigPath}`,
+      `--state-dir=${mkdtempSync(join(stateRoot, "v8-"))}`,
+      "--metrics-bind-address=0",
+      "--health-probe-bind-address=0",
+    ];
+    /** The node command line of the running engine (the pid `spawn` returned: replaced, not a child). */
+    const started = async (env: Record<string, string>) => {
+      const engine = startEngineCli(args, env);
+      try {
+        await eventually(() => engine.output().includes('"msg":"engine started"'), {
+          what: `the engine started\n${engine.output()}`,
+        });
+        const argv = readFileSync(`/proc/${engine.child.pid}/cmdline`, "utf8").split("\0");
+        return { argv, output: engine.output() };
+      } finally {
+        engine.child.kill("SIGTERM");
+        await new Promise((resolve) => engine.child.once("exit", resolve));
+      }
+    };
+    const plain = await started({ NODE_OPTIONS: "" });
+    expect(plain.argv).toEqual(
+      expect.arrayContaining(["--max-semi-space-size=2", "--max-old-space-size=256"]),
+    );
+    expect(plain.output).not.toContain("runs without the engine's V8 flags");
+    const own = await started({ NODE_OPTIONS: "--max-old-space-size=300" });
+    expect(own.argv).toContain("--max-semi-space-size=2");
+    expect(own.argv.filter((arg) => arg.startsWith("--max-old-space-size"))).toEqual([]);
   });
 
   it("says where it looked when no kubeconfig can be found", () => {

@@ -3,8 +3,10 @@ import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ApiextensionsV1Api, CoreV1Api, KubeConfig } from "@kubernetes/client-node";
+import { ApiextensionsV1Api, CoreV1Api, CustomObjectsApi, KubeConfig } from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
+import { RESOURCES } from "../../src/api/constants.ts";
+import { aCluster } from "../support/builders.ts";
 import { eventually } from "../support/eventually.ts";
 import { processesMentioning, waitUntilGone } from "../support/processes.ts";
 
@@ -113,12 +115,38 @@ describe("openmcp-engine up", () => {
         },
       );
       expect(await code(core.listNamespacedSecret({ namespace: "team-a" }))).toBe(403);
+
+      // A Cluster made later gets its admin kubeconfig once Ready, and loses it when deleted.
+      const management = new KubeConfig();
+      management.loadFromFile(up.kubeconfig);
+      const custom = management.makeApiClient(CustomObjectsApi);
+      const later = { ...RESOURCES.Cluster, namespace: "demo", name: "later" };
+      await custom.createNamespacedCustomObject({
+        ...later,
+        body: aCluster({ name: "later", namespace: "demo", profile: "local.local.demo" }),
+      });
+      const laterFile = await eventually(
+        () =>
+          /Cluster demo\/later is Ready: kubectl --kubeconfig (\S+) get namespaces/.exec(up.output())?.[1] ??
+          false,
+        { what: "the admin kubeconfig of demo/later", timeoutMs: 60_000 },
+      );
+      const laterCluster = new KubeConfig();
+      laterCluster.loadFromFile(laterFile);
+      const laterNamespaces = await laterCluster.makeApiClient(CoreV1Api).listNamespace();
+      expect(laterNamespaces.items.map((ns) => ns.metadata?.name)).toContain("default");
+      await custom.deleteNamespacedCustomObject(later);
+      await eventually(() => up.output().includes(`Cluster demo/later is gone: removed ${laterFile}`), {
+        what: "the admin kubeconfig of demo/later removed",
+        timeoutMs: 60_000,
+      });
+      expect(existsSync(laterFile)).toBe(false);
       await stopAndCheck(up, clusterPids);
     } finally {
       if (up.child.exitCode === null) up.child.kill("SIGKILL");
       rmSync(up.folder, { recursive: true, force: true });
     }
-  }, 120_000);
+  }, 200_000);
 
   it("with --capi runs Cluster API's own manager, which moves the demo's CAPI Cluster to Provisioned", async () => {
     const up = await upUntilReady(["--capi"], "Cluster API Cluster capi-demo/workload is Provisioned");

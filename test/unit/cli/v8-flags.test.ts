@@ -1,0 +1,16 @@
+/** Which of the engine's V8 flags a start still lacks: a user's own setting, in either spelling, wins. */
+import { describe, expect, it } from "vitest";
+import { ENGINE_V8_FLAGS, missingV8Flags } from "../../../src/cli/v8-flags.ts";
+
+describe("missingV8Flags", () => {
+  it("asks for both flags where node was started plainly", () => {
+    expect(missingV8Flags([], "")).toEqual(ENGINE_V8_FLAGS);
+    expect(missingV8Flags(["--enable-source-maps"], undefined)).toEqual(ENGINE_V8_FLAGS);
+  });
+
+  it("leaves out what the command line or NODE_OPTIONS sets, whatever the value or spelling", () => {
+    expect(missingV8Flags(["--max-old-space-size=4096"], "")).toEqual(["--max-semi-space-size=2"]);
+    expect(missingV8Flags([], "--max_semi_space_size=16  --max-old-space-size=512")).toEqual([]);
+    expect(missingV8Flags(["--max-semi-space-size=2"], "--trace-gc")).toEqual(["--max-old-space-size=256"]);
+  });
+});
