@@ -23,6 +23,10 @@ ENV NODE_ENV=production
 ENV NODE_OPTIONS="--max-semi-space-size=2 --max-old-space-size=256"
 WORKDIR /app
 COPY --from=build --chown=root:root /app /app
+# The default state folder, owned by uid 1000, so the image works with no volume mounted there too (the
+# openMCP operator's init Job and Deployment mount none); deploy/base mounts an emptyDir.
+RUN mkdir -p /var/lib/openmcp-engine && chown 1000:1000 /var/lib/openmcp-engine
+ENV OPENMCP_ENGINE_STATE_DIR=/var/lib/openmcp-engine
 # The node user (uid 1000) owns nothing in /app: the code cannot be changed at run time.
 USER 1000:1000
 VOLUME ["/var/lib/openmcp-engine"]

@@ -52,3 +52,24 @@ export function parseWatchFilter(value: string | undefined, usage: string): stri
 
 /** Parsed flags of `run` and the commands that share its flags, before they are checked. */
 export type EngineFlagValues = Readonly<Record<string, string | boolean | string[] | undefined>>;
+
+/**
+ * Rewrites `--flag=true` / `--flag=false` of boolean flags to `--flag` / `--no-flag`, as Go's flag package
+ * (and so the openMCP operator, which appends `--leader-elect=true`) writes them; Node's parser refuses a
+ * value on a boolean. Any other value is a UsageError naming the flag.
+ */
+export function normalizeBooleanAssignments(
+  args: readonly string[],
+  options: Readonly<Record<string, { readonly type: string }>>,
+  usage: string,
+): string[] {
+  return args.map((arg) => {
+    const match = /^--([^=]+)=(.*)$/.exec(arg);
+    const name = match?.[1];
+    if (!match || name === undefined || options[name]?.type !== "boolean") return arg;
+    const value = match[2]?.toLowerCase();
+    if (value === "true") return `--${name}`;
+    if (value === "false") return `--no-${name}`;
+    throw new UsageError(`--${name} takes true or false, not "${match[2]}"`, usage);
+  });
+}

@@ -8,6 +8,7 @@ import { loadKubeConfig } from "../runtime/load-kubeconfig.ts";
 import { createLogger, LOG_LEVELS, type Logger, type LogLevel } from "../runtime/logger.ts";
 import {
   type EngineFlagValues,
+  normalizeBooleanAssignments,
   parseDnsLabel,
   parseInteger,
   parseNamespace,
@@ -38,11 +39,13 @@ Flags:
   --kube-api-qps <n>              client-side limit of requests a second to the API server; 0: none, the
                                   server's API Priority and Fairness decides (default: 0, as controller-runtime)
   --kube-api-burst <n>            requests above that rate allowed in a burst (default: 2 × qps)
-  --state-dir <path>              where backends keep state across restarts (default: .state/engine)
+  --state-dir <path>              where backends keep state across restarts (default:
+                                  $OPENMCP_ENGINE_STATE_DIR, else .state/engine; the image: /var/lib/openmcp-engine)
   --log-level <level>             ${LOG_LEVELS.join(", ")} (default: info)
   --verbosity <DEBUG|INFO|ERROR>  the same, as the openMCP operator passes it (any case)
   --leader-elect / --no-leader-elect
-                                  reconcile only while holding a Lease (default: on when $POD_NAMESPACE is set)
+                                  reconcile only while holding a Lease (default: on when $POD_NAMESPACE is set);
+                                  every boolean flag also takes =true / =false, as the openMCP operator writes it
   --sharding                      every replica works, each on its share of the objects: replicas hold a
                                   membership Lease each and split the objects by consistent hashing
                                   (instead of leader election; see the README)
@@ -62,6 +65,7 @@ Flags:
                                   on when Cluster API's CRDs are installed, off otherwise (said in the log);
                                   --capi refuses to start without them
   --metrics-bind-address <addr>   /metrics, e.g. :8080 or 127.0.0.1:8080; 0 turns it off (default: :8080)
+  --metrics-secure=false          accepted as the openMCP operator passes it: /metrics is plain HTTP
   --health-probe-bind-address <addr>  /healthz and /readyz (default: :8081)
 ${viewFlagsUsage}
   -h, --help                      show this help
@@ -94,6 +98,7 @@ export const engineFlagOptions = {
   "renew-deadline": { type: "string" },
   "retry-period": { type: "string" },
   "metrics-bind-address": { type: "string" },
+  "metrics-secure": { type: "boolean" },
   "health-probe-bind-address": { type: "string" },
   "prepare-access-requests": { type: "boolean" },
   "access-token-validity": { type: "string" },
@@ -130,10 +135,12 @@ export function parseEngineArgs(
   usage: string,
   extra: Record<string, unknown> = {},
 ): EngineFlagValues {
+  const options = { ...engineFlagOptions, ...extra } as typeof engineFlagOptions;
+  const normalized = normalizeBooleanAssignments(args, options, usage);
   try {
     return parseArgs({
-      args,
-      options: { ...engineFlagOptions, ...extra } as typeof engineFlagOptions,
+      args: normalized,
+      options,
       strict: true,
       allowPositionals: false,
       allowNegative: true,
@@ -183,6 +190,12 @@ export function engineFlags(
   if (!(timing.retryPeriodMs < timing.renewDeadlineMs && timing.renewDeadlineMs < timing.leaseDurationMs)) {
     throw new UsageError("leader election needs --retry-period < --renew-deadline < --lease-duration", usage);
   }
+  if (values["metrics-secure"] === true) {
+    throw new UsageError(
+      "--metrics-secure: /metrics is served over plain HTTP; put TLS in front of it (e.g. kube-rbac-proxy) and pass --metrics-secure=false",
+      usage,
+    );
+  }
   const sharding = values.sharding === true;
   if (sharding && values["leader-elect"] === true)
     throw new UsageError(
@@ -214,7 +227,9 @@ export function engineFlags(
       usage,
     ),
     apiRateLimit: apiRateLimitFlags(text("kube-api-qps"), text("kube-api-burst"), usage),
-    stateDirectory: resolve(text("state-dir") ?? DEFAULT_SETTINGS.stateDirectory),
+    stateDirectory: resolve(
+      text("state-dir") ?? env.OPENMCP_ENGINE_STATE_DIR ?? DEFAULT_SETTINGS.stateDirectory,
+    ),
     logLevel: logLevel as LogLevel,
     backendOptions,
     sharding: sharding ? { namespace: leaseNamespace, timing } : undefined,

@@ -159,7 +159,7 @@ async function applyOverlay(folder: string, base: string, extra: string): Promis
       extra,
     ].join("\n"),
   );
-  await management.kubectl("apply", "--server-side", "--force-conflicts", "-k", directory);
+  await management.kubectl("apply", "-k", directory);
 }
 
 /** The overlay that runs deploy/base with the journaling backend on state shared by the Pods (one node). */

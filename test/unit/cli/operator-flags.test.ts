@@ -1,0 +1,58 @@
+/** `run` and `init` accept the flags exactly as the openMCP operator writes them (Go's `--flag=true`), and the image's state folder. */
+import { resolve } from "node:path";
+import { describe, expect, it } from "vitest";
+import { normalizeBooleanAssignments } from "../../../src/cli/flags.ts";
+import { engineFlagOptions, engineFlags, parseEngineArgs, runUsage } from "../../../src/cli/run.ts";
+import { UsageError } from "../../../src/cli/usage-error.ts";
+
+const flags = (args: string[], env: NodeJS.ProcessEnv = {}) =>
+  engineFlags(parseEngineArgs(args, runUsage), runUsage, {}, env);
+
+describe("flags as the openMCP operator passes them", () => {
+  it("takes the Deployment's args for two replicas with metrics on", () => {
+    const parsed = flags(
+      [
+        "--environment=openmcp",
+        "--verbosity=INFO",
+        "--provider-name=engine-cp",
+        "--leader-elect=true",
+        "--metrics-bind-address=:8080",
+        "--metrics-secure=false",
+      ],
+      { POD_NAMESPACE: "cp-engine-cp", POD_NAME: "engine-cp-0" },
+    );
+    expect(parsed).toMatchObject({ providerName: "engine-cp", environment: "openmcp", logLevel: "info" });
+    expect(parsed.leaderElection).toMatchObject({
+      namespace: "cp-engine-cp",
+      name: "engine-cp.engine.openmcp.cloud",
+    });
+  });
+
+  it("reads every boolean flag's =true and =false (any case) as --flag and --no-flag", () => {
+    expect(
+      flags(["--provider-name=p", "--leader-elect=false"], { POD_NAMESPACE: "x" }).leaderElection,
+    ).toBeUndefined();
+    expect(flags(["--provider-name=p", "--schedule=FALSE"]).schedule).toBe(false);
+    expect(
+      normalizeBooleanAssignments(["--schedule=True", "--kubeconfig=a=b"], engineFlagOptions, runUsage),
+    ).toEqual(["--schedule", "--kubeconfig=a=b"]);
+  });
+
+  it("refuses a boolean with another value, and --metrics-secure=true, saying why", () => {
+    expect(() => flags(["--provider-name=p", "--leader-elect=yes"])).toThrow(
+      /--leader-elect takes true or false, not "yes"/,
+    );
+    expect(() => flags(["--provider-name=p", "--metrics-secure=true"])).toThrow(UsageError);
+    expect(() => flags(["--provider-name=p", "--metrics-secure"])).toThrow(/plain HTTP; put TLS in front/);
+  });
+
+  it("keeps backend state in $OPENMCP_ENGINE_STATE_DIR when no --state-dir is given (the image sets it)", () => {
+    expect(
+      flags(["--provider-name=p"], { OPENMCP_ENGINE_STATE_DIR: "/var/lib/openmcp-engine" }).stateDirectory,
+    ).toBe("/var/lib/openmcp-engine");
+    expect(
+      flags(["--provider-name=p", "--state-dir=s"], { OPENMCP_ENGINE_STATE_DIR: "/x" }).stateDirectory,
+    ).toBe(resolve("s"));
+    expect(flags(["--provider-name=p"]).stateDirectory).toBe(resolve(".state/engine"));
+  });
+});
