@@ -53,6 +53,8 @@ export class LeaderElector {
   #lastRenewal = 0;
   #stopped = false;
   #timer: TimerHandle | undefined;
+  /** When (our clock) this candidate first read the Lease: a released Lease goes to one that watched it longer. */
+  #watchingSince: number | undefined;
 
   constructor(options: LeaderElectionOptions) {
     this.#options = options;
@@ -151,6 +153,7 @@ export class LeaderElector {
       });
       return true;
     }
+    this.#watchingSince ??= this.#clock.now();
     const spec = lease.spec ?? {};
     const key = recordOf(lease);
     if (this.#observed?.key !== key) this.#observed = { key, at: this.#clock.now() };
@@ -158,7 +161,17 @@ export class LeaderElector {
     const held = Boolean(spec.holderIdentity);
     const expired =
       this.#clock.now() - (this.#observed?.at ?? 0) > (spec.leaseDurationSeconds ?? durationSeconds) * 1_000;
-    if (held && !ours && !expired) return false;
+    if (held && !ours && !expired) {
+      this.#log.debug("lease held", { holder: spec.holderIdentity });
+      return false;
+    }
+    // A Lease its leader released (a Pod deleted, a rollout) goes to a warm standby, whose caches are
+    // complete: a replica that has watched the Lease for less than one retry period (e.g. the Pod started
+    // to replace the leader) leaves it for one round; a standby polls every retry period, so it takes it.
+    if (!held && this.#clock.now() - this.#watchingSince < this.#timing.retryPeriodMs) {
+      this.#log.info("the lease was released; leaving it for one round to a replica that watched its holder");
+      return false;
+    }
     await this.#replace({
       ...lease,
       spec: {

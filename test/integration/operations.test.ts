@@ -179,4 +179,30 @@ describe("an in-cluster style deployment", () => {
     expect(b.output()).toContain('"msg":"leadership released"');
     expect(a.output() + b.output()).not.toMatch(/BEGIN (CERTIFICATE|PRIVATE KEY)|client-key-data/);
   }, 90_000);
+
+  it("hands a released Lease to the warm standby, not to a replica started to replace the leader", async () => {
+    const stateDir = mkdtempSync(join(stateRoot, "handover-"));
+    const a = startReplica("replica-a", stateDir);
+    await eventually(() => expect(a.record("became leader")).toBeDefined(), { what: "replica-a to lead" });
+    const b = startReplica("replica-b", stateDir);
+    await eventually(() => expect(b.record("lease held")).toBeDefined(), {
+      what: "replica-b to watch the Lease",
+    });
+    // As when the leader's Pod is deleted: it releases the Lease, and a new Pod starts at once.
+    a.child.kill("SIGTERM");
+    await eventually(() => expect(a.output()).toContain('"msg":"leadership released"'), {
+      what: "the release",
+    });
+    const c = startReplica("replica-c", stateDir);
+    await eventually(() => expect(b.record("became leader")).toBeDefined(), { what: "replica-b to lead" });
+    // c has looked at the Lease since (its first look found it released or already b's, then b's).
+    await eventually(() => expect(c.output()).toMatch(/"msg":"lease held".*"holder":"replica-b_/), {
+      what: "replica-c to see replica-b hold the Lease",
+    });
+    expect(c.record("became leader")).toBeUndefined();
+    for (const replica of [b, c]) replica.child.kill("SIGTERM");
+    await eventually(() => b.child.exitCode !== null && c.child.exitCode !== null, {
+      what: "b and c to exit",
+    });
+  }, 90_000);
 });
