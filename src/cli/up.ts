@@ -4,17 +4,20 @@ import { createWriteStream, existsSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { KubeConfig, KubernetesObjectApi, PatchStrategy } from "@kubernetes/client-node";
+import type { ClusterTarget } from "../api/backend.ts";
 import { ENGINE_API_VERSION } from "../api/constants.ts";
 import { type CapiManager, startCapiManager } from "../controlplane/capi-manager.ts";
 import { kubeconfigYaml, startControlPlane } from "../controlplane/control-plane.ts";
 import { findKubeAssets, kubeAssetVersions } from "../controlplane/kube-assets.ts";
 import { type OidcIssuer, startOidcIssuer } from "../controlplane/oidc-issuer.ts";
+import { clusterTarget } from "../machines/cluster/step.ts";
 import type { Engine } from "../runtime/engine.ts";
 import { CACHES } from "../runtime/informers.ts";
 import { installCrds, installingCrds } from "../runtime/install-crds.ts";
 import { createLogger } from "../runtime/logger.ts";
 import { type AdminKubeconfigChange, keepAdminKubeconfigs } from "./admin-kubeconfigs.ts";
 import { applyManifests, LiveView } from "./demo.ts";
+import { kindBackendOptions } from "./kind-toolchain.ts";
 import { engineFlags, exitOnLost, parseEngineArgs, untilSignal } from "./run.ts";
 import { engineFromSettings } from "./start-engine.ts";
 import {
@@ -93,6 +96,12 @@ Local control plane is up at ${controlPlane.server}.
 
   let stopEngine = async () => {};
   if (flags.controller) {
+    const backendOptions =
+      flags.engine.backend === "kind"
+        ? kindBackendOptions(repositoryRoot, flags.engine.backendOptions, (message) =>
+            console.log(`  ${message}`),
+          )
+        : flags.engine.backendOptions;
     await mkdir(dirname(flags.log), { recursive: true });
     const logFile = createWriteStream(flags.log, { flags: "a" });
     const log = createLogger({ level: flags.engine.logLevel, write: (line) => logFile.write(`${line}\n`) });
@@ -105,7 +114,7 @@ Local control plane is up at ${controlPlane.server}.
         ...flags.engine,
         stateDirectory: join(controlPlane.directory, "engine"),
         // The local backend runs the binaries the control plane runs.
-        backendOptions: { assets: assets.directory, ...flags.engine.backendOptions },
+        backendOptions: { assets: assets.directory, ...backendOptions },
       },
       controlPlane.kubeConfig,
       log,
@@ -135,7 +144,11 @@ Local control plane is up at ${controlPlane.server}.
       );
     stopEngine = async () => {
       kubeconfigs.stop();
+      // Like the local backend's clusters, the demo's kind clusters go with it (their node containers),
+      // once the engine has stopped: a running engine would build them again for their Clusters.
+      const made = flags.engine.backend === "kind" ? backendTargets(engine) : [];
       await engine.stop();
+      await deleteBackendClusters(engine, made);
       await views.close();
       logFile.end();
     };
@@ -191,6 +204,23 @@ Local control plane is up at ${controlPlane.server}.
     await capi?.stop();
     await controlPlane.stop();
   });
+}
+
+/** What the backend holds for every Cluster the engine knows (what `up` made). */
+function backendTargets(engine: Engine): ClusterTarget[] {
+  return engine.informers.clusters
+    .list()
+    .map((cluster) => clusterTarget(cluster, engine.informers.profiles.get(cluster.spec.profile)));
+}
+
+/** Deletes these clusters at the backend. */
+async function deleteBackendClusters(engine: Engine, targets: readonly ClusterTarget[]): Promise<void> {
+  for (const target of targets) {
+    console.log(`  deleting the backend's cluster of ${target.namespace}/${target.name}`);
+    await engine.backend.delete(target).catch((error: unknown) => {
+      console.log(`  could not delete it: ${(error as Error).message}`);
+    });
+  }
 }
 
 /**

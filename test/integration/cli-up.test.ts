@@ -7,6 +7,7 @@ import { ApiextensionsV1Api, CoreV1Api, CustomObjectsApi, KubeConfig } from "@ku
 import { describe, expect, it } from "vitest";
 import { RESOURCES } from "../../src/api/constants.ts";
 import { aCluster } from "../support/builders.ts";
+import { containersNamed, containerToolchain } from "../support/containers.ts";
 import { eventually } from "../support/eventually.ts";
 import { processesMentioning, waitUntilGone } from "../support/processes.ts";
 
@@ -14,7 +15,7 @@ const main = join(import.meta.dirname, "..", "..", "src", "cli", "main.ts");
 
 describe("openmcp-engine up", () => {
   /** Runs `up` with `args` until its demo is Ready; returns what it printed and how to stop it. */
-  async function upUntilReady(args: string[], readyLine: string) {
+  async function upUntilReady(args: string[], readyLine: string, timeoutMs = 110_000) {
     const folder = mkdtempSync(join(tmpdir(), "up-test-"));
     const kubeconfig = join(folder, "kubeconfig");
     const child = spawn(
@@ -35,7 +36,7 @@ describe("openmcp-engine up", () => {
         if (child.exitCode !== null) throw new Error(`up exited early:\n${output}`);
         return output.includes(readyLine);
       },
-      { what: `up to print "${readyLine}"`, timeoutMs: 110_000 },
+      { what: `up to print "${readyLine}"`, timeoutMs },
     );
     return { child, folder, kubeconfig, exited, output: () => output };
   }
@@ -147,6 +148,32 @@ describe("openmcp-engine up", () => {
       rmSync(up.folder, { recursive: true, force: true });
     }
   }, 200_000);
+
+  it("with --backend kind makes each demo Cluster a real kind cluster, grants access there, and removes them on SIGINT", async () => {
+    const up = await upUntilReady(["--backend=kind"], "All 2 Clusters are Ready", 500_000);
+    try {
+      const file = /demo\/workload: kubectl --kubeconfig (\S+) get namespaces/.exec(up.output())?.[1] ?? "";
+      const cluster = new KubeConfig();
+      cluster.loadFromFile(file);
+      const nodes = await cluster.makeApiClient(CoreV1Api).listNode();
+      expect(nodes.items.map((node) => node.status?.nodeInfo?.kubeletVersion)).toEqual([
+        `v${containerToolchain().kubernetesVersion}`,
+      ]);
+      await eventually(
+        () => expect(up.output()).toContain("AccessRequest demo/viewer is Granted on Cluster demo/workload"),
+        { what: "the demo's AccessRequest Granted", timeoutMs: 60_000 },
+      );
+      // kind names a cluster's node container as its node.
+      const nodeContainer = nodes.items[0]?.metadata?.name ?? "";
+      expect(await containersNamed(nodeContainer)).toEqual([nodeContainer]);
+      await stopAndCheck(up);
+      expect(up.output()).toContain("deleting the backend's cluster of demo/workload");
+      expect(await containersNamed(nodeContainer)).toEqual([]);
+    } finally {
+      if (up.child.exitCode === null) up.child.kill("SIGKILL");
+      rmSync(up.folder, { recursive: true, force: true });
+    }
+  }, 700_000);
 
   it("with --capi runs Cluster API's own manager, which moves the demo's CAPI Cluster to Provisioned", async () => {
     const up = await upUntilReady(["--capi"], "Cluster API Cluster capi-demo/workload is Provisioned");

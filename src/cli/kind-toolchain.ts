@@ -1,0 +1,35 @@
+/**
+ * `up --backend kind`: the kind CLI, a Docker engine and a node image, brought up by the project's own
+ * container toolchain (`hack/containers/ensure.sh`, cached per machine), unless `--backend-option kind=…`
+ * names a kind of the user's own.
+ */
+import { execFileSync } from "node:child_process";
+import { join } from "node:path";
+
+/** The backend options that point the kind backend at the toolchain's kind and Docker CLI. */
+export function kindBackendOptions(
+  repositoryRoot: string,
+  given: Readonly<Record<string, string>>,
+  log: (message: string) => void,
+): Record<string, string> {
+  if (given.kind !== undefined) return { ...given };
+  log(
+    "kind backend: making sure of a Docker engine, kind and the kind node image (hack/containers/ensure.sh)",
+  );
+  const out = execFileSync(
+    join(repositoryRoot, "hack", "containers", "ensure.sh"),
+    ["docker", "kind", "kind-node-image"],
+    { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] },
+  );
+  const values = new Map(
+    out
+      .split("\n")
+      .map((line) => line.split("=", 2) as [string, string])
+      .filter(([key, value]) => key !== "" && value !== undefined),
+  );
+  const kind = values.get("kind");
+  const docker = values.get("docker");
+  if (!kind || !docker) throw new Error(`hack/containers/ensure.sh named no kind or docker:\n${out}`);
+  log(`kind backend: ${kind}, node image ${values.get("nodeImage") ?? "?"}`);
+  return { kind, docker, ...given };
+}
