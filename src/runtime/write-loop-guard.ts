@@ -182,7 +182,8 @@ export class WriteLoopGuard {
       { type: "Warning", reason: "WriteLoop", message },
       new Date(now),
     );
-    track.writes.length = 0;
+    // The window keeps its writes: a hold shorter than the window ends with the window still full, and the
+    // next write is a loop again (with a doubled hold), so no window ever holds more than maxWrites.
     throw new WriteLoopError(`${describe(object)} ${message}`, holdMs);
   }
 
