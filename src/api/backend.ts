@@ -15,6 +15,12 @@ export interface ClusterTarget {
   readonly providerConfig: string;
   /** `spec.settings` of that ProviderConfig: backend-specific, validated by the backend. */
   readonly settings?: JsonObject;
+  /**
+   * The Cluster's labels and annotations (contract 1.1), for backends that carry some along (e.g. openMCP's
+   * `metadata.open-control-plane.io/*`) or read per-Cluster choices from them.
+   */
+  readonly labels?: Readonly<Record<string, string>>;
+  readonly annotations?: Readonly<Record<string, string>>;
 }
 
 /** Where a backend's cluster is in its own lifecycle. */

@@ -1,0 +1,423 @@
+/**
+ * The `gardener` backend driven by the engine, against Gardener's own API server (gardener-apiserver aggregated
+ * on a kube-apiserver) with a SIMULATED gardenlet making each Shoot's API server a real local control plane:
+ * profile versions from the CloudProfile, Clusters as Shoots, admin access through Gardener's `adminkubeconfig`,
+ * token access, upgrades and refused downgrades, Gardener's refusals as conditions, deletion with Gardener's
+ * confirmation.
+ */
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ApiException, CoreV1Api, CustomObjectsApi, KubeConfig } from "@kubernetes/client-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { AccessRequest, AccessRequestSpec } from "../../src/api/access-request.ts";
+import type { ClusterTarget } from "../../src/api/backend.ts";
+import type { Cluster } from "../../src/api/cluster.ts";
+import type { ClusterProfile } from "../../src/api/cluster-profile.ts";
+import { LABELS, RESOURCES } from "../../src/api/constants.ts";
+import type { ProviderConfig } from "../../src/api/provider-config.ts";
+import { type ControlPlane, startControlPlane } from "../../src/controlplane/control-plane.ts";
+import { type Garden, startGarden } from "../../src/controlplane/gardener-apiserver.ts";
+import { findGardenerAssets } from "../../src/controlplane/gardener-assets.ts";
+import { createBackend, type GardenerBackend } from "../../src/providers/gardener.ts";
+import { GARDENER_KEYS, type Shoot, shootName } from "../../src/providers/gardener-shoot.ts";
+import { systemClock } from "../../src/runtime/clock.ts";
+import { Engine } from "../../src/runtime/engine.ts";
+import { installingCrds } from "../../src/runtime/install-crds.ts";
+import { createLogger } from "../../src/runtime/logger.ts";
+import { apiSecretReader } from "../../src/runtime/secret-reader.ts";
+import { aCluster, anAccessRequest, aProviderConfig } from "../support/builders.ts";
+import { eventually, satisfying } from "../support/eventually.ts";
+import { applyCloudProfile, CORE, createProject, workerlessShootSpec } from "../support/gardener-garden.ts";
+import { SimulatedGardenlet } from "../support/gardener-simulated-gardenlet.ts";
+
+const NS = "gardener-test";
+const PROVIDER = "gardener-test";
+const profileOf = (config: string) => `test.${PROVIDER}.${config}`;
+const PAST = "2020-01-01T00:00:00Z";
+const FUTURE = "2099-01-01T00:00:00Z";
+const stateDirectory = mkdtempSync(join(tmpdir(), "gardener-backend-"));
+const logLines: string[] = [];
+let management: ControlPlane;
+let garden: Garden;
+let gardenlet: SimulatedGardenlet;
+let custom: CustomObjectsApi;
+let gardenApi: CustomObjectsApi;
+let engine: Engine;
+let backend: GardenerBackend;
+let projectNamespace: string;
+
+const read = async <T>(resource: { group: string; version: string; plural: string }, name: string) => {
+  try {
+    return (await custom.getNamespacedCustomObject({ ...resource, namespace: NS, name })) as T;
+  } catch (error) {
+    if (error instanceof ApiException && error.code === 404) return undefined;
+    throw error;
+  }
+};
+const readShoot = async (name: string) => {
+  try {
+    return (await gardenApi.getNamespacedCustomObject({
+      ...CORE,
+      namespace: projectNamespace,
+      plural: "shoots",
+      name,
+    })) as Shoot;
+  } catch (error) {
+    if (error instanceof ApiException && error.code === 404) return undefined;
+    throw error;
+  }
+};
+const clusterWhere = (name: string, what: string, wanted: (c: Cluster) => boolean, timeoutMs = 120_000) =>
+  eventually(
+    async () => satisfying(await read<Cluster>(RESOURCES.Cluster, name), (c) => c !== undefined && wanted(c)),
+    { what: `Cluster ${NS}/${name}: ${what}`, timeoutMs, intervalMs: 250 },
+  ) as Promise<Cluster>;
+const condition = (c: Cluster | ProviderConfig | undefined, type: string) =>
+  c?.status?.conditions?.find((x) => x.type === type);
+const statusOf = (promise: Promise<unknown>) =>
+  promise.then(
+    () => 200,
+    (error: unknown) => (error instanceof ApiException ? error.code : -1),
+  );
+const targetOf = (c: Cluster, config = "dev"): ClusterTarget => ({
+  uid: c.metadata.uid ?? "",
+  namespace: NS,
+  name: c.metadata.name ?? "",
+  tenancy: "Exclusive",
+  profile: profileOf(config),
+  providerConfig: config,
+  ...(c.metadata.labels ? { labels: c.metadata.labels } : {}),
+});
+
+/** A ProviderConfig of the gardener backend for project `project`, with a workerless template. */
+function gardenerConfig(name: string, project: string, spec: object = workerlessShootSpec("local")) {
+  return aProviderConfig({
+    name,
+    backend: "gardener",
+    settings: {
+      kubeconfigSecretRef: { namespace: NS, name: "garden" },
+      project,
+      shootTemplate: { metadata: { labels: { team: "platform" } }, spec: spec as never },
+    },
+  });
+}
+
+async function createCluster(
+  name: string,
+  version?: string,
+  labels?: Record<string, string>,
+  config = "dev",
+) {
+  const body = aCluster({ name, namespace: NS, profile: profileOf(config), tenancy: "Exclusive", version });
+  return (await custom.createNamespacedCustomObject({
+    ...RESOURCES.Cluster,
+    namespace: NS,
+    body: { ...body, metadata: { ...body.metadata, ...(labels ? { labels } : {}) } },
+  })) as Cluster;
+}
+
+beforeAll(async () => {
+  findGardenerAssets(); // builds gardener-apiserver once per machine (hack/gardener/build.sh)
+  [management, garden] = await Promise.all([
+    startControlPlane({ prepare: installingCrds("crds") }),
+    startGarden(),
+  ]);
+  custom = management.kubeConfig.makeApiClient(CustomObjectsApi);
+  gardenApi = garden.kubeConfig.makeApiClient(CustomObjectsApi);
+  const core = management.kubeConfig.makeApiClient(CoreV1Api);
+  await core.createNamespace({ body: { metadata: { name: NS } } });
+  await core.createNamespacedSecret({
+    namespace: NS,
+    body: {
+      metadata: { name: "garden" },
+      stringData: { kubeconfig: readFileSync(garden.kubeconfigPath, "utf8") },
+    },
+  });
+  await applyCloudProfile(garden.kubeConfig, "local", [
+    { version: "1.36.0", classification: "preview" },
+    {
+      version: "1.35.1",
+      lifecycle: [{ classification: "preview" }, { classification: "supported", startTime: PAST }],
+    },
+    {
+      version: "1.35.0",
+      lifecycle: [{ classification: "supported" }, { classification: "deprecated", startTime: FUTURE }],
+    },
+    { version: "1.34.2", classification: "supported" },
+    { version: "1.33.9", classification: "deprecated" },
+    { version: "1.33.8", classification: "deprecated", expirationDate: PAST },
+    {
+      version: "1.32.0",
+      lifecycle: [{ classification: "supported" }, { classification: "expired", startTime: PAST }],
+    },
+  ]);
+  projectNamespace = await createProject(garden.kubeConfig, "dev");
+  gardenlet = new SimulatedGardenlet({
+    kubeConfig: garden.kubeConfig,
+    hold: (shoot) => shoot.metadata.labels?.hold === "true",
+  });
+  backend = (await createBackend({
+    stateDirectory,
+    options: {},
+    log: createLogger({ write: (line) => logLines.push(line) }),
+    clock: systemClock,
+    readSecret: apiSecretReader(management.kubeConfig),
+  })) as GardenerBackend;
+  engine = new Engine({
+    kubeConfig: management.kubeConfig,
+    providerName: PROVIDER,
+    environment: "test",
+    backend,
+    log: createLogger({ level: "debug", write: (line) => logLines.push(line) }),
+    accessTiming: { tokenValidityMs: 600_000, pollMs: 1_000, resyncMs: 60_000 },
+  });
+  await engine.start();
+  await custom.createClusterCustomObject({ ...RESOURCES.ProviderConfig, body: gardenerConfig("dev", "dev") });
+}, 3_600_000);
+
+afterAll(async () => {
+  await engine?.stop();
+  await gardenlet?.stop();
+  await Promise.all([garden?.stop(), management?.stop()]);
+  rmSync(stateDirectory, { recursive: true, force: true });
+}, 120_000);
+
+describe("the gardener backend on Gardener's API server", { timeout: 300_000 }, () => {
+  it("offers the CloudProfile's supported and deprecated versions, newest first; preview, expired and lifecycle-expired left out", async () => {
+    const profile = await eventually(
+      async () =>
+        (await custom.getClusterCustomObject({
+          ...RESOURCES.ClusterProfile,
+          name: profileOf("dev"),
+        })) as ClusterProfile,
+      { what: `ClusterProfile ${profileOf("dev")}` },
+    );
+    expect(profile.spec.supportedVersions).toEqual([
+      { version: "1.35.1" },
+      { version: "1.35.0" },
+      { version: "1.34.2" },
+      { version: "1.33.9", deprecated: true },
+    ]);
+    expect(profile.metadata.annotations?.["engine.openmcp.cloud/traits"]).toBe(
+      "provider-local,region-local,workerless",
+    );
+  });
+
+  it("makes a Cluster a Shoot: template, labels, resolved version; Ready with the Shoot's API server as apiserver-external", async () => {
+    await createCluster("one", "1.34", { "metadata.open-control-plane.io/tenant": "acme" });
+    const cluster = await clusterWhere("one", "Ready", (c) => c.status?.phase === "Ready");
+    const name = shootName(targetOf(cluster));
+    const shoot = await readShoot(name);
+    expect(shoot?.spec.kubernetes?.version).toBe("1.34.2");
+    expect(shoot?.spec.region).toBe("local");
+    expect(shoot?.metadata.labels).toMatchObject({
+      team: "platform",
+      "metadata.open-control-plane.io/tenant": "acme",
+    });
+    expect(shoot?.metadata.annotations).toMatchObject({
+      [GARDENER_KEYS.clusterAnnotation]: `${NS}/one`,
+      [GARDENER_KEYS.clusterUidAnnotation]: cluster.metadata.uid,
+    });
+    const external = shoot?.status?.advertisedAddresses?.find((a) => a.name === "external")?.url;
+    expect(cluster.status?.endpoints).toEqual([{ name: "apiserver-external", url: external }]);
+    expect(cluster.metadata.labels?.[LABELS.k8sVersion]).toBe("1.34.2");
+    expect(cluster.metadata.annotations?.["clusters.openmcp.cloud/providerinfo"]).toBe(
+      `Shoot ${projectNamespace}/${name}: Create Succeeded (100%)`,
+    );
+  });
+
+  it("gives admin access through the Shoot's adminkubeconfig, which really works on the Shoot's API server", async () => {
+    const cluster = (await read<Cluster>(RESOURCES.Cluster, "one")) as Cluster;
+    const access = await backend.adminAccess(targetOf(cluster));
+    const kubeConfig = new KubeConfig();
+    kubeConfig.loadFromString(access?.kubeconfig ?? "");
+    expect(kubeConfig.getCurrentUser()?.certData).toBeTruthy(); // a client certificate Gardener signed
+    expect(kubeConfig.getCurrentCluster()?.server).toBe(cluster.status?.endpoints?.[0]?.url);
+    const namespaces = await kubeConfig.makeApiClient(CoreV1Api).listNamespace();
+    expect(namespaces.items.map((n) => n.metadata?.name)).toContain("kube-system");
+  });
+
+  it("grants a token AccessRequest whose kubeconfig does exactly what was asked on the Shoot", async () => {
+    const spec: AccessRequestSpec = {
+      clusterRef: { name: "one", namespace: NS },
+      token: {
+        permissions: [
+          {
+            namespace: "default",
+            rules: [{ apiGroups: [""], resources: ["configmaps"], verbs: ["get", "list", "create"] }],
+          },
+        ],
+      },
+    };
+    await custom.createNamespacedCustomObject({
+      ...RESOURCES.AccessRequest,
+      namespace: NS,
+      body: anAccessRequest({ name: "token", namespace: NS, ...spec }),
+    });
+    await eventually(
+      async () =>
+        satisfying(
+          await read<AccessRequest>(RESOURCES.AccessRequest, "token"),
+          (r) => r?.status?.phase === "Granted",
+        ),
+      { what: "AccessRequest token Granted", timeoutMs: 120_000, intervalMs: 500 },
+    );
+    const secret = await management.kubeConfig
+      .makeApiClient(CoreV1Api)
+      .readNamespacedSecret({ namespace: NS, name: "token.kubeconfig" });
+    const text = Buffer.from(secret.data?.kubeconfig ?? "", "base64").toString("utf8");
+    expect(text).not.toContain("client-key-data"); // a token of its own, not Gardener's admin certificate
+    const kubeConfig = new KubeConfig();
+    kubeConfig.loadFromString(text);
+    const asRequester = kubeConfig.makeApiClient(CoreV1Api);
+    expect(
+      await statusOf(
+        asRequester.createNamespacedConfigMap({ namespace: "default", body: { metadata: { name: "t" } } }),
+      ),
+    ).toBe(200);
+    expect(await statusOf(asRequester.listNamespacedConfigMap({ namespace: "default" }))).toBe(200);
+    expect(await statusOf(asRequester.listNamespacedSecret({ namespace: "default" }))).toBe(403);
+    expect(await statusOf(asRequester.listNode())).toBe(403);
+    await custom.deleteNamespacedCustomObject({ ...RESOURCES.AccessRequest, namespace: NS, name: "token" });
+  });
+
+  it("upgrades through the Cluster's spec with one patch of the Shoot's version, and refuses a downgrade with a condition", async () => {
+    const before = (await read<Cluster>(RESOURCES.Cluster, "one")) as Cluster;
+    const name = shootName(targetOf(before));
+    const generation = (await readShoot(name))?.metadata.generation ?? 0;
+    await custom.patchNamespacedCustomObject({
+      ...RESOURCES.Cluster,
+      namespace: NS,
+      name: "one",
+      body: [{ op: "replace", path: "/spec/kubernetes/version", value: "1.35.1" }],
+    });
+    await clusterWhere(
+      "one",
+      "Ready at 1.35.1",
+      (c) => c.metadata.labels?.[LABELS.k8sVersion] === "1.35.1" && c.status?.phase === "Ready",
+    );
+    const upgraded = await readShoot(name);
+    expect(upgraded?.spec.kubernetes?.version).toBe("1.35.1");
+    expect(upgraded?.metadata.generation).toBe(generation + 1); // exactly one spec change
+
+    await custom.patchNamespacedCustomObject({
+      ...RESOURCES.Cluster,
+      namespace: NS,
+      name: "one",
+      body: [{ op: "replace", path: "/spec/kubernetes/version", value: "1.34.2" }],
+    });
+    const refused = await clusterWhere(
+      "one",
+      "downgrade refused",
+      (c) => condition(c, "VersionSupported")?.reason === "DowngradeNotAllowed",
+    );
+    expect(condition(refused, "VersionSupported")?.message).toContain("1.35.1");
+    expect((await readShoot(name))?.spec.kubernetes?.version).toBe("1.35.1");
+  });
+
+  it("refuses a Shoot name another Cluster's Shoot has, naming that Cluster", async () => {
+    const one = (await read<Cluster>(RESOURCES.Cluster, "one")) as Cluster;
+    await createCluster("two", undefined, { [GARDENER_KEYS.shootNameLabel]: shootName(targetOf(one)) });
+    const two = await clusterWhere("two", "name conflict", (c) =>
+      (condition(c, "ClusterReady")?.message ?? "").includes("belongs to Cluster"),
+    );
+    expect(condition(two, "ClusterReady")?.message).toContain(`belongs to Cluster ${NS}/one`);
+    expect(condition(two, "ClusterReady")?.reason).toBe("BackendError");
+    await custom.deleteNamespacedCustomObject({ ...RESOURCES.Cluster, namespace: NS, name: "two" });
+    await eventually(async () => expect(await read(RESOURCES.Cluster, "two")).toBeUndefined(), {
+      what: "Cluster two gone (it never had a Shoot)",
+    });
+    expect((await readShoot(shootName(targetOf(one))))?.metadata.deletionTimestamp).toBeUndefined();
+  });
+
+  it("turns Gardener's admission refusing a Shoot into a condition carrying Gardener's message", async () => {
+    await custom.createClusterCustomObject({
+      ...RESOURCES.ProviderConfig,
+      body: gardenerConfig("atlantis", "dev", { ...workerlessShootSpec("local"), region: "atlantis" }),
+    });
+    await eventually(
+      async () => custom.getClusterCustomObject({ ...RESOURCES.ClusterProfile, name: profileOf("atlantis") }),
+      { what: "profile atlantis" },
+    );
+    await createCluster("sunk", undefined, undefined, "atlantis");
+    const sunk = await clusterWhere("sunk", "refused by Gardener", (c) =>
+      (condition(c, "ClusterReady")?.message ?? "").includes("Unsupported value"),
+    );
+    expect(condition(sunk, "ClusterReady")?.message).toContain("Gardener refused creating Shoot garden-dev/");
+    expect(condition(sunk, "ClusterReady")?.message).toContain('spec.region: Unsupported value: "atlantis"');
+    await custom.deleteNamespacedCustomObject({ ...RESOURCES.Cluster, namespace: NS, name: "sunk" });
+    await eventually(async () => expect(await read(RESOURCES.Cluster, "sunk")).toBeUndefined(), {
+      what: "Cluster sunk gone",
+    });
+  });
+
+  it("shows a missing project and an unreachable garden on the ProviderConfig, and offers no profile", async () => {
+    await custom.createClusterCustomObject({
+      ...RESOURCES.ProviderConfig,
+      body: gardenerConfig("ghost", "ghost"),
+    });
+    await management.kubeConfig.makeApiClient(CoreV1Api).createNamespacedSecret({
+      namespace: NS,
+      body: {
+        metadata: { name: "nowhere" },
+        stringData: {
+          kubeconfig: readFileSync(garden.kubeconfigPath, "utf8").replace(
+            /server: https:\/\/127\.0\.0\.1:\d+/,
+            "server: https://127.0.0.1:1",
+          ),
+        },
+      },
+    });
+    const unreachable = gardenerConfig("offline", "dev");
+    await custom.createClusterCustomObject({
+      ...RESOURCES.ProviderConfig,
+      body: {
+        ...unreachable,
+        spec: {
+          ...unreachable.spec,
+          settings: { ...unreachable.spec.settings, kubeconfigSecretRef: { namespace: NS, name: "nowhere" } },
+        },
+      },
+    });
+    const ready = async (name: string) =>
+      condition(
+        (await custom.getClusterCustomObject({ ...RESOURCES.ProviderConfig, name })) as ProviderConfig,
+        "Ready",
+      );
+    const ghost = await eventually(
+      async () => satisfying(await ready("ghost"), (c) => c?.reason === "ConfigurationProblem"),
+      {
+        what: "ProviderConfig ghost: ConfigurationProblem",
+      },
+    );
+    expect(ghost?.message).toContain("Gardener project ghost does not exist in the garden");
+    const offline = await eventually(
+      async () => satisfying(await ready("offline"), (c) => c?.reason === "ConfigurationProblem"),
+      { what: "ProviderConfig offline: ConfigurationProblem" },
+    );
+    expect(offline?.message).toContain("garden at https://127.0.0.1:1 unreachable");
+    for (const name of ["ghost", "offline"]) {
+      expect(
+        await statusOf(custom.getClusterCustomObject({ ...RESOURCES.ClusterProfile, name: profileOf(name) })),
+      ).toBe(404);
+    }
+  });
+
+  it("deletes: the Shoot is confirmed for deletion and deleted, gardenlet lets go, then the Cluster goes", async () => {
+    const one = (await read<Cluster>(RESOURCES.Cluster, "one")) as Cluster;
+    const name = shootName(targetOf(one));
+    await custom.deleteNamespacedCustomObject({ ...RESOURCES.Cluster, namespace: NS, name: "one" });
+    await eventually(async () => expect(await read(RESOURCES.Cluster, "one")).toBeUndefined(), {
+      what: "Cluster one gone",
+      timeoutMs: 120_000,
+    }).catch((error: Error) => {
+      throw new Error(
+        `${error.message}; the simulated gardenlet's last errors: ${gardenlet.errors.slice(-3).join(" | ")}`,
+      );
+    });
+    expect(await readShoot(name)).toBeUndefined();
+    expect(backend.shootCount).toBe(0);
+    expect(logLines.some((line) => line.includes("Shoot deletion ordered"))).toBe(true);
+  });
+});
