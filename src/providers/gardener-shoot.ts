@@ -34,7 +34,7 @@ export interface Shoot {
     readonly labels?: Readonly<Record<string, string>>;
     readonly annotations?: Readonly<Record<string, string>>;
   };
-  readonly spec: JsonObject & { readonly kubernetes?: { readonly version?: string } };
+  readonly spec: JsonObject & { readonly kubernetes?: JsonObject & { readonly version?: string } };
   readonly status?: ShootStatus;
 }
 
