@@ -8,7 +8,13 @@
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ApiException, CoreV1Api, CustomObjectsApi, KubeConfig } from "@kubernetes/client-node";
+import {
+  ApiException,
+  CoreV1Api,
+  CustomObjectsApi,
+  KubeConfig,
+  RbacAuthorizationV1Api,
+} from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AccessRequest, AccessRequestSpec } from "../../src/api/access-request.ts";
 import type { ClusterTarget } from "../../src/api/backend.ts";
@@ -19,6 +25,7 @@ import type { ProviderConfig } from "../../src/api/provider-config.ts";
 import { type ControlPlane, startControlPlane } from "../../src/controlplane/control-plane.ts";
 import { type Garden, startGarden } from "../../src/controlplane/gardener-apiserver.ts";
 import { findGardenerAssets } from "../../src/controlplane/gardener-assets.ts";
+import { type OidcIssuer, startOidcIssuer } from "../../src/controlplane/oidc-issuer.ts";
 import { createBackend, type GardenerBackend } from "../../src/providers/gardener.ts";
 import { GARDENER_KEYS, type Shoot, shootName } from "../../src/providers/gardener-shoot.ts";
 import { systemClock } from "../../src/runtime/clock.ts";
@@ -46,6 +53,7 @@ let gardenApi: CustomObjectsApi;
 let engine: Engine;
 let backend: GardenerBackend;
 let projectNamespace: string;
+let issuer: OidcIssuer | undefined;
 
 const read = async <T>(resource: { group: string; version: string; plural: string }, name: string) => {
   try {
@@ -179,6 +187,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await engine?.stop();
   await gardenlet?.stop();
+  await issuer?.stop();
   await Promise.all([garden?.stop(), management?.stop()]);
   rmSync(stateDirectory, { recursive: true, force: true });
 }, 120_000);
@@ -280,6 +289,104 @@ describe("the gardener backend on Gardener's API server", { timeout: 300_000 }, 
     expect(await statusOf(asRequester.listNamespacedSecret({ namespace: "default" }))).toBe(403);
     expect(await statusOf(asRequester.listNode())).toBe(403);
     await custom.deleteNamespacedCustomObject({ ...RESOURCES.AccessRequest, namespace: NS, name: "token" });
+  });
+
+  it("grants an OIDC AccessRequest through the Shoot's structured authentication ConfigMap, with the request's prefix", async () => {
+    issuer = await startOidcIssuer();
+    await custom.patchClusterCustomObject({
+      ...RESOURCES.ProviderConfig,
+      name: "dev",
+      body: [
+        {
+          op: "add",
+          path: "/spec/settings/oidcCertificateAuthority",
+          value: issuer.certificateAuthority,
+        },
+      ],
+    });
+    await custom.createNamespacedCustomObject({
+      ...RESOURCES.AccessRequest,
+      namespace: NS,
+      body: anAccessRequest({
+        name: "oidc",
+        namespace: NS,
+        clusterRef: { name: "one", namespace: NS },
+        oidc: {
+          name: "corp",
+          issuer: issuer.url,
+          clientID: "gardener-test",
+          roleBindings: [
+            {
+              subjects: [
+                { kind: "Group", name: "readers" },
+                { kind: "User", name: "::root" },
+              ],
+              roleRefs: [{ kind: "ClusterRole", name: "view" }],
+            },
+          ],
+        },
+      }),
+    });
+    await eventually(
+      async () =>
+        satisfying(
+          await read<AccessRequest>(RESOURCES.AccessRequest, "oidc"),
+          (r) => r?.status?.phase === "Granted",
+        ),
+      { what: "AccessRequest oidc Granted", timeoutMs: 120_000, intervalMs: 500 },
+    );
+    const cluster = (await read<Cluster>(RESOURCES.Cluster, "one")) as Cluster;
+    const name = shootName(targetOf(cluster));
+    const shoot = await readShoot(name);
+    const configMap = (
+      shoot?.spec.kubernetes as { kubeAPIServer?: { structuredAuthentication?: { configMapName?: string } } }
+    )?.kubeAPIServer?.structuredAuthentication?.configMapName;
+    expect(configMap).toBe(`${name}-authentication`);
+    const stored = await garden.kubeConfig
+      .makeApiClient(CoreV1Api)
+      .readNamespacedConfigMap({ namespace: projectNamespace, name: configMap ?? "" });
+    expect(stored.data?.["config.yaml"]).toContain(issuer.url);
+    const admin = new KubeConfig();
+    admin.loadFromString((await backend.adminAccess(targetOf(cluster)))?.kubeconfig ?? "");
+    const withToken = async (subject: string, groups: string[], audience = "gardener-test") => {
+      const kubeConfig = new KubeConfig();
+      const server = admin.getCurrentCluster();
+      kubeConfig.loadFromOptions({
+        clusters: [{ name: "t", server: server?.server ?? "", caData: server?.caData }],
+        users: [{ name: "u", token: await (issuer as OidcIssuer).token({ audience, subject, groups }) }],
+        contexts: [{ name: "c", cluster: "t", user: "u" }],
+        currentContext: "c",
+      });
+      return kubeConfig.makeApiClient(CoreV1Api);
+    };
+    const alice = await withToken("alice", ["readers"]);
+    await eventually(
+      async () => expect(await statusOf(alice.listNamespacedConfigMap({ namespace: "default" }))).toBe(200),
+      {
+        what: "alice (group corp:readers) may list configmaps on the Shoot",
+        timeoutMs: 60_000,
+        intervalMs: 500,
+      },
+    );
+    expect(await statusOf(alice.listNamespacedSecret({ namespace: "default" }))).toBe(403);
+    // The request's bindings on the Shoot: the group with the request's prefix, `::root` as "root" without one.
+    const bindings = await admin.makeApiClient(RbacAuthorizationV1Api).listClusterRoleBinding();
+    const subjects = bindings.items.flatMap((b) => (b.subjects ?? []).map((x) => `${x.kind}:${x.name}`));
+    expect(subjects).toEqual(expect.arrayContaining(["Group:corp:readers", "User:root"]));
+    expect(subjects).not.toContain("User:corp:root");
+    expect(
+      await statusOf((await withToken("bob", ["others"])).listNamespacedConfigMap({ namespace: "default" })),
+    ).toBe(403);
+    expect(
+      await statusOf(
+        (await withToken("alice", ["readers"], "other")).listNamespacedConfigMap({ namespace: "default" }),
+      ),
+    ).toBe(401);
+    await custom.deleteNamespacedCustomObject({ ...RESOURCES.AccessRequest, namespace: NS, name: "oidc" });
+    await eventually(
+      async () => expect(await statusOf(alice.listNamespacedConfigMap({ namespace: "default" }))).toBe(401),
+      { what: "the issuer no longer trusted once the request is gone", timeoutMs: 60_000, intervalMs: 500 },
+    );
   });
 
   it("upgrades through the Cluster's spec with one patch of the Shoot's version, and refuses a downgrade with a condition", async () => {
