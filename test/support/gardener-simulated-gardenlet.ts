@@ -61,6 +61,8 @@ export class SimulatedGardenlet {
   readonly #loop: Promise<void>;
   /** How many passes over the Shoots it has made (tests wait for it to have looked). */
   passes = 0;
+  /** Shoot control planes it started so far (tests check that the Shoots were real). */
+  started = 0;
   /** What went wrong while reconciling Shoots (it tries again on the next pass), for a failing test to show. */
   readonly errors: string[] = [];
 
@@ -155,6 +157,7 @@ export class SimulatedGardenlet {
       if (this.#options.hold?.(shoot)) return;
       const plane = this.#startPlane(shoot);
       this.#planes.set(uid, plane);
+      this.started++;
       await plane;
       await this.#reconcileStatus(shoot, "Create");
       return;
