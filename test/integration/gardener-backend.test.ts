@@ -54,6 +54,10 @@ let engine: Engine;
 let backend: GardenerBackend;
 let projectNamespace: string;
 let issuer: OidcIssuer | undefined;
+/** Backend create calls by Cluster name, and Cluster reconciles by key. */
+const creates = new Map<string, number>();
+const reconciles = new Map<string, number>();
+const reconcilesOf = (name: string) => reconciles.get(`${NS}/${name}`) ?? 0;
 
 const read = async <T>(resource: { group: string; version: string; plural: string }, name: string) => {
   try {
@@ -172,11 +176,28 @@ beforeAll(async () => {
     clock: systemClock,
     readSecret: apiSecretReader(management.kubeConfig),
   })) as GardenerBackend;
+  // Counts create calls per Cluster, to see that a refused Shoot is retried with backoff, not in a storm.
+  const counted = new Proxy(backend, {
+    get(real, property) {
+      if (property === "create")
+        return (target: ClusterTarget, version: string) => {
+          creates.set(target.name, (creates.get(target.name) ?? 0) + 1);
+          return real.create(target, version);
+        };
+      const value = Reflect.get(real, property, real);
+      return typeof value === "function" ? value.bind(real) : value;
+    },
+  });
   engine = new Engine({
     kubeConfig: management.kubeConfig,
     providerName: PROVIDER,
     environment: "test",
-    backend,
+    backend: counted,
+    // Ready Clusters are looked at every second, so "nothing is written at rest" is seen over many looks.
+    timing: { pollMs: 500, retryMs: 1_000, resyncMs: 1_000 },
+    onReconciled: (kind, key) => {
+      if (kind === "Cluster") reconciles.set(key, (reconciles.get(key) ?? 0) + 1);
+    },
     log: createLogger({ level: "debug", write: (line) => logLines.push(line) }),
     accessTiming: { tokenValidityMs: 600_000, pollMs: 1_000, resyncMs: 60_000 },
   });
@@ -233,6 +254,19 @@ describe("the gardener backend on Gardener's API server", { timeout: 300_000 }, 
     expect(cluster.metadata.labels?.[LABELS.k8sVersion]).toBe("1.34.2");
     expect(cluster.metadata.annotations?.["clusters.openmcp.cloud/providerinfo"]).toBe(
       `Shoot ${projectNamespace}/${name}: Create Succeeded (100%)`,
+    );
+  });
+
+  it("writes nothing at rest: the Shoot and the Cluster stay still over several reconciles of a Ready Cluster", async () => {
+    const cluster = (await read<Cluster>(RESOURCES.Cluster, "one")) as Cluster;
+    const shoot = await readShoot(shootName(targetOf(cluster)));
+    const seen = reconcilesOf("one");
+    await eventually(() => reconcilesOf("one") >= seen + 3, { what: "three more reconciles of Cluster one" });
+    expect((await readShoot(shootName(targetOf(cluster))))?.metadata.resourceVersion).toBe(
+      shoot?.metadata.resourceVersion,
+    );
+    expect((await read<Cluster>(RESOURCES.Cluster, "one"))?.metadata.resourceVersion).toBe(
+      cluster.metadata.resourceVersion,
     );
   });
 
@@ -453,10 +487,33 @@ describe("the gardener backend on Gardener's API server", { timeout: 300_000 }, 
     );
     expect(condition(sunk, "ClusterReady")?.message).toContain("Gardener refused creating Shoot garden-dev/");
     expect(condition(sunk, "ClusterReady")?.message).toContain('spec.region: Unsupported value: "atlantis"');
+    // Retried with the engine's growing backoff; the condition and its Event are written once, not per retry.
+    const attempts = creates.get("sunk") ?? 0;
+    await eventually(() => (creates.get("sunk") ?? 0) >= attempts + 2, {
+      what: "two more create attempts for sunk",
+    });
+    expect((await read<Cluster>(RESOURCES.Cluster, "sunk"))?.metadata.resourceVersion).toBe(
+      sunk.metadata.resourceVersion,
+    );
+    const events = await management.kubeConfig
+      .makeApiClient(CoreV1Api)
+      .listNamespacedEvent({ namespace: NS, fieldSelector: "involvedObject.name=sunk,reason=BackendError" });
+    expect(events.items.map((e) => e.count ?? 1)).toEqual([1]);
     await custom.deleteNamespacedCustomObject({ ...RESOURCES.Cluster, namespace: NS, name: "sunk" });
     await eventually(async () => expect(await read(RESOURCES.Cluster, "sunk")).toBeUndefined(), {
       what: "Cluster sunk gone",
     });
+    // The ProviderConfig deleted: its profile goes.
+    await custom.deleteClusterCustomObject({ ...RESOURCES.ProviderConfig, name: "atlantis" });
+    await eventually(
+      async () =>
+        expect(
+          await statusOf(
+            custom.getClusterCustomObject({ ...RESOURCES.ClusterProfile, name: profileOf("atlantis") }),
+          ),
+        ).toBe(404),
+      { what: "profile atlantis gone with its ProviderConfig" },
+    );
   });
 
   it("shows a missing project and an unreachable garden on the ProviderConfig, and offers no profile", async () => {
@@ -514,7 +571,36 @@ describe("the gardener backend on Gardener's API server", { timeout: 300_000 }, 
   it("deletes: the Shoot is confirmed for deletion and deleted, gardenlet lets go, then the Cluster goes", async () => {
     const one = (await read<Cluster>(RESOURCES.Cluster, "one")) as Cluster;
     const name = shootName(targetOf(one));
+    // A foreign finalizer (a ClusterRequest's, say) holds the deletion: the Shoot is left alone meanwhile.
+    await custom.patchNamespacedCustomObject({
+      ...RESOURCES.Cluster,
+      namespace: NS,
+      name: "one",
+      body: [{ op: "add", path: "/metadata/finalizers/-", value: "example.com/hold" }],
+    });
     await custom.deleteNamespacedCustomObject({ ...RESOURCES.Cluster, namespace: NS, name: "one" });
+    await clusterWhere(
+      "one",
+      "waiting for the foreign finalizer",
+      (c) => condition(c, "DeletionUnblocked")?.status === "False",
+    );
+    const held = await readShoot(name);
+    expect(held?.metadata.deletionTimestamp).toBeUndefined();
+    expect(held?.metadata.annotations?.[GARDENER_KEYS.deletionConfirmation]).toBeUndefined();
+    const finalizers = (await read<Cluster>(RESOURCES.Cluster, "one"))?.metadata.finalizers ?? [];
+    await custom.patchNamespacedCustomObject({
+      ...RESOURCES.Cluster,
+      namespace: NS,
+      name: "one",
+      body: [
+        { op: "test", path: "/metadata/finalizers", value: finalizers },
+        {
+          op: "replace",
+          path: "/metadata/finalizers",
+          value: finalizers.filter((f) => f !== "example.com/hold"),
+        },
+      ],
+    });
     await eventually(async () => expect(await read(RESOURCES.Cluster, "one")).toBeUndefined(), {
       what: "Cluster one gone",
       timeoutMs: 120_000,
