@@ -37,6 +37,7 @@ import { aCluster, anAccessRequest, aProviderConfig } from "../support/builders.
 import { eventually, satisfying } from "../support/eventually.ts";
 import { applyCloudProfile, CORE, createProject, workerlessShootSpec } from "../support/gardener-garden.ts";
 import { SimulatedGardenlet } from "../support/gardener-simulated-gardenlet.ts";
+import { startEngineCli } from "../support/processes.ts";
 
 const NS = "gardener-test";
 const PROVIDER = "gardener-test";
@@ -54,6 +55,8 @@ let engine: Engine;
 let backend: GardenerBackend;
 let projectNamespace: string;
 let issuer: OidcIssuer | undefined;
+const HOLD = "metadata.open-control-plane.io/hold";
+let released = false;
 /** Backend create calls by Cluster name, and Cluster reconciles by key. */
 const creates = new Map<string, number>();
 const reconciles = new Map<string, number>();
@@ -167,7 +170,8 @@ beforeAll(async () => {
   projectNamespace = await createProject(garden.kubeConfig, "dev");
   gardenlet = new SimulatedGardenlet({
     kubeConfig: garden.kubeConfig,
-    hold: (shoot) => shoot.metadata.labels?.hold === "true",
+    // Shoots of Clusters labelled so stay in `Create Processing` until the test lets them go.
+    hold: (shoot) => shoot.metadata.labels?.[HOLD] === "true" && !released,
   });
   backend = (await createBackend({
     stateDirectory,
@@ -565,6 +569,81 @@ describe("the gardener backend on Gardener's API server", { timeout: 300_000 }, 
       expect(
         await statusOf(custom.getClusterCustomObject({ ...RESOURCES.ClusterProfile, name: profileOf(name) })),
       ).toBe(404);
+    }
+  });
+
+  it("resumes after kill -9 of the engine mid-provisioning: one Shoot, then Ready", async () => {
+    await custom.createClusterCustomObject({
+      ...RESOURCES.ProviderConfig,
+      body: gardenerConfig("kill", "dev"),
+    });
+    const stateDir = mkdtempSync(join(tmpdir(), "gardener-kill-"));
+    const run = () =>
+      startEngineCli([
+        "run",
+        "--backend=gardener",
+        "--provider-name=gkill",
+        "--environment=test",
+        `--kubeconfig=${management.kubeconfigPath}`,
+        `--state-dir=${stateDir}`,
+        "--no-leader-elect",
+        "--metrics-bind-address=0",
+        "--health-probe-bind-address=0",
+      ]);
+    const first = run();
+    let second: ReturnType<typeof run> | undefined;
+    try {
+      const body = aCluster({
+        name: "kill",
+        namespace: NS,
+        profile: "test.gkill.kill",
+        tenancy: "Exclusive",
+      });
+      await custom.createNamespacedCustomObject({
+        ...RESOURCES.Cluster,
+        namespace: NS,
+        body: { ...body, metadata: { ...body.metadata, labels: { [HOLD]: "true" } } },
+      });
+      const shootsOfKill = async () => {
+        const list = (await gardenApi.listNamespacedCustomObject({
+          ...CORE,
+          namespace: projectNamespace,
+          plural: "shoots",
+        })) as { items: Shoot[] };
+        return list.items.filter(
+          (x) => x.metadata.annotations?.[GARDENER_KEYS.clusterAnnotation] === `${NS}/kill`,
+        );
+      };
+      await eventually(
+        async () =>
+          satisfying(await shootsOfKill(), (list) => list[0]?.status?.lastOperation?.state === "Processing"),
+        {
+          what: `Shoot of Cluster kill in Create Processing (engine output: ${first.output().slice(-300)})`,
+          timeoutMs: 120_000,
+        },
+      );
+      first.child.kill("SIGKILL");
+      await new Promise((resolve) => first.child.once("exit", resolve));
+      released = true;
+      second = run();
+      const ready = await clusterWhere("kill", "Ready after the restart", (c) => c.status?.phase === "Ready");
+      const shoots = await shootsOfKill();
+      expect(shoots.map((x) => x.metadata.annotations?.[GARDENER_KEYS.clusterUidAnnotation])).toEqual([
+        ready.metadata.uid,
+      ]);
+      await custom.deleteNamespacedCustomObject({ ...RESOURCES.Cluster, namespace: NS, name: "kill" });
+      await eventually(async () => expect(await read(RESOURCES.Cluster, "kill")).toBeUndefined(), {
+        what: "Cluster kill gone",
+        timeoutMs: 120_000,
+      });
+      expect(await shootsOfKill()).toEqual([]);
+    } finally {
+      if (first.child.exitCode === null && first.child.signalCode === null) first.child.kill("SIGKILL");
+      if (second) {
+        second.child.kill("SIGTERM");
+        await new Promise((resolve) => second?.child.once("exit", resolve));
+      }
+      rmSync(stateDir, { recursive: true, force: true });
     }
   });
 
