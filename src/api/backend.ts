@@ -23,6 +23,19 @@ export interface ClusterTarget {
   readonly annotations?: Readonly<Record<string, string>>;
 }
 
+/**
+ * A condition a backend reports about its cluster (contract 1.1), shown as it is among the Cluster's conditions:
+ * e.g. Gardener's Shoot conditions, for people who see every Cluster condition (an openMCP ControlPlane shows
+ * them). `type` is the backend's own (prefixed so it never clashes with the engine's, e.g. `ShootControlPlaneHealthy`);
+ * `reason` CamelCase; never a secret.
+ */
+export interface BackendCondition {
+  readonly type: string;
+  readonly status: "True" | "False" | "Unknown";
+  readonly reason: string;
+  readonly message: string;
+}
+
 /** Where a backend's cluster is in its own lifecycle. */
 export type BackendPhase = "provisioning" | "ready" | "updating" | "deleting" | "failed";
 
@@ -40,6 +53,8 @@ export type ClusterObservation =
       readonly info?: string;
       /** Why the cluster is `failed`, for a person to act on. */
       readonly message?: string;
+      /** Conditions of the backend's own, mirrored onto the Cluster (contract 1.1). */
+      readonly conditions?: readonly BackendCondition[];
       /** Where the cluster's machines may go, if the backend has such places (Cluster API shows them). */
       readonly failureDomains?: readonly FailureDomain[];
     };

@@ -3,7 +3,7 @@
  * existing Shoot there, and what a Shoot's status says about the cluster. Pure.
  */
 import { createHash } from "node:crypto";
-import type { ClusterObservation, ClusterTarget } from "../api/backend.ts";
+import type { BackendCondition, ClusterObservation, ClusterTarget } from "../api/backend.ts";
 import type { JsonObject } from "../api/common.ts";
 import { COPIED_METADATA_PREFIX, ENGINE_GROUP } from "../api/constants.ts";
 import { compareVersions } from "../machines/cluster/kubernetes-version.ts";
@@ -202,7 +202,8 @@ export function shootObservation(shoot: Shoot): ClusterObservation & { readonly 
       (c) => `${c.type}=${c.status}${c.reason ? ` (${c.reason})` : ""}${c.message ? `: ${c.message}` : ""}`,
     );
   const errors = (status.lastErrors ?? []).map((e) => e.description ?? "").filter((d) => d !== "");
-  const base = { exists: true as const, version, info };
+  const conditions = shootConditions(status);
+  const base = { exists: true as const, version, info, ...(conditions.length > 0 ? { conditions } : {}) };
   if (shoot.metadata.deletionTimestamp) return { ...base, phase: "deleting" };
   if (operation?.state === "Failed") {
     const why = [operation.description, ...errors].filter(Boolean).join("; ");
@@ -222,6 +223,46 @@ export function shootObservation(shoot: Shoot): ClusterObservation & { readonly 
   const caughtUp = (status.observedGeneration ?? 0) >= (shoot.metadata.generation ?? 0);
   if (!caughtUp) return { ...base, phase: "updating", endpoint, ...withMessage };
   return { ...base, phase: "ready", endpoint, ...withMessage };
+}
+
+/**
+ * The Shoot's conditions as the Cluster shows them, each type prefixed `Shoot` (`ShootAPIServerAvailable`, …;
+ * Gardener's `Progressing` status is `Unknown` there), and `ShootLastOperation`: True once an operation succeeded or
+ * while a routine reconcile runs, False while the Shoot is created or deleted or after an error, with Gardener's
+ * description and last errors.
+ */
+export function shootConditions(status: ShootStatus): BackendCondition[] {
+  const mirrored: BackendCondition[] = (status.conditions ?? []).map((c) => ({
+    type: `Shoot${c.type}`,
+    status: c.status === "True" || c.status === "False" ? c.status : "Unknown",
+    reason: camelCase(c.reason) ?? "ReportedByGardener",
+    message: c.message ?? "",
+  }));
+  const operation = status.lastOperation;
+  if (!operation) return mirrored;
+  const fine =
+    operation.state === "Succeeded" || (operation.type === "Reconcile" && operation.state === "Processing");
+  const errors = (status.lastErrors ?? []).map((e) => e.description ?? "").filter((d) => d !== "");
+  const progress = operation.progress === undefined ? "" : ` (${operation.progress}%)`;
+  const detail = [operation.description, ...(fine ? [] : errors)].filter(Boolean).join("; ");
+  return [
+    ...mirrored,
+    {
+      type: "ShootLastOperation",
+      status: fine ? "True" : "False",
+      reason: camelCase(`${operation.type ?? ""}${operation.state ?? ""}`) ?? "Unknown",
+      message: `${operation.type ?? "?"} ${operation.state ?? "?"}${progress}${detail ? `: ${detail}` : ""}`,
+    },
+  ];
+}
+
+/** `reason` as a condition reason may be (letters, digits, `_`, `,`, `:`, starting with a letter), or undefined. */
+function camelCase(reason: string | undefined): string | undefined {
+  const cleaned = (reason ?? "")
+    .replace(/[^A-Za-z0-9_,:]/g, "")
+    .replace(/^[^A-Za-z]+/, "")
+    .replace(/[,:]+$/, "");
+  return cleaned === "" ? undefined : cleaned;
 }
 
 function order(type: string): number {

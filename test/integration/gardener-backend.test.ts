@@ -256,6 +256,17 @@ describe("the gardener backend on Gardener's API server", { timeout: 300_000 }, 
     const external = shoot?.status?.advertisedAddresses?.find((a) => a.name === "external")?.url;
     expect(cluster.status?.endpoints).toEqual([{ name: "apiserver-external", url: external }]);
     expect(cluster.metadata.labels?.[LABELS.k8sVersion]).toBe("1.34.2");
+    // The Shoot's conditions and last operation, as the simulated gardenlet reported them, on the Cluster.
+    expect(condition(cluster, "ShootAPIServerAvailable")).toMatchObject({
+      status: "True",
+      reason: "HealthyByGardenletSimulation",
+      message: "simulated gardenlet: the control plane runs",
+    });
+    expect(condition(cluster, "ShootLastOperation")).toMatchObject({
+      status: "True",
+      reason: "CreateSucceeded",
+      message: "Create Succeeded (100%): Create succeeded (simulated gardenlet)",
+    });
     expect(cluster.metadata.annotations?.["clusters.openmcp.cloud/providerinfo"]).toBe(
       `Shoot ${projectNamespace}/${name}: Create Succeeded (100%)`,
     );

@@ -7,6 +7,7 @@ import {
   GARDENER_KEYS,
   type Shoot,
   shootChanges,
+  shootConditions,
   shootName,
   shootObservation,
 } from "../../../src/providers/gardener-shoot.ts";
@@ -122,6 +123,15 @@ describe("shootObservation", () => {
       version: "1.33.2",
       endpoint: "https://ex",
       info: "Shoot garden-dev/s: Create Succeeded (100%)",
+      conditions: [
+        { type: "ShootAPIServerAvailable", status: "True", reason: "ReportedByGardener", message: "" },
+        {
+          type: "ShootLastOperation",
+          status: "True",
+          reason: "CreateSucceeded",
+          message: "Create Succeeded (100%)",
+        },
+      ],
     });
   });
 
@@ -154,6 +164,57 @@ describe("shootObservation", () => {
     expect(
       shootObservation({ ...base, metadata: { ...base.metadata, deletionTimestamp: "t" }, status: up }).phase,
     ).toBe("deleting");
+  });
+});
+
+describe("shootConditions", () => {
+  it("mirrors each Shoot condition with a Shoot prefix, Progressing as Unknown, reasons made valid", () => {
+    expect(
+      shootConditions({
+        conditions: [
+          {
+            type: "ControlPlaneHealthy",
+            status: "Progressing",
+            reason: "Deployment-Unhealthy",
+            message: "kube-apiserver rolling",
+          },
+          { type: "EveryNodeReady", status: "False", reason: "1NodeNotReady" },
+        ],
+      }),
+    ).toEqual([
+      {
+        type: "ShootControlPlaneHealthy",
+        status: "Unknown",
+        reason: "DeploymentUnhealthy",
+        message: "kube-apiserver rolling",
+      },
+      { type: "ShootEveryNodeReady", status: "False", reason: "NodeNotReady", message: "" },
+    ]);
+  });
+
+  it("says the last operation: False while creating or after an error (with Gardener's last errors), True for a routine reconcile", () => {
+    const [creating] = shootConditions({
+      lastOperation: { type: "Create", state: "Processing", progress: 40, description: "Waiting for DNS" },
+    });
+    expect(creating).toEqual({
+      type: "ShootLastOperation",
+      status: "False",
+      reason: "CreateProcessing",
+      message: "Create Processing (40%): Waiting for DNS",
+    });
+    const [error] = shootConditions({
+      lastOperation: { type: "Reconcile", state: "Error", description: "retrying" },
+      lastErrors: [{ description: "infrastructure quota exceeded" }],
+    });
+    expect(error).toMatchObject({
+      status: "False",
+      reason: "ReconcileError",
+      message: "Reconcile Error: retrying; infrastructure quota exceeded",
+    });
+    const [routine] = shootConditions({
+      lastOperation: { type: "Reconcile", state: "Processing", progress: 80 },
+    });
+    expect(routine).toMatchObject({ status: "True", reason: "ReconcileProcessing" });
   });
 });
 
