@@ -56,6 +56,8 @@ let backend: GardenerBackend;
 let projectNamespace: string;
 let issuer: OidcIssuer | undefined;
 const HOLD = "metadata.open-control-plane.io/hold";
+/** Shoots of Clusters labelled so fail to be created, with the label's value as gardenlet's description. */
+const FAIL = "metadata.open-control-plane.io/fail";
 let released = false;
 /** Backend create calls by Cluster name, and Cluster reconciles by key. */
 const creates = new Map<string, number>();
@@ -172,6 +174,7 @@ beforeAll(async () => {
     kubeConfig: garden.kubeConfig,
     // Shoots of Clusters labelled so stay in `Create Processing` until the test lets them go.
     hold: (shoot) => shoot.metadata.labels?.[HOLD] === "true" && !released,
+    fail: (shoot) => shoot.metadata.labels?.[FAIL],
   });
   backend = (await createBackend({
     stateDirectory,
@@ -531,6 +534,27 @@ describe("the gardener backend on Gardener's API server", { timeout: 300_000 }, 
     );
   });
 
+  it("shows a Shoot whose creation failed as a failed Cluster, with Gardener's description on its conditions", async () => {
+    await createCluster("doomed", undefined, { [FAIL]: "QuotaExceeded" });
+    const doomed = await clusterWhere(
+      "doomed",
+      "failed",
+      (c) =>
+        condition(c, "ShootLastOperation")?.status === "False" &&
+        condition(c, "ClusterReady")?.reason === "BackendError",
+    );
+    expect(condition(doomed, "ShootLastOperation")).toMatchObject({
+      reason: "CreateFailed",
+      message: "Create Failed (10%): QuotaExceeded; infrastructure: QuotaExceeded",
+    });
+    expect(condition(doomed, "ClusterReady")?.message).toContain("Gardener: Create failed: QuotaExceeded");
+    expect(doomed.status?.phase).toBe("Progressing");
+    await custom.deleteNamespacedCustomObject({ ...RESOURCES.Cluster, namespace: NS, name: "doomed" });
+    await eventually(async () => expect(await read(RESOURCES.Cluster, "doomed")).toBeUndefined(), {
+      what: "Cluster doomed gone with its Shoot",
+    });
+  });
+
   it("shows a missing project and an unreachable garden on the ProviderConfig, and offers no profile", async () => {
     await custom.createClusterCustomObject({
       ...RESOURCES.ProviderConfig,
@@ -576,7 +600,14 @@ describe("the gardener backend on Gardener's API server", { timeout: 300_000 }, 
       { what: "ProviderConfig offline: ConfigurationProblem" },
     );
     expect(offline?.message).toContain("garden at https://127.0.0.1:1 unreachable");
-    for (const name of ["ghost", "offline"]) {
+    const noProfile = gardenerConfig("noprofile", "dev", { ...workerlessShootSpec("nope") });
+    await custom.createClusterCustomObject({ ...RESOURCES.ProviderConfig, body: noProfile });
+    const missing = await eventually(
+      async () => satisfying(await ready("noprofile"), (c) => c?.reason === "ConfigurationProblem"),
+      { what: "ProviderConfig noprofile: ConfigurationProblem" },
+    );
+    expect(missing?.message).toContain("CloudProfile nope does not exist in the garden");
+    for (const name of ["ghost", "offline", "noprofile"]) {
       expect(
         await statusOf(custom.getClusterCustomObject({ ...RESOURCES.ClusterProfile, name: profileOf(name) })),
       ).toBe(404);

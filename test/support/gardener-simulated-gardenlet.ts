@@ -149,9 +149,13 @@ export class SimulatedGardenlet {
       if (failure) {
         await this.#status(shoot, {
           lastOperation: operation("Create", "Failed", 10, failure),
-          lastErrors: [{ description: failure, lastUpdateTime: new Date().toISOString() }],
+          lastErrors: [
+            { description: `infrastructure: ${failure}`, lastUpdateTime: new Date().toISOString() },
+          ],
         });
-        this.#planes.set(uid, Promise.reject(new Error(failure)));
+        const failed = Promise.reject(new Error(failure));
+        failed.catch(() => {}); // read where it is awaited; never an unhandled rejection
+        this.#planes.set(uid, failed);
         return;
       }
       if (this.#options.hold?.(shoot)) return;
