@@ -53,6 +53,12 @@ export type ClusterObservation =
       readonly info?: string;
       /** Why the cluster is `failed`, for a person to act on. */
       readonly message?: string;
+      /**
+       * The cluster runs the wanted version but differs from what the target asks otherwise (e.g. labels or a
+       * template changed since it was made): the engine orders an `update` at the same version (contract 1.1).
+       * A backend reports it only for what an update can fix, so the engine never updates in a loop.
+       */
+      readonly outOfDate?: boolean;
       /** Conditions of the backend's own, mirrored onto the Cluster (contract 1.1). */
       readonly conditions?: readonly BackendCondition[];
       /** Where the cluster's machines may go, if the backend has such places (Cluster API shows them). */

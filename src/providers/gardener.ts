@@ -92,6 +92,8 @@ export class GardenerBackend implements ClusterBackend {
   readonly #clock: Clock;
   readonly #log: Logger;
   readonly #records = new Map<string, ShootRecord>();
+  /** The last patch sent per Cluster uid, and the Shoot generation it led to (see {@link #outOfDate}). */
+  readonly #lastPatches = new Map<string, { readonly changes: string; readonly generation: number }>();
   /** The last offer read per ProviderConfig, for callers of the synchronous `supportedVersions`. */
   readonly #offers = new Map<string, ConfigOffer>();
 
@@ -178,7 +180,37 @@ export class GardenerBackend implements ClusterBackend {
       if (record.deleting) this.#forget(target.uid); // bookkeeping only: the Shoot is gone for good
       return { exists: false };
     }
-    return shootObservation(shoot);
+    const observation = shootObservation(shoot);
+    return this.#outOfDate(target, record, shoot) ? { ...observation, outOfDate: true } : observation;
+  }
+
+  /**
+   * Whether the Shoot differs from what the Cluster and its ProviderConfig ask now (template, copied labels and
+   * annotations) at the version it has, so that an update would change it. Not when the very patch was applied
+   * already and Gardener has taken it in (its generation moved on) yet the difference stays: then Gardener
+   * changes it back, and patching again would only loop.
+   */
+  #outOfDate(target: ClusterTarget, record: ShootRecord, shoot: Shoot): boolean {
+    if (shoot.metadata.deletionTimestamp) return false;
+    let changes: JsonObject | undefined;
+    try {
+      const settings = gardenerSettings(target.settings, target.providerConfig);
+      const version = shoot.spec.kubernetes?.version ?? record.version;
+      changes = shootChanges(shoot, desiredShoot(target, settings, record.namespace, version));
+    } catch {
+      return false; // no settings (the ProviderConfig is gone) or nothing an update could do
+    }
+    if (!changes) return false;
+    const last = this.#lastPatches.get(target.uid);
+    const again = last !== undefined && last.changes === JSON.stringify(changes);
+    if (again && (shoot.metadata.generation ?? 0) >= last.generation) {
+      this.#log.warn("Shoot keeps differing from its template after it was patched; not patching again", {
+        shoot: `${record.namespace}/${record.shoot}`,
+        fields: Object.keys(changes).join(","),
+      });
+      return false;
+    }
+    return true;
   }
 
   async create(target: ClusterTarget, version: string): Promise<void> {
@@ -354,7 +386,12 @@ export class GardenerBackend implements ClusterBackend {
   async #bringInLine(garden: Garden, stored: Shoot, desired: Shoot): Promise<void> {
     const changes = shootChanges(stored, desired);
     if (!changes) return;
-    await this.#patch(garden, stored, changes);
+    const patched = await this.#patch(garden, stored, changes);
+    const uid = stored.metadata.annotations?.[GARDENER_KEYS.clusterUidAnnotation] ?? "";
+    this.#lastPatches.set(uid, {
+      changes: JSON.stringify(changes),
+      generation: patched.metadata.generation ?? 0,
+    });
     this.#log.info("Shoot updated", {
       shoot: `${stored.metadata.namespace}/${stored.metadata.name}`,
       fields: Object.keys(changes).join(","),
@@ -362,17 +399,17 @@ export class GardenerBackend implements ClusterBackend {
   }
 
   /** A JSON merge patch of exactly `changes`, guarded by the resourceVersion read (a conflict is retried by the engine). */
-  async #patch(garden: Garden, shoot: Shoot, changes: JsonObject): Promise<void> {
+  async #patch(garden: Garden, shoot: Shoot, changes: JsonObject): Promise<Shoot> {
     const namespace = shoot.metadata.namespace ?? "";
     const metadata = {
       ...((changes.metadata as JsonObject | undefined) ?? {}),
       resourceVersion: shoot.metadata.resourceVersion ?? null,
     };
     try {
-      await garden.custom.patchNamespacedCustomObject(
+      return (await garden.custom.patchNamespacedCustomObject(
         { ...CORE, namespace, plural: "shoots", name: shoot.metadata.name, body: { ...changes, metadata } },
         setHeaderOptions("Content-Type", PatchStrategy.MergePatch),
-      );
+      )) as Shoot;
     } catch (error) {
       throw gardenError(garden, `updating Shoot ${namespace}/${shoot.metadata.name}`, error);
     }

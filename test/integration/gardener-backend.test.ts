@@ -475,6 +475,56 @@ describe("the gardener backend on Gardener's API server", { timeout: 300_000 }, 
     expect((await readShoot(name))?.spec.kubernetes?.version).toBe("1.35.1");
   });
 
+  it("brings the Shoot in line when labels or the template change, at the same version, and then rests", async () => {
+    await custom.patchNamespacedCustomObject({
+      ...RESOURCES.Cluster,
+      namespace: NS,
+      name: "one",
+      body: [
+        { op: "replace", path: "/spec/kubernetes/version", value: "1.35.1" },
+        { op: "remove", path: "/metadata/labels/metadata.open-control-plane.io~1tenant" },
+        { op: "add", path: "/metadata/labels/metadata.open-control-plane.io~1stage", value: "prod" },
+      ],
+    });
+    const config = (await custom.getClusterCustomObject({
+      ...RESOURCES.ProviderConfig,
+      name: "dev",
+    })) as ProviderConfig;
+    const template = (config.spec.settings?.shootTemplate ?? {}) as { spec: object };
+    await custom.patchClusterCustomObject({
+      ...RESOURCES.ProviderConfig,
+      name: "dev",
+      body: [
+        {
+          op: "replace",
+          path: "/spec/settings/shootTemplate",
+          value: {
+            metadata: { labels: { team: "core" } },
+            spec: { ...template.spec, purpose: "development" },
+          },
+        },
+      ],
+    });
+    const cluster = (await read<Cluster>(RESOURCES.Cluster, "one")) as Cluster;
+    const name = shootName(targetOf(cluster));
+    const shoot = await eventually(
+      async () =>
+        satisfying(
+          await readShoot(name),
+          (x) => x?.spec.purpose === "development" && x.metadata.labels?.team === "core",
+        ),
+      { what: `Shoot ${name} with the new template`, timeoutMs: 60_000 },
+    );
+    expect(shoot?.metadata.labels).toMatchObject({ "metadata.open-control-plane.io/stage": "prod" });
+    expect(shoot?.metadata.labels?.["metadata.open-control-plane.io/tenant"]).toBeUndefined();
+    expect(shoot?.spec.kubernetes?.version).toBe("1.35.1");
+    await clusterWhere("one", "Ready again", (c) => c.status?.phase === "Ready");
+    const settled = await readShoot(name);
+    const seen = reconcilesOf("one");
+    await eventually(() => reconcilesOf("one") >= seen + 3, { what: "three more reconciles of Cluster one" });
+    expect((await readShoot(name))?.metadata.resourceVersion).toBe(settled?.metadata.resourceVersion);
+  });
+
   it("refuses a Shoot name another Cluster's Shoot has, naming that Cluster", async () => {
     const one = (await read<Cluster>(RESOURCES.Cluster, "one")) as Cluster;
     await createCluster("two", undefined, { [GARDENER_KEYS.shootNameLabel]: shootName(targetOf(one)) });

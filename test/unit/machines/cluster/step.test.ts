@@ -204,6 +204,21 @@ describe("a Ready Cluster", () => {
     expect(done.state).toBe("ready");
   });
 
+  it("orders an update at the same version when the backend says the cluster is out of date, and is Ready again once it is not", () => {
+    const outOfDate: ClusterObservation = {
+      ...(readyAt("1.33.3") as object),
+      outOfDate: true,
+    } as ClusterObservation;
+    const result = stepClusterWrites(input(ready, outOfDate));
+    expect(result.state).toBe("updating");
+    expect(result.commands.map((c) => [c.kind, "version" in c ? c.version : ""])).toEqual([
+      ["update", "1.33.3"],
+    ]);
+    const updating = applied(ready, result);
+    expect(stepClusterWrites(input(updating, outOfDate)).commands.map((c) => c.kind)).toEqual(["update"]);
+    expect(stepClusterWrites(input(updating, readyAt("1.33.3"))).state).toBe("ready");
+  });
+
   it("refuses a downgrade with a condition and no backend call", () => {
     const downgraded: Cluster = { ...ready, spec: { ...ready.spec, kubernetes: { version: "1.32" } } };
     const result = stepClusterWrites(input(downgraded, readyAt("1.33.3")));
