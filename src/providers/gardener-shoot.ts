@@ -158,6 +158,27 @@ export function shootChanges(stored: Shoot, desired: Shoot): JsonObject | undefi
   } as JsonObject;
 }
 
+/** A merge patch the backend sent, and the Shoot generation it led to. */
+export interface SentPatch {
+  /** The patch, as JSON. */
+  readonly changes: string;
+  readonly generation: number;
+}
+
+/**
+ * Whether `changes` are worth sending: not when there are none, nor when the very same patch was sent already
+ * and Gardener has taken it in (the Shoot's `generation` reached the one the patch led to) yet the difference
+ * stays — then Gardener changes it back, and sending it again would only loop.
+ */
+export function patchWorthSending(
+  changes: JsonObject | undefined,
+  last: SentPatch | undefined,
+  generation: number,
+): boolean {
+  if (!changes) return false;
+  return !(last !== undefined && last.changes === JSON.stringify(changes) && generation >= last.generation);
+}
+
 /** Merge-patch entries for a label or annotation map: desired values that differ, `null` for copied keys that went. */
 function mapChanges(
   stored: Readonly<Record<string, string>> | undefined,

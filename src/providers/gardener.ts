@@ -29,7 +29,15 @@ import { type Logger, silentLogger } from "../api/logger.ts";
 import type { ProviderConfig } from "../api/provider-config.ts";
 import { type KubeconfigAccess, type KubeconfigSecretRef, readKubeconfigSecret } from "./existing.ts";
 import { type GardenerSettings, gardenerSettings, templateCloudProfile } from "./gardener-settings.ts";
-import { desiredShoot, GARDENER_KEYS, type Shoot, shootChanges, shootObservation } from "./gardener-shoot.ts";
+import {
+  desiredShoot,
+  GARDENER_KEYS,
+  patchWorthSending,
+  type SentPatch,
+  type Shoot,
+  shootChanges,
+  shootObservation,
+} from "./gardener-shoot.ts";
 import { cloudProfileVersions, shootTemplateTraits } from "./gardener-versions.ts";
 import { authenticationConfig } from "./local-authentication.ts";
 
@@ -93,7 +101,7 @@ export class GardenerBackend implements ClusterBackend {
   readonly #log: Logger;
   readonly #records = new Map<string, ShootRecord>();
   /** The last patch sent per Cluster uid, and the Shoot generation it led to (see {@link #outOfDate}). */
-  readonly #lastPatches = new Map<string, { readonly changes: string; readonly generation: number }>();
+  readonly #lastPatches = new Map<string, SentPatch & { readonly warned?: boolean }>();
   /** The last offer read per ProviderConfig, for callers of the synchronous `supportedVersions`. */
   readonly #offers = new Map<string, ConfigOffer>();
 
@@ -202,15 +210,15 @@ export class GardenerBackend implements ClusterBackend {
     }
     if (!changes) return false;
     const last = this.#lastPatches.get(target.uid);
-    const again = last !== undefined && last.changes === JSON.stringify(changes);
-    if (again && (shoot.metadata.generation ?? 0) >= last.generation) {
+    if (patchWorthSending(changes, last, shoot.metadata.generation ?? 0)) return true;
+    if (last && !last.warned) {
+      this.#lastPatches.set(target.uid, { ...last, warned: true }); // said once, not on every look
       this.#log.warn("Shoot keeps differing from its template after it was patched; not patching again", {
         shoot: `${record.namespace}/${record.shoot}`,
         fields: Object.keys(changes).join(","),
       });
-      return false;
     }
-    return true;
+    return false;
   }
 
   async create(target: ClusterTarget, version: string): Promise<void> {
