@@ -239,7 +239,14 @@ export class GardenerBackend implements ClusterBackend {
       shoot: name,
       version,
     });
-    if (existing) return this.#bringInLine(garden, existing, desired);
+    // A Shoot that exists keeps its version here (changing versions is update's job, and never downwards).
+    const running = existing?.spec.kubernetes?.version;
+    if (existing)
+      return this.#bringInLine(
+        garden,
+        existing,
+        running ? desiredShoot(target, settings, namespace, running) : desired,
+      );
     try {
       await garden.custom.createNamespacedCustomObject({
         ...CORE,

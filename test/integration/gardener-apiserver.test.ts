@@ -3,7 +3,12 @@ import { CustomObjectsApi } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Garden, startGarden } from "../../src/controlplane/gardener-apiserver.ts";
 import { findGardenerAssets } from "../../src/controlplane/gardener-assets.ts";
-import { applyCloudProfile, CORE, createProject, workerlessShootSpec } from "../support/gardener-garden.ts";
+import {
+  applyCloudProfile,
+  CORE,
+  createProject,
+  workerlessShootSpec,
+} from "../../src/controlplane/gardener-garden-objects.ts";
 
 let garden: Garden;
 let custom: CustomObjectsApi;

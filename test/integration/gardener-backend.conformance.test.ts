@@ -9,11 +9,16 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import type { ClusterBackend } from "../../src/api/backend-contract.ts";
 import { type Garden, startGarden } from "../../src/controlplane/gardener-apiserver.ts";
 import { findGardenerAssets } from "../../src/controlplane/gardener-assets.ts";
+import {
+  applyCloudProfile,
+  CORE,
+  createProject,
+  workerlessShootSpec,
+} from "../../src/controlplane/gardener-garden-objects.ts";
+import { SimulatedGardenlet } from "../../src/controlplane/gardener-simulated-gardenlet.ts";
 import { checkBackendConformance } from "../../src/providers/conformance.ts";
 import { createBackend, type GardenerBackend } from "../../src/providers/gardener.ts";
 import { aProviderConfig } from "../support/builders.ts";
-import { applyCloudProfile, CORE, createProject, workerlessShootSpec } from "../support/gardener-garden.ts";
-import { SimulatedGardenlet } from "../support/gardener-simulated-gardenlet.ts";
 
 let garden: Garden;
 let gardenlet: SimulatedGardenlet;

@@ -25,6 +25,13 @@ import type { ProviderConfig } from "../../src/api/provider-config.ts";
 import { type ControlPlane, startControlPlane } from "../../src/controlplane/control-plane.ts";
 import { type Garden, startGarden } from "../../src/controlplane/gardener-apiserver.ts";
 import { findGardenerAssets } from "../../src/controlplane/gardener-assets.ts";
+import {
+  applyCloudProfile,
+  CORE,
+  createProject,
+  workerlessShootSpec,
+} from "../../src/controlplane/gardener-garden-objects.ts";
+import { SimulatedGardenlet } from "../../src/controlplane/gardener-simulated-gardenlet.ts";
 import { type OidcIssuer, startOidcIssuer } from "../../src/controlplane/oidc-issuer.ts";
 import { createBackend, type GardenerBackend } from "../../src/providers/gardener.ts";
 import { GARDENER_KEYS, type Shoot, shootName } from "../../src/providers/gardener-shoot.ts";
@@ -41,8 +48,6 @@ import {
 } from "../support/access-proofs.ts";
 import { aCluster, anAccessRequest, aProviderConfig } from "../support/builders.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
-import { applyCloudProfile, CORE, createProject, workerlessShootSpec } from "../support/gardener-garden.ts";
-import { SimulatedGardenlet } from "../support/gardener-simulated-gardenlet.ts";
 import { startEngineCli } from "../support/processes.ts";
 
 const NS = "gardener-test";
@@ -491,8 +496,16 @@ describe("the gardener backend on Gardener's API server", { timeout: 300_000 }, 
     expect(shoot?.metadata.labels).toMatchObject({ "metadata.open-control-plane.io/stage": "prod" });
     expect(shoot?.metadata.labels?.["metadata.open-control-plane.io/tenant"]).toBeUndefined();
     expect(shoot?.spec.kubernetes?.version).toBe("1.35.1");
+    // Settled: gardenlet has reconciled the new spec (observedGeneration) and the Cluster is Ready.
+    const settled = await eventually(
+      async () =>
+        satisfying(
+          await readShoot(name),
+          (x) => (x?.status?.observedGeneration ?? 0) >= (x?.metadata.generation ?? 1),
+        ),
+      { what: `Shoot ${name} reconciled by the simulated gardenlet` },
+    );
     await clusterWhere("one", "Ready again", (c) => c.status?.phase === "Ready");
-    const settled = await readShoot(name);
     const seen = reconcilesOf("one");
     await eventually(() => reconcilesOf("one") >= seen + 3, { what: "three more reconciles of Cluster one" });
     expect((await readShoot(name))?.metadata.resourceVersion).toBe(settled?.metadata.resourceVersion);

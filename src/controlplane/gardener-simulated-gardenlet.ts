@@ -5,7 +5,8 @@
  * gardener-apiserver's `adminkubeconfig` subresource reads), and moves the Shoot's status (last operation,
  * conditions, advertised addresses) as gardenlet would. It copies a Shoot's structured authentication ConfigMap
  * to its API server, and on deletion stops the control plane and removes the `gardener` finalizer. Nothing here is
- * Gardener's code: only the API server the Shoots live in is.
+ * Gardener's code: only the API server the Shoots live in is. Used by the gardener backend's tests and its demo
+ * (`npm start -- --backend gardener`).
  */
 import "reflect-metadata";
 import { createPrivateKey, webcrypto } from "node:crypto";
@@ -22,12 +23,32 @@ import {
   setHeaderOptions,
 } from "@kubernetes/client-node";
 import * as x509 from "@peculiar/x509";
-import { errorMessage } from "../../src/api/error-message.ts";
-import { type ControlPlane, startControlPlane } from "../../src/controlplane/control-plane.ts";
-import type { Shoot } from "../../src/providers/gardener-shoot.ts";
-import { authenticationConfig } from "../../src/providers/local-authentication.ts";
+import { errorMessage } from "../api/error-message.ts";
+import { type ControlPlane, startControlPlane } from "./control-plane.ts";
 
 const CORE = { group: "core.gardener.cloud", version: "v1beta1" } as const;
+/** kube-apiserver's structured authentication configuration trusting no issuer (a Shoot without OIDC). */
+const NO_ISSUERS = "apiVersion: apiserver.config.k8s.io/v1\nkind: AuthenticationConfiguration\njwt: []\n";
+
+/** The parts of a Shoot the simulated gardenlet reads. */
+export interface Shoot {
+  readonly metadata: {
+    readonly name: string;
+    readonly namespace?: string;
+    readonly uid?: string;
+    readonly generation?: number;
+    readonly resourceVersion?: string;
+    readonly deletionTimestamp?: string;
+    readonly finalizers?: readonly string[];
+    readonly labels?: Readonly<Record<string, string>>;
+  };
+  readonly spec: {
+    readonly kubernetes?: {
+      readonly kubeAPIServer?: { readonly structuredAuthentication?: { readonly configMapName?: string } };
+    };
+  };
+  readonly status?: { readonly observedGeneration?: number };
+}
 const FINALIZER = "gardener";
 const merge = setHeaderOptions("Content-Type", PatchStrategy.MergePatch);
 
@@ -111,7 +132,7 @@ export class SimulatedGardenlet {
     const namespace = shoot.metadata.namespace ?? "";
     const name = shoot.metadata.name;
     if (shoot.metadata.deletionTimestamp) {
-      const finalizers = (shoot.metadata as { finalizers?: string[] }).finalizers ?? [];
+      const finalizers = [...(shoot.metadata.finalizers ?? [])];
       if (!finalizers.includes(FINALIZER)) return;
       await this.#status(shoot, {
         lastOperation: operation("Delete", "Processing", 50, "Deleting the control plane"),
@@ -138,7 +159,7 @@ export class SimulatedGardenlet {
       return;
     }
     if (!this.#planes.has(uid)) {
-      const finalizers = (shoot.metadata as { finalizers?: string[] }).finalizers ?? [];
+      const finalizers = [...(shoot.metadata.finalizers ?? [])];
       if (!finalizers.includes(FINALIZER)) {
         await this.#patch(shoot, { metadata: { finalizers: [...finalizers, FINALIZER] } });
       }
@@ -179,7 +200,7 @@ export class SimulatedGardenlet {
     const name = shoot.metadata.name;
     const directory = await mkdtemp(join(tmpdir(), "simulated-shoot-"));
     const clientCa = await rsaCertificateAuthority(`ca-client ${namespace}/${name}`);
-    const authentication = authenticationConfig([]);
+    const authentication = NO_ISSUERS;
     await writeFile(join(directory, "authentication.yaml"), authentication);
     const controlPlane = await startControlPlane({
       extraClientCertificateAuthorities: clientCa.cert,
@@ -252,11 +273,8 @@ export class SimulatedGardenlet {
 
   /** Copies the Shoot's structured authentication ConfigMap (or none) into its API server's configuration file. */
   async #syncAuthentication(shoot: Shoot, plane: ShootPlane): Promise<void> {
-    const kubernetes = shoot.spec.kubernetes as
-      | { kubeAPIServer?: { structuredAuthentication?: { configMapName?: string } } }
-      | undefined;
-    const configMap = kubernetes?.kubeAPIServer?.structuredAuthentication?.configMapName;
-    let wanted = authenticationConfig([]);
+    const configMap = shoot.spec.kubernetes?.kubeAPIServer?.structuredAuthentication?.configMapName;
+    let wanted = NO_ISSUERS;
     if (configMap) {
       try {
         const stored = await this.#core.readNamespacedConfigMap({

@@ -1,4 +1,4 @@
-/** What a Gardener landscape has before anyone asks for a Shoot (a project and its namespace, a CloudProfile), written to a test garden. */
+/** What a Gardener landscape has before anyone asks for a Shoot (a project and its namespace, a CloudProfile), written to a test or demo garden. */
 import { CustomObjectsApi, type KubeConfig, KubernetesObjectApi } from "@kubernetes/client-node";
 
 /** The group and version the backend speaks. */
