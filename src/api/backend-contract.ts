@@ -11,7 +11,10 @@ import type { ProviderConfig } from "./provider-config.ts";
  * built for it may use. A backend module says which version it was built for (`contractVersion`), and the
  * engine loads it only if it implements the same major version and at least that minor one.
  */
-export const BACKEND_CONTRACT_VERSION = "1.0.0";
+export const BACKEND_CONTRACT_VERSION = "1.1.0";
+
+/** How often the engine reads the offer of a backend that implements {@link ClusterBackend.readOffer}. */
+export const OFFER_REFRESH_MS = 60_000;
 
 /** A contract version, `MAJOR.MINOR.PATCH`. */
 export type BackendContractVersion = `${number}.${number}.${number}`;
@@ -40,6 +43,12 @@ export interface OidcTrust {
   readonly usernamePrefix: string;
   readonly groupsClaim: string;
   readonly groupsPrefix: string;
+}
+
+/** What a ProviderConfig offers, as a backend that reads it from infrastructure finds it (see {@link ClusterBackend.readOffer}). */
+export interface ConfigOffer {
+  readonly versions: readonly SupportedVersion[];
+  readonly traits: readonly string[];
 }
 
 /** Admin access to one cluster, for granting AccessRequests. Kept in memory by the engine; never in status, logs or Events. */
@@ -72,6 +81,14 @@ export interface ClusterBackend {
   supportedVersions(config: ProviderConfig): readonly SupportedVersion[];
   /** Properties of the clusters made from `config`, e.g. `workerless`. */
   traits(config: ProviderConfig): readonly string[];
+  /**
+   * Optional (contract 1.1), for backends whose offer lives in infrastructure (Gardener's CloudProfile): reads
+   * what `config` offers; the engine then uses it instead of `supportedVersions` and `traits`, and reads it
+   * again every {@link OFFER_REFRESH_MS}. Throws when the config cannot be served (unreachable garden, missing
+   * project or CloudProfile): the message becomes the ProviderConfig's Ready condition (reason
+   * `ConfigurationProblem`) and no profile is offered. Read-only; never a secret in the message.
+   */
+  readOffer?(config: ProviderConfig): Promise<ConfigOffer>;
   observe(target: ClusterTarget): Promise<ClusterObservation>;
   create(target: ClusterTarget, version: string): Promise<void>;
   update(target: ClusterTarget, version: string): Promise<void>;

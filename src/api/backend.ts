@@ -15,6 +15,25 @@ export interface ClusterTarget {
   readonly providerConfig: string;
   /** `spec.settings` of that ProviderConfig: backend-specific, validated by the backend. */
   readonly settings?: JsonObject;
+  /**
+   * The Cluster's labels and annotations (contract 1.1), for backends that carry some along (e.g. openMCP's
+   * `metadata.open-control-plane.io/*`) or read per-Cluster choices from them.
+   */
+  readonly labels?: Readonly<Record<string, string>>;
+  readonly annotations?: Readonly<Record<string, string>>;
+}
+
+/**
+ * A condition a backend reports about its cluster (contract 1.1), shown as it is among the Cluster's conditions:
+ * e.g. Gardener's Shoot conditions, for people who see every Cluster condition (an openMCP ControlPlane shows
+ * them). `type` is the backend's own (prefixed so it never clashes with the engine's, e.g. `ShootControlPlaneHealthy`);
+ * `reason` CamelCase; never a secret.
+ */
+export interface BackendCondition {
+  readonly type: string;
+  readonly status: "True" | "False" | "Unknown";
+  readonly reason: string;
+  readonly message: string;
 }
 
 /** Where a backend's cluster is in its own lifecycle. */
@@ -34,6 +53,14 @@ export type ClusterObservation =
       readonly info?: string;
       /** Why the cluster is `failed`, for a person to act on. */
       readonly message?: string;
+      /**
+       * The cluster runs the wanted version but differs from what the target asks otherwise (e.g. labels or a
+       * template changed since it was made): the engine orders an `update` at the same version (contract 1.1).
+       * A backend reports it only for what an update can fix, so the engine never updates in a loop.
+       */
+      readonly outOfDate?: boolean;
+      /** Conditions of the backend's own, mirrored onto the Cluster (contract 1.1). */
+      readonly conditions?: readonly BackendCondition[];
       /** Where the cluster's machines may go, if the backend has such places (Cluster API shows them). */
       readonly failureDomains?: readonly FailureDomain[];
     };

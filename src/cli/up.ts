@@ -8,6 +8,7 @@ import type { ClusterTarget } from "../api/backend.ts";
 import { ENGINE_API_VERSION } from "../api/constants.ts";
 import { type CapiManager, startCapiManager } from "../controlplane/capi-manager.ts";
 import { kubeconfigYaml, startControlPlane } from "../controlplane/control-plane.ts";
+import { startGardenerDemo } from "../controlplane/gardener-demo.ts";
 import { findKubeAssets, kubeAssetVersions } from "../controlplane/kube-assets.ts";
 import { type OidcIssuer, startOidcIssuer } from "../controlplane/oidc-issuer.ts";
 import { clusterTarget } from "../machines/cluster/step.ts";
@@ -55,7 +56,8 @@ Flags:
   --inspect                 stream the machines to the Stately inspector too (development; relay on
                             ${DEFAULT_INSPECT_ADDRESS} or a free port, --inspect-address to change)
   Engine flags as for 'run' (defaults here: --provider-name local --environment local --backend local;
-  --backend simulated needs no extra processes).
+  --backend simulated needs no extra processes; --backend gardener starts a garden: Gardener's own API server,
+  built once by hack/gardener/build.sh, and a simulated gardenlet).
   -h, --help                show this help`;
 
 /** Runs `up` with its command-line arguments; resolves after Ctrl-C (SIGINT) or SIGTERM. */
@@ -87,6 +89,11 @@ Local control plane is up at ${controlPlane.server}.
 
   let capi: CapiManager | undefined;
   let issuer: OidcIssuer | undefined;
+  // The gardener backend's demo needs a garden: Gardener's own API server and a simulated gardenlet.
+  const gardenerDemo =
+    flags.controller && flags.demo && flags.engine.backend === "gardener"
+      ? await startGardenerDemo(controlPlane.kubeConfig, log)
+      : undefined;
   if (flags.engine.capi === true) {
     capi = await startCapiManager({ kubeConfig: controlPlane.kubeConfig, installCrds, log });
     console.log(
@@ -201,6 +208,7 @@ Local control plane is up at ${controlPlane.server}.
     clearInterval(keepAlive);
     await stopEngine();
     await issuer?.stop();
+    await gardenerDemo?.stop();
     await capi?.stop();
     await controlPlane.stop();
   });

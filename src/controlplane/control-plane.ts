@@ -29,6 +29,11 @@ export interface ControlPlaneProps {
   readonly startTimeoutMs?: number;
   /** Extra kube-apiserver flags, `--name=value`, appended last so they win. */
   readonly extraApiServerArgs?: readonly string[];
+  /**
+   * More CAs (PEM) whose client certificates the API server accepts beside its own (e.g. the client CA of a
+   * Gardener Shoot, whose `adminkubeconfig` Gardener signs with it).
+   */
+  readonly extraClientCertificateAuthorities?: string;
   /** Progress messages (default: none). */
   readonly log?: (message: string) => void;
 }
@@ -75,6 +80,16 @@ async function startOnce(assets: KubeAssets, props: ControlPlaneProps): Promise<
   ];
   const certificates = await generateLoopbackCertificates();
   await writeCertificates(directory, certificates);
+  const clientCaArgs: string[] = [];
+  if (props.extraClientCertificateAuthorities) {
+    const bundle = join(directory, "client-ca-bundle.crt");
+    await writeFile(
+      bundle,
+      `${certificates.caCert.trim()}\n${props.extraClientCertificateAuthorities.trim()}\n`,
+    );
+    clientCaArgs.push(`--client-ca-file=${bundle}`);
+  }
+  const extraApiServerArgs = [...clientCaArgs, ...(props.extraApiServerArgs ?? [])];
 
   let started: readonly ManagedProcess[] = [];
   let release = () => {};
@@ -92,7 +107,7 @@ async function startOnce(assets: KubeAssets, props: ControlPlaneProps): Promise<
       certificates,
       timeoutMs,
       durable: false,
-      ...(props.extraApiServerArgs ? { extraApiServerArgs: props.extraApiServerArgs } : {}),
+      ...(extraApiServerArgs.length > 0 ? { extraApiServerArgs } : {}),
       log,
       onSpawn: (processes) => {
         started = processes;

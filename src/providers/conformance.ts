@@ -434,7 +434,9 @@ export async function checkBackendConformance(
           metadata: { name: "conformance" },
           spec: { backend: backend.name },
         };
-        const versions = backend.supportedVersions(config);
+        const versions = backend.readOffer
+          ? (await backend.readOffer(config)).versions
+          : backend.supportedVersions(config);
         if (versions.length === 0)
           fail(
             "a config yields versions",

@@ -61,10 +61,50 @@ interface Binding {
 }
 
 /** The kubeconfig read from the Secret, parsed. */
-interface Access {
+export interface KubeconfigAccess {
   readonly text: string;
   readonly kubeConfig: KubeConfig;
   readonly server: string;
+}
+
+/**
+ * Reads and parses the kubeconfig a ProviderConfig's `kubeconfigSecretRef` names (also the `gardener` backend's
+ * way to its garden); errors name the Secret and the ProviderConfig and never quote the Secret's content.
+ */
+export async function readKubeconfigSecret(
+  readSecret: SecretReader,
+  ref: KubeconfigSecretRef,
+  providerConfig: string,
+): Promise<KubeconfigAccess> {
+  const secret = `Secret ${ref.namespace}/${ref.name}`;
+  let text: string | undefined;
+  try {
+    text = await readSecret(ref.namespace, ref.name, ref.key);
+  } catch (error) {
+    const reason = String((error as Error)?.message ?? error).split("\n")[0];
+    throw new Error(
+      `cannot read ${secret} (kubeconfigSecretRef of ProviderConfig ${providerConfig}): ${reason}`,
+    );
+  }
+  if (text === undefined || text.trim() === "") {
+    throw new Error(
+      `${secret} or its key "${ref.key}" does not exist (kubeconfigSecretRef of ProviderConfig ${providerConfig}); create it with the existing cluster's kubeconfig`,
+    );
+  }
+  const kubeConfig = new KubeConfig();
+  try {
+    kubeConfig.loadFromString(text);
+  } catch {
+    // The parser's message quotes the offending text, which may be key material: never pass it on.
+    throw new Error(`key "${ref.key}" of ${secret} is not a kubeconfig (YAML that does not parse)`);
+  }
+  const server = kubeConfig.getCurrentCluster()?.server;
+  if (!server) {
+    throw new Error(
+      `the kubeconfig in key "${ref.key}" of ${secret} has no current-context naming a cluster with a server`,
+    );
+  }
+  return { text, kubeConfig, server };
 }
 
 /** Turns `v1.33.3`, `v1.33.3+k3s1` or `1.33.3-gke.100` into `1.33.3`; undefined when there is no X.Y.Z. */
@@ -151,7 +191,7 @@ export class ExistingBackend implements ClusterBackend {
   async observe(target: ClusterTarget): Promise<ClusterObservation> {
     const binding = this.#bindings.get(target.uid);
     if (!binding) return { exists: false };
-    let access: Access;
+    let access: KubeconfigAccess;
     try {
       access = await this.#access(
         this.#refFor(target, binding),
@@ -243,42 +283,13 @@ export class ExistingBackend implements ClusterBackend {
     }
   }
 
-  /** Reads and parses the kubeconfig; errors name the Secret and never quote its content. */
-  async #access(ref: KubeconfigSecretRef, providerConfig: string): Promise<Access> {
-    const secret = `Secret ${ref.namespace}/${ref.name}`;
-    let text: string | undefined;
-    try {
-      text = await this.#readSecret(ref.namespace, ref.name, ref.key);
-    } catch (error) {
-      const reason = String((error as Error)?.message ?? error).split("\n")[0];
-      throw new Error(
-        `cannot read ${secret} (kubeconfigSecretRef of ProviderConfig ${providerConfig}): ${reason}`,
-      );
-    }
-    if (text === undefined || text.trim() === "") {
-      throw new Error(
-        `${secret} or its key "${ref.key}" does not exist (kubeconfigSecretRef of ProviderConfig ${providerConfig}); create it with the existing cluster's kubeconfig`,
-      );
-    }
-    const kubeConfig = new KubeConfig();
-    try {
-      kubeConfig.loadFromString(text);
-    } catch {
-      // The parser's message quotes the offending text, which may be key material: never pass it on.
-      throw new Error(`key "${ref.key}" of ${secret} is not a kubeconfig (YAML that does not parse)`);
-    }
-    const server = kubeConfig.getCurrentCluster()?.server;
-    if (!server) {
-      throw new Error(
-        `the kubeconfig in key "${ref.key}" of ${secret} has no current-context naming a cluster with a server`,
-      );
-    }
-    return { text, kubeConfig, server };
+  async #access(ref: KubeconfigSecretRef, providerConfig: string): Promise<KubeconfigAccess> {
+    return readKubeconfigSecret(this.#readSecret, ref, providerConfig);
   }
 
   /** `GET /version` with a time limit: the version it reports, or why there is none. */
   async #probe(
-    access: Access,
+    access: KubeconfigAccess,
   ): Promise<
     { readonly ok: true; readonly version: string } | { readonly ok: false; readonly reason: string }
   > {

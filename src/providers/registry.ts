@@ -16,6 +16,7 @@ const builtIns: Readonly<Record<string, () => Promise<unknown>>> = {
   local: () => import("./local.ts"),
   kind: () => import("./kind.ts"),
   existing: () => import("./existing.ts"),
+  gardener: () => import("./gardener.ts"),
 };
 
 /** Names of the built-in backends. */

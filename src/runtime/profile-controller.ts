@@ -1,7 +1,7 @@
 /** The profile controller: each ProviderConfig of this provider yields one ClusterProfile, kept in step, removed when the config goes. */
 
 import { CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
-import type { ClusterBackend } from "../api/backend-contract.ts";
+import { type ClusterBackend, type ConfigOffer, OFFER_REFRESH_MS } from "../api/backend-contract.ts";
 import type { ClusterProfile } from "../api/cluster-profile.ts";
 import { ANNOTATIONS, LABELS, RESOURCES } from "../api/constants.ts";
 import type { ProviderConfig } from "../api/provider-config.ts";
@@ -83,19 +83,33 @@ export class ProfileController extends KeyedController {
     const ownership = config ? configOwnership(config, owner) : "gone";
     const ours = config !== undefined && ownership === "ours";
     const served = ours && config.spec.backend === owner.backend;
-    const versions = served ? backend.supportedVersions(config) : undefined;
-    const desired = served
-      ? desiredClusterProfile(config, owner, versions ?? [], backend.traits(config))
-      : undefined;
+    const offer = served ? await this.#offer(config) : undefined;
+    const desired =
+      served && offer && !("problem" in offer)
+        ? desiredClusterProfile(config, owner, offer.versions, offer.traits)
+        : undefined;
 
     for (const profile of this.#ownProfilesOf(name)) {
       if (profile.metadata.name !== desired?.metadata.name) await this.#delete(profile);
     }
     if (desired) await this.#apply(desired);
-    if (ours) await this.#writeStatus(config, versions);
+    if (ours) await this.#writeStatus(config, offer);
     // Said after the writes: a test (or a person) reading it knows the world is as this reconcile left it.
     this.log.debug("ProviderConfig reconciled", { config: name, ownership });
-    return Outcome.awaitChange();
+    // An offer read from infrastructure changes without the config changing: look again now and then.
+    return served && backend.readOffer ? Outcome.requeueAfter(OFFER_REFRESH_MS) : Outcome.awaitChange();
+  }
+
+  /** What the config offers: from the backend's infrastructure when it reads it there, else from the config. */
+  async #offer(config: ProviderConfig): Promise<ConfigOffer | { readonly problem: string }> {
+    const { backend } = this.#options;
+    if (!backend.readOffer)
+      return { versions: backend.supportedVersions(config), traits: backend.traits(config) };
+    try {
+      return await backend.readOffer(config);
+    } catch (error) {
+      return { problem: (error as Error).message };
+    }
   }
 
   /**
@@ -192,12 +206,12 @@ export class ProfileController extends KeyedController {
     }
   }
 
-  async #writeStatus(
-    config: ProviderConfig,
-    versions: ReturnType<ClusterBackend["supportedVersions"]> | undefined,
-  ) {
+  async #writeStatus(config: ProviderConfig, offer: ConfigOffer | { readonly problem: string } | undefined) {
     const now = rfc3339(this.clock.now());
-    const status = providerConfigStatus(config, this.#options.owner, versions, now);
+    const status =
+      offer && "problem" in offer
+        ? providerConfigStatus(config, this.#options.owner, undefined, now, offer.problem)
+        : providerConfigStatus(config, this.#options.owner, offer?.versions, now);
     try {
       await writeDesired(this.#options.kubeConfig, RESOURCES.ProviderConfig, config, "status", status);
     } catch (error) {

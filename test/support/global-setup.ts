@@ -1,10 +1,11 @@
 /**
  * Runs once before all tests: reports the Node version and makes sure the kube binaries, Cluster API's
- * manager and the container toolchain (Docker engine, kind, the offline node image, the engine's image) exist.
+ * manager, gardener-apiserver and the container toolchain (Docker engine, kind, the offline node image, the engine's image) exist.
  */
 import { execFileSync } from "node:child_process";
 import { join } from "node:path";
 import { findCapiAssets } from "../../src/controlplane/capi-assets.ts";
+import { findGardenerAssets } from "../../src/controlplane/gardener-assets.ts";
 import { findKubeAssets, kubeAssetVersions } from "../../src/controlplane/kube-assets.ts";
 import { parseToolchain, TOOLCHAIN_ENV } from "./containers.ts";
 
@@ -12,6 +13,7 @@ export default function setup(): void {
   const assets = findKubeAssets(); // builds them on the first run on a machine
   const versions = kubeAssetVersions(assets);
   const capi = findCapiAssets(); // likewise, ~2 minutes the first time
+  const gardener = findGardenerAssets(); // gardener-apiserver, ~15–20 minutes the first time
   // Docker engine, images and kind: built once per machine, seconds afterwards (the image is rebuilt when
   // the tree changed). Test files read the answer from the environment their workers inherit.
   const started = performance.now();
@@ -21,7 +23,7 @@ export default function setup(): void {
   );
   process.env[TOOLCHAIN_ENV] = JSON.stringify(toolchain);
   console.log(
-    `Node ${process.version}; kube-apiserver ${versions.kubernetes}, etcd ${versions.etcd} from ${assets.directory}; Cluster API ${capi.version} from ${capi.directory}; ` +
+    `Node ${process.version}; kube-apiserver ${versions.kubernetes}, etcd ${versions.etcd} from ${assets.directory}; Cluster API ${capi.version} from ${capi.directory}; gardener-apiserver ${gardener.version}; ` +
       `containers: ${toolchain.engineImage}, ${toolchain.nodeImage} (${Math.round(performance.now() - started)} ms)`,
   );
 }

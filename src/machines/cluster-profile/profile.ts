@@ -74,12 +74,16 @@ function normalise(profile: ClusterProfile) {
   };
 }
 
-/** The status a ProviderConfig gets: served (with its profile) or why not. */
+/**
+ * The status a ProviderConfig gets: served (with its profile) or why not; `problem` is what the backend found
+ * wrong with the config when it read its offer (then no profile is offered).
+ */
 export function providerConfigStatus(
   config: ProviderConfig,
   owner: ProfileOwner,
   versions: readonly SupportedVersion[] | undefined,
   now: string,
+  problem?: string,
 ): ProviderConfigStatus {
   const generation = config.metadata.generation ?? 0;
   const served = config.spec.backend === owner.backend;
@@ -91,19 +95,26 @@ export function providerConfigStatus(
         reason: REASONS.ConfigurationProblem,
         message: `backend "${config.spec.backend}" is not the one this controller runs ("${owner.backend}"); no ClusterProfile is made`,
       }
-    : (versions ?? []).length === 0
+    : problem !== undefined
       ? {
           type: "Ready",
           status: "False" as const,
-          reason: REASONS.UnsupportedVersion,
-          message: `backend ${owner.backend} supports none of the listed versions; the profile offers nothing`,
+          reason: REASONS.ConfigurationProblem,
+          message: `${problem}; no ClusterProfile is made`,
         }
-      : {
-          type: "Ready",
-          status: "True" as const,
-          reason: REASONS.Ready,
-          message: `ClusterProfile ${name} offers ${(versions ?? []).map((v) => v.version).join(", ")}`,
-        };
+      : (versions ?? []).length === 0
+        ? {
+            type: "Ready",
+            status: "False" as const,
+            reason: REASONS.UnsupportedVersion,
+            message: `backend ${owner.backend} supports none of the listed versions; the profile offers nothing`,
+          }
+        : {
+            type: "Ready",
+            status: "True" as const,
+            reason: REASONS.Ready,
+            message: `ClusterProfile ${name} offers ${(versions ?? []).map((v) => v.version).join(", ")}`,
+          };
   const conditions: Condition[] = mergeConditions(config.status?.conditions, [condition], generation, now);
   return {
     observedGeneration: generation,

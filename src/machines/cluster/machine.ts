@@ -50,20 +50,26 @@ export const clusterMachine = setup({
     backendAbsent: when((facts) => !facts.backend.exists),
     backendReady: when((facts) => backendPhase(facts) === "ready"),
     backendFailed: when((facts) => backendPhase(facts) === "failed"),
-    /** Ready at the backend, but on another version than the one resolved from the spec. */
+    /**
+     * Ready at the backend, but on another version than the one resolved from the spec, or otherwise out of
+     * date with what the Cluster asks (the backend says so).
+     */
     upgradeWanted: when((facts) => {
       const wanted = accepted(facts);
       return (
         facts.backend.exists &&
         facts.backend.phase === "ready" &&
         wanted !== undefined &&
-        facts.backend.version !== wanted
+        (facts.backend.version !== wanted || facts.backend.outOfDate === true)
       );
     }),
-    /** Ready at the backend on exactly the wanted version. */
+    /** Ready at the backend on exactly the wanted version, and up to date. */
     backendReadyAsWanted: when(
       (facts) =>
-        facts.backend.exists && facts.backend.phase === "ready" && facts.backend.version === accepted(facts),
+        facts.backend.exists &&
+        facts.backend.phase === "ready" &&
+        facts.backend.version === accepted(facts) &&
+        facts.backend.outOfDate !== true,
     ),
     /** A failed cluster is retried once the spec resolves again and the backend no longer reports failure. */
     problemResolved: when(

@@ -80,6 +80,8 @@ function conditionUpdates(input: ClusterStatusInput, facts: ClusterFacts, state:
     );
   }
   updates.push(clusterReadyCondition(input, facts, state));
+  // The backend's own conditions, as it reports them (e.g. a Gardener Shoot's), while the cluster is not going away.
+  if (input.observation.exists && !facts.deleting) updates.push(...(input.observation.conditions ?? []));
   if (facts.deleting) {
     updates.push(
       facts.foreignFinalizers.length > 0

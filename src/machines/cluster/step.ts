@@ -197,6 +197,8 @@ export function clusterTarget(
     tenancy: cluster.spec.tenancy,
     profile: cluster.spec.profile,
     providerConfig: profile?.spec.providerConfigRef.name ?? "",
+    ...(cluster.metadata.labels ? { labels: cluster.metadata.labels } : {}),
+    ...(cluster.metadata.annotations ? { annotations: cluster.metadata.annotations } : {}),
   };
 }
 

@@ -1,6 +1,7 @@
 /** The Cluster step, transition by transition: next state, patches, commands and Events, all pure. */
 
 import { describe, expect, it } from "vitest";
+import type { BackendCondition, ClusterObservation } from "../../../../src/api/backend.ts";
 import type { Cluster } from "../../../../src/api/cluster.ts";
 import { ANNOTATIONS, FINALIZERS, LABELS } from "../../../../src/api/constants.ts";
 import {
@@ -122,6 +123,33 @@ describe("provisioning", () => {
     expect(result.requeueAfterMs).toBe(TIMING.resyncMs);
   });
 
+  const readyWith = (condition: BackendCondition): ClusterObservation => ({
+    exists: true,
+    phase: "ready",
+    version: "1.33.3",
+    endpoint: "https://127.0.0.1:6443",
+    conditions: [condition],
+  });
+
+  it("shows the backend's own conditions as they are, and is Ready only while they are all True", () => {
+    const healthy = {
+      type: "ShootControlPlaneHealthy",
+      status: "True",
+      reason: "Healthy",
+      message: "fine",
+    } as const;
+    const ready = applied(provisioning, stepClusterWrites(input(provisioning, readyWith(healthy))));
+    expect(ready.status?.conditions).toContainEqual(expect.objectContaining(healthy));
+    expect(ready.status?.phase).toBe("Ready");
+    const sick = { ...healthy, status: "False", reason: "Unhealthy", message: "etcd down" } as const;
+    const degraded = applied(ready, stepClusterWrites(input(ready, readyWith(sick))));
+    expect(degraded.status?.conditions).toContainEqual(expect.objectContaining(sick));
+    expect(degraded.status?.phase).toBe("Progressing");
+    // At rest with the same report: nothing to write.
+    const again = stepClusterWrites(input(degraded, readyWith(sick)));
+    expect([...again.metadataPatch, ...again.statusPatch]).toEqual([]);
+  });
+
   it("does not call a backend that says ready without an endpoint ready", () => {
     const result = stepClusterWrites(
       input(provisioning, { exists: true, phase: "ready", version: "1.33.3" }),
@@ -174,6 +202,21 @@ describe("a Ready Cluster", () => {
     expect(updating.status?.observedGeneration).toBe(2);
     const done = stepClusterWrites(input(updating, readyAt("1.33.3")));
     expect(done.state).toBe("ready");
+  });
+
+  it("orders an update at the same version when the backend says the cluster is out of date, and is Ready again once it is not", () => {
+    const outOfDate: ClusterObservation = {
+      ...(readyAt("1.33.3") as object),
+      outOfDate: true,
+    } as ClusterObservation;
+    const result = stepClusterWrites(input(ready, outOfDate));
+    expect(result.state).toBe("updating");
+    expect(result.commands.map((c) => [c.kind, "version" in c ? c.version : ""])).toEqual([
+      ["update", "1.33.3"],
+    ]);
+    const updating = applied(ready, result);
+    expect(stepClusterWrites(input(updating, outOfDate)).commands.map((c) => c.kind)).toEqual(["update"]);
+    expect(stepClusterWrites(input(updating, readyAt("1.33.3"))).state).toBe("ready");
   });
 
   it("refuses a downgrade with a condition and no backend call", () => {

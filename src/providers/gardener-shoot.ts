@@ -1,0 +1,292 @@
+/**
+ * A Cluster as a Gardener Shoot: its name, the Shoot the engine wants, the smallest merge patch that gets an
+ * existing Shoot there, and what a Shoot's status says about the cluster. Pure.
+ */
+import { createHash } from "node:crypto";
+import type { BackendCondition, ClusterObservation, ClusterTarget } from "../api/backend.ts";
+import type { JsonObject } from "../api/common.ts";
+import { COPIED_METADATA_PREFIX, ENGINE_GROUP } from "../api/constants.ts";
+import { compareVersions } from "../machines/cluster/kubernetes-version.ts";
+import type { GardenerSettings } from "./gardener-settings.ts";
+
+/** Labels and annotations the backend reads or writes. */
+export const GARDENER_KEYS = {
+  /** On a Cluster: the Shoot name to use instead of the derived one. */
+  shootNameLabel: `${ENGINE_GROUP}/shoot-name`,
+  /** On a Shoot: the Cluster (`namespace/name`) and its uid that it was made for. */
+  clusterAnnotation: `${ENGINE_GROUP}/cluster`,
+  clusterUidAnnotation: `${ENGINE_GROUP}/cluster-uid`,
+  /** Gardener refuses to delete a Shoot without it (the DeletionConfirmation admission plugin). */
+  deletionConfirmation: "confirmation.gardener.cloud/deletion",
+} as const;
+
+/** A Shoot as the backend reads it (only the fields it looks at). */
+export interface Shoot {
+  readonly apiVersion?: string;
+  readonly kind?: string;
+  readonly metadata: {
+    readonly name: string;
+    readonly namespace?: string;
+    readonly uid?: string;
+    readonly generation?: number;
+    readonly resourceVersion?: string;
+    readonly deletionTimestamp?: string;
+    readonly labels?: Readonly<Record<string, string>>;
+    readonly annotations?: Readonly<Record<string, string>>;
+  };
+  readonly spec: JsonObject & { readonly kubernetes?: JsonObject & { readonly version?: string } };
+  readonly status?: ShootStatus;
+}
+
+/** The parts of a Shoot's status gardenlet writes that the backend reads. */
+export interface ShootStatus {
+  readonly observedGeneration?: number;
+  readonly technicalID?: string;
+  readonly lastOperation?: {
+    readonly type?: string;
+    readonly state?: string;
+    readonly progress?: number;
+    readonly description?: string;
+  };
+  readonly lastErrors?: readonly { readonly description?: string }[];
+  readonly conditions?: readonly {
+    readonly type: string;
+    readonly status: string;
+    readonly reason?: string;
+    readonly message?: string;
+  }[];
+  readonly advertisedAddresses?: readonly { readonly name: string; readonly url: string }[];
+}
+
+/**
+ * The Shoot's name: the Cluster's `engine.openmcp.cloud/shoot-name` label if set, else `o` and eight base32
+ * characters of a digest of the Cluster's namespace and name — short, because Gardener allows at most 21
+ * characters for project and Shoot name together, and the same on every call, so a restarted engine finds the
+ * Shoot it ordered.
+ */
+export function shootName(target: ClusterTarget): string {
+  const override = target.labels?.[GARDENER_KEYS.shootNameLabel];
+  if (override) return override;
+  const digest = createHash("sha256").update(`${target.namespace}/${target.name}`).digest();
+  const alphabet = "abcdefghijklmnopqrstuvwxyz234567";
+  let name = "o";
+  for (let i = 0; i < 8; i++) name += alphabet[(digest[i] ?? 0) % 32];
+  return name;
+}
+
+/** `metadata.open-control-plane.io/*` entries of a map: what openMCP copies along. */
+function copied(map: Readonly<Record<string, string>> | undefined): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(map ?? {}).filter(([key]) => key.startsWith(COPIED_METADATA_PREFIX)),
+  );
+}
+
+/** The Shoot the engine wants for `target` at `version`: the template, the version, openMCP's metadata, and who it is for. */
+export function desiredShoot(
+  target: ClusterTarget,
+  settings: GardenerSettings,
+  namespace: string,
+  version: string,
+): Shoot {
+  const template = settings.template as JsonObject & { kubernetes?: JsonObject };
+  return {
+    apiVersion: "core.gardener.cloud/v1beta1",
+    kind: "Shoot",
+    metadata: {
+      name: shootName(target),
+      namespace,
+      labels: { ...settings.labels, ...copied(target.labels) },
+      annotations: {
+        ...settings.annotations,
+        ...copied(target.annotations),
+        [GARDENER_KEYS.clusterAnnotation]: `${target.namespace}/${target.name}`,
+        [GARDENER_KEYS.clusterUidAnnotation]: target.uid,
+      },
+    },
+    spec: { ...template, kubernetes: { ...template.kubernetes, version } },
+  };
+}
+
+/** Whether every value `wanted` sets is in `stored` (what Gardener defaulted beside it does not count). */
+export function containedIn(wanted: unknown, stored: unknown): boolean {
+  if (Array.isArray(wanted)) {
+    return (
+      Array.isArray(stored) &&
+      wanted.length === stored.length &&
+      wanted.every((item, i) => containedIn(item, stored[i]))
+    );
+  }
+  if (typeof wanted === "object" && wanted !== null) {
+    if (typeof stored !== "object" || stored === null || Array.isArray(stored)) return false;
+    return Object.entries(wanted).every(([key, value]) => containedIn(value, (stored as JsonObject)[key]));
+  }
+  return wanted === stored;
+}
+
+/**
+ * The JSON merge patch (RFC 7386) that brings `stored` to `desired`, or `undefined` when nothing differs: only the
+ * template's top-level spec fields that differ (Gardener's defaults beside them stay), the version, and openMCP's
+ * copied labels and annotations (set, changed, or removed when the Cluster no longer has them). Throws when the
+ * version would go down: Gardener cannot downgrade, and neither does the engine.
+ */
+export function shootChanges(stored: Shoot, desired: Shoot): JsonObject | undefined {
+  const spec: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(desired.spec)) {
+    if (key === "kubernetes") continue;
+    if (!containedIn(value, stored.spec[key])) spec[key] = value as JsonObject;
+  }
+  const running = stored.spec.kubernetes?.version;
+  const wanted = desired.spec.kubernetes?.version;
+  const { version: _, ...kubernetesRest } = (desired.spec.kubernetes ?? {}) as JsonObject;
+  if (!containedIn(kubernetesRest, stored.spec.kubernetes)) spec.kubernetes = { ...kubernetesRest };
+  if (wanted && running !== wanted) {
+    if (running && compareVersions(wanted, running) < 0)
+      throw new Error(
+        `Shoot ${stored.metadata.namespace}/${stored.metadata.name} runs Kubernetes ${running}; Gardener does not downgrade to ${wanted}`,
+      );
+    spec.kubernetes = { ...(spec.kubernetes as JsonObject), version: wanted };
+  }
+  const metadata: Record<string, unknown> = {};
+  const labels = mapChanges(stored.metadata.labels, desired.metadata.labels);
+  const annotations = mapChanges(stored.metadata.annotations, desired.metadata.annotations);
+  if (labels) metadata.labels = labels;
+  if (annotations) metadata.annotations = annotations;
+  if (Object.keys(spec).length === 0 && Object.keys(metadata).length === 0) return undefined;
+  return {
+    ...(Object.keys(metadata).length > 0 ? { metadata } : {}),
+    ...(Object.keys(spec).length > 0 ? { spec } : {}),
+  } as JsonObject;
+}
+
+/** A merge patch the backend sent, and the Shoot generation it led to. */
+export interface SentPatch {
+  /** The patch, as JSON. */
+  readonly changes: string;
+  readonly generation: number;
+}
+
+/**
+ * Whether `changes` are worth sending: not when there are none, nor when the very same patch was sent already
+ * and Gardener has taken it in (the Shoot's `generation` reached the one the patch led to) yet the difference
+ * stays — then Gardener changes it back, and sending it again would only loop.
+ */
+export function patchWorthSending(
+  changes: JsonObject | undefined,
+  last: SentPatch | undefined,
+  generation: number,
+): boolean {
+  if (!changes) return false;
+  return !(last !== undefined && last.changes === JSON.stringify(changes) && generation >= last.generation);
+}
+
+/** Merge-patch entries for a label or annotation map: desired values that differ, `null` for copied keys that went. */
+function mapChanges(
+  stored: Readonly<Record<string, string>> | undefined,
+  desired: Readonly<Record<string, string>> | undefined,
+): Record<string, string | null> | undefined {
+  const changes: Record<string, string | null> = {};
+  for (const [key, value] of Object.entries(desired ?? {})) if (stored?.[key] !== value) changes[key] = value;
+  for (const key of Object.keys(stored ?? {}))
+    if (key.startsWith(COPIED_METADATA_PREFIX) && desired?.[key] === undefined) changes[key] = null;
+  return Object.keys(changes).length > 0 ? changes : undefined;
+}
+
+/** Shoot condition types that say the cluster works, in the order people read them. */
+const HEALTH_CONDITIONS = [
+  "APIServerAvailable",
+  "ControlPlaneHealthy",
+  "EveryNodeReady",
+  "SystemComponentsHealthy",
+];
+
+/**
+ * What a Shoot says about its cluster: `deleting` once deletion began; `failed` when the last operation failed
+ * (Gardener gave up; its description and last errors are the message); `provisioning` until the first create
+ * succeeded; `updating` while Gardener has not caught up with the spec (observedGeneration) or reconciles a
+ * change; `ready` with the external advertised address as endpoint once the API server is available.
+ * `info` sums up the last operation; `message` names every Shoot condition that is not True, with its message.
+ */
+export function shootObservation(shoot: Shoot): ClusterObservation & { readonly exists: true } {
+  const status = shoot.status ?? {};
+  const version = shoot.spec.kubernetes?.version ?? "";
+  const operation = status.lastOperation;
+  const info = [
+    `Shoot ${shoot.metadata.namespace}/${shoot.metadata.name}`,
+    operation
+      ? `${operation.type ?? "?"} ${operation.state ?? "?"}${operation.progress === undefined ? "" : ` (${operation.progress}%)`}`
+      : "waiting for gardenlet",
+  ].join(": ");
+  const unhealthy = (status.conditions ?? [])
+    .filter((c) => c.status !== "True")
+    .sort((a, b) => order(a.type) - order(b.type))
+    .map(
+      (c) => `${c.type}=${c.status}${c.reason ? ` (${c.reason})` : ""}${c.message ? `: ${c.message}` : ""}`,
+    );
+  const errors = (status.lastErrors ?? []).map((e) => e.description ?? "").filter((d) => d !== "");
+  const conditions = shootConditions(status);
+  const base = { exists: true as const, version, info, ...(conditions.length > 0 ? { conditions } : {}) };
+  if (shoot.metadata.deletionTimestamp) return { ...base, phase: "deleting" };
+  if (operation?.state === "Failed") {
+    const why = [operation.description, ...errors].filter(Boolean).join("; ");
+    return {
+      ...base,
+      phase: "failed",
+      message: `Gardener: ${operation.type} failed: ${why || "no description"}`,
+    };
+  }
+  const endpoint = status.advertisedAddresses?.find((a) => a.name === "external")?.url;
+  const apiServerUp = status.conditions?.some((c) => c.type === "APIServerAvailable" && c.status === "True");
+  const created =
+    !(operation?.type === "Create" && operation.state !== "Succeeded") && operation !== undefined;
+  const message = [...unhealthy, ...(operation?.state === "Error" ? errors : [])].join("; ");
+  const withMessage = message ? { message } : {};
+  if (!created || !endpoint || !apiServerUp) return { ...base, phase: "provisioning", ...withMessage };
+  const caughtUp = (status.observedGeneration ?? 0) >= (shoot.metadata.generation ?? 0);
+  if (!caughtUp) return { ...base, phase: "updating", endpoint, ...withMessage };
+  return { ...base, phase: "ready", endpoint, ...withMessage };
+}
+
+/**
+ * The Shoot's conditions as the Cluster shows them, each type prefixed `Shoot` (`ShootAPIServerAvailable`, …;
+ * Gardener's `Progressing` status is `Unknown` there), and `ShootLastOperation`: True once an operation succeeded or
+ * while a routine reconcile runs, False while the Shoot is created or deleted or after an error, with Gardener's
+ * description and last errors.
+ */
+export function shootConditions(status: ShootStatus): BackendCondition[] {
+  const mirrored: BackendCondition[] = (status.conditions ?? []).map((c) => ({
+    type: `Shoot${c.type}`,
+    status: c.status === "True" || c.status === "False" ? c.status : "Unknown",
+    reason: camelCase(c.reason) ?? "ReportedByGardener",
+    message: c.message ?? "",
+  }));
+  const operation = status.lastOperation;
+  if (!operation) return mirrored;
+  const fine =
+    operation.state === "Succeeded" || (operation.type === "Reconcile" && operation.state === "Processing");
+  const errors = (status.lastErrors ?? []).map((e) => e.description ?? "").filter((d) => d !== "");
+  const progress = operation.progress === undefined ? "" : ` (${operation.progress}%)`;
+  const detail = [operation.description, ...(fine ? [] : errors)].filter(Boolean).join("; ");
+  return [
+    ...mirrored,
+    {
+      type: "ShootLastOperation",
+      status: fine ? "True" : "False",
+      reason: camelCase(`${operation.type ?? ""}${operation.state ?? ""}`) ?? "Unknown",
+      message: `${operation.type ?? "?"} ${operation.state ?? "?"}${progress}${detail ? `: ${detail}` : ""}`,
+    },
+  ];
+}
+
+/** `reason` as a condition reason may be (letters, digits, `_`, `,`, `:`, starting with a letter), or undefined. */
+function camelCase(reason: string | undefined): string | undefined {
+  const cleaned = (reason ?? "")
+    .replace(/[^A-Za-z0-9_,:]/g, "")
+    .replace(/^[^A-Za-z]+/, "")
+    .replace(/[,:]+$/, "");
+  return cleaned === "" ? undefined : cleaned;
+}
+
+function order(type: string): number {
+  const index = HEALTH_CONDITIONS.indexOf(type);
+  return index === -1 ? HEALTH_CONDITIONS.length : index;
+}

@@ -1,0 +1,773 @@
+/**
+ * The `gardener` backend driven by the engine, against Gardener's own API server (gardener-apiserver aggregated
+ * on a kube-apiserver) with a SIMULATED gardenlet making each Shoot's API server a real local control plane:
+ * profile versions from the CloudProfile, Clusters as Shoots, admin access through Gardener's `adminkubeconfig`,
+ * token access, upgrades and refused downgrades, Gardener's refusals as conditions, deletion with Gardener's
+ * confirmation.
+ */
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import {
+  ApiException,
+  CoreV1Api,
+  CustomObjectsApi,
+  KubeConfig,
+  RbacAuthorizationV1Api,
+} from "@kubernetes/client-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { AccessRequest } from "../../src/api/access-request.ts";
+import type { ClusterTarget } from "../../src/api/backend.ts";
+import type { Cluster } from "../../src/api/cluster.ts";
+import type { ClusterProfile } from "../../src/api/cluster-profile.ts";
+import { LABELS, RESOURCES } from "../../src/api/constants.ts";
+import type { ProviderConfig } from "../../src/api/provider-config.ts";
+import { type ControlPlane, startControlPlane } from "../../src/controlplane/control-plane.ts";
+import { type Garden, startGarden } from "../../src/controlplane/gardener-apiserver.ts";
+import { findGardenerAssets } from "../../src/controlplane/gardener-assets.ts";
+import {
+  applyCloudProfile,
+  CORE,
+  createProject,
+  workerlessShootSpec,
+} from "../../src/controlplane/gardener-garden-objects.ts";
+import { SimulatedGardenlet } from "../../src/controlplane/gardener-simulated-gardenlet.ts";
+import { type OidcIssuer, startOidcIssuer } from "../../src/controlplane/oidc-issuer.ts";
+import { createBackend, type GardenerBackend } from "../../src/providers/gardener.ts";
+import { GARDENER_KEYS, type Shoot, shootName } from "../../src/providers/gardener-shoot.ts";
+import { systemClock } from "../../src/runtime/clock.ts";
+import { Engine } from "../../src/runtime/engine.ts";
+import { installingCrds } from "../../src/runtime/install-crds.ts";
+import { createLogger } from "../../src/runtime/logger.ts";
+import { apiSecretReader } from "../../src/runtime/secret-reader.ts";
+import {
+  bearerClient,
+  configMapTokenRequest,
+  expectConfigMapAccessOnly,
+  statusOf,
+} from "../support/access-proofs.ts";
+import { aCluster, anAccessRequest, aProviderConfig } from "../support/builders.ts";
+import { eventually, satisfying } from "../support/eventually.ts";
+import { startEngineCli } from "../support/processes.ts";
+
+const NS = "gardener-test";
+const PROVIDER = "gardener-test";
+const profileOf = (config: string) => `test.${PROVIDER}.${config}`;
+const PAST = "2020-01-01T00:00:00Z";
+const FUTURE = "2099-01-01T00:00:00Z";
+const stateDirectory = mkdtempSync(join(tmpdir(), "gardener-backend-"));
+const logLines: string[] = [];
+let management: ControlPlane;
+let garden: Garden;
+let gardenlet: SimulatedGardenlet;
+let custom: CustomObjectsApi;
+let gardenApi: CustomObjectsApi;
+let engine: Engine;
+let backend: GardenerBackend;
+let projectNamespace: string;
+let issuer: OidcIssuer | undefined;
+const HOLD = "metadata.open-control-plane.io/hold";
+/** Shoots of Clusters labelled so fail to be created, with the label's value as gardenlet's description. */
+const FAIL = "metadata.open-control-plane.io/fail";
+let released = false;
+/** Backend create calls by Cluster name, and Cluster reconciles by key. */
+const creates = new Map<string, number>();
+const reconciles = new Map<string, number>();
+const reconcilesOf = (name: string) => reconciles.get(`${NS}/${name}`) ?? 0;
+
+const read = async <T>(resource: { group: string; version: string; plural: string }, name: string) => {
+  try {
+    return (await custom.getNamespacedCustomObject({ ...resource, namespace: NS, name })) as T;
+  } catch (error) {
+    if (error instanceof ApiException && error.code === 404) return undefined;
+    throw error;
+  }
+};
+const readShoot = async (name: string) => {
+  try {
+    return (await gardenApi.getNamespacedCustomObject({
+      ...CORE,
+      namespace: projectNamespace,
+      plural: "shoots",
+      name,
+    })) as Shoot;
+  } catch (error) {
+    if (error instanceof ApiException && error.code === 404) return undefined;
+    throw error;
+  }
+};
+const clusterWhere = (name: string, what: string, wanted: (c: Cluster) => boolean, timeoutMs = 120_000) =>
+  eventually(
+    async () => satisfying(await read<Cluster>(RESOURCES.Cluster, name), (c) => c !== undefined && wanted(c)),
+    { what: `Cluster ${NS}/${name}: ${what}`, timeoutMs, intervalMs: 250 },
+  ) as Promise<Cluster>;
+const condition = (c: Cluster | ProviderConfig | undefined, type: string) =>
+  c?.status?.conditions?.find((x) => x.type === type);
+/** Waits until the AccessRequest is Granted. */
+const granted = (name: string) =>
+  eventually(
+    async () =>
+      satisfying(
+        await read<AccessRequest>(RESOURCES.AccessRequest, name),
+        (r) => r?.status?.phase === "Granted",
+      ),
+    { what: `AccessRequest ${name} Granted`, timeoutMs: 120_000, intervalMs: 500 },
+  );
+const targetOf = (c: Cluster, config = "dev"): ClusterTarget => ({
+  uid: c.metadata.uid ?? "",
+  namespace: NS,
+  name: c.metadata.name ?? "",
+  tenancy: "Exclusive",
+  profile: profileOf(config),
+  providerConfig: config,
+  ...(c.metadata.labels ? { labels: c.metadata.labels } : {}),
+});
+
+/** A ProviderConfig of the gardener backend for project `project`, with a workerless template. */
+function gardenerConfig(name: string, project: string, spec: object = workerlessShootSpec("local")) {
+  return aProviderConfig({
+    name,
+    backend: "gardener",
+    settings: {
+      kubeconfigSecretRef: { namespace: NS, name: "garden" },
+      project,
+      shootTemplate: { metadata: { labels: { team: "platform" } }, spec: spec as never },
+    },
+  });
+}
+
+async function createCluster(
+  name: string,
+  version?: string,
+  labels?: Record<string, string>,
+  config = "dev",
+) {
+  const body = aCluster({ name, namespace: NS, profile: profileOf(config), tenancy: "Exclusive", version });
+  return (await custom.createNamespacedCustomObject({
+    ...RESOURCES.Cluster,
+    namespace: NS,
+    body: { ...body, metadata: { ...body.metadata, ...(labels ? { labels } : {}) } },
+  })) as Cluster;
+}
+
+beforeAll(async () => {
+  findGardenerAssets(); // builds gardener-apiserver once per machine (hack/gardener/build.sh)
+  [management, garden] = await Promise.all([
+    startControlPlane({ prepare: installingCrds("crds") }),
+    startGarden(),
+  ]);
+  custom = management.kubeConfig.makeApiClient(CustomObjectsApi);
+  gardenApi = garden.kubeConfig.makeApiClient(CustomObjectsApi);
+  const core = management.kubeConfig.makeApiClient(CoreV1Api);
+  await core.createNamespace({ body: { metadata: { name: NS } } });
+  await core.createNamespacedSecret({
+    namespace: NS,
+    body: {
+      metadata: { name: "garden" },
+      stringData: { kubeconfig: readFileSync(garden.kubeconfigPath, "utf8") },
+    },
+  });
+  await applyCloudProfile(garden.kubeConfig, "local", [
+    { version: "1.36.0", classification: "preview" },
+    {
+      version: "1.35.1",
+      lifecycle: [{ classification: "preview" }, { classification: "supported", startTime: PAST }],
+    },
+    {
+      version: "1.35.0",
+      lifecycle: [{ classification: "supported" }, { classification: "deprecated", startTime: FUTURE }],
+    },
+    { version: "1.34.2", classification: "supported" },
+    { version: "1.33.9", classification: "deprecated" },
+    { version: "1.33.8", classification: "deprecated", expirationDate: PAST },
+    {
+      version: "1.32.0",
+      lifecycle: [{ classification: "supported" }, { classification: "expired", startTime: PAST }],
+    },
+  ]);
+  projectNamespace = await createProject(garden.kubeConfig, "dev");
+  gardenlet = new SimulatedGardenlet({
+    kubeConfig: garden.kubeConfig,
+    // Shoots of Clusters labelled so stay in `Create Processing` until the test lets them go.
+    hold: (shoot) => shoot.metadata.labels?.[HOLD] === "true" && !released,
+    fail: (shoot) => shoot.metadata.labels?.[FAIL],
+  });
+  backend = (await createBackend({
+    stateDirectory,
+    options: {},
+    log: createLogger({ write: (line) => logLines.push(line) }),
+    clock: systemClock,
+    readSecret: apiSecretReader(management.kubeConfig),
+  })) as GardenerBackend;
+  // Counts create calls per Cluster, to see that a refused Shoot is retried with backoff, not in a storm.
+  const counted = new Proxy(backend, {
+    get(real, property) {
+      if (property === "create")
+        return (target: ClusterTarget, version: string) => {
+          creates.set(target.name, (creates.get(target.name) ?? 0) + 1);
+          return real.create(target, version);
+        };
+      const value = Reflect.get(real, property, real);
+      return typeof value === "function" ? value.bind(real) : value;
+    },
+  });
+  engine = new Engine({
+    kubeConfig: management.kubeConfig,
+    providerName: PROVIDER,
+    environment: "test",
+    backend: counted,
+    // Ready Clusters are looked at every second, so "nothing is written at rest" is seen over many looks.
+    timing: { pollMs: 500, retryMs: 1_000, resyncMs: 1_000 },
+    onReconciled: (kind, key) => {
+      if (kind === "Cluster") reconciles.set(key, (reconciles.get(key) ?? 0) + 1);
+    },
+    log: createLogger({ level: "debug", write: (line) => logLines.push(line) }),
+    accessTiming: { tokenValidityMs: 600_000, pollMs: 1_000, resyncMs: 60_000 },
+  });
+  await engine.start();
+  await custom.createClusterCustomObject({ ...RESOURCES.ProviderConfig, body: gardenerConfig("dev", "dev") });
+}, 3_600_000);
+
+afterAll(async () => {
+  await engine?.stop();
+  await gardenlet?.stop();
+  await issuer?.stop();
+  await Promise.all([garden?.stop(), management?.stop()]);
+  rmSync(stateDirectory, { recursive: true, force: true });
+}, 120_000);
+
+describe("the gardener backend on Gardener's API server", { timeout: 300_000 }, () => {
+  it("offers the CloudProfile's supported and deprecated versions, newest first; preview, expired and lifecycle-expired left out", async () => {
+    const profile = await eventually(
+      async () =>
+        (await custom.getClusterCustomObject({
+          ...RESOURCES.ClusterProfile,
+          name: profileOf("dev"),
+        })) as ClusterProfile,
+      { what: `ClusterProfile ${profileOf("dev")}` },
+    );
+    expect(profile.spec.supportedVersions).toEqual([
+      { version: "1.35.1" },
+      { version: "1.35.0" },
+      { version: "1.34.2" },
+      { version: "1.33.9", deprecated: true },
+    ]);
+    expect(profile.metadata.annotations?.["engine.openmcp.cloud/traits"]).toBe(
+      "provider-local,region-local,workerless",
+    );
+  });
+
+  it("makes a Cluster a Shoot: template, labels, resolved version; Ready with the Shoot's API server as apiserver-external", async () => {
+    await createCluster("one", "1.34", { "metadata.open-control-plane.io/tenant": "acme" });
+    const cluster = await clusterWhere("one", "Ready", (c) => c.status?.phase === "Ready");
+    const name = shootName(targetOf(cluster));
+    const shoot = await readShoot(name);
+    expect(shoot?.spec.kubernetes?.version).toBe("1.34.2");
+    expect(shoot?.spec.region).toBe("local");
+    expect(shoot?.metadata.labels).toMatchObject({
+      team: "platform",
+      "metadata.open-control-plane.io/tenant": "acme",
+    });
+    expect(shoot?.metadata.annotations).toMatchObject({
+      [GARDENER_KEYS.clusterAnnotation]: `${NS}/one`,
+      [GARDENER_KEYS.clusterUidAnnotation]: cluster.metadata.uid,
+    });
+    const external = shoot?.status?.advertisedAddresses?.find((a) => a.name === "external")?.url;
+    expect(cluster.status?.endpoints).toEqual([{ name: "apiserver-external", url: external }]);
+    expect(cluster.metadata.labels?.[LABELS.k8sVersion]).toBe("1.34.2");
+    // The Shoot's conditions and last operation, as the simulated gardenlet reported them, on the Cluster.
+    expect(condition(cluster, "ShootAPIServerAvailable")).toMatchObject({
+      status: "True",
+      reason: "HealthyByGardenletSimulation",
+      message: "simulated gardenlet: the control plane runs",
+    });
+    expect(condition(cluster, "ShootLastOperation")).toMatchObject({
+      status: "True",
+      reason: "CreateSucceeded",
+      message: "Create Succeeded (100%): Create succeeded (simulated gardenlet)",
+    });
+    expect(cluster.metadata.annotations?.["clusters.openmcp.cloud/providerinfo"]).toBe(
+      `Shoot ${projectNamespace}/${name}: Create Succeeded (100%)`,
+    );
+  });
+
+  it("writes nothing at rest: the Shoot and the Cluster stay still over several reconciles of a Ready Cluster", async () => {
+    const cluster = (await read<Cluster>(RESOURCES.Cluster, "one")) as Cluster;
+    const shoot = await readShoot(shootName(targetOf(cluster)));
+    const seen = reconcilesOf("one");
+    await eventually(() => reconcilesOf("one") >= seen + 3, { what: "three more reconciles of Cluster one" });
+    expect((await readShoot(shootName(targetOf(cluster))))?.metadata.resourceVersion).toBe(
+      shoot?.metadata.resourceVersion,
+    );
+    expect((await read<Cluster>(RESOURCES.Cluster, "one"))?.metadata.resourceVersion).toBe(
+      cluster.metadata.resourceVersion,
+    );
+  });
+
+  it("gives admin access through the Shoot's adminkubeconfig, which really works on the Shoot's API server", async () => {
+    const cluster = (await read<Cluster>(RESOURCES.Cluster, "one")) as Cluster;
+    const access = await backend.adminAccess(targetOf(cluster));
+    const kubeConfig = new KubeConfig();
+    kubeConfig.loadFromString(access?.kubeconfig ?? "");
+    expect(kubeConfig.getCurrentUser()?.certData).toBeTruthy(); // a client certificate Gardener signed
+    expect(kubeConfig.getCurrentCluster()?.server).toBe(cluster.status?.endpoints?.[0]?.url);
+    const namespaces = await kubeConfig.makeApiClient(CoreV1Api).listNamespace();
+    expect(namespaces.items.map((n) => n.metadata?.name)).toContain("kube-system");
+  });
+
+  it("grants a token AccessRequest whose kubeconfig does exactly what was asked on the Shoot", async () => {
+    await custom.createNamespacedCustomObject({
+      ...RESOURCES.AccessRequest,
+      namespace: NS,
+      body: anAccessRequest({
+        name: "token",
+        namespace: NS,
+        ...configMapTokenRequest({ name: "one", namespace: NS }),
+      }),
+    });
+    await granted("token");
+    const secret = await management.kubeConfig
+      .makeApiClient(CoreV1Api)
+      .readNamespacedSecret({ namespace: NS, name: "token.kubeconfig" });
+    const text = Buffer.from(secret.data?.kubeconfig ?? "", "base64").toString("utf8");
+    expect(text).not.toContain("client-key-data"); // a token of its own, not Gardener's admin certificate
+    const kubeConfig = new KubeConfig();
+    kubeConfig.loadFromString(text);
+    await expectConfigMapAccessOnly(kubeConfig);
+    await custom.deleteNamespacedCustomObject({ ...RESOURCES.AccessRequest, namespace: NS, name: "token" });
+  });
+
+  it("grants an OIDC AccessRequest through the Shoot's structured authentication ConfigMap, with the request's prefix", async () => {
+    issuer = await startOidcIssuer();
+    await custom.patchClusterCustomObject({
+      ...RESOURCES.ProviderConfig,
+      name: "dev",
+      body: [
+        {
+          op: "add",
+          path: "/spec/settings/oidcCertificateAuthority",
+          value: issuer.certificateAuthority,
+        },
+      ],
+    });
+    await custom.createNamespacedCustomObject({
+      ...RESOURCES.AccessRequest,
+      namespace: NS,
+      body: anAccessRequest({
+        name: "oidc",
+        namespace: NS,
+        clusterRef: { name: "one", namespace: NS },
+        oidc: {
+          name: "corp",
+          issuer: issuer.url,
+          clientID: "gardener-test",
+          roleBindings: [
+            {
+              subjects: [
+                { kind: "Group", name: "readers" },
+                { kind: "User", name: "::root" },
+              ],
+              roleRefs: [{ kind: "ClusterRole", name: "view" }],
+            },
+          ],
+        },
+      }),
+    });
+    await granted("oidc");
+    const cluster = (await read<Cluster>(RESOURCES.Cluster, "one")) as Cluster;
+    const name = shootName(targetOf(cluster));
+    const shoot = await readShoot(name);
+    const configMap = (
+      shoot?.spec.kubernetes as { kubeAPIServer?: { structuredAuthentication?: { configMapName?: string } } }
+    )?.kubeAPIServer?.structuredAuthentication?.configMapName;
+    expect(configMap).toBe(`${name}-authentication`);
+    const stored = await garden.kubeConfig
+      .makeApiClient(CoreV1Api)
+      .readNamespacedConfigMap({ namespace: projectNamespace, name: configMap ?? "" });
+    expect(stored.data?.["config.yaml"]).toContain(issuer.url);
+    const admin = new KubeConfig();
+    admin.loadFromString((await backend.adminAccess(targetOf(cluster)))?.kubeconfig ?? "");
+    const withToken = async (subject: string, groups: string[], audience = "gardener-test") =>
+      bearerClient(admin, await (issuer as OidcIssuer).token({ audience, subject, groups }));
+    const alice = await withToken("alice", ["readers"]);
+    await eventually(
+      async () => expect(await statusOf(alice.listNamespacedConfigMap({ namespace: "default" }))).toBe(200),
+      {
+        what: "alice (group corp:readers) may list configmaps on the Shoot",
+        timeoutMs: 60_000,
+        intervalMs: 500,
+      },
+    );
+    expect(await statusOf(alice.listNamespacedSecret({ namespace: "default" }))).toBe(403);
+    // The request's bindings on the Shoot: the group with the request's prefix, `::root` as "root" without one.
+    const bindings = await admin.makeApiClient(RbacAuthorizationV1Api).listClusterRoleBinding();
+    const subjects = bindings.items.flatMap((b) => (b.subjects ?? []).map((x) => `${x.kind}:${x.name}`));
+    expect(subjects).toEqual(expect.arrayContaining(["Group:corp:readers", "User:root"]));
+    expect(subjects).not.toContain("User:corp:root");
+    expect(
+      await statusOf((await withToken("bob", ["others"])).listNamespacedConfigMap({ namespace: "default" })),
+    ).toBe(403);
+    expect(
+      await statusOf(
+        (await withToken("alice", ["readers"], "other")).listNamespacedConfigMap({ namespace: "default" }),
+      ),
+    ).toBe(401);
+    await custom.deleteNamespacedCustomObject({ ...RESOURCES.AccessRequest, namespace: NS, name: "oidc" });
+    await eventually(
+      async () => expect(await statusOf(alice.listNamespacedConfigMap({ namespace: "default" }))).toBe(401),
+      { what: "the issuer no longer trusted once the request is gone", timeoutMs: 60_000, intervalMs: 500 },
+    );
+  });
+
+  it("upgrades through the Cluster's spec with one patch of the Shoot's version, and refuses a downgrade with a condition", async () => {
+    const before = (await read<Cluster>(RESOURCES.Cluster, "one")) as Cluster;
+    const name = shootName(targetOf(before));
+    const generation = (await readShoot(name))?.metadata.generation ?? 0;
+    await custom.patchNamespacedCustomObject({
+      ...RESOURCES.Cluster,
+      namespace: NS,
+      name: "one",
+      body: [{ op: "replace", path: "/spec/kubernetes/version", value: "1.35.1" }],
+    });
+    await clusterWhere(
+      "one",
+      "Ready at 1.35.1",
+      (c) => c.metadata.labels?.[LABELS.k8sVersion] === "1.35.1" && c.status?.phase === "Ready",
+    );
+    const upgraded = await readShoot(name);
+    expect(upgraded?.spec.kubernetes?.version).toBe("1.35.1");
+    expect(upgraded?.metadata.generation).toBe(generation + 1); // exactly one spec change
+
+    await custom.patchNamespacedCustomObject({
+      ...RESOURCES.Cluster,
+      namespace: NS,
+      name: "one",
+      body: [{ op: "replace", path: "/spec/kubernetes/version", value: "1.34.2" }],
+    });
+    const refused = await clusterWhere(
+      "one",
+      "downgrade refused",
+      (c) => condition(c, "VersionSupported")?.reason === "DowngradeNotAllowed",
+    );
+    expect(condition(refused, "VersionSupported")?.message).toContain("1.35.1");
+    expect((await readShoot(name))?.spec.kubernetes?.version).toBe("1.35.1");
+  });
+
+  it("brings the Shoot in line when labels or the template change, at the same version, and then rests", async () => {
+    await custom.patchNamespacedCustomObject({
+      ...RESOURCES.Cluster,
+      namespace: NS,
+      name: "one",
+      body: [
+        { op: "replace", path: "/spec/kubernetes/version", value: "1.35.1" },
+        { op: "remove", path: "/metadata/labels/metadata.open-control-plane.io~1tenant" },
+        { op: "add", path: "/metadata/labels/metadata.open-control-plane.io~1stage", value: "prod" },
+      ],
+    });
+    const config = (await custom.getClusterCustomObject({
+      ...RESOURCES.ProviderConfig,
+      name: "dev",
+    })) as ProviderConfig;
+    const template = (config.spec.settings?.shootTemplate ?? {}) as { spec: object };
+    await custom.patchClusterCustomObject({
+      ...RESOURCES.ProviderConfig,
+      name: "dev",
+      body: [
+        {
+          op: "replace",
+          path: "/spec/settings/shootTemplate",
+          value: {
+            metadata: { labels: { team: "core" } },
+            spec: { ...template.spec, purpose: "development" },
+          },
+        },
+      ],
+    });
+    const cluster = (await read<Cluster>(RESOURCES.Cluster, "one")) as Cluster;
+    const name = shootName(targetOf(cluster));
+    const shoot = await eventually(
+      async () =>
+        satisfying(
+          await readShoot(name),
+          (x) => x?.spec.purpose === "development" && x.metadata.labels?.team === "core",
+        ),
+      { what: `Shoot ${name} with the new template`, timeoutMs: 60_000 },
+    );
+    expect(shoot?.metadata.labels).toMatchObject({ "metadata.open-control-plane.io/stage": "prod" });
+    expect(shoot?.metadata.labels?.["metadata.open-control-plane.io/tenant"]).toBeUndefined();
+    expect(shoot?.spec.kubernetes?.version).toBe("1.35.1");
+    // Settled: gardenlet has reconciled the new spec (observedGeneration) and the Cluster is Ready.
+    const settled = await eventually(
+      async () =>
+        satisfying(
+          await readShoot(name),
+          (x) => (x?.status?.observedGeneration ?? 0) >= (x?.metadata.generation ?? 1),
+        ),
+      { what: `Shoot ${name} reconciled by the simulated gardenlet` },
+    );
+    await clusterWhere("one", "Ready again", (c) => c.status?.phase === "Ready");
+    const seen = reconcilesOf("one");
+    await eventually(() => reconcilesOf("one") >= seen + 3, { what: "three more reconciles of Cluster one" });
+    expect((await readShoot(name))?.metadata.resourceVersion).toBe(settled?.metadata.resourceVersion);
+  });
+
+  it("refuses a Shoot name another Cluster's Shoot has, naming that Cluster", async () => {
+    const one = (await read<Cluster>(RESOURCES.Cluster, "one")) as Cluster;
+    await createCluster("two", undefined, { [GARDENER_KEYS.shootNameLabel]: shootName(targetOf(one)) });
+    const two = await clusterWhere("two", "name conflict", (c) =>
+      (condition(c, "ClusterReady")?.message ?? "").includes("belongs to Cluster"),
+    );
+    expect(condition(two, "ClusterReady")?.message).toContain(`belongs to Cluster ${NS}/one`);
+    expect(condition(two, "ClusterReady")?.reason).toBe("BackendError");
+    await custom.deleteNamespacedCustomObject({ ...RESOURCES.Cluster, namespace: NS, name: "two" });
+    await eventually(async () => expect(await read(RESOURCES.Cluster, "two")).toBeUndefined(), {
+      what: "Cluster two gone (it never had a Shoot)",
+    });
+    expect((await readShoot(shootName(targetOf(one))))?.metadata.deletionTimestamp).toBeUndefined();
+  });
+
+  it("turns Gardener's admission refusing a Shoot into a condition carrying Gardener's message", async () => {
+    await custom.createClusterCustomObject({
+      ...RESOURCES.ProviderConfig,
+      body: gardenerConfig("atlantis", "dev", { ...workerlessShootSpec("local"), region: "atlantis" }),
+    });
+    await eventually(
+      async () => custom.getClusterCustomObject({ ...RESOURCES.ClusterProfile, name: profileOf("atlantis") }),
+      { what: "profile atlantis" },
+    );
+    await createCluster("sunk", undefined, undefined, "atlantis");
+    const sunk = await clusterWhere("sunk", "refused by Gardener", (c) =>
+      (condition(c, "ClusterReady")?.message ?? "").includes("Unsupported value"),
+    );
+    expect(condition(sunk, "ClusterReady")?.message).toContain("Gardener refused creating Shoot garden-dev/");
+    expect(condition(sunk, "ClusterReady")?.message).toContain('spec.region: Unsupported value: "atlantis"');
+    // Retried with the engine's growing backoff; the condition and its Event are written once, not per retry.
+    const attempts = creates.get("sunk") ?? 0;
+    await eventually(() => (creates.get("sunk") ?? 0) >= attempts + 2, {
+      what: "two more create attempts for sunk",
+    });
+    expect((await read<Cluster>(RESOURCES.Cluster, "sunk"))?.metadata.resourceVersion).toBe(
+      sunk.metadata.resourceVersion,
+    );
+    const events = await management.kubeConfig
+      .makeApiClient(CoreV1Api)
+      .listNamespacedEvent({ namespace: NS, fieldSelector: "involvedObject.name=sunk,reason=BackendError" });
+    expect(events.items.map((e) => e.count ?? 1)).toEqual([1]);
+    await custom.deleteNamespacedCustomObject({ ...RESOURCES.Cluster, namespace: NS, name: "sunk" });
+    await eventually(async () => expect(await read(RESOURCES.Cluster, "sunk")).toBeUndefined(), {
+      what: "Cluster sunk gone",
+    });
+    // The ProviderConfig deleted: its profile goes.
+    await custom.deleteClusterCustomObject({ ...RESOURCES.ProviderConfig, name: "atlantis" });
+    await eventually(
+      async () =>
+        expect(
+          await statusOf(
+            custom.getClusterCustomObject({ ...RESOURCES.ClusterProfile, name: profileOf("atlantis") }),
+          ),
+        ).toBe(404),
+      { what: "profile atlantis gone with its ProviderConfig" },
+    );
+  });
+
+  it("shows a Shoot whose creation failed as a failed Cluster, with Gardener's description on its conditions", async () => {
+    await createCluster("doomed", undefined, { [FAIL]: "QuotaExceeded" });
+    const doomed = await clusterWhere(
+      "doomed",
+      "failed",
+      (c) =>
+        condition(c, "ShootLastOperation")?.status === "False" &&
+        condition(c, "ClusterReady")?.reason === "BackendError",
+    );
+    expect(condition(doomed, "ShootLastOperation")).toMatchObject({
+      reason: "CreateFailed",
+      message: "Create Failed (10%): QuotaExceeded; infrastructure: QuotaExceeded",
+    });
+    expect(condition(doomed, "ClusterReady")?.message).toContain("Gardener: Create failed: QuotaExceeded");
+    expect(doomed.status?.phase).toBe("Progressing");
+    await custom.deleteNamespacedCustomObject({ ...RESOURCES.Cluster, namespace: NS, name: "doomed" });
+    await eventually(async () => expect(await read(RESOURCES.Cluster, "doomed")).toBeUndefined(), {
+      what: "Cluster doomed gone with its Shoot",
+    });
+  });
+
+  it("shows a missing project and an unreachable garden on the ProviderConfig, and offers no profile", async () => {
+    await custom.createClusterCustomObject({
+      ...RESOURCES.ProviderConfig,
+      body: gardenerConfig("ghost", "ghost"),
+    });
+    await management.kubeConfig.makeApiClient(CoreV1Api).createNamespacedSecret({
+      namespace: NS,
+      body: {
+        metadata: { name: "nowhere" },
+        stringData: {
+          kubeconfig: readFileSync(garden.kubeconfigPath, "utf8").replace(
+            /server: https:\/\/127\.0\.0\.1:\d+/,
+            "server: https://127.0.0.1:1",
+          ),
+        },
+      },
+    });
+    const unreachable = gardenerConfig("offline", "dev");
+    await custom.createClusterCustomObject({
+      ...RESOURCES.ProviderConfig,
+      body: {
+        ...unreachable,
+        spec: {
+          ...unreachable.spec,
+          settings: { ...unreachable.spec.settings, kubeconfigSecretRef: { namespace: NS, name: "nowhere" } },
+        },
+      },
+    });
+    const ready = async (name: string) =>
+      condition(
+        (await custom.getClusterCustomObject({ ...RESOURCES.ProviderConfig, name })) as ProviderConfig,
+        "Ready",
+      );
+    const ghost = await eventually(
+      async () => satisfying(await ready("ghost"), (c) => c?.reason === "ConfigurationProblem"),
+      {
+        what: "ProviderConfig ghost: ConfigurationProblem",
+      },
+    );
+    expect(ghost?.message).toContain("Gardener project ghost does not exist in the garden");
+    const offline = await eventually(
+      async () => satisfying(await ready("offline"), (c) => c?.reason === "ConfigurationProblem"),
+      { what: "ProviderConfig offline: ConfigurationProblem" },
+    );
+    expect(offline?.message).toContain("garden at https://127.0.0.1:1 unreachable");
+    const noProfile = gardenerConfig("noprofile", "dev", { ...workerlessShootSpec("nope") });
+    await custom.createClusterCustomObject({ ...RESOURCES.ProviderConfig, body: noProfile });
+    const missing = await eventually(
+      async () => satisfying(await ready("noprofile"), (c) => c?.reason === "ConfigurationProblem"),
+      { what: "ProviderConfig noprofile: ConfigurationProblem" },
+    );
+    expect(missing?.message).toContain("CloudProfile nope does not exist in the garden");
+    for (const name of ["ghost", "offline", "noprofile"]) {
+      expect(
+        await statusOf(custom.getClusterCustomObject({ ...RESOURCES.ClusterProfile, name: profileOf(name) })),
+      ).toBe(404);
+    }
+  });
+
+  it("resumes after kill -9 of the engine mid-provisioning: one Shoot, then Ready", async () => {
+    await custom.createClusterCustomObject({
+      ...RESOURCES.ProviderConfig,
+      body: gardenerConfig("kill", "dev"),
+    });
+    const stateDir = mkdtempSync(join(tmpdir(), "gardener-kill-"));
+    const run = () =>
+      startEngineCli([
+        "run",
+        "--backend=gardener",
+        "--provider-name=gkill",
+        "--environment=test",
+        `--kubeconfig=${management.kubeconfigPath}`,
+        `--state-dir=${stateDir}`,
+        "--no-leader-elect",
+        "--metrics-bind-address=0",
+        "--health-probe-bind-address=0",
+      ]);
+    const first = run();
+    let second: ReturnType<typeof run> | undefined;
+    try {
+      const body = aCluster({
+        name: "kill",
+        namespace: NS,
+        profile: "test.gkill.kill",
+        tenancy: "Exclusive",
+      });
+      await custom.createNamespacedCustomObject({
+        ...RESOURCES.Cluster,
+        namespace: NS,
+        body: { ...body, metadata: { ...body.metadata, labels: { [HOLD]: "true" } } },
+      });
+      const shootsOfKill = async () => {
+        const list = (await gardenApi.listNamespacedCustomObject({
+          ...CORE,
+          namespace: projectNamespace,
+          plural: "shoots",
+        })) as { items: Shoot[] };
+        return list.items.filter(
+          (x) => x.metadata.annotations?.[GARDENER_KEYS.clusterAnnotation] === `${NS}/kill`,
+        );
+      };
+      await eventually(
+        async () =>
+          satisfying(await shootsOfKill(), (list) => list[0]?.status?.lastOperation?.state === "Processing"),
+        {
+          what: `Shoot of Cluster kill in Create Processing (engine output: ${first.output().slice(-300)})`,
+          timeoutMs: 120_000,
+        },
+      );
+      first.child.kill("SIGKILL");
+      await new Promise((resolve) => first.child.once("exit", resolve));
+      released = true;
+      second = run();
+      const ready = await clusterWhere("kill", "Ready after the restart", (c) => c.status?.phase === "Ready");
+      const shoots = await shootsOfKill();
+      expect(shoots.map((x) => x.metadata.annotations?.[GARDENER_KEYS.clusterUidAnnotation])).toEqual([
+        ready.metadata.uid,
+      ]);
+      await custom.deleteNamespacedCustomObject({ ...RESOURCES.Cluster, namespace: NS, name: "kill" });
+      await eventually(async () => expect(await read(RESOURCES.Cluster, "kill")).toBeUndefined(), {
+        what: "Cluster kill gone",
+        timeoutMs: 120_000,
+      });
+      expect(await shootsOfKill()).toEqual([]);
+    } finally {
+      if (first.child.exitCode === null && first.child.signalCode === null) first.child.kill("SIGKILL");
+      if (second) {
+        second.child.kill("SIGTERM");
+        await new Promise((resolve) => second?.child.once("exit", resolve));
+      }
+      rmSync(stateDir, { recursive: true, force: true });
+    }
+  });
+
+  it("deletes: the Shoot is confirmed for deletion and deleted, gardenlet lets go, then the Cluster goes", async () => {
+    const one = (await read<Cluster>(RESOURCES.Cluster, "one")) as Cluster;
+    const name = shootName(targetOf(one));
+    // A foreign finalizer (a ClusterRequest's, say) holds the deletion: the Shoot is left alone meanwhile.
+    await custom.patchNamespacedCustomObject({
+      ...RESOURCES.Cluster,
+      namespace: NS,
+      name: "one",
+      body: [{ op: "add", path: "/metadata/finalizers/-", value: "example.com/hold" }],
+    });
+    await custom.deleteNamespacedCustomObject({ ...RESOURCES.Cluster, namespace: NS, name: "one" });
+    await clusterWhere(
+      "one",
+      "waiting for the foreign finalizer",
+      (c) => condition(c, "DeletionUnblocked")?.status === "False",
+    );
+    const held = await readShoot(name);
+    expect(held?.metadata.deletionTimestamp).toBeUndefined();
+    expect(held?.metadata.annotations?.[GARDENER_KEYS.deletionConfirmation]).toBeUndefined();
+    const finalizers = (await read<Cluster>(RESOURCES.Cluster, "one"))?.metadata.finalizers ?? [];
+    await custom.patchNamespacedCustomObject({
+      ...RESOURCES.Cluster,
+      namespace: NS,
+      name: "one",
+      body: [
+        { op: "test", path: "/metadata/finalizers", value: finalizers },
+        {
+          op: "replace",
+          path: "/metadata/finalizers",
+          value: finalizers.filter((f) => f !== "example.com/hold"),
+        },
+      ],
+    });
+    await eventually(async () => expect(await read(RESOURCES.Cluster, "one")).toBeUndefined(), {
+      what: "Cluster one gone",
+      timeoutMs: 120_000,
+    }).catch((error: Error) => {
+      throw new Error(
+        `${error.message}; the simulated gardenlet's last errors: ${gardenlet.errors.slice(-3).join(" | ")}`,
+      );
+    });
+    expect(await readShoot(name)).toBeUndefined();
+    expect(backend.shootCount).toBe(0);
+    expect(logLines.some((line) => line.includes("Shoot deletion ordered"))).toBe(true);
+  });
+});

@@ -1,0 +1,53 @@
+/** Proofs that issued access does exactly what was asked on a real cluster: a token request's rights, an OIDC user's client. */
+import { ApiException, CoreV1Api, KubeConfig } from "@kubernetes/client-node";
+import { expect } from "vitest";
+import type { AccessRequestSpec } from "../../src/api/access-request.ts";
+
+/** The HTTP status a call ends with (200 when it succeeds, -1 when no answer came). */
+export const statusOf = (promise: Promise<unknown>): Promise<number> =>
+  promise.then(
+    () => 200,
+    (error: unknown) => (error instanceof ApiException ? error.code : -1),
+  );
+
+/** A token AccessRequest for get, list and create of ConfigMaps in `default` on the Cluster `clusterRef`. */
+export function configMapTokenRequest(clusterRef: { name: string; namespace: string }): AccessRequestSpec {
+  return {
+    clusterRef,
+    token: {
+      permissions: [
+        {
+          namespace: "default",
+          rules: [{ apiGroups: [""], resources: ["configmaps"], verbs: ["get", "list", "create"] }],
+        },
+      ],
+    },
+  };
+}
+
+/** Checks that `kubeConfig` (from a {@link configMapTokenRequest}) may do exactly that: ConfigMaps in `default`, nothing else. */
+export async function expectConfigMapAccessOnly(kubeConfig: KubeConfig): Promise<void> {
+  const client = kubeConfig.makeApiClient(CoreV1Api);
+  expect(
+    await statusOf(
+      client.createNamespacedConfigMap({ namespace: "default", body: { metadata: { name: "t" } } }),
+    ),
+  ).toBe(200);
+  expect(await statusOf(client.listNamespacedConfigMap({ namespace: "default" }))).toBe(200);
+  expect(await statusOf(client.listNamespacedSecret({ namespace: "default" }))).toBe(403);
+  expect(await statusOf(client.listNamespacedConfigMap({ namespace: "kube-system" }))).toBe(403);
+  expect(await statusOf(client.listNode())).toBe(403);
+}
+
+/** A client of the cluster `admin` points at, authenticated by `token` alone (e.g. an OIDC ID token). */
+export function bearerClient(admin: KubeConfig, token: string): CoreV1Api {
+  const kubeConfig = new KubeConfig();
+  const cluster = admin.getCurrentCluster();
+  kubeConfig.loadFromOptions({
+    clusters: [{ name: "t", server: cluster?.server ?? "", caData: cluster?.caData }],
+    users: [{ name: "u", token }],
+    contexts: [{ name: "c", cluster: "t", user: "u" }],
+    currentContext: "c",
+  });
+  return kubeConfig.makeApiClient(CoreV1Api);
+}

@@ -1,0 +1,250 @@
+/** A Cluster as a Shoot: its name, the desired Shoot, the smallest change, and what a Shoot's status means. */
+import { describe, expect, it } from "vitest";
+import type { ClusterTarget } from "../../../src/api/backend.ts";
+import { gardenerSettings } from "../../../src/providers/gardener-settings.ts";
+import {
+  desiredShoot,
+  GARDENER_KEYS,
+  patchWorthSending,
+  type Shoot,
+  shootChanges,
+  shootConditions,
+  shootName,
+  shootObservation,
+} from "../../../src/providers/gardener-shoot.ts";
+
+const target: ClusterTarget = {
+  uid: "u-1",
+  namespace: "team-a",
+  name: "dev",
+  tenancy: "Exclusive",
+  profile: "p",
+  providerConfig: "gardener",
+  labels: { "metadata.open-control-plane.io/tenant": "acme", unrelated: "x" },
+  annotations: { "metadata.open-control-plane.io/owner": "bob" },
+};
+const settings = gardenerSettings(
+  {
+    kubeconfigSecretRef: { namespace: "ns", name: "garden" },
+    project: "dev",
+    shootTemplate: {
+      metadata: { labels: { team: "platform" } },
+      spec: { cloudProfile: { name: "local" }, region: "local", provider: { type: "local" } },
+    },
+  },
+  "gardener",
+);
+
+describe("shootName", () => {
+  it("is short, stable and differs per Cluster; a label overrides it", () => {
+    const name = shootName(target);
+    expect(name).toMatch(/^o[a-z2-7]{8}$/);
+    expect(shootName({ ...target, uid: "other" })).toBe(name); // from namespace/name, not the uid
+    expect(shootName({ ...target, name: "prod" })).not.toBe(name);
+    expect(shootName({ ...target, labels: { [GARDENER_KEYS.shootNameLabel]: "mine" } })).toBe("mine");
+  });
+});
+
+describe("desiredShoot and shootChanges", () => {
+  const desired = desiredShoot(target, settings, "garden-dev", "1.33.2");
+  const stored: Shoot = {
+    metadata: {
+      ...desired.metadata,
+      resourceVersion: "7",
+      labels: { ...desired.metadata.labels, "gardener.cloud/x": "y" },
+    },
+    spec: {
+      ...desired.spec,
+      provider: { type: "local", infrastructureConfig: { defaulted: true } },
+      kubernetes: { version: "1.33.2", kubeAPIServer: { defaulted: true } },
+    },
+  };
+
+  it("merges the template, the version, openMCP's metadata and who the Shoot is for", () => {
+    expect(desired.metadata).toEqual({
+      name: shootName(target),
+      namespace: "garden-dev",
+      labels: { team: "platform", "metadata.open-control-plane.io/tenant": "acme" },
+      annotations: {
+        "metadata.open-control-plane.io/owner": "bob",
+        [GARDENER_KEYS.clusterAnnotation]: "team-a/dev",
+        [GARDENER_KEYS.clusterUidAnnotation]: "u-1",
+      },
+    });
+    expect(desired.spec).toEqual({
+      cloudProfile: { name: "local" },
+      region: "local",
+      provider: { type: "local" },
+      kubernetes: { version: "1.33.2" },
+    });
+  });
+
+  it("finds nothing to change when only Gardener's defaults and foreign labels differ", () => {
+    expect(shootChanges(stored, desired)).toBeUndefined();
+  });
+
+  it("changes only the version for an upgrade, and removes a copied label the Cluster no longer has", () => {
+    const upgraded = desiredShoot({ ...target, labels: {} }, settings, "garden-dev", "1.34.0");
+    expect(shootChanges(stored, upgraded)).toEqual({
+      metadata: { labels: { "metadata.open-control-plane.io/tenant": null } },
+      spec: { kubernetes: { version: "1.34.0" } },
+    });
+  });
+
+  it("refuses a downgrade, naming both versions", () => {
+    expect(() => shootChanges(stored, desiredShoot(target, settings, "garden-dev", "1.32.9"))).toThrow(
+      /runs Kubernetes 1.33.2; Gardener does not downgrade to 1.32.9/,
+    );
+  });
+});
+
+describe("patchWorthSending", () => {
+  const changes = { spec: { purpose: "development" } };
+  const sent = { changes: JSON.stringify(changes), generation: 4 };
+
+  it("sends changes unless the very same patch was taken in by Gardener and the difference stayed", () => {
+    expect(patchWorthSending(undefined, undefined, 3)).toBe(false);
+    expect(patchWorthSending(changes, undefined, 3)).toBe(true);
+    expect(patchWorthSending(changes, sent, 3)).toBe(true); // a look from before the patch landed
+    expect(patchWorthSending(changes, sent, 4)).toBe(false); // taken in, and Gardener changed it back
+    expect(patchWorthSending({ spec: { purpose: "production" } }, sent, 4)).toBe(true); // a new wish
+  });
+});
+
+describe("shootObservation", () => {
+  const base: Shoot = {
+    metadata: { name: "s", namespace: "garden-dev", generation: 2 },
+    spec: { kubernetes: { version: "1.33.2" } },
+  };
+  const up = {
+    observedGeneration: 2,
+    lastOperation: { type: "Create", state: "Succeeded", progress: 100 },
+    conditions: [{ type: "APIServerAvailable", status: "True" }],
+    advertisedAddresses: [
+      { name: "internal", url: "https://in" },
+      { name: "external", url: "https://ex" },
+    ],
+  };
+
+  it("is provisioning until gardenlet reports, and ready with the external address once the API server is up", () => {
+    expect(shootObservation(base)).toMatchObject({
+      phase: "provisioning",
+      info: "Shoot garden-dev/s: waiting for gardenlet",
+    });
+    expect(shootObservation({ ...base, status: up })).toEqual({
+      exists: true,
+      phase: "ready",
+      version: "1.33.2",
+      endpoint: "https://ex",
+      info: "Shoot garden-dev/s: Create Succeeded (100%)",
+      conditions: [
+        { type: "ShootAPIServerAvailable", status: "True", reason: "ReportedByGardener", message: "" },
+        {
+          type: "ShootLastOperation",
+          status: "True",
+          reason: "CreateSucceeded",
+          message: "Create Succeeded (100%)",
+        },
+      ],
+    });
+  });
+
+  it("is updating while Gardener has not caught up with the spec, and names unhealthy conditions", () => {
+    const behind = {
+      ...up,
+      observedGeneration: 1,
+      conditions: [
+        ...up.conditions,
+        { type: "ControlPlaneHealthy", status: "False", reason: "Down", message: "etcd down" },
+      ],
+    };
+    expect(shootObservation({ ...base, status: behind })).toMatchObject({
+      phase: "updating",
+      endpoint: "https://ex",
+      message: "ControlPlaneHealthy=False (Down): etcd down",
+    });
+  });
+
+  it("is failed with Gardener's description and last errors when an operation failed, and deleting once deletion began", () => {
+    const failed = {
+      ...up,
+      lastOperation: { type: "Create", state: "Failed", description: "quota" },
+      lastErrors: [{ description: "no capacity" }],
+    };
+    expect(shootObservation({ ...base, status: failed })).toMatchObject({
+      phase: "failed",
+      message: "Gardener: Create failed: quota; no capacity",
+    });
+    expect(
+      shootObservation({ ...base, metadata: { ...base.metadata, deletionTimestamp: "t" }, status: up }).phase,
+    ).toBe("deleting");
+  });
+});
+
+describe("shootConditions", () => {
+  it("mirrors each Shoot condition with a Shoot prefix, Progressing as Unknown, reasons made valid", () => {
+    expect(
+      shootConditions({
+        conditions: [
+          {
+            type: "ControlPlaneHealthy",
+            status: "Progressing",
+            reason: "Deployment-Unhealthy",
+            message: "kube-apiserver rolling",
+          },
+          { type: "EveryNodeReady", status: "False", reason: "1NodeNotReady" },
+        ],
+      }),
+    ).toEqual([
+      {
+        type: "ShootControlPlaneHealthy",
+        status: "Unknown",
+        reason: "DeploymentUnhealthy",
+        message: "kube-apiserver rolling",
+      },
+      { type: "ShootEveryNodeReady", status: "False", reason: "NodeNotReady", message: "" },
+    ]);
+  });
+
+  it("says the last operation: False while creating or after an error (with Gardener's last errors), True for a routine reconcile", () => {
+    const [creating] = shootConditions({
+      lastOperation: { type: "Create", state: "Processing", progress: 40, description: "Waiting for DNS" },
+    });
+    expect(creating).toEqual({
+      type: "ShootLastOperation",
+      status: "False",
+      reason: "CreateProcessing",
+      message: "Create Processing (40%): Waiting for DNS",
+    });
+    const [error] = shootConditions({
+      lastOperation: { type: "Reconcile", state: "Error", description: "retrying" },
+      lastErrors: [{ description: "infrastructure quota exceeded" }],
+    });
+    expect(error).toMatchObject({
+      status: "False",
+      reason: "ReconcileError",
+      message: "Reconcile Error: retrying; infrastructure quota exceeded",
+    });
+    const [routine] = shootConditions({
+      lastOperation: { type: "Reconcile", state: "Processing", progress: 80 },
+    });
+    expect(routine).toMatchObject({ status: "True", reason: "ReconcileProcessing" });
+  });
+});
+
+describe("gardenerSettings", () => {
+  it("names the ProviderConfig and the field when settings are wrong", () => {
+    expect(() => gardenerSettings({ kubeconfigSecretRef: { namespace: "n", name: "g" } }, "pc")).toThrow(
+      /ProviderConfig pc: settings.project must name a Gardener project/,
+    );
+    expect(() =>
+      gardenerSettings(
+        { kubeconfigSecretRef: { namespace: "n", name: "g" }, project: "dev", shootTemplate: { spec: {} } },
+        "pc",
+      ),
+    ).toThrow(/ProviderConfig pc: settings.shootTemplate.spec.cloudProfile.name must name the CloudProfile/);
+    expect(() => gardenerSettings({ project: "dev" }, "pc")).toThrow(
+      /ProviderConfig pc has no settings.kubeconfigSecretRef/,
+    );
+  });
+});
