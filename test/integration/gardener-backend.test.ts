@@ -124,10 +124,17 @@ const targetOf = (c: Cluster, config = "dev"): ClusterTarget => ({
 });
 
 /** A ProviderConfig of the gardener backend for project `project`, with a workerless template. */
-function gardenerConfig(name: string, project: string, spec: object = workerlessShootSpec("local")) {
+function gardenerConfig(
+  name: string,
+  project: string,
+  spec: object = workerlessShootSpec("local"),
+  provider = PROVIDER,
+) {
   return aProviderConfig({
     name,
     backend: "gardener",
+    // Named, not claimed: the test's engine and the killed one both run the gardener backend.
+    providerRef: { name: provider },
     settings: {
       kubeconfigSecretRef: { namespace: NS, name: "garden" },
       project,
@@ -653,7 +660,7 @@ describe("the gardener backend on Gardener's API server", { timeout: 300_000 }, 
   it("resumes after kill -9 of the engine mid-provisioning: one Shoot, then Ready", async () => {
     await custom.createClusterCustomObject({
       ...RESOURCES.ProviderConfig,
-      body: gardenerConfig("kill", "dev"),
+      body: gardenerConfig("kill", "dev", workerlessShootSpec("local"), "gkill"),
     });
     const stateDir = mkdtempSync(join(tmpdir(), "gardener-kill-"));
     const run = () =>
@@ -723,7 +730,7 @@ describe("the gardener backend on Gardener's API server", { timeout: 300_000 }, 
       }
       rmSync(stateDir, { recursive: true, force: true });
     }
-  });
+  }, 400_000); // two engine processes started on a machine the whole suite shares
 
   it("deletes: the Shoot is confirmed for deletion and deleted, gardenlet lets go, then the Cluster goes", async () => {
     const one = (await read<Cluster>(RESOURCES.Cluster, "one")) as Cluster;

@@ -3,7 +3,7 @@
  * become real kind clusters (the offline node image), admin access, token and OIDC AccessRequests proven
  * with their own credentials, deletion down to the containers.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ApiException, CoreV1Api, CustomObjectsApi, KubeConfig } from "@kubernetes/client-node";
@@ -118,8 +118,11 @@ afterAll(async () => {
   await engine?.stop();
   await issuer?.stop();
   await controlPlane?.stop();
-  // Whatever a failed test left: the kind clusters this backend made.
-  if (cluster) await backend.delete(targetOf(cluster)).catch(() => {});
+  // Whatever a failed test left: the kind clusters this backend made (it names each one's folder after it).
+  const clusters = join(stateDirectory, "clusters");
+  for (const name of existsSync(clusters) ? readdirSync(clusters) : []) {
+    await run(tools.kind, ["delete", "cluster", "--name", name]).catch(() => {});
+  }
   rmSync(stateDirectory, { recursive: true, force: true });
 }, 300_000);
 

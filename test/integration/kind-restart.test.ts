@@ -2,7 +2,7 @@
  * The engine killed (-9) while `kind create cluster` runs: the create goes on detached, a new engine process on
  * the same state folder adopts it, and the Cluster goes Ready on the one kind cluster that first create made.
  */
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ApiException, CoreV1Api, CustomObjectsApi } from "@kubernetes/client-node";
@@ -66,8 +66,13 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const engine of engines) engine.child.kill("SIGKILL");
   await controlPlane?.stop();
+  // Whatever kind cluster a failed run left (the backend names each cluster's folder after it).
+  const clusters = join(stateDirectory, "kind", "clusters");
+  for (const name of existsSync(clusters) ? readdirSync(clusters) : []) {
+    await run(tools.kind, ["delete", "cluster", "--name", name]).catch(() => {});
+  }
   rmSync(stateDirectory, { recursive: true, force: true });
-}, 120_000);
+}, 300_000);
 
 it("adopts a kind create that outlived a killed engine: one create, one kind cluster, the Cluster Ready", async () => {
   const first = startEngine();
