@@ -53,8 +53,8 @@ export class LeaderElector {
   #lastRenewal = 0;
   #stopped = false;
   #timer: TimerHandle | undefined;
-  /** When (our clock) this candidate first read the Lease: a released Lease goes to one that watched it longer. */
-  #watchingSince: number | undefined;
+  /** When (our clock) this candidate started: a released Lease goes to one that has campaigned longer. */
+  #startedAt = 0;
 
   constructor(options: LeaderElectionOptions) {
     this.#options = options;
@@ -71,6 +71,7 @@ export class LeaderElector {
 
   /** Starts campaigning (and, once leading, renewing) in the background. */
   start(): void {
+    this.#startedAt = this.#clock.now();
     this.#tick();
   }
 
@@ -153,7 +154,6 @@ export class LeaderElector {
       });
       return true;
     }
-    this.#watchingSince ??= this.#clock.now();
     const spec = lease.spec ?? {};
     const key = recordOf(lease);
     if (this.#observed?.key !== key) this.#observed = { key, at: this.#clock.now() };
@@ -165,10 +165,11 @@ export class LeaderElector {
       this.#log.debug("lease held", { holder: spec.holderIdentity });
       return false;
     }
-    // A Lease its leader released (a Pod deleted, a rollout) goes to a warm standby, whose caches are
-    // complete: a replica that has watched the Lease for less than one retry period (e.g. the Pod started
-    // to replace the leader) leaves it for one round; a standby polls every retry period, so it takes it.
-    if (!held && this.#clock.now() - this.#watchingSince < this.#timing.retryPeriodMs) {
+    // A Lease its leader released (a Pod deleted, a rollout) goes to a standby that has campaigned for a
+    // while: a candidate started less than two retry periods ago (e.g. the Pod started to replace the
+    // leader, even if it began before the leader finished its last reconciles and let go) leaves it for a
+    // round or two; a standby polls every retry period, so it takes it first. Alone, the new one takes it then.
+    if (!held && this.#clock.now() - this.#startedAt < 2 * this.#timing.retryPeriodMs) {
       this.#log.info("the lease was released; leaving it for one round to a replica that watched its holder");
       return false;
     }

@@ -310,7 +310,8 @@ describe("in a kind management cluster", { timeout: 900_000 }, () => {
     const createCalls = (uid: string) =>
       calls.filter((c) => c.method === "create" && c.phase === "start" && c.cluster === uid);
     for (const uid of uids) expect(createCalls(uid)).toHaveLength(1);
-    expect([...(creates.get(uids[1] ?? "") ?? [])]).toEqual([successor]);
+    // Either Pod may have made it: the deleted leader finishes the reconciles it had begun before it lets go.
+    expect([...(creates.get(uids[1] ?? "") ?? [])]).toHaveLength(1);
     expect(await forbiddenLines()).toEqual([]);
   });
 
