@@ -162,9 +162,9 @@ async function applyOverlay(folder: string, base: string, extra: string): Promis
   await management.kubectl("apply", "-k", directory);
 }
 
-/** The overlay that runs deploy/base with the journaling backend on state shared by the Pods (one node). */
-const journalingOverlay = (base: string) =>
-  applyOverlay(
+/** Applies `base` with the journaling backend on state shared by the Pods (one node), and waits for its rollout. */
+const journalingOverlay = async (base: string): Promise<void> => {
+  await applyOverlay(
     `journaling-${base.replaceAll("/", "-")}`,
     base,
     [
@@ -184,6 +184,8 @@ const journalingOverlay = (base: string) =>
       `      - { op: replace, path: /spec/template/spec/volumes/0, value: { name: state, hostPath: { path: ${SHARED_STATE}, type: Directory } } }`,
     ].join("\n"),
   );
+  await management.kubectl("-n", SYSTEM, "rollout", "status", "deployment/openmcp-engine", "--timeout=300s");
+};
 
 beforeAll(async () => {
   management = await createKindCluster("omc-management");
@@ -268,14 +270,6 @@ describe("in a kind management cluster", { timeout: 900_000 }, () => {
 
   it("fails over when the leader's Pod is deleted: the other replica leads, a Cluster made meanwhile goes Ready, one create each", async () => {
     await journalingOverlay("deploy/base");
-    await management.kubectl(
-      "-n",
-      SYSTEM,
-      "rollout",
-      "status",
-      "deployment/openmcp-engine",
-      "--timeout=300s",
-    );
     const pods = await readyPods(2);
     const leader = await eventually(
       async () => satisfying(await leaseHolder(), (holder) => pods.some((p) => p.name === holder)),
@@ -317,14 +311,6 @@ describe("in a kind management cluster", { timeout: 900_000 }, () => {
 
   it("deploy/sharded: three replicas split the Clusters; a deleted Pod's share moves to the others", async () => {
     await journalingOverlay("deploy/sharded");
-    await management.kubectl(
-      "-n",
-      SYSTEM,
-      "rollout",
-      "status",
-      "deployment/openmcp-engine",
-      "--timeout=300s",
-    );
     await readyPods(3);
     for (let i = 0; i < 12; i++) await createCluster(`shard-${i}`, "default.engine.sim");
     for (let i = 0; i < 12; i++) await clusterReady(`shard-${i}`);
