@@ -59,3 +59,13 @@ export function errorMessage(error: unknown): string {
   if (isApiException(error)) return formatApiStatus(statusFrom(error));
   return error instanceof Error ? error.message : String(error);
 }
+
+/** The failed call (or one of its causes) was answered 404: the object does not exist. */
+export function isNotFound(error: unknown): boolean {
+  return apiStatusOf(error)?.code === 404;
+}
+
+/** The failed call (or one of its causes) was answered 409: a conflict on resourceVersion or an existing name. */
+export function isConflict(error: unknown): boolean {
+  return apiStatusOf(error)?.code === 409;
+}

@@ -1,5 +1,7 @@
 /** An informer: list + watch into a local cache, resuming from resourceVersion and recovering from every error. */
+
 import { CoreV1Api, CustomObjectsApi, type KubeConfig, Watch } from "@kubernetes/client-node";
+import { objectKey } from "../api/object-key.ts";
 import { type Clock, systemClock, type TimerHandle } from "./clock.ts";
 import { type BackoffOptions, backoffDelay } from "./work-queue.ts";
 
@@ -172,12 +174,6 @@ export function withoutManagedFields<T extends WatchedObject>(object: T): T {
   if (metadata?.managedFields === undefined) return object;
   const { managedFields: _dropped, ...rest } = metadata;
   return { ...object, metadata: rest };
-}
-
-/** The key of an object in caches and work queues. */
-export function objectKey(object: WatchedObject): string {
-  const { namespace, name } = object.metadata ?? {};
-  return namespace ? `${namespace}/${name}` : (name ?? "");
 }
 
 const DEFAULT_BACKOFF: BackoffOptions = { baseMs: 200, maxMs: 30_000 };
