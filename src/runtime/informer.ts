@@ -2,8 +2,8 @@
 
 import { CoreV1Api, CustomObjectsApi, type KubeConfig, Watch } from "@kubernetes/client-node";
 import { objectKey } from "../api/object-key.ts";
+import { type BackoffOptions, backoffDelay, WATCH_RECONNECT_BACKOFF } from "./backoff.ts";
 import { type Clock, systemClock, type TimerHandle } from "./clock.ts";
-import { type BackoffOptions, backoffDelay } from "./work-queue.ts";
 
 /** What changed in the cache. `key` is `namespace/name`, or `name` for cluster-scoped objects. */
 export interface InformerEvent<T> {
@@ -55,7 +55,7 @@ export interface InformerProps {
   readonly labelSelector?: string;
   /** Page size of list calls. */
   readonly pageSize?: number;
-  /** Reconnect delays after errors; default 200 ms doubling to 30 s. */
+  /** Reconnect delays after errors; default {@link WATCH_RECONNECT_BACKOFF} (200 ms doubling to 30 s). */
   readonly backoff?: BackoffOptions;
   readonly clock?: Clock;
   /** Told about every error the informer recovers from (for logs and metrics). */
@@ -175,8 +175,6 @@ export function withoutManagedFields<T extends WatchedObject>(object: T): T {
   const { managedFields: _dropped, ...rest } = metadata;
   return { ...object, metadata: rest };
 }
-
-const DEFAULT_BACKOFF: BackoffOptions = { baseMs: 200, maxMs: 30_000 };
 
 /**
  * Flow: list (paged) → replace the cache, emitting upserts and deletes for the differences → watch from
@@ -389,7 +387,7 @@ export class Informer<T extends WatchedObject> {
   #sleepAfter(error: unknown): Promise<void> {
     this.#props.onError?.(error);
     this.#failures++;
-    const delay = backoffDelay(this.#failures, this.#props.backoff ?? DEFAULT_BACKOFF);
+    const delay = backoffDelay(this.#failures, this.#props.backoff ?? WATCH_RECONNECT_BACKOFF);
     return new Promise((resolve) => {
       this.#retry = this.#clock.schedule(resolve, delay);
     });

@@ -1,22 +1,7 @@
 /** A keyed work queue: deduplicated, one worker per key, per-key exponential backoff, delayed adds. */
+import { type BackoffOptions, backoffDelay, RECONCILE_RETRY_BACKOFF } from "./backoff.ts";
 import { type Clock, systemClock, type TimerHandle } from "./clock.ts";
 import { type Outcome, TerminalError } from "./outcome.ts";
-
-/** Per-key exponential backoff for failed reconciles: `baseMs · 2^(failures-1)`, capped at `maxMs`. */
-export interface BackoffOptions {
-  readonly baseMs: number;
-  readonly maxMs: number;
-}
-
-/** controller-runtime's defaults start at 5 ms; we cap at 5 minutes so a fixed backend is noticed soon. */
-export const DEFAULT_BACKOFF: BackoffOptions = { baseMs: 5, maxMs: 5 * 60_000 };
-
-/** The delay before retry number `failures` (1 = first retry). */
-export function backoffDelay(failures: number, options: BackoffOptions = DEFAULT_BACKOFF): number {
-  if (failures <= 0) return 0;
-  const exponent = Math.min(failures - 1, 52); // 2^52 ms overflows any sane cap already
-  return Math.min(options.maxMs, options.baseMs * 2 ** exponent);
-}
 
 /** Reconciles one key. Throwing means "failed, retry with backoff" (unless a {@link TerminalError}). */
 export type KeyHandler = (key: string) => Promise<Outcome>;
@@ -37,6 +22,7 @@ export interface WorkQueueObserver {
 export interface WorkQueueOptions {
   /** How many different keys may be processed at once. Default 1. */
   readonly concurrency?: number;
+  /** Per-key retry delays after failed reconciles; default {@link RECONCILE_RETRY_BACKOFF}. */
   readonly backoff?: BackoffOptions;
   readonly clock?: Clock;
   /** Told about every failed reconcile (for logs, Events and metrics); must not throw. */
@@ -81,7 +67,7 @@ export class WorkQueue {
 
   constructor(options: WorkQueueOptions = {}) {
     this.#concurrency = Math.max(1, options.concurrency ?? 1);
-    this.#backoff = options.backoff ?? DEFAULT_BACKOFF;
+    this.#backoff = options.backoff ?? RECONCILE_RETRY_BACKOFF;
     this.#clock = options.clock ?? systemClock;
     this.#onError = options.onError ?? (() => {});
     this.#observer = options.observer;

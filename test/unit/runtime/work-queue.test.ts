@@ -1,8 +1,9 @@
 /** The work queue: dedupe, one worker per key, concurrency, backoff, requeue-after, shutdown — on a fake clock. */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { backoffDelay } from "../../../src/runtime/backoff.ts";
 import { Outcome, TerminalError } from "../../../src/runtime/outcome.ts";
-import { backoffDelay, WorkQueue } from "../../../src/runtime/work-queue.ts";
+import { WorkQueue } from "../../../src/runtime/work-queue.ts";
 import { FakeClock } from "../../support/fake-clock.ts";
 
 /** Lets pending promise callbacks run. */
