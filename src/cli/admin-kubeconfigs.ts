@@ -6,6 +6,7 @@
 import { mkdir, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { Cluster } from "../api/cluster.ts";
+import { objectKey } from "../api/object-key.ts";
 import { clusterTarget } from "../machines/cluster/step.ts";
 import type { Engine } from "../runtime/engine.ts";
 import { errorMessage } from "../runtime/logger.ts";
@@ -25,8 +26,6 @@ export interface AdminKubeconfigs {
   /** Stops reacting to the cache; the files stay (the control plane's folder goes with `up`). */
   stop(): void;
 }
-
-const keyOf = (cluster: Cluster) => `${cluster.metadata.namespace}/${cluster.metadata.name}`;
 
 /**
  * Keeps `<folder>/<namespace>.<name>.kubeconfig` for every Ready Cluster of the engine's cache, readable
@@ -51,7 +50,7 @@ export function keepAdminKubeconfigs(
     join(folder, `${cluster.metadata.namespace}.${cluster.metadata.name}.kubeconfig`);
 
   const write = async (cluster: Cluster) => {
-    const key = keyOf(cluster);
+    const key = objectKey(cluster);
     try {
       const profile = engine.informers.profiles.get(cluster.spec.profile);
       const access = await engine.backend.adminAccess(clusterTarget(cluster, profile));
@@ -66,7 +65,7 @@ export function keepAdminKubeconfigs(
     }
   };
   const remove = async (cluster: Cluster) => {
-    const key = keyOf(cluster);
+    const key = objectKey(cluster);
     const file = files.get(key);
     if (file === undefined) return;
     files.delete(key);
@@ -75,7 +74,7 @@ export function keepAdminKubeconfigs(
   };
 
   const look = (cluster: Cluster, gone: boolean) => {
-    const key = keyOf(cluster);
+    const key = objectKey(cluster);
     if (gone || cluster.metadata.deletionTimestamp) {
       ready.delete(key);
       enqueue(() => remove(cluster));

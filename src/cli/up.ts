@@ -6,6 +6,7 @@ import { dirname, join, resolve } from "node:path";
 import { KubeConfig, KubernetesObjectApi, PatchStrategy } from "@kubernetes/client-node";
 import type { ClusterTarget } from "../api/backend.ts";
 import { ENGINE_API_VERSION } from "../api/constants.ts";
+import { objectKey } from "../api/object-key.ts";
 import { type CapiManager, startCapiManager } from "../controlplane/capi-manager.ts";
 import { kubeconfigYaml, startControlPlane } from "../controlplane/control-plane.ts";
 import { startGardenerDemo } from "../controlplane/gardener-demo.ts";
@@ -241,7 +242,7 @@ async function showProvisioned(engine: Engine, folder: string): Promise<void> {
   const done = new Set<string>();
   for (let i = 0; i < 1_500; i++) {
     for (const cluster of clusters.list()) {
-      const key = `${cluster.metadata.namespace}/${cluster.metadata.name}`;
+      const key = objectKey(cluster);
       if (done.has(key) || cluster.status?.phase !== "Provisioned") continue;
       const secret = secrets.get(`${key}-kubeconfig`);
       if (!secret?.data?.value) continue;
@@ -314,20 +315,14 @@ async function showGrantedAccess(engine: Engine, folder: string, issuer?: OidcIs
   for (
     let i = 0;
     i < 600 &&
-    !requests.every(
-      (r) =>
-        engine.informers.accessRequests.get(`${r.metadata.namespace}/${r.metadata.name}`)?.status?.phase ===
-        "Granted",
-    );
+    !requests.every((r) => engine.informers.accessRequests.get(objectKey(r))?.status?.phase === "Granted");
     i++
   ) {
     await new Promise((resolveWait) => setTimeout(resolveWait, 200));
   }
   await mkdir(folder, { recursive: true });
   for (const request of requests) {
-    const current = engine.informers.accessRequests.get(
-      `${request.metadata.namespace}/${request.metadata.name}`,
-    );
+    const current = engine.informers.accessRequests.get(objectKey(request));
     const secretName = current?.status?.secretRef?.name;
     const secret = secretName
       ? engine.informers.accessSecrets.get(`${request.metadata.namespace}/${secretName}`)

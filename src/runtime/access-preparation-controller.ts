@@ -5,6 +5,7 @@ import type { AccessRequest } from "../api/access-request.ts";
 import type { ClusterRequestStatus } from "../api/cluster-request.ts";
 import type { ObjectReference } from "../api/common.ts";
 import { REQUEST_PHASES, RESOURCES } from "../api/constants.ts";
+import { referenceKey } from "../api/object-key.ts";
 import { prepareAccessRequest, type Resolution } from "../machines/access-request/preparation.ts";
 import type { Clock } from "./clock.ts";
 import type { EngineInformers } from "./informers.ts";
@@ -132,7 +133,7 @@ export class AccessPreparationController extends KeyedController {
       }
       cluster = status.cluster;
     }
-    const found = this.#informers.clusters.get(`${cluster.namespace}/${cluster.name}`);
+    const found = this.#informers.clusters.get(referenceKey(cluster));
     if (!found)
       return { kind: "unresolved", message: `Cluster ${cluster.namespace}/${cluster.name} does not exist` };
     const profile = this.#informers.profiles.get(found.spec.profile);

@@ -1,5 +1,6 @@
 /** Applies a JSON patch to an object or its status, guarded by a test on resourceVersion: never a lost update. */
 import { ApiException, CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
+import { objectKey, referenceKey } from "../api/object-key.ts";
 import { diff, type Json, Patch, type PatchOperation } from "../machines/shared/json-patch.ts";
 import { FIELD_MANAGER } from "./install-crds.ts";
 import { enterWrite } from "./write-loop-guard.ts";
@@ -146,7 +147,7 @@ export async function writeDesired<
   if (!object) return undefined;
   return {
     object: object as unknown as T,
-    key: namespace ? `${namespace}/${name}` : name,
+    key: objectKey(stored),
     paths: operations.map((operation) => operation.path),
   };
 }
@@ -177,7 +178,7 @@ export async function classifyPatchError(
   readResourceVersion: () => Promise<string | undefined>,
 ): Promise<unknown> {
   if (!(error instanceof ApiException)) return error;
-  const what = `${target.plural}/${target.namespace ? `${target.namespace}/` : ""}${target.name}`;
+  const what = `${target.plural}/${referenceKey(target)}`;
   const conflict = () =>
     new ConflictError(`${what} changed since resourceVersion ${target.resourceVersion}; re-reading`, {
       cause: error,

@@ -6,6 +6,7 @@
  */
 import { readFile } from "node:fs/promises";
 import { CoreV1Api, type KubeConfig, type V1ConfigMap, Watch } from "@kubernetes/client-node";
+import { referenceKey } from "../api/object-key.ts";
 import type { SchedulerConfig } from "../api/scheduler-config.ts";
 import { describeConfig, parseSchedulerConfig } from "../machines/cluster-request/scheduler-config.ts";
 import { type EventRecord, EventRecorder } from "./event-recorder.ts";
@@ -147,7 +148,7 @@ export function configMapSource(options: {
     onChange: (listener) => live.listeners.push(listener),
     async start() {
       await informer.start();
-      const configMap = informer.get(`${namespace}/${name}`);
+      const configMap = informer.get(referenceKey({ namespace, name }));
       const text = textOf(configMap);
       if (text === undefined) {
         throw new Error(

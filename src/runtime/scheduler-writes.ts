@@ -10,6 +10,7 @@ import type { ClusterRequest } from "../api/cluster-request.ts";
 import type { ClusterRequestGrant } from "../api/cluster-request-grant.ts";
 import type { ObjectReference } from "../api/common.ts";
 import { CLUSTERS_API_VERSION, ENGINE_API_VERSION, LABELS, RESOURCES } from "../api/constants.ts";
+import { referenceKey } from "../api/object-key.ts";
 import { claimOn, withoutClaim } from "../machines/cluster-request/claim.ts";
 import { servedRequests, serves } from "../machines/cluster-request/cluster-claims.ts";
 import type { Placement } from "../machines/cluster-request/schedule.ts";
@@ -31,9 +32,6 @@ export interface SchedulerWriter {
   /** Claims on one Cluster from this engine go one at a time: they would only conflict with each other. */
   readonly clusterLocks: KeyedLock;
 }
-
-const keyOf = (ref: { readonly namespace?: string; readonly name?: string }) =>
-  `${ref.namespace}/${ref.name}`;
 
 /** Creates or claims the placement's Cluster, then writes the grant. */
 export async function assign(
@@ -84,7 +82,7 @@ export async function release(
         ...after,
         metadata: { ...after.metadata, deletionTimestamp: new Date().toISOString() },
       };
-      writer.clusters.wrote(keyOf(ref), marked);
+      writer.clusters.wrote(referenceKey(ref), marked);
     } catch (error) {
       if (!(error instanceof ApiException && (error.code === 404 || error.code === 409))) throw error;
       // 409: someone claimed it meanwhile (the precondition failed): it stays.
@@ -103,7 +101,7 @@ async function createCluster(writer: SchedulerWriter, cluster: Cluster): Promise
       body: cluster,
       fieldManager: FIELD_MANAGER,
     })) as Cluster;
-    writer.clusters.wrote(keyOf(created.metadata), created);
+    writer.clusters.wrote(referenceKey(created.metadata), created);
     return created;
   } catch (error) {
     if (error instanceof ApiException && error.code === 409 && cluster.metadata.name) return undefined;
@@ -125,7 +123,7 @@ async function claim(
     prefix = result.prefix;
     return { metadata: result.metadata };
   });
-  if (!cluster) throw new Error(`Cluster ${keyOf(ref)} vanished; making it again`);
+  if (!cluster) throw new Error(`Cluster ${referenceKey(ref)} vanished; making it again`);
   return { cluster, prefix };
 }
 
@@ -139,7 +137,7 @@ function updateCluster(
   ref: ObjectReference,
   change: (fresh: Cluster) => { metadata: Cluster["metadata"] },
 ): Promise<Cluster | undefined> {
-  const key = keyOf(ref);
+  const key = referenceKey(ref);
   return writer.clusterLocks.run(key, async () => {
     const cached = writer.cachedCluster(key);
     const known = cached ? (writer.clusters.get(key, cached) ?? cached) : undefined;
@@ -166,7 +164,7 @@ async function writeCluster(
         })) as Cluster;
       } catch (error) {
         if (error instanceof ApiException && error.code === 404) {
-          writer.clusters.wrote(keyOf(ref), undefined);
+          writer.clusters.wrote(referenceKey(ref), undefined);
           return undefined;
         }
         throw error;
@@ -181,11 +179,11 @@ async function writeCluster(
         change(fresh).metadata,
       );
       const now = written?.object ?? fresh;
-      writer.clusters.wrote(keyOf(ref), now);
+      writer.clusters.wrote(referenceKey(ref), now);
       return now;
     } catch (error) {
       if (error instanceof GoneError) {
-        writer.clusters.wrote(keyOf(ref), undefined);
+        writer.clusters.wrote(referenceKey(ref), undefined);
         return undefined;
       }
       if (!(error instanceof ConflictError) || attempt >= MAX_ATTEMPTS) throw error;
@@ -224,7 +222,7 @@ async function writeGrant(
         body,
         fieldManager: FIELD_MANAGER,
       })) as ClusterRequestGrant;
-      writer.grants.wrote(`${namespace}/${name}`, created);
+      writer.grants.wrote(referenceKey({ namespace, name }), created);
       return;
     } catch (error) {
       if (!(error instanceof ApiException && error.code === 409) || attempt >= MAX_ATTEMPTS) throw error;
@@ -236,10 +234,10 @@ async function writeGrant(
     })) as ClusterRequestGrant;
     const same =
       existing.spec.requestUID === uid &&
-      keyOf(existing.spec.clusterRef) === keyOf(clusterRef) &&
+      referenceKey(existing.spec.clusterRef) === referenceKey(clusterRef) &&
       existing.spec.prefix === prefix;
     if (same) {
-      writer.grants.wrote(`${namespace}/${name}`, existing);
+      writer.grants.wrote(referenceKey({ namespace, name }), existing);
       return;
     }
     // Its spec is immutable: a grant of an earlier request of this name (or an outdated one) is replaced.
@@ -252,7 +250,7 @@ async function deleteGrant(writer: SchedulerWriter, request: ClusterRequest): Pr
   const namespace = request.metadata.namespace ?? "";
   const name = request.metadata.name ?? "";
   await deleteGrantObject(api, namespace, name, undefined, request.metadata.uid);
-  writer.grants.wrote(`${namespace}/${name}`, undefined);
+  writer.grants.wrote(referenceKey({ namespace, name }), undefined);
 }
 
 /** Deletes a grant (only this request's when `uid` is given); gone already is fine. */

@@ -6,6 +6,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { KubeConfig } from "@kubernetes/client-node";
 import { RESOURCES } from "../api/constants.ts";
+import { referenceKey } from "../api/object-key.ts";
 import type { Clock } from "./clock.ts";
 import type { EventRecord, EventSubject } from "./event-recorder.ts";
 import type { Logger } from "./logger.ts";
@@ -210,11 +211,11 @@ export class WriteLoopGuard {
 }
 
 function keyOf(object: GuardedObject): string {
-  return `${object.group}/${object.plural}/${object.namespace ?? ""}/${object.name}`;
+  return `${object.group}/${describe(object)}`;
 }
 
 function describe(object: GuardedObject): string {
-  return `${object.plural}/${object.namespace ? `${object.namespace}/` : ""}${object.name}`;
+  return `${object.plural}/${referenceKey(object)}`;
 }
 
 /** The Event's subject: the kind from the engine's resource table (the plural where it is not ours). */

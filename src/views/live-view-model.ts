@@ -1,6 +1,7 @@
 /** What the live view shows: every interpreted resource with its state, conditions and recent transitions, kept current. */
 import type { AnyStateMachine } from "xstate";
 import type { Condition } from "../api/common.ts";
+import { referenceKey } from "../api/object-key.ts";
 import type { InformerEvent } from "../runtime/informer.ts";
 import type { InterpretedStep, MachineObserver } from "../runtime/machine-observer.ts";
 import { Tombstones } from "../runtime/tombstones.ts";
@@ -146,7 +147,7 @@ export class LiveViewModel implements MachineObserver {
       resource = { ...resource, transitions: [...resource.transitions, transition].slice(-this.#max) };
     }
     // The cached object may predate this step's write; the state is the step's until the cache catches up.
-    const object = tracked.source?.get(keyOf(step.namespace, step.name));
+    const object = tracked.source?.get(referenceKey(step));
     tracked.resource = object ? withObject(resource, object, false) : resource;
     this.#publish(tracked);
   }
@@ -203,10 +204,6 @@ function withObject(resource: LiveResource, object: ViewedObject, stateToo: bool
     conditions: status?.conditions ?? [],
     ...(stateToo && typeof stored === "string" && stored !== "" ? { state: stored } : {}),
   };
-}
-
-function keyOf(namespace: string, name: string): string {
-  return namespace === "" ? name : `${namespace}/${name}`;
 }
 
 function sortKey(resource: LiveResource): string {

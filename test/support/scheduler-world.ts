@@ -6,14 +6,12 @@ import type { Cluster } from "../../src/api/cluster.ts";
 import type { ClusterRequest } from "../../src/api/cluster-request.ts";
 import type { ClusterRequestGrant } from "../../src/api/cluster-request-grant.ts";
 import { ENGINE_API_VERSION, LABELS } from "../../src/api/constants.ts";
+import { objectKey } from "../../src/api/object-key.ts";
 import type { PurposeSpec } from "../../src/api/purpose.ts";
 import type { SchedulerConfig } from "../../src/api/scheduler-config.ts";
 import { claimOn, withoutClaim } from "../../src/machines/cluster-request/claim.ts";
 import { servedRequests, serves } from "../../src/machines/cluster-request/cluster-claims.ts";
 import { type Decision, type SchedulingView, schedule } from "../../src/machines/cluster-request/schedule.ts";
-
-const keyOf = (object: { metadata: { namespace?: string; name?: string } }) =>
-  `${object.metadata.namespace}/${object.metadata.name}`;
 
 /** The world; every method keeps it as an API server would (names unique, generateName filled). */
 export class SchedulerWorld {
@@ -38,7 +36,7 @@ export class SchedulerWorld {
 
   /** What the scheduler sees; `order` permutes the Cluster list (the caches promise no order). */
   view(request: ClusterRequest, order: (clusters: Cluster[]) => Cluster[] = (c) => c): SchedulingView {
-    const grant = this.grants.get(keyOf(request));
+    const grant = this.grants.get(objectKey(request));
     return {
       config: this.config,
       purposes: this.purposes,
@@ -51,7 +49,7 @@ export class SchedulerWorld {
 
   /** Schedules `request` and carries out a placement as the runtime would; returns the decision. */
   submit(request: ClusterRequest): Decision {
-    this.requests.set(keyOf(request), request);
+    this.requests.set(objectKey(request), request);
     const decision = schedule(request, this.view(request));
     if (decision.kind !== "place") return decision;
     const uid = request.metadata.uid ?? "";
@@ -66,16 +64,16 @@ export class SchedulerWorld {
         this.clusters.set(key, cluster);
       } else cluster = existing;
     }
-    const fresh = this.clusters.get(keyOf(cluster));
-    if (!fresh) throw new Error(`placement on a Cluster that does not exist: ${keyOf(cluster)}`);
+    const fresh = this.clusters.get(objectKey(cluster));
+    if (!fresh) throw new Error(`placement on a Cluster that does not exist: ${objectKey(cluster)}`);
     let prefix = placement.prefix;
     if (!serves(fresh, uid) || placement.created === false) {
       const claimed = claimOn(fresh, placement, uid);
       if ("problem" in claimed) return decision;
-      this.clusters.set(keyOf(fresh), { ...fresh, metadata: claimed.metadata });
+      this.clusters.set(objectKey(fresh), { ...fresh, metadata: claimed.metadata });
       prefix = claimed.prefix;
     }
-    this.grants.set(keyOf(request), {
+    this.grants.set(objectKey(request), {
       apiVersion: ENGINE_API_VERSION,
       kind: "ClusterRequestGrant",
       metadata: { name: request.metadata.name ?? "", namespace: request.metadata.namespace ?? "" },
@@ -101,7 +99,7 @@ export class SchedulerWorld {
         this.clusters.delete(key);
       } else this.clusters.set(key, after);
     }
-    this.grants.delete(keyOf(request));
-    this.requests.delete(keyOf(request));
+    this.grants.delete(objectKey(request));
+    this.requests.delete(objectKey(request));
   }
 }

@@ -1,5 +1,6 @@
 /** Own writes shadow a lagging cache until it catches up or the TTL passes; time is a fake clock. */
 import { describe, expect, it } from "vitest";
+import { objectKey } from "../../../src/api/object-key.ts";
 import { RecentWrites } from "../../../src/runtime/recent-writes.ts";
 import { FakeClock } from "../../support/fake-clock.ts";
 
@@ -12,7 +13,6 @@ const thing = (name: string, resourceVersion: string, data = `${name}@${resource
   metadata: { name, namespace: "ns", resourceVersion },
   data,
 });
-const keyOf = (object: Thing) => `${object.metadata.namespace}/${object.metadata.name}`;
 
 const TTL_MS = 10_000;
 
@@ -120,7 +120,7 @@ describe("RecentWrites.overlay", () => {
   it("is a copy of the cache when nothing was written", () => {
     const { writes } = recentWrites();
     const cached = [thing("a", "1"), thing("b", "1")];
-    const result = writes.overlay(cached, keyOf);
+    const result = writes.overlay(cached, objectKey);
     expect(result).toEqual(cached);
     expect(result).not.toBe(cached);
   });
@@ -134,7 +134,7 @@ describe("RecentWrites.overlay", () => {
     writes.wrote("ns/c", created);
     writes.wrote("ns/d", undefined, "7"); // deleted before the cache ever saw it
     const untouched = thing("e", "1");
-    expect(writes.overlay([thing("a", "1"), thing("b", "1"), untouched], keyOf)).toEqual([
+    expect(writes.overlay([thing("a", "1"), thing("b", "1"), untouched], objectKey)).toEqual([
       updated,
       untouched,
       created,
@@ -146,13 +146,13 @@ describe("RecentWrites.overlay", () => {
     writes.wrote("ns/a", thing("a", "5", "mine"));
     writes.wrote("ns/c", thing("c", "6"));
     const caughtUp = [thing("a", "5", "watched"), thing("b", "1")];
-    expect(writes.overlay(caughtUp, keyOf)).toEqual([...caughtUp, thing("c", "6")]);
+    expect(writes.overlay(caughtUp, objectKey)).toEqual([...caughtUp, thing("c", "6")]);
     clock.advance(TTL_MS + 1);
-    expect(writes.overlay(caughtUp, keyOf)).toEqual(caughtUp);
+    expect(writes.overlay(caughtUp, objectKey)).toEqual(caughtUp);
     // The deleted-then-expired entry does not come back either.
     writes.wrote("ns/b", undefined, "2");
     clock.advance(TTL_MS + 1);
-    expect(writes.overlay(caughtUp, keyOf)).toEqual(caughtUp);
+    expect(writes.overlay(caughtUp, objectKey)).toEqual(caughtUp);
   });
 });
 
