@@ -1,9 +1,10 @@
 /** The demo of `up`: sample objects applied to the local control plane, and a live table of the Clusters. */
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { ApiException, type KubeConfig, KubernetesObjectApi, loadAllYaml } from "@kubernetes/client-node";
+import { type KubeConfig, KubernetesObjectApi, loadAllYaml } from "@kubernetes/client-node";
 import type { Cluster } from "../api/cluster.ts";
 import { LABELS } from "../api/constants.ts";
+import { isConflict } from "../api/error-message.ts";
 import type { Informer } from "../runtime/informer.ts";
 
 /**
@@ -32,7 +33,7 @@ export async function applyManifests(
           `${object.kind}/${object.metadata.namespace ? `${object.metadata.namespace}/` : ""}${object.metadata.name}`,
         );
       } catch (error) {
-        if (!(error instanceof ApiException && error.code === 409)) throw error;
+        if (!isConflict(error)) throw error;
       }
     }
   }

@@ -1,17 +1,11 @@
 /** `openmcp-engine explain <kind> <namespace>/<name>`: where a resource's machine is, why, what it waits for, what happened. */
 
 import { parseArgs } from "node:util";
-import {
-  ApiException,
-  CoreV1Api,
-  type CoreV1Event,
-  CustomObjectsApi,
-  type KubeConfig,
-} from "@kubernetes/client-node";
+import { CoreV1Api, type CoreV1Event, CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
 import type { AnyStateMachine } from "xstate";
 import type { Condition, ObjectMeta } from "../api/common.ts";
 import { LABELS } from "../api/constants.ts";
-import { errorMessage } from "../api/error-message.ts";
+import { errorMessage, isNotFound } from "../api/error-message.ts";
 import { rfc3339 } from "../machines/shared/rfc3339.ts";
 import { MACHINE_KINDS } from "../runtime/kinds/registry.ts";
 import { LEASES, type Lease } from "../runtime/lease.ts";
@@ -151,7 +145,7 @@ export async function explainReport(
   try {
     object = (await custom.getNamespacedCustomObject({ ...resource, namespace, name })) as ExplainedObject;
   } catch (error) {
-    if (error instanceof ApiException && error.code === 404) {
+    if (isNotFound(error)) {
       throw new ExplainError(`${kind} ${namespace}/${name} not found`);
     }
     throw new ExplainError(`could not read ${kind} ${namespace}/${name}: ${errorMessage(error)}`);
@@ -207,7 +201,7 @@ function readerFor(custom: CustomObjectsApi): ObjectReader {
         ? await custom.getNamespacedCustomObject({ ...resource, namespace, name })
         : await custom.getClusterCustomObject({ ...resource, name });
     } catch (error) {
-      if (error instanceof ApiException && error.code === 404) return undefined;
+      if (isNotFound(error)) return undefined;
       return "unknown";
     }
   };

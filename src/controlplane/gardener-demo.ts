@@ -6,6 +6,7 @@
  */
 import { readFile } from "node:fs/promises";
 import { CoreV1Api, type KubeConfig } from "@kubernetes/client-node";
+import { isConflict } from "../api/error-message.ts";
 import { type Garden, startGarden } from "./gardener-apiserver.ts";
 import { applyCloudProfile, createProject } from "./gardener-garden-objects.ts";
 import { SimulatedGardenlet } from "./gardener-simulated-gardenlet.ts";
@@ -41,7 +42,7 @@ export async function startGardenerDemo(
     await core
       .createNamespace({ body: { metadata: { name: DEMO_GARDEN_SECRET.namespace } } })
       .catch((error) => {
-        if ((error as { code?: number }).code !== 409) throw error;
+        if (!isConflict(error)) throw error;
       });
     await core.createNamespacedSecret({
       namespace: DEMO_GARDEN_SECRET.namespace,

@@ -1,5 +1,6 @@
 /** What a Gardener landscape has before anyone asks for a Shoot (a project and its namespace, a CloudProfile), written to a test or demo garden. */
 import { CustomObjectsApi, type KubeConfig, KubernetesObjectApi } from "@kubernetes/client-node";
+import { isNotFound } from "../api/error-message.ts";
 
 /** The group and version the backend speaks. */
 export const CORE = { group: "core.gardener.cloud", version: "v1beta1" } as const;
@@ -75,7 +76,7 @@ export async function applyCloudProfile(
       body: { ...body, metadata: { name, resourceVersion: stored.metadata.resourceVersion } },
     });
   } catch (error) {
-    if ((error as { code?: number }).code !== 404) throw error;
+    if (!isNotFound(error)) throw error;
     await api.createClusterCustomObject({ ...CORE, plural: "cloudprofiles", body });
   }
 }

@@ -23,7 +23,7 @@ import {
   setHeaderOptions,
 } from "@kubernetes/client-node";
 import * as x509 from "@peculiar/x509";
-import { errorMessage } from "../api/error-message.ts";
+import { errorMessage, isNotFound } from "../api/error-message.ts";
 import { type ControlPlane, startControlPlane } from "./control-plane.ts";
 
 const CORE = { group: "core.gardener.cloud", version: "v1beta1" } as const;
@@ -323,7 +323,7 @@ export class SimulatedGardenlet {
     try {
       await call();
     } catch (error) {
-      if ((error as { code?: number }).code !== 404) throw error;
+      if (!isNotFound(error)) throw error;
     }
   }
 }

@@ -24,7 +24,7 @@ import { BACKEND_CONTRACT_VERSION } from "../api/backend-contract.ts";
 import { type Clock, systemClock } from "../api/clock.ts";
 import type { SupportedVersion } from "../api/cluster-profile.ts";
 import type { JsonObject } from "../api/common.ts";
-import { apiStatusOf, errorMessage } from "../api/error-message.ts";
+import { apiStatusOf, errorMessage, isNotFound } from "../api/error-message.ts";
 import { type Logger, silentLogger } from "../api/logger.ts";
 import type { ProviderConfig } from "../api/provider-config.ts";
 import { type KubeconfigAccess, type KubeconfigSecretRef, readKubeconfigSecret } from "./existing.ts";
@@ -145,7 +145,7 @@ export class GardenerBackend implements ClusterBackend {
         name: cloudProfile,
       });
     } catch (error) {
-      if (apiStatusOf(error)?.code === 404)
+      if (isNotFound(error))
         throw new Error(
           `CloudProfile ${cloudProfile} does not exist in the garden at ${garden.access.server} (settings.shootTemplate.spec.cloudProfile of ProviderConfig ${name})`,
         );
@@ -322,7 +322,7 @@ export class GardenerBackend implements ClusterBackend {
         });
       }
     } catch (error) {
-      if (apiStatusOf(error)?.code === 404) return this.#forget(target.uid);
+      if (isNotFound(error)) return this.#forget(target.uid);
       throw gardenError(garden, `deleting ${where}`, error);
     }
   }
@@ -375,7 +375,7 @@ export class GardenerBackend implements ClusterBackend {
           body: { ...stored, data },
         });
     } catch (error) {
-      if (apiStatusOf(error)?.code !== 404)
+      if (!isNotFound(error))
         throw gardenError(garden, `writing ConfigMap ${record.namespace}/${name}`, error);
       await garden.core.createNamespacedConfigMap({
         namespace: record.namespace,
@@ -439,7 +439,7 @@ export class GardenerBackend implements ClusterBackend {
         name,
       })) as Shoot;
     } catch (error) {
-      if (apiStatusOf(error)?.code === 404) return undefined;
+      if (isNotFound(error)) return undefined;
       throw gardenError(garden, `reading Shoot ${namespace}/${name}`, error);
     }
   }
@@ -458,7 +458,7 @@ export class GardenerBackend implements ClusterBackend {
         name: settings.project,
       })) as typeof project;
     } catch (error) {
-      if (apiStatusOf(error)?.code === 404)
+      if (isNotFound(error))
         throw new Error(
           `Gardener project ${settings.project} does not exist in the garden at ${garden.access.server} (settings.project of ProviderConfig ${providerConfig})`,
         );

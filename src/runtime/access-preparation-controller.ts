@@ -1,10 +1,11 @@
 /** Prepares AccessRequests for their provider (labels, clusterRef), expires them by ttl, and resets changed grants. */
 
-import { ApiException, CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
+import { CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
 import type { AccessRequest } from "../api/access-request.ts";
 import type { ClusterRequestStatus } from "../api/cluster-request.ts";
 import type { ObjectReference } from "../api/common.ts";
 import { REQUEST_PHASES, RESOURCES } from "../api/constants.ts";
+import { isNotFound } from "../api/error-message.ts";
 import { referenceKey } from "../api/object-key.ts";
 import { prepareAccessRequest, type Resolution } from "../machines/access-request/preparation.ts";
 import type { Clock } from "./clock.ts";
@@ -92,8 +93,7 @@ export class AccessPreparationController extends KeyedController {
         "status",
       );
     } catch (error) {
-      if (error instanceof GoneError || (error instanceof ApiException && error.code === 404))
-        return Outcome.awaitChange();
+      if (error instanceof GoneError || isNotFound(error)) return Outcome.awaitChange();
       throw error;
     }
     return result.requeueAfterMs === undefined
@@ -117,7 +117,7 @@ export class AccessPreparationController extends KeyedController {
         };
         status = found.status;
       } catch (error) {
-        if (error instanceof ApiException && error.code === 404) {
+        if (isNotFound(error)) {
           return {
             kind: "unresolved",
             message: `ClusterRequest ${ref.namespace}/${ref.name} does not exist`,

@@ -1,6 +1,5 @@
 /** Talks to an AccessRequest's target cluster with the backend's admin access: RBAC objects and tokens. */
 import {
-  ApiException,
   CoreV1Api,
   KubeConfig,
   type KubernetesObject,
@@ -10,6 +9,7 @@ import {
 } from "@kubernetes/client-node";
 import type { AccessRequest, RoleRef } from "../api/access-request.ts";
 import { ACCESS_SECRET_KEYS } from "../api/constants.ts";
+import { isConflict, isNotFound } from "../api/error-message.ts";
 import type { OwnedObject } from "../machines/access-request/facts.ts";
 import { oidcKubeconfig, tokenKubeconfig } from "../machines/access-request/kubeconfig.ts";
 import {
@@ -104,7 +104,7 @@ export function targetClient(adminKubeconfig: string): AccessTargetClient {
             labels: found.metadata?.labels ?? {},
           });
         } catch (error) {
-          if (!(error instanceof ApiException && error.code === 404)) throw error;
+          if (!isNotFound(error)) throw error;
         }
       }
       return existing;
@@ -124,7 +124,7 @@ export function targetClient(adminKubeconfig: string): AccessTargetClient {
             await rbac.readNamespacedRole({ name: ref.name, namespace: ref.namespace ?? "" });
           else await rbac.readClusterRole({ name: ref.name });
         } catch (error) {
-          if (!(error instanceof ApiException && error.code === 404)) throw error;
+          if (!isNotFound(error)) throw error;
           missing.set(what, [source]);
         }
       }
@@ -136,7 +136,7 @@ export function targetClient(adminKubeconfig: string): AccessTargetClient {
         try {
           await core.createNamespace({ body: { metadata: { name: namespace } } });
         } catch (error) {
-          if (!(error instanceof ApiException && error.code === 409)) throw error;
+          if (!isConflict(error)) throw error;
         }
       }
       for (const object of desired.objects) {
@@ -228,6 +228,6 @@ async function deleteOwned(objects: KubernetesObjectApi, object: OwnedObject): P
       metadata: { name: object.name, ...(object.namespace ? { namespace: object.namespace } : {}) },
     });
   } catch (error) {
-    if (!(error instanceof ApiException && error.code === 404)) throw error;
+    if (!isNotFound(error)) throw error;
   }
 }

@@ -1,6 +1,7 @@
 /** Whether Cluster API is installed on the API server: its Cluster CRD serves the contract version. */
 import { ApiException, ApiextensionsV1Api, type KubeConfig } from "@kubernetes/client-node";
 import { CAPI_CLUSTER_CRD, CAPI_CONTRACT } from "../api/cluster-api.ts";
+import { isNotFound } from "../api/error-message.ts";
 
 /** What the look found: installed, not installed (and why, in words), or not readable. */
 export type CapiPresence = { readonly installed: true } | { readonly installed: false; readonly why: string };
@@ -19,7 +20,7 @@ export async function detectCapi(kubeConfig: KubeConfig): Promise<CapiPresence> 
           why: `CRD ${CAPI_CLUSTER_CRD} does not serve ${CAPI_CONTRACT} (Cluster API older than v1.11?)`,
         };
   } catch (error) {
-    if (error instanceof ApiException && error.code === 404) {
+    if (isNotFound(error)) {
       return { installed: false, why: `CRD ${CAPI_CLUSTER_CRD} is not installed` };
     }
     if (error instanceof ApiException && error.code === 403) {

@@ -4,12 +4,7 @@
  * "Flexible Managed Kubernetes Endpoints" proposal). Both carry the EngineCluster's UID label and an
  * owner reference to it; someone else's objects of the same names are never overwritten.
  */
-import {
-  ApiException,
-  CustomObjectsApi,
-  type KubeConfig,
-  type V1OwnerReference,
-} from "@kubernetes/client-node";
+import { CustomObjectsApi, type KubeConfig, type V1OwnerReference } from "@kubernetes/client-node";
 import {
   type ApiEndpoint,
   CAPI_KUBECONFIG_SECRET,
@@ -18,6 +13,7 @@ import {
 } from "../api/cluster-api.ts";
 import { INFRASTRUCTURE_API_VERSION, LABELS, MANAGED_BY_ENGINE, RESOURCES } from "../api/constants.ts";
 import type { ClusterEndpointObject, EngineCluster } from "../api/engine-cluster.ts";
+import { isConflict, isNotFound } from "../api/error-message.ts";
 import { deleteOwnedSecret, type OwnerLabel, writeOwnedSecret } from "./owned-secret.ts";
 
 const ownerLabel = (cluster: EngineCluster): OwnerLabel => [
@@ -96,7 +92,7 @@ export async function writeClusterEndpoint(
   try {
     await api.createNamespacedCustomObject({ ...resource, body });
   } catch (error) {
-    if (!(error instanceof ApiException && error.code === 409)) throw error;
+    if (!isConflict(error)) throw error;
     const existing = (await api.getNamespacedCustomObject({ ...resource, name })) as ClusterEndpointObject;
     if (existing.metadata.labels?.[LABELS.engineClusterUid] !== cluster.metadata.uid) {
       throw new Error(
@@ -125,6 +121,6 @@ export async function deletePublication(
     if (existing.metadata.labels?.[LABELS.engineClusterUid] !== cluster.metadata.uid) return;
     await api.deleteNamespacedCustomObject(resource);
   } catch (error) {
-    if (!(error instanceof ApiException && error.code === 404)) throw error;
+    if (!isNotFound(error)) throw error;
   }
 }

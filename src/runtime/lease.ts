@@ -1,5 +1,6 @@
 /** coordination.k8s.io Leases as plain JSON: what leader election and shard membership both write. */
-import { ApiException, type CustomObjectsApi } from "@kubernetes/client-node";
+import type { CustomObjectsApi } from "@kubernetes/client-node";
+import { isNotFound } from "../api/error-message.ts";
 
 /** A Lease as plain JSON (client-node's typed Lease writes MicroTime with milliseconds, which the API server rejects). */
 export interface Lease {
@@ -62,7 +63,7 @@ export async function readLease(
   try {
     return (await api.getNamespacedCustomObject({ ...LEASES, namespace, name })) as Lease;
   } catch (error) {
-    if (error instanceof ApiException && error.code === 404) return undefined;
+    if (isNotFound(error)) return undefined;
     throw error;
   }
 }

@@ -1,5 +1,6 @@
 /** Secrets the engine makes for one object: created or replaced only while they carry that object's label, deleted likewise. */
-import { ApiException, CoreV1Api, type KubeConfig, type V1Secret } from "@kubernetes/client-node";
+import { CoreV1Api, type KubeConfig, type V1Secret } from "@kubernetes/client-node";
+import { isConflict, isNotFound } from "../api/error-message.ts";
 
 /** The label that says which object a Secret was made for: `[key, value]`. */
 export type OwnerLabel = readonly [key: string, value: string];
@@ -21,7 +22,7 @@ export async function writeOwnedSecret(
   try {
     await core.createNamespacedSecret({ namespace, body });
   } catch (error) {
-    if (!(error instanceof ApiException && error.code === 409)) throw error;
+    if (!isConflict(error)) throw error;
     const existing = await core.readNamespacedSecret({ namespace, name });
     if (existing.metadata?.labels?.[owner[0]] !== owner[1]) {
       throw new Error(`Secret ${namespace}/${name} exists and was not made for ${what}; not overwriting it`);
@@ -51,6 +52,6 @@ export async function deleteOwnedSecret(
     if (existing.metadata?.labels?.[owner[0]] !== owner[1]) return;
     await core.deleteNamespacedSecret({ namespace, name });
   } catch (error) {
-    if (!(error instanceof ApiException && error.code === 404)) throw error;
+    if (!isNotFound(error)) throw error;
   }
 }

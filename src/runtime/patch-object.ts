@@ -1,5 +1,6 @@
 /** Applies a JSON patch to an object or its status, guarded by a test on resourceVersion: never a lost update. */
 import { ApiException, CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
+import { isConflict, isNotFound } from "../api/error-message.ts";
 import { objectKey, referenceKey } from "../api/object-key.ts";
 import { diff, type Json, Patch, type PatchOperation } from "../machines/shared/json-patch.ts";
 import { FIELD_MANAGER } from "./install-crds.ts";
@@ -183,14 +184,14 @@ export async function classifyPatchError(
     new ConflictError(`${what} changed since resourceVersion ${target.resourceVersion}; re-reading`, {
       cause: error,
     });
-  if (error.code === 404) return new GoneError(`${what} no longer exists`, { cause: error });
-  if (error.code === 409) return conflict();
+  if (isNotFound(error)) return new GoneError(`${what} no longer exists`, { cause: error });
+  if (isConflict(error)) return conflict();
   if (error.code === 422 && !hasCauses(error.body)) {
     try {
       const current = await readResourceVersion();
       if (current !== target.resourceVersion) return conflict();
     } catch (readError) {
-      if (readError instanceof ApiException && readError.code === 404) {
+      if (isNotFound(readError)) {
         return new GoneError(`${what} no longer exists`, { cause: error });
       }
     }

@@ -4,6 +4,7 @@ import { CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
 import { type ClusterBackend, type ConfigOffer, OFFER_REFRESH_MS } from "../api/backend-contract.ts";
 import type { ClusterProfile } from "../api/cluster-profile.ts";
 import { ANNOTATIONS, LABELS, RESOURCES } from "../api/constants.ts";
+import { isNotFound } from "../api/error-message.ts";
 import type { ProviderConfig } from "../api/provider-config.ts";
 import { claimOperations, configOwnership } from "../machines/cluster-profile/ownership.ts";
 import {
@@ -202,7 +203,7 @@ export class ProfileController extends KeyedController {
       await this.#api.deleteClusterCustomObject({ ...RESOURCES.ClusterProfile, name });
       this.log.info("ClusterProfile deleted", { profile: name });
     } catch (error) {
-      if ((error as { code?: number }).code !== 404) throw error;
+      if (!isNotFound(error)) throw error;
     }
   }
 

@@ -4,12 +4,13 @@
  * resourceVersion, retried on conflict: two requests racing for one Cluster never exceed its
  * tenancyCount nor get colliding prefixes.
  */
-import { ApiException, CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
+import { CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
 import type { Cluster } from "../api/cluster.ts";
 import type { ClusterRequest } from "../api/cluster-request.ts";
 import type { ClusterRequestGrant } from "../api/cluster-request-grant.ts";
 import type { ObjectReference } from "../api/common.ts";
 import { CLUSTERS_API_VERSION, ENGINE_API_VERSION, LABELS, RESOURCES } from "../api/constants.ts";
+import { isConflict, isNotFound } from "../api/error-message.ts";
 import { referenceKey } from "../api/object-key.ts";
 import { claimOn, withoutClaim } from "../machines/cluster-request/claim.ts";
 import { servedRequests, serves } from "../machines/cluster-request/cluster-claims.ts";
@@ -84,7 +85,7 @@ export async function release(
       };
       writer.clusters.wrote(referenceKey(ref), marked);
     } catch (error) {
-      if (!(error instanceof ApiException && (error.code === 404 || error.code === 409))) throw error;
+      if (!(isNotFound(error) || isConflict(error))) throw error;
       // 409: someone claimed it meanwhile (the precondition failed): it stays.
     }
   }
@@ -104,7 +105,7 @@ async function createCluster(writer: SchedulerWriter, cluster: Cluster): Promise
     writer.clusters.wrote(referenceKey(created.metadata), created);
     return created;
   } catch (error) {
-    if (error instanceof ApiException && error.code === 409 && cluster.metadata.name) return undefined;
+    if (isConflict(error) && cluster.metadata.name) return undefined;
     throw error;
   }
 }
@@ -163,7 +164,7 @@ async function writeCluster(
           name: ref.name,
         })) as Cluster;
       } catch (error) {
-        if (error instanceof ApiException && error.code === 404) {
+        if (isNotFound(error)) {
           writer.clusters.wrote(referenceKey(ref), undefined);
           return undefined;
         }
@@ -225,7 +226,7 @@ async function writeGrant(
       writer.grants.wrote(referenceKey({ namespace, name }), created);
       return;
     } catch (error) {
-      if (!(error instanceof ApiException && error.code === 409) || attempt >= MAX_ATTEMPTS) throw error;
+      if (!isConflict(error) || attempt >= MAX_ATTEMPTS) throw error;
     }
     const existing = (await api.getNamespacedCustomObject({
       ...resource(RESOURCES.ClusterRequestGrant),
@@ -278,7 +279,7 @@ async function deleteGrantObject(
       ...(resourceVersion ? { body: { preconditions: { resourceVersion } } } : {}),
     });
   } catch (error) {
-    if (!(error instanceof ApiException && error.code === 404)) throw error;
+    if (!isNotFound(error)) throw error;
   }
 }
 

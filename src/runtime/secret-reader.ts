@@ -1,6 +1,7 @@
 /** Reads keys of Secrets in the management cluster on behalf of backends, which never talk to the API server. */
-import { ApiException, CoreV1Api, type KubeConfig } from "@kubernetes/client-node";
+import { CoreV1Api, type KubeConfig } from "@kubernetes/client-node";
 import type { SecretReader } from "../api/backend-contract.ts";
+import { isNotFound } from "../api/error-message.ts";
 
 /** A {@link SecretReader} over the API server; undefined for a missing Secret or key. */
 export function apiSecretReader(kubeConfig: KubeConfig): SecretReader {
@@ -11,7 +12,7 @@ export function apiSecretReader(kubeConfig: KubeConfig): SecretReader {
       const value = secret.data?.[key];
       return value === undefined ? undefined : Buffer.from(value, "base64").toString("utf8");
     } catch (error) {
-      if (error instanceof ApiException && error.code === 404) return undefined;
+      if (isNotFound(error)) return undefined;
       throw error;
     }
   };

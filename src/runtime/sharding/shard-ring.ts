@@ -3,8 +3,9 @@
  * per replica (no other database, no consensus of our own), and the gate every controller asks before
  * it starts work on a key.
  */
-import { ApiException, CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
+import { CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
 import { ANNOTATIONS, LABELS } from "../../api/constants.ts";
+import { isConflict, isNotFound } from "../../api/error-message.ts";
 import { type Clock, systemClock, type TimerHandle } from "../clock.ts";
 import {
   DEFAULT_LEASE_TIMING,
@@ -301,8 +302,7 @@ export class ShardRing {
         return;
       } catch (error) {
         // Someone else wrote it (or deleted it): read it again next round rather than overwrite blindly.
-        if (error instanceof ApiException && (error.code === 409 || error.code === 404))
-          this.#lease = undefined;
+        if (isConflict(error) || isNotFound(error)) this.#lease = undefined;
         throw error;
       }
     }
