@@ -10,7 +10,7 @@
  */
 import "reflect-metadata";
 import { createPrivateKey, webcrypto } from "node:crypto";
-import { mkdtemp, rename, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -24,6 +24,7 @@ import {
 } from "@kubernetes/client-node";
 import * as x509 from "@peculiar/x509";
 import { errorMessage, isNotFound } from "../api/error-message.ts";
+import { writeFileAtomically } from "./atomic-file.ts";
 import { type ControlPlane, startControlPlane } from "./control-plane.ts";
 
 const CORE = { group: "core.gardener.cloud", version: "v1beta1" } as const;
@@ -287,9 +288,7 @@ export class SimulatedGardenlet {
       }
     }
     if (wanted === plane.authentication) return;
-    const path = join(plane.directory, "authentication.yaml");
-    await writeFile(`${path}.tmp`, wanted);
-    await rename(`${path}.tmp`, path);
+    await writeFileAtomically(join(plane.directory, "authentication.yaml"), wanted);
     plane.authentication = wanted;
   }
 

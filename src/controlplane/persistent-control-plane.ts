@@ -4,6 +4,7 @@ import { readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { KubeConfig } from "@kubernetes/client-node";
+import { writeFileAtomically } from "./atomic-file.ts";
 import { type ControlPlaneCertificates, generateLoopbackCertificates } from "./certificates.ts";
 import {
   adminKubeConfig,
@@ -324,9 +325,7 @@ async function readRecord(directory: string): Promise<PersistentControlPlaneReco
   }
 }
 
-/** Writes the record atomically (temp file + rename): a crash leaves the old or the new one. */
+/** Writes the record atomically: a crash leaves the old or the new one. */
 async function writeRecord(record: PersistentControlPlaneRecord): Promise<void> {
-  const path = join(record.directory, recordFile);
-  await writeFile(`${path}.tmp`, `${JSON.stringify(record, null, 2)}\n`);
-  await rename(`${path}.tmp`, path);
+  await writeFileAtomically(join(record.directory, recordFile), `${JSON.stringify(record, null, 2)}\n`);
 }

@@ -1,6 +1,6 @@
 /** The `existing` backend: bring-your-own clusters, shared by the Clusters bound to them, never created or destroyed. */
 
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import {
   KubeConfig,
@@ -25,6 +25,7 @@ import type { JsonObject } from "../api/common.ts";
 import { parseDuration } from "../api/duration.ts";
 import { type Logger, silentLogger } from "../api/logger.ts";
 import type { ProviderConfig } from "../api/provider-config.ts";
+import { writeFileAtomicallySync } from "../controlplane/atomic-file.ts";
 
 /** Where the kubeconfig of the existing cluster is: `settings.kubeconfigSecretRef` of the ProviderConfig. */
 export interface KubeconfigSecretRef {
@@ -329,13 +330,12 @@ export class ExistingBackend implements ClusterBackend {
     for (const binding of parsed.bindings ?? []) this.#bindings.set(binding.uid, binding);
   }
 
-  /** Writes every binding atomically (temp file + rename). */
+  /** Writes every binding atomically. */
   #save(): void {
-    writeFileSync(
-      `${this.#stateFile}.tmp`,
+    writeFileAtomicallySync(
+      this.#stateFile,
       JSON.stringify({ bindings: [...this.#bindings.values()] }, null, 2),
     );
-    renameSync(`${this.#stateFile}.tmp`, this.#stateFile);
   }
 }
 

@@ -1,6 +1,6 @@
 /** The `gardener` backend: each Cluster is a Gardener Shoot in a project of a garden, openMCP's production path. */
 
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
 import { request } from "node:https";
 import { join } from "node:path";
 import {
@@ -27,6 +27,7 @@ import type { JsonObject } from "../api/common.ts";
 import { apiStatusOf, errorMessage, isNotFound } from "../api/error-message.ts";
 import { type Logger, silentLogger } from "../api/logger.ts";
 import type { ProviderConfig } from "../api/provider-config.ts";
+import { writeFileAtomicallySync } from "../controlplane/atomic-file.ts";
 import { type KubeconfigAccess, type KubeconfigSecretRef, readKubeconfigSecret } from "./existing.ts";
 import { type GardenerSettings, gardenerSettings, templateCloudProfile } from "./gardener-settings.ts";
 import {
@@ -503,10 +504,12 @@ export class GardenerBackend implements ClusterBackend {
       this.#records.set(record.uid, record);
   }
 
-  /** Writes every record atomically (temp file + rename). */
+  /** Writes every record atomically. */
   #save(): void {
-    writeFileSync(`${this.#stateFile}.tmp`, JSON.stringify({ shoots: [...this.#records.values()] }, null, 2));
-    renameSync(`${this.#stateFile}.tmp`, this.#stateFile);
+    writeFileAtomicallySync(
+      this.#stateFile,
+      JSON.stringify({ shoots: [...this.#records.values()] }, null, 2),
+    );
   }
 }
 

@@ -9,10 +9,8 @@ import {
   mkdirSync,
   openSync,
   readFileSync,
-  renameSync,
   rmSync,
   statSync,
-  writeFileSync,
 } from "node:fs";
 import { delimiter, isAbsolute, join, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -32,6 +30,7 @@ import type { JsonObject } from "../api/common.ts";
 import { parseDuration } from "../api/duration.ts";
 import { type Logger, silentLogger } from "../api/logger.ts";
 import type { ProviderConfig } from "../api/provider-config.ts";
+import { writeFileAtomicallySync } from "../controlplane/atomic-file.ts";
 import { authenticationConfig, writeAuthenticationConfig } from "./local-authentication.ts";
 
 /**
@@ -393,8 +392,8 @@ export class KindBackend implements ClusterBackend {
     const authn = join(folder, "authn");
     mkdirSync(authn, { recursive: true });
     // kube-apiserver refuses to start without the file: it starts trusting no issuer.
-    writeAtomically(join(authn, "authentication.yaml"), authenticationConfig([]));
-    writeAtomically(join(folder, "kind-config.yaml"), kindClusterConfig(authn));
+    writeFileAtomicallySync(join(authn, "authentication.yaml"), authenticationConfig([]));
+    writeFileAtomicallySync(join(folder, "kind-config.yaml"), kindClusterConfig(authn));
     const exitFile = join(folder, "create.exit");
     const args = [
       "create",
@@ -442,7 +441,7 @@ export class KindBackend implements ClusterBackend {
       startedAt: new Date(this.#clock.now()).toISOString(),
       oidc: true,
     };
-    writeAtomically(join(folder, "record.json"), JSON.stringify(record, null, 2));
+    writeFileAtomicallySync(join(folder, "record.json"), JSON.stringify(record, null, 2));
     this.#log.info("kind create started", { cluster, image, pid, target: describe(target) });
   }
 
@@ -603,11 +602,6 @@ export function redact(text: string): string {
     }
   }
   return out.join("\n");
-}
-
-function writeAtomically(path: string, text: string): void {
-  writeFileSync(`${path}.tmp`, text);
-  renameSync(`${path}.tmp`, path);
 }
 
 function describe(target: ClusterTarget): string {

@@ -5,10 +5,11 @@
  * write the same file with {@link authenticationConfig}.
  */
 import { X509Certificate } from "node:crypto";
-import { access, rename, writeFile } from "node:fs/promises";
+import { access } from "node:fs/promises";
 import { join } from "node:path";
 import { stringify } from "yaml";
 import type { OidcTrust } from "../api/backend-contract.ts";
+import { writeFileAtomically } from "../controlplane/atomic-file.ts";
 import { MAX_TRUSTED_ISSUERS, oidcIssuerProblem } from "../machines/access-request/oidc-issuer.ts";
 import { sameMapping } from "../machines/access-request/oidc-trust.ts";
 
@@ -163,9 +164,7 @@ export async function writeAuthenticationConfig(
   certificateAuthority?: string,
 ): Promise<void> {
   const path = authenticationConfigPath(directory);
-  const partial = `${path}.${process.pid}.tmp`;
-  await writeFile(partial, authenticationConfig(issuers, certificateAuthority), { mode: 0o600 });
-  await rename(partial, path);
+  await writeFileAtomically(path, authenticationConfig(issuers, certificateAuthority), { mode: 0o600 });
 }
 
 /** A cluster started for the first time trusts no issuer; one that has a configuration keeps it. */

@@ -2,18 +2,11 @@
  * Where the `simulated` backend keeps its clusters: in memory, or one small file per cluster in a folder
  * (`clusters/<uid>.json`) plus an append-only `created.log`, so every change costs O(1) however many
  * clusters there are, other processes on the same folder (a restarted or failed-over controller) see each
- * change at once, and a kill -9 leaves every record whole (each is written to a temp file and renamed).
+ * change at once, and a kill -9 leaves every record whole (each is written atomically).
  */
-import {
-  appendFileSync,
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  writeFileSync,
-} from "node:fs";
+import { appendFileSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
+import { writeFileAtomicallySync } from "../controlplane/atomic-file.ts";
 
 /** One simulated cluster's record. */
 export interface SimulatedRecord {
@@ -74,8 +67,7 @@ export function folderStore(directory: string): SimulatedStore {
     get: (uid) => read(path(uid)),
     put(record) {
       const file = path(record.uid);
-      writeFileSync(`${file}.tmp`, JSON.stringify(record));
-      renameSync(`${file}.tmp`, file);
+      writeFileAtomicallySync(file, JSON.stringify(record));
     },
     remove: (uid) => rmSync(path(uid), { force: true }),
     all: () =>

@@ -10,12 +10,12 @@ import {
   mkdirSync,
   readdirSync,
   readFileSync,
-  renameSync,
   rmSync,
   writeFileSync,
 } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { writeFileAtomicallySync } from "../../src/controlplane/atomic-file.ts";
 
 /** What a fake kind cluster is. */
 export interface FakeKindCluster {
@@ -87,8 +87,7 @@ function readCluster(name: string): FakeKindCluster | undefined {
 
 function writeCluster(cluster: FakeKindCluster): void {
   const file = clusterFile(cluster.name);
-  writeFileSync(`${file}.${process.pid}.tmp`, JSON.stringify(cluster));
-  renameSync(`${file}.${process.pid}.tmp`, file);
+  writeFileAtomicallySync(file, JSON.stringify(cluster));
 }
 
 function portOf(name: string): number {

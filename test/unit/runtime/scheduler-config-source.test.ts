@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { SchedulerConfig } from "../../../src/api/scheduler-config.ts";
+import { writeFileAtomically } from "../../../src/controlplane/atomic-file.ts";
 import type { EventRecord } from "../../../src/machines/shared/machine-step.ts";
 import type { LogFields, Logger } from "../../../src/runtime/logger.ts";
 import {
@@ -59,11 +60,7 @@ afterEach(async () => {
 });
 
 /** Writes `text` to `path` as editors and kubelet do: a whole new file renamed over the old one. */
-async function replaceFile(path: string, text: string): Promise<void> {
-  const temporary = `${path}.${Math.random().toString(36).slice(2)}.tmp`;
-  await writeFile(temporary, text);
-  await rename(temporary, path);
-}
+const replaceFile = (path: string, text: string) => writeFileAtomically(path, text);
 
 function sourceAt(path: string): SchedulerConfigSource {
   source = fileConfigSource({ path, log, tell: (event) => told.push(event) });
