@@ -3,28 +3,46 @@ import { readFileSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 
 /**
- * Whether `pid` is a live process; a zombie awaiting its reaper counts as gone. With `marker`, the
- * process must also carry that text in its command line, so that a pid reused by an unrelated
- * process after a reboot or a long time is not mistaken for ours.
+ * Whether `pid` is a live process; a zombie awaiting its reaper counts as gone. A process we may not
+ * signal (EPERM) exists, as someone else's: it is alive. With `marker`, it must also be ours: carry that
+ * text in its command line, so that a pid reused by an unrelated process after a reboot or a long time
+ * is not mistaken for ours.
  *
- * Caveats: reads `/proc` (Linux); where there is none, only signal 0 is asked and `marker` is not checked.
+ * Caveats: the command line is read from `/proc` (Linux). Where it cannot be read, a process we may not
+ * signal is not ours (we may always signal our own), which is all that is left to check the marker by.
  */
 export function isProcessAlive(pid: number, marker?: string): boolean {
   if (!Number.isInteger(pid) || pid <= 0) return false;
-  let stat: string;
-  try {
-    stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT" && hasProcFs()) return false;
-    return answersSignalZero(pid);
+  const signalled = signalZero(pid);
+  if (signalled === "gone") return false;
+  const stat = readProc(pid, "stat");
+  if (stat === "gone") return false;
+  if (stat !== undefined) {
+    const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
+    if (state === "Z" || state === "X") return false;
   }
-  const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
-  if (state === "Z" || state === "X") return false;
   if (marker === undefined) return true;
+  const commandLine = readProc(pid, "cmdline");
+  if (commandLine === "gone") return false; // it went away meanwhile
+  return commandLine === undefined ? signalled === "ours" : commandLine.includes(marker);
+}
+
+/** What signal 0 says: a process we may signal, one we may not (EPERM: it exists), or none. */
+function signalZero(pid: number): "ours" | "foreign" | "gone" {
   try {
-    return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(marker);
-  } catch {
-    return false; // it went away meanwhile
+    process.kill(pid, 0);
+    return "ours";
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM" ? "foreign" : "gone";
+  }
+}
+
+/** A `/proc/<pid>` file's text; "gone" when /proc exists but the process does not; undefined when unreadable. */
+function readProc(pid: number, file: "stat" | "cmdline"): string | "gone" | undefined {
+  try {
+    return readFileSync(`/proc/${pid}/${file}`, "utf8");
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "ENOENT" && hasProcFs() ? "gone" : undefined;
   }
 }
 
@@ -39,15 +57,6 @@ function hasProcFs(): boolean {
     }
   }
   return procFs;
-}
-
-function answersSignalZero(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
 }
 
 /** Sends `signal` to the process group led by `pid`; a group that is gone already is fine. */

@@ -31,6 +31,7 @@ import { parseDuration } from "../api/duration.ts";
 import { type Logger, silentLogger } from "../api/logger.ts";
 import type { ProviderConfig } from "../api/provider-config.ts";
 import { writeFileAtomicallySync } from "../controlplane/atomic-file.ts";
+import { isProcessAlive, signalProcessGroup } from "../controlplane/process-groups.ts";
 import { authenticationConfig, writeAuthenticationConfig } from "./local-authentication.ts";
 
 /**
@@ -371,7 +372,7 @@ export class KindBackend implements ClusterBackend {
     };
     let code = readExit();
     if (code === undefined) {
-      if (processRuns(record.pid, exitFile)) return { kind: "running" };
+      if (isProcessAlive(record.pid, exitFile)) return { kind: "running" };
       code = readExit(); // it may have finished between the two looks
     }
     if (code === "0") return { kind: "succeeded" };
@@ -448,9 +449,10 @@ export class KindBackend implements ClusterBackend {
   /** Stops a running create (its whole process group): SIGTERM, then SIGKILL after 10 s. */
   async #stopCreate(record: KindRecord): Promise<void> {
     const exitFile = join(this.#folder(record.cluster), "create.exit");
-    signalGroup(record.pid, "SIGTERM");
-    for (let waited = 0; waited < 10_000 && processRuns(record.pid, exitFile); waited += 50) await sleep(50);
-    signalGroup(record.pid, "SIGKILL");
+    signalProcessGroup(record.pid, "SIGTERM");
+    for (let waited = 0; waited < 10_000 && isProcessAlive(record.pid, exitFile); waited += 50)
+      await sleep(50);
+    signalProcessGroup(record.pid, "SIGKILL");
   }
 
   async #endpoint(record: KindRecord): Promise<string> {
@@ -522,36 +524,6 @@ const createWrapper = [
   'printf "%s\\n" "$code" > "$exit_file.tmp" && mv -f "$exit_file.tmp" "$exit_file"',
   'exit "$code"',
 ].join("\n");
-
-/** Whether `pid` is a live process whose command line names `marker` (so a reused pid does not count). */
-function processRuns(pid: number, marker: string): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false; // gone, or (EPERM) someone else's process under a reused pid
-  }
-  try {
-    return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(marker); // a zombie has an empty one
-  } catch {
-    return !hasProc(); // no /proc (macOS): trust the signal probe
-  }
-}
-
-function hasProc(): boolean {
-  try {
-    return statSync("/proc/self").isDirectory();
-  } catch {
-    return false;
-  }
-}
-
-function signalGroup(pid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-pid, signal);
-  } catch {
-    // already gone
-  }
-}
 
 function readText(path: string): string {
   try {
