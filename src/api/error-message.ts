@@ -23,13 +23,19 @@ function isApiException(error: unknown): error is Error & ApiExceptionLike {
   return error instanceof Error && typeof (error as { code?: unknown }).code === "number" && "body" in error;
 }
 
-/** The Status of the first failed API call in `error` or its causes; undefined when there is none. */
-export function apiStatusOf(error: unknown): ApiStatus | undefined {
+/** The first of `error` and its causes (ten deep at most) that `test` accepts; undefined when none does. */
+export function findCause<T>(error: unknown, test: (candidate: unknown) => candidate is T): T | undefined {
   for (let current = error, depth = 0; current !== undefined && depth < 10; depth++) {
-    if (isApiException(current)) return statusFrom(current);
+    if (test(current)) return current;
     current = current instanceof Error ? current.cause : undefined;
   }
   return undefined;
+}
+
+/** The Status of the first failed API call in `error` or its causes; undefined when there is none. */
+export function apiStatusOf(error: unknown): ApiStatus | undefined {
+  const failed = findCause(error, isApiException);
+  return failed && statusFrom(failed);
 }
 
 function statusFrom(error: ApiExceptionLike): ApiStatus {

@@ -1,8 +1,8 @@
-/** The work queue every controller uses: its metrics, and one way of logging failed reconciles. */
+/** The work queue every controller uses: its metrics, and one way of logging what the error policy made of a failed reconcile. */
 import type { Clock } from "./clock.ts";
+import type { FailureHandling } from "./error-policy.ts";
 import { apiStatusOf, errorMessage, type Logger } from "./logger.ts";
 import type { EngineMetrics } from "./metrics.ts";
-import { ConflictError } from "./patch-object.ts";
 import { WorkQueue, type WorkQueueOptions } from "./work-queue.ts";
 
 /** What a controller's queue needs. */
@@ -18,8 +18,10 @@ export interface ControllerQueueProps {
 }
 
 /**
- * A {@link WorkQueue} reporting to the controller metrics; failed reconciles are logged as warnings,
- * except conflicts (someone wrote first; the retry re-reads), which are normal and logged at debug.
+ * A {@link WorkQueue} reporting to the controller metrics, logging every reconcile that threw by how the
+ * error policy handles it: a failure to retry as a warning, a conflict (someone wrote first; the retry
+ * re-reads) or a wait the API server asked for at debug, one given up on as an error. A write held back
+ * by the write-loop guard is not logged again: the guard has logged it, with a metric and an Event.
  */
 export function controllerQueue(props: ControllerQueueProps): WorkQueue {
   const queue: WorkQueue = new WorkQueue({
@@ -35,16 +37,29 @@ export function controllerQueue(props: ControllerQueueProps): WorkQueue {
           ),
         }
       : {}),
-    onError: (key, error, retryInMs) => {
-      const level = error instanceof ConflictError ? "debug" : "warn";
-      const status = apiStatusOf(error);
-      props.log[level]("reconcile failed", {
-        key,
-        error: errorMessage(error),
-        ...(status ? { status } : {}),
-        retryInMs,
-      });
-    },
+    onError: (key, error, retryInMs, handling) => logFailure(props.log, key, error, retryInMs, handling),
   });
   return queue;
+}
+
+function logFailure(
+  log: Logger,
+  key: string,
+  error: unknown,
+  retryInMs: number | undefined,
+  handling: FailureHandling,
+): void {
+  const status = apiStatusOf(error);
+  const fields = { key, error: errorMessage(error), ...(status ? { status } : {}) };
+  switch (handling.kind) {
+    case "retry":
+      log[handling.expected ? "debug" : "warn"]("reconcile failed", { ...fields, retryInMs });
+      return;
+    case "requeueAfter":
+      if (handling.reason === "throttled")
+        log.debug("throttled by the API server; waiting as it asks", { key, retryAfterMs: handling.ms });
+      return;
+    case "terminal":
+      log.error("reconcile failed; retrying cannot help, so not before the object changes", fields);
+  }
 }

@@ -4,12 +4,11 @@ import type { Controller } from "./controller.ts";
 import { controllerQueue } from "./controller-queue.ts";
 import { type Logger, silentLogger } from "./logger.ts";
 import type { EngineMetrics } from "./metrics.ts";
-import { Outcome } from "./outcome.ts";
+import type { Outcome } from "./outcome.ts";
 import type { ShardRing } from "./sharding/shard-ring.ts";
 import { mayWork } from "./sharding/shard-view.ts";
-import { throttledFor } from "./throttling.ts";
 import type { WorkQueue } from "./work-queue.ts";
-import { asWriter, heldBackFor } from "./write-loop-guard.ts";
+import { asWriter } from "./write-loop-guard.ts";
 
 /** What every keyed controller is built with. */
 export interface KeyedControllerProps {
@@ -53,7 +52,7 @@ export abstract class KeyedController implements Controller {
 
   abstract watch(): void;
 
-  /** One reconcile of `key`; errors are thrown, and the queue retries them with backoff. */
+  /** One reconcile of `key`; errors are thrown, and the queue handles them by the error policy (`error-policy.ts`). */
   abstract reconcile(key: string): Promise<Outcome>;
 
   /** Every key the controller has objects for now (its own cache's keys): handed back when they become ours. */
@@ -67,7 +66,7 @@ export abstract class KeyedController implements Controller {
   run(): void {
     const shards = this.shards;
     if (!shards) {
-      this.queue.start((key) => this.#reconcileOrWait(key));
+      this.queue.start((key) => this.#reconcileAsWriter(key));
       return;
     }
     // Keys that became ours (a peer left, or acknowledged us) are queued again; others' keys are refused
@@ -78,7 +77,7 @@ export abstract class KeyedController implements Controller {
         if (!mayWork(before, shardKey) && mayWork(after, shardKey)) this.queue.add(key);
       }
     });
-    this.queue.start((key) => shards.track(this.shardKeyOf(key), () => this.#reconcileOrWait(key)));
+    this.queue.start((key) => shards.track(this.shardKeyOf(key), () => this.#reconcileAsWriter(key)));
   }
 
   #mayWork(key: string): boolean {
@@ -94,21 +93,9 @@ export abstract class KeyedController implements Controller {
     return owned;
   }
 
-  async #reconcileOrWait(key: string): Promise<Outcome> {
-    try {
-      return await asWriter({ controller: this.name, key }, () => this.reconcile(key));
-    } catch (error) {
-      // Throttled by the API server (429): wait as long as it asks, as a requeue, not a failure.
-      const waitMs = throttledFor(error);
-      if (waitMs !== undefined) {
-        this.log.debug("throttled by the API server; waiting as it asks", { key, retryAfterMs: waitMs });
-        return Outcome.requeueAfter(waitMs);
-      }
-      // Held back by the write-loop guard (which told the metric, the log and an Event): look again after the hold.
-      const holdMs = heldBackFor(error);
-      if (holdMs === undefined) throw error;
-      return Outcome.requeueAfter(holdMs);
-    }
+  /** A reconcile whose writes the write-loop guard counts as this controller's, for this key. */
+  #reconcileAsWriter(key: string): Promise<Outcome> {
+    return asWriter({ controller: this.name, key }, () => this.reconcile(key));
   }
 
   async stop(): Promise<void> {

@@ -1,6 +1,6 @@
 /** What a reconcile asks of the work queue: wait for the next change, or look again after a delay. */
 
-/** The result of one reconcile. Errors are thrown, not returned: the queue retries them with backoff. */
+/** The result of one reconcile. Errors are thrown, not returned: the error policy (`error-policy.ts`) says what follows. */
 export type Outcome =
   | { readonly kind: "awaitChange" }
   | { readonly kind: "requeueAfter"; readonly ms: number };
@@ -14,8 +14,9 @@ export const Outcome = {
 } as const;
 
 /**
- * An error that retrying cannot fix (e.g. an object that will never be valid until a person edits
- * it). The queue records it and does not retry; a later change of the object triggers a new reconcile.
+ * An error that retrying cannot fix (e.g. a write the API server refuses as invalid, see
+ * `classifyPatchError`): the queue logs it and does not retry; a later change of the object (or of
+ * what wakes its key) triggers a new reconcile.
  */
 export class TerminalError extends Error {
   override readonly name = "TerminalError";

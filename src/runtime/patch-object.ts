@@ -1,9 +1,10 @@
 /** Applies a JSON patch to an object or its status, guarded by a test on resourceVersion: never a lost update. */
 import { ApiException, CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
-import { isConflict, isNotFound } from "../api/error-message.ts";
+import { errorMessage, isConflict, isNotFound } from "../api/error-message.ts";
 import { objectKey, referenceKey } from "../api/object-key.ts";
 import { diff, type Json, Patch, type PatchOperation } from "../machines/shared/json-patch.ts";
 import { FIELD_MANAGER } from "./install-crds.ts";
+import { TerminalError } from "./outcome.ts";
 import { enterWrite } from "./write-loop-guard.ts";
 
 /** Which object to patch. */
@@ -167,7 +168,9 @@ async function currentResourceVersion(
 }
 
 /**
- * Maps API errors of a guarded patch to {@link ConflictError}, {@link GoneError} or the error itself.
+ * Maps API errors of a guarded patch to {@link ConflictError}, {@link GoneError}, a {@link TerminalError}
+ * (422 Invalid with field causes: the object as the step wants it fails the CRD's validation, and the
+ * same step on the same object will want it again, so retrying cannot help) or the error itself.
  *
  * Caveat: a failed `test` operation comes back as a bare 422 ("the server rejected our request…")
  * without details, like other malformed patches; it is a conflict only if the object's resourceVersion
@@ -186,7 +189,13 @@ export async function classifyPatchError(
     });
   if (isNotFound(error)) return new GoneError(`${what} no longer exists`, { cause: error });
   if (isConflict(error)) return conflict();
-  if (error.code === 422 && !hasCauses(error.body)) {
+  if (error.code === 422 && hasCauses(error.body)) {
+    return new TerminalError(
+      `${what} was refused as invalid (${errorMessage(error)}); not retrying until the object changes`,
+      { cause: error },
+    );
+  }
+  if (error.code === 422) {
     try {
       const current = await readResourceVersion();
       if (current !== target.resourceVersion) return conflict();

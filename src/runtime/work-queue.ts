@@ -1,9 +1,10 @@
 /** A keyed work queue: deduplicated, one worker per key, per-key exponential backoff, delayed adds. */
 import { type BackoffOptions, backoffDelay, RECONCILE_RETRY_BACKOFF } from "./backoff.ts";
 import { type Clock, systemClock, type TimerHandle } from "./clock.ts";
-import { type Outcome, TerminalError } from "./outcome.ts";
+import { classifyFailure, type FailureHandling } from "./error-policy.ts";
+import { Outcome } from "./outcome.ts";
 
-/** Reconciles one key. Throwing means "failed, retry with backoff" (unless a {@link TerminalError}). */
+/** Reconciles one key. What a throw means is the error policy's to say ({@link classifyFailure}). */
 export type KeyHandler = (key: string) => Promise<Outcome>;
 
 /** Told what the queue does, for metrics; every method must be cheap and must not throw. */
@@ -25,8 +26,16 @@ export interface WorkQueueOptions {
   /** Per-key retry delays after failed reconciles; default {@link RECONCILE_RETRY_BACKOFF}. */
   readonly backoff?: BackoffOptions;
   readonly clock?: Clock;
-  /** Told about every failed reconcile (for logs, Events and metrics); must not throw. */
-  readonly onError?: (key: string, error: unknown, retryInMs: number | undefined) => void;
+  /**
+   * Told about every reconcile that threw (for logs and Events), with how the error policy handles it and
+   * when the key runs again (undefined: not before it changes); must not throw.
+   */
+  readonly onError?: (
+    key: string,
+    error: unknown,
+    retryInMs: number | undefined,
+    handling: FailureHandling,
+  ) => void;
   readonly observer?: WorkQueueObserver;
   /**
    * Whether a key is this queue's to process now (sharded mode: the replica owns it); asked when it is
@@ -40,7 +49,8 @@ export interface WorkQueueOptions {
  * Flow: `add` puts a key in a FIFO unless it is already waiting; a worker takes it, and while it is
  * being processed further adds only mark it dirty, so it runs again right after — never two workers on
  * one key. The handler's outcome decides what follows: awaitChange forgets the key's failures;
- * requeueAfter forgets them and adds the key after the delay; an error adds it after its backoff.
+ * requeueAfter forgets them and adds the key after the delay; an error goes to the error policy
+ * ({@link classifyFailure}), which retries it after its backoff, waits as asked, or gives up on it.
  *
  * Guarantees: a key added at any time is processed at least once after that add (no lost wake-up).
  * Delayed adds of one key keep only the earliest deadline.
@@ -175,8 +185,7 @@ export class WorkQueue {
       );
       this.#apply(key, outcome);
     } catch (error) {
-      this.#observer?.finished(this.#clock.now() - started, "error");
-      this.#fail(key, error);
+      this.#fail(key, error, this.#clock.now() - started);
     } finally {
       this.#processing.delete(key);
       if (this.#dirty.delete(key)) this.add(key);
@@ -191,17 +200,30 @@ export class WorkQueue {
     if (outcome.kind === "requeueAfter") this.addAfter(key, outcome.ms);
   }
 
-  #fail(key: string, error: unknown): void {
-    if (error instanceof TerminalError) {
-      this.#failures.delete(key);
-      this.#onError(key, error, undefined);
-      return;
+  /** The one place that maps a failed reconcile to what the queue does next, as the error policy says. */
+  #fail(key: string, error: unknown, workedMs: number): void {
+    const handling = classifyFailure(error);
+    switch (handling.kind) {
+      case "requeueAfter":
+        // Not a failure: the reconcile only has to wait, so it counts as a requeue and keeps no backoff.
+        this.#observer?.finished(workedMs, "requeue_after");
+        this.#onError(key, error, handling.ms, handling);
+        this.#apply(key, Outcome.requeueAfter(handling.ms));
+        return;
+      case "terminal":
+        this.#observer?.finished(workedMs, "error");
+        this.#failures.delete(key);
+        this.#onError(key, error, undefined, handling);
+        return;
+      case "retry": {
+        this.#observer?.finished(workedMs, "error");
+        const failures = (this.#failures.get(key) ?? 0) + 1;
+        this.#failures.set(key, failures);
+        const delay = backoffDelay(failures, this.#backoff);
+        this.#onError(key, error, delay, handling);
+        this.#observer?.retried();
+        this.addAfter(key, delay);
+      }
     }
-    const failures = (this.#failures.get(key) ?? 0) + 1;
-    this.#failures.set(key, failures);
-    const delay = backoffDelay(failures, this.#backoff);
-    this.#onError(key, error, delay);
-    this.#observer?.retried();
-    this.addAfter(key, delay);
   }
 }

@@ -6,6 +6,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { KubeConfig } from "@kubernetes/client-node";
 import { RESOURCES } from "../api/constants.ts";
+import { findCause } from "../api/error-message.ts";
 import { referenceKey } from "../api/object-key.ts";
 import type { Clock } from "./clock.ts";
 import type { EventRecord, EventSubject } from "./event-recorder.ts";
@@ -86,11 +87,7 @@ export class WriteLoopError extends Error {
 
 /** How long `error` (or one of its causes) asks to hold back, if it is a {@link WriteLoopError}. */
 export function heldBackFor(error: unknown): number | undefined {
-  for (let current = error, depth = 0; current !== undefined && depth < 10; depth++) {
-    if (current instanceof WriteLoopError) return current.retryAfterMs;
-    current = current instanceof Error ? current.cause : undefined;
-  }
-  return undefined;
+  return findCause(error, (candidate) => candidate instanceof WriteLoopError)?.retryAfterMs;
 }
 
 /** What the guard needs. */

@@ -1,12 +1,15 @@
-/** Guarded patches on a real API server: applied at the read version, refused (ConflictError) after any other write. */
+/** Guarded patches on a real API server: applied at the read version, refused (ConflictError) after any other write, TerminalError when invalid. */
 
 import { CoreV1Api, CustomObjectsApi } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Cluster } from "../../src/api/cluster.ts";
 import { RESOURCES } from "../../src/api/constants.ts";
+import { apiStatusOf } from "../../src/api/error-message.ts";
 import { type ControlPlane, startControlPlane } from "../../src/controlplane/control-plane.ts";
 import { Patch } from "../../src/machines/shared/json-patch.ts";
+import { classifyFailure } from "../../src/runtime/error-policy.ts";
 import { installingCrds } from "../../src/runtime/install-crds.ts";
+import { TerminalError } from "../../src/runtime/outcome.ts";
 import { ConflictError, GoneError, patchObject } from "../../src/runtime/patch-object.ts";
 import { aCluster } from "../support/builders.ts";
 
@@ -92,6 +95,19 @@ describe("patchObject", () => {
     ]).catch((error: unknown) => error);
     expect(failure).not.toBeInstanceOf(ConflictError);
     expect((failure as { code?: number }).code).toBe(422);
+  });
+
+  it("refuses a write the schema rejects (422 Invalid with field causes) as a TerminalError carrying the Status", async () => {
+    const cluster = await create("invalid");
+    const failure = await patchObject(controlPlane.kubeConfig, target(cluster), [
+      Patch.replace(["spec", "tenancy"], "Bogus"),
+    ]).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(TerminalError);
+    expect((failure as Error).message).toMatch(
+      /^clusters\/p\/invalid was refused as invalid \(422 Invalid: .*spec\.tenancy/,
+    );
+    expect(classifyFailure(failure)).toEqual({ kind: "terminal" });
+    expect(apiStatusOf(failure)).toMatchObject({ code: 422, reason: "Invalid" });
   });
 
   it("reports a deleted object as GoneError and sends nothing for no operations", async () => {
