@@ -25,6 +25,7 @@ describe("ownerOf", () => {
   });
 
   it("moves only the keys a joining member takes, and only the leaving member's keys", () => {
+    const seen = { stayed: 0, moved: 0 };
     fc.assert(
       fc.property(members, identity, keys, (list, newcomer, ks) => {
         fc.pre(!list.includes(newcomer));
@@ -34,9 +35,13 @@ describe("ownerOf", () => {
           const after = ownerOf(key, grown);
           // Joining: a key stays or goes to the newcomer. Leaving again is the same move backwards.
           expect(after === before || after === newcomer).toBe(true);
+          seen[after === before ? "stayed" : "moved"]++;
         }
       }),
     );
+    // Both kinds of key are reached: ones the newcomer takes, ones that stay where they were.
+    expect(seen.moved).toBeGreaterThan(100);
+    expect(seen.stayed).toBeGreaterThan(100);
   });
 
   it("splits keys evenly: 3 replicas get 1/3 of 3,000 Cluster keys each, within 15 % (the proof on the API server allows 20 %)", () => {

@@ -403,6 +403,7 @@ describe("the shard ring's rules", () => {
   });
 
   it("give every key to exactly its owner once the live replicas have listed and acknowledged each other", () => {
+    const seen = { runs: 0, shared: 0 };
     fc.assert(
       fc.property(
         startedTogether,
@@ -420,6 +421,8 @@ describe("the shard ring's rules", () => {
           // Leases of crashed and cut-off replicas expire; then every running replica makes four rounds (the first may only end one under way).
           const expiries = IDENTITIES.map((_, r): Step => ({ kind: "expire", replica: r }));
           const { violations, flaps, views } = play([...started, ...finishes, ...expiries, ...rounds(4)]);
+          seen.runs++;
+          if (views.size > 1) seen.shared++;
           expect(violations).toEqual([]);
           expect(flaps).toEqual([]);
           for (const k of KEYS) {
@@ -430,5 +433,7 @@ describe("the shard ring's rules", () => {
       ),
       { numRuns: 1_000 },
     );
+    // The keys are divided among several live replicas often, not only handed to a lone one.
+    expect(seen.shared / seen.runs).toBeGreaterThan(0.5);
   });
 });
