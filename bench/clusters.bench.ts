@@ -18,6 +18,7 @@ import { applied } from "../src/machines/shared/json-patch.ts";
 import { SimulatedBackend } from "../src/providers/simulated.ts";
 import { reuseConnections } from "../src/runtime/connection-reuse.ts";
 import { Engine } from "../src/runtime/engine.ts";
+import { CACHES } from "../src/runtime/informers.ts";
 import { installingCrds } from "../src/runtime/install-crds.ts";
 import { clusterBody, minimalClusterWrites, pool } from "./bench-clusters.ts";
 
@@ -77,7 +78,7 @@ try {
   });
   await engine.start();
   const readyKeys = new Set<string>();
-  engine.informers.clusters.on((event) => {
+  engine.informers.of(CACHES.clusters).on((event) => {
     if (event.object.metadata.namespace === "engine" && event.object.status?.phase === "Ready")
       readyKeys.add(event.key);
   });
@@ -105,8 +106,8 @@ try {
   await engine.stop();
 
   // Pure steps per second on one core: the steady-state step of a Ready Cluster, and a first step.
-  const profile = engine.informers.profiles.get(PROFILE);
-  const sample = engine.informers.clusters.get("engine/c-0") as Cluster;
+  const profile = engine.informers.of(CACHES.profiles).get(PROFILE);
+  const sample = engine.informers.of(CACHES.clusters).get("engine/c-0") as Cluster;
   const observation = await backend.observe({
     uid: sample.metadata.uid ?? "",
     namespace: "engine",

@@ -3,12 +3,14 @@
  * removed when the Cluster goes, for as long as `up` runs (a demo convenience: in production,
  * AccessRequests grant access).
  */
+
 import { mkdir, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { Cluster } from "../api/cluster.ts";
 import { objectKey } from "../api/object-key.ts";
 import { clusterTarget } from "../machines/cluster/step.ts";
 import type { Engine } from "../runtime/engine.ts";
+import { CACHES } from "../runtime/informers.ts";
 import { errorMessage } from "../runtime/logger.ts";
 
 /** What the keeper did, for `up` to tell the user. */
@@ -52,7 +54,7 @@ export function keepAdminKubeconfigs(
   const write = async (cluster: Cluster) => {
     const key = objectKey(cluster);
     try {
-      const profile = engine.informers.profiles.get(cluster.spec.profile);
+      const profile = engine.informers.of(CACHES.profiles).get(cluster.spec.profile);
       const access = await engine.backend.adminAccess(clusterTarget(cluster, profile));
       if (!access || !ready.has(key)) return;
       await mkdir(folder, { recursive: true });
@@ -86,7 +88,7 @@ export function keepAdminKubeconfigs(
     }
   };
   if (engine.backend.capabilities.adminAccess) {
-    const clusters = engine.informers.clusters;
+    const clusters = engine.informers.of(CACHES.clusters);
     clusters.on((event) => look(event.object, event.type === "delete"));
     for (const cluster of clusters.list()) look(cluster, false); // those cached before we listened
   }

@@ -1,7 +1,7 @@
 /** `openmcp-engine init`: what the openMCP operator runs before `run` — CRDs and ClusterProfiles, then exit 0. */
 import { join, resolve } from "node:path";
 import { CRD_CLUSTER_LABEL, LABELS } from "../api/constants.ts";
-import { InformerSet } from "../runtime/informers.ts";
+import { CACHES, InformerSet } from "../runtime/informers.ts";
 import { installCrds } from "../runtime/install-crds.ts";
 import { loadKubeConfig } from "../runtime/load-kubeconfig.ts";
 import { createLogger } from "../runtime/logger.ts";
@@ -46,8 +46,13 @@ export async function init(args: string[]): Promise<void> {
   await informers.start();
   try {
     // Every config, and every config some profile of ours still names (so stale profiles go too).
-    const configNames = new Set(informers.providerConfigs.list().map((config) => config.metadata.name ?? ""));
-    for (const profile of informers.profiles.list()) {
+    const configNames = new Set(
+      informers
+        .of(CACHES.providerConfigs)
+        .list()
+        .map((config) => config.metadata.name ?? ""),
+    );
+    for (const profile of informers.of(CACHES.profiles).list()) {
       const labels = profile.metadata.labels ?? {};
       const config = labels[LABELS.providerConfig];
       if (config && labels[LABELS.provider] === flags.providerName) configNames.add(config);

@@ -167,7 +167,7 @@ Local control plane is up at ${controlPlane.server}.
       if (engine.backend.capabilities.oidc && existsSync(oidcDemo)) {
         issuer = await startDemoIdentityProvider(engine, controlPlane.kubeConfig, oidcDemo);
       }
-      const view = new LiveView(engine.informers.clusters);
+      const view = new LiveView(engine.informers.of(CACHES.clusters));
       view.start();
       const previousStop = stopEngine;
       stopEngine = async () => {
@@ -192,7 +192,8 @@ Local control plane is up at ${controlPlane.server}.
           for (const [cluster, file] of written)
             console.log(`  ${cluster}: kubectl --kubeconfig ${file} get namespaces`);
           announce = true;
-          const example = written[0]?.[0] ?? engine.informers.clusters.list()[0]?.metadata.name ?? "<name>";
+          const example =
+            written[0]?.[0] ?? engine.informers.of(CACHES.clusters).list()[0]?.metadata.name ?? "<name>";
           console.log(
             `Change one and watch: ${kubectl} delete cluster -n demo ${example.split("/").at(-1)}\n`,
           );
@@ -217,9 +218,10 @@ Local control plane is up at ${controlPlane.server}.
 
 /** What the backend holds for every Cluster the engine knows (what `up` made). */
 function backendTargets(engine: Engine): ClusterTarget[] {
-  return engine.informers.clusters
+  return engine.informers
+    .of(CACHES.clusters)
     .list()
-    .map((cluster) => clusterTarget(cluster, engine.informers.profiles.get(cluster.spec.profile)));
+    .map((cluster) => clusterTarget(cluster, engine.informers.of(CACHES.profiles).get(cluster.spec.profile)));
 }
 
 /** Deletes these clusters at the backend. */
@@ -300,7 +302,8 @@ async function startDemoIdentityProvider(
   );
   // The trust is written when a request is granted: the engine must know the CA by then.
   while (
-    engine.informers.providerConfigs.get("demo")?.spec.settings?.oidcCertificateAuthority === undefined
+    engine.informers.of(CACHES.providerConfigs).get("demo")?.spec.settings?.oidcCertificateAuthority ===
+    undefined
   ) {
     await new Promise((resolveWait) => setTimeout(resolveWait, 100));
   }
@@ -310,22 +313,24 @@ async function startDemoIdentityProvider(
 }
 
 async function showGrantedAccess(engine: Engine, folder: string, issuer?: OidcIssuer): Promise<void> {
-  const requests = engine.informers.accessRequests.list();
+  const requests = engine.informers.of(CACHES.accessRequests).list();
   if (requests.length === 0) return;
   for (
     let i = 0;
     i < 600 &&
-    !requests.every((r) => engine.informers.accessRequests.get(objectKey(r))?.status?.phase === "Granted");
+    !requests.every(
+      (r) => engine.informers.of(CACHES.accessRequests).get(objectKey(r))?.status?.phase === "Granted",
+    );
     i++
   ) {
     await new Promise((resolveWait) => setTimeout(resolveWait, 200));
   }
   await mkdir(folder, { recursive: true });
   for (const request of requests) {
-    const current = engine.informers.accessRequests.get(objectKey(request));
+    const current = engine.informers.of(CACHES.accessRequests).get(objectKey(request));
     const secretName = current?.status?.secretRef?.name;
     const secret = secretName
-      ? engine.informers.accessSecrets.get(`${request.metadata.namespace}/${secretName}`)
+      ? engine.informers.of(CACHES.accessSecrets).get(`${request.metadata.namespace}/${secretName}`)
       : undefined;
     const kubeconfig = secret?.data?.kubeconfig;
     if (current?.status?.phase !== "Granted" || !kubeconfig) {

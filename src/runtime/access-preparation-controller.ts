@@ -2,6 +2,8 @@
 
 import { CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
 import type { AccessRequest } from "../api/access-request.ts";
+import type { Cluster } from "../api/cluster.ts";
+import type { ClusterProfile } from "../api/cluster-profile.ts";
 import type { ClusterRequestStatus } from "../api/cluster-request.ts";
 import type { ObjectReference } from "../api/common.ts";
 import { REQUEST_PHASES, RESOURCES } from "../api/constants.ts";
@@ -9,7 +11,8 @@ import { isNotFound } from "../api/error-message.ts";
 import { referenceKey } from "../api/object-key.ts";
 import { prepareAccessRequest, type Resolution } from "../machines/access-request/preparation.ts";
 import type { Clock } from "./clock.ts";
-import type { EngineInformers } from "./informers.ts";
+import type { Informer } from "./informer.ts";
+import { CACHES, type InformerSet } from "./informers.ts";
 import { KeyedController } from "./keyed-controller.ts";
 import { accessRequestShardKey } from "./kinds/access-request.ts";
 import type { Logger } from "./logger.ts";
@@ -21,7 +24,7 @@ import type { ShardRing } from "./sharding/shard-ring.ts";
 /** How to run preparation. */
 export interface AccessPreparationOptions {
   readonly kubeConfig: KubeConfig;
-  readonly informers: EngineInformers;
+  readonly informers: InformerSet;
   /** Retry of unresolved references. Default 10 s. */
   readonly retryMs?: number;
   readonly clock?: Clock;
@@ -34,32 +37,37 @@ export interface AccessPreparationOptions {
 /** The generic controller every provider's AccessRequests go through first (switch off beside the openMCP operator). */
 export class AccessPreparationController extends KeyedController {
   readonly #options: AccessPreparationOptions;
-  readonly #informers: EngineInformers;
+  /** The caches it reads, declared when it is made (before the caches start). */
+  readonly #requests: Informer<AccessRequest>;
+  readonly #clusters: Informer<Cluster>;
+  readonly #profiles: Informer<ClusterProfile>;
   readonly #api: CustomObjectsApi;
 
   constructor(options: AccessPreparationOptions) {
     super({ ...options, name: "accessrequest-preparation" });
     this.#options = options;
-    this.#informers = options.informers;
+    this.#requests = options.informers.of(CACHES.accessRequests);
+    this.#clusters = options.informers.of(CACHES.clusters);
+    this.#profiles = options.informers.of(CACHES.profiles);
     this.#api = options.kubeConfig.makeApiClient(CustomObjectsApi);
   }
 
   watch(): void {
-    this.#informers.accessRequests.on((event) => this.queue.add(event.key));
+    this.#requests.on((event) => this.queue.add(event.key));
   }
 
   keys(): Iterable<string> {
-    return this.#informers.accessRequests.keys();
+    return this.#requests.keys();
   }
 
   /** The same owner as the AccessRequest's machine. */
   override shardKeyOf(key: string): string {
-    const request = this.#informers.accessRequests.get(key);
+    const request = this.#requests.get(key);
     return request ? accessRequestShardKey(request) : key;
   }
 
   async reconcile(key: string): Promise<Outcome> {
-    const request = this.#informers.accessRequests.get(key);
+    const request = this.#requests.get(key);
     if (!request || request.metadata.deletionTimestamp) return Outcome.awaitChange();
     const resolution = await this.#resolve(request);
     const result = prepareAccessRequest(
@@ -133,10 +141,10 @@ export class AccessPreparationController extends KeyedController {
       }
       cluster = status.cluster;
     }
-    const found = this.#informers.clusters.get(referenceKey(cluster));
+    const found = this.#clusters.get(referenceKey(cluster));
     if (!found)
       return { kind: "unresolved", message: `Cluster ${cluster.namespace}/${cluster.name} does not exist` };
-    const profile = this.#informers.profiles.get(found.spec.profile);
+    const profile = this.#profiles.get(found.spec.profile);
     if (!profile)
       return { kind: "unresolved", message: `ClusterProfile ${found.spec.profile} does not exist` };
     return {

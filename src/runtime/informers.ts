@@ -45,11 +45,11 @@ export interface CacheSpec<T extends WatchedObject> {
 }
 
 /** The cache of one of our custom resources, all of it. */
-export function resourceCache<T extends WatchedObject>(kind: ResourceKind): CacheSpec<T> {
+function resourceCache<T extends WatchedObject>(kind: ResourceKind): CacheSpec<T> {
   return { name: kind, kind, resource: RESOURCES[kind] };
 }
 
-/** The caches the built-in kinds read. */
+/** The caches the built-in kinds read: the one name each is known by (`informers.of(CACHES.clusters)`). */
 export const CACHES = {
   clusters: resourceCache<Cluster>("Cluster"),
   profiles: resourceCache<ClusterProfile>("ClusterProfile"),
@@ -103,12 +103,20 @@ export function cacheSelector(spec: CacheSpec<WatchedObject>, scope: CacheScope)
 }
 
 /**
- * The informers of one engine. `of(spec)` makes a cache on first use; make every cache before
- * {@link InformerSet.start}, which starts them all and resolves once each holds a complete list.
- * The named getters are shorthands for the built-in caches.
+ * The informers of one engine: one per cache name, however many readers declare it.
+ *
+ * Flow: every reader declares the caches it reads with {@link InformerSet.of} before
+ * {@link InformerSet.start} (a controller's constructor or `watch`, a kind's `wakes`), which starts them
+ * all and resolves once each holds a complete list; afterwards `of` hands out the caches declared.
+ *
+ * Guarantees: a cache first asked for after `start` is refused with an error naming it, never handed
+ * out silently empty (it would never be started); two different specs under one name are refused too.
  */
 export class InformerSet {
   readonly #informers = new Map<string, Informer<WatchedObject>>();
+  /** The spec each cache was made from, to refuse a different one under the same name. */
+  readonly #specs = new Map<string, CacheSpec<WatchedObject>>();
+  #started = false;
   readonly #kubeConfig: KubeConfig;
   readonly #log: Logger;
   readonly #clock: Clock | undefined;
@@ -121,10 +129,22 @@ export class InformerSet {
     this.#scope = scope;
   }
 
-  /** The informer of `spec`, made on first use. */
+  /** The informer of `spec`: made when first declared, before {@link InformerSet.start}; shared after. */
   of<T extends WatchedObject>(spec: CacheSpec<T>): Informer<T> {
     let informer = this.#informers.get(spec.name);
-    if (!informer) {
+    if (informer) {
+      const declared = this.#specs.get(spec.name);
+      if (declared !== spec && !sameSpec(declared, spec)) {
+        throw new Error(
+          `cache ${spec.name} is declared twice, differently (${describeSpec(declared)} and ${describeSpec(spec)}); give the second its own name`,
+        );
+      }
+    } else {
+      if (this.#started) {
+        throw new Error(
+          `cache ${spec.name} (${describeSpec(spec)}) was first asked for after the caches started, so it would stay empty; declare it before start (in the controller's constructor or watch(), or the kind's wakes)`,
+        );
+      }
       const namespace = spec.resource.namespaced ? this.#scope.namespace || undefined : undefined;
       const labelSelector = cacheSelector(spec, this.#scope);
       informer = new Informer<WatchedObject>({
@@ -146,22 +166,28 @@ export class InformerSet {
         onWatchEnded: (why) => this.#log.debug("watch ended; resuming", { kind: spec.kind, why }),
       });
       this.#informers.set(spec.name, informer);
+      this.#specs.set(spec.name, spec);
     }
     return informer as unknown as Informer<T>;
   }
 
+  /** @deprecated The same cache as `of(CACHES.clusters)`, which is the one name to use. */
   get clusters(): Informer<Cluster> {
     return this.of(CACHES.clusters);
   }
+  /** @deprecated The same cache as `of(CACHES.profiles)`, which is the one name to use. */
   get profiles(): Informer<ClusterProfile> {
     return this.of(CACHES.profiles);
   }
+  /** @deprecated The same cache as `of(CACHES.providerConfigs)`, which is the one name to use. */
   get providerConfigs(): Informer<ProviderConfig> {
     return this.of(CACHES.providerConfigs);
   }
+  /** @deprecated The same cache as `of(CACHES.accessRequests)`, which is the one name to use. */
   get accessRequests(): Informer<AccessRequest> {
     return this.of(CACHES.accessRequests);
   }
+  /** @deprecated The same cache as `of(CACHES.accessSecrets)`, which is the one name to use. */
   get accessSecrets(): Informer<AccessSecret> {
     return this.of(CACHES.accessSecrets);
   }
@@ -171,8 +197,9 @@ export class InformerSet {
     return [...this.#informers].map(([cache, informer]) => ({ cache, count: informer.size }));
   }
 
-  /** Starts every informer made so far; resolves when all caches hold a complete list. */
+  /** Starts every cache declared; resolves when all hold a complete list. No cache can be declared after. */
   async start(): Promise<void> {
+    this.#started = true;
     await Promise.all([...this.#informers.values()].map((informer) => informer.start()));
   }
 
@@ -186,5 +213,15 @@ export class InformerSet {
   }
 }
 
-/** The engine's caches (the name the rest of the code knows them by). */
-export type EngineInformers = InformerSet;
+/** Whether two specs describe the same cache (specs are plain values; readers may build their own copy). */
+function sameSpec(a: CacheSpec<WatchedObject> | undefined, b: CacheSpec<WatchedObject>): boolean {
+  return describeSpec(a) === describeSpec(b);
+}
+
+/** A spec in words, for errors: what it lists and watches. */
+function describeSpec(spec: CacheSpec<WatchedObject> | undefined): string {
+  if (!spec) return "unknown";
+  const { group, version, plural } = spec.resource;
+  const selector = spec.labelSelector ? ` labelled ${spec.labelSelector}` : "";
+  return `${group ? `${group}/` : ""}${version} ${plural}${selector}${spec.watchFiltered ? ", watch-filtered" : ""}`;
+}

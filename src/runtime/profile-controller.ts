@@ -17,7 +17,7 @@ import { diff, type Json } from "../machines/shared/json-patch.ts";
 import { rfc3339 } from "../machines/shared/rfc3339.ts";
 import type { Clock } from "./clock.ts";
 import type { Informer } from "./informer.ts";
-import type { EngineInformers } from "./informers.ts";
+import { CACHES, type InformerSet } from "./informers.ts";
 import { KeyedController } from "./keyed-controller.ts";
 import type { Logger } from "./logger.ts";
 import type { EngineMetrics } from "./metrics.ts";
@@ -29,7 +29,7 @@ import { enterWrite } from "./write-loop-guard.ts";
 /** How to run the profile controller. */
 export interface ProfileControllerOptions {
   readonly kubeConfig: KubeConfig;
-  readonly informers: EngineInformers;
+  readonly informers: InformerSet;
   readonly owner: ProfileOwner;
   readonly backend: ClusterBackend;
   readonly clock?: Clock;
@@ -58,8 +58,8 @@ export class ProfileController extends KeyedController {
   constructor(options: ProfileControllerOptions) {
     super({ ...options, name: "profile" });
     this.#options = options;
-    this.#configs = options.informers.providerConfigs;
-    this.#profiles = options.informers.profiles;
+    this.#configs = options.informers.of(CACHES.providerConfigs);
+    this.#profiles = options.informers.of(CACHES.profiles);
     this.#api = options.kubeConfig.makeApiClient(CustomObjectsApi);
   }
 

@@ -22,6 +22,7 @@ import { ACCESS_OWNER_LABEL } from "../../src/machines/access-request/names.ts";
 import { createBackend as createLocalBackend } from "../../src/providers/local.ts";
 import { systemClock } from "../../src/runtime/clock.ts";
 import { Engine } from "../../src/runtime/engine.ts";
+import { CACHES } from "../../src/runtime/informers.ts";
 import { installingCrds } from "../../src/runtime/install-crds.ts";
 import { createLogger } from "../../src/runtime/logger.ts";
 import { aCluster, aClusterProfile, anAccessRequest, aProviderConfig } from "../support/builders.ts";
@@ -69,7 +70,7 @@ const waitForPhase = (name: string, phase: string) =>
 
 /** The engine has seen AccessRequest `name` as it is now and finished every reconcile: nothing more will come of it. */
 const settled = (name: string) =>
-  caughtUp(engine, engine.informers.accessRequests, async () => {
+  caughtUp(engine, engine.informers.of(CACHES.accessRequests), async () => {
     const request = await readRequest(name);
     if (!request) throw new Error(`AccessRequest ${NS}/${name} does not exist`);
     return [request];

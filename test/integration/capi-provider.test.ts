@@ -8,6 +8,7 @@ import type { ClusterBackend } from "../../src/api/backend-contract.ts";
 import { CAPI_CLUSTER_RESOURCE, type CapiCluster } from "../../src/api/cluster-api.ts";
 import { FINALIZERS, INFRASTRUCTURE_GROUP, RESOURCES } from "../../src/api/constants.ts";
 import type { ClusterEndpointObject, EngineCluster } from "../../src/api/engine-cluster.ts";
+import { isNotFound } from "../../src/api/error-message.ts";
 import { explain } from "../../src/cli/explain.ts";
 import { type CapiManager, startCapiManager } from "../../src/controlplane/capi-manager.ts";
 import { type ControlPlane, startControlPlane } from "../../src/controlplane/control-plane.ts";
@@ -15,9 +16,11 @@ import { createBackend as createLocalBackend } from "../../src/providers/local.t
 import { SimulatedBackend } from "../../src/providers/simulated.ts";
 import { systemClock } from "../../src/runtime/clock.ts";
 import { Engine } from "../../src/runtime/engine.ts";
+import { CACHES } from "../../src/runtime/informers.ts";
 import { installCrds, installingCrds } from "../../src/runtime/install-crds.ts";
 import { silentLogger } from "../../src/runtime/logger.ts";
 import { aProviderConfig } from "../support/builders.ts";
+import { idle, reconciles } from "../support/engine-signals.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
 import { startEngineCli } from "../support/processes.ts";
 
@@ -138,7 +141,7 @@ const read = async <T>(resource: { group: string; version: string; plural: strin
   try {
     return (await custom.getNamespacedCustomObject({ ...resource, namespace: NAMESPACE, name })) as T;
   } catch (error) {
-    if ((error as { code?: number }).code === 404) return undefined;
+    if (isNotFound(error)) return undefined;
     throw error;
   }
 };
@@ -149,7 +152,7 @@ const readSecret = async (name: string) => {
   try {
     return await core.readNamespacedSecret({ namespace: NAMESPACE, name });
   } catch (error) {
-    if ((error as { code?: number }).code === 404) return undefined;
+    if (isNotFound(error)) return undefined;
     throw error;
   }
 };
@@ -310,12 +313,23 @@ describe("the contract's waits and hands-off rules (simulated backend)", () => {
       { what: "held paused by its Cluster" },
     );
     const before = (calls.get(created.metadata.uid ?? "") ?? []).length;
+    const engine = engines[0] as Engine; // capi-sim, whose config serves "held"
+    const reconciledBefore = await reconciles(engine.metrics, "enginecluster");
     await custom.deleteNamespacedCustomObject({
       ...RESOURCES.ClusterEndpoint,
       namespace: NAMESPACE,
       name: "held",
     });
-    await new Promise((resolve) => setTimeout(resolve, 1_500)); // several poll periods of the engine
+    // The engine has looked: its cache lost the endpoint (which wakes held), it reconciled since, and has no work left.
+    const endpoints = engine.informers.of(CACHES.clusterEndpoints);
+    await eventually(
+      async () => {
+        expect(endpoints.get(`${NAMESPACE}/held`)).toBeUndefined();
+        expect(await reconciles(engine.metrics, "enginecluster")).toBeGreaterThan(reconciledBefore);
+        expect(await idle(engine.metrics)).toBe(true);
+      },
+      { what: "the engine to reconcile held after its ClusterEndpoint went, and to be idle" },
+    );
     expect(await readClusterEndpoint("held")).toBeUndefined();
     expect((calls.get(created.metadata.uid ?? "") ?? []).length).toBe(before);
 

@@ -1,4 +1,5 @@
 /** The Cluster controller on a real API server with the simulated backend: the lifecycle, responsibility, races, restarts. */
+
 import { mkdtempSync, rmSync } from "node:fs";
 import { get } from "node:https";
 import { tmpdir } from "node:os";
@@ -9,6 +10,7 @@ import type { Cluster } from "../../src/api/cluster.ts";
 import { FINALIZERS, LABELS, RESOURCES } from "../../src/api/constants.ts";
 import { SimulatedBackend } from "../../src/providers/simulated.ts";
 import { Engine } from "../../src/runtime/engine.ts";
+import { CACHES } from "../../src/runtime/informers.ts";
 import { aClusterProfile } from "../support/builders.ts";
 import { type ClusterHarness, isReady, startClusterHarness } from "../support/cluster-harness.ts";
 import { caughtUp } from "../support/engine-signals.ts";
@@ -139,7 +141,7 @@ describe("the Cluster controller", () => {
       await harness.createCluster("ours-beside-foreign");
       await harness.waitFor("ours-beside-foreign", isReady);
       // The positive signal: the engine holds the foreign Cluster as it is now and has finished reconciling.
-      await caughtUp(engine, engine.informers.clusters, () => current("foreign"));
+      await caughtUp(engine, engine.informers.of(CACHES.clusters), () => current("foreign"));
       const after = await harness.readCluster("foreign");
       expect(after?.metadata.resourceVersion).toBe(foreign.metadata.resourceVersion);
       expect(after?.status).toBeUndefined();
@@ -170,7 +172,7 @@ describe("the Cluster controller", () => {
         await Promise.all(names.map((name) => harness.createCluster(name)));
         const ready = await Promise.all(names.map((name) => harness.waitFor(name, isReady)));
         // At rest: the engine has seen its own last writes and finished the reconciles they caused.
-        await caughtUp(engine, engine.informers.clusters, () => current(...names));
+        await caughtUp(engine, engine.informers.of(CACHES.clusters), () => current(...names));
         expect(engine.clusters.writes).toBeLessThanOrEqual(3 * names.length);
         const later = await current(...names);
         expect(later.map((c) => c.metadata.resourceVersion)).toEqual(
@@ -204,7 +206,7 @@ describe("the Cluster controller", () => {
   it("keeps watching across the API server ending its watches (every 1–2 s here)", async () => {
     const backend = new SimulatedBackend({ provisionDelayMs: 0 });
     await withController(backend, async (engine) => {
-      const before = engine.informers.clusters.resourceVersion;
+      const before = engine.informers.of(CACHES.clusters).resourceVersion;
       const ended = await endedClusterWatches();
       await eventually(async () => expect(await endedClusterWatches()).toBeGreaterThanOrEqual(ended + 2), {
         what: "the API server to end two more watches of Clusters",
@@ -213,7 +215,7 @@ describe("the Cluster controller", () => {
       });
       await harness.createCluster("after-timeouts");
       await harness.waitFor("after-timeouts", isReady, 5_000);
-      expect(engine.informers.clusters.resourceVersion).not.toBe(before);
+      expect(engine.informers.of(CACHES.clusters).resourceVersion).not.toBe(before);
     });
   });
 

@@ -3,6 +3,7 @@
  * ClusterProvider (no scheduler configuration) it touches no ClusterRequest and rewrites no AccessRequest
  * the operator prepared; with a configuration it still leaves a request another scheduler granted as it is.
  */
+
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -14,6 +15,7 @@ import { RESOURCES } from "../../src/api/constants.ts";
 import { type RunningEngine, startEngine } from "../../src/cli/start-engine.ts";
 import { nameHash } from "../../src/machines/cluster-request/cluster-names.ts";
 import { SimulatedBackend } from "../../src/providers/simulated.ts";
+import { CACHES } from "../../src/runtime/informers.ts";
 import { createLogger } from "../../src/runtime/logger.ts";
 import { aClusterRequest, anAccessRequest } from "../support/builders.ts";
 import { type ClusterHarness, startClusterHarness } from "../support/cluster-harness.ts";
@@ -206,7 +208,9 @@ describe("the engine as openMCP deploys it (run without a scheduler configuratio
     const prepared = await read();
     const { running } = await startLikeRun(undefined);
     try {
-      await caughtUp(running.engine, running.engine.informers.accessRequests, async () => [await read()]);
+      await caughtUp(running.engine, running.engine.informers.of(CACHES.accessRequests), async () => [
+        await read(),
+      ]);
       // Preparation has looked at it (the only AccessRequest this engine knows).
       expect(await reconciles(running.metrics, "accessrequest-preparation")).toBeGreaterThan(0);
 
