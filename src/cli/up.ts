@@ -265,8 +265,12 @@ async function showProvisioned(engine: Engine, folder: string): Promise<void> {
   }
 }
 
-/** Resolves once `count` ClusterRequests are Granted: the Clusters they asked for exist then. */
+/**
+ * Resolves once `count` ClusterRequests are Granted: the Clusters they asked for exist then. At once
+ * with `--no-schedule`: this engine grants none (nor caches them), another scheduler may.
+ */
 async function clusterRequestsGranted(engine: Engine, count: number): Promise<void> {
+  if (!engine.machines.has("ClusterRequest")) return;
   const requests = engine.informers.of(CACHES.clusterRequests);
   while (requests.list().filter((request) => request.status?.phase === "Granted").length < count) {
     await new Promise((resolveWait) => setTimeout(resolveWait, 200));
