@@ -1,6 +1,5 @@
 /** The work queue every controller uses: its metrics, and one way of logging what the error policy made of a failed reconcile. */
 import type { Clock } from "./clock.ts";
-import type { FailureHandling } from "./error-policy.ts";
 import { apiStatusOf, errorMessage, type Logger } from "./logger.ts";
 import type { EngineMetrics } from "./metrics.ts";
 import { WorkQueue, type WorkQueueOptions } from "./work-queue.ts";
@@ -37,29 +36,26 @@ export function controllerQueue(props: ControllerQueueProps): WorkQueue {
           ),
         }
       : {}),
-    onError: (key, error, retryInMs, handling) => logFailure(props.log, key, error, retryInMs, handling),
+    onError: failureLogger(props.log),
   });
   return queue;
 }
 
-function logFailure(
-  log: Logger,
-  key: string,
-  error: unknown,
-  retryInMs: number | undefined,
-  handling: FailureHandling,
-): void {
-  const status = apiStatusOf(error);
-  const fields = { key, error: errorMessage(error), ...(status ? { status } : {}) };
-  switch (handling.kind) {
-    case "retry":
-      log[handling.expected ? "debug" : "warn"]("reconcile failed", { ...fields, retryInMs });
-      return;
-    case "requeueAfter":
-      if (handling.reason === "throttled")
-        log.debug("throttled by the API server; waiting as it asks", { key, retryAfterMs: handling.ms });
-      return;
-    case "terminal":
-      log.error("reconcile failed; retrying cannot help, so not before the object changes", fields);
-  }
+/** Logs a failed reconcile at the level its handling calls for. */
+function failureLogger(log: Logger): NonNullable<WorkQueueOptions["onError"]> {
+  return (key, error, retryInMs, handling) => {
+    const status = apiStatusOf(error);
+    const fields = { key, error: errorMessage(error), ...(status ? { status } : {}) };
+    switch (handling.kind) {
+      case "retry":
+        log[handling.expected ? "debug" : "warn"]("reconcile failed", { ...fields, retryInMs });
+        return;
+      case "requeueAfter":
+        if (handling.reason === "throttled")
+          log.debug("throttled by the API server; waiting as it asks", { key, retryAfterMs: handling.ms });
+        return;
+      case "terminal":
+        log.error("reconcile failed; retrying cannot help, so not before the object changes", fields);
+    }
+  };
 }
