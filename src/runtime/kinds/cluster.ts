@@ -1,8 +1,9 @@
 /** The Cluster kind's I/O half: the backend observes and carries out commands; profile and config changes wake Clusters. */
-import type { ClusterCommand, ClusterObservation } from "../../api/backend.ts";
+import type { ClusterObservation } from "../../api/backend.ts";
 import type { Cluster } from "../../api/cluster.ts";
 import type { ClusterProfile } from "../../api/cluster-profile.ts";
 import type { ProviderConfig } from "../../api/provider-config.ts";
+import type { BackendOrder } from "../../machines/cluster/backend-cluster.ts";
 import { CLUSTER_DEFINITION } from "../../machines/cluster/definition.ts";
 import { explainCluster, type ProfileLookup } from "../../machines/cluster/explain.ts";
 import { clusterResponsibility, clusterTarget, stepCluster } from "../../machines/cluster/step.ts";
@@ -24,7 +25,7 @@ function clustersOf(context: KindContext, profiles: ReadonlySet<string | undefin
 }
 
 /** The Cluster kind: Pending → Provisioning → Ready ⇄ Updating, Failed, Deleting, at the configured backend. */
-export const clusterKind: MachineKind<Cluster, ClusterObservation, ClusterCommand> = {
+export const clusterKind: MachineKind<Cluster, ClusterObservation, BackendOrder> = {
   definition: CLUSTER_DEFINITION,
   cache: CACHES.clusters,
   wakes: [
@@ -51,7 +52,6 @@ export const clusterKind: MachineKind<Cluster, ClusterObservation, ClusterComman
           profile,
           providerName,
           observation,
-          ...(settings ? { settings } : {}),
           ...(defaultVersion ? { defaultVersion } : {}),
           ...(lastError === undefined ? {} : { lastError }),
           now: rfc3339(now),
@@ -61,12 +61,12 @@ export const clusterKind: MachineKind<Cluster, ClusterObservation, ClusterComman
         for (const command of commands) {
           log.info("backend command", {
             command: command.kind,
-            cluster: `${command.target.namespace}/${command.target.name}`,
+            cluster: `${target.namespace}/${target.name}`,
             ...("version" in command ? { version: command.version } : {}),
           });
-          if (command.kind === "create") await backend.create(command.target, command.version);
-          else if (command.kind === "update") await backend.update(command.target, command.version);
-          else await backend.delete(command.target);
+          if (command.kind === "create") await backend.create(target, command.version);
+          else if (command.kind === "update") await backend.update(target, command.version);
+          else await backend.delete(target);
         }
       },
     };
