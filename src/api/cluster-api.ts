@@ -73,7 +73,11 @@ export interface CapiCluster {
       readonly name?: string;
     };
   };
-  readonly status?: { readonly phase?: string };
+  readonly status?: {
+    readonly phase?: string;
+    /** Set by CAPI: the infrastructure is provisioned (at once for a Cluster without infrastructureRef). */
+    readonly initialization?: { readonly infrastructureProvisioned?: boolean };
+  };
 }
 
 /** The CAPI Cluster that owns `metadata` (its ownerReference of kind Cluster in cluster.x-k8s.io), by name. */

@@ -8,6 +8,7 @@ import { accessRequestKind } from "./access-request.ts";
 import { clusterKind } from "./cluster.ts";
 import { clusterRequestKind } from "./cluster-request.ts";
 import { engineClusterKind } from "./engine-cluster.ts";
+import { engineControlPlaneKind } from "./engine-control-plane.ts";
 
 /** The built-in kinds, in the order they are shown. */
 export const MACHINE_KINDS: readonly MachineKind[] = [
@@ -15,7 +16,11 @@ export const MACHINE_KINDS: readonly MachineKind[] = [
   clusterRequestKind as MachineKind,
   accessRequestKind as MachineKind,
   engineClusterKind as MachineKind,
+  engineControlPlaneKind as MachineKind,
 ];
 
 /** Kinds of the Cluster API side, driven only when it is on (they watch Cluster API's own resources). */
-export const CAPI_KINDS: ReadonlySet<string> = new Set([engineClusterKind.definition.kind]);
+export const CAPI_KINDS: ReadonlySet<string> = new Set([
+  engineClusterKind.definition.kind,
+  engineControlPlaneKind.definition.kind,
+]);
