@@ -730,3 +730,70 @@ describe("ClusterClasses (Cluster API's topology controller)", () => {
     await capiConditions("topo-sim", { TopologyReconciled: "True", ControlPlaneAvailable: "True" });
   }, 180_000);
 });
+
+describe("the CRDs refuse what the contract forbids, naming it", () => {
+  const create = (body: Record<string, unknown>) =>
+    custom.createNamespacedCustomObject({
+      ...CONTROLPLANE_RESOURCES.EngineControlPlane,
+      namespace: NAMESPACE,
+      body: { apiVersion: CONTROLPLANE_API_VERSION, kind: "EngineControlPlane", ...body },
+    });
+
+  it("an EngineControlPlane without spec.version, or with one that is no version", async () => {
+    await expect(create({ metadata: { name: "no-version" }, spec: { profile: "p" } })).rejects.toThrow(
+      /spec.version: Required value/,
+    );
+    await expect(
+      create({ metadata: { name: "bad-version" }, spec: { profile: "p", version: "latest" } }),
+    ).rejects.toThrow(/spec.version in body should match/);
+  });
+
+  it("a changed profile, and a changed or removed controlPlaneEndpoint once set", async () => {
+    await create({
+      metadata: { name: "fixed" },
+      spec: { profile: "p", version: "1.34", controlPlaneEndpoint: { host: "10.1.2.3", port: 6443 } },
+    });
+    const refused = async (body: unknown[], message: RegExp) =>
+      expect(patch(CONTROLPLANE_RESOURCES.EngineControlPlane, "fixed", body)).rejects.toThrow(message);
+    await refused([{ op: "replace", path: "/spec/profile", value: "q" }], /profile is immutable/);
+    await refused(
+      [{ op: "replace", path: "/spec/controlPlaneEndpoint/host", value: "10.1.2.4" }],
+      /controlPlaneEndpoint is immutable once set/,
+    );
+    await refused(
+      [{ op: "remove", path: "/spec/controlPlaneEndpoint" }],
+      /controlPlaneEndpoint is immutable once set/,
+    );
+    // spec.version may change: that is how an upgrade is asked for.
+    await patch(CONTROLPLANE_RESOURCES.EngineControlPlane, "fixed", [
+      { op: "replace", path: "/spec/version", value: "1.35" },
+    ]);
+  });
+
+  it("an EngineControlPlaneInfrastructure reported unprovisioned (and it keeps nothing in spec)", async () => {
+    const resource = { ...CONTROLPLANE_RESOURCES.EngineControlPlaneInfrastructure, namespace: NAMESPACE };
+    const body = (name: string, spec?: object) => ({
+      apiVersion: `${INFRA_GROUP}/v1alpha1`,
+      kind: "EngineControlPlaneInfrastructure",
+      metadata: { name },
+      ...(spec ? { spec } : {}),
+    });
+    // Nothing to ask for: a field in spec is not kept (the schema has none).
+    const asking = (await custom.createNamespacedCustomObject({
+      ...resource,
+      body: body("asks", { vpc: "x" }),
+    })) as { spec?: unknown };
+    expect(asking.spec).toEqual({});
+    const created = (await custom.createNamespacedCustomObject({ ...resource, body: body("plain") })) as {
+      status?: unknown;
+    };
+    expect(created.status).toEqual({ initialization: { provisioned: true } });
+    await expect(
+      custom.patchNamespacedCustomObjectStatus({
+        ...resource,
+        name: "plain",
+        body: [{ op: "replace", path: "/status/initialization/provisioned", value: false }],
+      }),
+    ).rejects.toThrow(/there is nothing to provision, so provisioned is always true/);
+  });
+});
