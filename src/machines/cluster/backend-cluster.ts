@@ -82,46 +82,53 @@ export const acceptedVersion = (facts: BackendClusterFacts): string | undefined 
 
 const backendPhase = (facts: BackendClusterFacts) => (facts.backend.exists ? facts.backend.phase : undefined);
 
-/** The guards every such machine shares, over its facts type `F`; a kind spreads them into its `setup`. */
-export function backendClusterGuards<F extends BackendClusterFacts>() {
+/** The predicates over those facts every such machine guards with, by the guard's name. */
+export const backendClusterPredicates = {
+  isBeingDeleted: (facts: BackendClusterFacts) => facts.deleting,
+  versionRejected: (facts: BackendClusterFacts) => facts.profileFound && facts.version?.kind !== "accepted",
+  /** The profile exists and the requested version resolves: the cluster can be ordered. */
+  specAcceptable: (facts: BackendClusterFacts) => facts.profileFound && facts.version?.kind === "accepted",
+  backendAbsent: (facts: BackendClusterFacts) => !facts.backend.exists,
+  backendReady: (facts: BackendClusterFacts) => backendPhase(facts) === "ready",
+  backendFailed: (facts: BackendClusterFacts) => backendPhase(facts) === "failed",
+  /**
+   * Ready at the backend, but on another version than the one resolved from the spec, or otherwise out of
+   * date with what the object asks (the backend says so).
+   */
+  upgradeWanted: (facts: BackendClusterFacts) => {
+    const wanted = acceptedVersion(facts);
+    return (
+      facts.backend.exists &&
+      facts.backend.phase === "ready" &&
+      wanted !== undefined &&
+      (facts.backend.version !== wanted || facts.backend.outOfDate === true)
+    );
+  },
+  /** Ready at the backend on exactly the wanted version, and up to date. */
+  backendReadyAsWanted: (facts: BackendClusterFacts) =>
+    facts.backend.exists &&
+    facts.backend.phase === "ready" &&
+    facts.backend.version === acceptedVersion(facts) &&
+    facts.backend.outOfDate !== true,
+  /** A failed cluster is retried once the spec resolves again and the backend no longer reports failure. */
+  problemResolved: (facts: BackendClusterFacts) =>
+    facts.profileFound && facts.version?.kind === "accepted" && backendPhase(facts) !== "failed",
+  withoutOurFinalizer: (facts: BackendClusterFacts) => !facts.hasFinalizer,
+  noForeignFinalizers: (facts: BackendClusterFacts) => facts.foreignFinalizers.length === 0,
+  backendNotDeleting: (facts: BackendClusterFacts) =>
+    facts.backend.exists && facts.backend.phase !== "deleting",
+} as const;
+
+type GuardName = keyof typeof backendClusterPredicates;
+
+/** {@link backendClusterPredicates} as guards of a machine whose facts are `F`; a kind spreads them into its `setup`. */
+export function backendClusterGuards<F extends BackendClusterFacts>(): {
+  readonly [name in GuardName]: ReturnType<typeof whenObserved<F>>;
+} {
   const when = whenObserved<F>;
-  return {
-    isBeingDeleted: when((facts) => facts.deleting),
-    versionRejected: when((facts) => facts.profileFound && facts.version?.kind !== "accepted"),
-    /** The profile exists and the requested version resolves: the cluster can be ordered. */
-    specAcceptable: when((facts) => facts.profileFound && facts.version?.kind === "accepted"),
-    backendAbsent: when((facts) => !facts.backend.exists),
-    backendReady: when((facts) => backendPhase(facts) === "ready"),
-    backendFailed: when((facts) => backendPhase(facts) === "failed"),
-    /**
-     * Ready at the backend, but on another version than the one resolved from the spec, or otherwise out of
-     * date with what the object asks (the backend says so).
-     */
-    upgradeWanted: when((facts) => {
-      const wanted = acceptedVersion(facts);
-      return (
-        facts.backend.exists &&
-        facts.backend.phase === "ready" &&
-        wanted !== undefined &&
-        (facts.backend.version !== wanted || facts.backend.outOfDate === true)
-      );
-    }),
-    /** Ready at the backend on exactly the wanted version, and up to date. */
-    backendReadyAsWanted: when(
-      (facts) =>
-        facts.backend.exists &&
-        facts.backend.phase === "ready" &&
-        facts.backend.version === acceptedVersion(facts) &&
-        facts.backend.outOfDate !== true,
-    ),
-    /** A failed cluster is retried once the spec resolves again and the backend no longer reports failure. */
-    problemResolved: when(
-      (facts) => facts.profileFound && facts.version?.kind === "accepted" && backendPhase(facts) !== "failed",
-    ),
-    withoutOurFinalizer: when((facts) => !facts.hasFinalizer),
-    noForeignFinalizers: when((facts) => facts.foreignFinalizers.length === 0),
-    backendNotDeleting: when((facts) => facts.backend.exists && facts.backend.phase !== "deleting"),
-  };
+  return Object.fromEntries(
+    Object.entries(backendClusterPredicates).map(([name, predicate]) => [name, when(predicate)]),
+  ) as { readonly [name in GuardName]: ReturnType<typeof whenObserved<F>> };
 }
 
 /** What the backend says about its cluster, as a condition message appends it: ` (backend: ready, …)`. */
