@@ -19,7 +19,7 @@ import {
   type EngineControlPlaneStatus,
 } from "../../api/engine-control-plane.ts";
 import { apiEndpointOf, type BackendOrder, backendClusterFacts } from "../cluster/backend-cluster.ts";
-import { type KindStep, kindStep, type StepBasics, type Transitioned } from "../shared/kind-step.ts";
+import { kindStep, type StepBasics, type Transitioned } from "../shared/kind-step.ts";
 import type { MachineStep } from "../shared/machine-step.ts";
 import { type EngineControlPlaneFacts, engineControlPlaneMachine } from "./machine.ts";
 import { desiredEngineControlPlaneStatus, pausedControlPlaneStatus } from "./status.ts";
@@ -78,9 +78,16 @@ export type EngineControlPlaneCommand =
   | { readonly kind: "unpublish"; readonly capiCluster: string | undefined };
 
 /** The desired EngineControlPlane: metadata, the spec field the machine owns, status. */
-export interface EngineControlPlaneStepResult
-  extends MachineStep<EngineControlPlane["metadata"], EngineControlPlaneStatus, EngineControlPlaneCommand> {
-  readonly responsibility: EngineControlPlaneResponsibility;
+export type EngineControlPlaneStepResult = MachineStep<
+  EngineControlPlane["metadata"],
+  EngineControlPlaneStatus,
+  EngineControlPlaneCommand
+>;
+
+/** The machine state an EngineControlPlane stores in `status.state`. */
+export function readEngineControlPlaneState(controlPlane: EngineControlPlane): string {
+  const state = controlPlane.status?.state;
+  return typeof state === "string" && state !== "" ? state : "pending";
 }
 
 /** The backend's key for an EngineControlPlane: its own UID, so it never meets another object's cluster. */
@@ -172,10 +179,7 @@ const step = kindStep<
 >({
   machine: engineControlPlaneMachine,
   object: (input) => input.controlPlane,
-  readState: (controlPlane) => {
-    const state = controlPlane.status?.state;
-    return typeof state === "string" && state !== "" ? state : "pending";
-  },
+  readState: readEngineControlPlaneState,
   facts: engineControlPlaneFacts,
   finalizer: ENGINE_CONTROL_PLANE_FINALIZER,
   actions: {
@@ -233,47 +237,38 @@ const step = kindStep<
 });
 
 /**
- * Flow: responsibility first (ignored, foreign: nothing; paused: the Paused condition only) → the generic
- * step with this kind's recipe.
+ * One step of an EngineControlPlane that is ours and not paused (`open` decides that first).
  *
- * Guarantees: pure and deterministic; a second step on an unchanged world desires the object as it is; no
- * command before a CAPI Cluster owns the object and reports its infrastructure; the finalizer is stored with
- * the first create; the endpoint in the spec is written once and never changed; `controlPlaneInitialized`
- * only with that endpoint, and never taken back; a downgrade is never ordered.
+ * Guarantees (besides the generic step's): no command before a CAPI Cluster owns the object and reports its
+ * infrastructure; the finalizer is stored with the first create; the endpoint in the spec is written once and
+ * never changed; `controlPlaneInitialized` only with that endpoint, and never taken back; a downgrade is never
+ * ordered.
  */
-export function stepEngineControlPlane(input: EngineControlPlaneStepInput): EngineControlPlaneStepResult {
+export const stepEngineControlPlane: (input: EngineControlPlaneStepInput) => EngineControlPlaneStepResult =
+  step;
+
+/**
+ * The step of a paused EngineControlPlane (it or its CAPI Cluster): the machine does not move, nothing is
+ * ordered, only the Paused condition says so and why.
+ */
+export function stepPausedEngineControlPlane(input: {
+  readonly controlPlane: EngineControlPlane;
+  /** Why it is paused ({@link controlPlanePausedBy}). */
+  readonly why: string;
+  readonly now: string;
+}): EngineControlPlaneStepResult {
   const { controlPlane } = input;
-  const responsibility = engineControlPlaneResponsibility(
-    controlPlane,
-    input.profile,
-    input.providerName,
-    input.owner,
-  );
-  if (responsibility !== "ours") {
-    const state = controlPlane.status?.state || "pending";
-    const why = controlPlanePausedBy(controlPlane, input.owner);
-    return {
-      responsibility,
-      previousState: state,
-      event: undefined,
-      state,
-      desired: {
-        metadata: controlPlane.metadata,
-        status:
-          responsibility === "paused" && why !== undefined
-            ? pausedControlPlaneStatus(controlPlane, why, input.now)
-            : controlPlane.status,
-      },
-      commands: [],
-      events: [],
-      requeueAfterMs: undefined,
-    };
-  }
-  const result: KindStep<
-    EngineControlPlane,
-    EngineControlPlaneStatus,
-    EngineControlPlaneCommand,
-    EngineControlPlaneFacts
-  > = step(input);
-  return { ...result, responsibility };
+  const state = readEngineControlPlaneState(controlPlane);
+  return {
+    previousState: state,
+    event: undefined,
+    state,
+    desired: {
+      metadata: controlPlane.metadata,
+      status: pausedControlPlaneStatus(controlPlane, input.why, input.now),
+    },
+    commands: [],
+    events: [],
+    requeueAfterMs: undefined,
+  };
 }

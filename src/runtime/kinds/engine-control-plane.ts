@@ -17,11 +17,13 @@ import { ENGINE_CONTROL_PLANE_DEFINITION } from "../../machines/engine-control-p
 import { explainEngineControlPlane } from "../../machines/engine-control-plane/explain.ts";
 import {
   type ControlPlanePublication,
+  controlPlanePausedBy,
   type EngineControlPlaneCommand,
   type EngineControlPlaneObservation,
   engineControlPlaneResponsibility,
   engineControlPlaneTarget,
   stepEngineControlPlane,
+  stepPausedEngineControlPlane,
 } from "../../machines/engine-control-plane/step.ts";
 import { rfc3339 } from "../../machines/shared/rfc3339.ts";
 import {
@@ -54,6 +56,9 @@ export const CONTROL_PLANE_CACHES = {
     secrets: true,
   } satisfies CacheSpec<AccessSecret> as CacheSpec<AccessSecret>,
 } as const;
+
+/** What a paused control plane's reconcile observes: nothing (its step reads nothing of it). */
+const NOTHING_LOOKED_AT: ControlPlanePublication = { kubeconfig: "notWanted", endpointCurrent: true };
 
 const keyOf = (object: { metadata: { namespace?: string; name?: string } }) =>
   `${object.metadata.namespace}/${object.metadata.name}`;
@@ -130,7 +135,17 @@ export const engineControlPlaneKind: MachineKind<
         : informers.of(CACHES.capiClusters).get(`${namespace}/${ownerName}`);
     const { profile, settings } = profileOffer(context, controlPlane.spec.profile);
     const responsibility = engineControlPlaneResponsibility(controlPlane, profile, providerName, owner);
-    if (responsibility !== "ours" && responsibility !== "paused") return undefined;
+    if (responsibility === "paused") {
+      // Paused: only the Paused condition is written; no backend call, the machine does not move.
+      const why = controlPlanePausedBy(controlPlane, owner) ?? "";
+      return {
+        observe: async () => ({ backend: { exists: false }, publication: NOTHING_LOOKED_AT }),
+        step: (object, _, { now }) =>
+          stepPausedEngineControlPlane({ controlPlane: object, why, now: rfc3339(now) }),
+        run: async () => {},
+      };
+    }
+    if (responsibility !== "ours") return undefined;
     const target = engineControlPlaneTarget(controlPlane, profile, settings);
     const uid = controlPlane.metadata.uid ?? "";
     /** What this reconcile published: the caches see it only later. */
@@ -185,10 +200,9 @@ export const engineControlPlaneKind: MachineKind<
     };
 
     return {
-      // No backend call before a CAPI Cluster owns it, nor while paused.
+      // No backend call before a CAPI Cluster owns it.
       observe: async (object) => {
-        const observed =
-          ownerName && responsibility === "ours" ? await backend.observe(target) : { exists: false as const };
+        const observed = ownerName ? await backend.observe(target) : { exists: false as const };
         return {
           backend: observed,
           publication: await publication(object, observed.exists && observed.phase === "ready"),

@@ -10,9 +10,12 @@ import {
 } from "../../../../src/api/engine-control-plane.ts";
 import {
   type ControlPlanePublication,
+  controlPlanePausedBy,
   type EngineControlPlaneStepInput,
   type EngineControlPlaneStepResult,
+  engineControlPlaneResponsibility,
   stepEngineControlPlane,
+  stepPausedEngineControlPlane,
 } from "../../../../src/machines/engine-control-plane/step.ts";
 import { applied as withOperations } from "../../../../src/machines/shared/json-patch.ts";
 import { changesTo } from "../../../../src/runtime/patch-object.ts";
@@ -293,9 +296,12 @@ describe("pausing, ignoring and deleting", () => {
       [aControlPlane({ annotations: { "cluster.x-k8s.io/paused": "" } }), aCapiCluster(), "annotation"],
       [aControlPlane(), aCapiCluster({ paused: true }), "spec.paused"],
     ] as const) {
-      const result = stepEngineControlPlane(input(controlPlane, absent, { owner }));
-      expect(result.responsibility).toBe("paused");
+      expect(engineControlPlaneResponsibility(controlPlane, aProfile(), PROVIDER, owner)).toBe("paused");
+      const reason = controlPlanePausedBy(controlPlane, owner) ?? "";
+      expect(reason).toContain(why);
+      const result = stepPausedEngineControlPlane({ controlPlane, why: reason, now: NOW });
       expect(result.commands).toEqual([]);
+      expect(result.state).toBe("pending");
       expect(result.desired.metadata).toBe(controlPlane.metadata);
       expect(result.desired.status?.conditions).toEqual([
         expect.objectContaining({ type: "Paused", status: "True", message: expect.stringContaining(why) }),
@@ -303,17 +309,15 @@ describe("pausing, ignoring and deleting", () => {
     }
   });
 
-  it("an ignored or foreign control plane gets no write at all", () => {
+  it("an ignored or foreign control plane is not this engine's to step", () => {
     const ignored = aControlPlane({ annotations: { "openmcp.cloud/operation": "ignore" } });
-    expect(stepEngineControlPlane(input(ignored, absent)).desired).toEqual({
-      metadata: ignored.metadata,
-      status: undefined,
-    });
-    const foreign = stepEngineControlPlane(
-      input(aControlPlane(), absent, { profile: aProfile("someone-else") }),
+    expect(engineControlPlaneResponsibility(ignored, aProfile(), PROVIDER, aCapiCluster())).toBe("ignored");
+    expect(
+      engineControlPlaneResponsibility(aControlPlane(), aProfile("someone-else"), PROVIDER, aCapiCluster()),
+    ).toBe("foreign");
+    expect(engineControlPlaneResponsibility(aControlPlane(), aProfile(), PROVIDER, aCapiCluster())).toBe(
+      "ours",
     );
-    expect(foreign.responsibility).toBe("foreign");
-    expect(foreign.desired.status).toBeUndefined();
   });
 
   it("deleted through its Cluster: unpublishes and deletes at the backend, and lets go only once the backend is empty", () => {
