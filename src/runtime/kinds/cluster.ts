@@ -6,8 +6,12 @@ import type { ProviderConfig } from "../../api/provider-config.ts";
 import type { BackendOrder } from "../../machines/cluster/backend-cluster.ts";
 import { CLUSTER_DEFINITION } from "../../machines/cluster/definition.ts";
 import { explainCluster, type ProfileLookup } from "../../machines/cluster/explain.ts";
-import { clusterResponsibility, clusterTarget, stepCluster } from "../../machines/cluster/step.ts";
-import { rfc3339 } from "../../machines/shared/rfc3339.ts";
+import {
+  type ClusterTiming,
+  clusterResponsibility,
+  clusterTarget,
+  stepCluster,
+} from "../../machines/cluster/step.ts";
 import { CACHES } from "../informers.ts";
 import type { KindContext, MachineKind } from "../machine-kind.ts";
 import { wake } from "../machine-kind.ts";
@@ -25,9 +29,11 @@ function clustersOf(context: KindContext, profiles: ReadonlySet<string | undefin
 }
 
 /** The Cluster kind: Pending → Provisioning → Ready ⇄ Updating, Failed, Deleting, at the configured backend. */
-export const clusterKind: MachineKind<Cluster, ClusterObservation, BackendOrder> = {
+export const clusterKind: MachineKind<Cluster, ClusterObservation, BackendOrder, ClusterTiming> = {
   definition: CLUSTER_DEFINITION,
   cache: CACHES.clusters,
+  timing: DEFAULT_CLUSTER_TIMING,
+  timingOption: (options) => options.timing,
   wakes: [
     wake(CACHES.profiles, (profile: ClusterProfile, context) =>
       clustersOf(context, new Set([profile.metadata.name])),
@@ -54,8 +60,8 @@ export const clusterKind: MachineKind<Cluster, ClusterObservation, BackendOrder>
           observation,
           ...(defaultVersion ? { defaultVersion } : {}),
           ...(lastError === undefined ? {} : { lastError }),
-          now: rfc3339(now),
-          timing: timing.cluster,
+          now,
+          timing,
         }),
       async run(commands) {
         for (const command of commands) {

@@ -20,7 +20,7 @@ import {
   stepEngineCluster,
   stepPausedEngineCluster,
 } from "../../machines/engine-cluster/step.ts";
-import { rfc3339 } from "../../machines/shared/rfc3339.ts";
+import type { RequeueTiming } from "../../machines/shared/machine-tags.ts";
 import {
   clusterEndpointName,
   deletePublication,
@@ -30,6 +30,7 @@ import {
 import { CACHES } from "../informers.ts";
 import type { KindContext, MachineKind } from "../machine-kind.ts";
 import { wake } from "../machine-kind.ts";
+import { DEFAULT_CLUSTER_TIMING } from "./cluster.ts";
 import { profileOffer, profilesOf } from "./profile-offer.ts";
 
 const keyOf = (object: { metadata: { namespace?: string; name?: string } }) =>
@@ -43,10 +44,22 @@ function engineClusters(context: KindContext, test: (cluster: EngineCluster) => 
   return context.informers.of(CACHES.engineClusters).list().filter(test).map(keyOf);
 }
 
-/** The EngineCluster kind: Cluster API's InfraCluster contract (v1beta2) on the engine's backends. */
-export const engineClusterKind: MachineKind<EngineCluster, EngineClusterObservation, EngineClusterCommand> = {
+/**
+ * The EngineCluster kind: Cluster API's InfraCluster contract (v1beta2) on the engine's backends. Driven
+ * only with the Cluster API side on (`capi`): it watches Cluster API's own resources.
+ */
+export const engineClusterKind: MachineKind<
+  EngineCluster,
+  EngineClusterObservation,
+  EngineClusterCommand,
+  RequeueTiming
+> = {
   definition: ENGINE_CLUSTER_DEFINITION,
   cache: CACHES.engineClusters,
+  // It builds clusters as the Cluster kind does, and is timed alike (`timing`).
+  timing: DEFAULT_CLUSTER_TIMING,
+  timingOption: (options) => options.timing,
+  enabled: (options) => options.capi === true,
   wakes: [
     // A Cluster paused or unpaused (or one that appears) matters to the EngineClusters it owns.
     wake(CACHES.capiClusters, (owner, context) =>
@@ -93,7 +106,7 @@ export const engineClusterKind: MachineKind<EngineCluster, EngineClusterObservat
       const why = pausedBy(cluster, ownerPaused) ?? "";
       return {
         observe: async () => ({ backend: { exists: false }, publication: NOTHING_LOOKED_AT }),
-        step: (object, _, { now }) => stepPausedEngineCluster({ cluster: object, why, now: rfc3339(now) }),
+        step: (object, _, { now }) => stepPausedEngineCluster({ cluster: object, why, now }),
         run: async () => {},
       };
     }
@@ -142,8 +155,8 @@ export const engineClusterKind: MachineKind<EngineCluster, EngineClusterObservat
           observation,
           ...(defaultVersion ? { defaultVersion } : {}),
           ...(lastError === undefined ? {} : { lastError }),
-          now: rfc3339(now),
-          timing: timing.cluster,
+          now,
+          timing,
         }),
       async run(commands, object) {
         for (const command of commands) {

@@ -25,7 +25,7 @@ import {
   stepEngineControlPlane,
   stepPausedEngineControlPlane,
 } from "../../machines/engine-control-plane/step.ts";
-import { rfc3339 } from "../../machines/shared/rfc3339.ts";
+import type { RequeueTiming } from "../../machines/shared/machine-tags.ts";
 import {
   clusterEndpointName,
   deletePublished,
@@ -37,6 +37,7 @@ import {
 import { type AccessSecret, CACHES, type CacheSpec } from "../informers.ts";
 import type { KindContext, MachineKind } from "../machine-kind.ts";
 import { wake } from "../machine-kind.ts";
+import { DEFAULT_CLUSTER_TIMING } from "./cluster.ts";
 import { profileOffer, profilesOf } from "./profile-offer.ts";
 
 /** The caches this kind reads besides the shared ones. */
@@ -76,21 +77,28 @@ const publisherOf = (controlPlane: EngineControlPlane): Publisher => ({
 });
 
 /**
- * The fingerprint of the backend's admin kubeconfig per EngineControlPlane uid, and when it was read: the
- * backend is asked again only after a resync period, so a backend that issues new short-lived credentials on
- * every call (Gardener) rotates the Secret once a period, not on every look. Memory only as a rate limit:
- * the Secret's annotation is what is compared.
+ * The kind's per-engine state: the fingerprint of the backend's admin kubeconfig per EngineControlPlane uid,
+ * and when it was read. The backend is asked again only after a resync period, so a backend that issues new
+ * short-lived credentials on every call (Gardener) rotates the Secret once a period, not on every look.
+ * Memory only as a rate limit: the Secret's annotation is what is compared.
  */
-const adminFingerprints = new Map<string, { readonly fingerprint: string; readonly readAt: number }>();
+type AdminFingerprints = Map<string, { readonly fingerprint: string; readonly readAt: number }>;
 
 /** The EngineControlPlane kind: Cluster API's ControlPlane contract (v1beta2) for managed control planes on the engine's backends. */
 export const engineControlPlaneKind: MachineKind<
   EngineControlPlane,
   EngineControlPlaneObservation,
-  EngineControlPlaneCommand
+  EngineControlPlaneCommand,
+  RequeueTiming,
+  AdminFingerprints
 > = {
   definition: ENGINE_CONTROL_PLANE_DEFINITION,
   cache: CONTROL_PLANE_CACHES.engineControlPlanes,
+  // It builds clusters as the Cluster kind does, and is timed alike; driven only with the Cluster API side on.
+  timing: DEFAULT_CLUSTER_TIMING,
+  timingOption: (options) => options.timing,
+  enabled: (options) => options.capi === true,
+  state: (): AdminFingerprints => new Map(),
   wakes: [
     // A Cluster paused or unpaused, its infrastructure provisioned (or one that appears) matters to its control plane.
     wake(CACHES.capiClusters, (owner, context) =>
@@ -127,6 +135,7 @@ export const engineControlPlaneKind: MachineKind<
 
   async open(controlPlane, context) {
     const { informers, backend, providerName, timing, log, kubeConfig, clock } = context;
+    const adminFingerprints = context.state;
     const namespace = controlPlane.metadata.namespace ?? "";
     const ownerName = owningCapiCluster(controlPlane.metadata);
     const owner =
@@ -140,8 +149,7 @@ export const engineControlPlaneKind: MachineKind<
       const why = controlPlanePausedBy(controlPlane, owner) ?? "";
       return {
         observe: async () => ({ backend: { exists: false }, publication: NOTHING_LOOKED_AT }),
-        step: (object, _, { now }) =>
-          stepPausedEngineControlPlane({ controlPlane: object, why, now: rfc3339(now) }),
+        step: (object, _, { now }) => stepPausedEngineControlPlane({ controlPlane: object, why, now }),
         run: async () => {},
       };
     }
@@ -154,7 +162,7 @@ export const engineControlPlaneKind: MachineKind<
     /** The fingerprint of the backend's current admin kubeconfig, read at most once a resync period. */
     const adminFingerprint = async (): Promise<string | undefined> => {
       const known = adminFingerprints.get(uid);
-      if (known && clock.now() - known.readAt < timing.cluster.resyncMs) return known.fingerprint;
+      if (known && clock.now() - known.readAt < timing.resyncMs) return known.fingerprint;
       const admin = await backend.adminAccess(target);
       if (!admin) return known?.fingerprint;
       const fingerprint = kubeconfigFingerprint(admin.kubeconfig);
@@ -216,8 +224,8 @@ export const engineControlPlaneKind: MachineKind<
           providerName,
           observation,
           ...(lastError === undefined ? {} : { lastError }),
-          now: rfc3339(now),
-          timing: timing.cluster,
+          now,
+          timing,
         }),
       async run(commands, object) {
         for (const command of commands) {
