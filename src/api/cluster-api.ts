@@ -3,7 +3,7 @@
  * contract label of its CRDs, the labels and annotations CAPI reads and writes, and the parts of a CAPI
  * `Cluster` the engine reads. Facts from the InfraCluster contract (v1beta2), not our inventions.
  */
-import type { ObjectMeta } from "./common.ts";
+import type { Condition, ObjectMeta } from "./common.ts";
 
 /** API group of Cluster API's core kinds. */
 export const CAPI_GROUP = "cluster.x-k8s.io";
@@ -72,8 +72,19 @@ export interface CapiCluster {
       readonly kind?: string;
       readonly name?: string;
     };
+    readonly controlPlaneRef?: {
+      readonly apiGroup?: string;
+      readonly kind?: string;
+      readonly name?: string;
+    };
   };
-  readonly status?: { readonly phase?: string };
+  readonly status?: {
+    readonly phase?: string;
+    /** Set by CAPI: the infrastructure is provisioned (at once for a Cluster without infrastructureRef). */
+    readonly initialization?: { readonly infrastructureProvisioned?: boolean };
+    /** CAPI's v1beta2 conditions (Available, ControlPlaneAvailable, …), for people and the demo. */
+    readonly conditions?: readonly Condition[];
+  };
 }
 
 /** The CAPI Cluster that owns `metadata` (its ownerReference of kind Cluster in cluster.x-k8s.io), by name. */

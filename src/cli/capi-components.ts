@@ -1,7 +1,8 @@
 /**
  * `openmcp-engine capi-components`: prints the engine as clusterctl installs an infrastructure provider —
- * one YAML stream of the CRDs, deploy/base and the aggregated ClusterRole of deploy/capi, every object
- * labelled `cluster.x-k8s.io/provider: infrastructure-<name>` and the controller started with `--capi`.
+ * one YAML stream of the CRDs (the infrastructure kinds and the control-plane kinds alike: one controller
+ * serves both), deploy/base and the aggregated ClusterRole of deploy/capi, every object labelled
+ * `cluster.x-k8s.io/provider: infrastructure-<name>` and the controller started with `--capi`.
  * Save it as infrastructure-components.yaml next to deploy/capi/metadata.yaml in a release.
  */
 import { readdirSync, readFileSync } from "node:fs";
@@ -17,9 +18,10 @@ const root = join(import.meta.dirname, "..", "..");
 
 export const capiComponentsUsage = `Usage: openmcp-engine capi-components > infrastructure-components.yaml
 
-Prints the engine as a Cluster API infrastructure provider ("${CAPI_PROVIDER_NAME}") for clusterctl: CRDs, RBAC
-(with the ClusterRole Cluster API's manager aggregates), the Deployment running 'run --capi'. Every object is
-labelled ${CAPI_LABELS.provider}: infrastructure-${CAPI_PROVIDER_NAME}.`;
+Prints the engine as a Cluster API infrastructure provider ("${CAPI_PROVIDER_NAME}") for clusterctl: CRDs (EngineCluster,
+and the managed control plane EngineControlPlane with its EngineControlPlaneInfrastructure), RBAC (with the
+ClusterRole Cluster API's manager aggregates), the Deployment running 'run --capi'. Every object is labelled
+${CAPI_LABELS.provider}: infrastructure-${CAPI_PROVIDER_NAME}.`;
 
 function objectsOf(directory: string): KubernetesObject[] {
   return readdirSync(directory)

@@ -16,6 +16,7 @@ import { clusterTarget } from "../machines/cluster/step.ts";
 import type { Engine } from "../runtime/engine.ts";
 import { CACHES } from "../runtime/informers.ts";
 import { installCrds, installingCrds } from "../runtime/install-crds.ts";
+import { CONTROL_PLANE_CACHES } from "../runtime/kinds/engine-control-plane.ts";
 import { createLogger } from "../runtime/logger.ts";
 import { type AdminKubeconfigChange, keepAdminKubeconfigs } from "./admin-kubeconfigs.ts";
 import { applyManifests, LiveView } from "./demo.ts";
@@ -47,8 +48,9 @@ Flags:
   --assets <folder>         folder with kube-apiserver and etcd (default: KUBEBUILDER_ASSETS, else built once by hack/kube/build.sh)
   --no-controller           only the control plane: no engine, no demo
   --capi                    also run Cluster API's own manager (built once by hack/capi/build.sh) and the
-                            engine's Cluster API side; the demo adds examples/demo-capi (a CAPI Cluster on
-                            an EngineCluster), which CAPI moves to Provisioned
+                            engine's Cluster API side; the demo adds examples/demo-capi: a CAPI Cluster on
+                            an EngineCluster, which CAPI moves to Provisioned, and one whose control plane is
+                            an EngineControlPlane, which CAPI calls Available
   --no-demo                 the engine but no sample objects
   --demo-dir <folder>       sample objects to apply (default: examples/demo-<backend>)
   --log <path>              the engine's JSON log (default: .state/engine.log)
@@ -178,6 +180,7 @@ Local control plane is up at ${controlPlane.server}.
         const more = await applyManifests(
           controlPlane.kubeConfig,
           join(repositoryRoot, "examples", "demo-capi"),
+          { LOCAL_KUBERNETES_VERSION: await offeredVersion(engine, "local.local.demo") },
         );
         console.log(`  Cluster API: applied ${more.join(", ")}\n`);
         void showProvisioned(engine, join(dirname(flags.kubeconfigOut), "capi"));
@@ -234,19 +237,39 @@ async function deleteBackendClusters(engine: Engine, targets: readonly ClusterTa
   }
 }
 
+/** The newest version profile `name` offers, once the engine has made the profile (the demo's version). */
+async function offeredVersion(engine: Engine, name: string): Promise<string> {
+  for (let i = 0; i < 300; i++) {
+    const version = engine.informers.profiles.get(name)?.spec.supportedVersions[0]?.version;
+    if (version) return version;
+    await new Promise((resolveWait) => setTimeout(resolveWait, 100));
+  }
+  throw new Error(`ClusterProfile ${name} did not appear within 30 s`);
+}
+
 /**
- * Once Cluster API's own controller moves a CAPI Cluster to Provisioned, says so with the endpoint and
- * writes the kubeconfig of its `<cluster>-kubeconfig` Secret to `folder` (a demo convenience).
+ * Once Cluster API's own controller moves a CAPI Cluster to Provisioned (on an EngineCluster) or calls it
+ * Available (on an EngineControlPlane), says so with the endpoint and writes the kubeconfig of its
+ * `<cluster>-kubeconfig` Secret to `folder` (a demo convenience).
  */
 async function showProvisioned(engine: Engine, folder: string): Promise<void> {
   const clusters = engine.informers.of(CACHES.capiClusters);
-  const secrets = engine.informers.of(CACHES.kubeconfigSecrets);
+  const secrets = [
+    engine.informers.of(CACHES.kubeconfigSecrets),
+    engine.informers.of(CONTROL_PLANE_CACHES.kubeconfigSecrets),
+  ];
   const done = new Set<string>();
   for (let i = 0; i < 1_500; i++) {
     for (const cluster of clusters.list()) {
       const key = objectKey(cluster);
-      if (done.has(key) || cluster.status?.phase !== "Provisioned") continue;
-      const secret = secrets.get(`${key}-kubeconfig`);
+      const managed = cluster.spec?.controlPlaneRef?.kind === "EngineControlPlane";
+      const available = cluster.status?.conditions?.some(
+        (c) => c.type === "Available" && c.status === "True",
+      );
+      if (done.has(key) || (managed ? !available : cluster.status?.phase !== "Provisioned")) continue;
+      const secret = secrets
+        .map((cache) => cache.get(`${key}-kubeconfig`))
+        .find((found) => found?.data?.value);
       if (!secret?.data?.value) continue;
       done.add(key);
       await mkdir(folder, { recursive: true });
@@ -254,7 +277,9 @@ async function showProvisioned(engine: Engine, folder: string): Promise<void> {
       await writeFile(file, Buffer.from(secret.data.value, "base64").toString("utf8"), { mode: 0o600 });
       const endpoint = cluster.spec?.controlPlaneEndpoint;
       console.log(
-        `\nCluster API Cluster ${key} is Provisioned (phase computed by Cluster API) at ${endpoint?.host}:${endpoint?.port}.`,
+        managed
+          ? `\nCluster API Cluster ${key} is Available (its EngineControlPlane's; condition computed by Cluster API) at ${endpoint?.host}:${endpoint?.port}.`
+          : `\nCluster API Cluster ${key} is Provisioned (phase computed by Cluster API) at ${endpoint?.host}:${endpoint?.port}.`,
       );
       console.log(
         `  from Secret ${cluster.metadata.name}-kubeconfig: kubectl --kubeconfig ${file} get namespaces\n`,

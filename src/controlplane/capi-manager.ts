@@ -23,6 +23,8 @@ export interface CapiManagerProps {
   readonly installCrds: (kubeConfig: KubeConfig, props: { readonly directory: string }) => Promise<unknown>;
   /** Default: {@link findCapiAssets}. */
   readonly assets?: CapiAssets;
+  /** Cluster API feature gates to turn on, e.g. `ClusterTopology` (ClusterClasses; off by default in v1.14). */
+  readonly featureGates?: readonly string[];
   /** How long to wait for /readyz. Default 60 s. */
   readonly startTimeoutMs?: number;
   readonly log?: (message: string) => void;
@@ -68,6 +70,9 @@ export async function startCapiManager(props: CapiManagerProps): Promise<CapiMan
       `--health-addr=127.0.0.1:${health}`,
       `--diagnostics-address=127.0.0.1:${diagnostics}`,
       "--insecure-diagnostics",
+      ...(props.featureGates?.length
+        ? [`--feature-gates=${props.featureGates.map((gate) => `${gate}=true`).join(",")}`]
+        : []),
     ],
     logPath: join(directory, "capi-manager.log"),
   });

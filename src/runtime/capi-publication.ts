@@ -1,9 +1,11 @@
 /**
- * What an EngineCluster publishes for Cluster API besides its own status: the `<cluster>-kubeconfig`
- * Secret CAPI's cluster cache reads, and the endpoint as a ClusterEndpoint object (the shape of CAPI's
- * "Flexible Managed Kubernetes Endpoints" proposal). Both carry the EngineCluster's UID label and an
- * owner reference to it; someone else's objects of the same names are never overwritten.
+ * What the owner of a CAPI Cluster's endpoint publishes for Cluster API besides its own status: the
+ * `<cluster>-kubeconfig` Secret CAPI's cluster cache reads, and the endpoint as a ClusterEndpoint object (the
+ * shape of CAPI's "Flexible Managed Kubernetes Endpoints" proposal, which has the endpoint's owner publish it:
+ * the EngineControlPlane when the control plane is ours, else the EngineCluster). Both carry the publisher's
+ * UID label and an owner reference to it; someone else's objects of the same names are never overwritten.
  */
+import { createHash } from "node:crypto";
 import { CustomObjectsApi, type KubeConfig, type V1OwnerReference } from "@kubernetes/client-node";
 import {
   type ApiEndpoint,
@@ -16,75 +18,101 @@ import type { ClusterEndpointObject, EngineCluster } from "../api/engine-cluster
 import { isConflict, isNotFound } from "../api/error-message.ts";
 import { deleteOwnedSecret, type OwnerLabel, writeOwnedSecret } from "./owned-secret.ts";
 
-const ownerLabel = (cluster: EngineCluster): OwnerLabel => [
-  LABELS.engineClusterUid,
-  cluster.metadata.uid ?? "",
-];
+/** The object that publishes: its identity, and the label that marks what it made. */
+export interface Publisher {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly metadata: { readonly name?: string; readonly namespace?: string; readonly uid?: string };
+  /** The label key whose value is the publisher's uid on everything it made. */
+  readonly uidLabel: string;
+}
 
-function ownerReference(cluster: EngineCluster): V1OwnerReference {
+/** An EngineCluster as a {@link Publisher}. */
+const engineClusterPublisher = (cluster: EngineCluster): Publisher => ({
+  apiVersion: INFRASTRUCTURE_API_VERSION,
+  kind: "EngineCluster",
+  metadata: cluster.metadata,
+  uidLabel: LABELS.engineClusterUid,
+});
+
+const ownerLabel = (publisher: Publisher): OwnerLabel => [publisher.uidLabel, publisher.metadata.uid ?? ""];
+const nameOf = (publisher: Publisher) =>
+  `${publisher.kind} ${publisher.metadata.namespace}/${publisher.metadata.name}`;
+
+function ownerReference(publisher: Publisher): V1OwnerReference {
   return {
-    apiVersion: INFRASTRUCTURE_API_VERSION,
-    kind: "EngineCluster",
-    name: cluster.metadata.name ?? "",
-    uid: cluster.metadata.uid ?? "",
+    apiVersion: publisher.apiVersion,
+    kind: publisher.kind,
+    name: publisher.metadata.name ?? "",
+    uid: publisher.metadata.uid ?? "",
     controller: true,
     blockOwnerDeletion: true,
   };
 }
 
-function labels(cluster: EngineCluster, capiCluster: string): Record<string, string> {
+function labels(publisher: Publisher, capiCluster: string): Record<string, string> {
   return {
     [CAPI_LABELS.clusterName]: capiCluster,
-    [LABELS.engineClusterUid]: cluster.metadata.uid ?? "",
+    [publisher.uidLabel]: publisher.metadata.uid ?? "",
     [LABELS.managedBy]: MANAGED_BY_ENGINE,
   };
 }
 
-/** The ClusterEndpoint of an EngineCluster has its name. */
-export const clusterEndpointName = (cluster: EngineCluster): string => cluster.metadata.name ?? "";
+/** The ClusterEndpoint of a publisher has its name. */
+export const clusterEndpointName = (publisher: { metadata: { name?: string } }): string =>
+  publisher.metadata.name ?? "";
 
-/** Creates or replaces `<capiCluster>-kubeconfig` (type cluster.x-k8s.io/secret, key `value`). */
-export async function writeKubeconfigSecret(
+/** SHA-256 (hex) of a kubeconfig: what the Secret records of its content, to notice new credentials without reading it. */
+export const kubeconfigFingerprint = (kubeconfig: string): string =>
+  createHash("sha256").update(kubeconfig).digest("hex");
+
+/**
+ * Creates or replaces `<capiCluster>-kubeconfig` (type cluster.x-k8s.io/secret, key `value`) for
+ * `publisher`; `annotations` are written with it (e.g. the kubeconfig's fingerprint).
+ */
+export async function writePublishedKubeconfig(
   kubeConfig: KubeConfig,
-  cluster: EngineCluster,
+  publisher: Publisher,
   capiCluster: string,
   kubeconfig: string,
+  annotations?: Readonly<Record<string, string>>,
 ): Promise<void> {
   await writeOwnedSecret(
     kubeConfig,
     {
       metadata: {
         name: kubeconfigSecretName(capiCluster),
-        namespace: cluster.metadata.namespace ?? "",
-        labels: labels(cluster, capiCluster),
-        ownerReferences: [ownerReference(cluster)],
+        namespace: publisher.metadata.namespace ?? "",
+        labels: labels(publisher, capiCluster),
+        ...(annotations ? { annotations: { ...annotations } } : {}),
+        ownerReferences: [ownerReference(publisher)],
       },
       type: CAPI_KUBECONFIG_SECRET.type,
       stringData: { [CAPI_KUBECONFIG_SECRET.key]: kubeconfig },
     },
-    ownerLabel(cluster),
-    `EngineCluster ${cluster.metadata.namespace}/${cluster.metadata.name}`,
+    ownerLabel(publisher),
+    nameOf(publisher),
   );
 }
 
 /** Creates or replaces the ClusterEndpoint holding `endpoint`; one made by someone else is an error naming it. */
-export async function writeClusterEndpoint(
+export async function writePublishedEndpoint(
   kubeConfig: KubeConfig,
-  cluster: EngineCluster,
+  publisher: Publisher,
   capiCluster: string,
   endpoint: ApiEndpoint,
 ): Promise<void> {
   const api = kubeConfig.makeApiClient(CustomObjectsApi);
-  const namespace = cluster.metadata.namespace ?? "";
-  const name = clusterEndpointName(cluster);
+  const namespace = publisher.metadata.namespace ?? "";
+  const name = clusterEndpointName(publisher);
   const body: ClusterEndpointObject = {
     apiVersion: INFRASTRUCTURE_API_VERSION,
     kind: "ClusterEndpoint",
     metadata: {
       name,
       namespace,
-      labels: labels(cluster, capiCluster),
-      ownerReferences: [ownerReference(cluster)],
+      labels: labels(publisher, capiCluster),
+      ownerReferences: [ownerReference(publisher)],
     },
     spec: { cluster: capiCluster, host: endpoint.host, port: endpoint.port, type: "apiserver" },
   };
@@ -94,9 +122,9 @@ export async function writeClusterEndpoint(
   } catch (error) {
     if (!isConflict(error)) throw error;
     const existing = (await api.getNamespacedCustomObject({ ...resource, name })) as ClusterEndpointObject;
-    if (existing.metadata.labels?.[LABELS.engineClusterUid] !== cluster.metadata.uid) {
+    if (existing.metadata.labels?.[publisher.uidLabel] !== publisher.metadata.uid) {
       throw new Error(
-        `ClusterEndpoint ${namespace}/${name} exists and was not made for EngineCluster ${namespace}/${name}; not overwriting it`,
+        `ClusterEndpoint ${namespace}/${name} exists and was not made for ${nameOf(publisher)}; not overwriting it`,
       );
     }
     const metadata = { ...body.metadata, resourceVersion: existing.metadata.resourceVersion };
@@ -104,23 +132,52 @@ export async function writeClusterEndpoint(
   }
 }
 
-/** Deletes the kubeconfig Secret and the ClusterEndpoint, where they are ours; absent is fine. */
+/** Deletes the kubeconfig Secret and the ClusterEndpoint of `publisher`, where they are its own; absent is fine. */
+export async function deletePublished(
+  kubeConfig: KubeConfig,
+  publisher: Publisher,
+  capiCluster: string | undefined,
+): Promise<void> {
+  const namespace = publisher.metadata.namespace ?? "";
+  if (capiCluster) {
+    await deleteOwnedSecret(kubeConfig, namespace, kubeconfigSecretName(capiCluster), ownerLabel(publisher));
+  }
+  const api = kubeConfig.makeApiClient(CustomObjectsApi);
+  const resource = { ...RESOURCES.ClusterEndpoint, namespace, name: clusterEndpointName(publisher) };
+  try {
+    const existing = (await api.getNamespacedCustomObject(resource)) as ClusterEndpointObject;
+    if (existing.metadata.labels?.[publisher.uidLabel] !== publisher.metadata.uid) return;
+    await api.deleteNamespacedCustomObject(resource);
+  } catch (error) {
+    if (!isNotFound(error)) throw error;
+  }
+}
+
+/** Creates or replaces an EngineCluster's `<capiCluster>-kubeconfig`. */
+export async function writeKubeconfigSecret(
+  kubeConfig: KubeConfig,
+  cluster: EngineCluster,
+  capiCluster: string,
+  kubeconfig: string,
+): Promise<void> {
+  await writePublishedKubeconfig(kubeConfig, engineClusterPublisher(cluster), capiCluster, kubeconfig);
+}
+
+/** Creates or replaces an EngineCluster's ClusterEndpoint. */
+export async function writeClusterEndpoint(
+  kubeConfig: KubeConfig,
+  cluster: EngineCluster,
+  capiCluster: string,
+  endpoint: ApiEndpoint,
+): Promise<void> {
+  await writePublishedEndpoint(kubeConfig, engineClusterPublisher(cluster), capiCluster, endpoint);
+}
+
+/** Deletes an EngineCluster's kubeconfig Secret and ClusterEndpoint. */
 export async function deletePublication(
   kubeConfig: KubeConfig,
   cluster: EngineCluster,
   capiCluster: string | undefined,
 ): Promise<void> {
-  const namespace = cluster.metadata.namespace ?? "";
-  if (capiCluster) {
-    await deleteOwnedSecret(kubeConfig, namespace, kubeconfigSecretName(capiCluster), ownerLabel(cluster));
-  }
-  const api = kubeConfig.makeApiClient(CustomObjectsApi);
-  const resource = { ...RESOURCES.ClusterEndpoint, namespace, name: clusterEndpointName(cluster) };
-  try {
-    const existing = (await api.getNamespacedCustomObject(resource)) as ClusterEndpointObject;
-    if (existing.metadata.labels?.[LABELS.engineClusterUid] !== cluster.metadata.uid) return;
-    await api.deleteNamespacedCustomObject(resource);
-  } catch (error) {
-    if (!isNotFound(error)) throw error;
-  }
+  await deletePublished(kubeConfig, engineClusterPublisher(cluster), capiCluster);
 }

@@ -2,7 +2,7 @@
 import type { KubeConfig } from "@kubernetes/client-node";
 import type { ClusterBackend } from "../api/backend-contract.ts";
 import type { AccessTiming } from "../machines/access-request/step.ts";
-import type { ClusterTiming } from "../machines/cluster/step.ts";
+import type { RequeueTiming } from "../machines/shared/machine-tags.ts";
 import { AccessPreparationController } from "./access-preparation-controller.ts";
 import { countResponses, limitRate } from "./api-traffic.ts";
 import { type Clock, systemClock } from "./clock.ts";
@@ -11,15 +11,20 @@ import type { Controller } from "./controller.ts";
 import { EventRecorder } from "./event-recorder.ts";
 import { InformerSet } from "./informers.ts";
 import type { KeyedController } from "./keyed-controller.ts";
-import { DEFAULT_ACCESS_TIMING } from "./kinds/access-request.ts";
-import { DEFAULT_CLUSTER_TIMING } from "./kinds/cluster.ts";
-import { DEFAULT_CLUSTER_REQUEST_TIMING, schedulerStatus } from "./kinds/cluster-request.ts";
-import { CAPI_KINDS, MACHINE_KINDS } from "./kinds/registry.ts";
+import { MACHINE_KINDS } from "./kinds/registry.ts";
 import { type LeaderElectionOptions, LeaderElector } from "./leader-election.ts";
 import type { LeaseTiming } from "./lease.ts";
 import { type Logger, silentLogger } from "./logger.ts";
 import { type AnyStep, MachineController } from "./machine-controller.ts";
-import type { KindContext, MachineKind, MachineObject, SchedulerConfigView } from "./machine-kind.ts";
+import {
+  cachesOf,
+  type KindContext,
+  type KindSettings,
+  kindTiming,
+  type MachineKind,
+  type MachineObject,
+  type SchedulerConfigView,
+} from "./machine-kind.ts";
 import type { MachineObserver } from "./machine-observer.ts";
 import { EngineMetrics } from "./metrics.ts";
 import { ProfileController } from "./profile-controller.ts";
@@ -42,8 +47,8 @@ export interface EngineOptions {
    * default: the API server's Priority and Fairness decides, and its 429s are waited out.
    */
   readonly apiRateLimit?: { readonly qps: number; readonly burst: number };
-  /** When to look at Clusters again. */
-  readonly timing?: ClusterTiming;
+  /** When to look again at the objects of the kinds that build clusters (Cluster, EngineCluster). */
+  readonly timing?: RequeueTiming;
   readonly clock?: Clock;
   readonly log?: Logger;
   readonly recordEvents?: boolean;
@@ -78,8 +83,13 @@ export interface EngineOptions {
   readonly watchFilter?: string;
   /** The scheduler configuration in force (a file or a ConfigMap, reloaded on change). */
   readonly schedulerConfig?: SchedulerConfigView;
-  /** Validity of issued tokens and polling of AccessRequests. */
-  readonly accessTiming?: AccessTiming;
+  /** Validity of issued tokens and polling of AccessRequests (a denied one is retried at `pollMs` unless `retryMs` says otherwise). */
+  readonly accessTiming?: Omit<AccessTiming, "retryMs"> & Partial<Pick<AccessTiming, "retryMs">>;
+  /**
+   * Settings of kinds by kind name, over what the options above say: `timing` overrides fields of a
+   * kind's timing, the rest each kind reads itself (e.g. `{ MyKind: { timing: { pollMs: 500 }, enabled: false } }`).
+   */
+  readonly kindSettings?: { readonly [kind: string]: KindSettings };
   /** Metrics to record into (default: a registry of the engine's own). */
   readonly metrics?: EngineMetrics;
   /** Reconcile only while holding this Lease; absent = always (a single replica). */
@@ -106,8 +116,11 @@ export interface EngineOptions {
   readonly onLostLeadership?: () => void;
 }
 
-/** The scheduler's configuration when none is given: there is none, and it never changes. */
-const NO_SCHEDULER_CONFIG: SchedulerConfigView = { current: () => undefined, onChange: () => {} };
+/** A kind the engine drives, with its context for this engine. */
+interface DrivenKind {
+  readonly kind: MachineKind;
+  readonly context: KindContext;
+}
 
 /** Runs the controllers over one set of caches. */
 export class Engine {
@@ -127,6 +140,8 @@ export class Engine {
   /** The guard's Warning Events. */
   readonly #guardEvents: EventRecorder;
   readonly #options: EngineOptions;
+  /** The kinds this engine drives, by kind. */
+  readonly #kinds: ReadonlyMap<string, DrivenKind>;
   readonly #log: Logger;
   /** Takes the engine's interceptors off its KubeConfig again. */
   readonly #unintercept: Array<() => void> = [];
@@ -210,27 +225,28 @@ export class Engine {
       : undefined;
     if (election) this.metrics.setLeader(election.name, false);
 
-    const context: KindContext = {
+    const shared = {
       kubeConfig: options.kubeConfig,
       informers: this.informers,
       providerName: options.providerName,
       backend: options.backend,
       clock: options.clock ?? systemClock,
       log: this.#log,
-      timing: {
-        cluster: options.timing ?? DEFAULT_CLUSTER_TIMING,
-        accessRequest: options.accessTiming ?? DEFAULT_ACCESS_TIMING,
-        clusterRequest: DEFAULT_CLUSTER_REQUEST_TIMING,
-      },
-      scheduler: options.schedulerConfig ?? NO_SCHEDULER_CONFIG,
     };
-    const kinds = (options.kinds ?? MACHINE_KINDS).filter(
-      (kind) =>
-        (options.schedule !== false || kind.definition.kind !== "ClusterRequest") &&
-        (options.capi === true || !CAPI_KINDS.has(kind.definition.kind)),
+    // Each kind says whether it runs, brings its timing and state, and names every cache it reads: all
+    // of them are made here, before the caches start.
+    this.#kinds = new Map(
+      (options.kinds ?? MACHINE_KINDS)
+        .filter((kind) => kind.enabled?.(options) ?? true)
+        .map((kind) => {
+          const own = { ...shared, timing: kindTiming(kind, options), state: undefined };
+          const context: KindContext = { ...own, state: kind.state?.(own, options) };
+          for (const cache of cachesOf(kind)) this.informers.of(cache);
+          return [kind.definition.kind, { kind, context }];
+        }),
     );
     this.machines = new Map(
-      kinds.map((kind) => [
+      [...this.#kinds.values()].map(({ kind, context }) => [
         kind.definition.kind,
         new MachineController({
           kind,
@@ -273,19 +289,17 @@ export class Engine {
 
   /** Lines /readyz shows besides its verdict: what the engine leaves to others (the scheduler's stance). */
   readinessDetails(): readonly string[] {
-    if (this.machines.has("ClusterRequest"))
-      return [schedulerStatus(this.#options.schedulerConfig ?? NO_SCHEDULER_CONFIG)];
-    return this.#options.schedule === false
-      ? ["scheduler: off (--no-schedule); ClusterRequests are left to another scheduler"]
-      : [];
+    return (this.#options.kinds ?? MACHINE_KINDS).flatMap(
+      (kind) => kind.readiness?.(this.#options, this.#kinds.get(kind.definition.kind)?.context) ?? [],
+    );
   }
 
-  /** The Cluster controller. */
+  /** The Cluster controller (a shorthand for tests and the CLI). */
   get clusters(): MachineController<MachineObject> {
     return this.#machine("Cluster");
   }
 
-  /** The AccessRequest controller. */
+  /** The AccessRequest controller (a shorthand for tests and the CLI). */
   get accessRequests(): MachineController<MachineObject> {
     return this.#machine("AccessRequest");
   }
@@ -303,8 +317,8 @@ export class Engine {
   async start(): Promise<void> {
     if (this.#started) throw new Error("Engine.start called twice");
     this.#started = true;
-    // An invalid scheduler configuration stops the start here, with every problem named.
-    if (this.machines.has("ClusterRequest")) await this.#options.schedulerConfig?.start?.();
+    // What a kind must have before it works (e.g. a valid scheduler configuration) stops the start here.
+    for (const { kind, context } of this.#kinds.values()) await kind.start?.(context);
     for (const controller of this.controllers) controller.watch();
     await this.informers.start();
     this.shards?.start();
@@ -339,7 +353,7 @@ export class Engine {
   /** Stops watching, finishes reconciles in flight, closes the backend. */
   async stop(): Promise<void> {
     this.informers.stop();
-    this.#options.schedulerConfig?.stop?.();
+    for (const { kind, context } of this.#kinds.values()) kind.stop?.(context);
     await Promise.all(this.controllers.map((controller) => controller.stop()));
     await this.elector?.release(); // after the last write: the next leader starts from a quiet world
     await this.shards?.release(); // likewise: peers take our keys once our work has finished

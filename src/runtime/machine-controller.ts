@@ -1,6 +1,8 @@
 /** The one machine controller: cache events → queue → observe → pure step → one write → commands → requeue, for any kind. */
 import { LABELS } from "../api/constants.ts";
+import type { PatchOperation } from "../machines/shared/json-patch.ts";
 import type { MachineStep } from "../machines/shared/machine-step.ts";
+import { rfc3339 } from "../machines/shared/rfc3339.ts";
 import { type EventRecord, EventRecorder, eventsWorthRecording } from "./event-recorder.ts";
 import type { Informer } from "./informer.ts";
 import { KeyedController } from "./keyed-controller.ts";
@@ -10,7 +12,7 @@ import type { KindContext, MachineKind, MachineObject } from "./machine-kind.ts"
 import { type MachineObserver, tellObservers } from "./machine-observer.ts";
 import type { EngineMetrics } from "./metrics.ts";
 import { Outcome } from "./outcome.ts";
-import { GoneError, type ObjectPart, writeDesired } from "./patch-object.ts";
+import { changesTo, GoneError, patchObject } from "./patch-object.ts";
 import { RecentWrites } from "./recent-writes.ts";
 import type { ShardRing } from "./sharding/shard-ring.ts";
 
@@ -38,6 +40,14 @@ export type AnyStep = MachineStep<unknown, unknown, unknown>;
 const MAX_ROUNDS = 3;
 
 /**
+ * A reconcile whose last round still wanted commands looks again after this long, doubling each time
+ * it happens again in a row, up to {@link UNFINISHED_MAX_MS} (and never later than the step asks):
+ * never a hot loop on an object whose commands never settle it.
+ */
+const UNFINISHED_FIRST_MS = 50;
+const UNFINISHED_MAX_MS = 10_000;
+
+/**
  * Flow: an object's key comes off the queue → its kind opens a reconciliation (or says "not ours":
  * nothing more) → up to three rounds of observe → pure step → (metadata write → commands) → the
  * desired metadata and status written once, each as the diff against the stored object, guarded by
@@ -62,6 +72,8 @@ export class MachineController<T extends MachineObject> extends KeyedController 
   readonly #ownWrites: RecentWrites<T>;
   /** Message of the last failed command per object uid; diagnostic only (lost on restart by design). */
   readonly #lastErrors = new Map<string, string>();
+  /** Reconciles in a row that ended with commands still wanted, per key. */
+  readonly #unfinishedInARow = new Map<string, number>();
 
   constructor(options: MachineControllerOptions<T>) {
     super({
@@ -125,7 +137,10 @@ export class MachineController<T extends MachineObject> extends KeyedController 
     // The object as this controller last wrote it while the cache has not caught up: a reconcile woken
     // meanwhile starts from what is stored, not from a stale copy whose writes would only fail their test.
     const cached = this.cache.get(key);
-    if (!cached) return Outcome.awaitChange(); // gone: whatever was written before no longer matters
+    if (!cached) {
+      this.#unfinishedInARow.delete(key);
+      return Outcome.awaitChange(); // gone: whatever was written before no longer matters
+    }
     const object = this.#ownWrites.get(key, cached) ?? cached;
     const group = this.#kind.serialize?.(object, this.#context);
     return group === undefined
@@ -155,8 +170,10 @@ export class MachineController<T extends MachineObject> extends KeyedController 
     try {
       for (let round = 1; round <= MAX_ROUNDS; round++) {
         const observation = await work.observe(local);
+        const nowMs = this.clock.now();
         last = work.step(local, observation, {
-          now: this.clock.now(),
+          now: rfc3339(nowMs),
+          nowMs,
           lastError: this.#lastErrors.get(uid),
         });
         steps.push(last);
@@ -187,7 +204,7 @@ export class MachineController<T extends MachineObject> extends KeyedController 
         // Metadata first, so labels are in place when the status says Ready; if it removes our
         // finalizer the object may be gone before the status write, which then ends in GoneError.
         stored = await this.#writeMetadata(stored, last);
-        stored = await this.#write(stored, "status", last.desired.status);
+        stored = await this.#patch(stored, changesTo(stored, "status", last.desired.status), "status");
       }
       committed = true;
     } catch (error) {
@@ -203,32 +220,60 @@ export class MachineController<T extends MachineObject> extends KeyedController 
     if (!last) return Outcome.awaitChange();
     this.#options.onReconciled?.(this.#kind.definition.kind, key, last);
     this.log.info("reconciled", { key, state: last.state, requeueAfterMs: last.requeueAfterMs });
-    if (unfinished) return Outcome.requeueAfter(0);
+    if (unfinished) return Outcome.requeueAfter(this.#unfinishedDelay(key, last.requeueAfterMs));
+    this.#unfinishedInARow.delete(key);
     return last.requeueAfterMs === undefined
       ? Outcome.awaitChange()
       : Outcome.requeueAfter(last.requeueAfterMs);
   }
 
-  /** Writes the step's metadata, then the spec fields it owns (if any). */
-  async #writeMetadata(stored: T, step: AnyStep): Promise<T> {
-    const withMetadata = await this.#write(stored, "metadata", step.desired.metadata);
-    return this.#write(withMetadata, "spec", step.desired.spec);
+  /** How long to wait before looking again at an object whose commands did not settle it this time. */
+  #unfinishedDelay(key: string, wanted: number | undefined): number {
+    const inARow = (this.#unfinishedInARow.get(key) ?? 0) + 1;
+    this.#unfinishedInARow.set(key, inARow);
+    const escalated = Math.min(UNFINISHED_FIRST_MS * 2 ** (inARow - 1), UNFINISHED_MAX_MS);
+    return wanted === undefined ? escalated : Math.min(escalated, wanted);
   }
 
-  /** Writes what differs between `stored` and `desired` in one part; returns the object as stored now. */
-  async #write(stored: T, part: ObjectPart, desired: unknown): Promise<T> {
-    const written = await writeDesired(
+  /** Writes the step's metadata and the spec fields it owns (if any), as one patch. */
+  #writeMetadata(stored: T, step: AnyStep): Promise<T> {
+    const operations = [
+      ...changesTo(stored, "metadata", step.desired.metadata),
+      ...changesTo(stored, "spec", step.desired.spec),
+    ];
+    return this.#patch(stored, operations, undefined);
+  }
+
+  /** Sends `operations` (the object's, or its status's) as one guarded patch; returns the object as stored now. */
+  async #patch(
+    stored: T,
+    operations: readonly PatchOperation[],
+    subresource: "status" | undefined,
+  ): Promise<T> {
+    const { namespace, name = "", resourceVersion = "", uid } = stored.metadata;
+    const written = await patchObject(
       this.#context.kubeConfig,
-      this.#kind.definition.resource,
-      stored,
-      part,
-      desired,
+      {
+        ...this.#kind.definition.resource,
+        ...(namespace ? { namespace } : {}),
+        name,
+        resourceVersion,
+        ...(uid ? { uid } : {}),
+      },
+      operations,
+      subresource,
     );
     if (!written) return stored;
+    const object = written as unknown as T;
+    const key = namespace ? `${namespace}/${name}` : name;
     this.writes++;
-    this.#ownWrites.wrote(written.key, written.object);
-    this.log.debug("patched", { key: written.key, part, paths: written.paths });
-    return written.object;
+    this.#ownWrites.wrote(key, object);
+    this.log.debug("patched", {
+      key,
+      part: subresource ?? "object",
+      paths: operations.map((operation) => operation.path),
+    });
+    return object;
   }
 
   #tellObservers(object: T, steps: readonly AnyStep[]): void {

@@ -3,13 +3,12 @@ import type { KubeConfig } from "@kubernetes/client-node";
 import type { ClusterBackend } from "../api/backend-contract.ts";
 import type { Condition, ObjectMeta } from "../api/common.ts";
 import type { SchedulerConfig } from "../api/scheduler-config.ts";
-import type { AccessTiming } from "../machines/access-request/step.ts";
-import type { ClusterTiming } from "../machines/cluster/step.ts";
-import type { ClusterRequestTiming } from "../machines/cluster-request/step.ts";
 import type { Explanation } from "../machines/shared/explanation.ts";
 import type { MachineDefinition } from "../machines/shared/machine-definition.ts";
 import type { MachineStep } from "../machines/shared/machine-step.ts";
+import type { RequeueTiming } from "../machines/shared/machine-tags.ts";
 import type { Clock } from "./clock.ts";
+import type { EngineOptions } from "./engine.ts";
 import type { WatchedObject } from "./informer.ts";
 import type { CacheSpec, InformerSet } from "./informers.ts";
 import type { Logger } from "./logger.ts";
@@ -20,14 +19,7 @@ export interface MachineObject extends WatchedObject {
   readonly status?: { readonly phase?: string; readonly conditions?: readonly Condition[] };
 }
 
-/** How soon to look again, per kind. */
-export interface EngineTiming {
-  readonly cluster: ClusterTiming;
-  readonly accessRequest: AccessTiming;
-  readonly clusterRequest: ClusterRequestTiming;
-}
-
-/** The scheduler configuration in force, and news of its changes. */
+/** The scheduler configuration in force, and news of its changes (`EngineOptions.schedulerConfig`). */
 export interface SchedulerConfigView {
   /** The configuration in force; undefined when the engine was given none. */
   current(): SchedulerConfig | undefined;
@@ -38,8 +30,18 @@ export interface SchedulerConfigView {
   stop?(): void;
 }
 
-/** What every kind's I/O half may use; one per engine. */
-export interface KindContext {
+/**
+ * Settings of one kind, given by kind name in {@link EngineOptions.kindSettings}: `timing` overrides
+ * fields of the kind's default timing; the rest the kind reads itself (e.g. an on/off switch in its
+ * `enabled`). The way to configure a kind the engine's own options do not name.
+ */
+export interface KindSettings {
+  readonly timing?: { readonly [field: string]: number };
+  readonly [setting: string]: unknown;
+}
+
+/** What a kind's I/O half may use: the engine's shared parts, and the kind's own timing and state. */
+export interface KindContext<Timing = RequeueTiming, State = unknown> {
   readonly kubeConfig: KubeConfig;
   readonly informers: InformerSet;
   /** `--provider-name`: objects of other providers are never touched. */
@@ -47,14 +49,18 @@ export interface KindContext {
   readonly backend: ClusterBackend;
   readonly clock: Clock;
   readonly log: Logger;
-  readonly timing: EngineTiming;
-  readonly scheduler: SchedulerConfigView;
+  /** The kind's timing: its defaults, overridden by the engine's options. */
+  readonly timing: Timing;
+  /** The kind's per-engine state, made once by its `state` hook (undefined without one). */
+  readonly state: State;
 }
 
 /** What the pure step is given besides the object and the observation. */
 export interface StepContext {
-  /** The runtime's clock, in ms since the epoch. */
-  readonly now: number;
+  /** The runtime's clock, RFC 3339, formatted once per look (for condition times). */
+  readonly now: string;
+  /** The same instant in ms since the epoch, for kinds that reckon with it (e.g. a token's renewal). */
+  readonly nowMs: number;
   /** Message of the last failed command on this object, while its commands keep failing. */
   readonly lastError: string | undefined;
 }
@@ -92,12 +98,15 @@ export type { Explanation } from "../machines/shared/explanation.ts";
 /**
  * A kind the generic {@link MachineController} drives: one of these and a folder in `src/machines`
  * is all a kind is. Registered once in `kinds/registry.ts`, which feeds the caches, the engine,
- * the statechart export, `explain` and the live view.
+ * the statechart export, `explain` and the live view. The kind owns its settings: its timing, whether
+ * it runs, its per-engine state and every cache it reads; the engine names no kind.
  */
 export interface MachineKind<
   T extends MachineObject = MachineObject,
   Observation = unknown,
   Command = unknown,
+  Timing extends RequeueTiming = RequeueTiming,
+  State = unknown,
 > {
   readonly definition: MachineDefinition;
   /** The cache of the kind's own objects. */
@@ -105,10 +114,32 @@ export interface MachineKind<
   /** Related caches whose changes wake objects of this kind. */
   readonly wakes: readonly Wake<never>[];
   /**
+   * Every other cache the kind reads (in `open`, `observe`, `run`), besides its own and its wakes':
+   * declared up front, so the engine makes them all before it starts its caches.
+   */
+  readonly reads?: readonly CacheSpec<WatchedObject>[];
+  /** How soon to look again by default; the engine's options override fields (see {@link kindTiming}). */
+  readonly timing: Timing;
+  /** The kind's own engine option for its timing, if it has one (e.g. `accessTiming`). */
+  timingOption?(options: EngineOptions): Partial<Timing> | undefined;
+  /** Whether an engine with these options drives the kind (default: always). */
+  enabled?(options: EngineOptions): boolean;
+  /** Makes the kind's per-engine state, once per engine that drives it (e.g. memory of its own writes). */
+  state?(context: KindContext<Timing, undefined>, options: EngineOptions): State;
+  /** Runs before the engine starts its caches (e.g. loads a configuration); a rejection stops the start. */
+  start?(context: KindContext<Timing, State>): Promise<void>;
+  /** Runs when the engine stops. */
+  stop?(context: KindContext<Timing, State>): void;
+  /**
+   * Lines /readyz shows about the kind besides its verdict (e.g. what it leaves to others); `context` is
+   * undefined when the engine does not drive the kind.
+   */
+  readiness?(options: EngineOptions, context: KindContext<Timing, State> | undefined): readonly string[];
+  /**
    * Objects of one group (the key this returns) are reconciled one at a time, e.g. requests that may
    * share a Cluster, so one decides after the other has placed itself; undefined: no such group.
    */
-  serialize?(object: T, context: KindContext): string | undefined;
+  serialize?(object: T, context: KindContext<Timing, State>): string | undefined;
   /**
    * Sharded mode: objects with one shard key are owned by one replica (the default is the object's own
    * namespace/name). Groups that `serialize` orders must share a shard key, and it must not change while
@@ -116,22 +147,46 @@ export interface MachineKind<
    */
   shardKey?(object: T): string;
   /** Other things that wake objects (e.g. a reloaded configuration): called once, when the controller starts watching. */
-  watch?(context: KindContext, wake: (key: string) => void): void;
+  watch?(context: KindContext<Timing, State>, wake: (key: string) => void): void;
   /**
-   * Starts one reconcile: decides whether this engine acts on the object at all (undefined: no write,
-   * no backend call) and gathers what stays fixed for the reconcile.
+   * Starts one reconcile: decides, once, whether this engine acts on the object at all (undefined: no
+   * write, no backend call) and gathers what stays fixed for the reconcile (e.g. the backend's target).
    */
-  open(object: T, context: KindContext): Promise<Reconciliation<T, Observation, Command> | undefined>;
+  open(
+    object: T,
+    context: KindContext<Timing, State>,
+  ): Promise<Reconciliation<T, Observation, Command> | undefined>;
   /** A command in a few words, for logs and failure messages (never secrets). */
   describe(command: Command): string;
   /** Explains the object from what it stores and what `read` finds (read-only). */
   explain(object: T, read: ObjectReader): Promise<Explanation>;
 }
 
+/**
+ * A kind's timing for an engine: its defaults, then its own option (`timingOption`), then
+ * `kindSettings[kind].timing`, each field by field.
+ */
+export function kindTiming(kind: MachineKind, options: EngineOptions): RequeueTiming {
+  return {
+    ...kind.timing,
+    ...kind.timingOption?.(options),
+    ...options.kindSettings?.[kind.definition.kind]?.timing,
+  };
+}
+
+/** Every cache a kind reads: its own, its wakes', and those it declares. */
+export function cachesOf(kind: MachineKind): CacheSpec<WatchedObject>[] {
+  return [
+    kind.cache,
+    ...kind.wakes.map((related) => related.cache),
+    ...(kind.reads ?? []),
+  ] as CacheSpec<WatchedObject>[];
+}
+
 /** Declares a wake with its cache's type, so `keys` is checked against it. */
-export function wake<R extends WatchedObject>(
+export function wake<R extends WatchedObject, Timing = RequeueTiming, State = unknown>(
   cache: CacheSpec<R>,
-  keys: (changed: R, context: KindContext) => Iterable<string>,
+  keys: (changed: R, context: KindContext<Timing, State>) => Iterable<string>,
 ): Wake<never> {
   return { cache, keys } as unknown as Wake<never>;
 }

@@ -1,11 +1,22 @@
-/** docs/add-a-kind.md's example kind, EndpointExport, added to the engine as one entry and run on a real API server. */
-import { ApiException, CoreV1Api } from "@kubernetes/client-node";
+/**
+ * docs/add-a-kind.md's example kind, EndpointExport, added to the engine as one entry and run on a real
+ * API server, with its own timing and its own on/off switch, configured by its name alone.
+ */
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { CoreV1Api } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ENDPOINT_EXPORT_DEFINITION, endpointExportKind } from "../../docs/examples/endpoint-export/kind.ts";
+import {
+  DEFAULT_EXPORT_TIMING,
+  ENDPOINT_EXPORT_DEFINITION,
+  endpointExportKind,
+} from "../../docs/examples/endpoint-export/kind.ts";
 import { EXPORT_FINALIZER } from "../../docs/examples/endpoint-export/step.ts";
 import type { EndpointExport } from "../../docs/examples/endpoint-export/types.ts";
+import { isNotFound } from "../../src/api/error-message.ts";
+import type { MachineStep } from "../../src/machines/shared/machine-step.ts";
 import { SimulatedBackend } from "../../src/providers/simulated.ts";
-import { Engine } from "../../src/runtime/engine.ts";
+import { Engine, type EngineOptions } from "../../src/runtime/engine.ts";
 import { installCrds } from "../../src/runtime/install-crds.ts";
 import { MACHINE_KINDS } from "../../src/runtime/kinds/registry.ts";
 import { allStatechartFiles } from "../../src/statecharts/export.ts";
@@ -17,18 +28,31 @@ const EXPORTS = { group: "examples.engine.openmcp.cloud", version: "v1alpha1", p
 let harness: ClusterHarness;
 let engine: Engine;
 let core: CoreV1Api;
+/** The export's own resync, set by its name: a published export's step asks for exactly this. */
+const EXPORT_RESYNC_MS = 123_456;
+/** The last step of each export, as the engine reports it. */
+const exportSteps = new Map<string, MachineStep<unknown, unknown, unknown>>();
+
+/** Engine options that drive the example kind; `kindSettings` is the only way it is configured. */
+const withExport = (kindSettings: EngineOptions["kindSettings"]) => ({
+  kubeConfig: harness.controlPlane.kubeConfig,
+  providerName: harness.provider,
+  environment: "test",
+  backend: new SimulatedBackend({ provisionDelayMs: 300 }),
+  timing: { pollMs: 100, retryMs: 200, resyncMs: 60_000 },
+  kinds: [...MACHINE_KINDS, endpointExportKind], // the one entry
+  ...(kindSettings ? { kindSettings } : {}),
+});
 
 beforeAll(async () => {
   harness = await startClusterHarness();
   await installCrds(harness.controlPlane.kubeConfig, { directory: "docs/examples/endpoint-export" });
   core = harness.controlPlane.kubeConfig.makeApiClient(CoreV1Api);
   engine = new Engine({
-    kubeConfig: harness.controlPlane.kubeConfig,
-    providerName: harness.provider,
-    environment: "test",
-    backend: new SimulatedBackend({ provisionDelayMs: 300 }),
-    timing: { pollMs: 100, retryMs: 200, resyncMs: 60_000 },
-    kinds: [...MACHINE_KINDS, endpointExportKind], // the one entry
+    ...withExport({ EndpointExport: { timing: { pollMs: 100, resyncMs: EXPORT_RESYNC_MS } } }),
+    onReconciled: (kind, key, step) => {
+      if (kind === "EndpointExport") exportSteps.set(key, step);
+    },
   });
   await engine.start();
 });
@@ -49,7 +73,7 @@ const configMapEndpoint = async (name: string): Promise<string | undefined> => {
   try {
     return (await core.readNamespacedConfigMap({ namespace: harness.namespace, name })).data?.endpoint;
   } catch (error) {
-    if (error instanceof ApiException && error.code === 404) return undefined;
+    if (isNotFound(error)) return undefined;
     throw error;
   }
 };
@@ -89,6 +113,13 @@ describe("a kind added as one entry", () => {
     });
     expect(published.metadata.finalizers).toContain(EXPORT_FINALIZER);
     expect(await configMapEndpoint("platform-api")).toBe(endpoint);
+    // At rest it looks again after its own resync (set by its name), not the Clusters' (`timing`).
+    await eventually(() =>
+      expect(exportSteps.get(`${harness.namespace}/platform-endpoint`)).toMatchObject({
+        state: "published",
+        requeueAfterMs: EXPORT_RESYNC_MS,
+      }),
+    );
 
     // ConfigMaps are not watched: a deleted one is mended when the export is looked at again — at the
     // next resync, or, as here, when an edit of the export wakes it.
@@ -110,6 +141,30 @@ describe("a kind added as one entry", () => {
       expect(await configMapEndpoint("platform-api")).toBeUndefined();
       await expect(readExport("platform-endpoint")).rejects.toMatchObject({ code: 404 });
     });
+  });
+
+  it("has its own timing and on/off switch, which the engine knows only by the kind's name", async () => {
+    const drives = async (options: EngineOptions) => {
+      const other = new Engine(options); // made, never started
+      const driven = other.machines.has("EndpointExport");
+      await other.stop();
+      return driven;
+    };
+    expect(await drives(withExport(undefined))).toBe(true);
+    expect(await drives(withExport({ EndpointExport: { enabled: false } }))).toBe(false);
+    // Its own defaults, not borrowed from the Clusters' timing.
+    expect(DEFAULT_EXPORT_TIMING).not.toEqual(withExport(undefined).timing);
+  });
+
+  it("touches only its folder and one registry line: nothing in src names it", () => {
+    const files = (dir: string): string[] =>
+      readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
+        entry.isDirectory() ? files(join(dir, entry.name)) : [join(dir, entry.name)],
+      );
+    const naming = files("src").filter((file) =>
+      /EndpointExport|endpoint-export/.test(readFileSync(file, "utf8")),
+    );
+    expect(naming).toEqual([]);
   });
 
   it("gets its statechart files from the same definition", async () => {

@@ -175,7 +175,7 @@ describe("openmcp-engine up", () => {
     }
   }, 700_000);
 
-  it("with --capi runs Cluster API's own manager, which moves the demo's CAPI Cluster to Provisioned", async () => {
+  it("with --capi runs Cluster API's own manager, which moves the demo's CAPI Clusters to Provisioned and Available", async () => {
     const up = await upUntilReady(["--capi"], "Cluster API Cluster capi-demo/workload is Provisioned");
     try {
       const capiPid = Number(/Cluster API: \S+ core manager, pid (\d+)/.exec(up.output())?.[1]);
@@ -189,12 +189,28 @@ describe("openmcp-engine up", () => {
       const namespaces = await workload.makeApiClient(CoreV1Api).listNamespace();
       expect(namespaces.items.map((ns) => ns.metadata?.name)).toContain("kube-system");
       const port = new URL(workload.getCurrentCluster()?.server ?? "").port;
-      await stopAndCheck(up, [capiPid, ...processesMentioning(`--secure-port=${port}`)]);
+      // The managed control plane of the demo: an EngineControlPlane, which Cluster API calls Available.
+      const managed = await eventually(
+        () =>
+          /capi-demo\/managed is Available[^\n]*\n\s+from Secret managed-kubeconfig: kubectl --kubeconfig (\S+) get namespaces/.exec(
+            up.output(),
+          )?.[1] ?? false,
+        { what: "the demo's EngineControlPlane Cluster Available", timeoutMs: 120_000 },
+      );
+      const managedAccess = new KubeConfig();
+      managedAccess.loadFromFile(managed);
+      await managedAccess.makeApiClient(CoreV1Api).listNamespace();
+      const managedPort = new URL(managedAccess.getCurrentCluster()?.server ?? "").port;
+      await stopAndCheck(up, [
+        capiPid,
+        ...processesMentioning(`--secure-port=${port}`),
+        ...processesMentioning(`--secure-port=${managedPort}`),
+      ]);
     } finally {
       if (up.child.exitCode === null) up.child.kill("SIGKILL");
       rmSync(up.folder, { recursive: true, force: true });
     }
-  }, 150_000);
+  }, 300_000);
 
   it("rejects an unknown flag with exit code 2 and the usage", () => {
     const result = spawnSync(process.execPath, [main, "up", "--no-such-flag"], { encoding: "utf8" });

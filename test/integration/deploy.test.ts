@@ -18,6 +18,7 @@ import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vites
 import type { Cluster } from "../../src/api/cluster.ts";
 import { CAPI_CLUSTER_RESOURCE } from "../../src/api/cluster-api.ts";
 import { RESOURCES } from "../../src/api/constants.ts";
+import { CONTROLPLANE_API_VERSION, CONTROLPLANE_RESOURCES } from "../../src/api/engine-control-plane.ts";
 import { capiComponents } from "../../src/cli/capi-components.ts";
 import { findCapiAssets } from "../../src/controlplane/capi-assets.ts";
 import {
@@ -389,7 +390,7 @@ describe("the Cluster API components (capi-components, for clusterctl)", () => {
 });
 
 describe("the controller's rights on the Cluster API side", () => {
-  it("suffice to serve an EngineCluster as its ServiceAccount (run --capi, Cluster API's CRDs installed)", async () => {
+  it("suffice to serve an EngineCluster and an EngineControlPlane as its ServiceAccount (run --capi, Cluster API's CRDs installed)", async () => {
     await installCrds(controlPlane.kubeConfig, { directory: findCapiAssets().crdDirectory });
     for (const object of manifests(join(root, "crds"))) await apply(object);
     const { folder, kubeconfigFile } = await asTheController();
@@ -474,6 +475,81 @@ describe("the controller's rights on the Cluster API side", () => {
         what: "EngineCluster w gone",
       });
       expect(await read(RESOURCES.ClusterEndpoint)).toBeUndefined();
+
+      // An EngineControlPlane likewise: its Cluster reports its infrastructure (as CAPI would), then the
+      // control plane is built, initialized and published, and deleted again.
+      const owner = (await admin.createNamespacedCustomObject({
+        ...CAPI_CLUSTER_RESOURCE,
+        namespace: "capi-rbac",
+        body: {
+          apiVersion: "cluster.x-k8s.io/v1beta2",
+          kind: "Cluster",
+          metadata: { name: "cp" },
+          spec: {
+            controlPlaneRef: {
+              apiGroup: "controlplane.engine.openmcp.cloud",
+              kind: "EngineControlPlane",
+              name: "cp",
+            },
+          },
+        },
+      })) as { metadata: { uid: string } };
+      await admin.patchNamespacedCustomObjectStatus({
+        ...CAPI_CLUSTER_RESOURCE,
+        namespace: "capi-rbac",
+        name: "cp",
+        body: [
+          { op: "add", path: "/status", value: { initialization: { infrastructureProvisioned: true } } },
+        ],
+      });
+      const controlPlaneResource = CONTROLPLANE_RESOURCES.EngineControlPlane;
+      await admin.createNamespacedCustomObject({
+        ...controlPlaneResource,
+        namespace: "capi-rbac",
+        body: {
+          apiVersion: CONTROLPLANE_API_VERSION,
+          kind: "EngineControlPlane",
+          metadata: {
+            name: "cp",
+            ownerReferences: [
+              {
+                apiVersion: "cluster.x-k8s.io/v1beta2",
+                kind: "Cluster",
+                name: "cp",
+                uid: owner.metadata.uid,
+              },
+            ],
+          },
+          spec: { profile: "default.rbac.capi-sim", version: "1.34" },
+        },
+      });
+      const readControlPlane = () =>
+        admin.getNamespacedCustomObject({ ...controlPlaneResource, namespace: "capi-rbac", name: "cp" }).then(
+          (o) => o as { status?: { initialization?: { controlPlaneInitialized?: boolean } } },
+          () => undefined,
+        );
+      await eventually(
+        async () =>
+          expect((await readControlPlane())?.status?.initialization?.controlPlaneInitialized).toBe(true),
+        { what: `EngineControlPlane cp initialized\n${engine.output()}` },
+      );
+      const endpointOf = () =>
+        admin
+          .getNamespacedCustomObject({ ...RESOURCES.ClusterEndpoint, namespace: "capi-rbac", name: "cp" })
+          .then(
+            (o) => o,
+            () => undefined,
+          );
+      expect(await endpointOf()).toBeDefined();
+      await admin.deleteNamespacedCustomObject({
+        ...controlPlaneResource,
+        namespace: "capi-rbac",
+        name: "cp",
+      });
+      await eventually(async () => expect(await readControlPlane()).toBeUndefined(), {
+        what: "EngineControlPlane cp gone",
+      });
+      expect(await endpointOf()).toBeUndefined();
       expect(engine.output()).not.toMatch(/forbidden/i);
     } finally {
       engine.child.kill("SIGTERM");

@@ -66,7 +66,7 @@ export const readyBackend = (
   endpoint,
 });
 
-/** Step input with defaults: our profile, not paused. */
+/** Step input with defaults: our profile (the step is only given EngineClusters that are ours and not paused). */
 export function engineInput(
   cluster: EngineCluster,
   backend: ClusterObservation,
@@ -77,7 +77,6 @@ export function engineInput(
     cluster,
     profile: aProfile(),
     providerName: PROVIDER,
-    ownerPaused: false,
     observation: { backend, publication },
     now: NOW,
     timing: TIMING,

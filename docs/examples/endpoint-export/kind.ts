@@ -1,9 +1,11 @@
 /** The EndpointExport kind for the engine: its cache, what wakes it, how facts are gathered and commands run. */
-import { ApiException, CoreV1Api } from "@kubernetes/client-node";
+import { CoreV1Api } from "@kubernetes/client-node";
 import type { Cluster } from "../../../src/api/cluster.ts";
 import { CLUSTER_PHASES } from "../../../src/api/constants.ts";
+import { isConflict, isNotFound } from "../../../src/api/error-message.ts";
+import { objectKey } from "../../../src/api/object-key.ts";
 import type { MachineDefinition } from "../../../src/machines/shared/machine-definition.ts";
-import { rfc3339 } from "../../../src/machines/shared/rfc3339.ts";
+import type { RequeueTiming } from "../../../src/machines/shared/machine-tags.ts";
 import { CACHES, type CacheSpec } from "../../../src/runtime/informers.ts";
 import { type MachineKind, wake } from "../../../src/runtime/machine-kind.ts";
 import { endpointExportMachine } from "./machine.ts";
@@ -49,10 +51,18 @@ interface ExportObservation {
   readonly configMap: { readonly endpoint: string | undefined } | undefined;
 }
 
-/** The EndpointExport kind: one entry in the engine's kinds. */
+/** Its own timing: poll a publishing export every second, look at a published one every 5 minutes. */
+export const DEFAULT_EXPORT_TIMING: RequeueTiming = { pollMs: 1_000, retryMs: 10_000, resyncMs: 300_000 };
+
+/**
+ * The EndpointExport kind: one entry in the engine's kinds. Configured through the engine's
+ * `kindSettings.EndpointExport`: `timing` overrides its own, `enabled: false` turns it off.
+ */
 export const endpointExportKind: MachineKind<EndpointExport, ExportObservation, ExportCommand> = {
   definition: ENDPOINT_EXPORT_DEFINITION,
   cache: EXPORTS,
+  timing: DEFAULT_EXPORT_TIMING,
+  enabled: (options) => options.kindSettings?.EndpointExport?.enabled !== false,
   // A Cluster that becomes Ready (or changes its endpoint) wakes the exports that name it.
   wakes: [
     wake(CACHES.clusters, (cluster: Cluster, context) =>
@@ -64,7 +74,7 @@ export const endpointExportKind: MachineKind<EndpointExport, ExportObservation, 
             e.metadata.namespace === cluster.metadata.namespace &&
             e.spec.clusterRef.name === cluster.metadata.name,
         )
-        .map((e) => `${e.metadata.namespace}/${e.metadata.name}`),
+        .map(objectKey),
     ),
   ],
 
@@ -81,14 +91,14 @@ export const endpointExportKind: MachineKind<EndpointExport, ExportObservation, 
           const found = await core.readNamespacedConfigMap({ namespace, name });
           configMap = { endpoint: found.data?.endpoint };
         } catch (error) {
-          if (!(error instanceof ApiException && error.code === 404)) throw error;
+          if (!isNotFound(error)) throw error;
         }
         return { endpoint: ready ? cluster?.status?.apiServer : undefined, configMap };
       },
       step: (current, observation, { now }) =>
-        stepEndpointExport(
-          current,
-          {
+        stepEndpointExport({
+          object: current,
+          facts: {
             deleting: current.metadata.deletionTimestamp !== undefined,
             hasFinalizer: current.metadata.finalizers?.includes(EXPORT_FINALIZER) ?? false,
             endpoint: observation.endpoint,
@@ -96,16 +106,16 @@ export const endpointExportKind: MachineKind<EndpointExport, ExportObservation, 
             published:
               observation.configMap !== undefined && observation.configMap.endpoint === observation.endpoint,
           },
-          rfc3339(now),
-          { pollMs: context.timing.cluster.pollMs, resyncMs: context.timing.cluster.resyncMs },
-        ),
+          now,
+          timing: context.timing,
+        }),
       async run(commands) {
         for (const command of commands) {
           if (command.kind === "deleteConfigMap") {
             try {
               await core.deleteNamespacedConfigMap({ namespace, name });
             } catch (error) {
-              if (!(error instanceof ApiException && error.code === 404)) throw error;
+              if (!isNotFound(error)) throw error;
             }
             continue;
           }
@@ -113,7 +123,7 @@ export const endpointExportKind: MachineKind<EndpointExport, ExportObservation, 
           try {
             await core.createNamespacedConfigMap({ namespace, body });
           } catch (error) {
-            if (!(error instanceof ApiException && error.code === 409)) throw error;
+            if (!isConflict(error)) throw error;
             await core.replaceNamespacedConfigMap({ namespace, name, body });
           }
         }

@@ -1,7 +1,7 @@
 /** The EndpointExport statechart: Waiting → Publishing → Published, Deleting. Pure: no I/O, no clock. */
 import { setup } from "xstate";
 import type { EventRecord } from "../../../src/machines/shared/machine-step.ts";
-import { REQUEUE } from "../../../src/machines/shared/machine-tags.ts";
+import { PHASE_TAG, REQUEUE } from "../../../src/machines/shared/machine-tags.ts";
 import { type ObservedEvent, whenObserved } from "../../../src/machines/shared/observed-guard.ts";
 
 /** What one look at an export knows, level-based. */
@@ -18,6 +18,9 @@ export interface ExportFacts {
 
 /** The one event: "here is what the world looks like now". */
 export type ExportEvent = ObservedEvent<ExportFacts>;
+
+/** The `status.phase` a state shows. */
+const PENDING = `${PHASE_TAG}Pending`;
 
 const when = whenObserved<ExportFacts>;
 
@@ -47,6 +50,7 @@ export const endpointExportMachine = setup({
   states: {
     waiting: {
       description: "Waiting for the Cluster to be Ready with an endpoint (a change of the Cluster wakes it).",
+      tags: [PENDING],
       always: [
         { guard: "isBeingDeleted", target: "deleting" },
         { guard: "clusterReady", target: "publishing" },
@@ -54,7 +58,7 @@ export const endpointExportMachine = setup({
     },
     publishing: {
       description: "Finalizer set; the ConfigMap is written with the endpoint.",
-      tags: [REQUEUE.poll],
+      tags: [REQUEUE.poll, PENDING],
       entry: ["addFinalizer", "writeConfigMap"],
       on: { observed: { guard: "isStale", target: "publishing", reenter: true } },
       always: [
@@ -64,7 +68,7 @@ export const endpointExportMachine = setup({
     },
     published: {
       description: "The ConfigMap holds the Cluster's endpoint.",
-      tags: [REQUEUE.resync],
+      tags: [REQUEUE.resync, `${PHASE_TAG}Ready`],
       entry: [
         {
           type: "recordEvent",
@@ -78,6 +82,7 @@ export const endpointExportMachine = setup({
     },
     deleting: {
       description: "The export is deleted: its ConfigMap goes, then our finalizer.",
+      tags: [`${PHASE_TAG}Terminating`],
       initial: "removing",
       states: {
         removing: {

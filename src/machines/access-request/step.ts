@@ -1,19 +1,12 @@
-/** The pure reconcile step for an AccessRequest: (request, facts, now) → next state, desired object, commands, Events. */
-import { produce } from "immer";
-import type { AnyMachineSnapshot } from "xstate";
+/** The pure reconcile step for an AccessRequest, on the generic step: what only the AccessRequest kind brings to it. */
 import type { AccessRequest, AccessRequestStatus } from "../../api/access-request.ts";
 import type { RequestPhase } from "../../api/cluster-request.ts";
 import { CONDITION_TYPES, FINALIZERS, LABELS, REASONS, REQUEST_PHASES } from "../../api/constants.ts";
 import { type ConditionUpdate, mergeConditions } from "../shared/conditions.ts";
-import { applyFinalizerWish, type FinalizerWish } from "../shared/finalizer.ts";
-import type { EventRecord, MachineStep } from "../shared/machine-step.ts";
-import { requeueClass, taggedPhase } from "../shared/machine-tags.ts";
-import { pureTransition } from "../shared/pure-transition.ts";
-import { snapshotRestorer } from "../shared/snapshots.ts";
-import { stateValueToString } from "../shared/state-value.ts";
-import { type AccessEvent, type AccessFacts, accessRequestMachine } from "./machine.ts";
-
-const transition = pureTransition(accessRequestMachine);
+import { type KindStep, kindStep, type StepBasics } from "../shared/kind-step.ts";
+import type { EventRecord } from "../shared/machine-step.ts";
+import type { RequeueTiming } from "../shared/machine-tags.ts";
+import { type AccessFacts, accessRequestMachine } from "./machine.ts";
 
 /** What the runtime must do on the target cluster. */
 export type AccessCommand = "grantAccess" | "issueCredential" | "revokeAccess";
@@ -39,31 +32,27 @@ export function accessResponsibility(request: AccessRequest, providerName: strin
   return "ours";
 }
 
-/** How long issued tokens live, and when to look again. */
-export interface AccessTiming {
+/**
+ * How long issued tokens live, and when to look again: while waiting for a Cluster, granting or revoking
+ * (poll), while denied (retry), at rest to notice drift on the target (resync; sooner when the token is
+ * due for renewal or a referenced role is missing).
+ */
+export interface AccessTiming extends RequeueTiming {
   /** Validity of issued tokens (the API server's minimum is 10 minutes). */
   readonly tokenValidityMs: number;
-  /** Look again while waiting for a Cluster, while granting or revoking, and while denied. */
-  readonly pollMs: number;
-  /** Look again at rest, to notice drift on the target (sooner when the token is due for renewal). */
-  readonly resyncMs: number;
 }
 
 /** At rest with a referenced role missing (not watched on the target), look again after this many polls. */
 export const MISSING_ROLE_POLLS = 6;
 
 /** Everything one step needs; all of it data. */
-export interface AccessStepInput {
+export interface AccessStepInput extends StepBasics {
   readonly request: AccessRequest;
   readonly facts: AccessFacts;
   /** Name of the Secret that holds (or will hold) the kubeconfig, in the request's namespace. */
   readonly secretName: string;
   /** Why the Cluster is not reachable, for the condition (when facts.clusterReachable is false). */
   readonly clusterProblem?: string;
-  /** Message of the last failed command on the target cluster, while it keeps failing. */
-  readonly lastError?: string;
-  /** The current time (RFC 3339), only for lastTransitionTime of changed conditions. */
-  readonly now: string;
   /** When to look again; without it the step asks for no requeue. */
   readonly timing?: AccessTiming;
   /** Milliseconds until the current token is due for renewal, if the Secret holds one. */
@@ -71,10 +60,7 @@ export interface AccessStepInput {
 }
 
 /** What the runtime must do after a step: write `desired`, run the commands, record the Events. */
-export interface AccessStepResult
-  extends MachineStep<AccessRequest["metadata"], AccessRequestStatus, AccessCommand> {
-  readonly event: AccessEvent;
-}
+export type AccessStepResult = KindStep<AccessRequest, AccessRequestStatus, AccessCommand, AccessFacts>;
 
 /**
  * The AccessRequest CRD (upstream's) has no field for the machine state, so the state is read back
@@ -88,51 +74,43 @@ export function accessStateOf(request: AccessRequest): string {
   return ourFinalizer ? "provisioning" : "pending";
 }
 
-const restore = snapshotRestorer(accessRequestMachine);
-
 /** One step: transition the machine, then derive metadata and status from the new state and the facts. */
-export function stepAccessRequest(input: AccessStepInput): AccessStepResult {
-  const { request, facts } = input;
-  const previousState = accessStateOf(request);
-  const event: AccessEvent = { type: "observed", facts };
-  const [snapshot, actions] = transition(restore(previousState), event);
-  const state = stateValueToString(snapshot.value);
-
-  let finalizer: FinalizerWish;
-  const commands: AccessCommand[] = [];
-  const events: EventRecord[] = [];
-  for (const action of actions) {
-    if (action.type === "addFinalizer") finalizer = "add";
-    else if (action.type === "removeFinalizer") finalizer = "remove";
-    else if (action.type === "recordEvent") events.push(eventWithDetail(action.params as EventRecord, facts));
-    else if (
-      action.type === "grantAccess" ||
-      action.type === "issueCredential" ||
-      action.type === "revokeAccess"
-    ) {
-      if (!commands.includes(action.type)) commands.push(action.type);
-    }
-  }
-
-  const metadata = produce(request.metadata, (draft) => {
-    applyFinalizerWish(draft, FINALIZERS.accessRequest, finalizer);
-  });
-  const roles = rolesCondition(request, state, facts);
-  const rolesEvent = roles && rolesEventOf(request, roles);
-  if (rolesEvent) events.push(rolesEvent);
-  return {
-    previousState,
-    state,
-    event,
-    desired: {
-      metadata,
-      status: desiredStatus(input, state, taggedPhase(snapshot), commands.includes("issueCredential"), roles),
-    },
-    commands,
-    events,
-    requeueAfterMs: requeueAfter(snapshot, input, roles?.status === "False"),
-  };
-}
+export const stepAccessRequest: (input: AccessStepInput) => AccessStepResult = kindStep<
+  AccessStepInput,
+  AccessRequest,
+  AccessFacts,
+  AccessCommand,
+  AccessRequestStatus,
+  ConditionUpdate | undefined
+>({
+  machine: accessRequestMachine,
+  object: (input) => input.request,
+  readState: accessStateOf,
+  facts: (input) => input.facts,
+  finalizer: FINALIZERS.accessRequest,
+  actions: {
+    grantAccess: () => "grantAccess",
+    issueCredential: () => "issueCredential",
+    revokeAccess: () => "revokeAccess",
+  },
+  event: (record, { facts }) => eventWithDetail(record, facts),
+  derive: ({ input, state, facts }) => rolesCondition(input.request, state, facts),
+  moreEvents: ({ input }, roles) => {
+    const event = roles && rolesEventOf(input.request, roles);
+    return event ? [event] : [];
+  },
+  status: ({ input, state, phase, commands }, roles) =>
+    desiredStatus(input, state, phase, commands.includes("issueCredential"), roles),
+  // At rest, sooner when a referenced role is missing (roles on the target are not watched), and by the token's renewal.
+  atRest: ({ input }, roles) => {
+    const timing = input.timing;
+    const soon = [
+      ...(timing && roles?.status === "False" ? [timing.pollMs * MISSING_ROLE_POLLS] : []),
+      ...(input.untilRenewalMs === undefined ? [] : [Math.max(1_000, input.untilRenewalMs)]),
+    ];
+    return soon.length > 0 ? Math.min(...soon) : undefined;
+  },
+});
 
 /** Whether the request binds any role by reference (token.roleRefs, oidc.roleBindings[].roleRefs). */
 function bindsByReference(request: AccessRequest): boolean {
@@ -179,24 +157,6 @@ function rolesEventOf(request: AccessRequest, roles: ConditionUpdate): EventReco
     return { type: "Normal", reason: REASONS.RolesFound, message: "no referenced role is missing now" };
   }
   return undefined;
-}
-
-/**
- * When to look again, from the requeue class the new state is tagged with; at rest, by the token's renewal
- * too, and sooner while a referenced role is missing (roles on the target are not watched).
- */
-function requeueAfter(
-  snapshot: AnyMachineSnapshot,
-  input: AccessStepInput,
-  roleMissing: boolean,
-): number | undefined {
-  const timing = input.timing;
-  const wanted = requeueClass(snapshot);
-  if (!timing || wanted === undefined) return undefined;
-  if (wanted !== "resync") return timing.pollMs;
-  const rest = roleMissing ? Math.min(timing.resyncMs, timing.pollMs * MISSING_ROLE_POLLS) : timing.resyncMs;
-  if (input.untilRenewalMs === undefined) return rest;
-  return Math.max(1_000, Math.min(rest, input.untilRenewalMs));
 }
 
 function eventWithDetail(params: EventRecord, facts: AccessFacts): EventRecord {

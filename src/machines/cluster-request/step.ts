@@ -1,5 +1,7 @@
-/** The pure reconcile step for a ClusterRequest: (request, what the scheduler sees, now) → next state, desired object, commands, Events. */
-import { produce } from "immer";
+/**
+ * The pure reconcile step for a ClusterRequest, on the generic step: (request, what the scheduler sees,
+ * now) → the scheduler's decision, next state, desired object, commands, Events.
+ */
 import type { ClusterRequest, ClusterRequestStatus, RequestPhase } from "../../api/cluster-request.ts";
 import type { ObjectReference } from "../../api/common.ts";
 import {
@@ -13,15 +15,12 @@ import {
 } from "../../api/constants.ts";
 import type { SchedulerConfig } from "../../api/scheduler-config.ts";
 import { type ConditionUpdate, mergeConditions } from "../shared/conditions.ts";
-import { applyFinalizerWish, type FinalizerWish } from "../shared/finalizer.ts";
+import { type KindStep, kindStep, type StepBasics } from "../shared/kind-step.ts";
 import { selectorMatches } from "../shared/label-selector.ts";
-import type { EventRecord, MachineStep } from "../shared/machine-step.ts";
-import { requeueDelay, taggedPhase } from "../shared/machine-tags.ts";
-import { pureTransition } from "../shared/pure-transition.ts";
-import { snapshotRestorer } from "../shared/snapshots.ts";
-import { stateValueToString } from "../shared/state-value.ts";
+import type { EventRecord } from "../shared/machine-step.ts";
+import type { RequeueTiming } from "../shared/machine-tags.ts";
 import { claimedPrefix, servedRequests, serves } from "./cluster-claims.ts";
-import { type ClusterRequestEvent, type ClusterRequestFacts, clusterRequestMachine } from "./machine.ts";
+import { type ClusterRequestFacts, clusterRequestMachine } from "./machine.ts";
 import { proposedPrefixCondition, proposedPrefixEvent } from "./prefix-condition.ts";
 import {
   type Decision,
@@ -30,9 +29,6 @@ import {
   type SchedulingView,
   schedule,
 } from "./schedule.ts";
-
-const transition = pureTransition(clusterRequestMachine);
-const restore = snapshotRestorer(clusterRequestMachine);
 
 /** What the runtime must do besides writing the request. Each is idempotent. */
 export type ClusterRequestCommand =
@@ -87,31 +83,28 @@ export function clusterRequestResponsibility(
   return "ours";
 }
 
-/** How often to look again, by situation. */
-export interface ClusterRequestTiming {
-  /** While creating, claiming or releasing, or waiting for a Cluster to go. */
-  readonly pollMs: number;
-  /** While Denied (Clusters, profiles and Purposes wake requests; this is a safety net). */
-  readonly retryMs: number;
-  /** When Granted, to notice drift (a removed finalizer, a deleted grant). */
-  readonly resyncMs: number;
-}
+/**
+ * How often to look again: while creating, claiming or releasing, or waiting for a Cluster to go (poll);
+ * while Denied (retry: Clusters, profiles and Purposes wake requests, this is a safety net); when
+ * Granted, to notice drift such as a removed finalizer or a deleted grant (resync).
+ */
+export type ClusterRequestTiming = RequeueTiming;
 
 /** Everything one step needs; all of it data. */
-export interface ClusterRequestStepInput {
+export interface ClusterRequestStepInput extends StepBasics {
   readonly request: ClusterRequest;
   readonly view: SchedulingView;
-  /** Message of the last failed command for this request, while its commands keep failing. */
-  readonly lastError?: string;
-  /** The current time (RFC 3339), only for lastTransitionTime of changed conditions. */
-  readonly now: string;
   readonly timing: ClusterRequestTiming;
 }
 
-/** What the runtime must do after a step. */
+/** What the runtime must do after a step, and the scheduler's decision it followed. */
 export interface ClusterRequestStepResult
-  extends MachineStep<ClusterRequest["metadata"], ClusterRequestStatus, ClusterRequestCommand> {
-  readonly event: ClusterRequestEvent;
+  extends KindStep<ClusterRequest, ClusterRequestStatus, ClusterRequestCommand, ClusterRequestFacts> {
+  readonly decision: Decision;
+}
+
+/** The step's input with the scheduler's decision, made once before the machine runs. */
+interface DecidedInput extends ClusterRequestStepInput {
   readonly decision: Decision;
 }
 
@@ -130,9 +123,45 @@ export function clusterRequestStateOf(request: ClusterRequest): string {
   return request.metadata.finalizers?.includes(FINALIZERS.request) ? "scheduling" : "pending";
 }
 
+const step = kindStep<
+  DecidedInput,
+  ClusterRequest,
+  ClusterRequestFacts,
+  ClusterRequestCommand,
+  ClusterRequestStatus,
+  ConditionUpdate | undefined
+>({
+  machine: clusterRequestMachine,
+  object: (input) => input.request,
+  readState: clusterRequestStateOf,
+  facts: ({ request, view, decision }) => clusterRequestFacts(request, view, decision),
+  finalizer: FINALIZERS.request,
+  actions: {
+    assign: (_, { input: { decision } }) =>
+      decision.kind === "place" ? { kind: "assign", placement: decision.placement } : undefined,
+    letGo: (_, { input: { decision } }) =>
+      decision.kind === "replace" ? { kind: "letGo", cluster: refOf(decision.cluster) } : undefined,
+    release: (_, { input }) => ({ kind: "release", clusters: holding(input.request, input.view).map(refOf) }),
+  },
+  event: (record, { input }) => withDetail(record, input.decision),
+  derive: ({ input, state }) => prefixConditionOf(input.request, input.decision, state),
+  metadata(draft, { finalizer, state }) {
+    // Marked before any status.cluster is written (metadata goes first), so the engine knows its own grants.
+    if ((finalizer === "add" || state === "granted") && !scheduledHere(draft, false)) {
+      draft.annotations ??= {};
+      draft.annotations[ANNOTATIONS.scheduler] = SCHEDULER_MARKER;
+    }
+  },
+  moreEvents: ({ input }, prefix) => {
+    const event = proposedPrefixEvent(input.request, prefix);
+    return event ? [event] : [];
+  },
+  status: ({ input, state, phase }, prefix) => desiredStatus(input, input.decision, state, phase, prefix),
+});
+
 /**
- * Flow: decide (schedule) → facts → one `observed` event through the machine → its actions as commands,
- * Events and the finalizer wish → the desired metadata and status.
+ * Flow: decide (schedule) → facts → the generic step (the machine, its actions as commands, Events and
+ * the finalizer wish, the desired metadata and status).
  *
  * Guarantees: pure and deterministic; a second step on an unchanged world desires the request as it is;
  * the request's finalizer is added in the step that first creates or claims a Cluster, and removed only
@@ -140,62 +169,8 @@ export function clusterRequestStateOf(request: ClusterRequest): string {
  * Cluster is gone); status.cluster, once set, never changes.
  */
 export function stepClusterRequest(input: ClusterRequestStepInput): ClusterRequestStepResult {
-  const { request, view } = input;
-  const decision = schedule(request, view);
-  const facts = clusterRequestFacts(request, view, decision);
-  const previousState = clusterRequestStateOf(request);
-  const event: ClusterRequestEvent = { type: "observed", facts };
-  const [snapshot, actions] = transition(restore(previousState), event);
-  const state = stateValueToString(snapshot.value);
-
-  let finalizer: FinalizerWish;
-  const commands: ClusterRequestCommand[] = [];
-  const events: EventRecord[] = [];
-  for (const action of actions) {
-    switch (action.type) {
-      case "addFinalizer":
-        finalizer = "add";
-        break;
-      case "removeFinalizer":
-        finalizer = "remove";
-        break;
-      case "assign":
-        if (decision.kind === "place") commands.push({ kind: "assign", placement: decision.placement });
-        break;
-      case "letGo":
-        if (decision.kind === "replace") commands.push({ kind: "letGo", cluster: refOf(decision.cluster) });
-        break;
-      case "release":
-        commands.push({ kind: "release", clusters: holding(request, view).map(refOf) });
-        break;
-      case "recordEvent":
-        events.push(withDetail(action.params as EventRecord, decision));
-        break;
-    }
-  }
-  const prefixEvent = proposedPrefixEvent(request, prefixConditionOf(request, decision, state));
-  if (prefixEvent) events.push(prefixEvent);
-  const metadata = produce(request.metadata, (draft) => {
-    applyFinalizerWish(draft, FINALIZERS.request, finalizer);
-    // Marked before any status.cluster is written (metadata goes first), so the engine knows its own grants.
-    if ((finalizer === "add" || state === "granted") && !scheduledHere(draft, false)) {
-      draft.annotations ??= {};
-      draft.annotations[ANNOTATIONS.scheduler] = SCHEDULER_MARKER;
-    }
-    if (draft.annotations?.[ANNOTATIONS.operation] === OPERATIONS.reconcile) {
-      delete draft.annotations[ANNOTATIONS.operation]; // done: this reconcile is the one asked for
-    }
-  });
-  return {
-    previousState,
-    state,
-    event,
-    decision,
-    desired: { metadata, status: desiredStatus(input, decision, state, taggedPhase(snapshot)) },
-    commands,
-    events,
-    requeueAfterMs: requeueDelay(snapshot, input.timing),
-  };
+  const decision = schedule(input.request, input.view);
+  return { ...step({ ...input, decision }), decision };
 }
 
 /** The facts of the world, level-based. */
@@ -267,10 +242,10 @@ function desiredStatus(
   decision: Decision,
   state: string,
   phaseTag: string | undefined,
+  prefix: ConditionUpdate | undefined,
 ): ClusterRequestStatus {
   const { request } = input;
   const generation = request.metadata.generation ?? 0;
-  const prefix = prefixConditionOf(request, decision, state);
   const conditions = mergeConditions(
     request.status?.conditions,
     [grantedCondition(state, decision, input), ...(prefix ? [prefix] : [])],

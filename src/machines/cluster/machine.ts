@@ -1,40 +1,29 @@
 /** The Cluster statechart: Pending → Provisioning → Ready ⇄ Updating, Failed, Deleting. Pure: no I/O, no clock. */
 import { setup } from "xstate";
-import type { ClusterObservation } from "../../api/backend.ts";
+import { CLUSTER_PHASES } from "../../api/constants.ts";
 import { backendRelease } from "../shared/backend-release.ts";
 import type { EventRecord } from "../shared/machine-step.ts";
-import { REQUEUE } from "../shared/machine-tags.ts";
-import { type ObservedEvent, whenObserved } from "../shared/observed-guard.ts";
+import { PHASE_TAG, REQUEUE } from "../shared/machine-tags.ts";
+import type { ObservedEvent } from "../shared/observed-guard.ts";
+import {
+  acceptedVersion as accepted,
+  type BackendClusterFacts,
+  backendClusterGuards,
+} from "./backend-cluster.ts";
 import { failureEvent } from "./failure-event.ts";
-import type { VersionResolution } from "./kubernetes-version.ts";
 
 /**
  * Everything one reconcile knows, computed level-based from the Cluster object, its profile and the
- * backend's observation. The machine never sees a watch verb, only these facts.
+ * backend's observation (see `backend-cluster.ts`, shared with the EngineCluster). The machine never
+ * sees a watch verb, only these facts.
  */
-export interface ClusterFacts {
-  /** `metadata.deletionTimestamp` is set. */
-  readonly deleting: boolean;
-  /** Our finalizer is on the object (so the backend may hold a cluster for it). */
-  readonly hasFinalizer: boolean;
-  /** Finalizers of others, which deletion of the infrastructure waits for. */
-  readonly foreignFinalizers: readonly string[];
-  /** The ClusterProfile named by `spec.profile` exists (and is ours; foreign ones never reach the machine). */
-  readonly profileFound: boolean;
-  /** The version to build, or why there is none; `undefined` while the profile is missing. */
-  readonly version: VersionResolution | undefined;
-  /** What the backend reports. */
-  readonly backend: ClusterObservation;
-}
+export type ClusterFacts = BackendClusterFacts;
 
 /** The one event: "here is what the world looks like now". */
 export type ClusterEvent = ObservedEvent<ClusterFacts>;
 
-const when = whenObserved<ClusterFacts>;
-
-const accepted = (facts: ClusterFacts) =>
-  facts.version?.kind === "accepted" ? facts.version.version : undefined;
-const backendPhase = (facts: ClusterFacts) => (facts.backend.exists ? facts.backend.phase : undefined);
+/** `status.phase` by state, as the openMCP rule names it; a Ready state shows Ready only while every condition is True. */
+const phase = (name: keyof typeof CLUSTER_PHASES) => `${PHASE_TAG}${CLUSTER_PHASES[name]}`;
 
 /** The Cluster machine: named guards and actions first, then the chart, which refers to them by name. */
 export const clusterMachine = setup({
@@ -42,43 +31,7 @@ export const clusterMachine = setup({
     context: {} as Record<string, never>,
     events: {} as ClusterEvent,
   },
-  guards: {
-    isBeingDeleted: when((facts) => facts.deleting),
-    versionRejected: when((facts) => facts.profileFound && facts.version?.kind !== "accepted"),
-    /** The profile exists and the requested version resolves: the cluster can be ordered. */
-    specAcceptable: when((facts) => facts.profileFound && facts.version?.kind === "accepted"),
-    backendAbsent: when((facts) => !facts.backend.exists),
-    backendReady: when((facts) => backendPhase(facts) === "ready"),
-    backendFailed: when((facts) => backendPhase(facts) === "failed"),
-    /**
-     * Ready at the backend, but on another version than the one resolved from the spec, or otherwise out of
-     * date with what the Cluster asks (the backend says so).
-     */
-    upgradeWanted: when((facts) => {
-      const wanted = accepted(facts);
-      return (
-        facts.backend.exists &&
-        facts.backend.phase === "ready" &&
-        wanted !== undefined &&
-        (facts.backend.version !== wanted || facts.backend.outOfDate === true)
-      );
-    }),
-    /** Ready at the backend on exactly the wanted version, and up to date. */
-    backendReadyAsWanted: when(
-      (facts) =>
-        facts.backend.exists &&
-        facts.backend.phase === "ready" &&
-        facts.backend.version === accepted(facts) &&
-        facts.backend.outOfDate !== true,
-    ),
-    /** A failed cluster is retried once the spec resolves again and the backend no longer reports failure. */
-    problemResolved: when(
-      (facts) => facts.profileFound && facts.version?.kind === "accepted" && backendPhase(facts) !== "failed",
-    ),
-    withoutOurFinalizer: when((facts) => !facts.hasFinalizer),
-    noForeignFinalizers: when((facts) => facts.foreignFinalizers.length === 0),
-    backendNotDeleting: when((facts) => facts.backend.exists && facts.backend.phase !== "deleting"),
-  },
+  guards: backendClusterGuards<ClusterFacts>(),
   actions: {
     // Actions are never executed here: transition() returns them as data for the step to translate.
     addFinalizer: () => {},
@@ -96,7 +49,7 @@ export const clusterMachine = setup({
     pending: {
       description: "Waiting until the profile resolves and the version is acceptable; nothing exists yet.",
       // Only a missing profile keeps a Cluster here; its creation wakes the Cluster, the retry is a safety net.
-      tags: [REQUEUE.retry],
+      tags: [REQUEUE.retry, phase("progressing")],
       always: [
         { guard: "isBeingDeleted", target: "deleting" },
         { guard: "versionRejected", target: "failed" },
@@ -105,7 +58,7 @@ export const clusterMachine = setup({
     },
     provisioning: {
       description: "Finalizer set, cluster ordered at the backend; waiting for it to report ready.",
-      tags: [REQUEUE.poll],
+      tags: [REQUEUE.poll, phase("progressing")],
       entry: [
         "addFinalizer",
         { type: "createCluster", params: ({ event }) => ({ version: accepted(event.facts) }) },
@@ -131,7 +84,7 @@ export const clusterMachine = setup({
     },
     ready: {
       description: "The cluster runs and its endpoint is published.",
-      tags: [REQUEUE.resync],
+      tags: [REQUEUE.resync, phase("ready")],
       entry: [
         {
           type: "recordEvent",
@@ -152,7 +105,7 @@ export const clusterMachine = setup({
     },
     updating: {
       description: "The spec asks for another version; the backend is upgrading.",
-      tags: [REQUEUE.poll],
+      tags: [REQUEUE.poll, phase("progressing")],
       entry: [
         { type: "updateCluster", params: ({ event }) => ({ version: accepted(event.facts) }) },
         {
@@ -179,6 +132,7 @@ export const clusterMachine = setup({
     failed: {
       description:
         "A person must act: unsupported version, downgrade, or a cluster the backend reports failed.",
+      tags: [phase("progressing")],
       entry: [{ type: "recordEvent", params: ({ event }) => failureEvent(event.facts) }],
       always: [
         { guard: "isBeingDeleted", target: "deleting" },
@@ -187,6 +141,7 @@ export const clusterMachine = setup({
     },
     deleting: {
       description: "Deletion requested: wait for others' finalizers, delete at the backend, then let go.",
+      tags: [phase("terminating")],
       entry: [
         {
           type: "recordEvent",

@@ -4,6 +4,7 @@ import type { Cluster, ClusterStatus } from "../../api/cluster.ts";
 import type { JsonObject } from "../../api/common.ts";
 import { CONDITION_TYPES, ENDPOINTS, REASONS } from "../../api/constants.ts";
 import { type ConditionUpdate, clusterPhase, mergeConditions } from "../shared/conditions.ts";
+import { backendDetail } from "./backend-cluster.ts";
 import type { ClusterFacts } from "./machine.ts";
 
 /** What the status is computed from: the step's input, of which it reads these. */
@@ -16,8 +17,16 @@ export interface ClusterStatusInput {
   readonly now: string;
 }
 
-/** The status for `state`, computed from the step's input and facts; unchanged parts keep their values. */
-export function desiredStatus(input: ClusterStatusInput, facts: ClusterFacts, state: string): ClusterStatus {
+/** What the status is made of: the step's input, its facts, the new state and the phase it is tagged with. */
+export interface ClusterTransition {
+  readonly input: ClusterStatusInput;
+  readonly facts: ClusterFacts;
+  readonly state: string;
+  readonly phase: string | undefined;
+}
+
+/** The status for the new state, computed from the step's input and facts; unchanged parts keep their values. */
+export function desiredStatus({ input, facts, state, phase }: ClusterTransition): ClusterStatus {
   const { cluster, observation } = input;
   const generation = cluster.metadata.generation ?? 0;
   const conditions = mergeConditions(
@@ -32,7 +41,7 @@ export function desiredStatus(input: ClusterStatusInput, facts: ClusterFacts, st
   const status: Record<string, unknown> = {
     ...previous,
     observedGeneration: generation,
-    phase: clusterPhase(facts.deleting, conditions),
+    phase: clusterPhase(phase, conditions),
     conditions,
     providerStatus,
   };
@@ -104,9 +113,7 @@ function clusterReadyCondition(
 ): ConditionUpdate {
   const type = CONDITION_TYPES.clusterReady;
   const backend = facts.backend;
-  const detail = backend.exists
-    ? ` (backend: ${backend.phase}${backend.message ? `, ${backend.message}` : ""})`
-    : "";
+  const detail = backendDetail(backend);
   if (state === "ready" && backend.exists) {
     return {
       type,

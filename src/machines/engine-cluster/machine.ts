@@ -4,9 +4,13 @@
  * decided before the machine (see `step.ts`): a paused machine does not move.
  */
 import { setup } from "xstate";
-import type { ClusterObservation } from "../../api/backend.ts";
+import {
+  acceptedVersion as accepted,
+  type BackendClusterFacts,
+  backendClusterGuards,
+  backendClusterPredicates as is,
+} from "../cluster/backend-cluster.ts";
 import { failureEvent } from "../cluster/failure-event.ts";
-import type { VersionResolution } from "../cluster/kubernetes-version.ts";
 import { backendRelease } from "../shared/backend-release.ts";
 import type { EventRecord } from "../shared/machine-step.ts";
 import { PHASE_TAG, REQUEUE } from "../shared/machine-tags.ts";
@@ -22,19 +26,13 @@ export const ENGINE_CLUSTER_PHASES = {
   paused: "Paused",
 } as const;
 
-/** Everything one reconcile knows, level-based, from the object, its owner, its profile and the backend. */
-export interface EngineClusterFacts {
-  readonly deleting: boolean;
-  readonly hasFinalizer: boolean;
-  /** Finalizers of others, which deleting the infrastructure waits for. */
-  readonly foreignFinalizers: readonly string[];
+/**
+ * Everything one reconcile knows, level-based, from the object, its owner, its profile and the backend:
+ * the facts every backend-held cluster has (`backend-cluster.ts`, shared with the Cluster) and its own.
+ */
+export interface EngineClusterFacts extends BackendClusterFacts {
   /** Name of the CAPI Cluster that owns it (its ownerReference); undefined until CAPI sets it. */
   readonly owner: string | undefined;
-  readonly profileFound: boolean;
-  /** The version to build, or why there is none; undefined while the profile is missing. */
-  readonly version: VersionResolution | undefined;
-  /** What the backend reports ("ready" only with an endpoint). */
-  readonly backend: ClusterObservation;
   /** The kubeconfig Secret (when the backend gives admin access) and the ClusterEndpoint are in place. */
   readonly published: boolean;
 }
@@ -44,9 +42,7 @@ export type EngineClusterEvent = ObservedEvent<EngineClusterFacts>;
 
 const when = whenObserved<EngineClusterFacts>;
 const phase = (name: keyof typeof ENGINE_CLUSTER_PHASES) => `${PHASE_TAG}${ENGINE_CLUSTER_PHASES[name]}`;
-const backendPhase = (facts: EngineClusterFacts) => (facts.backend.exists ? facts.backend.phase : undefined);
-const accepted = (facts: EngineClusterFacts) =>
-  facts.version?.kind === "accepted" ? facts.version.version : undefined;
+const shared = backendClusterGuards<EngineClusterFacts>();
 
 /** The EngineCluster machine: named guards and actions first, then the chart, which refers to them by name. */
 export const engineClusterMachine = setup({
@@ -55,25 +51,20 @@ export const engineClusterMachine = setup({
     events: {} as EngineClusterEvent,
   },
   guards: {
-    isBeingDeleted: when((facts) => facts.deleting),
-    versionRejected: when(
-      (facts) => facts.owner !== undefined && facts.profileFound && facts.version?.kind !== "accepted",
-    ),
+    isBeingDeleted: shared.isBeingDeleted,
+    /** Owned by a CAPI Cluster (nothing is decided before), with a version its profile refuses. */
+    versionRejected: when((facts) => facts.owner !== undefined && is.versionRejected(facts)),
     /** Owned by a CAPI Cluster, the profile exists and the version resolves: the cluster can be ordered. */
-    readyToProvision: when(
-      (facts) => facts.owner !== undefined && facts.profileFound && facts.version?.kind === "accepted",
-    ),
-    backendAbsent: when((facts) => !facts.backend.exists),
-    backendReady: when((facts) => backendPhase(facts) === "ready"),
-    backendFailed: when((facts) => backendPhase(facts) === "failed"),
+    readyToProvision: when((facts) => facts.owner !== undefined && is.specAcceptable(facts)),
+    backendAbsent: shared.backendAbsent,
+    backendReady: shared.backendReady,
+    backendFailed: shared.backendFailed,
     /** Ready at the backend, but the kubeconfig Secret or the ClusterEndpoint is missing or stale. */
-    publicationStale: when((facts) => backendPhase(facts) === "ready" && !facts.published),
-    problemResolved: when(
-      (facts) => facts.profileFound && facts.version?.kind === "accepted" && backendPhase(facts) !== "failed",
-    ),
-    withoutOurFinalizer: when((facts) => !facts.hasFinalizer),
-    noForeignFinalizers: when((facts) => facts.foreignFinalizers.length === 0),
-    backendNotDeleting: when((facts) => facts.backend.exists && facts.backend.phase !== "deleting"),
+    publicationStale: when((facts) => is.backendReady(facts) && !facts.published),
+    problemResolved: shared.problemResolved,
+    withoutOurFinalizer: shared.withoutOurFinalizer,
+    noForeignFinalizers: shared.noForeignFinalizers,
+    backendNotDeleting: shared.backendNotDeleting,
   },
   actions: {
     // Never executed here: transition() returns them as data for the step to translate.

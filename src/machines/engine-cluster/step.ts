@@ -1,29 +1,21 @@
 /**
- * The pure reconcile step for an EngineCluster: (object, owner, profile, observation, now) → next
- * state, desired object (metadata, the one spec field we own, status), commands, Events.
+ * The pure reconcile step for an EngineCluster, on the generic step: (object, profile, observation, now)
+ * → next state, desired object (metadata, the one spec field we own, status), commands, Events.
  */
-import { Immer } from "immer";
 import type { ClusterObservation, ClusterTarget } from "../../api/backend.ts";
 import { type ApiEndpoint, CAPI_ANNOTATIONS, owningCapiCluster } from "../../api/cluster-api.ts";
 import type { ClusterProfile } from "../../api/cluster-profile.ts";
 import type { JsonObject } from "../../api/common.ts";
 import { ANNOTATIONS, FINALIZERS, LABELS, OPERATIONS } from "../../api/constants.ts";
 import type { EngineCluster, EngineClusterStatus } from "../../api/engine-cluster.ts";
-import { resolveVersion } from "../cluster/kubernetes-version.ts";
-import { applyFinalizerWish, type FinalizerWish } from "../shared/finalizer.ts";
-import type { EventRecord, MachineStep } from "../shared/machine-step.ts";
-import { type RequeueTiming, requeueDelay, taggedPhase } from "../shared/machine-tags.ts";
-import { pureTransition } from "../shared/pure-transition.ts";
-import { snapshotRestorer } from "../shared/snapshots.ts";
-import { stateValueToString } from "../shared/state-value.ts";
-import { type EngineClusterEvent, type EngineClusterFacts, engineClusterMachine } from "./machine.ts";
+import { apiEndpointOf, type BackendOrder, backendClusterFacts } from "../cluster/backend-cluster.ts";
+import { type ActionContext, kindStep, type StepBasics } from "../shared/kind-step.ts";
+import type { MachineStep } from "../shared/machine-step.ts";
+import type { RequeueTiming } from "../shared/machine-tags.ts";
+import { type EngineClusterFacts, engineClusterMachine } from "./machine.ts";
 import { desiredEngineClusterStatus, pausedStatus } from "./status.ts";
 
-const transition = pureTransition(engineClusterMachine);
-const restore = snapshotRestorer(engineClusterMachine);
-const { produce } = new Immer({ autoFreeze: false });
-
-/** Whether this engine acts on an EngineCluster, decided before anything else (and before any backend call). */
+/** Whether this engine acts on an EngineCluster, decided once, before anything else (and before any backend call). */
 export type EngineClusterResponsibility =
   /** Annotated `cluster.x-k8s.io/managed-by`: someone else manages the infrastructure; no write at all. */
   | "externallyManaged"
@@ -58,7 +50,13 @@ export function pausedBy(cluster: EngineCluster, ownerPaused: boolean): string |
   return ownerPaused ? `Cluster ${owningCapiCluster(cluster.metadata)} has spec.paused: true` : undefined;
 }
 
-/** Decides {@link EngineClusterResponsibility}. One holding our finalizer stays ours even if its profile went away. */
+/**
+ * Decides {@link EngineClusterResponsibility}, once, before anything else. One holding our finalizer
+ * stays ours when it was marked externally managed after we built for it (or its profile went away),
+ * so what was built can still be cleaned up. A profile of another provider makes it foreign even so:
+ * every provider's engines use the same finalizer name. `openmcp.cloud/operation: ignore` lets go of
+ * it, as it does of a Cluster.
+ */
 export function engineClusterResponsibility(
   cluster: EngineCluster,
   profile: ClusterProfile | undefined,
@@ -66,38 +64,30 @@ export function engineClusterResponsibility(
   ownerPaused: boolean,
 ): EngineClusterResponsibility {
   const annotations = cluster.metadata.annotations ?? {};
-  if (annotations[CAPI_ANNOTATIONS.managedBy] !== undefined) return "externallyManaged";
   if (annotations[ANNOTATIONS.operation] === OPERATIONS.ignore) return "ignored";
+  const ours = cluster.metadata.finalizers?.includes(FINALIZERS.engineCluster) ?? false;
+  if (!ours && annotations[CAPI_ANNOTATIONS.managedBy] !== undefined) return "externallyManaged";
   if (profile && profile.spec.providerRef.name !== providerName) return "foreign";
   return pausedBy(cluster, ownerPaused) === undefined ? "ours" : "paused";
 }
 
-/** Everything one step needs; all of it data. */
-export interface EngineClusterStepInput {
+/** Everything one step of an EngineCluster that is ours (and not paused) needs; all of it data. */
+export interface EngineClusterStepInput extends StepBasics {
   readonly cluster: EngineCluster;
   readonly profile: ClusterProfile | undefined;
   readonly providerName: string;
-  /** The owning CAPI Cluster has `spec.paused: true`. */
-  readonly ownerPaused: boolean;
   readonly observation: EngineClusterObservation;
-  /** `spec.settings` of the profile's ProviderConfig, handed to the backend with every command. */
-  readonly settings?: JsonObject;
   /** The ProviderConfig's defaultVersion, for an EngineCluster that names none. */
   readonly defaultVersion?: string;
-  readonly lastError?: string;
-  /** RFC 3339, only for condition transition times. */
-  readonly now: string;
   readonly timing: RequeueTiming;
 }
 
-/** What the runtime does for an EngineCluster. Commands carry no secret: the runtime fetches access when it writes. */
+/** What the runtime does for an EngineCluster; the backend's target is the reconcile's own. No secret in any. */
 export type EngineClusterCommand =
-  | { readonly kind: "create"; readonly target: ClusterTarget; readonly version: string }
-  | { readonly kind: "delete"; readonly target: ClusterTarget }
+  | BackendOrder
   /** Write the kubeconfig Secret (when `kubeconfig`) and the ClusterEndpoint for `endpoint`. */
   | {
       readonly kind: "publish";
-      readonly target: ClusterTarget;
       readonly capiCluster: string;
       readonly endpoint: ApiEndpoint;
       readonly kubeconfig: boolean;
@@ -105,10 +95,11 @@ export type EngineClusterCommand =
   | { readonly kind: "unpublish"; readonly capiCluster: string | undefined };
 
 /** The desired EngineCluster: metadata, the spec fields the machine owns, status. */
-export interface EngineClusterStepResult
-  extends MachineStep<EngineCluster["metadata"], EngineClusterStatus, EngineClusterCommand> {
-  readonly responsibility: EngineClusterResponsibility;
-}
+export type EngineClusterStepResult = MachineStep<
+  EngineCluster["metadata"],
+  EngineClusterStatus,
+  EngineClusterCommand
+>;
 
 /** The backend's key for an EngineCluster: its own UID, so it never meets an openMCP Cluster's cluster. */
 export function engineClusterTarget(
@@ -127,176 +118,130 @@ export function engineClusterTarget(
   };
 }
 
-/** `https://host:port` → the contract's {host, port}; undefined for anything else. */
-export function apiEndpointOf(url: string | undefined): ApiEndpoint | undefined {
-  if (!url) return undefined;
-  try {
-    const parsed = new URL(url);
-    const port = parsed.port === "" ? (parsed.protocol === "http:" ? 80 : 443) : Number(parsed.port);
-    const host = parsed.hostname.replace(/^\[(.*)\]$/, "$1");
-    return host === "" ? undefined : { host, port };
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * Flow: responsibility first (externally managed, ignored, foreign: nothing; paused: the Paused
- * condition only) → facts → one `observed` event through `transition()` → commands, Events, finalizer
- * wish → desired metadata, spec (controlPlaneEndpoint, set once) and status.
- *
- * Guarantees: pure and deterministic; a second step on an unchanged world desires the object as it is;
- * no command before a CAPI Cluster owns the object; the finalizer is stored with the first create; the
- * endpoint in the spec is written once and never changed; `provisioned` only with that endpoint.
- */
-export function stepEngineCluster(input: EngineClusterStepInput): EngineClusterStepResult {
-  const { cluster, profile } = input;
-  const responsibility = engineClusterResponsibility(cluster, profile, input.providerName, input.ownerPaused);
-  const previousState = readState(cluster);
-  if (responsibility !== "ours") {
-    const status =
-      responsibility === "paused"
-        ? pausedStatus(cluster, pausedBy(cluster, input.ownerPaused) ?? "", input.now)
-        : cluster.status;
-    return {
-      responsibility,
-      previousState,
-      event: undefined,
-      state: previousState,
-      desired: { metadata: cluster.metadata, status },
-      commands: [],
-      events: [],
-      requeueAfterMs: undefined,
-    };
-  }
-
-  const facts = engineClusterFacts(input);
-  const event: EngineClusterEvent = { type: "observed", facts };
-  const [snapshot, actions] = transition(restore(previousState), event);
-  const state = stateValueToString(snapshot.value);
-  const target = engineClusterTarget(cluster, profile, input.settings);
-  const backendEndpoint = facts.backend.exists ? apiEndpointOf(facts.backend.endpoint) : undefined;
-  // The endpoint the contract publishes: the one in the spec once set, never another.
-  const endpoint = cluster.spec.controlPlaneEndpoint ?? backendEndpoint;
-  const owner = facts.owner;
-
-  let finalizer: FinalizerWish;
-  const commands: EngineClusterCommand[] = [];
-  const events: EventRecord[] = [];
-  for (const action of actions) {
-    const params = action.params as Record<string, unknown> | undefined;
-    switch (action.type) {
-      case "addFinalizer":
-        finalizer = "add";
-        break;
-      case "removeFinalizer":
-        finalizer = "remove";
-        break;
-      case "createCluster":
-        // Only what the backend does not hold yet: after a restart mid-provisioning, the cluster is adopted.
-        if (typeof params?.version === "string" && !facts.backend.exists) {
-          commands.push({ kind: "create", target, version: params.version });
-        }
-        break;
-      case "deleteCluster":
-        commands.push({ kind: "delete", target });
-        break;
-      case "publish":
-        if (owner && endpoint) {
-          const kubeconfig = input.observation.publication.kubeconfig;
-          commands.push({
-            kind: "publish",
-            target,
-            capiCluster: owner,
-            endpoint,
-            kubeconfig: kubeconfig === "missing" || kubeconfig === "current",
-          });
-        }
-        break;
-      case "unpublish":
-        commands.push({ kind: "unpublish", capiCluster: owner });
-        break;
-      case "recordEvent":
-        events.push(params as unknown as EventRecord);
-        break;
-    }
-  }
-
-  const provisioned = state === "provisioned" && endpoint !== undefined;
-  const ownsEndpoint = cluster.spec.controlPlaneEndpoint === undefined && provisioned;
-  return {
-    responsibility,
-    previousState,
-    event,
-    state,
-    desired: {
-      metadata: desiredMetadata(input, facts, finalizer),
-      ...(ownsEndpoint && endpoint ? { spec: { controlPlaneEndpoint: endpoint } } : {}),
-      status: desiredEngineClusterStatus({
-        cluster,
-        facts,
-        state,
-        phase: taggedPhase(snapshot),
-        provisioned,
-        endpoint,
-        backendEndpoint,
-        ...(input.lastError === undefined ? {} : { lastError: input.lastError }),
-        now: input.now,
-      }),
-    },
-    commands,
-    events,
-    requeueAfterMs: requeueDelay(snapshot, input.timing),
-  };
-}
+export { apiEndpointOf };
 
 /** The facts of the world, level-based: nothing here depends on what happened before. */
 export function engineClusterFacts(input: EngineClusterStepInput): EngineClusterFacts {
-  const { cluster, profile, observation } = input;
-  const finalizers = cluster.metadata.finalizers ?? [];
-  const backend = observation.backend;
-  const running = backend.exists ? backend.version : undefined;
-  const version = profile
-    ? resolveVersion(
-        cluster.spec.kubernetes?.version ?? input.defaultVersion,
-        profile.spec.supportedVersions,
-        running,
-      )
-    : undefined;
+  const { cluster, observation } = input;
   const { kubeconfig, endpointCurrent } = observation.publication;
   return {
-    deleting: cluster.metadata.deletionTimestamp !== undefined,
-    hasFinalizer: finalizers.includes(FINALIZERS.engineCluster),
-    foreignFinalizers: finalizers.filter((name) => name !== FINALIZERS.engineCluster),
+    ...backendClusterFacts(
+      cluster,
+      FINALIZERS.engineCluster,
+      input.profile,
+      input.defaultVersion,
+      observation.backend,
+    ),
     owner: owningCapiCluster(cluster.metadata),
-    profileFound: profile !== undefined,
-    version,
-    // "ready" without an endpoint is not ready for the contract: nothing could be published.
-    backend:
-      backend.exists && backend.phase === "ready" && apiEndpointOf(backend.endpoint) === undefined
-        ? { ...backend, phase: "provisioning" }
-        : backend,
     published: endpointCurrent && kubeconfig !== "missing",
   };
 }
 
-function readState(cluster: EngineCluster): string {
+/** The endpoints a step works with: the one the contract publishes (the spec's once set), the backend's now. */
+interface Endpoints {
+  readonly endpoint: ApiEndpoint | undefined;
+  readonly backendEndpoint: ApiEndpoint | undefined;
+}
+
+function endpointsOf({ input, facts }: ActionContext<EngineClusterStepInput, EngineClusterFacts>): Endpoints {
+  const backendEndpoint = facts.backend.exists ? apiEndpointOf(facts.backend.endpoint) : undefined;
+  return { endpoint: input.cluster.spec.controlPlaneEndpoint ?? backendEndpoint, backendEndpoint };
+}
+
+/**
+ * One step of an EngineCluster that is ours and not paused. Guarantees (besides the generic step's): no
+ * command before a CAPI Cluster owns the object; the finalizer is stored with the first create; the
+ * endpoint in the spec is written once and never changed; `provisioned` only with that endpoint.
+ */
+export const stepEngineCluster: (input: EngineClusterStepInput) => EngineClusterStepResult = kindStep<
+  EngineClusterStepInput,
+  EngineCluster,
+  EngineClusterFacts,
+  EngineClusterCommand,
+  EngineClusterStatus,
+  Endpoints & { readonly provisioned: boolean }
+>({
+  machine: engineClusterMachine,
+  object: (input) => input.cluster,
+  readState: readEngineClusterState,
+  facts: engineClusterFacts,
+  finalizer: FINALIZERS.engineCluster,
+  actions: {
+    // Only what the backend does not hold yet: after a restart mid-provisioning, the cluster is adopted.
+    createCluster: (params, { facts }) =>
+      typeof params?.version === "string" && !facts.backend.exists
+        ? { kind: "create", version: params.version }
+        : undefined,
+    deleteCluster: () => ({ kind: "delete" }),
+    publish: (_, context) => {
+      const { endpoint } = endpointsOf(context);
+      const owner = context.facts.owner;
+      if (!owner || !endpoint) return undefined;
+      const kubeconfig = context.input.observation.publication.kubeconfig;
+      return {
+        kind: "publish",
+        capiCluster: owner,
+        endpoint,
+        kubeconfig: kubeconfig === "missing" || kubeconfig === "current",
+      };
+    },
+    unpublish: (_, { facts }) => ({ kind: "unpublish", capiCluster: facts.owner }),
+  },
+  derive: (transitioned) => {
+    const endpoints = endpointsOf(transitioned);
+    return {
+      ...endpoints,
+      provisioned: transitioned.state === "provisioned" && endpoints.endpoint !== undefined,
+    };
+  },
+  metadata(draft, { input, facts, finalizer }) {
+    if (finalizer === "remove" || facts.deleting || !input.profile) return;
+    draft.labels ??= {};
+    draft.labels[LABELS.provider] = input.providerName;
+  },
+  spec: ({ input }, { provisioned, endpoint }) =>
+    input.cluster.spec.controlPlaneEndpoint === undefined && provisioned && endpoint
+      ? { controlPlaneEndpoint: endpoint }
+      : undefined,
+  status: ({ input, facts, state, phase }, { provisioned, endpoint, backendEndpoint }) =>
+    desiredEngineClusterStatus({
+      cluster: input.cluster,
+      facts,
+      state,
+      phase,
+      provisioned,
+      endpoint,
+      backendEndpoint,
+      ...(input.lastError === undefined ? {} : { lastError: input.lastError }),
+      now: input.now,
+    }),
+});
+
+/** The machine state an EngineCluster stores in `status.state`. */
+export function readEngineClusterState(cluster: EngineCluster): string {
   const state = cluster.status?.state;
   return typeof state === "string" && state !== "" ? state : "pending";
 }
 
-function desiredMetadata(
-  input: EngineClusterStepInput,
-  facts: EngineClusterFacts,
-  finalizer: FinalizerWish,
-): EngineCluster["metadata"] {
-  return produce(input.cluster.metadata, (draft) => {
-    applyFinalizerWish(draft, FINALIZERS.engineCluster, finalizer);
-    if (draft.annotations?.[ANNOTATIONS.operation] === OPERATIONS.reconcile) {
-      delete draft.annotations[ANNOTATIONS.operation];
-    }
-    if (finalizer === "remove" || facts.deleting || !input.profile) return;
-    draft.labels ??= {};
-    draft.labels[LABELS.provider] = input.providerName;
-  });
+/**
+ * The step of a paused EngineCluster (it or its CAPI Cluster): the machine does not move, nothing is
+ * ordered, only the Paused condition says so and why.
+ */
+export function stepPausedEngineCluster(input: {
+  readonly cluster: EngineCluster;
+  /** Why it is paused ({@link pausedBy}). */
+  readonly why: string;
+  readonly now: string;
+}): EngineClusterStepResult {
+  const { cluster } = input;
+  const state = readEngineClusterState(cluster);
+  return {
+    previousState: state,
+    event: undefined,
+    state,
+    desired: { metadata: cluster.metadata, status: pausedStatus(cluster, input.why, input.now) },
+    commands: [],
+    events: [],
+    requeueAfterMs: undefined,
+  };
 }

@@ -49,10 +49,16 @@ function sameCondition(a: Condition, b: Condition): boolean {
   );
 }
 
-/** The phase rule for Cluster-like objects: Terminating when deleting, Ready when all conditions are True. */
-export function clusterPhase(deleting: boolean, conditions: readonly Condition[]): string {
-  if (deleting) return CLUSTER_PHASES.terminating;
-  return conditions.length > 0 && conditions.every((condition) => condition.status === "True")
+/**
+ * The openMCP phase rule for Cluster-like objects on top of the phase the machine's state is tagged
+ * with: Terminating as tagged; a state tagged Ready shows Ready only while all conditions are True
+ * (a backend condition may say otherwise); anything else Progressing.
+ */
+export function clusterPhase(tagged: string | undefined, conditions: readonly Condition[]): string {
+  if (tagged === CLUSTER_PHASES.terminating) return CLUSTER_PHASES.terminating;
+  return tagged === CLUSTER_PHASES.ready &&
+    conditions.length > 0 &&
+    conditions.every((condition) => condition.status === "True")
     ? CLUSTER_PHASES.ready
     : CLUSTER_PHASES.progressing;
 }

@@ -3,6 +3,7 @@ import type { AccessRequest } from "../../api/access-request.ts";
 import type { ClusterTarget } from "../../api/backend.ts";
 import type { Cluster } from "../../api/cluster.ts";
 import { CLUSTER_PHASES, LABELS, REQUEST_PHASES } from "../../api/constants.ts";
+import { objectKey } from "../../api/object-key.ts";
 import { ACCESS_REQUEST_DEFINITION } from "../../machines/access-request/definition.ts";
 import { explainAccessRequest } from "../../machines/access-request/explain.ts";
 import {
@@ -18,11 +19,11 @@ import { oidcTrustPlan } from "../../machines/access-request/oidc-trust.ts";
 import { toDesired } from "../../machines/access-request/rbac-plan.ts";
 import {
   type AccessCommand,
+  type AccessTiming,
   accessResponsibility,
   stepAccessRequest,
 } from "../../machines/access-request/step.ts";
 import { clusterTarget } from "../../machines/cluster/step.ts";
-import { rfc3339 } from "../../machines/shared/rfc3339.ts";
 import { deleteAccessSecret, writeAccessSecret } from "../access-secret.ts";
 import { type AccessTargetClient, targetClient } from "../access-target-client.ts";
 import { CACHES } from "../informers.ts";
@@ -31,14 +32,15 @@ import type { KindContext, MachineKind } from "../machine-kind.ts";
 import { wake } from "../machine-kind.ts";
 import { profileOffer } from "./profile-offer.ts";
 
-/** Defaults: tokens live 24 h; look again every 5 s while working, every 5 min at rest. */
+/** Defaults: tokens live 24 h; look again every 5 s while working or denied, every 5 min at rest. */
 export const DEFAULT_ACCESS_TIMING = {
   tokenValidityMs: 86_400_000,
   pollMs: 5_000,
+  retryMs: 5_000,
   resyncMs: 300_000,
 } as const;
 
-const keyOf = (request: AccessRequest) => `${request.metadata.namespace}/${request.metadata.name}`;
+const keyOf = objectKey;
 const uidOf = (request: AccessRequest) => request.metadata.uid ?? "";
 
 /**
@@ -113,9 +115,14 @@ async function trustIssuers(
  * rules, or an OIDC login); the finalizer is stored before anything is made on the target and removed
  * only once nothing made for the request is left there; credentials never reach status, logs or Events.
  */
-export const accessRequestKind: MachineKind<AccessRequest, AccessObservation, AccessCommand> = {
+export const accessRequestKind: MachineKind<AccessRequest, AccessObservation, AccessCommand, AccessTiming> = {
   definition: ACCESS_REQUEST_DEFINITION,
   cache: CACHES.accessRequests,
+  // The target's admin access is found through the Cluster's profile and its ProviderConfig.
+  reads: [CACHES.profiles, CACHES.providerConfigs],
+  timing: DEFAULT_ACCESS_TIMING,
+  // A denied request is looked at as often as one at work, unless the option says otherwise.
+  timingOption: ({ accessTiming }) => accessTiming && { retryMs: accessTiming.pollMs, ...accessTiming },
   wakes: [
     // A Cluster that becomes Ready (or goes) matters to every request that targets it.
     wake(CACHES.clusters, (cluster: Cluster, context) =>
@@ -185,16 +192,16 @@ export const accessRequestKind: MachineKind<AccessRequest, AccessObservation, Ac
         ]);
         return { clusterProblem: undefined, target: { owned, namedRoles, missingRoles }, secret, ...peers };
       },
-      step: (object, observation, { now, lastError }) =>
+      step: (object, observation, { now, nowMs, lastError }) =>
         stepAccessRequest({
           request: object,
-          facts: accessFacts(object, observation, plan, policy, now),
+          facts: accessFacts(object, observation, plan, policy, nowMs),
           secretName,
           ...(observation.clusterProblem ? { clusterProblem: observation.clusterProblem } : {}),
           ...(lastError === undefined ? {} : { lastError }),
-          now: rfc3339(now),
-          timing: timing.accessRequest,
-          ...withRenewal(untilRenewal(observation.secret, now)),
+          now,
+          timing,
+          ...withRenewal(untilRenewal(observation.secret, nowMs)),
         }),
       async run(commands, object) {
         if (!client || !desired) return;
@@ -220,9 +227,7 @@ export const accessRequestKind: MachineKind<AccessRequest, AccessObservation, Ac
             await deleteAccessSecret(kubeConfig, object, secretName);
           } else {
             const secret = object.spec.token
-              ? await onTarget(() =>
-                  client.issueToken(object, timing.accessRequest.tokenValidityMs, clock.now()),
-                )
+              ? await onTarget(() => client.issueToken(object, timing.tokenValidityMs, clock.now()))
               : client.oidcLogin(object);
             await writeAccessSecret(kubeConfig, object, secretName, secret);
           }

@@ -7,6 +7,7 @@ import type { ClusterProfile } from "../../api/cluster-profile.ts";
 import type { ClusterRequest } from "../../api/cluster-request.ts";
 import type { ClusterRequestGrant } from "../../api/cluster-request-grant.ts";
 import { ANNOTATIONS, CONDITION_TYPES, REASONS, REQUEST_PHASES } from "../../api/constants.ts";
+import { objectKey } from "../../api/object-key.ts";
 import type { Purpose, PurposeSpec } from "../../api/purpose.ts";
 import { servedRequests } from "../../machines/cluster-request/cluster-claims.ts";
 import { CLUSTER_REQUEST_DEFINITION } from "../../machines/cluster-request/definition.ts";
@@ -14,10 +15,10 @@ import { explainClusterRequest } from "../../machines/cluster-request/explain.ts
 import type { SchedulingView } from "../../machines/cluster-request/schedule.ts";
 import {
   type ClusterRequestCommand,
+  type ClusterRequestTiming,
   clusterRequestResponsibility,
   stepClusterRequest,
 } from "../../machines/cluster-request/step.ts";
-import { rfc3339 } from "../../machines/shared/rfc3339.ts";
 import { CACHES } from "../informers.ts";
 import { KeyedLock } from "../keyed-lock.ts";
 import type { KindContext, MachineKind, SchedulerConfigView } from "../machine-kind.ts";
@@ -28,25 +29,19 @@ import { assign, letGo, release, type SchedulerWriter } from "../scheduler-write
 /** Defaults: look again every 2 s while working, every 60 s while Denied, every 10 min when Granted. */
 export const DEFAULT_CLUSTER_REQUEST_TIMING = { pollMs: 2_000, retryMs: 60_000, resyncMs: 600_000 } as const;
 
-const keyOf = (object: { readonly metadata?: { readonly namespace?: string; readonly name?: string } }) =>
-  `${object.metadata?.namespace}/${object.metadata?.name}`;
+const keyOf = objectKey;
 
-/** One writer (and memory of recent writes) per engine. */
-const writers = new WeakMap<KindContext, SchedulerWriter>();
-function writerOf(context: KindContext): SchedulerWriter {
-  let writer = writers.get(context);
-  if (!writer) {
-    writer = {
-      kubeConfig: context.kubeConfig,
-      clusters: new RecentWrites<Cluster>(context.clock),
-      grants: new RecentWrites<ClusterRequestGrant>(context.clock),
-      cachedCluster: (key) => context.informers.clusters.get(key),
-      clusterLocks: new KeyedLock(),
-    };
-    writers.set(context, writer);
-  }
-  return writer;
+/** What the scheduler keeps per engine: its writer (with memory of its recent writes) and its configuration. */
+interface SchedulerState {
+  readonly writer: SchedulerWriter;
+  readonly config: SchedulerConfigView;
 }
+
+/** The context of the ClusterRequest kind. */
+type SchedulerContext = KindContext<ClusterRequestTiming, SchedulerState>;
+
+/** The scheduler's configuration when none is given: there is none, and it never changes. */
+const NO_SCHEDULER_CONFIG: SchedulerConfigView = { current: () => undefined, onChange: () => {} };
 
 /** Reasons of requests that wait for a change of Clusters: a name held by another, a Cluster being deleted. */
 const WAITING_FOR_CLUSTERS: ReadonlySet<string> = new Set([
@@ -89,8 +84,9 @@ function traitsOf(profile: ClusterProfile): string[] {
 }
 
 /** What the scheduler sees, from the caches with this engine's recent writes laid over them. */
-function viewOf(request: ClusterRequest, context: KindContext, writer: SchedulerWriter): SchedulingView {
+function viewOf(request: ClusterRequest, context: SchedulerContext): SchedulingView {
   const { informers } = context;
+  const { writer, config } = context.state;
   const purposes = new Map<string, PurposeSpec>(
     informers
       .of(CACHES.purposes)
@@ -108,23 +104,19 @@ function viewOf(request: ClusterRequest, context: KindContext, writer: Scheduler
       .map((other) => other.metadata.uid ?? ""),
   );
   return {
-    config: context.scheduler.current(),
+    config: config.current(),
     purposes,
     profileTraits,
     clusters: writer.clusters.overlay(informers.clusters.list(), keyOf),
     liveRequests,
-    grant: ownGrantOf(request, context, writer),
+    grant: ownGrantOf(request, context),
   };
 }
 
 /** The request's grant as this engine knows it (its own last write, else the cache), if it is this very request's. */
-function ownGrantOf(
-  request: ClusterRequest,
-  context: KindContext,
-  writer: SchedulerWriter,
-): ClusterRequestGrant | undefined {
+function ownGrantOf(request: ClusterRequest, context: SchedulerContext): ClusterRequestGrant | undefined {
   const key = keyOf(request);
-  const grant = writer.grants.get(key, context.informers.of(CACHES.grants).get(key));
+  const grant = context.state.writer.grants.get(key, context.informers.of(CACHES.grants).get(key));
   return grant?.spec.requestUID === request.metadata.uid ? grant : undefined;
 }
 
@@ -144,9 +136,39 @@ export function schedulerStatus(scheduler: SchedulerConfigView): string {
  * read, written guarded by its resourceVersion); an Exclusive Cluster's name is a digest of its request,
  * so a restart or a lost status finds the same Cluster instead of making a second.
  */
-export const clusterRequestKind: MachineKind<ClusterRequest, SchedulingView, ClusterRequestCommand> = {
+export const clusterRequestKind: MachineKind<
+  ClusterRequest,
+  SchedulingView,
+  ClusterRequestCommand,
+  ClusterRequestTiming,
+  SchedulerState
+> = {
   definition: CLUSTER_REQUEST_DEFINITION,
   cache: CACHES.clusterRequests,
+  timing: DEFAULT_CLUSTER_REQUEST_TIMING,
+  // Off (`schedule: false`) beside another scheduler, the openMCP operator's, which serves requests then.
+  enabled: (options) => options.schedule !== false,
+  state: (context, options) => ({
+    writer: {
+      kubeConfig: context.kubeConfig,
+      clusters: new RecentWrites<Cluster>(context.clock),
+      grants: new RecentWrites<ClusterRequestGrant>(context.clock),
+      cachedCluster: (key) => context.informers.clusters.get(key),
+      clusterLocks: new KeyedLock(),
+    },
+    config: options.schedulerConfig ?? NO_SCHEDULER_CONFIG,
+  }),
+  // An invalid configuration stops the engine's start, with every problem named.
+  start: async ({ state }) => {
+    await state.config.start?.();
+  },
+  stop: ({ state }) => state.config.stop?.(),
+  readiness: (options, context) =>
+    context
+      ? [schedulerStatus(context.state.config)]
+      : options.schedule === false
+        ? ["scheduler: off (--no-schedule); ClusterRequests are left to another scheduler"]
+        : [],
   wakes: [
     // A Cluster's change matters to the requests it serves and to those waiting for a Cluster to change.
     wake(CACHES.clusters, (cluster: Cluster, context) => {
@@ -175,7 +197,7 @@ export const clusterRequestKind: MachineKind<ClusterRequest, SchedulingView, Clu
   // would each see no Cluster with room and both make one. (Exclusive ones never share; an unlimited
   // purpose has one Cluster, whose name makes a second create fail.)
   serialize(request, context) {
-    const mapping = context.scheduler.current()?.purposeMappings[request.spec.purpose];
+    const mapping = context.state.config.current()?.purposeMappings[request.spec.purpose];
     const limited = mapping?.template.spec.tenancy === "Shared" && mapping.tenancyCount > 0;
     return limited && request.status?.phase !== REQUEST_PHASES.granted
       ? `purpose:${request.spec.purpose}`
@@ -183,31 +205,32 @@ export const clusterRequestKind: MachineKind<ClusterRequest, SchedulingView, Clu
   },
 
   watch(context, wakeKey) {
-    if (!context.scheduler.current()) context.log.info(schedulerStatus(context.scheduler));
+    const { config } = context.state;
+    if (!config.current()) context.log.info(schedulerStatus(config));
     // A new configuration may serve requests the old one could not (and changes which are selected).
-    context.scheduler.onChange(() => {
+    config.onChange(() => {
       for (const request of context.informers.of(CACHES.clusterRequests).list()) wakeKey(keyOf(request));
     });
   },
 
   async open(request, context) {
-    const writer = writerOf(context);
-    const hasOwnGrant = ownGrantOf(request, context, writer) !== undefined;
-    const responsibility = clusterRequestResponsibility(request, context.scheduler.current(), hasOwnGrant);
+    const { writer, config } = context.state;
+    const hasOwnGrant = ownGrantOf(request, context) !== undefined;
+    const responsibility = clusterRequestResponsibility(request, config.current(), hasOwnGrant);
     if (responsibility !== "ours") {
       context.log.debug("ClusterRequest left alone", { request: keyOf(request), why: responsibility });
       return undefined;
     }
     const { log, timing } = context;
     return {
-      observe: async (object) => viewOf(object, context, writer),
+      observe: async (object) => viewOf(object, context),
       step: (object, view, { now, lastError }) =>
         stepClusterRequest({
           request: object,
           view,
           ...(lastError === undefined ? {} : { lastError }),
-          now: rfc3339(now),
-          timing: timing.clusterRequest,
+          now,
+          timing,
         }),
       async run(commands, object) {
         for (const command of commands) {

@@ -1,12 +1,17 @@
 /** The Cluster kind's I/O half: the backend observes and carries out commands; profile and config changes wake Clusters. */
-import type { ClusterCommand, ClusterObservation } from "../../api/backend.ts";
+import type { ClusterObservation } from "../../api/backend.ts";
 import type { Cluster } from "../../api/cluster.ts";
 import type { ClusterProfile } from "../../api/cluster-profile.ts";
 import type { ProviderConfig } from "../../api/provider-config.ts";
+import type { BackendOrder } from "../../machines/cluster/backend-cluster.ts";
 import { CLUSTER_DEFINITION } from "../../machines/cluster/definition.ts";
 import { explainCluster, type ProfileLookup } from "../../machines/cluster/explain.ts";
-import { clusterResponsibility, clusterTarget, stepCluster } from "../../machines/cluster/step.ts";
-import { rfc3339 } from "../../machines/shared/rfc3339.ts";
+import {
+  type ClusterTiming,
+  clusterResponsibility,
+  clusterTarget,
+  stepCluster,
+} from "../../machines/cluster/step.ts";
 import { CACHES } from "../informers.ts";
 import type { KindContext, MachineKind } from "../machine-kind.ts";
 import { wake } from "../machine-kind.ts";
@@ -24,9 +29,11 @@ function clustersOf(context: KindContext, profiles: ReadonlySet<string | undefin
 }
 
 /** The Cluster kind: Pending → Provisioning → Ready ⇄ Updating, Failed, Deleting, at the configured backend. */
-export const clusterKind: MachineKind<Cluster, ClusterObservation, ClusterCommand> = {
+export const clusterKind: MachineKind<Cluster, ClusterObservation, BackendOrder, ClusterTiming> = {
   definition: CLUSTER_DEFINITION,
   cache: CACHES.clusters,
+  timing: DEFAULT_CLUSTER_TIMING,
+  timingOption: (options) => options.timing,
   wakes: [
     wake(CACHES.profiles, (profile: ClusterProfile, context) =>
       clustersOf(context, new Set([profile.metadata.name])),
@@ -51,22 +58,21 @@ export const clusterKind: MachineKind<Cluster, ClusterObservation, ClusterComman
           profile,
           providerName,
           observation,
-          ...(settings ? { settings } : {}),
           ...(defaultVersion ? { defaultVersion } : {}),
           ...(lastError === undefined ? {} : { lastError }),
-          now: rfc3339(now),
-          timing: timing.cluster,
+          now,
+          timing,
         }),
       async run(commands) {
         for (const command of commands) {
           log.info("backend command", {
             command: command.kind,
-            cluster: `${command.target.namespace}/${command.target.name}`,
+            cluster: `${target.namespace}/${target.name}`,
             ...("version" in command ? { version: command.version } : {}),
           });
-          if (command.kind === "create") await backend.create(command.target, command.version);
-          else if (command.kind === "update") await backend.update(command.target, command.version);
-          else await backend.delete(command.target);
+          if (command.kind === "create") await backend.create(target, command.version);
+          else if (command.kind === "update") await backend.update(target, command.version);
+          else await backend.delete(target);
         }
       },
     };

@@ -16,9 +16,11 @@ import {
   engineClusterResponsibility,
   engineClusterTarget,
   type Publication,
+  pausedBy,
   stepEngineCluster,
+  stepPausedEngineCluster,
 } from "../../machines/engine-cluster/step.ts";
-import { rfc3339 } from "../../machines/shared/rfc3339.ts";
+import type { RequeueTiming } from "../../machines/shared/machine-tags.ts";
 import {
   clusterEndpointName,
   deletePublication,
@@ -28,20 +30,36 @@ import {
 import { CACHES } from "../informers.ts";
 import type { KindContext, MachineKind } from "../machine-kind.ts";
 import { wake } from "../machine-kind.ts";
+import { DEFAULT_CLUSTER_TIMING } from "./cluster.ts";
 import { profileOffer, profilesOf } from "./profile-offer.ts";
 
 const keyOf = (object: { metadata: { namespace?: string; name?: string } }) =>
   `${object.metadata.namespace}/${object.metadata.name}`;
+
+/** What a paused EngineCluster's reconcile observes: nothing (its step reads nothing of it). */
+const NOTHING_LOOKED_AT: Publication = { kubeconfig: "notWanted", endpointCurrent: false };
 
 /** EngineClusters matching `test`. */
 function engineClusters(context: KindContext, test: (cluster: EngineCluster) => boolean): string[] {
   return context.informers.of(CACHES.engineClusters).list().filter(test).map(keyOf);
 }
 
-/** The EngineCluster kind: Cluster API's InfraCluster contract (v1beta2) on the engine's backends. */
-export const engineClusterKind: MachineKind<EngineCluster, EngineClusterObservation, EngineClusterCommand> = {
+/**
+ * The EngineCluster kind: Cluster API's InfraCluster contract (v1beta2) on the engine's backends. Driven
+ * only with the Cluster API side on (`capi`): it watches Cluster API's own resources.
+ */
+export const engineClusterKind: MachineKind<
+  EngineCluster,
+  EngineClusterObservation,
+  EngineClusterCommand,
+  RequeueTiming
+> = {
   definition: ENGINE_CLUSTER_DEFINITION,
   cache: CACHES.engineClusters,
+  // It builds clusters as the Cluster kind does, and is timed alike (`timing`).
+  timing: DEFAULT_CLUSTER_TIMING,
+  timingOption: (options) => options.timing,
+  enabled: (options) => options.capi === true,
   wakes: [
     // A Cluster paused or unpaused (or one that appears) matters to the EngineClusters it owns.
     wake(CACHES.capiClusters, (owner, context) =>
@@ -83,7 +101,16 @@ export const engineClusterKind: MachineKind<EngineCluster, EngineClusterObservat
       informers.of(CACHES.capiClusters).get(`${namespace}/${owner}`)?.spec?.paused === true;
     const { profile, settings, defaultVersion } = profileOffer(context, cluster.spec.profile);
     const responsibility = engineClusterResponsibility(cluster, profile, providerName, ownerPaused);
-    if (responsibility !== "ours" && responsibility !== "paused") return undefined;
+    if (responsibility === "paused") {
+      // Paused: only the Paused condition is written; no backend call, the machine does not move.
+      const why = pausedBy(cluster, ownerPaused) ?? "";
+      return {
+        observe: async () => ({ backend: { exists: false }, publication: NOTHING_LOOKED_AT }),
+        step: (object, _, { now }) => stepPausedEngineCluster({ cluster: object, why, now }),
+        run: async () => {},
+      };
+    }
+    if (responsibility !== "ours") return undefined;
     const target = engineClusterTarget(cluster, profile, settings);
     /** What this reconcile published: the caches see it only later. */
     const publishedNow = new Set<"kubeconfig" | "endpoint">();
@@ -115,9 +142,9 @@ export const engineClusterKind: MachineKind<EngineCluster, EngineClusterObservat
     };
 
     return {
-      // No backend call before a CAPI Cluster owns it, nor while paused.
+      // No backend call before a CAPI Cluster owns it.
       observe: async (object) => ({
-        backend: owner && responsibility === "ours" ? await backend.observe(target) : { exists: false },
+        backend: owner ? await backend.observe(target) : { exists: false },
         publication: publication(object),
       }),
       step: (object, observation, { now, lastError }) =>
@@ -125,27 +152,25 @@ export const engineClusterKind: MachineKind<EngineCluster, EngineClusterObservat
           cluster: object,
           profile,
           providerName,
-          ownerPaused,
           observation,
-          ...(settings ? { settings } : {}),
           ...(defaultVersion ? { defaultVersion } : {}),
           ...(lastError === undefined ? {} : { lastError }),
-          now: rfc3339(now),
-          timing: timing.cluster,
+          now,
+          timing,
         }),
       async run(commands, object) {
         for (const command of commands) {
           log.info("backend command", { command: command.kind, engineCluster: keyOf(object) });
           switch (command.kind) {
             case "create":
-              await backend.create(command.target, command.version);
+              await backend.create(target, command.version);
               break;
             case "delete":
-              await backend.delete(command.target);
+              await backend.delete(target);
               break;
             case "publish": {
               if (command.kubeconfig) {
-                const admin = await backend.adminAccess(command.target);
+                const admin = await backend.adminAccess(target);
                 if (!admin) throw new Error("the backend gives no admin access to the cluster yet");
                 await writeKubeconfigSecret(kubeConfig, object, command.capiCluster, admin.kubeconfig);
                 publishedNow.add("kubeconfig");

@@ -8,14 +8,13 @@ import { accessRequestKind } from "./access-request.ts";
 import { clusterKind } from "./cluster.ts";
 import { clusterRequestKind } from "./cluster-request.ts";
 import { engineClusterKind } from "./engine-cluster.ts";
+import { engineControlPlaneKind } from "./engine-control-plane.ts";
 
-/** The built-in kinds, in the order they are shown. */
+/** The built-in kinds, in the order they are shown; each says itself whether an engine drives it (`enabled`). */
 export const MACHINE_KINDS: readonly MachineKind[] = [
   clusterKind as MachineKind,
   clusterRequestKind as MachineKind,
   accessRequestKind as MachineKind,
   engineClusterKind as MachineKind,
+  engineControlPlaneKind as MachineKind,
 ];
-
-/** Kinds of the Cluster API side, driven only when it is on (they watch Cluster API's own resources). */
-export const CAPI_KINDS: ReadonlySet<string> = new Set([engineClusterKind.definition.kind]);

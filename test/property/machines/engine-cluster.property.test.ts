@@ -10,9 +10,13 @@ import { FINALIZERS } from "../../../src/api/constants.ts";
 import type { EngineCluster } from "../../../src/api/engine-cluster.ts";
 import {
   type EngineClusterCommand,
+  engineClusterResponsibility,
   type Publication,
+  pausedBy,
   stepEngineCluster,
+  stepPausedEngineCluster,
 } from "../../../src/machines/engine-cluster/step.ts";
+import { aProfile } from "../../support/cluster-fixtures.ts";
 import {
   anEngineCluster,
   capiOwner,
@@ -20,6 +24,7 @@ import {
   engineInput,
   engineWrites,
   NOW,
+  PROVIDER,
 } from "../../support/engine-cluster-fixtures.ts";
 
 type WorldEvent =
@@ -85,6 +90,17 @@ const withAnnotation = (cluster: EngineCluster, on: boolean): EngineCluster => {
   return { ...cluster, metadata: { ...cluster.metadata, annotations } };
 };
 
+/** How often each conditional invariant below was checked, so a test that never reaches one fails. */
+const reached = {
+  unownedOrPaused: 0,
+  paused: 0,
+  create: 0,
+  endpointFixed: 0,
+  finalizerRemoved: 0,
+  provisioned: 0,
+  endpointCompared: 0,
+};
+
 describe("EngineCluster invariants", () => {
   it("hold in every world", () => {
     fc.assert(
@@ -98,9 +114,9 @@ describe("EngineCluster invariants", () => {
         };
         let everProvisioned = false;
         let endpoint: unknown;
-        for (const event of events) {
+        const happen = (event: WorldEvent): void => {
           const cluster = world.cluster;
-          if (!cluster) break;
+          if (!cluster) return;
           switch (event.kind) {
             case "backendProgresses":
               world.backend = progress(world.backend);
@@ -129,34 +145,51 @@ describe("EngineCluster invariants", () => {
               const paused =
                 world.ownerPaused || cluster.metadata.annotations?.[CAPI_ANNOTATIONS.paused] !== undefined;
               const owned = (cluster.metadata.ownerReferences?.length ?? 0) > 0;
-              const result = stepEngineCluster(
-                engineInput(
-                  cluster,
-                  owned && !paused ? world.backend : { exists: false },
-                  world.publication,
-                  {
-                    ownerPaused: world.ownerPaused,
-                  },
-                ),
+              // As the kind's `open` decides, once: a paused one gets the paused step, else the machine's.
+              const responsibility = engineClusterResponsibility(
+                cluster,
+                aProfile(),
+                PROVIDER,
+                world.ownerPaused,
               );
+              expect(responsibility).toBe(paused ? "paused" : "ours");
+              const result =
+                responsibility === "paused"
+                  ? stepPausedEngineCluster({
+                      cluster,
+                      why: pausedBy(cluster, world.ownerPaused) ?? "",
+                      now: NOW,
+                    })
+                  : stepEngineCluster(
+                      engineInput(cluster, owned ? world.backend : { exists: false }, world.publication),
+                    );
               const writes = engineWrites(cluster, result);
               if (paused || !owned) {
                 // Before an owner and while paused, nothing is built and nothing but status is written.
+                reached.unownedOrPaused++;
                 expect(result.commands.filter((c) => c.kind === "create")).toEqual([]);
               }
               if (paused) {
+                reached.paused++;
                 expect(result.commands).toEqual([]);
                 expect([...writes.metadataPatch, ...writes.specPatch]).toEqual([]);
               }
               if (result.commands.some((c) => c.kind === "create")) {
+                reached.create++;
                 expect(result.desired.metadata.finalizers).toContain(FINALIZERS.engineCluster);
               }
               // The endpoint is written once and never changed.
-              if (cluster.spec.controlPlaneEndpoint) expect(writes.specPatch).toEqual([]);
+              if (cluster.spec.controlPlaneEndpoint) {
+                reached.endpointFixed++;
+                expect(writes.specPatch).toEqual([]);
+              }
               // Our finalizer goes only when the backend holds nothing.
               const had = cluster.metadata.finalizers?.includes(FINALIZERS.engineCluster) ?? false;
               const keeps = result.desired.metadata.finalizers?.includes(FINALIZERS.engineCluster) ?? false;
-              if (had && !keeps) expect(world.backend.exists).toBe(false);
+              if (had && !keeps) {
+                reached.finalizerRemoved++;
+                expect(world.backend.exists).toBe(false);
+              }
 
               let next = engineApplied(cluster, result);
               if (!event.commandsFail) carryOut(world, result.commands);
@@ -166,20 +199,39 @@ describe("EngineCluster invariants", () => {
               if (next) {
                 const provisioned = next.status?.initialization?.provisioned === true;
                 // Provisioned only with an endpoint in the spec, and never taken back.
-                if (provisioned) expect(next.spec.controlPlaneEndpoint).toBeDefined();
+                if (provisioned) {
+                  reached.provisioned++;
+                  expect(next.spec.controlPlaneEndpoint).toBeDefined();
+                }
                 if (everProvisioned) expect(provisioned).toBe(true);
                 everProvisioned ||= provisioned;
-                if (endpoint !== undefined) expect(next.spec.controlPlaneEndpoint).toEqual(endpoint);
+                if (endpoint !== undefined) {
+                  reached.endpointCompared++;
+                  expect(next.spec.controlPlaneEndpoint).toEqual(endpoint);
+                }
                 endpoint ??= next.spec.controlPlaneEndpoint;
               }
               break;
             }
           }
+        };
+        for (const event of events) happen(event);
+        // Finally CAPI unpauses, owns and deletes it, and the backend works: it goes, and so does the cluster.
+        for (const how of ["owner", "annotation"] as const) happen({ kind: "pause", on: false, how });
+        happen({ kind: "capiOwns" });
+        happen({ kind: "capiDeletes" });
+        for (let i = 0; i < 10 && world.cluster; i++) {
+          happen({ kind: "reconcile", commandsFail: false });
+          happen({ kind: "backendProgresses" });
         }
+        expect(world.cluster).toBeUndefined();
+        expect(world.backend.exists).toBe(false);
         // One Cluster object, one cluster at the backend, however often it was reconciled.
         expect(world.creates).toBeLessThanOrEqual(1);
       }),
       { numRuns: 1500 },
     );
+    // Every conditional invariant above was checked, in many worlds.
+    for (const [branch, count] of Object.entries(reached)) expect(count, branch).toBeGreaterThan(10);
   });
 });

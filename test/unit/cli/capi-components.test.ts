@@ -97,6 +97,30 @@ describe("the printed Cluster API components (clusterctl contract)", () => {
     }
   });
 
+  it("carry the control-plane kinds beside the infrastructure ones, each CRD labelled with the v1beta2 contract", () => {
+    const crds = objects.filter((object) => object.kind === "CustomResourceDefinition");
+    const contract = (name: string) =>
+      crds.find((crd) => crd.metadata?.name === name)?.metadata?.labels?.[CAPI_LABELS.contract];
+    for (const name of [
+      "enginecontrolplanes.controlplane.engine.openmcp.cloud",
+      "enginecontrolplanetemplates.controlplane.engine.openmcp.cloud",
+      "enginecontrolplaneinfrastructures.infrastructure.engine.openmcp.cloud",
+      "enginecontrolplaneinfrastructuretemplates.infrastructure.engine.openmcp.cloud",
+    ]) {
+      expect(contract(name), name).toBe("v1alpha1");
+    }
+    const aggregated = objects.find(
+      (object) =>
+        object.kind === "ClusterRole" && object.metadata?.labels?.[CAPI_LABELS.aggregateToManager] === "true",
+    ) as unknown as { rules: Array<{ apiGroups: string[]; resources: string[] }> };
+    expect(aggregated.rules).toContainEqual(
+      expect.objectContaining({
+        apiGroups: ["controlplane.engine.openmcp.cloud"],
+        resources: ["enginecontrolplanes", "enginecontrolplanetemplates"],
+      }),
+    );
+  });
+
   it("need no clusterctl variables (a $-brace reference would have to be set by whoever runs clusterctl init)", () => {
     // drone/envsubst, which clusterctl uses, would read any `${VAR}` here as a variable to substitute.
     expect(text).not.toMatch(/\$\{/);

@@ -204,7 +204,7 @@ describe("referenced roles", () => {
   };
   const grantedFacts = (missingRoles: string[]) =>
     facts({ hasFinalizer: true, accessInPlace: true, secretValid: true, accessGone: false, missingRoles });
-  const timing = { tokenValidityMs: 600_000, pollMs: 1_000, resyncMs: 300_000 };
+  const timing = { tokenValidityMs: 600_000, pollMs: 1_000, retryMs: 1_000, resyncMs: 300_000 };
   const stepTimed = (request: AccessRequest, f: AccessFacts) =>
     stepAccessWrites({ request, facts: f, secretName: "r", now: "2026-11-21T10:00:00Z", timing });
 

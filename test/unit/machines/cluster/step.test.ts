@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import type { BackendCondition, ClusterObservation } from "../../../../src/api/backend.ts";
 import type { Cluster } from "../../../../src/api/cluster.ts";
 import { ANNOTATIONS, FINALIZERS, LABELS } from "../../../../src/api/constants.ts";
+import { clusterResponsibility, clusterTarget } from "../../../../src/machines/cluster/step.ts";
 import {
   absent,
   aCluster,
@@ -44,20 +45,16 @@ describe("a new Cluster of ours", () => {
       path: "/metadata/finalizers",
       value: [FINALIZERS.cluster],
     });
-    expect(result.commands).toEqual([
-      {
-        kind: "create",
-        target: {
-          uid: "4a1e6f0e-0000-4000-8000-000000000001",
-          namespace: "my-namespace",
-          name: "my-cluster",
-          tenancy: "Shared",
-          profile: "test.engine-test.small",
-          providerConfig: "small",
-        },
-        version: "1.33.3",
-      },
-    ]);
+    expect(result.commands).toEqual([{ kind: "create", version: "1.33.3" }]);
+    // The backend's target is built once per reconcile (by the kind's `open`), not carried in each command.
+    expect(clusterTarget(aCluster(), aProfile())).toEqual({
+      uid: "4a1e6f0e-0000-4000-8000-000000000001",
+      namespace: "my-namespace",
+      name: "my-cluster",
+      tenancy: "Shared",
+      profile: "test.engine-test.small",
+      providerConfig: "small",
+    });
     expect(result.requeueAfterMs).toBe(TIMING.pollMs);
   });
 
@@ -273,14 +270,10 @@ describe("versions", () => {
 });
 
 describe("responsibility", () => {
+  // Responsibility is decided once, before any step: the kind's `open` steps only Clusters that are
+  // ours or whose profile is missing (see test/unit/runtime/kinds.test.ts for the descriptor).
   it("never touches a Cluster whose profile belongs to another provider", () => {
-    const result = stepClusterWrites(input(aCluster(), absent, { profile: aProfile("someone-else") }));
-    expect(result).toMatchObject({
-      responsibility: "foreign",
-      metadataPatch: [],
-      statusPatch: [],
-      commands: [],
-    });
+    expect(clusterResponsibility(aCluster(), aProfile("someone-else"), PROVIDER)).toBe("foreign");
   });
 
   it("skips a Cluster annotated openmcp.cloud/operation=ignore", () => {
@@ -289,15 +282,12 @@ describe("responsibility", () => {
       ...ignored,
       metadata: { ...ignored.metadata, annotations: { [ANNOTATIONS.operation]: "ignore" } },
     };
-    expect(stepClusterWrites(input(cluster, absent))).toMatchObject({
-      responsibility: "ignored",
-      statusPatch: [],
-    });
+    expect(clusterResponsibility(cluster, aProfile(), PROVIDER)).toBe("ignored");
   });
 
   it("reports a missing profile on a condition, retries, and neither labels nor orders anything", () => {
+    expect(clusterResponsibility(aCluster(), undefined, PROVIDER)).toBe("profileMissing");
     const result = stepClusterWrites(input(aCluster(), absent, { profile: undefined }));
-    expect(result.responsibility).toBe("profileMissing");
     expect(result.commands).toEqual([]);
     expect(result.metadataPatch).toEqual([]);
     expect(result.requeueAfterMs).toBe(TIMING.retryMs);

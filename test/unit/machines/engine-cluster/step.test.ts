@@ -1,16 +1,25 @@
 /** The EngineCluster step (Cluster API's InfraCluster contract), transition by transition: all pure. */
 import { describe, expect, it } from "vitest";
 import { CAPI_ANNOTATIONS } from "../../../../src/api/cluster-api.ts";
-import { FINALIZERS, LABELS } from "../../../../src/api/constants.ts";
+import { ANNOTATIONS, FINALIZERS, LABELS } from "../../../../src/api/constants.ts";
 import type { EngineCluster } from "../../../../src/api/engine-cluster.ts";
-import { apiEndpointOf, stepEngineCluster } from "../../../../src/machines/engine-cluster/step.ts";
-import { aProfile } from "../../../support/cluster-fixtures.ts";
+import { stepCluster } from "../../../../src/machines/cluster/step.ts";
+import {
+  apiEndpointOf,
+  engineClusterResponsibility,
+  engineClusterTarget,
+  pausedBy,
+  stepEngineCluster,
+  stepPausedEngineCluster,
+} from "../../../../src/machines/engine-cluster/step.ts";
+import { aCluster, aProfile, input } from "../../../support/cluster-fixtures.ts";
 import {
   anEngineCluster,
   engineApplied,
   engineInput,
   engineWrites,
   NOW,
+  PROVIDER,
   published,
   readyBackend,
   TIMING,
@@ -58,20 +67,16 @@ describe("an owned EngineCluster", () => {
   it("orders the cluster in the step that adds the finalizer", () => {
     expect(first.state).toBe("provisioning");
     expect(first.desired.metadata.finalizers).toEqual([FINALIZERS.engineCluster]);
-    expect(first.commands).toEqual([
-      {
-        kind: "create",
-        target: {
-          uid: cluster.metadata.uid,
-          namespace: "capi",
-          name: "workload",
-          tenancy: "Exclusive",
-          profile: aProfile().metadata.name,
-          providerConfig: "small",
-        },
-        version: "1.33.3",
-      },
-    ]);
+    expect(first.commands).toEqual([{ kind: "create", version: "1.33.3" }]);
+    // The backend's target is built once per reconcile (by the kind's `open`), not carried in each command.
+    expect(engineClusterTarget(cluster, aProfile())).toEqual({
+      uid: cluster.metadata.uid,
+      namespace: "capi",
+      name: "workload",
+      tenancy: "Exclusive",
+      profile: aProfile().metadata.name,
+      providerConfig: "small",
+    });
     expect(first.desired.metadata.labels?.[LABELS.provider]).toBe("engine-test");
     expect(first.requeueAfterMs).toBe(TIMING.pollMs);
   });
@@ -158,10 +163,15 @@ describe("an owned EngineCluster", () => {
 });
 
 describe("pausing and external management", () => {
+  // Responsibility is decided once, by the kind's `open`: a paused EngineCluster gets the paused step.
+  const pausedStep = (cluster: EngineCluster, ownerPaused = false) => {
+    expect(engineClusterResponsibility(cluster, aProfile(), PROVIDER, ownerPaused)).toBe("paused");
+    return stepPausedEngineCluster({ cluster, why: pausedBy(cluster, ownerPaused) ?? "", now: NOW });
+  };
+
   it("a paused EngineCluster only says so: state, spec, metadata unchanged, no command", () => {
     const cluster = anEngineCluster({ annotations: { [CAPI_ANNOTATIONS.paused]: "" } });
-    const result = stepEngineCluster(engineInput(cluster, absent));
-    expect(result.responsibility).toBe("paused");
+    const result = pausedStep(cluster);
     expect(result.commands).toEqual([]);
     const writes = engineWrites(cluster, result);
     expect(writes.metadataPatch).toEqual([]);
@@ -174,7 +184,7 @@ describe("pausing and external management", () => {
 
   it("a Cluster with spec.paused pauses the EngineCluster it owns, naming the Cluster", () => {
     const cluster = anEngineCluster();
-    const result = stepEngineCluster(engineInput(cluster, absent, unpublished, { ownerPaused: true }));
+    const result = pausedStep(cluster, true);
     expect(result.commands).toEqual([]);
     expect(result.desired.status?.conditions?.[0]?.message).toContain(
       "Cluster workload has spec.paused: true",
@@ -183,10 +193,22 @@ describe("pausing and external management", () => {
 
   it("an externally managed EngineCluster is not written at all", () => {
     const cluster = anEngineCluster({ annotations: { [CAPI_ANNOTATIONS.managedBy]: "someone" } });
-    const result = stepEngineCluster(engineInput(cluster, readyBackend()));
-    expect(result.responsibility).toBe("externallyManaged");
-    expect(engineWrites(cluster, result)).toEqual({ metadataPatch: [], specPatch: [], statusPatch: [] });
-    expect(result.commands).toEqual([]);
+    // Not ours: the kind's `open` gives it no reconciliation, so no write and no command.
+    expect(engineClusterResponsibility(cluster, aProfile(), PROVIDER, false)).toBe("externallyManaged");
+  });
+
+  it("one carrying our finalizer stays ours when marked externally managed later, so what was built can go", () => {
+    const ours = { finalizers: [FINALIZERS.engineCluster] };
+    const managed = anEngineCluster({ ...ours, annotations: { [CAPI_ANNOTATIONS.managedBy]: "someone" } });
+    expect(engineClusterResponsibility(managed, aProfile(), PROVIDER, false)).toBe("ours");
+    expect(engineClusterResponsibility(anEngineCluster(ours), undefined, PROVIDER, false)).toBe("ours");
+    // Every provider's engines use that finalizer name: another provider's profile keeps it foreign.
+    expect(engineClusterResponsibility(anEngineCluster(ours), aProfile("other"), PROVIDER, false)).toBe(
+      "foreign",
+    );
+    // `operation: ignore` lets go even of ours, as of a Cluster.
+    const ignored = anEngineCluster({ ...ours, annotations: { [ANNOTATIONS.operation]: "ignore" } });
+    expect(engineClusterResponsibility(ignored, aProfile(), PROVIDER, false)).toBe("ignored");
   });
 });
 
@@ -227,5 +249,20 @@ describe("apiEndpointOf", () => {
     [undefined, undefined],
   ])("%s → %o", (url, endpoint) => {
     expect(apiEndpointOf(url)).toEqual(endpoint);
+  });
+});
+
+describe("the version an EngineCluster and a Cluster are built with", () => {
+  // Both resolve it through cluster/backend-cluster.ts: an empty version (which the CRDs accept) is no version.
+  it("is the ProviderConfig's defaultVersion when spec.kubernetes.version is empty, as for a Cluster", () => {
+    const base = anEngineCluster();
+    const empty: EngineCluster = { ...base, spec: { ...base.spec, kubernetes: { version: "" } } };
+    const result = stepEngineCluster(engineInput(empty, absent, unpublished, { defaultVersion: "1.32.7" }));
+    expect(result.commands).toEqual([{ kind: "create", version: "1.32.7" }]);
+
+    const cluster = aCluster();
+    const emptyCluster = { ...cluster, spec: { ...cluster.spec, kubernetes: { version: "" } } };
+    const forCluster = stepCluster(input(emptyCluster, absent, { defaultVersion: "1.32.7" }));
+    expect(forCluster.commands).toEqual([{ kind: "create", version: "1.32.7" }]);
   });
 });

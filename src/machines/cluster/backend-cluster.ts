@@ -1,0 +1,143 @@
+/**
+ * What every kind that holds a cluster at the backend (Cluster, EngineCluster) shares by construction:
+ * its facts, the guards over them and how its version is resolved. A kind adds its own facts and guards.
+ */
+import type { ClusterObservation } from "../../api/backend.ts";
+import type { ClusterProfile } from "../../api/cluster-profile.ts";
+import type { ObjectMeta } from "../../api/common.ts";
+import { whenObserved } from "../shared/observed-guard.ts";
+import { resolveVersion, type VersionResolution } from "./kubernetes-version.ts";
+
+/** The facts of an object that holds a cluster at the backend, level-based. */
+export interface BackendClusterFacts {
+  /** `metadata.deletionTimestamp` is set. */
+  readonly deleting: boolean;
+  /** Our finalizer is on the object (so the backend may hold a cluster for it). */
+  readonly hasFinalizer: boolean;
+  /** Finalizers of others, which deletion of the infrastructure waits for. */
+  readonly foreignFinalizers: readonly string[];
+  /** The ClusterProfile it names exists (and is ours; foreign ones never reach the machine). */
+  readonly profileFound: boolean;
+  /** The version to build, or why there is none; `undefined` while the profile is missing. */
+  readonly version: VersionResolution | undefined;
+  /** What the backend reports ("ready" only with a usable endpoint: ready always publishes one). */
+  readonly backend: ClusterObservation;
+}
+
+/** An object that holds a cluster at the backend, as far as its facts go. */
+export interface BackendClusterObject {
+  readonly metadata: ObjectMeta;
+  readonly spec: { readonly kubernetes?: { readonly version?: string } | undefined };
+}
+
+/** `https://host:port` → `{ host, port }`; undefined for anything that is not a URL with a host. */
+export function apiEndpointOf(url: string | undefined): { host: string; port: number } | undefined {
+  if (!url) return undefined;
+  try {
+    const parsed = new URL(url);
+    const port = parsed.port === "" ? (parsed.protocol === "http:" ? 80 : 443) : Number(parsed.port);
+    const host = parsed.hostname.replace(/^\[(.*)\]$/, "$1");
+    return host === "" ? undefined : { host, port };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The facts of `object`, which carries `finalizer` when it is ours. An empty or absent version asks for
+ * `defaultVersion` (the ProviderConfig's), else the profile's newest; a version running at the backend
+ * newer than the resolved one is a downgrade.
+ */
+export function backendClusterFacts(
+  object: BackendClusterObject,
+  finalizer: string,
+  profile: ClusterProfile | undefined,
+  defaultVersion: string | undefined,
+  observation: ClusterObservation,
+): BackendClusterFacts {
+  const finalizers = object.metadata.finalizers ?? [];
+  const running = observation.exists ? observation.version : undefined;
+  return {
+    deleting: object.metadata.deletionTimestamp !== undefined,
+    hasFinalizer: finalizers.includes(finalizer),
+    foreignFinalizers: finalizers.filter((name) => name !== finalizer),
+    profileFound: profile !== undefined,
+    version: profile
+      ? resolveVersion(
+          object.spec.kubernetes?.version || defaultVersion, // "" (which the CRDs accept) is no version
+          profile.spec.supportedVersions ?? [],
+          running,
+        )
+      : undefined,
+    backend:
+      observation.exists && observation.phase === "ready" && apiEndpointOf(observation.endpoint) === undefined
+        ? { ...observation, phase: "provisioning" }
+        : observation,
+  };
+}
+
+/** The version to build once the spec resolves; undefined while it does not. */
+export const acceptedVersion = (facts: BackendClusterFacts): string | undefined =>
+  facts.version?.kind === "accepted" ? facts.version.version : undefined;
+
+const backendPhase = (facts: BackendClusterFacts) => (facts.backend.exists ? facts.backend.phase : undefined);
+
+/** The predicates over those facts every such machine guards with, by the guard's name. */
+export const backendClusterPredicates = {
+  isBeingDeleted: (facts: BackendClusterFacts) => facts.deleting,
+  versionRejected: (facts: BackendClusterFacts) => facts.profileFound && facts.version?.kind !== "accepted",
+  /** The profile exists and the requested version resolves: the cluster can be ordered. */
+  specAcceptable: (facts: BackendClusterFacts) => facts.profileFound && facts.version?.kind === "accepted",
+  backendAbsent: (facts: BackendClusterFacts) => !facts.backend.exists,
+  backendReady: (facts: BackendClusterFacts) => backendPhase(facts) === "ready",
+  backendFailed: (facts: BackendClusterFacts) => backendPhase(facts) === "failed",
+  /**
+   * Ready at the backend, but on another version than the one resolved from the spec, or otherwise out of
+   * date with what the object asks (the backend says so).
+   */
+  upgradeWanted: (facts: BackendClusterFacts) => {
+    const wanted = acceptedVersion(facts);
+    return (
+      facts.backend.exists &&
+      facts.backend.phase === "ready" &&
+      wanted !== undefined &&
+      (facts.backend.version !== wanted || facts.backend.outOfDate === true)
+    );
+  },
+  /** Ready at the backend on exactly the wanted version, and up to date. */
+  backendReadyAsWanted: (facts: BackendClusterFacts) =>
+    facts.backend.exists &&
+    facts.backend.phase === "ready" &&
+    facts.backend.version === acceptedVersion(facts) &&
+    facts.backend.outOfDate !== true,
+  /** A failed cluster is retried once the spec resolves again and the backend no longer reports failure. */
+  problemResolved: (facts: BackendClusterFacts) =>
+    facts.profileFound && facts.version?.kind === "accepted" && backendPhase(facts) !== "failed",
+  withoutOurFinalizer: (facts: BackendClusterFacts) => !facts.hasFinalizer,
+  noForeignFinalizers: (facts: BackendClusterFacts) => facts.foreignFinalizers.length === 0,
+  backendNotDeleting: (facts: BackendClusterFacts) =>
+    facts.backend.exists && facts.backend.phase !== "deleting",
+} as const;
+
+type GuardName = keyof typeof backendClusterPredicates;
+
+/** {@link backendClusterPredicates} as guards of a machine whose facts are `F`; a kind spreads them into its `setup`. */
+export function backendClusterGuards<F extends BackendClusterFacts>(): {
+  readonly [name in GuardName]: ReturnType<typeof whenObserved<F>>;
+} {
+  const when = whenObserved<F>;
+  return Object.fromEntries(
+    Object.entries(backendClusterPredicates).map(([name, predicate]) => [name, when(predicate)]),
+  ) as { readonly [name in GuardName]: ReturnType<typeof whenObserved<F>> };
+}
+
+/** What the backend says about its cluster, as a condition message appends it: ` (backend: ready, …)`. */
+export function backendDetail(backend: ClusterObservation): string {
+  return backend.exists ? ` (backend: ${backend.phase}${backend.message ? `, ${backend.message}` : ""})` : "";
+}
+
+/** What a kind that holds a cluster at the backend orders it to do; the runtime knows the target. */
+export type BackendOrder =
+  | { readonly kind: "create"; readonly version: string }
+  | { readonly kind: "update"; readonly version: string }
+  | { readonly kind: "delete" };

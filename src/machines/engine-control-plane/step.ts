@@ -1,0 +1,274 @@
+/**
+ * The pure reconcile step for an EngineControlPlane, on the one generic step (`kindStep`): only what is
+ * the kind's own — responsibility (paused, ignored, foreign), where its state is stored, its facts, what
+ * each action orders, the spec field it owns and its status.
+ */
+import type { ClusterObservation, ClusterTarget } from "../../api/backend.ts";
+import {
+  type ApiEndpoint,
+  CAPI_ANNOTATIONS,
+  type CapiCluster,
+  owningCapiCluster,
+} from "../../api/cluster-api.ts";
+import type { ClusterProfile } from "../../api/cluster-profile.ts";
+import type { JsonObject } from "../../api/common.ts";
+import { ANNOTATIONS, LABELS, OPERATIONS } from "../../api/constants.ts";
+import {
+  ENGINE_CONTROL_PLANE_FINALIZER,
+  type EngineControlPlane,
+  type EngineControlPlaneStatus,
+} from "../../api/engine-control-plane.ts";
+import { apiEndpointOf, type BackendOrder, backendClusterFacts } from "../cluster/backend-cluster.ts";
+import { kindStep, type StepBasics, type Transitioned } from "../shared/kind-step.ts";
+import type { MachineStep } from "../shared/machine-step.ts";
+import { type EngineControlPlaneFacts, engineControlPlaneMachine } from "./machine.ts";
+import { desiredEngineControlPlaneStatus, pausedControlPlaneStatus } from "./status.ts";
+
+/** Whether this engine acts on an EngineControlPlane, decided before anything else (and before any backend call). */
+export type EngineControlPlaneResponsibility =
+  /** Annotated `openmcp.cloud/operation: ignore`: no write at all. */
+  | "ignored"
+  /** Its profile belongs to another provider: no write at all. */
+  | "foreign"
+  /** It or its CAPI Cluster is paused: only the Paused condition is written, nothing else happens. */
+  | "paused"
+  | "ours";
+
+/** What the runtime saw of the objects the step publishes. */
+export interface ControlPlanePublication {
+  /**
+   * The `<cluster>-kubeconfig` Secret: ours and holding the backend's current admin credentials, ours but
+   * behind them (rotated at the backend), absent, someone else's, or not wanted (no admin access).
+   */
+  readonly kubeconfig: "current" | "stale" | "missing" | "notOurs" | "notWanted";
+  /** The ClusterEndpoint holds the published endpoint. */
+  readonly endpointCurrent: boolean;
+}
+
+/** What one look at the world found. */
+export interface EngineControlPlaneObservation {
+  /** The backend's view; `{ exists: false }` when it was not asked (no owner yet, not ours). */
+  readonly backend: ClusterObservation;
+  readonly publication: ControlPlanePublication;
+}
+
+/** Everything one step needs; all of it data. */
+export interface EngineControlPlaneStepInput extends StepBasics {
+  readonly controlPlane: EngineControlPlane;
+  /** The CAPI Cluster that owns it, as the cache holds it; undefined until CAPI sets the ownerReference. */
+  readonly owner: CapiCluster | undefined;
+  readonly profile: ClusterProfile | undefined;
+  readonly providerName: string;
+  readonly observation: EngineControlPlaneObservation;
+}
+
+/**
+ * What the runtime does for an EngineControlPlane: the backend orders every cluster-holding kind gives (the
+ * runtime knows the target), and publishing. Commands carry no secret: the runtime fetches access when it writes.
+ */
+export type EngineControlPlaneCommand =
+  | BackendOrder
+  /** Write the kubeconfig Secret (when `kubeconfig`) and the ClusterEndpoint for `endpoint`. */
+  | {
+      readonly kind: "publish";
+      readonly capiCluster: string;
+      readonly endpoint: ApiEndpoint;
+      readonly kubeconfig: boolean;
+    }
+  | { readonly kind: "unpublish"; readonly capiCluster: string | undefined };
+
+/** The desired EngineControlPlane: metadata, the spec field the machine owns, status. */
+export type EngineControlPlaneStepResult = MachineStep<
+  EngineControlPlane["metadata"],
+  EngineControlPlaneStatus,
+  EngineControlPlaneCommand
+>;
+
+/** The machine state an EngineControlPlane stores in `status.state`. */
+export function readEngineControlPlaneState(controlPlane: EngineControlPlane): string {
+  const state = controlPlane.status?.state;
+  return typeof state === "string" && state !== "" ? state : "pending";
+}
+
+/** The backend's key for an EngineControlPlane: its own UID, so it never meets another object's cluster. */
+export function engineControlPlaneTarget(
+  controlPlane: EngineControlPlane,
+  profile: ClusterProfile | undefined,
+  settings?: JsonObject,
+): ClusterTarget {
+  return {
+    ...(settings ? { settings } : {}),
+    uid: controlPlane.metadata.uid ?? "",
+    namespace: controlPlane.metadata.namespace ?? "",
+    name: controlPlane.metadata.name ?? "",
+    tenancy: "Exclusive",
+    profile: controlPlane.spec.profile,
+    providerConfig: profile?.spec.providerConfigRef.name ?? "",
+  };
+}
+
+/** Why a paused EngineControlPlane is paused, or undefined when it is not (the contract's two ways). */
+export function controlPlanePausedBy(
+  controlPlane: EngineControlPlane,
+  owner: CapiCluster | undefined,
+): string | undefined {
+  if (controlPlane.metadata.annotations?.[CAPI_ANNOTATIONS.paused] !== undefined) {
+    return `annotation ${CAPI_ANNOTATIONS.paused} is set`;
+  }
+  return owner?.spec?.paused === true ? `Cluster ${owner.metadata.name} has spec.paused: true` : undefined;
+}
+
+/** Decides {@link EngineControlPlaneResponsibility}. One holding our finalizer stays ours even if its profile went away. */
+export function engineControlPlaneResponsibility(
+  controlPlane: EngineControlPlane,
+  profile: ClusterProfile | undefined,
+  providerName: string,
+  owner: CapiCluster | undefined,
+): EngineControlPlaneResponsibility {
+  if (controlPlane.metadata.annotations?.[ANNOTATIONS.operation] === OPERATIONS.ignore) return "ignored";
+  if (profile && profile.spec.providerRef.name !== providerName) return "foreign";
+  return controlPlanePausedBy(controlPlane, owner) === undefined ? "ours" : "paused";
+}
+
+/** The facts of the world, level-based: nothing here depends on what happened before. */
+export function engineControlPlaneFacts(input: EngineControlPlaneStepInput): EngineControlPlaneFacts {
+  const { controlPlane, observation } = input;
+  const owner = owningCapiCluster(controlPlane.metadata);
+  const { kubeconfig, endpointCurrent } = observation.publication;
+  return {
+    // spec.version is required by the CRD: no default version applies.
+    ...backendClusterFacts(
+      { metadata: controlPlane.metadata, spec: { kubernetes: { version: controlPlane.spec.version } } },
+      ENGINE_CONTROL_PLANE_FINALIZER,
+      input.profile,
+      undefined,
+      observation.backend,
+    ),
+    owner,
+    infrastructureReady:
+      owner !== undefined &&
+      input.owner?.metadata.name === owner &&
+      input.owner.status?.initialization?.infrastructureProvisioned === true,
+    published:
+      endpointCurrent && (kubeconfig === "current" || kubeconfig === "notOurs" || kubeconfig === "notWanted"),
+  };
+}
+
+/** What the kind derives once per step: the endpoint it publishes, and whether the control plane is initialized. */
+interface Derived {
+  readonly endpoint: ApiEndpoint | undefined;
+  readonly backendEndpoint: ApiEndpoint | undefined;
+  readonly initialized: boolean;
+}
+
+type Step = Transitioned<EngineControlPlaneStepInput, EngineControlPlaneFacts, EngineControlPlaneCommand>;
+
+const backendEndpointOf = (facts: EngineControlPlaneFacts) =>
+  facts.backend.exists ? apiEndpointOf(facts.backend.endpoint) : undefined;
+/** The endpoint the contract publishes: the one in the spec once set, never another. */
+const publishedEndpoint = (input: EngineControlPlaneStepInput, facts: EngineControlPlaneFacts) =>
+  input.controlPlane.spec.controlPlaneEndpoint ?? backendEndpointOf(facts);
+
+const step = kindStep<
+  EngineControlPlaneStepInput,
+  EngineControlPlane,
+  EngineControlPlaneFacts,
+  EngineControlPlaneCommand,
+  EngineControlPlaneStatus,
+  Derived
+>({
+  machine: engineControlPlaneMachine,
+  object: (input) => input.controlPlane,
+  readState: readEngineControlPlaneState,
+  facts: engineControlPlaneFacts,
+  finalizer: ENGINE_CONTROL_PLANE_FINALIZER,
+  actions: {
+    // Only what the backend does not hold yet: after a restart mid-provisioning, the cluster is adopted.
+    createCluster: (params, { facts }) =>
+      typeof params?.version === "string" && !facts.backend.exists
+        ? { kind: "create", version: params.version }
+        : undefined,
+    updateCluster: (params) =>
+      typeof params?.version === "string" ? { kind: "update", version: params.version } : undefined,
+    deleteCluster: () => ({ kind: "delete" }),
+    publish: (_, { facts, input }) => {
+      const endpoint = publishedEndpoint(input, facts);
+      if (!facts.owner || !endpoint) return undefined;
+      const kubeconfig = input.observation.publication.kubeconfig;
+      return {
+        kind: "publish",
+        capiCluster: facts.owner,
+        endpoint,
+        kubeconfig: kubeconfig === "missing" || kubeconfig === "stale" || kubeconfig === "current",
+      };
+    },
+    unpublish: (_, { facts }) => ({ kind: "unpublish", capiCluster: facts.owner }),
+  },
+  derive: ({ input, facts, state }) => {
+    const endpoint = publishedEndpoint(input, facts);
+    return {
+      endpoint,
+      backendEndpoint: backendEndpointOf(facts),
+      initialized: state.startsWith("running") && endpoint !== undefined,
+    };
+  },
+  metadata: (draft, { input, facts, finalizer }) => {
+    if (finalizer === "remove" || facts.deleting || !input.profile) return;
+    draft.labels ??= {};
+    draft.labels[LABELS.provider] = input.providerName;
+  },
+  // The endpoint is written once, when the control plane is first initialized; CEL refuses any change.
+  spec: ({ input }, derived) =>
+    input.controlPlane.spec.controlPlaneEndpoint === undefined && derived.initialized && derived.endpoint
+      ? { controlPlaneEndpoint: derived.endpoint }
+      : undefined,
+  status: (transitioned: Step, derived) =>
+    desiredEngineControlPlaneStatus({
+      controlPlane: transitioned.input.controlPlane,
+      facts: transitioned.facts,
+      state: transitioned.state,
+      phase: transitioned.phase,
+      initialized: derived.initialized,
+      endpoint: derived.endpoint,
+      backendEndpoint: derived.backendEndpoint,
+      ...(transitioned.input.lastError === undefined ? {} : { lastError: transitioned.input.lastError }),
+      now: transitioned.input.now,
+    }),
+});
+
+/**
+ * One step of an EngineControlPlane that is ours and not paused (`open` decides that first).
+ *
+ * Guarantees (besides the generic step's): no command before a CAPI Cluster owns the object and reports its
+ * infrastructure; the finalizer is stored with the first create; the endpoint in the spec is written once and
+ * never changed; `controlPlaneInitialized` only with that endpoint, and never taken back; a downgrade is never
+ * ordered.
+ */
+export const stepEngineControlPlane: (input: EngineControlPlaneStepInput) => EngineControlPlaneStepResult =
+  step;
+
+/**
+ * The step of a paused EngineControlPlane (it or its CAPI Cluster): the machine does not move, nothing is
+ * ordered, only the Paused condition says so and why.
+ */
+export function stepPausedEngineControlPlane(input: {
+  readonly controlPlane: EngineControlPlane;
+  /** Why it is paused ({@link controlPlanePausedBy}). */
+  readonly why: string;
+  readonly now: string;
+}): EngineControlPlaneStepResult {
+  const { controlPlane } = input;
+  const state = readEngineControlPlaneState(controlPlane);
+  return {
+    previousState: state,
+    event: undefined,
+    state,
+    desired: {
+      metadata: controlPlane.metadata,
+      status: pausedControlPlaneStatus(controlPlane, input.why, input.now),
+    },
+    commands: [],
+    events: [],
+    requeueAfterMs: undefined,
+  };
+}

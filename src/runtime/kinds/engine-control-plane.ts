@@ -1,0 +1,291 @@
+/**
+ * The EngineControlPlane kind's I/O half (the Cluster API side): the owner CAPI Cluster and the published
+ * objects read from caches, the backend observed and commanded, the kubeconfig Secret (rotated when the
+ * backend's admin credentials change) and the ClusterEndpoint written. Registered only with `--capi`.
+ */
+import { kubeconfigSecretName, owningCapiCluster } from "../../api/cluster-api.ts";
+import type { ClusterProfile } from "../../api/cluster-profile.ts";
+import {
+  CONTROLPLANE_API_VERSION,
+  CONTROLPLANE_RESOURCES,
+  ENGINE_CONTROL_PLANE_ANNOTATIONS,
+  ENGINE_CONTROL_PLANE_LABELS,
+  type EngineControlPlane,
+} from "../../api/engine-control-plane.ts";
+import type { ProviderConfig } from "../../api/provider-config.ts";
+import { ENGINE_CONTROL_PLANE_DEFINITION } from "../../machines/engine-control-plane/definition.ts";
+import { explainEngineControlPlane } from "../../machines/engine-control-plane/explain.ts";
+import {
+  type ControlPlanePublication,
+  controlPlanePausedBy,
+  type EngineControlPlaneCommand,
+  type EngineControlPlaneObservation,
+  engineControlPlaneResponsibility,
+  engineControlPlaneTarget,
+  stepEngineControlPlane,
+  stepPausedEngineControlPlane,
+} from "../../machines/engine-control-plane/step.ts";
+import type { RequeueTiming } from "../../machines/shared/machine-tags.ts";
+import {
+  clusterEndpointName,
+  deletePublished,
+  kubeconfigFingerprint,
+  type Publisher,
+  writePublishedEndpoint,
+  writePublishedKubeconfig,
+} from "../capi-publication.ts";
+import { type AccessSecret, CACHES, type CacheSpec } from "../informers.ts";
+import type { KindContext, MachineKind } from "../machine-kind.ts";
+import { wake } from "../machine-kind.ts";
+import { DEFAULT_CLUSTER_TIMING } from "./cluster.ts";
+import { profileOffer, profilesOf } from "./profile-offer.ts";
+
+/** The caches this kind reads besides the shared ones. */
+export const CONTROL_PLANE_CACHES = {
+  engineControlPlanes: {
+    name: "EngineControlPlane",
+    kind: "EngineControlPlane",
+    resource: CONTROLPLANE_RESOURCES.EngineControlPlane,
+    watchFiltered: true,
+  } satisfies CacheSpec<EngineControlPlane> as CacheSpec<EngineControlPlane>,
+  /** Only the kubeconfig Secrets the engine made for EngineControlPlanes (labelled with their uid). */
+  kubeconfigSecrets: {
+    name: "ControlPlaneKubeconfigSecret",
+    kind: "Secret",
+    resource: { group: "", version: "v1", plural: "secrets", namespaced: true },
+    labelSelector: ENGINE_CONTROL_PLANE_LABELS.uid,
+    secrets: true,
+  } satisfies CacheSpec<AccessSecret> as CacheSpec<AccessSecret>,
+} as const;
+
+/** What a paused control plane's reconcile observes: nothing (its step reads nothing of it). */
+const NOTHING_LOOKED_AT: ControlPlanePublication = { kubeconfig: "notWanted", endpointCurrent: true };
+
+const keyOf = (object: { metadata: { namespace?: string; name?: string } }) =>
+  `${object.metadata.namespace}/${object.metadata.name}`;
+
+/** EngineControlPlanes matching `test`. */
+function controlPlanes(context: KindContext, test: (controlPlane: EngineControlPlane) => boolean): string[] {
+  return context.informers.of(CONTROL_PLANE_CACHES.engineControlPlanes).list().filter(test).map(keyOf);
+}
+
+const publisherOf = (controlPlane: EngineControlPlane): Publisher => ({
+  apiVersion: CONTROLPLANE_API_VERSION,
+  kind: "EngineControlPlane",
+  metadata: controlPlane.metadata,
+  uidLabel: ENGINE_CONTROL_PLANE_LABELS.uid,
+});
+
+/**
+ * The kind's per-engine state: the fingerprint of the backend's admin kubeconfig per EngineControlPlane uid,
+ * and when it was read. The backend is asked again only after a resync period, so a backend that issues new
+ * short-lived credentials on every call (Gardener) rotates the Secret once a period, not on every look.
+ * Memory only as a rate limit: the Secret's annotation is what is compared.
+ */
+type AdminFingerprints = Map<string, { readonly fingerprint: string; readonly readAt: number }>;
+
+/** The EngineControlPlane kind: Cluster API's ControlPlane contract (v1beta2) for managed control planes on the engine's backends. */
+export const engineControlPlaneKind: MachineKind<
+  EngineControlPlane,
+  EngineControlPlaneObservation,
+  EngineControlPlaneCommand,
+  RequeueTiming,
+  AdminFingerprints
+> = {
+  definition: ENGINE_CONTROL_PLANE_DEFINITION,
+  cache: CONTROL_PLANE_CACHES.engineControlPlanes,
+  // It builds clusters as the Cluster kind does, and is timed alike; driven only with the Cluster API side on.
+  timing: DEFAULT_CLUSTER_TIMING,
+  timingOption: (options) => options.timing,
+  enabled: (options) => options.capi === true,
+  state: (): AdminFingerprints => new Map(),
+  wakes: [
+    // A Cluster paused or unpaused, its infrastructure provisioned (or one that appears) matters to its control plane.
+    wake(CACHES.capiClusters, (owner, context) =>
+      controlPlanes(
+        context,
+        (controlPlane) =>
+          controlPlane.metadata.namespace === owner.metadata.namespace &&
+          owningCapiCluster(controlPlane.metadata) === owner.metadata.name,
+      ),
+    ),
+    // Someone deleted or changed what we published: look again.
+    wake(CONTROL_PLANE_CACHES.kubeconfigSecrets, (secret, context) =>
+      controlPlanes(
+        context,
+        (controlPlane) =>
+          controlPlane.metadata.uid === secret.metadata.labels?.[ENGINE_CONTROL_PLANE_LABELS.uid],
+      ),
+    ),
+    wake(CACHES.clusterEndpoints, (endpoint, context) =>
+      controlPlanes(
+        context,
+        (controlPlane) =>
+          controlPlane.metadata.uid === endpoint.metadata.labels?.[ENGINE_CONTROL_PLANE_LABELS.uid],
+      ),
+    ),
+    wake(CACHES.profiles, (profile: ClusterProfile, context) =>
+      controlPlanes(context, (controlPlane) => controlPlane.spec.profile === profile.metadata.name),
+    ),
+    wake(CACHES.providerConfigs, (config: ProviderConfig, context) => {
+      const profiles = profilesOf(context, config);
+      return controlPlanes(context, (controlPlane) => profiles.has(controlPlane.spec.profile));
+    }),
+  ],
+
+  async open(controlPlane, context) {
+    const { informers, backend, providerName, timing, log, kubeConfig, clock } = context;
+    const adminFingerprints = context.state;
+    const namespace = controlPlane.metadata.namespace ?? "";
+    const ownerName = owningCapiCluster(controlPlane.metadata);
+    const owner =
+      ownerName === undefined
+        ? undefined
+        : informers.of(CACHES.capiClusters).get(`${namespace}/${ownerName}`);
+    const { profile, settings } = profileOffer(context, controlPlane.spec.profile);
+    const responsibility = engineControlPlaneResponsibility(controlPlane, profile, providerName, owner);
+    if (responsibility === "paused") {
+      // Paused: only the Paused condition is written; no backend call, the machine does not move.
+      const why = controlPlanePausedBy(controlPlane, owner) ?? "";
+      return {
+        observe: async () => ({ backend: { exists: false }, publication: NOTHING_LOOKED_AT }),
+        step: (object, _, { now }) => stepPausedEngineControlPlane({ controlPlane: object, why, now }),
+        run: async () => {},
+      };
+    }
+    if (responsibility !== "ours") return undefined;
+    const target = engineControlPlaneTarget(controlPlane, profile, settings);
+    const uid = controlPlane.metadata.uid ?? "";
+    /** What this reconcile published: the caches see it only later. */
+    const publishedNow = new Set<"kubeconfig" | "endpoint">();
+
+    /** The fingerprint of the backend's current admin kubeconfig, read at most once a resync period. */
+    const adminFingerprint = async (): Promise<string | undefined> => {
+      const known = adminFingerprints.get(uid);
+      if (known && clock.now() - known.readAt < timing.resyncMs) return known.fingerprint;
+      const admin = await backend.adminAccess(target);
+      if (!admin) return known?.fingerprint;
+      const fingerprint = kubeconfigFingerprint(admin.kubeconfig);
+      adminFingerprints.set(uid, { fingerprint, readAt: clock.now() });
+      return fingerprint;
+    };
+
+    const publication = async (
+      object: EngineControlPlane,
+      backendReady: boolean,
+    ): Promise<ControlPlanePublication> => {
+      const secret = ownerName
+        ? informers
+            .of(CONTROL_PLANE_CACHES.kubeconfigSecrets)
+            .get(`${namespace}/${kubeconfigSecretName(ownerName)}`)
+        : undefined;
+      const endpoint = informers
+        .of(CACHES.clusterEndpoints)
+        .get(`${namespace}/${clusterEndpointName(object)}`);
+      const published = object.spec.controlPlaneEndpoint;
+      const ours = (labels: Readonly<Record<string, string>> | undefined) =>
+        labels?.[ENGINE_CONTROL_PLANE_LABELS.uid] === object.metadata.uid;
+      let kubeconfig: ControlPlanePublication["kubeconfig"];
+      if (!backend.capabilities.adminAccess) kubeconfig = "notWanted";
+      else if (publishedNow.has("kubeconfig")) kubeconfig = "current";
+      else if (!secret || !ours(secret.metadata.labels)) kubeconfig = "missing";
+      else {
+        const recorded = (secret.metadata as { annotations?: Readonly<Record<string, string>> })
+          .annotations?.[ENGINE_CONTROL_PLANE_ANNOTATIONS.kubeconfigSha256];
+        const current = backendReady ? await adminFingerprint() : undefined;
+        kubeconfig = current !== undefined && recorded !== current ? "stale" : "current";
+      }
+      return {
+        kubeconfig,
+        endpointCurrent:
+          publishedNow.has("endpoint") ||
+          (endpoint !== undefined &&
+            ours(endpoint.metadata.labels) &&
+            published !== undefined &&
+            endpoint.spec.host === published.host &&
+            endpoint.spec.port === published.port),
+      };
+    };
+
+    return {
+      // No backend call before a CAPI Cluster owns it.
+      observe: async (object) => {
+        const observed = ownerName ? await backend.observe(target) : { exists: false as const };
+        return {
+          backend: observed,
+          publication: await publication(object, observed.exists && observed.phase === "ready"),
+        };
+      },
+      step: (object, observation, { now, lastError }) =>
+        stepEngineControlPlane({
+          controlPlane: object,
+          owner,
+          profile,
+          providerName,
+          observation,
+          ...(lastError === undefined ? {} : { lastError }),
+          now,
+          timing,
+        }),
+      async run(commands, object) {
+        for (const command of commands) {
+          log.info("backend command", {
+            command: command.kind,
+            engineControlPlane: keyOf(object),
+            ...("version" in command ? { version: command.version } : {}),
+          });
+          switch (command.kind) {
+            case "create":
+              await backend.create(target, command.version);
+              break;
+            case "update":
+              await backend.update(target, command.version);
+              break;
+            case "delete":
+              adminFingerprints.delete(uid);
+              await backend.delete(target);
+              break;
+            case "publish": {
+              const publisher = publisherOf(object);
+              if (command.kubeconfig) {
+                const admin = await backend.adminAccess(target);
+                if (!admin) throw new Error("the backend gives no admin access to the control plane yet");
+                const fingerprint = kubeconfigFingerprint(admin.kubeconfig);
+                await writePublishedKubeconfig(kubeConfig, publisher, command.capiCluster, admin.kubeconfig, {
+                  [ENGINE_CONTROL_PLANE_ANNOTATIONS.kubeconfigSha256]: fingerprint,
+                });
+                adminFingerprints.set(uid, { fingerprint, readAt: clock.now() });
+                publishedNow.add("kubeconfig");
+              }
+              await writePublishedEndpoint(kubeConfig, publisher, command.capiCluster, command.endpoint);
+              publishedNow.add("endpoint");
+              break;
+            }
+            case "unpublish":
+              await deletePublished(kubeConfig, publisherOf(object), command.capiCluster);
+              break;
+          }
+        }
+      },
+    };
+  },
+
+  describe: (command) =>
+    command.kind === "publish"
+      ? `publish (kubeconfig Secret, ClusterEndpoint) for Cluster ${command.capiCluster}`
+      : "version" in command
+        ? `${command.kind} (Kubernetes ${command.version})`
+        : command.kind,
+
+  async explain(controlPlane, read) {
+    const owner = owningCapiCluster(controlPlane.metadata);
+    const found = owner
+      ? await read(CACHES.capiClusters.resource, controlPlane.metadata.namespace, owner)
+      : undefined;
+    const ownerPaused =
+      typeof found === "object" &&
+      found !== null &&
+      (found as { spec?: { paused?: boolean } }).spec?.paused === true;
+    return explainEngineControlPlane(controlPlane, ownerPaused);
+  },
+};
