@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Makes sure the load-balancer image Cluster API's Docker provider (CAPD) v1.14 runs in front of a cluster's
+# control-plane machines exists in the Docker engine, built offline from Debian's haproxy, and prints
+# `haproxyImage=<name>` on stdout (progress on stderr).
+#
+# CAPD asks for kindest/haproxy:v20230606-42a2262b (test/infrastructure/docker/internal/loadbalancer/const.go)
+# unless a DockerCluster sets spec.loadBalancer.imageRepository/imageTag, and pulls it only when the engine lacks
+# it. It starts the container with `haproxy -W -db -f /usr/local/etc/haproxy/haproxy.cfg`, writes that file with
+# `docker exec … mkdir -p` and `cp /dev/stdin <file>`, reads it back with `cp <file> /dev/stdout`, and sends
+# SIGHUP to reload: so the image needs haproxy on PATH, mkdir and cp, and a config that starts with no backend.
+# Everything else CAPD runs is the machines' node image (kindest/node:v<version>, from hack/containers/ensure.sh).
+#
+# Usage: hack/capi/haproxy-image.sh   (DOCKER=<docker CLI> to use another than the one on PATH)
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+DOCKER=${DOCKER:-docker}
+image=${OPENMCP_CAPD_HAPROXY_IMAGE:-kindest/haproxy:v20230606-42a2262b}
+base_image=openmcp-engine-base:bookworm
+
+if "$DOCKER" image inspect "$image" >/dev/null 2>&1; then echo "haproxyImage=$image"; exit 0; fi
+"$DOCKER" image inspect "$base_image" >/dev/null 2>&1 || "$root/hack/containers/ensure.sh" base-image >/dev/null
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+# What kind's own haproxy image starts with: a control-plane frontend and an empty backend CAPD fills in.
+cat > "$work/haproxy.cfg" <<'EOF'
+# replaced by Cluster API's Docker provider once the first control-plane machine exists
+global
+  log /dev/log local0
+  log /dev/log local1 notice
+  daemon
+
+defaults
+  log global
+  mode tcp
+  option dontlognull
+  timeout connect 5000
+  timeout client 50000
+  timeout server 50000
+  default-server init-addr none
+
+frontend control-plane
+  bind *:6443
+  default_backend kube-apiservers
+
+backend kube-apiservers
+  option httpchk GET /healthz
+EOF
+cat > "$work/Dockerfile" <<EOF
+FROM $base_image
+RUN export DEBIAN_FRONTEND=noninteractive && apt-get update \\
+    && apt-get install -y --no-install-recommends haproxy \\
+    && apt-get clean -y && rm -rf /var/lib/apt/lists/* /usr/share/doc/* /usr/share/man/* \\
+    && haproxy -v
+COPY haproxy.cfg /usr/local/etc/haproxy/haproxy.cfg
+STOPSIGNAL SIGUSR1
+ENTRYPOINT ["haproxy", "-W", "-db", "-f", "/usr/local/etc/haproxy/haproxy.cfg"]
+EOF
+start=$SECONDS
+echo "haproxy-image.sh: building $image from $base_image with Debian's haproxy" >&2
+DOCKER_BUILDKIT=0 "$DOCKER" build -q -t "$image" "$work" >&2
+# A config check, as CAPD's first start will run it.
+"$DOCKER" run --rm --entrypoint haproxy "$image" -c -f /usr/local/etc/haproxy/haproxy.cfg >&2
+echo "haproxy-image.sh: built $image in $((SECONDS - start)) s" >&2
+echo "haproxyImage=$image"
