@@ -3,7 +3,7 @@
 # provider (CAPD) exist with their CRDs, and prints the folder that holds them, for the tests that prove the
 # `capi` backend with Cluster API's own controllers and real Docker machines:
 #   kubeadm-control-plane-manager, kubeadm-bootstrap-manager, docker-infrastructure-manager,
-#   crds/kubeadm-control-plane/, crds/kubeadm-bootstrap/, crds/docker/
+#   crds/kubeadm-control-plane/, crds/kubeadm-bootstrap/, crds/docker/ (CAPD's Docker* and Dev* kinds)
 #
 # Order: $OPENMCP_CAPI_PROVIDERS_ASSETS if it holds the three managers; else the per-machine cache
 # (~/.cache/openmcp-engine/capi-providers/<version>); else build from the Go module proxy (GOTOOLCHAIN=local).
@@ -21,6 +21,8 @@ complete() {
   local folder=$1 name
   for name in "${managers[@]}"; do [ -x "$folder/$name" ] || return 1; done
   [ -f "$folder/crds/docker/infrastructure.cluster.x-k8s.io_dockerclusters.yaml" ] &&
+    [ -f "$folder/crds/docker/infrastructure.cluster.x-k8s.io_devclusters.yaml" ] &&
+    grep -q "cluster.x-k8s.io/v1beta2: v1beta2" "$folder/crds/docker/infrastructure.cluster.x-k8s.io_dockerclusters.yaml" &&
     [ -f "$folder/crds/kubeadm-control-plane/controlplane.cluster.x-k8s.io_kubeadmcontrolplanes.yaml" ] &&
     [ -f "$folder/crds/kubeadm-bootstrap/bootstrap.cluster.x-k8s.io_kubeadmconfigs.yaml" ]
 }
@@ -79,7 +81,13 @@ mkdir -p "$work/bin/crds/kubeadm-control-plane" "$work/bin/crds/kubeadm-bootstra
   test=$(go list -m -f '{{.Dir}}' "sigs.k8s.io/cluster-api/test")
   cp "$core"/controlplane/kubeadm/config/crd/bases/*.yaml "$work/bin/crds/kubeadm-control-plane/"
   cp "$core"/bootstrap/kubeadm/config/crd/bases/*.yaml "$work/bin/crds/kubeadm-bootstrap/"
-  cp "$test"/infrastructure/docker/config/crd/bases/infrastructure.cluster.x-k8s.io_docker*.yaml "$work/bin/crds/docker/"
+  # Docker* (containers) and Dev* (the same provider's kinds with a docker or an in-memory backend).
+  cp "$test"/infrastructure/docker/config/crd/bases/*.yaml "$work/bin/crds/docker/"
+  # The contract labels each provider's config/crd/kustomization.yaml adds: without them the core manager cannot
+  # tell which version of a template kind serves the v1beta2 contract, and no ClusterClass naming it reconciles.
+  chmod -R u+w "$work/bin/crds"
+  sed -i '0,/^metadata:$/s//metadata:\n  labels:\n    cluster.x-k8s.io\/v1beta1: v1beta1\n    cluster.x-k8s.io\/v1beta2: v1beta2/' \
+    "$work"/bin/crds/*/*.yaml
 ) >&2
 chmod -R u+w,go+rX "$work/bin"; rm -rf "$out"; mv "$work/bin" "$out"
 echo "build-providers.sh: Cluster API $version providers ready in $((SECONDS - start)) s in $out" >&2
