@@ -91,7 +91,10 @@ const dockerMachine = {
 const nodeRegistration = { kubeletExtraArgs: KUBELET_EXTRA_ARGS };
 
 /** `docker-kubeadm`: DockerCluster (CAPD's haproxy in front), KubeadmControlPlane on Docker machines, worker class `default-worker`. */
-export function dockerKubeadmClass(name = "docker-kubeadm"): CapiObject[] {
+export function dockerKubeadmClass(
+  options: { readonly name?: string; readonly kubernetesVersions?: readonly string[] } = {},
+): CapiObject[] {
+  const name = options.name ?? "docker-kubeadm";
   const kcpSpec = {
     template: {
       spec: {
@@ -133,6 +136,7 @@ export function dockerKubeadmClass(name = "docker-kubeadm"): CapiObject[] {
       template: { spec: { joinConfiguration: { nodeRegistration } } },
     }),
     object(core, "clusterclasses", "ClusterClass", name, {
+      ...(options.kubernetesVersions ? { kubernetesVersions: options.kubernetesVersions } : {}),
       controlPlane: {
         templateRef: ref(controlPlane, "KubeadmControlPlaneTemplate", `${name}-control-plane`),
         machineInfrastructure: {

@@ -10,6 +10,7 @@ import {
   classTraits,
   desiredTopologyCluster,
   offeredVersions,
+  type Topology,
   type TopologyCluster,
   topologyChanges,
   topologyObservation,
@@ -89,7 +90,7 @@ describe("topologyChanges", () => {
     spec: {
       ...desired.spec,
       topology: {
-        ...(desired.spec.topology as NonNullable<TopologyCluster["spec"]["topology"]>),
+        ...(desired.spec.topology as Topology),
         variables: [
           { name: "team", value: "blue" },
           { name: "podSecurity", value: { enabled: true } },
@@ -218,7 +219,7 @@ describe("topologyObservation", () => {
     });
     const observation = observe({
       ...rolling,
-      spec: { ...rolling.spec, topology: { ...(rolling.spec.topology as never), version: "v1.37.0" } },
+      spec: { ...rolling.spec, topology: { ...(rolling.spec.topology as Topology), version: "v1.37.0" } },
     });
     expect(observation).toMatchObject({ phase: "updating", version: "1.36.3" });
   });
