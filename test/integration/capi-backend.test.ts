@@ -295,7 +295,7 @@ describe("the capi backend on Cluster API with Docker machines", { timeout: 900_
         ...RESOURCES.Cluster,
         namespace: NS,
         name: `${PREFIX}one`,
-        body: [{ op: "replace", path: "/spec/kubernetes/version", value }],
+        body: [{ op: "add", path: "/spec/kubernetes/version", value }],
       });
     await patchVersion("1.35.0");
     const downgrade = await clusterWhere(

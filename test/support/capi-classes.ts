@@ -148,6 +148,10 @@ export function dockerKubeadmClass(
         machineDeployments: [
           {
             class: "default-worker",
+            // What Cluster API's MachineDeployment defaulting webhook would set (the tests run it without webhooks).
+            rollout: {
+              strategy: { type: "RollingUpdate", rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } },
+            },
             bootstrap: { templateRef: ref(bootstrap, "KubeadmConfigTemplate", `${name}-worker`) },
             infrastructure: { templateRef: ref(infrastructure, "DockerMachineTemplate", `${name}-worker`) },
           },
