@@ -172,7 +172,8 @@ describe("the capi backend on Cluster API with Docker machines", { timeout: 900_
   });
 
   it("makes a Cluster a CAPI topology Cluster that goes Ready on Docker machines behind CAPD's load balancer", async () => {
-    const created = await createCluster(`${PREFIX}one`, "docker");
+    // A partial version: the engine resolves it to the newest 1.36 patch the profile offers.
+    const created = await createCluster(`${PREFIX}one`, "docker", PROVIDER, "1.36");
     const started = Date.now();
     const capi = await eventually(
       async () => satisfying(await capiClusterOf(`${PREFIX}one`), (c) => c !== undefined),
@@ -220,8 +221,6 @@ describe("the capi backend on Cluster API with Docker machines", { timeout: 900_
     const containers = await containersNamed(stored.metadata.name);
     expect(containers).toContain(`${stored.metadata.name}-lb`);
     expect(containers).toHaveLength(3);
-    const stats = await docker("stats", "--no-stream", "--format", "{{.Name}} {{.MemUsage}}", ...containers);
-    console.log(`capi-backend: memory of the machine containers:\n${stats.trim()}`);
   });
 
   it("writes nothing at rest: the CAPI Cluster and the Cluster stay still over several reconciles", async () => {
@@ -272,6 +271,8 @@ describe("the capi backend on Cluster API with Docker machines", { timeout: 900_
     );
     const capi = (await capiClusterOf(`${PREFIX}one`)) as TopologyCluster;
     const containers = await containersNamed(capi.metadata.name);
+    const stats = await docker("stats", "--no-stream", "--format", "{{.Name}} {{.MemUsage}}", ...containers);
+    console.log(`capi-backend: memory of the machine containers, every node Ready:\n${stats.trim()}`);
     for (const node of nodes.items) {
       expect(containers).toContain(node.metadata?.name); // each node is one of CAPD's containers
       expect(node.metadata?.labels?.["openmcp.test/team"]).toBe("blue");
@@ -295,7 +296,7 @@ describe("the capi backend on Cluster API with Docker machines", { timeout: 900_
         ...RESOURCES.Cluster,
         namespace: NS,
         name: `${PREFIX}one`,
-        body: [{ op: "add", path: "/spec/kubernetes/version", value }],
+        body: [{ op: "replace", path: "/spec/kubernetes/version", value }],
       });
     await patchVersion("1.35.0");
     const downgrade = await clusterWhere(
