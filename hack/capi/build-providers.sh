@@ -37,6 +37,10 @@ complete "$out" && { echo "$out"; exit 0; }
 command -v go >/dev/null || { echo "build-providers.sh: no 'go' on PATH; install Go or set OPENMCP_CAPI_PROVIDERS_ASSETS" >&2; exit 1; }
 
 mkdir -p "$(dirname "$out")"
+# One build per machine at a time (test workers may ask together); the second finds the first's result.
+exec 9>"$(dirname "$out")/.build-$version.lock"
+flock 9
+complete "$out" && { echo "$out"; exit 0; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cat > "$work/go.mod" <<EOF

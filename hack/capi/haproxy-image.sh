@@ -27,8 +27,16 @@ base_image=openmcp-engine-base:bookworm
 revision=2
 label=engine.openmcp.cloud/haproxy-revision
 
-have=$("$DOCKER" image inspect -f "{{index .Config.Labels \"$label\"}}" "$image" 2>/dev/null || true)
-if [ "$have" = "$revision" ]; then echo "haproxyImage=$image"; exit 0; fi
+have_it() {
+  [ "$("$DOCKER" image inspect -f "{{index .Config.Labels \"$label\"}}" "$image" 2>/dev/null || true)" = "$revision" ]
+}
+have_it && { echo "haproxyImage=$image"; exit 0; }
+# One build per machine at a time (test workers may ask together); the second finds the first's image.
+lock=${XDG_CACHE_HOME:-$HOME/.cache}/openmcp-engine/capi-providers/haproxy-image.lock
+mkdir -p "$(dirname "$lock")"
+exec 9>"$lock"
+flock 9
+have_it && { echo "haproxyImage=$image"; exit 0; }
 "$DOCKER" image inspect "$base_image" >/dev/null 2>&1 || "$root/hack/containers/ensure.sh" base-image >/dev/null
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

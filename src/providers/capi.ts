@@ -314,10 +314,7 @@ export class CapiBackend implements ClusterBackend {
       throw new Error(
         `cannot update cluster ${target.namespace}/${target.name}: CAPI Cluster ${place.namespace}/${place.name} is gone`,
       );
-    await this.#bringInLine(management, target, stored, {
-      ...desiredTopologyCluster(target, settings, version),
-      metadata: { ...desiredTopologyCluster(target, settings, version).metadata, namespace: place.namespace },
-    });
+    await this.#bringInLine(management, target, stored, desiredTopologyCluster(target, settings, version));
     const record = this.#records.get(target.uid);
     if (record) this.#remember({ ...record, version });
   }
