@@ -213,7 +213,7 @@ export class CapiBackend implements ClusterBackend {
       if (!this.#records.has(target.uid)) return { exists: false }; // nothing ordered that we know of
       return {
         exists: true,
-        phase: "provisioning",
+        phase: place.deleting ? "deleting" : "provisioning",
         version: place.version,
         message: (error as Error).message,
       };

@@ -87,6 +87,12 @@ const dockerMachine = {
   },
 };
 
+/**
+ * How a KubeadmControlPlane replaces machines (a new version): one new machine first. What Cluster API's defaulting
+ * webhook would set; the tests run it without webhooks, and KubeadmControlPlane does not roll out without it.
+ */
+const KCP_ROLLOUT = { strategy: { type: "RollingUpdate", rollingUpdate: { maxSurge: 1 } } };
+
 /** Node registration for kubeadm on a kind node image (the machine's kubelet reads kind's /etc/default/kubelet). */
 const nodeRegistration = { kubeletExtraArgs: KUBELET_EXTRA_ARGS };
 
@@ -98,6 +104,7 @@ export function dockerKubeadmClass(
   const kcpSpec = {
     template: {
       spec: {
+        rollout: KCP_ROLLOUT,
         kubeadmConfigSpec: {
           clusterConfiguration: { apiServer: { certSANs: ["localhost", "127.0.0.1"] } },
           initConfiguration: { nodeRegistration },
@@ -207,6 +214,7 @@ export function inMemoryKubeadmClass(name = "in-memory-kubeadm"): CapiObject[] {
       {
         template: {
           spec: {
+            rollout: KCP_ROLLOUT,
             kubeadmConfigSpec: {
               clusterConfiguration: { apiServer: { certSANs: ["localhost", "127.0.0.1"] } },
               initConfiguration: { nodeRegistration: registration },
