@@ -23,7 +23,7 @@ import { type CapiManagement, CLASS_NAMESPACE, startCapiManagement } from "../su
 import { eventually, satisfying } from "../support/eventually.ts";
 
 /** Sequences the kit tries (each costs Cluster API tens of seconds). */
-const RUNS = 6;
+const RUNS = 10;
 /** Where the kit's CAPI Clusters go. */
 const NS = "conformance-capi";
 let management: CapiManagement;
