@@ -28,6 +28,12 @@ export interface CapiManagerProps {
   /** How long to wait for /readyz. Default 60 s. */
   readonly startTimeoutMs?: number;
   readonly log?: (message: string) => void;
+  /**
+   * For another manager of Cluster API's family (they share these flags; see capi-providers.ts): its name in
+   * messages (default `capi-manager`) and its environment.
+   */
+  readonly name?: string;
+  readonly env?: NodeJS.ProcessEnv;
 }
 
 /** A running Cluster API manager. */
@@ -47,10 +53,11 @@ export interface CapiManager {
 export async function startCapiManager(props: CapiManagerProps): Promise<CapiManager> {
   const log = props.log ?? (() => {});
   const assets = props.assets ?? findCapiAssets();
-  log(`installing Cluster API ${assets.version} CRDs`);
+  const name = props.name ?? "capi-manager";
+  log(`installing ${name} ${assets.version} CRDs`);
   await props.installCrds(props.kubeConfig, { directory: assets.crdDirectory });
 
-  const directory = await mkdtemp(join(tmpdir(), "openmcp-capi-"));
+  const directory = await mkdtemp(join(tmpdir(), `openmcp-${name}-`));
   const certificates = await generateLoopbackCertificates();
   const certDirectory = join(directory, "webhook-certs");
   await writeFile(join(directory, "kubeconfig"), kubeconfigYaml(props.kubeConfig), { mode: 0o600 });
@@ -60,7 +67,7 @@ export async function startCapiManager(props: CapiManagerProps): Promise<CapiMan
   });
   const [webhook, health, diagnostics] = (await freePorts(3)) as [number, number, number];
   const manager = startManagedProcess({
-    name: "capi-manager",
+    name,
     command: assets.manager,
     args: [
       `--kubeconfig=${join(directory, "kubeconfig")}`,
@@ -74,7 +81,8 @@ export async function startCapiManager(props: CapiManagerProps): Promise<CapiMan
         ? [`--feature-gates=${props.featureGates.map((gate) => `${gate}=true`).join(",")}`]
         : []),
     ],
-    logPath: join(directory, "capi-manager.log"),
+    logPath: join(directory, `${name}.log`),
+    ...(props.env ? { env: props.env } : {}),
   });
   const release = guardLeftovers({ processGroups: [manager.pid], directory });
   let stopping: Promise<void> | undefined;
@@ -91,11 +99,11 @@ export async function startCapiManager(props: CapiManagerProps): Promise<CapiMan
   } catch (error) {
     const tail = manager.tail(30);
     await stop();
-    throw new Error(`Cluster API's manager did not become ready: ${(error as Error).message}\n${tail}`, {
+    throw new Error(`Cluster API's ${name} did not become ready: ${(error as Error).message}\n${tail}`, {
       cause: error,
     });
   }
-  log(`Cluster API ${assets.version} manager ready (pid ${manager.pid})`);
+  log(`Cluster API ${assets.version} ${name} ready (pid ${manager.pid})`);
   return { version: assets.version, process: manager, logTail: (lines = 40) => manager.tail(lines), stop };
 }
 

@@ -17,6 +17,7 @@ const builtIns: Readonly<Record<string, () => Promise<unknown>>> = {
   kind: () => import("./kind.ts"),
   existing: () => import("./existing.ts"),
   gardener: () => import("./gardener.ts"),
+  capi: () => import("./capi.ts"),
 };
 
 /** Names of the built-in backends. */

@@ -5,6 +5,7 @@
 import { execFileSync } from "node:child_process";
 import { join } from "node:path";
 import { findCapiAssets } from "../../src/controlplane/capi-assets.ts";
+import { findCapiProvidersAssets } from "../../src/controlplane/capi-providers-assets.ts";
 import { findGardenerAssets } from "../../src/controlplane/gardener-assets.ts";
 import { findKubeAssets, kubeAssetVersions } from "../../src/controlplane/kube-assets.ts";
 import { parseToolchain, TOOLCHAIN_ENV } from "./containers.ts";
@@ -13,6 +14,7 @@ export default function setup(): void {
   const assets = findKubeAssets(); // builds them on the first run on a machine
   const versions = kubeAssetVersions(assets);
   const capi = findCapiAssets(); // likewise, ~2 minutes the first time
+  findCapiProvidersAssets(); // kubeadm control plane and bootstrap, CAPD: ~5 minutes the first time
   const gardener = findGardenerAssets(); // gardener-apiserver, ~15–20 minutes the first time
   // Docker engine, images and kind: built once per machine, seconds afterwards (the image is rebuilt when
   // the tree changed). Test files read the answer from the environment their workers inherit.

@@ -1,0 +1,191 @@
+/**
+ * The `capi` backend passes the backend conformance kit against Cluster API's own controllers: the core manager,
+ * the kubeadm control-plane and bootstrap managers and CAPD, with the `in-memory-kubeadm` ClusterClass — CAPD's
+ * in-memory machines, each cluster a simulated API server CAPD serves — because a property test of random call
+ * sequences needs many clusters, and Docker machines take minutes each (capi-backend.test.ts proves those).
+ */
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import type { ClusterTarget } from "../../src/api/backend.ts";
+import type { BackendContext, BackendModule, ClusterBackend } from "../../src/api/backend-contract.ts";
+import { compareVersions } from "../../src/machines/cluster/kubernetes-version.ts";
+import type { CapiBackend } from "../../src/providers/capi.ts";
+import * as capi from "../../src/providers/capi.ts";
+import { capiClusterName } from "../../src/providers/capi-topology.ts";
+import { checkBackendConformance } from "../../src/providers/conformance.ts";
+import { systemClock } from "../../src/runtime/clock.ts";
+import { silentLogger } from "../../src/runtime/logger.ts";
+import { aProviderConfig } from "../support/builders.ts";
+import { inMemoryKubeadmClass } from "../support/capi-classes.ts";
+import { type CapiManagement, CLASS_NAMESPACE, startCapiManagement } from "../support/capi-management.ts";
+import { eventually, satisfying } from "../support/eventually.ts";
+
+/** Sequences the kit tries (each costs Cluster API tens of seconds). */
+const RUNS = 10;
+/** Where the kit's CAPI Clusters go. */
+const NS = "conformance-capi";
+let management: CapiManagement;
+
+beforeAll(async () => {
+  management = await startCapiManagement({ classes: inMemoryKubeadmClass(), namespaces: [NS] });
+}, 600_000);
+afterAll(async () => {
+  await management?.stop();
+}, 120_000);
+
+/** Records in the state file, CAPI Clusters and Machines still in the namespace. */
+async function leftovers(stateDirectory: string): Promise<string[]> {
+  let records: Array<{ uid: string; name: string }> = [];
+  try {
+    records = JSON.parse(readFileSync(join(stateDirectory, "capi.json"), "utf8")).clusters;
+  } catch {
+    // nothing was ever made
+  }
+  const machines = (await management.custom.listNamespacedCustomObject({
+    group: "cluster.x-k8s.io",
+    version: "v1beta2",
+    plural: "machines",
+    namespace: NS,
+  })) as { items: { metadata: { name: string } }[] };
+  return [
+    ...records.map((r) => `record of ${r.uid} (CAPI Cluster ${r.name})`),
+    ...(await management.capiClusters(NS)).map((c) => `CAPI Cluster ${NS}/${c.metadata.name}`),
+    ...machines.items.map((m) => `Machine ${NS}/${m.metadata.name}`),
+  ];
+}
+
+/** What reached Cluster API through the backends the kit made: proof that its branches ran, not just passed. */
+const reached = { creates: 0, upgrades: 0, refusedDowngrades: 0, deletes: 0 };
+
+/** The backend module, with a factory whose backends count the calls that reached Cluster API. */
+const counted: BackendModule = {
+  contractVersion: capi.contractVersion,
+  createBackend: async (context: BackendContext): Promise<ClusterBackend> => {
+    const backend = await capi.createBackend(context);
+    return new Proxy(backend, {
+      get(real, property) {
+        if (property === "create")
+          return async (target: ClusterTarget, version: string) => {
+            await real.create(target, version);
+            reached.creates++;
+          };
+        if (property === "update")
+          return async (target: ClusterTarget, version: string) => {
+            const before = await real.observe(target);
+            try {
+              await real.update(target, version);
+            } catch (error) {
+              if (before.exists && compareVersions(version, before.version) < 0) reached.refusedDowngrades++;
+              throw error;
+            }
+            if (before.exists && before.version !== version) reached.upgrades++;
+          };
+        if (property === "delete")
+          return async (target: ClusterTarget) => {
+            await real.delete(target);
+            reached.deletes++;
+          };
+        const value = Reflect.get(real, property, real);
+        return typeof value === "function" ? value.bind(real) : value;
+      },
+    });
+  },
+};
+
+it("passes the conformance kit on Cluster API's in-memory machines", async () => {
+  const started = performance.now();
+  let created = 0;
+  await checkBackendConformance(counted, {
+    // Each cluster is a kubeadm control plane on a simulated machine (tens of seconds): few, short sequences.
+    numRuns: RUNS,
+    maxCommands: 8,
+    readyTimeoutMs: 300_000,
+    config: aProviderConfig({
+      name: "conformance",
+      backend: "capi",
+      supportedVersions: [{ version: "1.36.3" }, { version: "1.37.0" }],
+      settings: {
+        clusterClass: { namespace: CLASS_NAMESPACE, name: "in-memory-kubeadm" },
+        namespace: NS,
+        variables: [{ name: "team", value: "conformance" }],
+      },
+    }),
+    context: { options: { kubeconfig: management.controlPlane.kubeconfigPath } },
+    leftovers,
+    // CAPI Clusters not being deleted: never more than the Cluster objects that exist.
+    liveClusters: async () => {
+      const live = (await management.capiClusters(NS)).filter((c) => !c.metadata.deletionTimestamp);
+      created = Math.max(created, live.length);
+      return live.length;
+    },
+  });
+  // The kit begins with the plain life of one Cluster: Cluster API made at least one.
+  expect(created).toBeGreaterThan(0);
+  console.log(
+    `capi conformance: ${RUNS} runs in ${Math.round((performance.now() - started) / 1000)} s; reached Cluster API: ${JSON.stringify(reached)}`,
+  );
+  expect(reached.creates).toBeGreaterThan(0);
+  expect(reached.deletes).toBeGreaterThan(0);
+}, 3_600_000);
+
+it("rolls a kubeadm control plane to a new version through the topology, and refuses to go back", async () => {
+  const stateDirectory = mkdtempSync(join(tmpdir(), "capi-upgrade-"));
+  const backend = (await capi.createBackend({
+    stateDirectory,
+    options: { kubeconfig: management.controlPlane.kubeconfigPath },
+    log: silentLogger,
+    clock: systemClock,
+    readSecret: async () => undefined,
+  })) as CapiBackend;
+  const target: ClusterTarget = {
+    uid: "00000000-0000-4000-8000-00000000abcd",
+    namespace: "upgrades",
+    name: "rolling",
+    tenancy: "Exclusive",
+    profile: "test.capi.in-memory",
+    providerConfig: "in-memory",
+    settings: { clusterClass: { namespace: CLASS_NAMESPACE, name: "in-memory-kubeadm" }, namespace: NS },
+  };
+  const readyAt = (version: string) =>
+    eventually(
+      async () =>
+        satisfying(
+          await backend.observe(target),
+          (o) => o.exists && o.phase === "ready" && o.version === version,
+        ),
+      { what: `in-memory cluster ready at ${version}`, timeoutMs: 300_000, intervalMs: 1_000 },
+    );
+  try {
+    await backend.create(target, "1.36.3");
+    await readyAt("1.36.3");
+    const name = capiClusterName(target);
+    const before = (await management.capiClusters(NS)).find((c) => c.metadata.name === name);
+    await backend.update(target, "1.37.0");
+    // While KubeadmControlPlane replaces the machine, the cluster reports the version it still runs.
+    const rolling = await eventually(
+      async () => satisfying(await backend.observe(target), (o) => o.exists && o.phase !== "ready"),
+      { what: "the rollout seen", timeoutMs: 60_000, intervalMs: 250 },
+    );
+    expect(rolling).toMatchObject({ phase: "updating", version: "1.36.3" });
+    await readyAt("1.37.0");
+    const after = (await management.capiClusters(NS)).find((c) => c.metadata.name === name);
+    expect(after?.spec.topology?.version).toBe("v1.37.0");
+    expect(after?.metadata.generation).toBe((before?.metadata.generation ?? 0) + 1); // one change: the version
+    expect(after?.status?.controlPlane?.versions).toEqual([{ version: "v1.37.0", replicas: 1 }]);
+    await expect(backend.update(target, "1.36.3")).rejects.toThrow(
+      `runs Kubernetes 1.37.0; the engine does not downgrade it to 1.36.3`,
+    );
+    await backend.delete(target);
+    await eventually(async () => satisfying(await backend.observe(target), (o) => !o.exists), {
+      what: "in-memory cluster gone",
+      timeoutMs: 300_000,
+      intervalMs: 1_000,
+    });
+    expect(backend.clusterCount).toBe(0);
+  } finally {
+    await backend.delete(target).catch(() => {});
+    rmSync(stateDirectory, { recursive: true, force: true });
+  }
+}, 900_000);

@@ -1,0 +1,430 @@
+/**
+ * The `capi` backend driven by the engine against Cluster API's own controllers making real machines: the core
+ * manager (ClusterTopology), the kubeadm control-plane and bootstrap managers and the Docker provider (CAPD), which
+ * runs each machine as a container of the offline kind node image behind its haproxy load balancer. A ProviderConfig
+ * names the `docker-kubeadm` ClusterClass; Clusters become CAPI topology Clusters with a real workload API server;
+ * token access, refused version changes, kill -9 mid-provisioning, and deletion down to the last container.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ApiException, CoreV1Api, KubeConfig } from "@kubernetes/client-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { AccessRequest } from "../../src/api/access-request.ts";
+import type { Cluster } from "../../src/api/cluster.ts";
+import type { ClusterProfile } from "../../src/api/cluster-profile.ts";
+import { LABELS, RESOURCES } from "../../src/api/constants.ts";
+import { type CapiBackend, createBackend } from "../../src/providers/capi.ts";
+import {
+  CAPI_BACKEND_KEYS,
+  capiClusterName,
+  type TopologyCluster,
+} from "../../src/providers/capi-topology.ts";
+import { systemClock } from "../../src/runtime/clock.ts";
+import { Engine } from "../../src/runtime/engine.ts";
+import { createLogger } from "../../src/runtime/logger.ts";
+import { apiSecretReader } from "../../src/runtime/secret-reader.ts";
+import { aCluster, anAccessRequest, aProviderConfig } from "../support/builders.ts";
+import { dockerKubeadmClass, TEAM_VARIABLE } from "../support/capi-classes.ts";
+import {
+  type CapiManagement,
+  CLASS_NAMESPACE,
+  removeContainers,
+  startCapiManagement,
+} from "../support/capi-management.ts";
+import { containersNamed, docker } from "../support/containers.ts";
+import { eventually, satisfying } from "../support/eventually.ts";
+import { startEngineCli } from "../support/processes.ts";
+
+const NS = "capi-test";
+/** Where the CAPI Clusters go (the ProviderConfig's settings.namespace). */
+const CAPI_NS = "capi-clusters";
+const PROVIDER = "capi-test";
+/** Every Cluster of this file is named so; CAPD names machine and load-balancer containers after them. */
+const PREFIX = "capit-";
+const profileOf = (config: string, provider = PROVIDER) => `test.${provider}.${config}`;
+const stateDirectory = mkdtempSync(join(tmpdir(), "capi-backend-"));
+const logLines: string[] = [];
+const reconciles = new Map<string, number>();
+const reconcilesOf = (name: string) => reconciles.get(`${NS}/${name}`) ?? 0;
+let management: CapiManagement;
+let engine: Engine;
+let backend: CapiBackend;
+
+/** The settings of a ProviderConfig on the docker-kubeadm class, `workers` worker machines. */
+const dockerSettings = (workers: number) => ({
+  clusterClass: { namespace: CLASS_NAMESPACE, name: "docker-kubeadm" },
+  namespace: CAPI_NS,
+  controlPlane: { replicas: 1 },
+  ...(workers > 0 ? { workers: [{ class: "default-worker", name: "md-0", replicas: workers }] } : {}),
+  variables: [{ name: TEAM_VARIABLE, value: "blue" }],
+  // kind's Pod subnet: the node image's static CNI config hands out addresses from it.
+  clusterNetwork: { pods: { cidrBlocks: ["10.244.0.0/16"] }, services: { cidrBlocks: ["10.96.0.0/12"] } },
+  deletionTimeoutSeconds: 600,
+});
+
+const read = async <T>(resource: { group: string; version: string; plural: string }, name: string) => {
+  try {
+    return (await management.custom.getNamespacedCustomObject({ ...resource, namespace: NS, name })) as T;
+  } catch (error) {
+    if (error instanceof ApiException && error.code === 404) return undefined;
+    throw error;
+  }
+};
+const clusterWhere = (name: string, what: string, wanted: (c: Cluster) => boolean, timeoutMs = 600_000) =>
+  eventually(
+    async () => satisfying(await read<Cluster>(RESOURCES.Cluster, name), (c) => c !== undefined && wanted(c)),
+    { what: `Cluster ${NS}/${name}: ${what}`, timeoutMs, intervalMs: 1_000 },
+  ) as Promise<Cluster>;
+const condition = (c: Cluster | undefined, type: string) =>
+  c?.status?.conditions?.find((x) => x.type === type);
+const capiClusterOf = async (name: string) =>
+  (await management.capiClusters(CAPI_NS)).find(
+    (c) => c.metadata.name === capiClusterName({ namespace: NS, name }),
+  );
+const ofCluster = async (name: string) =>
+  (await management.capiClusters(CAPI_NS)).filter(
+    (c) => c.metadata.labels?.[CAPI_BACKEND_KEYS.clusterNameLabel] === name,
+  );
+
+async function createCluster(name: string, config: string, provider = PROVIDER, version?: string) {
+  const body = aCluster({
+    name,
+    namespace: NS,
+    profile: profileOf(config, provider),
+    tenancy: "Exclusive",
+    version,
+  });
+  return (await management.custom.createNamespacedCustomObject({
+    ...RESOURCES.Cluster,
+    namespace: NS,
+    body: {
+      ...body,
+      metadata: { ...body.metadata, labels: { "metadata.open-control-plane.io/tenant": "acme" } },
+    },
+  })) as Cluster;
+}
+
+beforeAll(async () => {
+  await removeContainers(PREFIX); // what a failed run left
+  management = await startCapiManagement({
+    // The class can build 1.35.0 and 1.36.3 (it says); only 1.36.3 has a node image here.
+    classes: dockerKubeadmClass({ kubernetesVersions: ["v1.35.0", "v1.36.3"] }),
+    namespaces: [NS, CAPI_NS],
+    docker: true,
+  });
+  const kubeConfig = management.controlPlane.kubeConfig;
+  backend = (await createBackend({
+    stateDirectory,
+    // The management cluster is the engine's own API server, named as a file.
+    options: { kubeconfig: management.controlPlane.kubeconfigPath },
+    log: createLogger({ write: (line) => logLines.push(line) }),
+    clock: systemClock,
+    readSecret: apiSecretReader(kubeConfig),
+  })) as CapiBackend;
+  engine = new Engine({
+    kubeConfig,
+    providerName: PROVIDER,
+    environment: "test",
+    backend,
+    timing: { pollMs: 2_000, retryMs: 2_000, resyncMs: 5_000 },
+    onReconciled: (kind, key) => {
+      if (kind === "Cluster") reconciles.set(key, (reconciles.get(key) ?? 0) + 1);
+    },
+    log: createLogger({ level: "debug", write: (line) => logLines.push(line) }),
+    accessTiming: { tokenValidityMs: 600_000, pollMs: 1_000, resyncMs: 60_000 },
+  });
+  await engine.start();
+  await management.custom.createClusterCustomObject({
+    ...RESOURCES.ProviderConfig,
+    body: aProviderConfig({
+      name: "docker",
+      backend: "capi",
+      providerRef: { name: PROVIDER },
+      // 1.34.0 is listed, but the class cannot build it: the profile leaves it out.
+      supportedVersions: [{ version: "1.36.3" }, { version: "1.35.0" }, { version: "1.34.0" }],
+      defaultVersion: "1.36.3",
+      settings: dockerSettings(1),
+    }),
+  });
+}, 900_000);
+
+afterAll(async () => {
+  await engine?.stop();
+  await management?.stop();
+  const left = await removeContainers(PREFIX);
+  if (left.length > 0) console.log(`removed containers a failed test left: ${left.join(", ")}`);
+  rmSync(stateDirectory, { recursive: true, force: true });
+}, 300_000);
+
+describe("the capi backend on Cluster API with Docker machines", { timeout: 900_000 }, () => {
+  it("offers the versions the config lists that the class can build, and the class's traits", async () => {
+    const profile = await eventually(
+      async () =>
+        (await management.custom.getClusterCustomObject({
+          ...RESOURCES.ClusterProfile,
+          name: profileOf("docker"),
+        })) as ClusterProfile,
+      { what: `ClusterProfile ${profileOf("docker")}`, timeoutMs: 60_000 },
+    );
+    expect(profile.spec.supportedVersions).toEqual([{ version: "1.36.3" }, { version: "1.35.0" }]);
+    expect(profile.metadata.annotations?.["engine.openmcp.cloud/traits"]).toBe("provider-docker");
+  });
+
+  it("makes a Cluster a CAPI topology Cluster that goes Ready on Docker machines behind CAPD's load balancer", async () => {
+    // A partial version: the engine resolves it to the newest 1.36 patch the profile offers.
+    const created = await createCluster(`${PREFIX}one`, "docker", PROVIDER, "1.36");
+    const started = Date.now();
+    const capi = await eventually(
+      async () => satisfying(await capiClusterOf(`${PREFIX}one`), (c) => c !== undefined),
+      {
+        what: "the CAPI Cluster of capit-one",
+        timeoutMs: 60_000,
+      },
+    );
+    expect(capi?.spec.topology).toMatchObject({
+      classRef: { name: "docker-kubeadm", namespace: CLASS_NAMESPACE },
+      version: "v1.36.3",
+      controlPlane: { replicas: 1 },
+      workers: { machineDeployments: [{ class: "default-worker", name: "md-0", replicas: 1 }] },
+      variables: [{ name: TEAM_VARIABLE, value: "blue" }],
+    });
+    expect(capi?.metadata.labels).toMatchObject({
+      "metadata.open-control-plane.io/tenant": "acme",
+      [CAPI_BACKEND_KEYS.clusterUidLabel]: created.metadata.uid,
+      [CAPI_BACKEND_KEYS.clusterNamespaceLabel]: NS,
+      [CAPI_BACKEND_KEYS.clusterNameLabel]: `${PREFIX}one`,
+    });
+    // On the way, Cluster API's own words reach the Cluster's conditions.
+    await clusterWhere(
+      `${PREFIX}one`,
+      "Cluster API's conditions mirrored while provisioning",
+      (c) => (condition(c, "CapiAvailable")?.message ?? "") !== "",
+    );
+    const ready = await clusterWhere(`${PREFIX}one`, "Ready", (c) => c.status?.phase === "Ready");
+    console.log(
+      `capi-backend: Cluster ${PREFIX}one created → Ready in ${Math.round((Date.now() - started) / 1000)} s on Docker machines`,
+    );
+    const stored = (await capiClusterOf(`${PREFIX}one`)) as TopologyCluster;
+    const endpoint = `https://${stored.spec.controlPlaneEndpoint?.host}:${stored.spec.controlPlaneEndpoint?.port}`;
+    expect(ready.status?.endpoints).toEqual([{ name: "apiserver-external", url: endpoint }]);
+    expect(ready.metadata.labels?.[LABELS.k8sVersion]).toBe("1.36.3");
+    for (const type of [
+      "CapiAvailable",
+      "CapiControlPlaneAvailable",
+      "CapiWorkersAvailable",
+      "CapiInfrastructureReady",
+    ])
+      expect(condition(ready, type)?.status, type).toBe("True");
+    expect(stored.status?.controlPlane?.versions).toEqual([{ version: "v1.36.3", replicas: 1 }]);
+    // The machines are containers: a load balancer, one control-plane machine, one worker.
+    const containers = await containersNamed(stored.metadata.name);
+    expect(containers).toContain(`${stored.metadata.name}-lb`);
+    expect(containers).toHaveLength(3);
+  });
+
+  it("writes nothing at rest: the CAPI Cluster and the Cluster stay still over several reconciles", async () => {
+    const cluster = (await read<Cluster>(RESOURCES.Cluster, `${PREFIX}one`)) as Cluster;
+    const capi = (await capiClusterOf(`${PREFIX}one`)) as TopologyCluster;
+    const seen = reconcilesOf(`${PREFIX}one`);
+    await eventually(() => reconcilesOf(`${PREFIX}one`) >= seen + 3, {
+      what: "three more reconciles",
+      timeoutMs: 60_000,
+    });
+    expect((await capiClusterOf(`${PREFIX}one`))?.metadata.generation).toBe(capi.metadata.generation);
+    expect((await read<Cluster>(RESOURCES.Cluster, `${PREFIX}one`))?.metadata.resourceVersion).toBe(
+      cluster.metadata.resourceVersion,
+    );
+  });
+
+  it("grants a token AccessRequest whose kubeconfig lists the workload cluster's nodes, labelled by the class's variable", async () => {
+    await management.custom.createNamespacedCustomObject({
+      ...RESOURCES.AccessRequest,
+      namespace: NS,
+      body: anAccessRequest({
+        name: "nodes",
+        namespace: NS,
+        clusterRef: { name: `${PREFIX}one`, namespace: NS },
+        token: {
+          permissions: [{ rules: [{ apiGroups: [""], resources: ["nodes"], verbs: ["get", "list"] }] }],
+        },
+      }),
+    });
+    await eventually(
+      async () =>
+        satisfying(
+          await read<AccessRequest>(RESOURCES.AccessRequest, "nodes"),
+          (r) => r?.status?.phase === "Granted",
+        ),
+      { what: "AccessRequest nodes Granted", timeoutMs: 120_000, intervalMs: 1_000 },
+    );
+    const secret = await management.core.readNamespacedSecret({ namespace: NS, name: "nodes.kubeconfig" });
+    const text = Buffer.from(secret.data?.kubeconfig ?? "", "base64").toString("utf8");
+    expect(text).not.toContain("client-key-data"); // a token of its own, not Cluster API's admin certificate
+    const kubeConfig = new KubeConfig();
+    kubeConfig.loadFromString(text);
+    const client = kubeConfig.makeApiClient(CoreV1Api);
+    const nodes = await eventually(
+      async () =>
+        satisfying(await client.listNode(), (list) => list.items.length === 2 && list.items.every(isReady)),
+      { what: "two Ready nodes through the token", timeoutMs: 300_000, intervalMs: 2_000 },
+    );
+    const capi = (await capiClusterOf(`${PREFIX}one`)) as TopologyCluster;
+    const containers = await containersNamed(capi.metadata.name);
+    const stats = await docker("stats", "--no-stream", "--format", "{{.Name}} {{.MemUsage}}", ...containers);
+    console.log(`capi-backend: memory of the machine containers, every node Ready:\n${stats.trim()}`);
+    for (const node of nodes.items) {
+      expect(containers).toContain(node.metadata?.name); // each node is one of CAPD's containers
+      expect(node.metadata?.labels?.["openmcp.test/team"]).toBe("blue");
+      expect(node.status?.nodeInfo?.kubeletVersion).toBe("v1.36.3");
+    }
+    const forbidden = await client.listNamespacedSecret({ namespace: "kube-system" }).then(
+      () => 200,
+      (error: unknown) => (error as ApiException<unknown>).code,
+    );
+    expect(forbidden).toBe(403);
+    await management.custom.deleteNamespacedCustomObject({
+      ...RESOURCES.AccessRequest,
+      namespace: NS,
+      name: "nodes",
+    });
+  });
+
+  it("refuses a downgrade and a version the class cannot build with conditions, and leaves the topology's version alone", async () => {
+    const patchVersion = (value: string) =>
+      management.custom.patchNamespacedCustomObject({
+        ...RESOURCES.Cluster,
+        namespace: NS,
+        name: `${PREFIX}one`,
+        body: [{ op: "replace", path: "/spec/kubernetes/version", value }],
+      });
+    await patchVersion("1.35.0");
+    const downgrade = await clusterWhere(
+      `${PREFIX}one`,
+      "downgrade refused",
+      (c) => condition(c, "VersionSupported")?.reason === "DowngradeNotAllowed",
+    );
+    expect(condition(downgrade, "VersionSupported")?.message).toContain("1.36.3");
+    await patchVersion("1.34.0");
+    const unsupported = await clusterWhere(
+      `${PREFIX}one`,
+      "unsupported version refused",
+      (c) => condition(c, "VersionSupported")?.reason === "UnsupportedVersion",
+    );
+    expect(condition(unsupported, "VersionSupported")?.message).toContain("1.34.0");
+    expect((await capiClusterOf(`${PREFIX}one`))?.spec.topology?.version).toBe("v1.36.3");
+    await patchVersion("1.36.3");
+    await clusterWhere(`${PREFIX}one`, "Ready again at 1.36.3", (c) => c.status?.phase === "Ready");
+  });
+
+  it("resumes after kill -9 of the engine mid-provisioning: one CAPI Cluster, then Ready", async () => {
+    await management.custom.createClusterCustomObject({
+      ...RESOURCES.ProviderConfig,
+      body: aProviderConfig({
+        name: "kill",
+        backend: "capi",
+        providerRef: { name: "capikill" },
+        supportedVersions: [{ version: "1.36.3" }],
+        settings: dockerSettings(0),
+      }),
+    });
+    const stateDir = mkdtempSync(join(tmpdir(), "capi-kill-"));
+    const run = () =>
+      startEngineCli([
+        "run",
+        "--backend=capi",
+        `--backend-option=kubeconfig=${management.controlPlane.kubeconfigPath}`,
+        "--provider-name=capikill",
+        "--environment=test",
+        `--kubeconfig=${management.controlPlane.kubeconfigPath}`,
+        `--state-dir=${stateDir}`,
+        "--no-leader-elect",
+        "--metrics-bind-address=0",
+        "--health-probe-bind-address=0",
+      ]);
+    const first = run();
+    let second: ReturnType<typeof run> | undefined;
+    try {
+      await eventually(
+        async () =>
+          management.custom.getClusterCustomObject({
+            ...RESOURCES.ClusterProfile,
+            name: profileOf("kill", "capikill"),
+          }),
+        { what: `profile of config kill (engine output: ${first.output().slice(-300)})`, timeoutMs: 120_000 },
+      );
+      await createCluster(`${PREFIX}kill`, "kill", "capikill");
+      // Mid-provisioning: Cluster API has the CAPI Cluster and is making its machine.
+      await eventually(
+        async () =>
+          satisfying(
+            await ofCluster(`${PREFIX}kill`),
+            (list) => list[0]?.status?.phase === "Provisioned" || list[0]?.status?.phase === "Provisioning",
+          ),
+        {
+          what: `CAPI Cluster of ${PREFIX}kill provisioning (engine output: ${first.output().slice(-300)})`,
+          timeoutMs: 120_000,
+        },
+      );
+      expect((await read<Cluster>(RESOURCES.Cluster, `${PREFIX}kill`))?.status?.phase).not.toBe("Ready");
+      first.child.kill("SIGKILL");
+      await new Promise((resolve) => first.child.once("exit", resolve));
+      second = run();
+      const ready = await clusterWhere(
+        `${PREFIX}kill`,
+        "Ready after the restart",
+        (c) => c.status?.phase === "Ready",
+      );
+      const clusters = await ofCluster(`${PREFIX}kill`);
+      expect(clusters.map((c) => c.metadata.labels?.[CAPI_BACKEND_KEYS.clusterUidLabel])).toEqual([
+        ready.metadata.uid,
+      ]);
+      await management.custom.deleteNamespacedCustomObject({
+        ...RESOURCES.Cluster,
+        namespace: NS,
+        name: `${PREFIX}kill`,
+      });
+      await eventually(async () => expect(await read(RESOURCES.Cluster, `${PREFIX}kill`)).toBeUndefined(), {
+        what: `Cluster ${PREFIX}kill gone`,
+        timeoutMs: 300_000,
+      });
+      expect(await ofCluster(`${PREFIX}kill`)).toEqual([]);
+      expect(await containersNamed(capiClusterName({ namespace: NS, name: `${PREFIX}kill` }))).toEqual([]);
+    } finally {
+      if (first.child.exitCode === null && first.child.signalCode === null) first.child.kill("SIGKILL");
+      if (second) {
+        second.child.kill("SIGTERM");
+        await new Promise((resolve) => second?.child.once("exit", resolve));
+      }
+      rmSync(stateDir, { recursive: true, force: true });
+    }
+  });
+
+  it("deletes: the CAPI Cluster goes with its machine containers while the Cluster says so, then the Cluster goes", async () => {
+    const name = capiClusterName({ namespace: NS, name: `${PREFIX}one` });
+    await management.custom.deleteNamespacedCustomObject({
+      ...RESOURCES.Cluster,
+      namespace: NS,
+      name: `${PREFIX}one`,
+    });
+    const deleting = await clusterWhere(
+      `${PREFIX}one`,
+      "Cluster API's deletion shown",
+      (c) => (condition(c, "ClusterReady")?.message ?? "").includes("is being deleted"),
+      120_000,
+    );
+    expect(condition(deleting, "ClusterReady")?.reason).toBe("Deleting");
+    await eventually(async () => expect(await read(RESOURCES.Cluster, `${PREFIX}one`)).toBeUndefined(), {
+      what: `Cluster ${PREFIX}one gone`,
+      timeoutMs: 300_000,
+    });
+    expect(await management.capiClusters(CAPI_NS)).toEqual([]);
+    expect(await containersNamed(name)).toEqual([]);
+    expect(backend.clusterCount).toBe(0);
+    expect(logLines.some((line) => line.includes("CAPI Cluster deletion ordered"))).toBe(true);
+  });
+});
+
+function isReady(node: { status?: { conditions?: { type: string; status: string }[] } }): boolean {
+  return node.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ?? false;
+}

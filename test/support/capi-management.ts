@@ -1,0 +1,91 @@
+/**
+ * A Cluster API management cluster for the `capi` backend's tests: a real API server with the engine's CRDs, Cluster
+ * API's core manager (ClusterTopology on), kubeadm control-plane and bootstrap managers and the Docker provider, the
+ * load-balancer image CAPD runs (built offline), and the test ClusterClasses in namespace `classes`.
+ */
+import { execFileSync } from "node:child_process";
+import { join } from "node:path";
+import { CoreV1Api, CustomObjectsApi } from "@kubernetes/client-node";
+import { type CapiStack, startCapiStack } from "../../src/controlplane/capi-providers.ts";
+import { type ControlPlane, startControlPlane } from "../../src/controlplane/control-plane.ts";
+import type { TopologyCluster } from "../../src/providers/capi-topology.ts";
+import { installCrds, installingCrds } from "../../src/runtime/install-crds.ts";
+import { applyCapiObjects, type CapiObject } from "./capi-classes.ts";
+import { containersNamed, containerToolchain, docker } from "./containers.ts";
+
+/** Where the test ClusterClasses live. */
+export const CLASS_NAMESPACE = "classes";
+
+/** What a test gets. */
+export interface CapiManagement {
+  readonly controlPlane: ControlPlane;
+  readonly stack: CapiStack;
+  readonly custom: CustomObjectsApi;
+  readonly core: CoreV1Api;
+  /** CAPI Clusters in `namespace` (every one, whoever made it). */
+  capiClusters(namespace: string): Promise<TopologyCluster[]>;
+  /** Stops the managers and the API server. */
+  stop(): Promise<void>;
+}
+
+const HAPROXY_IMAGE_SCRIPT = join(import.meta.dirname, "..", "..", "hack", "capi", "haproxy-image.sh");
+
+/**
+ * Starts it all. `classes` are applied in {@link CLASS_NAMESPACE}; `namespaces` are created for the CAPI Clusters.
+ * With Docker machines in mind (`docker: true`) the container toolchain and CAPD's load-balancer image are ensured
+ * first (seconds when cached).
+ */
+export async function startCapiManagement(props: {
+  readonly classes: readonly CapiObject[];
+  readonly namespaces: readonly string[];
+  readonly docker?: boolean;
+}): Promise<CapiManagement> {
+  if (props.docker) {
+    const tools = containerToolchain();
+    execFileSync(HAPROXY_IMAGE_SCRIPT, {
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "inherit"],
+      env: { ...process.env, DOCKER: tools.docker },
+      timeout: 900_000,
+    });
+  }
+  const controlPlane = await startControlPlane({ prepare: installingCrds("crds") });
+  let stack: CapiStack;
+  try {
+    stack = await startCapiStack({ kubeConfig: controlPlane.kubeConfig, installCrds });
+  } catch (error) {
+    await controlPlane.stop();
+    throw error;
+  }
+  const custom = controlPlane.kubeConfig.makeApiClient(CustomObjectsApi);
+  const core = controlPlane.kubeConfig.makeApiClient(CoreV1Api);
+  for (const name of new Set([CLASS_NAMESPACE, ...props.namespaces]))
+    await core.createNamespace({ body: { metadata: { name } } });
+  await applyCapiObjects(controlPlane.kubeConfig, CLASS_NAMESPACE, props.classes);
+  return {
+    controlPlane,
+    stack,
+    custom,
+    core,
+    capiClusters: async (namespace) =>
+      (
+        (await custom.listNamespacedCustomObject({
+          group: "cluster.x-k8s.io",
+          version: "v1beta2",
+          plural: "clusters",
+          namespace,
+        })) as { items: TopologyCluster[] }
+      ).items,
+    stop: async () => {
+      await stack.stop();
+      await controlPlane.stop();
+    },
+  };
+}
+
+/** Removes the containers (machines, load balancers) whose names start with `prefix`: what a failed run left. */
+export async function removeContainers(prefix: string): Promise<string[]> {
+  const names = await containersNamed(prefix);
+  if (names.length > 0) await docker("rm", "-f", "-v", ...names);
+  return names;
+}

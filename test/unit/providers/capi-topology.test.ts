@@ -1,0 +1,313 @@
+/** A Cluster as a CAPI topology Cluster: its name, the desired object, the smallest change, Cluster API's view, the class's offer. */
+import { describe, expect, it } from "vitest";
+import type { ClusterObservation, ClusterTarget } from "../../../src/api/backend.ts";
+import { capiSettings } from "../../../src/providers/capi-settings.ts";
+import {
+  CAPI_BACKEND_KEYS,
+  type ClusterClass,
+  capiClusterName,
+  classProblem,
+  classTraits,
+  desiredTopologyCluster,
+  offeredVersions,
+  type Topology,
+  type TopologyCluster,
+  topologyChanges,
+  topologyObservation,
+} from "../../../src/providers/capi-topology.ts";
+
+const target: ClusterTarget = {
+  uid: "u-1",
+  namespace: "team-a",
+  name: "dev",
+  tenancy: "Exclusive",
+  profile: "p",
+  providerConfig: "capi",
+  labels: { "metadata.open-control-plane.io/tenant": "acme", unrelated: "x" },
+  annotations: { "metadata.open-control-plane.io/owner": "bob" },
+};
+const settings = capiSettings(
+  {
+    clusterClass: { namespace: "classes", name: "docker-kubeadm" },
+    namespace: "clusters",
+    controlPlane: { replicas: 1 },
+    workers: [{ class: "default-worker", name: "md-0", replicas: 1 }],
+    variables: [{ name: "team", value: "blue" }],
+    metadata: { labels: { owner: "platform" } },
+  },
+  "capi",
+);
+
+describe("capiClusterName", () => {
+  it("is readable, short, a DNS label starting with a letter, stable, and differs per Cluster (not per uid)", () => {
+    const name = capiClusterName(target);
+    expect(name).toMatch(/^dev-[0-9a-f]{8}$/);
+    expect(capiClusterName({ ...target })).toBe(name);
+    expect(capiClusterName({ namespace: "team-b", name: "dev" })).not.toBe(name);
+    const long = capiClusterName({ namespace: "n", name: "a-very-long-cluster-name-that-goes-on-and-on" });
+    expect(long.length).toBeLessThanOrEqual(29);
+    expect(long).toMatch(/^[a-z][-a-z0-9]*[a-z0-9]$/);
+    expect(capiClusterName({ namespace: "n", name: "1st" })).toMatch(/^c1st-[0-9a-f]{8}$/);
+  });
+});
+
+describe("desiredTopologyCluster", () => {
+  it("asks the class for the version, replicas, workers and variables, labelled with the Cluster and openMCP's metadata", () => {
+    const desired = desiredTopologyCluster(target, settings, "1.36.3");
+    expect(desired.metadata).toEqual({
+      name: capiClusterName(target),
+      namespace: "clusters",
+      labels: {
+        owner: "platform",
+        "metadata.open-control-plane.io/tenant": "acme",
+        [CAPI_BACKEND_KEYS.clusterUidLabel]: "u-1",
+        [CAPI_BACKEND_KEYS.clusterNamespaceLabel]: "team-a",
+        [CAPI_BACKEND_KEYS.clusterNameLabel]: "dev",
+        [CAPI_BACKEND_KEYS.providerConfigLabel]: "capi",
+      },
+      annotations: { "metadata.open-control-plane.io/owner": "bob" },
+    });
+    expect(desired.spec.topology).toEqual({
+      classRef: { name: "docker-kubeadm", namespace: "classes" },
+      version: "v1.36.3",
+      controlPlane: { replicas: 1 },
+      workers: { machineDeployments: [{ class: "default-worker", name: "md-0", replicas: 1 }] },
+      variables: [{ name: "team", value: "blue" }],
+    });
+  });
+});
+
+describe("topologyChanges", () => {
+  const desired = desiredTopologyCluster(target, settings, "1.36.3");
+  // What Cluster API keeps: ours, plus a variable a defaulting webhook added and a resourceVersion.
+  const stored: TopologyCluster = {
+    ...desired,
+    metadata: {
+      ...desired.metadata,
+      resourceVersion: "7",
+      labels: { ...desired.metadata.labels, extra: "kept" },
+    },
+    spec: {
+      ...desired.spec,
+      topology: {
+        ...(desired.spec.topology as Topology),
+        variables: [
+          { name: "team", value: "blue" },
+          { name: "podSecurity", value: { enabled: true } },
+        ],
+      },
+    },
+  };
+
+  it("finds nothing to change when Cluster API holds what the engine wants (defaults beside it do not count)", () => {
+    expect(topologyChanges(stored, desired)).toBeUndefined();
+  });
+
+  it("raises the version alone when only the version differs", () => {
+    expect(topologyChanges(stored, desiredTopologyCluster(target, settings, "1.37.0"))).toEqual({
+      spec: { topology: { version: "v1.37.0" } },
+    });
+  });
+
+  it("refuses to lower the version", () => {
+    expect(() => topologyChanges(stored, desiredTopologyCluster(target, settings, "1.35.9"))).toThrow(
+      /runs Kubernetes 1\.36\.3; the engine does not downgrade it to 1\.35\.9/,
+    );
+  });
+
+  it("sends changed variables with the webhook's defaults kept, whole worker lists, and removes copied labels that went", () => {
+    const changed = capiSettings(
+      {
+        clusterClass: { namespace: "classes", name: "docker-kubeadm" },
+        namespace: "clusters",
+        variables: [{ name: "team", value: "red" }],
+        metadata: { labels: { owner: "platform" } },
+      },
+      "capi",
+    );
+    const next = desiredTopologyCluster({ ...target, labels: {} }, changed, "1.36.3");
+    expect(topologyChanges(stored, next)).toEqual({
+      metadata: { labels: { "metadata.open-control-plane.io/tenant": null } },
+      spec: {
+        topology: {
+          workers: { machineDeployments: [] },
+          variables: [
+            { name: "team", value: "red" },
+            { name: "podSecurity", value: { enabled: true } },
+          ],
+        },
+      },
+    });
+  });
+});
+
+/** A CAPI Cluster as Cluster API reports it, from `desired` at `version`. */
+function reported(
+  status: TopologyCluster["status"],
+  extra: Partial<TopologyCluster["metadata"]> = {},
+): TopologyCluster {
+  const desired = desiredTopologyCluster(target, settings, "1.36.3");
+  return {
+    ...desired,
+    metadata: { ...desired.metadata, ...extra },
+    spec: { ...desired.spec, controlPlaneEndpoint: { host: "172.18.0.2", port: 6443 } },
+    ...(status ? { status } : {}),
+  };
+}
+const condition = (type: string, status: string, message = "") => ({
+  type,
+  status,
+  reason: `${type}${status}`,
+  message,
+});
+const phaseOf = (o: ClusterObservation) => (o.exists ? o.phase : "absent");
+const now = Date.parse("2026-11-24T12:00:00Z");
+const observe = (cluster: TopologyCluster) =>
+  topologyObservation(cluster, { now, deletionTimeoutMs: 600_000 });
+
+describe("topologyObservation", () => {
+  const available = [
+    condition("Available", "True"),
+    condition("TopologyReconciled", "True"),
+    condition("ControlPlaneAvailable", "True"),
+  ];
+
+  it("reports provisioning with Cluster API's first blocking message before the control plane is initialized", () => {
+    const observation = observe(
+      reported({
+        phase: "Provisioning",
+        conditions: [
+          condition("Available", "False", "* ControlPlaneAvailable: Control plane not yet initialized"),
+          condition("InfrastructureReady", "True"),
+          condition("ControlPlaneAvailable", "False", "Control plane not yet initialized"),
+        ],
+      }),
+    );
+    expect(observation).toMatchObject({
+      exists: true,
+      phase: "provisioning",
+      version: "1.36.3",
+      endpoint: "https://172.18.0.2:6443",
+      message: `CAPI Cluster clusters/${capiClusterName(target)}: Available: * ControlPlaneAvailable: Control plane not yet initialized`,
+    });
+    expect(observation.exists && observation.conditions?.map((c) => c.type)).toEqual([
+      "CapiAvailable",
+      "CapiInfrastructureReady",
+      "CapiControlPlaneAvailable",
+    ]);
+  });
+
+  it("reports ready once Available, rolled out to the topology's version and reconciled", () => {
+    const observation = observe(
+      reported({
+        phase: "Provisioned",
+        initialization: { controlPlaneInitialized: true },
+        controlPlane: { versions: [{ version: "v1.36.3", replicas: 1 }] },
+        conditions: available,
+      }),
+    );
+    expect(phaseOf(observation)).toBe("ready");
+    expect(observation.exists && observation.message).toBeUndefined();
+  });
+
+  it("reports updating, at the version still running, while the control plane rolls to a new one", () => {
+    const rolling = reported({
+      phase: "Provisioned",
+      initialization: { controlPlaneInitialized: true },
+      controlPlane: { versions: [{ version: "v1.36.3" }, { version: "v1.37.0" }] },
+      conditions: available,
+    });
+    const observation = observe({
+      ...rolling,
+      spec: { ...rolling.spec, topology: { ...(rolling.spec.topology as Topology), version: "v1.37.0" } },
+    });
+    expect(observation).toMatchObject({ phase: "updating", version: "1.36.3" });
+  });
+
+  it("reports deleting with Cluster API's Deleting message, and says so once it takes longer than expected", () => {
+    const deleting = reported(
+      {
+        phase: "Deleting",
+        conditions: [condition("Deleting", "True", "* Control plane:\n  * Machine x deleting")],
+      },
+      { deletionTimestamp: new Date(now - 60_000).toISOString() },
+    );
+    expect(observe(deleting)).toMatchObject({
+      phase: "deleting",
+      message: `CAPI Cluster clusters/${capiClusterName(target)} is being deleted: * Control plane: * Machine x deleting`,
+    });
+    const stuck = {
+      ...deleting,
+      metadata: { ...deleting.metadata, deletionTimestamp: new Date(now - 1_200_000).toISOString() },
+    };
+    const overdue = observe(stuck);
+    expect(overdue).toMatchObject({ phase: "deleting" });
+    expect(overdue.exists && overdue.message).toContain(
+      "is still being deleted after 20 min (more than the 10 min expected)",
+    );
+  });
+
+  it("reports failed in Cluster API's Failed phase", () => {
+    expect(phaseOf(observe(reported({ phase: "Failed", conditions: [] })))).toBe("failed");
+  });
+});
+
+describe("what a ClusterClass offers", () => {
+  const clusterClass: ClusterClass = {
+    metadata: { name: "docker-kubeadm", namespace: "classes" },
+    spec: {
+      infrastructure: { templateRef: { kind: "DockerClusterTemplate" } },
+      workers: { machineDeployments: [{ class: "default-worker" }] },
+      variables: [
+        { name: "team", schema: { openAPIV3Schema: { default: "none" } }, required: true },
+        { name: "region", required: true },
+      ],
+    },
+  };
+
+  it("has the infrastructure as a trait, and workerless when no worker machines are asked for or possible", () => {
+    expect(classTraits(clusterClass, settings)).toEqual(["provider-docker"]);
+    expect(classTraits(clusterClass, { ...settings, workers: [] })).toEqual([
+      "workerless",
+      "provider-docker",
+    ]);
+    const noWorkers = { ...clusterClass, spec: { ...clusterClass.spec, workers: {} } };
+    expect(classTraits(noWorkers, settings)).toContain("workerless");
+  });
+
+  it("names what a config asks that the class cannot do", () => {
+    expect(classProblem(clusterClass, settings)).toBe(
+      "ClusterClass classes/docker-kubeadm requires variable region; set it in settings.variables",
+    );
+    expect(
+      classProblem(clusterClass, { ...settings, workers: [{ class: "big", name: "md-0", replicas: 1 }] }),
+    ).toBe(
+      "ClusterClass classes/docker-kubeadm has no worker class big (settings.workers of pool md-0; it has: default-worker)",
+    );
+    expect(classProblem(clusterClass, { ...settings, variables: [{ name: "zone", value: "a" }] })).toContain(
+      "defines no variable zone",
+    );
+    expect(
+      classProblem(clusterClass, {
+        ...settings,
+        variables: [...settings.variables, { name: "region", value: "eu" }],
+      }),
+    ).toBeUndefined();
+  });
+
+  it("offers the listed versions the class can build, newest first; the class's list when the config lists none", () => {
+    const listed = [{ version: "1.35.0" }, { version: "1.36.3" }, { version: "1.34.1", deprecated: true }];
+    expect(offeredVersions(listed, clusterClass)).toEqual([
+      { version: "1.36.3" },
+      { version: "1.35.0" },
+      { version: "1.34.1", deprecated: true },
+    ]);
+    const versioned = {
+      ...clusterClass,
+      spec: { ...clusterClass.spec, kubernetesVersions: ["v1.35.0", "v1.36.3"] },
+    };
+    expect(offeredVersions(listed, versioned)).toEqual([{ version: "1.36.3" }, { version: "1.35.0" }]);
+    expect(offeredVersions([], versioned)).toEqual([{ version: "1.36.3" }, { version: "1.35.0" }]);
+    expect(offeredVersions([], clusterClass)).toEqual([]);
+  });
+});
