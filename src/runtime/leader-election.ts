@@ -53,6 +53,8 @@ export class LeaderElector {
   #lastRenewal = 0;
   #stopped = false;
   #timer: TimerHandle | undefined;
+  /** The attempt in flight, if any (release waits for it). */
+  #attempt: Promise<void> | undefined;
   /** When (our clock) this candidate started: a released Lease goes to one that has campaigned longer. */
   #startedAt = 0;
 
@@ -79,6 +81,9 @@ export class LeaderElector {
   async release(): Promise<void> {
     this.#stopped = true;
     this.#timer?.cancel();
+    // A renewal in flight would otherwise land after the release (taking the Lease back) or report
+    // "became leader" to a stopping engine: let it settle first; #after ignores it once stopped.
+    await this.#attempt;
     if (!this.#leading) return;
     this.#leading = false;
     try {
@@ -98,7 +103,7 @@ export class LeaderElector {
 
   #tick(): void {
     if (this.#stopped) return;
-    void this.#tryAcquireOrRenew()
+    this.#attempt = this.#tryAcquireOrRenew()
       .then(
         (held) => this.#after(held),
         (error: unknown) => {
@@ -113,6 +118,11 @@ export class LeaderElector {
   }
 
   #after(held: boolean): void {
+    // Stopping: a Lease taken by the last attempt is only noted, for release() to give back.
+    if (this.#stopped) {
+      if (held) this.#leading = true;
+      return;
+    }
     const now = this.#clock.now();
     if (held) {
       this.#lastRenewal = now;
