@@ -1,8 +1,6 @@
 /** The AccessRequest machine and step: every state and transition reached, responsibility, status, finalizer order. */
 
 import { describe, expect, it } from "vitest";
-import { createActor } from "xstate";
-import { getShortestPaths } from "xstate/graph";
 import type { AccessRequest } from "../../../../src/api/access-request.ts";
 import { FINALIZERS, LABELS } from "../../../../src/api/constants.ts";
 import {
@@ -16,8 +14,8 @@ import {
   MISSING_ROLE_POLLS,
 } from "../../../../src/machines/access-request/step.ts";
 import { applied } from "../../../../src/machines/shared/json-patch.ts";
-import { stateValueToString } from "../../../../src/machines/shared/state-value.ts";
 import { anAccessRequest, stored } from "../../../support/builders.ts";
+import { expectEveryTransitionTaken } from "../../../support/machine-coverage.ts";
 import { stepAccessWrites } from "../../../support/step-writes.ts";
 
 const bools = [false, true];
@@ -83,39 +81,10 @@ const step = (request: AccessRequest, f: AccessFacts) =>
 
 describe("the AccessRequest statechart", () => {
   it("reaches every state and takes every transition on a generated path plus one event", () => {
-    const paths = getShortestPaths(accessRequestMachine, { events });
-    expect(new Set(paths.map((p) => stateValueToString(p.state.value)))).toEqual(
+    const { states } = expectEveryTransitionTaken(accessRequestMachine, events);
+    expect(new Set(states)).toEqual(
       new Set(["pending", "provisioning", "granted", "denied", "deleting.revoking", "deleting.released"]),
     );
-    const all = new Set<string>();
-    const collect = (node: typeof accessRequestMachine.root) => {
-      for (const t of [...node.transitions.values()].flat().concat(node.always ?? []))
-        all.add(
-          `${t.source.id}:${t.eventType}:${JSON.stringify(t.guard)}:${(t.target ?? []).map((n) => n.id)}`,
-        );
-      for (const child of Object.values(node.states)) collect(child);
-    };
-    collect(accessRequestMachine.root);
-    const taken = new Set<string>();
-    for (const path of paths) {
-      for (const event of events) {
-        const actor = createActor(accessRequestMachine, {
-          snapshot: path.state,
-          inspect: (e) => {
-            if (e.type === "@xstate.microstep") {
-              for (const t of e._transitions)
-                taken.add(
-                  `${t.source.id}:${t.eventType}:${JSON.stringify(t.guard)}:${(t.target ?? []).map((n) => n.id)}`,
-                );
-            }
-          },
-        });
-        actor.start();
-        actor.send(event);
-        actor.stop();
-      }
-    }
-    expect([...all].filter((k) => !taken.has(k))).toEqual([]);
   });
 });
 
