@@ -7,8 +7,8 @@ import type { Cluster } from "../../../src/api/cluster.ts";
 import { FINALIZERS } from "../../../src/api/constants.ts";
 import type { BackendOrder } from "../../../src/machines/cluster/backend-cluster.ts";
 import { clusterResponsibility } from "../../../src/machines/cluster/step.ts";
-import { aCluster, aProfile, applied, input, NOW, PROVIDER } from "../../support/cluster-fixtures.ts";
-import { stepClusterWrites } from "../../support/step-writes.ts";
+import { aCluster, aProfile, input, NOW, PROVIDER } from "../../support/cluster-fixtures.ts";
+import { afterWrites, stepClusterWrites } from "../../support/step-writes.ts";
 
 /** The backend's one cluster, as a tiny model. */
 type Backend = ClusterObservation;
@@ -80,7 +80,7 @@ describe("the Cluster step, over random sequences of world events", () => {
           const result = stepClusterWrites(
             input(cluster, backend, lastError === undefined ? {} : { lastError }),
           );
-          cluster = applied(cluster, result);
+          cluster = afterWrites(cluster, result);
           // A backend call happens only after the finalizer is on the object.
           if (result.commands.length > 0) expect(cluster.metadata.finalizers).toContain(FINALIZERS.cluster);
           // Level-triggered and idle at rest: when nothing was ordered, the same world again yields no write.

@@ -15,7 +15,7 @@ import {
 import { applied } from "../../../../src/machines/shared/json-patch.ts";
 import { statechartOf } from "../../../../src/statecharts/graph.ts";
 import { anOidcAccess, anOidcRequest, aTokenRequest } from "../../../support/access-fixtures.ts";
-import { stepAccessWrites } from "../../../support/step-writes.ts";
+import { afterWrites, stepAccessWrites } from "../../../support/step-writes.ts";
 
 const NOW_MS = Date.parse("2026-11-21T10:00:00Z");
 const resolved: Resolution = {
@@ -53,7 +53,7 @@ function stepped(request: AccessRequest, f: Partial<AccessFacts>, clusterProblem
     ...(clusterProblem ? { clusterProblem } : {}),
     now: "2026-11-21T10:00:00Z",
   });
-  return applied(applied(request, [...result.metadataPatch]), [...result.statusPatch]);
+  return afterWrites(request, result);
 }
 
 const aRequest = () =>
@@ -183,7 +183,7 @@ describe("explainAccessRequest", () => {
       lastError: 'grantAccess failed: Cluster foo/my-cluster: 404 NotFound: namespaces "team-a" not found',
       now: "2026-11-21T10:00:01Z",
     });
-    const failing = applied(applied(request, [...result.metadataPatch]), [...result.statusPatch]);
+    const failing = afterWrites(request, result);
     const explained = explainAccessRequest(failing);
     expect(explained.why).toEqual([
       'the last attempt to grant it failed: grantAccess failed: Cluster foo/my-cluster: 404 NotFound: namespaces "team-a" not found',
