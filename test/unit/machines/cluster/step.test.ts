@@ -270,7 +270,7 @@ describe("versions", () => {
 
 describe("responsibility", () => {
   // Responsibility is decided once, before any step: the kind's `open` steps only Clusters that are
-  // ours or whose profile is missing (see test/unit/runtime/kinds.test.ts for the descriptor).
+  // ours or whose profile is missing (test/integration/cluster-controller.test.ts shows no write reaches a foreign one).
   it("never touches a Cluster whose profile belongs to another provider", () => {
     expect(clusterResponsibility(aCluster(), aProfile("someone-else"), PROVIDER)).toBe("foreign");
   });
