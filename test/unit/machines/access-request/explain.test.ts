@@ -14,7 +14,12 @@ import {
 } from "../../../../src/machines/access-request/preparation.ts";
 import { applied } from "../../../../src/machines/shared/json-patch.ts";
 import { statechartOf } from "../../../../src/statecharts/graph.ts";
-import { anOidcAccess, anOidcRequest, aTokenRequest } from "../../../support/access-fixtures.ts";
+import {
+  accessFactsWith,
+  anOidcAccess,
+  anOidcRequest,
+  aTokenRequest,
+} from "../../../support/access-fixtures.ts";
 import { afterWrites, stepAccessWrites } from "../../../support/step-writes.ts";
 
 const NOW_MS = Date.parse("2026-11-21T10:00:00Z");
@@ -31,17 +36,7 @@ function prepared(request: AccessRequest, resolution: Resolution = resolved): Ac
   return applied(applied(request, [...result.objectPatch]), [...result.statusPatch]);
 }
 
-const facts = (overrides: Partial<AccessFacts> = {}): AccessFacts => ({
-  deleting: false,
-  hasFinalizer: false,
-  clusterReachable: true,
-  denial: undefined,
-  accessInPlace: false,
-  accessGone: true,
-  secretValid: false,
-  missingRoles: [],
-  ...overrides,
-});
+const facts = accessFactsWith;
 
 /** The request after one step of the controller against `f` (finalizer and status applied). */
 function stepped(request: AccessRequest, f: Partial<AccessFacts>, clusterProblem?: string): AccessRequest {
