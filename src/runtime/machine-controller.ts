@@ -219,9 +219,13 @@ export class MachineController<T extends MachineObject> extends KeyedController 
     if (failure !== undefined) throw failure;
     if (!last) return Outcome.awaitChange();
     this.#options.onReconciled?.(this.#kind.definition.kind, key, last);
-    this.log.info("reconciled", { key, state: last.state, requeueAfterMs: last.requeueAfterMs });
-    if (unfinished) return Outcome.requeueAfter(this.#unfinishedDelay(key, last.requeueAfterMs));
+    if (unfinished) {
+      const requeueAfterMs = this.#unfinishedDelay(key, last.requeueAfterMs);
+      this.log.info("reconciled", { key, state: last.state, requeueAfterMs, unfinished: true });
+      return Outcome.requeueAfter(requeueAfterMs);
+    }
     this.#unfinishedInARow.delete(key);
+    this.log.info("reconciled", { key, state: last.state, requeueAfterMs: last.requeueAfterMs });
     return last.requeueAfterMs === undefined
       ? Outcome.awaitChange()
       : Outcome.requeueAfter(last.requeueAfterMs);

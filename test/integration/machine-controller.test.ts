@@ -1,19 +1,27 @@
 /** The generic machine controller on a real API server: a failing command shows on the object and is retried. */
 import { CoreV1Api } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ClusterTarget } from "../../src/api/backend.ts";
+import type { ClusterObservation, ClusterTarget } from "../../src/api/backend.ts";
 import { FINALIZERS, LABELS, RESOURCES } from "../../src/api/constants.ts";
 import { SimulatedBackend } from "../../src/providers/simulated.ts";
 import { Engine } from "../../src/runtime/engine.ts";
+import { createLogger } from "../../src/runtime/logger.ts";
 import { aProviderConfig } from "../support/builders.ts";
 import { type ClusterHarness, isReady, startClusterHarness } from "../support/cluster-harness.ts";
 import { eventually } from "../support/eventually.ts";
 
-/** The simulated backend, whose creates fail the way a cloud API refuses while `failing` is set. */
+/**
+ * The simulated backend, whose creates fail the way a cloud API refuses while `failing` is set, and
+ * which never shows the clusters of the names in `neverThere` (a create that never takes).
+ */
 class FlakyBackend extends SimulatedBackend {
   failing = true;
   failed = 0;
+  readonly neverThere = new Set<string>();
   readonly created: Array<{ target: ClusterTarget; version: string }> = [];
+  override async observe(target: ClusterTarget): Promise<ClusterObservation> {
+    return this.neverThere.has(target.name) ? { exists: false } : super.observe(target);
+  }
   override async create(target: ClusterTarget, version: string): Promise<void> {
     this.created.push({ target, version });
     if (this.failing) {
@@ -27,6 +35,8 @@ class FlakyBackend extends SimulatedBackend {
 let harness: ClusterHarness;
 let engine: Engine;
 const backend = new FlakyBackend({ provisionDelayMs: 0 });
+const logLines: string[] = [];
+const POLL_MS = 100;
 
 beforeAll(async () => {
   harness = await startClusterHarness();
@@ -35,7 +45,8 @@ beforeAll(async () => {
     providerName: harness.provider,
     environment: "test",
     backend,
-    timing: { pollMs: 100, retryMs: 200, resyncMs: 60_000 },
+    timing: { pollMs: POLL_MS, retryMs: 200, resyncMs: 60_000 },
+    log: createLogger({ level: "info", write: (line) => logLines.push(line) }),
   });
   await engine.start();
 });
@@ -102,5 +113,30 @@ describe("the ProviderConfig of a Cluster's profile", () => {
     expect(ready?.metadata.labels?.[LABELS.k8sVersion]).toBe("1.32.7");
     const create = backend.created.find((call) => call.target.name === "defaulted");
     expect(create).toMatchObject({ version: "1.32.7", target: { settings: { region: "eu-1" } } });
+  });
+});
+
+describe("commands that never settle an object", () => {
+  it("are looked at again after a delay that grows and stays bounded, never in a hot loop", async () => {
+    backend.failing = false;
+    backend.neverThere.add("restless"); // every create succeeds, and the cluster never shows up
+    await harness.createCluster("restless");
+    const key = `${harness.namespace}/restless`;
+    const delays = () =>
+      logLines
+        .map(
+          (line) =>
+            JSON.parse(line) as { msg: string; key?: string; unfinished?: boolean; requeueAfterMs?: number },
+        )
+        .filter((entry) => entry.msg === "reconciled" && entry.key === key && entry.unfinished)
+        .map((entry) => entry.requeueAfterMs ?? 0);
+    await eventually(() => expect(delays().length).toBeGreaterThanOrEqual(4));
+    backend.neverThere.delete("restless");
+    const [first, second, ...later] = delays();
+    // Three rounds a reconcile, then a delay: 50 ms, doubled, never more than the state's own poll.
+    expect(first).toBe(50);
+    expect(second).toBe(100);
+    for (const delay of later) expect(delay).toBe(POLL_MS);
+    await harness.waitFor("restless", isReady);
   });
 });

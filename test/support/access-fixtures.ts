@@ -10,6 +10,7 @@ import type {
   Subject,
   TokenAccess,
 } from "../../src/api/access-request.ts";
+import type { AccessFacts } from "../../src/machines/access-request/machine.ts";
 import { anAccessRequest, stored } from "./builders.ts";
 
 export const UID = "7d3c1a52-0000-4000-8000-000000000001";
@@ -26,6 +27,21 @@ export function anOidcRequest(oidc: OidcAccess, uid = UID): AccessRequest {
     uid,
     resourceVersion: undefined,
   });
+}
+
+/** The facts of a servable request on a reachable Cluster with nothing made yet; `overrides` change any. */
+export function accessFactsWith(overrides: Partial<AccessFacts> = {}): AccessFacts {
+  return {
+    deleting: false,
+    hasFinalizer: false,
+    clusterReachable: true,
+    denial: undefined,
+    accessInPlace: false,
+    accessGone: true,
+    secretValid: false,
+    missingRoles: [],
+    ...overrides,
+  };
 }
 
 /** The OIDC example of the openMCP contract, without its prefixes (so the defaults apply). */

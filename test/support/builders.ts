@@ -1,10 +1,16 @@
 /** Builders for the objects tests make: plain objects as a user applies them, with sensible defaults; `stored` adds what the API server fills in. */
 import type { AccessRequest, AccessRequestSpec } from "../../src/api/access-request.ts";
 import type { Cluster, ClusterStatus, Tenancy } from "../../src/api/cluster.ts";
+import { CAPI_GROUP } from "../../src/api/cluster-api.ts";
 import type { ClusterProfile, SupportedVersion } from "../../src/api/cluster-profile.ts";
 import type { ClusterRequest } from "../../src/api/cluster-request.ts";
 import type { ObjectMeta } from "../../src/api/common.ts";
-import { CLUSTERS_API_VERSION, ENGINE_API_VERSION } from "../../src/api/constants.ts";
+import {
+  CLUSTERS_API_VERSION,
+  ENGINE_API_VERSION,
+  INFRASTRUCTURE_API_VERSION,
+} from "../../src/api/constants.ts";
+import type { EngineCluster } from "../../src/api/engine-cluster.ts";
 import type { ProviderConfig, ProviderConfigSpec } from "../../src/api/provider-config.ts";
 
 /** Metadata any builder accepts besides the name. */
@@ -167,6 +173,48 @@ export function aClusterRequest(props: ClusterRequestProps = {}): ClusterRequest
       ...(props.waitForClusterDeletion === undefined
         ? {}
         : { waitForClusterDeletion: props.waitForClusterDeletion }),
+    },
+  };
+}
+
+/** The owner reference a CAPI Cluster's controller puts on the infrastructure object it owns. */
+export const capiOwner = (name = "workload") => ({
+  apiVersion: `${CAPI_GROUP}/v1beta2`,
+  kind: "Cluster",
+  name,
+  uid: "c0ffee00-0000-4000-8000-000000000001",
+  controller: true,
+  blockOwnerDeletion: true,
+});
+
+/** What {@link anEngineCluster} makes. */
+export interface EngineClusterProps extends MetadataProps {
+  /** Default `workload`. */
+  readonly name?: string;
+  /** Default `capi`. */
+  readonly namespace?: string;
+  /** Default `test.engine-test.small`, the name {@link aClusterProfile} gives by default. */
+  readonly profile?: string;
+  /** `spec.kubernetes.version`; absent by default. */
+  readonly version?: string;
+  /** The CAPI Cluster that owns it (its owner reference); none by default, as a user applies it. */
+  readonly owner?: string;
+}
+
+/** An EngineCluster as a user (or clusterctl) applies it. */
+export function anEngineCluster(props: EngineClusterProps = {}): EngineCluster {
+  return {
+    apiVersion: INFRASTRUCTURE_API_VERSION,
+    kind: "EngineCluster",
+    metadata: {
+      name: props.name ?? "workload",
+      namespace: props.namespace ?? "capi",
+      ...(props.owner ? { ownerReferences: [capiOwner(props.owner)] } : {}),
+      ...metadataOf(props),
+    },
+    spec: {
+      profile: props.profile ?? "test.engine-test.small",
+      ...(props.version ? { kubernetes: { version: props.version } } : {}),
     },
   };
 }

@@ -1,11 +1,9 @@
-/** Fixtures for pure Cluster step tests: stored Clusters and profiles (made by builders.ts), observations, step input, applied patches. */
+/** Fixtures for pure Cluster step tests: stored Clusters and profiles (made by builders.ts), observations, step input. */
 import type { ClusterObservation } from "../../src/api/backend.ts";
 import type { Cluster } from "../../src/api/cluster.ts";
 import type { ClusterProfile } from "../../src/api/cluster-profile.ts";
-import type { ClusterStepInput, ClusterStepResult } from "../../src/machines/cluster/step.ts";
-import { applied as withOperations } from "../../src/machines/shared/json-patch.ts";
+import type { ClusterStepInput } from "../../src/machines/cluster/step.ts";
 import * as builders from "./builders.ts";
-import { writesOf } from "./step-writes.ts";
 
 export const PROVIDER = "engine-test";
 export const TIMING = { pollMs: 1_000, retryMs: 30_000, resyncMs: 600_000 } as const;
@@ -52,19 +50,4 @@ export function input(
     timing: TIMING,
     ...extra,
   } satisfies ClusterStepInput;
-}
-
-/** What the API server would hold after both patches of a step (resourceVersion bumped once per write). */
-export function applied(cluster: Cluster, result: ClusterStepResult): Cluster {
-  const { metadataPatch, statusPatch } = writesOf(cluster, result);
-  let next = cluster;
-  for (const patch of [statusPatch, metadataPatch]) {
-    if (patch.length === 0) continue;
-    next = withOperations(next, patch);
-    next = {
-      ...next,
-      metadata: { ...next.metadata, resourceVersion: String(Number(next.metadata.resourceVersion) + 1) },
-    };
-  }
-  return next;
 }

@@ -1,56 +1,26 @@
-/** Fixtures for pure EngineCluster step tests: stored EngineClusters, observations, step input, applied writes. */
+/** Fixtures for pure EngineCluster step tests: stored EngineClusters, observations, step input. */
 import type { ClusterObservation } from "../../src/api/backend.ts";
-import { CAPI_GROUP } from "../../src/api/cluster-api.ts";
-import { INFRASTRUCTURE_API_VERSION } from "../../src/api/constants.ts";
 import type { EngineCluster } from "../../src/api/engine-cluster.ts";
-import type {
-  EngineClusterStepInput,
-  EngineClusterStepResult,
-  Publication,
-} from "../../src/machines/engine-cluster/step.ts";
-import { applied as withOperations } from "../../src/machines/shared/json-patch.ts";
-import { changesTo } from "../../src/runtime/patch-object.ts";
+import type { EngineClusterStepInput, Publication } from "../../src/machines/engine-cluster/step.ts";
+import * as builders from "./builders.ts";
 import { aProfile, NOW, PROVIDER, TIMING } from "./cluster-fixtures.ts";
 
+export { capiOwner } from "./builders.ts";
 export { NOW, PROVIDER, TIMING } from "./cluster-fixtures.ts";
 
-/** What a CAPI Cluster's controller puts on the infrastructure object it owns. */
-export const capiOwner = (name = "workload") => ({
-  apiVersion: `${CAPI_GROUP}/v1beta2`,
-  kind: "Cluster",
-  name,
-  uid: "c0ffee00-0000-4000-8000-000000000001",
-  controller: true,
-  blockOwnerDeletion: true,
-});
-
-/** An EngineCluster as the API server holds it; owned by CAPI Cluster `workload` unless `owned` is false. */
+/** An EngineCluster of {@link builders.anEngineCluster} as the API server holds it; owned by CAPI Cluster `workload` unless `owned` is false. */
 export function anEngineCluster(
-  props: {
+  props: Pick<builders.EngineClusterProps, "annotations" | "finalizers" | "version"> & {
     owned?: boolean;
-    annotations?: Record<string, string>;
-    finalizers?: string[];
-    version?: string;
   } = {},
 ): EngineCluster {
-  return {
-    apiVersion: INFRASTRUCTURE_API_VERSION,
-    kind: "EngineCluster",
-    metadata: {
-      name: "workload",
-      namespace: "capi",
+  const { owned, ...rest } = props;
+  return builders.stored(
+    builders.anEngineCluster({ ...rest, ...(owned === false ? {} : { owner: "workload" }) }),
+    {
       uid: "e0000000-0000-4000-8000-000000000001",
-      generation: 1,
-      resourceVersion: "100",
-      ...(props.owned === false ? {} : { ownerReferences: [capiOwner()] }),
-      ...(props.annotations ? { annotations: props.annotations } : {}),
-      ...(props.finalizers ? { finalizers: props.finalizers } : {}),
     },
-    spec: {
-      profile: aProfile().metadata.name ?? "",
-      ...(props.version ? { kubernetes: { version: props.version } } : {}),
-    },
-  };
+  );
 }
 
 /** Nothing published yet (the backend gives admin access). */
@@ -82,28 +52,4 @@ export function engineInput(
     timing: TIMING,
     ...extra,
   };
-}
-
-/** The three writes a step asks for, as JSON patches against `cluster`. */
-export function engineWrites(cluster: EngineCluster, result: EngineClusterStepResult) {
-  return {
-    metadataPatch: changesTo(cluster, "metadata", result.desired.metadata),
-    specPatch: changesTo(cluster, "spec", result.desired.spec),
-    statusPatch: changesTo(cluster, "status", result.desired.status),
-  };
-}
-
-/** What the API server would hold after the step's writes. */
-export function engineApplied(cluster: EngineCluster, result: EngineClusterStepResult): EngineCluster {
-  const { metadataPatch, specPatch, statusPatch } = engineWrites(cluster, result);
-  let next = cluster;
-  for (const patch of [metadataPatch, specPatch, statusPatch]) {
-    if (patch.length === 0) continue;
-    next = withOperations(next, patch);
-    next = {
-      ...next,
-      metadata: { ...next.metadata, resourceVersion: String(Number(next.metadata.resourceVersion) + 1) },
-    };
-  }
-  return next;
 }

@@ -1,11 +1,14 @@
 /**
  * What every kind that holds a cluster at the backend (Cluster, EngineCluster) shares by construction:
- * its facts, the guards over them and how its version is resolved. A kind adds its own facts and guards.
+ * its facts, the guards over them, how its version is resolved, its failed and deleting states and its
+ * backend target. A kind adds its own facts, guards and states.
  */
-import type { ClusterObservation } from "../../api/backend.ts";
+import type { ClusterObservation, ClusterTarget } from "../../api/backend.ts";
 import type { ClusterProfile } from "../../api/cluster-profile.ts";
-import type { ObjectMeta } from "../../api/common.ts";
-import { whenObserved } from "../shared/observed-guard.ts";
+import type { JsonObject, ObjectMeta } from "../../api/common.ts";
+import { type BackendRelease, backendRelease } from "../shared/backend-release.ts";
+import type { EventRecord } from "../shared/machine-step.ts";
+import { type ObservedEvent, whenObserved } from "../shared/observed-guard.ts";
 import { resolveVersion, type VersionResolution } from "./kubernetes-version.ts";
 
 /** The facts of an object that holds a cluster at the backend, level-based. */
@@ -141,3 +144,72 @@ export type BackendOrder =
   | { readonly kind: "create"; readonly version: string }
   | { readonly kind: "update"; readonly version: string }
   | { readonly kind: "delete" };
+
+/** The backend's key and description of an object that holds a cluster (a kind may add to it). */
+export function backendTarget(
+  object: { readonly metadata: ObjectMeta; readonly spec: { readonly profile: string } },
+  tenancy: ClusterTarget["tenancy"],
+  profile: ClusterProfile | undefined,
+  settings: JsonObject | undefined,
+): ClusterTarget {
+  return {
+    ...(settings ? { settings } : {}),
+    uid: object.metadata.uid ?? "",
+    namespace: object.metadata.namespace ?? "",
+    name: object.metadata.name ?? "",
+    tenancy,
+    profile: object.spec.profile,
+    providerConfig: profile?.spec.providerConfigRef.name ?? "",
+  };
+}
+
+/** The Warning Event of a cluster that failed: a refused version, or what the backend says. */
+export function failureEvent(facts: BackendClusterFacts): EventRecord {
+  return {
+    type: "Warning",
+    reason: facts.version?.kind === "downgrade" ? "DowngradeNotAllowed" : "Failed",
+    message:
+      facts.version && facts.version.kind !== "accepted"
+        ? facts.version.message
+        : facts.backend.exists
+          ? (facts.backend.message ?? "the backend reports the cluster failed")
+          : "the cluster failed",
+  };
+}
+
+/** The `failed` state of every such machine: a person must act; back to pending once the problem is resolved. */
+export function failedState(description: string, tags: readonly string[]) {
+  return {
+    description,
+    tags,
+    entry: [
+      {
+        type: "recordEvent",
+        params: ({ event }: { event: ObservedEvent<BackendClusterFacts> }) => failureEvent(event.facts),
+      },
+    ],
+    always: [
+      { guard: "isBeingDeleted", target: "deleting" },
+      { guard: "problemResolved", target: "pending" },
+    ],
+  } as const;
+}
+
+/** The `deleting` state of every such machine: it says so, then releases the cluster at the backend. */
+export function deletingState<const Entry extends readonly string[]>(
+  description: string,
+  tags: readonly string[],
+  release: BackendRelease<Entry>,
+) {
+  return {
+    description,
+    tags,
+    entry: [
+      {
+        type: "recordEvent",
+        params: { type: "Normal", reason: "Deleting", message: "Deleting the cluster" },
+      },
+    ],
+    ...backendRelease(release),
+  } as const;
+}

@@ -1,7 +1,6 @@
 /** The Cluster statechart: Pending → Provisioning → Ready ⇄ Updating, Failed, Deleting. Pure: no I/O, no clock. */
 import { setup } from "xstate";
 import { CLUSTER_PHASES } from "../../api/constants.ts";
-import { backendRelease } from "../shared/backend-release.ts";
 import type { EventRecord } from "../shared/machine-step.ts";
 import { PHASE_TAG, REQUEUE } from "../shared/machine-tags.ts";
 import type { ObservedEvent } from "../shared/observed-guard.ts";
@@ -9,8 +8,9 @@ import {
   acceptedVersion as accepted,
   type BackendClusterFacts,
   backendClusterGuards,
+  deletingState,
+  failedState,
 } from "./backend-cluster.ts";
-import { failureEvent } from "./failure-event.ts";
 
 /**
  * Everything one reconcile knows, computed level-based from the Cluster object, its profile and the
@@ -129,31 +129,19 @@ export const clusterMachine = setup({
         { guard: "backendReadyAsWanted", target: "ready" },
       ],
     },
-    failed: {
-      description:
-        "A person must act: unsupported version, downgrade, or a cluster the backend reports failed.",
-      tags: [phase("progressing")],
-      entry: [{ type: "recordEvent", params: ({ event }) => failureEvent(event.facts) }],
-      always: [
-        { guard: "isBeingDeleted", target: "deleting" },
-        { guard: "problemResolved", target: "pending" },
-      ],
-    },
-    deleting: {
-      description: "Deletion requested: wait for others' finalizers, delete at the backend, then let go.",
-      tags: [phase("terminating")],
-      entry: [
-        {
-          type: "recordEvent",
-          params: { type: "Normal", reason: "Deleting", message: "Deleting the cluster" },
-        },
-      ],
-      ...backendRelease({
+    failed: failedState(
+      "A person must act: unsupported version, downgrade, or a cluster the backend reports failed.",
+      [phase("progressing")],
+    ),
+    deleting: deletingState(
+      "Deletion requested: wait for others' finalizers, delete at the backend, then let go.",
+      [phase("terminating")],
+      {
         kind: "Cluster",
         releasing: "The backend deletes the cluster; we wait until it reports it gone.",
         entry: ["deleteCluster"],
-      }),
-    },
+      },
+    ),
   },
 });
 

@@ -6,7 +6,7 @@ import type { JsonObject } from "../../api/common.ts";
 import { ANNOTATIONS, FINALIZERS, LABELS, OPERATIONS } from "../../api/constants.ts";
 import { type KindStep, kindStep, type StepBasics } from "../shared/kind-step.ts";
 import type { RequeueTiming } from "../shared/machine-tags.ts";
-import { type BackendOrder, backendClusterFacts } from "./backend-cluster.ts";
+import { type BackendOrder, backendClusterFacts, backendTarget } from "./backend-cluster.ts";
 import { type ClusterFacts, clusterMachine } from "./machine.ts";
 import { desiredStatus } from "./status.ts";
 
@@ -111,20 +111,14 @@ export const stepCluster: (input: ClusterStepInput) => ClusterStepResult = kindS
   status: desiredStatus,
 });
 
-/** The backend's key and description of a Cluster. */
+/** The backend's key and description of a Cluster, with its labels and annotations (contract 1.1). */
 export function clusterTarget(
   cluster: Cluster,
   profile: ClusterProfile | undefined,
   settings?: JsonObject,
 ): ClusterTarget {
   return {
-    ...(settings ? { settings } : {}),
-    uid: cluster.metadata.uid ?? "",
-    namespace: cluster.metadata.namespace ?? "",
-    name: cluster.metadata.name ?? "",
-    tenancy: cluster.spec.tenancy,
-    profile: cluster.spec.profile,
-    providerConfig: profile?.spec.providerConfigRef.name ?? "",
+    ...backendTarget(cluster, cluster.spec.tenancy, profile, settings),
     ...(cluster.metadata.labels ? { labels: cluster.metadata.labels } : {}),
     ...(cluster.metadata.annotations ? { annotations: cluster.metadata.annotations } : {}),
   };

@@ -8,10 +8,10 @@ import {
   acceptedVersion as accepted,
   type BackendClusterFacts,
   backendClusterGuards,
+  deletingState,
+  failedState,
   backendClusterPredicates as is,
 } from "../cluster/backend-cluster.ts";
-import { failureEvent } from "../cluster/failure-event.ts";
-import { backendRelease } from "../shared/backend-release.ts";
 import type { EventRecord } from "../shared/machine-step.ts";
 import { PHASE_TAG, REQUEUE } from "../shared/machine-tags.ts";
 import { type ObservedEvent, whenObserved } from "../shared/observed-guard.ts";
@@ -145,30 +145,18 @@ export const engineClusterMachine = setup({
         { guard: "backendFailed", target: "failed" },
       ],
     },
-    failed: {
-      description: "A person must act: unsupported version, or a cluster the backend reports failed.",
-      tags: [phase("failed")],
-      entry: [{ type: "recordEvent", params: ({ event }) => failureEvent(event.facts) }],
-      always: [
-        { guard: "isBeingDeleted", target: "deleting" },
-        { guard: "problemResolved", target: "pending" },
-      ],
-    },
-    deleting: {
-      description: "Deletion requested (by CAPI, through the Cluster): delete at the backend, then let go.",
-      tags: [phase("deleting")],
-      entry: [
-        {
-          type: "recordEvent",
-          params: { type: "Normal", reason: "Deleting", message: "Deleting the cluster" },
-        },
-      ],
-      ...backendRelease({
+    failed: failedState("A person must act: unsupported version, or a cluster the backend reports failed.", [
+      phase("failed"),
+    ]),
+    deleting: deletingState(
+      "Deletion requested (by CAPI, through the Cluster): delete at the backend, then let go.",
+      [phase("deleting")],
+      {
         kind: "EngineCluster",
         releasing:
           "The backend deletes the cluster, the kubeconfig Secret and ClusterEndpoint go; we wait until it is gone.",
         entry: ["unpublish", "deleteCluster"],
-      }),
-    },
+      },
+    ),
   },
 });

@@ -8,7 +8,12 @@ import type { ClusterProfile } from "../../api/cluster-profile.ts";
 import type { JsonObject } from "../../api/common.ts";
 import { ANNOTATIONS, FINALIZERS, LABELS, OPERATIONS } from "../../api/constants.ts";
 import type { EngineCluster, EngineClusterStatus } from "../../api/engine-cluster.ts";
-import { apiEndpointOf, type BackendOrder, backendClusterFacts } from "../cluster/backend-cluster.ts";
+import {
+  apiEndpointOf,
+  type BackendOrder,
+  backendClusterFacts,
+  backendTarget,
+} from "../cluster/backend-cluster.ts";
 import { type ActionContext, kindStep, type StepBasics } from "../shared/kind-step.ts";
 import type { MachineStep } from "../shared/machine-step.ts";
 import type { RequeueTiming } from "../shared/machine-tags.ts";
@@ -107,15 +112,7 @@ export function engineClusterTarget(
   profile: ClusterProfile | undefined,
   settings?: JsonObject,
 ): ClusterTarget {
-  return {
-    ...(settings ? { settings } : {}),
-    uid: cluster.metadata.uid ?? "",
-    namespace: cluster.metadata.namespace ?? "",
-    name: cluster.metadata.name ?? "",
-    tenancy: "Exclusive",
-    profile: cluster.spec.profile,
-    providerConfig: profile?.spec.providerConfigRef.name ?? "",
-  };
+  return backendTarget(cluster, "Exclusive", profile, settings);
 }
 
 export { apiEndpointOf };

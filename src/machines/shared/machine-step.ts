@@ -20,14 +20,14 @@ export interface DesiredObject<Metadata, Status> {
 }
 
 /**
- * One step of one object's machine. The runtime diffs `desired` against the stored object once, at
- * write time: metadata (and owned spec fields) first, so a finalizer is stored before any command
- * runs, the status last.
+ * One step of one object's machine (every kind's comes from `kindStep`, `kind-step.ts`). The runtime
+ * diffs `desired` against the stored object once, at write time: metadata and owned spec fields first,
+ * as one patch, so a finalizer is stored before any command runs; the status last.
  */
 export interface MachineStep<Metadata, Status, Command> {
   /** The machine state before the step (as read from the object). */
   readonly previousState: string;
-  /** The event the machine was given; `undefined` when the object was skipped (not ours). */
+  /** The event the machine was given; `undefined` when the machine was not run (e.g. a paused EngineCluster). */
   readonly event: { readonly type: string } | undefined;
   /** The machine state after the step, as the object will show it (e.g. `deleting.releasing`). */
   readonly state: string;

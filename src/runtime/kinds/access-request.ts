@@ -40,7 +40,6 @@ export const DEFAULT_ACCESS_TIMING = {
   resyncMs: 300_000,
 } as const;
 
-const keyOf = objectKey;
 const uidOf = (request: AccessRequest) => request.metadata.uid ?? "";
 
 /**
@@ -51,7 +50,7 @@ const uidOf = (request: AccessRequest) => request.metadata.uid ?? "";
  */
 export function accessRequestShardKey(request: AccessRequest): string {
   const ref = request.spec.clusterRef;
-  return ref ? `${ref.namespace}/${ref.name}` : keyOf(request);
+  return ref ? `${ref.namespace}/${ref.name}` : objectKey(request);
 }
 
 /** A client for the target cluster with admin rights, or why there is none. */
@@ -104,7 +103,7 @@ async function trustIssuers(
   if (!trust) throw new Error(`backend ${context.backend.name} cannot set up OIDC trust`);
   const others = oidcPeers(request, context);
   const plan = oidcTrustPlan(leaving ? others : [...others, request]);
-  const conflict = plan.conflicts.get(keyOf(request));
+  const conflict = plan.conflicts.get(objectKey(request));
   if (conflict && !leaving) throw new Error(conflict);
   await trust.call(context.backend, target, plan.issuers);
 }
@@ -133,7 +132,7 @@ export const accessRequestKind: MachineKind<AccessRequest, AccessObservation, Ac
             request.spec.clusterRef?.name === cluster.metadata.name &&
             request.spec.clusterRef?.namespace === cluster.metadata.namespace,
         )
-        .map(keyOf),
+        .map(objectKey),
     ),
     // Someone deleted or changed a Secret we made: look at its request again.
     wake(CACHES.accessSecrets, (secret: AccessSecret, context) => {
@@ -141,7 +140,7 @@ export const accessRequestKind: MachineKind<AccessRequest, AccessObservation, Ac
       return context.informers.accessRequests
         .list()
         .filter((request) => request.metadata.uid === uid)
-        .map(keyOf);
+        .map(objectKey);
     }),
   ],
 
@@ -206,7 +205,7 @@ export const accessRequestKind: MachineKind<AccessRequest, AccessObservation, Ac
       async run(commands, object) {
         if (!client || !desired) return;
         for (const command of commands) {
-          log.info("access command", { command, request: keyOf(object) });
+          log.info("access command", { command, request: objectKey(object) });
           if (command === "grantAccess") {
             if (object.spec.oidc && target) await trustIssuers(object, target, context, false);
             await onTarget(() => client.apply(object.metadata.uid ?? "", desired));

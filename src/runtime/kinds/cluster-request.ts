@@ -7,7 +7,7 @@ import type { ClusterProfile } from "../../api/cluster-profile.ts";
 import type { ClusterRequest } from "../../api/cluster-request.ts";
 import type { ClusterRequestGrant } from "../../api/cluster-request-grant.ts";
 import { ANNOTATIONS, CONDITION_TYPES, REASONS, REQUEST_PHASES } from "../../api/constants.ts";
-import { objectKey } from "../../api/object-key.ts";
+import { objectKey, referenceKey } from "../../api/object-key.ts";
 import type { Purpose, PurposeSpec } from "../../api/purpose.ts";
 import { servedRequests } from "../../machines/cluster-request/cluster-claims.ts";
 import { CLUSTER_REQUEST_DEFINITION } from "../../machines/cluster-request/definition.ts";
@@ -28,8 +28,6 @@ import { assign, letGo, release, type SchedulerWriter } from "../scheduler-write
 
 /** Defaults: look again every 2 s while working, every 60 s while Denied, every 10 min when Granted. */
 export const DEFAULT_CLUSTER_REQUEST_TIMING = { pollMs: 2_000, retryMs: 60_000, resyncMs: 600_000 } as const;
-
-const keyOf = objectKey;
 
 /** What the scheduler keeps per engine: its writer (with memory of its recent writes) and its configuration. */
 interface SchedulerState {
@@ -61,7 +59,7 @@ function waitingForClusters(context: KindContext): string[] {
       )?.reason;
       return reason !== undefined && WAITING_FOR_CLUSTERS.has(reason);
     })
-    .map(keyOf);
+    .map(objectKey);
 }
 
 /** Requests whose scheduling may change with the world: every one not Granted. */
@@ -72,7 +70,7 @@ function unsettled(context: KindContext): string[] {
     .filter(
       (request) => request.status?.phase !== REQUEST_PHASES.granted || request.metadata.deletionTimestamp,
     )
-    .map(keyOf);
+    .map(objectKey);
 }
 
 /** The offered traits of a profile, from its `engine.openmcp.cloud/traits` annotation. */
@@ -107,7 +105,7 @@ function viewOf(request: ClusterRequest, context: SchedulerContext): SchedulingV
     config: config.current(),
     purposes,
     profileTraits,
-    clusters: writer.clusters.overlay(informers.clusters.list(), keyOf),
+    clusters: writer.clusters.overlay(informers.clusters.list(), objectKey),
     liveRequests,
     grant: ownGrantOf(request, context),
   };
@@ -115,7 +113,7 @@ function viewOf(request: ClusterRequest, context: SchedulerContext): SchedulingV
 
 /** The request's grant as this engine knows it (its own last write, else the cache), if it is this very request's. */
 function ownGrantOf(request: ClusterRequest, context: SchedulerContext): ClusterRequestGrant | undefined {
-  const key = keyOf(request);
+  const key = objectKey(request);
   const grant = context.state.writer.grants.get(key, context.informers.of(CACHES.grants).get(key));
   return grant?.spec.requestUID === request.metadata.uid ? grant : undefined;
 }
@@ -182,10 +180,10 @@ export const clusterRequestKind: MachineKind<
             (request.status?.cluster?.name === cluster.metadata.name &&
               request.status?.cluster?.namespace === cluster.metadata.namespace),
         )
-        .map(keyOf);
+        .map(objectKey);
       return [...served, ...waitingForClusters(context)];
     }),
-    wake(CACHES.grants, (grant: ClusterRequestGrant) => [keyOf(grant)]),
+    wake(CACHES.grants, (grant: ClusterRequestGrant) => [objectKey(grant)]),
     wake(CACHES.purposes, (_: Purpose, context) => unsettled(context)),
     wake(CACHES.profiles, (_: ClusterProfile, context) => unsettled(context)),
   ],
@@ -209,7 +207,7 @@ export const clusterRequestKind: MachineKind<
     if (!config.current()) context.log.info(schedulerStatus(config));
     // A new configuration may serve requests the old one could not (and changes which are selected).
     config.onChange(() => {
-      for (const request of context.informers.of(CACHES.clusterRequests).list()) wakeKey(keyOf(request));
+      for (const request of context.informers.of(CACHES.clusterRequests).list()) wakeKey(objectKey(request));
     });
   },
 
@@ -218,7 +216,7 @@ export const clusterRequestKind: MachineKind<
     const hasOwnGrant = ownGrantOf(request, context) !== undefined;
     const responsibility = clusterRequestResponsibility(request, config.current(), hasOwnGrant);
     if (responsibility !== "ours") {
-      context.log.debug("ClusterRequest left alone", { request: keyOf(request), why: responsibility });
+      context.log.debug("ClusterRequest left alone", { request: objectKey(request), why: responsibility });
       return undefined;
     }
     const { log, timing } = context;
@@ -234,7 +232,7 @@ export const clusterRequestKind: MachineKind<
         }),
       async run(commands, object) {
         for (const command of commands) {
-          log.info("scheduler command", { command: describeCommand(command), request: keyOf(object) });
+          log.info("scheduler command", { command: describeCommand(command), request: objectKey(object) });
           if (command.kind === "assign") await assign(writer, object, command.placement);
           else if (command.kind === "letGo") await letGo(writer, command.cluster, object.metadata.uid ?? "");
           else await release(writer, object, command.clusters);
@@ -254,6 +252,6 @@ function describeCommand(command: ClusterRequestCommand): string {
     const name = cluster.metadata.name ?? `${cluster.metadata.generateName}…`;
     return `${created ? "create" : "claim"} Cluster ${cluster.metadata.namespace}/${name}`;
   }
-  if (command.kind === "letGo") return `let go of Cluster ${keyOf({ metadata: command.cluster })}`;
-  return `release ${command.clusters.map((ref) => keyOf({ metadata: ref })).join(", ") || "nothing"}`;
+  if (command.kind === "letGo") return `let go of Cluster ${referenceKey(command.cluster)}`;
+  return `release ${command.clusters.map((ref) => referenceKey(ref)).join(", ") || "nothing"}`;
 }

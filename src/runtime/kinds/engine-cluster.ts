@@ -7,6 +7,7 @@ import { CAPI_ANNOTATIONS, kubeconfigSecretName, owningCapiCluster } from "../..
 import type { ClusterProfile } from "../../api/cluster-profile.ts";
 import { LABELS } from "../../api/constants.ts";
 import type { EngineCluster } from "../../api/engine-cluster.ts";
+import { objectKey } from "../../api/object-key.ts";
 import type { ProviderConfig } from "../../api/provider-config.ts";
 import { ENGINE_CLUSTER_DEFINITION } from "../../machines/engine-cluster/definition.ts";
 import { explainEngineCluster } from "../../machines/engine-cluster/explain.ts";
@@ -33,15 +34,12 @@ import { wake } from "../machine-kind.ts";
 import { DEFAULT_CLUSTER_TIMING } from "./cluster.ts";
 import { profileOffer, profilesOf } from "./profile-offer.ts";
 
-const keyOf = (object: { metadata: { namespace?: string; name?: string } }) =>
-  `${object.metadata.namespace}/${object.metadata.name}`;
-
 /** What a paused EngineCluster's reconcile observes: nothing (its step reads nothing of it). */
 const NOTHING_LOOKED_AT: Publication = { kubeconfig: "notWanted", endpointCurrent: false };
 
 /** EngineClusters matching `test`. */
 function engineClusters(context: KindContext, test: (cluster: EngineCluster) => boolean): string[] {
-  return context.informers.of(CACHES.engineClusters).list().filter(test).map(keyOf);
+  return context.informers.of(CACHES.engineClusters).list().filter(test).map(objectKey);
 }
 
 /**
@@ -160,7 +158,7 @@ export const engineClusterKind: MachineKind<
         }),
       async run(commands, object) {
         for (const command of commands) {
-          log.info("backend command", { command: command.kind, engineCluster: keyOf(object) });
+          log.info("backend command", { command: command.kind, engineCluster: objectKey(object) });
           switch (command.kind) {
             case "create":
               await backend.create(target, command.version);

@@ -66,12 +66,18 @@ function requestOf(spec: RequestSpec, index: number): ClusterRequest {
   );
 }
 
+/** How often each conditional invariant below was checked, so a test that never reaches one fails. */
+const reached = { exclusive: 0, limited: 0, prefixesCompared: 0, granted: 0 };
+
 /** What must hold of the world after every change. */
 function checkInvariants(world: SchedulerWorld, limit: number): void {
   for (const cluster of world.clusters.values()) {
     const served = servedRequests(cluster);
-    if (cluster.spec.tenancy === "Exclusive") expect(served.length).toBeLessThanOrEqual(1);
-    else if (cluster.spec.purposes?.includes("workload") && limit > 0) {
+    if (cluster.spec.tenancy === "Exclusive") {
+      reached.exclusive++;
+      expect(served.length).toBeLessThanOrEqual(1);
+    } else if (cluster.spec.purposes?.includes("workload") && limit > 0) {
+      reached.limited++;
       expect(served.length).toBeLessThanOrEqual(limit);
     }
     for (const uid of served) {
@@ -79,6 +85,7 @@ function checkInvariants(world: SchedulerWorld, limit: number): void {
       if (mine === undefined) continue;
       // The oracle is written out here, not the code under test's prefixesCollide.
       for (const other of prefixesOfOthers(cluster, uid)) {
+        reached.prefixesCompared++;
         expect(mine.startsWith(other) || other.startsWith(mine), `${mine} vs ${other}`).toBe(false);
       }
     }
@@ -86,6 +93,7 @@ function checkInvariants(world: SchedulerWorld, limit: number): void {
   for (const request of world.requests.values()) {
     const grant = world.grants.get(`${request.metadata.namespace}/${request.metadata.name}`);
     if (!grant) continue;
+    reached.granted++;
     const cluster = world.clusters.get(`${grant.spec.clusterRef.namespace}/${grant.spec.clusterRef.name}`);
     expect(cluster?.spec.purposes).toContain(request.spec.purpose);
   }
@@ -122,6 +130,8 @@ describe("scheduling decisions", () => {
         },
       ),
     );
+    // Every conditional invariant above was checked, in many worlds.
+    for (const [branch, count] of Object.entries(reached)) expect(count, branch).toBeGreaterThan(10);
   });
 
   it("decide the same whatever order the caches list the Clusters in", () => {

@@ -142,13 +142,16 @@ describe("trait wishes", () => {
 
   it("parsing any text either names a problem or gives normalised wishes that format back to the same wishes", () => {
     const piece = fc.constantFrom("a", "b", "c", "?", "!", "|", ",", " ", "x.y/z", "-");
+    const reached = { problem: 0, wishes: 0 };
     fc.assert(
       fc.property(fc.array(piece, { maxLength: 12 }), (pieces) => {
         const result = parseTraitList(pieces.join(""));
         if ("problem" in result) {
+          reached.problem++;
           expect(result.problem).not.toBe("");
           return;
         }
+        if (result.wishes.length > 0) reached.wishes++;
         for (const w of result.wishes) {
           expect(w.traits.length).toBeGreaterThan(0);
           expect(w.traits).toEqual(normalised(w.traits));
@@ -157,6 +160,9 @@ describe("trait wishes", () => {
         expect(parseTraitList(result.wishes.map(formatWish).join(","))).toEqual(result);
       }),
     );
+    // Both kinds of answer were checked, many times.
+    expect(reached.problem).toBeGreaterThan(10);
+    expect(reached.wishes).toBeGreaterThan(10);
   });
 
   it("traitWish normalises: the same set of traits, sorted and unique, and the flags as given", () => {
@@ -184,6 +190,7 @@ describe("choosing a profile for a new Cluster", () => {
     .map((entries) => new Map(entries));
 
   it("takes a profile meeting every required wish and the most optional ones, the template's on a tie, then by name", () => {
+    const reached = { noneFits: 0, chosen: 0 };
     fc.assert(
       fc.property(fc.array(wish, { minLength: 1, maxLength: 4 }), known, (wishes, profiles) => {
         const score = (traits: readonly string[]) => ({
@@ -198,28 +205,35 @@ describe("choosing a profile for a new Cluster", () => {
           .filter((p) => p.admissible);
         const choice = chooseProfile("template", wishes, profiles);
         if (admissible.length === 0) {
+          reached.noneFits++;
           expect(choice).toHaveProperty("missing");
           return;
         }
+        reached.chosen++;
         const best = Math.max(...admissible.map((p) => p.preferred));
         const winners = admissible.filter((p) => p.preferred === best).map((p) => p.name);
         const expected = winners.includes("template") ? "template" : [...winners].sort()[0];
         expect(choice).toEqual({ profile: expected });
       }),
     );
+    expect(reached.noneFits).toBeGreaterThan(10);
+    expect(reached.chosen).toBeGreaterThan(10);
   });
 
   it("when none fits, names the required wishes the template's profile misses (offering nothing when it is unknown)", () => {
+    let noneFits = 0;
     fc.assert(
       fc.property(fc.array(wish, { minLength: 1, maxLength: 4 }), known, (wishes, profiles) => {
         const choice = chooseProfile("template", wishes, profiles);
         if (!("missing" in choice)) return;
+        noneFits++;
         const template = profiles.get("template") ?? [];
         const expected = wishes.filter((w) => !w.optional && !oracleHolds(w, template));
         expect(choice.missing).toEqual(expected);
         for (const w of expected) expect(choice.message).toContain(w.traits[0]);
       }),
     );
+    expect(noneFits).toBeGreaterThan(10);
   });
 });
 
@@ -420,16 +434,22 @@ const collide = (a: string, b: string) => a.startsWith(b) || b.startsWith(a);
 
 describe("granting prefixes", () => {
   it("grants a valid prefix that collides with no taken one, the same for the same input in any order", () => {
+    let compared = 0;
     fc.assert(
       fc.property(prefixInput, fc.func(fc.integer()), (input, rank) => {
         const granted = grantPrefix(input);
         expect(validPrefix(granted)).toBe(true);
-        for (const other of input.taken) if (other !== "") expect(collide(granted, other), other).toBe(false);
+        for (const other of input.taken) {
+          if (other === "") continue;
+          compared++;
+          expect(collide(granted, other), other).toBe(false);
+        }
         expect(grantPrefix({ ...input, taken: [...input.taken] })).toBe(granted);
         const reordered = [...input.taken].sort((a, b) => rank(a) - rank(b));
         expect(grantPrefix({ ...input, taken: reordered })).toBe(granted);
       }),
     );
+    expect(compared).toBeGreaterThan(10);
   });
 
   it("returns a valid proposal unchanged when it collides with no taken prefix", () => {

@@ -7,8 +7,8 @@ import type { Cluster } from "../../../src/api/cluster.ts";
 import { FINALIZERS } from "../../../src/api/constants.ts";
 import type { BackendOrder } from "../../../src/machines/cluster/backend-cluster.ts";
 import { clusterResponsibility } from "../../../src/machines/cluster/step.ts";
-import { aCluster, aProfile, applied, input, NOW, PROVIDER } from "../../support/cluster-fixtures.ts";
-import { stepClusterWrites } from "../../support/step-writes.ts";
+import { aCluster, aProfile, input, NOW, PROVIDER } from "../../support/cluster-fixtures.ts";
+import { afterWrites, stepClusterWrites } from "../../support/step-writes.ts";
 
 /** The backend's one cluster, as a tiny model. */
 type Backend = ClusterObservation;
@@ -68,6 +68,9 @@ function withFinalizers(cluster: Cluster, finalizers: string[]): Cluster {
   return { ...cluster, metadata: { ...cluster.metadata, finalizers } };
 }
 
+/** How often each conditional invariant below was checked, so a test that never reaches one fails. */
+const reached = { ordered: 0, idleAgain: 0, ready: 0, backendHeld: 0, failedCommand: 0 };
+
 describe("the Cluster step, over random sequences of world events", () => {
   it("keeps every invariant at every step and always ends with the finalizer gone after deletion", () => {
     fc.assert(
@@ -80,11 +83,15 @@ describe("the Cluster step, over random sequences of world events", () => {
           const result = stepClusterWrites(
             input(cluster, backend, lastError === undefined ? {} : { lastError }),
           );
-          cluster = applied(cluster, result);
+          cluster = afterWrites(cluster, result);
           // A backend call happens only after the finalizer is on the object.
-          if (result.commands.length > 0) expect(cluster.metadata.finalizers).toContain(FINALIZERS.cluster);
+          if (result.commands.length > 0) {
+            reached.ordered++;
+            expect(cluster.metadata.finalizers).toContain(FINALIZERS.cluster);
+          }
           // Level-triggered and idle at rest: when nothing was ordered, the same world again yields no write.
           if (!gone(cluster) && result.commands.length === 0) {
+            reached.idleAgain++;
             const again = stepClusterWrites(
               input(cluster, backend, lastError === undefined ? {} : { lastError }),
             );
@@ -93,11 +100,13 @@ describe("the Cluster step, over random sequences of world events", () => {
           }
           // Ready always publishes an endpoint.
           if (cluster.status?.phase === "Ready") {
+            reached.ready++;
             expect(cluster.status.endpoints?.some((e) => e.name === "apiserver-external" && e.url)).toBe(
               true,
             );
           }
           if (commandsFail && result.commands.length > 0) {
+            reached.failedCommand++;
             lastError = "injected backend fault";
           } else {
             backend = run(backend, result.commands);
@@ -138,8 +147,10 @@ describe("the Cluster step, over random sequences of world events", () => {
               break;
           }
           // The finalizer is present whenever the backend may hold a cluster for this object.
-          if (backend.exists && !gone(cluster))
+          if (backend.exists && !gone(cluster)) {
+            reached.backendHeld++;
             expect(cluster.metadata.finalizers).toContain(FINALIZERS.cluster);
+          }
         }
 
         // Finally everyone lets go: the foreign finalizer is removed, the user deletes, the backend works.
@@ -158,6 +169,8 @@ describe("the Cluster step, over random sequences of world events", () => {
       }),
       { numRuns: 300 },
     );
+    // Every conditional invariant above was checked, in many worlds.
+    for (const [branch, count] of Object.entries(reached)) expect(count, branch).toBeGreaterThan(10);
   });
 
   // Responsibility is decided once, by the kind's `open`, which gives no reconciliation (no write, no

@@ -20,12 +20,11 @@ import { aProfile } from "../../support/cluster-fixtures.ts";
 import {
   anEngineCluster,
   capiOwner,
-  engineApplied,
   engineInput,
-  engineWrites,
   NOW,
   PROVIDER,
 } from "../../support/engine-cluster-fixtures.ts";
+import { afterWrites, writesOf } from "../../support/step-writes.ts";
 
 type WorldEvent =
   | { kind: "reconcile"; commandsFail: boolean }
@@ -163,7 +162,7 @@ describe("EngineCluster invariants", () => {
                   : stepEngineCluster(
                       engineInput(cluster, owned ? world.backend : { exists: false }, world.publication),
                     );
-              const writes = engineWrites(cluster, result);
+              const writes = writesOf(cluster, result);
               if (paused || !owned) {
                 // Before an owner and while paused, nothing is built and nothing but status is written.
                 reached.unownedOrPaused++;
@@ -191,7 +190,7 @@ describe("EngineCluster invariants", () => {
                 expect(world.backend.exists).toBe(false);
               }
 
-              let next = engineApplied(cluster, result);
+              let next = afterWrites(cluster, result);
               if (!event.commandsFail) carryOut(world, result.commands);
               if (next.metadata.deletionTimestamp && !next.metadata.finalizers?.length)
                 next = undefined as never;

@@ -111,17 +111,24 @@ describe("label selectors", () => {
   });
 
   it("NotIn is the negation of In for objects carrying the key, and matches objects without it", () => {
+    const reached = { carrying: 0, without: 0 };
     fc.assert(
       fc.property(key, fc.uniqueArray(value, { minLength: 1, maxLength: 3 }), labels, (k, values, object) => {
         const notIn = selectorMatches({ matchExpressions: [{ key: k, operator: "NotIn", values }] }, object);
         const inSet = selectorMatches({ matchExpressions: [{ key: k, operator: "In", values }] }, object);
-        if (Object.hasOwn(object, k)) expect(notIn).toBe(!inSet);
-        else {
+        if (Object.hasOwn(object, k)) {
+          reached.carrying++;
+          expect(notIn).toBe(!inSet);
+        } else {
+          reached.without++;
           expect(notIn).toBe(true);
           expect(inSet).toBe(false);
         }
       }),
     );
+    // Both kinds of object were checked, many times.
+    expect(reached.carrying).toBeGreaterThan(5);
+    expect(reached.without).toBeGreaterThan(5);
   });
 
   it("Exists and DoesNotExist are each other's negation", () => {

@@ -14,8 +14,13 @@ import {
 } from "../../../../src/machines/access-request/preparation.ts";
 import { applied } from "../../../../src/machines/shared/json-patch.ts";
 import { statechartOf } from "../../../../src/statecharts/graph.ts";
-import { anOidcAccess, anOidcRequest, aTokenRequest } from "../../../support/access-fixtures.ts";
-import { stepAccessWrites } from "../../../support/step-writes.ts";
+import {
+  accessFactsWith,
+  anOidcAccess,
+  anOidcRequest,
+  aTokenRequest,
+} from "../../../support/access-fixtures.ts";
+import { afterWrites, stepAccessWrites } from "../../../support/step-writes.ts";
 
 const NOW_MS = Date.parse("2026-11-21T10:00:00Z");
 const resolved: Resolution = {
@@ -31,17 +36,7 @@ function prepared(request: AccessRequest, resolution: Resolution = resolved): Ac
   return applied(applied(request, [...result.objectPatch]), [...result.statusPatch]);
 }
 
-const facts = (overrides: Partial<AccessFacts> = {}): AccessFacts => ({
-  deleting: false,
-  hasFinalizer: false,
-  clusterReachable: true,
-  denial: undefined,
-  accessInPlace: false,
-  accessGone: true,
-  secretValid: false,
-  missingRoles: [],
-  ...overrides,
-});
+const facts = accessFactsWith;
 
 /** The request after one step of the controller against `f` (finalizer and status applied). */
 function stepped(request: AccessRequest, f: Partial<AccessFacts>, clusterProblem?: string): AccessRequest {
@@ -53,7 +48,7 @@ function stepped(request: AccessRequest, f: Partial<AccessFacts>, clusterProblem
     ...(clusterProblem ? { clusterProblem } : {}),
     now: "2026-11-21T10:00:00Z",
   });
-  return applied(applied(request, [...result.metadataPatch]), [...result.statusPatch]);
+  return afterWrites(request, result);
 }
 
 const aRequest = () =>
@@ -183,7 +178,7 @@ describe("explainAccessRequest", () => {
       lastError: 'grantAccess failed: Cluster foo/my-cluster: 404 NotFound: namespaces "team-a" not found',
       now: "2026-11-21T10:00:01Z",
     });
-    const failing = applied(applied(request, [...result.metadataPatch]), [...result.statusPatch]);
+    const failing = afterWrites(request, result);
     const explained = explainAccessRequest(failing);
     expect(explained.why).toEqual([
       'the last attempt to grant it failed: grantAccess failed: Cluster foo/my-cluster: 404 NotFound: namespaces "team-a" not found',

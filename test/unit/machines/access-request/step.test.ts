@@ -1,63 +1,20 @@
-/** The AccessRequest machine and step: every state and transition reached, responsibility, status, finalizer order. */
+/** The AccessRequest step: responsibility, status, finalizer order (path coverage: shared/path-coverage.test.ts). */
 
 import { describe, expect, it } from "vitest";
-import { createActor } from "xstate";
-import { getShortestPaths } from "xstate/graph";
 import type { AccessRequest } from "../../../../src/api/access-request.ts";
 import { FINALIZERS, LABELS } from "../../../../src/api/constants.ts";
-import {
-  type AccessEvent,
-  type AccessFacts,
-  accessRequestMachine,
-} from "../../../../src/machines/access-request/machine.ts";
+import type { AccessFacts } from "../../../../src/machines/access-request/machine.ts";
 import {
   accessResponsibility,
   accessStateOf,
   MISSING_ROLE_POLLS,
 } from "../../../../src/machines/access-request/step.ts";
 import { applied } from "../../../../src/machines/shared/json-patch.ts";
-import { stateValueToString } from "../../../../src/machines/shared/state-value.ts";
+import { accessFactsWith } from "../../../support/access-fixtures.ts";
 import { anAccessRequest, stored } from "../../../support/builders.ts";
 import { stepAccessWrites } from "../../../support/step-writes.ts";
 
-const bools = [false, true];
-const events: AccessEvent[] = bools.flatMap((deleting) =>
-  bools.flatMap((hasFinalizer) =>
-    bools.flatMap((clusterReachable) =>
-      [undefined, "conflict"].flatMap((denial) =>
-        bools.flatMap((accessInPlace) =>
-          bools.flatMap((accessGone) =>
-            bools.map((secretValid) => {
-              const facts: AccessFacts = {
-                deleting,
-                hasFinalizer,
-                clusterReachable,
-                denial,
-                accessInPlace,
-                accessGone,
-                secretValid,
-                missingRoles: [],
-              };
-              return { type: "observed" as const, facts };
-            }),
-          ),
-        ),
-      ),
-    ),
-  ),
-);
-
-const facts = (overrides: Partial<AccessFacts> = {}): AccessFacts => ({
-  deleting: false,
-  hasFinalizer: false,
-  clusterReachable: true,
-  denial: undefined,
-  accessInPlace: false,
-  accessGone: true,
-  secretValid: false,
-  missingRoles: [],
-  ...overrides,
-});
+const facts = accessFactsWith;
 
 /** Request team/reader for token access, prepared (labelled) and stored; `overrides` replace metadata fields. */
 function aRequest(
@@ -80,44 +37,6 @@ function aRequest(
 
 const step = (request: AccessRequest, f: AccessFacts) =>
   stepAccessWrites({ request, facts: f, secretName: "reader.kubeconfig", now: "2026-11-21T10:00:00Z" });
-
-describe("the AccessRequest statechart", () => {
-  it("reaches every state and takes every transition on a generated path plus one event", () => {
-    const paths = getShortestPaths(accessRequestMachine, { events });
-    expect(new Set(paths.map((p) => stateValueToString(p.state.value)))).toEqual(
-      new Set(["pending", "provisioning", "granted", "denied", "deleting.revoking", "deleting.released"]),
-    );
-    const all = new Set<string>();
-    const collect = (node: typeof accessRequestMachine.root) => {
-      for (const t of [...node.transitions.values()].flat().concat(node.always ?? []))
-        all.add(
-          `${t.source.id}:${t.eventType}:${JSON.stringify(t.guard)}:${(t.target ?? []).map((n) => n.id)}`,
-        );
-      for (const child of Object.values(node.states)) collect(child);
-    };
-    collect(accessRequestMachine.root);
-    const taken = new Set<string>();
-    for (const path of paths) {
-      for (const event of events) {
-        const actor = createActor(accessRequestMachine, {
-          snapshot: path.state,
-          inspect: (e) => {
-            if (e.type === "@xstate.microstep") {
-              for (const t of e._transitions)
-                taken.add(
-                  `${t.source.id}:${t.eventType}:${JSON.stringify(t.guard)}:${(t.target ?? []).map((n) => n.id)}`,
-                );
-            }
-          },
-        });
-        actor.start();
-        actor.send(event);
-        actor.stop();
-      }
-    }
-    expect([...all].filter((k) => !taken.has(k))).toEqual([]);
-  });
-});
 
 describe("stepAccessRequest", () => {
   it("adds the finalizer and orders grant and credential in the same step, while Pending", () => {

@@ -9,12 +9,11 @@ import {
   absent,
   aCluster,
   aProfile,
-  applied,
   input,
   provisioningAt,
   readyAt,
 } from "../../../support/cluster-fixtures.ts";
-import { stepClusterWrites } from "../../../support/step-writes.ts";
+import { afterWrites, stepClusterWrites } from "../../../support/step-writes.ts";
 
 const ours: ProfileLookup = { found: true, profile: aProfile() };
 
@@ -24,7 +23,7 @@ function settled(cluster: Cluster, observation: ClusterObservation, extra = {}):
   for (let i = 0; i < 5; i++) {
     const result = stepClusterWrites(input(current, observation, extra));
     if (result.metadataPatch.length === 0 && result.statusPatch.length === 0) break;
-    current = applied(current, result);
+    current = afterWrites(current, result);
   }
   return current;
 }

@@ -9,7 +9,6 @@ import {
   absent,
   aCluster,
   aProfile,
-  applied,
   input,
   NOW,
   PROVIDER,
@@ -17,14 +16,14 @@ import {
   readyAt,
   TIMING,
 } from "../../../support/cluster-fixtures.ts";
-import { stepClusterWrites } from "../../../support/step-writes.ts";
+import { afterWrites, stepClusterWrites } from "../../../support/step-writes.ts";
 
 /** Runs steps against a fixed observation until nothing changes; returns the final object and the last result. */
 function settle(cluster: Cluster, observation = absent) {
   let current = cluster;
   let result = stepClusterWrites(input(current, observation));
   for (let i = 0; i < 5 && (result.metadataPatch.length > 0 || result.statusPatch.length > 0); i++) {
-    current = applied(current, result);
+    current = afterWrites(current, result);
     result = stepClusterWrites(input(current, observation));
   }
   return { cluster: current, result };
@@ -67,7 +66,7 @@ describe("a new Cluster of ours", () => {
   });
 
   it("writes a Progressing status with the machine state, observedGeneration and reasons", () => {
-    const cluster = applied(aCluster(), result);
+    const cluster = afterWrites(aCluster(), result);
     expect(cluster.status).toMatchObject({
       observedGeneration: 1,
       phase: "Progressing",
@@ -92,13 +91,13 @@ describe("a new Cluster of ours", () => {
 });
 
 describe("provisioning", () => {
-  const provisioning = applied(aCluster(), stepClusterWrites(input(aCluster(), absent)));
+  const provisioning = afterWrites(aCluster(), stepClusterWrites(input(aCluster(), absent)));
 
   it("waits while the backend works, writing nothing new", () => {
     const result = stepClusterWrites(input(provisioning, provisioningAt("1.33.3")));
     expect(result.state).toBe("provisioning");
     expect(result.commands).toEqual([]);
-    const next = applied(provisioning, result);
+    const next = afterWrites(provisioning, result);
     expect(stepClusterWrites(input(next, provisioningAt("1.33.3"))).statusPatch).toEqual([]);
   });
 
@@ -111,7 +110,7 @@ describe("provisioning", () => {
   it("becomes Ready with endpoint, version label and provider info once the backend is ready", () => {
     const result = stepClusterWrites(input(provisioning, readyAt("1.33.3")));
     expect(result.state).toBe("ready");
-    const ready = applied(provisioning, result);
+    const ready = afterWrites(provisioning, result);
     expect(ready.status?.phase).toBe("Ready");
     expect(ready.status?.endpoints).toEqual([{ name: "apiserver-external", url: "https://127.0.0.1:6443" }]);
     expect(ready.status?.apiServer).toBe("https://127.0.0.1:6443");
@@ -135,11 +134,11 @@ describe("provisioning", () => {
       reason: "Healthy",
       message: "fine",
     } as const;
-    const ready = applied(provisioning, stepClusterWrites(input(provisioning, readyWith(healthy))));
+    const ready = afterWrites(provisioning, stepClusterWrites(input(provisioning, readyWith(healthy))));
     expect(ready.status?.conditions).toContainEqual(expect.objectContaining(healthy));
     expect(ready.status?.phase).toBe("Ready");
     const sick = { ...healthy, status: "False", reason: "Unhealthy", message: "etcd down" } as const;
-    const degraded = applied(ready, stepClusterWrites(input(ready, readyWith(sick))));
+    const degraded = afterWrites(ready, stepClusterWrites(input(ready, readyWith(sick))));
     expect(degraded.status?.conditions).toContainEqual(expect.objectContaining(sick));
     expect(degraded.status?.phase).toBe("Progressing");
     // At rest with the same report: nothing to write.
@@ -158,7 +157,7 @@ describe("provisioning", () => {
     const result = stepClusterWrites(
       input(provisioning, absent, { lastError: "quota exceeded in region x" }),
     );
-    const next = applied(provisioning, result);
+    const next = afterWrites(provisioning, result);
     expect(next.status?.conditions).toContainEqual(
       expect.objectContaining({
         type: "ClusterReady",
@@ -195,7 +194,7 @@ describe("a Ready Cluster", () => {
     expect(result.commands.map((c) => [c.kind, "version" in c ? c.version : ""])).toEqual([
       ["update", "1.33.3"],
     ]);
-    const updating = applied(upgraded, result);
+    const updating = afterWrites(upgraded, result);
     expect(updating.status?.observedGeneration).toBe(2);
     const done = stepClusterWrites(input(updating, readyAt("1.33.3")));
     expect(done.state).toBe("ready");
@@ -211,7 +210,7 @@ describe("a Ready Cluster", () => {
     expect(result.commands.map((c) => [c.kind, "version" in c ? c.version : ""])).toEqual([
       ["update", "1.33.3"],
     ]);
-    const updating = applied(ready, result);
+    const updating = afterWrites(ready, result);
     expect(stepClusterWrites(input(updating, outOfDate)).commands.map((c) => c.kind)).toEqual(["update"]);
     expect(stepClusterWrites(input(updating, readyAt("1.33.3"))).state).toBe("ready");
   });
@@ -221,7 +220,7 @@ describe("a Ready Cluster", () => {
     const result = stepClusterWrites(input(downgraded, readyAt("1.33.3")));
     expect(result.state).toBe("failed");
     expect(result.commands).toEqual([]);
-    const failed = applied(downgraded, result);
+    const failed = afterWrites(downgraded, result);
     expect(failed.status?.phase).toBe("Progressing");
     expect(failed.status?.conditions).toContainEqual(
       expect.objectContaining({ type: "VersionSupported", status: "False", reason: "DowngradeNotAllowed" }),
@@ -240,7 +239,7 @@ describe("versions", () => {
     const result = stepClusterWrites(input(aCluster({ version: "1.20" }), absent));
     expect(result.state).toBe("failed");
     expect(result.commands).toEqual([]);
-    const failed = applied(aCluster({ version: "1.20" }), result);
+    const failed = afterWrites(aCluster({ version: "1.20" }), result);
     expect(failed.metadata.finalizers).toBeUndefined();
     expect(failed.status?.conditions).toContainEqual(
       expect.objectContaining({
@@ -271,7 +270,7 @@ describe("versions", () => {
 
 describe("responsibility", () => {
   // Responsibility is decided once, before any step: the kind's `open` steps only Clusters that are
-  // ours or whose profile is missing (see test/unit/runtime/kinds.test.ts for the descriptor).
+  // ours or whose profile is missing (test/integration/cluster-controller.test.ts shows no write reaches a foreign one).
   it("never touches a Cluster whose profile belongs to another provider", () => {
     expect(clusterResponsibility(aCluster(), aProfile("someone-else"), PROVIDER)).toBe("foreign");
   });
@@ -291,7 +290,7 @@ describe("responsibility", () => {
     expect(result.commands).toEqual([]);
     expect(result.metadataPatch).toEqual([]);
     expect(result.requeueAfterMs).toBe(TIMING.retryMs);
-    const waiting = applied(aCluster(), result);
+    const waiting = afterWrites(aCluster(), result);
     expect(waiting.status?.conditions).toContainEqual(
       expect.objectContaining({ type: "ProfileResolved", status: "False", reason: "ProfileNotFound" }),
     );
@@ -322,7 +321,7 @@ describe("deletion", () => {
     const result = stepClusterWrites(input(blocked, readyAt("1.33.3")));
     expect(result.state).toBe("deleting.blocked");
     expect(result.commands).toEqual([]);
-    const next = applied(blocked, result);
+    const next = afterWrites(blocked, result);
     expect(next.status?.phase).toBe("Terminating");
     expect(next.status?.conditions).toContainEqual(
       expect.objectContaining({
@@ -340,7 +339,7 @@ describe("deletion", () => {
     expect(first.state).toBe("deleting.releasing");
     expect(first.commands.map((c) => c.kind)).toEqual(["delete"]);
     expect(first.metadataPatch).toEqual([]);
-    const releasing = applied(deleting, first);
+    const releasing = afterWrites(deleting, first);
     const waiting = stepClusterWrites(
       input(releasing, { exists: true, phase: "deleting", version: "1.33.3" }),
     );

@@ -15,9 +15,7 @@ import {
 import { aCluster, aProfile, input } from "../../../support/cluster-fixtures.ts";
 import {
   anEngineCluster,
-  engineApplied,
   engineInput,
-  engineWrites,
   NOW,
   PROVIDER,
   published,
@@ -25,6 +23,7 @@ import {
   TIMING,
   unpublished,
 } from "../../../support/engine-cluster-fixtures.ts";
+import { afterWrites, writesOf } from "../../../support/step-writes.ts";
 
 const absent = { exists: false } as const;
 const condition = (cluster: { status?: EngineCluster["status"] }, type: string) =>
@@ -40,7 +39,7 @@ function run(
   let result = stepEngineCluster(engineInput(current, absent));
   for (const backend of worlds) {
     result = stepEngineCluster(engineInput(current, backend, publication));
-    current = engineApplied(current, result);
+    current = afterWrites(current, result);
   }
   return { cluster: current, result };
 }
@@ -116,7 +115,7 @@ describe("an owned EngineCluster", () => {
     const { cluster: provisioned } = run(cluster, [absent, readyBackend()]);
     const again = stepEngineCluster(engineInput(provisioned, readyBackend(), published));
     expect(again.commands).toEqual([]);
-    expect(engineWrites(provisioned, again)).toEqual({ metadataPatch: [], specPatch: [], statusPatch: [] });
+    expect(writesOf(provisioned, again)).toEqual({ metadataPatch: [], specPatch: [], statusPatch: [] });
     expect(again.requeueAfterMs).toBe(TIMING.resyncMs);
   });
 
@@ -173,7 +172,7 @@ describe("pausing and external management", () => {
     const cluster = anEngineCluster({ annotations: { [CAPI_ANNOTATIONS.paused]: "" } });
     const result = pausedStep(cluster);
     expect(result.commands).toEqual([]);
-    const writes = engineWrites(cluster, result);
+    const writes = writesOf(cluster, result);
     expect(writes.metadataPatch).toEqual([]);
     expect(writes.specPatch).toEqual([]);
     expect(result.desired.status?.conditions).toEqual([
@@ -223,7 +222,7 @@ describe("deletion through the CAPI Cluster", () => {
     expect(releasing.state).toBe("deleting.releasing");
     expect(releasing.commands.map((c) => c.kind)).toEqual(["unpublish", "delete"]);
     expect(releasing.desired.metadata.finalizers).toEqual([FINALIZERS.engineCluster]);
-    const next = engineApplied(deleting, releasing);
+    const next = afterWrites(deleting, releasing);
     const released = stepEngineCluster(engineInput(next, absent, unpublished));
     expect(released.state).toBe("deleting.released");
     expect(released.desired.metadata.finalizers).toEqual([]);

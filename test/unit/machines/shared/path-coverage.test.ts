@@ -1,0 +1,119 @@
+/** Path coverage of every machine's statechart: generated paths reach every state and take every transition. */
+
+import { describe, expect, it } from "vitest";
+import type { AnyStateMachine } from "xstate";
+import type { AccessFacts } from "../../../../src/machines/access-request/machine.ts";
+import { accessRequestMachine } from "../../../../src/machines/access-request/machine.ts";
+import { clusterMachine } from "../../../../src/machines/cluster/machine.ts";
+import {
+  type ClusterRequestFacts,
+  clusterRequestMachine,
+} from "../../../../src/machines/cluster-request/machine.ts";
+import type { EngineClusterFacts } from "../../../../src/machines/engine-cluster/machine.ts";
+import { engineClusterMachine } from "../../../../src/machines/engine-cluster/machine.ts";
+import { observedEvents as clusterEvents } from "../../../support/cluster-events.ts";
+import {
+  everyCombination,
+  expectEveryTransitionTaken,
+  observedEach,
+} from "../../../support/machine-coverage.ts";
+
+const bools = [false, true];
+
+/** Each machine, every combination of the facts its guards read, and the states its paths must reach. */
+const machines: ReadonlyArray<{
+  readonly machine: AnyStateMachine;
+  readonly events: ReadonlyArray<{ readonly type: string }>;
+  readonly states: readonly string[];
+  readonly transitions: number;
+}> = [
+  {
+    machine: clusterMachine,
+    events: clusterEvents,
+    states: [
+      "pending",
+      "provisioning",
+      "ready",
+      "updating",
+      "failed",
+      "deleting.blocked",
+      "deleting.releasing",
+      "deleting.released",
+    ],
+    transitions: 20,
+  },
+  {
+    machine: engineClusterMachine,
+    // The Cluster's combinations of the shared facts, each with and without an owner, published or not.
+    events: observedEach(
+      clusterEvents.flatMap(({ facts }) =>
+        [undefined, "workload"].flatMap((owner) =>
+          bools.map((published): EngineClusterFacts => ({ ...facts, owner, published })),
+        ),
+      ),
+    ),
+    states: [
+      "pending",
+      "provisioning",
+      "provisioned",
+      "failed",
+      "deleting.blocked",
+      "deleting.releasing",
+      "deleting.released",
+    ],
+    transitions: 15,
+  },
+  {
+    machine: accessRequestMachine,
+    events: observedEach(
+      everyCombination<AccessFacts>({
+        deleting: bools,
+        hasFinalizer: bools,
+        clusterReachable: bools,
+        denial: [undefined, "conflict"],
+        accessInPlace: bools,
+        accessGone: bools,
+        secretValid: bools,
+        missingRoles: [[]],
+      }),
+    ),
+    states: ["pending", "provisioning", "granted", "denied", "deleting.revoking", "deleting.released"],
+    transitions: 15,
+  },
+  {
+    machine: clusterRequestMachine,
+    events: observedEach(
+      everyCombination<ClusterRequestFacts>({
+        deleting: bools,
+        decision: ["place", "replace", "wait", "deny", "misconfigured"],
+        held: bools,
+        holdsNothing: bools,
+        clusterDeletionDone: bools,
+      }),
+    ),
+    // `deleting.checking` only decides where to go (its eventless transitions always leave it).
+    states: [
+      "pending",
+      "scheduling",
+      "granted",
+      "replacing",
+      "misconfigured",
+      "denied",
+      "deleting.releasing",
+      "deleting.waitingForCluster",
+      "deleting.released",
+    ],
+    transitions: 25,
+  },
+];
+
+describe("every machine's statechart", () => {
+  it.each(machines.map((entry) => [entry.machine.id, entry] as const))(
+    "%s: reaches every state from its initial one and takes every transition on a generated path plus one event",
+    (_, { machine, events, states, transitions }) => {
+      const taken = expectEveryTransitionTaken(machine, events);
+      expect(taken.states).toEqual([...states].sort());
+      expect(taken.transitions).toBeGreaterThan(transitions);
+    },
+  );
+});
