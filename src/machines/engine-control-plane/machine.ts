@@ -8,8 +8,8 @@ import {
   acceptedVersion,
   type BackendClusterFacts,
   backendClusterGuards,
+  failureEvent,
 } from "../cluster/backend-cluster.ts";
-import { failureEvent } from "../cluster/failure-event.ts";
 import { backendRelease } from "../shared/backend-release.ts";
 import type { EventRecord } from "../shared/machine-step.ts";
 import { PHASE_TAG, REQUEUE } from "../shared/machine-tags.ts";
