@@ -240,7 +240,7 @@ async function deleteBackendClusters(engine: Engine, targets: readonly ClusterTa
 /** The newest version profile `name` offers, once the engine has made the profile (the demo's version). */
 async function offeredVersion(engine: Engine, name: string): Promise<string> {
   for (let i = 0; i < 300; i++) {
-    const version = engine.informers.profiles.get(name)?.spec.supportedVersions[0]?.version;
+    const version = engine.informers.of(CACHES.profiles).get(name)?.spec.supportedVersions[0]?.version;
     if (version) return version;
     await new Promise((resolveWait) => setTimeout(resolveWait, 100));
   }

@@ -171,27 +171,6 @@ export class InformerSet {
     return informer as unknown as Informer<T>;
   }
 
-  /** @deprecated The same cache as `of(CACHES.clusters)`, which is the one name to use. */
-  get clusters(): Informer<Cluster> {
-    return this.of(CACHES.clusters);
-  }
-  /** @deprecated The same cache as `of(CACHES.profiles)`, which is the one name to use. */
-  get profiles(): Informer<ClusterProfile> {
-    return this.of(CACHES.profiles);
-  }
-  /** @deprecated The same cache as `of(CACHES.providerConfigs)`, which is the one name to use. */
-  get providerConfigs(): Informer<ProviderConfig> {
-    return this.of(CACHES.providerConfigs);
-  }
-  /** @deprecated The same cache as `of(CACHES.accessRequests)`, which is the one name to use. */
-  get accessRequests(): Informer<AccessRequest> {
-    return this.of(CACHES.accessRequests);
-  }
-  /** @deprecated The same cache as `of(CACHES.accessSecrets)`, which is the one name to use. */
-  get accessSecrets(): Informer<AccessSecret> {
-    return this.of(CACHES.accessSecrets);
-  }
-
   /** How many objects each cache holds (for metrics). */
   sizes(): Array<{ cache: string; count: number }> {
     return [...this.#informers].map(([cache, informer]) => ({ cache, count: informer.size }));

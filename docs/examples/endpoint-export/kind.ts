@@ -84,7 +84,9 @@ export const endpointExportKind: MachineKind<EndpointExport, ExportObservation, 
     const name = configMapNameOf(object);
     return {
       async observe() {
-        const cluster = context.informers.clusters.get(`${namespace}/${object.spec.clusterRef.name}`);
+        const cluster = context.informers
+          .of(CACHES.clusters)
+          .get(`${namespace}/${object.spec.clusterRef.name}`);
         const ready = cluster?.status?.phase === CLUSTER_PHASES.ready;
         let configMap: ExportObservation["configMap"];
         try {

@@ -74,7 +74,8 @@ async function adminClient(
  */
 function oidcPeers(request: AccessRequest, context: KindContext): AccessRequest[] {
   const ref = request.spec.clusterRef;
-  return context.informers.accessRequests
+  return context.informers
+    .of(CACHES.accessRequests)
     .list()
     .filter(
       (other) =>
@@ -125,7 +126,8 @@ export const accessRequestKind: MachineKind<AccessRequest, AccessObservation, Ac
   wakes: [
     // A Cluster that becomes Ready (or goes) matters to every request that targets it.
     wake(CACHES.clusters, (cluster: Cluster, context) =>
-      context.informers.accessRequests
+      context.informers
+        .of(CACHES.accessRequests)
         .list()
         .filter(
           (request) =>
@@ -137,7 +139,8 @@ export const accessRequestKind: MachineKind<AccessRequest, AccessObservation, Ac
     // Someone deleted or changed a Secret we made: look at its request again.
     wake(CACHES.accessSecrets, (secret: AccessSecret, context) => {
       const uid = secret.metadata.labels?.[LABELS.accessRequestUid];
-      return context.informers.accessRequests
+      return context.informers
+        .of(CACHES.accessRequests)
         .list()
         .filter((request) => request.metadata.uid === uid)
         .map(objectKey);
@@ -157,13 +160,18 @@ export const accessRequestKind: MachineKind<AccessRequest, AccessObservation, Ac
     const { informers, backend, clock, timing, log, kubeConfig } = context;
     const ref = request.spec.clusterRef;
     const name = `${ref?.namespace}/${ref?.name}`;
-    const access = await adminClient(ref ? informers.clusters.get(name) : undefined, name, context);
+    const access = await adminClient(
+      ref ? informers.of(CACHES.clusters).get(name) : undefined,
+      name,
+      context,
+    );
     const client = "client" in access ? access.client : undefined;
     const target = "target" in access ? access.target : undefined;
     const plan = accessPlanOf(request);
     const desired = plan && toDesired(plan);
     const secretName = accessSecretName(request);
-    const secretOf = () => informers.accessSecrets.get(`${request.metadata.namespace}/${secretName}`);
+    const secretOf = () =>
+      informers.of(CACHES.accessSecrets).get(`${request.metadata.namespace}/${secretName}`);
     /** A call on the target cluster; its failure names the Cluster, for the condition a person reads. */
     const onTarget = async <R>(call: () => Promise<R>): Promise<R> => {
       try {

@@ -92,7 +92,10 @@ function viewOf(request: ClusterRequest, context: SchedulerContext): SchedulingV
       .map((purpose: Purpose) => [purpose.metadata.name ?? "", purpose.spec]),
   );
   const profileTraits = new Map(
-    informers.profiles.list().map((profile) => [profile.metadata.name ?? "", traitsOf(profile)]),
+    informers
+      .of(CACHES.profiles)
+      .list()
+      .map((profile) => [profile.metadata.name ?? "", traitsOf(profile)]),
   );
   const liveRequests = new Set(
     informers
@@ -105,7 +108,7 @@ function viewOf(request: ClusterRequest, context: SchedulerContext): SchedulingV
     config: config.current(),
     purposes,
     profileTraits,
-    clusters: writer.clusters.overlay(informers.clusters.list(), objectKey),
+    clusters: writer.clusters.overlay(informers.of(CACHES.clusters).list(), objectKey),
     liveRequests,
     grant: ownGrantOf(request, context),
   };
@@ -151,7 +154,7 @@ export const clusterRequestKind: MachineKind<
       kubeConfig: context.kubeConfig,
       clusters: new RecentWrites<Cluster>(context.clock),
       grants: new RecentWrites<ClusterRequestGrant>(context.clock),
-      cachedCluster: (key) => context.informers.clusters.get(key),
+      cachedCluster: (key) => context.informers.of(CACHES.clusters).get(key),
       clusterLocks: new KeyedLock(),
     },
     config: options.schedulerConfig ?? NO_SCHEDULER_CONFIG,

@@ -22,7 +22,8 @@ export const DEFAULT_CLUSTER_TIMING = { pollMs: 2_000, retryMs: 30_000, resyncMs
 
 /** Every Cluster that names one of these profiles. */
 function clustersOf(context: KindContext, profiles: ReadonlySet<string | undefined>): string[] {
-  return context.informers.clusters
+  return context.informers
+    .of(CACHES.clusters)
     .list()
     .filter((cluster) => profiles.has(cluster.spec.profile))
     .map((cluster) => `${cluster.metadata.namespace}/${cluster.metadata.name}`);

@@ -2,6 +2,7 @@
 import type { ClusterProfile } from "../../api/cluster-profile.ts";
 import type { JsonObject } from "../../api/common.ts";
 import type { ProviderConfig } from "../../api/provider-config.ts";
+import { CACHES } from "../informers.ts";
 import type { KindContext } from "../machine-kind.ts";
 
 /** A profile as the caches know it; every field undefined when the profile does not exist (yet). */
@@ -15,9 +16,9 @@ export interface ProfileOffer {
 
 /** Looks up profile `name` and its ProviderConfig in the caches. */
 export function profileOffer(context: KindContext, name: string): ProfileOffer {
-  const profile = context.informers.profiles.get(name);
+  const profile = context.informers.of(CACHES.profiles).get(name);
   const config = profile
-    ? context.informers.providerConfigs.get(profile.spec.providerConfigRef.name)
+    ? context.informers.of(CACHES.providerConfigs).get(profile.spec.providerConfigRef.name)
     : undefined;
   return { profile, settings: config?.spec.settings, defaultVersion: config?.spec.defaultVersion };
 }
@@ -25,7 +26,8 @@ export function profileOffer(context: KindContext, name: string): ProfileOffer {
 /** Names of the profiles made from `config`: a change of the config changes what their clusters are built with. */
 export function profilesOf(context: KindContext, config: ProviderConfig): Set<string> {
   return new Set(
-    context.informers.profiles
+    context.informers
+      .of(CACHES.profiles)
       .list()
       .filter((profile) => profile.spec.providerConfigRef.name === config.metadata?.name)
       .map((profile) => profile.metadata.name ?? ""),
