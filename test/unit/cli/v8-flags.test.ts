@@ -1,6 +1,11 @@
 /** Which of the engine's V8 flags a start still lacks: a user's own setting, in either spelling, wins. */
 import { describe, expect, it } from "vitest";
-import { ENGINE_V8_FLAGS, missingV8Flags } from "../../../src/cli/v8-flags.ts";
+import {
+  COMPILE_CACHE_DIRECTORY,
+  ENGINE_V8_FLAGS,
+  engineEnvironment,
+  missingV8Flags,
+} from "../../../src/cli/v8-flags.ts";
 
 describe("missingV8Flags", () => {
   it("asks for both flags where node was started plainly", () => {
@@ -12,5 +17,23 @@ describe("missingV8Flags", () => {
     expect(missingV8Flags(["--max-old-space-size=4096"], "")).toEqual(["--max-semi-space-size=2"]);
     expect(missingV8Flags([], "--max_semi_space_size=16  --max-old-space-size=512")).toEqual([]);
     expect(missingV8Flags(["--max-semi-space-size=2"], "--trace-gc")).toEqual(["--max-old-space-size=256"]);
+  });
+});
+
+describe("engineEnvironment", () => {
+  it("keeps Node's compile cache for a start from the TypeScript sources", () => {
+    expect(engineEnvironment("/x/src/cli/main.ts", { HOME: "/h" })).toEqual({
+      HOME: "/h",
+      NODE_COMPILE_CACHE: COMPILE_CACHE_DIRECTORY,
+    });
+  });
+
+  it("leaves compiled JavaScript, and a user's own cache setting, as they are", () => {
+    const env = { HOME: "/h" };
+    expect(engineEnvironment("/app/dist/cli/main.js", env)).toBe(env);
+    const own = { NODE_COMPILE_CACHE: "/mine" };
+    expect(engineEnvironment("/x/src/cli/main.ts", own)).toBe(own);
+    const off = { NODE_DISABLE_COMPILE_CACHE: "1" };
+    expect(engineEnvironment("/x/src/cli/main.ts", off)).toBe(off);
   });
 });
