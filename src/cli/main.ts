@@ -2,7 +2,7 @@
 /** Entry point of the `openmcp-engine` command: dispatches to a subcommand, loading only that command's modules. */
 import { useLeanClientNode } from "./lean-client-node.ts";
 import { UsageError } from "./usage-error.ts";
-import { execWithEngineV8Flags } from "./v8-flags.ts";
+import { execWithEngineMemorySettings } from "./v8-flags.ts";
 
 const usage = `Usage: openmcp-engine <command> [flags]
 
@@ -65,8 +65,9 @@ async function main(argv: string[]): Promise<void> {
   if (!load) throw new UsageError(`unknown command "${name}"`, usage);
   // The commands that run the engine keep its memory low however node was started (see v8-flags.ts).
   if (name === "run" || name === "up") {
-    execWithEngineV8Flags();
-    useLeanClientNode(); // before the command's modules load the Kubernetes client (see lean-client-node.ts)
+    execWithEngineMemorySettings();
+    // Where the flags were given already (no replacement), still before the command loads the client.
+    useLeanClientNode();
   }
   const command = await load();
   if (rest.includes("--help") || rest.includes("-h")) {

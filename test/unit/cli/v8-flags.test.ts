@@ -8,21 +8,27 @@ import {
 } from "../../../src/cli/v8-flags.ts";
 
 describe("missingV8Flags", () => {
-  it("asks for both flags where node was started plainly", () => {
+  it("asks for every flag where node was started plainly", () => {
     expect(missingV8Flags([], "")).toEqual(ENGINE_V8_FLAGS);
     expect(missingV8Flags(["--enable-source-maps"], undefined)).toEqual(ENGINE_V8_FLAGS);
   });
 
   it("leaves out what the command line or NODE_OPTIONS sets, whatever the value or spelling", () => {
-    expect(missingV8Flags(["--max-old-space-size=4096"], "")).toEqual(["--max-semi-space-size=2"]);
-    expect(missingV8Flags([], "--max_semi_space_size=16  --max-old-space-size=512")).toEqual([]);
-    expect(missingV8Flags(["--max-semi-space-size=2"], "--trace-gc")).toEqual(["--max-old-space-size=256"]);
+    expect(missingV8Flags(["--max-old-space-size=4096", "--optimize-for-size"], "")).toEqual([
+      "--max-semi-space-size=2",
+    ]);
+    expect(
+      missingV8Flags([], "--max_semi_space_size=16  --max-old-space-size=512 --optimize_for_size"),
+    ).toEqual([]);
+    expect(missingV8Flags(["--max-semi-space-size=2"], "--trace-gc --no-optimize-for-size")).toEqual([
+      "--max-old-space-size=256",
+    ]);
   });
 });
 
 describe("engineEnvironment", () => {
   it("keeps Node's compile cache for a start from the TypeScript sources", () => {
-    expect(engineEnvironment("/x/src/cli/main.ts", { HOME: "/h" })).toEqual({
+    expect(engineEnvironment({ HOME: "/h" }, true)).toEqual({
       HOME: "/h",
       NODE_COMPILE_CACHE: COMPILE_CACHE_DIRECTORY,
     });
@@ -30,10 +36,10 @@ describe("engineEnvironment", () => {
 
   it("leaves compiled JavaScript, and a user's own cache setting, as they are", () => {
     const env = { HOME: "/h" };
-    expect(engineEnvironment("/app/dist/cli/main.js", env)).toBe(env);
+    expect(engineEnvironment(env, false)).toBe(env);
     const own = { NODE_COMPILE_CACHE: "/mine" };
-    expect(engineEnvironment("/x/src/cli/main.ts", own)).toBe(own);
+    expect(engineEnvironment(own, true)).toBe(own);
     const off = { NODE_DISABLE_COMPILE_CACHE: "1" };
-    expect(engineEnvironment("/x/src/cli/main.ts", off)).toBe(off);
+    expect(engineEnvironment(off, true)).toBe(off);
   });
 });
