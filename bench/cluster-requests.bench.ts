@@ -195,7 +195,7 @@ function memoryOf(pid: number): { peakMb: number; rssMb: number; flags: string }
   const nodeOptions =
     env.find((entry) => entry.startsWith("NODE_OPTIONS="))?.slice("NODE_OPTIONS=".length) ?? "";
   const flags = [...argv, ...nodeOptions.split(/\s+/)].filter((flag) =>
-    /^--max[-_](old|semi)[-_]space/.test(flag),
+    /^--(max[-_](old|semi)[-_]space|optimize[-_]for[-_]size|no[-_]optimize[-_]for[-_]size)/.test(flag),
   );
   return {
     peakMb: Math.round(kb("VmHWM") / 1024),

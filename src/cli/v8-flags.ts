@@ -21,7 +21,9 @@ import { useLeanClientNode } from "./lean-client-node.ts";
  * it retains. Raise the old space beyond about 50,000 objects per replica. `--optimize-for-size` makes V8
  * grow the heap less eagerly between full collections and give pages back sooner: granting 1,000
  * ClusterRequests peaked at 128–131 MB instead of 155–162 MB, for about 7 % more CPU (cluster-requests
- * bench); it is also the one of the three that still takes effect after the process has started.
+ * bench). It is the one of the three that still takes effect after the process has started, and one
+ * that NODE_OPTIONS may not carry (node refuses to start): the image sets the other two there, and `run`
+ * adds it on the command line of its replaced process.
  */
 export const ENGINE_V8_FLAGS: readonly string[] = [
   "--max-semi-space-size=2",
