@@ -4,7 +4,8 @@
  * bare client that already knows every answer and makes only the minimal writes (request finalizer,
  * Cluster create or finalizer, grant, status). Writes are counted by the API server itself
  * (apiserver_request_total). The engine runs as its own `run` process, started each way `--start` names
- * (see STARTS), and its peak RSS is read from /proc (VmHWM). Prints figures; asserts nothing.
+ * (see STARTS), each on an API server of its own, and its peak RSS is read from /proc (VmHWM), its CPU
+ * from /proc/<pid>/stat. Prints figures; asserts nothing.
  *
  * The same run also measures the floor every start stands on: a bare node, and a node that only imports
  * `@kubernetes/client-node` (whole, and as `run` loads it: lean-client-node.ts), under the engine's flags.
@@ -223,11 +224,26 @@ function floorMb(flags: readonly string[], code: string): number {
   });
   return Math.round(Number(out.trim()) / 1024);
 }
-const controlPlane = await startControlPlane({ prepare: installingCrds("crds") });
-const kubeconfigFile = join(folder, "kubeconfig");
-writeFileSync(kubeconfigFile, kubeconfigYaml(controlPlane.kubeConfig));
-// The baseline client reuses its TLS connections as the engine does: a fair bare client.
-reuseConnections(controlPlane.kubeConfig);
+/**
+ * A fresh API server with the CRDs, its kubeconfig file, and clients that reuse their TLS connections as
+ * the engine does (a fair bare client). Each start gets its own: an engine caches and reconciles whatever
+ * it finds, so on a shared one a later start would also carry the requests and Clusters of those before.
+ */
+async function freshApiServer(name: string) {
+  const controlPlane = await startControlPlane({ prepare: installingCrds("crds") });
+  const kubeconfigFile = join(folder, `${name}.kubeconfig`);
+  writeFileSync(kubeconfigFile, kubeconfigYaml(controlPlane.kubeConfig));
+  reuseConnections(controlPlane.kubeConfig);
+  const { kubeConfig } = controlPlane;
+  return {
+    controlPlane,
+    kubeconfigFile,
+    custom: kubeConfig.makeApiClient(CustomObjectsApi),
+    core: kubeConfig.makeApiClient(CoreV1Api),
+  };
+}
+
+let controlPlane = (await freshApiServer("baseline")).controlPlane;
 try {
   const { kubeConfig, server } = controlPlane;
   const custom = kubeConfig.makeApiClient(CustomObjectsApi);
@@ -334,8 +350,13 @@ try {
     `${floorMb([...ENGINE_V8_FLAGS, `--import=${lean}`], 'await import("@kubernetes/client-node");')} MB`,
   );
 
-  // The engine as a user starts it, its own process each way asked for, on requests of its own.
+  // The engine as a user starts it, its own process each way asked for, on an API server of its own.
   for (const start of starts) {
+    await controlPlane.stop();
+    const fresh = await freshApiServer(start);
+    controlPlane = fresh.controlPlane;
+    const { kubeConfig, server } = controlPlane;
+    const { custom, core, kubeconfigFile } = fresh;
     const namespace = `engine-${start}`;
     await core.createNamespace({ body: { metadata: { name: namespace } } });
     await core.createNamespace({ body: { metadata: { name: `${namespace}-clusters` } } });
