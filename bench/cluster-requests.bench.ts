@@ -4,12 +4,16 @@
  * bare client that already knows every answer and makes only the minimal writes (request finalizer,
  * Cluster create or finalizer, grant, status). Writes are counted by the API server itself
  * (apiserver_request_total). The engine runs as its own `run` process, started each way `--start` names
- * (see STARTS), and its peak RSS is read from /proc (VmHWM). Prints figures; asserts nothing.
+ * (see STARTS), each on an API server of its own, and its peak RSS is read from /proc (VmHWM), its CPU
+ * from /proc/<pid>/stat. Prints figures; asserts nothing.
  *
- * Usage: node bench/cluster-requests.bench.ts [--requests 1000 --concurrency 16 --start cli,bin,image,embedded]
- * (`bin` and `image` run dist/: `npm run build` first)
+ * The same run also measures the floor every start stands on: a bare node, and a node that only imports
+ * `@kubernetes/client-node` (whole, and as `run` loads it: lean-client-node.ts), under the engine's flags.
+ *
+ * Usage: node bench/cluster-requests.bench.ts [--requests 1000 --concurrency 16
+ *   --start cli,bin,image,embedded,embedded-settings] (all but `cli` run dist/: `npm run build` first)
  */
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { request as httpsRequest, type RequestOptions } from "node:https";
 import { tmpdir } from "node:os";
@@ -28,6 +32,7 @@ import {
   RESOURCES,
 } from "../src/api/constants.ts";
 import type { SchedulerConfig } from "../src/api/scheduler-config.ts";
+import { ENGINE_V8_FLAGS } from "../src/cli/v8-flags.ts";
 import { kubeconfigYaml, startControlPlane } from "../src/controlplane/control-plane.ts";
 import { freePorts } from "../src/controlplane/free-ports.ts";
 import { requestFinalizer } from "../src/machines/cluster-request/cluster-claims.ts";
@@ -35,9 +40,21 @@ import { reuseConnections } from "../src/runtime/connection-reuse.ts";
 import { Informer } from "../src/runtime/informer.ts";
 import { installingCrds } from "../src/runtime/install-crds.ts";
 import { pool } from "./bench-clusters.ts";
-import { imageNodeOptions, sample } from "./engine-process.ts";
+import { cpuSeconds, imageNodeOptions, sample } from "./engine-process.ts";
 
 const root = join(import.meta.dirname, "..");
+
+/** A program embedding the engine: `run()` of the package (dist/index.js), given the `run` flags it needs. */
+const EMBEDDING_HOST = `const engine = await import(${JSON.stringify(pathToFileURL(join(root, "dist", "index.js")).href)});
+// As the README asks of an embedding program: first thing, unless the host is started with the flags.
+if (process.argv.includes("--with-memory-settings")) engine.execWithEngineMemorySettings();
+const flag = (name) => process.argv.find((a) => a.startsWith(\`--\${name}=\`))?.split("=")[1];
+const running = await engine.run({ providerName: flag("provider-name"), environment: flag("environment"),
+  kubeconfig: flag("kubeconfig"), stateDirectory: flag("state-dir"), concurrency: Number(flag("concurrency")),
+  schedulerConfig: { file: flag("scheduler-config") }, prepareAccessRequests: false, capi: false,
+  metricsAddress: flag("metrics-bind-address"), processMetrics: true });
+process.on("SIGTERM", () => void running.stop().then(() => process.exit(0)));
+`;
 
 /** The ways a user starts the engine: the node command line (after `node`) and NODE_OPTIONS. */
 const STARTS = {
@@ -57,20 +74,13 @@ const STARTS = {
     nodeOptions: imageNodeOptions,
   },
   embedded: {
-    describe: "run() of the package in a host started with plain node (the host's V8 defaults)",
-    node: (args: readonly string[]) => [
-      "--input-type=module",
-      "-e",
-      `const { run } = await import(${JSON.stringify(pathToFileURL(join(root, "src", "index.ts")).href)});
-       const flag = (name) => process.argv.find((a) => a.startsWith(\`--\${name}=\`))?.split("=")[1];
-       const running = await run({ providerName: flag("provider-name"), environment: flag("environment"),
-         kubeconfig: flag("kubeconfig"), stateDirectory: flag("state-dir"), concurrency: Number(flag("concurrency")),
-         schedulerConfig: { file: flag("scheduler-config") }, prepareAccessRequests: false, capi: false,
-         metricsAddress: flag("metrics-bind-address"), processMetrics: true });
-       process.on("SIGTERM", () => void running.stop().then(() => process.exit(0)));`,
-      "--",
-      ...args,
-    ],
+    describe: "run() of the package in a host started with plain node, nothing asked of it (V8's defaults)",
+    node: (args: readonly string[]) => [hostScript(), ...args],
+    nodeOptions: () => "",
+  },
+  "embedded-settings": {
+    describe: "run() of the package in a plain node host that calls execWithEngineMemorySettings() first",
+    node: (args: readonly string[]) => [hostScript(), "--with-memory-settings", ...args],
     nodeOptions: () => "",
   },
 } as const;
@@ -87,7 +97,7 @@ const count = Number(values.requests);
 const concurrency = Number(values.concurrency);
 const starts = values.start.split(",").map((start) => {
   if (!(start in STARTS)) throw new Error(`--start ${start}: one of ${Object.keys(STARTS).join(", ")}`);
-  if (start !== "cli" && start !== "embedded" && !existsSync(join(root, "dist", "cli", "main.js")))
+  if (start !== "cli" && !existsSync(join(root, "dist", "cli", "main.js")))
     throw new Error(`--start ${start} runs dist/: npm run build first`);
   return start as Start;
 });
@@ -186,7 +196,7 @@ function memoryOf(pid: number): { peakMb: number; rssMb: number; flags: string }
   const nodeOptions =
     env.find((entry) => entry.startsWith("NODE_OPTIONS="))?.slice("NODE_OPTIONS=".length) ?? "";
   const flags = [...argv, ...nodeOptions.split(/\s+/)].filter((flag) =>
-    /^--max[-_](old|semi)[-_]space/.test(flag),
+    /^--(max[-_](old|semi)[-_]space|optimize[-_]for[-_]size|no[-_]optimize[-_]for[-_]size)/.test(flag),
   );
   return {
     peakMb: Math.round(kb("VmHWM") / 1024),
@@ -196,11 +206,44 @@ function memoryOf(pid: number): { peakMb: number; rssMb: number; flags: string }
 }
 
 const folder = mkdtempSync(join(tmpdir(), "cluster-requests-bench-"));
-const controlPlane = await startControlPlane({ prepare: installingCrds("crds") });
-const kubeconfigFile = join(folder, "kubeconfig");
-writeFileSync(kubeconfigFile, kubeconfigYaml(controlPlane.kubeConfig));
-// The baseline client reuses its TLS connections as the engine does: a fair bare client.
-reuseConnections(controlPlane.kubeConfig);
+/** The embedding host, as a file: a process can replace itself only with a script to run again. */
+function hostScript(): string {
+  const file = join(folder, "host.mjs");
+  if (!existsSync(file)) writeFileSync(file, EMBEDDING_HOST);
+  return file;
+}
+
+/** Peak RSS of a node that runs `code` (an ES module body) with `flags`, and exits. */
+function floorMb(flags: readonly string[], code: string): number {
+  const probe = `${code}
+    const status = (await import("node:fs")).readFileSync("/proc/self/status", "utf8");
+    console.log(/^VmHWM:\\s+(\\d+) kB/m.exec(status)?.[1]);`;
+  const out = execFileSync(process.execPath, [...flags, "--input-type=module", "-e", probe], {
+    encoding: "utf8",
+    env: { ...process.env, NODE_OPTIONS: "" },
+  });
+  return Math.round(Number(out.trim()) / 1024);
+}
+/**
+ * A fresh API server with the CRDs, its kubeconfig file, and clients that reuse their TLS connections as
+ * the engine does (a fair bare client). Each start gets its own: an engine caches and reconciles whatever
+ * it finds, so on a shared one a later start would also carry the requests and Clusters of those before.
+ */
+async function freshApiServer(name: string) {
+  const controlPlane = await startControlPlane({ prepare: installingCrds("crds") });
+  const kubeconfigFile = join(folder, `${name}.kubeconfig`);
+  writeFileSync(kubeconfigFile, kubeconfigYaml(controlPlane.kubeConfig));
+  reuseConnections(controlPlane.kubeConfig);
+  const { kubeConfig } = controlPlane;
+  return {
+    controlPlane,
+    kubeconfigFile,
+    custom: kubeConfig.makeApiClient(CustomObjectsApi),
+    core: kubeConfig.makeApiClient(CoreV1Api),
+  };
+}
+
+let controlPlane = (await freshApiServer("baseline")).controlPlane;
 try {
   const { kubeConfig, server } = controlPlane;
   const custom = kubeConfig.makeApiClient(CustomObjectsApi);
@@ -296,9 +339,24 @@ try {
   row("measure", "value", "target");
   row("baseline: the minimal writes, all requests", `${(baselineMs / 1_000).toFixed(2)} s`);
   row("writes per request, baseline (incl. its create)", (baselineWrites / count).toFixed(2));
+  const lean = pathToFileURL(join(root, "src", "cli", "lean-client-node-preload.ts")).href;
+  row("floor: bare node, peak RSS", `${floorMb(ENGINE_V8_FLAGS, "")} MB`);
+  row(
+    "floor: node importing @kubernetes/client-node",
+    `${floorMb(ENGINE_V8_FLAGS, 'await import("@kubernetes/client-node");')} MB`,
+  );
+  row(
+    "floor: the same, lean (as run loads it)",
+    `${floorMb([...ENGINE_V8_FLAGS, `--import=${lean}`], 'await import("@kubernetes/client-node");')} MB`,
+  );
 
-  // The engine as a user starts it, its own process each way asked for, on requests of its own.
+  // The engine as a user starts it, its own process each way asked for, on an API server of its own.
   for (const start of starts) {
+    await controlPlane.stop();
+    const fresh = await freshApiServer(start);
+    controlPlane = fresh.controlPlane;
+    const { kubeConfig, server } = controlPlane;
+    const { custom, core, kubeconfigFile } = fresh;
     const namespace = `engine-${start}`;
     await core.createNamespace({ body: { metadata: { name: namespace } } });
     await core.createNamespace({ body: { metadata: { name: `${namespace}-clusters` } } });
@@ -349,12 +407,14 @@ try {
       await sleep(2_000); // let requeues and watch echoes pass before counting
       const engineWrites = (await serverWrites(kubeConfig, server)) - writesBefore;
       const memory = memoryOf(engine.child.pid ?? 0);
+      const cpu = cpuSeconds([engine.child.pid ?? 0]);
       const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
       const mb = (name: string) => `${Math.round((sample(metrics, name) ?? 0) / 2 ** 20)} MB`;
       console.log(`\nstarted as ${start}: ${STARTS[start].describe}`);
       row("engine: create → all Granted", `${(engineMs / 1_000).toFixed(2)} s`);
       row("ratio engine / baseline", `${(engineMs / baselineMs).toFixed(2)}×`, "≤ 1.5×");
       row("writes per request, engine (incl. its create)", (engineWrites / count).toFixed(2));
+      row("engine process: CPU (user + system), start to end", `${cpu.toFixed(1)} s`);
       row("engine process: peak RSS (VmHWM)", `${memory.peakMb} MB`, "≤ 150 MB");
       row("engine process: RSS at the end", `${memory.rssMb} MB`);
       row(

@@ -9,6 +9,7 @@ export {
   type RunOptions,
   startEngine as run,
 } from "./cli/start-engine.ts";
+export { execWithEngineMemorySettings } from "./cli/v8-flags.ts";
 export type { Engine } from "./runtime/engine.ts";
 export type { LeaderElectionTiming } from "./runtime/leader-election.ts";
 export type { MachineObserver } from "./runtime/machine-observer.ts";

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 /** Entry point of the `openmcp-engine` command: dispatches to a subcommand, loading only that command's modules. */
+import { useLeanClientNode } from "./lean-client-node.ts";
 import { UsageError } from "./usage-error.ts";
-import { execWithEngineV8Flags } from "./v8-flags.ts";
+import { execWithEngineMemorySettings } from "./v8-flags.ts";
 
 const usage = `Usage: openmcp-engine <command> [flags]
 
@@ -63,7 +64,11 @@ async function main(argv: string[]): Promise<void> {
   const load = commands[name];
   if (!load) throw new UsageError(`unknown command "${name}"`, usage);
   // The commands that run the engine keep its memory low however node was started (see v8-flags.ts).
-  if (name === "run" || name === "up") execWithEngineV8Flags();
+  if (name === "run" || name === "up") {
+    execWithEngineMemorySettings();
+    // Where the flags were given already (no replacement), still before the command loads the client.
+    useLeanClientNode();
+  }
   const command = await load();
   if (rest.includes("--help") || rest.includes("-h")) {
     console.log(command.usage);

@@ -355,7 +355,7 @@ export async function engineFromSettings(
   if (missing.length > 0) {
     // Embedded, or under a debugger: the host's flags were fixed at its start; only the host can set them.
     log.info(
-      `this process runs without the engine's V8 flags ${missing.join(" ")}: its memory follows V8's defaults (several times the README's figures); start node with them, e.g. NODE_OPTIONS="${ENGINE_V8_FLAGS.join(" ")}"`,
+      `this process runs without the engine's V8 flags ${missing.join(" ")}: its memory follows V8's defaults (several times the README's figures); call execWithEngineMemorySettings() first in the program's entry script, or start node with them: node ${ENGINE_V8_FLAGS.join(" ")} <script> (NODE_OPTIONS may carry the heap sizes, not --optimize-for-size)`,
       { heapLimitMb: Math.round(getHeapStatistics().heap_size_limit / 2 ** 20) },
     );
   }
