@@ -4,10 +4,14 @@
  * infrastructure provider (CAPD), each through `startCapiManager` (they share its flags), for the tests and demos
  * of the `capi` backend.
  */
+import { mkdirSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { KubeConfig } from "@kubernetes/client-node";
 import type { CapiAssets } from "./capi-assets.ts";
 import { type CapiManager, type CapiManagerProps, startCapiManager } from "./capi-manager.ts";
 import { CAPI_PROVIDERS, type CapiProvider, findCapiProvidersAssets } from "./capi-providers-assets.ts";
+import { acquireDirectoryLock } from "./directory-lock.ts";
 
 /** ClusterClass and managed topologies are an alpha feature of every Cluster API manager. */
 const TOPOLOGY_GATES = ["ClusterTopology"];
@@ -28,7 +32,16 @@ export interface CapiStackProps {
    */
   readonly inMemoryAddress?: string;
   readonly log?: (message: string) => void;
+  /**
+   * How long to wait for another stack on this machine to stop (default 20 min). CAPD's in-memory backend binds
+   * fixed ports (19000, and 20000 up for its workload API servers) that no flag changes, so one CAPD runs per
+   * machine: a second stack waits its turn instead of failing with `bind: address already in use`.
+   */
+  readonly machineLockWaitMs?: number;
 }
+
+/** The folder whose lock says which process runs this machine's CAPD. */
+const CAPD_LOCK_DIRECTORY = join(tmpdir(), "openmcp-engine-capd");
 
 /** The four running managers. */
 export interface CapiStack {
@@ -46,6 +59,28 @@ export interface CapiStack {
  */
 export async function startCapiStack(props: CapiStackProps): Promise<CapiStack> {
   const providers = props.providerAssets ?? findCapiProvidersAssets();
+  mkdirSync(CAPD_LOCK_DIRECTORY, { recursive: true });
+  const releaseMachine = await acquireDirectoryLock(CAPD_LOCK_DIRECTORY, {
+    waitMs: props.machineLockWaitMs ?? 20 * 60_000,
+    staleAfterMs: 24 * 3_600_000, // a dead holder is noticed by its pid at once
+  });
+  if (!releaseMachine)
+    throw new Error(
+      `another Cluster API Docker provider (CAPD) runs on this machine (see ${CAPD_LOCK_DIRECTORY}/lock); it binds fixed ports, so stop it first`,
+    );
+  try {
+    return await startStackAlone(props, providers, releaseMachine);
+  } catch (error) {
+    await releaseMachine();
+    throw error;
+  }
+}
+
+async function startStackAlone(
+  props: CapiStackProps,
+  providers: Readonly<Record<CapiProvider, CapiAssets>>,
+  releaseMachine: () => Promise<void>,
+): Promise<CapiStack> {
   const common = {
     kubeConfig: props.kubeConfig,
     installCrds: props.installCrds,
@@ -91,7 +126,7 @@ export async function startCapiStack(props: CapiStackProps): Promise<CapiStack> 
         .map(([name, manager]) => `--- ${name}:\n${manager.logTail(lines)}`)
         .join("\n"),
     stop: () => {
-      stopping ??= Promise.all(started.map((manager) => manager.stop())).then(() => {});
+      stopping ??= Promise.all(started.map((manager) => manager.stop())).then(releaseMachine);
       return stopping;
     },
   };

@@ -29,8 +29,9 @@ const NS = "conformance-capi";
 let management: CapiManagement;
 
 beforeAll(async () => {
+  // Waits while capi-backend.test.ts holds this machine's CAPD (its fixed ports allow one at a time).
   management = await startCapiManagement({ classes: inMemoryKubeadmClass(), namespaces: [NS] });
-}, 600_000);
+}, 1_500_000);
 afterAll(async () => {
   await management?.stop();
 }, 120_000);

@@ -147,7 +147,7 @@ beforeAll(async () => {
       settings: dockerSettings(1),
     }),
   });
-}, 900_000);
+}, 1_500_000);
 
 afterAll(async () => {
   await engine?.stop();
