@@ -74,7 +74,8 @@ const STARTS = {
     nodeOptions: imageNodeOptions,
   },
   embedded: {
-    describe: "run() of the package in a host started with plain node, nothing asked of it (V8's defaults)",
+    describe:
+      "run() of the package in a host started with plain node, nothing asked of it (run() sets --optimize-for-size late)",
     node: (args: readonly string[]) => [hostScript(), ...args],
     nodeOptions: () => "",
   },
@@ -422,7 +423,7 @@ try {
         `${mb("nodejs_heap_size_used_bytes")} / ${mb("nodejs_heap_size_total_bytes")}`,
       );
       row("engine process: external memory at the end", mb("nodejs_external_memory_bytes"));
-      row("engine process: V8 flags in effect", memory.flags || "none (V8's defaults)");
+      row("engine process: V8 flags on its command line", memory.flags || "none");
     } finally {
       requests.stop();
       await engine.stop();

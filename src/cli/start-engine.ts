@@ -29,7 +29,7 @@ import {
 } from "../runtime/scheduler-config-source.ts";
 import { apiSecretReader } from "../runtime/secret-reader.ts";
 import { DNS_LABEL, LABEL_VALUE } from "./flags.ts";
-import { ENGINE_V8_FLAGS, missingV8Flags } from "./v8-flags.ts";
+import { ENGINE_V8_FLAGS, setLateV8Flags, v8FlagsStillMissing } from "./v8-flags.ts";
 
 /** Every setting of the engine, resolved (the flags of `run` parse into this). */
 export interface EngineSettings {
@@ -209,12 +209,15 @@ export async function startEngine(
   options: RunOptions,
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<RunningEngine> {
+  // An embedding program started without the engine's flags: the one V8 still honours is set here.
+  const late = setLateV8Flags(process.execArgv, env.NODE_OPTIONS);
   const settings = settingsFromOptions(options);
   const kubeConfig =
     typeof options.kubeconfig === "object"
       ? options.kubeconfig
       : loadKubeConfig(options.kubeconfig, env).kubeConfig;
   const log = options.log ?? createLogger({ level: settings.logLevel });
+  if (late.length > 0) log.info(`set ${late.join(" ")} in this process (V8 honours it after start)`);
   let stopping: Promise<void> | undefined;
   const engine = await engineFromSettings(settings, kubeConfig, log, env, {
     ...(options.observers ? { observers: options.observers } : {}),
@@ -351,9 +354,9 @@ export async function engineFromSettings(
   extra: Pick<EngineOptions, "observers" | "onLostLeadership"> = {},
 ): Promise<Engine> {
   const backend = await backendFromSettings(settings, kubeConfig, log);
-  const missing = missingV8Flags(process.execArgv, env.NODE_OPTIONS);
+  const missing = v8FlagsStillMissing(process.execArgv, env.NODE_OPTIONS);
   if (missing.length > 0) {
-    // Embedded, or under a debugger: the host's flags were fixed at its start; only the host can set them.
+    // Embedded, or under a debugger: the host's heap sizes were fixed at its start; only the host can set them.
     log.info(
       `this process runs without the engine's V8 flags ${missing.join(" ")}: its memory follows V8's defaults (several times the README's figures); call execWithEngineMemorySettings() first in the program's entry script, or start node with them: node ${ENGINE_V8_FLAGS.join(" ")} <script> (NODE_OPTIONS may carry the heap sizes, not --optimize-for-size)`,
       { heapLimitMb: Math.round(getHeapStatistics().heap_size_limit / 2 ** 20) },

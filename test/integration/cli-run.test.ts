@@ -239,8 +239,10 @@ describe("openmcp-engine run", () => {
     };
     const plain = await started({ NODE_OPTIONS: "" });
     expect(plain.argv).toEqual(
-      expect.arrayContaining(["--max-semi-space-size=2", "--max-old-space-size=256"]),
+      expect.arrayContaining(["--max-semi-space-size=2", "--max-old-space-size=256", "--optimize-for-size"]),
     );
+    // The lean client-node hooks are preloaded, before anything loads the Kubernetes client.
+    expect(plain.argv.filter((arg) => arg.endsWith("/lean-client-node-preload.ts"))).toHaveLength(1);
     expect(plain.output).not.toContain("runs without the engine's V8 flags");
     const own = await started({ NODE_OPTIONS: "--max-old-space-size=300" });
     expect(own.argv).toContain("--max-semi-space-size=2");

@@ -1,4 +1,7 @@
 /** Which of the engine's V8 flags a start still lacks: a user's own setting, in either spelling, wins. */
+import { execFileSync } from "node:child_process";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
 import {
   COMPILE_CACHE_DIRECTORY,
@@ -41,5 +44,33 @@ describe("engineEnvironment", () => {
     expect(engineEnvironment(own, true)).toBe(own);
     const off = { NODE_DISABLE_COMPILE_CACHE: "1" };
     expect(engineEnvironment(off, true)).toBe(off);
+  });
+});
+
+describe("setLateV8Flags", () => {
+  /** What a fresh node started with `flags` reports: the flags set late, twice, and what is still missing. */
+  const lateIn = (flags: readonly string[]) => {
+    const module = pathToFileURL(join(import.meta.dirname, "../../../src/cli/v8-flags.ts")).href;
+    const script = `
+      const { setLateV8Flags, v8FlagsStillMissing } = await import(${JSON.stringify(module)});
+      console.log(JSON.stringify([setLateV8Flags(), setLateV8Flags(), v8FlagsStillMissing(process.execArgv, "")]));`;
+    const out = execFileSync(process.execPath, [...flags, "--input-type=module", "-e", script], {
+      encoding: "utf8",
+      env: { ...process.env, NODE_OPTIONS: "" },
+    });
+    return JSON.parse(out) as [string[], string[], string[]];
+  };
+
+  it("sets --optimize-for-size once in a process started without it, and counts it as given from then on", () => {
+    expect(lateIn([])).toEqual([
+      ["--optimize-for-size"],
+      [],
+      ["--max-semi-space-size=2", "--max-old-space-size=256"],
+    ]);
+  });
+
+  it("leaves a process alone whose command line says either way", () => {
+    expect(lateIn(["--optimize-for-size"])[0]).toEqual([]);
+    expect(lateIn(["--no-optimize-for-size"])[0]).toEqual([]);
   });
 });
