@@ -223,18 +223,28 @@ describe("the capi backend on Cluster API with Docker machines", { timeout: 900_
     expect(containers).toHaveLength(3);
   });
 
-  it("writes nothing at rest: the CAPI Cluster and the Cluster stay still over several reconciles", async () => {
-    const cluster = (await read<Cluster>(RESOURCES.Cluster, `${PREFIX}one`)) as Cluster;
-    const capi = (await capiClusterOf(`${PREFIX}one`)) as TopologyCluster;
-    const seen = reconcilesOf(`${PREFIX}one`);
-    await eventually(() => reconcilesOf(`${PREFIX}one`) >= seen + 3, {
-      what: "three more reconciles",
-      timeoutMs: 60_000,
-    });
-    expect((await capiClusterOf(`${PREFIX}one`))?.metadata.generation).toBe(capi.metadata.generation);
-    expect((await read<Cluster>(RESOURCES.Cluster, `${PREFIX}one`))?.metadata.resourceVersion).toBe(
-      cluster.metadata.resourceVersion,
-    );
+  it("writes nothing at rest: while Cluster API's view stays still, the Cluster does too over several reconciles", async () => {
+    // Cluster API goes on settling for a while after Available (workers, probes), and its messages are
+    // mirrored; at rest means: a window of three reconciles in which Cluster API's Cluster did not change.
+    let quiet = false;
+    for (let window = 0; window < 10 && !quiet; window++) {
+      const capi = (await capiClusterOf(`${PREFIX}one`)) as TopologyCluster;
+      const cluster = (await read<Cluster>(RESOURCES.Cluster, `${PREFIX}one`)) as Cluster;
+      const seen = reconcilesOf(`${PREFIX}one`);
+      await eventually(() => reconcilesOf(`${PREFIX}one`) >= seen + 3, {
+        what: "three more reconciles",
+        timeoutMs: 60_000,
+      });
+      const capiAfter = (await capiClusterOf(`${PREFIX}one`)) as TopologyCluster;
+      if (capiAfter.metadata.resourceVersion !== capi.metadata.resourceVersion) continue; // still settling
+      quiet = true;
+      // Cluster API was still: nothing of ours may have moved, neither its spec nor the Cluster.
+      expect(capiAfter.metadata.generation).toBe(capi.metadata.generation);
+      expect((await read<Cluster>(RESOURCES.Cluster, `${PREFIX}one`))?.metadata.resourceVersion).toBe(
+        cluster.metadata.resourceVersion,
+      );
+    }
+    expect(quiet, "Cluster API's Cluster never stood still for three reconciles").toBe(true);
   });
 
   it("grants a token AccessRequest whose kubeconfig lists the workload cluster's nodes, labelled by the class's variable", async () => {

@@ -528,7 +528,12 @@ describe("versions and pausing (simulated backend)", () => {
     await eventually(async () => expect(await readClusterEndpoint("held")).toBeDefined(), {
       what: "ClusterEndpoint held published again",
     });
-    expect(conditionOf(await readControlPlane("held"), "Paused")).toMatchObject({ status: "False" });
+    // The endpoint is a command of the same reconcile whose status write says unpaused: look until both show.
+    await eventually(
+      async () =>
+        expect(conditionOf(await readControlPlane("held"), "Paused")).toMatchObject({ status: "False" }),
+      { what: "Paused=False on held" },
+    );
   }, 120_000);
 });
 
