@@ -61,3 +61,19 @@ export function readyEvent(reason: string, what: string): Params<EventRecord> {
     message: `${what} is ready${event.facts.backend.exists ? ` with Kubernetes ${event.facts.backend.version} at ${event.facts.backend.endpoint ?? ""}` : ""}`,
   });
 }
+
+/**
+ * The actions of every CAPI-owned kind, by name. Never executed here: transition() returns them as data for
+ * the step to translate. A kind adds its own.
+ */
+export const capiOwnedActions = {
+  addFinalizer: () => {},
+  removeFinalizer: () => {},
+  createCluster: (_: unknown, _params: { version: string | undefined }) => {},
+  deleteCluster: () => {},
+  /** Write the kubeconfig Secret (when the backend gives admin access) and the ClusterEndpoint. */
+  publish: () => {},
+  /** Delete the kubeconfig Secret and the ClusterEndpoint. */
+  unpublish: () => {},
+  recordEvent: (_: unknown, _params: EventRecord) => {},
+};

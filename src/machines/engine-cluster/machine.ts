@@ -10,8 +10,12 @@ import {
   failedState,
   backendClusterPredicates as is,
 } from "../cluster/backend-cluster.ts";
-import { type CapiOwnedFacts, provisioningState, readyEvent } from "../cluster/capi-owned-states.ts";
-import type { EventRecord } from "../shared/machine-step.ts";
+import {
+  type CapiOwnedFacts,
+  capiOwnedActions,
+  provisioningState,
+  readyEvent,
+} from "../cluster/capi-owned-states.ts";
 import { PHASE_TAG, REQUEUE } from "../shared/machine-tags.ts";
 import { type ObservedEvent, whenObserved } from "../shared/observed-guard.ts";
 
@@ -63,18 +67,7 @@ export const engineClusterMachine = setup({
     noForeignFinalizers: shared.noForeignFinalizers,
     backendNotDeleting: shared.backendNotDeleting,
   },
-  actions: {
-    // Never executed here: transition() returns them as data for the step to translate.
-    addFinalizer: () => {},
-    removeFinalizer: () => {},
-    createCluster: (_, _params: { version: string | undefined }) => {},
-    deleteCluster: () => {},
-    /** Write the kubeconfig Secret (if the backend gives admin access) and the ClusterEndpoint. */
-    publish: () => {},
-    /** Delete the kubeconfig Secret and the ClusterEndpoint. */
-    unpublish: () => {},
-    recordEvent: (_, _params: EventRecord) => {},
-  },
+  actions: capiOwnedActions,
 }).createMachine({
   id: "engineCluster",
   context: {},

@@ -11,8 +11,12 @@ import {
   failedState,
   failureEvent,
 } from "../cluster/backend-cluster.ts";
-import { type CapiOwnedFacts, provisioningState, readyEvent } from "../cluster/capi-owned-states.ts";
-import type { EventRecord } from "../shared/machine-step.ts";
+import {
+  type CapiOwnedFacts,
+  capiOwnedActions,
+  provisioningState,
+  readyEvent,
+} from "../cluster/capi-owned-states.ts";
 import { PHASE_TAG, REQUEUE } from "../shared/machine-tags.ts";
 import { type ObservedEvent, whenObserved } from "../shared/observed-guard.ts";
 
@@ -81,17 +85,8 @@ export const engineControlPlaneMachine = setup({
     publicationStale: when((facts) => backendPhase(facts) !== undefined && !facts.published),
   },
   actions: {
-    // Never executed here: transition() returns them as data for the step to translate.
-    addFinalizer: () => {},
-    removeFinalizer: () => {},
-    createCluster: (_, _params: { version: string | undefined }) => {},
+    ...capiOwnedActions,
     updateCluster: (_, _params: { version: string | undefined }) => {},
-    deleteCluster: () => {},
-    /** Write the kubeconfig Secret (when the backend gives admin access) and the ClusterEndpoint. */
-    publish: () => {},
-    /** Delete the kubeconfig Secret and the ClusterEndpoint. */
-    unpublish: () => {},
-    recordEvent: (_, _params: EventRecord) => {},
   },
 }).createMachine({
   id: "engineControlPlane",
