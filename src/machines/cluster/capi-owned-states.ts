@@ -16,6 +16,22 @@ export interface CapiOwnedFacts extends BackendClusterFacts {
 type Params<T> = ({ event }: { event: ObservedEvent<CapiOwnedFacts> }) => T;
 
 /**
+ * The `pending` state: nothing is built until a CAPI Cluster owns the object and the spec can be ordered
+ * (the kind's `readyToProvision`), or refused (its `versionRejected`).
+ */
+export function pendingState(description: string, tags: readonly string[]) {
+  return {
+    description,
+    tags,
+    always: [
+      { guard: "isBeingDeleted", target: "deleting" },
+      { guard: "versionRejected", target: "failed" },
+      { guard: "readyToProvision", target: "provisioning" },
+    ],
+  } as const;
+}
+
+/**
  * The `provisioning` state: finalizer set, `what` (the cluster, the control plane) ordered at the backend
  * for the owner; ordered again while the backend has none; on to `readyTarget` once it reports ready.
  */

@@ -13,6 +13,7 @@ import {
 import {
   type CapiOwnedFacts,
   capiOwnedActions,
+  pendingState,
   provisioningState,
   readyEvent,
 } from "../cluster/capi-owned-states.ts";
@@ -73,17 +74,11 @@ export const engineClusterMachine = setup({
   context: {},
   initial: "pending",
   states: {
-    pending: {
-      description:
-        "Waiting for a Cluster API Cluster to own it, for its profile, or for an acceptable version; nothing is built.",
+    pending: pendingState(
+      "Waiting for a Cluster API Cluster to own it, for its profile, or for an acceptable version; nothing is built.",
       // The owner reference arrives as a change of the object; only a missing profile needs the retry.
-      tags: [REQUEUE.retry, phase("pending")],
-      always: [
-        { guard: "isBeingDeleted", target: "deleting" },
-        { guard: "versionRejected", target: "failed" },
-        { guard: "readyToProvision", target: "provisioning" },
-      ],
-    },
+      [REQUEUE.retry, phase("pending")],
+    ),
     provisioning: provisioningState(
       "Finalizer set, cluster ordered at the backend; waiting for it to report ready with an endpoint.",
       [REQUEUE.poll, phase("provisioning")],

@@ -14,6 +14,7 @@ import {
 import {
   type CapiOwnedFacts,
   capiOwnedActions,
+  pendingState,
   provisioningState,
   readyEvent,
 } from "../cluster/capi-owned-states.ts";
@@ -93,17 +94,11 @@ export const engineControlPlaneMachine = setup({
   context: {},
   initial: "pending",
   states: {
-    pending: {
-      description:
-        "Waiting for a Cluster API Cluster to own it and report its infrastructure, for its profile, or for an acceptable version; nothing is built.",
+    pending: pendingState(
+      "Waiting for a Cluster API Cluster to own it and report its infrastructure, for its profile, or for an acceptable version; nothing is built.",
       // Owner and infrastructure arrive as changes of watched objects; only a missing profile needs the retry.
-      tags: [REQUEUE.retry, phase("pending")],
-      always: [
-        { guard: "isBeingDeleted", target: "deleting" },
-        { guard: "versionRejected", target: "failed" },
-        { guard: "readyToProvision", target: "provisioning" },
-      ],
-    },
+      [REQUEUE.retry, phase("pending")],
+    ),
     provisioning: provisioningState(
       "Finalizer set, control plane ordered at the backend; waiting for it to report ready with an endpoint.",
       [REQUEUE.poll, phase("provisioning")],
