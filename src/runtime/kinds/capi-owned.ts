@@ -1,14 +1,23 @@
 /**
  * What the I/O halves of the kinds Cluster API owns (EngineCluster, EngineControlPlane) share: what wakes
- * them, and whether the owning CAPI Cluster is paused as `explain` reads it.
+ * them, the reconcile of a paused one, and whether the owning CAPI Cluster is paused as `explain` reads it.
  */
+import type { ClusterObservation } from "../../api/backend.ts";
 import { CAPI_CLUSTER_RESOURCE, owningCapiCluster } from "../../api/cluster-api.ts";
 import type { ClusterProfile } from "../../api/cluster-profile.ts";
 import type { ObjectMeta } from "../../api/common.ts";
 import { objectKey } from "../../api/object-key.ts";
 import type { ProviderConfig } from "../../api/provider-config.ts";
+import type { MachineStep } from "../../machines/shared/machine-step.ts";
 import { type AccessSecret, CACHES, type CacheSpec } from "../informers.ts";
-import { type KindContext, type ObjectReader, type Wake, wake } from "../machine-kind.ts";
+import {
+  type KindContext,
+  type MachineObject,
+  type ObjectReader,
+  type Reconciliation,
+  type Wake,
+  wake,
+} from "../machine-kind.ts";
 import { profilesOf } from "./profile-offer.ts";
 
 /** An object a CAPI Cluster owns, as far as its wakes go. */
@@ -63,4 +72,19 @@ export async function ownerPausedFor(object: { readonly metadata: ObjectMeta }, 
     found !== null &&
     (found as { spec?: { paused?: boolean } }).spec?.paused === true
   );
+}
+
+/**
+ * The reconcile of a paused object: no backend call, the machine does not move; `step` writes only the
+ * Paused condition. It observes nothing (`publication` stands for what it did not look at).
+ */
+export function pausedReconciliation<T extends MachineObject, Publication, Command>(
+  publication: Publication,
+  step: (object: T, now: string) => MachineStep<T["metadata"], unknown, Command>,
+): Reconciliation<T, { readonly backend: ClusterObservation; readonly publication: Publication }, Command> {
+  return {
+    observe: async () => ({ backend: { exists: false }, publication }),
+    step: (object, _, { now }) => step(object, now),
+    run: async () => {},
+  };
 }

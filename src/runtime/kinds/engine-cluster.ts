@@ -28,7 +28,7 @@ import {
 } from "../capi-publication.ts";
 import { CACHES } from "../informers.ts";
 import type { MachineKind } from "../machine-kind.ts";
-import { capiOwnedWakes, ownerPausedFor } from "./capi-owned.ts";
+import { capiOwnedWakes, ownerPausedFor, pausedReconciliation } from "./capi-owned.ts";
 import { DEFAULT_CLUSTER_TIMING } from "./cluster.ts";
 import { profileOffer } from "./profile-offer.ts";
 
@@ -65,11 +65,9 @@ export const engineClusterKind: MachineKind<
     if (responsibility === "paused") {
       // Paused: only the Paused condition is written; no backend call, the machine does not move.
       const why = pausedBy(cluster, ownerPaused) ?? "";
-      return {
-        observe: async () => ({ backend: { exists: false }, publication: NOTHING_LOOKED_AT }),
-        step: (object, _, { now }) => stepPausedEngineCluster({ cluster: object, why, now }),
-        run: async () => {},
-      };
+      return pausedReconciliation(NOTHING_LOOKED_AT, (object: EngineCluster, now) =>
+        stepPausedEngineCluster({ cluster: object, why, now }),
+      );
     }
     if (responsibility !== "ours") return undefined;
     const target = engineClusterTarget(cluster, profile, settings);

@@ -35,7 +35,7 @@ import {
 } from "../capi-publication.ts";
 import { type AccessSecret, CACHES, type CacheSpec } from "../informers.ts";
 import type { MachineKind } from "../machine-kind.ts";
-import { capiOwnedWakes, ownerPausedFor } from "./capi-owned.ts";
+import { capiOwnedWakes, ownerPausedFor, pausedReconciliation } from "./capi-owned.ts";
 import { DEFAULT_CLUSTER_TIMING } from "./cluster.ts";
 import { profileOffer } from "./profile-offer.ts";
 
@@ -110,11 +110,9 @@ export const engineControlPlaneKind: MachineKind<
     if (responsibility === "paused") {
       // Paused: only the Paused condition is written; no backend call, the machine does not move.
       const why = controlPlanePausedBy(controlPlane, owner) ?? "";
-      return {
-        observe: async () => ({ backend: { exists: false }, publication: NOTHING_LOOKED_AT }),
-        step: (object, _, { now }) => stepPausedEngineControlPlane({ controlPlane: object, why, now }),
-        run: async () => {},
-      };
+      return pausedReconciliation(NOTHING_LOOKED_AT, (object: EngineControlPlane, now) =>
+        stepPausedEngineControlPlane({ controlPlane: object, why, now }),
+      );
     }
     if (responsibility !== "ours") return undefined;
     const target = engineControlPlaneTarget(controlPlane, profile, settings);
