@@ -195,21 +195,20 @@ export function failedState(description: string, tags: readonly string[]) {
   } as const;
 }
 
-/** The `deleting` state of every such machine: it says so, then releases the cluster at the backend. */
+/**
+ * The `deleting` state of every such machine: it says so (`message`, naming what the kind holds), then
+ * releases the cluster at the backend.
+ */
 export function deletingState<const Entry extends readonly string[]>(
   description: string,
   tags: readonly string[],
   release: BackendRelease<Entry>,
+  message = "Deleting the cluster",
 ) {
   return {
     description,
     tags,
-    entry: [
-      {
-        type: "recordEvent",
-        params: { type: "Normal", reason: "Deleting", message: "Deleting the cluster" },
-      },
-    ],
+    entry: [{ type: "recordEvent", params: { type: "Normal", reason: "Deleting", message } }],
     ...backendRelease(release),
   } as const;
 }

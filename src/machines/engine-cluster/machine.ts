@@ -5,14 +5,18 @@
  */
 import { setup } from "xstate";
 import {
-  acceptedVersion as accepted,
-  type BackendClusterFacts,
   backendClusterGuards,
   deletingState,
   failedState,
   backendClusterPredicates as is,
 } from "../cluster/backend-cluster.ts";
-import type { EventRecord } from "../shared/machine-step.ts";
+import {
+  type CapiOwnedFacts,
+  capiOwnedActions,
+  pendingState,
+  provisioningState,
+  readyEvent,
+} from "../cluster/capi-owned-states.ts";
 import { PHASE_TAG, REQUEUE } from "../shared/machine-tags.ts";
 import { type ObservedEvent, whenObserved } from "../shared/observed-guard.ts";
 
@@ -30,9 +34,7 @@ export const ENGINE_CLUSTER_PHASES = {
  * Everything one reconcile knows, level-based, from the object, its owner, its profile and the backend:
  * the facts every backend-held cluster has (`backend-cluster.ts`, shared with the Cluster) and its own.
  */
-export interface EngineClusterFacts extends BackendClusterFacts {
-  /** Name of the CAPI Cluster that owns it (its ownerReference); undefined until CAPI sets it. */
-  readonly owner: string | undefined;
+export interface EngineClusterFacts extends CapiOwnedFacts {
   /** The kubeconfig Secret (when the backend gives admin access) and the ClusterEndpoint are in place. */
   readonly published: boolean;
 }
@@ -66,75 +68,28 @@ export const engineClusterMachine = setup({
     noForeignFinalizers: shared.noForeignFinalizers,
     backendNotDeleting: shared.backendNotDeleting,
   },
-  actions: {
-    // Never executed here: transition() returns them as data for the step to translate.
-    addFinalizer: () => {},
-    removeFinalizer: () => {},
-    createCluster: (_, _params: { version: string | undefined }) => {},
-    deleteCluster: () => {},
-    /** Write the kubeconfig Secret (if the backend gives admin access) and the ClusterEndpoint. */
-    publish: () => {},
-    /** Delete the kubeconfig Secret and the ClusterEndpoint. */
-    unpublish: () => {},
-    recordEvent: (_, _params: EventRecord) => {},
-  },
+  actions: capiOwnedActions,
 }).createMachine({
   id: "engineCluster",
   context: {},
   initial: "pending",
   states: {
-    pending: {
-      description:
-        "Waiting for a Cluster API Cluster to own it, for its profile, or for an acceptable version; nothing is built.",
+    pending: pendingState(
+      "Waiting for a Cluster API Cluster to own it, for its profile, or for an acceptable version; nothing is built.",
       // The owner reference arrives as a change of the object; only a missing profile needs the retry.
-      tags: [REQUEUE.retry, phase("pending")],
-      always: [
-        { guard: "isBeingDeleted", target: "deleting" },
-        { guard: "versionRejected", target: "failed" },
-        { guard: "readyToProvision", target: "provisioning" },
-      ],
-    },
-    provisioning: {
-      description:
-        "Finalizer set, cluster ordered at the backend; waiting for it to report ready with an endpoint.",
-      tags: [REQUEUE.poll, phase("provisioning")],
-      entry: [
-        "addFinalizer",
-        { type: "createCluster", params: ({ event }) => ({ version: accepted(event.facts) }) },
-        {
-          type: "recordEvent",
-          params: ({ event }) => ({
-            type: "Normal",
-            reason: "Provisioning",
-            message: `Creating the cluster for Cluster ${event.facts.owner ?? "(none)"} with Kubernetes ${accepted(event.facts) ?? "(unknown)"}`,
-          }),
-        },
-      ],
-      on: {
-        // A create that did not take is ordered again: commands are idempotent.
-        observed: { guard: "backendAbsent", target: "provisioning", reenter: true },
-      },
-      always: [
-        { guard: "isBeingDeleted", target: "deleting" },
-        { guard: "backendFailed", target: "failed" },
-        { guard: "backendReady", target: "provisioned" },
-      ],
-    },
+      [REQUEUE.retry, phase("pending")],
+    ),
+    provisioning: provisioningState(
+      "Finalizer set, cluster ordered at the backend; waiting for it to report ready with an endpoint.",
+      [REQUEUE.poll, phase("provisioning")],
+      "the cluster",
+      "provisioned",
+    ),
     provisioned: {
       description:
         "The cluster runs: spec.controlPlaneEndpoint set once, kubeconfig Secret and ClusterEndpoint published, provisioned reported.",
       tags: [REQUEUE.resync, phase("provisioned")],
-      entry: [
-        "publish",
-        {
-          type: "recordEvent",
-          params: ({ event }) => ({
-            type: "Normal",
-            reason: "Provisioned",
-            message: `The cluster is ready${event.facts.backend.exists ? ` with Kubernetes ${event.facts.backend.version} at ${event.facts.backend.endpoint ?? ""}` : ""}`,
-          }),
-        },
-      ],
+      entry: ["publish", { type: "recordEvent", params: readyEvent("Provisioned", "The cluster") }],
       on: {
         // Someone deleted the Secret or the ClusterEndpoint: publish again.
         observed: { guard: "publicationStale", target: "provisioned", reenter: true },

@@ -2,18 +2,19 @@
 import { type ApiEndpoint, CAPI_CONDITIONS } from "../../api/cluster-api.ts";
 import { REASONS } from "../../api/constants.ts";
 import type { EngineCluster, EngineClusterStatus } from "../../api/engine-cluster.ts";
+import {
+  CAPI_OWNED_REASONS,
+  NOT_PAUSED,
+  pausedObjectStatus,
+  progressCondition,
+  type ServingInput,
+  servingCondition,
+} from "../cluster/capi-owned-status.ts";
 import { type ConditionUpdate, mergeConditions } from "../shared/conditions.ts";
 import type { EngineClusterFacts } from "./machine.ts";
 
 /** Reasons of the EngineCluster's conditions beyond the shared {@link REASONS}. */
-export const ENGINE_CLUSTER_REASONS = {
-  /** No CAPI Cluster owns it yet: nothing is built until one names it in spec.infrastructureRef. */
-  WaitingForClusterOwner: "WaitingForClusterOwner",
-  Paused: "Paused",
-  NotPaused: "NotPaused",
-  /** The backend now reports another endpoint than the one published (which the contract forbids changing). */
-  EndpointMoved: "EndpointMoved",
-} as const;
+export const ENGINE_CLUSTER_REASONS = CAPI_OWNED_REASONS;
 
 /** What the status is computed from. */
 export interface EngineClusterStatusInput {
@@ -32,13 +33,6 @@ export interface EngineClusterStatusInput {
   readonly now: string;
 }
 
-const notPaused: ConditionUpdate = {
-  type: CAPI_CONDITIONS.paused,
-  status: "False",
-  reason: ENGINE_CLUSTER_REASONS.NotPaused,
-  message: "",
-};
-
 /** The status for the step's state; unchanged parts keep their values, so an idle step writes nothing. */
 export function desiredEngineClusterStatus(input: EngineClusterStatusInput): EngineClusterStatus {
   const { cluster, facts } = input;
@@ -56,7 +50,7 @@ export function desiredEngineClusterStatus(input: EngineClusterStatusInput): Eng
     ready: provisioned,
     conditions: mergeConditions(
       previous?.conditions,
-      [readyCondition(input), notPaused],
+      [readyCondition(input), NOT_PAUSED],
       generation,
       input.now,
     ),
@@ -71,81 +65,26 @@ export function desiredEngineClusterStatus(input: EngineClusterStatusInput): Eng
 
 /** The status of a paused EngineCluster: what it was, with the Paused condition True and why. */
 export function pausedStatus(cluster: EngineCluster, why: string, now: string): EngineClusterStatus {
-  const generation = cluster.metadata.generation ?? 0;
-  return {
-    ...cluster.status,
-    conditions: mergeConditions(
-      cluster.status?.conditions,
-      [
-        {
-          type: CAPI_CONDITIONS.paused,
-          status: "True",
-          reason: ENGINE_CLUSTER_REASONS.Paused,
-          message: `${why}: no changes, no backend calls until it is unpaused`,
-        },
-      ],
-      generation,
-      now,
-    ),
-  };
+  return pausedObjectStatus(cluster, why, now);
 }
-
-const endpointText = (endpoint: ApiEndpoint | undefined) =>
-  endpoint ? `${endpoint.host}:${endpoint.port}` : "(none)";
 
 function readyCondition(input: EngineClusterStatusInput): ConditionUpdate {
   const { cluster, facts, state } = input;
   const type = CAPI_CONDITIONS.ready;
   const backend = facts.backend;
-  const detail = backend.exists
-    ? ` (backend: ${backend.phase}${backend.message ? `, ${backend.message}` : ""})`
-    : "";
   const name = `EngineCluster ${cluster.metadata.namespace}/${cluster.metadata.name}`;
-  if (input.provisioned && backend.exists) {
-    const moved =
-      input.backendEndpoint &&
-      input.endpoint &&
-      endpointText(input.backendEndpoint) !== endpointText(input.endpoint);
-    return moved
-      ? {
-          type,
-          status: "False",
-          reason: ENGINE_CLUSTER_REASONS.EndpointMoved,
-          message: `the backend now serves the cluster at ${endpointText(input.backendEndpoint)}, but spec.controlPlaneEndpoint is ${endpointText(input.endpoint)} and may not change; recreate the Cluster`,
-        }
-      : {
-          type,
-          status: "True",
-          reason: REASONS.Ready,
-          message: `Kubernetes ${backend.version} at ${endpointText(input.endpoint)}`,
-        };
-  }
-  if (input.lastError !== undefined) {
-    return { type, status: "False", reason: REASONS.BackendError, message: input.lastError };
-  }
-  if (state.startsWith("deleting")) {
-    return facts.foreignFinalizers.length > 0 && state === "deleting.blocked"
-      ? {
-          type,
-          status: "False",
-          reason: REASONS.WaitingForForeignFinalizers,
-          message: `waiting for finalizers: ${facts.foreignFinalizers.join(", ")}`,
-        }
-      : { type, status: "False", reason: REASONS.Deleting, message: `deleting the cluster${detail}` };
-  }
-  if (state === "provisioning") {
-    return { type, status: "False", reason: REASONS.Provisioning, message: `creating the cluster${detail}` };
-  }
-  if (state === "failed") {
-    return facts.version && facts.version.kind !== "accepted"
-      ? { type, status: "False", reason: versionReason(facts), message: facts.version.message }
-      : {
-          type,
-          status: "False",
-          reason: REASONS.BackendError,
-          message: `the backend reports the cluster failed${detail}`,
-        };
-  }
+  const serving: ServingInput = {
+    type,
+    what: "the cluster",
+    facts,
+    state,
+    endpoint: input.endpoint,
+    backendEndpoint: input.backendEndpoint,
+    lastError: input.lastError,
+  };
+  if (input.provisioned && backend.exists) return servingCondition(serving, REASONS.Ready, backend.version);
+  const progress = progressCondition(serving);
+  if (progress) return progress;
   if (facts.owner === undefined) {
     return {
       type,
@@ -163,8 +102,4 @@ function readyCondition(input: EngineClusterStatusInput): ConditionUpdate {
     };
   }
   return { type, status: "False", reason: "Pending", message: "waiting to create the cluster" };
-}
-
-function versionReason(facts: EngineClusterFacts): string {
-  return facts.version?.kind === "downgrade" ? REASONS.DowngradeNotAllowed : REASONS.UnsupportedVersion;
 }

@@ -3,10 +3,10 @@
  * → next state, desired object (metadata, the one spec field we own, status), commands, Events.
  */
 import type { ClusterObservation, ClusterTarget } from "../../api/backend.ts";
-import { type ApiEndpoint, CAPI_ANNOTATIONS, owningCapiCluster } from "../../api/cluster-api.ts";
+import { CAPI_ANNOTATIONS, owningCapiCluster } from "../../api/cluster-api.ts";
 import type { ClusterProfile } from "../../api/cluster-profile.ts";
 import type { JsonObject } from "../../api/common.ts";
-import { ANNOTATIONS, FINALIZERS, LABELS, OPERATIONS } from "../../api/constants.ts";
+import { ANNOTATIONS, FINALIZERS, OPERATIONS } from "../../api/constants.ts";
 import type { EngineCluster, EngineClusterStatus } from "../../api/engine-cluster.ts";
 import {
   apiEndpointOf,
@@ -14,6 +14,16 @@ import {
   backendClusterFacts,
   backendTarget,
 } from "../cluster/backend-cluster.ts";
+import {
+  capiOwnedCommands,
+  labelWithProvider,
+  type PublicationCommand,
+  type PublishedEndpoints,
+  pausedStep,
+  publishCommand,
+  publishedEndpoints,
+  readStoredState,
+} from "../cluster/capi-owned-step.ts";
 import { type ActionContext, kindStep, type StepBasics } from "../shared/kind-step.ts";
 import type { MachineStep } from "../shared/machine-step.ts";
 import type { RequeueTiming } from "../shared/machine-tags.ts";
@@ -88,16 +98,7 @@ export interface EngineClusterStepInput extends StepBasics {
 }
 
 /** What the runtime does for an EngineCluster; the backend's target is the reconcile's own. No secret in any. */
-export type EngineClusterCommand =
-  | BackendOrder
-  /** Write the kubeconfig Secret (when `kubeconfig`) and the ClusterEndpoint for `endpoint`. */
-  | {
-      readonly kind: "publish";
-      readonly capiCluster: string;
-      readonly endpoint: ApiEndpoint;
-      readonly kubeconfig: boolean;
-    }
-  | { readonly kind: "unpublish"; readonly capiCluster: string | undefined };
+export type EngineClusterCommand = BackendOrder | PublicationCommand;
 
 /** The desired EngineCluster: metadata, the spec fields the machine owns, status. */
 export type EngineClusterStepResult = MachineStep<
@@ -134,15 +135,11 @@ export function engineClusterFacts(input: EngineClusterStepInput): EngineCluster
   };
 }
 
-/** The endpoints a step works with: the one the contract publishes (the spec's once set), the backend's now. */
-interface Endpoints {
-  readonly endpoint: ApiEndpoint | undefined;
-  readonly backendEndpoint: ApiEndpoint | undefined;
-}
-
-function endpointsOf({ input, facts }: ActionContext<EngineClusterStepInput, EngineClusterFacts>): Endpoints {
-  const backendEndpoint = facts.backend.exists ? apiEndpointOf(facts.backend.endpoint) : undefined;
-  return { endpoint: input.cluster.spec.controlPlaneEndpoint ?? backendEndpoint, backendEndpoint };
+function endpointsOf({
+  input,
+  facts,
+}: ActionContext<EngineClusterStepInput, EngineClusterFacts>): PublishedEndpoints {
+  return publishedEndpoints(input.cluster.spec.controlPlaneEndpoint, facts);
 }
 
 /**
@@ -156,7 +153,7 @@ export const stepEngineCluster: (input: EngineClusterStepInput) => EngineCluster
   EngineClusterFacts,
   EngineClusterCommand,
   EngineClusterStatus,
-  Endpoints & { readonly provisioned: boolean }
+  PublishedEndpoints & { readonly provisioned: boolean }
 >({
   machine: engineClusterMachine,
   object: (input) => input.cluster,
@@ -164,25 +161,13 @@ export const stepEngineCluster: (input: EngineClusterStepInput) => EngineCluster
   facts: engineClusterFacts,
   finalizer: FINALIZERS.engineCluster,
   actions: {
-    // Only what the backend does not hold yet: after a restart mid-provisioning, the cluster is adopted.
-    createCluster: (params, { facts }) =>
-      typeof params?.version === "string" && !facts.backend.exists
-        ? { kind: "create", version: params.version }
-        : undefined,
-    deleteCluster: () => ({ kind: "delete" }),
-    publish: (_, context) => {
-      const { endpoint } = endpointsOf(context);
-      const owner = context.facts.owner;
-      if (!owner || !endpoint) return undefined;
-      const kubeconfig = context.input.observation.publication.kubeconfig;
-      return {
-        kind: "publish",
-        capiCluster: owner,
-        endpoint,
-        kubeconfig: kubeconfig === "missing" || kubeconfig === "current",
-      };
-    },
-    unpublish: (_, { facts }) => ({ kind: "unpublish", capiCluster: facts.owner }),
+    ...capiOwnedCommands,
+    publish: (_, context) =>
+      publishCommand(
+        context.facts.owner,
+        endpointsOf(context).endpoint,
+        context.input.observation.publication.kubeconfig,
+      ),
   },
   derive: (transitioned) => {
     const endpoints = endpointsOf(transitioned);
@@ -191,11 +176,7 @@ export const stepEngineCluster: (input: EngineClusterStepInput) => EngineCluster
       provisioned: transitioned.state === "provisioned" && endpoints.endpoint !== undefined,
     };
   },
-  metadata(draft, { input, facts, finalizer }) {
-    if (finalizer === "remove" || facts.deleting || !input.profile) return;
-    draft.labels ??= {};
-    draft.labels[LABELS.provider] = input.providerName;
-  },
+  metadata: labelWithProvider,
   spec: ({ input }, { provisioned, endpoint }) =>
     input.cluster.spec.controlPlaneEndpoint === undefined && provisioned && endpoint
       ? { controlPlaneEndpoint: endpoint }
@@ -216,8 +197,7 @@ export const stepEngineCluster: (input: EngineClusterStepInput) => EngineCluster
 
 /** The machine state an EngineCluster stores in `status.state`. */
 export function readEngineClusterState(cluster: EngineCluster): string {
-  const state = cluster.status?.state;
-  return typeof state === "string" && state !== "" ? state : "pending";
+  return readStoredState(cluster);
 }
 
 /**
@@ -230,15 +210,5 @@ export function stepPausedEngineCluster(input: {
   readonly why: string;
   readonly now: string;
 }): EngineClusterStepResult {
-  const { cluster } = input;
-  const state = readEngineClusterState(cluster);
-  return {
-    previousState: state,
-    event: undefined,
-    state,
-    desired: { metadata: cluster.metadata, status: pausedStatus(cluster, input.why, input.now) },
-    commands: [],
-    events: [],
-    requeueAfterMs: undefined,
-  };
+  return pausedStep(input.cluster, pausedStatus(input.cluster, input.why, input.now));
 }

@@ -6,12 +6,18 @@
 import { setup } from "xstate";
 import {
   acceptedVersion,
-  type BackendClusterFacts,
   backendClusterGuards,
+  deletingState,
+  failedState,
   failureEvent,
 } from "../cluster/backend-cluster.ts";
-import { backendRelease } from "../shared/backend-release.ts";
-import type { EventRecord } from "../shared/machine-step.ts";
+import {
+  type CapiOwnedFacts,
+  capiOwnedActions,
+  pendingState,
+  provisioningState,
+  readyEvent,
+} from "../cluster/capi-owned-states.ts";
 import { PHASE_TAG, REQUEUE } from "../shared/machine-tags.ts";
 import { type ObservedEvent, whenObserved } from "../shared/observed-guard.ts";
 
@@ -29,9 +35,7 @@ export const ENGINE_CONTROL_PLANE_PHASES = {
  * Everything one reconcile knows, level-based, from the object, its owner, its profile and the backend:
  * the facts every kind holding a cluster at the backend has, and the control plane's own.
  */
-export interface EngineControlPlaneFacts extends BackendClusterFacts {
-  /** Name of the CAPI Cluster that owns it (its ownerReference); undefined until CAPI sets it. */
-  readonly owner: string | undefined;
+export interface EngineControlPlaneFacts extends CapiOwnedFacts {
   /**
    * The owning Cluster reports its infrastructure provisioned (at once when it has no infrastructureRef):
    * a control plane provider waits for it before building (Cluster API's managed-endpoint proposal).
@@ -82,60 +86,25 @@ export const engineControlPlaneMachine = setup({
     publicationStale: when((facts) => backendPhase(facts) !== undefined && !facts.published),
   },
   actions: {
-    // Never executed here: transition() returns them as data for the step to translate.
-    addFinalizer: () => {},
-    removeFinalizer: () => {},
-    createCluster: (_, _params: { version: string | undefined }) => {},
+    ...capiOwnedActions,
     updateCluster: (_, _params: { version: string | undefined }) => {},
-    deleteCluster: () => {},
-    /** Write the kubeconfig Secret (when the backend gives admin access) and the ClusterEndpoint. */
-    publish: () => {},
-    /** Delete the kubeconfig Secret and the ClusterEndpoint. */
-    unpublish: () => {},
-    recordEvent: (_, _params: EventRecord) => {},
   },
 }).createMachine({
   id: "engineControlPlane",
   context: {},
   initial: "pending",
   states: {
-    pending: {
-      description:
-        "Waiting for a Cluster API Cluster to own it and report its infrastructure, for its profile, or for an acceptable version; nothing is built.",
+    pending: pendingState(
+      "Waiting for a Cluster API Cluster to own it and report its infrastructure, for its profile, or for an acceptable version; nothing is built.",
       // Owner and infrastructure arrive as changes of watched objects; only a missing profile needs the retry.
-      tags: [REQUEUE.retry, phase("pending")],
-      always: [
-        { guard: "isBeingDeleted", target: "deleting" },
-        { guard: "versionRejected", target: "failed" },
-        { guard: "readyToProvision", target: "provisioning" },
-      ],
-    },
-    provisioning: {
-      description:
-        "Finalizer set, control plane ordered at the backend; waiting for it to report ready with an endpoint.",
-      tags: [REQUEUE.poll, phase("provisioning")],
-      entry: [
-        "addFinalizer",
-        { type: "createCluster", params: ({ event }) => ({ version: acceptedVersion(event.facts) }) },
-        {
-          type: "recordEvent",
-          params: ({ event }) => ({
-            type: "Normal",
-            reason: "Provisioning",
-            message: `Creating the control plane for Cluster ${event.facts.owner ?? "(none)"} with Kubernetes ${acceptedVersion(event.facts) ?? "(unknown)"}`,
-          }),
-        },
-      ],
-      on: {
-        // A create that did not take is ordered again: commands are idempotent.
-        observed: { guard: "backendAbsent", target: "provisioning", reenter: true },
-      },
-      always: [
-        { guard: "isBeingDeleted", target: "deleting" },
-        { guard: "backendFailed", target: "failed" },
-        { guard: "backendReady", target: "running" },
-      ],
-    },
+      [REQUEUE.retry, phase("pending")],
+    ),
+    provisioning: provisioningState(
+      "Finalizer set, control plane ordered at the backend; waiting for it to report ready with an endpoint.",
+      [REQUEUE.poll, phase("provisioning")],
+      "the control plane",
+      "running",
+    ),
     running: {
       description:
         "The control plane accepts requests: spec.controlPlaneEndpoint set once, kubeconfig Secret and ClusterEndpoint published, initialized and Available reported.",
@@ -149,16 +118,7 @@ export const engineControlPlaneMachine = setup({
         ready: {
           description: "At rest on the version spec.version asks for.",
           tags: [REQUEUE.resync, phase("ready")],
-          entry: [
-            {
-              type: "recordEvent",
-              params: ({ event }) => ({
-                type: "Normal",
-                reason: "Ready",
-                message: `The control plane is ready${event.facts.backend.exists ? ` with Kubernetes ${event.facts.backend.version} at ${event.facts.backend.endpoint ?? ""}` : ""}`,
-              }),
-            },
-          ],
+          entry: [{ type: "recordEvent", params: readyEvent("Ready", "The control plane") }],
           always: [
             ...leaveRunning,
             { guard: "versionRefused", target: "refused" },
@@ -199,33 +159,21 @@ export const engineControlPlaneMachine = setup({
         },
       },
     },
-    failed: {
-      description:
-        "A person must act: a version refused before anything was built, or a control plane the backend reports failed.",
-      tags: [phase("failed")],
-      entry: [{ type: "recordEvent", params: ({ event }) => failureEvent(event.facts) }],
-      always: [
-        { guard: "isBeingDeleted", target: "deleting" },
-        { guard: "problemResolved", target: "pending" },
-      ],
-    },
-    deleting: {
-      description:
-        "Deletion requested (by Cluster API, through the Cluster): delete at the backend, then let go.",
-      tags: [phase("deleting")],
-      entry: [
-        {
-          type: "recordEvent",
-          params: { type: "Normal", reason: "Deleting", message: "Deleting the control plane" },
-        },
-      ],
-      ...backendRelease({
+    failed: failedState(
+      "A person must act: a version refused before anything was built, or a control plane the backend reports failed.",
+      [phase("failed")],
+    ),
+    deleting: deletingState(
+      "Deletion requested (by Cluster API, through the Cluster): delete at the backend, then let go.",
+      [phase("deleting")],
+      {
         kind: "EngineControlPlane",
         releasing:
           "The backend deletes the control plane, the kubeconfig Secret and ClusterEndpoint go; we wait until it is gone.",
         entry: ["unpublish", "deleteCluster"],
-      }),
-    },
+      },
+      "Deleting the control plane",
+    ),
   },
 });
 

@@ -1,5 +1,5 @@
 /** The status an EngineControlPlane shows: the v1beta2 ControlPlane contract's fields and conditions, the machine's state and phase. */
-import { type ApiEndpoint, CAPI_CONDITIONS } from "../../api/cluster-api.ts";
+import type { ApiEndpoint } from "../../api/cluster-api.ts";
 import { REASONS } from "../../api/constants.ts";
 import {
   capiVersion,
@@ -7,14 +7,21 @@ import {
   type EngineControlPlane,
   type EngineControlPlaneStatus,
 } from "../../api/engine-control-plane.ts";
-import { backendDetail } from "../cluster/backend-cluster.ts";
+import {
+  CAPI_OWNED_REASONS,
+  NOT_PAUSED,
+  pausedObjectStatus,
+  progressCondition,
+  type ServingInput,
+  servingCondition,
+  versionReason,
+} from "../cluster/capi-owned-status.ts";
 import { type ConditionUpdate, mergeConditions } from "../shared/conditions.ts";
 import type { EngineControlPlaneFacts } from "./machine.ts";
 
 /** Reasons of the EngineControlPlane's conditions beyond the shared {@link REASONS}. */
 export const ENGINE_CONTROL_PLANE_REASONS = {
-  /** No CAPI Cluster owns it yet: nothing is built until one names it in spec.controlPlaneRef. */
-  WaitingForClusterOwner: "WaitingForClusterOwner",
+  ...CAPI_OWNED_REASONS,
   /** Its Cluster's infrastructure is not provisioned yet (only with an infrastructureRef). */
   WaitingForInfrastructure: "WaitingForInfrastructure",
   Available: "Available",
@@ -22,10 +29,6 @@ export const ENGINE_CONTROL_PLANE_REASONS = {
   UpToDate: "UpToDate",
   RollingOut: "RollingOut",
   NotRollingOut: "NotRollingOut",
-  Paused: "Paused",
-  NotPaused: "NotPaused",
-  /** The backend now reports another endpoint than the one published (which the contract forbids changing). */
-  EndpointMoved: "EndpointMoved",
 } as const;
 
 const { available, ready, upToDate, rollingOut } = ENGINE_CONTROL_PLANE_CONDITIONS;
@@ -46,13 +49,6 @@ export interface EngineControlPlaneStatusInput {
   readonly lastError?: string;
   readonly now: string;
 }
-
-const notPaused: ConditionUpdate = {
-  type: CAPI_CONDITIONS.paused,
-  status: "False",
-  reason: ENGINE_CONTROL_PLANE_REASONS.NotPaused,
-  message: "",
-};
 
 /** The status for the step's state; unchanged parts keep their values, so an idle step writes nothing. */
 export function desiredEngineControlPlaneStatus(
@@ -80,7 +76,7 @@ export function desiredEngineControlPlaneStatus(
         readyCondition(input, availableNow),
         upToDateCondition(input),
         rollingOutCondition(input),
-        notPaused,
+        NOT_PAUSED,
       ],
       generation,
       input.now,
@@ -104,26 +100,8 @@ export function pausedControlPlaneStatus(
   why: string,
   now: string,
 ): EngineControlPlaneStatus {
-  return {
-    ...controlPlane.status,
-    conditions: mergeConditions(
-      controlPlane.status?.conditions,
-      [
-        {
-          type: CAPI_CONDITIONS.paused,
-          status: "True",
-          reason: ENGINE_CONTROL_PLANE_REASONS.Paused,
-          message: `${why}: no changes, no backend calls until it is unpaused`,
-        },
-      ],
-      controlPlane.metadata.generation ?? 0,
-      now,
-    ),
-  };
+  return pausedObjectStatus(controlPlane, why, now);
 }
-
-const endpointText = (endpoint: ApiEndpoint | undefined) =>
-  endpoint ? `${endpoint.host}:${endpoint.port}` : "(none)";
 
 const inRunning = (state: string) => state.startsWith("running");
 
@@ -132,49 +110,26 @@ function availableCondition(input: EngineControlPlaneStatusInput): ConditionUpda
   const { controlPlane, facts, state } = input;
   const backend = facts.backend;
   const name = `EngineControlPlane ${controlPlane.metadata.namespace}/${controlPlane.metadata.name}`;
+  const serving: ServingInput = {
+    type: available,
+    what: "the control plane",
+    facts,
+    state,
+    endpoint: input.endpoint,
+    backendEndpoint: input.backendEndpoint,
+    lastError: input.lastError,
+  };
   if (inRunning(state) && input.initialized && backend.exists) {
-    const moved =
-      input.backendEndpoint &&
-      input.endpoint &&
-      endpointText(input.backendEndpoint) !== endpointText(input.endpoint);
-    return moved
-      ? {
-          type: available,
-          status: "False",
-          reason: ENGINE_CONTROL_PLANE_REASONS.EndpointMoved,
-          message: `the backend now serves the control plane at ${endpointText(input.backendEndpoint)}, but spec.controlPlaneEndpoint is ${endpointText(input.endpoint)} and may not change; recreate the Cluster`,
-        }
-      : {
-          type: available,
-          status: "True",
-          reason: ENGINE_CONTROL_PLANE_REASONS.Available,
-          message: `Kubernetes ${backend.version} at ${endpointText(input.endpoint)}`,
-        };
+    return servingCondition(serving, ENGINE_CONTROL_PLANE_REASONS.Available, backend.version);
   }
-  const detail = backendDetail(backend);
+  const progress = progressCondition(serving);
+  if (progress) return progress;
   const notAvailable = (reason: string, message: string): ConditionUpdate => ({
     type: available,
     status: "False",
     reason,
     message,
   });
-  if (input.lastError !== undefined) return notAvailable(REASONS.BackendError, input.lastError);
-  if (state.startsWith("deleting")) {
-    return facts.foreignFinalizers.length > 0 && state === "deleting.blocked"
-      ? notAvailable(
-          REASONS.WaitingForForeignFinalizers,
-          `waiting for finalizers: ${facts.foreignFinalizers.join(", ")}`,
-        )
-      : notAvailable(REASONS.Deleting, `deleting the control plane${detail}`);
-  }
-  if (state === "provisioning") {
-    return notAvailable(REASONS.Provisioning, `creating the control plane${detail}`);
-  }
-  if (state === "failed") {
-    return facts.version && facts.version.kind !== "accepted"
-      ? notAvailable(versionReason(facts), facts.version.message)
-      : notAvailable(REASONS.BackendError, `the backend reports the control plane failed${detail}`);
-  }
   if (facts.owner === undefined) {
     return notAvailable(
       ENGINE_CONTROL_PLANE_REASONS.WaitingForClusterOwner,
@@ -251,8 +206,4 @@ function rollingOutCondition(input: EngineControlPlaneStatusInput): ConditionUpd
         message: `upgrading from Kubernetes ${backend.version}`,
       }
     : { type: rollingOut, status: "False", reason: ENGINE_CONTROL_PLANE_REASONS.NotRollingOut, message: "" };
-}
-
-function versionReason(facts: EngineControlPlaneFacts): string {
-  return facts.version?.kind === "downgrade" ? REASONS.DowngradeNotAllowed : REASONS.UnsupportedVersion;
 }

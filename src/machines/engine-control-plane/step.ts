@@ -4,21 +4,26 @@
  * each action orders, the spec field it owns and its status.
  */
 import type { ClusterObservation, ClusterTarget } from "../../api/backend.ts";
-import {
-  type ApiEndpoint,
-  CAPI_ANNOTATIONS,
-  type CapiCluster,
-  owningCapiCluster,
-} from "../../api/cluster-api.ts";
+import { CAPI_ANNOTATIONS, type CapiCluster, owningCapiCluster } from "../../api/cluster-api.ts";
 import type { ClusterProfile } from "../../api/cluster-profile.ts";
 import type { JsonObject } from "../../api/common.ts";
-import { ANNOTATIONS, LABELS, OPERATIONS } from "../../api/constants.ts";
+import { ANNOTATIONS, OPERATIONS } from "../../api/constants.ts";
 import {
   ENGINE_CONTROL_PLANE_FINALIZER,
   type EngineControlPlane,
   type EngineControlPlaneStatus,
 } from "../../api/engine-control-plane.ts";
-import { apiEndpointOf, type BackendOrder, backendClusterFacts } from "../cluster/backend-cluster.ts";
+import { type BackendOrder, backendClusterFacts, backendTarget } from "../cluster/backend-cluster.ts";
+import {
+  capiOwnedCommands,
+  labelWithProvider,
+  type PublicationCommand,
+  type PublishedEndpoints,
+  pausedStep,
+  publishCommand,
+  publishedEndpoints,
+  readStoredState,
+} from "../cluster/capi-owned-step.ts";
 import { kindStep, type StepBasics, type Transitioned } from "../shared/kind-step.ts";
 import type { MachineStep } from "../shared/machine-step.ts";
 import { type EngineControlPlaneFacts, engineControlPlaneMachine } from "./machine.ts";
@@ -66,16 +71,7 @@ export interface EngineControlPlaneStepInput extends StepBasics {
  * What the runtime does for an EngineControlPlane: the backend orders every cluster-holding kind gives (the
  * runtime knows the target), and publishing. Commands carry no secret: the runtime fetches access when it writes.
  */
-export type EngineControlPlaneCommand =
-  | BackendOrder
-  /** Write the kubeconfig Secret (when `kubeconfig`) and the ClusterEndpoint for `endpoint`. */
-  | {
-      readonly kind: "publish";
-      readonly capiCluster: string;
-      readonly endpoint: ApiEndpoint;
-      readonly kubeconfig: boolean;
-    }
-  | { readonly kind: "unpublish"; readonly capiCluster: string | undefined };
+export type EngineControlPlaneCommand = BackendOrder | PublicationCommand;
 
 /** The desired EngineControlPlane: metadata, the spec field the machine owns, status. */
 export type EngineControlPlaneStepResult = MachineStep<
@@ -86,8 +82,7 @@ export type EngineControlPlaneStepResult = MachineStep<
 
 /** The machine state an EngineControlPlane stores in `status.state`. */
 export function readEngineControlPlaneState(controlPlane: EngineControlPlane): string {
-  const state = controlPlane.status?.state;
-  return typeof state === "string" && state !== "" ? state : "pending";
+  return readStoredState(controlPlane);
 }
 
 /** The backend's key for an EngineControlPlane: its own UID, so it never meets another object's cluster. */
@@ -96,15 +91,7 @@ export function engineControlPlaneTarget(
   profile: ClusterProfile | undefined,
   settings?: JsonObject,
 ): ClusterTarget {
-  return {
-    ...(settings ? { settings } : {}),
-    uid: controlPlane.metadata.uid ?? "",
-    namespace: controlPlane.metadata.namespace ?? "",
-    name: controlPlane.metadata.name ?? "",
-    tenancy: "Exclusive",
-    profile: controlPlane.spec.profile,
-    providerConfig: profile?.spec.providerConfigRef.name ?? "",
-  };
+  return backendTarget(controlPlane, "Exclusive", profile, settings);
 }
 
 /** Why a paused EngineControlPlane is paused, or undefined when it is not (the contract's two ways). */
@@ -154,20 +141,15 @@ export function engineControlPlaneFacts(input: EngineControlPlaneStepInput): Eng
   };
 }
 
-/** What the kind derives once per step: the endpoint it publishes, and whether the control plane is initialized. */
-interface Derived {
-  readonly endpoint: ApiEndpoint | undefined;
-  readonly backendEndpoint: ApiEndpoint | undefined;
+/** What the kind derives once per step: the endpoints, and whether the control plane is initialized. */
+interface Derived extends PublishedEndpoints {
   readonly initialized: boolean;
 }
 
 type Step = Transitioned<EngineControlPlaneStepInput, EngineControlPlaneFacts, EngineControlPlaneCommand>;
 
-const backendEndpointOf = (facts: EngineControlPlaneFacts) =>
-  facts.backend.exists ? apiEndpointOf(facts.backend.endpoint) : undefined;
-/** The endpoint the contract publishes: the one in the spec once set, never another. */
-const publishedEndpoint = (input: EngineControlPlaneStepInput, facts: EngineControlPlaneFacts) =>
-  input.controlPlane.spec.controlPlaneEndpoint ?? backendEndpointOf(facts);
+const endpointsOf = (input: EngineControlPlaneStepInput, facts: EngineControlPlaneFacts) =>
+  publishedEndpoints(input.controlPlane.spec.controlPlaneEndpoint, facts);
 
 const step = kindStep<
   EngineControlPlaneStepInput,
@@ -183,40 +165,21 @@ const step = kindStep<
   facts: engineControlPlaneFacts,
   finalizer: ENGINE_CONTROL_PLANE_FINALIZER,
   actions: {
-    // Only what the backend does not hold yet: after a restart mid-provisioning, the cluster is adopted.
-    createCluster: (params, { facts }) =>
-      typeof params?.version === "string" && !facts.backend.exists
-        ? { kind: "create", version: params.version }
-        : undefined,
+    ...capiOwnedCommands,
     updateCluster: (params) =>
       typeof params?.version === "string" ? { kind: "update", version: params.version } : undefined,
-    deleteCluster: () => ({ kind: "delete" }),
-    publish: (_, { facts, input }) => {
-      const endpoint = publishedEndpoint(input, facts);
-      if (!facts.owner || !endpoint) return undefined;
-      const kubeconfig = input.observation.publication.kubeconfig;
-      return {
-        kind: "publish",
-        capiCluster: facts.owner,
-        endpoint,
-        kubeconfig: kubeconfig === "missing" || kubeconfig === "stale" || kubeconfig === "current",
-      };
-    },
-    unpublish: (_, { facts }) => ({ kind: "unpublish", capiCluster: facts.owner }),
+    publish: (_, { facts, input }) =>
+      publishCommand(
+        facts.owner,
+        endpointsOf(input, facts).endpoint,
+        input.observation.publication.kubeconfig,
+      ),
   },
   derive: ({ input, facts, state }) => {
-    const endpoint = publishedEndpoint(input, facts);
-    return {
-      endpoint,
-      backendEndpoint: backendEndpointOf(facts),
-      initialized: state.startsWith("running") && endpoint !== undefined,
-    };
+    const endpoints = endpointsOf(input, facts);
+    return { ...endpoints, initialized: state.startsWith("running") && endpoints.endpoint !== undefined };
   },
-  metadata: (draft, { input, facts, finalizer }) => {
-    if (finalizer === "remove" || facts.deleting || !input.profile) return;
-    draft.labels ??= {};
-    draft.labels[LABELS.provider] = input.providerName;
-  },
+  metadata: labelWithProvider,
   // The endpoint is written once, when the control plane is first initialized; CEL refuses any change.
   spec: ({ input }, derived) =>
     input.controlPlane.spec.controlPlaneEndpoint === undefined && derived.initialized && derived.endpoint
@@ -257,18 +220,5 @@ export function stepPausedEngineControlPlane(input: {
   readonly why: string;
   readonly now: string;
 }): EngineControlPlaneStepResult {
-  const { controlPlane } = input;
-  const state = readEngineControlPlaneState(controlPlane);
-  return {
-    previousState: state,
-    event: undefined,
-    state,
-    desired: {
-      metadata: controlPlane.metadata,
-      status: pausedControlPlaneStatus(controlPlane, input.why, input.now),
-    },
-    commands: [],
-    events: [],
-    requeueAfterMs: undefined,
-  };
+  return pausedStep(input.controlPlane, pausedControlPlaneStatus(input.controlPlane, input.why, input.now));
 }

@@ -4,11 +4,9 @@
  * ClusterEndpoint written. Registered only when the Cluster API side is on (`--capi`).
  */
 import { CAPI_ANNOTATIONS, kubeconfigSecretName, owningCapiCluster } from "../../api/cluster-api.ts";
-import type { ClusterProfile } from "../../api/cluster-profile.ts";
 import { LABELS } from "../../api/constants.ts";
 import type { EngineCluster } from "../../api/engine-cluster.ts";
 import { objectKey } from "../../api/object-key.ts";
-import type { ProviderConfig } from "../../api/provider-config.ts";
 import { ENGINE_CLUSTER_DEFINITION } from "../../machines/engine-cluster/definition.ts";
 import { explainEngineCluster } from "../../machines/engine-cluster/explain.ts";
 import {
@@ -29,18 +27,13 @@ import {
   writeKubeconfigSecret,
 } from "../capi-publication.ts";
 import { CACHES } from "../informers.ts";
-import type { KindContext, MachineKind } from "../machine-kind.ts";
-import { wake } from "../machine-kind.ts";
+import type { MachineKind } from "../machine-kind.ts";
+import { capiOwnedWakes, ownerPausedFor, pausedReconciliation } from "./capi-owned.ts";
 import { DEFAULT_CLUSTER_TIMING } from "./cluster.ts";
-import { profileOffer, profilesOf } from "./profile-offer.ts";
+import { profileOffer } from "./profile-offer.ts";
 
 /** What a paused EngineCluster's reconcile observes: nothing (its step reads nothing of it). */
 const NOTHING_LOOKED_AT: Publication = { kubeconfig: "notWanted", endpointCurrent: false };
-
-/** EngineClusters matching `test`. */
-function engineClusters(context: KindContext, test: (cluster: EngineCluster) => boolean): string[] {
-  return context.informers.of(CACHES.engineClusters).list().filter(test).map(objectKey);
-}
 
 /**
  * The EngineCluster kind: Cluster API's InfraCluster contract (v1beta2) on the engine's backends. Driven
@@ -58,37 +51,7 @@ export const engineClusterKind: MachineKind<
   timing: DEFAULT_CLUSTER_TIMING,
   timingOption: (options) => options.timing,
   enabled: (options) => options.capi === true,
-  wakes: [
-    // A Cluster paused or unpaused (or one that appears) matters to the EngineClusters it owns.
-    wake(CACHES.capiClusters, (owner, context) =>
-      engineClusters(
-        context,
-        (cluster) =>
-          cluster.metadata.namespace === owner.metadata.namespace &&
-          owningCapiCluster(cluster.metadata) === owner.metadata.name,
-      ),
-    ),
-    // Someone deleted or changed what we published: look again.
-    wake(CACHES.kubeconfigSecrets, (secret, context) =>
-      engineClusters(
-        context,
-        (cluster) => cluster.metadata.uid === secret.metadata.labels?.[LABELS.engineClusterUid],
-      ),
-    ),
-    wake(CACHES.clusterEndpoints, (endpoint, context) =>
-      engineClusters(
-        context,
-        (cluster) => cluster.metadata.uid === endpoint.metadata.labels?.[LABELS.engineClusterUid],
-      ),
-    ),
-    wake(CACHES.profiles, (profile: ClusterProfile, context) =>
-      engineClusters(context, (cluster) => cluster.spec.profile === profile.metadata.name),
-    ),
-    wake(CACHES.providerConfigs, (config: ProviderConfig, context) => {
-      const profiles = profilesOf(context, config);
-      return engineClusters(context, (cluster) => profiles.has(cluster.spec.profile));
-    }),
-  ],
+  wakes: capiOwnedWakes(CACHES.engineClusters, CACHES.kubeconfigSecrets, LABELS.engineClusterUid),
 
   async open(cluster, context) {
     const { informers, backend, providerName, timing, log, kubeConfig } = context;
@@ -102,11 +65,9 @@ export const engineClusterKind: MachineKind<
     if (responsibility === "paused") {
       // Paused: only the Paused condition is written; no backend call, the machine does not move.
       const why = pausedBy(cluster, ownerPaused) ?? "";
-      return {
-        observe: async () => ({ backend: { exists: false }, publication: NOTHING_LOOKED_AT }),
-        step: (object, _, { now }) => stepPausedEngineCluster({ cluster: object, why, now }),
-        run: async () => {},
-      };
+      return pausedReconciliation(NOTHING_LOOKED_AT, (object: EngineCluster, now) =>
+        stepPausedEngineCluster({ cluster: object, why, now }),
+      );
     }
     if (responsibility !== "ours") return undefined;
     const target = engineClusterTarget(cluster, profile, settings);
@@ -192,14 +153,7 @@ export const engineClusterKind: MachineKind<
       : command.kind,
 
   async explain(cluster, read) {
-    const owner = owningCapiCluster(cluster.metadata);
-    const found = owner
-      ? await read(CACHES.capiClusters.resource, cluster.metadata.namespace, owner)
-      : undefined;
-    const ownerPaused =
-      typeof found === "object" &&
-      found !== null &&
-      (found as { spec?: { paused?: boolean } }).spec?.paused === true;
+    const ownerPaused = await ownerPausedFor(cluster, read);
     return explainEngineCluster(
       cluster,
       ownerPaused || cluster.metadata.annotations?.[CAPI_ANNOTATIONS.paused] !== undefined,

@@ -4,7 +4,6 @@
  * backend's admin credentials change) and the ClusterEndpoint written. Registered only with `--capi`.
  */
 import { kubeconfigSecretName, owningCapiCluster } from "../../api/cluster-api.ts";
-import type { ClusterProfile } from "../../api/cluster-profile.ts";
 import {
   CONTROLPLANE_API_VERSION,
   CONTROLPLANE_RESOURCES,
@@ -12,7 +11,7 @@ import {
   ENGINE_CONTROL_PLANE_LABELS,
   type EngineControlPlane,
 } from "../../api/engine-control-plane.ts";
-import type { ProviderConfig } from "../../api/provider-config.ts";
+import { objectKey } from "../../api/object-key.ts";
 import { ENGINE_CONTROL_PLANE_DEFINITION } from "../../machines/engine-control-plane/definition.ts";
 import { explainEngineControlPlane } from "../../machines/engine-control-plane/explain.ts";
 import {
@@ -35,10 +34,10 @@ import {
   writePublishedKubeconfig,
 } from "../capi-publication.ts";
 import { type AccessSecret, CACHES, type CacheSpec } from "../informers.ts";
-import type { KindContext, MachineKind } from "../machine-kind.ts";
-import { wake } from "../machine-kind.ts";
+import type { MachineKind } from "../machine-kind.ts";
+import { capiOwnedWakes, ownerPausedFor, pausedReconciliation } from "./capi-owned.ts";
 import { DEFAULT_CLUSTER_TIMING } from "./cluster.ts";
-import { profileOffer, profilesOf } from "./profile-offer.ts";
+import { profileOffer } from "./profile-offer.ts";
 
 /** The caches this kind reads besides the shared ones. */
 export const CONTROL_PLANE_CACHES = {
@@ -60,14 +59,6 @@ export const CONTROL_PLANE_CACHES = {
 
 /** What a paused control plane's reconcile observes: nothing (its step reads nothing of it). */
 const NOTHING_LOOKED_AT: ControlPlanePublication = { kubeconfig: "notWanted", endpointCurrent: true };
-
-const keyOf = (object: { metadata: { namespace?: string; name?: string } }) =>
-  `${object.metadata.namespace}/${object.metadata.name}`;
-
-/** EngineControlPlanes matching `test`. */
-function controlPlanes(context: KindContext, test: (controlPlane: EngineControlPlane) => boolean): string[] {
-  return context.informers.of(CONTROL_PLANE_CACHES.engineControlPlanes).list().filter(test).map(keyOf);
-}
 
 const publisherOf = (controlPlane: EngineControlPlane): Publisher => ({
   apiVersion: CONTROLPLANE_API_VERSION,
@@ -99,39 +90,11 @@ export const engineControlPlaneKind: MachineKind<
   timingOption: (options) => options.timing,
   enabled: (options) => options.capi === true,
   state: (): AdminFingerprints => new Map(),
-  wakes: [
-    // A Cluster paused or unpaused, its infrastructure provisioned (or one that appears) matters to its control plane.
-    wake(CACHES.capiClusters, (owner, context) =>
-      controlPlanes(
-        context,
-        (controlPlane) =>
-          controlPlane.metadata.namespace === owner.metadata.namespace &&
-          owningCapiCluster(controlPlane.metadata) === owner.metadata.name,
-      ),
-    ),
-    // Someone deleted or changed what we published: look again.
-    wake(CONTROL_PLANE_CACHES.kubeconfigSecrets, (secret, context) =>
-      controlPlanes(
-        context,
-        (controlPlane) =>
-          controlPlane.metadata.uid === secret.metadata.labels?.[ENGINE_CONTROL_PLANE_LABELS.uid],
-      ),
-    ),
-    wake(CACHES.clusterEndpoints, (endpoint, context) =>
-      controlPlanes(
-        context,
-        (controlPlane) =>
-          controlPlane.metadata.uid === endpoint.metadata.labels?.[ENGINE_CONTROL_PLANE_LABELS.uid],
-      ),
-    ),
-    wake(CACHES.profiles, (profile: ClusterProfile, context) =>
-      controlPlanes(context, (controlPlane) => controlPlane.spec.profile === profile.metadata.name),
-    ),
-    wake(CACHES.providerConfigs, (config: ProviderConfig, context) => {
-      const profiles = profilesOf(context, config);
-      return controlPlanes(context, (controlPlane) => profiles.has(controlPlane.spec.profile));
-    }),
-  ],
+  wakes: capiOwnedWakes(
+    CONTROL_PLANE_CACHES.engineControlPlanes,
+    CONTROL_PLANE_CACHES.kubeconfigSecrets,
+    ENGINE_CONTROL_PLANE_LABELS.uid,
+  ),
 
   async open(controlPlane, context) {
     const { informers, backend, providerName, timing, log, kubeConfig, clock } = context;
@@ -147,11 +110,9 @@ export const engineControlPlaneKind: MachineKind<
     if (responsibility === "paused") {
       // Paused: only the Paused condition is written; no backend call, the machine does not move.
       const why = controlPlanePausedBy(controlPlane, owner) ?? "";
-      return {
-        observe: async () => ({ backend: { exists: false }, publication: NOTHING_LOOKED_AT }),
-        step: (object, _, { now }) => stepPausedEngineControlPlane({ controlPlane: object, why, now }),
-        run: async () => {},
-      };
+      return pausedReconciliation(NOTHING_LOOKED_AT, (object: EngineControlPlane, now) =>
+        stepPausedEngineControlPlane({ controlPlane: object, why, now }),
+      );
     }
     if (responsibility !== "ours") return undefined;
     const target = engineControlPlaneTarget(controlPlane, profile, settings);
@@ -231,7 +192,7 @@ export const engineControlPlaneKind: MachineKind<
         for (const command of commands) {
           log.info("backend command", {
             command: command.kind,
-            engineControlPlane: keyOf(object),
+            engineControlPlane: objectKey(object),
             ...("version" in command ? { version: command.version } : {}),
           });
           switch (command.kind) {
@@ -278,14 +239,6 @@ export const engineControlPlaneKind: MachineKind<
         : command.kind,
 
   async explain(controlPlane, read) {
-    const owner = owningCapiCluster(controlPlane.metadata);
-    const found = owner
-      ? await read(CACHES.capiClusters.resource, controlPlane.metadata.namespace, owner)
-      : undefined;
-    const ownerPaused =
-      typeof found === "object" &&
-      found !== null &&
-      (found as { spec?: { paused?: boolean } }).spec?.paused === true;
-    return explainEngineControlPlane(controlPlane, ownerPaused);
+    return explainEngineControlPlane(controlPlane, await ownerPausedFor(controlPlane, read));
   },
 };
