@@ -3,10 +3,11 @@
  * Cluster the engine wants, the smallest merge patch that gets an existing one there, what Cluster API's status
  * says about the cluster, and what a ClusterClass offers. Pure.
  */
+
 import { createHash } from "node:crypto";
 import type { BackendCondition, BackendPhase, ClusterObservation, ClusterTarget } from "../api/backend.ts";
 import type { SupportedVersion } from "../api/cluster-profile.ts";
-import type { JsonObject, JsonValue } from "../api/common.ts";
+import type { JsonObject, JsonValue, ObjectMeta } from "../api/common.ts";
 import { COPIED_METADATA_PREFIX, ENGINE_GROUP } from "../api/constants.ts";
 import { compareVersions, parseVersion } from "../machines/cluster/kubernetes-version.ts";
 import type { CapiSettings, CapiVariable, CapiWorkerPool } from "./capi-settings.ts";
@@ -27,16 +28,7 @@ export const CAPI_BACKEND_KEYS = {
 export interface TopologyCluster {
   readonly apiVersion?: string;
   readonly kind?: string;
-  readonly metadata: {
-    readonly name: string;
-    readonly namespace?: string;
-    readonly uid?: string;
-    readonly generation?: number;
-    readonly resourceVersion?: string;
-    readonly deletionTimestamp?: string;
-    readonly labels?: Readonly<Record<string, string>>;
-    readonly annotations?: Readonly<Record<string, string>>;
-  };
+  readonly metadata: ObjectMeta & { readonly name: string };
   readonly spec: {
     readonly clusterNetwork?: JsonObject;
     readonly controlPlaneEndpoint?: { readonly host?: string; readonly port?: number };

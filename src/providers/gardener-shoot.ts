@@ -2,9 +2,10 @@
  * A Cluster as a Gardener Shoot: its name, the Shoot the engine wants, the smallest merge patch that gets an
  * existing Shoot there, and what a Shoot's status says about the cluster. Pure.
  */
+
 import { createHash } from "node:crypto";
 import type { BackendCondition, ClusterObservation, ClusterTarget } from "../api/backend.ts";
-import type { JsonObject } from "../api/common.ts";
+import type { JsonObject, ObjectMeta } from "../api/common.ts";
 import { COPIED_METADATA_PREFIX, ENGINE_GROUP } from "../api/constants.ts";
 import { compareVersions } from "../machines/cluster/kubernetes-version.ts";
 import type { GardenerSettings } from "./gardener-settings.ts";
@@ -24,16 +25,7 @@ export const GARDENER_KEYS = {
 export interface Shoot {
   readonly apiVersion?: string;
   readonly kind?: string;
-  readonly metadata: {
-    readonly name: string;
-    readonly namespace?: string;
-    readonly uid?: string;
-    readonly generation?: number;
-    readonly resourceVersion?: string;
-    readonly deletionTimestamp?: string;
-    readonly labels?: Readonly<Record<string, string>>;
-    readonly annotations?: Readonly<Record<string, string>>;
-  };
+  readonly metadata: ObjectMeta & { readonly name: string };
   readonly spec: JsonObject & { readonly kubernetes?: JsonObject & { readonly version?: string } };
   readonly status?: ShootStatus;
 }
