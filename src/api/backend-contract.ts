@@ -11,7 +11,7 @@ import type { ProviderConfig } from "./provider-config.ts";
  * built for it may use. A backend module says which version it was built for (`contractVersion`), and the
  * engine loads it only if it implements the same major version and at least that minor one.
  */
-export const BACKEND_CONTRACT_VERSION = "1.1.0";
+export const BACKEND_CONTRACT_VERSION = "1.2.0";
 
 /** How often the engine reads the offer of a backend that implements {@link ClusterBackend.readOffer}. */
 export const OFFER_REFRESH_MS = 60_000;
@@ -51,10 +51,27 @@ export interface ConfigOffer {
   readonly traits: readonly string[];
 }
 
+/**
+ * What an admin kubeconfig may do when it is not cluster-admin (contract 1.2): admin of some namespaces only,
+ * as a tenant of a shared host cluster is (a namespace per Cluster, Capsule, kcp workspaces).
+ */
+export interface AdminScope {
+  /** The namespaces the kubeconfig is admin of (it may create Roles, RoleBindings, ServiceAccounts and tokens there). */
+  readonly namespaces: readonly string[];
+  /**
+   * Where the engine keeps the objects it makes to grant access (ServiceAccounts): one of `namespaces`. The
+   * engine creates no namespace, lists nothing across namespaces and denies a request for cluster-wide
+   * permissions or for a namespace outside `namespaces`, with a reason.
+   */
+  readonly accessNamespace: string;
+}
+
 /** Admin access to one cluster, for granting AccessRequests. Kept in memory by the engine; never in status, logs or Events. */
 export interface AdminAccess {
-  /** A kubeconfig (YAML) with cluster-admin rights on the cluster. */
+  /** A kubeconfig (YAML) with admin rights on the cluster: cluster-admin unless `scope` says otherwise. */
   readonly kubeconfig: string;
+  /** Optional (contract 1.2): the kubeconfig is admin of these namespaces only; absent means cluster-admin. */
+  readonly scope?: AdminScope;
 }
 
 /**

@@ -54,6 +54,12 @@ export type ClusterObservation =
       /** Why the cluster is `failed`, for a person to act on. */
       readonly message?: string;
       /**
+       * The cluster exists but is not whole (e.g. a part of it was deleted by hand): what is missing, for a
+       * person (contract 1.2). The engine calls `create` again, which must make what is missing and keep what
+       * is there, and shows the message on the Cluster meanwhile. Never reported for a cluster being deleted.
+       */
+      readonly incomplete?: string;
+      /**
        * The cluster runs the wanted version but differs from what the target asks otherwise (e.g. labels or a
        * template changed since it was made): the engine orders an `update` at the same version (contract 1.1).
        * A backend reports it only for what an update can fix, so the engine never updates in a loop.
