@@ -229,6 +229,7 @@ export class Engine {
       kubeConfig: options.kubeConfig,
       informers: this.informers,
       providerName: options.providerName,
+      environment: options.environment,
       backend: options.backend,
       clock: options.clock ?? systemClock,
       log: this.#log,

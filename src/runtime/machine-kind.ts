@@ -46,6 +46,8 @@ export interface KindContext<Timing = RequeueTiming, State = unknown> {
   readonly informers: InformerSet;
   /** `--provider-name`: objects of other providers are never touched. */
   readonly providerName: string;
+  /** `--environment`: with the provider name, the shape of our profiles' names (`<environment>.<provider-name>.…`). */
+  readonly environment: string;
   readonly backend: ClusterBackend;
   readonly clock: Clock;
   readonly log: Logger;

@@ -2,7 +2,9 @@
  * Two providers on one management cluster (issue 26): engines `alpha` (simulated backend) and `beta`
  * (existing backend) on one real API server. Each ProviderConfig is written only by the provider it
  * belongs to, a stable world gets no write at all, and a forced fight over an object the engine owns is
- * noticed (metric, Warning Event) and held back, so the engine's writes stay bounded.
+ * noticed (metric, Warning Event) and held back, so the engine's writes stay bounded. Clusters of other
+ * providers — openMCP's workspace Cluster (a profile nobody publishes) and one labelled for another
+ * provider — get no write at all while their owner keeps them Ready (issue 33).
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -10,8 +12,9 @@ import { join } from "node:path";
 import { CoreV1Api, CustomObjectsApi, KubeConfig } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ClusterBackend } from "../../src/api/backend-contract.ts";
+import type { Cluster } from "../../src/api/cluster.ts";
 import type { ClusterProfile } from "../../src/api/cluster-profile.ts";
-import { RESOURCES } from "../../src/api/constants.ts";
+import { LABELS, RESOURCES } from "../../src/api/constants.ts";
 import type { ProviderConfig } from "../../src/api/provider-config.ts";
 import { type ControlPlane, startControlPlane } from "../../src/controlplane/control-plane.ts";
 import { ExistingBackend } from "../../src/providers/existing.ts";
@@ -21,7 +24,7 @@ import { Engine } from "../../src/runtime/engine.ts";
 import { installingCrds } from "../../src/runtime/install-crds.ts";
 import { createLogger } from "../../src/runtime/logger.ts";
 import { DEFAULT_WRITE_LOOP_LIMITS } from "../../src/runtime/write-loop-guard.ts";
-import { aProviderConfig } from "../support/builders.ts";
+import { aCluster, aProviderConfig } from "../support/builders.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
 
 /** One write an engine sent: `PATCH providerconfigs/x/status`, `POST clusterprofiles`, … */
@@ -301,4 +304,102 @@ describe("two providers on one management cluster", () => {
       { what: "the profile restored after the hold", timeoutMs: 60_000 },
     );
   });
+});
+
+describe("other providers' Clusters", () => {
+  const namespace = "landscape";
+  /** openMCP's workspace mode: a profile no ClusterProfile carries, a provider label, status kept by its owner. */
+  const workspace = aCluster({
+    name: "workspace",
+    namespace,
+    profile: "kcp-workspace",
+    labels: { [LABELS.provider]: "openmcp-workspace-runtime" },
+  });
+  /** Our profile's shape, but labelled for another provider and its profile missing: not ours either. */
+  const labelledForAnother = aCluster({
+    name: "labelled-for-another",
+    namespace,
+    profile: "test.alpha.gone",
+    labels: { [LABELS.provider]: "someone-else" },
+  });
+  /** Alpha's shape, no label, profile missing (a mistyped config name): alpha's to report on. */
+  const alphasMissing = aCluster({ name: "alphas-missing", namespace, profile: "test.alpha.not-there" });
+
+  const readCluster = async (name: string) =>
+    (await custom.getNamespacedCustomObject({ ...RESOURCES.Cluster, namespace, name })) as Cluster;
+  /** What the owner writes, as openMCP's workspace runtime does: phase Ready and a condition of its own. */
+  const ownerStatus = (round: number) => ({
+    phase: "Ready",
+    conditions: [
+      {
+        type: "WorkspaceReady",
+        status: "True",
+        reason: "Ready",
+        message: `round ${round}`,
+        lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, "Z"),
+      },
+    ],
+  });
+  const writesTo = (provider: Provider, name: string) =>
+    provider.writes.filter((w) => w.object.startsWith(`namespaces/${namespace}/clusters/${name}`));
+
+  beforeAll(async () => {
+    await controlPlane.kubeConfig
+      .makeApiClient(CoreV1Api)
+      .createNamespace({ body: { metadata: { name: namespace } } });
+    for (const body of [workspace, labelledForAnother, alphasMissing]) {
+      await custom.createNamespacedCustomObject({ ...RESOURCES.Cluster, namespace, body });
+    }
+  });
+
+  it("get no write for a minute while their owner keeps them Ready; a missing profile of our shape is reported", async () => {
+    // Positive signal first: alpha has looked at the Clusters (it reports its own missing profile).
+    const reported = await eventually(
+      async () =>
+        satisfying(await readCluster("alphas-missing"), (c) =>
+          (c.status?.conditions ?? []).some((condition) => condition.type === "ProfileResolved"),
+        ),
+      { what: "alpha to report alphas-missing's profile" },
+    );
+    expect(reported.status?.conditions).toContainEqual(
+      expect.objectContaining({ type: "ProfileResolved", status: "False", reason: "ProfileNotFound" }),
+    );
+    expect(writesTo(beta, "alphas-missing"), "beta's writes to alpha's Cluster").toEqual([]);
+
+    // The owners keep writing Ready for a minute; every write wakes both engines.
+    const foreign = ["workspace", "labelled-for-another"];
+    const started = Date.now();
+    let round = 0;
+    while (Date.now() - started < 60_000) {
+      round += 1;
+      for (const name of foreign) {
+        await custom.patchNamespacedCustomObjectStatus({
+          ...RESOURCES.Cluster,
+          namespace,
+          name,
+          body: [{ op: "replace", path: "/status", value: ownerStatus(round) }],
+        });
+      }
+      await new Promise((resolve) => setTimeout(resolve, 3_000));
+    }
+    for (const name of foreign) {
+      const cluster = await readCluster(name);
+      expect(cluster.status?.phase, name).toBe("Ready");
+      expect(
+        cluster.status?.conditions?.map((c) => [c.type, c.message]),
+        name,
+      ).toEqual([["WorkspaceReady", `round ${round}`]]);
+      expect(cluster.metadata.finalizers, name).toBeUndefined();
+      expect(Object.keys(cluster.metadata.labels ?? {}), name).toEqual([LABELS.provider]);
+      for (const provider of [alpha, beta]) {
+        expect(writesTo(provider, name), `${provider.name}'s writes to ${name}`).toEqual([]);
+      }
+    }
+    // No Event names them either.
+    const events = await controlPlane.kubeConfig.makeApiClient(CoreV1Api).listNamespacedEvent({ namespace });
+    const about = events.items.map((event) => event.involvedObject.name);
+    expect(about).not.toContain("workspace");
+    expect(about).not.toContain("labelled-for-another");
+    expect(round, "owner rounds").toBeGreaterThan(10);
+  }, 120_000);
 });

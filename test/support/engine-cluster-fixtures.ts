@@ -6,7 +6,7 @@ import * as builders from "./builders.ts";
 import { aProfile, NOW, PROVIDER, TIMING } from "./cluster-fixtures.ts";
 
 export { capiOwner } from "./builders.ts";
-export { NOW, PROVIDER, TIMING } from "./cluster-fixtures.ts";
+export { CLAIMANT, NOW, PROVIDER, TIMING } from "./cluster-fixtures.ts";
 
 /** An EngineCluster of {@link builders.anEngineCluster} as the API server holds it; owned by CAPI Cluster `workload` unless `owned` is false. */
 export function anEngineCluster(

@@ -4,6 +4,7 @@ import type { Cluster, ClusterStatus } from "../../api/cluster.ts";
 import type { ClusterProfile } from "../../api/cluster-profile.ts";
 import type { JsonObject } from "../../api/common.ts";
 import { ANNOTATIONS, FINALIZERS, LABELS, OPERATIONS } from "../../api/constants.ts";
+import { type ProfileClaimant, profileReference } from "../cluster-profile/profile-reference.ts";
 import { type KindStep, kindStep, type StepBasics } from "../shared/kind-step.ts";
 import type { RequeueTiming } from "../shared/machine-tags.ts";
 import { type BackendOrder, backendClusterFacts, backendTarget } from "./backend-cluster.ts";
@@ -14,20 +15,28 @@ import { desiredStatus } from "./status.ts";
 export type ClusterResponsibility =
   /** Annotated `openmcp.cloud/operation: ignore`: skip entirely. */
   | "ignored"
-  /** Its profile belongs to another provider: no write at all. */
+  /** Its profile belongs to another provider, or is missing and the Cluster is another's: no write at all. */
   | "foreign"
-  /** Its profile does not exist (yet); ours to report on, nothing to build. */
+  /** Its profile does not exist (yet) but has our name's shape; ours to report on, nothing to build. */
   | "profileMissing"
   | "ours";
 
-/** Decides {@link ClusterResponsibility}. A Cluster holding our finalizer stays ours even if its profile went away. */
+/**
+ * Decides {@link ClusterResponsibility} by {@link profileReference}. A Cluster holding our finalizer stays
+ * ours even if its profile went away, so what was built for it can still be removed.
+ */
 export function clusterResponsibility(
   cluster: Cluster,
   profile: ClusterProfile | undefined,
-  providerName: string,
+  claimant: ProfileClaimant,
 ): ClusterResponsibility {
   if (cluster.metadata.annotations?.[ANNOTATIONS.operation] === OPERATIONS.ignore) return "ignored";
-  if (profile) return profile.spec.providerRef.name === providerName ? "ours" : "foreign";
+  const reference = profileReference(
+    { profileName: cluster.spec.profile, labels: cluster.metadata.labels },
+    profile,
+    claimant,
+  );
+  if (reference !== "missing") return reference;
   return cluster.metadata.finalizers?.includes(FINALIZERS.cluster) ? "ours" : "profileMissing";
 }
 

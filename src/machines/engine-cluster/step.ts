@@ -24,6 +24,7 @@ import {
   publishedEndpoints,
   readStoredState,
 } from "../cluster/capi-owned-step.ts";
+import { type ProfileClaimant, profileReference } from "../cluster-profile/profile-reference.ts";
 import { type ActionContext, kindStep, type StepBasics } from "../shared/kind-step.ts";
 import type { MachineStep } from "../shared/machine-step.ts";
 import type { RequeueTiming } from "../shared/machine-tags.ts";
@@ -36,7 +37,7 @@ export type EngineClusterResponsibility =
   | "externallyManaged"
   /** Annotated `openmcp.cloud/operation: ignore`: no write at all. */
   | "ignored"
-  /** Its profile belongs to another provider: no write at all. */
+  /** Its profile belongs to another provider, or is missing and not named like ours: no write at all. */
   | "foreign"
   /** It or its CAPI Cluster is paused: only the Paused condition is written, nothing else happens. */
   | "paused"
@@ -75,14 +76,19 @@ export function pausedBy(cluster: EngineCluster, ownerPaused: boolean): string |
 export function engineClusterResponsibility(
   cluster: EngineCluster,
   profile: ClusterProfile | undefined,
-  providerName: string,
+  claimant: ProfileClaimant,
   ownerPaused: boolean,
 ): EngineClusterResponsibility {
   const annotations = cluster.metadata.annotations ?? {};
   if (annotations[ANNOTATIONS.operation] === OPERATIONS.ignore) return "ignored";
   const ours = cluster.metadata.finalizers?.includes(FINALIZERS.engineCluster) ?? false;
   if (!ours && annotations[CAPI_ANNOTATIONS.managedBy] !== undefined) return "externallyManaged";
-  if (profile && profile.spec.providerRef.name !== providerName) return "foreign";
+  const reference = profileReference(
+    { profileName: cluster.spec.profile, labels: cluster.metadata.labels },
+    profile,
+    claimant,
+  );
+  if (reference === "foreign") return "foreign";
   return pausedBy(cluster, ownerPaused) === undefined ? "ours" : "paused";
 }
 

@@ -24,6 +24,7 @@ import {
   publishedEndpoints,
   readStoredState,
 } from "../cluster/capi-owned-step.ts";
+import { type ProfileClaimant, profileReference } from "../cluster-profile/profile-reference.ts";
 import { kindStep, type StepBasics, type Transitioned } from "../shared/kind-step.ts";
 import type { MachineStep } from "../shared/machine-step.ts";
 import { type EngineControlPlaneFacts, engineControlPlaneMachine } from "./machine.ts";
@@ -33,7 +34,7 @@ import { desiredEngineControlPlaneStatus, pausedControlPlaneStatus } from "./sta
 export type EngineControlPlaneResponsibility =
   /** Annotated `openmcp.cloud/operation: ignore`: no write at all. */
   | "ignored"
-  /** Its profile belongs to another provider: no write at all. */
+  /** Its profile belongs to another provider, or is missing and not named like ours: no write at all. */
   | "foreign"
   /** It or its CAPI Cluster is paused: only the Paused condition is written, nothing else happens. */
   | "paused"
@@ -109,11 +110,16 @@ export function controlPlanePausedBy(
 export function engineControlPlaneResponsibility(
   controlPlane: EngineControlPlane,
   profile: ClusterProfile | undefined,
-  providerName: string,
+  claimant: ProfileClaimant,
   owner: CapiCluster | undefined,
 ): EngineControlPlaneResponsibility {
   if (controlPlane.metadata.annotations?.[ANNOTATIONS.operation] === OPERATIONS.ignore) return "ignored";
-  if (profile && profile.spec.providerRef.name !== providerName) return "foreign";
+  const reference = profileReference(
+    { profileName: controlPlane.spec.profile, labels: controlPlane.metadata.labels },
+    profile,
+    claimant,
+  );
+  if (reference === "foreign") return "foreign";
   return controlPlanePausedBy(controlPlane, owner) === undefined ? "ours" : "paused";
 }
 

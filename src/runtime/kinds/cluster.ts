@@ -48,7 +48,7 @@ export const clusterKind: MachineKind<Cluster, ClusterObservation, BackendOrder,
   async open(cluster, context) {
     const { backend, providerName, timing, log } = context;
     const { profile, settings, defaultVersion } = profileOffer(context, cluster.spec.profile);
-    const responsibility = clusterResponsibility(cluster, profile, providerName);
+    const responsibility = clusterResponsibility(cluster, profile, context);
     if (responsibility === "ignored" || responsibility === "foreign") return undefined;
     const target = clusterTarget(cluster, profile, settings);
     return {

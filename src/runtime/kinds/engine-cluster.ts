@@ -61,7 +61,7 @@ export const engineClusterKind: MachineKind<
       owner !== undefined &&
       informers.of(CACHES.capiClusters).get(`${namespace}/${owner}`)?.spec?.paused === true;
     const { profile, settings, defaultVersion } = profileOffer(context, cluster.spec.profile);
-    const responsibility = engineClusterResponsibility(cluster, profile, providerName, ownerPaused);
+    const responsibility = engineClusterResponsibility(cluster, profile, context, ownerPaused);
     if (responsibility === "paused") {
       // Paused: only the Paused condition is written; no backend call, the machine does not move.
       const why = pausedBy(cluster, ownerPaused) ?? "";

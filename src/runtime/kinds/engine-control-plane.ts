@@ -106,7 +106,7 @@ export const engineControlPlaneKind: MachineKind<
         ? undefined
         : informers.of(CACHES.capiClusters).get(`${namespace}/${ownerName}`);
     const { profile, settings } = profileOffer(context, controlPlane.spec.profile);
-    const responsibility = engineControlPlaneResponsibility(controlPlane, profile, providerName, owner);
+    const responsibility = engineControlPlaneResponsibility(controlPlane, profile, context, owner);
     if (responsibility === "paused") {
       // Paused: only the Paused condition is written; no backend call, the machine does not move.
       const why = controlPlanePausedBy(controlPlane, owner) ?? "";

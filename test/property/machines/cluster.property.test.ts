@@ -7,7 +7,7 @@ import type { Cluster } from "../../../src/api/cluster.ts";
 import { FINALIZERS } from "../../../src/api/constants.ts";
 import type { BackendOrder } from "../../../src/machines/cluster/backend-cluster.ts";
 import { clusterResponsibility } from "../../../src/machines/cluster/step.ts";
-import { aCluster, aProfile, input, NOW, PROVIDER } from "../../support/cluster-fixtures.ts";
+import { aCluster, aProfile, CLAIMANT, input, NOW } from "../../support/cluster-fixtures.ts";
 import { afterWrites, stepClusterWrites } from "../../support/step-writes.ts";
 
 /** The backend's one cluster, as a tiny model. */
@@ -189,7 +189,7 @@ describe("the Cluster step, over random sequences of world events", () => {
           const cluster = deleting
             ? { ...base, metadata: { ...base.metadata, deletionTimestamp: NOW } }
             : base;
-          expect(clusterResponsibility(cluster, aProfile("another-provider"), PROVIDER)).toBe("foreign");
+          expect(clusterResponsibility(cluster, aProfile("another-provider"), CLAIMANT)).toBe("foreign");
         },
       ),
     );

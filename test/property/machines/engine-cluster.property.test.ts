@@ -19,10 +19,10 @@ import {
 import { aProfile } from "../../support/cluster-fixtures.ts";
 import {
   anEngineCluster,
+  CLAIMANT,
   capiOwner,
   engineInput,
   NOW,
-  PROVIDER,
 } from "../../support/engine-cluster-fixtures.ts";
 import { afterWrites, writesOf } from "../../support/step-writes.ts";
 
@@ -148,7 +148,7 @@ describe("EngineCluster invariants", () => {
               const responsibility = engineClusterResponsibility(
                 cluster,
                 aProfile(),
-                PROVIDER,
+                CLAIMANT,
                 world.ownerPaused,
               );
               expect(responsibility).toBe(paused ? "paused" : "ours");

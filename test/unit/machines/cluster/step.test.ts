@@ -9,6 +9,7 @@ import {
   absent,
   aCluster,
   aProfile,
+  CLAIMANT,
   input,
   NOW,
   PROVIDER,
@@ -272,7 +273,7 @@ describe("responsibility", () => {
   // Responsibility is decided once, before any step: the kind's `open` steps only Clusters that are
   // ours or whose profile is missing (test/integration/cluster-controller.test.ts shows no write reaches a foreign one).
   it("never touches a Cluster whose profile belongs to another provider", () => {
-    expect(clusterResponsibility(aCluster(), aProfile("someone-else"), PROVIDER)).toBe("foreign");
+    expect(clusterResponsibility(aCluster(), aProfile("someone-else"), CLAIMANT)).toBe("foreign");
   });
 
   it("skips a Cluster annotated openmcp.cloud/operation=ignore", () => {
@@ -281,11 +282,11 @@ describe("responsibility", () => {
       ...ignored,
       metadata: { ...ignored.metadata, annotations: { [ANNOTATIONS.operation]: "ignore" } },
     };
-    expect(clusterResponsibility(cluster, aProfile(), PROVIDER)).toBe("ignored");
+    expect(clusterResponsibility(cluster, aProfile(), CLAIMANT)).toBe("ignored");
   });
 
   it("reports a missing profile on a condition, retries, and neither labels nor orders anything", () => {
-    expect(clusterResponsibility(aCluster(), undefined, PROVIDER)).toBe("profileMissing");
+    expect(clusterResponsibility(aCluster(), undefined, CLAIMANT)).toBe("profileMissing");
     const result = stepClusterWrites(input(aCluster(), absent, { profile: undefined }));
     expect(result.commands).toEqual([]);
     expect(result.metadataPatch).toEqual([]);

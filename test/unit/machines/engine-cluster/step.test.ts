@@ -15,9 +15,9 @@ import {
 import { aCluster, aProfile, input } from "../../../support/cluster-fixtures.ts";
 import {
   anEngineCluster,
+  CLAIMANT,
   engineInput,
   NOW,
-  PROVIDER,
   published,
   readyBackend,
   TIMING,
@@ -164,7 +164,7 @@ describe("an owned EngineCluster", () => {
 describe("pausing and external management", () => {
   // Responsibility is decided once, by the kind's `open`: a paused EngineCluster gets the paused step.
   const pausedStep = (cluster: EngineCluster, ownerPaused = false) => {
-    expect(engineClusterResponsibility(cluster, aProfile(), PROVIDER, ownerPaused)).toBe("paused");
+    expect(engineClusterResponsibility(cluster, aProfile(), CLAIMANT, ownerPaused)).toBe("paused");
     return stepPausedEngineCluster({ cluster, why: pausedBy(cluster, ownerPaused) ?? "", now: NOW });
   };
 
@@ -193,21 +193,21 @@ describe("pausing and external management", () => {
   it("an externally managed EngineCluster is not written at all", () => {
     const cluster = anEngineCluster({ annotations: { [CAPI_ANNOTATIONS.managedBy]: "someone" } });
     // Not ours: the kind's `open` gives it no reconciliation, so no write and no command.
-    expect(engineClusterResponsibility(cluster, aProfile(), PROVIDER, false)).toBe("externallyManaged");
+    expect(engineClusterResponsibility(cluster, aProfile(), CLAIMANT, false)).toBe("externallyManaged");
   });
 
   it("one carrying our finalizer stays ours when marked externally managed later, so what was built can go", () => {
     const ours = { finalizers: [FINALIZERS.engineCluster] };
     const managed = anEngineCluster({ ...ours, annotations: { [CAPI_ANNOTATIONS.managedBy]: "someone" } });
-    expect(engineClusterResponsibility(managed, aProfile(), PROVIDER, false)).toBe("ours");
-    expect(engineClusterResponsibility(anEngineCluster(ours), undefined, PROVIDER, false)).toBe("ours");
+    expect(engineClusterResponsibility(managed, aProfile(), CLAIMANT, false)).toBe("ours");
+    expect(engineClusterResponsibility(anEngineCluster(ours), undefined, CLAIMANT, false)).toBe("ours");
     // Every provider's engines use that finalizer name: another provider's profile keeps it foreign.
-    expect(engineClusterResponsibility(anEngineCluster(ours), aProfile("other"), PROVIDER, false)).toBe(
+    expect(engineClusterResponsibility(anEngineCluster(ours), aProfile("other"), CLAIMANT, false)).toBe(
       "foreign",
     );
     // `operation: ignore` lets go even of ours, as of a Cluster.
     const ignored = anEngineCluster({ ...ours, annotations: { [ANNOTATIONS.operation]: "ignore" } });
-    expect(engineClusterResponsibility(ignored, aProfile(), PROVIDER, false)).toBe("ignored");
+    expect(engineClusterResponsibility(ignored, aProfile(), CLAIMANT, false)).toBe("ignored");
   });
 });
 

@@ -19,7 +19,7 @@ import {
 } from "../../../../src/machines/engine-control-plane/step.ts";
 import { applied as withOperations } from "../../../../src/machines/shared/json-patch.ts";
 import { changesTo } from "../../../../src/runtime/patch-object.ts";
-import { aProfile, NOW, PROVIDER, TIMING } from "../../../support/cluster-fixtures.ts";
+import { aProfile, CLAIMANT, NOW, PROVIDER, TIMING } from "../../../support/cluster-fixtures.ts";
 
 const absent: ClusterObservation = { exists: false };
 const at = (
@@ -296,7 +296,7 @@ describe("pausing, ignoring and deleting", () => {
       [aControlPlane({ annotations: { "cluster.x-k8s.io/paused": "" } }), aCapiCluster(), "annotation"],
       [aControlPlane(), aCapiCluster({ paused: true }), "spec.paused"],
     ] as const) {
-      expect(engineControlPlaneResponsibility(controlPlane, aProfile(), PROVIDER, owner)).toBe("paused");
+      expect(engineControlPlaneResponsibility(controlPlane, aProfile(), CLAIMANT, owner)).toBe("paused");
       const reason = controlPlanePausedBy(controlPlane, owner) ?? "";
       expect(reason).toContain(why);
       const result = stepPausedEngineControlPlane({ controlPlane, why: reason, now: NOW });
@@ -311,11 +311,11 @@ describe("pausing, ignoring and deleting", () => {
 
   it("an ignored or foreign control plane is not this engine's to step", () => {
     const ignored = aControlPlane({ annotations: { "openmcp.cloud/operation": "ignore" } });
-    expect(engineControlPlaneResponsibility(ignored, aProfile(), PROVIDER, aCapiCluster())).toBe("ignored");
+    expect(engineControlPlaneResponsibility(ignored, aProfile(), CLAIMANT, aCapiCluster())).toBe("ignored");
     expect(
-      engineControlPlaneResponsibility(aControlPlane(), aProfile("someone-else"), PROVIDER, aCapiCluster()),
+      engineControlPlaneResponsibility(aControlPlane(), aProfile("someone-else"), CLAIMANT, aCapiCluster()),
     ).toBe("foreign");
-    expect(engineControlPlaneResponsibility(aControlPlane(), aProfile(), PROVIDER, aCapiCluster())).toBe(
+    expect(engineControlPlaneResponsibility(aControlPlane(), aProfile(), CLAIMANT, aCapiCluster())).toBe(
       "ours",
     );
   });

@@ -1,0 +1,50 @@
+/** Which Clusters are ours: the profile decides when it exists; its name's shape and the provider label when it does not. */
+import { describe, expect, it } from "vitest";
+import { LABELS } from "../../../../src/api/constants.ts";
+import { profileReference } from "../../../../src/machines/cluster-profile/profile-reference.ts";
+import { aClusterProfile } from "../../../support/builders.ts";
+
+const US = { providerName: "kind", environment: "dev" } as const;
+
+describe("profileReference", () => {
+  it("follows an existing profile's provider, whatever the name or label says", () => {
+    const ours = aClusterProfile({ provider: "kind", environment: "dev", config: "default" });
+    const theirs = aClusterProfile({ provider: "gardener", environment: "dev", config: "default" });
+    const labelledElsewhere = { [LABELS.provider]: "gardener" };
+    expect(profileReference({ profileName: "dev.kind.default", labels: labelledElsewhere }, ours, US)).toBe(
+      "ours",
+    );
+    expect(profileReference({ profileName: "dev.kind.default" }, theirs, US)).toBe("foreign");
+  });
+
+  it("calls a missing profile of our shape ours to report on, unless a label names another provider", () => {
+    expect(profileReference({ profileName: "dev.kind.typo" }, undefined, US)).toBe("missing");
+    expect(
+      profileReference(
+        { profileName: "dev.kind.typo", labels: { [LABELS.provider]: "kind" } },
+        undefined,
+        US,
+      ),
+    ).toBe("missing");
+    expect(
+      profileReference(
+        { profileName: "dev.kind.typo", labels: { [LABELS.provider]: "other" } },
+        undefined,
+        US,
+      ),
+    ).toBe("foreign");
+  });
+
+  it("leaves openMCP's workspace Cluster and other shapes alone", () => {
+    const workspace = {
+      profileName: "kcp-workspace",
+      labels: { [LABELS.provider]: "openmcp-workspace-runtime" },
+    };
+    expect(profileReference(workspace, undefined, US)).toBe("foreign");
+    expect(profileReference({ profileName: "kcp-workspace" }, undefined, US)).toBe("foreign");
+    // Another environment of the same provider, or a provider whose name starts like ours.
+    expect(profileReference({ profileName: "prod.kind.default" }, undefined, US)).toBe("foreign");
+    expect(profileReference({ profileName: "dev.kind-2.default" }, undefined, US)).toBe("foreign");
+    expect(profileReference({ profileName: undefined }, undefined, US)).toBe("foreign");
+  });
+});
