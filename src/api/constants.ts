@@ -207,6 +207,8 @@ export const REASONS = {
   DowngradeNotAllowed: "DowngradeNotAllowed",
   BackendError: "BackendError",
   Provisioning: "Provisioning",
+  /** The backend reports the cluster incomplete; create is ordered again to make what is missing. */
+  Repairing: "Repairing",
   Updating: "Updating",
   Ready: "Ready",
   Deleting: "Deleting",

@@ -85,6 +85,12 @@ export const acceptedVersion = (facts: BackendClusterFacts): string | undefined 
 
 const backendPhase = (facts: BackendClusterFacts) => (facts.backend.exists ? facts.backend.phase : undefined);
 
+/** What the backend says is missing of a cluster that exists but is not whole; never for one being deleted. */
+export const incompleteness = (facts: BackendClusterFacts): string | undefined =>
+  facts.backend.exists && facts.backend.phase !== "deleting" && !facts.deleting
+    ? facts.backend.incomplete
+    : undefined;
+
 /** The predicates over those facts every such machine guards with, by the guard's name. */
 export const backendClusterPredicates = {
   isBeingDeleted: (facts: BackendClusterFacts) => facts.deleting,
@@ -92,6 +98,12 @@ export const backendClusterPredicates = {
   /** The profile exists and the requested version resolves: the cluster can be ordered. */
   specAcceptable: (facts: BackendClusterFacts) => facts.profileFound && facts.version?.kind === "accepted",
   backendAbsent: (facts: BackendClusterFacts) => !facts.backend.exists,
+  /**
+   * The backend has no cluster for it, or one that is not whole (`incomplete`, contract 1.2): `create` is
+   * ordered (again), which makes what is missing.
+   */
+  backendNeedsCreate: (facts: BackendClusterFacts) =>
+    incompleteness(facts) !== undefined || !facts.backend.exists,
   backendReady: (facts: BackendClusterFacts) => backendPhase(facts) === "ready",
   backendFailed: (facts: BackendClusterFacts) => backendPhase(facts) === "failed",
   /**

@@ -31,6 +31,7 @@ export const CLUSTER_GUARD_PHRASES: Readonly<
   versionRejected: "the requested version is refused (not offered, or a downgrade)",
   specAcceptable: "the profile exists and offers the requested version",
   backendAbsent: "the backend has no cluster for it",
+  backendNeedsCreate: "the backend has no cluster for it, or reports it incomplete",
   backendReady: "the backend reports the cluster ready with an endpoint",
   backendFailed: "the backend reports the cluster failed",
   upgradeWanted: "the backend runs another version than the spec asks for",

@@ -10,6 +10,7 @@ import {
   backendClusterGuards,
   deletingState,
   failedState,
+  incompleteness,
 } from "./backend-cluster.ts";
 
 /**
@@ -24,6 +25,22 @@ export type ClusterEvent = ObservedEvent<ClusterFacts>;
 
 /** `status.phase` by state, as the openMCP rule names it; a Ready state shows Ready only while every condition is True. */
 const phase = (name: keyof typeof CLUSTER_PHASES) => `${PHASE_TAG}${CLUSTER_PHASES[name]}`;
+
+/** The Event of ordering the cluster: a Warning naming what is missing when the create repairs one. */
+function provisioningEvent(facts: ClusterFacts): EventRecord {
+  const missing = incompleteness(facts);
+  return missing === undefined
+    ? {
+        type: "Normal",
+        reason: "Provisioning",
+        message: `Creating the cluster with Kubernetes ${accepted(facts) ?? "(unknown)"}`,
+      }
+    : {
+        type: "Warning",
+        reason: "Repairing",
+        message: `The backend reports the cluster incomplete (${missing}); creating what is missing`,
+      };
+}
 
 /** The Cluster machine: named guards and actions first, then the chart, which refers to them by name. */
 export const clusterMachine = setup({
@@ -64,16 +81,13 @@ export const clusterMachine = setup({
         { type: "createCluster", params: ({ event }) => ({ version: accepted(event.facts) }) },
         {
           type: "recordEvent",
-          params: ({ event }) => ({
-            type: "Normal",
-            reason: "Provisioning",
-            message: `Creating the cluster with Kubernetes ${accepted(event.facts) ?? "(unknown)"}`,
-          }),
+          params: ({ event }) => provisioningEvent(event.facts),
         },
       ],
       on: {
-        // A create that did not take (backend error, lost cluster) is ordered again: commands are idempotent.
-        observed: { guard: "backendAbsent", target: "provisioning", reenter: true },
+        // A create that did not take (backend error, lost cluster) is ordered again, as is one for a cluster
+        // the backend reports incomplete: commands are idempotent, and create makes what is missing.
+        observed: { guard: "backendNeedsCreate", target: "provisioning", reenter: true },
       },
       always: [
         { guard: "isBeingDeleted", target: "deleting" },
@@ -98,7 +112,7 @@ export const clusterMachine = setup({
       always: [
         { guard: "isBeingDeleted", target: "deleting" },
         { guard: "versionRejected", target: "failed" },
-        { guard: "backendAbsent", target: "provisioning" },
+        { guard: "backendNeedsCreate", target: "provisioning" },
         { guard: "backendFailed", target: "failed" },
         { guard: "upgradeWanted", target: "updating" },
       ],
@@ -124,7 +138,7 @@ export const clusterMachine = setup({
       always: [
         { guard: "isBeingDeleted", target: "deleting" },
         { guard: "versionRejected", target: "failed" },
-        { guard: "backendAbsent", target: "provisioning" },
+        { guard: "backendNeedsCreate", target: "provisioning" },
         { guard: "backendFailed", target: "failed" },
         { guard: "backendReadyAsWanted", target: "ready" },
       ],

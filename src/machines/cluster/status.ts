@@ -4,7 +4,7 @@ import type { Cluster, ClusterStatus } from "../../api/cluster.ts";
 import type { JsonObject } from "../../api/common.ts";
 import { CONDITION_TYPES, ENDPOINTS, REASONS } from "../../api/constants.ts";
 import { type ConditionUpdate, clusterPhase, mergeConditions } from "../shared/conditions.ts";
-import { backendDetail } from "./backend-cluster.ts";
+import { backendDetail, incompleteness } from "./backend-cluster.ts";
 import type { ClusterFacts } from "./machine.ts";
 
 /** What the status is computed from: the step's input, of which it reads these. */
@@ -129,13 +129,17 @@ function clusterReadyCondition(
     return { type, status: "False", reason: REASONS.Deleting, message: `deleting the cluster${detail}` };
   }
   switch (state) {
-    case "provisioning":
-      return {
-        type,
-        status: "False",
-        reason: REASONS.Provisioning,
-        message: `creating the cluster${detail}`,
-      };
+    case "provisioning": {
+      const missing = incompleteness(facts);
+      return missing === undefined
+        ? { type, status: "False", reason: REASONS.Provisioning, message: `creating the cluster${detail}` }
+        : {
+            type,
+            status: "False",
+            reason: REASONS.Repairing,
+            message: `the backend reports the cluster incomplete: ${missing}; creating what is missing`,
+          };
+    }
     case "updating":
       return { type, status: "False", reason: REASONS.Updating, message: `updating the cluster${detail}` };
     case "failed":

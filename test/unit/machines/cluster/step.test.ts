@@ -356,3 +356,60 @@ describe("deletion", () => {
     expect(result.metadataPatch).toEqual([]);
   });
 });
+
+describe("a cluster the backend reports incomplete (contract 1.2)", () => {
+  const missing = "ServiceAccount tenant-admin is missing";
+  const incomplete: ClusterObservation = {
+    exists: true,
+    phase: "provisioning",
+    version: "1.33.3",
+    incomplete: missing,
+  };
+
+  it("orders create again from Ready and says so: a Warning Event and a Repairing condition", () => {
+    const ready = settle(aCluster(), readyAt("1.33.3")).cluster;
+    expect(ready.status?.phase).toBe("Ready");
+    const result = stepClusterWrites(input(ready, incomplete));
+    expect(result.state).toBe("provisioning");
+    expect(result.commands).toEqual([{ kind: "create", version: "1.33.3" }]);
+    expect(result.events).toContainEqual(
+      expect.objectContaining({
+        type: "Warning",
+        reason: "Repairing",
+        message: expect.stringContaining(missing),
+      }),
+    );
+    expect(afterWrites(ready, result).status?.conditions).toContainEqual(
+      expect.objectContaining({
+        type: "ClusterReady",
+        status: "False",
+        reason: "Repairing",
+        message: `the backend reports the cluster incomplete: ${missing}; creating what is missing`,
+      }),
+    );
+  });
+
+  it("keeps ordering create while it stays incomplete, where a merely provisioning one only waits", () => {
+    const repairing = settle(aCluster(), incomplete).cluster;
+    expect(stepClusterWrites(input(repairing, incomplete)).commands).toEqual([
+      { kind: "create", version: "1.33.3" },
+    ]);
+    const building = settle(aCluster(), provisioningAt("1.33.3")).cluster;
+    expect(stepClusterWrites(input(building, provisioningAt("1.33.3"))).commands).toEqual([]);
+  });
+
+  it("goes Ready once the backend reports it whole, and never repairs one being deleted", () => {
+    const repairing = settle(aCluster(), incomplete).cluster;
+    expect(settle(repairing, readyAt("1.33.3")).cluster.status?.phase).toBe("Ready");
+    const deleting = deleted(settle(aCluster(), readyAt("1.33.3")).cluster);
+    const result = stepClusterWrites(
+      input(deleting, {
+        exists: true,
+        phase: "deleting",
+        version: "1.33.3",
+        incomplete: missing,
+      }),
+    );
+    expect(result.commands.some((command) => command.kind === "create")).toBe(false);
+  });
+});
