@@ -329,6 +329,7 @@ describe("other providers' Clusters", () => {
     (await custom.getNamespacedCustomObject({ ...RESOURCES.Cluster, namespace, name })) as Cluster;
   /** What the owner writes, as openMCP's workspace runtime does: phase Ready and a condition of its own. */
   const ownerStatus = (round: number) => ({
+    observedGeneration: 1,
     phase: "Ready",
     conditions: [
       {
