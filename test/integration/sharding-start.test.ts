@@ -1,7 +1,8 @@
 /**
  * Sharded replicas that start together, as operators run them (`run --sharding`, the default Lease
- * timings): 30 Clusters wait on a real API server, then three processes start at the same moment. Each
- * waits for the ring to settle before it works: each joins knowing all three, and from the backend
+ * timings): 30 Clusters wait on a real API server, then three processes start a few seconds apart, as a
+ * Deployment's pods do (each more than a retry period after the one before, so the first would have
+ * believed itself alone had it not waited for the ring to settle). Each waits for the ring to settle before it works: each joins knowing all three, and from the backend
  * journal no Cluster is worked on by two replicas at once, none is handed from one replica to another
  * while the ring forms, and every Cluster is Ready and created once. Then a fourth replica joins the
  * established ring: exactly the Clusters that rendezvous hashing gives it move, each once, to it.
@@ -10,6 +11,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import type { CustomObjectsApi } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LABELS } from "../../src/api/constants.ts";
@@ -39,6 +41,8 @@ const NAMES = ["a", "b", "c"];
 const TIMING = DEFAULT_LEASE_TIMING;
 /** Replicas whose Leases are created within the quiet window of each other meet before any works. */
 const QUIET_MS = settleTimingFor(TIMING).quietMs;
+/** Between the replicas' starts: more than a retry period, less than the quiet window. */
+const STAGGER_MS = 2_500;
 const folder = mkdtempSync(join(tmpdir(), "sharding-start-"));
 
 let controlPlane: ControlPlane;
@@ -117,9 +121,12 @@ function firstCalls(): Map<string, number> {
 
 const journal = () => readJournals(replicas.map((replica) => journalOf(folder, replica.name)));
 
-describe("three sharded replicas started at once on 30 waiting Clusters", () => {
+describe("three sharded replicas started seconds apart on 30 waiting Clusters", () => {
   it("join knowing each other, never work on one Cluster together nor hand one over, and make every Cluster Ready once", async () => {
-    replicas.push(...(await Promise.all(NAMES.map(startReplica))));
+    for (const [i, name] of NAMES.entries()) {
+      if (i > 0) await sleep(STAGGER_MS);
+      replicas.push(await startReplica(name));
+    }
     const [first] = replicas as [ShardedReplica];
     await eventually(
       async () =>
@@ -129,14 +136,10 @@ describe("three sharded replicas started at once on 30 waiting Clusters", () => 
       { what: "every Cluster Ready", timeoutMs: 300_000, intervalMs: 1_000 },
     );
     for (const replica of replicas) expect(replica.exitedAt, `${replica.name} exited`).toBeUndefined();
-
-    // Started together: their Leases were created within the quiet window of each other (else this
-    // machine could not start three processes in that time, and what follows need not hold).
-    const acquiredAt = [...(await memberLeases()).values()].map((lease) => lease.acquiredAt);
-    expect(acquiredAt).toHaveLength(NAMES.length);
-    const spreadMs = Math.max(...acquiredAt) - Math.min(...acquiredAt);
-    expect(spreadMs, "Leases created within the quiet window").toBeLessThan(QUIET_MS);
-    // So each joined (found its own Lease in a list, the ring settled) knowing all three.
+    const acquiredAt = [...(await memberLeases()).values()]
+      .map((lease) => lease.acquiredAt)
+      .sort((x, y) => x - y);
+    const gapsMs = acquiredAt.slice(1).map((at, i) => at - (acquiredAt[i] as number));
     const joined = logged("joined the shard ring");
     const calls = journal();
     const moves = handovers(calls);
@@ -144,13 +147,19 @@ describe("three sharded replicas started at once on 30 waiting Clusters", () => 
     const firstCall = firstCalls();
     // For the README: the handovers, and how long a start took, to the first call about a Cluster.
     console.info(
-      `Leases created within ${spreadMs} ms; ${moves.length} handovers of ${new Set(moves.map((move) => move.cluster)).size} Clusters; ` +
+      `Leases created ${gapsMs.join(" and ")} ms apart; ${moves.length} handovers of ${new Set(moves.map((move) => move.cluster)).size} Clusters; ` +
         NAMES.map((name) => {
           const from = leaseCreated.get(name)?.at ?? 0;
           const spawned = spawnedAt.get(name) ?? 0;
           return `${name}: Lease ${from - spawned} ms after spawn, joined ${(joined.get(name)?.at ?? 0) - from} ms after it, first call ${(firstCall.get(name) ?? 0) - spawned} ms after spawn`;
         }).join("; "),
     );
+    // Started together: each Lease was created within the quiet window of the one before (else this
+    // machine could not start the processes in that time, and what follows need not hold).
+    expect(acquiredAt).toHaveLength(NAMES.length);
+    for (const gap of gapsMs)
+      expect(gap, "Leases created within the quiet window of each other").toBeLessThan(QUIET_MS);
+    // So each joined (found its own Lease in a list, the ring settled) knowing all three.
     for (const name of NAMES)
       expect(joined.get(name)?.members?.map(nameOfIdentity), `${name} joined knowing`).toEqual(NAMES);
     expect(overlappingCalls(calls)).toEqual([]);
@@ -166,8 +175,13 @@ describe("three sharded replicas started at once on 30 waiting Clusters", () => 
   }, 420_000);
 
   it("give a fourth replica joining later exactly the Clusters rendezvous hashing moves to it, each once", async () => {
-    const handedBefore = handovers(journal()).length;
+    // The ring of three has formed (each joined; the Clusters it took were handed to it then).
+    await eventually(() => expect([...logged("joined the shard ring").keys()].sort()).toEqual(NAMES), {
+      what: "the three to have joined",
+      timeoutMs: 60_000,
+    });
     const d = await startReplica("d");
+    const dSpawned = spawnedAt.get("d") ?? 0;
     replicas.push(d);
     const leases = await eventually(
       async () => {
@@ -185,7 +199,7 @@ describe("three sharded replicas started at once on 30 waiting Clusters", () => 
     // The Clusters that became d's are handed to it when it joins (each is looked at again by its new owner).
     const moves = await eventually(
       () => {
-        const found = handovers(journal()).slice(handedBefore);
+        const found = handovers(journal()).filter((move) => move.at >= dSpawned);
         expect(found.map((move) => move.to).every((to) => to === "d")).toBe(true);
         expect(new Set(found.map((move) => move.cluster)).size).toBe(toD.length);
         return found;
