@@ -18,6 +18,8 @@ import { RESOURCES } from "../src/api/constants.ts";
 import { startControlPlane } from "../src/controlplane/control-plane.ts";
 import { reuseConnections } from "../src/runtime/connection-reuse.ts";
 import { installingCrds } from "../src/runtime/install-crds.ts";
+import { DEFAULT_LEASE_TIMING } from "../src/runtime/lease.ts";
+import { settleTimingFor } from "../src/runtime/sharding/settling.ts";
 import { benchWorld, clusterBody, pool } from "./bench-clusters.ts";
 import {
   cpuSeconds,
@@ -67,13 +69,15 @@ for (const replicas of values.replicas.split(",").map(Number)) {
       "--log-level=error",
     ];
     for (let i = 0; i < replicas; i++) engines.push(await startEngineProcess(main, args, nodeOptions));
-    // The ring settled: every replica sees all and has been acknowledged (its share owned, none waiting).
+    // Every replica sees all.
     for (;;) {
       const texts = await Promise.all(engines.map((engine) => engine.metrics()));
       if (texts.every((text) => sum(text, "openmcp_engine_shard_members") === replicas)) break;
       await sleep(200);
     }
-    await sleep(2 * 2_000); // two retry periods: acknowledgements published and read
+    // The ring settled (members unchanged for the quiet window: every replica joined), then two retry
+    // periods: acknowledgements published and read.
+    await sleep(settleTimingFor(DEFAULT_LEASE_TIMING).quietMs + 2 * DEFAULT_LEASE_TIMING.retryPeriodMs);
 
     const pids = engines.map((engine) => engine.child.pid ?? 0);
     const cpuBefore = pids.map((pid) => cpuSeconds([pid]));

@@ -17,6 +17,7 @@ import {
 } from "../lease.ts";
 import { apiStatusOf, errorMessage, type Logger, silentLogger } from "../logger.ts";
 import { acknowledgedAnnotation, LeaseObservations, memberLeaseName } from "./membership.ts";
+import { MembershipSettling, type SettleTiming, settleTimingFor } from "./settling.ts";
 import {
   mayAcknowledge,
   mayWork,
@@ -37,6 +38,8 @@ export interface ShardRingOptions {
   /** Unique per replica process, e.g. the pod name with a random suffix. */
   readonly identity: string;
   readonly timing?: LeaseTiming;
+  /** How long a joining replica waits for the ring to settle (default: {@link settleTimingFor} the timing). */
+  readonly settle?: SettleTiming;
   readonly clock?: Clock;
   readonly log?: Logger;
   /** Called once if this replica could not renew its Lease within the deadline; it has stopped working. */
@@ -52,10 +55,11 @@ const FORGET_AFTER_DURATIONS = 4;
 /**
  * Flow, every retry period: list the ring's Leases → peers whose record stayed the same for a lease
  * duration (our clock) or that are gone or released drop out, new ones join → until a list begun at
- * least a retry period after we created our Lease shows it, we are not joined and start nothing (see
- * shard-view.ts: a list made before our Lease existed may miss a peer starting with us; the retry
- * period lets replicas started together all see each other first, so no key moves while the ring
- * forms) → the gate stops starting keys that leave us → once no work on them is in flight, our Lease
+ * least a retry period after we created our Lease shows it, and the live members have stayed the same
+ * for the settle window (settling.ts; at most its bound after the create), we are not joined and start
+ * nothing (shard-view.ts: a list made before our Lease existed may miss a peer starting with us; the
+ * settle window lets replicas started together all see each other first, so no key moves while the
+ * ring forms) → the gate stops starting keys that leave us → once no work on them is in flight, our Lease
  * is renewed with the live members as our acknowledged view (else renewed with the old one) → keys
  * that became ours are handed to the controllers. Only a list that succeeded changes the members, so an API outage never makes peers
  * look dead to us while we still work.
@@ -73,6 +77,8 @@ export class ShardRing {
   readonly #log: Logger;
   readonly #leaseName: string;
   readonly #observations: LeaseObservations;
+  readonly #settle: SettleTiming;
+  readonly #settling: MembershipSettling;
   readonly #listeners: ShardListener[] = [];
   /** Keys with work in flight, counted (two controllers may work on one key). */
   readonly #inFlight = new Map<string, number>();
@@ -83,6 +89,8 @@ export class ShardRing {
   #renewedAt: number | undefined;
   /** When (our clock) our Lease was last created: a list begun a retry period later makes us joined. */
   #createdAt: number | undefined;
+  /** Whether the ring has settled since our Lease was last created (then it stays so). */
+  #settled = false;
   #timer: TimerHandle | undefined;
   #deadline: TimerHandle | undefined;
   #ticking: Promise<void> | undefined;
@@ -99,6 +107,8 @@ export class ShardRing {
     this.#leaseName = memberLeaseName(options.ring, options.identity);
     this.#log = (options.log ?? silentLogger).with({ shardLease: `${options.namespace}/${this.#leaseName}` });
     this.#observations = new LeaseObservations(options.identity);
+    this.#settle = options.settle ?? settleTimingFor(this.#timing);
+    this.#settling = new MembershipSettling(this.#settle);
     this.#view = notJoined(options.identity);
     if (options.identity.includes(",") || options.identity === "")
       throw new Error(`shard identity "${options.identity}" must be non-empty and contain no comma`);
@@ -195,14 +205,21 @@ export class ShardRing {
       const peers = this.#observations.update(leases, startedAt, this.#timing.leaseDurationMs);
       const live = peers.filter((peer) => peer.live);
       const wasJoined = this.#view.joined;
+      const members = [this.identity, ...live.map((peer) => peer.identity)].sort();
+      if (this.#settling.observe(members, startedAt) && !wasJoined && this.#createdAt !== undefined)
+        this.#log.info("the shard ring changed while joining; waiting for it to settle", { members });
       this.#set({
         ...this.#view,
-        joined: this.#showsOwnLease(leases, startedAt),
-        members: [this.identity, ...live.map((peer) => peer.identity)].sort(),
+        joined: this.#showsOwnLease(leases, startedAt) && this.#hasSettled(startedAt),
+        members,
         peers: new Map(live.map((peer) => [peer.identity, peer.acknowledged])),
       });
       if (this.#view.joined && !wasJoined)
-        this.#log.info("joined the shard ring", { identity: this.identity, members: this.#view.members });
+        this.#log.info("joined the shard ring", {
+          identity: this.identity,
+          members,
+          waitedMs: startedAt - (this.#createdAt ?? startedAt),
+        });
       // What the live members take from us is no longer started (the gate reads `members`); once none
       // of it is in flight, we acknowledge them.
       const acknowledge = mayAcknowledge(this.#view, this.#inFlight.keys())
@@ -241,6 +258,13 @@ export class ShardRing {
     return leases.some(
       (lease) => lease.metadata.name === this.#leaseName && lease.spec?.holderIdentity === this.identity,
     );
+  }
+
+  /** Whether the ring has settled by a list begun at `listedAt` since our Lease was created (latched: later changes move keys, they do not stop us). */
+  #hasSettled(listedAt: number): boolean {
+    if (this.#createdAt === undefined) return false;
+    this.#settled ||= this.#settling.settled(listedAt, this.#createdAt);
+    return this.#settled;
   }
 
   /** Past the renew deadline: stop at once (the gate already refuses), and say so once. */
@@ -318,9 +342,12 @@ export class ShardRing {
     })) as Lease;
     // Created anew (first round, or ours went): not joined until a list a retry period later shows it.
     this.#createdAt = this.#clock.now();
+    this.#settled = false;
     this.#log.info("created the membership lease; waiting to see the ring", {
       identity: this.identity,
       members: acknowledged,
+      quietMs: this.#settle.quietMs,
+      maxWaitMs: this.#settle.maxWaitMs,
     });
   }
 

@@ -14,7 +14,10 @@
  * and that peer's may miss ours, so both would believe they are alone. A list that shows our Lease began
  * after it existed (lists are consistent reads), so it shows every peer whose Lease was created before
  * ours; a peer created after ours sees ours in its own such list. Of two replicas joining together at
- * least one therefore sees the other, and waits until the other has acknowledged it.
+ * least one therefore sees the other, and waits until the other has acknowledged it. The ring also
+ * holds `joined` back until the members it lists have settled (settling.ts), so that replicas started
+ * seconds apart all see each other before any works, and no key moves while the ring forms; that wait
+ * only delays work, the rules here do not depend on it.
  */
 import { ownerOf } from "./rendezvous.ts";
 
@@ -23,7 +26,7 @@ export interface ShardView {
   readonly self: string;
   /** Whether this replica holds its Lease (created, and renewed within the deadline); if not, no work at all. */
   readonly healthy: boolean;
-  /** Whether a list of the ring has shown this replica's own Lease (every peer created before it is in `members`). */
+  /** Whether a list of the ring has shown this replica's own Lease (every peer created before it is in `members`), and the ring has settled. */
   readonly joined: boolean;
   /** Live members as this replica sees them, itself included, sorted. */
   readonly members: readonly string[];
