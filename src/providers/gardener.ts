@@ -10,7 +10,7 @@ import {
   PatchStrategy,
   setHeaderOptions,
 } from "@kubernetes/client-node";
-import type { ClusterObservation, ClusterTarget } from "../api/backend.ts";
+import type { BackendCondition, ClusterObservation, ClusterTarget } from "../api/backend.ts";
 import type {
   AdminAccess,
   BackendContext,
@@ -24,11 +24,13 @@ import { BACKEND_CONTRACT_VERSION } from "../api/backend-contract.ts";
 import { type Clock, systemClock } from "../api/clock.ts";
 import type { SupportedVersion } from "../api/cluster-profile.ts";
 import type { JsonObject } from "../api/common.ts";
+import { RESOURCES } from "../api/constants.ts";
 import { apiStatusOf, errorMessage, isNotFound } from "../api/error-message.ts";
 import { type Logger, silentLogger } from "../api/logger.ts";
 import type { ProviderConfig } from "../api/provider-config.ts";
 import { writeFileAtomicallySync } from "../controlplane/atomic-file.ts";
 import { type KubeconfigAccess, type KubeconfigSecretRef, readKubeconfigSecret } from "./existing.ts";
+import { ClusterConfigError } from "./gardener-cluster-configs.ts";
 import { type GardenerSettings, gardenerSettings, templateCloudProfile } from "./gardener-settings.ts";
 import {
   desiredShoot,
@@ -89,13 +91,22 @@ interface Garden {
  * subresource for a short-lived kubeconfig; `trustOidcIssuers` writes a structured authentication ConfigMap
  * in the project namespace and references it from the Shoot's kube-apiserver settings.
  *
+ * The Shoot carries the Cluster's `openmcp.cloud/project` and `openmcp.cloud/workspace` labels and its
+ * `metadata.open-control-plane.io/*` labels and annotations; the Cluster's ClusterConfigs (`target.clusterConfigs`,
+ * kind {@link GARDENER_CLUSTER_CONFIG_RESOURCE}) are applied last (see `applyClusterConfigs`), and the condition
+ * `ShootClusterConfigs` says whether they can be.
+ *
  * Guarantees: one Shoot per Cluster (a deterministic name, annotated with the Cluster's uid: a Shoot of
  * another Cluster is never adopted); Gardener's refusals are passed on with Gardener's message; no
- * kubeconfig, key or token in an observation, a log or an error.
+ * kubeconfig, key or token in an observation, a log or an error. The garden's kubeconfig is read from its Secret
+ * on every call and clients are made from what was read, so a rotated Secret is used from the next call on, and
+ * a revoked credential is never kept.
  */
 export class GardenerBackend implements ClusterBackend {
   readonly name = "gardener";
   readonly capabilities = { adminAccess: true, oidc: true } as const;
+  /** The kind the names in a Cluster's `spec.clusterConfigs` refer to; the runtime reads them into `target.clusterConfigs`. */
+  readonly clusterConfigResource = GARDENER_CLUSTER_CONFIG_RESOURCE;
   readonly #readSecret: SecretReader;
   readonly #stateFile: string;
   readonly #clock: Clock;
@@ -190,28 +201,41 @@ export class GardenerBackend implements ClusterBackend {
       return { exists: false };
     }
     const observation = shootObservation(shoot);
-    return this.#outOfDate(target, record, shoot) ? { ...observation, outOfDate: true } : observation;
+    if (shoot.metadata.deletionTimestamp) return observation;
+    const { outOfDate, configs } = this.#compare(target, record, shoot);
+    return {
+      ...observation,
+      conditions: [...(observation.conditions ?? []), configs],
+      ...(outOfDate ? { outOfDate: true } : {}),
+    };
   }
 
   /**
    * Whether the Shoot differs from what the Cluster and its ProviderConfig ask now (template, copied labels and
-   * annotations) at the version it has, so that an update would change it. Not when the very patch was applied
-   * already and Gardener has taken it in (its generation moved on) yet the difference stays: then Gardener
-   * changes it back, and patching again would only loop.
+   * annotations, ClusterConfigs) at the version it has, so that an update would change it, and the
+   * `ShootClusterConfigs` condition. Not out of date when the very patch was applied already and Gardener has taken
+   * it in (its generation moved on) yet the difference stays: then Gardener changes it back, and patching again
+   * would only loop; nor when a ClusterConfig cannot be applied (the condition says why; an update could not help).
    */
-  #outOfDate(target: ClusterTarget, record: ShootRecord, shoot: Shoot): boolean {
-    if (shoot.metadata.deletionTimestamp) return false;
+  #compare(
+    target: ClusterTarget,
+    record: ShootRecord,
+    shoot: Shoot,
+  ): { readonly outOfDate: boolean; readonly configs: BackendCondition } {
     let changes: JsonObject | undefined;
+    let configs = clusterConfigsCondition(target);
     try {
       const settings = gardenerSettings(target.settings, target.providerConfig);
       const version = shoot.spec.kubernetes?.version ?? record.version;
       changes = shootChanges(shoot, desiredShoot(target, settings, record.namespace, version));
-    } catch {
-      return false; // no settings (the ProviderConfig is gone) or nothing an update could do
+    } catch (error) {
+      if (error instanceof ClusterConfigError) configs = clusterConfigsCondition(target, error);
+      // else no settings (the ProviderConfig is gone) or nothing an update could do
+      return { outOfDate: false, configs };
     }
-    if (!changes) return false;
+    if (!changes) return { outOfDate: false, configs };
     const last = this.#lastPatches.get(target.uid);
-    if (patchWorthSending(changes, last, shoot.metadata.generation ?? 0)) return true;
+    if (patchWorthSending(changes, last, shoot.metadata.generation ?? 0)) return { outOfDate: true, configs };
     if (last && !last.warned) {
       this.#lastPatches.set(target.uid, { ...last, warned: true }); // said once, not on every look
       this.#log.warn("Shoot keeps differing from its template after it was patched; not patching again", {
@@ -219,7 +243,7 @@ export class GardenerBackend implements ClusterBackend {
         fields: Object.keys(changes).join(","),
       });
     }
-    return false;
+    return { outOfDate: false, configs };
   }
 
   async create(target: ClusterTarget, version: string): Promise<void> {
@@ -511,6 +535,34 @@ export class GardenerBackend implements ClusterBackend {
       JSON.stringify({ shoots: [...this.#records.values()] }, null, 2),
     );
   }
+}
+
+/** The kind of the objects a Cluster names in `spec.clusterConfigs` for this backend: openMCP's Gardener ClusterConfig. */
+export const GARDENER_CLUSTER_CONFIG_RESOURCE = RESOURCES.ClusterConfig;
+
+/**
+ * `ShootClusterConfigs`: True when the Cluster's ClusterConfigs (if any) apply to its Shoot; False with reason
+ * `ClusterConfigNotFound` or `InvalidClusterConfig` and a message naming the ClusterConfig when they do not.
+ */
+function clusterConfigsCondition(target: ClusterTarget, error?: ClusterConfigError): BackendCondition {
+  const type = "ShootClusterConfigs";
+  if (error)
+    return {
+      type,
+      status: "False",
+      reason: error.kind === "NotFound" ? "ClusterConfigNotFound" : "InvalidClusterConfig",
+      message: error.message,
+    };
+  const names = (target.clusterConfigs ?? []).map((c) => c.name);
+  return {
+    type,
+    status: "True",
+    reason: "Applied",
+    message:
+      names.length === 0
+        ? "the Cluster names no ClusterConfigs"
+        : `ClusterConfigs ${names.join(", ")} apply to the Shoot`,
+  };
 }
 
 /** Whether `shoot` was made for the Cluster with `uid`. */
