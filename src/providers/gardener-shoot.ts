@@ -4,6 +4,7 @@
  */
 
 import { createHash } from "node:crypto";
+import { isDeepStrictEqual } from "node:util";
 import type { BackendCondition, ClusterObservation, ClusterTarget } from "../api/backend.ts";
 import type { JsonObject, ObjectMeta } from "../api/common.ts";
 import { COPIED_METADATA_PREFIX, ENGINE_GROUP } from "../api/constants.ts";
@@ -119,6 +120,12 @@ export function desiredShoot(
   );
 }
 
+/**
+ * Spec lists the template and the ClusterConfigs own whole (Gardener defaults nothing inside their entries): compared
+ * exactly, so a field a ClusterConfig no longer sets (an extension's `disabled`) goes from the Shoot too.
+ */
+const EXACT_SPEC_LISTS = ["extensions", "resources"] as const;
+
 /** Whether every value `wanted` sets is in `stored` (what Gardener defaulted beside it does not count). */
 export function containedIn(wanted: unknown, stored: unknown): boolean {
   if (Array.isArray(wanted)) {
@@ -137,7 +144,8 @@ export function containedIn(wanted: unknown, stored: unknown): boolean {
 
 /**
  * The JSON merge patch (RFC 7386) that brings `stored` to `desired`, or `undefined` when nothing differs: only the
- * template's top-level spec fields that differ (Gardener's defaults beside them stay), the version, and openMCP's
+ * template's top-level spec fields that differ (Gardener's defaults beside them stay; `extensions` and `resources`
+ * compared exactly, see {@link EXACT_SPEC_LISTS}), the version, and openMCP's
  * copied labels and annotations (set, changed, or removed when the Cluster no longer has them). Throws when the
  * version would go down: Gardener cannot downgrade, and neither does the engine.
  */
@@ -145,7 +153,10 @@ export function shootChanges(stored: Shoot, desired: Shoot): JsonObject | undefi
   const spec: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(desired.spec)) {
     if (key === "kubernetes") continue;
-    if (!containedIn(value, stored.spec[key])) spec[key] = value as JsonObject;
+    const same = (EXACT_SPEC_LISTS as readonly string[]).includes(key)
+      ? isDeepStrictEqual(value, stored.spec[key])
+      : containedIn(value, stored.spec[key]);
+    if (!same) spec[key] = value as JsonObject;
   }
   const running = stored.spec.kubernetes?.version;
   const wanted = desired.spec.kubernetes?.version;

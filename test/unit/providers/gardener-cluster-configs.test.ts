@@ -182,6 +182,19 @@ describe("applyClusterConfigs", () => {
     );
   });
 
+  it("makes a field a ClusterConfig no longer sets inside an extension a change (extensions compared exactly)", () => {
+    const stored = shootWith(config("c", { extensions: [{ type: "shoot-oidc-service", disabled: true }] }));
+    const wanted = shootWith(config("c", { extensions: [{ type: "shoot-oidc-service" }] }));
+    expect(shootChanges(stored, wanted)).toEqual({
+      spec: {
+        extensions: [
+          { type: "shoot-dns-service", providerConfig: { zone: "a" } },
+          { type: "shoot-oidc-service" },
+        ],
+      },
+    });
+  });
+
   it("makes a changed ClusterConfig a change of the stored Shoot, and an unchanged one none", () => {
     const stored = shootWith(config("c", { extensions: [{ type: "shoot-oidc-service" }] }));
     expect(
