@@ -74,6 +74,8 @@ interface ShootRecord {
 
 /** A garden: its kubeconfig and clients. */
 interface Garden {
+  /** The Secret the kubeconfig was read from (for messages). */
+  readonly secret: KubeconfigSecretRef;
   readonly access: KubeconfigAccess;
   readonly custom: CustomObjectsApi;
   readonly core: CoreV1Api;
@@ -193,7 +195,7 @@ export class GardenerBackend implements ClusterBackend {
         exists: true,
         phase: "provisioning",
         version: record.version,
-        message: gardenError(garden, `reading Shoot ${record.namespace}/${record.shoot}`, error).message,
+        message: (error as Error).message, // #readShoot says what failed
       };
     }
     if (!shoot || !ownedBy(shoot, target.uid)) {
@@ -500,6 +502,7 @@ export class GardenerBackend implements ClusterBackend {
   async #garden(ref: KubeconfigSecretRef, providerConfig: string): Promise<Garden> {
     const access = await readKubeconfigSecret(this.#readSecret, ref, providerConfig);
     return {
+      secret: ref,
       access,
       custom: access.kubeConfig.makeApiClient(CustomObjectsApi),
       core: access.kubeConfig.makeApiClient(CoreV1Api),
@@ -578,10 +581,21 @@ function conflict(shoot: Shoot, target: ClusterTarget): Error {
   );
 }
 
-/** An error of a garden call, with Gardener's own message (its validation and admission say what is wrong). */
+/**
+ * An error of a garden call, with Gardener's own message (its validation and admission say what is wrong); a 401
+ * names the Secret whose credential the garden no longer takes (revoked or expired: the next call reads it again).
+ */
 function gardenError(garden: Garden, what: string, error: unknown): Error {
   const status = apiStatusOf(error);
+  if (status?.code === 401) {
+    const secret = `${garden.secret.namespace}/${garden.secret.name}`;
+    return new Error(
+      `the garden at ${garden.access.server} refused the credential of the kubeconfig in Secret ${secret} while ${what} (401 Unauthorized): it was revoked or has expired; put a valid kubeconfig into the Secret, the next call reads it`,
+      { cause: error },
+    );
+  }
   if (status?.message) return new Error(`Gardener refused ${what}: ${status.message}`, { cause: error });
+  if (status) return new Error(`Gardener refused ${what}: HTTP ${status.code}`, { cause: error });
   return new Error(`garden at ${garden.access.server} unreachable while ${what}: ${short(error)}`, {
     cause: error,
   });
