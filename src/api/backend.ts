@@ -21,7 +21,18 @@ export interface ClusterTarget {
    */
   readonly labels?: Readonly<Record<string, string>>;
   readonly annotations?: Readonly<Record<string, string>>;
+  /**
+   * The Cluster's `spec.clusterConfigs` as the runtime read them (contract 1.3), in the Cluster's order, for a
+   * backend that declares which kind they are (`clusterConfigResource`): each named object's `spec`, or `found:
+   * false` when no such object exists in the Cluster's namespace. Absent when the Cluster names none.
+   */
+  readonly clusterConfigs?: readonly ResolvedClusterConfig[];
 }
+
+/** One entry of a Cluster's `spec.clusterConfigs`, read from the management cluster by the runtime. */
+export type ResolvedClusterConfig =
+  | { readonly name: string; readonly found: true; readonly spec: JsonObject }
+  | { readonly name: string; readonly found: false };
 
 /**
  * A condition a backend reports about its cluster (contract 1.1), shown as it is among the Cluster's conditions:

@@ -21,6 +21,13 @@ export const INFRASTRUCTURE_VERSION = "v1alpha1";
 /** `apiVersion` of the engine's infrastructure kinds. */
 export const INFRASTRUCTURE_API_VERSION = `${INFRASTRUCTURE_GROUP}/${INFRASTRUCTURE_VERSION}`;
 
+/** API group of openMCP's Gardener provider's own kinds (ClusterConfig), which the `gardener` backend serves too. */
+export const GARDENER_CLUSTERS_GROUP = "gardener.clusters.openmcp.cloud";
+/** The only served version of {@link GARDENER_CLUSTERS_GROUP}. */
+export const GARDENER_CLUSTERS_VERSION = "v1alpha1";
+/** `apiVersion` of openMCP's Gardener provider's kinds. */
+export const GARDENER_CLUSTERS_API_VERSION = `${GARDENER_CLUSTERS_GROUP}/${GARDENER_CLUSTERS_VERSION}`;
+
 /** Kinds and their plural resource names, as served by our CRDs. */
 export const RESOURCES = {
   Cluster: { group: CLUSTERS_GROUP, version: CLUSTERS_VERSION, plural: "clusters", namespaced: true },
@@ -71,6 +78,12 @@ export const RESOURCES = {
     group: INFRASTRUCTURE_GROUP,
     version: INFRASTRUCTURE_VERSION,
     plural: "clusterendpoints",
+    namespaced: true,
+  },
+  ClusterConfig: {
+    group: GARDENER_CLUSTERS_GROUP,
+    version: GARDENER_CLUSTERS_VERSION,
+    plural: "clusterconfigs",
     namespaced: true,
   },
 } as const;

@@ -4,10 +4,12 @@
  */
 
 import { createHash } from "node:crypto";
+import { isDeepStrictEqual } from "node:util";
 import type { BackendCondition, ClusterObservation, ClusterTarget } from "../api/backend.ts";
 import type { JsonObject, ObjectMeta } from "../api/common.ts";
 import { COPIED_METADATA_PREFIX, ENGINE_GROUP } from "../api/constants.ts";
 import { compareVersions } from "../machines/cluster/kubernetes-version.ts";
+import { applyClusterConfigs } from "./gardener-cluster-configs.ts";
 import type { GardenerSettings } from "./gardener-settings.ts";
 
 /** Labels and annotations the backend reads or writes. */
@@ -20,6 +22,9 @@ export const GARDENER_KEYS = {
   /** Gardener refuses to delete a Shoot without it (the DeletionConfirmation admission plugin). */
   deletionConfirmation: "confirmation.gardener.cloud/deletion",
 } as const;
+
+/** Labels of a Cluster that openMCP's Gardener provider puts on its Shoot as they are: the openMCP project and workspace. */
+export const SHOOT_COPIED_LABELS = ["openmcp.cloud/project", "openmcp.cloud/workspace"] as const;
 
 /** A Shoot as the backend reads it (only the fields it looks at). */
 export interface Shoot {
@@ -66,14 +71,24 @@ export function shootName(target: ClusterTarget): string {
   return name;
 }
 
-/** `metadata.open-control-plane.io/*` entries of a map: what openMCP copies along. */
-function copied(map: Readonly<Record<string, string>> | undefined): Record<string, string> {
-  return Object.fromEntries(
-    Object.entries(map ?? {}).filter(([key]) => key.startsWith(COPIED_METADATA_PREFIX)),
+/** Whether a label (`label`) or annotation of a Cluster goes onto its Shoot: `metadata.open-control-plane.io/*`, and the project and workspace labels. */
+function isCopied(key: string, label: boolean): boolean {
+  return (
+    key.startsWith(COPIED_METADATA_PREFIX) ||
+    (label && (SHOOT_COPIED_LABELS as readonly string[]).includes(key))
   );
 }
 
-/** The Shoot the engine wants for `target` at `version`: the template, the version, openMCP's metadata, and who it is for. */
+/** The entries of a Cluster's label (`label`) or annotation map that openMCP copies along to the Shoot. */
+function copied(map: Readonly<Record<string, string>> | undefined, label: boolean): Record<string, string> {
+  return Object.fromEntries(Object.entries(map ?? {}).filter(([key]) => isCopied(key, label)));
+}
+
+/**
+ * The Shoot the engine wants for `target` at `version`: the template, the version, openMCP's metadata, who it is
+ * for, and the Cluster's ClusterConfigs applied last. Throws a `ClusterConfigError` naming the ClusterConfig that
+ * cannot be applied.
+ */
 export function desiredShoot(
   target: ClusterTarget,
   settings: GardenerSettings,
@@ -81,23 +96,35 @@ export function desiredShoot(
   version: string,
 ): Shoot {
   const template = settings.template as JsonObject & { kubernetes?: JsonObject };
-  return {
+  const shoot: Shoot = {
     apiVersion: "core.gardener.cloud/v1beta1",
     kind: "Shoot",
     metadata: {
       name: shootName(target),
       namespace,
-      labels: { ...settings.labels, ...copied(target.labels) },
+      labels: { ...settings.labels, ...copied(target.labels, true) },
       annotations: {
         ...settings.annotations,
-        ...copied(target.annotations),
+        ...copied(target.annotations, false),
         [GARDENER_KEYS.clusterAnnotation]: `${target.namespace}/${target.name}`,
         [GARDENER_KEYS.clusterUidAnnotation]: target.uid,
       },
     },
     spec: { ...template, kubernetes: { ...template.kubernetes, version } },
   };
+  return applyClusterConfigs(
+    shoot,
+    target.clusterConfigs,
+    { namespace: target.namespace, cluster: target.name },
+    [GARDENER_KEYS.clusterAnnotation, GARDENER_KEYS.clusterUidAnnotation],
+  );
 }
+
+/**
+ * Spec lists the template and the ClusterConfigs own whole (Gardener defaults nothing inside their entries): compared
+ * exactly, so a field a ClusterConfig no longer sets (an extension's `disabled`) goes from the Shoot too.
+ */
+const EXACT_SPEC_LISTS = ["extensions", "resources"] as const;
 
 /** Whether every value `wanted` sets is in `stored` (what Gardener defaulted beside it does not count). */
 export function containedIn(wanted: unknown, stored: unknown): boolean {
@@ -117,7 +144,8 @@ export function containedIn(wanted: unknown, stored: unknown): boolean {
 
 /**
  * The JSON merge patch (RFC 7386) that brings `stored` to `desired`, or `undefined` when nothing differs: only the
- * template's top-level spec fields that differ (Gardener's defaults beside them stay), the version, and openMCP's
+ * template's top-level spec fields that differ (Gardener's defaults beside them stay; `extensions` and `resources`
+ * compared exactly, see {@link EXACT_SPEC_LISTS}), the version, and openMCP's
  * copied labels and annotations (set, changed, or removed when the Cluster no longer has them). Throws when the
  * version would go down: Gardener cannot downgrade, and neither does the engine.
  */
@@ -125,7 +153,10 @@ export function shootChanges(stored: Shoot, desired: Shoot): JsonObject | undefi
   const spec: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(desired.spec)) {
     if (key === "kubernetes") continue;
-    if (!containedIn(value, stored.spec[key])) spec[key] = value as JsonObject;
+    const same = (EXACT_SPEC_LISTS as readonly string[]).includes(key)
+      ? isDeepStrictEqual(value, stored.spec[key])
+      : containedIn(value, stored.spec[key]);
+    if (!same) spec[key] = value as JsonObject;
   }
   const running = stored.spec.kubernetes?.version;
   const wanted = desired.spec.kubernetes?.version;
@@ -139,8 +170,8 @@ export function shootChanges(stored: Shoot, desired: Shoot): JsonObject | undefi
     spec.kubernetes = { ...(spec.kubernetes as JsonObject), version: wanted };
   }
   const metadata: Record<string, unknown> = {};
-  const labels = mapChanges(stored.metadata.labels, desired.metadata.labels);
-  const annotations = mapChanges(stored.metadata.annotations, desired.metadata.annotations);
+  const labels = mapChanges(stored.metadata.labels, desired.metadata.labels, true);
+  const annotations = mapChanges(stored.metadata.annotations, desired.metadata.annotations, false);
   if (labels) metadata.labels = labels;
   if (annotations) metadata.annotations = annotations;
   if (Object.keys(spec).length === 0 && Object.keys(metadata).length === 0) return undefined;
@@ -171,15 +202,16 @@ export function patchWorthSending(
   return !(last !== undefined && last.changes === JSON.stringify(changes) && generation >= last.generation);
 }
 
-/** Merge-patch entries for a label or annotation map: desired values that differ, `null` for copied keys that went. */
+/** Merge-patch entries for a label (`label`) or annotation map: desired values that differ, `null` for copied keys that went. */
 function mapChanges(
   stored: Readonly<Record<string, string>> | undefined,
   desired: Readonly<Record<string, string>> | undefined,
+  label: boolean,
 ): Record<string, string | null> | undefined {
   const changes: Record<string, string | null> = {};
   for (const [key, value] of Object.entries(desired ?? {})) if (stored?.[key] !== value) changes[key] = value;
   for (const key of Object.keys(stored ?? {}))
-    if (key.startsWith(COPIED_METADATA_PREFIX) && desired?.[key] === undefined) changes[key] = null;
+    if (isCopied(key, label) && desired?.[key] === undefined) changes[key] = null;
   return Object.keys(changes).length > 0 ? changes : undefined;
 }
 

@@ -10,7 +10,7 @@ import {
   PatchStrategy,
   setHeaderOptions,
 } from "@kubernetes/client-node";
-import type { ClusterObservation, ClusterTarget } from "../api/backend.ts";
+import type { BackendCondition, ClusterObservation, ClusterTarget } from "../api/backend.ts";
 import type {
   AdminAccess,
   BackendContext,
@@ -24,11 +24,13 @@ import { BACKEND_CONTRACT_VERSION } from "../api/backend-contract.ts";
 import { type Clock, systemClock } from "../api/clock.ts";
 import type { SupportedVersion } from "../api/cluster-profile.ts";
 import type { JsonObject } from "../api/common.ts";
+import { RESOURCES } from "../api/constants.ts";
 import { apiStatusOf, errorMessage, isNotFound } from "../api/error-message.ts";
 import { type Logger, silentLogger } from "../api/logger.ts";
 import type { ProviderConfig } from "../api/provider-config.ts";
 import { writeFileAtomicallySync } from "../controlplane/atomic-file.ts";
 import { type KubeconfigAccess, type KubeconfigSecretRef, readKubeconfigSecret } from "./existing.ts";
+import { ClusterConfigError } from "./gardener-cluster-configs.ts";
 import { type GardenerSettings, gardenerSettings, templateCloudProfile } from "./gardener-settings.ts";
 import {
   desiredShoot,
@@ -72,6 +74,8 @@ interface ShootRecord {
 
 /** A garden: its kubeconfig and clients. */
 interface Garden {
+  /** The Secret the kubeconfig was read from (for messages). */
+  readonly secret: KubeconfigSecretRef;
   readonly access: KubeconfigAccess;
   readonly custom: CustomObjectsApi;
   readonly core: CoreV1Api;
@@ -89,13 +93,22 @@ interface Garden {
  * subresource for a short-lived kubeconfig; `trustOidcIssuers` writes a structured authentication ConfigMap
  * in the project namespace and references it from the Shoot's kube-apiserver settings.
  *
+ * The Shoot carries the Cluster's `openmcp.cloud/project` and `openmcp.cloud/workspace` labels and its
+ * `metadata.open-control-plane.io/*` labels and annotations; the Cluster's ClusterConfigs (`target.clusterConfigs`,
+ * kind {@link GARDENER_CLUSTER_CONFIG_RESOURCE}) are applied last (see `applyClusterConfigs`), and the condition
+ * `ShootClusterConfigs` says whether they can be.
+ *
  * Guarantees: one Shoot per Cluster (a deterministic name, annotated with the Cluster's uid: a Shoot of
  * another Cluster is never adopted); Gardener's refusals are passed on with Gardener's message; no
- * kubeconfig, key or token in an observation, a log or an error.
+ * kubeconfig, key or token in an observation, a log or an error. The garden's kubeconfig is read from its Secret
+ * on every call and clients are made from what was read, so a rotated Secret is used from the next call on, and
+ * a revoked credential is never kept.
  */
 export class GardenerBackend implements ClusterBackend {
   readonly name = "gardener";
   readonly capabilities = { adminAccess: true, oidc: true } as const;
+  /** The kind the names in a Cluster's `spec.clusterConfigs` refer to; the runtime reads them into `target.clusterConfigs`. */
+  readonly clusterConfigResource = GARDENER_CLUSTER_CONFIG_RESOURCE;
   readonly #readSecret: SecretReader;
   readonly #stateFile: string;
   readonly #clock: Clock;
@@ -182,7 +195,7 @@ export class GardenerBackend implements ClusterBackend {
         exists: true,
         phase: "provisioning",
         version: record.version,
-        message: gardenError(garden, `reading Shoot ${record.namespace}/${record.shoot}`, error).message,
+        message: (error as Error).message, // #readShoot says what failed
       };
     }
     if (!shoot || !ownedBy(shoot, target.uid)) {
@@ -190,28 +203,41 @@ export class GardenerBackend implements ClusterBackend {
       return { exists: false };
     }
     const observation = shootObservation(shoot);
-    return this.#outOfDate(target, record, shoot) ? { ...observation, outOfDate: true } : observation;
+    if (shoot.metadata.deletionTimestamp) return observation;
+    const { outOfDate, configs } = this.#compare(target, record, shoot);
+    return {
+      ...observation,
+      conditions: [...(observation.conditions ?? []), configs],
+      ...(outOfDate ? { outOfDate: true } : {}),
+    };
   }
 
   /**
    * Whether the Shoot differs from what the Cluster and its ProviderConfig ask now (template, copied labels and
-   * annotations) at the version it has, so that an update would change it. Not when the very patch was applied
-   * already and Gardener has taken it in (its generation moved on) yet the difference stays: then Gardener
-   * changes it back, and patching again would only loop.
+   * annotations, ClusterConfigs) at the version it has, so that an update would change it, and the
+   * `ShootClusterConfigs` condition. Not out of date when the very patch was applied already and Gardener has taken
+   * it in (its generation moved on) yet the difference stays: then Gardener changes it back, and patching again
+   * would only loop; nor when a ClusterConfig cannot be applied (the condition says why; an update could not help).
    */
-  #outOfDate(target: ClusterTarget, record: ShootRecord, shoot: Shoot): boolean {
-    if (shoot.metadata.deletionTimestamp) return false;
+  #compare(
+    target: ClusterTarget,
+    record: ShootRecord,
+    shoot: Shoot,
+  ): { readonly outOfDate: boolean; readonly configs: BackendCondition } {
     let changes: JsonObject | undefined;
+    let configs = clusterConfigsCondition(target);
     try {
       const settings = gardenerSettings(target.settings, target.providerConfig);
       const version = shoot.spec.kubernetes?.version ?? record.version;
       changes = shootChanges(shoot, desiredShoot(target, settings, record.namespace, version));
-    } catch {
-      return false; // no settings (the ProviderConfig is gone) or nothing an update could do
+    } catch (error) {
+      if (error instanceof ClusterConfigError) configs = clusterConfigsCondition(target, error);
+      // else no settings (the ProviderConfig is gone) or nothing an update could do
+      return { outOfDate: false, configs };
     }
-    if (!changes) return false;
+    if (!changes) return { outOfDate: false, configs };
     const last = this.#lastPatches.get(target.uid);
-    if (patchWorthSending(changes, last, shoot.metadata.generation ?? 0)) return true;
+    if (patchWorthSending(changes, last, shoot.metadata.generation ?? 0)) return { outOfDate: true, configs };
     if (last && !last.warned) {
       this.#lastPatches.set(target.uid, { ...last, warned: true }); // said once, not on every look
       this.#log.warn("Shoot keeps differing from its template after it was patched; not patching again", {
@@ -219,7 +245,7 @@ export class GardenerBackend implements ClusterBackend {
         fields: Object.keys(changes).join(","),
       });
     }
-    return false;
+    return { outOfDate: false, configs };
   }
 
   async create(target: ClusterTarget, version: string): Promise<void> {
@@ -476,6 +502,7 @@ export class GardenerBackend implements ClusterBackend {
   async #garden(ref: KubeconfigSecretRef, providerConfig: string): Promise<Garden> {
     const access = await readKubeconfigSecret(this.#readSecret, ref, providerConfig);
     return {
+      secret: ref,
       access,
       custom: access.kubeConfig.makeApiClient(CustomObjectsApi),
       core: access.kubeConfig.makeApiClient(CoreV1Api),
@@ -513,6 +540,34 @@ export class GardenerBackend implements ClusterBackend {
   }
 }
 
+/** The kind of the objects a Cluster names in `spec.clusterConfigs` for this backend: openMCP's Gardener ClusterConfig. */
+export const GARDENER_CLUSTER_CONFIG_RESOURCE = RESOURCES.ClusterConfig;
+
+/**
+ * `ShootClusterConfigs`: True when the Cluster's ClusterConfigs (if any) apply to its Shoot; False with reason
+ * `ClusterConfigNotFound` or `InvalidClusterConfig` and a message naming the ClusterConfig when they do not.
+ */
+function clusterConfigsCondition(target: ClusterTarget, error?: ClusterConfigError): BackendCondition {
+  const type = "ShootClusterConfigs";
+  if (error)
+    return {
+      type,
+      status: "False",
+      reason: error.kind === "NotFound" ? "ClusterConfigNotFound" : "InvalidClusterConfig",
+      message: error.message,
+    };
+  const names = (target.clusterConfigs ?? []).map((c) => c.name);
+  return {
+    type,
+    status: "True",
+    reason: "Applied",
+    message:
+      names.length === 0
+        ? "the Cluster names no ClusterConfigs"
+        : `ClusterConfigs ${names.join(", ")} apply to the Shoot`,
+  };
+}
+
 /** Whether `shoot` was made for the Cluster with `uid`. */
 function ownedBy(shoot: Shoot, uid: string): boolean {
   return shoot.metadata.annotations?.[GARDENER_KEYS.clusterUidAnnotation] === uid;
@@ -526,10 +581,21 @@ function conflict(shoot: Shoot, target: ClusterTarget): Error {
   );
 }
 
-/** An error of a garden call, with Gardener's own message (its validation and admission say what is wrong). */
+/**
+ * An error of a garden call, with Gardener's own message (its validation and admission say what is wrong); a 401
+ * names the Secret whose credential the garden no longer takes (revoked or expired: the next call reads it again).
+ */
 function gardenError(garden: Garden, what: string, error: unknown): Error {
   const status = apiStatusOf(error);
+  if (status?.code === 401) {
+    const secret = `${garden.secret.namespace}/${garden.secret.name}`;
+    return new Error(
+      `the garden at ${garden.access.server} refused the credential of the kubeconfig in Secret ${secret} while ${what} (401 Unauthorized): it was revoked or has expired; put a valid kubeconfig into the Secret, the next call reads it`,
+      { cause: error },
+    );
+  }
   if (status?.message) return new Error(`Gardener refused ${what}: ${status.message}`, { cause: error });
+  if (status) return new Error(`Gardener refused ${what}: HTTP ${status.code}`, { cause: error });
   return new Error(`garden at ${garden.access.server} unreachable while ${what}: ${short(error)}`, {
     cause: error,
   });

@@ -95,7 +95,7 @@ describe("an in-cluster style deployment", () => {
       .listCustomResourceDefinition();
     for (const crd of crds.items)
       expect(crd.metadata?.labels).toMatchObject({ "openmcp.cloud/cluster": "platform" });
-    expect(crds.items).toHaveLength(14);
+    expect(crds.items).toHaveLength(15);
 
     await custom.createClusterCustomObject({
       ...RESOURCES.ProviderConfig,

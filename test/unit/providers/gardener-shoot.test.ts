@@ -91,6 +91,32 @@ describe("desiredShoot and shootChanges", () => {
     });
   });
 
+  it("copies the openMCP project and workspace labels (not such annotations), and removes them when the Cluster drops them", () => {
+    const tenant = {
+      ...target,
+      labels: { ...target.labels, "openmcp.cloud/project": "acme", "openmcp.cloud/workspace": "dev-ws" },
+      annotations: { ...target.annotations, "openmcp.cloud/project": "not-copied" },
+    };
+    const withLabels = desiredShoot(tenant, settings, "garden-dev", "1.33.2");
+    expect(withLabels.metadata.labels).toEqual({
+      team: "platform",
+      "metadata.open-control-plane.io/tenant": "acme",
+      "openmcp.cloud/project": "acme",
+      "openmcp.cloud/workspace": "dev-ws",
+    });
+    expect(withLabels.metadata.annotations?.["openmcp.cloud/project"]).toBeUndefined();
+    expect(shootChanges(stored, withLabels)).toEqual({
+      metadata: { labels: { "openmcp.cloud/project": "acme", "openmcp.cloud/workspace": "dev-ws" } },
+    });
+    const carrying: Shoot = {
+      ...stored,
+      metadata: { ...stored.metadata, labels: withLabels.metadata.labels },
+    };
+    expect(shootChanges(carrying, desired)).toEqual({
+      metadata: { labels: { "openmcp.cloud/project": null, "openmcp.cloud/workspace": null } },
+    });
+  });
+
   it("refuses a downgrade, naming both versions", () => {
     expect(() => shootChanges(stored, desiredShoot(target, settings, "garden-dev", "1.32.9"))).toThrow(
       /runs Kubernetes 1.33.2; Gardener does not downgrade to 1.32.9/,
