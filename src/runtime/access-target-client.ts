@@ -8,9 +8,9 @@ import {
   RbacAuthorizationV1Api,
 } from "@kubernetes/client-node";
 import type { AccessRequest, RoleRef } from "../api/access-request.ts";
-import { ACCESS_SECRET_KEYS } from "../api/constants.ts";
-import { isConflict, isNotFound } from "../api/error-message.ts";
-import type { OwnedObject } from "../machines/access-request/facts.ts";
+import { ACCESS_SECRET_KEYS, REASONS } from "../api/constants.ts";
+import { apiStatusOf, errorMessage, formatApiStatus, isConflict, isNotFound } from "../api/error-message.ts";
+import type { OwnedObject, TargetProblem } from "../machines/access-request/facts.ts";
 import { oidcKubeconfig, tokenKubeconfig } from "../machines/access-request/kubeconfig.ts";
 import {
   ACCESS_NAMESPACE,
@@ -29,6 +29,8 @@ export type AccessSecretData = Readonly<Record<string, string>>;
 
 /** What the AccessRequest controller does on a target cluster. */
 export interface AccessTargetClient {
+  /** The target's API server URL, as the admin kubeconfig names it. */
+  readonly server: string;
   ownedObjects(uid: string): Promise<OwnedObject[]>;
   /** The Roles and ClusterRoles on the target that carry the names the request gives its permissions. */
   namedRoles(request: AccessRequest): Promise<ExistingObject[]>;
@@ -38,6 +40,31 @@ export interface AccessTargetClient {
   revoke(uid: string): Promise<void>;
   issueToken(request: AccessRequest, validityMs: number, nowMs: number): Promise<AccessSecretData>;
   oidcLogin(request: AccessRequest): AccessSecretData;
+}
+
+/**
+ * What a failed call on the target cluster `cluster` amounts to, for the AccessRequest's condition: refused
+ * (401, 403) or another answer of its API server, in the words of its Status (which name the verb and the
+ * resource); or not reached at all (connection, TLS, timeout), with the cause. Never raw HTTP, never a header.
+ */
+export function targetProblemOf(error: unknown, cluster: string, server: string): TargetProblem {
+  const status = apiStatusOf(error);
+  if (status?.code === 401 || status?.code === 403) {
+    return {
+      reason: REASONS.TargetRefused,
+      message: `the API server of Cluster ${cluster} refused the backend's admin access: ${formatApiStatus(status)}`,
+    };
+  }
+  if (status) {
+    return {
+      reason: REASONS.TargetError,
+      message: `the API server of Cluster ${cluster} answered ${formatApiStatus(status)}`,
+    };
+  }
+  return {
+    reason: REASONS.TargetUnreachable,
+    message: `the API server of Cluster ${cluster} at ${server} cannot be reached: ${errorMessage(error)}`,
+  };
 }
 
 const key = (kind: string, namespace: string | undefined, name: string) =>
@@ -85,6 +112,7 @@ export function targetClient(adminKubeconfig: string): AccessTargetClient {
   const meta = (object: KubernetesObject) => object.metadata as { name?: string; namespace?: string };
 
   return {
+    server,
     ownedObjects,
 
     async namedRoles(request) {

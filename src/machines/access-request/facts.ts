@@ -39,10 +39,24 @@ export interface AccessBackend {
   readonly oidc: boolean;
 }
 
+/** Why a call on the target cluster failed, as data: the reason for the condition, and the API server's words. */
+export interface TargetProblem {
+  /** `TargetRefused` (401, 403), `TargetUnreachable` (connection, TLS, timeout), `TargetError` (any other answer), `BackendError` (no admin access given). */
+  readonly reason: string;
+  /** For a person: which Cluster, and what its API server said (a Kubernetes Status, never raw HTTP or a secret). */
+  readonly message: string;
+}
+
 /** What the runtime read for one look at an AccessRequest (all I/O done). */
 export interface AccessObservation {
   /** Why the target cluster cannot be used yet (not Ready, no admin access); undefined when it can. */
   readonly clusterProblem: string | undefined;
+  /**
+   * The Cluster is Ready, but a call on its API server failed in this reconcile (reading what is there, or a
+   * command): the refusal or the failed connection, for the condition and the Event. `target` is absent when
+   * the reads failed.
+   */
+  readonly targetProblem?: TargetProblem;
   /** The target cluster as read with admin access; absent while `clusterProblem` is set. */
   readonly target?: {
     /** Every object labelled as made for this request. */
@@ -135,6 +149,7 @@ export function accessFacts(
     deleting: request.metadata.deletionTimestamp !== undefined,
     hasFinalizer: request.metadata.finalizers?.includes(FINALIZERS.accessRequest) ?? false,
     clusterReachable: reachable,
+    targetFailing: observation.targetProblem !== undefined,
     denial: accessDenial(request, observation, backend, plan),
     accessInPlace: reachable && accessInPlace(target.owned, plan),
     accessGone: reachable && target.owned.length === 0,

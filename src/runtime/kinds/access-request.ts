@@ -2,7 +2,7 @@
 import type { AccessRequest } from "../../api/access-request.ts";
 import type { ClusterTarget } from "../../api/backend.ts";
 import type { Cluster } from "../../api/cluster.ts";
-import { CLUSTER_PHASES, LABELS, REQUEST_PHASES } from "../../api/constants.ts";
+import { CLUSTER_PHASES, LABELS, REASONS, REQUEST_PHASES } from "../../api/constants.ts";
 import { objectKey } from "../../api/object-key.ts";
 import { ACCESS_REQUEST_DEFINITION } from "../../machines/access-request/definition.ts";
 import { explainAccessRequest } from "../../machines/access-request/explain.ts";
@@ -13,6 +13,7 @@ import {
   accessFacts,
   accessPlanOf,
   accessSecretName,
+  type TargetProblem,
   untilRenewal,
 } from "../../machines/access-request/facts.ts";
 import { oidcTrustPlan } from "../../machines/access-request/oidc-trust.ts";
@@ -25,7 +26,7 @@ import {
 } from "../../machines/access-request/step.ts";
 import { clusterTarget } from "../../machines/cluster/step.ts";
 import { deleteAccessSecret, writeAccessSecret } from "../access-secret.ts";
-import { type AccessTargetClient, targetClient } from "../access-target-client.ts";
+import { type AccessTargetClient, targetClient, targetProblemOf } from "../access-target-client.ts";
 import { CACHES } from "../informers.ts";
 import { errorMessage } from "../logger.ts";
 import type { KindContext, MachineKind } from "../machine-kind.ts";
@@ -53,17 +54,27 @@ export function accessRequestShardKey(request: AccessRequest): string {
   return ref ? `${ref.namespace}/${ref.name}` : objectKey(request);
 }
 
-/** A client for the target cluster with admin rights, or why there is none. */
+/** A client for the target cluster with admin rights; or why there is none: the Cluster's (`problem`) or the backend's failure. */
 async function adminClient(
   cluster: Cluster | undefined,
   name: string,
   context: KindContext,
-): Promise<{ client: AccessTargetClient; target: ClusterTarget } | { problem: string }> {
+): Promise<
+  | { client: AccessTargetClient; target: ClusterTarget }
+  | { problem: string }
+  | { targetProblem: TargetProblem }
+> {
   if (!cluster) return { problem: `Cluster ${name} does not exist` };
   if (cluster.status?.phase !== CLUSTER_PHASES.ready) return { problem: `Cluster ${name} is not Ready yet` };
   const { profile, settings } = profileOffer(context, cluster.spec.profile);
   const target = clusterTarget(cluster, profile, settings);
-  const admin = await context.backend.adminAccess(target);
+  let admin: Awaited<ReturnType<typeof context.backend.adminAccess>>;
+  try {
+    admin = await context.backend.adminAccess(target);
+  } catch (error) {
+    const message = `backend ${context.backend.name} gave no admin access to Cluster ${name}: ${errorMessage(error)}`;
+    return { targetProblem: { reason: REASONS.BackendError, message } };
+  }
   if (!admin) return { problem: `the backend gives no access to Cluster ${name}` };
   return { client: targetClient(admin.kubeconfig), target };
 }
@@ -172,11 +183,15 @@ export const accessRequestKind: MachineKind<AccessRequest, AccessObservation, Ac
     const secretName = accessSecretName(request);
     const secretOf = () =>
       informers.of(CACHES.accessSecrets).get(`${request.metadata.namespace}/${secretName}`);
+    /** What failed on the target in this reconcile's commands: the look after the failure reports it. */
+    let failed: TargetProblem | undefined;
+    const problemOf = (error: unknown) => targetProblemOf(error, name, client?.server ?? "");
     /** A call on the target cluster; its failure names the Cluster, for the condition a person reads. */
     const onTarget = async <R>(call: () => Promise<R>): Promise<R> => {
       try {
         return await call();
       } catch (error) {
+        failed = problemOf(error);
         throw new Error(`Cluster ${name}: ${errorMessage(error)}`, { cause: error });
       }
     };
@@ -190,14 +205,29 @@ export const accessRequestKind: MachineKind<AccessRequest, AccessObservation, Ac
         const secret = secretOf();
         const peers = object.spec.oidc ? { oidcPeers: oidcPeers(object, context) } : {};
         if (!client) {
-          return { clusterProblem: "problem" in access ? access.problem : undefined, secret, ...peers };
+          return {
+            clusterProblem: "problem" in access ? access.problem : undefined,
+            ...("targetProblem" in access ? { targetProblem: access.targetProblem } : {}),
+            secret,
+            ...peers,
+          };
         }
-        const [owned, namedRoles, missingRoles] = await Promise.all([
-          client.ownedObjects(object.metadata.uid ?? ""),
-          client.namedRoles(object),
-          client.missingRoles(object),
-        ]);
-        return { clusterProblem: undefined, target: { owned, namedRoles, missingRoles }, secret, ...peers };
+        let read: Awaited<ReturnType<typeof readTarget>>;
+        try {
+          read = await readTarget(client, object);
+        } catch (error) {
+          // A refusal or a failed connection is data for the step: a condition and an Event, not a bare retry.
+          const targetProblem = problemOf(error);
+          log.warn("target cluster failed", { request: objectKey(object), error: errorMessage(error) });
+          return { clusterProblem: undefined, targetProblem, secret, ...peers };
+        }
+        return {
+          clusterProblem: undefined,
+          target: read,
+          ...(failed ? { targetProblem: failed } : {}),
+          secret,
+          ...peers,
+        };
       },
       step: (object, observation, { now, nowMs, lastError }) =>
         stepAccessRequest({
@@ -205,6 +235,7 @@ export const accessRequestKind: MachineKind<AccessRequest, AccessObservation, Ac
           facts: accessFacts(object, observation, plan, policy, nowMs),
           secretName,
           ...(observation.clusterProblem ? { clusterProblem: observation.clusterProblem } : {}),
+          ...(observation.targetProblem ? { targetProblem: observation.targetProblem } : {}),
           ...(lastError === undefined ? {} : { lastError }),
           now,
           timing,
@@ -247,6 +278,16 @@ export const accessRequestKind: MachineKind<AccessRequest, AccessObservation, Ac
 
   explain: async (request) => explainAccessRequest(request),
 };
+
+/** What the request's observation reads on the target: its objects, the roles it names, the roles it binds that are missing. */
+async function readTarget(client: AccessTargetClient, request: AccessRequest) {
+  const [owned, namedRoles, missingRoles] = await Promise.all([
+    client.ownedObjects(request.metadata.uid ?? ""),
+    client.namedRoles(request),
+    client.missingRoles(request),
+  ]);
+  return { owned, namedRoles, missingRoles };
+}
 
 function withRenewal(ms: number | undefined): { untilRenewalMs?: number } {
   return ms === undefined ? {} : { untilRenewalMs: ms };

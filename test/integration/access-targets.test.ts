@@ -1,0 +1,187 @@
+/**
+ * AccessRequests on real targets that are not plain cluster-admin (a namespaced test backend on one real API
+ * server): a target that refuses the engine, one that cannot be reached, changed role references, and a
+ * backend whose admin access is namespaced.
+ */
+import { readFileSync } from "node:fs";
+import { CoreV1Api, CustomObjectsApi } from "@kubernetes/client-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { AccessRequest, AccessRequestSpec } from "../../src/api/access-request.ts";
+import type { Cluster } from "../../src/api/cluster.ts";
+import { RESOURCES } from "../../src/api/constants.ts";
+import { type ControlPlane, startControlPlane } from "../../src/controlplane/control-plane.ts";
+import { freePorts } from "../../src/controlplane/free-ports.ts";
+import { explainAccessRequest } from "../../src/machines/access-request/explain.ts";
+import { Engine } from "../../src/runtime/engine.ts";
+import { installingCrds } from "../../src/runtime/install-crds.ts";
+import { createLogger } from "../../src/runtime/logger.ts";
+import { aCluster, anAccessRequest, aProviderConfig } from "../support/builders.ts";
+import { eventually, satisfying } from "../support/eventually.ts";
+import {
+  ADMIN_MODE_LABEL,
+  type AdminMode,
+  NAMESPACED_BACKEND,
+  type NamespacedBackend,
+  namespacedBackend,
+} from "../support/namespaced-backend.ts";
+
+const NS = "team";
+const PROFILE = "test.eng.tenants";
+let controlPlane: ControlPlane;
+let custom: CustomObjectsApi;
+let core: CoreV1Api;
+let engine: Engine;
+let backend: NamespacedBackend;
+let unreachablePort: number;
+const logLines: string[] = [];
+
+const readRequest = (name: string) =>
+  custom
+    .getNamespacedCustomObject({ ...RESOURCES.AccessRequest, namespace: NS, name })
+    .then((r) => r as AccessRequest);
+
+const createRequest = (name: string, spec: AccessRequestSpec) =>
+  custom.createNamespacedCustomObject({
+    ...RESOURCES.AccessRequest,
+    namespace: NS,
+    body: anAccessRequest({ name, namespace: NS, ...spec }),
+  });
+
+/** The AccessRequest once `wanted` holds for it, within `timeoutMs`. */
+const requestWhere = (
+  name: string,
+  what: string,
+  wanted: (request: AccessRequest) => boolean,
+  timeoutMs = 30_000,
+) =>
+  eventually(async () => satisfying(await readRequest(name), wanted), {
+    what: `AccessRequest ${NS}/${name}: ${what}`,
+    timeoutMs,
+  });
+
+const conditionOf = (request: AccessRequest, type: string) =>
+  request.status?.conditions?.find((c) => c.type === type);
+
+/** The Warning Events on AccessRequest `name`. */
+async function warningsOn(name: string) {
+  const events = await core.listNamespacedEvent({
+    namespace: NS,
+    fieldSelector: `involvedObject.name=${name},involvedObject.kind=AccessRequest,type=Warning`,
+  });
+  return events.items;
+}
+
+/** A Cluster `name` of the namespaced backend whose admin access is `mode`, once Ready. */
+async function readyCluster(name: string, mode: AdminMode): Promise<Cluster> {
+  await custom.createNamespacedCustomObject({
+    ...RESOURCES.Cluster,
+    namespace: NS,
+    body: aCluster({ name, namespace: NS, profile: PROFILE, labels: { [ADMIN_MODE_LABEL]: mode } }),
+  });
+  return eventually(
+    async () =>
+      satisfying(
+        (await custom.getNamespacedCustomObject({ ...RESOURCES.Cluster, namespace: NS, name })) as Cluster,
+        (c) => c.status?.phase === "Ready",
+      ),
+    { what: `Cluster ${NS}/${name} Ready`, timeoutMs: 60_000 },
+  );
+}
+
+const configMapReader: AccessRequestSpec["token"] = {
+  permissions: [
+    { namespace: "apps", rules: [{ apiGroups: [""], resources: ["configmaps"], verbs: ["get"] }] },
+  ],
+};
+
+beforeAll(async () => {
+  controlPlane = await startControlPlane({ prepare: installingCrds("crds") });
+  custom = controlPlane.kubeConfig.makeApiClient(CustomObjectsApi);
+  core = controlPlane.kubeConfig.makeApiClient(CoreV1Api);
+  await core.createNamespace({ body: { metadata: { name: NS } } });
+  [unreachablePort] = (await freePorts(1)) as [number];
+  backend = namespacedBackend({
+    hostKubeconfig: readFileSync(controlPlane.kubeconfigPath, "utf8"),
+    unreachableServer: `https://127.0.0.1:${unreachablePort}`,
+  });
+  engine = new Engine({
+    kubeConfig: controlPlane.kubeConfig,
+    providerName: "eng",
+    environment: "test",
+    backend,
+    log: createLogger({ level: "debug", write: (line) => logLines.push(line) }),
+    accessTiming: { tokenValidityMs: 600_000, pollMs: 500, resyncMs: 60_000 },
+  });
+  await engine.start();
+  await custom.createClusterCustomObject({
+    ...RESOURCES.ProviderConfig,
+    body: aProviderConfig({ name: "tenants", backend: NAMESPACED_BACKEND }),
+  });
+  await eventually(() => custom.getClusterCustomObject({ ...RESOURCES.ClusterProfile, name: PROFILE }), {
+    what: `the profile ${PROFILE}`,
+  });
+}, 120_000);
+
+afterAll(async () => {
+  await engine?.stop();
+  await controlPlane?.stop();
+}, 60_000);
+
+describe("a target that refuses the engine", () => {
+  it("shows the refusal on the request within 30 s: a False condition and a Warning Event in the API server's words", async () => {
+    // The backend claims cluster-admin, but its kubeconfig's identity is admin of one namespace only.
+    await readyCluster("refusing", "unscoped");
+    await createRequest("refused", {
+      clusterRef: { name: "refusing", namespace: NS },
+      token: configMapReader,
+    });
+    const request = await requestWhere(
+      "refused",
+      "AccessGranted False (TargetRefused)",
+      (r) => conditionOf(r, "AccessGranted")?.reason === "TargetRefused",
+    );
+    const granted = conditionOf(request, "AccessGranted");
+    expect(granted?.status).toBe("False");
+    expect(granted?.message).toMatch(
+      /^the API server of Cluster team\/refusing refused the backend's admin access: 403 Forbidden: \S+ is forbidden: User "system:serviceaccount:tenant-refusing:admin" cannot list resource "\S+" in API group "\S*" at the cluster scope$/,
+    );
+    expect(request.status?.phase).toBe("Pending");
+    // The Cluster is Ready: no stale "not Ready yet".
+    expect(conditionOf(request, "ClusterReady")).toMatchObject({ status: "True", reason: "Ready" });
+    const warnings = await eventually(
+      async () => satisfying(await warningsOn("refused"), (events) => events.length > 0),
+      { what: "a Warning Event on AccessRequest team/refused" },
+    );
+    expect(warnings[0]).toMatchObject({ reason: "TargetRefused", message: granted?.message });
+    expect(JSON.stringify([request.status, warnings])).not.toMatch(/Bearer|eyJ|BEGIN/);
+    const explained = explainAccessRequest(request);
+    expect(explained.why).toEqual([`the target cluster refuses the engine: ${granted?.message}`]);
+  });
+});
+
+describe("a target that cannot be reached", () => {
+  it("shows the cause (ECONNREFUSED and the address) on the request and in the log, never a bare `fetch failed`", async () => {
+    await readyCluster("gone", "unreachable");
+    await createRequest("unreached", { clusterRef: { name: "gone", namespace: NS }, token: configMapReader });
+    const request = await requestWhere(
+      "unreached",
+      "AccessGranted False (TargetUnreachable)",
+      (r) => conditionOf(r, "AccessGranted")?.reason === "TargetUnreachable",
+    );
+    const address = `127.0.0.1:${unreachablePort}`;
+    expect(conditionOf(request, "AccessGranted")?.message).toBe(
+      `the API server of Cluster team/gone at https://${address} cannot be reached: fetch failed: connect ECONNREFUSED ${address}`,
+    );
+    expect(conditionOf(request, "ClusterReady")).toMatchObject({ status: "True" });
+    const warnings = await eventually(
+      async () => satisfying(await warningsOn("unreached"), (events) => events.length > 0),
+      { what: "a Warning Event on AccessRequest team/unreached" },
+    );
+    expect(warnings[0]?.reason).toBe("TargetUnreachable");
+    expect(explainAccessRequest(request).why[0]).toMatch(/^the target cluster cannot be reached: /);
+    const failures = logLines.filter((line) => line.includes(address));
+    expect(failures.length).toBeGreaterThan(0);
+    expect(failures.every((line) => line.includes(`ECONNREFUSED ${address}`))).toBe(true);
+    expect(logLines.filter((line) => /"error":"[^"]*fetch failed"/.test(line))).toEqual([]);
+  });
+});
