@@ -160,6 +160,8 @@ export function targetClient(adminKubeconfig: string): AccessTargetClient {
     },
 
     async apply(uid, desired) {
+      const before = await ownedObjects(uid);
+      const found = new Map(before.map((o) => [key(o.kind, o.namespace, o.name), o]));
       for (const namespace of desired.namespaces) {
         try {
           await core.createNamespace({ body: { metadata: { name: namespace } } });
@@ -168,6 +170,11 @@ export function targetClient(adminKubeconfig: string): AccessTargetClient {
         }
       }
       for (const object of desired.objects) {
+        // A binding's roleRef cannot change (the API server answers 422): one that binds another role is replaced.
+        const had = found.get(key(object.kind, meta(object).namespace, meta(object).name ?? ""));
+        if (had && "roleRef" in object && !sameRoleRef(had.body.roleRef, object.roleRef)) {
+          await deleteOwned(objects, had);
+        }
         await objects.patch(
           object as KubernetesObject,
           undefined,
@@ -183,9 +190,7 @@ export function targetClient(adminKubeconfig: string): AccessTargetClient {
           key(o.kind, meta(o as KubernetesObject).namespace, meta(o as KubernetesObject).name ?? ""),
         ),
       );
-      for (const stale of (await ownedObjects(uid)).filter(
-        (o) => !wanted.has(key(o.kind, o.namespace, o.name)),
-      )) {
+      for (const stale of before.filter((o) => !wanted.has(key(o.kind, o.namespace, o.name)))) {
         await deleteOwned(objects, stale);
       }
     },
@@ -245,6 +250,12 @@ function referencedRoles(request: AccessRequest): { ref: RoleRef; source: string
       binding.roleRefs.map((ref, j) => ({ ref, source: `oidc.roleBindings[${k}].roleRefs[${j}]` })),
     ),
   ];
+}
+
+/** Whether two roleRefs name the same role (kind and name; the API group is always RBAC's). */
+function sameRoleRef(had: unknown, wanted: unknown): boolean {
+  const ref = (value: unknown) => (value ?? {}) as { kind?: string; name?: string };
+  return ref(had).kind === ref(wanted).kind && ref(had).name === ref(wanted).name;
 }
 
 async function deleteOwned(objects: KubernetesObjectApi, object: OwnedObject): Promise<void> {

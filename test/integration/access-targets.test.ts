@@ -4,7 +4,13 @@
  * backend whose admin access is namespaced.
  */
 import { readFileSync } from "node:fs";
-import { CoreV1Api, CustomObjectsApi } from "@kubernetes/client-node";
+import {
+  AuthorizationV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  KubeConfig,
+  RbacAuthorizationV1Api,
+} from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AccessRequest, AccessRequestSpec } from "../../src/api/access-request.ts";
 import type { Cluster } from "../../src/api/cluster.ts";
@@ -12,6 +18,7 @@ import { RESOURCES } from "../../src/api/constants.ts";
 import { type ControlPlane, startControlPlane } from "../../src/controlplane/control-plane.ts";
 import { freePorts } from "../../src/controlplane/free-ports.ts";
 import { explainAccessRequest } from "../../src/machines/access-request/explain.ts";
+import { ACCESS_OWNER_LABEL } from "../../src/machines/access-request/names.ts";
 import { Engine } from "../../src/runtime/engine.ts";
 import { installingCrds } from "../../src/runtime/install-crds.ts";
 import { createLogger } from "../../src/runtime/logger.ts";
@@ -185,3 +192,54 @@ describe("a target that cannot be reached", () => {
     expect(logLines.filter((line) => /"error":"[^"]*fetch failed"/.test(line))).toEqual([]);
   });
 });
+
+describe("a change of the roles a request binds by reference", () => {
+  it("replaces the binding (roleRef is immutable) and the new role's rights take effect", async () => {
+    await readyCluster("whole", "host");
+    const spec = (role: string): AccessRequestSpec => ({
+      clusterRef: { name: "whole", namespace: NS },
+      token: { roleRefs: [{ kind: "ClusterRole", name: role }] },
+    });
+    await createRequest("viewer", spec("view"));
+    await requestWhere("viewer", "Granted", (r) => r.status?.phase === "Granted");
+    expect(await mayCreateConfigMaps("viewer")).toBe(false);
+    await custom.patchNamespacedCustomObject({
+      ...RESOURCES.AccessRequest,
+      namespace: NS,
+      name: "viewer",
+      body: [{ op: "replace", path: "/spec/token/roleRefs/0/name", value: "edit" }],
+    });
+    const granted = await requestWhere(
+      "viewer",
+      "Granted for generation 2",
+      (r) => r.status?.phase === "Granted" && r.status.observedGeneration === 2,
+    );
+    expect(conditionOf(granted, "AccessGranted")).toMatchObject({ status: "True" });
+    const bindings = await controlPlane.kubeConfig
+      .makeApiClient(RbacAuthorizationV1Api)
+      .listClusterRoleBinding({ labelSelector: `${ACCESS_OWNER_LABEL}=${granted.metadata.uid}` });
+    expect(bindings.items.map((b) => b.roleRef.name)).toEqual(["edit"]);
+    expect(await mayCreateConfigMaps("viewer")).toBe(true);
+    expect(await warningsOn("viewer")).toEqual([]);
+  });
+});
+
+/** Whether the kubeconfig in AccessRequest `name`'s Secret may create ConfigMaps in namespace default. */
+async function mayCreateConfigMaps(name: string): Promise<boolean> {
+  const review = await (await requestClient(name))
+    .makeApiClient(AuthorizationV1Api)
+    .createSelfSubjectAccessReview({
+      body: {
+        spec: { resourceAttributes: { verb: "create", resource: "configmaps", namespace: "default" } },
+      },
+    });
+  return review.status?.allowed === true;
+}
+
+/** A client with the kubeconfig of AccessRequest `name`'s Secret. */
+async function requestClient(name: string): Promise<KubeConfig> {
+  const secret = await core.readNamespacedSecret({ namespace: NS, name: `${name}.kubeconfig` });
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromString(Buffer.from(secret.data?.kubeconfig ?? "", "base64").toString("utf8"));
+  return kubeConfig;
+}
