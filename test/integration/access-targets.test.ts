@@ -18,7 +18,7 @@ import { RESOURCES } from "../../src/api/constants.ts";
 import { type ControlPlane, startControlPlane } from "../../src/controlplane/control-plane.ts";
 import { freePorts } from "../../src/controlplane/free-ports.ts";
 import { explainAccessRequest } from "../../src/machines/access-request/explain.ts";
-import { ACCESS_OWNER_LABEL } from "../../src/machines/access-request/names.ts";
+import { ACCESS_OWNER_LABEL, NAMESPACE_CREATOR_LABEL } from "../../src/machines/access-request/names.ts";
 import { Engine } from "../../src/runtime/engine.ts";
 import { installingCrds } from "../../src/runtime/install-crds.ts";
 import { createLogger } from "../../src/runtime/logger.ts";
@@ -243,3 +243,132 @@ async function requestClient(name: string): Promise<KubeConfig> {
   kubeConfig.loadFromString(Buffer.from(secret.data?.kubeconfig ?? "", "base64").toString("utf8"));
   return kubeConfig;
 }
+
+describe("a backend whose admin access is namespaced", () => {
+  it("grants a token for a Role in its namespace: the kubeconfig does exactly that, nothing cluster-wide, no namespace made", async () => {
+    await readyCluster("tenant", "scoped");
+    const tenant = "tenant-tenant";
+    await createRequest("tenant-writer", {
+      clusterRef: { name: "tenant", namespace: NS },
+      token: {
+        permissions: [
+          {
+            namespace: tenant,
+            rules: [{ apiGroups: [""], resources: ["configmaps"], verbs: ["get", "create"] }],
+          },
+        ],
+      },
+    });
+    const granted = await requestWhere(
+      "tenant-writer",
+      "Granted",
+      (r) => r.status?.phase === "Granted",
+      60_000,
+    );
+    const client = await requestClient("tenant-writer");
+    const may = (verb: string, resource: string, namespace?: string) =>
+      client
+        .makeApiClient(AuthorizationV1Api)
+        .createSelfSubjectAccessReview({
+          body: { spec: { resourceAttributes: { verb, resource, ...(namespace ? { namespace } : {}) } } },
+        })
+        .then((review) => review.status?.allowed === true);
+    expect(await may("create", "configmaps", tenant)).toBe(true);
+    expect(await may("get", "configmaps", tenant)).toBe(true);
+    expect(await may("delete", "configmaps", tenant)).toBe(false);
+    expect(await may("get", "configmaps", "default")).toBe(false);
+    expect(await may("list", "namespaces")).toBe(false);
+    expect(await may("create", "clusterroles")).toBe(false);
+    // It really works: a ConfigMap made with it.
+    await client.makeApiClient(CoreV1Api).createNamespacedConfigMap({
+      namespace: tenant,
+      body: { metadata: { name: "made-with-access" }, data: { a: "b" } },
+    });
+    // Its ServiceAccount lives in the scope's access namespace; no namespace was made for it.
+    const uid = granted.metadata.uid ?? "";
+    const accounts = await core.listNamespacedServiceAccount({
+      namespace: tenant,
+      labelSelector: `${ACCESS_OWNER_LABEL}=${uid}`,
+    });
+    expect(accounts.items).toHaveLength(1);
+    expect((await core.listNamespace({ labelSelector: `${NAMESPACE_CREATOR_LABEL}=${uid}` })).items).toEqual(
+      [],
+    );
+
+    await custom.deleteNamespacedCustomObject({
+      ...RESOURCES.AccessRequest,
+      namespace: NS,
+      name: "tenant-writer",
+    });
+    await eventually(
+      async () =>
+        (
+          await core.listNamespacedServiceAccount({
+            namespace: tenant,
+            labelSelector: `${ACCESS_OWNER_LABEL}=${uid}`,
+          })
+        ).items.length === 0 &&
+        (await readRequest("tenant-writer").then(
+          () => false,
+          () => true,
+        )),
+      { what: "the request gone and its ServiceAccount with it", timeoutMs: 30_000 },
+    );
+    expect((await core.readNamespace({ name: tenant })).metadata?.name).toBe(tenant);
+  });
+
+  it("denies a request for a ClusterRole with the reason OutsideAdminScope, naming the cluster-wide rule", async () => {
+    await createRequest("tenant-wide", {
+      clusterRef: { name: "tenant", namespace: NS },
+      token: { permissions: [{ rules: [{ apiGroups: [""], resources: ["namespaces"], verbs: ["list"] }] }] },
+    });
+    const denied = await requestWhere("tenant-wide", "Denied", (r) => r.status?.phase === "Denied");
+    expect(conditionOf(denied, "AccessGranted")).toMatchObject({
+      status: "False",
+      reason: "OutsideAdminScope",
+      message: expect.stringContaining(
+        "limited to namespace(s) tenant-tenant, so it cannot grant what token.permissions[0] asks for cluster-wide rules (a ClusterRole)",
+      ),
+    });
+    const warnings = await eventually(
+      async () => satisfying(await warningsOn("tenant-wide"), (events) => events.length > 0),
+      { what: "a Warning Event on AccessRequest team/tenant-wide" },
+    );
+    expect(warnings[0]?.reason).toBe("OutsideAdminScope");
+    expect(explainAccessRequest(denied).why[0]).toMatch(/^denied: the backend's admin access/);
+  });
+});
+
+describe("namespaces a cluster-admin grant needs", () => {
+  it("are made only when missing, remembered, and removed on revoke only when the engine made them", async () => {
+    await readyCluster("whole-ns", "host");
+    const rules = [{ apiGroups: [""], resources: ["configmaps"], verbs: ["get"] }];
+    await createRequest("in-two", {
+      clusterRef: { name: "whole-ns", namespace: NS },
+      token: {
+        permissions: [
+          { namespace: "made-for-access", rules },
+          { namespace: "default", rules },
+        ],
+      },
+    });
+    const granted = await requestWhere("in-two", "Granted", (r) => r.status?.phase === "Granted");
+    const uid = granted.metadata.uid ?? "";
+    expect(
+      (await core.readNamespace({ name: "made-for-access" })).metadata?.labels?.[NAMESPACE_CREATOR_LABEL],
+    ).toBe(uid);
+    expect(
+      (await core.readNamespace({ name: "default" })).metadata?.labels?.[NAMESPACE_CREATOR_LABEL],
+    ).toBeUndefined();
+    await custom.deleteNamespacedCustomObject({ ...RESOURCES.AccessRequest, namespace: NS, name: "in-two" });
+    await eventually(
+      async () =>
+        core.readNamespace({ name: "made-for-access" }).then(
+          (namespace) => namespace.metadata?.deletionTimestamp !== undefined,
+          () => true,
+        ),
+      { what: "namespace made-for-access removed with the request", timeoutMs: 30_000 },
+    );
+    expect((await core.readNamespace({ name: "default" })).status?.phase).toBe("Active");
+  });
+});

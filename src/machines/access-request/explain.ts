@@ -115,7 +115,8 @@ export function explainAccessRequest(request: AccessRequest): AccessRequestExpla
       break;
     case "denied":
       why.push(
-        accessGranted?.reason === REASONS.Denied && accessGranted.message !== ""
+        (accessGranted?.reason === REASONS.Denied || accessGranted?.reason === REASONS.OutsideAdminScope) &&
+          accessGranted.message !== ""
           ? `denied: ${accessGranted.message}`
           : "denied (no reason recorded)",
       );

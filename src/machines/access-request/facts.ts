@@ -3,7 +3,9 @@
  * level-based facts the machine reads, with the denial rules in their order and the token's renewal time.
  */
 import type { AccessRequest } from "../../api/access-request.ts";
-import { ACCESS_SECRET_KEYS, FINALIZERS, LABELS } from "../../api/constants.ts";
+import type { AdminScope } from "../../api/backend-contract.ts";
+import { ACCESS_SECRET_KEYS, FINALIZERS, LABELS, REASONS } from "../../api/constants.ts";
+import { scopeDenial } from "./admin-scope.ts";
 import { renewalDue, renewalTime } from "./kubeconfig.ts";
 import type { AccessFacts } from "./machine.ts";
 import { oidcIssuerProblem } from "./oidc-issuer.ts";
@@ -57,6 +59,8 @@ export interface AccessObservation {
    * the reads failed.
    */
   readonly targetProblem?: TargetProblem;
+  /** What the backend's admin access to the Cluster may do when it is not cluster-admin (contract 1.2); absent: cluster-admin. */
+  readonly adminScope?: AdminScope;
   /** The target cluster as read with admin access; absent while `clusterProblem` is set. */
   readonly target?: {
     /** Every object labelled as made for this request. */
@@ -83,9 +87,13 @@ export function accessSecretName(request: Pick<AccessRequest, "metadata">): stri
   return `${request.metadata.name}.kubeconfig`;
 }
 
-/** The RBAC objects the request asks for, planned once per reconcile; undefined when it asks for nothing. */
-export function accessPlanOf(request: AccessRequest): AccessPlan | undefined {
-  return request.spec.token || request.spec.oidc ? accessPlan(request) : undefined;
+/**
+ * The RBAC objects the request asks for, planned once per reconcile, with the ServiceAccount in the scope's
+ * access namespace when the admin access is namespaced; undefined when it asks for nothing.
+ */
+export function accessPlanOf(request: AccessRequest, scope?: AdminScope): AccessPlan | undefined {
+  if (!request.spec.token && !request.spec.oidc) return undefined;
+  return scope ? accessPlan(request, scope.accessNamespace) : accessPlan(request);
 }
 
 /**
@@ -108,7 +116,10 @@ export function accessDenial(
   if (request.spec.oidc && !backend.oidc) {
     return `backend ${backend.name} cannot set up OIDC trust; request token access instead`;
   }
-  const invalid = invalidRules(request) ?? oidcProblem(request, observation.oidcPeers ?? []);
+  const invalid =
+    invalidRules(request) ??
+    oidcProblem(request, observation.oidcPeers ?? []) ??
+    scopeDenial(request, observation.adminScope);
   if (invalid) return invalid;
   const secretName = accessSecretName(request);
   if (secretName.length > MAX_SECRET_NAME_LENGTH) {
@@ -145,12 +156,16 @@ export function accessFacts(
   const target = observation.target;
   const reachable = target !== undefined && plan !== undefined;
   const secret = observation.secret;
+  const denial = accessDenial(request, observation, backend, plan);
   return {
     deleting: request.metadata.deletionTimestamp !== undefined,
     hasFinalizer: request.metadata.finalizers?.includes(FINALIZERS.accessRequest) ?? false,
     clusterReachable: reachable,
     targetFailing: observation.targetProblem !== undefined,
-    denial: accessDenial(request, observation, backend, plan),
+    denial,
+    ...(denial !== undefined && scopeDenial(request, observation.adminScope) === denial
+      ? { denialReason: REASONS.OutsideAdminScope }
+      : {}),
     accessInPlace: reachable && accessInPlace(target.owned, plan),
     accessGone: reachable && target.owned.length === 0,
     secretValid: reachable && secret !== undefined && secretFresh(secret, nowMs),

@@ -20,6 +20,8 @@ export interface AccessFacts {
   readonly targetFailing: boolean;
   /** Why the request cannot be served (conflicting role, no OIDC, invalid rules); undefined if it can. */
   readonly denial: string | undefined;
+  /** The condition's reason for the denial when it is not plain `Denied` (e.g. `OutsideAdminScope`). */
+  readonly denialReason?: string;
   /** Every object the request needs exists on the target cluster as desired. */
   readonly accessInPlace: boolean;
   /** No object of this request is left on the target cluster. */

@@ -189,7 +189,7 @@ function targetEventOf(request: AccessRequest, problem: TargetProblem): EventRec
 
 function eventWithDetail(params: EventRecord, facts: AccessFacts): EventRecord {
   return params.reason === "Denied" && facts.denial
-    ? { ...params, message: `Access denied: ${facts.denial}` }
+    ? { ...params, reason: facts.denialReason ?? params.reason, message: `Access denied: ${facts.denial}` }
     : params;
 }
 
@@ -236,8 +236,14 @@ function accessCondition(
   targetProblem: TargetProblem | undefined,
 ): ConditionUpdate {
   const type = CONDITION_TYPES.accessGranted;
-  if (state === "denied")
-    return { type, status: "False", reason: REASONS.Denied, message: facts.denial ?? "" };
+  if (state === "denied") {
+    return {
+      type,
+      status: "False",
+      reason: facts.denialReason ?? REASONS.Denied,
+      message: facts.denial ?? "",
+    };
+  }
   // Granted, granting or revoking: a target that fails now is what a person must hear about.
   if (targetProblem)
     return { type, status: "False", reason: targetProblem.reason, message: targetProblem.message };

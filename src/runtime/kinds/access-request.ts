@@ -1,6 +1,7 @@
 /** The AccessRequest kind's I/O half: the target cluster read and changed with the backend's admin access, the Secret written. */
 import type { AccessRequest } from "../../api/access-request.ts";
 import type { ClusterTarget } from "../../api/backend.ts";
+import type { AdminScope } from "../../api/backend-contract.ts";
 import type { Cluster } from "../../api/cluster.ts";
 import { CLUSTER_PHASES, LABELS, REASONS, REQUEST_PHASES } from "../../api/constants.ts";
 import { objectKey } from "../../api/object-key.ts";
@@ -60,7 +61,7 @@ async function adminClient(
   name: string,
   context: KindContext,
 ): Promise<
-  | { client: AccessTargetClient; target: ClusterTarget }
+  | { client: AccessTargetClient; target: ClusterTarget; scope?: AdminScope }
   | { problem: string }
   | { targetProblem: TargetProblem }
 > {
@@ -76,7 +77,11 @@ async function adminClient(
     return { targetProblem: { reason: REASONS.BackendError, message } };
   }
   if (!admin) return { problem: `the backend gives no access to Cluster ${name}` };
-  return { client: targetClient(admin.kubeconfig), target };
+  return {
+    client: targetClient(admin.kubeconfig, admin.scope),
+    target,
+    ...(admin.scope ? { scope: admin.scope } : {}),
+  };
 }
 
 /**
@@ -178,7 +183,8 @@ export const accessRequestKind: MachineKind<AccessRequest, AccessObservation, Ac
     );
     const client = "client" in access ? access.client : undefined;
     const target = "target" in access ? access.target : undefined;
-    const plan = accessPlanOf(request);
+    const scope = "scope" in access ? access.scope : undefined;
+    const plan = accessPlanOf(request, scope);
     const desired = plan && toDesired(plan);
     const secretName = accessSecretName(request);
     const secretOf = () =>
@@ -203,13 +209,16 @@ export const accessRequestKind: MachineKind<AccessRequest, AccessObservation, Ac
     return {
       async observe(object) {
         const secret = secretOf();
-        const peers = object.spec.oidc ? { oidcPeers: oidcPeers(object, context) } : {};
+        const more = {
+          ...(object.spec.oidc ? { oidcPeers: oidcPeers(object, context) } : {}),
+          ...(scope ? { adminScope: scope } : {}),
+        };
         if (!client) {
           return {
             clusterProblem: "problem" in access ? access.problem : undefined,
             ...("targetProblem" in access ? { targetProblem: access.targetProblem } : {}),
             secret,
-            ...peers,
+            ...more,
           };
         }
         let read: Awaited<ReturnType<typeof readTarget>>;
@@ -219,14 +228,14 @@ export const accessRequestKind: MachineKind<AccessRequest, AccessObservation, Ac
           // A refusal or a failed connection is data for the step: a condition and an Event, not a bare retry.
           const targetProblem = problemOf(error);
           log.warn("target cluster failed", { request: objectKey(object), error: errorMessage(error) });
-          return { clusterProblem: undefined, targetProblem, secret, ...peers };
+          return { clusterProblem: undefined, targetProblem, secret, ...more };
         }
         return {
           clusterProblem: undefined,
           target: read,
           ...(failed ? { targetProblem: failed } : {}),
           secret,
-          ...peers,
+          ...more,
         };
       },
       step: (object, observation, { now, nowMs, lastError }) =>

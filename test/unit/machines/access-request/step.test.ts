@@ -291,3 +291,25 @@ describe("a target cluster that fails (refused, unreachable)", () => {
     expect(gone.state).toBe("deleting.released");
   });
 });
+
+describe("a denial with its own reason", () => {
+  it("shows OutsideAdminScope on the condition and the Warning Event", () => {
+    const denial = "the backend's admin access to this Cluster is limited to namespace(s) t";
+    const result = step(aRequest(), facts({ denial, denialReason: "OutsideAdminScope" }));
+    expect(result.state).toBe("denied");
+    expect(result.events).toContainEqual({
+      type: "Warning",
+      reason: "OutsideAdminScope",
+      message: `Access denied: ${denial}`,
+    });
+    const next = applied(aRequest(), [...result.statusPatch]);
+    expect(next.status?.conditions).toContainEqual(
+      expect.objectContaining({
+        type: "AccessGranted",
+        status: "False",
+        reason: "OutsideAdminScope",
+        message: denial,
+      }),
+    );
+  });
+});
