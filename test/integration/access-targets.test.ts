@@ -23,6 +23,7 @@ import { Engine } from "../../src/runtime/engine.ts";
 import { installingCrds } from "../../src/runtime/install-crds.ts";
 import { createLogger } from "../../src/runtime/logger.ts";
 import { aCluster, anAccessRequest, aProviderConfig } from "../support/builders.ts";
+import { reconciles } from "../support/engine-signals.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
 import {
   ADMIN_MODE_LABEL,
@@ -117,7 +118,8 @@ beforeAll(async () => {
     environment: "test",
     backend,
     log: createLogger({ level: "debug", write: (line) => logLines.push(line) }),
-    accessTiming: { tokenValidityMs: 600_000, pollMs: 500, resyncMs: 60_000 },
+    // The rotation window (resyncMs) is longer than the whole file: admin access is asked once per Cluster.
+    accessTiming: { tokenValidityMs: 600_000, pollMs: 500, resyncMs: 600_000 },
   });
   await engine.start();
   await custom.createClusterCustomObject({
@@ -370,5 +372,33 @@ describe("namespaces a cluster-admin grant needs", () => {
       { what: "namespace made-for-access removed with the request", timeoutMs: 30_000 },
     );
     expect((await core.readNamespace({ name: "default" })).status?.phase).toBe("Active");
+  });
+});
+
+describe("admin access, asked once per rotation window", () => {
+  it("is asked of the backend once for a Cluster, however many reconciles of however many requests need it", async () => {
+    const cluster = await readyCluster("shared-admin", "scoped");
+    const before = await reconciles(engine.metrics, "accessrequest");
+    const names = ["one", "two", "three"];
+    await Promise.all(
+      names.map((name) =>
+        createRequest(`shared-${name}`, {
+          clusterRef: { name: "shared-admin", namespace: NS },
+          token: {
+            permissions: [
+              {
+                namespace: "tenant-shared-admin",
+                rules: [{ apiGroups: [""], resources: ["pods"], verbs: ["get"] }],
+              },
+            ],
+          },
+        }),
+      ),
+    );
+    for (const name of names)
+      await requestWhere(`shared-${name}`, "Granted", (r) => r.status?.phase === "Granted");
+    const made = (await reconciles(engine.metrics, "accessrequest")) - before;
+    expect(made).toBeGreaterThanOrEqual(names.length * 2);
+    expect(backend.adminAccessCalls.get(cluster.metadata.uid ?? "")).toBe(1);
   });
 });

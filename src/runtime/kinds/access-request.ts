@@ -29,7 +29,7 @@ import { clusterTarget } from "../../machines/cluster/step.ts";
 import { deleteAccessSecret, writeAccessSecret } from "../access-secret.ts";
 import { type AccessTargetClient, targetClient, targetProblemOf } from "../access-target-client.ts";
 import { CACHES } from "../informers.ts";
-import { errorMessage } from "../logger.ts";
+import { apiStatusOf, errorMessage } from "../logger.ts";
 import type { KindContext, MachineKind } from "../machine-kind.ts";
 import { wake } from "../machine-kind.ts";
 import { profileOffer } from "./profile-offer.ts";
@@ -71,7 +71,8 @@ async function adminClient(
   const target = clusterTarget(cluster, profile, settings);
   let admin: Awaited<ReturnType<typeof context.backend.adminAccess>>;
   try {
-    admin = await context.backend.adminAccess(target);
+    // Once per rotation window (the kind's resyncMs) per Cluster, shared with the other kinds: see admin-access-cache.ts.
+    admin = await context.adminAccess.get(target, context.timing.resyncMs);
   } catch (error) {
     const message = `backend ${context.backend.name} gave no admin access to Cluster ${name}: ${errorMessage(error)}`;
     return { targetProblem: { reason: REASONS.BackendError, message } };
@@ -165,6 +166,13 @@ export const accessRequestKind: MachineKind<AccessRequest, AccessObservation, Ac
 
   shardKey: accessRequestShardKey,
 
+  // A deleted Cluster's admin access is forgotten (a Cluster made again under its name has another uid).
+  watch(context) {
+    context.informers.of(CACHES.clusters).on((event) => {
+      if (event.type === "delete") context.adminAccess.forget(event.object.metadata.uid ?? "");
+    });
+  },
+
   // OIDC requests on one Cluster share its trusted issuers: one at a time, so none overwrites another's.
   serialize: (request) =>
     request.spec.oidc && request.spec.clusterRef
@@ -191,7 +199,11 @@ export const accessRequestKind: MachineKind<AccessRequest, AccessObservation, Ac
       informers.of(CACHES.accessSecrets).get(`${request.metadata.namespace}/${secretName}`);
     /** What failed on the target in this reconcile's commands: the look after the failure reports it. */
     let failed: TargetProblem | undefined;
-    const problemOf = (error: unknown) => targetProblemOf(error, name, client?.server ?? "");
+    const problemOf = (error: unknown) => {
+      // A credential the target no longer takes (401): ask the backend for a new one on the next look.
+      if (target && apiStatusOf(error)?.code === 401) context.adminAccess.forget(target.uid);
+      return targetProblemOf(error, name, client?.server ?? "");
+    };
     /** A call on the target cluster; its failure names the Cluster, for the condition a person reads. */
     const onTarget = async <R>(call: () => Promise<R>): Promise<R> => {
       try {
