@@ -47,6 +47,8 @@ export interface TargetProblem {
   readonly reason: string;
   /** For a person: which Cluster, and what its API server said (a Kubernetes Status, never raw HTTP or a secret). */
   readonly message: string;
+  /** Set when a command failed (not a read): the runtime's failure Event told a person already. */
+  readonly inCommand?: boolean;
 }
 
 /** What the runtime read for one look at an AccessRequest (all I/O done). */

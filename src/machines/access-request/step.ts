@@ -179,8 +179,12 @@ function rolesEventOf(request: AccessRequest, roles: ConditionUpdate): EventReco
   return undefined;
 }
 
-/** A Warning when the target starts failing, or fails otherwise than the AccessGranted condition says already. */
+/**
+ * A Warning when the target starts failing, or fails otherwise than the AccessGranted condition says already;
+ * none for a failed command, which the runtime's failure Event tells (one Warning per failure).
+ */
 function targetEventOf(request: AccessRequest, problem: TargetProblem): EventRecord | undefined {
+  if (problem.inCommand) return undefined;
   const before = request.status?.conditions?.find((c) => c.type === CONDITION_TYPES.accessGranted);
   return before?.reason === problem.reason && before.message === problem.message
     ? undefined

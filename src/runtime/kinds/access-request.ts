@@ -209,7 +209,7 @@ export const accessRequestKind: MachineKind<AccessRequest, AccessObservation, Ac
       try {
         return await call();
       } catch (error) {
-        failed = problemOf(error);
+        failed = { ...problemOf(error), inCommand: true };
         throw new Error(`Cluster ${name}: ${errorMessage(error)}`, { cause: error });
       }
     };

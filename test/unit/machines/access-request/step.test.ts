@@ -249,6 +249,20 @@ describe("a target cluster that fails (refused, unreachable)", () => {
     expect(again.statusPatch).toEqual([]);
   });
 
+  it("records no second Warning for a failed command: the runtime's failure Event tells it", () => {
+    const result = stepAccessWrites({
+      request: aRequest(),
+      facts: facts({ targetFailing: true }),
+      secretName: "reader.kubeconfig",
+      now: "2026-11-21T10:00:00Z",
+      targetProblem: { ...refused, inCommand: true },
+    });
+    expect(result.events.filter((event) => event.type === "Warning")).toEqual([]);
+    expect(applied(aRequest(), [...result.statusPatch]).status?.conditions).toContainEqual(
+      expect.objectContaining({ type: "AccessGranted", reason: "TargetRefused" }),
+    );
+  });
+
   it("backs off as long as the failure has lasted, between pollMs and resyncMs", () => {
     const first = failingStep(aRequest(), facts({ clusterReachable: false, targetFailing: true }));
     expect(first.requeueAfterMs).toBe(timing.pollMs);
