@@ -91,7 +91,9 @@ export function stepAccessRequest(input: AccessStepInput): AccessStepResult {
   )?.lastTransitionTime;
   const lasted = since ? Date.parse(input.now) - Date.parse(since) : 0;
   const backoff = Math.min(timing.resyncMs, Math.max(timing.pollMs, Number.isFinite(lasted) ? lasted : 0));
-  return { ...result, requeueAfterMs: Math.max(result.requeueAfterMs, backoff) };
+  // Granted or not, a failing target is looked at on this backoff; a token due for renewal sooner is renewed then.
+  const renewal = input.untilRenewalMs === undefined ? backoff : Math.max(1_000, input.untilRenewalMs);
+  return { ...result, requeueAfterMs: Math.min(backoff, renewal) };
 }
 
 const baseStep: (input: AccessStepInput) => AccessStepResult = kindStep<

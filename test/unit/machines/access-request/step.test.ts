@@ -279,6 +279,16 @@ describe("a target cluster that fails (refused, unreachable)", () => {
       "2026-11-21T11:00:00Z",
     );
     expect(much.requeueAfterMs).toBe(timing.resyncMs);
+    // Granted: looked at on the same backoff (sooner than at rest), not only at the next resync.
+    const granted = aRequest(
+      { finalizers: [FINALIZERS.accessRequest] },
+      { observedGeneration: 1, phase: "Granted" },
+    );
+    const atRest = failingStep(
+      granted,
+      facts({ hasFinalizer: true, clusterReachable: false, targetFailing: true }),
+    );
+    expect(atRest).toMatchObject({ state: "granted", requeueAfterMs: timing.pollMs });
   });
 
   it("keeps its finalizer while revoking on a target that fails: what was made there may still be there", () => {
