@@ -256,6 +256,14 @@ export const REASONS = {
   PrefixAlreadyGranted: "PrefixAlreadyGranted",
   /** ClusterRequest with waitForClusterDeletion: waiting for its Cluster to be gone. */
   WaitingForClusterDeletion: "WaitingForClusterDeletion",
+  /** AccessRequest: the target cluster's API server refused the engine's admin access (401, 403). */
+  TargetRefused: "TargetRefused",
+  /** AccessRequest: the target cluster's API server cannot be reached (connection refused, TLS, timeout). */
+  TargetUnreachable: "TargetUnreachable",
+  /** AccessRequest: the target cluster's API server answered a call with another error (e.g. 404 of an API, 500). */
+  TargetError: "TargetError",
+  /** AccessRequest: it asks for more than the backend's namespaced admin access may give (cluster-wide rights, other namespaces). */
+  OutsideAdminScope: "OutsideAdminScope",
 } as const;
 
 /** A reason from {@link REASONS}. */

@@ -60,10 +60,23 @@ export function formatApiStatus(status: ApiStatus): string {
   return status.message ? `${head}: ${status.message}` : head;
 }
 
-/** The message of an error, for a log field, a condition or an Event: short, and without headers. */
+/**
+ * The message of an error, for a log field, a condition or an Event: short, and without headers. The causes
+ * that are not API calls follow it (`fetch failed: connect ECONNREFUSED 127.0.0.1:6443`), each with its
+ * system code (`(ERR_TLS_CERT_ALTNAME_INVALID)`) unless the text says it already: a failed connection
+ * names its cause, never a bare `fetch failed`. A cause whose words the text already holds is not repeated.
+ */
 export function errorMessage(error: unknown): string {
   if (isApiException(error)) return formatApiStatus(statusFrom(error));
-  return error instanceof Error ? error.message : String(error);
+  let text = error instanceof Error ? error.message : String(error);
+  let current = error instanceof Error ? error.cause : undefined;
+  for (let depth = 0; current instanceof Error && depth < 10; depth++, current = current.cause) {
+    if (isApiException(current)) continue; // our own wrapper already says what the API server said
+    if (current.message !== "" && !text.includes(current.message)) text += `: ${current.message}`;
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === "string" && code !== "" && !text.includes(code)) text += ` (${code})`;
+  }
+  return text;
 }
 
 /** The failed call (or one of its causes) was answered 404: the object does not exist. */

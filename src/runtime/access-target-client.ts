@@ -8,15 +8,17 @@ import {
   RbacAuthorizationV1Api,
 } from "@kubernetes/client-node";
 import type { AccessRequest, RoleRef } from "../api/access-request.ts";
-import { ACCESS_SECRET_KEYS } from "../api/constants.ts";
-import { isConflict, isNotFound } from "../api/error-message.ts";
-import type { OwnedObject } from "../machines/access-request/facts.ts";
+import type { AdminScope } from "../api/backend-contract.ts";
+import { ACCESS_SECRET_KEYS, LABELS, MANAGED_BY_ENGINE, REASONS } from "../api/constants.ts";
+import { apiStatusOf, errorMessage, formatApiStatus, isConflict, isNotFound } from "../api/error-message.ts";
+import type { OwnedObject, TargetProblem } from "../machines/access-request/facts.ts";
 import { oidcKubeconfig, tokenKubeconfig } from "../machines/access-request/kubeconfig.ts";
 import {
   ACCESS_NAMESPACE,
   ACCESS_OWNER_LABEL,
   accessBaseName,
   accessRequestIdentity,
+  NAMESPACE_CREATOR_LABEL,
   permissionName,
   serviceAccountName,
 } from "../machines/access-request/names.ts";
@@ -29,6 +31,8 @@ export type AccessSecretData = Readonly<Record<string, string>>;
 
 /** What the AccessRequest controller does on a target cluster. */
 export interface AccessTargetClient {
+  /** The target's API server URL, as the admin kubeconfig names it. */
+  readonly server: string;
   ownedObjects(uid: string): Promise<OwnedObject[]>;
   /** The Roles and ClusterRoles on the target that carry the names the request gives its permissions. */
   namedRoles(request: AccessRequest): Promise<ExistingObject[]>;
@@ -40,11 +44,43 @@ export interface AccessTargetClient {
   oidcLogin(request: AccessRequest): AccessSecretData;
 }
 
+/**
+ * What a failed call on the target cluster `cluster` amounts to, for the AccessRequest's condition: refused
+ * (401, 403) or another answer of its API server, in the words of its Status (which name the verb and the
+ * resource); or not reached at all (connection, TLS, timeout), with the cause. Never raw HTTP, never a header.
+ */
+export function targetProblemOf(error: unknown, cluster: string, server: string): TargetProblem {
+  const status = apiStatusOf(error);
+  if (status?.code === 401 || status?.code === 403) {
+    return {
+      reason: REASONS.TargetRefused,
+      message: `the API server of Cluster ${cluster} refused the backend's admin access: ${formatApiStatus(status)}`,
+    };
+  }
+  if (status) {
+    return {
+      reason: REASONS.TargetError,
+      message: `the API server of Cluster ${cluster} answered ${formatApiStatus(status)}`,
+    };
+  }
+  return {
+    reason: REASONS.TargetUnreachable,
+    message: `the API server of Cluster ${cluster} at ${server} cannot be reached: ${errorMessage(error)}`,
+  };
+}
+
 const key = (kind: string, namespace: string | undefined, name: string) =>
   `${kind}/${namespace ?? ""}/${name}`;
 
-/** A client for the cluster the admin kubeconfig points at. */
-export function targetClient(adminKubeconfig: string): AccessTargetClient {
+/**
+ * A client for the cluster the admin kubeconfig points at. With `scope` (a namespaced admin, contract 1.2) it
+ * reads and writes inside the scope's namespaces only: it lists per namespace, never across all of them, reads
+ * no cluster-wide object, creates no namespace, and keeps ServiceAccounts in `scope.accessNamespace`. Without
+ * it (cluster-admin) it creates a namespace a permission names only when it is missing, labelled with the
+ * request it was made for, and removes on revoke only the namespaces it made (handing one to another request
+ * whose objects are still in it).
+ */
+export function targetClient(adminKubeconfig: string, scope?: AdminScope): AccessTargetClient {
   const kubeConfig = new KubeConfig();
   kubeConfig.loadFromString(adminKubeconfig);
   const core = kubeConfig.makeApiClient(CoreV1Api);
@@ -54,37 +90,104 @@ export function targetClient(adminKubeconfig: string): AccessTargetClient {
   const server = cluster?.server ?? "";
   const caData = cluster?.caData ?? "";
 
-  const ownedObjects = async (uid: string): Promise<OwnedObject[]> => {
-    const labelSelector = `${ACCESS_OWNER_LABEL}=${uid}`;
-    const [accounts, roles, roleBindings, clusterRoles, clusterRoleBindings] = await Promise.all([
-      core.listServiceAccountForAllNamespaces({ labelSelector }),
-      rbac.listRoleForAllNamespaces({ labelSelector }),
-      rbac.listRoleBindingForAllNamespaces({ labelSelector }),
-      rbac.listClusterRole({ labelSelector }),
-      rbac.listClusterRoleBinding({ labelSelector }),
-    ]);
-    const found = (
-      kind: string,
-      items: ReadonlyArray<{ metadata?: { name?: string; namespace?: string } }>,
-    ) =>
+  const inScope = (namespace: string | undefined) =>
+    scope === undefined || (namespace !== undefined && scope.namespaces.includes(namespace));
+  const accessNamespace = scope?.accessNamespace ?? ACCESS_NAMESPACE;
+
+  type Listed = ReadonlyArray<{ metadata?: { name?: string; namespace?: string } }>;
+  /** Objects of the access kinds labelled `labelSelector`: across the cluster, or per namespace of the scope. */
+  const labelled = async (labelSelector: string): Promise<Array<readonly [string, Listed]>> => {
+    if (!scope) {
+      const [accounts, roles, roleBindings, clusterRoles, clusterRoleBindings] = await Promise.all([
+        core.listServiceAccountForAllNamespaces({ labelSelector }),
+        rbac.listRoleForAllNamespaces({ labelSelector }),
+        rbac.listRoleBindingForAllNamespaces({ labelSelector }),
+        rbac.listClusterRole({ labelSelector }),
+        rbac.listClusterRoleBinding({ labelSelector }),
+      ]);
+      return [
+        ["ServiceAccount", accounts.items],
+        ["Role", roles.items],
+        ["RoleBinding", roleBindings.items],
+        ["ClusterRole", clusterRoles.items],
+        ["ClusterRoleBinding", clusterRoleBindings.items],
+      ];
+    }
+    const perNamespace = await Promise.all(
+      scope.namespaces.map(async (namespace) => {
+        const [accounts, roles, roleBindings] = await Promise.all([
+          core.listNamespacedServiceAccount({ namespace, labelSelector }),
+          rbac.listNamespacedRole({ namespace, labelSelector }),
+          rbac.listNamespacedRoleBinding({ namespace, labelSelector }),
+        ]);
+        return [
+          ["ServiceAccount", accounts.items],
+          ["Role", roles.items],
+          ["RoleBinding", roleBindings.items],
+        ] as const;
+      }),
+    );
+    return perNamespace.flat();
+  };
+
+  const ownedObjects = async (uid: string): Promise<OwnedObject[]> =>
+    (await labelled(`${ACCESS_OWNER_LABEL}=${uid}`)).flatMap(([kind, items]) =>
       items.map((item) => ({
         kind,
         ...(item.metadata?.namespace ? { namespace: item.metadata.namespace } : {}),
         name: item.metadata?.name ?? "",
         body: item as unknown as Record<string, unknown>,
-      }));
-    return [
-      ...found("ServiceAccount", accounts.items),
-      ...found("Role", roles.items),
-      ...found("RoleBinding", roleBindings.items),
-      ...found("ClusterRole", clusterRoles.items),
-      ...found("ClusterRoleBinding", clusterRoleBindings.items),
-    ];
-  };
+      })),
+    );
 
   const meta = (object: KubernetesObject) => object.metadata as { name?: string; namespace?: string };
 
+  /** Creates `name` only when it is missing, labelled as made for request `uid`; one that exists stays as it is. */
+  const ensureNamespace = async (name: string, uid: string) => {
+    try {
+      await core.readNamespace({ name });
+      return;
+    } catch (error) {
+      if (!isNotFound(error)) throw error;
+    }
+    const labels = { [NAMESPACE_CREATOR_LABEL]: uid, [LABELS.managedBy]: MANAGED_BY_ENGINE };
+    await core.createNamespace({ body: { metadata: { name, labels } } }).catch((error: unknown) => {
+      if (!isConflict(error)) throw error; // made meanwhile by someone else: theirs
+    });
+  };
+
+  /**
+   * Removes the namespaces made for request `uid`; one that still holds another request's access objects is
+   * handed to that request instead (relabelled), so it goes with the last request that uses it.
+   */
+  const releaseNamespaces = async (uid: string) => {
+    const made = await core.listNamespace({ labelSelector: `${NAMESPACE_CREATOR_LABEL}=${uid}` });
+    for (const namespace of made.items) {
+      const name = namespace.metadata?.name ?? "";
+      const [accounts, roles, roleBindings] = await Promise.all([
+        core.listNamespacedServiceAccount({ namespace: name, labelSelector: ACCESS_OWNER_LABEL }),
+        rbac.listNamespacedRole({ namespace: name, labelSelector: ACCESS_OWNER_LABEL }),
+        rbac.listNamespacedRoleBinding({ namespace: name, labelSelector: ACCESS_OWNER_LABEL }),
+      ]);
+      const heir = [...accounts.items, ...roles.items, ...roleBindings.items]
+        .map((item) => item.metadata?.labels?.[ACCESS_OWNER_LABEL])
+        .find((owner) => owner !== undefined && owner !== uid);
+      if (heir === undefined) {
+        await core.deleteNamespace({ name }).catch((error: unknown) => {
+          if (!isNotFound(error)) throw error;
+        });
+      } else {
+        const labels = { ...namespace.metadata?.labels, [NAMESPACE_CREATOR_LABEL]: heir };
+        await core.replaceNamespace({
+          name,
+          body: { ...namespace, metadata: { ...namespace.metadata, labels } },
+        });
+      }
+    }
+  };
+
   return {
+    server,
     ownedObjects,
 
     async namedRoles(request) {
@@ -92,6 +195,7 @@ export function targetClient(adminKubeconfig: string): AccessTargetClient {
       const existing: ExistingObject[] = [];
       for (const [index, permission] of permissions.entries()) {
         if (!permission.name) continue; // generated names carry a hash of the request: no one else has them
+        if (!inScope(permission.namespace)) continue; // denied before it matters: not readable with a namespaced admin
         const name = permissionName(accessRequestIdentity(request), index, permission);
         try {
           const found = permission.namespace
@@ -114,6 +218,8 @@ export function targetClient(adminKubeconfig: string): AccessTargetClient {
       const missing = new Map<string, string[]>();
       for (const { ref, source } of referencedRoles(request)) {
         if (ref.kind === "Role" && !ref.namespace) continue; // invalid, denied before it matters
+        // A namespaced admin cannot read ClusterRoles, nor Roles outside its namespaces (denied if bound there).
+        if (scope && (ref.kind === "ClusterRole" || !inScope(ref.namespace))) continue;
         const what = ref.kind === "Role" ? `Role ${ref.namespace}/${ref.name}` : `ClusterRole ${ref.name}`;
         if (missing.has(what)) {
           missing.get(what)?.push(source);
@@ -132,14 +238,16 @@ export function targetClient(adminKubeconfig: string): AccessTargetClient {
     },
 
     async apply(uid, desired) {
-      for (const namespace of desired.namespaces) {
-        try {
-          await core.createNamespace({ body: { metadata: { name: namespace } } });
-        } catch (error) {
-          if (!isConflict(error)) throw error;
-        }
-      }
+      const before = await ownedObjects(uid);
+      const found = new Map(before.map((o) => [key(o.kind, o.namespace, o.name), o]));
+      // A namespaced admin creates no namespace: those of its scope exist, and others it may not touch.
+      if (!scope) for (const namespace of desired.namespaces) await ensureNamespace(namespace, uid);
       for (const object of desired.objects) {
+        // A binding's roleRef cannot change (the API server answers 422): one that binds another role is replaced.
+        const had = found.get(key(object.kind, meta(object).namespace, meta(object).name ?? ""));
+        if (had && "roleRef" in object && !sameRoleRef(had.body.roleRef, object.roleRef)) {
+          await deleteOwned(objects, had);
+        }
         await objects.patch(
           object as KubernetesObject,
           undefined,
@@ -155,9 +263,7 @@ export function targetClient(adminKubeconfig: string): AccessTargetClient {
           key(o.kind, meta(o as KubernetesObject).namespace, meta(o as KubernetesObject).name ?? ""),
         ),
       );
-      for (const stale of (await ownedObjects(uid)).filter(
-        (o) => !wanted.has(key(o.kind, o.namespace, o.name)),
-      )) {
+      for (const stale of before.filter((o) => !wanted.has(key(o.kind, o.namespace, o.name)))) {
         await deleteOwned(objects, stale);
       }
     },
@@ -166,13 +272,14 @@ export function targetClient(adminKubeconfig: string): AccessTargetClient {
       const order = ["RoleBinding", "ClusterRoleBinding", "Role", "ClusterRole", "ServiceAccount"];
       const owned = (await ownedObjects(uid)).sort((a, b) => order.indexOf(a.kind) - order.indexOf(b.kind));
       for (const object of owned) await deleteOwned(objects, object);
+      if (!scope) await releaseNamespaces(uid);
     },
 
     async issueToken(request, validityMs, nowMs) {
       const expirationSeconds = Math.max(600, Math.round(validityMs / 1_000));
       const review = await core.createNamespacedServiceAccountToken({
         name: serviceAccountName(accessRequestIdentity(request)),
-        namespace: ACCESS_NAMESPACE,
+        namespace: accessNamespace,
         body: { spec: { audiences: [], expirationSeconds } },
       });
       const token = review.status?.token ?? "";
@@ -217,6 +324,12 @@ function referencedRoles(request: AccessRequest): { ref: RoleRef; source: string
       binding.roleRefs.map((ref, j) => ({ ref, source: `oidc.roleBindings[${k}].roleRefs[${j}]` })),
     ),
   ];
+}
+
+/** Whether two roleRefs name the same role (kind and name; the API group is always RBAC's). */
+function sameRoleRef(had: unknown, wanted: unknown): boolean {
+  const ref = (value: unknown) => (value ?? {}) as { kind?: string; name?: string };
+  return ref(had).kind === ref(wanted).kind && ref(had).name === ref(wanted).name;
 }
 
 async function deleteOwned(objects: KubernetesObjectApi, object: OwnedObject): Promise<void> {

@@ -4,6 +4,7 @@ import type { ClusterBackend } from "../api/backend-contract.ts";
 import type { AccessTiming } from "../machines/access-request/step.ts";
 import type { RequeueTiming } from "../machines/shared/machine-tags.ts";
 import { AccessPreparationController } from "./access-preparation-controller.ts";
+import { AdminAccessCache } from "./admin-access-cache.ts";
 import { countResponses, limitRate } from "./api-traffic.ts";
 import { type Clock, systemClock } from "./clock.ts";
 import { interceptRequests, reuseConnections } from "./connection-reuse.ts";
@@ -225,13 +226,16 @@ export class Engine {
       : undefined;
     if (election) this.metrics.setLeader(election.name, false);
 
+    const clock = options.clock ?? systemClock;
     const shared = {
       kubeConfig: options.kubeConfig,
       informers: this.informers,
       providerName: options.providerName,
       environment: options.environment,
       backend: options.backend,
-      clock: options.clock ?? systemClock,
+      // One for the engine: every kind that needs admin access asks the backend through it.
+      adminAccess: new AdminAccessCache({ backend: options.backend, clock }),
+      clock,
       log: this.#log,
     };
     // Each kind says whether it runs, brings its timing and state, and names every cache it reads: all

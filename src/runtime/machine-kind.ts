@@ -7,6 +7,7 @@ import type { Explanation } from "../machines/shared/explanation.ts";
 import type { MachineDefinition } from "../machines/shared/machine-definition.ts";
 import type { MachineStep } from "../machines/shared/machine-step.ts";
 import type { RequeueTiming } from "../machines/shared/machine-tags.ts";
+import type { AdminAccessCache } from "./admin-access-cache.ts";
 import type { Clock } from "./clock.ts";
 import type { EngineOptions } from "./engine.ts";
 import type { WatchedObject } from "./informer.ts";
@@ -49,6 +50,11 @@ export interface KindContext<Timing = RequeueTiming, State = unknown> {
   /** `--environment`: with the provider name, the shape of our profiles' names (`<environment>.<provider-name>.…`). */
   readonly environment: string;
   readonly backend: ClusterBackend;
+  /**
+   * The backend's admin access per cluster, shared by every kind of the engine: ask through it, not the
+   * backend, so the backend is asked once per rotation window (see admin-access-cache.ts).
+   */
+  readonly adminAccess: AdminAccessCache;
   readonly clock: Clock;
   readonly log: Logger;
   /** The kind's timing: its defaults, overridden by the engine's options. */

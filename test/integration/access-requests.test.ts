@@ -744,8 +744,9 @@ describe("requests that cannot be served", () => {
       expect.objectContaining({
         type: "AccessGranted",
         status: "False",
-        reason: "BackendError",
-        message: expect.stringMatching(/Cluster team\/target: 404 NotFound: namespaces "not-yet" not found/),
+        reason: "TargetError",
+        message:
+          'the API server of Cluster team/target answered 404 NotFound: namespaces "not-yet" not found',
       }),
     );
     // Retried with backoff, told once: one Warning Event for the failure, however often it recurs.

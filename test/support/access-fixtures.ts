@@ -35,6 +35,7 @@ export function accessFactsWith(overrides: Partial<AccessFacts> = {}): AccessFac
     deleting: false,
     hasFinalizer: false,
     clusterReachable: true,
+    targetFailing: false,
     denial: undefined,
     accessInPlace: false,
     accessGone: true,

@@ -23,7 +23,8 @@ export const ACCESS_REQUEST_GUARD_PHRASES: Readonly<
   accessIncomplete: "the Cluster is reachable but an access object is missing or differs",
   secretNeedsRenewal: "the credential is due for renewal, or its Secret is gone",
   withoutOurFinalizer: "our finalizer is gone",
-  nothingLeft: "nothing made for the request is left on the target cluster, or the Cluster is unreachable",
+  nothingLeft:
+    "nothing made for the request is left on the target cluster, or the Cluster is gone or not Ready (a Ready Cluster whose API server refuses or cannot be reached holds the request)",
 };
 
 /**
@@ -42,6 +43,11 @@ export function explainAccessRequest(request: AccessRequest): AccessRequestExpla
 
   if (state === "deleting.revoking") {
     explainDeleting(request, condition(CONDITION_TYPES.clusterReady), why, waitingFor);
+    const failing = targetFailure(condition(CONDITION_TYPES.accessGranted));
+    if (failing) {
+      why.push(failing.why);
+      waitingFor.unshift(failing.waitingFor);
+    }
     return { ...base, why, waitingFor };
   }
 
@@ -82,6 +88,7 @@ export function explainAccessRequest(request: AccessRequest): AccessRequestExpla
   }
   const secret = status?.secretRef?.name;
   const cluster = clusterNamed(request);
+  const failing = targetFailure(accessGranted);
 
   switch (state) {
     case "granted":
@@ -95,6 +102,11 @@ export function explainAccessRequest(request: AccessRequest): AccessRequestExpla
           `the Cluster is not reachable now: ${clusterReady.message}; the access is checked again once it is`,
         );
       }
+      if (failing) {
+        why.push(`${failing.why}; the access cannot be checked or its credential renewed meanwhile`);
+        waitingFor.push(failing.waitingFor);
+        break;
+      }
       waitingFor.push(
         lagging
           ? "preparation to set it back to Pending, then the controller grants it anew for the changed spec"
@@ -103,7 +115,8 @@ export function explainAccessRequest(request: AccessRequest): AccessRequestExpla
       break;
     case "denied":
       why.push(
-        accessGranted?.reason === REASONS.Denied && accessGranted.message !== ""
+        (accessGranted?.reason === REASONS.Denied || accessGranted?.reason === REASONS.OutsideAdminScope) &&
+          accessGranted.message !== ""
           ? `denied: ${accessGranted.message}`
           : "denied (no reason recorded)",
       );
@@ -115,6 +128,9 @@ export function explainAccessRequest(request: AccessRequest): AccessRequestExpla
       if (clusterReady?.status === "False") {
         why.push(`waiting for the Cluster: ${clusterReady.message}`);
         waitingFor.push(...clusterWait(clusterReady, cluster));
+      } else if (failing) {
+        why.push(failing.why);
+        waitingFor.push(failing.waitingFor);
       } else if (accessGranted?.status === "False" && accessGranted.reason === REASONS.BackendError) {
         why.push(`the last attempt to grant it failed: ${accessGranted.message}`);
         waitingFor.push(
@@ -133,6 +149,9 @@ export function explainAccessRequest(request: AccessRequest): AccessRequestExpla
       if (clusterReady?.status === "False") {
         why.push(`waiting for the Cluster: ${clusterReady.message}`);
         waitingFor.push(...clusterWait(clusterReady, cluster));
+      } else if (failing) {
+        why.push(failing.why);
+        waitingFor.push(failing.waitingFor);
       } else {
         why.push(accessGranted ? describe(accessGranted) : "the controller has not started granting it yet");
         waitingFor.push(
@@ -201,6 +220,38 @@ function clusterWait(clusterReady: Condition, cluster: string | undefined): stri
     `${named} to become Ready (the controller looks again every few seconds)`,
     ...(cluster ? [`\`explain cluster ${cluster}\` tells why it is not`] : []),
   ];
+}
+
+/** The reasons of a call on the target cluster that failed (the Cluster itself is Ready). */
+const TARGET_FAILURES: ReadonlySet<string> = new Set([
+  REASONS.TargetRefused,
+  REASONS.TargetUnreachable,
+  REASONS.TargetError,
+]);
+
+/** What a failing target (AccessGranted=False with a target reason) means, and what ends it; undefined when it is not failing. */
+function targetFailure(
+  accessGranted: Condition | undefined,
+): { why: string; waitingFor: string } | undefined {
+  if (accessGranted?.status !== "False" || !TARGET_FAILURES.has(accessGranted.reason)) return undefined;
+  const retried = "the controller retries with backoff and goes on by itself then";
+  switch (accessGranted.reason) {
+    case REASONS.TargetRefused:
+      return {
+        why: `the target cluster refuses the engine: ${accessGranted.message}`,
+        waitingFor: `a person to give the backend's admin access the rights it lacks (or to use a backend whose admin access has them); ${retried}`,
+      };
+    case REASONS.TargetUnreachable:
+      return {
+        why: `the target cluster cannot be reached: ${accessGranted.message}`,
+        waitingFor: `its API server to answer at the address its admin kubeconfig names (is it running, is the address right?); ${retried}`,
+      };
+    default:
+      return {
+        why: `the last attempt failed: ${accessGranted.message}`,
+        waitingFor: `the cause to go away; ${retried}`,
+      };
+  }
 }
 
 function describe(condition: Condition): string {

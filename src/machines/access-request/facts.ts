@@ -3,7 +3,9 @@
  * level-based facts the machine reads, with the denial rules in their order and the token's renewal time.
  */
 import type { AccessRequest } from "../../api/access-request.ts";
-import { ACCESS_SECRET_KEYS, FINALIZERS, LABELS } from "../../api/constants.ts";
+import type { AdminScope } from "../../api/backend-contract.ts";
+import { ACCESS_SECRET_KEYS, FINALIZERS, LABELS, REASONS } from "../../api/constants.ts";
+import { scopeDenial } from "./admin-scope.ts";
 import { renewalDue, renewalTime } from "./kubeconfig.ts";
 import type { AccessFacts } from "./machine.ts";
 import { oidcIssuerProblem } from "./oidc-issuer.ts";
@@ -39,10 +41,28 @@ export interface AccessBackend {
   readonly oidc: boolean;
 }
 
+/** Why a call on the target cluster failed, as data: the reason for the condition, and the API server's words. */
+export interface TargetProblem {
+  /** `TargetRefused` (401, 403), `TargetUnreachable` (connection, TLS, timeout), `TargetError` (any other answer), `BackendError` (no admin access given). */
+  readonly reason: string;
+  /** For a person: which Cluster, and what its API server said (a Kubernetes Status, never raw HTTP or a secret). */
+  readonly message: string;
+  /** Set when a command failed (not a read): the runtime's failure Event told a person already. */
+  readonly inCommand?: boolean;
+}
+
 /** What the runtime read for one look at an AccessRequest (all I/O done). */
 export interface AccessObservation {
   /** Why the target cluster cannot be used yet (not Ready, no admin access); undefined when it can. */
   readonly clusterProblem: string | undefined;
+  /**
+   * The Cluster is Ready, but a call on its API server failed in this reconcile (reading what is there, or a
+   * command): the refusal or the failed connection, for the condition and the Event. `target` is absent when
+   * the reads failed.
+   */
+  readonly targetProblem?: TargetProblem;
+  /** What the backend's admin access to the Cluster may do when it is not cluster-admin (contract 1.2); absent: cluster-admin. */
+  readonly adminScope?: AdminScope;
   /** The target cluster as read with admin access; absent while `clusterProblem` is set. */
   readonly target?: {
     /** Every object labelled as made for this request. */
@@ -69,9 +89,13 @@ export function accessSecretName(request: Pick<AccessRequest, "metadata">): stri
   return `${request.metadata.name}.kubeconfig`;
 }
 
-/** The RBAC objects the request asks for, planned once per reconcile; undefined when it asks for nothing. */
-export function accessPlanOf(request: AccessRequest): AccessPlan | undefined {
-  return request.spec.token || request.spec.oidc ? accessPlan(request) : undefined;
+/**
+ * The RBAC objects the request asks for, planned once per reconcile, with the ServiceAccount in the scope's
+ * access namespace when the admin access is namespaced; undefined when it asks for nothing.
+ */
+export function accessPlanOf(request: AccessRequest, scope?: AdminScope): AccessPlan | undefined {
+  if (!request.spec.token && !request.spec.oidc) return undefined;
+  return scope ? accessPlan(request, scope.accessNamespace) : accessPlan(request);
 }
 
 /**
@@ -94,7 +118,10 @@ export function accessDenial(
   if (request.spec.oidc && !backend.oidc) {
     return `backend ${backend.name} cannot set up OIDC trust; request token access instead`;
   }
-  const invalid = invalidRules(request) ?? oidcProblem(request, observation.oidcPeers ?? []);
+  const invalid =
+    invalidRules(request) ??
+    oidcProblem(request, observation.oidcPeers ?? []) ??
+    scopeDenial(request, observation.adminScope);
   if (invalid) return invalid;
   const secretName = accessSecretName(request);
   if (secretName.length > MAX_SECRET_NAME_LENGTH) {
@@ -131,11 +158,16 @@ export function accessFacts(
   const target = observation.target;
   const reachable = target !== undefined && plan !== undefined;
   const secret = observation.secret;
+  const denial = accessDenial(request, observation, backend, plan);
   return {
     deleting: request.metadata.deletionTimestamp !== undefined,
     hasFinalizer: request.metadata.finalizers?.includes(FINALIZERS.accessRequest) ?? false,
     clusterReachable: reachable,
-    denial: accessDenial(request, observation, backend, plan),
+    targetFailing: observation.targetProblem !== undefined,
+    denial,
+    ...(denial !== undefined && scopeDenial(request, observation.adminScope) === denial
+      ? { denialReason: REASONS.OutsideAdminScope }
+      : {}),
     accessInPlace: reachable && accessInPlace(target.owned, plan),
     accessGone: reachable && target.owned.length === 0,
     secretValid: reachable && secret !== undefined && secretFresh(secret, nowMs),

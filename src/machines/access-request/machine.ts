@@ -11,10 +11,17 @@ export interface AccessFacts {
   readonly deleting: boolean;
   /** Our finalizer is on the request (so access objects may exist on the target cluster). */
   readonly hasFinalizer: boolean;
-  /** The target Cluster exists, is Ready, and the backend gives admin access to it. */
+  /** The target Cluster exists, is Ready, the backend gives admin access to it, and its API server answered the reads. */
   readonly clusterReachable: boolean;
+  /**
+   * A call on the target's API server failed (refused, unreachable) although its Cluster is Ready: what was
+   * made there may still be there, so nothing is let go on that account.
+   */
+  readonly targetFailing: boolean;
   /** Why the request cannot be served (conflicting role, no OIDC, invalid rules); undefined if it can. */
   readonly denial: string | undefined;
+  /** The condition's reason for the denial when it is not plain `Denied` (e.g. `OutsideAdminScope`). */
+  readonly denialReason?: string;
   /** Every object the request needs exists on the target cluster as desired. */
   readonly accessInPlace: boolean;
   /** No object of this request is left on the target cluster. */
@@ -49,8 +56,8 @@ export const accessRequestMachine = setup({
     /** The credential is due for renewal, or its Secret went missing: issue a new one. */
     secretNeedsRenewal: when((facts) => facts.clusterReachable && facts.accessInPlace && !facts.secretValid),
     withoutOurFinalizer: when((facts) => !facts.hasFinalizer),
-    /** Nothing of ours is left on the target cluster, or it is gone and took everything with it. */
-    nothingLeft: when((facts) => facts.accessGone || !facts.clusterReachable),
+    /** Nothing of ours is left on the target cluster, or it is gone and took everything with it (not merely failing). */
+    nothingLeft: when((facts) => facts.accessGone || (!facts.clusterReachable && !facts.targetFailing)),
   },
   actions: {
     // Never executed here: transition() returns them as data for the step to translate.

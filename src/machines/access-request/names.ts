@@ -1,13 +1,19 @@
 /** Names and owner labels of the objects an AccessRequest gets on its target cluster. Pure and deterministic. */
 import { createHash } from "node:crypto";
 import type { AccessRequest, PermissionRequest } from "../../api/access-request.ts";
-import { LABELS, MANAGED_BY_ENGINE } from "../../api/constants.ts";
+import { ENGINE_GROUP, LABELS, MANAGED_BY_ENGINE } from "../../api/constants.ts";
 
 /** Namespace on the target cluster where the ServiceAccounts of token access live. */
 export const ACCESS_NAMESPACE = "openmcp-access";
 
 /** Label on every object made for an AccessRequest, holding that request's UID: who owns the object. */
 export const ACCESS_OWNER_LABEL = LABELS.accessRequestUid;
+
+/**
+ * Label on a namespace the engine created on a target for an AccessRequest (it did not exist): the UID of the
+ * request it is removed with. Namespaces without it were there before and are never removed.
+ */
+export const NAMESPACE_CREATOR_LABEL = `${ENGINE_GROUP}/namespace-made-for-access-request`;
 
 /** What names depend on: where the AccessRequest lives and which incarnation of it this is. */
 export interface AccessRequestIdentity {

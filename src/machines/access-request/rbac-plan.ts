@@ -94,14 +94,17 @@ export function desiredOidcAccess(request: AccessRequest): DesiredAccess {
   return toDesired(planOidc(request));
 }
 
-/** The plan of the access the request asks for: token access when it has `spec.token`, else OIDC access. */
-export function accessPlan(request: AccessRequest): AccessPlan {
-  return request.spec.token ? planToken(request) : planOidc(request);
+/**
+ * The plan of the access the request asks for: token access when it has `spec.token`, else OIDC access. The
+ * ServiceAccount of token access lives in `accessNamespace` (a namespaced admin's, see `AdminScope`).
+ */
+export function accessPlan(request: AccessRequest, accessNamespace: string = ACCESS_NAMESPACE): AccessPlan {
+  return request.spec.token ? planToken(request, accessNamespace) : planOidc(request);
 }
 
 // ——— Planning ———
 
-function planToken(request: AccessRequest): AccessPlan {
+function planToken(request: AccessRequest, accessNamespace: string = ACCESS_NAMESPACE): AccessPlan {
   const identity = accessRequestIdentity(request);
   const labels = accessLabels(identity);
   const permissions = request.spec.token?.permissions ?? [];
@@ -109,13 +112,13 @@ function planToken(request: AccessRequest): AccessPlan {
   const account: Subject = {
     kind: "ServiceAccount",
     name: serviceAccountName(identity),
-    namespace: ACCESS_NAMESPACE,
+    namespace: accessNamespace,
   };
   const serviceAccount: PlannedObject = {
     object: {
       apiVersion: "v1",
       kind: "ServiceAccount",
-      metadata: { name: account.name, namespace: ACCESS_NAMESPACE, labels },
+      metadata: { name: account.name, namespace: accessNamespace, labels },
     },
     source: "token",
     userNamed: false,
@@ -130,7 +133,7 @@ function planToken(request: AccessRequest): AccessPlan {
     return object ? [{ object, source: `token.roleRefs[${j}]`, userNamed: false }] : [];
   });
   return {
-    namespaces: unique([ACCESS_NAMESPACE, ...namespacesToCreate(permissions)]),
+    namespaces: unique([accessNamespace, ...namespacesToCreate(permissions)]),
     planned: [serviceAccount, ...roles, ...permissionBindings, ...refBindings],
   };
 }

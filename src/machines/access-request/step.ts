@@ -6,6 +6,7 @@ import { type ConditionUpdate, mergeConditions } from "../shared/conditions.ts";
 import { type KindStep, kindStep, type StepBasics } from "../shared/kind-step.ts";
 import type { EventRecord } from "../shared/machine-step.ts";
 import type { RequeueTiming } from "../shared/machine-tags.ts";
+import type { TargetProblem } from "./facts.ts";
 import { type AccessFacts, accessRequestMachine } from "./machine.ts";
 
 /** What the runtime must do on the target cluster. */
@@ -53,6 +54,8 @@ export interface AccessStepInput extends StepBasics {
   readonly secretName: string;
   /** Why the Cluster is not reachable, for the condition (when facts.clusterReachable is false). */
   readonly clusterProblem?: string;
+  /** A call on the target's API server that failed in this reconcile (facts.targetFailing), for the condition and the Event. */
+  readonly targetProblem?: TargetProblem;
   /** When to look again; without it the step asks for no requeue. */
   readonly timing?: AccessTiming;
   /** Milliseconds until the current token is due for renewal, if the Secret holds one. */
@@ -74,8 +77,26 @@ export function accessStateOf(request: AccessRequest): string {
   return ourFinalizer ? "provisioning" : "pending";
 }
 
-/** One step: transition the machine, then derive metadata and status from the new state and the facts. */
-export const stepAccessRequest: (input: AccessStepInput) => AccessStepResult = kindStep<
+/**
+ * One step: transition the machine, then derive metadata and status from the new state and the facts. While
+ * the target fails, the next look backs off: it waits as long as the failure has lasted (from the
+ * AccessGranted condition's transition time, so the backoff survives a restart), between `pollMs` and `resyncMs`.
+ */
+export function stepAccessRequest(input: AccessStepInput): AccessStepResult {
+  const result = baseStep(input);
+  const timing = input.timing;
+  if (!input.targetProblem || !timing || result.requeueAfterMs === undefined) return result;
+  const since = result.desired.status?.conditions?.find(
+    (c) => c.type === CONDITION_TYPES.accessGranted,
+  )?.lastTransitionTime;
+  const lasted = since ? Date.parse(input.now) - Date.parse(since) : 0;
+  const backoff = Math.min(timing.resyncMs, Math.max(timing.pollMs, Number.isFinite(lasted) ? lasted : 0));
+  // Granted or not, a failing target is looked at on this backoff; a token due for renewal sooner is renewed then.
+  const renewal = input.untilRenewalMs === undefined ? backoff : Math.max(1_000, input.untilRenewalMs);
+  return { ...result, requeueAfterMs: Math.min(backoff, renewal) };
+}
+
+const baseStep: (input: AccessStepInput) => AccessStepResult = kindStep<
   AccessStepInput,
   AccessRequest,
   AccessFacts,
@@ -97,7 +118,8 @@ export const stepAccessRequest: (input: AccessStepInput) => AccessStepResult = k
   derive: ({ input, state, facts }) => rolesCondition(input.request, state, facts),
   moreEvents: ({ input }, roles) => {
     const event = roles && rolesEventOf(input.request, roles);
-    return event ? [event] : [];
+    const refusal = input.targetProblem && targetEventOf(input.request, input.targetProblem);
+    return [...(event ? [event] : []), ...(refusal ? [refusal] : [])];
   },
   status: ({ input, state, phase, commands }, roles) =>
     desiredStatus(input, state, phase, commands.includes("issueCredential"), roles),
@@ -159,9 +181,21 @@ function rolesEventOf(request: AccessRequest, roles: ConditionUpdate): EventReco
   return undefined;
 }
 
+/**
+ * A Warning when the target starts failing, or fails otherwise than the AccessGranted condition says already;
+ * none for a failed command, which the runtime's failure Event tells (one Warning per failure).
+ */
+function targetEventOf(request: AccessRequest, problem: TargetProblem): EventRecord | undefined {
+  if (problem.inCommand) return undefined;
+  const before = request.status?.conditions?.find((c) => c.type === CONDITION_TYPES.accessGranted);
+  return before?.reason === problem.reason && before.message === problem.message
+    ? undefined
+    : { type: "Warning", reason: problem.reason, message: problem.message };
+}
+
 function eventWithDetail(params: EventRecord, facts: AccessFacts): EventRecord {
   return params.reason === "Denied" && facts.denial
-    ? { ...params, message: `Access denied: ${facts.denial}` }
+    ? { ...params, reason: facts.denialReason ?? params.reason, message: `Access denied: ${facts.denial}` }
     : params;
 }
 
@@ -174,8 +208,10 @@ function desiredStatus(
 ): AccessRequestStatus {
   const { request, facts } = input;
   const generation = request.metadata.generation ?? 0;
+  // The Cluster is Ready when its target was read, or failed to answer (what failed is on AccessGranted).
+  const clusterReady = facts.clusterReachable || (input.targetProblem !== undefined && !input.clusterProblem);
   const updates: ConditionUpdate[] = [
-    facts.clusterReachable
+    clusterReady
       ? { type: CONDITION_TYPES.clusterReady, status: "True", reason: REASONS.Ready, message: "" }
       : {
           type: CONDITION_TYPES.clusterReady,
@@ -183,7 +219,7 @@ function desiredStatus(
           reason: REASONS.InvalidReference,
           message: input.clusterProblem ?? "the target Cluster is not ready",
         },
-    accessCondition(state, facts, input.lastError),
+    accessCondition(state, facts, input.lastError, input.targetProblem),
     ...(roles ? [roles] : []),
   ];
   const conditions = mergeConditions(request.status?.conditions, updates, generation, input.now);
@@ -199,11 +235,25 @@ function desiredStatus(
   };
 }
 
-function accessCondition(state: string, facts: AccessFacts, lastError: string | undefined): ConditionUpdate {
+function accessCondition(
+  state: string,
+  facts: AccessFacts,
+  lastError: string | undefined,
+  targetProblem: TargetProblem | undefined,
+): ConditionUpdate {
   const type = CONDITION_TYPES.accessGranted;
+  if (state === "denied") {
+    return {
+      type,
+      status: "False",
+      reason: facts.denialReason ?? REASONS.Denied,
+      message: facts.denial ?? "",
+    };
+  }
+  // Granted, granting or revoking: a target that fails now is what a person must hear about.
+  if (targetProblem)
+    return { type, status: "False", reason: targetProblem.reason, message: targetProblem.message };
   if (state === "granted") return { type, status: "True", reason: REASONS.Granted, message: "" };
-  if (state === "denied")
-    return { type, status: "False", reason: REASONS.Denied, message: facts.denial ?? "" };
   if (state.startsWith("deleting")) {
     return { type, status: "False", reason: REASONS.Deleting, message: "removing the access objects" };
   }

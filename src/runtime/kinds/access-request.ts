@@ -1,8 +1,9 @@
 /** The AccessRequest kind's I/O half: the target cluster read and changed with the backend's admin access, the Secret written. */
 import type { AccessRequest } from "../../api/access-request.ts";
 import type { ClusterTarget } from "../../api/backend.ts";
+import type { AdminScope } from "../../api/backend-contract.ts";
 import type { Cluster } from "../../api/cluster.ts";
-import { CLUSTER_PHASES, LABELS, REQUEST_PHASES } from "../../api/constants.ts";
+import { CLUSTER_PHASES, LABELS, REASONS, REQUEST_PHASES } from "../../api/constants.ts";
 import { objectKey } from "../../api/object-key.ts";
 import { ACCESS_REQUEST_DEFINITION } from "../../machines/access-request/definition.ts";
 import { explainAccessRequest } from "../../machines/access-request/explain.ts";
@@ -13,6 +14,7 @@ import {
   accessFacts,
   accessPlanOf,
   accessSecretName,
+  type TargetProblem,
   untilRenewal,
 } from "../../machines/access-request/facts.ts";
 import { oidcTrustPlan } from "../../machines/access-request/oidc-trust.ts";
@@ -25,9 +27,9 @@ import {
 } from "../../machines/access-request/step.ts";
 import { clusterTarget } from "../../machines/cluster/step.ts";
 import { deleteAccessSecret, writeAccessSecret } from "../access-secret.ts";
-import { type AccessTargetClient, targetClient } from "../access-target-client.ts";
+import { type AccessTargetClient, targetClient, targetProblemOf } from "../access-target-client.ts";
 import { CACHES } from "../informers.ts";
-import { errorMessage } from "../logger.ts";
+import { apiStatusOf, errorMessage } from "../logger.ts";
 import type { KindContext, MachineKind } from "../machine-kind.ts";
 import { wake } from "../machine-kind.ts";
 import { profileOffer } from "./profile-offer.ts";
@@ -53,19 +55,34 @@ export function accessRequestShardKey(request: AccessRequest): string {
   return ref ? `${ref.namespace}/${ref.name}` : objectKey(request);
 }
 
-/** A client for the target cluster with admin rights, or why there is none. */
+/** A client for the target cluster with admin rights; or why there is none: the Cluster's (`problem`) or the backend's failure. */
 async function adminClient(
   cluster: Cluster | undefined,
   name: string,
   context: KindContext,
-): Promise<{ client: AccessTargetClient; target: ClusterTarget } | { problem: string }> {
+): Promise<
+  | { client: AccessTargetClient; target: ClusterTarget; scope?: AdminScope }
+  | { problem: string }
+  | { targetProblem: TargetProblem }
+> {
   if (!cluster) return { problem: `Cluster ${name} does not exist` };
   if (cluster.status?.phase !== CLUSTER_PHASES.ready) return { problem: `Cluster ${name} is not Ready yet` };
   const { profile, settings } = profileOffer(context, cluster.spec.profile);
   const target = clusterTarget(cluster, profile, settings);
-  const admin = await context.backend.adminAccess(target);
+  let admin: Awaited<ReturnType<typeof context.backend.adminAccess>>;
+  try {
+    // Once per rotation window (the kind's resyncMs) per Cluster, shared with the other kinds: see admin-access-cache.ts.
+    admin = await context.adminAccess.get(target, context.timing.resyncMs);
+  } catch (error) {
+    const message = `backend ${context.backend.name} gave no admin access to Cluster ${name}: ${errorMessage(error)}`;
+    return { targetProblem: { reason: REASONS.BackendError, message } };
+  }
   if (!admin) return { problem: `the backend gives no access to Cluster ${name}` };
-  return { client: targetClient(admin.kubeconfig), target };
+  return {
+    client: targetClient(admin.kubeconfig, admin.scope),
+    target,
+    ...(admin.scope ? { scope: admin.scope } : {}),
+  };
 }
 
 /**
@@ -149,6 +166,13 @@ export const accessRequestKind: MachineKind<AccessRequest, AccessObservation, Ac
 
   shardKey: accessRequestShardKey,
 
+  // A deleted Cluster's admin access is forgotten (a Cluster made again under its name has another uid).
+  watch(context) {
+    context.informers.of(CACHES.clusters).on((event) => {
+      if (event.type === "delete") context.adminAccess.forget(event.object.metadata.uid ?? "");
+    });
+  },
+
   // OIDC requests on one Cluster share its trusted issuers: one at a time, so none overwrites another's.
   serialize: (request) =>
     request.spec.oidc && request.spec.clusterRef
@@ -167,16 +191,25 @@ export const accessRequestKind: MachineKind<AccessRequest, AccessObservation, Ac
     );
     const client = "client" in access ? access.client : undefined;
     const target = "target" in access ? access.target : undefined;
-    const plan = accessPlanOf(request);
+    const scope = "scope" in access ? access.scope : undefined;
+    const plan = accessPlanOf(request, scope);
     const desired = plan && toDesired(plan);
     const secretName = accessSecretName(request);
     const secretOf = () =>
       informers.of(CACHES.accessSecrets).get(`${request.metadata.namespace}/${secretName}`);
+    /** What failed on the target in this reconcile's commands: the look after the failure reports it. */
+    let failed: TargetProblem | undefined;
+    const problemOf = (error: unknown) => {
+      // A credential the target no longer takes (401): ask the backend for a new one on the next look.
+      if (target && apiStatusOf(error)?.code === 401) context.adminAccess.forget(target.uid);
+      return targetProblemOf(error, name, client?.server ?? "");
+    };
     /** A call on the target cluster; its failure names the Cluster, for the condition a person reads. */
     const onTarget = async <R>(call: () => Promise<R>): Promise<R> => {
       try {
         return await call();
       } catch (error) {
+        failed = { ...problemOf(error), inCommand: true };
         throw new Error(`Cluster ${name}: ${errorMessage(error)}`, { cause: error });
       }
     };
@@ -188,16 +221,34 @@ export const accessRequestKind: MachineKind<AccessRequest, AccessObservation, Ac
     return {
       async observe(object) {
         const secret = secretOf();
-        const peers = object.spec.oidc ? { oidcPeers: oidcPeers(object, context) } : {};
+        const more = {
+          ...(object.spec.oidc ? { oidcPeers: oidcPeers(object, context) } : {}),
+          ...(scope ? { adminScope: scope } : {}),
+        };
         if (!client) {
-          return { clusterProblem: "problem" in access ? access.problem : undefined, secret, ...peers };
+          return {
+            clusterProblem: "problem" in access ? access.problem : undefined,
+            ...("targetProblem" in access ? { targetProblem: access.targetProblem } : {}),
+            secret,
+            ...more,
+          };
         }
-        const [owned, namedRoles, missingRoles] = await Promise.all([
-          client.ownedObjects(object.metadata.uid ?? ""),
-          client.namedRoles(object),
-          client.missingRoles(object),
-        ]);
-        return { clusterProblem: undefined, target: { owned, namedRoles, missingRoles }, secret, ...peers };
+        let read: Awaited<ReturnType<typeof readTarget>>;
+        try {
+          read = await readTarget(client, object);
+        } catch (error) {
+          // A refusal or a failed connection is data for the step: a condition and an Event, not a bare retry.
+          const targetProblem = problemOf(error);
+          log.warn("target cluster failed", { request: objectKey(object), error: errorMessage(error) });
+          return { clusterProblem: undefined, targetProblem, secret, ...more };
+        }
+        return {
+          clusterProblem: undefined,
+          target: read,
+          ...(failed ? { targetProblem: failed } : {}),
+          secret,
+          ...more,
+        };
       },
       step: (object, observation, { now, nowMs, lastError }) =>
         stepAccessRequest({
@@ -205,6 +256,7 @@ export const accessRequestKind: MachineKind<AccessRequest, AccessObservation, Ac
           facts: accessFacts(object, observation, plan, policy, nowMs),
           secretName,
           ...(observation.clusterProblem ? { clusterProblem: observation.clusterProblem } : {}),
+          ...(observation.targetProblem ? { targetProblem: observation.targetProblem } : {}),
           ...(lastError === undefined ? {} : { lastError }),
           now,
           timing,
@@ -247,6 +299,16 @@ export const accessRequestKind: MachineKind<AccessRequest, AccessObservation, Ac
 
   explain: async (request) => explainAccessRequest(request),
 };
+
+/** What the request's observation reads on the target: its objects, the roles it names, the roles it binds that are missing. */
+async function readTarget(client: AccessTargetClient, request: AccessRequest) {
+  const [owned, namedRoles, missingRoles] = await Promise.all([
+    client.ownedObjects(request.metadata.uid ?? ""),
+    client.namedRoles(request),
+    client.missingRoles(request),
+  ]);
+  return { owned, namedRoles, missingRoles };
+}
 
 function withRenewal(ms: number | undefined): { untilRenewalMs?: number } {
   return ms === undefined ? {} : { untilRenewalMs: ms };

@@ -67,21 +67,12 @@ const publisherOf = (controlPlane: EngineControlPlane): Publisher => ({
   uidLabel: ENGINE_CONTROL_PLANE_LABELS.uid,
 });
 
-/**
- * The kind's per-engine state: the fingerprint of the backend's admin kubeconfig per EngineControlPlane uid,
- * and when it was read. The backend is asked again only after a resync period, so a backend that issues new
- * short-lived credentials on every call (Gardener) rotates the Secret once a period, not on every look.
- * Memory only as a rate limit: the Secret's annotation is what is compared.
- */
-type AdminFingerprints = Map<string, { readonly fingerprint: string; readonly readAt: number }>;
-
 /** The EngineControlPlane kind: Cluster API's ControlPlane contract (v1beta2) for managed control planes on the engine's backends. */
 export const engineControlPlaneKind: MachineKind<
   EngineControlPlane,
   EngineControlPlaneObservation,
   EngineControlPlaneCommand,
-  RequeueTiming,
-  AdminFingerprints
+  RequeueTiming
 > = {
   definition: ENGINE_CONTROL_PLANE_DEFINITION,
   cache: CONTROL_PLANE_CACHES.engineControlPlanes,
@@ -89,7 +80,6 @@ export const engineControlPlaneKind: MachineKind<
   timing: DEFAULT_CLUSTER_TIMING,
   timingOption: (options) => options.timing,
   enabled: (options) => options.capi === true,
-  state: (): AdminFingerprints => new Map(),
   wakes: capiOwnedWakes(
     CONTROL_PLANE_CACHES.engineControlPlanes,
     CONTROL_PLANE_CACHES.kubeconfigSecrets,
@@ -97,8 +87,7 @@ export const engineControlPlaneKind: MachineKind<
   ),
 
   async open(controlPlane, context) {
-    const { informers, backend, providerName, timing, log, kubeConfig, clock } = context;
-    const adminFingerprints = context.state;
+    const { informers, backend, providerName, timing, log, kubeConfig, adminAccess } = context;
     const namespace = controlPlane.metadata.namespace ?? "";
     const ownerName = owningCapiCluster(controlPlane.metadata);
     const owner =
@@ -120,15 +109,14 @@ export const engineControlPlaneKind: MachineKind<
     /** What this reconcile published: the caches see it only later. */
     const publishedNow = new Set<"kubeconfig" | "endpoint">();
 
-    /** The fingerprint of the backend's current admin kubeconfig, read at most once a resync period. */
+    /**
+     * The fingerprint of the backend's current admin kubeconfig, asked of the backend at most once a resync
+     * period (the engine's admin-access cache), so a backend that issues new short-lived credentials on every
+     * call (Gardener) rotates the Secret once a period, not on every look. The Secret's annotation is what is compared.
+     */
     const adminFingerprint = async (): Promise<string | undefined> => {
-      const known = adminFingerprints.get(uid);
-      if (known && clock.now() - known.readAt < timing.resyncMs) return known.fingerprint;
-      const admin = await backend.adminAccess(target);
-      if (!admin) return known?.fingerprint;
-      const fingerprint = kubeconfigFingerprint(admin.kubeconfig);
-      adminFingerprints.set(uid, { fingerprint, readAt: clock.now() });
-      return fingerprint;
+      const admin = await adminAccess.get(target, timing.resyncMs);
+      return admin && kubeconfigFingerprint(admin.kubeconfig);
     };
 
     const publication = async (
@@ -203,19 +191,18 @@ export const engineControlPlaneKind: MachineKind<
               await backend.update(target, command.version);
               break;
             case "delete":
-              adminFingerprints.delete(uid);
+              adminAccess.forget(uid);
               await backend.delete(target);
               break;
             case "publish": {
               const publisher = publisherOf(object);
               if (command.kubeconfig) {
-                const admin = await backend.adminAccess(target);
+                const admin = await adminAccess.get(target, timing.resyncMs);
                 if (!admin) throw new Error("the backend gives no admin access to the control plane yet");
                 const fingerprint = kubeconfigFingerprint(admin.kubeconfig);
                 await writePublishedKubeconfig(kubeConfig, publisher, command.capiCluster, admin.kubeconfig, {
                   [ENGINE_CONTROL_PLANE_ANNOTATIONS.kubeconfigSha256]: fingerprint,
                 });
-                adminFingerprints.set(uid, { fingerprint, readAt: clock.now() });
                 publishedNow.add("kubeconfig");
               }
               await writePublishedEndpoint(kubeConfig, publisher, command.capiCluster, command.endpoint);

@@ -68,3 +68,36 @@ describe("apiStatusOf", () => {
     expect(formatApiStatus({ code: 409, reason: "Conflict" })).toBe("409 Conflict");
   });
 });
+
+describe("errorMessage of a failed connection", () => {
+  it("names the cause and its system code, never a bare `fetch failed`", () => {
+    const refused = Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:39999"), {
+      code: "ECONNREFUSED",
+      address: "127.0.0.1",
+      port: 39999,
+    });
+    const failed = new TypeError("fetch failed", { cause: refused });
+    expect(errorMessage(failed)).toBe("fetch failed: connect ECONNREFUSED 127.0.0.1:39999");
+    const tls = Object.assign(new Error("Hostname/IP does not match certificate's altnames"), {
+      code: "ERR_TLS_CERT_ALTNAME_INVALID",
+    });
+    expect(
+      errorMessage(
+        new Error("Cluster a/b: fetch failed", { cause: new TypeError("fetch failed", { cause: tls }) }),
+      ),
+    ).toBe(
+      "Cluster a/b: fetch failed: Hostname/IP does not match certificate's altnames (ERR_TLS_CERT_ALTNAME_INVALID)",
+    );
+  });
+
+  it("does not repeat a cause whose words the message already holds", () => {
+    const inner = new Error("bad port");
+    expect(
+      errorMessage(
+        new Error("Cluster a/b: fetch failed: bad port", {
+          cause: new TypeError("fetch failed", { cause: inner }),
+        }),
+      ),
+    ).toBe("Cluster a/b: fetch failed: bad port");
+  });
+});

@@ -186,6 +186,24 @@ describe("explainAccessRequest", () => {
     expect(explained.waitingFor[0]).toContain("retries with backoff");
   });
 
+  it("says the target refuses the engine, in the API server's words, and what a person can do", () => {
+    const request = stepped(prepared(aRequest()), {});
+    const message =
+      'the API server of Cluster foo/my-cluster refused the backend\'s admin access: 403 Forbidden: serviceaccounts is forbidden: User "x" cannot list resource "serviceaccounts" in API group "" at the cluster scope';
+    const result = stepAccessWrites({
+      request,
+      facts: facts({ clusterReachable: false, targetFailing: true }),
+      secretName: "my-access.kubeconfig",
+      targetProblem: { reason: "TargetRefused", message },
+      now: "2026-11-21T10:00:01Z",
+    });
+    const explained = explainAccessRequest(afterWrites(request, result));
+    expect(explained.why).toEqual([`the target cluster refuses the engine: ${message}`]);
+    expect(explained.waitingFor[0]).toMatch(
+      /^a person to give the backend's admin access the rights it lacks/,
+    );
+  });
+
   it("names the Secret of a granted request, never its contents, and says it waits for nothing", () => {
     const granted = grantedRequest();
     const explanation = explainAccessRequest(granted);

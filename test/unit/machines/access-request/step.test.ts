@@ -213,3 +213,127 @@ describe("accessResponsibility", () => {
     expect(accessResponsibility(leaving, "eng")).toBe("ours");
   });
 });
+
+describe("a target cluster that fails (refused, unreachable)", () => {
+  const refused = {
+    reason: "TargetRefused",
+    message:
+      'the API server of Cluster team/c refused the backend\'s admin access: 403 Forbidden: serviceaccounts is forbidden: User "system:serviceaccount:t:admin" cannot list resource "serviceaccounts" in API group "" at the cluster scope',
+  };
+  const timing = { tokenValidityMs: 600_000, pollMs: 1_000, retryMs: 1_000, resyncMs: 60_000 };
+  const failingStep = (request: AccessRequest, f: AccessFacts, now = "2026-11-21T10:00:00Z") =>
+    stepAccessWrites({
+      request,
+      facts: f,
+      secretName: "reader.kubeconfig",
+      now,
+      timing,
+      targetProblem: refused,
+    });
+
+  it("shows the API server's words on a False AccessGranted condition, with a Warning Event, and ClusterReady True", () => {
+    const result = failingStep(aRequest(), facts({ clusterReachable: false, targetFailing: true }));
+    expect(result).toMatchObject({ state: "pending", commands: [] });
+    expect(result.events).toContainEqual({ type: "Warning", ...refused });
+    const next = applied(aRequest(), [...result.statusPatch]);
+    expect(next.status?.phase).toBe("Pending");
+    expect(next.status?.conditions).toContainEqual(
+      expect.objectContaining({ type: "AccessGranted", status: "False", ...refused }),
+    );
+    expect(next.status?.conditions).toContainEqual(
+      expect.objectContaining({ type: "ClusterReady", status: "True" }),
+    );
+    // The same refusal again: no second Event, no write.
+    const again = failingStep(next, facts({ clusterReachable: false, targetFailing: true }));
+    expect(again.events).toEqual([]);
+    expect(again.statusPatch).toEqual([]);
+  });
+
+  it("records no second Warning for a failed command: the runtime's failure Event tells it", () => {
+    const result = stepAccessWrites({
+      request: aRequest(),
+      facts: facts({ targetFailing: true }),
+      secretName: "reader.kubeconfig",
+      now: "2026-11-21T10:00:00Z",
+      targetProblem: { ...refused, inCommand: true },
+    });
+    expect(result.events.filter((event) => event.type === "Warning")).toEqual([]);
+    expect(applied(aRequest(), [...result.statusPatch]).status?.conditions).toContainEqual(
+      expect.objectContaining({ type: "AccessGranted", reason: "TargetRefused" }),
+    );
+  });
+
+  it("backs off as long as the failure has lasted, between pollMs and resyncMs", () => {
+    const first = failingStep(aRequest(), facts({ clusterReachable: false, targetFailing: true }));
+    expect(first.requeueAfterMs).toBe(timing.pollMs);
+    const stored = applied(aRequest(), [...first.statusPatch]);
+    const later = failingStep(
+      stored,
+      facts({ clusterReachable: false, targetFailing: true }),
+      "2026-11-21T10:00:20Z",
+    );
+    expect(later.requeueAfterMs).toBe(20_000);
+    const much = failingStep(
+      stored,
+      facts({ clusterReachable: false, targetFailing: true }),
+      "2026-11-21T11:00:00Z",
+    );
+    expect(much.requeueAfterMs).toBe(timing.resyncMs);
+    // Granted: looked at on the same backoff (sooner than at rest), not only at the next resync.
+    const granted = aRequest(
+      { finalizers: [FINALIZERS.accessRequest] },
+      { observedGeneration: 1, phase: "Granted" },
+    );
+    const atRest = failingStep(
+      granted,
+      facts({ hasFinalizer: true, clusterReachable: false, targetFailing: true }),
+    );
+    expect(atRest).toMatchObject({ state: "granted", requeueAfterMs: timing.pollMs });
+  });
+
+  it("keeps its finalizer while revoking on a target that fails: what was made there may still be there", () => {
+    const leaving = aRequest(
+      { finalizers: [FINALIZERS.accessRequest], deletionTimestamp: "2026-11-21T10:00:00Z" },
+      { observedGeneration: 1, phase: "Granted" },
+    );
+    const result = failingStep(
+      leaving,
+      facts({
+        deleting: true,
+        hasFinalizer: true,
+        clusterReachable: false,
+        targetFailing: true,
+        accessGone: false,
+      }),
+    );
+    expect(result.state).toBe("deleting.revoking");
+    expect(result.metadataPatch).toEqual([]);
+    const gone = step(
+      leaving,
+      facts({ deleting: true, hasFinalizer: true, clusterReachable: false, accessGone: false }),
+    );
+    expect(gone.state).toBe("deleting.released");
+  });
+});
+
+describe("a denial with its own reason", () => {
+  it("shows OutsideAdminScope on the condition and the Warning Event", () => {
+    const denial = "the backend's admin access to this Cluster is limited to namespace(s) t";
+    const result = step(aRequest(), facts({ denial, denialReason: "OutsideAdminScope" }));
+    expect(result.state).toBe("denied");
+    expect(result.events).toContainEqual({
+      type: "Warning",
+      reason: "OutsideAdminScope",
+      message: `Access denied: ${denial}`,
+    });
+    const next = applied(aRequest(), [...result.statusPatch]);
+    expect(next.status?.conditions).toContainEqual(
+      expect.objectContaining({
+        type: "AccessGranted",
+        status: "False",
+        reason: "OutsideAdminScope",
+        message: denial,
+      }),
+    );
+  });
+});

@@ -70,6 +70,7 @@ const machines: ReadonlyArray<{
         deleting: bools,
         hasFinalizer: bools,
         clusterReachable: bools,
+        targetFailing: bools,
         denial: [undefined, "conflict"],
         accessInPlace: bools,
         accessGone: bools,
