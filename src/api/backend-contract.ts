@@ -94,6 +94,16 @@ export interface ClusterBackend {
   /** Short name used in logs, e.g. `simulated`. */
   readonly name: string;
   readonly capabilities: BackendCapabilities;
+  /**
+   * Optional (contract 1.2): the kind the names in a Cluster's `spec.clusterConfigs` refer to (e.g. openMCP's
+   * Gardener `ClusterConfig`). The runtime then reads those objects from the Cluster's namespace on every
+   * reconcile and passes them as `target.clusterConfigs`; without it they are not read.
+   */
+  readonly clusterConfigResource?: {
+    readonly group: string;
+    readonly version: string;
+    readonly plural: string;
+  };
   /** The versions a ClusterProfile made from `config` offers: what the backend can build of what the config lists. */
   supportedVersions(config: ProviderConfig): readonly SupportedVersion[];
   /** Properties of the clusters made from `config`, e.g. `workerless`. */

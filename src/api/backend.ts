@@ -22,7 +22,7 @@ export interface ClusterTarget {
   readonly labels?: Readonly<Record<string, string>>;
   readonly annotations?: Readonly<Record<string, string>>;
   /**
-   * The Cluster's `spec.clusterConfigs` as the runtime read them (contract 1.3), in the Cluster's order, for a
+   * The Cluster's `spec.clusterConfigs` as the runtime read them (contract 1.2), in the Cluster's order, for a
    * backend that declares which kind they are (`clusterConfigResource`): each named object's `spec`, or `found:
    * false` when no such object exists in the Cluster's namespace. Absent when the Cluster names none.
    */

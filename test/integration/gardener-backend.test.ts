@@ -298,6 +298,41 @@ describe("the gardener backend on Gardener's API server", { timeout: 300_000 }, 
     );
   });
 
+  it("applies the ClusterConfigs a Cluster names, read by the engine from the Cluster's namespace", async () => {
+    await custom.createNamespacedCustomObject({
+      ...RESOURCES.ClusterConfig,
+      namespace: NS,
+      body: {
+        apiVersion: `${RESOURCES.ClusterConfig.group}/${RESOURCES.ClusterConfig.version}`,
+        kind: "ClusterConfig",
+        metadata: { name: "evaluation", namespace: NS },
+        // Gardener admits only registered extension types; a patch is what every garden accepts.
+        spec: { patches: [{ op: "add", path: "/spec/purpose", value: "evaluation" }] },
+      },
+    });
+    const body = aCluster({
+      name: "configured",
+      namespace: NS,
+      profile: profileOf("dev"),
+      tenancy: "Exclusive",
+    });
+    await custom.createNamespacedCustomObject({
+      ...RESOURCES.Cluster,
+      namespace: NS,
+      body: { ...body, spec: { ...body.spec, clusterConfigs: [{ name: "evaluation" }] } },
+    });
+    const cluster = await clusterWhere("configured", "Ready", (c) => c.status?.phase === "Ready");
+    expect(condition(cluster, "ShootClusterConfigs")).toMatchObject({ status: "True" });
+    const shoot = await readShoot(shootName(targetOf(cluster)));
+    expect(shoot?.spec.purpose).toBe("evaluation");
+    // Gone again, so the later tests count only Cluster one's Shoot.
+    await custom.deleteNamespacedCustomObject({ ...RESOURCES.Cluster, namespace: NS, name: "configured" });
+    await eventually(async () => expect(await read(RESOURCES.Cluster, "configured")).toBeUndefined(), {
+      what: "Cluster configured gone",
+      timeoutMs: 120_000,
+    });
+  });
+
   it("writes nothing at rest: the Shoot and the Cluster stay still over several reconciles of a Ready Cluster", async () => {
     const cluster = (await read<Cluster>(RESOURCES.Cluster, "one")) as Cluster;
     const shoot = await readShoot(shootName(targetOf(cluster)));

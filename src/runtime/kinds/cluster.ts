@@ -12,6 +12,7 @@ import {
   clusterTarget,
   stepCluster,
 } from "../../machines/cluster/step.ts";
+import { readClusterConfigs } from "../cluster-configs.ts";
 import { CACHES } from "../informers.ts";
 import type { KindContext, MachineKind } from "../machine-kind.ts";
 import { wake } from "../machine-kind.ts";
@@ -50,7 +51,12 @@ export const clusterKind: MachineKind<Cluster, ClusterObservation, BackendOrder,
     const { profile, settings, defaultVersion } = profileOffer(context, cluster.spec.profile);
     const responsibility = clusterResponsibility(cluster, profile, context);
     if (responsibility === "ignored" || responsibility === "foreign") return undefined;
-    const target = clusterTarget(cluster, profile, settings);
+    const clusterConfigs =
+      responsibility === "ours" ? await readClusterConfigs(context.kubeConfig, backend, cluster) : undefined;
+    const target = {
+      ...clusterTarget(cluster, profile, settings),
+      ...(clusterConfigs ? { clusterConfigs } : {}),
+    };
     return {
       observe: async () => (responsibility === "ours" ? backend.observe(target) : { exists: false }),
       step: (object, observation, { now, lastError }) =>
