@@ -44,8 +44,6 @@ const UID_LABEL = "namespace-clusters.openmcp.cloud/cluster-uid";
 const VERSION_ANNOTATION = "namespace-clusters.openmcp.cloud/version";
 /** The tenant's admin: a ServiceAccount, and the RoleBinding that makes it `admin` of its namespace. */
 const ADMIN = "cluster-admin";
-/** A Role beside `admin` for minting tokens of the namespace's ServiceAccounts, which `admin` does not grant everywhere. */
-const TOKEN_ROLE = "token-minter";
 /** How long an admin token lives; the engine asks again for every grant, so short is fine. */
 const ADMIN_TOKEN_SECONDS = 3600;
 
@@ -120,7 +118,7 @@ export class NamespaceBackend implements ClusterBackend {
     return { exists: true, phase: "ready", version, endpoint: host.server, info: `namespace ${name}` };
   }
 
-  /** Makes what is missing (namespace, ServiceAccount, RoleBindings) and keeps what is there: idempotent, and the repair. */
+  /** Makes what is missing (namespace, ServiceAccount, RoleBinding) and keeps what is there: idempotent, and the repair. */
   async create(target: ClusterTarget, version: string): Promise<void> {
     const host = await this.#host(target.settings);
     const name = namespaceOf(target.uid);
@@ -149,30 +147,11 @@ export class NamespaceBackend implements ClusterBackend {
       409,
       host.core.createNamespacedServiceAccount({ namespace: name, body: { metadata: { name: ADMIN } } }),
     );
-    await unless(
-      409,
-      host.rbac.createNamespacedRole({
-        namespace: name,
-        body: {
-          metadata: { name: TOKEN_ROLE },
-          rules: [{ apiGroups: [""], resources: ["serviceaccounts/token"], verbs: ["create"] }],
-        },
-      }),
-    );
-    for (const binding of adminBindings(name)) {
-      const existing = await unless(
-        404,
-        host.rbac.readNamespacedRoleBinding({ namespace: name, name: binding.metadata?.name ?? "" }),
-      );
-      if (existing && !bindsAdmin(existing, name)) {
-        // A RoleBinding's roleRef cannot change: one that binds something else is replaced.
-        await unless(
-          404,
-          host.rbac.deleteNamespacedRoleBinding({ namespace: name, name: binding.metadata?.name ?? "" }),
-        );
-      } else if (existing) continue;
-      await unless(409, host.rbac.createNamespacedRoleBinding({ namespace: name, body: binding }));
-    }
+    const binding = await unless(404, host.rbac.readNamespacedRoleBinding({ namespace: name, name: ADMIN }));
+    if (binding && bindsAdmin(binding, name)) return;
+    // A RoleBinding's roleRef cannot change: one that binds something else is replaced.
+    if (binding) await unless(404, host.rbac.deleteNamespacedRoleBinding({ namespace: name, name: ADMIN }));
+    await unless(409, host.rbac.createNamespacedRoleBinding({ namespace: name, body: adminBinding(name) }));
   }
 
   /** The host runs one version; asking for another is refused with what it runs. */
@@ -222,18 +201,13 @@ export class NamespaceBackend implements ClusterBackend {
     return namespace?.metadata?.labels?.[UID_LABEL] === target.uid ? namespace : undefined;
   }
 
-  /** What of the tenant's admin is missing: the ServiceAccount, the RoleBindings (or one binding something else). */
+  /** What of the tenant's admin is missing: the ServiceAccount, the RoleBinding (or one binding something else). */
   async #missingParts(host: Host, namespace: string): Promise<string[]> {
     const missing: string[] = [];
     if (!(await unless(404, host.core.readNamespacedServiceAccount({ namespace, name: ADMIN }))))
       missing.push(`ServiceAccount ${ADMIN}`);
-    if (!(await unless(404, host.rbac.readNamespacedRole({ namespace, name: TOKEN_ROLE }))))
-      missing.push(`Role ${TOKEN_ROLE}`);
-    for (const wanted of adminBindings(namespace)) {
-      const name = wanted.metadata?.name ?? "";
-      const binding = await unless(404, host.rbac.readNamespacedRoleBinding({ namespace, name }));
-      if (!binding || !bindsAdmin(binding, namespace)) missing.push(`RoleBinding ${name}`);
-    }
+    const binding = await unless(404, host.rbac.readNamespacedRoleBinding({ namespace, name: ADMIN }));
+    if (!binding || !bindsAdmin(binding, namespace)) missing.push(`RoleBinding ${ADMIN}`);
     return missing;
   }
 
@@ -291,30 +265,20 @@ export class NamespaceBackend implements ClusterBackend {
   }
 }
 
-/** The tenant admin's RoleBindings in `namespace`: `admin` of the namespace, and the token Role. */
-function adminBindings(namespace: string): V1RoleBinding[] {
-  const subjects = [{ kind: "ServiceAccount", name: ADMIN, namespace }];
-  return [
-    {
-      metadata: { name: ADMIN },
-      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "admin" },
-      subjects,
-    },
-    {
-      metadata: { name: TOKEN_ROLE },
-      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: TOKEN_ROLE },
-      subjects,
-    },
-  ];
+/** The tenant admin's RoleBinding in `namespace`: its ServiceAccount is `admin` there (which may mint tokens there). */
+function adminBinding(namespace: string): V1RoleBinding {
+  return {
+    metadata: { name: ADMIN },
+    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "admin" },
+    subjects: [{ kind: "ServiceAccount", name: ADMIN, namespace }],
+  };
 }
 
-/** Whether `binding` is the one {@link adminBindings} wants under its name. */
+/** Whether `binding` makes the namespace's admin ServiceAccount `admin` there. */
 function bindsAdmin(binding: V1RoleBinding, namespace: string): boolean {
-  const wanted = adminBindings(namespace).find((b) => b.metadata?.name === binding.metadata?.name);
   return (
-    wanted !== undefined &&
-    binding.roleRef.kind === wanted.roleRef.kind &&
-    binding.roleRef.name === wanted.roleRef.name &&
+    binding.roleRef.kind === "ClusterRole" &&
+    binding.roleRef.name === "admin" &&
     (binding.subjects ?? []).some(
       (s) => s.kind === "ServiceAccount" && s.name === ADMIN && s.namespace === namespace,
     )

@@ -4,7 +4,7 @@
  * and what it may do is held against what the backend declares (cluster-admin, or admin of `scope.namespaces`).
  */
 import type { AdminAccess, AdminScope } from "../api/backend-contract.ts";
-import { errorMessage } from "../api/error-message.ts";
+import { apiStatusOf, errorMessage } from "../api/error-message.ts";
 
 /** One thing an admin kubeconfig must be allowed to do, as a SelfSubjectAccessReview asks it. */
 export interface RequiredPermission {
@@ -118,7 +118,11 @@ export async function adminAccessProblem(
     );
     user = review.status?.userInfo?.username ?? "(unnamed)";
   } catch (error) {
-    return `the admin kubeconfig does not authenticate at ${server} (SelfSubjectReview: ${withCauses(error)})`;
+    const refused =
+      apiStatusOf(error)?.code === 401
+        ? "401 Unauthorized: the API server refused its credentials"
+        : withCauses(error);
+    return `the admin kubeconfig does not authenticate at ${server} (SelfSubjectReview: ${refused})`;
   }
   const authorization = kubeConfig.makeApiClient(AuthorizationV1Api);
   const denied: string[] = [];

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ClusterObservation, ClusterTarget } from "../../src/api/backend.ts";
 import type { AdminAccess, AdminScope, BackendFactory } from "../../src/api/backend-contract.ts";
 import { kubeconfigYaml } from "../../src/controlplane/control-plane.ts";
+import { freePorts } from "../../src/controlplane/free-ports.ts";
 import { ConformanceError, checkBackendConformance } from "../../src/providers/conformance.ts";
 import { startTestApiServer, type TestApiServer } from "../../src/testing.ts";
 
@@ -156,12 +157,15 @@ describe("the conformance kit proves admin access", () => {
   }, 180_000);
 
   it("fails a backend whose admin kubeconfig reaches no server, unless told its clusters are stand-ins", async () => {
-    const nowhere = "https://127.0.0.1:1";
+    const [port] = await freePorts(1); // nothing listens there
+    const nowhere = `https://127.0.0.1:${port}`;
     const factory = oneServerBackend(nowhere, () => ({ kubeconfig: tokenKubeconfig(nowhere, "t") }));
     const failure = await kitFailure(factory);
     expect(failure).toBeInstanceOf(ConformanceError);
     expect((failure as Error).message).toMatch(
-      /the admin kubeconfig does not authenticate at https:\/\/127\.0\.0\.1:1 \(SelfSubjectReview: .*ECONNREFUSED/,
+      new RegExp(
+        `the admin kubeconfig does not authenticate at ${nowhere} \\(SelfSubjectReview: .*ECONNREFUSED`,
+      ),
     );
     expect((failure as Error).message).toContain("verifyAdminAccess: false");
     expect(await kitFailure(factory, false)).toBeUndefined();
