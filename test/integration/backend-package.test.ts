@@ -4,7 +4,8 @@
  * `new-backend`, its own kit test (passing, then failing with the shrunk sequence once create is no longer
  * idempotent), and `openmcp-engine run --backend <that package>` getting a Cluster to Ready on a real API
  * server; the engine refuses the same package claiming another contract version; a program embedding the
- * engine through `run` of the package's main entry drives a second Cluster.
+ * engine through `run` of the package's main entry drives a second Cluster. The packed bin under the machine's
+ * Node 20 says in one line which Node it needs; `openmcp-engine/testing` starts an API server from the package.
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";

@@ -12,7 +12,11 @@ import { SimulatedBackend } from "../../../src/providers/simulated.ts";
 
 /** The simulated backend, with a `readOffer` that needs `spec.settings.region`, as a cloud's offer would. */
 const regional: BackendFactory = () => {
-  const backend: ClusterBackend = new SimulatedBackend({ provisionDelayMs: 0 });
+  const backend: ClusterBackend = new SimulatedBackend({
+    provisionDelayMs: 0,
+    updateDelayMs: 0,
+    deleteDelayMs: 0,
+  });
   backend.readOffer = async (config) => {
     const region = config.spec.settings?.region;
     if (typeof region !== "string") throw new Error("settings.region is required");
@@ -38,7 +42,7 @@ describe("the kit's config", () => {
 describe("incomplete clusters", () => {
   it("are not ready: a backend that never repairs what it reports missing fails to become ready", async () => {
     const neverWhole: BackendFactory = () => {
-      const backend = new SimulatedBackend({ provisionDelayMs: 0 });
+      const backend = new SimulatedBackend({ provisionDelayMs: 0, updateDelayMs: 0, deleteDelayMs: 0 });
       const observe = backend.observe.bind(backend);
       backend.observe = async (target): Promise<ClusterObservation> => {
         const o = await observe(target);
