@@ -6,6 +6,7 @@
 export type { BackendPhase, ClusterCommand, ClusterObservation, ClusterTarget } from "./api/backend.ts";
 export {
   type AdminAccess,
+  type AdminScope,
   BACKEND_CONTRACT_VERSION,
   type BackendCapabilities,
   type BackendContext,
@@ -13,6 +14,7 @@ export {
   type BackendFactory,
   type BackendModule,
   type ClusterBackend,
+  type ConfigOffer,
   type OidcTrust,
   type SecretReader,
 } from "./api/backend-contract.ts";

@@ -35,6 +35,8 @@ export interface BackendScaffold {
   readonly engineDependency: string;
   readonly engineVersion: string;
   readonly contractVersion: string;
+  /** The Node the package brings as a dev dependency (npm scripts run on it): the engine's own. */
+  readonly nodeVersion: string;
 }
 
 /** The scaffold for `packageName`; throws a UsageError for a name npm would refuse. */
@@ -49,9 +51,11 @@ export function backendScaffold(packageName: string, engineDependency?: string):
   const words = backendName.split(/[^a-z0-9]+/).filter(Boolean);
   const pascal = words.map((word) => word[0]?.toUpperCase() + word.slice(1)).join("");
   const className = `${/^[0-9]/.test(pascal) ? "_" : ""}${pascal}${pascal.endsWith("Backend") ? "" : "Backend"}`;
-  const engineVersion = (
-    JSON.parse(readFileSync(join(packageRoot, "package.json"), "utf8")) as { version: string }
-  ).version;
+  const manifest = JSON.parse(readFileSync(join(packageRoot, "package.json"), "utf8")) as {
+    version: string;
+    devDependencies?: Record<string, string>;
+  };
+  const engineVersion = manifest.version;
   return {
     packageName,
     backendName,
@@ -59,8 +63,15 @@ export function backendScaffold(packageName: string, engineDependency?: string):
     engineDependency: engineDependency ?? `^${engineVersion}`,
     engineVersion,
     contractVersion: BACKEND_CONTRACT_VERSION,
+    nodeVersion: manifest.devDependencies?.node ?? BROUGHT_NODE,
   };
 }
+
+/**
+ * The Node a scaffold brings when the engine's package.json names none (a packed engine keeps its devDependencies
+ * in package.json, so this is a fallback): the one the engine is tested on.
+ */
+const BROUGHT_NODE = "24.21.0";
 
 /** A template's text with its placeholders filled. */
 export function fillTemplate(text: string, scaffold: BackendScaffold): string {
@@ -70,7 +81,8 @@ export function fillTemplate(text: string, scaffold: BackendScaffold): string {
     .replaceAll("__CLASS_NAME__", scaffold.className)
     .replaceAll("__ENGINE_DEPENDENCY__", scaffold.engineDependency)
     .replaceAll("__ENGINE_VERSION__", scaffold.engineVersion)
-    .replaceAll("__CONTRACT_VERSION__", scaffold.contractVersion);
+    .replaceAll("__CONTRACT_VERSION__", scaffold.contractVersion)
+    .replaceAll("__NODE_VERSION__", scaffold.nodeVersion);
 }
 
 /** Every file under `folder`, relative to it. */

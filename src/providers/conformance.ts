@@ -3,6 +3,7 @@
  * Call `checkBackendConformance(createBackend)` from any backend's test file; it throws with a shrunk,
  * readable sequence of calls when the backend breaks the contract.
  */
+import { randomBytes } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -23,6 +24,7 @@ import { ENGINE_API_VERSION } from "../api/constants.ts";
 import { contractCompatibility } from "../api/contract-version.ts";
 import { silentLogger } from "../api/logger.ts";
 import type { ProviderConfig } from "../api/provider-config.ts";
+import { adminAccessProblem } from "./conformance-access.ts";
 
 /** How hard to test. Defaults suit a fast backend; slow ones lower `numRuns`/`maxCommands` and raise `readyTimeoutMs`. */
 export interface ConformanceOptions {
@@ -32,10 +34,21 @@ export interface ConformanceOptions {
   readonly maxCommands?: number;
   /** How long "eventually ready" and "eventually gone" may take (default 10 s). */
   readonly readyTimeoutMs?: number;
-  /** The ProviderConfig the clusters come from (default: one listing no versions, for this backend). */
+  /**
+   * The ProviderConfig the clusters come from, as `supportedVersions`, `traits` and `readOffer` are given it
+   * (default: one for this backend listing no versions, whose `spec.settings` are `settings`).
+   */
   readonly config?: ProviderConfig;
-  /** `spec.settings` given with every target (default: the config's). */
+  /** `spec.settings` given with every target and, when `config` is not given, in the default config (default: the config's). */
   readonly settings?: JsonObject;
+  /**
+   * Whether the kit proves that admin access works (default true), for a backend whose `capabilities.adminAccess`
+   * is true: it uses the returned kubeconfig against the cluster (a SelfSubjectReview, then SelfSubjectAccessReviews)
+   * and fails unless it authenticates and may do what the backend declares — cluster-admin, or admin of each of
+   * `scope.namespaces`. Give `false` only for a backend whose clusters are stand-ins, not API servers (a
+   * simulation): the kit then checks only that the kubeconfig names the observed endpoint.
+   */
+  readonly verifyAdminAccess?: boolean;
   /** Overrides of the factory's context (options, readSecret, …); the kit supplies the state folder. */
   readonly context?: Partial<Omit<BackendContext, "stateDirectory">>;
   /** Lists what a backend left behind after everything was deleted (processes, folders); must be empty. */
@@ -51,6 +64,15 @@ export interface ConformanceOptions {
 
 /** Cluster objects per run: enough for calls on one to disturb another, few enough to shrink well. */
 const CLUSTER_COUNT = 3;
+
+/**
+ * The uid of cluster `index` in run `run` of one kit call: `<12 random hex digits of the call>` then run and index,
+ * shaped as a version-4 UUID. Random per call, so what one call left on persistent infrastructure (a test that
+ * was killed) never meets the next call's clusters.
+ */
+function conformanceUid(call: string, run: number, index: number): string {
+  return `${call.slice(0, 8)}-${call.slice(8, 12)}-4000-8000-${String(run).padStart(6, "0")}${String(index).padStart(6, "0")}`;
+}
 
 /** A fault the kit injects around one command call, as the engine sees failures. */
 type Fault = "none" | "before" | "after";
@@ -121,7 +143,9 @@ async function eventually(
   }
 }
 
-const isReady = (o: ClusterObservation) => o.exists && o.phase === "ready" && Boolean(o.endpoint);
+/** Ready with an endpoint, and whole (a cluster reported `incomplete` is still being repaired). */
+const isReady = (o: ClusterObservation) =>
+  o.exists && o.phase === "ready" && Boolean(o.endpoint) && !o.incomplete;
 
 function checkObservation(
   real: Real,
@@ -138,6 +162,8 @@ function checkObservation(
       fail("a created cluster exists until deleted", `${label} reports it absent`);
     return;
   }
+  if (observation.incomplete !== undefined && observation.phase === "deleting")
+    fail("a cluster being deleted is never incomplete", `${label}: ${JSON.stringify(observation)}`);
   if (!real.versions.some((v) => v.version === observation.version)) {
     fail(
       "versions reported are supported",
@@ -309,7 +335,7 @@ const deleteCommand = (
   };
 };
 
-const adminAccessCommand = (index: number): Command => {
+const adminAccessCommand = (index: number, options: ConformanceOptions): Command => {
   const label = `adminAccess(c${index})`;
   return {
     check: () => true,
@@ -333,6 +359,14 @@ const adminAccessCommand = (index: number): Command => {
           fail(
             "admin access points at the cluster",
             `${label}: the kubeconfig does not name ${observation.endpoint}`,
+          );
+        }
+        if (options.verifyAdminAccess === false) return;
+        const problem = await adminAccessProblem(access, options.readyTimeoutMs ?? 10_000);
+        if (problem) {
+          fail(
+            "admin access works",
+            `${label}: ${problem} (a backend whose clusters are stand-ins, not API servers, gives the kit verifyAdminAccess: false)`,
           );
         }
       }
@@ -382,7 +416,9 @@ const restartCommand: Command = {
  * observe, update, delete, admin access and (where offered) OIDC trust, with duplicate calls, calls after a restart (a fresh
  * instance on the same state folder) and injected faults (a call lost before it reached the backend,
  * or whose reply was lost after it took effect). After each sequence, every cluster still wanted must
- * become ready with an endpoint, and once all are deleted nothing may be left.
+ * become ready with an endpoint, and once all are deleted nothing may be left. Where the backend gives admin
+ * access, the kit uses it against the cluster and checks it may do what the backend declares (see
+ * {@link ConformanceOptions.verifyAdminAccess}). The uids of the Cluster objects are random per call.
  */
 export async function checkBackendConformance(
   backend: BackendFactory | BackendModule,
@@ -399,16 +435,19 @@ export async function checkBackendConformance(
     index.map((i) => awaitReadyCommand(i, options)),
     fc.tuple(index, fc.nat({ max: 5 }), faultsArb).map(([i, v, f]) => updateCommand(i, v, f, options)),
     fc.tuple(index, faultsArb, fc.boolean()).map(([i, f, t]) => deleteCommand(i, f, t, options)),
-    index.map((i) => adminAccessCommand(i)),
+    index.map((i) => adminAccessCommand(i, options)),
     index.map((i) => trustCommand(i)),
     fc.constant(restartCommand),
   ];
-  // Every check starts with the plain life of one cluster, so the kit never passes without a create reaching the backend.
+  // Every check starts with the plain life of one cluster, so the kit never passes without a create reaching the
+  // backend, nor (where it is offered) without using admin access to a ready cluster.
   const plainLife: Command[] = [
     createCommand(0, 0, [], false, options),
     awaitReadyCommand(0, options),
+    adminAccessCommand(0, options),
     deleteCommand(0, [], false, options),
   ];
+  const call = randomBytes(6).toString("hex");
 
   const details = await fc.check(
     fc.asyncProperty(
@@ -432,11 +471,9 @@ export async function checkBackendConformance(
           apiVersion: ENGINE_API_VERSION,
           kind: "ProviderConfig",
           metadata: { name: "conformance" },
-          spec: { backend: backend.name },
+          spec: { backend: backend.name, ...(options.settings ? { settings: options.settings } : {}) },
         };
-        const versions = backend.readOffer
-          ? (await backend.readOffer(config)).versions
-          : backend.supportedVersions(config);
+        const versions = await offeredVersions(backend, config);
         if (versions.length === 0)
           fail(
             "a config yields versions",
@@ -455,7 +492,7 @@ export async function checkBackendConformance(
             real.backend = backend;
           },
           target: (i) => ({
-            uid: `00000000-0000-4000-8000-${String(run).padStart(6, "0")}${String(i).padStart(6, "0")}`,
+            uid: conformanceUid(call, run, i),
             namespace: "conformance",
             name: `c${i}`,
             tenancy: "Shared",
@@ -497,6 +534,21 @@ export async function checkBackendConformance(
     `the backend breaks the contract — ${rule}\n  shortest call sequence found: ${sequence}\n  replay with { ${replay} } after ${details.numRuns} run(s)`,
     { cause },
   );
+}
+
+/** The versions `config` yields (through `readOffer` where the backend has it); a refused config fails with how to give one. */
+async function offeredVersions(
+  backend: ClusterBackend,
+  config: ProviderConfig,
+): Promise<readonly SupportedVersion[]> {
+  try {
+    return backend.readOffer ? (await backend.readOffer(config)).versions : backend.supportedVersions(config);
+  } catch (error) {
+    return fail(
+      "the config is served",
+      `${backend.readOffer ? "readOffer" : "supportedVersions"} refused ProviderConfig ${JSON.stringify(config.spec)}: ${(error as Error).message} (give the kit the config or settings the backend needs: the options config or settings)`,
+    );
+  }
 }
 
 /** The factory of a backend module, once its `contractVersion` is one the engine would load. */

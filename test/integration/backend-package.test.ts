@@ -4,7 +4,8 @@
  * `new-backend`, its own kit test (passing, then failing with the shrunk sequence once create is no longer
  * idempotent), and `openmcp-engine run --backend <that package>` getting a Cluster to Ready on a real API
  * server; the engine refuses the same package claiming another contract version; a program embedding the
- * engine through `run` of the package's main entry drives a second Cluster.
+ * engine through `run` of the package's main entry drives a second Cluster. The packed bin under the machine's
+ * Node 20 says in one line which Node it needs; `openmcp-engine/testing` starts an API server from the package.
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -31,13 +32,21 @@ const env: NodeJS.ProcessEnv = { ...process.env, PATH: `${dirname(process.execPa
 delete env.NODE_OPTIONS;
 delete env.VITEST;
 
+/** The machine's own Node, older than the engine needs. */
+const OLD_NODE = "/usr/bin/node";
+
 let controlPlane: ControlPlane;
 let custom: CustomObjectsApi;
 const children: ChildProcess[] = [];
 
 /** Runs a command to its end; the result keeps everything it printed. */
-function sh(command: string, args: readonly string[], cwd: string) {
-  const result = spawnSync(command, args, { cwd, env, encoding: "utf8", timeout: 300_000 });
+function sh(command: string, args: readonly string[], cwd: string, more: NodeJS.ProcessEnv = {}) {
+  const result = spawnSync(command, args, {
+    cwd,
+    env: { ...env, ...more },
+    encoding: "utf8",
+    timeout: 300_000,
+  });
   return { status: result.status, output: `${result.stdout}\n${result.stderr}` };
 }
 
@@ -114,13 +123,21 @@ describe("a backend in a package of its own", () => {
         "package/dist/index.d.ts",
         "package/dist/backend.js",
         "package/dist/conformance.js",
+        "package/dist/testing.js",
+        "package/dist/testing.d.ts",
         "package/dist/cli/main.js",
+        "package/dist/cli/node-version.js",
         "package/templates/backend/src/index.ts",
         "package/crds/clusters.openmcp.cloud_clusters.yaml",
       ]),
     );
     expect(
-      packed.filter((file) => file.startsWith("package/src/") || file.startsWith("package/test/")),
+      packed.filter(
+        (file) =>
+          file.startsWith("package/src/") ||
+          file.startsWith("package/test/") ||
+          file.startsWith("package/examples/namespace-clusters/"),
+      ),
     ).toEqual([]);
 
     mkdirSync(project);
@@ -154,6 +171,42 @@ describe("a backend in a package of its own", () => {
     );
   }, 600_000);
 
+  it("says under the machine's Node 20, in one line and before anything loads, which Node the engine needs", () => {
+    const bin = join(project, "node_modules", "openmcp-engine", "dist", "cli", "main.js");
+    const old = spawnSync(OLD_NODE, [bin, "new-backend", "@acme/other"], {
+      cwd: project,
+      env,
+      encoding: "utf8",
+    });
+    const version = spawnSync(OLD_NODE, ["--version"], { encoding: "utf8" }).stdout.trim().slice(1);
+    expect(old.status).toBe(1);
+    expect(old.stdout).toBe("");
+    expect(old.stderr).toBe(
+      `openmcp-engine needs Node.js 22.19 or later, but this is Node.js ${version} (${OLD_NODE}); run it with a newer node.\n`,
+    );
+    expect(
+      JSON.parse(readFileSync(join(project, "node_modules", "openmcp-engine", "package.json"), "utf8"))
+        .engines,
+    ).toEqual({ node: ">=22.19" });
+  });
+
+  it("starts a throwaway API server with openmcp-engine/testing, from the machine's cache of binaries", () => {
+    const script = `import { startTestApiServer } from "openmcp-engine/testing";
+const api = await startTestApiServer();
+console.log("serving", api.server, api.controllers);
+await api.stop();`;
+    const withoutAssets = { ...env };
+    delete withoutAssets.KUBEBUILDER_ASSETS;
+    const result = spawnSync(process.execPath, ["--input-type=module", "-e", script], {
+      cwd: backendDirectory,
+      env: withoutAssets,
+      encoding: "utf8",
+      timeout: 120_000,
+    });
+    expect(result.status, `${result.stdout}\n${result.stderr}`).toBe(0);
+    expect(result.stdout).toMatch(/^serving https:\/\/127\.0\.0\.1:\d+ true$/m);
+  }, 180_000);
+
   it("passes the conformance kit as generated, and type-checks against the engine's .d.ts", () => {
     const test = ok("npm", ["test"], backendDirectory);
     expect(test).toMatch(/# pass 1\b|ℹ pass 1\b/);
@@ -167,7 +220,8 @@ describe("a backend in a package of its own", () => {
     expect(source).toContain(guard);
     writeFileSync(file, source.replace(guard, "// (broken on purpose) idempotent"));
     try {
-      const result = sh("npm", ["test"], backendDirectory);
+      // More sequences than the scaffold's default (sized for slow real infrastructure), so the fault is found.
+      const result = sh("npm", ["test"], backendDirectory, { CONFORMANCE_RUNS: "40" });
       expect(result.status, result.output).not.toBe(0);
       expect(result.output).toContain("the backend breaks the contract — one cluster per Cluster object");
       expect(result.output).toMatch(/shortest call sequence found: create\(c\d, v#\d[^)]*\)/);

@@ -103,6 +103,9 @@ it("passes the conformance kit on Cluster API's in-memory machines", async () =>
     numRuns: RUNS,
     maxCommands: 8,
     readyTimeoutMs: 300_000,
+    // CAPD's in-memory clusters are stand-ins: their API servers serve no SelfSubjectReview or access reviews, so
+    // the kit checks only that the kubeconfig names the endpoint (capi-backend.test.ts grants access on Docker machines).
+    verifyAdminAccess: false,
     config: aProviderConfig({
       name: "conformance",
       backend: "capi",

@@ -1,4 +1,5 @@
 /** `new-backend`: package names it takes, the names it derives, and the files it writes (all placeholders filled). */
+import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -9,9 +10,8 @@ import { UsageError } from "../../../src/cli/usage-error.ts";
 
 const folder = mkdtempSync(join(tmpdir(), "new-backend-"));
 afterAll(() => rmSync(folder, { recursive: true, force: true }));
-const engineVersion = JSON.parse(
-  readFileSync(join(import.meta.dirname, "../../../package.json"), "utf8"),
-).version;
+const engineManifest = JSON.parse(readFileSync(join(import.meta.dirname, "../../../package.json"), "utf8"));
+const engineVersion = engineManifest.version;
 
 describe("backendScaffold", () => {
   it.each([
@@ -26,6 +26,7 @@ describe("backendScaffold", () => {
       engineDependency: `^${engineVersion}`,
       engineVersion,
       contractVersion: BACKEND_CONTRACT_VERSION,
+      nodeVersion: engineManifest.devDependencies.node,
     });
   });
 
@@ -54,17 +55,42 @@ describe("writeBackendPackage", () => {
         "src/index.ts",
         "src/in-memory-cloud.ts",
         "test/conformance.test.ts",
+        "scripts/check-node.mjs",
       ]),
     );
     for (const file of files) expect(readFileSync(join(directory, file), "utf8")).not.toMatch(/__[A-Z_]+__/);
     expect(JSON.parse(readFileSync(join(directory, "package.json"), "utf8"))).toMatchObject({
       name: "@acme/cloud-backend",
+      engines: engineManifest.engines,
       peerDependencies: { "openmcp-engine": `^${engineVersion}` },
-      devDependencies: { "openmcp-engine": "file:e.tgz" },
+      // It brings the Node the engine is tested on, as the engine's own repository does.
+      devDependencies: { "openmcp-engine": "file:e.tgz", node: engineManifest.devDependencies.node },
+      allowScripts: { node: true },
+      scripts: { pretest: "node scripts/check-node.mjs" },
     });
+    expect(readFileSync(join(directory, ".gitignore"), "utf8").split("\n")).toEqual(
+      expect.arrayContaining(["node_modules/", "dist/", ".state/"]),
+    );
     expect(readFileSync(join(directory, "src/index.ts"), "utf8")).toContain(
       'readonly name = "cloud-backend";',
     );
+  });
+
+  it("its Node check says in one line which Node it needs and which it found, under an older Node", async () => {
+    const directory = join(folder, "old-node");
+    await writeBackendPackage(directory, backendScaffold("vm-pool"));
+    const old = spawnSync("/usr/bin/node", [join(directory, "scripts", "check-node.mjs")], {
+      encoding: "utf8",
+    });
+    const version = spawnSync("/usr/bin/node", ["--version"], { encoding: "utf8" }).stdout.trim().slice(1);
+    expect(old.status).toBe(1);
+    expect(old.stderr).toBe(
+      `vm-pool needs Node.js ${engineManifest.engines.node.slice(2)} or later, but this is Node.js ${version} (/usr/bin/node); npm install brings one (the node dev dependency), or run it with a newer node.\n`,
+    );
+    const current = spawnSync(process.execPath, [join(directory, "scripts", "check-node.mjs")], {
+      encoding: "utf8",
+    });
+    expect(current.status, current.stderr).toBe(0);
   });
 
   it("refuses a folder that holds something, and leaves it as it was", async () => {

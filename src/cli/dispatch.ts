@@ -1,0 +1,88 @@
+/** The `openmcp-engine` command once main.ts has checked the Node version: dispatches to a subcommand, loading only that command's modules. */
+import { useLeanClientNode } from "./lean-client-node.ts";
+import { UsageError } from "./usage-error.ts";
+import { execWithEngineMemorySettings } from "./v8-flags.ts";
+
+const usage = `Usage: openmcp-engine <command> [flags]
+
+Commands:
+  up      A local control plane (etcd + kube-apiserver) with the CRDs, the engine and a demo; until Ctrl-C.
+  init    Install or update the CRDs and the ClusterProfiles, then exit (the openMCP operator runs it first).
+  run     The controller, against the cluster of --kubeconfig (or in-cluster); until SIGTERM or Ctrl-C.
+  explain A resource's state, why it is there, what it waits for, and its recent transitions (read-only).
+  statecharts  The machines' statecharts as Stately JSON, Mermaid and SVG files (default: into docs/statecharts).
+  capi-components  The engine as clusterctl installs a Cluster API infrastructure provider (one YAML stream).
+  new-backend  A backend package of your own: a typed skeleton that passes the conformance kit, its test, a README.
+
+Run 'openmcp-engine <command> --help' for the flags of a command.`;
+
+/** A subcommand: its entry and its usage text. */
+interface Command {
+  readonly run: (args: string[]) => Promise<void>;
+  readonly usage: string;
+}
+
+// Loaded on demand: `run` never pays for the control plane of `up` or the diagram layout of `statecharts`.
+const commands: Record<string, () => Promise<Command>> = {
+  up: async () => {
+    const { up, upUsage } = await import("./up.ts");
+    return { run: up, usage: upUsage };
+  },
+  run: async () => {
+    const { run, runUsage } = await import("./run.ts");
+    return { run, usage: runUsage };
+  },
+  statecharts: async () => {
+    const { statecharts, statechartsUsage } = await import("./statecharts.ts");
+    return { run: statecharts, usage: statechartsUsage };
+  },
+  init: async () => {
+    const { init, initUsage } = await import("./init.ts");
+    return { run: init, usage: initUsage };
+  },
+  explain: async () => {
+    const { explain, explainUsage } = await import("./explain.ts");
+    return { run: (args) => explain(args), usage: explainUsage };
+  },
+  "capi-components": async () => {
+    const { printCapiComponents, capiComponentsUsage } = await import("./capi-components.ts");
+    return { run: async (args) => printCapiComponents(args), usage: capiComponentsUsage };
+  },
+  "new-backend": async () => {
+    const { newBackend, newBackendUsage } = await import("./new-backend.ts");
+    return { run: newBackend, usage: newBackendUsage };
+  },
+};
+
+async function main(argv: string[]): Promise<void> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === "--help" || name === "-h" || name === "help") {
+    console.log(usage);
+    return;
+  }
+  const load = commands[name];
+  if (!load) throw new UsageError(`unknown command "${name}"`, usage);
+  // The commands that run the engine keep its memory low however node was started (see v8-flags.ts).
+  if (name === "run" || name === "up") {
+    execWithEngineMemorySettings();
+    // Where the flags were given already (no replacement), still before the command loads the client.
+    useLeanClientNode();
+  }
+  const command = await load();
+  if (rest.includes("--help") || rest.includes("-h")) {
+    console.log(command.usage);
+    return;
+  }
+  await command.run(rest);
+  // Done: let output drain and exit, even if a library left a socket open.
+  setTimeout(() => process.exit(0), 1_000).unref();
+}
+
+main(process.argv.slice(2)).catch((error: unknown) => {
+  if (error instanceof UsageError) {
+    console.error(`openmcp-engine: ${error.message}\n\n${error.usage}`);
+    process.exit(2);
+  }
+  console.error(`openmcp-engine: ${error instanceof Error ? error.message : String(error)}`);
+  process.exit(1);
+});

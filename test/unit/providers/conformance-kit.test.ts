@@ -1,0 +1,95 @@
+/** The conformance kit's options and rules that need no API server: settings for readOffer, declared scopes, incomplete clusters. */
+import { describe, expect, it } from "vitest";
+import type { ClusterObservation } from "../../../src/api/backend.ts";
+import type { BackendFactory, ClusterBackend } from "../../../src/api/backend-contract.ts";
+import { ConformanceError, checkBackendConformance } from "../../../src/providers/conformance.ts";
+import {
+  describePermission,
+  requiredPermissions,
+  scopeProblem,
+} from "../../../src/providers/conformance-access.ts";
+import { SimulatedBackend } from "../../../src/providers/simulated.ts";
+
+/** The simulated backend, with a `readOffer` that needs `spec.settings.region`, as a cloud's offer would. */
+const regional: BackendFactory = () => {
+  const backend: ClusterBackend = new SimulatedBackend({
+    provisionDelayMs: 0,
+    updateDelayMs: 0,
+    deleteDelayMs: 0,
+  });
+  backend.readOffer = async (config) => {
+    const region = config.spec.settings?.region;
+    if (typeof region !== "string") throw new Error("settings.region is required");
+    return { versions: [{ version: "1.35.1" }], traits: [] };
+  };
+  return backend;
+};
+
+describe("the kit's config", () => {
+  it("gives the settings it is given to readOffer through its default config", async () => {
+    await checkBackendConformance(regional, { numRuns: 3, settings: { region: "eu" } });
+  });
+
+  it("fails a config the backend refuses with what to give the kit, not an unexpected error", async () => {
+    const failure = await checkBackendConformance(regional, { numRuns: 1 }).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(ConformanceError);
+    expect((failure as Error).message).toContain(
+      'the config is served: readOffer refused ProviderConfig {"backend":"simulated"}: settings.region is required (give the kit the config or settings the backend needs',
+    );
+  });
+});
+
+describe("incomplete clusters", () => {
+  it("are not ready: a backend that never repairs what it reports missing fails to become ready", async () => {
+    const neverWhole: BackendFactory = () => {
+      const backend = new SimulatedBackend({ provisionDelayMs: 0, updateDelayMs: 0, deleteDelayMs: 0 });
+      const observe = backend.observe.bind(backend);
+      backend.observe = async (target): Promise<ClusterObservation> => {
+        const o = await observe(target);
+        return o.exists && o.phase === "ready" ? { ...o, incomplete: "its admin account is missing" } : o;
+      };
+      return backend;
+    };
+    const failure = await checkBackendConformance(neverWhole, { numRuns: 1, readyTimeoutMs: 300 }).catch(
+      (error: unknown) => error,
+    );
+    expect((failure as Error).message).toContain("eventually: awaitReady(c0) not reached after 300 ms");
+    expect((failure as Error).message).toContain('"incomplete":"its admin account is missing"');
+  });
+});
+
+describe("what an admin kubeconfig must be allowed to do", () => {
+  it("without a scope: cluster roles and bindings, namespaces, and token accounts in every namespace", () => {
+    expect(requiredPermissions(undefined).map(describePermission)).toEqual([
+      "create clusterroles.rbac.authorization.k8s.io cluster-wide",
+      "create clusterrolebindings.rbac.authorization.k8s.io cluster-wide",
+      "create namespaces cluster-wide",
+      "create serviceaccounts in every namespace",
+      "create serviceaccounts/token in every namespace",
+    ]);
+  });
+
+  it("with a scope: roles, bindings and token accounts in each of its namespaces, and nothing cluster-wide", () => {
+    const required = requiredPermissions({ namespaces: ["a", "b"], accessNamespace: "a" });
+    expect(required.map(describePermission)).toEqual([
+      'create roles.rbac.authorization.k8s.io in namespace "a"',
+      'create rolebindings.rbac.authorization.k8s.io in namespace "a"',
+      'create serviceaccounts in namespace "a"',
+      'create serviceaccounts/token in namespace "a"',
+      'create roles.rbac.authorization.k8s.io in namespace "b"',
+      'create rolebindings.rbac.authorization.k8s.io in namespace "b"',
+      'create serviceaccounts in namespace "b"',
+      'create serviceaccounts/token in namespace "b"',
+    ]);
+    expect(required.every((p) => p.namespace !== undefined)).toBe(true);
+  });
+
+  it("a scope must name namespaces, and keep access objects in one of them", () => {
+    expect(scopeProblem(undefined)).toBeUndefined();
+    expect(scopeProblem({ namespaces: ["a"], accessNamespace: "a" })).toBeUndefined();
+    expect(scopeProblem({ namespaces: [], accessNamespace: "a" })).toContain("scope.namespaces is empty");
+    expect(scopeProblem({ namespaces: ["a", "b"], accessNamespace: "c" })).toBe(
+      'scope.accessNamespace "c" is not one of scope.namespaces (a, b)',
+    );
+  });
+});
