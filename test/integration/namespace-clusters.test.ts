@@ -1,0 +1,209 @@
+/**
+ * The namespaced example backend (examples/namespace-clusters) under the engine, on a real API server that is
+ * both the management cluster and the host: a Cluster becomes a namespace and goes Ready; a token AccessRequest
+ * is granted through its namespaced admin access, its kubeconfig doing exactly what was asked in the tenant's
+ * namespace and nothing cluster-wide, with no cluster-wide rights given to the tenant; a request for cluster-wide
+ * rights is Denied; and a tenant whose admin ServiceAccount was deleted by hand is repaired, the Cluster saying so.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import {
+  AuthenticationV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  KubeConfig,
+  RbacAuthorizationV1Api,
+} from "@kubernetes/client-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createBackend, namespaceOf } from "../../examples/namespace-clusters/namespace-backend.ts";
+import type { AccessRequest } from "../../src/api/access-request.ts";
+import { systemClock } from "../../src/api/clock.ts";
+import type { Cluster } from "../../src/api/cluster.ts";
+import { RESOURCES } from "../../src/api/constants.ts";
+import { silentLogger } from "../../src/api/logger.ts";
+import { type ControlPlane, startControlPlane } from "../../src/controlplane/control-plane.ts";
+import { Engine } from "../../src/runtime/engine.ts";
+import { installingCrds } from "../../src/runtime/install-crds.ts";
+import { statusOf } from "../support/access-proofs.ts";
+import { aCluster, anAccessRequest, aProviderConfig } from "../support/builders.ts";
+import { eventually, satisfying } from "../support/eventually.ts";
+
+const NS = "tenants";
+const PROFILE = "test.nc.shared";
+let controlPlane: ControlPlane;
+let custom: CustomObjectsApi;
+let core: CoreV1Api;
+let engine: Engine;
+const stateDir = mkdtempSync(join(tmpdir(), "namespace-clusters-"));
+
+const read = async <T>(resource: (typeof RESOURCES)[keyof typeof RESOURCES], name: string) =>
+  (await custom.getNamespacedCustomObject({ ...resource, namespace: NS, name })) as T;
+const conditionOf = (object: Cluster | AccessRequest, type: string) =>
+  object.status?.conditions?.find((c) => c.type === type);
+
+beforeAll(async () => {
+  controlPlane = await startControlPlane({ prepare: installingCrds("crds") });
+  custom = controlPlane.kubeConfig.makeApiClient(CustomObjectsApi);
+  core = controlPlane.kubeConfig.makeApiClient(CoreV1Api);
+  await core.createNamespace({ body: { metadata: { name: NS } } });
+  const backend = await createBackend({
+    stateDirectory: stateDir,
+    options: { kubeconfig: controlPlane.kubeconfigPath },
+    log: silentLogger,
+    clock: systemClock,
+    readSecret: async () => undefined,
+  });
+  engine = new Engine({
+    kubeConfig: controlPlane.kubeConfig,
+    providerName: "nc",
+    environment: "test",
+    backend,
+    // A Ready Cluster is looked at every 2 s, so a tenant broken by hand is found soon (nothing watches the host).
+    timing: { pollMs: 500, retryMs: 1_000, resyncMs: 2_000 },
+    accessTiming: { tokenValidityMs: 600_000, pollMs: 500, resyncMs: 600_000 },
+  });
+  await engine.start();
+  await custom.createClusterCustomObject({
+    ...RESOURCES.ProviderConfig,
+    body: aProviderConfig({ name: "shared", backend: backend.name }),
+  });
+}, 120_000);
+
+afterAll(async () => {
+  await engine?.stop();
+  await controlPlane?.stop();
+  rmSync(stateDir, { recursive: true, force: true });
+}, 60_000);
+
+describe("a namespace cluster under the engine", () => {
+  let tenant = "";
+
+  it("is Ready as a namespace on the host", async () => {
+    await custom.createNamespacedCustomObject({
+      ...RESOURCES.Cluster,
+      namespace: NS,
+      body: aCluster({ name: "acme", namespace: NS, profile: PROFILE }),
+    });
+    const cluster = await eventually(
+      async () =>
+        satisfying(await read<Cluster>(RESOURCES.Cluster, "acme"), (c) => c.status?.phase === "Ready"),
+      { what: "Cluster acme Ready", timeoutMs: 60_000 },
+    );
+    tenant = namespaceOf(cluster.metadata.uid ?? "");
+    expect((await core.readNamespace({ name: tenant })).metadata?.name).toBe(tenant);
+  });
+
+  it("grants a token for ConfigMaps in the tenant's namespace: exactly that, nothing cluster-wide, no rights given to the tenant", async () => {
+    const clusterRolesBefore = (
+      await controlPlane.kubeConfig.makeApiClient(RbacAuthorizationV1Api).listClusterRoleBinding()
+    ).items.map((binding) => binding.metadata?.name);
+    await custom.createNamespacedCustomObject({
+      ...RESOURCES.AccessRequest,
+      namespace: NS,
+      body: anAccessRequest({
+        name: "reader",
+        namespace: NS,
+        clusterRef: { name: "acme", namespace: NS },
+        token: {
+          permissions: [
+            {
+              namespace: tenant,
+              rules: [{ apiGroups: [""], resources: ["configmaps"], verbs: ["get", "list", "create"] }],
+            },
+          ],
+        },
+      }),
+    });
+    const request = await eventually(
+      async () =>
+        satisfying(
+          await read<AccessRequest>(RESOURCES.AccessRequest, "reader"),
+          (r) => r.status?.phase === "Granted",
+        ),
+      { what: "AccessRequest reader Granted", timeoutMs: 60_000 },
+    );
+    expect(request.status?.secretRef?.name).toBe("reader.kubeconfig");
+    const secret = await core.readNamespacedSecret({ namespace: NS, name: "reader.kubeconfig" });
+    const kubeConfig = new KubeConfig();
+    kubeConfig.loadFromString(Buffer.from(secret.data?.kubeconfig ?? "", "base64").toString("utf8"));
+    const client = kubeConfig.makeApiClient(CoreV1Api);
+    expect(
+      await statusOf(
+        client.createNamespacedConfigMap({ namespace: tenant, body: { metadata: { name: "t" } } }),
+      ),
+    ).toBe(200);
+    expect(await statusOf(client.listNamespacedConfigMap({ namespace: tenant }))).toBe(200);
+    expect(await statusOf(client.listNamespacedSecret({ namespace: tenant }))).toBe(403);
+    expect(await statusOf(client.listNamespacedConfigMap({ namespace: "default" }))).toBe(403);
+    expect(await statusOf(client.listNamespace())).toBe(403);
+    // The token's ServiceAccount lives in the tenant's namespace, not in a shared openmcp-access.
+    const review = await kubeConfig.makeApiClient(AuthenticationV1Api).createSelfSubjectReview({ body: {} });
+    expect(review.status?.userInfo?.username).toMatch(new RegExp(`^system:serviceaccount:${tenant}:`));
+    expect(await statusOf(core.readNamespace({ name: "openmcp-access" }))).toBe(404);
+    // No cluster-wide binding was made for anyone.
+    const clusterRolesAfter = (
+      await controlPlane.kubeConfig.makeApiClient(RbacAuthorizationV1Api).listClusterRoleBinding()
+    ).items.map((binding) => binding.metadata?.name);
+    expect(clusterRolesAfter).toEqual(clusterRolesBefore);
+  });
+
+  it("denies a request for cluster-wide rights, naming why", async () => {
+    await custom.createNamespacedCustomObject({
+      ...RESOURCES.AccessRequest,
+      namespace: NS,
+      body: anAccessRequest({
+        name: "wide",
+        namespace: NS,
+        clusterRef: { name: "acme", namespace: NS },
+        token: { permissions: [{ rules: [{ apiGroups: [""], resources: ["nodes"], verbs: ["list"] }] }] },
+      }),
+    });
+    const request = await eventually(
+      async () =>
+        satisfying(
+          await read<AccessRequest>(RESOURCES.AccessRequest, "wide"),
+          (r) => r.status?.phase === "Denied",
+        ),
+      { what: "AccessRequest wide Denied", timeoutMs: 60_000 },
+    );
+    expect(conditionOf(request, "AccessGranted")).toMatchObject({
+      status: "False",
+      reason: "OutsideAdminScope",
+    });
+  });
+
+  it("is repaired when its admin ServiceAccount is deleted by hand, and says so on the Cluster", async () => {
+    const accounts = await core.listNamespacedServiceAccount({ namespace: tenant });
+    const admin = accounts.items.find((account) => account.metadata?.name === "cluster-admin");
+    expect(admin, "the tenant's admin ServiceAccount").toBeDefined();
+    await core.deleteNamespacedServiceAccount({ namespace: tenant, name: "cluster-admin" });
+    // The engine orders create again and says why: a Warning Event Repairing naming what is missing.
+    const events = await eventually(
+      async () =>
+        satisfying(
+          (
+            await core.listNamespacedEvent({
+              namespace: NS,
+              fieldSelector: "involvedObject.name=acme,involvedObject.kind=Cluster,reason=Repairing",
+            })
+          ).items,
+          (items) => items.length > 0,
+        ),
+      { what: "a Repairing Event on Cluster acme", timeoutMs: 60_000 },
+    );
+    expect(events[0]?.type).toBe("Warning");
+    expect(events[0]?.message).toContain("missing");
+    const repaired = await eventually(
+      async () =>
+        satisfying(
+          await read<Cluster>(RESOURCES.Cluster, "acme"),
+          (c) => c.status?.phase === "Ready" && conditionOf(c, "ClusterReady")?.status === "True",
+        ),
+      { what: "Cluster acme Ready again", timeoutMs: 60_000 },
+    );
+    expect(repaired.status?.phase).toBe("Ready");
+    const again = await core.readNamespacedServiceAccount({ namespace: tenant, name: "cluster-admin" });
+    expect(again.metadata?.uid).not.toBe(admin?.metadata?.uid);
+  });
+});
