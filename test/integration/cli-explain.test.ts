@@ -57,7 +57,9 @@ describe("openmcp-engine explain", () => {
     expect(provisioning).toMatch(
       /- the backend reports the cluster ready with an endpoint\s+→ ready {2}\[backendReady\]/,
     );
-    expect(provisioning).toMatch(/- the backend has no cluster for it\s+→ provisioning \(again\)/);
+    expect(provisioning).toMatch(
+      /- the backend has no cluster for it, or reports it incomplete\s+→ provisioning \(again\)/,
+    );
 
     await harness.waitFor("web", isReady);
     const ready = await explained("web");
@@ -118,11 +120,15 @@ describe("openmcp-engine explain", () => {
   });
 
   it("tells a missing ClusterProfile", async () => {
-    await harness.createCluster("orphan", { profile: "no-such-profile" });
+    // Named as our profiles are (`<environment>.<provider>.<config>`), so it is ours to report on.
+    const missing = `test.${harness.provider}.no-such-config`;
+    await harness.createCluster("orphan", { profile: missing });
     await harness.waitFor("orphan", (c) => c?.status?.providerStatus?.state === "pending");
     const output = await explained("orphan");
-    expect(field(output, "Why:")).toBe('ClusterProfile "no-such-profile" does not exist');
-    expect(field(output, "Waiting for:")).toMatch(/^the ClusterProfile "no-such-profile" to appear/);
+    expect(field(output, "Why:")).toBe(`ClusterProfile "${missing}" does not exist`);
+    expect(field(output, "Waiting for:")).toMatch(
+      new RegExp(`^the ClusterProfile "${missing.replaceAll(".", "\\.")}" to appear`),
+    );
   });
 
   it("runs as a command: --kubeconfig, a clear message and exit 1 for a missing Cluster, exit 2 for bad usage", () => {
