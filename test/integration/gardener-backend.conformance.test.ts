@@ -53,6 +53,14 @@ async function leftovers(stateDirectory: string): Promise<string[]> {
     .listNamespacedCustomObject({ ...CORE, namespace, plural: "shoots" })) as {
     items: { metadata: { name: string } }[];
   };
+  // The simulated gardenlet stops a control plane's processes just after it lets go of the Shoot: give it a moment.
+  for (
+    let waited = 0;
+    shoots.items.length === 0 && gardenlet.controlPlanes > 0 && waited < 30_000;
+    waited += 250
+  ) {
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
   return [
     ...records.map((r) => `record of ${r.uid} (Shoot ${r.shoot})`),
     ...shoots.items.map((s) => `Shoot ${namespace}/${s.metadata.name}`),
