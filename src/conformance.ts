@@ -5,5 +5,6 @@
 export {
   ConformanceError,
   type ConformanceOptions,
+  type ConformanceRun,
   checkBackendConformance,
 } from "./providers/conformance.ts";

@@ -51,8 +51,12 @@ export interface ConformanceOptions {
   readonly verifyAdminAccess?: boolean;
   /** Overrides of the factory's context (options, readSecret, …); the kit supplies the state folder. */
   readonly context?: Partial<Omit<BackendContext, "stateDirectory">>;
-  /** Lists what a backend left behind after everything was deleted (processes, folders); must be empty. */
-  readonly leftovers?: (stateDirectory: string) => Promise<string[]>;
+  /**
+   * Lists what a backend left behind after everything was deleted (processes, folders); must be empty. `run.uids`
+   * are the uids of this run's clusters, so shared infrastructure can be searched for this run's things only: a
+   * failed run's remains must not make the next runs fail in its place.
+   */
+  readonly leftovers?: (stateDirectory: string, run: ConformanceRun) => Promise<string[]>;
   /** Clusters the backend holds right now, if it can tell; never more than the Cluster objects that exist. */
   readonly liveClusters?: (backend: ClusterBackend) => Promise<number> | number;
   /** Seed and path, to replay a failure (both are printed with it). */
@@ -60,6 +64,12 @@ export interface ConformanceOptions {
   readonly path?: string;
   /** The call sequence's own replay path (fast-check's `replayPath`), printed with a failure beside the path. */
   readonly replayPath?: string;
+}
+
+/** One run of the kit, as `leftovers` sees it. */
+export interface ConformanceRun {
+  /** The uids of the run's cluster targets, index by index. */
+  readonly uids: readonly string[];
 }
 
 /** Cluster objects per run: enough for calls on one to disturb another, few enough to shrink well. */
@@ -448,6 +458,8 @@ export async function checkBackendConformance(
     deleteCommand(0, [], false, options),
   ];
   const call = randomBytes(6).toString("hex");
+  // Shrinking reports the last failure; the first one is shown too, since a run that failed can leave a cause behind.
+  let firstFailure: string | undefined;
 
   const details = await fc.check(
     fc.asyncProperty(
@@ -505,6 +517,9 @@ export async function checkBackendConformance(
         try {
           await fc.asyncModelRun(() => ({ model, real }), sequence);
           await settle(model, real, options);
+        } catch (error) {
+          firstFailure ??= `${fc.stringify(sequence).replace(/\s*\/\*replayPath="[^"]*"\*\//, "")}: ${String((error as Error)?.message ?? error)}`;
+          throw error;
         } finally {
           await cleanUp(real, options);
           await real.backend.close?.();
@@ -530,8 +545,9 @@ export async function checkBackendConformance(
   const replayPath = /\/\*replayPath="([^"]*)"\*\//.exec(printed)?.[1];
   const sequence = printed.replace(/\s*\/\*replayPath="[^"]*"\*\//, "");
   const replay = `seed: ${details.seed}, path: "${details.counterexamplePath}"${replayPath ? `, replayPath: "${replayPath}"` : ""}`;
+  const first = firstFailure && !firstFailure.endsWith(rule) ? `\n  first failure: ${firstFailure}` : "";
   throw new ConformanceError(
-    `the backend breaks the contract — ${rule}\n  shortest call sequence found: ${sequence}\n  replay with { ${replay} } after ${details.numRuns} run(s)`,
+    `the backend breaks the contract — ${rule}\n  shortest call sequence found: ${sequence}\n  replay with { ${replay} } after ${details.numRuns} run(s)${first}`,
     { cause },
   );
 }
@@ -586,7 +602,8 @@ async function settle(model: Model, real: Real, options: ConformanceOptions): Pr
     const cluster = model.clusters.get(i);
     if (cluster) cluster.status = "deleted";
   }
-  const left = (await options.leftovers?.(real.stateDirectory)) ?? [];
+  const uids = Array.from({ length: CLUSTER_COUNT }, (_, i) => real.target(i).uid);
+  const left = (await options.leftovers?.(real.stateDirectory, { uids })) ?? [];
   if (left.length > 0) fail("nothing is left behind", left.join("; "));
   await checkLiveCount(real, model, options, "deleting everything");
 }

@@ -332,9 +332,13 @@ export class GardenerBackend implements ClusterBackend {
     this.#remember({ ...record, deleting: true });
     try {
       if (shoot.metadata.annotations?.[GARDENER_KEYS.deletionConfirmation] !== "true") {
-        await this.#patch(garden, shoot, {
-          metadata: { annotations: { [GARDENER_KEYS.deletionConfirmation]: "true" } },
-        });
+        // Unguarded: the annotation overwrites nothing read, and the gardenlet writes the Shoot at any moment.
+        await this.#patch(
+          garden,
+          shoot,
+          { metadata: { annotations: { [GARDENER_KEYS.deletionConfirmation]: "true" } } },
+          { guarded: false },
+        );
       }
       if (!shoot.metadata.deletionTimestamp) {
         await garden.custom.deleteNamespacedCustomObject({
@@ -441,11 +445,20 @@ export class GardenerBackend implements ClusterBackend {
   }
 
   /** A JSON merge patch of exactly `changes`, guarded by the resourceVersion read (a conflict is retried by the engine). */
-  async #patch(garden: Garden, shoot: Shoot, changes: JsonObject): Promise<Shoot> {
+  /**
+   * A merge patch, guarded by default with the resourceVersion read (changes computed from what was read must not
+   * land on a Shoot that changed since).
+   */
+  async #patch(
+    garden: Garden,
+    shoot: Shoot,
+    changes: JsonObject,
+    { guarded = true }: { readonly guarded?: boolean } = {},
+  ): Promise<Shoot> {
     const namespace = shoot.metadata.namespace ?? "";
     const metadata = {
       ...((changes.metadata as JsonObject | undefined) ?? {}),
-      resourceVersion: shoot.metadata.resourceVersion ?? null,
+      ...(guarded ? { resourceVersion: shoot.metadata.resourceVersion ?? null } : {}),
     };
     try {
       return (await garden.custom.patchNamespacedCustomObject(

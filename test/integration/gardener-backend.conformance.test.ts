@@ -16,8 +16,9 @@ import {
   workerlessShootSpec,
 } from "../../src/controlplane/gardener-garden-objects.ts";
 import { SimulatedGardenlet } from "../../src/controlplane/gardener-simulated-gardenlet.ts";
-import { checkBackendConformance } from "../../src/providers/conformance.ts";
+import { type ConformanceRun, checkBackendConformance } from "../../src/providers/conformance.ts";
 import { createBackend, type GardenerBackend } from "../../src/providers/gardener.ts";
+import { GARDENER_KEYS } from "../../src/providers/gardener-shoot.ts";
 import { aProviderConfig } from "../support/builders.ts";
 
 let garden: Garden;
@@ -40,8 +41,8 @@ afterAll(async () => {
   await garden?.stop();
 });
 
-/** Records in the state file, Shoots in the project, control planes the simulated gardenlet still runs. */
-async function leftovers(stateDirectory: string): Promise<string[]> {
+/** Records in the state file, this run's Shoots in the project, control planes the simulated gardenlet still runs. */
+async function leftovers(stateDirectory: string, run: ConformanceRun): Promise<string[]> {
   let records: Array<{ uid: string; shoot: string }> = [];
   try {
     records = JSON.parse(readFileSync(join(stateDirectory, "gardener.json"), "utf8")).shoots;
@@ -51,19 +52,19 @@ async function leftovers(stateDirectory: string): Promise<string[]> {
   const shoots = (await garden.kubeConfig
     .makeApiClient(CustomObjectsApi)
     .listNamespacedCustomObject({ ...CORE, namespace, plural: "shoots" })) as {
-    items: { metadata: { name: string } }[];
+    items: { metadata: { name: string; annotations?: Record<string, string> } }[];
   };
+  // Shoot names come from the Cluster's name, the same in every run: only this run's own Shoots count here.
+  const ours = shoots.items.filter((s) =>
+    run.uids.includes(s.metadata.annotations?.[GARDENER_KEYS.clusterUidAnnotation] ?? ""),
+  );
   // The simulated gardenlet stops a control plane's processes just after it lets go of the Shoot: give it a moment.
-  for (
-    let waited = 0;
-    shoots.items.length === 0 && gardenlet.controlPlanes > 0 && waited < 30_000;
-    waited += 250
-  ) {
+  for (let waited = 0; ours.length === 0 && gardenlet.controlPlanes > 0 && waited < 30_000; waited += 250) {
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
   return [
     ...records.map((r) => `record of ${r.uid} (Shoot ${r.shoot})`),
-    ...shoots.items.map((s) => `Shoot ${namespace}/${s.metadata.name}`),
+    ...ours.map((s) => `Shoot ${namespace}/${s.metadata.name}`),
     ...(gardenlet.controlPlanes > 0 ? [`${gardenlet.controlPlanes} Shoot control planes`] : []),
   ];
 }
