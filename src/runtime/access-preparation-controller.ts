@@ -11,6 +11,7 @@ import { isNotFound } from "../api/error-message.ts";
 import { referenceKey } from "../api/object-key.ts";
 import { prepareAccessRequest, type Resolution } from "../machines/access-request/preparation.ts";
 import type { Clock } from "./clock.ts";
+import { GoneError } from "./errors.ts";
 import type { Informer } from "./informer.ts";
 import { CACHES, type InformerSet } from "./informers.ts";
 import { KeyedController } from "./keyed-controller.ts";
@@ -18,7 +19,7 @@ import { accessRequestShardKey } from "./kinds/access-request.ts";
 import type { Logger } from "./logger.ts";
 import type { EngineMetrics } from "./metrics.ts";
 import { Outcome } from "./outcome.ts";
-import { GoneError, patchObject } from "./patch-object.ts";
+import { patchObject } from "./patch-object.ts";
 import type { ShardRing } from "./sharding/shard-ring.ts";
 
 /** How to run preparation. */

@@ -3,6 +3,7 @@ import { LABELS } from "../api/constants.ts";
 import type { PatchOperation } from "../machines/shared/json-patch.ts";
 import type { MachineStep } from "../machines/shared/machine-step.ts";
 import { rfc3339 } from "../machines/shared/rfc3339.ts";
+import { GoneError } from "./errors.ts";
 import { type EventRecord, EventRecorder, eventsWorthRecording } from "./event-recorder.ts";
 import type { Informer } from "./informer.ts";
 import { KeyedController } from "./keyed-controller.ts";
@@ -12,7 +13,7 @@ import type { KindContext, MachineKind, MachineObject } from "./machine-kind.ts"
 import { type MachineObserver, tellObservers } from "./machine-observer.ts";
 import type { EngineMetrics } from "./metrics.ts";
 import { Outcome } from "./outcome.ts";
-import { changesTo, GoneError, patchObject } from "./patch-object.ts";
+import { changesTo, patchObject } from "./patch-object.ts";
 import { RecentWrites } from "./recent-writes.ts";
 import type { ShardRing } from "./sharding/shard-ring.ts";
 

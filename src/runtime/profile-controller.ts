@@ -16,13 +16,14 @@ import {
 import { diff, type Json } from "../machines/shared/json-patch.ts";
 import { rfc3339 } from "../machines/shared/rfc3339.ts";
 import type { Clock } from "./clock.ts";
+import { GoneError } from "./errors.ts";
 import type { Informer } from "./informer.ts";
 import { CACHES, type InformerSet } from "./informers.ts";
 import { KeyedController } from "./keyed-controller.ts";
 import type { Logger } from "./logger.ts";
 import type { EngineMetrics } from "./metrics.ts";
 import { Outcome } from "./outcome.ts";
-import { GoneError, patchObject, writeDesired } from "./patch-object.ts";
+import { patchObject, writeDesired } from "./patch-object.ts";
 import type { ShardRing } from "./sharding/shard-ring.ts";
 import { enterWrite } from "./write-loop-guard.ts";
 
