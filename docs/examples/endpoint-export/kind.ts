@@ -62,7 +62,7 @@ export const endpointExportKind: MachineKind<EndpointExport, ExportObservation, 
   definition: ENDPOINT_EXPORT_DEFINITION,
   cache: EXPORTS,
   timing: DEFAULT_EXPORT_TIMING,
-  enabled: (options) => options.kindSettings?.EndpointExport?.enabled !== false,
+  enabled: (settings) => settings.enabled !== false,
   // A Cluster that becomes Ready (or changes its endpoint) wakes the exports that name it.
   wakes: [
     wake(CACHES.clusters, (cluster: Cluster, context) =>

@@ -26,6 +26,7 @@ import {
   stepAccessRequest,
 } from "../../machines/access-request/step.ts";
 import { clusterTarget } from "../../machines/cluster/step.ts";
+import { AccessPreparationController } from "../access-preparation-controller.ts";
 import { deleteAccessSecret, writeAccessSecret } from "../access-secret.ts";
 import { type AccessTargetClient, targetClient, targetProblemOf } from "../access-target-client.ts";
 import { CACHES } from "../informers.ts";
@@ -138,8 +139,6 @@ export const accessRequestKind: MachineKind<AccessRequest, AccessObservation, Ac
   // The target's admin access is found through the Cluster's profile and its ProviderConfig.
   reads: [CACHES.profiles, CACHES.providerConfigs],
   timing: DEFAULT_ACCESS_TIMING,
-  // A denied request is looked at as often as one at work, unless the option says otherwise.
-  timingOption: ({ accessTiming }) => accessTiming && { retryMs: accessTiming.pollMs, ...accessTiming },
   wakes: [
     // A Cluster that becomes Ready (or goes) matters to every request that targets it.
     wake(CACHES.clusters, (cluster: Cluster, context) =>
@@ -165,6 +164,11 @@ export const accessRequestKind: MachineKind<AccessRequest, AccessObservation, Ac
   ],
 
   shardKey: accessRequestShardKey,
+
+  // The generic preparation every provider's requests go through first (`prepare: false` beside the
+  // openMCP operator, which does it).
+  controllers: (context, settings, parts) =>
+    settings.prepare === false ? [] : [new AccessPreparationController({ ...context, ...parts })],
 
   // A deleted Cluster's admin access is forgotten (a Cluster made again under its name has another uid).
   watch(context) {

@@ -21,7 +21,7 @@ import {
 } from "../../machines/cluster-request/step.ts";
 import { CACHES } from "../informers.ts";
 import { KeyedLock } from "../keyed-lock.ts";
-import type { KindContext, MachineKind, SchedulerConfigView } from "../machine-kind.ts";
+import type { KindContext, KindSettings, MachineKind, SchedulerConfigView } from "../machine-kind.ts";
 import { wake } from "../machine-kind.ts";
 import { RecentWrites } from "../recent-writes.ts";
 import { assign, letGo, release, type SchedulerWriter } from "../scheduler-writes.ts";
@@ -33,6 +33,12 @@ export const DEFAULT_CLUSTER_REQUEST_TIMING = { pollMs: 2_000, retryMs: 60_000, 
 interface SchedulerState {
   readonly writer: SchedulerWriter;
   readonly config: SchedulerConfigView;
+}
+
+/** The ClusterRequest kind's settings: off beside another scheduler, and the configuration in force. */
+export interface ClusterRequestSettings extends KindSettings {
+  readonly enabled?: boolean;
+  readonly schedulerConfig?: SchedulerConfigView;
 }
 
 /** The context of the ClusterRequest kind. */
@@ -142,14 +148,15 @@ export const clusterRequestKind: MachineKind<
   SchedulingView,
   ClusterRequestCommand,
   ClusterRequestTiming,
-  SchedulerState
+  SchedulerState,
+  ClusterRequestSettings
 > = {
   definition: CLUSTER_REQUEST_DEFINITION,
   cache: CACHES.clusterRequests,
   timing: DEFAULT_CLUSTER_REQUEST_TIMING,
   // Off (`schedule: false`) beside another scheduler, the openMCP operator's, which serves requests then.
-  enabled: (options) => options.schedule !== false,
-  state: (context, options) => ({
+  enabled: (settings) => settings.enabled !== false,
+  state: (context, settings) => ({
     writer: {
       kubeConfig: context.kubeConfig,
       clusters: new RecentWrites<Cluster>(context.clock),
@@ -157,17 +164,17 @@ export const clusterRequestKind: MachineKind<
       cachedCluster: (key) => context.informers.of(CACHES.clusters).get(key),
       clusterLocks: new KeyedLock(),
     },
-    config: options.schedulerConfig ?? NO_SCHEDULER_CONFIG,
+    config: settings.schedulerConfig ?? NO_SCHEDULER_CONFIG,
   }),
   // An invalid configuration stops the engine's start, with every problem named.
   start: async ({ state }) => {
     await state.config.start?.();
   },
   stop: ({ state }) => state.config.stop?.(),
-  readiness: (options, context) =>
+  readiness: (settings, context) =>
     context
       ? [schedulerStatus(context.state.config)]
-      : options.schedule === false
+      : settings.enabled === false
         ? ["scheduler: off (--no-schedule); ClusterRequests are left to another scheduler"]
         : [],
   wakes: [

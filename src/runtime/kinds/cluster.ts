@@ -35,7 +35,6 @@ export const clusterKind: MachineKind<Cluster, ClusterObservation, BackendOrder,
   definition: CLUSTER_DEFINITION,
   cache: CACHES.clusters,
   timing: DEFAULT_CLUSTER_TIMING,
-  timingOption: (options) => options.timing,
   wakes: [
     wake(CACHES.profiles, (profile: ClusterProfile, context) =>
       clustersOf(context, new Set([profile.metadata.name])),

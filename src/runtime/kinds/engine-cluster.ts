@@ -49,8 +49,7 @@ export const engineClusterKind: MachineKind<
   cache: CACHES.engineClusters,
   // It builds clusters as the Cluster kind does, and is timed alike (`timing`).
   timing: DEFAULT_CLUSTER_TIMING,
-  timingOption: (options) => options.timing,
-  enabled: (options) => options.capi === true,
+  enabled: (settings) => settings.enabled === true,
   wakes: capiOwnedWakes(CACHES.engineClusters, CACHES.kubeconfigSecrets, LABELS.engineClusterUid),
 
   async open(cluster, context) {

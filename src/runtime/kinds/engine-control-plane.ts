@@ -78,8 +78,7 @@ export const engineControlPlaneKind: MachineKind<
   cache: CONTROL_PLANE_CACHES.engineControlPlanes,
   // It builds clusters as the Cluster kind does, and is timed alike; driven only with the Cluster API side on.
   timing: DEFAULT_CLUSTER_TIMING,
-  timingOption: (options) => options.timing,
-  enabled: (options) => options.capi === true,
+  enabled: (settings) => settings.enabled === true,
   wakes: capiOwnedWakes(
     CONTROL_PLANE_CACHES.engineControlPlanes,
     CONTROL_PLANE_CACHES.kubeconfigSecrets,
