@@ -16,7 +16,7 @@ import { clusterTarget } from "../machines/cluster/step.ts";
 import type { Engine } from "../runtime/engine.ts";
 import { CACHES } from "../runtime/informers.ts";
 import { installCrds, installingCrds } from "../runtime/install-crds.ts";
-import { CONTROL_PLANE_CACHES } from "../runtime/kinds/engine-control-plane.ts";
+import { CONTROL_PLANE_CACHES } from "../runtime/kinds/engine-control-plane/kind.ts";
 import { createLogger } from "../runtime/logger.ts";
 import { type AdminKubeconfigChange, keepAdminKubeconfigs } from "./admin-kubeconfigs.ts";
 import { applyManifests, LiveView } from "./demo.ts";

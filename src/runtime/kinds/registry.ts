@@ -6,11 +6,11 @@
 import type { AccessTiming } from "../../machines/access-request/step.ts";
 import type { RequeueTiming } from "../../machines/shared/machine-tags.ts";
 import type { KindSettings, MachineKind, SchedulerConfigView } from "../machine-kind.ts";
-import { accessRequestKind } from "./access-request.ts";
-import { clusterKind } from "./cluster.ts";
-import { clusterRequestKind } from "./cluster-request.ts";
-import { engineClusterKind } from "./engine-cluster.ts";
-import { engineControlPlaneKind } from "./engine-control-plane.ts";
+import { accessRequestKind } from "./access-request/kind.ts";
+import { clusterKind } from "./cluster/kind.ts";
+import { clusterRequestKind } from "./cluster-request/kind.ts";
+import { engineClusterKind } from "./engine-cluster/kind.ts";
+import { engineControlPlaneKind } from "./engine-control-plane/kind.ts";
 
 /** The built-in kinds, in the order they are shown; each says itself whether an engine drives it (`enabled`). */
 export const MACHINE_KINDS: readonly MachineKind[] = [

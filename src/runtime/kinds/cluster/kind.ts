@@ -1,22 +1,22 @@
 /** The Cluster kind's I/O half: the backend observes and carries out commands; profile and config changes wake Clusters. */
-import type { ClusterObservation } from "../../api/backend.ts";
-import type { Cluster } from "../../api/cluster.ts";
-import type { ClusterProfile } from "../../api/cluster-profile.ts";
-import type { ProviderConfig } from "../../api/provider-config.ts";
-import type { BackendOrder } from "../../machines/cluster/backend-cluster.ts";
-import { CLUSTER_DEFINITION } from "../../machines/cluster/definition.ts";
-import { explainCluster, type ProfileLookup } from "../../machines/cluster/explain.ts";
+import type { ClusterObservation } from "../../../api/backend.ts";
+import type { Cluster } from "../../../api/cluster.ts";
+import type { ClusterProfile } from "../../../api/cluster-profile.ts";
+import type { ProviderConfig } from "../../../api/provider-config.ts";
+import type { BackendOrder } from "../../../machines/cluster/backend-cluster.ts";
+import { CLUSTER_DEFINITION } from "../../../machines/cluster/definition.ts";
+import { explainCluster, type ProfileLookup } from "../../../machines/cluster/explain.ts";
 import {
   type ClusterTiming,
   clusterResponsibility,
   clusterTarget,
   stepCluster,
-} from "../../machines/cluster/step.ts";
-import { readClusterConfigs } from "../cluster-configs.ts";
-import { CACHES } from "../informers.ts";
-import type { KindContext, MachineKind } from "../machine-kind.ts";
-import { wake } from "../machine-kind.ts";
-import { profileOffer, profilesOf } from "./profile-offer.ts";
+} from "../../../machines/cluster/step.ts";
+import { CACHES } from "../../informers.ts";
+import type { KindContext, MachineKind } from "../../machine-kind.ts";
+import { wake } from "../../machine-kind.ts";
+import { profileOffer, profilesOf } from "../shared/profile-offer.ts";
+import { readClusterConfigs } from "./cluster-configs.ts";
 
 /** Defaults: poll a working backend every 2 s, retry a missing profile every 30 s, resync Ready every 10 min. */
 export const DEFAULT_CLUSTER_TIMING = { pollMs: 2_000, retryMs: 30_000, resyncMs: 600_000 } as const;

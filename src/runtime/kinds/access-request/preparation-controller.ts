@@ -1,26 +1,26 @@
 /** Prepares AccessRequests for their provider (labels, clusterRef), expires them by ttl, and resets changed grants. */
 
 import { CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
-import type { AccessRequest } from "../api/access-request.ts";
-import type { Cluster } from "../api/cluster.ts";
-import type { ClusterProfile } from "../api/cluster-profile.ts";
-import type { ClusterRequestStatus } from "../api/cluster-request.ts";
-import type { ObjectReference } from "../api/common.ts";
-import { REQUEST_PHASES, RESOURCES } from "../api/constants.ts";
-import { isNotFound } from "../api/error-message.ts";
-import { referenceKey } from "../api/object-key.ts";
-import { prepareAccessRequest, type Resolution } from "../machines/access-request/preparation.ts";
-import type { Clock } from "./clock.ts";
-import { GoneError } from "./errors.ts";
-import type { Informer } from "./informer.ts";
-import { CACHES, type InformerSet } from "./informers.ts";
-import { KeyedController } from "./keyed-controller.ts";
-import { accessRequestShardKey } from "./kinds/access-request.ts";
-import type { Logger } from "./logger.ts";
-import type { EngineMetrics } from "./metrics.ts";
-import { Outcome } from "./outcome.ts";
-import { patchObject } from "./patch-object.ts";
-import type { ShardRing } from "./sharding/shard-ring.ts";
+import type { AccessRequest } from "../../../api/access-request.ts";
+import type { Cluster } from "../../../api/cluster.ts";
+import type { ClusterProfile } from "../../../api/cluster-profile.ts";
+import type { ClusterRequestStatus } from "../../../api/cluster-request.ts";
+import type { ObjectReference } from "../../../api/common.ts";
+import { REQUEST_PHASES, RESOURCES } from "../../../api/constants.ts";
+import { isNotFound } from "../../../api/error-message.ts";
+import { referenceKey } from "../../../api/object-key.ts";
+import { prepareAccessRequest, type Resolution } from "../../../machines/access-request/preparation.ts";
+import type { Clock } from "../../clock.ts";
+import { GoneError } from "../../errors.ts";
+import type { Informer } from "../../informer.ts";
+import { CACHES, type InformerSet } from "../../informers.ts";
+import { KeyedController } from "../../keyed-controller.ts";
+import type { Logger } from "../../logger.ts";
+import type { EngineMetrics } from "../../metrics.ts";
+import { Outcome } from "../../outcome.ts";
+import { patchObject } from "../../patch-object.ts";
+import type { ShardRing } from "../../sharding/shard-ring.ts";
+import { accessRequestShardKey } from "./shard-key.ts";
 
 /** How to run preparation. */
 export interface AccessPreparationOptions {

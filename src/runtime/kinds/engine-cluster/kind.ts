@@ -3,12 +3,12 @@
  * objects read from caches, the backend observed and commanded, the kubeconfig Secret and the
  * ClusterEndpoint written. Registered only when the Cluster API side is on (`--capi`).
  */
-import { CAPI_ANNOTATIONS, kubeconfigSecretName, owningCapiCluster } from "../../api/cluster-api.ts";
-import { LABELS } from "../../api/constants.ts";
-import type { EngineCluster } from "../../api/engine-cluster.ts";
-import { objectKey } from "../../api/object-key.ts";
-import { ENGINE_CLUSTER_DEFINITION } from "../../machines/engine-cluster/definition.ts";
-import { explainEngineCluster } from "../../machines/engine-cluster/explain.ts";
+import { CAPI_ANNOTATIONS, kubeconfigSecretName, owningCapiCluster } from "../../../api/cluster-api.ts";
+import { LABELS } from "../../../api/constants.ts";
+import type { EngineCluster } from "../../../api/engine-cluster.ts";
+import { objectKey } from "../../../api/object-key.ts";
+import { ENGINE_CLUSTER_DEFINITION } from "../../../machines/engine-cluster/definition.ts";
+import { explainEngineCluster } from "../../../machines/engine-cluster/explain.ts";
 import {
   type EngineClusterCommand,
   type EngineClusterObservation,
@@ -18,19 +18,19 @@ import {
   pausedBy,
   stepEngineCluster,
   stepPausedEngineCluster,
-} from "../../machines/engine-cluster/step.ts";
-import type { RequeueTiming } from "../../machines/shared/machine-tags.ts";
+} from "../../../machines/engine-cluster/step.ts";
+import type { RequeueTiming } from "../../../machines/shared/machine-tags.ts";
+import { CACHES } from "../../informers.ts";
+import type { MachineKind } from "../../machine-kind.ts";
+import { capiOwnedWakes, ownerPausedFor, pausedReconciliation } from "../capi-owned/capi-owned.ts";
 import {
   clusterEndpointName,
   deletePublication,
   writeClusterEndpoint,
   writeKubeconfigSecret,
-} from "../capi-publication.ts";
-import { CACHES } from "../informers.ts";
-import type { MachineKind } from "../machine-kind.ts";
-import { capiOwnedWakes, ownerPausedFor, pausedReconciliation } from "./capi-owned.ts";
-import { DEFAULT_CLUSTER_TIMING } from "./cluster.ts";
-import { profileOffer } from "./profile-offer.ts";
+} from "../capi-owned/publication.ts";
+import { DEFAULT_CLUSTER_TIMING } from "../cluster/kind.ts";
+import { profileOffer } from "../shared/profile-offer.ts";
 
 /** What a paused EngineCluster's reconcile observes: nothing (its step reads nothing of it). */
 const NOTHING_LOOKED_AT: Publication = { kubeconfig: "notWanted", endpointCurrent: false };

@@ -2,29 +2,29 @@
  * The ClusterRequest kind's I/O half: the scheduler's view gathered from the caches (and this engine's
  * own writes the caches do not show yet), its commands carried out by the scheduler writes.
  */
-import type { Cluster } from "../../api/cluster.ts";
-import type { ClusterProfile } from "../../api/cluster-profile.ts";
-import type { ClusterRequest } from "../../api/cluster-request.ts";
-import type { ClusterRequestGrant } from "../../api/cluster-request-grant.ts";
-import { ANNOTATIONS, CONDITION_TYPES, REASONS, REQUEST_PHASES } from "../../api/constants.ts";
-import { objectKey, referenceKey } from "../../api/object-key.ts";
-import type { Purpose, PurposeSpec } from "../../api/purpose.ts";
-import { servedRequests } from "../../machines/cluster-request/cluster-claims.ts";
-import { CLUSTER_REQUEST_DEFINITION } from "../../machines/cluster-request/definition.ts";
-import { explainClusterRequest } from "../../machines/cluster-request/explain.ts";
-import type { SchedulingView } from "../../machines/cluster-request/schedule.ts";
+import type { Cluster } from "../../../api/cluster.ts";
+import type { ClusterProfile } from "../../../api/cluster-profile.ts";
+import type { ClusterRequest } from "../../../api/cluster-request.ts";
+import type { ClusterRequestGrant } from "../../../api/cluster-request-grant.ts";
+import { ANNOTATIONS, CONDITION_TYPES, REASONS, REQUEST_PHASES } from "../../../api/constants.ts";
+import { objectKey, referenceKey } from "../../../api/object-key.ts";
+import type { Purpose, PurposeSpec } from "../../../api/purpose.ts";
+import { servedRequests } from "../../../machines/cluster-request/cluster-claims.ts";
+import { CLUSTER_REQUEST_DEFINITION } from "../../../machines/cluster-request/definition.ts";
+import { explainClusterRequest } from "../../../machines/cluster-request/explain.ts";
+import type { SchedulingView } from "../../../machines/cluster-request/schedule.ts";
 import {
   type ClusterRequestCommand,
   type ClusterRequestTiming,
   clusterRequestResponsibility,
   stepClusterRequest,
-} from "../../machines/cluster-request/step.ts";
-import { CACHES } from "../informers.ts";
-import { KeyedLock } from "../keyed-lock.ts";
-import type { KindContext, KindSettings, MachineKind, SchedulerConfigView } from "../machine-kind.ts";
-import { wake } from "../machine-kind.ts";
-import { RecentWrites } from "../recent-writes.ts";
-import { assign, letGo, release, type SchedulerWriter } from "../scheduler-writes.ts";
+} from "../../../machines/cluster-request/step.ts";
+import { CACHES } from "../../informers.ts";
+import { KeyedLock } from "../../keyed-lock.ts";
+import type { KindContext, KindSettings, MachineKind, SchedulerConfigView } from "../../machine-kind.ts";
+import { wake } from "../../machine-kind.ts";
+import { RecentWrites } from "../../recent-writes.ts";
+import { assign, letGo, release, type SchedulerWriter } from "./scheduler-writes.ts";
 
 /** Defaults: look again every 2 s while working, every 60 s while Denied, every 10 min when Granted. */
 export const DEFAULT_CLUSTER_REQUEST_TIMING = { pollMs: 2_000, retryMs: 60_000, resyncMs: 600_000 } as const;

@@ -1,12 +1,12 @@
 /** The AccessRequest kind's I/O half: the target cluster read and changed with the backend's admin access, the Secret written. */
-import type { AccessRequest } from "../../api/access-request.ts";
-import type { ClusterTarget } from "../../api/backend.ts";
-import type { AdminScope } from "../../api/backend-contract.ts";
-import type { Cluster } from "../../api/cluster.ts";
-import { CLUSTER_PHASES, LABELS, REASONS, REQUEST_PHASES } from "../../api/constants.ts";
-import { objectKey } from "../../api/object-key.ts";
-import { ACCESS_REQUEST_DEFINITION } from "../../machines/access-request/definition.ts";
-import { explainAccessRequest } from "../../machines/access-request/explain.ts";
+import type { AccessRequest } from "../../../api/access-request.ts";
+import type { ClusterTarget } from "../../../api/backend.ts";
+import type { AdminScope } from "../../../api/backend-contract.ts";
+import type { Cluster } from "../../../api/cluster.ts";
+import { CLUSTER_PHASES, LABELS, REASONS, REQUEST_PHASES } from "../../../api/constants.ts";
+import { objectKey } from "../../../api/object-key.ts";
+import { ACCESS_REQUEST_DEFINITION } from "../../../machines/access-request/definition.ts";
+import { explainAccessRequest } from "../../../machines/access-request/explain.ts";
 import {
   type AccessObservation,
   type AccessSecret,
@@ -16,24 +16,25 @@ import {
   accessSecretName,
   type TargetProblem,
   untilRenewal,
-} from "../../machines/access-request/facts.ts";
-import { oidcTrustPlan } from "../../machines/access-request/oidc-trust.ts";
-import { toDesired } from "../../machines/access-request/rbac-plan.ts";
+} from "../../../machines/access-request/facts.ts";
+import { oidcTrustPlan } from "../../../machines/access-request/oidc-trust.ts";
+import { toDesired } from "../../../machines/access-request/rbac-plan.ts";
 import {
   type AccessCommand,
   type AccessTiming,
   accessResponsibility,
   stepAccessRequest,
-} from "../../machines/access-request/step.ts";
-import { clusterTarget } from "../../machines/cluster/step.ts";
-import { AccessPreparationController } from "../access-preparation-controller.ts";
-import { deleteAccessSecret, writeAccessSecret } from "../access-secret.ts";
-import { type AccessTargetClient, targetClient, targetProblemOf } from "../access-target-client.ts";
-import { CACHES } from "../informers.ts";
-import { apiStatusOf, errorMessage } from "../logger.ts";
-import type { KindContext, MachineKind } from "../machine-kind.ts";
-import { wake } from "../machine-kind.ts";
-import { profileOffer } from "./profile-offer.ts";
+} from "../../../machines/access-request/step.ts";
+import { clusterTarget } from "../../../machines/cluster/step.ts";
+import { CACHES } from "../../informers.ts";
+import { apiStatusOf, errorMessage } from "../../logger.ts";
+import type { KindContext, MachineKind } from "../../machine-kind.ts";
+import { wake } from "../../machine-kind.ts";
+import { profileOffer } from "../shared/profile-offer.ts";
+import { deleteAccessSecret, writeAccessSecret } from "./access-secret.ts";
+import { AccessPreparationController } from "./preparation-controller.ts";
+import { accessRequestShardKey } from "./shard-key.ts";
+import { type AccessTargetClient, targetClient, targetProblemOf } from "./target-client.ts";
 
 /** Defaults: tokens live 24 h; look again every 5 s while working or denied, every 5 min at rest. */
 export const DEFAULT_ACCESS_TIMING = {
@@ -44,17 +45,6 @@ export const DEFAULT_ACCESS_TIMING = {
 } as const;
 
 const uidOf = (request: AccessRequest) => request.metadata.uid ?? "";
-
-/**
- * Sharded mode: an AccessRequest goes to the replica that owns its Cluster (the Cluster's key), so OIDC
- * requests on one Cluster stay serialized and a Cluster's access is handled beside it. clusterRef never
- * changes once set; a request that only names a ClusterRequest moves once, when it learns its Cluster,
- * before which it has nothing to act on.
- */
-export function accessRequestShardKey(request: AccessRequest): string {
-  const ref = request.spec.clusterRef;
-  return ref ? `${ref.namespace}/${ref.name}` : objectKey(request);
-}
 
 /** A client for the target cluster with admin rights; or why there is none: the Cluster's (`problem`) or the backend's failure. */
 async function adminClient(

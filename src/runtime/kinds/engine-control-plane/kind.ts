@@ -3,17 +3,17 @@
  * objects read from caches, the backend observed and commanded, the kubeconfig Secret (rotated when the
  * backend's admin credentials change) and the ClusterEndpoint written. Registered only with `--capi`.
  */
-import { kubeconfigSecretName, owningCapiCluster } from "../../api/cluster-api.ts";
+import { kubeconfigSecretName, owningCapiCluster } from "../../../api/cluster-api.ts";
 import {
   CONTROLPLANE_API_VERSION,
   CONTROLPLANE_RESOURCES,
   ENGINE_CONTROL_PLANE_ANNOTATIONS,
   ENGINE_CONTROL_PLANE_LABELS,
   type EngineControlPlane,
-} from "../../api/engine-control-plane.ts";
-import { objectKey } from "../../api/object-key.ts";
-import { ENGINE_CONTROL_PLANE_DEFINITION } from "../../machines/engine-control-plane/definition.ts";
-import { explainEngineControlPlane } from "../../machines/engine-control-plane/explain.ts";
+} from "../../../api/engine-control-plane.ts";
+import { objectKey } from "../../../api/object-key.ts";
+import { ENGINE_CONTROL_PLANE_DEFINITION } from "../../../machines/engine-control-plane/definition.ts";
+import { explainEngineControlPlane } from "../../../machines/engine-control-plane/explain.ts";
 import {
   type ControlPlanePublication,
   controlPlanePausedBy,
@@ -23,8 +23,11 @@ import {
   engineControlPlaneTarget,
   stepEngineControlPlane,
   stepPausedEngineControlPlane,
-} from "../../machines/engine-control-plane/step.ts";
-import type { RequeueTiming } from "../../machines/shared/machine-tags.ts";
+} from "../../../machines/engine-control-plane/step.ts";
+import type { RequeueTiming } from "../../../machines/shared/machine-tags.ts";
+import { type AccessSecret, CACHES, type CacheSpec } from "../../informers.ts";
+import type { MachineKind } from "../../machine-kind.ts";
+import { capiOwnedWakes, ownerPausedFor, pausedReconciliation } from "../capi-owned/capi-owned.ts";
 import {
   clusterEndpointName,
   deletePublished,
@@ -32,12 +35,9 @@ import {
   type Publisher,
   writePublishedEndpoint,
   writePublishedKubeconfig,
-} from "../capi-publication.ts";
-import { type AccessSecret, CACHES, type CacheSpec } from "../informers.ts";
-import type { MachineKind } from "../machine-kind.ts";
-import { capiOwnedWakes, ownerPausedFor, pausedReconciliation } from "./capi-owned.ts";
-import { DEFAULT_CLUSTER_TIMING } from "./cluster.ts";
-import { profileOffer } from "./profile-offer.ts";
+} from "../capi-owned/publication.ts";
+import { DEFAULT_CLUSTER_TIMING } from "../cluster/kind.ts";
+import { profileOffer } from "../shared/profile-offer.ts";
 
 /** The caches this kind reads besides the shared ones. */
 export const CONTROL_PLANE_CACHES = {

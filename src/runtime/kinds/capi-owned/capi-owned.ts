@@ -2,14 +2,14 @@
  * What the I/O halves of the kinds Cluster API owns (EngineCluster, EngineControlPlane) share: what wakes
  * them, the reconcile of a paused one, and whether the owning CAPI Cluster is paused as `explain` reads it.
  */
-import type { ClusterObservation } from "../../api/backend.ts";
-import { CAPI_CLUSTER_RESOURCE, owningCapiCluster } from "../../api/cluster-api.ts";
-import type { ClusterProfile } from "../../api/cluster-profile.ts";
-import type { ObjectMeta } from "../../api/common.ts";
-import { objectKey } from "../../api/object-key.ts";
-import type { ProviderConfig } from "../../api/provider-config.ts";
-import type { MachineStep } from "../../machines/shared/machine-step.ts";
-import { type AccessSecret, CACHES, type CacheSpec } from "../informers.ts";
+import type { ClusterObservation } from "../../../api/backend.ts";
+import { CAPI_CLUSTER_RESOURCE, owningCapiCluster } from "../../../api/cluster-api.ts";
+import type { ClusterProfile } from "../../../api/cluster-profile.ts";
+import type { ObjectMeta } from "../../../api/common.ts";
+import { objectKey } from "../../../api/object-key.ts";
+import type { ProviderConfig } from "../../../api/provider-config.ts";
+import type { MachineStep } from "../../../machines/shared/machine-step.ts";
+import { type AccessSecret, CACHES, type CacheSpec } from "../../informers.ts";
 import {
   type KindContext,
   type MachineObject,
@@ -17,8 +17,8 @@ import {
   type Reconciliation,
   type Wake,
   wake,
-} from "../machine-kind.ts";
-import { profilesOf } from "./profile-offer.ts";
+} from "../../machine-kind.ts";
+import { profilesOf } from "../shared/profile-offer.ts";
 
 /** An object a CAPI Cluster owns, as far as its wakes go. */
 interface CapiOwned {

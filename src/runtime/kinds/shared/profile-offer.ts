@@ -1,9 +1,9 @@
 /** What a ClusterProfile offers a kind that builds clusters from it: the profile, its config's settings and default version. */
-import type { ClusterProfile } from "../../api/cluster-profile.ts";
-import type { JsonObject } from "../../api/common.ts";
-import type { ProviderConfig } from "../../api/provider-config.ts";
-import { CACHES } from "../informers.ts";
-import type { KindContext } from "../machine-kind.ts";
+import type { ClusterProfile } from "../../../api/cluster-profile.ts";
+import type { JsonObject } from "../../../api/common.ts";
+import type { ProviderConfig } from "../../../api/provider-config.ts";
+import { CACHES } from "../../informers.ts";
+import type { KindContext } from "../../machine-kind.ts";
 
 /** A profile as the caches know it; every field undefined when the profile does not exist (yet). */
 export interface ProfileOffer {
