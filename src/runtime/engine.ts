@@ -105,7 +105,7 @@ interface DrivenKind {
 /** Runs the controllers over one set of caches. */
 export class Engine {
   readonly informers: InformerSet;
-  /** One per registered kind, by kind (e.g. `Cluster`). */
+  /** One per kind the engine drives, by kind name. */
   readonly machines: ReadonlyMap<string, MachineController<MachineObject>>;
   readonly profiles: ProfileController;
   /** Every controller, in start order. */
@@ -285,15 +285,16 @@ export class Engine {
 
   /** The Cluster controller (a shorthand for tests and the CLI). */
   get clusters(): MachineController<MachineObject> {
-    return this.#machine("Cluster");
+    return this.machine("Cluster");
   }
 
   /** The AccessRequest controller (a shorthand for tests and the CLI). */
   get accessRequests(): MachineController<MachineObject> {
-    return this.#machine("AccessRequest");
+    return this.machine("AccessRequest");
   }
 
-  #machine(kind: string): MachineController<MachineObject> {
+  /** The machine controller of `kind` (by kind name); throws when the engine does not drive it. */
+  machine(kind: string): MachineController<MachineObject> {
     const controller = this.machines.get(kind);
     if (!controller) throw new Error(`the engine drives no ${kind}s`);
     return controller;

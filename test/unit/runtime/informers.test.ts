@@ -2,7 +2,8 @@
 import { KubeConfig } from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
 import { silentLogger } from "../../../src/api/logger.ts";
-import { type AccessSecret, CACHES, type CacheSpec, InformerSet } from "../../../src/runtime/informers.ts";
+import { type CacheSpec, InformerSet, type SecretObject } from "../../../src/runtime/informers.ts";
+import { CACHES } from "../../../src/runtime/kinds/caches.ts";
 import { FakeClock } from "../../support/fake-clock.ts";
 
 /** A KubeConfig for a server nobody listens on: nothing here may need an answer. */
@@ -27,7 +28,7 @@ describe("InformerSet", () => {
   it("refuses a second, different spec under a name already declared, naming both", () => {
     const informers = new InformerSet(nowhere(), silentLogger, new FakeClock());
     informers.of(CACHES.accessSecrets);
-    const other: CacheSpec<AccessSecret> = { ...CACHES.accessSecrets, labelSelector: "app=other" };
+    const other: CacheSpec<SecretObject> = { ...CACHES.accessSecrets, labelSelector: "app=other" };
     expect(() => informers.of(other)).toThrow(
       /^cache AccessSecret is declared twice, differently \(v1 secrets labelled .+ and v1 secrets labelled app=other\)/,
     );

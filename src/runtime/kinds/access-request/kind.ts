@@ -1,4 +1,5 @@
 /** The AccessRequest kind's I/O half: the target cluster read and changed with the backend's admin access, the Secret written. */
+
 import type { AccessRequest } from "../../../api/access-request.ts";
 import type { ClusterTarget } from "../../../api/backend.ts";
 import type { AdminScope } from "../../../api/backend-contract.ts";
@@ -26,12 +27,14 @@ import {
   stepAccessRequest,
 } from "../../../machines/access-request/step.ts";
 import { clusterTarget } from "../../../machines/cluster/step.ts";
-import { CACHES } from "../../informers.ts";
 import { apiStatusOf, errorMessage } from "../../logger.ts";
 import type { KindContext, MachineKind } from "../../machine-kind.ts";
 import { wake } from "../../machine-kind.ts";
+import { PROFILE_CACHES } from "../../profile-controller.ts";
+import { CLUSTER_CACHES } from "../cluster/caches.ts";
 import { profileOffer } from "../shared/profile-offer.ts";
 import { deleteAccessSecret, writeAccessSecret } from "./access-secret.ts";
+import { ACCESS_REQUEST_CACHES } from "./caches.ts";
 import { AccessPreparationController } from "./preparation-controller.ts";
 import { accessRequestShardKey } from "./shard-key.ts";
 import { type AccessTargetClient, targetClient, targetProblemOf } from "./target-client.ts";
@@ -83,7 +86,7 @@ async function adminClient(
 function oidcPeers(request: AccessRequest, context: KindContext): AccessRequest[] {
   const ref = request.spec.clusterRef;
   return context.informers
-    .of(CACHES.accessRequests)
+    .of(ACCESS_REQUEST_CACHES.accessRequests)
     .list()
     .filter(
       (other) =>
@@ -125,15 +128,15 @@ async function trustIssuers(
  */
 export const accessRequestKind: MachineKind<AccessRequest, AccessObservation, AccessCommand, AccessTiming> = {
   definition: ACCESS_REQUEST_DEFINITION,
-  cache: CACHES.accessRequests,
+  cache: ACCESS_REQUEST_CACHES.accessRequests,
   // The target's admin access is found through the Cluster's profile and its ProviderConfig.
-  reads: [CACHES.profiles, CACHES.providerConfigs],
+  reads: [PROFILE_CACHES.profiles, PROFILE_CACHES.providerConfigs],
   timing: DEFAULT_ACCESS_TIMING,
   wakes: [
     // A Cluster that becomes Ready (or goes) matters to every request that targets it.
-    wake(CACHES.clusters, (cluster: Cluster, context) =>
+    wake(CLUSTER_CACHES.clusters, (cluster: Cluster, context) =>
       context.informers
-        .of(CACHES.accessRequests)
+        .of(ACCESS_REQUEST_CACHES.accessRequests)
         .list()
         .filter(
           (request) =>
@@ -143,10 +146,10 @@ export const accessRequestKind: MachineKind<AccessRequest, AccessObservation, Ac
         .map(objectKey),
     ),
     // Someone deleted or changed a Secret we made: look at its request again.
-    wake(CACHES.accessSecrets, (secret: AccessSecret, context) => {
+    wake(ACCESS_REQUEST_CACHES.accessSecrets, (secret: AccessSecret, context) => {
       const uid = secret.metadata.labels?.[LABELS.accessRequestUid];
       return context.informers
-        .of(CACHES.accessRequests)
+        .of(ACCESS_REQUEST_CACHES.accessRequests)
         .list()
         .filter((request) => request.metadata.uid === uid)
         .map(objectKey);
@@ -162,7 +165,7 @@ export const accessRequestKind: MachineKind<AccessRequest, AccessObservation, Ac
 
   // A deleted Cluster's admin access is forgotten (a Cluster made again under its name has another uid).
   watch(context) {
-    context.informers.of(CACHES.clusters).on((event) => {
+    context.informers.of(CLUSTER_CACHES.clusters).on((event) => {
       if (event.type === "delete") context.adminAccess.forget(event.object.metadata.uid ?? "");
     });
   },
@@ -179,7 +182,7 @@ export const accessRequestKind: MachineKind<AccessRequest, AccessObservation, Ac
     const ref = request.spec.clusterRef;
     const name = `${ref?.namespace}/${ref?.name}`;
     const access = await adminClient(
-      ref ? informers.of(CACHES.clusters).get(name) : undefined,
+      ref ? informers.of(CLUSTER_CACHES.clusters).get(name) : undefined,
       name,
       context,
     );
@@ -190,7 +193,7 @@ export const accessRequestKind: MachineKind<AccessRequest, AccessObservation, Ac
     const desired = plan && toDesired(plan);
     const secretName = accessSecretName(request);
     const secretOf = () =>
-      informers.of(CACHES.accessSecrets).get(`${request.metadata.namespace}/${secretName}`);
+      informers.of(ACCESS_REQUEST_CACHES.accessSecrets).get(`${request.metadata.namespace}/${secretName}`);
     /** What failed on the target in this reconcile's commands: the look after the failure reports it. */
     let failed: TargetProblem | undefined;
     const problemOf = (error: unknown) => {

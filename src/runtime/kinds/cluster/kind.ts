@@ -1,4 +1,5 @@
 /** The Cluster kind's I/O half: the backend observes and carries out commands; profile and config changes wake Clusters. */
+
 import type { ClusterObservation } from "../../../api/backend.ts";
 import type { Cluster } from "../../../api/cluster.ts";
 import type { ClusterProfile } from "../../../api/cluster-profile.ts";
@@ -12,10 +13,11 @@ import {
   clusterTarget,
   stepCluster,
 } from "../../../machines/cluster/step.ts";
-import { CACHES } from "../../informers.ts";
 import type { KindContext, MachineKind } from "../../machine-kind.ts";
 import { wake } from "../../machine-kind.ts";
+import { PROFILE_CACHES } from "../../profile-controller.ts";
 import { profileOffer, profilesOf } from "../shared/profile-offer.ts";
+import { CLUSTER_CACHES } from "./caches.ts";
 import { readClusterConfigs } from "./cluster-configs.ts";
 
 /** Defaults: poll a working backend every 2 s, retry a missing profile every 30 s, resync Ready every 10 min. */
@@ -24,7 +26,7 @@ export const DEFAULT_CLUSTER_TIMING = { pollMs: 2_000, retryMs: 30_000, resyncMs
 /** Every Cluster that names one of these profiles. */
 function clustersOf(context: KindContext, profiles: ReadonlySet<string | undefined>): string[] {
   return context.informers
-    .of(CACHES.clusters)
+    .of(CLUSTER_CACHES.clusters)
     .list()
     .filter((cluster) => profiles.has(cluster.spec.profile))
     .map((cluster) => `${cluster.metadata.namespace}/${cluster.metadata.name}`);
@@ -33,14 +35,14 @@ function clustersOf(context: KindContext, profiles: ReadonlySet<string | undefin
 /** The Cluster kind: Pending → Provisioning → Ready ⇄ Updating, Failed, Deleting, at the configured backend. */
 export const clusterKind: MachineKind<Cluster, ClusterObservation, BackendOrder, ClusterTiming> = {
   definition: CLUSTER_DEFINITION,
-  cache: CACHES.clusters,
+  cache: CLUSTER_CACHES.clusters,
   timing: DEFAULT_CLUSTER_TIMING,
   wakes: [
-    wake(CACHES.profiles, (profile: ClusterProfile, context) =>
+    wake(PROFILE_CACHES.profiles, (profile: ClusterProfile, context) =>
       clustersOf(context, new Set([profile.metadata.name])),
     ),
     // A config's settings and defaultVersion change what its Clusters are built with.
-    wake(CACHES.providerConfigs, (config: ProviderConfig, context) =>
+    wake(PROFILE_CACHES.providerConfigs, (config: ProviderConfig, context) =>
       clustersOf(context, profilesOf(context, config)),
     ),
   ],
@@ -87,7 +89,7 @@ export const clusterKind: MachineKind<Cluster, ClusterObservation, BackendOrder,
   describe: (command) => command.kind,
 
   async explain(cluster, read) {
-    const found = await read(CACHES.profiles.resource, undefined, cluster.spec.profile);
+    const found = await read(PROFILE_CACHES.profiles.resource, undefined, cluster.spec.profile);
     const profile: ProfileLookup =
       found === "unknown"
         ? { found: "unknown" }

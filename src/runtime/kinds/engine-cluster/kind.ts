@@ -3,6 +3,7 @@
  * objects read from caches, the backend observed and commanded, the kubeconfig Secret and the
  * ClusterEndpoint written. Registered only when the Cluster API side is on (`--capi`).
  */
+
 import { CAPI_ANNOTATIONS, kubeconfigSecretName, owningCapiCluster } from "../../../api/cluster-api.ts";
 import { LABELS } from "../../../api/constants.ts";
 import type { EngineCluster } from "../../../api/engine-cluster.ts";
@@ -20,8 +21,8 @@ import {
   stepPausedEngineCluster,
 } from "../../../machines/engine-cluster/step.ts";
 import type { RequeueTiming } from "../../../machines/shared/machine-tags.ts";
-import { CACHES } from "../../informers.ts";
 import type { MachineKind } from "../../machine-kind.ts";
+import { CAPI_CACHES } from "../capi-owned/caches.ts";
 import { capiOwnedWakes, ownerPausedFor, pausedReconciliation } from "../capi-owned/capi-owned.ts";
 import {
   clusterEndpointName,
@@ -31,6 +32,7 @@ import {
 } from "../capi-owned/publication.ts";
 import { DEFAULT_CLUSTER_TIMING } from "../cluster/kind.ts";
 import { profileOffer } from "../shared/profile-offer.ts";
+import { ENGINE_CLUSTER_CACHES } from "./caches.ts";
 
 /** What a paused EngineCluster's reconcile observes: nothing (its step reads nothing of it). */
 const NOTHING_LOOKED_AT: Publication = { kubeconfig: "notWanted", endpointCurrent: false };
@@ -46,11 +48,15 @@ export const engineClusterKind: MachineKind<
   RequeueTiming
 > = {
   definition: ENGINE_CLUSTER_DEFINITION,
-  cache: CACHES.engineClusters,
+  cache: ENGINE_CLUSTER_CACHES.engineClusters,
   // It builds clusters as the Cluster kind does, and is timed alike (`timing`).
   timing: DEFAULT_CLUSTER_TIMING,
   enabled: (settings) => settings.enabled === true,
-  wakes: capiOwnedWakes(CACHES.engineClusters, CACHES.kubeconfigSecrets, LABELS.engineClusterUid),
+  wakes: capiOwnedWakes(
+    ENGINE_CLUSTER_CACHES.engineClusters,
+    ENGINE_CLUSTER_CACHES.kubeconfigSecrets,
+    LABELS.engineClusterUid,
+  ),
 
   async open(cluster, context) {
     const { informers, backend, providerName, timing, log, kubeConfig } = context;
@@ -58,7 +64,7 @@ export const engineClusterKind: MachineKind<
     const owner = owningCapiCluster(cluster.metadata);
     const ownerPaused =
       owner !== undefined &&
-      informers.of(CACHES.capiClusters).get(`${namespace}/${owner}`)?.spec?.paused === true;
+      informers.of(CAPI_CACHES.capiClusters).get(`${namespace}/${owner}`)?.spec?.paused === true;
     const { profile, settings, defaultVersion } = profileOffer(context, cluster.spec.profile);
     const responsibility = engineClusterResponsibility(cluster, profile, context, ownerPaused);
     if (responsibility === "paused") {
@@ -75,10 +81,12 @@ export const engineClusterKind: MachineKind<
 
     const publication = (object: EngineCluster): Publication => {
       const secret = owner
-        ? informers.of(CACHES.kubeconfigSecrets).get(`${namespace}/${kubeconfigSecretName(owner)}`)
+        ? informers
+            .of(ENGINE_CLUSTER_CACHES.kubeconfigSecrets)
+            .get(`${namespace}/${kubeconfigSecretName(owner)}`)
         : undefined;
       const endpoint = informers
-        .of(CACHES.clusterEndpoints)
+        .of(CAPI_CACHES.clusterEndpoints)
         .get(`${namespace}/${clusterEndpointName(object)}`);
       const published = object.spec.controlPlaneEndpoint;
       const ours = (labels: Readonly<Record<string, string>> | undefined) =>
