@@ -18,8 +18,8 @@ import { applied } from "../src/machines/shared/json-patch.ts";
 import { SimulatedBackend } from "../src/providers/simulated.ts";
 import { reuseConnections } from "../src/runtime/connection-reuse.ts";
 import { Engine } from "../src/runtime/engine.ts";
-import { CACHES } from "../src/runtime/informers.ts";
 import { installingCrds } from "../src/runtime/install-crds.ts";
+import { CACHES } from "../src/runtime/kinds/caches.ts";
 import { clusterBody, minimalClusterWrites, pool } from "./bench-clusters.ts";
 
 const { values } = parseArgs({

@@ -10,7 +10,7 @@ import type { Cluster } from "../api/cluster.ts";
 import { objectKey } from "../api/object-key.ts";
 import { clusterTarget } from "../machines/cluster/step.ts";
 import type { Engine } from "../runtime/engine.ts";
-import { CACHES } from "../runtime/informers.ts";
+import { CACHES } from "../runtime/kinds/caches.ts";
 import { errorMessage } from "../runtime/logger.ts";
 
 /** What the keeper did, for `up` to tell the user. */

@@ -1,8 +1,9 @@
 /** `openmcp-engine init`: what the openMCP operator runs before `run` — CRDs and ClusterProfiles, then exit 0. */
 import { join, resolve } from "node:path";
 import { CRD_CLUSTER_LABEL, LABELS } from "../api/constants.ts";
-import { CACHES, InformerSet } from "../runtime/informers.ts";
+import { InformerSet } from "../runtime/informers.ts";
 import { installCrds } from "../runtime/install-crds.ts";
+import { CACHES } from "../runtime/kinds/caches.ts";
 import { loadKubeConfig } from "../runtime/load-kubeconfig.ts";
 import { createLogger } from "../runtime/logger.ts";
 import { ProfileController } from "../runtime/profile-controller.ts";

@@ -11,22 +11,22 @@ import type { KubeConfig } from "@kubernetes/client-node";
 import type { BackendFactory, ClusterBackend } from "../api/backend-contract.ts";
 import type { Logger, LogLevel } from "../api/logger.ts";
 import { createBackend } from "../providers/registry.ts";
-import { detectCapi } from "../runtime/capi-detection.ts";
 import { systemClock } from "../runtime/clock.ts";
 import { Engine, type EngineOptions } from "../runtime/engine.ts";
 import { EventRecorder } from "../runtime/event-recorder.ts";
-import { DEFAULT_ACCESS_TIMING } from "../runtime/kinds/access-request.ts";
+import { DEFAULT_ACCESS_TIMING } from "../runtime/kinds/access-request/kind.ts";
+import { detectCapi } from "../runtime/kinds/capi-owned/detection.ts";
+import {
+  configMapSource,
+  fileConfigSource,
+  type SchedulerConfigSource,
+} from "../runtime/kinds/cluster-request/scheduler-config-source.ts";
 import { DEFAULT_LEADER_ELECTION, type LeaderElectionTiming } from "../runtime/leader-election.ts";
 import { loadKubeConfig } from "../runtime/load-kubeconfig.ts";
 import { createLogger } from "../runtime/logger.ts";
 import type { MachineObserver } from "../runtime/machine-observer.ts";
 import type { EngineMetrics } from "../runtime/metrics.ts";
 import { startProbeServers } from "../runtime/probe-server.ts";
-import {
-  configMapSource,
-  fileConfigSource,
-  type SchedulerConfigSource,
-} from "../runtime/scheduler-config-source.ts";
 import { apiSecretReader } from "../runtime/secret-reader.ts";
 import { DNS_LABEL, LABEL_VALUE } from "./flags.ts";
 import { ENGINE_V8_FLAGS, setLateV8Flags, v8FlagsStillMissing } from "./v8-flags.ts";

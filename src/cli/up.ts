@@ -14,9 +14,9 @@ import { findKubeAssets, kubeAssetVersions } from "../controlplane/kube-assets.t
 import { type OidcIssuer, startOidcIssuer } from "../controlplane/oidc-issuer.ts";
 import { clusterTarget } from "../machines/cluster/step.ts";
 import type { Engine } from "../runtime/engine.ts";
-import { CACHES } from "../runtime/informers.ts";
 import { installCrds, installingCrds } from "../runtime/install-crds.ts";
-import { CONTROL_PLANE_CACHES } from "../runtime/kinds/engine-control-plane.ts";
+import { CACHES } from "../runtime/kinds/caches.ts";
+import { CONTROL_PLANE_CACHES } from "../runtime/kinds/engine-control-plane/caches.ts";
 import { createLogger } from "../runtime/logger.ts";
 import { type AdminKubeconfigChange, keepAdminKubeconfigs } from "./admin-kubeconfigs.ts";
 import { applyManifests, LiveView } from "./demo.ts";

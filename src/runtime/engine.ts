@@ -1,9 +1,6 @@
 /** The engine: shared caches and a list of controllers (one generic machine controller per registered kind), started and stopped as one. */
 import type { KubeConfig } from "@kubernetes/client-node";
 import type { ClusterBackend } from "../api/backend-contract.ts";
-import type { AccessTiming } from "../machines/access-request/step.ts";
-import type { RequeueTiming } from "../machines/shared/machine-tags.ts";
-import { AccessPreparationController } from "./access-preparation-controller.ts";
 import { AdminAccessCache } from "./admin-access-cache.ts";
 import { countResponses, limitRate } from "./api-traffic.ts";
 import { type Clock, systemClock } from "./clock.ts";
@@ -12,7 +9,7 @@ import type { Controller } from "./controller.ts";
 import { EventRecorder } from "./event-recorder.ts";
 import { InformerSet } from "./informers.ts";
 import type { KeyedController } from "./keyed-controller.ts";
-import { MACHINE_KINDS } from "./kinds/registry.ts";
+import { type BuiltInKindOptions, builtInKindSettings, MACHINE_KINDS } from "./kinds/registry.ts";
 import { type LeaderElectionOptions, LeaderElector } from "./leader-election.ts";
 import type { LeaseTiming } from "./lease.ts";
 import { type Logger, silentLogger } from "./logger.ts";
@@ -24,7 +21,7 @@ import {
   kindTiming,
   type MachineKind,
   type MachineObject,
-  type SchedulerConfigView,
+  mergeSettings,
 } from "./machine-kind.ts";
 import type { MachineObserver } from "./machine-observer.ts";
 import { EngineMetrics } from "./metrics.ts";
@@ -34,7 +31,7 @@ import { TokenBucket } from "./token-bucket.ts";
 import { guardWrites, WriteLoopGuard, type WriteLoopLimits } from "./write-loop-guard.ts";
 
 /** Everything the engine needs; the CLI builds it from flags. */
-export interface EngineOptions {
+export interface EngineOptions extends BuiltInKindOptions {
   readonly kubeConfig: KubeConfig;
   /** `--provider-name` */
   readonly providerName: string;
@@ -48,8 +45,6 @@ export interface EngineOptions {
    * default: the API server's Priority and Fairness decides, and its 429s are waited out.
    */
   readonly apiRateLimit?: { readonly qps: number; readonly burst: number };
-  /** When to look again at the objects of the kinds that build clusters (Cluster, EngineCluster). */
-  readonly timing?: RequeueTiming;
   readonly clock?: Clock;
   readonly log?: Logger;
   readonly recordEvents?: boolean;
@@ -59,35 +54,18 @@ export interface EngineOptions {
   readonly kinds?: readonly MachineKind[];
   /** Told about every committed machine step (the Stately inspector, the live view). */
   readonly observers?: readonly MachineObserver[];
-  /** Run the generic AccessRequest preparation (default true; off beside the openMCP operator, which does it). */
-  readonly prepareAccessRequests?: boolean;
-  /**
-   * Schedule ClusterRequests (default true). Without a configuration no ClusterRequest is touched (beside
-   * the openMCP operator, whose scheduler serves them); with one, a request another scheduler granted is
-   * left as it is.
-   */
-  readonly schedule?: boolean;
-  /**
-   * Serve Cluster API as an infrastructure provider (EngineClusters; default false). Needs Cluster API's
-   * CRDs installed: the engine watches CAPI Clusters.
-   */
-  readonly capi?: boolean;
   /**
    * Watch one namespace (`--namespace`): every namespaced cache lists and watches only it; cluster-scoped
    * kinds stay cluster-wide. Absent or empty: all namespaces.
    */
   readonly namespace?: string;
   /**
-   * Cluster API's `--watch-filter`: only Cluster API objects (EngineClusters, CAPI Clusters) labelled
-   * `cluster.x-k8s.io/watch-filter=<value>` are reconciled. Absent or empty: all of them.
+   * Cluster API's `--watch-filter`: only caches marked watch-filtered (Cluster API's objects and the kinds
+   * it owns) hold objects labelled `cluster.x-k8s.io/watch-filter=<value>`. Absent or empty: all of them.
    */
   readonly watchFilter?: string;
-  /** The scheduler configuration in force (a file or a ConfigMap, reloaded on change). */
-  readonly schedulerConfig?: SchedulerConfigView;
-  /** Validity of issued tokens and polling of AccessRequests (a denied one is retried at `pollMs` unless `retryMs` says otherwise). */
-  readonly accessTiming?: Omit<AccessTiming, "retryMs"> & Partial<Pick<AccessTiming, "retryMs">>;
   /**
-   * Settings of kinds by kind name, over what the options above say: `timing` overrides fields of a
+   * Settings of kinds by kind name, over what the shorthand options say: `timing` overrides fields of a
    * kind's timing, the rest each kind reads itself (e.g. `{ MyKind: { timing: { pollMs: 500 }, enabled: false } }`).
    */
   readonly kindSettings?: { readonly [kind: string]: KindSettings };
@@ -117,19 +95,19 @@ export interface EngineOptions {
   readonly onLostLeadership?: () => void;
 }
 
-/** A kind the engine drives, with its context for this engine. */
+/** A kind the engine drives, with its settings and context for this engine. */
 interface DrivenKind {
   readonly kind: MachineKind;
+  readonly settings: KindSettings;
   readonly context: KindContext;
 }
 
 /** Runs the controllers over one set of caches. */
 export class Engine {
   readonly informers: InformerSet;
-  /** One per registered kind, by kind (e.g. `Cluster`). */
+  /** One per kind the engine drives, by kind name. */
   readonly machines: ReadonlyMap<string, MachineController<MachineObject>>;
   readonly profiles: ProfileController;
-  readonly preparation: AccessPreparationController | undefined;
   /** Every controller, in start order. */
   readonly controllers: readonly Controller[];
   readonly metrics: EngineMetrics;
@@ -238,16 +216,17 @@ export class Engine {
       clock,
       log: this.#log,
     };
-    // Each kind says whether it runs, brings its timing and state, and names every cache it reads: all
-    // of them are made here, before the caches start.
+    // Each kind gets its own settings, says whether it runs, brings its timing and state, and names every
+    // cache it reads: all of them are made here, before the caches start.
     this.#kinds = new Map(
       (options.kinds ?? MACHINE_KINDS)
-        .filter((kind) => kind.enabled?.(options) ?? true)
-        .map((kind) => {
-          const own = { ...shared, timing: kindTiming(kind, options), state: undefined };
-          const context: KindContext = { ...own, state: kind.state?.(own, options) };
+        .map((kind) => ({ kind, settings: this.#settingsOf(kind) }))
+        .filter(({ kind, settings }) => kind.enabled?.(settings) ?? true)
+        .map(({ kind, settings }) => {
+          const own = { ...shared, timing: kindTiming(kind, settings), state: undefined };
+          const context: KindContext = { ...own, state: kind.state?.(own, settings) };
           for (const cache of cachesOf(kind)) this.informers.of(cache);
-          return [kind.definition.kind, { kind, context }];
+          return [kind.definition.kind, { kind, settings, context }];
         }),
     );
     this.machines = new Map(
@@ -265,8 +244,10 @@ export class Engine {
         }),
       ]),
     );
-    this.preparation =
-      options.prepareAccessRequests === false ? undefined : new AccessPreparationController(common);
+    const parts = { metrics: this.metrics, ...(this.shards ? { shards: this.shards } : {}) };
+    const kindControllers = [...this.#kinds.values()].flatMap(
+      ({ kind, settings, context }) => kind.controllers?.(context, settings, parts) ?? [],
+    );
     this.profiles = new ProfileController({
       ...common,
       owner: {
@@ -276,11 +257,7 @@ export class Engine {
       },
       backend: options.backend,
     });
-    const controllers: KeyedController[] = [
-      this.profiles,
-      ...this.machines.values(),
-      ...(this.preparation ? [this.preparation] : []),
-    ];
+    const controllers: KeyedController[] = [this.profiles, ...this.machines.values(), ...kindControllers];
     this.controllers = controllers;
     const shards = this.shards;
     if (shards) {
@@ -295,21 +272,29 @@ export class Engine {
   /** Lines /readyz shows besides its verdict: what the engine leaves to others (the scheduler's stance). */
   readinessDetails(): readonly string[] {
     return (this.#options.kinds ?? MACHINE_KINDS).flatMap(
-      (kind) => kind.readiness?.(this.#options, this.#kinds.get(kind.definition.kind)?.context) ?? [],
+      (kind) =>
+        kind.readiness?.(this.#settingsOf(kind), this.#kinds.get(kind.definition.kind)?.context) ?? [],
     );
+  }
+
+  /** A kind's own settings: what the shorthand options say of it, then its `kindSettings` entry. */
+  #settingsOf(kind: MachineKind): KindSettings {
+    const name = kind.definition.kind;
+    return mergeSettings(builtInKindSettings(this.#options)[name], this.#options.kindSettings?.[name]);
   }
 
   /** The Cluster controller (a shorthand for tests and the CLI). */
   get clusters(): MachineController<MachineObject> {
-    return this.#machine("Cluster");
+    return this.machine("Cluster");
   }
 
   /** The AccessRequest controller (a shorthand for tests and the CLI). */
   get accessRequests(): MachineController<MachineObject> {
-    return this.#machine("AccessRequest");
+    return this.machine("AccessRequest");
   }
 
-  #machine(kind: string): MachineController<MachineObject> {
+  /** The machine controller of `kind` (by kind name); throws when the engine does not drive it. */
+  machine(kind: string): MachineController<MachineObject> {
     const controller = this.machines.get(kind);
     if (!controller) throw new Error(`the engine drives no ${kind}s`);
     return controller;

@@ -4,10 +4,8 @@
  * read, and tested, in one place.
  */
 import { findCause, isConflict } from "../api/error-message.ts";
-import { TerminalError } from "./outcome.ts";
-import { ConflictError } from "./patch-object.ts";
+import { ConflictError, heldBackFor, TerminalError } from "./errors.ts";
 import { throttledFor } from "./throttling.ts";
-import { heldBackFor } from "./write-loop-guard.ts";
 
 /** What to do after a failed reconcile. */
 export type FailureHandling =

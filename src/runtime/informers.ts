@@ -1,28 +1,17 @@
 /** The engine's shared caches: one informer per cache spec, however many controllers read it. */
 import type { KubeConfig } from "@kubernetes/client-node";
-import type { AccessRequest } from "../api/access-request.ts";
-import type { Cluster } from "../api/cluster.ts";
-import { CAPI_CLUSTER_RESOURCE, CAPI_LABELS, type CapiCluster } from "../api/cluster-api.ts";
-import type { ClusterProfile } from "../api/cluster-profile.ts";
-import type { ClusterRequest } from "../api/cluster-request.ts";
-import type { ClusterRequestGrant } from "../api/cluster-request-grant.ts";
-import { LABELS, RESOURCES, type ResourceKind } from "../api/constants.ts";
-import type { ClusterEndpointObject, EngineCluster } from "../api/engine-cluster.ts";
-import type { ProviderConfig } from "../api/provider-config.ts";
-import type { Purpose } from "../api/purpose.ts";
-import type { AccessSecret } from "../machines/access-request/facts.ts";
+import { CAPI_LABELS } from "../api/cluster-api.ts";
+import { RESOURCES, type ResourceKind } from "../api/constants.ts";
 import type { Clock } from "./clock.ts";
 import { Informer, secretSource, type WatchedObject } from "./informer.ts";
 import { apiStatusOf, errorMessage, type Logger } from "./logger.ts";
-
-export type { AccessSecret } from "../machines/access-request/facts.ts";
 
 /**
  * What one cache holds. Specs are values: every reader of the same spec (by `name`) shares one watch.
  * `T` is the type of the cached objects (a phantom: nothing at run time checks it).
  */
 export interface CacheSpec<T extends WatchedObject> {
-  /** Unique among caches, e.g. `Cluster` or `AccessSecret`. */
+  /** Unique among caches, e.g. the kind of a resource cache or the name of a Secret cache. */
   readonly name: string;
   readonly kind: string;
   readonly resource: {
@@ -44,46 +33,32 @@ export interface CacheSpec<T extends WatchedObject> {
   readonly objectType?: T;
 }
 
-/** The cache of one of our custom resources, all of it. */
-function resourceCache<T extends WatchedObject>(kind: ResourceKind): CacheSpec<T> {
+/** The parts of a Secret a cache keeps (data values are base64, as on the wire). */
+export interface SecretObject {
+  readonly metadata: {
+    readonly name?: string;
+    readonly namespace?: string;
+    readonly resourceVersion?: string;
+    readonly labels?: Readonly<Record<string, string>>;
+  };
+  readonly data?: Readonly<Record<string, string>>;
+}
+
+/** The cache of one of our custom resources, all of it (named after its kind). */
+export function resourceCache<T extends WatchedObject>(kind: ResourceKind): CacheSpec<T> {
   return { name: kind, kind, resource: RESOURCES[kind] };
 }
 
-/** The caches the built-in kinds read: the one name each is known by (`informers.of(CACHES.clusters)`). */
-export const CACHES = {
-  clusters: resourceCache<Cluster>("Cluster"),
-  profiles: resourceCache<ClusterProfile>("ClusterProfile"),
-  providerConfigs: resourceCache<ProviderConfig>("ProviderConfig"),
-  accessRequests: resourceCache<AccessRequest>("AccessRequest"),
-  clusterRequests: resourceCache<ClusterRequest>("ClusterRequest"),
-  purposes: resourceCache<Purpose>("Purpose"),
-  grants: resourceCache<ClusterRequestGrant>("ClusterRequestGrant"),
-  engineClusters: { ...resourceCache<EngineCluster>("EngineCluster"), watchFiltered: true },
-  clusterEndpoints: resourceCache<ClusterEndpointObject>("ClusterEndpoint"),
-  /** Cluster API's Clusters (only read, and only with the Cluster API side on): owners of EngineClusters. */
-  capiClusters: {
-    name: "CapiCluster",
-    kind: "Cluster",
-    resource: CAPI_CLUSTER_RESOURCE,
-    watchFiltered: true,
-  } satisfies CacheSpec<CapiCluster> as CacheSpec<CapiCluster>,
-  /** Only the kubeconfig Secrets the engine made for EngineClusters (labelled with their uid). */
-  kubeconfigSecrets: {
-    name: "KubeconfigSecret",
+/** A cache of only the Secrets that carry `label` (those the engine made), under `name`. */
+export function secretCache(name: string, label: string): CacheSpec<SecretObject> {
+  return {
+    name,
     kind: "Secret",
     resource: { group: "", version: "v1", plural: "secrets", namespaced: true },
-    labelSelector: LABELS.engineClusterUid,
+    labelSelector: label,
     secrets: true,
-  } satisfies CacheSpec<AccessSecret> as CacheSpec<AccessSecret>,
-  /** Only the Secrets the engine made (labelled with their AccessRequest's uid). */
-  accessSecrets: {
-    name: "AccessSecret",
-    kind: "Secret",
-    resource: { group: "", version: "v1", plural: "secrets", namespaced: true },
-    labelSelector: LABELS.accessRequestUid,
-    secrets: true,
-  } satisfies CacheSpec<AccessSecret> as CacheSpec<AccessSecret>,
-} as const;
+  };
+}
 
 /** Which objects of the namespaced and the Cluster API kinds an engine sees (`--namespace`, `--watch-filter`). */
 export interface CacheScope {

@@ -3,7 +3,13 @@ import { LABELS } from "../api/constants.ts";
 import type { PatchOperation } from "../machines/shared/json-patch.ts";
 import type { MachineStep } from "../machines/shared/machine-step.ts";
 import { rfc3339 } from "../machines/shared/rfc3339.ts";
-import { type EventRecord, EventRecorder, eventsWorthRecording } from "./event-recorder.ts";
+import { GoneError } from "./errors.ts";
+import {
+  type EventRecord,
+  EventRecorder,
+  type EventSubject,
+  eventsWorthRecording,
+} from "./event-recorder.ts";
 import type { Informer } from "./informer.ts";
 import { KeyedController } from "./keyed-controller.ts";
 import { KeyedLock } from "./keyed-lock.ts";
@@ -12,9 +18,28 @@ import type { KindContext, MachineKind, MachineObject } from "./machine-kind.ts"
 import { type MachineObserver, tellObservers } from "./machine-observer.ts";
 import type { EngineMetrics } from "./metrics.ts";
 import { Outcome } from "./outcome.ts";
-import { changesTo, GoneError, patchObject } from "./patch-object.ts";
+import { changesTo, type PatchTarget, patchObject } from "./patch-object.ts";
 import { RecentWrites } from "./recent-writes.ts";
 import type { ShardRing } from "./sharding/shard-ring.ts";
+
+/**
+ * What the controller writes with: guarded patches of its objects, and Events about them. The engine's
+ * writes to the API server (the default); a test hands in one that keeps everything in memory.
+ */
+export interface MachineWriter {
+  /**
+   * Sends `operations` (never empty) as one patch of the object or its status, guarded by
+   * `target.resourceVersion`; resolves to the object as stored now. Throws a `ConflictError` when the
+   * object changed since, a `GoneError` when it no longer exists.
+   */
+  patch(
+    target: PatchTarget,
+    operations: readonly PatchOperation[],
+    subresource: "status" | undefined,
+  ): Promise<unknown>;
+  /** Hands an Event about `subject` over to be written in the background. */
+  record(subject: EventSubject, event: EventRecord, now: Date): void;
+}
 
 /** How to run one kind. */
 export interface MachineControllerOptions<T extends MachineObject> {
@@ -31,6 +56,8 @@ export interface MachineControllerOptions<T extends MachineObject> {
   readonly onReconciled?: (kind: string, key: string, step: AnyStep) => void;
   /** Sharded mode: work only on the keys the ring gives this replica. */
   readonly shards?: ShardRing;
+  /** Where patches and Events go (default: the API server of the context's kubeConfig). */
+  readonly writer?: MachineWriter;
 }
 
 /** A step of any kind. */
@@ -66,6 +93,7 @@ export class MachineController<T extends MachineObject> extends KeyedController 
   readonly #kind: MachineKind<T>;
   readonly #context: KindContext;
   readonly #options: MachineControllerOptions<T>;
+  readonly #writer: MachineWriter;
   /** Reconciles of objects in one group (the kind's `serialize`) run one at a time. */
   readonly #groups = new KeyedLock();
   /** Objects of the kind as this controller last wrote them. */
@@ -90,6 +118,11 @@ export class MachineController<T extends MachineObject> extends KeyedController 
     this.cache = options.context.informers.of(options.kind.cache);
     this.#ownWrites = new RecentWrites<T>(options.context.clock);
     this.events = new EventRecorder(options.context.kubeConfig, this.log);
+    const { kubeConfig } = options.context;
+    this.#writer = options.writer ?? {
+      patch: (target, operations, subresource) => patchObject(kubeConfig, target, operations, subresource),
+      record: (subject, event, now) => this.events.send(subject, event, now),
+    };
     options.metrics?.countObjects(() => this.#phaseCounts());
   }
 
@@ -254,9 +287,9 @@ export class MachineController<T extends MachineObject> extends KeyedController 
     operations: readonly PatchOperation[],
     subresource: "status" | undefined,
   ): Promise<T> {
+    if (operations.length === 0) return stored;
     const { namespace, name = "", resourceVersion = "", uid } = stored.metadata;
-    const written = await patchObject(
-      this.#context.kubeConfig,
+    const written = await this.#writer.patch(
       {
         ...this.#kind.definition.resource,
         ...(namespace ? { namespace } : {}),
@@ -298,7 +331,7 @@ export class MachineController<T extends MachineObject> extends KeyedController 
       kind: this.#kind.definition.kind,
       metadata: object.metadata,
     };
-    for (const event of events) this.events.send(subject, event, now);
+    for (const event of events) this.#writer.record(subject, event, now);
   }
 
   /** Objects of the kind labelled as this provider's, by status.phase (for the object-count metric). */

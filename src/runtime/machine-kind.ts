@@ -9,10 +9,12 @@ import type { MachineStep } from "../machines/shared/machine-step.ts";
 import type { RequeueTiming } from "../machines/shared/machine-tags.ts";
 import type { AdminAccessCache } from "./admin-access-cache.ts";
 import type { Clock } from "./clock.ts";
-import type { EngineOptions } from "./engine.ts";
 import type { WatchedObject } from "./informer.ts";
 import type { CacheSpec, InformerSet } from "./informers.ts";
+import type { KeyedController } from "./keyed-controller.ts";
 import type { Logger } from "./logger.ts";
+import type { EngineMetrics } from "./metrics.ts";
+import type { ShardRing } from "./sharding/shard-ring.ts";
 
 /** The least a machine-backed object has: identity, the metadata a step may change, and a status. */
 export interface MachineObject extends WatchedObject {
@@ -20,7 +22,7 @@ export interface MachineObject extends WatchedObject {
   readonly status?: { readonly phase?: string; readonly conditions?: readonly Condition[] };
 }
 
-/** The scheduler configuration in force, and news of its changes (`EngineOptions.schedulerConfig`). */
+/** The scheduler configuration in force, and news of its changes (the ClusterRequest kind's `schedulerConfig` setting). */
 export interface SchedulerConfigView {
   /** The configuration in force; undefined when the engine was given none. */
   current(): SchedulerConfig | undefined;
@@ -32,13 +34,26 @@ export interface SchedulerConfigView {
 }
 
 /**
- * Settings of one kind, given by kind name in {@link EngineOptions.kindSettings}: `timing` overrides
- * fields of the kind's default timing; the rest the kind reads itself (e.g. an on/off switch in its
- * `enabled`). The way to configure a kind the engine's own options do not name.
+ * Settings of one kind, given by kind name in the engine's `kindSettings`: `timing` overrides fields of
+ * the kind's default timing; the rest the kind reads itself (e.g. an on/off switch in its `enabled`).
+ * A kind's hooks see its own settings only, never the engine's options.
  */
 export interface KindSettings {
   readonly timing?: { readonly [field: string]: number };
   readonly [setting: string]: unknown;
+}
+
+/** Two settings of one kind, `over` winning field by field (its `timing` too). */
+export function mergeSettings(under: KindSettings | undefined, over: KindSettings | undefined): KindSettings {
+  const timing = { ...under?.timing, ...over?.timing };
+  return { ...under, ...over, ...(Object.keys(timing).length > 0 ? { timing } : {}) };
+}
+
+/** What a kind's other controllers are built with besides its context (see {@link MachineKind.controllers}). */
+export interface ControllerParts {
+  readonly metrics: EngineMetrics;
+  /** Sharded mode: the ring that gives this replica its keys. */
+  readonly shards?: ShardRing;
 }
 
 /** What a kind's I/O half may use: the engine's shared parts, and the kind's own timing and state. */
@@ -115,6 +130,7 @@ export interface MachineKind<
   Command = unknown,
   Timing extends RequeueTiming = RequeueTiming,
   State = unknown,
+  Settings extends KindSettings = KindSettings,
 > {
   readonly definition: MachineDefinition;
   /** The cache of the kind's own objects. */
@@ -126,14 +142,21 @@ export interface MachineKind<
    * declared up front, so the engine makes them all before it starts its caches.
    */
   readonly reads?: readonly CacheSpec<WatchedObject>[];
-  /** How soon to look again by default; the engine's options override fields (see {@link kindTiming}). */
+  /** How soon to look again by default; its settings' `timing` overrides fields (see {@link kindTiming}). */
   readonly timing: Timing;
-  /** The kind's own engine option for its timing, if it has one (e.g. `accessTiming`). */
-  timingOption?(options: EngineOptions): Partial<Timing> | undefined;
-  /** Whether an engine with these options drives the kind (default: always). */
-  enabled?(options: EngineOptions): boolean;
+  /** Whether an engine drives the kind with these settings (default: always). */
+  enabled?(settings: Settings): boolean;
   /** Makes the kind's per-engine state, once per engine that drives it (e.g. memory of its own writes). */
-  state?(context: KindContext<Timing, undefined>, options: EngineOptions): State;
+  state?(context: KindContext<Timing, undefined>, settings: Settings): State;
+  /**
+   * Controllers the kind runs beside its machine controller (e.g. one that prepares its objects), made
+   * once per engine that drives the kind, before the caches start.
+   */
+  controllers?(
+    context: KindContext<Timing, State>,
+    settings: Settings,
+    parts: ControllerParts,
+  ): readonly KeyedController[];
   /** Runs before the engine starts its caches (e.g. loads a configuration); a rejection stops the start. */
   start?(context: KindContext<Timing, State>): Promise<void>;
   /** Runs when the engine stops. */
@@ -142,7 +165,7 @@ export interface MachineKind<
    * Lines /readyz shows about the kind besides its verdict (e.g. what it leaves to others); `context` is
    * undefined when the engine does not drive the kind.
    */
-  readiness?(options: EngineOptions, context: KindContext<Timing, State> | undefined): readonly string[];
+  readiness?(settings: Settings, context: KindContext<Timing, State> | undefined): readonly string[];
   /**
    * Objects of one group (the key this returns) are reconciled one at a time, e.g. requests that may
    * share a Cluster, so one decides after the other has placed itself; undefined: no such group.
@@ -170,16 +193,9 @@ export interface MachineKind<
   explain(object: T, read: ObjectReader): Promise<Explanation>;
 }
 
-/**
- * A kind's timing for an engine: its defaults, then its own option (`timingOption`), then
- * `kindSettings[kind].timing`, each field by field.
- */
-export function kindTiming(kind: MachineKind, options: EngineOptions): RequeueTiming {
-  return {
-    ...kind.timing,
-    ...kind.timingOption?.(options),
-    ...options.kindSettings?.[kind.definition.kind]?.timing,
-  };
+/** A kind's timing for an engine: its defaults, then its settings' `timing`, field by field. */
+export function kindTiming(kind: MachineKind, settings: KindSettings): RequeueTiming {
+  return { ...kind.timing, ...settings.timing };
 }
 
 /** Every cache a kind reads: its own, its wakes', and those it declares. */

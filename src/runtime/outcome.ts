@@ -12,12 +12,3 @@ export const Outcome = {
   /** Reconcile again after `ms` milliseconds even if nothing changes (e.g. to poll a backend). */
   requeueAfter: (ms: number): Outcome => ({ kind: "requeueAfter", ms: Math.max(0, Math.round(ms)) }),
 } as const;
-
-/**
- * An error that retrying cannot fix (e.g. a write the API server refuses as invalid, see
- * `classifyPatchError`): the queue logs it and does not retry; a later change of the object (or of
- * what wakes its key) triggers a new reconcile.
- */
-export class TerminalError extends Error {
-  override readonly name = "TerminalError";
-}

@@ -3,8 +3,8 @@ import { ApiException, CustomObjectsApi, type KubeConfig } from "@kubernetes/cli
 import { errorMessage, isConflict, isNotFound } from "../api/error-message.ts";
 import { objectKey, referenceKey } from "../api/object-key.ts";
 import { diff, type Json, Patch, type PatchOperation } from "../machines/shared/json-patch.ts";
+import { ConflictError, GoneError, TerminalError } from "./errors.ts";
 import { FIELD_MANAGER } from "./install-crds.ts";
-import { TerminalError } from "./outcome.ts";
 import { enterWrite } from "./write-loop-guard.ts";
 
 /** Which object to patch. */
@@ -19,16 +19,6 @@ export interface PatchTarget {
   readonly resourceVersion: string;
   /** The object's uid, for the Warning Event if the write-loop guard finds it written in a loop. */
   readonly uid?: string;
-}
-
-/** The object changed since it was read (409, or the resourceVersion test failed): re-read and try again. */
-export class ConflictError extends Error {
-  override readonly name = "ConflictError";
-}
-
-/** The object no longer exists (404): nothing to patch. */
-export class GoneError extends Error {
-  override readonly name = "GoneError";
 }
 
 /**

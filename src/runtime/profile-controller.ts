@@ -16,15 +16,22 @@ import {
 import { diff, type Json } from "../machines/shared/json-patch.ts";
 import { rfc3339 } from "../machines/shared/rfc3339.ts";
 import type { Clock } from "./clock.ts";
+import { GoneError } from "./errors.ts";
 import type { Informer } from "./informer.ts";
-import { CACHES, type InformerSet } from "./informers.ts";
+import { type InformerSet, resourceCache } from "./informers.ts";
 import { KeyedController } from "./keyed-controller.ts";
 import type { Logger } from "./logger.ts";
 import type { EngineMetrics } from "./metrics.ts";
 import { Outcome } from "./outcome.ts";
-import { GoneError, patchObject, writeDesired } from "./patch-object.ts";
+import { patchObject, writeDesired } from "./patch-object.ts";
 import type { ShardRing } from "./sharding/shard-ring.ts";
 import { enterWrite } from "./write-loop-guard.ts";
+
+/** The caches of what profiles are made of and made as; the kinds that build clusters read them too. */
+export const PROFILE_CACHES = {
+  profiles: resourceCache<ClusterProfile>("ClusterProfile"),
+  providerConfigs: resourceCache<ProviderConfig>("ProviderConfig"),
+} as const;
 
 /** How to run the profile controller. */
 export interface ProfileControllerOptions {
@@ -58,8 +65,8 @@ export class ProfileController extends KeyedController {
   constructor(options: ProfileControllerOptions) {
     super({ ...options, name: "profile" });
     this.#options = options;
-    this.#configs = options.informers.of(CACHES.providerConfigs);
-    this.#profiles = options.informers.of(CACHES.profiles);
+    this.#configs = options.informers.of(PROFILE_CACHES.providerConfigs);
+    this.#profiles = options.informers.of(PROFILE_CACHES.profiles);
     this.#api = options.kubeConfig.makeApiClient(CustomObjectsApi);
   }
 

@@ -6,9 +6,9 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { KubeConfig } from "@kubernetes/client-node";
 import { RESOURCES } from "../api/constants.ts";
-import { findCause } from "../api/error-message.ts";
 import { referenceKey } from "../api/object-key.ts";
 import type { Clock } from "./clock.ts";
+import { WriteLoopError } from "./errors.ts";
 import type { EventRecord, EventSubject } from "./event-recorder.ts";
 import type { Logger } from "./logger.ts";
 import type { EngineMetrics } from "./metrics.ts";
@@ -73,22 +73,6 @@ export const DEFAULT_WRITE_LOOP_LIMITS: WriteLoopLimits = {
   holdMs: 10_000,
   maxHoldMs: 5 * 60_000,
 };
-
-/** A write was refused because the object is held back after a write loop; retry after `retryAfterMs`. */
-export class WriteLoopError extends Error {
-  override readonly name = "WriteLoopError";
-  readonly retryAfterMs: number;
-
-  constructor(message: string, retryAfterMs: number) {
-    super(message);
-    this.retryAfterMs = retryAfterMs;
-  }
-}
-
-/** How long `error` (or one of its causes) asks to hold back, if it is a {@link WriteLoopError}. */
-export function heldBackFor(error: unknown): number | undefined {
-  return findCause(error, (candidate) => candidate instanceof WriteLoopError)?.retryAfterMs;
-}
 
 /** What the guard needs. */
 export interface WriteLoopGuardOptions {

@@ -16,8 +16,8 @@ import { createBackend as createLocalBackend } from "../../src/providers/local.t
 import { SimulatedBackend } from "../../src/providers/simulated.ts";
 import { systemClock } from "../../src/runtime/clock.ts";
 import { Engine } from "../../src/runtime/engine.ts";
-import { CACHES } from "../../src/runtime/informers.ts";
 import { installCrds, installingCrds } from "../../src/runtime/install-crds.ts";
+import { CACHES } from "../../src/runtime/kinds/caches.ts";
 import { silentLogger } from "../../src/runtime/logger.ts";
 import { aProviderConfig } from "../support/builders.ts";
 import { idle, reconciles } from "../support/engine-signals.ts";

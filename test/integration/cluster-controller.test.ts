@@ -10,7 +10,7 @@ import type { Cluster } from "../../src/api/cluster.ts";
 import { FINALIZERS, LABELS, RESOURCES } from "../../src/api/constants.ts";
 import { SimulatedBackend } from "../../src/providers/simulated.ts";
 import { Engine } from "../../src/runtime/engine.ts";
-import { CACHES } from "../../src/runtime/informers.ts";
+import { CACHES } from "../../src/runtime/kinds/caches.ts";
 import { aClusterProfile } from "../support/builders.ts";
 import { type ClusterHarness, isReady, startClusterHarness } from "../support/cluster-harness.ts";
 import { caughtUp } from "../support/engine-signals.ts";

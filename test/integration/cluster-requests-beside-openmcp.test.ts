@@ -15,7 +15,7 @@ import { RESOURCES } from "../../src/api/constants.ts";
 import { type RunningEngine, startEngine } from "../../src/cli/start-engine.ts";
 import { nameHash } from "../../src/machines/cluster-request/cluster-names.ts";
 import { SimulatedBackend } from "../../src/providers/simulated.ts";
-import { CACHES } from "../../src/runtime/informers.ts";
+import { CACHES } from "../../src/runtime/kinds/caches.ts";
 import { createLogger } from "../../src/runtime/logger.ts";
 import { aClusterRequest, anAccessRequest } from "../support/builders.ts";
 import { type ClusterHarness, startClusterHarness } from "../support/cluster-harness.ts";

@@ -2,7 +2,7 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SimulatedBackend } from "../../src/providers/simulated.ts";
 import { Engine } from "../../src/runtime/engine.ts";
-import { CACHES } from "../../src/runtime/informers.ts";
+import { CACHES } from "../../src/runtime/kinds/caches.ts";
 import { MACHINE_KINDS } from "../../src/runtime/kinds/registry.ts";
 import { silentLogger } from "../../src/runtime/logger.ts";
 import { LiveViewModel } from "../../src/views/live-view-model.ts";

@@ -8,9 +8,9 @@ import { apiStatusOf } from "../../src/api/error-message.ts";
 import { type ControlPlane, startControlPlane } from "../../src/controlplane/control-plane.ts";
 import { Patch } from "../../src/machines/shared/json-patch.ts";
 import { classifyFailure } from "../../src/runtime/error-policy.ts";
+import { ConflictError, GoneError, TerminalError } from "../../src/runtime/errors.ts";
 import { installingCrds } from "../../src/runtime/install-crds.ts";
-import { TerminalError } from "../../src/runtime/outcome.ts";
-import { ConflictError, GoneError, patchObject } from "../../src/runtime/patch-object.ts";
+import { patchObject } from "../../src/runtime/patch-object.ts";
 import { aCluster } from "../support/builders.ts";
 
 let controlPlane: ControlPlane;

@@ -2,8 +2,11 @@
 import { CoreV1Api } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ControlPlane, startControlPlane } from "../../src/controlplane/control-plane.ts";
+import {
+  configMapSource,
+  type SchedulerConfigSource,
+} from "../../src/runtime/kinds/cluster-request/scheduler-config-source.ts";
 import { silentLogger } from "../../src/runtime/logger.ts";
-import { configMapSource, type SchedulerConfigSource } from "../../src/runtime/scheduler-config-source.ts";
 import { eventually } from "../support/eventually.ts";
 
 let controlPlane: ControlPlane;

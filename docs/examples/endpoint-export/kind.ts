@@ -6,7 +6,8 @@ import { isConflict, isNotFound } from "../../../src/api/error-message.ts";
 import { objectKey } from "../../../src/api/object-key.ts";
 import type { MachineDefinition } from "../../../src/machines/shared/machine-definition.ts";
 import type { RequeueTiming } from "../../../src/machines/shared/machine-tags.ts";
-import { CACHES, type CacheSpec } from "../../../src/runtime/informers.ts";
+import type { CacheSpec } from "../../../src/runtime/informers.ts";
+import { CLUSTER_CACHES } from "../../../src/runtime/kinds/cluster/caches.ts";
 import { type MachineKind, wake } from "../../../src/runtime/machine-kind.ts";
 import { endpointExportMachine } from "./machine.ts";
 import { EXPORT_FINALIZER, type ExportCommand, stepEndpointExport } from "./step.ts";
@@ -62,10 +63,10 @@ export const endpointExportKind: MachineKind<EndpointExport, ExportObservation, 
   definition: ENDPOINT_EXPORT_DEFINITION,
   cache: EXPORTS,
   timing: DEFAULT_EXPORT_TIMING,
-  enabled: (options) => options.kindSettings?.EndpointExport?.enabled !== false,
+  enabled: (settings) => settings.enabled !== false,
   // A Cluster that becomes Ready (or changes its endpoint) wakes the exports that name it.
   wakes: [
-    wake(CACHES.clusters, (cluster: Cluster, context) =>
+    wake(CLUSTER_CACHES.clusters, (cluster: Cluster, context) =>
       context.informers
         .of(EXPORTS)
         .list()
@@ -85,7 +86,7 @@ export const endpointExportKind: MachineKind<EndpointExport, ExportObservation, 
     return {
       async observe() {
         const cluster = context.informers
-          .of(CACHES.clusters)
+          .of(CLUSTER_CACHES.clusters)
           .get(`${namespace}/${object.spec.clusterRef.name}`);
         const ready = cluster?.status?.phase === CLUSTER_PHASES.ready;
         let configMap: ExportObservation["configMap"];

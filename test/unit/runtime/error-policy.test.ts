@@ -4,9 +4,7 @@ import { describe, expect, it } from "vitest";
 import type { LogFields, Logger, LogLevel } from "../../../src/api/logger.ts";
 import { controllerQueue } from "../../../src/runtime/controller-queue.ts";
 import { classifyFailure } from "../../../src/runtime/error-policy.ts";
-import { TerminalError } from "../../../src/runtime/outcome.ts";
-import { ConflictError } from "../../../src/runtime/patch-object.ts";
-import { WriteLoopError } from "../../../src/runtime/write-loop-guard.ts";
+import { ConflictError, TerminalError, WriteLoopError } from "../../../src/runtime/errors.ts";
 import { FakeClock } from "../../support/fake-clock.ts";
 
 const status = (code: number, reason: string, message: string) =>

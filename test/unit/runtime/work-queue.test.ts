@@ -2,7 +2,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { backoffDelay } from "../../../src/runtime/backoff.ts";
-import { Outcome, TerminalError } from "../../../src/runtime/outcome.ts";
+import { TerminalError } from "../../../src/runtime/errors.ts";
+import { Outcome } from "../../../src/runtime/outcome.ts";
 import { WorkQueue } from "../../../src/runtime/work-queue.ts";
 import { FakeClock } from "../../support/fake-clock.ts";
 

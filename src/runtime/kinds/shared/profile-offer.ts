@@ -1,9 +1,10 @@
 /** What a ClusterProfile offers a kind that builds clusters from it: the profile, its config's settings and default version. */
-import type { ClusterProfile } from "../../api/cluster-profile.ts";
-import type { JsonObject } from "../../api/common.ts";
-import type { ProviderConfig } from "../../api/provider-config.ts";
-import { CACHES } from "../informers.ts";
-import type { KindContext } from "../machine-kind.ts";
+
+import type { ClusterProfile } from "../../../api/cluster-profile.ts";
+import type { JsonObject } from "../../../api/common.ts";
+import type { ProviderConfig } from "../../../api/provider-config.ts";
+import type { KindContext } from "../../machine-kind.ts";
+import { PROFILE_CACHES } from "../../profile-controller.ts";
 
 /** A profile as the caches know it; every field undefined when the profile does not exist (yet). */
 export interface ProfileOffer {
@@ -16,9 +17,9 @@ export interface ProfileOffer {
 
 /** Looks up profile `name` and its ProviderConfig in the caches. */
 export function profileOffer(context: KindContext, name: string): ProfileOffer {
-  const profile = context.informers.of(CACHES.profiles).get(name);
+  const profile = context.informers.of(PROFILE_CACHES.profiles).get(name);
   const config = profile
-    ? context.informers.of(CACHES.providerConfigs).get(profile.spec.providerConfigRef.name)
+    ? context.informers.of(PROFILE_CACHES.providerConfigs).get(profile.spec.providerConfigRef.name)
     : undefined;
   return { profile, settings: config?.spec.settings, defaultVersion: config?.spec.defaultVersion };
 }
@@ -27,7 +28,7 @@ export function profileOffer(context: KindContext, name: string): ProfileOffer {
 export function profilesOf(context: KindContext, config: ProviderConfig): Set<string> {
   return new Set(
     context.informers
-      .of(CACHES.profiles)
+      .of(PROFILE_CACHES.profiles)
       .list()
       .filter((profile) => profile.spec.providerConfigRef.name === config.metadata?.name)
       .map((profile) => profile.metadata.name ?? ""),

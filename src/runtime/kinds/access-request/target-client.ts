@@ -7,12 +7,18 @@ import {
   PatchStrategy,
   RbacAuthorizationV1Api,
 } from "@kubernetes/client-node";
-import type { AccessRequest, RoleRef } from "../api/access-request.ts";
-import type { AdminScope } from "../api/backend-contract.ts";
-import { ACCESS_SECRET_KEYS, LABELS, MANAGED_BY_ENGINE, REASONS } from "../api/constants.ts";
-import { apiStatusOf, errorMessage, formatApiStatus, isConflict, isNotFound } from "../api/error-message.ts";
-import type { OwnedObject, TargetProblem } from "../machines/access-request/facts.ts";
-import { oidcKubeconfig, tokenKubeconfig } from "../machines/access-request/kubeconfig.ts";
+import type { AccessRequest, RoleRef } from "../../../api/access-request.ts";
+import type { AdminScope } from "../../../api/backend-contract.ts";
+import { ACCESS_SECRET_KEYS, LABELS, MANAGED_BY_ENGINE, REASONS } from "../../../api/constants.ts";
+import {
+  apiStatusOf,
+  errorMessage,
+  formatApiStatus,
+  isConflict,
+  isNotFound,
+} from "../../../api/error-message.ts";
+import type { OwnedObject, TargetProblem } from "../../../machines/access-request/facts.ts";
+import { oidcKubeconfig, tokenKubeconfig } from "../../../machines/access-request/kubeconfig.ts";
 import {
   ACCESS_NAMESPACE,
   ACCESS_OWNER_LABEL,
@@ -21,10 +27,10 @@ import {
   NAMESPACE_CREATOR_LABEL,
   permissionName,
   serviceAccountName,
-} from "../machines/access-request/names.ts";
-import type { DesiredAccess } from "../machines/access-request/rbac-plan.ts";
-import type { ExistingObject } from "../machines/access-request/rbac-validation.ts";
-import { FIELD_MANAGER } from "./install-crds.ts";
+} from "../../../machines/access-request/names.ts";
+import type { DesiredAccess } from "../../../machines/access-request/rbac-plan.ts";
+import type { ExistingObject } from "../../../machines/access-request/rbac-validation.ts";
+import { FIELD_MANAGER } from "../../install-crds.ts";
 
 /** Credentials to put in the request's Secret (string values; the Secret writer encodes them). */
 export type AccessSecretData = Readonly<Record<string, string>>;

@@ -4,11 +4,11 @@
  * taken up at the next look (a Cluster that names none costs nothing).
  */
 import { CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
-import type { ResolvedClusterConfig } from "../api/backend.ts";
-import type { ClusterBackend } from "../api/backend-contract.ts";
-import type { Cluster } from "../api/cluster.ts";
-import type { JsonObject } from "../api/common.ts";
-import { errorMessage, isNotFound } from "../api/error-message.ts";
+import type { ResolvedClusterConfig } from "../../../api/backend.ts";
+import type { ClusterBackend } from "../../../api/backend-contract.ts";
+import type { Cluster } from "../../../api/cluster.ts";
+import type { JsonObject } from "../../../api/common.ts";
+import { errorMessage, isNotFound } from "../../../api/error-message.ts";
 
 /** The Cluster's ClusterConfigs in its order, each found or not; undefined when it names none or the backend reads none. */
 export async function readClusterConfigs(

@@ -2,14 +2,15 @@
  * What the I/O halves of the kinds Cluster API owns (EngineCluster, EngineControlPlane) share: what wakes
  * them, the reconcile of a paused one, and whether the owning CAPI Cluster is paused as `explain` reads it.
  */
-import type { ClusterObservation } from "../../api/backend.ts";
-import { CAPI_CLUSTER_RESOURCE, owningCapiCluster } from "../../api/cluster-api.ts";
-import type { ClusterProfile } from "../../api/cluster-profile.ts";
-import type { ObjectMeta } from "../../api/common.ts";
-import { objectKey } from "../../api/object-key.ts";
-import type { ProviderConfig } from "../../api/provider-config.ts";
-import type { MachineStep } from "../../machines/shared/machine-step.ts";
-import { type AccessSecret, CACHES, type CacheSpec } from "../informers.ts";
+
+import type { ClusterObservation } from "../../../api/backend.ts";
+import { CAPI_CLUSTER_RESOURCE, owningCapiCluster } from "../../../api/cluster-api.ts";
+import type { ClusterProfile } from "../../../api/cluster-profile.ts";
+import type { ObjectMeta } from "../../../api/common.ts";
+import { objectKey } from "../../../api/object-key.ts";
+import type { ProviderConfig } from "../../../api/provider-config.ts";
+import type { MachineStep } from "../../../machines/shared/machine-step.ts";
+import type { CacheSpec, SecretObject } from "../../informers.ts";
 import {
   type KindContext,
   type MachineObject,
@@ -17,8 +18,10 @@ import {
   type Reconciliation,
   type Wake,
   wake,
-} from "../machine-kind.ts";
-import { profilesOf } from "./profile-offer.ts";
+} from "../../machine-kind.ts";
+import { PROFILE_CACHES } from "../../profile-controller.ts";
+import { profilesOf } from "../shared/profile-offer.ts";
+import { CAPI_CACHES } from "./caches.ts";
 
 /** An object a CAPI Cluster owns, as far as its wakes go. */
 interface CapiOwned {
@@ -33,13 +36,13 @@ interface CapiOwned {
  */
 export function capiOwnedWakes<O extends CapiOwned>(
   cache: CacheSpec<O>,
-  secrets: CacheSpec<AccessSecret>,
+  secrets: CacheSpec<SecretObject>,
   uidLabel: string,
 ): readonly Wake<never>[] {
   const matching = (context: KindContext, test: (object: O) => boolean): string[] =>
     context.informers.of(cache).list().filter(test).map(objectKey);
   return [
-    wake(CACHES.capiClusters, (owner, context) =>
+    wake(CAPI_CACHES.capiClusters, (owner, context) =>
       matching(
         context,
         (object) =>
@@ -50,13 +53,13 @@ export function capiOwnedWakes<O extends CapiOwned>(
     wake(secrets, (secret, context) =>
       matching(context, (object) => object.metadata.uid === secret.metadata.labels?.[uidLabel]),
     ),
-    wake(CACHES.clusterEndpoints, (endpoint, context) =>
+    wake(CAPI_CACHES.clusterEndpoints, (endpoint, context) =>
       matching(context, (object) => object.metadata.uid === endpoint.metadata.labels?.[uidLabel]),
     ),
-    wake(CACHES.profiles, (profile: ClusterProfile, context) =>
+    wake(PROFILE_CACHES.profiles, (profile: ClusterProfile, context) =>
       matching(context, (object) => object.spec.profile === profile.metadata.name),
     ),
-    wake(CACHES.providerConfigs, (config: ProviderConfig, context) => {
+    wake(PROFILE_CACHES.providerConfigs, (config: ProviderConfig, context) => {
       const profiles = profilesOf(context, config);
       return matching(context, (object) => profiles.has(object.spec.profile));
     }),

@@ -1,9 +1,9 @@
 /** The Secret that hands an AccessRequest's kubeconfig to its requester, in the request's namespace. */
 import type { KubeConfig, V1Secret } from "@kubernetes/client-node";
-import type { AccessRequest } from "../api/access-request.ts";
-import { CLUSTERS_API_VERSION, LABELS, MANAGED_BY_ENGINE } from "../api/constants.ts";
-import type { AccessSecretData } from "./access-target-client.ts";
-import { deleteOwnedSecret, type OwnerLabel, writeOwnedSecret } from "./owned-secret.ts";
+import type { AccessRequest } from "../../../api/access-request.ts";
+import { CLUSTERS_API_VERSION, LABELS, MANAGED_BY_ENGINE } from "../../../api/constants.ts";
+import { deleteOwnedSecret, type OwnerLabel, writeOwnedSecret } from "../shared/owned-secret.ts";
+import type { AccessSecretData } from "./target-client.ts";
 
 const ownerLabel = (request: AccessRequest): OwnerLabel => [
   LABELS.accessRequestUid,

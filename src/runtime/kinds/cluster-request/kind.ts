@@ -2,29 +2,32 @@
  * The ClusterRequest kind's I/O half: the scheduler's view gathered from the caches (and this engine's
  * own writes the caches do not show yet), its commands carried out by the scheduler writes.
  */
-import type { Cluster } from "../../api/cluster.ts";
-import type { ClusterProfile } from "../../api/cluster-profile.ts";
-import type { ClusterRequest } from "../../api/cluster-request.ts";
-import type { ClusterRequestGrant } from "../../api/cluster-request-grant.ts";
-import { ANNOTATIONS, CONDITION_TYPES, REASONS, REQUEST_PHASES } from "../../api/constants.ts";
-import { objectKey, referenceKey } from "../../api/object-key.ts";
-import type { Purpose, PurposeSpec } from "../../api/purpose.ts";
-import { servedRequests } from "../../machines/cluster-request/cluster-claims.ts";
-import { CLUSTER_REQUEST_DEFINITION } from "../../machines/cluster-request/definition.ts";
-import { explainClusterRequest } from "../../machines/cluster-request/explain.ts";
-import type { SchedulingView } from "../../machines/cluster-request/schedule.ts";
+
+import type { Cluster } from "../../../api/cluster.ts";
+import type { ClusterProfile } from "../../../api/cluster-profile.ts";
+import type { ClusterRequest } from "../../../api/cluster-request.ts";
+import type { ClusterRequestGrant } from "../../../api/cluster-request-grant.ts";
+import { ANNOTATIONS, CONDITION_TYPES, REASONS, REQUEST_PHASES } from "../../../api/constants.ts";
+import { objectKey, referenceKey } from "../../../api/object-key.ts";
+import type { Purpose, PurposeSpec } from "../../../api/purpose.ts";
+import { servedRequests } from "../../../machines/cluster-request/cluster-claims.ts";
+import { CLUSTER_REQUEST_DEFINITION } from "../../../machines/cluster-request/definition.ts";
+import { explainClusterRequest } from "../../../machines/cluster-request/explain.ts";
+import type { SchedulingView } from "../../../machines/cluster-request/schedule.ts";
 import {
   type ClusterRequestCommand,
   type ClusterRequestTiming,
   clusterRequestResponsibility,
   stepClusterRequest,
-} from "../../machines/cluster-request/step.ts";
-import { CACHES } from "../informers.ts";
-import { KeyedLock } from "../keyed-lock.ts";
-import type { KindContext, MachineKind, SchedulerConfigView } from "../machine-kind.ts";
-import { wake } from "../machine-kind.ts";
-import { RecentWrites } from "../recent-writes.ts";
-import { assign, letGo, release, type SchedulerWriter } from "../scheduler-writes.ts";
+} from "../../../machines/cluster-request/step.ts";
+import { KeyedLock } from "../../keyed-lock.ts";
+import type { KindContext, KindSettings, MachineKind, SchedulerConfigView } from "../../machine-kind.ts";
+import { wake } from "../../machine-kind.ts";
+import { PROFILE_CACHES } from "../../profile-controller.ts";
+import { RecentWrites } from "../../recent-writes.ts";
+import { CLUSTER_CACHES } from "../cluster/caches.ts";
+import { CLUSTER_REQUEST_CACHES } from "./caches.ts";
+import { assign, letGo, release, type SchedulerWriter } from "./scheduler-writes.ts";
 
 /** Defaults: look again every 2 s while working, every 60 s while Denied, every 10 min when Granted. */
 export const DEFAULT_CLUSTER_REQUEST_TIMING = { pollMs: 2_000, retryMs: 60_000, resyncMs: 600_000 } as const;
@@ -33,6 +36,12 @@ export const DEFAULT_CLUSTER_REQUEST_TIMING = { pollMs: 2_000, retryMs: 60_000, 
 interface SchedulerState {
   readonly writer: SchedulerWriter;
   readonly config: SchedulerConfigView;
+}
+
+/** The ClusterRequest kind's settings: off beside another scheduler, and the configuration in force. */
+export interface ClusterRequestSettings extends KindSettings {
+  readonly enabled?: boolean;
+  readonly schedulerConfig?: SchedulerConfigView;
 }
 
 /** The context of the ClusterRequest kind. */
@@ -51,7 +60,7 @@ const WAITING_FOR_CLUSTERS: ReadonlySet<string> = new Set([
 /** Requests that wait for some Cluster to change (not those merely queued: their own events queued them). */
 function waitingForClusters(context: KindContext): string[] {
   return context.informers
-    .of(CACHES.clusterRequests)
+    .of(CLUSTER_REQUEST_CACHES.clusterRequests)
     .list()
     .filter((request) => {
       const reason = request.status?.conditions?.find(
@@ -65,7 +74,7 @@ function waitingForClusters(context: KindContext): string[] {
 /** Requests whose scheduling may change with the world: every one not Granted. */
 function unsettled(context: KindContext): string[] {
   return context.informers
-    .of(CACHES.clusterRequests)
+    .of(CLUSTER_REQUEST_CACHES.clusterRequests)
     .list()
     .filter(
       (request) => request.status?.phase !== REQUEST_PHASES.granted || request.metadata.deletionTimestamp,
@@ -87,19 +96,19 @@ function viewOf(request: ClusterRequest, context: SchedulerContext): SchedulingV
   const { writer, config } = context.state;
   const purposes = new Map<string, PurposeSpec>(
     informers
-      .of(CACHES.purposes)
+      .of(CLUSTER_REQUEST_CACHES.purposes)
       .list()
       .map((purpose: Purpose) => [purpose.metadata.name ?? "", purpose.spec]),
   );
   const profileTraits = new Map(
     informers
-      .of(CACHES.profiles)
+      .of(PROFILE_CACHES.profiles)
       .list()
       .map((profile) => [profile.metadata.name ?? "", traitsOf(profile)]),
   );
   const liveRequests = new Set(
     informers
-      .of(CACHES.clusterRequests)
+      .of(CLUSTER_REQUEST_CACHES.clusterRequests)
       .list()
       .filter((other) => !other.metadata.deletionTimestamp)
       .map((other) => other.metadata.uid ?? ""),
@@ -108,7 +117,7 @@ function viewOf(request: ClusterRequest, context: SchedulerContext): SchedulingV
     config: config.current(),
     purposes,
     profileTraits,
-    clusters: writer.clusters.overlay(informers.of(CACHES.clusters).list(), objectKey),
+    clusters: writer.clusters.overlay(informers.of(CLUSTER_CACHES.clusters).list(), objectKey),
     liveRequests,
     grant: ownGrantOf(request, context),
   };
@@ -117,7 +126,10 @@ function viewOf(request: ClusterRequest, context: SchedulerContext): SchedulingV
 /** The request's grant as this engine knows it (its own last write, else the cache), if it is this very request's. */
 function ownGrantOf(request: ClusterRequest, context: SchedulerContext): ClusterRequestGrant | undefined {
   const key = objectKey(request);
-  const grant = context.state.writer.grants.get(key, context.informers.of(CACHES.grants).get(key));
+  const grant = context.state.writer.grants.get(
+    key,
+    context.informers.of(CLUSTER_REQUEST_CACHES.grants).get(key),
+  );
   return grant?.spec.requestUID === request.metadata.uid ? grant : undefined;
 }
 
@@ -142,40 +154,41 @@ export const clusterRequestKind: MachineKind<
   SchedulingView,
   ClusterRequestCommand,
   ClusterRequestTiming,
-  SchedulerState
+  SchedulerState,
+  ClusterRequestSettings
 > = {
   definition: CLUSTER_REQUEST_DEFINITION,
-  cache: CACHES.clusterRequests,
+  cache: CLUSTER_REQUEST_CACHES.clusterRequests,
   timing: DEFAULT_CLUSTER_REQUEST_TIMING,
   // Off (`schedule: false`) beside another scheduler, the openMCP operator's, which serves requests then.
-  enabled: (options) => options.schedule !== false,
-  state: (context, options) => ({
+  enabled: (settings) => settings.enabled !== false,
+  state: (context, settings) => ({
     writer: {
       kubeConfig: context.kubeConfig,
       clusters: new RecentWrites<Cluster>(context.clock),
       grants: new RecentWrites<ClusterRequestGrant>(context.clock),
-      cachedCluster: (key) => context.informers.of(CACHES.clusters).get(key),
+      cachedCluster: (key) => context.informers.of(CLUSTER_CACHES.clusters).get(key),
       clusterLocks: new KeyedLock(),
     },
-    config: options.schedulerConfig ?? NO_SCHEDULER_CONFIG,
+    config: settings.schedulerConfig ?? NO_SCHEDULER_CONFIG,
   }),
   // An invalid configuration stops the engine's start, with every problem named.
   start: async ({ state }) => {
     await state.config.start?.();
   },
   stop: ({ state }) => state.config.stop?.(),
-  readiness: (options, context) =>
+  readiness: (settings, context) =>
     context
       ? [schedulerStatus(context.state.config)]
-      : options.schedule === false
+      : settings.enabled === false
         ? ["scheduler: off (--no-schedule); ClusterRequests are left to another scheduler"]
         : [],
   wakes: [
     // A Cluster's change matters to the requests it serves and to those waiting for a Cluster to change.
-    wake(CACHES.clusters, (cluster: Cluster, context) => {
+    wake(CLUSTER_CACHES.clusters, (cluster: Cluster, context) => {
       const uids = new Set(servedRequests(cluster));
       const served = context.informers
-        .of(CACHES.clusterRequests)
+        .of(CLUSTER_REQUEST_CACHES.clusterRequests)
         .list()
         .filter(
           (request) =>
@@ -186,9 +199,9 @@ export const clusterRequestKind: MachineKind<
         .map(objectKey);
       return [...served, ...waitingForClusters(context)];
     }),
-    wake(CACHES.grants, (grant: ClusterRequestGrant) => [objectKey(grant)]),
-    wake(CACHES.purposes, (_: Purpose, context) => unsettled(context)),
-    wake(CACHES.profiles, (_: ClusterProfile, context) => unsettled(context)),
+    wake(CLUSTER_REQUEST_CACHES.grants, (grant: ClusterRequestGrant) => [objectKey(grant)]),
+    wake(CLUSTER_REQUEST_CACHES.purposes, (_: Purpose, context) => unsettled(context)),
+    wake(PROFILE_CACHES.profiles, (_: ClusterProfile, context) => unsettled(context)),
   ],
 
   // Requests of one purpose may be serialized (below), so one replica owns them all; spec never changes.
@@ -210,7 +223,8 @@ export const clusterRequestKind: MachineKind<
     if (!config.current()) context.log.info(schedulerStatus(config));
     // A new configuration may serve requests the old one could not (and changes which are selected).
     config.onChange(() => {
-      for (const request of context.informers.of(CACHES.clusterRequests).list()) wakeKey(objectKey(request));
+      for (const request of context.informers.of(CLUSTER_REQUEST_CACHES.clusterRequests).list())
+        wakeKey(objectKey(request));
     });
   },
 

@@ -1,25 +1,29 @@
 /** Prepares AccessRequests for their provider (labels, clusterRef), expires them by ttl, and resets changed grants. */
 
 import { CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
-import type { AccessRequest } from "../api/access-request.ts";
-import type { Cluster } from "../api/cluster.ts";
-import type { ClusterProfile } from "../api/cluster-profile.ts";
-import type { ClusterRequestStatus } from "../api/cluster-request.ts";
-import type { ObjectReference } from "../api/common.ts";
-import { REQUEST_PHASES, RESOURCES } from "../api/constants.ts";
-import { isNotFound } from "../api/error-message.ts";
-import { referenceKey } from "../api/object-key.ts";
-import { prepareAccessRequest, type Resolution } from "../machines/access-request/preparation.ts";
-import type { Clock } from "./clock.ts";
-import type { Informer } from "./informer.ts";
-import { CACHES, type InformerSet } from "./informers.ts";
-import { KeyedController } from "./keyed-controller.ts";
-import { accessRequestShardKey } from "./kinds/access-request.ts";
-import type { Logger } from "./logger.ts";
-import type { EngineMetrics } from "./metrics.ts";
-import { Outcome } from "./outcome.ts";
-import { GoneError, patchObject } from "./patch-object.ts";
-import type { ShardRing } from "./sharding/shard-ring.ts";
+import type { AccessRequest } from "../../../api/access-request.ts";
+import type { Cluster } from "../../../api/cluster.ts";
+import type { ClusterProfile } from "../../../api/cluster-profile.ts";
+import type { ClusterRequestStatus } from "../../../api/cluster-request.ts";
+import type { ObjectReference } from "../../../api/common.ts";
+import { REQUEST_PHASES, RESOURCES } from "../../../api/constants.ts";
+import { isNotFound } from "../../../api/error-message.ts";
+import { referenceKey } from "../../../api/object-key.ts";
+import { prepareAccessRequest, type Resolution } from "../../../machines/access-request/preparation.ts";
+import type { Clock } from "../../clock.ts";
+import { GoneError } from "../../errors.ts";
+import type { Informer } from "../../informer.ts";
+import type { InformerSet } from "../../informers.ts";
+import { KeyedController } from "../../keyed-controller.ts";
+import type { Logger } from "../../logger.ts";
+import type { EngineMetrics } from "../../metrics.ts";
+import { Outcome } from "../../outcome.ts";
+import { patchObject } from "../../patch-object.ts";
+import { PROFILE_CACHES } from "../../profile-controller.ts";
+import type { ShardRing } from "../../sharding/shard-ring.ts";
+import { CLUSTER_CACHES } from "../cluster/caches.ts";
+import { ACCESS_REQUEST_CACHES } from "./caches.ts";
+import { accessRequestShardKey } from "./shard-key.ts";
 
 /** How to run preparation. */
 export interface AccessPreparationOptions {
@@ -46,9 +50,9 @@ export class AccessPreparationController extends KeyedController {
   constructor(options: AccessPreparationOptions) {
     super({ ...options, name: "accessrequest-preparation" });
     this.#options = options;
-    this.#requests = options.informers.of(CACHES.accessRequests);
-    this.#clusters = options.informers.of(CACHES.clusters);
-    this.#profiles = options.informers.of(CACHES.profiles);
+    this.#requests = options.informers.of(ACCESS_REQUEST_CACHES.accessRequests);
+    this.#clusters = options.informers.of(CLUSTER_CACHES.clusters);
+    this.#profiles = options.informers.of(PROFILE_CACHES.profiles);
     this.#api = options.kubeConfig.makeApiClient(CustomObjectsApi);
   }
 

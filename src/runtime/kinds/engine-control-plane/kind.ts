@@ -3,17 +3,17 @@
  * objects read from caches, the backend observed and commanded, the kubeconfig Secret (rotated when the
  * backend's admin credentials change) and the ClusterEndpoint written. Registered only with `--capi`.
  */
-import { kubeconfigSecretName, owningCapiCluster } from "../../api/cluster-api.ts";
+
+import { kubeconfigSecretName, owningCapiCluster } from "../../../api/cluster-api.ts";
 import {
   CONTROLPLANE_API_VERSION,
-  CONTROLPLANE_RESOURCES,
   ENGINE_CONTROL_PLANE_ANNOTATIONS,
   ENGINE_CONTROL_PLANE_LABELS,
   type EngineControlPlane,
-} from "../../api/engine-control-plane.ts";
-import { objectKey } from "../../api/object-key.ts";
-import { ENGINE_CONTROL_PLANE_DEFINITION } from "../../machines/engine-control-plane/definition.ts";
-import { explainEngineControlPlane } from "../../machines/engine-control-plane/explain.ts";
+} from "../../../api/engine-control-plane.ts";
+import { objectKey } from "../../../api/object-key.ts";
+import { ENGINE_CONTROL_PLANE_DEFINITION } from "../../../machines/engine-control-plane/definition.ts";
+import { explainEngineControlPlane } from "../../../machines/engine-control-plane/explain.ts";
 import {
   type ControlPlanePublication,
   controlPlanePausedBy,
@@ -23,8 +23,11 @@ import {
   engineControlPlaneTarget,
   stepEngineControlPlane,
   stepPausedEngineControlPlane,
-} from "../../machines/engine-control-plane/step.ts";
-import type { RequeueTiming } from "../../machines/shared/machine-tags.ts";
+} from "../../../machines/engine-control-plane/step.ts";
+import type { RequeueTiming } from "../../../machines/shared/machine-tags.ts";
+import type { MachineKind } from "../../machine-kind.ts";
+import { CAPI_CACHES } from "../capi-owned/caches.ts";
+import { capiOwnedWakes, ownerPausedFor, pausedReconciliation } from "../capi-owned/capi-owned.ts";
 import {
   clusterEndpointName,
   deletePublished,
@@ -32,30 +35,10 @@ import {
   type Publisher,
   writePublishedEndpoint,
   writePublishedKubeconfig,
-} from "../capi-publication.ts";
-import { type AccessSecret, CACHES, type CacheSpec } from "../informers.ts";
-import type { MachineKind } from "../machine-kind.ts";
-import { capiOwnedWakes, ownerPausedFor, pausedReconciliation } from "./capi-owned.ts";
-import { DEFAULT_CLUSTER_TIMING } from "./cluster.ts";
-import { profileOffer } from "./profile-offer.ts";
-
-/** The caches this kind reads besides the shared ones. */
-export const CONTROL_PLANE_CACHES = {
-  engineControlPlanes: {
-    name: "EngineControlPlane",
-    kind: "EngineControlPlane",
-    resource: CONTROLPLANE_RESOURCES.EngineControlPlane,
-    watchFiltered: true,
-  } satisfies CacheSpec<EngineControlPlane> as CacheSpec<EngineControlPlane>,
-  /** Only the kubeconfig Secrets the engine made for EngineControlPlanes (labelled with their uid). */
-  kubeconfigSecrets: {
-    name: "ControlPlaneKubeconfigSecret",
-    kind: "Secret",
-    resource: { group: "", version: "v1", plural: "secrets", namespaced: true },
-    labelSelector: ENGINE_CONTROL_PLANE_LABELS.uid,
-    secrets: true,
-  } satisfies CacheSpec<AccessSecret> as CacheSpec<AccessSecret>,
-} as const;
+} from "../capi-owned/publication.ts";
+import { DEFAULT_CLUSTER_TIMING } from "../cluster/kind.ts";
+import { profileOffer } from "../shared/profile-offer.ts";
+import { CONTROL_PLANE_CACHES } from "./caches.ts";
 
 /** What a paused control plane's reconcile observes: nothing (its step reads nothing of it). */
 const NOTHING_LOOKED_AT: ControlPlanePublication = { kubeconfig: "notWanted", endpointCurrent: true };
@@ -78,8 +61,7 @@ export const engineControlPlaneKind: MachineKind<
   cache: CONTROL_PLANE_CACHES.engineControlPlanes,
   // It builds clusters as the Cluster kind does, and is timed alike; driven only with the Cluster API side on.
   timing: DEFAULT_CLUSTER_TIMING,
-  timingOption: (options) => options.timing,
-  enabled: (options) => options.capi === true,
+  enabled: (settings) => settings.enabled === true,
   wakes: capiOwnedWakes(
     CONTROL_PLANE_CACHES.engineControlPlanes,
     CONTROL_PLANE_CACHES.kubeconfigSecrets,
@@ -93,7 +75,7 @@ export const engineControlPlaneKind: MachineKind<
     const owner =
       ownerName === undefined
         ? undefined
-        : informers.of(CACHES.capiClusters).get(`${namespace}/${ownerName}`);
+        : informers.of(CAPI_CACHES.capiClusters).get(`${namespace}/${ownerName}`);
     const { profile, settings } = profileOffer(context, controlPlane.spec.profile);
     const responsibility = engineControlPlaneResponsibility(controlPlane, profile, context, owner);
     if (responsibility === "paused") {
@@ -129,7 +111,7 @@ export const engineControlPlaneKind: MachineKind<
             .get(`${namespace}/${kubeconfigSecretName(ownerName)}`)
         : undefined;
       const endpoint = informers
-        .of(CACHES.clusterEndpoints)
+        .of(CAPI_CACHES.clusterEndpoints)
         .get(`${namespace}/${clusterEndpointName(object)}`);
       const published = object.spec.controlPlaneEndpoint;
       const ours = (labels: Readonly<Record<string, string>> | undefined) =>

@@ -12,11 +12,11 @@ import {
   CAPI_KUBECONFIG_SECRET,
   CAPI_LABELS,
   kubeconfigSecretName,
-} from "../api/cluster-api.ts";
-import { INFRASTRUCTURE_API_VERSION, LABELS, MANAGED_BY_ENGINE, RESOURCES } from "../api/constants.ts";
-import type { ClusterEndpointObject, EngineCluster } from "../api/engine-cluster.ts";
-import { isConflict, isNotFound } from "../api/error-message.ts";
-import { deleteOwnedSecret, type OwnerLabel, writeOwnedSecret } from "./owned-secret.ts";
+} from "../../../api/cluster-api.ts";
+import { INFRASTRUCTURE_API_VERSION, LABELS, MANAGED_BY_ENGINE, RESOURCES } from "../../../api/constants.ts";
+import type { ClusterEndpointObject, EngineCluster } from "../../../api/engine-cluster.ts";
+import { isConflict, isNotFound } from "../../../api/error-message.ts";
+import { deleteOwnedSecret, type OwnerLabel, writeOwnedSecret } from "../shared/owned-secret.ts";
 
 /** The object that publishes: its identity, and the label that marks what it made. */
 export interface Publisher {

@@ -3,12 +3,13 @@
  * objects read from caches, the backend observed and commanded, the kubeconfig Secret and the
  * ClusterEndpoint written. Registered only when the Cluster API side is on (`--capi`).
  */
-import { CAPI_ANNOTATIONS, kubeconfigSecretName, owningCapiCluster } from "../../api/cluster-api.ts";
-import { LABELS } from "../../api/constants.ts";
-import type { EngineCluster } from "../../api/engine-cluster.ts";
-import { objectKey } from "../../api/object-key.ts";
-import { ENGINE_CLUSTER_DEFINITION } from "../../machines/engine-cluster/definition.ts";
-import { explainEngineCluster } from "../../machines/engine-cluster/explain.ts";
+
+import { CAPI_ANNOTATIONS, kubeconfigSecretName, owningCapiCluster } from "../../../api/cluster-api.ts";
+import { LABELS } from "../../../api/constants.ts";
+import type { EngineCluster } from "../../../api/engine-cluster.ts";
+import { objectKey } from "../../../api/object-key.ts";
+import { ENGINE_CLUSTER_DEFINITION } from "../../../machines/engine-cluster/definition.ts";
+import { explainEngineCluster } from "../../../machines/engine-cluster/explain.ts";
 import {
   type EngineClusterCommand,
   type EngineClusterObservation,
@@ -18,19 +19,20 @@ import {
   pausedBy,
   stepEngineCluster,
   stepPausedEngineCluster,
-} from "../../machines/engine-cluster/step.ts";
-import type { RequeueTiming } from "../../machines/shared/machine-tags.ts";
+} from "../../../machines/engine-cluster/step.ts";
+import type { RequeueTiming } from "../../../machines/shared/machine-tags.ts";
+import type { MachineKind } from "../../machine-kind.ts";
+import { CAPI_CACHES } from "../capi-owned/caches.ts";
+import { capiOwnedWakes, ownerPausedFor, pausedReconciliation } from "../capi-owned/capi-owned.ts";
 import {
   clusterEndpointName,
   deletePublication,
   writeClusterEndpoint,
   writeKubeconfigSecret,
-} from "../capi-publication.ts";
-import { CACHES } from "../informers.ts";
-import type { MachineKind } from "../machine-kind.ts";
-import { capiOwnedWakes, ownerPausedFor, pausedReconciliation } from "./capi-owned.ts";
-import { DEFAULT_CLUSTER_TIMING } from "./cluster.ts";
-import { profileOffer } from "./profile-offer.ts";
+} from "../capi-owned/publication.ts";
+import { DEFAULT_CLUSTER_TIMING } from "../cluster/kind.ts";
+import { profileOffer } from "../shared/profile-offer.ts";
+import { ENGINE_CLUSTER_CACHES } from "./caches.ts";
 
 /** What a paused EngineCluster's reconcile observes: nothing (its step reads nothing of it). */
 const NOTHING_LOOKED_AT: Publication = { kubeconfig: "notWanted", endpointCurrent: false };
@@ -46,12 +48,15 @@ export const engineClusterKind: MachineKind<
   RequeueTiming
 > = {
   definition: ENGINE_CLUSTER_DEFINITION,
-  cache: CACHES.engineClusters,
+  cache: ENGINE_CLUSTER_CACHES.engineClusters,
   // It builds clusters as the Cluster kind does, and is timed alike (`timing`).
   timing: DEFAULT_CLUSTER_TIMING,
-  timingOption: (options) => options.timing,
-  enabled: (options) => options.capi === true,
-  wakes: capiOwnedWakes(CACHES.engineClusters, CACHES.kubeconfigSecrets, LABELS.engineClusterUid),
+  enabled: (settings) => settings.enabled === true,
+  wakes: capiOwnedWakes(
+    ENGINE_CLUSTER_CACHES.engineClusters,
+    ENGINE_CLUSTER_CACHES.kubeconfigSecrets,
+    LABELS.engineClusterUid,
+  ),
 
   async open(cluster, context) {
     const { informers, backend, providerName, timing, log, kubeConfig } = context;
@@ -59,7 +64,7 @@ export const engineClusterKind: MachineKind<
     const owner = owningCapiCluster(cluster.metadata);
     const ownerPaused =
       owner !== undefined &&
-      informers.of(CACHES.capiClusters).get(`${namespace}/${owner}`)?.spec?.paused === true;
+      informers.of(CAPI_CACHES.capiClusters).get(`${namespace}/${owner}`)?.spec?.paused === true;
     const { profile, settings, defaultVersion } = profileOffer(context, cluster.spec.profile);
     const responsibility = engineClusterResponsibility(cluster, profile, context, ownerPaused);
     if (responsibility === "paused") {
@@ -76,10 +81,12 @@ export const engineClusterKind: MachineKind<
 
     const publication = (object: EngineCluster): Publication => {
       const secret = owner
-        ? informers.of(CACHES.kubeconfigSecrets).get(`${namespace}/${kubeconfigSecretName(owner)}`)
+        ? informers
+            .of(ENGINE_CLUSTER_CACHES.kubeconfigSecrets)
+            .get(`${namespace}/${kubeconfigSecretName(owner)}`)
         : undefined;
       const endpoint = informers
-        .of(CACHES.clusterEndpoints)
+        .of(CAPI_CACHES.clusterEndpoints)
         .get(`${namespace}/${clusterEndpointName(object)}`);
       const published = object.spec.controlPlaneEndpoint;
       const ours = (labels: Readonly<Record<string, string>> | undefined) =>

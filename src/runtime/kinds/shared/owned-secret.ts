@@ -1,6 +1,6 @@
 /** Secrets the engine makes for one object: created or replaced only while they carry that object's label, deleted likewise. */
 import { CoreV1Api, type KubeConfig, type V1Secret } from "@kubernetes/client-node";
-import { isConflict, isNotFound } from "../api/error-message.ts";
+import { isConflict, isNotFound } from "../../../api/error-message.ts";
 
 /** The label that says which object a Secret was made for: `[key, value]`. */
 export type OwnerLabel = readonly [key: string, value: string];

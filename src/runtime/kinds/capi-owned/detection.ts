@@ -1,7 +1,7 @@
 /** Whether Cluster API is installed on the API server: its Cluster CRD serves the contract version. */
 import { ApiException, ApiextensionsV1Api, type KubeConfig } from "@kubernetes/client-node";
-import { CAPI_CLUSTER_CRD, CAPI_CONTRACT } from "../api/cluster-api.ts";
-import { isNotFound } from "../api/error-message.ts";
+import { CAPI_CLUSTER_CRD, CAPI_CONTRACT } from "../../../api/cluster-api.ts";
+import { isNotFound } from "../../../api/error-message.ts";
 
 /** What the look found: installed, not installed (and why, in words), or not readable. */
 export type CapiPresence = { readonly installed: true } | { readonly installed: false; readonly why: string };

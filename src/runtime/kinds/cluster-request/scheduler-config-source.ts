@@ -6,13 +6,13 @@
  */
 import { readFile } from "node:fs/promises";
 import { CoreV1Api, type KubeConfig, type V1ConfigMap, Watch } from "@kubernetes/client-node";
-import { referenceKey } from "../api/object-key.ts";
-import type { SchedulerConfig } from "../api/scheduler-config.ts";
-import { describeConfig, parseSchedulerConfig } from "../machines/cluster-request/scheduler-config.ts";
-import { type EventRecord, EventRecorder } from "./event-recorder.ts";
-import { Informer, type ListWatchSource } from "./informer.ts";
-import { errorMessage, type Logger } from "./logger.ts";
-import type { SchedulerConfigView } from "./machine-kind.ts";
+import { referenceKey } from "../../../api/object-key.ts";
+import type { SchedulerConfig } from "../../../api/scheduler-config.ts";
+import { describeConfig, parseSchedulerConfig } from "../../../machines/cluster-request/scheduler-config.ts";
+import { type EventRecord, EventRecorder } from "../../event-recorder.ts";
+import { Informer, type ListWatchSource } from "../../informer.ts";
+import { errorMessage, type Logger } from "../../logger.ts";
+import type { SchedulerConfigView } from "../../machine-kind.ts";
 
 /** A live configuration: {@link SchedulerConfigView} plus its lifecycle. */
 export interface SchedulerConfigSource extends SchedulerConfigView {

@@ -1,12 +1,13 @@
 /** The AccessRequest kind's I/O half: the target cluster read and changed with the backend's admin access, the Secret written. */
-import type { AccessRequest } from "../../api/access-request.ts";
-import type { ClusterTarget } from "../../api/backend.ts";
-import type { AdminScope } from "../../api/backend-contract.ts";
-import type { Cluster } from "../../api/cluster.ts";
-import { CLUSTER_PHASES, LABELS, REASONS, REQUEST_PHASES } from "../../api/constants.ts";
-import { objectKey } from "../../api/object-key.ts";
-import { ACCESS_REQUEST_DEFINITION } from "../../machines/access-request/definition.ts";
-import { explainAccessRequest } from "../../machines/access-request/explain.ts";
+
+import type { AccessRequest } from "../../../api/access-request.ts";
+import type { ClusterTarget } from "../../../api/backend.ts";
+import type { AdminScope } from "../../../api/backend-contract.ts";
+import type { Cluster } from "../../../api/cluster.ts";
+import { CLUSTER_PHASES, LABELS, REASONS, REQUEST_PHASES } from "../../../api/constants.ts";
+import { objectKey } from "../../../api/object-key.ts";
+import { ACCESS_REQUEST_DEFINITION } from "../../../machines/access-request/definition.ts";
+import { explainAccessRequest } from "../../../machines/access-request/explain.ts";
 import {
   type AccessObservation,
   type AccessSecret,
@@ -16,23 +17,27 @@ import {
   accessSecretName,
   type TargetProblem,
   untilRenewal,
-} from "../../machines/access-request/facts.ts";
-import { oidcTrustPlan } from "../../machines/access-request/oidc-trust.ts";
-import { toDesired } from "../../machines/access-request/rbac-plan.ts";
+} from "../../../machines/access-request/facts.ts";
+import { oidcTrustPlan } from "../../../machines/access-request/oidc-trust.ts";
+import { toDesired } from "../../../machines/access-request/rbac-plan.ts";
 import {
   type AccessCommand,
   type AccessTiming,
   accessResponsibility,
   stepAccessRequest,
-} from "../../machines/access-request/step.ts";
-import { clusterTarget } from "../../machines/cluster/step.ts";
-import { deleteAccessSecret, writeAccessSecret } from "../access-secret.ts";
-import { type AccessTargetClient, targetClient, targetProblemOf } from "../access-target-client.ts";
-import { CACHES } from "../informers.ts";
-import { apiStatusOf, errorMessage } from "../logger.ts";
-import type { KindContext, MachineKind } from "../machine-kind.ts";
-import { wake } from "../machine-kind.ts";
-import { profileOffer } from "./profile-offer.ts";
+} from "../../../machines/access-request/step.ts";
+import { clusterTarget } from "../../../machines/cluster/step.ts";
+import { apiStatusOf, errorMessage } from "../../logger.ts";
+import type { KindContext, MachineKind } from "../../machine-kind.ts";
+import { wake } from "../../machine-kind.ts";
+import { PROFILE_CACHES } from "../../profile-controller.ts";
+import { CLUSTER_CACHES } from "../cluster/caches.ts";
+import { profileOffer } from "../shared/profile-offer.ts";
+import { deleteAccessSecret, writeAccessSecret } from "./access-secret.ts";
+import { ACCESS_REQUEST_CACHES } from "./caches.ts";
+import { AccessPreparationController } from "./preparation-controller.ts";
+import { accessRequestShardKey } from "./shard-key.ts";
+import { type AccessTargetClient, targetClient, targetProblemOf } from "./target-client.ts";
 
 /** Defaults: tokens live 24 h; look again every 5 s while working or denied, every 5 min at rest. */
 export const DEFAULT_ACCESS_TIMING = {
@@ -43,17 +48,6 @@ export const DEFAULT_ACCESS_TIMING = {
 } as const;
 
 const uidOf = (request: AccessRequest) => request.metadata.uid ?? "";
-
-/**
- * Sharded mode: an AccessRequest goes to the replica that owns its Cluster (the Cluster's key), so OIDC
- * requests on one Cluster stay serialized and a Cluster's access is handled beside it. clusterRef never
- * changes once set; a request that only names a ClusterRequest moves once, when it learns its Cluster,
- * before which it has nothing to act on.
- */
-export function accessRequestShardKey(request: AccessRequest): string {
-  const ref = request.spec.clusterRef;
-  return ref ? `${ref.namespace}/${ref.name}` : objectKey(request);
-}
 
 /** A client for the target cluster with admin rights; or why there is none: the Cluster's (`problem`) or the backend's failure. */
 async function adminClient(
@@ -92,7 +86,7 @@ async function adminClient(
 function oidcPeers(request: AccessRequest, context: KindContext): AccessRequest[] {
   const ref = request.spec.clusterRef;
   return context.informers
-    .of(CACHES.accessRequests)
+    .of(ACCESS_REQUEST_CACHES.accessRequests)
     .list()
     .filter(
       (other) =>
@@ -134,17 +128,15 @@ async function trustIssuers(
  */
 export const accessRequestKind: MachineKind<AccessRequest, AccessObservation, AccessCommand, AccessTiming> = {
   definition: ACCESS_REQUEST_DEFINITION,
-  cache: CACHES.accessRequests,
+  cache: ACCESS_REQUEST_CACHES.accessRequests,
   // The target's admin access is found through the Cluster's profile and its ProviderConfig.
-  reads: [CACHES.profiles, CACHES.providerConfigs],
+  reads: [PROFILE_CACHES.profiles, PROFILE_CACHES.providerConfigs],
   timing: DEFAULT_ACCESS_TIMING,
-  // A denied request is looked at as often as one at work, unless the option says otherwise.
-  timingOption: ({ accessTiming }) => accessTiming && { retryMs: accessTiming.pollMs, ...accessTiming },
   wakes: [
     // A Cluster that becomes Ready (or goes) matters to every request that targets it.
-    wake(CACHES.clusters, (cluster: Cluster, context) =>
+    wake(CLUSTER_CACHES.clusters, (cluster: Cluster, context) =>
       context.informers
-        .of(CACHES.accessRequests)
+        .of(ACCESS_REQUEST_CACHES.accessRequests)
         .list()
         .filter(
           (request) =>
@@ -154,10 +146,10 @@ export const accessRequestKind: MachineKind<AccessRequest, AccessObservation, Ac
         .map(objectKey),
     ),
     // Someone deleted or changed a Secret we made: look at its request again.
-    wake(CACHES.accessSecrets, (secret: AccessSecret, context) => {
+    wake(ACCESS_REQUEST_CACHES.accessSecrets, (secret: AccessSecret, context) => {
       const uid = secret.metadata.labels?.[LABELS.accessRequestUid];
       return context.informers
-        .of(CACHES.accessRequests)
+        .of(ACCESS_REQUEST_CACHES.accessRequests)
         .list()
         .filter((request) => request.metadata.uid === uid)
         .map(objectKey);
@@ -166,9 +158,14 @@ export const accessRequestKind: MachineKind<AccessRequest, AccessObservation, Ac
 
   shardKey: accessRequestShardKey,
 
+  // The generic preparation every provider's requests go through first (`prepare: false` beside the
+  // openMCP operator, which does it).
+  controllers: (context, settings, parts) =>
+    settings.prepare === false ? [] : [new AccessPreparationController({ ...context, ...parts })],
+
   // A deleted Cluster's admin access is forgotten (a Cluster made again under its name has another uid).
   watch(context) {
-    context.informers.of(CACHES.clusters).on((event) => {
+    context.informers.of(CLUSTER_CACHES.clusters).on((event) => {
       if (event.type === "delete") context.adminAccess.forget(event.object.metadata.uid ?? "");
     });
   },
@@ -185,7 +182,7 @@ export const accessRequestKind: MachineKind<AccessRequest, AccessObservation, Ac
     const ref = request.spec.clusterRef;
     const name = `${ref?.namespace}/${ref?.name}`;
     const access = await adminClient(
-      ref ? informers.of(CACHES.clusters).get(name) : undefined,
+      ref ? informers.of(CLUSTER_CACHES.clusters).get(name) : undefined,
       name,
       context,
     );
@@ -196,7 +193,7 @@ export const accessRequestKind: MachineKind<AccessRequest, AccessObservation, Ac
     const desired = plan && toDesired(plan);
     const secretName = accessSecretName(request);
     const secretOf = () =>
-      informers.of(CACHES.accessSecrets).get(`${request.metadata.namespace}/${secretName}`);
+      informers.of(ACCESS_REQUEST_CACHES.accessSecrets).get(`${request.metadata.namespace}/${secretName}`);
     /** What failed on the target in this reconcile's commands: the look after the failure reports it. */
     let failed: TargetProblem | undefined;
     const problemOf = (error: unknown) => {

@@ -5,20 +5,21 @@
  * tenancyCount nor get colliding prefixes.
  */
 import { CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
-import type { Cluster } from "../api/cluster.ts";
-import type { ClusterRequest } from "../api/cluster-request.ts";
-import type { ClusterRequestGrant } from "../api/cluster-request-grant.ts";
-import type { ObjectReference } from "../api/common.ts";
-import { CLUSTERS_API_VERSION, ENGINE_API_VERSION, LABELS, RESOURCES } from "../api/constants.ts";
-import { isConflict, isNotFound } from "../api/error-message.ts";
-import { referenceKey } from "../api/object-key.ts";
-import { claimOn, withoutClaim } from "../machines/cluster-request/claim.ts";
-import { servedRequests, serves } from "../machines/cluster-request/cluster-claims.ts";
-import type { Placement } from "../machines/cluster-request/schedule.ts";
-import { FIELD_MANAGER } from "./install-crds.ts";
-import type { KeyedLock } from "./keyed-lock.ts";
-import { ConflictError, GoneError, writeDesired } from "./patch-object.ts";
-import type { RecentWrites } from "./recent-writes.ts";
+import type { Cluster } from "../../../api/cluster.ts";
+import type { ClusterRequest } from "../../../api/cluster-request.ts";
+import type { ClusterRequestGrant } from "../../../api/cluster-request-grant.ts";
+import type { ObjectReference } from "../../../api/common.ts";
+import { CLUSTERS_API_VERSION, ENGINE_API_VERSION, LABELS, RESOURCES } from "../../../api/constants.ts";
+import { isConflict, isNotFound } from "../../../api/error-message.ts";
+import { referenceKey } from "../../../api/object-key.ts";
+import { claimOn, withoutClaim } from "../../../machines/cluster-request/claim.ts";
+import { servedRequests, serves } from "../../../machines/cluster-request/cluster-claims.ts";
+import type { Placement } from "../../../machines/cluster-request/schedule.ts";
+import { ConflictError, GoneError } from "../../errors.ts";
+import { FIELD_MANAGER } from "../../install-crds.ts";
+import type { KeyedLock } from "../../keyed-lock.ts";
+import { writeDesired } from "../../patch-object.ts";
+import type { RecentWrites } from "../../recent-writes.ts";
 
 /** Conflicting writes are re-read and retried this often before the reconcile fails (and is retried with backoff). */
 const MAX_ATTEMPTS = 5;

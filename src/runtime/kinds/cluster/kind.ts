@@ -1,22 +1,24 @@
 /** The Cluster kind's I/O half: the backend observes and carries out commands; profile and config changes wake Clusters. */
-import type { ClusterObservation } from "../../api/backend.ts";
-import type { Cluster } from "../../api/cluster.ts";
-import type { ClusterProfile } from "../../api/cluster-profile.ts";
-import type { ProviderConfig } from "../../api/provider-config.ts";
-import type { BackendOrder } from "../../machines/cluster/backend-cluster.ts";
-import { CLUSTER_DEFINITION } from "../../machines/cluster/definition.ts";
-import { explainCluster, type ProfileLookup } from "../../machines/cluster/explain.ts";
+
+import type { ClusterObservation } from "../../../api/backend.ts";
+import type { Cluster } from "../../../api/cluster.ts";
+import type { ClusterProfile } from "../../../api/cluster-profile.ts";
+import type { ProviderConfig } from "../../../api/provider-config.ts";
+import type { BackendOrder } from "../../../machines/cluster/backend-cluster.ts";
+import { CLUSTER_DEFINITION } from "../../../machines/cluster/definition.ts";
+import { explainCluster, type ProfileLookup } from "../../../machines/cluster/explain.ts";
 import {
   type ClusterTiming,
   clusterResponsibility,
   clusterTarget,
   stepCluster,
-} from "../../machines/cluster/step.ts";
-import { readClusterConfigs } from "../cluster-configs.ts";
-import { CACHES } from "../informers.ts";
-import type { KindContext, MachineKind } from "../machine-kind.ts";
-import { wake } from "../machine-kind.ts";
-import { profileOffer, profilesOf } from "./profile-offer.ts";
+} from "../../../machines/cluster/step.ts";
+import type { KindContext, MachineKind } from "../../machine-kind.ts";
+import { wake } from "../../machine-kind.ts";
+import { PROFILE_CACHES } from "../../profile-controller.ts";
+import { profileOffer, profilesOf } from "../shared/profile-offer.ts";
+import { CLUSTER_CACHES } from "./caches.ts";
+import { readClusterConfigs } from "./cluster-configs.ts";
 
 /** Defaults: poll a working backend every 2 s, retry a missing profile every 30 s, resync Ready every 10 min. */
 export const DEFAULT_CLUSTER_TIMING = { pollMs: 2_000, retryMs: 30_000, resyncMs: 600_000 } as const;
@@ -24,7 +26,7 @@ export const DEFAULT_CLUSTER_TIMING = { pollMs: 2_000, retryMs: 30_000, resyncMs
 /** Every Cluster that names one of these profiles. */
 function clustersOf(context: KindContext, profiles: ReadonlySet<string | undefined>): string[] {
   return context.informers
-    .of(CACHES.clusters)
+    .of(CLUSTER_CACHES.clusters)
     .list()
     .filter((cluster) => profiles.has(cluster.spec.profile))
     .map((cluster) => `${cluster.metadata.namespace}/${cluster.metadata.name}`);
@@ -33,15 +35,14 @@ function clustersOf(context: KindContext, profiles: ReadonlySet<string | undefin
 /** The Cluster kind: Pending → Provisioning → Ready ⇄ Updating, Failed, Deleting, at the configured backend. */
 export const clusterKind: MachineKind<Cluster, ClusterObservation, BackendOrder, ClusterTiming> = {
   definition: CLUSTER_DEFINITION,
-  cache: CACHES.clusters,
+  cache: CLUSTER_CACHES.clusters,
   timing: DEFAULT_CLUSTER_TIMING,
-  timingOption: (options) => options.timing,
   wakes: [
-    wake(CACHES.profiles, (profile: ClusterProfile, context) =>
+    wake(PROFILE_CACHES.profiles, (profile: ClusterProfile, context) =>
       clustersOf(context, new Set([profile.metadata.name])),
     ),
     // A config's settings and defaultVersion change what its Clusters are built with.
-    wake(CACHES.providerConfigs, (config: ProviderConfig, context) =>
+    wake(PROFILE_CACHES.providerConfigs, (config: ProviderConfig, context) =>
       clustersOf(context, profilesOf(context, config)),
     ),
   ],
@@ -88,7 +89,7 @@ export const clusterKind: MachineKind<Cluster, ClusterObservation, BackendOrder,
   describe: (command) => command.kind,
 
   async explain(cluster, read) {
-    const found = await read(CACHES.profiles.resource, undefined, cluster.spec.profile);
+    const found = await read(PROFILE_CACHES.profiles.resource, undefined, cluster.spec.profile);
     const profile: ProfileLookup =
       found === "unknown"
         ? { found: "unknown" }
