@@ -7,18 +7,20 @@ import { CAPI_ANNOTATIONS, kubeconfigSecretName, owningCapiCluster } from "../..
 import { LABELS } from "../../api/constants.ts";
 import type { EngineCluster } from "../../api/engine-cluster.ts";
 import { objectKey } from "../../api/object-key.ts";
-import { ENGINE_CLUSTER_DEFINITION } from "../../machines/engine-cluster/definition.ts";
-import { explainEngineCluster } from "../../machines/engine-cluster/explain.ts";
+import type {
+  CapiOwnedCommand as EngineClusterCommand,
+  CapiOwnedObservation as EngineClusterObservation,
+  CapiOwnedPublication as Publication,
+} from "../../machines/capi-owned/step.ts";
 import {
-  type EngineClusterCommand,
-  type EngineClusterObservation,
   engineClusterResponsibility,
   engineClusterTarget,
-  type Publication,
+  explainEngineCluster,
   pausedBy,
   stepEngineCluster,
   stepPausedEngineCluster,
-} from "../../machines/engine-cluster/step.ts";
+} from "../../machines/engine-cluster/contract.ts";
+import { ENGINE_CLUSTER_DEFINITION } from "../../machines/engine-cluster/definition.ts";
 import type { RequeueTiming } from "../../machines/shared/machine-tags.ts";
 import {
   clusterEndpointName,
