@@ -1,7 +1,7 @@
 /** Fixtures for pure EngineCluster step tests: stored EngineClusters, observations, step input. */
 import type { ClusterObservation } from "../../src/api/backend.ts";
 import type { EngineCluster } from "../../src/api/engine-cluster.ts";
-import type { CapiOwnedPublication } from "../../src/machines/capi-owned/step.ts";
+import type { CapiOwnedPublication } from "../../src/machines/capi-owned/contract.ts";
 import type { EngineClusterStepInput } from "../../src/machines/engine-cluster/contract.ts";
 import * as builders from "./builders.ts";
 import { aProfile, NOW, PROVIDER, TIMING } from "./cluster-fixtures.ts";

@@ -23,7 +23,7 @@ export const CAPI_OWNED_REASONS = {
 } as const;
 
 /** The Paused condition of an object that is not paused. */
-export const NOT_PAUSED: ConditionUpdate = {
+const NOT_PAUSED: ConditionUpdate = {
   type: CAPI_CONDITIONS.paused,
   status: "False",
   reason: CAPI_OWNED_REASONS.NotPaused,
@@ -57,7 +57,7 @@ export function pausedObjectStatus<Status extends { readonly conditions?: readon
 }
 
 /** `host:port`, or `(none)`. */
-export const endpointText = (endpoint: ApiEndpoint | undefined) =>
+const endpointText = (endpoint: ApiEndpoint | undefined) =>
   endpoint ? `${endpoint.host}:${endpoint.port}` : "(none)";
 
 /** The reason of a refused version. */
@@ -66,7 +66,7 @@ export function versionReason(facts: BackendClusterFacts): string {
 }
 
 /** What a condition of `type` (Ready, Available) says of `what` (the cluster, the control plane). */
-export interface ServingInput {
+interface ServingInput {
   readonly type: string;
   readonly what: string;
   readonly facts: BackendClusterFacts;
@@ -82,7 +82,7 @@ export interface ServingInput {
  * The condition of a cluster that serves (`version` its Kubernetes version): True with `reason`, unless the
  * backend moved it away from the published endpoint (which the contract forbids changing).
  */
-export function servingCondition(input: ServingInput, reason: string, version: string): ConditionUpdate {
+function servingCondition(input: ServingInput, reason: string, version: string): ConditionUpdate {
   const { type, endpoint, backendEndpoint } = input;
   const moved = backendEndpoint && endpoint && endpointText(backendEndpoint) !== endpointText(endpoint);
   return moved
@@ -99,7 +99,7 @@ export function servingCondition(input: ServingInput, reason: string, version: s
  * The condition of a cluster that does not serve because of what the engine is doing with it (a failed
  * command, deleting, creating, failed); undefined when it only waits for something to be built.
  */
-export function progressCondition(input: ServingInput): ConditionUpdate | undefined {
+function progressCondition(input: ServingInput): ConditionUpdate | undefined {
   const { type, what, facts, state } = input;
   const detail = backendDetail(facts.backend);
   const notServing = (reason: string, message: string): ConditionUpdate => ({

@@ -7,8 +7,9 @@
 import { CAPI_CONDITIONS, owningCapiCluster } from "../../api/cluster-api.ts";
 import { FINALIZERS, REASONS } from "../../api/constants.ts";
 import type { EngineCluster, EngineClusterStatus } from "../../api/engine-cluster.ts";
+import type { CapiOwnedStepInput, CapiOwnedStepResult } from "../capi-owned/contract.ts";
 import { capiOwnedGuardPhrases, explainCapiOwned } from "../capi-owned/explain.ts";
-import { type CapiOwnedStepInput, type CapiOwnedStepResult, capiOwnedSteps } from "../capi-owned/step.ts";
+import { capiOwnedSteps } from "../capi-owned/step.ts";
 import type { Explanation } from "../shared/explanation.ts";
 import type { RequeueTiming } from "../shared/machine-tags.ts";
 import { type EngineClusterFacts, engineClusterMachine } from "./machine.ts";

@@ -13,9 +13,10 @@ import {
   type EngineControlPlane,
   type EngineControlPlaneStatus,
 } from "../../api/engine-control-plane.ts";
+import type { CapiOwnedStepInput, CapiOwnedStepResult } from "../capi-owned/contract.ts";
 import { capiOwnedGuardPhrases, explainCapiOwned } from "../capi-owned/explain.ts";
 import { type CapiOwnedStatusInput, versionReason } from "../capi-owned/status.ts";
-import { type CapiOwnedStepInput, type CapiOwnedStepResult, capiOwnedSteps } from "../capi-owned/step.ts";
+import { capiOwnedSteps } from "../capi-owned/step.ts";
 import type { ConditionUpdate } from "../shared/conditions.ts";
 import type { Explanation } from "../shared/explanation.ts";
 import { type EngineControlPlaneFacts, engineControlPlaneMachine } from "./machine.ts";

@@ -11,7 +11,7 @@ import type {
   CapiOwnedCommand as EngineClusterCommand,
   CapiOwnedObservation as EngineClusterObservation,
   CapiOwnedPublication as Publication,
-} from "../../machines/capi-owned/step.ts";
+} from "../../machines/capi-owned/contract.ts";
 import {
   engineClusterResponsibility,
   engineClusterTarget,

@@ -16,7 +16,7 @@ import type {
   CapiOwnedPublication as ControlPlanePublication,
   CapiOwnedCommand as EngineControlPlaneCommand,
   CapiOwnedObservation as EngineControlPlaneObservation,
-} from "../../machines/capi-owned/step.ts";
+} from "../../machines/capi-owned/contract.ts";
 import {
   controlPlanePausedBy,
   engineControlPlaneResponsibility,

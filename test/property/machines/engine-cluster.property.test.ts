@@ -8,7 +8,7 @@ import type { ClusterObservation } from "../../../src/api/backend.ts";
 import { CAPI_ANNOTATIONS } from "../../../src/api/cluster-api.ts";
 import { FINALIZERS } from "../../../src/api/constants.ts";
 import type { EngineCluster } from "../../../src/api/engine-cluster.ts";
-import type { CapiOwnedCommand, CapiOwnedPublication } from "../../../src/machines/capi-owned/step.ts";
+import type { CapiOwnedCommand, CapiOwnedPublication } from "../../../src/machines/capi-owned/contract.ts";
 import {
   engineClusterResponsibility,
   pausedBy,

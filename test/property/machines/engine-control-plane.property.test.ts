@@ -8,7 +8,7 @@ import type { ClusterObservation } from "../../../src/api/backend.ts";
 import { CAPI_GROUP } from "../../../src/api/cluster-api.ts";
 import { CONTROLPLANE_API_VERSION, type EngineControlPlane } from "../../../src/api/engine-control-plane.ts";
 import { compareVersions } from "../../../src/machines/backend-cluster/kubernetes-version.ts";
-import type { CapiOwnedCommand, CapiOwnedPublication } from "../../../src/machines/capi-owned/step.ts";
+import type { CapiOwnedCommand, CapiOwnedPublication } from "../../../src/machines/capi-owned/contract.ts";
 import { stepEngineControlPlane } from "../../../src/machines/engine-control-plane/contract.ts";
 import { applied as withOperations } from "../../../src/machines/shared/json-patch.ts";
 import { changesTo } from "../../../src/runtime/patch-object.ts";

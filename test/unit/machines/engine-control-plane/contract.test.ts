@@ -8,7 +8,7 @@ import {
   ENGINE_CONTROL_PLANE_FINALIZER,
   type EngineControlPlane,
 } from "../../../../src/api/engine-control-plane.ts";
-import type { CapiOwnedPublication } from "../../../../src/machines/capi-owned/step.ts";
+import type { CapiOwnedPublication } from "../../../../src/machines/capi-owned/contract.ts";
 import {
   controlPlanePausedBy,
   type EngineControlPlaneStepInput,
