@@ -9,7 +9,7 @@ import type { BackendCondition, BackendPhase, ClusterObservation, ClusterTarget 
 import type { SupportedVersion } from "../api/cluster-profile.ts";
 import type { JsonObject, JsonValue, ObjectMeta } from "../api/common.ts";
 import { COPIED_METADATA_PREFIX, ENGINE_GROUP } from "../api/constants.ts";
-import { compareVersions, parseVersion } from "../machines/cluster/kubernetes-version.ts";
+import { compareVersions, parseVersion } from "../machines/backend-cluster/kubernetes-version.ts";
 import type { CapiSettings, CapiVariable, CapiWorkerPool } from "./capi-settings.ts";
 import { containedIn } from "./gardener-shoot.ts";
 

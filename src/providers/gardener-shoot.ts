@@ -8,7 +8,7 @@ import { isDeepStrictEqual } from "node:util";
 import type { BackendCondition, ClusterObservation, ClusterTarget } from "../api/backend.ts";
 import type { JsonObject, ObjectMeta } from "../api/common.ts";
 import { COPIED_METADATA_PREFIX, ENGINE_GROUP } from "../api/constants.ts";
-import { compareVersions } from "../machines/cluster/kubernetes-version.ts";
+import { compareVersions } from "../machines/backend-cluster/kubernetes-version.ts";
 import { applyClusterConfigs } from "./gardener-cluster-configs.ts";
 import type { GardenerSettings } from "./gardener-settings.ts";
 

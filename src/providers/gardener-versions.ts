@@ -1,7 +1,7 @@
 /** What a Gardener CloudProfile offers: the Kubernetes versions a profile lists, and the traits of a Shoot template. Pure. */
 import type { SupportedVersion } from "../api/cluster-profile.ts";
 import type { JsonObject } from "../api/common.ts";
-import { compareVersions, parseVersion } from "../machines/cluster/kubernetes-version.ts";
+import { compareVersions, parseVersion } from "../machines/backend-cluster/kubernetes-version.ts";
 
 /** One entry of a CloudProfile's `spec.kubernetes.versions` (Gardener's `ExpirableVersion`), as read. */
 export interface CloudProfileVersion {

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import type { ClusterTarget } from "../../src/api/backend.ts";
 import type { BackendContext, BackendModule, ClusterBackend } from "../../src/api/backend-contract.ts";
-import { compareVersions } from "../../src/machines/cluster/kubernetes-version.ts";
+import { compareVersions } from "../../src/machines/backend-cluster/kubernetes-version.ts";
 import type { CapiBackend } from "../../src/providers/capi.ts";
 import * as capi from "../../src/providers/capi.ts";
 import { capiClusterName } from "../../src/providers/capi-topology.ts";

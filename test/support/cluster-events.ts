@@ -1,6 +1,6 @@
 /** Every combination of the facts that matter to the Cluster machine's guards, as `observed` events. */
 import type { ClusterObservation } from "../../src/api/backend.ts";
-import type { VersionResolution } from "../../src/machines/cluster/kubernetes-version.ts";
+import type { VersionResolution } from "../../src/machines/backend-cluster/kubernetes-version.ts";
 import type { ClusterEvent, ClusterFacts } from "../../src/machines/cluster/machine.ts";
 
 const versions: Array<[boolean, VersionResolution | undefined]> = [

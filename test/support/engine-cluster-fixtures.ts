@@ -1,7 +1,8 @@
 /** Fixtures for pure EngineCluster step tests: stored EngineClusters, observations, step input. */
 import type { ClusterObservation } from "../../src/api/backend.ts";
 import type { EngineCluster } from "../../src/api/engine-cluster.ts";
-import type { EngineClusterStepInput, Publication } from "../../src/machines/engine-cluster/step.ts";
+import type { CapiOwnedPublication } from "../../src/machines/capi-owned/contract.ts";
+import type { EngineClusterStepInput } from "../../src/machines/engine-cluster/contract.ts";
 import * as builders from "./builders.ts";
 import { aProfile, NOW, PROVIDER, TIMING } from "./cluster-fixtures.ts";
 
@@ -24,8 +25,8 @@ export function anEngineCluster(
 }
 
 /** Nothing published yet (the backend gives admin access). */
-export const unpublished: Publication = { kubeconfig: "missing", endpointCurrent: false };
-export const published: Publication = { kubeconfig: "current", endpointCurrent: true };
+export const unpublished: CapiOwnedPublication = { kubeconfig: "missing", endpointCurrent: false };
+export const published: CapiOwnedPublication = { kubeconfig: "current", endpointCurrent: true };
 
 export const readyBackend = (
   endpoint = "https://127.0.0.1:6443",
@@ -40,7 +41,7 @@ export const readyBackend = (
 export function engineInput(
   cluster: EngineCluster,
   backend: ClusterObservation,
-  publication: Publication = unpublished,
+  publication: CapiOwnedPublication = unpublished,
   extra: Partial<EngineClusterStepInput> = {},
 ): EngineClusterStepInput {
   return {

@@ -1,9 +1,6 @@
 /** The Cluster statechart: Pending → Provisioning → Ready ⇄ Updating, Failed, Deleting. Pure: no I/O, no clock. */
 import { setup } from "xstate";
 import { CLUSTER_PHASES } from "../../api/constants.ts";
-import type { EventRecord } from "../shared/machine-step.ts";
-import { PHASE_TAG, REQUEUE } from "../shared/machine-tags.ts";
-import type { ObservedEvent } from "../shared/observed-guard.ts";
 import {
   acceptedVersion as accepted,
   type BackendClusterFacts,
@@ -11,7 +8,10 @@ import {
   deletingState,
   failedState,
   incompleteness,
-} from "./backend-cluster.ts";
+} from "../backend-cluster/backend-cluster.ts";
+import type { EventRecord } from "../shared/machine-step.ts";
+import { PHASE_TAG, REQUEUE } from "../shared/machine-tags.ts";
+import type { ObservedEvent } from "../shared/observed-guard.ts";
 
 /**
  * Everything one reconcile knows, computed level-based from the Cluster object, its profile and the

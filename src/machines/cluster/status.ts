@@ -3,8 +3,8 @@ import type { ClusterObservation } from "../../api/backend.ts";
 import type { Cluster, ClusterStatus } from "../../api/cluster.ts";
 import type { JsonObject } from "../../api/common.ts";
 import { CONDITION_TYPES, ENDPOINTS, REASONS } from "../../api/constants.ts";
+import { backendDetail, incompleteness } from "../backend-cluster/backend-cluster.ts";
 import { type ConditionUpdate, clusterPhase, mergeConditions } from "../shared/conditions.ts";
-import { backendDetail, incompleteness } from "./backend-cluster.ts";
 import type { ClusterFacts } from "./machine.ts";
 
 /** What the status is computed from: the step's input, of which it reads these. */

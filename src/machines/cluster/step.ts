@@ -4,10 +4,10 @@ import type { Cluster, ClusterStatus } from "../../api/cluster.ts";
 import type { ClusterProfile } from "../../api/cluster-profile.ts";
 import type { JsonObject } from "../../api/common.ts";
 import { ANNOTATIONS, FINALIZERS, LABELS, OPERATIONS } from "../../api/constants.ts";
+import { type BackendOrder, backendClusterFacts, backendTarget } from "../backend-cluster/backend-cluster.ts";
 import { type ProfileClaimant, profileReference } from "../cluster-profile/profile-reference.ts";
 import { type KindStep, kindStep, type StepBasics } from "../shared/kind-step.ts";
 import type { RequeueTiming } from "../shared/machine-tags.ts";
-import { type BackendOrder, backendClusterFacts, backendTarget } from "./backend-cluster.ts";
 import { type ClusterFacts, clusterMachine } from "./machine.ts";
 import { desiredStatus } from "./status.ts";
 

@@ -1,7 +1,7 @@
 /** The EngineCluster kind as the engine registers it: resource, machine, statechart, guards in words. */
 import { INFRASTRUCTURE_API_VERSION, RESOURCES } from "../../api/constants.ts";
 import type { MachineDefinition } from "../shared/machine-definition.ts";
-import { ENGINE_CLUSTER_GUARD_PHRASES } from "./explain.ts";
+import { ENGINE_CLUSTER_GUARD_PHRASES } from "./contract.ts";
 import { engineClusterMachine } from "./machine.ts";
 
 /** The EngineCluster kind (Cluster API's InfraCluster, served by the engine's backends). */

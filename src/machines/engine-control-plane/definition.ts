@@ -1,7 +1,7 @@
 /** The EngineControlPlane kind as the engine registers it: resource, machine, statechart, guards in words. */
 import { CONTROLPLANE_API_VERSION, CONTROLPLANE_RESOURCES } from "../../api/engine-control-plane.ts";
 import type { MachineDefinition } from "../shared/machine-definition.ts";
-import { ENGINE_CONTROL_PLANE_GUARD_PHRASES } from "./explain.ts";
+import { ENGINE_CONTROL_PLANE_GUARD_PHRASES } from "./contract.ts";
 import { engineControlPlaneMachine } from "./machine.ts";
 
 /** The EngineControlPlane kind (Cluster API's ControlPlane, a managed control plane served by the engine's backends). */

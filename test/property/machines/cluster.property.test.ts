@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import type { ClusterObservation } from "../../../src/api/backend.ts";
 import type { Cluster } from "../../../src/api/cluster.ts";
 import { FINALIZERS } from "../../../src/api/constants.ts";
-import type { BackendOrder } from "../../../src/machines/cluster/backend-cluster.ts";
+import type { BackendOrder } from "../../../src/machines/backend-cluster/backend-cluster.ts";
 import { clusterResponsibility } from "../../../src/machines/cluster/step.ts";
 import { aCluster, aProfile, CLAIMANT, input, NOW } from "../../support/cluster-fixtures.ts";
 import { afterWrites, stepClusterWrites } from "../../support/step-writes.ts";

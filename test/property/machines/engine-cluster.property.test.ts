@@ -8,14 +8,13 @@ import type { ClusterObservation } from "../../../src/api/backend.ts";
 import { CAPI_ANNOTATIONS } from "../../../src/api/cluster-api.ts";
 import { FINALIZERS } from "../../../src/api/constants.ts";
 import type { EngineCluster } from "../../../src/api/engine-cluster.ts";
+import type { CapiOwnedCommand, CapiOwnedPublication } from "../../../src/machines/capi-owned/contract.ts";
 import {
-  type EngineClusterCommand,
   engineClusterResponsibility,
-  type Publication,
   pausedBy,
   stepEngineCluster,
   stepPausedEngineCluster,
-} from "../../../src/machines/engine-cluster/step.ts";
+} from "../../../src/machines/engine-cluster/contract.ts";
 import { aProfile } from "../../support/cluster-fixtures.ts";
 import {
   anEngineCluster,
@@ -58,7 +57,7 @@ const worldEvent: fc.Arbitrary<WorldEvent> = fc.oneof(
 interface World {
   cluster: EngineCluster | undefined;
   backend: ClusterObservation;
-  publication: Publication;
+  publication: CapiOwnedPublication;
   ownerPaused: boolean;
   creates: number;
 }
@@ -69,7 +68,7 @@ function progress(backend: ClusterObservation): ClusterObservation {
   return { ...backend, phase: "ready", endpoint: backend.endpoint ?? "https://10.0.0.1:6443" };
 }
 
-function carryOut(world: World, commands: readonly EngineClusterCommand[]): void {
+function carryOut(world: World, commands: readonly CapiOwnedCommand[]): void {
   for (const command of commands) {
     if (command.kind === "create" && !world.backend.exists) {
       world.backend = { exists: true, phase: "provisioning", version: command.version };

@@ -7,12 +7,9 @@ import { describe, expect, it } from "vitest";
 import type { ClusterObservation } from "../../../src/api/backend.ts";
 import { CAPI_GROUP } from "../../../src/api/cluster-api.ts";
 import { CONTROLPLANE_API_VERSION, type EngineControlPlane } from "../../../src/api/engine-control-plane.ts";
-import { compareVersions } from "../../../src/machines/cluster/kubernetes-version.ts";
-import {
-  type ControlPlanePublication,
-  type EngineControlPlaneCommand,
-  stepEngineControlPlane,
-} from "../../../src/machines/engine-control-plane/step.ts";
+import { compareVersions } from "../../../src/machines/backend-cluster/kubernetes-version.ts";
+import type { CapiOwnedCommand, CapiOwnedPublication } from "../../../src/machines/capi-owned/contract.ts";
+import { stepEngineControlPlane } from "../../../src/machines/engine-control-plane/contract.ts";
 import { applied as withOperations } from "../../../src/machines/shared/json-patch.ts";
 import { changesTo } from "../../../src/runtime/patch-object.ts";
 import { aProfile, NOW, PROVIDER, TIMING } from "../../support/cluster-fixtures.ts";
@@ -48,7 +45,7 @@ const worldEvent: fc.Arbitrary<WorldEvent> = fc.oneof(
 interface World {
   controlPlane: EngineControlPlane;
   backend: ClusterObservation;
-  publication: ControlPlanePublication;
+  publication: CapiOwnedPublication;
   /** The version the backend is upgrading to, while it is. */
   upgradingTo: string | undefined;
 }
@@ -70,7 +67,7 @@ function aControlPlane(version: string): EngineControlPlane {
   };
 }
 
-function carryOut(world: World, commands: readonly EngineControlPlaneCommand[]): void {
+function carryOut(world: World, commands: readonly CapiOwnedCommand[]): void {
   for (const command of commands) {
     if (command.kind === "create" && !world.backend.exists) {
       world.backend = { exists: true, phase: "provisioning", version: command.version };

@@ -5,7 +5,7 @@
 import fc from "fast-check";
 import { expect, it } from "vitest";
 import type { JsonObject } from "../../../src/api/common.ts";
-import { compareVersions } from "../../../src/machines/cluster/kubernetes-version.ts";
+import { compareVersions } from "../../../src/machines/backend-cluster/kubernetes-version.ts";
 import { type Shoot, shootChanges } from "../../../src/providers/gardener-shoot.ts";
 
 /** RFC 7386: objects merge key by key, `null` removes, anything else replaces. */

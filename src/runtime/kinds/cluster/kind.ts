@@ -1,10 +1,9 @@
 /** The Cluster kind's I/O half: the backend observes and carries out commands; profile and config changes wake Clusters. */
-
 import type { ClusterObservation } from "../../../api/backend.ts";
 import type { Cluster } from "../../../api/cluster.ts";
 import type { ClusterProfile } from "../../../api/cluster-profile.ts";
 import type { ProviderConfig } from "../../../api/provider-config.ts";
-import type { BackendOrder } from "../../../machines/cluster/backend-cluster.ts";
+import type { BackendOrder } from "../../../machines/backend-cluster/backend-cluster.ts";
 import { CLUSTER_DEFINITION } from "../../../machines/cluster/definition.ts";
 import { explainCluster, type ProfileLookup } from "../../../machines/cluster/explain.ts";
 import {

@@ -3,23 +3,24 @@
  * objects read from caches, the backend observed and commanded, the kubeconfig Secret and the
  * ClusterEndpoint written. Registered only when the Cluster API side is on (`--capi`).
  */
-
 import { CAPI_ANNOTATIONS, kubeconfigSecretName, owningCapiCluster } from "../../../api/cluster-api.ts";
 import { LABELS } from "../../../api/constants.ts";
 import type { EngineCluster } from "../../../api/engine-cluster.ts";
 import { objectKey } from "../../../api/object-key.ts";
-import { ENGINE_CLUSTER_DEFINITION } from "../../../machines/engine-cluster/definition.ts";
-import { explainEngineCluster } from "../../../machines/engine-cluster/explain.ts";
+import type {
+  CapiOwnedCommand as EngineClusterCommand,
+  CapiOwnedObservation as EngineClusterObservation,
+  CapiOwnedPublication as Publication,
+} from "../../../machines/capi-owned/contract.ts";
 import {
-  type EngineClusterCommand,
-  type EngineClusterObservation,
   engineClusterResponsibility,
   engineClusterTarget,
-  type Publication,
+  explainEngineCluster,
   pausedBy,
   stepEngineCluster,
   stepPausedEngineCluster,
-} from "../../../machines/engine-cluster/step.ts";
+} from "../../../machines/engine-cluster/contract.ts";
+import { ENGINE_CLUSTER_DEFINITION } from "../../../machines/engine-cluster/definition.ts";
 import type { RequeueTiming } from "../../../machines/shared/machine-tags.ts";
 import type { MachineKind } from "../../machine-kind.ts";
 import { CAPI_CACHES } from "../capi-owned/caches.ts";

@@ -12,18 +12,20 @@ import {
   type EngineControlPlane,
 } from "../../../api/engine-control-plane.ts";
 import { objectKey } from "../../../api/object-key.ts";
-import { ENGINE_CONTROL_PLANE_DEFINITION } from "../../../machines/engine-control-plane/definition.ts";
-import { explainEngineControlPlane } from "../../../machines/engine-control-plane/explain.ts";
+import type {
+  CapiOwnedPublication as ControlPlanePublication,
+  CapiOwnedCommand as EngineControlPlaneCommand,
+  CapiOwnedObservation as EngineControlPlaneObservation,
+} from "../../../machines/capi-owned/contract.ts";
 import {
-  type ControlPlanePublication,
   controlPlanePausedBy,
-  type EngineControlPlaneCommand,
-  type EngineControlPlaneObservation,
   engineControlPlaneResponsibility,
   engineControlPlaneTarget,
+  explainEngineControlPlane,
   stepEngineControlPlane,
   stepPausedEngineControlPlane,
-} from "../../../machines/engine-control-plane/step.ts";
+} from "../../../machines/engine-control-plane/contract.ts";
+import { ENGINE_CONTROL_PLANE_DEFINITION } from "../../../machines/engine-control-plane/definition.ts";
 import type { RequeueTiming } from "../../../machines/shared/machine-tags.ts";
 import type { MachineKind } from "../../machine-kind.ts";
 import { CAPI_CACHES } from "../capi-owned/caches.ts";

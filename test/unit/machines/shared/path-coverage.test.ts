@@ -11,6 +11,10 @@ import {
 } from "../../../../src/machines/cluster-request/machine.ts";
 import type { EngineClusterFacts } from "../../../../src/machines/engine-cluster/machine.ts";
 import { engineClusterMachine } from "../../../../src/machines/engine-cluster/machine.ts";
+import {
+  type EngineControlPlaneFacts,
+  engineControlPlaneMachine,
+} from "../../../../src/machines/engine-control-plane/machine.ts";
 import { observedEvents as clusterEvents } from "../../../support/cluster-events.ts";
 import {
   everyCombination,
@@ -62,6 +66,38 @@ const machines: ReadonlyArray<{
       "deleting.released",
     ],
     transitions: 15,
+  },
+  {
+    machine: engineControlPlaneMachine,
+    // The same, each with its owner's infrastructure provisioned or not.
+    events: observedEach(
+      clusterEvents.flatMap(({ facts }) =>
+        [undefined, "workload"].flatMap((owner) =>
+          bools.flatMap((published) =>
+            bools.map(
+              (infrastructureReady): EngineControlPlaneFacts => ({
+                ...facts,
+                owner,
+                published,
+                infrastructureReady,
+              }),
+            ),
+          ),
+        ),
+      ),
+    ),
+    states: [
+      "pending",
+      "provisioning",
+      "running.ready",
+      "running.updating",
+      "running.refused",
+      "failed",
+      "deleting.blocked",
+      "deleting.releasing",
+      "deleting.released",
+    ],
+    transitions: 28,
   },
   {
     machine: accessRequestMachine,

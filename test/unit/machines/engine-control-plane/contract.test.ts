@@ -8,15 +8,15 @@ import {
   ENGINE_CONTROL_PLANE_FINALIZER,
   type EngineControlPlane,
 } from "../../../../src/api/engine-control-plane.ts";
+import type { CapiOwnedPublication } from "../../../../src/machines/capi-owned/contract.ts";
 import {
-  type ControlPlanePublication,
   controlPlanePausedBy,
   type EngineControlPlaneStepInput,
   type EngineControlPlaneStepResult,
   engineControlPlaneResponsibility,
   stepEngineControlPlane,
   stepPausedEngineControlPlane,
-} from "../../../../src/machines/engine-control-plane/step.ts";
+} from "../../../../src/machines/engine-control-plane/contract.ts";
 import { applied as withOperations } from "../../../../src/machines/shared/json-patch.ts";
 import { changesTo } from "../../../../src/runtime/patch-object.ts";
 import { aProfile, CLAIMANT, NOW, PROVIDER, TIMING } from "../../../support/cluster-fixtures.ts";
@@ -26,8 +26,8 @@ const at = (
   phase: "provisioning" | "ready" | "updating" | "failed" | "deleting",
   version = "1.33.3",
 ): ClusterObservation => ({ exists: true, phase, version, endpoint: "https://10.0.0.7:6443" });
-const unpublished: ControlPlanePublication = { kubeconfig: "missing", endpointCurrent: false };
-const published: ControlPlanePublication = { kubeconfig: "current", endpointCurrent: true };
+const unpublished: CapiOwnedPublication = { kubeconfig: "missing", endpointCurrent: false };
+const published: CapiOwnedPublication = { kubeconfig: "current", endpointCurrent: true };
 
 const ownerReference = {
   apiVersion: `${CAPI_GROUP}/v1beta2`,
@@ -65,7 +65,7 @@ function aControlPlane(
 function input(
   controlPlane: EngineControlPlane,
   backend: ClusterObservation,
-  extra: Partial<EngineControlPlaneStepInput> & { publication?: ControlPlanePublication } = {},
+  extra: Partial<EngineControlPlaneStepInput> & { publication?: CapiOwnedPublication } = {},
 ): EngineControlPlaneStepInput {
   const { publication, ...rest } = extra;
   return {
@@ -93,7 +93,7 @@ function applied(controlPlane: EngineControlPlane, result: EngineControlPlaneSte
 /** Steps a control plane through worlds, applying each step's writes. */
 function run(
   controlPlane: EngineControlPlane,
-  worlds: ReadonlyArray<[ClusterObservation, ControlPlanePublication?]>,
+  worlds: ReadonlyArray<[ClusterObservation, CapiOwnedPublication?]>,
   extra: Partial<EngineControlPlaneStepInput> = {},
 ) {
   let current = controlPlane;

@@ -5,13 +5,12 @@ import { ANNOTATIONS, FINALIZERS, LABELS } from "../../../../src/api/constants.t
 import type { EngineCluster } from "../../../../src/api/engine-cluster.ts";
 import { stepCluster } from "../../../../src/machines/cluster/step.ts";
 import {
-  apiEndpointOf,
   engineClusterResponsibility,
   engineClusterTarget,
   pausedBy,
   stepEngineCluster,
   stepPausedEngineCluster,
-} from "../../../../src/machines/engine-cluster/step.ts";
+} from "../../../../src/machines/engine-cluster/contract.ts";
 import { aCluster, aProfile, input } from "../../../support/cluster-fixtures.ts";
 import {
   anEngineCluster,
@@ -239,20 +238,8 @@ describe("deletion through the CAPI Cluster", () => {
   });
 });
 
-describe("apiEndpointOf", () => {
-  it.each([
-    ["https://127.0.0.1:6443", { host: "127.0.0.1", port: 6443 }],
-    ["https://api.example.com", { host: "api.example.com", port: 443 }],
-    ["https://[::1]:8443", { host: "::1", port: 8443 }],
-    ["not a url", undefined],
-    [undefined, undefined],
-  ])("%s → %o", (url, endpoint) => {
-    expect(apiEndpointOf(url)).toEqual(endpoint);
-  });
-});
-
 describe("the version an EngineCluster and a Cluster are built with", () => {
-  // Both resolve it through cluster/backend-cluster.ts: an empty version (which the CRDs accept) is no version.
+  // Both resolve it through backend-cluster/backend-cluster.ts: an empty version (which the CRDs accept) is no version.
   it("is the ProviderConfig's defaultVersion when spec.kubernetes.version is empty, as for a Cluster", () => {
     const base = anEngineCluster();
     const empty: EngineCluster = { ...base, spec: { ...base.spec, kubernetes: { version: "" } } };

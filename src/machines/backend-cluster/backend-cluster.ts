@@ -1,5 +1,5 @@
 /**
- * What every kind that holds a cluster at the backend (Cluster, EngineCluster) shares by construction:
+ * What every kind that holds a cluster at the backend (Cluster, EngineCluster, EngineControlPlane) shares by construction:
  * its facts, the guards over them, how its version is resolved, its failed and deleting states and its
  * backend target. A kind adds its own facts, guards and states.
  */

@@ -2,7 +2,10 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { SupportedVersion } from "../../../../src/api/cluster-profile.ts";
-import { compareVersions, resolveVersion } from "../../../../src/machines/cluster/kubernetes-version.ts";
+import {
+  compareVersions,
+  resolveVersion,
+} from "../../../../src/machines/backend-cluster/kubernetes-version.ts";
 
 const profile: SupportedVersion[] = [
   { version: "1.33.3" },
