@@ -62,7 +62,7 @@ export interface World extends ClusterHarness {
   readonly calls: readonly RecordedCall[];
   /** Calls of `method` about `<namespace>/<name>`. */
   callsAbout(method: string, cluster: string): number;
-  /** Starts one more engine on the world (its own KubeConfig), stopped with the world. */
+  /** Starts one more engine on the world (its own KubeConfig, maybe its own backend), stopped with the world. */
   startEngine(options?: ExtraEngineOptions): Promise<Engine>;
   /** The object, or undefined when it does not exist. */
   read<T>(resource: Resource, name: string, namespace?: string): Promise<T | undefined>;
@@ -100,6 +100,8 @@ export async function startWorld(options: WorldOptions = {}): Promise<World> {
       ...(options.kinds ? { kinds: options.kinds } : {}),
       ...(options.capi ? { capi: true } : {}),
       ...extra,
+      // A backend of the engine's own is recorded too, into the same calls.
+      ...(extra.backend ? { backend: recording(extra.backend, calls) } : {}),
     });
     engines.push(engine);
     await engine.start();
