@@ -1,18 +1,17 @@
 /**
- * The API-server loop: one or a few integration files that need real kube-apiservers and etcd but no
- * Docker, Cluster API or Gardener assets (`npx vitest run --config vitest.api.config.ts test/integration/<file>`).
- * The full suite is vitest.config.ts (`npm test`).
+ * The API-server loop for one or a few files: `npx vitest run --config vitest.api.config.ts test/integration/<file>`.
+ * Only the kube binaries are set up, for any file named (a heavy file then finds or builds its own assets as
+ * it goes). The three projects are in vitest.config.ts.
  */
 import { defineConfig } from "vitest/config";
+import { integration, RUNNER } from "./vitest.config.ts";
 
 export default defineConfig({
   test: {
+    ...RUNNER,
+    ...integration.test,
     include: ["test/**/*.test.ts"],
-    globalSetup: ["test/support/global-setup-kube.ts"],
+    exclude: [],
     reporters: ["default"],
-    pool: "forks",
-    maxWorkers: 2,
-    testTimeout: 60_000,
-    hookTimeout: 180_000,
   },
 });

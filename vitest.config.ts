@@ -1,15 +1,58 @@
-/** Test runner configuration: unit, property and integration tests under test/. */
-import { defineConfig } from "vitest/config";
+/**
+ * The test house: three projects, each with only the setup its files need.
+ * - `unit`: unit and property tests, pure code, no global setup at all (`npm run test:unit`).
+ * - `integration`: real kube-apiservers and etcd; its setup only finds (first time: builds) the kube binaries
+ *   (`npm run test:integration`).
+ * - `heavy`: kind, Cluster API, Gardener, the engine's image, the browser; named so by file name
+ *   (`*.heavy.test.ts`); its setup starts building those assets in the background, so the other projects run
+ *   meanwhile, and each heavy file waits for them (`npm run test:heavy`).
+ * `npm test` runs all three in one run: integration (slowest files first) and unit, then heavy.
+ */
+import { defineConfig, type TestProjectInlineConfiguration } from "vitest/config";
+
+const HEAVY = "test/integration/**/*.heavy.test.ts";
+
+export const unit: TestProjectInlineConfiguration = {
+  extends: true,
+  test: { name: "unit", include: ["test/unit/**/*.test.ts", "test/property/**/*.test.ts"] },
+};
+
+export const integration: TestProjectInlineConfiguration = {
+  extends: true,
+  test: {
+    name: "integration",
+    include: ["test/integration/**/*.test.ts"],
+    exclude: [HEAVY],
+    globalSetup: ["test/support/global-setup-kube.ts"],
+    hookTimeout: 180_000,
+  },
+};
+
+export const heavy: TestProjectInlineConfiguration = {
+  extends: true,
+  test: {
+    name: "heavy",
+    include: [HEAVY],
+    globalSetup: ["test/support/global-setup-heavy.ts"],
+    setupFiles: ["test/support/heavy-assets-ready.ts"],
+    hookTimeout: 180_000,
+    // After the others: the assets build while they run (a barrier costs at most the last short file).
+    sequence: { groupOrder: 1 },
+  },
+};
+
+/** How every project runs. */
+export const RUNNER = {
+  pool: "forks",
+  // Integration tests each start a real control plane (~0.5 GiB); two at a time suit a 2-core machine.
+  maxWorkers: 2,
+  testTimeout: 60_000,
+} as const;
 
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
-    globalSetup: ["test/support/global-setup.ts"],
+    ...RUNNER,
+    projects: [unit, integration, heavy],
     reporters: ["default", "./test/support/summary-reporter.ts"],
-    pool: "forks",
-    // Integration tests each start a real control plane (~0.5 GiB); two at a time suit a 2-core machine.
-    maxWorkers: 2,
-    testTimeout: 60_000,
-    hookTimeout: 180_000,
   },
 });

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Makes sure Chromium is there for the browser test of the live view (test/integration/live-view.browser.test.ts).
+# Makes sure Chromium is there for the browser test of the live view (test/integration/live-view.browser.heavy.test.ts).
 #
 # $OPENMCP_CHROMIUM if set, else Debian's /usr/bin/chromium. If it is missing and apt-get is usable (as root,
 # or through passwordless sudo), installs Debian's `chromium` package (plus fonts-liberation, so text renders

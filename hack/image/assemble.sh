@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Assembles the runtime tree of the engine into DIR: the compiled JavaScript (dist/), CRDs, examples, the new-backend templates and
 # production dependencies only. The container build (Dockerfile) runs exactly this, and so does the test
-# that checks the assembled tree starts (test/integration/deploy.test.ts).
+# that checks the assembled tree starts (test/integration/deploy.heavy.test.ts).
 # Compiled rather than TypeScript stripped at start-up: Node then never loads its type stripper, which
 # measured ~30 MB less RSS and a faster start (bench/run-scale.bench.ts runs the same dist/).
 # Usage: hack/image/assemble.sh DIR

@@ -2,15 +2,11 @@
  * The engine's traffic to a real API server, as /metrics shows it: every request counted by method and
  * code, a client-side rate limit that holds requests back when set, and the work queues' in-flight gauges.
  */
-import { KubeConfig } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SimulatedBackend } from "../../src/providers/simulated.ts";
-import { Engine } from "../../src/runtime/engine.ts";
-import { type ClusterHarness, isReady, startClusterHarness } from "../support/cluster-harness.ts";
 import { eventually } from "../support/eventually.ts";
+import { isReady, startWorld, type World } from "../support/world.ts";
 
-let harness: ClusterHarness;
-let engine: Engine;
+let world: World;
 
 /** The value of one sample in a Prometheus text exposition, 0 when absent. */
 function sample(text: string, name: string, labels: Record<string, string> = {}): number {
@@ -24,46 +20,34 @@ function sample(text: string, name: string, labels: Record<string, string> = {})
 }
 
 beforeAll(async () => {
-  harness = await startClusterHarness();
-  // A KubeConfig of the engine's own, so the limit holds back its requests and not the test's.
-  const kubeConfig = new KubeConfig();
-  kubeConfig.loadFromFile(harness.controlPlane.kubeconfigPath);
-  engine = new Engine({
-    kubeConfig,
-    providerName: harness.provider,
-    environment: "test",
-    backend: new SimulatedBackend({ provisionDelayMs: 0 }),
-    timing: { pollMs: 100, retryMs: 200, resyncMs: 60_000 },
-    apiRateLimit: { qps: 50, burst: 1 },
-  });
-  await engine.start();
+  // The engine has a KubeConfig of its own, so the limit holds back its requests and not the test's.
+  world = await startWorld({ engine: { apiRateLimit: { qps: 50, burst: 1 } } });
 });
 
 afterAll(async () => {
-  await engine?.stop();
-  await harness?.stop();
+  await world?.stop();
 });
 
 describe("the engine's API traffic", () => {
   it("counts every request by method and code, holds requests to the rate asked, and shows each queue's work in flight", async () => {
-    for (const name of ["t-1", "t-2", "t-3"]) await harness.createCluster(name);
-    for (const name of ["t-1", "t-2", "t-3"]) await harness.waitFor(name, isReady, 30_000);
+    for (const name of ["t-1", "t-2", "t-3"]) await world.createCluster(name);
+    for (const name of ["t-1", "t-2", "t-3"]) await world.waitFor(name, isReady, 30_000);
     // The finalizer and status patches of three Clusters, all answered 200 (the engine may read the last
     // answer a moment after the test sees Ready).
     await eventually(
       async () =>
         expect(
-          sample(await engine.metrics.registry.metrics(), "rest_client_requests_total", {
+          sample(await world.engine.metrics.registry.metrics(), "rest_client_requests_total", {
             method: "PATCH",
             code: "200",
           }),
         ).toBeGreaterThanOrEqual(6),
       { what: "six PATCHes counted", timeoutMs: 10_000 },
     );
-    const text = await engine.metrics.registry.metrics();
+    const text = await world.engine.metrics.registry.metrics();
     // Lists and watches.
     expect(sample(text, "rest_client_requests_total", { method: "GET", code: "200" })).toBeGreaterThan(0);
-    const host = new URL(harness.controlPlane.kubeConfig.getCurrentCluster()?.server ?? "").host;
+    const host = new URL(world.controlPlane.kubeConfig.getCurrentCluster()?.server ?? "").host;
     expect(text).toContain(`host="${host}"`);
     // With a burst of 1, the informers starting together must have waited for the limiter.
     expect(sample(text, "rest_client_rate_limiter_duration_seconds_count", { verb: "GET" })).toBeGreaterThan(

@@ -11,19 +11,17 @@ import { RESOURCES } from "../../src/api/constants.ts";
 import type { ProviderConfig } from "../../src/api/provider-config.ts";
 import { explain } from "../../src/cli/explain.ts";
 import { SimulatedBackend } from "../../src/providers/simulated.ts";
-import { Engine } from "../../src/runtime/engine.ts";
 import { anAccessRequest } from "../support/builders.ts";
-import { type ClusterHarness, isReady, startClusterHarness } from "../support/cluster-harness.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
+import { isReady, startWorld, type World } from "../support/world.ts";
 
 const main = join(import.meta.dirname, "..", "..", "src", "cli", "main.ts");
 
-let harness: ClusterHarness;
-let engine: Engine;
+let world: World;
 let kubeconfig: string;
 
 /**
- * Simulated clusters whose admin access is the harness's own API server, so token requests are granted
+ * Simulated clusters whose admin access is the world's own API server, so token requests are granted
  * for real (a ServiceAccount token in a real Secret) without a second control plane. No OIDC.
  */
 function loopbackBackend(adminKubeconfig: string): ClusterBackend {
@@ -42,31 +40,26 @@ function loopbackBackend(adminKubeconfig: string): ClusterBackend {
 }
 
 beforeAll(async () => {
-  harness = await startClusterHarness();
-  kubeconfig = harness.controlPlane.kubeconfigPath;
-  engine = new Engine({
-    kubeConfig: harness.controlPlane.kubeConfig,
-    providerName: harness.provider,
-    environment: "test",
+  // The backend needs the API server's kubeconfig: a world with no engine yet, then the engine on it.
+  world = await startWorld({ engine: false });
+  kubeconfig = world.controlPlane.kubeconfigPath;
+  await world.startEngine({
     backend: loopbackBackend(readFileSync(kubeconfig, "utf8")),
-    timing: { pollMs: 100, retryMs: 200, resyncMs: 60_000 },
     accessTiming: { tokenValidityMs: 600_000, pollMs: 200, resyncMs: 60_000 },
   });
-  await engine.start();
-  await harness.createCluster("web");
-  await harness.waitFor("web", isReady);
+  await world.createCluster("web");
+  await world.waitFor("web", isReady);
 });
 
 afterAll(async () => {
-  await engine?.stop();
-  await harness?.stop();
+  await world?.stop();
 });
 
 async function createRequest(name: string, spec: AccessRequestSpec): Promise<void> {
-  await harness.custom.createNamespacedCustomObject({
+  await world.custom.createNamespacedCustomObject({
     ...RESOURCES.AccessRequest,
-    namespace: harness.namespace,
-    body: anAccessRequest({ name, namespace: harness.namespace, ...spec }),
+    namespace: world.namespace,
+    body: anAccessRequest({ name, namespace: world.namespace, ...spec }),
   });
 }
 
@@ -75,20 +68,20 @@ const waitForRequest = (name: string, predicate: (request: AccessRequest) => boo
   eventually(
     async () =>
       satisfying(
-        (await harness.custom.getNamespacedCustomObject({
+        (await world.custom.getNamespacedCustomObject({
           ...RESOURCES.AccessRequest,
-          namespace: harness.namespace,
+          namespace: world.namespace,
           name,
         })) as AccessRequest,
         predicate,
       ),
-    { what: `AccessRequest ${harness.namespace}/${name}: ${String(predicate)}` },
+    { what: `AccessRequest ${world.namespace}/${name}: ${String(predicate)}` },
   );
 
 /** What `explain <kind> clusters/<name>` prints. */
 async function explained(name: string, kind = "accessrequest"): Promise<string> {
   let output = "";
-  await explain([kind, `${harness.namespace}/${name}`, "--kubeconfig", kubeconfig], (text) => {
+  await explain([kind, `${world.namespace}/${name}`, "--kubeconfig", kubeconfig], (text) => {
     output += `${text}\n`;
   });
   return output;
@@ -105,7 +98,7 @@ const hasCondition = (type: string, status: string) => (request: AccessRequest) 
 describe("openmcp-engine explain accessrequest", () => {
   it("tells a request for an unknown Cluster waits for its Cluster reference", async () => {
     await createRequest("lost", {
-      clusterRef: { name: "ghost", namespace: harness.namespace },
+      clusterRef: { name: "ghost", namespace: world.namespace },
       token: { permissions: [] },
     });
     await waitForRequest("lost", hasCondition("Prepared", "False"));
@@ -127,7 +120,7 @@ describe("openmcp-engine explain accessrequest", () => {
 
   it("tells why an OIDC request is denied, with the Warning Event", async () => {
     await createRequest("oidc", {
-      clusterRef: { name: "web", namespace: harness.namespace },
+      clusterRef: { name: "web", namespace: world.namespace },
       oidc: { name: "corp", issuer: "https://issuer.example.com", clientID: "engine", roleBindings: [] },
     });
     await waitForRequest("oidc", (r) => r.status?.phase === "Denied");
@@ -146,7 +139,7 @@ describe("openmcp-engine explain accessrequest", () => {
 
   it("names the Secret of a granted request and never prints its token, in-process or as a command", async () => {
     await createRequest("reader", {
-      clusterRef: { name: "web", namespace: harness.namespace },
+      clusterRef: { name: "web", namespace: world.namespace },
       token: {
         permissions: [
           { namespace: "team-a", rules: [{ apiGroups: [""], resources: ["configmaps"], verbs: ["get"] }] },
@@ -155,9 +148,9 @@ describe("openmcp-engine explain accessrequest", () => {
     });
     const granted = await waitForRequest("reader", (r) => r.status?.phase === "Granted");
     expect(granted.status?.secretRef?.name).toBe("reader.kubeconfig");
-    const secret = await harness.controlPlane.kubeConfig
+    const secret = await world.controlPlane.kubeConfig
       .makeApiClient(CoreV1Api)
-      .readNamespacedSecret({ namespace: harness.namespace, name: "reader.kubeconfig" });
+      .readNamespacedSecret({ namespace: world.namespace, name: "reader.kubeconfig" });
     const accessKubeconfig = Buffer.from(secret.data?.kubeconfig ?? "", "base64").toString("utf8");
     const access = new KubeConfig();
     access.loadFromString(accessKubeconfig);
@@ -174,7 +167,7 @@ describe("openmcp-engine explain accessrequest", () => {
 
     const run = spawnSync(
       process.execPath,
-      [main, "explain", "areq", `${harness.namespace}/reader`, "--kubeconfig", kubeconfig],
+      [main, "explain", "areq", `${world.namespace}/reader`, "--kubeconfig", kubeconfig],
       { encoding: "utf8" },
     );
     expect(run.status).toBe(0);
@@ -190,11 +183,11 @@ describe("openmcp-engine explain accessrequest", () => {
   it("runs as a command with every alias, and says when a request does not exist", () => {
     const run = (...args: string[]) => spawnSync(process.execPath, [main, ...args], { encoding: "utf8" });
     for (const alias of ["accessrequests", "AccessRequest"]) {
-      const ok = run("explain", alias, `${harness.namespace}/oidc`, "--kubeconfig", kubeconfig);
+      const ok = run("explain", alias, `${world.namespace}/oidc`, "--kubeconfig", kubeconfig);
       expect(ok.status).toBe(0);
       expect(ok.stdout).toContain("State:        denied");
     }
-    const missing = run("explain", "ar", `${harness.namespace}/nobody`, "--kubeconfig", kubeconfig);
+    const missing = run("explain", "ar", `${world.namespace}/nobody`, "--kubeconfig", kubeconfig);
     expect(missing.status).toBe(1);
     expect(missing.stderr).toContain("AccessRequest clusters/nobody not found");
     const badKind = run("explain", "pod", "default/x", "--kubeconfig", kubeconfig);

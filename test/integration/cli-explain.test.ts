@@ -5,37 +5,28 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FINALIZERS, RESOURCES } from "../../src/api/constants.ts";
 import { explain } from "../../src/cli/explain.ts";
 import { SimulatedBackend } from "../../src/providers/simulated.ts";
-import { Engine } from "../../src/runtime/engine.ts";
-import { type ClusterHarness, isReady, startClusterHarness } from "../support/cluster-harness.ts";
+import { isReady, startWorld, type World } from "../support/world.ts";
 
 const main = join(import.meta.dirname, "..", "..", "src", "cli", "main.ts");
 
-let harness: ClusterHarness;
-let engine: Engine;
+let world: World;
 let kubeconfig: string;
 
 beforeAll(async () => {
-  harness = await startClusterHarness();
-  kubeconfig = harness.controlPlane.kubeconfigPath;
-  engine = new Engine({
-    kubeConfig: harness.controlPlane.kubeConfig,
-    providerName: harness.provider,
-    environment: "test",
+  world = await startWorld({
     backend: new SimulatedBackend({ provisionDelayMs: 1_500, deleteDelayMs: 200 }),
-    timing: { pollMs: 100, retryMs: 200, resyncMs: 60_000 },
   });
-  await engine.start();
+  kubeconfig = world.controlPlane.kubeconfigPath;
 });
 
 afterAll(async () => {
-  await engine?.stop();
-  await harness?.stop();
+  await world?.stop();
 });
 
 /** What `explain cluster clusters/<name>` prints. */
 async function explained(name: string): Promise<string> {
   let output = "";
-  await explain(["cluster", `${harness.namespace}/${name}`, "--kubeconfig", kubeconfig], (text) => {
+  await explain(["cluster", `${world.namespace}/${name}`, "--kubeconfig", kubeconfig], (text) => {
     output += `${text}\n`;
   });
   return output;
@@ -48,8 +39,8 @@ function field(output: string, label: string): string {
 
 describe("openmcp-engine explain", () => {
   it("tells a provisioning Cluster waits for the backend, then a Ready one waits for nothing, with its Events", async () => {
-    await harness.createCluster("web");
-    await harness.waitFor("web", (c) => c?.status?.providerStatus?.state === "provisioning");
+    await world.createCluster("web");
+    await world.waitFor("web", (c) => c?.status?.providerStatus?.state === "provisioning");
     const provisioning = await explained("web");
     expect(field(provisioning, "State:")).toBe("provisioning  (phase Progressing)");
     expect(field(provisioning, "Why:")).toBe("the backend reports provisioning");
@@ -61,7 +52,7 @@ describe("openmcp-engine explain", () => {
       /- the backend has no cluster for it, or reports it incomplete\s+→ provisioning \(again\)/,
     );
 
-    await harness.waitFor("web", isReady);
+    await world.waitFor("web", isReady);
     const ready = await explained("web");
     expect(ready).toMatch(/^Cluster clusters\/web {2}\(uid [0-9a-f-]+\)$/m);
     expect(field(ready, "State:")).toBe("ready  (phase Ready)");
@@ -75,8 +66,8 @@ describe("openmcp-engine explain", () => {
   });
 
   it("tells an unsupported version is not offered and what a person can do", async () => {
-    await harness.createCluster("too-old", { kubernetes: { version: "1.20" } });
-    await harness.waitFor("too-old", (c) => c?.status?.providerStatus?.state === "failed");
+    await world.createCluster("too-old", { kubernetes: { version: "1.20" } });
+    await world.waitFor("too-old", (c) => c?.status?.providerStatus?.state === "failed");
     const output = await explained("too-old");
     expect(field(output, "State:")).toBe("failed  (phase Progressing)");
     expect(field(output, "Why:")).toBe(
@@ -89,14 +80,14 @@ describe("openmcp-engine explain", () => {
   });
 
   it("names the finalizers a deletion waits for", async () => {
-    await harness.createCluster("held", {}, { finalizers: ["example.com/keep"] });
-    await harness.waitFor("held", isReady);
-    await harness.custom.deleteNamespacedCustomObject({
+    await world.createCluster("held", {}, { finalizers: ["example.com/keep"] });
+    await world.waitFor("held", isReady);
+    await world.custom.deleteNamespacedCustomObject({
       ...RESOURCES.Cluster,
-      namespace: harness.namespace,
+      namespace: world.namespace,
       name: "held",
     });
-    await harness.waitFor("held", (c) => c?.status?.providerStatus?.state === "deleting.blocked");
+    await world.waitFor("held", (c) => c?.status?.providerStatus?.state === "deleting.blocked");
     const output = await explained("held");
     expect(field(output, "State:")).toBe("deleting.blocked  (phase Terminating)");
     expect(field(output, "Why:")).toBe("waiting for finalizers: example.com/keep");
@@ -106,24 +97,24 @@ describe("openmcp-engine explain", () => {
     expect(output).toMatch(/- no other finalizer remains\s+→ deleting\.releasing/);
 
     // Let go: the engine finishes the deletion.
-    const held = await harness.readCluster("held");
-    await harness.custom.patchNamespacedCustomObject({
+    const held = await world.readCluster("held");
+    await world.custom.patchNamespacedCustomObject({
       ...RESOURCES.Cluster,
-      namespace: harness.namespace,
+      namespace: world.namespace,
       name: "held",
       body: [
         { op: "test", path: "/metadata/finalizers", value: held?.metadata.finalizers },
         { op: "replace", path: "/metadata/finalizers", value: [FINALIZERS.cluster] },
       ],
     });
-    await harness.waitFor("held", (c) => c === undefined);
+    await world.waitFor("held", (c) => c === undefined);
   });
 
   it("tells a missing ClusterProfile", async () => {
     // Named as our profiles are (`<environment>.<provider>.<config>`), so it is ours to report on.
-    const missing = `test.${harness.provider}.no-such-config`;
-    await harness.createCluster("orphan", { profile: missing });
-    await harness.waitFor("orphan", (c) => c?.status?.providerStatus?.state === "pending");
+    const missing = `test.${world.provider}.no-such-config`;
+    await world.createCluster("orphan", { profile: missing });
+    await world.waitFor("orphan", (c) => c?.status?.providerStatus?.state === "pending");
     const output = await explained("orphan");
     expect(field(output, "Why:")).toBe(`ClusterProfile "${missing}" does not exist`);
     expect(field(output, "Waiting for:")).toMatch(
@@ -133,11 +124,11 @@ describe("openmcp-engine explain", () => {
 
   it("runs as a command: --kubeconfig, a clear message and exit 1 for a missing Cluster, exit 2 for bad usage", () => {
     const run = (...args: string[]) => spawnSync(process.execPath, [main, ...args], { encoding: "utf8" });
-    const ok = run("explain", "Cluster", `${harness.namespace}/too-old`, "--kubeconfig", kubeconfig);
+    const ok = run("explain", "Cluster", `${world.namespace}/too-old`, "--kubeconfig", kubeconfig);
     expect(ok.status).toBe(0);
     expect(ok.stdout).toContain("State:        failed");
 
-    const missing = run("explain", "cluster", `${harness.namespace}/ghost`, "--kubeconfig", kubeconfig);
+    const missing = run("explain", "cluster", `${world.namespace}/ghost`, "--kubeconfig", kubeconfig);
     expect(missing.status).toBe(1);
     expect(missing.stderr).toContain("Cluster clusters/ghost not found");
 

@@ -1,36 +1,22 @@
-/** `openmcp-engine run` as an operator runs it: flags, a kill -9 mid-provisioning, a graceful SIGTERM. */
+/** `openmcp-engine run` as an operator runs it: flags, V8 flags, the kubeconfig it finds (kill -9 mid-way: kill-nine.test.ts). */
 
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { CoreV1Api, CustomObjectsApi } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Cluster } from "../../src/api/cluster.ts";
-import { RESOURCES } from "../../src/api/constants.ts";
 import { type ControlPlane, startControlPlane } from "../../src/controlplane/control-plane.ts";
-import { SimulatedBackend } from "../../src/providers/simulated.ts";
 import { installingCrds } from "../../src/runtime/install-crds.ts";
-import { aCluster, aProviderConfig } from "../support/builders.ts";
-import { eventually, satisfying } from "../support/eventually.ts";
+import { eventually } from "../support/eventually.ts";
 import { ENGINE_MAIN, startEngineCli } from "../support/processes.ts";
 
 const main = ENGINE_MAIN;
 let controlPlane: ControlPlane;
-let custom: CustomObjectsApi;
 /** Every `--state-dir` of this file: a temporary folder, never the repository's `.state/`. */
 const stateRoot = mkdtempSync(join(tmpdir(), "cli-run-"));
 
 beforeAll(async () => {
   controlPlane = await startControlPlane({ prepare: installingCrds("crds") });
-  custom = controlPlane.kubeConfig.makeApiClient(CustomObjectsApi);
-  await controlPlane.kubeConfig
-    .makeApiClient(CoreV1Api)
-    .createNamespace({ body: { metadata: { name: "ops" } } });
-  await custom.createClusterCustomObject({
-    ...RESOURCES.ProviderConfig,
-    body: aProviderConfig({ name: "sim", backend: "simulated" }),
-  });
 });
 
 afterAll(async () => {
@@ -38,61 +24,7 @@ afterAll(async () => {
   rmSync(stateRoot, { recursive: true, force: true });
 });
 
-/** Starts `run` as a child process; its output is collected. */
-function startRun(stateDir: string) {
-  return startEngineCli([
-    "run",
-    "--provider-name=ops",
-    "--environment=test",
-    `--kubeconfig=${controlPlane.kubeconfigPath}`,
-    `--state-dir=${stateDir}`,
-    "--backend-option=delay=2s",
-    "--log-level=debug",
-  ]);
-}
-
-const readCluster = async (name: string) =>
-  (await custom.getNamespacedCustomObject({ ...RESOURCES.Cluster, namespace: "ops", name })) as Cluster;
-
 describe("openmcp-engine run", () => {
-  it("resumes after kill -9 mid-provisioning with exactly one backend create, and stops cleanly on SIGTERM", async () => {
-    const stateDir = mkdtempSync(join(stateRoot, "run-state-"));
-    const first = startRun(stateDir);
-    await custom.createNamespacedCustomObject({
-      ...RESOURCES.Cluster,
-      namespace: "ops",
-      body: aCluster({ name: "survivor", namespace: "ops", profile: "test.ops.sim", tenancy: "Exclusive" }),
-    });
-    await eventually(
-      async () =>
-        satisfying(await readCluster("survivor"), (c) => c.status?.providerStatus?.state === "provisioning"),
-      { what: "survivor provisioning" },
-    );
-    first.child.kill("SIGKILL");
-    await new Promise((resolve) => first.child.once("exit", resolve));
-
-    const second = startRun(stateDir);
-    try {
-      const ready = await eventually(
-        async () => satisfying(await readCluster("survivor"), (c) => c.status?.phase === "Ready"),
-        { what: "survivor Ready after the restart" },
-      );
-      expect(ready.status?.providerStatus).toMatchObject({ state: "ready" });
-      const created = new SimulatedBackend({ stateDirectory: join(stateDir, "simulated") }).createdTotal;
-      expect(created).toBe(1);
-      expect(first.output() + second.output()).not.toMatch(
-        /BEGIN (CERTIFICATE|PRIVATE KEY)|client-key-data|token/i,
-      );
-
-      second.child.kill("SIGTERM");
-      const code = await new Promise((resolve) => second.child.once("exit", resolve));
-      expect(code).toBe(0);
-      expect(second.output()).toContain('"msg":"engine stopped"');
-    } finally {
-      if (second.child.exitCode === null) second.child.kill("SIGKILL");
-    }
-  });
-
   it("refuses to start without --provider-name, with exit code 2 and the usage", () => {
     const result = spawnSync(process.execPath, [main, "run"], { encoding: "utf8" });
     expect(result.status).toBe(2);

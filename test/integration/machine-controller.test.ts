@@ -4,11 +4,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ClusterObservation, ClusterTarget } from "../../src/api/backend.ts";
 import { FINALIZERS, LABELS, RESOURCES } from "../../src/api/constants.ts";
 import { SimulatedBackend } from "../../src/providers/simulated.ts";
-import { Engine } from "../../src/runtime/engine.ts";
 import { createLogger } from "../../src/runtime/logger.ts";
 import { aProviderConfig } from "../support/builders.ts";
-import { type ClusterHarness, isReady, startClusterHarness } from "../support/cluster-harness.ts";
 import { eventually } from "../support/eventually.ts";
+import { isReady, startWorld, type World } from "../support/world.ts";
 
 /**
  * The simulated backend, whose creates fail the way a cloud API refuses while `failing` is set, and
@@ -32,34 +31,27 @@ class FlakyBackend extends SimulatedBackend {
   }
 }
 
-let harness: ClusterHarness;
-let engine: Engine;
+let world: World;
 const backend = new FlakyBackend({ provisionDelayMs: 0 });
 const logLines: string[] = [];
 const POLL_MS = 100;
 
 beforeAll(async () => {
-  harness = await startClusterHarness();
-  engine = new Engine({
-    kubeConfig: harness.controlPlane.kubeConfig,
-    providerName: harness.provider,
-    environment: "test",
+  world = await startWorld({
     backend,
     timing: { pollMs: POLL_MS, retryMs: 200, resyncMs: 60_000 },
-    log: createLogger({ level: "info", write: (line) => logLines.push(line) }),
+    engine: { log: createLogger({ level: "info", write: (line) => logLines.push(line) }) },
   });
-  await engine.start();
 });
 
 afterAll(async () => {
-  await engine?.stop();
-  await harness?.stop();
+  await world?.stop();
 });
 
 describe("a command that fails", () => {
   it("is reported on the object (condition and one Warning Event), retried with backoff, and cleared once it succeeds", async () => {
-    await harness.createCluster("flaky");
-    const failing = await harness.waitFor("flaky", (cluster) =>
+    await world.createCluster("flaky");
+    const failing = await world.waitFor("flaky", (cluster) =>
       (cluster?.status?.conditions ?? []).some((c) => c.reason === "BackendError"),
     );
     expect(failing?.status?.conditions).toContainEqual(
@@ -76,14 +68,14 @@ describe("a command that fails", () => {
     await eventually(() => backend.failed >= 3);
 
     backend.failing = false;
-    const ready = await harness.waitFor("flaky", isReady);
+    const ready = await world.waitFor("flaky", isReady);
     expect(ready?.status?.conditions).toContainEqual(
       expect.objectContaining({ type: "ClusterReady", status: "True", reason: "Ready" }),
     );
 
     const events = await eventually(async () => {
-      const list = await harness.controlPlane.kubeConfig.makeApiClient(CoreV1Api).listNamespacedEvent({
-        namespace: harness.namespace,
+      const list = await world.controlPlane.kubeConfig.makeApiClient(CoreV1Api).listNamespacedEvent({
+        namespace: world.namespace,
         fieldSelector: `involvedObject.uid=${ready?.metadata.uid}`,
       });
       expect(list.items.map((event) => event.reason)).toContain("Ready");
@@ -100,7 +92,7 @@ describe("a command that fails", () => {
 describe("the ProviderConfig of a Cluster's profile", () => {
   it("gives its settings to every command and its defaultVersion to an unversioned Cluster", async () => {
     backend.failing = false;
-    await harness.custom.createClusterCustomObject({
+    await world.custom.createClusterCustomObject({
       ...RESOURCES.ProviderConfig,
       body: aProviderConfig({
         supportedVersions: [{ version: "1.33.3" }, { version: "1.32.7" }],
@@ -108,8 +100,8 @@ describe("the ProviderConfig of a Cluster's profile", () => {
         settings: { region: "eu-1" },
       }),
     });
-    await harness.createCluster("defaulted");
-    const ready = await harness.waitFor("defaulted", isReady);
+    await world.createCluster("defaulted");
+    const ready = await world.waitFor("defaulted", isReady);
     expect(ready?.metadata.labels?.[LABELS.k8sVersion]).toBe("1.32.7");
     const create = backend.created.find((call) => call.target.name === "defaulted");
     expect(create).toMatchObject({ version: "1.32.7", target: { settings: { region: "eu-1" } } });
@@ -120,8 +112,8 @@ describe("commands that never settle an object", () => {
   it("are looked at again after a delay that grows and stays bounded, never in a hot loop", async () => {
     backend.failing = false;
     backend.neverThere.add("restless"); // every create succeeds, and the cluster never shows up
-    await harness.createCluster("restless");
-    const key = `${harness.namespace}/restless`;
+    await world.createCluster("restless");
+    const key = `${world.namespace}/restless`;
     const delays = () =>
       logLines
         .map(
@@ -137,6 +129,6 @@ describe("commands that never settle an object", () => {
     expect(first).toBe(50);
     expect(second).toBe(100);
     for (const delay of later) expect(delay).toBe(POLL_MS);
-    await harness.waitFor("restless", isReady);
+    await world.waitFor("restless", isReady);
   });
 });

@@ -2,12 +2,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { SimulatedBackend } from "../../src/providers/simulated.ts";
-import { Engine } from "../../src/runtime/engine.ts";
 import { silentLogger } from "../../src/runtime/logger.ts";
 import { type InspectorServer, startInspectorServer } from "../../src/views/inspector-server.ts";
 import { StatelyInspector } from "../../src/views/stately-inspector.ts";
-import { type ClusterHarness, isReady, startClusterHarness } from "../support/cluster-harness.ts";
 import { eventually } from "../support/eventually.ts";
+import { isReady, startWorld, type World } from "../support/world.ts";
 
 /** What the relay sends, as far as these tests read it. */
 interface Inspection {
@@ -22,32 +21,23 @@ interface Inspection {
   readonly snapshot?: { readonly value?: unknown; readonly status?: string };
 }
 
-let harness: ClusterHarness;
+let world: World;
 let relay: InspectorServer;
 let inspector: StatelyInspector;
-let engine: Engine;
 
 beforeAll(async () => {
-  harness = await startClusterHarness();
   relay = await startInspectorServer({ host: "127.0.0.1", port: 0, log: silentLogger });
   inspector = new StatelyInspector({ url: relay.webSocketUrl });
-  engine = new Engine({
-    kubeConfig: harness.controlPlane.kubeConfig,
-    providerName: harness.provider,
-    environment: "test",
+  world = await startWorld({
     backend: new SimulatedBackend({ provisionDelayMs: 500, deleteDelayMs: 200 }),
-    timing: { pollMs: 100, retryMs: 200, resyncMs: 60_000 },
-    recordEvents: false,
-    observers: [inspector],
+    engine: { recordEvents: false, observers: [inspector] },
   });
-  await engine.start();
 });
 
 afterAll(async () => {
-  await engine?.stop();
+  await world?.stop();
   inspector?.close();
   await relay?.close();
-  await harness?.stop();
 });
 
 /** A client of the relay that collects every message and can send one. */
@@ -71,9 +61,9 @@ describe("--inspect", () => {
     expect(relay.webSocketUrl).toMatch(/^ws:\/\/127\.0\.0\.1:\d+$/);
     const client = await connect(relay.webSocketUrl);
     try {
-      const created = await harness.createCluster("inspected");
+      const created = await world.createCluster("inspected");
       const uid = created.metadata.uid ?? "";
-      await harness.waitFor("inspected", isReady);
+      await world.waitFor("inspected", isReady);
       // Later reconciles of a Ready Cluster still send pairs: take the messages up to a snapshot, a whole pair.
       const messages = await eventually(
         () => {
@@ -127,9 +117,9 @@ describe("--inspect", () => {
 
   it("replays every live actor to a browser that connects later, and ends an actor when its Cluster goes", async () => {
     const watcher = await connect(relay.webSocketUrl);
-    const created = await harness.createCluster("late");
+    const created = await world.createCluster("late");
     const uid = created.metadata.uid ?? "";
-    await harness.waitFor("late", isReady);
+    await world.waitFor("late", isReady);
     // The relay has the ready snapshot once it has passed it on.
     await eventually(() => watcher.messages.some((m) => m.sessionId === uid && isReadySnapshot(m)), {
       what: "the relay to pass on the ready snapshot",
@@ -146,14 +136,14 @@ describe("--inspect", () => {
         { what: "the replay, ending with the ready snapshot" },
       );
 
-      await harness.custom.deleteNamespacedCustomObject({
+      await world.custom.deleteNamespacedCustomObject({
         group: "clusters.openmcp.cloud",
         version: "v1alpha1",
         plural: "clusters",
-        namespace: harness.namespace,
+        namespace: world.namespace,
         name: "late",
       });
-      await harness.waitFor("late", (cluster) => cluster === undefined);
+      await world.waitFor("late", (cluster) => cluster === undefined);
       await eventually(
         () => late.messages.some((m) => m.sessionId === uid && m.snapshot?.status === "stopped"),
         {

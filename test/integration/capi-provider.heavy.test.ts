@@ -22,7 +22,7 @@ import { silentLogger } from "../../src/runtime/logger.ts";
 import { aProviderConfig } from "../support/builders.ts";
 import { idle, reconciles } from "../support/engine-signals.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
-import { startEngineCli } from "../support/processes.ts";
+import { killNineMidway } from "../support/kill-nine.ts";
 
 const NAMESPACE = "capi";
 let controlPlane: ControlPlane;
@@ -395,46 +395,47 @@ describe("the controller killed with kill -9 mid-provisioning", () => {
       ...RESOURCES.ProviderConfig,
       body: aProviderConfig({ name: "kill-sim", backend: "simulated", providerRef: { name: "capi-kill" } }),
     });
-    const first = startEngineCli(args);
-    const created = await applyEngineCluster("survivor", "test.capi-kill.kill-sim");
-    await applyCapiCluster("survivor");
-    await eventually(
-      async () =>
-        satisfying(await readEngineCluster("survivor"), (c) =>
-          (c?.metadata.finalizers ?? []).includes(FINALIZERS.engineCluster),
-        ),
-      { what: "survivor holds our finalizer (the cluster is ordered)", timeoutMs: 60_000 },
-    );
-    await eventually(() => first.output().includes('"command":"create"'), { what: "the create logged" });
-    first.child.kill("SIGKILL");
-    await new Promise((resolve) => first.child.once("exit", resolve));
-
-    const second = startEngineCli(args);
-    try {
-      await capiPhase("survivor", "Provisioned");
-      const creates = (first.output() + second.output())
-        .split("\n")
-        .filter((line) => line.includes('"command":"create"') && line.includes(`${NAMESPACE}/survivor`));
-      // The create is ordered again only if the first controller died between ordering it and recording
-      // it (the backend's create is idempotent by uid, so it still makes one cluster, checked below).
-      const provisioningRecorded = first
-        .output()
-        .split("\n")
-        .some(
-          (line) =>
-            line.includes('"msg":"reconciled"') &&
-            line.includes(`${NAMESPACE}/survivor`) &&
-            line.includes('"state":"provisioning"'),
+    let created: EngineCluster | undefined;
+    await killNineMidway({
+      kind: "EngineCluster",
+      args,
+      create: async () => {
+        created = await applyEngineCluster("survivor", "test.capi-kill.kill-sim");
+        await applyCapiCluster("survivor");
+      },
+      midway: async (first) => {
+        await eventually(
+          async () =>
+            satisfying(await readEngineCluster("survivor"), (c) =>
+              (c?.metadata.finalizers ?? []).includes(FINALIZERS.engineCluster),
+            ),
+          { what: "survivor holds our finalizer (the cluster is ordered)", timeoutMs: 60_000 },
         );
-      expect(creates.length, `${first.output()}\n---\n${second.output()}`).toBeLessThanOrEqual(
-        provisioningRecorded ? 1 : 2,
-      );
-      const simulated = new SimulatedBackend({ stateDirectory: join(state, "simulated") });
-      expect(simulated.createdTotal).toBe(1);
-      expect((await simulated.observe({ ...targetOf(created), providerConfig: "sim" })).exists).toBe(true);
-    } finally {
-      second.child.kill("SIGTERM");
-      await new Promise((resolve) => second.child.once("exit", resolve));
-    }
+        await eventually(() => first.output().includes('"command":"create"'), { what: "the create logged" });
+      },
+      finished: async (first, second) => {
+        await capiPhase("survivor", "Provisioned");
+        const creates = (first.output() + second.output())
+          .split("\n")
+          .filter((line) => line.includes('"command":"create"') && line.includes(`${NAMESPACE}/survivor`));
+        // The create is ordered again only if the first controller died between ordering it and recording
+        // it (the backend's create is idempotent by uid, so it still makes one cluster, checked below).
+        const provisioningRecorded = first
+          .output()
+          .split("\n")
+          .some(
+            (line) =>
+              line.includes('"msg":"reconciled"') &&
+              line.includes(`${NAMESPACE}/survivor`) &&
+              line.includes('"state":"provisioning"'),
+          );
+        expect(creates.length, `${first.output()}\n---\n${second.output()}`).toBeLessThanOrEqual(
+          provisioningRecorded ? 1 : 2,
+        );
+        const simulated = new SimulatedBackend({ stateDirectory: join(state, "simulated") });
+        expect(simulated.createdTotal).toBe(1);
+        expect((await simulated.observe({ ...targetOf(created), providerConfig: "sim" })).exists).toBe(true);
+      },
+    });
   }, 180_000);
 });

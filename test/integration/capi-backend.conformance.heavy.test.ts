@@ -2,7 +2,7 @@
  * The `capi` backend passes the backend conformance kit against Cluster API's own controllers: the core manager,
  * the kubeadm control-plane and bootstrap managers and CAPD, with the `in-memory-kubeadm` ClusterClass — CAPD's
  * in-memory machines, each cluster a simulated API server CAPD serves — because a property test of random call
- * sequences needs many clusters, and Docker machines take minutes each (capi-backend.test.ts proves those).
+ * sequences needs many clusters, and Docker machines take minutes each (capi-backend.heavy.test.ts proves those).
  */
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -29,7 +29,7 @@ const NS = "conformance-capi";
 let management: CapiManagement;
 
 beforeAll(async () => {
-  // Waits while capi-backend.test.ts holds this machine's CAPD (its fixed ports allow one at a time).
+  // Waits while capi-backend.heavy.test.ts holds this machine's CAPD (its fixed ports allow one at a time).
   management = await startCapiManagement({ classes: inMemoryKubeadmClass(), namespaces: [NS] });
 }, 1_500_000);
 afterAll(async () => {
@@ -104,7 +104,7 @@ it("passes the conformance kit on Cluster API's in-memory machines", async () =>
     maxCommands: 8,
     readyTimeoutMs: 300_000,
     // CAPD's in-memory clusters are stand-ins: their API servers serve no SelfSubjectReview or access reviews, so
-    // the kit checks only that the kubeconfig names the endpoint (capi-backend.test.ts grants access on Docker machines).
+    // the kit checks only that the kubeconfig names the endpoint (capi-backend.heavy.test.ts grants access on Docker machines).
     verifyAdminAccess: false,
     config: aProviderConfig({
       name: "conformance",

@@ -1,0 +1,57 @@
+/**
+ * Builds (first time on a machine) or finds the heavy projects' assets: Cluster API's manager and providers,
+ * gardener-apiserver, the container toolchain (Docker engine, kind, the offline node image, the engine's image)
+ * and Chromium. Run as a child process by the heavy project's global setup, so the other projects test
+ * meanwhile: `node test/support/heavy-assets.ts <answer file>`; the answer is written whole when all is there.
+ */
+import { execFileSync } from "node:child_process";
+import { renameSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { findCapiAssets } from "../../src/controlplane/capi-assets.ts";
+import { findCapiProvidersAssets } from "../../src/controlplane/capi-providers-assets.ts";
+import { findGardenerAssets } from "../../src/controlplane/gardener-assets.ts";
+import { type ContainerToolchain, parseToolchain } from "./containers.ts";
+
+/** Where the heavy files find the answer file's path (the global setup sets it). */
+export const HEAVY_ASSETS_ENV = "OPENMCP_TEST_HEAVY_ASSETS";
+
+/** What the heavy files receive: the toolchain, or why the assets could not be made. */
+export type HeavyAssets = { readonly toolchain: ContainerToolchain } | { readonly error: string };
+
+const hack = join(import.meta.dirname, "..", "..", "hack");
+
+function prepare(): HeavyAssets {
+  const started = performance.now();
+  try {
+    const capi = findCapiAssets(); // ~2 minutes the first time
+    findCapiProvidersAssets(); // kubeadm control plane and bootstrap, CAPD: ~5 minutes the first time
+    const gardener = findGardenerAssets(); // gardener-apiserver, ~15–20 minutes the first time
+    // Docker engine, images and kind: built once per machine, seconds afterwards (the image is rebuilt when
+    // the tree changed).
+    const toolchain = parseToolchain(
+      execFileSync(join(hack, "containers", "ensure.sh"), [], {
+        encoding: "utf8",
+        stdio: ["ignore", "pipe", "inherit"],
+        timeout: 3_600_000,
+      }),
+    );
+    // Never fails: without a browser the browser tests fail with the same advice.
+    execFileSync(join(hack, "browser", "ensure-chromium.sh"), [], {
+      stdio: ["ignore", "inherit", "inherit"],
+    });
+    console.error(
+      `heavy assets: Cluster API ${capi.version} from ${capi.directory}; gardener-apiserver ${gardener.version}; ` +
+        `containers: ${toolchain.engineImage}, ${toolchain.nodeImage} (${Math.round((performance.now() - started) / 1000)} s)`,
+    );
+    return { toolchain };
+  } catch (error) {
+    return { error: (error as Error).message };
+  }
+}
+
+if (import.meta.main) {
+  const answer = process.argv[2];
+  if (!answer) throw new Error("usage: node test/support/heavy-assets.ts <answer file>");
+  writeFileSync(`${answer}.partial`, JSON.stringify(prepare()));
+  renameSync(`${answer}.partial`, answer);
+}
