@@ -7,11 +7,11 @@ import { KubeConfig, KubernetesObjectApi, PatchStrategy } from "@kubernetes/clie
 import type { ClusterTarget } from "../api/backend.ts";
 import { ENGINE_API_VERSION } from "../api/constants.ts";
 import { objectKey } from "../api/object-key.ts";
-import { type CapiManager, startCapiManager } from "../controlplane/capi-manager.ts";
 import { kubeconfigYaml, startControlPlane } from "../controlplane/control-plane.ts";
-import { startGardenerDemo } from "../controlplane/gardener-demo.ts";
 import { findKubeAssets, kubeAssetVersions } from "../controlplane/kube-assets.ts";
-import { type OidcIssuer, startOidcIssuer } from "../controlplane/oidc-issuer.ts";
+import { type CapiManager, startCapiManager } from "../dev/capi-manager.ts";
+import { startGardenerDemo } from "../dev/gardener-demo.ts";
+import { type OidcIssuer, startOidcIssuer } from "../dev/oidc-issuer.ts";
 import { clusterTarget } from "../machines/cluster/step.ts";
 import type { Engine } from "../runtime/engine.ts";
 import { CACHES } from "../runtime/informers.ts";

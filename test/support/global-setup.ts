@@ -4,10 +4,10 @@
  */
 import { execFileSync } from "node:child_process";
 import { join } from "node:path";
-import { findCapiAssets } from "../../src/controlplane/capi-assets.ts";
-import { findCapiProvidersAssets } from "../../src/controlplane/capi-providers-assets.ts";
-import { findGardenerAssets } from "../../src/controlplane/gardener-assets.ts";
 import { findKubeAssets, kubeAssetVersions } from "../../src/controlplane/kube-assets.ts";
+import { findCapiAssets } from "../../src/dev/capi-assets.ts";
+import { findCapiProvidersAssets } from "../../src/dev/capi-providers-assets.ts";
+import { findGardenerAssets } from "../../src/dev/gardener-assets.ts";
 import { parseToolchain, TOOLCHAIN_ENV } from "./containers.ts";
 
 export default function setup(): void {
