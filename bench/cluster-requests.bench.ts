@@ -34,11 +34,11 @@ import {
 import type { SchedulerConfig } from "../src/api/scheduler-config.ts";
 import { ENGINE_V8_FLAGS } from "../src/cli/v8-flags.ts";
 import { kubeconfigYaml, startControlPlane } from "../src/controlplane/control-plane.ts";
-import { freePorts } from "../src/controlplane/free-ports.ts";
 import { requestFinalizer } from "../src/machines/cluster-request/cluster-claims.ts";
 import { reuseConnections } from "../src/runtime/connection-reuse.ts";
 import { Informer } from "../src/runtime/informer.ts";
 import { installingCrds } from "../src/runtime/install-crds.ts";
+import { freePorts } from "../src/util/free-ports.ts";
 import { pool } from "./bench-clusters.ts";
 import { cpuSeconds, imageNodeOptions, sample } from "./engine-process.ts";
 

@@ -7,7 +7,7 @@ import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { freePorts } from "../src/controlplane/free-ports.ts";
+import { freePorts } from "../src/util/free-ports.ts";
 
 export interface EngineProcess {
   readonly child: ChildProcess;

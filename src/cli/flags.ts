@@ -73,3 +73,47 @@ export function normalizeBooleanAssignments(
     throw new UsageError(`--${name} takes true or false, not "${match[2]}"`, usage);
   });
 }
+
+/** How a flag is told in a usage text: its label (`--name <value>`) and what it does, one string per line. */
+export interface FlagHelp {
+  readonly label: string;
+  readonly lines: readonly string[];
+  /** The label is on a line of its own and the description starts below it (labels too long to share one). */
+  readonly labelAlone?: boolean;
+}
+
+/** One flag of a command's table: how Node's parser reads it, and how the usage text tells it. */
+export interface FlagSpec {
+  readonly name: string;
+  readonly type: "string" | "boolean";
+  readonly multiple?: true;
+  /** Absent for a flag told together with another (e.g. `--renew-deadline` with `--lease-duration`). */
+  readonly help?: FlagHelp;
+}
+
+/** The options `parseArgs` takes, made from a flag table. */
+export function parseOptions(
+  table: readonly FlagSpec[],
+): Record<string, { readonly type: "string" | "boolean"; readonly multiple?: true }> {
+  return Object.fromEntries(
+    table.map(({ name, type, multiple }) => [name, multiple ? { type, multiple } : { type }]),
+  );
+}
+
+/**
+ * The usage lines of a flag table: each label indented by two, its description from column `2 + width`
+ * (after two spaces where the label is wider), continuation lines under the description.
+ */
+export function flagUsage(table: readonly FlagSpec[], width: number): string {
+  const indent = " ".repeat(2 + width);
+  return table
+    .flatMap(({ help }) => {
+      if (!help) return [];
+      const [first = "", ...rest] = help.lines;
+      const head = help.labelAlone
+        ? [`  ${help.label}`, `${indent}${first}`]
+        : [`  ${help.label.length <= width - 2 ? help.label.padEnd(width) : `${help.label}  `}${first}`];
+      return [...head, ...rest.map((line) => `${indent}${line}`)];
+    })
+    .join("\n");
+}

@@ -8,15 +8,202 @@ import { loadKubeConfig } from "../runtime/load-kubeconfig.ts";
 import { createLogger, LOG_LEVELS, type Logger, type LogLevel } from "../runtime/logger.ts";
 import {
   type EngineFlagValues,
+  type FlagSpec,
+  flagUsage,
   normalizeBooleanAssignments,
   parseDnsLabel,
   parseInteger,
   parseNamespace,
+  parseOptions,
   parseWatchFilter,
 } from "./flags.ts";
 import { DEFAULT_SETTINGS, type EngineSettings, startEngine } from "./start-engine.ts";
 import { UsageError } from "./usage-error.ts";
 import { startViews, viewFlagOptions, viewFlags, viewFlagsUsage } from "./views.ts";
+
+/** Parsed flags of `run` (also used by `up` and `init`): the engine's settings, the backend named. */
+export type RunFlags = EngineSettings & { readonly backend: string };
+
+/** The engine's flags, shared with `up` and `init`: the parser's options and `run`'s usage text come from here. */
+export const ENGINE_FLAGS: readonly FlagSpec[] = [
+  valueFlag(
+    "provider-name",
+    "--provider-name <name>",
+    "this provider's name; profiles naming it are ours (required)",
+  ),
+  valueFlag(
+    "environment",
+    "--environment <name>",
+    "first part of generated profile names (default: default)",
+  ),
+  valueFlag(
+    "kubeconfig",
+    "--kubeconfig <path>",
+    "API server access (default: $KUBECONFIG, else in-cluster, else ~/.kube/config)",
+  ),
+  valueFlag(
+    "backend",
+    "--backend <name|path|package>",
+    `a built-in (${BUILT_IN_BACKENDS.join(", ")}), a module file or a package`,
+    "exporting createBackend (default: simulated)",
+  ),
+  {
+    name: "backend-option",
+    type: "string",
+    multiple: true,
+    help: {
+      label: "--backend-option <key=value>",
+      lines: [
+        "a setting for the backend, repeatable (simulated: delay, provisionDelay,",
+        "updateDelay, deleteDelay, failureRate)",
+      ],
+    },
+  },
+  valueFlag(
+    "namespace",
+    "--namespace <ns>",
+    "watch one namespace: namespaced kinds are listed, watched and reconciled",
+    "only there (cluster-scoped kinds stay cluster-wide); empty: all (default)",
+  ),
+  valueFlag(
+    "watch-filter",
+    "--watch-filter <value>",
+    "Cluster API's filter: only EngineClusters and CAPI Clusters labelled",
+    "cluster.x-k8s.io/watch-filter=<value> are reconciled (openMCP kinds: all)",
+  ),
+  valueFlag("concurrency", "--concurrency <n>", "Clusters reconciled at once, 1-64 (default: 4)"),
+  valueFlag(
+    "kube-api-qps",
+    "--kube-api-qps <n>",
+    "client-side limit of requests a second to the API server; 0: none, the",
+    "server's API Priority and Fairness decides (default: 0, as controller-runtime)",
+  ),
+  valueFlag(
+    "kube-api-burst",
+    "--kube-api-burst <n>",
+    "requests above that rate allowed in a burst (default: 2 × qps)",
+  ),
+  valueFlag(
+    "state-dir",
+    "--state-dir <path>",
+    "where backends keep state across restarts (default:",
+    "$OPENMCP_ENGINE_STATE_DIR, else .state/engine; the image: /var/lib/openmcp-engine)",
+  ),
+  valueFlag("log-level", "--log-level <level>", `${LOG_LEVELS.join(", ")} (default: info)`),
+  valueFlag(
+    "verbosity",
+    "--verbosity <DEBUG|INFO|ERROR>",
+    "the same, as the openMCP operator passes it (any case)",
+  ),
+  {
+    name: "leader-elect",
+    type: "boolean",
+    help: {
+      label: "--leader-elect / --no-leader-elect",
+      labelAlone: true,
+      lines: [
+        "reconcile only while holding a Lease (default: on when $POD_NAMESPACE is set);",
+        "every boolean flag also takes =true / =false, as the openMCP operator writes it",
+      ],
+    },
+  },
+  switchFlag(
+    "sharding",
+    "--sharding",
+    "every replica works, each on its share of the objects: replicas hold a",
+    "membership Lease each and split the objects by consistent hashing",
+    "(instead of leader election; see the README)",
+  ),
+  valueFlag(
+    "leader-election-namespace",
+    "--leader-election-namespace <ns>",
+    "namespace of the Lease(s) (default: $POD_NAMESPACE, else default)",
+  ),
+  valueFlag(
+    "leader-election-id",
+    "--leader-election-id <name>",
+    "name of the Lease (default: <provider-name>.engine.openmcp.cloud)",
+  ),
+  {
+    name: "lease-duration",
+    type: "string",
+    help: {
+      label: "--lease-duration <d>, --renew-deadline <d>, --retry-period <d>",
+      labelAlone: true,
+      lines: ["leader election and membership timings (default: 15s, 10s, 2s)"],
+    },
+  },
+  { name: "renew-deadline", type: "string" },
+  { name: "retry-period", type: "string" },
+  {
+    name: "prepare-access-requests",
+    type: "boolean",
+    help: {
+      label: "--prepare-access-requests / --no-prepare-access-requests",
+      labelAlone: true,
+      lines: [
+        "label AccessRequests with their provider and profile, expire them by ttl",
+        "(default: on; turn off beside the openMCP operator, which does it)",
+      ],
+    },
+  },
+  valueFlag(
+    "access-token-validity",
+    "--access-token-validity <d>",
+    "validity of issued tokens, at least 10m (default: 24h); renewed at 80 %",
+  ),
+  switchFlag(
+    "schedule",
+    "--schedule / --no-schedule",
+    "answer ClusterRequests with Clusters (default: on; turn off beside the",
+    "openMCP operator, whose scheduler serves them)",
+  ),
+  valueFlag(
+    "scheduler-config",
+    "--scheduler-config <path>",
+    "the scheduler configuration, in the openMCP operator's format; reloaded on change",
+  ),
+  valueFlag(
+    "scheduler-config-map",
+    "--scheduler-config-map <ns/name>",
+    "the same from a ConfigMap (key config.yaml), watched",
+  ),
+  switchFlag(
+    "capi",
+    "--capi / --no-capi",
+    "serve Cluster API as an infrastructure provider (EngineClusters); default:",
+    "on when Cluster API's CRDs are installed, off otherwise (said in the log);",
+    "--capi refuses to start without them",
+  ),
+  valueFlag(
+    "metrics-bind-address",
+    "--metrics-bind-address <addr>",
+    "/metrics, e.g. :8080 or 127.0.0.1:8080; 0 turns it off (default: :8080)",
+  ),
+  switchFlag(
+    "metrics-secure",
+    "--metrics-secure=false",
+    "accepted as the openMCP operator passes it: /metrics is plain HTTP",
+  ),
+  valueFlag(
+    "health-probe-bind-address",
+    "--health-probe-bind-address <addr>",
+    "/healthz and /readyz (default: :8081)",
+  ),
+];
+
+/** A flag with a value, told by its label and description lines. */
+function valueFlag(name: string, label: string, ...lines: string[]): FlagSpec {
+  return { name, type: "string", help: { label, lines } };
+}
+
+/** An on/off flag (`--no-<name>` turns it off), told by its label and description lines. */
+function switchFlag(name: string, label: string, ...lines: string[]): FlagSpec {
+  return { name, type: "boolean", help: { label, lines } };
+}
+
+/** The parser's options for the engine's flags, from {@link ENGINE_FLAGS}. */
+export const engineFlagOptions = parseOptions(ENGINE_FLAGS);
 
 export const runUsage = `Usage: openmcp-engine run --provider-name <name> [flags]
 
@@ -24,89 +211,11 @@ Runs the controller: ProviderConfigs become ClusterProfiles, Clusters whose prof
 the backend. Stops gracefully on SIGTERM or Ctrl-C (a second signal exits at once).
 
 Flags:
-  --provider-name <name>          this provider's name; profiles naming it are ours (required)
-  --environment <name>            first part of generated profile names (default: default)
-  --kubeconfig <path>             API server access (default: $KUBECONFIG, else in-cluster, else ~/.kube/config)
-  --backend <name|path|package>   a built-in (${BUILT_IN_BACKENDS.join(", ")}), a module file or a package
-                                  exporting createBackend (default: simulated)
-  --backend-option <key=value>    a setting for the backend, repeatable (simulated: delay, provisionDelay,
-                                  updateDelay, deleteDelay, failureRate)
-  --namespace <ns>                watch one namespace: namespaced kinds are listed, watched and reconciled
-                                  only there (cluster-scoped kinds stay cluster-wide); empty: all (default)
-  --watch-filter <value>          Cluster API's filter: only EngineClusters and CAPI Clusters labelled
-                                  cluster.x-k8s.io/watch-filter=<value> are reconciled (openMCP kinds: all)
-  --concurrency <n>               Clusters reconciled at once, 1-64 (default: 4)
-  --kube-api-qps <n>              client-side limit of requests a second to the API server; 0: none, the
-                                  server's API Priority and Fairness decides (default: 0, as controller-runtime)
-  --kube-api-burst <n>            requests above that rate allowed in a burst (default: 2 × qps)
-  --state-dir <path>              where backends keep state across restarts (default:
-                                  $OPENMCP_ENGINE_STATE_DIR, else .state/engine; the image: /var/lib/openmcp-engine)
-  --log-level <level>             ${LOG_LEVELS.join(", ")} (default: info)
-  --verbosity <DEBUG|INFO|ERROR>  the same, as the openMCP operator passes it (any case)
-  --leader-elect / --no-leader-elect
-                                  reconcile only while holding a Lease (default: on when $POD_NAMESPACE is set);
-                                  every boolean flag also takes =true / =false, as the openMCP operator writes it
-  --sharding                      every replica works, each on its share of the objects: replicas hold a
-                                  membership Lease each and split the objects by consistent hashing
-                                  (instead of leader election; see the README)
-  --leader-election-namespace <ns>  namespace of the Lease(s) (default: $POD_NAMESPACE, else default)
-  --leader-election-id <name>     name of the Lease (default: <provider-name>.engine.openmcp.cloud)
-  --lease-duration <d>, --renew-deadline <d>, --retry-period <d>
-                                  leader election and membership timings (default: 15s, 10s, 2s)
-  --prepare-access-requests / --no-prepare-access-requests
-                                  label AccessRequests with their provider and profile, expire them by ttl
-                                  (default: on; turn off beside the openMCP operator, which does it)
-  --access-token-validity <d>     validity of issued tokens, at least 10m (default: 24h); renewed at 80 %
-  --schedule / --no-schedule      answer ClusterRequests with Clusters (default: on; turn off beside the
-                                  openMCP operator, whose scheduler serves them)
-  --scheduler-config <path>       the scheduler configuration, in the openMCP operator's format; reloaded on change
-  --scheduler-config-map <ns/name>  the same from a ConfigMap (key config.yaml), watched
-  --capi / --no-capi              serve Cluster API as an infrastructure provider (EngineClusters); default:
-                                  on when Cluster API's CRDs are installed, off otherwise (said in the log);
-                                  --capi refuses to start without them
-  --metrics-bind-address <addr>   /metrics, e.g. :8080 or 127.0.0.1:8080; 0 turns it off (default: :8080)
-  --metrics-secure=false          accepted as the openMCP operator passes it: /metrics is plain HTTP
-  --health-probe-bind-address <addr>  /healthz and /readyz (default: :8081)
+${flagUsage(ENGINE_FLAGS, 32)}
 ${viewFlagsUsage}
   -h, --help                      show this help
 
 Environment: POD_NAME (Lease holder identity), POD_NAMESPACE (Lease namespace), as the openMCP operator sets them.`;
-
-/** Parsed flags of `run` (also used by `up` and `init`): the engine's settings, the backend named. */
-export type RunFlags = EngineSettings & { readonly backend: string };
-
-/** The flag definitions of the engine, shared with `up` and `init`. */
-export const engineFlagOptions = {
-  "provider-name": { type: "string" },
-  environment: { type: "string" },
-  namespace: { type: "string" },
-  "watch-filter": { type: "string" },
-  kubeconfig: { type: "string" },
-  backend: { type: "string" },
-  concurrency: { type: "string" },
-  "kube-api-qps": { type: "string" },
-  "kube-api-burst": { type: "string" },
-  "state-dir": { type: "string" },
-  "log-level": { type: "string" },
-  verbosity: { type: "string" },
-  "backend-option": { type: "string", multiple: true },
-  "leader-elect": { type: "boolean" },
-  sharding: { type: "boolean" },
-  "leader-election-namespace": { type: "string" },
-  "leader-election-id": { type: "string" },
-  "lease-duration": { type: "string" },
-  "renew-deadline": { type: "string" },
-  "retry-period": { type: "string" },
-  "metrics-bind-address": { type: "string" },
-  "metrics-secure": { type: "boolean" },
-  "health-probe-bind-address": { type: "string" },
-  "prepare-access-requests": { type: "boolean" },
-  "access-token-validity": { type: "string" },
-  schedule: { type: "boolean" },
-  capi: { type: "boolean" },
-  "scheduler-config": { type: "string" },
-  "scheduler-config-map": { type: "string" },
-} as const;
 
 /** Parsed values of {@link engineFlagOptions}. */
 
@@ -157,57 +266,14 @@ export function engineFlags(
   defaults: EngineFlagDefaults = {},
   env: NodeJS.ProcessEnv = process.env,
 ): RunFlags {
-  const text = (name: string) => (typeof values[name] === "string" ? (values[name] as string) : undefined);
-  const verbosity = text("verbosity");
-  const logLevel =
-    verbosity !== undefined ? verbosityLevels[verbosity.toLowerCase()] : (text("log-level") ?? "info");
-  if (verbosity !== undefined && logLevel === undefined) {
-    throw new UsageError(`--verbosity "${verbosity}" must be DEBUG, INFO or ERROR`, usage);
-  }
-  if (!(LOG_LEVELS as readonly string[]).includes(logLevel ?? "")) {
-    throw new UsageError(`--log-level "${logLevel}" must be one of ${LOG_LEVELS.join(", ")}`, usage);
-  }
-  const backendOptions: Record<string, string> = {};
-  for (const option of (values["backend-option"] as string[] | undefined) ?? []) {
-    const at = option.indexOf("=");
-    if (at <= 0) throw new UsageError(`--backend-option "${option}" must look like key=value`, usage);
-    backendOptions[option.slice(0, at)] = option.slice(at + 1);
-  }
+  const text = textOf(values);
+  // Checked in this order, so that of several wrong flags the same one is named first as ever.
+  const logLevel = logLevelFlag(text("verbosity"), text("log-level"), usage);
+  const backendOptions = backendOptionsFlag(values["backend-option"] as string[] | undefined, usage);
   const providerName = parseDnsLabel("provider-name", text("provider-name") ?? defaults.providerName, usage);
-  const duration = (flag: string, fallback: number) => {
-    const value = text(flag);
-    if (value === undefined) return fallback;
-    const ms = parseDuration(value);
-    if (ms === undefined || ms <= 0)
-      throw new UsageError(`--${flag} "${value}" is not a duration like 15s`, usage);
-    return ms;
-  };
-  const timing: LeaderElectionTiming = {
-    leaseDurationMs: duration("lease-duration", DEFAULT_LEADER_ELECTION.leaseDurationMs),
-    renewDeadlineMs: duration("renew-deadline", DEFAULT_LEADER_ELECTION.renewDeadlineMs),
-    retryPeriodMs: duration("retry-period", DEFAULT_LEADER_ELECTION.retryPeriodMs),
-  };
-  if (!(timing.retryPeriodMs < timing.renewDeadlineMs && timing.renewDeadlineMs < timing.leaseDurationMs)) {
-    throw new UsageError("leader election needs --retry-period < --renew-deadline < --lease-duration", usage);
-  }
-  if (values["metrics-secure"] === true) {
-    throw new UsageError(
-      "--metrics-secure: /metrics is served over plain HTTP; put TLS in front of it (e.g. kube-rbac-proxy) and pass --metrics-secure=false",
-      usage,
-    );
-  }
-  const sharding = values.sharding === true;
-  if (sharding && values["leader-elect"] === true)
-    throw new UsageError(
-      "--sharding and --leader-elect exclude each other: sharded replicas all work",
-      usage,
-    );
-  const leaderElect =
-    !sharding &&
-    (typeof values["leader-elect"] === "boolean"
-      ? values["leader-elect"]
-      : (defaults.leaderElect ?? Boolean(env.POD_NAMESPACE)));
-  const leaseNamespace = text("leader-election-namespace") ?? env.POD_NAMESPACE ?? "default";
+  const timing = leaseTimingFlags(values, usage);
+  const metricsAddress = metricsAddressFlag(values, usage, defaults);
+  const replicas = replicaFlags(values, usage, { providerName, timing, defaults, env });
   return {
     providerName,
     environment: parseDnsLabel(
@@ -230,32 +296,120 @@ export function engineFlags(
     stateDirectory: resolve(
       text("state-dir") ?? env.OPENMCP_ENGINE_STATE_DIR ?? DEFAULT_SETTINGS.stateDirectory,
     ),
-    logLevel: logLevel as LogLevel,
+    logLevel,
     backendOptions,
-    sharding: sharding ? { namespace: leaseNamespace, timing } : undefined,
-    leaderElection: leaderElect
-      ? {
-          namespace: leaseNamespace,
-          name: text("leader-election-id") ?? `${providerName}.engine.openmcp.cloud`,
-          timing,
-        }
-      : undefined,
-    metricsAddress: text("metrics-bind-address") ?? defaults.metricsAddress ?? ":8080",
+    ...replicas,
+    metricsAddress,
     healthAddress: text("health-probe-bind-address") ?? defaults.healthAddress ?? ":8081",
     prepareAccessRequests: values["prepare-access-requests"] !== false,
-    tokenValidityMs: (() => {
-      const ms = duration("access-token-validity", DEFAULT_SETTINGS.tokenValidityMs);
-      if (ms < 600_000)
-        throw new UsageError(
-          "--access-token-validity must be at least 10m (the API server's minimum)",
-          usage,
-        );
-      return ms;
-    })(),
+    tokenValidityMs: tokenValidityFlag(values, usage),
     schedule: values.schedule !== false,
     capi: typeof values.capi === "boolean" ? values.capi : undefined,
     schedulerConfig: schedulerConfigFlag(text("scheduler-config"), text("scheduler-config-map"), usage),
   };
+}
+
+/** Reads a flag's text value; undefined when not given. */
+function textOf(values: EngineFlagValues): (name: string) => string | undefined {
+  return (name) => (typeof values[name] === "string" ? (values[name] as string) : undefined);
+}
+
+/** `--verbosity` (the openMCP operator's) or `--log-level`: one of {@link LOG_LEVELS}. */
+function logLevelFlag(verbosity: string | undefined, logLevel: string | undefined, usage: string): LogLevel {
+  const level = verbosity !== undefined ? verbosityLevels[verbosity.toLowerCase()] : (logLevel ?? "info");
+  if (verbosity !== undefined && level === undefined) {
+    throw new UsageError(`--verbosity "${verbosity}" must be DEBUG, INFO or ERROR`, usage);
+  }
+  if (!(LOG_LEVELS as readonly string[]).includes(level ?? "")) {
+    throw new UsageError(`--log-level "${level}" must be one of ${LOG_LEVELS.join(", ")}`, usage);
+  }
+  return level as LogLevel;
+}
+
+/** Every `--backend-option key=value`, as settings for the backend. */
+function backendOptionsFlag(options: readonly string[] | undefined, usage: string): Record<string, string> {
+  const backendOptions: Record<string, string> = {};
+  for (const option of options ?? []) {
+    const at = option.indexOf("=");
+    if (at <= 0) throw new UsageError(`--backend-option "${option}" must look like key=value`, usage);
+    backendOptions[option.slice(0, at)] = option.slice(at + 1);
+  }
+  return backendOptions;
+}
+
+/** A duration flag (`15s`, `10m`) in milliseconds, above 0; `fallback` when not given. */
+function durationFlag(values: EngineFlagValues, flag: string, fallback: number, usage: string): number {
+  const value = textOf(values)(flag);
+  if (value === undefined) return fallback;
+  const ms = parseDuration(value);
+  if (ms === undefined || ms <= 0)
+    throw new UsageError(`--${flag} "${value}" is not a duration like 15s`, usage);
+  return ms;
+}
+
+/** The Lease timings of leader election and sharding: retry period < renew deadline < lease duration. */
+function leaseTimingFlags(values: EngineFlagValues, usage: string): LeaderElectionTiming {
+  const timing: LeaderElectionTiming = {
+    leaseDurationMs: durationFlag(values, "lease-duration", DEFAULT_LEADER_ELECTION.leaseDurationMs, usage),
+    renewDeadlineMs: durationFlag(values, "renew-deadline", DEFAULT_LEADER_ELECTION.renewDeadlineMs, usage),
+    retryPeriodMs: durationFlag(values, "retry-period", DEFAULT_LEADER_ELECTION.retryPeriodMs, usage),
+  };
+  if (!(timing.retryPeriodMs < timing.renewDeadlineMs && timing.renewDeadlineMs < timing.leaseDurationMs)) {
+    throw new UsageError("leader election needs --retry-period < --renew-deadline < --lease-duration", usage);
+  }
+  return timing;
+}
+
+/** How replicas share the work: sharding (all work, each on its share), leader election (one works), or neither. */
+function replicaFlags(
+  values: EngineFlagValues,
+  usage: string,
+  context: {
+    readonly providerName: string;
+    readonly timing: LeaderElectionTiming;
+    readonly defaults: EngineFlagDefaults;
+    readonly env: NodeJS.ProcessEnv;
+  },
+): Pick<RunFlags, "sharding" | "leaderElection"> {
+  const { providerName, timing, defaults, env } = context;
+  const sharding = values.sharding === true;
+  if (sharding && values["leader-elect"] === true)
+    throw new UsageError(
+      "--sharding and --leader-elect exclude each other: sharded replicas all work",
+      usage,
+    );
+  const leaderElect =
+    !sharding &&
+    (typeof values["leader-elect"] === "boolean"
+      ? values["leader-elect"]
+      : (defaults.leaderElect ?? Boolean(env.POD_NAMESPACE)));
+  const text = textOf(values);
+  const namespace = text("leader-election-namespace") ?? env.POD_NAMESPACE ?? "default";
+  return {
+    sharding: sharding ? { namespace, timing } : undefined,
+    leaderElection: leaderElect
+      ? { namespace, name: text("leader-election-id") ?? `${providerName}.engine.openmcp.cloud`, timing }
+      : undefined,
+  };
+}
+
+/** `--metrics-bind-address`; `--metrics-secure` is accepted only as false (plain HTTP). */
+function metricsAddressFlag(values: EngineFlagValues, usage: string, defaults: EngineFlagDefaults): string {
+  if (values["metrics-secure"] === true) {
+    throw new UsageError(
+      "--metrics-secure: /metrics is served over plain HTTP; put TLS in front of it (e.g. kube-rbac-proxy) and pass --metrics-secure=false",
+      usage,
+    );
+  }
+  return textOf(values)("metrics-bind-address") ?? defaults.metricsAddress ?? ":8080";
+}
+
+/** `--access-token-validity`: at least 10 minutes, the API server's minimum for a TokenRequest. */
+function tokenValidityFlag(values: EngineFlagValues, usage: string): number {
+  const ms = durationFlag(values, "access-token-validity", DEFAULT_SETTINGS.tokenValidityMs, usage);
+  if (ms < 600_000)
+    throw new UsageError("--access-token-validity must be at least 10m (the API server's minimum)", usage);
+  return ms;
 }
 
 /** `--kube-api-qps` and `--kube-api-burst`: a limit when qps is above 0. */

@@ -7,11 +7,10 @@ import { KubeConfig, KubernetesObjectApi, PatchStrategy } from "@kubernetes/clie
 import type { ClusterTarget } from "../api/backend.ts";
 import { ENGINE_API_VERSION } from "../api/constants.ts";
 import { objectKey } from "../api/object-key.ts";
-import { type CapiManager, startCapiManager } from "../controlplane/capi-manager.ts";
-import { kubeconfigYaml, startControlPlane } from "../controlplane/control-plane.ts";
-import { startGardenerDemo } from "../controlplane/gardener-demo.ts";
+import { type ControlPlane, kubeconfigYaml, startControlPlane } from "../controlplane/control-plane.ts";
 import { findKubeAssets, kubeAssetVersions } from "../controlplane/kube-assets.ts";
-import { type OidcIssuer, startOidcIssuer } from "../controlplane/oidc-issuer.ts";
+// Types only: the stand-ins load with a dynamic import, when the flags ask for them (the package has none).
+import type { CapiManager, GardenerDemo, OidcIssuer } from "../dev/up-stand-ins.ts";
 import { clusterTarget } from "../machines/cluster/step.ts";
 import type { Engine } from "../runtime/engine.ts";
 import { installCrds, installingCrds } from "../runtime/install-crds.ts";
@@ -20,6 +19,7 @@ import { CONTROL_PLANE_CACHES } from "../runtime/kinds/engine-control-plane/cach
 import { createLogger } from "../runtime/logger.ts";
 import { type AdminKubeconfigChange, keepAdminKubeconfigs } from "./admin-kubeconfigs.ts";
 import { applyManifests, LiveView } from "./demo.ts";
+import { CheckoutNeededError, loadFromCheckout } from "./from-checkout.ts";
 import { kindBackendOptions } from "./kind-toolchain.ts";
 import { engineFlags, exitOnLost, parseEngineArgs, untilSignal } from "./run.ts";
 import { engineFromSettings } from "./start-engine.ts";
@@ -66,12 +66,77 @@ Flags:
 /** Runs `up` with its command-line arguments; resolves after Ctrl-C (SIGINT) or SIGTERM. */
 export async function up(args: string[]): Promise<void> {
   const flags = parseFlags(args);
+  const standIns = await standInsFor(flags);
+  const local = await startLocalControlPlane(flags);
+  const { controlPlane } = local;
+  const gardenerDemo = await standIns?.gardener?.(controlPlane.kubeConfig, log);
+  const capi = await standIns?.capi?.(controlPlane.kubeConfig);
+  const engine = flags.controller ? await startUpEngine(flags, local) : undefined;
+  const demo = engine && flags.demo ? await startDemo(flags, local, engine, capi !== undefined) : undefined;
+  console.log("Press Ctrl-C to stop; all data is removed then.");
+  await stopOnSignal([
+    demo?.stop,
+    engine?.stop,
+    demo?.issuer?.stop,
+    gardenerDemo?.stop,
+    capi?.stop,
+    () => controlPlane.stop(),
+  ]);
+}
+
+/** A line of `up`'s progress, indented under the heading it belongs to. */
+function log(message: string): void {
+  console.log(`  ${message}`);
+}
+
+/** How `up` starts the stand-ins its flags ask for (each runs beside the local control plane). */
+interface StandInStarters {
+  /** The gardener backend's demo garden: Gardener's own API server and a simulated gardenlet. */
+  readonly gardener?: (management: KubeConfig, log: (message: string) => void) => Promise<GardenerDemo>;
+  /** Cluster API's own core manager. */
+  readonly capi?: (kubeConfig: KubeConfig) => Promise<CapiManager>;
+}
+
+/**
+ * Loads the stand-ins the flags need, before anything starts: the gardener demo's garden and Cluster API's
+ * manager come only with a checkout of the repository (undefined when none is needed).
+ */
+async function standInsFor(flags: UpFlags): Promise<StandInStarters | undefined> {
+  const gardener = flags.controller && flags.demo && flags.engine.backend === "gardener";
+  const capi = flags.engine.capi === true;
+  if (!gardener && !capi) return undefined;
+  const what = capi ? "up --capi" : "up --backend gardener";
+  const standIns = await loadFromCheckout(what, () => import("../dev/up-stand-ins.ts"));
+  return {
+    gardener: gardener ? standIns.startGardenerDemo : undefined,
+    capi: capi
+      ? async (kubeConfig) => {
+          const manager = await standIns.startCapiManager({ kubeConfig, installCrds, log });
+          console.log(
+            `  Cluster API: ${manager.version} core manager, pid ${manager.process.pid}, log ${manager.process.logPath}`,
+          );
+          return manager;
+        }
+      : undefined,
+  };
+}
+
+/** The local control plane `up` runs everything on, and how to reach it. */
+interface LocalControlPlane {
+  readonly controlPlane: ControlPlane;
+  /** The folder of kube-apiserver and etcd (the local backend runs the same binaries). */
+  readonly assetsDirectory: string;
+  /** `kubectl` with the admin kubeconfig, for the hints `up` prints. */
+  readonly kubectl: string;
+}
+
+/** Starts etcd and kube-apiserver with the CRDs installed, writes the admin kubeconfig and says how to use it. */
+async function startLocalControlPlane(flags: UpFlags): Promise<LocalControlPlane> {
   const assets = findKubeAssets(flags.assets);
   const versions = kubeAssetVersions(assets);
   console.log(
     `Starting kube-apiserver ${versions.kubernetes} and etcd ${versions.etcd} from ${assets.directory}`,
   );
-  const log = (message: string) => console.log(`  ${message}`);
   const controlPlane = await startControlPlane({
     assetsDirectory: assets.directory,
     prepare: installingCrds(flags.crds, log),
@@ -89,70 +154,71 @@ Local control plane is up at ${controlPlane.server}.
                ${kubectl} get clusterrequests,clusterrequestgrants -A
   processes:   etcd pid ${controlPlane.etcd.pid}, kube-apiserver pid ${controlPlane.apiServer.pid}
   logs:        ${controlPlane.directory}/{etcd,kube-apiserver}.log`);
+  return { controlPlane, assetsDirectory: assets.directory, kubectl };
+}
 
-  let capi: CapiManager | undefined;
-  let issuer: OidcIssuer | undefined;
-  // The gardener backend's demo needs a garden: Gardener's own API server and a simulated gardenlet.
-  const gardenerDemo =
-    flags.controller && flags.demo && flags.engine.backend === "gardener"
-      ? await startGardenerDemo(controlPlane.kubeConfig, log)
-      : undefined;
-  if (flags.engine.capi === true) {
-    capi = await startCapiManager({ kubeConfig: controlPlane.kubeConfig, installCrds, log });
-    console.log(
-      `  Cluster API: ${capi.version} core manager, pid ${capi.process.pid}, log ${capi.process.logPath}`,
-    );
-  }
+/** The engine `up` runs, with the admin kubeconfigs it keeps for Ready Clusters. */
+interface UpEngine {
+  readonly engine: Engine;
+  readonly kubeconfigs: ReturnType<typeof keepAdminKubeconfigs>;
+  /** From now on, say each admin kubeconfig written or removed (the demo first waits until all are Ready). */
+  announceKubeconfigs(): void;
+  stop(): Promise<void>;
+}
 
-  let stopEngine = async () => {};
-  if (flags.controller) {
-    const backendOptions =
-      flags.engine.backend === "kind"
-        ? kindBackendOptions(repositoryRoot, flags.engine.backendOptions, (message) =>
-            console.log(`  ${message}`),
-          )
-        : flags.engine.backendOptions;
-    await mkdir(dirname(flags.log), { recursive: true });
-    const logFile = createWriteStream(flags.log, { flags: "a" });
-    const log = createLogger({ level: flags.engine.logLevel, write: (line) => logFile.write(`${line}\n`) });
-    const views = await startViews(flags.views, {
-      log,
-      anyPortIfTaken: true,
-    });
-    const engine = await engineFromSettings(
-      {
-        ...flags.engine,
-        stateDirectory: join(controlPlane.directory, "engine"),
-        // The local backend runs the binaries the control plane runs.
-        backendOptions: { assets: assets.directory, ...backendOptions },
-      },
-      controlPlane.kubeConfig,
-      log,
-      process.env,
-      { observers: views.observers, onLostLeadership: () => exitOnLost(log, flags.engine) },
-    );
-    views.attach(engine);
-    // The demo announces its first Clusters' files together, once all are Ready; any later one at once.
-    let announce = !flags.demo;
-    const kubeconfigs = keepAdminKubeconfigs(
-      engine,
-      join(dirname(flags.kubeconfigOut), "clusters"),
-      (change) => {
-        if (change.type === "failed")
-          log.warn("admin kubeconfig not written", { cluster: change.cluster, error: change.error });
-        if (announce) console.log(describeKubeconfigChange(change));
-      },
-    );
-    await engine.start();
+/** Starts the engine on the local control plane with its views; it logs to `--log`. */
+async function startUpEngine(flags: UpFlags, local: LocalControlPlane): Promise<UpEngine> {
+  const backendOptions =
+    flags.engine.backend === "kind"
+      ? kindBackendOptions(repositoryRoot, flags.engine.backendOptions, log)
+      : flags.engine.backendOptions;
+  await mkdir(dirname(flags.log), { recursive: true });
+  const logFile = createWriteStream(flags.log, { flags: "a" });
+  const engineLog = createLogger({
+    level: flags.engine.logLevel,
+    write: (line) => logFile.write(`${line}\n`),
+  });
+  const views = await startViews(flags.views, { log: engineLog, anyPortIfTaken: true });
+  const engine = await engineFromSettings(
+    {
+      ...flags.engine,
+      stateDirectory: join(local.controlPlane.directory, "engine"),
+      // The local backend runs the binaries the control plane runs.
+      backendOptions: { assets: local.assetsDirectory, ...backendOptions },
+    },
+    local.controlPlane.kubeConfig,
+    engineLog,
+    process.env,
+    { observers: views.observers, onLostLeadership: () => exitOnLost(engineLog, flags.engine) },
+  );
+  views.attach(engine);
+  // The demo announces its first Clusters' files together, once all are Ready; any later one at once.
+  let announce = !flags.demo;
+  const kubeconfigs = keepAdminKubeconfigs(
+    engine,
+    join(dirname(flags.kubeconfigOut), "clusters"),
+    (change) => {
+      if (change.type === "failed")
+        engineLog.warn("admin kubeconfig not written", { cluster: change.cluster, error: change.error });
+      if (announce) console.log(describeKubeconfigChange(change));
+    },
+  );
+  await engine.start();
+  console.log(
+    `  engine:      provider "${flags.engine.providerName}", backend ${flags.engine.backend}, log ${flags.log}`,
+  );
+  if (views.liveViewUrl) console.log(`  live view:   ${views.liveViewUrl}  (read-only, in a browser)`);
+  if (views.inspectorUrl)
     console.log(
-      `  engine:      provider "${flags.engine.providerName}", backend ${flags.engine.backend}, log ${flags.log}`,
+      `  inspector:   ${views.inspectorUrl}  (the Stately inspector; the page loads it from stately.ai)`,
     );
-    if (views.liveViewUrl) console.log(`  live view:   ${views.liveViewUrl}  (read-only, in a browser)`);
-    if (views.inspectorUrl)
-      console.log(
-        `  inspector:   ${views.inspectorUrl}  (the Stately inspector; the page loads it from stately.ai)`,
-      );
-    stopEngine = async () => {
+  return {
+    engine,
+    kubeconfigs,
+    announceKubeconfigs: () => {
+      announce = true;
+    },
+    stop: async () => {
       kubeconfigs.stop();
       // Like the local backend's clusters, the demo's kind clusters go with it (their node containers),
       // once the engine has stopped: a running engine would build them again for their Clusters.
@@ -161,61 +227,71 @@ Local control plane is up at ${controlPlane.server}.
       await deleteBackendClusters(engine, made);
       await views.close();
       logFile.end();
-    };
-    if (flags.demo) {
-      const created = await applyManifests(controlPlane.kubeConfig, flags.demoDir);
-      console.log(`  demo:        applied ${created.join(", ")}\n`);
-      const oidcDemo = join(flags.demoDir, "oidc");
-      if (engine.backend.capabilities.oidc && existsSync(oidcDemo)) {
-        issuer = await startDemoIdentityProvider(engine, controlPlane.kubeConfig, oidcDemo);
-      }
-      const view = new LiveView(engine.informers.of(CACHES.clusters));
-      view.start();
-      const previousStop = stopEngine;
-      stopEngine = async () => {
-        view.stop();
-        await previousStop();
-      };
-      if (capi) {
-        const more = await applyManifests(
-          controlPlane.kubeConfig,
-          join(repositoryRoot, "examples", "demo-capi"),
-          { LOCAL_KUBERNETES_VERSION: await offeredVersion(engine, "local.local.demo") },
-        );
-        console.log(`  Cluster API: applied ${more.join(", ")}\n`);
-        void showProvisioned(engine, join(dirname(flags.kubeconfigOut), "capi"));
-      }
-      const asked = created.filter((name) => name.startsWith("ClusterRequest/")).length;
-      void clusterRequestsGranted(engine, asked)
-        .then(() => view.allReady())
-        .then(async (count) => {
-          await kubeconfigs.settled();
-          const written = [...kubeconfigs.files];
-          console.log(`\nAll ${count} Clusters are Ready.`);
-          for (const [cluster, file] of written)
-            console.log(`  ${cluster}: kubectl --kubeconfig ${file} get namespaces`);
-          announce = true;
-          const example =
-            written[0]?.[0] ?? engine.informers.of(CACHES.clusters).list()[0]?.metadata.name ?? "<name>";
-          console.log(
-            `Change one and watch: ${kubectl} delete cluster -n demo ${example.split("/").at(-1)}\n`,
-          );
-          await showGrantedAccess(engine, join(dirname(flags.kubeconfigOut), "access"), issuer);
-        });
-    }
-  }
-  console.log("Press Ctrl-C to stop; all data is removed then.");
+    },
+  };
+}
 
+/** The running demo: its live table and, for backends that trust OIDC issuers, its identity provider. */
+interface Demo {
+  readonly issuer: OidcIssuer | undefined;
+  stop(): Promise<void>;
+}
+
+/**
+ * Applies the demo's objects (and with Cluster API, examples/demo-capi), shows the Clusters live and, once
+ * everything is Granted and Ready, what to try: the admin kubeconfigs and the AccessRequests' limited access.
+ */
+async function startDemo(
+  flags: UpFlags,
+  local: LocalControlPlane,
+  { engine, kubeconfigs, announceKubeconfigs }: UpEngine,
+  withCapi: boolean,
+): Promise<Demo> {
+  const { kubeConfig } = local.controlPlane;
+  const created = await applyManifests(kubeConfig, flags.demoDir);
+  console.log(`  demo:        applied ${created.join(", ")}\n`);
+  const oidcDemo = join(flags.demoDir, "oidc");
+  const issuer =
+    engine.backend.capabilities.oidc && existsSync(oidcDemo)
+      ? await startDemoIdentityProvider(engine, kubeConfig, oidcDemo)
+      : undefined;
+  const view = new LiveView(engine.informers.of(CACHES.clusters));
+  view.start();
+  if (withCapi) {
+    const more = await applyManifests(kubeConfig, join(repositoryRoot, "examples", "demo-capi"), {
+      LOCAL_KUBERNETES_VERSION: await offeredVersion(engine, "local.local.demo"),
+    });
+    console.log(`  Cluster API: applied ${more.join(", ")}\n`);
+    void showProvisioned(engine, join(dirname(flags.kubeconfigOut), "capi"));
+  }
+  const asked = created.filter((name) => name.startsWith("ClusterRequest/")).length;
+  void clusterRequestsGranted(engine, asked)
+    .then(() => view.allReady())
+    .then(async (count) => {
+      await kubeconfigs.settled();
+      const written = [...kubeconfigs.files];
+      console.log(`\nAll ${count} Clusters are Ready.`);
+      for (const [cluster, file] of written)
+        console.log(`  ${cluster}: kubectl --kubeconfig ${file} get namespaces`);
+      announceKubeconfigs();
+      const example =
+        written[0]?.[0] ?? engine.informers.of(CACHES.clusters).list()[0]?.metadata.name ?? "<name>";
+      console.log(
+        `Change one and watch: ${local.kubectl} delete cluster -n demo ${example.split("/").at(-1)}\n`,
+      );
+      await showGrantedAccess(engine, join(dirname(flags.kubeconfigOut), "access"), issuer);
+    });
+  return { issuer, stop: async () => view.stop() };
+}
+
+/** Waits for Ctrl-C (SIGINT) or SIGTERM, then runs `stops` one after the other (absent ones skipped). */
+async function stopOnSignal(stops: ReadonlyArray<(() => Promise<void>) | undefined>): Promise<void> {
   // The child processes are unreferenced, so without this timer Node would exit right here.
   const keepAlive = setInterval(() => {}, 1 << 30);
   await untilSignal(async (signal) => {
     console.log(`\n${signal}: stopping the control plane`);
     clearInterval(keepAlive);
-    await stopEngine();
-    await issuer?.stop();
-    await gardenerDemo?.stop();
-    await capi?.stop();
-    await controlPlane.stop();
+    for (const stop of stops) await stop?.();
   });
 }
 
@@ -303,19 +379,25 @@ async function clusterRequestsGranted(engine: Engine, count: number): Promise<vo
 }
 
 /**
- * Once the demo's AccessRequests are Granted, writes each Secret's kubeconfig to `folder` and prints
- * what it may and may not do: the limited access a requester gets (never an admin kubeconfig).
- */
-/**
  * Runs the demo's identity provider on loopback: the demo ProviderConfig's clusters trust its CA, and the
- * OIDC AccessRequests of `directory` name it as their issuer (`${DEMO_OIDC_ISSUER}`).
+ * OIDC AccessRequests of `directory` name it as their issuer (`${DEMO_OIDC_ISSUER}`). Without a checkout of
+ * the repository (the identity provider is a stand-in the package does not ship) that part is skipped.
  */
 async function startDemoIdentityProvider(
   engine: Engine,
   kubeConfig: KubeConfig,
   directory: string,
-): Promise<OidcIssuer> {
-  const issuer = await startOidcIssuer();
+): Promise<OidcIssuer | undefined> {
+  const standIns = await loadFromCheckout(
+    "the OIDC part of the demo",
+    () => import("../dev/up-stand-ins.ts"),
+  ).catch((error: unknown) => {
+    if (!(error instanceof CheckoutNeededError)) throw error;
+    console.log(`  demo OIDC:   skipped; ${error.message}\n`);
+    return undefined;
+  });
+  if (!standIns) return undefined;
+  const issuer = await standIns.startOidcIssuer();
   await KubernetesObjectApi.makeApiClient(kubeConfig).patch(
     {
       apiVersion: ENGINE_API_VERSION,
@@ -341,6 +423,10 @@ async function startDemoIdentityProvider(
   return issuer;
 }
 
+/**
+ * Once the demo's AccessRequests are Granted, writes each Secret's kubeconfig to `folder` and prints
+ * what it may and may not do: the limited access a requester gets (never an admin kubeconfig).
+ */
 async function showGrantedAccess(engine: Engine, folder: string, issuer?: OidcIssuer): Promise<void> {
   const requests = engine.informers.of(CACHES.accessRequests).list();
   if (requests.length === 0) return;

@@ -3,13 +3,13 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { KubeConfig } from "@kubernetes/client-node";
+import { guardLeftovers } from "../util/exit-cleanup.ts";
+import { freePorts } from "../util/free-ports.ts";
+import type { ManagedProcess } from "../util/managed-process.ts";
 import { generateLoopbackCertificates } from "./certificates.ts";
 import { adminKubeConfig, kubeconfigYaml, writeCertificates } from "./control-plane-files.ts";
-import { guardLeftovers } from "./exit-cleanup.ts";
-import { freePorts } from "./free-ports.ts";
 import { findKubeAssets, type KubeAssets } from "./kube-assets.ts";
 import { launchControlPlane, retryWhenPortTaken, startError, stopInOrder } from "./launch.ts";
-import type { ManagedProcess } from "./managed-process.ts";
 
 export { kubeconfigYaml } from "./control-plane-files.ts";
 export { ControlPlaneStartError } from "./launch.ts";

@@ -6,10 +6,10 @@ import { writeFile } from "node:fs/promises";
 import { request } from "node:https";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { type ManagedProcess, startManagedProcess } from "../util/managed-process.ts";
 import type { ControlPlaneCertificates } from "./certificates.ts";
 import { adminKubeConfig, certificatePaths, kubeconfigYaml } from "./control-plane-files.ts";
 import type { KubeAssets } from "./kube-assets.ts";
-import { type ManagedProcess, startManagedProcess } from "./managed-process.ts";
 
 /** The loopback ports of one control plane. */
 export interface ControlPlanePorts {

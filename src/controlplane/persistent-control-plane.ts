@@ -4,7 +4,10 @@ import { readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { KubeConfig } from "@kubernetes/client-node";
-import { writeFileAtomically } from "./atomic-file.ts";
+import { writeFileAtomically } from "../util/atomic-file.ts";
+import { acquireDirectoryLock } from "../util/directory-lock.ts";
+import { freePorts } from "../util/free-ports.ts";
+import { type GroupLeader, isProcessAlive, stopProcessGroups } from "../util/process-groups.ts";
 import { type ControlPlaneCertificates, generateLoopbackCertificates } from "./certificates.ts";
 import {
   adminKubeConfig,
@@ -12,11 +15,8 @@ import {
   readCertificates,
   writeCertificates,
 } from "./control-plane-files.ts";
-import { acquireDirectoryLock } from "./directory-lock.ts";
-import { freePorts } from "./free-ports.ts";
 import { type KubeAssets, kubeAssetVersions } from "./kube-assets.ts";
 import { apiServerReady, type ControlPlanePorts, launchControlPlane, retryWhenPortTaken } from "./launch.ts";
-import { type GroupLeader, isProcessAlive, stopProcessGroups } from "./process-groups.ts";
 
 /** What is needed to find a persistent control plane's processes again; kept as `record.json` in its folder. */
 export interface PersistentControlPlaneRecord {

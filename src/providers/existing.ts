@@ -25,7 +25,7 @@ import type { JsonObject } from "../api/common.ts";
 import { parseDuration } from "../api/duration.ts";
 import { type Logger, silentLogger } from "../api/logger.ts";
 import type { ProviderConfig } from "../api/provider-config.ts";
-import { writeFileAtomicallySync } from "../controlplane/atomic-file.ts";
+import { writeFileAtomicallySync } from "../util/atomic-file.ts";
 
 /** Where the kubeconfig of the existing cluster is: `settings.kubeconfigSecretRef` of the ProviderConfig. */
 export interface KubeconfigSecretRef {

@@ -28,7 +28,7 @@ import { RESOURCES } from "../api/constants.ts";
 import { apiStatusOf, errorMessage, isNotFound } from "../api/error-message.ts";
 import { type Logger, silentLogger } from "../api/logger.ts";
 import type { ProviderConfig } from "../api/provider-config.ts";
-import { writeFileAtomicallySync } from "../controlplane/atomic-file.ts";
+import { writeFileAtomicallySync } from "../util/atomic-file.ts";
 import { type KubeconfigAccess, type KubeconfigSecretRef, readKubeconfigSecret } from "./existing.ts";
 import { ClusterConfigError } from "./gardener-cluster-configs.ts";
 import { type GardenerSettings, gardenerSettings, templateCloudProfile } from "./gardener-settings.ts";

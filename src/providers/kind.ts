@@ -30,8 +30,8 @@ import type { JsonObject } from "../api/common.ts";
 import { parseDuration } from "../api/duration.ts";
 import { type Logger, silentLogger } from "../api/logger.ts";
 import type { ProviderConfig } from "../api/provider-config.ts";
-import { writeFileAtomicallySync } from "../controlplane/atomic-file.ts";
-import { isProcessAlive, signalProcessGroup } from "../controlplane/process-groups.ts";
+import { writeFileAtomicallySync } from "../util/atomic-file.ts";
+import { isProcessAlive, signalProcessGroup } from "../util/process-groups.ts";
 import { authenticationConfig, writeAuthenticationConfig } from "./local-authentication.ts";
 
 /**

@@ -9,9 +9,9 @@ import { access } from "node:fs/promises";
 import { join } from "node:path";
 import { stringify } from "yaml";
 import type { OidcTrust } from "../api/backend-contract.ts";
-import { writeFileAtomically } from "../controlplane/atomic-file.ts";
 import { MAX_TRUSTED_ISSUERS, oidcIssuerProblem } from "../machines/access-request/oidc-issuer.ts";
 import { sameMapping } from "../machines/access-request/oidc-trust.ts";
+import { writeFileAtomically } from "../util/atomic-file.ts";
 
 /** Where a cluster's authentication configuration lives. */
 export const authenticationConfigPath = (directory: string): string => join(directory, "authentication.yaml");

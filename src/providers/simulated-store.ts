@@ -6,7 +6,7 @@
  */
 import { appendFileSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { writeFileAtomicallySync } from "../controlplane/atomic-file.ts";
+import { writeFileAtomicallySync } from "../util/atomic-file.ts";
 
 /** One simulated cluster's record. */
 export interface SimulatedRecord {

@@ -17,7 +17,7 @@ import type { ClusterBackend } from "../../src/api/backend-contract.ts";
 import type { Cluster } from "../../src/api/cluster.ts";
 import { CLUSTERS_API_VERSION, LABELS, RESOURCES } from "../../src/api/constants.ts";
 import { type ControlPlane, startControlPlane } from "../../src/controlplane/control-plane.ts";
-import { type OidcIssuer, startOidcIssuer } from "../../src/controlplane/oidc-issuer.ts";
+import { type OidcIssuer, startOidcIssuer } from "../../src/dev/oidc-issuer.ts";
 import { ACCESS_OWNER_LABEL } from "../../src/machines/access-request/names.ts";
 import { createBackend as createLocalBackend } from "../../src/providers/local.ts";
 import { systemClock } from "../../src/runtime/clock.ts";

@@ -16,12 +16,12 @@ import type { AccessRequest, AccessRequestSpec } from "../../src/api/access-requ
 import type { Cluster } from "../../src/api/cluster.ts";
 import { RESOURCES } from "../../src/api/constants.ts";
 import { type ControlPlane, startControlPlane } from "../../src/controlplane/control-plane.ts";
-import { freePorts } from "../../src/controlplane/free-ports.ts";
 import { explainAccessRequest } from "../../src/machines/access-request/explain.ts";
 import { ACCESS_OWNER_LABEL, NAMESPACE_CREATOR_LABEL } from "../../src/machines/access-request/names.ts";
 import { Engine } from "../../src/runtime/engine.ts";
 import { installingCrds } from "../../src/runtime/install-crds.ts";
 import { createLogger } from "../../src/runtime/logger.ts";
+import { freePorts } from "../../src/util/free-ports.ts";
 import { aCluster, anAccessRequest, aProviderConfig } from "../support/builders.ts";
 import { reconciles } from "../support/engine-signals.ts";
 import { eventually, satisfying } from "../support/eventually.ts";

@@ -10,8 +10,8 @@ import { FINALIZERS, INFRASTRUCTURE_GROUP, RESOURCES } from "../../src/api/const
 import type { ClusterEndpointObject, EngineCluster } from "../../src/api/engine-cluster.ts";
 import { isNotFound } from "../../src/api/error-message.ts";
 import { explain } from "../../src/cli/explain.ts";
-import { type CapiManager, startCapiManager } from "../../src/controlplane/capi-manager.ts";
 import { type ControlPlane, startControlPlane } from "../../src/controlplane/control-plane.ts";
+import { type CapiManager, startCapiManager } from "../../src/dev/capi-manager.ts";
 import { createBackend as createLocalBackend } from "../../src/providers/local.ts";
 import { SimulatedBackend } from "../../src/providers/simulated.ts";
 import { systemClock } from "../../src/runtime/clock.ts";

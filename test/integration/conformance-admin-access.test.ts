@@ -9,9 +9,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ClusterObservation, ClusterTarget } from "../../src/api/backend.ts";
 import type { AdminAccess, AdminScope, BackendFactory } from "../../src/api/backend-contract.ts";
 import { kubeconfigYaml } from "../../src/controlplane/control-plane.ts";
-import { freePorts } from "../../src/controlplane/free-ports.ts";
 import { ConformanceError, checkBackendConformance } from "../../src/providers/conformance.ts";
 import { startTestApiServer, type TestApiServer } from "../../src/testing.ts";
+import { freePorts } from "../../src/util/free-ports.ts";
 
 let api: TestApiServer;
 beforeAll(async () => {

@@ -20,12 +20,12 @@ import { CAPI_CLUSTER_RESOURCE } from "../../src/api/cluster-api.ts";
 import { RESOURCES } from "../../src/api/constants.ts";
 import { CONTROLPLANE_API_VERSION, CONTROLPLANE_RESOURCES } from "../../src/api/engine-control-plane.ts";
 import { capiComponents } from "../../src/cli/capi-components.ts";
-import { findCapiAssets } from "../../src/controlplane/capi-assets.ts";
 import {
   type ControlPlane,
   kubeconfigYaml,
   startControlPlane,
 } from "../../src/controlplane/control-plane.ts";
+import { findCapiAssets } from "../../src/dev/capi-assets.ts";
 import { SimulatedBackend } from "../../src/providers/simulated.ts";
 import { Engine } from "../../src/runtime/engine.ts";
 import { installCrds } from "../../src/runtime/install-crds.ts";

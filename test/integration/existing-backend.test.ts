@@ -11,11 +11,11 @@ import type { ClusterBackend, SecretReader } from "../../src/api/backend-contrac
 import type { JsonObject } from "../../src/api/common.ts";
 import type { ProviderConfig } from "../../src/api/provider-config.ts";
 import { type ControlPlane, startControlPlane } from "../../src/controlplane/control-plane.ts";
-import { freePorts } from "../../src/controlplane/free-ports.ts";
 import { createBackend, normaliseVersion } from "../../src/providers/existing.ts";
 import { loadBackendFactory } from "../../src/providers/registry.ts";
 import { systemClock } from "../../src/runtime/clock.ts";
 import { silentLogger } from "../../src/runtime/logger.ts";
+import { freePorts } from "../../src/util/free-ports.ts";
 import { aProviderConfig } from "../support/builders.ts";
 
 let controlPlane: ControlPlane;

@@ -1,14 +1,14 @@
 /** Gardener's own API server, aggregated on the project's kube-apiserver: its kinds are served, with Gardener's validation and admission. */
 import { CustomObjectsApi } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Garden, startGarden } from "../../src/controlplane/gardener-apiserver.ts";
-import { findGardenerAssets } from "../../src/controlplane/gardener-assets.ts";
+import { type Garden, startGarden } from "../../src/dev/gardener-apiserver.ts";
+import { findGardenerAssets } from "../../src/dev/gardener-assets.ts";
 import {
   applyCloudProfile,
   CORE,
   createProject,
   workerlessShootSpec,
-} from "../../src/controlplane/gardener-garden-objects.ts";
+} from "../../src/dev/gardener-garden-objects.ts";
 
 let garden: Garden;
 let custom: CustomObjectsApi;

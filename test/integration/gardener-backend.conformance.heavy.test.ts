@@ -7,15 +7,15 @@ import { join } from "node:path";
 import { CustomObjectsApi } from "@kubernetes/client-node";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import type { ClusterBackend } from "../../src/api/backend-contract.ts";
-import { type Garden, startGarden } from "../../src/controlplane/gardener-apiserver.ts";
-import { findGardenerAssets } from "../../src/controlplane/gardener-assets.ts";
+import { type Garden, startGarden } from "../../src/dev/gardener-apiserver.ts";
+import { findGardenerAssets } from "../../src/dev/gardener-assets.ts";
 import {
   applyCloudProfile,
   CORE,
   createProject,
   workerlessShootSpec,
-} from "../../src/controlplane/gardener-garden-objects.ts";
-import { SimulatedGardenlet } from "../../src/controlplane/gardener-simulated-gardenlet.ts";
+} from "../../src/dev/gardener-garden-objects.ts";
+import { SimulatedGardenlet } from "../../src/dev/gardener-simulated-gardenlet.ts";
 import { type ConformanceRun, checkBackendConformance } from "../../src/providers/conformance.ts";
 import { createBackend, type GardenerBackend } from "../../src/providers/gardener.ts";
 import { GARDENER_KEYS } from "../../src/providers/gardener-shoot.ts";

@@ -23,16 +23,16 @@ import type { ClusterProfile } from "../../src/api/cluster-profile.ts";
 import { LABELS, RESOURCES } from "../../src/api/constants.ts";
 import type { ProviderConfig } from "../../src/api/provider-config.ts";
 import { type ControlPlane, startControlPlane } from "../../src/controlplane/control-plane.ts";
-import { type Garden, startGarden } from "../../src/controlplane/gardener-apiserver.ts";
-import { findGardenerAssets } from "../../src/controlplane/gardener-assets.ts";
+import { type Garden, startGarden } from "../../src/dev/gardener-apiserver.ts";
+import { findGardenerAssets } from "../../src/dev/gardener-assets.ts";
 import {
   applyCloudProfile,
   CORE,
   createProject,
   workerlessShootSpec,
-} from "../../src/controlplane/gardener-garden-objects.ts";
-import { SimulatedGardenlet } from "../../src/controlplane/gardener-simulated-gardenlet.ts";
-import { type OidcIssuer, startOidcIssuer } from "../../src/controlplane/oidc-issuer.ts";
+} from "../../src/dev/gardener-garden-objects.ts";
+import { SimulatedGardenlet } from "../../src/dev/gardener-simulated-gardenlet.ts";
+import { type OidcIssuer, startOidcIssuer } from "../../src/dev/oidc-issuer.ts";
 import { createBackend, type GardenerBackend } from "../../src/providers/gardener.ts";
 import { GARDENER_KEYS, type Shoot, shootName } from "../../src/providers/gardener-shoot.ts";
 import { systemClock } from "../../src/runtime/clock.ts";

@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CoreV1Api, KubeConfig } from "@kubernetes/client-node";
 import { expect, it } from "vitest";
-import { findGardenerAssets } from "../../src/controlplane/gardener-assets.ts";
+import { findGardenerAssets } from "../../src/dev/gardener-assets.ts";
 import { eventually } from "../support/eventually.ts";
 import { ENGINE_MAIN, isAlive } from "../support/processes.ts";
 

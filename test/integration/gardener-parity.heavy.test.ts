@@ -20,14 +20,14 @@ import type { ClusterObservation, ClusterTarget, ResolvedClusterConfig } from ".
 import type { JsonObject } from "../../src/api/common.ts";
 import { RESOURCES } from "../../src/api/constants.ts";
 import { type ControlPlane, startControlPlane } from "../../src/controlplane/control-plane.ts";
-import { type Garden, startGarden } from "../../src/controlplane/gardener-apiserver.ts";
-import { findGardenerAssets } from "../../src/controlplane/gardener-assets.ts";
+import { type Garden, startGarden } from "../../src/dev/gardener-apiserver.ts";
+import { findGardenerAssets } from "../../src/dev/gardener-assets.ts";
 import {
   applyCloudProfile,
   CORE,
   createProject,
   workerlessShootSpec,
-} from "../../src/controlplane/gardener-garden-objects.ts";
+} from "../../src/dev/gardener-garden-objects.ts";
 import { createBackend, type GardenerBackend } from "../../src/providers/gardener.ts";
 import { GARDENER_KEYS, type Shoot, shootName } from "../../src/providers/gardener-shoot.ts";
 import { systemClock } from "../../src/runtime/clock.ts";

@@ -15,7 +15,7 @@ import type { Cluster } from "../../src/api/cluster.ts";
 import type { ClusterProfile } from "../../src/api/cluster-profile.ts";
 import { RESOURCES } from "../../src/api/constants.ts";
 import { type ControlPlane, startControlPlane } from "../../src/controlplane/control-plane.ts";
-import { type OidcIssuer, startOidcIssuer } from "../../src/controlplane/oidc-issuer.ts";
+import { type OidcIssuer, startOidcIssuer } from "../../src/dev/oidc-issuer.ts";
 import { createBackend, kindClusterName, localNodeImageVersions } from "../../src/providers/kind.ts";
 import { systemClock } from "../../src/runtime/clock.ts";
 import { Engine } from "../../src/runtime/engine.ts";

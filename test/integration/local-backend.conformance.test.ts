@@ -3,9 +3,9 @@ import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, expect, it } from "vitest";
 import type { BackendFactory } from "../../src/api/backend-contract.ts";
-import { signalProcessGroup } from "../../src/controlplane/process-groups.ts";
 import { checkBackendConformance } from "../../src/providers/conformance.ts";
 import { createBackend } from "../../src/providers/local.ts";
+import { signalProcessGroup } from "../../src/util/process-groups.ts";
 import { processesMentioning } from "../support/processes.ts";
 
 /** Every state folder the kit gave the backend, so that afterAll can stop what a failed run left running. */

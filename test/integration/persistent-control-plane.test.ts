@@ -12,7 +12,7 @@ import {
   startPersistentControlPlane,
   stopPersistentControlPlane,
 } from "../../src/controlplane/persistent-control-plane.ts";
-import { isProcessAlive } from "../../src/controlplane/process-groups.ts";
+import { isProcessAlive } from "../../src/util/process-groups.ts";
 import { isAlive, waitUntilGone } from "../support/processes.ts";
 
 const assets = findKubeAssets();

@@ -12,12 +12,12 @@ import type { Cluster } from "../../src/api/cluster.ts";
 import { CAPI_CLUSTER_RESOURCE, CAPI_LABELS } from "../../src/api/cluster-api.ts";
 import { RESOURCES } from "../../src/api/constants.ts";
 import type { EngineCluster } from "../../src/api/engine-cluster.ts";
-import { findCapiAssets } from "../../src/controlplane/capi-assets.ts";
 import {
   type ControlPlane,
   kubeconfigYaml,
   startControlPlane,
 } from "../../src/controlplane/control-plane.ts";
+import { findCapiAssets } from "../../src/dev/capi-assets.ts";
 import { installCrds } from "../../src/runtime/install-crds.ts";
 import { aCluster, aProviderConfig } from "../support/builders.ts";
 import { eventually } from "../support/eventually.ts";

@@ -6,8 +6,8 @@
 import { execFileSync } from "node:child_process";
 import { join } from "node:path";
 import { CoreV1Api, CustomObjectsApi } from "@kubernetes/client-node";
-import { type CapiStack, startCapiStack } from "../../src/controlplane/capi-providers.ts";
 import { type ControlPlane, startControlPlane } from "../../src/controlplane/control-plane.ts";
+import { type CapiStack, startCapiStack } from "../../src/dev/capi-providers.ts";
 import type { TopologyCluster } from "../../src/providers/capi-topology.ts";
 import { installCrds, installingCrds } from "../../src/runtime/install-crds.ts";
 import { applyCapiObjects, type CapiObject } from "./capi-classes.ts";

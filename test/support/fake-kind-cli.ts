@@ -15,7 +15,7 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { writeFileAtomicallySync } from "../../src/controlplane/atomic-file.ts";
+import { writeFileAtomicallySync } from "../../src/util/atomic-file.ts";
 
 /** What a fake kind cluster is. */
 export interface FakeKindCluster {

@@ -7,9 +7,9 @@
 import { execFileSync } from "node:child_process";
 import { renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { findCapiAssets } from "../../src/controlplane/capi-assets.ts";
-import { findCapiProvidersAssets } from "../../src/controlplane/capi-providers-assets.ts";
-import { findGardenerAssets } from "../../src/controlplane/gardener-assets.ts";
+import { findCapiAssets } from "../../src/dev/capi-assets.ts";
+import { findCapiProvidersAssets } from "../../src/dev/capi-providers-assets.ts";
+import { findGardenerAssets } from "../../src/dev/gardener-assets.ts";
 import { type ContainerToolchain, parseToolchain } from "./containers.ts";
 
 /** Where the heavy files find the answer file's path (the global setup sets it). */

@@ -3,7 +3,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "vitest";
-import { isProcessAlive } from "../../src/controlplane/process-groups.ts";
+import { isProcessAlive } from "../../src/util/process-groups.ts";
 import { eventually } from "./eventually.ts";
 
 /** Whether `pid` is a live process (a zombie awaiting its reaper counts as gone). */

@@ -8,7 +8,7 @@ import { KubeConfig } from "@kubernetes/client-node";
 import type { ClusterTarget } from "../../src/api/backend.ts";
 import type { ClusterBackend } from "../../src/api/backend-contract.ts";
 import type { RESOURCES } from "../../src/api/constants.ts";
-import { findCapiAssets } from "../../src/controlplane/capi-assets.ts";
+import { findCapiAssets } from "../../src/dev/capi-assets.ts";
 import { SimulatedBackend } from "../../src/providers/simulated.ts";
 import { Engine, type EngineOptions } from "../../src/runtime/engine.ts";
 import { installCrds } from "../../src/runtime/install-crds.ts";

@@ -4,13 +4,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { SchedulerConfig } from "../../../../../src/api/scheduler-config.ts";
-import { writeFileAtomically } from "../../../../../src/controlplane/atomic-file.ts";
 import type { EventRecord } from "../../../../../src/machines/shared/machine-step.ts";
 import {
   fileConfigSource,
   type SchedulerConfigSource,
 } from "../../../../../src/runtime/kinds/cluster-request/scheduler-config-source.ts";
 import type { LogFields, Logger } from "../../../../../src/runtime/logger.ts";
+import { writeFileAtomically } from "../../../../../src/util/atomic-file.ts";
 import { eventually } from "../../../../support/eventually.ts";
 
 /** A scheduler config whose only purpose `mcp` uses `profile`. */

@@ -5,7 +5,7 @@ import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
-import { isProcessAlive, stopProcessGroups } from "../../../src/controlplane/process-groups.ts";
+import { isProcessAlive, stopProcessGroups } from "../../../src/util/process-groups.ts";
 import { eventually } from "../../support/eventually.ts";
 
 const started: ChildProcess[] = [];
@@ -24,7 +24,7 @@ afterEach(() => {
   }
 });
 
-const modulePath = fileURLToPath(new URL("../../../src/controlplane/process-groups.ts", import.meta.url));
+const modulePath = fileURLToPath(new URL("../../../src/util/process-groups.ts", import.meta.url));
 
 /**
  * Asks `isProcessAlive(pid, marker)` from a process that may not signal `pid`: as user nobody when the

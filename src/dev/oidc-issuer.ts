@@ -5,7 +5,7 @@
 import { webcrypto } from "node:crypto";
 import { createServer, type Server } from "node:https";
 import type { AddressInfo } from "node:net";
-import { generateCertificates } from "./certificates.ts";
+import { generateCertificates } from "../controlplane/certificates.ts";
 
 /** A running issuer. */
 export interface OidcIssuer {

@@ -9,13 +9,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { CustomObjectsApi, type KubeConfig, KubernetesObjectApi } from "@kubernetes/client-node";
-import { generateCertificates } from "./certificates.ts";
-import { type ControlPlane, startControlPlane } from "./control-plane.ts";
-import { guardLeftovers } from "./exit-cleanup.ts";
-import { freePorts } from "./free-ports.ts";
+import { generateCertificates } from "../controlplane/certificates.ts";
+import { type ControlPlane, startControlPlane } from "../controlplane/control-plane.ts";
+import { findKubeAssets } from "../controlplane/kube-assets.ts";
+import { guardLeftovers } from "../util/exit-cleanup.ts";
+import { freePorts } from "../util/free-ports.ts";
+import { type ManagedProcess, startManagedProcess } from "../util/managed-process.ts";
 import { findGardenerAssets } from "./gardener-assets.ts";
-import { findKubeAssets } from "./kube-assets.ts";
-import { type ManagedProcess, startManagedProcess } from "./managed-process.ts";
 
 /** The group versions gardener-apiserver serves (Gardener's `apiserver.AllGardenerAPIGroupVersions`). */
 export const GARDENER_GROUP_VERSIONS = [

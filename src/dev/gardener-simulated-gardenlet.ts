@@ -24,8 +24,8 @@ import {
 } from "@kubernetes/client-node";
 import * as x509 from "@peculiar/x509";
 import { errorMessage, isNotFound } from "../api/error-message.ts";
-import { writeFileAtomically } from "./atomic-file.ts";
-import { type ControlPlane, startControlPlane } from "./control-plane.ts";
+import { type ControlPlane, startControlPlane } from "../controlplane/control-plane.ts";
+import { writeFileAtomically } from "../util/atomic-file.ts";
 
 const CORE = { group: "core.gardener.cloud", version: "v1beta1" } as const;
 /** kube-apiserver's structured authentication configuration trusting no issuer (a Shoot without OIDC). */

@@ -8,12 +8,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { KubeConfig } from "@kubernetes/client-node";
+import { generateLoopbackCertificates } from "../controlplane/certificates.ts";
+import { kubeconfigYaml } from "../controlplane/control-plane-files.ts";
+import { guardLeftovers } from "../util/exit-cleanup.ts";
+import { freePorts } from "../util/free-ports.ts";
+import { type ManagedProcess, startManagedProcess } from "../util/managed-process.ts";
 import { type CapiAssets, findCapiAssets } from "./capi-assets.ts";
-import { generateLoopbackCertificates } from "./certificates.ts";
-import { kubeconfigYaml } from "./control-plane-files.ts";
-import { guardLeftovers } from "./exit-cleanup.ts";
-import { freePorts } from "./free-ports.ts";
-import { type ManagedProcess, startManagedProcess } from "./managed-process.ts";
 
 /** How to start the manager. */
 export interface CapiManagerProps {

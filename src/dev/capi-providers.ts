@@ -8,10 +8,10 @@ import { mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { KubeConfig } from "@kubernetes/client-node";
+import { acquireDirectoryLock } from "../util/directory-lock.ts";
 import type { CapiAssets } from "./capi-assets.ts";
 import { type CapiManager, type CapiManagerProps, startCapiManager } from "./capi-manager.ts";
 import { CAPI_PROVIDERS, type CapiProvider, findCapiProvidersAssets } from "./capi-providers-assets.ts";
-import { acquireDirectoryLock } from "./directory-lock.ts";
 
 /** ClusterClass and managed topologies are an alpha feature of every Cluster API manager. */
 const TOPOLOGY_GATES = ["ClusterTopology"];

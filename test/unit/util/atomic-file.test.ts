@@ -3,7 +3,7 @@ import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { writeFileAtomically, writeFileAtomicallySync } from "../../../src/controlplane/atomic-file.ts";
+import { writeFileAtomically, writeFileAtomicallySync } from "../../../src/util/atomic-file.ts";
 
 let directory: string;
 
