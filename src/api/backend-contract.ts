@@ -11,7 +11,7 @@ import type { ProviderConfig } from "./provider-config.ts";
  * built for it may use. A backend module says which version it was built for (`contractVersion`), and the
  * engine loads it only if it implements the same major version and at least that minor one.
  */
-export const BACKEND_CONTRACT_VERSION = "1.2.0";
+export const BACKEND_CONTRACT_VERSION = "1.3.0";
 
 /** How often the engine reads the offer of a backend that implements {@link ClusterBackend.readOffer}. */
 export const OFFER_REFRESH_MS = 60_000;
@@ -31,7 +31,7 @@ export interface BackendCapabilities {
  * An OIDC issuer a cluster trusts, and how the claims of its tokens become users and groups there:
  * `audiences` are the client IDs its tokens may be issued for. One issuer URL may come in several entries
  * with different mappings (two teams on one identity provider); their audiences never overlap, and a token
- * is mapped by the entry that lists its audience (`authenticationConfig` in src/providers/local-authentication.ts
+ * is mapped by the entry that lists its audience (`authenticationConfig` in src/providers/shared/authentication-config.ts
  * writes that as one JWT authenticator per URL). The engine passes only issuers kube-apiserver accepts
  * (https, no query, fragment or user; at most 64 URLs).
  */
@@ -123,8 +123,12 @@ export interface ClusterBackend {
   /**
    * Admin access to a cluster that exists and is ready, pointing at its observed endpoint; `undefined`
    * while it is not, or always when `capabilities.adminAccess` is false. Read-only.
+   *
+   * `observed` (optional, contract 1.3): what `observe` returned for this target moments ago, when the engine
+   * has it at hand; a backend may take readiness from it instead of observing again (not ready: `undefined`).
+   * Absent, the backend observes itself; a backend built for an older contract ignores it.
    */
-  adminAccess(target: ClusterTarget): Promise<AdminAccess | undefined>;
+  adminAccess(target: ClusterTarget, observed?: ClusterObservation): Promise<AdminAccess | undefined>;
   /**
    * Makes the cluster trust exactly these OIDC issuers (replacing what it trusted before; an empty list
    * trusts none). Declarative and idempotent; required when `capabilities.oidc` is true. The trust may

@@ -1,6 +1,7 @@
 /** The `capi` backend's ProviderConfig settings: which ClusterClass, where Clusters go, what topology. Pure. */
 import type { JsonObject, JsonValue } from "../api/common.ts";
-import { type KubeconfigSecretRef, kubeconfigSecretRef } from "./existing.ts";
+import { type KubeconfigSecretRef, kubeconfigSecretRef } from "./shared/kubeconfig-secret.ts";
+import { isObject, type SettingsFailure, settingsFailure, stringMap } from "./shared/settings.ts";
 
 /** A worker pool of the topology: a MachineDeployment of one of the class's worker classes. */
 export interface CapiWorkerPool {
@@ -49,9 +50,7 @@ const example =
 
 /** Reads and checks `settings`; throws a message naming the ProviderConfig and what to write. */
 export function capiSettings(settings: JsonObject | undefined, providerConfig: string): CapiSettings {
-  const fail = (what: string): never => {
-    throw new Error(`ProviderConfig ${providerConfig}: ${what}; write ${example}`);
-  };
+  const fail: SettingsFailure = settingsFailure(providerConfig, example);
   const classRef = settings?.clusterClass;
   if (!isObject(classRef))
     return fail("settings.clusterClass must name a ClusterClass ({ namespace, name })");
@@ -104,7 +103,7 @@ export function capiSettings(settings: JsonObject | undefined, providerConfig: s
   };
 }
 
-function workerPools(value: unknown, fail: (what: string) => never): CapiWorkerPool[] {
+function workerPools(value: unknown, fail: SettingsFailure): CapiWorkerPool[] {
   if (value === undefined) return [];
   if (!Array.isArray(value)) return fail("settings.workers must be a list of { class, name, replicas }");
   const names = new Set<string>();
@@ -124,7 +123,7 @@ function workerPools(value: unknown, fail: (what: string) => never): CapiWorkerP
   });
 }
 
-function variables(value: unknown, fail: (what: string) => never): CapiVariable[] {
+function variables(value: unknown, fail: SettingsFailure): CapiVariable[] {
   if (value === undefined) return [];
   if (!Array.isArray(value)) return fail("settings.variables must be a list of { name, value }");
   const names = new Set<string>();
@@ -135,15 +134,4 @@ function variables(value: unknown, fail: (what: string) => never): CapiVariable[
     names.add(entry.name);
     return { name: entry.name, value: entry.value as JsonValue };
   });
-}
-
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-function stringMap(value: unknown, where: string, fail: (what: string) => never): Record<string, string> {
-  if (value === undefined) return {};
-  if (!isObject(value) || Object.values(value).some((v) => typeof v !== "string"))
-    return fail(`${where} must map names to strings`);
-  return value as Record<string, string>;
 }

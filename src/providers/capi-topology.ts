@@ -8,10 +8,10 @@ import { createHash } from "node:crypto";
 import type { BackendCondition, BackendPhase, ClusterObservation, ClusterTarget } from "../api/backend.ts";
 import type { SupportedVersion } from "../api/cluster-profile.ts";
 import type { JsonObject, JsonValue, ObjectMeta } from "../api/common.ts";
-import { COPIED_METADATA_PREFIX, ENGINE_GROUP } from "../api/constants.ts";
+import { ENGINE_GROUP } from "../api/constants.ts";
 import { compareVersions, parseVersion } from "../machines/backend-cluster/kubernetes-version.ts";
 import type { CapiSettings, CapiVariable, CapiWorkerPool } from "./capi-settings.ts";
-import { containedIn } from "./gardener-shoot.ts";
+import { containedIn, copiedEntries, mergePatch } from "./shared/merge-patch.ts";
 
 /** Labels and annotations the backend writes on CAPI Clusters. */
 export const CAPI_BACKEND_KEYS = {
@@ -123,13 +123,6 @@ export function engineVersion(version: string): string {
   return version.replace(/^v/, "").replace(/[+-].*$/, "");
 }
 
-/** `metadata.open-control-plane.io/*` entries of a map: what openMCP copies along. */
-function copied(map: Readonly<Record<string, string>> | undefined): Record<string, string> {
-  return Object.fromEntries(
-    Object.entries(map ?? {}).filter(([key]) => key.startsWith(COPIED_METADATA_PREFIX)),
-  );
-}
-
 /** The CAPI Cluster the engine wants for `target` at `version` (`X.Y.Z`). */
 export function desiredTopologyCluster(
   target: ClusterTarget,
@@ -145,13 +138,13 @@ export function desiredTopologyCluster(
       namespace: settings.namespace,
       labels: {
         ...settings.labels,
-        ...copied(target.labels),
+        ...copiedEntries(target.labels, true),
         [CAPI_BACKEND_KEYS.clusterUidLabel]: target.uid,
         [CAPI_BACKEND_KEYS.clusterNamespaceLabel]: target.namespace,
         [CAPI_BACKEND_KEYS.clusterNameLabel]: target.name,
         [CAPI_BACKEND_KEYS.providerConfigLabel]: target.providerConfig,
       },
-      annotations: { ...settings.annotations, ...copied(target.annotations) },
+      annotations: { ...settings.annotations, ...copiedEntries(target.annotations, false) },
     },
     spec: {
       ...(settings.clusterNetwork ? { clusterNetwork: settings.clusterNetwork } : {}),
@@ -222,34 +215,13 @@ export function topologyChanges(stored: TopologyCluster, desired: TopologyCluste
   if (Object.keys(topology).length > 0) spec.topology = topology;
   if (desired.spec.clusterNetwork && !containedIn(desired.spec.clusterNetwork, stored.spec.clusterNetwork))
     spec.clusterNetwork = desired.spec.clusterNetwork;
-  const metadata: Record<string, JsonValue> = {};
-  const labels = mapChanges(stored.metadata.labels, desired.metadata.labels);
-  const annotations = mapChanges(stored.metadata.annotations, desired.metadata.annotations);
-  if (labels) metadata.labels = labels;
-  if (annotations) metadata.annotations = annotations;
-  if (Object.keys(spec).length === 0 && Object.keys(metadata).length === 0) return undefined;
-  return {
-    ...(Object.keys(metadata).length > 0 ? { metadata } : {}),
-    ...(Object.keys(spec).length > 0 ? { spec } : {}),
-  };
+  return mergePatch(stored.metadata, desired.metadata, spec);
 }
 
 /** Ours first, then the stored variables we do not set (a webhook's defaults stay). */
 function mergedVariables(wanted: readonly CapiVariable[], stored: readonly CapiVariable[]): CapiVariable[] {
   const names = new Set(wanted.map((v) => v.name));
   return [...wanted, ...stored.filter((v) => !names.has(v.name))];
-}
-
-/** Merge-patch entries for a label or annotation map: desired values that differ, `null` for copied keys that went. */
-function mapChanges(
-  stored: Readonly<Record<string, string>> | undefined,
-  desired: Readonly<Record<string, string>> | undefined,
-): Record<string, string | null> | undefined {
-  const changes: Record<string, string | null> = {};
-  for (const [key, value] of Object.entries(desired ?? {})) if (stored?.[key] !== value) changes[key] = value;
-  for (const key of Object.keys(stored ?? {}))
-    if (key.startsWith(COPIED_METADATA_PREFIX) && desired?.[key] === undefined) changes[key] = null;
-  return Object.keys(changes).length > 0 ? changes : undefined;
 }
 
 /** Cluster API's conditions the backend mirrors onto the openMCP Cluster, as `Capi<type>`, in the order people read them. */

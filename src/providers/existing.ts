@@ -1,9 +1,8 @@
 /** The `existing` backend: bring-your-own clusters, shared by the Clusters bound to them, never created or destroyed. */
 
-import { mkdirSync, readFileSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import {
-  KubeConfig,
   Observable,
   type ObservableMiddleware,
   type RequestContext,
@@ -21,19 +20,17 @@ import type {
 import { BACKEND_CONTRACT_VERSION } from "../api/backend-contract.ts";
 import { type Clock, systemClock } from "../api/clock.ts";
 import type { SupportedVersion } from "../api/cluster-profile.ts";
-import type { JsonObject } from "../api/common.ts";
-import { parseDuration } from "../api/duration.ts";
 import { type Logger, silentLogger } from "../api/logger.ts";
 import type { ProviderConfig } from "../api/provider-config.ts";
-import { writeFileAtomicallySync } from "../util/atomic-file.ts";
-
-/** Where the kubeconfig of the existing cluster is: `settings.kubeconfigSecretRef` of the ProviderConfig. */
-export interface KubeconfigSecretRef {
-  readonly namespace: string;
-  readonly name: string;
-  /** Key in the Secret's data; default `kubeconfig`. */
-  readonly key: string;
-}
+import { describeCluster, errorLine } from "./shared/error-wording.ts";
+import {
+  type KubeconfigAccess,
+  type KubeconfigSecretRef,
+  kubeconfigSecretRef,
+  readKubeconfigSecret,
+} from "./shared/kubeconfig-secret.ts";
+import { RecordFile } from "./shared/record-file.ts";
+import { durationOption } from "./shared/settings.ts";
 
 /** Knobs of the existing backend. */
 export interface ExistingBackendOptions {
@@ -61,87 +58,9 @@ interface Binding {
   readonly boundAt: string;
 }
 
-/** The kubeconfig read from the Secret, parsed. */
-export interface KubeconfigAccess {
-  readonly text: string;
-  readonly kubeConfig: KubeConfig;
-  readonly server: string;
-}
-
-/**
- * Reads and parses the kubeconfig a ProviderConfig's `kubeconfigSecretRef` names (also the `gardener` backend's
- * way to its garden); errors name the Secret and the ProviderConfig and never quote the Secret's content.
- */
-export async function readKubeconfigSecret(
-  readSecret: SecretReader,
-  ref: KubeconfigSecretRef,
-  providerConfig: string,
-): Promise<KubeconfigAccess> {
-  const secret = `Secret ${ref.namespace}/${ref.name}`;
-  let text: string | undefined;
-  try {
-    text = await readSecret(ref.namespace, ref.name, ref.key);
-  } catch (error) {
-    const reason = String((error as Error)?.message ?? error).split("\n")[0];
-    throw new Error(
-      `cannot read ${secret} (kubeconfigSecretRef of ProviderConfig ${providerConfig}): ${reason}`,
-    );
-  }
-  if (text === undefined || text.trim() === "") {
-    throw new Error(
-      `${secret} or its key "${ref.key}" does not exist (kubeconfigSecretRef of ProviderConfig ${providerConfig}); create it with the existing cluster's kubeconfig`,
-    );
-  }
-  const kubeConfig = new KubeConfig();
-  try {
-    kubeConfig.loadFromString(text);
-  } catch {
-    // The parser's message quotes the offending text, which may be key material: never pass it on.
-    throw new Error(`key "${ref.key}" of ${secret} is not a kubeconfig (YAML that does not parse)`);
-  }
-  const server = kubeConfig.getCurrentCluster()?.server;
-  if (!server) {
-    throw new Error(
-      `the kubeconfig in key "${ref.key}" of ${secret} has no current-context naming a cluster with a server`,
-    );
-  }
-  return { text, kubeConfig, server };
-}
-
 /** Turns `v1.33.3`, `v1.33.3+k3s1` or `1.33.3-gke.100` into `1.33.3`; undefined when there is no X.Y.Z. */
 export function normaliseVersion(gitVersion: string): string | undefined {
   return /^v?(\d+\.\d+\.\d+)/.exec(gitVersion.trim())?.[1];
-}
-
-/**
- * Reads `settings.kubeconfigSecretRef` (`{ namespace, name, key? }`); throws a message naming the
- * ProviderConfig and what to write when it is missing or malformed.
- */
-export function kubeconfigSecretRef(
-  settings: JsonObject | undefined,
-  providerConfig: string,
-): KubeconfigSecretRef {
-  const example = `settings: { kubeconfigSecretRef: { namespace: <ns>, name: <secret>, key: kubeconfig } }`;
-  const ref = settings?.kubeconfigSecretRef;
-  if (ref === undefined)
-    throw new Error(`ProviderConfig ${providerConfig} has no settings.kubeconfigSecretRef; set ${example}`);
-  if (typeof ref !== "object" || ref === null || Array.isArray(ref))
-    throw new Error(
-      `ProviderConfig ${providerConfig}: settings.kubeconfigSecretRef must be an object: ${example}`,
-    );
-  const { namespace, name, key } = ref as JsonObject;
-  const field = (value: unknown, what: string) => {
-    if (typeof value !== "string" || value.trim() === "")
-      throw new Error(
-        `ProviderConfig ${providerConfig}: settings.kubeconfigSecretRef.${what} must be a non-empty string: ${example}`,
-      );
-    return value;
-  };
-  return {
-    namespace: field(namespace, "namespace"),
-    name: field(name, "name"),
-    key: key === undefined ? "kubeconfig" : field(key, "key"),
-  };
 }
 
 /**
@@ -160,19 +79,17 @@ export class ExistingBackend implements ClusterBackend {
   readonly name = "existing";
   readonly capabilities = { adminAccess: true, oidc: false } as const;
   readonly #readSecret: SecretReader;
-  readonly #stateFile: string;
   readonly #probeTimeoutMs: number;
   readonly #clock: Clock;
   readonly #log: Logger;
-  readonly #bindings = new Map<string, Binding>();
+  readonly #bindings: RecordFile<Binding>;
 
   constructor(options: ExistingBackendOptions) {
     this.#readSecret = options.readSecret;
-    this.#stateFile = options.stateFile;
     this.#probeTimeoutMs = options.probeTimeoutMs ?? 5_000;
     this.#clock = options.clock ?? systemClock;
     this.#log = options.log ?? silentLogger;
-    this.#load();
+    this.#bindings = new RecordFile(options.stateFile, "bindings");
   }
 
   /** The versions as the ProviderConfig lists them: the person who wrote it says what the cluster runs. */
@@ -229,7 +146,7 @@ export class ExistingBackend implements ClusterBackend {
     if (this.#bindings.has(target.uid)) return; // bound already: one binding per Cluster
     const ref = kubeconfigSecretRef(target.settings, target.providerConfig);
     const access = await this.#access(ref, target.providerConfig);
-    this.#bindings.set(target.uid, {
+    this.#bindings.put({
       uid: target.uid,
       namespace: target.namespace,
       name: target.name,
@@ -239,7 +156,6 @@ export class ExistingBackend implements ClusterBackend {
       version,
       boundAt: new Date(this.#clock.now()).toISOString(),
     });
-    this.#save();
     this.#log.info("bound to existing cluster", {
       cluster: `${target.namespace}/${target.name}`,
       server: access.server,
@@ -250,26 +166,27 @@ export class ExistingBackend implements ClusterBackend {
   async update(target: ClusterTarget, version: string): Promise<void> {
     const binding = this.#bindings.get(target.uid);
     if (!binding)
-      throw new Error(`cannot update ${describe(target)}: it is not bound to an existing cluster`);
+      throw new Error(`cannot update ${describeCluster(target)}: it is not bound to an existing cluster`);
     const observation = await this.observe(target);
     const running = observation.exists ? observation.version : binding.version;
     if (normaliseVersion(running) === normaliseVersion(version)) return;
     throw new Error(
-      `the engine does not upgrade clusters it does not own: ${describe(target)} is bound to an existing cluster running Kubernetes ${running}, not ${version}; upgrade that cluster yourself and list its new version in ProviderConfig ${binding.providerConfig}, or set spec.kubernetes.version to ${running}`,
+      `the engine does not upgrade clusters it does not own: ${describeCluster(target)} is bound to an existing cluster running Kubernetes ${running}, not ${version}; upgrade that cluster yourself and list its new version in ProviderConfig ${binding.providerConfig}, or set spec.kubernetes.version to ${running}`,
     );
   }
 
   /** Releases the binding; the cluster itself is left as it is. */
   async delete(target: ClusterTarget): Promise<void> {
-    if (!this.#bindings.delete(target.uid)) return;
-    this.#save();
+    if (!this.#bindings.has(target.uid)) return;
+    this.#bindings.remove(target.uid);
     this.#log.info("released existing cluster", { cluster: `${target.namespace}/${target.name}` });
   }
 
-  async adminAccess(target: ClusterTarget): Promise<AdminAccess | undefined> {
+  /** The Secret's kubeconfig once the cluster answers: by `observed` (the runtime's look moments ago), else by looking now. */
+  async adminAccess(target: ClusterTarget, observed?: ClusterObservation): Promise<AdminAccess | undefined> {
     const binding = this.#bindings.get(target.uid);
     if (!binding) return undefined;
-    const observation = await this.observe(target);
+    const observation = observed ?? (await this.observe(target));
     if (!observation.exists || observation.phase !== "ready") return undefined;
     const access = await this.#access(this.#refFor(target, binding), binding.providerConfig);
     return { kubeconfig: access.text };
@@ -314,42 +231,10 @@ export class ExistingBackend implements ClusterBackend {
       const reason =
         error instanceof Error && error.name === "TimeoutError"
           ? `no answer in ${timeoutMs} ms`
-          : short(error);
+          : errorLine(error);
       return { ok: false, reason };
     }
   }
-
-  #load(): void {
-    let text: string;
-    try {
-      text = readFileSync(this.#stateFile, "utf8");
-    } catch {
-      return; // no bindings yet
-    }
-    const parsed = JSON.parse(text) as { bindings?: Binding[] };
-    for (const binding of parsed.bindings ?? []) this.#bindings.set(binding.uid, binding);
-  }
-
-  /** Writes every binding atomically. */
-  #save(): void {
-    writeFileAtomicallySync(
-      this.#stateFile,
-      JSON.stringify({ bindings: [...this.#bindings.values()] }, null, 2),
-    );
-  }
-}
-
-/** The first line of an error's message, at most 200 characters (a failed request's cause when it has one). */
-function short(error: unknown): string {
-  const cause = (error as { cause?: { message?: string; code?: string } })?.cause;
-  const message = String((error as Error)?.message ?? error);
-  const text = cause?.code ? `${message} (${cause.code})` : message;
-  const line = text.split("\n")[0] ?? "";
-  return line.length > 200 ? `${line.slice(0, 200)}…` : line;
-}
-
-function describe(target: ClusterTarget): string {
-  return `cluster ${target.namespace}/${target.name}`;
 }
 
 /** Built with the engine: the backend contract this engine implements. */
@@ -361,14 +246,11 @@ export const contractVersion = BACKEND_CONTRACT_VERSION;
  * through the context's Secret reader and never stored.
  */
 export const createBackend: BackendFactory = (context: BackendContext) => {
-  let probeTimeoutMs: number | undefined;
-  if (context.options.probeTimeout !== undefined) {
-    probeTimeoutMs = parseDuration(context.options.probeTimeout);
-    if (probeTimeoutMs === undefined || probeTimeoutMs <= 0)
-      throw new Error(
-        `existing backend: probeTimeout "${context.options.probeTimeout}" is not a duration like 500ms or 5s`,
-      );
-  }
+  const probeTimeoutMs = durationOption(context.options, "probeTimeout", {
+    backend: "existing",
+    examples: "500ms or 5s",
+    positive: true,
+  });
   mkdirSync(context.stateDirectory, { recursive: true });
   return new ExistingBackend({
     readSecret: context.readSecret,

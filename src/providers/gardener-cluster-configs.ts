@@ -7,9 +7,24 @@
 import jsonPatch from "fast-json-patch"; // CommonJS: Node cannot see its named exports
 import type { ResolvedClusterConfig } from "../api/backend.ts";
 import type { JsonObject, JsonValue } from "../api/common.ts";
-import type { Shoot } from "./gardener-shoot.ts";
+import { isObject } from "./shared/settings.ts";
 
 const { applyOperation, deepClone, getValueByPointer } = jsonPatch;
+
+/**
+ * A Shoot manifest as far as ClusterConfigs touch it: what they may not change, and the spec they change. (The
+ * Shoot type itself lives in gardener-shoot.ts, which applies ClusterConfigs; this file needs nothing else of it.)
+ */
+export interface ShootManifest {
+  readonly apiVersion?: string;
+  readonly kind?: string;
+  readonly metadata: {
+    readonly name: string;
+    readonly namespace?: string;
+    readonly annotations?: Readonly<Record<string, string>>;
+  };
+  readonly spec: JsonObject & { readonly kubernetes?: JsonObject & { readonly version?: string } };
+}
 
 /** Why a Cluster's ClusterConfigs cannot make its Shoot: names the ClusterConfig and what to change. */
 export class ClusterConfigError extends Error {
@@ -37,14 +52,14 @@ const PATCH_OPS = new Set(["add", "remove", "replace", "move", "copy", "test"]);
  * change what the engine owns: the Shoot's apiVersion, kind, name and namespace, its Kubernetes version (the
  * Cluster's `spec.kubernetes.version` says that) and the annotations that tie it to its Cluster.
  */
-export function applyClusterConfigs(
-  shoot: Shoot,
+export function applyClusterConfigs<S extends ShootManifest>(
+  shoot: S,
   configs: readonly ResolvedClusterConfig[] | undefined,
   place: ClusterConfigPlace,
   ownedAnnotations: readonly string[],
-): Shoot {
+): S {
   if (!configs || configs.length === 0) return shoot;
-  let current = deepClone(shoot) as Shoot;
+  let current = deepClone(shoot) as ShootManifest;
   for (const config of configs) {
     const where = `ClusterConfig ${place.namespace}/${config.name}`;
     if (!config.found)
@@ -70,7 +85,7 @@ export function applyClusterConfigs(
     });
     guardOwnedFields(shoot, current, ownedAnnotations, fail);
   }
-  return current;
+  return current as S;
 }
 
 /** `stored` with each of `wanted` put in by `key`: replacing the entry with the same key, else appended. */
@@ -93,12 +108,12 @@ function mergedBy(
 
 /** The Shoot after one patch operation; honours `ignoreMissingOnRemove` and `createMissingOnAdd`. */
 function applied(
-  shoot: Shoot,
+  shoot: ShootManifest,
   operation: JsonValue,
   index: number,
   options: JsonObject,
   fail: (what: string) => never,
-): Shoot {
+): ShootManifest {
   if (!isObject(operation) || typeof operation.op !== "string" || !PATCH_OPS.has(operation.op))
     return fail(`spec.patches[${index}] needs an op (add, remove, replace, move, copy or test)`);
   const path = operation.path;
@@ -111,7 +126,7 @@ function applied(
     return shoot;
   if (operation.op === "add" && options.createMissingOnAdd === true) createParents(shoot, path);
   try {
-    return applyOperation(shoot, operation as never, true, true).newDocument as Shoot;
+    return applyOperation(shoot, operation as never, true, true).newDocument as ShootManifest;
   } catch (error) {
     // The library's message lists the whole document after its first line: only the first line is passed on.
     const reason = String((error as Error).message ?? error).split("\n")[0];
@@ -128,7 +143,7 @@ function exists(document: unknown, path: string): boolean {
 }
 
 /** Creates the missing objects on the way to `path` (never through arrays or other values). */
-function createParents(document: Shoot, path: string): void {
+function createParents(document: ShootManifest, path: string): void {
   const segments = path
     .split("/")
     .slice(1, -1)
@@ -144,8 +159,8 @@ function createParents(document: Shoot, path: string): void {
 
 /** Throws when the patched Shoot changed what the engine owns. */
 function guardOwnedFields(
-  before: Shoot,
-  after: Shoot,
+  before: ShootManifest,
+  after: ShootManifest,
   ownedAnnotations: readonly string[],
   fail: (what: string) => never,
 ): void {
@@ -173,8 +188,4 @@ function listOf(value: JsonValue | undefined, where: string, fail: (what: string
 
 function asArray(value: JsonValue | undefined): readonly JsonValue[] {
   return Array.isArray(value) ? (value as JsonValue[]) : [];
-}
-
-function isObject(value: JsonValue | undefined): value is JsonObject {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }

@@ -1,6 +1,7 @@
 /** The `gardener` backend's ProviderConfig settings: which garden, which project, which Shoot template. Pure. */
 import type { JsonObject } from "../api/common.ts";
-import { type KubeconfigSecretRef, kubeconfigSecretRef } from "./existing.ts";
+import { type KubeconfigSecretRef, kubeconfigSecretRef } from "./shared/kubeconfig-secret.ts";
+import { isObject, type SettingsFailure, settingsFailure, stringMap } from "./shared/settings.ts";
 
 /** `spec.settings` of a ProviderConfig with `backend: gardener`, validated. */
 export interface GardenerSettings {
@@ -20,9 +21,7 @@ const example =
 
 /** Reads and checks `settings`; throws a message naming the ProviderConfig and what to write. */
 export function gardenerSettings(settings: JsonObject | undefined, providerConfig: string): GardenerSettings {
-  const fail = (what: string): never => {
-    throw new Error(`ProviderConfig ${providerConfig}: ${what}; write ${example}`);
-  };
+  const fail: SettingsFailure = settingsFailure(providerConfig, example);
   const garden = kubeconfigSecretRef(settings, providerConfig);
   const project = settings?.project;
   if (typeof project !== "string" || !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(project) || project.length > 10)
@@ -50,15 +49,4 @@ export function gardenerSettings(settings: JsonObject | undefined, providerConfi
 /** The CloudProfile a template names. */
 export function templateCloudProfile(settings: GardenerSettings): string {
   return (settings.template.cloudProfile as JsonObject).name as string;
-}
-
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-function stringMap(value: unknown, where: string, fail: (what: string) => never): Record<string, string> {
-  if (value === undefined) return {};
-  if (!isObject(value) || Object.values(value).some((v) => typeof v !== "string"))
-    return fail(`${where} must map names to strings`);
-  return value as Record<string, string>;
 }

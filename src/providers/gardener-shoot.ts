@@ -6,11 +6,12 @@
 import { createHash } from "node:crypto";
 import { isDeepStrictEqual } from "node:util";
 import type { BackendCondition, ClusterObservation, ClusterTarget } from "../api/backend.ts";
-import type { JsonObject, ObjectMeta } from "../api/common.ts";
-import { COPIED_METADATA_PREFIX, ENGINE_GROUP } from "../api/constants.ts";
+import type { JsonObject, JsonValue, ObjectMeta } from "../api/common.ts";
+import { ENGINE_GROUP } from "../api/constants.ts";
 import { compareVersions } from "../machines/backend-cluster/kubernetes-version.ts";
 import { applyClusterConfigs } from "./gardener-cluster-configs.ts";
 import type { GardenerSettings } from "./gardener-settings.ts";
+import { containedIn, copiedEntries, mergePatch } from "./shared/merge-patch.ts";
 
 /** Labels and annotations the backend reads or writes. */
 export const GARDENER_KEYS = {
@@ -71,19 +72,6 @@ export function shootName(target: ClusterTarget): string {
   return name;
 }
 
-/** Whether a label (`label`) or annotation of a Cluster goes onto its Shoot: `metadata.open-control-plane.io/*`, and the project and workspace labels. */
-function isCopied(key: string, label: boolean): boolean {
-  return (
-    key.startsWith(COPIED_METADATA_PREFIX) ||
-    (label && (SHOOT_COPIED_LABELS as readonly string[]).includes(key))
-  );
-}
-
-/** The entries of a Cluster's label (`label`) or annotation map that openMCP copies along to the Shoot. */
-function copied(map: Readonly<Record<string, string>> | undefined, label: boolean): Record<string, string> {
-  return Object.fromEntries(Object.entries(map ?? {}).filter(([key]) => isCopied(key, label)));
-}
-
 /**
  * The Shoot the engine wants for `target` at `version`: the template, the version, openMCP's metadata, who it is
  * for, and the Cluster's ClusterConfigs applied last. Throws a `ClusterConfigError` naming the ClusterConfig that
@@ -102,10 +90,10 @@ export function desiredShoot(
     metadata: {
       name: shootName(target),
       namespace,
-      labels: { ...settings.labels, ...copied(target.labels, true) },
+      labels: { ...settings.labels, ...copiedEntries(target.labels, true, SHOOT_COPIED_LABELS) },
       annotations: {
         ...settings.annotations,
-        ...copied(target.annotations, false),
+        ...copiedEntries(target.annotations, false),
         [GARDENER_KEYS.clusterAnnotation]: `${target.namespace}/${target.name}`,
         [GARDENER_KEYS.clusterUidAnnotation]: target.uid,
       },
@@ -125,22 +113,6 @@ export function desiredShoot(
  * exactly, so a field a ClusterConfig no longer sets (an extension's `disabled`) goes from the Shoot too.
  */
 const EXACT_SPEC_LISTS = ["extensions", "resources"] as const;
-
-/** Whether every value `wanted` sets is in `stored` (what Gardener defaulted beside it does not count). */
-export function containedIn(wanted: unknown, stored: unknown): boolean {
-  if (Array.isArray(wanted)) {
-    return (
-      Array.isArray(stored) &&
-      wanted.length === stored.length &&
-      wanted.every((item, i) => containedIn(item, stored[i]))
-    );
-  }
-  if (typeof wanted === "object" && wanted !== null) {
-    if (typeof stored !== "object" || stored === null || Array.isArray(stored)) return false;
-    return Object.entries(wanted).every(([key, value]) => containedIn(value, (stored as JsonObject)[key]));
-  }
-  return wanted === stored;
-}
 
 /**
  * The JSON merge patch (RFC 7386) that brings `stored` to `desired`, or `undefined` when nothing differs: only the
@@ -169,50 +141,12 @@ export function shootChanges(stored: Shoot, desired: Shoot): JsonObject | undefi
       );
     spec.kubernetes = { ...(spec.kubernetes as JsonObject), version: wanted };
   }
-  const metadata: Record<string, unknown> = {};
-  const labels = mapChanges(stored.metadata.labels, desired.metadata.labels, true);
-  const annotations = mapChanges(stored.metadata.annotations, desired.metadata.annotations, false);
-  if (labels) metadata.labels = labels;
-  if (annotations) metadata.annotations = annotations;
-  if (Object.keys(spec).length === 0 && Object.keys(metadata).length === 0) return undefined;
-  return {
-    ...(Object.keys(metadata).length > 0 ? { metadata } : {}),
-    ...(Object.keys(spec).length > 0 ? { spec } : {}),
-  } as JsonObject;
-}
-
-/** A merge patch the backend sent, and the Shoot generation it led to. */
-export interface SentPatch {
-  /** The patch, as JSON. */
-  readonly changes: string;
-  readonly generation: number;
-}
-
-/**
- * Whether `changes` are worth sending: not when there are none, nor when the very same patch was sent already
- * and Gardener has taken it in (the Shoot's `generation` reached the one the patch led to) yet the difference
- * stays — then Gardener changes it back, and sending it again would only loop.
- */
-export function patchWorthSending(
-  changes: JsonObject | undefined,
-  last: SentPatch | undefined,
-  generation: number,
-): boolean {
-  if (!changes) return false;
-  return !(last !== undefined && last.changes === JSON.stringify(changes) && generation >= last.generation);
-}
-
-/** Merge-patch entries for a label (`label`) or annotation map: desired values that differ, `null` for copied keys that went. */
-function mapChanges(
-  stored: Readonly<Record<string, string>> | undefined,
-  desired: Readonly<Record<string, string>> | undefined,
-  label: boolean,
-): Record<string, string | null> | undefined {
-  const changes: Record<string, string | null> = {};
-  for (const [key, value] of Object.entries(desired ?? {})) if (stored?.[key] !== value) changes[key] = value;
-  for (const key of Object.keys(stored ?? {}))
-    if (isCopied(key, label) && desired?.[key] === undefined) changes[key] = null;
-  return Object.keys(changes).length > 0 ? changes : undefined;
+  return mergePatch(
+    stored.metadata,
+    desired.metadata,
+    spec as Record<string, JsonValue>,
+    SHOOT_COPIED_LABELS,
+  );
 }
 
 /** Shoot condition types that say the cluster works, in the order people read them. */

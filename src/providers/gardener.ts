@@ -1,15 +1,9 @@
 /** The `gardener` backend: each Cluster is a Gardener Shoot in a project of a garden, openMCP's production path. */
 
-import { mkdirSync, readFileSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { request } from "node:https";
 import { join } from "node:path";
-import {
-  CoreV1Api,
-  CustomObjectsApi,
-  type KubeConfig,
-  PatchStrategy,
-  setHeaderOptions,
-} from "@kubernetes/client-node";
+import type { KubeConfig } from "@kubernetes/client-node";
 import type { BackendCondition, ClusterObservation, ClusterTarget } from "../api/backend.ts";
 import type {
   AdminAccess,
@@ -25,24 +19,29 @@ import { type Clock, systemClock } from "../api/clock.ts";
 import type { SupportedVersion } from "../api/cluster-profile.ts";
 import type { JsonObject } from "../api/common.ts";
 import { RESOURCES } from "../api/constants.ts";
-import { apiStatusOf, errorMessage, isNotFound } from "../api/error-message.ts";
+import { apiStatusOf, isNotFound } from "../api/error-message.ts";
 import { type Logger, silentLogger } from "../api/logger.ts";
 import type { ProviderConfig } from "../api/provider-config.ts";
-import { writeFileAtomicallySync } from "../util/atomic-file.ts";
-import { type KubeconfigAccess, type KubeconfigSecretRef, readKubeconfigSecret } from "./existing.ts";
 import { ClusterConfigError } from "./gardener-cluster-configs.ts";
 import { type GardenerSettings, gardenerSettings, templateCloudProfile } from "./gardener-settings.ts";
-import {
-  desiredShoot,
-  GARDENER_KEYS,
-  patchWorthSending,
-  type SentPatch,
-  type Shoot,
-  shootChanges,
-  shootObservation,
-} from "./gardener-shoot.ts";
+import { desiredShoot, GARDENER_KEYS, type Shoot, shootChanges, shootObservation } from "./gardener-shoot.ts";
 import { cloudProfileVersions, shootTemplateTraits } from "./gardener-versions.ts";
-import { authenticationConfig } from "./local-authentication.ts";
+import { authenticationConfig } from "./shared/authentication-config.ts";
+import { remoteCallError } from "./shared/error-wording.ts";
+import {
+  type KubeconfigAccess,
+  type KubeconfigSecretRef,
+  readKubeconfigSecret,
+} from "./shared/kubeconfig-secret.ts";
+import { RecordFile } from "./shared/record-file.ts";
+import {
+  apiClients,
+  type OutOfDate,
+  type RemoteApi,
+  type RemoteObjectKind,
+  RemoteObjects,
+  type RemoteRecord,
+} from "./shared/remote-object.ts";
 
 const CORE = { group: "core.gardener.cloud", version: "v1beta1" } as const;
 /** Lifetime of an admin kubeconfig the backend asks Gardener for (never stored; asked for again when needed). */
@@ -59,26 +58,14 @@ export interface GardenerBackendOptions {
 }
 
 /** What the backend remembers of one Cluster: where its Shoot is. */
-interface ShootRecord {
-  readonly uid: string;
-  readonly cluster: string;
-  readonly providerConfig: string;
+interface ShootRecord extends RemoteRecord {
   readonly garden: KubeconfigSecretRef;
-  readonly namespace: string;
   readonly shoot: string;
-  /** The version ordered, reported while the garden cannot be asked. */
-  readonly version: string;
-  /** Set once deletion was ordered: the record goes when the Shoot is seen gone. */
-  readonly deleting?: boolean;
 }
 
 /** A garden: its kubeconfig and clients. */
-interface Garden {
-  /** The Secret the kubeconfig was read from (for messages). */
-  readonly secret: KubeconfigSecretRef;
+interface Garden extends RemoteApi {
   readonly access: KubeconfigAccess;
-  readonly custom: CustomObjectsApi;
-  readonly core: CoreV1Api;
 }
 
 /**
@@ -110,21 +97,19 @@ export class GardenerBackend implements ClusterBackend {
   /** The kind the names in a Cluster's `spec.clusterConfigs` refer to; the runtime reads them into `target.clusterConfigs`. */
   readonly clusterConfigResource = GARDENER_CLUSTER_CONFIG_RESOURCE;
   readonly #readSecret: SecretReader;
-  readonly #stateFile: string;
   readonly #clock: Clock;
-  readonly #log: Logger;
-  readonly #records = new Map<string, ShootRecord>();
-  /** The last patch sent per Cluster uid, and the Shoot generation it led to (see {@link #outOfDate}). */
-  readonly #lastPatches = new Map<string, SentPatch & { readonly warned?: boolean }>();
+  readonly #shoots: RemoteObjects<Shoot, ShootRecord, GardenerSettings, Garden>;
   /** The last offer read per ProviderConfig, for callers of the synchronous `supportedVersions`. */
   readonly #offers = new Map<string, ConfigOffer>();
 
   constructor(options: GardenerBackendOptions) {
     this.#readSecret = options.readSecret;
-    this.#stateFile = options.stateFile;
     this.#clock = options.clock ?? systemClock;
-    this.#log = options.log ?? silentLogger;
-    this.#load();
+    this.#shoots = new RemoteObjects(
+      this.#shootKind(),
+      new RecordFile<ShootRecord>(options.stateFile, "shoots"),
+      options.log ?? silentLogger,
+    );
   }
 
   /** The versions last read from the config's CloudProfile (see {@link readOffer}); none before the first read. */
@@ -163,7 +148,7 @@ export class GardenerBackend implements ClusterBackend {
         throw new Error(
           `CloudProfile ${cloudProfile} does not exist in the garden at ${garden.access.server} (settings.shootTemplate.spec.cloudProfile of ProviderConfig ${name})`,
         );
-      throw gardenError(garden, `reading CloudProfile ${cloudProfile}`, error);
+      throw garden.error(`reading CloudProfile ${cloudProfile}`, error);
     }
     const offer: ConfigOffer = {
       versions: cloudProfileVersions(profile, this.#clock.now()),
@@ -173,197 +158,28 @@ export class GardenerBackend implements ClusterBackend {
     return offer;
   }
 
-  async observe(target: ClusterTarget): Promise<ClusterObservation> {
-    const record = this.#records.get(target.uid);
-    if (!record) return { exists: false };
-    let garden: Garden;
-    try {
-      garden = await this.#garden(record.garden, record.providerConfig);
-    } catch (error) {
-      return {
-        exists: true,
-        phase: "provisioning",
-        version: record.version,
-        message: (error as Error).message,
-      };
-    }
-    let shoot: Shoot | undefined;
-    try {
-      shoot = await this.#readShoot(garden, record.namespace, record.shoot);
-    } catch (error) {
-      return {
-        exists: true,
-        phase: "provisioning",
-        version: record.version,
-        message: (error as Error).message, // #readShoot says what failed
-      };
-    }
-    if (!shoot || !ownedBy(shoot, target.uid)) {
-      if (record.deleting) this.#forget(target.uid); // bookkeeping only: the Shoot is gone for good
-      return { exists: false };
-    }
-    const observation = shootObservation(shoot);
-    if (shoot.metadata.deletionTimestamp) return observation;
-    const { outOfDate, configs } = this.#compare(target, record, shoot);
-    return {
-      ...observation,
-      conditions: [...(observation.conditions ?? []), configs],
-      ...(outOfDate ? { outOfDate: true } : {}),
-    };
+  observe(target: ClusterTarget): Promise<ClusterObservation> {
+    return this.#shoots.observe(target);
   }
 
-  /**
-   * Whether the Shoot differs from what the Cluster and its ProviderConfig ask now (template, copied labels and
-   * annotations, ClusterConfigs) at the version it has, so that an update would change it, and the
-   * `ShootClusterConfigs` condition. Not out of date when the very patch was applied already and Gardener has taken
-   * it in (its generation moved on) yet the difference stays: then Gardener changes it back, and patching again
-   * would only loop; nor when a ClusterConfig cannot be applied (the condition says why; an update could not help).
-   */
-  #compare(
-    target: ClusterTarget,
-    record: ShootRecord,
-    shoot: Shoot,
-  ): { readonly outOfDate: boolean; readonly configs: BackendCondition } {
-    let changes: JsonObject | undefined;
-    let configs = clusterConfigsCondition(target);
-    try {
-      const settings = gardenerSettings(target.settings, target.providerConfig);
-      const version = shoot.spec.kubernetes?.version ?? record.version;
-      changes = shootChanges(shoot, desiredShoot(target, settings, record.namespace, version));
-    } catch (error) {
-      if (error instanceof ClusterConfigError) configs = clusterConfigsCondition(target, error);
-      // else no settings (the ProviderConfig is gone) or nothing an update could do
-      return { outOfDate: false, configs };
-    }
-    if (!changes) return { outOfDate: false, configs };
-    const last = this.#lastPatches.get(target.uid);
-    if (patchWorthSending(changes, last, shoot.metadata.generation ?? 0)) return { outOfDate: true, configs };
-    if (last && !last.warned) {
-      this.#lastPatches.set(target.uid, { ...last, warned: true }); // said once, not on every look
-      this.#log.warn("Shoot keeps differing from its template after it was patched; not patching again", {
-        shoot: `${record.namespace}/${record.shoot}`,
-        fields: Object.keys(changes).join(","),
-      });
-    }
-    return { outOfDate: false, configs };
+  create(target: ClusterTarget, version: string): Promise<void> {
+    return this.#shoots.create(target, version);
   }
 
-  async create(target: ClusterTarget, version: string): Promise<void> {
-    const settings = gardenerSettings(target.settings, target.providerConfig);
-    const garden = await this.#garden(settings.garden, target.providerConfig);
-    const namespace = await this.#projectNamespace(garden, settings, target.providerConfig);
-    const desired = desiredShoot(target, settings, namespace, version);
-    const name = desired.metadata.name;
-    const existing = await this.#readShoot(garden, namespace, name);
-    if (existing && !ownedBy(existing, target.uid)) throw conflict(existing, target);
-    // Recorded before the Shoot is ordered: an engine killed in between finds it on restart (same name).
-    this.#remember({
-      uid: target.uid,
-      cluster: `${target.namespace}/${target.name}`,
-      providerConfig: target.providerConfig,
-      garden: settings.garden,
-      namespace,
-      shoot: name,
-      version,
-    });
-    // A Shoot that exists keeps its version here (changing versions is update's job, and never downwards).
-    const running = existing?.spec.kubernetes?.version;
-    if (existing)
-      return this.#bringInLine(
-        garden,
-        existing,
-        running ? desiredShoot(target, settings, namespace, running) : desired,
-      );
-    try {
-      await garden.custom.createNamespacedCustomObject({
-        ...CORE,
-        namespace,
-        plural: "shoots",
-        body: desired,
-      });
-      this.#log.info("Shoot created", {
-        cluster: `${target.namespace}/${target.name}`,
-        shoot: `${namespace}/${name}`,
-        version,
-      });
-    } catch (error) {
-      const code = apiStatusOf(error)?.code ?? 0;
-      // Refused (validation, admission): no Shoot was made, so there is nothing to remember.
-      if (code >= 400 && code < 500 && code !== 409) this.#forget(target.uid);
-      if (code !== 409) throw gardenError(garden, `creating Shoot ${namespace}/${name}`, error);
-      const raced = await this.#readShoot(garden, namespace, name);
-      if (raced && !ownedBy(raced, target.uid)) throw conflict(raced, target);
-    }
-  }
-
-  async update(target: ClusterTarget, version: string): Promise<void> {
-    const record = this.#records.get(target.uid);
-    if (!record)
-      throw new Error(
-        `cannot update cluster ${target.namespace}/${target.name}: no Shoot was ordered for it`,
-      );
-    const settings = gardenerSettings(target.settings, target.providerConfig);
-    const garden = await this.#garden(settings.garden, target.providerConfig);
-    const shoot = await this.#readShoot(garden, record.namespace, record.shoot);
-    if (!shoot || !ownedBy(shoot, target.uid))
-      throw new Error(
-        `cannot update cluster ${target.namespace}/${target.name}: Shoot ${record.namespace}/${record.shoot} is gone`,
-      );
-    await this.#bringInLine(garden, shoot, desiredShoot(target, settings, record.namespace, version));
-    this.#remember({ ...record, version });
+  update(target: ClusterTarget, version: string): Promise<void> {
+    return this.#shoots.update(target, version);
   }
 
   /** Confirms and deletes the Shoot; done once Gardener has removed it (observe then says it is gone). */
-  async delete(target: ClusterTarget): Promise<void> {
-    const record = this.#records.get(target.uid);
-    if (!record) return;
-    let garden: Garden;
-    try {
-      garden = await this.#garden(record.garden, record.providerConfig);
-    } catch (error) {
-      throw new Error(`cannot delete Shoot ${record.namespace}/${record.shoot}: ${(error as Error).message}`);
-    }
-    const shoot = await this.#readShoot(garden, record.namespace, record.shoot);
-    if (!shoot || !ownedBy(shoot, target.uid)) {
-      this.#forget(target.uid);
-      return;
-    }
-    const where = `Shoot ${record.namespace}/${record.shoot}`;
-    this.#remember({ ...record, deleting: true });
-    try {
-      if (shoot.metadata.annotations?.[GARDENER_KEYS.deletionConfirmation] !== "true") {
-        // Unguarded: the annotation overwrites nothing read, and the gardenlet writes the Shoot at any moment.
-        await this.#patch(
-          garden,
-          shoot,
-          { metadata: { annotations: { [GARDENER_KEYS.deletionConfirmation]: "true" } } },
-          { guarded: false },
-        );
-      }
-      if (!shoot.metadata.deletionTimestamp) {
-        await garden.custom.deleteNamespacedCustomObject({
-          ...CORE,
-          namespace: record.namespace,
-          plural: "shoots",
-          name: record.shoot,
-        });
-        this.#log.info("Shoot deletion ordered", {
-          cluster: record.cluster,
-          shoot: `${record.namespace}/${record.shoot}`,
-        });
-      }
-    } catch (error) {
-      if (isNotFound(error)) return this.#forget(target.uid);
-      throw gardenError(garden, `deleting ${where}`, error);
-    }
+  delete(target: ClusterTarget): Promise<void> {
+    return this.#shoots.delete(target);
   }
 
-  async adminAccess(target: ClusterTarget): Promise<AdminAccess | undefined> {
-    const record = this.#records.get(target.uid);
-    if (!record) return undefined;
-    const observation = await this.observe(target);
-    if (!observation.exists || observation.phase !== "ready") return undefined;
-    const garden = await this.#garden(record.garden, record.providerConfig);
+  /** A short-lived kubeconfig from the Shoot's `adminkubeconfig` subresource, once the Shoot is ready. */
+  async adminAccess(target: ClusterTarget, observed?: ClusterObservation): Promise<AdminAccess | undefined> {
+    const ready = await this.#shoots.ready(target, observed);
+    if (!ready) return undefined;
+    const { record, api: garden } = ready;
     const path = `/apis/core.gardener.cloud/v1beta1/namespaces/${record.namespace}/shoots/${record.shoot}/adminkubeconfig`;
     const body = {
       apiVersion: "authentication.gardener.cloud/v1alpha1",
@@ -386,14 +202,14 @@ export class GardenerBackend implements ClusterBackend {
    * the ConfigMap only). A private CA for the issuers comes from `settings.oidcCertificateAuthority` (PEM).
    */
   async trustOidcIssuers(target: ClusterTarget, issuers: readonly OidcTrust[]): Promise<void> {
-    const record = this.#records.get(target.uid);
-    if (!record) throw new Error(`gardener backend: cluster ${target.namespace}/${target.name} has no Shoot`);
-    const garden = await this.#garden(record.garden, record.providerConfig);
-    const shoot = await this.#readShoot(garden, record.namespace, record.shoot);
-    if (!shoot || !ownedBy(shoot, target.uid))
+    const place = this.#shoots.place(target);
+    if (!place) throw new Error(`gardener backend: cluster ${target.namespace}/${target.name} has no Shoot`);
+    const found = await this.#shoots.stored(target);
+    if (!found)
       throw new Error(
-        `gardener backend: Shoot ${record.namespace}/${record.shoot} of cluster ${target.namespace}/${target.name} does not exist`,
+        `gardener backend: Shoot ${place.namespace}/${place.shoot} of cluster ${target.namespace}/${target.name} does not exist`,
       );
+    const { record, api: garden, object: shoot } = found;
     const ca = target.settings?.oidcCertificateAuthority;
     const name = `${record.shoot}-authentication`;
     const data = { "config.yaml": authenticationConfig(issuers, typeof ca === "string" ? ca : undefined) };
@@ -406,8 +222,7 @@ export class GardenerBackend implements ClusterBackend {
           body: { ...stored, data },
         });
     } catch (error) {
-      if (!isNotFound(error))
-        throw gardenError(garden, `writing ConfigMap ${record.namespace}/${name}`, error);
+      if (!isNotFound(error)) throw garden.error(`writing ConfigMap ${record.namespace}/${name}`, error);
       await garden.core.createNamespacedConfigMap({
         namespace: record.namespace,
         body: { metadata: { name }, data },
@@ -418,7 +233,7 @@ export class GardenerBackend implements ClusterBackend {
       | undefined;
     const current = (apiServer?.structuredAuthentication as JsonObject | undefined)?.configMapName;
     if (current !== name) {
-      await this.#patch(garden, shoot, {
+      await this.#shoots.patch(garden, shoot, {
         spec: { kubernetes: { kubeAPIServer: { structuredAuthentication: { configMapName: name } } } },
       });
     }
@@ -426,62 +241,44 @@ export class GardenerBackend implements ClusterBackend {
 
   /** Shoots this backend ordered and has not seen gone, for tests and leak checks. */
   get shootCount(): number {
-    return this.#records.size;
+    return this.#shoots.count;
   }
 
-  async #bringInLine(garden: Garden, stored: Shoot, desired: Shoot): Promise<void> {
-    const changes = shootChanges(stored, desired);
-    if (!changes) return;
-    const patched = await this.#patch(garden, stored, changes);
-    const uid = stored.metadata.annotations?.[GARDENER_KEYS.clusterUidAnnotation] ?? "";
-    this.#lastPatches.set(uid, {
-      changes: JSON.stringify(changes),
-      generation: patched.metadata.generation ?? 0,
-    });
-    this.#log.info("Shoot updated", {
-      shoot: `${stored.metadata.namespace}/${stored.metadata.name}`,
-      fields: Object.keys(changes).join(","),
-    });
-  }
-
-  /** A JSON merge patch of exactly `changes`, guarded by the resourceVersion read (a conflict is retried by the engine). */
-  /**
-   * A merge patch, guarded by default with the resourceVersion read (changes computed from what was read must not
-   * land on a Shoot that changed since).
-   */
-  async #patch(
-    garden: Garden,
-    shoot: Shoot,
-    changes: JsonObject,
-    { guarded = true }: { readonly guarded?: boolean } = {},
-  ): Promise<Shoot> {
-    const namespace = shoot.metadata.namespace ?? "";
-    const metadata = {
-      ...((changes.metadata as JsonObject | undefined) ?? {}),
-      ...(guarded ? { resourceVersion: shoot.metadata.resourceVersion ?? null } : {}),
-    };
-    try {
-      return (await garden.custom.patchNamespacedCustomObject(
-        { ...CORE, namespace, plural: "shoots", name: shoot.metadata.name, body: { ...changes, metadata } },
-        setHeaderOptions("Content-Type", PatchStrategy.MergePatch),
-      )) as Shoot;
-    } catch (error) {
-      throw gardenError(garden, `updating Shoot ${namespace}/${shoot.metadata.name}`, error);
-    }
-  }
-
-  async #readShoot(garden: Garden, namespace: string, name: string): Promise<Shoot | undefined> {
-    try {
-      return (await garden.custom.getNamespacedCustomObject({
-        ...CORE,
+  /** Shoots as a remote-object recipe configuration: what is Gardener's own. */
+  #shootKind(): RemoteObjectKind<Shoot, ShootRecord, GardenerSettings, Garden> {
+    return {
+      noun: "Shoot",
+      made: "ordered",
+      logKey: "shoot",
+      resource: { ...CORE, plural: "shoots" },
+      settings: (target) => gardenerSettings(target.settings, target.providerConfig),
+      open: async (settings, providerConfig) => {
+        const api = await this.#garden(settings.garden, providerConfig);
+        return { api, namespace: await this.#projectNamespace(api, settings, providerConfig) };
+      },
+      reopen: (record) => this.#garden(record.garden, record.providerConfig),
+      record: (target, settings, namespace, shoot, version) => ({
+        uid: target.uid,
+        cluster: `${target.namespace}/${target.name}`,
+        providerConfig: target.providerConfig,
+        garden: settings.garden,
         namespace,
-        plural: "shoots",
-        name,
-      })) as Shoot;
-    } catch (error) {
-      if (isNotFound(error)) return undefined;
-      throw gardenError(garden, `reading Shoot ${namespace}/${name}`, error);
-    }
+        shoot,
+        version,
+      }),
+      nameOf: (record) => record.shoot,
+      desired: desiredShoot,
+      runningVersion: (shoot) => shoot.spec.kubernetes?.version,
+      changes: shootChanges,
+      changedFields: (changes) => Object.keys(changes),
+      ownedBy,
+      conflict,
+      observation: (shoot, _record, target, outOfDate) => observeShoot(shoot, target, outOfDate),
+      beforeDelete: async (shoot, patch) => {
+        if (shoot.metadata.annotations?.[GARDENER_KEYS.deletionConfirmation] !== "true")
+          await patch({ metadata: { annotations: { [GARDENER_KEYS.deletionConfirmation]: "true" } } });
+      },
+    };
   }
 
   /** The project's namespace; throws when the project does not exist or has none yet. */
@@ -502,7 +299,7 @@ export class GardenerBackend implements ClusterBackend {
         throw new Error(
           `Gardener project ${settings.project} does not exist in the garden at ${garden.access.server} (settings.project of ProviderConfig ${providerConfig})`,
         );
-      throw gardenError(garden, `reading project ${settings.project}`, error);
+      throw garden.error(`reading project ${settings.project}`, error);
     }
     const namespace = project.spec?.namespace;
     if (!namespace)
@@ -512,45 +309,34 @@ export class GardenerBackend implements ClusterBackend {
     return namespace;
   }
 
+  /** The garden `ref` names, read anew (a rotated Secret is used from the next call on). */
   async #garden(ref: KubeconfigSecretRef, providerConfig: string): Promise<Garden> {
     const access = await readKubeconfigSecret(this.#readSecret, ref, providerConfig);
     return {
-      secret: ref,
       access,
-      custom: access.kubeConfig.makeApiClient(CustomObjectsApi),
-      core: access.kubeConfig.makeApiClient(CoreV1Api),
+      ...apiClients(access.kubeConfig),
+      error: (what, error) => gardenError(ref, access.server, what, error),
     };
   }
+}
 
-  #remember(record: ShootRecord): void {
-    const known = this.#records.get(record.uid);
-    if (known && JSON.stringify(known) === JSON.stringify(record)) return;
-    this.#records.set(record.uid, record);
-    this.#save();
-  }
-
-  #forget(uid: string): void {
-    if (this.#records.delete(uid)) this.#save();
-  }
-
-  #load(): void {
-    let text: string;
-    try {
-      text = readFileSync(this.#stateFile, "utf8");
-    } catch {
-      return; // nothing ordered yet
-    }
-    for (const record of (JSON.parse(text) as { shoots?: ShootRecord[] }).shoots ?? [])
-      this.#records.set(record.uid, record);
-  }
-
-  /** Writes every record atomically. */
-  #save(): void {
-    writeFileAtomicallySync(
-      this.#stateFile,
-      JSON.stringify({ shoots: [...this.#records.values()] }, null, 2),
-    );
-  }
+/**
+ * What a Shoot says (see `shootObservation`), with the `ShootClusterConfigs` condition and whether it is out of date
+ * (not while it is being deleted; nor when a ClusterConfig cannot be applied: the condition says why, and an update
+ * could not help).
+ */
+function observeShoot(shoot: Shoot, target: ClusterTarget, outOfDate: OutOfDate): ClusterObservation {
+  const observation = shootObservation(shoot);
+  if (shoot.metadata.deletionTimestamp) return observation;
+  let configs = clusterConfigsCondition(target);
+  const differs = outOfDate((error) => {
+    if (error instanceof ClusterConfigError) configs = clusterConfigsCondition(target, error);
+  });
+  return {
+    ...observation,
+    conditions: [...(observation.conditions ?? []), configs],
+    ...(differs ? { outOfDate: true } : {}),
+  };
 }
 
 /** The kind of the objects a Cluster names in `spec.clusterConfigs` for this backend: openMCP's Gardener ClusterConfig. */
@@ -598,26 +384,14 @@ function conflict(shoot: Shoot, target: ClusterTarget): Error {
  * An error of a garden call, with Gardener's own message (its validation and admission say what is wrong); a 401
  * names the Secret whose credential the garden no longer takes (revoked or expired: the next call reads it again).
  */
-function gardenError(garden: Garden, what: string, error: unknown): Error {
-  const status = apiStatusOf(error);
-  if (status?.code === 401) {
-    const secret = `${garden.secret.namespace}/${garden.secret.name}`;
+function gardenError(secret: KubeconfigSecretRef, server: string, what: string, error: unknown): Error {
+  if (apiStatusOf(error)?.code === 401) {
     return new Error(
-      `the garden at ${garden.access.server} refused the credential of the kubeconfig in Secret ${secret} while ${what} (401 Unauthorized): it was revoked or has expired; put a valid kubeconfig into the Secret, the next call reads it`,
+      `the garden at ${server} refused the credential of the kubeconfig in Secret ${secret.namespace}/${secret.name} while ${what} (401 Unauthorized): it was revoked or has expired; put a valid kubeconfig into the Secret, the next call reads it`,
       { cause: error },
     );
   }
-  if (status?.message) return new Error(`Gardener refused ${what}: ${status.message}`, { cause: error });
-  if (status) return new Error(`Gardener refused ${what}: HTTP ${status.code}`, { cause: error });
-  return new Error(`garden at ${garden.access.server} unreachable while ${what}: ${short(error)}`, {
-    cause: error,
-  });
-}
-
-function short(error: unknown): string {
-  const cause = (error as { cause?: { code?: string } })?.cause;
-  const line = errorMessage(error).split("\n")[0] ?? "";
-  return `${line.length > 200 ? `${line.slice(0, 200)}…` : line}${cause?.code ? ` (${cause.code})` : ""}`;
+  return remoteCallError({ refuser: "Gardener", place: `garden at ${server}` }, what, error);
 }
 
 /** POSTs JSON to a path of the API server `kubeConfig` names (for subresources the generated clients lack). */

@@ -27,12 +27,13 @@ import { BACKEND_CONTRACT_VERSION } from "../api/backend-contract.ts";
 import { type Clock, systemClock } from "../api/clock.ts";
 import type { SupportedVersion } from "../api/cluster-profile.ts";
 import type { JsonObject } from "../api/common.ts";
-import { parseDuration } from "../api/duration.ts";
 import { type Logger, silentLogger } from "../api/logger.ts";
 import type { ProviderConfig } from "../api/provider-config.ts";
 import { writeFileAtomicallySync } from "../util/atomic-file.ts";
 import { isProcessAlive, signalProcessGroup } from "../util/process-groups.ts";
-import { authenticationConfig, writeAuthenticationConfig } from "./local-authentication.ts";
+import { authenticationConfig, writeAuthenticationConfig } from "./shared/authentication-config.ts";
+import { describeCluster } from "./shared/error-wording.ts";
+import { durationOption } from "./shared/settings.ts";
 
 /**
  * Versions offered when a ProviderConfig lists none and the Docker engine holds no `kindest/node` image:
@@ -297,10 +298,11 @@ export class KindBackend implements ClusterBackend {
   async update(target: ClusterTarget, version: string): Promise<void> {
     const cluster = kindClusterName(target.uid);
     const record = this.#readRecord(cluster);
-    if (!record) throw new Error(`cannot update ${describe(target)}: the kind backend holds no such cluster`);
+    if (!record)
+      throw new Error(`cannot update ${describeCluster(target)}: the kind backend holds no such cluster`);
     if (record.version === version) return;
     throw new Error(
-      `kind cannot upgrade a cluster in place: ${describe(target)} runs Kubernetes ${record.version}; to get ${version}, delete the Cluster and create it again, or set spec.kubernetes.version back to ${record.version}`,
+      `kind cannot upgrade a cluster in place: ${describeCluster(target)} runs Kubernetes ${record.version}; to get ${version}, delete the Cluster and create it again, or set spec.kubernetes.version back to ${record.version}`,
     );
   }
 
@@ -315,12 +317,12 @@ export class KindBackend implements ClusterBackend {
       await this.#run(["delete", "cluster", "--name", cluster, "--kubeconfig", join(folder, "kubeconfig")]);
       this.#endpoints.delete(cluster);
       rmSync(folder, { recursive: true, force: true });
-      if (record) this.#log.info("kind cluster deleted", { cluster, target: describe(target) });
+      if (record) this.#log.info("kind cluster deleted", { cluster, target: describeCluster(target) });
     });
   }
 
-  async adminAccess(target: ClusterTarget): Promise<AdminAccess | undefined> {
-    const observation = await this.observe(target);
+  async adminAccess(target: ClusterTarget, observed?: ClusterObservation): Promise<AdminAccess | undefined> {
+    const observation = observed ?? (await this.observe(target));
     if (!observation.exists || observation.phase !== "ready") return undefined;
     return { kubeconfig: await this.#run(["get", "kubeconfig", "--name", kindClusterName(target.uid)]) };
   }
@@ -333,10 +335,10 @@ export class KindBackend implements ClusterBackend {
   async trustOidcIssuers(target: ClusterTarget, issuers: readonly OidcTrust[]): Promise<void> {
     const cluster = kindClusterName(target.uid);
     const record = this.#readRecord(cluster);
-    if (!record) throw new Error(`kind backend: ${describe(target)} does not exist`);
+    if (!record) throw new Error(`kind backend: ${describeCluster(target)} does not exist`);
     if (!record.oidc) {
       throw new Error(
-        `kind backend: ${describe(target)} (kind cluster ${cluster}) was created before this backend set up OIDC trust; delete the Cluster and create it again to use OIDC access`,
+        `kind backend: ${describeCluster(target)} (kind cluster ${cluster}) was created before this backend set up OIDC trust; delete the Cluster and create it again to use OIDC access`,
       );
     }
     const ca = target.settings?.oidcCertificateAuthority;
@@ -430,7 +432,8 @@ export class KindBackend implements ClusterBackend {
       closeSync(stdout);
       closeSync(stderr);
     }
-    if (pid === undefined) throw new Error(`could not start kind create cluster for ${describe(target)}`);
+    if (pid === undefined)
+      throw new Error(`could not start kind create cluster for ${describeCluster(target)}`);
     const record: KindRecord = {
       uid: target.uid,
       namespace: target.namespace,
@@ -443,7 +446,7 @@ export class KindBackend implements ClusterBackend {
       oidc: true,
     };
     writeFileAtomicallySync(join(folder, "record.json"), JSON.stringify(record, null, 2));
-    this.#log.info("kind create started", { cluster, image, pid, target: describe(target) });
+    this.#log.info("kind create started", { cluster, image, pid, target: describeCluster(target) });
   }
 
   /** Stops a running create (its whole process group): SIGTERM, then SIGKILL after 10 s. */
@@ -576,10 +579,6 @@ export function redact(text: string): string {
   return out.join("\n");
 }
 
-function describe(target: ClusterTarget): string {
-  return `cluster ${target.namespace}/${target.name}`;
-}
-
 /**
  * Finds an executable: a name is looked up on `PATH`, a path (containing `/`) is taken as is. Throws a
  * message saying what to install or pass when there is none.
@@ -621,12 +620,7 @@ export const contractVersion = BACKEND_CONTRACT_VERSION;
  */
 export const createBackend: BackendFactory = async (context: BackendContext) => {
   const kind = findExecutable(context.options.kind ?? "kind");
-  let waitMs: number | undefined;
-  if (context.options.wait !== undefined) {
-    waitMs = parseDuration(context.options.wait);
-    if (waitMs === undefined)
-      throw new Error(`kind backend: wait "${context.options.wait}" is not a duration like 90s or 5m`);
-  }
+  const waitMs = durationOption(context.options, "wait", { backend: "kind", examples: "90s or 5m" });
   const log = context.log.with({ backend: "kind" });
   const localVersions = await listLocalNodeImages(context.options.docker ?? "docker", log);
   return new KindBackend({

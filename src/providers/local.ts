@@ -13,7 +13,6 @@ import type {
 import { BACKEND_CONTRACT_VERSION } from "../api/backend-contract.ts";
 import { type Clock, systemClock, type TimerHandle } from "../api/clock.ts";
 import type { SupportedVersion } from "../api/cluster-profile.ts";
-import { parseDuration } from "../api/duration.ts";
 import { errorMessage } from "../api/error-message.ts";
 import { type Logger, silentLogger } from "../api/logger.ts";
 import type { ProviderConfig } from "../api/provider-config.ts";
@@ -32,7 +31,8 @@ import {
   authenticationConfigPath,
   ensureAuthenticationConfig,
   writeAuthenticationConfig,
-} from "./local-authentication.ts";
+} from "./shared/authentication-config.ts";
+import { durationOption } from "./shared/settings.ts";
 
 /** Knobs of the local backend. */
 export interface LocalBackendOptions {
@@ -174,9 +174,13 @@ export class LocalBackend implements ClusterBackend {
     }
   }
 
-  async adminAccess(target: ClusterTarget): Promise<AdminAccess | undefined> {
+  /** The cluster's admin kubeconfig once it is healthy: by `observed` (the runtime's look moments ago), else by looking now. */
+  async adminAccess(target: ClusterTarget, observed?: ClusterObservation): Promise<AdminAccess | undefined> {
     const directory = this.#directoryOf(target);
-    if (!(await inspectPersistentControlPlane(directory)).healthy) return undefined;
+    const ready = observed
+      ? observed.exists && observed.phase === "ready"
+      : (await inspectPersistentControlPlane(directory)).healthy;
+    if (!ready) return undefined;
     const kubeConfig = await persistentAdminKubeConfig(directory);
     return kubeConfig ? { kubeconfig: kubeconfigYaml(kubeConfig) } : undefined;
   }
@@ -336,10 +340,11 @@ export const createBackend: BackendFactory = async (context: BackendContext) => 
   if (stopOnClose !== "true" && stopOnClose !== "false") {
     throw new Error(`local backend: stopOnClose "${stopOnClose}" must be true or false`);
   }
-  const startTimeoutMs = options.startTimeout === undefined ? undefined : parseDuration(options.startTimeout);
-  if (startTimeoutMs === 0 || (options.startTimeout !== undefined && startTimeoutMs === undefined)) {
-    throw new Error(`local backend: startTimeout "${options.startTimeout}" is not a duration like 90s or 2m`);
-  }
+  const startTimeoutMs = durationOption(options, "startTimeout", {
+    backend: "local",
+    examples: "90s or 2m",
+    positive: true,
+  });
   const assets = findKubeAssets(options.assets === undefined ? undefined : resolve(options.assets));
   const reported = kubeAssetVersions(assets).kubernetes;
   const version = bareVersion(reported);

@@ -5,8 +5,9 @@ import type { AdminAccess, BackendContext, BackendFactory, ClusterBackend } from
 import { BACKEND_CONTRACT_VERSION } from "../api/backend-contract.ts";
 import { type Clock, systemClock } from "../api/clock.ts";
 import type { SupportedVersion } from "../api/cluster-profile.ts";
-import { parseDuration } from "../api/duration.ts";
 import type { ProviderConfig } from "../api/provider-config.ts";
+import { describeCluster } from "./shared/error-wording.ts";
+import { durationOption } from "./shared/settings.ts";
 import { folderStore, memoryStore, type SimulatedRecord, type SimulatedStore } from "./simulated-store.ts";
 
 /** Knobs of the simulation. */
@@ -106,7 +107,9 @@ export class SimulatedBackend implements ClusterBackend {
     this.#maybeFail("update", target);
     const cluster = this.#store.get(target.uid);
     if (!cluster)
-      throw new Error(`cannot update ${describe(target)}: the simulated backend holds no such cluster`);
+      throw new Error(
+        `cannot update ${describeCluster(target)}: the simulated backend holds no such cluster`,
+      );
     if (cluster.version === version || cluster.phase === "deleting") return;
     this.#store.put({ ...cluster, version, phase: "updating", since: this.#options.clock.now() });
   }
@@ -142,7 +145,7 @@ export class SimulatedBackend implements ClusterBackend {
   #maybeFail(command: string, target: ClusterTarget): void {
     if (this.#options.failureRate > 0 && this.#options.random() < this.#options.failureRate) {
       throw new Error(
-        `simulated fault: ${command} of ${describe(target)} failed (failureRate ${this.#options.failureRate})`,
+        `simulated fault: ${command} of ${describeCluster(target)} failed (failureRate ${this.#options.failureRate})`,
       );
     }
   }
@@ -150,10 +153,6 @@ export class SimulatedBackend implements ClusterBackend {
 
 function targetKey(target: ClusterTarget) {
   return { uid: target.uid, namespace: target.namespace, name: target.name };
-}
-
-function describe(target: ClusterTarget): string {
-  return `cluster ${target.namespace}/${target.name}`;
 }
 
 /** Built with the engine: the backend contract this engine implements. */
@@ -165,9 +164,9 @@ export const contractVersion = BACKEND_CONTRACT_VERSION;
  */
 export const createBackend: BackendFactory = (context: BackendContext) => {
   const { options } = context;
-  const delay = options.delay === undefined ? undefined : parseMs("delay", options.delay);
-  const pick = (name: string) =>
-    options[name] === undefined ? delay : parseMs(name, options[name] as string);
+  const parse = (name: string) => durationOption(options, name, { backend: "simulated", examples });
+  const delay = parse("delay");
+  const pick = (name: string) => parse(name) ?? delay;
   const failureRate = options.failureRate === undefined ? 0 : Number(options.failureRate);
   if (!(failureRate >= 0 && failureRate <= 1)) {
     throw new Error(`simulated backend: failureRate "${options.failureRate}" must be a number from 0 to 1`);
@@ -185,12 +184,8 @@ export const createBackend: BackendFactory = (context: BackendContext) => {
   });
 };
 
-function parseMs(name: string, value: string): number {
-  const ms = parseDuration(value);
-  if (ms === undefined)
-    throw new Error(`simulated backend: ${name} "${value}" is not a duration like 500ms, 3s or 1m`);
-  return ms;
-}
+/** How simulated durations are written, for messages. */
+const examples = "500ms, 3s or 1m";
 
 /** `settings.failureDomains: [zone, …]` of the ProviderConfig: simulated places for control plane machines. */
 function failureDomainsOf(

@@ -12,7 +12,7 @@
  * (`undefined`: not ready) and no failure is remembered; `forget` drops an entry (its object was deleted, or its
  * credential was refused with 401), and an answer asked before a `forget` is not stored after it.
  */
-import type { ClusterTarget } from "../api/backend.ts";
+import type { ClusterObservation, ClusterTarget } from "../api/backend.ts";
 import type { AdminAccess, ClusterBackend } from "../api/backend-contract.ts";
 import type { Clock } from "./clock.ts";
 
@@ -38,8 +38,15 @@ export class AdminAccessCache {
     this.#props = props;
   }
 
-  /** The admin access to `target`: remembered if read less than `maxAgeMs` ago, else the backend's answer now. */
-  get(target: ClusterTarget, maxAgeMs: number): Promise<AdminAccess | undefined> {
+  /**
+   * The admin access to `target`: remembered if read less than `maxAgeMs` ago, else the backend's answer now
+   * (given `observed`, the caller's observation of the cluster moments ago, so the backend need not observe again).
+   */
+  get(
+    target: ClusterTarget,
+    maxAgeMs: number,
+    observed?: ClusterObservation,
+  ): Promise<AdminAccess | undefined> {
     const { backend, clock } = this.#props;
     const uid = target.uid;
     const known = this.#entries.get(uid);
@@ -47,7 +54,7 @@ export class AdminAccessCache {
     const asking = this.#asking.get(uid);
     if (asking) return asking;
     const call: Promise<AdminAccess | undefined> = backend
-      .adminAccess(target)
+      .adminAccess(target, observed)
       .then((access) => {
         if (this.#asking.get(uid) !== call) return access; // forgotten meanwhile: not stored
         if (access) this.#entries.set(uid, { access, readAt: clock.now() });

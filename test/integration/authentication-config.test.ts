@@ -9,7 +9,7 @@ import { parse } from "yaml";
 import type { OidcTrust } from "../../src/api/backend-contract.ts";
 import { oidcIssuerProblem } from "../../src/machines/access-request/oidc-issuer.ts";
 import { sameMapping } from "../../src/machines/access-request/oidc-trust.ts";
-import { authenticationConfig } from "../../src/providers/local-authentication.ts";
+import { authenticationConfig } from "../../src/providers/shared/authentication-config.ts";
 import { authnCheck, authnCheckTool } from "../support/authn-check.ts";
 
 let tool: string;

@@ -5,7 +5,6 @@ import { gardenerSettings } from "../../../src/providers/gardener-settings.ts";
 import {
   desiredShoot,
   GARDENER_KEYS,
-  patchWorthSending,
   type Shoot,
   shootChanges,
   shootConditions,
@@ -121,19 +120,6 @@ describe("desiredShoot and shootChanges", () => {
     expect(() => shootChanges(stored, desiredShoot(target, settings, "garden-dev", "1.32.9"))).toThrow(
       /runs Kubernetes 1.33.2; Gardener does not downgrade to 1.32.9/,
     );
-  });
-});
-
-describe("patchWorthSending", () => {
-  const changes = { spec: { purpose: "development" } };
-  const sent = { changes: JSON.stringify(changes), generation: 4 };
-
-  it("sends changes unless the very same patch was taken in by Gardener and the difference stayed", () => {
-    expect(patchWorthSending(undefined, undefined, 3)).toBe(false);
-    expect(patchWorthSending(changes, undefined, 3)).toBe(true);
-    expect(patchWorthSending(changes, sent, 3)).toBe(true); // a look from before the patch landed
-    expect(patchWorthSending(changes, sent, 4)).toBe(false); // taken in, and Gardener changed it back
-    expect(patchWorthSending({ spec: { purpose: "production" } }, sent, 4)).toBe(true); // a new wish
   });
 });
 

@@ -8,7 +8,7 @@ import {
   oidcTrustPlan,
   sameMapping,
 } from "../../../../src/machines/access-request/oidc-trust.ts";
-import { authenticationConfig } from "../../../../src/providers/local-authentication.ts";
+import { authenticationConfig } from "../../../../src/providers/shared/authentication-config.ts";
 import { anOidcAccess } from "../../../support/access-fixtures.ts";
 import { anAccessRequest } from "../../../support/builders.ts";
 

@@ -1,8 +1,8 @@
 /** The authentication configuration file: one JWT authenticator per issuer URL, mappings chosen by audience, never one kube-apiserver refuses. */
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import type { OidcTrust } from "../../../src/api/backend-contract.ts";
-import { authenticationConfig } from "../../../src/providers/local-authentication.ts";
+import type { OidcTrust } from "../../../../src/api/backend-contract.ts";
+import { authenticationConfig } from "../../../../src/providers/shared/authentication-config.ts";
 
 const trust = (overrides: Partial<OidcTrust>): OidcTrust => ({
   issuer: "https://issuer.example",

@@ -1,17 +1,17 @@
 /**
- * The `local` backend's OIDC trust: each cluster's kube-apiserver runs with `--authentication-config`
- * pointing at `authentication.yaml` in its folder (structured authentication configuration), which it
- * reloads on change; the file lists one JWT authenticator per trusted issuer URL. Other backends (kind)
- * write the same file with {@link authenticationConfig}.
+ * kube-apiserver's structured authentication configuration for OIDC trust, shared by the backends whose clusters
+ * are real kube-apiservers (local, kind, gardener): the file lists one JWT authenticator per trusted issuer URL,
+ * and kube-apiserver reloads it on change. On `local` each cluster's kube-apiserver runs with
+ * `--authentication-config` pointing at `authentication.yaml` in its folder.
  */
 import { X509Certificate } from "node:crypto";
 import { access } from "node:fs/promises";
 import { join } from "node:path";
 import { stringify } from "yaml";
-import type { OidcTrust } from "../api/backend-contract.ts";
-import { MAX_TRUSTED_ISSUERS, oidcIssuerProblem } from "../machines/access-request/oidc-issuer.ts";
-import { sameMapping } from "../machines/access-request/oidc-trust.ts";
-import { writeFileAtomically } from "../util/atomic-file.ts";
+import type { OidcTrust } from "../../api/backend-contract.ts";
+import { MAX_TRUSTED_ISSUERS, oidcIssuerProblem } from "../../machines/access-request/oidc-issuer.ts";
+import { sameMapping } from "../../machines/access-request/oidc-trust.ts";
+import { writeFileAtomically } from "../../util/atomic-file.ts";
 
 /** Where a cluster's authentication configuration lives. */
 export const authenticationConfigPath = (directory: string): string => join(directory, "authentication.yaml");
