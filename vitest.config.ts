@@ -14,7 +14,12 @@ const HEAVY = "test/integration/**/*.heavy.test.ts";
 
 export const unit: TestProjectInlineConfiguration = {
   extends: true,
-  test: { name: "unit", include: ["test/unit/**/*.test.ts", "test/property/**/*.test.ts"] },
+  test: {
+    name: "unit",
+    include: ["test/unit/**/*.test.ts", "test/property/**/*.test.ts"],
+    // Pure code: one worker module graph for all files (about a third of the time; each file still runs alone).
+    isolate: false,
+  },
 };
 
 export const integration: TestProjectInlineConfiguration = {
