@@ -92,17 +92,22 @@ try {
   });
   while (readyKeys.size < count) await sleep(10);
   const engineMs = performance.now() - engineStart;
-  const writesToReady = engine.clusters.writes;
-  await engine.clusters.events.flush(); // Events go out in the background; count those of the way to Ready
-  const eventsToReady = engine.clusters.events.written;
+  const writesToReady = engine.machine("Cluster").writes;
+  await engine.machine("Cluster").events.flush(); // Events go out in the background; count those of the way to Ready
+  const eventsToReady = engine.machine("Cluster").events.written;
 
   // Steady state: let every requeue and watch echo pass, then count writes over a quiet window.
   await sleep(3_000);
-  const before = { writes: engine.clusters.writes, events: engine.clusters.events.written };
-  await Promise.all([...readyKeys].slice(0, 50).map((key) => engine.clusters.reconcile(key)));
+  const before = {
+    writes: engine.machine("Cluster").writes,
+    events: engine.machine("Cluster").events.written,
+  };
+  await Promise.all([...readyKeys].slice(0, 50).map((key) => engine.machine("Cluster").reconcile(key)));
   await sleep(2_000);
   const steadyWrites =
-    engine.clusters.writes - before.writes + (engine.clusters.events.written - before.events);
+    engine.machine("Cluster").writes -
+    before.writes +
+    (engine.machine("Cluster").events.written - before.events);
   await engine.stop();
 
   // Pure steps per second on one core: the steady-state step of a Ready Cluster, and a first step.

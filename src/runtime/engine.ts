@@ -283,16 +283,6 @@ export class Engine {
     return mergeSettings(builtInKindSettings(this.#options)[name], this.#options.kindSettings?.[name]);
   }
 
-  /** The Cluster controller (a shorthand for tests and the CLI). */
-  get clusters(): MachineController<MachineObject> {
-    return this.machine("Cluster");
-  }
-
-  /** The AccessRequest controller (a shorthand for tests and the CLI). */
-  get accessRequests(): MachineController<MachineObject> {
-    return this.machine("AccessRequest");
-  }
-
   /** The machine controller of `kind` (by kind name); throws when the engine does not drive it. */
   machine(kind: string): MachineController<MachineObject> {
     const controller = this.machines.get(kind);

@@ -264,7 +264,7 @@ describe("token access", () => {
 
     clockOffsetMs = 500_000; // 83 % of the 600 s validity has passed, as far as the engine can tell
     const key = `${NS}/reader`;
-    engine.accessRequests.queue.add(key);
+    engine.machine("AccessRequest").queue.add(key);
     const renewed = await eventually(
       async () => {
         const now = (await clientFromSecret("reader")).data;
@@ -661,7 +661,7 @@ describe("a Granted request at rest", () => {
     // Positive signal: five more reconciles of this very request have finished.
     for (let i = 0; i < 5; i++) {
       const before = logCount('"reconciled"', key);
-      engine.accessRequests.queue.add(key);
+      engine.machine("AccessRequest").queue.add(key);
       await eventually(() => logCount('"reconciled"', key) > before, {
         what: `reconcile ${i + 1} of ${key}`,
       });

@@ -173,7 +173,7 @@ describe("the Cluster controller", () => {
         const ready = await Promise.all(names.map((name) => harness.waitFor(name, isReady)));
         // At rest: the engine has seen its own last writes and finished the reconciles they caused.
         await caughtUp(engine, engine.informers.of(CACHES.clusters), () => current(...names));
-        expect(engine.clusters.writes).toBeLessThanOrEqual(3 * names.length);
+        expect(engine.machine("Cluster").writes).toBeLessThanOrEqual(3 * names.length);
         const later = await current(...names);
         expect(later.map((c) => c.metadata.resourceVersion)).toEqual(
           ready.map((c) => c?.metadata.resourceVersion),
