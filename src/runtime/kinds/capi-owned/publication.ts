@@ -14,7 +14,7 @@ import {
   kubeconfigSecretName,
 } from "../../../api/cluster-api.ts";
 import { INFRASTRUCTURE_API_VERSION, LABELS, MANAGED_BY_ENGINE, RESOURCES } from "../../../api/constants.ts";
-import type { ClusterEndpointObject, EngineCluster } from "../../../api/engine-cluster.ts";
+import type { ClusterEndpointObject } from "../../../api/engine-cluster.ts";
 import { isConflict, isNotFound } from "../../../api/error-message.ts";
 import { deleteOwnedSecret, type OwnerLabel, writeOwnedSecret } from "../shared/owned-secret.ts";
 
@@ -26,14 +26,6 @@ export interface Publisher {
   /** The label key whose value is the publisher's uid on everything it made. */
   readonly uidLabel: string;
 }
-
-/** An EngineCluster as a {@link Publisher}. */
-const engineClusterPublisher = (cluster: EngineCluster): Publisher => ({
-  apiVersion: INFRASTRUCTURE_API_VERSION,
-  kind: "EngineCluster",
-  metadata: cluster.metadata,
-  uidLabel: LABELS.engineClusterUid,
-});
 
 const ownerLabel = (publisher: Publisher): OwnerLabel => [publisher.uidLabel, publisher.metadata.uid ?? ""];
 const nameOf = (publisher: Publisher) =>
@@ -151,33 +143,4 @@ export async function deletePublished(
   } catch (error) {
     if (!isNotFound(error)) throw error;
   }
-}
-
-/** Creates or replaces an EngineCluster's `<capiCluster>-kubeconfig`. */
-export async function writeKubeconfigSecret(
-  kubeConfig: KubeConfig,
-  cluster: EngineCluster,
-  capiCluster: string,
-  kubeconfig: string,
-): Promise<void> {
-  await writePublishedKubeconfig(kubeConfig, engineClusterPublisher(cluster), capiCluster, kubeconfig);
-}
-
-/** Creates or replaces an EngineCluster's ClusterEndpoint. */
-export async function writeClusterEndpoint(
-  kubeConfig: KubeConfig,
-  cluster: EngineCluster,
-  capiCluster: string,
-  endpoint: ApiEndpoint,
-): Promise<void> {
-  await writePublishedEndpoint(kubeConfig, engineClusterPublisher(cluster), capiCluster, endpoint);
-}
-
-/** Deletes an EngineCluster's kubeconfig Secret and ClusterEndpoint. */
-export async function deletePublication(
-  kubeConfig: KubeConfig,
-  cluster: EngineCluster,
-  capiCluster: string | undefined,
-): Promise<void> {
-  await deletePublished(kubeConfig, engineClusterPublisher(cluster), capiCluster);
 }
