@@ -4,7 +4,6 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
-  ApiException,
   AppsV1Api,
   CoreV1Api,
   type CustomObjectsApi,
@@ -23,6 +22,7 @@ import { systemClock } from "../../src/runtime/clock.ts";
 import type { Engine } from "../../src/runtime/engine.ts";
 import { CACHES } from "../../src/runtime/kinds/caches.ts";
 import { createLogger } from "../../src/runtime/logger.ts";
+import { statusOf } from "../support/access-proofs.ts";
 import { aCluster, aClusterProfile, anAccessRequest, aProviderConfig } from "../support/builders.ts";
 import { caughtUp } from "../support/engine-signals.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
@@ -87,12 +87,6 @@ async function clientFromSecret(
   kubeConfig.loadFromString(data.kubeconfig ?? "");
   return { kubeConfig, data };
 }
-
-const statusOf = (promise: Promise<unknown>) =>
-  promise.then(
-    () => 200,
-    (error: unknown) => (error instanceof ApiException ? error.code : -1),
-  );
 
 const stateDirectory = mkdtempSync(join(tmpdir(), "access-local-"));
 
