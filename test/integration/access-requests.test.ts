@@ -4,10 +4,9 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
-  ApiException,
   AppsV1Api,
   CoreV1Api,
-  CustomObjectsApi,
+  type CustomObjectsApi,
   KubeConfig,
   RbacAuthorizationV1Api,
 } from "@kubernetes/client-node";
@@ -16,21 +15,21 @@ import type { AccessRequest, AccessRequestSpec } from "../../src/api/access-requ
 import type { ClusterBackend } from "../../src/api/backend-contract.ts";
 import type { Cluster } from "../../src/api/cluster.ts";
 import { CLUSTERS_API_VERSION, LABELS, RESOURCES } from "../../src/api/constants.ts";
-import { type ControlPlane, startControlPlane } from "../../src/controlplane/control-plane.ts";
 import { type OidcIssuer, startOidcIssuer } from "../../src/dev/oidc-issuer.ts";
 import { ACCESS_OWNER_LABEL } from "../../src/machines/access-request/names.ts";
 import { createBackend as createLocalBackend } from "../../src/providers/local.ts";
 import { systemClock } from "../../src/runtime/clock.ts";
-import { Engine } from "../../src/runtime/engine.ts";
-import { installingCrds } from "../../src/runtime/install-crds.ts";
+import type { Engine } from "../../src/runtime/engine.ts";
 import { CACHES } from "../../src/runtime/kinds/caches.ts";
 import { createLogger } from "../../src/runtime/logger.ts";
+import { statusOf } from "../support/access-proofs.ts";
 import { aCluster, aClusterProfile, anAccessRequest, aProviderConfig } from "../support/builders.ts";
 import { caughtUp } from "../support/engine-signals.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
+import { startWorld, type World } from "../support/world.ts";
 
 const NS = "team";
-let controlPlane: ControlPlane;
+let world: World;
 let custom: CustomObjectsApi;
 let core: CoreV1Api;
 let engine: Engine;
@@ -89,12 +88,6 @@ async function clientFromSecret(
   return { kubeConfig, data };
 }
 
-const statusOf = (promise: Promise<unknown>) =>
-  promise.then(
-    () => 200,
-    (error: unknown) => (error instanceof ApiException ? error.code : -1),
-  );
-
 const stateDirectory = mkdtempSync(join(tmpdir(), "access-local-"));
 
 /** A local backend on the test's state folder; its clusters outlive it unless `stopOnClose`. */
@@ -110,23 +103,19 @@ const localBackend = (stopOnClose: boolean) =>
 /** A controller process, as far as the engine is concerned: informers, queues, the backend. */
 async function startEngine(): Promise<void> {
   backend = await localBackend(false);
-  engine = new Engine({
-    kubeConfig: controlPlane.kubeConfig,
-    providerName: "eng",
-    environment: "test",
+  engine = await world.startEngine({
     backend,
     clock: { now: () => Date.now() + clockOffsetMs, schedule: systemClock.schedule },
     log: createLogger({ level: "debug", write: (line) => logLines.push(line) }),
     accessTiming: { tokenValidityMs: 600_000, pollMs: 500, resyncMs: 60_000 },
   });
-  await engine.start();
 }
 
 beforeAll(async () => {
   issuer = await startOidcIssuer();
-  controlPlane = await startControlPlane({ prepare: installingCrds("crds") });
-  custom = controlPlane.kubeConfig.makeApiClient(CustomObjectsApi);
-  core = controlPlane.kubeConfig.makeApiClient(CoreV1Api);
+  world = await startWorld({ provider: "eng", engine: false });
+  custom = world.custom;
+  core = world.controlPlane.kubeConfig.makeApiClient(CoreV1Api);
   await core.createNamespace({ body: { metadata: { name: NS } } });
   await startEngine();
   await custom.createClusterCustomObject({
@@ -174,9 +163,8 @@ beforeAll(async () => {
 }, 180_000);
 
 afterAll(async () => {
-  await engine?.stop();
+  await world?.stop(); // its engines first (again, harmlessly, for one a test stopped)
   await (await localBackend(true)).close?.(); // adopts the clusters and stops them
-  await controlPlane?.stop();
   await issuer?.stop();
 }, 120_000);
 

@@ -7,7 +7,7 @@ import { readFileSync } from "node:fs";
 import {
   AuthorizationV1Api,
   CoreV1Api,
-  CustomObjectsApi,
+  type CustomObjectsApi,
   KubeConfig,
   RbacAuthorizationV1Api,
 } from "@kubernetes/client-node";
@@ -15,11 +15,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AccessRequest, AccessRequestSpec } from "../../src/api/access-request.ts";
 import type { Cluster } from "../../src/api/cluster.ts";
 import { RESOURCES } from "../../src/api/constants.ts";
-import { type ControlPlane, startControlPlane } from "../../src/controlplane/control-plane.ts";
 import { explainAccessRequest } from "../../src/machines/access-request/explain.ts";
 import { ACCESS_OWNER_LABEL, NAMESPACE_CREATOR_LABEL } from "../../src/machines/access-request/names.ts";
-import { Engine } from "../../src/runtime/engine.ts";
-import { installingCrds } from "../../src/runtime/install-crds.ts";
 import { createLogger } from "../../src/runtime/logger.ts";
 import { freePorts } from "../../src/util/free-ports.ts";
 import { aCluster, anAccessRequest, aProviderConfig } from "../support/builders.ts";
@@ -32,13 +29,13 @@ import {
   type NamespacedBackend,
   namespacedBackend,
 } from "../support/namespaced-backend.ts";
+import { startWorld, type World } from "../support/world.ts";
 
 const NS = "team";
 const PROFILE = "test.eng.tenants";
-let controlPlane: ControlPlane;
+let world: World;
 let custom: CustomObjectsApi;
 let core: CoreV1Api;
-let engine: Engine;
 let backend: NamespacedBackend;
 let unreachablePort: number;
 const logLines: string[] = [];
@@ -103,25 +100,21 @@ const configMapReader: AccessRequestSpec["token"] = {
 };
 
 beforeAll(async () => {
-  controlPlane = await startControlPlane({ prepare: installingCrds("crds") });
-  custom = controlPlane.kubeConfig.makeApiClient(CustomObjectsApi);
-  core = controlPlane.kubeConfig.makeApiClient(CoreV1Api);
+  world = await startWorld({ provider: "eng", engine: false });
+  custom = world.custom;
+  core = world.controlPlane.kubeConfig.makeApiClient(CoreV1Api);
   await core.createNamespace({ body: { metadata: { name: NS } } });
   [unreachablePort] = (await freePorts(1)) as [number];
   backend = namespacedBackend({
-    hostKubeconfig: readFileSync(controlPlane.kubeconfigPath, "utf8"),
+    hostKubeconfig: readFileSync(world.controlPlane.kubeconfigPath, "utf8"),
     unreachableServer: `https://127.0.0.1:${unreachablePort}`,
   });
-  engine = new Engine({
-    kubeConfig: controlPlane.kubeConfig,
-    providerName: "eng",
-    environment: "test",
+  await world.startEngine({
     backend,
     log: createLogger({ level: "debug", write: (line) => logLines.push(line) }),
     // The rotation window (resyncMs) is longer than the whole file: admin access is asked once per Cluster.
     accessTiming: { tokenValidityMs: 600_000, pollMs: 500, resyncMs: 600_000 },
   });
-  await engine.start();
   await custom.createClusterCustomObject({
     ...RESOURCES.ProviderConfig,
     body: aProviderConfig({ name: "tenants", backend: NAMESPACED_BACKEND }),
@@ -132,8 +125,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  await engine?.stop();
-  await controlPlane?.stop();
+  await world?.stop();
 }, 60_000);
 
 describe("a target that refuses the engine", () => {
@@ -221,7 +213,7 @@ describe("a change of the roles a request binds by reference", () => {
       (r) => r.status?.phase === "Granted" && r.status.observedGeneration === 2,
     );
     expect(conditionOf(granted, "AccessGranted")).toMatchObject({ status: "True" });
-    const bindings = await controlPlane.kubeConfig
+    const bindings = await world.controlPlane.kubeConfig
       .makeApiClient(RbacAuthorizationV1Api)
       .listClusterRoleBinding({ labelSelector: `${ACCESS_OWNER_LABEL}=${granted.metadata.uid}` });
     expect(bindings.items.map((b) => b.roleRef.name)).toEqual(["edit"]);
@@ -382,7 +374,7 @@ describe("namespaces a cluster-admin grant needs", () => {
 describe("admin access, asked once per rotation window", () => {
   it("is asked of the backend once for a Cluster, however many reconciles of however many requests need it", async () => {
     const cluster = await readyCluster("shared-admin", "scoped");
-    const before = await reconciles(engine.metrics, "accessrequest");
+    const before = await reconciles(world.engine.metrics, "accessrequest");
     const names = ["one", "two", "three"];
     await Promise.all(
       names.map((name) =>
@@ -401,7 +393,7 @@ describe("admin access, asked once per rotation window", () => {
     );
     for (const name of names)
       await requestWhere(`shared-${name}`, "Granted", (r) => r.status?.phase === "Granted");
-    const made = (await reconciles(engine.metrics, "accessrequest")) - before;
+    const made = (await reconciles(world.engine.metrics, "accessrequest")) - before;
     expect(made).toBeGreaterThanOrEqual(names.length * 2);
     expect(backend.adminAccessCalls.get(cluster.metadata.uid ?? "")).toBe(1);
   });

@@ -20,58 +20,61 @@ import { Engine, type EngineOptions } from "../../src/runtime/engine.ts";
 import { installCrds } from "../../src/runtime/install-crds.ts";
 import { MACHINE_KINDS } from "../../src/runtime/kinds/registry.ts";
 import { allStatechartFiles } from "../../src/statecharts/export.ts";
-import { type ClusterHarness, startClusterHarness } from "../support/cluster-harness.ts";
 import { eventually } from "../support/eventually.ts";
+import { FAST_TIMING, startWorld, type World } from "../support/world.ts";
 
 const EXPORTS = { group: "examples.engine.openmcp.cloud", version: "v1alpha1", plural: "endpointexports" };
 
-let harness: ClusterHarness;
-let engine: Engine;
+let world: World;
 let core: CoreV1Api;
 /** The export's own resync, set by its name: a published export's step asks for exactly this. */
 const EXPORT_RESYNC_MS = 123_456;
 /** The last step of each export, as the engine reports it. */
 const exportSteps = new Map<string, MachineStep<unknown, unknown, unknown>>();
 
+const KINDS = [...MACHINE_KINDS, endpointExportKind]; // the one entry
+
 /** Engine options that drive the example kind; `kindSettings` is the only way it is configured. */
 const withExport = (kindSettings: EngineOptions["kindSettings"]) => ({
-  kubeConfig: harness.controlPlane.kubeConfig,
-  providerName: harness.provider,
+  kubeConfig: world.controlPlane.kubeConfig,
+  providerName: world.provider,
   environment: "test",
   backend: new SimulatedBackend({ provisionDelayMs: 300 }),
-  timing: { pollMs: 100, retryMs: 200, resyncMs: 60_000 },
-  kinds: [...MACHINE_KINDS, endpointExportKind], // the one entry
+  timing: FAST_TIMING,
+  kinds: KINDS,
   ...(kindSettings ? { kindSettings } : {}),
 });
 
 beforeAll(async () => {
-  harness = await startClusterHarness();
-  await installCrds(harness.controlPlane.kubeConfig, { directory: "docs/examples/endpoint-export" });
-  core = harness.controlPlane.kubeConfig.makeApiClient(CoreV1Api);
-  engine = new Engine({
-    ...withExport({ EndpointExport: { timing: { pollMs: 100, resyncMs: EXPORT_RESYNC_MS } } }),
+  world = await startWorld({
+    kinds: KINDS,
+    backend: new SimulatedBackend({ provisionDelayMs: 300 }),
+    engine: false,
+  });
+  await installCrds(world.controlPlane.kubeConfig, { directory: "docs/examples/endpoint-export" });
+  core = world.controlPlane.kubeConfig.makeApiClient(CoreV1Api);
+  await world.startEngine({
+    kindSettings: { EndpointExport: { timing: { pollMs: 100, resyncMs: EXPORT_RESYNC_MS } } },
     onReconciled: (kind, key, step) => {
       if (kind === "EndpointExport") exportSteps.set(key, step);
     },
   });
-  await engine.start();
 });
 
 afterAll(async () => {
-  await engine?.stop();
-  await harness?.stop();
+  await world?.stop();
 });
 
 const readExport = async (name: string) =>
-  (await harness.custom.getNamespacedCustomObject({
+  (await world.custom.getNamespacedCustomObject({
     ...EXPORTS,
-    namespace: harness.namespace,
+    namespace: world.namespace,
     name,
   })) as EndpointExport;
 
 const configMapEndpoint = async (name: string): Promise<string | undefined> => {
   try {
-    return (await core.readNamespacedConfigMap({ namespace: harness.namespace, name })).data?.endpoint;
+    return (await core.readNamespacedConfigMap({ namespace: world.namespace, name })).data?.endpoint;
   } catch (error) {
     if (isNotFound(error)) return undefined;
     throw error;
@@ -81,13 +84,13 @@ const configMapEndpoint = async (name: string): Promise<string | undefined> => {
 describe("a kind added as one entry", () => {
   it("waits for its Cluster, publishes the endpoint, and cleans up on deletion", async () => {
     // The export comes first: it must wait, and the Cluster becoming Ready must wake it.
-    await harness.custom.createNamespacedCustomObject({
+    await world.custom.createNamespacedCustomObject({
       ...EXPORTS,
-      namespace: harness.namespace,
+      namespace: world.namespace,
       body: {
         apiVersion: `${EXPORTS.group}/${EXPORTS.version}`,
         kind: "EndpointExport",
-        metadata: { name: "platform-endpoint", namespace: harness.namespace },
+        metadata: { name: "platform-endpoint", namespace: world.namespace },
         spec: { clusterRef: { name: "platform" }, configMapName: "platform-api" },
       },
     });
@@ -101,8 +104,8 @@ describe("a kind added as one entry", () => {
     );
     expect(waiting.metadata.finalizers ?? []).not.toContain(EXPORT_FINALIZER);
 
-    await harness.createCluster("platform");
-    const ready = await harness.waitFor("platform", (cluster) => cluster?.status?.phase === "Ready");
+    await world.createCluster("platform");
+    const ready = await world.waitFor("platform", (cluster) => cluster?.status?.phase === "Ready");
     const endpoint = ready?.status?.apiServer;
     expect(endpoint).toMatch(/^https:\/\//);
 
@@ -115,7 +118,7 @@ describe("a kind added as one entry", () => {
     expect(await configMapEndpoint("platform-api")).toBe(endpoint);
     // At rest it looks again after its own resync (set by its name), not the Clusters' (`timing`).
     await eventually(() =>
-      expect(exportSteps.get(`${harness.namespace}/platform-endpoint`)).toMatchObject({
+      expect(exportSteps.get(`${world.namespace}/platform-endpoint`)).toMatchObject({
         state: "published",
         requeueAfterMs: EXPORT_RESYNC_MS,
       }),
@@ -123,18 +126,18 @@ describe("a kind added as one entry", () => {
 
     // ConfigMaps are not watched: a deleted one is mended when the export is looked at again — at the
     // next resync, or, as here, when an edit of the export wakes it.
-    await core.deleteNamespacedConfigMap({ namespace: harness.namespace, name: "platform-api" });
-    await harness.custom.patchNamespacedCustomObject({
+    await core.deleteNamespacedConfigMap({ namespace: world.namespace, name: "platform-api" });
+    await world.custom.patchNamespacedCustomObject({
       ...EXPORTS,
-      namespace: harness.namespace,
+      namespace: world.namespace,
       name: "platform-endpoint",
       body: [{ op: "add", path: "/metadata/labels", value: { touched: "yes" } }],
     });
     await eventually(async () => expect(await configMapEndpoint("platform-api")).toBe(endpoint));
 
-    await harness.custom.deleteNamespacedCustomObject({
+    await world.custom.deleteNamespacedCustomObject({
       ...EXPORTS,
-      namespace: harness.namespace,
+      namespace: world.namespace,
       name: "platform-endpoint",
     });
     await eventually(async () => {

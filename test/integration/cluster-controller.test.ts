@@ -9,22 +9,21 @@ import type { ClusterTarget } from "../../src/api/backend.ts";
 import type { Cluster } from "../../src/api/cluster.ts";
 import { FINALIZERS, LABELS, RESOURCES } from "../../src/api/constants.ts";
 import { SimulatedBackend } from "../../src/providers/simulated.ts";
-import { Engine } from "../../src/runtime/engine.ts";
+import type { Engine } from "../../src/runtime/engine.ts";
 import { CACHES } from "../../src/runtime/kinds/caches.ts";
 import { aClusterProfile } from "../support/builders.ts";
-import { type ClusterHarness, isReady, startClusterHarness } from "../support/cluster-harness.ts";
 import { caughtUp } from "../support/engine-signals.ts";
 import { eventually } from "../support/eventually.ts";
+import { isReady, startWorld, type World } from "../support/world.ts";
 
 const PROVIDER = "engine-test";
-const FAST = { pollMs: 100, retryMs: 200, resyncMs: 60_000 };
 
-let harness: ClusterHarness;
+let world: World;
 
 beforeAll(async () => {
   // Watches end after 1–2 s, so every test also exercises the informers' resume.
-  harness = await startClusterHarness(PROVIDER, { extraApiServerArgs: ["--min-request-timeout=1"] });
-  await harness.custom.createClusterCustomObject({
+  world = await startWorld({ provider: PROVIDER, engine: false, apiServerArgs: ["--min-request-timeout=1"] });
+  await world.custom.createClusterCustomObject({
     ...RESOURCES.ClusterProfile,
     body: aClusterProfile({
       provider: "someone-else",
@@ -34,19 +33,16 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await harness?.stop();
+  await world?.stop();
 });
 
 /** Deletes every Cluster of the namespace and waits until all are gone (the controller must still run). */
 async function deleteAllClusters(): Promise<void> {
-  const { custom, namespace } = harness;
-  const list = (await custom.listNamespacedCustomObject({ ...RESOURCES.Cluster, namespace })) as {
-    items: Cluster[];
-  };
-  const names = list.items.map((cluster) => cluster.metadata.name ?? "");
+  const { custom, namespace } = world;
+  const names = (await world.list<Cluster>(RESOURCES.Cluster)).map((cluster) => cluster.metadata.name ?? "");
   for (const name of names)
     await custom.deleteNamespacedCustomObject({ ...RESOURCES.Cluster, namespace, name });
-  for (const name of names) await harness.waitFor(name, (c) => c === undefined);
+  for (const name of names) await world.waitFor(name, (c) => c === undefined);
 }
 
 /** Runs `body` with a started controller; leaves no Cluster behind for the next test. */
@@ -64,23 +60,15 @@ async function withController(
   }
 }
 
-function startController(backend: SimulatedBackend, extra: { recordEvents?: boolean } = {}) {
-  const engine = new Engine({
-    kubeConfig: harness.controlPlane.kubeConfig,
-    providerName: PROVIDER,
-    environment: "test",
-    backend,
-    timing: FAST,
-    ...extra,
-  });
-  return engine.start().then(() => engine);
-}
+/** An engine of its own on the world: the test stops it (the world stops it again, harmlessly). */
+const startController = (backend: SimulatedBackend, extra: { recordEvents?: boolean } = {}) =>
+  world.startEngine({ backend, ...extra });
 
 /** The Clusters of these names as the API server holds them now (all must exist). */
 const current = (...names: string[]) =>
   Promise.all(
     names.map(async (name) => {
-      const cluster = await harness.readCluster(name);
+      const cluster = await world.readCluster(name);
       if (!cluster) throw new Error(`Cluster ${name} does not exist`);
       return cluster;
     }),
@@ -88,7 +76,7 @@ const current = (...names: string[]) =>
 
 /** How many watches of Clusters the API server has ended so far (`apiserver_request_total`, verb WATCH). */
 async function endedClusterWatches(): Promise<number> {
-  const { controlPlane } = harness;
+  const { controlPlane } = world;
   const options = {};
   await controlPlane.kubeConfig.applyToHTTPSOptions(options);
   const metrics = await new Promise<string>((resolve, reject) => {
@@ -112,8 +100,8 @@ describe("the Cluster controller", () => {
   it("brings a Cluster to Ready with endpoint, labels and finalizer, then deletes it at the backend", async () => {
     const backend = new SimulatedBackend({ provisionDelayMs: 300, deleteDelayMs: 300 });
     await withController(backend, async () => {
-      await harness.createCluster("lifecycle");
-      const ready = await harness.waitFor("lifecycle", isReady);
+      await world.createCluster("lifecycle");
+      const ready = await world.waitFor("lifecycle", isReady);
       expect(ready?.metadata.finalizers).toEqual([FINALIZERS.cluster]);
       expect(ready?.metadata.labels).toMatchObject({
         [LABELS.provider]: PROVIDER,
@@ -124,12 +112,12 @@ describe("the Cluster controller", () => {
       expect(ready?.status?.observedGeneration).toBe(1);
       expect(backend.size).toBe(1);
 
-      await harness.custom.deleteNamespacedCustomObject({
+      await world.custom.deleteNamespacedCustomObject({
         ...RESOURCES.Cluster,
-        namespace: harness.namespace,
+        namespace: world.namespace,
         name: "lifecycle",
       });
-      await harness.waitFor("lifecycle", (cluster) => cluster === undefined);
+      await world.waitFor("lifecycle", (cluster) => cluster === undefined);
       expect(backend.size).toBe(0);
     });
   });
@@ -137,12 +125,12 @@ describe("the Cluster controller", () => {
   it("never writes to a Cluster whose profile belongs to another provider", async () => {
     const backend = new SimulatedBackend({ provisionDelayMs: 0 });
     await withController(backend, async (engine) => {
-      const foreign = await harness.createCluster("foreign", { profile: "test.someone-else.small" });
-      await harness.createCluster("ours-beside-foreign");
-      await harness.waitFor("ours-beside-foreign", isReady);
+      const foreign = await world.createCluster("foreign", { profile: "test.someone-else.small" });
+      await world.createCluster("ours-beside-foreign");
+      await world.waitFor("ours-beside-foreign", isReady);
       // The positive signal: the engine holds the foreign Cluster as it is now and has finished reconciling.
       await caughtUp(engine, engine.informers.of(CACHES.clusters), () => current("foreign"));
-      const after = await harness.readCluster("foreign");
+      const after = await world.readCluster("foreign");
       expect(after?.metadata.resourceVersion).toBe(foreign.metadata.resourceVersion);
       expect(after?.status).toBeUndefined();
       expect(backend.createdTotal).toBe(1);
@@ -152,8 +140,8 @@ describe("the Cluster controller", () => {
   it("reports an unsupported version on a condition and calls no backend", async () => {
     const backend = new SimulatedBackend({ provisionDelayMs: 0 });
     await withController(backend, async () => {
-      await harness.createCluster("too-old", { kubernetes: { version: "1.20" } });
-      const failed = await harness.waitFor("too-old", (c) => c?.status?.providerStatus?.state === "failed");
+      await world.createCluster("too-old", { kubernetes: { version: "1.20" } });
+      const failed = await world.waitFor("too-old", (c) => c?.status?.providerStatus?.state === "failed");
       expect(failed?.status?.phase).toBe("Progressing");
       expect(failed?.status?.conditions).toContainEqual(
         expect.objectContaining({ type: "VersionSupported", status: "False", reason: "UnsupportedVersion" }),
@@ -169,8 +157,8 @@ describe("the Cluster controller", () => {
       backend,
       async (engine) => {
         const names = ["w-1", "w-2", "w-3", "w-4"];
-        await Promise.all(names.map((name) => harness.createCluster(name)));
-        const ready = await Promise.all(names.map((name) => harness.waitFor(name, isReady)));
+        await Promise.all(names.map((name) => world.createCluster(name)));
+        const ready = await Promise.all(names.map((name) => world.waitFor(name, isReady)));
         // At rest: the engine has seen its own last writes and finished the reconciles they caused.
         await caughtUp(engine, engine.informers.of(CACHES.clusters), () => current(...names));
         expect(engine.machine("Cluster").writes).toBeLessThanOrEqual(3 * names.length);
@@ -187,17 +175,17 @@ describe("the Cluster controller", () => {
     const backend = new SimulatedBackend({ provisionDelayMs: 0 });
     const create = backend.create.bind(backend);
     backend.create = async (target: ClusterTarget, version: string) => {
-      await harness.custom.patchNamespacedCustomObject({
+      await world.custom.patchNamespacedCustomObject({
         ...RESOURCES.Cluster,
-        namespace: harness.namespace,
+        namespace: world.namespace,
         name: target.name,
         body: [{ op: "add", path: "/metadata/labels/team", value: "blue" }],
       });
       return create(target, version);
     };
     await withController(backend, async () => {
-      await harness.createCluster("raced");
-      const ready = await harness.waitFor("raced", isReady);
+      await world.createCluster("raced");
+      const ready = await world.waitFor("raced", isReady);
       expect(ready?.metadata.labels).toMatchObject({ team: "blue", [LABELS.provider]: PROVIDER });
       expect(backend.createdTotal).toBe(1);
     });
@@ -213,8 +201,8 @@ describe("the Cluster controller", () => {
         timeoutMs: 15_000,
         intervalMs: 250,
       });
-      await harness.createCluster("after-timeouts");
-      await harness.waitFor("after-timeouts", isReady, 5_000);
+      await world.createCluster("after-timeouts");
+      await world.waitFor("after-timeouts", isReady, 5_000);
       expect(engine.informers.of(CACHES.clusters).resourceVersion).not.toBe(before);
     });
   });
@@ -224,13 +212,13 @@ describe("the Cluster controller", () => {
     const stateDirectory = join(folder, "state");
     try {
       const first = await startController(new SimulatedBackend({ provisionDelayMs: 1_500, stateDirectory }));
-      await harness.createCluster("restarted");
-      await harness.waitFor("restarted", (c) => c?.status?.providerStatus?.state === "provisioning");
+      await world.createCluster("restarted");
+      await world.waitFor("restarted", (c) => c?.status?.providerStatus?.state === "provisioning");
       await first.stop();
 
       const backend = new SimulatedBackend({ provisionDelayMs: 1_500, stateDirectory });
       await withController(backend, async () => {
-        await harness.waitFor("restarted", isReady);
+        await world.waitFor("restarted", isReady);
         expect(backend.createdTotal).toBe(1);
       });
     } finally {

@@ -9,16 +9,13 @@ import type { SchedulerConfig } from "../../src/api/scheduler-config.ts";
 import { requestFinalizer, servedRequests } from "../../src/machines/cluster-request/cluster-claims.ts";
 import { perRequestClusterName } from "../../src/machines/cluster-request/cluster-names.ts";
 import { prefixesCollide } from "../../src/machines/cluster-request/prefixes.ts";
-import { SimulatedBackend } from "../../src/providers/simulated.ts";
-import { Engine } from "../../src/runtime/engine.ts";
 import type { SchedulerConfigView } from "../../src/runtime/machine-kind.ts";
 import { aClusterRequest, type ClusterRequestProps } from "../support/builders.ts";
-import { type ClusterHarness, startClusterHarness } from "../support/cluster-harness.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
 import { sha256ClusterName } from "../support/old-cluster-names.ts";
+import { startWorld, type World } from "../support/world.ts";
 
-let harness: ClusterHarness;
-let engine: Engine;
+let world: World;
 
 /** A configuration the test changes at will, as a reloaded file would. */
 class TestConfig implements SchedulerConfigView {
@@ -48,10 +45,10 @@ const mapping = (tenancy: "Exclusive" | "Shared", tenancyCount = 0, name?: strin
 let config: TestConfig;
 
 beforeAll(async () => {
-  harness = await startClusterHarness();
+  world = await startWorld({ engine: false, timing: { pollMs: 200, retryMs: 500, resyncMs: 60_000 } });
   const withProfile = (m: ReturnType<typeof mapping>) => ({
     ...m,
-    template: { ...m.template, spec: { ...m.template.spec, profile: harness.profile } },
+    template: { ...m.template, spec: { ...m.template.spec, profile: world.profile } },
   });
   config = new TestConfig({
     scope: "Cluster",
@@ -64,73 +61,33 @@ beforeAll(async () => {
       analytics: withProfile(mapping("Shared", 0, "analytics")),
     },
   });
-  engine = new Engine({
-    kubeConfig: harness.controlPlane.kubeConfig,
-    providerName: harness.provider,
-    environment: "test",
-    backend: new SimulatedBackend({ provisionDelayMs: 0 }),
-    timing: { pollMs: 200, retryMs: 500, resyncMs: 60_000 },
-    schedulerConfig: config,
-  });
-  await engine.start();
-  await harness.controlPlane.kubeConfig
+  await world.startEngine({ schedulerConfig: config });
+  await world.controlPlane.kubeConfig
     .makeApiClient(CoreV1Api)
     .createNamespace({ body: { metadata: { name: "team-a" } } });
 });
 
 afterAll(async () => {
-  await engine?.stop();
-  await harness?.stop();
+  await world?.stop();
 });
 
 async function createRequest(props: ClusterRequestProps): Promise<ClusterRequest> {
-  return (await harness.custom.createNamespacedCustomObject({
+  return (await world.custom.createNamespacedCustomObject({
     ...RESOURCES.ClusterRequest,
     namespace: props.namespace ?? "team-a",
     body: aClusterRequest({ namespace: "team-a", ...props }),
   })) as ClusterRequest;
 }
 
-async function readRequest(name: string): Promise<ClusterRequest | undefined> {
-  try {
-    return (await harness.custom.getNamespacedCustomObject({
-      ...RESOURCES.ClusterRequest,
-      namespace: "team-a",
-      name,
-    })) as ClusterRequest;
-  } catch (error) {
-    if ((error as { code?: number }).code === 404) return undefined;
-    throw error;
-  }
-}
-
-async function readGrant(name: string): Promise<ClusterRequestGrant | undefined> {
-  try {
-    return (await harness.custom.getNamespacedCustomObject({
-      ...RESOURCES.ClusterRequestGrant,
-      namespace: "team-a",
-      name,
-    })) as ClusterRequestGrant;
-  } catch (error) {
-    if ((error as { code?: number }).code === 404) return undefined;
-    throw error;
-  }
-}
-
-async function listClusters(): Promise<Cluster[]> {
-  const list = (await harness.custom.listNamespacedCustomObject({ ...RESOURCES.Cluster, namespace: NS })) as {
-    items: Cluster[];
-  };
-  return list.items;
-}
+const readRequest = (name: string) => world.read<ClusterRequest>(RESOURCES.ClusterRequest, name, "team-a");
+const readGrant = (name: string) =>
+  world.read<ClusterRequestGrant>(RESOURCES.ClusterRequestGrant, name, "team-a");
+const listClusters = () => world.list<Cluster>(RESOURCES.Cluster, NS);
 
 const granted = (request: ClusterRequest | undefined) => request?.status?.phase === "Granted";
 
-async function waitForRequest(name: string, predicate: (request: ClusterRequest | undefined) => boolean) {
-  return eventually(async () => satisfying(await readRequest(name), predicate), {
-    what: `ClusterRequest team-a/${name}: ${predicate.name || String(predicate)}`,
-  });
-}
+const waitForRequest = (name: string, predicate: (request: ClusterRequest | undefined) => boolean) =>
+  world.waitForObject(RESOURCES.ClusterRequest, name, predicate, { namespace: "team-a" });
 
 function conditionOf(request: ClusterRequest | undefined) {
   return request?.status?.conditions?.find((condition) => condition.type === "ClusterGranted");
@@ -148,11 +105,11 @@ describe("an Exclusive request", () => {
     const name = perRequestClusterName("mcp-", "team-a", "mcp-one") ?? "";
     expect(done?.status?.cluster).toEqual({ name, namespace: NS });
     expect(done?.metadata.finalizers).toContain(FINALIZERS.request);
-    const cluster = await harness.readCluster(name);
+    const cluster = await world.readCluster(name);
     expect(cluster?.spec).toMatchObject({
       tenancy: "Exclusive",
       purposes: ["mcp"],
-      profile: harness.profile,
+      profile: world.profile,
     });
     expect(cluster?.metadata.finalizers).toContain(requestFinalizer(request.metadata.uid ?? ""));
     expect(cluster?.metadata.labels).toMatchObject({
@@ -168,7 +125,7 @@ describe("an Exclusive request", () => {
     });
 
     // Kept in sync: a changed label follows, a removed one goes.
-    await harness.custom.patchNamespacedCustomObject({
+    await world.custom.patchNamespacedCustomObject({
       ...RESOURCES.ClusterRequest,
       namespace: "team-a",
       name: "mcp-one",
@@ -177,7 +134,7 @@ describe("an Exclusive request", () => {
         { op: "remove", path: "/metadata/annotations/metadata.open-control-plane.io~1owner" },
       ],
     });
-    await harness.waitFor(
+    await world.waitFor(
       name,
       (c) =>
         c?.metadata.labels?.["metadata.open-control-plane.io/team"] === "b" &&
@@ -222,7 +179,7 @@ describe("Shared requests", () => {
       expect(a).not.toBe("");
       for (const b of prefixes.slice(i + 1)) expect(prefixesCollide(a, b)).toBe(false);
     }
-    const platform = await harness.readCluster("platform");
+    const platform = await world.readCluster("platform");
     expect(servedRequests(platform as Cluster)).toHaveLength(20);
     // Each proposer is told whether it got its prefix, and the one that did not, why.
     const proposers = await Promise.all(["platform-0", "platform-1"].map(readRequest));
@@ -246,7 +203,7 @@ describe("Shared requests", () => {
     expect(condition).toMatchObject({ status: "False", reason: "InvalidPrefix" });
     expect(condition?.message).toContain('the proposed prefix "Bad Prefix!" is not usable');
     expect(condition?.message).toContain(`prefix "${prefix}" was granted instead`);
-    const core = harness.controlPlane.kubeConfig.makeApiClient(CoreV1Api);
+    const core = world.controlPlane.kubeConfig.makeApiClient(CoreV1Api);
     await eventually(async () => {
       const events = await core.listNamespacedEvent({
         namespace: "team-a",
@@ -294,7 +251,7 @@ describe("when things go wrong", () => {
     const other = await createRequest({ name: "holder", purpose: "platform" });
     await waitForRequest("holder", granted);
     const name = perRequestClusterName("mcp-", "team-a", "clash") ?? "";
-    await harness.createCluster(name, { purposes: ["mcp"] }, {
+    await world.createCluster(name, { purposes: ["mcp"] }, {
       finalizers: [requestFinalizer(other.metadata.uid ?? "")],
     } as never);
     await createRequest({ name: "clash", purpose: "mcp" });
@@ -336,10 +293,10 @@ describe("when things go wrong", () => {
       annotations: { "openmcp.cloud/operation": "ignore" },
     });
     const oldName = sha256ClusterName("mcp-", "team-a", "older");
-    await harness.createCluster(oldName, { purposes: ["mcp"] }, {
+    await world.createCluster(oldName, { purposes: ["mcp"] }, {
       finalizers: [requestFinalizer(request.metadata.uid ?? "")],
     } as never);
-    await harness.custom.patchNamespacedCustomObject({
+    await world.custom.patchNamespacedCustomObject({
       ...RESOURCES.ClusterRequest,
       namespace: "team-a",
       name: "older",
@@ -347,7 +304,7 @@ describe("when things go wrong", () => {
     });
     const done = await waitForRequest("older", granted);
     expect(done?.status?.cluster).toEqual({ name: oldName, namespace: NS });
-    expect(await harness.readCluster(perRequestClusterName("mcp-", "team-a", "older") ?? "")).toBeUndefined();
+    expect(await world.readCluster(perRequestClusterName("mcp-", "team-a", "older") ?? "")).toBeUndefined();
   });
 
   it("makes a Cluster deleted by hand again under the same name, and re-adds a removed finalizer", async () => {
@@ -355,10 +312,10 @@ describe("when things go wrong", () => {
     const first = await waitForRequest("phoenix", granted);
     const name = first?.status?.cluster?.name ?? "";
     const uid = request.metadata.uid ?? "";
-    const before = await harness.waitFor(name, (c) => c?.status?.phase === "Ready");
-    await harness.custom.deleteNamespacedCustomObject({ ...RESOURCES.Cluster, namespace: NS, name });
-    await harness.waitFor(name, (c) => c !== undefined && c.metadata.uid !== before?.metadata.uid);
-    const again = await harness.waitFor(
+    const before = await world.waitFor(name, (c) => c?.status?.phase === "Ready");
+    await world.custom.deleteNamespacedCustomObject({ ...RESOURCES.Cluster, namespace: NS, name });
+    await world.waitFor(name, (c) => c !== undefined && c.metadata.uid !== before?.metadata.uid);
+    const again = await world.waitFor(
       name,
       (c) => c?.metadata.finalizers?.includes(requestFinalizer(uid)) === true && c.status?.phase === "Ready",
     );
@@ -369,7 +326,7 @@ describe("when things go wrong", () => {
 
 describe("the design record's extras", () => {
   it("gives a request whose Purpose is dedicated a Cluster of its own, though its mapping is Shared", async () => {
-    await harness.custom.createClusterCustomObject({
+    await world.custom.createClusterCustomObject({
       ...RESOURCES.Purpose,
       body: {
         apiVersion: "engine.openmcp.cloud/v1alpha1",
@@ -383,7 +340,7 @@ describe("the design record's extras", () => {
     expect(done?.status?.cluster?.name).toBe(
       perRequestClusterName("analytics-", "team-a", "private-analytics") ?? "",
     );
-    const cluster = await harness.readCluster(done?.status?.cluster?.name ?? "");
+    const cluster = await world.readCluster(done?.status?.cluster?.name ?? "");
     expect(cluster?.spec.tenancy).toBe("Exclusive");
     expect(servedRequests(cluster as Cluster)).toEqual([request.metadata.uid]);
     expect((await readGrant("private-analytics"))?.spec.prefix).toBe("");
@@ -394,10 +351,10 @@ describe("the design record's extras", () => {
     await waitForRequest("restored", granted);
     const before = await readGrant("restored");
     const uid = request.metadata.uid ?? "";
-    const platform = (await harness.readCluster("platform")) as Cluster;
+    const platform = (await world.readCluster("platform")) as Cluster;
     const index = platform.metadata.finalizers?.indexOf(requestFinalizer(uid)) ?? -1;
     expect(index).toBeGreaterThanOrEqual(0);
-    await harness.custom.patchNamespacedCustomObject({
+    await world.custom.patchNamespacedCustomObject({
       ...RESOURCES.Cluster,
       namespace: NS,
       name: "platform",
@@ -406,11 +363,8 @@ describe("the design record's extras", () => {
         { op: "remove", path: `/metadata/finalizers/${index}` },
       ],
     });
-    await harness.waitFor(
-      "platform",
-      (c) => c?.metadata.finalizers?.includes(requestFinalizer(uid)) === true,
-    );
-    await harness.custom.deleteNamespacedCustomObject({
+    await world.waitFor("platform", (c) => c?.metadata.finalizers?.includes(requestFinalizer(uid)) === true);
+    await world.custom.deleteNamespacedCustomObject({
       ...RESOURCES.ClusterRequestGrant,
       namespace: "team-a",
       name: "restored",
@@ -430,22 +384,22 @@ describe("deleting a request", () => {
     await createRequest({ name: "gone-exclusive", purpose: "mcp" });
     const done = await waitForRequest("gone-exclusive", granted);
     const name = done?.status?.cluster?.name ?? "";
-    await harness.custom.deleteNamespacedCustomObject({
+    await world.custom.deleteNamespacedCustomObject({
       ...RESOURCES.ClusterRequest,
       namespace: "team-a",
       name: "gone-exclusive",
     });
     await waitForRequest("gone-exclusive", (r) => r === undefined);
-    await harness.waitFor(name, (c) => c === undefined);
+    await world.waitFor(name, (c) => c === undefined);
     expect(await readGrant("gone-exclusive")).toBeUndefined();
 
-    await harness.custom.deleteNamespacedCustomObject({
+    await world.custom.deleteNamespacedCustomObject({
       ...RESOURCES.ClusterRequest,
       namespace: "team-a",
       name: "platform-0",
     });
     await waitForRequest("platform-0", (r) => r === undefined);
-    const platform = await harness.readCluster("platform");
+    const platform = await world.readCluster("platform");
     expect(platform?.metadata.deletionTimestamp).toBeUndefined();
     expect(servedRequests(platform as Cluster)).toHaveLength(22); // 19 platform-*, "bad-prefix", "holder" and "restored"
   });
@@ -454,14 +408,14 @@ describe("deleting a request", () => {
     await createRequest({ name: "patient", purpose: "mcp", waitForClusterDeletion: true });
     const done = await waitForRequest("patient", granted);
     const name = done?.status?.cluster?.name ?? "";
-    await harness.waitFor(name, (c) => c?.status?.phase === "Ready");
-    await harness.custom.deleteNamespacedCustomObject({
+    await world.waitFor(name, (c) => c?.status?.phase === "Ready");
+    await world.custom.deleteNamespacedCustomObject({
       ...RESOURCES.ClusterRequest,
       namespace: "team-a",
       name: "patient",
     });
     await waitForRequest("patient", (r) => r === undefined);
     // Checked the moment the request is gone: its Cluster went first.
-    expect(await harness.readCluster(name)).toBeUndefined();
+    expect(await world.readCluster(name)).toBeUndefined();
   });
 });

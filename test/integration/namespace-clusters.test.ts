@@ -11,7 +11,7 @@ import { join } from "node:path";
 import {
   AuthenticationV1Api,
   CoreV1Api,
-  CustomObjectsApi,
+  type CustomObjectsApi,
   KubeConfig,
   RbacAuthorizationV1Api,
 } from "@kubernetes/client-node";
@@ -22,48 +22,47 @@ import { systemClock } from "../../src/api/clock.ts";
 import type { Cluster } from "../../src/api/cluster.ts";
 import { RESOURCES } from "../../src/api/constants.ts";
 import { silentLogger } from "../../src/api/logger.ts";
-import { type ControlPlane, startControlPlane } from "../../src/controlplane/control-plane.ts";
-import { Engine } from "../../src/runtime/engine.ts";
-import { installingCrds } from "../../src/runtime/install-crds.ts";
 import { statusOf } from "../support/access-proofs.ts";
 import { aCluster, anAccessRequest, aProviderConfig } from "../support/builders.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
+import { startWorld, type World } from "../support/world.ts";
 
 const NS = "tenants";
 const PROFILE = "test.nc.shared";
-let controlPlane: ControlPlane;
+let world: World;
 let custom: CustomObjectsApi;
 let core: CoreV1Api;
-let engine: Engine;
 const stateDir = mkdtempSync(join(tmpdir(), "namespace-clusters-"));
 
-const read = async <T>(resource: (typeof RESOURCES)[keyof typeof RESOURCES], name: string) =>
-  (await custom.getNamespacedCustomObject({ ...resource, namespace: NS, name })) as T;
-const conditionOf = (object: Cluster | AccessRequest, type: string) =>
-  object.status?.conditions?.find((c) => c.type === type);
+const waitUntil = <T>(
+  resource: (typeof RESOURCES)[keyof typeof RESOURCES],
+  name: string,
+  predicate: (object: T | undefined) => boolean,
+) => world.waitForObject<T>(resource, name, predicate, { namespace: NS, timeoutMs: 60_000 });
+const conditionOf = (object: Cluster | AccessRequest | undefined, type: string) =>
+  object?.status?.conditions?.find((c) => c.type === type);
 
 beforeAll(async () => {
-  controlPlane = await startControlPlane({ prepare: installingCrds("crds") });
-  custom = controlPlane.kubeConfig.makeApiClient(CustomObjectsApi);
-  core = controlPlane.kubeConfig.makeApiClient(CoreV1Api);
+  // A Ready Cluster is looked at every 2 s, so a tenant broken by hand is found soon (nothing watches the host).
+  world = await startWorld({
+    provider: "nc",
+    engine: false,
+    timing: { pollMs: 500, retryMs: 1_000, resyncMs: 2_000 },
+  });
+  custom = world.custom;
+  core = world.controlPlane.kubeConfig.makeApiClient(CoreV1Api);
   await core.createNamespace({ body: { metadata: { name: NS } } });
   const backend = await createBackend({
     stateDirectory: stateDir,
-    options: { kubeconfig: controlPlane.kubeconfigPath },
+    options: { kubeconfig: world.controlPlane.kubeconfigPath },
     log: silentLogger,
     clock: systemClock,
     readSecret: async () => undefined,
   });
-  engine = new Engine({
-    kubeConfig: controlPlane.kubeConfig,
-    providerName: "nc",
-    environment: "test",
+  await world.startEngine({
     backend,
-    // A Ready Cluster is looked at every 2 s, so a tenant broken by hand is found soon (nothing watches the host).
-    timing: { pollMs: 500, retryMs: 1_000, resyncMs: 2_000 },
     accessTiming: { tokenValidityMs: 600_000, pollMs: 500, resyncMs: 600_000 },
   });
-  await engine.start();
   await custom.createClusterCustomObject({
     ...RESOURCES.ProviderConfig,
     body: aProviderConfig({ name: "shared", backend: backend.name }),
@@ -71,8 +70,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  await engine?.stop();
-  await controlPlane?.stop();
+  await world?.stop();
   rmSync(stateDir, { recursive: true, force: true });
 }, 60_000);
 
@@ -85,18 +83,14 @@ describe("a namespace cluster under the engine", () => {
       namespace: NS,
       body: aCluster({ name: "acme", namespace: NS, profile: PROFILE }),
     });
-    const cluster = await eventually(
-      async () =>
-        satisfying(await read<Cluster>(RESOURCES.Cluster, "acme"), (c) => c.status?.phase === "Ready"),
-      { what: "Cluster acme Ready", timeoutMs: 60_000 },
-    );
-    tenant = namespaceOf(cluster.metadata.uid ?? "");
+    const cluster = await waitUntil<Cluster>(RESOURCES.Cluster, "acme", (c) => c?.status?.phase === "Ready");
+    tenant = namespaceOf(cluster?.metadata.uid ?? "");
     expect((await core.readNamespace({ name: tenant })).metadata?.name).toBe(tenant);
   });
 
   it("grants a token for ConfigMaps in the tenant's namespace: exactly that, nothing cluster-wide, no rights given to the tenant", async () => {
     const clusterRolesBefore = (
-      await controlPlane.kubeConfig.makeApiClient(RbacAuthorizationV1Api).listClusterRoleBinding()
+      await world.controlPlane.kubeConfig.makeApiClient(RbacAuthorizationV1Api).listClusterRoleBinding()
     ).items.map((binding) => binding.metadata?.name);
     await custom.createNamespacedCustomObject({
       ...RESOURCES.AccessRequest,
@@ -115,15 +109,12 @@ describe("a namespace cluster under the engine", () => {
         },
       }),
     });
-    const request = await eventually(
-      async () =>
-        satisfying(
-          await read<AccessRequest>(RESOURCES.AccessRequest, "reader"),
-          (r) => r.status?.phase === "Granted",
-        ),
-      { what: "AccessRequest reader Granted", timeoutMs: 60_000 },
+    const request = await waitUntil<AccessRequest>(
+      RESOURCES.AccessRequest,
+      "reader",
+      (r) => r?.status?.phase === "Granted",
     );
-    expect(request.status?.secretRef?.name).toBe("reader.kubeconfig");
+    expect(request?.status?.secretRef?.name).toBe("reader.kubeconfig");
     const secret = await core.readNamespacedSecret({ namespace: NS, name: "reader.kubeconfig" });
     const kubeConfig = new KubeConfig();
     kubeConfig.loadFromString(Buffer.from(secret.data?.kubeconfig ?? "", "base64").toString("utf8"));
@@ -143,7 +134,7 @@ describe("a namespace cluster under the engine", () => {
     expect(await statusOf(core.readNamespace({ name: "openmcp-access" }))).toBe(404);
     // No cluster-wide binding was made for anyone.
     const clusterRolesAfter = (
-      await controlPlane.kubeConfig.makeApiClient(RbacAuthorizationV1Api).listClusterRoleBinding()
+      await world.controlPlane.kubeConfig.makeApiClient(RbacAuthorizationV1Api).listClusterRoleBinding()
     ).items.map((binding) => binding.metadata?.name);
     expect(clusterRolesAfter).toEqual(clusterRolesBefore);
   });
@@ -159,13 +150,10 @@ describe("a namespace cluster under the engine", () => {
         token: { permissions: [{ rules: [{ apiGroups: [""], resources: ["nodes"], verbs: ["list"] }] }] },
       }),
     });
-    const request = await eventually(
-      async () =>
-        satisfying(
-          await read<AccessRequest>(RESOURCES.AccessRequest, "wide"),
-          (r) => r.status?.phase === "Denied",
-        ),
-      { what: "AccessRequest wide Denied", timeoutMs: 60_000 },
+    const request = await waitUntil<AccessRequest>(
+      RESOURCES.AccessRequest,
+      "wide",
+      (r) => r?.status?.phase === "Denied",
     );
     expect(conditionOf(request, "AccessGranted")).toMatchObject({
       status: "False",
@@ -194,15 +182,12 @@ describe("a namespace cluster under the engine", () => {
     );
     expect(events[0]?.type).toBe("Warning");
     expect(events[0]?.message).toContain("missing");
-    const repaired = await eventually(
-      async () =>
-        satisfying(
-          await read<Cluster>(RESOURCES.Cluster, "acme"),
-          (c) => c.status?.phase === "Ready" && conditionOf(c, "ClusterReady")?.status === "True",
-        ),
-      { what: "Cluster acme Ready again", timeoutMs: 60_000 },
+    const repaired = await waitUntil<Cluster>(
+      RESOURCES.Cluster,
+      "acme",
+      (c) => c?.status?.phase === "Ready" && conditionOf(c, "ClusterReady")?.status === "True",
     );
-    expect(repaired.status?.phase).toBe("Ready");
+    expect(repaired?.status?.phase).toBe("Ready");
     const again = await core.readNamespacedServiceAccount({ namespace: tenant, name: "cluster-admin" });
     expect(again.metadata?.uid).not.toBe(admin?.metadata?.uid);
   });

@@ -4,33 +4,25 @@
  * gracefully the other takes its Clusters at once. (Separate processes, kill -9 and a partition:
  * sharding.test.ts.)
  */
-import { KubeConfig } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LABELS, RESOURCES } from "../../src/api/constants.ts";
 import { explainReport, formatReport } from "../../src/cli/explain.ts";
 import { SimulatedBackend } from "../../src/providers/simulated.ts";
-import { Engine } from "../../src/runtime/engine.ts";
+import type { Engine } from "../../src/runtime/engine.ts";
 import { LEASES, type Lease } from "../../src/runtime/lease.ts";
-import { type ClusterHarness, isReady, startClusterHarness } from "../support/cluster-harness.ts";
 import { eventually } from "../support/eventually.ts";
+import { isReady, startWorld, type World } from "../support/world.ts";
 
 const TIMING = { leaseDurationMs: 3_000, renewDeadlineMs: 2_000, retryPeriodMs: 500 };
 
-let harness: ClusterHarness;
-const backend = new SimulatedBackend({ provisionDelayMs: 0 });
+let world: World;
 /** Which engine reconciled each Cluster. */
 const reconciledBy = new Map<string, Set<string>>();
 const engines = new Map<string, Engine>();
 
-function startEngine(name: string): Engine {
-  const kubeConfig = new KubeConfig();
-  kubeConfig.loadFromFile(harness.controlPlane.kubeconfigPath);
-  const engine = new Engine({
-    kubeConfig,
-    providerName: harness.provider,
-    environment: "test",
-    backend,
-    timing: { pollMs: 100, retryMs: 200, resyncMs: 60_000 },
+/** Starts engine `name` on the world, its shard ring shared with the others. */
+async function startEngine(name: string): Promise<void> {
+  const engine = await world.startEngine({
     sharding: { namespace: "default", identity: name, timing: TIMING },
     onReconciled: (kind, key) => {
       if (kind !== "Cluster") return;
@@ -41,17 +33,15 @@ function startEngine(name: string): Engine {
     recordEvents: false,
   });
   engines.set(name, engine);
-  return engine;
 }
 
 beforeAll(async () => {
-  harness = await startClusterHarness();
-  await Promise.all(["alpha", "beta"].map((name) => startEngine(name).start()));
+  world = await startWorld({ backend: new SimulatedBackend({ provisionDelayMs: 0 }), engine: false });
+  await Promise.all(["alpha", "beta"].map(startEngine));
 });
 
 afterAll(async () => {
-  for (const engine of engines.values()) await engine.stop();
-  await harness?.stop();
+  await world?.stop(); // stops every engine still running (and again, harmlessly, one a test stopped)
 });
 
 const names = (prefix: string, count: number) => Array.from({ length: count }, (_, i) => `${prefix}-${i}`);
@@ -67,16 +57,16 @@ describe("two sharded engines", () => {
       },
       { what: "both engines to acknowledge both", timeoutMs: 15_000 },
     );
-    for (const name of names("split", 40)) await harness.createCluster(name);
-    for (const name of names("split", 40)) await harness.waitFor(name, isReady, 60_000);
+    for (const name of names("split", 40)) await world.createCluster(name);
+    for (const name of names("split", 40)) await world.waitFor(name, isReady, 60_000);
 
     const byEngine = new Map<string, number>();
     for (const name of names("split", 40)) {
-      const by = [...(reconciledBy.get(`${harness.namespace}/${name}`) ?? [])];
+      const by = [...(reconciledBy.get(`${world.namespace}/${name}`) ?? [])];
       expect(by, `engines that reconciled ${name}`).toHaveLength(1);
       byEngine.set(by[0] as string, (byEngine.get(by[0] as string) ?? 0) + 1);
       // The one that reconciled it is the one the ring gives it to.
-      expect(engines.get(by[0] as string)?.shards?.ownerOf(`${harness.namespace}/${name}`)).toBe(by[0]);
+      expect(engines.get(by[0] as string)?.shards?.ownerOf(`${world.namespace}/${name}`)).toBe(by[0]);
     }
     expect([...byEngine.keys()].sort()).toEqual(["alpha", "beta"]);
     // Each replica's /metrics says how many it owns; together they own all 40.
@@ -93,13 +83,8 @@ describe("two sharded engines", () => {
     expect(owned).toBe(40);
 
     // `explain` names the owner from the membership Leases alone.
-    const report = await explainReport(
-      harness.controlPlane.kubeConfig,
-      "Cluster",
-      harness.namespace,
-      "split-0",
-    );
-    const owner = engines.get("alpha")?.shards?.ownerOf(`${harness.namespace}/split-0`);
+    const report = await explainReport(world.controlPlane.kubeConfig, "Cluster", world.namespace, "split-0");
+    const owner = engines.get("alpha")?.shards?.ownerOf(`${world.namespace}/split-0`);
     expect(report.replica).toEqual({ owner, live: 2 });
     expect(formatReport(report)).toContain(`Replica:      ${owner}  (sharded: 2 live replicas)`);
   }, 90_000);
@@ -107,27 +92,27 @@ describe("two sharded engines", () => {
   it("hand a stopped engine's Clusters to the other at once, without waiting for its Lease to expire", async () => {
     const beta = engines.get("beta") as Engine;
     const betas = names("split", 40).filter(
-      (name) => beta.shards?.ownerOf(`${harness.namespace}/${name}`) === "beta",
+      (name) => beta.shards?.ownerOf(`${world.namespace}/${name}`) === "beta",
     );
     expect(betas.length).toBeGreaterThan(0);
     await beta.stop();
     engines.delete("beta");
     // Released, not left to expire: its Lease is gone, so alpha need not wait a lease duration.
-    const leases = (await harness.custom.listNamespacedCustomObject({
+    const leases = (await world.custom.listNamespacedCustomObject({
       ...LEASES,
       namespace: "default",
-      labelSelector: `${LABELS.shardRing}=${harness.provider}`,
+      labelSelector: `${LABELS.shardRing}=${world.provider}`,
     })) as { items: Lease[] };
     expect(leases.items.map((lease) => lease.spec?.holderIdentity)).toEqual(["alpha"]);
     // Deleting one of beta's Clusters: alpha has to take it over to remove our finalizer.
     const victim = betas[0] as string;
-    await harness.custom.deleteNamespacedCustomObject({
+    await world.custom.deleteNamespacedCustomObject({
       ...RESOURCES.Cluster,
-      namespace: harness.namespace,
+      namespace: world.namespace,
       name: victim,
     });
-    await harness.waitFor(victim, (cluster) => cluster === undefined, 30_000);
-    expect(reconciledBy.get(`${harness.namespace}/${victim}`)).toEqual(new Set(["alpha", "beta"]));
+    await world.waitFor(victim, (cluster) => cluster === undefined, 30_000);
+    expect(reconciledBy.get(`${world.namespace}/${victim}`)).toEqual(new Set(["alpha", "beta"]));
     expect(engines.get("alpha")?.shards?.view.members).toEqual(["alpha"]);
   }, 60_000);
 });
