@@ -104,7 +104,7 @@ describe("three sharded replicas as processes", () => {
         expect(counts.reduce((sum, count) => sum + count, 0)).toBe(CLUSTERS);
         return counts;
       },
-      { what: "the replicas' owned Clusters to add up to all", timeoutMs: 60_000 },
+      { what: "the replicas' owned Clusters to add up to all", timeoutMs: 120_000 },
     );
     for (const share of shares) expect(Math.abs(share - 1_000)).toBeLessThanOrEqual(200);
   }, 300_000);
