@@ -1,6 +1,7 @@
 /** `openmcp-engine init`: what the openMCP operator runs before `run` — CRDs and ClusterProfiles, then exit 0. */
 import { join, resolve } from "node:path";
 import { CRD_CLUSTER_LABEL, LABELS } from "../api/constants.ts";
+import { Backends } from "../runtime/backends.ts";
 import { InformerSet } from "../runtime/informers.ts";
 import { installCrds } from "../runtime/install-crds.ts";
 import { CACHES } from "../runtime/kinds/caches.ts";
@@ -35,13 +36,16 @@ export async function init(args: string[]): Promise<void> {
   });
   log.info("CRDs installed", { crds: names });
 
-  const backend = await backendFromSettings(flags, kubeConfig, log);
   const informers = new InformerSet(kubeConfig, log);
+  const configs = informers.of(CACHES.providerConfigs);
+  const backends = new Backends(await backendFromSettings(flags, kubeConfig, log), (name) =>
+    configs.get(name),
+  );
   const profiles = new ProfileController({
     kubeConfig,
     informers,
-    owner: { providerName: flags.providerName, environment: flags.environment, backend: backend.name },
-    backend,
+    owner: { providerName: flags.providerName, environment: flags.environment, backends: backends.names },
+    backends,
     log,
   });
   await informers.start();
@@ -62,6 +66,6 @@ export async function init(args: string[]): Promise<void> {
     log.info("ClusterProfiles in place", { providerConfigs: [...configNames] });
   } finally {
     informers.stop();
-    await backend.close?.();
+    await backends.close();
   }
 }

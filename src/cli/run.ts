@@ -21,8 +21,8 @@ import { DEFAULT_SETTINGS, type EngineSettings, startEngine } from "./start-engi
 import { UsageError } from "./usage-error.ts";
 import { startViews, viewFlagOptions, viewFlags, viewFlagsUsage } from "./views.ts";
 
-/** Parsed flags of `run` (also used by `up` and `init`): the engine's settings, the backend named. */
-export type RunFlags = EngineSettings & { readonly backend: string };
+/** Parsed flags of `run` (also used by `up` and `init`): the engine's settings, the backend named (if any). */
+export type RunFlags = EngineSettings & { readonly backend: string | undefined };
 
 /** The engine's flags, shared with `up` and `init`: the parser's options and `run`'s usage text come from here. */
 export const ENGINE_FLAGS: readonly FlagSpec[] = [
@@ -45,7 +45,7 @@ export const ENGINE_FLAGS: readonly FlagSpec[] = [
     "backend",
     "--backend <name|path|package>",
     `a built-in (${BUILT_IN_BACKENDS.join(", ")}), a module file or a package`,
-    "exporting createBackend (default: simulated)",
+    "exporting createBackend (default: each ProviderConfig's spec.backend, built-ins only)",
   ),
   {
     name: "backend-option",
@@ -284,7 +284,7 @@ export function engineFlags(
     kubeconfig: text("kubeconfig"),
     namespace: parseNamespace(text("namespace"), usage),
     watchFilter: parseWatchFilter(text("watch-filter"), usage),
-    backend: text("backend") ?? defaults.backend ?? DEFAULT_SETTINGS.backend,
+    backend: text("backend") ?? defaults.backend,
     concurrency: parseInteger(
       "concurrency",
       text("concurrency") ?? String(DEFAULT_SETTINGS.concurrency),

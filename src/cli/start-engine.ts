@@ -10,7 +10,8 @@ import { getHeapStatistics } from "node:v8";
 import type { KubeConfig } from "@kubernetes/client-node";
 import type { BackendFactory, ClusterBackend } from "../api/backend-contract.ts";
 import type { Logger, LogLevel } from "../api/logger.ts";
-import { createBackend } from "../providers/registry.ts";
+import { BUILT_IN_BACKENDS, createBackend } from "../providers/registry.ts";
+import type { BackendSource } from "../runtime/backends.ts";
 import { systemClock } from "../runtime/clock.ts";
 import { Engine, type EngineOptions } from "../runtime/engine.ts";
 import { EventRecorder } from "../runtime/event-recorder.ts";
@@ -40,8 +41,11 @@ export interface EngineSettings {
   readonly namespace: string | undefined;
   /** `--watch-filter`: the value of `cluster.x-k8s.io/watch-filter` Cluster API objects must carry; undefined: any. */
   readonly watchFilter: string | undefined;
-  /** A built-in name, a module path or a package (as `--backend`), or a factory given by an embedding program. */
-  readonly backend: string | BackendFactory;
+  /**
+   * A built-in name, a module path or a package (as `--backend`), or a factory given by an embedding program;
+   * undefined: each ProviderConfig chooses among the built-in backends (see `backendFromSettings`).
+   */
+  readonly backend: string | BackendFactory | undefined;
   readonly concurrency: number;
   /** `--kube-api-qps`/`--kube-api-burst`; undefined: no client-side limit. */
   readonly apiRateLimit: { readonly qps: number; readonly burst: number } | undefined;
@@ -71,7 +75,6 @@ export interface EngineSettings {
 /** The defaults the `run` command and {@link startEngine} share. */
 export const DEFAULT_SETTINGS = {
   environment: "default",
-  backend: "simulated",
   concurrency: 4,
   stateDirectory: ".state/engine",
   tokenValidityMs: 86_400_000,
@@ -92,7 +95,7 @@ export interface RunOptions {
   readonly namespace?: string;
   /** As `--watch-filter`: only Cluster API objects labelled `cluster.x-k8s.io/watch-filter=<value>`. */
   readonly watchFilter?: string;
-  /** A built-in name, a module path, a package name (as `--backend`), or a factory (default `simulated`). */
+  /** A built-in name, a module path, a package name (as `--backend`), or a factory (default: chosen by each ProviderConfig among the built-ins). */
   readonly backend?: string | BackendFactory;
   /** As `--backend-option key=value`. */
   readonly backendOptions?: Readonly<Record<string, string>>;
@@ -174,7 +177,7 @@ export function settingsFromOptions(options: RunOptions): EngineSettings {
     kubeconfig: typeof options.kubeconfig === "string" ? options.kubeconfig : undefined,
     namespace: options.namespace || undefined,
     watchFilter: options.watchFilter || undefined,
-    backend: options.backend ?? DEFAULT_SETTINGS.backend,
+    backend: options.backend,
     concurrency,
     apiRateLimit: options.apiRateLimit,
     stateDirectory: resolve(options.stateDirectory ?? DEFAULT_SETTINGS.stateDirectory),
@@ -262,12 +265,33 @@ export async function startEngine(
 }
 
 /** The state folder name of a backend: its spec, or `embedded` for a factory given in code. */
-const backendFolder = (backend: EngineSettings["backend"]) =>
+const backendFolder = (backend: string | BackendFactory) =>
   typeof backend === "string" ? backend.replace(/[^a-zA-Z0-9._-]+/g, "_") : "embedded";
 
-/** Loads the backend the settings name; it keeps its state in a folder of its own under the state folder. */
+/**
+ * The backends the settings give: the one `--backend` names, made now (a failure stops the start), or with
+ * no `--backend` — as openMCP deploys a provider — a catalog of the built-in backends, each made when a
+ * ProviderConfig first names it (a failure shows on that ProviderConfig). Each keeps its state in a folder of
+ * its own under the state folder, the same in both modes.
+ */
 export async function backendFromSettings(
   settings: Pick<EngineSettings, "backend" | "backendOptions" | "stateDirectory">,
+  kubeConfig: KubeConfig,
+  log: Logger,
+): Promise<BackendSource> {
+  if (settings.backend === undefined)
+    return {
+      names: BUILT_IN_BACKENDS,
+      load: (name) => makeBackend({ ...settings, backend: name }, kubeConfig, log),
+    };
+  return makeBackend({ ...settings, backend: settings.backend }, kubeConfig, log);
+}
+
+/** Makes one backend; it keeps its state in a folder of its own under the state folder. */
+async function makeBackend(
+  settings: Pick<EngineSettings, "backendOptions" | "stateDirectory"> & {
+    readonly backend: string | BackendFactory;
+  },
   kubeConfig: KubeConfig,
   log: Logger,
 ): Promise<ClusterBackend> {

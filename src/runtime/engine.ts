@@ -3,6 +3,7 @@ import type { KubeConfig } from "@kubernetes/client-node";
 import type { ClusterBackend } from "../api/backend-contract.ts";
 import { AdminAccessCache } from "./admin-access-cache.ts";
 import { countResponses, limitRate } from "./api-traffic.ts";
+import { type BackendSource, Backends } from "./backends.ts";
 import { type Clock, systemClock } from "./clock.ts";
 import { interceptRequests, reuseConnections } from "./connection-reuse.ts";
 import type { Controller } from "./controller.ts";
@@ -25,7 +26,7 @@ import {
 } from "./machine-kind.ts";
 import type { MachineObserver } from "./machine-observer.ts";
 import { EngineMetrics } from "./metrics.ts";
-import { ProfileController } from "./profile-controller.ts";
+import { PROFILE_CACHES, ProfileController } from "./profile-controller.ts";
 import { ShardRing } from "./sharding/shard-ring.ts";
 import { TokenBucket } from "./token-bucket.ts";
 import { guardWrites, WriteLoopGuard, type WriteLoopLimits } from "./write-loop-guard.ts";
@@ -37,7 +38,8 @@ export interface EngineOptions extends BuiltInKindOptions {
   readonly providerName: string;
   /** `--environment`, the first part of generated profile names. */
   readonly environment: string;
-  readonly backend: ClusterBackend;
+  /** The backend (`--backend`), or a catalog each ProviderConfig chooses its backend from (no `--backend`). */
+  readonly backend: BackendSource;
   /** Objects of each kind reconciled at once. */
   readonly concurrency?: number;
   /**
@@ -114,6 +116,8 @@ export class Engine {
   readonly elector: LeaderElector | undefined;
   /** Sharded mode: this replica's membership and the gate its controllers ask. */
   readonly shards: ShardRing | undefined;
+  /** The backends it drives (see backends.ts). */
+  readonly backends: Backends;
   /** Every write of the engine passes it: an object written in a loop is held back. */
   readonly writeGuard: WriteLoopGuard;
   /** The guard's Warning Events. */
@@ -135,6 +139,8 @@ export class Engine {
       ...(options.namespace ? { namespace: options.namespace } : {}),
       ...(options.watchFilter ? { watchFilter: options.watchFilter } : {}),
     });
+    const configs = this.informers.of(PROFILE_CACHES.providerConfigs);
+    this.backends = new Backends(options.backend, (name) => configs.get(name));
     this.metrics = options.metrics ?? new EngineMetrics();
     this.metrics.countCaches(() => this.informers.sizes());
     // Every request counted by method and code; held back first if a client-side limit is set.
@@ -210,9 +216,10 @@ export class Engine {
       informers: this.informers,
       providerName: options.providerName,
       environment: options.environment,
-      backend: options.backend,
+      backend: this.backends.router,
+      backends: this.backends,
       // One for the engine: every kind that needs admin access asks the backend through it.
-      adminAccess: new AdminAccessCache({ backend: options.backend, clock }),
+      adminAccess: new AdminAccessCache({ backend: this.backends.router, clock }),
       clock,
       log: this.#log,
     };
@@ -253,9 +260,9 @@ export class Engine {
       owner: {
         providerName: options.providerName,
         environment: options.environment,
-        backend: options.backend.name,
+        backends: this.backends.names,
       },
-      backend: options.backend,
+      backends: this.backends,
     });
     const controllers: KeyedController[] = [this.profiles, ...this.machines.values(), ...kindControllers];
     this.controllers = controllers;
@@ -307,7 +314,7 @@ export class Engine {
     this.#log.info("engine started", {
       provider: this.#options.providerName,
       environment: this.#options.environment,
-      backend: this.#options.backend.name,
+      backends: this.backends.names,
       kinds: [...this.machines.keys()],
       leaderElection: this.elector !== undefined,
       ...(this.#options.namespace ? { namespace: this.#options.namespace } : {}),
@@ -320,9 +327,9 @@ export class Engine {
     for (const controller of this.controllers) controller.run();
   }
 
-  /** The backend the engine drives. */
+  /** The backend the engine drives: the one it was given, or one routing each cluster to its ProviderConfig's. */
   get backend(): ClusterBackend {
-    return this.#options.backend;
+    return this.backends.router;
   }
 
   /** Whether every cache holds a complete list (readiness). */
@@ -337,7 +344,7 @@ export class Engine {
     await Promise.all(this.controllers.map((controller) => controller.stop()));
     await this.elector?.release(); // after the last write: the next leader starts from a quiet world
     await this.shards?.release(); // likewise: peers take our keys once our work has finished
-    await this.#options.backend.close?.();
+    await this.backends.close();
     await this.#guardEvents.flush();
     for (const remove of this.#unintercept.splice(0)) remove();
     this.#log.info("engine stopped");

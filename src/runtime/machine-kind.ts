@@ -8,6 +8,7 @@ import type { MachineDefinition } from "../machines/shared/machine-definition.ts
 import type { MachineStep } from "../machines/shared/machine-step.ts";
 import type { RequeueTiming } from "../machines/shared/machine-tags.ts";
 import type { AdminAccessCache } from "./admin-access-cache.ts";
+import type { Backends } from "./backends.ts";
 import type { Clock } from "./clock.ts";
 import type { WatchedObject } from "./informer.ts";
 import type { CacheSpec, InformerSet } from "./informers.ts";
@@ -64,7 +65,10 @@ export interface KindContext<Timing = RequeueTiming, State = unknown> {
   readonly providerName: string;
   /** `--environment`: with the provider name, the shape of our profiles' names (`<environment>.<provider-name>.…`). */
   readonly environment: string;
+  /** Routes every call about a cluster to its backend (the one backend, when the engine runs one). */
   readonly backend: ClusterBackend;
+  /** The backends themselves: for what one cluster's backend is (its name, capabilities, ClusterConfig kind). */
+  readonly backends: Backends;
   /**
    * The backend's admin access per cluster, shared by every kind of the engine: ask through it, not the
    * backend, so the backend is asked once per rotation window (see admin-access-cache.ts).

@@ -1,7 +1,7 @@
 /** The profile controller: each ProviderConfig of this provider yields one ClusterProfile, kept in step, removed when the config goes. */
 
 import { CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
-import { type ClusterBackend, type ConfigOffer, OFFER_REFRESH_MS } from "../api/backend-contract.ts";
+import { type ConfigOffer, OFFER_REFRESH_MS } from "../api/backend-contract.ts";
 import type { ClusterProfile } from "../api/cluster-profile.ts";
 import { ANNOTATIONS, LABELS, RESOURCES } from "../api/constants.ts";
 import { isNotFound } from "../api/error-message.ts";
@@ -15,6 +15,7 @@ import {
 } from "../machines/cluster-profile/profile.ts";
 import { diff, type Json } from "../machines/shared/json-patch.ts";
 import { rfc3339 } from "../machines/shared/rfc3339.ts";
+import type { Backends } from "./backends.ts";
 import type { Clock } from "./clock.ts";
 import { GoneError } from "./errors.ts";
 import type { Informer } from "./informer.ts";
@@ -33,12 +34,16 @@ export const PROFILE_CACHES = {
   providerConfigs: resourceCache<ProviderConfig>("ProviderConfig"),
 } as const;
 
+/** What a ProviderConfig offers, or why it offers nothing. */
+type Offer = (ConfigOffer | { readonly problem: string }) & { readonly lookAgain?: boolean };
+
 /** How to run the profile controller. */
 export interface ProfileControllerOptions {
   readonly kubeConfig: KubeConfig;
   readonly informers: InformerSet;
   readonly owner: ProfileOwner;
-  readonly backend: ClusterBackend;
+  /** The backend of each ProviderConfig (one fixed, or chosen by the config). */
+  readonly backends: Backends;
   readonly clock?: Clock;
   readonly log?: Logger;
   readonly metrics?: EngineMetrics;
@@ -85,12 +90,12 @@ export class ProfileController extends KeyedController {
 
   /** Makes the world match the ProviderConfig `name` (or its absence). */
   async reconcile(name: string): Promise<Outcome> {
-    const { owner, backend } = this.#options;
+    const { owner } = this.#options;
     const found = this.#configs.get(name);
     const config = found && (await this.#claimIfFree(found));
     const ownership = config ? configOwnership(config, owner) : "gone";
     const ours = config !== undefined && ownership === "ours";
-    const served = ours && config.spec.backend === owner.backend;
+    const served = ours && owner.backends.includes(config.spec.backend);
     const offer = served ? await this.#offer(config) : undefined;
     const desired =
       served && offer && !("problem" in offer)
@@ -104,19 +109,23 @@ export class ProfileController extends KeyedController {
     if (ours) await this.#writeStatus(config, offer);
     // Said after the writes: a test (or a person) reading it knows the world is as this reconcile left it.
     this.log.debug("ProviderConfig reconciled", { config: name, ownership });
-    // An offer read from infrastructure changes without the config changing: look again now and then.
-    return served && backend.readOffer ? Outcome.requeueAfter(OFFER_REFRESH_MS) : Outcome.awaitChange();
+    // An offer read from infrastructure changes without the config changing, and a backend that could not
+    // be made may be made later (e.g. once its socket is mounted): look again now and then.
+    return served && offer?.lookAgain ? Outcome.requeueAfter(OFFER_REFRESH_MS) : Outcome.awaitChange();
   }
 
-  /** What the config offers: from the backend's infrastructure when it reads it there, else from the config. */
-  async #offer(config: ProviderConfig): Promise<ConfigOffer | { readonly problem: string }> {
-    const { backend } = this.#options;
-    if (!backend.readOffer)
-      return { versions: backend.supportedVersions(config), traits: backend.traits(config) };
+  /**
+   * What the config offers: from the backend's infrastructure when it reads it there, else from the config;
+   * `lookAgain` when it may change without the config changing.
+   */
+  async #offer(config: ProviderConfig): Promise<Offer> {
     try {
-      return await backend.readOffer(config);
+      const backend = await this.#options.backends.forConfig(config);
+      if (!backend.readOffer)
+        return { versions: backend.supportedVersions(config), traits: backend.traits(config) };
+      return { ...(await backend.readOffer(config)), lookAgain: true };
     } catch (error) {
-      return { problem: (error as Error).message };
+      return { problem: (error as Error).message, lookAgain: true };
     }
   }
 
@@ -214,7 +223,7 @@ export class ProfileController extends KeyedController {
     }
   }
 
-  async #writeStatus(config: ProviderConfig, offer: ConfigOffer | { readonly problem: string } | undefined) {
+  async #writeStatus(config: ProviderConfig, offer: Offer | undefined) {
     const now = rfc3339(this.clock.now());
     const status =
       offer && "problem" in offer

@@ -62,7 +62,10 @@ describe("openmcp-engine run", () => {
         ["--backend=./src/api/constants.ts"],
         'backend module "./src/api/constants.ts" exports no createBackend function',
       ],
-      [["--backend-option=delay=soon"], 'simulated backend: delay "soon" is not a duration'],
+      [
+        ["--backend=simulated", "--backend-option=delay=soon"],
+        'simulated backend: delay "soon" is not a duration',
+      ],
     ];
     for (const [args, message] of cases) {
       const result = spawnSync(

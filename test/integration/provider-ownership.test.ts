@@ -173,7 +173,7 @@ describe("two providers on one management cluster", () => {
       { what: "beta-mismatch's status" },
     );
     expect(readyOf(mismatch)).toMatchObject({ status: "False", reason: "ConfigurationProblem" });
-    expect(readyOf(mismatch)?.message).toContain('backend "simulated" is not the one this controller runs');
+    expect(readyOf(mismatch)?.message).toContain('backend "simulated" is not one this controller runs');
 
     // Who wrote what: each config and profile only by its owner.
     for (const provider of [alpha, beta]) {

@@ -22,7 +22,13 @@ import { type EventuallyOptions, eventually, satisfying } from "./eventually.ts"
 export const FAST_TIMING = { pollMs: 100, retryMs: 200, resyncMs: 60_000 } as const;
 
 /** Engine options a test may set beyond the world's own. */
-export type ExtraEngineOptions = Omit<Partial<EngineOptions>, "kubeConfig" | "providerName" | "environment">;
+export type ExtraEngineOptions = Omit<
+  Partial<EngineOptions>,
+  "kubeConfig" | "providerName" | "environment" | "backend"
+> & {
+  /** A backend of the engine's own (recorded too); default: the world's. */
+  readonly backend?: ClusterBackend;
+};
 
 /** How to build the world. */
 export interface WorldOptions {

@@ -6,7 +6,7 @@ import type { ProfileOwner } from "./profile.ts";
 /**
  * How an engine stands to a ProviderConfig:
  * - `ours`: `spec.providerRef.name` is this engine's provider name; it serves the config (or says why not).
- * - `claimable`: the config names no provider and its backend is the one this engine runs; the engine
+ * - `claimable`: the config names no provider and its backend is one this engine runs; the engine
  *   claims it (sets `spec.providerRef`), then it is `ours`.
  * - `foreign`: it names another provider, or names none and needs another backend; no write at all.
  */
@@ -21,7 +21,7 @@ export type ConfigOwnership = "ours" | "claimable" | "foreign";
 export function configOwnership(config: ProviderConfig, owner: ProfileOwner): ConfigOwnership {
   const claimedBy = config.spec.providerRef?.name;
   if (claimedBy !== undefined) return claimedBy === owner.providerName ? "ours" : "foreign";
-  return config.spec.backend === owner.backend ? "claimable" : "foreign";
+  return owner.backends.includes(config.spec.backend) ? "claimable" : "foreign";
 }
 
 /** The operations that claim a config without a provider for `owner` (only meaningful when `claimable`). */

@@ -11,8 +11,8 @@ export interface ProfileOwner {
   readonly providerName: string;
   /** `--environment` */
   readonly environment: string;
-  /** Name of the backend this controller runs. */
-  readonly backend: string;
+  /** Names of the backends this controller runs: ProviderConfigs naming one of them are served. */
+  readonly backends: readonly string[];
 }
 
 /** `<environment>.<provider-name>.<config-name>`: unique across providers and their instances. */
@@ -86,14 +86,14 @@ export function providerConfigStatus(
   problem?: string,
 ): ProviderConfigStatus {
   const generation = config.metadata.generation ?? 0;
-  const served = config.spec.backend === owner.backend;
+  const served = owner.backends.includes(config.spec.backend);
   const name = profileName(owner, config.metadata.name ?? "");
   const condition = !served
     ? {
         type: "Ready",
         status: "False" as const,
         reason: REASONS.ConfigurationProblem,
-        message: `backend "${config.spec.backend}" is not the one this controller runs ("${owner.backend}"); no ClusterProfile is made`,
+        message: `backend "${config.spec.backend}" is not one this controller runs (${owner.backends.map((name) => `"${name}"`).join(", ")}); no ClusterProfile is made`,
       }
     : problem !== undefined
       ? {
@@ -107,7 +107,7 @@ export function providerConfigStatus(
             type: "Ready",
             status: "False" as const,
             reason: REASONS.UnsupportedVersion,
-            message: `backend ${owner.backend} supports none of the listed versions; the profile offers nothing`,
+            message: `backend ${config.spec.backend} supports none of the listed versions; the profile offers nothing`,
           }
         : {
             type: "Ready",

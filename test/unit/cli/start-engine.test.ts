@@ -9,7 +9,7 @@ describe("settingsFromOptions", () => {
     expect(settingsFromOptions({ providerName: "acme" })).toMatchObject({
       providerName: "acme",
       environment: "default",
-      backend: "simulated",
+      backend: undefined, // each ProviderConfig chooses among the built-in backends
       concurrency: 4,
       stateDirectory: resolve(".state/engine"),
       logLevel: "info",

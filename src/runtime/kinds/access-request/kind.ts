@@ -2,7 +2,7 @@
 
 import type { AccessRequest } from "../../../api/access-request.ts";
 import type { ClusterTarget } from "../../../api/backend.ts";
-import type { AdminScope } from "../../../api/backend-contract.ts";
+import type { AdminScope, ClusterBackend } from "../../../api/backend-contract.ts";
 import type { Cluster } from "../../../api/cluster.ts";
 import { CLUSTER_PHASES, LABELS, REASONS, REQUEST_PHASES } from "../../../api/constants.ts";
 import { objectKey } from "../../../api/object-key.ts";
@@ -68,7 +68,7 @@ async function adminClient(
     // Once per rotation window (the kind's resyncMs) per Cluster, shared with the other kinds: see admin-access-cache.ts.
     admin = await context.adminAccess.get(target, context.timing.resyncMs);
   } catch (error) {
-    const message = `backend ${context.backend.name} gave no admin access to Cluster ${name}: ${errorMessage(error)}`;
+    const message = `backend ${(await backendOfCluster(cluster, context)).name} gave no admin access to Cluster ${name}: ${errorMessage(error)}`;
     return { targetProblem: { reason: REASONS.BackendError, message } };
   }
   if (!admin) return { problem: `the backend gives no access to Cluster ${name}` };
@@ -77,6 +77,13 @@ async function adminClient(
     target,
     ...(admin.scope ? { scope: admin.scope } : {}),
   };
+}
+
+/** What the Cluster's own backend is, for what it can do; without a Cluster (or its config), the engine's. */
+async function backendOfCluster(cluster: Cluster | undefined, context: KindContext): Promise<ClusterBackend> {
+  if (!cluster) return context.backend;
+  const { profile, settings } = profileOffer(context, cluster.spec.profile);
+  return context.backends.of(clusterTarget(cluster, profile, settings)).catch(() => context.backend);
 }
 
 /**
@@ -111,13 +118,14 @@ async function trustIssuers(
   context: KindContext,
   leaving: boolean,
 ): Promise<void> {
-  const trust = context.backend.trustOidcIssuers;
-  if (!trust) throw new Error(`backend ${context.backend.name} cannot set up OIDC trust`);
+  const backend = await context.backends.of(target);
+  const trust = backend.trustOidcIssuers;
+  if (!trust) throw new Error(`backend ${backend.name} cannot set up OIDC trust`);
   const others = oidcPeers(request, context);
   const plan = oidcTrustPlan(leaving ? others : [...others, request]);
   const conflict = plan.conflicts.get(objectKey(request));
   if (conflict && !leaving) throw new Error(conflict);
-  await trust.call(context.backend, target, plan.issuers);
+  await trust.call(backend, target, plan.issuers);
 }
 
 /**
@@ -178,14 +186,11 @@ export const accessRequestKind: MachineKind<AccessRequest, AccessObservation, Ac
 
   async open(request, context) {
     if (accessResponsibility(request, context.providerName) !== "ours") return undefined;
-    const { informers, backend, clock, timing, log, kubeConfig } = context;
+    const { informers, clock, timing, log, kubeConfig } = context;
     const ref = request.spec.clusterRef;
     const name = `${ref?.namespace}/${ref?.name}`;
-    const access = await adminClient(
-      ref ? informers.of(CLUSTER_CACHES.clusters).get(name) : undefined,
-      name,
-      context,
-    );
+    const cluster = ref ? informers.of(CLUSTER_CACHES.clusters).get(name) : undefined;
+    const access = await adminClient(cluster, name, context);
     const client = "client" in access ? access.client : undefined;
     const target = "target" in access ? access.target : undefined;
     const scope = "scope" in access ? access.scope : undefined;
@@ -210,10 +215,11 @@ export const accessRequestKind: MachineKind<AccessRequest, AccessObservation, Ac
         throw new Error(`Cluster ${name}: ${errorMessage(error)}`, { cause: error });
       }
     };
+    const own = await backendOfCluster(cluster, context);
     const policy = {
-      name: backend.name,
-      adminAccess: backend.capabilities.adminAccess,
-      oidc: backend.capabilities.oidc,
+      name: own.name,
+      adminAccess: own.capabilities.adminAccess,
+      oidc: own.capabilities.oidc,
     };
     return {
       async observe(object) {

@@ -117,6 +117,8 @@ export function capiOwnedKind<T extends MachineObject & CapiOwnedObject, Owner>(
       }
       if (responsibility !== "ours") return undefined;
       const target = spec.target(opened, profile, settings);
+      /** This object's backend, for what it can do (every call goes through `backend`, which routes to it). */
+      const ownBackend = await context.backends.of(target);
       const { uidLabel } = spec.publisher;
       const publisher = (object: T): Publisher => ({ ...spec.publisher, metadata: object.metadata });
       /** What this reconcile published: the caches see it only later. */
@@ -134,7 +136,7 @@ export function capiOwnedKind<T extends MachineObject & CapiOwnedObject, Owner>(
         object: T,
         backendReady: boolean,
       ): Promise<CapiOwnedPublication["kubeconfig"]> => {
-        if (!backend.capabilities.adminAccess) return "notWanted";
+        if (!ownBackend.capabilities.adminAccess) return "notWanted";
         if (publishedNow.has("kubeconfig")) return "current";
         const secret = ownerName
           ? informers.of(spec.kubeconfigSecrets).get(`${namespace}/${kubeconfigSecretName(ownerName)}`)

@@ -52,7 +52,13 @@ export const clusterKind: MachineKind<Cluster, ClusterObservation, BackendOrder,
     const responsibility = clusterResponsibility(cluster, profile, context);
     if (responsibility === "ignored" || responsibility === "foreign") return undefined;
     const clusterConfigs =
-      responsibility === "ours" ? await readClusterConfigs(context.kubeConfig, backend, cluster) : undefined;
+      responsibility === "ours"
+        ? await readClusterConfigs(
+            context.kubeConfig,
+            await context.backends.of(clusterTarget(cluster, profile, settings)),
+            cluster,
+          )
+        : undefined;
     const target = {
       ...clusterTarget(cluster, profile, settings),
       ...(clusterConfigs ? { clusterConfigs } : {}),

@@ -5,7 +5,7 @@ import type { ProfileOwner } from "../../../../src/machines/cluster-profile/prof
 import { applied } from "../../../../src/machines/shared/json-patch.ts";
 import { aProviderConfig } from "../../../support/builders.ts";
 
-const alpha: ProfileOwner = { providerName: "alpha", environment: "dev", backend: "simulated" };
+const alpha: ProfileOwner = { providerName: "alpha", environment: "dev", backends: ["simulated"] };
 
 describe("configOwnership", () => {
   it.each([

@@ -9,7 +9,7 @@ import {
 } from "../../../../src/machines/cluster-profile/profile.ts";
 import { aProviderConfig } from "../../../support/builders.ts";
 
-const owner: ProfileOwner = { providerName: "sim", environment: "dev", backend: "simulated" };
+const owner: ProfileOwner = { providerName: "sim", environment: "dev", backends: ["simulated"] };
 const config = aProviderConfig({ name: "small" });
 const versions = [{ version: "1.33.3" }, { version: "1.32.7", deprecated: true }];
 
