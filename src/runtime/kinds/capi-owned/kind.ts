@@ -3,7 +3,7 @@
  * owning CAPI Cluster and the published objects read from caches, the backend observed and commanded, the
  * kubeconfig Secret and the ClusterEndpoint written. Registered only when the Cluster API side is on.
  */
-import type { ClusterTarget } from "../../../api/backend.ts";
+import type { ClusterObservation, ClusterTarget } from "../../../api/backend.ts";
 import { type CapiCluster, kubeconfigSecretName, owningCapiCluster } from "../../../api/cluster-api.ts";
 import type { ClusterProfile } from "../../../api/cluster-profile.ts";
 import type { JsonObject } from "../../../api/common.ts";
@@ -130,7 +130,11 @@ export function capiOwnedKind<T extends MachineObject & CapiOwnedObject, Owner>(
        * (Gardener) rotates the Secret once a period, not on every look.
        */
       const admin = () =>
-        spec.rotatedBy ? adminAccess.get(target, timing.resyncMs) : backend.adminAccess(target);
+        spec.rotatedBy
+          ? adminAccess.get(target, timing.resyncMs, observedNow)
+          : backend.adminAccess(target, observedNow);
+      /** This reconcile's look at the backend, handed to `adminAccess` so the backend need not look again (contract 1.3). */
+      let observedNow: ClusterObservation | undefined;
 
       const kubeconfigState = async (
         object: T,
@@ -186,6 +190,7 @@ export function capiOwnedKind<T extends MachineObject & CapiOwnedObject, Owner>(
         // No backend call before a CAPI Cluster owns it.
         observe: async (object) => {
           const observed = ownerName ? await backend.observe(target) : { exists: false as const };
+          observedNow = observed;
           return {
             backend: observed,
             publication: {
