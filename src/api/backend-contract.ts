@@ -11,7 +11,7 @@ import type { ProviderConfig } from "./provider-config.ts";
  * built for it may use. A backend module says which version it was built for (`contractVersion`), and the
  * engine loads it only if it implements the same major version and at least that minor one.
  */
-export const BACKEND_CONTRACT_VERSION = "1.3.0";
+export const BACKEND_CONTRACT_VERSION = "1.4.0";
 
 /** How often the engine reads the offer of a backend that implements {@link ClusterBackend.readOffer}. */
 export const OFFER_REFRESH_MS = 60_000;

@@ -58,8 +58,13 @@ export type ClusterObservation =
       readonly phase: BackendPhase;
       /** Kubernetes version the cluster runs (or is being built with). */
       readonly version: string;
-      /** URL of the cluster's API server, once known. */
+      /** URL of the cluster's API server, once known: as the host reaches it (`apiserver-external`). */
       readonly endpoint?: string;
+      /**
+       * URL of the API server as Pods of sibling clusters reach it, where that differs (e.g. a kind node's
+       * address on the Docker network); published as `apiserver-internal` (contract 1.4).
+       */
+      readonly internalEndpoint?: string;
       /** One line for people (`kubectl get clusters -o wide`); never a secret. */
       readonly info?: string;
       /** Why the cluster is `failed`, for a person to act on. */

@@ -62,14 +62,30 @@ export interface KindBackendOptions {
    * Docker engine holds (see {@link localNodeImageVersions}); empty or absent: {@link KIND_DEFAULT_VERSIONS}.
    */
   readonly localVersions?: readonly SupportedVersion[];
+  /**
+   * Which API server address the admin kubeconfigs name: `host`, the port kind publishes on the Docker host
+   * (for an engine on the host), or `network`, the node's address on the Docker network (for an engine in a
+   * Pod of a sibling kind cluster, which cannot reach the host's loopback). Both are observed either way.
+   * Default `host`.
+   */
+  readonly access?: KindAccess;
   readonly log?: Logger;
   /** For the records' timestamps. */
   readonly clock?: Clock;
 }
 
+/** Where the engine reaches kind's API servers from: the Docker host, or the Docker network (a Pod). */
+export type KindAccess = "host" | "network";
+
 /** A kind command failed; the message carries its exit status and last stderr lines (never its stdout). */
 export class KindCommandError extends Error {
   override readonly name = "KindCommandError";
+}
+
+/** A kind cluster's API server URLs: the host's published port, and the node's address on the Docker network. */
+interface KindEndpoints {
+  readonly external: string;
+  readonly internal: string;
 }
 
 /** What this backend remembers of one cluster: written when its create starts, removed by delete. */
@@ -233,7 +249,8 @@ export class KindBackend implements ClusterBackend {
   readonly #log: Logger;
   readonly #clock: Clock;
   /** Server URLs already read, by kind name; valid for the create named by `createdBy` (pid and start). */
-  readonly #endpoints = new Map<string, { readonly createdBy: string; readonly endpoint: string }>();
+  readonly #endpoints = new Map<string, { readonly createdBy: string; readonly endpoints: KindEndpoints }>();
+  readonly #access: KindAccess;
   /** Commands on one cluster run one after another within this instance. */
   readonly #queues = new Map<string, Promise<unknown>>();
 
@@ -243,6 +260,7 @@ export class KindBackend implements ClusterBackend {
     this.#waitMs = options.waitMs ?? 300_000;
     this.#commandTimeoutMs = options.commandTimeoutMs ?? 300_000;
     this.#localVersions = options.localVersions ?? [];
+    this.#access = options.access ?? "host";
     this.#log = options.log ?? silentLogger;
     this.#clock = options.clock ?? systemClock;
     mkdirSync(this.#clustersDirectory, { recursive: true });
@@ -272,7 +290,8 @@ export class KindBackend implements ClusterBackend {
     if (create.kind === "failed") return { ...known, phase: "failed", message: create.message };
     if (!(await this.#listClusters()).includes(cluster)) return { exists: false }; // deleted behind our back
     try {
-      return { ...known, phase: "ready", endpoint: await this.#endpoint(record) };
+      const { external, internal } = await this.#endpointsOf(record);
+      return { ...known, phase: "ready", endpoint: external, internalEndpoint: internal };
     } catch (error) {
       return { ...known, phase: "provisioning", message: (error as Error).message };
     }
@@ -324,7 +343,10 @@ export class KindBackend implements ClusterBackend {
   async adminAccess(target: ClusterTarget, observed?: ClusterObservation): Promise<AdminAccess | undefined> {
     const observation = observed ?? (await this.observe(target));
     if (!observation.exists || observation.phase !== "ready") return undefined;
-    return { kubeconfig: await this.#run(["get", "kubeconfig", "--name", kindClusterName(target.uid)]) };
+    const internal = this.#access === "network" ? ["--internal"] : [];
+    return {
+      kubeconfig: await this.#run(["get", "kubeconfig", "--name", kindClusterName(target.uid), ...internal]),
+    };
   }
 
   /**
@@ -458,20 +480,30 @@ export class KindBackend implements ClusterBackend {
     signalProcessGroup(record.pid, "SIGKILL");
   }
 
-  async #endpoint(record: KindRecord): Promise<string> {
+  /** The cluster's API server as the host and as the Docker network reach it (read once per create). */
+  async #endpointsOf(record: KindRecord): Promise<KindEndpoints> {
     const createdBy = `${record.pid}@${record.startedAt}`;
     const cached = this.#endpoints.get(record.cluster);
-    if (cached?.createdBy === createdBy) return cached.endpoint;
-    const kubeconfig = await this.#run(["get", "kubeconfig", "--name", record.cluster]);
-    let endpoint: string | undefined;
+    if (cached?.createdBy === createdBy) return cached.endpoints;
+    const endpoints = {
+      external: await this.#server(record.cluster, []),
+      internal: await this.#server(record.cluster, ["--internal"]),
+    };
+    this.#endpoints.set(record.cluster, { createdBy, endpoints });
+    return endpoints;
+  }
+
+  async #server(cluster: string, flags: readonly string[]): Promise<string> {
+    const kubeconfig = await this.#run(["get", "kubeconfig", "--name", cluster, ...flags]);
+    let server: string | undefined;
     try {
-      endpoint = kubeconfigServer(kubeconfig);
+      server = kubeconfigServer(kubeconfig);
     } catch {
-      endpoint = undefined;
+      server = undefined;
     }
-    if (!endpoint) throw new Error(`kind get kubeconfig for ${record.cluster} names no server`);
-    this.#endpoints.set(record.cluster, { createdBy, endpoint });
-    return endpoint;
+    if (!server)
+      throw new Error(`kind get kubeconfig ${[...flags, ""].join(" ")}for ${cluster} names no server`);
+    return server;
   }
 
   async #listClusters(): Promise<string[]> {
@@ -615,11 +647,14 @@ export const contractVersion = BACKEND_CONTRACT_VERSION;
 /**
  * The `kind` backend from `--backend-option`s: `kind` (the executable; default `kind` on PATH), `wait` (how
  * long `kind create cluster` waits for the control plane, e.g. `5m`; default 5 min) and `docker` (the
- * Docker CLI kind uses, to list the node images at hand; default `docker` on PATH). Kind itself needs
- * Docker (or Podman); that is checked by kind, and its errors show in the failed Cluster.
+ * Docker CLI kind uses, to list the node images at hand; default `docker` on PATH) and `access` (`host` or
+ * `network`, see {@link KindBackendOptions.access}; default `network` in a Pod — `KUBERNETES_SERVICE_HOST` is
+ * set — else `host`). Kind itself needs Docker (or Podman); that is checked by kind, and its errors show in
+ * the failed Cluster.
  */
 export const createBackend: BackendFactory = async (context: BackendContext) => {
   const kind = findExecutable(context.options.kind ?? "kind");
+  const access = kindAccess(context.options.access, process.env);
   const waitMs = durationOption(context.options, "wait", { backend: "kind", examples: "90s or 5m" });
   const log = context.log.with({ backend: "kind" });
   const localVersions = await listLocalNodeImages(context.options.docker ?? "docker", log);
@@ -628,10 +663,20 @@ export const createBackend: BackendFactory = async (context: BackendContext) => 
     stateDirectory: context.stateDirectory,
     ...(waitMs === undefined ? {} : { waitMs }),
     localVersions,
+    access,
     log,
     clock: context.clock,
   });
 };
+
+/** `--backend-option access`, or where the engine runs: in a Pod (the API server's Service in its environment) the Docker network. */
+export function kindAccess(option: string | undefined, env: NodeJS.ProcessEnv): KindAccess {
+  if (option === undefined) return env.KUBERNETES_SERVICE_HOST ? "network" : "host";
+  if (option === "host" || option === "network") return option;
+  throw new Error(
+    `kind backend: access "${option}" must be host (the engine runs on the Docker host) or network (it runs in a Pod on the Docker network)`,
+  );
+}
 
 /** The node image versions the Docker engine holds; none (with a warning) when Docker cannot be asked. */
 function listLocalNodeImages(docker: string, log: Logger): Promise<SupportedVersion[]> {

@@ -14,6 +14,7 @@ import type { ProviderConfig } from "../../src/api/provider-config.ts";
 import {
   createBackend,
   KIND_DEFAULT_VERSIONS,
+  kindAccess,
   kindClusterName,
   kindNodeImage,
   redact,
@@ -159,6 +160,7 @@ describe("the kind backend", () => {
       phase: "ready",
       version: "1.34.0",
       endpoint: `https://127.0.0.1:${port}`,
+      internalEndpoint: `https://${name}-control-plane:6443`,
       info: `kind cluster ${name} (kindest/node:v1.34.0)`,
     });
     const folder = join(stateDirectory, "clusters", name);
@@ -358,6 +360,28 @@ describe("the kind backend", () => {
     expect(access?.kubeconfig).toContain(`server: ${ready.exists ? ready.endpoint : "?"}`);
     expect(access?.kubeconfig).toContain("client-key-data:");
     expect(fake.calls().at(-1)).toEqual(["get", "kubeconfig", "--name", kindClusterName(cluster.uid)]);
+  });
+
+  it("from a Pod, gives admin access through the node's address on the Docker network (access=network)", async () => {
+    const backend = await newBackend({ access: "network" });
+    const cluster = target();
+    await backend.create(cluster, "1.34.0");
+    const ready = await until(backend, cluster, (o) => phase(o) === "ready");
+    const access = await backend.adminAccess(cluster, ready);
+    expect(access?.kubeconfig).toContain(`server: ${ready.exists ? ready.internalEndpoint : "?"}`);
+    expect(fake.calls().at(-1)).toEqual([
+      "get",
+      "kubeconfig",
+      "--name",
+      kindClusterName(cluster.uid),
+      "--internal",
+    ]);
+    // In a Pod (the API server's Service in the environment) that is the default; an unknown value is named.
+    expect(kindAccess(undefined, { KUBERNETES_SERVICE_HOST: "10.96.0.1" })).toBe("network");
+    expect(kindAccess(undefined, {})).toBe("host");
+    await expect(newBackend({ access: "pod" })).rejects.toThrow(
+      'kind backend: access "pod" must be host (the engine runs on the Docker host) or network (it runs in a Pod on the Docker network)',
+    );
   });
 
   it("refuses to create over a kind cluster of that name it has no record of", async () => {

@@ -61,12 +61,20 @@ function fail(message: string, code = 1): never {
 }
 
 /** Splits `--flag value` / `--flag=value` pairs; unknown flags fail like kind's. */
-function flags(rest: readonly string[], known: readonly string[]): Record<string, string> {
+function flags(
+  rest: readonly string[],
+  known: readonly string[],
+  switches: readonly string[] = [],
+): Record<string, string> {
   const result: Record<string, string> = {};
   for (let i = 0; i < rest.length; i++) {
     const arg = rest[i] as string;
     if (!arg.startsWith("--")) fail(`unexpected argument "${arg}"`);
     const [flag, inline] = arg.slice(2).split("=", 2) as [string, string | undefined];
+    if (switches.includes(flag)) {
+      result[flag] = inline ?? "true";
+      continue;
+    }
     if (!known.includes(flag)) fail(`unknown flag: --${flag}`);
     const value = inline ?? rest[++i];
     if (value === undefined) fail(`flag needs an argument: --${flag}`);
@@ -98,7 +106,8 @@ function portOf(name: string): number {
 
 const base64 = (text: string) => Buffer.from(text).toString("base64");
 
-function kubeconfig(cluster: FakeKindCluster): string {
+/** The kubeconfig kind prints: the host's published port, or with `internal` the node's name on the Docker network. */
+function kubeconfig(cluster: FakeKindCluster, internal = false): string {
   const context = `kind-${cluster.name}`;
   const pem = (what: string) => `-----BEGIN ${what}-----\nFAKE-${cluster.name}\n-----END ${what}-----\n`;
   return [
@@ -106,7 +115,9 @@ function kubeconfig(cluster: FakeKindCluster): string {
     "clusters:",
     "- cluster:",
     `    certificate-authority-data: ${base64(pem("CERTIFICATE"))}`,
-    `    server: https://127.0.0.1:${cluster.port}`,
+    internal
+      ? `    server: https://${cluster.name}-control-plane:6443`
+      : `    server: https://127.0.0.1:${cluster.port}`,
     `  name: ${context}`,
     "contexts:",
     "- context:",
@@ -160,7 +171,8 @@ function getClusters(rest: readonly string[]): void {
 }
 
 function getKubeconfig(rest: readonly string[]): void {
-  const name = flags(rest, ["name"]).name ?? "kind";
+  const options = flags(rest, ["name"], ["internal"]);
+  const name = options.name ?? "kind";
   const cluster = readCluster(name);
   if (!cluster)
     fail(
@@ -168,7 +180,7 @@ function getKubeconfig(rest: readonly string[]): void {
     );
   if (!cluster.ready)
     fail(`failed to get cluster internal kubeconfig: command "cat /etc/kubernetes/admin.conf" failed`);
-  process.stdout.write(kubeconfig(cluster));
+  process.stdout.write(kubeconfig(cluster, options.internal === "true"));
 }
 
 function deleteCluster(rest: readonly string[]): void {

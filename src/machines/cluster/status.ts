@@ -46,7 +46,11 @@ export function desiredStatus({ input, facts, state, phase }: ClusterTransition)
     providerStatus,
   };
   if (endpoint) {
-    status.endpoints = [{ name: ENDPOINTS.external, url: endpoint }];
+    const internal = observation.exists ? observation.internalEndpoint : undefined;
+    status.endpoints = [
+      { name: ENDPOINTS.external, url: endpoint },
+      ...(internal ? [{ name: ENDPOINTS.internal, url: internal }] : []),
+    ];
     status.apiServer = endpoint;
   } else if (!observation.exists) {
     delete status.endpoints;

@@ -120,6 +120,16 @@ describe("provisioning", () => {
     expect(result.requeueAfterMs).toBe(TIMING.resyncMs);
   });
 
+  it("publishes the internal endpoint beside the external one when the backend has one (kind from a Pod)", () => {
+    const observed = { ...readyAt("1.33.3"), internalEndpoint: "https://omc-1-control-plane:6443" };
+    const ready = afterWrites(provisioning, stepClusterWrites(input(provisioning, observed)));
+    expect(ready.status?.endpoints).toEqual([
+      { name: "apiserver-external", url: "https://127.0.0.1:6443" },
+      { name: "apiserver-internal", url: "https://omc-1-control-plane:6443" },
+    ]);
+    expect(ready.status?.apiServer).toBe("https://127.0.0.1:6443");
+  });
+
   const readyWith = (condition: BackendCondition): ClusterObservation => ({
     exists: true,
     phase: "ready",
