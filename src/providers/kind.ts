@@ -21,6 +21,7 @@ import type {
   BackendContext,
   BackendFactory,
   ClusterBackend,
+  ConfigOffer,
   OidcTrust,
 } from "../api/backend-contract.ts";
 import { BACKEND_CONTRACT_VERSION } from "../api/backend-contract.ts";
@@ -69,6 +70,8 @@ export interface KindBackendOptions {
    * Default `host`.
    */
   readonly access?: KindAccess;
+  /** The Docker CLI, to list the node images at hand when a profile's offer is read; absent: not listed again. */
+  readonly docker?: string;
   readonly log?: Logger;
   /** For the records' timestamps. */
   readonly clock?: Clock;
@@ -251,6 +254,9 @@ export class KindBackend implements ClusterBackend {
   /** Server URLs already read, by kind name; valid for the create named by `createdBy` (pid and start). */
   readonly #endpoints = new Map<string, { readonly createdBy: string; readonly endpoints: KindEndpoints }>();
   readonly #access: KindAccess;
+  readonly #docker: string | undefined;
+  /** The node image versions the Docker engine held at the last look (load, then each offer read). */
+  #held: readonly SupportedVersion[];
   /** Commands on one cluster run one after another within this instance. */
   readonly #queues = new Map<string, Promise<unknown>>();
 
@@ -261,6 +267,8 @@ export class KindBackend implements ClusterBackend {
     this.#commandTimeoutMs = options.commandTimeoutMs ?? 300_000;
     this.#localVersions = options.localVersions ?? [];
     this.#access = options.access ?? "host";
+    this.#docker = options.docker;
+    this.#held = this.#localVersions;
     this.#log = options.log ?? silentLogger;
     this.#clock = options.clock ?? systemClock;
     mkdirSync(this.#clustersDirectory, { recursive: true });
@@ -269,7 +277,20 @@ export class KindBackend implements ClusterBackend {
   supportedVersions(config: ProviderConfig): readonly SupportedVersion[] {
     const listed = config.spec.supportedVersions ?? [];
     if (listed.length > 0) return listed;
-    return this.#localVersions.length > 0 ? this.#localVersions : KIND_DEFAULT_VERSIONS;
+    return this.#held.length > 0 ? this.#held : KIND_DEFAULT_VERSIONS;
+  }
+
+  /**
+   * The offer with the node images the Docker engine holds now (a config that lists none): images loaded
+   * later are offered at the next read. When Docker cannot be asked (e.g. a socket this process may not
+   * use), it throws saying so, and the ProviderConfig shows it, rather than offer images kind would pull.
+   */
+  async readOffer(config: ProviderConfig): Promise<ConfigOffer> {
+    const traits = this.traits(config);
+    if ((config.spec.supportedVersions ?? []).length > 0 || this.#docker === undefined)
+      return { versions: this.supportedVersions(config), traits };
+    this.#held = await listNodeImages(this.#docker);
+    return { versions: this.supportedVersions(config), traits };
   }
 
   traits(config: ProviderConfig): readonly string[] {
@@ -657,12 +678,14 @@ export const createBackend: BackendFactory = async (context: BackendContext) => 
   const access = kindAccess(context.options.access, process.env);
   const waitMs = durationOption(context.options, "wait", { backend: "kind", examples: "90s or 5m" });
   const log = context.log.with({ backend: "kind" });
-  const localVersions = await listLocalNodeImages(context.options.docker ?? "docker", log);
+  const docker = context.options.docker ?? "docker";
+  const localVersions = await listLocalNodeImages(docker, log);
   return new KindBackend({
     kind,
     stateDirectory: context.stateDirectory,
     ...(waitMs === undefined ? {} : { waitMs }),
     localVersions,
+    docker,
     access,
     log,
     clock: context.clock,
@@ -679,23 +702,31 @@ export function kindAccess(option: string | undefined, env: NodeJS.ProcessEnv): 
 }
 
 /** The node image versions the Docker engine holds; none (with a warning) when Docker cannot be asked. */
-function listLocalNodeImages(docker: string, log: Logger): Promise<SupportedVersion[]> {
-  return new Promise((resolvePromise) => {
+async function listLocalNodeImages(docker: string, log: Logger): Promise<SupportedVersion[]> {
+  try {
+    const versions = await listNodeImages(docker);
+    log.info("kind node images at hand", { versions: versions.map((v) => v.version) });
+    return versions;
+  } catch (error) {
+    log.warn("could not list the kindest/node images", { docker, error: (error as Error).message });
+    return [];
+  }
+}
+
+/** The node image versions the Docker engine holds; rejects saying why Docker could not be asked. */
+function listNodeImages(docker: string): Promise<SupportedVersion[]> {
+  return new Promise((resolvePromise, reject) => {
     execFile(
       docker,
       ["image", "ls", "--format", "{{.Repository}}:{{.Tag}}", "kindest/node"],
       { encoding: "utf8", timeout: 30_000 },
       (error, stdout, stderr) => {
-        if (error) {
-          log.warn("could not list the kindest/node images; offering kind's published versions", {
-            docker,
-            error: stderrSummary(stderr, 2) || error.message,
-          });
-          return resolvePromise([]);
-        }
-        const versions = localNodeImageVersions(stdout);
-        log.info("kind node images at hand", { versions: versions.map((v) => v.version) });
-        resolvePromise(versions);
+        if (!error) return resolvePromise(localNodeImageVersions(stdout));
+        reject(
+          new Error(
+            `kind backend: cannot list the kindest/node images (${docker} image ls: ${stderrSummary(stderr, 2) || error.message}); make the Docker socket usable by the engine, or list the versions in spec.supportedVersions`,
+          ),
+        );
       },
     );
   });

@@ -124,6 +124,23 @@ describe("the kind backend", () => {
     );
     const withImages = await newBackend({ docker });
     expect(withImages.supportedVersions(config())).toEqual([{ version: "1.36.3" }, { version: "1.35.1" }]);
+    // The offer is read again each time: an image loaded since is offered; a Docker that cannot be asked is named.
+    writeFileSync(docker, '#!/bin/sh\nprintf "kindest/node:v1.36.3\\nkindest/node:v1.37.0\\n"\n');
+    expect((await withImages.readOffer?.(config()))?.versions).toEqual([
+      { version: "1.37.0" },
+      { version: "1.36.3" },
+    ]);
+    writeFileSync(
+      docker,
+      '#!/bin/sh\necho "permission denied while trying to connect to the Docker daemon socket at unix:///var/run/docker.sock" >&2\nexit 1\n',
+    );
+    await expect(withImages.readOffer?.(config())).rejects.toThrow(
+      `kind backend: cannot list the kindest/node images (${docker} image ls: permission denied while trying to connect to the Docker daemon socket at unix:///var/run/docker.sock); make the Docker socket usable by the engine, or list the versions in spec.supportedVersions`,
+    );
+    // A config that lists its versions needs no Docker.
+    expect(
+      (await withImages.readOffer?.(config({ supportedVersions: [{ version: "1.31.12" }] })))?.versions,
+    ).toEqual([{ version: "1.31.12" }]);
     expect(backend.supportedVersions(config({ supportedVersions: [{ version: "1.31.12" }] }))).toEqual([
       { version: "1.31.12" },
     ]);

@@ -176,6 +176,18 @@ describe("Clusters on real kind clusters", { timeout: 600_000 }, () => {
     ]);
     const ready = nodes.items[0]?.status?.conditions?.find((c) => c.type === "Ready");
     expect(ready?.status).toBe("True");
+    // Both endpoints, as openMCP's kind provider publishes them; the internal one is what a Pod of a sibling kind
+    // cluster reaches: asked from a container on kind's Docker network, by name.
+    const internal = `https://${name}-control-plane:6443`;
+    expect(cluster.status?.endpoints).toEqual([
+      { name: "apiserver-external", url: admin.getCurrentCluster()?.server },
+      { name: "apiserver-internal", url: internal },
+    ]);
+    const version = await docker(
+      ...["run", "--rm", "--network", "kind", "--entrypoint", "curl", `kindest/node:v${tools.kubernetesVersion}`],
+      ...["-sk", "--max-time", "20", `${internal}/version`],
+    );
+    expect(JSON.parse(version).gitVersion).toBe(`v${tools.kubernetesVersion}`);
   });
 
   it("grants a token AccessRequest whose kubeconfig does exactly what was asked on the kind cluster", async () => {
