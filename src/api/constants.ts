@@ -148,6 +148,11 @@ export const ANNOTATIONS = {
   scheduler: `${ENGINE_GROUP}/scheduler`,
   /** On a sharded replica's membership Lease: the members (comma-separated) it has acknowledged and works by. */
   shardMembers: `${ENGINE_GROUP}/shard-members`,
+  /**
+   * On a Granted AccessRequest whose Cluster is reached on an internal address (its kubeconfig names
+   * `apiserver-internal`): the API server's URL from the host, which tools out of cluster swap in (openMCP's).
+   */
+  localAccess: "clusters.open-control-plane.io/local-access",
 } as const;
 
 /**

@@ -1,7 +1,14 @@
 /** The pure reconcile step for an AccessRequest, on the generic step: what only the AccessRequest kind brings to it. */
 import type { AccessRequest, AccessRequestStatus } from "../../api/access-request.ts";
 import type { RequestPhase } from "../../api/cluster-request.ts";
-import { CONDITION_TYPES, FINALIZERS, LABELS, REASONS, REQUEST_PHASES } from "../../api/constants.ts";
+import {
+  ANNOTATIONS,
+  CONDITION_TYPES,
+  FINALIZERS,
+  LABELS,
+  REASONS,
+  REQUEST_PHASES,
+} from "../../api/constants.ts";
 import { type ConditionUpdate, mergeConditions } from "../shared/conditions.ts";
 import { type KindStep, kindStep, type StepBasics } from "../shared/kind-step.ts";
 import type { EventRecord } from "../shared/machine-step.ts";
@@ -60,6 +67,8 @@ export interface AccessStepInput extends StepBasics {
   readonly timing?: AccessTiming;
   /** Milliseconds until the current token is due for renewal, if the Secret holds one. */
   readonly untilRenewalMs?: number;
+  /** The Cluster's URL from the host, when its kubeconfigs name an internal address: annotated on a Granted request. */
+  readonly localAccess?: string;
 }
 
 /** What the runtime must do after a step: write `desired`, run the commands, record the Events. */
@@ -116,6 +125,15 @@ const baseStep: (input: AccessStepInput) => AccessStepResult = kindStep<
   },
   event: (record, { facts }) => eventWithDetail(record, facts),
   derive: ({ input, state, facts }) => rolesCondition(input.request, state, facts),
+  metadata: (draft, { input, phase }) => {
+    const url = phase === REQUEST_PHASES.granted ? input.localAccess : undefined;
+    if (url !== undefined) {
+      draft.annotations ??= {};
+      draft.annotations[ANNOTATIONS.localAccess] = url;
+    } else if (draft.annotations?.[ANNOTATIONS.localAccess] !== undefined) {
+      delete draft.annotations[ANNOTATIONS.localAccess];
+    }
+  },
   moreEvents: ({ input }, roles) => {
     const event = roles && rolesEventOf(input.request, roles);
     const refusal = input.targetProblem && targetEventOf(input.request, input.targetProblem);

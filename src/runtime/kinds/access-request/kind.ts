@@ -4,7 +4,7 @@ import type { AccessRequest } from "../../../api/access-request.ts";
 import type { ClusterTarget } from "../../../api/backend.ts";
 import type { AdminScope, ClusterBackend } from "../../../api/backend-contract.ts";
 import type { Cluster } from "../../../api/cluster.ts";
-import { CLUSTER_PHASES, LABELS, REASONS, REQUEST_PHASES } from "../../../api/constants.ts";
+import { CLUSTER_PHASES, ENDPOINTS, LABELS, REASONS, REQUEST_PHASES } from "../../../api/constants.ts";
 import { objectKey } from "../../../api/object-key.ts";
 import { ACCESS_REQUEST_DEFINITION } from "../../../machines/access-request/definition.ts";
 import { explainAccessRequest } from "../../../machines/access-request/explain.ts";
@@ -77,6 +77,13 @@ async function adminClient(
     target,
     ...(admin.scope ? { scope: admin.scope } : {}),
   };
+}
+
+/** The Cluster's URL from the host, when it also publishes an internal one (which an engine in a Pod puts in kubeconfigs). */
+function localAccessOf(cluster: Cluster | undefined): string | undefined {
+  const endpoints = cluster?.status?.endpoints ?? [];
+  if (!endpoints.some((endpoint) => endpoint.name === ENDPOINTS.internal)) return undefined;
+  return endpoints.find((endpoint) => endpoint.name === ENDPOINTS.external)?.url;
 }
 
 /** What the Cluster's own backend is, for what it can do; without a Cluster (or its config), the engine's. */
@@ -216,6 +223,7 @@ export const accessRequestKind: MachineKind<AccessRequest, AccessObservation, Ac
       }
     };
     const own = await backendOfCluster(cluster, context);
+    const localAccess = localAccessOf(cluster);
     const policy = {
       name: own.name,
       adminAccess: own.capabilities.adminAccess,
@@ -264,6 +272,7 @@ export const accessRequestKind: MachineKind<AccessRequest, AccessObservation, Ac
           now,
           timing,
           ...withRenewal(untilRenewal(observation.secret, nowMs)),
+          ...(localAccess ? { localAccess } : {}),
         }),
       async run(commands, object) {
         if (!client || !desired) return;

@@ -2,7 +2,7 @@
 
 import { describe, expect, it } from "vitest";
 import type { AccessRequest } from "../../../../src/api/access-request.ts";
-import { FINALIZERS, LABELS } from "../../../../src/api/constants.ts";
+import { ANNOTATIONS, FINALIZERS, LABELS } from "../../../../src/api/constants.ts";
 import type { AccessFacts } from "../../../../src/machines/access-request/machine.ts";
 import {
   accessResponsibility,
@@ -39,6 +39,41 @@ const step = (request: AccessRequest, f: AccessFacts) =>
   stepAccessWrites({ request, facts: f, secretName: "reader.kubeconfig", now: "2026-11-21T10:00:00Z" });
 
 describe("stepAccessRequest", () => {
+  it("annotates a Granted request with the Cluster's URL from the host when one is given, and drops it otherwise", () => {
+    const pending = aRequest(
+      { finalizers: [FINALIZERS.accessRequest] },
+      { observedGeneration: 1, phase: "Pending" },
+    );
+    const inPlace = facts({ hasFinalizer: true, accessInPlace: true, secretValid: true, accessGone: false });
+    const url = "https://127.0.0.1:40001";
+    const withUrl = (request: AccessRequest) =>
+      stepAccessWrites({
+        request,
+        facts: inPlace,
+        secretName: "reader.kubeconfig",
+        now: "2026-11-21T10:00:00Z",
+        localAccess: url,
+      });
+    const granted = withUrl(pending);
+    expect(granted.state).toBe("granted");
+    const annotated = applied(pending, [...granted.metadataPatch, ...granted.statusPatch]);
+    expect(annotated.metadata.annotations?.[ANNOTATIONS.localAccess]).toBe(url);
+    expect(withUrl(annotated).metadataPatch).toEqual([]); // at rest: no write
+    // Without one (the Cluster publishes no internal endpoint), the annotation goes.
+    const dropped = applied(annotated, [...step(annotated, inPlace).metadataPatch]);
+    expect(dropped.metadata.annotations?.[ANNOTATIONS.localAccess]).toBeUndefined();
+    // Not Granted: none.
+    const pendingStep = stepAccessWrites({
+      request: aRequest(),
+      facts: facts(),
+      secretName: "reader.kubeconfig",
+      now: "2026-11-21T10:00:00Z",
+      localAccess: url,
+    });
+    expect(pendingStep.state).toBe("provisioning");
+    expect(JSON.stringify(pendingStep.metadataPatch)).not.toContain("local-access");
+  });
+
   it("adds the finalizer and orders grant and credential in the same step, while Pending", () => {
     const result = step(aRequest(), facts());
     expect(result.state).toBe("provisioning");
