@@ -109,6 +109,8 @@ interface KindRecord {
    * folder (OIDC trust). Clusters created before this backend set it up have no such file.
    */
   readonly oidc?: boolean;
+  /** Adopted: it ran before this backend knew it (named by {@link KIND_NAME_ANNOTATION}); never deleted by it. */
+  readonly adopted?: boolean;
 }
 
 /** Where a cluster's `kind create cluster` is. */
@@ -124,6 +126,26 @@ type CreateState =
  */
 export function kindClusterName(uid: string): string {
   return `omc-${createHash("sha256").update(uid).digest("hex").slice(0, 12)}`;
+}
+
+/**
+ * The annotation that names a Cluster's kind cluster instead of deriving the name (openMCP's kind provider
+ * honours it): a kind cluster of that name that already runs is adopted — described, never re-created, and
+ * left running when the Cluster is deleted (e.g. the landscape's own platform cluster).
+ */
+export const KIND_NAME_ANNOTATION = "kind.clusters.openmcp.cloud/name";
+
+/** The kind cluster name of a target: its {@link KIND_NAME_ANNOTATION}, else {@link kindClusterName} of its uid. */
+export function kindNameOf(
+  target: Pick<ClusterTarget, "uid" | "annotations" | "namespace" | "name">,
+): string {
+  const named = target.annotations?.[KIND_NAME_ANNOTATION];
+  if (named === undefined) return kindClusterName(target.uid);
+  if (!/^[a-z0-9]([-a-z0-9]{0,48}[a-z0-9])?$/.test(named))
+    throw new Error(
+      `Cluster ${target.namespace}/${target.name}: annotation ${KIND_NAME_ANNOTATION} "${named}" is not a kind cluster name (lower-case letters, digits and '-', at most 50)`,
+    );
+  return named;
 }
 
 /** The node image for `version`: `settings.images[version]` if the ProviderConfig maps it, else `kindest/node:v<version>`. */
@@ -298,7 +320,7 @@ export class KindBackend implements ClusterBackend {
   }
 
   async observe(target: ClusterTarget): Promise<ClusterObservation> {
-    const cluster = kindClusterName(target.uid);
+    const cluster = kindNameOf(target);
     const record = this.#readRecord(cluster);
     if (!record) return { exists: false }; // a kind cluster without our record is not ours to report
     const known = {
@@ -319,13 +341,17 @@ export class KindBackend implements ClusterBackend {
   }
 
   async create(target: ClusterTarget, version: string): Promise<void> {
-    const cluster = kindClusterName(target.uid);
+    const cluster = kindNameOf(target);
     const image = kindNodeImage(version, target.settings, target.providerConfig);
     await this.#serially(cluster, async () => {
       const record = this.#readRecord(cluster);
       if (record && this.#createState(record).kind !== "succeeded") return; // running, or failed until deleted
       const listed = (await this.#listClusters()).includes(cluster);
       if (listed && record) return; // exists: one cluster per Cluster
+      if (listed && target.annotations?.[KIND_NAME_ANNOTATION] === cluster) {
+        await this.#adopt(target, cluster, version);
+        return;
+      }
       if (listed) {
         throw new Error(
           `a kind cluster named ${cluster} exists but this backend has no record of it (was its state folder lost?); delete the Cluster ${target.namespace}/${target.name}, or run \`kind delete cluster --name ${cluster}\``,
@@ -336,7 +362,7 @@ export class KindBackend implements ClusterBackend {
   }
 
   async update(target: ClusterTarget, version: string): Promise<void> {
-    const cluster = kindClusterName(target.uid);
+    const cluster = kindNameOf(target);
     const record = this.#readRecord(cluster);
     if (!record)
       throw new Error(`cannot update ${describeCluster(target)}: the kind backend holds no such cluster`);
@@ -347,11 +373,21 @@ export class KindBackend implements ClusterBackend {
   }
 
   async delete(target: ClusterTarget): Promise<void> {
-    const cluster = kindClusterName(target.uid);
+    const cluster = kindNameOf(target);
     await this.#serially(cluster, async () => {
       const record = this.#readRecord(cluster);
-      if (record && this.#createState(record).kind === "running") await this.#stopCreate(record);
       const folder = this.#folder(cluster);
+      if (record?.adopted) {
+        // Not ours to remove: the Cluster only described it. Forgetting it is its deletion here.
+        rmSync(folder, { recursive: true, force: true });
+        this.#endpoints.delete(cluster);
+        this.#log.info("adopted kind cluster left running; the Cluster no longer describes it", {
+          cluster,
+          target: describeCluster(target),
+        });
+        return;
+      }
+      if (record && this.#createState(record).kind === "running") await this.#stopCreate(record);
       // kind edits the kubeconfig it is given (and would make its folder): keep it away from ~/.kube/config.
       mkdirSync(folder, { recursive: true });
       await this.#run(["delete", "cluster", "--name", cluster, "--kubeconfig", join(folder, "kubeconfig")]);
@@ -366,7 +402,7 @@ export class KindBackend implements ClusterBackend {
     if (!observation.exists || observation.phase !== "ready") return undefined;
     const internal = this.#access === "network" ? ["--internal"] : [];
     return {
-      kubeconfig: await this.#run(["get", "kubeconfig", "--name", kindClusterName(target.uid), ...internal]),
+      kubeconfig: await this.#run(["get", "kubeconfig", "--name", kindNameOf(target), ...internal]),
     };
   }
 
@@ -376,7 +412,7 @@ export class KindBackend implements ClusterBackend {
    * ProviderConfig's `settings.oidcCertificateAuthority` (PEM), as on the `local` backend.
    */
   async trustOidcIssuers(target: ClusterTarget, issuers: readonly OidcTrust[]): Promise<void> {
-    const cluster = kindClusterName(target.uid);
+    const cluster = kindNameOf(target);
     const record = this.#readRecord(cluster);
     if (!record) throw new Error(`kind backend: ${describeCluster(target)} does not exist`);
     if (!record.oidc) {
@@ -404,8 +440,41 @@ export class KindBackend implements ClusterBackend {
     }
   }
 
+  /** Records a running kind cluster it did not make, at the version its node image says (else the one asked). */
+  async #adopt(target: ClusterTarget, cluster: string, asked: string): Promise<void> {
+    const image = this.#docker ? await this.#nodeImage(cluster).catch(() => undefined) : undefined;
+    const version = image?.match(/:v(\d+\.\d+\.\d+)$/)?.[1] ?? asked;
+    const record: KindRecord = {
+      uid: target.uid,
+      namespace: target.namespace,
+      name: target.name,
+      cluster,
+      version,
+      image: image ?? "adopted",
+      pid: 0,
+      startedAt: new Date(this.#clock.now()).toISOString(),
+      adopted: true,
+    };
+    mkdirSync(this.#folder(cluster), { recursive: true });
+    writeFileAtomicallySync(join(this.#folder(cluster), "record.json"), JSON.stringify(record));
+    this.#log.info("kind cluster adopted", { cluster, version, target: describeCluster(target) });
+  }
+
+  /** The image of the cluster's control-plane node container. */
+  #nodeImage(cluster: string): Promise<string> {
+    return new Promise((resolvePromise, reject) => {
+      execFile(
+        this.#docker ?? "docker",
+        ["inspect", "--format", "{{.Config.Image}}", `${cluster}-control-plane`],
+        { encoding: "utf8", timeout: 30_000 },
+        (error, stdout) => (error ? reject(error) : resolvePromise(stdout.trim())),
+      );
+    });
+  }
+
   /** Reads the create's exit status file; while it is missing, the create runs if its wrapper does. */
   #createState(record: KindRecord): CreateState {
+    if (record.adopted) return { kind: "succeeded" };
     const folder = this.#folder(record.cluster);
     const exitFile = join(folder, "create.exit");
     const readExit = () => {

@@ -3,6 +3,7 @@
  * failure paths real kind cannot be made to take on demand (a failed or killed create, kind's error output),
  * fast. Real kind clusters on a real Docker engine: kind-clusters, kind-restart and the conformance kit.
  */
+import { execFileSync } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -14,6 +15,7 @@ import type { ProviderConfig } from "../../src/api/provider-config.ts";
 import {
   createBackend,
   KIND_DEFAULT_VERSIONS,
+  KIND_NAME_ANNOTATION,
   kindAccess,
   kindClusterName,
   kindNodeImage,
@@ -399,6 +401,29 @@ describe("the kind backend", () => {
     await expect(newBackend({ access: "pod" })).rejects.toThrow(
       'kind backend: access "pod" must be host (the engine runs on the Docker host) or network (it runs in a Pod on the Docker network)',
     );
+  });
+
+  it("adopts a running kind cluster its Cluster names by annotation, and leaves it running when the Cluster goes", async () => {
+    // The landscape's platform cluster, made before any engine (here by the fake's own create).
+    execFileSync(fake.path, ["create", "cluster", "--name", "platform"]);
+    const backend = await newBackend();
+    const platform = target({ annotations: { [KIND_NAME_ANNOTATION]: "platform" } });
+    expect(await backend.observe(platform)).toEqual({ exists: false }); // not ours until the Cluster asks
+    await backend.create(platform, "1.36.3");
+    const creates = fake.calls().filter((call) => call[0] === "create");
+    expect(creates).toEqual([["create", "cluster", "--name", "platform"]]); // only the fake's own: adopted, not made
+    const ready = await backend.observe(platform);
+    expect(ready).toMatchObject({ exists: true, phase: "ready", endpoint: expect.stringMatching(/^https:/) });
+    expect((await backend.adminAccess(platform, ready))?.kubeconfig).toContain("server: https://127.0.0.1:");
+    await backend.delete(platform);
+    expect(await backend.observe(platform)).toEqual({ exists: false });
+    expect(fake.clusters().map((cluster) => cluster.name)).toEqual(["platform"]); // still running
+    expect(fake.calls().some((call) => call[0] === "delete")).toBe(false);
+    // A name no kind cluster may have is refused with the annotation named.
+    await expect(
+      backend.create(target({ annotations: { [KIND_NAME_ANNOTATION]: "Platform_1" } }), "1.36.3"),
+    ).rejects.toThrow(`annotation ${KIND_NAME_ANNOTATION} "Platform_1" is not a kind cluster name`);
+    fake.removeCluster("platform");
   });
 
   it("refuses to create over a kind cluster of that name it has no record of", async () => {
