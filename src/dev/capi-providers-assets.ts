@@ -2,8 +2,8 @@
  * Locates (and on first use builds) Cluster API's kubeadm control-plane and bootstrap managers and its Docker
  * infrastructure provider (CAPD) with their CRDs, as hack/capi/build-providers.sh caches them.
  */
-import { basename, join } from "node:path";
-import { hackScript, requireExecutable, runBuildScript } from "../util/executables.ts";
+import { join } from "node:path";
+import { hackScript, requireExecutable, runVersionedBuildScript } from "../util/executables.ts";
 import type { CapiAssets } from "./capi-assets.ts";
 
 /** The providers the script builds, by the name their manager binary has. */
@@ -31,12 +31,11 @@ export const CAPI_PROVIDERS_BUILD_SCRIPT = hackScript("capi", "build-providers.s
  * `startCapiManager`, runs them all). Builds them the first time on a machine (progress on stderr).
  */
 export function findCapiProvidersAssets(): Readonly<Record<CapiProvider, CapiAssets>> {
-  const directory = runBuildScript(CAPI_PROVIDERS_BUILD_SCRIPT);
-  const version = basename(directory);
+  const built = runVersionedBuildScript(CAPI_PROVIDERS_BUILD_SCRIPT);
   const assetsOf = (provider: CapiProvider): CapiAssets => {
-    const manager = join(directory, CAPI_PROVIDERS[provider]);
+    const manager = join(built.directory, CAPI_PROVIDERS[provider]);
     requireExecutable(manager, "run hack/capi/build-providers.sh");
-    return { directory, manager, crdDirectory: join(directory, "crds", CRD_FOLDERS[provider]), version };
+    return { ...built, manager, crdDirectory: join(built.directory, "crds", CRD_FOLDERS[provider]) };
   };
   return {
     kubeadmControlPlane: assetsOf("kubeadmControlPlane"),

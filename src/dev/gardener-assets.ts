@@ -1,12 +1,9 @@
 /** Locates (and on first use builds) Gardener's own API server, as hack/gardener/build.sh caches it. */
-import { basename, join } from "node:path";
-import { hackScript, requireExecutable, runBuildScript } from "../util/executables.ts";
+import { findBuiltBinary, hackScript, type VersionFolder } from "../util/executables.ts";
 
-/** The gardener-apiserver binary and the Gardener version it was built from. */
-export interface GardenerAssets {
-  readonly directory: string;
+/** The gardener-apiserver binary, in the folder of the Gardener version it was built from. */
+export interface GardenerAssets extends VersionFolder {
   readonly apiServer: string;
-  readonly version: string;
 }
 
 /** The repository's build script; it honours OPENMCP_GARDENER_ASSETS and the per-machine cache. */
@@ -17,8 +14,6 @@ export const GARDENER_BUILD_SCRIPT = hackScript("gardener", "build.sh");
  * cold cache, progress on stderr). Call it from a test's `beforeAll` (or global setup) with a long timeout.
  */
 export function findGardenerAssets(): GardenerAssets {
-  const directory = runBuildScript(GARDENER_BUILD_SCRIPT);
-  const apiServer = join(directory, "gardener-apiserver");
-  requireExecutable(apiServer, "run hack/gardener/build.sh");
-  return { directory, apiServer, version: basename(directory) };
+  const { binary: apiServer, ...built } = findBuiltBinary(GARDENER_BUILD_SCRIPT, "gardener-apiserver");
+  return { ...built, apiServer };
 }

@@ -4,7 +4,7 @@
  */
 import { execFileSync } from "node:child_process";
 import { accessSync, constants, statSync } from "node:fs";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 
 /** The path of a script under the repository's `hack/` folder, e.g. `hackScript("capi", "build.sh")`. */
 export function hackScript(...path: readonly string[]): string {
@@ -25,6 +25,26 @@ export function runBuildScript(script: string): string {
   const folder = output.trim().split("\n").at(-1);
   if (!folder) throw new Error(`${script} printed no folder`);
   return folder;
+}
+
+/** A build script's folder, named after the version built in it (e.g. `…/capi/v1.11.1`). */
+export interface VersionFolder {
+  readonly directory: string;
+  readonly version: string;
+}
+
+/** {@link runBuildScript} for a script whose folder is named after the version it built. */
+export function runVersionedBuildScript(script: string): VersionFolder {
+  const directory = runBuildScript(script);
+  return { directory, version: basename(directory) };
+}
+
+/** Runs a versioned build script (see {@link runVersionedBuildScript}) and finds `name` in its folder, ready to run. */
+export function findBuiltBinary(script: string, name: string): VersionFolder & { readonly binary: string } {
+  const built = runVersionedBuildScript(script);
+  const binary = join(built.directory, name);
+  requireExecutable(binary, `run ${script}`);
+  return { ...built, binary };
 }
 
 /** Whether `file` is a file this process may run. */
