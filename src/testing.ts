@@ -7,8 +7,7 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
-import type { KubeConfig } from "@kubernetes/client-node";
-import { startControlPlane } from "./controlplane/control-plane.ts";
+import { type ControlPlane, startControlPlane } from "./controlplane/control-plane.ts";
 import { findKubeAssets, KUBE_BUILD_SCRIPT } from "./controlplane/kube-assets.ts";
 
 /** Options of {@link startTestApiServer}; every field is optional. */
@@ -28,20 +27,16 @@ export interface TestApiServerOptions {
   readonly log?: (message: string) => void;
 }
 
-/** A running API server; {@link TestApiServer.stop} it when done (it also stops when the process ends). */
-export interface TestApiServer {
-  /** `https://127.0.0.1:<port>` */
-  readonly server: string;
+/**
+ * A running API server; {@link TestApiServer.stop} it when done (it also stops when the process ends). Its
+ * `server`, `kubeconfigPath`, `kubeConfig` and `stop` are those of the control plane it runs.
+ */
+export interface TestApiServer
+  extends Pick<ControlPlane, "server" | "kubeconfigPath" | "kubeConfig" | "stop"> {
   /** An admin kubeconfig (`system:masters`), as YAML text: what a backend option or a Secret would carry. */
   readonly kubeconfig: string;
-  /** The same kubeconfig as a file. */
-  readonly kubeconfigPath: string;
-  /** The same access for @kubernetes/client-node (`kubeConfig.makeApiClient(CoreV1Api)`). */
-  readonly kubeConfig: KubeConfig;
   /** Whether kube-controller-manager runs too (namespaces then finish deleting, aggregated roles such as `admin` fill). */
   readonly controllers: boolean;
-  /** Stops the processes and removes their folder. Safe to call twice. */
-  stop(): Promise<void>;
 }
 
 /**

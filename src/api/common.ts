@@ -47,6 +47,12 @@ export interface ObjectMeta {
   readonly ownerReferences?: readonly Readonly<V1OwnerReference>[];
 }
 
+/** The parts of a core-API Secret the engine reads and caches (data values are base64, as on the wire). */
+export interface SecretObject {
+  readonly metadata: Pick<ObjectMeta, "name" | "namespace" | "resourceVersion" | "labels">;
+  readonly data?: Readonly<Record<string, string>>;
+}
+
 /** The header every object of a served kind carries. */
 export interface TypedObject<ApiVersion extends string, Kind extends string> {
   /** Group and version of the schema, e.g. `clusters.openmcp.cloud/v1alpha1`. */

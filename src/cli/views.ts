@@ -94,40 +94,34 @@ export async function startViews(flags: ViewFlags, options: StartViewsOptions): 
   let liveViewServer: LiveViewServer | undefined;
   let liveView: LiveViewModel | undefined;
   try {
-    if (flags.inspectAddress !== undefined) {
-      const bind = parseBindAddress(flags.inspectAddress);
-      if (bind) {
-        warnIfExposed(log, "--inspect-address", bind.host);
-        const { startInspectorServer } = await import("../views/inspector-server.ts");
-        const { StatelyInspector } = await import("../views/stately-inspector.ts");
-        inspectorServer = await listenSomewhere(bind.port, options, (port) =>
-          startInspectorServer({ host: bind.host, port, log }),
-        );
-        const inspector = new StatelyInspector({ url: inspectorServer.webSocketUrl, log });
-        observers.push(inspector);
-        closers.push(inspectorServer.close, () => inspector.close()); // closed in reverse: inspector first
-      }
+    const inspectBind = viewBind(log, "--inspect-address", flags.inspectAddress);
+    if (inspectBind) {
+      const { startInspectorServer } = await import("../views/inspector-server.ts");
+      const { StatelyInspector } = await import("../views/stately-inspector.ts");
+      inspectorServer = await listenSomewhere(inspectBind.port, options, (port) =>
+        startInspectorServer({ host: inspectBind.host, port, log }),
+      );
+      const inspector = new StatelyInspector({ url: inspectorServer.webSocketUrl, log });
+      observers.push(inspector);
+      closers.push(inspectorServer.close, () => inspector.close()); // closed in reverse: inspector first
     }
-    if (flags.liveViewAddress !== undefined) {
-      const bind = parseBindAddress(flags.liveViewAddress);
-      if (bind) {
-        warnIfExposed(log, "--live-view-address", bind.host);
-        const { LiveViewModel } = await import("../views/live-view-model.ts");
-        const { startLiveViewServer } = await import("../views/live-view-server.ts");
-        liveView = new LiveViewModel();
-        const view = liveView;
-        const serve = (port: number) =>
-          startLiveViewServer({
-            host: bind.host,
-            port,
-            view,
-            machines: MACHINE_KINDS.map((kind) => kind.definition.machine),
-            log,
-          });
-        liveViewServer = await listenSomewhere(bind.port, options, serve);
-        observers.push(view);
-        closers.push(liveViewServer.close);
-      }
+    const liveViewBind = viewBind(log, "--live-view-address", flags.liveViewAddress);
+    if (liveViewBind) {
+      const { LiveViewModel } = await import("../views/live-view-model.ts");
+      const { startLiveViewServer } = await import("../views/live-view-server.ts");
+      liveView = new LiveViewModel();
+      const view = liveView;
+      const serve = (port: number) =>
+        startLiveViewServer({
+          host: liveViewBind.host,
+          port,
+          view,
+          machines: MACHINE_KINDS.map((kind) => kind.definition.machine),
+          log,
+        });
+      liveViewServer = await listenSomewhere(liveViewBind.port, options, serve);
+      observers.push(view);
+      closers.push(liveViewServer.close);
     }
   } catch (error) {
     for (const close of [...closers].reverse()) await close();
@@ -162,10 +156,22 @@ async function listenSomewhere<T>(
   }
 }
 
-/** These views are for development: say so when one listens beyond loopback. */
-function warnIfExposed(log: Logger, flag: string, host: string): void {
-  if (host === "localhost" || host === "::1" || host.startsWith("127.")) return;
-  log.warn(`${flag} listens on ${host}, beyond loopback: anyone who reaches it sees every resource`, {
-    host,
-  });
+/**
+ * Where a view listens, undefined when it is off. These views are for development: say so when one
+ * listens beyond loopback.
+ */
+function viewBind(
+  log: Logger,
+  flag: string,
+  address: string | undefined,
+): { readonly host: string; readonly port: number } | undefined {
+  const bind = address === undefined ? undefined : parseBindAddress(address);
+  if (!bind) return undefined;
+  const { host } = bind;
+  if (!(host === "localhost" || host === "::1" || host.startsWith("127."))) {
+    log.warn(`${flag} listens on ${host}, beyond loopback: anyone who reaches it sees every resource`, {
+      host,
+    });
+  }
+  return bind;
 }

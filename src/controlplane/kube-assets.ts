@@ -1,7 +1,7 @@
 /** Locates (and on first use builds) the kube-apiserver and etcd binaries, the envtest way. */
 import { execFileSync } from "node:child_process";
-import { accessSync, constants } from "node:fs";
 import { join } from "node:path";
+import { hackScript, isExecutable, requireExecutable, runBuildScript } from "../util/executables.ts";
 
 /** The folder holding `kube-apiserver` and `etcd`, and what they say their versions are. */
 export interface KubeAssets {
@@ -25,7 +25,7 @@ export interface KubeAssetVersions {
 }
 
 /** The repository's build script; it honours KUBEBUILDER_ASSETS and the per-machine cache. */
-export const KUBE_BUILD_SCRIPT = join(import.meta.dirname, "..", "..", "hack", "kube", "build.sh");
+export const KUBE_BUILD_SCRIPT = hackScript("kube", "build.sh");
 
 /**
  * Returns the binaries to run: from `directory` if given, else from `KUBEBUILDER_ASSETS`, else from
@@ -33,7 +33,7 @@ export const KUBE_BUILD_SCRIPT = join(import.meta.dirname, "..", "..", "hack", "
  * minutes; its progress goes to stderr).
  */
 export function findKubeAssets(directory?: string): KubeAssets {
-  const folder = directory ?? resolveWithBuildScript();
+  const folder = directory ?? runBuildScript(KUBE_BUILD_SCRIPT);
   const optional = (name: string) => (isExecutable(join(folder, name)) ? join(folder, name) : undefined);
   const controllerManager = optional("kube-controller-manager");
   const scheduler = optional("kube-scheduler");
@@ -45,38 +45,12 @@ export function findKubeAssets(directory?: string): KubeAssets {
     ...(scheduler ? { kubeScheduler: scheduler } : {}),
   };
   for (const binary of [assets.kubeApiserver, assets.etcd]) {
-    try {
-      accessSync(binary, constants.X_OK);
-    } catch {
-      throw new Error(
-        `${binary} is missing or not executable. Run hack/kube/build.sh, or set KUBEBUILDER_ASSETS to a folder holding kube-apiserver and etcd.`,
-      );
-    }
+    requireExecutable(
+      binary,
+      "run hack/kube/build.sh, or set KUBEBUILDER_ASSETS to a folder holding kube-apiserver and etcd.",
+    );
   }
   return assets;
-}
-
-function isExecutable(path: string): boolean {
-  try {
-    accessSync(path, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-function resolveWithBuildScript(): string {
-  let output: string;
-  try {
-    output = execFileSync(KUBE_BUILD_SCRIPT, { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
-  } catch (error) {
-    throw new Error(`${KUBE_BUILD_SCRIPT} failed (see its output above): ${(error as Error).message}`, {
-      cause: error,
-    });
-  }
-  const folder = output.trim().split("\n").at(-1);
-  if (!folder) throw new Error(`${KUBE_BUILD_SCRIPT} printed no folder`);
-  return folder;
 }
 
 /** Asks each binary for its version (`Kubernetes v1.36.3`, `etcd Version: 3.6.8`). */

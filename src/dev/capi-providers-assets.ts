@@ -2,9 +2,8 @@
  * Locates (and on first use builds) Cluster API's kubeadm control-plane and bootstrap managers and its Docker
  * infrastructure provider (CAPD) with their CRDs, as hack/capi/build-providers.sh caches them.
  */
-import { execFileSync } from "node:child_process";
-import { accessSync, constants } from "node:fs";
-import { basename, join } from "node:path";
+import { join } from "node:path";
+import { hackScript, requireExecutable, runVersionedBuildScript } from "../util/executables.ts";
 import type { CapiAssets } from "./capi-assets.ts";
 
 /** The providers the script builds, by the name their manager binary has. */
@@ -25,44 +24,18 @@ const CRD_FOLDERS: Readonly<Record<CapiProvider, string>> = {
 };
 
 /** The repository's build script; it honours OPENMCP_CAPI_PROVIDERS_ASSETS and the per-machine cache. */
-export const CAPI_PROVIDERS_BUILD_SCRIPT = join(
-  import.meta.dirname,
-  "..",
-  "..",
-  "hack",
-  "capi",
-  "build-providers.sh",
-);
+export const CAPI_PROVIDERS_BUILD_SCRIPT = hackScript("capi", "build-providers.sh");
 
 /**
  * Each provider's manager and CRD folder, in the shape the core manager's assets have (so one launcher,
  * `startCapiManager`, runs them all). Builds them the first time on a machine (progress on stderr).
  */
 export function findCapiProvidersAssets(): Readonly<Record<CapiProvider, CapiAssets>> {
-  let output: string;
-  try {
-    output = execFileSync(CAPI_PROVIDERS_BUILD_SCRIPT, {
-      encoding: "utf8",
-      stdio: ["ignore", "pipe", "inherit"],
-    });
-  } catch (error) {
-    throw new Error(
-      `${CAPI_PROVIDERS_BUILD_SCRIPT} failed (see its output above): ${(error as Error).message}`,
-      {
-        cause: error,
-      },
-    );
-  }
-  const directory = output.trim().split("\n").at(-1) ?? "";
-  const version = basename(directory);
+  const built = runVersionedBuildScript(CAPI_PROVIDERS_BUILD_SCRIPT);
   const assetsOf = (provider: CapiProvider): CapiAssets => {
-    const manager = join(directory, CAPI_PROVIDERS[provider]);
-    try {
-      accessSync(manager, constants.X_OK);
-    } catch {
-      throw new Error(`${manager} is missing or not executable; run hack/capi/build-providers.sh`);
-    }
-    return { directory, manager, crdDirectory: join(directory, "crds", CRD_FOLDERS[provider]), version };
+    const manager = join(built.directory, CAPI_PROVIDERS[provider]);
+    requireExecutable(manager, "run hack/capi/build-providers.sh");
+    return { ...built, manager, crdDirectory: join(built.directory, "crds", CRD_FOLDERS[provider]) };
   };
   return {
     kubeadmControlPlane: assetsOf("kubeadmControlPlane"),

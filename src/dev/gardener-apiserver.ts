@@ -34,13 +34,14 @@ export interface GardenProps {
   readonly log?: (message: string) => void;
 }
 
-/** A running garden. Call {@link Garden.stop} when done (it is also stopped when this process exits). */
-export interface Garden {
+/**
+ * A running garden. Call {@link Garden.stop} when done (it is also stopped when this process exits). Its
+ * `kubeConfig` and `kubeconfigPath` are its control plane's: admin access to the garden, as the backend's
+ * ProviderConfig would get it from a Secret.
+ */
+export interface Garden extends Pick<ControlPlane, "kubeConfig" | "kubeconfigPath"> {
   /** The garden's kube-apiserver (Gardener's APIs aggregated on it), with admin access. */
   readonly controlPlane: ControlPlane;
-  /** Admin access to the garden, as the backend's ProviderConfig would get it from a Secret. */
-  readonly kubeConfig: KubeConfig;
-  readonly kubeconfigPath: string;
   /** gardener-apiserver, with its own etcd. */
   readonly gardenerApiServer: ManagedProcess;
   readonly etcd: ManagedProcess;

@@ -53,6 +53,17 @@ export interface Shoot {
 const FINALIZER = "gardener";
 const merge = setHeaderOptions("Content-Type", PatchStrategy.MergePatch);
 
+/** A merge patch of `body` onto `shoot`, as CustomObjectsApi takes it (for the object or its status). */
+function shootPatch(shoot: Shoot, body: object) {
+  return {
+    ...CORE,
+    namespace: shoot.metadata.namespace ?? "",
+    plural: "shoots",
+    name: shoot.metadata.name,
+    body,
+  };
+}
+
 /** How the simulated gardenlet behaves. */
 export interface SimulatedGardenletOptions {
   /** The garden (admin access). */
@@ -293,29 +304,11 @@ export class SimulatedGardenlet {
   }
 
   async #status(shoot: Shoot, status: object): Promise<void> {
-    await this.#custom.patchNamespacedCustomObjectStatus(
-      {
-        ...CORE,
-        namespace: shoot.metadata.namespace ?? "",
-        plural: "shoots",
-        name: shoot.metadata.name,
-        body: { status },
-      },
-      merge,
-    );
+    await this.#custom.patchNamespacedCustomObjectStatus(shootPatch(shoot, { status }), merge);
   }
 
   async #patch(shoot: Shoot, body: object): Promise<void> {
-    await this.#custom.patchNamespacedCustomObject(
-      {
-        ...CORE,
-        namespace: shoot.metadata.namespace ?? "",
-        plural: "shoots",
-        name: shoot.metadata.name,
-        body,
-      },
-      merge,
-    );
+    await this.#custom.patchNamespacedCustomObject(shootPatch(shoot, body), merge);
   }
 
   async #deleteIgnoringAbsence(call: () => Promise<unknown>): Promise<void> {

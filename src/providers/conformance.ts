@@ -136,6 +136,9 @@ async function callWithFaults(
   }
 }
 
+/** The run's patience with a backend: how long a cluster may take to become ready or go. */
+const readyTimeoutMs = (options: ConformanceOptions) => options.readyTimeoutMs ?? 10_000;
+
 async function eventually(
   label: string,
   timeoutMs: number,
@@ -152,6 +155,15 @@ async function eventually(
     await sleep(Math.min(250, Math.max(10, timeoutMs / 100)));
   }
 }
+
+/** Observes `target` until `until` holds, within the run's ready timeout. */
+const observeUntil = (
+  real: Real,
+  target: ClusterTarget,
+  options: ConformanceOptions,
+  label: string,
+  until: (o: ClusterObservation) => boolean,
+) => eventually(label, readyTimeoutMs(options), () => real.backend.observe(target), until);
 
 /** Ready with an endpoint, and whole (a cluster reported `incomplete` is still being repaired). */
 const isReady = (o: ClusterObservation) =>
@@ -217,6 +229,19 @@ const describeFaults = (faults: readonly Fault[]) =>
 
 type Command = fc.AsyncCommand<Model, Real>;
 
+/** A command on cluster `c<index>`, shown as `label`; `check` says when the model allows it (default: always). */
+function clusterCommand(
+  index: number,
+  label: string,
+  run: (model: Model, real: Real, target: ClusterTarget) => Promise<void>,
+  check: (model: Readonly<Model>) => boolean = () => true,
+): Command {
+  return { check, run: (model, real) => run(model, real, real.target(index)), toString: () => label };
+}
+
+const versionAt = (real: Real, versionIndex: number) =>
+  (real.versions[versionIndex % real.versions.length] as SupportedVersion).version;
+
 const createCommand = (
   index: number,
   versionIndex: number,
@@ -225,11 +250,11 @@ const createCommand = (
   options: ConformanceOptions,
 ): Command => {
   const label = `create(c${index}, v#${versionIndex}${describeFaults(faults)}${twice ? ", twice" : ""})`;
-  return {
-    check: (model) => model.clusters.get(index)?.status !== "deleted",
-    async run(model, real) {
-      const version = (real.versions[versionIndex % real.versions.length] as SupportedVersion).version;
-      const target = real.target(index);
+  return clusterCommand(
+    index,
+    label,
+    async (model, real, target) => {
+      const version = versionAt(real, versionIndex);
       await callWithFaults(label, faults, () => real.backend.create(target, version));
       if (twice) await callWithFaults(`${label} (again)`, [], () => real.backend.create(target, version));
       if (!model.clusters.has(index)) model.clusters.set(index, { status: "created", version });
@@ -238,39 +263,36 @@ const createCommand = (
       checkObservation(real, model, index, observation, label);
       await checkLiveCount(real, model, options, label);
     },
-    toString: () => label,
-  };
+    (model) => model.clusters.get(index)?.status !== "deleted",
+  );
 };
 
 const observeCommand = (index: number): Command => {
   const label = `observe(c${index})`;
-  return {
-    check: () => true,
-    async run(model, real) {
-      const target = real.target(index);
-      const first = await real.backend.observe(target);
-      const second = await real.backend.observe(target);
-      checkObservation(real, model, index, first, label);
-      checkObservation(real, model, index, second, label);
-      if (!first.exists && second.exists)
-        fail("observe changes nothing", `${label}: a second look found a cluster`);
-    },
-    toString: () => label,
-  };
+  return clusterCommand(index, label, async (model, real, target) => {
+    const first = await real.backend.observe(target);
+    const second = await real.backend.observe(target);
+    checkObservation(real, model, index, first, label);
+    checkObservation(real, model, index, second, label);
+    if (!first.exists && second.exists)
+      fail("observe changes nothing", `${label}: a second look found a cluster`);
+  });
 };
+
+const isCreated = (index: number) => (model: Readonly<Model>) =>
+  model.clusters.get(index)?.status === "created";
 
 const awaitReadyCommand = (index: number, options: ConformanceOptions): Command => {
   const label = `awaitReady(c${index})`;
-  return {
-    check: (model) => model.clusters.get(index)?.status === "created",
-    async run(model, real) {
-      const target = real.target(index);
-      const timeout = options.readyTimeoutMs ?? 10_000;
-      const ready = await eventually(label, timeout, () => real.backend.observe(target), isReady);
+  return clusterCommand(
+    index,
+    label,
+    async (model, real, target) => {
+      const ready = await observeUntil(real, target, options, label, isReady);
       checkObservation(real, model, index, ready, label);
     },
-    toString: () => label,
-  };
+    isCreated(index),
+  );
 };
 
 const updateCommand = (
@@ -280,18 +302,12 @@ const updateCommand = (
   options: ConformanceOptions,
 ): Command => {
   const label = `update(c${index}, v#${versionIndex}${describeFaults(faults)})`;
-  return {
-    check: (model) => model.clusters.get(index)?.status === "created",
-    async run(model, real) {
-      const target = real.target(index);
-      const timeout = options.readyTimeoutMs ?? 10_000;
-      const ready = await eventually(
-        `${label} precondition ready`,
-        timeout,
-        () => real.backend.observe(target),
-        isReady,
-      );
-      const version = (real.versions[versionIndex % real.versions.length] as SupportedVersion).version;
+  return clusterCommand(
+    index,
+    label,
+    async (model, real, target) => {
+      const ready = await observeUntil(real, target, options, `${label} precondition ready`, isReady);
+      const version = versionAt(real, versionIndex);
       if (ready.exists && ready.version === version) {
         await callWithFaults(label, faults, () => real.backend.update(target, version)); // a no-op that must succeed
         return;
@@ -304,16 +320,17 @@ const updateCommand = (
       await callWithFaults(label, faults, () => real.backend.update(target, version));
       const cluster = model.clusters.get(index);
       if (cluster) cluster.version = version;
-      const updated = await eventually(
+      const updated = await observeUntil(
+        real,
+        target,
+        options,
         `${label} ready at ${version}`,
-        timeout,
-        () => real.backend.observe(target),
         (o) => isReady(o) && o.exists && o.version === version,
       );
       checkObservation(real, model, index, updated, label);
     },
-    toString: () => label,
-  };
+    isCreated(index),
+  );
 };
 
 const deleteCommand = (
@@ -323,66 +340,49 @@ const deleteCommand = (
   options: ConformanceOptions,
 ): Command => {
   const label = `delete(c${index}${describeFaults(faults)}${twice ? ", twice" : ""})`;
-  return {
-    check: () => true,
-    async run(model, real) {
-      const target = real.target(index);
-      await callWithFaults(label, faults, () => real.backend.delete(target));
-      if (twice) await callWithFaults(`${label} (again)`, [], () => real.backend.delete(target));
-      const cluster = model.clusters.get(index);
-      if (cluster) cluster.status = "deleted";
-      const timeout = options.readyTimeoutMs ?? 10_000;
-      await eventually(
-        `${label} gone`,
-        timeout,
-        () => real.backend.observe(target),
-        (o) => !o.exists,
-      );
-      real.endpoints.delete(index);
-      await checkLiveCount(real, model, options, label);
-    },
-    toString: () => label,
-  };
+  return clusterCommand(index, label, async (model, real, target) => {
+    await callWithFaults(label, faults, () => real.backend.delete(target));
+    if (twice) await callWithFaults(`${label} (again)`, [], () => real.backend.delete(target));
+    const cluster = model.clusters.get(index);
+    if (cluster) cluster.status = "deleted";
+    await observeUntil(real, target, options, `${label} gone`, (o) => !o.exists);
+    real.endpoints.delete(index);
+    await checkLiveCount(real, model, options, label);
+  });
 };
 
 const adminAccessCommand = (index: number, options: ConformanceOptions): Command => {
   const label = `adminAccess(c${index})`;
-  return {
-    check: () => true,
-    async run(_model, real) {
-      const target = real.target(index);
-      const observation = await real.backend.observe(target);
-      const access = await real.backend.adminAccess(target);
-      if (!real.backend.capabilities.adminAccess) {
-        if (access !== undefined)
-          fail(
-            "admin access only when offered",
-            `${label} returned access though capabilities.adminAccess is false`,
-          );
-        return;
+  return clusterCommand(index, label, async (_model, real, target) => {
+    const observation = await real.backend.observe(target);
+    const access = await real.backend.adminAccess(target);
+    if (!real.backend.capabilities.adminAccess) {
+      if (access !== undefined)
+        fail(
+          "admin access only when offered",
+          `${label} returned access though capabilities.adminAccess is false`,
+        );
+      return;
+    }
+    if (!observation.exists && access !== undefined) fail("admin access only to clusters that exist", label);
+    if (isReady(observation) && observation.exists) {
+      if (!access) fail("admin access to ready clusters", `${label} returned nothing for a ready cluster`);
+      if (!access.kubeconfig.includes(observation.endpoint ?? "\0")) {
+        fail(
+          "admin access points at the cluster",
+          `${label}: the kubeconfig does not name ${observation.endpoint}`,
+        );
       }
-      if (!observation.exists && access !== undefined)
-        fail("admin access only to clusters that exist", label);
-      if (isReady(observation) && observation.exists) {
-        if (!access) fail("admin access to ready clusters", `${label} returned nothing for a ready cluster`);
-        if (!access.kubeconfig.includes(observation.endpoint ?? "\0")) {
-          fail(
-            "admin access points at the cluster",
-            `${label}: the kubeconfig does not name ${observation.endpoint}`,
-          );
-        }
-        if (options.verifyAdminAccess === false) return;
-        const problem = await adminAccessProblem(access, options.readyTimeoutMs ?? 10_000);
-        if (problem) {
-          fail(
-            "admin access works",
-            `${label}: ${problem} (a backend whose clusters are stand-ins, not API servers, gives the kit verifyAdminAccess: false)`,
-          );
-        }
+      if (options.verifyAdminAccess === false) return;
+      const problem = await adminAccessProblem(access, readyTimeoutMs(options));
+      if (problem) {
+        fail(
+          "admin access works",
+          `${label}: ${problem} (a backend whose clusters are stand-ins, not API servers, gives the kit verifyAdminAccess: false)`,
+        );
       }
-    },
-    toString: () => label,
-  };
+    }
+  });
 };
 
 /** An issuer a cluster is asked to trust (never contacted: trust is configuration). */
@@ -395,25 +395,17 @@ const CONFORMANCE_ISSUER = {
   groupsPrefix: "conformance:",
 } as const;
 
-const trustCommand = (index: number): Command => {
-  const label = `trustOidcIssuers(c${index})`;
-  return {
-    check: () => true,
-    async run(_model, real) {
-      const trust = real.backend.trustOidcIssuers;
-      if (!real.backend.capabilities.oidc) return;
-      if (!trust)
-        fail("OIDC trust when offered", "capabilities.oidc is true but trustOidcIssuers is missing");
-      const target = real.target(index);
-      if (!isReady(await real.backend.observe(target))) return;
-      // Declarative and idempotent: the same set twice, then none, all succeed.
-      await trust.call(real.backend, target, [CONFORMANCE_ISSUER]);
-      await trust.call(real.backend, target, [CONFORMANCE_ISSUER]);
-      await trust.call(real.backend, target, []);
-    },
-    toString: () => label,
-  };
-};
+const trustCommand = (index: number): Command =>
+  clusterCommand(index, `trustOidcIssuers(c${index})`, async (_model, real, target) => {
+    const trust = real.backend.trustOidcIssuers;
+    if (!real.backend.capabilities.oidc) return;
+    if (!trust) fail("OIDC trust when offered", "capabilities.oidc is true but trustOidcIssuers is missing");
+    if (!isReady(await real.backend.observe(target))) return;
+    // Declarative and idempotent: the same set twice, then none, all succeed.
+    await trust.call(real.backend, target, [CONFORMANCE_ISSUER]);
+    await trust.call(real.backend, target, [CONFORMANCE_ISSUER]);
+    await trust.call(real.backend, target, []);
+  });
 
 const restartCommand: Command = {
   check: () => true,
@@ -579,26 +571,14 @@ function backendModuleFactory(module: BackendModule): BackendFactory {
 
 /** Every cluster still wanted becomes ready with an endpoint; then all go, and nothing is left. */
 async function settle(model: Model, real: Real, options: ConformanceOptions): Promise<void> {
-  const timeout = options.readyTimeoutMs ?? 10_000;
   for (const [i, cluster] of model.clusters) {
     if (cluster.status !== "created") continue;
-    const target = real.target(i);
-    const ready = await eventually(
-      `c${i} eventually ready`,
-      timeout,
-      () => real.backend.observe(target),
-      isReady,
-    );
+    const ready = await observeUntil(real, real.target(i), options, `c${i} eventually ready`, isReady);
     checkObservation(real, model, i, ready, `settle: observe(c${i})`);
   }
   for (const i of model.clusters.keys()) {
     await callWithFaults(`settle: delete(c${i})`, [], () => real.backend.delete(real.target(i)));
-    await eventually(
-      `c${i} eventually gone`,
-      timeout,
-      () => real.backend.observe(real.target(i)),
-      (o) => !o.exists,
-    );
+    await observeUntil(real, real.target(i), options, `c${i} eventually gone`, (o) => !o.exists);
     const cluster = model.clusters.get(i);
     if (cluster) cluster.status = "deleted";
   }
@@ -620,7 +600,7 @@ async function cleanUp(real: Real, options: ConformanceOptions): Promise<void> {
       try {
         await eventually(
           "clean-up",
-          options.readyTimeoutMs ?? 10_000,
+          readyTimeoutMs(options),
           async () => {
             await real.backend.delete(real.target(i));
             return real.backend.observe(real.target(i));

@@ -2,16 +2,7 @@
 
 import { execFile, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
-import {
-  accessSync,
-  closeSync,
-  constants,
-  mkdirSync,
-  openSync,
-  readFileSync,
-  rmSync,
-  statSync,
-} from "node:fs";
+import { closeSync, mkdirSync, openSync, readFileSync, rmSync } from "node:fs";
 import { delimiter, isAbsolute, join, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { parse, stringify } from "yaml";
@@ -31,6 +22,7 @@ import type { JsonObject } from "../api/common.ts";
 import { type Logger, silentLogger } from "../api/logger.ts";
 import type { ProviderConfig } from "../api/provider-config.ts";
 import { writeFileAtomicallySync } from "../util/atomic-file.ts";
+import { isExecutable } from "../util/executables.ts";
 import { isProcessAlive, signalProcessGroup } from "../util/process-groups.ts";
 import { authenticationConfig, writeAuthenticationConfig } from "./shared/authentication-config.ts";
 import { describeCluster } from "./shared/error-wording.ts";
@@ -706,14 +698,6 @@ export function redact(text: string): string {
  * message saying what to install or pass when there is none.
  */
 export function findExecutable(command: string, path = process.env.PATH ?? ""): string {
-  const isExecutable = (file: string) => {
-    try {
-      accessSync(file, constants.X_OK);
-      return statSync(file).isFile();
-    } catch {
-      return false;
-    }
-  };
   if (command.includes("/") || isAbsolute(command)) {
     const file = resolve(command);
     if (isExecutable(file)) return file;

@@ -247,7 +247,10 @@ export class Informer<T extends WatchedObject> {
     return this.#resourceVersion;
   }
 
-  /** Lists, fills the cache and starts watching; resolves after the first successful list. */
+  /**
+   * Lists, fills the cache and starts watching; resolves after the first successful list. Also how a
+   * watch recovers when its resourceVersion is too old (410): the same list, then a watch from there.
+   */
   async start(): Promise<void> {
     for (;;) {
       if (this.#stopped) return;
@@ -343,7 +346,7 @@ export class Informer<T extends WatchedObject> {
           this.#abort = undefined;
           if (this.#stopped) return;
           if (gone || isGone(error)) {
-            void this.#recoverByRelist();
+            void this.start();
           } else if (isInactivityTimeout(error)) {
             // client-node ends a watch that said nothing for 30 s: normal on a quiet resource, resume at once.
             this.#props.onWatchEnded?.("no event for a while (client timeout)");
@@ -369,19 +372,6 @@ export class Informer<T extends WatchedObject> {
           void this.#sleepAfter(error).then(() => this.#watchFromHere());
         },
       );
-  }
-
-  async #recoverByRelist(): Promise<void> {
-    for (;;) {
-      if (this.#stopped) return;
-      try {
-        await this.#relist();
-        break;
-      } catch (error) {
-        await this.#sleepAfter(error);
-      }
-    }
-    this.#watchFromHere();
   }
 
   #sleepAfter(error: unknown): Promise<void> {

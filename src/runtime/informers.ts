@@ -1,6 +1,7 @@
 /** The engine's shared caches: one informer per cache spec, however many controllers read it. */
 import type { KubeConfig } from "@kubernetes/client-node";
 import { CAPI_LABELS } from "../api/cluster-api.ts";
+import type { SecretObject } from "../api/common.ts";
 import { RESOURCES, type ResourceKind } from "../api/constants.ts";
 import type { Clock } from "./clock.ts";
 import { Informer, secretSource, type WatchedObject } from "./informer.ts";
@@ -33,16 +34,8 @@ export interface CacheSpec<T extends WatchedObject> {
   readonly objectType?: T;
 }
 
-/** The parts of a Secret a cache keeps (data values are base64, as on the wire). */
-export interface SecretObject {
-  readonly metadata: {
-    readonly name?: string;
-    readonly namespace?: string;
-    readonly resourceVersion?: string;
-    readonly labels?: Readonly<Record<string, string>>;
-  };
-  readonly data?: Readonly<Record<string, string>>;
-}
+/** The parts of a Secret a cache keeps. */
+export type { SecretObject };
 
 /** The cache of one of our custom resources, all of it (named after its kind). */
 export function resourceCache<T extends WatchedObject>(kind: ResourceKind): CacheSpec<T> {

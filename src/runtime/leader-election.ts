@@ -2,13 +2,15 @@
 import { CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
 import { type Clock, systemClock, type TimerHandle } from "./clock.ts";
 import {
+  createLease,
   DEFAULT_LEASE_TIMING,
-  LEASES,
+  handBackLease,
   type Lease,
   type LeaseTiming,
   microTime,
   readLease,
   recordOf,
+  replaceLease,
 } from "./lease.ts";
 import { errorMessage, type Logger, silentLogger } from "./logger.ts";
 
@@ -86,19 +88,22 @@ export class LeaderElector {
     await this.#attempt;
     if (!this.#leading) return;
     this.#leading = false;
-    try {
-      const lease = await this.#read();
-      if (lease?.spec?.holderIdentity !== this.#options.identity) return;
-      await this.#replace({
-        ...lease,
-        spec: { ...lease.spec, holderIdentity: "", leaseDurationSeconds: 1, renewTime: this.#now() },
-      });
-      this.#log.info("leadership released");
-    } catch (error) {
-      this.#log.warn("could not release the lease; others take over when it expires", {
-        error: errorMessage(error),
-      });
-    }
+    await handBackLease(
+      this.#log,
+      {
+        done: "leadership released",
+        failed: "could not release the lease; others take over when it expires",
+      },
+      async () => {
+        const lease = await this.#read();
+        if (lease?.spec?.holderIdentity !== this.#options.identity) return false;
+        await replaceLease(this.#api, {
+          ...lease,
+          spec: { ...lease.spec, holderIdentity: "", leaseDurationSeconds: 1, renewTime: this.#now() },
+        });
+        return true;
+      },
+    );
   }
 
   #tick(): void {
@@ -146,22 +151,11 @@ export class LeaderElector {
     const durationSeconds = Math.ceil(this.#timing.leaseDurationMs / 1_000);
     const lease = await this.#read();
     if (!lease) {
-      await this.#api.createNamespacedCustomObject({
-        ...LEASES,
-        namespace,
-        body: {
-          apiVersion: "coordination.k8s.io/v1",
-          kind: "Lease",
-          metadata: { name, namespace },
-          spec: {
-            holderIdentity: identity,
-            leaseDurationSeconds: durationSeconds,
-            acquireTime: now,
-            renewTime: now,
-            leaseTransitions: 0,
-          },
-        },
-      });
+      await createLease(
+        this.#api,
+        { name, namespace },
+        { holderIdentity: identity, leaseDurationSeconds: durationSeconds, renewTime: now },
+      );
       return true;
     }
     const spec = lease.spec ?? {};
@@ -183,7 +177,7 @@ export class LeaderElector {
       this.#log.info("the lease was released; leaving it for one round to a replica that watched its holder");
       return false;
     }
-    await this.#replace({
+    await replaceLease(this.#api, {
       ...lease,
       spec: {
         ...spec,
@@ -194,16 +188,6 @@ export class LeaderElector {
       },
     });
     return true;
-  }
-
-  /** Writes with the read resourceVersion: if anyone wrote in between, this fails and we try again later. */
-  async #replace(lease: Lease): Promise<void> {
-    await this.#api.replaceNamespacedCustomObject({
-      ...LEASES,
-      namespace: this.#options.namespace,
-      name: this.#options.name,
-      body: lease,
-    });
   }
 
   #read(): Promise<Lease | undefined> {

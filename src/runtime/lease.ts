@@ -1,6 +1,7 @@
 /** coordination.k8s.io Leases as plain JSON: what leader election and shard membership both write. */
 import type { CustomObjectsApi } from "@kubernetes/client-node";
-import { isNotFound } from "../api/error-message.ts";
+import { errorMessage, isNotFound } from "../api/error-message.ts";
+import type { Logger } from "../api/logger.ts";
 
 /** A Lease as plain JSON (client-node's typed Lease writes MicroTime with milliseconds, which the API server rejects). */
 export interface Lease {
@@ -65,5 +66,61 @@ export async function readLease(
   } catch (error) {
     if (isNotFound(error)) return undefined;
     throw error;
+  }
+}
+
+/** Creates a Lease held by `spec.holderIdentity` from now on (`acquireTime` = `renewTime`, no transitions yet). */
+export async function createLease(
+  api: CustomObjectsApi,
+  metadata: Lease["metadata"],
+  spec: {
+    readonly holderIdentity: string;
+    readonly leaseDurationSeconds: number;
+    readonly renewTime: string;
+  },
+): Promise<Lease> {
+  const body: Lease = {
+    apiVersion: "coordination.k8s.io/v1",
+    kind: "Lease",
+    metadata,
+    spec: { ...spec, acquireTime: spec.renewTime, leaseTransitions: 0 },
+  };
+  return (await api.createNamespacedCustomObject({
+    ...LEASES,
+    namespace: metadata.namespace,
+    body,
+  })) as Lease;
+}
+
+/** Writes `lease` with the resourceVersion it carries: fails (409) if anyone wrote it in between. */
+export async function replaceLease(api: CustomObjectsApi, lease: Lease): Promise<Lease> {
+  const { namespace, name } = lease.metadata;
+  return (await api.replaceNamespacedCustomObject({ ...LEASES, namespace, name, body: lease })) as Lease;
+}
+
+/** Deletes `lease` only as it was read: fails (409) if anyone wrote it since. */
+export async function deleteLease(api: CustomObjectsApi, lease: Lease): Promise<void> {
+  const { namespace, name, resourceVersion } = lease.metadata;
+  await api.deleteNamespacedCustomObject({
+    ...LEASES,
+    namespace,
+    name,
+    body: { preconditions: { resourceVersion } },
+  });
+}
+
+/**
+ * Gives a Lease back on the way out (`handBack` says whether there was one to give), so others take over at
+ * once; a failure is only logged, since the Lease then expires and others take over all the same.
+ */
+export async function handBackLease(
+  log: Logger,
+  messages: { readonly done: string; readonly failed: string },
+  handBack: () => Promise<boolean>,
+): Promise<void> {
+  try {
+    if (await handBack()) log.info(messages.done);
+  } catch (error) {
+    log.warn(messages.failed, { error: errorMessage(error) });
   }
 }

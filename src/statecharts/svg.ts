@@ -35,9 +35,9 @@ export function renderSvg(layout: ChartLayout, options: SvgOptions): string {
   const out: string[] = [];
   out.push(
     `<svg xmlns="http://www.w3.org/2000/svg" width="${n(layout.width)}" height="${n(layout.height)}" viewBox="0 0 ${n(layout.width)} ${n(layout.height)}" role="img" aria-labelledby="${titleId}">`,
-    `<title id="${titleId}">${xml(options.title)}</title>`,
+    `<title id="${titleId}">${escapeXml(options.title)}</title>`,
   );
-  if (options.description !== undefined) out.push(`<desc>${xml(options.description)}</desc>`);
+  if (options.description !== undefined) out.push(`<desc>${escapeXml(options.description)}</desc>`);
   out.push(
     "<defs>",
     `<marker id="${markerId}" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" markerHeight="7" markerUnits="userSpaceOnUse" orient="auto">`,
@@ -51,12 +51,12 @@ export function renderSvg(layout: ChartLayout, options: SvgOptions): string {
   const arrowAttributes = `fill="none" stroke="${colors.arrow}" stroke-width="1.3" marker-end="url(#${markerId})"`;
   for (const arrow of layout.arrows) {
     out.push(
-      `<path class="transition" data-source="${xml(arrow.source)}" data-target="${xml(arrow.target)}" d="${roundedPath(arrow.points)}" ${arrowAttributes}/>`,
+      `<path class="transition" data-source="${escapeXml(arrow.source)}" data-target="${escapeXml(arrow.target)}" d="${roundedPath(arrow.points)}" ${arrowAttributes}/>`,
     );
   }
   for (const initial of layout.initials) {
     out.push(
-      `<g class="initial" data-target="${xml(initial.target)}">`,
+      `<g class="initial" data-target="${escapeXml(initial.target)}">`,
       `<circle cx="${n(initial.center.x)}" cy="${n(initial.center.y)}" r="${n(initial.radius)}" fill="${colors.initial}"/>`,
       `<path d="${roundedPath(initial.points)}" ${arrowAttributes}/>`,
       "</g>",
@@ -65,7 +65,7 @@ export function renderSvg(layout: ChartLayout, options: SvgOptions): string {
   for (const arrow of layout.arrows) {
     const box = arrow.labelBox;
     out.push(
-      `<g class="transition-label" data-source="${xml(arrow.source)}" data-target="${xml(arrow.target)}">`,
+      `<g class="transition-label" data-source="${escapeXml(arrow.source)}" data-target="${escapeXml(arrow.target)}">`,
       `<rect x="${n(box.x)}" y="${n(box.y)}" width="${n(box.width)}" height="${n(box.height)}" rx="3" fill="${colors.labelFill}" fill-opacity="0.9"/>`,
       ...arrow.labelLines.map((line, index) =>
         text(
@@ -90,7 +90,7 @@ function stateBox(box: StateBox): string[] {
   const fill = box.compound ? colors.compoundFill : colors.stateFill;
   const stroke = box.compound ? colors.compoundStroke : colors.stateStroke;
   const lines = [
-    `<g class="state" data-state="${xml(box.state.id)}">`,
+    `<g class="state" data-state="${escapeXml(box.state.id)}">`,
     `<rect x="${n(box.x)}" y="${n(box.y)}" width="${n(box.width)}" height="${n(box.height)}" rx="${cornerRadius}" fill="${fill}" stroke="${stroke}" stroke-width="1.5"/>`,
   ];
   if (box.state.final) {
@@ -136,7 +136,7 @@ function text(
   anchor: "start" | "middle",
 ): string {
   const weight = font.bold ? ' font-weight="bold"' : "";
-  return `<text x="${n(x)}" y="${n(y)}" font-family="${font.family}" font-size="${font.size}"${weight} fill="${fill}" text-anchor="${anchor}">${xml(content)}</text>`;
+  return `<text x="${n(x)}" y="${n(y)}" font-family="${font.family}" font-size="${font.size}"${weight} fill="${fill}" text-anchor="${anchor}">${escapeXml(content)}</text>`;
 }
 
 /** An orthogonal polyline with its corners rounded (a quadratic curve through each bend). */
@@ -177,8 +177,8 @@ function n(value: number): string {
   return Object.is(rounded, -0) ? "0" : String(rounded);
 }
 
-/** Text and attribute values as XML. */
-function xml(value: string): string {
+/** Text and attribute values as XML (and HTML: the live view page escapes with it too). */
+export function escapeXml(value: string): string {
   return value
     .replaceAll("&", "&amp;")
     .replaceAll("<", "&lt;")

@@ -1,8 +1,8 @@
 /** The Stately inspector relay: a WebSocket server on loopback that passes inspection events to browsers, with replay. */
 import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { WebSocket, WebSocketServer } from "ws";
 import type { Logger } from "../runtime/logger.ts";
+import { listenOn } from "./listen.ts";
 
 /** Where and how to serve. */
 export interface InspectorServerOptions {
@@ -79,19 +79,10 @@ export async function startInspectorServer(options: InspectorServerOptions): Pro
     });
     socket.on("error", (error) => options.log.debug("inspector client error", { error: error.message }));
   });
-  await new Promise<void>((resolve, reject) => {
-    http.once("error", reject);
-    http.listen(options.port, options.host, () => {
-      http.off("error", reject);
-      resolve();
-    });
-  });
-  const { port } = http.address() as AddressInfo;
-  const host = options.host.includes(":") ? `[${options.host}]` : options.host;
-  const shown = host === "0.0.0.0" || host === "[::]" ? "127.0.0.1" : host;
+  const { port, address } = await listenOn(http, options.host, options.port);
   const server: InspectorServer = {
-    webSocketUrl: `ws://${shown}:${port}`,
-    pageUrl: `http://${shown}:${port}/`,
+    webSocketUrl: `ws://${address}`,
+    pageUrl: `http://${address}/`,
     close: async () => {
       for (const client of sockets.clients) client.terminate();
       await new Promise<void>((resolve) => sockets.close(() => resolve()));

@@ -4,6 +4,7 @@
  * from anywhere but its own server.
  */
 import { createHash } from "node:crypto";
+import { escapeXml } from "../statecharts/svg.ts";
 import { LIVE_VIEW_SCRIPT } from "./live-view-script.ts";
 import { LIVE_VIEW_STYLE } from "./live-view-style.ts";
 
@@ -25,7 +26,7 @@ export interface LiveViewPage {
 export function liveViewPage(props: LiveViewPageProps): LiveViewPage {
   const templates = [...props.charts]
     .sort(([a], [b]) => a.localeCompare(b))
-    .map(([id, svg]) => `<template data-machine="${escapeHtml(id)}">${svg.trim()}</template>`)
+    .map(([id, svg]) => `<template data-machine="${escapeXml(id)}">${svg.trim()}</template>`)
     .join("\n");
   const html = `<!doctype html>
 <html lang="en">
@@ -33,12 +34,12 @@ export function liveViewPage(props: LiveViewPageProps): LiveViewPage {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <link rel="icon" href="data:,">
-<title>${escapeHtml(props.title)}</title>
+<title>${escapeXml(props.title)}</title>
 <style>${LIVE_VIEW_STYLE}</style>
 </head>
 <body>
 <header class="top">
-<h1>${escapeHtml(props.title)}</h1>
+<h1>${escapeXml(props.title)}</h1>
 <span id="connection" class="connection" data-status="connecting">connecting…</span>
 <span class="note">read-only · updates live</span>
 </header>
@@ -78,12 +79,4 @@ ${templates}
 
 function sha256(text: string): string {
   return `sha256-${createHash("sha256").update(text, "utf8").digest("base64")}`;
-}
-
-function escapeHtml(text: string): string {
-  return text
-    .replaceAll("&", "&amp;")
-    .replaceAll("<", "&lt;")
-    .replaceAll(">", "&gt;")
-    .replaceAll('"', "&quot;");
 }

@@ -1,11 +1,11 @@
 /** Serves the live view: one read-only page, its diagrams, and Server-Sent Events with every change. */
 import { createServer, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
 import type { AnyStateMachine } from "xstate";
 import { errorMessage, type Logger } from "../runtime/logger.ts";
 import { statechartOf } from "../statecharts/graph.ts";
 import { renderSvg } from "../statecharts/svg.ts";
 import { layoutChart } from "../statecharts/svg-layout.ts";
+import { listenOn } from "./listen.ts";
 import type { LiveViewChange, LiveViewModel } from "./live-view-model.ts";
 import { liveViewPage } from "./live-view-page.ts";
 
@@ -136,17 +136,8 @@ export async function startLiveViewServer(options: LiveViewServerOptions): Promi
   }, options.heartbeatMs ?? 15_000);
   heartbeat.unref();
 
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(options.port, options.host, () => {
-      server.off("error", reject);
-      resolve();
-    });
-  });
-  const { port } = server.address() as AddressInfo;
-  const host = options.host.includes(":") ? `[${options.host}]` : options.host;
-  const shown = host === "0.0.0.0" || host === "[::]" ? "127.0.0.1" : host;
-  const url = `http://${shown}:${port}/`;
+  const { port, address } = await listenOn(server, options.host, options.port);
+  const url = `http://${address}/`;
   options.log.info("live view listening", { host: options.host, port, url });
   return {
     url,

@@ -89,6 +89,14 @@ export function explainAccessRequest(request: AccessRequest): AccessRequestExpla
   const secret = status?.secretRef?.name;
   const cluster = clusterNamed(request);
   const failing = targetFailure(accessGranted);
+  // Before the grant, a Cluster that is not ready, else a failing target, is what holds the request up.
+  const blocked =
+    clusterReady?.status === "False"
+      ? {
+          why: `waiting for the Cluster: ${clusterReady.message}`,
+          waitingFor: clusterWait(clusterReady, cluster),
+        }
+      : failing && { why: failing.why, waitingFor: [failing.waitingFor] };
 
   switch (state) {
     case "granted":
@@ -125,12 +133,9 @@ export function explainAccessRequest(request: AccessRequest): AccessRequestExpla
       );
       break;
     case "provisioning":
-      if (clusterReady?.status === "False") {
-        why.push(`waiting for the Cluster: ${clusterReady.message}`);
-        waitingFor.push(...clusterWait(clusterReady, cluster));
-      } else if (failing) {
-        why.push(failing.why);
-        waitingFor.push(failing.waitingFor);
+      if (blocked) {
+        why.push(blocked.why);
+        waitingFor.push(...blocked.waitingFor);
       } else if (accessGranted?.status === "False" && accessGranted.reason === REASONS.BackendError) {
         why.push(`the last attempt to grant it failed: ${accessGranted.message}`);
         waitingFor.push(
@@ -146,12 +151,9 @@ export function explainAccessRequest(request: AccessRequest): AccessRequestExpla
       }
       break;
     default:
-      if (clusterReady?.status === "False") {
-        why.push(`waiting for the Cluster: ${clusterReady.message}`);
-        waitingFor.push(...clusterWait(clusterReady, cluster));
-      } else if (failing) {
-        why.push(failing.why);
-        waitingFor.push(failing.waitingFor);
+      if (blocked) {
+        why.push(blocked.why);
+        waitingFor.push(...blocked.waitingFor);
       } else {
         why.push(accessGranted ? describe(accessGranted) : "the controller has not started granting it yet");
         waitingFor.push(

@@ -4,6 +4,7 @@
  */
 import type { AccessRequest } from "../../api/access-request.ts";
 import type { AdminScope } from "../../api/backend-contract.ts";
+import type { SecretObject } from "../../api/common.ts";
 import { ACCESS_SECRET_KEYS, FINALIZERS, LABELS, REASONS } from "../../api/constants.ts";
 import { scopeDenial } from "./admin-scope.ts";
 import { renewalDue, renewalTime } from "./kubeconfig.ts";
@@ -13,16 +14,8 @@ import { oidcTrustPlan } from "./oidc-trust.ts";
 import { type AccessPlan, accessPlan } from "./rbac-plan.ts";
 import { type ExistingObject, invalidRules, rbacDenial } from "./rbac-validation.ts";
 
-/** The parts of a Secret the engine reads (data values are base64, as on the wire). */
-export interface AccessSecret {
-  readonly metadata: {
-    readonly name?: string;
-    readonly namespace?: string;
-    readonly resourceVersion?: string;
-    readonly labels?: Readonly<Record<string, string>>;
-  };
-  readonly data?: Readonly<Record<string, string>>;
-}
+/** The Secret an AccessRequest's credential is kept in, as the engine reads it. */
+export type AccessSecret = SecretObject;
 
 /** An object of ours found on the target cluster. */
 export interface OwnedObject {

@@ -25,9 +25,11 @@ export type ClusterRequestEvent = ObservedEvent<ClusterRequestFacts>;
 
 const when = whenObserved<ClusterRequestFacts>;
 
+/** Deletion comes first, from every state that is not deleting already. */
+const whenDeleted = { guard: "isBeingDeleted", target: "deleting" } as const;
 /** Where the decision sends a request that is not placed yet: the same from pending and from scheduling. */
 const followDecision = [
-  { guard: "isBeingDeleted", target: "deleting" },
+  whenDeleted,
   { guard: "isMisconfigured", target: "misconfigured" },
   { guard: "isDenied", target: "denied" },
   { guard: "mustLetGo", target: "replacing" },
@@ -95,10 +97,7 @@ export const clusterRequestMachine = setup({
       entry: [
         { type: "recordEvent", params: { type: "Normal", reason: "Granted", message: "Cluster granted" } },
       ],
-      always: [
-        { guard: "isBeingDeleted", target: "deleting" },
-        { guard: "notHeld", target: "pending" },
-      ],
+      always: [whenDeleted, { guard: "notHeld", target: "pending" }],
     },
     replacing: {
       description:
@@ -108,10 +107,7 @@ export const clusterRequestMachine = setup({
       on: {
         observed: { guard: "stillLettingGo", target: "replacing", reenter: true },
       },
-      always: [
-        { guard: "isBeingDeleted", target: "deleting" },
-        { guard: "notLettingGo", target: "pending" },
-      ],
+      always: [whenDeleted, { guard: "notLettingGo", target: "pending" }],
     },
     misconfigured: {
       description:
@@ -120,10 +116,7 @@ export const clusterRequestMachine = setup({
       entry: [
         { type: "recordEvent", params: { type: "Warning", reason: "ConfigurationProblem", message: "" } },
       ],
-      always: [
-        { guard: "isBeingDeleted", target: "deleting" },
-        { guard: "configurationServes", target: "pending" },
-      ],
+      always: [whenDeleted, { guard: "configurationServes", target: "pending" }],
     },
     denied: {
       description:
@@ -131,10 +124,7 @@ export const clusterRequestMachine = setup({
       // Clusters, profiles and Purposes wake requests; the retry is a safety net.
       tags: [REQUEUE.retry, `${PHASE_TAG}${REQUEST_PHASES.denied}`],
       entry: [{ type: "recordEvent", params: { type: "Warning", reason: "Denied", message: "" } }],
-      always: [
-        { guard: "isBeingDeleted", target: "deleting" },
-        { guard: "notDenied", target: "pending" },
-      ],
+      always: [whenDeleted, { guard: "notDenied", target: "pending" }],
     },
     deleting: {
       description:

@@ -8,12 +8,16 @@ import { ANNOTATIONS, LABELS } from "../../api/constants.ts";
 import { isConflict, isNotFound } from "../../api/error-message.ts";
 import { type Clock, systemClock, type TimerHandle } from "../clock.ts";
 import {
+  createLease,
   DEFAULT_LEASE_TIMING,
+  deleteLease,
+  handBackLease,
   LEASES,
   type Lease,
   type LeaseTiming,
   microTime,
   readLease,
+  replaceLease,
 } from "../lease.ts";
 import { apiStatusOf, errorMessage, type Logger, silentLogger } from "../logger.ts";
 import { acknowledgedAnnotation, LeaseObservations, memberLeaseName } from "./membership.ts";
@@ -163,19 +167,18 @@ export class ShardRing {
     await this.#ticking;
     this.#set({ ...this.#view, healthy: false });
     if (!this.#lease || this.#lost) return;
-    try {
-      await this.#api.deleteNamespacedCustomObject({
-        ...LEASES,
-        namespace: this.#options.namespace,
-        name: this.#leaseName,
-        body: { preconditions: { resourceVersion: this.#lease.metadata.resourceVersion } },
-      });
-      this.#log.info("left the shard ring");
-    } catch (error) {
-      this.#log.warn("could not delete the membership lease; peers take over when it expires", {
-        error: errorMessage(error),
-      });
-    }
+    const lease = this.#lease;
+    await handBackLease(
+      this.#log,
+      {
+        done: "left the shard ring",
+        failed: "could not delete the membership lease; peers take over when it expires",
+      },
+      async () => {
+        await deleteLease(this.#api, lease);
+        return true;
+      },
+    );
   }
 
   /** Runs a round now, or right after the one in progress. */
@@ -313,16 +316,11 @@ export class ShardRing {
     this.#lease ??= await this.#read();
     if (this.#lease) {
       try {
-        this.#lease = (await this.#api.replaceNamespacedCustomObject({
-          ...LEASES,
-          namespace,
-          name: this.#leaseName,
-          body: {
-            ...this.#lease,
-            metadata: { ...metadata, resourceVersion: this.#lease.metadata.resourceVersion },
-            spec: { ...this.#lease.spec, ...spec },
-          },
-        })) as Lease;
+        this.#lease = await replaceLease(this.#api, {
+          ...this.#lease,
+          metadata: { ...metadata, resourceVersion: this.#lease.metadata.resourceVersion },
+          spec: { ...this.#lease.spec, ...spec },
+        });
         return;
       } catch (error) {
         // Someone else wrote it (or deleted it): read it again next round rather than overwrite blindly.
@@ -330,16 +328,7 @@ export class ShardRing {
         throw error;
       }
     }
-    this.#lease = (await this.#api.createNamespacedCustomObject({
-      ...LEASES,
-      namespace,
-      body: {
-        apiVersion: "coordination.k8s.io/v1",
-        kind: "Lease",
-        metadata,
-        spec: { ...spec, acquireTime: now, leaseTransitions: 0 },
-      },
-    })) as Lease;
+    this.#lease = await createLease(this.#api, metadata, spec);
     // Created anew (first round, or ours went): not joined until a list a retry period later shows it.
     this.#createdAt = this.#clock.now();
     this.#settled = false;
@@ -358,12 +347,7 @@ export class ShardRing {
   /** Deletes the Lease of a replica that died without releasing it (unless it came back meanwhile). */
   async #forget(lease: Lease): Promise<void> {
     try {
-      await this.#api.deleteNamespacedCustomObject({
-        ...LEASES,
-        namespace: this.#options.namespace,
-        name: lease.metadata.name,
-        body: { preconditions: { resourceVersion: lease.metadata.resourceVersion } },
-      });
+      await deleteLease(this.#api, lease);
       this.#log.info("deleted the membership lease of a replica long gone", {
         lease: lease.metadata.name,
         holder: lease.spec?.holderIdentity,
