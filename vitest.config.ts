@@ -6,9 +6,11 @@
  * - `heavy`: kind, Cluster API, Gardener, the engine's image, the browser; named so by file name
  *   (`*.heavy.test.ts`); its setup starts building those assets in the background, so the other projects run
  *   meanwhile, and each heavy file waits for them (`npm run test:heavy`).
- * `npm test` runs all three in one run: integration (slowest files first) and unit, then heavy.
+ * `npm test` runs all three in one run: integration (slowest files first) and unit, then heavy (slowest first too,
+ * but never two files side by side that wait on one machine-wide lock: see test/support/machine-lock-sequencer.ts).
  */
 import { defineConfig, type TestProjectInlineConfiguration } from "vitest/config";
+import MachineLockSequencer from "./test/support/machine-lock-sequencer.ts";
 
 const HEAVY = "test/integration/**/*.heavy.test.ts";
 
@@ -58,6 +60,7 @@ export default defineConfig({
   test: {
     ...RUNNER,
     projects: [unit, integration, heavy],
+    sequence: { sequencer: MachineLockSequencer },
     reporters: ["default", "./test/support/summary-reporter.ts"],
   },
 });

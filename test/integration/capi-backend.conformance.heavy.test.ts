@@ -7,7 +7,7 @@
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, it } from "vitest";
 import type { ClusterTarget } from "../../src/api/backend.ts";
 import type { BackendContext, BackendModule, ClusterBackend } from "../../src/api/backend-contract.ts";
 import { compareVersions } from "../../src/machines/backend-cluster/kubernetes-version.ts";
@@ -26,11 +26,16 @@ import { eventually, satisfying } from "../support/eventually.ts";
 const RUNS = 10;
 /** Where the kit's CAPI Clusters go. */
 const NS = "conformance-capi";
+/** Where the rollout's CAPI Cluster goes: apart from the kit's, whose count the kit checks while both run. */
+const ROLLOUT_NS = "rollout-capi";
 let management: CapiManagement;
 
 beforeAll(async () => {
   // Waits while capi-backend.heavy.test.ts holds this machine's CAPD (its fixed ports allow one at a time).
-  management = await startCapiManagement({ classes: inMemoryKubeadmClass(), namespaces: [NS] });
+  management = await startCapiManagement({
+    classes: inMemoryKubeadmClass(),
+    namespaces: [NS, ROLLOUT_NS],
+  });
 }, 1_500_000);
 afterAll(async () => {
   await management?.stop();
@@ -58,19 +63,29 @@ async function leftovers(stateDirectory: string): Promise<string[]> {
 }
 
 /** What reached Cluster API through the backends the kit made: proof that its branches ran, not just passed. */
-const reached = { creates: 0, upgrades: 0, refusedDowngrades: 0, deletes: 0 };
+type Reached = { creates: number; upgrades: number; refusedDowngrades: number; deletes: number };
+const none = (): Reached => ({ creates: 0, upgrades: 0, refusedDowngrades: 0, deletes: 0 });
+const reached = none();
+/** The same per run of the kit (a run's backends share its state folder), to see what each run adds. */
+const reachedPerRun = new Map<string, Reached>();
 
 /** The backend module, with a factory whose backends count the calls that reached Cluster API. */
 const counted: BackendModule = {
   contractVersion: capi.contractVersion,
   createBackend: async (context: BackendContext): Promise<ClusterBackend> => {
     const backend = await capi.createBackend(context);
+    const run = reachedPerRun.get(context.stateDirectory) ?? none();
+    reachedPerRun.set(context.stateDirectory, run);
+    const count = (what: keyof Reached) => {
+      reached[what]++;
+      run[what]++;
+    };
     return new Proxy(backend, {
       get(real, property) {
         if (property === "create")
           return async (target: ClusterTarget, version: string) => {
             await real.create(target, version);
-            reached.creates++;
+            count("creates");
           };
         if (property === "update")
           return async (target: ClusterTarget, version: string) => {
@@ -78,15 +93,15 @@ const counted: BackendModule = {
             try {
               await real.update(target, version);
             } catch (error) {
-              if (before.exists && compareVersions(version, before.version) < 0) reached.refusedDowngrades++;
+              if (before.exists && compareVersions(version, before.version) < 0) count("refusedDowngrades");
               throw error;
             }
-            if (before.exists && before.version !== version) reached.upgrades++;
+            if (before.exists && before.version !== version) count("upgrades");
           };
         if (property === "delete")
           return async (target: ClusterTarget) => {
             await real.delete(target);
-            reached.deletes++;
+            count("deletes");
           };
         const value = Reflect.get(real, property, real);
         return typeof value === "function" ? value.bind(real) : value;
@@ -95,101 +110,110 @@ const counted: BackendModule = {
   },
 };
 
-it("passes the conformance kit on Cluster API's in-memory machines", async () => {
-  const started = performance.now();
-  let created = 0;
-  await checkBackendConformance(counted, {
-    // Each cluster is a kubeadm control plane on a simulated machine (tens of seconds): few, short sequences.
-    numRuns: RUNS,
-    maxCommands: 8,
-    readyTimeoutMs: 300_000,
-    // CAPD's in-memory clusters are stand-ins: their API servers serve no SelfSubjectReview or access reviews, so
-    // the kit checks only that the kubeconfig names the endpoint (capi-backend.heavy.test.ts grants access on Docker machines).
-    verifyAdminAccess: false,
-    config: aProviderConfig({
-      name: "conformance",
-      backend: "capi",
-      supportedVersions: [{ version: "1.36.3" }, { version: "1.37.0" }],
+// Side by side: the kit and the rollout use their own backends and namespaces, and CAPD's in-memory machines
+// are light; one after the other they cost a minute more.
+describe.concurrent("the capi backend on Cluster API's in-memory machines", () => {
+  it("passes the conformance kit on Cluster API's in-memory machines", async ({ expect }) => {
+    const started = performance.now();
+    let created = 0;
+    await checkBackendConformance(counted, {
+      // Each cluster is a kubeadm control plane on a simulated machine (tens of seconds): few, short sequences.
+      numRuns: RUNS,
+      maxCommands: 8,
+      readyTimeoutMs: 300_000,
+      // CAPD's in-memory clusters are stand-ins: their API servers serve no SelfSubjectReview or access reviews, so
+      // the kit checks only that the kubeconfig names the endpoint (capi-backend.heavy.test.ts grants access on Docker machines).
+      verifyAdminAccess: false,
+      config: aProviderConfig({
+        name: "conformance",
+        backend: "capi",
+        supportedVersions: [{ version: "1.36.3" }, { version: "1.37.0" }],
+        settings: {
+          clusterClass: { namespace: CLASS_NAMESPACE, name: "in-memory-kubeadm" },
+          namespace: NS,
+          variables: [{ name: "team", value: "conformance" }],
+        },
+      }),
+      context: { options: { kubeconfig: management.controlPlane.kubeconfigPath } },
+      leftovers,
+      // CAPI Clusters not being deleted: never more than the Cluster objects that exist.
+      liveClusters: async () => {
+        const live = (await management.capiClusters(NS)).filter((c) => !c.metadata.deletionTimestamp);
+        created = Math.max(created, live.length);
+        return live.length;
+      },
+    });
+    // The kit begins with the plain life of one Cluster: Cluster API made at least one.
+    expect(created).toBeGreaterThan(0);
+    console.log(
+      `capi conformance: ${RUNS} runs in ${Math.round((performance.now() - started) / 1000)} s; reached Cluster API: ${JSON.stringify(reached)}; per run: ${[...reachedPerRun.values()].map((r) => JSON.stringify(r)).join(", ")}`,
+    );
+    expect(reached.creates).toBeGreaterThan(0);
+    expect(reached.deletes).toBeGreaterThan(0);
+  }, 3_600_000);
+
+  it("rolls a kubeadm control plane to a new version through the topology, and refuses to go back", async ({
+    expect,
+  }) => {
+    const stateDirectory = mkdtempSync(join(tmpdir(), "capi-upgrade-"));
+    const backend = (await capi.createBackend({
+      stateDirectory,
+      options: { kubeconfig: management.controlPlane.kubeconfigPath },
+      log: silentLogger,
+      clock: systemClock,
+      readSecret: async () => undefined,
+    })) as CapiBackend;
+    const target: ClusterTarget = {
+      uid: "00000000-0000-4000-8000-00000000abcd",
+      namespace: "upgrades",
+      name: "rolling",
+      tenancy: "Exclusive",
+      profile: "test.capi.in-memory",
+      providerConfig: "in-memory",
       settings: {
         clusterClass: { namespace: CLASS_NAMESPACE, name: "in-memory-kubeadm" },
-        namespace: NS,
-        variables: [{ name: "team", value: "conformance" }],
+        namespace: ROLLOUT_NS,
       },
-    }),
-    context: { options: { kubeconfig: management.controlPlane.kubeconfigPath } },
-    leftovers,
-    // CAPI Clusters not being deleted: never more than the Cluster objects that exist.
-    liveClusters: async () => {
-      const live = (await management.capiClusters(NS)).filter((c) => !c.metadata.deletionTimestamp);
-      created = Math.max(created, live.length);
-      return live.length;
-    },
-  });
-  // The kit begins with the plain life of one Cluster: Cluster API made at least one.
-  expect(created).toBeGreaterThan(0);
-  console.log(
-    `capi conformance: ${RUNS} runs in ${Math.round((performance.now() - started) / 1000)} s; reached Cluster API: ${JSON.stringify(reached)}`,
-  );
-  expect(reached.creates).toBeGreaterThan(0);
-  expect(reached.deletes).toBeGreaterThan(0);
-}, 3_600_000);
-
-it("rolls a kubeadm control plane to a new version through the topology, and refuses to go back", async () => {
-  const stateDirectory = mkdtempSync(join(tmpdir(), "capi-upgrade-"));
-  const backend = (await capi.createBackend({
-    stateDirectory,
-    options: { kubeconfig: management.controlPlane.kubeconfigPath },
-    log: silentLogger,
-    clock: systemClock,
-    readSecret: async () => undefined,
-  })) as CapiBackend;
-  const target: ClusterTarget = {
-    uid: "00000000-0000-4000-8000-00000000abcd",
-    namespace: "upgrades",
-    name: "rolling",
-    tenancy: "Exclusive",
-    profile: "test.capi.in-memory",
-    providerConfig: "in-memory",
-    settings: { clusterClass: { namespace: CLASS_NAMESPACE, name: "in-memory-kubeadm" }, namespace: NS },
-  };
-  const readyAt = (version: string) =>
-    eventually(
-      async () =>
-        satisfying(
-          await backend.observe(target),
-          (o) => o.exists && o.phase === "ready" && o.version === version,
-        ),
-      { what: `in-memory cluster ready at ${version}`, timeoutMs: 300_000, intervalMs: 1_000 },
-    );
-  try {
-    await backend.create(target, "1.36.3");
-    await readyAt("1.36.3");
-    const name = capiClusterName(target);
-    const before = (await management.capiClusters(NS)).find((c) => c.metadata.name === name);
-    await backend.update(target, "1.37.0");
-    // While KubeadmControlPlane replaces the machine, the cluster reports the version it still runs.
-    const rolling = await eventually(
-      async () => satisfying(await backend.observe(target), (o) => o.exists && o.phase !== "ready"),
-      { what: "the rollout seen", timeoutMs: 60_000, intervalMs: 250 },
-    );
-    expect(rolling).toMatchObject({ phase: "updating", version: "1.36.3" });
-    await readyAt("1.37.0");
-    const after = (await management.capiClusters(NS)).find((c) => c.metadata.name === name);
-    expect(after?.spec.topology?.version).toBe("v1.37.0");
-    expect(after?.metadata.generation).toBe((before?.metadata.generation ?? 0) + 1); // one change: the version
-    expect(after?.status?.controlPlane?.versions).toEqual([{ version: "v1.37.0", replicas: 1 }]);
-    await expect(backend.update(target, "1.36.3")).rejects.toThrow(
-      `runs Kubernetes 1.37.0; the engine does not downgrade it to 1.36.3`,
-    );
-    await backend.delete(target);
-    await eventually(async () => satisfying(await backend.observe(target), (o) => !o.exists), {
-      what: "in-memory cluster gone",
-      timeoutMs: 300_000,
-      intervalMs: 1_000,
-    });
-    expect(backend.clusterCount).toBe(0);
-  } finally {
-    await backend.delete(target).catch(() => {});
-    rmSync(stateDirectory, { recursive: true, force: true });
-  }
-}, 900_000);
+    };
+    const readyAt = (version: string) =>
+      eventually(
+        async () =>
+          satisfying(
+            await backend.observe(target),
+            (o) => o.exists && o.phase === "ready" && o.version === version,
+          ),
+        { what: `in-memory cluster ready at ${version}`, timeoutMs: 300_000, intervalMs: 1_000 },
+      );
+    try {
+      await backend.create(target, "1.36.3");
+      await readyAt("1.36.3");
+      const name = capiClusterName(target);
+      const before = (await management.capiClusters(ROLLOUT_NS)).find((c) => c.metadata.name === name);
+      await backend.update(target, "1.37.0");
+      // While KubeadmControlPlane replaces the machine, the cluster reports the version it still runs.
+      const rolling = await eventually(
+        async () => satisfying(await backend.observe(target), (o) => o.exists && o.phase !== "ready"),
+        { what: "the rollout seen", timeoutMs: 60_000, intervalMs: 250 },
+      );
+      expect(rolling).toMatchObject({ phase: "updating", version: "1.36.3" });
+      await readyAt("1.37.0");
+      const after = (await management.capiClusters(ROLLOUT_NS)).find((c) => c.metadata.name === name);
+      expect(after?.spec.topology?.version).toBe("v1.37.0");
+      expect(after?.metadata.generation).toBe((before?.metadata.generation ?? 0) + 1); // one change: the version
+      expect(after?.status?.controlPlane?.versions).toEqual([{ version: "v1.37.0", replicas: 1 }]);
+      await expect(backend.update(target, "1.36.3")).rejects.toThrow(
+        `runs Kubernetes 1.37.0; the engine does not downgrade it to 1.36.3`,
+      );
+      await backend.delete(target);
+      await eventually(async () => satisfying(await backend.observe(target), (o) => !o.exists), {
+        what: "in-memory cluster gone",
+        timeoutMs: 300_000,
+        intervalMs: 1_000,
+      });
+      expect(backend.clusterCount).toBe(0);
+    } finally {
+      await backend.delete(target).catch(() => {});
+      rmSync(stateDirectory, { recursive: true, force: true });
+    }
+  }, 900_000);
+});

@@ -4,6 +4,8 @@
  * runs each machine as a container of the offline kind node image behind its haproxy load balancer. A ProviderConfig
  * names the `docker-kubeadm` ClusterClass; Clusters become CAPI topology Clusters with a real workload API server;
  * token access, refused version changes, kill -9 mid-provisioning, and deletion down to the last container.
+ * Docker machines take minutes, so one Cluster carries it all: an engine process starts provisioning it and is
+ * killed with SIGKILL midway; an engine in this process, on the same state folder, resumes it to Ready and on.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -43,25 +45,29 @@ const PROVIDER = "capi-test";
 /** Every Cluster of this file is named so; CAPD names machine and load-balancer containers after them. */
 const PREFIX = "capit-";
 const profileOf = (config: string, provider = PROVIDER) => `test.${provider}.${config}`;
-const stateDirectory = mkdtempSync(join(tmpdir(), "capi-backend-"));
+/** The engines' state folder: the killed process's `--state-dir`; the in-process backend's is its `capi` folder. */
+const stateRoot = mkdtempSync(join(tmpdir(), "capi-backend-"));
 const logLines: string[] = [];
 const reconciles = new Map<string, number>();
 const reconcilesOf = (name: string) => reconciles.get(`${NS}/${name}`) ?? 0;
 let management: CapiManagement;
-let engine: Engine;
+/** The engine process that is killed mid-provisioning. */
+let first: ReturnType<typeof startEngineCli> | undefined;
+/** The engine that resumes, in this process (its reconciles and log are what the later tests read). */
+let engine: Engine | undefined;
 let backend: CapiBackend;
 
-/** The settings of a ProviderConfig on the docker-kubeadm class, `workers` worker machines. */
-const dockerSettings = (workers: number) => ({
+/** The settings of the ProviderConfig on the docker-kubeadm class: one control-plane machine, one worker. */
+const DOCKER_SETTINGS = {
   clusterClass: { namespace: CLASS_NAMESPACE, name: "docker-kubeadm" },
   namespace: CAPI_NS,
   controlPlane: { replicas: 1 },
-  ...(workers > 0 ? { workers: [{ class: "default-worker", name: "md-0", replicas: workers }] } : {}),
+  workers: [{ class: "default-worker", name: "md-0", replicas: 1 }],
   variables: [{ name: TEAM_VARIABLE, value: "blue" }],
   // kind's Pod subnet: the node image's static CNI config hands out addresses from it.
   clusterNetwork: { pods: { cidrBlocks: ["10.244.0.0/16"] }, services: { cidrBlocks: ["10.96.0.0/12"] } },
   deletionTimeoutSeconds: 600,
-});
+};
 
 const read = async <T>(resource: { group: string; version: string; plural: string }, name: string) => {
   try {
@@ -113,16 +119,44 @@ beforeAll(async () => {
     namespaces: [NS, CAPI_NS],
     docker: true,
   });
+  first = startEngineCli([
+    "run",
+    "--backend=capi",
+    `--backend-option=kubeconfig=${management.controlPlane.kubeconfigPath}`,
+    `--provider-name=${PROVIDER}`,
+    "--environment=test",
+    `--kubeconfig=${management.controlPlane.kubeconfigPath}`,
+    `--state-dir=${stateRoot}`,
+    "--no-leader-elect",
+    "--metrics-bind-address=0",
+    "--health-probe-bind-address=0",
+  ]);
+  await management.custom.createClusterCustomObject({
+    ...RESOURCES.ProviderConfig,
+    body: aProviderConfig({
+      name: "docker",
+      backend: "capi",
+      providerRef: { name: PROVIDER },
+      // 1.34.0 is listed, but the class cannot build it: the profile leaves it out.
+      supportedVersions: [{ version: "1.36.3" }, { version: "1.35.0" }, { version: "1.34.0" }],
+      defaultVersion: "1.36.3",
+      settings: DOCKER_SETTINGS,
+    }),
+  });
+}, 1_500_000);
+
+/** The engine of this process on the killed one's state folder, as `run --backend=capi --state-dir` makes it. */
+async function startEngineHere(): Promise<Engine> {
   const kubeConfig = management.controlPlane.kubeConfig;
   backend = (await createBackend({
-    stateDirectory,
+    stateDirectory: join(stateRoot, "capi"),
     // The management cluster is the engine's own API server, named as a file.
     options: { kubeconfig: management.controlPlane.kubeconfigPath },
     log: createLogger({ write: (line) => logLines.push(line) }),
     clock: systemClock,
     readSecret: apiSecretReader(kubeConfig),
   })) as CapiBackend;
-  engine = new Engine({
+  const started = new Engine({
     kubeConfig,
     providerName: PROVIDER,
     environment: "test",
@@ -134,27 +168,17 @@ beforeAll(async () => {
     log: createLogger({ level: "debug", write: (line) => logLines.push(line) }),
     accessTiming: { tokenValidityMs: 600_000, pollMs: 1_000, resyncMs: 60_000 },
   });
-  await engine.start();
-  await management.custom.createClusterCustomObject({
-    ...RESOURCES.ProviderConfig,
-    body: aProviderConfig({
-      name: "docker",
-      backend: "capi",
-      providerRef: { name: PROVIDER },
-      // 1.34.0 is listed, but the class cannot build it: the profile leaves it out.
-      supportedVersions: [{ version: "1.36.3" }, { version: "1.35.0" }, { version: "1.34.0" }],
-      defaultVersion: "1.36.3",
-      settings: dockerSettings(1),
-    }),
-  });
-}, 1_500_000);
+  await started.start();
+  return started;
+}
 
 afterAll(async () => {
+  if (first && first.child.exitCode === null && first.child.signalCode === null) first.child.kill("SIGKILL");
   await engine?.stop();
   await management?.stop();
   const left = await removeContainers(PREFIX);
   if (left.length > 0) console.log(`removed containers a failed test left: ${left.join(", ")}`);
-  rmSync(stateDirectory, { recursive: true, force: true });
+  rmSync(stateRoot, { recursive: true, force: true });
 }, 300_000);
 
 describe("the capi backend on Cluster API with Docker machines", { timeout: 900_000 }, () => {
@@ -171,10 +195,11 @@ describe("the capi backend on Cluster API with Docker machines", { timeout: 900_
     expect(profile.metadata.annotations?.["engine.openmcp.cloud/traits"]).toBe("provider-docker");
   });
 
-  it("makes a Cluster a CAPI topology Cluster that goes Ready on Docker machines behind CAPD's load balancer", async () => {
+  let createdAt = 0;
+  it("makes a Cluster a CAPI topology Cluster and mirrors Cluster API's conditions while it provisions", async () => {
     // A partial version: the engine resolves it to the newest 1.36 patch the profile offers.
     const created = await createCluster(`${PREFIX}one`, "docker", PROVIDER, "1.36");
-    const started = Date.now();
+    createdAt = Date.now();
     const capi = await eventually(
       async () => satisfying(await capiClusterOf(`${PREFIX}one`), (c) => c !== undefined),
       {
@@ -201,10 +226,35 @@ describe("the capi backend on Cluster API with Docker machines", { timeout: 900_
       "Cluster API's conditions mirrored while provisioning",
       (c) => (condition(c, "CapiAvailable")?.message ?? "") !== "",
     );
+  });
+
+  it("resumes after kill -9 of the engine mid-provisioning: one CAPI Cluster, then Ready on Docker machines behind CAPD's load balancer", async () => {
+    const engineOutput = () => first?.output().slice(-300) ?? "";
+    // Mid-provisioning: Cluster API has the CAPI Cluster and is making its machines.
+    await eventually(
+      async () =>
+        satisfying(
+          await ofCluster(`${PREFIX}one`),
+          (list) => list[0]?.status?.phase === "Provisioned" || list[0]?.status?.phase === "Provisioning",
+        ),
+      {
+        what: `CAPI Cluster of ${PREFIX}one provisioning (engine output: ${engineOutput()})`,
+        timeoutMs: 120_000,
+      },
+    );
+    expect((await read<Cluster>(RESOURCES.Cluster, `${PREFIX}one`))?.status?.phase).not.toBe("Ready");
+    first?.child.kill("SIGKILL");
+    await new Promise((resolve) => first?.child.once("exit", resolve));
+    expect(first?.child.signalCode).toBe("SIGKILL");
+    engine = await startEngineHere();
     const ready = await clusterWhere(`${PREFIX}one`, "Ready", (c) => c.status?.phase === "Ready");
     console.log(
-      `capi-backend: Cluster ${PREFIX}one created → Ready in ${Math.round((Date.now() - started) / 1000)} s on Docker machines`,
+      `capi-backend: Cluster ${PREFIX}one created → Ready in ${Math.round((Date.now() - createdAt) / 1000)} s on Docker machines, the engine killed midway`,
     );
+    // The resumed engine went on with the CAPI Cluster the killed one made: one, of this very Cluster.
+    expect(
+      (await ofCluster(`${PREFIX}one`)).map((c) => c.metadata.labels?.[CAPI_BACKEND_KEYS.clusterUidLabel]),
+    ).toEqual([ready.metadata.uid]);
     const stored = (await capiClusterOf(`${PREFIX}one`)) as TopologyCluster;
     const endpoint = `https://${stored.spec.controlPlaneEndpoint?.host}:${stored.spec.controlPlaneEndpoint?.port}`;
     expect(ready.status?.endpoints).toEqual([{ name: "apiserver-external", url: endpoint }]);
@@ -332,89 +382,6 @@ describe("the capi backend on Cluster API with Docker machines", { timeout: 900_
     expect((await capiClusterOf(`${PREFIX}one`))?.spec.topology?.version).toBe("v1.36.3");
     await patchVersion("1.36.3");
     await clusterWhere(`${PREFIX}one`, "Ready again at 1.36.3", (c) => c.status?.phase === "Ready");
-  });
-
-  it("resumes after kill -9 of the engine mid-provisioning: one CAPI Cluster, then Ready", async () => {
-    await management.custom.createClusterCustomObject({
-      ...RESOURCES.ProviderConfig,
-      body: aProviderConfig({
-        name: "kill",
-        backend: "capi",
-        providerRef: { name: "capikill" },
-        supportedVersions: [{ version: "1.36.3" }],
-        settings: dockerSettings(0),
-      }),
-    });
-    const stateDir = mkdtempSync(join(tmpdir(), "capi-kill-"));
-    const run = () =>
-      startEngineCli([
-        "run",
-        "--backend=capi",
-        `--backend-option=kubeconfig=${management.controlPlane.kubeconfigPath}`,
-        "--provider-name=capikill",
-        "--environment=test",
-        `--kubeconfig=${management.controlPlane.kubeconfigPath}`,
-        `--state-dir=${stateDir}`,
-        "--no-leader-elect",
-        "--metrics-bind-address=0",
-        "--health-probe-bind-address=0",
-      ]);
-    const first = run();
-    let second: ReturnType<typeof run> | undefined;
-    try {
-      await eventually(
-        async () =>
-          management.custom.getClusterCustomObject({
-            ...RESOURCES.ClusterProfile,
-            name: profileOf("kill", "capikill"),
-          }),
-        { what: `profile of config kill (engine output: ${first.output().slice(-300)})`, timeoutMs: 120_000 },
-      );
-      await createCluster(`${PREFIX}kill`, "kill", "capikill");
-      // Mid-provisioning: Cluster API has the CAPI Cluster and is making its machine.
-      await eventually(
-        async () =>
-          satisfying(
-            await ofCluster(`${PREFIX}kill`),
-            (list) => list[0]?.status?.phase === "Provisioned" || list[0]?.status?.phase === "Provisioning",
-          ),
-        {
-          what: `CAPI Cluster of ${PREFIX}kill provisioning (engine output: ${first.output().slice(-300)})`,
-          timeoutMs: 120_000,
-        },
-      );
-      expect((await read<Cluster>(RESOURCES.Cluster, `${PREFIX}kill`))?.status?.phase).not.toBe("Ready");
-      first.child.kill("SIGKILL");
-      await new Promise((resolve) => first.child.once("exit", resolve));
-      second = run();
-      const ready = await clusterWhere(
-        `${PREFIX}kill`,
-        "Ready after the restart",
-        (c) => c.status?.phase === "Ready",
-      );
-      const clusters = await ofCluster(`${PREFIX}kill`);
-      expect(clusters.map((c) => c.metadata.labels?.[CAPI_BACKEND_KEYS.clusterUidLabel])).toEqual([
-        ready.metadata.uid,
-      ]);
-      await management.custom.deleteNamespacedCustomObject({
-        ...RESOURCES.Cluster,
-        namespace: NS,
-        name: `${PREFIX}kill`,
-      });
-      await eventually(async () => expect(await read(RESOURCES.Cluster, `${PREFIX}kill`)).toBeUndefined(), {
-        what: `Cluster ${PREFIX}kill gone`,
-        timeoutMs: 300_000,
-      });
-      expect(await ofCluster(`${PREFIX}kill`)).toEqual([]);
-      expect(await containersNamed(capiClusterName({ namespace: NS, name: `${PREFIX}kill` }))).toEqual([]);
-    } finally {
-      if (first.child.exitCode === null && first.child.signalCode === null) first.child.kill("SIGKILL");
-      if (second) {
-        second.child.kill("SIGTERM");
-        await new Promise((resolve) => second?.child.once("exit", resolve));
-      }
-      rmSync(stateDir, { recursive: true, force: true });
-    }
   });
 
   it("deletes: the CAPI Cluster goes with its machine containers while the Cluster says so, then the Cluster goes", async () => {

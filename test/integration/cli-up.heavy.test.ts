@@ -1,6 +1,14 @@
 /** `openmcp-engine up` as a user runs it: a usable kubeconfig, CRDs served, a clean stop on Ctrl-C, clear flag errors. */
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ApiextensionsV1Api, CoreV1Api, CustomObjectsApi, KubeConfig } from "@kubernetes/client-node";
@@ -12,6 +20,27 @@ import { eventually } from "../support/eventually.ts";
 import { processesMentioning, waitUntilGone } from "../support/processes.ts";
 
 const main = join(import.meta.dirname, "..", "..", "src", "cli", "main.ts");
+const examples = join(import.meta.dirname, "..", "..", "examples");
+
+/**
+ * `up`'s kind demo (examples/demo-kind) with only the Cluster its AccessRequest names, in `folder`: the demo's
+ * second Cluster would be one more kind cluster of the same profile, a minute on this machine that proves nothing
+ * `up` adds (kind-clusters.heavy.test.ts proves the kind backend's clusters).
+ */
+function kindDemoOf(folder: string, cluster: string): string {
+  const source = join(examples, "demo-kind");
+  const demo = join(folder, "demo-kind");
+  mkdirSync(demo);
+  for (const file of readdirSync(source)) {
+    const documents = readFileSync(join(source, file), "utf8").split(/^---$/m);
+    const kept = documents.filter(
+      (document) =>
+        !/^kind: Cluster$/m.test(document) || new RegExp(`^  name: ${cluster}$`, "m").test(document),
+    );
+    writeFileSync(join(demo, file), kept.join("---"));
+  }
+  return demo;
+}
 
 describe("openmcp-engine up", () => {
   /** Runs `up` with `args` until its demo is Ready; returns what it printed and how to stop it. */
@@ -149,8 +178,13 @@ describe("openmcp-engine up", () => {
     }
   }, 200_000);
 
-  it("with --backend kind makes each demo Cluster a real kind cluster, grants access there, and removes them on SIGINT", async () => {
-    const up = await upUntilReady(["--backend=kind"], "All 2 Clusters are Ready", 500_000);
+  it("with --backend kind makes the demo's Cluster a real kind cluster, grants access there, and removes it on SIGINT", async () => {
+    const demoFolder = mkdtempSync(join(tmpdir(), "up-kind-demo-"));
+    const up = await upUntilReady(
+      ["--backend=kind", `--demo-dir=${kindDemoOf(demoFolder, "workload")}`],
+      "All 1 Clusters are Ready",
+      500_000,
+    );
     try {
       const file = /demo\/workload: kubectl --kubeconfig (\S+) get namespaces/.exec(up.output())?.[1] ?? "";
       const cluster = new KubeConfig();
@@ -172,6 +206,7 @@ describe("openmcp-engine up", () => {
     } finally {
       if (up.child.exitCode === null) up.child.kill("SIGKILL");
       rmSync(up.folder, { recursive: true, force: true });
+      rmSync(demoFolder, { recursive: true, force: true });
     }
   }, 700_000);
 
