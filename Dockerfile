@@ -29,8 +29,15 @@ COPY --from=build --chown=root:root /app /app
 # openMCP operator's init Job and Deployment mount none); deploy/base mounts an emptyDir.
 RUN mkdir -p /var/lib/openmcp-engine && chown 1000:1000 /var/lib/openmcp-engine
 ENV OPENMCP_ENGINE_STATE_DIR=/var/lib/openmcp-engine
-# The node user (uid 1000) owns nothing in /app: the code cannot be changed at run time.
-USER 1000:1000
+# What the kind backend needs in a Pod that has the host's Docker socket mounted: the kind and docker clients.
+# They are not in the repository; hack/containers/ensure.sh puts the ones it built or installed for the host into
+# the build context (hack/image/tools/), and an image built without them has none (the kind backend says so).
+# The engine runs as uid 1000, which owns nothing in /app: the code cannot be changed at run time. The image
+# starts as root only so that, deployed with no securityContext (openMCP's ClusterProvider has no field for one),
+# the entrypoint can keep a mounted Docker socket's group while it drops root (hack/image/openmcp-engine-entrypoint);
+# with runAsUser: 1000 (deploy/base) it starts as uid 1000 directly.
+COPY hack/image/openmcp-engine-entrypoint hack/image/tool[s] /usr/local/bin/
+USER 0:0
 VOLUME ["/var/lib/openmcp-engine"]
-ENTRYPOINT ["node", "/app/dist/cli/main.js"]
+ENTRYPOINT ["/usr/local/bin/openmcp-engine-entrypoint"]
 CMD ["run", "--help"]

@@ -228,6 +228,11 @@ step_engine_image() {
     step_node_image
     new_scratch stage engine-context
     (cd "$root" && echo "$files" | tar -c -T - | tar -x -C "$stage")
+    # The kind backend in a Pod drives the host's Docker through these (Dockerfile: hack/image/tools/).
+    step_kind >/dev/null
+    mkdir -p "$stage/hack/image/tools"
+    cp "$kind_bin" "$stage/hack/image/tools/kind"
+    cp "$(command -v "$DOCKER")" "$stage/hack/image/tools/docker"
     ca=$(host_ca_bundle)
     if [ -n "$ca" ]; then
       log "passing this machine's CA bundle ($ca) to the build (build stage only, not in the image)"
