@@ -46,6 +46,9 @@ async function startEngineContainer(
       "--environment=test",
       "--verbosity=INFO",
       "--kubeconfig=/kube/config",
+      // On the host's network: no probe or metrics port, which two engines would both want.
+      "--metrics-bind-address=0",
+      "--health-probe-bind-address=0",
     ],
   );
   return container;
@@ -106,20 +109,21 @@ describe("the engine image with the host's Docker socket", () => {
     expect(field("Groups").split(/\s+/).sort()).toEqual(["1000", String(statSync(SOCKET).gid)].sort());
     expect(field("CapEff")).toBe("0000000000000000");
     expect(await docker("exec", container, "cat", "/proc/1/cmdline")).toContain("/app/dist/cli/main.js");
-  });
+  }, 150_000);
 
   it("started as uid 1000 without the socket's group, says on the ProviderConfig why it offers nothing", async () => {
-    await startEngineContainer("nogroup", "nogroup", ["--user", "1000:1000"]);
+    const container = await startEngineContainer("nogroup", "nogroup", ["--user", "1000:1000"]);
     const ready = await eventually(
       async () => {
         const condition = await readyOf("nogroup-kind");
-        expect(condition?.reason).toBe("ConfigurationProblem");
-        return condition;
+        if (condition?.reason === "ConfigurationProblem") return condition;
+        const logs = (await docker("logs", "--tail", "8", container).catch(String)).slice(-2_000);
+        throw new Error(`Ready is ${JSON.stringify(condition)}; the engine's last lines:\n${logs}`);
       },
       { what: "ProviderConfig nogroup-kind refused with the reason", timeoutMs: 90_000 },
     );
     expect(ready?.message).toContain("kind backend: cannot list the kindest/node images");
     expect(ready?.message).toContain("permission denied");
     expect(ready?.message).toContain("make the Docker socket usable by the engine");
-  });
+  }, 150_000);
 });
