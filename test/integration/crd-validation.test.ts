@@ -1,29 +1,25 @@
 /** Our CRDs on a real API server: every example manifest is accepted, every invalid case is rejected with its message. */
 
 import { type RequestOptions, request } from "node:https";
-import { ApiException, CoreV1Api, CustomObjectsApi } from "@kubernetes/client-node";
+import { ApiException, type CustomObjectsApi } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { JsonObject } from "../../src/api/common.ts";
 import { RESOURCES, type ResourceKind } from "../../src/api/constants.ts";
-import { startControlPlane } from "../../src/controlplane/control-plane.ts";
-import { installingCrds } from "../../src/runtime/install-crds.ts";
+import type { ControlPlane } from "../../src/controlplane/control-plane.ts";
 import { INVALID_CASES, type InvalidCase } from "../fixtures/invalid-cases.ts";
 import { FIXTURE_FILES, loadManifest } from "../fixtures/manifests.ts";
+import { startApiServerWith } from "../support/cluster-harness.ts";
 
 /** Namespace of every namespaced object this file creates. */
 const NAMESPACE = "crd-validation";
 /** Starting a control plane can take a while on a cold machine. */
 const HOOK_TIMEOUT = 120_000;
 
-let controlPlane: Awaited<ReturnType<typeof startControlPlane>> | undefined;
+let controlPlane: ControlPlane | undefined;
 let customObjects: CustomObjectsApi;
 
 beforeAll(async () => {
-  controlPlane = await startControlPlane({ prepare: installingCrds("crds") });
-  customObjects = controlPlane.kubeConfig.makeApiClient(CustomObjectsApi);
-  await controlPlane.kubeConfig
-    .makeApiClient(CoreV1Api)
-    .createNamespace({ body: { metadata: { name: NAMESPACE } } });
+  ({ controlPlane, custom: customObjects } = await startApiServerWith(NAMESPACE));
 }, HOOK_TIMEOUT);
 
 afterAll(async () => {
