@@ -21,7 +21,7 @@ import {
 import { loadBackendFactory } from "../../src/providers/registry.ts";
 import { systemClock } from "../../src/runtime/clock.ts";
 import { silentLogger } from "../../src/runtime/logger.ts";
-import { aProviderConfig } from "../support/builders.ts";
+import { aClusterTarget, aProviderConfig } from "../support/builders.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
 import { type FakeKind, installFakeKind } from "../support/fake-kind.ts";
 import { isAlive } from "../support/processes.ts";
@@ -58,15 +58,12 @@ function newBackend(options: Record<string, string> = {}): Promise<ClusterBacken
 }
 
 function target(overrides: Partial<ClusterTarget> = {}): ClusterTarget {
-  return {
+  return aClusterTarget({
     uid: "6f1c2e9a-4b7d-4e21-9c3a-0d5e8f7a1b2c",
-    namespace: "team-a",
-    name: "dev",
-    tenancy: "Exclusive",
     profile: "default.kind-provider.kind",
     providerConfig: "kind",
     ...overrides,
-  };
+  });
 }
 
 function config(spec: Partial<ProviderConfig["spec"]> = {}): ProviderConfig {

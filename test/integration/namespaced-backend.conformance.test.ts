@@ -22,6 +22,7 @@ import { checkBackendConformance } from "../../src/providers/conformance.ts";
 import { startTestApiServer, type TestApiServer } from "../../src/testing.ts";
 import { aProviderConfig } from "../support/builders.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
+import { checkConformanceTimed } from "../support/timed-conformance.ts";
 
 const { createBackend, namespaceOf, NamespaceBackend } = namespaceClusters;
 const LABEL = "namespace-clusters.openmcp.cloud/cluster-uid";
@@ -49,8 +50,7 @@ describe("the namespaced example backend", () => {
   });
 
   it("passes the conformance kit, its scoped admin access proven on the host", async () => {
-    const started = performance.now();
-    await checkBackendConformance(namespaceClusters, {
+    await checkConformanceTimed("namespace-clusters", namespaceClusters, {
       numRuns: 5,
       maxCommands: 8,
       readyTimeoutMs: 60_000,
@@ -58,7 +58,6 @@ describe("the namespaced example backend", () => {
       leftovers,
       liveClusters,
     });
-    console.log(`namespace-clusters: 5 runs in ${Math.round(performance.now() - started)} ms`);
   }, 600_000);
 
   it("passes with its host in a Secret named by the config's settings, which the kit gives readOffer", async () => {

@@ -1,5 +1,6 @@
 /** Builders for the objects tests make: plain objects as a user applies them, with sensible defaults; `stored` adds what the API server fills in. */
 import type { AccessRequest, AccessRequestSpec } from "../../src/api/access-request.ts";
+import type { ClusterTarget } from "../../src/api/backend.ts";
 import type { Cluster, ClusterStatus, Tenancy } from "../../src/api/cluster.ts";
 import { CAPI_GROUP } from "../../src/api/cluster-api.ts";
 import type { ClusterProfile, SupportedVersion } from "../../src/api/cluster-profile.ts";
@@ -25,6 +26,26 @@ const metadataOf = (props: MetadataProps): Partial<ObjectMeta> => ({
   ...(props.annotations ? { annotations: props.annotations } : {}),
   ...(props.finalizers ? { finalizers: props.finalizers } : {}),
 });
+
+/**
+ * The cluster a backend is asked about, as the runtime hands it over: by default Exclusive `team-a/dev`
+ * (uid `u-1`) of profile `p` from the ProviderConfig `sim`; `props` say what differs.
+ */
+export const aClusterTarget = (props: Partial<ClusterTarget> = {}): ClusterTarget => ({
+  uid: "u-1",
+  namespace: "team-a",
+  name: "dev",
+  tenancy: "Exclusive",
+  profile: "p",
+  providerConfig: "sim",
+  ...props,
+});
+
+/** A tenant's labels and annotations on a target: one openMCP metadata key of each, and an unrelated label. */
+export const TENANT_METADATA = {
+  labels: { "metadata.open-control-plane.io/tenant": "acme", unrelated: "x" },
+  annotations: { "metadata.open-control-plane.io/owner": "bob" },
+} as const satisfies Partial<ClusterTarget>;
 
 /** What {@link aCluster} makes. */
 export interface ClusterProps extends MetadataProps {
