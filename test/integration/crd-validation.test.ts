@@ -72,34 +72,20 @@ async function create(object: JsonObject): Promise<JsonObject> {
     : customObjects.createClusterCustomObject({ group, version, plural, body: object });
 }
 
-async function replace(object: JsonObject): Promise<JsonObject> {
+/** Replaces the object, or with `status` only its status through the status subresource. */
+async function replace(object: JsonObject, { status = false } = {}): Promise<JsonObject> {
   const { group, version, plural, namespaced } = resourceOf(object);
   const name = nameOf(object);
-  return namespaced
-    ? customObjects.replaceNamespacedCustomObject({
-        group,
-        version,
-        plural,
-        namespace: NAMESPACE,
-        name,
-        body: object,
-      })
-    : customObjects.replaceClusterCustomObject({ group, version, plural, name, body: object });
-}
-
-async function replaceStatus(object: JsonObject): Promise<JsonObject> {
-  const { group, version, plural, namespaced } = resourceOf(object);
-  const name = nameOf(object);
-  return namespaced
-    ? customObjects.replaceNamespacedCustomObjectStatus({
-        group,
-        version,
-        plural,
-        namespace: NAMESPACE,
-        name,
-        body: object,
-      })
-    : customObjects.replaceClusterCustomObjectStatus({ group, version, plural, name, body: object });
+  if (namespaced) {
+    const request = { group, version, plural, namespace: NAMESPACE, name, body: object };
+    return status
+      ? customObjects.replaceNamespacedCustomObjectStatus(request)
+      : customObjects.replaceNamespacedCustomObject(request);
+  }
+  const request = { group, version, plural, name, body: object };
+  return status
+    ? customObjects.replaceClusterCustomObjectStatus(request)
+    : customObjects.replaceClusterCustomObject(request);
 }
 
 /**
@@ -119,8 +105,8 @@ async function rejectedWrite(testCase: InvalidCase, name: string): Promise<JsonO
   }
   const { initial, change } = testCase.statusUpdate;
   const created = await create(placed(initial, name));
-  const written = await replaceStatus({ ...created, status: initial.status ?? {} });
-  return replaceStatus(change(written));
+  const written = await replace({ ...created, status: initial.status ?? {} }, { status: true });
+  return replace(change(written), { status: true });
 }
 
 /** What the API server answered to a failed write: the HTTP status and the message of its Status body. */

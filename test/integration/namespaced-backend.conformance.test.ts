@@ -21,7 +21,7 @@ import { silentLogger } from "../../src/api/logger.ts";
 import { checkBackendConformance } from "../../src/providers/conformance.ts";
 import { startTestApiServer, type TestApiServer } from "../../src/testing.ts";
 import { aProviderConfig } from "../support/builders.ts";
-import { eventually, satisfying } from "../support/eventually.ts";
+import { observationWhere } from "../support/observation-where.ts";
 import { checkConformanceTimed } from "../support/timed-conformance.ts";
 
 const { createBackend, namespaceOf, NamespaceBackend } = namespaceClusters;
@@ -87,13 +87,10 @@ describe("a namespace cluster", () => {
   };
   const namespace = namespaceOf(target.uid);
   const ready = async () =>
-    eventually(
-      async () => satisfying(await backend.observe(target), (o) => o.exists && o.phase === "ready"),
-      {
-        what: `namespace cluster ${namespace} ready`,
-        timeoutMs: 30_000,
-      },
-    );
+    observationWhere(backend, target, (o) => o.exists && o.phase === "ready", {
+      what: `namespace cluster ${namespace} ready`,
+      timeoutMs: 30_000,
+    });
 
   beforeAll(async () => {
     const context: BackendContext = {
