@@ -12,6 +12,7 @@ import {
   INFRASTRUCTURE_API_VERSION,
 } from "../../src/api/constants.ts";
 import type { EngineCluster } from "../../src/api/engine-cluster.ts";
+import { CONTROLPLANE_API_VERSION, type EngineControlPlane } from "../../src/api/engine-control-plane.ts";
 import type { ProviderConfig, ProviderConfigSpec } from "../../src/api/provider-config.ts";
 
 /** Metadata any builder accepts besides the name. */
@@ -237,6 +238,31 @@ export function anEngineCluster(props: EngineClusterProps = {}): EngineCluster {
       profile: props.profile ?? "test.engine-test.small",
       ...(props.version ? { kubernetes: { version: props.version } } : {}),
     },
+  };
+}
+
+/** What {@link anEngineControlPlane} makes. */
+export interface EngineControlPlaneProps extends MetadataProps {
+  /** Default `test.engine-test.small`, the name {@link aClusterProfile} gives by default. */
+  readonly profile?: string;
+  /** `spec.version`; default `v1.33.3`. */
+  readonly version?: string;
+  /** The CAPI Cluster that owns it (its owner reference); none by default, as a user applies it. */
+  readonly owner?: string;
+}
+
+/** An EngineControlPlane `capi/workload` as a user (or Cluster API's topology controller) applies it. */
+export function anEngineControlPlane(props: EngineControlPlaneProps = {}): EngineControlPlane {
+  return {
+    apiVersion: CONTROLPLANE_API_VERSION,
+    kind: "EngineControlPlane",
+    metadata: {
+      name: "workload",
+      namespace: "capi",
+      ...(props.owner ? { ownerReferences: [capiOwner(props.owner)] } : {}),
+      ...metadataOf(props),
+    },
+    spec: { profile: props.profile ?? "test.engine-test.small", version: props.version ?? "v1.33.3" },
   };
 }
 
