@@ -1,5 +1,4 @@
 /** `run --inspect --live-view-address …` as a user starts it: both views serve a Cluster's lifecycle; bad flags are usage errors. */
-import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -7,9 +6,8 @@ import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vites
 import WebSocket from "ws";
 import { type ClusterHarness, isReady, startClusterHarness } from "../support/cluster-harness.ts";
 import { eventually } from "../support/eventually.ts";
-import { ENGINE_MAIN, engineRunArgs, startEngineCli } from "../support/processes.ts";
+import { engineRunArgs, runEngineCli, startEngineCli } from "../support/processes.ts";
 
-const main = ENGINE_MAIN;
 let harness: ClusterHarness;
 
 beforeAll(async () => {
@@ -85,8 +83,7 @@ describe("run with the development views", () => {
   });
 
   it("refuses malformed view flags with a usage error", () => {
-    const run = (...args: string[]) =>
-      spawnSync(process.execPath, [main, "run", "--provider-name=x", ...args], { encoding: "utf8" });
+    const run = (...args: string[]) => runEngineCli("run", "--provider-name=x", ...args);
     const bad = run("--inspect-address=somewhere");
     expect(bad.status).toBe(2);
     expect(bad.stderr).toContain('--inspect-address: bind address "somewhere" must look like');

@@ -1,5 +1,5 @@
 /** Test helpers about OS processes and folders: is it still there, wait until it is gone. */
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, type SpawnSyncReturns, spawn, spawnSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "vitest";
@@ -40,6 +40,16 @@ export function processesMentioning(text: string): number[] {
 
 /** The engine's command, as an operator starts it: `node src/cli/main.ts …`. */
 export const ENGINE_MAIN = join(import.meta.dirname, "..", "..", "src", "cli", "main.ts");
+
+/** Runs `openmcp-engine <args>` to its end and returns its exit status and what it printed. */
+export const runEngineCli = (...args: readonly string[]): SpawnSyncReturns<string> =>
+  spawnSync(process.execPath, [ENGINE_MAIN, ...args], { encoding: "utf8" });
+
+/** Checks that a finished command exited with `status` and said `message` on stderr. */
+export function expectRefused(result: SpawnSyncReturns<string>, status: number, message: string): void {
+  expect(result.status).toBe(status);
+  expect(result.stderr).toContain(message);
+}
 
 /** Where and as whom a test's `openmcp-engine run` works. */
 export interface EngineRunProps {
