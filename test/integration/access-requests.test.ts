@@ -241,7 +241,7 @@ describe("token access", () => {
         asViewer.createNamespacedConfigMap({ namespace: "default", body: { metadata: { name: "x" } } }),
       ),
     ).toBe(403);
-    await custom.deleteNamespacedCustomObject({ ...RESOURCES.AccessRequest, namespace: NS, name: "viewer" });
+    await world.remove(RESOURCES.AccessRequest, "viewer", NS);
   }, 120_000);
 
   it("recreates the Secret when someone deletes it, and renews the token at 80 % of its validity", async () => {
@@ -291,7 +291,7 @@ describe("token access", () => {
   it("on deletion removes everything it made, the old token stops working, and pre-existing roles stay", async () => {
     const { kubeConfig } = await clientFromSecret("reader");
     const request = await readRequest("reader");
-    await custom.deleteNamespacedCustomObject({ ...RESOURCES.AccessRequest, namespace: NS, name: "reader" });
+    await world.remove(RESOURCES.AccessRequest, "reader", NS);
     await eventually(async () => expect(await readRequest("reader")).toBeUndefined(), {
       what: "the request gone",
       timeoutMs: 60_000,
@@ -460,7 +460,7 @@ describe("OIDC access (the local backend trusts the issuer)", () => {
       await stranger.stop();
     }
 
-    await custom.deleteNamespacedCustomObject({ ...RESOURCES.AccessRequest, namespace: NS, name: "oidc" });
+    await world.remove(RESOURCES.AccessRequest, "oidc", NS);
     await eventually(
       async () => expect(await statusOf(reader.listNamespacedConfigMap({ namespace: "default" }))).toBe(401),
       {
@@ -612,11 +612,7 @@ describe("OIDC access (the local backend trusts the issuer)", () => {
     );
     expect(await statusOf(readerOfA.listNamespacedConfigMap({ namespace: "default" }))).toBe(200);
     // Removing trust still takes effect with the invalid request in place.
-    await custom.deleteNamespacedCustomObject({
-      ...RESOURCES.AccessRequest,
-      namespace: NS,
-      name: "oidc-late",
-    });
+    await world.remove(RESOURCES.AccessRequest, "oidc-late", NS);
     await eventually(
       async () =>
         expect(await statusOf(lateReader.listNamespacedConfigMap({ namespace: "default" }))).toBe(401),
