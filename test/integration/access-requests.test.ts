@@ -24,6 +24,7 @@ import { CACHES } from "../../src/runtime/kinds/caches.ts";
 import { createLogger } from "../../src/runtime/logger.ts";
 import { statusOf } from "../support/access-proofs.ts";
 import { aCluster, aClusterProfile, anAccessRequest, aProviderConfig } from "../support/builders.ts";
+import { expectCondition } from "../support/conditions.ts";
 import { caughtUp } from "../support/engine-signals.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
 import { startWorld, type World } from "../support/world.ts";
@@ -561,15 +562,13 @@ describe("OIDC access (the local backend trusts the issuer)", () => {
       oidcRequest("clash", "client-a", [{ kind: "Group", name: "x" }], "view"),
     );
     const denied = await waitForPhase("oidc-clash", "Denied");
-    expect(denied.status?.conditions).toContainEqual(
-      expect.objectContaining({
-        type: "AccessGranted",
-        reason: "Denied",
-        message: expect.stringContaining(
-          `client ID client-a is trusted on this cluster for AccessRequest ${NS}/oidc-a`,
-        ),
-      }),
-    );
+    expectCondition(denied, {
+      type: "AccessGranted",
+      reason: "Denied",
+      message: expect.stringContaining(
+        `client ID client-a is trusted on this cluster for AccessRequest ${NS}/oidc-a`,
+      ),
+    });
   }, 60_000);
 
   it("denies an issuer kube-apiserver would refuse, and OIDC keeps working for the requests before and after it", async () => {
@@ -584,14 +583,12 @@ describe("OIDC access (the local backend trusts the issuer)", () => {
       ),
     );
     const denied = await waitForPhase("oidc-plain", "Denied");
-    expect(denied.status?.conditions).toContainEqual(
-      expect.objectContaining({
-        reason: "Denied",
-        message: expect.stringContaining(
-          'spec.oidc.issuer: OIDC issuer "http://127.0.0.1:1" is not an https:// URL',
-        ),
-      }),
-    );
+    expectCondition(denied, {
+      reason: "Denied",
+      message: expect.stringContaining(
+        'spec.oidc.issuer: OIDC issuer "http://127.0.0.1:1" is not an https:// URL',
+      ),
+    });
     // A request made after it is trusted (the file changed and kube-apiserver took it)…
     await createRequest(
       "oidc-late",
@@ -670,15 +667,13 @@ describe("a Granted request at rest", () => {
           request.status.conditions?.some((c) => c.type === "ReferencedRolesExist" && c.status === "False"),
       ),
     );
-    expect(granted.status?.conditions).toContainEqual(
-      expect.objectContaining({
-        type: "ReferencedRolesExist",
-        status: "False",
-        reason: "RoleMissing",
-        message:
-          "ClusterRole not-there-yet (bound by token.roleRefs[0]) does not exist: a binding to a missing role grants nothing until the role exists",
-      }),
-    );
+    expectCondition(granted, {
+      type: "ReferencedRolesExist",
+      status: "False",
+      reason: "RoleMissing",
+      message:
+        "ClusterRole not-there-yet (bound by token.roleRefs[0]) does not exist: a binding to a missing role grants nothing until the role exists",
+    });
     await eventually(
       async () =>
         (
@@ -724,15 +719,12 @@ describe("requests that cannot be served", () => {
       (request.status?.conditions ?? []).some((c) => c.status === "False" && c.message.includes("not-yet")),
     );
     expect(waiting.status?.phase).toBe("Pending");
-    expect(waiting.status?.conditions).toContainEqual(
-      expect.objectContaining({
-        type: "AccessGranted",
-        status: "False",
-        reason: "TargetError",
-        message:
-          'the API server of Cluster team/target answered 404 NotFound: namespaces "not-yet" not found',
-      }),
-    );
+    expectCondition(waiting, {
+      type: "AccessGranted",
+      status: "False",
+      reason: "TargetError",
+      message: 'the API server of Cluster team/target answered 404 NotFound: namespaces "not-yet" not found',
+    });
     // Retried with backoff, told once: one Warning Event for the failure, however often it recurs.
     await eventually(
       () =>
@@ -771,14 +763,12 @@ describe("requests that cannot be served", () => {
       },
     });
     const denied = await waitForPhase("taker", "Denied");
-    expect(denied.status?.conditions).toContainEqual(
-      expect.objectContaining({
-        type: "AccessGranted",
-        status: "False",
-        reason: "Denied",
-        message: expect.stringContaining("precious"),
-      }),
-    );
+    expectCondition(denied, {
+      type: "AccessGranted",
+      status: "False",
+      reason: "Denied",
+      message: expect.stringContaining("precious"),
+    });
     const role = await rbac.readNamespacedRole({ namespace: "owned", name: "precious" });
     expect(role.rules ?? []).toEqual([]);
     expect(
@@ -796,14 +786,12 @@ describe("requests that cannot be served", () => {
       Boolean(request.status?.conditions?.some((c) => c.type === "Prepared")),
     );
     expect(pending.status?.phase).toBe("Pending");
-    expect(pending.status?.conditions).toContainEqual(
-      expect.objectContaining({
-        type: "Prepared",
-        status: "False",
-        reason: "InvalidReference",
-        message: expect.stringContaining("nowhere"),
-      }),
-    );
+    expectCondition(pending, {
+      type: "Prepared",
+      status: "False",
+      reason: "InvalidReference",
+      message: expect.stringContaining("nowhere"),
+    });
   }, 60_000);
 
   it("waits for a ClusterRequest that is not Granted yet, saying so", async () => {
@@ -824,13 +812,11 @@ describe("requests that cannot be served", () => {
     const waiting = await requestWhere("early", "a Prepared condition", (request) =>
       Boolean(request.status?.conditions?.some((c) => c.type === "Prepared")),
     );
-    expect(waiting.status?.conditions).toContainEqual(
-      expect.objectContaining({
-        type: "Prepared",
-        status: "False",
-        message: expect.stringContaining("is not Granted yet"),
-      }),
-    );
+    expectCondition(waiting, {
+      type: "Prepared",
+      status: "False",
+      message: expect.stringContaining("is not Granted yet"),
+    });
     expect(waiting.metadata.labels?.[LABELS.provider]).toBeUndefined();
   }, 60_000);
 
