@@ -22,7 +22,7 @@ import { systemClock } from "../../src/runtime/clock.ts";
 import type { Engine } from "../../src/runtime/engine.ts";
 import { CACHES } from "../../src/runtime/kinds/caches.ts";
 import { createLogger } from "../../src/runtime/logger.ts";
-import { statusOf } from "../support/access-proofs.ts";
+import { createConfigMap, expectStatuses, statusOf } from "../support/access-proofs.ts";
 import { aCluster, aClusterProfile, anAccessRequest, aProviderConfig } from "../support/builders.ts";
 import { expectCondition } from "../support/conditions.ts";
 import { caughtUp } from "../support/engine-signals.ts";
@@ -202,26 +202,19 @@ describe("token access", () => {
     const { kubeConfig, data } = await clientFromSecret("reader");
     expect(Number(data.expirationTimestamp) - Number(data.creationTimestamp)).toBeGreaterThanOrEqual(600);
     const asReader = kubeConfig.makeApiClient(CoreV1Api);
-    // Requested: configmaps in apps (Role), namespaces (ClusterRole), and deployment-reader in apps (roleRef).
-    expect(
-      await statusOf(
-        asReader.createNamespacedConfigMap({ namespace: "apps", body: { metadata: { name: "x" } } }),
-      ),
-    ).toBe(200);
-    expect(await statusOf(asReader.listNamespacedConfigMap({ namespace: "apps" }))).toBe(200);
-    expect(await statusOf(asReader.listNamespace())).toBe(200);
-    expect(
-      await statusOf(kubeConfig.makeApiClient(AppsV1Api).listNamespacedDeployment({ namespace: "apps" })),
-    ).toBe(200);
-    // Not requested: 403.
-    expect(await statusOf(asReader.listNamespacedSecret({ namespace: "apps" }))).toBe(403);
-    expect(
-      await statusOf(
-        asReader.createNamespacedConfigMap({ namespace: "default", body: { metadata: { name: "x" } } }),
-      ),
-    ).toBe(403);
-    expect(await statusOf(asReader.deleteNamespace({ name: "apps" }))).toBe(403);
-    expect(await statusOf(kubeConfig.makeApiClient(RbacAuthorizationV1Api).listClusterRole())).toBe(403);
+    const apps = kubeConfig.makeApiClient(AppsV1Api);
+    await expectStatuses([
+      // Requested: configmaps in apps (Role), namespaces (ClusterRole), and deployment-reader in apps (roleRef).
+      [() => createConfigMap(asReader, "apps", "x"), 200],
+      [() => asReader.listNamespacedConfigMap({ namespace: "apps" }), 200],
+      [() => asReader.listNamespace(), 200],
+      [() => apps.listNamespacedDeployment({ namespace: "apps" }), 200],
+      // Not requested: 403.
+      [() => asReader.listNamespacedSecret({ namespace: "apps" }), 403],
+      [() => createConfigMap(asReader, "default", "x"), 403],
+      [() => asReader.deleteNamespace({ name: "apps" }), 403],
+      [() => kubeConfig.makeApiClient(RbacAuthorizationV1Api).listClusterRole(), 403],
+    ]);
   }, 120_000);
 
   it("grants the built-in ClusterRole view by roleRef: its aggregated rules work (the target runs a controller-manager)", async () => {
@@ -232,16 +225,12 @@ describe("token access", () => {
     await waitForPhase("viewer", "Granted");
     const { kubeConfig } = await clientFromSecret("viewer");
     const asViewer = kubeConfig.makeApiClient(CoreV1Api);
-    expect(await statusOf(asViewer.listNamespacedConfigMap({ namespace: "default" }))).toBe(200);
-    expect(
-      await statusOf(kubeConfig.makeApiClient(AppsV1Api).listNamespacedDeployment({ namespace: "default" })),
-    ).toBe(200);
-    expect(await statusOf(asViewer.listNamespacedSecret({ namespace: "default" }))).toBe(403);
-    expect(
-      await statusOf(
-        asViewer.createNamespacedConfigMap({ namespace: "default", body: { metadata: { name: "x" } } }),
-      ),
-    ).toBe(403);
+    await expectStatuses([
+      [() => asViewer.listNamespacedConfigMap({ namespace: "default" }), 200],
+      [() => kubeConfig.makeApiClient(AppsV1Api).listNamespacedDeployment({ namespace: "default" }), 200],
+      [() => asViewer.listNamespacedSecret({ namespace: "default" }), 403],
+      [() => createConfigMap(asViewer, "default", "x"), 403],
+    ]);
     await world.remove(RESOURCES.AccessRequest, "viewer", NS);
   }, 120_000);
 

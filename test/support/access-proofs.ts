@@ -10,6 +10,17 @@ export const statusOf = (promise: Promise<unknown>): Promise<number> =>
     (error: unknown) => (error instanceof ApiException ? error.code : -1),
   );
 
+/** Makes each call in turn and checks it ends with its HTTP status; a failure names the call. */
+export async function expectStatuses(
+  calls: ReadonlyArray<readonly [call: () => Promise<unknown>, status: number]>,
+): Promise<void> {
+  for (const [call, status] of calls) expect(await statusOf(call()), String(call)).toBe(status);
+}
+
+/** Creates the ConfigMap `name` in `namespace` as `client`. */
+export const createConfigMap = (client: CoreV1Api, namespace: string, name: string): Promise<unknown> =>
+  client.createNamespacedConfigMap({ namespace, body: { metadata: { name } } });
+
 /** A token AccessRequest for get, list and create of ConfigMaps in `default` on the Cluster `clusterRef`. */
 export function configMapTokenRequest(clusterRef: { name: string; namespace: string }): AccessRequestSpec {
   return {
@@ -28,15 +39,13 @@ export function configMapTokenRequest(clusterRef: { name: string; namespace: str
 /** Checks that `kubeConfig` (from a {@link configMapTokenRequest}) may do exactly that: ConfigMaps in `default`, nothing else. */
 export async function expectConfigMapAccessOnly(kubeConfig: KubeConfig): Promise<void> {
   const client = kubeConfig.makeApiClient(CoreV1Api);
-  expect(
-    await statusOf(
-      client.createNamespacedConfigMap({ namespace: "default", body: { metadata: { name: "t" } } }),
-    ),
-  ).toBe(200);
-  expect(await statusOf(client.listNamespacedConfigMap({ namespace: "default" }))).toBe(200);
-  expect(await statusOf(client.listNamespacedSecret({ namespace: "default" }))).toBe(403);
-  expect(await statusOf(client.listNamespacedConfigMap({ namespace: "kube-system" }))).toBe(403);
-  expect(await statusOf(client.listNode())).toBe(403);
+  await expectStatuses([
+    [() => createConfigMap(client, "default", "t"), 200],
+    [() => client.listNamespacedConfigMap({ namespace: "default" }), 200],
+    [() => client.listNamespacedSecret({ namespace: "default" }), 403],
+    [() => client.listNamespacedConfigMap({ namespace: "kube-system" }), 403],
+    [() => client.listNode(), 403],
+  ]);
 }
 
 /** A client of the cluster `admin` points at, authenticated by `token` alone (e.g. an OIDC ID token). */
