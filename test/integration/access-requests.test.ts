@@ -22,8 +22,9 @@ import { systemClock } from "../../src/runtime/clock.ts";
 import type { Engine } from "../../src/runtime/engine.ts";
 import { CACHES } from "../../src/runtime/kinds/caches.ts";
 import { createLogger } from "../../src/runtime/logger.ts";
-import { statusOf } from "../support/access-proofs.ts";
+import { createConfigMap, expectStatuses, statusOf } from "../support/access-proofs.ts";
 import { aCluster, aClusterProfile, anAccessRequest, aProviderConfig } from "../support/builders.ts";
+import { expectCondition } from "../support/conditions.ts";
 import { caughtUp } from "../support/engine-signals.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
 import { startWorld, type World } from "../support/world.ts";
@@ -201,26 +202,19 @@ describe("token access", () => {
     const { kubeConfig, data } = await clientFromSecret("reader");
     expect(Number(data.expirationTimestamp) - Number(data.creationTimestamp)).toBeGreaterThanOrEqual(600);
     const asReader = kubeConfig.makeApiClient(CoreV1Api);
-    // Requested: configmaps in apps (Role), namespaces (ClusterRole), and deployment-reader in apps (roleRef).
-    expect(
-      await statusOf(
-        asReader.createNamespacedConfigMap({ namespace: "apps", body: { metadata: { name: "x" } } }),
-      ),
-    ).toBe(200);
-    expect(await statusOf(asReader.listNamespacedConfigMap({ namespace: "apps" }))).toBe(200);
-    expect(await statusOf(asReader.listNamespace())).toBe(200);
-    expect(
-      await statusOf(kubeConfig.makeApiClient(AppsV1Api).listNamespacedDeployment({ namespace: "apps" })),
-    ).toBe(200);
-    // Not requested: 403.
-    expect(await statusOf(asReader.listNamespacedSecret({ namespace: "apps" }))).toBe(403);
-    expect(
-      await statusOf(
-        asReader.createNamespacedConfigMap({ namespace: "default", body: { metadata: { name: "x" } } }),
-      ),
-    ).toBe(403);
-    expect(await statusOf(asReader.deleteNamespace({ name: "apps" }))).toBe(403);
-    expect(await statusOf(kubeConfig.makeApiClient(RbacAuthorizationV1Api).listClusterRole())).toBe(403);
+    const apps = kubeConfig.makeApiClient(AppsV1Api);
+    await expectStatuses([
+      // Requested: configmaps in apps (Role), namespaces (ClusterRole), and deployment-reader in apps (roleRef).
+      [() => createConfigMap(asReader, "apps", "x"), 200],
+      [() => asReader.listNamespacedConfigMap({ namespace: "apps" }), 200],
+      [() => asReader.listNamespace(), 200],
+      [() => apps.listNamespacedDeployment({ namespace: "apps" }), 200],
+      // Not requested: 403.
+      [() => asReader.listNamespacedSecret({ namespace: "apps" }), 403],
+      [() => createConfigMap(asReader, "default", "x"), 403],
+      [() => asReader.deleteNamespace({ name: "apps" }), 403],
+      [() => kubeConfig.makeApiClient(RbacAuthorizationV1Api).listClusterRole(), 403],
+    ]);
   }, 120_000);
 
   it("grants the built-in ClusterRole view by roleRef: its aggregated rules work (the target runs a controller-manager)", async () => {
@@ -231,17 +225,13 @@ describe("token access", () => {
     await waitForPhase("viewer", "Granted");
     const { kubeConfig } = await clientFromSecret("viewer");
     const asViewer = kubeConfig.makeApiClient(CoreV1Api);
-    expect(await statusOf(asViewer.listNamespacedConfigMap({ namespace: "default" }))).toBe(200);
-    expect(
-      await statusOf(kubeConfig.makeApiClient(AppsV1Api).listNamespacedDeployment({ namespace: "default" })),
-    ).toBe(200);
-    expect(await statusOf(asViewer.listNamespacedSecret({ namespace: "default" }))).toBe(403);
-    expect(
-      await statusOf(
-        asViewer.createNamespacedConfigMap({ namespace: "default", body: { metadata: { name: "x" } } }),
-      ),
-    ).toBe(403);
-    await custom.deleteNamespacedCustomObject({ ...RESOURCES.AccessRequest, namespace: NS, name: "viewer" });
+    await expectStatuses([
+      [() => asViewer.listNamespacedConfigMap({ namespace: "default" }), 200],
+      [() => kubeConfig.makeApiClient(AppsV1Api).listNamespacedDeployment({ namespace: "default" }), 200],
+      [() => asViewer.listNamespacedSecret({ namespace: "default" }), 403],
+      [() => createConfigMap(asViewer, "default", "x"), 403],
+    ]);
+    await world.remove(RESOURCES.AccessRequest, "viewer", NS);
   }, 120_000);
 
   it("recreates the Secret when someone deletes it, and renews the token at 80 % of its validity", async () => {
@@ -291,7 +281,7 @@ describe("token access", () => {
   it("on deletion removes everything it made, the old token stops working, and pre-existing roles stay", async () => {
     const { kubeConfig } = await clientFromSecret("reader");
     const request = await readRequest("reader");
-    await custom.deleteNamespacedCustomObject({ ...RESOURCES.AccessRequest, namespace: NS, name: "reader" });
+    await world.remove(RESOURCES.AccessRequest, "reader", NS);
     await eventually(async () => expect(await readRequest("reader")).toBeUndefined(), {
       what: "the request gone",
       timeoutMs: 60_000,
@@ -460,7 +450,7 @@ describe("OIDC access (the local backend trusts the issuer)", () => {
       await stranger.stop();
     }
 
-    await custom.deleteNamespacedCustomObject({ ...RESOURCES.AccessRequest, namespace: NS, name: "oidc" });
+    await world.remove(RESOURCES.AccessRequest, "oidc", NS);
     await eventually(
       async () => expect(await statusOf(reader.listNamespacedConfigMap({ namespace: "default" }))).toBe(401),
       {
@@ -561,15 +551,13 @@ describe("OIDC access (the local backend trusts the issuer)", () => {
       oidcRequest("clash", "client-a", [{ kind: "Group", name: "x" }], "view"),
     );
     const denied = await waitForPhase("oidc-clash", "Denied");
-    expect(denied.status?.conditions).toContainEqual(
-      expect.objectContaining({
-        type: "AccessGranted",
-        reason: "Denied",
-        message: expect.stringContaining(
-          `client ID client-a is trusted on this cluster for AccessRequest ${NS}/oidc-a`,
-        ),
-      }),
-    );
+    expectCondition(denied, {
+      type: "AccessGranted",
+      reason: "Denied",
+      message: expect.stringContaining(
+        `client ID client-a is trusted on this cluster for AccessRequest ${NS}/oidc-a`,
+      ),
+    });
   }, 60_000);
 
   it("denies an issuer kube-apiserver would refuse, and OIDC keeps working for the requests before and after it", async () => {
@@ -584,14 +572,12 @@ describe("OIDC access (the local backend trusts the issuer)", () => {
       ),
     );
     const denied = await waitForPhase("oidc-plain", "Denied");
-    expect(denied.status?.conditions).toContainEqual(
-      expect.objectContaining({
-        reason: "Denied",
-        message: expect.stringContaining(
-          'spec.oidc.issuer: OIDC issuer "http://127.0.0.1:1" is not an https:// URL',
-        ),
-      }),
-    );
+    expectCondition(denied, {
+      reason: "Denied",
+      message: expect.stringContaining(
+        'spec.oidc.issuer: OIDC issuer "http://127.0.0.1:1" is not an https:// URL',
+      ),
+    });
     // A request made after it is trusted (the file changed and kube-apiserver took it)…
     await createRequest(
       "oidc-late",
@@ -612,11 +598,7 @@ describe("OIDC access (the local backend trusts the issuer)", () => {
     );
     expect(await statusOf(readerOfA.listNamespacedConfigMap({ namespace: "default" }))).toBe(200);
     // Removing trust still takes effect with the invalid request in place.
-    await custom.deleteNamespacedCustomObject({
-      ...RESOURCES.AccessRequest,
-      namespace: NS,
-      name: "oidc-late",
-    });
+    await world.remove(RESOURCES.AccessRequest, "oidc-late", NS);
     await eventually(
       async () =>
         expect(await statusOf(lateReader.listNamespacedConfigMap({ namespace: "default" }))).toBe(401),
@@ -674,15 +656,13 @@ describe("a Granted request at rest", () => {
           request.status.conditions?.some((c) => c.type === "ReferencedRolesExist" && c.status === "False"),
       ),
     );
-    expect(granted.status?.conditions).toContainEqual(
-      expect.objectContaining({
-        type: "ReferencedRolesExist",
-        status: "False",
-        reason: "RoleMissing",
-        message:
-          "ClusterRole not-there-yet (bound by token.roleRefs[0]) does not exist: a binding to a missing role grants nothing until the role exists",
-      }),
-    );
+    expectCondition(granted, {
+      type: "ReferencedRolesExist",
+      status: "False",
+      reason: "RoleMissing",
+      message:
+        "ClusterRole not-there-yet (bound by token.roleRefs[0]) does not exist: a binding to a missing role grants nothing until the role exists",
+    });
     await eventually(
       async () =>
         (
@@ -728,15 +708,12 @@ describe("requests that cannot be served", () => {
       (request.status?.conditions ?? []).some((c) => c.status === "False" && c.message.includes("not-yet")),
     );
     expect(waiting.status?.phase).toBe("Pending");
-    expect(waiting.status?.conditions).toContainEqual(
-      expect.objectContaining({
-        type: "AccessGranted",
-        status: "False",
-        reason: "TargetError",
-        message:
-          'the API server of Cluster team/target answered 404 NotFound: namespaces "not-yet" not found',
-      }),
-    );
+    expectCondition(waiting, {
+      type: "AccessGranted",
+      status: "False",
+      reason: "TargetError",
+      message: 'the API server of Cluster team/target answered 404 NotFound: namespaces "not-yet" not found',
+    });
     // Retried with backoff, told once: one Warning Event for the failure, however often it recurs.
     await eventually(
       () =>
@@ -775,14 +752,12 @@ describe("requests that cannot be served", () => {
       },
     });
     const denied = await waitForPhase("taker", "Denied");
-    expect(denied.status?.conditions).toContainEqual(
-      expect.objectContaining({
-        type: "AccessGranted",
-        status: "False",
-        reason: "Denied",
-        message: expect.stringContaining("precious"),
-      }),
-    );
+    expectCondition(denied, {
+      type: "AccessGranted",
+      status: "False",
+      reason: "Denied",
+      message: expect.stringContaining("precious"),
+    });
     const role = await rbac.readNamespacedRole({ namespace: "owned", name: "precious" });
     expect(role.rules ?? []).toEqual([]);
     expect(
@@ -800,14 +775,12 @@ describe("requests that cannot be served", () => {
       Boolean(request.status?.conditions?.some((c) => c.type === "Prepared")),
     );
     expect(pending.status?.phase).toBe("Pending");
-    expect(pending.status?.conditions).toContainEqual(
-      expect.objectContaining({
-        type: "Prepared",
-        status: "False",
-        reason: "InvalidReference",
-        message: expect.stringContaining("nowhere"),
-      }),
-    );
+    expectCondition(pending, {
+      type: "Prepared",
+      status: "False",
+      reason: "InvalidReference",
+      message: expect.stringContaining("nowhere"),
+    });
   }, 60_000);
 
   it("waits for a ClusterRequest that is not Granted yet, saying so", async () => {
@@ -828,13 +801,11 @@ describe("requests that cannot be served", () => {
     const waiting = await requestWhere("early", "a Prepared condition", (request) =>
       Boolean(request.status?.conditions?.some((c) => c.type === "Prepared")),
     );
-    expect(waiting.status?.conditions).toContainEqual(
-      expect.objectContaining({
-        type: "Prepared",
-        status: "False",
-        message: expect.stringContaining("is not Granted yet"),
-      }),
-    );
+    expectCondition(waiting, {
+      type: "Prepared",
+      status: "False",
+      message: expect.stringContaining("is not Granted yet"),
+    });
     expect(waiting.metadata.labels?.[LABELS.provider]).toBeUndefined();
   }, 60_000);
 

@@ -293,11 +293,7 @@ describe("a backend whose admin access is namespaced", () => {
       [],
     );
 
-    await custom.deleteNamespacedCustomObject({
-      ...RESOURCES.AccessRequest,
-      namespace: NS,
-      name: "tenant-writer",
-    });
+    await world.remove(RESOURCES.AccessRequest, "tenant-writer", NS);
     await eventually(
       async () =>
         (
@@ -358,7 +354,7 @@ describe("namespaces a cluster-admin grant needs", () => {
     expect(
       (await core.readNamespace({ name: "default" })).metadata?.labels?.[NAMESPACE_CREATOR_LABEL],
     ).toBeUndefined();
-    await custom.deleteNamespacedCustomObject({ ...RESOURCES.AccessRequest, namespace: NS, name: "in-two" });
+    await world.remove(RESOURCES.AccessRequest, "in-two", NS);
     await eventually(
       async () =>
         core.readNamespace({ name: "made-for-access" }).then(

@@ -20,6 +20,7 @@ import { Engine, type EngineOptions } from "../../src/runtime/engine.ts";
 import { installCrds } from "../../src/runtime/install-crds.ts";
 import { MACHINE_KINDS } from "../../src/runtime/kinds/registry.ts";
 import { allStatechartFiles } from "../../src/statecharts/export.ts";
+import { expectCondition } from "../support/conditions.ts";
 import { eventually } from "../support/eventually.ts";
 import { FAST_TIMING, startWorld, type World } from "../support/world.ts";
 
@@ -99,9 +100,7 @@ describe("a kind added as one entry", () => {
       expect(found.status?.state).toBe("waiting");
       return found;
     });
-    expect(waiting.status?.conditions).toContainEqual(
-      expect.objectContaining({ type: "Published", status: "False", reason: "ClusterNotReady" }),
-    );
+    expectCondition(waiting, { type: "Published", status: "False", reason: "ClusterNotReady" });
     expect(waiting.metadata.finalizers ?? []).not.toContain(EXPORT_FINALIZER);
 
     await world.createCluster("platform");

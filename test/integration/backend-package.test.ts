@@ -11,15 +11,16 @@ import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { CoreV1Api, CustomObjectsApi } from "@kubernetes/client-node";
+import type { CustomObjectsApi } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BACKEND_CONTRACT_VERSION } from "../../src/api/backend-contract.ts";
 import type { Cluster } from "../../src/api/cluster.ts";
 import { RESOURCES } from "../../src/api/constants.ts";
-import { type ControlPlane, startControlPlane } from "../../src/controlplane/control-plane.ts";
-import { installingCrds } from "../../src/runtime/install-crds.ts";
+import type { ControlPlane } from "../../src/controlplane/control-plane.ts";
 import { aCluster, aProviderConfig } from "../support/builders.ts";
+import { startApiServerWith } from "../support/cluster-harness.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
+import { engineRunArgs } from "../support/processes.ts";
 
 const repository = join(import.meta.dirname, "..", "..");
 /** Outside the repository: nothing of it can be found by walking up from here. */
@@ -71,17 +72,17 @@ function start(command: string, args: readonly string[], cwd: string) {
 const openmcpEngine = join(backendDirectory, "node_modules", ".bin", "openmcp-engine");
 
 /** `run` with the backend package, against the test's API server, keeping state in `<scratch>/<state>`. */
-const runArgs = (state: string) => [
-  "run",
-  "--provider-name=acme",
-  "--environment=test",
-  `--kubeconfig=${controlPlane.kubeconfigPath}`,
-  `--backend=${PACKAGE}`,
-  `--state-dir=${join(scratch, state)}`,
-  "--metrics-bind-address=0",
-  "--health-probe-bind-address=0",
-  "--no-schedule",
-];
+const runArgs = (state: string) =>
+  engineRunArgs(
+    {
+      provider: "acme",
+      environment: "test",
+      kubeconfig: controlPlane.kubeconfigPath,
+      stateDir: join(scratch, state),
+    },
+    `--backend=${PACKAGE}`,
+    "--no-schedule",
+  );
 
 const readCluster = async (name: string) =>
   (await custom.getNamespacedCustomObject({ ...RESOURCES.Cluster, namespace: "acme", name })) as Cluster;
@@ -94,11 +95,7 @@ async function stop(child: ChildProcess): Promise<void> {
 }
 
 beforeAll(async () => {
-  controlPlane = await startControlPlane({ prepare: installingCrds("crds") });
-  custom = controlPlane.kubeConfig.makeApiClient(CustomObjectsApi);
-  await controlPlane.kubeConfig
-    .makeApiClient(CoreV1Api)
-    .createNamespace({ body: { metadata: { name: "acme" } } });
+  ({ controlPlane, custom } = await startApiServerWith("acme"));
   await custom.createClusterCustomObject({
     ...RESOURCES.ProviderConfig,
     body: aProviderConfig({ name: "cloud", backend: "cloud-backend" }),

@@ -1,7 +1,5 @@
 /** `openmcp-engine explain accessrequest` on a real API server: a missing Cluster, a denial, a grant, and never a credential. */
-import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import { CoreV1Api, KubeConfig } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AccessRequest, AccessRequestSpec } from "../../src/api/access-request.ts";
@@ -13,9 +11,8 @@ import { explain } from "../../src/cli/explain.ts";
 import { SimulatedBackend } from "../../src/providers/simulated.ts";
 import { anAccessRequest } from "../support/builders.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
+import { expectRefused, runEngineCli } from "../support/processes.ts";
 import { isReady, startWorld, type World } from "../support/world.ts";
-
-const main = join(import.meta.dirname, "..", "..", "src", "cli", "main.ts");
 
 let world: World;
 let kubeconfig: string;
@@ -165,11 +162,7 @@ describe("openmcp-engine explain accessrequest", () => {
     expect(field(output, "Waiting for:")).toMatch(/^nothing: it is Granted/);
     expect(output).toMatch(/Normal\s+Granted\s+Access granted/);
 
-    const run = spawnSync(
-      process.execPath,
-      [main, "explain", "areq", `${world.namespace}/reader`, "--kubeconfig", kubeconfig],
-      { encoding: "utf8" },
-    );
+    const run = runEngineCli("explain", "areq", `${world.namespace}/reader`, "--kubeconfig", kubeconfig);
     expect(run.status).toBe(0);
     expect(run.stdout).toContain("State:        granted");
     for (const printed of [output, run.stdout, run.stderr]) {
@@ -181,19 +174,20 @@ describe("openmcp-engine explain accessrequest", () => {
   });
 
   it("runs as a command with every alias, and says when a request does not exist", () => {
-    const run = (...args: string[]) => spawnSync(process.execPath, [main, ...args], { encoding: "utf8" });
+    const explainCli = (kind: string, name: string) =>
+      runEngineCli("explain", kind, name, "--kubeconfig", kubeconfig);
     for (const alias of ["accessrequests", "AccessRequest"]) {
-      const ok = run("explain", alias, `${world.namespace}/oidc`, "--kubeconfig", kubeconfig);
+      const ok = explainCli(alias, `${world.namespace}/oidc`);
       expect(ok.status).toBe(0);
       expect(ok.stdout).toContain("State:        denied");
     }
-    const missing = run("explain", "ar", `${world.namespace}/nobody`, "--kubeconfig", kubeconfig);
-    expect(missing.status).toBe(1);
-    expect(missing.stderr).toContain("AccessRequest clusters/nobody not found");
-    const badKind = run("explain", "pod", "default/x", "--kubeconfig", kubeconfig);
-    expect(badKind.status).toBe(2);
-    expect(badKind.stderr).toContain(
-      "it knows: cluster, clusters, clusterrequest, clusterrequests, cr, creq, accessrequest, accessrequests, ar, areq",
-    );
+    const knownKinds =
+      "it knows: cluster, clusters, clusterrequest, clusterrequests, cr, creq, accessrequest, accessrequests, ar, areq";
+    const refusals: Array<[kind: string, name: string, status: number, message: string]> = [
+      ["ar", `${world.namespace}/nobody`, 1, "AccessRequest clusters/nobody not found"],
+      ["pod", "default/x", 2, knownKinds],
+    ];
+    for (const [kind, name, status, message] of refusals)
+      expectRefused(explainCli(kind, name), status, message);
   });
 });

@@ -1,13 +1,10 @@
 /** `openmcp-engine explain` on a real API server: state, why, what it waits for, and the Events, for Clusters in several situations. */
-import { spawnSync } from "node:child_process";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FINALIZERS, RESOURCES } from "../../src/api/constants.ts";
 import { explain } from "../../src/cli/explain.ts";
 import { SimulatedBackend } from "../../src/providers/simulated.ts";
+import { expectRefused, runEngineCli } from "../support/processes.ts";
 import { isReady, startWorld, type World } from "../support/world.ts";
-
-const main = join(import.meta.dirname, "..", "..", "src", "cli", "main.ts");
 
 let world: World;
 let kubeconfig: string;
@@ -123,20 +120,18 @@ describe("openmcp-engine explain", () => {
   });
 
   it("runs as a command: --kubeconfig, a clear message and exit 1 for a missing Cluster, exit 2 for bad usage", () => {
-    const run = (...args: string[]) => spawnSync(process.execPath, [main, ...args], { encoding: "utf8" });
-    const ok = run("explain", "Cluster", `${world.namespace}/too-old`, "--kubeconfig", kubeconfig);
+    const explainCli = (kind: string, name: string) =>
+      runEngineCli("explain", kind, name, "--kubeconfig", kubeconfig);
+    const ok = explainCli("Cluster", `${world.namespace}/too-old`);
     expect(ok.status).toBe(0);
     expect(ok.stdout).toContain("State:        failed");
 
-    const missing = run("explain", "cluster", `${world.namespace}/ghost`, "--kubeconfig", kubeconfig);
-    expect(missing.status).toBe(1);
-    expect(missing.stderr).toContain("Cluster clusters/ghost not found");
-
-    const badKind = run("explain", "pod", "default/x", "--kubeconfig", kubeconfig);
-    expect(badKind.status).toBe(2);
-    expect(badKind.stderr).toContain('explain does not know kind "pod"');
-    const badName = run("explain", "cluster", "just-a-name", "--kubeconfig", kubeconfig);
-    expect(badName.status).toBe(2);
-    expect(badName.stderr).toContain('"just-a-name" must be <namespace>/<name>');
+    const refusals: Array<[kind: string, name: string, status: number, message: string]> = [
+      ["cluster", `${world.namespace}/ghost`, 1, "Cluster clusters/ghost not found"],
+      ["pod", "default/x", 2, 'explain does not know kind "pod"'],
+      ["cluster", "just-a-name", 2, '"just-a-name" must be <namespace>/<name>'],
+    ];
+    for (const [kind, name, status, message] of refusals)
+      expectRefused(explainCli(kind, name), status, message);
   });
 });

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ControlPlane, startControlPlane } from "../../src/controlplane/control-plane.ts";
 import { installingCrds } from "../../src/runtime/install-crds.ts";
 import { eventually } from "../support/eventually.ts";
-import { ENGINE_MAIN, startEngineCli } from "../support/processes.ts";
+import { ENGINE_MAIN, engineRunArgs, startEngineCli } from "../support/processes.ts";
 
 const main = ENGINE_MAIN;
 let controlPlane: ControlPlane;
@@ -23,6 +23,10 @@ afterAll(async () => {
   await controlPlane?.stop();
   rmSync(stateRoot, { recursive: true, force: true });
 });
+
+/** `run` for provider `p` on the test's API server, keeping state in `stateDir`. */
+const runArgs = (stateDir: string) =>
+  engineRunArgs({ provider: "p", kubeconfig: controlPlane.kubeconfigPath, stateDir });
 
 describe("openmcp-engine run", () => {
   it("refuses to start without --provider-name, with exit code 2 and the usage", () => {
@@ -68,18 +72,10 @@ describe("openmcp-engine run", () => {
       ],
     ];
     for (const [args, message] of cases) {
-      const result = spawnSync(
-        process.execPath,
-        [
-          main,
-          "run",
-          "--provider-name=p",
-          `--kubeconfig=${controlPlane.kubeconfigPath}`,
-          `--state-dir=${stateDir}`,
-          ...args,
-        ],
-        { encoding: "utf8", cwd: join(import.meta.dirname, "..", "..") },
-      );
+      const result = spawnSync(process.execPath, [main, ...runArgs(stateDir), ...args], {
+        encoding: "utf8",
+        cwd: join(import.meta.dirname, "..", ".."),
+      });
       expect(result.status, args.join(" ")).toBe(1);
       expect(result.stderr).toContain(message);
     }
@@ -93,18 +89,10 @@ describe("openmcp-engine run", () => {
       "scheduler:\n  strategy: Fastest\n  purposeMappings:\n    mcp: {template: {spec: {tenancy: Exclusive}}}\n",
     );
     const run = (...args: string[]) =>
-      spawnSync(
-        process.execPath,
-        [
-          main,
-          "run",
-          "--provider-name=p",
-          `--kubeconfig=${controlPlane.kubeconfigPath}`,
-          `--state-dir=${stateDir}`,
-          ...args,
-        ],
-        { encoding: "utf8", timeout: 30_000 },
-      );
+      spawnSync(process.execPath, [main, ...runArgs(stateDir), ...args], {
+        encoding: "utf8",
+        timeout: 30_000,
+      });
     const bad = run(`--scheduler-config=${file}`);
     expect(bad.status).toBe(1);
     expect(bad.stderr).toContain(
@@ -118,14 +106,7 @@ describe("openmcp-engine run", () => {
 
   it("refuses --capi where Cluster API is not installed, and by default says the Cluster API side is off and why", async () => {
     const stateDir = mkdtempSync(join(stateRoot, "capi-"));
-    const args = [
-      "run",
-      "--provider-name=p",
-      `--kubeconfig=${controlPlane.kubeconfigPath}`,
-      `--state-dir=${stateDir}`,
-      "--metrics-bind-address=0",
-      "--health-probe-bind-address=0",
-    ];
+    const args = runArgs(stateDir);
     const forced = spawnSync(process.execPath, [main, ...args, "--capi"], {
       encoding: "utf8",
       timeout: 30_000,
@@ -150,14 +131,7 @@ describe("openmcp-engine run", () => {
   });
 
   it("runs with the engine's V8 flags however node was started, in the same process, a user's own setting first", async () => {
-    const args = [
-      "run",
-      "--provider-name=p",
-      `--kubeconfig=${controlPlane.kubeconfigPath}`,
-      `--state-dir=${mkdtempSync(join(stateRoot, "v8-"))}`,
-      "--metrics-bind-address=0",
-      "--health-probe-bind-address=0",
-    ];
+    const args = runArgs(mkdtempSync(join(stateRoot, "v8-")));
     /** The node command line of the running engine (the pid `spawn` returned: replaced, not a child). */
     const started = async (env: Record<string, string>) => {
       const engine = startEngineCli(args, env);

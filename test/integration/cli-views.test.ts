@@ -1,5 +1,4 @@
 /** `run --inspect --live-view-address …` as a user starts it: both views serve a Cluster's lifecycle; bad flags are usage errors. */
-import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -7,8 +6,8 @@ import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vites
 import WebSocket from "ws";
 import { type ClusterHarness, isReady, startClusterHarness } from "../support/cluster-harness.ts";
 import { eventually } from "../support/eventually.ts";
+import { engineRunArgs, runEngineCli, startEngineCli } from "../support/processes.ts";
 
-const main = join(import.meta.dirname, "..", "..", "src", "cli", "main.ts");
 let harness: ClusterHarness;
 
 beforeAll(async () => {
@@ -33,36 +32,21 @@ describe("run with the development views", () => {
   it("streams to the inspector relay and serves the live view, both on loopback, and stops cleanly", async () => {
     const stateDir = mkdtempSync(join(tmpdir(), "views-"));
     onTestFinished(() => rmSync(stateDir, { recursive: true, force: true }));
-    const child: ChildProcess = spawn(
-      process.execPath,
-      [
-        main,
-        "run",
-        `--provider-name=${harness.provider}`,
-        `--kubeconfig=${harness.controlPlane.kubeconfigPath}`,
-        `--state-dir=${stateDir}`,
+    const { child, output } = startEngineCli(
+      engineRunArgs(
+        { provider: harness.provider, kubeconfig: harness.controlPlane.kubeconfigPath, stateDir },
         "--backend-option=delay=300ms",
-        "--metrics-bind-address=0",
-        "--health-probe-bind-address=0",
         "--inspect-address=127.0.0.1:0",
         "--live-view-address=127.0.0.1:0",
-      ],
-      { stdio: ["ignore", "pipe", "pipe"] },
+      ),
     );
-    let output = "";
-    child.stdout?.on("data", (chunk: Buffer) => {
-      output += chunk.toString();
-    });
-    child.stderr?.on("data", (chunk: Buffer) => {
-      output += chunk.toString();
-    });
     const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
     try {
-      const liveView = await eventually(() => logged(output, "live view listening", "url"), {
+      const liveView = await eventually(() => logged(output(), "live view listening", "url"), {
         what: "the live view",
       });
       const inspectorPage = await eventually(
-        () => logged(output, "Stately inspector relay listening", "page"),
+        () => logged(output(), "Stately inspector relay listening", "page"),
         {
           what: "the inspector relay",
         },
@@ -99,8 +83,7 @@ describe("run with the development views", () => {
   });
 
   it("refuses malformed view flags with a usage error", () => {
-    const run = (...args: string[]) =>
-      spawnSync(process.execPath, [main, "run", "--provider-name=x", ...args], { encoding: "utf8" });
+    const run = (...args: string[]) => runEngineCli("run", "--provider-name=x", ...args);
     const bad = run("--inspect-address=somewhere");
     expect(bad.status).toBe(2);
     expect(bad.stderr).toContain('--inspect-address: bind address "somewhere" must look like');

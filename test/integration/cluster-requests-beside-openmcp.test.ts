@@ -17,6 +17,7 @@ import { nameHash } from "../../src/machines/cluster-request/cluster-names.ts";
 import { SimulatedBackend } from "../../src/providers/simulated.ts";
 import { CACHES } from "../../src/runtime/kinds/caches.ts";
 import { createLogger } from "../../src/runtime/logger.ts";
+import { mcpSchedulerConfig } from "../fixtures/scheduler-config.ts";
 import { aClusterRequest, anAccessRequest } from "../support/builders.ts";
 import { type ClusterHarness, startClusterHarness } from "../support/cluster-harness.ts";
 import { caughtUp, reconciles } from "../support/engine-signals.ts";
@@ -227,10 +228,7 @@ describe("the engine as openMCP deploys it (run without a scheduler configuratio
 describe("the engine with a scheduler configuration", () => {
   it("never overwrites a request another scheduler granted, while it grants others", async () => {
     const path = join(folder, "scheduler.yaml");
-    writeFileSync(
-      path,
-      `scheduler:\n  purposeMappings:\n    mcp:\n      template:\n        metadata: {namespace: ${harness.namespace}}\n        spec: {profile: ${harness.profile}, tenancy: Exclusive}\n`,
-    );
+    writeFileSync(path, mcpSchedulerConfig(harness.profile, harness.namespace));
     // Granted by the operator's scheduler before this engine's scheduler came (two live schedulers with
     // a configuration each would race for every new request).
     const granted = await grantAsOperator("granted-elsewhere", "mcp");

@@ -260,27 +260,23 @@ describe("when things go wrong", () => {
     expect(conditionOf(denied)?.message).toContain(name);
   });
 
-  it("denies a request for a trait no profile offers, naming the trait", async () => {
-    await createRequest({
-      name: "gpu",
-      purpose: "mcp",
-      annotations: { [ANNOTATIONS.traits]: "example.com/gpu" },
-    });
-    const denied = await waitForRequest("gpu", (r) => r?.status?.phase === "Denied");
+  /** Requests the trait `example.com/gpu`, which no profile offers, and checks the denial and its message. */
+  async function expectGpuDenied(name: string, purpose: string, message: string): Promise<void> {
+    await createRequest({ name, purpose, annotations: { [ANNOTATIONS.traits]: "example.com/gpu" } });
+    const denied = await waitForRequest(name, (r) => r?.status?.phase === "Denied");
     expect(conditionOf(denied)).toMatchObject({ reason: "MissingTrait" });
-    expect(conditionOf(denied)?.message).toContain("example.com/gpu");
+    expect(conditionOf(denied)?.message).toContain(message);
+  }
+
+  it("denies a request for a trait no profile offers, naming the trait", async () => {
+    await expectGpuDenied("gpu", "mcp", "example.com/gpu");
   });
 
   it("denies a request on a Shared purpose for a trait no profile offers MissingTrait too, naming the trait", async () => {
     await waitForRequest("holder", granted); // the one platform Cluster exists, and lacks the trait
-    await createRequest({
-      name: "shared-gpu",
-      purpose: "platform",
-      annotations: { [ANNOTATIONS.traits]: "example.com/gpu" },
-    });
-    const denied = await waitForRequest("shared-gpu", (r) => r?.status?.phase === "Denied");
-    expect(conditionOf(denied)).toMatchObject({ reason: "MissingTrait" });
-    expect(conditionOf(denied)?.message).toContain(
+    await expectGpuDenied(
+      "shared-gpu",
+      "platform",
       "no ClusterProfile offers the required traits: example.com/gpu",
     );
   });

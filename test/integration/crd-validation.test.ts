@@ -1,29 +1,25 @@
 /** Our CRDs on a real API server: every example manifest is accepted, every invalid case is rejected with its message. */
 
 import { type RequestOptions, request } from "node:https";
-import { ApiException, CoreV1Api, CustomObjectsApi } from "@kubernetes/client-node";
+import { ApiException, type CustomObjectsApi } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { JsonObject } from "../../src/api/common.ts";
 import { RESOURCES, type ResourceKind } from "../../src/api/constants.ts";
-import { startControlPlane } from "../../src/controlplane/control-plane.ts";
-import { installingCrds } from "../../src/runtime/install-crds.ts";
+import type { ControlPlane } from "../../src/controlplane/control-plane.ts";
 import { INVALID_CASES, type InvalidCase } from "../fixtures/invalid-cases.ts";
 import { FIXTURE_FILES, loadManifest } from "../fixtures/manifests.ts";
+import { startApiServerWith } from "../support/cluster-harness.ts";
 
 /** Namespace of every namespaced object this file creates. */
 const NAMESPACE = "crd-validation";
 /** Starting a control plane can take a while on a cold machine. */
 const HOOK_TIMEOUT = 120_000;
 
-let controlPlane: Awaited<ReturnType<typeof startControlPlane>> | undefined;
+let controlPlane: ControlPlane | undefined;
 let customObjects: CustomObjectsApi;
 
 beforeAll(async () => {
-  controlPlane = await startControlPlane({ prepare: installingCrds("crds") });
-  customObjects = controlPlane.kubeConfig.makeApiClient(CustomObjectsApi);
-  await controlPlane.kubeConfig
-    .makeApiClient(CoreV1Api)
-    .createNamespace({ body: { metadata: { name: NAMESPACE } } });
+  ({ controlPlane, custom: customObjects } = await startApiServerWith(NAMESPACE));
 }, HOOK_TIMEOUT);
 
 afterAll(async () => {
@@ -76,34 +72,20 @@ async function create(object: JsonObject): Promise<JsonObject> {
     : customObjects.createClusterCustomObject({ group, version, plural, body: object });
 }
 
-async function replace(object: JsonObject): Promise<JsonObject> {
+/** Replaces the object, or with `status` only its status through the status subresource. */
+async function replace(object: JsonObject, { status = false } = {}): Promise<JsonObject> {
   const { group, version, plural, namespaced } = resourceOf(object);
   const name = nameOf(object);
-  return namespaced
-    ? customObjects.replaceNamespacedCustomObject({
-        group,
-        version,
-        plural,
-        namespace: NAMESPACE,
-        name,
-        body: object,
-      })
-    : customObjects.replaceClusterCustomObject({ group, version, plural, name, body: object });
-}
-
-async function replaceStatus(object: JsonObject): Promise<JsonObject> {
-  const { group, version, plural, namespaced } = resourceOf(object);
-  const name = nameOf(object);
-  return namespaced
-    ? customObjects.replaceNamespacedCustomObjectStatus({
-        group,
-        version,
-        plural,
-        namespace: NAMESPACE,
-        name,
-        body: object,
-      })
-    : customObjects.replaceClusterCustomObjectStatus({ group, version, plural, name, body: object });
+  if (namespaced) {
+    const request = { group, version, plural, namespace: NAMESPACE, name, body: object };
+    return status
+      ? customObjects.replaceNamespacedCustomObjectStatus(request)
+      : customObjects.replaceNamespacedCustomObject(request);
+  }
+  const request = { group, version, plural, name, body: object };
+  return status
+    ? customObjects.replaceClusterCustomObjectStatus(request)
+    : customObjects.replaceClusterCustomObject(request);
 }
 
 /**
@@ -123,8 +105,8 @@ async function rejectedWrite(testCase: InvalidCase, name: string): Promise<JsonO
   }
   const { initial, change } = testCase.statusUpdate;
   const created = await create(placed(initial, name));
-  const written = await replaceStatus({ ...created, status: initial.status ?? {} });
-  return replaceStatus(change(written));
+  const written = await replace({ ...created, status: initial.status ?? {} }, { status: true });
+  return replace(change(written), { status: true });
 }
 
 /** What the API server answered to a failed write: the HTTP status and the message of its Status body. */

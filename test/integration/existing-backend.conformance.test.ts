@@ -6,9 +6,9 @@ import { afterAll, beforeAll, it } from "vitest";
 import type { ClusterBackend } from "../../src/api/backend-contract.ts";
 import type { JsonObject } from "../../src/api/common.ts";
 import { type ControlPlane, startControlPlane } from "../../src/controlplane/control-plane.ts";
-import { checkBackendConformance } from "../../src/providers/conformance.ts";
 import { createBackend, type ExistingBackend, normaliseVersion } from "../../src/providers/existing.ts";
 import { aProviderConfig } from "../support/builders.ts";
+import { checkConformanceTimed } from "../support/timed-conformance.ts";
 
 let controlPlane: ControlPlane;
 beforeAll(async () => {
@@ -34,8 +34,7 @@ it("passes the conformance kit", async () => {
   const info = await controlPlane.kubeConfig.makeApiClient(VersionApi).getCode();
   const version = normaliseVersion(info.gitVersion) ?? "";
   const settings: JsonObject = { kubeconfigSecretRef: { namespace: "clusters", name: "local" } };
-  const started = performance.now();
-  await checkBackendConformance(createBackend, {
+  await checkConformanceTimed("existing", createBackend, {
     numRuns: 20,
     maxCommands: 10,
     readyTimeoutMs: 5_000,
@@ -53,5 +52,4 @@ it("passes the conformance kit", async () => {
     leftovers,
     liveClusters: (backend: ClusterBackend) => (backend as ExistingBackend).boundCount,
   });
-  console.log(`existing: 20 runs in ${Math.round(performance.now() - started)} ms`);
 }, 300_000);

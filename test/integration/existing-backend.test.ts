@@ -16,7 +16,7 @@ import { loadBackendFactory } from "../../src/providers/registry.ts";
 import { systemClock } from "../../src/runtime/clock.ts";
 import { silentLogger } from "../../src/runtime/logger.ts";
 import { freePorts } from "../../src/util/free-ports.ts";
-import { aProviderConfig } from "../support/builders.ts";
+import { aClusterTarget, aProviderConfig } from "../support/builders.ts";
 
 let controlPlane: ControlPlane;
 /** The kubeconfig of the control plane, as a person would put it in a Secret. */
@@ -64,16 +64,15 @@ function newBackend(options: Record<string, string> = {}, reader = readSecret): 
 }
 
 function target(overrides: Partial<ClusterTarget> = {}): ClusterTarget {
-  return {
+  return aClusterTarget({
     uid: "3d7c1f4e-2a6b-4c8d-9e0f-1a2b3c4d5e6f",
-    namespace: "team-a",
     name: "shared",
     tenancy: "Shared",
     profile: "default.engine.existing-dev",
     providerConfig: "existing-dev",
     settings,
     ...overrides,
-  };
+  });
 }
 
 function config(spec: Partial<ProviderConfig["spec"]> = {}): ProviderConfig {

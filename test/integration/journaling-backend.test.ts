@@ -2,17 +2,17 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { CoreV1Api, CustomObjectsApi } from "@kubernetes/client-node";
+import type { CustomObjectsApi } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Cluster } from "../../src/api/cluster.ts";
 import { RESOURCES } from "../../src/api/constants.ts";
-import { type ControlPlane, startControlPlane } from "../../src/controlplane/control-plane.ts";
-import { installingCrds } from "../../src/runtime/install-crds.ts";
+import type { ControlPlane } from "../../src/controlplane/control-plane.ts";
 import { aCluster, aProviderConfig } from "../support/builders.ts";
+import { startApiServerWith } from "../support/cluster-harness.ts";
 import { eventually } from "../support/eventually.ts";
 import { createsPerCluster, overlappingCalls } from "../support/journal-checks.ts";
 import { readJournals } from "../support/journaling-backend.ts";
-import { startEngineCli } from "../support/processes.ts";
+import { engineRunArgs, startEngineCli } from "../support/processes.ts";
 
 const JOURNALING_BACKEND = join(import.meta.dirname, "..", "support", "journaling-backend.ts");
 const NAMESPACE = "journaled";
@@ -21,10 +21,7 @@ let controlPlane: ControlPlane;
 let custom: CustomObjectsApi;
 
 beforeAll(async () => {
-  controlPlane = await startControlPlane({ prepare: installingCrds("crds") });
-  custom = controlPlane.kubeConfig.makeApiClient(CustomObjectsApi);
-  const core = controlPlane.kubeConfig.makeApiClient(CoreV1Api);
-  await core.createNamespace({ body: { metadata: { name: NAMESPACE } } });
+  ({ controlPlane, custom } = await startApiServerWith(NAMESPACE));
   await custom.createClusterCustomObject({
     ...RESOURCES.ProviderConfig,
     body: aProviderConfig({ name: "sim", backend: "simulated" }),
@@ -38,20 +35,21 @@ afterAll(async () => {
 
 /** `openmcp-engine run` as replica `replica`, on the journaling backend. */
 function startReplica(replica: string) {
-  return startEngineCli([
-    "run",
-    "--provider-name=journal",
-    "--environment=test",
-    `--kubeconfig=${controlPlane.kubeconfigPath}`,
-    `--state-dir=${join(folder, "state")}`,
-    `--backend=${JOURNALING_BACKEND}`,
-    `--backend-option=journal=${join(folder, `${replica}.jsonl`)}`,
-    `--backend-option=replica=${replica}`,
-    "--backend-option=delay=300ms",
-    "--no-schedule",
-    "--metrics-bind-address=0",
-    "--health-probe-bind-address=0",
-  ]);
+  return startEngineCli(
+    engineRunArgs(
+      {
+        provider: "journal",
+        environment: "test",
+        kubeconfig: controlPlane.kubeconfigPath,
+        stateDir: join(folder, "state"),
+      },
+      `--backend=${JOURNALING_BACKEND}`,
+      `--backend-option=journal=${join(folder, `${replica}.jsonl`)}`,
+      `--backend-option=replica=${replica}`,
+      "--backend-option=delay=300ms",
+      "--no-schedule",
+    ),
+  );
 }
 
 describe("one engine on the journaling backend", () => {

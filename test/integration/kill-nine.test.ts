@@ -17,6 +17,7 @@ import { SimulatedBackend } from "../../src/providers/simulated.ts";
 import { aCluster, aClusterRequest, aProviderConfig } from "../support/builders.ts";
 import { eventually } from "../support/eventually.ts";
 import { type KillNineCase, killNineMidway } from "../support/kill-nine.ts";
+import { engineRunArgs } from "../support/processes.ts";
 import { startWorld, type World } from "../support/world.ts";
 
 let world: World;
@@ -40,16 +41,16 @@ afterAll(async () => {
 });
 
 /** `run` for provider `ops` on the world's API server, keeping state in `<folder>/<state>`. */
-const runArgs = (state: string, ...more: string[]) => [
-  "run",
-  "--provider-name=ops",
-  "--environment=test",
-  `--kubeconfig=${world.controlPlane.kubeconfigPath}`,
-  `--state-dir=${join(folder, state)}`,
-  "--metrics-bind-address=0",
-  "--health-probe-bind-address=0",
-  ...more,
-];
+const runArgs = (state: string, ...more: string[]) =>
+  engineRunArgs(
+    {
+      provider: "ops",
+      environment: "test",
+      kubeconfig: world.controlPlane.kubeconfigPath,
+      stateDir: join(folder, state),
+    },
+    ...more,
+  );
 
 const SCHEDULER_CONFIG = `
 scheduler:

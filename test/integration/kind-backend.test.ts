@@ -24,9 +24,9 @@ import {
 import { loadBackendFactory } from "../../src/providers/registry.ts";
 import { systemClock } from "../../src/runtime/clock.ts";
 import { silentLogger } from "../../src/runtime/logger.ts";
-import { aProviderConfig } from "../support/builders.ts";
-import { eventually, satisfying } from "../support/eventually.ts";
+import { aClusterTarget, aProviderConfig } from "../support/builders.ts";
 import { type FakeKind, installFakeKind } from "../support/fake-kind.ts";
+import { observationWhere } from "../support/observation-where.ts";
 import { isAlive } from "../support/processes.ts";
 
 let fake: FakeKind;
@@ -61,15 +61,12 @@ function newBackend(options: Record<string, string> = {}): Promise<ClusterBacken
 }
 
 function target(overrides: Partial<ClusterTarget> = {}): ClusterTarget {
-  return {
+  return aClusterTarget({
     uid: "6f1c2e9a-4b7d-4e21-9c3a-0d5e8f7a1b2c",
-    namespace: "team-a",
-    name: "dev",
-    tenancy: "Exclusive",
     profile: "default.kind-provider.kind",
     providerConfig: "kind",
     ...overrides,
-  };
+  });
 }
 
 function config(spec: Partial<ProviderConfig["spec"]> = {}): ProviderConfig {
@@ -77,16 +74,19 @@ function config(spec: Partial<ProviderConfig["spec"]> = {}): ProviderConfig {
 }
 
 /** The backend's observation of `cluster` once `done` holds. */
-const until = (
-  backend: ClusterBackend,
-  cluster: ClusterTarget,
-  done: (observation: ClusterObservation) => boolean,
-): Promise<ClusterObservation> =>
-  eventually(async () => satisfying(await backend.observe(cluster), done), {
-    what: `the kind backend's observation of ${cluster.name}: ${String(done)}`,
-    timeoutMs: 15_000,
-    intervalMs: 50,
-  });
+const until = (backend: ClusterBackend, cluster: ClusterTarget, done: (o: ClusterObservation) => boolean) =>
+  observationWhere(backend, cluster, done, { timeoutMs: 15_000, intervalMs: 50 });
+
+/** A create that takes 5 s, started: the backend, its cluster and the pid of `kind create cluster` (from its record). */
+async function slowCreateStarted() {
+  fake.configure({ createDelayMs: 5_000 });
+  const backend = await newBackend();
+  const cluster = target();
+  await backend.create(cluster, "1.34.0");
+  const folder = join(stateDirectory, "clusters", kindClusterName(cluster.uid));
+  const { pid } = JSON.parse(readFileSync(join(folder, "record.json"), "utf8")) as { pid: number };
+  return { backend, cluster, pid };
+}
 
 const phase = (observation: ClusterObservation) => (observation.exists ? observation.phase : "absent");
 const creates = () => fake.calls().filter((args) => args[0] === "create");
@@ -297,12 +297,7 @@ describe("the kind backend", () => {
   });
 
   it("reports a create whose process was killed (no exit status) as failed", async () => {
-    fake.configure({ createDelayMs: 5_000 });
-    const backend = await newBackend();
-    const cluster = target();
-    await backend.create(cluster, "1.34.0");
-    const folder = join(stateDirectory, "clusters", kindClusterName(cluster.uid));
-    const { pid } = JSON.parse(readFileSync(join(folder, "record.json"), "utf8"));
+    const { backend, cluster, pid } = await slowCreateStarted();
     process.kill(-pid, "SIGKILL");
     const failed = await until(backend, cluster, (o) => phase(o) !== "provisioning");
     expect(failed).toMatchObject({ exists: true, phase: "failed" });
@@ -345,12 +340,7 @@ describe("the kind backend", () => {
   });
 
   it("a delete while the create runs stops the create process and removes the cluster", async () => {
-    fake.configure({ createDelayMs: 5_000 });
-    const backend = await newBackend();
-    const cluster = target();
-    await backend.create(cluster, "1.34.0");
-    const folder = join(stateDirectory, "clusters", kindClusterName(cluster.uid));
-    const { pid } = JSON.parse(readFileSync(join(folder, "record.json"), "utf8"));
+    const { backend, cluster, pid } = await slowCreateStarted();
     await until(backend, cluster, () => fake.clusters().length === 1); // kind registered the node
     await backend.delete(cluster);
     expect(isAlive(pid)).toBe(false);

@@ -3,10 +3,10 @@ import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, expect, it } from "vitest";
 import type { BackendFactory } from "../../src/api/backend-contract.ts";
-import { checkBackendConformance } from "../../src/providers/conformance.ts";
 import { createBackend } from "../../src/providers/local.ts";
 import { signalProcessGroup } from "../../src/util/process-groups.ts";
 import { processesMentioning } from "../support/processes.ts";
+import { checkConformanceTimed } from "../support/timed-conformance.ts";
 
 /** Every state folder the kit gave the backend, so that afterAll can stop what a failed run left running. */
 const stateDirectories = new Set<string>();
@@ -32,13 +32,11 @@ afterAll(() => {
 });
 
 it("passes the conformance kit", async () => {
-  const started = performance.now();
-  await checkBackendConformance(factory, {
+  await checkConformanceTimed("local", factory, {
     numRuns: 3,
     maxCommands: 6,
     readyTimeoutMs: 60_000,
     leftovers,
   });
-  console.log(`local: 3 runs in ${Math.round(performance.now() - started)} ms`);
   expect(stateDirectories.size).toBeGreaterThan(0);
 }, 600_000);

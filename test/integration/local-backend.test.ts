@@ -18,7 +18,8 @@ import { loadBackendFactory } from "../../src/providers/registry.ts";
 import { systemClock } from "../../src/runtime/clock.ts";
 import { silentLogger } from "../../src/runtime/logger.ts";
 import { aProviderConfig } from "../support/builders.ts";
-import { eventually, satisfying } from "../support/eventually.ts";
+import { eventually } from "../support/eventually.ts";
+import { observationWhere } from "../support/observation-where.ts";
 import { isAlive, waitUntilGone } from "../support/processes.ts";
 
 const assets = findKubeAssets();
@@ -59,16 +60,8 @@ async function open(stateDirectory: string, options: Record<string, string> = {}
 }
 
 /** The backend's observation of `cluster` once `wanted` holds. */
-const until = (
-  backend: ClusterBackend,
-  cluster: ClusterTarget,
-  wanted: (observation: ClusterObservation) => boolean,
-): Promise<ClusterObservation> =>
-  eventually(async () => satisfying(await backend.observe(cluster), wanted), {
-    what: `the local backend's observation of ${cluster.name}: ${String(wanted)}`,
-    timeoutMs: 60_000,
-    intervalMs: 200,
-  });
+const until = (backend: ClusterBackend, cluster: ClusterTarget, wanted: (o: ClusterObservation) => boolean) =>
+  observationWhere(backend, cluster, wanted, { timeoutMs: 60_000, intervalMs: 200 });
 
 const isReady = (o: ClusterObservation) => o.exists && o.phase === "ready";
 

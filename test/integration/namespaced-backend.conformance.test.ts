@@ -21,7 +21,8 @@ import { silentLogger } from "../../src/api/logger.ts";
 import { checkBackendConformance } from "../../src/providers/conformance.ts";
 import { startTestApiServer, type TestApiServer } from "../../src/testing.ts";
 import { aProviderConfig } from "../support/builders.ts";
-import { eventually, satisfying } from "../support/eventually.ts";
+import { observationWhere } from "../support/observation-where.ts";
+import { checkConformanceTimed } from "../support/timed-conformance.ts";
 
 const { createBackend, namespaceOf, NamespaceBackend } = namespaceClusters;
 const LABEL = "namespace-clusters.openmcp.cloud/cluster-uid";
@@ -49,8 +50,7 @@ describe("the namespaced example backend", () => {
   });
 
   it("passes the conformance kit, its scoped admin access proven on the host", async () => {
-    const started = performance.now();
-    await checkBackendConformance(namespaceClusters, {
+    await checkConformanceTimed("namespace-clusters", namespaceClusters, {
       numRuns: 5,
       maxCommands: 8,
       readyTimeoutMs: 60_000,
@@ -58,7 +58,6 @@ describe("the namespaced example backend", () => {
       leftovers,
       liveClusters,
     });
-    console.log(`namespace-clusters: 5 runs in ${Math.round(performance.now() - started)} ms`);
   }, 600_000);
 
   it("passes with its host in a Secret named by the config's settings, which the kit gives readOffer", async () => {
@@ -88,13 +87,10 @@ describe("a namespace cluster", () => {
   };
   const namespace = namespaceOf(target.uid);
   const ready = async () =>
-    eventually(
-      async () => satisfying(await backend.observe(target), (o) => o.exists && o.phase === "ready"),
-      {
-        what: `namespace cluster ${namespace} ready`,
-        timeoutMs: 30_000,
-      },
-    );
+    observationWhere(backend, target, (o) => o.exists && o.phase === "ready", {
+      what: `namespace cluster ${namespace} ready`,
+      timeoutMs: 30_000,
+    });
 
   beforeAll(async () => {
     const context: BackendContext = {

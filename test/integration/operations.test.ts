@@ -1,5 +1,5 @@
 /** Running like an in-cluster controller: init twice, leader failover after kill -9, metrics and health probes. */
-import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { type ChildProcess, spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -11,8 +11,9 @@ import { type ControlPlane, startControlPlane } from "../../src/controlplane/con
 import { SimulatedBackend } from "../../src/providers/simulated.ts";
 import { aCluster, aProviderConfig } from "../support/builders.ts";
 import { eventually } from "../support/eventually.ts";
+import { ENGINE_MAIN, engineRunArgs, startEngineCli } from "../support/processes.ts";
 
-const main = join(import.meta.dirname, "..", "..", "src", "cli", "main.ts");
+const main = ENGINE_MAIN;
 let controlPlane: ControlPlane;
 let custom: CustomObjectsApi;
 const children: ChildProcess[] = [];
@@ -32,43 +33,31 @@ afterAll(async () => {
 
 /** Starts `run` as the openMCP operator would (flags after the subcommand), with fast leader election. */
 function startReplica(name: string, stateDir: string) {
-  const child = spawn(
-    process.execPath,
-    [
-      main,
-      "run",
-      "--environment=ops",
-      "--provider-name=ops",
+  const { child, output } = startEngineCli(
+    engineRunArgs(
+      {
+        provider: "ops",
+        environment: "ops",
+        kubeconfig: controlPlane.kubeconfigPath,
+        stateDir,
+        bind: "127.0.0.1:0",
+      },
       "--verbosity=DEBUG",
-      `--kubeconfig=${controlPlane.kubeconfigPath}`,
-      `--state-dir=${stateDir}`,
       "--backend-option=delay=3s",
       "--lease-duration=6s",
       "--renew-deadline=4s",
       "--retry-period=1s",
-      "--metrics-bind-address=127.0.0.1:0",
-      "--health-probe-bind-address=127.0.0.1:0",
-    ],
-    {
-      stdio: ["ignore", "pipe", "pipe"],
-      env: { ...process.env, POD_NAME: name, POD_NAMESPACE: "kube-system" },
-    },
+    ),
+    { POD_NAME: name, POD_NAMESPACE: "kube-system" },
   );
   children.push(child);
-  let output = "";
-  child.stdout?.on("data", (chunk: Buffer) => {
-    output += chunk.toString();
-  });
-  child.stderr?.on("data", (chunk: Buffer) => {
-    output += chunk.toString();
-  });
   const record = (message: string) =>
-    output
+    output()
       .split("\n")
       .filter((line) => line.startsWith("{"))
       .map((line) => JSON.parse(line) as Record<string, unknown>)
       .find((entry) => entry.msg === message);
-  return { child, output: () => output, record };
+  return { child, output, record };
 }
 
 describe("an in-cluster style deployment", () => {

@@ -1,27 +1,23 @@
 /** Guarded patches on a real API server: applied at the read version, refused (ConflictError) after any other write, TerminalError when invalid. */
 
-import { CoreV1Api, CustomObjectsApi } from "@kubernetes/client-node";
+import type { CustomObjectsApi } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Cluster } from "../../src/api/cluster.ts";
 import { RESOURCES } from "../../src/api/constants.ts";
 import { apiStatusOf } from "../../src/api/error-message.ts";
-import { type ControlPlane, startControlPlane } from "../../src/controlplane/control-plane.ts";
+import type { ControlPlane } from "../../src/controlplane/control-plane.ts";
 import { Patch } from "../../src/machines/shared/json-patch.ts";
 import { classifyFailure } from "../../src/runtime/error-policy.ts";
 import { ConflictError, GoneError, TerminalError } from "../../src/runtime/errors.ts";
-import { installingCrds } from "../../src/runtime/install-crds.ts";
 import { patchObject } from "../../src/runtime/patch-object.ts";
 import { aCluster } from "../support/builders.ts";
+import { startApiServerWith } from "../support/cluster-harness.ts";
 
 let controlPlane: ControlPlane;
 let custom: CustomObjectsApi;
 
 beforeAll(async () => {
-  controlPlane = await startControlPlane({ prepare: installingCrds("crds") });
-  custom = controlPlane.kubeConfig.makeApiClient(CustomObjectsApi);
-  await controlPlane.kubeConfig
-    .makeApiClient(CoreV1Api)
-    .createNamespace({ body: { metadata: { name: "p" } } });
+  ({ controlPlane, custom } = await startApiServerWith("p"));
 });
 
 afterAll(async () => {

@@ -7,20 +7,12 @@ import {
   type SchedulerConfigSource,
 } from "../../src/runtime/kinds/cluster-request/scheduler-config-source.ts";
 import { silentLogger } from "../../src/runtime/logger.ts";
+import { mcpSchedulerConfig } from "../fixtures/scheduler-config.ts";
 import { eventually } from "../support/eventually.ts";
 
 let controlPlane: ControlPlane;
 let core: CoreV1Api;
 const sources: SchedulerConfigSource[] = [];
-
-const config = (profile: string) => `
-scheduler:
-  purposeMappings:
-    mcp:
-      template:
-        metadata: {namespace: fleet}
-        spec: {profile: ${profile}, tenancy: Exclusive}
-`;
 
 beforeAll(async () => {
   controlPlane = await startControlPlane();
@@ -79,14 +71,14 @@ describe("the scheduler configuration in a ConfigMap", () => {
   });
 
   it("reloads a valid edit, and keeps the configuration in force with a Warning Event on an invalid one", async () => {
-    await writeConfigMap("live", config("a.b.c"));
+    await writeConfigMap("live", mcpSchedulerConfig("a.b.c"));
     const source = sourceFor("live");
     const seen: string[] = [];
     source.onChange((next) => seen.push(next.purposeMappings.mcp?.template.spec.profile ?? ""));
     await source.start();
     expect(source.current()?.purposeMappings.mcp?.template.spec.profile).toBe("a.b.c");
 
-    await writeConfigMap("live", config("x.y.z"));
+    await writeConfigMap("live", mcpSchedulerConfig("x.y.z"));
     await eventually(() =>
       expect(source.current()?.purposeMappings.mcp?.template.spec.profile).toBe("x.y.z"),
     );

@@ -11,9 +11,13 @@ import type {
   TokenAccess,
 } from "../../src/api/access-request.ts";
 import type { AccessFacts } from "../../src/machines/access-request/machine.ts";
+import { accessBaseName } from "../../src/machines/access-request/names.ts";
 import { anAccessRequest, stored } from "./builders.ts";
 
 export const UID = "7d3c1a52-0000-4000-8000-000000000001";
+
+/** The base name of the objects on the target cluster for {@link aTokenRequest}'s `my-namespace/my-access`. */
+export const TOKEN_REQUEST_BASE = accessBaseName({ namespace: "my-namespace", name: "my-access", uid: UID });
 const clusterRef = { name: "my-cluster", namespace: "foo" };
 
 /** An AccessRequest `my-namespace/my-access` for `token`, as preparation leaves it (clusterRef set). */

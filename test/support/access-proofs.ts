@@ -10,6 +10,17 @@ export const statusOf = (promise: Promise<unknown>): Promise<number> =>
     (error: unknown) => (error instanceof ApiException ? error.code : -1),
   );
 
+/** Makes each call in turn and checks it ends with its HTTP status; a failure names the call. */
+export async function expectStatuses(
+  calls: ReadonlyArray<readonly [call: () => Promise<unknown>, status: number]>,
+): Promise<void> {
+  for (const [call, status] of calls) expect(await statusOf(call()), String(call)).toBe(status);
+}
+
+/** Creates the ConfigMap `name` in `namespace` as `client`. */
+export const createConfigMap = (client: CoreV1Api, namespace: string, name: string): Promise<unknown> =>
+  client.createNamespacedConfigMap({ namespace, body: { metadata: { name } } });
+
 /** A token AccessRequest for get, list and create of ConfigMaps in `default` on the Cluster `clusterRef`. */
 export function configMapTokenRequest(clusterRef: { name: string; namespace: string }): AccessRequestSpec {
   return {

@@ -1,5 +1,6 @@
 /** Builders for the objects tests make: plain objects as a user applies them, with sensible defaults; `stored` adds what the API server fills in. */
 import type { AccessRequest, AccessRequestSpec } from "../../src/api/access-request.ts";
+import type { ClusterTarget } from "../../src/api/backend.ts";
 import type { Cluster, ClusterStatus, Tenancy } from "../../src/api/cluster.ts";
 import { CAPI_GROUP } from "../../src/api/cluster-api.ts";
 import type { ClusterProfile, SupportedVersion } from "../../src/api/cluster-profile.ts";
@@ -11,6 +12,7 @@ import {
   INFRASTRUCTURE_API_VERSION,
 } from "../../src/api/constants.ts";
 import type { EngineCluster } from "../../src/api/engine-cluster.ts";
+import { CONTROLPLANE_API_VERSION, type EngineControlPlane } from "../../src/api/engine-control-plane.ts";
 import type { ProviderConfig, ProviderConfigSpec } from "../../src/api/provider-config.ts";
 
 /** Metadata any builder accepts besides the name. */
@@ -25,6 +27,26 @@ const metadataOf = (props: MetadataProps): Partial<ObjectMeta> => ({
   ...(props.annotations ? { annotations: props.annotations } : {}),
   ...(props.finalizers ? { finalizers: props.finalizers } : {}),
 });
+
+/**
+ * The cluster a backend is asked about, as the runtime hands it over: by default Exclusive `team-a/dev`
+ * (uid `u-1`) of profile `p` from the ProviderConfig `sim`; `props` say what differs.
+ */
+export const aClusterTarget = (props: Partial<ClusterTarget> = {}): ClusterTarget => ({
+  uid: "u-1",
+  namespace: "team-a",
+  name: "dev",
+  tenancy: "Exclusive",
+  profile: "p",
+  providerConfig: "sim",
+  ...props,
+});
+
+/** A tenant's labels and annotations on a target: one openMCP metadata key of each, and an unrelated label. */
+export const TENANT_METADATA = {
+  labels: { "metadata.open-control-plane.io/tenant": "acme", unrelated: "x" },
+  annotations: { "metadata.open-control-plane.io/owner": "bob" },
+} as const satisfies Partial<ClusterTarget>;
 
 /** What {@link aCluster} makes. */
 export interface ClusterProps extends MetadataProps {
@@ -216,6 +238,31 @@ export function anEngineCluster(props: EngineClusterProps = {}): EngineCluster {
       profile: props.profile ?? "test.engine-test.small",
       ...(props.version ? { kubernetes: { version: props.version } } : {}),
     },
+  };
+}
+
+/** What {@link anEngineControlPlane} makes. */
+export interface EngineControlPlaneProps extends MetadataProps {
+  /** Default `test.engine-test.small`, the name {@link aClusterProfile} gives by default. */
+  readonly profile?: string;
+  /** `spec.version`; default `v1.33.3`. */
+  readonly version?: string;
+  /** The CAPI Cluster that owns it (its owner reference); none by default, as a user applies it. */
+  readonly owner?: string;
+}
+
+/** An EngineControlPlane `capi/workload` as a user (or Cluster API's topology controller) applies it. */
+export function anEngineControlPlane(props: EngineControlPlaneProps = {}): EngineControlPlane {
+  return {
+    apiVersion: CONTROLPLANE_API_VERSION,
+    kind: "EngineControlPlane",
+    metadata: {
+      name: "workload",
+      namespace: "capi",
+      ...(props.owner ? { ownerReferences: [capiOwner(props.owner)] } : {}),
+      ...metadataOf(props),
+    },
+    spec: { profile: props.profile ?? "test.engine-test.small", version: props.version ?? "v1.33.3" },
   };
 }
 

@@ -37,12 +37,17 @@ export interface ClusterHarnessOptions {
   readonly extraApiServerArgs?: readonly string[];
 }
 
-/** Starts the control plane and creates namespace `clusters` and profile `test.<provider>.small`. */
-export async function startClusterHarness(
-  provider = "engine-test",
+/** A real API server with our CRDs and one namespace, and a client of its custom objects. */
+export interface ApiServerWithNamespace {
+  readonly controlPlane: ControlPlane;
+  readonly custom: CustomObjectsApi;
+}
+
+/** Starts the control plane with our CRDs and creates `namespace`: where every test on the API server begins. */
+export async function startApiServerWith(
+  namespace: string,
   options: ClusterHarnessOptions = {},
-): Promise<ClusterHarness> {
-  const namespace = "clusters";
+): Promise<ApiServerWithNamespace> {
   const controlPlane = await startControlPlane({
     prepare: installingCrds("crds"),
     ...(options.extraApiServerArgs ? { extraApiServerArgs: [...options.extraApiServerArgs] } : {}),
@@ -51,6 +56,16 @@ export async function startClusterHarness(
   await controlPlane.kubeConfig
     .makeApiClient(CoreV1Api)
     .createNamespace({ body: { metadata: { name: namespace } } });
+  return { controlPlane, custom };
+}
+
+/** Starts the control plane and creates namespace `clusters` and profile `test.<provider>.small`. */
+export async function startClusterHarness(
+  provider = "engine-test",
+  options: ClusterHarnessOptions = {},
+): Promise<ClusterHarness> {
+  const namespace = "clusters";
+  const { controlPlane, custom } = await startApiServerWith(namespace, options);
   const ours = aClusterProfile({ provider, versions: [{ version: "1.33.3" }, { version: "1.32.7" }] });
   const profile = ours.metadata.name ?? "";
   await custom.createClusterCustomObject({ ...RESOURCES.ClusterProfile, body: ours });

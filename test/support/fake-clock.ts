@@ -1,4 +1,5 @@
 /** A manual clock for tests: time moves only when the test says so. */
+import { expect } from "vitest";
 import type { Clock, TimerHandle } from "../../src/runtime/clock.ts";
 
 /** A {@link Clock} whose timers fire only inside {@link FakeClock.advance}. */
@@ -40,4 +41,25 @@ export class FakeClock implements Clock {
     }
     this.#now = target;
   }
+}
+
+/** Lets the callbacks that timers and resolved promises started run to their next wait. */
+export const settle = (): Promise<unknown> => new Promise((resolve) => setImmediate(resolve));
+
+/**
+ * Checks that a timer of `clock` adds one entry to `list()` exactly `ms` from now: `list()` still has
+ * `before` entries 1 ms earlier, and `before + 1` at `ms`.
+ */
+export async function expectOneMoreAt(
+  clock: FakeClock,
+  ms: number,
+  list: () => readonly unknown[],
+  before: number,
+): Promise<void> {
+  clock.advance(ms - 1);
+  await settle();
+  expect(list()).toHaveLength(before);
+  clock.advance(1);
+  await settle();
+  expect(list()).toHaveLength(before + 1);
 }

@@ -1,5 +1,5 @@
 /** Test helpers about OS processes and folders: is it still there, wait until it is gone. */
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, type SpawnSyncReturns, spawn, spawnSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "vitest";
@@ -40,6 +40,45 @@ export function processesMentioning(text: string): number[] {
 
 /** The engine's command, as an operator starts it: `node src/cli/main.ts …`. */
 export const ENGINE_MAIN = join(import.meta.dirname, "..", "..", "src", "cli", "main.ts");
+
+/** Runs `openmcp-engine <args>` to its end and returns its exit status and what it printed. */
+export const runEngineCli = (...args: readonly string[]): SpawnSyncReturns<string> =>
+  spawnSync(process.execPath, [ENGINE_MAIN, ...args], { encoding: "utf8" });
+
+/** Checks that a finished command exited with `status` and said `message` on stderr. */
+export function expectRefused(result: SpawnSyncReturns<string>, status: number, message: string): void {
+  expect(result.status).toBe(status);
+  expect(result.stderr).toContain(message);
+}
+
+/** Where and as whom a test's `openmcp-engine run` works. */
+export interface EngineRunProps {
+  /** `--provider-name`. */
+  readonly provider: string;
+  /** `--kubeconfig`: the test's API server. */
+  readonly kubeconfig: string;
+  /** `--state-dir`: a temporary folder of the test, never the repository's `.state/`. */
+  readonly stateDir: string;
+  /** `--environment`; absent leaves the engine's default. */
+  readonly environment?: string;
+  /** Host and port of metrics and health probes (default `0`: a port the system picks, so runs never collide). */
+  readonly bind?: string;
+}
+
+/** The arguments of `openmcp-engine run` as a test starts it: `props`, then `more` (backend, timing, …). */
+export function engineRunArgs(props: EngineRunProps, ...more: readonly string[]): string[] {
+  const bind = props.bind ?? "0";
+  return [
+    "run",
+    `--provider-name=${props.provider}`,
+    ...(props.environment ? [`--environment=${props.environment}`] : []),
+    `--kubeconfig=${props.kubeconfig}`,
+    `--state-dir=${props.stateDir}`,
+    `--metrics-bind-address=${bind}`,
+    `--health-probe-bind-address=${bind}`,
+    ...more,
+  ];
+}
 
 /**
  * Starts `openmcp-engine <args>` as a child process (with `env` added to the test's environment, e.g. a

@@ -72,6 +72,8 @@ export interface World extends ClusterHarness {
   startEngine(options?: ExtraEngineOptions): Promise<Engine>;
   /** The object, or undefined when it does not exist. */
   read<T>(resource: Resource, name: string, namespace?: string): Promise<T | undefined>;
+  /** Deletes the object (of the world's namespace unless `namespace` is given). */
+  remove(resource: Resource, name: string, namespace?: string): Promise<void>;
   /** The objects of a namespace (or of the cluster, for cluster-scoped resources). */
   list<T>(resource: Resource, namespace?: string): Promise<T[]>;
   /** Waits until `predicate` holds for the object (or its absence); fails with the last object seen. */
@@ -134,6 +136,9 @@ export async function startWorld(options: WorldOptions = {}): Promise<World> {
     callsAbout: (method, cluster) => calls.filter((c) => c.method === method && c.cluster === cluster).length,
     startEngine,
     read,
+    remove: async (resource, name, namespace = harness.namespace) => {
+      await harness.custom.deleteNamespacedCustomObject({ ...resource, namespace, name });
+    },
     list: async <T>(resource: Resource, namespace = harness.namespace) =>
       ((await harness.custom.listNamespacedCustomObject({ ...resource, namespace })) as { items: T[] }).items,
     waitForObject: <T>(

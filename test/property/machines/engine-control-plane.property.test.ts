@@ -5,13 +5,13 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { ClusterObservation } from "../../../src/api/backend.ts";
-import { CAPI_GROUP } from "../../../src/api/cluster-api.ts";
-import { CONTROLPLANE_API_VERSION, type EngineControlPlane } from "../../../src/api/engine-control-plane.ts";
+import type { EngineControlPlane } from "../../../src/api/engine-control-plane.ts";
 import { compareVersions } from "../../../src/machines/backend-cluster/kubernetes-version.ts";
 import type { CapiOwnedCommand, CapiOwnedPublication } from "../../../src/machines/capi-owned/contract.ts";
 import { stepEngineControlPlane } from "../../../src/machines/engine-control-plane/contract.ts";
 import { applied as withOperations } from "../../../src/machines/shared/json-patch.ts";
 import { changesTo } from "../../../src/runtime/patch-object.ts";
+import { anEngineControlPlane, stored } from "../../support/builders.ts";
 import { aProfile, NOW, PROVIDER, TIMING } from "../../support/cluster-fixtures.ts";
 
 const base = aProfile();
@@ -50,22 +50,11 @@ interface World {
   upgradingTo: string | undefined;
 }
 
-function aControlPlane(version: string): EngineControlPlane {
-  return {
-    apiVersion: CONTROLPLANE_API_VERSION,
-    kind: "EngineControlPlane",
-    metadata: {
-      name: "workload",
-      namespace: "capi",
-      uid: "ec000000-0000-4000-8000-000000000002",
-      generation: 1,
-      ownerReferences: [
-        { apiVersion: `${CAPI_GROUP}/v1beta2`, kind: "Cluster", name: "workload", uid: "c1" },
-      ],
-    },
-    spec: { profile: profile.metadata.name ?? "", version },
-  };
-}
+const aControlPlane = (version: string): EngineControlPlane =>
+  stored(anEngineControlPlane({ profile: profile.metadata.name ?? "", version, owner: "workload" }), {
+    uid: "ec000000-0000-4000-8000-000000000002",
+    resourceVersion: undefined,
+  });
 
 function carryOut(world: World, commands: readonly CapiOwnedCommand[]): void {
   for (const command of commands) {

@@ -1,6 +1,6 @@
 /** A Cluster as a CAPI topology Cluster: its name, the desired object, the smallest change, Cluster API's view, the class's offer. */
 import { describe, expect, it } from "vitest";
-import type { ClusterObservation, ClusterTarget } from "../../../src/api/backend.ts";
+import type { ClusterObservation } from "../../../src/api/backend.ts";
 import { capiSettings } from "../../../src/providers/capi-settings.ts";
 import {
   CAPI_BACKEND_KEYS,
@@ -15,17 +15,9 @@ import {
   topologyChanges,
   topologyObservation,
 } from "../../../src/providers/capi-topology.ts";
+import { aClusterTarget, TENANT_METADATA } from "../../support/builders.ts";
 
-const target: ClusterTarget = {
-  uid: "u-1",
-  namespace: "team-a",
-  name: "dev",
-  tenancy: "Exclusive",
-  profile: "p",
-  providerConfig: "capi",
-  labels: { "metadata.open-control-plane.io/tenant": "acme", unrelated: "x" },
-  annotations: { "metadata.open-control-plane.io/owner": "bob" },
-};
+const target = aClusterTarget({ providerConfig: "capi", ...TENANT_METADATA });
 const settings = capiSettings(
   {
     clusterClass: { namespace: "classes", name: "docker-kubeadm" },

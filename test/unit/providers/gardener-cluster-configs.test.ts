@@ -1,6 +1,6 @@
 /** ClusterConfigs on a Shoot: extensions by type, resources by name, patches last, and clear errors naming the ClusterConfig. */
 import { describe, expect, it } from "vitest";
-import type { ClusterTarget, ResolvedClusterConfig } from "../../../src/api/backend.ts";
+import type { ResolvedClusterConfig } from "../../../src/api/backend.ts";
 import type { JsonObject } from "../../../src/api/common.ts";
 import { applyClusterConfigs, ClusterConfigError } from "../../../src/providers/gardener-cluster-configs.ts";
 import { gardenerSettings } from "../../../src/providers/gardener-settings.ts";
@@ -10,6 +10,7 @@ import {
   type Shoot,
   shootChanges,
 } from "../../../src/providers/gardener-shoot.ts";
+import { aClusterTarget } from "../../support/builders.ts";
 
 const settings = gardenerSettings(
   {
@@ -26,14 +27,7 @@ const settings = gardenerSettings(
   },
   "gardener",
 );
-const target: ClusterTarget = {
-  uid: "u-1",
-  namespace: "team-a",
-  name: "dev",
-  tenancy: "Exclusive",
-  profile: "p",
-  providerConfig: "gardener",
-};
+const target = aClusterTarget({ providerConfig: "gardener" });
 const config = (name: string, spec: JsonObject): ResolvedClusterConfig => ({ name, found: true, spec });
 const shootWith = (...clusterConfigs: ResolvedClusterConfig[]) =>
   desiredShoot({ ...target, clusterConfigs }, settings, "garden-dev", "1.33.2");

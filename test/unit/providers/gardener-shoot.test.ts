@@ -1,6 +1,5 @@
 /** A Cluster as a Shoot: its name, the desired Shoot, the smallest change, and what a Shoot's status means. */
 import { describe, expect, it } from "vitest";
-import type { ClusterTarget } from "../../../src/api/backend.ts";
 import { gardenerSettings } from "../../../src/providers/gardener-settings.ts";
 import {
   desiredShoot,
@@ -11,17 +10,9 @@ import {
   shootName,
   shootObservation,
 } from "../../../src/providers/gardener-shoot.ts";
+import { aClusterTarget, TENANT_METADATA } from "../../support/builders.ts";
 
-const target: ClusterTarget = {
-  uid: "u-1",
-  namespace: "team-a",
-  name: "dev",
-  tenancy: "Exclusive",
-  profile: "p",
-  providerConfig: "gardener",
-  labels: { "metadata.open-control-plane.io/tenant": "acme", unrelated: "x" },
-  annotations: { "metadata.open-control-plane.io/owner": "bob" },
-};
+const target = aClusterTarget({ providerConfig: "gardener", ...TENANT_METADATA });
 const settings = gardenerSettings(
   {
     kubeconfigSecretRef: { namespace: "ns", name: "garden" },

@@ -3,20 +3,19 @@ import { describe, expect, it } from "vitest";
 import type { ClusterBackend } from "../../../src/api/backend-contract.ts";
 import { ConformanceError, checkBackendConformance } from "../../../src/providers/conformance.ts";
 import { createBackend, SimulatedBackend } from "../../../src/providers/simulated.ts";
+import { checkConformanceTimed } from "../../support/timed-conformance.ts";
 
 const liveClusters = (backend: ClusterBackend) => (backend as SimulatedBackend).size;
 
 describe("the simulated backend", () => {
   it("passes the conformance kit", async () => {
-    const started = performance.now();
-    await checkBackendConformance(createBackend, {
+    await checkConformanceTimed("simulated", createBackend, {
       numRuns: 40,
       maxCommands: 12,
       readyTimeoutMs: 2_000,
       context: { options: { delay: "15ms" } },
       liveClusters,
     });
-    console.log(`simulated: 40 runs in ${Math.round(performance.now() - started)} ms`);
   }, 120_000);
 });
 

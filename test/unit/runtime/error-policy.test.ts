@@ -5,7 +5,7 @@ import type { LogFields, Logger, LogLevel } from "../../../src/api/logger.ts";
 import { controllerQueue } from "../../../src/runtime/controller-queue.ts";
 import { classifyFailure } from "../../../src/runtime/error-policy.ts";
 import { ConflictError, TerminalError, WriteLoopError } from "../../../src/runtime/errors.ts";
-import { FakeClock } from "../../support/fake-clock.ts";
+import { FakeClock, settle } from "../../support/fake-clock.ts";
 
 const status = (code: number, reason: string, message: string) =>
   new ApiException(code, reason, { kind: "Status", code, reason, message }, {});
@@ -71,8 +71,6 @@ function recordingLogger(): Logger & {
   };
   return logger;
 }
-
-const settle = () => new Promise((resolve) => setImmediate(resolve));
 
 describe("a controller's queue under the policy", () => {
   it("logs a failure as a warning, a conflict at debug, a terminal error once as an error with its Status, and retries only the first two", async () => {

@@ -7,7 +7,7 @@ import {
   type ListPage,
   type ListWatchSource,
 } from "../../../src/runtime/informer.ts";
-import { FakeClock } from "../../support/fake-clock.ts";
+import { expectOneMoreAt, FakeClock, settle } from "../../support/fake-clock.ts";
 
 interface Thing {
   readonly metadata: { readonly name: string; readonly namespace?: string; readonly resourceVersion: string };
@@ -49,8 +49,6 @@ class ScriptedSource implements ListWatchSource<Thing> {
     return { abort: () => (watch.aborted = true) };
   }
 }
-
-const settle = () => new Promise((resolve) => setImmediate(resolve));
 
 function informerWith(source: ScriptedSource, clock = new FakeClock()) {
   const events: Array<InformerEvent<Thing>> = [];
@@ -175,20 +173,10 @@ describe("Informer", () => {
     source.watches[0]?.end(new Error("connection reset"));
     await settle();
     expect(source.watches).toHaveLength(1);
-    clock.advance(199);
-    await settle();
-    expect(source.watches).toHaveLength(1);
-    clock.advance(1);
-    await settle();
-    expect(source.watches).toHaveLength(2);
+    await expectOneMoreAt(clock, 200, () => source.watches, 1);
     source.watches[1]?.end(new Error("connection reset"));
     await settle();
-    clock.advance(399);
-    await settle();
-    expect(source.watches).toHaveLength(2);
-    clock.advance(1);
-    await settle();
-    expect(source.watches).toHaveLength(3);
+    await expectOneMoreAt(clock, 400, () => source.watches, 2);
     expect(errors).toHaveLength(2);
     source.watches[2]?.emit("ADDED", thing("x", "6"));
     source.watches[2]?.end(new Error("connection reset"));

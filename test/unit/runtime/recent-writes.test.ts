@@ -16,31 +16,38 @@ const thing = (name: string, resourceVersion: string, data = `${name}@${resource
 
 const TTL_MS = 10_000;
 
-function recentWrites() {
+/** A fresh RecentWrites on a fake clock, told first of `written` (each under its own key). */
+function recentWrites(...written: readonly Thing[]) {
   const clock = new FakeClock(1_000_000);
-  return { clock, writes: new RecentWrites<Thing>(clock, TTL_MS) };
+  const writes = new RecentWrites<Thing>(clock, TTL_MS);
+  for (const object of written) writes.wrote(objectKey(object), object);
+  return { clock, writes };
 }
 
 describe("RecentWrites.get", () => {
-  it("gives the cached copy when nothing was written", () => {
-    const { writes } = recentWrites();
-    const cached = thing("a", "5");
+  it.each<[string, Thing[], Thing]>([
+    ["when nothing was written", [], thing("a", "5")],
+    [
+      "once it shows a newer resourceVersion (someone wrote after us), the write dropped",
+      [thing("a", "6")],
+      thing("a", "17"),
+    ],
+  ])("gives the cached copy %s, and nothing where the cache has none", (_, written, cached) => {
+    const { writes } = recentWrites(...written);
     expect(writes.get("ns/a", cached)).toBe(cached);
     expect(writes.get("ns/a", undefined)).toBeUndefined();
   });
 
   it("gives the remembered write while the cache shows an older copy, or none yet", () => {
-    const { writes } = recentWrites();
     const mine = thing("a", "6");
-    writes.wrote("ns/a", mine);
+    const { writes } = recentWrites(mine);
     expect(writes.get("ns/a", thing("a", "5"))).toBe(mine);
     expect(writes.get("ns/a", undefined)).toBe(mine);
     expect(writes.get("ns/b", thing("b", "1"))).toEqual(thing("b", "1"));
   });
 
   it("drops the write once the cache shows the same resourceVersion", () => {
-    const { writes } = recentWrites();
-    writes.wrote("ns/a", thing("a", "6", "mine"));
+    const { writes } = recentWrites(thing("a", "6", "mine"));
     const caughtUp = thing("a", "6", "from the watch");
     expect(writes.get("ns/a", caughtUp)).toBe(caughtUp);
     // Forgotten: an older copy (a stale re-list) is no longer shadowed.
@@ -48,36 +55,25 @@ describe("RecentWrites.get", () => {
     expect(writes.get("ns/a", older)).toBe(older);
   });
 
-  it("drops the write once the cache shows a newer resourceVersion (someone wrote after us)", () => {
-    const { writes } = recentWrites();
-    writes.wrote("ns/a", thing("a", "6"));
-    const newer = thing("a", "17");
-    expect(writes.get("ns/a", newer)).toBe(newer);
-    expect(writes.get("ns/a", undefined)).toBeUndefined();
-  });
-
   it("compares versions as numbers, not as text", () => {
-    const { writes } = recentWrites();
     const mine = thing("a", "10");
-    writes.wrote("ns/a", mine);
+    const { writes } = recentWrites(mine);
     expect(writes.get("ns/a", thing("a", "9"))).toBe(mine); // "9" > "10" as text
     const newer = thing("a", "11");
     expect(writes.get("ns/a", newer)).toBe(newer);
   });
 
   it("counts only equality for versions that are not integers", () => {
-    const { writes } = recentWrites();
     const mine = thing("a", "v2");
-    writes.wrote("ns/a", mine);
+    const { writes } = recentWrites(mine);
     expect(writes.get("ns/a", thing("a", "v3"))).toBe(mine);
     const same = thing("a", "v2", "cached");
     expect(writes.get("ns/a", same)).toBe(same);
   });
 
   it("shadows the cache for at most the TTL", () => {
-    const { clock, writes } = recentWrites();
     const mine = thing("a", "6");
-    writes.wrote("ns/a", mine);
+    const { clock, writes } = recentWrites(mine);
     const stale = thing("a", "5");
     clock.advance(TTL_MS - 1);
     expect(writes.get("ns/a", stale)).toBe(mine);
@@ -87,8 +83,7 @@ describe("RecentWrites.get", () => {
   });
 
   it("takes a later write of the same key as the one to remember, with a fresh TTL", () => {
-    const { clock, writes } = recentWrites();
-    writes.wrote("ns/a", thing("a", "6"));
+    const { clock, writes } = recentWrites(thing("a", "6"));
     clock.advance(TTL_MS - 1);
     const second = thing("a", "7");
     writes.wrote("ns/a", second);
@@ -142,8 +137,7 @@ describe("RecentWrites.overlay", () => {
   });
 
   it("shows the cache again once it caught up, and once the TTL passed", () => {
-    const { clock, writes } = recentWrites();
-    writes.wrote("ns/a", thing("a", "5", "mine"));
+    const { clock, writes } = recentWrites(thing("a", "5", "mine"));
     writes.wrote("ns/c", thing("c", "6"));
     const caughtUp = [thing("a", "5", "watched"), thing("b", "1")];
     expect(writes.overlay(caughtUp, objectKey)).toEqual([...caughtUp, thing("c", "6")]);
@@ -158,8 +152,7 @@ describe("RecentWrites.overlay", () => {
 
 describe("RecentWrites.takeEcho", () => {
   it("knows the echo of our last write once, and nothing else", () => {
-    const { writes } = recentWrites();
-    writes.wrote("ns/a", thing("a", "6"));
+    const { writes } = recentWrites(thing("a", "6"));
     expect(writes.takeEcho("ns/a", thing("a", "5"))).toBe(false); // an older event: not ours
     expect(writes.takeEcho("ns/b", thing("b", "6"))).toBe(false); // another object
     expect(writes.takeEcho("ns/a", thing("a", "6"))).toBe(true);
@@ -167,8 +160,7 @@ describe("RecentWrites.takeEcho", () => {
   });
 
   it("is not an echo once the TTL has passed", () => {
-    const { clock, writes } = recentWrites();
-    writes.wrote("ns/a", thing("a", "6"));
+    const { clock, writes } = recentWrites(thing("a", "6"));
     clock.advance(TTL_MS + 1);
     expect(writes.takeEcho("ns/a", thing("a", "6"))).toBe(false);
   });

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { KeyedController } from "../../../src/runtime/keyed-controller.ts";
 import { Outcome } from "../../../src/runtime/outcome.ts";
 import { throttledFor } from "../../../src/runtime/throttling.ts";
-import { FakeClock } from "../../support/fake-clock.ts";
+import { expectOneMoreAt, FakeClock, settle } from "../../support/fake-clock.ts";
 
 const tooMany = (headers: Record<string, string>) =>
   new ApiException(429, "Too Many Requests", { kind: "Status", reason: "TooManyRequests" }, headers);
@@ -34,8 +34,6 @@ class Scripted extends KeyedController {
   }
 }
 
-const settle = () => new Promise((resolve) => setImmediate(resolve));
-
 describe("a controller throttled by the API server", () => {
   it("looks again after Retry-After, without counting a failure", async () => {
     const clock = new FakeClock();
@@ -48,12 +46,7 @@ describe("a controller throttled by the API server", () => {
     await settle();
     expect(controller.attempts).toEqual([clock.now()]);
     expect(controller.queue.failures("a")).toBe(0);
-    clock.advance(4_999);
-    await settle();
-    expect(controller.attempts).toHaveLength(1);
-    clock.advance(1);
-    await settle();
-    expect(controller.attempts).toHaveLength(2);
+    await expectOneMoreAt(clock, 5_000, () => controller.attempts, 1);
     expect(controller.queue.failures("a")).toBe(0);
     await controller.stop();
   });

@@ -5,10 +5,9 @@ import { backoffDelay } from "../../../src/runtime/backoff.ts";
 import { TerminalError } from "../../../src/runtime/errors.ts";
 import { Outcome } from "../../../src/runtime/outcome.ts";
 import { WorkQueue } from "../../../src/runtime/work-queue.ts";
-import { FakeClock } from "../../support/fake-clock.ts";
+import { FakeClock, settle } from "../../support/fake-clock.ts";
 
 /** Lets pending promise callbacks run. */
-const settle = () => new Promise((resolve) => setImmediate(resolve));
 
 /** A handler whose calls stay open until the test resolves them. */
 function controllableHandler() {

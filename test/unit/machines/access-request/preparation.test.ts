@@ -5,6 +5,7 @@ import { LABELS } from "../../../../src/api/constants.ts";
 import { prepareAccessRequest } from "../../../../src/machines/access-request/preparation.ts";
 import { applied } from "../../../../src/machines/shared/json-patch.ts";
 import { type AccessRequestProps, anAccessRequest, stored } from "../../../support/builders.ts";
+import { expectCondition } from "../../../support/conditions.ts";
 
 const created = Date.parse("2026-11-21T10:00:00Z");
 const resolved = {
@@ -42,9 +43,7 @@ describe("prepareAccessRequest", () => {
     expect(next.metadata.labels).toEqual({ [LABELS.provider]: "p", [LABELS.profile]: "dev.p.small" });
     expect(next.spec.clusterRef).toEqual({ name: "c", namespace: "clusters" });
     expect(next.status?.phase).toBe("Pending");
-    expect(next.status?.conditions).toContainEqual(
-      expect.objectContaining({ type: "Prepared", status: "True" }),
-    );
+    expectCondition(next, { type: "Prepared", status: "True" });
   });
 
   it("never overwrites a label that is already there", () => {
@@ -65,14 +64,12 @@ describe("prepareAccessRequest", () => {
     expect(result.objectPatch).toEqual([]);
     expect(result.requeueAfterMs).toBe(10_000);
     const next = applied(request, [...result.statusPatch]);
-    expect(next.status?.conditions).toContainEqual(
-      expect.objectContaining({
-        type: "Prepared",
-        status: "False",
-        reason: "InvalidReference",
-        message: "ClusterRequest team/req is not Granted yet (retrying)",
-      }),
-    );
+    expectCondition(next, {
+      type: "Prepared",
+      status: "False",
+      reason: "InvalidReference",
+      message: "ClusterRequest team/req is not Granted yet (retrying)",
+    });
   });
 
   it("deletes the request once its ttl has passed, and wakes up for that moment before", () => {

@@ -21,16 +21,16 @@ import {
   anOidcRequest,
   aTokenRequest,
   oidcAccess,
+  TOKEN_REQUEST_BASE,
   tokenAccess,
   UID,
   uid,
 } from "../../../support/access-fixtures.ts";
 
-const BASE = accessBaseName({ namespace: "my-namespace", name: "my-access", uid: UID });
 const LABELS = { [ACCESS_OWNER_LABEL]: UID, "app.kubernetes.io/managed-by": "openmcp-engine" };
 const RBAC = "rbac.authorization.k8s.io/v1";
 const RBAC_GROUP = "rbac.authorization.k8s.io";
-const ACCOUNT = { kind: "ServiceAccount", name: BASE, namespace: ACCESS_NAMESPACE };
+const ACCOUNT = { kind: "ServiceAccount", name: TOKEN_REQUEST_BASE, namespace: ACCESS_NAMESPACE };
 const ALL: PolicyRule = { apiGroups: ["*"], resources: ["*"], verbs: ["*"] };
 const HEALTH: PolicyRule = { nonResourceURLs: ["/healthz"], verbs: ["get"] };
 
@@ -61,7 +61,7 @@ describe("desiredTokenAccess", () => {
         {
           apiVersion: "v1",
           kind: "ServiceAccount",
-          metadata: { name: BASE, namespace: ACCESS_NAMESPACE, labels: LABELS },
+          metadata: { name: TOKEN_REQUEST_BASE, namespace: ACCESS_NAMESPACE, labels: LABELS },
         },
         {
           apiVersion: RBAC,
@@ -79,7 +79,7 @@ describe("desiredTokenAccess", () => {
         {
           apiVersion: RBAC,
           kind: "ClusterRoleBinding",
-          metadata: { name: `openmcp:${BASE}:ref0`, labels: LABELS },
+          metadata: { name: `openmcp:${TOKEN_REQUEST_BASE}:ref0`, labels: LABELS },
           roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "my-clusterrole" },
           subjects: [ACCOUNT],
         },
@@ -93,14 +93,18 @@ describe("desiredTokenAccess", () => {
       {
         apiVersion: RBAC,
         kind: "ClusterRole",
-        metadata: { name: `openmcp:${BASE}:p0`, labels: LABELS },
+        metadata: { name: `openmcp:${TOKEN_REQUEST_BASE}:p0`, labels: LABELS },
         rules: [HEALTH],
       },
       {
         apiVersion: RBAC,
         kind: "ClusterRoleBinding",
-        metadata: { name: `openmcp:${BASE}:p0`, labels: LABELS },
-        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: `openmcp:${BASE}:p0` },
+        metadata: { name: `openmcp:${TOKEN_REQUEST_BASE}:p0`, labels: LABELS },
+        roleRef: {
+          apiGroup: "rbac.authorization.k8s.io",
+          kind: "ClusterRole",
+          name: `openmcp:${TOKEN_REQUEST_BASE}:p0`,
+        },
         subjects: [ACCOUNT],
       },
     ]);
@@ -120,14 +124,14 @@ describe("desiredTokenAccess", () => {
       {
         apiVersion: RBAC,
         kind: "RoleBinding",
-        metadata: { name: `openmcp:${BASE}:ref0`, namespace: "team-a", labels: LABELS },
+        metadata: { name: `openmcp:${TOKEN_REQUEST_BASE}:ref0`, namespace: "team-a", labels: LABELS },
         roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "reader" },
         subjects: [ACCOUNT],
       },
       {
         apiVersion: RBAC,
         kind: "RoleBinding",
-        metadata: { name: `openmcp:${BASE}:ref1`, namespace: "team-b", labels: LABELS },
+        metadata: { name: `openmcp:${TOKEN_REQUEST_BASE}:ref1`, namespace: "team-b", labels: LABELS },
         roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "edit" },
         subjects: [ACCOUNT],
       },

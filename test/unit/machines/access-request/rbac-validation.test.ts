@@ -2,11 +2,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { AccessRequest, PolicyRule, TokenAccess } from "../../../../src/api/access-request.ts";
-import {
-  ACCESS_NAMESPACE,
-  ACCESS_OWNER_LABEL,
-  accessBaseName,
-} from "../../../../src/machines/access-request/names.ts";
+import { ACCESS_NAMESPACE, ACCESS_OWNER_LABEL } from "../../../../src/machines/access-request/names.ts";
 import type { KubeObject } from "../../../../src/machines/access-request/rbac-objects.ts";
 import { desiredTokenAccess } from "../../../../src/machines/access-request/rbac-plan.ts";
 import {
@@ -19,12 +15,12 @@ import {
   anOidcRequest,
   aTokenRequest,
   oidcAccess,
+  TOKEN_REQUEST_BASE,
   tokenAccess,
   UID,
   uid,
 } from "../../../support/access-fixtures.ts";
 
-const BASE = accessBaseName({ namespace: "my-namespace", name: "my-access", uid: UID });
 const ALL: PolicyRule = { apiGroups: ["*"], resources: ["*"], verbs: ["*"] };
 const HEALTH: PolicyRule = { nonResourceURLs: ["/healthz"], verbs: ["get"] };
 
@@ -88,9 +84,11 @@ describe("rbacDenial", () => {
 
   it("denies a generated name taken by a foreign object too, without asking for a name", () => {
     expect(
-      rbacDenial(aTokenRequest({}), [{ kind: "ServiceAccount", namespace: ACCESS_NAMESPACE, name: BASE }]),
+      rbacDenial(aTokenRequest({}), [
+        { kind: "ServiceAccount", namespace: ACCESS_NAMESPACE, name: TOKEN_REQUEST_BASE },
+      ]),
     ).toBe(
-      `ServiceAccount ${ACCESS_NAMESPACE}/${BASE} exists and is not managed by this AccessRequest; remove it from the target cluster or recreate the AccessRequest`,
+      `ServiceAccount ${ACCESS_NAMESPACE}/${TOKEN_REQUEST_BASE} exists and is not managed by this AccessRequest; remove it from the target cluster or recreate the AccessRequest`,
     );
   });
 

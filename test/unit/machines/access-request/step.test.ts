@@ -12,6 +12,7 @@ import {
 import { applied } from "../../../../src/machines/shared/json-patch.ts";
 import { accessFactsWith } from "../../../support/access-fixtures.ts";
 import { anAccessRequest, stored } from "../../../support/builders.ts";
+import { expectCondition } from "../../../support/conditions.ts";
 import { stepAccessWrites } from "../../../support/step-writes.ts";
 
 const facts = accessFactsWith;
@@ -130,9 +131,7 @@ describe("stepAccessRequest", () => {
     expect(result.events).toContainEqual(expect.objectContaining({ type: "Warning", reason: "Denied" }));
     const next = applied(aRequest(), [...result.statusPatch]);
     expect(next.status?.phase).toBe("Denied");
-    expect(next.status?.conditions).toContainEqual(
-      expect.objectContaining({ type: "AccessGranted", reason: "Denied" }),
-    );
+    expectCondition(next, { type: "AccessGranted", reason: "Denied" });
   });
 
   it("revokes on deletion and lets go of the finalizer only once nothing is left", () => {
@@ -174,14 +173,12 @@ describe("referenced roles", () => {
     expect(result.events).toContainEqual({ type: "Warning", reason: "RoleMissing", message });
     expect(result.requeueAfterMs).toBe(timing.pollMs * MISSING_ROLE_POLLS);
     const stored = applied(request, [...result.statusPatch]);
-    expect(stored.status?.conditions).toContainEqual(
-      expect.objectContaining({
-        type: "ReferencedRolesExist",
-        status: "False",
-        reason: "RoleMissing",
-        message,
-      }),
-    );
+    expectCondition(stored, {
+      type: "ReferencedRolesExist",
+      status: "False",
+      reason: "RoleMissing",
+      message,
+    });
     // Told once: the next look with the same role missing writes nothing and records no Warning.
     const again = stepTimed(
       stored,
@@ -272,12 +269,8 @@ describe("a target cluster that fails (refused, unreachable)", () => {
     expect(result.events).toContainEqual({ type: "Warning", ...refused });
     const next = applied(aRequest(), [...result.statusPatch]);
     expect(next.status?.phase).toBe("Pending");
-    expect(next.status?.conditions).toContainEqual(
-      expect.objectContaining({ type: "AccessGranted", status: "False", ...refused }),
-    );
-    expect(next.status?.conditions).toContainEqual(
-      expect.objectContaining({ type: "ClusterReady", status: "True" }),
-    );
+    expectCondition(next, { type: "AccessGranted", status: "False", ...refused });
+    expectCondition(next, { type: "ClusterReady", status: "True" });
     // The same refusal again: no second Event, no write.
     const again = failingStep(next, facts({ clusterReachable: false, targetFailing: true }));
     expect(again.events).toEqual([]);
@@ -362,13 +355,11 @@ describe("a denial with its own reason", () => {
       message: `Access denied: ${denial}`,
     });
     const next = applied(aRequest(), [...result.statusPatch]);
-    expect(next.status?.conditions).toContainEqual(
-      expect.objectContaining({
-        type: "AccessGranted",
-        status: "False",
-        reason: "OutsideAdminScope",
-        message: denial,
-      }),
-    );
+    expectCondition(next, {
+      type: "AccessGranted",
+      status: "False",
+      reason: "OutsideAdminScope",
+      message: denial,
+    });
   });
 });

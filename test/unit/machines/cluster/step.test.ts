@@ -17,6 +17,7 @@ import {
   readyAt,
   TIMING,
 } from "../../../support/cluster-fixtures.ts";
+import { expectCondition } from "../../../support/conditions.ts";
 import { afterWrites, stepClusterWrites } from "../../../support/step-writes.ts";
 
 /** Runs steps against a fixed observation until nothing changes; returns the final object and the last result. */
@@ -169,13 +170,11 @@ describe("provisioning", () => {
       input(provisioning, absent, { lastError: "quota exceeded in region x" }),
     );
     const next = afterWrites(provisioning, result);
-    expect(next.status?.conditions).toContainEqual(
-      expect.objectContaining({
-        type: "ClusterReady",
-        reason: "BackendError",
-        message: "quota exceeded in region x",
-      }),
-    );
+    expectCondition(next, {
+      type: "ClusterReady",
+      reason: "BackendError",
+      message: "quota exceeded in region x",
+    });
   });
 });
 
@@ -233,9 +232,7 @@ describe("a Ready Cluster", () => {
     expect(result.commands).toEqual([]);
     const failed = afterWrites(downgraded, result);
     expect(failed.status?.phase).toBe("Progressing");
-    expect(failed.status?.conditions).toContainEqual(
-      expect.objectContaining({ type: "VersionSupported", status: "False", reason: "DowngradeNotAllowed" }),
-    );
+    expectCondition(failed, { type: "VersionSupported", status: "False", reason: "DowngradeNotAllowed" });
   });
 
   it("re-creates a cluster that vanished at the backend", () => {
@@ -252,14 +249,12 @@ describe("versions", () => {
     expect(result.commands).toEqual([]);
     const failed = afterWrites(aCluster({ version: "1.20" }), result);
     expect(failed.metadata.finalizers).toBeUndefined();
-    expect(failed.status?.conditions).toContainEqual(
-      expect.objectContaining({
-        type: "VersionSupported",
-        status: "False",
-        reason: "UnsupportedVersion",
-        message: "Kubernetes 1.20 is not offered by this profile; supported: 1.33.3, 1.33.2, 1.32.7",
-      }),
-    );
+    expectCondition(failed, {
+      type: "VersionSupported",
+      status: "False",
+      reason: "UnsupportedVersion",
+      message: "Kubernetes 1.20 is not offered by this profile; supported: 1.33.3, 1.33.2, 1.32.7",
+    });
   });
 
   it("recovers once the spec asks for a supported version", () => {
@@ -273,9 +268,7 @@ describe("versions", () => {
   it("accepts a deprecated version with a warning on a True condition, so the Cluster can still be Ready", () => {
     const ready = settle(aCluster({ version: "1.33.2" }), readyAt("1.33.2")).cluster;
     expect(ready.status?.phase).toBe("Ready");
-    expect(ready.status?.conditions).toContainEqual(
-      expect.objectContaining({ type: "VersionSupported", status: "True", reason: "DeprecatedVersion" }),
-    );
+    expectCondition(ready, { type: "VersionSupported", status: "True", reason: "DeprecatedVersion" });
   });
 });
 
@@ -302,9 +295,7 @@ describe("responsibility", () => {
     expect(result.metadataPatch).toEqual([]);
     expect(result.requeueAfterMs).toBe(TIMING.retryMs);
     const waiting = afterWrites(aCluster(), result);
-    expect(waiting.status?.conditions).toContainEqual(
-      expect.objectContaining({ type: "ProfileResolved", status: "False", reason: "ProfileNotFound" }),
-    );
+    expectCondition(waiting, { type: "ProfileResolved", status: "False", reason: "ProfileNotFound" });
   });
 
   it("removes the reconcile annotation after the reconcile it asked for", () => {
@@ -334,14 +325,12 @@ describe("deletion", () => {
     expect(result.commands).toEqual([]);
     const next = afterWrites(blocked, result);
     expect(next.status?.phase).toBe("Terminating");
-    expect(next.status?.conditions).toContainEqual(
-      expect.objectContaining({
-        type: "DeletionUnblocked",
-        status: "False",
-        reason: "WaitingForForeignFinalizers",
-        message: "waiting for finalizers: request.clusters.openmcp.cloud/abc",
-      }),
-    );
+    expectCondition(next, {
+      type: "DeletionUnblocked",
+      status: "False",
+      reason: "WaitingForForeignFinalizers",
+      message: "waiting for finalizers: request.clusters.openmcp.cloud/abc",
+    });
   });
 
   it("deletes at the backend and keeps the finalizer until the backend reports the cluster gone", () => {

@@ -1,10 +1,9 @@
 /** The EngineControlPlane step (Cluster API's ControlPlane contract for a managed control plane), transition by transition: all pure. */
 import { describe, expect, it } from "vitest";
 import type { ClusterObservation } from "../../../../src/api/backend.ts";
-import { CAPI_GROUP, type CapiCluster } from "../../../../src/api/cluster-api.ts";
+import type { CapiCluster } from "../../../../src/api/cluster-api.ts";
 import { LABELS } from "../../../../src/api/constants.ts";
 import {
-  CONTROLPLANE_API_VERSION,
   ENGINE_CONTROL_PLANE_FINALIZER,
   type EngineControlPlane,
 } from "../../../../src/api/engine-control-plane.ts";
@@ -19,6 +18,7 @@ import {
 } from "../../../../src/machines/engine-control-plane/contract.ts";
 import { applied as withOperations } from "../../../../src/machines/shared/json-patch.ts";
 import { changesTo } from "../../../../src/runtime/patch-object.ts";
+import { anEngineControlPlane, stored } from "../../../support/builders.ts";
 import { aProfile, CLAIMANT, NOW, PROVIDER, TIMING } from "../../../support/cluster-fixtures.ts";
 
 const absent: ClusterObservation = { exists: false };
@@ -29,13 +29,6 @@ const at = (
 const unpublished: CapiOwnedPublication = { kubeconfig: "missing", endpointCurrent: false };
 const published: CapiOwnedPublication = { kubeconfig: "current", endpointCurrent: true };
 
-const ownerReference = {
-  apiVersion: `${CAPI_GROUP}/v1beta2`,
-  kind: "Cluster",
-  name: "workload",
-  uid: "c0ffee00-0000-4000-8000-000000000001",
-};
-
 /** The CAPI Cluster owning the control plane; its infrastructure provisioned unless told otherwise. */
 const aCapiCluster = (props: { infrastructure?: boolean; paused?: boolean } = {}): CapiCluster => ({
   metadata: { name: "workload", namespace: "capi" },
@@ -43,23 +36,19 @@ const aCapiCluster = (props: { infrastructure?: boolean; paused?: boolean } = {}
   status: { initialization: { infrastructureProvisioned: props.infrastructure ?? true } },
 });
 
+/** Our EngineControlPlane as the API server holds it; owned by the CAPI Cluster `workload` unless `owned` is false. */
 function aControlPlane(
   props: { owned?: boolean; version?: string; annotations?: Record<string, string> } = {},
-) {
-  return {
-    apiVersion: CONTROLPLANE_API_VERSION,
-    kind: "EngineControlPlane",
-    metadata: {
-      name: "workload",
-      namespace: "capi",
-      uid: "ec000000-0000-4000-8000-000000000001",
-      generation: 1,
-      resourceVersion: "100",
-      ...(props.owned === false ? {} : { ownerReferences: [ownerReference] }),
-      ...(props.annotations ? { annotations: props.annotations } : {}),
-    },
-    spec: { profile: aProfile().metadata.name ?? "", version: props.version ?? "v1.33.3" },
-  } satisfies EngineControlPlane as EngineControlPlane;
+): EngineControlPlane {
+  const { owned, ...rest } = props;
+  return stored(
+    anEngineControlPlane({
+      profile: aProfile().metadata.name ?? "",
+      ...rest,
+      ...(owned === false ? {} : { owner: "workload" }),
+    }),
+    { uid: "ec000000-0000-4000-8000-000000000001" },
+  );
 }
 
 function input(

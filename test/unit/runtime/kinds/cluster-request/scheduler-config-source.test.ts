@@ -11,19 +11,13 @@ import {
 } from "../../../../../src/runtime/kinds/cluster-request/scheduler-config-source.ts";
 import type { LogFields, Logger } from "../../../../../src/runtime/logger.ts";
 import { writeFileAtomically } from "../../../../../src/util/atomic-file.ts";
+import { mcpSchedulerConfig } from "../../../../fixtures/scheduler-config.ts";
 import { eventually } from "../../../../support/eventually.ts";
 
 /** A scheduler config whose only purpose `mcp` uses `profile`. */
 const configWith = (profile: string) => `
 managedControlPlane:
-  mcpClusterPurpose: mcp
-scheduler:
-  purposeMappings:
-    mcp:
-      template:
-        metadata: {namespace: fleet}
-        spec: {profile: ${profile}, tenancy: Exclusive}
-`;
+  mcpClusterPurpose: mcp${mcpSchedulerConfig(profile)}`;
 const profileOf = (config: SchedulerConfig | undefined) => config?.purposeMappings.mcp?.template.spec.profile;
 
 /** A Logger that keeps every record. */
@@ -67,6 +61,15 @@ function sourceAt(path: string): SchedulerConfigSource {
   return source;
 }
 
+/** The source of `path`, started, and the profiles of the configurations it told onChange about since. */
+async function startedAt(path: string): Promise<{ live: SchedulerConfigSource; seen: string[] }> {
+  const live = sourceAt(path);
+  const seen: string[] = [];
+  live.onChange((config) => seen.push(profileOf(config) ?? ""));
+  await live.start();
+  return { live, seen };
+}
+
 describe("fileConfigSource", () => {
   it("refuses to start on an invalid configuration, naming every problem", async () => {
     const path = join(directory, "config.yaml");
@@ -90,10 +93,7 @@ describe("fileConfigSource", () => {
   it("serves a valid configuration from the start, without calling onChange for it", async () => {
     const path = join(directory, "config.yaml");
     await replaceFile(path, configWith("a.b.c"));
-    const live = sourceAt(path);
-    const seen: string[] = [];
-    live.onChange((config) => seen.push(profileOf(config) ?? ""));
-    await live.start();
+    const { live, seen } = await startedAt(path);
     expect(live.current()).toEqual({
       scope: "Cluster",
       strategy: "Balanced",
@@ -112,10 +112,7 @@ describe("fileConfigSource", () => {
   it("reloads an edited valid configuration and tells onChange", async () => {
     const path = join(directory, "config.yaml");
     await replaceFile(path, configWith("a.b.c"));
-    const live = sourceAt(path);
-    const seen: string[] = [];
-    live.onChange((config) => seen.push(profileOf(config) ?? ""));
-    await live.start();
+    const { live, seen } = await startedAt(path);
 
     await replaceFile(path, configWith("x.y.z"));
     await eventually(() => expect(profileOf(live.current())).toBe("x.y.z"), { timeoutMs: 15_000 });
@@ -126,10 +123,7 @@ describe("fileConfigSource", () => {
   it("keeps the configuration in force when an edit is invalid, warns, and takes the next valid one", async () => {
     const path = join(directory, "config.yaml");
     await replaceFile(path, configWith("a.b.c"));
-    const live = sourceAt(path);
-    const seen: string[] = [];
-    live.onChange((config) => seen.push(profileOf(config) ?? ""));
-    await live.start();
+    const { live, seen } = await startedAt(path);
 
     await replaceFile(path, "scheduler:\n  scope: Everywhere\n");
     const [warning] = await eventually(() => log.warnings().length > 0 && log.warnings(), {
@@ -157,10 +151,7 @@ describe("fileConfigSource", () => {
     await writeFile(join(first, "config.yaml"), configWith("a.b.c"));
     await symlink("..2026_11_23_10_00_00.1", join(directory, "..data"));
     await symlink(join("..data", "config.yaml"), join(directory, "config.yaml"));
-    const live = sourceAt(join(directory, "config.yaml"));
-    const seen: string[] = [];
-    live.onChange((config) => seen.push(profileOf(config) ?? ""));
-    await live.start();
+    const { live, seen } = await startedAt(join(directory, "config.yaml"));
     expect(profileOf(live.current())).toBe("a.b.c");
 
     const second = join(directory, "..2026_11_23_10_05_00.2");

@@ -1,0 +1,11 @@
+/** Checking an object's status conditions the way every kind's tests do: one condition, by the fields that matter. */
+import { expect } from "vitest";
+import type { Condition } from "../../src/api/common.ts";
+
+/** Checks that `object` has a status condition with (at least) the fields of `wanted`. */
+export function expectCondition(
+  object: { readonly status?: { readonly conditions?: readonly Condition[] } } | undefined,
+  wanted: Partial<Condition>,
+): void {
+  expect(object?.status?.conditions).toContainEqual(expect.objectContaining(wanted));
+}
