@@ -184,7 +184,15 @@ describe("Clusters on real kind clusters", { timeout: 600_000 }, () => {
       { name: "apiserver-internal", url: internal },
     ]);
     const version = await docker(
-      ...["run", "--rm", "--network", "kind", "--entrypoint", "curl", `kindest/node:v${tools.kubernetesVersion}`],
+      ...[
+        "run",
+        "--rm",
+        "--network",
+        "kind",
+        "--entrypoint",
+        "curl",
+        `kindest/node:v${tools.kubernetesVersion}`,
+      ],
       ...["-sk", "--max-time", "20", `${internal}/version`],
     );
     expect(JSON.parse(version).gitVersion).toBe(`v${tools.kubernetesVersion}`);
