@@ -7,19 +7,19 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { CoreV1Api, CustomObjectsApi, KubeConfig } from "@kubernetes/client-node";
+import { CoreV1Api, type CustomObjectsApi, KubeConfig } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AccessRequest } from "../../src/api/access-request.ts";
 import type { Cluster } from "../../src/api/cluster.ts";
 import { CLUSTER_PHASES, REQUEST_PHASES, RESOURCES } from "../../src/api/constants.ts";
 import type { ProviderConfig } from "../../src/api/provider-config.ts";
-import { type ControlPlane, startControlPlane } from "../../src/controlplane/control-plane.ts";
+import type { ControlPlane } from "../../src/controlplane/control-plane.ts";
 import { findKubeAssets, kubeAssetVersions } from "../../src/controlplane/kube-assets.ts";
-import { installingCrds } from "../../src/runtime/install-crds.ts";
 import { configMapTokenRequest, expectConfigMapAccessOnly } from "../support/access-proofs.ts";
 import { aCluster, anAccessRequest, aProviderConfig } from "../support/builders.ts";
+import { startApiServerWith } from "../support/cluster-harness.ts";
 import { eventually } from "../support/eventually.ts";
-import { startEngineCli } from "../support/processes.ts";
+import { engineRunArgs, startEngineCli } from "../support/processes.ts";
 
 const PROVIDER = "choice";
 const NAMESPACE = "tenants";
@@ -31,14 +31,20 @@ let engine: ReturnType<typeof startEngineCli> | undefined;
 
 const read = async <T>(resource: (typeof RESOURCES)[keyof typeof RESOURCES], name: string) =>
   (await custom.getNamespacedCustomObject({ ...resource, namespace: NAMESPACE, name })) as T;
+/** The AccessRequest `name` once it is in `phase`. */
+const requestIn = (name: string, phase: string) =>
+  eventually(
+    async () => {
+      const request = await read<AccessRequest>(RESOURCES.AccessRequest, name);
+      expect(request.status?.phase).toBe(phase);
+      return request;
+    },
+    { what: `AccessRequest ${name} ${phase}`, timeoutMs: 90_000 },
+  );
 const readyOf = (config: ProviderConfig) => config.status?.conditions?.find((c) => c.type === "Ready");
 
 beforeAll(async () => {
-  controlPlane = await startControlPlane({ prepare: installingCrds("crds") });
-  custom = controlPlane.kubeConfig.makeApiClient(CustomObjectsApi);
-  await controlPlane.kubeConfig
-    .makeApiClient(CoreV1Api)
-    .createNamespace({ body: { metadata: { name: NAMESPACE } } });
+  ({ controlPlane, custom } = await startApiServerWith(NAMESPACE));
   const configs = [
     // Named by no provider: an engine that can run its backend claims it.
     aProviderConfig({ name: "sim", backend: "simulated", supportedVersions: [{ version }] }),
@@ -47,16 +53,12 @@ beforeAll(async () => {
     aProviderConfig({ name: "mod", backend: "./evil.mjs", providerRef: { name: PROVIDER } }),
   ];
   for (const body of configs) await custom.createClusterCustomObject({ ...RESOURCES.ProviderConfig, body });
-  engine = startEngineCli([
-    "run",
-    `--provider-name=${PROVIDER}`,
-    "--environment=test",
-    "--verbosity=INFO",
-    `--kubeconfig=${controlPlane.kubeconfigPath}`,
-    `--state-dir=${stateDir}`,
-    "--metrics-bind-address=0",
-    "--health-probe-bind-address=0",
-  ]);
+  engine = startEngineCli(
+    engineRunArgs(
+      { provider: PROVIDER, environment: "test", kubeconfig: controlPlane.kubeconfigPath, stateDir },
+      "--verbosity=INFO", // and no --backend: as openMCP runs a provider
+    ),
+  );
 }, 120_000);
 
 afterAll(async () => {
@@ -142,14 +144,7 @@ describe("run with no --backend", () => {
         { what: `Cluster ${name} Ready`, timeoutMs: 90_000 },
       );
     }
-    const granted = await eventually(
-      async () => {
-        const request = await read<AccessRequest>(RESOURCES.AccessRequest, "on-real");
-        expect(request.status?.phase).toBe(REQUEST_PHASES.granted);
-        return request;
-      },
-      { what: "the AccessRequest on the local Cluster Granted", timeoutMs: 90_000 },
-    );
+    const granted = await requestIn("on-real", REQUEST_PHASES.granted);
     const secret = await controlPlane.kubeConfig
       .makeApiClient(CoreV1Api)
       .readNamespacedSecret({ namespace: NAMESPACE, name: granted.status?.secretRef?.name ?? "" });
@@ -157,14 +152,7 @@ describe("run with no --backend", () => {
     kubeConfig.loadFromString(Buffer.from(secret.data?.kubeconfig ?? "", "base64").toString());
     await expectConfigMapAccessOnly(kubeConfig);
 
-    const refused = await eventually(
-      async () => {
-        const request = await read<AccessRequest>(RESOURCES.AccessRequest, "on-sim");
-        expect(request.status?.phase).toBe(REQUEST_PHASES.denied);
-        return request;
-      },
-      { what: "the AccessRequest on the simulated Cluster Denied", timeoutMs: 60_000 },
-    );
+    const refused = await requestIn("on-sim", REQUEST_PHASES.denied);
     expect(JSON.stringify(refused.status?.conditions)).toContain("backend simulated gives no access");
   }, 240_000);
 });
