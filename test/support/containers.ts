@@ -3,7 +3,7 @@
  * the engine's image, as `hack/containers/ensure.sh` brings them up (once per machine; seconds when cached).
  */
 import { execFile, execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { KubeConfig } from "@kubernetes/client-node";
@@ -116,11 +116,32 @@ export interface TestKindCluster {
   delete(): Promise<void>;
 }
 
-/** Creates a kind cluster `name` from the offline node image and waits until its node is Ready. */
-export async function createKindCluster(name: string): Promise<TestKindCluster> {
+/** A folder or socket of the Docker host mounted into the kind node (kind's `extraMounts`). */
+export interface KindExtraMount {
+  readonly hostPath: string;
+  readonly containerPath: string;
+}
+
+/**
+ * Creates a kind cluster `name` from the offline node image, with `extraMounts` into its node, and waits until
+ * its node is Ready.
+ */
+export async function createKindCluster(
+  name: string,
+  extraMounts: readonly KindExtraMount[] = [],
+): Promise<TestKindCluster> {
   const tools = containerToolchain();
   const folder = mkdtempSync(join(tmpdir(), `kind-${name}-`));
   const kubeconfigPath = join(folder, "kubeconfig");
+  const config = join(folder, "kind-config.json");
+  writeFileSync(
+    config,
+    JSON.stringify({
+      kind: "Cluster",
+      apiVersion: "kind.x-k8s.io/v1alpha4",
+      nodes: [{ role: "control-plane", ...(extraMounts.length > 0 ? { extraMounts } : {}) }],
+    }),
+  );
   await run(tools.kind, ["delete", "cluster", "--name", name, "--kubeconfig", kubeconfigPath]);
   await run(
     tools.kind,
@@ -131,6 +152,8 @@ export async function createKindCluster(name: string): Promise<TestKindCluster> 
       name,
       "--image",
       tools.nodeImage,
+      "--config",
+      config,
       "--kubeconfig",
       kubeconfigPath,
       "--wait",
