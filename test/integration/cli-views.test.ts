@@ -35,6 +35,8 @@ describe("run with the development views", () => {
     const { child, output } = startEngineCli(
       engineRunArgs(
         { provider: harness.provider, kubeconfig: harness.controlPlane.kubeconfigPath, stateDir },
+        // The harness's profile is made by hand, with no ProviderConfig to choose a backend: name it.
+        "--backend=simulated",
         "--backend-option=delay=300ms",
         "--inspect-address=127.0.0.1:0",
         "--live-view-address=127.0.0.1:0",

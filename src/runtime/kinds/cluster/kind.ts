@@ -52,7 +52,8 @@ export const clusterKind: MachineKind<Cluster, ClusterObservation, BackendOrder,
     const responsibility = clusterResponsibility(cluster, profile, context);
     if (responsibility === "ignored" || responsibility === "foreign") return undefined;
     const clusterConfigs =
-      responsibility === "ours"
+      // Only a Cluster that names ClusterConfigs needs its backend's ClusterConfig kind.
+      responsibility === "ours" && (cluster.spec.clusterConfigs ?? []).length > 0
         ? await readClusterConfigs(
             context.kubeConfig,
             await context.backends.of(clusterTarget(cluster, profile, settings)),
