@@ -10,9 +10,14 @@ import {
 } from "../../../src/providers/conformance-access.ts";
 import { SimulatedBackend } from "../../../src/providers/simulated.ts";
 
-/** The simulated backend, with a `readOffer` that needs `spec.settings.region`, as a cloud's offer would. */
-const regional: BackendFactory = () => {
+/**
+ * The simulated backend, with a `readOffer` that needs `spec.settings.region`, as a cloud's offer would. It keeps
+ * its clusters in the kit's state folder, so the kit's restarts find them (without it, a run that restarts and
+ * then waits for a cluster fails, and shrinking such runs outlasted the test's timeout).
+ */
+const regional: BackendFactory = (context) => {
   const backend: ClusterBackend = new SimulatedBackend({
+    stateDirectory: context.stateDirectory,
     provisionDelayMs: 0,
     updateDelayMs: 0,
     deleteDelayMs: 0,
