@@ -109,7 +109,9 @@ interface KindRecord {
 type CreateState =
   | { readonly kind: "running" }
   | { readonly kind: "succeeded" }
-  | { readonly kind: "failed"; readonly message: string };
+  | { readonly kind: "failed"; readonly message: string }
+  /** Its process went with no exit status (killed with its Pod, or the machine restarted): at most half a cluster. */
+  | { readonly kind: "interrupted" };
 
 /**
  * The kind cluster name for a Cluster: `omc-` and 12 hex digits of the SHA-256 of its uid. Deterministic
@@ -251,7 +253,8 @@ export function kubeconfigServer(text: string): string | undefined {
  * no kubeconfig in observations or errors (stdout of kind is never quoted, stderr is redacted).
  *
  * Caveats: kind cannot upgrade a cluster, so `update` to another version throws. A failed create stays
- * failed until the Cluster is deleted. A cluster deleted behind the engine's back is reported absent,
+ * failed until the Cluster is deleted; an interrupted one (its process gone with no exit status, e.g. with the
+ * engine's Pod) is reported absent, and the next create removes what it left and starts over. A cluster deleted behind the engine's back is reported absent,
  * and the engine's next `create` builds it again.
  */
 export class KindBackend implements ClusterBackend {
@@ -321,6 +324,8 @@ export class KindBackend implements ClusterBackend {
       info: `kind cluster ${cluster} (${record.image})`,
     };
     const create = this.#createState(record);
+    // What an interrupted create left is no cluster yet: the engine orders one again, and that create starts over.
+    if (create.kind === "interrupted") return { exists: false };
     if (create.kind === "running") return { ...known, phase: "provisioning" };
     if (create.kind === "failed") return { ...known, phase: "failed", message: create.message };
     if (!(await this.#listClusters()).includes(cluster)) return { exists: false }; // deleted behind our back
@@ -337,7 +342,22 @@ export class KindBackend implements ClusterBackend {
     const image = kindNodeImage(version, target.settings, target.providerConfig);
     await this.#serially(cluster, async () => {
       const record = this.#readRecord(cluster);
-      if (record && this.#createState(record).kind !== "succeeded") return; // running, or failed until deleted
+      const state = record && this.#createState(record);
+      if (state?.kind === "interrupted") {
+        // Its process died with it (e.g. the engine's Pod went mid-create): remove what it left, then start over.
+        this.#log.info("kind create was interrupted; removing what it left and creating again", { cluster });
+        await this.#run([
+          "delete",
+          "cluster",
+          "--name",
+          cluster,
+          "--kubeconfig",
+          join(this.#folder(cluster), "kubeconfig"),
+        ]);
+        this.#startCreate(target, cluster, version, image);
+        return;
+      }
+      if (state && state.kind !== "succeeded") return; // running, or failed until deleted
       const listed = (await this.#listClusters()).includes(cluster);
       if (listed && record) return; // exists: one cluster per Cluster
       if (listed && target.annotations?.[KIND_NAME_ANNOTATION] === cluster) {
@@ -482,14 +502,11 @@ export class KindBackend implements ClusterBackend {
       code = readExit(); // it may have finished between the two looks
     }
     if (code === "0") return { kind: "succeeded" };
+    if (code === undefined) return { kind: "interrupted" };
     const stderr = stderrSummary(readText(join(folder, "create.stderr")), 5);
-    const how =
-      code === undefined
-        ? `ended without an exit status (killed, or the machine restarted)`
-        : `exited with ${code}`;
     return {
       kind: "failed",
-      message: `kind create cluster ${how}${stderr ? `: ${stderr}` : ""}; delete the Cluster to clean up, then create it again`,
+      message: `kind create cluster exited with ${code}${stderr ? `: ${stderr}` : ""}; delete the Cluster to clean up, then create it again`,
     };
   }
 
