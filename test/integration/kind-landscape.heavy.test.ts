@@ -5,7 +5,8 @@
  * securityContext, and no `--backend` (the ProviderConfig says `kind`). The platform kind cluster is described
  * by a Cluster and adopted; a new Cluster becomes a real sibling kind cluster made from the Pod; a token
  * AccessRequest's kubeconfig works from a Pod of the platform cluster (the internal endpoint) and from the
- * host (the local-access URL); deleting the Cluster removes the sibling's container and leaves the platform.
+ * host (the local-access URL); the leader's Pod deleted mid-create still gives one kind cluster; deleting the
+ * Cluster removes the sibling's container and leaves the platform.
  */
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -261,6 +262,48 @@ describe("openMCP's kind landscape, the engine its kind ClusterProvider", { time
     const name = kindClusterName(mcp.metadata.uid ?? "");
     expect(await containersNamed(name)).toEqual([`${name}-control-plane`]);
     expect(mcp.status?.endpoints?.map((e) => e.name)).toEqual(["apiserver-external", "apiserver-internal"]);
+  });
+
+  it("gives one kind cluster when the leader's Pod is deleted mid-create: the new leader starts the create over", async () => {
+    const created = (await custom.createNamespacedCustomObject({
+      ...RESOURCES.Cluster,
+      namespace: NS,
+      body: aCluster({
+        name: "killed",
+        namespace: NS,
+        profile: PROFILE,
+        tenancy: "Exclusive",
+        version: tools.kubernetesVersion,
+      }),
+    })) as Cluster;
+    const name = kindClusterName(created.metadata.uid ?? "");
+    made.push(name);
+    // The create runs: its node container exists.
+    await eventually(async () => expect(await containersNamed(name)).toEqual([`${name}-control-plane`]), {
+      what: `kind's node container of ${name}`,
+      timeoutMs: 120_000,
+      intervalMs: 500,
+    });
+    const holder = await platform.kubectl(
+      "-n",
+      SYSTEM,
+      "get",
+      "lease",
+      `${PROVIDER}.engine.openmcp.cloud`,
+      "-o",
+      "jsonpath={.spec.holderIdentity}",
+    );
+    const leader = holder.replace(/_[^_]*$/, "");
+    await platform.kubectl("-n", SYSTEM, "delete", "pod", leader, "--grace-period=0", "--force");
+    const ready = await clusterReady("killed");
+    expect(ready.metadata.uid).toBe(created.metadata.uid);
+    expect(await containersNamed(name)).toEqual([`${name}-control-plane`]);
+    await custom.deleteNamespacedCustomObject({ ...RESOURCES.Cluster, namespace: NS, name: "killed" });
+    await eventually(async () => expect(await containersNamed(name)).toEqual([]), {
+      what: `${name} removed with its Cluster`,
+      timeoutMs: 180_000,
+      intervalMs: 1_000,
+    });
   });
 
   it("grants a token AccessRequest whose kubeconfig does exactly what was asked, from a Pod and from the host", async () => {
