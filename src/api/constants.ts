@@ -224,6 +224,8 @@ export const REASONS = {
   DeprecatedVersion: "DeprecatedVersion",
   DowngradeNotAllowed: "DowngradeNotAllowed",
   BackendError: "BackendError",
+  /** A reconcile's look at the world failed (e.g. a Cluster whose backend cannot be told); told as an Event. */
+  ObserveFailed: "ObserveFailed",
   Provisioning: "Provisioning",
   /** The backend reports the cluster incomplete; create is ordered again to make what is missing. */
   Repairing: "Repairing",

@@ -1,5 +1,5 @@
 /** The one machine controller: cache events → queue → observe → pure step → one write → commands → requeue, for any kind. */
-import { LABELS } from "../api/constants.ts";
+import { LABELS, REASONS } from "../api/constants.ts";
 import type { PatchOperation } from "../machines/shared/json-patch.ts";
 import type { MachineStep } from "../machines/shared/machine-step.ts";
 import { rfc3339 } from "../machines/shared/rfc3339.ts";
@@ -100,6 +100,8 @@ export class MachineController<T extends MachineObject> extends KeyedController 
   readonly #ownWrites: RecentWrites<T>;
   /** Message of the last failed command per object uid; diagnostic only (lost on restart by design). */
   readonly #lastErrors = new Map<string, string>();
+  /** The last failed look (observe) told per object uid, so a person is told once per distinct failure. */
+  readonly #toldLookFailures = new Map<string, string>();
   /** Reconciles in a row that ended with commands still wanted, per key. */
   readonly #unfinishedInARow = new Map<string, number>();
 
@@ -183,6 +185,31 @@ export class MachineController<T extends MachineObject> extends KeyedController 
         );
   }
 
+  /**
+   * The reconcile's look at the world. A look that fails (e.g. a Cluster whose backend cannot be told) is retried
+   * like any failure, and told on the object as a Warning Event, once per distinct message.
+   */
+  async #observe(
+    work: NonNullable<Awaited<ReturnType<MachineKind<T>["open"]>>>,
+    object: T,
+    uid: string,
+    failures: EventRecord[],
+  ): Promise<unknown> {
+    try {
+      const observation = await work.observe(object);
+      this.#toldLookFailures.delete(uid);
+      return observation;
+    } catch (error) {
+      if (error instanceof GoneError) throw error;
+      const message = `looking at it failed: ${errorMessage(error)}`;
+      if (this.#toldLookFailures.get(uid) !== message) {
+        failures.push({ type: "Warning", reason: REASONS.ObserveFailed, message });
+        this.#toldLookFailures.set(uid, message);
+      }
+      throw error;
+    }
+  }
+
   async #reconcile(key: string, object: T): Promise<Outcome> {
     const work = await this.#kind.open(object, this.#context);
     if (!work) return Outcome.awaitChange();
@@ -202,7 +229,7 @@ export class MachineController<T extends MachineObject> extends KeyedController 
     let unfinished = false;
     try {
       for (let round = 1; round <= MAX_ROUNDS; round++) {
-        const observation = await work.observe(local);
+        const observation = await this.#observe(work, local, uid, failures);
         const nowMs = this.clock.now();
         last = work.step(local, observation, {
           now: rfc3339(nowMs),

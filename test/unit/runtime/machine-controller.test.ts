@@ -128,7 +128,7 @@ async function widgetCache(writer: MemoryWriter, clock: FakeClock) {
 }
 
 /** A controller of the Widget kind on `writer`, over a cache that holds what the writer holds. */
-async function controllerOn(writer: MemoryWriter) {
+async function controllerOn(writer: MemoryWriter, kind: MachineKind<Widget, undefined, never> = widgetKind) {
   const clock = new FakeClock(Date.parse("2026-11-25T10:00:00Z"));
   const cache = await widgetCache(writer, clock);
   const informers = { of: () => cache.informer } as unknown as InformerSet;
@@ -143,7 +143,7 @@ async function controllerOn(writer: MemoryWriter) {
     timing: widgetKind.timing,
     state: undefined,
   } as unknown as KindContext;
-  const controller = new MachineController<Widget>({ kind: widgetKind, context, writer });
+  const controller = new MachineController<Widget>({ kind, context, writer });
   return { controller, cache };
 }
 
@@ -217,5 +217,44 @@ describe("MachineController", () => {
     expect(stored?.metadata.finalizers).toEqual([FINALIZER]);
     expect(stored?.status?.phase).toBe("Ready");
     expect(writer.patches.map((p) => p.subresource ?? "object")).toEqual(["object", "status"]);
+  });
+
+  it("tells a look that fails on the object as a Warning Event, once per distinct failure, and writes nothing", async () => {
+    const writer = new MemoryWriter();
+    newWidget(writer);
+    let why: string | undefined = "the backend of ns/w1 is unknown";
+    const blind: MachineKind<Widget, undefined, never> = {
+      ...widgetKind,
+      open: async () => ({
+        observe: async () => {
+          if (why) throw new Error(why);
+        },
+        step: (object) => stepWidget(object),
+        run: async () => {},
+      }),
+    };
+    const { controller } = await controllerOn(writer, blind);
+    const attempt = () =>
+      controller.reconcile(KEY).then(
+        () => undefined,
+        (error: unknown) => (error as Error).message,
+      );
+
+    expect(await attempt()).toBe("the backend of ns/w1 is unknown");
+    expect(await attempt()).toBe("the backend of ns/w1 is unknown"); // the same failure again: told once
+    why = "Docker cannot be asked";
+    expect(await attempt()).toBe("Docker cannot be asked");
+    expect(writer.patches).toEqual([]);
+    expect(writer.events).toEqual([
+      {
+        type: "Warning",
+        reason: "ObserveFailed",
+        message: "looking at it failed: the backend of ns/w1 is unknown",
+      },
+      { type: "Warning", reason: "ObserveFailed", message: "looking at it failed: Docker cannot be asked" },
+    ]);
+    why = undefined; // the look works again: the widget goes Ready
+    await controller.reconcile(KEY);
+    expect(writer.objects.get(KEY)?.status?.phase).toBe("Ready");
   });
 });
