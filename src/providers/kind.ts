@@ -454,34 +454,38 @@ export class KindBackend implements ClusterBackend {
 
   /** Records a running kind cluster it did not make, at the version its node image says (else the one asked). */
   async #adopt(target: ClusterTarget, cluster: string, asked: string): Promise<void> {
-    const image = this.#docker ? await this.#nodeImage(cluster).catch(() => undefined) : undefined;
-    const version = image?.match(/:v(\d+\.\d+\.\d+)$/)?.[1] ?? asked;
+    // The image of its control-plane node container, e.g. kindest/node:v1.36.3.
+    const image = this.#docker
+      ? (
+          await dockerOutput(this.#docker, [
+            "inspect",
+            "--format",
+            "{{.Config.Image}}",
+            `${cluster}-control-plane`,
+          ]).catch(() => "")
+        ).trim()
+      : "";
+    const version = image.match(/:v(\d+\.\d+\.\d+)$/)?.[1] ?? asked;
+    mkdirSync(this.#folder(cluster), { recursive: true });
+    this.#writeRecord(target, cluster, { version, image: image || "adopted", pid: 0, adopted: true });
+    this.#log.info("kind cluster adopted", { cluster, version, target: describeCluster(target) });
+  }
+
+  /** Writes what this backend remembers of the target's kind cluster, started now. */
+  #writeRecord(
+    target: ClusterTarget,
+    cluster: string,
+    fields: Pick<KindRecord, "version" | "image" | "pid" | "oidc" | "adopted">,
+  ): void {
     const record: KindRecord = {
       uid: target.uid,
       namespace: target.namespace,
       name: target.name,
       cluster,
-      version,
-      image: image ?? "adopted",
-      pid: 0,
+      ...fields,
       startedAt: new Date(this.#clock.now()).toISOString(),
-      adopted: true,
     };
-    mkdirSync(this.#folder(cluster), { recursive: true });
-    writeFileAtomicallySync(join(this.#folder(cluster), "record.json"), JSON.stringify(record));
-    this.#log.info("kind cluster adopted", { cluster, version, target: describeCluster(target) });
-  }
-
-  /** The image of the cluster's control-plane node container. */
-  #nodeImage(cluster: string): Promise<string> {
-    return new Promise((resolvePromise, reject) => {
-      execFile(
-        this.#docker ?? "docker",
-        ["inspect", "--format", "{{.Config.Image}}", `${cluster}-control-plane`],
-        { encoding: "utf8", timeout: 30_000 },
-        (error, stdout) => (error ? reject(error) : resolvePromise(stdout.trim())),
-      );
-    });
+    writeFileAtomicallySync(join(this.#folder(cluster), "record.json"), JSON.stringify(record, null, 2));
   }
 
   /** Reads the create's exit status file; while it is missing, the create runs if its wrapper does. */
@@ -555,18 +559,7 @@ export class KindBackend implements ClusterBackend {
     }
     if (pid === undefined)
       throw new Error(`could not start kind create cluster for ${describeCluster(target)}`);
-    const record: KindRecord = {
-      uid: target.uid,
-      namespace: target.namespace,
-      name: target.name,
-      cluster,
-      version,
-      image,
-      pid,
-      startedAt: new Date(this.#clock.now()).toISOString(),
-      oidc: true,
-    };
-    writeFileAtomicallySync(join(folder, "record.json"), JSON.stringify(record, null, 2));
+    this.#writeRecord(target, cluster, { version, image, pid, oidc: true });
     this.#log.info("kind create started", { cluster, image, pid, target: describeCluster(target) });
   }
 
@@ -784,20 +777,23 @@ async function listLocalNodeImages(docker: string, log: Logger): Promise<Support
 }
 
 /** The node image versions the Docker engine holds; rejects saying why Docker could not be asked. */
-function listNodeImages(docker: string): Promise<SupportedVersion[]> {
+async function listNodeImages(docker: string): Promise<SupportedVersion[]> {
+  try {
+    return localNodeImageVersions(
+      await dockerOutput(docker, ["image", "ls", "--format", "{{.Repository}}:{{.Tag}}", "kindest/node"]),
+    );
+  } catch (error) {
+    throw new Error(
+      `kind backend: cannot list the kindest/node images (${docker} image ls: ${(error as Error).message}); make the Docker socket usable by the engine, or list the versions in spec.supportedVersions`,
+    );
+  }
+}
+
+/** A Docker CLI command's stdout; rejects with its last stderr lines (or how it failed). */
+function dockerOutput(docker: string, args: readonly string[]): Promise<string> {
   return new Promise((resolvePromise, reject) => {
-    execFile(
-      docker,
-      ["image", "ls", "--format", "{{.Repository}}:{{.Tag}}", "kindest/node"],
-      { encoding: "utf8", timeout: 30_000 },
-      (error, stdout, stderr) => {
-        if (!error) return resolvePromise(localNodeImageVersions(stdout));
-        reject(
-          new Error(
-            `kind backend: cannot list the kindest/node images (${docker} image ls: ${stderrSummary(stderr, 2) || error.message}); make the Docker socket usable by the engine, or list the versions in spec.supportedVersions`,
-          ),
-        );
-      },
+    execFile(docker, args, { encoding: "utf8", timeout: 30_000 }, (error, stdout, stderr) =>
+      error ? reject(new Error(stderrSummary(stderr, 2) || error.message)) : resolvePromise(stdout),
     );
   });
 }

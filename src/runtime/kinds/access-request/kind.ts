@@ -54,6 +54,8 @@ async function adminClient(
   cluster: Cluster | undefined,
   name: string,
   context: KindContext,
+  /** The Cluster's own backend (named in a failure's message). */
+  own: ClusterBackend,
 ): Promise<
   | { client: AccessTargetClient; target: ClusterTarget; scope?: AdminScope }
   | { problem: string }
@@ -68,7 +70,7 @@ async function adminClient(
     // Once per rotation window (the kind's resyncMs) per Cluster, shared with the other kinds: see admin-access-cache.ts.
     admin = await context.adminAccess.get(target, context.timing.resyncMs);
   } catch (error) {
-    const message = `backend ${(await backendOfCluster(cluster, context)).name} gave no admin access to Cluster ${name}: ${errorMessage(error)}`;
+    const message = `backend ${own.name} gave no admin access to Cluster ${name}: ${errorMessage(error)}`;
     return { targetProblem: { reason: REASONS.BackendError, message } };
   }
   if (!admin) return { problem: `the backend gives no access to Cluster ${name}` };
@@ -197,7 +199,9 @@ export const accessRequestKind: MachineKind<AccessRequest, AccessObservation, Ac
     const ref = request.spec.clusterRef;
     const name = `${ref?.namespace}/${ref?.name}`;
     const cluster = ref ? informers.of(CLUSTER_CACHES.clusters).get(name) : undefined;
-    const access = await adminClient(cluster, name, context);
+    // The Cluster's own backend, looked up once: what it can do, and its name in messages.
+    const own = await backendOfCluster(cluster, context);
+    const access = await adminClient(cluster, name, context, own);
     const client = "client" in access ? access.client : undefined;
     const target = "target" in access ? access.target : undefined;
     const scope = "scope" in access ? access.scope : undefined;
@@ -222,7 +226,6 @@ export const accessRequestKind: MachineKind<AccessRequest, AccessObservation, Ac
         throw new Error(`Cluster ${name}: ${errorMessage(error)}`, { cause: error });
       }
     };
-    const own = await backendOfCluster(cluster, context);
     const localAccess = localAccessOf(cluster);
     const policy = {
       name: own.name,

@@ -51,19 +51,13 @@ export const clusterKind: MachineKind<Cluster, ClusterObservation, BackendOrder,
     const { profile, settings, defaultVersion } = profileOffer(context, cluster.spec.profile);
     const responsibility = clusterResponsibility(cluster, profile, context);
     if (responsibility === "ignored" || responsibility === "foreign") return undefined;
+    const described = clusterTarget(cluster, profile, settings);
     const clusterConfigs =
       // Only a Cluster that names ClusterConfigs needs its backend's ClusterConfig kind.
       responsibility === "ours" && (cluster.spec.clusterConfigs ?? []).length > 0
-        ? await readClusterConfigs(
-            context.kubeConfig,
-            await context.backends.of(clusterTarget(cluster, profile, settings)),
-            cluster,
-          )
+        ? await readClusterConfigs(context.kubeConfig, await context.backends.of(described), cluster)
         : undefined;
-    const target = {
-      ...clusterTarget(cluster, profile, settings),
-      ...(clusterConfigs ? { clusterConfigs } : {}),
-    };
+    const target = { ...described, ...(clusterConfigs ? { clusterConfigs } : {}) };
     return {
       observe: async () => (responsibility === "ours" ? backend.observe(target) : { exists: false }),
       step: (object, observation, { now, lastError }) =>
