@@ -74,6 +74,41 @@ export function normalizeBooleanAssignments(
   });
 }
 
+/** The environment variable that may give the engine's flag `name`: `OPENMCP_ENGINE_` and the name in upper case, `-` as `_`. */
+export function flagEnvironmentName(name: string): string {
+  return `OPENMCP_ENGINE_${name.toUpperCase().replaceAll("-", "_")}`;
+}
+
+/**
+ * Fills in the flags the command line leaves out from the environment ({@link flagEnvironmentName}): the openMCP
+ * operator runs `run` with its own flags only, but sets a ClusterProvider's `env`, so that is how such a
+ * deployment configures the engine. A flag on the command line wins. A boolean takes true or false, a repeatable
+ * flag a comma-separated list; anything else is a UsageError naming the variable.
+ */
+export function withFlagsFromEnvironment(
+  table: readonly FlagSpec[],
+  values: EngineFlagValues,
+  env: NodeJS.ProcessEnv,
+  usage: string,
+): EngineFlagValues {
+  const filled: Record<string, string | boolean | string[] | undefined> = { ...values };
+  for (const { name, type, multiple } of table) {
+    const variable = flagEnvironmentName(name);
+    const text = env[variable];
+    if (values[name] !== undefined || text === undefined) continue;
+    if (type === "boolean") {
+      const value = text.toLowerCase();
+      if (value !== "true" && value !== "false") {
+        throw new UsageError(`${variable} takes true or false, not "${text}"`, usage);
+      }
+      filled[name] = value === "true";
+    } else {
+      filled[name] = multiple ? text.split(",").filter((item) => item !== "") : text;
+    }
+  }
+  return filled;
+}
+
 /** How a flag is told in a usage text: its label (`--name <value>`) and what it does, one string per line. */
 export interface FlagHelp {
   readonly label: string;

@@ -16,6 +16,7 @@ import {
   parseNamespace,
   parseOptions,
   parseWatchFilter,
+  withFlagsFromEnvironment,
 } from "./flags.ts";
 import { DEFAULT_SETTINGS, type EngineSettings, startEngine } from "./start-engine.ts";
 import { UsageError } from "./usage-error.ts";
@@ -215,7 +216,10 @@ ${flagUsage(ENGINE_FLAGS, 32)}
 ${viewFlagsUsage}
   -h, --help                      show this help
 
-Environment: POD_NAME (Lease holder identity), POD_NAMESPACE (Lease namespace), as the openMCP operator sets them.`;
+Environment: every flag above may be given as OPENMCP_ENGINE_<FLAG> (upper case, "-" as "_"; booleans true or
+false, repeatable flags comma-separated), e.g. OPENMCP_ENGINE_SCHEDULER_CONFIG_MAP=<ns>/<name>, for deployments
+that cannot pass flags (the openMCP operator's ClusterProvider sets env); a flag given wins. POD_NAME (Lease
+holder identity), POD_NAMESPACE (Lease namespace), as the openMCP operator sets them.`;
 
 /** Parsed values of {@link engineFlagOptions}. */
 
@@ -261,11 +265,12 @@ export function parseEngineArgs(
 
 /** Checks and converts the engine flags; `defaults` fill what the user left out. */
 export function engineFlags(
-  values: EngineFlagValues,
+  given: EngineFlagValues,
   usage: string,
   defaults: EngineFlagDefaults = {},
   env: NodeJS.ProcessEnv = process.env,
 ): RunFlags {
+  const values = withFlagsFromEnvironment(ENGINE_FLAGS, given, env, usage);
   const text = textOf(values);
   // Checked in this order, so that of several wrong flags the same one is named first as ever.
   const logLevel = logLevelFlag(text("verbosity"), text("log-level"), usage);
@@ -293,9 +298,7 @@ export function engineFlags(
       usage,
     ),
     apiRateLimit: apiRateLimitFlags(text("kube-api-qps"), text("kube-api-burst"), usage),
-    stateDirectory: resolve(
-      text("state-dir") ?? env.OPENMCP_ENGINE_STATE_DIR ?? DEFAULT_SETTINGS.stateDirectory,
-    ),
+    stateDirectory: resolve(text("state-dir") ?? DEFAULT_SETTINGS.stateDirectory),
     logLevel,
     backendOptions,
     ...replicas,

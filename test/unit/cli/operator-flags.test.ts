@@ -55,4 +55,29 @@ describe("flags as the openMCP operator passes them", () => {
     ).toBe(resolve("s"));
     expect(flags(["--provider-name=p"]).stateDirectory).toBe(resolve(".state/engine"));
   });
+  it("takes any flag the operator cannot pass from OPENMCP_ENGINE_<FLAG>, a flag given winning", () => {
+    const fromEnv = flags(["--provider-name=p", "--concurrency=3"], {
+      OPENMCP_ENGINE_SCHEDULER_CONFIG_MAP: "openmcp-system/engine-scheduler",
+      OPENMCP_ENGINE_BACKEND: "kind",
+      OPENMCP_ENGINE_BACKEND_OPTION: "access=network,delay=1s",
+      OPENMCP_ENGINE_SCHEDULE: "false",
+      OPENMCP_ENGINE_CONCURRENCY: "9",
+    });
+    expect(fromEnv.schedulerConfig).toEqual({
+      configMap: { namespace: "openmcp-system", name: "engine-scheduler" },
+    });
+    expect(fromEnv.backend).toBe("kind");
+    expect(fromEnv.backendOptions).toEqual({ access: "network", delay: "1s" });
+    expect(fromEnv.schedule).toBe(false);
+    expect(fromEnv.concurrency).toBe(3);
+    expect(flags(["--provider-name=p", "--schedule"], { OPENMCP_ENGINE_SCHEDULE: "false" }).schedule).toBe(
+      true,
+    );
+    expect(() => flags(["--provider-name=p"], { OPENMCP_ENGINE_LEADER_ELECT: "yes" })).toThrow(
+      /OPENMCP_ENGINE_LEADER_ELECT takes true or false, not "yes"/,
+    );
+    expect(() => flags(["--provider-name=p"], { OPENMCP_ENGINE_SCHEDULER_CONFIG_MAP: "no-slash" })).toThrow(
+      /must look like <namespace>\/<name>/,
+    );
+  });
 });
