@@ -660,17 +660,22 @@ function readText(path: string): string {
   }
 }
 
+/** A klog info or warning line (`I1126 09:15:35.856025 …`, `W1126 …`) of a command kind ran: progress, not the cause. */
+const KLOG_PROGRESS = /^[IW]\d{4} \d{2}:\d{2}:\d{2}/;
+
 /**
- * One line for people from kind's stderr, redacted: from its last `ERROR:` line (kind follows it with
- * the failed command's output, which can be long), else its last `count` lines.
+ * One line for people from kind's stderr, redacted: its last `ERROR:` line and the last `count - 1` lines of
+ * the failed command's output after it, klog's progress lines left out (kubeadm's cause comes last, after
+ * pages of progress), else its last `count` lines.
  */
-function stderrSummary(text: string, count: number): string {
+export function stderrSummary(text: string, count: number): string {
   const lines = redact(text)
     .split("\n")
-    .map((line) => line.trim())
+    .map((line) => line.trim().replace(/^Command Output: /, ""))
     .filter((line) => line !== "");
   const error = lines.findLastIndex((line) => line.startsWith("ERROR:"));
-  return (error >= 0 ? lines.slice(error, error + count) : lines.slice(-count))
+  const cause = lines.slice(error + 1).filter((line) => !KLOG_PROGRESS.test(line));
+  return (error >= 0 ? [lines[error] ?? "", ...cause.slice(-(count - 1))] : lines.slice(-count))
     .map((line) => (line.length > 300 ? `${line.slice(0, 300)}…` : line))
     .join(" | ");
 }

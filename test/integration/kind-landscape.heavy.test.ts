@@ -3,39 +3,75 @@
  * kind platform cluster whose node has the host's Docker socket mounted; the engine's init Job, then a
  * two-replica Deployment with the operator's flags and environment, the socket as a `hostPath` volume and no
  * securityContext, and no `--backend` (the ProviderConfig says `kind`). The platform kind cluster is described
- * by a Cluster and adopted; a new Cluster becomes a real sibling kind cluster made from the Pod; a token
- * AccessRequest's kubeconfig works from a Pod of the platform cluster (the internal endpoint) and from the
- * host (the local-access URL); the leader's Pod deleted mid-create still gives one kind cluster; deleting the
- * Cluster removes the sibling's container and leaves the platform.
+ * by a Cluster and adopted. The engine's scheduler, configured as openMCP's bootstrapper configures kind
+ * landscapes (its ConfigMap named in the environment, since the operator passes no flags of ours), answers
+ * ClusterRequests of the purposes platform (the adopted cluster), onboarding, workload and mcp, each new
+ * Cluster a real sibling kind cluster made from the Pod. A token AccessRequest's kubeconfig works from a Pod of
+ * the platform cluster (the internal endpoint) and from the host (the local-access URL); the leader's Pod
+ * deleted mid-create still gives one kind cluster; deleting the requests removes the siblings' containers and
+ * leaves the platform. Then the same platform as a user sets it up with `deploy/kind` (deploy/base's
+ * least-privilege RBAC, non-root with only the socket's group): a Cluster becomes a sibling kind cluster and a
+ * token AccessRequest on it is Granted, with no call forbidden.
  */
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import { ApiException, CoreV1Api, CustomObjectsApi, KubeConfig } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AccessRequest } from "../../src/api/access-request.ts";
 import type { Cluster } from "../../src/api/cluster.ts";
 import type { ClusterProfile } from "../../src/api/cluster-profile.ts";
-import { ANNOTATIONS, RESOURCES } from "../../src/api/constants.ts";
+import type { ClusterRequest } from "../../src/api/cluster-request.ts";
+import { ANNOTATIONS, LABELS, RESOURCES } from "../../src/api/constants.ts";
 import { KIND_NAME_ANNOTATION, kindClusterName } from "../../src/providers/kind.ts";
 import { configMapTokenRequest, expectConfigMapAccessOnly } from "../support/access-proofs.ts";
-import { aCluster, anAccessRequest, aProviderConfig } from "../support/builders.ts";
+import { aCluster, aClusterRequest, anAccessRequest, aProviderConfig } from "../support/builders.ts";
 import {
   containersNamed,
   containerToolchain,
   createKindCluster,
   docker,
+  run,
   type TestKindCluster,
 } from "../support/containers.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
 
 const tools = containerToolchain();
+const ROOT = join(import.meta.dirname, "..", "..");
 const PLATFORM = "omc-landscape";
 const PROVIDER = "kind";
 const SYSTEM = `cp-${PROVIDER}`;
 const NS = "landscape";
 const PROFILE = `openmcp.${PROVIDER}.kind`;
 const IMAGE = "openmcp-engine:dev";
+/** Where the bootstrapper's kind configuration puts Shared workload clusters. */
+const WORKLOADS = "workload-clusters";
+/**
+ * The scheduler configuration openMCP's bootstrapper writes for kind landscapes (openMCP operator format):
+ * mcp Exclusive; platform and onboarding Shared and kept without requests; workload Shared by up to 20.
+ */
+const BOOTSTRAPPER_SCHEDULER = `
+scheduler:
+  purposeMappings:
+    mcp:
+      template:
+        spec: {profile: ${PROFILE}, tenancy: Exclusive}
+    platform:
+      template:
+        metadata:
+          labels: {"${LABELS.deleteWithoutRequests}": "false"}
+        spec: {profile: ${PROFILE}, tenancy: Shared}
+    onboarding:
+      template:
+        metadata:
+          labels: {"${LABELS.deleteWithoutRequests}": "false"}
+        spec: {profile: ${PROFILE}, tenancy: Shared}
+    workload:
+      tenancyCount: 20
+      template:
+        metadata: {namespace: ${WORKLOADS}}
+        spec: {profile: ${PROFILE}, tenancy: Shared}
+`;
 /**
  * The engine's state folder, at the same path on the Docker host, in the platform node and in the Pod: kind
  * mounts each cluster's `authn/` folder (OIDC trust) into its node from there, a path the Docker host resolves.
@@ -47,19 +83,27 @@ let platform: TestKindCluster;
 const made: string[] = [];
 let custom: CustomObjectsApi;
 
-const read = async <T>(resource: (typeof RESOURCES)[keyof typeof RESOURCES], name: string) => {
+const read = async <T>(
+  resource: (typeof RESOURCES)[keyof typeof RESOURCES],
+  name: string,
+  namespace = NS,
+) => {
   try {
-    return (await custom.getNamespacedCustomObject({ ...resource, namespace: NS, name })) as T;
+    return (await custom.getNamespacedCustomObject({ ...resource, namespace, name })) as T;
   } catch (error) {
     if (error instanceof ApiException && error.code === 404) return undefined;
     throw error;
   }
 };
-const clusterReady = (name: string) =>
+const clusterReady = (name: string, namespace = NS) =>
   eventually(
-    async () => satisfying(await read<Cluster>(RESOURCES.Cluster, name), (c) => c?.status?.phase === "Ready"),
+    async () =>
+      satisfying(
+        await read<Cluster>(RESOURCES.Cluster, name, namespace),
+        (c) => c?.status?.phase === "Ready",
+      ),
     {
-      what: `Cluster ${NS}/${name} Ready`,
+      what: `Cluster ${namespace}/${name} Ready`,
       timeoutMs: 420_000,
       intervalMs: 1_000,
     },
@@ -81,6 +125,27 @@ async function forbiddenLines(): Promise<string[]> {
   return logs.split("\n").filter((line) => /forbidden|"code":403/i.test(line));
 }
 
+/** The name of the provider's Pod that holds the leader Lease. */
+async function leaderPod(): Promise<string> {
+  const holder = await platform.kubectl(
+    "-n",
+    SYSTEM,
+    "get",
+    "lease",
+    `${PROVIDER}.engine.openmcp.cloud`,
+    "-o",
+    "jsonpath={.spec.holderIdentity}",
+  );
+  return holder.replace(/_[^_]*$/, "");
+}
+
+/** The resident memory of the engine's process (pid 1 of its container) in `pod`, in MiB. */
+async function engineRssMiB(pod: string): Promise<number> {
+  const status = await platform.kubectl("-n", SYSTEM, "exec", pod, "--", "cat", "/proc/1/status");
+  const kib = Number(/^VmRSS:\s+(\d+) kB$/m.exec(status)?.[1]);
+  return Math.round(kib / 1024);
+}
+
 /** The provider as openMCP's operator deploys a ClusterProvider whose `extraVolumes` mount the host's Docker socket. */
 function providerManifests(): unknown[] {
   const env = [
@@ -89,6 +154,8 @@ function providerManifests(): unknown[] {
     { name: "POD_IP", valueFrom: { fieldRef: { fieldPath: "status.podIP" } } },
     { name: "POD_SERVICE_ACCOUNT_NAME", valueFrom: { fieldRef: { fieldPath: "spec.serviceAccountName" } } },
     { name: "OPENMCP_ENGINE_STATE_DIR", value: STATE },
+    // The operator passes only its own flags; a ClusterProvider's env names the scheduler's configuration.
+    { name: "OPENMCP_ENGINE_SCHEDULER_CONFIG_MAP", value: `${SYSTEM}/scheduler` },
   ];
   const volumes = [
     { name: "docker", hostPath: { path: "/var/run/host-docker.sock", type: "Socket" } },
@@ -103,6 +170,13 @@ function providerManifests(): unknown[] {
   return [
     { apiVersion: "v1", kind: "Namespace", metadata: { name: SYSTEM } },
     { apiVersion: "v1", kind: "Namespace", metadata: { name: NS } },
+    { apiVersion: "v1", kind: "Namespace", metadata: { name: WORKLOADS } },
+    {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: "scheduler", namespace: SYSTEM },
+      data: { "config.yaml": BOOTSTRAPPER_SCHEDULER },
+    },
     ...[PROVIDER, `${PROVIDER}-init`].flatMap((account) => [
       { apiVersion: "v1", kind: "ServiceAccount", metadata: { name: account, namespace: SYSTEM } },
       {
@@ -222,16 +296,18 @@ describe("openMCP's kind landscape, the engine its kind ClusterProvider", { time
   });
 
   it("adopts the running platform kind cluster its Cluster names, creating nothing", async () => {
+    const described = aCluster({
+      name: "platform",
+      namespace: NS,
+      profile: PROFILE,
+      version: tools.kubernetesVersion,
+      annotations: { [KIND_NAME_ANNOTATION]: PLATFORM },
+      labels: { [LABELS.deleteWithoutRequests]: "false" },
+    });
     await custom.createNamespacedCustomObject({
       ...RESOURCES.Cluster,
       namespace: NS,
-      body: aCluster({
-        name: "platform",
-        namespace: NS,
-        profile: PROFILE,
-        version: tools.kubernetesVersion,
-        annotations: { [KIND_NAME_ANNOTATION]: PLATFORM },
-      }),
+      body: { ...described, spec: { ...described.spec, purposes: ["platform"] } },
     });
     const cluster = await clusterReady("platform");
     expect(cluster.status?.endpoints?.find((e) => e.name === "apiserver-internal")?.url).toBe(
@@ -241,27 +317,61 @@ describe("openMCP's kind landscape, the engine its kind ClusterProvider", { time
   });
 
   let mcp: Cluster;
-  it("makes a new Cluster a real sibling kind cluster from the Pod, publishing both endpoints", async () => {
+  const siblings: Cluster[] = [];
+  it("answers ClusterRequests of the bootstrapper's four purposes: platform with the adopted cluster, the others with new sibling kind clusters made from the Pod", async () => {
+    const purposes = ["platform", "onboarding", "workload", "mcp"];
     const started = performance.now();
-    const created = (await custom.createNamespacedCustomObject({
-      ...RESOURCES.Cluster,
-      namespace: NS,
-      body: aCluster({
-        name: "mcp",
+    for (const purpose of purposes) {
+      await custom.createNamespacedCustomObject({
+        ...RESOURCES.ClusterRequest,
         namespace: NS,
-        profile: PROFILE,
-        tenancy: "Exclusive",
-        version: tools.kubernetesVersion,
-      }),
-    })) as Cluster;
-    made.push(kindClusterName(created.metadata.uid ?? ""));
-    mcp = await clusterReady("mcp");
-    console.log(
-      `kind landscape: a kind cluster made from the engine's Pod Ready in ${Math.round(performance.now() - started)} ms`,
+        body: aClusterRequest({ name: purpose, namespace: NS, purpose }),
+      });
+    }
+    const granted = await Promise.all(
+      purposes.map(
+        async (purpose) =>
+          (await eventually(
+            async () =>
+              satisfying(
+                await read<ClusterRequest>(RESOURCES.ClusterRequest, purpose),
+                (r) => r?.status?.phase === "Granted" && r.status.cluster !== undefined,
+              ),
+            { what: `ClusterRequest ${NS}/${purpose} Granted`, timeoutMs: 120_000, intervalMs: 1_000 },
+          )) as ClusterRequest,
+      ),
     );
-    const name = kindClusterName(mcp.metadata.uid ?? "");
-    expect(await containersNamed(name)).toEqual([`${name}-control-plane`]);
-    expect(mcp.status?.endpoints?.map((e) => e.name)).toEqual(["apiserver-external", "apiserver-internal"]);
+    const [platformRef, ...newRefs] = granted.map(
+      (request) => request.status?.cluster ?? { name: "", namespace: "" },
+    );
+    expect(platformRef).toMatchObject({ name: "platform", namespace: NS });
+    expect(newRefs[1]?.namespace).toBe(WORKLOADS);
+    for (const ref of newRefs) {
+      const cluster = await eventually(
+        async () => satisfying(await read<Cluster>(RESOURCES.Cluster, ref.name, ref.namespace), Boolean),
+        { what: `Cluster ${ref.namespace}/${ref.name}` },
+      );
+      made.push(kindClusterName(cluster?.metadata.uid ?? ""));
+    }
+    for (const ref of newRefs) siblings.push(await clusterReady(ref.name, ref.namespace));
+    console.log(
+      `kind landscape: three kind clusters made from the engine's Pod for ClusterRequests Ready in ${Math.round(performance.now() - started)} ms`,
+    );
+    const leader = await leaderPod();
+    console.log(
+      `kind landscape: the leader's engine process RSS ${await engineRssMiB(leader)} MiB while driving ${siblings.length + 1} kind clusters (the platform adopted)`,
+    );
+    mcp = siblings[2] as Cluster;
+    expect(mcp.spec.tenancy).toBe("Exclusive");
+    for (const sibling of siblings) {
+      const name = kindClusterName(sibling.metadata.uid ?? "");
+      expect(await containersNamed(name)).toEqual([`${name}-control-plane`]);
+      expect(sibling.status?.endpoints?.map((e) => e.name)).toEqual([
+        "apiserver-external",
+        "apiserver-internal",
+      ]);
+    }
+    expect(await containersNamed(PLATFORM)).toEqual([`${PLATFORM}-control-plane`]);
   });
 
   it("gives one kind cluster when the leader's Pod is deleted mid-create: the new leader starts the create over", async () => {
@@ -284,16 +394,7 @@ describe("openMCP's kind landscape, the engine its kind ClusterProvider", { time
       timeoutMs: 120_000,
       intervalMs: 500,
     });
-    const holder = await platform.kubectl(
-      "-n",
-      SYSTEM,
-      "get",
-      "lease",
-      `${PROVIDER}.engine.openmcp.cloud`,
-      "-o",
-      "jsonpath={.spec.holderIdentity}",
-    );
-    const leader = holder.replace(/_[^_]*$/, "");
+    const leader = await leaderPod();
     await platform.kubectl("-n", SYSTEM, "delete", "pod", leader, "--grace-period=0", "--force");
     const ready = await clusterReady("killed");
     expect(ready.metadata.uid).toBe(created.metadata.uid);
@@ -310,10 +411,13 @@ describe("openMCP's kind landscape, the engine its kind ClusterProvider", { time
     await custom.createNamespacedCustomObject({
       ...RESOURCES.AccessRequest,
       namespace: NS,
+      // As openMCP's mcp flow asks: for the ClusterRequest's cluster, by the request.
       body: anAccessRequest({
         name: "mcp",
         namespace: NS,
-        ...configMapTokenRequest({ name: "mcp", namespace: NS }),
+        ...configMapTokenRequest({ name: mcp.metadata.name ?? "", namespace: NS }),
+        clusterRef: undefined,
+        requestRef: { name: "mcp", namespace: NS },
       }),
     });
     const granted = (await eventually(
@@ -383,20 +487,160 @@ describe("openMCP's kind landscape, the engine its kind ClusterProvider", { time
     await expectConfigMapAccessOnly(fromHost);
   });
 
-  it("deletes the made kind cluster's container with its Cluster, and leaves the adopted platform running", async () => {
-    const name = kindClusterName(mcp.metadata.uid ?? "");
+  it("removes the siblings' containers when their requests go (onboarding is kept without requests until its Cluster is deleted), and leaves the adopted platform running", async () => {
     await custom.deleteNamespacedCustomObject({ ...RESOURCES.AccessRequest, namespace: NS, name: "mcp" });
-    await custom.deleteNamespacedCustomObject({ ...RESOURCES.Cluster, namespace: NS, name: "mcp" });
+    for (const purpose of ["platform", "onboarding", "workload", "mcp"]) {
+      await custom.deleteNamespacedCustomObject({
+        ...RESOURCES.ClusterRequest,
+        namespace: NS,
+        name: purpose,
+      });
+    }
+    const [onboarding, workload] = siblings as [Cluster, Cluster, Cluster];
+    const gone = async (cluster: Cluster) => {
+      await eventually(
+        async () =>
+          expect(
+            await read<Cluster>(RESOURCES.Cluster, cluster.metadata.name ?? "", cluster.metadata.namespace),
+          ).toBeUndefined(),
+        { what: `Cluster ${cluster.metadata.namespace}/${cluster.metadata.name} gone`, timeoutMs: 180_000 },
+      );
+      expect(await containersNamed(kindClusterName(cluster.metadata.uid ?? ""))).toEqual([]);
+    };
+    // mcp is Exclusive and workload Shared with no request left: the scheduler deletes both.
+    await gone(mcp);
+    await gone(workload);
+    // onboarding and platform are labelled to stay without requests.
+    expect(await read<Cluster>(RESOURCES.Cluster, onboarding.metadata.name ?? "", NS)).toBeDefined();
+    expect(await read<Cluster>(RESOURCES.Cluster, "platform", NS)).toBeDefined();
+    await custom.deleteNamespacedCustomObject({
+      ...RESOURCES.Cluster,
+      namespace: NS,
+      name: onboarding.metadata.name ?? "",
+    });
     await custom.deleteNamespacedCustomObject({ ...RESOURCES.Cluster, namespace: NS, name: "platform" });
-    await eventually(
-      async () => {
-        expect(await read<Cluster>(RESOURCES.Cluster, "mcp")).toBeUndefined();
-        expect(await read<Cluster>(RESOURCES.Cluster, "platform")).toBeUndefined();
-      },
-      { what: "both Clusters gone", timeoutMs: 180_000, intervalMs: 1_000 },
-    );
-    expect(await containersNamed(name)).toEqual([]);
+    await gone(onboarding);
+    await eventually(async () => expect(await read<Cluster>(RESOURCES.Cluster, "platform")).toBeUndefined(), {
+      what: "Cluster platform gone",
+      timeoutMs: 180_000,
+    });
     expect(await containersNamed(PLATFORM)).toEqual([`${PLATFORM}-control-plane`]);
     expect(await forbiddenLines()).toEqual([]);
+  });
+  it("kubectl apply -k deploy/kind, as a user sets it up (least-privilege RBAC, non-root, the socket's group only): a Cluster becomes a sibling kind cluster and a token AccessRequest on it is Granted", async () => {
+    // The operator-style provider steps aside; its profile stays, unserved.
+    await platform.kubectl("-n", SYSTEM, "scale", `deployment/${PROVIDER}`, "--replicas=0");
+    const overlay = join(work, "deploy-kind");
+    mkdirSync(overlay, { recursive: true });
+    const deployment = { group: "apps", version: "v1", kind: "Deployment", name: "openmcp-engine" };
+    // What a user sets for their machine: the socket's group, and (here) the state folder at another path.
+    const socketGroup = Number((await run("stat", ["-c", "%g", "/var/run/docker.sock"])).trim());
+    writeFileSync(
+      join(overlay, "kustomization.json"),
+      JSON.stringify({
+        apiVersion: "kustomize.config.k8s.io/v1beta1",
+        kind: "Kustomization",
+        resources: [relative(overlay, join(ROOT, "deploy/kind"))],
+        patches: [
+          {
+            target: deployment,
+            patch: JSON.stringify([
+              {
+                op: "replace",
+                path: "/spec/template/spec/securityContext/supplementalGroups",
+                value: [socketGroup],
+              },
+              {
+                op: "test",
+                path: "/spec/template/spec/containers/0/args/4",
+                value: "--state-dir=/var/lib/openmcp-engine",
+              },
+              {
+                op: "replace",
+                path: "/spec/template/spec/containers/0/args/4",
+                value: `--state-dir=${STATE}`,
+              },
+              { op: "test", path: "/spec/template/spec/volumes/1/name", value: "state" },
+              { op: "replace", path: "/spec/template/spec/volumes/1/hostPath/path", value: STATE },
+              { op: "test", path: "/spec/template/spec/containers/0/volumeMounts/1/name", value: "state" },
+              {
+                op: "replace",
+                path: "/spec/template/spec/containers/0/volumeMounts/1/mountPath",
+                value: STATE,
+              },
+            ]),
+          },
+        ],
+      }),
+    );
+    await platform.kubectl("apply", "--server-side", "--force-conflicts", "-k", overlay);
+    await platform.kubectl(
+      "-n",
+      "openmcp-engine-system",
+      "rollout",
+      "status",
+      "deployment/openmcp-engine",
+      "--timeout=300s",
+    );
+    await custom.createClusterCustomObject({
+      ...RESOURCES.ProviderConfig,
+      body: aProviderConfig({ name: "kind-base", backend: "kind", providerRef: { name: "engine" } }),
+    });
+    const created = (await custom.createNamespacedCustomObject({
+      ...RESOURCES.Cluster,
+      namespace: NS,
+      body: aCluster({
+        name: "by-deploy",
+        namespace: NS,
+        profile: "default.engine.kind-base",
+        tenancy: "Exclusive",
+      }),
+    })) as Cluster;
+    const name = kindClusterName(created.metadata.uid ?? "");
+    made.push(name);
+    const ready = await clusterReady("by-deploy");
+    expect(await containersNamed(name)).toEqual([`${name}-control-plane`]);
+    await custom.createNamespacedCustomObject({
+      ...RESOURCES.AccessRequest,
+      namespace: NS,
+      body: anAccessRequest({
+        name: "by-deploy",
+        namespace: NS,
+        ...configMapTokenRequest({ name: "by-deploy", namespace: NS }),
+      }),
+    });
+    const granted = (await eventually(
+      async () =>
+        satisfying(
+          await read<AccessRequest>(RESOURCES.AccessRequest, "by-deploy"),
+          (r) => r?.status?.phase === "Granted",
+        ),
+      { what: "AccessRequest by-deploy Granted", timeoutMs: 180_000, intervalMs: 1_000 },
+    )) as AccessRequest;
+    const secret = await platform.kubeConfig
+      .makeApiClient(CoreV1Api)
+      .readNamespacedSecret({ namespace: NS, name: granted.status?.secretRef?.name ?? "" });
+    const fromHost = new KubeConfig();
+    fromHost.loadFromString(Buffer.from(secret.data?.kubeconfig ?? "", "base64").toString("utf8"));
+    const external = ready.status?.endpoints?.find((e) => e.name === "apiserver-external")?.url ?? "";
+    expect(granted.metadata.annotations?.[ANNOTATIONS.localAccess]).toBe(external);
+    fromHost.clusters = fromHost.clusters.map((c) => ({ ...c, server: external }));
+    await expectConfigMapAccessOnly(fromHost);
+    await custom.deleteNamespacedCustomObject({ ...RESOURCES.Cluster, namespace: NS, name: "by-deploy" });
+    await eventually(async () => expect(await containersNamed(name)).toEqual([]), {
+      what: `${name} removed with its Cluster`,
+      timeoutMs: 180_000,
+      intervalMs: 1_000,
+    });
+    const logs = await platform.kubectl(
+      "-n",
+      "openmcp-engine-system",
+      "logs",
+      "-l",
+      "app.kubernetes.io/name=openmcp-engine",
+      "--all-containers",
+      "--tail=-1",
+    );
+    expect(logs.split("\n").filter((line) => /forbidden|"code":403/i.test(line))).toEqual([]);
   });
 });
