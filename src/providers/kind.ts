@@ -2,7 +2,8 @@
 
 import { execFile, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
-import { closeSync, mkdirSync, openSync, readFileSync, rmSync } from "node:fs";
+import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { availableParallelism } from "node:os";
 import { delimiter, isAbsolute, join, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { parse, stringify } from "yaml";
@@ -64,6 +65,12 @@ export interface KindBackendOptions {
   readonly access?: KindAccess;
   /** The Docker CLI, to list the node images at hand when a profile's offer is read; absent: not listed again. */
   readonly docker?: string;
+  /**
+   * How many `kind create cluster` run at once on this Docker host; more wait, in order, and their Clusters
+   * say so. kubeadm gives up on a control plane that does not come up in 4 minutes, which several creates at
+   * once on a small host can take. Default: no limit.
+   */
+  readonly parallelCreates?: number;
   readonly log?: Logger;
   /** For the records' timestamps. */
   readonly clock?: Clock;
@@ -103,15 +110,27 @@ interface KindRecord {
   readonly oidc?: boolean;
   /** Adopted: it ran before this backend knew it (named by {@link KIND_NAME_ANNOTATION}); never deleted by it. */
   readonly adopted?: boolean;
+  /** Waiting for a create slot ({@link KindBackendOptions.parallelCreates}); no process yet. */
+  readonly queued?: boolean;
 }
 
 /** Where a cluster's `kind create cluster` is. */
 type CreateState =
+  /** Waiting in this instance for a create slot. */
+  | { readonly kind: "queued" }
   | { readonly kind: "running" }
   | { readonly kind: "succeeded" }
   | { readonly kind: "failed"; readonly message: string }
   /** Its process went with no exit status (killed with its Pod, or the machine restarted): at most half a cluster. */
   | { readonly kind: "interrupted" };
+
+/** A create waiting for a slot. */
+interface WaitingCreate {
+  readonly target: ClusterTarget;
+  readonly cluster: string;
+  readonly version: string;
+  readonly image: string;
+}
 
 /**
  * The kind cluster name for a Cluster: `omc-` and 12 hex digits of the SHA-256 of its uid. Deterministic
@@ -276,6 +295,10 @@ export class KindBackend implements ClusterBackend {
   #held: readonly SupportedVersion[];
   /** Commands on one cluster run one after another within this instance. */
   readonly #queues = new Map<string, Promise<unknown>>();
+  readonly #parallelCreates: number;
+  /** Creates waiting for a slot, first come first started; a restarted engine orders them again. */
+  #waiting: WaitingCreate[] = [];
+  #waitingTimer: NodeJS.Timeout | undefined;
 
   constructor(options: KindBackendOptions) {
     this.#kind = options.kind;
@@ -285,6 +308,7 @@ export class KindBackend implements ClusterBackend {
     this.#localVersions = options.localVersions ?? [];
     this.#access = options.access ?? "host";
     this.#docker = options.docker;
+    this.#parallelCreates = options.parallelCreates ?? Number.POSITIVE_INFINITY;
     this.#held = this.#localVersions;
     this.#log = options.log ?? silentLogger;
     this.#clock = options.clock ?? systemClock;
@@ -327,6 +351,10 @@ export class KindBackend implements ClusterBackend {
     // What an interrupted create left is no cluster yet: the engine orders one again, and that create starts over.
     if (create.kind === "interrupted") return { exists: false };
     if (create.kind === "running") return { ...known, phase: "provisioning" };
+    if (create.kind === "queued") {
+      const message = `waiting to start: ${this.#parallelCreates} kind create(s) run at once on this Docker host (backend option parallelCreates), ${this.#waiting.findIndex((w) => w.cluster === cluster) + 1} of ${this.#waiting.length} waiting`;
+      return { ...known, phase: "provisioning", message };
+    }
     if (create.kind === "failed") return { ...known, phase: "failed", message: create.message };
     if (!(await this.#listClusters()).includes(cluster)) return { exists: false }; // deleted behind our back
     try {
@@ -354,10 +382,10 @@ export class KindBackend implements ClusterBackend {
           "--kubeconfig",
           join(this.#folder(cluster), "kubeconfig"),
         ]);
-        this.#startCreate(target, cluster, version, image);
+        this.#startOrQueue({ target, cluster, version, image });
         return;
       }
-      if (state && state.kind !== "succeeded") return; // running, or failed until deleted
+      if (state && state.kind !== "succeeded") return; // queued, running, or failed until deleted
       const listed = (await this.#listClusters()).includes(cluster);
       if (listed && record) return; // exists: one cluster per Cluster
       if (listed && target.annotations?.[KIND_NAME_ANNOTATION] === cluster) {
@@ -369,7 +397,7 @@ export class KindBackend implements ClusterBackend {
           `a kind cluster named ${cluster} exists but this backend has no record of it (was its state folder lost?); delete the Cluster ${target.namespace}/${target.name}, or run \`kind delete cluster --name ${cluster}\``,
         );
       }
-      this.#startCreate(target, cluster, version, image);
+      this.#startOrQueue({ target, cluster, version, image });
     });
   }
 
@@ -399,6 +427,7 @@ export class KindBackend implements ClusterBackend {
         });
         return;
       }
+      this.#waiting = this.#waiting.filter((waiting) => waiting.cluster !== cluster);
       if (record && this.#createState(record).kind === "running") await this.#stopCreate(record);
       // kind edits the kubeconfig it is given (and would make its folder): keep it away from ~/.kube/config.
       mkdirSync(folder, { recursive: true });
@@ -475,7 +504,7 @@ export class KindBackend implements ClusterBackend {
   #writeRecord(
     target: ClusterTarget,
     cluster: string,
-    fields: Pick<KindRecord, "version" | "image" | "pid" | "oidc" | "adopted">,
+    fields: Pick<KindRecord, "version" | "image" | "pid" | "oidc" | "adopted" | "queued">,
   ): void {
     const record: KindRecord = {
       uid: target.uid,
@@ -491,6 +520,11 @@ export class KindBackend implements ClusterBackend {
   /** Reads the create's exit status file; while it is missing, the create runs if its wrapper does. */
   #createState(record: KindRecord): CreateState {
     if (record.adopted) return { kind: "succeeded" };
+    // Queued by an instance that is gone (e.g. the engine restarted): nothing started; the engine orders it again.
+    if (record.queued)
+      return this.#waiting.some((w) => w.cluster === record.cluster)
+        ? { kind: "queued" }
+        : { kind: "interrupted" };
     const folder = this.#folder(record.cluster);
     const exitFile = join(folder, "create.exit");
     const readExit = () => {
@@ -512,6 +546,70 @@ export class KindBackend implements ClusterBackend {
       kind: "failed",
       message: `kind create cluster exited with ${code}${stderr ? `: ${stderr}` : ""}; delete the Cluster to clean up, then create it again`,
     };
+  }
+
+  /** The `kind create cluster` processes running on this Docker host from this state folder. */
+  #runningCreates(): number {
+    let running = 0;
+    for (const entry of readdirSync(this.#clustersDirectory)) {
+      const record = this.#readRecord(entry);
+      if (record && this.#createState(record).kind === "running") running++;
+    }
+    return running;
+  }
+
+  /** Starts the create now if a slot is free and none waits before it, else queues it (see {@link WaitingCreate}). */
+  #startOrQueue(create: WaitingCreate): void {
+    if (this.#waiting.length === 0 && this.#runningCreates() < this.#parallelCreates) {
+      this.#startCreate(create.target, create.cluster, create.version, create.image);
+      return;
+    }
+    if (this.#waiting.some((waiting) => waiting.cluster === create.cluster)) return;
+    mkdirSync(this.#folder(create.cluster), { recursive: true });
+    this.#writeRecord(create.target, create.cluster, {
+      version: create.version,
+      image: create.image,
+      pid: 0,
+      queued: true,
+    });
+    this.#waiting.push(create);
+    this.#log.info("kind create waits for a free slot", {
+      cluster: create.cluster,
+      parallelCreates: this.#parallelCreates,
+      waiting: this.#waiting.length,
+    });
+    this.#pollWaiting();
+  }
+
+  /** Looks again in 2 s whether a slot is free, while creates wait. */
+  #pollWaiting(): void {
+    if (this.#waitingTimer !== undefined || this.#waiting.length === 0) return;
+    this.#waitingTimer = setTimeout(() => {
+      this.#waitingTimer = undefined;
+      void this.#startWaiting();
+    }, 2_000);
+    this.#waitingTimer.unref();
+  }
+
+  async #startWaiting(): Promise<void> {
+    while (this.#waiting.length > 0 && this.#runningCreates() < this.#parallelCreates) {
+      const next = this.#waiting[0] as WaitingCreate;
+      await this.#serially(next.cluster, async () => {
+        this.#waiting = this.#waiting.filter((waiting) => waiting !== next);
+        // Deleted while it waited: its record went with it.
+        if (!this.#readRecord(next.cluster)?.queued) return;
+        try {
+          this.#startCreate(next.target, next.cluster, next.version, next.image);
+        } catch (error) {
+          // Its record stays queued with no waiter: observed absent, so the engine orders it again.
+          this.#log.warn("kind create could not start", {
+            cluster: next.cluster,
+            error: (error as Error).message,
+          });
+        }
+      });
+    }
+    this.#pollWaiting();
   }
 
   #startCreate(target: ClusterTarget, cluster: string, version: string, image: string): void {
@@ -738,7 +836,8 @@ export const contractVersion = BACKEND_CONTRACT_VERSION;
  * long `kind create cluster` waits for the control plane, e.g. `5m`; default 5 min) and `docker` (the
  * Docker CLI kind uses, to list the node images at hand; default `docker` on PATH) and `access` (`host` or
  * `network`, see {@link KindBackendOptions.access}; default `network` in a Pod — `KUBERNETES_SERVICE_HOST` is
- * set — else `host`). Kind itself needs Docker (or Podman); that is checked by kind, and its errors show in
+ * set — else `host`) and `parallelCreates` (see {@link KindBackendOptions.parallelCreates}; default half this
+ * machine's processors, at least 1: a kind node boots a whole control plane). Kind itself needs Docker (or Podman); that is checked by kind, and its errors show in
  * the failed Cluster.
  */
 export const createBackend: BackendFactory = async (context: BackendContext) => {
@@ -748,7 +847,9 @@ export const createBackend: BackendFactory = async (context: BackendContext) => 
   const log = context.log.with({ backend: "kind" });
   const docker = context.options.docker ?? "docker";
   const localVersions = await listLocalNodeImages(docker, log);
+  const parallelCreates = parallelCreatesOption(context.options.parallelCreates);
   return new KindBackend({
+    parallelCreates,
     kind,
     stateDirectory: context.stateDirectory,
     ...(waitMs === undefined ? {} : { waitMs }),
@@ -759,6 +860,14 @@ export const createBackend: BackendFactory = async (context: BackendContext) => 
     clock: context.clock,
   });
 };
+
+/** `--backend-option parallelCreates`: a whole number from 1, or half this machine's processors (at least 1). */
+export function parallelCreatesOption(option: string | undefined): number {
+  if (option === undefined) return Math.max(1, Math.floor(availableParallelism() / 2));
+  const value = Number(option);
+  if (Number.isInteger(value) && value >= 1) return value;
+  throw new Error(`kind backend: parallelCreates "${option}" must be a whole number from 1 (e.g. 2)`);
+}
 
 /** `--backend-option access`, or where the engine runs: in a Pod (the API server's Service in its environment) the Docker network. */
 export function kindAccess(option: string | undefined, env: NodeJS.ProcessEnv): KindAccess {

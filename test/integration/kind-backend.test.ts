@@ -240,6 +240,47 @@ describe("the kind backend", () => {
     expect(fake.clusters()).toHaveLength(1);
   });
 
+  it("runs at most parallelCreates creates at once: the others wait in order, say so, and start as slots free", async () => {
+    fake.configure({ createDelayMs: 1_500 });
+    const backend = await newBackend({ parallelCreates: "1" });
+    const [first, second, third] = ["u-first", "u-second", "u-third"].map((uid) => target({ uid })) as [
+      ClusterTarget,
+      ClusterTarget,
+      ClusterTarget,
+    ];
+    for (const cluster of [first, second, third]) await backend.create(cluster, "1.34.0");
+    expect(creates()).toHaveLength(1);
+    const waiting = await backend.observe(third);
+    expect(waiting).toMatchObject({ exists: true, phase: "provisioning" });
+    expect(waiting.exists && waiting.message).toMatch(
+      /waiting to start: 1 kind create\(s\) run at once on this Docker host \(backend option parallelCreates\), 2 of 2 waiting/,
+    );
+    // A Cluster deleted while it waits is never created.
+    await backend.delete(second);
+    await until(backend, third, (o) => phase(o) === "ready");
+    expect(phase(await backend.observe(first))).toBe("ready");
+    expect(await backend.observe(second)).toEqual({ exists: false });
+    expect(creates().map((args) => args[3])).toEqual([
+      kindClusterName(first.uid),
+      kindClusterName(third.uid),
+    ]);
+    // Queued by an engine that restarted: nothing started, so observed absent and created when ordered again.
+    fake.configure({ createDelayMs: 3_000 });
+    const fourth = target({ uid: "u-fourth" });
+    const fifth = target({ uid: "u-fifth" });
+    await backend.create(fourth, "1.34.0");
+    await backend.create(fifth, "1.34.0");
+    const restarted = await newBackend({ parallelCreates: "1" });
+    expect(await restarted.observe(fifth)).toEqual({ exists: false });
+    await restarted.create(fifth, "1.34.0");
+    expect(phase(await restarted.observe(fifth))).toBe("provisioning");
+    await until(restarted, fifth, (o) => phase(o) === "ready");
+    expect(creates().filter((args) => args[3] === kindClusterName(fifth.uid))).toHaveLength(1);
+    await expect(newBackend({ parallelCreates: "0" })).rejects.toThrow(
+      'kind backend: parallelCreates "0" must be a whole number from 1 (e.g. 2)',
+    );
+  });
+
   it("a new instance on the same state folder adopts a running create and does not create again", async () => {
     fake.configure({ createDelayMs: 1_000 });
     const first = await newBackend();
@@ -280,7 +321,7 @@ describe("the kind backend", () => {
     expect(failed).toMatchObject({ exists: true, phase: "failed", version: "1.34.0" });
     const message = failed.exists ? (failed.message ?? "") : "";
     expect(message).toBe(
-      'kind create cluster exited with 1: ERROR: failed to create cluster: could not find a log line that matches "Reached target .*Multi-User System.*" | Command Output: I0101 kubeadm init | [redacted] | [redacted] | error execution phase wait-control-plane; delete the Cluster to clean up, then create it again',
+      'kind create cluster exited with 1: ERROR: failed to create cluster: could not find a log line that matches "Reached target .*Multi-User System.*" | I0101 kubeadm init | [redacted] | [redacted] | error execution phase wait-control-plane; delete the Cluster to clean up, then create it again',
     );
     expect(message).not.toMatch(/c2VjcmV0|BEGIN/);
 
