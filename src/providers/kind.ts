@@ -760,11 +760,13 @@ function readText(path: string): string {
 
 /** A klog info or warning line (`I1126 09:15:35.856025 …`, `W1126 …`) of a command kind ran: progress, not the cause. */
 const KLOG_PROGRESS = /^[IW]\d{4} \d{2}:\d{2}:\d{2}/;
+/** A line of a Go stack trace kubeadm prints after its error (`runtime.main`, `runtime/proc.go:290`): no words. */
+const STACK_TRACE = /^\S+$/;
 
 /**
  * One line for people from kind's stderr, redacted: its last `ERROR:` line and the last `count - 1` lines of
- * the failed command's output after it, klog's progress lines left out (kubeadm's cause comes last, after
- * pages of progress), else its last `count` lines.
+ * the failed command's output after it, klog's progress and Go's stack trace left out (kubeadm's cause
+ * comes between pages of progress and its stack trace), else its last `count` lines.
  */
 export function stderrSummary(text: string, count: number): string {
   const lines = redact(text)
@@ -772,7 +774,7 @@ export function stderrSummary(text: string, count: number): string {
     .map((line) => line.trim().replace(/^Command Output: /, ""))
     .filter((line) => line !== "");
   const error = lines.findLastIndex((line) => line.startsWith("ERROR:"));
-  const cause = lines.slice(error + 1).filter((line) => !KLOG_PROGRESS.test(line));
+  const cause = lines.slice(error + 1).filter((line) => !KLOG_PROGRESS.test(line) && !STACK_TRACE.test(line));
   return (error >= 0 ? [lines[error] ?? "", ...cause.slice(-(count - 1))] : lines.slice(-count))
     .map((line) => (line.length > 300 ? `${line.slice(0, 300)}…` : line))
     .join(" | ");

@@ -15,10 +15,16 @@ const kubeadmFailure = [
   "[wait-control-plane] Waiting for the kubelet to boot up the control plane",
   "error execution phase wait-control-plane: could not initialize a Kubernetes cluster",
   "context deadline exceeded",
+  "k8s.io/kubernetes/cmd/kubeadm/app/cmd/phases/workflow.(*Runner).Run.func1",
+  "k8s.io/kubernetes/cmd/kubeadm/app/cmd/phases/workflow/runner.go:260",
+  "runtime.main",
+  "runtime/proc.go:290",
+  "runtime.goexit",
+  "runtime/asm_amd64.s:1771",
 ].join("\n");
 
 describe("the summary of kind's stderr", () => {
-  it("keeps the ERROR line and the failed command's last words, leaving klog's progress out", () => {
+  it("keeps the ERROR line and the failed command's last words, leaving klog's progress and the stack trace out", () => {
     const summary = stderrSummary(kubeadmFailure, 4);
     expect(summary.split(" | ")).toEqual([
       expect.stringMatching(/^ERROR: failed to create cluster: failed to init node with kubeadm/),
