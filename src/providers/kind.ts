@@ -112,7 +112,17 @@ interface KindRecord {
   readonly adopted?: boolean;
   /** Waiting for a create slot ({@link KindBackendOptions.parallelCreates}); no process yet. */
   readonly queued?: boolean;
+  /** Which try of the create this is, from 1 (absent: 1); see {@link CREATE_ATTEMPTS}. */
+  readonly attempt?: number;
+  /** Why the previous try failed, shown while this one runs. */
+  readonly lastFailure?: string;
 }
+
+/**
+ * How often a failed `kind create cluster` is tried, the leftovers removed in between: kubeadm gives up on a
+ * control plane that is slow to come up on a busy host, which the next try usually gets past.
+ */
+export const CREATE_ATTEMPTS = 3;
 
 /** Where a cluster's `kind create cluster` is. */
 type CreateState =
@@ -120,16 +130,21 @@ type CreateState =
   | { readonly kind: "queued" }
   | { readonly kind: "running" }
   | { readonly kind: "succeeded" }
+  /** Failed, with tries left: reported absent, so the engine orders it again, and that create tries again. */
+  | { readonly kind: "retry"; readonly message: string }
   | { readonly kind: "failed"; readonly message: string }
   /** Its process went with no exit status (killed with its Pod, or the machine restarted): at most half a cluster. */
   | { readonly kind: "interrupted" };
 
-/** A create waiting for a slot. */
-interface WaitingCreate {
+/** A create to start (or waiting for a slot). */
+interface CreateOrder {
   readonly target: ClusterTarget;
   readonly cluster: string;
   readonly version: string;
   readonly image: string;
+  /** From 1. */
+  readonly attempt: number;
+  readonly lastFailure?: string;
 }
 
 /**
@@ -271,8 +286,8 @@ export function kubeconfigServer(text: string): string | undefined {
  * Guarantees: one create process per cluster at a time, across restarts (the record names its pid);
  * no kubeconfig in observations or errors (stdout of kind is never quoted, stderr is redacted).
  *
- * Caveats: kind cannot upgrade a cluster, so `update` to another version throws. A failed create stays
- * failed until the Cluster is deleted; an interrupted one (its process gone with no exit status, e.g. with the
+ * Caveats: kind cannot upgrade a cluster, so `update` to another version throws. A failed create is tried
+ * again ({@link CREATE_ATTEMPTS} in all), then stays failed until the Cluster is deleted; an interrupted one (its process gone with no exit status, e.g. with the
  * engine's Pod) is reported absent, and the next create removes what it left and starts over. A cluster deleted behind the engine's back is reported absent,
  * and the engine's next `create` builds it again.
  */
@@ -297,7 +312,7 @@ export class KindBackend implements ClusterBackend {
   readonly #queues = new Map<string, Promise<unknown>>();
   readonly #parallelCreates: number;
   /** Creates waiting for a slot, first come first started; a restarted engine orders them again. */
-  #waiting: WaitingCreate[] = [];
+  #waiting: CreateOrder[] = [];
   #waitingTimer: NodeJS.Timeout | undefined;
 
   constructor(options: KindBackendOptions) {
@@ -349,8 +364,13 @@ export class KindBackend implements ClusterBackend {
     };
     const create = this.#createState(record);
     // What an interrupted create left is no cluster yet: the engine orders one again, and that create starts over.
-    if (create.kind === "interrupted") return { exists: false };
-    if (create.kind === "running") return { ...known, phase: "provisioning" };
+    if (create.kind === "interrupted" || create.kind === "retry") return { exists: false };
+    if (create.kind === "running") {
+      const retrying = record.lastFailure
+        ? { message: `try ${record.attempt} of ${CREATE_ATTEMPTS}; the last failed: ${record.lastFailure}` }
+        : {};
+      return { ...known, phase: "provisioning", ...retrying };
+    }
     if (create.kind === "queued") {
       const message = `waiting to start: ${this.#parallelCreates} kind create(s) run at once on this Docker host (backend option parallelCreates), ${this.#waiting.findIndex((w) => w.cluster === cluster) + 1} of ${this.#waiting.length} waiting`;
       return { ...known, phase: "provisioning", message };
@@ -371,9 +391,23 @@ export class KindBackend implements ClusterBackend {
     await this.#serially(cluster, async () => {
       const record = this.#readRecord(cluster);
       const state = record && this.#createState(record);
-      if (state?.kind === "interrupted") {
-        // Its process died with it (e.g. the engine's Pod went mid-create): remove what it left, then start over.
-        this.#log.info("kind create was interrupted; removing what it left and creating again", { cluster });
+      if (state?.kind === "interrupted" || state?.kind === "retry") {
+        // Its process died with it (e.g. the engine's Pod went mid-create), or it failed with tries left:
+        // remove what it left, then start over.
+        const retry =
+          state.kind === "retry"
+            ? { attempt: (record?.attempt ?? 1) + 1, lastFailure: state.message }
+            : undefined;
+        if (retry)
+          this.#log.warn("kind create failed; removing what it left and trying again", {
+            cluster,
+            attempt: retry.attempt,
+            failure: retry.lastFailure,
+          });
+        else
+          this.#log.info("kind create was interrupted; removing what it left and creating again", {
+            cluster,
+          });
         await this.#run([
           "delete",
           "cluster",
@@ -382,7 +416,7 @@ export class KindBackend implements ClusterBackend {
           "--kubeconfig",
           join(this.#folder(cluster), "kubeconfig"),
         ]);
-        this.#startOrQueue({ target, cluster, version, image });
+        this.#startOrQueue({ target, cluster, version, image, attempt: record?.attempt ?? 1, ...retry });
         return;
       }
       if (state && state.kind !== "succeeded") return; // queued, running, or failed until deleted
@@ -397,7 +431,7 @@ export class KindBackend implements ClusterBackend {
           `a kind cluster named ${cluster} exists but this backend has no record of it (was its state folder lost?); delete the Cluster ${target.namespace}/${target.name}, or run \`kind delete cluster --name ${cluster}\``,
         );
       }
-      this.#startOrQueue({ target, cluster, version, image });
+      this.#startOrQueue({ target, cluster, version, image, attempt: 1 });
     });
   }
 
@@ -504,7 +538,10 @@ export class KindBackend implements ClusterBackend {
   #writeRecord(
     target: ClusterTarget,
     cluster: string,
-    fields: Pick<KindRecord, "version" | "image" | "pid" | "oidc" | "adopted" | "queued">,
+    fields: Pick<
+      KindRecord,
+      "version" | "image" | "pid" | "oidc" | "adopted" | "queued" | "attempt" | "lastFailure"
+    >,
   ): void {
     const record: KindRecord = {
       uid: target.uid,
@@ -542,9 +579,12 @@ export class KindBackend implements ClusterBackend {
     if (code === "0") return { kind: "succeeded" };
     if (code === undefined) return { kind: "interrupted" };
     const stderr = stderrSummary(readText(join(folder, "create.stderr")), 5);
+    const attempt = record.attempt ?? 1;
+    const failure = `kind create cluster exited with ${code}${stderr ? `: ${stderr}` : ""}`;
+    if (attempt < CREATE_ATTEMPTS) return { kind: "retry", message: failure };
     return {
       kind: "failed",
-      message: `kind create cluster exited with ${code}${stderr ? `: ${stderr}` : ""}; delete the Cluster to clean up, then create it again`,
+      message: `${failure} (try ${attempt} of ${CREATE_ATTEMPTS}); delete the Cluster to clean up, then create it again`,
     };
   }
 
@@ -558,10 +598,10 @@ export class KindBackend implements ClusterBackend {
     return running;
   }
 
-  /** Starts the create now if a slot is free and none waits before it, else queues it (see {@link WaitingCreate}). */
-  #startOrQueue(create: WaitingCreate): void {
+  /** Starts the create now if a slot is free and none waits before it, else queues it (see {@link CreateOrder}). */
+  #startOrQueue(create: CreateOrder): void {
     if (this.#waiting.length === 0 && this.#runningCreates() < this.#parallelCreates) {
-      this.#startCreate(create.target, create.cluster, create.version, create.image);
+      this.#startCreate(create);
       return;
     }
     if (this.#waiting.some((waiting) => waiting.cluster === create.cluster)) return;
@@ -571,6 +611,8 @@ export class KindBackend implements ClusterBackend {
       image: create.image,
       pid: 0,
       queued: true,
+      attempt: create.attempt,
+      ...(create.lastFailure === undefined ? {} : { lastFailure: create.lastFailure }),
     });
     this.#waiting.push(create);
     this.#log.info("kind create waits for a free slot", {
@@ -593,13 +635,13 @@ export class KindBackend implements ClusterBackend {
 
   async #startWaiting(): Promise<void> {
     while (this.#waiting.length > 0 && this.#runningCreates() < this.#parallelCreates) {
-      const next = this.#waiting[0] as WaitingCreate;
+      const next = this.#waiting[0] as CreateOrder;
       await this.#serially(next.cluster, async () => {
         this.#waiting = this.#waiting.filter((waiting) => waiting !== next);
         // Deleted while it waited: its record went with it.
         if (!this.#readRecord(next.cluster)?.queued) return;
         try {
-          this.#startCreate(next.target, next.cluster, next.version, next.image);
+          this.#startCreate(next);
         } catch (error) {
           // Its record stays queued with no waiter: observed absent, so the engine orders it again.
           this.#log.warn("kind create could not start", {
@@ -612,7 +654,8 @@ export class KindBackend implements ClusterBackend {
     this.#pollWaiting();
   }
 
-  #startCreate(target: ClusterTarget, cluster: string, version: string, image: string): void {
+  #startCreate(order: CreateOrder): void {
+    const { target, cluster, version, image } = order;
     const folder = this.#folder(cluster);
     rmSync(folder, { recursive: true, force: true }); // what a previous create of this Cluster left
     const authn = join(folder, "authn");
@@ -657,7 +700,14 @@ export class KindBackend implements ClusterBackend {
     }
     if (pid === undefined)
       throw new Error(`could not start kind create cluster for ${describeCluster(target)}`);
-    this.#writeRecord(target, cluster, { version, image, pid, oidc: true });
+    this.#writeRecord(target, cluster, {
+      version,
+      image,
+      pid,
+      oidc: true,
+      attempt: order.attempt,
+      ...(order.lastFailure === undefined ? {} : { lastFailure: order.lastFailure }),
+    });
     this.#log.info("kind create started", { cluster, image, pid, target: describeCluster(target) });
   }
 

@@ -301,7 +301,7 @@ describe("the kind backend", () => {
     expect(creates()).toHaveLength(1);
   });
 
-  it("reports a failed create with kind's ERROR line and what follows, redacted, and does not retry it", async () => {
+  it("tries a failed create again (3 tries), telling the last failure meanwhile; then reports kind's ERROR line and what follows, redacted, until deleted", async () => {
     fake.configure({
       createDelayMs: 50,
       createFailure: 'could not find a log line that matches "Reached target .*Multi-User System.*"',
@@ -316,17 +316,30 @@ describe("the kind backend", () => {
     });
     const backend = await newBackend();
     const cluster = target();
-    await backend.create(cluster, "1.34.0");
-    const failed = await until(backend, cluster, (o) => phase(o) !== "provisioning");
-    expect(failed).toMatchObject({ exists: true, phase: "failed", version: "1.34.0" });
-    const message = failed.exists ? (failed.message ?? "") : "";
-    expect(message).toBe(
-      'kind create cluster exited with 1: ERROR: failed to create cluster: could not find a log line that matches "Reached target .*Multi-User System.*" | I0101 kubeadm init | [redacted] | [redacted] | error execution phase wait-control-plane; delete the Cluster to clean up, then create it again',
-    );
+    const failure =
+      'kind create cluster exited with 1: ERROR: failed to create cluster: could not find a log line that matches "Reached target .*Multi-User System.*" | I0101 kubeadm init | error execution phase wait-control-plane';
+    // As the engine does: whenever the cluster is observed absent, it orders it.
+    const retryMessages = new Set<string>();
+    let observed: ClusterObservation = { exists: false };
+    for (let round = 0; round < 400 && !(observed.exists && observed.phase === "failed"); round++) {
+      if (!observed.exists) await backend.create(cluster, "1.34.0");
+      observed = await backend.observe(cluster);
+      if (observed.exists && observed.phase === "provisioning" && observed.message)
+        retryMessages.add(observed.message);
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    expect(observed).toMatchObject({ exists: true, phase: "failed", version: "1.34.0" });
+    const message = observed.exists ? (observed.message ?? "") : "";
+    expect(message).toBe(`${failure} (try 3 of 3); delete the Cluster to clean up, then create it again`);
     expect(message).not.toMatch(/c2VjcmV0|BEGIN/);
+    expect(creates()).toHaveLength(3);
+    // Each try removed what the previous one left.
+    expect(fake.calls().filter((args) => args[0] === "delete")).toHaveLength(2);
+    for (const text of retryMessages)
+      expect(text).toMatch(/^try [23] of 3; the last failed: kind create cluster exited with 1: ERROR/);
 
     await backend.create(cluster, "1.34.0"); // a failed cluster stays failed until deleted
-    expect(creates()).toHaveLength(1);
+    expect(creates()).toHaveLength(3);
     expect(phase(await backend.observe(cluster))).toBe("failed");
 
     fake.configure({ createDelayMs: 50 });
@@ -334,7 +347,7 @@ describe("the kind backend", () => {
     expect(await backend.observe(cluster)).toEqual({ exists: false });
     await backend.create(cluster, "1.34.0");
     await until(backend, cluster, (o) => phase(o) === "ready");
-    expect(creates()).toHaveLength(2);
+    expect(creates()).toHaveLength(4);
   });
 
   it("starts a create over whose process was killed with no exit status (its Pod went): one cluster in the end", async () => {
