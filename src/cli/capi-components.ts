@@ -7,8 +7,8 @@
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { type KubernetesObject, loadAllYaml } from "@kubernetes/client-node";
-import { stringify } from "yaml";
+import type { KubernetesObject } from "@kubernetes/client-node";
+import { parseAllDocuments, stringify } from "yaml";
 import { CAPI_LABELS } from "../api/cluster-api.ts";
 
 /** The provider's name in clusterctl (`clusterctl init --infrastructure openmcp-engine`). */
@@ -24,11 +24,19 @@ ClusterRole Cluster API's manager aggregates), the Deployment running 'run --cap
 ${CAPI_LABELS.provider}: infrastructure-${CAPI_PROVIDER_NAME}.`;
 
 function objectsOf(directory: string): KubernetesObject[] {
-  return readdirSync(directory)
-    .filter((file) => /\.ya?ml$/.test(file) && file !== "kustomization.yaml" && file !== "metadata.yaml")
-    .sort()
-    .flatMap((file) => loadAllYaml(readFileSync(join(directory, file), "utf8")) as KubernetesObject[])
-    .filter((object) => object !== null && object !== undefined);
+  return (
+    readdirSync(directory)
+      .filter((file) => /\.ya?ml$/.test(file) && file !== "kustomization.yaml" && file !== "metadata.yaml")
+      .sort()
+      // Plain YAML, not client-node's loadAllYaml: that one turns objects into its typed models, whose field names
+      // (x_kubernetes_validations) are not the API's (x-kubernetes-validations), and would print those.
+      .flatMap((file) =>
+        parseAllDocuments(readFileSync(join(directory, file), "utf8")).map(
+          (document) => document.toJS() as KubernetesObject,
+        ),
+      )
+      .filter((object) => object !== null && object !== undefined)
+  );
 }
 
 /** The objects of the components manifest, in apply order (CRDs and Namespace first). */

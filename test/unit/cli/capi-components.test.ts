@@ -1,5 +1,6 @@
 /** What `openmcp-engine capi-components` prints, held against Cluster API's clusterctl provider contract. */
 import { spawnSync } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { type KubernetesObject, loadAllYaml } from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
@@ -7,6 +8,7 @@ import { CAPI_LABELS } from "../../../src/api/cluster-api.ts";
 import { engineFlags, parseEngineArgs, runUsage } from "../../../src/cli/run.ts";
 
 const main = join(import.meta.dirname, "..", "..", "..", "src", "cli", "main.ts");
+const crds = join(import.meta.dirname, "..", "..", "..", "crds");
 
 /** The printed stream, as clusterctl would read infrastructure-components.yaml. */
 function printed(): { text: string; objects: KubernetesObject[] } {
@@ -124,5 +126,14 @@ describe("the printed Cluster API components (clusterctl contract)", () => {
   it("need no clusterctl variables (a $-brace reference would have to be set by whoever runs clusterctl init)", () => {
     // drone/envsubst, which clusterctl uses, would read any `${VAR}` here as a variable to substitute.
     expect(text).not.toMatch(/\$\{/);
+  });
+
+  it("print the CRDs with the API's field names, as written in crds/ (x-kubernetes-validations, not a client's x_kubernetes_validations)", () => {
+    const written = readdirSync(crds)
+      .map((file) => readFileSync(join(crds, file), "utf8").match(/x-kubernetes-[a-z-]+:/g)?.length ?? 0)
+      .reduce((a, b) => a + b, 0);
+    expect(written).toBeGreaterThan(0);
+    expect(text.match(/x-kubernetes-[a-z-]+:/g)?.length).toBe(written);
+    expect(text).not.toMatch(/x_kubernetes_/);
   });
 });
