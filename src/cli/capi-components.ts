@@ -39,6 +39,18 @@ function objectsOf(directory: string): KubernetesObject[] {
   );
 }
 
+/**
+ * `--scheduler-config-map=<namespace>/<name>` naming the Deployment's own namespace names it as `$(POD_NAMESPACE)`
+ * (kubelet expands it from the container's environment): `clusterctl init --target-namespace` moves every object
+ * of the components, the ConfigMap too, but cannot rewrite a flag. clusterctl's substitution leaves `$(` alone.
+ */
+function inOwnNamespace(arg: string, namespace: string | undefined): string {
+  const flag = "--scheduler-config-map=";
+  return namespace && arg.startsWith(`${flag}${namespace}/`)
+    ? `${flag}$(POD_NAMESPACE)/${arg.slice(flag.length + namespace.length + 1)}`
+    : arg;
+}
+
 /** The objects of the components manifest, in apply order (CRDs and Namespace first). */
 export function capiComponents(): KubernetesObject[] {
   const objects = [
@@ -61,11 +73,15 @@ export function capiComponents(): KubernetesObject[] {
           },
         },
       } as KubernetesObject & {
-        spec?: { template?: { spec?: { containers?: Array<{ args?: string[] }> } } };
+        spec?: {
+          template?: { spec?: { containers?: Array<{ args?: string[]; env?: Array<{ name: string }> }> } };
+        };
       };
       if (labelled.kind === "Deployment") {
         for (const container of labelled.spec?.template?.spec?.containers ?? []) {
           if (!container.args?.includes("--capi")) container.args = [...(container.args ?? []), "--capi"];
+          if (container.env?.some((variable) => variable.name === "POD_NAMESPACE"))
+            container.args = container.args.map((arg) => inOwnNamespace(arg, object.metadata?.namespace));
         }
       }
       return labelled;

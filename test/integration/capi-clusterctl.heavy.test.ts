@@ -58,8 +58,8 @@ import { withWebhookCertificates } from "../support/webhook-certificates.ts";
 const tools = containerToolchain();
 const ROOT = join(import.meta.dirname, "..", "..");
 const MANAGEMENT = "capictl-management";
-/** The engine's components' own namespace, which clusterctl keeps as the target namespace by default. */
-const ENGINE_NS = "openmcp-engine-system";
+/** `clusterctl init --target-namespace` for the engine (its components' own is openmcp-engine-system). */
+const ENGINE_NS = "capictl-engine";
 const NS = "capictl";
 /** The components' Deployment runs `openmcp-engine:dev` with `--provider-name=engine --environment=default`. */
 const ENGINE_IMAGE = "openmcp-engine:dev";
@@ -260,6 +260,34 @@ describe("Cluster API installed the clusterctl way, the engine its provider on t
     expect(objects.some((o) => (o.apiVersion ?? "").startsWith("cert-manager.io/"))).toBe(false);
     await apply("core-components", objects);
     await rolledOut("capi-system", "capi-controller-manager");
+    // Its validating webhook answers through the serving certificate and the CA bundle the test made: a Cluster
+    // naming nothing is refused by the manager, not by the API server's schema.
+    const refusal = await eventually(
+      async () => {
+        const message = await custom
+          .createNamespacedCustomObject({
+            ...CAPI_CLUSTER_RESOURCE,
+            namespace: "default",
+            body: {
+              apiVersion: "cluster.x-k8s.io/v1beta2",
+              kind: "Cluster",
+              metadata: { name: "naming-nothing" },
+              // The schema asks for some spec; the webhook for a reference or a topology.
+              spec: { paused: true },
+            },
+          })
+          .then(
+            () => "created",
+            (error: unknown) => String((error as { body?: unknown }).body ?? error),
+          );
+        if (!message.includes("denied the request")) throw new Error(message);
+        return message;
+      },
+      { what: "Cluster API's validating webhook answering", timeoutMs: 60_000, intervalMs: 1_000 },
+    );
+    expect(refusal).toContain(
+      "one of spec.controlPlaneRef, spec.infrastructureRef or spec.topology must be set",
+    );
   });
 
   it("installs the engine's components as clusterctl does, with the Docker-socket mode: the manager Deployment Ready with --capi, the kind profile offered", async () => {
@@ -267,7 +295,10 @@ describe("Cluster API installed the clusterctl way, the engine its provider on t
       encoding: "utf8",
     });
     expect(clusterctlVariables(text)).toEqual([]);
-    const objects = clusterctlComponents(text, { manifestLabel: "infrastructure-openmcp-engine" });
+    const objects = clusterctlComponents(text, {
+      manifestLabel: "infrastructure-openmcp-engine",
+      targetNamespace: ENGINE_NS,
+    });
     expect(objects.filter((o) => o.kind === "Namespace").map((o) => o.metadata?.name)).toEqual([ENGINE_NS]);
     const deployment = objects.find((o) => o.kind === "Deployment");
     if (!deployment) throw new Error("the engine's components have no Deployment");
@@ -362,6 +393,12 @@ describe("Cluster API installed the clusterctl way, the engine its provider on t
       `capi-clusterctl: a CAPI Cluster on a kind EngineControlPlane Available in ${Math.round(performance.now() - started)} ms`,
     );
     expect(cluster.status?.phase).toBe("Provisioned");
+    // Cluster API's conversion webhook, behind the same certificates: the Cluster read at v1beta1.
+    const older = JSON.parse(
+      await management.kubectl("-n", NS, "get", "clusters.v1beta1.cluster.x-k8s.io", "managed", "-o", "json"),
+    );
+    expect(older.apiVersion).toBe("cluster.x-k8s.io/v1beta1");
+    expect(older.spec.controlPlaneRef).toMatchObject({ kind: "EngineControlPlane", name: "managed" });
     const name = kindClusterName(controlPlane.metadata.uid ?? "");
     expect(await containersNamed(name)).toEqual([`${name}-control-plane`]);
   });

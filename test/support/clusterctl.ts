@@ -25,6 +25,8 @@ export interface ClusterctlVariable {
 
 // drone/envsubst's forms clusterctl's SimpleProcessor accepts: ${NAME} and ${NAME<op>default}, op one of := = :- -.
 const VARIABLE = /\$\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:(:?[=-])([^}]*))?\}/g;
+// `$$` is drone/envsubst's escape for `$`; a `$` before anything but `{` or `$` (e.g. kubelet's `$(VAR)`) is text.
+const ESCAPED_OR_VARIABLE = new RegExp(`\\$\\$|${VARIABLE.source}`, "g");
 
 /** The variables `text` uses, each once (`clusterctl generate provider --describe` lists the same). */
 export function clusterctlVariables(text: string): ClusterctlVariable[] {
@@ -51,12 +53,16 @@ export function substituteClusterctlVariables(
     throw new Error(
       `value for variables [${missing.join(", ")}] is not set. Please set the value using os environment variables or the clusterctl config file`,
     );
-  return text.replace(VARIABLE, (_, name: string, op: string | undefined, fallback: string | undefined) => {
-    const value = values[name];
-    if (op === undefined) return value ?? "";
-    const unset = op.startsWith(":") ? value === undefined || value === "" : value === undefined;
-    return unset ? (fallback ?? "") : (value ?? "");
-  });
+  return text.replace(
+    ESCAPED_OR_VARIABLE,
+    (match, name: string, op: string | undefined, fallback: string | undefined) => {
+      if (match === "$$") return "$";
+      const value = values[name];
+      if (op === undefined) return value ?? "";
+      const unset = op.startsWith(":") ? value === undefined || value === "" : value === undefined;
+      return unset ? (fallback ?? "") : (value ?? "");
+    },
+  );
 }
 
 /** Kinds clusterctl treats as cluster-scoped (cmd/clusterctl/internal/util/objs.go); every other kind is namespaced. */

@@ -6,6 +6,7 @@ import { type KubernetesObject, loadAllYaml } from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
 import { CAPI_LABELS } from "../../../src/api/cluster-api.ts";
 import { engineFlags, parseEngineArgs, runUsage } from "../../../src/cli/run.ts";
+import { clusterctlComponents } from "../../support/clusterctl.ts";
 
 const main = join(import.meta.dirname, "..", "..", "..", "src", "cli", "main.ts");
 const crds = join(import.meta.dirname, "..", "..", "..", "crds");
@@ -135,5 +136,18 @@ describe("the printed Cluster API components (clusterctl contract)", () => {
     expect(written).toBeGreaterThan(0);
     expect(text.match(/x-kubernetes-[a-z-]+:/g)?.length).toBe(written);
     expect(text).not.toMatch(/x_kubernetes_/);
+  });
+
+  it("follow clusterctl's --target-namespace: nothing names the components' own namespace once clusterctl moved them", () => {
+    const moved = clusterctlComponents(text, {
+      manifestLabel: "infrastructure-openmcp-engine",
+      targetNamespace: "team-a",
+    });
+    const namespace = objects.find((object) => object.kind === "Namespace")?.metadata?.name ?? "";
+    expect(namespace).not.toBe("");
+    expect(JSON.stringify(moved)).not.toContain(namespace);
+    // The scheduler's ConfigMap is named in the Pod's own namespace, which kubelet expands from POD_NAMESPACE.
+    const args = deployments[0]?.spec.template.spec.containers[0]?.args ?? [];
+    expect(args).toContain("--scheduler-config-map=$(POD_NAMESPACE)/openmcp-engine-scheduler");
   });
 });
