@@ -31,7 +31,8 @@ const ESCAPED_OR_VARIABLE = new RegExp(`\\$\\$|${VARIABLE.source}`, "g");
 /** The variables `text` uses, each once (`clusterctl generate provider --describe` lists the same). */
 export function clusterctlVariables(text: string): ClusterctlVariable[] {
   const found = new Map<string, ClusterctlVariable>();
-  for (const [, name = "", op, fallback] of text.matchAll(VARIABLE)) {
+  for (const [match, name = "", op, fallback] of text.matchAll(ESCAPED_OR_VARIABLE)) {
+    if (match === "$$") continue;
     if (!found.has(name)) found.set(name, op === undefined ? { name } : { name, default: fallback ?? "" });
   }
   return [...found.values()];
