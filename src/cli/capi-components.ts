@@ -7,8 +7,8 @@
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { type KubernetesObject, loadAllYaml } from "@kubernetes/client-node";
-import { stringify } from "yaml";
+import type { KubernetesObject } from "@kubernetes/client-node";
+import { parseAllDocuments, stringify } from "yaml";
 import { CAPI_LABELS } from "../api/cluster-api.ts";
 
 /** The provider's name in clusterctl (`clusterctl init --infrastructure openmcp-engine`). */
@@ -24,11 +24,31 @@ ClusterRole Cluster API's manager aggregates), the Deployment running 'run --cap
 ${CAPI_LABELS.provider}: infrastructure-${CAPI_PROVIDER_NAME}.`;
 
 function objectsOf(directory: string): KubernetesObject[] {
-  return readdirSync(directory)
-    .filter((file) => /\.ya?ml$/.test(file) && file !== "kustomization.yaml" && file !== "metadata.yaml")
-    .sort()
-    .flatMap((file) => loadAllYaml(readFileSync(join(directory, file), "utf8")) as KubernetesObject[])
-    .filter((object) => object !== null && object !== undefined);
+  return (
+    readdirSync(directory)
+      .filter((file) => /\.ya?ml$/.test(file) && file !== "kustomization.yaml" && file !== "metadata.yaml")
+      .sort()
+      // Plain YAML, not client-node's loadAllYaml: that one turns objects into its typed models, whose field names
+      // (x_kubernetes_validations) are not the API's (x-kubernetes-validations), and would print those.
+      .flatMap((file) =>
+        parseAllDocuments(readFileSync(join(directory, file), "utf8")).map(
+          (document) => document.toJS() as KubernetesObject,
+        ),
+      )
+      .filter((object) => object !== null && object !== undefined)
+  );
+}
+
+/**
+ * `--scheduler-config-map=<namespace>/<name>` naming the Deployment's own namespace names it as `$(POD_NAMESPACE)`
+ * (kubelet expands it from the container's environment): `clusterctl init --target-namespace` moves every object
+ * of the components, the ConfigMap too, but cannot rewrite a flag. clusterctl's substitution leaves `$(` alone.
+ */
+function inOwnNamespace(arg: string, namespace: string | undefined): string {
+  const flag = "--scheduler-config-map=";
+  return namespace && arg.startsWith(`${flag}${namespace}/`)
+    ? `${flag}$(POD_NAMESPACE)/${arg.slice(flag.length + namespace.length + 1)}`
+    : arg;
 }
 
 /** The objects of the components manifest, in apply order (CRDs and Namespace first). */
@@ -53,11 +73,15 @@ export function capiComponents(): KubernetesObject[] {
           },
         },
       } as KubernetesObject & {
-        spec?: { template?: { spec?: { containers?: Array<{ args?: string[] }> } } };
+        spec?: {
+          template?: { spec?: { containers?: Array<{ args?: string[]; env?: Array<{ name: string }> }> } };
+        };
       };
       if (labelled.kind === "Deployment") {
         for (const container of labelled.spec?.template?.spec?.containers ?? []) {
           if (!container.args?.includes("--capi")) container.args = [...(container.args ?? []), "--capi"];
+          if (container.env?.some((variable) => variable.name === "POD_NAMESPACE"))
+            container.args = container.args.map((arg) => inOwnNamespace(arg, object.metadata?.namespace));
         }
       }
       return labelled;

@@ -1,12 +1,15 @@
 /** What `openmcp-engine capi-components` prints, held against Cluster API's clusterctl provider contract. */
 import { spawnSync } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { type KubernetesObject, loadAllYaml } from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
 import { CAPI_LABELS } from "../../../src/api/cluster-api.ts";
 import { engineFlags, parseEngineArgs, runUsage } from "../../../src/cli/run.ts";
+import { clusterctlComponents } from "../../support/clusterctl.ts";
 
 const main = join(import.meta.dirname, "..", "..", "..", "src", "cli", "main.ts");
+const crds = join(import.meta.dirname, "..", "..", "..", "crds");
 
 /** The printed stream, as clusterctl would read infrastructure-components.yaml. */
 function printed(): { text: string; objects: KubernetesObject[] } {
@@ -124,5 +127,27 @@ describe("the printed Cluster API components (clusterctl contract)", () => {
   it("need no clusterctl variables (a $-brace reference would have to be set by whoever runs clusterctl init)", () => {
     // drone/envsubst, which clusterctl uses, would read any `${VAR}` here as a variable to substitute.
     expect(text).not.toMatch(/\$\{/);
+  });
+
+  it("print the CRDs with the API's field names, as written in crds/ (x-kubernetes-validations, not a client's x_kubernetes_validations)", () => {
+    const written = readdirSync(crds)
+      .map((file) => readFileSync(join(crds, file), "utf8").match(/x-kubernetes-[a-z-]+:/g)?.length ?? 0)
+      .reduce((a, b) => a + b, 0);
+    expect(written).toBeGreaterThan(0);
+    expect(text.match(/x-kubernetes-[a-z-]+:/g)?.length).toBe(written);
+    expect(text).not.toMatch(/x_kubernetes_/);
+  });
+
+  it("follow clusterctl's --target-namespace: nothing names the components' own namespace once clusterctl moved them", () => {
+    const moved = clusterctlComponents(text, {
+      manifestLabel: "infrastructure-openmcp-engine",
+      targetNamespace: "team-a",
+    });
+    const namespace = objects.find((object) => object.kind === "Namespace")?.metadata?.name ?? "";
+    expect(namespace).not.toBe("");
+    expect(JSON.stringify(moved)).not.toContain(namespace);
+    // The scheduler's ConfigMap is named in the Pod's own namespace, which kubelet expands from POD_NAMESPACE.
+    const args = deployments[0]?.spec.template.spec.containers[0]?.args ?? [];
+    expect(args).toContain("--scheduler-config-map=$(POD_NAMESPACE)/openmcp-engine-scheduler");
   });
 });
