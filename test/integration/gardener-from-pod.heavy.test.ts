@@ -317,26 +317,133 @@ describe("the gardener backend in a Pod of a kind cluster", { timeout: 600_000 }
     expect(await forbiddenLines()).toEqual([]);
   });
 
-  it("uses a rotated garden Secret from its next call on, with no restart: the old robot revoked, the Cluster and its Shoot are deleted", async () => {
+  it("new Pods with empty state folders (as when rescheduled) find the Shoot: the Cluster stays Ready, another AccessRequest is granted", async () => {
+    const old = (await enginePods()).map((p) => p.name);
+    await management.kubectl("-n", SYSTEM, "delete", "pods", "-l", ENGINE_PODS, "--wait=true");
+    await management.kubectl(
+      "-n",
+      SYSTEM,
+      "rollout",
+      "status",
+      "deployment/openmcp-engine",
+      "--timeout=300s",
+    );
+    const leader = await eventually(
+      async () =>
+        satisfying(
+          (
+            await management.kubectl(
+              "-n",
+              SYSTEM,
+              "get",
+              "lease",
+              "engine.engine.openmcp.cloud",
+              "-o",
+              "jsonpath={.spec.holderIdentity}",
+            )
+          ).replace(/_[^_]*$/, ""),
+          (holder) => holder !== "" && !old.includes(holder),
+        ),
+      { what: "a new Pod leading", timeoutMs: 120_000, intervalMs: 1_000 },
+    );
+    await custom.createNamespacedCustomObject({
+      ...RESOURCES.AccessRequest,
+      namespace: NS,
+      body: anAccessRequest({
+        name: "after-move",
+        namespace: NS,
+        ...configMapTokenRequest({ name: "first", namespace: NS }),
+      }),
+    });
+    await eventually(
+      async () =>
+        satisfying(
+          await read<AccessRequest>(RESOURCES.AccessRequest, "after-move"),
+          (r) => r?.status?.phase === "Granted",
+        ),
+      {
+        what: `AccessRequest after-move Granted by the new leader ${leader}`,
+        timeoutMs: 120_000,
+        intervalMs: 1_000,
+      },
+    );
+    expect((await read<Cluster>(RESOURCES.Cluster, "first"))?.status?.phase).toBe("Ready");
+    expect(gardenlet?.started).toBe(1); // no second Shoot
+    await custom.deleteNamespacedCustomObject({
+      ...RESOURCES.AccessRequest,
+      namespace: NS,
+      name: "after-move",
+    });
+  });
+
+  it("uses a rotated garden Secret from its next call on, with no restart: the old robot revoked, another AccessRequest is granted", async () => {
     const before = await enginePods();
     await gardenRobot("robot-b");
     await writeGardenSecret(await robotKubeconfig("robot-b"));
     // Revoked: robot-a's token no longer authenticates, so whatever the Pod does next, it does as robot-b.
     await gardenCore.deleteNamespacedServiceAccount({ namespace: "default", name: "robot-a" });
+    // Granting asks the garden for the Shoot and its adminkubeconfig anew.
+    await custom.createNamespacedCustomObject({
+      ...RESOURCES.AccessRequest,
+      namespace: NS,
+      body: anAccessRequest({
+        name: "after-rotation",
+        namespace: NS,
+        ...configMapTokenRequest({ name: "first", namespace: NS }),
+      }),
+    });
+    await eventually(
+      async () =>
+        satisfying(
+          await read<AccessRequest>(RESOURCES.AccessRequest, "after-rotation"),
+          (r) => r?.status?.phase === "Granted",
+        ),
+      { what: "AccessRequest after-rotation Granted", timeoutMs: 120_000, intervalMs: 1_000 },
+    );
+    // Both at once: the last request gone, the engine removes its namespace on the Shoot (a request arriving
+    // while that namespace terminates is refused there, 403, until it is gone).
+    for (const name of ["token", "after-rotation"]) {
+      await custom.deleteNamespacedCustomObject({ ...RESOURCES.AccessRequest, namespace: NS, name });
+    }
+    for (const name of ["token", "after-rotation"]) {
+      await eventually(
+        async () => satisfying(await read<AccessRequest>(RESOURCES.AccessRequest, name), (r) => !r),
+        {
+          what: `AccessRequest ${name} gone`,
+          timeoutMs: 120_000,
+          intervalMs: 1_000,
+        },
+      );
+    }
+    const after = await enginePods();
+    expect(after.map((p) => [p.name, p.restarts])).toEqual(before.map((p) => [p.name, 0]));
+    expect(await forbiddenLines()).toEqual([]);
+  });
+
+  it("a Cluster deleted while no engine runs: new Pods with empty state folders delete its Shoot, then let the Cluster go", async () => {
     const uid = (await read<Cluster>(RESOURCES.Cluster, "first"))?.metadata.uid ?? "";
-    await custom.deleteNamespacedCustomObject({ ...RESOURCES.AccessRequest, namespace: NS, name: "token" });
+    await management.kubectl("-n", SYSTEM, "scale", "deployment/openmcp-engine", "--replicas=0");
+    await management.kubectl(
+      "-n",
+      SYSTEM,
+      "wait",
+      "--for=delete",
+      "pod",
+      "-l",
+      ENGINE_PODS,
+      "--timeout=120s",
+    );
     await custom.deleteNamespacedCustomObject({ ...RESOURCES.Cluster, namespace: NS, name: "first" });
+    await management.kubectl("-n", SYSTEM, "scale", "deployment/openmcp-engine", "--replicas=2");
     await eventually(
       async () =>
         satisfying(
           { cluster: await read<Cluster>(RESOURCES.Cluster, "first"), shoots: await shootsOf(uid) },
           (s) => s.cluster === undefined && s.shoots.length === 0,
         ),
-      { what: "Cluster first and its Shoot gone", timeoutMs: 180_000, intervalMs: 1_000 },
+      { what: "Cluster first and its Shoot gone", timeoutMs: 240_000, intervalMs: 1_000 },
     );
     expect(gardenlet?.controlPlanes).toBe(0);
-    const after = await enginePods();
-    expect(after.map((p) => [p.name, p.restarts])).toEqual(before.map((p) => [p.name, 0]));
     expect(await forbiddenLines()).toEqual([]);
   });
 });
