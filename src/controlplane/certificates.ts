@@ -110,10 +110,16 @@ export async function generateCertificates(props: CertificateProps): Promise<Con
   };
 }
 
-/** The PKI of a control plane served on loopback (`127.0.0.1`, `localhost`) to an admin client in `system:masters`. */
-export function generateLoopbackCertificates(now = new Date()): Promise<ControlPlaneCertificates> {
+/**
+ * The PKI of a control plane served on loopback (`127.0.0.1`, `localhost`), and on `moreHosts` if given, to an
+ * admin client in `system:masters`.
+ */
+export function generateLoopbackCertificates(
+  now = new Date(),
+  moreHosts: readonly string[] = [],
+): Promise<ControlPlaneCertificates> {
   return generateCertificates({
-    hosts: ["127.0.0.1", "localhost"],
+    hosts: ["127.0.0.1", "localhost", ...moreHosts],
     clientName: "openmcp-engine-admin",
     clientGroups: ["system:masters"],
     now,

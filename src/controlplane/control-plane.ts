@@ -34,6 +34,12 @@ export interface ControlPlaneProps {
    * Gardener Shoot, whose `adminkubeconfig` Gardener signs with it).
    */
   readonly extraClientCertificateAuthorities?: string;
+  /**
+   * An address of this host other than loopback from which the API server must be reachable too (e.g. its
+   * gateway on a Docker network, for Pods of a kind cluster): the API server then listens on every interface
+   * and its serving certificate names this address. Default: loopback only.
+   */
+  readonly reachableAt?: string;
   /** Progress messages (default: none). */
   readonly log?: (message: string) => void;
 }
@@ -46,6 +52,8 @@ export interface ControlPlane {
   readonly kubeconfigPath: string;
   /** `https://127.0.0.1:<port>` */
   readonly server: string;
+  /** `https://<reachableAt>:<port>`, when started with {@link ControlPlaneProps.reachableAt}. */
+  readonly reachableServer?: string;
   /** Temporary folder with data, certificates, logs; removed by stop. */
   readonly directory: string;
   readonly etcd: ManagedProcess;
@@ -78,7 +86,10 @@ async function startOnce(assets: KubeAssets, props: ControlPlaneProps): Promise<
     number,
     number,
   ];
-  const certificates = await generateLoopbackCertificates();
+  const certificates = await generateLoopbackCertificates(
+    new Date(),
+    props.reachableAt ? [props.reachableAt] : [],
+  );
   await writeCertificates(directory, certificates);
   const clientCaArgs: string[] = [];
   if (props.extraClientCertificateAuthorities) {
@@ -89,7 +100,9 @@ async function startOnce(assets: KubeAssets, props: ControlPlaneProps): Promise<
     );
     clientCaArgs.push(`--client-ca-file=${bundle}`);
   }
-  const extraApiServerArgs = [...clientCaArgs, ...(props.extraApiServerArgs ?? [])];
+  // kube-apiserver listens on one address; loopback (its health checks, the host's clients) and another need all.
+  const bindArgs = props.reachableAt ? ["--bind-address=0.0.0.0"] : [];
+  const extraApiServerArgs = [...clientCaArgs, ...bindArgs, ...(props.extraApiServerArgs ?? [])];
 
   let started: readonly ManagedProcess[] = [];
   let release = () => {};
@@ -122,8 +135,10 @@ async function startOnce(assets: KubeAssets, props: ControlPlaneProps): Promise<
     await props.prepare?.(kubeConfig);
 
     let stopping: Promise<void> | undefined;
+    const port = new URL(launched.server).port;
     return {
       ...launched,
+      ...(props.reachableAt ? { reachableServer: `https://${props.reachableAt}:${port}` } : {}),
       kubeConfig,
       kubeconfigPath,
       directory,

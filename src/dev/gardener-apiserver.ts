@@ -30,6 +30,11 @@ export const GARDENER_GROUP_VERSIONS = [
 export interface GardenProps {
   /** How long each process may take to become healthy, and the APIs to become served. Default 120 s. */
   readonly startTimeoutMs?: number;
+  /**
+   * Another address of this host the garden's API server must be reachable at (e.g. the gateway of kind's
+   * Docker network, for an engine in a Pod): its kube-apiserver listens there too and its certificate names it.
+   */
+  readonly reachableAt?: string;
   /** Progress messages (default: none). */
   readonly log?: (message: string) => void;
 }
@@ -109,6 +114,7 @@ export async function startGarden(props: GardenProps = {}): Promise<Garden> {
     controlPlane = await startControlPlane({
       log,
       startTimeoutMs: timeoutMs,
+      ...(props.reachableAt ? { reachableAt: props.reachableAt } : {}),
       extraApiServerArgs: [
         "--requestheader-extra-headers-prefix=X-Remote-Extra-",
         "--requestheader-group-headers=X-Remote-Group",

@@ -74,6 +74,11 @@ export interface SimulatedGardenletOptions {
   readonly hold?: (shoot: Shoot) => boolean;
   /** Shoots whose creation fails, with the description gardenlet reports. */
   readonly fail?: (shoot: Shoot) => string | undefined;
+  /**
+   * Another address of this host each Shoot's API server is reachable at and advertised with (e.g. the gateway
+   * of kind's Docker network, so an engine in a Pod reaches it). Default: loopback only.
+   */
+  readonly reachableAt?: string;
 }
 
 /** One Shoot's simulated control plane. */
@@ -215,6 +220,7 @@ export class SimulatedGardenlet {
     const authentication = NO_ISSUERS;
     await writeFile(join(directory, "authentication.yaml"), authentication);
     const controlPlane = await startControlPlane({
+      ...(this.#options.reachableAt ? { reachableAt: this.#options.reachableAt } : {}),
       extraClientCertificateAuthorities: clientCa.cert,
       extraApiServerArgs: [`--authentication-config=${join(directory, "authentication.yaml")}`],
     });
@@ -257,6 +263,7 @@ export class SimulatedGardenlet {
     const plane = await this.#planes.get(shoot.metadata.uid ?? "");
     if (!plane) return;
     const now = new Date().toISOString();
+    const server = plane.controlPlane.reachableServer ?? plane.controlPlane.server;
     const condition = (conditionType: string) => ({
       type: conditionType,
       status: "True",
@@ -277,8 +284,8 @@ export class SimulatedGardenlet {
         "SystemComponentsHealthy",
       ].map(condition),
       advertisedAddresses: [
-        { name: "external", url: plane.controlPlane.server },
-        { name: "internal", url: plane.controlPlane.server },
+        { name: "external", url: server },
+        { name: "internal", url: server },
       ],
     });
   }

@@ -24,7 +24,14 @@ import { type Logger, silentLogger } from "../api/logger.ts";
 import type { ProviderConfig } from "../api/provider-config.ts";
 import { ClusterConfigError } from "./gardener-cluster-configs.ts";
 import { type GardenerSettings, gardenerSettings, templateCloudProfile } from "./gardener-settings.ts";
-import { desiredShoot, GARDENER_KEYS, type Shoot, shootChanges, shootObservation } from "./gardener-shoot.ts";
+import {
+  desiredShoot,
+  GARDENER_KEYS,
+  type Shoot,
+  shootChanges,
+  shootName,
+  shootObservation,
+} from "./gardener-shoot.ts";
 import { cloudProfileVersions, shootTemplateTraits } from "./gardener-versions.ts";
 import { authenticationConfig } from "./shared/authentication-config.ts";
 import { remoteCallError } from "./shared/error-wording.ts";
@@ -101,6 +108,8 @@ export class GardenerBackend implements ClusterBackend {
   readonly #shoots: RemoteObjects<Shoot, ShootRecord, GardenerSettings, Garden>;
   /** The last offer read per ProviderConfig, for callers of the synchronous `supportedVersions`. */
   readonly #offers = new Map<string, ConfigOffer>();
+  /** Each project's namespace as last read, by garden Secret and project (see {@link projectKey}). */
+  readonly #projectNamespaces = new Map<string, string>();
 
   constructor(options: GardenerBackendOptions) {
     this.#readSecret = options.readSecret;
@@ -246,6 +255,21 @@ export class GardenerBackend implements ClusterBackend {
 
   /** Shoots as a remote-object recipe configuration: what is Gardener's own. */
   #shootKind(): RemoteObjectKind<Shoot, ShootRecord, GardenerSettings, Garden> {
+    const record = (
+      target: ClusterTarget,
+      settings: GardenerSettings,
+      namespace: string,
+      shoot: string,
+      version: string,
+    ): ShootRecord => ({
+      uid: target.uid,
+      cluster: `${target.namespace}/${target.name}`,
+      providerConfig: target.providerConfig,
+      garden: settings.garden,
+      namespace,
+      shoot,
+      version,
+    });
     return {
       noun: "Shoot",
       made: "ordered",
@@ -257,15 +281,20 @@ export class GardenerBackend implements ClusterBackend {
         return { api, namespace: await this.#projectNamespace(api, settings, providerConfig) };
       },
       reopen: (record) => this.#garden(record.garden, record.providerConfig),
-      record: (target, settings, namespace, shoot, version) => ({
-        uid: target.uid,
-        cluster: `${target.namespace}/${target.name}`,
-        providerConfig: target.providerConfig,
-        garden: settings.garden,
-        namespace,
-        shoot,
-        version,
-      }),
+      record,
+      // A lost state file (an engine Pod rescheduled, or its standby taking over, with a state folder of its
+      // own): where the settings and the deterministic name say the Shoot is, in the project's namespace as last
+      // read (each ProviderConfig's offer reads it), else Gardener's default `garden-<project>`. The Shoot is
+      // still taken only when annotated with the Cluster's uid.
+      derivedRecord: (target) => {
+        try {
+          const settings = gardenerSettings(target.settings, target.providerConfig);
+          const namespace = this.#projectNamespaces.get(projectKey(settings)) ?? `garden-${settings.project}`;
+          return record(target, settings, namespace, shootName(target), "");
+        } catch {
+          return undefined;
+        }
+      },
       nameOf: (record) => record.shoot,
       desired: desiredShoot,
       runningVersion: (shoot) => shoot.spec.kubernetes?.version,
@@ -306,6 +335,7 @@ export class GardenerBackend implements ClusterBackend {
       throw new Error(
         `Gardener project ${settings.project} has no namespace yet; wait for Gardener to make it`,
       );
+    this.#projectNamespaces.set(projectKey(settings), namespace);
     return namespace;
   }
 
@@ -318,6 +348,11 @@ export class GardenerBackend implements ClusterBackend {
       error: (what, error) => gardenError(ref, access.server, what, error),
     };
   }
+}
+
+/** A project of a garden, as a key: the garden's Secret and the project's name. */
+function projectKey(settings: GardenerSettings): string {
+  return `${settings.garden.namespace}/${settings.garden.name}/${settings.project}`;
 }
 
 /**

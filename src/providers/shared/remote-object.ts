@@ -294,9 +294,12 @@ export class RemoteObjects<O extends RemoteObject, R extends RemoteRecord, S, A 
     return { record, api: await this.#kind.reopen(record, record.providerConfig) };
   }
 
-  /** The stored object of a Cluster that has one (for what a backend does to it beyond the recipe). */
+  /**
+   * The stored object of a Cluster that has one (for what a backend does to it beyond the recipe), also where
+   * only a derived place finds it (a lost state file).
+   */
   async stored(target: ClusterTarget): Promise<(ReadyObject<R, A> & { readonly object: O }) | undefined> {
-    const record = this.#records.get(target.uid);
+    const record = this.place(target);
     if (!record) return undefined;
     const api = await this.#kind.reopen(record, record.providerConfig);
     const object = await this.#read(api, record.namespace, this.#kind.nameOf(record));
