@@ -89,7 +89,7 @@ done
 # An older revision of these tags is left dangling: remove it (never an image a container still uses).
 "$DOCKER" image prune -f --filter "label=$label" >/dev/null 2>&1 || true
 
-chmod -R go+rX "$work"
+chmod -R u+w,go+rX "$work"
 rm -rf "$out"
 mv "$work" "$out"
 trap - EXIT
