@@ -12,7 +12,7 @@
 # which it serves.
 #
 # Order: the per-machine cache (~/.cache/openmcp-engine/metallb/<version>) when complete and both images are
-# in the Docker engine; else build what is missing (binaries ~3-5 min the first time, images seconds).
+# in the Docker engine; else build what is missing (binaries 5-20 min the first time on two cores, images seconds).
 # Usage: hack/metallb/build.sh   (DOCKER=<docker CLI> to use another than the one on PATH)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)

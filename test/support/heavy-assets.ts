@@ -35,7 +35,7 @@ function prepare(): HeavyAssets {
         timeout: 3_600_000,
       }),
     );
-    // MetalLB for kind-metallb.heavy.test.ts: ~5 minutes the first time, then a look at the cache.
+    // MetalLB for kind-metallb.heavy.test.ts: 5–20 minutes the first time, then a look at the cache.
     execFileSync(join(hack, "metallb", "build.sh"), [], {
       stdio: ["ignore", "ignore", "inherit"],
       env: { ...process.env, DOCKER: toolchain.docker },
