@@ -4,7 +4,16 @@
  * fast. Real kind clusters on a real Docker engine: kind-clusters, kind-restart and the conformance kit.
  */
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -440,6 +449,66 @@ describe("the kind backend", () => {
     );
     await fresh.delete(cluster); // deleting the Cluster cleans it up
     expect(fake.clusters()).toEqual([]);
+  });
+
+  it("with MetalLB: incomplete until create starts the install, then MetalLBReady False naming the failed step, not retried", async () => {
+    // MetalLB's assets, and a docker that knows the kind network (172.18.0.0/16) and the node on it (172.18.0.2).
+    const assets = join(fake.directory, "metallb");
+    mkdirSync(assets);
+    writeFileSync(join(assets, "metallb-native.yaml"), "kind: Namespace\n");
+    writeFileSync(join(assets, "images"), "quay.io/metallb/controller:v9\nquay.io/metallb/speaker:v9\n");
+    const docker = join(fake.directory, "docker");
+    const network = {
+      IPAM: { Config: [{ Subnet: "172.18.0.0/16", Gateway: "172.18.0.1" }] },
+      Containers: {},
+    };
+    writeFileSync(
+      docker,
+      `#!/bin/sh\ncase "$1" in network) echo '${JSON.stringify(network)}' ;; inspect) echo 172.18.0.2 ;; esac\n`,
+    );
+    chmodSync(docker, 0o755);
+    const backend = await newBackend({ docker, metallb: assets });
+    const cluster = target();
+    await backend.create(cluster, "1.34.0");
+    expect(await until(backend, cluster, (o) => o.exists && o.incomplete !== undefined)).toMatchObject({
+      phase: "provisioning",
+      incomplete: "MetalLB is not installed yet",
+      conditions: [{ type: "MetalLBReady", status: "Unknown", reason: "Installing" }],
+    });
+    await backend.create(cluster, "1.34.0"); // what the engine does for an incomplete cluster
+    const failed = await until(backend, cluster, (o) => phase(o) === "ready");
+    expect(failed).toMatchObject({
+      conditions: [
+        {
+          type: "MetalLBReady",
+          status: "False",
+          reason: "InstallFailed",
+          message: expect.stringMatching(
+            /^MetalLB install exited with 1: ERROR: loading the images quay.io\/metallb\/controller:v9 quay.io\/metallb\/speaker:v9 into the node failed: ERROR: unknown command "load docker-image"/,
+          ),
+        },
+      ],
+    });
+    expect(failed.exists && failed.incomplete).toBeUndefined();
+    await backend.create(cluster, "1.34.0");
+    expect(fake.calls().filter((args) => args[0] === "load")).toEqual([
+      [
+        "load",
+        "docker-image",
+        "--name",
+        kindClusterName(cluster.uid),
+        "quay.io/metallb/controller:v9",
+        "quay.io/metallb/speaker:v9",
+      ],
+    ]);
+    const folder = join(stateDirectory, "clusters", kindClusterName(cluster.uid));
+    expect(readFileSync(join(folder, "metallb-pool.yaml"), "utf8")).toContain(
+      "172.18.255.239-172.18.255.246",
+    );
+  });
+
+  it("refuses a metallb option whose folder holds no MetalLB, saying how to make one", async () => {
+    await expect(newBackend({ metallb: fake.directory })).rejects.toThrow(/run hack\/metallb\/build\.sh/);
   });
 
   it("redacts credentials from kind output it quotes", () => {
