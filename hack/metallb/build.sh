@@ -4,8 +4,9 @@
 # from the Go module proxy (module go.universe.tf/metallb), their images FROM the local Debian base image
 # (hack/containers/ensure.sh base-image), tagged as the release's manifest names them (quay.io/metallb/…), so
 # the manifest applies unchanged and a kind node finds them loaded (`kind load docker-image`) instead of
-# pulling. Prints the assets folder on the last line of stdout (progress on stderr): it holds
-# metallb-native.yaml (the release's manifest, from the module zip) and images (the two image names).
+# pulling. The controller's image also carries the release's manifest (/metallb-native.yaml, from the module
+# zip), so the kind backend needs nothing but the Docker engine, from the host or from a Pod. Prints the cache
+# folder on the last line of stdout (progress on stderr): the binaries, metallb-native.yaml, images (the names).
 #
 # Version: v0.15.2. The newest release the proxy lists, v0.16.2, needs github.com/metallb/frr-k8s v0.0.27,
 # which the proxy refuses (403 "This module version is not available"); v0.15.2 needs frr-k8s v0.0.20,
@@ -25,7 +26,7 @@ base_image=openmcp-engine-base:bookworm
 out="${XDG_CACHE_HOME:-$HOME/.cache}/openmcp-engine/metallb/$version"
 images=("quay.io/metallb/controller:$version" "quay.io/metallb/speaker:$version")
 # Raised whenever what this script builds into the images changes, so an image an older revision built is rebuilt.
-revision=1
+revision=2
 label=engine.openmcp.cloud/metallb-revision
 
 log() { echo "build.sh: $*" >&2; }
@@ -75,11 +76,12 @@ printf '%s\n' "${images[@]}" > "$work/images"
 for component in controller speaker; do
   ctx="$work/image-$component"
   mkdir -p "$ctx"
-  cp "$work/bin/$component" "$work/LICENSE" "$ctx/"
+  cp "$work/bin/$component" "$work/LICENSE" "$work/metallb-native.yaml" "$ctx/"
   cat > "$ctx/Dockerfile" <<DOCKERFILE
 FROM $base_image
 COPY $component /$component
 COPY LICENSE /
+$([ "$component" = controller ] && echo "COPY metallb-native.yaml /metallb-native.yaml")
 LABEL $label=$revision
 ENTRYPOINT ["/$component"]
 DOCKERFILE

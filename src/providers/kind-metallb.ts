@@ -1,13 +1,11 @@
 /**
  * MetalLB on a kind cluster, as openMCP's kind provider gives it: LoadBalancer Services get an address from a
  * slice of the kind Docker network's IPv4 subnet, announced in L2 mode by the speaker on the node, so the
- * Docker host (and every container on the network) reaches them. What is installed comes from an assets
- * folder `hack/metallb/build.sh` makes (the release's manifest and the names of its two images, which the
- * Docker engine holds); the kind backend loads the images into the node, applies the manifest, then the pool.
+ * Docker host (and every container on the network) reaches them. What is installed is in the Docker engine
+ * alone, as `hack/metallb/build.sh` puts it there (two images, the controller's carrying the release's
+ * manifest), so an engine in a Pod needs only the Docker socket: the kind backend loads the images into the
+ * node, applies the manifest with the node's kubectl, then the pool.
  */
-import { readFileSync } from "node:fs";
-import { homedir } from "node:os";
-import { join } from "node:path";
 import { stringify } from "yaml";
 import type { BackendCondition } from "../api/backend.ts";
 
@@ -20,51 +18,23 @@ export const METALLB_POOL_SIZE = 8;
 /** The MetalLB release `hack/metallb/build.sh` builds (keep the two in step). */
 export const METALLB_VERSION = "v0.15.2";
 
-/** Where `hack/metallb/build.sh` caches its assets on this machine. */
-export function defaultMetallbFolder(env: NodeJS.ProcessEnv): string {
-  return join(env.XDG_CACHE_HOME || join(homedir(), ".cache"), "openmcp-engine", "metallb", METALLB_VERSION);
+/** The images MetalLB runs from; the controller's also carries the release's manifest, `/metallb-native.yaml`. */
+export interface MetallbImages {
+  readonly controller: string;
+  readonly speaker: string;
 }
 
-/** What `hack/metallb/build.sh` made: the manifest to apply and the images it names. */
-export interface MetallbAssets {
-  readonly folder: string;
-  /** Path of the release's `metallb-native.yaml`. */
-  readonly manifest: string;
-  /** The controller's and the speaker's image, as the manifest names them. */
-  readonly images: readonly string[];
-}
+/** What `hack/metallb/build.sh` puts into the Docker engine: the names the release's manifest uses. */
+export const METALLB_IMAGES: MetallbImages = {
+  controller: `quay.io/metallb/controller:${METALLB_VERSION}`,
+  speaker: `quay.io/metallb/speaker:${METALLB_VERSION}`,
+};
 
-/** Reads an assets folder; throws saying how to make one when it is not whole. */
-export function readMetallbAssets(folder: string): MetallbAssets {
-  const manifest = join(folder, "metallb-native.yaml");
-  let images: string[];
-  try {
-    readFileSync(manifest);
-    images = readFileSync(join(folder, "images"), "utf8")
-      .split("\n")
-      .map((line) => line.trim())
-      .filter((line) => line !== "");
-  } catch {
-    images = [];
-  }
-  if (images.length === 0) {
-    throw new Error(
-      `kind backend: ${folder} holds no MetalLB (metallb-native.yaml and images); run hack/metallb/build.sh, which prints the folder to pass as --backend-option metallb=<folder>`,
-    );
-  }
-  return { folder, manifest, images };
-}
-
-/**
- * `--backend-option metallb`: absent or `false` → no MetalLB; `true` → the folder `hack/metallb/build.sh`
- * caches on this machine (`defaultFolder`); anything else is the assets folder itself.
- */
-export function metallbFolderOption(value: string | undefined, defaultFolder: string): string | undefined {
-  if (value === undefined || value === "false") return undefined;
-  if (value === "true") return defaultFolder;
-  if (value.trim() === "")
-    throw new Error("kind backend: metallb must be true, false or the folder hack/metallb/build.sh printed");
-  return value;
+/** `--backend-option metallb`: `true` or `false` (the default, also when absent). */
+export function metallbOption(value: string | undefined): boolean {
+  if (value === undefined || value === "false") return false;
+  if (value === "true") return true;
+  throw new Error(`kind backend: metallb "${value}" must be true or false`);
 }
 
 /** An inclusive range of IPv4 addresses. */
@@ -164,17 +134,18 @@ export function dockerNetworkAddresses(inspected: string): { subnet: string; add
 
 /**
  * `sh -c` script that installs MetalLB into a kind cluster, run detached (it takes a minute) with its exit
- * status recorded. Arguments: docker, kind, kind cluster name, node container, manifest file, pool file, then
- * the images. Every step is idempotent, so an interrupted install is simply run again. A failing step ends
- * with one `ERROR:` line naming it and the last lines it printed.
+ * status recorded. Arguments: docker, kind, kind cluster name, node container, a file for the manifest, the
+ * pool file, the controller's image, the speaker's. Every step is idempotent, so an interrupted install is
+ * simply run again. A failing step ends with one `ERROR:` line naming it and the last lines it printed.
  */
 export const metallbInstallScript = [
-  'docker="$1" kind="$2" cluster="$3" node="$4" manifest="$5" pool="$6"',
-  "shift 6",
+  'docker="$1" kind="$2" cluster="$3" node="$4" manifest="$5" pool="$6" controller="$7" speaker="$8"',
   "out=$(mktemp) && trap 'rm -f \"$out\"' EXIT",
   'step() { what="$1"; shift; echo "metallb: $what"; if ! "$@" >"$out" 2>&1; then echo "ERROR: $what failed: $(tail -n 3 "$out" | tr "\\n" " ")"; exit 1; fi; }',
   'kubectl() { "$docker" exec -i "$node" kubectl --kubeconfig=/etc/kubernetes/admin.conf "$@"; }',
-  'step "loading the images $* into the node" "$kind" load docker-image --name "$cluster" "$@"',
+  'read_manifest() { "$docker" run --rm --network none --entrypoint cat "$controller" /metallb-native.yaml >"$manifest"; }',
+  'step "loading the images $controller $speaker (hack/metallb/build.sh makes them) into the node" "$kind" load docker-image --name "$cluster" "$controller" "$speaker"',
+  'step "reading the manifest from $controller" read_manifest',
   'step "applying the MetalLB manifest" kubectl apply -f - <"$manifest"',
   'step "waiting for the MetalLB controller" kubectl -n metallb-system rollout status deployment/controller --timeout=240s',
   'step "waiting for the MetalLB speaker" kubectl -n metallb-system rollout status daemonset/speaker --timeout=240s',

@@ -25,16 +25,15 @@ import { writeFileAtomicallySync } from "../util/atomic-file.ts";
 import { isExecutable } from "../util/executables.ts";
 import { isProcessAlive, signalProcessGroup } from "../util/process-groups.ts";
 import {
-  defaultMetallbFolder,
   dockerNetworkAddresses,
-  type MetallbAssets,
+  METALLB_IMAGES,
+  type MetallbImages,
   type MetallbState,
   metallbCondition,
-  metallbFolderOption,
   metallbInstallScript,
+  metallbOption,
   metallbPoolManifest,
   metallbPoolRange,
-  readMetallbAssets,
 } from "./kind-metallb.ts";
 import { authenticationConfig, writeAuthenticationConfig } from "./shared/authentication-config.ts";
 import { describeCluster } from "./shared/error-wording.ts";
@@ -80,7 +79,7 @@ export interface KindBackendOptions {
    * MetalLB to install into each cluster this backend creates (not into adopted ones), with an address pool
    * from the kind Docker network; absent: none, and no `MetalLBReady` condition. Needs {@link docker}.
    */
-  readonly metallb?: MetallbAssets;
+  readonly metallb?: MetallbImages;
   /** The Docker network kind puts its nodes on (kind's `KIND_EXPERIMENTAL_DOCKER_NETWORK`, else `kind`). */
   readonly network?: string;
   readonly log?: Logger;
@@ -303,7 +302,7 @@ export class KindBackend implements ClusterBackend {
   #held: readonly SupportedVersion[];
   /** Commands on one cluster run one after another within this instance. */
   readonly #queues = new Map<string, Promise<unknown>>();
-  readonly #metallb: MetallbAssets | undefined;
+  readonly #metallb: MetallbImages | undefined;
   readonly #network: string;
 
   constructor(options: KindBackendOptions) {
@@ -642,7 +641,7 @@ export class KindBackend implements ClusterBackend {
    * for the controller takes a minute): the pool is chosen now, from the node's address on the kind network.
    * A pool that cannot be chosen is recorded as a failed install, whose message the condition shows.
    */
-  async #startMetallb(target: ClusterTarget, cluster: string, assets: MetallbAssets): Promise<void> {
+  async #startMetallb(target: ClusterTarget, cluster: string, images: MetallbImages): Promise<void> {
     const folder = this.#folder(cluster);
     const docker = this.#docker ?? "docker";
     const node = `${cluster}-control-plane`;
@@ -684,9 +683,10 @@ export class KindBackend implements ClusterBackend {
         this.#kind,
         cluster,
         node,
-        assets.manifest,
+        join(folder, "metallb-native.yaml"),
         join(folder, "metallb-pool.yaml"),
-        ...assets.images,
+        images.controller,
+        images.speaker,
       ],
     );
     if (pid === undefined)
@@ -888,9 +888,8 @@ export const contractVersion = BACKEND_CONTRACT_VERSION;
  * long `kind create cluster` waits for the control plane, e.g. `5m`; default 5 min) and `docker` (the
  * Docker CLI kind uses, to list the node images at hand; default `docker` on PATH) and `access` (`host` or
  * `network`, see {@link KindBackendOptions.access}; default `network` in a Pod — `KUBERNETES_SERVICE_HOST` is
- * set — else `host`) and `metallb` (`true`, `false` or an assets folder, see {@link metallbFolderOption};
- * default `false`: MetalLB's images come from `hack/metallb/build.sh`, not from a registry, and installing it
- * adds about a minute to each create). Kind itself needs Docker (or Podman); that is checked by kind, and its
+ * set — else `host`) and `metallb` (`true` or `false`, default `false`: MetalLB's images come from
+ * `hack/metallb/build.sh`, not from a registry, and installing it adds about a minute to each create). Kind itself needs Docker (or Podman); that is checked by kind, and its
  * errors show in the failed Cluster.
  */
 export const createBackend: BackendFactory = async (context: BackendContext) => {
@@ -900,10 +899,10 @@ export const createBackend: BackendFactory = async (context: BackendContext) => 
   const log = context.log.with({ backend: "kind" });
   const docker = context.options.docker ?? "docker";
   const localVersions = await listLocalNodeImages(docker, log);
-  const metallbFolder = metallbFolderOption(context.options.metallb, defaultMetallbFolder(process.env));
+  const metallb = metallbOption(context.options.metallb);
   const network = process.env.KIND_EXPERIMENTAL_DOCKER_NETWORK || "kind";
   return new KindBackend({
-    ...(metallbFolder === undefined ? {} : { metallb: readMetallbAssets(metallbFolder) }),
+    ...(metallb ? { metallb: METALLB_IMAGES } : {}),
     network,
     kind,
     stateDirectory: context.stateDirectory,

@@ -7,7 +7,6 @@ import { execFileSync } from "node:child_process";
 import {
   chmodSync,
   existsSync,
-  mkdirSync,
   mkdtempSync,
   readdirSync,
   readFileSync,
@@ -30,6 +29,7 @@ import {
   kindNodeImage,
   redact,
 } from "../../src/providers/kind.ts";
+import { METALLB_IMAGES } from "../../src/providers/kind-metallb.ts";
 import { loadBackendFactory } from "../../src/providers/registry.ts";
 import { systemClock } from "../../src/runtime/clock.ts";
 import { silentLogger } from "../../src/runtime/logger.ts";
@@ -452,11 +452,7 @@ describe("the kind backend", () => {
   });
 
   it("with MetalLB: incomplete until create starts the install, then MetalLBReady False naming the failed step, not retried", async () => {
-    // MetalLB's assets, and a docker that knows the kind network (172.18.0.0/16) and the node on it (172.18.0.2).
-    const assets = join(fake.directory, "metallb");
-    mkdirSync(assets);
-    writeFileSync(join(assets, "metallb-native.yaml"), "kind: Namespace\n");
-    writeFileSync(join(assets, "images"), "quay.io/metallb/controller:v9\nquay.io/metallb/speaker:v9\n");
+    // A docker that knows the kind network (172.18.0.0/16), the node on it (172.18.0.2), and the manifest.
     const docker = join(fake.directory, "docker");
     const network = {
       IPAM: { Config: [{ Subnet: "172.18.0.0/16", Gateway: "172.18.0.1" }] },
@@ -464,10 +460,10 @@ describe("the kind backend", () => {
     };
     writeFileSync(
       docker,
-      `#!/bin/sh\ncase "$1" in network) echo '${JSON.stringify(network)}' ;; inspect) echo 172.18.0.2 ;; esac\n`,
+      `#!/bin/sh\ncase "$1" in network) echo '${JSON.stringify(network)}' ;; inspect) echo 172.18.0.2 ;; run) echo 'kind: Namespace' ;; esac\n`,
     );
     chmodSync(docker, 0o755);
-    const backend = await newBackend({ docker, metallb: assets });
+    const backend = await newBackend({ docker, metallb: "true" });
     const cluster = target();
     await backend.create(cluster, "1.34.0");
     expect(await until(backend, cluster, (o) => o.exists && o.incomplete !== undefined)).toMatchObject({
@@ -484,7 +480,7 @@ describe("the kind backend", () => {
           status: "False",
           reason: "InstallFailed",
           message: expect.stringMatching(
-            /^MetalLB install exited with 1: ERROR: loading the images quay.io\/metallb\/controller:v9 quay.io\/metallb\/speaker:v9 into the node failed: ERROR: unknown command "load docker-image"/,
+            /^MetalLB install exited with 1: ERROR: loading the images quay.io\/metallb\/controller:v\S+ quay.io\/metallb\/speaker:v\S+ \(hack\/metallb\/build.sh makes them\) into the node failed: ERROR: unknown command "load docker-image"/,
           ),
         },
       ],
@@ -497,8 +493,8 @@ describe("the kind backend", () => {
         "docker-image",
         "--name",
         kindClusterName(cluster.uid),
-        "quay.io/metallb/controller:v9",
-        "quay.io/metallb/speaker:v9",
+        METALLB_IMAGES.controller,
+        METALLB_IMAGES.speaker,
       ],
     ]);
     const folder = join(stateDirectory, "clusters", kindClusterName(cluster.uid));
@@ -507,8 +503,10 @@ describe("the kind backend", () => {
     );
   });
 
-  it("refuses a metallb option whose folder holds no MetalLB, saying how to make one", async () => {
-    await expect(newBackend({ metallb: fake.directory })).rejects.toThrow(/run hack\/metallb\/build\.sh/);
+  it("refuses a metallb option that is neither true nor false", async () => {
+    await expect(newBackend({ metallb: "/some/folder" })).rejects.toThrow(
+      /metallb "\/some\/folder" must be true or false/,
+    );
   });
 
   it("redacts credentials from kind output it quotes", () => {

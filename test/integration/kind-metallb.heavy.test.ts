@@ -1,6 +1,6 @@
 /**
  * LoadBalancer Services on kind clusters, as openMCP's kind provider gives them: the engine with the `kind`
- * backend and `metallb=<folder>` (MetalLB built offline by hack/metallb/build.sh) makes a Cluster a kind
+ * backend and `metallb=true` (MetalLB's images built offline by hack/metallb/build.sh) makes a Cluster a kind
  * cluster with MetalLB and a pool from the kind network, Ready with `MetalLBReady` True; a LoadBalancer
  * Service there gets an address from the pool that answers from this host; deletion leaves no container.
  */
@@ -17,7 +17,7 @@ import type { Cluster } from "../../src/api/cluster.ts";
 import { RESOURCES } from "../../src/api/constants.ts";
 import { type ControlPlane, startControlPlane } from "../../src/controlplane/control-plane.ts";
 import { createBackend, KIND_NAME_ANNOTATION } from "../../src/providers/kind.ts";
-import { METALLB_CONDITION } from "../../src/providers/kind-metallb.ts";
+import { METALLB_CONDITION, METALLB_IMAGES } from "../../src/providers/kind-metallb.ts";
 import { systemClock } from "../../src/runtime/clock.ts";
 import { Engine } from "../../src/runtime/engine.ts";
 import { installingCrds } from "../../src/runtime/install-crds.ts";
@@ -40,15 +40,14 @@ let backend: ClusterBackend;
 let cluster: Cluster;
 let admin: KubeConfig;
 
-/** The assets folder hack/metallb/build.sh prints (seconds once built; the heavy setup builds it first). */
-function metallbAssets(): string {
-  const out = execFileSync(join(import.meta.dirname, "..", "..", "hack", "metallb", "build.sh"), [], {
+/** MetalLB's images in the Docker engine, as hack/metallb/build.sh makes them (a look once built; the heavy setup builds them first). */
+function ensureMetallbImages(): void {
+  execFileSync(join(import.meta.dirname, "..", "..", "hack", "metallb", "build.sh"), [], {
     encoding: "utf8",
-    stdio: ["ignore", "pipe", "inherit"],
+    stdio: ["ignore", "ignore", "inherit"],
     env: { ...process.env, DOCKER: tools.docker },
     timeout: 3_600_000,
   });
-  return out.trim().split("\n").at(-1) ?? "";
 }
 
 const readCluster = async (name: string): Promise<Cluster | undefined> => {
@@ -71,7 +70,7 @@ const targetOf = (c: Cluster): ClusterTarget => ({
 });
 
 beforeAll(async () => {
-  const metallb = metallbAssets();
+  ensureMetallbImages();
   controlPlane = await startControlPlane({ prepare: installingCrds("crds") });
   custom = controlPlane.kubeConfig.makeApiClient(CustomObjectsApi);
   await controlPlane.kubeConfig
@@ -79,7 +78,7 @@ beforeAll(async () => {
     .createNamespace({ body: { metadata: { name: NS } } });
   backend = await createBackend({
     stateDirectory,
-    options: { kind: tools.kind, docker: tools.docker, metallb },
+    options: { kind: tools.kind, docker: tools.docker, metallb: "true" },
     log: createLogger({ write: (line) => logLines.push(line) }),
     clock: systemClock,
     readSecret: async () => undefined,
@@ -148,17 +147,7 @@ describe("LoadBalancer Services on kind clusters (MetalLB)", { timeout: 900_000 
     const labels = { app: "hello" };
     // A tiny HTTP server in an image the node already holds (MetalLB's controller image is Debian with perl):
     // nothing more to load, no registry.
-    const image = (
-      await run(tools.docker, [
-        "image",
-        "ls",
-        "--format",
-        "{{.Repository}}:{{.Tag}}",
-        "quay.io/metallb/controller",
-      ])
-    )
-      .split("\n")
-      .find((line) => line.trim() !== "");
+    const image = METALLB_IMAGES.controller;
     await admin.makeApiClient(AppsV1Api).createNamespacedDeployment({
       namespace: "default",
       body: {

@@ -1,49 +1,28 @@
-/** MetalLB on kind: the option, the assets folder, the pool slices of the kind network, the condition. */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+/** MetalLB on kind: the option, the images, the pool slices of the kind network, the condition. */
+import { describe, expect, it } from "vitest";
 import { parseAllDocuments } from "yaml";
 import {
-  defaultMetallbFolder,
   dockerNetworkAddresses,
+  METALLB_IMAGES,
   METALLB_VERSION,
   metallbCondition,
-  metallbFolderOption,
+  metallbOption,
   metallbPoolManifest,
   metallbPoolRange,
-  readMetallbAssets,
 } from "../../../src/providers/kind-metallb.ts";
 
-describe("metallbFolderOption", () => {
-  it("is off when absent or false, the machine's cache for true, else the folder given", () => {
-    expect(metallbFolderOption(undefined, "/cache")).toBeUndefined();
-    expect(metallbFolderOption("false", "/cache")).toBeUndefined();
-    expect(metallbFolderOption("true", "/cache")).toBe("/cache");
-    expect(metallbFolderOption("/assets", "/cache")).toBe("/assets");
-    expect(() => metallbFolderOption(" ", "/cache")).toThrow(/true, false or the folder/);
+describe("metallbOption", () => {
+  it("is off when absent or false, on for true, and refuses anything else", () => {
+    expect(metallbOption(undefined)).toBe(false);
+    expect(metallbOption("false")).toBe(false);
+    expect(metallbOption("true")).toBe(true);
+    expect(() => metallbOption("yes")).toThrow(/must be true or false/);
   });
 
-  it("defaults to the versioned folder hack/metallb/build.sh caches into", () => {
-    expect(defaultMetallbFolder({ XDG_CACHE_HOME: "/c" })).toBe(
-      `/c/openmcp-engine/metallb/${METALLB_VERSION}`,
-    );
-  });
-});
-
-describe("readMetallbAssets", () => {
-  let folder = "";
-  afterEach(() => rmSync(folder, { recursive: true, force: true }));
-
-  it("reads the manifest's path and the image names; a folder without them says to run the build", () => {
-    folder = mkdtempSync(join(tmpdir(), "metallb-assets-"));
-    expect(() => readMetallbAssets(folder)).toThrow(/run hack\/metallb\/build\.sh/);
-    writeFileSync(join(folder, "metallb-native.yaml"), "kind: Namespace\n");
-    writeFileSync(join(folder, "images"), "quay.io/metallb/controller:v1\n\nquay.io/metallb/speaker:v1\n");
-    expect(readMetallbAssets(folder)).toEqual({
-      folder,
-      manifest: join(folder, "metallb-native.yaml"),
-      images: ["quay.io/metallb/controller:v1", "quay.io/metallb/speaker:v1"],
+  it("names the images hack/metallb/build.sh makes, as the release's manifest does", () => {
+    expect(METALLB_IMAGES).toEqual({
+      controller: `quay.io/metallb/controller:${METALLB_VERSION}`,
+      speaker: `quay.io/metallb/speaker:${METALLB_VERSION}`,
     });
   });
 });
