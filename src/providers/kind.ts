@@ -25,6 +25,17 @@ import type { ProviderConfig } from "../api/provider-config.ts";
 import { writeFileAtomicallySync } from "../util/atomic-file.ts";
 import { isExecutable } from "../util/executables.ts";
 import { isProcessAlive, signalProcessGroup } from "../util/process-groups.ts";
+import {
+  dockerNetworkAddresses,
+  METALLB_IMAGES,
+  type MetallbImages,
+  type MetallbState,
+  metallbCondition,
+  metallbInstallScript,
+  metallbOption,
+  metallbPoolManifest,
+  metallbPoolRange,
+} from "./kind-metallb.ts";
 import { authenticationConfig, writeAuthenticationConfig } from "./shared/authentication-config.ts";
 import { describeCluster } from "./shared/error-wording.ts";
 import { durationOption } from "./shared/settings.ts";
@@ -71,6 +82,13 @@ export interface KindBackendOptions {
    * once on a small host can take. Default: no limit.
    */
   readonly parallelCreates?: number;
+  /**
+   * MetalLB to install into each cluster this backend creates (not into adopted ones), with an address pool
+   * from the kind Docker network; absent: none, and no `MetalLBReady` condition. Needs {@link docker}.
+   */
+  readonly metallb?: MetallbImages;
+  /** The Docker network kind puts its nodes on (kind's `KIND_EXPERIMENTAL_DOCKER_NETWORK`, else `kind`). */
+  readonly network?: string;
   readonly log?: Logger;
   /** For the records' timestamps. */
   readonly clock?: Clock;
@@ -123,6 +141,14 @@ interface KindRecord {
  * control plane that is slow to come up on a busy host, which the next try usually gets past.
  */
 export const CREATE_ATTEMPTS = 3;
+
+/** What this backend remembers of a cluster's MetalLB install: written when it starts. */
+interface MetallbRecord {
+  /** The install wrapper's pid (leader of its own process group); 0 when it could not start. */
+  readonly pid: number;
+  /** The pool's addresses, `first-last`; absent when none could be chosen. */
+  readonly pool?: string;
+}
 
 /** Where a cluster's `kind create cluster` is. */
 type CreateState =
@@ -314,6 +340,8 @@ export class KindBackend implements ClusterBackend {
   /** Creates waiting for a slot, first come first started; a restarted engine orders them again. */
   #waiting: CreateOrder[] = [];
   #waitingTimer: NodeJS.Timeout | undefined;
+  readonly #metallb: MetallbImages | undefined;
+  readonly #network: string;
 
   constructor(options: KindBackendOptions) {
     this.#kind = options.kind;
@@ -327,6 +355,10 @@ export class KindBackend implements ClusterBackend {
     this.#held = this.#localVersions;
     this.#log = options.log ?? silentLogger;
     this.#clock = options.clock ?? systemClock;
+    this.#metallb = options.metallb;
+    this.#network = options.network ?? "kind";
+    if (this.#metallb && !this.#docker)
+      throw new Error("kind backend: installing MetalLB needs the Docker CLI (the docker option)");
     mkdirSync(this.#clustersDirectory, { recursive: true });
   }
 
@@ -358,7 +390,7 @@ export class KindBackend implements ClusterBackend {
     const record = this.#readRecord(cluster);
     if (!record) return { exists: false }; // a kind cluster without our record is not ours to report
     const known = {
-      exists: true,
+      exists: true as const,
       version: record.version,
       info: `kind cluster ${cluster} (${record.image})`,
     };
@@ -377,12 +409,21 @@ export class KindBackend implements ClusterBackend {
     }
     if (create.kind === "failed") return { ...known, phase: "failed", message: create.message };
     if (!(await this.#listClusters()).includes(cluster)) return { exists: false }; // deleted behind our back
+    let ready: ClusterObservation & { exists: true };
     try {
       const { external, internal } = await this.#endpointsOf(record);
-      return { ...known, phase: "ready", endpoint: external, internalEndpoint: internal };
+      ready = { ...known, phase: "ready", endpoint: external, internalEndpoint: internal };
     } catch (error) {
       return { ...known, phase: "provisioning", message: (error as Error).message };
     }
+    if (!this.#metallb || record.adopted) return ready;
+    // Ready once MetalLB is installed (or failed to be: the condition says why); `create` starts the install.
+    const metallb = this.#metallbState(cluster);
+    const conditions = [metallbCondition(metallb, this.#readMetallbRecord(cluster)?.pool)];
+    if (metallb.kind === "absent")
+      return { ...ready, phase: "provisioning", incomplete: "MetalLB is not installed yet", conditions };
+    if (metallb.kind === "running") return { ...ready, phase: "provisioning", conditions };
+    return { ...ready, conditions };
   }
 
   async create(target: ClusterTarget, version: string): Promise<void> {
@@ -421,7 +462,12 @@ export class KindBackend implements ClusterBackend {
       }
       if (state && state.kind !== "succeeded") return; // queued, running, or failed until deleted
       const listed = (await this.#listClusters()).includes(cluster);
-      if (listed && record) return; // exists: one cluster per Cluster
+      if (listed && record) {
+        // Exists (one cluster per Cluster); what is left to make is MetalLB, or it is whole.
+        if (this.#metallb && !record.adopted && this.#metallbState(cluster).kind === "absent")
+          await this.#startMetallb(target, cluster, this.#metallb);
+        return;
+      }
       if (listed && target.annotations?.[KIND_NAME_ANNOTATION] === cluster) {
         await this.#adopt(target, cluster, version);
         return;
@@ -462,7 +508,11 @@ export class KindBackend implements ClusterBackend {
         return;
       }
       this.#waiting = this.#waiting.filter((waiting) => waiting.cluster !== cluster);
-      if (record && this.#createState(record).kind === "running") await this.#stopCreate(record);
+      if (record && this.#createState(record).kind === "running")
+        await this.#stopGroup(record.pid, join(folder, "create.exit"));
+      const metallb = this.#readMetallbRecord(cluster);
+      if (metallb && this.#metallbState(cluster).kind === "running")
+        await this.#stopGroup(metallb.pid, join(folder, "metallb.exit"));
       // kind edits the kubeconfig it is given (and would make its folder): keep it away from ~/.kube/config.
       mkdirSync(folder, { recursive: true });
       await this.#run(["delete", "cluster", "--name", cluster, "--kubeconfig", join(folder, "kubeconfig")]);
@@ -663,7 +713,6 @@ export class KindBackend implements ClusterBackend {
     // kube-apiserver refuses to start without the file: it starts trusting no issuer.
     writeFileAtomicallySync(join(authn, "authentication.yaml"), authenticationConfig([]));
     writeFileAtomicallySync(join(folder, "kind-config.yaml"), kindClusterConfig(authn));
-    const exitFile = join(folder, "create.exit");
     const args = [
       "create",
       "cluster",
@@ -678,26 +727,16 @@ export class KindBackend implements ClusterBackend {
       "--wait",
       `${Math.ceil(this.#waitMs / 1000)}s`,
     ];
-    const stdout = openSync(join(folder, "create.stdout"), "w");
-    const stderr = openSync(join(folder, "create.stderr"), "w");
-    let pid: number | undefined;
-    try {
-      // The wrapper outlives this process and records the exit status, so any later instance can read it.
-      const child = spawn(
-        "/bin/sh",
-        ["-c", createWrapper, "omc-kind-create", exitFile, this.#kind, ...args],
-        {
-          detached: true,
-          stdio: ["ignore", stdout, stderr],
-        },
-      );
-      child.on("error", () => {}); // reported through the missing exit status
-      child.unref();
-      pid = child.pid;
-    } finally {
-      closeSync(stdout);
-      closeSync(stderr);
-    }
+    const pid = startDetached(
+      {
+        marker: "omc-kind-create",
+        exitFile: join(folder, "create.exit"),
+        stdout: join(folder, "create.stdout"),
+        stderr: join(folder, "create.stderr"),
+      },
+      this.#kind,
+      args,
+    );
     if (pid === undefined)
       throw new Error(`could not start kind create cluster for ${describeCluster(target)}`);
     this.#writeRecord(target, cluster, {
@@ -711,13 +750,100 @@ export class KindBackend implements ClusterBackend {
     this.#log.info("kind create started", { cluster, image, pid, target: describeCluster(target) });
   }
 
-  /** Stops a running create (its whole process group): SIGTERM, then SIGKILL after 10 s. */
-  async #stopCreate(record: KindRecord): Promise<void> {
-    const exitFile = join(this.#folder(record.cluster), "create.exit");
-    signalProcessGroup(record.pid, "SIGTERM");
-    for (let waited = 0; waited < 10_000 && isProcessAlive(record.pid, exitFile); waited += 50)
-      await sleep(50);
-    signalProcessGroup(record.pid, "SIGKILL");
+  /** Stops a running create or install (its wrapper's whole process group): SIGTERM, then SIGKILL after 10 s. */
+  async #stopGroup(pid: number, exitFile: string): Promise<void> {
+    signalProcessGroup(pid, "SIGTERM");
+    for (let waited = 0; waited < 10_000 && isProcessAlive(pid, exitFile); waited += 50) await sleep(50);
+    signalProcessGroup(pid, "SIGKILL");
+  }
+
+  #readMetallbRecord(cluster: string): MetallbRecord | undefined {
+    try {
+      return JSON.parse(readFileSync(join(this.#folder(cluster), "metallb.json"), "utf8")) as MetallbRecord;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Where the cluster's MetalLB install is; an interrupted one (no exit status, no process) is absent: run again. */
+  #metallbState(cluster: string): MetallbState {
+    const record = this.#readMetallbRecord(cluster);
+    if (!record) return { kind: "absent" };
+    const exitFile = join(this.#folder(cluster), "metallb.exit");
+    let code = readText(exitFile).trim();
+    if (code === "") {
+      if (isProcessAlive(record.pid, exitFile)) return { kind: "running" };
+      code = readText(exitFile).trim(); // it may have finished between the two looks
+    }
+    if (code === "0") return { kind: "succeeded" };
+    if (code === "") return { kind: "absent" };
+    const log = stderrSummary(readText(join(this.#folder(cluster), "metallb.log")), 1);
+    return {
+      kind: "failed",
+      message: `MetalLB install exited with ${code}${log ? `: ${log}` : ""}; delete the Cluster and create it again to retry`,
+    };
+  }
+
+  /**
+   * Starts installing MetalLB into a created cluster, detached like the create (loading images and waiting
+   * for the controller takes a minute): the pool is chosen now, from the node's address on the kind network.
+   * A pool that cannot be chosen is recorded as a failed install, whose message the condition shows.
+   */
+  async #startMetallb(target: ClusterTarget, cluster: string, images: MetallbImages): Promise<void> {
+    const folder = this.#folder(cluster);
+    const docker = this.#docker ?? "docker";
+    const node = `${cluster}-control-plane`;
+    for (const file of ["metallb.exit", "metallb.log"]) rmSync(join(folder, file), { force: true });
+    let pool: string;
+    try {
+      const network = dockerNetworkAddresses(
+        await dockerOutput(docker, ["network", "inspect", this.#network, "--format", "{{json .}}"]),
+      );
+      const address = (
+        await dockerOutput(docker, [
+          "inspect",
+          "--format",
+          `{{with index .NetworkSettings.Networks "${this.#network}"}}{{.IPAddress}}{{end}}`,
+          node,
+        ])
+      ).trim();
+      const range = metallbPoolRange(network.subnet, address, network.addresses);
+      pool = `${range.first}-${range.last}`;
+      writeFileAtomicallySync(join(folder, "metallb-pool.yaml"), metallbPoolManifest(range));
+    } catch (error) {
+      writeFileAtomicallySync(
+        join(folder, "metallb.log"),
+        `ERROR: choosing the address pool failed: ${(error as Error).message}\n`,
+      );
+      writeFileAtomicallySync(join(folder, "metallb.exit"), "1\n");
+      writeFileAtomicallySync(join(folder, "metallb.json"), JSON.stringify({ pid: 0 }));
+      return;
+    }
+    const log = join(folder, "metallb.log");
+    const pid = startDetached(
+      { marker: "omc-kind-metallb", exitFile: join(folder, "metallb.exit"), stdout: log, stderr: log },
+      "/bin/sh",
+      [
+        "-c",
+        metallbInstallScript,
+        "omc-metallb-install",
+        docker,
+        this.#kind,
+        cluster,
+        node,
+        join(folder, "metallb-native.yaml"),
+        join(folder, "metallb-pool.yaml"),
+        images.controller,
+        images.speaker,
+      ],
+    );
+    if (pid === undefined)
+      throw new Error(`could not start the MetalLB install for ${describeCluster(target)}`);
+    writeFileAtomicallySync(
+      join(folder, "metallb.json"),
+      JSON.stringify({ pid, pool } satisfies MetallbRecord),
+    );
+    this.#log.info("MetalLB install started", { cluster, pool, pid, target: describeCluster(target) });
   }
 
   /** The cluster's API server as the host and as the Docker network reach it (read once per create). */
@@ -787,6 +913,35 @@ export class KindBackend implements ClusterBackend {
       if (this.#queues.get(cluster) === settled) this.#queues.delete(cluster);
     });
     return next;
+  }
+}
+
+/** Where a detached command's output and exit status go; `marker` names its wrapper in the process list. */
+interface DetachedFiles {
+  readonly marker: string;
+  readonly exitFile: string;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/**
+ * Starts `command args` detached in its own process group through {@link createWrapper}, which outlives this
+ * process and records the exit status, so any later instance can read it. Returns the wrapper's pid.
+ */
+function startDetached(files: DetachedFiles, command: string, args: readonly string[]): number | undefined {
+  const stdout = openSync(files.stdout, "w");
+  const stderr = files.stderr === files.stdout ? stdout : openSync(files.stderr, "w");
+  try {
+    const child = spawn("/bin/sh", ["-c", createWrapper, files.marker, files.exitFile, command, ...args], {
+      detached: true,
+      stdio: ["ignore", stdout, stderr],
+    });
+    child.on("error", () => {}); // reported through the missing exit status
+    child.unref();
+    return child.pid;
+  } finally {
+    closeSync(stdout);
+    if (stderr !== stdout) closeSync(stderr);
   }
 }
 
@@ -888,9 +1043,11 @@ export const contractVersion = BACKEND_CONTRACT_VERSION;
  * long `kind create cluster` waits for the control plane, e.g. `5m`; default 5 min) and `docker` (the
  * Docker CLI kind uses, to list the node images at hand; default `docker` on PATH) and `access` (`host` or
  * `network`, see {@link KindBackendOptions.access}; default `network` in a Pod — `KUBERNETES_SERVICE_HOST` is
- * set — else `host`) and `parallelCreates` (see {@link KindBackendOptions.parallelCreates}; default half this
- * machine's processors, at least 1: a kind node boots a whole control plane). Kind itself needs Docker (or Podman); that is checked by kind, and its errors show in
- * the failed Cluster.
+ * set — else `host`), `parallelCreates` (see {@link KindBackendOptions.parallelCreates}; default half this
+ * machine's processors, at least 1: a kind node boots a whole control plane) and `metallb` (`true` or
+ * `false`, default `false`: MetalLB's images come from `hack/metallb/build.sh`, not from a registry, and
+ * installing it adds about a minute to each create). Kind itself needs Docker (or Podman); that is checked by
+ * kind, and its errors show in the failed Cluster.
  */
 export const createBackend: BackendFactory = async (context: BackendContext) => {
   const kind = findExecutable(context.options.kind ?? "kind");
@@ -900,8 +1057,12 @@ export const createBackend: BackendFactory = async (context: BackendContext) => 
   const docker = context.options.docker ?? "docker";
   const localVersions = await listLocalNodeImages(docker, log);
   const parallelCreates = parallelCreatesOption(context.options.parallelCreates);
+  const metallb = metallbOption(context.options.metallb);
+  const network = process.env.KIND_EXPERIMENTAL_DOCKER_NETWORK || "kind";
   return new KindBackend({
     parallelCreates,
+    ...(metallb ? { metallb: METALLB_IMAGES } : {}),
+    network,
     kind,
     stateDirectory: context.stateDirectory,
     ...(waitMs === undefined ? {} : { waitMs }),

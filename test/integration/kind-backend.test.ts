@@ -4,7 +4,15 @@
  * fast. Real kind clusters on a real Docker engine: kind-clusters, kind-restart and the conformance kit.
  */
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -21,6 +29,7 @@ import {
   kindNodeImage,
   redact,
 } from "../../src/providers/kind.ts";
+import { METALLB_IMAGES } from "../../src/providers/kind-metallb.ts";
 import { loadBackendFactory } from "../../src/providers/registry.ts";
 import { systemClock } from "../../src/runtime/clock.ts";
 import { silentLogger } from "../../src/runtime/logger.ts";
@@ -494,6 +503,64 @@ describe("the kind backend", () => {
     );
     await fresh.delete(cluster); // deleting the Cluster cleans it up
     expect(fake.clusters()).toEqual([]);
+  });
+
+  it("with MetalLB: incomplete until create starts the install, then MetalLBReady False naming the failed step, not retried", async () => {
+    // A docker that knows the kind network (172.18.0.0/16), the node on it (172.18.0.2), and the manifest.
+    const docker = join(fake.directory, "docker");
+    const network = {
+      IPAM: { Config: [{ Subnet: "172.18.0.0/16", Gateway: "172.18.0.1" }] },
+      Containers: {},
+    };
+    writeFileSync(
+      docker,
+      `#!/bin/sh\ncase "$1" in network) echo '${JSON.stringify(network)}' ;; inspect) echo 172.18.0.2 ;; run) echo 'kind: Namespace' ;; esac\n`,
+    );
+    chmodSync(docker, 0o755);
+    const backend = await newBackend({ docker, metallb: "true" });
+    const cluster = target();
+    await backend.create(cluster, "1.34.0");
+    expect(await until(backend, cluster, (o) => o.exists && o.incomplete !== undefined)).toMatchObject({
+      phase: "provisioning",
+      incomplete: "MetalLB is not installed yet",
+      conditions: [{ type: "MetalLBReady", status: "Unknown", reason: "Installing" }],
+    });
+    await backend.create(cluster, "1.34.0"); // what the engine does for an incomplete cluster
+    const failed = await until(backend, cluster, (o) => phase(o) === "ready");
+    expect(failed).toMatchObject({
+      conditions: [
+        {
+          type: "MetalLBReady",
+          status: "False",
+          reason: "InstallFailed",
+          message: expect.stringMatching(
+            /^MetalLB install exited with 1: ERROR: loading the images quay.io\/metallb\/controller:v\S+ quay.io\/metallb\/speaker:v\S+ \(hack\/metallb\/build.sh makes them\) into the node failed: ERROR: unknown command "load docker-image"/,
+          ),
+        },
+      ],
+    });
+    expect(failed.exists && failed.incomplete).toBeUndefined();
+    await backend.create(cluster, "1.34.0");
+    expect(fake.calls().filter((args) => args[0] === "load")).toEqual([
+      [
+        "load",
+        "docker-image",
+        "--name",
+        kindClusterName(cluster.uid),
+        METALLB_IMAGES.controller,
+        METALLB_IMAGES.speaker,
+      ],
+    ]);
+    const folder = join(stateDirectory, "clusters", kindClusterName(cluster.uid));
+    expect(readFileSync(join(folder, "metallb-pool.yaml"), "utf8")).toContain(
+      "172.18.255.239-172.18.255.246",
+    );
+  });
+
+  it("refuses a metallb option that is neither true nor false", async () => {
+    await expect(newBackend({ metallb: "/some/folder" })).rejects.toThrow(
+      /metallb "\/some\/folder" must be true or false/,
+    );
   });
 
   it("redacts credentials from kind output it quotes", () => {

@@ -35,6 +35,12 @@ function prepare(): HeavyAssets {
         timeout: 3_600_000,
       }),
     );
+    // MetalLB for kind-metallb.heavy.test.ts: 5–20 minutes the first time, then a look at the cache.
+    execFileSync(join(hack, "metallb", "build.sh"), [], {
+      stdio: ["ignore", "ignore", "inherit"],
+      env: { ...process.env, DOCKER: toolchain.docker },
+      timeout: 3_600_000,
+    });
     // Never fails: without a browser the browser tests fail with the same advice.
     execFileSync(join(hack, "browser", "ensure-chromium.sh"), [], {
       stdio: ["ignore", "inherit", "inherit"],
