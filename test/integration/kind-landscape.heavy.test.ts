@@ -536,7 +536,7 @@ describe("openMCP's kind landscape, the engine its kind ClusterProvider", { time
     // What a user sets for their machine: the socket's group, and (here) the state folder at another path.
     const socketGroup = Number((await run("stat", ["-c", "%g", "/var/run/docker.sock"])).trim());
     writeFileSync(
-      join(overlay, "kustomization.json"),
+      join(overlay, "kustomization.yaml"),
       JSON.stringify({
         apiVersion: "kustomize.config.k8s.io/v1beta1",
         kind: "Kustomization",

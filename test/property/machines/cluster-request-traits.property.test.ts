@@ -18,6 +18,9 @@ import {
   wishKey,
 } from "../../../src/machines/cluster-request/traits.ts";
 
+/** For the properties that count their branches (> 10 each): at 100 runs some counts were about 10 now and then. */
+const RUNS_FOR_COUNTERS = { numRuns: 400 };
+
 // ---- traits ----------------------------------------------------------------------------------------
 
 /** A small pool, so wishes and offered traits overlap often, plus a few realistic names. */
@@ -159,6 +162,7 @@ describe("trait wishes", () => {
         }
         expect(parseTraitList(result.wishes.map(formatWish).join(","))).toEqual(result);
       }),
+      RUNS_FOR_COUNTERS,
     );
     // Both kinds of answer were checked, many times.
     expect(reached.problem).toBeGreaterThan(10);
@@ -215,6 +219,7 @@ describe("choosing a profile for a new Cluster", () => {
         const expected = winners.includes("template") ? "template" : [...winners].sort()[0];
         expect(choice).toEqual({ profile: expected });
       }),
+      RUNS_FOR_COUNTERS,
     );
     expect(reached.noneFits).toBeGreaterThan(10);
     expect(reached.chosen).toBeGreaterThan(10);
@@ -232,6 +237,7 @@ describe("choosing a profile for a new Cluster", () => {
         expect(choice.missing).toEqual(expected);
         for (const w of expected) expect(choice.message).toContain(w.traits[0]);
       }),
+      RUNS_FOR_COUNTERS,
     );
     expect(noneFits).toBeGreaterThan(10);
   });
@@ -448,6 +454,7 @@ describe("granting prefixes", () => {
         const reordered = [...input.taken].sort((a, b) => rank(a) - rank(b));
         expect(grantPrefix({ ...input, taken: reordered })).toBe(granted);
       }),
+      RUNS_FOR_COUNTERS,
     );
     expect(compared).toBeGreaterThan(10);
   });
