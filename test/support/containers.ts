@@ -142,25 +142,39 @@ export async function createKindCluster(
       nodes: [{ role: "control-plane", ...(extraMounts.length > 0 ? { extraMounts } : {}) }],
     }),
   );
-  await run(tools.kind, ["delete", "cluster", "--name", name, "--kubeconfig", kubeconfigPath]);
-  await run(
-    tools.kind,
-    [
-      "create",
-      "cluster",
-      "--name",
-      name,
-      "--image",
-      tools.nodeImage,
-      "--config",
-      config,
-      "--kubeconfig",
-      kubeconfigPath,
-      "--wait",
-      "5m",
-    ],
-    600_000,
-  );
+  // Tried again as the kind backend tries its creates: kubeadm gives up on a control plane slow to come up on a
+  // busy machine (other heavy files make kind clusters beside this one), which the next try gets past.
+  for (let attempt = 1; ; attempt++) {
+    await run(tools.kind, ["delete", "cluster", "--name", name, "--kubeconfig", kubeconfigPath]);
+    try {
+      await run(
+        tools.kind,
+        [
+          "create",
+          "cluster",
+          "--name",
+          name,
+          "--image",
+          tools.nodeImage,
+          "--config",
+          config,
+          "--kubeconfig",
+          kubeconfigPath,
+          "--wait",
+          "5m",
+        ],
+        600_000,
+      );
+      break;
+    } catch (error) {
+      if (attempt >= 2) {
+        await run(tools.kind, ["delete", "cluster", "--name", name, "--kubeconfig", kubeconfigPath]);
+        rmSync(folder, { recursive: true, force: true });
+        throw error;
+      }
+      console.warn(`kind cluster ${name}: create failed (try ${attempt} of 2), trying again`);
+    }
+  }
   const kubeConfig = new KubeConfig();
   kubeConfig.loadFromString(readFileSync(kubeconfigPath, "utf8"));
   return {
