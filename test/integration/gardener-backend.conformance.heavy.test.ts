@@ -58,8 +58,9 @@ async function leftovers(stateDirectory: string, run: ConformanceRun): Promise<s
   const ours = shoots.items.filter((s) =>
     run.uids.includes(s.metadata.annotations?.[GARDENER_KEYS.clusterUidAnnotation] ?? ""),
   );
-  // The simulated gardenlet stops a control plane's processes just after it lets go of the Shoot: give it a moment.
-  for (let waited = 0; ours.length === 0 && gardenlet.controlPlanes > 0 && waited < 30_000; waited += 250) {
+  // The simulated gardenlet stops a control plane's processes just after it lets go of the Shoot: give it the time
+  // a Shoot may take to be ready (on a loaded machine, beside other heavy files, 30 s was once too short).
+  for (let waited = 0; ours.length === 0 && gardenlet.controlPlanes > 0 && waited < 90_000; waited += 250) {
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
   return [
