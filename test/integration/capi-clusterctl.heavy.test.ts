@@ -50,6 +50,7 @@ import {
   containerToolchain,
   createKindCluster,
   docker,
+  forbiddenLogLines,
   type TestKindCluster,
 } from "../support/containers.ts";
 import { eventually } from "../support/eventually.ts";
@@ -146,32 +147,8 @@ function dockerSocketMode(deployment: KubernetesObject): unknown[] {
 }
 
 /** Every log line of the engine's Pods (current and previous containers) that says the API server forbade a call. */
-async function forbiddenLines(): Promise<string[]> {
-  const pods = (
-    await management.kubectl(
-      "-n",
-      ENGINE_NS,
-      "get",
-      "pods",
-      "-l",
-      "app.kubernetes.io/name=openmcp-engine",
-      "-o",
-      "jsonpath={.items[*].metadata.name}",
-    )
-  )
-    .split(" ")
-    .filter((name) => name !== "");
-  const lines: string[] = [];
-  for (const pod of pods) {
-    for (const previous of [false, true]) {
-      const logs = await management
-        .kubectl("-n", ENGINE_NS, "logs", pod, "--all-containers", ...(previous ? ["--previous"] : []))
-        .catch(() => "");
-      lines.push(...logs.split("\n").filter((line) => /forbidden|"code":403/i.test(line)));
-    }
-  }
-  return lines;
-}
+const forbiddenLines = () =>
+  forbiddenLogLines(management, ENGINE_NS, "app.kubernetes.io/name=openmcp-engine");
 
 async function rolledOut(namespace: string, deployment: string): Promise<void> {
   await management.kubectl(

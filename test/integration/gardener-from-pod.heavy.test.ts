@@ -36,6 +36,7 @@ import { aCluster, anAccessRequest, aProviderConfig } from "../support/builders.
 import {
   containerToolchain,
   createKindCluster,
+  forbiddenLogLines,
   kindNetworkGateway,
   type TestKindCluster,
 } from "../support/containers.ts";
@@ -151,14 +152,7 @@ async function enginePods(): Promise<PodInfo[]> {
 }
 
 /** Every log line of the engine Pods (current and previous containers) that says the API server forbade a call. */
-async function forbiddenLines(): Promise<string[]> {
-  const lines: string[] = [];
-  for (const pod of await enginePods()) {
-    const logs = await management.kubectl("-n", SYSTEM, "logs", pod.name, "--all-containers").catch(() => "");
-    lines.push(...logs.split("\n").filter((line) => /forbidden|"code":403/i.test(line)));
-  }
-  return lines;
-}
+const forbiddenLines = () => forbiddenLogLines(management, SYSTEM, "app.kubernetes.io/name=openmcp-engine");
 
 /**
  * `kubectl apply -k` of deploy/base with the image of this tree (by its own tag: `openmcp-engine:dev` may be

@@ -17,6 +17,7 @@ import {
   containerToolchain,
   createKindCluster,
   docker,
+  forbiddenLogLines,
   type TestKindCluster,
 } from "../support/containers.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
@@ -104,20 +105,9 @@ const clusterReady = (name: string) =>
     intervalMs: 500,
   });
 
-/** Every log line of the engine Pods (current and previous containers) that says the API server forbade a call. */
-async function forbiddenLines(
-  namespace = SYSTEM,
-  selector = "app.kubernetes.io/name=openmcp-engine",
-): Promise<string[]> {
-  const lines: string[] = [];
-  for (const pod of await enginePods(namespace, selector)) {
-    const logs = await management
-      .kubectl("-n", namespace, "logs", pod.name, "--all-containers")
-      .catch(() => "");
-    lines.push(...logs.split("\n").filter((line) => /forbidden|"code":403/i.test(line)));
-  }
-  return lines;
-}
+/** Every log line of the engine Pods' current containers that says the API server forbade a call. */
+const forbiddenLines = (namespace = SYSTEM, selector = "app.kubernetes.io/name=openmcp-engine") =>
+  forbiddenLogLines(management, namespace, selector, { previous: false });
 
 /** `kubectl get --raw` through the API server's proxy: what a Prometheus in the cluster would scrape. */
 const raw = (path: string) => management.kubectl("get", "--raw", path);

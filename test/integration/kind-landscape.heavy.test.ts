@@ -31,6 +31,7 @@ import {
   containerToolchain,
   createKindCluster,
   docker,
+  forbiddenLogLines,
   run,
   type TestKindCluster,
 } from "../support/containers.ts";
@@ -110,20 +111,8 @@ const clusterReady = (name: string, namespace = NS) =>
   ) as Promise<Cluster>;
 
 /** Every log line of the provider's Pods that says the API server forbade a call. */
-async function forbiddenLines(): Promise<string[]> {
-  const logs = await platform
-    .kubectl(
-      "-n",
-      SYSTEM,
-      "logs",
-      "-l",
-      `app.kubernetes.io/instance=${PROVIDER}`,
-      "--all-containers",
-      "--tail=-1",
-    )
-    .catch(() => "");
-  return logs.split("\n").filter((line) => /forbidden|"code":403/i.test(line));
-}
+const forbiddenLines = (namespace = SYSTEM, selector = `app.kubernetes.io/instance=${PROVIDER}`) =>
+  forbiddenLogLines(platform, namespace, selector);
 
 /** The name of the provider's Pod that holds the leader Lease. */
 async function leaderPod(): Promise<string> {
@@ -632,15 +621,8 @@ describe("openMCP's kind landscape, the engine its kind ClusterProvider", { time
       timeoutMs: 180_000,
       intervalMs: 1_000,
     });
-    const logs = await platform.kubectl(
-      "-n",
-      "openmcp-engine-system",
-      "logs",
-      "-l",
-      "app.kubernetes.io/name=openmcp-engine",
-      "--all-containers",
-      "--tail=-1",
+    expect(await forbiddenLines("openmcp-engine-system", "app.kubernetes.io/name=openmcp-engine")).toEqual(
+      [],
     );
-    expect(logs.split("\n").filter((line) => /forbidden|"code":403/i.test(line))).toEqual([]);
   });
 });

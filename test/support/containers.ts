@@ -191,3 +191,28 @@ export async function createKindCluster(
     },
   };
 }
+
+/**
+ * Every log line of the Pods `selector` picks in `namespace` that says the API server forbade a call (a missing
+ * RBAC rule), from their current containers and, unless `previous` is false, their previous ones.
+ */
+export async function forbiddenLogLines(
+  cluster: Pick<TestKindCluster, "kubectl">,
+  namespace: string,
+  selector: string,
+  { previous = true }: { readonly previous?: boolean } = {},
+): Promise<string[]> {
+  const names = await cluster
+    .kubectl("-n", namespace, "get", "pods", "-l", selector, "-o", "jsonpath={.items[*].metadata.name}")
+    .catch(() => "");
+  const lines: string[] = [];
+  for (const pod of names.split(" ").filter((name) => name !== "")) {
+    for (const earlier of previous ? [false, true] : [false]) {
+      const logs = await cluster
+        .kubectl("-n", namespace, "logs", pod, "--all-containers", ...(earlier ? ["--previous"] : []))
+        .catch(() => "");
+      lines.push(...logs.split("\n").filter((line) => /forbidden|"code":403/i.test(line)));
+    }
+  }
+  return lines;
+}
