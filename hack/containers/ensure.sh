@@ -139,9 +139,27 @@ step_docker() {
       fi
     fi
   fi
+  raise_inotify_limits
   # kind runs `docker` from PATH: the same CLI as ours.
   PATH="$(dirname "$DOCKER"):$PATH"
   out "docker=$DOCKER"
+}
+
+# Every kind node's systemd, containerd and kubelet take inotify instances from the host's per-user pool.
+# At the kernel's default of 128 a host running several kind clusters runs out, and a new node's systemd
+# exits at boot ("cannot exec in a stopped container"): kind's known issue, with kind's suggested values.
+raise_inotify_limits() {
+  local key want have
+  for key in max_user_instances:512 max_user_watches:524288; do
+    want=${key#*:} key=fs.inotify.${key%%:*}
+    have=$(sysctl -n "$key")
+    [ "$have" -ge "$want" ] && continue
+    if [ "$(id -u)" -eq 0 ] && sysctl -q -w "$key=$want"; then
+      log "raised $key from $have to $want (kind nodes share this pool)"
+    else
+      log "WARNING: $key is $have: with several kind clusters, new nodes may stop at boot. Run: sysctl -w $key=$want"
+    fi
+  done
 }
 
 # ------------------------------------------------------------------------------------------ base image
