@@ -2,7 +2,7 @@
 
 import { execFile, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
-import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { delimiter, isAbsolute, join, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -83,6 +83,13 @@ export interface KindBackendOptions {
    */
   readonly parallelCreates?: number;
   /**
+   * How long to wait after a failed create before the first try again; each later wait is twice the one
+   * before. A create that failed because the host was busy (kubeadm's 4 minutes ran out, the API server
+   * refused kubeadm's first writes) mostly succeeds once the host is quieter: trying again at once often
+   * meets the same load. Default 30 s.
+   */
+  readonly retryDelayMs?: number;
+  /**
    * MetalLB to install into each cluster this backend creates (not into adopted ones), with an address pool
    * from the kind Docker network; absent: none, and no `MetalLBReady` condition. Needs {@link docker}.
    */
@@ -140,7 +147,7 @@ interface KindRecord {
  * How often a failed `kind create cluster` is tried, the leftovers removed in between: kubeadm gives up on a
  * control plane that is slow to come up on a busy host, which the next try usually gets past.
  */
-export const CREATE_ATTEMPTS = 3;
+export const CREATE_ATTEMPTS = 4;
 
 /** What this backend remembers of a cluster's MetalLB install: written when it starts. */
 interface MetallbRecord {
@@ -158,6 +165,8 @@ type CreateState =
   | { readonly kind: "succeeded" }
   /** Failed, with tries left: reported absent, so the engine orders it again, and that create tries again. */
   | { readonly kind: "retry"; readonly message: string }
+  /** It failed with tries left, and waits before the next ({@link KindBackendOptions.retryDelayMs}). */
+  | { readonly kind: "backoff"; readonly message: string; readonly retryAt: number }
   | { readonly kind: "failed"; readonly message: string }
   /** Its process went with no exit status (killed with its Pod, or the machine restarted): at most half a cluster. */
   | { readonly kind: "interrupted" };
@@ -313,7 +322,7 @@ export function kubeconfigServer(text: string): string | undefined {
  * no kubeconfig in observations or errors (stdout of kind is never quoted, stderr is redacted).
  *
  * Caveats: kind cannot upgrade a cluster, so `update` to another version throws. A failed create is tried
- * again ({@link CREATE_ATTEMPTS} in all), then stays failed until the Cluster is deleted; an interrupted one (its process gone with no exit status, e.g. with the
+ * again after a wait ({@link CREATE_ATTEMPTS} in all), then stays failed until the Cluster is deleted; an interrupted one (its process gone with no exit status, e.g. with the
  * engine's Pod) is reported absent, and the next create removes what it left and starts over. A cluster deleted behind the engine's back is reported absent,
  * and the engine's next `create` builds it again.
  */
@@ -337,6 +346,7 @@ export class KindBackend implements ClusterBackend {
   /** Commands on one cluster run one after another within this instance. */
   readonly #queues = new Map<string, Promise<unknown>>();
   readonly #parallelCreates: number;
+  readonly #retryDelayMs: number;
   /** Creates waiting for a slot, first come first started; a restarted engine orders them again. */
   #waiting: CreateOrder[] = [];
   #waitingTimer: NodeJS.Timeout | undefined;
@@ -352,6 +362,7 @@ export class KindBackend implements ClusterBackend {
     this.#access = options.access ?? "host";
     this.#docker = options.docker;
     this.#parallelCreates = options.parallelCreates ?? Number.POSITIVE_INFINITY;
+    this.#retryDelayMs = options.retryDelayMs ?? 30_000;
     this.#held = this.#localVersions;
     this.#log = options.log ?? silentLogger;
     this.#clock = options.clock ?? systemClock;
@@ -402,6 +413,11 @@ export class KindBackend implements ClusterBackend {
         ? { message: `try ${record.attempt} of ${CREATE_ATTEMPTS}; the last failed: ${record.lastFailure}` }
         : {};
       return { ...known, phase: "provisioning", ...retrying };
+    }
+    if (create.kind === "backoff") {
+      const seconds = Math.max(1, Math.ceil((create.retryAt - this.#clock.now()) / 1000));
+      const message = `try ${record.attempt ?? 1} of ${CREATE_ATTEMPTS} failed, trying again in ${seconds} s: ${create.message}`;
+      return { ...known, phase: "provisioning", message };
     }
     if (create.kind === "queued") {
       const message = `waiting to start: ${this.#parallelCreates} kind create(s) run at once on this Docker host (backend option parallelCreates), ${this.#waiting.findIndex((w) => w.cluster === cluster) + 1} of ${this.#waiting.length} waiting`;
@@ -631,7 +647,12 @@ export class KindBackend implements ClusterBackend {
     const stderr = stderrSummary(readText(join(folder, "create.stderr")), 5);
     const attempt = record.attempt ?? 1;
     const failure = `kind create cluster exited with ${code}${stderr ? `: ${stderr}` : ""}`;
-    if (attempt < CREATE_ATTEMPTS) return { kind: "retry", message: failure };
+    if (attempt < CREATE_ATTEMPTS) {
+      const retryAt = modifiedAt(exitFile) + this.#retryDelayMs * 2 ** (attempt - 1);
+      return retryAt > this.#clock.now()
+        ? { kind: "backoff", message: failure, retryAt }
+        : { kind: "retry", message: failure };
+    }
     return {
       kind: "failed",
       message: `${failure} (try ${attempt} of ${CREATE_ATTEMPTS}); delete the Cluster to clean up, then create it again`,
@@ -955,6 +976,15 @@ const createWrapper = [
   'exit "$code"',
 ].join("\n");
 
+/** When a file was last written (the wrapper writes the exit status when `kind create` ends), in epoch ms. */
+function modifiedAt(path: string): number {
+  try {
+    return statSync(path).mtimeMs;
+  } catch {
+    return 0;
+  }
+}
+
 function readText(path: string): string {
   try {
     return readFileSync(path, "utf8");
@@ -1046,13 +1076,18 @@ export const contractVersion = BACKEND_CONTRACT_VERSION;
  * set — else `host`), `parallelCreates` (see {@link KindBackendOptions.parallelCreates}; default half this
  * machine's processors, at least 1: a kind node boots a whole control plane) and `metallb` (`true` or
  * `false`, default `false`: MetalLB's images come from `hack/metallb/build.sh`, not from a registry, and
- * installing it adds about a minute to each create). Kind itself needs Docker (or Podman); that is checked by
+ * installing it adds about a minute to each create), `retryDelay` (the wait before a failed create is tried
+ * again, doubled for each later try; default 30s, see {@link KindBackendOptions.retryDelayMs}). Kind itself needs Docker (or Podman); that is checked by
  * kind, and its errors show in the failed Cluster.
  */
 export const createBackend: BackendFactory = async (context: BackendContext) => {
   const kind = findExecutable(context.options.kind ?? "kind");
   const access = kindAccess(context.options.access, process.env);
   const waitMs = durationOption(context.options, "wait", { backend: "kind", examples: "90s or 5m" });
+  const retryDelayMs = durationOption(context.options, "retryDelay", {
+    backend: "kind",
+    examples: "30s or 2m",
+  });
   const log = context.log.with({ backend: "kind" });
   const docker = context.options.docker ?? "docker";
   const localVersions = await listLocalNodeImages(docker, log);
@@ -1066,6 +1101,7 @@ export const createBackend: BackendFactory = async (context: BackendContext) => 
     kind,
     stateDirectory: context.stateDirectory,
     ...(waitMs === undefined ? {} : { waitMs }),
+    ...(retryDelayMs === undefined ? {} : { retryDelayMs }),
     localVersions,
     docker,
     access,

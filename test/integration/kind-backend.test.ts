@@ -310,7 +310,7 @@ describe("the kind backend", () => {
     expect(creates()).toHaveLength(1);
   });
 
-  it("tries a failed create again (3 tries), telling the last failure meanwhile; then reports kind's ERROR line and what follows, redacted, until deleted", async () => {
+  it("tries a failed create again after a growing wait (4 tries), telling the last failure meanwhile; then reports kind's ERROR line and what follows, redacted, until deleted", async () => {
     fake.configure({
       createDelayMs: 50,
       createFailure: 'could not find a log line that matches "Reached target .*Multi-User System.*"',
@@ -323,32 +323,47 @@ describe("the kind backend", () => {
         "error execution phase wait-control-plane",
       ],
     });
-    const backend = await newBackend();
+    const backend = await newBackend({ retryDelay: "1s" });
     const cluster = target();
     const failure =
       'kind create cluster exited with 1: ERROR: failed to create cluster: could not find a log line that matches "Reached target .*Multi-User System.*" | I0101 kubeadm init | error execution phase wait-control-plane';
     // As the engine does: whenever the cluster is observed absent, it orders it.
-    const retryMessages = new Set<string>();
+    const messages = new Set<string>();
+    const startedAt: number[] = [];
     let observed: ClusterObservation = { exists: false };
-    for (let round = 0; round < 400 && !(observed.exists && observed.phase === "failed"); round++) {
-      if (!observed.exists) await backend.create(cluster, "1.34.0");
+    for (let round = 0; round < 1_000 && !(observed.exists && observed.phase === "failed"); round++) {
+      if (!observed.exists) {
+        const before = creates().length;
+        await backend.create(cluster, "1.34.0");
+        if (creates().length > before) startedAt.push(Date.now());
+      }
       observed = await backend.observe(cluster);
       if (observed.exists && observed.phase === "provisioning" && observed.message)
-        retryMessages.add(observed.message);
+        messages.add(observed.message.replace(/in \d+ s/, "in N s"));
       await new Promise((resolve) => setTimeout(resolve, 25));
     }
     expect(observed).toMatchObject({ exists: true, phase: "failed", version: "1.34.0" });
     const message = observed.exists ? (observed.message ?? "") : "";
-    expect(message).toBe(`${failure} (try 3 of 3); delete the Cluster to clean up, then create it again`);
+    expect(message).toBe(`${failure} (try 4 of 4); delete the Cluster to clean up, then create it again`);
     expect(message).not.toMatch(/c2VjcmV0|BEGIN/);
-    expect(creates()).toHaveLength(3);
-    // Each try removed what the previous one left.
-    expect(fake.calls().filter((args) => args[0] === "delete")).toHaveLength(2);
-    for (const text of retryMessages)
-      expect(text).toMatch(/^try [23] of 3; the last failed: kind create cluster exited with 1: ERROR/);
+    expect(creates()).toHaveLength(4);
+    // Each try removed what the previous one left, and waited 1 s, 2 s, 4 s after its failure.
+    expect(fake.calls().filter((args) => args[0] === "delete")).toHaveLength(3);
+    const gaps = startedAt.slice(1).map((at, i) => at - (startedAt[i] ?? 0));
+    gaps.forEach((gap, i) => expect(gap).toBeGreaterThanOrEqual(1_000 * 2 ** i));
+    expect([...messages].sort()).toEqual(
+      [
+        `try 1 of 4 failed, trying again in N s: ${failure}`,
+        `try 2 of 4 failed, trying again in N s: ${failure}`,
+        `try 3 of 4 failed, trying again in N s: ${failure}`,
+        `try 2 of 4; the last failed: ${failure}`,
+        `try 3 of 4; the last failed: ${failure}`,
+        `try 4 of 4; the last failed: ${failure}`,
+      ].sort(),
+    );
 
     await backend.create(cluster, "1.34.0"); // a failed cluster stays failed until deleted
-    expect(creates()).toHaveLength(3);
+    expect(creates()).toHaveLength(4);
     expect(phase(await backend.observe(cluster))).toBe("failed");
 
     fake.configure({ createDelayMs: 50 });
@@ -356,7 +371,7 @@ describe("the kind backend", () => {
     expect(await backend.observe(cluster)).toEqual({ exists: false });
     await backend.create(cluster, "1.34.0");
     await until(backend, cluster, (o) => phase(o) === "ready");
-    expect(creates()).toHaveLength(4);
+    expect(creates()).toHaveLength(5);
   });
 
   it("starts a create over whose process was killed with no exit status (its Pod went): one cluster in the end", async () => {
