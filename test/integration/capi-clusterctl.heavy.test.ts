@@ -364,7 +364,7 @@ describe("Cluster API installed the clusterctl way, the engine its provider on t
           );
         return seen as CapiClusterSeen;
       },
-      { what: `Cluster ${NS}/managed Available`, timeoutMs: 420_000, intervalMs: 2_000 },
+      { what: `Cluster ${NS}/managed Available`, timeoutMs: 600_000, intervalMs: 2_000 },
     );
     console.log(
       `capi-clusterctl: a CAPI Cluster on a kind EngineControlPlane Available in ${Math.round(performance.now() - started)} ms`,

@@ -105,7 +105,7 @@ const clusterReady = (name: string, namespace = NS) =>
       ),
     {
       what: `Cluster ${namespace}/${name} Ready`,
-      timeoutMs: 420_000,
+      timeoutMs: 600_000,
       intervalMs: 1_000,
     },
   ) as Promise<Cluster>;
