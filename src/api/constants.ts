@@ -113,6 +113,11 @@ export const LABELS = {
   shardRing: `${ENGINE_GROUP}/shard-ring`,
   /** The standard label naming the tool that manages an object; ours carry {@link MANAGED_BY_ENGINE}. */
   managedBy: "app.kubernetes.io/managed-by",
+  /**
+   * `"true"` on a Cluster: deleting it is refused until it is annotated {@link ANNOTATIONS.confirmDeletion}
+   * (crds/policies/cluster-deletion-protection.yaml); a landscape's platform cluster carries it.
+   */
+  deletionProtection: `${ENGINE_GROUP}/deletion-protection`,
 } as const;
 
 /** Value of {@link LABELS.managedBy} on the objects the engine makes on target clusters. */
@@ -153,6 +158,8 @@ export const ANNOTATIONS = {
    * `apiserver-internal`): the API server's URL from the host, which tools out of cluster swap in (openMCP's).
    */
   localAccess: "clusters.open-control-plane.io/local-access",
+  /** `"true"` on a Cluster labelled {@link LABELS.deletionProtection}: the explicit step that lets it be deleted. */
+  confirmDeletion: `${ENGINE_GROUP}/confirm-deletion`,
 } as const;
 
 /**

@@ -1,4 +1,9 @@
-/** Installs CRDs from a folder with server-side apply and waits until the API server serves them. */
+/**
+ * Installs CRDs from a folder with server-side apply and waits until the API server serves them; then the
+ * admission policies that come with them (`<folder>/policies`), which guard what a CRD's own validation
+ * cannot, e.g. a DELETE.
+ */
+import { existsSync } from "node:fs";
 import { readdir, readFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -6,6 +11,7 @@ import {
   ApiextensionsV1Api,
   CustomObjectsApi,
   type KubeConfig,
+  type KubernetesObject,
   KubernetesObjectApi,
   loadAllYaml,
   PatchStrategy,
@@ -70,7 +76,41 @@ export async function installCrds(kubeConfig: KubeConfig, props: InstallCrdsProp
     await objects.patch(labelled, undefined, undefined, FIELD_MANAGER, true, PatchStrategy.ServerSideApply);
   }
   await waitUntilServed(kubeConfig, crds, props.timeoutMs ?? 60_000);
+  for (const policy of await readAdmissionPolicies(props.directory)) {
+    const labelled = {
+      ...policy,
+      metadata: { ...policy.metadata, labels: { ...policy.metadata?.labels, ...props.labels } },
+    };
+    await objects.patch(labelled, undefined, undefined, FIELD_MANAGER, true, PatchStrategy.ServerSideApply);
+  }
   return crds.map((crd) => crd.metadata?.name ?? "");
+}
+
+/** The folder, beside the CRDs, that holds their admission policies. */
+export const POLICIES_FOLDER = "policies";
+
+const POLICY_KINDS = ["ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"];
+
+/** Every policy document of `<crdDirectory>/policies`, sorted by file name; none when the folder is absent. */
+export async function readAdmissionPolicies(crdDirectory: string): Promise<KubernetesObject[]> {
+  const directory = join(crdDirectory, POLICIES_FOLDER);
+  if (!existsSync(directory)) return [];
+  const files = (await readdir(directory)).filter((file) => /\.ya?ml$/.test(file)).sort();
+  const policies: KubernetesObject[] = [];
+  for (const file of files) {
+    const objects = loadAllYaml(
+      await readFile(join(directory, file), "utf8"),
+    ) as Array<KubernetesObject | null>;
+    for (const object of objects) {
+      if (!object) continue;
+      if (!POLICY_KINDS.includes(object.kind ?? ""))
+        throw new Error(
+          `${POLICIES_FOLDER}/${file}: expected only ${POLICY_KINDS.join(" and ")} objects, found kind ${String(object.kind)}`,
+        );
+      policies.push(object);
+    }
+  }
+  return policies;
 }
 
 async function waitUntilServed(
