@@ -350,7 +350,7 @@ describe("the kind backend", () => {
     // Each try removed what the previous one left, and waited 1 s, 2 s, 4 s after its failure.
     expect(fake.calls().filter((args) => args[0] === "delete")).toHaveLength(3);
     const gaps = startedAt.slice(1).map((at, i) => at - (startedAt[i] ?? 0));
-    gaps.forEach((gap, i) => expect(gap).toBeGreaterThanOrEqual(1_000 * 2 ** i));
+    for (const [i, gap] of gaps.entries()) expect(gap).toBeGreaterThanOrEqual(1_000 * 2 ** i);
     expect([...messages].sort()).toEqual(
       [
         `try 1 of 4 failed, trying again in N s: ${failure}`,
