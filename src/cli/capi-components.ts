@@ -1,7 +1,7 @@
 /**
  * `openmcp-engine capi-components`: prints the engine as clusterctl installs an infrastructure provider —
  * one YAML stream of the CRDs (the infrastructure kinds and the control-plane kinds alike: one controller
- * serves both), deploy/base and the aggregated ClusterRole of deploy/capi, every object labelled
+ * serves both) with their admission policies, deploy/base and the aggregated ClusterRole of deploy/capi, every object labelled
  * `cluster.x-k8s.io/provider: infrastructure-<name>` and the controller started with `--capi`.
  * Save it as infrastructure-components.yaml next to deploy/capi/metadata.yaml in a release.
  */
@@ -10,6 +10,7 @@ import { join } from "node:path";
 import type { KubernetesObject } from "@kubernetes/client-node";
 import { parseAllDocuments, stringify } from "yaml";
 import { CAPI_LABELS } from "../api/cluster-api.ts";
+import { POLICIES_FOLDER } from "../runtime/install-crds.ts";
 
 /** The provider's name in clusterctl (`clusterctl init --infrastructure openmcp-engine`). */
 export const CAPI_PROVIDER_NAME = "openmcp-engine";
@@ -55,6 +56,7 @@ function inOwnNamespace(arg: string, namespace: string | undefined): string {
 export function capiComponents(): KubernetesObject[] {
   const objects = [
     ...objectsOf(join(root, "crds")),
+    ...objectsOf(join(root, "crds", POLICIES_FOLDER)),
     ...objectsOf(join(root, "deploy", "base")),
     ...objectsOf(join(root, "deploy", "capi")),
   ];
