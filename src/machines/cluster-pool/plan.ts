@@ -61,7 +61,6 @@ export const POOL_REASONS = {
   refilling: "Refilling",
   refillFailed: "RefillFailed",
   refilled: "Refilled",
-  configurationProblem: "ConfigurationProblem",
 } as const;
 
 const phaseOf = (observed: PoolMemberObservation): PoolMemberPhase | "Gone" => {
@@ -91,9 +90,10 @@ export function planPool(input: PoolPlanInput): PoolPlan {
         if (phase === "Gone") continue;
         deletions.add(member.id);
         kept.push(member);
-      } else if (claimer === "binding") {
+      } else if (claimer === "binding" && observed) {
         kept.push(phase === "Gone" || phase === member.phase ? member : { ...member, phase });
       }
+      // A member the backend lost releases its claim: the Cluster, which has nothing yet, is served anew.
       // "holds": the Cluster's own cluster now; the record lets go of it.
       continue;
     }
