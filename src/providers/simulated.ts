@@ -33,6 +33,8 @@ export interface SimulatedBackendOptions {
   /** Keep the clusters in this folder (a file each), so they outlive the process (kill -9 included). */
   readonly stateDirectory?: string;
   readonly clock?: Clock;
+  /** Where pool members and bindings are recorded; default beside the clusters (the state folder, else memory). */
+  readonly poolLedger?: PoolLedger;
   /** Source of randomness for faults; default Math.random. */
   readonly random?: () => number;
 }
@@ -51,7 +53,7 @@ export class SimulatedBackend implements ClusterBackend {
   readonly name = "simulated";
   /** Its clusters are not real: there is nothing to grant access to. */
   readonly capabilities = { adminAccess: false, oidc: false } as const;
-  readonly #options: Required<Omit<SimulatedBackendOptions, "stateDirectory">>;
+  readonly #options: Required<Omit<SimulatedBackendOptions, "stateDirectory" | "poolLedger">>;
   readonly #store: SimulatedStore;
   readonly #ledger: PoolLedger;
   /** Warm pools (contract 1.5): a member is a record like any other, keyed by its id; a binding leads a Cluster's uid to it. */
@@ -67,9 +69,9 @@ export class SimulatedBackend implements ClusterBackend {
       random: options.random ?? Math.random,
     };
     this.#store = options.stateDirectory ? folderStore(options.stateDirectory) : memoryStore();
-    this.#ledger = options.stateDirectory
-      ? folderPoolLedger(join(options.stateDirectory, "pool"))
-      : memoryPoolLedger();
+    this.#ledger =
+      options.poolLedger ??
+      (options.stateDirectory ? folderPoolLedger(join(options.stateDirectory, "pool")) : memoryPoolLedger());
     this.pools = {
       createMember: (member, target) => this.#createMember(member, target),
       listMembers: (pool) => this.#listMembers(pool),
