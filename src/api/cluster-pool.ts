@@ -13,7 +13,7 @@ export interface ClusterPoolSpec {
   readonly idle: number;
   /** At most this many pool clusters at once (idle, starting and being bound), across versions. Default idle × versions. */
   readonly maximum?: number;
-  /** Make new idle clusters when some were taken (default true); false only serves what is there. */
+  /** Make new idle clusters when some were taken (default true); false fills the pool once per spec change, then only serves. */
   readonly refill?: boolean;
 }
 

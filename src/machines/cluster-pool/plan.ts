@@ -131,7 +131,8 @@ export function planPool(input: PoolPlanInput): PoolPlan {
       ),
     ].slice(0, idle);
     result.push(...chosen);
-    if (pool.spec.refill === false) continue;
+    // Without refill the pool fills once per spec change (its first plan of a generation), then only serves.
+    if (pool.spec.refill === false && pool.status?.observedGeneration === pool.metadata.generation) continue;
     while (chosen.length + creations.filter((c) => c.version === version).length < idle) {
       if (result.length >= maximum) break;
       const id = input.freshIds[fresh++];
