@@ -19,6 +19,7 @@ const PROVISION_MS = 1_500;
 const NS = "clusters";
 const backend = new SimulatedBackend({ provisionDelayMs: PROVISION_MS, deleteDelayMs: 0 });
 let world: World;
+let engineOptions: Parameters<World["startEngine"]>[0];
 
 const readPool = () =>
   world.custom.getClusterCustomObject({ ...RESOURCES.ClusterPool, name: "warm" }) as Promise<ClusterPool>;
@@ -65,10 +66,11 @@ beforeAll(async () => {
       },
     },
   };
-  await world.startEngine({
+  engineOptions = {
     kindSettings: { Cluster: { pools: true } },
     schedulerConfig: { current: () => schedulerConfig, onChange: () => {} },
-  });
+  };
+  await world.startEngine(engineOptions);
   // The harness's profile is made from ProviderConfig "small"; with the config here the engine serves it.
   await world.custom.createClusterCustomObject({
     ...RESOURCES.ProviderConfig,
@@ -123,6 +125,19 @@ describe("a warm pool of 2", () => {
       const id = cluster.metadata.annotations?.[ANNOTATIONS.poolMember]?.split("/")[1];
       expect(pool.status?.members?.map((member) => member.id)).not.toContain(id);
     }
+  });
+
+  it("is found again by a restarted engine, from the backend and the API: nothing made anew, nothing lost", async () => {
+    const before = await poolAt(2);
+    const made = backend.createdTotal;
+    await world.engine.stop();
+    await world.startEngine(engineOptions);
+    await new Promise((resolve) => setTimeout(resolve, 1_000)); // a few reconciles of the new engine
+    const after = await poolAt(2);
+    expect(after.status?.members?.map((member) => member.id).sort()).toEqual(
+      before.status?.members?.map((member) => member.id).sort(),
+    );
+    expect(backend.createdTotal).toBe(made);
   });
 
   it("serves a Cluster our scheduler makes for an Exclusive ClusterRequest", async () => {
