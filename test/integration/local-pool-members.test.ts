@@ -12,6 +12,7 @@ import type { ClusterObservation, ClusterTarget } from "../../src/api/backend.ts
 import type { ClusterBackend } from "../../src/api/backend-contract.ts";
 import { findKubeAssets, kubeAssetVersions } from "../../src/controlplane/kube-assets.ts";
 import { stopPersistentControlPlane } from "../../src/controlplane/persistent-control-plane.ts";
+import { checkPoolConformance } from "../../src/providers/conformance-pools.ts";
 import { createBackend } from "../../src/providers/local.ts";
 import { systemClock } from "../../src/runtime/clock.ts";
 import { silentLogger } from "../../src/runtime/logger.ts";
@@ -95,5 +96,9 @@ describe("the local backend's pool members", { timeout: 120_000 }, () => {
     expect((await again.observe(cluster)).exists).toBe(false);
     expect(await again.pools?.listMembers("warm")).toEqual([]);
     expect(readdirSync(join(state, "clusters"))).toEqual([]);
+  });
+
+  it("pass the pool conformance check (a restart of the backend between every two steps)", async () => {
+    await checkPoolConformance(createBackend, { readyTimeoutMs: 90_000 });
   });
 });
