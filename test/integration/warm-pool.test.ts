@@ -95,6 +95,34 @@ afterAll(async () => {
   await world?.stop();
 });
 
+describe("the ClusterPool CRD", () => {
+  it("refuses a maximum below idle × versions, and a change of providerConfig", async () => {
+    const body = (spec: object) => ({
+      apiVersion: ENGINE_API_VERSION,
+      kind: "ClusterPool",
+      metadata: { name: "bad" },
+      spec,
+    });
+    const refused = await world.custom
+      .createClusterCustomObject({
+        ...RESOURCES.ClusterPool,
+        body: body({ providerConfig: "small", idle: 2, versions: ["1.33.3", "1.32.7"], maximum: 3 }),
+      })
+      .catch((error: { body?: string }) => error);
+    expect(String((refused as { body?: string }).body)).toContain(
+      "maximum must be at least idle × the number of versions",
+    );
+    const moved = await world.custom
+      .patchClusterCustomObject({
+        ...RESOURCES.ClusterPool,
+        name: "warm",
+        body: [{ op: "replace", path: "/spec/providerConfig", value: "other" }],
+      })
+      .catch((error: { body?: string }) => error);
+    expect(String((moved as { body?: string }).body)).toContain("providerConfig is immutable");
+  });
+});
+
 describe("a warm pool of 2", () => {
   it("serves two of three Clusters created at once from the pool, makes the third as usual, and refills", async () => {
     const results = await Promise.all(["one", "two", "three"].map((name) => timeToReady(name)));
