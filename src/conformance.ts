@@ -8,3 +8,4 @@ export {
   type ConformanceRun,
   checkBackendConformance,
 } from "./providers/conformance.ts";
+export { checkPoolConformance, type PoolConformanceOptions } from "./providers/conformance-pools.ts";

@@ -11,7 +11,7 @@ import type { ProviderConfig } from "./provider-config.ts";
  * built for it may use. A backend module says which version it was built for (`contractVersion`), and the
  * engine loads it only if it implements the same major version and at least that minor one.
  */
-export const BACKEND_CONTRACT_VERSION = "1.4.0";
+export const BACKEND_CONTRACT_VERSION = "1.5.0";
 
 /** How often the engine reads the offer of a backend that implements {@link ClusterBackend.readOffer}. */
 export const OFFER_REFRESH_MS = 60_000;
@@ -137,6 +137,44 @@ export interface ClusterBackend {
   trustOidcIssuers?(target: ClusterTarget, issuers: readonly OidcTrust[]): Promise<void>;
   /** Releases what the instance holds (files, connections). Clusters keep running: a new instance adopts them. */
   close?(): Promise<void>;
+  /** Optional (contract 1.5): warm pools — clusters made before any Cluster asks, bound to one later. */
+  readonly pools?: PoolSupport;
+}
+
+/**
+ * Optional (contract 1.5): a backend that keeps warm pools makes clusters keyed by a pool member id of the
+ * engine's choosing (not a Cluster's uid) and binds one later to a Cluster. Where the infrastructure cannot
+ * rename, the binding is a record: afterwards `observe`, `update`, `delete`, `adminAccess` and
+ * `trustOidcIssuers` of that Cluster's target act on the member's cluster, and `create` for it changes
+ * nothing. The engine records every claim in the API before it calls {@link PoolSupport.bind}, so a backend
+ * needs no locking of its own; every method is idempotent and survives kill -9 at any point.
+ */
+export interface PoolSupport {
+  /** Makes an unbound cluster `member.id` of `member.version` for `member.pool`; `target` carries the config's settings. */
+  createMember(member: PoolMemberSpec, target: ClusterTarget): Promise<void>;
+  /** Every member of `pool` the backend holds (bound ones with `boundTo`); members being deleted are left out. */
+  listMembers(pool: string): Promise<readonly PoolMemberObservation[]>;
+  /** Binds member `id` to the Cluster `target` describes (by `target.uid`); binding it again to the same uid changes nothing. */
+  bind(id: string, target: ClusterTarget): Promise<void>;
+  /** Deletes member `id`, bound or not, with its binding record; deleting an absent member succeeds. */
+  deleteMember(id: string): Promise<void>;
+}
+
+/** What the engine asks of one pool member. */
+export interface PoolMemberSpec {
+  /** The member's key at the backend: `[a-z0-9-]`, unique across pools. */
+  readonly id: string;
+  /** The ClusterPool it belongs to. */
+  readonly pool: string;
+  readonly version: string;
+}
+
+/** One pool member as the backend holds it. */
+export interface PoolMemberObservation extends PoolMemberSpec {
+  /** How the cluster is, as {@link ClusterBackend.observe} would say. */
+  readonly observation: ClusterObservation;
+  /** The Cluster uid it is bound to; absent while it is idle. */
+  readonly boundTo?: string;
 }
 
 /** Reads one key of a Secret in the controller's management cluster (the runtime performs the read). */

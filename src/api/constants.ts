@@ -56,6 +56,7 @@ export const RESOURCES = {
     namespaced: false,
   },
   Purpose: { group: ENGINE_GROUP, version: ENGINE_VERSION, plural: "purposes", namespaced: false },
+  ClusterPool: { group: ENGINE_GROUP, version: ENGINE_VERSION, plural: "clusterpools", namespaced: false },
   ClusterRequestGrant: {
     group: ENGINE_GROUP,
     version: ENGINE_VERSION,
@@ -160,6 +161,8 @@ export const ANNOTATIONS = {
   localAccess: "clusters.open-control-plane.io/local-access",
   /** `"true"` on a Cluster labelled {@link LABELS.deletionProtection}: the explicit step that lets it be deleted. */
   confirmDeletion: `${ENGINE_GROUP}/confirm-deletion`,
+  /** On a Cluster served from a warm pool: `<ClusterPool name>/<pool cluster id>`, written once it is bound. */
+  poolMember: `${ENGINE_GROUP}/pool-member`,
 } as const;
 
 /**
@@ -184,6 +187,8 @@ export const FINALIZERS = {
   request: `${CLUSTERS_GROUP}/request`,
   /** Prefix of the scheduler's per-request finalizers on Clusters (`…/<ClusterRequest UID>`). */
   requestOnClusterPrefix: `request.${CLUSTERS_GROUP}/`,
+  /** Ours on ClusterPools: the pool may still hold clusters at the backend. */
+  clusterPool: `${ENGINE_GROUP}/clusterpool`,
 } as const;
 
 /** Values of `status.phase` of Cluster-like objects. */

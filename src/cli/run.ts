@@ -176,6 +176,12 @@ export const ENGINE_FLAGS: readonly FlagSpec[] = [
     "on when Cluster API's CRDs are installed, off otherwise (said in the log);",
     "--capi refuses to start without them",
   ),
+  switchFlag(
+    "warm-pools",
+    "--warm-pools",
+    "keep the idle clusters ClusterPools ask for and bind new Clusters to them",
+    "(default: off)",
+  ),
   valueFlag(
     "metrics-bind-address",
     "--metrics-bind-address <addr>",
@@ -308,6 +314,7 @@ export function engineFlags(
     tokenValidityMs: tokenValidityFlag(values, usage),
     schedule: values.schedule !== false,
     capi: typeof values.capi === "boolean" ? values.capi : undefined,
+    warmPools: values["warm-pools"] === true,
     schedulerConfig: schedulerConfigFlag(text("scheduler-config"), text("scheduler-config-map"), usage),
   };
 }

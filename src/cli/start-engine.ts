@@ -65,6 +65,8 @@ export interface EngineSettings {
   readonly schedule: boolean;
   /** True: serve Cluster API (refuse to start without it); false: never; undefined: when it is installed. */
   readonly capi: boolean | undefined;
+  /** Keep ClusterPools' idle clusters and serve new Clusters from them. */
+  readonly warmPools: boolean;
   /** Where the scheduler configuration comes from; undefined: none given. */
   readonly schedulerConfig:
     | { readonly file: string }
@@ -126,6 +128,8 @@ export interface RunOptions {
   readonly schedule?: boolean;
   readonly schedulerConfig?: EngineSettings["schedulerConfig"];
   readonly capi?: boolean;
+  /** Keep ClusterPools' idle clusters and serve new Clusters from them (default false). */
+  readonly warmPools?: boolean;
   /** Told about every committed machine step (the Stately inspector, the live view). */
   readonly observers?: readonly MachineObserver[];
   /** Called with the engine once built, before it watches anything (e.g. to watch its caches). */
@@ -199,6 +203,7 @@ export function settingsFromOptions(options: RunOptions): EngineSettings {
     tokenValidityMs,
     schedule: options.schedule ?? true,
     capi: options.capi,
+    warmPools: options.warmPools ?? false,
     schedulerConfig: options.schedulerConfig,
   };
 }
@@ -405,6 +410,7 @@ export async function engineFromSettings(
     prepareAccessRequests: settings.prepareAccessRequests,
     schedule: settings.schedule,
     capi,
+    ...(settings.warmPools ? { pools: true } : {}),
     ...(schedulerConfig ? { schedulerConfig } : {}),
     accessTiming: { ...DEFAULT_ACCESS_TIMING, tokenValidityMs: settings.tokenValidityMs },
     ...(election ? { leaderElection: { ...election, identity } } : {}),

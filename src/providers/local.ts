@@ -9,6 +9,8 @@ import type {
   BackendFactory,
   ClusterBackend,
   OidcTrust,
+  PoolMemberObservation,
+  PoolSupport,
 } from "../api/backend-contract.ts";
 import { BACKEND_CONTRACT_VERSION } from "../api/backend-contract.ts";
 import { type Clock, systemClock, type TimerHandle } from "../api/clock.ts";
@@ -32,6 +34,7 @@ import {
   ensureAuthenticationConfig,
   writeAuthenticationConfig,
 } from "./shared/authentication-config.ts";
+import { folderPoolLedger, memberTarget, type PoolLedger } from "./shared/pool-ledger.ts";
 import { durationOption } from "./shared/settings.ts";
 
 /** Knobs of the local backend. */
@@ -92,6 +95,12 @@ export class LocalBackend implements ClusterBackend {
   readonly #starts = new Map<string, StartInProgress>();
   readonly #failures = new Map<string, StartFailure>();
   readonly #deleting = new Set<string>();
+  readonly #ledger: PoolLedger;
+  /**
+   * Warm pools (contract 1.5): a member is a control plane in `clusters/<member id>/`; binding records, in
+   * `pool/bindings/<Cluster uid>`, that the Cluster's uid leads to that folder (a running control plane cannot be renamed).
+   */
+  readonly pools: PoolSupport;
   #timer: TimerHandle | undefined;
   #supervising: Promise<void> | undefined;
   #closed = false;
@@ -102,6 +111,26 @@ export class LocalBackend implements ClusterBackend {
     this.#clusters = join(resolve(options.stateDirectory), "clusters");
     this.#log = (options.log ?? silentLogger).with({ backend: "local" });
     this.#clock = options.clock ?? systemClock;
+    this.#ledger = folderPoolLedger(join(resolve(options.stateDirectory), "pool"));
+    this.pools = {
+      createMember: async (member, target) => {
+        this.#ledger.addMember(member); // first: a crash before the start leaves a member the pool finds
+        await this.create({ ...target, uid: member.id, name: member.id }, member.version);
+      },
+      listMembers: async (pool) => {
+        const listed: PoolMemberObservation[] = [];
+        for (const member of this.#ledger.members(pool)) {
+          if (this.#deleting.has(member.id)) continue;
+          listed.push({ ...member, observation: await this.observe(memberTarget(member.id)) });
+        }
+        return listed;
+      },
+      bind: async (id, target) => {
+        if (!this.#ledger.member(id)) throw new Error(`local backend: no pool member ${id}`);
+        this.#ledger.bind(target.uid, id);
+      },
+      deleteMember: (id) => this.delete(memberTarget(id)),
+    };
   }
 
   supportedVersions(config: ProviderConfig): readonly SupportedVersion[] {
@@ -125,7 +154,8 @@ export class LocalBackend implements ClusterBackend {
   }
 
   async observe(target: ClusterTarget): Promise<ClusterObservation> {
-    const status = await inspectPersistentControlPlane(this.#directoryOf(target));
+    const key = this.#keyOf(target);
+    const status = await inspectPersistentControlPlane(this.#directoryOf(key));
     if (!status.exists) return { exists: false };
     const version = bareVersion(status.record?.kubernetesVersion) ?? this.version;
     if (status.healthy && status.server) {
@@ -137,8 +167,8 @@ export class LocalBackend implements ClusterBackend {
         info: describeProcesses(status),
       };
     }
-    const failure = this.#failures.get(target.uid);
-    if (failure && !this.#starts.has(target.uid)) {
+    const failure = this.#failures.get(key);
+    if (failure && !this.#starts.has(key)) {
       return { exists: true, phase: "failed", version, message: failure.message };
     }
     return { exists: true, phase: "provisioning", version };
@@ -146,13 +176,14 @@ export class LocalBackend implements ClusterBackend {
 
   async create(target: ClusterTarget, version: string): Promise<void> {
     this.#requireVersion("create", target, version);
-    if (this.#starts.has(target.uid)) return;
-    const directory = this.#directoryOf(target);
+    const key = this.#keyOf(target);
+    if (this.#starts.has(key)) return;
+    const directory = this.#directoryOf(key);
     await mkdir(directory, { recursive: true });
     if ((await inspectPersistentControlPlane(directory)).running) return; // one control plane per uid
-    if (this.#starts.has(target.uid)) return; // the supervisor began meanwhile
-    this.#failures.delete(target.uid); // asked again: try at once
-    this.#startInBackground(target.uid);
+    if (this.#starts.has(key)) return; // the supervisor began meanwhile
+    this.#failures.delete(key); // asked again: try at once
+    this.#startInBackground(key);
   }
 
   /** Only the binaries' version exists here: updating to it changes nothing, to another one is refused. */
@@ -161,22 +192,25 @@ export class LocalBackend implements ClusterBackend {
   }
 
   async delete(target: ClusterTarget): Promise<void> {
-    const directory = this.#directoryOf(target);
-    this.#deleting.add(target.uid);
+    const key = this.#keyOf(target);
+    const directory = this.#directoryOf(key);
+    this.#deleting.add(key);
     try {
-      const start = this.#starts.get(target.uid);
+      const start = this.#starts.get(key);
       start?.abort.abort();
       await start?.done;
-      this.#failures.delete(target.uid);
+      this.#failures.delete(key);
       await stopPersistentControlPlane(directory, { remove: true, startTimeoutMs: this.#startTimeoutMs() });
+      // A pool member's records go after its cluster: a crash in between leaves a member the pool deletes again.
+      if (this.#ledger.member(key)) this.#ledger.forget(key);
     } finally {
-      this.#deleting.delete(target.uid);
+      this.#deleting.delete(key);
     }
   }
 
   /** The cluster's admin kubeconfig once it is healthy: by `observed` (the runtime's look moments ago), else by looking now. */
   async adminAccess(target: ClusterTarget, observed?: ClusterObservation): Promise<AdminAccess | undefined> {
-    const directory = this.#directoryOf(target);
+    const directory = this.#directoryOf(this.#keyOf(target));
     const ready = observed
       ? observed.exists && observed.phase === "ready"
       : (await inspectPersistentControlPlane(directory)).healthy;
@@ -191,7 +225,7 @@ export class LocalBackend implements ClusterBackend {
    * issuers comes from the ProviderConfig's `settings.oidcCertificateAuthority` (PEM).
    */
   async trustOidcIssuers(target: ClusterTarget, issuers: readonly OidcTrust[]): Promise<void> {
-    const directory = this.#directoryOf(target);
+    const directory = this.#directoryOf(this.#keyOf(target));
     if (!(await inspectPersistentControlPlane(directory)).exists) {
       throw new Error(`local backend: cluster ${target.namespace}/${target.name} does not exist`);
     }
@@ -213,8 +247,12 @@ export class LocalBackend implements ClusterBackend {
     }
   }
 
-  #directoryOf(target: ClusterTarget | string): string {
-    const uid = typeof target === "string" ? target : target.uid;
+  /** The folder key of a Cluster: its bound pool member's id, else its uid. */
+  #keyOf(target: ClusterTarget): string {
+    return this.#ledger.keyOf(target.uid);
+  }
+
+  #directoryOf(uid: string): string {
     if (!/^[A-Za-z0-9][A-Za-z0-9-]*$/.test(uid))
       throw new Error(`local backend: "${uid}" is not a Cluster uid`);
     return join(this.#clusters, uid);

@@ -1,12 +1,22 @@
 /** The `simulated` backend: clusters that exist only in memory (optionally in a file), with delays and faults. */
 
+import { join } from "node:path";
 import type { ClusterObservation, ClusterTarget } from "../api/backend.ts";
-import type { AdminAccess, BackendContext, BackendFactory, ClusterBackend } from "../api/backend-contract.ts";
+import type {
+  AdminAccess,
+  BackendContext,
+  BackendFactory,
+  ClusterBackend,
+  PoolMemberObservation,
+  PoolMemberSpec,
+  PoolSupport,
+} from "../api/backend-contract.ts";
 import { BACKEND_CONTRACT_VERSION } from "../api/backend-contract.ts";
 import { type Clock, systemClock } from "../api/clock.ts";
 import type { SupportedVersion } from "../api/cluster-profile.ts";
 import type { ProviderConfig } from "../api/provider-config.ts";
 import { describeCluster } from "./shared/error-wording.ts";
+import { folderPoolLedger, memberTarget, memoryPoolLedger, type PoolLedger } from "./shared/pool-ledger.ts";
 import { durationOption } from "./shared/settings.ts";
 import { folderStore, memoryStore, type SimulatedRecord, type SimulatedStore } from "./simulated-store.ts";
 
@@ -23,6 +33,8 @@ export interface SimulatedBackendOptions {
   /** Keep the clusters in this folder (a file each), so they outlive the process (kill -9 included). */
   readonly stateDirectory?: string;
   readonly clock?: Clock;
+  /** Where pool members and bindings are recorded; default beside the clusters (the state folder, else memory). */
+  readonly poolLedger?: PoolLedger;
   /** Source of randomness for faults; default Math.random. */
   readonly random?: () => number;
 }
@@ -41,8 +53,11 @@ export class SimulatedBackend implements ClusterBackend {
   readonly name = "simulated";
   /** Its clusters are not real: there is nothing to grant access to. */
   readonly capabilities = { adminAccess: false, oidc: false } as const;
-  readonly #options: Required<Omit<SimulatedBackendOptions, "stateDirectory">>;
+  readonly #options: Required<Omit<SimulatedBackendOptions, "stateDirectory" | "poolLedger">>;
   readonly #store: SimulatedStore;
+  readonly #ledger: PoolLedger;
+  /** Warm pools (contract 1.5): a member is a record like any other, keyed by its id; a binding leads a Cluster's uid to it. */
+  readonly pools: PoolSupport;
 
   constructor(options: SimulatedBackendOptions = {}) {
     this.#options = {
@@ -54,6 +69,22 @@ export class SimulatedBackend implements ClusterBackend {
       random: options.random ?? Math.random,
     };
     this.#store = options.stateDirectory ? folderStore(options.stateDirectory) : memoryStore();
+    this.#ledger =
+      options.poolLedger ??
+      (options.stateDirectory ? folderPoolLedger(join(options.stateDirectory, "pool")) : memoryPoolLedger());
+    this.pools = {
+      createMember: (member, target) => this.#createMember(member, target),
+      listMembers: (pool) => this.#listMembers(pool),
+      bind: async (id, target) => {
+        if (!this.#ledger.member(id)) throw new Error(`simulated backend: no pool member ${id}`);
+        this.#ledger.bind(target.uid, id);
+      },
+      deleteMember: async (id) => {
+        await this.delete(memberTarget(id));
+        // A member whose cluster is gone already is forgotten now; one being deleted, once that completes.
+        if (!this.#store.get(id)) this.#ledger.forget(id);
+      },
+    };
   }
 
   supportedVersions(config: ProviderConfig): readonly SupportedVersion[] {
@@ -71,11 +102,13 @@ export class SimulatedBackend implements ClusterBackend {
 
   /** Reads one record; a cluster whose deletion has completed is forgotten (its record pruned), never infrastructure. */
   async observe(target: ClusterTarget): Promise<ClusterObservation> {
-    const cluster = this.#store.get(target.uid);
+    const key = this.#ledger.keyOf(target.uid);
+    const cluster = this.#store.get(key);
     if (!cluster) return { exists: false };
     const done = this.#options.clock.now() >= cluster.since + this.#delayOf(cluster.phase);
     if (cluster.phase === "deleting" && done) {
-      this.#store.remove(target.uid);
+      this.#store.remove(key);
+      if (this.#ledger.member(key)) this.#ledger.forget(key);
       return { exists: false };
     }
     const phase = done ? "ready" : cluster.phase;
@@ -96,6 +129,7 @@ export class SimulatedBackend implements ClusterBackend {
     if (existing.exists && existing.phase !== "deleting") return; // idempotent: one cluster per Cluster uid
     this.#store.put({
       ...targetKey(target),
+      uid: this.#ledger.keyOf(target.uid),
       version,
       phase: "provisioning",
       since: this.#options.clock.now(),
@@ -105,7 +139,7 @@ export class SimulatedBackend implements ClusterBackend {
 
   async update(target: ClusterTarget, version: string): Promise<void> {
     this.#maybeFail("update", target);
-    const cluster = this.#store.get(target.uid);
+    const cluster = this.#store.get(this.#ledger.keyOf(target.uid));
     if (!cluster)
       throw new Error(
         `cannot update ${describeCluster(target)}: the simulated backend holds no such cluster`,
@@ -117,7 +151,7 @@ export class SimulatedBackend implements ClusterBackend {
   async delete(target: ClusterTarget): Promise<void> {
     this.#maybeFail("delete", target);
     const observed = await this.observe(target); // forgets a cluster whose deletion completed
-    const cluster = this.#store.get(target.uid);
+    const cluster = this.#store.get(this.#ledger.keyOf(target.uid));
     if (!cluster || !observed.exists || cluster.phase === "deleting") return;
     this.#store.put({ ...cluster, phase: "deleting", since: this.#options.clock.now() });
   }
@@ -134,6 +168,22 @@ export class SimulatedBackend implements ClusterBackend {
   /** How many clusters were ever created, across restarts when a state folder is used. */
   get createdTotal(): number {
     return this.#store.created();
+  }
+
+  /** Records the member first, then makes its cluster: a crash in between leaves a member the pool finds. */
+  async #createMember(member: PoolMemberSpec, target: ClusterTarget): Promise<void> {
+    this.#ledger.addMember(member);
+    await this.create({ ...target, ...memberTarget(member.id) }, member.version);
+  }
+
+  async #listMembers(pool: string): Promise<PoolMemberObservation[]> {
+    const listed: PoolMemberObservation[] = [];
+    for (const member of this.#ledger.members(pool)) {
+      const observation = await this.observe(memberTarget(member.id));
+      if (observation.exists && observation.phase === "deleting") continue;
+      listed.push({ ...member, observation });
+    }
+    return listed;
   }
 
   #delayOf(phase: SimulatedCluster["phase"]): number {

@@ -96,8 +96,34 @@ export class EngineMetrics {
     labelNames: ["resource"] as const,
     registers: [this.registry],
   });
+  readonly #poolServed = new Counter({
+    name: "openmcp_engine_pool_clusters_total",
+    help: "New Clusters of a ProviderConfig with a warm pool, by result: hit (bound to an idle pool cluster) or miss (made as usual)",
+    labelNames: ["pool", "result"] as const,
+    registers: [this.registry],
+  });
+  readonly #timeToReady = new Histogram({
+    name: "openmcp_engine_cluster_time_to_ready_seconds",
+    help: "Time from a Cluster's creation to its first Ready, by source: pool (bound to a warm cluster) or made",
+    labelNames: ["source"] as const,
+    buckets: latencyBuckets,
+    registers: [this.registry],
+  });
+  readonly #poolSources: Array<() => ReadonlyArray<{ pool: string; state: string; count: number }>> = [];
 
   constructor() {
+    const poolSources = this.#poolSources;
+    new Gauge({
+      name: "openmcp_engine_pool_clusters",
+      help: "Clusters of each warm pool, by state: idle, binding, refilling",
+      labelNames: ["pool", "state"] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const read of poolSources)
+          for (const { pool, state, count } of read()) this.set({ pool, state }, count);
+      },
+    });
     // Gauges that mirror live state are read at scrape time, never kept up to date by hand.
     const depthSources = this.#depthSources;
     const objectSources = this.#objectSources;
@@ -259,6 +285,21 @@ export class EngineMetrics {
   /** A write of an object of `resource` was refused while the object is held back. */
   writeHeldBack(resource: string): void {
     this.#writesHeldBack.inc({ resource });
+  }
+
+  /** Sizes of the warm pools by state, read on every scrape. */
+  countPools(read: () => ReadonlyArray<{ pool: string; state: string; count: number }>): void {
+    this.#poolSources.push(read);
+  }
+
+  /** A new Cluster with a pool for its ProviderConfig was bound to a pool cluster (`hit`) or made as usual (`miss`). */
+  poolServed(pool: string, result: "hit" | "miss"): void {
+    this.#poolServed.inc({ pool, result });
+  }
+
+  /** A Cluster became Ready for the first time, `ms` after its creation. */
+  clusterReady(source: "pool" | "made", ms: number): void {
+    this.#timeToReady.observe({ source }, seconds(ms));
   }
 
   /** Whether this replica leads `lease`. */

@@ -84,7 +84,7 @@ describe("an in-cluster style deployment", () => {
       .listCustomResourceDefinition();
     for (const crd of crds.items)
       expect(crd.metadata?.labels).toMatchObject({ "openmcp.cloud/cluster": "platform" });
-    expect(crds.items).toHaveLength(15);
+    expect(crds.items).toHaveLength(16);
 
     await custom.createClusterCustomObject({
       ...RESOURCES.ProviderConfig,

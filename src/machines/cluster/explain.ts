@@ -156,6 +156,12 @@ export function explainCluster(cluster: Cluster, profile: ProfileLookup): Cluste
       );
       waitingFor.push("the next reconcile");
   }
+  const poolMember = cluster.metadata.annotations?.[ANNOTATIONS.poolMember];
+  if (poolMember !== undefined) {
+    why.push(
+      `it came from warm pool ${poolMember.split("/")[0]}: bound to pool cluster ${poolMember.split("/").slice(1).join("/")}, made before the Cluster asked`,
+    );
+  }
   return { ...base, why, waitingFor };
 }
 

@@ -53,6 +53,8 @@ export interface ClusterStepInput extends StepBasics {
   /** The version an unversioned Cluster gets (the ProviderConfig's defaultVersion); else the newest. */
   readonly defaultVersion?: string;
   readonly timing: ClusterTiming;
+  /** `<pool>/<member id>` when the Cluster is served from a warm pool: shown as its pool-member annotation. */
+  readonly poolMember?: string;
 }
 
 /** What the runtime does after a step: write `desired`, order the backend, record the Events. */
@@ -115,6 +117,10 @@ export const stepCluster: (input: ClusterStepInput) => ClusterStepResult = kindS
     if (input.observation.exists && input.observation.info !== undefined) {
       draft.annotations ??= {};
       draft.annotations[ANNOTATIONS.providerInfo] = input.observation.info;
+    }
+    if (input.poolMember !== undefined) {
+      draft.annotations ??= {};
+      draft.annotations[ANNOTATIONS.poolMember] = input.poolMember;
     }
   },
   status: desiredStatus,

@@ -46,6 +46,8 @@ export interface BuiltInKindOptions {
    * Needs Cluster API's CRDs installed: the engine watches CAPI Clusters.
    */
   readonly capi?: boolean;
+  /** Keep the idle clusters ClusterPools ask for and serve new Clusters from them (default false; the ClusterPool CRD must be installed). */
+  readonly pools?: boolean;
 }
 
 /** The settings each built-in kind gets from the shorthand options, by kind name. */
@@ -54,7 +56,7 @@ export function builtInKindSettings(options: BuiltInKindOptions): { readonly [ki
   const building = { ...(timing ? { timing: { ...timing } } : {}) };
   const capi = { ...building, enabled: options.capi === true };
   return {
-    Cluster: building,
+    Cluster: { ...building, ...(options.pools ? { pools: true } : {}) },
     // A denied request is looked at as often as one at work, unless the option says otherwise.
     AccessRequest: {
       ...(accessTiming ? { timing: { retryMs: accessTiming.pollMs, ...accessTiming } } : {}),

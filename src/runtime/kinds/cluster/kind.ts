@@ -4,23 +4,41 @@ import type { Cluster } from "../../../api/cluster.ts";
 import type { ClusterProfile } from "../../../api/cluster-profile.ts";
 import type { ProviderConfig } from "../../../api/provider-config.ts";
 import type { BackendOrder } from "../../../machines/backend-cluster/backend-cluster.ts";
+import { acceptedVersion } from "../../../machines/backend-cluster/backend-cluster.ts";
 import { CLUSTER_DEFINITION } from "../../../machines/cluster/definition.ts";
 import { explainCluster, type ProfileLookup } from "../../../machines/cluster/explain.ts";
 import {
   type ClusterTiming,
+  clusterFacts,
   clusterResponsibility,
   clusterTarget,
   stepCluster,
 } from "../../../machines/cluster/step.ts";
-import type { KindContext, MachineKind } from "../../machine-kind.ts";
+import type { KindContext, KindSettings, MachineKind } from "../../machine-kind.ts";
 import { wake } from "../../machine-kind.ts";
 import { PROFILE_CACHES } from "../../profile-controller.ts";
 import { profileOffer, profilesOf } from "../shared/profile-offer.ts";
 import { CLUSTER_CACHES } from "./caches.ts";
 import { readClusterConfigs } from "./cluster-configs.ts";
+import { PoolBinder } from "./pool-binder.ts";
+import { POOL_CACHES } from "./pool-caches.ts";
+import { PoolController } from "./pool-controller.ts";
 
 /** Defaults: poll a working backend every 2 s, retry a missing profile every 30 s, resync Ready every 10 min. */
 export const DEFAULT_CLUSTER_TIMING = { pollMs: 2_000, retryMs: 30_000, resyncMs: 600_000 } as const;
+
+/**
+ * The Cluster kind's settings besides its timing: `pools: true` serves new Clusters from warm pools
+ * (ClusterPools; their CRD must be installed) and runs the pool controller.
+ */
+export interface ClusterSettings extends KindSettings {
+  readonly pools?: boolean;
+}
+
+/** The Cluster kind's per-engine state: the pool binder, when pools are served. */
+export interface ClusterKindState {
+  readonly pools: PoolBinder | undefined;
+}
 
 /** Every Cluster that names one of these profiles. */
 function clustersOf(context: KindContext, profiles: ReadonlySet<string | undefined>): string[] {
@@ -32,10 +50,30 @@ function clustersOf(context: KindContext, profiles: ReadonlySet<string | undefin
 }
 
 /** The Cluster kind: Pending → Provisioning → Ready ⇄ Updating, Failed, Deleting, at the configured backend. */
-export const clusterKind: MachineKind<Cluster, ClusterObservation, BackendOrder, ClusterTiming> = {
+export const clusterKind: MachineKind<
+  Cluster,
+  ClusterObservation,
+  BackendOrder,
+  ClusterTiming,
+  ClusterKindState,
+  ClusterSettings
+> = {
   definition: CLUSTER_DEFINITION,
   cache: CLUSTER_CACHES.clusters,
   timing: DEFAULT_CLUSTER_TIMING,
+  state: (context, settings) => {
+    if (settings.pools !== true) return { pools: undefined };
+    context.informers.of(POOL_CACHES.pools); // made before the caches start
+    return { pools: new PoolBinder(context as KindContext) };
+  },
+  controllers(context, _settings, parts) {
+    const binder = context.state.pools;
+    if (!binder) return [];
+    binder.countInto(parts.metrics);
+    return [
+      new PoolController(context as KindContext, { pollMs: context.timing.pollMs, resyncMs: 30_000 }, parts),
+    ];
+  },
   wakes: [
     wake(PROFILE_CACHES.profiles, (profile: ClusterProfile, context) =>
       clustersOf(context, new Set([profile.metadata.name])),
@@ -58,19 +96,43 @@ export const clusterKind: MachineKind<Cluster, ClusterObservation, BackendOrder,
         ? await readClusterConfigs(context.kubeConfig, await context.backends.of(described), cluster)
         : undefined;
     const target = { ...described, ...(clusterConfigs ? { clusterConfigs } : {}) };
+    // A pool binding precedes the first observation, so the step sees the bound cluster as the Cluster's own.
+    const binder = context.state.pools;
+    const poolMember =
+      binder && responsibility === "ours"
+        ? await binder.serve(
+            cluster,
+            target,
+            acceptedVersion(
+              clusterFacts({
+                cluster,
+                profile,
+                providerName,
+                observation: { exists: false },
+                ...(defaultVersion ? { defaultVersion } : {}),
+                now: "",
+                timing,
+              }),
+            ),
+          )
+        : undefined;
     return {
       observe: async () => (responsibility === "ours" ? backend.observe(target) : { exists: false }),
-      step: (object, observation, { now, lastError }) =>
-        stepCluster({
+      step: (object, observation, { now, nowMs, lastError }) => {
+        const result = stepCluster({
           cluster: object,
           profile,
           providerName,
           observation,
           ...(defaultVersion ? { defaultVersion } : {}),
           ...(lastError === undefined ? {} : { lastError }),
+          ...(poolMember === undefined ? {} : { poolMember }),
           now,
           timing,
-        }),
+        });
+        binder?.readied(object, result.previousState, result.state, nowMs, poolMember);
+        return result;
+      },
       async run(commands) {
         for (const command of commands) {
           log.info("backend command", {

@@ -34,6 +34,16 @@ const deleting = (cluster: Cluster, finalizers: string[]): Cluster => ({
 });
 
 describe("explainCluster", () => {
+  it("says a Cluster came from a warm pool, written by the step that bound it, Ready at once", () => {
+    const cluster = settled(aCluster(), readyAt("1.33.3"), { poolMember: "warm/pool-0a1b2c3d4e5f" });
+    expect(cluster.metadata.annotations?.[ANNOTATIONS.poolMember]).toBe("warm/pool-0a1b2c3d4e5f");
+    const explanation = explainCluster(cluster, ours);
+    expect(explanation.state).toBe("ready");
+    expect(explanation.why).toContain(
+      "it came from warm pool warm: bound to pool cluster pool-0a1b2c3d4e5f, made before the Cluster asked",
+    );
+  });
+
   it("says a provisioning Cluster waits for the backend, with what the backend reported", () => {
     const cluster = settled(aCluster(), provisioningAt("1.33.3"));
     expect(explainCluster(cluster, ours)).toEqual({

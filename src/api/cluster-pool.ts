@@ -1,0 +1,61 @@
+/** The ClusterPool kind (engine.openmcp.cloud/v1alpha1): warm clusters of one ProviderConfig, made before any Cluster asks. */
+
+import type { Condition, TypedObject } from "./common.ts";
+import type { ENGINE_API_VERSION } from "./constants.ts";
+
+/** How many idle clusters to keep, of which versions, from which ProviderConfig. */
+export interface ClusterPoolSpec {
+  /** The ProviderConfig whose backend makes the pool's clusters; a Cluster of a profile made from it may be served. */
+  readonly providerConfig: string;
+  /** Kubernetes versions (`X.Y.Z`) to keep idle clusters of; empty or absent: the config's default version. */
+  readonly versions?: readonly string[];
+  /** Idle clusters to keep Ready per version. 0 empties the pool. */
+  readonly idle: number;
+  /** At most this many pool clusters at once (idle, starting and being bound), across versions. Default idle × versions. */
+  readonly maximum?: number;
+  /** Make new idle clusters when some were taken (default true); false fills the pool once per spec change, then only serves. */
+  readonly refill?: boolean;
+}
+
+/** Where one pool cluster is. */
+export type PoolMemberPhase = "Provisioning" | "Ready" | "Failed";
+
+/** The Cluster a pool cluster was claimed for. */
+export interface PoolClaim {
+  readonly namespace: string;
+  readonly name: string;
+  readonly uid: string;
+}
+
+/** One cluster of the pool, as the engine recorded it. */
+export interface PoolMember {
+  /** The backend's key of the cluster (not a Cluster's uid: it was made for none). */
+  readonly id: string;
+  readonly version: string;
+  readonly phase: PoolMemberPhase;
+  /**
+   * The Cluster it is being bound to. Written before the backend binds it (guarded by the pool's
+   * resourceVersion, so two Clusters never claim one member); removed once that Cluster holds it as its own.
+   */
+  readonly claimedBy?: PoolClaim;
+}
+
+/** What the pool holds now. */
+export interface ClusterPoolStatus {
+  readonly observedGeneration?: number;
+  /** Clusters Ready and bound to nothing. */
+  readonly idle?: number;
+  /** Clusters claimed by a Cluster, not yet bound at the backend. */
+  readonly binding?: number;
+  /** Clusters being made to refill the pool. */
+  readonly refilling?: number;
+  readonly members?: readonly PoolMember[];
+  /** `Ready` (the pool holds what its spec asks) and `Refilled` (False with the reason when making clusters fails). */
+  readonly conditions?: readonly Condition[];
+}
+
+/** A pool of warm clusters. Cluster-scoped, like the ProviderConfig it draws from. */
+export interface ClusterPool extends TypedObject<typeof ENGINE_API_VERSION, "ClusterPool"> {
+  readonly spec: ClusterPoolSpec;
+  readonly status?: ClusterPoolStatus;
+}

@@ -1,0 +1,138 @@
+/**
+ * The warm-pool part of the conformance kit (contract 1.5), for a backend that declares `pools`: one member's
+ * life through restarts of the backend (a new instance on the same state folder, as after kill -9 of the
+ * engine) at every step: made for no Cluster, listed, bound to a Cluster's uid (twice: idempotent), served under
+ * that uid, never doubled by a create for that uid, deleted under it; an idle member deleted by its id.
+ */
+import { randomBytes } from "node:crypto";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import type { ClusterObservation, ClusterTarget } from "../api/backend.ts";
+import type { BackendContext, BackendFactory, ClusterBackend, PoolSupport } from "../api/backend-contract.ts";
+import { systemClock } from "../api/clock.ts";
+import { ENGINE_API_VERSION } from "../api/constants.ts";
+import { silentLogger } from "../api/logger.ts";
+import type { ProviderConfig } from "../api/provider-config.ts";
+import { ConformanceError } from "./conformance.ts";
+
+/** How patient to be, and what to give the factory. */
+export interface PoolConformanceOptions {
+  /** How long "eventually ready" and "eventually gone" may take (default 10 s). */
+  readonly readyTimeoutMs?: number;
+  readonly context?: Partial<Omit<BackendContext, "stateDirectory">>;
+}
+
+const fail = (rule: string, detail: string): never => {
+  throw new ConformanceError(`${rule}: ${detail}`);
+};
+
+/** Checks the pool contract; throws a {@link ConformanceError} naming the rule broken. */
+export async function checkPoolConformance(
+  factory: BackendFactory,
+  options: PoolConformanceOptions = {},
+): Promise<void> {
+  const stateDirectory = await mkdtemp(join(tmpdir(), "pool-conformance-"));
+  const context: BackendContext = {
+    options: {},
+    log: silentLogger,
+    clock: systemClock,
+    readSecret: async () => undefined,
+    ...options.context,
+    stateDirectory,
+  };
+  let backend: ClusterBackend = await factory(context);
+  const restart = async () => {
+    await backend.close?.();
+    backend = await factory(context);
+  };
+  const pools = (): PoolSupport =>
+    backend.pools ?? fail("a backend declares pools", `${backend.name} has none`);
+  const timeoutMs = options.readyTimeoutMs ?? 10_000;
+  const call = randomBytes(4).toString("hex");
+  const pool = `conformance-${call}`;
+  const ids = [`pool-${call}a1`, `pool-${call}a2`];
+  const config: ProviderConfig = {
+    apiVersion: ENGINE_API_VERSION,
+    kind: "ProviderConfig",
+    metadata: { name: "conformance" },
+    spec: { backend: backend.name },
+  };
+  const version =
+    backend.supportedVersions(config)[0]?.version ?? fail("a config yields versions", "none offered");
+  const cluster: ClusterTarget = {
+    uid: `${call}-0000-4000-8000-00000000c001`,
+    namespace: "conformance",
+    name: "bound",
+    tenancy: "Exclusive",
+    profile: "conformance",
+    providerConfig: "conformance",
+  };
+  const memberTarget = (id: string): ClusterTarget => ({ ...cluster, uid: id, name: id });
+  const until = async <T>(what: string, read: () => Promise<T>, done: (value: T) => boolean): Promise<T> => {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const value = await read();
+      if (done(value)) return value;
+      if (Date.now() > deadline) fail(what, `still ${JSON.stringify(value)} after ${timeoutMs} ms`);
+      await sleep(50);
+    }
+  };
+  const ready = (observation: ClusterObservation | undefined) =>
+    observation?.exists === true && observation.phase === "ready";
+  try {
+    for (const id of ids) await pools().createMember({ id, pool, version }, memberTarget(id));
+    await restart();
+    await until(
+      "pool members are listed, and become ready",
+      () => pools().listMembers(pool),
+      (members) =>
+        members.length === 2 &&
+        members.every((member) => ready(member.observation) && member.boundTo === undefined),
+    );
+    if ((await backend.observe(cluster)).exists)
+      fail("an unbound member serves no Cluster", "the Cluster's uid is observed before any bind");
+    await pools().bind(ids[0] as string, cluster);
+    await restart();
+    await pools().bind(ids[0] as string, cluster); // again, after a restart: idempotent
+    const served = await until(
+      "a bound member is observed under the Cluster's uid",
+      () => backend.observe(cluster),
+      ready,
+    );
+    await backend.create(cluster, version); // the engine's step orders a create; it must make nothing
+    await restart();
+    const members = await pools().listMembers(pool);
+    const bound = members.find((member) => member.id === ids[0]);
+    if (bound?.boundTo !== cluster.uid)
+      fail("a restarted backend finds the binding", JSON.stringify(members));
+    if (!ready(await backend.observe(cluster)))
+      fail("a restarted backend still serves the Cluster", JSON.stringify(served));
+    await pools().deleteMember(ids[1] as string);
+    await restart();
+    await until(
+      "a deleted idle member is gone, the bound one stays",
+      () => pools().listMembers(pool),
+      (listed) => listed.length === 1 && listed[0]?.id === ids[0],
+    );
+    await backend.delete(cluster);
+    await restart();
+    await until(
+      "a bound Cluster's deletion deletes its member",
+      () => backend.observe(cluster),
+      (o) => !o.exists,
+    );
+    await until(
+      "nothing of the pool is left",
+      () => pools().listMembers(pool),
+      (listed) => listed.length === 0,
+    );
+    if ((await backend.observe(memberTarget(ids[0] as string))).exists)
+      fail("the member's cluster is gone", ids[0] as string);
+  } finally {
+    for (const id of ids) await backend.pools?.deleteMember(id).catch(() => {});
+    await backend.close?.();
+    await rm(stateDirectory, { recursive: true, force: true });
+  }
+}
