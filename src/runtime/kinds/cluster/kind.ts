@@ -2,6 +2,7 @@
 import type { ClusterObservation } from "../../../api/backend.ts";
 import type { Cluster } from "../../../api/cluster.ts";
 import type { ClusterProfile } from "../../../api/cluster-profile.ts";
+import { isPaused } from "../../../api/move.ts";
 import type { ProviderConfig } from "../../../api/provider-config.ts";
 import type { BackendOrder } from "../../../machines/backend-cluster/backend-cluster.ts";
 import { CLUSTER_DEFINITION } from "../../../machines/cluster/definition.ts";
@@ -18,6 +19,7 @@ import { PROFILE_CACHES } from "../../profile-controller.ts";
 import { profileOffer, profilesOf } from "../shared/profile-offer.ts";
 import { CLUSTER_CACHES } from "./caches.ts";
 import { readClusterConfigs } from "./cluster-configs.ts";
+import { handOver, takeOver } from "./handover.ts";
 
 /** Defaults: poll a working backend every 2 s, retry a missing profile every 30 s, resync Ready every 10 min. */
 export const DEFAULT_CLUSTER_TIMING = { pollMs: 2_000, retryMs: 30_000, resyncMs: 600_000 } as const;
@@ -58,6 +60,10 @@ export const clusterKind: MachineKind<Cluster, ClusterObservation, BackendOrder,
         ? await readClusterConfigs(context.kubeConfig, await context.backends.of(described), cluster)
         : undefined;
     const target = { ...described, ...(clusterConfigs ? { clusterConfigs } : {}) };
+    // A Cluster moved here: its backend state first, then (next reconcile) the first look.
+    if (responsibility === "ours" && !isPaused(cluster) && (await takeOver(cluster, target, context))) {
+      return undefined;
+    }
     return {
       observe: async () => (responsibility === "ours" ? backend.observe(target) : { exists: false }),
       step: (object, observation, { now, lastError }) =>
@@ -84,6 +90,13 @@ export const clusterKind: MachineKind<Cluster, ClusterObservation, BackendOrder,
         }
       },
     };
+  },
+
+  // Paused for a move: hand the backend's state over (a Cluster being deleted has nothing to hand over).
+  async paused(cluster, context) {
+    if (cluster.metadata.deletionTimestamp) return;
+    const { profile, settings } = profileOffer(context, cluster.spec.profile);
+    await handOver(cluster, clusterTarget(cluster, profile, settings), context);
   },
 
   describe: (command) => command.kind,
