@@ -2,7 +2,7 @@
 import type { ClusterObservation } from "../../../api/backend.ts";
 import type { Cluster } from "../../../api/cluster.ts";
 import type { ClusterProfile } from "../../../api/cluster-profile.ts";
-import { isPaused } from "../../../api/move.ts";
+import { HANDOVER_ANNOTATION, isPaused } from "../../../api/move.ts";
 import type { ProviderConfig } from "../../../api/provider-config.ts";
 import type { BackendOrder } from "../../../machines/backend-cluster/backend-cluster.ts";
 import { CLUSTER_DEFINITION } from "../../../machines/cluster/definition.ts";
@@ -92,9 +92,10 @@ export const clusterKind: MachineKind<Cluster, ClusterObservation, BackendOrder,
     };
   },
 
-  // Paused for a move: hand the backend's state over (a Cluster being deleted has nothing to hand over).
+  // Paused for a move: hand the backend's state over. Nothing to hand over for a Cluster being deleted, nor for
+  // a copy that arrived here and has not taken its own hand-over yet (this backend holds nothing of it).
   async paused(cluster, context) {
-    if (cluster.metadata.deletionTimestamp) return;
+    if (cluster.metadata.deletionTimestamp || cluster.metadata.annotations?.[HANDOVER_ANNOTATION]) return;
     const { profile, settings } = profileOffer(context, cluster.spec.profile);
     await handOver(cluster, clusterTarget(cluster, profile, settings), context);
   },
