@@ -61,7 +61,7 @@ const core = { group: "", version: "v1" } as const;
 
 /**
  * The kinds a move carries, in the order they are copied (owners before what they own; removed from the source
- * in the reverse order). ProviderConfigs are neither paused nor given a status: the target's engine serves them
+ * users first, Secrets after their owners). ProviderConfigs are neither paused nor given a status: the target's engine serves them
  * itself, and they leave the source only when no Cluster left there uses them.
  */
 export const MOVED_KINDS: readonly MovedKind[] = [
@@ -290,6 +290,18 @@ export function copyDecision(kind: MovedKind, existing: MovedObject | undefined)
   // A Secret is made whole at once, after its owner (its owner reference resolves); a ProviderConfig is served by the target.
   if (!kind.pausable) return "leave";
   return existing.metadata.annotations?.[PAUSED_ANNOTATION] === "true" ? "update" : "leave";
+}
+
+/**
+ * Whether `secret` is a hand-over the target has taken already: its Cluster's copy no longer names it (the
+ * target's engine imported it and deleted it there), so it is not copied again.
+ */
+export function handoverTaken(secret: MovedObject, ownerCopy: MovedObject | undefined): boolean {
+  return (
+    secret.metadata.labels?.[HANDOVER_OWNER_LABEL] !== undefined &&
+    ownerCopy !== undefined &&
+    ownerCopy.metadata.annotations?.[HANDOVER_ANNOTATION] === undefined
+  );
 }
 
 /** The ProviderConfigs that may leave the source: moved ones no Cluster left there uses. */

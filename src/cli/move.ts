@@ -23,6 +23,7 @@ import {
   copyOf,
   type Handover,
   handoverOf,
+  handoverTaken,
   keyOf,
   MOVED_KINDS,
   type MovedKind,
@@ -129,7 +130,7 @@ export async function move(args: string[]): Promise<void> {
  * Flow: pause → wait for every Cluster's hand-over (refused ones and what uses them are resumed on the source
  * and left) → copy in kind order, creating what is missing (each new uid noted), then write every copy still
  * paused on the target again with all uids known, and its status → wait for the target's ClusterProfiles →
- * resume on the target → remove from the source in reverse order, finalizers first.
+ * resume on the target → remove from the source (users first, Secrets after their owners), finalizers first.
  * Guarantees: idempotent; after a failure at any point, running it again converges (a copy the target's engine
  * has taken on is never overwritten; an object gone from the source is not looked for).
  */
@@ -175,11 +176,19 @@ export async function moveObjects(options: MoveOptions): Promise<MoveReport> {
 
   // 3. Copy: what is missing first (owners before what they own), then every copy still paused, with its status.
   const uids = new Map<string, string>();
+  /** The copies on the target, by source uid. */
+  const copies = new Map<string, MovedObject>();
   for (const kind of MOVED_KINDS) {
     await eachOf(selection.objects[kind.kind] ?? [], async (object) => {
       const existing = await target.of(kind).get(object);
+      if (
+        !existing &&
+        handoverTaken(object, copies.get(object.metadata.labels?.[HANDOVER_OWNER_LABEL] ?? ""))
+      )
+        return;
       const copy = existing ?? (await target.of(kind).create(copyOf(object, kind, uids)));
       uids.set(object.metadata.uid ?? "", copy.metadata.uid ?? "");
+      copies.set(object.metadata.uid ?? "", copy);
       checkpoint(`copied ${kind.kind} ${keyOf(object)}`);
     });
   }
@@ -225,7 +234,7 @@ export async function moveObjects(options: MoveOptions): Promise<MoveReport> {
       left.profileConfigs,
     ),
   };
-  for (const kind of [...MOVED_KINDS].reverse()) {
+  for (const kind of REMOVAL_ORDER) {
     await eachOf(removed[kind.kind] ?? [], async (object) => {
       if (kind.pausable && (object.metadata.finalizers ?? []).length > 0) {
         await source.of(kind).merge(object, { metadata: { finalizers: null } });
@@ -339,6 +348,19 @@ async function waitForProfiles(
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Users before what they use; Secrets after their owners (an engine could write a Cluster's hand-over again
+ * while the Cluster is there); ProviderConfigs last.
+ */
+const REMOVAL_ORDER = [
+  "AccessRequest",
+  "ClusterRequestGrant",
+  "ClusterRequest",
+  "Cluster",
+  "Secret",
+  "ProviderConfig",
+].map((name) => MOVED_KINDS.find((kind) => kind.kind === name) as MovedKind);
 
 const CLUSTERS = MOVED_KINDS.find((kind) => kind.kind === "Cluster") as MovedKind;
 const SECRETS = MOVED_KINDS.find((kind) => kind.kind === "Secret") as MovedKind;

@@ -27,8 +27,10 @@ const ownerOf = (cluster: Cluster): OwnerLabel => [HANDOVER_OWNER_LABEL, cluster
  * what the backend exports, or `refused` with why when the backend cannot hand its clusters over.
  */
 export async function handOver(cluster: Cluster, target: ClusterTarget, context: KindContext): Promise<void> {
-  const backend = await context.backends.of(target);
   const { namespace = "", name = "", uid = "" } = cluster.metadata;
+  // Handed over already: nothing changes at the backend while the Cluster is paused.
+  if (await handedOver(context.kubeConfig, namespace, handoverSecretName(name), ownerOf(cluster))) return;
+  const backend = await context.backends.of(target);
   const movable = backend.exportCluster !== undefined && backend.importCluster !== undefined;
   const state = movable ? await backend.exportCluster?.(target) : undefined;
   await writeOwnedSecret(
@@ -78,6 +80,20 @@ export async function takeOver(
     Patch.remove(["metadata", "annotations", HANDOVER_ANNOTATION]),
   ]);
   return true;
+}
+
+/** Whether the hand-over Secret made for the owner exists (ready or refused). */
+async function handedOver(kubeConfig: KubeConfig, namespace: string, name: string, owner: OwnerLabel) {
+  try {
+    const secret = await kubeConfig.makeApiClient(CoreV1Api).readNamespacedSecret({ namespace, name });
+    return (
+      secret.metadata?.labels?.[owner[0]] === owner[1] &&
+      secret.metadata?.annotations?.[HANDOVER_STATE_ANNOTATION] !== undefined
+    );
+  } catch (error) {
+    if (isNotFound(error)) return false;
+    throw error;
+  }
 }
 
 /** The decoded state of a `ready` hand-over Secret made for the owner; undefined when there is none. */
