@@ -16,7 +16,7 @@ import { configMapTokenRequest, statusOf } from "../support/access-proofs.ts";
 import { anAccessRequest } from "../support/builders.ts";
 import { eventually } from "../support/eventually.ts";
 import { grantingSimulatedBackend } from "../support/granting-simulated-backend.ts";
-import { FAST_TIMING, isReady, startWorld, type World } from "../support/world.ts";
+import { isReady, startWorld, type World } from "../support/world.ts";
 
 let source: World;
 let target: World;
