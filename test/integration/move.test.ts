@@ -12,6 +12,7 @@ import { RESOURCES } from "../../src/api/constants.ts";
 import { handoverSecretName, IDENTITY_ANNOTATION, PAUSED_ANNOTATION } from "../../src/api/move.ts";
 import { type MovePoint, moveObjects } from "../../src/cli/move.ts";
 import { ACCESS_NAMESPACE } from "../../src/machines/access-request/names.ts";
+import { SimulatedBackend } from "../../src/providers/simulated.ts";
 import { configMapTokenRequest, statusOf } from "../support/access-proofs.ts";
 import { anAccessRequest } from "../support/builders.ts";
 import { eventually } from "../support/eventually.ts";
@@ -263,4 +264,46 @@ describe("move", () => {
       ).toBe(200);
     }
   }, 600_000);
+  it("leaves a Cluster whose backend cannot hand it over where it is, resumed, and names the backend", async () => {
+    // A management cluster whose engine's backend lacks exportCluster and importCluster (contract 1.5).
+    const inner = new SimulatedBackend({ provisionDelayMs: 0 });
+    const fixed = await startWorld({
+      backend: {
+        name: "fixed-in-place",
+        capabilities: inner.capabilities,
+        supportedVersions: (config) => inner.supportedVersions(config),
+        traits: (config) => inner.traits(config),
+        observe: (cluster) => inner.observe(cluster),
+        create: (cluster, version) => inner.create(cluster, version),
+        update: (cluster, version) => inner.update(cluster, version),
+        delete: (cluster) => inner.delete(cluster),
+        adminAccess: async () => undefined,
+      },
+    });
+    try {
+      await fixed.createCluster("stays");
+      await fixed.waitFor("stays", isReady);
+      const report = await moveObjects({
+        from: kubeConfigOf(fixed),
+        to: kubeConfigOf(target),
+        namespaces: [],
+      });
+      expect(report.refused).toEqual([
+        {
+          cluster: "clusters/stays",
+          reason: expect.stringMatching(
+            /^backend fixed-in-place cannot hand its clusters over .* Cluster clusters\/stays cannot move$/,
+          ),
+        },
+      ]);
+      expect(report.moved).toMatchObject({ Cluster: 0, Secret: 0 });
+      expect(await target.readCluster("stays")).toBeUndefined();
+      const stays = await fixed.readCluster("stays");
+      expect(stays?.metadata.annotations?.[PAUSED_ANNOTATION]).toBeUndefined();
+      expect(stays?.status?.phase).toBe("Ready");
+      expect(fixed.calls.filter((call) => call.method === "delete")).toEqual([]);
+    } finally {
+      await fixed.stop();
+    }
+  }, 120_000);
 });
