@@ -154,6 +154,9 @@ export async function moveObjects(options: MoveOptions): Promise<MoveReport> {
 
   // 2. Every Cluster's backend state handed over (or refused).
   const refused = await waitForHandovers(source, options.namespaces, selection, timeoutMs);
+  log(
+    `${(selection.objects.Cluster ?? []).length - refused.size} Clusters handed over, ${refused.size} refused`,
+  );
   checkpoint("handed over");
   if (refused.size > 0) {
     const staying = selectObjects(await readSource(source, options.namespaces), options.namespaces);

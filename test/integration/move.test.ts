@@ -14,7 +14,7 @@ import { type MovePoint, moveObjects } from "../../src/cli/move.ts";
 import { ACCESS_NAMESPACE } from "../../src/machines/access-request/names.ts";
 import { SimulatedBackend } from "../../src/providers/simulated.ts";
 import { configMapTokenRequest, statusOf } from "../support/access-proofs.ts";
-import { anAccessRequest } from "../support/builders.ts";
+import { aCluster, anAccessRequest } from "../support/builders.ts";
 import { eventually } from "../support/eventually.ts";
 import { grantingSimulatedBackend } from "../support/granting-simulated-backend.ts";
 import { isReady, startWorld, type World } from "../support/world.ts";
@@ -45,40 +45,55 @@ afterAll(async () => {
 
 const isGranted = (request: AccessRequest | undefined) => request?.status?.phase === "Granted";
 
-/** Creates Clusters `<prefix>-<i>` with a token AccessRequest each on `world`, and waits for them Ready and Granted. */
-async function createLandscape(world: World, prefix: string, count: number): Promise<string[]> {
+/** Creates Clusters `<prefix>-<i>` with a token AccessRequest each in `namespace`, and waits for them Ready and Granted. */
+async function createLandscape(
+  world: World,
+  prefix: string,
+  count: number,
+  namespace = world.namespace,
+): Promise<string[]> {
   const names = Array.from({ length: count }, (_, index) => `${prefix}-${index}`);
   await Promise.all(
     names.map(async (name) => {
-      await world.createCluster(name);
-      const request = anAccessRequest({
-        name,
-        namespace: world.namespace,
-        ...configMapTokenRequest({ name, namespace: world.namespace }),
+      await world.custom.createNamespacedCustomObject({
+        ...RESOURCES.Cluster,
+        namespace,
+        body: aCluster({ name, namespace, profile: world.profile, tenancy: "Exclusive" }),
       });
+      const request = anAccessRequest({ name, namespace, ...configMapTokenRequest({ name, namespace }) });
       await world.custom.createNamespacedCustomObject({
         ...RESOURCES.AccessRequest,
-        namespace: world.namespace,
+        namespace,
         body: request,
       });
     }),
   );
-  for (const name of names) {
-    await world.waitFor(name, isReady);
-    await world.waitForObject(RESOURCES.AccessRequest, name, isGranted, { timeoutMs: 60_000 });
-  }
+  await settled(world, names, namespace);
   return names;
 }
 
+/** Waits until the Clusters `names` of `namespace` are Ready and resumed, and their AccessRequests Granted. */
+async function settled(world: World, names: readonly string[], namespace = world.namespace): Promise<void> {
+  for (const name of names) {
+    await world.waitForObject<Cluster>(
+      RESOURCES.Cluster,
+      name,
+      (cluster) => isReady(cluster) && cluster?.metadata.annotations?.[PAUSED_ANNOTATION] === undefined,
+      { namespace, timeoutMs: 60_000 },
+    );
+    await world.waitForObject(RESOURCES.AccessRequest, name, isGranted, { namespace, timeoutMs: 60_000 });
+  }
+}
+
 /** What must stay the same across a move: every Cluster's and AccessRequest's status, every access Secret's data. */
-async function snapshot(world: World, names: readonly string[]) {
+async function snapshot(world: World, names: readonly string[], namespace = world.namespace) {
   const core = world.controlPlane.kubeConfig.makeApiClient(CoreV1Api);
   return Promise.all(
     names.map(async (name) => {
-      const cluster = await world.read<Cluster>(RESOURCES.Cluster, name);
-      const request = await world.read<AccessRequest>(RESOURCES.AccessRequest, name);
+      const cluster = await world.read<Cluster>(RESOURCES.Cluster, name, namespace);
+      const request = await world.read<AccessRequest>(RESOURCES.AccessRequest, name, namespace);
       const secret = await core.readNamespacedSecret({
-        namespace: world.namespace,
+        namespace,
         name: request?.status?.secretRef?.name ?? "",
       });
       return { name, cluster: cluster?.status, request: request?.status, secret: secret.data };
@@ -86,12 +101,16 @@ async function snapshot(world: World, names: readonly string[]) {
   );
 }
 
-/** The objects of the moved kinds on `world` (hand-over Secrets included), as `Kind name`. */
-async function leftOn(world: World, names: readonly string[]): Promise<string[]> {
+/** The objects of the moved kinds in `namespace` of `world` (hand-over Secrets included), as `Kind name`. */
+async function leftOn(
+  world: World,
+  names: readonly string[],
+  namespace = world.namespace,
+): Promise<string[]> {
   const core = world.controlPlane.kubeConfig.makeApiClient(CoreV1Api);
-  const clusters = await world.list<Cluster>(RESOURCES.Cluster);
-  const requests = await world.list<AccessRequest>(RESOURCES.AccessRequest);
-  const secrets = (await core.listNamespacedSecret({ namespace: world.namespace })).items.filter((secret) =>
+  const clusters = await world.list<Cluster>(RESOURCES.Cluster, namespace);
+  const requests = await world.list<AccessRequest>(RESOURCES.AccessRequest, namespace);
+  const secrets = (await core.listNamespacedSecret({ namespace })).items.filter((secret) =>
     names.some(
       (name) =>
         secret.metadata?.name === `${name}.kubeconfig` || secret.metadata?.name === handoverSecretName(name),
@@ -110,7 +129,6 @@ async function leftOn(world: World, names: readonly string[]): Promise<string[]>
 
 /** Polls the host with every token until stopped; counts the calls that were refused. */
 function pollTokens(tokens: readonly string[]) {
-  const server = kubeConfigOf(source).getCurrentCluster();
   const clients = tokens.map((kubeconfig) => {
     const kubeConfig = new KubeConfig();
     kubeConfig.loadFromString(kubeconfig);
@@ -130,7 +148,6 @@ function pollTokens(tokens: readonly string[]) {
     }
   })();
   return {
-    server: server?.server,
     async stop() {
       running = false;
       await done;
@@ -169,13 +186,7 @@ describe("move", () => {
     });
     const movedInMs = performance.now() - started;
     // The target's engine takes them on: Ready and Granted, as they were.
-    for (const name of names) {
-      await target.waitFor(
-        name,
-        (cluster) => isReady(cluster) && cluster?.metadata.annotations?.[PAUSED_ANNOTATION] === undefined,
-      );
-      await target.waitForObject(RESOURCES.AccessRequest, name, isGranted);
-    }
+    await settled(target, names);
     await new Promise((resolve) => setTimeout(resolve, 2_000)); // a few more looks of both engines
     const polled = await poller.stop();
     const after = await snapshot(target, names);
@@ -199,11 +210,18 @@ describe("move", () => {
   }, 240_000);
 
   it("converges when run again after it was interrupted at any point, back and forth", async () => {
-    const names = await createLandscape(source, "hop", 2);
-    const tokens = (await snapshot(source, names)).map((entry) =>
+    // A namespace of its own on both sides: a move of it carries only these.
+    const namespace = "hop";
+    for (const world of [source, target]) {
+      await world.controlPlane.kubeConfig
+        .makeApiClient(CoreV1Api)
+        .createNamespace({ body: { metadata: { name: namespace } } });
+    }
+    const names = await createLandscape(source, "hop", 2, namespace);
+    const tokens = (await snapshot(source, names, namespace)).map((entry) =>
       Buffer.from(entry.secret?.kubeconfig ?? "", "base64").toString("utf8"),
     );
-    const initial = await snapshot(source, names);
+    const initial = await snapshot(source, names, namespace);
     const commands = backendCommands(source) + backendCommands(target);
     // A dry count of the points of one move of these objects.
     const points: MovePoint[] = [];
@@ -215,7 +233,7 @@ describe("move", () => {
       const interrupted = await moveObjects({
         from: kubeConfigOf(from),
         to: kubeConfigOf(to),
-        namespaces: [from.namespace],
+        namespaces: [namespace],
         checkpoint(point) {
           seen.push(point);
           if (seen.length === interruptAt + 1) throw new Error(`interrupted at ${point}`);
@@ -227,27 +245,21 @@ describe("move", () => {
       expect(interrupted || seen.length <= interruptAt).toBe(true);
       if (!interrupted) break; // every point has been interrupted once
       points.push(seen[seen.length - 1] as MovePoint);
-      await moveObjects({ from: kubeConfigOf(from), to: kubeConfigOf(to), namespaces: [from.namespace] });
-      for (const name of names) {
-        await to.waitFor(
-          name,
-          (cluster) => isReady(cluster) && cluster?.metadata.annotations?.[PAUSED_ANNOTATION] === undefined,
-        );
-        await to.waitForObject(RESOURCES.AccessRequest, name, isGranted);
-      }
+      await moveObjects({ from: kubeConfigOf(from), to: kubeConfigOf(to), namespaces: [namespace] });
+      await settled(to, names, namespace);
       const after = `after an interruption at ${points.at(-1)}`;
       await eventually(
-        async () => expect(await leftOn(from, names), `left on the source ${after}`).toEqual([]),
+        async () => expect(await leftOn(from, names, namespace), `left on the source ${after}`).toEqual([]),
         {
           timeoutMs: 10_000,
         },
       );
-      expect(await leftOn(to, names), `on the target ${after}`).toEqual(
+      expect(await leftOn(to, names, namespace), `on the target ${after}`).toEqual(
         names
           .flatMap((name) => [`AccessRequest ${name}`, `Cluster ${name}`, `Secret ${name}.kubeconfig`])
           .sort(),
       );
-      expect(await snapshot(to, names)).toEqual(initial);
+      expect(await snapshot(to, names, namespace)).toEqual(initial);
       [from, to] = [to, from];
       interruptAt++;
     }
