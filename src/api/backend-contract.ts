@@ -135,6 +135,20 @@ export interface ClusterBackend {
    * take a few seconds to take effect after it returns.
    */
   trustOidcIssuers?(target: ClusterTarget, issuers: readonly OidcTrust[]): Promise<void>;
+  /**
+   * Optional (contract 1.5), with {@link importCluster}: what this instance keeps about the cluster outside the
+   * infrastructure itself (records, files in its state folder) that another engine needs to serve it, as text
+   * entries; `openmcp-engine move` carries it in a Secret to the engine on the other management cluster. Read-only:
+   * the cluster keeps running. A backend without the pair is refused by `move`, naming the backend.
+   * May hold secrets (it travels in a Secret), but they never appear in logs or messages.
+   */
+  exportCluster?(target: ClusterTarget): Promise<Readonly<Record<string, string>>>;
+  /**
+   * Optional (contract 1.5): takes over what {@link exportCluster} gave on the other engine, before this engine
+   * first looks at the moved Cluster (`target.uid` is the same on both sides). Idempotent; what this instance
+   * already holds about the cluster stays (never older state over newer); creates and deletes nothing.
+   */
+  importCluster?(target: ClusterTarget, state: Readonly<Record<string, string>>): Promise<void>;
   /** Releases what the instance holds (files, connections). Clusters keep running: a new instance adopts them. */
   close?(): Promise<void>;
   /** Optional (contract 1.5): warm pools — clusters made before any Cluster asks, bound to one later. */

@@ -238,6 +238,8 @@ export const REASONS = {
   BackendError: "BackendError",
   /** A reconcile's look at the world failed (e.g. a Cluster whose backend cannot be told); told as an Event. */
   ObserveFailed: "ObserveFailed",
+  /** The object is paused for a move between management clusters: the engine leaves it alone. Told as an Event. */
+  Paused: "Paused",
   Provisioning: "Provisioning",
   /** The backend reports the cluster incomplete; create is ordered again to make what is missing. */
   Repairing: "Repairing",

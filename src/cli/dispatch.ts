@@ -11,6 +11,7 @@ Commands:
   run     The controller, against the cluster of --kubeconfig (or in-cluster); until SIGTERM or Ctrl-C.
   explain A resource's state, why it is there, what it waits for, and its recent transitions (read-only).
   statecharts  The machines' statecharts as Stately JSON, Mermaid and SVG files (default: into docs/statecharts).
+  move    Clusters, their requests and access, with status, from one management cluster to another.
   capi-components  The engine as clusterctl installs a Cluster API infrastructure provider (one YAML stream).
   new-backend  A backend package of your own: a typed skeleton that passes the conformance kit, its test, a README.
 
@@ -43,6 +44,10 @@ const commands: Record<string, () => Promise<Command>> = {
   explain: async () => {
     const { explain, explainUsage } = await import("./explain.ts");
     return { run: (args) => explain(args), usage: explainUsage };
+  },
+  move: async () => {
+    const { move, moveUsage } = await import("./move.ts");
+    return { run: move, usage: moveUsage };
   },
   "capi-components": async () => {
     const { printCapiComponents, capiComponentsUsage } = await import("./capi-components.ts");

@@ -48,6 +48,9 @@ export const SIMULATED_DEFAULT_VERSIONS: readonly SupportedVersion[] = [
 
 type SimulatedCluster = SimulatedRecord;
 
+/** The entry of an exported cluster that holds its record. */
+const RECORD_KEY = "record.json";
+
 /** A {@link ClusterBackend} that simulates clusters; commands are idempotent, keyed by Cluster uid. */
 export class SimulatedBackend implements ClusterBackend {
   readonly name = "simulated";
@@ -154,6 +157,25 @@ export class SimulatedBackend implements ClusterBackend {
     const cluster = this.#store.get(this.#ledger.keyOf(target.uid));
     if (!cluster || !observed.exists || cluster.phase === "deleting") return;
     this.#store.put({ ...cluster, phase: "deleting", since: this.#options.clock.now() });
+  }
+
+  /** The cluster's record (contract 1.5): all the simulated backend knows of it. */
+  async exportCluster(target: ClusterTarget): Promise<Readonly<Record<string, string>>> {
+    const cluster = this.#store.get(target.uid);
+    return cluster ? { [RECORD_KEY]: JSON.stringify(cluster) } : {};
+  }
+
+  /** Keeps the record of another instance (contract 1.5) unless this one holds the cluster already. */
+  async importCluster(target: ClusterTarget, state: Readonly<Record<string, string>>): Promise<void> {
+    const text = state[RECORD_KEY];
+    if (text === undefined || this.#store.get(target.uid)) return;
+    const record = JSON.parse(text) as SimulatedRecord;
+    if (record.uid !== target.uid) {
+      throw new Error(
+        `simulated backend: the state handed over is of another cluster than ${describeCluster(target)}`,
+      );
+    }
+    this.#store.put({ ...record, ...targetKey(target) });
   }
 
   /** How many clusters exist right now (those whose deletion completed do not count). */

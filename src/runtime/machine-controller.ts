@@ -1,5 +1,7 @@
 /** The one machine controller: cache events → queue → observe → pure step → one write → commands → requeue, for any kind. */
 import { LABELS, REASONS } from "../api/constants.ts";
+import { isPaused, PAUSED_ANNOTATION } from "../api/move.ts";
+import { objectKey } from "../api/object-key.ts";
 import type { PatchOperation } from "../machines/shared/json-patch.ts";
 import type { MachineStep } from "../machines/shared/machine-step.ts";
 import { rfc3339 } from "../machines/shared/rfc3339.ts";
@@ -102,6 +104,8 @@ export class MachineController<T extends MachineObject> extends KeyedController 
   readonly #lastErrors = new Map<string, string>();
   /** The last failed look (observe) told per object uid, so a person is told once per distinct failure. */
   readonly #toldLookFailures = new Map<string, string>();
+  /** Uids of the paused objects whose pause was told in an Event. */
+  readonly #toldPaused = new Set<string>();
   /** Reconciles in a row that ended with commands still wanted, per key. */
   readonly #unfinishedInARow = new Map<string, number>();
 
@@ -213,6 +217,8 @@ export class MachineController<T extends MachineObject> extends KeyedController 
   async #reconcile(key: string, object: T): Promise<Outcome> {
     const work = await this.#kind.open(object, this.#context);
     if (!work) return Outcome.awaitChange();
+    if (isPaused(object)) return this.#whilePaused(object);
+    this.#toldPaused.delete(object.metadata.uid ?? "");
 
     const uid = object.metadata.uid ?? "";
     // `stored` is what the API server holds; `local` is it with the status computed so far.
@@ -289,6 +295,27 @@ export class MachineController<T extends MachineObject> extends KeyedController 
     return last.requeueAfterMs === undefined
       ? Outcome.awaitChange()
       : Outcome.requeueAfter(last.requeueAfterMs);
+  }
+
+  /**
+   * A paused object (see PAUSED_ANNOTATION) of this engine's: no step, no write to it, no command; only the kind's
+   * `paused` hook (e.g. the hand-over of a Cluster's backend state) and, once per pause, an Event that says so.
+   */
+  async #whilePaused(object: T): Promise<Outcome> {
+    await this.#kind.paused?.(object, this.#context);
+    const uid = object.metadata.uid ?? "";
+    if (!this.#toldPaused.has(uid)) {
+      this.#toldPaused.add(uid);
+      this.#recordEvents(object, [
+        {
+          type: "Normal",
+          reason: REASONS.Paused,
+          message: `paused (${PAUSED_ANNOTATION}: "true"): the engine leaves it as it is until the annotation goes`,
+        },
+      ]);
+    }
+    this.log.info("paused", { key: objectKey(object) });
+    return Outcome.awaitChange();
   }
 
   /** How long to wait before looking again at an object whose commands did not settle it this time. */

@@ -191,6 +191,11 @@ export interface MachineKind<
     object: T,
     context: KindContext<Timing, State>,
   ): Promise<Reconciliation<T, Observation, Command> | undefined>;
+  /**
+   * Runs instead of the step while an object that `open` took on is paused for a move (see PAUSED_ANNOTATION):
+   * what the kind does then besides nothing, e.g. hand a Cluster's backend state over. Never writes the object.
+   */
+  paused?(object: T, context: KindContext<Timing, State>): Promise<void>;
   /** A command in a few words, for logs and failure messages (never secrets). */
   describe(command: Command): string;
   /** Explains the object from what it stores and what `read` finds (read-only). */

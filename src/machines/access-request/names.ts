@@ -2,6 +2,7 @@
 import { createHash } from "node:crypto";
 import type { AccessRequest, PermissionRequest } from "../../api/access-request.ts";
 import { ENGINE_GROUP, LABELS, MANAGED_BY_ENGINE } from "../../api/constants.ts";
+import { identityUid } from "../../api/move.ts";
 
 /** Namespace on the target cluster where the ServiceAccounts of token access live. */
 export const ACCESS_NAMESPACE = "openmcp-access";
@@ -30,8 +31,9 @@ export interface AccessRequestIdentity {
  * read from the API server) counts as empty text, so the result is still deterministic.
  */
 export function accessRequestIdentity(request: Pick<AccessRequest, "metadata">): AccessRequestIdentity {
-  const { namespace = "", name = "", uid = "" } = request.metadata;
-  return { namespace, name, uid };
+  const { namespace = "", name = "" } = request.metadata;
+  // After a move the first incarnation's uid (see IDENTITY_ANNOTATION): its objects keep their names.
+  return { namespace, name, uid: identityUid(request.metadata) };
 }
 
 /** Longest DNS-1123 label. */

@@ -6,6 +6,7 @@
 import type { ClusterObservation, ClusterTarget } from "../../api/backend.ts";
 import type { ClusterProfile } from "../../api/cluster-profile.ts";
 import type { JsonObject, ObjectMeta } from "../../api/common.ts";
+import { identityUid } from "../../api/move.ts";
 import { type BackendRelease, backendRelease } from "../shared/backend-release.ts";
 import type { EventRecord } from "../shared/machine-step.ts";
 import { type ObservedEvent, whenObserved } from "../shared/observed-guard.ts";
@@ -166,7 +167,8 @@ export function backendTarget(
 ): ClusterTarget {
   return {
     ...(settings ? { settings } : {}),
-    uid: object.metadata.uid ?? "",
+    // The first incarnation's uid after a move (see IDENTITY_ANNOTATION): the backend keeps its key.
+    uid: identityUid(object.metadata),
     namespace: object.metadata.namespace ?? "",
     name: object.metadata.name ?? "",
     tenancy,

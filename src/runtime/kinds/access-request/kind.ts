@@ -5,6 +5,7 @@ import type { ClusterTarget } from "../../../api/backend.ts";
 import type { AdminScope, ClusterBackend } from "../../../api/backend-contract.ts";
 import type { Cluster } from "../../../api/cluster.ts";
 import { CLUSTER_PHASES, ENDPOINTS, LABELS, REASONS, REQUEST_PHASES } from "../../../api/constants.ts";
+import { identityUid } from "../../../api/move.ts";
 import { objectKey } from "../../../api/object-key.ts";
 import { ACCESS_REQUEST_DEFINITION } from "../../../machines/access-request/definition.ts";
 import { explainAccessRequest } from "../../../machines/access-request/explain.ts";
@@ -47,7 +48,8 @@ export const DEFAULT_ACCESS_TIMING = {
   resyncMs: 300_000,
 } as const;
 
-const uidOf = (request: AccessRequest) => request.metadata.uid ?? "";
+/** Whose objects on the target are the request's: its first incarnation's uid, which a move keeps (see IDENTITY_ANNOTATION). */
+const ownerUid = (request: AccessRequest) => identityUid(request.metadata);
 
 /** A client for the target cluster with admin rights; or why there is none: the Cluster's (`problem`) or the backend's failure. */
 async function adminClient(
@@ -183,7 +185,7 @@ export const accessRequestKind: MachineKind<AccessRequest, AccessObservation, Ac
   // A deleted Cluster's admin access is forgotten (a Cluster made again under its name has another uid).
   watch(context) {
     context.informers.of(CLUSTER_CACHES.clusters).on((event) => {
-      if (event.type === "delete") context.adminAccess.forget(event.object.metadata.uid ?? "");
+      if (event.type === "delete") context.adminAccess.forget(identityUid(event.object.metadata));
     });
   },
 
@@ -283,11 +285,11 @@ export const accessRequestKind: MachineKind<AccessRequest, AccessObservation, Ac
           log.info("access command", { command, request: objectKey(object) });
           if (command === "grantAccess") {
             if (object.spec.oidc && target) await trustIssuers(object, target, context, false);
-            await onTarget(() => client.apply(object.metadata.uid ?? "", desired));
+            await onTarget(() => client.apply(ownerUid(object), desired));
             // An apply that leaves the target unlike the plan would be applied again on every look, at once:
             // fail instead, so it is retried with backoff and a person reads which object differs.
             const difference = accessDifference(
-              await onTarget(() => client.ownedObjects(uidOf(object))),
+              await onTarget(() => client.ownedObjects(ownerUid(object))),
               plan,
             );
             if (difference) {
@@ -296,7 +298,7 @@ export const accessRequestKind: MachineKind<AccessRequest, AccessObservation, Ac
               );
             }
           } else if (command === "revokeAccess") {
-            await onTarget(() => client.revoke(object.metadata.uid ?? ""));
+            await onTarget(() => client.revoke(ownerUid(object)));
             if (object.spec.oidc && target) await trustIssuers(object, target, context, true);
             await deleteAccessSecret(kubeConfig, object, secretName);
           } else {
@@ -318,7 +320,7 @@ export const accessRequestKind: MachineKind<AccessRequest, AccessObservation, Ac
 /** What the request's observation reads on the target: its objects, the roles it names, the roles it binds that are missing. */
 async function readTarget(client: AccessTargetClient, request: AccessRequest) {
   const [owned, namedRoles, missingRoles] = await Promise.all([
-    client.ownedObjects(request.metadata.uid ?? ""),
+    client.ownedObjects(ownerUid(request)),
     client.namedRoles(request),
     client.missingRoles(request),
   ]);

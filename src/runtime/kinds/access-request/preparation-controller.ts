@@ -8,6 +8,7 @@ import type { ClusterRequestStatus } from "../../../api/cluster-request.ts";
 import type { ObjectReference } from "../../../api/common.ts";
 import { REQUEST_PHASES, RESOURCES } from "../../../api/constants.ts";
 import { isNotFound } from "../../../api/error-message.ts";
+import { isPaused } from "../../../api/move.ts";
 import { referenceKey } from "../../../api/object-key.ts";
 import { prepareAccessRequest, type Resolution } from "../../../machines/access-request/preparation.ts";
 import type { Clock } from "../../clock.ts";
@@ -72,7 +73,8 @@ export class AccessPreparationController extends KeyedController {
 
   async reconcile(key: string): Promise<Outcome> {
     const request = this.#requests.get(key);
-    if (!request || request.metadata.deletionTimestamp) return Outcome.awaitChange();
+    // A paused request (moving between management clusters) is left as it is: no label, no expiry.
+    if (!request || request.metadata.deletionTimestamp || isPaused(request)) return Outcome.awaitChange();
     const resolution = await this.#resolve(request);
     const result = prepareAccessRequest(
       request,

@@ -2,6 +2,7 @@
 import type { ClusterObservation } from "../../../api/backend.ts";
 import type { Cluster } from "../../../api/cluster.ts";
 import type { ClusterProfile } from "../../../api/cluster-profile.ts";
+import { HANDOVER_ANNOTATION, isPaused } from "../../../api/move.ts";
 import type { ProviderConfig } from "../../../api/provider-config.ts";
 import type { BackendOrder } from "../../../machines/backend-cluster/backend-cluster.ts";
 import { acceptedVersion } from "../../../machines/backend-cluster/backend-cluster.ts";
@@ -20,6 +21,7 @@ import { PROFILE_CACHES } from "../../profile-controller.ts";
 import { profileOffer, profilesOf } from "../shared/profile-offer.ts";
 import { CLUSTER_CACHES } from "./caches.ts";
 import { readClusterConfigs } from "./cluster-configs.ts";
+import { handOver, takeOver } from "./handover.ts";
 import { PoolBinder } from "./pool-binder.ts";
 import { POOL_CACHES } from "./pool-caches.ts";
 import { PoolController } from "./pool-controller.ts";
@@ -96,6 +98,10 @@ export const clusterKind: MachineKind<
         ? await readClusterConfigs(context.kubeConfig, await context.backends.of(described), cluster)
         : undefined;
     const target = { ...described, ...(clusterConfigs ? { clusterConfigs } : {}) };
+    // A Cluster moved here: its backend state first, then (next reconcile) the first look.
+    if (responsibility === "ours" && !isPaused(cluster) && (await takeOver(cluster, target, context))) {
+      return undefined;
+    }
     // A pool binding precedes the first observation, so the step sees the bound cluster as the Cluster's own.
     const binder = context.state.pools;
     const poolMember =
@@ -146,6 +152,14 @@ export const clusterKind: MachineKind<
         }
       },
     };
+  },
+
+  // Paused for a move: hand the backend's state over. Nothing to hand over for a Cluster being deleted, nor for
+  // a copy that arrived here and has not taken its own hand-over yet (this backend holds nothing of it).
+  async paused(cluster, context) {
+    if (cluster.metadata.deletionTimestamp || cluster.metadata.annotations?.[HANDOVER_ANNOTATION]) return;
+    const { profile, settings } = profileOffer(context, cluster.spec.profile);
+    await handOver(cluster, clusterTarget(cluster, profile, settings), context);
   },
 
   describe: (command) => command.kind,

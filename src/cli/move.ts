@@ -1,0 +1,540 @@
+/**
+ * `openmcp-engine move --from <kubeconfig> --to <kubeconfig>`: moves Clusters, their ProviderConfigs,
+ * ClusterRequests, grants and AccessRequests (with their Secrets) between management clusters, with status,
+ * as Cluster API's `clusterctl move` does: pause on the source, copy, resume on the target, remove from the
+ * source. What to copy and how is decided in move-plan.ts; this file reads and writes.
+ */
+import { parseArgs } from "node:util";
+import {
+  CoreV1Api,
+  CustomObjectsApi,
+  type KubeConfig,
+  PatchStrategy,
+  setHeaderOptions,
+  type V1Secret,
+} from "@kubernetes/client-node";
+import { LABELS, RESOURCES } from "../api/constants.ts";
+import { isConflict, isNotFound } from "../api/error-message.ts";
+import { HANDOVER_OWNER_LABEL, PAUSED_ANNOTATION } from "../api/move.ts";
+import { loadKubeConfig } from "../runtime/load-kubeconfig.ts";
+import {
+  configsToRemove,
+  copyDecision,
+  copyOf,
+  type Handover,
+  handoverOf,
+  handoverTaken,
+  keyOf,
+  MOVED_KINDS,
+  type MovedKind,
+  type MovedObject,
+  type MoveSelection,
+  type ObjectsByKind,
+  type SourceObjects,
+  selectObjects,
+  statusOf,
+} from "./move-plan.ts";
+import { UsageError } from "./usage-error.ts";
+
+/** The help text of `move`. */
+export const moveUsage = `Usage: openmcp-engine move --from <kubeconfig> --to <kubeconfig> [flags]
+
+Moves Clusters, their ProviderConfigs, ClusterRequests, ClusterRequestGrants and AccessRequests, with
+their Secrets and status, from one management cluster to another, as Cluster API's 'clusterctl move':
+pause them on the source (${PAUSED_ANNOTATION}), wait for the source's engine to hand each Cluster's
+backend state over, copy everything with its status, resume it on the target, remove it from the source
+(finalizers stripped, so the source's engine does nothing at the backend). No cluster is created or
+deleted at the backend, and access granted stays valid. Both management clusters need the CRDs and an
+engine of the same provider name and environment. Run it again after a failure: it goes on where it
+stopped. A Cluster whose backend cannot hand its clusters over stays where it is (with what uses it).
+
+Flags:
+  --from <path>          kubeconfig of the source management cluster
+  --to <path>            kubeconfig of the target management cluster
+  --namespace <ns>       move only this namespace's objects (repeatable; default: every namespace)
+  --timeout <seconds>    how long to wait for hand-overs and the target's profiles (default: 120)
+  -h, --help             show this help
+
+Example: openmcp-engine move --from bootstrap.kubeconfig --to platform.kubeconfig --namespace team-a`;
+
+/** The points a move passes, in order; `checkpoint` is told each (tests interrupt a move there). */
+export type MovePoint =
+  | `paused ${string}`
+  | "handed over"
+  | `copied ${string}`
+  | `completed ${string}`
+  | "profiles ready"
+  | `resumed ${string}`
+  | `removed ${string}`;
+
+/** What {@link moveObjects} needs. */
+export interface MoveOptions {
+  readonly from: KubeConfig;
+  readonly to: KubeConfig;
+  /** Only these namespaces (empty: all). */
+  readonly namespaces: readonly string[];
+  /** How long to wait for hand-overs and profiles. Default 120 s. */
+  readonly timeoutMs?: number;
+  /** Progress, one line at a time. */
+  readonly log?: (line: string) => void;
+  /** Told at every point of the move, before it goes on (a test throws here to interrupt it). */
+  readonly checkpoint?: (point: MovePoint) => void;
+}
+
+/** What a move did. */
+export interface MoveReport {
+  /** Objects moved, by kind (found on the source at the start of this run). */
+  readonly moved: Readonly<Record<string, number>>;
+  /** Clusters left on the source, with why. */
+  readonly refused: MoveSelection["refused"];
+}
+
+/** Runs `move` from the command line. */
+export async function move(args: string[]): Promise<void> {
+  const options = {
+    from: { type: "string" },
+    to: { type: "string" },
+    namespace: { type: "string", multiple: true },
+    timeout: { type: "string" },
+  } as const;
+  let parsed: ReturnType<typeof parseArgs<{ options: typeof options }>>;
+  try {
+    parsed = parseArgs({ args, options, strict: true });
+  } catch (error) {
+    throw new UsageError((error as Error).message, moveUsage);
+  }
+  const { from, to, namespace = [], timeout = "120" } = parsed.values;
+  if (!from || !to) throw new UsageError("move needs --from and --to", moveUsage);
+  const seconds = Number(timeout);
+  if (!(seconds > 0))
+    throw new UsageError(`--timeout "${timeout}" must be a positive number of seconds`, moveUsage);
+  const report = await moveObjects({
+    from: loadKubeConfig(from).kubeConfig,
+    to: loadKubeConfig(to).kubeConfig,
+    namespaces: namespace,
+    timeoutMs: seconds * 1_000,
+    log: (line) => console.log(line),
+  });
+  const counts = Object.entries(report.moved)
+    .map(([kind, count]) => `${count} ${kind}`)
+    .join(", ");
+  console.log(`moved: ${counts}`);
+  for (const { cluster, reason } of report.refused)
+    console.log(`left on the source: Cluster ${cluster}: ${reason}`);
+  if (report.refused.length > 0) process.exitCode = 1;
+}
+
+/**
+ * The move itself.
+ *
+ * Flow: pause → wait for every Cluster's hand-over (refused ones and what uses them are resumed on the source
+ * and left) → copy in kind order, creating what is missing (each new uid noted), then write every copy still
+ * paused on the target again with all uids known, and its status → wait for the target's ClusterProfiles →
+ * resume on the target → remove from the source (users first, Secrets after their owners), finalizers first.
+ * Guarantees: idempotent; after a failure at any point, running it again converges (a copy the target's engine
+ * has taken on is never overwritten; an object gone from the source is not looked for).
+ */
+export async function moveObjects(options: MoveOptions): Promise<MoveReport> {
+  const log = options.log ?? (() => {});
+  const checkpoint = options.checkpoint ?? (() => {});
+  const timeoutMs = options.timeoutMs ?? 120_000;
+  const source = sides(options.from);
+  const target = sides(options.to);
+
+  // 1. Pause on the source.
+  let selection = selectObjects(await readSource(source, options.namespaces), options.namespaces);
+  for (const kind of MOVED_KINDS.filter((entry) => entry.pausable)) {
+    await eachOf(selection.objects[kind.kind] ?? [], async (object) => {
+      if (object.metadata.annotations?.[PAUSED_ANNOTATION] === "true") return;
+      await source.of(kind).merge(object, { metadata: { annotations: { [PAUSED_ANNOTATION]: "true" } } });
+      checkpoint(`paused ${kind.kind} ${keyOf(object)}`);
+    });
+  }
+  log(`paused ${count(selection, (kind) => kind.pausable)} objects on the source`);
+
+  // 2. Every Cluster's backend state handed over (or refused).
+  const refused = await waitForHandovers(source, options.namespaces, selection, timeoutMs);
+  log(
+    `${(selection.objects.Cluster ?? []).length - refused.size} Clusters handed over, ${refused.size} refused`,
+  );
+  checkpoint("handed over");
+  if (refused.size > 0) {
+    const staying = selectObjects(await readSource(source, options.namespaces), options.namespaces);
+    selection = selectObjects(await readSource(source, options.namespaces), options.namespaces, refused);
+    const moving = new Set(
+      Object.values(selection.objects)
+        .flat()
+        .map((object) => object.metadata.uid),
+    );
+    for (const kind of MOVED_KINDS.filter((entry) => entry.pausable)) {
+      await eachOf(staying.objects[kind.kind] ?? [], async (object) => {
+        if (moving.has(object.metadata.uid)) return;
+        await source.of(kind).merge(object, { metadata: { annotations: { [PAUSED_ANNOTATION]: null } } });
+      });
+    }
+    for (const [cluster, reason] of refused) log(`Cluster ${cluster} stays on the source: ${reason}`);
+  }
+  // What the source holds now, hand-over Secrets included.
+  selection = selectObjects(await readSource(source, options.namespaces), options.namespaces, refused);
+
+  // 3. Copy: what is missing first (owners before what they own), then every copy still paused, with its status.
+  const uids = new Map<string, string>();
+  /** The copies on the target, by source uid. */
+  const copies = new Map<string, MovedObject>();
+  for (const kind of MOVED_KINDS) {
+    await eachOf(selection.objects[kind.kind] ?? [], async (object) => {
+      const existing = await target.of(kind).get(object);
+      if (
+        !existing &&
+        handoverTaken(object, copies.get(object.metadata.labels?.[HANDOVER_OWNER_LABEL] ?? ""))
+      )
+        return;
+      const copy = existing ?? (await target.of(kind).create(copyOf(object, kind, uids)));
+      uids.set(object.metadata.uid ?? "", copy.metadata.uid ?? "");
+      copies.set(object.metadata.uid ?? "", copy);
+      checkpoint(`copied ${kind.kind} ${keyOf(object)}`);
+    });
+  }
+  for (const kind of MOVED_KINDS) {
+    await eachOf(selection.objects[kind.kind] ?? [], async (object) => {
+      const existing = await target.of(kind).get(object);
+      if (copyDecision(kind, existing) !== "update" || !existing) return;
+      const copy = copyOf(object, kind, uids);
+      const written = await target.of(kind).replace({
+        ...copy,
+        metadata: { ...copy.metadata, resourceVersion: existing.metadata.resourceVersion },
+      });
+      const status = statusOf(object, kind, uids);
+      if (status !== undefined) await target.of(kind).replaceStatus({ ...written, status });
+      checkpoint(`completed ${kind.kind} ${keyOf(object)}`);
+    });
+  }
+  log(`copied ${count(selection, () => true)} objects to the target`);
+
+  // 4. The target's engine offers the Clusters' profiles (else it would call them missing on resume).
+  await waitForProfiles(target, selection.objects.Cluster ?? [], timeoutMs);
+  checkpoint("profiles ready");
+
+  // 5. Resume on the target.
+  for (const kind of MOVED_KINDS.filter((entry) => entry.pausable)) {
+    await eachOf(selection.objects[kind.kind] ?? [], async (object) => {
+      const existing = await target.of(kind).get(object);
+      if (existing?.metadata.annotations?.[PAUSED_ANNOTATION] !== "true") return;
+      await target.of(kind).merge(existing, { metadata: { annotations: { [PAUSED_ANNOTATION]: null } } });
+      checkpoint(`resumed ${kind.kind} ${keyOf(object)}`);
+    });
+  }
+  log("resumed on the target");
+
+  // 6. Remove from the source: finalizers first, so the source's engine does nothing at the backend; a
+  // ProviderConfig only when no Cluster left there uses it.
+  const left = await readSource(source, []);
+  const removed: ObjectsByKind = {
+    ...selection.objects,
+    ProviderConfig: configsToRemove(
+      selection.objects.ProviderConfig ?? [],
+      (left.objects.Cluster ?? []).filter((cluster) => !uids.has(cluster.metadata.uid ?? "")),
+      left.profileConfigs,
+    ),
+  };
+  for (const kind of REMOVAL_ORDER) {
+    await eachOf(removed[kind.kind] ?? [], async (object) => {
+      if (kind.pausable && (object.metadata.finalizers ?? []).length > 0) {
+        await source.of(kind).merge(object, { metadata: { finalizers: null } });
+      }
+      await source.of(kind).remove(object);
+      checkpoint(`removed ${kind.kind} ${keyOf(object)}`);
+    });
+  }
+  log("removed from the source");
+
+  const moved = Object.fromEntries(
+    MOVED_KINDS.map((kind) => [kind.kind, (selection.objects[kind.kind] ?? []).length]),
+  );
+  return { moved, refused: selection.refused };
+}
+
+/** Objects of one kind written at once; different kinds go one after the other (owners first). */
+const CONCURRENCY = 8;
+
+/**
+ * Runs `work` on every item, {@link CONCURRENCY} at a time. After a failure no further item starts; the ones
+ * under way finish, then the first failure is thrown (a run stopped half-way is simply run again).
+ */
+async function eachOf<T>(items: readonly T[], work: (item: T) => Promise<void>): Promise<void> {
+  const failures: unknown[] = [];
+  let next = 0;
+  const worker = async () => {
+    while (failures.length === 0 && next < items.length) {
+      const item = items[next++] as T;
+      await work(item).catch((error: unknown) => void failures.push(error));
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(CONCURRENCY, items.length) }, worker));
+  if (failures.length > 0) throw failures[0];
+}
+
+function count(selection: MoveSelection, which: (kind: MovedKind) => boolean): number {
+  return MOVED_KINDS.filter(which).reduce(
+    (sum, kind) => sum + (selection.objects[kind.kind] ?? []).length,
+    0,
+  );
+}
+
+/** Reads what a move chooses from on the source. */
+async function readSource(source: Side, namespaces: readonly string[]): Promise<SourceObjects> {
+  const objects: Record<string, MovedObject[]> = {};
+  for (const kind of MOVED_KINDS) objects[kind.kind] = await source.of(kind).list(namespaces);
+  const profiles = await source.custom.listClusterCustomObject({ ...RESOURCES.ClusterProfile });
+  const profileConfigs = Object.fromEntries(
+    ((profiles as { items: MovedObject[] }).items ?? []).map((profile) => [
+      profile.metadata.name ?? "",
+      (profile.spec as { providerConfigRef?: { name?: string } })?.providerConfigRef?.name ?? "",
+    ]),
+  );
+  return { objects, profileConfigs };
+}
+
+/** Waits until every selected Cluster's hand-over is ready or refused; the refused ones, with why. */
+async function waitForHandovers(
+  source: Side,
+  namespaces: readonly string[],
+  selection: MoveSelection,
+  timeoutMs: number,
+): Promise<Map<string, string>> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const secrets = await source.of(SECRETS).list(namespaces);
+    const clusters = (await source.of(CLUSTERS).list(namespaces)).filter((cluster) =>
+      (selection.objects.Cluster ?? []).some((chosen) => chosen.metadata.uid === cluster.metadata.uid),
+    );
+    const states = clusters.map((cluster) => [keyOf(cluster), handoverOf(cluster, secrets)] as const);
+    const waiting = states.filter(([, handover]) => handover.state === "waiting").map(([key]) => key);
+    if (waiting.length === 0) {
+      return new Map(
+        states.flatMap(([key, handover]: readonly [string, Handover]) =>
+          handover.state === "refused" ? [[key, handover.reason]] : [],
+        ),
+      );
+    }
+    if (Date.now() > deadline) {
+      throw new Error(
+        `no engine handed over the backend state of Cluster ${waiting.slice(0, 5).join(", ")}${waiting.length > 5 ? ` and ${waiting.length - 5} more` : ""} within ${Math.round(timeoutMs / 1_000)} s: is an engine of their provider running on the source? Run move again once it is`,
+      );
+    }
+    await sleep(250);
+  }
+}
+
+/** Waits until the target offers the profile every moved Cluster names. */
+async function waitForProfiles(
+  target: Side,
+  clusters: readonly MovedObject[],
+  timeoutMs: number,
+): Promise<void> {
+  const wanted = new Set(clusters.map((cluster) => (cluster.spec as { profile?: string })?.profile ?? ""));
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const profiles = (await target.custom.listClusterCustomObject({ ...RESOURCES.ClusterProfile })) as {
+      items: MovedObject[];
+    };
+    const offered = new Set(profiles.items.map((profile) => profile.metadata.name));
+    const missing = [...wanted].filter((name) => !offered.has(name));
+    if (missing.length === 0) return;
+    if (Date.now() > deadline) {
+      throw new Error(
+        `the target offers no ClusterProfile ${missing.join(", ")} within ${Math.round(timeoutMs / 1_000)} s: is an engine of the same provider name and environment running there? Run move again once it is`,
+      );
+    }
+    await sleep(250);
+  }
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Users before what they use; Secrets after their owners (an engine could write a Cluster's hand-over again
+ * while the Cluster is there); ProviderConfigs last.
+ */
+const REMOVAL_ORDER = [
+  "AccessRequest",
+  "ClusterRequestGrant",
+  "ClusterRequest",
+  "Cluster",
+  "Secret",
+  "ProviderConfig",
+].map((name) => MOVED_KINDS.find((kind) => kind.kind === name) as MovedKind);
+
+const CLUSTERS = MOVED_KINDS.find((kind) => kind.kind === "Cluster") as MovedKind;
+const SECRETS = MOVED_KINDS.find((kind) => kind.kind === "Secret") as MovedKind;
+
+/** Reads and writes of one kind on one management cluster. */
+interface KindClient {
+  list(namespaces: readonly string[]): Promise<MovedObject[]>;
+  /** The object of that name, or undefined. */
+  get(object: MovedObject): Promise<MovedObject | undefined>;
+  /** Creates it; one that exists meanwhile is read instead. */
+  create(object: MovedObject): Promise<MovedObject>;
+  replace(object: MovedObject): Promise<MovedObject>;
+  replaceStatus(object: MovedObject): Promise<void>;
+  /** A JSON merge patch (null removes a field). */
+  merge(object: MovedObject, patch: object): Promise<void>;
+  /** Deletes it; gone already is fine. */
+  remove(object: MovedObject): Promise<void>;
+}
+
+interface Side {
+  readonly custom: CustomObjectsApi;
+  of(kind: MovedKind): KindClient;
+}
+
+const merge = setHeaderOptions("Content-Type", PatchStrategy.MergePatch);
+
+/** The clients of one management cluster. */
+function sides(kubeConfig: KubeConfig): Side {
+  const custom = kubeConfig.makeApiClient(CustomObjectsApi);
+  const core = kubeConfig.makeApiClient(CoreV1Api);
+  const absentIfGone = async <T>(call: () => Promise<T>): Promise<T | undefined> => {
+    try {
+      return await call();
+    } catch (error) {
+      if (isNotFound(error)) return undefined;
+      throw error;
+    }
+  };
+  const secrets: KindClient = {
+    async list(namespaces) {
+      const selectors = [LABELS.accessRequestUid, HANDOVER_OWNER_LABEL];
+      const lists = await Promise.all(
+        selectors.flatMap((labelSelector) =>
+          namespaces.length === 0
+            ? [core.listSecretForAllNamespaces({ labelSelector })]
+            : namespaces.map((namespace) => core.listNamespacedSecret({ namespace, labelSelector })),
+        ),
+      );
+      return lists.flatMap((list) => list.items as MovedObject[]);
+    },
+    get: (object) =>
+      absentIfGone(
+        async () =>
+          (await core.readNamespacedSecret({
+            namespace: object.metadata.namespace ?? "",
+            name: object.metadata.name ?? "",
+          })) as MovedObject,
+      ),
+    async create(object) {
+      const namespace = object.metadata.namespace ?? "";
+      try {
+        return (await core.createNamespacedSecret({ namespace, body: object as V1Secret })) as MovedObject;
+      } catch (error) {
+        if (!isConflict(error)) throw error;
+        return (await core.readNamespacedSecret({
+          namespace,
+          name: object.metadata.name ?? "",
+        })) as MovedObject;
+      }
+    },
+    replace: async (object) =>
+      (await core.replaceNamespacedSecret({
+        namespace: object.metadata.namespace ?? "",
+        name: object.metadata.name ?? "",
+        body: object as V1Secret,
+      })) as MovedObject,
+    async replaceStatus() {},
+    async merge(object, patch) {
+      await absentIfGone(() =>
+        core.patchNamespacedSecret(
+          { namespace: object.metadata.namespace ?? "", name: object.metadata.name ?? "", body: patch },
+          merge,
+        ),
+      );
+    },
+    async remove(object) {
+      await absentIfGone(() =>
+        core.deleteNamespacedSecret({
+          namespace: object.metadata.namespace ?? "",
+          name: object.metadata.name ?? "",
+        }),
+      );
+    },
+  };
+  const customOf = (kind: MovedKind): KindClient => {
+    const resource = { group: kind.group, version: kind.version, plural: kind.plural };
+    /** The object's name, and its namespace for a namespaced kind. */
+    const at = (object: MovedObject) => ({
+      ...resource,
+      name: object.metadata.name ?? "",
+      namespace: kind.namespaced ? (object.metadata.namespace ?? "") : undefined,
+    });
+    const get = (object: MovedObject) =>
+      absentIfGone(async () => {
+        const { namespace, ...where } = at(object);
+        return (
+          namespace !== undefined
+            ? await custom.getNamespacedCustomObject({ ...where, namespace })
+            : await custom.getClusterCustomObject(where)
+        ) as MovedObject;
+      });
+    return {
+      async list(namespaces) {
+        const lists =
+          kind.namespaced && namespaces.length > 0
+            ? await Promise.all(
+                namespaces.map((namespace) => custom.listNamespacedCustomObject({ ...resource, namespace })),
+              )
+            : [await custom.listClusterCustomObject(resource)];
+        return lists.flatMap((list) => (list as { items: MovedObject[] }).items);
+      },
+      get,
+      async create(object) {
+        const { namespace } = at(object);
+        const body = { ...object, apiVersion: `${kind.group}/${kind.version}`, kind: kind.kind };
+        try {
+          return (
+            namespace !== undefined
+              ? await custom.createNamespacedCustomObject({ ...resource, namespace, body })
+              : await custom.createClusterCustomObject({ ...resource, body })
+          ) as MovedObject;
+        } catch (error) {
+          if (!isConflict(error)) throw error;
+          const existing = await get(object);
+          if (!existing) throw error;
+          return existing;
+        }
+      },
+      async replace(object) {
+        const { namespace, ...where } = at(object);
+        const body = { ...object, apiVersion: `${kind.group}/${kind.version}`, kind: kind.kind };
+        return (
+          namespace !== undefined
+            ? await custom.replaceNamespacedCustomObject({ ...where, namespace, body })
+            : await custom.replaceClusterCustomObject({ ...where, body })
+        ) as MovedObject;
+      },
+      async replaceStatus(object) {
+        const { namespace, ...where } = at(object);
+        const body = object as object;
+        if (namespace !== undefined)
+          await custom.replaceNamespacedCustomObjectStatus({ ...where, namespace, body });
+        else await custom.replaceClusterCustomObjectStatus({ ...where, body });
+      },
+      async merge(object, patch) {
+        const { namespace, ...where } = at(object);
+        await absentIfGone(() =>
+          namespace !== undefined
+            ? custom.patchNamespacedCustomObject({ ...where, namespace, body: patch }, merge)
+            : custom.patchClusterCustomObject({ ...where, body: patch }, merge),
+        );
+      },
+      async remove(object) {
+        const { namespace, ...where } = at(object);
+        await absentIfGone(() =>
+          namespace !== undefined
+            ? custom.deleteNamespacedCustomObject({ ...where, namespace })
+            : custom.deleteClusterCustomObject(where),
+        );
+      },
+    };
+  };
+  return { custom, of: (kind) => (kind.kind === "Secret" ? secrets : customOf(kind)) };
+}
