@@ -39,6 +39,7 @@ import {
 import { authenticationConfig, writeAuthenticationConfig } from "./shared/authentication-config.ts";
 import { describeCluster } from "./shared/error-wording.ts";
 import { durationOption } from "./shared/settings.ts";
+import { exportStateFolder, importStateFolder } from "./shared/state-folder-handover.ts";
 
 /**
  * Versions offered when a ProviderConfig lists none and the Docker engine holds no `kindest/node` image:
@@ -567,6 +568,34 @@ export class KindBackend implements ClusterBackend {
       issuers,
       typeof ca === "string" ? ca : undefined,
     );
+  }
+
+  /**
+   * The cluster's folder (contract 1.5): its record, create status, kind config and OIDC trust, for the engine
+   * it moves to. A create still running (or queued) is refused: its process writes here, on this host only.
+   */
+  async exportCluster(target: ClusterTarget): Promise<Readonly<Record<string, string>>> {
+    const cluster = kindNameOf(target);
+    const record = this.#readRecord(cluster);
+    if (!record) return {};
+    const create = this.#createState(record);
+    if (create.kind === "running" || create.kind === "queued")
+      throw new Error(
+        `kind cluster ${cluster} of ${describeCluster(target)} is still being created: move it once it is Ready`,
+      );
+    return exportStateFolder(this.#folder(cluster));
+  }
+
+  /** Takes over another instance's folder of the cluster (contract 1.5); files this instance has stay. */
+  async importCluster(target: ClusterTarget, state: Readonly<Record<string, string>>): Promise<void> {
+    const cluster = kindNameOf(target);
+    const handed = state["record.json"];
+    if (handed === undefined) return;
+    if ((JSON.parse(handed) as KindRecord).cluster !== cluster)
+      throw new Error(
+        `kind backend: the state handed over is of another cluster than ${describeCluster(target)} (${cluster})`,
+      );
+    importStateFolder(this.#folder(cluster), state);
   }
 
   #folder(cluster: string): string {

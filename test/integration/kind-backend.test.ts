@@ -57,10 +57,13 @@ afterEach(async () => {
   rmSync(stateDirectory, { recursive: true, force: true });
 });
 
-function newBackend(options: Record<string, string> = {}): Promise<ClusterBackend> {
+function newBackend(
+  options: Record<string, string> = {},
+  directory = stateDirectory,
+): Promise<ClusterBackend> {
   return Promise.resolve(
     createBackend({
-      stateDirectory,
+      stateDirectory: directory,
       options: { kind: fake.path, docker: "/bin/false", ...options },
       log: silentLogger,
       clock: systemClock,
@@ -481,6 +484,39 @@ describe("the kind backend", () => {
     await expect(newBackend({ access: "pod" })).rejects.toThrow(
       'kind backend: access "pod" must be host (the engine runs on the Docker host) or network (it runs in a Pod on the Docker network)',
     );
+  });
+
+  it("hands a cluster's folder over to an engine on another state folder (contract 1.5), which serves it as it is and creates nothing; a create still running is not handed over", async () => {
+    const { backend, cluster } = await slowCreateStarted();
+    await expect(backend.exportCluster?.(cluster)).rejects.toThrow(
+      /kind cluster omc-[0-9a-f]{12} of .* is still being created: move it once it is Ready/,
+    );
+    const ready = await until(backend, cluster, (o) => phase(o) === "ready");
+    const state = (await backend.exportCluster?.(cluster)) ?? {};
+    expect(Object.keys(state)).toEqual(
+      expect.arrayContaining(["record.json", "create.exit", "authn__authentication.yaml"]),
+    );
+    const elsewhere = mkdtempSync(join(tmpdir(), "kind-backend-target-"));
+    try {
+      const other = await newBackend({}, elsewhere);
+      expect(await other.observe(cluster)).toEqual({ exists: false });
+      await other.importCluster?.(cluster, state);
+      expect(await other.observe(cluster)).toEqual(ready);
+      await other.create(cluster, "1.34.0"); // as the engine orders it, idempotently
+      expect(creates()).toHaveLength(1);
+      // What it holds stays: an older hand-over repeated changes nothing.
+      const older = JSON.stringify({ ...JSON.parse(state["record.json"] ?? "{}"), version: "1.33.0" });
+      await other.importCluster?.(cluster, { ...state, "record.json": older });
+      expect(await other.observe(cluster)).toEqual(ready);
+      await expect(
+        other.importCluster?.(target({ uid: "0b8e2a51-0000-4000-8000-000000000001" }), state),
+      ).rejects.toThrow(/the state handed over is of another cluster than/);
+      await expect(other.importCluster?.(cluster, { ...state, "..__escape": "x" })).rejects.toThrow(
+        'hand-over entry "..__escape" is not a file name',
+      );
+    } finally {
+      rmSync(elsewhere, { recursive: true, force: true });
+    }
   });
 
   it("adopts a running kind cluster its Cluster names by annotation, and leaves it running when the Cluster goes", async () => {
