@@ -178,6 +178,7 @@ interface CreateOrder {
   readonly cluster: string;
   readonly version: string;
   readonly image: string;
+  readonly extraMounts: readonly KindExtraMount[];
   /** From 1. */
   readonly attempt: number;
   readonly lastFailure?: string;
@@ -236,6 +237,43 @@ export function kindNodeImage(
   return image;
 }
 
+/** A folder or file of the Docker host mounted into a kind node (kind's `extraMounts`). */
+export interface KindExtraMount {
+  readonly hostPath: string;
+  readonly containerPath: string;
+  readonly readOnly?: boolean;
+}
+
+/**
+ * `settings.extraMounts` of a kind ProviderConfig: host paths mounted into the node of each cluster made from
+ * it, e.g. a landscape's platform cluster, whose engine drives sibling kind clusters through the host's
+ * Docker socket. Absolute paths only; a ProviderConfig is an administrator's object, so its mounts are trusted.
+ */
+export function kindExtraMounts(settings: JsonObject | undefined, providerConfig = ""): KindExtraMount[] {
+  const mounts = settings?.extraMounts;
+  if (mounts === undefined) return [];
+  const where = providerConfig ? `ProviderConfig ${providerConfig}: ` : "";
+  const example = "[{ hostPath: /var/run/docker.sock, containerPath: /var/run/host-docker.sock }]";
+  if (!Array.isArray(mounts)) throw new Error(`${where}settings.extraMounts must be a list, e.g. ${example}`);
+  return mounts.map((mount, index) => {
+    const fields =
+      typeof mount === "object" && mount !== null && !Array.isArray(mount) ? (mount as JsonObject) : {};
+    const { hostPath, containerPath, readOnly } = fields;
+    if (
+      typeof hostPath !== "string" ||
+      !isAbsolute(hostPath) ||
+      typeof containerPath !== "string" ||
+      !isAbsolute(containerPath)
+    )
+      throw new Error(
+        `${where}settings.extraMounts[${index}] needs an absolute hostPath and containerPath, e.g. ${example}`,
+      );
+    if (readOnly !== undefined && typeof readOnly !== "boolean")
+      throw new Error(`${where}settings.extraMounts[${index}].readOnly must be true or false`);
+    return { hostPath, containerPath, ...(readOnly ? { readOnly } : {}) };
+  });
+}
+
 /** Where, inside a kind node, the cluster's `authn/` folder is mounted (and from there into kube-apiserver). */
 const NODE_AUTHN_DIRECTORY = "/etc/kubernetes/openmcp-authn";
 
@@ -246,7 +284,10 @@ const NODE_AUTHN_DIRECTORY = "/etc/kubernetes/openmcp-authn";
  * reloads the file when it changes, so trust changes need no restart. The folder is mounted, not the
  * file: an atomic rename into a mounted folder is seen inside; a file mount would keep the old inode.
  */
-export function kindClusterConfig(authnDirectory: string): string {
+export function kindClusterConfig(
+  authnDirectory: string,
+  extraMounts: readonly KindExtraMount[] = [],
+): string {
   const apiServerPatch = stringify({
     kind: "ClusterConfiguration",
     apiServer: {
@@ -268,7 +309,10 @@ export function kindClusterConfig(authnDirectory: string): string {
     nodes: [
       {
         role: "control-plane",
-        extraMounts: [{ hostPath: authnDirectory, containerPath: NODE_AUTHN_DIRECTORY, readOnly: true }],
+        extraMounts: [
+          { hostPath: authnDirectory, containerPath: NODE_AUTHN_DIRECTORY, readOnly: true },
+          ...extraMounts,
+        ],
         kubeadmConfigPatches: [apiServerPatch],
       },
     ],
@@ -446,6 +490,7 @@ export class KindBackend implements ClusterBackend {
   async create(target: ClusterTarget, version: string): Promise<void> {
     const cluster = kindNameOf(target);
     const image = kindNodeImage(version, target.settings, target.providerConfig);
+    const extraMounts = kindExtraMounts(target.settings, target.providerConfig);
     await this.#serially(cluster, async () => {
       const record = this.#readRecord(cluster);
       const state = record && this.#createState(record);
@@ -474,7 +519,15 @@ export class KindBackend implements ClusterBackend {
           "--kubeconfig",
           join(this.#folder(cluster), "kubeconfig"),
         ]);
-        this.#startOrQueue({ target, cluster, version, image, attempt: record?.attempt ?? 1, ...retry });
+        this.#startOrQueue({
+          target,
+          cluster,
+          version,
+          image,
+          extraMounts,
+          attempt: record?.attempt ?? 1,
+          ...retry,
+        });
         return;
       }
       if (state && state.kind !== "succeeded") return; // queued, running, or failed until deleted
@@ -494,7 +547,7 @@ export class KindBackend implements ClusterBackend {
           `a kind cluster named ${cluster} exists but this backend has no record of it (was its state folder lost?); delete the Cluster ${target.namespace}/${target.name}, or run \`kind delete cluster --name ${cluster}\``,
         );
       }
-      this.#startOrQueue({ target, cluster, version, image, attempt: 1 });
+      this.#startOrQueue({ target, cluster, version, image, extraMounts, attempt: 1 });
     });
   }
 
@@ -762,7 +815,7 @@ export class KindBackend implements ClusterBackend {
     mkdirSync(authn, { recursive: true });
     // kube-apiserver refuses to start without the file: it starts trusting no issuer.
     writeFileAtomicallySync(join(authn, "authentication.yaml"), authenticationConfig([]));
-    writeFileAtomicallySync(join(folder, "kind-config.yaml"), kindClusterConfig(authn));
+    writeFileAtomicallySync(join(folder, "kind-config.yaml"), kindClusterConfig(authn, order.extraMounts));
     const args = [
       "create",
       "cluster",
