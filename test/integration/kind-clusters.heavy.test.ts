@@ -14,6 +14,7 @@ import type { ClusterBackend } from "../../src/api/backend-contract.ts";
 import type { Cluster } from "../../src/api/cluster.ts";
 import type { ClusterProfile } from "../../src/api/cluster-profile.ts";
 import { RESOURCES } from "../../src/api/constants.ts";
+import { moveObjects } from "../../src/cli/move.ts";
 import { type ControlPlane, startControlPlane } from "../../src/controlplane/control-plane.ts";
 import { type OidcIssuer, startOidcIssuer } from "../../src/dev/oidc-issuer.ts";
 import { createBackend, kindClusterName, localNodeImageVersions } from "../../src/providers/kind.ts";
@@ -279,6 +280,99 @@ describe("Clusters on real kind clusters", { timeout: 600_000 }, () => {
         intervalMs: 1_000,
       },
     );
+  });
+
+  it("moves to another management cluster and back (openmcp-engine move): the same kind node container throughout, the token working all along", async () => {
+    const second = await startControlPlane({ prepare: installingCrds("crds") });
+    const secondState = mkdtempSync(join(tmpdir(), "kind-clusters-target-"));
+    const log = createLogger({ write: (line) => logLines.push(line) });
+    const secondEngine = new Engine({
+      kubeConfig: second.kubeConfig,
+      providerName: "kind-test",
+      environment: "test",
+      backend: await createBackend({
+        stateDirectory: secondState,
+        options: { kind: tools.kind, docker: tools.docker },
+        log,
+        clock: systemClock,
+        readSecret: async () => undefined,
+      }),
+      log,
+      accessTiming: { tokenValidityMs: 600_000, pollMs: 1_000, resyncMs: 60_000 },
+    });
+    await secondEngine.start();
+    const secondCustom = second.kubeConfig.makeApiClient(CustomObjectsApi);
+    try {
+      await second.kubeConfig.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: NS } } });
+      const name = kindClusterName(cluster.metadata.uid ?? "");
+      const node = `${name}-control-plane`;
+      const containerBefore = await docker("inspect", "--format", "{{.Id}}", node);
+      // A client of the granted token asks the kind cluster every half second while the Cluster moves.
+      const { kubeConfig } = await kubeconfigFromSecret("token");
+      const client = kubeConfig.makeApiClient(CoreV1Api);
+      const failures: string[] = [];
+      let answers = 0;
+      let polling = true;
+      const poller = (async () => {
+        while (polling) {
+          const code = await statusOf(client.listNamespacedConfigMap({ namespace: "default" }));
+          if (code === 200) answers++;
+          else failures.push(`${new Date().toISOString()}: ${code}`);
+          await new Promise((resolve) => setTimeout(resolve, 500));
+        }
+      })();
+      const readyOn = (api: CustomObjectsApi, where: string) =>
+        eventually(
+          async () =>
+            satisfying(
+              (await api.getNamespacedCustomObject({
+                ...RESOURCES.Cluster,
+                namespace: NS,
+                name: "real",
+              })) as Cluster,
+              (c) =>
+                c.status?.phase === "Ready" &&
+                c.metadata.annotations?.["engine.openmcp.cloud/handover"] === undefined,
+            ),
+          { what: `Cluster ${NS}/real Ready on the ${where}`, timeoutMs: 180_000, intervalMs: 1_000 },
+        );
+      const there = await moveObjects({
+        from: controlPlane.kubeConfig,
+        to: second.kubeConfig,
+        namespaces: [NS],
+      });
+      expect(there.refused).toEqual([]);
+      expect(there.moved).toMatchObject({ Cluster: 1, AccessRequest: 1, ProviderConfig: 1 });
+      const moved = await readyOn(secondCustom, "target");
+      expect(moved.status?.endpoints).toEqual(cluster.status?.endpoints);
+      expect(await read<Cluster>(RESOURCES.Cluster, "real")).toBeUndefined();
+      const back = await moveObjects({
+        from: second.kubeConfig,
+        to: controlPlane.kubeConfig,
+        namespaces: [NS],
+      });
+      expect(back.refused).toEqual([]);
+      cluster = await readyOn(custom, "source again");
+      polling = false;
+      await poller;
+      expect(failures).toEqual([]);
+      expect(answers).toBeGreaterThan(10);
+      expect(await docker("inspect", "--format", "{{.Id}}", node)).toBe(containerBefore);
+      expect(await containersNamed(name)).toEqual([node]);
+      const request = await requestWhere(
+        "token",
+        "Granted after the moves",
+        (r) => r.status?.phase === "Granted",
+      );
+      expect(request.status?.phase).toBe("Granted");
+      // Still exactly what was asked: ConfigMaps yes, Secrets no.
+      expect(await statusOf(client.listNamespacedConfigMap({ namespace: "default" }))).toBe(200);
+      expect(await statusOf(client.listNamespacedSecret({ namespace: "default" }))).toBe(403);
+    } finally {
+      await secondEngine.stop();
+      await second.stop();
+      rmSync(secondState, { recursive: true, force: true });
+    }
   });
 
   it("deletes: the AccessRequests' grants, the kind cluster and its node container go, then the Cluster", async () => {
