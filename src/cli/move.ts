@@ -13,7 +13,7 @@ import {
   setHeaderOptions,
   type V1Secret,
 } from "@kubernetes/client-node";
-import { LABELS, RESOURCES } from "../api/constants.ts";
+import { ANNOTATIONS, LABELS, RESOURCES } from "../api/constants.ts";
 import { isConflict, isNotFound } from "../api/error-message.ts";
 import { HANDOVER_OWNER_LABEL, PAUSED_ANNOTATION } from "../api/move.ts";
 import { loadKubeConfig } from "../runtime/load-kubeconfig.ts";
@@ -239,8 +239,16 @@ export async function moveObjects(options: MoveOptions): Promise<MoveReport> {
   };
   for (const kind of REMOVAL_ORDER) {
     await eachOf(removed[kind.kind] ?? [], async (object) => {
-      if (kind.pausable && (object.metadata.finalizers ?? []).length > 0) {
-        await source.of(kind).merge(object, { metadata: { finalizers: null } });
+      // A protected Cluster (a landscape's platform) leaves the source with the confirmation its deletion needs;
+      // its copy on the target stays protected.
+      const confirm =
+        kind.kind === "Cluster" && object.metadata.labels?.[LABELS.deletionProtection] === "true"
+          ? { annotations: { [ANNOTATIONS.confirmDeletion]: "true" } }
+          : {};
+      const finalizers =
+        kind.pausable && (object.metadata.finalizers ?? []).length > 0 ? { finalizers: null } : {};
+      if (Object.keys({ ...confirm, ...finalizers }).length > 0) {
+        await source.of(kind).merge(object, { metadata: { ...finalizers, ...confirm } });
       }
       await source.of(kind).remove(object);
       checkpoint(`removed ${kind.kind} ${keyOf(object)}`);

@@ -8,7 +8,7 @@ import { CoreV1Api, KubeConfig } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AccessRequest } from "../../src/api/access-request.ts";
 import type { Cluster } from "../../src/api/cluster.ts";
-import { RESOURCES } from "../../src/api/constants.ts";
+import { ANNOTATIONS, LABELS, RESOURCES } from "../../src/api/constants.ts";
 import { handoverSecretName, IDENTITY_ANNOTATION, PAUSED_ANNOTATION } from "../../src/api/move.ts";
 import { type MovePoint, moveObjects } from "../../src/cli/move.ts";
 import { ACCESS_NAMESPACE } from "../../src/machines/access-request/names.ts";
@@ -162,6 +162,19 @@ const backendCommands = (world: World) =>
 describe("move", () => {
   it("moves 20 Clusters and their AccessRequests with their status: no backend create or delete, no token refused, the source empty", async () => {
     const names = await createLandscape(source, "fleet", 20);
+    // One is protected from deletion (a landscape's platform): it leaves the source all the same, and stays protected.
+    await source.custom.patchNamespacedCustomObject({
+      ...RESOURCES.Cluster,
+      namespace: source.namespace,
+      name: "fleet-0",
+      body: [
+        {
+          op: "add",
+          path: `/metadata/labels/${LABELS.deletionProtection.replace("/", "~1")}`,
+          value: "true",
+        },
+      ],
+    });
     const before = await snapshot(source, names);
     const sourceCommands = backendCommands(source);
     const targetCommands = backendCommands(target);
@@ -206,6 +219,8 @@ describe("move", () => {
     await eventually(async () => expect(await leftOn(source, names)).toEqual([]));
     const moved = await target.read<Cluster>(RESOURCES.Cluster, names[0] ?? "");
     expect(moved?.metadata.annotations?.[IDENTITY_ANNOTATION]).toBeDefined();
+    expect(moved?.metadata.labels?.[LABELS.deletionProtection]).toBe("true");
+    expect(moved?.metadata.annotations?.[ANNOTATIONS.confirmDeletion]).toBeUndefined();
     expect(await leftOn(target, names)).toHaveLength(60); // each Cluster, AccessRequest and access Secret once; hand-overs taken
   }, 240_000);
 
