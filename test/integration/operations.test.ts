@@ -99,7 +99,7 @@ describe("an in-cluster style deployment", () => {
       spec: { providerRef: { name: string } };
     };
     expect(profile.spec.providerRef.name).toBe("ops");
-  }, 60_000);
+  }, 180_000); // two `init` processes, each starting Node and waiting for sixteen CRDs: minutes on a loaded machine
 
   it("fails over to the standby within the lease after kill -9, with exactly one backend create per Cluster", async () => {
     const stateDir = mkdtempSync(join(stateRoot, "failover-"));
