@@ -60,11 +60,23 @@ const PROTECTED = { [LABELS.deletionProtection]: "true" };
 describe("Cluster deletion protection (a ValidatingAdmissionPolicy installed with the CRDs)", () => {
   it("refuses to delete a protected Cluster, naming it and the step that allows it", async () => {
     await create("platform", PROTECTED);
-    // The API server loads a new policy within a second or so.
-    const refused = await eventually(async () => (await refusal(() => remove("platform"))) ?? false, {
-      what: "the delete of protected/platform refused",
-      timeoutMs: 30_000,
-    });
+    // The API server loads a new policy within a second or so: wait with dry runs, which admission sees too and
+    // which delete nothing while the policy is not loaded yet.
+    await eventually(
+      async () =>
+        (
+          await refusal(() =>
+            custom.deleteNamespacedCustomObject({
+              ...RESOURCES.Cluster,
+              namespace: NAMESPACE,
+              name: "platform",
+              dryRun: "All",
+            }),
+          )
+        )?.code === 403,
+      { what: "the policy in effect (a dry-run delete of protected/platform refused)", timeoutMs: 30_000 },
+    );
+    const refused = (await refusal(() => remove("platform"))) ?? { code: 200, message: "" };
     expect(refused.code).toBe(403);
     expect(refused.message).toContain(
       `Cluster ${NAMESPACE}/platform is protected from deletion (label ${LABELS.deletionProtection}=true): to delete it, first annotate it ${ANNOTATIONS.confirmDeletion}=true`,
