@@ -1,6 +1,7 @@
 /** The ClusterPool kind (engine.openmcp.cloud/v1alpha1): warm clusters of one ProviderConfig, made before any Cluster asks. */
 
-import type { Condition, TypedObject } from "./common.ts";
+import type { ClusterTarget } from "./backend.ts";
+import type { Condition, JsonObject, TypedObject } from "./common.ts";
 import type { ENGINE_API_VERSION } from "./constants.ts";
 
 /** How many idle clusters to keep, of which versions, from which ProviderConfig. */
@@ -58,4 +59,23 @@ export interface ClusterPoolStatus {
 export interface ClusterPool extends TypedObject<typeof ENGINE_API_VERSION, "ClusterPool"> {
   readonly spec: ClusterPoolSpec;
   readonly status?: ClusterPoolStatus;
+}
+
+/**
+ * The target of a pool member's own cluster, keyed by its id (before it is bound to a Cluster); made from
+ * `config` when the backend is to build it, bare when it is only looked at or deleted.
+ */
+export function poolMemberTarget(
+  id: string,
+  config: { readonly name: string; readonly settings?: JsonObject } = { name: "" },
+): ClusterTarget {
+  return {
+    uid: id,
+    namespace: "pool",
+    name: id,
+    tenancy: "Exclusive",
+    profile: "",
+    providerConfig: config.name,
+    ...(config.settings ? { settings: config.settings } : {}),
+  };
 }

@@ -11,11 +11,10 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { ClusterObservation, ClusterTarget } from "../api/backend.ts";
 import type { BackendContext, BackendFactory, ClusterBackend, PoolSupport } from "../api/backend-contract.ts";
-import { systemClock } from "../api/clock.ts";
+import { poolMemberTarget } from "../api/cluster-pool.ts";
 import { ENGINE_API_VERSION } from "../api/constants.ts";
-import { silentLogger } from "../api/logger.ts";
 import type { ProviderConfig } from "../api/provider-config.ts";
-import { ConformanceError } from "./conformance.ts";
+import { ConformanceError, conformanceContext } from "./conformance.ts";
 
 /** How patient to be, and what to give the factory. */
 export interface PoolConformanceOptions {
@@ -34,14 +33,7 @@ export async function checkPoolConformance(
   options: PoolConformanceOptions = {},
 ): Promise<void> {
   const stateDirectory = await mkdtemp(join(tmpdir(), "pool-conformance-"));
-  const context: BackendContext = {
-    options: {},
-    log: silentLogger,
-    clock: systemClock,
-    readSecret: async () => undefined,
-    ...options.context,
-    stateDirectory,
-  };
+  const context = conformanceContext(stateDirectory, options.context);
   let backend: ClusterBackend = await factory(context);
   const restart = async () => {
     await backend.close?.();
@@ -69,7 +61,7 @@ export async function checkPoolConformance(
     profile: "conformance",
     providerConfig: "conformance",
   };
-  const memberTarget = (id: string): ClusterTarget => ({ ...cluster, uid: id, name: id });
+  const memberTarget = (id: string): ClusterTarget => poolMemberTarget(id, { name: cluster.providerConfig });
   const until = async <T>(what: string, read: () => Promise<T>, done: (value: T) => boolean): Promise<T> => {
     const deadline = Date.now() + timeoutMs;
     for (;;) {

@@ -462,14 +462,7 @@ export async function checkBackendConformance(
       async (sequence) => {
         const run = runs++;
         const stateDirectory = await mkdtemp(join(tmpdir(), "conformance-"));
-        const context: BackendContext = {
-          options: {},
-          log: silentLogger,
-          clock: systemClock,
-          readSecret: async () => undefined,
-          ...options.context,
-          stateDirectory,
-        };
+        const context = conformanceContext(stateDirectory, options.context);
         let backend = await factory(context);
         const config: ProviderConfig = options.config ?? {
           apiVersion: ENGINE_API_VERSION,
@@ -612,4 +605,19 @@ async function cleanUp(real: Real, options: ConformanceOptions): Promise<void> {
       }
     }),
   );
+}
+
+/** The context the kits give a backend: a fresh state folder, no options, a silent log, the real clock. */
+export function conformanceContext(
+  stateDirectory: string,
+  overrides?: Partial<Omit<BackendContext, "stateDirectory">>,
+): BackendContext {
+  return {
+    options: {},
+    log: silentLogger,
+    clock: systemClock,
+    readSecret: async () => undefined,
+    ...overrides,
+    stateDirectory,
+  };
 }

@@ -14,6 +14,7 @@ import type {
 } from "../api/backend-contract.ts";
 import { BACKEND_CONTRACT_VERSION } from "../api/backend-contract.ts";
 import { type Clock, systemClock, type TimerHandle } from "../api/clock.ts";
+import { poolMemberTarget } from "../api/cluster-pool.ts";
 import type { SupportedVersion } from "../api/cluster-profile.ts";
 import { errorMessage } from "../api/error-message.ts";
 import { type Logger, silentLogger } from "../api/logger.ts";
@@ -34,7 +35,7 @@ import {
   ensureAuthenticationConfig,
   writeAuthenticationConfig,
 } from "./shared/authentication-config.ts";
-import { folderPoolLedger, memberTarget, type PoolLedger } from "./shared/pool-ledger.ts";
+import { folderPoolLedger, type PoolLedger } from "./shared/pool-ledger.ts";
 import { durationOption } from "./shared/settings.ts";
 
 /** Knobs of the local backend. */
@@ -121,7 +122,7 @@ export class LocalBackend implements ClusterBackend {
         const listed: PoolMemberObservation[] = [];
         for (const member of this.#ledger.members(pool)) {
           if (this.#deleting.has(member.id)) continue;
-          listed.push({ ...member, observation: await this.observe(memberTarget(member.id)) });
+          listed.push({ ...member, observation: await this.observe(poolMemberTarget(member.id)) });
         }
         return listed;
       },
@@ -129,7 +130,7 @@ export class LocalBackend implements ClusterBackend {
         if (!this.#ledger.member(id)) throw new Error(`local backend: no pool member ${id}`);
         this.#ledger.bind(target.uid, id);
       },
-      deleteMember: (id) => this.delete(memberTarget(id)),
+      deleteMember: (id) => this.delete(poolMemberTarget(id)),
     };
   }
 

@@ -13,10 +13,11 @@ import type {
 } from "../api/backend-contract.ts";
 import { BACKEND_CONTRACT_VERSION } from "../api/backend-contract.ts";
 import { type Clock, systemClock } from "../api/clock.ts";
+import { poolMemberTarget } from "../api/cluster-pool.ts";
 import type { SupportedVersion } from "../api/cluster-profile.ts";
 import type { ProviderConfig } from "../api/provider-config.ts";
 import { describeCluster } from "./shared/error-wording.ts";
-import { folderPoolLedger, memberTarget, memoryPoolLedger, type PoolLedger } from "./shared/pool-ledger.ts";
+import { folderPoolLedger, memoryPoolLedger, type PoolLedger } from "./shared/pool-ledger.ts";
 import { durationOption } from "./shared/settings.ts";
 import { folderStore, memoryStore, type SimulatedRecord, type SimulatedStore } from "./simulated-store.ts";
 
@@ -83,7 +84,7 @@ export class SimulatedBackend implements ClusterBackend {
         this.#ledger.bind(target.uid, id);
       },
       deleteMember: async (id) => {
-        await this.delete(memberTarget(id));
+        await this.delete(poolMemberTarget(id));
         // A member whose cluster is gone already is forgotten now; one being deleted, once that completes.
         if (!this.#store.get(id)) this.#ledger.forget(id);
       },
@@ -195,13 +196,13 @@ export class SimulatedBackend implements ClusterBackend {
   /** Records the member first, then makes its cluster: a crash in between leaves a member the pool finds. */
   async #createMember(member: PoolMemberSpec, target: ClusterTarget): Promise<void> {
     this.#ledger.addMember(member);
-    await this.create({ ...target, ...memberTarget(member.id) }, member.version);
+    await this.create({ ...target, ...poolMemberTarget(member.id) }, member.version);
   }
 
   async #listMembers(pool: string): Promise<PoolMemberObservation[]> {
     const listed: PoolMemberObservation[] = [];
     for (const member of this.#ledger.members(pool)) {
-      const observation = await this.observe(memberTarget(member.id));
+      const observation = await this.observe(poolMemberTarget(member.id));
       if (observation.exists && observation.phase === "deleting") continue;
       listed.push({ ...member, observation });
     }

@@ -68,21 +68,22 @@ export async function readCrds(directory: string): Promise<V1CustomResourceDefin
 export async function installCrds(kubeConfig: KubeConfig, props: InstallCrdsProps): Promise<string[]> {
   const objects = KubernetesObjectApi.makeApiClient(kubeConfig);
   const crds = await readCrds(props.directory);
-  for (const crd of crds) {
-    const labelled: V1CustomResourceDefinition = {
-      ...crd,
-      metadata: { ...crd.metadata, labels: { ...crd.metadata?.labels, ...props.labels } },
-    };
-    await objects.patch(labelled, undefined, undefined, FIELD_MANAGER, true, PatchStrategy.ServerSideApply);
-  }
+  // Server-side apply of each object, with the extra labels.
+  const apply = (object: KubernetesObject) =>
+    objects.patch(
+      {
+        ...object,
+        metadata: { ...object.metadata, labels: { ...object.metadata?.labels, ...props.labels } },
+      },
+      undefined,
+      undefined,
+      FIELD_MANAGER,
+      true,
+      PatchStrategy.ServerSideApply,
+    );
+  for (const crd of crds) await apply(crd);
   await waitUntilServed(kubeConfig, crds, props.timeoutMs ?? 60_000);
-  for (const policy of await readAdmissionPolicies(props.directory)) {
-    const labelled = {
-      ...policy,
-      metadata: { ...policy.metadata, labels: { ...policy.metadata?.labels, ...props.labels } },
-    };
-    await objects.patch(labelled, undefined, undefined, FIELD_MANAGER, true, PatchStrategy.ServerSideApply);
-  }
+  for (const policy of await readAdmissionPolicies(props.directory)) await apply(policy);
   return crds.map((crd) => crd.metadata?.name ?? "");
 }
 

@@ -9,7 +9,6 @@
  */
 import { mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import type { ClusterTarget } from "../../api/backend.ts";
 import type { PoolMemberSpec } from "../../api/backend-contract.ts";
 import { writeFileAtomicallySync } from "../../util/atomic-file.ts";
 
@@ -31,11 +30,6 @@ export interface PoolLedger {
   keyOf(uid: string): string;
   /** Forgets member `id` and every binding to it (its cluster is gone). */
   forget(id: string): void;
-}
-
-/** The target of a pool member's own cluster, keyed by its id (before it is bound to a Cluster). */
-export function memberTarget(id: string): ClusterTarget {
-  return { uid: id, namespace: "pool", name: id, tenancy: "Exclusive", profile: "", providerConfig: "" };
 }
 
 const safeKey = (key: string) => {

@@ -11,7 +11,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { ClusterTarget } from "../../../src/api/backend.ts";
-import type { ClusterPool, PoolMember } from "../../../src/api/cluster-pool.ts";
+import { type ClusterPool, type PoolMember, poolMemberTarget } from "../../../src/api/cluster-pool.ts";
 import { ENGINE_API_VERSION, FINALIZERS } from "../../../src/api/constants.ts";
 import { claimOf, idleMember, mayTakeMember } from "../../../src/machines/cluster-pool/claim.ts";
 import { type ClaimerState, planPool } from "../../../src/machines/cluster-pool/plan.ts";
@@ -112,14 +112,7 @@ async function* poolReconcile(world: ModelWorld): AsyncGenerator<void> {
     yield;
   }
   for (const member of plan.create) {
-    await pools.createMember(member, {
-      uid: member.id,
-      namespace: "pool",
-      name: member.id,
-      tenancy: "Exclusive",
-      profile: "",
-      providerConfig: CONFIG,
-    });
+    await pools.createMember(member, poolMemberTarget(member.id, { name: CONFIG }));
     yield;
   }
 }

@@ -11,7 +11,7 @@ import { randomBytes } from "node:crypto";
 import { CustomObjectsApi } from "@kubernetes/client-node";
 import type { ClusterBackend, PoolMemberSpec } from "../../../api/backend-contract.ts";
 import type { Cluster } from "../../../api/cluster.ts";
-import type { ClusterPool } from "../../../api/cluster-pool.ts";
+import { type ClusterPool, poolMemberTarget } from "../../../api/cluster-pool.ts";
 import { FINALIZERS, REASONS, RESOURCES } from "../../../api/constants.ts";
 import { errorMessage, isNotFound } from "../../../api/error-message.ts";
 import type { ProviderConfig } from "../../../api/provider-config.ts";
@@ -225,15 +225,13 @@ export class PoolController extends KeyedController {
     for (const member of members) {
       this.log.info("making a pool cluster", { pool: name, member: member.id, version: member.version });
       try {
-        await pools.createMember(member, {
-          uid: member.id,
-          namespace: "pool",
-          name: member.id,
-          tenancy: "Exclusive",
-          profile: "",
-          providerConfig: config.metadata.name ?? "",
-          ...(config.spec.settings ? { settings: config.spec.settings } : {}),
-        });
+        await pools.createMember(
+          member,
+          poolMemberTarget(member.id, {
+            name: config.metadata.name ?? "",
+            ...(config.spec.settings ? { settings: config.spec.settings } : {}),
+          }),
+        );
         this.#refillErrors.delete(name);
       } catch (error) {
         // The member stays recorded; the next plan finds it missing and makes another.
