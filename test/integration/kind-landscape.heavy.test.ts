@@ -7,9 +7,9 @@
  * landscapes (its ConfigMap named in the environment, since the operator passes no flags of ours), answers
  * ClusterRequests of the purposes platform (the adopted cluster), onboarding, workload and mcp, each new
  * Cluster a real sibling kind cluster made from the Pod. A token AccessRequest's kubeconfig works from a Pod of
- * the platform cluster (the internal endpoint) and from the host (the local-access URL); the leader's Pod
- * deleted mid-create still gives one kind cluster; deleting the requests removes the siblings' containers and
- * leaves the platform. Then the same platform as a user sets it up with `deploy/kind` (deploy/base's
+ * the platform cluster (the internal endpoint) and from the host (the local-access URL); deleting the requests
+ * removes the siblings' containers and leaves the platform; the leader's Pod deleted mid-create still gives one
+ * kind cluster. Then the same platform as a user sets it up with `deploy/kind` (deploy/base's
  * least-privilege RBAC, non-root with only the socket's group): a Cluster becomes a sibling kind cluster and a
  * token AccessRequest on it is Granted, with no call forbidden.
  */
@@ -363,39 +363,6 @@ describe("openMCP's kind landscape, the engine its kind ClusterProvider", { time
     expect(await containersNamed(PLATFORM)).toEqual([`${PLATFORM}-control-plane`]);
   });
 
-  it("gives one kind cluster when the leader's Pod is deleted mid-create: the new leader starts the create over", async () => {
-    const created = (await custom.createNamespacedCustomObject({
-      ...RESOURCES.Cluster,
-      namespace: NS,
-      body: aCluster({
-        name: "killed",
-        namespace: NS,
-        profile: PROFILE,
-        tenancy: "Exclusive",
-        version: tools.kubernetesVersion,
-      }),
-    })) as Cluster;
-    const name = kindClusterName(created.metadata.uid ?? "");
-    made.push(name);
-    // The create runs: its node container exists.
-    await eventually(async () => expect(await containersNamed(name)).toEqual([`${name}-control-plane`]), {
-      what: `kind's node container of ${name}`,
-      timeoutMs: 120_000,
-      intervalMs: 500,
-    });
-    const leader = await leaderPod();
-    await platform.kubectl("-n", SYSTEM, "delete", "pod", leader, "--grace-period=0", "--force");
-    const ready = await clusterReady("killed");
-    expect(ready.metadata.uid).toBe(created.metadata.uid);
-    expect(await containersNamed(name)).toEqual([`${name}-control-plane`]);
-    await custom.deleteNamespacedCustomObject({ ...RESOURCES.Cluster, namespace: NS, name: "killed" });
-    await eventually(async () => expect(await containersNamed(name)).toEqual([]), {
-      what: `${name} removed with its Cluster`,
-      timeoutMs: 180_000,
-      intervalMs: 1_000,
-    });
-  });
-
   it("grants a token AccessRequest whose kubeconfig does exactly what was asked, from a Pod and from the host", async () => {
     await custom.createNamespacedCustomObject({
       ...RESOURCES.AccessRequest,
@@ -516,6 +483,39 @@ describe("openMCP's kind landscape, the engine its kind ClusterProvider", { time
     expect(await containersNamed(PLATFORM)).toEqual([`${PLATFORM}-control-plane`]);
     expect(await forbiddenLines()).toEqual([]);
   });
+  it("gives one kind cluster when the leader's Pod is deleted mid-create (after the siblings went, so that its node boots beside the platform's alone): the new leader starts the create over", async () => {
+    const created = (await custom.createNamespacedCustomObject({
+      ...RESOURCES.Cluster,
+      namespace: NS,
+      body: aCluster({
+        name: "killed",
+        namespace: NS,
+        profile: PROFILE,
+        tenancy: "Exclusive",
+        version: tools.kubernetesVersion,
+      }),
+    })) as Cluster;
+    const name = kindClusterName(created.metadata.uid ?? "");
+    made.push(name);
+    // The create runs: its node container exists.
+    await eventually(async () => expect(await containersNamed(name)).toEqual([`${name}-control-plane`]), {
+      what: `kind's node container of ${name}`,
+      timeoutMs: 120_000,
+      intervalMs: 500,
+    });
+    const leader = await leaderPod();
+    await platform.kubectl("-n", SYSTEM, "delete", "pod", leader, "--grace-period=0", "--force");
+    const ready = await clusterReady("killed");
+    expect(ready.metadata.uid).toBe(created.metadata.uid);
+    expect(await containersNamed(name)).toEqual([`${name}-control-plane`]);
+    await custom.deleteNamespacedCustomObject({ ...RESOURCES.Cluster, namespace: NS, name: "killed" });
+    await eventually(async () => expect(await containersNamed(name)).toEqual([]), {
+      what: `${name} removed with its Cluster`,
+      timeoutMs: 180_000,
+      intervalMs: 1_000,
+    });
+  });
+
   it("kubectl apply -k deploy/kind, as a user sets it up (least-privilege RBAC, non-root, the socket's group only): a Cluster becomes a sibling kind cluster and a token AccessRequest on it is Granted", async () => {
     // The operator-style provider steps aside; its profile stays, unserved.
     await platform.kubectl("-n", SYSTEM, "scale", `deployment/${PROVIDER}`, "--replicas=0");

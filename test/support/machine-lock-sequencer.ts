@@ -1,39 +1,66 @@
 /**
- * The order test files start in, so that files which hold a machine-wide lock never wait on each other. The files
- * that start Cluster API's Docker provider (CAPD) take one lock per machine (its fixed ports); two of them started
- * side by side leave one worker waiting for the lock for minutes. Vitest hands files to whichever worker is free, in
- * the order the sequencer gives; this sequencer keeps vitest's order (failed first, then slowest first, by the
- * durations of the last run) but plays the workers forward on those durations and, where the next lock holder
- * would wait, starts the next file that would not.
+ * The order test files start in, so that files which hold a machine-wide lock never wait on each other, and files
+ * that boot many kind nodes never boot them side by side. The files that start Cluster API's Docker provider (CAPD)
+ * take one lock per machine (its fixed ports); two of them started side by side leave one worker waiting for the
+ * lock for minutes. The files that run several kind clusters at once share the machine's two cores with every node
+ * they boot: two of them side by side have left kubeadm timing out on a new node (CI, 2026-11-26). Vitest hands
+ * files to whichever worker is free, in the order the sequencer gives; this sequencer keeps vitest's order (failed
+ * first, then slowest first, by the durations of the last run) but plays the workers forward on those durations
+ * and, where the next file would start beside another holder of its lock, starts the next file that would not.
  */
 import { BaseSequencer, type TestSpecification } from "vitest/node";
 
-/** The test files that take the machine's CAPD lock (they start Cluster API through test/support/capi-management.ts). */
-export const CAPD_LOCK_HOLDERS = ["capi-backend.heavy.test.ts", "capi-backend.conformance.heavy.test.ts"];
+/** The machine-wide locks and the test files that take each. */
+export const MACHINE_LOCKS: Readonly<Record<string, readonly string[]>> = {
+  // They start Cluster API through test/support/capi-management.ts.
+  capd: ["capi-backend.heavy.test.ts", "capi-backend.conformance.heavy.test.ts"],
+  // Four to seven kind nodes each at their peak.
+  "kind-nodes": [
+    "kind-landscape.heavy.test.ts",
+    "capi-clusterctl.heavy.test.ts",
+    "in-cluster.heavy.test.ts",
+    "cli-up.heavy.test.ts",
+  ],
+};
+
+/** What a file without a recorded duration (a fresh machine) is taken to last, so that locks still keep apart. */
+export const UNKNOWN_DURATION_MS = 120_000;
+
+/** The lock `moduleId`'s file takes, if any. */
+export function lockOf(moduleId: string): string | undefined {
+  return Object.entries(MACHINE_LOCKS).find(([, files]) =>
+    files.some((name) => moduleId.endsWith(`/${name}`)),
+  )?.[0];
+}
 
 /**
- * `files` in an order in which, played on `workers` workers that each take the next file when free, no file for
- * which `holdsLock` is true starts while another one runs, as far as the durations tell; otherwise `files`' order.
+ * `files` in an order in which, played on `workers` workers that each take the next file when free, no file starts
+ * while another holder of its lock runs, as far as the durations tell; otherwise `files`' order.
  */
 export function lockHoldersApart<T>(
   files: readonly T[],
-  props: { workers: number; durationOf: (file: T) => number; holdsLock: (file: T) => boolean },
+  props: { workers: number; durationOf: (file: T) => number; lockOf: (file: T) => string | undefined },
 ): T[] {
   const left = [...files];
   const freeAt: number[] = Array.from({ length: Math.max(1, props.workers) }, () => 0);
-  let lockFreeAt = 0;
+  const lockFreeAt = new Map<string, number>();
+  const startOf = (file: T, now: number) => {
+    const lock = props.lockOf(file);
+    return lock === undefined ? now : Math.max(now, lockFreeAt.get(lock) ?? 0);
+  };
   const order: T[] = [];
   while (left.length > 0) {
     const worker = freeAt.indexOf(Math.min(...freeAt));
     const now = freeAt[worker] ?? 0;
     const next = Math.max(
       0,
-      left.findIndex((file) => !props.holdsLock(file) || lockFreeAt <= now),
+      left.findIndex((file) => startOf(file, now) <= now),
     );
     const [file] = left.splice(next, 1) as [T];
-    const start = props.holdsLock(file) ? Math.max(now, lockFreeAt) : now;
+    const start = startOf(file, now);
     freeAt[worker] = start + props.durationOf(file);
-    if (props.holdsLock(file)) lockFreeAt = freeAt[worker];
+    const lock = props.lockOf(file);
+    if (lock !== undefined) lockFreeAt.set(lock, freeAt[worker]);
     order.push(file);
   }
   return order;
@@ -43,9 +70,7 @@ export default class MachineLockSequencer extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
     const sorted = await super.sort(files);
     const durationOf = (spec: TestSpecification) =>
-      this.ctx.cache.getTestSpecificationResult(spec)?.duration ?? 0;
-    const holdsLock = (spec: TestSpecification) =>
-      CAPD_LOCK_HOLDERS.some((name) => spec.moduleId.endsWith(`/${name}`));
+      this.ctx.cache.getTestSpecificationResult(spec)?.duration ?? UNKNOWN_DURATION_MS;
     // Groups run one after another, each on the pool: play each group alone.
     const groups = new Map<number, TestSpecification[]>();
     for (const spec of sorted) {
@@ -56,7 +81,7 @@ export default class MachineLockSequencer extends BaseSequencer {
       lockHoldersApart(group, {
         workers: group[0]?.project.config.maxWorkers ?? 1,
         durationOf,
-        holdsLock,
+        lockOf: (spec) => lockOf(spec.moduleId),
       }),
     );
   }
