@@ -12,6 +12,7 @@ Commands:
   explain A resource's state, why it is there, what it waits for, and its recent transitions (read-only).
   statecharts  The machines' statecharts as Stately JSON, Mermaid and SVG files (default: into docs/statecharts).
   move    Clusters, their requests and access, with status, from one management cluster to another.
+  landscape up|down  A landscape from nothing: its platform cluster made, then managed, by the engine itself.
   capi-components  The engine as clusterctl installs a Cluster API infrastructure provider (one YAML stream).
   new-backend  A backend package of your own: a typed skeleton that passes the conformance kit, its test, a README.
 
@@ -49,6 +50,10 @@ const commands: Record<string, () => Promise<Command>> = {
     const { move, moveUsage } = await import("./move.ts");
     return { run: move, usage: moveUsage };
   },
+  landscape: async () => {
+    const { landscape, landscapeUsage } = await import("./landscape/landscape.ts");
+    return { run: landscape, usage: landscapeUsage };
+  },
   "capi-components": async () => {
     const { printCapiComponents, capiComponentsUsage } = await import("./capi-components.ts");
     return { run: async (args) => printCapiComponents(args), usage: capiComponentsUsage };
@@ -68,7 +73,7 @@ async function main(argv: string[]): Promise<void> {
   const load = commands[name];
   if (!load) throw new UsageError(`unknown command "${name}"`, usage);
   // The commands that run the engine keep its memory low however node was started (see v8-flags.ts).
-  if (name === "run" || name === "up") {
+  if (name === "run" || name === "up" || name === "landscape") {
     execWithEngineMemorySettings();
     // Where the flags were given already (no replacement), still before the command loads the client.
     useLeanClientNode();

@@ -16,20 +16,32 @@ export function kindBackendOptions(
   log(
     "kind backend: making sure of a Docker engine, kind and the kind node image (hack/containers/ensure.sh)",
   );
-  const out = execFileSync(
-    join(repositoryRoot, "hack", "containers", "ensure.sh"),
-    ["docker", "kind", "kind-node-image"],
-    { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] },
-  );
-  const values = new Map(
+  const values = ensure(repositoryRoot, ["docker", "kind", "kind-node-image"]);
+  const kind = values.get("kind");
+  const docker = values.get("docker");
+  if (!kind || !docker) throw new Error("hack/containers/ensure.sh named no kind or docker");
+  log(`kind backend: ${kind}, node image ${values.get("nodeImage") ?? "?"}`);
+  return { kind, docker, ...given };
+}
+
+/** The engine's image built from this checkout (`hack/containers/ensure.sh engine-image`, cached by its sources' hash). */
+export function engineImageFromCheckout(repositoryRoot: string, log: (message: string) => void): string {
+  log("the engine's image: building it from this checkout unless built before (hack/containers/ensure.sh)");
+  const image = ensure(repositoryRoot, ["docker", "engine-image"]).get("engineImage");
+  if (!image) throw new Error("hack/containers/ensure.sh named no engine image");
+  return image;
+}
+
+/** Runs the toolchain's steps; what they print as `key=value` lines (their progress goes to stderr). */
+function ensure(repositoryRoot: string, steps: readonly string[]): Map<string, string> {
+  const out = execFileSync(join(repositoryRoot, "hack", "containers", "ensure.sh"), steps, {
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  return new Map(
     out
       .split("\n")
       .map((line) => line.split("=", 2) as [string, string])
       .filter(([key, value]) => key !== "" && value !== undefined),
   );
-  const kind = values.get("kind");
-  const docker = values.get("docker");
-  if (!kind || !docker) throw new Error(`hack/containers/ensure.sh named no kind or docker:\n${out}`);
-  log(`kind backend: ${kind}, node image ${values.get("nodeImage") ?? "?"}`);
-  return { kind, docker, ...given };
 }
