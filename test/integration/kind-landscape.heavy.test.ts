@@ -24,7 +24,11 @@ import type { ClusterProfile } from "../../src/api/cluster-profile.ts";
 import type { ClusterRequest } from "../../src/api/cluster-request.ts";
 import { ANNOTATIONS, LABELS, RESOURCES } from "../../src/api/constants.ts";
 import { KIND_NAME_ANNOTATION, kindClusterName } from "../../src/providers/kind.ts";
-import { configMapTokenRequest, expectConfigMapAccessOnly } from "../support/access-proofs.ts";
+import {
+  configMapAnswersFromPod,
+  configMapTokenRequest,
+  expectConfigMapAccessOnly,
+} from "../support/access-proofs.ts";
 import { aCluster, aClusterRequest, anAccessRequest, aProviderConfig } from "../support/builders.ts";
 import {
   containersNamed,
@@ -394,43 +398,13 @@ describe("openMCP's kind landscape, the engine its kind ClusterProvider", { time
     expect(text).toContain(`server: https://${kindClusterName(mcp.metadata.uid ?? "")}-control-plane:6443`);
 
     // From a Pod of the platform cluster: the Secret mounted, the internal endpoint, exactly the asked rights.
-    const probe = [
-      "const { readFileSync } = require('node:fs');",
-      "const { parse } = require('/app/node_modules/yaml');",
-      "const k = parse(readFileSync('/access/kubeconfig', 'utf8'));",
-      "const server = new URL(k.clusters[0].cluster.server);",
-      "const ca = Buffer.from(k.clusters[0].cluster['certificate-authority-data'], 'base64');",
-      "const token = k.users[0].user.token;",
-      "const get = (path) => new Promise((ok) => require('node:https').get({ host: server.hostname, port: server.port, path, ca, headers: { authorization: 'Bearer ' + token } }, (r) => { r.resume(); ok(r.statusCode); }).on('error', (e) => ok(e.code)));",
-      "(async () => console.log(JSON.stringify([await get('/api/v1/namespaces/default/configmaps'), await get('/api/v1/namespaces/default/secrets'), await get('/api/v1/nodes')])))();",
-    ].join(" ");
-    const job = {
-      apiVersion: "batch/v1",
-      kind: "Job",
-      metadata: { name: "use-access", namespace: NS },
-      spec: {
-        backoffLimit: 0,
-        template: {
-          spec: {
-            restartPolicy: "Never",
-            containers: [
-              {
-                name: "probe",
-                image: IMAGE,
-                imagePullPolicy: "IfNotPresent",
-                command: ["node", "-e", probe],
-                volumeMounts: [{ name: "access", mountPath: "/access", readOnly: true }],
-              },
-            ],
-            volumes: [{ name: "access", secret: { secretName } }],
-          },
-        },
-      },
-    };
-    writeFileSync(join(work, "job.json"), JSON.stringify(job));
-    await platform.kubectl("apply", "-f", join(work, "job.json"));
-    await platform.kubectl("-n", NS, "wait", "--for=condition=complete", "job/use-access", "--timeout=180s");
-    const answers = JSON.parse((await platform.kubectl("-n", NS, "logs", "job/use-access")).trim());
+    const answers = await configMapAnswersFromPod(platform, {
+      namespace: NS,
+      secretName,
+      image: IMAGE,
+      job: "use-access",
+      folder: work,
+    });
     expect(answers).toEqual([200, 403, 403]);
 
     // From the host: the same kubeconfig with the local-access URL swapped in.

@@ -1,4 +1,6 @@
 /** Proofs that issued access does exactly what was asked on a real cluster: a token request's rights, an OIDC user's client. */
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { ApiException, CoreV1Api, KubeConfig } from "@kubernetes/client-node";
 import { expect } from "vitest";
 import type { AccessRequestSpec } from "../../src/api/access-request.ts";
@@ -61,4 +63,60 @@ export function bearerClient(admin: KubeConfig, token: string): CoreV1Api {
     currentContext: "c",
   });
   return kubeConfig.makeApiClient(CoreV1Api);
+}
+
+/**
+ * What a Pod of a cluster gets with the kubeconfig of a {@link configMapTokenRequest}'s Secret `secretName`
+ * (mounted): the HTTP statuses of listing ConfigMaps and Secrets in `default` and listing Nodes, by the kubeconfig's
+ * own server (from a Pod: the internal endpoint). Runs the engine's image (it has node and yaml) as a Job.
+ */
+export async function configMapAnswersFromPod(
+  cluster: { kubectl(...args: string[]): Promise<string> },
+  props: { namespace: string; secretName: string; image: string; job: string; folder: string },
+): Promise<unknown> {
+  const probe = [
+    "const { readFileSync } = require('node:fs');",
+    "const { parse } = require('/app/node_modules/yaml');",
+    "const k = parse(readFileSync('/access/kubeconfig', 'utf8'));",
+    "const server = new URL(k.clusters[0].cluster.server);",
+    "const ca = Buffer.from(k.clusters[0].cluster['certificate-authority-data'], 'base64');",
+    "const token = k.users[0].user.token;",
+    "const get = (path) => new Promise((ok) => require('node:https').get({ host: server.hostname, port: server.port, path, ca, headers: { authorization: 'Bearer ' + token } }, (r) => { r.resume(); ok(r.statusCode); }).on('error', (e) => ok(e.code)));",
+    "(async () => console.log(JSON.stringify([await get('/api/v1/namespaces/default/configmaps'), await get('/api/v1/namespaces/default/secrets'), await get('/api/v1/nodes')])))();",
+  ].join(" ");
+  const job = {
+    apiVersion: "batch/v1",
+    kind: "Job",
+    metadata: { name: props.job, namespace: props.namespace },
+    spec: {
+      backoffLimit: 0,
+      template: {
+        spec: {
+          restartPolicy: "Never",
+          containers: [
+            {
+              name: "probe",
+              image: props.image,
+              imagePullPolicy: "IfNotPresent",
+              command: ["node", "-e", probe],
+              volumeMounts: [{ name: "access", mountPath: "/access", readOnly: true }],
+            },
+          ],
+          volumes: [{ name: "access", secret: { secretName: props.secretName } }],
+        },
+      },
+    },
+  };
+  const file = join(props.folder, `${props.job}.json`);
+  writeFileSync(file, JSON.stringify(job));
+  await cluster.kubectl("apply", "-f", file);
+  await cluster.kubectl(
+    "-n",
+    props.namespace,
+    "wait",
+    "--for=condition=complete",
+    `job/${props.job}`,
+    "--timeout=180s",
+  );
+  return JSON.parse((await cluster.kubectl("-n", props.namespace, "logs", `job/${props.job}`)).trim());
 }

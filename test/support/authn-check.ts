@@ -68,7 +68,7 @@ export async function authnCheck(
       code === 0 ? resolve() : reject(new Error(`authn-check exited with ${code}`)),
     );
   });
-  child.stdin.end(inputs.map((input) => JSON.stringify(input)).join("\n") + "\n");
+  child.stdin.end(`${inputs.map((input) => JSON.stringify(input)).join("\n")}\n`);
   await done;
   const lines = Buffer.concat(chunks).toString("utf8").trim().split("\n");
   if (lines.length !== inputs.length)

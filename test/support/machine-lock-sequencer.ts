@@ -17,6 +17,7 @@ export const MACHINE_LOCKS: Readonly<Record<string, readonly string[]>> = {
   // Four to seven kind nodes each at their peak.
   "kind-nodes": [
     "kind-landscape.heavy.test.ts",
+    "landscape-kind.heavy.test.ts",
     "capi-clusterctl.heavy.test.ts",
     "in-cluster.heavy.test.ts",
     "cli-up.heavy.test.ts",

@@ -16,7 +16,6 @@ import { kindNameOf } from "../../providers/kind.ts";
 import { loadImageIntoKindCluster } from "../../providers/kind-image-load.ts";
 import { installCrds } from "../../runtime/install-crds.ts";
 import { pollUntil } from "../../util/poll-until.ts";
-import { engineImageFromCheckout } from "../kind-toolchain.ts";
 import { moveObjects } from "../move.ts";
 import { LandscapeFolder, type LandscapeSettings } from "./landscape-folder.ts";
 import { clusterProgress, LandscapeApi } from "./landscape-objects.ts";

@@ -1,0 +1,183 @@
+/**
+ * `openmcp-engine landscape up` on kind, from nothing, as a user runs it (the CLI, its own process): a bootstrap
+ * control plane on this machine runs the engine, which makes the platform kind cluster (the host's Docker socket
+ * and the state folder mounted into its node); the engine's image and deploy/base go in; the landscape moves there
+ * and the bootstrap goes. The engine in its Pod then manages the platform's own Cluster (protected from deletion)
+ * and makes onboarding, workload and mcp as real sibling kind clusters for ClusterRequests; a token AccessRequest
+ * on mcp's cluster works from a Pod of the platform cluster. Run again, `up` resumes with nothing to do; `down`
+ * leaves no container and no folder.
+ */
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { AppsV1Api, CoreV1Api, CustomObjectsApi, KubeConfig } from "@kubernetes/client-node";
+import { afterAll, describe, expect, it } from "vitest";
+import type { AccessRequest } from "../../src/api/access-request.ts";
+import type { Cluster } from "../../src/api/cluster.ts";
+import type { ClusterRequest } from "../../src/api/cluster-request.ts";
+import { LABELS, RESOURCES } from "../../src/api/constants.ts";
+import { LANDSCAPE_NAMESPACE } from "../../src/cli/landscape/landscape-plan.ts";
+import { stopPersistentControlPlane } from "../../src/controlplane/persistent-control-plane.ts";
+import { clusterTarget } from "../../src/machines/cluster/step.ts";
+import { kindNameOf } from "../../src/providers/kind.ts";
+import { configMapAnswersFromPod, configMapTokenRequest } from "../support/access-proofs.ts";
+import { anAccessRequest } from "../support/builders.ts";
+import { containersNamed, containerToolchain, docker, run } from "../support/containers.ts";
+import { eventually, satisfying } from "../support/eventually.ts";
+
+const tools = containerToolchain();
+const ROOT = join(import.meta.dirname, "..", "..");
+const work = mkdtempSync(join(tmpdir(), "landscape-kind-"));
+const folder = join(work, "landscape");
+const file = join(work, "landscape.yaml");
+const NS = LANDSCAPE_NAMESPACE;
+/** The kind clusters the landscape made, to remove whatever a failed test left. */
+const made = new Set<string>();
+
+writeFileSync(
+  file,
+  `apiVersion: engine.openmcp.cloud/v1alpha1
+kind: Landscape
+metadata: {name: heavy}
+spec:
+  backend: kind
+  environment: openmcp
+`,
+);
+
+/** The CLI as a user runs it; its output, printed here too. */
+async function landscape(...args: string[]): Promise<string> {
+  const out = await run(
+    process.execPath,
+    [
+      join(ROOT, "src", "cli", "main.ts"),
+      "landscape",
+      ...args,
+      "-f",
+      file,
+      "--dir",
+      folder,
+      "--image",
+      tools.engineImage,
+    ],
+    1_500_000,
+  );
+  console.log(out);
+  return out;
+}
+
+let platform: { kubeConfig: KubeConfig; kubectl(...args: string[]): Promise<string> };
+let custom: CustomObjectsApi;
+const read = async <T>(resource: (typeof RESOURCES)[keyof typeof RESOURCES], name: string, namespace = NS) =>
+  (await custom.getNamespacedCustomObject({ ...resource, namespace, name })) as T;
+
+afterAll(async () => {
+  for (const name of made)
+    for (const container of await containersNamed(name).catch(() => [] as string[]))
+      await docker("rm", "-f", "-v", container).catch(() => undefined);
+  await stopPersistentControlPlane(join(folder, "bootstrap"), { remove: true }).catch(() => undefined);
+  rmSync(work, { recursive: true, force: true });
+}, 300_000);
+
+describe("landscape up on kind, from nothing", { timeout: 1_800_000 }, () => {
+  it("makes a platform kind cluster running the engine, which manages its own Cluster and made onboarding, workload and mcp as kind clusters; the bootstrap is gone", async () => {
+    const started = performance.now();
+    const out = await landscape("up");
+    console.log(
+      `landscape up on kind: from nothing to four Ready clusters in ${Math.round((performance.now() - started) / 1_000)} s`,
+    );
+    expect(out).toContain("Landscape heavy is up");
+    expect(existsSync(join(folder, "bootstrap"))).toBe(false);
+    const kubeconfigPath = join(folder, "platform.kubeconfig");
+    const kubeConfig = new KubeConfig();
+    kubeConfig.loadFromFile(kubeconfigPath);
+    platform = {
+      kubeConfig,
+      kubectl: (...args) => run(tools.kubectl, ["--kubeconfig", kubeconfigPath, ...args]),
+    };
+    custom = kubeConfig.makeApiClient(CustomObjectsApi);
+
+    const deployment = await kubeConfig
+      .makeApiClient(AppsV1Api)
+      .readNamespacedDeployment({ name: "openmcp-engine", namespace: "openmcp-engine-system" });
+    expect(deployment.status?.readyReplicas).toBeGreaterThanOrEqual(1);
+
+    const own = await read<Cluster>(RESOURCES.Cluster, "platform");
+    expect(own.status?.phase).toBe("Ready");
+    expect(own.metadata.labels?.[LABELS.deletionProtection]).toBe("true");
+    made.add(kindNameOf(clusterTarget(own, undefined)));
+    for (const purpose of ["platform", "onboarding", "workload", "mcp"]) {
+      const request = await read<ClusterRequest>(RESOURCES.ClusterRequest, purpose);
+      expect(request.status?.phase, purpose).toBe("Granted");
+      const ref = request.status?.cluster;
+      const cluster = await read<Cluster>(RESOURCES.Cluster, ref?.name ?? "", ref?.namespace);
+      expect(cluster.status?.phase, purpose).toBe("Ready");
+      const name = kindNameOf(clusterTarget(cluster, undefined));
+      made.add(name);
+      expect(await containersNamed(name), purpose).toEqual([`${name}-control-plane`]);
+    }
+    // platform and its Cluster, onboarding, workload, mcp: four kind clusters.
+    expect(made.size).toBe(4);
+    // Deleting the platform's own Cluster takes an explicit step.
+    await expect(
+      custom.deleteNamespacedCustomObject({
+        ...RESOURCES.Cluster,
+        namespace: NS,
+        name: "platform",
+        dryRun: "All",
+      }),
+    ).rejects.toThrow(/deletion-protection|confirm-deletion/);
+  });
+
+  it("grants a token AccessRequest on the mcp cluster, whose kubeconfig works from a Pod of the platform cluster", async () => {
+    const mcp = (await read<ClusterRequest>(RESOURCES.ClusterRequest, "mcp")).status?.cluster;
+    await custom.createNamespacedCustomObject({
+      ...RESOURCES.AccessRequest,
+      namespace: NS,
+      body: anAccessRequest({
+        name: "mcp",
+        namespace: NS,
+        ...configMapTokenRequest({ name: mcp?.name ?? "", namespace: mcp?.namespace ?? NS }),
+        clusterRef: undefined,
+        requestRef: { name: "mcp", namespace: NS },
+      }),
+    });
+    const granted = (await eventually(
+      async () =>
+        satisfying(
+          await read<AccessRequest>(RESOURCES.AccessRequest, "mcp"),
+          (r) => r?.status?.phase === "Granted",
+        ),
+      { what: "AccessRequest mcp Granted", timeoutMs: 180_000, intervalMs: 1_000 },
+    )) as AccessRequest;
+    const secretName = granted.status?.secretRef?.name ?? "";
+    expect(
+      await platform.kubeConfig
+        .makeApiClient(CoreV1Api)
+        .readNamespacedSecret({ namespace: NS, name: secretName }),
+    ).toBeDefined();
+    expect(
+      await configMapAnswersFromPod(platform, {
+        namespace: NS,
+        secretName,
+        image: tools.engineImage,
+        job: "use-access",
+        folder: work,
+      }),
+    ).toEqual([200, 403, 403]);
+  });
+
+  it("resumes with nothing left to do when run again", async () => {
+    const out = await landscape("up");
+    expect(out).toContain(
+      "resuming: bootstrap, platform, engine, move, bootstrap-removed, purposes done before",
+    );
+    expect(out).toContain("Landscape heavy is up");
+  });
+
+  it("landscape down removes every cluster, the platform last, and the landscape's folder", async () => {
+    await landscape("down");
+    for (const name of made) expect(await containersNamed(name), name).toEqual([]);
+    expect(existsSync(folder)).toBe(false);
+  });
+});
