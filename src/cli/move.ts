@@ -177,7 +177,15 @@ export async function moveObjects(options: MoveOptions): Promise<MoveReport> {
   // What the source holds now, hand-over Secrets included.
   selection = selectObjects(await readSource(source, options.namespaces), options.namespaces, refused);
 
-  // 3. Copy: what is missing first (owners before what they own), then every copy still paused, with its status.
+  // 3. Copy: what is missing first (owners before what they own), then every copy still paused, with its status;
+  // as clusterctl move, into the same namespaces, made where the target lacks them.
+  await target.ensureNamespaces(
+    new Set(
+      Object.values(selection.objects)
+        .flat()
+        .flatMap((object) => (object.metadata.namespace ? [object.metadata.namespace] : [])),
+    ),
+  );
   const uids = new Map<string, string>();
   /** The copies on the target, by source uid. */
   const copies = new Map<string, MovedObject>();
@@ -394,6 +402,8 @@ interface KindClient {
 interface Side {
   readonly custom: CustomObjectsApi;
   of(kind: MovedKind): KindClient;
+  /** Creates those of the namespaces that do not exist. */
+  ensureNamespaces(names: ReadonlySet<string>): Promise<void>;
 }
 
 const merge = setHeaderOptions("Content-Type", PatchStrategy.MergePatch);
@@ -544,5 +554,17 @@ function sides(kubeConfig: KubeConfig): Side {
       },
     };
   };
-  return { custom, of: (kind) => (kind.kind === "Secret" ? secrets : customOf(kind)) };
+  return {
+    custom,
+    of: (kind) => (kind.kind === "Secret" ? secrets : customOf(kind)),
+    async ensureNamespaces(names) {
+      for (const name of names) {
+        try {
+          await core.createNamespace({ body: { metadata: { name } } });
+        } catch (error) {
+          if (!isConflict(error)) throw error;
+        }
+      }
+    },
+  };
 }

@@ -7,6 +7,7 @@
  * on mcp's cluster works from a Pod of the platform cluster. Run again, `up` resumes with nothing to do; `down`
  * leaves no container and no folder.
  */
+import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -45,9 +46,9 @@ spec:
 `,
 );
 
-/** The CLI as a user runs it; its output, printed here too. */
-async function landscape(...args: string[]): Promise<string> {
-  const out = await run(
+/** The CLI as a user runs it; its output, shown as it comes and returned. */
+function landscape(...args: string[]): Promise<string> {
+  const child = spawn(
     process.execPath,
     [
       join(ROOT, "src", "cli", "main.ts"),
@@ -60,10 +61,23 @@ async function landscape(...args: string[]): Promise<string> {
       "--image",
       tools.engineImage,
     ],
-    1_500_000,
+    { stdio: ["ignore", "pipe", "pipe"] },
   );
-  console.log(out);
-  return out;
+  let out = "";
+  const show = (chunk: Buffer) => {
+    out += chunk.toString("utf8");
+    process.stdout.write(chunk);
+  };
+  child.stdout.on("data", show);
+  child.stderr.on("data", show);
+  const timer = setTimeout(() => child.kill("SIGTERM"), 1_500_000);
+  return new Promise((resolvePromise, reject) =>
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      if (code === 0) resolvePromise(out);
+      else reject(new Error(`landscape ${args.join(" ")} exited with ${code}:\n${out.slice(-4_000)}`));
+    }),
+  );
 }
 
 let platform: { kubeConfig: KubeConfig; kubectl(...args: string[]): Promise<string> };

@@ -14,8 +14,9 @@ import { BaseSequencer, type TestSpecification } from "vitest/node";
 export const MACHINE_LOCKS: Readonly<Record<string, readonly string[]>> = {
   // They start Cluster API through test/support/capi-management.ts.
   capd: ["capi-backend.heavy.test.ts", "capi-backend.conformance.heavy.test.ts"],
-  // Four to seven kind nodes each at their peak.
+  // Four to seven kind nodes (or CAPD's Docker machines, which boot as kind nodes do) each at their peak.
   "kind-nodes": [
+    "capi-backend.heavy.test.ts",
     "kind-landscape.heavy.test.ts",
     "landscape-kind.heavy.test.ts",
     "capi-clusterctl.heavy.test.ts",
@@ -27,28 +28,26 @@ export const MACHINE_LOCKS: Readonly<Record<string, readonly string[]>> = {
 /** What a file without a recorded duration (a fresh machine) is taken to last, so that locks still keep apart. */
 export const UNKNOWN_DURATION_MS = 120_000;
 
-/** The lock `moduleId`'s file takes, if any. */
-export function lockOf(moduleId: string): string | undefined {
-  return Object.entries(MACHINE_LOCKS).find(([, files]) =>
-    files.some((name) => moduleId.endsWith(`/${name}`)),
-  )?.[0];
+/** The locks `moduleId`'s file takes (none for most). */
+export function locksOf(moduleId: string): string[] {
+  return Object.entries(MACHINE_LOCKS)
+    .filter(([, files]) => files.some((name) => moduleId.endsWith(`/${name}`)))
+    .map(([lock]) => lock);
 }
 
 /**
  * `files` in an order in which, played on `workers` workers that each take the next file when free, no file starts
- * while another holder of its lock runs, as far as the durations tell; otherwise `files`' order.
+ * while another holder of one of its locks runs, as far as the durations tell; otherwise `files`' order.
  */
 export function lockHoldersApart<T>(
   files: readonly T[],
-  props: { workers: number; durationOf: (file: T) => number; lockOf: (file: T) => string | undefined },
+  props: { workers: number; durationOf: (file: T) => number; locksOf: (file: T) => readonly string[] },
 ): T[] {
   const left = [...files];
   const freeAt: number[] = Array.from({ length: Math.max(1, props.workers) }, () => 0);
   const lockFreeAt = new Map<string, number>();
-  const startOf = (file: T, now: number) => {
-    const lock = props.lockOf(file);
-    return lock === undefined ? now : Math.max(now, lockFreeAt.get(lock) ?? 0);
-  };
+  const startOf = (file: T, now: number) =>
+    Math.max(now, ...props.locksOf(file).map((lock) => lockFreeAt.get(lock) ?? 0));
   const order: T[] = [];
   while (left.length > 0) {
     const worker = freeAt.indexOf(Math.min(...freeAt));
@@ -60,8 +59,7 @@ export function lockHoldersApart<T>(
     const [file] = left.splice(next, 1) as [T];
     const start = startOf(file, now);
     freeAt[worker] = start + props.durationOf(file);
-    const lock = props.lockOf(file);
-    if (lock !== undefined) lockFreeAt.set(lock, freeAt[worker]);
+    for (const lock of props.locksOf(file)) lockFreeAt.set(lock, freeAt[worker]);
     order.push(file);
   }
   return order;
@@ -82,7 +80,7 @@ export default class MachineLockSequencer extends BaseSequencer {
       lockHoldersApart(group, {
         workers: group[0]?.project.config.maxWorkers ?? 1,
         durationOf,
-        lockOf: (spec) => lockOf(spec.moduleId),
+        locksOf: (spec) => locksOf(spec.moduleId),
       }),
     );
   }

@@ -6,6 +6,7 @@
 import { createWriteStream, type WriteStream } from "node:fs";
 import { chown, lstat, mkdir, readdir, readFile, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import type { KubeConfig } from "@kubernetes/client-node";
 import { findKubeAssets } from "../../controlplane/kube-assets.ts";
 import {
@@ -50,6 +51,9 @@ export interface Bootstrap {
   readonly kubeConfig: KubeConfig;
   readonly engine: Engine;
 }
+
+/** How long closing waits for the bootstrap's engine to stop. */
+const ENGINE_STOP_MS = 30_000;
 
 /** The uid the engine's Pod runs as when this process runs as root (deploy/base's). */
 const POD_USER_WHEN_ROOT = 1000;
@@ -204,11 +208,24 @@ export class LandscapeFolder {
     await rm(this.settings.directory, { recursive: true, force: true });
   }
 
-  /** Stops the bootstrap's engine if it runs here (its control plane runs on, for a resumed run). */
+  /**
+   * Stops the bootstrap's engine if it runs here (its control plane runs on, for a resumed run). Bounded: a stop
+   * that hangs (a backend call under way) must not keep a failed run from saying so; the process exits after.
+   */
   async close(): Promise<void> {
     const bootstrap = this.#bootstrap;
     this.#bootstrap = undefined;
-    if (bootstrap) await (await bootstrap.catch(() => undefined))?.engine.stop();
+    const engine = bootstrap && (await bootstrap.catch(() => undefined))?.engine;
+    if (engine) {
+      const stopped = await Promise.race([
+        engine.stop().then(() => true),
+        sleep(ENGINE_STOP_MS).then(() => false),
+      ]);
+      if (!stopped)
+        this.settings.say(
+          `the bootstrap's engine did not stop within ${ENGINE_STOP_MS / 1_000} s; leaving it`,
+        );
+    }
     this.#engineLog?.end();
   }
 }

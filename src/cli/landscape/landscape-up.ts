@@ -169,6 +169,9 @@ async function installEngine(folder: LandscapeFolder): Promise<void> {
   await folder.handStateFolderToPod();
   const api = new LandscapeApi(kubeConfig);
   await api.apply(engineManifests(folder.landscape, host, await deployBase(folder.settings.deployBase)));
+  // The config of every other purpose's cluster (the move takes only the platform's, which its Cluster uses),
+  // there before the engine starts so that its profile is ready when the requests come.
+  await api.createMissing([providerConfigObject(folder.landscape)]);
   await pollUntil(
     `the engine's Deployment ${ENGINE_NAMESPACE}/${ENGINE_DEPLOYMENT} in the platform cluster`,
     async () => {
@@ -193,8 +196,6 @@ async function deployBase(directory: string): Promise<Manifest[]> {
 
 async function requestPurposes(folder: LandscapeFolder): Promise<void> {
   const api = new LandscapeApi(await folder.platformKubeConfig());
-  // Not moved with the platform Cluster (no Cluster used it yet): the config of every other purpose's cluster.
-  await api.createMissing([providerConfigObject(folder.landscape)]);
   const requests = clusterRequests(folder.landscape);
   // Those with a cluster of their own first, so that those sharing one find it.
   for (const own of [true, false]) {

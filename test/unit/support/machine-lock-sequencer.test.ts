@@ -1,12 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { lockHoldersApart, lockOf } from "../../support/machine-lock-sequencer.ts";
+import { lockHoldersApart, locksOf } from "../../support/machine-lock-sequencer.ts";
 
 /** Files as `name:seconds`, `!` marking a holder of lock one, `?` one of lock two. */
 const play = (files: string[], workers = 2) =>
   lockHoldersApart(files, {
     workers,
     durationOf: (file) => Number(file.split(":")[1]),
-    lockOf: (file) => (file.startsWith("!") ? "one" : file.startsWith("?") ? "two" : undefined),
+    locksOf: (file) => [...(file.startsWith("!") ? ["one"] : []), ...(file.startsWith("?") ? ["two"] : [])],
   });
 
 describe("lockHoldersApart", () => {
@@ -45,9 +45,20 @@ describe("lockHoldersApart", () => {
     ]);
   });
 
-  it("names the lock of the heavy files that take one, and none for the others", () => {
-    expect(lockOf("/repo/test/integration/capi-backend.heavy.test.ts")).toBe("capd");
-    expect(lockOf("/repo/test/integration/kind-landscape.heavy.test.ts")).toBe("kind-nodes");
-    expect(lockOf("/repo/test/integration/gardener-backend.heavy.test.ts")).toBeUndefined();
+  it("waits for every lock a file takes", () => {
+    // Files as `name:seconds`; `!?` takes both locks.
+    const both = lockHoldersApart(["!a:300", "?b:100", "!?c:100", "d:50"], {
+      workers: 2,
+      durationOf: (file) => Number(file.split(":")[1]),
+      locksOf: (file) => [...(file.includes("!") ? ["one"] : []), ...(file.includes("?") ? ["two"] : [])],
+    });
+    // At 100 (?b done), !?c would wait for !a until 300: d goes first.
+    expect(both).toEqual(["!a:300", "?b:100", "d:50", "!?c:100"]);
+  });
+
+  it("names the locks of the heavy files that take some, and none for the others", () => {
+    expect(locksOf("/repo/test/integration/capi-backend.heavy.test.ts")).toEqual(["capd", "kind-nodes"]);
+    expect(locksOf("/repo/test/integration/kind-landscape.heavy.test.ts")).toEqual(["kind-nodes"]);
+    expect(locksOf("/repo/test/integration/gardener-backend.heavy.test.ts")).toEqual([]);
   });
 });
