@@ -28,6 +28,7 @@ import {
   LANDSCAPE_NAMESPACE,
   type Manifest,
   PLATFORM_CLUSTER,
+  platformCluster,
   providerConfigObject,
 } from "./landscape-plan.ts";
 
@@ -140,7 +141,17 @@ const STEPS: Record<LandscapeStep, (folder: LandscapeFolder) => Promise<void>> =
 async function makePlatform(folder: LandscapeFolder): Promise<void> {
   const bootstrap = await folder.bootstrap();
   const api = new LandscapeApi(bootstrap.kubeConfig);
-  await api.createMissing(bootstrapObjects(folder.landscape, await folder.host()));
+  const objects = bootstrapObjects(folder.landscape, await folder.host());
+  // The configs first, and the platform's profile offered, so that its Cluster finds it at once.
+  await api.createMissing(objects.filter((object) => object.kind !== "Cluster"));
+  const profile = platformCluster(folder.landscape).spec.profile;
+  await pollUntil(
+    `ClusterProfile ${profile} offered by the bootstrap's engine`,
+    async () =>
+      (await api.profile(profile)) ? { done: true, value: true } : { done: false, why: "not yet" },
+    { timeoutMs: folder.settings.timeoutMs, intervalMs: 250 },
+  );
+  await api.createMissing(objects.filter((object) => object.kind === "Cluster"));
   const cluster = await clusterReady(folder, api, PLATFORM_CLUSTER, LANDSCAPE_NAMESPACE);
   const access = await bootstrap.engine.backend.adminAccess(
     clusterTarget(cluster, await api.profile(cluster.spec.profile)),
