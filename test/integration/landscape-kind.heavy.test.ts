@@ -4,8 +4,8 @@
  * and the state folder mounted into its node); the engine's image and deploy/base go in; the landscape moves there
  * and the bootstrap goes. The engine in its Pod then manages the platform's own Cluster (protected from deletion)
  * and makes onboarding, workload and mcp as real sibling kind clusters for ClusterRequests; a token AccessRequest
- * on mcp's cluster works from a Pod of the platform cluster. Run again, `up` resumes with nothing to do; `down`
- * leaves no container and no folder.
+ * on mcp's cluster works from a Pod of the platform cluster. Killed after the platform step, `up` resumes there; run
+ * again at the end, it has nothing to do; `down` leaves no container and no folder.
  */
 import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -46,8 +46,11 @@ spec:
 `,
 );
 
-/** The CLI as a user runs it; its output, shown as it comes and returned. */
-function landscape(...args: string[]): Promise<string> {
+/**
+ * The CLI as a user runs it; its output, shown as it comes and returned. With `killAfter`, it is killed (kill -9,
+ * as a crash) once its output shows that text.
+ */
+function landscape(args: readonly string[], props: { killAfter?: string } = {}): Promise<string> {
   const child = spawn(
     process.execPath,
     [
@@ -64,9 +67,14 @@ function landscape(...args: string[]): Promise<string> {
     { stdio: ["ignore", "pipe", "pipe"] },
   );
   let out = "";
+  let killed = false;
   const show = (chunk: Buffer) => {
     out += chunk.toString("utf8");
     process.stdout.write(chunk);
+    if (props.killAfter !== undefined && !killed && out.includes(props.killAfter)) {
+      killed = true;
+      child.kill("SIGKILL");
+    }
   };
   child.stdout.on("data", show);
   child.stderr.on("data", show);
@@ -74,7 +82,7 @@ function landscape(...args: string[]): Promise<string> {
   return new Promise((resolvePromise, reject) =>
     child.on("close", (code) => {
       clearTimeout(timer);
-      if (code === 0) resolvePromise(out);
+      if (code === 0 || killed) resolvePromise(out);
       else reject(new Error(`landscape ${args.join(" ")} exited with ${code}:\n${out.slice(-4_000)}`));
     }),
   );
@@ -94,11 +102,15 @@ afterAll(async () => {
 }, 300_000);
 
 describe("landscape up on kind, from nothing", { timeout: 1_800_000 }, () => {
-  it("makes a platform kind cluster running the engine, which manages its own Cluster and made onboarding, workload and mcp as kind clusters; the bootstrap is gone", async () => {
+  it("makes a platform kind cluster running the engine, which manages its own Cluster and made onboarding, workload and mcp as kind clusters; the bootstrap is gone (killed once, resumed)", async () => {
     const started = performance.now();
-    const out = await landscape("up");
+    // Killed as a crash would, once the platform cluster is made: the bootstrap's control plane runs on.
+    const first = await landscape(["up"], { killAfter: "✓ platform" });
+    expect(first).not.toContain("is up");
+    const out = await landscape(["up"]);
+    expect(out).toContain("resuming: bootstrap, platform done before");
     console.log(
-      `landscape up on kind: from nothing to four Ready clusters in ${Math.round((performance.now() - started) / 1_000)} s`,
+      `landscape up on kind: from nothing to four Ready clusters in ${Math.round((performance.now() - started) / 1_000)} s, killed once after the platform step and resumed`,
     );
     expect(out).toContain("Landscape heavy is up");
     expect(existsSync(join(folder, "bootstrap"))).toBe(false);
@@ -182,7 +194,7 @@ describe("landscape up on kind, from nothing", { timeout: 1_800_000 }, () => {
   });
 
   it("resumes with nothing left to do when run again", async () => {
-    const out = await landscape("up");
+    const out = await landscape(["up"]);
     expect(out).toContain(
       "resuming: bootstrap, platform, engine, move, bootstrap-removed, purposes done before",
     );
@@ -190,7 +202,7 @@ describe("landscape up on kind, from nothing", { timeout: 1_800_000 }, () => {
   });
 
   it("landscape down removes every cluster, the platform last, and the landscape's folder", async () => {
-    await landscape("down");
+    await landscape(["down"]);
     for (const name of made) expect(await containersNamed(name), name).toEqual([]);
     expect(existsSync(folder)).toBe(false);
   });
