@@ -1,6 +1,7 @@
 /** What the live view shows: every interpreted resource with its state, conditions and recent transitions, kept current. */
 import type { AnyStateMachine } from "xstate";
 import type { Condition } from "../api/common.ts";
+import { ANNOTATIONS } from "../api/constants.ts";
 import { referenceKey } from "../api/object-key.ts";
 import type { InformerEvent } from "../runtime/informer.ts";
 import type { InterpretedStep, MachineObserver } from "../runtime/machine-observer.ts";
@@ -34,6 +35,8 @@ export interface LiveResource {
   readonly transitions: readonly LiveTransition[];
   /** Sharded mode: the replica that owns it and works on it (this process; each replica shows its own share). */
   readonly replica?: string;
+  /** A Cluster bound to a warm pool's cluster: the pool and the pooled cluster (`<pool>/<member>`). */
+  readonly fromPool?: string;
 }
 
 /** A change the page must draw. */
@@ -43,7 +46,12 @@ export type LiveViewChange =
 
 /** The parts of an object the view reads: identity, phase, conditions, persisted machine state. */
 export interface ViewedObject {
-  readonly metadata?: { readonly uid?: string; readonly name?: string; readonly namespace?: string };
+  readonly metadata?: {
+    readonly uid?: string;
+    readonly name?: string;
+    readonly namespace?: string;
+    readonly annotations?: { readonly [key: string]: string };
+  };
   readonly status?: {
     readonly phase?: string;
     readonly conditions?: readonly Condition[];
@@ -198,11 +206,13 @@ export class LiveViewModel implements MachineObserver {
 function withObject(resource: LiveResource, object: ViewedObject, stateToo: boolean): LiveResource {
   const status = object.status;
   const stored = status?.providerStatus?.state;
+  const fromPool = object.metadata?.annotations?.[ANNOTATIONS.poolMember];
   return {
     ...resource,
     phase: status?.phase,
     conditions: status?.conditions ?? [],
     ...(stateToo && typeof stored === "string" && stored !== "" ? { state: stored } : {}),
+    ...(fromPool ? { fromPool } : {}),
   };
 }
 

@@ -95,6 +95,18 @@ describe("the live view model", () => {
     expect(sharded.model.resources()[0]?.replica).toBe("engine-0_1a2b3c4d");
   });
 
+  it("says which warm pool a Cluster came from, once its object says so, and nothing for others", () => {
+    const { source, model } = setUp();
+    model.stepped(step("pending", "provisioning"));
+    expect(model.resources()[0]?.fromPool).toBeUndefined();
+    const bound = object("ready", "True", "Ready");
+    source.emit("upsert", {
+      ...bound,
+      metadata: { ...bound.metadata, annotations: { "engine.openmcp.cloud/pool-member": "small/pool-7f3a" } },
+    });
+    expect(model.resources()[0]?.fromPool).toBe("small/pool-7f3a");
+  });
+
   it("takes conditions and phase from the cache and tells listeners only about real changes", () => {
     const { source, model, changes } = setUp();
     source.emit("upsert", object("pending", "False")); // not shown yet: no step
