@@ -11,11 +11,13 @@ import { clusterTarget } from "../../machines/cluster/step.ts";
 import { createLogger } from "../../runtime/logger.ts";
 import { pollUntil } from "../../util/poll-until.ts";
 import { backendFromSettings } from "../start-engine.ts";
+import { stopEngineProcess } from "./engine-process.ts";
 import { LandscapeFolder, type LandscapeSettings } from "./landscape-folder.ts";
 import { LandscapeApi } from "./landscape-objects.ts";
 import {
   ENGINE_DEPLOYMENT,
   ENGINE_NAMESPACE,
+  enginePlacement,
   LANDSCAPE_NAMESPACE,
   PLATFORM_CLUSTER,
 } from "./landscape-plan.ts";
@@ -25,6 +27,8 @@ export async function landscapeDown(settings: LandscapeSettings): Promise<void> 
   const say = settings.say;
   try {
     if (existsSync(folder.platformKubeconfig)) await removePlatformLandscape(folder);
+    // Gone with its cluster, or never started: either way not left running.
+    await stopEngineProcess(folder);
     if (await folder.bootstrapKubeConfigIfRunning()) await removeBootstrapClusters(folder);
     await folder.removeBootstrap();
   } finally {
@@ -69,16 +73,21 @@ async function removePlatformLandscape(folder: LandscapeFolder): Promise<void> {
     },
     { timeoutMs: folder.settings.timeoutMs, onWhy: (why) => say(`  ${why}`) },
   );
-  say("▸ the engine in the platform cluster stopped");
-  await api.scale(ENGINE_DEPLOYMENT, ENGINE_NAMESPACE, 0);
-  await pollUntil(
-    "the engine's Pods gone",
-    async () => {
-      const running = await api.scale(ENGINE_DEPLOYMENT, ENGINE_NAMESPACE, 0);
-      return running === 0 ? { done: true, value: undefined } : { done: false, why: `${running} running` };
-    },
-    { timeoutMs: folder.settings.timeoutMs },
-  );
+  if (enginePlacement(folder.landscape) === "process") {
+    say("▸ the engine process stopped");
+    await stopEngineProcess(folder);
+  } else {
+    say("▸ the engine in the platform cluster stopped");
+    await api.scale(ENGINE_DEPLOYMENT, ENGINE_NAMESPACE, 0);
+    await pollUntil(
+      "the engine's Pods gone",
+      async () => {
+        const running = await api.scale(ENGINE_DEPLOYMENT, ENGINE_NAMESPACE, 0);
+        return running === 0 ? { done: true, value: undefined } : { done: false, why: `${running} running` };
+      },
+      { timeoutMs: folder.settings.timeoutMs },
+    );
+  }
   say("▸ the platform cluster, deleted by this process");
   await deleteAtBackend(folder, platform, await api.profile(platform.spec.profile));
 }

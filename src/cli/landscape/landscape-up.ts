@@ -6,7 +6,7 @@
  * Each step is recorded when done; a failed step says what it left where, and running the command again resumes.
  */
 import { readFile, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { loadAllYaml } from "@kubernetes/client-node";
 import { parse } from "yaml";
 import type { Cluster } from "../../api/cluster.ts";
@@ -17,6 +17,7 @@ import { loadImageIntoKindCluster } from "../../providers/kind-image-load.ts";
 import { installCrds } from "../../runtime/install-crds.ts";
 import { pollUntil } from "../../util/poll-until.ts";
 import { moveObjects } from "../move.ts";
+import { ensureEngineProcess } from "./engine-process.ts";
 import { LandscapeFolder, type LandscapeSettings } from "./landscape-folder.ts";
 import { clusterProgress, LandscapeApi } from "./landscape-objects.ts";
 import {
@@ -25,11 +26,14 @@ import {
   ENGINE_DEPLOYMENT,
   ENGINE_NAMESPACE,
   engineManifests,
+  enginePlacement,
   LANDSCAPE_NAMESPACE,
+  landscapeNamespaces,
   type Manifest,
   PLATFORM_CLUSTER,
   platformCluster,
   providerConfigObject,
+  secretObjects,
 } from "./landscape-plan.ts";
 
 /** The steps of `landscape up`, in order. */
@@ -89,6 +93,9 @@ export async function landscapeUp(settings: LandscapeSettings): Promise<void> {
   const started = performance.now();
   const done = await folder.doneSteps();
   if (done.length > 0) say(`resuming: ${done.join(", ")} done before`);
+  // An engine process stopped since (a reboot, a kill) runs again before the next step needs it.
+  if (done.includes("engine") && enginePlacement(settings.landscape) === "process")
+    await ensureEngineProcess(folder);
   try {
     for (const step of LANDSCAPE_STEPS) {
       if (done.includes(step)) continue;
@@ -141,7 +148,11 @@ const STEPS: Record<LandscapeStep, (folder: LandscapeFolder) => Promise<void>> =
 async function makePlatform(folder: LandscapeFolder): Promise<void> {
   const bootstrap = await folder.bootstrap();
   const api = new LandscapeApi(bootstrap.kubeConfig);
-  const objects = bootstrapObjects(folder.landscape, await folder.host());
+  const objects = bootstrapObjects(
+    folder.landscape,
+    enginePlacement(folder.landscape) === "pod" ? await folder.host() : undefined,
+    await landscapeSecrets(folder),
+  );
   // The configs first, and the platform's profile offered, so that its Cluster finds it at once.
   await api.createMissing(objects.filter((object) => object.kind !== "Cluster"));
   const profile = platformCluster(folder.landscape).spec.profile;
@@ -163,6 +174,25 @@ async function makePlatform(folder: LandscapeFolder): Promise<void> {
 }
 
 async function installEngine(folder: LandscapeFolder): Promise<void> {
+  const kubeConfig = await folder.platformKubeConfig();
+  const crds = await installCrds(kubeConfig, { directory: folder.settings.crds });
+  folder.settings.say(`  ${crds.length} CRDs served in the platform cluster`);
+  const api = new LandscapeApi(kubeConfig);
+  await api.createMissing([...landscapeNamespaces(folder.landscape), ...(await landscapeSecrets(folder))]);
+  if (enginePlacement(folder.landscape) === "pod") await installEnginePod(folder, api);
+  // The config of every other purpose's cluster (the move takes only the platform's, which its Cluster uses),
+  // there before the engine starts so that its profile is ready when the requests come.
+  await api.createMissing([providerConfigObject(folder.landscape)]);
+  if (enginePlacement(folder.landscape) === "process") {
+    folder.settings.say(
+      `  the ${folder.landscape.backend} backend's clusters have no nodes for the engine's Pod: it runs as a process of this machine against the platform cluster`,
+    );
+    await ensureEngineProcess(folder);
+  }
+}
+
+/** The engine's image and deploy/base in the platform cluster, with the host's socket and state folder. */
+async function installEnginePod(folder: LandscapeFolder, api: LandscapeApi): Promise<void> {
   const host = await folder.host();
   const bootstrap = await folder.bootstrap();
   const platform = await new LandscapeApi(bootstrap.kubeConfig).cluster(
@@ -174,15 +204,8 @@ async function installEngine(folder: LandscapeFolder): Promise<void> {
   folder.settings.say(`  loading ${host.image} into kind cluster ${kindCluster}`);
   const { kind = "kind", docker } = await folder.kindTools();
   await loadImageIntoKindCluster({ kind, ...(docker ? { docker } : {}) }, kindCluster, host.image);
-  const kubeConfig = await folder.platformKubeConfig();
-  const crds = await installCrds(kubeConfig, { directory: folder.settings.crds });
-  folder.settings.say(`  ${crds.length} CRDs served`);
   await folder.handStateFolderToPod();
-  const api = new LandscapeApi(kubeConfig);
   await api.apply(engineManifests(folder.landscape, host, await deployBase(folder.settings.deployBase)));
-  // The config of every other purpose's cluster (the move takes only the platform's, which its Cluster uses),
-  // there before the engine starts so that its profile is ready when the requests come.
-  await api.createMissing([providerConfigObject(folder.landscape)]);
   await pollUntil(
     `the engine's Deployment ${ENGINE_NAMESPACE}/${ENGINE_DEPLOYMENT} in the platform cluster`,
     async () => {
@@ -191,6 +214,15 @@ async function installEngine(folder: LandscapeFolder): Promise<void> {
     },
     { timeoutMs: folder.settings.timeoutMs, onWhy: (why) => folder.settings.say(`  engine: ${why}`) },
   );
+}
+
+/** The landscape's Secrets, their keys read from the files the landscape file names. */
+async function landscapeSecrets(folder: LandscapeFolder): Promise<Manifest[]> {
+  const texts = new Map<string, string>();
+  for (const secret of folder.landscape.secrets)
+    for (const path of Object.values(secret.files))
+      texts.set(path, await readFile(resolve(folder.settings.fileFolder, path), "utf8"));
+  return secretObjects(folder.landscape, (path) => texts.get(path) ?? "");
 }
 
 /** deploy/base's objects, from the files its kustomization lists (the CRDs are installed on their own). */
