@@ -202,8 +202,7 @@ export async function retryWhenPortTaken<T>(
     try {
       return await start(attempt);
     } catch (error) {
-      const portTaken =
-        error instanceof ControlPlaneStartError && /address already in use/.test(error.message);
+      const portTaken = error instanceof Error && /address already in use/.test(error.message);
       if (!portTaken || attempt >= attempts) throw error;
       log(`a port was taken meanwhile; retrying (${attempt}/${attempts - 1})`);
     }

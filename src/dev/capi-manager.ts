@@ -10,6 +10,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type { KubeConfig } from "@kubernetes/client-node";
 import { generateLoopbackCertificates } from "../controlplane/certificates.ts";
 import { kubeconfigYaml } from "../controlplane/control-plane-files.ts";
+import { retryWhenPortTaken } from "../controlplane/launch.ts";
 import { guardLeftovers } from "../util/exit-cleanup.ts";
 import { freePorts } from "../util/free-ports.ts";
 import { type ManagedProcess, startManagedProcess } from "../util/managed-process.ts";
@@ -56,7 +57,16 @@ export async function startCapiManager(props: CapiManagerProps): Promise<CapiMan
   const name = props.name ?? "capi-manager";
   log(`installing ${name} ${assets.version} CRDs`);
   await props.installCrds(props.kubeConfig, { directory: assets.crdDirectory });
+  // Free ports are only free until somebody binds them: a manager that lost one to another process starts again.
+  return retryWhenPortTaken(() => startOnce(props, assets, name, log), log);
+}
 
+async function startOnce(
+  props: CapiManagerProps,
+  assets: ReturnType<typeof findCapiAssets>,
+  name: string,
+  log: (message: string) => void,
+): Promise<CapiManager> {
   const directory = await mkdtemp(join(tmpdir(), `openmcp-${name}-`));
   const certificates = await generateLoopbackCertificates();
   const certDirectory = join(directory, "webhook-certs");

@@ -3,6 +3,7 @@
  * the cluster (a SelfSubjectReview shows whom it authenticates as, SelfSubjectAccessReviews what it may do),
  * and what it may do is held against what the backend declares (cluster-admin, or admin of `scope.namespaces`).
  */
+import { setTimeout as sleep } from "node:timers/promises";
 import type { AdminAccess, AdminScope } from "../api/backend-contract.ts";
 import { apiStatusOf, errorMessage } from "../api/error-message.ts";
 
@@ -86,11 +87,14 @@ async function within<T>(promise: Promise<T>, timeoutMs: number, what: string): 
   }
 }
 
+/** How long permissions denied at first are asked again (RBAC caches catching up with a new binding). */
+const RBAC_SETTLE_MS = 10_000;
+
 /**
  * Uses `access` against its cluster and returns what fails, for a person: the kubeconfig does not load, the
  * cluster cannot be reached, the kubeconfig does not authenticate, or it may not do what its scope declares
- * (every missing permission named, with the user it authenticated as). Undefined when everything works.
- * Never returns a credential.
+ * (every missing permission named, with the user it authenticated as; asked again for up to 10 s first). Undefined
+ * when everything works. Never returns a credential.
  */
 export async function adminAccessProblem(
   access: AdminAccess,
@@ -125,31 +129,39 @@ export async function adminAccessProblem(
     return `the admin kubeconfig does not authenticate at ${server} (SelfSubjectReview: ${refused})`;
   }
   const authorization = kubeConfig.makeApiClient(AuthorizationV1Api);
-  const denied: string[] = [];
-  for (const permission of requiredPermissions(access.scope)) {
-    const { namespace, subresource, ...attributes } = permission;
-    try {
-      const review = await within(
-        authorization.createSelfSubjectAccessReview({
-          body: {
-            apiVersion: "authorization.k8s.io/v1",
-            kind: "SelfSubjectAccessReview",
-            spec: {
-              resourceAttributes: {
-                ...attributes,
-                ...(subresource ? { subresource } : {}),
-                ...(namespace !== undefined ? { namespace } : {}),
+  // Kubernetes authorizes from caches: a binding made moments ago may not count yet. What is denied is asked again
+  // for a short while before it is called denied.
+  const settleBy = Date.now() + Math.min(timeoutMs, RBAC_SETTLE_MS);
+  let denied: string[] = [];
+  for (;;) {
+    denied = [];
+    for (const permission of requiredPermissions(access.scope)) {
+      const { namespace, subresource, ...attributes } = permission;
+      try {
+        const review = await within(
+          authorization.createSelfSubjectAccessReview({
+            body: {
+              apiVersion: "authorization.k8s.io/v1",
+              kind: "SelfSubjectAccessReview",
+              spec: {
+                resourceAttributes: {
+                  ...attributes,
+                  ...(subresource ? { subresource } : {}),
+                  ...(namespace !== undefined ? { namespace } : {}),
+                },
               },
             },
-          },
-        }),
-        timeoutMs,
-        `a SelfSubjectAccessReview at ${server}`,
-      );
-      if (!review.status?.allowed) denied.push(describePermission(permission));
-    } catch (error) {
-      return `the admin kubeconfig (user ${user}) cannot ask what it may do at ${server} (SelfSubjectAccessReview: ${withCauses(error)})`;
+          }),
+          timeoutMs,
+          `a SelfSubjectAccessReview at ${server}`,
+        );
+        if (!review.status?.allowed) denied.push(describePermission(permission));
+      } catch (error) {
+        return `the admin kubeconfig (user ${user}) cannot ask what it may do at ${server} (SelfSubjectAccessReview: ${withCauses(error)})`;
+      }
     }
+    if (denied.length === 0 || Date.now() > settleBy) break;
+    await sleep(500);
   }
   if (denied.length === 0) return undefined;
   const declaredAs = access.scope
