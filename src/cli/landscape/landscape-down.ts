@@ -5,7 +5,7 @@
  * `up` that stopped early goes with its Clusters; then the landscape's folder.
  */
 import { existsSync } from "node:fs";
-import type { ClusterBackend } from "../../api/backend-contract.ts";
+import type { ClusterBackend, SecretReader } from "../../api/backend-contract.ts";
 import type { Cluster } from "../../api/cluster.ts";
 import { clusterTarget } from "../../machines/cluster/step.ts";
 import { createLogger } from "../../runtime/logger.ts";
@@ -19,6 +19,7 @@ import {
   ENGINE_NAMESPACE,
   enginePlacement,
   LANDSCAPE_NAMESPACE,
+  type Manifest,
   PLATFORM_CLUSTER,
 } from "./landscape-plan.ts";
 
@@ -107,6 +108,8 @@ async function deleteAtBackend(
     },
     await folder.platformKubeConfig(),
     log,
+    // From the landscape file, not the platform cluster: the platform may be the cluster being deleted.
+    localSecretReader(await folder.secrets()),
   )) as ClusterBackend;
   const target = clusterTarget(cluster, profile);
   await backend.delete(target);
@@ -139,4 +142,14 @@ async function removeBootstrapClusters(folder: LandscapeFolder): Promise<void> {
     },
     { timeoutMs: folder.settings.timeoutMs, onWhy: (why) => folder.settings.say(`  ${why}`) },
   );
+}
+
+/** Reads the landscape's own Secrets (their `stringData`), as the backend asks for a key of one. */
+function localSecretReader(secrets: readonly Manifest[]): SecretReader {
+  return async (namespace, name, key) => {
+    const secret = secrets.find((s) => s.metadata.namespace === namespace && s.metadata.name === name) as
+      | (Manifest & { stringData?: Record<string, string> })
+      | undefined;
+    return secret?.stringData?.[key];
+  };
 }

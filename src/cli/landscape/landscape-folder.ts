@@ -5,7 +5,7 @@
  */
 import { createWriteStream, type WriteStream } from "node:fs";
 import { chown, lstat, mkdir, readdir, readFile, rm, stat } from "node:fs/promises";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { KubeConfig } from "@kubernetes/client-node";
 import { findKubeAssets } from "../../controlplane/kube-assets.ts";
@@ -22,7 +22,7 @@ import { writeFileAtomically } from "../../util/atomic-file.ts";
 import { engineImageFromCheckout, kindBackendOptions } from "../kind-toolchain.ts";
 import { engineFromSettings, settingsFromOptions } from "../start-engine.ts";
 import type { Landscape } from "./landscape-file.ts";
-import { enginePlacement, type LandscapeHost } from "./landscape-plan.ts";
+import { enginePlacement, type LandscapeHost, type Manifest, secretObjects } from "./landscape-plan.ts";
 
 /** How `landscape up` and `down` run. */
 export interface LandscapeSettings {
@@ -207,6 +207,15 @@ export class LandscapeFolder {
       image: this.settings.image ?? engineImageFromCheckout(this.settings.repositoryRoot, this.settings.say),
     };
     return this.#host;
+  }
+
+  /** The landscape's Secrets, their keys read from the files the landscape file names. */
+  async secrets(): Promise<Manifest[]> {
+    const texts = new Map<string, string>();
+    for (const secret of this.landscape.secrets)
+      for (const path of Object.values(secret.files))
+        texts.set(path, await readFile(resolve(this.settings.fileFolder, path), "utf8"));
+    return secretObjects(this.landscape, (path) => texts.get(path) ?? "");
   }
 
   /** Gives the state folder to the Pod's user, when this process (root) wrote it as another. */

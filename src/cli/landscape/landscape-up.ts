@@ -6,7 +6,7 @@
  * Each step is recorded when done; a failed step says what it left where, and running the command again resumes.
  */
 import { readFile, writeFile } from "node:fs/promises";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { loadAllYaml } from "@kubernetes/client-node";
 import { parse } from "yaml";
 import type { Cluster } from "../../api/cluster.ts";
@@ -33,7 +33,6 @@ import {
   PLATFORM_CLUSTER,
   platformCluster,
   providerConfigObject,
-  secretObjects,
 } from "./landscape-plan.ts";
 
 /** The steps of `landscape up`, in order. */
@@ -151,7 +150,7 @@ async function makePlatform(folder: LandscapeFolder): Promise<void> {
   const objects = bootstrapObjects(
     folder.landscape,
     enginePlacement(folder.landscape) === "pod" ? await folder.host() : undefined,
-    await landscapeSecrets(folder),
+    await folder.secrets(),
   );
   // The configs first, and the platform's profile offered, so that its Cluster finds it at once.
   await api.createMissing(objects.filter((object) => object.kind !== "Cluster"));
@@ -178,7 +177,7 @@ async function installEngine(folder: LandscapeFolder): Promise<void> {
   const crds = await installCrds(kubeConfig, { directory: folder.settings.crds });
   folder.settings.say(`  ${crds.length} CRDs served in the platform cluster`);
   const api = new LandscapeApi(kubeConfig);
-  await api.createMissing([...landscapeNamespaces(folder.landscape), ...(await landscapeSecrets(folder))]);
+  await api.createMissing([...landscapeNamespaces(folder.landscape), ...(await folder.secrets())]);
   if (enginePlacement(folder.landscape) === "pod") await installEnginePod(folder, api);
   // The config of every other purpose's cluster (the move takes only the platform's, which its Cluster uses),
   // there before the engine starts so that its profile is ready when the requests come.
@@ -214,15 +213,6 @@ async function installEnginePod(folder: LandscapeFolder, api: LandscapeApi): Pro
     },
     { timeoutMs: folder.settings.timeoutMs, onWhy: (why) => folder.settings.say(`  engine: ${why}`) },
   );
-}
-
-/** The landscape's Secrets, their keys read from the files the landscape file names. */
-async function landscapeSecrets(folder: LandscapeFolder): Promise<Manifest[]> {
-  const texts = new Map<string, string>();
-  for (const secret of folder.landscape.secrets)
-    for (const path of Object.values(secret.files))
-      texts.set(path, await readFile(resolve(folder.settings.fileFolder, path), "utf8"));
-  return secretObjects(folder.landscape, (path) => texts.get(path) ?? "");
 }
 
 /** deploy/base's objects, from the files its kustomization lists (the CRDs are installed on their own). */
@@ -302,10 +292,13 @@ async function showLandscape(folder: LandscapeFolder, elapsedMs: number): Promis
     );
   }
   const kubectl = `kubectl --kubeconfig ${folder.platformKubeconfig}`;
+  const where =
+    enginePlacement(folder.landscape) === "pod"
+      ? `in the platform cluster (namespace ${ENGINE_NAMESPACE})`
+      : `as a process of this machine against the platform cluster (pid file and log in ${folder.settings.directory})`;
   folder.settings.say(`
-Landscape ${folder.landscape.name} is up (${seconds(elapsedMs)}): the engine runs in the platform cluster
-(namespace ${ENGINE_NAMESPACE}) and manages every cluster of it, its own included (labelled
-${LABELS.deletionProtection}: deleting it needs an explicit step).
+Landscape ${folder.landscape.name} is up (${seconds(elapsedMs)}): the engine runs ${where} and manages every
+cluster of it, its own included (labelled ${LABELS.deletionProtection}: deleting it needs an explicit step).
 ${lines.join("\n")}
   the platform's admin kubeconfig: ${folder.platformKubeconfig}
   try:        ${kubectl} get clusters,clusterrequests -A
