@@ -8,7 +8,7 @@ import { hostname } from "node:os";
 import { join, resolve } from "node:path";
 import { getHeapStatistics } from "node:v8";
 import type { KubeConfig } from "@kubernetes/client-node";
-import type { BackendFactory, ClusterBackend } from "../api/backend-contract.ts";
+import type { BackendFactory, ClusterBackend, SecretReader } from "../api/backend-contract.ts";
 import type { Logger, LogLevel } from "../api/logger.ts";
 import { BUILT_IN_BACKENDS, createBackend } from "../providers/registry.ts";
 import type { BackendSource } from "../runtime/backends.ts";
@@ -283,13 +283,14 @@ export async function backendFromSettings(
   settings: Pick<EngineSettings, "backend" | "backendOptions" | "stateDirectory">,
   kubeConfig: KubeConfig,
   log: Logger,
+  readSecret: SecretReader = apiSecretReader(kubeConfig),
 ): Promise<BackendSource> {
   if (settings.backend === undefined)
     return {
       names: BUILT_IN_BACKENDS,
-      load: (name) => makeBackend({ ...settings, backend: name }, kubeConfig, log),
+      load: (name) => makeBackend({ ...settings, backend: name }, readSecret, log),
     };
-  return makeBackend({ ...settings, backend: settings.backend }, kubeConfig, log);
+  return makeBackend({ ...settings, backend: settings.backend }, readSecret, log);
 }
 
 /** Makes one backend; it keeps its state in a folder of its own under the state folder. */
@@ -297,7 +298,7 @@ async function makeBackend(
   settings: Pick<EngineSettings, "backendOptions" | "stateDirectory"> & {
     readonly backend: string | BackendFactory;
   },
-  kubeConfig: KubeConfig,
+  readSecret: SecretReader,
   log: Logger,
 ): Promise<ClusterBackend> {
   const stateDirectory = join(settings.stateDirectory, backendFolder(settings.backend));
@@ -307,7 +308,7 @@ async function makeBackend(
     options: settings.backendOptions,
     log: log.with({ backend: typeof settings.backend === "string" ? settings.backend : "embedded" }),
     clock: systemClock,
-    readSecret: apiSecretReader(kubeConfig),
+    readSecret,
   };
   return typeof settings.backend === "string"
     ? createBackend(settings.backend, context)

@@ -208,6 +208,16 @@ export class CapiBackend implements ClusterBackend {
     return this.#clusters.delete(target);
   }
 
+  /** Its record of the CAPI Cluster (contract 1.5), for the engine the Cluster moves to; the CAPI Cluster itself stays. */
+  async exportCluster(target: ClusterTarget): Promise<Readonly<Record<string, string>>> {
+    return this.#clusters.exportRecord(target);
+  }
+
+  /** Takes over the record another instance kept (contract 1.5); a record this instance holds stays. */
+  async importCluster(target: ClusterTarget, state: Readonly<Record<string, string>>): Promise<void> {
+    this.#clusters.importRecord(target, state);
+  }
+
   /** The kubeconfig Cluster API wrote into `<cluster>-kubeconfig` (key `value`), once the cluster is ready. */
   async adminAccess(target: ClusterTarget, observed?: ClusterObservation): Promise<AdminAccess | undefined> {
     const ready = await this.#clusters.ready(target, observed);

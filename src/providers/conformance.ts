@@ -100,11 +100,14 @@ interface Model {
 /** The system under test: the current backend instance (replaced on restart) and what it reported. */
 interface Real {
   backend: ClusterBackend;
-  readonly stateDirectory: string;
+  /** The current instance's state folder (a move gives the next instance a new one). */
+  stateDirectory: string;
   readonly run: number;
   readonly versions: readonly SupportedVersion[];
   readonly endpoints: Map<number, string>;
   readonly restart: () => Promise<void>;
+  /** Hands the clusters `indexes` over to a fresh instance on a new state folder (contract 1.5). */
+  readonly move: (indexes: readonly number[]) => Promise<void>;
   readonly target: (index: number) => ClusterTarget;
 }
 
@@ -414,6 +417,18 @@ const restartCommand: Command = {
 };
 
 /**
+ * A move (contract 1.5, for backends with `exportCluster` and `importCluster`): every cluster the model knows is
+ * handed over to a fresh instance on a new, empty state folder, as `openmcp-engine move` hands them to the engine of
+ * another management cluster; an export refused (a create still under way) leaves them all where they were, as
+ * `move` does. Afterwards the new instance must serve them as the old one did: observe, update, admin access, delete.
+ */
+const moveCommand: Command = {
+  check: () => true,
+  run: (model, real) => real.move([...model.clusters.keys()]),
+  toString: () => "move()",
+};
+
+/**
  * Checks the backends a factory makes (or a backend module: then its `contractVersion` first) against the ClusterBackend contract with random call sequences: create,
  * observe, update, delete, admin access and (where offered) OIDC trust, with duplicate calls, calls after a restart (a fresh
  * instance on the same state folder) and injected faults (a call lost before it reached the backend,
@@ -440,12 +455,22 @@ export async function checkBackendConformance(
     index.map((i) => adminAccessCommand(i, options)),
     index.map((i) => trustCommand(i)),
     fc.constant(restartCommand),
+    fc.constant(moveCommand),
   ];
   // Every check starts with the plain life of one cluster, so the kit never passes without a create reaching the
   // backend, nor (where it is offered) without using admin access to a ready cluster.
   const plainLife: Command[] = [
     createCommand(0, 0, [], false, options),
     awaitReadyCommand(0, options),
+    adminAccessCommand(0, options),
+    deleteCommand(0, [], false, options),
+  ];
+  // And, for backends that hand clusters over, a ready cluster moved, then used and deleted by the new instance.
+  const movedLife: Command[] = [
+    createCommand(0, 0, [], false, options),
+    awaitReadyCommand(0, options),
+    moveCommand,
+    observeCommand(0),
     adminAccessCommand(0, options),
     deleteCommand(0, [], false, options),
   ];
@@ -462,6 +487,8 @@ export async function checkBackendConformance(
       async (sequence) => {
         const run = runs++;
         const stateDirectory = await mkdtemp(join(tmpdir(), "conformance-"));
+        /** Every state folder of the run: a move leaves the old one to the old instance's clusters. */
+        const folders = [stateDirectory];
         const context = conformanceContext(stateDirectory, options.context);
         let backend = await factory(context);
         const config: ProviderConfig = options.config ?? {
@@ -485,8 +512,30 @@ export async function checkBackendConformance(
           endpoints: new Map(),
           restart: async () => {
             await backend.close?.();
-            backend = await factory(context);
+            backend = await factory(conformanceContext(real.stateDirectory, options.context));
             real.backend = backend;
+          },
+          move: async (indexes) => {
+            const from = real.backend;
+            if (!from.exportCluster || !from.importCluster) return;
+            const handed: Array<readonly [number, Readonly<Record<string, string>>]> = [];
+            try {
+              for (const i of indexes) handed.push([i, await from.exportCluster(real.target(i))]);
+            } catch {
+              return; // refused: move leaves every cluster where it was
+            }
+            const folder = await mkdtemp(join(tmpdir(), "conformance-"));
+            folders.push(folder);
+            await from.close?.();
+            backend = await factory(conformanceContext(folder, options.context));
+            real.backend = backend;
+            real.stateDirectory = folder;
+            for (const [i, state] of handed) {
+              const importCluster = backend.importCluster;
+              if (!importCluster)
+                fail("hand-over", "an instance of the backend has exportCluster but no importCluster");
+              await importCluster.call(backend, real.target(i), state);
+            }
           },
           target: (i) => ({
             uid: conformanceUid(call, run, i),
@@ -508,13 +557,13 @@ export async function checkBackendConformance(
         } finally {
           await cleanUp(real, options);
           await real.backend.close?.();
-          await rm(stateDirectory, { recursive: true, force: true });
+          for (const folder of folders) await rm(folder, { recursive: true, force: true });
         }
       },
     ),
     {
       numRuns: options.numRuns ?? 20,
-      examples: [[plainLife]],
+      examples: [[plainLife], [movedLife]],
       ...(options.seed === undefined ? {} : { seed: options.seed }),
       ...(options.path === undefined ? {} : { path: options.path }),
     },

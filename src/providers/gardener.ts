@@ -184,6 +184,16 @@ export class GardenerBackend implements ClusterBackend {
     return this.#shoots.delete(target);
   }
 
+  /** Its record of the Shoot (contract 1.5), for the engine the Cluster moves to; the Shoot itself stays. */
+  async exportCluster(target: ClusterTarget): Promise<Readonly<Record<string, string>>> {
+    return this.#shoots.exportRecord(target);
+  }
+
+  /** Takes over the record another instance kept (contract 1.5); a record this instance holds stays. */
+  async importCluster(target: ClusterTarget, state: Readonly<Record<string, string>>): Promise<void> {
+    this.#shoots.importRecord(target, state);
+  }
+
   /** A short-lived kubeconfig from the Shoot's `adminkubeconfig` subresource, once the Shoot is ready. */
   async adminAccess(target: ClusterTarget, observed?: ClusterObservation): Promise<AdminAccess | undefined> {
     const ready = await this.#shoots.ready(target, observed);

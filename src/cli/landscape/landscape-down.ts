@@ -5,18 +5,21 @@
  * `up` that stopped early goes with its Clusters; then the landscape's folder.
  */
 import { existsSync } from "node:fs";
-import type { ClusterBackend } from "../../api/backend-contract.ts";
+import type { ClusterBackend, SecretReader } from "../../api/backend-contract.ts";
 import type { Cluster } from "../../api/cluster.ts";
 import { clusterTarget } from "../../machines/cluster/step.ts";
 import { createLogger } from "../../runtime/logger.ts";
 import { pollUntil } from "../../util/poll-until.ts";
 import { backendFromSettings } from "../start-engine.ts";
+import { stopEngineProcess } from "./engine-process.ts";
 import { LandscapeFolder, type LandscapeSettings } from "./landscape-folder.ts";
 import { LandscapeApi } from "./landscape-objects.ts";
 import {
   ENGINE_DEPLOYMENT,
   ENGINE_NAMESPACE,
+  enginePlacement,
   LANDSCAPE_NAMESPACE,
+  type Manifest,
   PLATFORM_CLUSTER,
 } from "./landscape-plan.ts";
 
@@ -25,6 +28,8 @@ export async function landscapeDown(settings: LandscapeSettings): Promise<void> 
   const say = settings.say;
   try {
     if (existsSync(folder.platformKubeconfig)) await removePlatformLandscape(folder);
+    // Gone with its cluster, or never started: either way not left running.
+    await stopEngineProcess(folder);
     if (await folder.bootstrapKubeConfigIfRunning()) await removeBootstrapClusters(folder);
     await folder.removeBootstrap();
   } finally {
@@ -69,16 +74,21 @@ async function removePlatformLandscape(folder: LandscapeFolder): Promise<void> {
     },
     { timeoutMs: folder.settings.timeoutMs, onWhy: (why) => say(`  ${why}`) },
   );
-  say("▸ the engine in the platform cluster stopped");
-  await api.scale(ENGINE_DEPLOYMENT, ENGINE_NAMESPACE, 0);
-  await pollUntil(
-    "the engine's Pods gone",
-    async () => {
-      const running = await api.scale(ENGINE_DEPLOYMENT, ENGINE_NAMESPACE, 0);
-      return running === 0 ? { done: true, value: undefined } : { done: false, why: `${running} running` };
-    },
-    { timeoutMs: folder.settings.timeoutMs },
-  );
+  if (enginePlacement(folder.landscape) === "process") {
+    say("▸ the engine process stopped");
+    await stopEngineProcess(folder);
+  } else {
+    say("▸ the engine in the platform cluster stopped");
+    await api.scale(ENGINE_DEPLOYMENT, ENGINE_NAMESPACE, 0);
+    await pollUntil(
+      "the engine's Pods gone",
+      async () => {
+        const running = await api.scale(ENGINE_DEPLOYMENT, ENGINE_NAMESPACE, 0);
+        return running === 0 ? { done: true, value: undefined } : { done: false, why: `${running} running` };
+      },
+      { timeoutMs: folder.settings.timeoutMs },
+    );
+  }
   say("▸ the platform cluster, deleted by this process");
   await deleteAtBackend(folder, platform, await api.profile(platform.spec.profile));
 }
@@ -98,6 +108,8 @@ async function deleteAtBackend(
     },
     await folder.platformKubeConfig(),
     log,
+    // From the landscape file, not the platform cluster: the platform may be the cluster being deleted.
+    localSecretReader(await folder.secrets()),
   )) as ClusterBackend;
   const target = clusterTarget(cluster, profile);
   await backend.delete(target);
@@ -130,4 +142,14 @@ async function removeBootstrapClusters(folder: LandscapeFolder): Promise<void> {
     },
     { timeoutMs: folder.settings.timeoutMs, onWhy: (why) => folder.settings.say(`  ${why}`) },
   );
+}
+
+/** Reads the landscape's own Secrets (their `stringData`), as the backend asks for a key of one. */
+function localSecretReader(secrets: readonly Manifest[]): SecretReader {
+  return async (namespace, name, key) => {
+    const secret = secrets.find((s) => s.metadata.namespace === namespace && s.metadata.name === name) as
+      | (Manifest & { stringData?: Record<string, string> })
+      | undefined;
+    return secret?.stringData?.[key];
+  };
 }

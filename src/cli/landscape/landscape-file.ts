@@ -19,6 +19,9 @@
  *       cluster: platform         # shares the platform's cluster instead of getting one
  *     - name: workload
  *     - name: mcp
+ *   secrets:                      # Secrets the ProviderConfig names (e.g. a garden's kubeconfig), from files
+ *     - name: garden              # in the landscape's namespace unless `namespace` says otherwise
+ *       files: { kubeconfig: ./garden.kubeconfig }   # relative to the landscape file
  * ```
  */
 import { parseDocument } from "yaml";
@@ -50,6 +53,16 @@ export interface Landscape {
   readonly providerConfig: { readonly name: string; readonly spec: ProviderConfigSpec };
   /** The platform first; the others in the file's order. */
   readonly purposes: readonly LandscapePurpose[];
+  /** Secrets made on the bootstrap and in the platform cluster, each key's text read from a file. */
+  readonly secrets: readonly LandscapeSecret[];
+}
+
+/** A Secret of the landscape: its keys' files (paths as written, relative to the landscape file). */
+export interface LandscapeSecret {
+  readonly name: string;
+  /** Absent: the landscape's namespace. */
+  readonly namespace?: string;
+  readonly files: Readonly<Record<string, string>>;
 }
 
 /** A landscape file that cannot be used; `problems` names each field that is wrong. */
@@ -107,9 +120,10 @@ export function checkLandscape(value: unknown, source: string): Landscape {
   const backendOptions = stringMap(spec.backendOptions, "spec.backendOptions", problem);
   const providerConfig = providerConfigOf(spec.providerConfig, backend, problem);
   const purposes = purposesOf(spec.purposes, problem);
+  const secrets = secretsOf(spec.secrets, problem);
   if (problems.length > 0 || !name || !backend || !providerName || !environment || !providerConfig)
     throw new LandscapeFileError(source, problems);
-  return { name, backend, providerName, environment, backendOptions, providerConfig, purposes };
+  return { name, backend, providerName, environment, backendOptions, providerConfig, purposes, secrets };
 }
 
 function label(value: unknown, field: string, problem: (text: string) => undefined): string | undefined {
@@ -199,4 +213,26 @@ function purposesOf(value: unknown, problem: (text: string) => undefined): Lands
     ...purposes.filter((p) => p.name === PLATFORM_PURPOSE),
     ...purposes.filter((p) => p.name !== PLATFORM_PURPOSE),
   ];
+}
+
+const SECRET_KEY = /^[-._a-zA-Z0-9]+$/;
+
+function secretsOf(value: unknown, problem: (text: string) => undefined): LandscapeSecret[] {
+  if (value === undefined) return [];
+  if (!Array.isArray(value)) return problem("spec.secrets must be a list of Secrets (name, files)") ?? [];
+  const secrets: LandscapeSecret[] = [];
+  for (const [index, entry] of value.entries()) {
+    const field = `spec.secrets[${index}]`;
+    const fields = isFields(entry) ? entry : {};
+    const name = label(fields.name, `${field}.name`, problem);
+    const namespace =
+      fields.namespace === undefined ? undefined : label(fields.namespace, `${field}.namespace`, problem);
+    const files = stringMap(fields.files, `${field}.files`, problem);
+    if (Object.keys(files).length === 0) problem(`${field}.files must name at least one key and its file`);
+    for (const key of Object.keys(files))
+      if (!SECRET_KEY.test(key))
+        problem(`${field}.files.${key}: not a Secret key (letters, digits, '-', '_', '.')`);
+    if (name !== undefined) secrets.push({ name, ...(namespace ? { namespace } : {}), files });
+  }
+  return secrets;
 }

@@ -5,7 +5,7 @@
  */
 import { createWriteStream, type WriteStream } from "node:fs";
 import { chown, lstat, mkdir, readdir, readFile, rm, stat } from "node:fs/promises";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { KubeConfig } from "@kubernetes/client-node";
 import { findKubeAssets } from "../../controlplane/kube-assets.ts";
@@ -22,13 +22,15 @@ import { writeFileAtomically } from "../../util/atomic-file.ts";
 import { engineImageFromCheckout, kindBackendOptions } from "../kind-toolchain.ts";
 import { engineFromSettings, settingsFromOptions } from "../start-engine.ts";
 import type { Landscape } from "./landscape-file.ts";
-import type { LandscapeHost } from "./landscape-plan.ts";
+import { enginePlacement, type LandscapeHost, type Manifest, secretObjects } from "./landscape-plan.ts";
 
 /** How `landscape up` and `down` run. */
 export interface LandscapeSettings {
   readonly landscape: Landscape;
   /** The landscape's folder (absolute). */
   readonly directory: string;
+  /** The folder of the landscape file: the paths it names are relative to it. */
+  readonly fileFolder: string;
   /** The CRDs to install, and deploy/base, of this project. */
   readonly crds: string;
   readonly deployBase: string;
@@ -64,8 +66,13 @@ export class LandscapeFolder {
   readonly bootstrapFolder: string;
   readonly bootstrapKubeconfig: string;
   readonly platformKubeconfig: string;
-  /** The engine's state folder, here, in the platform node and in its Pod. */
+  /** The landscape engine's state folder (for a Pod: the same path here, in the platform node and in the Pod). */
   readonly stateFolder: string;
+  /**
+   * The bootstrap engine's: the same for an engine in a Pod (kind mounts files into nodes from there); its own for an
+   * engine process of this machine, so that two engines never write one backend's records at once.
+   */
+  readonly bootstrapStateFolder: string;
   readonly #progressFile: string;
   #bootstrap: Promise<Bootstrap> | undefined;
   #engineLog: WriteStream | undefined;
@@ -79,6 +86,10 @@ export class LandscapeFolder {
     this.bootstrapKubeconfig = join(this.bootstrapFolder, "kubeconfig");
     this.platformKubeconfig = join(settings.directory, "platform.kubeconfig");
     this.stateFolder = join(settings.directory, "state");
+    this.bootstrapStateFolder =
+      enginePlacement(settings.landscape) === "pod"
+        ? this.stateFolder
+        : join(settings.directory, "bootstrap-state");
     this.#progressFile = join(settings.directory, "progress.json");
   }
 
@@ -130,7 +141,7 @@ export class LandscapeFolder {
         environment: this.landscape.environment,
         backend: this.landscape.backend,
         backendOptions: await this.kindTools(),
-        stateDirectory: this.stateFolder,
+        stateDirectory: this.bootstrapStateFolder,
       }),
       controlPlane.kubeConfig,
       log,
@@ -151,6 +162,8 @@ export class LandscapeFolder {
     }
     this.#engineLog?.end();
     await stopPersistentControlPlane(this.bootstrapFolder, { remove: true });
+    if (this.bootstrapStateFolder !== this.stateFolder)
+      await rm(this.bootstrapStateFolder, { recursive: true, force: true });
   }
 
   /** The bootstrap's admin access, if its control plane runs (e.g. for `down` after a failed `up`). */
@@ -196,8 +209,18 @@ export class LandscapeFolder {
     return this.#host;
   }
 
+  /** The landscape's Secrets, their keys read from the files the landscape file names. */
+  async secrets(): Promise<Manifest[]> {
+    const texts = new Map<string, string>();
+    for (const secret of this.landscape.secrets)
+      for (const path of Object.values(secret.files))
+        texts.set(path, await readFile(resolve(this.settings.fileFolder, path), "utf8"));
+    return secretObjects(this.landscape, (path) => texts.get(path) ?? "");
+  }
+
   /** Gives the state folder to the Pod's user, when this process (root) wrote it as another. */
   async handStateFolderToPod(): Promise<void> {
+    if (enginePlacement(this.landscape) !== "pod") return;
     const { podUser } = await this.host();
     if (process.getuid?.() !== 0) return;
     await chownTree(this.stateFolder, podUser);

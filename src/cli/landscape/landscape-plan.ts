@@ -62,19 +62,65 @@ export function purposesServedBy(landscape: Landscape, owner: string): string[] 
   ];
 }
 
-/** What the bootstrap gets: the namespace, both ProviderConfigs and the platform Cluster (protected). */
-export function bootstrapObjects(landscape: Landscape, host: LandscapeHost): Manifest[] {
+/**
+ * Where the engine runs once the landscape is up: in a Pod of the platform cluster where the backend's clusters
+ * have nodes (kind); else as a process on this machine against the platform cluster (a Gardener Shoot of the
+ * simulated gardenlet, a local control plane: no nodes to run a Pod on).
+ */
+export type EnginePlacement = "pod" | "process";
+
+export const enginePlacement = (landscape: Landscape): EnginePlacement =>
+  landscape.backend === "kind" ? "pod" : "process";
+
+/** The landscape's Secrets with their keys' text (`read` gives a file's text). */
+export function secretObjects(landscape: Landscape, read: (path: string) => string): Manifest[] {
+  return landscape.secrets.map(
+    (secret) =>
+      ({
+        apiVersion: "v1",
+        kind: "Secret",
+        metadata: { name: secret.name, namespace: secret.namespace ?? LANDSCAPE_NAMESPACE },
+        stringData: Object.fromEntries(Object.entries(secret.files).map(([key, path]) => [key, read(path)])),
+      }) as Manifest,
+  );
+}
+
+/** The namespaces the landscape's objects live in. */
+export function landscapeNamespaces(landscape: Landscape): Manifest[] {
+  const names = new Set([
+    LANDSCAPE_NAMESPACE,
+    ...landscape.secrets.flatMap((s) => (s.namespace ? [s.namespace] : [])),
+  ]);
+  return [...names].map((name) => ({ apiVersion: "v1", kind: "Namespace", metadata: { name } }));
+}
+
+/**
+ * What the bootstrap gets: the namespaces, the Secrets, both ProviderConfigs and the platform Cluster (protected).
+ * With the host an engine Pod needs (kind), the platform's config mounts its Docker socket and the state folder into
+ * the platform's node.
+ */
+export function bootstrapObjects(
+  landscape: Landscape,
+  host: LandscapeHost | undefined,
+  secrets: readonly Manifest[] = [],
+): Manifest[] {
+  const settings = landscape.providerConfig.spec.settings;
+  const platformSettings =
+    host !== undefined
+      ? {
+          ...settings,
+          extraMounts: [
+            ...mountsOf(settings),
+            { hostPath: host.dockerSocket, containerPath: NODE_DOCKER_SOCKET },
+            { hostPath: host.stateFolder, containerPath: host.stateFolder },
+          ],
+        }
+      : settings;
   return [
-    { apiVersion: "v1", kind: "Namespace", metadata: { name: LANDSCAPE_NAMESPACE } },
+    ...landscapeNamespaces(landscape),
+    ...secrets,
     providerConfigObject(landscape),
-    providerConfig(landscape, platformConfigName(landscape), {
-      ...landscape.providerConfig.spec.settings,
-      extraMounts: [
-        ...mountsOf(landscape.providerConfig.spec.settings),
-        { hostPath: host.dockerSocket, containerPath: NODE_DOCKER_SOCKET },
-        { hostPath: host.stateFolder, containerPath: host.stateFolder },
-      ],
-    }),
+    providerConfig(landscape, platformConfigName(landscape), platformSettings),
     platformCluster(landscape),
   ];
 }

@@ -17,6 +17,7 @@ import { loadImageIntoKindCluster } from "../../providers/kind-image-load.ts";
 import { installCrds } from "../../runtime/install-crds.ts";
 import { pollUntil } from "../../util/poll-until.ts";
 import { moveObjects } from "../move.ts";
+import { ensureEngineProcess } from "./engine-process.ts";
 import { LandscapeFolder, type LandscapeSettings } from "./landscape-folder.ts";
 import { clusterProgress, LandscapeApi } from "./landscape-objects.ts";
 import {
@@ -25,7 +26,9 @@ import {
   ENGINE_DEPLOYMENT,
   ENGINE_NAMESPACE,
   engineManifests,
+  enginePlacement,
   LANDSCAPE_NAMESPACE,
+  landscapeNamespaces,
   type Manifest,
   PLATFORM_CLUSTER,
   platformCluster,
@@ -89,6 +92,9 @@ export async function landscapeUp(settings: LandscapeSettings): Promise<void> {
   const started = performance.now();
   const done = await folder.doneSteps();
   if (done.length > 0) say(`resuming: ${done.join(", ")} done before`);
+  // An engine process stopped since (a reboot, a kill) runs again before the next step needs it.
+  if (done.includes("engine") && enginePlacement(settings.landscape) === "process")
+    await ensureEngineProcess(folder);
   try {
     for (const step of LANDSCAPE_STEPS) {
       if (done.includes(step)) continue;
@@ -141,7 +147,11 @@ const STEPS: Record<LandscapeStep, (folder: LandscapeFolder) => Promise<void>> =
 async function makePlatform(folder: LandscapeFolder): Promise<void> {
   const bootstrap = await folder.bootstrap();
   const api = new LandscapeApi(bootstrap.kubeConfig);
-  const objects = bootstrapObjects(folder.landscape, await folder.host());
+  const objects = bootstrapObjects(
+    folder.landscape,
+    enginePlacement(folder.landscape) === "pod" ? await folder.host() : undefined,
+    await folder.secrets(),
+  );
   // The configs first, and the platform's profile offered, so that its Cluster finds it at once.
   await api.createMissing(objects.filter((object) => object.kind !== "Cluster"));
   const profile = platformCluster(folder.landscape).spec.profile;
@@ -163,6 +173,25 @@ async function makePlatform(folder: LandscapeFolder): Promise<void> {
 }
 
 async function installEngine(folder: LandscapeFolder): Promise<void> {
+  const kubeConfig = await folder.platformKubeConfig();
+  const crds = await installCrds(kubeConfig, { directory: folder.settings.crds });
+  folder.settings.say(`  ${crds.length} CRDs served in the platform cluster`);
+  const api = new LandscapeApi(kubeConfig);
+  await api.createMissing([...landscapeNamespaces(folder.landscape), ...(await folder.secrets())]);
+  if (enginePlacement(folder.landscape) === "pod") await installEnginePod(folder, api);
+  // The config of every other purpose's cluster (the move takes only the platform's, which its Cluster uses),
+  // there before the engine starts so that its profile is ready when the requests come.
+  await api.createMissing([providerConfigObject(folder.landscape)]);
+  if (enginePlacement(folder.landscape) === "process") {
+    folder.settings.say(
+      `  the ${folder.landscape.backend} backend's clusters have no nodes for the engine's Pod: it runs as a process of this machine against the platform cluster`,
+    );
+    await ensureEngineProcess(folder);
+  }
+}
+
+/** The engine's image and deploy/base in the platform cluster, with the host's socket and state folder. */
+async function installEnginePod(folder: LandscapeFolder, api: LandscapeApi): Promise<void> {
   const host = await folder.host();
   const bootstrap = await folder.bootstrap();
   const platform = await new LandscapeApi(bootstrap.kubeConfig).cluster(
@@ -174,15 +203,8 @@ async function installEngine(folder: LandscapeFolder): Promise<void> {
   folder.settings.say(`  loading ${host.image} into kind cluster ${kindCluster}`);
   const { kind = "kind", docker } = await folder.kindTools();
   await loadImageIntoKindCluster({ kind, ...(docker ? { docker } : {}) }, kindCluster, host.image);
-  const kubeConfig = await folder.platformKubeConfig();
-  const crds = await installCrds(kubeConfig, { directory: folder.settings.crds });
-  folder.settings.say(`  ${crds.length} CRDs served`);
   await folder.handStateFolderToPod();
-  const api = new LandscapeApi(kubeConfig);
   await api.apply(engineManifests(folder.landscape, host, await deployBase(folder.settings.deployBase)));
-  // The config of every other purpose's cluster (the move takes only the platform's, which its Cluster uses),
-  // there before the engine starts so that its profile is ready when the requests come.
-  await api.createMissing([providerConfigObject(folder.landscape)]);
   await pollUntil(
     `the engine's Deployment ${ENGINE_NAMESPACE}/${ENGINE_DEPLOYMENT} in the platform cluster`,
     async () => {
@@ -270,10 +292,13 @@ async function showLandscape(folder: LandscapeFolder, elapsedMs: number): Promis
     );
   }
   const kubectl = `kubectl --kubeconfig ${folder.platformKubeconfig}`;
+  const where =
+    enginePlacement(folder.landscape) === "pod"
+      ? `in the platform cluster (namespace ${ENGINE_NAMESPACE})`
+      : `as a process of this machine against the platform cluster (pid file and log in ${folder.settings.directory})`;
   folder.settings.say(`
-Landscape ${folder.landscape.name} is up (${seconds(elapsedMs)}): the engine runs in the platform cluster
-(namespace ${ENGINE_NAMESPACE}) and manages every cluster of it, its own included (labelled
-${LABELS.deletionProtection}: deleting it needs an explicit step).
+Landscape ${folder.landscape.name} is up (${seconds(elapsedMs)}): the engine runs ${where} and manages every
+cluster of it, its own included (labelled ${LABELS.deletionProtection}: deleting it needs an explicit step).
 ${lines.join("\n")}
   the platform's admin kubeconfig: ${folder.platformKubeconfig}
   try:        ${kubectl} get clusters,clusterrequests -A

@@ -1,7 +1,7 @@
 /** `openmcp-engine landscape up|down`: the command line. */
 import { readFileSync } from "node:fs";
 import { homedir } from "node:os";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { UsageError } from "../usage-error.ts";
 import { LandscapeFileError, parseLandscapeFile } from "./landscape-file.ts";
@@ -22,7 +22,7 @@ The landscape file (YAML):
   kind: Landscape
   metadata: {name: local}
   spec:
-    backend: kind                  # so far: kind
+    backend: kind                  # kind (the engine runs in a Pod of the platform) or gardener (a process here)
     providerConfig: {spec: {}}     # the ProviderConfig the clusters are made from (name: the backend's)
     purposes: [platform, onboarding, workload, mcp]   # the default; {name: onboarding, cluster: platform} shares
 
@@ -39,6 +39,9 @@ Flags:
   -h, --help             show this help`;
 
 const repositoryRoot = join(import.meta.dirname, "..", "..", "..");
+
+/** The backends a landscape can be made on: those that hand their clusters over (and so move with the engine). */
+const LANDSCAPE_BACKENDS = ["kind", "gardener"];
 
 /** Runs `landscape up` or `landscape down`. */
 export async function landscape(args: string[]): Promise<void> {
@@ -84,9 +87,9 @@ function settingsFrom(action: string, args: string[]): LandscapeSettings {
     throw new UsageError(`cannot read the landscape file: ${(error as Error).message}`, landscapeUsage);
   }
   const landscape = parseLandscapeFile(text, values.file);
-  if (landscape.backend !== "kind")
+  if (!LANDSCAPE_BACKENDS.includes(landscape.backend))
     throw new LandscapeFileError(values.file, [
-      `spec.backend: landscape runs on kind so far, not ${JSON.stringify(landscape.backend)}`,
+      `spec.backend: a landscape runs on ${LANDSCAPE_BACKENDS.join(" or ")} (their clusters move with the engine), not ${JSON.stringify(landscape.backend)}`,
     ]);
   const stateHome = process.env.XDG_STATE_HOME ?? join(homedir(), ".local", "state");
   const directory = resolve(values.dir ?? join(stateHome, "openmcp-engine", "landscapes", landscape.name));
@@ -94,6 +97,7 @@ function settingsFrom(action: string, args: string[]): LandscapeSettings {
   return {
     landscape,
     directory,
+    fileFolder: dirname(resolve(values.file)),
     crds: resolve(values.crds ?? join(repositoryRoot, "crds")),
     deployBase: join(repositoryRoot, "deploy", "base"),
     repositoryRoot,

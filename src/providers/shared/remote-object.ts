@@ -28,6 +28,9 @@ import { describeCluster } from "./error-wording.ts";
 import { patchWorthSending, type SentPatch } from "./merge-patch.ts";
 import type { RecordFile } from "./record-file.ts";
 
+/** The hand-over entry that carries a record (contract 1.5). */
+const HANDED_RECORD = "record.json";
+
 /** What every record of a remote object holds: whose it is, where it is, what was ordered. */
 export interface RemoteRecord {
   readonly uid: string;
@@ -136,6 +139,27 @@ export class RemoteObjects<O extends RemoteObject, R extends RemoteRecord, S, A 
   /** How many objects were ordered and not yet seen gone. */
   get count(): number {
     return this.#records.size;
+  }
+
+  /**
+   * The Cluster's record as hand-over entries (contract 1.5 `exportCluster`): where its object is and what was
+   * ordered, for the engine it moves to; none when nothing was ordered (that engine then finds the object by name).
+   */
+  exportRecord(target: ClusterTarget): Record<string, string> {
+    const record = this.#records.get(target.uid);
+    return record ? { [HANDED_RECORD]: JSON.stringify(record) } : {};
+  }
+
+  /** Takes over a record {@link exportRecord} gave (contract 1.5 `importCluster`); one this instance holds stays. */
+  importRecord(target: ClusterTarget, state: Readonly<Record<string, string>>): void {
+    const text = state[HANDED_RECORD];
+    if (text === undefined || this.#records.has(target.uid)) return;
+    const record = JSON.parse(text) as R;
+    if (record.uid !== target.uid)
+      throw new Error(
+        `the ${this.#kind.noun} record handed over is of another Cluster (uid ${record.uid}) than ${target.namespace}/${target.name} (uid ${target.uid})`,
+      );
+    this.#records.put(record);
   }
 
   /** Where the Cluster's object is: its record, else where it would be (see {@link RemoteObjectKind.derivedRecord}). */

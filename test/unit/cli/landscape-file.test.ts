@@ -33,7 +33,25 @@ describe("the landscape file", () => {
       backendOptions: {},
       providerConfig: { name: "kind", spec: { backend: "kind" } },
       purposes: DEFAULT_PURPOSES.map((name) => ({ name })),
+      secrets: [],
     });
+  });
+
+  it("takes Secrets from files and names a Secret without files or with a key that cannot be one", () => {
+    const landscape = parseLandscapeFile(
+      `${minimal}  secrets:\n    - {name: garden, files: {kubeconfig: ./garden.kubeconfig}}\n    - {name: other, namespace: team-a, files: {token: t}}\n`,
+      "landscape.yaml",
+    );
+    expect(landscape.secrets).toEqual([
+      { name: "garden", files: { kubeconfig: "./garden.kubeconfig" } },
+      { name: "other", namespace: "team-a", files: { token: "t" } },
+    ]);
+    expect(
+      problemsOf(`${minimal}  secrets:\n    - {name: garden}\n    - {name: x, files: {"a/b": f}}\n`),
+    ).toEqual([
+      "spec.secrets[0].files must name at least one key and its file",
+      "spec.secrets[1].files.a/b: not a Secret key (letters, digits, '-', '_', '.')",
+    ]);
   });
 
   it("takes shared clusters, options and the config's spec; the platform comes first whatever the order", () => {

@@ -9,10 +9,12 @@ import {
   bootstrapObjects,
   clusterRequests,
   engineManifests,
+  enginePlacement,
   type LandscapeHost,
   type Manifest,
   NODE_DOCKER_SOCKET,
   schedulerConfigYaml,
+  secretObjects,
 } from "../../../src/cli/landscape/landscape-plan.ts";
 import { parseSchedulerConfig } from "../../../src/machines/cluster-request/scheduler-config.ts";
 
@@ -90,6 +92,47 @@ describe("what landscape up writes", () => {
     expect(mappings.onboarding).toEqual(mappings.platform);
     expect(mappings.mcp?.template.spec).toMatchObject({ profile: "openmcp.kind.kind", tenancy: "Exclusive" });
     expect(mappings.workload?.tenancyCount).toBe(20);
+  });
+
+  it("runs the engine in a Pod on kind and as a process on gardener, whose platform config mounts nothing", () => {
+    expect(enginePlacement(landscape)).toBe("pod");
+    const garden = parseLandscapeFile(
+      `apiVersion: engine.openmcp.cloud/v1alpha1
+kind: Landscape
+metadata: {name: garden}
+spec:
+  backend: gardener
+  providerConfig: {spec: {settings: {project: dev, kubeconfigSecretRef: {namespace: openmcp-landscape, name: garden}}}}
+  secrets: [{name: garden, files: {kubeconfig: garden.kubeconfig}}]
+`,
+      "landscape.yaml",
+    );
+    expect(enginePlacement(garden)).toBe("process");
+    const secrets = secretObjects(garden, (path) => `text of ${path}`);
+    expect(secrets).toEqual([
+      {
+        apiVersion: "v1",
+        kind: "Secret",
+        metadata: { name: "garden", namespace: "openmcp-landscape" },
+        stringData: { kubeconfig: "text of garden.kubeconfig" },
+      },
+    ]);
+    const objects = bootstrapObjects(garden, undefined, secrets) as unknown as Array<{
+      kind: string;
+      metadata: { name: string };
+      spec?: { settings?: Record<string, unknown> };
+    }>;
+    expect(objects.map((o) => `${o.kind}/${o.metadata.name}`)).toEqual([
+      "Namespace/openmcp-landscape",
+      "Secret/garden",
+      "ProviderConfig/gardener",
+      "ProviderConfig/gardener-platform",
+      "Cluster/platform",
+    ]);
+    expect(objects[3]?.spec?.settings).toEqual({
+      project: "dev",
+      kubeconfigSecretRef: { namespace: "openmcp-landscape", name: "garden" },
+    });
   });
 
   it("asks for the purposes with a cluster of their own first", () => {

@@ -65,4 +65,19 @@ describe("the conformance kit", () => {
     expect((failure as Error).message).toContain("versions reported are supported: create(c");
     expect((failure as Error).message).toContain("reports 9.9.9");
   }, 60_000);
+
+  it("rejects a backend that hands a cluster over without what the next instance needs to serve it", async () => {
+    // Its export gives nothing: the instance a move makes does not know the cluster it must now serve.
+    const emptyHanded = async (context: Parameters<typeof createBackend>[0]) =>
+      Object.assign(await createBackend({ ...context, options: { delay: "0ms" } }), {
+        exportCluster: async () => ({}),
+      });
+    const failure = await checkBackendConformance(emptyHanded, {
+      numRuns: 20,
+      seed: 3,
+      readyTimeoutMs: 500,
+    }).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(ConformanceError);
+    expect((failure as Error).message).toMatch(/shortest call sequence found: .*move\(\)/);
+  }, 60_000);
 });
