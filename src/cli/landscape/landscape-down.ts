@@ -5,6 +5,7 @@
  * `up` that stopped early goes with its Clusters; then the landscape's folder.
  */
 import { existsSync } from "node:fs";
+import { rm } from "node:fs/promises";
 import type { ClusterBackend, SecretReader } from "../../api/backend-contract.ts";
 import type { Cluster } from "../../api/cluster.ts";
 import { clusterTarget } from "../../machines/cluster/step.ts";
@@ -46,10 +47,13 @@ const ofLandscape = (folder: LandscapeFolder) => (cluster: Cluster) =>
 async function removePlatformLandscape(folder: LandscapeFolder): Promise<void> {
   const say = folder.settings.say;
   const api = new LandscapeApi(await folder.platformKubeConfig());
+  // A platform that does not answer is not taken for gone: its clusters and this folder (the way to reach them) stay.
   const platform = await api.cluster(PLATFORM_CLUSTER, LANDSCAPE_NAMESPACE).catch((error: Error) => {
-    say(`the platform cluster does not answer (${error.message}): only what this machine holds goes`);
-    return undefined;
+    throw new Error(
+      `the platform cluster does not answer (${error.message}); nothing was removed. Start it again (${folder.platformKubeconfig} names it), then run down again`,
+    );
   });
+  // Its Cluster already gone (a down that stopped after deleting the platform at the backend): nothing left there.
   if (!platform) return;
   say("▸ the purposes' clusters, deleted by the engine in the platform cluster");
   for (const purpose of folder.landscape.purposes)
@@ -91,6 +95,8 @@ async function removePlatformLandscape(folder: LandscapeFolder): Promise<void> {
   }
   say("▸ the platform cluster, deleted by this process");
   await deleteAtBackend(folder, platform, await api.profile(platform.spec.profile));
+  // Gone: a down run again must not wait for it to answer.
+  await rm(folder.platformKubeconfig, { force: true });
 }
 
 /** Deletes a cluster at the landscape's backend directly, and waits until the backend no longer holds it. */
