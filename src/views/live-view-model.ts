@@ -3,6 +3,7 @@ import type { AnyStateMachine } from "xstate";
 import type { Condition } from "../api/common.ts";
 import { ANNOTATIONS } from "../api/constants.ts";
 import { referenceKey } from "../api/object-key.ts";
+import { parsePoolMemberAnnotation } from "../machines/cluster-pool/claim.ts";
 import type { InformerEvent } from "../runtime/informer.ts";
 import type { InterpretedStep, MachineObserver } from "../runtime/machine-observer.ts";
 import { Tombstones } from "../runtime/tombstones.ts";
@@ -35,8 +36,8 @@ export interface LiveResource {
   readonly transitions: readonly LiveTransition[];
   /** Sharded mode: the replica that owns it and works on it (this process; each replica shows its own share). */
   readonly replica?: string;
-  /** A Cluster bound to a warm pool's cluster: the pool and the pooled cluster (`<pool>/<member>`). */
-  readonly fromPool?: string;
+  /** A Cluster bound to a warm pool's cluster: the pool and the pooled cluster. */
+  readonly fromPool?: { readonly pool: string; readonly member: string };
 }
 
 /** A change the page must draw. */
@@ -212,7 +213,7 @@ function withObject(resource: LiveResource, object: ViewedObject, stateToo: bool
     phase: status?.phase,
     conditions: status?.conditions ?? [],
     ...(stateToo && typeof stored === "string" && stored !== "" ? { state: stored } : {}),
-    ...(fromPool ? { fromPool } : {}),
+    ...(fromPool ? { fromPool: parsePoolMemberAnnotation(fromPool) } : {}),
   };
 }
 

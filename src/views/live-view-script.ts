@@ -366,8 +366,8 @@ function renderDetail() {
     ...(resource.replica ? [element("p", { class: "replica" },
       "Owned by replica " + resource.replica + " (sharded: each replica's view shows its own share)")] : []),
     ...(resource.fromPool ? [element("p", { class: "from-pool" },
-      "From warm pool " + resource.fromPool.split("/")[0] + ": bound to pooled cluster " +
-      resource.fromPool.split("/").slice(1).join("/") + ", made before the Cluster asked")] : []),
+      "From warm pool " + resource.fromPool.pool + ": bound to pooled cluster " + resource.fromPool.member +
+      ", made before the Cluster asked")] : []),
     element("h3", {}, "Conditions"), conditionsTable(resource),
     element("h3", {}, "Recent transitions"), transitionsList(resource));
   if (detail.svg) highlight(detail.svg, resource);

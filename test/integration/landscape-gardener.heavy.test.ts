@@ -7,7 +7,6 @@
  * orders onboarding, workload and mcp as Shoots for ClusterRequests; a token AccessRequest on mcp's cluster works.
  * `down` leaves no Shoot, no engine process and no folder.
  */
-import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -25,7 +24,7 @@ import { SimulatedGardenlet } from "../../src/dev/gardener-simulated-gardenlet.t
 import { configMapTokenRequest, expectConfigMapAccessOnly } from "../support/access-proofs.ts";
 import { anAccessRequest } from "../support/builders.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
-import { ENGINE_MAIN, isAlive } from "../support/processes.ts";
+import { isAlive, streamEngineCli } from "../support/processes.ts";
 
 const NS = LANDSCAPE_NAMESPACE;
 const work = mkdtempSync(join(tmpdir(), "landscape-gardener-"));
@@ -77,27 +76,9 @@ function readFileSyncOr(path: string): string {
   }
 }
 
-/** The CLI as a user runs it; its output, shown as it comes and returned. */
-function landscape(args: readonly string[]): Promise<string> {
-  const child = spawn(process.execPath, [ENGINE_MAIN, "landscape", ...args, "-f", file, "--dir", folder], {
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let out = "";
-  const show = (chunk: Buffer) => {
-    out += chunk.toString("utf8");
-    process.stdout.write(chunk);
-  };
-  child.stdout.on("data", show);
-  child.stderr.on("data", show);
-  const timer = setTimeout(() => child.kill("SIGTERM"), 900_000);
-  return new Promise((resolvePromise, reject) =>
-    child.on("close", (code) => {
-      clearTimeout(timer);
-      if (code === 0) resolvePromise(out);
-      else reject(new Error(`landscape ${args.join(" ")} exited with ${code}:\n${out.slice(-4_000)}`));
-    }),
-  );
-}
+/** `landscape <args>` of this test's file and folder, as a user runs it (see {@link streamEngineCli}). */
+const landscape = (args: readonly string[]): Promise<string> =>
+  streamEngineCli(["landscape", ...args, "-f", file, "--dir", folder], { timeoutMs: 900_000 });
 
 const shoots = async () =>
   (

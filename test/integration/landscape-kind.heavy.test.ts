@@ -7,7 +7,6 @@
  * on mcp's cluster works from a Pod of the platform cluster. Killed after the platform step, `up` resumes there; run
  * again at the end, it has nothing to do; `down` leaves no container and no folder.
  */
-import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -25,9 +24,9 @@ import { configMapAnswersFromPod, configMapTokenRequest } from "../support/acces
 import { anAccessRequest } from "../support/builders.ts";
 import { containersNamed, containerToolchain, docker, run } from "../support/containers.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
+import { streamEngineCli } from "../support/processes.ts";
 
 const tools = containerToolchain();
-const ROOT = join(import.meta.dirname, "..", "..");
 const work = mkdtempSync(join(tmpdir(), "landscape-kind-"));
 const folder = join(work, "landscape");
 const file = join(work, "landscape.yaml");
@@ -46,47 +45,9 @@ spec:
 `,
 );
 
-/**
- * The CLI as a user runs it; its output, shown as it comes and returned. With `killAfter`, it is killed (kill -9,
- * as a crash) once its output shows that text.
- */
-function landscape(args: readonly string[], props: { killAfter?: string } = {}): Promise<string> {
-  const child = spawn(
-    process.execPath,
-    [
-      join(ROOT, "src", "cli", "main.ts"),
-      "landscape",
-      ...args,
-      "-f",
-      file,
-      "--dir",
-      folder,
-      "--image",
-      tools.engineImage,
-    ],
-    { stdio: ["ignore", "pipe", "pipe"] },
-  );
-  let out = "";
-  let killed = false;
-  const show = (chunk: Buffer) => {
-    out += chunk.toString("utf8");
-    process.stdout.write(chunk);
-    if (props.killAfter !== undefined && !killed && out.includes(props.killAfter)) {
-      killed = true;
-      child.kill("SIGKILL");
-    }
-  };
-  child.stdout.on("data", show);
-  child.stderr.on("data", show);
-  const timer = setTimeout(() => child.kill("SIGTERM"), 1_500_000);
-  return new Promise((resolvePromise, reject) =>
-    child.on("close", (code) => {
-      clearTimeout(timer);
-      if (code === 0 || killed) resolvePromise(out);
-      else reject(new Error(`landscape ${args.join(" ")} exited with ${code}:\n${out.slice(-4_000)}`));
-    }),
-  );
-}
+/** `landscape <args>` of this test's file and folder, as a user runs it (see {@link streamEngineCli}). */
+const landscape = (args: readonly string[], props: { killAfter?: string } = {}): Promise<string> =>
+  streamEngineCli(["landscape", ...args, "-f", file, "--dir", folder, "--image", tools.engineImage], props);
 
 let platform: { kubeConfig: KubeConfig; kubectl(...args: string[]): Promise<string> };
 let custom: CustomObjectsApi;

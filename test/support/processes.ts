@@ -100,3 +100,35 @@ export function startEngineCli(
   child.stderr?.on("data", collect);
   return { child, output: () => output };
 }
+
+/**
+ * Runs `openmcp-engine <args>` as a user runs a long command: its output shown as it comes and returned once it
+ * exits 0 (else rejected with its last output). With `killAfter`, it is killed (kill -9, as a crash) once its output
+ * shows that text, and what it printed until then is returned.
+ */
+export function streamEngineCli(
+  args: readonly string[],
+  props: { readonly killAfter?: string; readonly timeoutMs?: number } = {},
+): Promise<string> {
+  const child = spawn(process.execPath, [ENGINE_MAIN, ...args], { stdio: ["ignore", "pipe", "pipe"] });
+  let out = "";
+  let killed = false;
+  const show = (chunk: Buffer) => {
+    out += chunk.toString("utf8");
+    process.stdout.write(chunk);
+    if (props.killAfter !== undefined && !killed && out.includes(props.killAfter)) {
+      killed = true;
+      child.kill("SIGKILL");
+    }
+  };
+  child.stdout.on("data", show);
+  child.stderr.on("data", show);
+  const timer = setTimeout(() => child.kill("SIGTERM"), props.timeoutMs ?? 1_500_000);
+  return new Promise((resolvePromise, reject) =>
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      if (code === 0 || killed) resolvePromise(out);
+      else reject(new Error(`openmcp-engine ${args.join(" ")} exited with ${code}:\n${out.slice(-4_000)}`));
+    }),
+  );
+}

@@ -62,3 +62,11 @@ export function claimOperations(index: number, id: string, claim: PoolClaim): Pa
 export function poolMemberAnnotation(pool: string, id: string): string {
   return `${pool}/${id}`;
 }
+
+/** The pool and pooled cluster a {@link poolMemberAnnotation} names. */
+export function parsePoolMemberAnnotation(value: string): { readonly pool: string; readonly member: string } {
+  const slash = value.indexOf("/");
+  return slash < 0
+    ? { pool: value, member: "" }
+    : { pool: value.slice(0, slash), member: value.slice(slash + 1) };
+}

@@ -10,6 +10,7 @@ import {
   OPERATIONS,
   REASONS,
 } from "../../api/constants.ts";
+import { parsePoolMemberAnnotation } from "../cluster-pool/claim.ts";
 import type { Explanation } from "../shared/explanation.ts";
 import type { clusterMachine } from "./machine.ts";
 
@@ -158,8 +159,9 @@ export function explainCluster(cluster: Cluster, profile: ProfileLookup): Cluste
   }
   const poolMember = cluster.metadata.annotations?.[ANNOTATIONS.poolMember];
   if (poolMember !== undefined) {
+    const { pool, member } = parsePoolMemberAnnotation(poolMember);
     why.push(
-      `it came from warm pool ${poolMember.split("/")[0]}: bound to pool cluster ${poolMember.split("/").slice(1).join("/")}, made before the Cluster asked`,
+      `it came from warm pool ${pool}: bound to pool cluster ${member}, made before the Cluster asked`,
     );
   }
   return { ...base, why, waitingFor };

@@ -104,7 +104,7 @@ describe("the live view model", () => {
       ...bound,
       metadata: { ...bound.metadata, annotations: { "engine.openmcp.cloud/pool-member": "small/pool-7f3a" } },
     });
-    expect(model.resources()[0]?.fromPool).toBe("small/pool-7f3a");
+    expect(model.resources()[0]?.fromPool).toEqual({ pool: "small", member: "pool-7f3a" });
   });
 
   it("takes conditions and phase from the cache and tells listeners only about real changes", () => {
