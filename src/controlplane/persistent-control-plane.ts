@@ -78,11 +78,11 @@ const removingMark = ".removing-";
  * Makes sure the control plane of `props.directory` runs and is healthy: finds its processes running
  * again (no new ones), or starts them from the folder's data.
  *
- * Flow: takes the folder's lock (waiting for another starter or stopper) → processes recorded and
- * alive: waits until healthy and returns them → otherwise stops any survivor, reuses the certificates
- * (generating them on the first start), takes the recorded ports where free (else new ones), starts etcd
- * (durable) and kube-apiserver detached in their own process groups, records them in `record.json`
- * (atomically, after each spawn) and waits until both are healthy.
+ * Flow: takes the folder's lock (waiting for another starter or stopper) → every process recorded
+ * ({@link isWhole}) and alive: waits until healthy and returns them → otherwise stops any survivor, reuses the
+ * certificates (generating them on the first start), takes the recorded ports where free (else new ones),
+ * starts etcd (durable) and kube-apiserver detached in their own process groups, records them in
+ * `record.json` (atomically, after each spawn) and waits until both are healthy.
  *
  * Guarantees: never two sets of processes for one folder; the processes outlive this process (no exit
  * hook, no watchdog); clients keep trusting the server across restarts (same CA); a failed start stops
@@ -104,7 +104,13 @@ export async function startPersistentControlPlane(
   try {
     const found = await inspectPersistentControlPlane(directory);
     const reused = await readCertificates(directory);
-    if (found.running && found.record && reused && (await becomesHealthy(found.record, reused, props))) {
+    if (
+      found.running &&
+      found.record &&
+      isWhole(found.record, props.assets) &&
+      reused &&
+      (await becomesHealthy(found.record, reused, props))
+    ) {
       return await described(found.record, reused, true);
     }
     await stopRecorded(found.record);
@@ -237,6 +243,14 @@ export async function stopPersistentControlPlane(
   } finally {
     if (aside === directory) await release?.(); // a moved folder takes its lock along, to be removed
   }
+}
+
+/**
+ * Whether `record` names every process `assets` start: a start cut short (a kill -9 while kube-apiserver became
+ * healthy) leaves etcd and kube-apiserver running without the controller-manager, to be started again whole.
+ */
+export function isWhole(record: PersistentControlPlaneRecord, assets: KubeAssets): boolean {
+  return assets.kubeControllerManager === undefined || record.pids.controllerManager !== undefined;
 }
 
 /** Finishes removals a crash interrupted among the folders in `parent`: stops their processes, removes them. */
