@@ -318,8 +318,8 @@ export class LocalBackend implements ClusterBackend {
   }
 
   /**
-   * Restarts every cluster whose processes are gone or whose start was cut short (unless a start or delete is at
-   * it, or a failed one is backing off).
+   * Restarts every cluster whose processes are gone and finishes those whose start was cut short (unless a start or
+   * delete is at it, or a failed one is backing off).
    */
   async #supervise(): Promise<void> {
     for (const uid of await this.#uids()) {
@@ -338,7 +338,7 @@ export class LocalBackend implements ClusterBackend {
         failure
           ? "retrying a failed local cluster"
           : status.running
-            ? "restarting a local cluster whose start was cut short"
+            ? "finishing a local cluster whose start was cut short"
             : "restarting a local cluster whose processes are gone",
         { uid },
       );
