@@ -1,8 +1,9 @@
 /** The certificate files in a control plane's folder, and the admin kubeconfig made from them. */
-import { readFile, writeFile } from "node:fs/promises";
+import { readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { KubeConfig } from "@kubernetes/client-node";
 import { stringify } from "yaml";
+import { writeFileAtomically } from "../util/atomic-file.ts";
 import type { ControlPlaneCertificates } from "./certificates.ts";
 
 /** File name in the control plane's folder of each certificate or key; keys are readable by the owner only. */
@@ -25,14 +26,22 @@ export function certificatePaths(
   return Object.fromEntries(entries) as Record<keyof ControlPlaneCertificates, string>;
 }
 
-/** Writes every certificate and key into `directory`. */
+/**
+ * Writes every certificate and key into `directory`: the files of an earlier set removed first, then each new
+ * one whole (atomically). So a kill -9 midway leaves an incomplete set, which {@link readCertificates} reads
+ * as none (and a start makes anew), never a set with an empty file or files of two sets, which kube-apiserver
+ * would refuse at every start.
+ */
 export async function writeCertificates(directory: string, certs: ControlPlaneCertificates): Promise<void> {
   const paths = certificatePaths(directory);
+  await Promise.all(Object.values(paths).map((path) => rm(path, { force: true })));
   await Promise.all(
     Object.entries(certificateFiles).map(([key, file]) =>
-      writeFile(paths[key as keyof ControlPlaneCertificates], certs[key as keyof ControlPlaneCertificates], {
-        mode: file.secret ? 0o600 : 0o644,
-      }),
+      writeFileAtomically(
+        paths[key as keyof ControlPlaneCertificates],
+        certs[key as keyof ControlPlaneCertificates],
+        { mode: file.secret ? 0o600 : 0o644 },
+      ),
     ),
   );
 }

@@ -132,43 +132,66 @@ export async function launchControlPlane(props: LaunchProps): Promise<LaunchedCo
     );
     await waitUntilHealthy(apiServer, props, () => apiServerReady(server, props.certificates), [etcd]);
 
-    if (!controllerManagerBinary || ports.controllerManager === undefined) return { server, etcd, apiServer };
-    // The controllers a cluster needs to behave like one: garbage collection, namespace deletion,
-    // ServiceAccounts and their tokens, the aggregated roles (view, edit, admin), CSR approval.
-    log(`starting kube-controller-manager (health on 127.0.0.1:${ports.controllerManager})`);
-    const kubeconfig = path("controller-manager.kubeconfig");
-    await writeFile(kubeconfig, kubeconfigYaml(adminKubeConfig(server, props.certificates)), { mode: 0o600 });
-    const controllerManager = await spawn(
-      startManagedProcess({
-        name: "kube-controller-manager",
-        command: controllerManagerBinary,
-        args: [
-          `--kubeconfig=${kubeconfig}`,
-          `--authentication-kubeconfig=${kubeconfig}`,
-          `--authorization-kubeconfig=${kubeconfig}`,
-          "--bind-address=127.0.0.1",
-          `--secure-port=${ports.controllerManager}`,
-          `--cert-dir=${path("controller-manager-certs")}`,
-          `--service-account-private-key-file=${files.serviceAccountKey}`,
-          `--root-ca-file=${files.caCert}`,
-          "--leader-elect=false",
-          "--profiling=false",
-        ],
-        logPath: path("kube-controller-manager.log"),
-      }),
-    );
-    await waitUntilHealthy(
-      controllerManager,
-      props,
-      () => insecureHealth(`https://127.0.0.1:${ports.controllerManager}/healthz`),
-      [etcd, apiServer],
-    );
-    return { server, etcd, apiServer, controllerManager };
+    const controllerManager = await launchControllerManager(props, server, spawn, [etcd, apiServer]);
+    return { server, etcd, apiServer, ...(controllerManager ? { controllerManager } : {}) };
   } catch (error) {
     const failure = startError(error, started);
     await stopInOrder(started);
     throw failure;
   }
+}
+
+/**
+ * Starts kube-controller-manager against the kube-apiserver at `server` (healthy) and waits for its `/healthz`;
+ * nothing when the assets have none or `ports` names no port for it. `spawned` is told of the process at once
+ * (to record it); a failure leaves stopping it to the caller. Also finishes a start cut short after kube-apiserver.
+ */
+export async function launchControllerManager(
+  props: Pick<
+    LaunchProps,
+    "assets" | "directory" | "ports" | "certificates" | "timeoutMs" | "signal" | "log"
+  >,
+  server: string,
+  spawned: (process: ManagedProcess) => Promise<ManagedProcess>,
+  dependencies: readonly ManagedProcess[] = [],
+): Promise<ManagedProcess | undefined> {
+  const binary = props.assets.kubeControllerManager;
+  const port = props.ports.controllerManager;
+  if (!binary || port === undefined) return undefined;
+  const path = (name: string) => join(props.directory, name);
+  const files = certificatePaths(props.directory);
+  props.signal?.throwIfAborted();
+  // The controllers a cluster needs to behave like one: garbage collection, namespace deletion,
+  // ServiceAccounts and their tokens, the aggregated roles (view, edit, admin), CSR approval.
+  props.log?.(`starting kube-controller-manager (health on 127.0.0.1:${port})`);
+  const kubeconfig = path("controller-manager.kubeconfig");
+  await writeFile(kubeconfig, kubeconfigYaml(adminKubeConfig(server, props.certificates)), { mode: 0o600 });
+  const controllerManager = await spawned(
+    startManagedProcess({
+      name: "kube-controller-manager",
+      command: binary,
+      args: [
+        `--kubeconfig=${kubeconfig}`,
+        `--authentication-kubeconfig=${kubeconfig}`,
+        `--authorization-kubeconfig=${kubeconfig}`,
+        "--bind-address=127.0.0.1",
+        `--secure-port=${port}`,
+        `--cert-dir=${path("controller-manager-certs")}`,
+        `--service-account-private-key-file=${files.serviceAccountKey}`,
+        `--root-ca-file=${files.caCert}`,
+        "--leader-elect=false",
+        "--profiling=false",
+      ],
+      logPath: path("kube-controller-manager.log"),
+    }),
+  );
+  await waitUntilHealthy(
+    controllerManager,
+    props,
+    () => insecureHealth(`https://127.0.0.1:${port}/healthz`),
+    dependencies,
+  );
+  return controllerManager;
 }
 
 /**

@@ -7,6 +7,7 @@ import type { KubeConfig } from "@kubernetes/client-node";
 import { writeFileAtomically } from "../util/atomic-file.ts";
 import { acquireDirectoryLock } from "../util/directory-lock.ts";
 import { freePorts } from "../util/free-ports.ts";
+import type { ManagedProcess } from "../util/managed-process.ts";
 import { type GroupLeader, isProcessAlive, stopProcessGroups } from "../util/process-groups.ts";
 import { type ControlPlaneCertificates, generateLoopbackCertificates } from "./certificates.ts";
 import {
@@ -16,7 +17,14 @@ import {
   writeCertificates,
 } from "./control-plane-files.ts";
 import { type KubeAssets, kubeAssetVersions } from "./kube-assets.ts";
-import { apiServerReady, type ControlPlanePorts, launchControlPlane, retryWhenPortTaken } from "./launch.ts";
+import {
+  apiServerReady,
+  type ControlPlanePorts,
+  launchControllerManager,
+  launchControlPlane,
+  retryWhenPortTaken,
+  startError,
+} from "./launch.ts";
 
 /** What is needed to find a persistent control plane's processes again; kept as `record.json` in its folder. */
 export interface PersistentControlPlaneRecord {
@@ -78,11 +86,12 @@ const removingMark = ".removing-";
  * Makes sure the control plane of `props.directory` runs and is healthy: finds its processes running
  * again (no new ones), or starts them from the folder's data.
  *
- * Flow: takes the folder's lock (waiting for another starter or stopper) → processes recorded and
- * alive: waits until healthy and returns them → otherwise stops any survivor, reuses the certificates
- * (generating them on the first start), takes the recorded ports where free (else new ones), starts etcd
- * (durable) and kube-apiserver detached in their own process groups, records them in `record.json`
- * (atomically, after each spawn) and waits until both are healthy.
+ * Flow: takes the folder's lock (waiting for another starter or stopper) → processes recorded and alive:
+ * waits until healthy and returns them, first starting the controller-manager if a start cut short left it
+ * out ({@link isWhole}) → otherwise stops any survivor, reuses the certificates (generating them on the first
+ * start), takes the recorded ports where free (else new ones), starts etcd (durable), kube-apiserver and the
+ * controller-manager detached in their own process groups, records them in `record.json` (atomically, after
+ * each spawn) and waits until each is healthy.
  *
  * Guarantees: never two sets of processes for one folder; the processes outlive this process (no exit
  * hook, no watchdog); clients keep trusting the server across restarts (same CA); a failed start stops
@@ -105,7 +114,11 @@ export async function startPersistentControlPlane(
     const found = await inspectPersistentControlPlane(directory);
     const reused = await readCertificates(directory);
     if (found.running && found.record && reused && (await becomesHealthy(found.record, reused, props))) {
-      return await described(found.record, reused, true);
+      if (isWhole(found.record, props.assets)) return await described(found.record, reused, true);
+      // Cut short after kube-apiserver: finish it. A restart instead would lose each start a crash interrupts again.
+      if (found.record.ports.controllerManager !== undefined) {
+        return await described(await finishStart(found.record, reused, props), reused, false);
+      }
     }
     await stopRecorded(found.record);
     props.signal?.throwIfAborted();
@@ -239,6 +252,14 @@ export async function stopPersistentControlPlane(
   }
 }
 
+/**
+ * Whether `record` names every process `assets` start: a start cut short (a kill -9 while kube-apiserver became
+ * healthy) leaves etcd and kube-apiserver running without the controller-manager, for the next start to finish.
+ */
+export function isWhole(record: PersistentControlPlaneRecord, assets: KubeAssets): boolean {
+  return assets.kubeControllerManager === undefined || record.pids.controllerManager !== undefined;
+}
+
 /** Finishes removals a crash interrupted among the folders in `parent`: stops their processes, removes them. */
 export async function removeAbandonedControlPlanes(parent: string): Promise<string[]> {
   const names = await readdir(parent).catch(() => [] as string[]);
@@ -322,6 +343,40 @@ async function readRecord(directory: string): Promise<PersistentControlPlaneReco
     if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
     await readdir(directory); // the folder itself missing throws ENOENT
     return undefined;
+  }
+}
+
+/** Starts the controller-manager a start cut short left out, beside the running etcd and kube-apiserver; records it. */
+async function finishStart(
+  record: PersistentControlPlaneRecord,
+  certificates: ControlPlaneCertificates,
+  props: PersistentControlPlaneProps,
+): Promise<PersistentControlPlaneRecord> {
+  let finished = record;
+  let started: ManagedProcess | undefined;
+  try {
+    await launchControllerManager(
+      {
+        assets: props.assets,
+        directory: record.directory,
+        ports: record.ports,
+        certificates,
+        timeoutMs: props.startTimeoutMs ?? 90_000,
+        ...(props.signal ? { signal: props.signal } : {}),
+        ...(props.log ? { log: props.log } : {}),
+      },
+      serverOf(record),
+      async (process) => {
+        started = process;
+        finished = { ...record, pids: { ...record.pids, controllerManager: process.pid } };
+        await writeRecord(finished);
+        return process;
+      },
+    );
+    return finished;
+  } catch (error) {
+    await started?.stop();
+    throw startError(error, started ? [started] : []);
   }
 }
 

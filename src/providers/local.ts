@@ -24,6 +24,7 @@ import { findKubeAssets, type KubeAssets, kubeAssetVersions } from "../controlpl
 import {
   inspectPersistentControlPlane,
   isBeingRemoved,
+  isWhole,
   type PersistentControlPlaneStatus,
   persistentAdminKubeConfig,
   removeAbandonedControlPlanes,
@@ -316,7 +317,10 @@ export class LocalBackend implements ClusterBackend {
     }, this.#options.superviseEveryMs ?? 2_000);
   }
 
-  /** Restarts every cluster whose processes are gone (unless a start or delete is at it, or a failed one is backing off). */
+  /**
+   * Restarts every cluster whose processes are gone and finishes those whose start was cut short (unless a start or
+   * delete is at it, or a failed one is backing off).
+   */
   async #supervise(): Promise<void> {
     for (const uid of await this.#uids()) {
       if (this.#closed) return;
@@ -327,12 +331,16 @@ export class LocalBackend implements ClusterBackend {
         this.#log.warn("cannot inspect a local cluster", { uid, error: errorMessage(error) });
         return undefined;
       });
-      if (!status?.exists || status.running || this.#starts.has(uid) || this.#deleting.has(uid)) continue;
+      const whole = status?.record !== undefined && isWhole(status.record, this.#options.assets);
+      if (!status?.exists || (status.running && whole) || this.#starts.has(uid) || this.#deleting.has(uid))
+        continue;
       this.#log.info(
-        failure ? "retrying a failed local cluster" : "restarting a local cluster whose processes are gone",
-        {
-          uid,
-        },
+        failure
+          ? "retrying a failed local cluster"
+          : status.running
+            ? "finishing a local cluster whose start was cut short"
+            : "restarting a local cluster whose processes are gone",
+        { uid },
       );
       this.#startInBackground(uid);
     }

@@ -1,4 +1,7 @@
-/** The `local` backend on real etcd + kube-apiserver processes: lifecycle, idempotence, adoption after a restart, recovery after kill -9, failures. */
+/**
+ * The `local` backend on real etcd + kube-apiserver processes: lifecycle, idempotence, adoption after a restart,
+ * recovery after kill -9 (of the cluster's processes, or of the engine midway through a start), failures.
+ */
 import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -202,6 +205,30 @@ describe("the local backend", { timeout: 120_000 }, () => {
     const record = await recordOf(state, cluster.uid);
     expect([record.pids.etcd, record.pids.apiServer]).not.toEqual(pids);
     pids = [record.pids.etcd, record.pids.apiServer ?? -1];
+    const core = await coreApi(backend, cluster);
+    expect((await core.readNamespace({ name: "survivor" })).metadata?.name).toBe("survivor");
+  });
+
+  it("finishes, when a new instance starts, a cluster whose start was cut short before its controller-manager", async () => {
+    await backend.close?.();
+    const { controllerManager, ...running } = (await recordOf(state, cluster.uid)).pids;
+    expect(controllerManager).toBeDefined();
+    // What an engine killed while kube-apiserver became healthy leaves: etcd and kube-apiserver, recorded, alone.
+    await killHard([controllerManager ?? -1]);
+    const folder = join(state, "clusters", cluster.uid);
+    const record = await recordOf(state, cluster.uid);
+    writeFileSync(join(folder, "record.json"), JSON.stringify({ ...record, pids: running }));
+    backend = await open(state);
+    const whole = await eventually(
+      async () => {
+        const now = await recordOf(state, cluster.uid);
+        expect(isAlive(now.pids.controllerManager ?? -1)).toBe(true);
+        return now;
+      },
+      { what: "its controller-manager running", timeoutMs: 60_000, intervalMs: 200 },
+    );
+    expect(whole.pids).toMatchObject(running); // etcd and kube-apiserver kept, not restarted nor doubled
+    expect(await backend.observe(cluster)).toMatchObject({ phase: "ready", endpoint });
     const core = await coreApi(backend, cluster);
     expect((await core.readNamespace({ name: "survivor" })).metadata?.name).toBe("survivor");
   });

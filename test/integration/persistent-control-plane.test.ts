@@ -1,5 +1,8 @@
-/** A persistent control plane on real processes: found again, stopped and restarted from its folder with its data and CA, on new ports when the old ones are taken. */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+/**
+ * A persistent control plane on real processes: found again, stopped and restarted from its folder with its data
+ * and CA, on new ports when the old ones are taken, finished after a start cut short.
+ */
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -12,7 +15,7 @@ import {
   startPersistentControlPlane,
   stopPersistentControlPlane,
 } from "../../src/controlplane/persistent-control-plane.ts";
-import { isProcessAlive } from "../../src/util/process-groups.ts";
+import { isProcessAlive, stopProcessGroups } from "../../src/util/process-groups.ts";
 import { isAlive, waitUntilGone } from "../support/processes.ts";
 
 const assets = findKubeAssets();
@@ -89,6 +92,22 @@ describe("a persistent control plane", { timeout: 120_000 }, () => {
     } finally {
       taken.close();
     }
+  });
+
+  it("finishes a start cut short before its controller-manager (kill -9 while kube-apiserver became healthy): the others kept", async () => {
+    const { controllerManager, ...before } = first.record.pids;
+    expect(controllerManager).toBeDefined();
+    // What the cut-short start leaves: etcd and kube-apiserver running, recorded; no controller-manager.
+    await stopProcessGroups([{ pid: controllerManager ?? -1, marker: `${directory}/` }]);
+    writeFileSync(join(directory, "record.json"), JSON.stringify({ ...first.record, pids: before }));
+    const again = await startPersistentControlPlane({ directory, assets });
+    expect(again.adopted).toBe(false);
+    expect(again.record.pids).toMatchObject(before); // kept: a restart would lose each start a crash cuts short
+    expect(isAlive(again.record.pids.controllerManager ?? -1)).toBe(true);
+    expect(JSON.parse(readFileSync(join(directory, "record.json"), "utf8"))).toEqual(again.record);
+    const kept = await again.kubeConfig.makeApiClient(CoreV1Api).readNamespace({ name: "kept" });
+    expect(kept.metadata?.name).toBe("kept");
+    first = again;
   });
 
   it("is removed with its folder, and stopping what is gone succeeds", async () => {
