@@ -1,12 +1,13 @@
 /**
  * Benchmark: time from a Cluster's creation to Ready on the `local` backend (each cluster a real etcd +
- * kube-apiserver), without a warm pool and with one, side by side in one run: N Clusters created at once on an
+ * kube-apiserver) or the `kind` backend (`--backend kind`: each cluster a real kind cluster on the Docker engine
+ * hack/containers/ensure.sh brings up), without a warm pool and with one, side by side in one run: N Clusters created at once on an
  * empty engine, then (once a ClusterPool of N idle clusters is Ready) N more created at once. Measured by the
  * client: from the create call to the first read that says Ready (polled every 20 ms). Prints figures; asserts nothing.
  *
- * Usage: node bench/warm-pool.bench.ts [--clusters 2]
+ * Usage: node bench/warm-pool.bench.ts [--clusters 2] [--backend local|kind]
  */
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
@@ -17,23 +18,33 @@ import type { Cluster } from "../src/api/cluster.ts";
 import type { ClusterPool } from "../src/api/cluster-pool.ts";
 import { ANNOTATIONS, ENGINE_API_VERSION, RESOURCES } from "../src/api/constants.ts";
 import { startControlPlane } from "../src/controlplane/control-plane.ts";
-import { createBackend } from "../src/providers/local.ts";
+import * as kind from "../src/providers/kind.ts";
+import * as local from "../src/providers/local.ts";
 import { systemClock } from "../src/runtime/clock.ts";
 import { Engine } from "../src/runtime/engine.ts";
 import { installingCrds } from "../src/runtime/install-crds.ts";
 import { silentLogger } from "../src/runtime/logger.ts";
+import { containerToolchain, run } from "../test/support/containers.ts";
 import { clusterBody } from "./bench-clusters.ts";
 
-const { values } = parseArgs({ options: { clusters: { type: "string", default: "2" } } });
+const { values } = parseArgs({
+  options: { clusters: { type: "string", default: "2" }, backend: { type: "string", default: "local" } },
+});
 const count = Number(values.clusters);
+const backendName = values.backend;
+if (backendName !== "local" && backendName !== "kind")
+  throw new Error(`--backend ${backendName}: local or kind`);
 const NS = "bench";
-const PROFILE = "bench.bench.local";
+const PROFILE = `bench.bench.${backendName}`;
+/** A kind cluster takes tens of seconds; a local one seconds. */
+const PATIENCE_MS = backendName === "kind" ? 900_000 : 180_000;
+const tools = backendName === "kind" ? containerToolchain() : undefined;
 
 /** Polls `read` every 20 ms until `done` holds; gives up after `timeoutMs`. */
 async function until<T>(
   read: () => Promise<T>,
   done: (value: T) => boolean,
-  timeoutMs = 180_000,
+  timeoutMs = PATIENCE_MS,
 ): Promise<T> {
   const deadline = performance.now() + timeoutMs;
   for (;;) {
@@ -49,9 +60,11 @@ const median = (xs: readonly number[]) =>
 
 const controlPlane = await startControlPlane({ prepare: installingCrds("crds") });
 const stateDirectory = await mkdtemp(join(tmpdir(), "bench-warm-pool-"));
-const backend = await createBackend({
+const backend = await (tools ? kind : local).createBackend({
   stateDirectory,
-  options: { stopOnClose: "true" },
+  options: tools
+    ? { kind: tools.kind, docker: tools.docker, parallelCreates: String(count) }
+    : { stopOnClose: "true" },
   log: silentLogger,
   clock: systemClock,
   readSecret: async () => undefined,
@@ -102,8 +115,11 @@ try {
     body: {
       apiVersion: ENGINE_API_VERSION,
       kind: "ProviderConfig",
-      metadata: { name: "local" },
-      spec: { backend: "local" },
+      metadata: { name: backendName },
+      spec: {
+        backend: backendName,
+        ...(tools ? { supportedVersions: [{ version: tools.kubernetesVersion }] } : {}),
+      },
     },
   });
   await until(
@@ -122,15 +138,15 @@ try {
       apiVersion: ENGINE_API_VERSION,
       kind: "ClusterPool",
       metadata: { name: "warm" },
-      spec: { providerConfig: "local", idle: count, refill: false },
+      spec: { providerConfig: backendName, idle: count, refill: false },
     },
   });
-  await until(readPool, (pool) => pool.status?.idle === count, 60_000);
+  await until(readPool, (pool) => pool.status?.idle === count);
   const poolReadyMs = performance.now() - poolStart;
   const withPool = await burst(Array.from({ length: count }, (_, i) => `warm-${i}`));
 
   const show = (xs: ReadonlyArray<{ ms: number }>) => xs.map((x) => x.ms.toFixed(0)).join(", ");
-  console.log(`local backend, ${count} Cluster(s) created at once, ms from create to Ready:`);
+  console.log(`${backendName} backend, ${count} Cluster(s) created at once, ms from create to Ready:`);
   console.log(
     `  without a pool: median ${median(without.map((x) => x.ms)).toFixed(0)} ms  (each: ${show(without)})`,
   );
@@ -147,5 +163,9 @@ try {
   await engine.stop();
   await backend.close?.();
   await controlPlane.stop();
+  // kind clusters outlive the engine: remove those made here (the backend names each one's folder after it).
+  if (tools)
+    for (const name of await readdir(join(stateDirectory, "clusters")).catch(() => []))
+      await run(tools.kind, ["delete", "cluster", "--name", name]).catch(() => {});
   await rm(stateDirectory, { recursive: true, force: true });
 }

@@ -15,9 +15,13 @@ import type {
   ClusterBackend,
   ConfigOffer,
   OidcTrust,
+  PoolMemberObservation,
+  PoolMemberSpec,
+  PoolSupport,
 } from "../api/backend-contract.ts";
 import { BACKEND_CONTRACT_VERSION } from "../api/backend-contract.ts";
 import { type Clock, systemClock } from "../api/clock.ts";
+import { poolMemberTarget } from "../api/cluster-pool.ts";
 import type { SupportedVersion } from "../api/cluster-profile.ts";
 import type { JsonObject } from "../api/common.ts";
 import { type Logger, silentLogger } from "../api/logger.ts";
@@ -38,6 +42,7 @@ import {
 } from "./kind-metallb.ts";
 import { authenticationConfig, writeAuthenticationConfig } from "./shared/authentication-config.ts";
 import { describeCluster } from "./shared/error-wording.ts";
+import { folderPoolLedger, type PoolLedger } from "./shared/pool-ledger.ts";
 import { durationOption } from "./shared/settings.ts";
 import { exportStateFolder, importStateFolder } from "./shared/state-folder-handover.ts";
 
@@ -354,6 +359,9 @@ export function kubeconfigServer(text: string): string | undefined {
   return typeof server === "string" && server !== "" ? server : undefined;
 }
 
+/** The hand-over entry that carries a bound Cluster's pool member (not a file of the cluster's folder). */
+const POOL_MEMBER_ENTRY = "pool-member.json";
+
 /**
  * A {@link ClusterBackend} that makes one kind cluster per Cluster (keyed by uid).
  *
@@ -397,6 +405,14 @@ export class KindBackend implements ClusterBackend {
   #waitingTimer: NodeJS.Timeout | undefined;
   readonly #metallb: MetallbImages | undefined;
   readonly #network: string;
+  readonly #ledger: PoolLedger;
+  /** Kind names being deleted here: a pool lists none of them. */
+  readonly #deleting = new Set<string>();
+  /**
+   * Warm pools (contract 1.5): a member is a kind cluster named from its id; kind cannot rename a cluster, so a
+   * binding is a record in `pool/bindings/<Cluster uid>` that leads the Cluster's uid to the member's cluster.
+   */
+  readonly pools: PoolSupport;
 
   constructor(options: KindBackendOptions) {
     this.#kind = options.kind;
@@ -416,6 +432,26 @@ export class KindBackend implements ClusterBackend {
     if (this.#metallb && !this.#docker)
       throw new Error("kind backend: installing MetalLB needs the Docker CLI (the docker option)");
     mkdirSync(this.#clustersDirectory, { recursive: true });
+    this.#ledger = folderPoolLedger(join(options.stateDirectory, "pool"));
+    this.pools = {
+      createMember: async (member, target) => {
+        this.#ledger.addMember(member); // first: a crash before the create leaves a member the pool finds
+        await this.create({ ...target, uid: member.id, name: member.id }, member.version);
+      },
+      listMembers: async (pool) => {
+        const listed: PoolMemberObservation[] = [];
+        for (const member of this.#ledger.members(pool)) {
+          if (this.#deleting.has(kindClusterName(member.id))) continue;
+          listed.push({ ...member, observation: await this.observe(poolMemberTarget(member.id)) });
+        }
+        return listed;
+      },
+      bind: async (id, target) => {
+        if (!this.#ledger.member(id)) throw new Error(`kind backend: no pool member ${id}`);
+        this.#ledger.bind(target.uid, id);
+      },
+      deleteMember: (id) => this.delete(poolMemberTarget(id)),
+    };
   }
 
   supportedVersions(config: ProviderConfig): readonly SupportedVersion[] {
@@ -442,7 +478,7 @@ export class KindBackend implements ClusterBackend {
   }
 
   async observe(target: ClusterTarget): Promise<ClusterObservation> {
-    const cluster = kindNameOf(target);
+    const cluster = this.#nameOf(target);
     const record = this.#readRecord(cluster);
     if (!record) return { exists: false }; // a kind cluster without our record is not ours to report
     const known = {
@@ -488,7 +524,7 @@ export class KindBackend implements ClusterBackend {
   }
 
   async create(target: ClusterTarget, version: string): Promise<void> {
-    const cluster = kindNameOf(target);
+    const cluster = this.#nameOf(target);
     const image = kindNodeImage(version, target.settings, target.providerConfig);
     const extraMounts = kindExtraMounts(target.settings, target.providerConfig);
     await this.#serially(cluster, async () => {
@@ -552,7 +588,7 @@ export class KindBackend implements ClusterBackend {
   }
 
   async update(target: ClusterTarget, version: string): Promise<void> {
-    const cluster = kindNameOf(target);
+    const cluster = this.#nameOf(target);
     const record = this.#readRecord(cluster);
     if (!record)
       throw new Error(`cannot update ${describeCluster(target)}: the kind backend holds no such cluster`);
@@ -563,33 +599,44 @@ export class KindBackend implements ClusterBackend {
   }
 
   async delete(target: ClusterTarget): Promise<void> {
-    const cluster = kindNameOf(target);
-    await this.#serially(cluster, async () => {
-      const record = this.#readRecord(cluster);
-      const folder = this.#folder(cluster);
-      if (record?.adopted) {
-        // Not ours to remove: the Cluster only described it. Forgetting it is its deletion here.
-        rmSync(folder, { recursive: true, force: true });
-        this.#endpoints.delete(cluster);
-        this.#log.info("adopted kind cluster left running; the Cluster no longer describes it", {
-          cluster,
-          target: describeCluster(target),
-        });
-        return;
-      }
-      this.#waiting = this.#waiting.filter((waiting) => waiting.cluster !== cluster);
-      if (record && this.#createState(record).kind === "running")
-        await this.#stopGroup(record.pid, join(folder, "create.exit"));
-      const metallb = this.#readMetallbRecord(cluster);
-      if (metallb && this.#metallbState(cluster).kind === "running")
-        await this.#stopGroup(metallb.pid, join(folder, "metallb.exit"));
-      // kind edits the kubeconfig it is given (and would make its folder): keep it away from ~/.kube/config.
-      mkdirSync(folder, { recursive: true });
-      await this.#run(["delete", "cluster", "--name", cluster, "--kubeconfig", join(folder, "kubeconfig")]);
-      this.#endpoints.delete(cluster);
+    const key = this.#ledger.keyOf(target.uid);
+    const cluster = this.#nameOf(target);
+    this.#deleting.add(cluster);
+    try {
+      await this.#serially(cluster, () => this.#deleteCluster(target, cluster));
+      // Its records last: a crash before leaves a member its pool finds and deletes again.
+      if (this.#ledger.member(key)) this.#ledger.forget(key);
+    } finally {
+      this.#deleting.delete(cluster);
+    }
+  }
+
+  /** Removes the kind cluster and its folder (an adopted one is only forgotten). */
+  async #deleteCluster(target: ClusterTarget, cluster: string): Promise<void> {
+    const record = this.#readRecord(cluster);
+    const folder = this.#folder(cluster);
+    if (record?.adopted) {
+      // Not ours to remove: the Cluster only described it. Forgetting it is its deletion here.
       rmSync(folder, { recursive: true, force: true });
-      if (record) this.#log.info("kind cluster deleted", { cluster, target: describeCluster(target) });
-    });
+      this.#endpoints.delete(cluster);
+      this.#log.info("adopted kind cluster left running; the Cluster no longer describes it", {
+        cluster,
+        target: describeCluster(target),
+      });
+      return;
+    }
+    this.#waiting = this.#waiting.filter((waiting) => waiting.cluster !== cluster);
+    if (record && this.#createState(record).kind === "running")
+      await this.#stopGroup(record.pid, join(folder, "create.exit"));
+    const metallb = this.#readMetallbRecord(cluster);
+    if (metallb && this.#metallbState(cluster).kind === "running")
+      await this.#stopGroup(metallb.pid, join(folder, "metallb.exit"));
+    // kind edits the kubeconfig it is given (and would make its folder): keep it away from ~/.kube/config.
+    mkdirSync(folder, { recursive: true });
+    await this.#run(["delete", "cluster", "--name", cluster, "--kubeconfig", join(folder, "kubeconfig")]);
+    this.#endpoints.delete(cluster);
+    rmSync(folder, { recursive: true, force: true });
+    if (record) this.#log.info("kind cluster deleted", { cluster, target: describeCluster(target) });
   }
 
   async adminAccess(target: ClusterTarget, observed?: ClusterObservation): Promise<AdminAccess | undefined> {
@@ -597,7 +644,7 @@ export class KindBackend implements ClusterBackend {
     if (!observation.exists || observation.phase !== "ready") return undefined;
     const internal = this.#access === "network" ? ["--internal"] : [];
     return {
-      kubeconfig: await this.#run(["get", "kubeconfig", "--name", kindNameOf(target), ...internal]),
+      kubeconfig: await this.#run(["get", "kubeconfig", "--name", this.#nameOf(target), ...internal]),
     };
   }
 
@@ -607,7 +654,7 @@ export class KindBackend implements ClusterBackend {
    * ProviderConfig's `settings.oidcCertificateAuthority` (PEM), as on the `local` backend.
    */
   async trustOidcIssuers(target: ClusterTarget, issuers: readonly OidcTrust[]): Promise<void> {
-    const cluster = kindNameOf(target);
+    const cluster = this.#nameOf(target);
     const record = this.#readRecord(cluster);
     if (!record) throw new Error(`kind backend: ${describeCluster(target)} does not exist`);
     if (!record.oidc) {
@@ -628,7 +675,7 @@ export class KindBackend implements ClusterBackend {
    * it moves to. A create still running (or queued) is refused: its process writes here, on this host only.
    */
   async exportCluster(target: ClusterTarget): Promise<Readonly<Record<string, string>>> {
-    const cluster = kindNameOf(target);
+    const cluster = this.#nameOf(target);
     const record = this.#readRecord(cluster);
     if (!record) return {};
     const create = this.#createState(record);
@@ -636,12 +683,21 @@ export class KindBackend implements ClusterBackend {
       throw new Error(
         `kind cluster ${cluster} of ${describeCluster(target)} is still being created: move it once it is Ready`,
       );
-    return exportStateFolder(this.#folder(cluster));
+    const folder = exportStateFolder(this.#folder(cluster));
+    // A Cluster bound to a pool member: its binding travels too, or the other engine would look for the uid's own cluster.
+    const member = this.#ledger.member(this.#ledger.keyOf(target.uid));
+    return member ? { ...folder, [POOL_MEMBER_ENTRY]: JSON.stringify(member) } : folder;
   }
 
   /** Takes over another instance's folder of the cluster (contract 1.5); files this instance has stay. */
-  async importCluster(target: ClusterTarget, state: Readonly<Record<string, string>>): Promise<void> {
-    const cluster = kindNameOf(target);
+  async importCluster(target: ClusterTarget, entries: Readonly<Record<string, string>>): Promise<void> {
+    const { [POOL_MEMBER_ENTRY]: member, ...state } = entries;
+    if (member !== undefined) {
+      const spec = JSON.parse(member) as PoolMemberSpec;
+      this.#ledger.addMember(spec);
+      this.#ledger.bind(target.uid, spec.id);
+    }
+    const cluster = this.#nameOf(target);
     const handed = state["record.json"];
     if (handed === undefined) return;
     if ((JSON.parse(handed) as KindRecord).cluster !== cluster)
@@ -653,6 +709,11 @@ export class KindBackend implements ClusterBackend {
 
   #folder(cluster: string): string {
     return join(this.#clustersDirectory, cluster);
+  }
+
+  /** The kind cluster a target leads to: a bound pool member's for a Cluster bound to one, else {@link kindNameOf}. */
+  #nameOf(target: ClusterTarget): string {
+    return kindNameOf({ ...target, uid: this.#ledger.keyOf(target.uid) });
   }
 
   #readRecord(cluster: string): KindRecord | undefined {

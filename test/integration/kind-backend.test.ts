@@ -18,8 +18,10 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { ClusterObservation, ClusterTarget } from "../../src/api/backend.ts";
 import type { ClusterBackend } from "../../src/api/backend-contract.ts";
+import { poolMemberTarget } from "../../src/api/cluster-pool.ts";
 import type { JsonObject } from "../../src/api/common.ts";
 import type { ProviderConfig } from "../../src/api/provider-config.ts";
+import { checkPoolConformance } from "../../src/providers/conformance-pools.ts";
 import {
   createBackend,
   KIND_DEFAULT_VERSIONS,
@@ -514,6 +516,44 @@ describe("the kind backend", () => {
       await expect(other.importCluster?.(cluster, { ...state, "..__escape": "x" })).rejects.toThrow(
         'hand-over entry "..__escape" is not a file name',
       );
+    } finally {
+      rmSync(elsewhere, { recursive: true, force: true });
+    }
+  });
+
+  it("passes the pool conformance check (contract 1.5): members made for no Cluster, bound by a record, a restart between every two steps", async () => {
+    await checkPoolConformance(
+      (context) => createBackend({ ...context, options: { kind: fake.path, docker: "/bin/false" } }),
+      { readyTimeoutMs: 15_000 },
+    );
+    expect(fake.clusters()).toEqual([]);
+  });
+
+  it("hands a Cluster bound to a pool member over with its binding: the other engine serves the member's kind cluster and creates none", async () => {
+    const backend = await newBackend();
+    const pools = backend.pools;
+    if (!pools) throw new Error("the kind backend declares no pools");
+    await pools.createMember(
+      { id: "pool-handover1", pool: "warm", version: "1.34.0" },
+      poolMemberTarget("pool-handover1", { name: "kind" }),
+    );
+    const cluster = target();
+    await until(backend, poolMemberTarget("pool-handover1"), (o) => phase(o) === "ready");
+    await pools.bind("pool-handover1", cluster);
+    const ready = await until(backend, cluster, (o) => phase(o) === "ready");
+    const state = (await backend.exportCluster?.(cluster)) ?? {};
+    expect(Object.keys(state)).toContain("pool-member.json");
+    const elsewhere = mkdtempSync(join(tmpdir(), "kind-backend-target-"));
+    try {
+      const other = await newBackend({}, elsewhere);
+      await other.importCluster?.(cluster, state);
+      expect(await other.observe(cluster)).toEqual(ready);
+      await other.create(cluster, "1.34.0");
+      expect(creates()).toHaveLength(1);
+      expect(readdirSync(join(elsewhere, "clusters"))).toEqual([kindClusterName("pool-handover1")]);
+      expect(await other.pools?.listMembers("warm")).toEqual([
+        expect.objectContaining({ id: "pool-handover1", boundTo: cluster.uid }),
+      ]);
     } finally {
       rmSync(elsewhere, { recursive: true, force: true });
     }

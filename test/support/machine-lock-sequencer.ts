@@ -22,6 +22,7 @@ export const MACHINE_LOCKS: Readonly<Record<string, readonly string[]>> = {
     "capi-clusterctl.heavy.test.ts",
     "in-cluster.heavy.test.ts",
     "cli-up.heavy.test.ts",
+    "kind-pool.heavy.test.ts",
   ],
 };
 
