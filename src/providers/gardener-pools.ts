@@ -46,8 +46,12 @@ export interface GardenerPoolParts {
   readonly records: RecordFile<ShootRecord>;
   readonly shoots: RemoteObjects<Shoot, ShootRecord, GardenerSettings, Garden>;
   garden(ref: KubeconfigSecretRef, providerConfig: string): Promise<Garden>;
-  /** The project's namespace, as last read or read now. */
-  projectNamespace(garden: Garden, settings: GardenerSettings, providerConfig: string): Promise<string>;
+  /** The project's namespace, as last read or read now; undefined when the project or its namespace does not exist. */
+  projectNamespace(
+    garden: Garden,
+    settings: GardenerSettings,
+    providerConfig: string,
+  ): Promise<string | undefined>;
   /** The projects of the ProviderConfigs served now (their offer read last without error). */
   places(): readonly ProjectPlace[];
 }
@@ -121,6 +125,10 @@ export class GardenerPools implements PoolSupport {
       records.get(id)?.namespace ??
       (await this.#parts.projectNamespace(garden, settings, target.providerConfig));
     const name = memberShootName(id);
+    if (namespace === undefined)
+      throw new Error(
+        `gardener backend: no pool member ${id}: Gardener project ${settings.project} does not exist (or has no namespace yet)`,
+      );
     const shoot = await readShoot(garden, namespace, name);
     const member = shoot && shootPoolMember(shoot);
     if (!shoot || member?.id !== id)
@@ -183,6 +191,7 @@ export class GardenerPools implements PoolSupport {
     }
     const garden = await this.#parts.garden(settings.garden, target.providerConfig);
     const namespace = await this.#parts.projectNamespace(garden, settings, target.providerConfig);
+    if (namespace === undefined) return; // no project: no Shoot
     const shoot = (await listShoots(garden, namespace)).find((s) => shootServes(s, target.uid));
     if (!shoot) return;
     const member = shootPoolMember(shoot);
@@ -251,11 +260,13 @@ function distinct(places: readonly ProjectPlace[]): ProjectPlace[] {
   return [...byKey.values()];
 }
 
+/** The Shoots in `namespace`; none when it does not exist. */
 async function listShoots(garden: Garden, namespace: string): Promise<Shoot[]> {
   try {
     return ((await garden.custom.listNamespacedCustomObject({ ...SHOOTS, namespace })) as { items: Shoot[] })
       .items;
   } catch (error) {
+    if (isNotFound(error)) return [];
     throw garden.error(`listing the Shoots in ${namespace}`, error);
   }
 }

@@ -133,11 +133,9 @@ export class GardenerBackend implements ClusterBackend {
       records: this.#records,
       shoots: this.#shoots,
       garden: (ref, providerConfig) => this.#garden(ref, providerConfig),
-      projectNamespace: (garden, settings, providerConfig) =>
-        Promise.resolve(
-          this.#projectNamespaces.get(projectKey(settings)) ??
-            this.#projectNamespace(garden, settings, providerConfig),
-        ),
+      projectNamespace: async (garden, settings, providerConfig) =>
+        this.#projectNamespaces.get(projectKey(settings)) ??
+        (await this.#projectNamespace(garden, settings, providerConfig, { missing: "undefined" })),
       places: () => [...this.#places.values()],
     });
   }
@@ -371,12 +369,24 @@ export class GardenerBackend implements ClusterBackend {
     };
   }
 
-  /** The project's namespace; throws when the project does not exist or has none yet. */
+  /** The project's namespace; throws when the project does not exist or has none yet (or says undefined, when asked). */
   async #projectNamespace(
     garden: Garden,
     settings: GardenerSettings,
     providerConfig: string,
-  ): Promise<string> {
+  ): Promise<string>;
+  async #projectNamespace(
+    garden: Garden,
+    settings: GardenerSettings,
+    providerConfig: string,
+    options: { readonly missing: "undefined" },
+  ): Promise<string | undefined>;
+  async #projectNamespace(
+    garden: Garden,
+    settings: GardenerSettings,
+    providerConfig: string,
+    options?: { readonly missing: "undefined" },
+  ): Promise<string | undefined> {
     let project: { spec?: { namespace?: string } };
     try {
       project = (await garden.custom.getClusterCustomObject({
@@ -385,6 +395,7 @@ export class GardenerBackend implements ClusterBackend {
         name: settings.project,
       })) as typeof project;
     } catch (error) {
+      if (isNotFound(error) && options) return undefined;
       if (isNotFound(error))
         throw new Error(
           `Gardener project ${settings.project} does not exist in the garden at ${garden.access.server} (settings.project of ProviderConfig ${providerConfig})`,
@@ -392,6 +403,7 @@ export class GardenerBackend implements ClusterBackend {
       throw garden.error(`reading project ${settings.project}`, error);
     }
     const namespace = project.spec?.namespace;
+    if (!namespace && options) return undefined;
     if (!namespace)
       throw new Error(
         `Gardener project ${settings.project} has no namespace yet; wait for Gardener to make it`,
