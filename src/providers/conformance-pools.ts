@@ -2,7 +2,9 @@
  * The warm-pool part of the conformance kit (contract 1.5), for a backend that declares `pools`: one member's
  * life through restarts of the backend (a new instance on the same state folder, as after kill -9 of the
  * engine) at every step: made for no Cluster, listed, bound to a Cluster's uid (twice: idempotent), served under
- * that uid, never doubled by a create for that uid, deleted under it; an idle member deleted by its id.
+ * that uid, never doubled by a create for that uid, deleted under it; an idle member deleted by its id. With
+ * `emptyStateOnRestart`, each restart is on a new, empty state folder instead: for a backend that keeps its records
+ * at the infrastructure (an engine Pod rescheduled without its volume finds everything again).
  */
 import { randomBytes } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
@@ -12,15 +14,22 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type { ClusterObservation, ClusterTarget } from "../api/backend.ts";
 import type { BackendContext, BackendFactory, ClusterBackend, PoolSupport } from "../api/backend-contract.ts";
 import { poolMemberTarget } from "../api/cluster-pool.ts";
+import type { JsonObject } from "../api/common.ts";
 import { ENGINE_API_VERSION } from "../api/constants.ts";
 import type { ProviderConfig } from "../api/provider-config.ts";
-import { ConformanceError, conformanceContext } from "./conformance.ts";
+import { ConformanceError, conformanceContext, offeredVersions } from "./conformance.ts";
 
 /** How patient to be, and what to give the factory. */
 export interface PoolConformanceOptions {
   /** How long "eventually ready" and "eventually gone" may take (default 10 s). */
   readonly readyTimeoutMs?: number;
   readonly context?: Partial<Omit<BackendContext, "stateDirectory">>;
+  /** The ProviderConfig the members come from, as for the backend kit (default: one for this backend with `settings`). */
+  readonly config?: ProviderConfig;
+  /** `spec.settings` given with every target (default: the config's). */
+  readonly settings?: JsonObject;
+  /** Every restart on a new, empty state folder (default false: the same folder, as after kill -9). */
+  readonly emptyStateOnRestart?: boolean;
 }
 
 const fail = (rule: string, detail: string): never => {
@@ -32,12 +41,25 @@ export async function checkPoolConformance(
   factory: BackendFactory,
   options: PoolConformanceOptions = {},
 ): Promise<void> {
-  const stateDirectory = await mkdtemp(join(tmpdir(), "pool-conformance-"));
-  const context = conformanceContext(stateDirectory, options.context);
-  let backend: ClusterBackend = await factory(context);
+  const stateDirectories = [await mkdtemp(join(tmpdir(), "pool-conformance-"))];
+  const newBackend = () =>
+    factory(conformanceContext(stateDirectories[stateDirectories.length - 1] as string, options.context));
+  let backend: ClusterBackend = await newBackend();
+  const config: ProviderConfig = options.config ?? {
+    apiVersion: ENGINE_API_VERSION,
+    kind: "ProviderConfig",
+    metadata: { name: "conformance" },
+    spec: { backend: backend.name, ...(options.settings ? { settings: options.settings } : {}) },
+  };
+  const settings = options.settings ?? config.spec.settings;
+  // As the engine does on start: the config's offer is read (where a backend reads it) before pools are served.
+  const versions = await offeredVersions(backend, config);
   const restart = async () => {
     await backend.close?.();
-    backend = await factory(context);
+    if (options.emptyStateOnRestart)
+      stateDirectories.push(await mkdtemp(join(tmpdir(), "pool-conformance-")));
+    backend = await newBackend();
+    await offeredVersions(backend, config);
   };
   const pools = (): PoolSupport =>
     backend.pools ?? fail("a backend declares pools", `${backend.name} has none`);
@@ -45,23 +67,18 @@ export async function checkPoolConformance(
   const call = randomBytes(4).toString("hex");
   const pool = `conformance-${call}`;
   const ids = [`pool-${call}a1`, `pool-${call}a2`];
-  const config: ProviderConfig = {
-    apiVersion: ENGINE_API_VERSION,
-    kind: "ProviderConfig",
-    metadata: { name: "conformance" },
-    spec: { backend: backend.name },
-  };
-  const version =
-    backend.supportedVersions(config)[0]?.version ?? fail("a config yields versions", "none offered");
+  const version = versions[0]?.version ?? fail("a config yields versions", "none offered");
   const cluster: ClusterTarget = {
     uid: `${call}-0000-4000-8000-00000000c001`,
     namespace: "conformance",
     name: "bound",
     tenancy: "Exclusive",
     profile: "conformance",
-    providerConfig: "conformance",
+    providerConfig: config.metadata.name ?? "conformance",
+    ...(settings ? { settings } : {}),
   };
-  const memberTarget = (id: string): ClusterTarget => poolMemberTarget(id, { name: cluster.providerConfig });
+  const memberTarget = (id: string): ClusterTarget =>
+    poolMemberTarget(id, { name: cluster.providerConfig, ...(settings ? { settings } : {}) });
   const until = async <T>(what: string, read: () => Promise<T>, done: (value: T) => boolean): Promise<T> => {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
@@ -125,6 +142,6 @@ export async function checkPoolConformance(
   } finally {
     for (const id of ids) await backend.pools?.deleteMember(id).catch(() => {});
     await backend.close?.();
-    await rm(stateDirectory, { recursive: true, force: true });
+    for (const directory of stateDirectories) await rm(directory, { recursive: true, force: true });
   }
 }

@@ -587,7 +587,7 @@ export async function checkBackendConformance(
 }
 
 /** The versions `config` yields (through `readOffer` where the backend has it); a refused config fails with how to give one. */
-async function offeredVersions(
+export async function offeredVersions(
   backend: ClusterBackend,
   config: ProviderConfig,
 ): Promise<readonly SupportedVersion[]> {

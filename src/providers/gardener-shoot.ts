@@ -6,9 +6,11 @@
 import { createHash } from "node:crypto";
 import { isDeepStrictEqual } from "node:util";
 import type { BackendCondition, ClusterObservation, ClusterTarget } from "../api/backend.ts";
+import { poolMemberTarget } from "../api/cluster-pool.ts";
 import type { JsonObject, JsonValue, ObjectMeta } from "../api/common.ts";
-import { ENGINE_GROUP } from "../api/constants.ts";
+import { ANNOTATIONS, ENGINE_GROUP } from "../api/constants.ts";
 import { compareVersions } from "../machines/backend-cluster/kubernetes-version.ts";
+import { parsePoolMemberAnnotation, poolMemberAnnotation } from "../machines/cluster-pool/claim.ts";
 import { applyClusterConfigs } from "./gardener-cluster-configs.ts";
 import type { GardenerSettings } from "./gardener-settings.ts";
 import { containedIn, copiedEntries, mergePatch } from "./shared/merge-patch.ts";
@@ -22,7 +24,32 @@ export const GARDENER_KEYS = {
   clusterUidAnnotation: `${ENGINE_GROUP}/cluster-uid`,
   /** Gardener refuses to delete a Shoot without it (the DeletionConfirmation admission plugin). */
   deletionConfirmation: "confirmation.gardener.cloud/deletion",
+  /**
+   * On a warm pool member's Shoot (contract 1.5): `<ClusterPool>/<member id>`, as on a Cluster served from it; the
+   * version the pool asked for; and, once bound, the uid of the Cluster it serves. The Shoot is their record, so an
+   * engine with an empty state folder (or another engine after a move) finds members and bindings in the garden.
+   */
+  poolMemberAnnotation: ANNOTATIONS.poolMember,
+  poolVersionAnnotation: `${ENGINE_GROUP}/pool-version`,
+  boundToAnnotation: `${ENGINE_GROUP}/bound-to`,
 } as const;
+
+/** Annotations that tie a Shoot to its Cluster or pool: the engine's, which ClusterConfigs may not change. */
+const OWNED_ANNOTATIONS = [
+  GARDENER_KEYS.clusterAnnotation,
+  GARDENER_KEYS.clusterUidAnnotation,
+  GARDENER_KEYS.poolMemberAnnotation,
+  GARDENER_KEYS.poolVersionAnnotation,
+  GARDENER_KEYS.boundToAnnotation,
+];
+
+/** A warm pool member (contract 1.5) as its Shoot records it. */
+export interface ShootPoolMember {
+  readonly id: string;
+  readonly pool: string;
+  /** The version the pool asked for (the Shoot's own may move on once a Cluster holds it). */
+  readonly version: string;
+}
 
 /** Labels of a Cluster that openMCP's Gardener provider puts on its Shoot as they are: the openMCP project and workspace. */
 export const SHOOT_COPIED_LABELS = ["openmcp.cloud/project", "openmcp.cloud/workspace"] as const;
@@ -72,30 +99,45 @@ export function shootName(target: ClusterTarget): string {
   return name;
 }
 
+/** The Shoot name of pool member `id`: derived from the id alone, so it is found without any record. */
+export function memberShootName(id: string): string {
+  return shootName(poolMemberTarget(id));
+}
+
 /**
  * The Shoot the engine wants for `target` at `version`: the template, the version, openMCP's metadata, who it is
- * for, and the Cluster's ClusterConfigs applied last. Throws a `ClusterConfigError` naming the ClusterConfig that
- * cannot be applied.
+ * for, and the Cluster's ClusterConfigs applied last. For a pool member's Shoot (`member`), its name and uid stay
+ * the member's and it carries the pool's facts; a Cluster bound to it (`target.uid` not the member's id) is named
+ * in `bound-to`. Throws a `ClusterConfigError` naming the ClusterConfig that cannot be applied.
  */
 export function desiredShoot(
   target: ClusterTarget,
   settings: GardenerSettings,
   namespace: string,
   version: string,
+  member?: ShootPoolMember,
 ): Shoot {
   const template = settings.template as JsonObject & { kubernetes?: JsonObject };
+  const pool = member
+    ? {
+        [GARDENER_KEYS.poolMemberAnnotation]: poolMemberAnnotation(member.pool, member.id),
+        [GARDENER_KEYS.poolVersionAnnotation]: member.version,
+        ...(target.uid === member.id ? {} : { [GARDENER_KEYS.boundToAnnotation]: target.uid }),
+      }
+    : {};
   const shoot: Shoot = {
     apiVersion: "core.gardener.cloud/v1beta1",
     kind: "Shoot",
     metadata: {
-      name: shootName(target),
+      name: member ? memberShootName(member.id) : shootName(target),
       namespace,
       labels: { ...settings.labels, ...copiedEntries(target.labels, true, SHOOT_COPIED_LABELS) },
       annotations: {
         ...settings.annotations,
         ...copiedEntries(target.annotations, false),
         [GARDENER_KEYS.clusterAnnotation]: `${target.namespace}/${target.name}`,
-        [GARDENER_KEYS.clusterUidAnnotation]: target.uid,
+        [GARDENER_KEYS.clusterUidAnnotation]: member?.id ?? target.uid,
+        ...pool,
       },
     },
     spec: { ...template, kubernetes: { ...template.kubernetes, version } },
@@ -104,8 +146,36 @@ export function desiredShoot(
     shoot,
     target.clusterConfigs,
     { namespace: target.namespace, cluster: target.name },
-    [GARDENER_KEYS.clusterAnnotation, GARDENER_KEYS.clusterUidAnnotation],
+    OWNED_ANNOTATIONS,
   );
+}
+
+/** Whether `shoot` serves the Cluster (or pool member) with `uid`: made for it, or a pool member bound to it. */
+export function shootServes(shoot: Shoot, uid: string): boolean {
+  const annotations = shoot.metadata.annotations ?? {};
+  return (
+    annotations[GARDENER_KEYS.clusterUidAnnotation] === uid ||
+    annotations[GARDENER_KEYS.boundToAnnotation] === uid
+  );
+}
+
+/**
+ * The pool member `shoot` is, with the Cluster uid it is bound to; undefined for a Cluster's own Shoot (or one whose
+ * pool annotation names another member than the Shoot was made for).
+ */
+export function shootPoolMember(shoot: Shoot): (ShootPoolMember & { readonly boundTo?: string }) | undefined {
+  const annotations = shoot.metadata.annotations ?? {};
+  const value = annotations[GARDENER_KEYS.poolMemberAnnotation];
+  if (value === undefined) return undefined;
+  const { pool, member: id } = parsePoolMemberAnnotation(value);
+  if (id === "" || annotations[GARDENER_KEYS.clusterUidAnnotation] !== id) return undefined;
+  const boundTo = annotations[GARDENER_KEYS.boundToAnnotation];
+  return {
+    id,
+    pool,
+    version: annotations[GARDENER_KEYS.poolVersionAnnotation] ?? shoot.spec.kubernetes?.version ?? "",
+    ...(boundTo ? { boundTo } : {}),
+  };
 }
 
 /**

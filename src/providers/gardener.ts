@@ -23,14 +23,17 @@ import { apiStatusOf, isNotFound } from "../api/error-message.ts";
 import { type Logger, silentLogger } from "../api/logger.ts";
 import type { ProviderConfig } from "../api/provider-config.ts";
 import { ClusterConfigError } from "./gardener-cluster-configs.ts";
+import { GardenerPools, type ProjectPlace } from "./gardener-pools.ts";
 import { type GardenerSettings, gardenerSettings, templateCloudProfile } from "./gardener-settings.ts";
 import {
   desiredShoot,
   GARDENER_KEYS,
   type Shoot,
+  type ShootPoolMember,
   shootChanges,
   shootName,
   shootObservation,
+  shootServes,
 } from "./gardener-shoot.ts";
 import { cloudProfileVersions, shootTemplateTraits } from "./gardener-versions.ts";
 import { authenticationConfig } from "./shared/authentication-config.ts";
@@ -64,14 +67,16 @@ export interface GardenerBackendOptions {
   readonly log?: Logger;
 }
 
-/** What the backend remembers of one Cluster: where its Shoot is. */
-interface ShootRecord extends RemoteRecord {
+/** What the backend remembers of one Cluster (or pool member): where its Shoot is. */
+export interface ShootRecord extends RemoteRecord {
   readonly garden: KubeconfigSecretRef;
   readonly shoot: string;
+  /** The warm pool member whose Shoot it is (the Cluster's by binding when `uid` is not the member's id). */
+  readonly member?: ShootPoolMember;
 }
 
 /** A garden: its kubeconfig and clients. */
-interface Garden extends RemoteApi {
+export interface Garden extends RemoteApi {
   readonly access: KubeconfigAccess;
 }
 
@@ -105,7 +110,15 @@ export class GardenerBackend implements ClusterBackend {
   readonly clusterConfigResource = GARDENER_CLUSTER_CONFIG_RESOURCE;
   readonly #readSecret: SecretReader;
   readonly #clock: Clock;
+  readonly #records: RecordFile<ShootRecord>;
   readonly #shoots: RemoteObjects<Shoot, ShootRecord, GardenerSettings, Garden>;
+  /**
+   * Warm pools (contract 1.5): a member is a Shoot made for its id; binding annotates it with the Cluster's uid, so
+   * every call for that Cluster acts on the member's Shoot, also from an empty state folder (see gardener-pools.ts).
+   */
+  readonly pools: GardenerPools;
+  /** Each served ProviderConfig's project, where pool members are looked for when no record says. */
+  readonly #places = new Map<string, ProjectPlace>();
   /** The last offer read per ProviderConfig, for callers of the synchronous `supportedVersions`. */
   readonly #offers = new Map<string, ConfigOffer>();
   /** Each project's namespace as last read, by garden Secret and project (see {@link projectKey}). */
@@ -114,11 +127,17 @@ export class GardenerBackend implements ClusterBackend {
   constructor(options: GardenerBackendOptions) {
     this.#readSecret = options.readSecret;
     this.#clock = options.clock ?? systemClock;
-    this.#shoots = new RemoteObjects(
-      this.#shootKind(),
-      new RecordFile<ShootRecord>(options.stateFile, "shoots"),
-      options.log ?? silentLogger,
-    );
+    this.#records = new RecordFile<ShootRecord>(options.stateFile, "shoots");
+    this.#shoots = new RemoteObjects(this.#shootKind(), this.#records, options.log ?? silentLogger);
+    this.pools = new GardenerPools({
+      records: this.#records,
+      shoots: this.#shoots,
+      garden: (ref, providerConfig) => this.#garden(ref, providerConfig),
+      projectNamespace: async (garden, settings, providerConfig) =>
+        this.#projectNamespaces.get(projectKey(settings)) ??
+        (await this.#projectNamespace(garden, settings, providerConfig, { missing: "undefined" })),
+      places: () => [...this.#places.values()],
+    });
   }
 
   /** The versions last read from the config's CloudProfile (see {@link readOffer}); none before the first read. */
@@ -141,6 +160,15 @@ export class GardenerBackend implements ClusterBackend {
    */
   async readOffer(config: ProviderConfig): Promise<ConfigOffer> {
     const name = config.metadata.name ?? "";
+    try {
+      return await this.#readOffer(config, name);
+    } catch (error) {
+      this.#places.delete(name); // not served now: its project is not where pools are looked for
+      throw error;
+    }
+  }
+
+  async #readOffer(config: ProviderConfig, name: string): Promise<ConfigOffer> {
     const settings = gardenerSettings(config.spec.settings, name);
     const garden = await this.#garden(settings.garden, name);
     await this.#projectNamespace(garden, settings, name);
@@ -167,25 +195,39 @@ export class GardenerBackend implements ClusterBackend {
     return offer;
   }
 
-  observe(target: ClusterTarget): Promise<ClusterObservation> {
+  // Every call about a Cluster first finds its Shoot in the garden when no record says where (see `GardenerPools.find`):
+  // a bound pool member's Shoot has another name than the Cluster's would.
+
+  async observe(target: ClusterTarget): Promise<ClusterObservation> {
+    // Only reads: a garden that does not answer now is reported by the observation itself.
+    await this.pools.find(target).catch(() => undefined);
     return this.#shoots.observe(target);
   }
 
-  create(target: ClusterTarget, version: string): Promise<void> {
+  /** Orders the Cluster's Shoot; for a Cluster bound to a pool member, makes nothing and brings the member's Shoot in line. */
+  async create(target: ClusterTarget, version: string): Promise<void> {
+    await this.pools.find(target);
     return this.#shoots.create(target, version);
   }
 
-  update(target: ClusterTarget, version: string): Promise<void> {
+  async update(target: ClusterTarget, version: string): Promise<void> {
+    await this.pools.find(target);
     return this.#shoots.update(target, version);
   }
 
-  /** Confirms and deletes the Shoot; done once Gardener has removed it (observe then says it is gone). */
-  delete(target: ClusterTarget): Promise<void> {
-    return this.#shoots.delete(target);
+  /** Confirms and deletes the Shoot (a bound pool member's too); done once Gardener has removed it (observe then says it is gone). */
+  async delete(target: ClusterTarget): Promise<void> {
+    await this.pools.find(target);
+    await this.#shoots.delete(target);
+    this.pools.clusterDeleted(target);
   }
 
-  /** Its record of the Shoot (contract 1.5), for the engine the Cluster moves to; the Shoot itself stays. */
+  /**
+   * Its record of the Shoot (contract 1.5), for the engine the Cluster moves to; the Shoot itself stays. A pool
+   * member's Shoot names the Cluster it serves, so the other engine finds it also without the record.
+   */
   async exportCluster(target: ClusterTarget): Promise<Readonly<Record<string, string>>> {
+    await this.pools.find(target);
     return this.#shoots.exportRecord(target);
   }
 
@@ -196,6 +238,7 @@ export class GardenerBackend implements ClusterBackend {
 
   /** A short-lived kubeconfig from the Shoot's `adminkubeconfig` subresource, once the Shoot is ready. */
   async adminAccess(target: ClusterTarget, observed?: ClusterObservation): Promise<AdminAccess | undefined> {
+    await this.pools.find(target);
     const ready = await this.#shoots.ready(target, observed);
     if (!ready) return undefined;
     const { record, api: garden } = ready;
@@ -221,6 +264,7 @@ export class GardenerBackend implements ClusterBackend {
    * the ConfigMap only). A private CA for the issuers comes from `settings.oidcCertificateAuthority` (PEM).
    */
   async trustOidcIssuers(target: ClusterTarget, issuers: readonly OidcTrust[]): Promise<void> {
+    await this.pools.find(target);
     const place = this.#shoots.place(target);
     if (!place) throw new Error(`gardener backend: cluster ${target.namespace}/${target.name} has no Shoot`);
     const found = await this.#shoots.stored(target);
@@ -258,9 +302,9 @@ export class GardenerBackend implements ClusterBackend {
     }
   }
 
-  /** Shoots this backend ordered and has not seen gone, for tests and leak checks. */
+  /** Shoots this backend has records of (ordered, bound or found, and not seen gone), for tests and leak checks. */
   get shootCount(): number {
-    return this.#shoots.count;
+    return new Set(this.#records.values().map((r) => `${r.namespace}/${r.shoot}`)).size;
   }
 
   /** Shoots as a remote-object recipe configuration: what is Gardener's own. */
@@ -271,15 +315,19 @@ export class GardenerBackend implements ClusterBackend {
       namespace: string,
       shoot: string,
       version: string,
-    ): ShootRecord => ({
-      uid: target.uid,
-      cluster: `${target.namespace}/${target.name}`,
-      providerConfig: target.providerConfig,
-      garden: settings.garden,
-      namespace,
-      shoot,
-      version,
-    });
+    ): ShootRecord => {
+      const member = this.pools.memberOf(target.uid);
+      return {
+        uid: target.uid,
+        cluster: `${target.namespace}/${target.name}`,
+        providerConfig: target.providerConfig,
+        garden: settings.garden,
+        namespace,
+        shoot,
+        version,
+        ...(member ? { member } : {}),
+      };
+    };
     return {
       noun: "Shoot",
       made: "ordered",
@@ -306,11 +354,12 @@ export class GardenerBackend implements ClusterBackend {
         }
       },
       nameOf: (record) => record.shoot,
-      desired: desiredShoot,
+      desired: (target, settings, namespace, version) =>
+        desiredShoot(target, settings, namespace, version, this.pools.memberOf(target.uid)),
       runningVersion: (shoot) => shoot.spec.kubernetes?.version,
       changes: shootChanges,
       changedFields: (changes) => Object.keys(changes),
-      ownedBy,
+      ownedBy: shootServes,
       conflict,
       observation: (shoot, _record, target, outOfDate) => observeShoot(shoot, target, outOfDate),
       beforeDelete: async (shoot, patch) => {
@@ -320,12 +369,24 @@ export class GardenerBackend implements ClusterBackend {
     };
   }
 
-  /** The project's namespace; throws when the project does not exist or has none yet. */
+  /** The project's namespace; throws when the project does not exist or has none yet (or says undefined, when asked). */
   async #projectNamespace(
     garden: Garden,
     settings: GardenerSettings,
     providerConfig: string,
-  ): Promise<string> {
+  ): Promise<string>;
+  async #projectNamespace(
+    garden: Garden,
+    settings: GardenerSettings,
+    providerConfig: string,
+    options: { readonly missing: "undefined" },
+  ): Promise<string | undefined>;
+  async #projectNamespace(
+    garden: Garden,
+    settings: GardenerSettings,
+    providerConfig: string,
+    options?: { readonly missing: "undefined" },
+  ): Promise<string | undefined> {
     let project: { spec?: { namespace?: string } };
     try {
       project = (await garden.custom.getClusterCustomObject({
@@ -334,6 +395,7 @@ export class GardenerBackend implements ClusterBackend {
         name: settings.project,
       })) as typeof project;
     } catch (error) {
+      if (isNotFound(error) && options) return undefined;
       if (isNotFound(error))
         throw new Error(
           `Gardener project ${settings.project} does not exist in the garden at ${garden.access.server} (settings.project of ProviderConfig ${providerConfig})`,
@@ -341,11 +403,13 @@ export class GardenerBackend implements ClusterBackend {
       throw garden.error(`reading project ${settings.project}`, error);
     }
     const namespace = project.spec?.namespace;
+    if (!namespace && options) return undefined;
     if (!namespace)
       throw new Error(
         `Gardener project ${settings.project} has no namespace yet; wait for Gardener to make it`,
       );
     this.#projectNamespaces.set(projectKey(settings), namespace);
+    this.#places.set(providerConfig, { garden: settings.garden, namespace, providerConfig });
     return namespace;
   }
 
@@ -410,11 +474,6 @@ function clusterConfigsCondition(target: ClusterTarget, error?: ClusterConfigErr
         ? "the Cluster names no ClusterConfigs"
         : `ClusterConfigs ${names.join(", ")} apply to the Shoot`,
   };
-}
-
-/** Whether `shoot` was made for the Cluster with `uid`. */
-function ownedBy(shoot: Shoot, uid: string): boolean {
-  return shoot.metadata.annotations?.[GARDENER_KEYS.clusterUidAnnotation] === uid;
 }
 
 function conflict(shoot: Shoot, target: ClusterTarget): Error {

@@ -3,7 +3,7 @@
  * on a kube-apiserver) with a SIMULATED gardenlet making each Shoot's API server a real local control plane:
  * profile versions from the CloudProfile, Clusters as Shoots, admin access through Gardener's `adminkubeconfig`,
  * token access, upgrades and refused downgrades, Gardener's refusals as conditions, deletion with Gardener's
- * confirmation.
+ * confirmation; a warm pool of Shoots serving a new Cluster.
  */
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -19,8 +19,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AccessRequest } from "../../src/api/access-request.ts";
 import type { ClusterTarget } from "../../src/api/backend.ts";
 import type { Cluster } from "../../src/api/cluster.ts";
+import type { ClusterPool } from "../../src/api/cluster-pool.ts";
 import type { ClusterProfile } from "../../src/api/cluster-profile.ts";
-import { LABELS, RESOURCES } from "../../src/api/constants.ts";
+import { ANNOTATIONS, ENGINE_API_VERSION, LABELS, RESOURCES } from "../../src/api/constants.ts";
 import type { ProviderConfig } from "../../src/api/provider-config.ts";
 import { type ControlPlane, startControlPlane } from "../../src/controlplane/control-plane.ts";
 import { type Garden, startGarden } from "../../src/dev/gardener-apiserver.ts";
@@ -34,7 +35,7 @@ import {
 import { SimulatedGardenlet } from "../../src/dev/gardener-simulated-gardenlet.ts";
 import { type OidcIssuer, startOidcIssuer } from "../../src/dev/oidc-issuer.ts";
 import { createBackend, type GardenerBackend } from "../../src/providers/gardener.ts";
-import { GARDENER_KEYS, type Shoot, shootName } from "../../src/providers/gardener-shoot.ts";
+import { GARDENER_KEYS, memberShootName, type Shoot, shootName } from "../../src/providers/gardener-shoot.ts";
 import { systemClock } from "../../src/runtime/clock.ts";
 import { Engine } from "../../src/runtime/engine.ts";
 import { installingCrds } from "../../src/runtime/install-crds.ts";
@@ -223,6 +224,7 @@ beforeAll(async () => {
     providerName: PROVIDER,
     environment: "test",
     backend: counted,
+    kindSettings: { Cluster: { pools: true } },
     // Ready Clusters are looked at every second, so "nothing is written at rest" is seen over many looks.
     timing: { pollMs: 500, retryMs: 1_000, resyncMs: 1_000 },
     onReconciled: (kind, key) => {
@@ -811,5 +813,56 @@ describe("the gardener backend on Gardener's API server", { timeout: 300_000 }, 
     expect(await readShoot(name)).toBeUndefined();
     expect(backend.shootCount).toBe(0);
     expect(logLines.some((line) => line.includes("Shoot deletion ordered"))).toBe(true);
+  });
+
+  it("serves a new Cluster from a ClusterPool: bound to the idle member's Shoot, Ready with no Shoot of its own, deleted with it", async () => {
+    const readPool = async () =>
+      (await custom
+        .getClusterCustomObject({ ...RESOURCES.ClusterPool, name: "warm" })
+        .catch((error: unknown) =>
+          error instanceof ApiException && error.code === 404 ? undefined : Promise.reject(error),
+        )) as ClusterPool | undefined;
+    await custom.createClusterCustomObject({
+      ...RESOURCES.ClusterPool,
+      body: {
+        apiVersion: ENGINE_API_VERSION,
+        kind: "ClusterPool",
+        metadata: { name: "warm" },
+        spec: { providerConfig: "dev", idle: 1, refill: false }, // one Shoot is enough to prove the binding
+      },
+    });
+    const pool = await eventually(async () => satisfying(await readPool(), (p) => p?.status?.idle === 1), {
+      what: "pool warm with 1 Ready Shoot",
+      timeoutMs: 120_000,
+    });
+    const id = pool?.status?.members?.[0]?.id ?? "";
+    const started = performance.now();
+    await createCluster("warm-one");
+    const cluster = await clusterWhere("warm-one", "Ready", (c) => c.status?.phase === "Ready");
+    console.log(
+      `Cluster warm-one Ready ${Math.round(performance.now() - started)} ms after its creation, from the pool`,
+    );
+    expect(cluster.metadata.annotations?.[ANNOTATIONS.poolMember]).toBe(`warm/${id}`);
+    const shoot = await readShoot(memberShootName(id));
+    expect(shoot?.metadata.annotations).toMatchObject({
+      [GARDENER_KEYS.boundToAnnotation]: cluster.metadata.uid,
+      [GARDENER_KEYS.clusterUidAnnotation]: id,
+      [GARDENER_KEYS.clusterAnnotation]: `${NS}/warm-one`,
+      [GARDENER_KEYS.poolMemberAnnotation]: `warm/${id}`,
+    });
+    expect(await readShoot(shootName(targetOf(cluster)))).toBeUndefined();
+
+    await custom.deleteNamespacedCustomObject({ ...RESOURCES.Cluster, namespace: NS, name: "warm-one" });
+    await eventually(async () => expect(await read(RESOURCES.Cluster, "warm-one")).toBeUndefined(), {
+      what: "Cluster warm-one gone",
+      timeoutMs: 120_000,
+    });
+    expect(await readShoot(memberShootName(id))).toBeUndefined();
+    await custom.deleteClusterCustomObject({ ...RESOURCES.ClusterPool, name: "warm" });
+    await eventually(async () => expect(await readPool()).toBeUndefined(), {
+      what: "pool warm gone",
+      timeoutMs: 60_000,
+    });
+    expect(backend.shootCount).toBe(0);
   });
 });

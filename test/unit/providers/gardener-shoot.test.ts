@@ -1,14 +1,18 @@
 /** A Cluster as a Shoot: its name, the desired Shoot, the smallest change, and what a Shoot's status means. */
 import { describe, expect, it } from "vitest";
+import { poolMemberTarget } from "../../../src/api/cluster-pool.ts";
 import { gardenerSettings } from "../../../src/providers/gardener-settings.ts";
 import {
   desiredShoot,
   GARDENER_KEYS,
+  memberShootName,
   type Shoot,
   shootChanges,
   shootConditions,
   shootName,
   shootObservation,
+  shootPoolMember,
+  shootServes,
 } from "../../../src/providers/gardener-shoot.ts";
 import { aClusterTarget, TENANT_METADATA } from "../../support/builders.ts";
 
@@ -111,6 +115,71 @@ describe("desiredShoot and shootChanges", () => {
     expect(() => shootChanges(stored, desiredShoot(target, settings, "garden-dev", "1.32.9"))).toThrow(
       /runs Kubernetes 1.33.2; Gardener does not downgrade to 1.32.9/,
     );
+  });
+});
+
+describe("a warm pool member's Shoot", () => {
+  const member = { id: "pool-0a1b2c3d4e5f", pool: "warm", version: "1.33.2" };
+  const idle = desiredShoot(poolMemberTarget(member.id), settings, "garden-dev", "1.33.2", member);
+  const bound = desiredShoot(target, settings, "garden-dev", "1.33.2", member);
+
+  it("is named and owned by the member's id alone, and carries the pool's facts", () => {
+    expect(idle.metadata.name).toBe(memberShootName(member.id));
+    expect(memberShootName(member.id)).toMatch(/^o[a-z2-7]{8}$/);
+    expect(idle.metadata.annotations).toMatchObject({
+      [GARDENER_KEYS.clusterUidAnnotation]: member.id,
+      [GARDENER_KEYS.poolMemberAnnotation]: `warm/${member.id}`,
+      [GARDENER_KEYS.poolVersionAnnotation]: "1.33.2",
+    });
+    expect(idle.metadata.annotations?.[GARDENER_KEYS.boundToAnnotation]).toBeUndefined();
+    expect(shootPoolMember(idle)).toEqual(member);
+    expect(shootServes(idle, member.id)).toBe(true);
+    expect(shootServes(idle, target.uid)).toBe(false);
+  });
+
+  it("keeps its name and id once bound, names the Cluster it serves, and takes the Cluster's metadata", () => {
+    expect(bound.metadata.name).toBe(idle.metadata.name);
+    expect(bound.metadata.annotations).toMatchObject({
+      [GARDENER_KEYS.clusterUidAnnotation]: member.id,
+      [GARDENER_KEYS.boundToAnnotation]: target.uid,
+      [GARDENER_KEYS.clusterAnnotation]: "team-a/dev",
+      "metadata.open-control-plane.io/owner": "bob",
+    });
+    expect(bound.metadata.labels).toMatchObject({ "metadata.open-control-plane.io/tenant": "acme" });
+    expect(shootPoolMember(bound)).toEqual({ ...member, boundTo: target.uid });
+    expect(shootServes(bound, target.uid)).toBe(true);
+    expect(shootServes(bound, member.id)).toBe(true);
+    // Bound by bind (two annotations), the Shoot differs from what the Cluster wants only in the Cluster's metadata.
+    const boundByBind: Shoot = {
+      ...idle,
+      metadata: {
+        ...idle.metadata,
+        annotations: {
+          ...idle.metadata.annotations,
+          [GARDENER_KEYS.boundToAnnotation]: target.uid,
+          [GARDENER_KEYS.clusterAnnotation]: "team-a/dev",
+        },
+      },
+    };
+    expect(shootChanges(boundByBind, bound)).toEqual({
+      metadata: {
+        labels: { "metadata.open-control-plane.io/tenant": "acme" },
+        annotations: { "metadata.open-control-plane.io/owner": "bob" },
+      },
+    });
+  });
+
+  it("is no member when its pool annotation names another id than it was made for, or none", () => {
+    const own = desiredShoot(target, settings, "garden-dev", "1.33.2");
+    expect(shootPoolMember(own)).toBeUndefined();
+    const forged: Shoot = {
+      ...own,
+      metadata: {
+        ...own.metadata,
+        annotations: { ...own.metadata.annotations, [GARDENER_KEYS.poolMemberAnnotation]: "warm/pool-other" },
+      },
+    };
+    expect(shootPoolMember(forged)).toBeUndefined();
   });
 });
 

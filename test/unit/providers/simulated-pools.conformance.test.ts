@@ -20,4 +20,14 @@ describe("the simulated backend's pools", () => {
     expect(failure).toBeInstanceOf(ConformanceError);
     expect((failure as Error).message).toMatch(/^pool members are listed/);
   });
+
+  it("are caught by the check for a backend that keeps its records at the infrastructure: the simulated one keeps them in its folder", async () => {
+    const failure = await checkPoolConformance(createBackend, {
+      readyTimeoutMs: 300,
+      emptyStateOnRestart: true,
+      context: { options: { delay: "15ms" } },
+    }).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(ConformanceError);
+    expect((failure as Error).message).toMatch(/^pool members are listed/);
+  });
 });
