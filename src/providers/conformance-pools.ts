@@ -20,6 +20,11 @@ import { ConformanceError, conformanceContext } from "./conformance.ts";
 export interface PoolConformanceOptions {
   /** How long "eventually ready" and "eventually gone" may take (default 10 s). */
   readonly readyTimeoutMs?: number;
+  /**
+   * The ProviderConfig the members and the Cluster are of (default: one for this backend without settings); its
+   * `spec.settings` go with every target, and its offer is read (`readOffer`) where the backend has that.
+   */
+  readonly config?: ProviderConfig;
   readonly context?: Partial<Omit<BackendContext, "stateDirectory">>;
 }
 
@@ -45,23 +50,31 @@ export async function checkPoolConformance(
   const call = randomBytes(4).toString("hex");
   const pool = `conformance-${call}`;
   const ids = [`pool-${call}a1`, `pool-${call}a2`];
-  const config: ProviderConfig = {
+  const config: ProviderConfig = options.config ?? {
     apiVersion: ENGINE_API_VERSION,
     kind: "ProviderConfig",
     metadata: { name: "conformance" },
     spec: { backend: backend.name },
   };
-  const version =
-    backend.supportedVersions(config)[0]?.version ?? fail("a config yields versions", "none offered");
+  const settings = config.spec.settings;
+  const offered = backend.readOffer
+    ? await backend.readOffer(config).then(
+        (offer) => offer.versions,
+        (error: unknown) => fail("the config is served", (error as Error).message),
+      )
+    : backend.supportedVersions(config);
+  const version = offered[0]?.version ?? fail("a config yields versions", "none offered");
   const cluster: ClusterTarget = {
     uid: `${call}-0000-4000-8000-00000000c001`,
     namespace: "conformance",
     name: "bound",
     tenancy: "Exclusive",
     profile: "conformance",
-    providerConfig: "conformance",
+    providerConfig: config.metadata.name ?? "conformance",
+    ...(settings ? { settings } : {}),
   };
-  const memberTarget = (id: string): ClusterTarget => poolMemberTarget(id, { name: cluster.providerConfig });
+  const memberTarget = (id: string): ClusterTarget =>
+    poolMemberTarget(id, { name: cluster.providerConfig, ...(settings ? { settings } : {}) });
   const until = async <T>(what: string, read: () => Promise<T>, done: (value: T) => boolean): Promise<T> => {
     const deadline = Date.now() + timeoutMs;
     for (;;) {

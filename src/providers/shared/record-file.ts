@@ -36,6 +36,11 @@ export class RecordFile<R extends { readonly uid: string }> {
     return this.#records.has(uid);
   }
 
+  /** Every record. */
+  values(): R[] {
+    return [...this.#records.values()];
+  }
+
   /** How many records there are. */
   get size(): number {
     return this.#records.size;
