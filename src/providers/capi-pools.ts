@@ -289,15 +289,19 @@ export class CapiPools implements PoolSupport {
     return undefined;
   }
 
-  /** Records of `pool`'s idle members at `place` whose CAPI Cluster is not among `listed` any more. */
+  /**
+   * Forgets the records of `pool`'s idle members at `place` whose CAPI Cluster is not among `listed` any more, or is
+   * bound by now (a bind cut short before it forgot the idle record).
+   */
   #forgetGone(pool: string, place: CapiPlace, listed: readonly TopologyCluster[]): void {
-    const names = new Set(listed.map((cluster) => cluster.metadata.name));
+    const byName = new Map(listed.map((cluster) => [cluster.metadata.name, capiPoolMember(cluster)]));
     const key = placeKey(place);
     for (const record of this.#parts.records.values()) {
       const member = record.poolMember;
       if (member?.pool !== pool || member.id !== record.uid || placeKey(placeOfRecord(record)) !== key)
         continue;
-      if (!names.has(record.name)) this.#parts.records.remove(record.uid);
+      const listedMember = byName.get(record.name);
+      if (!listedMember || listedMember.boundTo !== undefined) this.#parts.records.remove(record.uid);
     }
   }
 
