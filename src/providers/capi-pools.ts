@@ -38,6 +38,7 @@ import { type CapiSettings, capiSettings } from "./capi-settings.ts";
 import {
   type CapiTarget,
   engineVersion,
+  ownedBy,
   type TopologyCluster,
   topologyObservation,
 } from "./capi-topology.ts";
@@ -242,6 +243,21 @@ export class CapiPools implements PoolSupport {
     };
     this.#parts.records.put(record);
     return record;
+  }
+
+  /**
+   * Whether `target` is served by a pool member: its record names one (see {@link resolve}) whose CAPI Cluster carries
+   * its uid. A record that leads nowhere (a bind cut short whose member then went) is forgotten: the Cluster is made
+   * as usual.
+   */
+  async servedByMember(target: ClusterTarget): Promise<boolean> {
+    const record = await this.resolve(target);
+    if (!record?.poolMember || record.poolMember.id === target.uid) return false;
+    const api = await this.#parts.management(record.management, record.providerConfig);
+    const cluster = await this.#read(api, record.namespace, record.name);
+    if (cluster && ownedBy(cluster, target.uid)) return true;
+    this.#parts.records.remove(target.uid);
+    return false;
   }
 
   /** The places to look in: each with whether it is known to hold what is looked for (`ofRecord`, `pool`). */

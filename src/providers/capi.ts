@@ -194,8 +194,7 @@ export class CapiBackend implements ClusterBackend {
 
   /** Makes the CAPI Cluster; for a Cluster bound to a pool member, nothing (the member is its cluster). */
   async create(target: ClusterTarget, version: string): Promise<void> {
-    const record = await this.#pools.resolve(target);
-    if (record?.poolMember && record.poolMember.id !== target.uid) return;
+    if (await this.#pools.servedByMember(target)) return;
     return this.#clusters.create(target, version);
   }
 
