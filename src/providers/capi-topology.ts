@@ -6,6 +6,7 @@
 
 import { createHash } from "node:crypto";
 import type { BackendCondition, BackendPhase, ClusterObservation, ClusterTarget } from "../api/backend.ts";
+import type { PoolMemberSpec } from "../api/backend-contract.ts";
 import type { SupportedVersion } from "../api/cluster-profile.ts";
 import type { JsonObject, JsonValue, ObjectMeta } from "../api/common.ts";
 import { ENGINE_GROUP } from "../api/constants.ts";
@@ -22,7 +23,18 @@ export const CAPI_BACKEND_KEYS = {
   clusterNameLabel: `${ENGINE_GROUP}/cluster-name`,
   /** The ProviderConfig it was made from. */
   providerConfigLabel: `${ENGINE_GROUP}/provider-config`,
+  /**
+   * On a warm pool's member (contract 1.5): its id (a label: the backend lists members by it). Bound to a Cluster,
+   * the member keeps it, and the uid, namespace and name labels above become the Cluster's.
+   */
+  poolMemberLabel: `${ENGINE_GROUP}/pool-member`,
+  /** The ClusterPool the member was made for, and the version it was asked at. */
+  poolAnnotation: `${ENGINE_GROUP}/pool`,
+  poolVersionAnnotation: `${ENGINE_GROUP}/pool-version`,
 } as const;
+
+/** A Cluster's target, or a pool member's: then the CAPI Cluster is marked as one (see {@link CAPI_BACKEND_KEYS}). */
+export type CapiTarget = ClusterTarget & { readonly poolMember?: PoolMemberSpec };
 
 /** A CAPI Cluster with a topology, as far as the backend reads and writes it. */
 export interface TopologyCluster {
@@ -125,11 +137,12 @@ export function engineVersion(version: string): string {
 
 /** The CAPI Cluster the engine wants for `target` at `version` (`X.Y.Z`). */
 export function desiredTopologyCluster(
-  target: ClusterTarget,
+  target: CapiTarget,
   settings: CapiSettings,
   version: string,
 ): TopologyCluster {
   const workers: CapiWorkerPool[] = [...settings.workers];
+  const member = target.poolMember;
   return {
     apiVersion: "cluster.x-k8s.io/v1beta2",
     kind: "Cluster",
@@ -143,8 +156,18 @@ export function desiredTopologyCluster(
         [CAPI_BACKEND_KEYS.clusterNamespaceLabel]: target.namespace,
         [CAPI_BACKEND_KEYS.clusterNameLabel]: target.name,
         [CAPI_BACKEND_KEYS.providerConfigLabel]: target.providerConfig,
+        ...(member ? { [CAPI_BACKEND_KEYS.poolMemberLabel]: member.id } : {}),
       },
-      annotations: { ...settings.annotations, ...copiedEntries(target.annotations, false) },
+      annotations: {
+        ...settings.annotations,
+        ...copiedEntries(target.annotations, false),
+        ...(member
+          ? {
+              [CAPI_BACKEND_KEYS.poolAnnotation]: member.pool,
+              [CAPI_BACKEND_KEYS.poolVersionAnnotation]: member.version,
+            }
+          : {}),
+      },
     },
     spec: {
       ...(settings.clusterNetwork ? { clusterNetwork: settings.clusterNetwork } : {}),

@@ -13,6 +13,7 @@ import type {
   BackendFactory,
   ClusterBackend,
   ConfigOffer,
+  PoolSupport,
   SecretReader,
 } from "../api/backend-contract.ts";
 import { BACKEND_CONTRACT_VERSION } from "../api/backend-contract.ts";
@@ -23,9 +24,12 @@ import type { JsonObject } from "../api/common.ts";
 import { isNotFound } from "../api/error-message.ts";
 import { type Logger, silentLogger } from "../api/logger.ts";
 import type { ProviderConfig } from "../api/provider-config.ts";
+import { CapiPools } from "./capi-pools.ts";
+import { CAPI_CLUSTERS, type CapiRecord, type Management, placeOf, recordOf } from "./capi-records.ts";
 import { type CapiSettings, capiSettings } from "./capi-settings.ts";
 import {
   CAPI_BACKEND_KEYS,
+  type CapiTarget,
   type ClusterClass,
   capiClusterName,
   classProblem,
@@ -41,23 +45,12 @@ import {
 import { remoteCallError } from "./shared/error-wording.ts";
 import { type KubeconfigSecretRef, readKubeconfigSecret } from "./shared/kubeconfig-secret.ts";
 import { RecordFile } from "./shared/record-file.ts";
-import {
-  apiClients,
-  type RemoteApi,
-  type RemoteObjectKind,
-  RemoteObjects,
-  type RemoteRecord,
-} from "./shared/remote-object.ts";
+import { apiClients, type RemoteObjectKind, RemoteObjects } from "./shared/remote-object.ts";
 
 const CLUSTER_CLASSES = {
   group: CAPI_CLUSTER_RESOURCE.group,
   version: CAPI_CLUSTER_RESOURCE.version,
   plural: "clusterclasses",
-} as const;
-const CLUSTERS = {
-  group: CAPI_CLUSTER_RESOURCE.group,
-  version: CAPI_CLUSTER_RESOURCE.version,
-  plural: CAPI_CLUSTER_RESOURCE.plural,
 } as const;
 
 /** Knobs of the capi backend. */
@@ -68,21 +61,10 @@ export interface CapiBackendOptions {
   readonly defaultManagement?: KubeConfig;
   /** JSON file recording which CAPI Cluster each Cluster has (so deletion works when its ProviderConfig is gone). */
   readonly stateFile: string;
+  /** JSON file recording where ProviderConfigs put CAPI Clusters, and which pools have members there. */
+  readonly placesFile: string;
   readonly clock?: Clock;
   readonly log?: Logger;
-}
-
-/** What the backend remembers of one Cluster: where its CAPI Cluster is. */
-interface CapiRecord extends RemoteRecord {
-  /** The management cluster's kubeconfig Secret; absent: the default management cluster. */
-  readonly management?: KubeconfigSecretRef;
-  readonly name: string;
-  readonly deletionTimeoutMs: number;
-}
-
-/** A management cluster: where it is and clients for it. */
-interface Management extends RemoteApi {
-  readonly server: string;
 }
 
 /**
@@ -97,11 +79,14 @@ interface Management extends RemoteApi {
  * `update` patches only what differs (a merge patch guarded by the resourceVersion read; never a downgrade);
  * `delete` deletes the CAPI Cluster and reports it `deleting` (with Cluster API's own `Deleting` message, flagged
  * as overdue after `deletionTimeoutSeconds`) until Cluster API has removed it; `adminAccess` hands out the
- * `<cluster>-kubeconfig` Secret Cluster API writes.
+ * `<cluster>-kubeconfig` Secret Cluster API writes. Warm pools (`pools`, contract 1.5; `capi-pools.ts`): a member is
+ * a CAPI Cluster marked with its pool, and binding relabels it as the Cluster's own; every call for a Cluster first
+ * lets its uid lead to that CAPI Cluster (`resolve`), and `create` of a bound Cluster makes nothing.
  *
- * Guarantees: one CAPI Cluster per Cluster (a deterministic name, labelled with the Cluster's uid: a CAPI Cluster of
- * another Cluster is never adopted, also after a restart or without the state file); Cluster API's refusals are
- * passed on with its message; no kubeconfig, key or token in an observation, a log or an error.
+ * Guarantees: one CAPI Cluster per Cluster (a deterministic name, or the pool member it was bound to, labelled with
+ * the Cluster's uid: a CAPI Cluster of another Cluster is never adopted, also after a restart or without the state
+ * file); Cluster API's refusals are passed on with its message; no kubeconfig, key or token in an observation, a log
+ * or an error.
  */
 export class CapiBackend implements ClusterBackend {
   readonly name = "capi";
@@ -110,6 +95,9 @@ export class CapiBackend implements ClusterBackend {
   readonly #defaultManagement?: KubeConfig;
   readonly #clock: Clock;
   readonly #clusters: RemoteObjects<TopologyCluster, CapiRecord, CapiSettings, Management>;
+  readonly #pools: CapiPools;
+  /** Warm pools (contract 1.5): members are CAPI Clusters marked with their pool; a binding relabels one. */
+  readonly pools: PoolSupport;
   /** The last offer read per ProviderConfig, for callers of the synchronous `supportedVersions` and `traits`. */
   readonly #offers = new Map<string, ConfigOffer>();
 
@@ -117,11 +105,18 @@ export class CapiBackend implements ClusterBackend {
     this.#readSecret = options.readSecret;
     if (options.defaultManagement) this.#defaultManagement = options.defaultManagement;
     this.#clock = options.clock ?? systemClock;
-    this.#clusters = new RemoteObjects(
-      this.#clusterKind(),
-      new RecordFile<CapiRecord>(options.stateFile, "clusters"),
-      options.log ?? silentLogger,
-    );
+    const log = options.log ?? silentLogger;
+    const records = new RecordFile<CapiRecord>(options.stateFile, "clusters");
+    this.#clusters = new RemoteObjects(this.#clusterKind(), records, log);
+    this.#pools = new CapiPools({
+      records,
+      clusters: this.#clusters,
+      management: (ref, providerConfig) => this.#management(ref, providerConfig),
+      placesFile: options.placesFile,
+      clock: this.#clock,
+      log,
+    });
+    this.pools = this.#pools;
   }
 
   /** The versions last read (see {@link readOffer}); before the first read, the ones the config lists. */
@@ -141,6 +136,7 @@ export class CapiBackend implements ClusterBackend {
   async readOffer(config: ProviderConfig): Promise<ConfigOffer> {
     const name = config.metadata.name ?? "";
     const settings = capiSettings(config.spec.settings, name);
+    this.#pools.learn(placeOf(settings, name)); // where its pools' members are, for listing them
     const management = await this.#management(settings.management, name);
     const { namespace: classNamespace, name: className } = settings.clusterClass;
     let clusterClass: ClusterClass;
@@ -191,25 +187,34 @@ export class CapiBackend implements ClusterBackend {
     return offer;
   }
 
-  observe(target: ClusterTarget): Promise<ClusterObservation> {
+  async observe(target: ClusterTarget): Promise<ClusterObservation> {
+    await this.#pools.resolve(target);
     return this.#clusters.observe(target);
   }
 
-  create(target: ClusterTarget, version: string): Promise<void> {
+  /** Makes the CAPI Cluster; for a Cluster bound to a pool member, nothing (the member is its cluster). */
+  async create(target: ClusterTarget, version: string): Promise<void> {
+    if (await this.#pools.servedByMember(target)) return;
     return this.#clusters.create(target, version);
   }
 
-  update(target: ClusterTarget, version: string): Promise<void> {
+  async update(target: ClusterTarget, version: string): Promise<void> {
+    await this.#pools.resolve(target);
     return this.#clusters.update(target, version);
   }
 
   /** Deletes the CAPI Cluster; done once Cluster API has removed it (observe then says it is gone). */
-  delete(target: ClusterTarget): Promise<void> {
+  async delete(target: ClusterTarget): Promise<void> {
+    await this.#pools.resolve(target);
     return this.#clusters.delete(target);
   }
 
-  /** Its record of the CAPI Cluster (contract 1.5), for the engine the Cluster moves to; the CAPI Cluster itself stays. */
+  /**
+   * Its record of the CAPI Cluster (contract 1.5), for the engine the Cluster moves to; the CAPI Cluster itself stays.
+   * A bound pool member's record names it, and its labels would lead there anyway.
+   */
   async exportCluster(target: ClusterTarget): Promise<Readonly<Record<string, string>>> {
+    await this.#pools.resolve(target);
     return this.#clusters.exportRecord(target);
   }
 
@@ -220,6 +225,7 @@ export class CapiBackend implements ClusterBackend {
 
   /** The kubeconfig Cluster API wrote into `<cluster>-kubeconfig` (key `value`), once the cluster is ready. */
   async adminAccess(target: ClusterTarget, observed?: ClusterObservation): Promise<AdminAccess | undefined> {
+    await this.#pools.resolve(target);
     const ready = await this.#clusters.ready(target, observed);
     if (!ready) return undefined;
     const { record, api: management } = ready;
@@ -250,32 +256,29 @@ export class CapiBackend implements ClusterBackend {
       noun: "CAPI Cluster",
       made: "made",
       logKey: "capiCluster",
-      resource: CLUSTERS,
+      resource: CAPI_CLUSTERS,
       settings: (target) => capiSettings(target.settings, target.providerConfig),
       open: async (settings, providerConfig) => ({
         api: await this.#management(settings.management, providerConfig),
         namespace: settings.namespace,
       }),
       reopen: (record, providerConfig) => this.#management(record.management, providerConfig),
-      record: (target, settings, namespace, name, version) =>
-        recordOf(target, {
-          ...(settings.management ? { management: settings.management } : {}),
-          namespace,
+      // A pool member's record says so: the pools find where its members are by their records.
+      record: (target: CapiTarget, settings, namespace, name, version) => {
+        const member = target.poolMember;
+        return recordOf(
+          target,
+          { ...placeOf(settings, target.providerConfig), namespace },
           name,
           version,
-          deletionTimeoutMs: settings.deletionTimeoutMs,
-        }),
-      // A lost state file: where the settings and the deterministic name say it is.
+          member ? { id: member.id, pool: member.pool } : undefined,
+        );
+      },
+      // A lost state file: where the settings and the deterministic name say it is (a bound member: see `resolve`).
       derivedRecord: (target) => {
         try {
           const settings = capiSettings(target.settings, target.providerConfig);
-          return recordOf(target, {
-            ...(settings.management ? { management: settings.management } : {}),
-            namespace: settings.namespace,
-            name: capiClusterName(target),
-            version: "",
-            deletionTimeoutMs: settings.deletionTimeoutMs,
-          });
+          return recordOf(target, placeOf(settings, target.providerConfig), capiClusterName(target), "");
         } catch {
           return undefined;
         }
@@ -334,23 +337,6 @@ export class CapiBackend implements ClusterBackend {
   }
 }
 
-/** A record for `target` at `place`. */
-function recordOf(
-  target: ClusterTarget,
-  place: Pick<CapiRecord, "management" | "namespace" | "name" | "version" | "deletionTimeoutMs">,
-): CapiRecord {
-  return {
-    uid: target.uid,
-    cluster: `${target.namespace}/${target.name}`,
-    providerConfig: target.providerConfig,
-    ...(place.management ? { management: place.management } : {}),
-    namespace: place.namespace,
-    name: place.name,
-    version: place.version,
-    deletionTimeoutMs: place.deletionTimeoutMs,
-  };
-}
-
 function conflict(cluster: TopologyCluster, target: ClusterTarget): Error {
   const labels = cluster.metadata.labels ?? {};
   const owner = labels[CAPI_BACKEND_KEYS.clusterNameLabel]
@@ -376,7 +362,7 @@ export const contractVersion = BACKEND_CONTRACT_VERSION;
 /**
  * The `capi` backend. Its default management cluster (for ProviderConfigs without `settings.kubeconfigSecretRef`):
  * `--backend-option kubeconfig=<file>`, else the client's default ($KUBECONFIG, ~/.kube/config, in-cluster: in a
- * Pod, the engine's own API server). Records live in `capi.json` in the state folder.
+ * Pod, the engine's own API server). Records live in `capi.json` in the state folder, where pools are in `capi-pools.json`.
  */
 export const createBackend: BackendFactory = (context: BackendContext) => {
   mkdirSync(context.stateDirectory, { recursive: true });
@@ -401,6 +387,7 @@ export const createBackend: BackendFactory = (context: BackendContext) => {
     readSecret: context.readSecret,
     ...(defaultManagement ? { defaultManagement } : {}),
     stateFile: join(context.stateDirectory, "capi.json"),
+    placesFile: join(context.stateDirectory, "capi-pools.json"),
     clock: context.clock,
     log,
   });

@@ -3,6 +3,8 @@
  * the kubeadm control-plane and bootstrap managers and CAPD, with the `in-memory-kubeadm` ClusterClass — CAPD's
  * in-memory machines, each cluster a simulated API server CAPD serves — because a property test of random call
  * sequences needs many clusters, and Docker machines take minutes each (capi-backend.heavy.test.ts proves those).
+ * Warm pools too (contract 1.5): the pool kit, and a bound member that an engine on an empty state folder finds by
+ * its labels, serves, hands over (`move`) and deletes.
  */
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -10,11 +12,15 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, it } from "vitest";
 import type { ClusterTarget } from "../../src/api/backend.ts";
 import type { BackendContext, BackendModule, ClusterBackend } from "../../src/api/backend-contract.ts";
+import { poolMemberTarget } from "../../src/api/cluster-pool.ts";
+import type { JsonObject } from "../../src/api/common.ts";
 import { compareVersions } from "../../src/machines/backend-cluster/kubernetes-version.ts";
 import type { CapiBackend } from "../../src/providers/capi.ts";
 import * as capi from "../../src/providers/capi.ts";
-import { capiClusterName } from "../../src/providers/capi-topology.ts";
+import { poolMemberClusterName } from "../../src/providers/capi-pool-members.ts";
+import { CAPI_BACKEND_KEYS, capiClusterName } from "../../src/providers/capi-topology.ts";
 import { checkBackendConformance } from "../../src/providers/conformance.ts";
+import { checkPoolConformance } from "../../src/providers/conformance-pools.ts";
 import { systemClock } from "../../src/runtime/clock.ts";
 import { silentLogger } from "../../src/runtime/logger.ts";
 import { aProviderConfig } from "../support/builders.ts";
@@ -28,13 +34,16 @@ const RUNS = 10;
 const NS = "conformance-capi";
 /** Where the rollout's CAPI Cluster goes: apart from the kit's, whose count the kit checks while both run. */
 const ROLLOUT_NS = "rollout-capi";
+/** Where the pool kit's members go, and the bound member's: apart from the others, whose CAPI Clusters are counted. */
+const POOL_KIT_NS = "pool-kit-capi";
+const POOL_NS = "pool-capi";
 let management: CapiManagement;
 
 beforeAll(async () => {
   // Waits while capi-backend.heavy.test.ts holds this machine's CAPD (its fixed ports allow one at a time).
   management = await startCapiManagement({
     classes: inMemoryKubeadmClass(),
-    namespaces: [NS, ROLLOUT_NS],
+    namespaces: [NS, ROLLOUT_NS, POOL_KIT_NS, POOL_NS],
   });
 }, 1_500_000);
 afterAll(async () => {
@@ -216,4 +225,127 @@ describe.concurrent("the capi backend on Cluster API's in-memory machines", () =
       rmSync(stateDirectory, { recursive: true, force: true });
     }
   }, 900_000);
+
+  it("keeps warm pools: passes the pool kit, a restart of the backend between every two steps", async () => {
+    const started = performance.now();
+    await checkPoolConformance(capi.createBackend, {
+      readyTimeoutMs: 300_000,
+      config: inMemoryConfig("pool-kit", POOL_KIT_NS),
+      context: { options: { kubeconfig: management.controlPlane.kubeconfigPath } },
+    });
+    // The kit ordered every deletion; Cluster API finishes them.
+    await eventually(
+      async () => satisfying(await management.capiClusters(POOL_KIT_NS), (l) => l.length === 0),
+      {
+        what: "the pool kit's CAPI Clusters gone",
+        timeoutMs: 300_000,
+        intervalMs: 1_000,
+      },
+    );
+    console.log(`capi pool kit: ${Math.round((performance.now() - started) / 1000)} s`);
+  }, 1_800_000);
+
+  it("binds a pool member on the CAPI Cluster itself: an engine on an empty state folder finds, serves, moves and deletes it", async ({
+    expect,
+  }) => {
+    const started = performance.now();
+    const folders: string[] = [];
+    const open = async () => {
+      const stateDirectory = mkdtempSync(join(tmpdir(), "capi-pool-"));
+      folders.push(stateDirectory);
+      return (await capi.createBackend({
+        stateDirectory,
+        options: { kubeconfig: management.controlPlane.kubeconfigPath },
+        log: silentLogger,
+        clock: systemClock,
+        readSecret: async () => undefined,
+      })) as CapiBackend;
+    };
+    const config = inMemoryConfig("pooled", POOL_NS);
+    const settings = config.spec.settings as JsonObject;
+    const id = "pool-00000000c0de";
+    const pool = "warm";
+    const cluster: ClusterTarget = {
+      uid: "00000000-0000-4000-8000-0000000000b1",
+      namespace: "team-a",
+      name: "served",
+      tenancy: "Exclusive",
+      profile: "test.capi.pooled",
+      providerConfig: "pooled",
+      settings,
+      labels: { "metadata.open-control-plane.io/tenant": "acme" },
+    };
+    const first = await open();
+    const [second, third] = [await open(), await open()];
+    try {
+      await first.readOffer(config);
+      await first.pools.createMember(
+        { id, pool, version: "1.36.3" },
+        poolMemberTarget(id, { name: "pooled", settings }),
+      );
+      await eventually(
+        async () =>
+          satisfying(await first.pools.listMembers(pool), (members) =>
+            members.some((m) => m.id === id && m.observation.exists && m.observation.phase === "ready"),
+          ),
+        { what: "the pool member ready", timeoutMs: 300_000, intervalMs: 1_000 },
+      );
+      expect((await first.observe(cluster)).exists).toBe(false);
+      await first.pools.bind(id, cluster);
+
+      // An engine whose state folder is empty: it learns where the config's CAPI Clusters are from its offer.
+      await expect(second.pools.listMembers(pool)).rejects.toThrow(`no ProviderConfig read yet`);
+      await second.readOffer(config);
+      expect(await second.pools.listMembers(pool)).toMatchObject([
+        { id, pool, version: "1.36.3", boundTo: cluster.uid, observation: { exists: true, phase: "ready" } },
+      ]);
+      const observed = await second.observe(cluster);
+      expect(observed).toMatchObject({ exists: true, phase: "ready", version: "1.36.3" });
+      // Cluster API's kubeconfig Secret of the member, naming its endpoint.
+      const endpoint = String(observed.exists && observed.endpoint);
+      expect(endpoint).toMatch(/^https:\/\//);
+      expect((await second.adminAccess(cluster, observed))?.kubeconfig).toContain(endpoint);
+      await second.create(cluster, "1.36.3"); // bound: makes nothing
+      await second.pools.bind(id, cluster); // again: changes nothing
+      await second.update(cluster, "1.36.3"); // brings the Cluster's openMCP labels onto the member
+      const [capiCluster, ...more] = await management.capiClusters(POOL_NS);
+      expect(more).toEqual([]);
+      expect(capiCluster?.metadata.name).toBe(poolMemberClusterName(id));
+      expect(capiCluster?.metadata.labels).toMatchObject({
+        [CAPI_BACKEND_KEYS.clusterUidLabel]: cluster.uid,
+        [CAPI_BACKEND_KEYS.clusterNamespaceLabel]: "team-a",
+        [CAPI_BACKEND_KEYS.clusterNameLabel]: "served",
+        [CAPI_BACKEND_KEYS.poolMemberLabel]: id,
+        "metadata.open-control-plane.io/tenant": "acme",
+      });
+      expect(capiCluster?.metadata.annotations).toMatchObject({ [CAPI_BACKEND_KEYS.poolAnnotation]: pool });
+
+      // `move`: what the second engine hands over leads a third (empty folder, no offer read) to the member.
+      await third.importCluster(cluster, await second.exportCluster(cluster));
+      expect(await third.observe(cluster)).toMatchObject({ exists: true, phase: "ready" });
+      await third.delete(cluster);
+      await eventually(async () => satisfying(await third.observe(cluster), (o) => !o.exists), {
+        what: "the bound member deleted with its Cluster",
+        timeoutMs: 300_000,
+        intervalMs: 1_000,
+      });
+      expect(await second.pools.listMembers(pool)).toEqual([]);
+      expect(await management.capiClusters(POOL_NS)).toEqual([]);
+      expect(third.clusterCount).toBe(0);
+      console.log(`capi bound pool member: ${Math.round((performance.now() - started) / 1000)} s`);
+    } finally {
+      await first.pools.deleteMember(id).catch(() => {});
+      for (const folder of folders) rmSync(folder, { recursive: true, force: true });
+    }
+  }, 900_000);
 });
+
+/** A ProviderConfig of the in-memory class, its CAPI Clusters in `namespace`. */
+function inMemoryConfig(name: string, namespace: string) {
+  return aProviderConfig({
+    name,
+    backend: "capi",
+    supportedVersions: [{ version: "1.36.3" }],
+    settings: { clusterClass: { namespace: CLASS_NAMESPACE, name: "in-memory-kubeadm" }, namespace },
+  });
+}
