@@ -343,7 +343,16 @@ describe("Clusters on real kind clusters", { timeout: 600_000 }, () => {
       });
       expect(there.refused).toEqual([]);
       expect(there.moved).toMatchObject({ Cluster: 1, AccessRequest: 1, ProviderConfig: 1 });
+      // The token is tried while the Cluster is the target's (some answers there, however loaded the machine is).
+      const answered = (more: number, where: string) => {
+        const from = answers;
+        return eventually(() => answers + failures.length >= from + more, {
+          what: `${more} more token answers ${where}`,
+          timeoutMs: 60_000,
+        });
+      };
       const moved = await readyOn(secondCustom, "target");
+      await answered(2, "while the Cluster is on the target");
       expect(moved.status?.endpoints).toEqual(cluster.status?.endpoints);
       expect(await read<Cluster>(RESOURCES.Cluster, "real")).toBeUndefined();
       const back = await moveObjects({
@@ -353,10 +362,11 @@ describe("Clusters on real kind clusters", { timeout: 600_000 }, () => {
       });
       expect(back.refused).toEqual([]);
       cluster = await readyOn(custom, "source again");
+      await answered(2, "back on the source");
       polling = false;
       await poller;
       expect(failures).toEqual([]);
-      expect(answers).toBeGreaterThan(10);
+      expect(answers).toBeGreaterThanOrEqual(4);
       expect(await docker("inspect", "--format", "{{.Id}}", node)).toBe(containerBefore);
       expect(await containersNamed(name)).toEqual([node]);
       const request = await requestWhere(

@@ -25,7 +25,7 @@ import {
   startShardedReplica,
   startShardedWorld,
 } from "../support/sharded-replicas.ts";
-import { startTcpProxy, type TcpProxy } from "../support/tcp-proxy.ts";
+import { startTcpProxyProcess, type TcpProxyProcess } from "../support/tcp-proxy-process.ts";
 
 const NAMESPACE = "fleet";
 const CLUSTERS = 3_000;
@@ -36,7 +36,7 @@ const folder = mkdtempSync(join(tmpdir(), "sharding-"));
 
 let controlPlane: ControlPlane;
 let custom: CustomObjectsApi;
-let proxy: TcpProxy;
+let proxy: TcpProxyProcess;
 const replicas = new Map<string, ShardedReplica>();
 /** When a replica was killed or exited, for calls cut off in the middle. */
 const endedAt: Record<string, number> = {};
@@ -72,7 +72,7 @@ const createClustersNamed = (prefix: string, count: number) =>
 beforeAll(async () => {
   ({ controlPlane, custom } = await startShardedWorld(NAMESPACE));
   const server = new URL(controlPlane.kubeConfig.getCurrentCluster()?.server ?? "");
-  proxy = await startTcpProxy({ host: server.hostname, port: Number(server.port) });
+  proxy = await startTcpProxyProcess({ host: server.hostname, port: Number(server.port) });
   await startReplica("a");
   await startReplica("b");
   // c reaches the API server only through the proxy, so the test can cut it off alone.
@@ -148,7 +148,7 @@ describe("three sharded replicas as processes", () => {
 
   it("stop a replica cut off from the API server before its Lease expires; the others take over after", async () => {
     const c = get("c");
-    proxy.block();
+    await proxy.block();
     const blockedAt = Date.now();
     // c cannot renew: it stops working at the renew deadline and exits, before its Lease can expire.
     await eventually(
@@ -175,7 +175,7 @@ describe("three sharded replicas as processes", () => {
       (call) => call.replica === "a" && cClusters.has(call.cluster) && call.start > blockedAt,
     );
     for (const call of aOnC) expect(call.start).toBeGreaterThan(cEnd);
-    proxy.unblock();
+    await proxy.unblock();
   }, 180_000);
 
   it("let a new replica take its share while the others go on working", async () => {

@@ -105,16 +105,30 @@ export function clustersCreated(folder: string): string[] {
     .filter(Boolean);
 }
 
+/** The replica's /metrics; a replica that has ended says so, with how and its last log lines, not a bare "fetch failed". */
+async function metricsOf(replica: ShardedReplica): Promise<string> {
+  try {
+    return await (await fetch(`http://127.0.0.1:${replica.metricsPort}/metrics`)).text();
+  } catch (error) {
+    const { exitCode, signalCode } = replica.child;
+    if (exitCode === null && signalCode === null) throw error;
+    const last = replica.output().trimEnd().split("\n").slice(-5).join("\n");
+    throw new Error(
+      `replica ${replica.name} has ended (${signalCode ?? `exit ${exitCode}`}); its last lines:\n${last}`,
+    );
+  }
+}
+
 /** One sample of the replica's /metrics (0 when absent). */
 export async function metricOf(replica: ShardedReplica, name: string, labels: string): Promise<number> {
-  const text = await (await fetch(`http://127.0.0.1:${replica.metricsPort}/metrics`)).text();
+  const text = await metricsOf(replica);
   const line = text.split("\n").find((l) => l.startsWith(`${name}{${labels}} `));
   return line ? Number(line.split(" ").at(-1)) : 0;
 }
 
 /** The ring's members as the replica sees them, by name (without run's random suffix), sorted. */
 export async function shardMembersOf(replica: ShardedReplica): Promise<string[]> {
-  const text = await (await fetch(`http://127.0.0.1:${replica.metricsPort}/metrics`)).text();
+  const text = await metricsOf(replica);
   return text
     .split("\n")
     .filter((l) => l.startsWith("openmcp_engine_shard_members{"))
