@@ -805,7 +805,15 @@ export class KindBackend implements ClusterBackend {
   /** The `kind create cluster` processes running on this Docker host from this state folder. */
   #runningCreates(): number {
     let running = 0;
-    for (const entry of readdirSync(this.#clustersDirectory)) {
+    let entries: string[];
+    try {
+      entries = readdirSync(this.#clustersDirectory);
+    } catch (error) {
+      // The state folder removed under a waiting create (its timer outlives it): nothing runs from it.
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") return 0;
+      throw error;
+    }
+    for (const entry of entries) {
       const record = this.#readRecord(entry);
       if (record && this.#createState(record).kind === "running") running++;
     }
