@@ -26,7 +26,7 @@ export interface CapiSettings {
   readonly namespace: string;
   /**
    * The management cluster's kubeconfig (`settings.kubeconfigSecretRef`, as for `existing`); absent: the backend's
-   * default management cluster (see the README, "The capi backend").
+   * default management cluster (see docs/backends/capi.md).
    */
   readonly management?: KubeconfigSecretRef;
   readonly controlPlaneReplicas: number;
