@@ -1,0 +1,149 @@
+/**
+ * The warm-pool scenario of issue 37, for any backend behind an engine on a real API server: a ClusterPool of 2
+ * warm, three Clusters created at once, two bound to the pool's members (the time from creation to Ready printed),
+ * the third made as usual, the pool back at 2 with new members; then everything deleted and nothing left.
+ * The backend's own checks (what a member is there, what is left at the end) stay in its test file.
+ */
+import { ApiException, type CustomObjectsApi } from "@kubernetes/client-node";
+import { expect } from "vitest";
+import type { Cluster } from "../../src/api/cluster.ts";
+import type { ClusterPool } from "../../src/api/cluster-pool.ts";
+import { ANNOTATIONS, ENGINE_API_VERSION, RESOURCES } from "../../src/api/constants.ts";
+import { parsePoolMemberAnnotation } from "../../src/machines/cluster-pool/claim.ts";
+import { aCluster } from "./builders.ts";
+import { eventually, satisfying } from "./eventually.ts";
+
+/** Where the scenario plays. */
+export interface PoolBurstWorld {
+  readonly custom: CustomObjectsApi;
+  readonly namespace: string;
+  /** The ClusterProfile the Clusters ask for (made from the pool's ProviderConfig). */
+  readonly profile: string;
+  /** The ProviderConfig the pool keeps clusters of. */
+  readonly providerConfig: string;
+  /** How long a cluster may take to be made (a pool's fill, a made Cluster). */
+  readonly patienceMs: number;
+}
+
+/** One Cluster of the burst: how long it took, as read when Ready. */
+export interface BurstResult {
+  readonly name: string;
+  readonly ms: number;
+  readonly cluster: Cluster;
+}
+
+const POOL = "warm";
+const NAMES = ["one", "two", "three"];
+
+/** The pool member a Cluster was bound to, if it came from the pool. */
+export const poolMemberOf = (cluster: Cluster): string | undefined => {
+  const annotation = cluster.metadata.annotations?.[ANNOTATIONS.poolMember];
+  return annotation === undefined ? undefined : parsePoolMemberAnnotation(annotation).member;
+};
+
+const orUndefined = async <T>(read: Promise<T>): Promise<T | undefined> => {
+  try {
+    return await read;
+  } catch (error) {
+    if (error instanceof ApiException && error.code === 404) return undefined;
+    throw error;
+  }
+};
+
+const readCluster = (world: PoolBurstWorld, name: string) =>
+  orUndefined(
+    world.custom.getNamespacedCustomObject({
+      ...RESOURCES.Cluster,
+      namespace: world.namespace,
+      name,
+    }) as Promise<Cluster>,
+  );
+
+const readPool = (world: PoolBurstWorld) =>
+  orUndefined(
+    world.custom.getClusterCustomObject({ ...RESOURCES.ClusterPool, name: POOL }) as Promise<ClusterPool>,
+  );
+
+/** Makes the pool of `idle` clusters of the world's ProviderConfig. */
+export async function createPool(world: PoolBurstWorld, idle: number): Promise<void> {
+  await world.custom.createClusterCustomObject({
+    ...RESOURCES.ClusterPool,
+    body: {
+      apiVersion: ENGINE_API_VERSION,
+      kind: "ClusterPool",
+      metadata: { name: POOL },
+      spec: { providerConfig: world.providerConfig, idle },
+    },
+  });
+}
+
+/** The pool once it is warm with `idle` idle members, none being made or bound. */
+export const poolAt = (world: PoolBurstWorld, idle: number): Promise<ClusterPool> =>
+  eventually(
+    async () =>
+      satisfying(
+        await readPool(world),
+        (pool) => pool?.status?.idle === idle && pool.status.refilling === 0 && pool.status.binding === 0,
+      ),
+    { what: `pool warm with ${idle} idle cluster(s)`, timeoutMs: world.patienceMs, intervalMs: 500 },
+  ) as Promise<ClusterPool>;
+
+/** Creates a Cluster and measures, polling every 20 ms, how long until it says Ready. */
+async function timeToReady(world: PoolBurstWorld, name: string): Promise<BurstResult> {
+  const started = performance.now();
+  await world.custom.createNamespacedCustomObject({
+    ...RESOURCES.Cluster,
+    namespace: world.namespace,
+    body: aCluster({ name, namespace: world.namespace, profile: world.profile, tenancy: "Exclusive" }),
+  });
+  const cluster = (await eventually(
+    async () => satisfying(await readCluster(world, name), (c) => c?.status?.phase === "Ready"),
+    { what: `Cluster ${name} Ready`, timeoutMs: world.patienceMs, intervalMs: 20 },
+  )) as Cluster;
+  return { name, ms: Math.round(performance.now() - started), cluster };
+}
+
+/**
+ * With the pool warm at 2: three Clusters at once, two served by the warm members, one made; the figures printed
+ * (`label`: the backend); the pool back at 2 with other members.
+ */
+export async function threeAtOnce(
+  world: PoolBurstWorld,
+  label: string,
+): Promise<{ fromPool: BurstResult[]; made: BurstResult }> {
+  const warmIds = ((await poolAt(world, 2)).status?.members ?? []).map((member) => member.id).sort();
+  const results = await Promise.all(NAMES.map((name) => timeToReady(world, name)));
+  console.log(
+    `${label}: time from creation to Ready: ${results
+      .map((r) => `${r.name} ${r.ms} ms (${poolMemberOf(r.cluster) ? "pool" : "made"})`)
+      .join(", ")}`,
+  );
+  const fromPool = results.filter((r) => poolMemberOf(r.cluster));
+  const made = results.filter((r) => !poolMemberOf(r.cluster));
+  expect(fromPool.map((r) => poolMemberOf(r.cluster)).sort()).toEqual(warmIds);
+  expect(made).toHaveLength(1);
+  const refilled = ((await poolAt(world, 2)).status?.members ?? []).map((member) => member.id);
+  expect(refilled.filter((id) => warmIds.includes(id))).toEqual([]);
+  return { fromPool, made: made[0] as BurstResult };
+}
+
+/** Deletes the three Clusters and the pool; resolves once they are gone and `backendEmpty` holds. */
+export async function deleteAll(world: PoolBurstWorld, backendEmpty: () => boolean): Promise<void> {
+  for (const name of NAMES)
+    await world.custom.deleteNamespacedCustomObject({
+      ...RESOURCES.Cluster,
+      namespace: world.namespace,
+      name,
+    });
+  await world.custom.deleteClusterCustomObject({ ...RESOURCES.ClusterPool, name: POOL });
+  await eventually(
+    async () => {
+      const left = await Promise.all(NAMES.map((name) => readCluster(world, name)));
+      return satisfying(
+        { clusters: left.filter(Boolean).length, pool: await readPool(world), backendEmpty: backendEmpty() },
+        (state) => state.clusters === 0 && state.pool === undefined && state.backendEmpty,
+      );
+    },
+    { what: "Clusters, pool and their clusters gone", timeoutMs: world.patienceMs, intervalMs: 1_000 },
+  );
+}
