@@ -151,16 +151,14 @@ export class GardenerPools implements PoolSupport {
         },
       });
     }
-    records.put({
-      uid: target.uid,
-      cluster: `${target.namespace}/${target.name}`,
-      providerConfig: target.providerConfig,
-      garden: settings.garden,
-      namespace,
-      shoot: name,
-      version: shoot.spec.kubernetes?.version ?? member.version,
-      member: { id, pool: member.pool, version: member.version },
-    });
+    records.put(
+      shootRecord(
+        clusterOwner(target),
+        { garden: settings.garden, namespace, providerConfig: target.providerConfig },
+        shoot,
+        member,
+      ),
+    );
   }
 
   async deleteMember(id: string): Promise<void> {
@@ -194,16 +192,9 @@ export class GardenerPools implements PoolSupport {
     if (namespace === undefined) return; // no project: no Shoot
     const shoot = (await listShoots(garden, namespace)).find((s) => shootServes(s, target.uid));
     if (!shoot) return;
-    const member = shootPoolMember(shoot);
+    const place = { garden: settings.garden, namespace, providerConfig: target.providerConfig };
     records.put({
-      uid: target.uid,
-      cluster: `${target.namespace}/${target.name}`,
-      providerConfig: target.providerConfig,
-      garden: settings.garden,
-      namespace,
-      shoot: shoot.metadata.name,
-      version: shoot.spec.kubernetes?.version ?? "",
-      ...(member ? { member: { id: member.id, pool: member.pool, version: member.version } } : {}),
+      ...shootRecord(clusterOwner(target), place, shoot, shootPoolMember(shoot)),
       ...(shoot.metadata.deletionTimestamp ? { deleting: true } : {}),
     });
   }
@@ -236,15 +227,30 @@ export class GardenerPools implements PoolSupport {
 
 /** The record of member `member`'s own Shoot. */
 function memberRecord(place: ProjectPlace, shoot: Shoot, member: ShootPoolMember): ShootRecord {
+  return shootRecord({ uid: member.id, cluster: `pool/${member.id}` }, place, shoot, member);
+}
+
+/** Whom a record of a Cluster's Shoot is for. */
+const clusterOwner = (target: ClusterTarget) => ({
+  uid: target.uid,
+  cluster: `${target.namespace}/${target.name}`,
+});
+
+/** The record of `shoot` in `place`, serving `owner` (a Cluster, or a member itself), made for `member` if it was. */
+function shootRecord(
+  owner: Pick<ShootRecord, "uid" | "cluster">,
+  place: ProjectPlace,
+  shoot: Shoot,
+  member: ShootPoolMember | undefined,
+): ShootRecord {
   return {
-    uid: member.id,
-    cluster: `pool/${member.id}`,
+    ...owner,
     providerConfig: place.providerConfig,
     garden: place.garden,
     namespace: place.namespace,
     shoot: shoot.metadata.name,
-    version: shoot.spec.kubernetes?.version ?? member.version,
-    member: { id: member.id, pool: member.pool, version: member.version },
+    version: shoot.spec.kubernetes?.version ?? member?.version ?? "",
+    ...(member ? { member: { id: member.id, pool: member.pool, version: member.version } } : {}),
   };
 }
 

@@ -14,12 +14,11 @@ import {
   type KubernetesObject,
   KubernetesObjectApi,
   loadAllYaml,
-  PatchStrategy,
   type V1CustomResourceDefinition,
 } from "@kubernetes/client-node";
+import { serverSideApply } from "./server-side-apply.ts";
 
 /** Field manager recorded on every object the engine applies. */
-export const FIELD_MANAGER = "openmcp-engine";
 
 /** How to install CRDs. */
 export interface InstallCrdsProps {
@@ -70,17 +69,10 @@ export async function installCrds(kubeConfig: KubeConfig, props: InstallCrdsProp
   const crds = await readCrds(props.directory);
   // Server-side apply of each object, with the extra labels.
   const apply = (object: KubernetesObject) =>
-    objects.patch(
-      {
-        ...object,
-        metadata: { ...object.metadata, labels: { ...object.metadata?.labels, ...props.labels } },
-      },
-      undefined,
-      undefined,
-      FIELD_MANAGER,
-      true,
-      PatchStrategy.ServerSideApply,
-    );
+    serverSideApply(objects, {
+      ...object,
+      metadata: { ...object.metadata, labels: { ...object.metadata?.labels, ...props.labels } },
+    });
   for (const crd of crds) await apply(crd);
   await waitUntilServed(kubeConfig, crds, props.timeoutMs ?? 60_000);
   for (const policy of await readAdmissionPolicies(props.directory)) await apply(policy);

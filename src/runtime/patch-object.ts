@@ -4,7 +4,7 @@ import { errorMessage, isConflict, isNotFound } from "../api/error-message.ts";
 import { objectKey, referenceKey } from "../api/object-key.ts";
 import { diff, type Json, Patch, type PatchOperation } from "../machines/shared/json-patch.ts";
 import { ConflictError, GoneError, TerminalError } from "./errors.ts";
-import { FIELD_MANAGER } from "./install-crds.ts";
+import { FIELD_MANAGER } from "./server-side-apply.ts";
 import { enterWrite } from "./write-loop-guard.ts";
 
 /** Which object to patch. */

@@ -13,6 +13,7 @@ import type { ClusterProfile } from "../../api/cluster-profile.ts";
 import type { ClusterRequest } from "../../api/cluster-request.ts";
 import { ANNOTATIONS, RESOURCES } from "../../api/constants.ts";
 import { isConflict, isNotFound } from "../../api/error-message.ts";
+import { serverSideApply } from "../../runtime/server-side-apply.ts";
 import type { Manifest } from "./landscape-plan.ts";
 
 const FIELD_MANAGER = "openmcp-engine-landscape";
@@ -42,14 +43,7 @@ export class LandscapeApi {
   /** Server-side applies each object, taking over its fields (the engine's own manifests). */
   async apply(objects: readonly Manifest[]): Promise<void> {
     for (const object of objects)
-      await this.#objects.patch(
-        object as KubernetesObject,
-        undefined,
-        undefined,
-        FIELD_MANAGER,
-        true,
-        PatchStrategy.ServerSideApply,
-      );
+      await serverSideApply(this.#objects, object as KubernetesObject, FIELD_MANAGER);
   }
 
   cluster(name: string, namespace: string): Promise<Cluster | undefined> {

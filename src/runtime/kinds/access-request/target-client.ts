@@ -4,7 +4,6 @@ import {
   KubeConfig,
   type KubernetesObject,
   KubernetesObjectApi,
-  PatchStrategy,
   RbacAuthorizationV1Api,
 } from "@kubernetes/client-node";
 import type { AccessRequest, RoleRef } from "../../../api/access-request.ts";
@@ -30,7 +29,7 @@ import {
 } from "../../../machines/access-request/names.ts";
 import type { DesiredAccess } from "../../../machines/access-request/rbac-plan.ts";
 import type { ExistingObject } from "../../../machines/access-request/rbac-validation.ts";
-import { FIELD_MANAGER } from "../../install-crds.ts";
+import { serverSideApply } from "../../server-side-apply.ts";
 
 /** Credentials to put in the request's Secret (string values; the Secret writer encodes them). */
 export type AccessSecretData = Readonly<Record<string, string>>;
@@ -254,14 +253,7 @@ export function targetClient(adminKubeconfig: string, scope?: AdminScope): Acces
         if (had && "roleRef" in object && !sameRoleRef(had.body.roleRef, object.roleRef)) {
           await deleteOwned(objects, had);
         }
-        await objects.patch(
-          object as KubernetesObject,
-          undefined,
-          undefined,
-          FIELD_MANAGER,
-          true,
-          PatchStrategy.ServerSideApply,
-        );
+        await serverSideApply(objects, object as KubernetesObject);
       }
       // Objects of an earlier spec that the current one no longer asks for.
       const wanted = new Set(
