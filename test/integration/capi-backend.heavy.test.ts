@@ -10,7 +10,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ApiException, CoreV1Api, KubeConfig } from "@kubernetes/client-node";
+import { type ApiException, CoreV1Api, KubeConfig } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AccessRequest } from "../../src/api/access-request.ts";
 import type { Cluster } from "../../src/api/cluster.ts";
@@ -36,6 +36,7 @@ import {
 } from "../support/capi-management.ts";
 import { containersNamed, docker } from "../support/containers.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
+import { type CustomResource, readCustomObject } from "../support/maybe-absent.ts";
 import { startEngineCli } from "../support/processes.ts";
 
 const NS = "capi-test";
@@ -69,14 +70,8 @@ const DOCKER_SETTINGS = {
   deletionTimeoutSeconds: 600,
 };
 
-const read = async <T>(resource: { group: string; version: string; plural: string }, name: string) => {
-  try {
-    return (await management.custom.getNamespacedCustomObject({ ...resource, namespace: NS, name })) as T;
-  } catch (error) {
-    if (error instanceof ApiException && error.code === 404) return undefined;
-    throw error;
-  }
-};
+const read = <T>(resource: CustomResource, name: string) =>
+  readCustomObject<T>(management.custom, resource, NS, name);
 const clusterWhere = (name: string, what: string, wanted: (c: Cluster) => boolean, timeoutMs = 600_000) =>
   eventually(
     async () => satisfying(await read<Cluster>(RESOURCES.Cluster, name), (c) => c !== undefined && wanted(c)),

@@ -24,13 +24,7 @@ import { execFileSync } from "node:child_process";
 import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import {
-  ApiException,
-  CoreV1Api,
-  CustomObjectsApi,
-  KubeConfig,
-  type KubernetesObject,
-} from "@kubernetes/client-node";
+import { CoreV1Api, CustomObjectsApi, KubeConfig, type KubernetesObject } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CAPI_CLUSTER_RESOURCE } from "../../src/api/cluster-api.ts";
 import type { ClusterProfile } from "../../src/api/cluster-profile.ts";
@@ -54,6 +48,7 @@ import {
   type TestKindCluster,
 } from "../support/containers.ts";
 import { eventually } from "../support/eventually.ts";
+import { type CustomResource, readCustomObject } from "../support/maybe-absent.ts";
 import { withWebhookCertificates } from "../support/webhook-certificates.ts";
 
 const tools = containerToolchain();
@@ -167,14 +162,7 @@ interface CapiClusterSeen {
   status?: { phase?: string; conditions?: Condition[] };
 }
 
-const read = async <T>(resource: { group: string; version: string; plural: string }, name: string) => {
-  try {
-    return (await custom.getNamespacedCustomObject({ ...resource, namespace: NS, name })) as T;
-  } catch (error) {
-    if (error instanceof ApiException && error.code === 404) return undefined;
-    throw error;
-  }
-};
+const read = <T>(resource: CustomResource, name: string) => readCustomObject<T>(custom, resource, NS, name);
 const conditionOf = (object: { status?: { conditions?: readonly Condition[] } } | undefined, type: string) =>
   object?.status?.conditions?.find((c) => c.type === type);
 

@@ -8,7 +8,6 @@ import type { ClusterBackend } from "../../src/api/backend-contract.ts";
 import { CAPI_CLUSTER_RESOURCE, type CapiCluster } from "../../src/api/cluster-api.ts";
 import { FINALIZERS, INFRASTRUCTURE_GROUP, RESOURCES } from "../../src/api/constants.ts";
 import type { ClusterEndpointObject, EngineCluster } from "../../src/api/engine-cluster.ts";
-import { isNotFound } from "../../src/api/error-message.ts";
 import { explain } from "../../src/cli/explain.ts";
 import { type ControlPlane, startControlPlane } from "../../src/controlplane/control-plane.ts";
 import { type CapiManager, startCapiManager } from "../../src/dev/capi-manager.ts";
@@ -23,6 +22,7 @@ import { aProviderConfig } from "../support/builders.ts";
 import { idle, reconciles } from "../support/engine-signals.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
 import { killNineMidway } from "../support/kill-nine.ts";
+import { type CustomResource, orAbsent, readCustomObject } from "../support/maybe-absent.ts";
 
 const NAMESPACE = "capi";
 let controlPlane: ControlPlane;
@@ -137,25 +137,12 @@ async function applyCapiCluster(name: string, spec: Record<string, unknown> = {}
   });
 }
 
-const read = async <T>(resource: { group: string; version: string; plural: string }, name: string) => {
-  try {
-    return (await custom.getNamespacedCustomObject({ ...resource, namespace: NAMESPACE, name })) as T;
-  } catch (error) {
-    if (isNotFound(error)) return undefined;
-    throw error;
-  }
-};
+const read = <T>(resource: CustomResource, name: string) =>
+  readCustomObject<T>(custom, resource, NAMESPACE, name);
 const readEngineCluster = (name: string) => read<EngineCluster>(RESOURCES.EngineCluster, name);
 const readCapiCluster = (name: string) => read<CapiCluster>(CAPI_CLUSTER_RESOURCE, name);
 const readClusterEndpoint = (name: string) => read<ClusterEndpointObject>(RESOURCES.ClusterEndpoint, name);
-const readSecret = async (name: string) => {
-  try {
-    return await core.readNamespacedSecret({ namespace: NAMESPACE, name });
-  } catch (error) {
-    if (isNotFound(error)) return undefined;
-    throw error;
-  }
-};
+const readSecret = (name: string) => orAbsent(core.readNamespacedSecret({ namespace: NAMESPACE, name }));
 
 /** Waits until the CAPI Cluster shows `phase` (CAPI's own controller computes it), failing with what was seen. */
 async function capiPhase(name: string, phase: string, timeoutMs = 90_000): Promise<CapiCluster> {

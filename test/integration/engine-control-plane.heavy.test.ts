@@ -33,6 +33,7 @@ import { installCrds, installingCrds } from "../../src/runtime/install-crds.ts";
 import { silentLogger } from "../../src/runtime/logger.ts";
 import { aProviderConfig } from "../support/builders.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
+import { type CustomResource, orAbsent, readCustomObject } from "../support/maybe-absent.ts";
 import { startEngineCli } from "../support/processes.ts";
 
 const NAMESPACE = "ecp";
@@ -201,26 +202,13 @@ async function applyCapiCluster(name: string, options: { infrastructure?: boolea
   });
 }
 
-const read = async <T>(resource: { group: string; version: string; plural: string }, name: string) => {
-  try {
-    return (await custom.getNamespacedCustomObject({ ...resource, namespace: NAMESPACE, name })) as T;
-  } catch (error) {
-    if ((error as { code?: number }).code === 404) return undefined;
-    throw error;
-  }
-};
+const read = <T>(resource: CustomResource, name: string) =>
+  readCustomObject<T>(custom, resource, NAMESPACE, name);
 const readControlPlane = (name: string) =>
   read<EngineControlPlane>(CONTROLPLANE_RESOURCES.EngineControlPlane, name);
 const readCapiCluster = (name: string) => read<CapiClusterSeen>(CAPI_CLUSTER_RESOURCE, name);
 const readClusterEndpoint = (name: string) => read<ClusterEndpointObject>(RESOURCES.ClusterEndpoint, name);
-const readSecret = async (name: string) => {
-  try {
-    return await core.readNamespacedSecret({ namespace: NAMESPACE, name });
-  } catch (error) {
-    if ((error as { code?: number }).code === 404) return undefined;
-    throw error;
-  }
-};
+const readSecret = (name: string) => orAbsent(core.readNamespacedSecret({ namespace: NAMESPACE, name }));
 const patch = (resource: { group: string; version: string; plural: string }, name: string, body: unknown[]) =>
   custom.patchNamespacedCustomObject({ ...resource, namespace: NAMESPACE, name, body });
 

@@ -49,6 +49,7 @@ import {
 } from "../support/access-proofs.ts";
 import { aCluster, anAccessRequest, aProviderConfig } from "../support/builders.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
+import { type CustomResource, readCustomObject } from "../support/maybe-absent.ts";
 import { startEngineCli } from "../support/processes.ts";
 
 const NS = "gardener-test";
@@ -76,14 +77,7 @@ const creates = new Map<string, number>();
 const reconciles = new Map<string, number>();
 const reconcilesOf = (name: string) => reconciles.get(`${NS}/${name}`) ?? 0;
 
-const read = async <T>(resource: { group: string; version: string; plural: string }, name: string) => {
-  try {
-    return (await custom.getNamespacedCustomObject({ ...resource, namespace: NS, name })) as T;
-  } catch (error) {
-    if (error instanceof ApiException && error.code === 404) return undefined;
-    throw error;
-  }
-};
+const read = <T>(resource: CustomResource, name: string) => readCustomObject<T>(custom, resource, NS, name);
 const readShoot = async (name: string) => {
   try {
     return (await gardenApi.getNamespacedCustomObject({

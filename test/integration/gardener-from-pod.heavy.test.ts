@@ -41,6 +41,7 @@ import {
   type TestKindCluster,
 } from "../support/containers.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
+import { type CustomResource, readCustomObject } from "../support/maybe-absent.ts";
 
 const tools = containerToolchain();
 const ROOT = join(import.meta.dirname, "..", "..");
@@ -61,14 +62,7 @@ let gardenApi: CustomObjectsApi;
 let gardenCore: CoreV1Api;
 let projectNamespace: string;
 
-const read = async <T>(resource: { group: string; version: string; plural: string }, name: string) => {
-  try {
-    return (await custom.getNamespacedCustomObject({ ...resource, namespace: NS, name })) as T;
-  } catch (error) {
-    if (error instanceof ApiException && error.code === 404) return undefined;
-    throw error;
-  }
-};
+const read = <T>(resource: CustomResource, name: string) => readCustomObject<T>(custom, resource, NS, name);
 
 const shootsOf = async (uid: string) => {
   const list = (await gardenApi.listNamespacedCustomObject({

@@ -16,7 +16,7 @@
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
-import { ApiException, CoreV1Api, CustomObjectsApi, KubeConfig } from "@kubernetes/client-node";
+import { CoreV1Api, CustomObjectsApi, KubeConfig } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AccessRequest } from "../../src/api/access-request.ts";
 import type { Cluster } from "../../src/api/cluster.ts";
@@ -40,6 +40,7 @@ import {
   type TestKindCluster,
 } from "../support/containers.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
+import { type CustomResource, readCustomObject } from "../support/maybe-absent.ts";
 
 const tools = containerToolchain();
 const ROOT = join(import.meta.dirname, "..", "..");
@@ -88,18 +89,8 @@ let platform: TestKindCluster;
 const made: string[] = [];
 let custom: CustomObjectsApi;
 
-const read = async <T>(
-  resource: (typeof RESOURCES)[keyof typeof RESOURCES],
-  name: string,
-  namespace = NS,
-) => {
-  try {
-    return (await custom.getNamespacedCustomObject({ ...resource, namespace, name })) as T;
-  } catch (error) {
-    if (error instanceof ApiException && error.code === 404) return undefined;
-    throw error;
-  }
-};
+const read = <T>(resource: CustomResource, name: string, namespace = NS) =>
+  readCustomObject<T>(custom, resource, namespace, name);
 const clusterReady = (name: string, namespace = NS) =>
   eventually(
     async () =>

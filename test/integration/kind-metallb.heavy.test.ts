@@ -9,7 +9,7 @@ import { randomBytes } from "node:crypto";
 import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ApiException, AppsV1Api, CoreV1Api, CustomObjectsApi, KubeConfig } from "@kubernetes/client-node";
+import { AppsV1Api, CoreV1Api, CustomObjectsApi, KubeConfig } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ClusterTarget } from "../../src/api/backend.ts";
 import type { ClusterBackend } from "../../src/api/backend-contract.ts";
@@ -25,6 +25,7 @@ import { createLogger } from "../../src/runtime/logger.ts";
 import { aCluster, aProviderConfig } from "../support/builders.ts";
 import { containersNamed, containerToolchain, run } from "../support/containers.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
+import { readCustomObject } from "../support/maybe-absent.ts";
 
 const NS = "kind-metallb";
 const PROFILE = "test.kind-metallb.kind";
@@ -50,14 +51,7 @@ function ensureMetallbImages(): void {
   });
 }
 
-const readCluster = async (name: string): Promise<Cluster | undefined> => {
-  try {
-    return (await custom.getNamespacedCustomObject({ ...RESOURCES.Cluster, namespace: NS, name })) as Cluster;
-  } catch (error) {
-    if (error instanceof ApiException && error.code === 404) return undefined;
-    throw error;
-  }
-};
+const readCluster = (name: string) => readCustomObject<Cluster>(custom, RESOURCES.Cluster, NS, name);
 
 const targetOf = (c: Cluster): ClusterTarget => ({
   uid: c.metadata.uid ?? "",

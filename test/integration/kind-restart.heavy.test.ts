@@ -5,7 +5,7 @@
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ApiException, CoreV1Api, CustomObjectsApi } from "@kubernetes/client-node";
+import { CoreV1Api, CustomObjectsApi } from "@kubernetes/client-node";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import type { Cluster } from "../../src/api/cluster.ts";
 import { RESOURCES } from "../../src/api/constants.ts";
@@ -15,6 +15,7 @@ import { installingCrds } from "../../src/runtime/install-crds.ts";
 import { aCluster, aProviderConfig } from "../support/builders.ts";
 import { containersNamed, containerToolchain, run } from "../support/containers.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
+import { readCustomObject } from "../support/maybe-absent.ts";
 import { isAlive, startEngineCli } from "../support/processes.ts";
 
 const NS = "kind-restart";
@@ -42,14 +43,7 @@ const startEngine = () => {
   return engine;
 };
 
-const readCluster = async (name: string): Promise<Cluster | undefined> => {
-  try {
-    return (await custom.getNamespacedCustomObject({ ...RESOURCES.Cluster, namespace: NS, name })) as Cluster;
-  } catch (error) {
-    if (error instanceof ApiException && error.code === 404) return undefined;
-    throw error;
-  }
-};
+const readCluster = (name: string) => readCustomObject<Cluster>(custom, RESOURCES.Cluster, NS, name);
 
 beforeAll(async () => {
   controlPlane = await startControlPlane({ prepare: installingCrds("crds") });

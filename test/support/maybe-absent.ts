@@ -1,0 +1,30 @@
+/** Reads of objects that may not exist: the API server's 404 is an answer (undefined); any other failure fails. */
+
+import type { CustomObjectsApi } from "@kubernetes/client-node";
+import { isNotFound } from "../../src/api/error-message.ts";
+
+/** A custom resource's coordinates, as RESOURCES and the CAPI constants give them. */
+export interface CustomResource {
+  readonly group: string;
+  readonly version: string;
+  readonly plural: string;
+}
+
+/** What `reading` resolves to; undefined where the API server answered 404. */
+export async function orAbsent<T>(reading: Promise<T>): Promise<T | undefined> {
+  try {
+    return await reading;
+  } catch (error) {
+    if (isNotFound(error)) return undefined;
+    throw error;
+  }
+}
+
+/** The custom object `namespace/name` of `resource`, or undefined where there is none. */
+export const readCustomObject = <T>(
+  custom: CustomObjectsApi,
+  resource: CustomResource,
+  namespace: string,
+  name: string,
+): Promise<T | undefined> =>
+  orAbsent(custom.getNamespacedCustomObject({ ...resource, namespace, name }) as Promise<T>);
