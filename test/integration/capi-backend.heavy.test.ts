@@ -12,7 +12,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type ApiException, CoreV1Api, KubeConfig } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { AccessRequest } from "../../src/api/access-request.ts";
 import type { Cluster } from "../../src/api/cluster.ts";
 import type { ClusterProfile } from "../../src/api/cluster-profile.ts";
 import { LABELS, RESOURCES } from "../../src/api/constants.ts";
@@ -26,6 +25,7 @@ import { systemClock } from "../../src/runtime/clock.ts";
 import { Engine } from "../../src/runtime/engine.ts";
 import { createLogger } from "../../src/runtime/logger.ts";
 import { apiSecretReader } from "../../src/runtime/secret-reader.ts";
+import { accessGranted } from "../support/access-granted.ts";
 import { aCluster, anAccessRequest, aProviderConfig } from "../support/builders.ts";
 import { dockerKubeadmClass, TEAM_VARIABLE } from "../support/capi-classes.ts";
 import {
@@ -312,14 +312,7 @@ describe("the capi backend on Cluster API with Docker machines", { timeout: 900_
         },
       }),
     });
-    await eventually(
-      async () =>
-        satisfying(
-          await read<AccessRequest>(RESOURCES.AccessRequest, "nodes"),
-          (r) => r?.status?.phase === "Granted",
-        ),
-      { what: "AccessRequest nodes Granted", timeoutMs: 120_000, intervalMs: 1_000 },
-    );
+    await accessGranted(management.custom, NS, "nodes", { timeoutMs: 120_000, intervalMs: 1_000 });
     const secret = await management.core.readNamespacedSecret({ namespace: NS, name: "nodes.kubeconfig" });
     const text = Buffer.from(secret.data?.kubeconfig ?? "", "base64").toString("utf8");
     expect(text).not.toContain("client-key-data"); // a token of its own, not Cluster API's admin certificate

@@ -16,7 +16,6 @@ import {
   RbacAuthorizationV1Api,
 } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { AccessRequest } from "../../src/api/access-request.ts";
 import type { ClusterTarget } from "../../src/api/backend.ts";
 import type { Cluster } from "../../src/api/cluster.ts";
 import type { ClusterPool } from "../../src/api/cluster-pool.ts";
@@ -41,6 +40,7 @@ import { Engine } from "../../src/runtime/engine.ts";
 import { installingCrds } from "../../src/runtime/install-crds.ts";
 import { createLogger } from "../../src/runtime/logger.ts";
 import { apiSecretReader } from "../../src/runtime/secret-reader.ts";
+import { accessGranted } from "../support/access-granted.ts";
 import {
   bearerClient,
   configMapTokenRequest,
@@ -99,15 +99,7 @@ const clusterWhere = (name: string, what: string, wanted: (c: Cluster) => boolea
 const condition = (c: Cluster | ProviderConfig | undefined, type: string) =>
   c?.status?.conditions?.find((x) => x.type === type);
 /** Waits until the AccessRequest is Granted. */
-const granted = (name: string) =>
-  eventually(
-    async () =>
-      satisfying(
-        await read<AccessRequest>(RESOURCES.AccessRequest, name),
-        (r) => r?.status?.phase === "Granted",
-      ),
-    { what: `AccessRequest ${name} Granted`, timeoutMs: 120_000, intervalMs: 500 },
-  );
+const granted = (name: string) => accessGranted(custom, NS, name, { timeoutMs: 120_000, intervalMs: 500 });
 const targetOf = (c: Cluster, config = "dev"): ClusterTarget => ({
   uid: c.metadata.uid ?? "",
   namespace: NS,

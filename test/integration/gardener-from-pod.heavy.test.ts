@@ -31,6 +31,7 @@ import {
 } from "../../src/dev/gardener-garden-objects.ts";
 import { SimulatedGardenlet } from "../../src/dev/gardener-simulated-gardenlet.ts";
 import { GARDENER_KEYS, type Shoot } from "../../src/providers/gardener-shoot.ts";
+import { accessGranted } from "../support/access-granted.ts";
 import { configMapTokenRequest, expectConfigMapAccessOnly } from "../support/access-proofs.ts";
 import { aCluster, anAccessRequest, aProviderConfig } from "../support/builders.ts";
 import {
@@ -261,14 +262,7 @@ describe("the gardener backend in a Pod of a kind cluster", { timeout: 600_000 }
         ...configMapTokenRequest({ name: "first", namespace: NS }),
       }),
     });
-    await eventually(
-      async () =>
-        satisfying(
-          await read<AccessRequest>(RESOURCES.AccessRequest, "token"),
-          (r) => r?.status?.phase === "Granted",
-        ),
-      { what: "AccessRequest token Granted", timeoutMs: 120_000, intervalMs: 1_000 },
-    );
+    await accessGranted(custom, NS, "token", { timeoutMs: 120_000, intervalMs: 1_000 });
     const secret = await management.kubeConfig
       .makeApiClient(CoreV1Api)
       .readNamespacedSecret({ namespace: NS, name: "token.kubeconfig" });
@@ -343,18 +337,11 @@ describe("the gardener backend in a Pod of a kind cluster", { timeout: 600_000 }
         ...configMapTokenRequest({ name: "first", namespace: NS }),
       }),
     });
-    await eventually(
-      async () =>
-        satisfying(
-          await read<AccessRequest>(RESOURCES.AccessRequest, "after-move"),
-          (r) => r?.status?.phase === "Granted",
-        ),
-      {
-        what: `AccessRequest after-move Granted by the new leader ${leader}`,
-        timeoutMs: 120_000,
-        intervalMs: 1_000,
-      },
-    );
+    await accessGranted(custom, NS, "after-move", {
+      what: `AccessRequest after-move Granted by the new leader ${leader}`,
+      timeoutMs: 120_000,
+      intervalMs: 1_000,
+    });
     expect((await read<Cluster>(RESOURCES.Cluster, "first"))?.status?.phase).toBe("Ready");
     expect(gardenlet?.started).toBe(1); // no second Shoot
     await custom.deleteNamespacedCustomObject({
@@ -380,14 +367,7 @@ describe("the gardener backend in a Pod of a kind cluster", { timeout: 600_000 }
         ...configMapTokenRequest({ name: "first", namespace: NS }),
       }),
     });
-    await eventually(
-      async () =>
-        satisfying(
-          await read<AccessRequest>(RESOURCES.AccessRequest, "after-rotation"),
-          (r) => r?.status?.phase === "Granted",
-        ),
-      { what: "AccessRequest after-rotation Granted", timeoutMs: 120_000, intervalMs: 1_000 },
-    );
+    await accessGranted(custom, NS, "after-rotation", { timeoutMs: 120_000, intervalMs: 1_000 });
     // Both at once: the last request gone, the engine removes its namespace on the Shoot (a request arriving
     // while that namespace terminates is refused there, 403, until it is gone).
     for (const name of ["token", "after-rotation"]) {

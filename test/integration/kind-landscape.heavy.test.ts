@@ -18,12 +18,12 @@ import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { CoreV1Api, CustomObjectsApi, KubeConfig } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { AccessRequest } from "../../src/api/access-request.ts";
 import type { Cluster } from "../../src/api/cluster.ts";
 import type { ClusterProfile } from "../../src/api/cluster-profile.ts";
 import type { ClusterRequest } from "../../src/api/cluster-request.ts";
 import { ANNOTATIONS, LABELS, RESOURCES } from "../../src/api/constants.ts";
 import { KIND_NAME_ANNOTATION, kindClusterName } from "../../src/providers/kind.ts";
+import { accessGranted } from "../support/access-granted.ts";
 import {
   configMapAnswersFromPod,
   configMapTokenRequest,
@@ -371,14 +371,7 @@ describe("openMCP's kind landscape, the engine its kind ClusterProvider", { time
         requestRef: { name: "mcp", namespace: NS },
       }),
     });
-    const granted = (await eventually(
-      async () =>
-        satisfying(
-          await read<AccessRequest>(RESOURCES.AccessRequest, "mcp"),
-          (r) => r?.status?.phase === "Granted",
-        ),
-      { what: "AccessRequest mcp Granted", timeoutMs: 180_000, intervalMs: 1_000 },
-    )) as AccessRequest;
+    const granted = await accessGranted(custom, NS, "mcp", { timeoutMs: 180_000, intervalMs: 1_000 });
     const external = mcp.status?.endpoints?.find((e) => e.name === "apiserver-external")?.url;
     expect(granted.metadata.annotations?.[ANNOTATIONS.localAccess]).toBe(external);
     const secretName = granted.status?.secretRef?.name ?? "";
@@ -563,14 +556,7 @@ describe("openMCP's kind landscape, the engine its kind ClusterProvider", { time
         ...configMapTokenRequest({ name: "by-deploy", namespace: NS }),
       }),
     });
-    const granted = (await eventually(
-      async () =>
-        satisfying(
-          await read<AccessRequest>(RESOURCES.AccessRequest, "by-deploy"),
-          (r) => r?.status?.phase === "Granted",
-        ),
-      { what: "AccessRequest by-deploy Granted", timeoutMs: 180_000, intervalMs: 1_000 },
-    )) as AccessRequest;
+    const granted = await accessGranted(custom, NS, "by-deploy", { timeoutMs: 180_000, intervalMs: 1_000 });
     const secret = await platform.kubeConfig
       .makeApiClient(CoreV1Api)
       .readNamespacedSecret({ namespace: NS, name: granted.status?.secretRef?.name ?? "" });

@@ -12,7 +12,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CoreV1Api, CustomObjectsApi, KubeConfig } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { AccessRequest } from "../../src/api/access-request.ts";
 import type { Cluster } from "../../src/api/cluster.ts";
 import type { ClusterRequest } from "../../src/api/cluster-request.ts";
 import { LABELS, RESOURCES } from "../../src/api/constants.ts";
@@ -21,9 +20,9 @@ import { stopPersistentControlPlane } from "../../src/controlplane/persistent-co
 import { type Garden, startGarden } from "../../src/dev/gardener-apiserver.ts";
 import { applyCloudProfile, CORE, createProject } from "../../src/dev/gardener-garden-objects.ts";
 import { SimulatedGardenlet } from "../../src/dev/gardener-simulated-gardenlet.ts";
+import { accessGranted } from "../support/access-granted.ts";
 import { configMapTokenRequest, expectConfigMapAccessOnly } from "../support/access-proofs.ts";
 import { anAccessRequest } from "../support/builders.ts";
-import { eventually, satisfying } from "../support/eventually.ts";
 import { isAlive, streamEngineCli } from "../support/processes.ts";
 
 const NS = LANDSCAPE_NAMESPACE;
@@ -133,14 +132,7 @@ describe("landscape up on gardener, from nothing", { timeout: 1_200_000 }, () =>
         ...configMapTokenRequest({ name: mcp?.name ?? "", namespace: mcp?.namespace ?? NS }),
       }),
     });
-    const granted = (await eventually(
-      async () =>
-        satisfying(
-          await read<AccessRequest>(RESOURCES.AccessRequest, "mcp"),
-          (r) => r?.status?.phase === "Granted",
-        ),
-      { what: "AccessRequest mcp Granted", timeoutMs: 120_000, intervalMs: 1_000 },
-    )) as AccessRequest;
+    const granted = await accessGranted(custom, NS, "mcp", { timeoutMs: 120_000, intervalMs: 1_000 });
     const secret = await platform
       .makeApiClient(CoreV1Api)
       .readNamespacedSecret({ namespace: NS, name: granted.status?.secretRef?.name ?? "" });

@@ -12,7 +12,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AppsV1Api, CoreV1Api, CustomObjectsApi, KubeConfig } from "@kubernetes/client-node";
 import { afterAll, describe, expect, it } from "vitest";
-import type { AccessRequest } from "../../src/api/access-request.ts";
 import type { Cluster } from "../../src/api/cluster.ts";
 import type { ClusterRequest } from "../../src/api/cluster-request.ts";
 import { LABELS, RESOURCES } from "../../src/api/constants.ts";
@@ -20,10 +19,10 @@ import { LANDSCAPE_NAMESPACE } from "../../src/cli/landscape/landscape-plan.ts";
 import { stopPersistentControlPlane } from "../../src/controlplane/persistent-control-plane.ts";
 import { clusterTarget } from "../../src/machines/cluster/step.ts";
 import { kindNameOf } from "../../src/providers/kind.ts";
+import { accessGranted } from "../support/access-granted.ts";
 import { configMapAnswersFromPod, configMapTokenRequest } from "../support/access-proofs.ts";
 import { anAccessRequest } from "../support/builders.ts";
 import { containersNamed, containerToolchain, docker, run } from "../support/containers.ts";
-import { eventually, satisfying } from "../support/eventually.ts";
 import { streamEngineCli } from "../support/processes.ts";
 
 const tools = containerToolchain();
@@ -129,14 +128,7 @@ describe("landscape up on kind, from nothing", { timeout: 1_800_000 }, () => {
         requestRef: { name: "mcp", namespace: NS },
       }),
     });
-    const granted = (await eventually(
-      async () =>
-        satisfying(
-          await read<AccessRequest>(RESOURCES.AccessRequest, "mcp"),
-          (r) => r?.status?.phase === "Granted",
-        ),
-      { what: "AccessRequest mcp Granted", timeoutMs: 180_000, intervalMs: 1_000 },
-    )) as AccessRequest;
+    const granted = await accessGranted(custom, NS, "mcp", { timeoutMs: 180_000, intervalMs: 1_000 });
     const secretName = granted.status?.secretRef?.name ?? "";
     expect(
       await platform.kubeConfig

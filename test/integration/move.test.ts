@@ -13,6 +13,7 @@ import { handoverSecretName, IDENTITY_ANNOTATION, PAUSED_ANNOTATION } from "../.
 import { type MovePoint, moveObjects } from "../../src/cli/move.ts";
 import { ACCESS_NAMESPACE } from "../../src/machines/access-request/names.ts";
 import { SimulatedBackend } from "../../src/providers/simulated.ts";
+import { isGranted } from "../support/access-granted.ts";
 import { configMapTokenRequest, statusOf } from "../support/access-proofs.ts";
 import { aCluster, anAccessRequest } from "../support/builders.ts";
 import { eventually } from "../support/eventually.ts";
@@ -42,8 +43,6 @@ afterAll(async () => {
   await target?.stop();
   await source?.stop();
 });
-
-const isGranted = (request: AccessRequest | undefined) => request?.status?.phase === "Granted";
 
 /** Creates Clusters `<prefix>-<i>` with a token AccessRequest each in `namespace`, and waits for them Ready and Granted. */
 async function createLandscape(

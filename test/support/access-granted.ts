@@ -1,0 +1,28 @@
+/** Waiting for an AccessRequest to be Granted: what every access test awaits before it uses what was issued. */
+
+import type { CustomObjectsApi } from "@kubernetes/client-node";
+import type { AccessRequest } from "../../src/api/access-request.ts";
+import { RESOURCES } from "../../src/api/constants.ts";
+import { type EventuallyOptions, eventually, satisfying } from "./eventually.ts";
+import { readCustomObject } from "./maybe-absent.ts";
+
+export const isGranted = (request: AccessRequest | undefined): boolean =>
+  request?.status?.phase === "Granted";
+
+/** Waits until the AccessRequest `namespace/name` is Granted and resolves to it; a failure shows the last one read. */
+export async function accessGranted(
+  custom: CustomObjectsApi,
+  namespace: string,
+  name: string,
+  options: EventuallyOptions = {},
+): Promise<AccessRequest> {
+  const request = await eventually(
+    async () =>
+      satisfying(
+        await readCustomObject<AccessRequest>(custom, RESOURCES.AccessRequest, namespace, name),
+        isGranted,
+      ),
+    { what: `AccessRequest ${namespace}/${name} Granted`, ...options },
+  );
+  return request as AccessRequest;
+}
