@@ -23,7 +23,8 @@ import type { Engine } from "../../src/runtime/engine.ts";
 import { CACHES } from "../../src/runtime/kinds/caches.ts";
 import { createLogger } from "../../src/runtime/logger.ts";
 import { createConfigMap, expectStatuses, statusOf } from "../support/access-proofs.ts";
-import { aCluster, aClusterProfile, anAccessRequest, aProviderConfig } from "../support/builders.ts";
+import { createAccessRequest } from "../support/access-requests.ts";
+import { aCluster, aClusterProfile, aProviderConfig } from "../support/builders.ts";
 import { expectCondition } from "../support/conditions.ts";
 import { caughtUp } from "../support/engine-signals.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
@@ -47,11 +48,7 @@ const readRequest = (name: string) =>
   );
 
 async function createRequest(name: string, spec: AccessRequestSpec) {
-  await custom.createNamespacedCustomObject({
-    ...RESOURCES.AccessRequest,
-    namespace: NS,
-    body: anAccessRequest({ name, namespace: NS, ...spec }),
-  });
+  await createAccessRequest(custom, NS, name, spec);
 }
 
 /** The AccessRequest once `wanted` holds for it. */
@@ -311,17 +308,11 @@ describe("a deleted namespace (the management cluster runs a controller-manager)
       namespace: doomed,
       body: aCluster({ name: "short-lived", namespace: doomed, profile: "test.eng.acc" }),
     })) as Cluster;
-    await custom.createNamespacedCustomObject({
-      ...RESOURCES.AccessRequest,
-      namespace: doomed,
-      body: anAccessRequest({
-        name: "visitor",
-        namespace: doomed,
-        clusterRef: { name: "target", namespace: NS },
-        token: {
-          permissions: [{ rules: [{ apiGroups: [""], resources: ["namespaces"], verbs: ["list"] }] }],
-        },
-      }),
+    await createAccessRequest(custom, doomed, "visitor", {
+      clusterRef: { name: "target", namespace: NS },
+      token: {
+        permissions: [{ rules: [{ apiGroups: [""], resources: ["namespaces"], verbs: ["list"] }] }],
+      },
     });
     const read = (resource: typeof RESOURCES.Cluster | typeof RESOURCES.AccessRequest, name: string) =>
       custom.getNamespacedCustomObject({ ...resource, namespace: doomed, name }).then(

@@ -19,7 +19,8 @@ import { explainAccessRequest } from "../../src/machines/access-request/explain.
 import { ACCESS_OWNER_LABEL, NAMESPACE_CREATOR_LABEL } from "../../src/machines/access-request/names.ts";
 import { createLogger } from "../../src/runtime/logger.ts";
 import { freePorts } from "../../src/util/free-ports.ts";
-import { aCluster, anAccessRequest, aProviderConfig } from "../support/builders.ts";
+import { createAccessRequest } from "../support/access-requests.ts";
+import { aCluster, aProviderConfig } from "../support/builders.ts";
 import { reconciles } from "../support/engine-signals.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
 import {
@@ -45,12 +46,7 @@ const readRequest = (name: string) =>
     .getNamespacedCustomObject({ ...RESOURCES.AccessRequest, namespace: NS, name })
     .then((r) => r as AccessRequest);
 
-const createRequest = (name: string, spec: AccessRequestSpec) =>
-  custom.createNamespacedCustomObject({
-    ...RESOURCES.AccessRequest,
-    namespace: NS,
-    body: anAccessRequest({ name, namespace: NS, ...spec }),
-  });
+const createRequest = (name: string, spec: AccessRequestSpec) => createAccessRequest(custom, NS, name, spec);
 
 /** The AccessRequest once `wanted` holds for it, within `timeoutMs`. */
 const requestWhere = (

@@ -16,7 +16,8 @@ import type { ProviderConfig } from "../../src/api/provider-config.ts";
 import type { ControlPlane } from "../../src/controlplane/control-plane.ts";
 import { findKubeAssets, kubeAssetVersions } from "../../src/controlplane/kube-assets.ts";
 import { configMapTokenRequest, expectConfigMapAccessOnly } from "../support/access-proofs.ts";
-import { aCluster, anAccessRequest, aProviderConfig } from "../support/builders.ts";
+import { createAccessRequest } from "../support/access-requests.ts";
+import { aCluster, aProviderConfig } from "../support/builders.ts";
 import { startApiServerWith } from "../support/cluster-harness.ts";
 import { eventually } from "../support/eventually.ts";
 import { engineRunArgs, startEngineCli } from "../support/processes.ts";
@@ -127,15 +128,12 @@ describe("run with no --backend", () => {
         namespace: NAMESPACE,
         body: aCluster({ name, namespace: NAMESPACE, profile: `test.${PROVIDER}.${config}` }),
       });
-      await custom.createNamespacedCustomObject({
-        ...RESOURCES.AccessRequest,
-        namespace: NAMESPACE,
-        body: anAccessRequest({
-          name,
-          namespace: NAMESPACE,
-          ...configMapTokenRequest({ name, namespace: NAMESPACE }),
-        }),
-      });
+      await createAccessRequest(
+        custom,
+        NAMESPACE,
+        name,
+        configMapTokenRequest({ name, namespace: NAMESPACE }),
+      );
     }
     for (const name of ["on-sim", "on-real"]) {
       await eventually(

@@ -25,8 +25,8 @@ import { systemClock } from "../../src/runtime/clock.ts";
 import { Engine } from "../../src/runtime/engine.ts";
 import { createLogger } from "../../src/runtime/logger.ts";
 import { apiSecretReader } from "../../src/runtime/secret-reader.ts";
-import { accessGranted } from "../support/access-granted.ts";
-import { aCluster, anAccessRequest, aProviderConfig } from "../support/builders.ts";
+import { accessGranted, createAccessRequest } from "../support/access-requests.ts";
+import { aCluster, aProviderConfig } from "../support/builders.ts";
 import { dockerKubeadmClass, TEAM_VARIABLE } from "../support/capi-classes.ts";
 import {
   type CapiManagement,
@@ -300,17 +300,11 @@ describe("the capi backend on Cluster API with Docker machines", { timeout: 900_
   });
 
   it("grants a token AccessRequest whose kubeconfig lists the workload cluster's nodes, labelled by the class's variable", async () => {
-    await management.custom.createNamespacedCustomObject({
-      ...RESOURCES.AccessRequest,
-      namespace: NS,
-      body: anAccessRequest({
-        name: "nodes",
-        namespace: NS,
-        clusterRef: { name: `${PREFIX}one`, namespace: NS },
-        token: {
-          permissions: [{ rules: [{ apiGroups: [""], resources: ["nodes"], verbs: ["get", "list"] }] }],
-        },
-      }),
+    await createAccessRequest(management.custom, NS, "nodes", {
+      clusterRef: { name: `${PREFIX}one`, namespace: NS },
+      token: {
+        permissions: [{ rules: [{ apiGroups: [""], resources: ["nodes"], verbs: ["get", "list"] }] }],
+      },
     });
     await accessGranted(management.custom, NS, "nodes", { timeoutMs: 120_000, intervalMs: 1_000 });
     const secret = await management.core.readNamespacedSecret({ namespace: NS, name: "nodes.kubeconfig" });

@@ -40,14 +40,14 @@ import { Engine } from "../../src/runtime/engine.ts";
 import { installingCrds } from "../../src/runtime/install-crds.ts";
 import { createLogger } from "../../src/runtime/logger.ts";
 import { apiSecretReader } from "../../src/runtime/secret-reader.ts";
-import { accessGranted } from "../support/access-granted.ts";
 import {
   bearerClient,
   configMapTokenRequest,
   expectConfigMapAccessOnly,
   statusOf,
 } from "../support/access-proofs.ts";
-import { aCluster, anAccessRequest, aProviderConfig } from "../support/builders.ts";
+import { accessGranted, createAccessRequest } from "../support/access-requests.ts";
+import { aCluster, aProviderConfig } from "../support/builders.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
 import { type CustomResource, readCustomObject } from "../support/maybe-absent.ts";
 import { startEngineCli } from "../support/processes.ts";
@@ -346,15 +346,7 @@ describe("the gardener backend on Gardener's API server", { timeout: 300_000 }, 
   });
 
   it("grants a token AccessRequest whose kubeconfig does exactly what was asked on the Shoot", async () => {
-    await custom.createNamespacedCustomObject({
-      ...RESOURCES.AccessRequest,
-      namespace: NS,
-      body: anAccessRequest({
-        name: "token",
-        namespace: NS,
-        ...configMapTokenRequest({ name: "one", namespace: NS }),
-      }),
-    });
+    await createAccessRequest(custom, NS, "token", configMapTokenRequest({ name: "one", namespace: NS }));
     await granted("token");
     const secret = await management.kubeConfig
       .makeApiClient(CoreV1Api)
@@ -380,28 +372,22 @@ describe("the gardener backend on Gardener's API server", { timeout: 300_000 }, 
         },
       ],
     });
-    await custom.createNamespacedCustomObject({
-      ...RESOURCES.AccessRequest,
-      namespace: NS,
-      body: anAccessRequest({
-        name: "oidc",
-        namespace: NS,
-        clusterRef: { name: "one", namespace: NS },
-        oidc: {
-          name: "corp",
-          issuer: issuer.url,
-          clientID: "gardener-test",
-          roleBindings: [
-            {
-              subjects: [
-                { kind: "Group", name: "readers" },
-                { kind: "User", name: "::root" },
-              ],
-              roleRefs: [{ kind: "ClusterRole", name: "view" }],
-            },
-          ],
-        },
-      }),
+    await createAccessRequest(custom, NS, "oidc", {
+      clusterRef: { name: "one", namespace: NS },
+      oidc: {
+        name: "corp",
+        issuer: issuer.url,
+        clientID: "gardener-test",
+        roleBindings: [
+          {
+            subjects: [
+              { kind: "Group", name: "readers" },
+              { kind: "User", name: "::root" },
+            ],
+            roleRefs: [{ kind: "ClusterRole", name: "view" }],
+          },
+        ],
+      },
     });
     await granted("oidc");
     const cluster = (await read<Cluster>(RESOURCES.Cluster, "one")) as Cluster;

@@ -31,9 +31,9 @@ import {
 } from "../../src/dev/gardener-garden-objects.ts";
 import { SimulatedGardenlet } from "../../src/dev/gardener-simulated-gardenlet.ts";
 import { GARDENER_KEYS, type Shoot } from "../../src/providers/gardener-shoot.ts";
-import { accessGranted } from "../support/access-granted.ts";
 import { configMapTokenRequest, expectConfigMapAccessOnly } from "../support/access-proofs.ts";
-import { aCluster, anAccessRequest, aProviderConfig } from "../support/builders.ts";
+import { accessGranted, createAccessRequest } from "../support/access-requests.ts";
+import { aCluster, aProviderConfig } from "../support/builders.ts";
 import {
   containerToolchain,
   createKindCluster,
@@ -253,15 +253,7 @@ describe("the gardener backend in a Pod of a kind cluster", { timeout: 600_000 }
       `gardener from a Pod: Cluster Ready ${Math.round(performance.now() - started)} ms after kubectl apply -k (Shoot ${projectNamespace}/${shoot?.metadata.name}, API server ${cluster?.status?.endpoints?.[0]?.url})`,
     );
 
-    await custom.createNamespacedCustomObject({
-      ...RESOURCES.AccessRequest,
-      namespace: NS,
-      body: anAccessRequest({
-        name: "token",
-        namespace: NS,
-        ...configMapTokenRequest({ name: "first", namespace: NS }),
-      }),
-    });
+    await createAccessRequest(custom, NS, "token", configMapTokenRequest({ name: "first", namespace: NS }));
     await accessGranted(custom, NS, "token", { timeoutMs: 120_000, intervalMs: 1_000 });
     const secret = await management.kubeConfig
       .makeApiClient(CoreV1Api)
@@ -328,15 +320,12 @@ describe("the gardener backend in a Pod of a kind cluster", { timeout: 600_000 }
         ),
       { what: "a new Pod leading", timeoutMs: 120_000, intervalMs: 1_000 },
     );
-    await custom.createNamespacedCustomObject({
-      ...RESOURCES.AccessRequest,
-      namespace: NS,
-      body: anAccessRequest({
-        name: "after-move",
-        namespace: NS,
-        ...configMapTokenRequest({ name: "first", namespace: NS }),
-      }),
-    });
+    await createAccessRequest(
+      custom,
+      NS,
+      "after-move",
+      configMapTokenRequest({ name: "first", namespace: NS }),
+    );
     await accessGranted(custom, NS, "after-move", {
       what: `AccessRequest after-move Granted by the new leader ${leader}`,
       timeoutMs: 120_000,
@@ -358,15 +347,12 @@ describe("the gardener backend in a Pod of a kind cluster", { timeout: 600_000 }
     // Revoked: robot-a's token no longer authenticates, so whatever the Pod does next, it does as robot-b.
     await gardenCore.deleteNamespacedServiceAccount({ namespace: "default", name: "robot-a" });
     // Granting asks the garden for the Shoot and its adminkubeconfig anew.
-    await custom.createNamespacedCustomObject({
-      ...RESOURCES.AccessRequest,
-      namespace: NS,
-      body: anAccessRequest({
-        name: "after-rotation",
-        namespace: NS,
-        ...configMapTokenRequest({ name: "first", namespace: NS }),
-      }),
-    });
+    await createAccessRequest(
+      custom,
+      NS,
+      "after-rotation",
+      configMapTokenRequest({ name: "first", namespace: NS }),
+    );
     await accessGranted(custom, NS, "after-rotation", { timeoutMs: 120_000, intervalMs: 1_000 });
     // Both at once: the last request gone, the engine removes its namespace on the Shoot (a request arriving
     // while that namespace terminates is refused there, 403, until it is gone).

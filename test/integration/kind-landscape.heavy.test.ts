@@ -23,13 +23,13 @@ import type { ClusterProfile } from "../../src/api/cluster-profile.ts";
 import type { ClusterRequest } from "../../src/api/cluster-request.ts";
 import { ANNOTATIONS, LABELS, RESOURCES } from "../../src/api/constants.ts";
 import { KIND_NAME_ANNOTATION, kindClusterName } from "../../src/providers/kind.ts";
-import { accessGranted } from "../support/access-granted.ts";
 import {
   configMapAnswersFromPod,
   configMapTokenRequest,
   expectConfigMapAccessOnly,
 } from "../support/access-proofs.ts";
-import { aCluster, aClusterRequest, anAccessRequest, aProviderConfig } from "../support/builders.ts";
+import { accessGranted, createAccessRequest } from "../support/access-requests.ts";
+import { aCluster, aClusterRequest, aProviderConfig } from "../support/builders.ts";
 import {
   containersNamed,
   containerToolchain,
@@ -359,17 +359,11 @@ describe("openMCP's kind landscape, the engine its kind ClusterProvider", { time
   });
 
   it("grants a token AccessRequest whose kubeconfig does exactly what was asked, from a Pod and from the host", async () => {
-    await custom.createNamespacedCustomObject({
-      ...RESOURCES.AccessRequest,
-      namespace: NS,
-      // As openMCP's mcp flow asks: for the ClusterRequest's cluster, by the request.
-      body: anAccessRequest({
-        name: "mcp",
-        namespace: NS,
-        ...configMapTokenRequest({ name: mcp.metadata.name ?? "", namespace: NS }),
-        clusterRef: undefined,
-        requestRef: { name: "mcp", namespace: NS },
-      }),
+    // As openMCP's mcp flow asks: for the ClusterRequest's cluster, by the request.
+    await createAccessRequest(custom, NS, "mcp", {
+      ...configMapTokenRequest({ name: mcp.metadata.name ?? "", namespace: NS }),
+      clusterRef: undefined,
+      requestRef: { name: "mcp", namespace: NS },
     });
     const granted = await accessGranted(custom, NS, "mcp", { timeoutMs: 180_000, intervalMs: 1_000 });
     const external = mcp.status?.endpoints?.find((e) => e.name === "apiserver-external")?.url;
@@ -547,15 +541,12 @@ describe("openMCP's kind landscape, the engine its kind ClusterProvider", { time
     made.push(name);
     const ready = await clusterReady("by-deploy");
     expect(await containersNamed(name)).toEqual([`${name}-control-plane`]);
-    await custom.createNamespacedCustomObject({
-      ...RESOURCES.AccessRequest,
-      namespace: NS,
-      body: anAccessRequest({
-        name: "by-deploy",
-        namespace: NS,
-        ...configMapTokenRequest({ name: "by-deploy", namespace: NS }),
-      }),
-    });
+    await createAccessRequest(
+      custom,
+      NS,
+      "by-deploy",
+      configMapTokenRequest({ name: "by-deploy", namespace: NS }),
+    );
     const granted = await accessGranted(custom, NS, "by-deploy", { timeoutMs: 180_000, intervalMs: 1_000 });
     const secret = await platform.kubeConfig
       .makeApiClient(CoreV1Api)

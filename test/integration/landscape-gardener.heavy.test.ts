@@ -20,9 +20,8 @@ import { stopPersistentControlPlane } from "../../src/controlplane/persistent-co
 import { type Garden, startGarden } from "../../src/dev/gardener-apiserver.ts";
 import { applyCloudProfile, CORE, createProject } from "../../src/dev/gardener-garden-objects.ts";
 import { SimulatedGardenlet } from "../../src/dev/gardener-simulated-gardenlet.ts";
-import { accessGranted } from "../support/access-granted.ts";
 import { configMapTokenRequest, expectConfigMapAccessOnly } from "../support/access-proofs.ts";
-import { anAccessRequest } from "../support/builders.ts";
+import { accessGranted, createAccessRequest } from "../support/access-requests.ts";
 import { isAlive, streamEngineCli } from "../support/processes.ts";
 
 const NS = LANDSCAPE_NAMESPACE;
@@ -123,15 +122,12 @@ describe("landscape up on gardener, from nothing", { timeout: 1_200_000 }, () =>
 
   it("grants a token AccessRequest on the mcp cluster through the engine process", async () => {
     const mcp = (await read<ClusterRequest>(RESOURCES.ClusterRequest, "mcp")).status?.cluster;
-    await custom.createNamespacedCustomObject({
-      ...RESOURCES.AccessRequest,
-      namespace: NS,
-      body: anAccessRequest({
-        name: "mcp",
-        namespace: NS,
-        ...configMapTokenRequest({ name: mcp?.name ?? "", namespace: mcp?.namespace ?? NS }),
-      }),
-    });
+    await createAccessRequest(
+      custom,
+      NS,
+      "mcp",
+      configMapTokenRequest({ name: mcp?.name ?? "", namespace: mcp?.namespace ?? NS }),
+    );
     const granted = await accessGranted(custom, NS, "mcp", { timeoutMs: 120_000, intervalMs: 1_000 });
     const secret = await platform
       .makeApiClient(CoreV1Api)

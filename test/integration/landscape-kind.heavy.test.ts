@@ -19,9 +19,8 @@ import { LANDSCAPE_NAMESPACE } from "../../src/cli/landscape/landscape-plan.ts";
 import { stopPersistentControlPlane } from "../../src/controlplane/persistent-control-plane.ts";
 import { clusterTarget } from "../../src/machines/cluster/step.ts";
 import { kindNameOf } from "../../src/providers/kind.ts";
-import { accessGranted } from "../support/access-granted.ts";
 import { configMapAnswersFromPod, configMapTokenRequest } from "../support/access-proofs.ts";
-import { anAccessRequest } from "../support/builders.ts";
+import { accessGranted, createAccessRequest } from "../support/access-requests.ts";
 import { containersNamed, containerToolchain, docker, run } from "../support/containers.ts";
 import { streamEngineCli } from "../support/processes.ts";
 
@@ -117,16 +116,10 @@ describe("landscape up on kind, from nothing", { timeout: 1_800_000 }, () => {
 
   it("grants a token AccessRequest on the mcp cluster, whose kubeconfig works from a Pod of the platform cluster", async () => {
     const mcp = (await read<ClusterRequest>(RESOURCES.ClusterRequest, "mcp")).status?.cluster;
-    await custom.createNamespacedCustomObject({
-      ...RESOURCES.AccessRequest,
-      namespace: NS,
-      body: anAccessRequest({
-        name: "mcp",
-        namespace: NS,
-        ...configMapTokenRequest({ name: mcp?.name ?? "", namespace: mcp?.namespace ?? NS }),
-        clusterRef: undefined,
-        requestRef: { name: "mcp", namespace: NS },
-      }),
+    await createAccessRequest(custom, NS, "mcp", {
+      ...configMapTokenRequest({ name: mcp?.name ?? "", namespace: mcp?.namespace ?? NS }),
+      clusterRef: undefined,
+      requestRef: { name: "mcp", namespace: NS },
     });
     const granted = await accessGranted(custom, NS, "mcp", { timeoutMs: 180_000, intervalMs: 1_000 });
     const secretName = granted.status?.secretRef?.name ?? "";

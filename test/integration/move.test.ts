@@ -13,8 +13,8 @@ import { handoverSecretName, IDENTITY_ANNOTATION, PAUSED_ANNOTATION } from "../.
 import { type MovePoint, moveObjects } from "../../src/cli/move.ts";
 import { ACCESS_NAMESPACE } from "../../src/machines/access-request/names.ts";
 import { SimulatedBackend } from "../../src/providers/simulated.ts";
-import { isGranted } from "../support/access-granted.ts";
 import { configMapTokenRequest, statusOf } from "../support/access-proofs.ts";
+import { isGranted } from "../support/access-requests.ts";
 import { aCluster, anAccessRequest } from "../support/builders.ts";
 import { eventually } from "../support/eventually.ts";
 import { grantingSimulatedBackend } from "../support/granting-simulated-backend.ts";

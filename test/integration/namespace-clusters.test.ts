@@ -23,7 +23,8 @@ import type { Cluster } from "../../src/api/cluster.ts";
 import { RESOURCES } from "../../src/api/constants.ts";
 import { silentLogger } from "../../src/api/logger.ts";
 import { statusOf } from "../support/access-proofs.ts";
-import { aCluster, anAccessRequest, aProviderConfig } from "../support/builders.ts";
+import { createAccessRequest } from "../support/access-requests.ts";
+import { aCluster, aProviderConfig } from "../support/builders.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
 import { startWorld, type World } from "../support/world.ts";
 
@@ -92,22 +93,16 @@ describe("a namespace cluster under the engine", () => {
     const clusterRolesBefore = (
       await world.controlPlane.kubeConfig.makeApiClient(RbacAuthorizationV1Api).listClusterRoleBinding()
     ).items.map((binding) => binding.metadata?.name);
-    await custom.createNamespacedCustomObject({
-      ...RESOURCES.AccessRequest,
-      namespace: NS,
-      body: anAccessRequest({
-        name: "reader",
-        namespace: NS,
-        clusterRef: { name: "acme", namespace: NS },
-        token: {
-          permissions: [
-            {
-              namespace: tenant,
-              rules: [{ apiGroups: [""], resources: ["configmaps"], verbs: ["get", "list", "create"] }],
-            },
-          ],
-        },
-      }),
+    await createAccessRequest(custom, NS, "reader", {
+      clusterRef: { name: "acme", namespace: NS },
+      token: {
+        permissions: [
+          {
+            namespace: tenant,
+            rules: [{ apiGroups: [""], resources: ["configmaps"], verbs: ["get", "list", "create"] }],
+          },
+        ],
+      },
     });
     const request = await waitUntil<AccessRequest>(
       RESOURCES.AccessRequest,
@@ -140,15 +135,9 @@ describe("a namespace cluster under the engine", () => {
   });
 
   it("denies a request for cluster-wide rights, naming why", async () => {
-    await custom.createNamespacedCustomObject({
-      ...RESOURCES.AccessRequest,
-      namespace: NS,
-      body: anAccessRequest({
-        name: "wide",
-        namespace: NS,
-        clusterRef: { name: "acme", namespace: NS },
-        token: { permissions: [{ rules: [{ apiGroups: [""], resources: ["nodes"], verbs: ["list"] }] }] },
-      }),
+    await createAccessRequest(custom, NS, "wide", {
+      clusterRef: { name: "acme", namespace: NS },
+      token: { permissions: [{ rules: [{ apiGroups: [""], resources: ["nodes"], verbs: ["list"] }] }] },
     });
     const request = await waitUntil<AccessRequest>(
       RESOURCES.AccessRequest,

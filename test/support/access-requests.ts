@@ -1,10 +1,25 @@
-/** Waiting for an AccessRequest to be Granted: what every access test awaits before it uses what was issued. */
+/** AccessRequests in tests: creating one on the API server, and waiting until it is Granted. */
 
 import type { CustomObjectsApi } from "@kubernetes/client-node";
-import type { AccessRequest } from "../../src/api/access-request.ts";
+import type { AccessRequest, AccessRequestSpec } from "../../src/api/access-request.ts";
 import { RESOURCES } from "../../src/api/constants.ts";
+import { anAccessRequest } from "./builders.ts";
 import { type EventuallyOptions, eventually, satisfying } from "./eventually.ts";
 import { readCustomObject } from "./maybe-absent.ts";
+
+/** Creates the AccessRequest `namespace/name` asking for `spec`. */
+export async function createAccessRequest(
+  custom: CustomObjectsApi,
+  namespace: string,
+  name: string,
+  spec: AccessRequestSpec,
+): Promise<void> {
+  await custom.createNamespacedCustomObject({
+    ...RESOURCES.AccessRequest,
+    namespace,
+    body: anAccessRequest({ ...spec, name, namespace }),
+  });
+}
 
 export const isGranted = (request: AccessRequest | undefined): boolean =>
   request?.status?.phase === "Granted";
