@@ -45,6 +45,7 @@ import {
   createKindCluster,
   docker,
   forbiddenLogLines,
+  removeContainersQuietly,
   type TestKindCluster,
 } from "../support/containers.ts";
 import { eventually } from "../support/eventually.ts";
@@ -190,10 +191,7 @@ beforeAll(async () => {
 afterAll(async () => {
   // What the engine made from its Pod goes with the test, passed or failed (the engine that would delete it goes
   // with the management cluster); then the management cluster.
-  for (const name of made) {
-    for (const container of await containersNamed(name).catch(() => [] as string[]))
-      await docker("rm", "-f", "-v", container).catch(() => undefined);
-  }
+  await removeContainersQuietly(made);
   await management?.delete();
   rmSync(work, { recursive: true, force: true });
   rmSync(STATE, { recursive: true, force: true });

@@ -36,6 +36,7 @@ import {
   createKindCluster,
   docker,
   forbiddenLogLines,
+  removeContainersQuietly,
   run,
   type TestKindCluster,
 } from "../support/containers.ts";
@@ -238,10 +239,7 @@ beforeAll(async () => {
 afterAll(async () => {
   // What the engine made from its Pod goes with the test, passed or failed (its node containers: the engine
   // that would delete them goes with the platform); then the platform.
-  for (const name of made) {
-    for (const container of await containersNamed(name).catch(() => [] as string[]))
-      await docker("rm", "-f", "-v", container).catch(() => undefined);
-  }
+  await removeContainersQuietly(made);
   await platform?.delete();
   rmSync(work, { recursive: true, force: true });
   rmSync(STATE, { recursive: true, force: true });

@@ -21,7 +21,7 @@ import { clusterTarget } from "../../src/machines/cluster/step.ts";
 import { kindNameOf } from "../../src/providers/kind.ts";
 import { configMapAnswersFromPod, configMapTokenRequest } from "../support/access-proofs.ts";
 import { accessGranted, createAccessRequest } from "../support/access-requests.ts";
-import { containersNamed, containerToolchain, docker, run } from "../support/containers.ts";
+import { containersNamed, containerToolchain, removeContainersQuietly, run } from "../support/containers.ts";
 import { streamEngineCli } from "../support/processes.ts";
 
 const tools = containerToolchain();
@@ -53,9 +53,7 @@ const read = async <T>(resource: (typeof RESOURCES)[keyof typeof RESOURCES], nam
   (await custom.getNamespacedCustomObject({ ...resource, namespace, name })) as T;
 
 afterAll(async () => {
-  for (const name of made)
-    for (const container of await containersNamed(name).catch(() => [] as string[]))
-      await docker("rm", "-f", "-v", container).catch(() => undefined);
+  await removeContainersQuietly(made);
   await stopPersistentControlPlane(join(folder, "bootstrap"), { remove: true }).catch(() => undefined);
   rmSync(work, { recursive: true, force: true });
 }, 300_000);
