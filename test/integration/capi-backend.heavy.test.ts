@@ -37,7 +37,7 @@ import {
 import { containersNamed, docker } from "../support/containers.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
 import { type CustomResource, readCustomObject } from "../support/maybe-absent.ts";
-import { startEngineCli } from "../support/processes.ts";
+import { engineRunArgs, startEngineCli } from "../support/processes.ts";
 
 const NS = "capi-test";
 /** Where the CAPI Clusters go (the ProviderConfig's settings.namespace). */
@@ -114,18 +114,19 @@ beforeAll(async () => {
     namespaces: [NS, CAPI_NS],
     docker: true,
   });
-  first = startEngineCli([
-    "run",
-    "--backend=capi",
-    `--backend-option=kubeconfig=${management.controlPlane.kubeconfigPath}`,
-    `--provider-name=${PROVIDER}`,
-    "--environment=test",
-    `--kubeconfig=${management.controlPlane.kubeconfigPath}`,
-    `--state-dir=${stateRoot}`,
-    "--no-leader-elect",
-    "--metrics-bind-address=0",
-    "--health-probe-bind-address=0",
-  ]);
+  first = startEngineCli(
+    engineRunArgs(
+      {
+        provider: PROVIDER,
+        environment: "test",
+        kubeconfig: management.controlPlane.kubeconfigPath,
+        stateDir: stateRoot,
+      },
+      "--backend=capi",
+      `--backend-option=kubeconfig=${management.controlPlane.kubeconfigPath}`,
+      "--no-leader-elect",
+    ),
+  );
   await management.custom.createClusterCustomObject({
     ...RESOURCES.ProviderConfig,
     body: aProviderConfig({

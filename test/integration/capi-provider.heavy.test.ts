@@ -23,6 +23,7 @@ import { idle, reconciles } from "../support/engine-signals.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
 import { killNineMidway } from "../support/kill-nine.ts";
 import { type CustomResource, orAbsent, readCustomObject } from "../support/maybe-absent.ts";
+import { engineRunArgs } from "../support/processes.ts";
 
 const NAMESPACE = "capi";
 let controlPlane: ControlPlane;
@@ -365,18 +366,17 @@ describe("the contract's waits and hands-off rules (simulated backend)", () => {
 describe("the controller killed with kill -9 mid-provisioning", () => {
   it("orders exactly one cluster at the backend and still reaches Provisioned after the restart", async () => {
     const state = join(folder, "kill");
-    const args = [
-      "run",
+    const args = engineRunArgs(
+      {
+        provider: "capi-kill",
+        environment: "test",
+        kubeconfig: controlPlane.kubeconfigPath,
+        stateDir: state,
+      },
       "--capi",
-      "--provider-name=capi-kill",
-      "--environment=test",
-      `--kubeconfig=${controlPlane.kubeconfigPath}`,
-      `--state-dir=${state}`,
       "--backend-option=provisionDelay=4s",
-      "--metrics-bind-address=0",
-      "--health-probe-bind-address=0",
       "--no-schedule",
-    ];
+    );
     // A config of its own: the config "sim" belongs to capi-sim.
     await custom.createClusterCustomObject({
       ...RESOURCES.ProviderConfig,

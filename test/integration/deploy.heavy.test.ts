@@ -32,7 +32,7 @@ import { installCrds } from "../../src/runtime/install-crds.ts";
 import { aCluster, anAccessRequest, aProviderConfig } from "../support/builders.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
 import { renderKustomization } from "../support/kustomize.ts";
-import { startEngineCli } from "../support/processes.ts";
+import { engineRunArgs, startEngineCli } from "../support/processes.ts";
 
 const root = join(import.meta.dirname, "..", "..");
 const base = join(root, "deploy", "base");
@@ -401,18 +401,19 @@ describe("the controller's rights on the Cluster API side", () => {
       ...RESOURCES.ProviderConfig,
       body: aProviderConfig({ name: "capi-sim", backend: "simulated" }),
     });
-    const engine = startEngineCli([
-      "run",
-      "--capi",
-      "--provider-name=rbac",
-      "--environment=default",
-      `--kubeconfig=${kubeconfigFile}`,
-      `--state-dir=${join(folder, "state")}`,
-      "--backend-option=delay=200ms",
-      "--metrics-bind-address=0",
-      "--health-probe-bind-address=0",
-      "--no-leader-elect",
-    ]);
+    const engine = startEngineCli(
+      engineRunArgs(
+        {
+          provider: "rbac",
+          environment: "default",
+          kubeconfig: kubeconfigFile,
+          stateDir: join(folder, "state"),
+        },
+        "--capi",
+        "--backend-option=delay=200ms",
+        "--no-leader-elect",
+      ),
+    );
     try {
       // The CAPI Cluster and the owner reference its controller would set (no CAPI manager here).
       const cluster = (await admin.createNamespacedCustomObject({

@@ -34,7 +34,7 @@ import { silentLogger } from "../../src/runtime/logger.ts";
 import { aProviderConfig } from "../support/builders.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
 import { type CustomResource, orAbsent, readCustomObject } from "../support/maybe-absent.ts";
-import { startEngineCli } from "../support/processes.ts";
+import { engineRunArgs, startEngineCli } from "../support/processes.ts";
 
 const NAMESPACE = "ecp";
 const INFRA_GROUP = CONTROLPLANE_RESOURCES.EngineControlPlaneInfrastructure.group;
@@ -528,18 +528,12 @@ describe("versions and pausing (simulated backend)", () => {
 describe("the controller killed with kill -9 mid-provisioning", () => {
   it("orders exactly one control plane at the backend and still initializes it after the restart", async () => {
     const state = join(folder, "kill");
-    const args = [
-      "run",
+    const args = engineRunArgs(
+      { provider: "cp-kill", environment: "test", kubeconfig: controlPlane.kubeconfigPath, stateDir: state },
       "--capi",
-      "--provider-name=cp-kill",
-      "--environment=test",
-      `--kubeconfig=${controlPlane.kubeconfigPath}`,
-      `--state-dir=${state}`,
       "--backend-option=provisionDelay=4s",
-      "--metrics-bind-address=0",
-      "--health-probe-bind-address=0",
       "--no-schedule",
-    ];
+    );
     await custom.createClusterCustomObject({
       ...RESOURCES.ProviderConfig,
       body: aProviderConfig({ name: "kill-sim", backend: "simulated", providerRef: { name: "cp-kill" } }),

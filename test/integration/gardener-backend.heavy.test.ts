@@ -50,7 +50,7 @@ import { accessGranted, createAccessRequest } from "../support/access-requests.t
 import { aCluster, aProviderConfig } from "../support/builders.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
 import { type CustomResource, readCustomObject } from "../support/maybe-absent.ts";
-import { startEngineCli } from "../support/processes.ts";
+import { engineRunArgs, startEngineCli } from "../support/processes.ts";
 
 const NS = "gardener-test";
 const PROVIDER = "gardener-test";
@@ -673,17 +673,13 @@ describe("the gardener backend on Gardener's API server", { timeout: 300_000 }, 
     });
     const stateDir = mkdtempSync(join(tmpdir(), "gardener-kill-"));
     const run = () =>
-      startEngineCli([
-        "run",
-        "--backend=gardener",
-        "--provider-name=gkill",
-        "--environment=test",
-        `--kubeconfig=${management.kubeconfigPath}`,
-        `--state-dir=${stateDir}`,
-        "--no-leader-elect",
-        "--metrics-bind-address=0",
-        "--health-probe-bind-address=0",
-      ]);
+      startEngineCli(
+        engineRunArgs(
+          { provider: "gkill", environment: "test", kubeconfig: management.kubeconfigPath, stateDir },
+          "--backend=gardener",
+          "--no-leader-elect",
+        ),
+      );
     const first = run();
     let second: ReturnType<typeof run> | undefined;
     try {

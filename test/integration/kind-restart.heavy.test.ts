@@ -16,7 +16,7 @@ import { startApiServerWith } from "../support/cluster-harness.ts";
 import { containersNamed, containerToolchain, run } from "../support/containers.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
 import { readCustomObject } from "../support/maybe-absent.ts";
-import { isAlive, startEngineCli } from "../support/processes.ts";
+import { engineRunArgs, isAlive, startEngineCli } from "../support/processes.ts";
 
 const NS = "kind-restart";
 const tools = containerToolchain();
@@ -26,19 +26,20 @@ let custom: CustomObjectsApi;
 const engines: ReturnType<typeof startEngineCli>[] = [];
 
 const startEngine = () => {
-  const engine = startEngineCli([
-    "run",
-    "--provider-name=kind-test",
-    "--environment=test",
-    `--kubeconfig=${controlPlane.kubeconfigPath}`,
-    "--backend=kind",
-    `--backend-option=kind=${tools.kind}`,
-    `--backend-option=docker=${tools.docker}`,
-    `--state-dir=${stateDirectory}`,
-    "--no-leader-elect",
-    "--metrics-bind-address=0",
-    "--health-probe-bind-address=0",
-  ]);
+  const engine = startEngineCli(
+    engineRunArgs(
+      {
+        provider: "kind-test",
+        environment: "test",
+        kubeconfig: controlPlane.kubeconfigPath,
+        stateDir: stateDirectory,
+      },
+      "--backend=kind",
+      `--backend-option=kind=${tools.kind}`,
+      `--backend-option=docker=${tools.docker}`,
+      "--no-leader-elect",
+    ),
+  );
   engines.push(engine);
   return engine;
 };
