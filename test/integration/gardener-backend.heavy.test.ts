@@ -8,13 +8,7 @@
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import {
-  ApiException,
-  CoreV1Api,
-  CustomObjectsApi,
-  KubeConfig,
-  RbacAuthorizationV1Api,
-} from "@kubernetes/client-node";
+import { CoreV1Api, CustomObjectsApi, KubeConfig, RbacAuthorizationV1Api } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ClusterTarget } from "../../src/api/backend.ts";
 import type { Cluster } from "../../src/api/cluster.ts";
@@ -22,7 +16,7 @@ import type { ClusterPool } from "../../src/api/cluster-pool.ts";
 import type { ClusterProfile } from "../../src/api/cluster-profile.ts";
 import { ANNOTATIONS, ENGINE_API_VERSION, LABELS, RESOURCES } from "../../src/api/constants.ts";
 import type { ProviderConfig } from "../../src/api/provider-config.ts";
-import { type ControlPlane, startControlPlane } from "../../src/controlplane/control-plane.ts";
+import type { ControlPlane } from "../../src/controlplane/control-plane.ts";
 import { type Garden, startGarden } from "../../src/dev/gardener-apiserver.ts";
 import { findGardenerAssets } from "../../src/dev/gardener-assets.ts";
 import {
@@ -37,7 +31,6 @@ import { createBackend, type GardenerBackend } from "../../src/providers/gardene
 import { GARDENER_KEYS, memberShootName, type Shoot, shootName } from "../../src/providers/gardener-shoot.ts";
 import { systemClock } from "../../src/runtime/clock.ts";
 import { Engine } from "../../src/runtime/engine.ts";
-import { installingCrds } from "../../src/runtime/install-crds.ts";
 import { createLogger } from "../../src/runtime/logger.ts";
 import { apiSecretReader } from "../../src/runtime/secret-reader.ts";
 import {
@@ -48,8 +41,9 @@ import {
 } from "../support/access-proofs.ts";
 import { accessGranted, createAccessRequest } from "../support/access-requests.ts";
 import { aCluster, aProviderConfig } from "../support/builders.ts";
+import { startApiServerWith } from "../support/cluster-harness.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
-import { type CustomResource, readCustomObject } from "../support/maybe-absent.ts";
+import { type CustomResource, orAbsent, readCustomObject } from "../support/maybe-absent.ts";
 import { engineRunArgs, startEngineCli } from "../support/processes.ts";
 
 const NS = "gardener-test";
@@ -78,19 +72,8 @@ const reconciles = new Map<string, number>();
 const reconcilesOf = (name: string) => reconciles.get(`${NS}/${name}`) ?? 0;
 
 const read = <T>(resource: CustomResource, name: string) => readCustomObject<T>(custom, resource, NS, name);
-const readShoot = async (name: string) => {
-  try {
-    return (await gardenApi.getNamespacedCustomObject({
-      ...CORE,
-      namespace: projectNamespace,
-      plural: "shoots",
-      name,
-    })) as Shoot;
-  } catch (error) {
-    if (error instanceof ApiException && error.code === 404) return undefined;
-    throw error;
-  }
-};
+const readShoot = (name: string) =>
+  readCustomObject<Shoot>(gardenApi, { ...CORE, plural: "shoots" }, projectNamespace, name);
 const clusterWhere = (name: string, what: string, wanted: (c: Cluster) => boolean, timeoutMs = 120_000) =>
   eventually(
     async () => satisfying(await read<Cluster>(RESOURCES.Cluster, name), (c) => c !== undefined && wanted(c)),
@@ -146,14 +129,9 @@ async function createCluster(
 
 beforeAll(async () => {
   findGardenerAssets(); // builds gardener-apiserver once per machine (hack/gardener/build.sh)
-  [management, garden] = await Promise.all([
-    startControlPlane({ prepare: installingCrds("crds") }),
-    startGarden(),
-  ]);
-  custom = management.kubeConfig.makeApiClient(CustomObjectsApi);
+  [{ controlPlane: management, custom }, garden] = await Promise.all([startApiServerWith(NS), startGarden()]);
   gardenApi = garden.kubeConfig.makeApiClient(CustomObjectsApi);
   const core = management.kubeConfig.makeApiClient(CoreV1Api);
-  await core.createNamespace({ body: { metadata: { name: NS } } });
   await core.createNamespacedSecret({
     namespace: NS,
     body: {
@@ -784,12 +762,10 @@ describe("the gardener backend on Gardener's API server", { timeout: 300_000 }, 
   });
 
   it("serves a new Cluster from a ClusterPool: bound to the idle member's Shoot, Ready with no Shoot of its own, deleted with it", async () => {
-    const readPool = async () =>
-      (await custom
-        .getClusterCustomObject({ ...RESOURCES.ClusterPool, name: "warm" })
-        .catch((error: unknown) =>
-          error instanceof ApiException && error.code === 404 ? undefined : Promise.reject(error),
-        )) as ClusterPool | undefined;
+    const readPool = () =>
+      orAbsent(
+        custom.getClusterCustomObject({ ...RESOURCES.ClusterPool, name: "warm" }) as Promise<ClusterPool>,
+      );
     await custom.createClusterCustomObject({
       ...RESOURCES.ClusterPool,
       body: {

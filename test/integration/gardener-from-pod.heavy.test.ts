@@ -10,13 +10,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
-import {
-  ApiException,
-  CoreV1Api,
-  CustomObjectsApi,
-  KubeConfig,
-  RbacAuthorizationV1Api,
-} from "@kubernetes/client-node";
+import { CoreV1Api, CustomObjectsApi, KubeConfig, RbacAuthorizationV1Api } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AccessRequest } from "../../src/api/access-request.ts";
 import type { Cluster } from "../../src/api/cluster.ts";
@@ -42,7 +36,7 @@ import {
   type TestKindCluster,
 } from "../support/containers.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
-import { type CustomResource, readCustomObject } from "../support/maybe-absent.ts";
+import { type CustomResource, readCustomObject, writeSecret } from "../support/maybe-absent.ts";
 
 const tools = containerToolchain();
 const ROOT = join(import.meta.dirname, "..", "..");
@@ -110,16 +104,8 @@ async function robotKubeconfig(name: string): Promise<string> {
 }
 
 /** Writes Secret `openmcp-engine-system/garden` (created or replaced), where the ProviderConfig points. */
-async function writeGardenSecret(kubeconfig: string): Promise<void> {
-  const core = management.kubeConfig.makeApiClient(CoreV1Api);
-  const body = { metadata: { name: "garden" }, stringData: { kubeconfig } };
-  try {
-    await core.replaceNamespacedSecret({ namespace: SYSTEM, name: "garden", body });
-  } catch (error) {
-    if (!(error instanceof ApiException && error.code === 404)) throw error;
-    await core.createNamespacedSecret({ namespace: SYSTEM, body });
-  }
-}
+const writeGardenSecret = (kubeconfig: string): Promise<void> =>
+  writeSecret(management.kubeConfig.makeApiClient(CoreV1Api), SYSTEM, "garden", { kubeconfig });
 
 interface PodInfo {
   readonly name: string;

@@ -1,6 +1,6 @@
-/** Reads of objects that may not exist: the API server's 404 is an answer (undefined); any other failure fails. */
+/** Objects that may not exist: a read answers undefined on 404, a write replaces or creates; any other failure fails. */
 
-import type { CustomObjectsApi } from "@kubernetes/client-node";
+import type { CoreV1Api, CustomObjectsApi } from "@kubernetes/client-node";
 import { isNotFound } from "../../src/api/error-message.ts";
 
 /** A custom resource's coordinates, as RESOURCES and the CAPI constants give them. */
@@ -28,3 +28,19 @@ export const readCustomObject = <T>(
   name: string,
 ): Promise<T | undefined> =>
   orAbsent(custom.getNamespacedCustomObject({ ...resource, namespace, name }) as Promise<T>);
+
+/** Writes the Secret `namespace/name` holding `stringData`: replaced where it exists, created where it does not. */
+export async function writeSecret(
+  core: CoreV1Api,
+  namespace: string,
+  name: string,
+  stringData: Record<string, string>,
+): Promise<void> {
+  const body = { metadata: { name }, stringData };
+  try {
+    await core.replaceNamespacedSecret({ namespace, name, body });
+  } catch (error) {
+    if (!isNotFound(error)) throw error;
+    await core.createNamespacedSecret({ namespace, body });
+  }
+}
