@@ -24,6 +24,7 @@ import { CACHES } from "../../src/runtime/kinds/caches.ts";
 import { createLogger } from "../../src/runtime/logger.ts";
 import { createConfigMap, expectStatuses, statusOf } from "../support/access-proofs.ts";
 import { createAccessRequest } from "../support/access-requests.ts";
+import { aBackendContext } from "../support/backend-context.ts";
 import { aCluster, aClusterProfile, aProviderConfig } from "../support/builders.ts";
 import { expectCondition } from "../support/conditions.ts";
 import { caughtUp } from "../support/engine-signals.ts";
@@ -90,13 +91,13 @@ const stateDirectory = mkdtempSync(join(tmpdir(), "access-local-"));
 
 /** A local backend on the test's state folder; its clusters outlive it unless `stopOnClose`. */
 const localBackend = (stopOnClose: boolean) =>
-  createLocalBackend({
-    stateDirectory,
-    options: { stopOnClose: String(stopOnClose) },
-    log: createLogger({ write: () => {} }),
-    clock: systemClock,
-    readSecret: async () => undefined,
-  });
+  createLocalBackend(
+    aBackendContext(
+      stateDirectory,
+      { stopOnClose: String(stopOnClose) },
+      { log: createLogger({ write: () => {} }) },
+    ),
+  );
 
 /** A controller process, as far as the engine is concerned: informers, queues, the backend. */
 async function startEngine(): Promise<void> {

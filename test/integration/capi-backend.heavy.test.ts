@@ -21,11 +21,11 @@ import {
   capiClusterName,
   type TopologyCluster,
 } from "../../src/providers/capi-topology.ts";
-import { systemClock } from "../../src/runtime/clock.ts";
 import { Engine } from "../../src/runtime/engine.ts";
 import { createLogger } from "../../src/runtime/logger.ts";
 import { apiSecretReader } from "../../src/runtime/secret-reader.ts";
 import { accessGranted, createAccessRequest } from "../support/access-requests.ts";
+import { aBackendContext } from "../support/backend-context.ts";
 import { aCluster, aProviderConfig } from "../support/builders.ts";
 import { dockerKubeadmClass, TEAM_VARIABLE } from "../support/capi-classes.ts";
 import {
@@ -144,14 +144,17 @@ beforeAll(async () => {
 /** The engine of this process on the killed one's state folder, as `run --backend=capi --state-dir` makes it. */
 async function startEngineHere(): Promise<Engine> {
   const kubeConfig = management.controlPlane.kubeConfig;
-  backend = (await createBackend({
-    stateDirectory: join(stateRoot, "capi"),
+  backend = (await createBackend(
     // The management cluster is the engine's own API server, named as a file.
-    options: { kubeconfig: management.controlPlane.kubeconfigPath },
-    log: createLogger({ write: (line) => logLines.push(line) }),
-    clock: systemClock,
-    readSecret: apiSecretReader(kubeConfig),
-  })) as CapiBackend;
+    aBackendContext(
+      join(stateRoot, "capi"),
+      { kubeconfig: management.controlPlane.kubeconfigPath },
+      {
+        log: createLogger({ write: (line) => logLines.push(line) }),
+        readSecret: apiSecretReader(kubeConfig),
+      },
+    ),
+  )) as CapiBackend;
   const started = new Engine({
     kubeConfig,
     providerName: PROVIDER,

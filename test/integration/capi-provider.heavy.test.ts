@@ -13,11 +13,10 @@ import { type ControlPlane, startControlPlane } from "../../src/controlplane/con
 import { type CapiManager, startCapiManager } from "../../src/dev/capi-manager.ts";
 import { createBackend as createLocalBackend } from "../../src/providers/local.ts";
 import { SimulatedBackend } from "../../src/providers/simulated.ts";
-import { systemClock } from "../../src/runtime/clock.ts";
 import { Engine } from "../../src/runtime/engine.ts";
 import { installCrds, installingCrds } from "../../src/runtime/install-crds.ts";
 import { CACHES } from "../../src/runtime/kinds/caches.ts";
-import { silentLogger } from "../../src/runtime/logger.ts";
+import { aBackendContext } from "../support/backend-context.ts";
 import { aProviderConfig } from "../support/builders.ts";
 import { idle, reconciles } from "../support/engine-signals.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
@@ -87,13 +86,7 @@ beforeAll(async () => {
       body: aProviderConfig({ name, backend, providerRef: { name: provider } }),
     });
   }
-  const local = await createLocalBackend({
-    stateDirectory: join(folder, "local"),
-    options: { stopOnClose: "true" },
-    log: silentLogger,
-    clock: systemClock,
-    readSecret: async () => undefined,
-  });
+  const local = await createLocalBackend(aBackendContext(join(folder, "local"), { stopOnClose: "true" }));
   backends.push(local);
   await startEngine("capi-sim", new SimulatedBackend({ provisionDelayMs: 500, deleteDelayMs: 300 }));
   await startEngine("capi-local", local);

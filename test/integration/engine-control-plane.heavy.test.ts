@@ -27,10 +27,9 @@ import { type ControlPlane, startControlPlane } from "../../src/controlplane/con
 import { type CapiManager, startCapiManager } from "../../src/dev/capi-manager.ts";
 import { createBackend as createLocalBackend } from "../../src/providers/local.ts";
 import { SimulatedBackend } from "../../src/providers/simulated.ts";
-import { systemClock } from "../../src/runtime/clock.ts";
 import { Engine } from "../../src/runtime/engine.ts";
 import { installCrds, installingCrds } from "../../src/runtime/install-crds.ts";
-import { silentLogger } from "../../src/runtime/logger.ts";
+import { aBackendContext } from "../support/backend-context.ts";
 import { aProviderConfig } from "../support/builders.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
 import { type CustomResource, orAbsent, readCustomObject } from "../support/maybe-absent.ts";
@@ -112,13 +111,7 @@ beforeAll(async () => {
       body: aProviderConfig({ name, backend, providerRef: { name: provider } }),
     });
   }
-  local = await createLocalBackend({
-    stateDirectory: join(folder, "local"),
-    options: { stopOnClose: "true" },
-    log: silentLogger,
-    clock: systemClock,
-    readSecret: async () => undefined,
-  });
+  local = await createLocalBackend(aBackendContext(join(folder, "local"), { stopOnClose: "true" }));
   await startEngine(
     "cp-sim",
     new SimulatedBackend({ provisionDelayMs: 500, updateDelayMs: 800, deleteDelayMs: 300 }),

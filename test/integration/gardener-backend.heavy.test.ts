@@ -29,7 +29,6 @@ import { SimulatedGardenlet } from "../../src/dev/gardener-simulated-gardenlet.t
 import { type OidcIssuer, startOidcIssuer } from "../../src/dev/oidc-issuer.ts";
 import { createBackend, type GardenerBackend } from "../../src/providers/gardener.ts";
 import { GARDENER_KEYS, memberShootName, type Shoot, shootName } from "../../src/providers/gardener-shoot.ts";
-import { systemClock } from "../../src/runtime/clock.ts";
 import { Engine } from "../../src/runtime/engine.ts";
 import { createLogger } from "../../src/runtime/logger.ts";
 import { apiSecretReader } from "../../src/runtime/secret-reader.ts";
@@ -40,6 +39,7 @@ import {
   statusOf,
 } from "../support/access-proofs.ts";
 import { accessGranted, createAccessRequest } from "../support/access-requests.ts";
+import { aBackendContext } from "../support/backend-context.ts";
 import { aCluster, aProviderConfig } from "../support/builders.ts";
 import { startApiServerWith } from "../support/cluster-harness.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
@@ -164,13 +164,16 @@ beforeAll(async () => {
     hold: (shoot) => shoot.metadata.labels?.[HOLD] === "true" && !released,
     fail: (shoot) => shoot.metadata.labels?.[FAIL],
   });
-  backend = (await createBackend({
-    stateDirectory,
-    options: {},
-    log: createLogger({ write: (line) => logLines.push(line) }),
-    clock: systemClock,
-    readSecret: apiSecretReader(management.kubeConfig),
-  })) as GardenerBackend;
+  backend = (await createBackend(
+    aBackendContext(
+      stateDirectory,
+      {},
+      {
+        log: createLogger({ write: (line) => logLines.push(line) }),
+        readSecret: apiSecretReader(management.kubeConfig),
+      },
+    ),
+  )) as GardenerBackend;
   // Counts create calls per Cluster, to see that a refused Shoot is retried with backoff, not in a storm.
   const counted = new Proxy(backend, {
     get(real, property) {

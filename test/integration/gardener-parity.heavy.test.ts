@@ -25,9 +25,9 @@ import {
 } from "../../src/dev/gardener-garden-objects.ts";
 import { createBackend, type GardenerBackend } from "../../src/providers/gardener.ts";
 import { GARDENER_KEYS, type Shoot, shootName } from "../../src/providers/gardener-shoot.ts";
-import { systemClock } from "../../src/runtime/clock.ts";
 import { createLogger } from "../../src/runtime/logger.ts";
 import { apiSecretReader } from "../../src/runtime/secret-reader.ts";
+import { aBackendContext } from "../support/backend-context.ts";
 import { startApiServerWith } from "../support/cluster-harness.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
 import { readCustomObject, writeSecret } from "../support/maybe-absent.ts";
@@ -148,13 +148,16 @@ beforeAll(async () => {
   projectNamespace = await createProject(garden.kubeConfig, "par");
   await gardenRobot("robot-a");
   await writeGardenSecret(await serviceAccountKubeconfig("robot-a"));
-  backend = (await createBackend({
-    stateDirectory,
-    options: {},
-    log: createLogger({ write: (line) => logLines.push(line) }),
-    clock: systemClock,
-    readSecret: apiSecretReader(management.kubeConfig),
-  })) as GardenerBackend;
+  backend = (await createBackend(
+    aBackendContext(
+      stateDirectory,
+      {},
+      {
+        log: createLogger({ write: (line) => logLines.push(line) }),
+        readSecret: apiSecretReader(management.kubeConfig),
+      },
+    ),
+  )) as GardenerBackend;
 }, 3_600_000);
 
 afterAll(async () => {

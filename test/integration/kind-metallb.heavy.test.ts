@@ -18,9 +18,9 @@ import { RESOURCES } from "../../src/api/constants.ts";
 import type { ControlPlane } from "../../src/controlplane/control-plane.ts";
 import { createBackend, KIND_NAME_ANNOTATION } from "../../src/providers/kind.ts";
 import { METALLB_CONDITION, METALLB_IMAGES } from "../../src/providers/kind-metallb.ts";
-import { systemClock } from "../../src/runtime/clock.ts";
 import { Engine } from "../../src/runtime/engine.ts";
 import { createLogger } from "../../src/runtime/logger.ts";
+import { aBackendContext } from "../support/backend-context.ts";
 import { aCluster, aProviderConfig } from "../support/builders.ts";
 import { startApiServerWith } from "../support/cluster-harness.ts";
 import { containersNamed, containerToolchain, run } from "../support/containers.ts";
@@ -66,13 +66,13 @@ const targetOf = (c: Cluster): ClusterTarget => ({
 beforeAll(async () => {
   ensureMetallbImages();
   ({ controlPlane, custom } = await startApiServerWith(NS));
-  backend = await createBackend({
-    stateDirectory,
-    options: { kind: tools.kind, docker: tools.docker, metallb: "true" },
-    log: createLogger({ write: (line) => logLines.push(line) }),
-    clock: systemClock,
-    readSecret: async () => undefined,
-  });
+  backend = await createBackend(
+    aBackendContext(
+      stateDirectory,
+      { kind: tools.kind, docker: tools.docker, metallb: "true" },
+      { log: createLogger({ write: (line) => logLines.push(line) }) },
+    ),
+  );
   engine = new Engine({
     kubeConfig: controlPlane.kubeConfig,
     providerName: "kind-metallb",

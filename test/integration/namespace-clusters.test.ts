@@ -18,12 +18,11 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createBackend, namespaceOf } from "../../examples/namespace-clusters/namespace-backend.ts";
 import type { AccessRequest } from "../../src/api/access-request.ts";
-import { systemClock } from "../../src/api/clock.ts";
 import type { Cluster } from "../../src/api/cluster.ts";
 import { RESOURCES } from "../../src/api/constants.ts";
-import { silentLogger } from "../../src/api/logger.ts";
 import { statusOf } from "../support/access-proofs.ts";
 import { createAccessRequest } from "../support/access-requests.ts";
+import { aBackendContext } from "../support/backend-context.ts";
 import { aCluster, aProviderConfig } from "../support/builders.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
 import { startWorld, type World } from "../support/world.ts";
@@ -53,13 +52,9 @@ beforeAll(async () => {
   custom = world.custom;
   core = world.controlPlane.kubeConfig.makeApiClient(CoreV1Api);
   await core.createNamespace({ body: { metadata: { name: NS } } });
-  const backend = await createBackend({
-    stateDirectory: stateDir,
-    options: { kubeconfig: world.controlPlane.kubeconfigPath },
-    log: silentLogger,
-    clock: systemClock,
-    readSecret: async () => undefined,
-  });
+  const backend = await createBackend(
+    aBackendContext(stateDir, { kubeconfig: world.controlPlane.kubeconfigPath }),
+  );
   await world.startEngine({
     backend,
     accessTiming: { tokenValidityMs: 600_000, pollMs: 500, resyncMs: 600_000 },
