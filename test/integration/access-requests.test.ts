@@ -22,7 +22,7 @@ import { systemClock } from "../../src/runtime/clock.ts";
 import type { Engine } from "../../src/runtime/engine.ts";
 import { CACHES } from "../../src/runtime/kinds/caches.ts";
 import { createLogger } from "../../src/runtime/logger.ts";
-import { createConfigMap, expectStatuses, statusOf } from "../support/access-proofs.ts";
+import { createConfigMap, expectStatuses, issuedKubeconfig, statusOf } from "../support/access-proofs.ts";
 import { createAccessRequest } from "../support/access-requests.ts";
 import { aBackendContext } from "../support/backend-context.ts";
 import { aCluster, aClusterProfile, aProviderConfig } from "../support/builders.ts";
@@ -330,9 +330,7 @@ describe("a deleted namespace (the management cluster runs a controller-manager)
         what: "AccessRequest doomed/visitor Granted",
       },
     );
-    const secret = await core.readNamespacedSecret({ namespace: doomed, name: "visitor.kubeconfig" });
-    const visitor = new KubeConfig();
-    visitor.loadFromString(Buffer.from(secret.data?.kubeconfig ?? "", "base64").toString("utf8"));
+    const { kubeConfig: visitor } = await issuedKubeconfig(core, doomed, "visitor.kubeconfig");
     expect(await statusOf(visitor.makeApiClient(CoreV1Api).listNamespace())).toBe(200);
 
     await core.deleteNamespace({ name: doomed });

@@ -8,7 +8,7 @@ import {
   AuthorizationV1Api,
   CoreV1Api,
   type CustomObjectsApi,
-  KubeConfig,
+  type KubeConfig,
   RbacAuthorizationV1Api,
 } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -19,6 +19,7 @@ import { explainAccessRequest } from "../../src/machines/access-request/explain.
 import { ACCESS_OWNER_LABEL, NAMESPACE_CREATOR_LABEL } from "../../src/machines/access-request/names.ts";
 import { createLogger } from "../../src/runtime/logger.ts";
 import { freePorts } from "../../src/util/free-ports.ts";
+import { issuedKubeconfig } from "../support/access-proofs.ts";
 import { createAccessRequest } from "../support/access-requests.ts";
 import { aCluster, aProviderConfig } from "../support/builders.ts";
 import { reconciles } from "../support/engine-signals.ts";
@@ -232,10 +233,7 @@ async function mayCreateConfigMaps(name: string): Promise<boolean> {
 
 /** A client with the kubeconfig of AccessRequest `name`'s Secret. */
 async function requestClient(name: string): Promise<KubeConfig> {
-  const secret = await core.readNamespacedSecret({ namespace: NS, name: `${name}.kubeconfig` });
-  const kubeConfig = new KubeConfig();
-  kubeConfig.loadFromString(Buffer.from(secret.data?.kubeconfig ?? "", "base64").toString("utf8"));
-  return kubeConfig;
+  return (await issuedKubeconfig(core, NS, `${name}.kubeconfig`)).kubeConfig;
 }
 
 describe("a backend whose admin access is namespaced", () => {

@@ -10,7 +10,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type ApiException, CoreV1Api, KubeConfig } from "@kubernetes/client-node";
+import { type ApiException, CoreV1Api } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Cluster } from "../../src/api/cluster.ts";
 import type { ClusterProfile } from "../../src/api/cluster-profile.ts";
@@ -24,6 +24,7 @@ import {
 import { Engine } from "../../src/runtime/engine.ts";
 import { createLogger } from "../../src/runtime/logger.ts";
 import { apiSecretReader } from "../../src/runtime/secret-reader.ts";
+import { issuedKubeconfig } from "../support/access-proofs.ts";
 import { accessGranted, createAccessRequest } from "../support/access-requests.ts";
 import { aBackendContext } from "../support/backend-context.ts";
 import { aCluster, aProviderConfig } from "../support/builders.ts";
@@ -311,11 +312,8 @@ describe("the capi backend on Cluster API with Docker machines", { timeout: 900_
       },
     });
     await accessGranted(management.custom, NS, "nodes", { timeoutMs: 120_000, intervalMs: 1_000 });
-    const secret = await management.core.readNamespacedSecret({ namespace: NS, name: "nodes.kubeconfig" });
-    const text = Buffer.from(secret.data?.kubeconfig ?? "", "base64").toString("utf8");
+    const { text, kubeConfig } = await issuedKubeconfig(management.core, NS, "nodes.kubeconfig");
     expect(text).not.toContain("client-key-data"); // a token of its own, not Cluster API's admin certificate
-    const kubeConfig = new KubeConfig();
-    kubeConfig.loadFromString(text);
     const client = kubeConfig.makeApiClient(CoreV1Api);
     const nodes = await eventually(
       async () =>

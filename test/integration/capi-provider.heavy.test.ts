@@ -18,6 +18,7 @@ import { installCrds, installingCrds } from "../../src/runtime/install-crds.ts";
 import { CACHES } from "../../src/runtime/kinds/caches.ts";
 import { aBackendContext } from "../support/backend-context.ts";
 import { aProviderConfig } from "../support/builders.ts";
+import { createCapiObject } from "../support/capi-objects.ts";
 import { idle, reconciles } from "../support/engine-signals.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
 import { killNineMidway } from "../support/kill-nine.ts";
@@ -119,15 +120,9 @@ async function applyEngineCluster(
 }
 
 async function applyCapiCluster(name: string, spec: Record<string, unknown> = {}): Promise<void> {
-  await custom.createNamespacedCustomObject({
-    ...CAPI_CLUSTER_RESOURCE,
-    namespace: NAMESPACE,
-    body: {
-      apiVersion: "cluster.x-k8s.io/v1beta2",
-      kind: "Cluster",
-      metadata: { name },
-      spec: { infrastructureRef: { apiGroup: INFRASTRUCTURE_GROUP, kind: "EngineCluster", name }, ...spec },
-    },
+  await createCapiObject(custom, NAMESPACE, "Cluster", name, {
+    infrastructureRef: { apiGroup: INFRASTRUCTURE_GROUP, kind: "EngineCluster", name },
+    ...spec,
   });
 }
 

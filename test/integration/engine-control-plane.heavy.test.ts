@@ -10,7 +10,6 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ClusterTarget } from "../../src/api/backend.ts";
 import type { ClusterBackend } from "../../src/api/backend-contract.ts";
 import { CAPI_CLUSTER_RESOURCE } from "../../src/api/cluster-api.ts";
-import type { ClusterProfile } from "../../src/api/cluster-profile.ts";
 import type { Condition } from "../../src/api/common.ts";
 import { RESOURCES } from "../../src/api/constants.ts";
 import type { ClusterEndpointObject } from "../../src/api/engine-cluster.ts";
@@ -31,9 +30,11 @@ import { Engine } from "../../src/runtime/engine.ts";
 import { installCrds, installingCrds } from "../../src/runtime/install-crds.ts";
 import { aBackendContext } from "../support/backend-context.ts";
 import { aProviderConfig } from "../support/builders.ts";
+import { createCapiObject } from "../support/capi-objects.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
 import { type CustomResource, orAbsent, readCustomObject } from "../support/maybe-absent.ts";
 import { engineRunArgs, startEngineCli } from "../support/processes.ts";
+import { profileOffered } from "../support/profile-offered.ts";
 
 const NAMESPACE = "ecp";
 const INFRA_GROUP = CONTROLPLANE_RESOURCES.EngineControlPlaneInfrastructure.group;
@@ -117,14 +118,7 @@ beforeAll(async () => {
     new SimulatedBackend({ provisionDelayMs: 500, updateDelayMs: 800, deleteDelayMs: 300 }),
   );
   await startEngine("cp-local", local);
-  const profile = await eventually(
-    async () =>
-      (await custom.getClusterCustomObject({
-        ...RESOURCES.ClusterProfile,
-        name: "test.cp-local.local",
-      })) as ClusterProfile,
-    { what: "the local profile offered" },
-  );
+  const profile = await profileOffered(custom, "test.cp-local.local", { what: "the local profile offered" });
   localVersion = profile.spec.supportedVersions[0]?.version ?? "";
 }, 300_000);
 
@@ -178,20 +172,11 @@ async function applyInfrastructure(name: string): Promise<void> {
 }
 
 async function applyCapiCluster(name: string, options: { infrastructure?: boolean } = {}): Promise<void> {
-  await custom.createNamespacedCustomObject({
-    ...CAPI_CLUSTER_RESOURCE,
-    namespace: NAMESPACE,
-    body: {
-      apiVersion: "cluster.x-k8s.io/v1beta2",
-      kind: "Cluster",
-      metadata: { name },
-      spec: {
-        controlPlaneRef: { apiGroup: CONTROLPLANE_GROUP, kind: "EngineControlPlane", name },
-        ...(options.infrastructure
-          ? { infrastructureRef: { apiGroup: INFRA_GROUP, kind: "EngineControlPlaneInfrastructure", name } }
-          : {}),
-      },
-    },
+  await createCapiObject(custom, NAMESPACE, "Cluster", name, {
+    controlPlaneRef: { apiGroup: CONTROLPLANE_GROUP, kind: "EngineControlPlane", name },
+    ...(options.infrastructure
+      ? { infrastructureRef: { apiGroup: INFRA_GROUP, kind: "EngineControlPlaneInfrastructure", name } }
+      : {}),
   });
 }
 
@@ -586,40 +571,22 @@ describe("ClusterClasses (Cluster API's topology controller)", () => {
         spec: { template: {} },
       },
     });
-    await custom.createNamespacedCustomObject({
-      group: "cluster.x-k8s.io",
-      version: "v1beta2",
-      plural: "clusterclasses",
-      namespace: NAMESPACE,
-      body: {
-        apiVersion: "cluster.x-k8s.io/v1beta2",
-        kind: "ClusterClass",
-        metadata: { name },
-        spec: {
-          controlPlane: {
-            templateRef: { apiVersion: CONTROLPLANE_API_VERSION, kind: "EngineControlPlaneTemplate", name },
-          },
-          infrastructure: {
-            templateRef: {
-              apiVersion: `${INFRA_GROUP}/v1alpha1`,
-              kind: "EngineControlPlaneInfrastructureTemplate",
-              name,
-            },
-          },
+    await createCapiObject(custom, NAMESPACE, "ClusterClass", name, {
+      controlPlane: {
+        templateRef: { apiVersion: CONTROLPLANE_API_VERSION, kind: "EngineControlPlaneTemplate", name },
+      },
+      infrastructure: {
+        templateRef: {
+          apiVersion: `${INFRA_GROUP}/v1alpha1`,
+          kind: "EngineControlPlaneInfrastructureTemplate",
+          name,
         },
       },
     });
   }
   async function applyTopologyCluster(name: string, className: string, version: string): Promise<void> {
-    await custom.createNamespacedCustomObject({
-      ...CAPI_CLUSTER_RESOURCE,
-      namespace: NAMESPACE,
-      body: {
-        apiVersion: "cluster.x-k8s.io/v1beta2",
-        kind: "Cluster",
-        metadata: { name },
-        spec: { topology: { classRef: { name: className }, version } },
-      },
+    await createCapiObject(custom, NAMESPACE, "Cluster", name, {
+      topology: { classRef: { name: className }, version },
     });
   }
   /** The EngineControlPlane the topology controller made for Cluster `name`. */
@@ -639,23 +606,12 @@ describe("ClusterClasses (Cluster API's topology controller)", () => {
   }
 
   it("Cluster API v1.14.2's own ClusterClass CRD refuses a class without an infrastructure template", async () => {
-    const refused = custom.createNamespacedCustomObject({
-      group: "cluster.x-k8s.io",
-      version: "v1beta2",
-      plural: "clusterclasses",
-      namespace: NAMESPACE,
-      body: {
-        apiVersion: "cluster.x-k8s.io/v1beta2",
-        kind: "ClusterClass",
-        metadata: { name: "no-infrastructure" },
-        spec: {
-          controlPlane: {
-            templateRef: {
-              apiVersion: CONTROLPLANE_API_VERSION,
-              kind: "EngineControlPlaneTemplate",
-              name: "x",
-            },
-          },
+    const refused = createCapiObject(custom, NAMESPACE, "ClusterClass", "no-infrastructure", {
+      controlPlane: {
+        templateRef: {
+          apiVersion: CONTROLPLANE_API_VERSION,
+          kind: "EngineControlPlaneTemplate",
+          name: "x",
         },
       },
     });

@@ -14,7 +14,7 @@ import type { ClusterTarget } from "../../src/api/backend.ts";
 import type { Cluster } from "../../src/api/cluster.ts";
 import type { ClusterPool } from "../../src/api/cluster-pool.ts";
 import type { ClusterProfile } from "../../src/api/cluster-profile.ts";
-import { ANNOTATIONS, ENGINE_API_VERSION, LABELS, RESOURCES } from "../../src/api/constants.ts";
+import { ANNOTATIONS, LABELS, RESOURCES } from "../../src/api/constants.ts";
 import type { ProviderConfig } from "../../src/api/provider-config.ts";
 import type { ControlPlane } from "../../src/controlplane/control-plane.ts";
 import { type Garden, startGarden } from "../../src/dev/gardener-apiserver.ts";
@@ -36,11 +36,12 @@ import {
   bearerClient,
   configMapTokenRequest,
   expectConfigMapAccessOnly,
+  issuedKubeconfig,
   statusOf,
 } from "../support/access-proofs.ts";
 import { accessGranted, createAccessRequest } from "../support/access-requests.ts";
 import { aBackendContext } from "../support/backend-context.ts";
-import { aCluster, aProviderConfig } from "../support/builders.ts";
+import { aCluster, aClusterPool, aProviderConfig } from "../support/builders.ts";
 import { startApiServerWith } from "../support/cluster-harness.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
 import { type CustomResource, orAbsent, readCustomObject } from "../support/maybe-absent.ts";
@@ -329,13 +330,12 @@ describe("the gardener backend on Gardener's API server", { timeout: 300_000 }, 
   it("grants a token AccessRequest whose kubeconfig does exactly what was asked on the Shoot", async () => {
     await createAccessRequest(custom, NS, "token", configMapTokenRequest({ name: "one", namespace: NS }));
     await granted("token");
-    const secret = await management.kubeConfig
-      .makeApiClient(CoreV1Api)
-      .readNamespacedSecret({ namespace: NS, name: "token.kubeconfig" });
-    const text = Buffer.from(secret.data?.kubeconfig ?? "", "base64").toString("utf8");
+    const { text, kubeConfig } = await issuedKubeconfig(
+      management.kubeConfig.makeApiClient(CoreV1Api),
+      NS,
+      "token.kubeconfig",
+    );
     expect(text).not.toContain("client-key-data"); // a token of its own, not Gardener's admin certificate
-    const kubeConfig = new KubeConfig();
-    kubeConfig.loadFromString(text);
     await expectConfigMapAccessOnly(kubeConfig);
     await custom.deleteNamespacedCustomObject({ ...RESOURCES.AccessRequest, namespace: NS, name: "token" });
   });
@@ -771,12 +771,7 @@ describe("the gardener backend on Gardener's API server", { timeout: 300_000 }, 
       );
     await custom.createClusterCustomObject({
       ...RESOURCES.ClusterPool,
-      body: {
-        apiVersion: ENGINE_API_VERSION,
-        kind: "ClusterPool",
-        metadata: { name: "warm" },
-        spec: { providerConfig: "dev", idle: 1, refill: false }, // one Shoot is enough to prove the binding
-      },
+      body: aClusterPool("warm", { providerConfig: "dev", idle: 1, refill: false }), // one Shoot is enough to prove the binding
     });
     const pool = await eventually(async () => satisfying(await readPool(), (p) => p?.status?.idle === 1), {
       what: "pool warm with 1 Ready Shoot",

@@ -25,7 +25,11 @@ import {
 } from "../../src/dev/gardener-garden-objects.ts";
 import { SimulatedGardenlet } from "../../src/dev/gardener-simulated-gardenlet.ts";
 import { GARDENER_KEYS, type Shoot } from "../../src/providers/gardener-shoot.ts";
-import { configMapTokenRequest, expectConfigMapAccessOnly } from "../support/access-proofs.ts";
+import {
+  configMapTokenRequest,
+  expectConfigMapAccessOnly,
+  issuedKubeconfig,
+} from "../support/access-proofs.ts";
 import { accessGranted, createAccessRequest } from "../support/access-requests.ts";
 import { aCluster, aProviderConfig } from "../support/builders.ts";
 import {
@@ -132,6 +136,9 @@ async function enginePods(): Promise<PodInfo[]> {
   }));
 }
 
+/** Waits until the engine's Deployment has rolled out its Pods. */
+const engineRolledOut = () =>
+  management.kubectl("-n", SYSTEM, "rollout", "status", "deployment/openmcp-engine", "--timeout=300s");
 /** Every log line of the engine Pods (current and previous containers) that says the API server forbade a call. */
 const forbiddenLines = () => forbiddenLogLines(management, SYSTEM, "app.kubernetes.io/name=openmcp-engine");
 
@@ -185,14 +192,7 @@ describe("the gardener backend in a Pod of a kind cluster", { timeout: 600_000 }
     await applyDeployBase();
     await gardenRobot("robot-a");
     await writeGardenSecret(await robotKubeconfig("robot-a"));
-    await management.kubectl(
-      "-n",
-      SYSTEM,
-      "rollout",
-      "status",
-      "deployment/openmcp-engine",
-      "--timeout=300s",
-    );
+    await engineRolledOut();
     await management.kubectl("create", "namespace", NS);
     await custom.createClusterCustomObject({
       ...RESOURCES.ProviderConfig,
@@ -241,13 +241,12 @@ describe("the gardener backend in a Pod of a kind cluster", { timeout: 600_000 }
 
     await createAccessRequest(custom, NS, "token", configMapTokenRequest({ name: "first", namespace: NS }));
     await accessGranted(custom, NS, "token", { timeoutMs: 120_000, intervalMs: 1_000 });
-    const secret = await management.kubeConfig
-      .makeApiClient(CoreV1Api)
-      .readNamespacedSecret({ namespace: NS, name: "token.kubeconfig" });
-    const text = Buffer.from(secret.data?.kubeconfig ?? "", "base64").toString("utf8");
+    const { text, kubeConfig: access } = await issuedKubeconfig(
+      management.kubeConfig.makeApiClient(CoreV1Api),
+      NS,
+      "token.kubeconfig",
+    );
     expect(text).not.toContain("client-key-data"); // a token of its own, not Gardener's admin certificate
-    const access = new KubeConfig();
-    access.loadFromString(text);
     // The Shoot's API server as Gardener advertises it: the host's gateway on the kind network.
     expect(access.getCurrentCluster()?.server).toBe(cluster?.status?.endpoints?.[0]?.url);
     await expectConfigMapAccessOnly(access); // from the host
@@ -280,14 +279,7 @@ describe("the gardener backend in a Pod of a kind cluster", { timeout: 600_000 }
   it("new Pods with empty state folders (as when rescheduled) find the Shoot: the Cluster stays Ready, another AccessRequest is granted", async () => {
     const old = (await enginePods()).map((p) => p.name);
     await management.kubectl("-n", SYSTEM, "delete", "pods", "-l", ENGINE_PODS, "--wait=true");
-    await management.kubectl(
-      "-n",
-      SYSTEM,
-      "rollout",
-      "status",
-      "deployment/openmcp-engine",
-      "--timeout=300s",
-    );
+    await engineRolledOut();
     const leader = await eventually(
       async () =>
         satisfying(

@@ -19,7 +19,6 @@ import { join, relative } from "node:path";
 import { CoreV1Api, CustomObjectsApi, KubeConfig } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Cluster } from "../../src/api/cluster.ts";
-import type { ClusterProfile } from "../../src/api/cluster-profile.ts";
 import type { ClusterRequest } from "../../src/api/cluster-request.ts";
 import { ANNOTATIONS, LABELS, RESOURCES } from "../../src/api/constants.ts";
 import { KIND_NAME_ANNOTATION, kindClusterName } from "../../src/providers/kind.ts";
@@ -27,6 +26,7 @@ import {
   configMapAnswersFromPod,
   configMapTokenRequest,
   expectConfigMapAccessOnly,
+  issuedKubeconfig,
 } from "../support/access-proofs.ts";
 import { accessGranted, createAccessRequest } from "../support/access-requests.ts";
 import { aCluster, aClusterRequest, aProviderConfig } from "../support/builders.ts";
@@ -42,6 +42,7 @@ import {
 } from "../support/containers.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
 import { type CustomResource, readCustomObject } from "../support/maybe-absent.ts";
+import { profileOffered } from "../support/profile-offered.ts";
 
 const tools = containerToolchain();
 const ROOT = join(import.meta.dirname, "..", "..");
@@ -266,14 +267,7 @@ describe("openMCP's kind landscape, the engine its kind ClusterProvider", { time
       ...RESOURCES.ProviderConfig,
       body: aProviderConfig({ name: "kind", backend: "kind", providerRef: { name: PROVIDER } }),
     });
-    const profile = await eventually(
-      async () =>
-        (await custom.getClusterCustomObject({
-          ...RESOURCES.ClusterProfile,
-          name: PROFILE,
-        })) as ClusterProfile,
-      { what: `ClusterProfile ${PROFILE}`, timeoutMs: 120_000 },
-    );
+    const profile = await profileOffered(custom, PROFILE, { timeoutMs: 120_000 });
     expect(profile.spec.supportedVersions?.map((v) => v.version)).toContain(tools.kubernetesVersion);
   });
 
@@ -367,10 +361,7 @@ describe("openMCP's kind landscape, the engine its kind ClusterProvider", { time
     const external = mcp.status?.endpoints?.find((e) => e.name === "apiserver-external")?.url;
     expect(granted.metadata.annotations?.[ANNOTATIONS.localAccess]).toBe(external);
     const secretName = granted.status?.secretRef?.name ?? "";
-    const secret = await platform.kubeConfig
-      .makeApiClient(CoreV1Api)
-      .readNamespacedSecret({ namespace: NS, name: secretName });
-    const text = Buffer.from(secret.data?.kubeconfig ?? "", "base64").toString("utf8");
+    const { text } = await issuedKubeconfig(platform.kubeConfig.makeApiClient(CoreV1Api), NS, secretName);
     expect(text).toContain(`server: https://${kindClusterName(mcp.metadata.uid ?? "")}-control-plane:6443`);
 
     // From a Pod of the platform cluster: the Secret mounted, the internal endpoint, exactly the asked rights.
@@ -546,11 +537,11 @@ describe("openMCP's kind landscape, the engine its kind ClusterProvider", { time
       configMapTokenRequest({ name: "by-deploy", namespace: NS }),
     );
     const granted = await accessGranted(custom, NS, "by-deploy", { timeoutMs: 180_000, intervalMs: 1_000 });
-    const secret = await platform.kubeConfig
-      .makeApiClient(CoreV1Api)
-      .readNamespacedSecret({ namespace: NS, name: granted.status?.secretRef?.name ?? "" });
-    const fromHost = new KubeConfig();
-    fromHost.loadFromString(Buffer.from(secret.data?.kubeconfig ?? "", "base64").toString("utf8"));
+    const { kubeConfig: fromHost } = await issuedKubeconfig(
+      platform.kubeConfig.makeApiClient(CoreV1Api),
+      NS,
+      granted.status?.secretRef?.name ?? "",
+    );
     const external = ready.status?.endpoints?.find((e) => e.name === "apiserver-external")?.url ?? "";
     expect(granted.metadata.annotations?.[ANNOTATIONS.localAccess]).toBe(external);
     fromHost.clusters = fromHost.clusters.map((c) => ({ ...c, server: external }));

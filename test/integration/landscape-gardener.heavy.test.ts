@@ -20,7 +20,11 @@ import { stopPersistentControlPlane } from "../../src/controlplane/persistent-co
 import { type Garden, startGarden } from "../../src/dev/gardener-apiserver.ts";
 import { applyCloudProfile, CORE, createProject } from "../../src/dev/gardener-garden-objects.ts";
 import { SimulatedGardenlet } from "../../src/dev/gardener-simulated-gardenlet.ts";
-import { configMapTokenRequest, expectConfigMapAccessOnly } from "../support/access-proofs.ts";
+import {
+  configMapTokenRequest,
+  expectConfigMapAccessOnly,
+  issuedKubeconfig,
+} from "../support/access-proofs.ts";
 import { accessGranted, createAccessRequest } from "../support/access-requests.ts";
 import { isAlive, streamEngineCli } from "../support/processes.ts";
 
@@ -129,11 +133,11 @@ describe("landscape up on gardener, from nothing", { timeout: 1_200_000 }, () =>
       configMapTokenRequest({ name: mcp?.name ?? "", namespace: mcp?.namespace ?? NS }),
     );
     const granted = await accessGranted(custom, NS, "mcp", { timeoutMs: 120_000, intervalMs: 1_000 });
-    const secret = await platform
-      .makeApiClient(CoreV1Api)
-      .readNamespacedSecret({ namespace: NS, name: granted.status?.secretRef?.name ?? "" });
-    const access = new KubeConfig();
-    access.loadFromString(Buffer.from(secret.data?.kubeconfig ?? "", "base64").toString("utf8"));
+    const { kubeConfig: access } = await issuedKubeconfig(
+      platform.makeApiClient(CoreV1Api),
+      NS,
+      granted.status?.secretRef?.name ?? "",
+    );
     await expectConfigMapAccessOnly(access);
   });
 

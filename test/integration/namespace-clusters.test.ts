@@ -12,7 +12,6 @@ import {
   AuthenticationV1Api,
   CoreV1Api,
   type CustomObjectsApi,
-  KubeConfig,
   RbacAuthorizationV1Api,
 } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -20,7 +19,7 @@ import { createBackend, namespaceOf } from "../../examples/namespace-clusters/na
 import type { AccessRequest } from "../../src/api/access-request.ts";
 import type { Cluster } from "../../src/api/cluster.ts";
 import { RESOURCES } from "../../src/api/constants.ts";
-import { statusOf } from "../support/access-proofs.ts";
+import { issuedKubeconfig, statusOf } from "../support/access-proofs.ts";
 import { createAccessRequest } from "../support/access-requests.ts";
 import { aBackendContext } from "../support/backend-context.ts";
 import { aCluster, aProviderConfig } from "../support/builders.ts";
@@ -105,9 +104,7 @@ describe("a namespace cluster under the engine", () => {
       (r) => r?.status?.phase === "Granted",
     );
     expect(request?.status?.secretRef?.name).toBe("reader.kubeconfig");
-    const secret = await core.readNamespacedSecret({ namespace: NS, name: "reader.kubeconfig" });
-    const kubeConfig = new KubeConfig();
-    kubeConfig.loadFromString(Buffer.from(secret.data?.kubeconfig ?? "", "base64").toString("utf8"));
+    const { kubeConfig } = await issuedKubeconfig(core, NS, "reader.kubeconfig");
     const client = kubeConfig.makeApiClient(CoreV1Api);
     expect(
       await statusOf(

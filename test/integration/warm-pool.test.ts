@@ -10,7 +10,7 @@ import type { ClusterRequest } from "../../src/api/cluster-request.ts";
 import { ANNOTATIONS, ENGINE_API_VERSION, FINALIZERS, RESOURCES } from "../../src/api/constants.ts";
 import { SimulatedBackend } from "../../src/providers/simulated.ts";
 import { mcpSchedulerConfigRead } from "../fixtures/scheduler-config.ts";
-import { aClusterRequest, aProviderConfig } from "../support/builders.ts";
+import { aClusterPool, aClusterRequest, aProviderConfig } from "../support/builders.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
 import { isReady, startWorld, type World } from "../support/world.ts";
 
@@ -71,12 +71,7 @@ beforeAll(async () => {
   });
   await world.custom.createClusterCustomObject({
     ...RESOURCES.ClusterPool,
-    body: {
-      apiVersion: ENGINE_API_VERSION,
-      kind: "ClusterPool",
-      metadata: { name: "warm" },
-      spec: { providerConfig: "small", idle: 2 },
-    },
+    body: aClusterPool("warm", { providerConfig: "small", idle: 2 }),
   });
   await poolAt(2);
 }, 60_000);
