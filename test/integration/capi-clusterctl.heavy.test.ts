@@ -37,6 +37,7 @@ import {
 } from "../../src/api/engine-control-plane.ts";
 import { kindClusterName } from "../../src/providers/kind.ts";
 import { aProviderConfig } from "../support/builders.ts";
+import { createCapiObject } from "../support/capi-objects.ts";
 import { clusterctlComponents, clusterctlVariables } from "../support/clusterctl.ts";
 import {
   containersNamed,
@@ -314,21 +315,12 @@ describe("Cluster API installed the clusterctl way, the engine its provider on t
         metadata: { name: "managed" },
       },
     });
-    await custom.createNamespacedCustomObject({
-      ...CAPI_CLUSTER_RESOURCE,
-      namespace: NS,
-      body: {
-        apiVersion: "cluster.x-k8s.io/v1beta2",
-        kind: "Cluster",
-        metadata: { name: "managed" },
-        spec: {
-          controlPlaneRef: { apiGroup: CONTROLPLANE_GROUP, kind: "EngineControlPlane", name: "managed" },
-          infrastructureRef: {
-            apiGroup: INFRA_GROUP,
-            kind: "EngineControlPlaneInfrastructure",
-            name: "managed",
-          },
-        },
+    await createCapiObject(custom, NS, "Cluster", "managed", {
+      controlPlaneRef: { apiGroup: CONTROLPLANE_GROUP, kind: "EngineControlPlane", name: "managed" },
+      infrastructureRef: {
+        apiGroup: INFRA_GROUP,
+        kind: "EngineControlPlaneInfrastructure",
+        name: "managed",
       },
     });
     const wanted = { ControlPlaneInitialized: "True", Available: "True", RemoteConnectionProbe: "True" };
