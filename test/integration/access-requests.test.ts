@@ -22,8 +22,10 @@ import { systemClock } from "../../src/runtime/clock.ts";
 import type { Engine } from "../../src/runtime/engine.ts";
 import { CACHES } from "../../src/runtime/kinds/caches.ts";
 import { createLogger } from "../../src/runtime/logger.ts";
-import { createConfigMap, expectStatuses, statusOf } from "../support/access-proofs.ts";
-import { aCluster, aClusterProfile, anAccessRequest, aProviderConfig } from "../support/builders.ts";
+import { createConfigMap, expectStatuses, issuedKubeconfig, statusOf } from "../support/access-proofs.ts";
+import { createAccessRequest } from "../support/access-requests.ts";
+import { aBackendContext } from "../support/backend-context.ts";
+import { aCluster, aClusterProfile, aProviderConfig } from "../support/builders.ts";
 import { expectCondition } from "../support/conditions.ts";
 import { caughtUp } from "../support/engine-signals.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
@@ -47,11 +49,7 @@ const readRequest = (name: string) =>
   );
 
 async function createRequest(name: string, spec: AccessRequestSpec) {
-  await custom.createNamespacedCustomObject({
-    ...RESOURCES.AccessRequest,
-    namespace: NS,
-    body: anAccessRequest({ name, namespace: NS, ...spec }),
-  });
+  await createAccessRequest(custom, NS, name, spec);
 }
 
 /** The AccessRequest once `wanted` holds for it. */
@@ -93,13 +91,13 @@ const stateDirectory = mkdtempSync(join(tmpdir(), "access-local-"));
 
 /** A local backend on the test's state folder; its clusters outlive it unless `stopOnClose`. */
 const localBackend = (stopOnClose: boolean) =>
-  createLocalBackend({
-    stateDirectory,
-    options: { stopOnClose: String(stopOnClose) },
-    log: createLogger({ write: () => {} }),
-    clock: systemClock,
-    readSecret: async () => undefined,
-  });
+  createLocalBackend(
+    aBackendContext(
+      stateDirectory,
+      { stopOnClose: String(stopOnClose) },
+      { log: createLogger({ write: () => {} }) },
+    ),
+  );
 
 /** A controller process, as far as the engine is concerned: informers, queues, the backend. */
 async function startEngine(): Promise<void> {
@@ -311,17 +309,11 @@ describe("a deleted namespace (the management cluster runs a controller-manager)
       namespace: doomed,
       body: aCluster({ name: "short-lived", namespace: doomed, profile: "test.eng.acc" }),
     })) as Cluster;
-    await custom.createNamespacedCustomObject({
-      ...RESOURCES.AccessRequest,
-      namespace: doomed,
-      body: anAccessRequest({
-        name: "visitor",
-        namespace: doomed,
-        clusterRef: { name: "target", namespace: NS },
-        token: {
-          permissions: [{ rules: [{ apiGroups: [""], resources: ["namespaces"], verbs: ["list"] }] }],
-        },
-      }),
+    await createAccessRequest(custom, doomed, "visitor", {
+      clusterRef: { name: "target", namespace: NS },
+      token: {
+        permissions: [{ rules: [{ apiGroups: [""], resources: ["namespaces"], verbs: ["list"] }] }],
+      },
     });
     const read = (resource: typeof RESOURCES.Cluster | typeof RESOURCES.AccessRequest, name: string) =>
       custom.getNamespacedCustomObject({ ...resource, namespace: doomed, name }).then(
@@ -338,9 +330,7 @@ describe("a deleted namespace (the management cluster runs a controller-manager)
         what: "AccessRequest doomed/visitor Granted",
       },
     );
-    const secret = await core.readNamespacedSecret({ namespace: doomed, name: "visitor.kubeconfig" });
-    const visitor = new KubeConfig();
-    visitor.loadFromString(Buffer.from(secret.data?.kubeconfig ?? "", "base64").toString("utf8"));
+    const { kubeConfig: visitor } = await issuedKubeconfig(core, doomed, "visitor.kubeconfig");
     expect(await statusOf(visitor.makeApiClient(CoreV1Api).listNamespace())).toBe(200);
 
     await core.deleteNamespace({ name: doomed });

@@ -8,7 +8,7 @@ import {
   AuthorizationV1Api,
   CoreV1Api,
   type CustomObjectsApi,
-  KubeConfig,
+  type KubeConfig,
   RbacAuthorizationV1Api,
 } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -19,7 +19,9 @@ import { explainAccessRequest } from "../../src/machines/access-request/explain.
 import { ACCESS_OWNER_LABEL, NAMESPACE_CREATOR_LABEL } from "../../src/machines/access-request/names.ts";
 import { createLogger } from "../../src/runtime/logger.ts";
 import { freePorts } from "../../src/util/free-ports.ts";
-import { aCluster, anAccessRequest, aProviderConfig } from "../support/builders.ts";
+import { issuedKubeconfig } from "../support/access-proofs.ts";
+import { createAccessRequest } from "../support/access-requests.ts";
+import { aCluster, aProviderConfig } from "../support/builders.ts";
 import { reconciles } from "../support/engine-signals.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
 import {
@@ -45,12 +47,7 @@ const readRequest = (name: string) =>
     .getNamespacedCustomObject({ ...RESOURCES.AccessRequest, namespace: NS, name })
     .then((r) => r as AccessRequest);
 
-const createRequest = (name: string, spec: AccessRequestSpec) =>
-  custom.createNamespacedCustomObject({
-    ...RESOURCES.AccessRequest,
-    namespace: NS,
-    body: anAccessRequest({ name, namespace: NS, ...spec }),
-  });
+const createRequest = (name: string, spec: AccessRequestSpec) => createAccessRequest(custom, NS, name, spec);
 
 /** The AccessRequest once `wanted` holds for it, within `timeoutMs`. */
 const requestWhere = (
@@ -236,10 +233,7 @@ async function mayCreateConfigMaps(name: string): Promise<boolean> {
 
 /** A client with the kubeconfig of AccessRequest `name`'s Secret. */
 async function requestClient(name: string): Promise<KubeConfig> {
-  const secret = await core.readNamespacedSecret({ namespace: NS, name: `${name}.kubeconfig` });
-  const kubeConfig = new KubeConfig();
-  kubeConfig.loadFromString(Buffer.from(secret.data?.kubeconfig ?? "", "base64").toString("utf8"));
-  return kubeConfig;
+  return (await issuedKubeconfig(core, NS, `${name}.kubeconfig`)).kubeConfig;
 }
 
 describe("a backend whose admin access is namespaced", () => {

@@ -7,7 +7,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { CoreV1Api, type CustomObjectsApi, KubeConfig } from "@kubernetes/client-node";
+import { CoreV1Api, type CustomObjectsApi } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AccessRequest } from "../../src/api/access-request.ts";
 import type { Cluster } from "../../src/api/cluster.ts";
@@ -15,8 +15,13 @@ import { CLUSTER_PHASES, REQUEST_PHASES, RESOURCES } from "../../src/api/constan
 import type { ProviderConfig } from "../../src/api/provider-config.ts";
 import type { ControlPlane } from "../../src/controlplane/control-plane.ts";
 import { findKubeAssets, kubeAssetVersions } from "../../src/controlplane/kube-assets.ts";
-import { configMapTokenRequest, expectConfigMapAccessOnly } from "../support/access-proofs.ts";
-import { aCluster, anAccessRequest, aProviderConfig } from "../support/builders.ts";
+import {
+  configMapTokenRequest,
+  expectConfigMapAccessOnly,
+  issuedKubeconfig,
+} from "../support/access-proofs.ts";
+import { createAccessRequest } from "../support/access-requests.ts";
+import { aCluster, aProviderConfig } from "../support/builders.ts";
 import { startApiServerWith } from "../support/cluster-harness.ts";
 import { eventually } from "../support/eventually.ts";
 import { engineRunArgs, startEngineCli } from "../support/processes.ts";
@@ -127,15 +132,12 @@ describe("run with no --backend", () => {
         namespace: NAMESPACE,
         body: aCluster({ name, namespace: NAMESPACE, profile: `test.${PROVIDER}.${config}` }),
       });
-      await custom.createNamespacedCustomObject({
-        ...RESOURCES.AccessRequest,
-        namespace: NAMESPACE,
-        body: anAccessRequest({
-          name,
-          namespace: NAMESPACE,
-          ...configMapTokenRequest({ name, namespace: NAMESPACE }),
-        }),
-      });
+      await createAccessRequest(
+        custom,
+        NAMESPACE,
+        name,
+        configMapTokenRequest({ name, namespace: NAMESPACE }),
+      );
     }
     for (const name of ["on-sim", "on-real"]) {
       await eventually(
@@ -145,11 +147,11 @@ describe("run with no --backend", () => {
       );
     }
     const granted = await requestIn("on-real", REQUEST_PHASES.granted);
-    const secret = await controlPlane.kubeConfig
-      .makeApiClient(CoreV1Api)
-      .readNamespacedSecret({ namespace: NAMESPACE, name: granted.status?.secretRef?.name ?? "" });
-    const kubeConfig = new KubeConfig();
-    kubeConfig.loadFromString(Buffer.from(secret.data?.kubeconfig ?? "", "base64").toString());
+    const { kubeConfig } = await issuedKubeconfig(
+      controlPlane.kubeConfig.makeApiClient(CoreV1Api),
+      NAMESPACE,
+      granted.status?.secretRef?.name ?? "",
+    );
     await expectConfigMapAccessOnly(kubeConfig);
 
     const refused = await requestIn("on-sim", REQUEST_PHASES.denied);

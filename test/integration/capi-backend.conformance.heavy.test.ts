@@ -21,8 +21,7 @@ import { poolMemberClusterName } from "../../src/providers/capi-pool-members.ts"
 import { CAPI_BACKEND_KEYS, capiClusterName } from "../../src/providers/capi-topology.ts";
 import { checkBackendConformance } from "../../src/providers/conformance.ts";
 import { checkPoolConformance } from "../../src/providers/conformance-pools.ts";
-import { systemClock } from "../../src/runtime/clock.ts";
-import { silentLogger } from "../../src/runtime/logger.ts";
+import { aBackendContext } from "../support/backend-context.ts";
 import { aProviderConfig } from "../support/builders.ts";
 import { inMemoryKubeadmClass } from "../support/capi-classes.ts";
 import { type CapiManagement, CLASS_NAMESPACE, startCapiManagement } from "../support/capi-management.ts";
@@ -165,13 +164,9 @@ describe.concurrent("the capi backend on Cluster API's in-memory machines", () =
     expect,
   }) => {
     const stateDirectory = mkdtempSync(join(tmpdir(), "capi-upgrade-"));
-    const backend = (await capi.createBackend({
-      stateDirectory,
-      options: { kubeconfig: management.controlPlane.kubeconfigPath },
-      log: silentLogger,
-      clock: systemClock,
-      readSecret: async () => undefined,
-    })) as CapiBackend;
+    const backend = (await capi.createBackend(
+      aBackendContext(stateDirectory, { kubeconfig: management.controlPlane.kubeconfigPath }),
+    )) as CapiBackend;
     const target: ClusterTarget = {
       uid: "00000000-0000-4000-8000-00000000abcd",
       namespace: "upgrades",
@@ -253,13 +248,9 @@ describe.concurrent("the capi backend on Cluster API's in-memory machines", () =
     const open = async () => {
       const stateDirectory = mkdtempSync(join(tmpdir(), "capi-pool-"));
       folders.push(stateDirectory);
-      return (await capi.createBackend({
-        stateDirectory,
-        options: { kubeconfig: management.controlPlane.kubeconfigPath },
-        log: silentLogger,
-        clock: systemClock,
-        readSecret: async () => undefined,
-      })) as CapiBackend;
+      return (await capi.createBackend(
+        aBackendContext(stateDirectory, { kubeconfig: management.controlPlane.kubeconfigPath }),
+      )) as CapiBackend;
     };
     const config = inMemoryConfig("pooled", POOL_NS);
     const settings = config.spec.settings as JsonObject;

@@ -10,9 +10,8 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ApiException, CoreV1Api, KubeConfig } from "@kubernetes/client-node";
+import { type ApiException, CoreV1Api } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { AccessRequest } from "../../src/api/access-request.ts";
 import type { Cluster } from "../../src/api/cluster.ts";
 import type { ClusterProfile } from "../../src/api/cluster-profile.ts";
 import { LABELS, RESOURCES } from "../../src/api/constants.ts";
@@ -22,11 +21,13 @@ import {
   capiClusterName,
   type TopologyCluster,
 } from "../../src/providers/capi-topology.ts";
-import { systemClock } from "../../src/runtime/clock.ts";
 import { Engine } from "../../src/runtime/engine.ts";
 import { createLogger } from "../../src/runtime/logger.ts";
 import { apiSecretReader } from "../../src/runtime/secret-reader.ts";
-import { aCluster, anAccessRequest, aProviderConfig } from "../support/builders.ts";
+import { issuedKubeconfig } from "../support/access-proofs.ts";
+import { accessGranted, createAccessRequest } from "../support/access-requests.ts";
+import { aBackendContext } from "../support/backend-context.ts";
+import { aCluster, aProviderConfig } from "../support/builders.ts";
 import { dockerKubeadmClass, TEAM_VARIABLE } from "../support/capi-classes.ts";
 import {
   type CapiManagement,
@@ -36,7 +37,8 @@ import {
 } from "../support/capi-management.ts";
 import { containersNamed, docker } from "../support/containers.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
-import { startEngineCli } from "../support/processes.ts";
+import { type CustomResource, readCustomObject } from "../support/maybe-absent.ts";
+import { engineRunArgs, startEngineCli } from "../support/processes.ts";
 
 const NS = "capi-test";
 /** Where the CAPI Clusters go (the ProviderConfig's settings.namespace). */
@@ -69,14 +71,8 @@ const DOCKER_SETTINGS = {
   deletionTimeoutSeconds: 600,
 };
 
-const read = async <T>(resource: { group: string; version: string; plural: string }, name: string) => {
-  try {
-    return (await management.custom.getNamespacedCustomObject({ ...resource, namespace: NS, name })) as T;
-  } catch (error) {
-    if (error instanceof ApiException && error.code === 404) return undefined;
-    throw error;
-  }
-};
+const read = <T>(resource: CustomResource, name: string) =>
+  readCustomObject<T>(management.custom, resource, NS, name);
 const clusterWhere = (name: string, what: string, wanted: (c: Cluster) => boolean, timeoutMs = 600_000) =>
   eventually(
     async () => satisfying(await read<Cluster>(RESOURCES.Cluster, name), (c) => c !== undefined && wanted(c)),
@@ -119,18 +115,19 @@ beforeAll(async () => {
     namespaces: [NS, CAPI_NS],
     docker: true,
   });
-  first = startEngineCli([
-    "run",
-    "--backend=capi",
-    `--backend-option=kubeconfig=${management.controlPlane.kubeconfigPath}`,
-    `--provider-name=${PROVIDER}`,
-    "--environment=test",
-    `--kubeconfig=${management.controlPlane.kubeconfigPath}`,
-    `--state-dir=${stateRoot}`,
-    "--no-leader-elect",
-    "--metrics-bind-address=0",
-    "--health-probe-bind-address=0",
-  ]);
+  first = startEngineCli(
+    engineRunArgs(
+      {
+        provider: PROVIDER,
+        environment: "test",
+        kubeconfig: management.controlPlane.kubeconfigPath,
+        stateDir: stateRoot,
+      },
+      "--backend=capi",
+      `--backend-option=kubeconfig=${management.controlPlane.kubeconfigPath}`,
+      "--no-leader-elect",
+    ),
+  );
   await management.custom.createClusterCustomObject({
     ...RESOURCES.ProviderConfig,
     body: aProviderConfig({
@@ -148,14 +145,17 @@ beforeAll(async () => {
 /** The engine of this process on the killed one's state folder, as `run --backend=capi --state-dir` makes it. */
 async function startEngineHere(): Promise<Engine> {
   const kubeConfig = management.controlPlane.kubeConfig;
-  backend = (await createBackend({
-    stateDirectory: join(stateRoot, "capi"),
+  backend = (await createBackend(
     // The management cluster is the engine's own API server, named as a file.
-    options: { kubeconfig: management.controlPlane.kubeconfigPath },
-    log: createLogger({ write: (line) => logLines.push(line) }),
-    clock: systemClock,
-    readSecret: apiSecretReader(kubeConfig),
-  })) as CapiBackend;
+    aBackendContext(
+      join(stateRoot, "capi"),
+      { kubeconfig: management.controlPlane.kubeconfigPath },
+      {
+        log: createLogger({ write: (line) => logLines.push(line) }),
+        readSecret: apiSecretReader(kubeConfig),
+      },
+    ),
+  )) as CapiBackend;
   const started = new Engine({
     kubeConfig,
     providerName: PROVIDER,
@@ -305,31 +305,15 @@ describe("the capi backend on Cluster API with Docker machines", { timeout: 900_
   });
 
   it("grants a token AccessRequest whose kubeconfig lists the workload cluster's nodes, labelled by the class's variable", async () => {
-    await management.custom.createNamespacedCustomObject({
-      ...RESOURCES.AccessRequest,
-      namespace: NS,
-      body: anAccessRequest({
-        name: "nodes",
-        namespace: NS,
-        clusterRef: { name: `${PREFIX}one`, namespace: NS },
-        token: {
-          permissions: [{ rules: [{ apiGroups: [""], resources: ["nodes"], verbs: ["get", "list"] }] }],
-        },
-      }),
+    await createAccessRequest(management.custom, NS, "nodes", {
+      clusterRef: { name: `${PREFIX}one`, namespace: NS },
+      token: {
+        permissions: [{ rules: [{ apiGroups: [""], resources: ["nodes"], verbs: ["get", "list"] }] }],
+      },
     });
-    await eventually(
-      async () =>
-        satisfying(
-          await read<AccessRequest>(RESOURCES.AccessRequest, "nodes"),
-          (r) => r?.status?.phase === "Granted",
-        ),
-      { what: "AccessRequest nodes Granted", timeoutMs: 120_000, intervalMs: 1_000 },
-    );
-    const secret = await management.core.readNamespacedSecret({ namespace: NS, name: "nodes.kubeconfig" });
-    const text = Buffer.from(secret.data?.kubeconfig ?? "", "base64").toString("utf8");
+    await accessGranted(management.custom, NS, "nodes", { timeoutMs: 120_000, intervalMs: 1_000 });
+    const { text, kubeConfig } = await issuedKubeconfig(management.core, NS, "nodes.kubeconfig");
     expect(text).not.toContain("client-key-data"); // a token of its own, not Cluster API's admin certificate
-    const kubeConfig = new KubeConfig();
-    kubeConfig.loadFromString(text);
     const client = kubeConfig.makeApiClient(CoreV1Api);
     const nodes = await eventually(
       async () =>

@@ -24,16 +24,9 @@ import { execFileSync } from "node:child_process";
 import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import {
-  ApiException,
-  CoreV1Api,
-  CustomObjectsApi,
-  KubeConfig,
-  type KubernetesObject,
-} from "@kubernetes/client-node";
+import { CoreV1Api, CustomObjectsApi, KubeConfig, type KubernetesObject } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CAPI_CLUSTER_RESOURCE } from "../../src/api/cluster-api.ts";
-import type { ClusterProfile } from "../../src/api/cluster-profile.ts";
 import type { Condition } from "../../src/api/common.ts";
 import { RESOURCES } from "../../src/api/constants.ts";
 import {
@@ -44,6 +37,7 @@ import {
 } from "../../src/api/engine-control-plane.ts";
 import { kindClusterName } from "../../src/providers/kind.ts";
 import { aProviderConfig } from "../support/builders.ts";
+import { createCapiObject } from "../support/capi-objects.ts";
 import { clusterctlComponents, clusterctlVariables } from "../support/clusterctl.ts";
 import {
   containersNamed,
@@ -51,9 +45,13 @@ import {
   createKindCluster,
   docker,
   forbiddenLogLines,
+  removeContainersQuietly,
   type TestKindCluster,
 } from "../support/containers.ts";
 import { eventually } from "../support/eventually.ts";
+import { type CustomResource, readCustomObject } from "../support/maybe-absent.ts";
+import { probeJobAnswer } from "../support/probe-job.ts";
+import { profileOffered } from "../support/profile-offered.ts";
 import { withWebhookCertificates } from "../support/webhook-certificates.ts";
 
 const tools = containerToolchain();
@@ -167,14 +165,7 @@ interface CapiClusterSeen {
   status?: { phase?: string; conditions?: Condition[] };
 }
 
-const read = async <T>(resource: { group: string; version: string; plural: string }, name: string) => {
-  try {
-    return (await custom.getNamespacedCustomObject({ ...resource, namespace: NS, name })) as T;
-  } catch (error) {
-    if (error instanceof ApiException && error.code === 404) return undefined;
-    throw error;
-  }
-};
+const read = <T>(resource: CustomResource, name: string) => readCustomObject<T>(custom, resource, NS, name);
 const conditionOf = (object: { status?: { conditions?: readonly Condition[] } } | undefined, type: string) =>
   object?.status?.conditions?.find((c) => c.type === type);
 
@@ -202,10 +193,7 @@ beforeAll(async () => {
 afterAll(async () => {
   // What the engine made from its Pod goes with the test, passed or failed (the engine that would delete it goes
   // with the management cluster); then the management cluster.
-  for (const name of made) {
-    for (const container of await containersNamed(name).catch(() => [] as string[]))
-      await docker("rm", "-f", "-v", container).catch(() => undefined);
-  }
+  await removeContainersQuietly(made);
   await management?.delete();
   rmSync(work, { recursive: true, force: true });
   rmSync(STATE, { recursive: true, force: true });
@@ -299,14 +287,7 @@ describe("Cluster API installed the clusterctl way, the engine its provider on t
       ...RESOURCES.ProviderConfig,
       body: aProviderConfig({ name: "kind", backend: "kind", providerRef: { name: "engine" } }),
     });
-    const profile = await eventually(
-      async () =>
-        (await custom.getClusterCustomObject({
-          ...RESOURCES.ClusterProfile,
-          name: PROFILE,
-        })) as ClusterProfile,
-      { what: `ClusterProfile ${PROFILE}`, timeoutMs: 120_000 },
-    );
+    const profile = await profileOffered(custom, PROFILE, { timeoutMs: 120_000 });
     expect(profile.spec.supportedVersions?.map((v) => v.version)).toContain(tools.kubernetesVersion);
   });
 
@@ -334,21 +315,12 @@ describe("Cluster API installed the clusterctl way, the engine its provider on t
         metadata: { name: "managed" },
       },
     });
-    await custom.createNamespacedCustomObject({
-      ...CAPI_CLUSTER_RESOURCE,
-      namespace: NS,
-      body: {
-        apiVersion: "cluster.x-k8s.io/v1beta2",
-        kind: "Cluster",
-        metadata: { name: "managed" },
-        spec: {
-          controlPlaneRef: { apiGroup: CONTROLPLANE_GROUP, kind: "EngineControlPlane", name: "managed" },
-          infrastructureRef: {
-            apiGroup: INFRA_GROUP,
-            kind: "EngineControlPlaneInfrastructure",
-            name: "managed",
-          },
-        },
+    await createCapiObject(custom, NS, "Cluster", "managed", {
+      controlPlaneRef: { apiGroup: CONTROLPLANE_GROUP, kind: "EngineControlPlane", name: "managed" },
+      infrastructureRef: {
+        apiGroup: INFRA_GROUP,
+        kind: "EngineControlPlaneInfrastructure",
+        name: "managed",
       },
     });
     const wanted = { ControlPlaneInitialized: "True", Available: "True", RemoteConnectionProbe: "True" };
@@ -396,40 +368,15 @@ describe("Cluster API installed the clusterctl way, the engine its provider on t
       "const get = (path) => new Promise((ok) => require('node:https').get({ host: server.hostname, port: server.port, path, ca: b(k.clusters[0].cluster['certificate-authority-data']), cert: u['client-certificate-data'] && b(u['client-certificate-data']), key: u['client-key-data'] && b(u['client-key-data']), headers: u.token ? { authorization: 'Bearer ' + u.token } : {} }, (r) => { let body = ''; r.on('data', (c) => body += c); r.on('end', () => ok([r.statusCode, body])); }).on('error', (e) => ok([e.code, ''])));",
       "(async () => { const [code, body] = await get('/api/v1/namespaces/kube-system'); console.log(JSON.stringify({ server: server.host, code, name: code === 200 ? JSON.parse(body).metadata.name : body })); })();",
     ].join(" ");
-    const job = {
-      apiVersion: "batch/v1",
-      kind: "Job",
-      metadata: { name: "use-kubeconfig", namespace: NS },
-      spec: {
-        backoffLimit: 0,
-        template: {
-          spec: {
-            restartPolicy: "Never",
-            containers: [
-              {
-                name: "probe",
-                image: ENGINE_IMAGE,
-                imagePullPolicy: "IfNotPresent",
-                command: ["node", "-e", probe],
-                volumeMounts: [{ name: "kubeconfig", mountPath: "/kubeconfig", readOnly: true }],
-              },
-            ],
-            volumes: [{ name: "kubeconfig", secret: { secretName: "managed-kubeconfig" } }],
-          },
-        },
-      },
-    };
-    writeFileSync(join(work, "job.json"), JSON.stringify(job));
-    await management.kubectl("apply", "-f", join(work, "job.json"));
-    await management.kubectl(
-      "-n",
-      NS,
-      "wait",
-      "--for=condition=complete",
-      "job/use-kubeconfig",
-      "--timeout=180s",
-    );
-    const answer = JSON.parse((await management.kubectl("-n", NS, "logs", "job/use-kubeconfig")).trim());
+    const answer = await probeJobAnswer(management, {
+      namespace: NS,
+      job: "use-kubeconfig",
+      image: ENGINE_IMAGE,
+      secretName: "managed-kubeconfig",
+      mountPath: "/kubeconfig",
+      probe,
+      folder: work,
+    });
     expect(answer).toEqual({ server: `${name}-control-plane:6443`, code: 200, name: "kube-system" });
 
     // From the host: the same credentials at the port kind published on the host.

@@ -27,8 +27,7 @@ import {
   capiClusterName,
   type TopologyCluster,
 } from "../../src/providers/capi-topology.ts";
-import { systemClock } from "../../src/runtime/clock.ts";
-import { silentLogger } from "../../src/runtime/logger.ts";
+import { aBackendContext } from "../support/backend-context.ts";
 import { eventually } from "../support/eventually.ts";
 
 const NS = "pool-crashes";
@@ -88,13 +87,9 @@ async function capiClusters(): Promise<TopologyCluster[]> {
 /** A backend on `stateDirectory` (default: a new, empty one). */
 async function open(stateDirectory = mkdtempSync(join(tmpdir(), "capi-pool-crashes-"))) {
   folders.push(stateDirectory);
-  const backend = (await createBackend({
-    stateDirectory,
-    options: { kubeconfig: controlPlane.kubeconfigPath },
-    log: silentLogger,
-    clock: systemClock,
-    readSecret: async () => undefined,
-  })) as CapiBackend;
+  const backend = (await createBackend(
+    aBackendContext(stateDirectory, { kubeconfig: controlPlane.kubeconfigPath }),
+  )) as CapiBackend;
   return { backend, pools: backend.pools, stateDirectory };
 }
 

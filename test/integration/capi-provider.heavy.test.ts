@@ -8,21 +8,22 @@ import type { ClusterBackend } from "../../src/api/backend-contract.ts";
 import { CAPI_CLUSTER_RESOURCE, type CapiCluster } from "../../src/api/cluster-api.ts";
 import { FINALIZERS, INFRASTRUCTURE_GROUP, RESOURCES } from "../../src/api/constants.ts";
 import type { ClusterEndpointObject, EngineCluster } from "../../src/api/engine-cluster.ts";
-import { isNotFound } from "../../src/api/error-message.ts";
 import { explain } from "../../src/cli/explain.ts";
 import { type ControlPlane, startControlPlane } from "../../src/controlplane/control-plane.ts";
 import { type CapiManager, startCapiManager } from "../../src/dev/capi-manager.ts";
 import { createBackend as createLocalBackend } from "../../src/providers/local.ts";
 import { SimulatedBackend } from "../../src/providers/simulated.ts";
-import { systemClock } from "../../src/runtime/clock.ts";
 import { Engine } from "../../src/runtime/engine.ts";
 import { installCrds, installingCrds } from "../../src/runtime/install-crds.ts";
 import { CACHES } from "../../src/runtime/kinds/caches.ts";
-import { silentLogger } from "../../src/runtime/logger.ts";
+import { aBackendContext } from "../support/backend-context.ts";
 import { aProviderConfig } from "../support/builders.ts";
+import { createCapiObject } from "../support/capi-objects.ts";
 import { idle, reconciles } from "../support/engine-signals.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
 import { killNineMidway } from "../support/kill-nine.ts";
+import { type CustomResource, orAbsent, readCustomObject } from "../support/maybe-absent.ts";
+import { engineRunArgs } from "../support/processes.ts";
 
 const NAMESPACE = "capi";
 let controlPlane: ControlPlane;
@@ -86,13 +87,7 @@ beforeAll(async () => {
       body: aProviderConfig({ name, backend, providerRef: { name: provider } }),
     });
   }
-  const local = await createLocalBackend({
-    stateDirectory: join(folder, "local"),
-    options: { stopOnClose: "true" },
-    log: silentLogger,
-    clock: systemClock,
-    readSecret: async () => undefined,
-  });
+  const local = await createLocalBackend(aBackendContext(join(folder, "local"), { stopOnClose: "true" }));
   backends.push(local);
   await startEngine("capi-sim", new SimulatedBackend({ provisionDelayMs: 500, deleteDelayMs: 300 }));
   await startEngine("capi-local", local);
@@ -125,37 +120,18 @@ async function applyEngineCluster(
 }
 
 async function applyCapiCluster(name: string, spec: Record<string, unknown> = {}): Promise<void> {
-  await custom.createNamespacedCustomObject({
-    ...CAPI_CLUSTER_RESOURCE,
-    namespace: NAMESPACE,
-    body: {
-      apiVersion: "cluster.x-k8s.io/v1beta2",
-      kind: "Cluster",
-      metadata: { name },
-      spec: { infrastructureRef: { apiGroup: INFRASTRUCTURE_GROUP, kind: "EngineCluster", name }, ...spec },
-    },
+  await createCapiObject(custom, NAMESPACE, "Cluster", name, {
+    infrastructureRef: { apiGroup: INFRASTRUCTURE_GROUP, kind: "EngineCluster", name },
+    ...spec,
   });
 }
 
-const read = async <T>(resource: { group: string; version: string; plural: string }, name: string) => {
-  try {
-    return (await custom.getNamespacedCustomObject({ ...resource, namespace: NAMESPACE, name })) as T;
-  } catch (error) {
-    if (isNotFound(error)) return undefined;
-    throw error;
-  }
-};
+const read = <T>(resource: CustomResource, name: string) =>
+  readCustomObject<T>(custom, resource, NAMESPACE, name);
 const readEngineCluster = (name: string) => read<EngineCluster>(RESOURCES.EngineCluster, name);
 const readCapiCluster = (name: string) => read<CapiCluster>(CAPI_CLUSTER_RESOURCE, name);
 const readClusterEndpoint = (name: string) => read<ClusterEndpointObject>(RESOURCES.ClusterEndpoint, name);
-const readSecret = async (name: string) => {
-  try {
-    return await core.readNamespacedSecret({ namespace: NAMESPACE, name });
-  } catch (error) {
-    if (isNotFound(error)) return undefined;
-    throw error;
-  }
-};
+const readSecret = (name: string) => orAbsent(core.readNamespacedSecret({ namespace: NAMESPACE, name }));
 
 /** Waits until the CAPI Cluster shows `phase` (CAPI's own controller computes it), failing with what was seen. */
 async function capiPhase(name: string, phase: string, timeoutMs = 90_000): Promise<CapiCluster> {
@@ -378,18 +354,17 @@ describe("the contract's waits and hands-off rules (simulated backend)", () => {
 describe("the controller killed with kill -9 mid-provisioning", () => {
   it("orders exactly one cluster at the backend and still reaches Provisioned after the restart", async () => {
     const state = join(folder, "kill");
-    const args = [
-      "run",
+    const args = engineRunArgs(
+      {
+        provider: "capi-kill",
+        environment: "test",
+        kubeconfig: controlPlane.kubeconfigPath,
+        stateDir: state,
+      },
       "--capi",
-      "--provider-name=capi-kill",
-      "--environment=test",
-      `--kubeconfig=${controlPlane.kubeconfigPath}`,
-      `--state-dir=${state}`,
       "--backend-option=provisionDelay=4s",
-      "--metrics-bind-address=0",
-      "--health-probe-bind-address=0",
       "--no-schedule",
-    ];
+    );
     // A config of its own: the config "sim" belongs to capi-sim.
     await custom.createClusterCustomObject({
       ...RESOURCES.ProviderConfig,

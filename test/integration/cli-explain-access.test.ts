@@ -9,7 +9,7 @@ import { RESOURCES } from "../../src/api/constants.ts";
 import type { ProviderConfig } from "../../src/api/provider-config.ts";
 import { explain } from "../../src/cli/explain.ts";
 import { SimulatedBackend } from "../../src/providers/simulated.ts";
-import { anAccessRequest } from "../support/builders.ts";
+import { createAccessRequest } from "../support/access-requests.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
 import { expectRefused, runEngineCli } from "../support/processes.ts";
 import { isReady, startWorld, type World } from "../support/world.ts";
@@ -53,11 +53,7 @@ afterAll(async () => {
 });
 
 async function createRequest(name: string, spec: AccessRequestSpec): Promise<void> {
-  await world.custom.createNamespacedCustomObject({
-    ...RESOURCES.AccessRequest,
-    namespace: world.namespace,
-    body: anAccessRequest({ name, namespace: world.namespace, ...spec }),
-  });
+  await createAccessRequest(world.custom, world.namespace, name, spec);
 }
 
 /** The AccessRequest once `predicate` holds for it; fails with the last object seen. */

@@ -30,9 +30,10 @@ import { SimulatedBackend } from "../../src/providers/simulated.ts";
 import { Engine } from "../../src/runtime/engine.ts";
 import { installCrds } from "../../src/runtime/install-crds.ts";
 import { aCluster, anAccessRequest, aProviderConfig } from "../support/builders.ts";
+import { createCapiObject } from "../support/capi-objects.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
 import { renderKustomization } from "../support/kustomize.ts";
-import { startEngineCli } from "../support/processes.ts";
+import { engineRunArgs, startEngineCli } from "../support/processes.ts";
 
 const root = join(import.meta.dirname, "..", "..");
 const base = join(root, "deploy", "base");
@@ -401,34 +402,26 @@ describe("the controller's rights on the Cluster API side", () => {
       ...RESOURCES.ProviderConfig,
       body: aProviderConfig({ name: "capi-sim", backend: "simulated" }),
     });
-    const engine = startEngineCli([
-      "run",
-      "--capi",
-      "--provider-name=rbac",
-      "--environment=default",
-      `--kubeconfig=${kubeconfigFile}`,
-      `--state-dir=${join(folder, "state")}`,
-      "--backend-option=delay=200ms",
-      "--metrics-bind-address=0",
-      "--health-probe-bind-address=0",
-      "--no-leader-elect",
-    ]);
+    const engine = startEngineCli(
+      engineRunArgs(
+        {
+          provider: "rbac",
+          environment: "default",
+          kubeconfig: kubeconfigFile,
+          stateDir: join(folder, "state"),
+        },
+        "--capi",
+        "--backend-option=delay=200ms",
+        "--no-leader-elect",
+      ),
+    );
     try {
       // The CAPI Cluster and the owner reference its controller would set (no CAPI manager here).
-      const cluster = (await admin.createNamespacedCustomObject({
-        ...CAPI_CLUSTER_RESOURCE,
-        namespace: "capi-rbac",
-        body: {
-          apiVersion: "cluster.x-k8s.io/v1beta2",
-          kind: "Cluster",
-          metadata: { name: "w" },
-          spec: {
-            infrastructureRef: {
-              apiGroup: "infrastructure.engine.openmcp.cloud",
-              kind: "EngineCluster",
-              name: "w",
-            },
-          },
+      const cluster = (await createCapiObject(admin, "capi-rbac", "Cluster", "w", {
+        infrastructureRef: {
+          apiGroup: "infrastructure.engine.openmcp.cloud",
+          kind: "EngineCluster",
+          name: "w",
         },
       })) as { metadata: { uid: string } };
       await admin.createNamespacedCustomObject({
@@ -478,20 +471,11 @@ describe("the controller's rights on the Cluster API side", () => {
 
       // An EngineControlPlane likewise: its Cluster reports its infrastructure (as CAPI would), then the
       // control plane is built, initialized and published, and deleted again.
-      const owner = (await admin.createNamespacedCustomObject({
-        ...CAPI_CLUSTER_RESOURCE,
-        namespace: "capi-rbac",
-        body: {
-          apiVersion: "cluster.x-k8s.io/v1beta2",
-          kind: "Cluster",
-          metadata: { name: "cp" },
-          spec: {
-            controlPlaneRef: {
-              apiGroup: "controlplane.engine.openmcp.cloud",
-              kind: "EngineControlPlane",
-              name: "cp",
-            },
-          },
+      const owner = (await createCapiObject(admin, "capi-rbac", "Cluster", "cp", {
+        controlPlaneRef: {
+          apiGroup: "controlplane.engine.openmcp.cloud",
+          kind: "EngineControlPlane",
+          name: "cp",
         },
       })) as { metadata: { uid: string } };
       await admin.patchNamespacedCustomObjectStatus({

@@ -10,7 +10,6 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ClusterTarget } from "../../src/api/backend.ts";
 import type { ClusterBackend } from "../../src/api/backend-contract.ts";
 import { CAPI_CLUSTER_RESOURCE } from "../../src/api/cluster-api.ts";
-import type { ClusterProfile } from "../../src/api/cluster-profile.ts";
 import type { Condition } from "../../src/api/common.ts";
 import { RESOURCES } from "../../src/api/constants.ts";
 import type { ClusterEndpointObject } from "../../src/api/engine-cluster.ts";
@@ -27,13 +26,15 @@ import { type ControlPlane, startControlPlane } from "../../src/controlplane/con
 import { type CapiManager, startCapiManager } from "../../src/dev/capi-manager.ts";
 import { createBackend as createLocalBackend } from "../../src/providers/local.ts";
 import { SimulatedBackend } from "../../src/providers/simulated.ts";
-import { systemClock } from "../../src/runtime/clock.ts";
 import { Engine } from "../../src/runtime/engine.ts";
 import { installCrds, installingCrds } from "../../src/runtime/install-crds.ts";
-import { silentLogger } from "../../src/runtime/logger.ts";
+import { aBackendContext } from "../support/backend-context.ts";
 import { aProviderConfig } from "../support/builders.ts";
+import { createCapiObject } from "../support/capi-objects.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
-import { startEngineCli } from "../support/processes.ts";
+import { type CustomResource, orAbsent, readCustomObject } from "../support/maybe-absent.ts";
+import { engineRunArgs, startEngineCli } from "../support/processes.ts";
+import { profileOffered } from "../support/profile-offered.ts";
 
 const NAMESPACE = "ecp";
 const INFRA_GROUP = CONTROLPLANE_RESOURCES.EngineControlPlaneInfrastructure.group;
@@ -111,26 +112,13 @@ beforeAll(async () => {
       body: aProviderConfig({ name, backend, providerRef: { name: provider } }),
     });
   }
-  local = await createLocalBackend({
-    stateDirectory: join(folder, "local"),
-    options: { stopOnClose: "true" },
-    log: silentLogger,
-    clock: systemClock,
-    readSecret: async () => undefined,
-  });
+  local = await createLocalBackend(aBackendContext(join(folder, "local"), { stopOnClose: "true" }));
   await startEngine(
     "cp-sim",
     new SimulatedBackend({ provisionDelayMs: 500, updateDelayMs: 800, deleteDelayMs: 300 }),
   );
   await startEngine("cp-local", local);
-  const profile = await eventually(
-    async () =>
-      (await custom.getClusterCustomObject({
-        ...RESOURCES.ClusterProfile,
-        name: "test.cp-local.local",
-      })) as ClusterProfile,
-    { what: "the local profile offered" },
-  );
+  const profile = await profileOffered(custom, "test.cp-local.local", { what: "the local profile offered" });
   localVersion = profile.spec.supportedVersions[0]?.version ?? "";
 }, 300_000);
 
@@ -184,43 +172,21 @@ async function applyInfrastructure(name: string): Promise<void> {
 }
 
 async function applyCapiCluster(name: string, options: { infrastructure?: boolean } = {}): Promise<void> {
-  await custom.createNamespacedCustomObject({
-    ...CAPI_CLUSTER_RESOURCE,
-    namespace: NAMESPACE,
-    body: {
-      apiVersion: "cluster.x-k8s.io/v1beta2",
-      kind: "Cluster",
-      metadata: { name },
-      spec: {
-        controlPlaneRef: { apiGroup: CONTROLPLANE_GROUP, kind: "EngineControlPlane", name },
-        ...(options.infrastructure
-          ? { infrastructureRef: { apiGroup: INFRA_GROUP, kind: "EngineControlPlaneInfrastructure", name } }
-          : {}),
-      },
-    },
+  await createCapiObject(custom, NAMESPACE, "Cluster", name, {
+    controlPlaneRef: { apiGroup: CONTROLPLANE_GROUP, kind: "EngineControlPlane", name },
+    ...(options.infrastructure
+      ? { infrastructureRef: { apiGroup: INFRA_GROUP, kind: "EngineControlPlaneInfrastructure", name } }
+      : {}),
   });
 }
 
-const read = async <T>(resource: { group: string; version: string; plural: string }, name: string) => {
-  try {
-    return (await custom.getNamespacedCustomObject({ ...resource, namespace: NAMESPACE, name })) as T;
-  } catch (error) {
-    if ((error as { code?: number }).code === 404) return undefined;
-    throw error;
-  }
-};
+const read = <T>(resource: CustomResource, name: string) =>
+  readCustomObject<T>(custom, resource, NAMESPACE, name);
 const readControlPlane = (name: string) =>
   read<EngineControlPlane>(CONTROLPLANE_RESOURCES.EngineControlPlane, name);
 const readCapiCluster = (name: string) => read<CapiClusterSeen>(CAPI_CLUSTER_RESOURCE, name);
 const readClusterEndpoint = (name: string) => read<ClusterEndpointObject>(RESOURCES.ClusterEndpoint, name);
-const readSecret = async (name: string) => {
-  try {
-    return await core.readNamespacedSecret({ namespace: NAMESPACE, name });
-  } catch (error) {
-    if ((error as { code?: number }).code === 404) return undefined;
-    throw error;
-  }
-};
+const readSecret = (name: string) => orAbsent(core.readNamespacedSecret({ namespace: NAMESPACE, name }));
 const patch = (resource: { group: string; version: string; plural: string }, name: string, body: unknown[]) =>
   custom.patchNamespacedCustomObject({ ...resource, namespace: NAMESPACE, name, body });
 
@@ -540,18 +506,12 @@ describe("versions and pausing (simulated backend)", () => {
 describe("the controller killed with kill -9 mid-provisioning", () => {
   it("orders exactly one control plane at the backend and still initializes it after the restart", async () => {
     const state = join(folder, "kill");
-    const args = [
-      "run",
+    const args = engineRunArgs(
+      { provider: "cp-kill", environment: "test", kubeconfig: controlPlane.kubeconfigPath, stateDir: state },
       "--capi",
-      "--provider-name=cp-kill",
-      "--environment=test",
-      `--kubeconfig=${controlPlane.kubeconfigPath}`,
-      `--state-dir=${state}`,
       "--backend-option=provisionDelay=4s",
-      "--metrics-bind-address=0",
-      "--health-probe-bind-address=0",
       "--no-schedule",
-    ];
+    );
     await custom.createClusterCustomObject({
       ...RESOURCES.ProviderConfig,
       body: aProviderConfig({ name: "kill-sim", backend: "simulated", providerRef: { name: "cp-kill" } }),
@@ -611,40 +571,22 @@ describe("ClusterClasses (Cluster API's topology controller)", () => {
         spec: { template: {} },
       },
     });
-    await custom.createNamespacedCustomObject({
-      group: "cluster.x-k8s.io",
-      version: "v1beta2",
-      plural: "clusterclasses",
-      namespace: NAMESPACE,
-      body: {
-        apiVersion: "cluster.x-k8s.io/v1beta2",
-        kind: "ClusterClass",
-        metadata: { name },
-        spec: {
-          controlPlane: {
-            templateRef: { apiVersion: CONTROLPLANE_API_VERSION, kind: "EngineControlPlaneTemplate", name },
-          },
-          infrastructure: {
-            templateRef: {
-              apiVersion: `${INFRA_GROUP}/v1alpha1`,
-              kind: "EngineControlPlaneInfrastructureTemplate",
-              name,
-            },
-          },
+    await createCapiObject(custom, NAMESPACE, "ClusterClass", name, {
+      controlPlane: {
+        templateRef: { apiVersion: CONTROLPLANE_API_VERSION, kind: "EngineControlPlaneTemplate", name },
+      },
+      infrastructure: {
+        templateRef: {
+          apiVersion: `${INFRA_GROUP}/v1alpha1`,
+          kind: "EngineControlPlaneInfrastructureTemplate",
+          name,
         },
       },
     });
   }
   async function applyTopologyCluster(name: string, className: string, version: string): Promise<void> {
-    await custom.createNamespacedCustomObject({
-      ...CAPI_CLUSTER_RESOURCE,
-      namespace: NAMESPACE,
-      body: {
-        apiVersion: "cluster.x-k8s.io/v1beta2",
-        kind: "Cluster",
-        metadata: { name },
-        spec: { topology: { classRef: { name: className }, version } },
-      },
+    await createCapiObject(custom, NAMESPACE, "Cluster", name, {
+      topology: { classRef: { name: className }, version },
     });
   }
   /** The EngineControlPlane the topology controller made for Cluster `name`. */
@@ -664,23 +606,12 @@ describe("ClusterClasses (Cluster API's topology controller)", () => {
   }
 
   it("Cluster API v1.14.2's own ClusterClass CRD refuses a class without an infrastructure template", async () => {
-    const refused = custom.createNamespacedCustomObject({
-      group: "cluster.x-k8s.io",
-      version: "v1beta2",
-      plural: "clusterclasses",
-      namespace: NAMESPACE,
-      body: {
-        apiVersion: "cluster.x-k8s.io/v1beta2",
-        kind: "ClusterClass",
-        metadata: { name: "no-infrastructure" },
-        spec: {
-          controlPlane: {
-            templateRef: {
-              apiVersion: CONTROLPLANE_API_VERSION,
-              kind: "EngineControlPlaneTemplate",
-              name: "x",
-            },
-          },
+    const refused = createCapiObject(custom, NAMESPACE, "ClusterClass", "no-infrastructure", {
+      controlPlane: {
+        templateRef: {
+          apiVersion: CONTROLPLANE_API_VERSION,
+          kind: "EngineControlPlaneTemplate",
+          name: "x",
         },
       },
     });

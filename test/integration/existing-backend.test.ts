@@ -13,9 +13,8 @@ import type { ProviderConfig } from "../../src/api/provider-config.ts";
 import { type ControlPlane, startControlPlane } from "../../src/controlplane/control-plane.ts";
 import { createBackend, normaliseVersion } from "../../src/providers/existing.ts";
 import { loadBackendFactory } from "../../src/providers/registry.ts";
-import { systemClock } from "../../src/runtime/clock.ts";
-import { silentLogger } from "../../src/runtime/logger.ts";
 import { freePorts } from "../../src/util/free-ports.ts";
+import { aBackendContext } from "../support/backend-context.ts";
 import { aClusterTarget, aProviderConfig } from "../support/builders.ts";
 
 let controlPlane: ControlPlane;
@@ -54,13 +53,7 @@ afterEach(() => {
 });
 
 function newBackend(options: Record<string, string> = {}, reader = readSecret): ClusterBackend {
-  return createBackend({
-    stateDirectory,
-    options,
-    log: silentLogger,
-    clock: systemClock,
-    readSecret: reader,
-  }) as ClusterBackend;
+  return createBackend(aBackendContext(stateDirectory, options, { readSecret: reader })) as ClusterBackend;
 }
 
 function target(overrides: Partial<ClusterTarget> = {}): ClusterTarget {

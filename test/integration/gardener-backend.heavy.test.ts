@@ -8,22 +8,15 @@
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import {
-  ApiException,
-  CoreV1Api,
-  CustomObjectsApi,
-  KubeConfig,
-  RbacAuthorizationV1Api,
-} from "@kubernetes/client-node";
+import { CoreV1Api, CustomObjectsApi, KubeConfig, RbacAuthorizationV1Api } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { AccessRequest } from "../../src/api/access-request.ts";
 import type { ClusterTarget } from "../../src/api/backend.ts";
 import type { Cluster } from "../../src/api/cluster.ts";
 import type { ClusterPool } from "../../src/api/cluster-pool.ts";
 import type { ClusterProfile } from "../../src/api/cluster-profile.ts";
-import { ANNOTATIONS, ENGINE_API_VERSION, LABELS, RESOURCES } from "../../src/api/constants.ts";
+import { ANNOTATIONS, LABELS, RESOURCES } from "../../src/api/constants.ts";
 import type { ProviderConfig } from "../../src/api/provider-config.ts";
-import { type ControlPlane, startControlPlane } from "../../src/controlplane/control-plane.ts";
+import type { ControlPlane } from "../../src/controlplane/control-plane.ts";
 import { type Garden, startGarden } from "../../src/dev/gardener-apiserver.ts";
 import { findGardenerAssets } from "../../src/dev/gardener-assets.ts";
 import {
@@ -36,20 +29,23 @@ import { SimulatedGardenlet } from "../../src/dev/gardener-simulated-gardenlet.t
 import { type OidcIssuer, startOidcIssuer } from "../../src/dev/oidc-issuer.ts";
 import { createBackend, type GardenerBackend } from "../../src/providers/gardener.ts";
 import { GARDENER_KEYS, memberShootName, type Shoot, shootName } from "../../src/providers/gardener-shoot.ts";
-import { systemClock } from "../../src/runtime/clock.ts";
 import { Engine } from "../../src/runtime/engine.ts";
-import { installingCrds } from "../../src/runtime/install-crds.ts";
 import { createLogger } from "../../src/runtime/logger.ts";
 import { apiSecretReader } from "../../src/runtime/secret-reader.ts";
 import {
   bearerClient,
   configMapTokenRequest,
   expectConfigMapAccessOnly,
+  issuedKubeconfig,
   statusOf,
 } from "../support/access-proofs.ts";
-import { aCluster, anAccessRequest, aProviderConfig } from "../support/builders.ts";
+import { accessGranted, createAccessRequest } from "../support/access-requests.ts";
+import { aBackendContext } from "../support/backend-context.ts";
+import { aCluster, aClusterPool, aProviderConfig } from "../support/builders.ts";
+import { startApiServerWith } from "../support/cluster-harness.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
-import { startEngineCli } from "../support/processes.ts";
+import { type CustomResource, orAbsent, readCustomObject } from "../support/maybe-absent.ts";
+import { engineRunArgs, startEngineCli } from "../support/processes.ts";
 
 const NS = "gardener-test";
 const PROVIDER = "gardener-test";
@@ -76,27 +72,9 @@ const creates = new Map<string, number>();
 const reconciles = new Map<string, number>();
 const reconcilesOf = (name: string) => reconciles.get(`${NS}/${name}`) ?? 0;
 
-const read = async <T>(resource: { group: string; version: string; plural: string }, name: string) => {
-  try {
-    return (await custom.getNamespacedCustomObject({ ...resource, namespace: NS, name })) as T;
-  } catch (error) {
-    if (error instanceof ApiException && error.code === 404) return undefined;
-    throw error;
-  }
-};
-const readShoot = async (name: string) => {
-  try {
-    return (await gardenApi.getNamespacedCustomObject({
-      ...CORE,
-      namespace: projectNamespace,
-      plural: "shoots",
-      name,
-    })) as Shoot;
-  } catch (error) {
-    if (error instanceof ApiException && error.code === 404) return undefined;
-    throw error;
-  }
-};
+const read = <T>(resource: CustomResource, name: string) => readCustomObject<T>(custom, resource, NS, name);
+const readShoot = (name: string) =>
+  readCustomObject<Shoot>(gardenApi, { ...CORE, plural: "shoots" }, projectNamespace, name);
 const clusterWhere = (name: string, what: string, wanted: (c: Cluster) => boolean, timeoutMs = 120_000) =>
   eventually(
     async () => satisfying(await read<Cluster>(RESOURCES.Cluster, name), (c) => c !== undefined && wanted(c)),
@@ -105,15 +83,7 @@ const clusterWhere = (name: string, what: string, wanted: (c: Cluster) => boolea
 const condition = (c: Cluster | ProviderConfig | undefined, type: string) =>
   c?.status?.conditions?.find((x) => x.type === type);
 /** Waits until the AccessRequest is Granted. */
-const granted = (name: string) =>
-  eventually(
-    async () =>
-      satisfying(
-        await read<AccessRequest>(RESOURCES.AccessRequest, name),
-        (r) => r?.status?.phase === "Granted",
-      ),
-    { what: `AccessRequest ${name} Granted`, timeoutMs: 120_000, intervalMs: 500 },
-  );
+const granted = (name: string) => accessGranted(custom, NS, name, { timeoutMs: 120_000, intervalMs: 500 });
 const targetOf = (c: Cluster, config = "dev"): ClusterTarget => ({
   uid: c.metadata.uid ?? "",
   namespace: NS,
@@ -160,14 +130,9 @@ async function createCluster(
 
 beforeAll(async () => {
   findGardenerAssets(); // builds gardener-apiserver once per machine (hack/gardener/build.sh)
-  [management, garden] = await Promise.all([
-    startControlPlane({ prepare: installingCrds("crds") }),
-    startGarden(),
-  ]);
-  custom = management.kubeConfig.makeApiClient(CustomObjectsApi);
+  [{ controlPlane: management, custom }, garden] = await Promise.all([startApiServerWith(NS), startGarden()]);
   gardenApi = garden.kubeConfig.makeApiClient(CustomObjectsApi);
   const core = management.kubeConfig.makeApiClient(CoreV1Api);
-  await core.createNamespace({ body: { metadata: { name: NS } } });
   await core.createNamespacedSecret({
     namespace: NS,
     body: {
@@ -200,13 +165,16 @@ beforeAll(async () => {
     hold: (shoot) => shoot.metadata.labels?.[HOLD] === "true" && !released,
     fail: (shoot) => shoot.metadata.labels?.[FAIL],
   });
-  backend = (await createBackend({
-    stateDirectory,
-    options: {},
-    log: createLogger({ write: (line) => logLines.push(line) }),
-    clock: systemClock,
-    readSecret: apiSecretReader(management.kubeConfig),
-  })) as GardenerBackend;
+  backend = (await createBackend(
+    aBackendContext(
+      stateDirectory,
+      {},
+      {
+        log: createLogger({ write: (line) => logLines.push(line) }),
+        readSecret: apiSecretReader(management.kubeConfig),
+      },
+    ),
+  )) as GardenerBackend;
   // Counts create calls per Cluster, to see that a refused Shoot is retried with backoff, not in a storm.
   const counted = new Proxy(backend, {
     get(real, property) {
@@ -360,23 +328,14 @@ describe("the gardener backend on Gardener's API server", { timeout: 300_000 }, 
   });
 
   it("grants a token AccessRequest whose kubeconfig does exactly what was asked on the Shoot", async () => {
-    await custom.createNamespacedCustomObject({
-      ...RESOURCES.AccessRequest,
-      namespace: NS,
-      body: anAccessRequest({
-        name: "token",
-        namespace: NS,
-        ...configMapTokenRequest({ name: "one", namespace: NS }),
-      }),
-    });
+    await createAccessRequest(custom, NS, "token", configMapTokenRequest({ name: "one", namespace: NS }));
     await granted("token");
-    const secret = await management.kubeConfig
-      .makeApiClient(CoreV1Api)
-      .readNamespacedSecret({ namespace: NS, name: "token.kubeconfig" });
-    const text = Buffer.from(secret.data?.kubeconfig ?? "", "base64").toString("utf8");
+    const { text, kubeConfig } = await issuedKubeconfig(
+      management.kubeConfig.makeApiClient(CoreV1Api),
+      NS,
+      "token.kubeconfig",
+    );
     expect(text).not.toContain("client-key-data"); // a token of its own, not Gardener's admin certificate
-    const kubeConfig = new KubeConfig();
-    kubeConfig.loadFromString(text);
     await expectConfigMapAccessOnly(kubeConfig);
     await custom.deleteNamespacedCustomObject({ ...RESOURCES.AccessRequest, namespace: NS, name: "token" });
   });
@@ -394,28 +353,22 @@ describe("the gardener backend on Gardener's API server", { timeout: 300_000 }, 
         },
       ],
     });
-    await custom.createNamespacedCustomObject({
-      ...RESOURCES.AccessRequest,
-      namespace: NS,
-      body: anAccessRequest({
-        name: "oidc",
-        namespace: NS,
-        clusterRef: { name: "one", namespace: NS },
-        oidc: {
-          name: "corp",
-          issuer: issuer.url,
-          clientID: "gardener-test",
-          roleBindings: [
-            {
-              subjects: [
-                { kind: "Group", name: "readers" },
-                { kind: "User", name: "::root" },
-              ],
-              roleRefs: [{ kind: "ClusterRole", name: "view" }],
-            },
-          ],
-        },
-      }),
+    await createAccessRequest(custom, NS, "oidc", {
+      clusterRef: { name: "one", namespace: NS },
+      oidc: {
+        name: "corp",
+        issuer: issuer.url,
+        clientID: "gardener-test",
+        roleBindings: [
+          {
+            subjects: [
+              { kind: "Group", name: "readers" },
+              { kind: "User", name: "::root" },
+            ],
+            roleRefs: [{ kind: "ClusterRole", name: "view" }],
+          },
+        ],
+      },
     });
     await granted("oidc");
     const cluster = (await read<Cluster>(RESOURCES.Cluster, "one")) as Cluster;
@@ -701,17 +654,13 @@ describe("the gardener backend on Gardener's API server", { timeout: 300_000 }, 
     });
     const stateDir = mkdtempSync(join(tmpdir(), "gardener-kill-"));
     const run = () =>
-      startEngineCli([
-        "run",
-        "--backend=gardener",
-        "--provider-name=gkill",
-        "--environment=test",
-        `--kubeconfig=${management.kubeconfigPath}`,
-        `--state-dir=${stateDir}`,
-        "--no-leader-elect",
-        "--metrics-bind-address=0",
-        "--health-probe-bind-address=0",
-      ]);
+      startEngineCli(
+        engineRunArgs(
+          { provider: "gkill", environment: "test", kubeconfig: management.kubeconfigPath, stateDir },
+          "--backend=gardener",
+          "--no-leader-elect",
+        ),
+      );
     const first = run();
     let second: ReturnType<typeof run> | undefined;
     try {
@@ -816,20 +765,13 @@ describe("the gardener backend on Gardener's API server", { timeout: 300_000 }, 
   });
 
   it("serves a new Cluster from a ClusterPool: bound to the idle member's Shoot, Ready with no Shoot of its own, deleted with it", async () => {
-    const readPool = async () =>
-      (await custom
-        .getClusterCustomObject({ ...RESOURCES.ClusterPool, name: "warm" })
-        .catch((error: unknown) =>
-          error instanceof ApiException && error.code === 404 ? undefined : Promise.reject(error),
-        )) as ClusterPool | undefined;
+    const readPool = () =>
+      orAbsent(
+        custom.getClusterCustomObject({ ...RESOURCES.ClusterPool, name: "warm" }) as Promise<ClusterPool>,
+      );
     await custom.createClusterCustomObject({
       ...RESOURCES.ClusterPool,
-      body: {
-        apiVersion: ENGINE_API_VERSION,
-        kind: "ClusterPool",
-        metadata: { name: "warm" },
-        spec: { providerConfig: "dev", idle: 1, refill: false }, // one Shoot is enough to prove the binding
-      },
+      body: aClusterPool("warm", { providerConfig: "dev", idle: 1, refill: false }), // one Shoot is enough to prove the binding
     });
     const pool = await eventually(async () => satisfying(await readPool(), (p) => p?.status?.idle === 1), {
       what: "pool warm with 1 Ready Shoot",

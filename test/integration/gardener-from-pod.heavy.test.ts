@@ -10,13 +10,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
-import {
-  ApiException,
-  CoreV1Api,
-  CustomObjectsApi,
-  KubeConfig,
-  RbacAuthorizationV1Api,
-} from "@kubernetes/client-node";
+import { CoreV1Api, CustomObjectsApi, KubeConfig, RbacAuthorizationV1Api } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AccessRequest } from "../../src/api/access-request.ts";
 import type { Cluster } from "../../src/api/cluster.ts";
@@ -31,8 +25,13 @@ import {
 } from "../../src/dev/gardener-garden-objects.ts";
 import { SimulatedGardenlet } from "../../src/dev/gardener-simulated-gardenlet.ts";
 import { GARDENER_KEYS, type Shoot } from "../../src/providers/gardener-shoot.ts";
-import { configMapTokenRequest, expectConfigMapAccessOnly } from "../support/access-proofs.ts";
-import { aCluster, anAccessRequest, aProviderConfig } from "../support/builders.ts";
+import {
+  configMapTokenRequest,
+  expectConfigMapAccessOnly,
+  issuedKubeconfig,
+} from "../support/access-proofs.ts";
+import { accessGranted, createAccessRequest } from "../support/access-requests.ts";
+import { aCluster, aProviderConfig } from "../support/builders.ts";
 import {
   containerToolchain,
   createKindCluster,
@@ -41,6 +40,7 @@ import {
   type TestKindCluster,
 } from "../support/containers.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
+import { type CustomResource, readCustomObject, writeSecret } from "../support/maybe-absent.ts";
 
 const tools = containerToolchain();
 const ROOT = join(import.meta.dirname, "..", "..");
@@ -61,14 +61,7 @@ let gardenApi: CustomObjectsApi;
 let gardenCore: CoreV1Api;
 let projectNamespace: string;
 
-const read = async <T>(resource: { group: string; version: string; plural: string }, name: string) => {
-  try {
-    return (await custom.getNamespacedCustomObject({ ...resource, namespace: NS, name })) as T;
-  } catch (error) {
-    if (error instanceof ApiException && error.code === 404) return undefined;
-    throw error;
-  }
-};
+const read = <T>(resource: CustomResource, name: string) => readCustomObject<T>(custom, resource, NS, name);
 
 const shootsOf = async (uid: string) => {
   const list = (await gardenApi.listNamespacedCustomObject({
@@ -115,16 +108,8 @@ async function robotKubeconfig(name: string): Promise<string> {
 }
 
 /** Writes Secret `openmcp-engine-system/garden` (created or replaced), where the ProviderConfig points. */
-async function writeGardenSecret(kubeconfig: string): Promise<void> {
-  const core = management.kubeConfig.makeApiClient(CoreV1Api);
-  const body = { metadata: { name: "garden" }, stringData: { kubeconfig } };
-  try {
-    await core.replaceNamespacedSecret({ namespace: SYSTEM, name: "garden", body });
-  } catch (error) {
-    if (!(error instanceof ApiException && error.code === 404)) throw error;
-    await core.createNamespacedSecret({ namespace: SYSTEM, body });
-  }
-}
+const writeGardenSecret = (kubeconfig: string): Promise<void> =>
+  writeSecret(management.kubeConfig.makeApiClient(CoreV1Api), SYSTEM, "garden", { kubeconfig });
 
 interface PodInfo {
   readonly name: string;
@@ -151,6 +136,9 @@ async function enginePods(): Promise<PodInfo[]> {
   }));
 }
 
+/** Waits until the engine's Deployment has rolled out its Pods. */
+const engineRolledOut = () =>
+  management.kubectl("-n", SYSTEM, "rollout", "status", "deployment/openmcp-engine", "--timeout=300s");
 /** Every log line of the engine Pods (current and previous containers) that says the API server forbade a call. */
 const forbiddenLines = () => forbiddenLogLines(management, SYSTEM, "app.kubernetes.io/name=openmcp-engine");
 
@@ -204,14 +192,7 @@ describe("the gardener backend in a Pod of a kind cluster", { timeout: 600_000 }
     await applyDeployBase();
     await gardenRobot("robot-a");
     await writeGardenSecret(await robotKubeconfig("robot-a"));
-    await management.kubectl(
-      "-n",
-      SYSTEM,
-      "rollout",
-      "status",
-      "deployment/openmcp-engine",
-      "--timeout=300s",
-    );
+    await engineRolledOut();
     await management.kubectl("create", "namespace", NS);
     await custom.createClusterCustomObject({
       ...RESOURCES.ProviderConfig,
@@ -258,30 +239,14 @@ describe("the gardener backend in a Pod of a kind cluster", { timeout: 600_000 }
       `gardener from a Pod: Cluster Ready ${Math.round(performance.now() - started)} ms after kubectl apply -k (Shoot ${projectNamespace}/${shoot?.metadata.name}, API server ${cluster?.status?.endpoints?.[0]?.url})`,
     );
 
-    await custom.createNamespacedCustomObject({
-      ...RESOURCES.AccessRequest,
-      namespace: NS,
-      body: anAccessRequest({
-        name: "token",
-        namespace: NS,
-        ...configMapTokenRequest({ name: "first", namespace: NS }),
-      }),
-    });
-    await eventually(
-      async () =>
-        satisfying(
-          await read<AccessRequest>(RESOURCES.AccessRequest, "token"),
-          (r) => r?.status?.phase === "Granted",
-        ),
-      { what: "AccessRequest token Granted", timeoutMs: 120_000, intervalMs: 1_000 },
+    await createAccessRequest(custom, NS, "token", configMapTokenRequest({ name: "first", namespace: NS }));
+    await accessGranted(custom, NS, "token", { timeoutMs: 120_000, intervalMs: 1_000 });
+    const { text, kubeConfig: access } = await issuedKubeconfig(
+      management.kubeConfig.makeApiClient(CoreV1Api),
+      NS,
+      "token.kubeconfig",
     );
-    const secret = await management.kubeConfig
-      .makeApiClient(CoreV1Api)
-      .readNamespacedSecret({ namespace: NS, name: "token.kubeconfig" });
-    const text = Buffer.from(secret.data?.kubeconfig ?? "", "base64").toString("utf8");
     expect(text).not.toContain("client-key-data"); // a token of its own, not Gardener's admin certificate
-    const access = new KubeConfig();
-    access.loadFromString(text);
     // The Shoot's API server as Gardener advertises it: the host's gateway on the kind network.
     expect(access.getCurrentCluster()?.server).toBe(cluster?.status?.endpoints?.[0]?.url);
     await expectConfigMapAccessOnly(access); // from the host
@@ -314,14 +279,7 @@ describe("the gardener backend in a Pod of a kind cluster", { timeout: 600_000 }
   it("new Pods with empty state folders (as when rescheduled) find the Shoot: the Cluster stays Ready, another AccessRequest is granted", async () => {
     const old = (await enginePods()).map((p) => p.name);
     await management.kubectl("-n", SYSTEM, "delete", "pods", "-l", ENGINE_PODS, "--wait=true");
-    await management.kubectl(
-      "-n",
-      SYSTEM,
-      "rollout",
-      "status",
-      "deployment/openmcp-engine",
-      "--timeout=300s",
-    );
+    await engineRolledOut();
     const leader = await eventually(
       async () =>
         satisfying(
@@ -340,27 +298,17 @@ describe("the gardener backend in a Pod of a kind cluster", { timeout: 600_000 }
         ),
       { what: "a new Pod leading", timeoutMs: 120_000, intervalMs: 1_000 },
     );
-    await custom.createNamespacedCustomObject({
-      ...RESOURCES.AccessRequest,
-      namespace: NS,
-      body: anAccessRequest({
-        name: "after-move",
-        namespace: NS,
-        ...configMapTokenRequest({ name: "first", namespace: NS }),
-      }),
-    });
-    await eventually(
-      async () =>
-        satisfying(
-          await read<AccessRequest>(RESOURCES.AccessRequest, "after-move"),
-          (r) => r?.status?.phase === "Granted",
-        ),
-      {
-        what: `AccessRequest after-move Granted by the new leader ${leader}`,
-        timeoutMs: 120_000,
-        intervalMs: 1_000,
-      },
+    await createAccessRequest(
+      custom,
+      NS,
+      "after-move",
+      configMapTokenRequest({ name: "first", namespace: NS }),
     );
+    await accessGranted(custom, NS, "after-move", {
+      what: `AccessRequest after-move Granted by the new leader ${leader}`,
+      timeoutMs: 120_000,
+      intervalMs: 1_000,
+    });
     expect((await read<Cluster>(RESOURCES.Cluster, "first"))?.status?.phase).toBe("Ready");
     expect(gardenlet?.started).toBe(1); // no second Shoot
     await custom.deleteNamespacedCustomObject({
@@ -377,23 +325,13 @@ describe("the gardener backend in a Pod of a kind cluster", { timeout: 600_000 }
     // Revoked: robot-a's token no longer authenticates, so whatever the Pod does next, it does as robot-b.
     await gardenCore.deleteNamespacedServiceAccount({ namespace: "default", name: "robot-a" });
     // Granting asks the garden for the Shoot and its adminkubeconfig anew.
-    await custom.createNamespacedCustomObject({
-      ...RESOURCES.AccessRequest,
-      namespace: NS,
-      body: anAccessRequest({
-        name: "after-rotation",
-        namespace: NS,
-        ...configMapTokenRequest({ name: "first", namespace: NS }),
-      }),
-    });
-    await eventually(
-      async () =>
-        satisfying(
-          await read<AccessRequest>(RESOURCES.AccessRequest, "after-rotation"),
-          (r) => r?.status?.phase === "Granted",
-        ),
-      { what: "AccessRequest after-rotation Granted", timeoutMs: 120_000, intervalMs: 1_000 },
+    await createAccessRequest(
+      custom,
+      NS,
+      "after-rotation",
+      configMapTokenRequest({ name: "first", namespace: NS }),
     );
+    await accessGranted(custom, NS, "after-rotation", { timeoutMs: 120_000, intervalMs: 1_000 });
     // Both at once: the last request gone, the engine removes its namespace on the Shoot (a request arriving
     // while that namespace terminates is refused there, 403, until it is gone).
     for (const name of ["token", "after-rotation"]) {

@@ -8,18 +8,13 @@ import { randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import {
-  ApiException,
-  CoreV1Api,
-  CustomObjectsApi,
-  KubeConfig,
-  RbacAuthorizationV1Api,
-} from "@kubernetes/client-node";
+import { CoreV1Api, CustomObjectsApi, KubeConfig, RbacAuthorizationV1Api } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ClusterObservation, ClusterTarget, ResolvedClusterConfig } from "../../src/api/backend.ts";
 import type { JsonObject } from "../../src/api/common.ts";
 import { RESOURCES } from "../../src/api/constants.ts";
-import { type ControlPlane, startControlPlane } from "../../src/controlplane/control-plane.ts";
+import { isNotFound } from "../../src/api/error-message.ts";
+import type { ControlPlane } from "../../src/controlplane/control-plane.ts";
 import { type Garden, startGarden } from "../../src/dev/gardener-apiserver.ts";
 import { findGardenerAssets } from "../../src/dev/gardener-assets.ts";
 import {
@@ -30,11 +25,12 @@ import {
 } from "../../src/dev/gardener-garden-objects.ts";
 import { createBackend, type GardenerBackend } from "../../src/providers/gardener.ts";
 import { GARDENER_KEYS, type Shoot, shootName } from "../../src/providers/gardener-shoot.ts";
-import { systemClock } from "../../src/runtime/clock.ts";
-import { installingCrds } from "../../src/runtime/install-crds.ts";
 import { createLogger } from "../../src/runtime/logger.ts";
 import { apiSecretReader } from "../../src/runtime/secret-reader.ts";
+import { aBackendContext } from "../support/backend-context.ts";
+import { startApiServerWith } from "../support/cluster-harness.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
+import { readCustomObject, writeSecret } from "../support/maybe-absent.ts";
 
 const NS = "gardener-parity";
 const VERSION = "1.34.2";
@@ -66,35 +62,15 @@ function targetFor(name: string, extra: Partial<ClusterTarget> = {}): ClusterTar
   };
 }
 
-const readShoot = async (target: ClusterTarget) => {
-  try {
-    return (await gardenApi.getNamespacedCustomObject({
-      ...CORE,
-      namespace: projectNamespace,
-      plural: "shoots",
-      name: shootName(target),
-    })) as Shoot;
-  } catch (error) {
-    if (error instanceof ApiException && error.code === 404) return undefined;
-    throw error;
-  }
-};
+const readShoot = (target: ClusterTarget) =>
+  readCustomObject<Shoot>(gardenApi, { ...CORE, plural: "shoots" }, projectNamespace, shootName(target));
 
 /** Reads the ClusterConfigs named, in order, from the management cluster: what the runtime passes on `target.clusterConfigs`. */
 async function resolved(...names: string[]): Promise<ResolvedClusterConfig[]> {
   return Promise.all(
     names.map(async (name): Promise<ResolvedClusterConfig> => {
-      try {
-        const object = (await custom.getNamespacedCustomObject({
-          ...RESOURCES.ClusterConfig,
-          namespace: NS,
-          name,
-        })) as { spec?: JsonObject };
-        return { name, found: true, spec: object.spec ?? {} };
-      } catch (error) {
-        if (error instanceof ApiException && error.code === 404) return { name, found: false };
-        throw error;
-      }
+      const object = await readCustomObject<{ spec?: JsonObject }>(custom, RESOURCES.ClusterConfig, NS, name);
+      return object ? { name, found: true, spec: object.spec ?? {} } : { name, found: false };
     }),
   );
 }
@@ -119,7 +95,7 @@ async function writeClusterConfig(name: string, spec: JsonObject): Promise<void>
       body: { ...body, metadata: { name, resourceVersion: stored.metadata.resourceVersion } },
     });
   } catch (error) {
-    if (!(error instanceof ApiException && error.code === 404)) throw error;
+    if (!isNotFound(error)) throw error;
     await custom.createNamespacedCustomObject({ ...RESOURCES.ClusterConfig, namespace: NS, body });
   }
 }
@@ -155,16 +131,8 @@ async function gardenRobot(name: string): Promise<void> {
   });
 }
 
-async function writeGardenSecret(kubeconfig: string): Promise<void> {
-  const core = management.kubeConfig.makeApiClient(CoreV1Api);
-  const body = { metadata: { name: "garden" }, stringData: { kubeconfig } };
-  try {
-    await core.replaceNamespacedSecret({ namespace: NS, name: "garden", body });
-  } catch (error) {
-    if (!(error instanceof ApiException && error.code === 404)) throw error;
-    await core.createNamespacedSecret({ namespace: NS, body });
-  }
-}
+const writeGardenSecret = (kubeconfig: string): Promise<void> =>
+  writeSecret(management.kubeConfig.makeApiClient(CoreV1Api), NS, "garden", { kubeconfig });
 
 const messageOf = (observation: ClusterObservation) => (observation.exists ? observation.message : undefined);
 const conditionOf = (observation: ClusterObservation, type: string) =>
@@ -173,25 +141,23 @@ const outOfDate = (observation: ClusterObservation) => observation.exists && obs
 
 beforeAll(async () => {
   findGardenerAssets(); // builds gardener-apiserver once per machine (hack/gardener/build.sh)
-  [management, garden] = await Promise.all([
-    startControlPlane({ prepare: installingCrds("crds") }),
-    startGarden(),
-  ]);
-  custom = management.kubeConfig.makeApiClient(CustomObjectsApi);
+  [{ controlPlane: management, custom }, garden] = await Promise.all([startApiServerWith(NS), startGarden()]);
   gardenApi = garden.kubeConfig.makeApiClient(CustomObjectsApi);
   gardenCore = garden.kubeConfig.makeApiClient(CoreV1Api);
-  await management.kubeConfig.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: NS } } });
   await applyCloudProfile(garden.kubeConfig, "local", [{ version: VERSION, classification: "supported" }]);
   projectNamespace = await createProject(garden.kubeConfig, "par");
   await gardenRobot("robot-a");
   await writeGardenSecret(await serviceAccountKubeconfig("robot-a"));
-  backend = (await createBackend({
-    stateDirectory,
-    options: {},
-    log: createLogger({ write: (line) => logLines.push(line) }),
-    clock: systemClock,
-    readSecret: apiSecretReader(management.kubeConfig),
-  })) as GardenerBackend;
+  backend = (await createBackend(
+    aBackendContext(
+      stateDirectory,
+      {},
+      {
+        log: createLogger({ write: (line) => logLines.push(line) }),
+        readSecret: apiSecretReader(management.kubeConfig),
+      },
+    ),
+  )) as GardenerBackend;
 }, 3_600_000);
 
 afterAll(async () => {

@@ -8,7 +8,7 @@
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
-import { ApiException, CustomObjectsApi } from "@kubernetes/client-node";
+import { CustomObjectsApi } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Cluster } from "../../src/api/cluster.ts";
 import { RESOURCES } from "../../src/api/constants.ts";
@@ -21,6 +21,7 @@ import {
   type TestKindCluster,
 } from "../support/containers.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
+import { readCustomObject } from "../support/maybe-absent.ts";
 
 const tools = containerToolchain();
 const ROOT = join(import.meta.dirname, "..", "..");
@@ -82,14 +83,7 @@ async function leaseHolder(namespace = SYSTEM, lease = LEASE): Promise<string> {
   return identity.replace(/_[^_]*$/, "");
 }
 
-const readCluster = async (name: string): Promise<Cluster | undefined> => {
-  try {
-    return (await custom.getNamespacedCustomObject({ ...RESOURCES.Cluster, namespace: NS, name })) as Cluster;
-  } catch (error) {
-    if (error instanceof ApiException && error.code === 404) return undefined;
-    throw error;
-  }
-};
+const readCluster = (name: string) => readCustomObject<Cluster>(custom, RESOURCES.Cluster, NS, name);
 
 const createCluster = (name: string, profile: string) =>
   custom.createNamespacedCustomObject({

@@ -35,6 +35,7 @@ import { METALLB_IMAGES } from "../../src/providers/kind-metallb.ts";
 import { loadBackendFactory } from "../../src/providers/registry.ts";
 import { systemClock } from "../../src/runtime/clock.ts";
 import { silentLogger } from "../../src/runtime/logger.ts";
+import { aBackendContext } from "../support/backend-context.ts";
 import { aClusterTarget, aProviderConfig } from "../support/builders.ts";
 import { type FakeKind, installFakeKind } from "../support/fake-kind.ts";
 import { observationWhere } from "../support/observation-where.ts";
@@ -64,13 +65,7 @@ function newBackend(
   directory = stateDirectory,
 ): Promise<ClusterBackend> {
   return Promise.resolve(
-    createBackend({
-      stateDirectory: directory,
-      options: { kind: fake.path, docker: "/bin/false", ...options },
-      log: silentLogger,
-      clock: systemClock,
-      readSecret: async () => undefined,
-    }),
+    createBackend(aBackendContext(directory, { kind: fake.path, docker: "/bin/false", ...options })),
   );
 }
 

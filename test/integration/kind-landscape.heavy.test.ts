@@ -16,11 +16,9 @@
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
-import { ApiException, CoreV1Api, CustomObjectsApi, KubeConfig } from "@kubernetes/client-node";
+import { CoreV1Api, CustomObjectsApi, KubeConfig } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { AccessRequest } from "../../src/api/access-request.ts";
 import type { Cluster } from "../../src/api/cluster.ts";
-import type { ClusterProfile } from "../../src/api/cluster-profile.ts";
 import type { ClusterRequest } from "../../src/api/cluster-request.ts";
 import { ANNOTATIONS, LABELS, RESOURCES } from "../../src/api/constants.ts";
 import { KIND_NAME_ANNOTATION, kindClusterName } from "../../src/providers/kind.ts";
@@ -28,18 +26,23 @@ import {
   configMapAnswersFromPod,
   configMapTokenRequest,
   expectConfigMapAccessOnly,
+  issuedKubeconfig,
 } from "../support/access-proofs.ts";
-import { aCluster, aClusterRequest, anAccessRequest, aProviderConfig } from "../support/builders.ts";
+import { accessGranted, createAccessRequest } from "../support/access-requests.ts";
+import { aCluster, aClusterRequest, aProviderConfig } from "../support/builders.ts";
 import {
   containersNamed,
   containerToolchain,
   createKindCluster,
   docker,
   forbiddenLogLines,
+  removeContainersQuietly,
   run,
   type TestKindCluster,
 } from "../support/containers.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
+import { type CustomResource, readCustomObject } from "../support/maybe-absent.ts";
+import { profileOffered } from "../support/profile-offered.ts";
 
 const tools = containerToolchain();
 const ROOT = join(import.meta.dirname, "..", "..");
@@ -88,18 +91,8 @@ let platform: TestKindCluster;
 const made: string[] = [];
 let custom: CustomObjectsApi;
 
-const read = async <T>(
-  resource: (typeof RESOURCES)[keyof typeof RESOURCES],
-  name: string,
-  namespace = NS,
-) => {
-  try {
-    return (await custom.getNamespacedCustomObject({ ...resource, namespace, name })) as T;
-  } catch (error) {
-    if (error instanceof ApiException && error.code === 404) return undefined;
-    throw error;
-  }
-};
+const read = <T>(resource: CustomResource, name: string, namespace = NS) =>
+  readCustomObject<T>(custom, resource, namespace, name);
 const clusterReady = (name: string, namespace = NS) =>
   eventually(
     async () =>
@@ -247,10 +240,7 @@ beforeAll(async () => {
 afterAll(async () => {
   // What the engine made from its Pod goes with the test, passed or failed (its node containers: the engine
   // that would delete them goes with the platform); then the platform.
-  for (const name of made) {
-    for (const container of await containersNamed(name).catch(() => [] as string[]))
-      await docker("rm", "-f", "-v", container).catch(() => undefined);
-  }
+  await removeContainersQuietly(made);
   await platform?.delete();
   rmSync(work, { recursive: true, force: true });
   rmSync(STATE, { recursive: true, force: true });
@@ -277,14 +267,7 @@ describe("openMCP's kind landscape, the engine its kind ClusterProvider", { time
       ...RESOURCES.ProviderConfig,
       body: aProviderConfig({ name: "kind", backend: "kind", providerRef: { name: PROVIDER } }),
     });
-    const profile = await eventually(
-      async () =>
-        (await custom.getClusterCustomObject({
-          ...RESOURCES.ClusterProfile,
-          name: PROFILE,
-        })) as ClusterProfile,
-      { what: `ClusterProfile ${PROFILE}`, timeoutMs: 120_000 },
-    );
+    const profile = await profileOffered(custom, PROFILE, { timeoutMs: 120_000 });
     expect(profile.spec.supportedVersions?.map((v) => v.version)).toContain(tools.kubernetesVersion);
   });
 
@@ -368,33 +351,17 @@ describe("openMCP's kind landscape, the engine its kind ClusterProvider", { time
   });
 
   it("grants a token AccessRequest whose kubeconfig does exactly what was asked, from a Pod and from the host", async () => {
-    await custom.createNamespacedCustomObject({
-      ...RESOURCES.AccessRequest,
-      namespace: NS,
-      // As openMCP's mcp flow asks: for the ClusterRequest's cluster, by the request.
-      body: anAccessRequest({
-        name: "mcp",
-        namespace: NS,
-        ...configMapTokenRequest({ name: mcp.metadata.name ?? "", namespace: NS }),
-        clusterRef: undefined,
-        requestRef: { name: "mcp", namespace: NS },
-      }),
+    // As openMCP's mcp flow asks: for the ClusterRequest's cluster, by the request.
+    await createAccessRequest(custom, NS, "mcp", {
+      ...configMapTokenRequest({ name: mcp.metadata.name ?? "", namespace: NS }),
+      clusterRef: undefined,
+      requestRef: { name: "mcp", namespace: NS },
     });
-    const granted = (await eventually(
-      async () =>
-        satisfying(
-          await read<AccessRequest>(RESOURCES.AccessRequest, "mcp"),
-          (r) => r?.status?.phase === "Granted",
-        ),
-      { what: "AccessRequest mcp Granted", timeoutMs: 180_000, intervalMs: 1_000 },
-    )) as AccessRequest;
+    const granted = await accessGranted(custom, NS, "mcp", { timeoutMs: 180_000, intervalMs: 1_000 });
     const external = mcp.status?.endpoints?.find((e) => e.name === "apiserver-external")?.url;
     expect(granted.metadata.annotations?.[ANNOTATIONS.localAccess]).toBe(external);
     const secretName = granted.status?.secretRef?.name ?? "";
-    const secret = await platform.kubeConfig
-      .makeApiClient(CoreV1Api)
-      .readNamespacedSecret({ namespace: NS, name: secretName });
-    const text = Buffer.from(secret.data?.kubeconfig ?? "", "base64").toString("utf8");
+    const { text } = await issuedKubeconfig(platform.kubeConfig.makeApiClient(CoreV1Api), NS, secretName);
     expect(text).toContain(`server: https://${kindClusterName(mcp.metadata.uid ?? "")}-control-plane:6443`);
 
     // From a Pod of the platform cluster: the Secret mounted, the internal endpoint, exactly the asked rights.
@@ -563,28 +530,18 @@ describe("openMCP's kind landscape, the engine its kind ClusterProvider", { time
     made.push(name);
     const ready = await clusterReady("by-deploy");
     expect(await containersNamed(name)).toEqual([`${name}-control-plane`]);
-    await custom.createNamespacedCustomObject({
-      ...RESOURCES.AccessRequest,
-      namespace: NS,
-      body: anAccessRequest({
-        name: "by-deploy",
-        namespace: NS,
-        ...configMapTokenRequest({ name: "by-deploy", namespace: NS }),
-      }),
-    });
-    const granted = (await eventually(
-      async () =>
-        satisfying(
-          await read<AccessRequest>(RESOURCES.AccessRequest, "by-deploy"),
-          (r) => r?.status?.phase === "Granted",
-        ),
-      { what: "AccessRequest by-deploy Granted", timeoutMs: 180_000, intervalMs: 1_000 },
-    )) as AccessRequest;
-    const secret = await platform.kubeConfig
-      .makeApiClient(CoreV1Api)
-      .readNamespacedSecret({ namespace: NS, name: granted.status?.secretRef?.name ?? "" });
-    const fromHost = new KubeConfig();
-    fromHost.loadFromString(Buffer.from(secret.data?.kubeconfig ?? "", "base64").toString("utf8"));
+    await createAccessRequest(
+      custom,
+      NS,
+      "by-deploy",
+      configMapTokenRequest({ name: "by-deploy", namespace: NS }),
+    );
+    const granted = await accessGranted(custom, NS, "by-deploy", { timeoutMs: 180_000, intervalMs: 1_000 });
+    const { kubeConfig: fromHost } = await issuedKubeconfig(
+      platform.kubeConfig.makeApiClient(CoreV1Api),
+      NS,
+      granted.status?.secretRef?.name ?? "",
+    );
     const external = ready.status?.endpoints?.find((e) => e.name === "apiserver-external")?.url ?? "";
     expect(granted.metadata.annotations?.[ANNOTATIONS.localAccess]).toBe(external);
     fromHost.clusters = fromHost.clusters.map((c) => ({ ...c, server: external }));

@@ -9,22 +9,23 @@ import { randomBytes } from "node:crypto";
 import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ApiException, AppsV1Api, CoreV1Api, CustomObjectsApi, KubeConfig } from "@kubernetes/client-node";
+import { AppsV1Api, CoreV1Api, type CustomObjectsApi, KubeConfig } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ClusterTarget } from "../../src/api/backend.ts";
 import type { ClusterBackend } from "../../src/api/backend-contract.ts";
 import type { Cluster } from "../../src/api/cluster.ts";
 import { RESOURCES } from "../../src/api/constants.ts";
-import { type ControlPlane, startControlPlane } from "../../src/controlplane/control-plane.ts";
+import type { ControlPlane } from "../../src/controlplane/control-plane.ts";
 import { createBackend, KIND_NAME_ANNOTATION } from "../../src/providers/kind.ts";
 import { METALLB_CONDITION, METALLB_IMAGES } from "../../src/providers/kind-metallb.ts";
-import { systemClock } from "../../src/runtime/clock.ts";
 import { Engine } from "../../src/runtime/engine.ts";
-import { installingCrds } from "../../src/runtime/install-crds.ts";
 import { createLogger } from "../../src/runtime/logger.ts";
+import { aBackendContext } from "../support/backend-context.ts";
 import { aCluster, aProviderConfig } from "../support/builders.ts";
+import { startApiServerWith } from "../support/cluster-harness.ts";
 import { containersNamed, containerToolchain, run } from "../support/containers.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
+import { readCustomObject } from "../support/maybe-absent.ts";
 
 const NS = "kind-metallb";
 const PROFILE = "test.kind-metallb.kind";
@@ -50,14 +51,7 @@ function ensureMetallbImages(): void {
   });
 }
 
-const readCluster = async (name: string): Promise<Cluster | undefined> => {
-  try {
-    return (await custom.getNamespacedCustomObject({ ...RESOURCES.Cluster, namespace: NS, name })) as Cluster;
-  } catch (error) {
-    if (error instanceof ApiException && error.code === 404) return undefined;
-    throw error;
-  }
-};
+const readCluster = (name: string) => readCustomObject<Cluster>(custom, RESOURCES.Cluster, NS, name);
 
 const targetOf = (c: Cluster): ClusterTarget => ({
   uid: c.metadata.uid ?? "",
@@ -71,18 +65,14 @@ const targetOf = (c: Cluster): ClusterTarget => ({
 
 beforeAll(async () => {
   ensureMetallbImages();
-  controlPlane = await startControlPlane({ prepare: installingCrds("crds") });
-  custom = controlPlane.kubeConfig.makeApiClient(CustomObjectsApi);
-  await controlPlane.kubeConfig
-    .makeApiClient(CoreV1Api)
-    .createNamespace({ body: { metadata: { name: NS } } });
-  backend = await createBackend({
-    stateDirectory,
-    options: { kind: tools.kind, docker: tools.docker, metallb: "true" },
-    log: createLogger({ write: (line) => logLines.push(line) }),
-    clock: systemClock,
-    readSecret: async () => undefined,
-  });
+  ({ controlPlane, custom } = await startApiServerWith(NS));
+  backend = await createBackend(
+    aBackendContext(
+      stateDirectory,
+      { kind: tools.kind, docker: tools.docker, metallb: "true" },
+      { log: createLogger({ write: (line) => logLines.push(line) }) },
+    ),
+  );
   engine = new Engine({
     kubeConfig: controlPlane.kubeConfig,
     providerName: "kind-metallb",

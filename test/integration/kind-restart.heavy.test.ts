@@ -5,17 +5,18 @@
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ApiException, CoreV1Api, CustomObjectsApi } from "@kubernetes/client-node";
+import type { CustomObjectsApi } from "@kubernetes/client-node";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import type { Cluster } from "../../src/api/cluster.ts";
 import { RESOURCES } from "../../src/api/constants.ts";
-import { type ControlPlane, startControlPlane } from "../../src/controlplane/control-plane.ts";
+import type { ControlPlane } from "../../src/controlplane/control-plane.ts";
 import { kindClusterName } from "../../src/providers/kind.ts";
-import { installingCrds } from "../../src/runtime/install-crds.ts";
 import { aCluster, aProviderConfig } from "../support/builders.ts";
+import { startApiServerWith } from "../support/cluster-harness.ts";
 import { containersNamed, containerToolchain, run } from "../support/containers.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
-import { isAlive, startEngineCli } from "../support/processes.ts";
+import { readCustomObject } from "../support/maybe-absent.ts";
+import { engineRunArgs, isAlive, startEngineCli } from "../support/processes.ts";
 
 const NS = "kind-restart";
 const tools = containerToolchain();
@@ -25,38 +26,28 @@ let custom: CustomObjectsApi;
 const engines: ReturnType<typeof startEngineCli>[] = [];
 
 const startEngine = () => {
-  const engine = startEngineCli([
-    "run",
-    "--provider-name=kind-test",
-    "--environment=test",
-    `--kubeconfig=${controlPlane.kubeconfigPath}`,
-    "--backend=kind",
-    `--backend-option=kind=${tools.kind}`,
-    `--backend-option=docker=${tools.docker}`,
-    `--state-dir=${stateDirectory}`,
-    "--no-leader-elect",
-    "--metrics-bind-address=0",
-    "--health-probe-bind-address=0",
-  ]);
+  const engine = startEngineCli(
+    engineRunArgs(
+      {
+        provider: "kind-test",
+        environment: "test",
+        kubeconfig: controlPlane.kubeconfigPath,
+        stateDir: stateDirectory,
+      },
+      "--backend=kind",
+      `--backend-option=kind=${tools.kind}`,
+      `--backend-option=docker=${tools.docker}`,
+      "--no-leader-elect",
+    ),
+  );
   engines.push(engine);
   return engine;
 };
 
-const readCluster = async (name: string): Promise<Cluster | undefined> => {
-  try {
-    return (await custom.getNamespacedCustomObject({ ...RESOURCES.Cluster, namespace: NS, name })) as Cluster;
-  } catch (error) {
-    if (error instanceof ApiException && error.code === 404) return undefined;
-    throw error;
-  }
-};
+const readCluster = (name: string) => readCustomObject<Cluster>(custom, RESOURCES.Cluster, NS, name);
 
 beforeAll(async () => {
-  controlPlane = await startControlPlane({ prepare: installingCrds("crds") });
-  custom = controlPlane.kubeConfig.makeApiClient(CustomObjectsApi);
-  await controlPlane.kubeConfig
-    .makeApiClient(CoreV1Api)
-    .createNamespace({ body: { metadata: { name: NS } } });
+  ({ controlPlane, custom } = await startApiServerWith(NS));
   await custom.createClusterCustomObject({
     ...RESOURCES.ProviderConfig,
     body: aProviderConfig({ name: "kind", backend: "kind", providerRef: { name: "kind-test" } }),

@@ -12,7 +12,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CoreV1Api, CustomObjectsApi, KubeConfig } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { AccessRequest } from "../../src/api/access-request.ts";
 import type { Cluster } from "../../src/api/cluster.ts";
 import type { ClusterRequest } from "../../src/api/cluster-request.ts";
 import { LABELS, RESOURCES } from "../../src/api/constants.ts";
@@ -21,9 +20,12 @@ import { stopPersistentControlPlane } from "../../src/controlplane/persistent-co
 import { type Garden, startGarden } from "../../src/dev/gardener-apiserver.ts";
 import { applyCloudProfile, CORE, createProject } from "../../src/dev/gardener-garden-objects.ts";
 import { SimulatedGardenlet } from "../../src/dev/gardener-simulated-gardenlet.ts";
-import { configMapTokenRequest, expectConfigMapAccessOnly } from "../support/access-proofs.ts";
-import { anAccessRequest } from "../support/builders.ts";
-import { eventually, satisfying } from "../support/eventually.ts";
+import {
+  configMapTokenRequest,
+  expectConfigMapAccessOnly,
+  issuedKubeconfig,
+} from "../support/access-proofs.ts";
+import { accessGranted, createAccessRequest } from "../support/access-requests.ts";
 import { isAlive, streamEngineCli } from "../support/processes.ts";
 
 const NS = LANDSCAPE_NAMESPACE;
@@ -124,28 +126,18 @@ describe("landscape up on gardener, from nothing", { timeout: 1_200_000 }, () =>
 
   it("grants a token AccessRequest on the mcp cluster through the engine process", async () => {
     const mcp = (await read<ClusterRequest>(RESOURCES.ClusterRequest, "mcp")).status?.cluster;
-    await custom.createNamespacedCustomObject({
-      ...RESOURCES.AccessRequest,
-      namespace: NS,
-      body: anAccessRequest({
-        name: "mcp",
-        namespace: NS,
-        ...configMapTokenRequest({ name: mcp?.name ?? "", namespace: mcp?.namespace ?? NS }),
-      }),
-    });
-    const granted = (await eventually(
-      async () =>
-        satisfying(
-          await read<AccessRequest>(RESOURCES.AccessRequest, "mcp"),
-          (r) => r?.status?.phase === "Granted",
-        ),
-      { what: "AccessRequest mcp Granted", timeoutMs: 120_000, intervalMs: 1_000 },
-    )) as AccessRequest;
-    const secret = await platform
-      .makeApiClient(CoreV1Api)
-      .readNamespacedSecret({ namespace: NS, name: granted.status?.secretRef?.name ?? "" });
-    const access = new KubeConfig();
-    access.loadFromString(Buffer.from(secret.data?.kubeconfig ?? "", "base64").toString("utf8"));
+    await createAccessRequest(
+      custom,
+      NS,
+      "mcp",
+      configMapTokenRequest({ name: mcp?.name ?? "", namespace: mcp?.namespace ?? NS }),
+    );
+    const granted = await accessGranted(custom, NS, "mcp", { timeoutMs: 120_000, intervalMs: 1_000 });
+    const { kubeConfig: access } = await issuedKubeconfig(
+      platform.makeApiClient(CoreV1Api),
+      NS,
+      granted.status?.secretRef?.name ?? "",
+    );
     await expectConfigMapAccessOnly(access);
   });
 

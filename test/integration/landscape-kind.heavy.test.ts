@@ -12,7 +12,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AppsV1Api, CoreV1Api, CustomObjectsApi, KubeConfig } from "@kubernetes/client-node";
 import { afterAll, describe, expect, it } from "vitest";
-import type { AccessRequest } from "../../src/api/access-request.ts";
 import type { Cluster } from "../../src/api/cluster.ts";
 import type { ClusterRequest } from "../../src/api/cluster-request.ts";
 import { LABELS, RESOURCES } from "../../src/api/constants.ts";
@@ -21,9 +20,8 @@ import { stopPersistentControlPlane } from "../../src/controlplane/persistent-co
 import { clusterTarget } from "../../src/machines/cluster/step.ts";
 import { kindNameOf } from "../../src/providers/kind.ts";
 import { configMapAnswersFromPod, configMapTokenRequest } from "../support/access-proofs.ts";
-import { anAccessRequest } from "../support/builders.ts";
-import { containersNamed, containerToolchain, docker, run } from "../support/containers.ts";
-import { eventually, satisfying } from "../support/eventually.ts";
+import { accessGranted, createAccessRequest } from "../support/access-requests.ts";
+import { containersNamed, containerToolchain, removeContainersQuietly, run } from "../support/containers.ts";
 import { streamEngineCli } from "../support/processes.ts";
 
 const tools = containerToolchain();
@@ -55,9 +53,7 @@ const read = async <T>(resource: (typeof RESOURCES)[keyof typeof RESOURCES], nam
   (await custom.getNamespacedCustomObject({ ...resource, namespace, name })) as T;
 
 afterAll(async () => {
-  for (const name of made)
-    for (const container of await containersNamed(name).catch(() => [] as string[]))
-      await docker("rm", "-f", "-v", container).catch(() => undefined);
+  await removeContainersQuietly(made);
   await stopPersistentControlPlane(join(folder, "bootstrap"), { remove: true }).catch(() => undefined);
   rmSync(work, { recursive: true, force: true });
 }, 300_000);
@@ -118,25 +114,12 @@ describe("landscape up on kind, from nothing", { timeout: 1_800_000 }, () => {
 
   it("grants a token AccessRequest on the mcp cluster, whose kubeconfig works from a Pod of the platform cluster", async () => {
     const mcp = (await read<ClusterRequest>(RESOURCES.ClusterRequest, "mcp")).status?.cluster;
-    await custom.createNamespacedCustomObject({
-      ...RESOURCES.AccessRequest,
-      namespace: NS,
-      body: anAccessRequest({
-        name: "mcp",
-        namespace: NS,
-        ...configMapTokenRequest({ name: mcp?.name ?? "", namespace: mcp?.namespace ?? NS }),
-        clusterRef: undefined,
-        requestRef: { name: "mcp", namespace: NS },
-      }),
+    await createAccessRequest(custom, NS, "mcp", {
+      ...configMapTokenRequest({ name: mcp?.name ?? "", namespace: mcp?.namespace ?? NS }),
+      clusterRef: undefined,
+      requestRef: { name: "mcp", namespace: NS },
     });
-    const granted = (await eventually(
-      async () =>
-        satisfying(
-          await read<AccessRequest>(RESOURCES.AccessRequest, "mcp"),
-          (r) => r?.status?.phase === "Granted",
-        ),
-      { what: "AccessRequest mcp Granted", timeoutMs: 180_000, intervalMs: 1_000 },
-    )) as AccessRequest;
+    const granted = await accessGranted(custom, NS, "mcp", { timeoutMs: 180_000, intervalMs: 1_000 });
     const secretName = granted.status?.secretRef?.name ?? "";
     expect(
       await platform.kubeConfig

@@ -1,12 +1,12 @@
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MACHINE_KINDS } from "../../src/runtime/kinds/registry.ts";
-import { silentLogger } from "../../src/runtime/logger.ts";
 import type { InterpretedStep } from "../../src/runtime/machine-observer.ts";
 import { type LiveResource, LiveViewModel } from "../../src/views/live-view-model.ts";
-import { type LiveViewServer, startLiveViewServer } from "../../src/views/live-view-server.ts";
-import { launchChromium, openLiveView, screenshot } from "../support/chromium.ts";
+import type { LiveViewServer } from "../../src/views/live-view-server.ts";
+import { expectOnlyTheServerAsked, launchChromium, openLiveView, screenshot } from "../support/chromium.ts";
 import { eventually } from "../support/eventually.ts";
+import { serveLiveView } from "../support/live-view-server.ts";
 
 const clusterKind = MACHINE_KINDS.find((kind) => kind.definition.kind === "Cluster");
 if (!clusterKind) throw new Error("no Cluster kind in the registry");
@@ -63,13 +63,7 @@ let browser: Browser;
 
 beforeAll(async () => {
   view = new LiveViewModel();
-  server = await startLiveViewServer({
-    host: "127.0.0.1",
-    port: 0,
-    view,
-    machines: MACHINE_KINDS.map((kind) => kind.definition.machine),
-    log: silentLogger,
-  });
+  server = await serveLiveView(view);
   browser = await launchChromium();
 });
 
@@ -213,9 +207,7 @@ describe("the live view with 1,000 Clusters", () => {
     expect(await elementCount(page)).toBeLessThan(DOM_BOUND);
 
     await screenshot(page, "live-view-scale");
-    const origin = new URL(server.url).origin;
-    expect(requests.filter((url) => !url.startsWith(origin))).toEqual([]);
-    expect(errors).toEqual([]);
+    expectOnlyTheServerAsked(server.url, { requests, errors });
     await page.close();
   });
 

@@ -3,13 +3,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SimulatedBackend } from "../../src/providers/simulated.ts";
 import { Engine } from "../../src/runtime/engine.ts";
 import { CACHES } from "../../src/runtime/kinds/caches.ts";
-import { MACHINE_KINDS } from "../../src/runtime/kinds/registry.ts";
-import { silentLogger } from "../../src/runtime/logger.ts";
 import { LiveViewModel } from "../../src/views/live-view-model.ts";
-import { type LiveViewServer, startLiveViewServer } from "../../src/views/live-view-server.ts";
-import { launchChromium, openLiveView, screenshot } from "../support/chromium.ts";
+import type { LiveViewServer } from "../../src/views/live-view-server.ts";
+import { expectOnlyTheServerAsked, launchChromium, openLiveView, screenshot } from "../support/chromium.ts";
 import { type ClusterHarness, isReady, startClusterHarness } from "../support/cluster-harness.ts";
 import { eventually } from "../support/eventually.ts";
+import { serveLiveView } from "../support/live-view-server.ts";
 
 let harness: ClusterHarness;
 let engine: Engine;
@@ -20,13 +19,7 @@ beforeAll(async () => {
   browser = await launchChromium();
   harness = await startClusterHarness();
   const view = new LiveViewModel();
-  server = await startLiveViewServer({
-    host: "127.0.0.1",
-    port: 0,
-    view,
-    machines: MACHINE_KINDS.map((kind) => kind.definition.machine),
-    log: silentLogger,
-  });
+  server = await serveLiveView(view);
   engine = new Engine({
     kubeConfig: harness.controlPlane.kubeConfig,
     providerName: harness.provider,
@@ -109,9 +102,7 @@ describe("the live view in headless Chromium", () => {
     await screenshot(page, "live-view");
 
     // Nothing but this server was ever asked for anything, and the page reported no error.
-    const origin = new URL(server.url).origin;
-    expect(requests.filter((url) => !url.startsWith(origin))).toEqual([]);
-    expect(errors).toEqual([]);
+    expectOnlyTheServerAsked(server.url, { requests, errors });
     await page.close();
   });
 

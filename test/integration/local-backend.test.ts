@@ -2,7 +2,7 @@
  * The `local` backend on real etcd + kube-apiserver processes: lifecycle, idempotence, adoption after a restart,
  * recovery after kill -9 (of the cluster's processes, or of the engine midway through a start), failures.
  */
-import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, readdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CoreV1Api, KubeConfig } from "@kubernetes/client-node";
@@ -14,14 +14,13 @@ import { findKubeAssets, kubeAssetVersions } from "../../src/controlplane/kube-a
 import {
   inspectPersistentControlPlane,
   type PersistentControlPlaneRecord,
-  stopPersistentControlPlane,
 } from "../../src/controlplane/persistent-control-plane.ts";
 import { createBackend } from "../../src/providers/local.ts";
 import { loadBackendFactory } from "../../src/providers/registry.ts";
-import { systemClock } from "../../src/runtime/clock.ts";
-import { silentLogger } from "../../src/runtime/logger.ts";
+import { aBackendContext } from "../support/backend-context.ts";
 import { aProviderConfig } from "../support/builders.ts";
 import { eventually } from "../support/eventually.ts";
+import { removeLocalBackendState } from "../support/local-backend-state.ts";
 import { observationWhere } from "../support/observation-where.ts";
 import { isAlive, waitUntilGone } from "../support/processes.ts";
 
@@ -51,13 +50,7 @@ function newStateDirectory(): string {
 }
 
 async function open(stateDirectory: string, options: Record<string, string> = {}): Promise<ClusterBackend> {
-  const backend = await createBackend({
-    stateDirectory,
-    options,
-    log: silentLogger,
-    clock: systemClock,
-    readSecret: async () => undefined,
-  });
+  const backend = await createBackend(aBackendContext(stateDirectory, options));
   opened.push(backend);
   return backend;
 }
@@ -93,13 +86,7 @@ async function killHard(pids: readonly number[]): Promise<void> {
 
 afterAll(async () => {
   for (const backend of opened) await backend.close?.().catch(() => {});
-  for (const state of stateDirectories) {
-    const clusters = join(state, "clusters");
-    for (const name of existsSync(clusters) ? readdirSync(clusters) : []) {
-      await stopPersistentControlPlane(join(clusters, name), { remove: true }).catch(() => {});
-    }
-    rmSync(state, { recursive: true, force: true });
-  }
+  for (const state of stateDirectories) await removeLocalBackendState(state);
 }, 120_000);
 
 describe("the local backend", { timeout: 120_000 }, () => {

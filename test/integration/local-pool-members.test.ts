@@ -3,7 +3,7 @@
  * Cluster, bound later to a Cluster's uid (a record: the running control plane keeps its folder), then served,
  * reached and deleted under that uid; a new backend instance on the same folder finds the member and its binding.
  */
-import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CoreV1Api, KubeConfig } from "@kubernetes/client-node";
@@ -11,25 +11,18 @@ import { afterAll, describe, expect, it } from "vitest";
 import type { ClusterObservation, ClusterTarget } from "../../src/api/backend.ts";
 import type { ClusterBackend } from "../../src/api/backend-contract.ts";
 import { findKubeAssets, kubeAssetVersions } from "../../src/controlplane/kube-assets.ts";
-import { stopPersistentControlPlane } from "../../src/controlplane/persistent-control-plane.ts";
 import { checkPoolConformance } from "../../src/providers/conformance-pools.ts";
 import { createBackend } from "../../src/providers/local.ts";
-import { systemClock } from "../../src/runtime/clock.ts";
-import { silentLogger } from "../../src/runtime/logger.ts";
+import { aBackendContext } from "../support/backend-context.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
+import { removeLocalBackendState } from "../support/local-backend-state.ts";
 import { observationWhere } from "../support/observation-where.ts";
 
 const version = kubeAssetVersions(findKubeAssets()).kubernetes.replace(/^v/, "");
 const state = mkdtempSync(join(tmpdir(), "local-pool-"));
 const opened: ClusterBackend[] = [];
 const open = async () => {
-  const backend = await createBackend({
-    stateDirectory: state,
-    options: {},
-    log: silentLogger,
-    clock: systemClock,
-    readSecret: async () => undefined,
-  });
+  const backend = await createBackend(aBackendContext(state));
   opened.push(backend);
   return backend;
 };
@@ -45,11 +38,7 @@ const isReady = (o: ClusterObservation) => o.exists && o.phase === "ready";
 
 afterAll(async () => {
   for (const backend of opened) await backend.close?.().catch(() => {});
-  const clusters = join(state, "clusters");
-  for (const name of existsSync(clusters) ? readdirSync(clusters) : []) {
-    await stopPersistentControlPlane(join(clusters, name), { remove: true }).catch(() => {});
-  }
-  rmSync(state, { recursive: true, force: true });
+  await removeLocalBackendState(state);
 }, 120_000);
 
 describe("the local backend's pool members", { timeout: 120_000 }, () => {

@@ -14,7 +14,9 @@ import { type MovePoint, moveObjects } from "../../src/cli/move.ts";
 import { ACCESS_NAMESPACE } from "../../src/machines/access-request/names.ts";
 import { SimulatedBackend } from "../../src/providers/simulated.ts";
 import { configMapTokenRequest, statusOf } from "../support/access-proofs.ts";
+import { isGranted } from "../support/access-requests.ts";
 import { aCluster, anAccessRequest } from "../support/builders.ts";
+import { delegatingBackend } from "../support/delegating-backend.ts";
 import { eventually } from "../support/eventually.ts";
 import { grantingSimulatedBackend } from "../support/granting-simulated-backend.ts";
 import { isReady, startWorld, type World } from "../support/world.ts";
@@ -42,8 +44,6 @@ afterAll(async () => {
   await target?.stop();
   await source?.stop();
 });
-
-const isGranted = (request: AccessRequest | undefined) => request?.status?.phase === "Granted";
 
 /** Creates Clusters `<prefix>-<i>` with a token AccessRequest each in `namespace`, and waits for them Ready and Granted. */
 async function createLandscape(
@@ -295,17 +295,7 @@ describe("move", () => {
     // A management cluster whose engine's backend lacks exportCluster and importCluster (contract 1.5).
     const inner = new SimulatedBackend({ provisionDelayMs: 0 });
     const fixed = await startWorld({
-      backend: {
-        name: "fixed-in-place",
-        capabilities: inner.capabilities,
-        supportedVersions: (config) => inner.supportedVersions(config),
-        traits: (config) => inner.traits(config),
-        observe: (cluster) => inner.observe(cluster),
-        create: (cluster, version) => inner.create(cluster, version),
-        update: (cluster, version) => inner.update(cluster, version),
-        delete: (cluster) => inner.delete(cluster),
-        adminAccess: async () => undefined,
-      },
+      backend: delegatingBackend(inner, "fixed-in-place", inner.capabilities),
     });
     try {
       await fixed.createCluster("stays");

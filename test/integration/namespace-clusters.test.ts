@@ -12,18 +12,17 @@ import {
   AuthenticationV1Api,
   CoreV1Api,
   type CustomObjectsApi,
-  KubeConfig,
   RbacAuthorizationV1Api,
 } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createBackend, namespaceOf } from "../../examples/namespace-clusters/namespace-backend.ts";
 import type { AccessRequest } from "../../src/api/access-request.ts";
-import { systemClock } from "../../src/api/clock.ts";
 import type { Cluster } from "../../src/api/cluster.ts";
 import { RESOURCES } from "../../src/api/constants.ts";
-import { silentLogger } from "../../src/api/logger.ts";
-import { statusOf } from "../support/access-proofs.ts";
-import { aCluster, anAccessRequest, aProviderConfig } from "../support/builders.ts";
+import { issuedKubeconfig, statusOf } from "../support/access-proofs.ts";
+import { createAccessRequest } from "../support/access-requests.ts";
+import { aBackendContext } from "../support/backend-context.ts";
+import { aCluster, aProviderConfig } from "../support/builders.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
 import { startWorld, type World } from "../support/world.ts";
 
@@ -52,13 +51,9 @@ beforeAll(async () => {
   custom = world.custom;
   core = world.controlPlane.kubeConfig.makeApiClient(CoreV1Api);
   await core.createNamespace({ body: { metadata: { name: NS } } });
-  const backend = await createBackend({
-    stateDirectory: stateDir,
-    options: { kubeconfig: world.controlPlane.kubeconfigPath },
-    log: silentLogger,
-    clock: systemClock,
-    readSecret: async () => undefined,
-  });
+  const backend = await createBackend(
+    aBackendContext(stateDir, { kubeconfig: world.controlPlane.kubeconfigPath }),
+  );
   await world.startEngine({
     backend,
     accessTiming: { tokenValidityMs: 600_000, pollMs: 500, resyncMs: 600_000 },
@@ -92,22 +87,16 @@ describe("a namespace cluster under the engine", () => {
     const clusterRolesBefore = (
       await world.controlPlane.kubeConfig.makeApiClient(RbacAuthorizationV1Api).listClusterRoleBinding()
     ).items.map((binding) => binding.metadata?.name);
-    await custom.createNamespacedCustomObject({
-      ...RESOURCES.AccessRequest,
-      namespace: NS,
-      body: anAccessRequest({
-        name: "reader",
-        namespace: NS,
-        clusterRef: { name: "acme", namespace: NS },
-        token: {
-          permissions: [
-            {
-              namespace: tenant,
-              rules: [{ apiGroups: [""], resources: ["configmaps"], verbs: ["get", "list", "create"] }],
-            },
-          ],
-        },
-      }),
+    await createAccessRequest(custom, NS, "reader", {
+      clusterRef: { name: "acme", namespace: NS },
+      token: {
+        permissions: [
+          {
+            namespace: tenant,
+            rules: [{ apiGroups: [""], resources: ["configmaps"], verbs: ["get", "list", "create"] }],
+          },
+        ],
+      },
     });
     const request = await waitUntil<AccessRequest>(
       RESOURCES.AccessRequest,
@@ -115,9 +104,7 @@ describe("a namespace cluster under the engine", () => {
       (r) => r?.status?.phase === "Granted",
     );
     expect(request?.status?.secretRef?.name).toBe("reader.kubeconfig");
-    const secret = await core.readNamespacedSecret({ namespace: NS, name: "reader.kubeconfig" });
-    const kubeConfig = new KubeConfig();
-    kubeConfig.loadFromString(Buffer.from(secret.data?.kubeconfig ?? "", "base64").toString("utf8"));
+    const { kubeConfig } = await issuedKubeconfig(core, NS, "reader.kubeconfig");
     const client = kubeConfig.makeApiClient(CoreV1Api);
     expect(
       await statusOf(
@@ -140,15 +127,9 @@ describe("a namespace cluster under the engine", () => {
   });
 
   it("denies a request for cluster-wide rights, naming why", async () => {
-    await custom.createNamespacedCustomObject({
-      ...RESOURCES.AccessRequest,
-      namespace: NS,
-      body: anAccessRequest({
-        name: "wide",
-        namespace: NS,
-        clusterRef: { name: "acme", namespace: NS },
-        token: { permissions: [{ rules: [{ apiGroups: [""], resources: ["nodes"], verbs: ["list"] }] }] },
-      }),
+    await createAccessRequest(custom, NS, "wide", {
+      clusterRef: { name: "acme", namespace: NS },
+      token: { permissions: [{ rules: [{ apiGroups: [""], resources: ["nodes"], verbs: ["list"] }] }] },
     });
     const request = await waitUntil<AccessRequest>(
       RESOURCES.AccessRequest,

@@ -8,9 +8,9 @@ import type { Cluster } from "../../src/api/cluster.ts";
 import type { ClusterPool } from "../../src/api/cluster-pool.ts";
 import type { ClusterRequest } from "../../src/api/cluster-request.ts";
 import { ANNOTATIONS, ENGINE_API_VERSION, FINALIZERS, RESOURCES } from "../../src/api/constants.ts";
-import type { SchedulerConfig } from "../../src/api/scheduler-config.ts";
 import { SimulatedBackend } from "../../src/providers/simulated.ts";
-import { aClusterRequest, aProviderConfig } from "../support/builders.ts";
+import { mcpSchedulerConfigRead } from "../fixtures/scheduler-config.ts";
+import { aClusterPool, aClusterRequest, aProviderConfig } from "../support/builders.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
 import { isReady, startWorld, type World } from "../support/world.ts";
 
@@ -55,17 +55,7 @@ beforeAll(async () => {
     engine: false,
     timing: { pollMs: 100, retryMs: 200, resyncMs: 60_000 },
   });
-  const schedulerConfig: SchedulerConfig = {
-    scope: "Cluster",
-    strategy: "Balanced",
-    selectors: {},
-    purposeMappings: {
-      mcp: {
-        tenancyCount: 0,
-        template: { metadata: { namespace: NS }, spec: { profile: world.profile, tenancy: "Exclusive" } },
-      },
-    },
-  };
+  const schedulerConfig = mcpSchedulerConfigRead(world.profile, NS);
   engineOptions = {
     kindSettings: { Cluster: { pools: true } },
     schedulerConfig: { current: () => schedulerConfig, onChange: () => {} },
@@ -81,12 +71,7 @@ beforeAll(async () => {
   });
   await world.custom.createClusterCustomObject({
     ...RESOURCES.ClusterPool,
-    body: {
-      apiVersion: ENGINE_API_VERSION,
-      kind: "ClusterPool",
-      metadata: { name: "warm" },
-      spec: { providerConfig: "small", idle: 2 },
-    },
+    body: aClusterPool("warm", { providerConfig: "small", idle: 2 }),
   });
   await poolAt(2);
 }, 60_000);

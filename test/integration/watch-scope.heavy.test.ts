@@ -21,7 +21,7 @@ import { findCapiAssets } from "../../src/dev/capi-assets.ts";
 import { installCrds } from "../../src/runtime/install-crds.ts";
 import { aCluster, aProviderConfig } from "../support/builders.ts";
 import { eventually } from "../support/eventually.ts";
-import { startEngineCli } from "../support/processes.ts";
+import { engineRunArgs, startEngineCli } from "../support/processes.ts";
 
 const root = join(import.meta.dirname, "..", "..");
 const PROFILE = "default.scoped.sim"; // <environment>.<provider-name>.<ProviderConfig>
@@ -106,19 +106,16 @@ describe("run --namespace inside --watch-filter blue", () => {
     });
     await capiPair("inside", "blue", "blue");
 
-    const engine = startEngineCli([
-      "run",
-      "--provider-name=scoped",
-      "--namespace=inside",
-      "--watch-filter=blue",
-      "--capi",
-      `--kubeconfig=${join(folder, "kubeconfig")}`,
-      `--state-dir=${join(folder, "state")}`,
-      "--backend-option=delay=200ms",
-      "--metrics-bind-address=0",
-      "--health-probe-bind-address=0",
-      "--no-leader-elect",
-    ]);
+    const engine = startEngineCli(
+      engineRunArgs(
+        { provider: "scoped", kubeconfig: join(folder, "kubeconfig"), stateDir: join(folder, "state") },
+        "--namespace=inside",
+        "--watch-filter=blue",
+        "--capi",
+        "--backend-option=delay=200ms",
+        "--no-leader-elect",
+      ),
+    );
     try {
       // Positive signals: the in-scope Cluster and EngineCluster are done.
       await eventually(

@@ -1,9 +1,8 @@
 /** Proofs that issued access does exactly what was asked on a real cluster: a token request's rights, an OIDC user's client. */
-import { writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { ApiException, CoreV1Api, KubeConfig } from "@kubernetes/client-node";
 import { expect } from "vitest";
 import type { AccessRequestSpec } from "../../src/api/access-request.ts";
+import { probeJobAnswer } from "./probe-job.ts";
 
 /** The HTTP status a call ends with (200 when it succeeds, -1 when no answer came). */
 export const statusOf = (promise: Promise<unknown>): Promise<number> =>
@@ -52,6 +51,19 @@ export async function expectConfigMapAccessOnly(kubeConfig: KubeConfig): Promise
   expect(await statusOf(client.listNode())).toBe(403);
 }
 
+/** The kubeconfig an AccessRequest's Secret `namespace/name` holds: its text, and loaded. */
+export async function issuedKubeconfig(
+  core: CoreV1Api,
+  namespace: string,
+  name: string,
+): Promise<{ readonly text: string; readonly kubeConfig: KubeConfig }> {
+  const secret = await core.readNamespacedSecret({ namespace, name });
+  const text = Buffer.from(secret.data?.kubeconfig ?? "", "base64").toString("utf8");
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromString(text);
+  return { text, kubeConfig };
+}
+
 /** A client of the cluster `admin` points at, authenticated by `token` alone (e.g. an OIDC ID token). */
 export function bearerClient(admin: KubeConfig, token: string): CoreV1Api {
   const kubeConfig = new KubeConfig();
@@ -84,39 +96,5 @@ export async function configMapAnswersFromPod(
     "const get = (path) => new Promise((ok) => require('node:https').get({ host: server.hostname, port: server.port, path, ca, headers: { authorization: 'Bearer ' + token } }, (r) => { r.resume(); ok(r.statusCode); }).on('error', (e) => ok(e.code)));",
     "(async () => console.log(JSON.stringify([await get('/api/v1/namespaces/default/configmaps'), await get('/api/v1/namespaces/default/secrets'), await get('/api/v1/nodes')])))();",
   ].join(" ");
-  const job = {
-    apiVersion: "batch/v1",
-    kind: "Job",
-    metadata: { name: props.job, namespace: props.namespace },
-    spec: {
-      backoffLimit: 0,
-      template: {
-        spec: {
-          restartPolicy: "Never",
-          containers: [
-            {
-              name: "probe",
-              image: props.image,
-              imagePullPolicy: "IfNotPresent",
-              command: ["node", "-e", probe],
-              volumeMounts: [{ name: "access", mountPath: "/access", readOnly: true }],
-            },
-          ],
-          volumes: [{ name: "access", secret: { secretName: props.secretName } }],
-        },
-      },
-    },
-  };
-  const file = join(props.folder, `${props.job}.json`);
-  writeFileSync(file, JSON.stringify(job));
-  await cluster.kubectl("apply", "-f", file);
-  await cluster.kubectl(
-    "-n",
-    props.namespace,
-    "wait",
-    "--for=condition=complete",
-    `job/${props.job}`,
-    "--timeout=180s",
-  );
-  return JSON.parse((await cluster.kubectl("-n", props.namespace, "logs", `job/${props.job}`)).trim());
+  return probeJobAnswer(cluster, { ...props, mountPath: "/access", probe });
 }

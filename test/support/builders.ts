@@ -3,6 +3,7 @@ import type { AccessRequest, AccessRequestSpec } from "../../src/api/access-requ
 import type { ClusterTarget } from "../../src/api/backend.ts";
 import type { Cluster, ClusterStatus, Tenancy } from "../../src/api/cluster.ts";
 import { CAPI_GROUP } from "../../src/api/cluster-api.ts";
+import type { ClusterPool, ClusterPoolSpec } from "../../src/api/cluster-pool.ts";
 import type { ClusterProfile, SupportedVersion } from "../../src/api/cluster-profile.ts";
 import type { ClusterRequest } from "../../src/api/cluster-request.ts";
 import type { ObjectMeta } from "../../src/api/common.ts";
@@ -167,6 +168,14 @@ export function anAccessRequest(props: AccessRequestProps): AccessRequest {
     spec: { ...target, ...spec } as AccessRequestSpec,
     ...(status ? { status } : {}),
   };
+}
+
+/** A ClusterPool as a user applies it: named `warm`, keeping `spec.idle` clusters of `spec.providerConfig` ready. */
+export function aClusterPool(
+  name = "warm",
+  spec: ClusterPoolSpec = { providerConfig: "small", idle: 2 },
+): ClusterPool {
+  return { apiVersion: ENGINE_API_VERSION, kind: "ClusterPool", metadata: { name }, spec };
 }
 
 /** What {@link aClusterRequest} makes. */

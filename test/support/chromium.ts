@@ -2,6 +2,7 @@
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { type Browser, chromium, type Page } from "playwright-core";
+import { expect } from "vitest";
 
 /** Debian's Chromium (`hack/browser/ensure-chromium.sh` installs it before `npm test`); override for other systems. */
 const CHROMIUM = process.env.OPENMCP_CHROMIUM ?? "/usr/bin/chromium";
@@ -45,6 +46,16 @@ export async function openLiveView(
   await page.goto(url);
   await page.locator('#connection[data-status="live"]').waitFor({ timeout: 10_000 });
   return { page, requests, errors };
+}
+
+/** Checks that a page of {@link openLiveView} asked nothing but `serverUrl` for anything and reported no error. */
+export function expectOnlyTheServerAsked(
+  serverUrl: string,
+  opened: { readonly requests: readonly string[]; readonly errors: readonly string[] },
+): void {
+  const origin = new URL(serverUrl).origin;
+  expect(opened.requests.filter((url) => !url.startsWith(origin))).toEqual([]);
+  expect(opened.errors).toEqual([]);
 }
 
 /** Leaves a full-page screenshot of `page` in {@link ARTIFACTS} as `<name>.png`. */

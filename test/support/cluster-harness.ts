@@ -7,6 +7,7 @@ import { type ControlPlane, startControlPlane } from "../../src/controlplane/con
 import { installingCrds } from "../../src/runtime/install-crds.ts";
 import { aCluster, aClusterProfile } from "./builders.ts";
 import { eventually, satisfying } from "./eventually.ts";
+import { readCustomObject } from "./maybe-absent.ts";
 
 /** What a test gets: the control plane and helpers around its Clusters. */
 export interface ClusterHarness {
@@ -69,14 +70,7 @@ export async function startClusterHarness(
   const ours = aClusterProfile({ provider, versions: [{ version: "1.33.3" }, { version: "1.32.7" }] });
   const profile = ours.metadata.name ?? "";
   await custom.createClusterCustomObject({ ...RESOURCES.ClusterProfile, body: ours });
-  const readCluster = async (name: string) => {
-    try {
-      return (await custom.getNamespacedCustomObject({ ...RESOURCES.Cluster, namespace, name })) as Cluster;
-    } catch (error) {
-      if ((error as { code?: number }).code === 404) return undefined;
-      throw error;
-    }
-  };
+  const readCluster = (name: string) => readCustomObject<Cluster>(custom, RESOURCES.Cluster, namespace, name);
   return {
     controlPlane,
     custom,

@@ -90,6 +90,14 @@ export async function containersNamed(prefix: string): Promise<string[]> {
   return out.split("\n").filter((name) => name !== "");
 }
 
+/** Removes, with their volumes, the containers whose names begin with one of `prefixes`: for a test's cleanup, so a
+ * container that cannot be listed or removed is passed over rather than failing the cleanup. */
+export async function removeContainersQuietly(prefixes: Iterable<string>): Promise<void> {
+  for (const prefix of prefixes)
+    for (const container of await containersNamed(prefix).catch(() => [] as string[]))
+      await docker("rm", "-f", "-v", container).catch(() => undefined);
+}
+
 /** The address of this host on the `kind` Docker network, which containers on it can reach. */
 export async function kindNetworkGateway(): Promise<string> {
   const out = await docker(

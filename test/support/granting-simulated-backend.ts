@@ -6,6 +6,7 @@
 import type { ClusterTarget } from "../../src/api/backend.ts";
 import type { AdminAccess, ClusterBackend } from "../../src/api/backend-contract.ts";
 import { SimulatedBackend, type SimulatedBackendOptions } from "../../src/providers/simulated.ts";
+import { delegatingBackend } from "./delegating-backend.ts";
 
 /** A {@link SimulatedBackend} whose every ready cluster is administered through `hostKubeconfig`. */
 export function grantingSimulatedBackend(
@@ -14,14 +15,7 @@ export function grantingSimulatedBackend(
 ): ClusterBackend {
   const inner = new SimulatedBackend(options);
   return {
-    name: inner.name,
-    capabilities: { adminAccess: true, oidc: false },
-    supportedVersions: (config) => inner.supportedVersions(config),
-    traits: (config) => inner.traits(config),
-    observe: (target) => inner.observe(target),
-    create: (target, version) => inner.create(target, version),
-    update: (target, version) => inner.update(target, version),
-    delete: (target) => inner.delete(target),
+    ...delegatingBackend(inner, inner.name, { adminAccess: true, oidc: false }),
     exportCluster: (target) => inner.exportCluster(target),
     importCluster: (target, state) => inner.importCluster(target, state),
     async adminAccess(target: ClusterTarget): Promise<AdminAccess | undefined> {

@@ -17,6 +17,7 @@ import { type ClusterHarness, startClusterHarness } from "./cluster-harness.ts";
 export { isReady } from "./cluster-harness.ts";
 
 import { type EventuallyOptions, eventually, satisfying } from "./eventually.ts";
+import { readCustomObject } from "./maybe-absent.ts";
 
 /** Fast requeues for tests: look again within a tenth of a second, retry a failure after a fifth. */
 export const FAST_TIMING = { pollMs: 100, retryMs: 200, resyncMs: 60_000 } as const;
@@ -116,14 +117,8 @@ export async function startWorld(options: WorldOptions = {}): Promise<World> {
     return engine;
   };
   const first = options.engine === false ? undefined : await startEngine(options.engine);
-  const read = async <T>(resource: Resource, name: string, namespace = harness.namespace) => {
-    try {
-      return (await harness.custom.getNamespacedCustomObject({ ...resource, namespace, name })) as T;
-    } catch (error) {
-      if ((error as { code?: number }).code === 404) return undefined;
-      throw error;
-    }
-  };
+  const read = <T>(resource: Resource, name: string, namespace = harness.namespace) =>
+    readCustomObject<T>(harness.custom, resource, namespace, name);
   return {
     ...harness,
     get engine(): Engine {

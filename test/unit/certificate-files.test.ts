@@ -3,19 +3,17 @@
  * moment: read back they are none (the next start makes a new set) or one whole set, never one with an empty
  * file or files of two sets (kube-apiserver would refuse them at every start).
  */
-import { type ChildProcess, spawn } from "node:child_process";
-import { once } from "node:events";
-import { mkdtemp, rm, stat } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { stat } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { ControlPlaneCertificates } from "../../src/controlplane/certificates.ts";
 import {
   certificatePaths,
   readCertificates,
   writeCertificates,
 } from "../../src/controlplane/control-plane-files.ts";
+import { folderPerTest } from "../support/folder-per-test.ts";
+import { killLoopAfter } from "../support/killed-loop.ts";
 
 const modulePath = fileURLToPath(new URL("../../src/controlplane/control-plane-files.ts", import.meta.url));
 const KEYS = [
@@ -33,26 +31,16 @@ const aSet = (name: string) =>
     KEYS.map((key) => [key, `${name} ${key} ${"x".repeat(3_000)}`]),
   ) as unknown as ControlPlaneCertificates;
 
-let directory: string;
-let child: ChildProcess | undefined;
-
-beforeEach(async () => {
-  directory = await mkdtemp(join(tmpdir(), "certificate-files-"));
-});
-
-afterEach(async () => {
-  if (child && child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-  await rm(directory, { recursive: true, force: true });
-});
+const folder = folderPerTest("certificate-files-");
 
 describe("writeCertificates", () => {
   it("writes a set that reads back whole, keys readable by the owner only, and replaces it whole", async () => {
-    await writeCertificates(directory, aSet("first"));
-    expect(await readCertificates(directory)).toEqual(aSet("first"));
-    expect((await stat(certificatePaths(directory).servingKey)).mode & 0o777).toBe(0o600);
-    expect((await stat(certificatePaths(directory).caCert)).mode & 0o777).toBe(0o644);
-    await writeCertificates(directory, aSet("second"));
-    expect(await readCertificates(directory)).toEqual(aSet("second"));
+    await writeCertificates(folder(), aSet("first"));
+    expect(await readCertificates(folder())).toEqual(aSet("first"));
+    expect((await stat(certificatePaths(folder()).servingKey)).mode & 0o777).toBe(0o600);
+    expect((await stat(certificatePaths(folder()).caCert)).mode & 0o777).toBe(0o644);
+    await writeCertificates(folder(), aSet("second"));
+    expect(await readCertificates(folder())).toEqual(aSet("second"));
   });
 
   it("leaves none or one whole set when its writer is killed with kill -9 at any moment", async () => {
@@ -60,16 +48,10 @@ describe("writeCertificates", () => {
     const loop = `import { writeCertificates } from ${JSON.stringify(modulePath)};
       const set = (name) => Object.fromEntries(${JSON.stringify(KEYS)}.map((key) => [key, name + " " + key + " " + "x".repeat(3000)]));
       process.stdout.write("writing\\n");
-      for (let i = 0; ; i++) await writeCertificates(${JSON.stringify(directory)}, set(i % 2 ? "a" : "b"));`;
+      for (let i = 0; ; i++) await writeCertificates(${JSON.stringify(folder())}, set(i % 2 ? "a" : "b"));`;
     for (let round = 0; round < 10; round++) {
-      child = spawn(process.execPath, ["--input-type=module", "-e", loop], {
-        stdio: ["ignore", "pipe", "inherit"],
-      });
-      await once(child.stdout as NodeJS.ReadableStream, "data");
-      await new Promise((resolve) => setTimeout(resolve, 20 + round * 10));
-      child.kill("SIGKILL");
-      await once(child, "exit");
-      const left = await readCertificates(directory);
+      await killLoopAfter(loop, 20 + round * 10);
+      const left = await readCertificates(folder());
       if (left !== undefined) expect([aSet("a"), aSet("b")], `round ${round}`).toContainEqual(left);
     }
   }, 60_000);

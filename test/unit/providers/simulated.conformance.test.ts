@@ -7,6 +7,16 @@ import { checkConformanceTimed } from "../../support/timed-conformance.ts";
 
 const liveClusters = (backend: ClusterBackend) => (backend as SimulatedBackend).size;
 
+/** The kit run on `factory`, which must fail it: the ConformanceError, for the test to read. */
+async function conformanceFailure(
+  factory: Parameters<typeof checkBackendConformance>[0],
+  options: Parameters<typeof checkBackendConformance>[1],
+): Promise<Error> {
+  const failure = await checkBackendConformance(factory, options).catch((error: unknown) => error);
+  expect(failure).toBeInstanceOf(ConformanceError);
+  return failure as Error;
+}
+
 describe("the simulated backend", () => {
   it("passes the conformance kit", async () => {
     await checkConformanceTimed("simulated", createBackend, {
@@ -26,13 +36,8 @@ describe("the conformance kit", () => {
       const backend = new SimulatedBackend({ provisionDelayMs: 0, updateDelayMs: 0, deleteDelayMs: 0 });
       return backend;
     };
-    const failure = await checkBackendConformance(forgetful, {
-      numRuns: 100,
-      seed: 42,
-      readyTimeoutMs: 500,
-    }).catch((error: unknown) => error);
-    expect(failure).toBeInstanceOf(ConformanceError);
-    const message = (failure as Error).message;
+    const failure = await conformanceFailure(forgetful, { numRuns: 100, seed: 42, readyTimeoutMs: 500 });
+    const message = failure.message;
     console.log(message);
     expect(message).toMatch(/shortest call sequence found: .*create\(c\d.*restart\(\)/);
     const replay = /replay with \{ seed: 42, path: "([\d:]+)", replayPath: "([^"]+)" \}/.exec(message);
@@ -58,12 +63,9 @@ describe("the conformance kit", () => {
       };
       return backend;
     };
-    const failure = await checkBackendConformance(liar, { numRuns: 20, seed: 7, readyTimeoutMs: 500 }).catch(
-      (error: unknown) => error,
-    );
-    expect(failure).toBeInstanceOf(ConformanceError);
-    expect((failure as Error).message).toContain("versions reported are supported: create(c");
-    expect((failure as Error).message).toContain("reports 9.9.9");
+    const failure = await conformanceFailure(liar, { numRuns: 20, seed: 7, readyTimeoutMs: 500 });
+    expect(failure.message).toContain("versions reported are supported: create(c");
+    expect(failure.message).toContain("reports 9.9.9");
   }, 60_000);
 
   it("rejects a backend that hands a cluster over without what the next instance needs to serve it", async () => {
@@ -72,12 +74,7 @@ describe("the conformance kit", () => {
       Object.assign(await createBackend({ ...context, options: { delay: "0ms" } }), {
         exportCluster: async () => ({}),
       });
-    const failure = await checkBackendConformance(emptyHanded, {
-      numRuns: 20,
-      seed: 3,
-      readyTimeoutMs: 500,
-    }).catch((error: unknown) => error);
-    expect(failure).toBeInstanceOf(ConformanceError);
-    expect((failure as Error).message).toMatch(/shortest call sequence found: .*move\(\)/);
+    const failure = await conformanceFailure(emptyHanded, { numRuns: 20, seed: 3, readyTimeoutMs: 500 });
+    expect(failure.message).toMatch(/shortest call sequence found: .*move\(\)/);
   }, 60_000);
 });

@@ -6,22 +6,11 @@ import type { ProviderConfig } from "../../../src/api/provider-config.ts";
 import { SimulatedBackend } from "../../../src/providers/simulated.ts";
 import { Backends, BackendUnavailableError } from "../../../src/runtime/backends.ts";
 import { aProviderConfig } from "../../support/builders.ts";
+import { delegatingBackend } from "../../support/delegating-backend.ts";
 
 /** A simulated backend under another name, so that two differ. */
-function named(name: string, capabilities = { adminAccess: false, oidc: false }): ClusterBackend {
-  const inner = new SimulatedBackend({ provisionDelayMs: 0 });
-  return {
-    name,
-    capabilities,
-    supportedVersions: (config) => inner.supportedVersions(config),
-    traits: (config) => inner.traits(config),
-    observe: (cluster) => inner.observe(cluster),
-    create: (cluster, version) => inner.create(cluster, version),
-    update: (cluster, version) => inner.update(cluster, version),
-    delete: (cluster) => inner.delete(cluster),
-    adminAccess: async () => undefined,
-  };
-}
+const named = (name: string, capabilities = { adminAccess: false, oidc: false }): ClusterBackend =>
+  delegatingBackend(new SimulatedBackend({ provisionDelayMs: 0 }), name, capabilities);
 
 const target = (providerConfig: string, name = "c1"): ClusterTarget => ({
   uid: `uid-${name}`,

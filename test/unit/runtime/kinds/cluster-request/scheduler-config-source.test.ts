@@ -11,7 +11,7 @@ import {
 } from "../../../../../src/runtime/kinds/cluster-request/scheduler-config-source.ts";
 import type { LogFields, Logger } from "../../../../../src/runtime/logger.ts";
 import { writeFileAtomically } from "../../../../../src/util/atomic-file.ts";
-import { mcpSchedulerConfig } from "../../../../fixtures/scheduler-config.ts";
+import { mcpSchedulerConfig, mcpSchedulerConfigRead } from "../../../../fixtures/scheduler-config.ts";
 import { eventually } from "../../../../support/eventually.ts";
 
 /** A scheduler config whose only purpose `mcp` uses `profile`. */
@@ -94,17 +94,7 @@ describe("fileConfigSource", () => {
     const path = join(directory, "config.yaml");
     await replaceFile(path, configWith("a.b.c"));
     const { live, seen } = await startedAt(path);
-    expect(live.current()).toEqual({
-      scope: "Cluster",
-      strategy: "Balanced",
-      selectors: {},
-      purposeMappings: {
-        mcp: {
-          tenancyCount: 0,
-          template: { metadata: { namespace: "fleet" }, spec: { profile: "a.b.c", tenancy: "Exclusive" } },
-        },
-      },
-    });
+    expect(live.current()).toEqual(mcpSchedulerConfigRead("a.b.c", "fleet"));
     expect(seen).toEqual([]);
     expect(log.records.map((record) => record.message)).toEqual(["scheduler configuration loaded"]);
   });
