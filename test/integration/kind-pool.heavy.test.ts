@@ -7,23 +7,16 @@
 import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { CoreV1Api, CustomObjectsApi, KubeConfig } from "@kubernetes/client-node";
+import { CoreV1Api, KubeConfig } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ClusterBackend } from "../../src/api/backend-contract.ts";
-import { RESOURCES } from "../../src/api/constants.ts";
-import { type ControlPlane, startControlPlane } from "../../src/controlplane/control-plane.ts";
 import { createBackend, kindClusterName } from "../../src/providers/kind.ts";
-import { systemClock } from "../../src/runtime/clock.ts";
-import { Engine } from "../../src/runtime/engine.ts";
-import { installingCrds } from "../../src/runtime/install-crds.ts";
-import { createLogger } from "../../src/runtime/logger.ts";
 import { aClusterTarget, aProviderConfig } from "../support/builders.ts";
 import { containersNamed, containerToolchain, run } from "../support/containers.ts";
 import {
-  createPool,
   deleteAll,
-  type PoolBurstWorld,
   poolMemberOf,
+  type RunningPoolWorld,
+  startPoolWorld,
   threeAtOnce,
 } from "../support/pool-burst.ts";
 
@@ -31,19 +24,7 @@ const NS = "kind-pool";
 const PROFILE = "test.kind-pool.kind";
 const tools = containerToolchain();
 const stateDirectory = mkdtempSync(join(tmpdir(), "kind-pool-"));
-const logLines: string[] = [];
-let controlPlane: ControlPlane;
-let custom: CustomObjectsApi;
-let engine: Engine;
-let backend: ClusterBackend;
-
-const world = (): PoolBurstWorld => ({
-  custom,
-  namespace: NS,
-  profile: PROFILE,
-  providerConfig: "kind",
-  patienceMs: 480_000,
-});
+let world: RunningPoolWorld;
 
 /** The kind clusters this test's backend made (it names each one's folder after it). */
 const madeHere = () => {
@@ -52,50 +33,33 @@ const madeHere = () => {
 };
 
 beforeAll(async () => {
-  controlPlane = await startControlPlane({ prepare: installingCrds("crds") });
-  custom = controlPlane.kubeConfig.makeApiClient(CustomObjectsApi);
-  await controlPlane.kubeConfig
-    .makeApiClient(CoreV1Api)
-    .createNamespace({ body: { metadata: { name: NS } } });
-  backend = await createBackend({
-    stateDirectory,
-    // Two creates at once: this file holds the machine's kind-nodes lock, so no other file boots nodes beside it.
-    options: { kind: tools.kind, docker: tools.docker, parallelCreates: "2" },
-    log: createLogger({ write: (line) => logLines.push(line) }),
-    clock: systemClock,
-    readSecret: async () => undefined,
-  });
-  engine = new Engine({
-    kubeConfig: controlPlane.kubeConfig,
+  world = await startPoolWorld({
+    namespace: NS,
+    profile: PROFILE,
+    patienceMs: 480_000,
     providerName: "kind-pool",
-    environment: "test",
-    backend,
-    log: createLogger({ level: "debug", write: (line) => logLines.push(line) }),
-    kindSettings: { Cluster: { pools: true } },
-  });
-  await engine.start();
-  await custom.createClusterCustomObject({
-    ...RESOURCES.ProviderConfig,
-    body: aProviderConfig({
+    providerConfig: aProviderConfig({
       name: "kind",
       backend: "kind",
       providerRef: { name: "kind-pool" },
       supportedVersions: [{ version: tools.kubernetesVersion }],
     }),
+    factory: createBackend,
+    stateDirectory,
+    // Two creates at once: this file holds the machine's kind-nodes lock, so no other file boots nodes beside it.
+    options: { kind: tools.kind, docker: tools.docker, parallelCreates: "2" },
   });
-  await createPool(world(), 2);
 }, 300_000);
 
 afterAll(async () => {
-  await engine?.stop();
-  await controlPlane?.stop();
+  await world?.stop();
   for (const name of madeHere()) await run(tools.kind, ["delete", "cluster", "--name", name]).catch(() => {});
   rmSync(stateDirectory, { recursive: true, force: true });
 }, 300_000);
 
 describe("a warm pool of 2 real kind clusters", { timeout: 900_000 }, () => {
   it("serves two of three Clusters created at once, makes the third a kind cluster of its own, and refills to 2", async () => {
-    const { fromPool, made } = await threeAtOnce(world(), "kind");
+    const { fromPool, made } = await threeAtOnce(world, "kind");
 
     // A bound Cluster's admin access reaches its member's kind cluster: its node is that cluster's node.
     for (const { cluster } of fromPool) {
@@ -107,7 +71,7 @@ describe("a warm pool of 2 real kind clusters", { timeout: 900_000 }, () => {
         providerConfig: "kind",
       });
       const admin = new KubeConfig();
-      admin.loadFromString((await backend.adminAccess(target))?.kubeconfig ?? "");
+      admin.loadFromString((await world.backend.adminAccess(target))?.kubeconfig ?? "");
       const nodes = await admin.makeApiClient(CoreV1Api).listNode();
       expect(nodes.items.map((node) => node.metadata?.name)).toEqual([
         `${kindClusterName(poolMemberOf(cluster) ?? "")}-control-plane`,
@@ -122,9 +86,9 @@ describe("a warm pool of 2 real kind clusters", { timeout: 900_000 }, () => {
   });
 
   it("deletes a bound Cluster's kind cluster with it, and the idle ones with the pool: no kind cluster left", async () => {
-    await deleteAll(world(), () => madeHere().length === 0);
+    await deleteAll(world, () => madeHere().length === 0);
     const listed = (await run(tools.kind, ["get", "clusters"])).split("\n");
     expect(listed.filter((name) => name.startsWith("omc-"))).toEqual([]);
-    expect(logLines.join("\n")).not.toMatch(/BEGIN CERTIFICATE|client-key-data|eyJhbGci/);
+    expect(world.logLines.join("\n")).not.toMatch(/BEGIN CERTIFICATE|client-key-data|eyJhbGci/);
   });
 });

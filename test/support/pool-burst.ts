@@ -4,12 +4,19 @@
  * the third made as usual, the pool back at 2 with new members; then everything deleted and nothing left.
  * The backend's own checks (what a member is there, what is left at the end) stay in its test file.
  */
-import { ApiException, type CustomObjectsApi } from "@kubernetes/client-node";
+import { ApiException, CoreV1Api, CustomObjectsApi } from "@kubernetes/client-node";
 import { expect } from "vitest";
+import type { BackendFactory, ClusterBackend } from "../../src/api/backend-contract.ts";
 import type { Cluster } from "../../src/api/cluster.ts";
 import type { ClusterPool } from "../../src/api/cluster-pool.ts";
 import { ANNOTATIONS, ENGINE_API_VERSION, RESOURCES } from "../../src/api/constants.ts";
+import type { ProviderConfig } from "../../src/api/provider-config.ts";
+import { type ControlPlane, startControlPlane } from "../../src/controlplane/control-plane.ts";
 import { parsePoolMemberAnnotation } from "../../src/machines/cluster-pool/claim.ts";
+import { Engine } from "../../src/runtime/engine.ts";
+import { installingCrds } from "../../src/runtime/install-crds.ts";
+import { createLogger } from "../../src/runtime/logger.ts";
+import { aBackendContext } from "./backend-context.ts";
 import { aCluster } from "./builders.ts";
 import { eventually, satisfying } from "./eventually.ts";
 
@@ -23,6 +30,76 @@ export interface PoolBurstWorld {
   readonly providerConfig: string;
   /** How long a cluster may take to be made (a pool's fill, a made Cluster). */
   readonly patienceMs: number;
+}
+
+/** A world of the scenario running: its parts, to read and to stop. */
+export interface RunningPoolWorld extends PoolBurstWorld {
+  readonly controlPlane: ControlPlane;
+  readonly backend: ClusterBackend;
+  /** Everything the engine and the backend logged. */
+  readonly logLines: readonly string[];
+  /** Stops the engine, closes the backend, stops the API server. */
+  stop(): Promise<void>;
+}
+
+/**
+ * A management API server with the CRDs and the namespace, the backend `factory` made on `stateDirectory` with
+ * `options`, an engine with warm pools on it, `providerConfig` (named by the world's), and a pool of 2.
+ */
+export async function startPoolWorld(props: {
+  readonly namespace: string;
+  readonly profile: string;
+  readonly patienceMs: number;
+  readonly providerName: string;
+  readonly providerConfig: ProviderConfig;
+  readonly factory: BackendFactory;
+  readonly stateDirectory: string;
+  readonly options: Readonly<Record<string, string>>;
+}): Promise<RunningPoolWorld> {
+  const logLines: string[] = [];
+  const log = (level?: "debug") =>
+    createLogger({ ...(level ? { level } : {}), write: (line) => logLines.push(line) });
+  const controlPlane = await startControlPlane({ prepare: installingCrds("crds") });
+  const custom = controlPlane.kubeConfig.makeApiClient(CustomObjectsApi);
+  await controlPlane.kubeConfig
+    .makeApiClient(CoreV1Api)
+    .createNamespace({ body: { metadata: { name: props.namespace } } });
+  let backend: ClusterBackend | undefined;
+  let engine: Engine | undefined;
+  const stop = async () => {
+    await engine?.stop();
+    await backend?.close?.();
+    await controlPlane.stop();
+  };
+  try {
+    backend = await props.factory(aBackendContext(props.stateDirectory, props.options, { log: log() }));
+    engine = new Engine({
+      kubeConfig: controlPlane.kubeConfig,
+      providerName: props.providerName,
+      environment: "test",
+      backend,
+      log: log("debug"),
+      kindSettings: { Cluster: { pools: true } },
+    });
+    await engine.start();
+    await custom.createClusterCustomObject({ ...RESOURCES.ProviderConfig, body: props.providerConfig });
+  } catch (error) {
+    await stop(); // nothing of a half-started world left running
+    throw error;
+  }
+  const world: RunningPoolWorld = {
+    custom,
+    namespace: props.namespace,
+    profile: props.profile,
+    providerConfig: props.providerConfig.metadata.name ?? "",
+    patienceMs: props.patienceMs,
+    controlPlane,
+    backend,
+    logLines,
+    stop,
+  };
+  await createPool(world, 2);
+  return world;
 }
 
 /** One Cluster of the burst: how long it took, as read when Ready. */
