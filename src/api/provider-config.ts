@@ -38,6 +38,19 @@ export interface ProviderConfigStatus {
   readonly profileName?: string;
   /** Individual observations, at most one per type. */
   readonly conditions?: readonly Condition[];
+  /** The warm pools of this configuration by name, as their controller last saw them (it alone writes this). */
+  readonly pools?: Readonly<Record<string, ProviderConfigPool>>;
+}
+
+/** One warm pool as its ProviderConfig shows it. */
+export interface ProviderConfigPool {
+  readonly idle: number;
+  readonly binding: number;
+  readonly refilling: number;
+  /** The pool's Ready condition: it holds what its spec asks. */
+  readonly ready: boolean;
+  /** Why not, or why refilling fails. */
+  readonly message?: string;
 }
 
 /**

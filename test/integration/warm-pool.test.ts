@@ -8,6 +8,7 @@ import type { Cluster } from "../../src/api/cluster.ts";
 import type { ClusterPool } from "../../src/api/cluster-pool.ts";
 import type { ClusterRequest } from "../../src/api/cluster-request.ts";
 import { ANNOTATIONS, ENGINE_API_VERSION, FINALIZERS, RESOURCES } from "../../src/api/constants.ts";
+import type { ProviderConfig } from "../../src/api/provider-config.ts";
 import { SimulatedBackend } from "../../src/providers/simulated.ts";
 import { mcpSchedulerConfigRead } from "../fixtures/scheduler-config.ts";
 import { aClusterPool, aClusterRequest, aProviderConfig } from "../support/builders.ts";
@@ -23,6 +24,12 @@ let engineOptions: Parameters<World["startEngine"]>[0];
 
 const readPool = () =>
   world.custom.getClusterCustomObject({ ...RESOURCES.ClusterPool, name: "warm" }) as Promise<ClusterPool>;
+
+const readConfig = () =>
+  world.custom.getClusterCustomObject({
+    ...RESOURCES.ProviderConfig,
+    name: "small",
+  }) as Promise<ProviderConfig>;
 
 const poolAt = (idle: number) =>
   eventually(
@@ -200,6 +207,13 @@ describe("a warm pool of 2", () => {
     await eventually(async () => satisfying(backend.size, (size) => size === before - 2), {
       what: "one idle cluster gone",
     });
+    // Its ProviderConfig shows it as it is now, beside what the profile controller writes there.
+    const shown = await eventually(
+      async () => satisfying(await readConfig(), (config) => config.status?.pools?.warm?.idle === 1),
+      { what: "ProviderConfig small to show pool warm with 1 idle" },
+    );
+    expect(shown.status?.pools?.warm).toMatchObject({ idle: 1, binding: 0, refilling: 0, ready: true });
+    expect(shown.status?.profileName).toBe(world.profile);
 
     await world.custom.deleteClusterCustomObject({ ...RESOURCES.ClusterPool, name: "warm" });
     await eventually(
@@ -213,5 +227,8 @@ describe("a warm pool of 2", () => {
       { what: "pool warm gone" },
     );
     expect(backend.size).toBe(before - 3);
+    await eventually(async () => satisfying(await readConfig(), (config) => !config.status?.pools?.warm), {
+      what: "pool warm's line gone from ProviderConfig small",
+    });
   });
 });

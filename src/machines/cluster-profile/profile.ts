@@ -120,5 +120,7 @@ export function providerConfigStatus(
     observedGeneration: generation,
     ...(served ? { profileName: name } : {}),
     conditions,
+    // The pool controller's part: kept as it stands.
+    ...(config.status?.pools ? { pools: config.status.pools } : {}),
   };
 }

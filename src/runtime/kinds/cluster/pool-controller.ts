@@ -11,11 +11,12 @@ import { randomBytes } from "node:crypto";
 import { CustomObjectsApi } from "@kubernetes/client-node";
 import type { ClusterBackend, PoolMemberSpec } from "../../../api/backend-contract.ts";
 import type { Cluster } from "../../../api/cluster.ts";
-import { type ClusterPool, poolMemberTarget } from "../../../api/cluster-pool.ts";
+import { type ClusterPool, type ClusterPoolStatus, poolMemberTarget } from "../../../api/cluster-pool.ts";
 import { FINALIZERS, REASONS, RESOURCES } from "../../../api/constants.ts";
 import { errorMessage, isNotFound } from "../../../api/error-message.ts";
-import type { ProviderConfig } from "../../../api/provider-config.ts";
+import type { ProviderConfig, ProviderConfigPool } from "../../../api/provider-config.ts";
 import { resolveVersion } from "../../../machines/backend-cluster/kubernetes-version.ts";
+import { poolSummary, withPoolSummary } from "../../../machines/cluster-pool/config-summary.ts";
 import { type ClaimerState, POOL_CONDITIONS, planPool } from "../../../machines/cluster-pool/plan.ts";
 import { configOwnership } from "../../../machines/cluster-profile/ownership.ts";
 import { mergeConditions } from "../../../machines/shared/conditions.ts";
@@ -112,7 +113,8 @@ export class PoolController extends KeyedController {
       const message = !config
         ? `ProviderConfig ${pool.spec.providerConfig} does not exist; the pool's clusters are kept until it is back`
         : `backend ${backend?.name ?? config.spec.backend} keeps no warm pools (contract 1.5)`;
-      await this.#writeProblem(pool, REASONS.ConfigurationProblem, message);
+      const status = await this.#writeProblem(pool, REASONS.ConfigurationProblem, message);
+      if (config) await this.#showOnConfig(config, name, deleting ? undefined : poolSummary(status));
       return Outcome.requeueAfter(this.#timing.resyncMs);
     }
     const wanted: WantedVersions = deleting ? { versions: [] } : this.#versions(pool, config);
@@ -136,6 +138,7 @@ export class PoolController extends KeyedController {
       if (error instanceof GoneError) return Outcome.awaitChange();
       throw error;
     }
+    await this.#showOnConfig(config, name, deleting && plan.drained ? undefined : poolSummary(plan.status));
     for (const id of plan.delete) {
       this.log.info("deleting a pool cluster", { pool: name, member: id });
       await pools.deleteMember(id);
@@ -245,8 +248,18 @@ export class PoolController extends KeyedController {
     }
   }
 
+  /** The pool's line on its ProviderConfig (config-summary.ts); nothing is sent when it says so already. */
+  async #showOnConfig(config: ProviderConfig, name: string, summary: ProviderConfigPool | undefined) {
+    const desired = withPoolSummary(config.status, name, summary);
+    try {
+      await writeDesired(this.#context.kubeConfig, RESOURCES.ProviderConfig, config, "status", desired);
+    } catch (error) {
+      if (!(error instanceof GoneError)) throw error;
+    }
+  }
+
   /** Only the Ready condition: members stay recorded as they were, for when the config or backend is back. */
-  async #writeProblem(pool: ClusterPool, reason: string, message: string): Promise<void> {
+  async #writeProblem(pool: ClusterPool, reason: string, message: string): Promise<ClusterPoolStatus> {
     const generation = pool.metadata.generation ?? 0;
     const conditions = mergeConditions(
       pool.status?.conditions,
@@ -254,12 +267,13 @@ export class PoolController extends KeyedController {
       generation,
       rfc3339(this.clock.now()),
     );
-    await writeDesired(this.#context.kubeConfig, RESOURCES.ClusterPool, pool, "status", {
-      ...pool.status,
-      conditions,
-    }).catch((error: unknown) => {
-      if (!(error instanceof GoneError)) throw error;
-    });
+    const status = { ...pool.status, conditions };
+    await writeDesired(this.#context.kubeConfig, RESOURCES.ClusterPool, pool, "status", status).catch(
+      (error: unknown) => {
+        if (!(error instanceof GoneError)) throw error;
+      },
+    );
+    return status;
   }
 
   async #finalizer(pool: ClusterPool, wish: "add" | "remove"): Promise<void> {

@@ -6,6 +6,7 @@ import {
   desiredClusterProfile,
   type ProfileOwner,
   profileUpToDate,
+  providerConfigStatus,
 } from "../../../../src/machines/cluster-profile/profile.ts";
 import { aProviderConfig } from "../../../support/builders.ts";
 
@@ -108,5 +109,16 @@ describe("profileUpToDate", () => {
     };
 
     expect(profileUpToDate(changed, withTraits)).toBe(false);
+  });
+});
+
+describe("providerConfigStatus", () => {
+  it("keeps the pool controller's part of the status as it stands (two writers, each of its own fields)", () => {
+    const pools = { warm: { idle: 2, binding: 0, refilling: 0, ready: true } };
+    const withPools = { ...config, status: { pools } };
+    const status = providerConfigStatus(withPools, owner, versions, "2026-11-27T00:00:00Z");
+    expect(status.pools).toEqual(pools);
+    expect(status.profileName).toBe("dev.sim.small");
+    expect(providerConfigStatus(config, owner, versions, "2026-11-27T00:00:00Z").pools).toBeUndefined();
   });
 });
