@@ -3,12 +3,14 @@
  * the engine writes), the third is made as usual, the pool refills to 2; a Cluster made by our scheduler for
  * an Exclusive ClusterRequest is served from the pool as well; shrinking and deleting the pool removes idle clusters.
  */
+import { PatchStrategy, setHeaderOptions } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Cluster } from "../../src/api/cluster.ts";
 import type { ClusterPool } from "../../src/api/cluster-pool.ts";
 import type { ClusterRequest } from "../../src/api/cluster-request.ts";
 import { ANNOTATIONS, ENGINE_API_VERSION, FINALIZERS, RESOURCES } from "../../src/api/constants.ts";
 import type { ProviderConfig } from "../../src/api/provider-config.ts";
+import { Patch } from "../../src/machines/shared/json-patch.ts";
 import { SimulatedBackend } from "../../src/providers/simulated.ts";
 import { mcpSchedulerConfigRead } from "../fixtures/scheduler-config.ts";
 import { aClusterPool, aClusterRequest, aProviderConfig } from "../support/builders.ts";
@@ -229,6 +231,18 @@ describe("a warm pool of 2", () => {
     expect(backend.size).toBe(before - 3);
     await eventually(async () => satisfying(await readConfig(), (config) => !config.status?.pools?.warm), {
       what: "pool warm's line gone from ProviderConfig small",
+    });
+    // A line left by a pool that went while no engine ran is taken away too.
+    await world.custom.patchClusterCustomObjectStatus(
+      {
+        ...RESOURCES.ProviderConfig,
+        name: "small",
+        body: [Patch.add(["status", "pools"], { gone: { idle: 1, binding: 0, refilling: 0, ready: true } })],
+      },
+      setHeaderOptions("Content-Type", PatchStrategy.JsonPatch),
+    );
+    await eventually(async () => satisfying(await readConfig(), (config) => !config.status?.pools?.gone), {
+      what: "the line of pool gone, which does not exist, taken away from ProviderConfig small",
     });
   });
 });

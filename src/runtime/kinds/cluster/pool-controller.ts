@@ -79,6 +79,8 @@ export class PoolController extends KeyedController {
     informers.of(PROFILE_CACHES.providerConfigs).on((event) => {
       for (const pool of this.#pools())
         if (pool.spec.providerConfig === event.key) this.queue.add(pool.metadata.name ?? "");
+      // A line of a pool that went while no engine ran: its key, with no pool, takes the line away.
+      for (const name of Object.keys(event.object.status?.pools ?? {})) this.queue.add(name);
     });
     // A claiming Cluster that holds its member now, or went away, lets the pool go on.
     informers.of(CLUSTER_CACHES.clusters).on((event) => {
@@ -96,7 +98,12 @@ export class PoolController extends KeyedController {
 
   async reconcile(name: string): Promise<Outcome> {
     const pool = this.#context.informers.of(POOL_CACHES.pools).get(name);
-    if (!pool) return Outcome.awaitChange();
+    if (!pool) {
+      for (const config of this.#context.informers.of(PROFILE_CACHES.providerConfigs).list())
+        if (config.status?.pools?.[name] && configOwnership(config, this.#owner()) === "ours")
+          await this.#showOnConfig(config, name, undefined);
+      return Outcome.awaitChange();
+    }
     const config = this.#context.informers.of(PROFILE_CACHES.providerConfigs).get(pool.spec.providerConfig);
     const ours = config !== undefined && configOwnership(config, this.#owner()) === "ours";
     const held = pool.metadata.finalizers?.includes(FINALIZERS.clusterPool) ?? false;
