@@ -382,8 +382,13 @@ describe("the gardener backend on Gardener's API server", { timeout: 300_000 }, 
       .makeApiClient(CoreV1Api)
       .readNamespacedConfigMap({ namespace: projectNamespace, name: configMap ?? "" });
     expect(stored.data?.["config.yaml"]).toContain(issuer.url);
+    // The Shoot's new authentication configuration is being reconciled: admin access once it is Ready again.
+    const access = await eventually(
+      async () => satisfying(await backend.adminAccess(targetOf(cluster)), (a) => a !== undefined),
+      { what: `admin access to Shoot ${name} once it is Ready again`, timeoutMs: 60_000, intervalMs: 500 },
+    );
     const admin = new KubeConfig();
-    admin.loadFromString((await backend.adminAccess(targetOf(cluster)))?.kubeconfig ?? "");
+    admin.loadFromString(access?.kubeconfig ?? "");
     const withToken = async (subject: string, groups: string[], audience = "gardener-test") =>
       bearerClient(admin, await (issuer as OidcIssuer).token({ audience, subject, groups }));
     const alice = await withToken("alice", ["readers"]);
