@@ -15,9 +15,8 @@ import type { ClusterObservation, ClusterTarget } from "../api/backend.ts";
 import type { BackendContext, BackendFactory, ClusterBackend, PoolSupport } from "../api/backend-contract.ts";
 import { poolMemberTarget } from "../api/cluster-pool.ts";
 import type { JsonObject } from "../api/common.ts";
-import { ENGINE_API_VERSION } from "../api/constants.ts";
 import type { ProviderConfig } from "../api/provider-config.ts";
-import { ConformanceError, conformanceContext, offeredVersions } from "./conformance.ts";
+import { ConformanceError, conformanceConfig, conformanceContext, offeredVersions } from "./conformance.ts";
 
 /** How patient to be, and what to give the factory. */
 export interface PoolConformanceOptions {
@@ -45,12 +44,7 @@ export async function checkPoolConformance(
   const newBackend = () =>
     factory(conformanceContext(stateDirectories[stateDirectories.length - 1] as string, options.context));
   let backend: ClusterBackend = await newBackend();
-  const config: ProviderConfig = options.config ?? {
-    apiVersion: ENGINE_API_VERSION,
-    kind: "ProviderConfig",
-    metadata: { name: "conformance" },
-    spec: { backend: backend.name, ...(options.settings ? { settings: options.settings } : {}) },
-  };
+  const config = conformanceConfig(backend, options);
   const settings = options.settings ?? config.spec.settings;
   // As the engine does on start: the config's offer is read (where a backend reads it) before pools are served.
   const versions = await offeredVersions(backend, config);

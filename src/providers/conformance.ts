@@ -491,12 +491,7 @@ export async function checkBackendConformance(
         const folders = [stateDirectory];
         const context = conformanceContext(stateDirectory, options.context);
         let backend = await factory(context);
-        const config: ProviderConfig = options.config ?? {
-          apiVersion: ENGINE_API_VERSION,
-          kind: "ProviderConfig",
-          metadata: { name: "conformance" },
-          spec: { backend: backend.name, ...(options.settings ? { settings: options.settings } : {}) },
-        };
+        const config = conformanceConfig(backend, options);
         const versions = await offeredVersions(backend, config);
         if (versions.length === 0)
           fail(
@@ -583,6 +578,21 @@ export async function checkBackendConformance(
   throw new ConformanceError(
     `the backend breaks the contract — ${rule}\n  shortest call sequence found: ${sequence}\n  replay with { ${replay} } after ${details.numRuns} run(s)${first}`,
     { cause },
+  );
+}
+
+/** The config the kits serve: the one given, else one for this backend listing no versions, with `settings`. */
+export function conformanceConfig(
+  backend: ClusterBackend,
+  options: { readonly config?: ProviderConfig; readonly settings?: JsonObject },
+): ProviderConfig {
+  return (
+    options.config ?? {
+      apiVersion: ENGINE_API_VERSION,
+      kind: "ProviderConfig",
+      metadata: { name: "conformance" },
+      spec: { backend: backend.name, ...(options.settings ? { settings: options.settings } : {}) },
+    }
   );
 }
 

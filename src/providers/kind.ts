@@ -15,13 +15,11 @@ import type {
   ClusterBackend,
   ConfigOffer,
   OidcTrust,
-  PoolMemberObservation,
   PoolMemberSpec,
   PoolSupport,
 } from "../api/backend-contract.ts";
 import { BACKEND_CONTRACT_VERSION } from "../api/backend-contract.ts";
 import { type Clock, systemClock } from "../api/clock.ts";
-import { poolMemberTarget } from "../api/cluster-pool.ts";
 import type { SupportedVersion } from "../api/cluster-profile.ts";
 import type { JsonObject } from "../api/common.ts";
 import { type Logger, silentLogger } from "../api/logger.ts";
@@ -42,6 +40,7 @@ import {
 } from "./kind-metallb.ts";
 import { authenticationConfig, writeAuthenticationConfig } from "./shared/authentication-config.ts";
 import { describeCluster } from "./shared/error-wording.ts";
+import { ledgerPools } from "./shared/ledger-pools.ts";
 import { folderPoolLedger, type PoolLedger } from "./shared/pool-ledger.ts";
 import { durationOption } from "./shared/settings.ts";
 import { exportStateFolder, importStateFolder } from "./shared/state-folder-handover.ts";
@@ -433,25 +432,14 @@ export class KindBackend implements ClusterBackend {
       throw new Error("kind backend: installing MetalLB needs the Docker CLI (the docker option)");
     mkdirSync(this.#clustersDirectory, { recursive: true });
     this.#ledger = folderPoolLedger(join(options.stateDirectory, "pool"));
-    this.pools = {
-      createMember: async (member, target) => {
-        this.#ledger.addMember(member); // first: a crash before the create leaves a member the pool finds
-        await this.create({ ...target, uid: member.id, name: member.id }, member.version);
-      },
-      listMembers: async (pool) => {
-        const listed: PoolMemberObservation[] = [];
-        for (const member of this.#ledger.members(pool)) {
-          if (this.#deleting.has(kindClusterName(member.id))) continue;
-          listed.push({ ...member, observation: await this.observe(poolMemberTarget(member.id)) });
-        }
-        return listed;
-      },
-      bind: async (id, target) => {
-        if (!this.#ledger.member(id)) throw new Error(`kind backend: no pool member ${id}`);
-        this.#ledger.bind(target.uid, id);
-      },
-      deleteMember: (id) => this.delete(poolMemberTarget(id)),
-    };
+    this.pools = ledgerPools({
+      backend: "kind",
+      ledger: this.#ledger,
+      create: (target, version) => this.create(target, version),
+      observe: (target) => this.observe(target),
+      delete: (target) => this.delete(target),
+      leaving: (id) => this.#deleting.has(kindClusterName(id)),
+    });
   }
 
   supportedVersions(config: ProviderConfig): readonly SupportedVersion[] {

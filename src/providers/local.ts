@@ -9,12 +9,10 @@ import type {
   BackendFactory,
   ClusterBackend,
   OidcTrust,
-  PoolMemberObservation,
   PoolSupport,
 } from "../api/backend-contract.ts";
 import { BACKEND_CONTRACT_VERSION } from "../api/backend-contract.ts";
 import { type Clock, systemClock, type TimerHandle } from "../api/clock.ts";
-import { poolMemberTarget } from "../api/cluster-pool.ts";
 import type { SupportedVersion } from "../api/cluster-profile.ts";
 import { errorMessage } from "../api/error-message.ts";
 import { type Logger, silentLogger } from "../api/logger.ts";
@@ -36,6 +34,7 @@ import {
   ensureAuthenticationConfig,
   writeAuthenticationConfig,
 } from "./shared/authentication-config.ts";
+import { ledgerPools } from "./shared/ledger-pools.ts";
 import { folderPoolLedger, type PoolLedger } from "./shared/pool-ledger.ts";
 import { durationOption } from "./shared/settings.ts";
 
@@ -114,25 +113,14 @@ export class LocalBackend implements ClusterBackend {
     this.#log = (options.log ?? silentLogger).with({ backend: "local" });
     this.#clock = options.clock ?? systemClock;
     this.#ledger = folderPoolLedger(join(resolve(options.stateDirectory), "pool"));
-    this.pools = {
-      createMember: async (member, target) => {
-        this.#ledger.addMember(member); // first: a crash before the start leaves a member the pool finds
-        await this.create({ ...target, uid: member.id, name: member.id }, member.version);
-      },
-      listMembers: async (pool) => {
-        const listed: PoolMemberObservation[] = [];
-        for (const member of this.#ledger.members(pool)) {
-          if (this.#deleting.has(member.id)) continue;
-          listed.push({ ...member, observation: await this.observe(poolMemberTarget(member.id)) });
-        }
-        return listed;
-      },
-      bind: async (id, target) => {
-        if (!this.#ledger.member(id)) throw new Error(`local backend: no pool member ${id}`);
-        this.#ledger.bind(target.uid, id);
-      },
-      deleteMember: (id) => this.delete(poolMemberTarget(id)),
-    };
+    this.pools = ledgerPools({
+      backend: "local",
+      ledger: this.#ledger,
+      create: (target, version) => this.create(target, version),
+      observe: (target) => this.observe(target),
+      delete: (target) => this.delete(target),
+      leaving: (id) => this.#deleting.has(id),
+    });
   }
 
   supportedVersions(config: ProviderConfig): readonly SupportedVersion[] {

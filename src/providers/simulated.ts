@@ -7,8 +7,6 @@ import type {
   BackendContext,
   BackendFactory,
   ClusterBackend,
-  PoolMemberObservation,
-  PoolMemberSpec,
   PoolSupport,
 } from "../api/backend-contract.ts";
 import { BACKEND_CONTRACT_VERSION } from "../api/backend-contract.ts";
@@ -17,6 +15,7 @@ import { poolMemberTarget } from "../api/cluster-pool.ts";
 import type { SupportedVersion } from "../api/cluster-profile.ts";
 import type { ProviderConfig } from "../api/provider-config.ts";
 import { describeCluster } from "./shared/error-wording.ts";
+import { ledgerPools } from "./shared/ledger-pools.ts";
 import { folderPoolLedger, memoryPoolLedger, type PoolLedger } from "./shared/pool-ledger.ts";
 import { durationOption } from "./shared/settings.ts";
 import { folderStore, memoryStore, type SimulatedRecord, type SimulatedStore } from "./simulated-store.ts";
@@ -77,12 +76,14 @@ export class SimulatedBackend implements ClusterBackend {
       options.poolLedger ??
       (options.stateDirectory ? folderPoolLedger(join(options.stateDirectory, "pool")) : memoryPoolLedger());
     this.pools = {
-      createMember: (member, target) => this.#createMember(member, target),
-      listMembers: (pool) => this.#listMembers(pool),
-      bind: async (id, target) => {
-        if (!this.#ledger.member(id)) throw new Error(`simulated backend: no pool member ${id}`);
-        this.#ledger.bind(target.uid, id);
-      },
+      ...ledgerPools({
+        backend: "simulated",
+        ledger: this.#ledger,
+        create: (target, version) => this.create(target, version),
+        observe: (target) => this.observe(target),
+        delete: (target) => this.delete(target),
+        leaving: (_, observation) => observation.exists && observation.phase === "deleting",
+      }),
       deleteMember: async (id) => {
         await this.delete(poolMemberTarget(id));
         // A member whose cluster is gone already is forgotten now; one being deleted, once that completes.
@@ -191,22 +192,6 @@ export class SimulatedBackend implements ClusterBackend {
   /** How many clusters were ever created, across restarts when a state folder is used. */
   get createdTotal(): number {
     return this.#store.created();
-  }
-
-  /** Records the member first, then makes its cluster: a crash in between leaves a member the pool finds. */
-  async #createMember(member: PoolMemberSpec, target: ClusterTarget): Promise<void> {
-    this.#ledger.addMember(member);
-    await this.create({ ...target, ...poolMemberTarget(member.id) }, member.version);
-  }
-
-  async #listMembers(pool: string): Promise<PoolMemberObservation[]> {
-    const listed: PoolMemberObservation[] = [];
-    for (const member of this.#ledger.members(pool)) {
-      const observation = await this.observe(poolMemberTarget(member.id));
-      if (observation.exists && observation.phase === "deleting") continue;
-      listed.push({ ...member, observation });
-    }
-    return listed;
   }
 
   #delayOf(phase: SimulatedCluster["phase"]): number {

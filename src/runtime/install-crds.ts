@@ -18,8 +18,6 @@ import {
 } from "@kubernetes/client-node";
 import { serverSideApply } from "./server-side-apply.ts";
 
-/** Field manager recorded on every object the engine applies. */
-
 /** How to install CRDs. */
 export interface InstallCrdsProps {
   /** Folder whose `*.yaml` files hold CustomResourceDefinitions (other kinds are an error). */

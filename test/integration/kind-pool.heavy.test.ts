@@ -7,12 +7,13 @@
 import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { CoreV1Api, KubeConfig } from "@kubernetes/client-node";
+import { CoreV1Api } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createBackend, kindClusterName } from "../../src/providers/kind.ts";
-import { aClusterTarget, aProviderConfig } from "../support/builders.ts";
+import { aProviderConfig } from "../support/builders.ts";
 import { containersNamed, containerToolchain, run } from "../support/containers.ts";
 import {
+  adminOf,
   deleteAll,
   poolMemberOf,
   type RunningPoolWorld,
@@ -63,15 +64,7 @@ describe("a warm pool of 2 real kind clusters", { timeout: 900_000 }, () => {
 
     // A bound Cluster's admin access reaches its member's kind cluster: its node is that cluster's node.
     for (const { cluster } of fromPool) {
-      const target = aClusterTarget({
-        uid: cluster.metadata.uid ?? "",
-        namespace: NS,
-        name: cluster.metadata.name ?? "",
-        profile: PROFILE,
-        providerConfig: "kind",
-      });
-      const admin = new KubeConfig();
-      admin.loadFromString((await world.backend.adminAccess(target))?.kubeconfig ?? "");
+      const admin = await adminOf(world, cluster);
       const nodes = await admin.makeApiClient(CoreV1Api).listNode();
       expect(nodes.items.map((node) => node.metadata?.name)).toEqual([
         `${kindClusterName(poolMemberOf(cluster) ?? "")}-control-plane`,

@@ -7,12 +7,13 @@
 import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { CoreV1Api, KubeConfig } from "@kubernetes/client-node";
+import { CoreV1Api } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { inspectPersistentControlPlane } from "../../src/controlplane/persistent-control-plane.ts";
 import { createBackend } from "../../src/providers/local.ts";
-import { aClusterTarget, aProviderConfig } from "../support/builders.ts";
+import { aProviderConfig } from "../support/builders.ts";
 import {
+  adminOf,
   deleteAll,
   poolMemberOf,
   type RunningPoolWorld,
@@ -55,17 +56,7 @@ describe("a warm pool of 2 real local clusters", { timeout: 300_000 }, () => {
     for (const { cluster } of fromPool) {
       const member = poolMemberOf(cluster) ?? "";
       const { record } = await inspectPersistentControlPlane(join(clustersDirectory, member));
-      const access = await world.backend.adminAccess(
-        aClusterTarget({
-          uid: cluster.metadata.uid ?? "",
-          namespace: NS,
-          name: cluster.metadata.name ?? "",
-          profile: PROFILE,
-          providerConfig: "local",
-        }),
-      );
-      const admin = new KubeConfig();
-      admin.loadFromString(access?.kubeconfig ?? "");
+      const admin = await adminOf(world, cluster);
       expect(new URL(admin.getCurrentCluster()?.server ?? "").port).toBe(String(record?.ports.apiServer));
       expect((await admin.makeApiClient(CoreV1Api).listNamespace()).items.length).toBeGreaterThan(0);
     }

@@ -4,7 +4,7 @@
  * the third made as usual, the pool back at 2 with new members; then everything deleted and nothing left.
  * The backend's own checks (what a member is there, what is left at the end) stay in its test file.
  */
-import { ApiException, CoreV1Api, CustomObjectsApi } from "@kubernetes/client-node";
+import { ApiException, CoreV1Api, CustomObjectsApi, KubeConfig } from "@kubernetes/client-node";
 import { expect } from "vitest";
 import type { BackendFactory, ClusterBackend } from "../../src/api/backend-contract.ts";
 import type { Cluster } from "../../src/api/cluster.ts";
@@ -17,7 +17,7 @@ import { Engine } from "../../src/runtime/engine.ts";
 import { installingCrds } from "../../src/runtime/install-crds.ts";
 import { createLogger } from "../../src/runtime/logger.ts";
 import { aBackendContext } from "./backend-context.ts";
-import { aCluster } from "./builders.ts";
+import { aCluster, aClusterTarget } from "./builders.ts";
 import { eventually, satisfying } from "./eventually.ts";
 
 /** Where the scenario plays. */
@@ -140,6 +140,22 @@ const readPool = (world: PoolBurstWorld) =>
   orUndefined(
     world.custom.getClusterCustomObject({ ...RESOURCES.ClusterPool, name: POOL }) as Promise<ClusterPool>,
   );
+
+/** The backend's admin access to `cluster` (a Cluster of the world), as a client config. */
+export async function adminOf(world: RunningPoolWorld, cluster: Cluster): Promise<KubeConfig> {
+  const access = await world.backend.adminAccess(
+    aClusterTarget({
+      uid: cluster.metadata.uid ?? "",
+      namespace: world.namespace,
+      name: cluster.metadata.name ?? "",
+      profile: world.profile,
+      providerConfig: world.providerConfig,
+    }),
+  );
+  const admin = new KubeConfig();
+  admin.loadFromString(access?.kubeconfig ?? "");
+  return admin;
+}
 
 /** Makes the pool of `idle` clusters of the world's ProviderConfig. */
 export async function createPool(world: PoolBurstWorld, idle: number): Promise<void> {
