@@ -8,7 +8,12 @@ import { writeFileAtomically } from "../util/atomic-file.ts";
 import { acquireDirectoryLock } from "../util/directory-lock.ts";
 import { freePorts } from "../util/free-ports.ts";
 import type { ManagedProcess } from "../util/managed-process.ts";
-import { type GroupLeader, isProcessAlive, stopProcessGroups } from "../util/process-groups.ts";
+import {
+  type GroupLeader,
+  isProcessAlive,
+  processesMarked,
+  stopProcessGroups,
+} from "../util/process-groups.ts";
 import { type ControlPlaneCertificates, generateLoopbackCertificates } from "./certificates.ts";
 import {
   adminKubeConfig,
@@ -121,6 +126,7 @@ export async function startPersistentControlPlane(
       }
     }
     await stopRecorded(found.record);
+    await stopUnrecorded(directory);
     props.signal?.throwIfAborted();
 
     const certificates = reused ?? (await generateLoopbackCertificates());
@@ -306,6 +312,17 @@ async function stopRecorded(
   if (record) await stopProcessGroups(leadersOf(record), graceMs);
 }
 
+/**
+ * Stops the processes of `directory` that `record` does not name: a start killed between spawning them and
+ * recording them left them running, known to no record (called under the folder's lock, where no start runs).
+ */
+async function stopUnrecorded(directory: string, record?: PersistentControlPlaneRecord): Promise<void> {
+  const marker = `${directory}/`;
+  const recorded = new Set(Object.values(record?.pids ?? {}));
+  const orphans = processesMarked(marker).filter((pid) => !recorded.has(pid));
+  await stopProcessGroups(orphans.map((pid) => ({ pid, marker })));
+}
+
 /** Waits for running processes (e.g. of a start a crash interrupted) to become healthy. */
 async function becomesHealthy(
   record: PersistentControlPlaneRecord,
@@ -354,6 +371,7 @@ async function finishStart(
 ): Promise<PersistentControlPlaneRecord> {
   let finished = record;
   let started: ManagedProcess | undefined;
+  await stopUnrecorded(record.directory, record);
   try {
     await launchControllerManager(
       {

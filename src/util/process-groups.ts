@@ -1,5 +1,5 @@
 /** OS processes known only by pid (no child handle): is one alive and ours, and stopping their process groups. */
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 
 /**
@@ -67,6 +67,23 @@ export function signalProcessGroup(pid: number, signal: NodeJS.Signals): void {
   } catch {
     // already gone
   }
+}
+
+/** The live processes whose command line carries `marker` (Linux: read from `/proc`; none where it is missing). */
+export function processesMarked(marker: string): number[] {
+  if (!hasProcFs()) return [];
+  return readdirSync("/proc")
+    .filter((entry) => /^\d+$/.test(entry))
+    .map(Number)
+    .filter((pid) => {
+      const commandLine = readProc(pid, "cmdline");
+      return (
+        typeof commandLine === "string" &&
+        commandLine !== "gone" &&
+        commandLine.includes(marker) &&
+        isProcessAlive(pid)
+      );
+    });
 }
 
 /** A process to stop: the leader of its own process group, and the marker that proves it is ours. */

@@ -2,6 +2,7 @@
  * A persistent control plane on real processes: found again, stopped and restarted from its folder with its data
  * and CA, on new ports when the old ones are taken, finished after a start cut short.
  */
+import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
@@ -108,6 +109,35 @@ describe("a persistent control plane", { timeout: 120_000 }, () => {
     const kept = await again.kubeConfig.makeApiClient(CoreV1Api).readNamespace({ name: "kept" });
     expect(kept.metadata?.name).toBe("kept");
     first = again;
+  });
+
+  it("stops the folder's processes no record names (a start killed between spawning and recording them), on either kind of start", async () => {
+    // A stand-in orphan: a process of its own group whose command line names a file of the folder, as etcd's does.
+    const orphan = () => {
+      const child = spawn(process.execPath, ["-e", "setInterval(() => {}, 1000)", join(directory, "etcd")], {
+        detached: true,
+        stdio: "ignore",
+      });
+      child.unref();
+      return child.pid ?? -1;
+    };
+    // A whole start: everything recorded is stopped, then anything else of the folder.
+    await stopPersistentControlPlane(directory);
+    const beforeStart = orphan();
+    expect(isAlive(beforeStart)).toBe(true);
+    const started = await startPersistentControlPlane({ directory, assets });
+    expect(isAlive(beforeStart)).toBe(false);
+    expect(Object.values(started.record.pids)).not.toContain(beforeStart);
+    // Finishing a start cut short before its controller-manager: the recorded ones kept, the unrecorded one stopped.
+    const { controllerManager, ...kept } = started.record.pids;
+    await stopProcessGroups([{ pid: controllerManager ?? -1, marker: `${directory}/` }]);
+    writeFileSync(join(directory, "record.json"), JSON.stringify({ ...started.record, pids: kept }));
+    const beforeFinish = orphan();
+    const finished = await startPersistentControlPlane({ directory, assets });
+    expect(finished.record.pids).toMatchObject(kept);
+    expect(isAlive(beforeFinish)).toBe(false);
+    expect(isAlive(finished.record.pids.controllerManager ?? -1)).toBe(true);
+    first = finished;
   });
 
   it("is removed with its folder, and stopping what is gone succeeds", async () => {

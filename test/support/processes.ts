@@ -1,9 +1,9 @@
 /** Test helpers about OS processes and folders: is it still there, wait until it is gone. */
 import { type ChildProcess, type SpawnSyncReturns, spawn, spawnSync } from "node:child_process";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "vitest";
-import { isProcessAlive } from "../../src/util/process-groups.ts";
+import { isProcessAlive, processesMarked } from "../../src/util/process-groups.ts";
 import { eventually } from "./eventually.ts";
 
 /** Whether `pid` is a live process (a zombie awaiting its reaper counts as gone). */
@@ -25,18 +25,7 @@ export async function waitUntilGone(
 const NOTHING_LEFT = { alive: [], directoryExists: false };
 
 /** Pids of the live processes whose command line contains `text` (e.g. a state folder), from `/proc`. */
-export function processesMentioning(text: string): number[] {
-  return readdirSync("/proc")
-    .filter((entry) => /^\d+$/.test(entry))
-    .map(Number)
-    .filter((pid) => {
-      try {
-        return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(text) && isAlive(pid);
-      } catch {
-        return false; // gone meanwhile
-      }
-    });
-}
+export const processesMentioning: (text: string) => number[] = processesMarked;
 
 /** The engine's command, as an operator starts it: `node src/cli/main.ts …`. */
 export const ENGINE_MAIN = join(import.meta.dirname, "..", "..", "src", "cli", "main.ts");
