@@ -25,8 +25,13 @@ import type { EngineMetrics } from "../../metrics.ts";
 import { patchObject } from "../../patch-object.ts";
 import { POOL_CACHES } from "./pool-caches.ts";
 
-/** How often a claim that lost a race is tried again on another member before the Cluster is made as usual. */
-const CLAIM_ATTEMPTS = 3;
+/**
+ * How often a claim that lost a race is tried again while an idle member is there, before the Cluster is made as
+ * usual. Each loss is someone's progress (another Cluster's claim, the pool controller's status write), and with
+ * a few Clusters at once and the controller writing after each claim, three tries were too few: a Cluster was
+ * made in full while an idle member waited (seen once in a full run: one of three Clusters served, not two).
+ */
+const CLAIM_ATTEMPTS = 10;
 
 /** See the file's summary. */
 export class PoolBinder {
