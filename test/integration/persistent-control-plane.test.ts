@@ -37,7 +37,11 @@ function occupy(port: number): Promise<Server> {
   });
 }
 
+/** Stand-in orphans a test started: stopped at the end whether or not the test stopped them. */
+const orphans: number[] = [];
+
 afterAll(async () => {
+  await stopProcessGroups(orphans.map((pid) => ({ pid, marker: `${directory}/` })));
   await stopPersistentControlPlane(directory, { remove: true });
   rmSync(parent, { recursive: true, force: true });
 }, 60_000);
@@ -119,6 +123,7 @@ describe("a persistent control plane", { timeout: 120_000 }, () => {
         stdio: "ignore",
       });
       child.unref();
+      orphans.push(child.pid ?? -1);
       return child.pid ?? -1;
     };
     // A whole start: everything recorded is stopped, then anything else of the folder.
