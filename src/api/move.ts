@@ -45,6 +45,17 @@ export function isPaused(object: {
   return object.metadata.annotations?.[PAUSED_ANNOTATION] === "true";
 }
 
+/**
+ * Whether a Cluster is between engines: paused for a move, or a copy whose hand-over this engine has not imported
+ * yet. Its backend cannot answer for it then, so what uses it (its AccessRequests) waits rather than reads it as
+ * unreachable; the Cluster's change wakes them.
+ */
+export function inTransit(cluster: {
+  readonly metadata: { readonly annotations?: Readonly<Record<string, string>> };
+}): boolean {
+  return isPaused(cluster) || cluster.metadata.annotations?.[HANDOVER_ANNOTATION] !== undefined;
+}
+
 /** The uid names and backend keys derive from: the first incarnation's (see {@link IDENTITY_ANNOTATION}), else the object's own. */
 export function identityUid(metadata: {
   readonly uid?: string;

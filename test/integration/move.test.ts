@@ -7,9 +7,15 @@ import { readFileSync } from "node:fs";
 import { CoreV1Api, KubeConfig } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AccessRequest } from "../../src/api/access-request.ts";
+import type { ClusterBackend } from "../../src/api/backend-contract.ts";
 import type { Cluster } from "../../src/api/cluster.ts";
 import { ANNOTATIONS, LABELS, RESOURCES } from "../../src/api/constants.ts";
-import { handoverSecretName, IDENTITY_ANNOTATION, PAUSED_ANNOTATION } from "../../src/api/move.ts";
+import {
+  HANDOVER_ANNOTATION,
+  handoverSecretName,
+  IDENTITY_ANNOTATION,
+  PAUSED_ANNOTATION,
+} from "../../src/api/move.ts";
 import { type MovePoint, moveObjects } from "../../src/cli/move.ts";
 import { ACCESS_NAMESPACE } from "../../src/machines/access-request/names.ts";
 import { SimulatedBackend } from "../../src/providers/simulated.ts";
@@ -37,8 +43,22 @@ beforeAll(async () => {
   host = readFileSync(source.controlPlane.kubeconfigPath, "utf8");
   await source.startEngine({ backend: grantingSimulatedBackend(host, { provisionDelayMs: 0 }) });
   target = await startWorld({ engine: false });
-  await target.startEngine({ backend: grantingSimulatedBackend(host, { provisionDelayMs: 0 }) });
+  // The target takes each hand-over in a second, as a real backend may: requests resumed meanwhile must wait.
+  await target.startEngine({
+    backend: slowImports(grantingSimulatedBackend(host, { provisionDelayMs: 0 }), 1_000),
+  });
 }, 120_000);
+
+/** `backend` whose importCluster takes `ms` longer. */
+function slowImports(backend: ClusterBackend, ms: number): ClusterBackend {
+  return {
+    ...backend,
+    async importCluster(target, state) {
+      await new Promise((resolve) => setTimeout(resolve, ms));
+      await backend.importCluster?.(target, state);
+    },
+  };
+}
 
 afterAll(async () => {
   await target?.stop();
@@ -72,13 +92,19 @@ async function createLandscape(
   return names;
 }
 
-/** Waits until the Clusters `names` of `namespace` are Ready and resumed, and their AccessRequests Granted. */
+/**
+ * Waits until the Clusters `names` of `namespace` are Ready, resumed and taken on (their hand-over imported), and
+ * their AccessRequests Granted.
+ */
 async function settled(world: World, names: readonly string[], namespace = world.namespace): Promise<void> {
   for (const name of names) {
     await world.waitForObject<Cluster>(
       RESOURCES.Cluster,
       name,
-      (cluster) => isReady(cluster) && cluster?.metadata.annotations?.[PAUSED_ANNOTATION] === undefined,
+      (cluster) =>
+        isReady(cluster) &&
+        cluster?.metadata.annotations?.[PAUSED_ANNOTATION] === undefined &&
+        cluster?.metadata.annotations?.[HANDOVER_ANNOTATION] === undefined,
       { namespace, timeoutMs: 60_000 },
     );
     await world.waitForObject(RESOURCES.AccessRequest, name, isGranted, { namespace, timeoutMs: 60_000 });

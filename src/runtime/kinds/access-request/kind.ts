@@ -5,7 +5,7 @@ import type { ClusterTarget } from "../../../api/backend.ts";
 import type { AdminScope, ClusterBackend } from "../../../api/backend-contract.ts";
 import type { Cluster } from "../../../api/cluster.ts";
 import { CLUSTER_PHASES, ENDPOINTS, LABELS, REASONS, REQUEST_PHASES } from "../../../api/constants.ts";
-import { identityUid } from "../../../api/move.ts";
+import { identityUid, inTransit } from "../../../api/move.ts";
 import { objectKey } from "../../../api/object-key.ts";
 import { ACCESS_REQUEST_DEFINITION } from "../../../machines/access-request/definition.ts";
 import { explainAccessRequest } from "../../../machines/access-request/explain.ts";
@@ -201,6 +201,8 @@ export const accessRequestKind: MachineKind<AccessRequest, AccessObservation, Ac
     const ref = request.spec.clusterRef;
     const name = `${ref?.namespace}/${ref?.name}`;
     const cluster = ref ? informers.of(CLUSTER_CACHES.clusters).get(name) : undefined;
+    // A Cluster between engines (a move): its backend cannot answer for it yet; the request keeps its status.
+    if (cluster && inTransit(cluster)) return undefined;
     // The Cluster's own backend, looked up once: what it can do, and its name in messages.
     const own = await backendOfCluster(cluster, context);
     const access = await adminClient(cluster, name, context, own);
