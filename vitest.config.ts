@@ -6,8 +6,10 @@
  * - `heavy`: kind, Cluster API, Gardener, the engine's image, the browser; named so by file name
  *   (`*.heavy.test.ts`); its setup starts building those assets in the background, so the other projects run
  *   meanwhile, and each heavy file waits for them (`npm run test:heavy`).
- * `npm test` runs all three in one run: integration (slowest files first) and unit, then heavy (slowest first too,
- * but never two files side by side that wait on one machine-wide lock: see test/support/machine-lock-sequencer.ts).
+ * `npm test` runs all three in one run, on one pool: slowest files first, never two files side by side that wait on
+ * one machine-wide lock, and, on a machine whose heavy assets are built, heavy files from the start (their longest
+ * lock chain bounds the run); on a fresh one, heavy files after the others, while their assets build (see
+ * test/support/machine-lock-sequencer.ts).
  */
 import { homedir } from "node:os";
 import { join } from "node:path";
@@ -45,16 +47,15 @@ export const heavy: TestProjectInlineConfiguration = {
     globalSetup: ["test/support/global-setup-heavy.ts"],
     setupFiles: ["test/support/heavy-assets-ready.ts"],
     hookTimeout: 180_000,
-    // After the others: the assets build while they run (a barrier costs at most the last short file).
-    sequence: { groupOrder: 1 },
   },
 };
 
 /** How every project runs. */
 export const RUNNER = {
   pool: "forks",
-  // Integration tests each start a real control plane (~0.5 GiB); two at a time suit a 2-core machine.
-  maxWorkers: 2,
+  // Most files wait on API servers, leases and containers: with two workers a 2-core machine sat 70–90 % idle
+  // (vmstat) through the integration files. Each file's control plane takes ~0.5 GiB, a heavy file's clusters a few.
+  maxWorkers: 3,
   testTimeout: 60_000,
 } as const;
 

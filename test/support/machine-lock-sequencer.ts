@@ -8,7 +8,10 @@
  * first, then slowest first, by the durations of the last run) but plays the workers forward on those durations
  * and, where the next file would start beside another holder of its lock, starts the next file that would not.
  */
+import { existsSync } from "node:fs";
+import { setTimeout as sleep } from "node:timers/promises";
 import { BaseSequencer, type TestSpecification } from "vitest/node";
+import { HEAVY_ASSETS_ENV } from "./heavy-assets.ts";
 
 /** The machine-wide locks and the test files that take each. */
 export const MACHINE_LOCKS: Readonly<Record<string, readonly string[]>> = {
@@ -66,23 +69,48 @@ export function lockHoldersApart<T>(
   return order;
 }
 
+/** How long the order waits for the heavy assets' answer: a warm machine gives it in a few seconds. */
+export const WARM_ANSWER_MS = 10_000;
+
+/**
+ * Whether the heavy assets are there already (the global setup, which runs before the order is made, started
+ * looking for them): true when the answer comes within `patienceMs`, or when no heavy file is in the run.
+ */
+async function heavyAssetsWarm(patienceMs: number): Promise<boolean> {
+  const answer = process.env[HEAVY_ASSETS_ENV];
+  if (!answer) return true;
+  const deadline = Date.now() + patienceMs;
+  while (!existsSync(answer)) {
+    if (Date.now() > deadline) return false;
+    await sleep(250);
+  }
+  return true;
+}
+
 export default class MachineLockSequencer extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
     const sorted = await super.sort(files);
     const durationOf = (spec: TestSpecification) =>
       this.ctx.cache.getTestSpecificationResult(spec)?.duration ?? UNKNOWN_DURATION_MS;
+    const play = (specs: TestSpecification[]) =>
+      lockHoldersApart(specs, {
+        workers: specs[0]?.project.config.maxWorkers ?? 1,
+        durationOf,
+        locksOf: (spec) => locksOf(spec.moduleId),
+      });
+    // Warm, the heavy files start with the others (the longest lock chain from the first minute); cold, they would
+    // only hold workers while their assets build, so they come after every other file.
+    const warm = await heavyAssetsWarm(WARM_ANSWER_MS);
     // Groups run one after another, each on the pool: play each group alone.
     const groups = new Map<number, TestSpecification[]>();
     for (const spec of sorted) {
       const order = spec.project.config.sequence.groupOrder;
       groups.set(order, [...(groups.get(order) ?? []), spec]);
     }
-    return [...groups.values()].flatMap((group) =>
-      lockHoldersApart(group, {
-        workers: group[0]?.project.config.maxWorkers ?? 1,
-        durationOf,
-        locksOf: (spec) => locksOf(spec.moduleId),
-      }),
-    );
+    return [...groups.values()].flatMap((group) => {
+      if (warm) return play(group);
+      const isHeavy = (spec: TestSpecification) => spec.project.name === "heavy";
+      return [...play(group.filter((spec) => !isHeavy(spec))), ...play(group.filter(isHeavy))];
+    });
   }
 }
