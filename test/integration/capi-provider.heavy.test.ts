@@ -1,103 +1,37 @@
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { CoreV1Api, CustomObjectsApi, KubeConfig } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ClusterTarget } from "../../src/api/backend.ts";
-import type { ClusterBackend } from "../../src/api/backend-contract.ts";
 import { CAPI_CLUSTER_RESOURCE, type CapiCluster } from "../../src/api/cluster-api.ts";
 import { FINALIZERS, INFRASTRUCTURE_GROUP, RESOURCES } from "../../src/api/constants.ts";
-import type { ClusterEndpointObject, EngineCluster } from "../../src/api/engine-cluster.ts";
+import type { EngineCluster } from "../../src/api/engine-cluster.ts";
 import { explain } from "../../src/cli/explain.ts";
-import { type ControlPlane, startControlPlane } from "../../src/controlplane/control-plane.ts";
-import { type CapiManager, startCapiManager } from "../../src/dev/capi-manager.ts";
-import { createBackend as createLocalBackend } from "../../src/providers/local.ts";
 import { SimulatedBackend } from "../../src/providers/simulated.ts";
-import { Engine } from "../../src/runtime/engine.ts";
-import { installCrds, installingCrds } from "../../src/runtime/install-crds.ts";
 import { CACHES } from "../../src/runtime/kinds/caches.ts";
-import { aBackendContext } from "../support/backend-context.ts";
-import { aProviderConfig } from "../support/builders.ts";
+import {
+  expectClusterEndpoint,
+  expectDeletedThroughCluster,
+  expectWorkloadKubeconfig,
+} from "../support/capi-contract-checks.ts";
 import { createCapiObject } from "../support/capi-objects.ts";
+import { type CapiProviderWorld, startCapiProviderWorld } from "../support/capi-provider-world.ts";
+import { conditionOf } from "../support/conditions.ts";
 import { idle, reconciles } from "../support/engine-signals.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
 import { killNineMidway } from "../support/kill-nine.ts";
-import { type CustomResource, orAbsent, readCustomObject } from "../support/maybe-absent.ts";
-import { engineRunArgs } from "../support/processes.ts";
 
 const NAMESPACE = "capi";
-let controlPlane: ControlPlane;
-let capi: CapiManager;
-let custom: CustomObjectsApi;
-let core: CoreV1Api;
-let folder: string;
-const engines: Engine[] = [];
-const backends: ClusterBackend[] = [];
-
-/** Every backend call, by Cluster uid: "no backend call" is checked against this. */
-const calls = new Map<string, string[]>();
-function counting(backend: ClusterBackend): ClusterBackend {
-  const recorded =
-    <A extends unknown[], R>(method: string, call: (target: ClusterTarget, ...rest: A) => Promise<R>) =>
-    (target: ClusterTarget, ...rest: A): Promise<R> => {
-      calls.set(target.uid, [...(calls.get(target.uid) ?? []), method]);
-      return call(target, ...rest);
-    };
-  return {
-    name: backend.name,
-    capabilities: backend.capabilities,
-    supportedVersions: (config) => backend.supportedVersions(config),
-    traits: (config) => backend.traits(config),
-    observe: recorded("observe", (target) => backend.observe(target)),
-    create: recorded("create", (target, version: string) => backend.create(target, version)),
-    update: recorded("update", (target, version: string) => backend.update(target, version)),
-    delete: recorded("delete", (target) => backend.delete(target)),
-    adminAccess: recorded("adminAccess", (target) => backend.adminAccess(target)),
-    close: () => backend.close?.() ?? Promise.resolve(),
-  };
-}
-
-async function startEngine(providerName: string, backend: ClusterBackend): Promise<void> {
-  const engine = new Engine({
-    kubeConfig: controlPlane.kubeConfig,
-    providerName,
-    environment: "test",
-    backend: counting(backend),
-    capi: true,
-    timing: { pollMs: 300, retryMs: 2_000, resyncMs: 60_000 },
-  });
-  engines.push(engine);
-  await engine.start();
-}
+let world: CapiProviderWorld;
 
 beforeAll(async () => {
-  folder = await mkdtemp(join(tmpdir(), "capi-provider-"));
-  controlPlane = await startControlPlane({ prepare: installingCrds("crds") });
-  capi = await startCapiManager({ kubeConfig: controlPlane.kubeConfig, installCrds });
-  custom = controlPlane.kubeConfig.makeApiClient(CustomObjectsApi);
-  core = controlPlane.kubeConfig.makeApiClient(CoreV1Api);
-  await core.createNamespace({ body: { metadata: { name: NAMESPACE } } });
-  // Two providers on one API server: each config names the one it belongs to.
-  for (const [name, backend, provider] of [
-    ["sim", "simulated", "capi-sim"],
-    ["local", "local", "capi-local"],
-  ] as const) {
-    await custom.createClusterCustomObject({
-      ...RESOURCES.ProviderConfig,
-      body: aProviderConfig({ name, backend, providerRef: { name: provider } }),
-    });
-  }
-  const local = await createLocalBackend(aBackendContext(join(folder, "local"), { stopOnClose: "true" }));
-  backends.push(local);
-  await startEngine("capi-sim", new SimulatedBackend({ provisionDelayMs: 500, deleteDelayMs: 300 }));
-  await startEngine("capi-local", local);
+  world = await startCapiProviderWorld({
+    namespace: NAMESPACE,
+    provider: "capi",
+    simulated: { provisionDelayMs: 500, deleteDelayMs: 300 },
+    resyncMs: 60_000,
+  });
 }, 300_000);
 
 afterAll(async () => {
-  for (const engine of engines) await engine.stop();
-  await capi?.stop();
-  await controlPlane?.stop();
-  if (folder) await rm(folder, { recursive: true, force: true });
+  await world?.stop();
 });
 
 // --- the objects a Cluster API user applies -------------------------------------------------------
@@ -107,7 +41,7 @@ async function applyEngineCluster(
   profile: string,
   metadata: { annotations?: Record<string, string> } = {},
 ): Promise<EngineCluster> {
-  return (await custom.createNamespacedCustomObject({
+  return (await world.custom.createNamespacedCustomObject({
     ...RESOURCES.EngineCluster,
     namespace: NAMESPACE,
     body: {
@@ -120,18 +54,14 @@ async function applyEngineCluster(
 }
 
 async function applyCapiCluster(name: string, spec: Record<string, unknown> = {}): Promise<void> {
-  await createCapiObject(custom, NAMESPACE, "Cluster", name, {
+  await createCapiObject(world.custom, NAMESPACE, "Cluster", name, {
     infrastructureRef: { apiGroup: INFRASTRUCTURE_GROUP, kind: "EngineCluster", name },
     ...spec,
   });
 }
 
-const read = <T>(resource: CustomResource, name: string) =>
-  readCustomObject<T>(custom, resource, NAMESPACE, name);
-const readEngineCluster = (name: string) => read<EngineCluster>(RESOURCES.EngineCluster, name);
-const readCapiCluster = (name: string) => read<CapiCluster>(CAPI_CLUSTER_RESOURCE, name);
-const readClusterEndpoint = (name: string) => read<ClusterEndpointObject>(RESOURCES.ClusterEndpoint, name);
-const readSecret = (name: string) => orAbsent(core.readNamespacedSecret({ namespace: NAMESPACE, name }));
+const readEngineCluster = (name: string) => world.read<EngineCluster>(RESOURCES.EngineCluster, name);
+const readCapiCluster = (name: string) => world.read<CapiCluster>(CAPI_CLUSTER_RESOURCE, name);
 
 /** Waits until the CAPI Cluster shows `phase` (CAPI's own controller computes it), failing with what was seen. */
 async function capiPhase(name: string, phase: string, timeoutMs = 90_000): Promise<CapiCluster> {
@@ -140,7 +70,7 @@ async function capiPhase(name: string, phase: string, timeoutMs = 90_000): Promi
       const cluster = await readCapiCluster(name);
       if (cluster?.status?.phase !== phase) {
         throw new Error(
-          `Cluster ${name} is in phase ${cluster?.status?.phase}; EngineCluster: ${JSON.stringify((await readEngineCluster(name))?.status)}\nCAPI manager log:\n${capi.logTail()}`,
+          `Cluster ${name} is in phase ${cluster?.status?.phase}; EngineCluster: ${JSON.stringify((await readEngineCluster(name))?.status)}\nCAPI manager log:\n${world.capi.logTail()}`,
         );
       }
       return cluster;
@@ -148,9 +78,6 @@ async function capiPhase(name: string, phase: string, timeoutMs = 90_000): Promi
     { what: `Cluster ${NAMESPACE}/${name} in phase ${phase}`, timeoutMs },
   );
 }
-
-const condition = (cluster: EngineCluster | undefined, type: string) =>
-  cluster?.status?.conditions?.find((c) => c.type === type);
 
 describe("a CAPI Cluster whose infrastructureRef names an EngineCluster (local backend)", () => {
   it("goes Provisioning → Provisioned as CAPI computes it, with our endpoint, and the workload cluster answers through the kubeconfig Secret", async () => {
@@ -168,80 +95,43 @@ describe("a CAPI Cluster whose infrastructureRef names an EngineCluster (local b
       ready: true,
       phase: "Provisioned",
     });
-    expect(condition(infra, "Ready")).toMatchObject({ status: "True" });
+    expect(conditionOf(infra, "Ready")).toMatchObject({ status: "True" });
     expect(infra?.spec.controlPlaneEndpoint?.host).toBe("127.0.0.1");
     expect(provisioned.spec?.controlPlaneEndpoint).toEqual(infra?.spec.controlPlaneEndpoint);
 
-    const secret = await readSecret("work-kubeconfig");
-    expect(secret?.type).toBe("cluster.x-k8s.io/secret");
-    expect(secret?.metadata?.labels?.["cluster.x-k8s.io/cluster-name"]).toBe("work");
-    const workload = new KubeConfig();
-    workload.loadFromString(Buffer.from(secret?.data?.value ?? "", "base64").toString("utf8"));
-    expect(workload.getCurrentCluster()?.server).toBe(
-      `https://${infra?.spec.controlPlaneEndpoint?.host}:${infra?.spec.controlPlaneEndpoint?.port}`,
-    );
-    const namespaces = await workload.makeApiClient(CoreV1Api).listNamespace();
-    expect(namespaces.items.map((n) => n.metadata?.name)).toContain("kube-system");
-
-    const endpoint = await readClusterEndpoint("work");
-    expect(endpoint?.spec).toEqual({
-      cluster: "work",
-      host: infra?.spec.controlPlaneEndpoint?.host,
-      port: infra?.spec.controlPlaneEndpoint?.port,
-      type: "apiserver",
+    await expectWorkloadKubeconfig(world, "work", infra?.spec.controlPlaneEndpoint);
+    await expectClusterEndpoint(world, "work", infra?.spec.controlPlaneEndpoint, {
+      kind: "EngineCluster",
+      name: "work",
+      uid: infra?.metadata.uid,
     });
-    expect(endpoint?.metadata.ownerReferences).toContainEqual(
-      expect.objectContaining({ kind: "EngineCluster", name: "work", uid: infra?.metadata.uid }),
-    );
   }, 240_000);
 
   it("is deleted through the Cluster: CAPI deletes the EngineCluster, we delete at the backend, the finalizer goes, the Cluster is gone", async () => {
     const infra = await readEngineCluster("work");
     expect(infra?.metadata.finalizers).toContain(FINALIZERS.engineCluster);
-    await custom.deleteNamespacedCustomObject({
-      ...CAPI_CLUSTER_RESOURCE,
-      namespace: NAMESPACE,
-      name: "work",
-    });
-    await eventually(async () => expect(await readCapiCluster("work")).toBeUndefined(), {
-      what: "Cluster work gone",
-      timeoutMs: 120_000,
-    });
-    expect(await readEngineCluster("work")).toBeUndefined();
-    expect(await readSecret("work-kubeconfig")).toBeUndefined();
-    expect(await readClusterEndpoint("work")).toBeUndefined();
-    const uid = infra?.metadata.uid ?? "";
-    expect(calls.get(uid)).toContain("delete");
-    expect(await backends[0]?.observe({ ...targetOf(infra), uid })).toEqual({ exists: false });
+    await expectDeletedThroughCluster(world, "work", RESOURCES.EngineCluster, infra);
   }, 180_000);
 });
-
-function targetOf(cluster: EngineCluster | undefined): ClusterTarget {
-  return {
-    uid: cluster?.metadata.uid ?? "",
-    namespace: NAMESPACE,
-    name: cluster?.metadata.name ?? "",
-    tenancy: "Exclusive",
-    profile: cluster?.spec.profile ?? "",
-    providerConfig: "local",
-  };
-}
 
 describe("the contract's waits and hands-off rules (simulated backend)", () => {
   it("an EngineCluster no Cluster owns waits, saying so, and the backend is never called", async () => {
     const created = await applyEngineCluster("orphan", "test.capi-sim.sim");
     const waiting = await eventually(
-      async () => satisfying(await readEngineCluster("orphan"), (c) => condition(c, "Ready") !== undefined),
+      async () => satisfying(await readEngineCluster("orphan"), (c) => conditionOf(c, "Ready") !== undefined),
       { what: "orphan has a Ready condition" },
     );
-    expect(condition(waiting, "Ready")).toMatchObject({ status: "False", reason: "WaitingForClusterOwner" });
+    expect(conditionOf(waiting, "Ready")).toMatchObject({
+      status: "False",
+      reason: "WaitingForClusterOwner",
+    });
     expect(waiting?.metadata.finalizers ?? []).not.toContain(FINALIZERS.engineCluster);
-    expect(calls.get(created.metadata.uid ?? "")).toBeUndefined();
+    expect(world.callsOf(created.metadata.uid)).toEqual([]);
 
     // `explain` covers the kind: the state, the condition and what it waits for, in words.
     let text = "";
     await explain(
-      ["enginecluster", `${NAMESPACE}/orphan`, "--kubeconfig", controlPlane.kubeconfigPath],
+      ["enginecluster", `${NAMESPACE}/orphan`, "--kubeconfig", world.controlPlane.kubeconfigPath],
       (line) => {
         text += `${line}\n`;
       },
@@ -259,43 +149,32 @@ describe("the contract's waits and hands-off rules (simulated backend)", () => {
       async () =>
         satisfying(
           await readEngineCluster("held"),
-          (c) => condition(c, "Paused")?.status === "True" && (c?.metadata.ownerReferences?.length ?? 0) > 0,
+          (c) =>
+            conditionOf(c, "Paused")?.status === "True" && (c?.metadata.ownerReferences?.length ?? 0) > 0,
         ),
       { what: "held Paused and owned by its Cluster" },
     );
     expect(seen?.metadata.ownerReferences?.length).toBe(1); // CAPI owns it, yet nothing happens
     expect(seen?.metadata.finalizers ?? []).not.toContain(FINALIZERS.engineCluster);
     expect(seen?.status?.state).toBeUndefined();
-    expect(calls.get(created.metadata.uid ?? "")).toBeUndefined();
+    expect(world.callsOf(created.metadata.uid)).toEqual([]);
 
-    await custom.patchNamespacedCustomObject({
-      ...RESOURCES.EngineCluster,
-      namespace: NAMESPACE,
-      name: "held",
-      body: [{ op: "remove", path: "/metadata/annotations/cluster.x-k8s.io~1paused" }],
-    });
+    await world.patch(RESOURCES.EngineCluster, "held", [
+      { op: "remove", path: "/metadata/annotations/cluster.x-k8s.io~1paused" },
+    ]);
     await capiPhase("held", "Provisioned");
 
     // Pausing the Cluster pauses its infrastructure: a deleted ClusterEndpoint is not made again meanwhile.
-    await custom.patchNamespacedCustomObject({
-      ...CAPI_CLUSTER_RESOURCE,
-      namespace: NAMESPACE,
-      name: "held",
-      body: [{ op: "add", path: "/spec/paused", value: true }],
-    });
+    await world.patch(CAPI_CLUSTER_RESOURCE, "held", [{ op: "add", path: "/spec/paused", value: true }]);
     await eventually(
       async () =>
-        expect(condition(await readEngineCluster("held"), "Paused")?.message).toContain("spec.paused"),
+        expect(conditionOf(await readEngineCluster("held"), "Paused")?.message).toContain("spec.paused"),
       { what: "held paused by its Cluster" },
     );
-    const before = (calls.get(created.metadata.uid ?? "") ?? []).length;
-    const engine = engines[0] as Engine; // capi-sim, whose config serves "held"
+    const before = world.callsOf(created.metadata.uid).length;
+    const engine = world.engines.sim; // whose config serves "held"
     const reconciledBefore = await reconciles(engine.metrics, "enginecluster");
-    await custom.deleteNamespacedCustomObject({
-      ...RESOURCES.ClusterEndpoint,
-      namespace: NAMESPACE,
-      name: "held",
-    });
+    await world.remove(RESOURCES.ClusterEndpoint, "held");
     // The engine has looked: its cache lost the endpoint (which wakes held), it reconciled since, and has no work left.
     const endpoints = engine.informers.of(CACHES.clusterEndpoints);
     await eventually(
@@ -306,16 +185,11 @@ describe("the contract's waits and hands-off rules (simulated backend)", () => {
       },
       { what: "the engine to reconcile held after its ClusterEndpoint went, and to be idle" },
     );
-    expect(await readClusterEndpoint("held")).toBeUndefined();
-    expect((calls.get(created.metadata.uid ?? "") ?? []).length).toBe(before);
+    expect(await world.readClusterEndpoint("held")).toBeUndefined();
+    expect(world.callsOf(created.metadata.uid).length).toBe(before);
 
-    await custom.patchNamespacedCustomObject({
-      ...CAPI_CLUSTER_RESOURCE,
-      namespace: NAMESPACE,
-      name: "held",
-      body: [{ op: "replace", path: "/spec/paused", value: false }],
-    });
-    await eventually(async () => expect(await readClusterEndpoint("held")).toBeDefined(), {
+    await world.patch(CAPI_CLUSTER_RESOURCE, "held", [{ op: "replace", path: "/spec/paused", value: false }]);
+    await eventually(async () => expect(await world.readClusterEndpoint("held")).toBeDefined(), {
       what: "ClusterEndpoint held published again",
     });
   }, 120_000);
@@ -330,13 +204,10 @@ describe("the contract's waits and hands-off rules (simulated backend)", () => {
       { what: "CAPI owns external" },
     );
     // The external manager answers.
-    await custom.patchNamespacedCustomObject({
-      ...RESOURCES.EngineCluster,
-      namespace: NAMESPACE,
-      name: "external",
-      body: [{ op: "add", path: "/spec/controlPlaneEndpoint", value: { host: "10.1.2.3", port: 6443 } }],
-    });
-    await custom.patchNamespacedCustomObjectStatus({
+    await world.patch(RESOURCES.EngineCluster, "external", [
+      { op: "add", path: "/spec/controlPlaneEndpoint", value: { host: "10.1.2.3", port: 6443 } },
+    ]);
+    await world.custom.patchNamespacedCustomObjectStatus({
       ...RESOURCES.EngineCluster,
       namespace: NAMESPACE,
       name: "external",
@@ -347,29 +218,13 @@ describe("the contract's waits and hands-off rules (simulated backend)", () => {
     const infra = await readEngineCluster("external");
     expect(infra?.status).toEqual({ initialization: { provisioned: true } });
     expect(infra?.metadata.finalizers ?? []).not.toContain(FINALIZERS.engineCluster);
-    expect(calls.get(created.metadata.uid ?? "")).toBeUndefined();
+    expect(world.callsOf(created.metadata.uid)).toEqual([]);
   }, 120_000);
 });
 
 describe("the controller killed with kill -9 mid-provisioning", () => {
   it("orders exactly one cluster at the backend and still reaches Provisioned after the restart", async () => {
-    const state = join(folder, "kill");
-    const args = engineRunArgs(
-      {
-        provider: "capi-kill",
-        environment: "test",
-        kubeconfig: controlPlane.kubeconfigPath,
-        stateDir: state,
-      },
-      "--capi",
-      "--backend-option=provisionDelay=4s",
-      "--no-schedule",
-    );
-    // A config of its own: the config "sim" belongs to capi-sim.
-    await custom.createClusterCustomObject({
-      ...RESOURCES.ProviderConfig,
-      body: aProviderConfig({ name: "kill-sim", backend: "simulated", providerRef: { name: "capi-kill" } }),
-    });
+    const { args, state } = await world.engineProcess();
     let created: EngineCluster | undefined;
     await killNineMidway({
       kind: "EngineCluster",
@@ -409,7 +264,7 @@ describe("the controller killed with kill -9 mid-provisioning", () => {
         );
         const simulated = new SimulatedBackend({ stateDirectory: join(state, "simulated") });
         expect(simulated.createdTotal).toBe(1);
-        expect((await simulated.observe({ ...targetOf(created), providerConfig: "sim" })).exists).toBe(true);
+        expect((await simulated.observe(world.targetOf(created, "sim"))).exists).toBe(true);
       },
     });
   }, 180_000);

@@ -2,17 +2,12 @@
  * EngineControlPlane against Cluster API v1.14.2's own core manager on a real API server: Clusters whose
  * controlPlaneRef names our managed control plane, as CAPI computes their conditions.
  */
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { CoreV1Api, CustomObjectsApi, KubeConfig } from "@kubernetes/client-node";
+import { CoreV1Api, KubeConfig } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ClusterTarget } from "../../src/api/backend.ts";
-import type { ClusterBackend } from "../../src/api/backend-contract.ts";
 import { CAPI_CLUSTER_RESOURCE } from "../../src/api/cluster-api.ts";
 import type { Condition } from "../../src/api/common.ts";
 import { RESOURCES } from "../../src/api/constants.ts";
-import type { ClusterEndpointObject } from "../../src/api/engine-cluster.ts";
 import {
   CONTROLPLANE_API_VERSION,
   CONTROLPLANE_GROUP,
@@ -22,111 +17,41 @@ import {
   type EngineControlPlane,
 } from "../../src/api/engine-control-plane.ts";
 import { explain } from "../../src/cli/explain.ts";
-import { type ControlPlane, startControlPlane } from "../../src/controlplane/control-plane.ts";
-import { type CapiManager, startCapiManager } from "../../src/dev/capi-manager.ts";
-import { createBackend as createLocalBackend } from "../../src/providers/local.ts";
 import { SimulatedBackend } from "../../src/providers/simulated.ts";
-import { Engine } from "../../src/runtime/engine.ts";
-import { installCrds, installingCrds } from "../../src/runtime/install-crds.ts";
-import { aBackendContext } from "../support/backend-context.ts";
-import { aProviderConfig } from "../support/builders.ts";
+import {
+  expectClusterEndpoint,
+  expectDeletedThroughCluster,
+  expectWorkloadKubeconfig,
+} from "../support/capi-contract-checks.ts";
 import { createCapiObject } from "../support/capi-objects.ts";
+import { type CapiProviderWorld, startCapiProviderWorld } from "../support/capi-provider-world.ts";
+import { conditionOf } from "../support/conditions.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
-import { type CustomResource, orAbsent, readCustomObject } from "../support/maybe-absent.ts";
-import { engineRunArgs, startEngineCli } from "../support/processes.ts";
+import { startEngineCli } from "../support/processes.ts";
 import { profileOffered } from "../support/profile-offered.ts";
 
 const NAMESPACE = "ecp";
 const INFRA_GROUP = CONTROLPLANE_RESOURCES.EngineControlPlaneInfrastructure.group;
-let controlPlane: ControlPlane;
-let capi: CapiManager;
-let custom: CustomObjectsApi;
-let core: CoreV1Api;
-let folder: string;
-let local: ClusterBackend;
+let world: CapiProviderWorld;
 /** The one Kubernetes version the local backend runs (that of the test's binaries). */
 let localVersion: string;
-const engines: Engine[] = [];
-
-/** Every backend call, by control plane uid: "no backend call" and "no downgrade ordered" are checked against this. */
-const calls = new Map<string, string[]>();
-/** While set, the local backend's admin kubeconfig carries this line: new credentials, as far as the engine can tell. */
-let rotation: string | undefined;
-
-function recording(backend: ClusterBackend): ClusterBackend {
-  const recorded =
-    <A extends unknown[], R>(method: string, call: (target: ClusterTarget, ...rest: A) => Promise<R>) =>
-    (target: ClusterTarget, ...rest: A): Promise<R> => {
-      const detail = typeof rest[0] === "string" ? `${method} ${rest[0]}` : method;
-      calls.set(target.uid, [...(calls.get(target.uid) ?? []), detail]);
-      return call(target, ...rest);
-    };
-  return {
-    name: backend.name,
-    capabilities: backend.capabilities,
-    supportedVersions: (config) => backend.supportedVersions(config),
-    traits: (config) => backend.traits(config),
-    observe: recorded("observe", (target) => backend.observe(target)),
-    create: recorded("create", (target, version: string) => backend.create(target, version)),
-    update: recorded("update", (target, version: string) => backend.update(target, version)),
-    delete: recorded("delete", (target) => backend.delete(target)),
-    adminAccess: recorded("adminAccess", async (target) => {
-      const access = await backend.adminAccess(target);
-      return access && rotation ? { kubeconfig: `${access.kubeconfig}\n# ${rotation}\n` } : access;
-    }),
-    close: () => backend.close?.() ?? Promise.resolve(),
-  };
-}
-const callsOf = (uid: string | undefined) => calls.get(uid ?? "") ?? [];
-
-async function startEngine(providerName: string, backend: ClusterBackend): Promise<void> {
-  const engine = new Engine({
-    kubeConfig: controlPlane.kubeConfig,
-    providerName,
-    environment: "test",
-    backend: recording(backend),
-    capi: true,
-    timing: { pollMs: 300, retryMs: 2_000, resyncMs: 4_000 },
-  });
-  engines.push(engine);
-  await engine.start();
-}
 
 beforeAll(async () => {
-  folder = await mkdtemp(join(tmpdir(), "engine-control-plane-"));
-  controlPlane = await startControlPlane({ prepare: installingCrds("crds") });
-  capi = await startCapiManager({
-    kubeConfig: controlPlane.kubeConfig,
-    installCrds,
+  world = await startCapiProviderWorld({
+    namespace: NAMESPACE,
+    provider: "cp",
+    simulated: { provisionDelayMs: 500, updateDelayMs: 800, deleteDelayMs: 300 },
+    resyncMs: 4_000,
     featureGates: ["ClusterTopology"],
   });
-  custom = controlPlane.kubeConfig.makeApiClient(CustomObjectsApi);
-  core = controlPlane.kubeConfig.makeApiClient(CoreV1Api);
-  await core.createNamespace({ body: { metadata: { name: NAMESPACE } } });
-  for (const [name, backend, provider] of [
-    ["sim", "simulated", "cp-sim"],
-    ["local", "local", "cp-local"],
-  ] as const) {
-    await custom.createClusterCustomObject({
-      ...RESOURCES.ProviderConfig,
-      body: aProviderConfig({ name, backend, providerRef: { name: provider } }),
-    });
-  }
-  local = await createLocalBackend(aBackendContext(join(folder, "local"), { stopOnClose: "true" }));
-  await startEngine(
-    "cp-sim",
-    new SimulatedBackend({ provisionDelayMs: 500, updateDelayMs: 800, deleteDelayMs: 300 }),
-  );
-  await startEngine("cp-local", local);
-  const profile = await profileOffered(custom, "test.cp-local.local", { what: "the local profile offered" });
+  const profile = await profileOffered(world.custom, "test.cp-local.local", {
+    what: "the local profile offered",
+  });
   localVersion = profile.spec.supportedVersions[0]?.version ?? "";
 }, 300_000);
 
 afterAll(async () => {
-  for (const engine of engines) await engine.stop();
-  await capi?.stop();
-  await controlPlane?.stop();
-  if (folder) await rm(folder, { recursive: true, force: true });
+  await world?.stop();
 });
 
 // --- the objects a Cluster API user applies -------------------------------------------------------
@@ -147,7 +72,7 @@ async function applyControlPlane(
   spec: { profile: string; version: string },
   metadata: { annotations?: Record<string, string> } = {},
 ): Promise<EngineControlPlane> {
-  return (await custom.createNamespacedCustomObject({
+  return (await world.custom.createNamespacedCustomObject({
     ...CONTROLPLANE_RESOURCES.EngineControlPlane,
     namespace: NAMESPACE,
     body: {
@@ -160,7 +85,7 @@ async function applyControlPlane(
 }
 
 async function applyInfrastructure(name: string): Promise<void> {
-  await custom.createNamespacedCustomObject({
+  await world.custom.createNamespacedCustomObject({
     ...CONTROLPLANE_RESOURCES.EngineControlPlaneInfrastructure,
     namespace: NAMESPACE,
     body: {
@@ -172,7 +97,7 @@ async function applyInfrastructure(name: string): Promise<void> {
 }
 
 async function applyCapiCluster(name: string, options: { infrastructure?: boolean } = {}): Promise<void> {
-  await createCapiObject(custom, NAMESPACE, "Cluster", name, {
+  await createCapiObject(world.custom, NAMESPACE, "Cluster", name, {
     controlPlaneRef: { apiGroup: CONTROLPLANE_GROUP, kind: "EngineControlPlane", name },
     ...(options.infrastructure
       ? { infrastructureRef: { apiGroup: INFRA_GROUP, kind: "EngineControlPlaneInfrastructure", name } }
@@ -180,18 +105,9 @@ async function applyCapiCluster(name: string, options: { infrastructure?: boolea
   });
 }
 
-const read = <T>(resource: CustomResource, name: string) =>
-  readCustomObject<T>(custom, resource, NAMESPACE, name);
 const readControlPlane = (name: string) =>
-  read<EngineControlPlane>(CONTROLPLANE_RESOURCES.EngineControlPlane, name);
-const readCapiCluster = (name: string) => read<CapiClusterSeen>(CAPI_CLUSTER_RESOURCE, name);
-const readClusterEndpoint = (name: string) => read<ClusterEndpointObject>(RESOURCES.ClusterEndpoint, name);
-const readSecret = (name: string) => orAbsent(core.readNamespacedSecret({ namespace: NAMESPACE, name }));
-const patch = (resource: { group: string; version: string; plural: string }, name: string, body: unknown[]) =>
-  custom.patchNamespacedCustomObject({ ...resource, namespace: NAMESPACE, name, body });
-
-const conditionOf = (object: { status?: { conditions?: readonly Condition[] } } | undefined, type: string) =>
-  object?.status?.conditions?.find((c) => c.type === type);
+  world.read<EngineControlPlane>(CONTROLPLANE_RESOURCES.EngineControlPlane, name);
+const readCapiCluster = (name: string) => world.read<CapiClusterSeen>(CAPI_CLUSTER_RESOURCE, name);
 
 /** Waits until CAPI's Cluster shows every condition of `wanted` with that status, failing with what was seen. */
 async function capiConditions(
@@ -207,7 +123,7 @@ async function capiConditions(
       );
       if (off.length > 0) {
         throw new Error(
-          `Cluster ${name}: ${off.map(([type]) => `${type}=${JSON.stringify(conditionOf(cluster, type))}`).join("; ")}\nEngineControlPlane: ${JSON.stringify((await readControlPlane(name))?.status)}\nCAPI manager log:\n${capi.logTail(15)}`,
+          `Cluster ${name}: ${off.map(([type]) => `${type}=${JSON.stringify(conditionOf(cluster, type))}`).join("; ")}\nEngineControlPlane: ${JSON.stringify((await readControlPlane(name))?.status)}\nCAPI manager log:\n${world.capi.logTail(15)}`,
         );
       }
       return cluster as CapiClusterSeen;
@@ -226,17 +142,6 @@ async function controlPlaneWhere(
     what: `EngineControlPlane ${name}: ${what}`,
     timeoutMs,
   });
-}
-
-function targetOf(controlPlane: EngineControlPlane | undefined, providerConfig: string): ClusterTarget {
-  return {
-    uid: controlPlane?.metadata.uid ?? "",
-    namespace: NAMESPACE,
-    name: controlPlane?.metadata.name ?? "",
-    tenancy: "Exclusive",
-    profile: controlPlane?.spec.profile ?? "",
-    providerConfig,
-  };
 }
 
 describe("a CAPI Cluster whose controlPlaneRef names an EngineControlPlane (local backend)", () => {
@@ -288,32 +193,13 @@ describe("a CAPI Cluster whose controlPlaneRef names an EngineControlPlane (loca
     ]);
 
     // The kubeconfig Secret the contract gives the control plane: CAPI's cluster cache reached the workload with it.
-    const secret = await readSecret("bare-kubeconfig");
-    expect(secret?.type).toBe("cluster.x-k8s.io/secret");
-    expect(secret?.metadata?.labels?.["cluster.x-k8s.io/cluster-name"]).toBe("bare");
-    expect(secret?.metadata?.ownerReferences).toContainEqual(
-      expect.objectContaining({ kind: "EngineControlPlane", name: "bare", uid: ecp?.metadata.uid }),
-    );
-    const workload = new KubeConfig();
-    workload.loadFromString(Buffer.from(secret?.data?.value ?? "", "base64").toString("utf8"));
-    expect(workload.getCurrentCluster()?.server).toBe(
-      `https://${ecp?.spec.controlPlaneEndpoint?.host}:${ecp?.spec.controlPlaneEndpoint?.port}`,
-    );
-    const namespaces = await workload.makeApiClient(CoreV1Api).listNamespace();
-    expect(namespaces.items.map((n) => n.metadata?.name)).toContain("kube-system");
+    const owner = { kind: "EngineControlPlane", name: "bare", uid: ecp?.metadata.uid };
+    const secret = await expectWorkloadKubeconfig(world, "bare", ecp?.spec.controlPlaneEndpoint);
+    expect(secret?.metadata?.ownerReferences).toContainEqual(expect.objectContaining(owner));
 
     // The endpoint's owner publishes the ClusterEndpoint: here the control plane.
-    const endpoint = await readClusterEndpoint("bare");
-    expect(endpoint?.spec).toEqual({
-      cluster: "bare",
-      host: ecp?.spec.controlPlaneEndpoint?.host,
-      port: ecp?.spec.controlPlaneEndpoint?.port,
-      type: "apiserver",
-    });
-    expect(endpoint?.metadata.ownerReferences).toContainEqual(
-      expect.objectContaining({ kind: "EngineControlPlane", name: "bare", uid: ecp?.metadata.uid }),
-    );
-    expect(callsOf(ecp?.metadata.uid).filter((call) => call.startsWith("create"))).toEqual([
+    await expectClusterEndpoint(world, "bare", ecp?.spec.controlPlaneEndpoint, owner);
+    expect(world.callsOf(ecp?.metadata.uid).filter((call) => call.startsWith("create"))).toEqual([
       `create ${localVersion}`,
     ]);
   }, 240_000);
@@ -336,7 +222,7 @@ describe("a CAPI Cluster whose controlPlaneRef names an EngineControlPlane (loca
 
     // `explain` covers the kind.
     let text = "";
-    await explain(["ecp", `${NAMESPACE}/full`, "--kubeconfig", controlPlane.kubeconfigPath], (line) => {
+    await explain(["ecp", `${NAMESPACE}/full`, "--kubeconfig", world.controlPlane.kubeconfigPath], (line) => {
       text += `${line}\n`;
     });
     expect(text).toContain("State:        running.ready");
@@ -344,17 +230,18 @@ describe("a CAPI Cluster whose controlPlaneRef names an EngineControlPlane (loca
   }, 240_000);
 
   it("rewrites the kubeconfig Secret when the backend's admin credentials change, and CAPI keeps reaching the workload", async () => {
-    const before = await readSecret("full-kubeconfig");
+    const before = await world.readSecret("full-kubeconfig");
     const fingerprint = before?.metadata?.annotations?.[ENGINE_CONTROL_PLANE_ANNOTATIONS.kubeconfigSha256];
     expect(fingerprint).toMatch(/^[0-9a-f]{64}$/);
-    rotation = "credentials rotated by the backend";
+    const rotation = "credentials rotated by the backend";
+    world.rotateAdminKubeconfig(rotation);
     try {
       const after = await eventually(
         async () =>
-          satisfying(await readSecret("full-kubeconfig"), (secret) =>
+          satisfying(await world.readSecret("full-kubeconfig"), (secret) =>
             Buffer.from(secret?.data?.value ?? "", "base64")
               .toString("utf8")
-              .includes(rotation ?? "?"),
+              .includes(rotation),
           ),
         { what: "the Secret holding the new admin kubeconfig", timeoutMs: 30_000 },
       );
@@ -366,7 +253,7 @@ describe("a CAPI Cluster whose controlPlaneRef names an EngineControlPlane (loca
       await workload.makeApiClient(CoreV1Api).listNamespace();
       await capiConditions("full", { RemoteConnectionProbe: "True", Available: "True" });
     } finally {
-      rotation = undefined;
+      world.rotateAdminKubeconfig(undefined);
     }
   }, 120_000);
 
@@ -374,18 +261,9 @@ describe("a CAPI Cluster whose controlPlaneRef names an EngineControlPlane (loca
     for (const name of ["bare", "full"]) {
       const ecp = await readControlPlane(name);
       expect(ecp?.metadata.finalizers).toContain(ENGINE_CONTROL_PLANE_FINALIZER);
-      await custom.deleteNamespacedCustomObject({ ...CAPI_CLUSTER_RESOURCE, namespace: NAMESPACE, name });
-      await eventually(async () => expect(await readCapiCluster(name)).toBeUndefined(), {
-        what: `Cluster ${name} gone`,
-        timeoutMs: 120_000,
-      });
-      expect(await readControlPlane(name)).toBeUndefined();
-      expect(await readSecret(`${name}-kubeconfig`)).toBeUndefined();
-      expect(await readClusterEndpoint(name)).toBeUndefined();
-      expect(callsOf(ecp?.metadata.uid)).toContain("delete");
-      expect(await local.observe(targetOf(ecp, "local"))).toEqual({ exists: false });
+      await expectDeletedThroughCluster(world, name, CONTROLPLANE_RESOURCES.EngineControlPlane, ecp);
     }
-    expect(await read(CONTROLPLANE_RESOURCES.EngineControlPlaneInfrastructure, "full")).toBeUndefined();
+    expect(await world.read(CONTROLPLANE_RESOURCES.EngineControlPlaneInfrastructure, "full")).toBeUndefined();
   }, 300_000);
 });
 
@@ -401,7 +279,7 @@ describe("versions and pausing (simulated backend)", () => {
     );
     await controlPlaneWhere("versions", (c) => c?.status?.version === "v1.33.6", "on v1.33.6");
 
-    await patch(CONTROLPLANE_RESOURCES.EngineControlPlane, "versions", [
+    await world.patch(CONTROLPLANE_RESOURCES.EngineControlPlane, "versions", [
       { op: "replace", path: "/spec/version", value: "v1.34.2" },
     ]);
     const upgraded = await controlPlaneWhere(
@@ -410,7 +288,7 @@ describe("versions and pausing (simulated backend)", () => {
       "upgraded to v1.34.2",
     );
     expect(conditionOf(upgraded, "UpToDate")).toMatchObject({ status: "True" });
-    expect(callsOf(created.metadata.uid)).toContain("update 1.34.2");
+    expect(world.callsOf(created.metadata.uid)).toContain("update 1.34.2");
     await eventually(
       async () =>
         expect((await readCapiCluster("versions"))?.status?.controlPlane?.versions).toEqual([
@@ -419,7 +297,7 @@ describe("versions and pausing (simulated backend)", () => {
       { what: "CAPI's Cluster showing the new version" },
     );
 
-    await patch(CONTROLPLANE_RESOURCES.EngineControlPlane, "versions", [
+    await world.patch(CONTROLPLANE_RESOURCES.EngineControlPlane, "versions", [
       { op: "replace", path: "/spec/version", value: "1.33.6" },
     ]);
     const refused = await controlPlaneWhere(
@@ -431,10 +309,10 @@ describe("versions and pausing (simulated backend)", () => {
     expect(conditionOf(refused, "UpToDate")?.message).toContain("downgrades are not supported");
     expect(conditionOf(refused, "Available")).toMatchObject({ status: "True" });
     expect(refused.status?.version).toBe("v1.34.2");
-    expect(callsOf(created.metadata.uid)).not.toContain("update 1.33.6");
+    expect(world.callsOf(created.metadata.uid)).not.toContain("update 1.33.6");
     await capiConditions("versions", { ControlPlaneAvailable: "True" });
 
-    await patch(CONTROLPLANE_RESOURCES.EngineControlPlane, "versions", [
+    await world.patch(CONTROLPLANE_RESOURCES.EngineControlPlane, "versions", [
       { op: "replace", path: "/spec/version", value: "1.34" },
     ]);
     await controlPlaneWhere(
@@ -455,28 +333,24 @@ describe("versions and pausing (simulated backend)", () => {
     );
     expect(seen.metadata.finalizers ?? []).not.toContain(ENGINE_CONTROL_PLANE_FINALIZER);
     expect(seen.status?.state).toBeUndefined();
-    expect(callsOf(created.metadata.uid)).toEqual([]);
+    expect(world.callsOf(created.metadata.uid)).toEqual([]);
 
-    await patch(CONTROLPLANE_RESOURCES.EngineControlPlane, "held", [
+    await world.patch(CONTROLPLANE_RESOURCES.EngineControlPlane, "held", [
       { op: "remove", path: "/metadata/annotations/cluster.x-k8s.io~1paused" },
     ]);
     await capiConditions("held", { ControlPlaneInitialized: "True", ControlPlaneAvailable: "True" }, 60_000);
 
     // Pausing the Cluster pauses its control plane: a deleted ClusterEndpoint is not made again meanwhile.
-    await patch(CAPI_CLUSTER_RESOURCE, "held", [{ op: "add", path: "/spec/paused", value: true }]);
+    await world.patch(CAPI_CLUSTER_RESOURCE, "held", [{ op: "add", path: "/spec/paused", value: true }]);
     await controlPlaneWhere(
       "held",
       (c) => conditionOf(c, "Paused")?.message.includes("spec.paused") === true,
       "paused by its Cluster",
     );
-    const before = callsOf(created.metadata.uid).length;
-    await custom.deleteNamespacedCustomObject({
-      ...RESOURCES.ClusterEndpoint,
-      namespace: NAMESPACE,
-      name: "held",
-    });
+    const before = world.callsOf(created.metadata.uid).length;
+    await world.remove(RESOURCES.ClusterEndpoint, "held");
     // A positive signal that the engine looked after the deletion: the annotation changes why it is paused.
-    await patch(CONTROLPLANE_RESOURCES.EngineControlPlane, "held", [
+    await world.patch(CONTROLPLANE_RESOURCES.EngineControlPlane, "held", [
       { op: "add", path: "/metadata/annotations", value: { "cluster.x-k8s.io/paused": "" } },
     ]);
     await controlPlaneWhere(
@@ -484,14 +358,14 @@ describe("versions and pausing (simulated backend)", () => {
       (c) => conditionOf(c, "Paused")?.message.includes("annotation") === true,
       "paused by its annotation",
     );
-    expect(await readClusterEndpoint("held")).toBeUndefined();
-    expect(callsOf(created.metadata.uid).length).toBe(before);
+    expect(await world.readClusterEndpoint("held")).toBeUndefined();
+    expect(world.callsOf(created.metadata.uid).length).toBe(before);
 
-    await patch(CONTROLPLANE_RESOURCES.EngineControlPlane, "held", [
+    await world.patch(CONTROLPLANE_RESOURCES.EngineControlPlane, "held", [
       { op: "remove", path: "/metadata/annotations/cluster.x-k8s.io~1paused" },
     ]);
-    await patch(CAPI_CLUSTER_RESOURCE, "held", [{ op: "replace", path: "/spec/paused", value: false }]);
-    await eventually(async () => expect(await readClusterEndpoint("held")).toBeDefined(), {
+    await world.patch(CAPI_CLUSTER_RESOURCE, "held", [{ op: "replace", path: "/spec/paused", value: false }]);
+    await eventually(async () => expect(await world.readClusterEndpoint("held")).toBeDefined(), {
       what: "ClusterEndpoint held published again",
     });
     // The endpoint is a command of the same reconcile whose status write says unpaused: look until both show.
@@ -505,17 +379,7 @@ describe("versions and pausing (simulated backend)", () => {
 
 describe("the controller killed with kill -9 mid-provisioning", () => {
   it("orders exactly one control plane at the backend and still initializes it after the restart", async () => {
-    const state = join(folder, "kill");
-    const args = engineRunArgs(
-      { provider: "cp-kill", environment: "test", kubeconfig: controlPlane.kubeconfigPath, stateDir: state },
-      "--capi",
-      "--backend-option=provisionDelay=4s",
-      "--no-schedule",
-    );
-    await custom.createClusterCustomObject({
-      ...RESOURCES.ProviderConfig,
-      body: aProviderConfig({ name: "kill-sim", backend: "simulated", providerRef: { name: "cp-kill" } }),
-    });
+    const { args, state } = await world.engineProcess();
     const first = startEngineCli(args);
     const created = await applyControlPlane("survivor", {
       profile: "test.cp-kill.kill-sim",
@@ -540,7 +404,7 @@ describe("the controller killed with kill -9 mid-provisioning", () => {
       );
       const simulated = new SimulatedBackend({ stateDirectory: join(state, "simulated") });
       expect(simulated.createdTotal, `${first.output()}\n---\n${second.output()}`).toBe(1);
-      expect((await simulated.observe(targetOf(created, "kill-sim"))).exists).toBe(true);
+      expect((await simulated.observe(world.targetOf(created, "kill-sim"))).exists).toBe(true);
     } finally {
       second.child.kill("SIGTERM");
       await new Promise((resolve) => second.child.once("exit", resolve));
@@ -551,7 +415,7 @@ describe("the controller killed with kill -9 mid-provisioning", () => {
 describe("ClusterClasses (Cluster API's topology controller)", () => {
   const TEMPLATE_API = { group: CONTROLPLANE_GROUP, version: "v1alpha1" };
   async function applyClass(name: string, profile: string): Promise<void> {
-    await custom.createNamespacedCustomObject({
+    await world.custom.createNamespacedCustomObject({
       ...CONTROLPLANE_RESOURCES.EngineControlPlaneTemplate,
       namespace: NAMESPACE,
       body: {
@@ -561,7 +425,7 @@ describe("ClusterClasses (Cluster API's topology controller)", () => {
         spec: { template: { spec: { profile } } },
       },
     });
-    await custom.createNamespacedCustomObject({
+    await world.custom.createNamespacedCustomObject({
       ...CONTROLPLANE_RESOURCES.EngineControlPlaneInfrastructureTemplate,
       namespace: NAMESPACE,
       body: {
@@ -571,7 +435,7 @@ describe("ClusterClasses (Cluster API's topology controller)", () => {
         spec: { template: {} },
       },
     });
-    await createCapiObject(custom, NAMESPACE, "ClusterClass", name, {
+    await createCapiObject(world.custom, NAMESPACE, "ClusterClass", name, {
       controlPlane: {
         templateRef: { apiVersion: CONTROLPLANE_API_VERSION, kind: "EngineControlPlaneTemplate", name },
       },
@@ -585,7 +449,7 @@ describe("ClusterClasses (Cluster API's topology controller)", () => {
     });
   }
   async function applyTopologyCluster(name: string, className: string, version: string): Promise<void> {
-    await createCapiObject(custom, NAMESPACE, "Cluster", name, {
+    await createCapiObject(world.custom, NAMESPACE, "Cluster", name, {
       topology: { classRef: { name: className }, version },
     });
   }
@@ -606,7 +470,7 @@ describe("ClusterClasses (Cluster API's topology controller)", () => {
   }
 
   it("Cluster API v1.14.2's own ClusterClass CRD refuses a class without an infrastructure template", async () => {
-    const refused = createCapiObject(custom, NAMESPACE, "ClusterClass", "no-infrastructure", {
+    const refused = createCapiObject(world.custom, NAMESPACE, "ClusterClass", "no-infrastructure", {
       controlPlane: {
         templateRef: {
           apiVersion: CONTROLPLANE_API_VERSION,
@@ -632,16 +496,12 @@ describe("ClusterClasses (Cluster API's topology controller)", () => {
     expect(ecp.spec.version).toBe(`v${localVersion}`);
     expect(cluster.spec.controlPlaneEndpoint).toEqual(ecp.spec.controlPlaneEndpoint);
 
-    await custom.deleteNamespacedCustomObject({
-      ...CAPI_CLUSTER_RESOURCE,
-      namespace: NAMESPACE,
-      name: "topo",
-    });
+    await world.remove(CAPI_CLUSTER_RESOURCE, "topo");
     await eventually(async () => expect(await readCapiCluster("topo")).toBeUndefined(), {
       what: "topology Cluster topo gone",
       timeoutMs: 120_000,
     });
-    expect(await local.observe(targetOf(ecp, "local"))).toEqual({ exists: false });
+    expect(await world.local.observe(world.targetOf(ecp, "local"))).toEqual({ exists: false });
   }, 300_000);
 
   it("upgrades through the topology's version (simulated backend)", async () => {
@@ -650,7 +510,7 @@ describe("ClusterClasses (Cluster API's topology controller)", () => {
     await capiConditions("topo-sim", { ControlPlaneAvailable: "True", TopologyReconciled: "True" }, 90_000);
     const ecp = await topologyControlPlane("topo-sim");
     expect(ecp.status?.version).toBe("v1.33.6");
-    await patch(CAPI_CLUSTER_RESOURCE, "topo-sim", [
+    await world.patch(CAPI_CLUSTER_RESOURCE, "topo-sim", [
       { op: "replace", path: "/spec/topology/version", value: "v1.34.2" },
     ]);
     const upgraded = await controlPlaneWhere(
@@ -662,14 +522,14 @@ describe("ClusterClasses (Cluster API's topology controller)", () => {
       "upgraded by the topology to v1.34.2",
       90_000,
     );
-    expect(callsOf(upgraded.metadata.uid)).toContain("update 1.34.2");
+    expect(world.callsOf(upgraded.metadata.uid)).toContain("update 1.34.2");
     await capiConditions("topo-sim", { TopologyReconciled: "True", ControlPlaneAvailable: "True" });
   }, 180_000);
 });
 
 describe("the CRDs refuse what the contract forbids, naming it", () => {
   const create = (body: Record<string, unknown>) =>
-    custom.createNamespacedCustomObject({
+    world.custom.createNamespacedCustomObject({
       ...CONTROLPLANE_RESOURCES.EngineControlPlane,
       namespace: NAMESPACE,
       body: { apiVersion: CONTROLPLANE_API_VERSION, kind: "EngineControlPlane", ...body },
@@ -690,7 +550,7 @@ describe("the CRDs refuse what the contract forbids, naming it", () => {
       spec: { profile: "p", version: "1.34", controlPlaneEndpoint: { host: "10.1.2.3", port: 6443 } },
     });
     const refused = async (body: unknown[], message: RegExp) =>
-      expect(patch(CONTROLPLANE_RESOURCES.EngineControlPlane, "fixed", body)).rejects.toThrow(message);
+      expect(world.patch(CONTROLPLANE_RESOURCES.EngineControlPlane, "fixed", body)).rejects.toThrow(message);
     await refused([{ op: "replace", path: "/spec/profile", value: "q" }], /profile is immutable/);
     await refused(
       [{ op: "replace", path: "/spec/controlPlaneEndpoint/host", value: "10.1.2.4" }],
@@ -701,7 +561,7 @@ describe("the CRDs refuse what the contract forbids, naming it", () => {
       /controlPlaneEndpoint is immutable once set/,
     );
     // spec.version may change: that is how an upgrade is asked for.
-    await patch(CONTROLPLANE_RESOURCES.EngineControlPlane, "fixed", [
+    await world.patch(CONTROLPLANE_RESOURCES.EngineControlPlane, "fixed", [
       { op: "replace", path: "/spec/version", value: "1.35" },
     ]);
   });
@@ -715,17 +575,20 @@ describe("the CRDs refuse what the contract forbids, naming it", () => {
       ...(spec ? { spec } : {}),
     });
     // Nothing to ask for: a field in spec is not kept (the schema has none).
-    const asking = (await custom.createNamespacedCustomObject({
+    const asking = (await world.custom.createNamespacedCustomObject({
       ...resource,
       body: body("asks", { vpc: "x" }),
     })) as { spec?: unknown };
     expect(asking.spec).toEqual({});
-    const created = (await custom.createNamespacedCustomObject({ ...resource, body: body("plain") })) as {
+    const created = (await world.custom.createNamespacedCustomObject({
+      ...resource,
+      body: body("plain"),
+    })) as {
       status?: unknown;
     };
     expect(created.status).toEqual({ initialization: { provisioned: true } });
     await expect(
-      custom.patchNamespacedCustomObjectStatus({
+      world.custom.patchNamespacedCustomObjectStatus({
         ...resource,
         name: "plain",
         body: [{ op: "replace", path: "/status/initialization/provisioned", value: false }],

@@ -9,3 +9,9 @@ export function expectCondition(
 ): void {
   expect(object?.status?.conditions).toContainEqual(expect.objectContaining(wanted));
 }
+
+/** The status condition of `type` on `object`, if it has one. */
+export const conditionOf = (
+  object: { readonly status?: { readonly conditions?: readonly Condition[] } } | undefined,
+  type: string,
+): Condition | undefined => object?.status?.conditions?.find((c) => c.type === type);

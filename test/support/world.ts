@@ -55,6 +55,10 @@ export interface RecordedCall {
   readonly method: string;
   /** `<namespace>/<name>` of the cluster it is about; absent for calls about none (`traits`, …). */
   readonly cluster?: string;
+  /** The uid of that cluster (a cluster deleted and made again under its name is another). */
+  readonly uid?: string;
+  /** The version asked for (`create`, `update`). */
+  readonly version?: string;
 }
 
 /** A resource as `RESOURCES` names it: its group, version and plural. */
@@ -157,7 +161,7 @@ export async function startWorld(options: WorldOptions = {}): Promise<World> {
 }
 
 /** `backend` with every method call appended to `calls` (the same object underneath: its state stays one). */
-function recording(backend: ClusterBackend, calls: RecordedCall[]): ClusterBackend {
+export function recording(backend: ClusterBackend, calls: RecordedCall[]): ClusterBackend {
   return new Proxy(backend, {
     get(target, property) {
       const value = Reflect.get(target, property);
@@ -168,7 +172,14 @@ function recording(backend: ClusterBackend, calls: RecordedCall[]): ClusterBacke
           typeof about === "object" && about !== null && typeof about.name === "string"
             ? `${about.namespace ?? ""}/${about.name}`
             : undefined;
-        calls.push({ method: property, ...(cluster ? { cluster } : {}) });
+        const uid = cluster && typeof about?.uid === "string" ? about.uid : undefined;
+        const version = typeof args[1] === "string" ? args[1] : undefined;
+        calls.push({
+          method: property,
+          ...(cluster ? { cluster } : {}),
+          ...(uid ? { uid } : {}),
+          ...(version ? { version } : {}),
+        });
         return value.apply(target, args);
       };
     },
