@@ -11,7 +11,7 @@ import {
   RbacAuthorizationV1Api,
 } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { AccessRequest, AccessRequestSpec } from "../../src/api/access-request.ts";
+import type { AccessRequest, AccessRequestSpec, OidcAccess } from "../../src/api/access-request.ts";
 import type { ClusterBackend } from "../../src/api/backend-contract.ts";
 import type { Cluster } from "../../src/api/cluster.ts";
 import { CLUSTERS_API_VERSION, LABELS, RESOURCES } from "../../src/api/constants.ts";
@@ -450,20 +450,24 @@ describe("OIDC access (the local backend trusts the issuer)", () => {
     );
   }, 150_000);
 
-  /** An OIDC request on the target for `clientID` under provider name `name`, binding `subjects` to a ClusterRole. */
+  /**
+   * An OIDC request on the target for `clientID` under provider name `name`, binding `subjects` to a ClusterRole;
+   * `more` sets another issuer or the prefixes.
+   */
   const oidcRequest = (
     name: string,
     clientID: string,
     subjects: { kind: string; name: string }[],
     role: string,
-    issuerUrl = issuer.url,
+    more: Partial<Pick<OidcAccess, "issuer" | "usernamePrefix" | "groupsPrefix">> = {},
   ): AccessRequestSpec => ({
     clusterRef: { name: "target", namespace: NS },
     oidc: {
       name,
-      issuer: issuerUrl,
+      issuer: issuer.url,
       clientID,
       roleBindings: [{ subjects, roleRefs: [{ kind: "ClusterRole", name: role }] }],
+      ...more,
     },
   });
   const reload = { timeoutMs: 90_000 }; // kube-apiserver reloads its authentication file within a minute
@@ -501,22 +505,13 @@ describe("OIDC access (the local backend trusts the issuer)", () => {
   }, 240_000);
 
   it("refuses tokens that would name a system: user or group, even for a request without prefixes", async () => {
-    await createRequest("oidc-raw", {
-      clusterRef: { name: "target", namespace: NS },
-      oidc: {
-        name: "raw",
-        issuer: issuer.url,
-        clientID: "client-raw",
+    await createRequest(
+      "oidc-raw",
+      oidcRequest("raw", "client-raw", [{ kind: "Group", name: "raw-readers" }], "view", {
         usernamePrefix: "",
         groupsPrefix: "",
-        roleBindings: [
-          {
-            subjects: [{ kind: "Group", name: "raw-readers" }],
-            roleRefs: [{ kind: "ClusterRole", name: "view" }],
-          },
-        ],
-      },
-    });
+      }),
+    );
     await waitForPhase("oidc-raw", "Granted");
     const reader = withToken(
       await issuer.token({ audience: "client-raw", subject: "r", groups: ["raw-readers"] }),
@@ -553,13 +548,9 @@ describe("OIDC access (the local backend trusts the issuer)", () => {
   it("denies an issuer kube-apiserver would refuse, and OIDC keeps working for the requests before and after it", async () => {
     await createRequest(
       "oidc-plain",
-      oidcRequest(
-        "plain",
-        "client-plain",
-        [{ kind: "Group", name: "readers" }],
-        "view",
-        "http://127.0.0.1:1",
-      ),
+      oidcRequest("plain", "client-plain", [{ kind: "Group", name: "readers" }], "view", {
+        issuer: "http://127.0.0.1:1",
+      }),
     );
     const denied = await waitForPhase("oidc-plain", "Denied");
     expectCondition(denied, {

@@ -8,7 +8,7 @@
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { CoreV1Api, CustomObjectsApi, KubeConfig, RbacAuthorizationV1Api } from "@kubernetes/client-node";
+import { CoreV1Api, KubeConfig, RbacAuthorizationV1Api } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ClusterTarget } from "../../src/api/backend.ts";
 import type { Cluster } from "../../src/api/cluster.ts";
@@ -16,22 +16,12 @@ import type { ClusterPool } from "../../src/api/cluster-pool.ts";
 import type { ClusterProfile } from "../../src/api/cluster-profile.ts";
 import { ANNOTATIONS, LABELS, RESOURCES } from "../../src/api/constants.ts";
 import type { ProviderConfig } from "../../src/api/provider-config.ts";
-import type { ControlPlane } from "../../src/controlplane/control-plane.ts";
-import { type Garden, startGarden } from "../../src/dev/gardener-apiserver.ts";
-import { findGardenerAssets } from "../../src/dev/gardener-assets.ts";
-import {
-  applyCloudProfile,
-  CORE,
-  createProject,
-  workerlessShootSpec,
-} from "../../src/dev/gardener-garden-objects.ts";
+import { CORE, workerlessShootSpec } from "../../src/dev/gardener-garden-objects.ts";
 import { SimulatedGardenlet } from "../../src/dev/gardener-simulated-gardenlet.ts";
 import { type OidcIssuer, startOidcIssuer } from "../../src/dev/oidc-issuer.ts";
-import { createBackend, type GardenerBackend } from "../../src/providers/gardener.ts";
 import { GARDENER_KEYS, memberShootName, type Shoot, shootName } from "../../src/providers/gardener-shoot.ts";
 import { Engine } from "../../src/runtime/engine.ts";
 import { createLogger } from "../../src/runtime/logger.ts";
-import { apiSecretReader } from "../../src/runtime/secret-reader.ts";
 import {
   bearerClient,
   configMapTokenRequest,
@@ -40,10 +30,9 @@ import {
   statusOf,
 } from "../support/access-proofs.ts";
 import { accessGranted, createAccessRequest } from "../support/access-requests.ts";
-import { aBackendContext } from "../support/backend-context.ts";
 import { aCluster, aClusterPool, aProviderConfig } from "../support/builders.ts";
-import { startApiServerWith } from "../support/cluster-harness.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
+import { type GardenerBackendWorld, startGardenerBackendWorld } from "../support/gardener-backend-world.ts";
 import { type CustomResource, orAbsent, readCustomObject } from "../support/maybe-absent.ts";
 import { engineRunArgs, startEngineCli } from "../support/processes.ts";
 
@@ -52,16 +41,9 @@ const PROVIDER = "gardener-test";
 const profileOf = (config: string) => `test.${PROVIDER}.${config}`;
 const PAST = "2020-01-01T00:00:00Z";
 const FUTURE = "2099-01-01T00:00:00Z";
-const stateDirectory = mkdtempSync(join(tmpdir(), "gardener-backend-"));
-const logLines: string[] = [];
-let management: ControlPlane;
-let garden: Garden;
+let world: GardenerBackendWorld;
 let gardenlet: SimulatedGardenlet;
-let custom: CustomObjectsApi;
-let gardenApi: CustomObjectsApi;
 let engine: Engine;
-let backend: GardenerBackend;
-let projectNamespace: string;
 let issuer: OidcIssuer | undefined;
 const HOLD = "metadata.open-control-plane.io/hold";
 /** Shoots of Clusters labelled so fail to be created, with the label's value as gardenlet's description. */
@@ -72,9 +54,8 @@ const creates = new Map<string, number>();
 const reconciles = new Map<string, number>();
 const reconcilesOf = (name: string) => reconciles.get(`${NS}/${name}`) ?? 0;
 
-const read = <T>(resource: CustomResource, name: string) => readCustomObject<T>(custom, resource, NS, name);
-const readShoot = (name: string) =>
-  readCustomObject<Shoot>(gardenApi, { ...CORE, plural: "shoots" }, projectNamespace, name);
+const read = <T>(resource: CustomResource, name: string) =>
+  readCustomObject<T>(world.custom, resource, NS, name);
 const clusterWhere = (name: string, what: string, wanted: (c: Cluster) => boolean, timeoutMs = 120_000) =>
   eventually(
     async () => satisfying(await read<Cluster>(RESOURCES.Cluster, name), (c) => c !== undefined && wanted(c)),
@@ -83,7 +64,8 @@ const clusterWhere = (name: string, what: string, wanted: (c: Cluster) => boolea
 const condition = (c: Cluster | ProviderConfig | undefined, type: string) =>
   c?.status?.conditions?.find((x) => x.type === type);
 /** Waits until the AccessRequest is Granted. */
-const granted = (name: string) => accessGranted(custom, NS, name, { timeoutMs: 120_000, intervalMs: 500 });
+const granted = (name: string) =>
+  accessGranted(world.custom, NS, name, { timeoutMs: 120_000, intervalMs: 500 });
 const targetOf = (c: Cluster, config = "dev"): ClusterTarget => ({
   uid: c.metadata.uid ?? "",
   namespace: NS,
@@ -114,6 +96,15 @@ function gardenerConfig(
   });
 }
 
+/** Deletes Cluster `name` and waits until it is gone; `what` names the wait. */
+async function deleteCluster(name: string, what: string, timeoutMs?: number) {
+  await world.custom.deleteNamespacedCustomObject({ ...RESOURCES.Cluster, namespace: NS, name });
+  await eventually(async () => expect(await read(RESOURCES.Cluster, name)).toBeUndefined(), {
+    what,
+    ...(timeoutMs ? { timeoutMs } : {}),
+  });
+}
+
 async function createCluster(
   name: string,
   version?: string,
@@ -121,7 +112,7 @@ async function createCluster(
   config = "dev",
 ) {
   const body = aCluster({ name, namespace: NS, profile: profileOf(config), tenancy: "Exclusive", version });
-  return (await custom.createNamespacedCustomObject({
+  return (await world.custom.createNamespacedCustomObject({
     ...RESOURCES.Cluster,
     namespace: NS,
     body: { ...body, metadata: { ...body.metadata, ...(labels ? { labels } : {}) } },
@@ -129,54 +120,43 @@ async function createCluster(
 }
 
 beforeAll(async () => {
-  findGardenerAssets(); // builds gardener-apiserver once per machine (hack/gardener/build.sh)
-  [{ controlPlane: management, custom }, garden] = await Promise.all([startApiServerWith(NS), startGarden()]);
-  gardenApi = garden.kubeConfig.makeApiClient(CustomObjectsApi);
-  const core = management.kubeConfig.makeApiClient(CoreV1Api);
-  await core.createNamespacedSecret({
+  world = await startGardenerBackendWorld({
+    namespace: NS,
+    project: "dev",
+    versions: [
+      { version: "1.36.0", classification: "preview" },
+      {
+        version: "1.35.1",
+        lifecycle: [{ classification: "preview" }, { classification: "supported", startTime: PAST }],
+      },
+      {
+        version: "1.35.0",
+        lifecycle: [{ classification: "supported" }, { classification: "deprecated", startTime: FUTURE }],
+      },
+      { version: "1.34.2", classification: "supported" },
+      { version: "1.33.9", classification: "deprecated" },
+      { version: "1.33.8", classification: "deprecated", expirationDate: PAST },
+      {
+        version: "1.32.0",
+        lifecycle: [{ classification: "supported" }, { classification: "expired", startTime: PAST }],
+      },
+    ],
+  });
+  await world.management.kubeConfig.makeApiClient(CoreV1Api).createNamespacedSecret({
     namespace: NS,
     body: {
       metadata: { name: "garden" },
-      stringData: { kubeconfig: readFileSync(garden.kubeconfigPath, "utf8") },
+      stringData: { kubeconfig: readFileSync(world.garden.kubeconfigPath, "utf8") },
     },
   });
-  await applyCloudProfile(garden.kubeConfig, "local", [
-    { version: "1.36.0", classification: "preview" },
-    {
-      version: "1.35.1",
-      lifecycle: [{ classification: "preview" }, { classification: "supported", startTime: PAST }],
-    },
-    {
-      version: "1.35.0",
-      lifecycle: [{ classification: "supported" }, { classification: "deprecated", startTime: FUTURE }],
-    },
-    { version: "1.34.2", classification: "supported" },
-    { version: "1.33.9", classification: "deprecated" },
-    { version: "1.33.8", classification: "deprecated", expirationDate: PAST },
-    {
-      version: "1.32.0",
-      lifecycle: [{ classification: "supported" }, { classification: "expired", startTime: PAST }],
-    },
-  ]);
-  projectNamespace = await createProject(garden.kubeConfig, "dev");
   gardenlet = new SimulatedGardenlet({
-    kubeConfig: garden.kubeConfig,
+    kubeConfig: world.garden.kubeConfig,
     // Shoots of Clusters labelled so stay in `Create Processing` until the test lets them go.
     hold: (shoot) => shoot.metadata.labels?.[HOLD] === "true" && !released,
     fail: (shoot) => shoot.metadata.labels?.[FAIL],
   });
-  backend = (await createBackend(
-    aBackendContext(
-      stateDirectory,
-      {},
-      {
-        log: createLogger({ write: (line) => logLines.push(line) }),
-        readSecret: apiSecretReader(management.kubeConfig),
-      },
-    ),
-  )) as GardenerBackend;
   // Counts create calls per Cluster, to see that a refused Shoot is retried with backoff, not in a storm.
-  const counted = new Proxy(backend, {
+  const counted = new Proxy(world.backend, {
     get(real, property) {
       if (property === "create")
         return (target: ClusterTarget, version: string) => {
@@ -188,7 +168,7 @@ beforeAll(async () => {
     },
   });
   engine = new Engine({
-    kubeConfig: management.kubeConfig,
+    kubeConfig: world.management.kubeConfig,
     providerName: PROVIDER,
     environment: "test",
     backend: counted,
@@ -198,26 +178,28 @@ beforeAll(async () => {
     onReconciled: (kind, key) => {
       if (kind === "Cluster") reconciles.set(key, (reconciles.get(key) ?? 0) + 1);
     },
-    log: createLogger({ level: "debug", write: (line) => logLines.push(line) }),
+    log: createLogger({ level: "debug", write: (line) => world.logLines.push(line) }),
     accessTiming: { tokenValidityMs: 600_000, pollMs: 1_000, resyncMs: 60_000 },
   });
   await engine.start();
-  await custom.createClusterCustomObject({ ...RESOURCES.ProviderConfig, body: gardenerConfig("dev", "dev") });
+  await world.custom.createClusterCustomObject({
+    ...RESOURCES.ProviderConfig,
+    body: gardenerConfig("dev", "dev"),
+  });
 }, 3_600_000);
 
 afterAll(async () => {
   await engine?.stop();
   await gardenlet?.stop();
   await issuer?.stop();
-  await Promise.all([garden?.stop(), management?.stop()]);
-  rmSync(stateDirectory, { recursive: true, force: true });
+  await world?.stop();
 }, 120_000);
 
 describe("the gardener backend on Gardener's API server", { timeout: 300_000 }, () => {
   it("offers the CloudProfile's supported and deprecated versions, newest first; preview, expired and lifecycle-expired left out", async () => {
     const profile = await eventually(
       async () =>
-        (await custom.getClusterCustomObject({
+        (await world.custom.getClusterCustomObject({
           ...RESOURCES.ClusterProfile,
           name: profileOf("dev"),
         })) as ClusterProfile,
@@ -238,7 +220,7 @@ describe("the gardener backend on Gardener's API server", { timeout: 300_000 }, 
     await createCluster("one", "1.34", { "metadata.open-control-plane.io/tenant": "acme" });
     const cluster = await clusterWhere("one", "Ready", (c) => c.status?.phase === "Ready");
     const name = shootName(targetOf(cluster));
-    const shoot = await readShoot(name);
+    const shoot = await world.readShoot(name);
     expect(shoot?.spec.kubernetes?.version).toBe("1.34.2");
     expect(shoot?.spec.region).toBe("local");
     expect(shoot?.metadata.labels).toMatchObject({
@@ -264,12 +246,12 @@ describe("the gardener backend on Gardener's API server", { timeout: 300_000 }, 
       message: "Create Succeeded (100%): Create succeeded (simulated gardenlet)",
     });
     expect(cluster.metadata.annotations?.["clusters.openmcp.cloud/providerinfo"]).toBe(
-      `Shoot ${projectNamespace}/${name}: Create Succeeded (100%)`,
+      `Shoot ${world.projectNamespace}/${name}: Create Succeeded (100%)`,
     );
   });
 
   it("applies the ClusterConfigs a Cluster names, read by the engine from the Cluster's namespace", async () => {
-    await custom.createNamespacedCustomObject({
+    await world.custom.createNamespacedCustomObject({
       ...RESOURCES.ClusterConfig,
       namespace: NS,
       body: {
@@ -286,29 +268,25 @@ describe("the gardener backend on Gardener's API server", { timeout: 300_000 }, 
       profile: profileOf("dev"),
       tenancy: "Exclusive",
     });
-    await custom.createNamespacedCustomObject({
+    await world.custom.createNamespacedCustomObject({
       ...RESOURCES.Cluster,
       namespace: NS,
       body: { ...body, spec: { ...body.spec, clusterConfigs: [{ name: "evaluation" }] } },
     });
     const cluster = await clusterWhere("configured", "Ready", (c) => c.status?.phase === "Ready");
     expect(condition(cluster, "ShootClusterConfigs")).toMatchObject({ status: "True" });
-    const shoot = await readShoot(shootName(targetOf(cluster)));
+    const shoot = await world.readShoot(shootName(targetOf(cluster)));
     expect(shoot?.spec.purpose).toBe("evaluation");
     // Gone again, so the later tests count only Cluster one's Shoot.
-    await custom.deleteNamespacedCustomObject({ ...RESOURCES.Cluster, namespace: NS, name: "configured" });
-    await eventually(async () => expect(await read(RESOURCES.Cluster, "configured")).toBeUndefined(), {
-      what: "Cluster configured gone",
-      timeoutMs: 120_000,
-    });
+    await deleteCluster("configured", "Cluster configured gone", 120_000);
   });
 
   it("writes nothing at rest: the Shoot and the Cluster stay still over several reconciles of a Ready Cluster", async () => {
     const cluster = (await read<Cluster>(RESOURCES.Cluster, "one")) as Cluster;
-    const shoot = await readShoot(shootName(targetOf(cluster)));
+    const shoot = await world.readShoot(shootName(targetOf(cluster)));
     const seen = reconcilesOf("one");
     await eventually(() => reconcilesOf("one") >= seen + 3, { what: "three more reconciles of Cluster one" });
-    expect((await readShoot(shootName(targetOf(cluster))))?.metadata.resourceVersion).toBe(
+    expect((await world.readShoot(shootName(targetOf(cluster))))?.metadata.resourceVersion).toBe(
       shoot?.metadata.resourceVersion,
     );
     expect((await read<Cluster>(RESOURCES.Cluster, "one"))?.metadata.resourceVersion).toBe(
@@ -318,7 +296,7 @@ describe("the gardener backend on Gardener's API server", { timeout: 300_000 }, 
 
   it("gives admin access through the Shoot's adminkubeconfig, which really works on the Shoot's API server", async () => {
     const cluster = (await read<Cluster>(RESOURCES.Cluster, "one")) as Cluster;
-    const access = await backend.adminAccess(targetOf(cluster));
+    const access = await world.backend.adminAccess(targetOf(cluster));
     const kubeConfig = new KubeConfig();
     kubeConfig.loadFromString(access?.kubeconfig ?? "");
     expect(kubeConfig.getCurrentUser()?.certData).toBeTruthy(); // a client certificate Gardener signed
@@ -328,21 +306,30 @@ describe("the gardener backend on Gardener's API server", { timeout: 300_000 }, 
   });
 
   it("grants a token AccessRequest whose kubeconfig does exactly what was asked on the Shoot", async () => {
-    await createAccessRequest(custom, NS, "token", configMapTokenRequest({ name: "one", namespace: NS }));
+    await createAccessRequest(
+      world.custom,
+      NS,
+      "token",
+      configMapTokenRequest({ name: "one", namespace: NS }),
+    );
     await granted("token");
     const { text, kubeConfig } = await issuedKubeconfig(
-      management.kubeConfig.makeApiClient(CoreV1Api),
+      world.management.kubeConfig.makeApiClient(CoreV1Api),
       NS,
       "token.kubeconfig",
     );
     expect(text).not.toContain("client-key-data"); // a token of its own, not Gardener's admin certificate
     await expectConfigMapAccessOnly(kubeConfig);
-    await custom.deleteNamespacedCustomObject({ ...RESOURCES.AccessRequest, namespace: NS, name: "token" });
+    await world.custom.deleteNamespacedCustomObject({
+      ...RESOURCES.AccessRequest,
+      namespace: NS,
+      name: "token",
+    });
   });
 
   it("grants an OIDC AccessRequest through the Shoot's structured authentication ConfigMap, with the request's prefix", async () => {
     issuer = await startOidcIssuer();
-    await custom.patchClusterCustomObject({
+    await world.custom.patchClusterCustomObject({
       ...RESOURCES.ProviderConfig,
       name: "dev",
       body: [
@@ -353,7 +340,7 @@ describe("the gardener backend on Gardener's API server", { timeout: 300_000 }, 
         },
       ],
     });
-    await createAccessRequest(custom, NS, "oidc", {
+    await createAccessRequest(world.custom, NS, "oidc", {
       clusterRef: { name: "one", namespace: NS },
       oidc: {
         name: "corp",
@@ -373,18 +360,18 @@ describe("the gardener backend on Gardener's API server", { timeout: 300_000 }, 
     await granted("oidc");
     const cluster = (await read<Cluster>(RESOURCES.Cluster, "one")) as Cluster;
     const name = shootName(targetOf(cluster));
-    const shoot = await readShoot(name);
+    const shoot = await world.readShoot(name);
     const configMap = (
       shoot?.spec.kubernetes as { kubeAPIServer?: { structuredAuthentication?: { configMapName?: string } } }
     )?.kubeAPIServer?.structuredAuthentication?.configMapName;
     expect(configMap).toBe(`${name}-authentication`);
-    const stored = await garden.kubeConfig
+    const stored = await world.garden.kubeConfig
       .makeApiClient(CoreV1Api)
-      .readNamespacedConfigMap({ namespace: projectNamespace, name: configMap ?? "" });
+      .readNamespacedConfigMap({ namespace: world.projectNamespace, name: configMap ?? "" });
     expect(stored.data?.["config.yaml"]).toContain(issuer.url);
     // The Shoot's new authentication configuration is being reconciled: admin access once it is Ready again.
     const access = await eventually(
-      async () => satisfying(await backend.adminAccess(targetOf(cluster)), (a) => a !== undefined),
+      async () => satisfying(await world.backend.adminAccess(targetOf(cluster)), (a) => a !== undefined),
       { what: `admin access to Shoot ${name} once it is Ready again`, timeoutMs: 60_000, intervalMs: 500 },
     );
     const admin = new KubeConfig();
@@ -414,7 +401,11 @@ describe("the gardener backend on Gardener's API server", { timeout: 300_000 }, 
         (await withToken("alice", ["readers"], "other")).listNamespacedConfigMap({ namespace: "default" }),
       ),
     ).toBe(401);
-    await custom.deleteNamespacedCustomObject({ ...RESOURCES.AccessRequest, namespace: NS, name: "oidc" });
+    await world.custom.deleteNamespacedCustomObject({
+      ...RESOURCES.AccessRequest,
+      namespace: NS,
+      name: "oidc",
+    });
     await eventually(
       async () => expect(await statusOf(alice.listNamespacedConfigMap({ namespace: "default" }))).toBe(401),
       { what: "the issuer no longer trusted once the request is gone", timeoutMs: 60_000, intervalMs: 500 },
@@ -424,8 +415,8 @@ describe("the gardener backend on Gardener's API server", { timeout: 300_000 }, 
   it("upgrades through the Cluster's spec with one patch of the Shoot's version, and refuses a downgrade with a condition", async () => {
     const before = (await read<Cluster>(RESOURCES.Cluster, "one")) as Cluster;
     const name = shootName(targetOf(before));
-    const generation = (await readShoot(name))?.metadata.generation ?? 0;
-    await custom.patchNamespacedCustomObject({
+    const generation = (await world.readShoot(name))?.metadata.generation ?? 0;
+    await world.custom.patchNamespacedCustomObject({
       ...RESOURCES.Cluster,
       namespace: NS,
       name: "one",
@@ -436,11 +427,11 @@ describe("the gardener backend on Gardener's API server", { timeout: 300_000 }, 
       "Ready at 1.35.1",
       (c) => c.metadata.labels?.[LABELS.k8sVersion] === "1.35.1" && c.status?.phase === "Ready",
     );
-    const upgraded = await readShoot(name);
+    const upgraded = await world.readShoot(name);
     expect(upgraded?.spec.kubernetes?.version).toBe("1.35.1");
     expect(upgraded?.metadata.generation).toBe(generation + 1); // exactly one spec change
 
-    await custom.patchNamespacedCustomObject({
+    await world.custom.patchNamespacedCustomObject({
       ...RESOURCES.Cluster,
       namespace: NS,
       name: "one",
@@ -452,11 +443,11 @@ describe("the gardener backend on Gardener's API server", { timeout: 300_000 }, 
       (c) => condition(c, "VersionSupported")?.reason === "DowngradeNotAllowed",
     );
     expect(condition(refused, "VersionSupported")?.message).toContain("1.35.1");
-    expect((await readShoot(name))?.spec.kubernetes?.version).toBe("1.35.1");
+    expect((await world.readShoot(name))?.spec.kubernetes?.version).toBe("1.35.1");
   });
 
   it("brings the Shoot in line when labels or the template change, at the same version, and then rests", async () => {
-    await custom.patchNamespacedCustomObject({
+    await world.custom.patchNamespacedCustomObject({
       ...RESOURCES.Cluster,
       namespace: NS,
       name: "one",
@@ -466,12 +457,12 @@ describe("the gardener backend on Gardener's API server", { timeout: 300_000 }, 
         { op: "add", path: "/metadata/labels/metadata.open-control-plane.io~1stage", value: "prod" },
       ],
     });
-    const config = (await custom.getClusterCustomObject({
+    const config = (await world.custom.getClusterCustomObject({
       ...RESOURCES.ProviderConfig,
       name: "dev",
     })) as ProviderConfig;
     const template = (config.spec.settings?.shootTemplate ?? {}) as { spec: object };
-    await custom.patchClusterCustomObject({
+    await world.custom.patchClusterCustomObject({
       ...RESOURCES.ProviderConfig,
       name: "dev",
       body: [
@@ -490,7 +481,7 @@ describe("the gardener backend on Gardener's API server", { timeout: 300_000 }, 
     const shoot = await eventually(
       async () =>
         satisfying(
-          await readShoot(name),
+          await world.readShoot(name),
           (x) => x?.spec.purpose === "development" && x.metadata.labels?.team === "core",
         ),
       { what: `Shoot ${name} with the new template`, timeoutMs: 60_000 },
@@ -502,7 +493,7 @@ describe("the gardener backend on Gardener's API server", { timeout: 300_000 }, 
     const settled = await eventually(
       async () =>
         satisfying(
-          await readShoot(name),
+          await world.readShoot(name),
           (x) => (x?.status?.observedGeneration ?? 0) >= (x?.metadata.generation ?? 1),
         ),
       { what: `Shoot ${name} reconciled by the simulated gardenlet` },
@@ -510,7 +501,7 @@ describe("the gardener backend on Gardener's API server", { timeout: 300_000 }, 
     await clusterWhere("one", "Ready again", (c) => c.status?.phase === "Ready");
     const seen = reconcilesOf("one");
     await eventually(() => reconcilesOf("one") >= seen + 3, { what: "three more reconciles of Cluster one" });
-    expect((await readShoot(name))?.metadata.resourceVersion).toBe(settled?.metadata.resourceVersion);
+    expect((await world.readShoot(name))?.metadata.resourceVersion).toBe(settled?.metadata.resourceVersion);
   });
 
   it("refuses a Shoot name another Cluster's Shoot has, naming that Cluster", async () => {
@@ -521,20 +512,18 @@ describe("the gardener backend on Gardener's API server", { timeout: 300_000 }, 
     );
     expect(condition(two, "ClusterReady")?.message).toContain(`belongs to Cluster ${NS}/one`);
     expect(condition(two, "ClusterReady")?.reason).toBe("BackendError");
-    await custom.deleteNamespacedCustomObject({ ...RESOURCES.Cluster, namespace: NS, name: "two" });
-    await eventually(async () => expect(await read(RESOURCES.Cluster, "two")).toBeUndefined(), {
-      what: "Cluster two gone (it never had a Shoot)",
-    });
-    expect((await readShoot(shootName(targetOf(one))))?.metadata.deletionTimestamp).toBeUndefined();
+    await deleteCluster("two", "Cluster two gone (it never had a Shoot)");
+    expect((await world.readShoot(shootName(targetOf(one))))?.metadata.deletionTimestamp).toBeUndefined();
   });
 
   it("turns Gardener's admission refusing a Shoot into a condition carrying Gardener's message", async () => {
-    await custom.createClusterCustomObject({
+    await world.custom.createClusterCustomObject({
       ...RESOURCES.ProviderConfig,
       body: gardenerConfig("atlantis", "dev", { ...workerlessShootSpec("local"), region: "atlantis" }),
     });
     await eventually(
-      async () => custom.getClusterCustomObject({ ...RESOURCES.ClusterProfile, name: profileOf("atlantis") }),
+      async () =>
+        world.custom.getClusterCustomObject({ ...RESOURCES.ClusterProfile, name: profileOf("atlantis") }),
       { what: "profile atlantis" },
     );
     await createCluster("sunk", undefined, undefined, "atlantis");
@@ -551,21 +540,18 @@ describe("the gardener backend on Gardener's API server", { timeout: 300_000 }, 
     expect((await read<Cluster>(RESOURCES.Cluster, "sunk"))?.metadata.resourceVersion).toBe(
       sunk.metadata.resourceVersion,
     );
-    const events = await management.kubeConfig
+    const events = await world.management.kubeConfig
       .makeApiClient(CoreV1Api)
       .listNamespacedEvent({ namespace: NS, fieldSelector: "involvedObject.name=sunk,reason=BackendError" });
     expect(events.items.map((e) => e.count ?? 1)).toEqual([1]);
-    await custom.deleteNamespacedCustomObject({ ...RESOURCES.Cluster, namespace: NS, name: "sunk" });
-    await eventually(async () => expect(await read(RESOURCES.Cluster, "sunk")).toBeUndefined(), {
-      what: "Cluster sunk gone",
-    });
+    await deleteCluster("sunk", "Cluster sunk gone");
     // The ProviderConfig deleted: its profile goes.
-    await custom.deleteClusterCustomObject({ ...RESOURCES.ProviderConfig, name: "atlantis" });
+    await world.custom.deleteClusterCustomObject({ ...RESOURCES.ProviderConfig, name: "atlantis" });
     await eventually(
       async () =>
         expect(
           await statusOf(
-            custom.getClusterCustomObject({ ...RESOURCES.ClusterProfile, name: profileOf("atlantis") }),
+            world.custom.getClusterCustomObject({ ...RESOURCES.ClusterProfile, name: profileOf("atlantis") }),
           ),
         ).toBe(404),
       { what: "profile atlantis gone with its ProviderConfig" },
@@ -587,23 +573,20 @@ describe("the gardener backend on Gardener's API server", { timeout: 300_000 }, 
     });
     expect(condition(doomed, "ClusterReady")?.message).toContain("Gardener: Create failed: QuotaExceeded");
     expect(doomed.status?.phase).toBe("Progressing");
-    await custom.deleteNamespacedCustomObject({ ...RESOURCES.Cluster, namespace: NS, name: "doomed" });
-    await eventually(async () => expect(await read(RESOURCES.Cluster, "doomed")).toBeUndefined(), {
-      what: "Cluster doomed gone with its Shoot",
-    });
+    await deleteCluster("doomed", "Cluster doomed gone with its Shoot");
   });
 
   it("shows a missing project and an unreachable garden on the ProviderConfig, and offers no profile", async () => {
-    await custom.createClusterCustomObject({
+    await world.custom.createClusterCustomObject({
       ...RESOURCES.ProviderConfig,
       body: gardenerConfig("ghost", "ghost"),
     });
-    await management.kubeConfig.makeApiClient(CoreV1Api).createNamespacedSecret({
+    await world.management.kubeConfig.makeApiClient(CoreV1Api).createNamespacedSecret({
       namespace: NS,
       body: {
         metadata: { name: "nowhere" },
         stringData: {
-          kubeconfig: readFileSync(garden.kubeconfigPath, "utf8").replace(
+          kubeconfig: readFileSync(world.garden.kubeconfigPath, "utf8").replace(
             /server: https:\/\/127\.0\.0\.1:\d+/,
             "server: https://127.0.0.1:1",
           ),
@@ -611,7 +594,7 @@ describe("the gardener backend on Gardener's API server", { timeout: 300_000 }, 
       },
     });
     const unreachable = gardenerConfig("offline", "dev");
-    await custom.createClusterCustomObject({
+    await world.custom.createClusterCustomObject({
       ...RESOURCES.ProviderConfig,
       body: {
         ...unreachable,
@@ -623,7 +606,7 @@ describe("the gardener backend on Gardener's API server", { timeout: 300_000 }, 
     });
     const ready = async (name: string) =>
       condition(
-        (await custom.getClusterCustomObject({ ...RESOURCES.ProviderConfig, name })) as ProviderConfig,
+        (await world.custom.getClusterCustomObject({ ...RESOURCES.ProviderConfig, name })) as ProviderConfig,
         "Ready",
       );
     const ghost = await eventually(
@@ -639,7 +622,7 @@ describe("the gardener backend on Gardener's API server", { timeout: 300_000 }, 
     );
     expect(offline?.message).toContain("garden at https://127.0.0.1:1 unreachable");
     const noProfile = gardenerConfig("noprofile", "dev", { ...workerlessShootSpec("nope") });
-    await custom.createClusterCustomObject({ ...RESOURCES.ProviderConfig, body: noProfile });
+    await world.custom.createClusterCustomObject({ ...RESOURCES.ProviderConfig, body: noProfile });
     const missing = await eventually(
       async () => satisfying(await ready("noprofile"), (c) => c?.reason === "ConfigurationProblem"),
       { what: "ProviderConfig noprofile: ConfigurationProblem" },
@@ -647,13 +630,15 @@ describe("the gardener backend on Gardener's API server", { timeout: 300_000 }, 
     expect(missing?.message).toContain("CloudProfile nope does not exist in the garden");
     for (const name of ["ghost", "offline", "noprofile"]) {
       expect(
-        await statusOf(custom.getClusterCustomObject({ ...RESOURCES.ClusterProfile, name: profileOf(name) })),
+        await statusOf(
+          world.custom.getClusterCustomObject({ ...RESOURCES.ClusterProfile, name: profileOf(name) }),
+        ),
       ).toBe(404);
     }
   });
 
   it("resumes after kill -9 of the engine mid-provisioning: one Shoot, then Ready", async () => {
-    await custom.createClusterCustomObject({
+    await world.custom.createClusterCustomObject({
       ...RESOURCES.ProviderConfig,
       body: gardenerConfig("kill", "dev", workerlessShootSpec("local"), "gkill"),
     });
@@ -661,7 +646,7 @@ describe("the gardener backend on Gardener's API server", { timeout: 300_000 }, 
     const run = () =>
       startEngineCli(
         engineRunArgs(
-          { provider: "gkill", environment: "test", kubeconfig: management.kubeconfigPath, stateDir },
+          { provider: "gkill", environment: "test", kubeconfig: world.management.kubeconfigPath, stateDir },
           "--backend=gardener",
           "--no-leader-elect",
         ),
@@ -675,15 +660,15 @@ describe("the gardener backend on Gardener's API server", { timeout: 300_000 }, 
         profile: "test.gkill.kill",
         tenancy: "Exclusive",
       });
-      await custom.createNamespacedCustomObject({
+      await world.custom.createNamespacedCustomObject({
         ...RESOURCES.Cluster,
         namespace: NS,
         body: { ...body, metadata: { ...body.metadata, labels: { [HOLD]: "true" } } },
       });
       const shootsOfKill = async () => {
-        const list = (await gardenApi.listNamespacedCustomObject({
+        const list = (await world.gardenApi.listNamespacedCustomObject({
           ...CORE,
-          namespace: projectNamespace,
+          namespace: world.projectNamespace,
           plural: "shoots",
         })) as { items: Shoot[] };
         return list.items.filter(
@@ -707,11 +692,7 @@ describe("the gardener backend on Gardener's API server", { timeout: 300_000 }, 
       expect(shoots.map((x) => x.metadata.annotations?.[GARDENER_KEYS.clusterUidAnnotation])).toEqual([
         ready.metadata.uid,
       ]);
-      await custom.deleteNamespacedCustomObject({ ...RESOURCES.Cluster, namespace: NS, name: "kill" });
-      await eventually(async () => expect(await read(RESOURCES.Cluster, "kill")).toBeUndefined(), {
-        what: "Cluster kill gone",
-        timeoutMs: 120_000,
-      });
+      await deleteCluster("kill", "Cluster kill gone", 120_000);
       expect(await shootsOfKill()).toEqual([]);
     } finally {
       if (first.child.exitCode === null && first.child.signalCode === null) first.child.kill("SIGKILL");
@@ -727,23 +708,23 @@ describe("the gardener backend on Gardener's API server", { timeout: 300_000 }, 
     const one = (await read<Cluster>(RESOURCES.Cluster, "one")) as Cluster;
     const name = shootName(targetOf(one));
     // A foreign finalizer (a ClusterRequest's, say) holds the deletion: the Shoot is left alone meanwhile.
-    await custom.patchNamespacedCustomObject({
+    await world.custom.patchNamespacedCustomObject({
       ...RESOURCES.Cluster,
       namespace: NS,
       name: "one",
       body: [{ op: "add", path: "/metadata/finalizers/-", value: "example.com/hold" }],
     });
-    await custom.deleteNamespacedCustomObject({ ...RESOURCES.Cluster, namespace: NS, name: "one" });
+    await world.custom.deleteNamespacedCustomObject({ ...RESOURCES.Cluster, namespace: NS, name: "one" });
     await clusterWhere(
       "one",
       "waiting for the foreign finalizer",
       (c) => condition(c, "DeletionUnblocked")?.status === "False",
     );
-    const held = await readShoot(name);
+    const held = await world.readShoot(name);
     expect(held?.metadata.deletionTimestamp).toBeUndefined();
     expect(held?.metadata.annotations?.[GARDENER_KEYS.deletionConfirmation]).toBeUndefined();
     const finalizers = (await read<Cluster>(RESOURCES.Cluster, "one"))?.metadata.finalizers ?? [];
-    await custom.patchNamespacedCustomObject({
+    await world.custom.patchNamespacedCustomObject({
       ...RESOURCES.Cluster,
       namespace: NS,
       name: "one",
@@ -764,17 +745,20 @@ describe("the gardener backend on Gardener's API server", { timeout: 300_000 }, 
         `${error.message}; the simulated gardenlet's last errors: ${gardenlet.errors.slice(-3).join(" | ")}`,
       );
     });
-    expect(await readShoot(name)).toBeUndefined();
-    expect(backend.shootCount).toBe(0);
-    expect(logLines.some((line) => line.includes("Shoot deletion ordered"))).toBe(true);
+    expect(await world.readShoot(name)).toBeUndefined();
+    expect(world.backend.shootCount).toBe(0);
+    expect(world.logLines.some((line) => line.includes("Shoot deletion ordered"))).toBe(true);
   });
 
   it("serves a new Cluster from a ClusterPool: bound to the idle member's Shoot, Ready with no Shoot of its own, deleted with it", async () => {
     const readPool = () =>
       orAbsent(
-        custom.getClusterCustomObject({ ...RESOURCES.ClusterPool, name: "warm" }) as Promise<ClusterPool>,
+        world.custom.getClusterCustomObject({
+          ...RESOURCES.ClusterPool,
+          name: "warm",
+        }) as Promise<ClusterPool>,
       );
-    await custom.createClusterCustomObject({
+    await world.custom.createClusterCustomObject({
       ...RESOURCES.ClusterPool,
       body: aClusterPool("warm", { providerConfig: "dev", idle: 1, refill: false }), // one Shoot is enough to prove the binding
     });
@@ -790,26 +774,22 @@ describe("the gardener backend on Gardener's API server", { timeout: 300_000 }, 
       `Cluster warm-one Ready ${Math.round(performance.now() - started)} ms after its creation, from the pool`,
     );
     expect(cluster.metadata.annotations?.[ANNOTATIONS.poolMember]).toBe(`warm/${id}`);
-    const shoot = await readShoot(memberShootName(id));
+    const shoot = await world.readShoot(memberShootName(id));
     expect(shoot?.metadata.annotations).toMatchObject({
       [GARDENER_KEYS.boundToAnnotation]: cluster.metadata.uid,
       [GARDENER_KEYS.clusterUidAnnotation]: id,
       [GARDENER_KEYS.clusterAnnotation]: `${NS}/warm-one`,
       [GARDENER_KEYS.poolMemberAnnotation]: `warm/${id}`,
     });
-    expect(await readShoot(shootName(targetOf(cluster)))).toBeUndefined();
+    expect(await world.readShoot(shootName(targetOf(cluster)))).toBeUndefined();
 
-    await custom.deleteNamespacedCustomObject({ ...RESOURCES.Cluster, namespace: NS, name: "warm-one" });
-    await eventually(async () => expect(await read(RESOURCES.Cluster, "warm-one")).toBeUndefined(), {
-      what: "Cluster warm-one gone",
-      timeoutMs: 120_000,
-    });
-    expect(await readShoot(memberShootName(id))).toBeUndefined();
-    await custom.deleteClusterCustomObject({ ...RESOURCES.ClusterPool, name: "warm" });
+    await deleteCluster("warm-one", "Cluster warm-one gone", 120_000);
+    expect(await world.readShoot(memberShootName(id))).toBeUndefined();
+    await world.custom.deleteClusterCustomObject({ ...RESOURCES.ClusterPool, name: "warm" });
     await eventually(async () => expect(await readPool()).toBeUndefined(), {
       what: "pool warm gone",
       timeoutMs: 60_000,
     });
-    expect(backend.shootCount).toBe(0);
+    expect(world.backend.shootCount).toBe(0);
   });
 });

@@ -5,44 +5,22 @@
  * project and workspace labels copied.
  */
 import { randomUUID } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { CoreV1Api, CustomObjectsApi, KubeConfig, RbacAuthorizationV1Api } from "@kubernetes/client-node";
+import { CoreV1Api, KubeConfig, RbacAuthorizationV1Api } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ClusterObservation, ClusterTarget, ResolvedClusterConfig } from "../../src/api/backend.ts";
 import type { JsonObject } from "../../src/api/common.ts";
 import { RESOURCES } from "../../src/api/constants.ts";
 import { isNotFound } from "../../src/api/error-message.ts";
-import type { ControlPlane } from "../../src/controlplane/control-plane.ts";
-import { type Garden, startGarden } from "../../src/dev/gardener-apiserver.ts";
-import { findGardenerAssets } from "../../src/dev/gardener-assets.ts";
-import {
-  applyCloudProfile,
-  CORE,
-  createProject,
-  workerlessShootSpec,
-} from "../../src/dev/gardener-garden-objects.ts";
-import { createBackend, type GardenerBackend } from "../../src/providers/gardener.ts";
-import { GARDENER_KEYS, type Shoot, shootName } from "../../src/providers/gardener-shoot.ts";
-import { createLogger } from "../../src/runtime/logger.ts";
-import { apiSecretReader } from "../../src/runtime/secret-reader.ts";
-import { aBackendContext } from "../support/backend-context.ts";
-import { startApiServerWith } from "../support/cluster-harness.ts";
+import { CORE, workerlessShootSpec } from "../../src/dev/gardener-garden-objects.ts";
+import { GARDENER_KEYS, shootName } from "../../src/providers/gardener-shoot.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
+import { type GardenerBackendWorld, startGardenerBackendWorld } from "../support/gardener-backend-world.ts";
 import { readCustomObject, writeSecret } from "../support/maybe-absent.ts";
 
 const NS = "gardener-parity";
 const VERSION = "1.34.2";
-const stateDirectory = mkdtempSync(join(tmpdir(), "gardener-parity-"));
-const logLines: string[] = [];
-let management: ControlPlane;
-let garden: Garden;
-let custom: CustomObjectsApi;
-let gardenApi: CustomObjectsApi;
+let world: GardenerBackendWorld;
 let gardenCore: CoreV1Api;
-let backend: GardenerBackend;
-let projectNamespace: string;
 
 /** A target as the runtime makes it from a Cluster in {@link NS}, on ProviderConfig `dev`. */
 function targetFor(name: string, extra: Partial<ClusterTarget> = {}): ClusterTarget {
@@ -62,14 +40,18 @@ function targetFor(name: string, extra: Partial<ClusterTarget> = {}): ClusterTar
   };
 }
 
-const readShoot = (target: ClusterTarget) =>
-  readCustomObject<Shoot>(gardenApi, { ...CORE, plural: "shoots" }, projectNamespace, shootName(target));
+const readShoot = (target: ClusterTarget) => world.readShoot(shootName(target));
 
 /** Reads the ClusterConfigs named, in order, from the management cluster: what the runtime passes on `target.clusterConfigs`. */
 async function resolved(...names: string[]): Promise<ResolvedClusterConfig[]> {
   return Promise.all(
     names.map(async (name): Promise<ResolvedClusterConfig> => {
-      const object = await readCustomObject<{ spec?: JsonObject }>(custom, RESOURCES.ClusterConfig, NS, name);
+      const object = await readCustomObject<{ spec?: JsonObject }>(
+        world.custom,
+        RESOURCES.ClusterConfig,
+        NS,
+        name,
+      );
       return object ? { name, found: true, spec: object.spec ?? {} } : { name, found: false };
     }),
   );
@@ -83,12 +65,12 @@ async function writeClusterConfig(name: string, spec: JsonObject): Promise<void>
     spec,
   };
   try {
-    const stored = (await custom.getNamespacedCustomObject({
+    const stored = (await world.custom.getNamespacedCustomObject({
       ...RESOURCES.ClusterConfig,
       namespace: NS,
       name,
     })) as { metadata: { resourceVersion: string } };
-    await custom.replaceNamespacedCustomObject({
+    await world.custom.replaceNamespacedCustomObject({
       ...RESOURCES.ClusterConfig,
       namespace: NS,
       name,
@@ -96,7 +78,7 @@ async function writeClusterConfig(name: string, spec: JsonObject): Promise<void>
     });
   } catch (error) {
     if (!isNotFound(error)) throw error;
-    await custom.createNamespacedCustomObject({ ...RESOURCES.ClusterConfig, namespace: NS, body });
+    await world.custom.createNamespacedCustomObject({ ...RESOURCES.ClusterConfig, namespace: NS, body });
   }
 }
 
@@ -107,7 +89,7 @@ async function serviceAccountKubeconfig(name: string): Promise<string> {
     name,
     body: { spec: { audiences: [], expirationSeconds: 3600 } },
   });
-  const cluster = garden.kubeConfig.getCurrentCluster();
+  const cluster = world.garden.kubeConfig.getCurrentCluster();
   if (!cluster || !token.status?.token) throw new Error("no garden cluster or no token issued");
   const kubeConfig = new KubeConfig();
   kubeConfig.loadFromOptions({
@@ -122,7 +104,7 @@ async function serviceAccountKubeconfig(name: string): Promise<string> {
 /** A ServiceAccount in the garden bound to cluster-admin, as a garden's robot account for the engine would be. */
 async function gardenRobot(name: string): Promise<void> {
   await gardenCore.createNamespacedServiceAccount({ namespace: "default", body: { metadata: { name } } });
-  await garden.kubeConfig.makeApiClient(RbacAuthorizationV1Api).createClusterRoleBinding({
+  await world.garden.kubeConfig.makeApiClient(RbacAuthorizationV1Api).createClusterRoleBinding({
     body: {
       metadata: { name: `engine-${name}` },
       roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "cluster-admin" },
@@ -132,47 +114,46 @@ async function gardenRobot(name: string): Promise<void> {
 }
 
 const writeGardenSecret = (kubeconfig: string): Promise<void> =>
-  writeSecret(management.kubeConfig.makeApiClient(CoreV1Api), NS, "garden", { kubeconfig });
+  writeSecret(world.management.kubeConfig.makeApiClient(CoreV1Api), NS, "garden", { kubeconfig });
 
 const messageOf = (observation: ClusterObservation) => (observation.exists ? observation.message : undefined);
 const conditionOf = (observation: ClusterObservation, type: string) =>
   observation.exists ? observation.conditions?.find((c) => c.type === type) : undefined;
 const outOfDate = (observation: ClusterObservation) => observation.exists && observation.outOfDate === true;
 
+/** Observes `target`: not out of date, and its ShootClusterConfigs condition is exactly `expected`. */
+async function expectClusterConfigsCondition(
+  target: ClusterTarget,
+  expected: { status: string; reason: string; message: string },
+): Promise<void> {
+  const observed = await world.backend.observe(target);
+  expect(outOfDate(observed)).toBe(false);
+  expect(conditionOf(observed, "ShootClusterConfigs")).toEqual({ type: "ShootClusterConfigs", ...expected });
+}
+
 beforeAll(async () => {
-  findGardenerAssets(); // builds gardener-apiserver once per machine (hack/gardener/build.sh)
-  [{ controlPlane: management, custom }, garden] = await Promise.all([startApiServerWith(NS), startGarden()]);
-  gardenApi = garden.kubeConfig.makeApiClient(CustomObjectsApi);
-  gardenCore = garden.kubeConfig.makeApiClient(CoreV1Api);
-  await applyCloudProfile(garden.kubeConfig, "local", [{ version: VERSION, classification: "supported" }]);
-  projectNamespace = await createProject(garden.kubeConfig, "par");
+  world = await startGardenerBackendWorld({
+    namespace: NS,
+    project: "par",
+    versions: [{ version: VERSION, classification: "supported" }],
+  });
+  gardenCore = world.garden.kubeConfig.makeApiClient(CoreV1Api);
   await gardenRobot("robot-a");
   await writeGardenSecret(await serviceAccountKubeconfig("robot-a"));
-  backend = (await createBackend(
-    aBackendContext(
-      stateDirectory,
-      {},
-      {
-        log: createLogger({ write: (line) => logLines.push(line) }),
-        readSecret: apiSecretReader(management.kubeConfig),
-      },
-    ),
-  )) as GardenerBackend;
 }, 3_600_000);
 
 afterAll(async () => {
-  await Promise.all([garden?.stop(), management?.stop()]);
-  rmSync(stateDirectory, { recursive: true, force: true });
+  await world?.stop();
 }, 120_000);
 
 describe("the gardener backend, as openMCP's Gardener provider behaves", { timeout: 300_000 }, () => {
   it("takes up a rotated garden kubeconfig Secret on its next call, and keeps nothing of a revoked one", async () => {
     const first = targetFor("rotate-1");
-    await backend.create(first, VERSION);
-    const before = await backend.observe(first);
+    await world.backend.create(first, VERSION);
+    const before = await world.backend.observe(first);
     expect(before).toMatchObject({
       exists: true,
-      info: `Shoot ${projectNamespace}/${shootName(first)}: waiting for gardenlet`,
+      info: `Shoot ${world.projectNamespace}/${shootName(first)}: waiting for gardenlet`,
     });
     expect(messageOf(before)).toBeUndefined();
 
@@ -180,34 +161,36 @@ describe("the gardener backend, as openMCP's Gardener provider behaves", { timeo
     await gardenCore.deleteNamespacedServiceAccount({ namespace: "default", name: "robot-a" });
     const refused = await eventually(
       async () =>
-        satisfying(await backend.observe(first), (o) => (messageOf(o) ?? "").includes("401 Unauthorized")),
+        satisfying(await world.backend.observe(first), (o) =>
+          (messageOf(o) ?? "").includes("401 Unauthorized"),
+        ),
       { what: "observe refused with the revoked token", timeoutMs: 60_000, intervalMs: 250 },
     );
     expect(messageOf(refused)).toBe(
-      `the garden at ${garden.kubeConfig.getCurrentCluster()?.server} refused the credential of the kubeconfig in Secret ${NS}/garden while reading Shoot ${projectNamespace}/${shootName(first)} (401 Unauthorized): it was revoked or has expired; put a valid kubeconfig into the Secret, the next call reads it`,
+      `the garden at ${world.garden.kubeConfig.getCurrentCluster()?.server} refused the credential of the kubeconfig in Secret ${NS}/garden while reading Shoot ${world.projectNamespace}/${shootName(first)} (401 Unauthorized): it was revoked or has expired; put a valid kubeconfig into the Secret, the next call reads it`,
     );
     const second = targetFor("rotate-2");
-    await expect(backend.create(second, VERSION)).rejects.toThrow(/401 Unauthorized/);
+    await expect(world.backend.create(second, VERSION)).rejects.toThrow(/401 Unauthorized/);
     expect(await readShoot(second)).toBeUndefined();
 
     // Rotation: the Secret now holds another robot's token. The very next calls use it, with no restart.
     await gardenRobot("robot-b");
     await writeGardenSecret(await serviceAccountKubeconfig("robot-b"));
-    const after = await backend.observe(first);
+    const after = await world.backend.observe(first);
     expect(messageOf(after)).toBeUndefined();
     expect(after).toMatchObject({ exists: true, phase: "provisioning" });
-    await backend.create(second, VERSION);
+    await world.backend.create(second, VERSION);
     const made = await readShoot(second);
     expect(made?.metadata.annotations?.[GARDENER_KEYS.clusterUidAnnotation]).toBe(second.uid);
     expect(made?.metadata.annotations?.["gardener.cloud/created-by"]).toBe(
       "system:serviceaccount:default:robot-b",
     );
-    expect(logLines.join("\n")).not.toContain("eyJ"); // no token in the log
+    expect(world.logLines.join("\n")).not.toContain("eyJ"); // no token in the log
   });
 
   it("applies a Cluster's ClusterConfigs to its Shoot: extensions by type, resources by name, patches last", async () => {
     // What Gardener's admission checks: extension types must be registered, referenced objects must exist.
-    await gardenApi.createClusterCustomObject({
+    await world.gardenApi.createClusterCustomObject({
       ...CORE,
       plural: "controllerregistrations",
       body: {
@@ -223,7 +206,7 @@ describe("the gardener backend, as openMCP's Gardener provider behaves", { timeo
       },
     });
     await gardenCore.createNamespacedConfigMap({
-      namespace: projectNamespace,
+      namespace: world.projectNamespace,
       body: { metadata: { name: "ca-bundle" }, data: { "ca.crt": "not a real CA" } },
     });
     await writeClusterConfig("oidc", {
@@ -239,7 +222,7 @@ describe("the gardener backend, as openMCP's Gardener provider behaves", { timeo
       ],
     });
     const target = { ...targetFor("configured"), clusterConfigs: await resolved("oidc", "tweaks") };
-    await backend.create(target, VERSION);
+    await world.backend.create(target, VERSION);
     const shoot = await readShoot(target);
     expect(shoot?.spec.extensions).toEqual([
       { type: "shoot-oidc-service", providerConfig: { issuer: "https://issuer.example" }, disabled: true },
@@ -250,10 +233,7 @@ describe("the gardener backend, as openMCP's Gardener provider behaves", { timeo
     ]);
     expect(shoot?.spec.purpose).toBe("evaluation");
     expect(shoot?.metadata.annotations?.["example.com/note"]).toBe("from a ClusterConfig");
-    const settled = await backend.observe(target);
-    expect(outOfDate(settled)).toBe(false);
-    expect(conditionOf(settled, "ShootClusterConfigs")).toEqual({
-      type: "ShootClusterConfigs",
+    await expectClusterConfigsCondition(target, {
       status: "True",
       reason: "Applied",
       message: "ClusterConfigs oidc, tweaks apply to the Shoot",
@@ -265,9 +245,9 @@ describe("the gardener backend, as openMCP's Gardener provider behaves", { timeo
       patches: [{ op: "add", path: "/spec/purpose", value: "testing" }],
     });
     const changed = { ...target, clusterConfigs: await resolved("oidc", "tweaks") };
-    expect(outOfDate(await backend.observe(changed))).toBe(true);
+    expect(outOfDate(await world.backend.observe(changed))).toBe(true);
     const generation = shoot?.metadata.generation ?? 0;
-    await backend.update(changed, VERSION);
+    await world.backend.update(changed, VERSION);
     const updated = await readShoot(target);
     expect(updated?.spec.purpose).toBe("testing");
     expect(updated?.spec.extensions).toEqual([
@@ -275,22 +255,19 @@ describe("the gardener backend, as openMCP's Gardener provider behaves", { timeo
       { type: "shoot-dns-service" },
     ]);
     expect(updated?.metadata.generation).toBe(generation + 1);
-    expect(outOfDate(await backend.observe(changed))).toBe(false);
+    expect(outOfDate(await world.backend.observe(changed))).toBe(false);
 
     // A patch that cannot apply: a condition naming the ClusterConfig, an update refused with it, the Shoot untouched.
     await writeClusterConfig("tweaks", {
       patches: [{ op: "test", path: "/spec/region", value: "mars" }],
     });
     const broken = { ...target, clusterConfigs: await resolved("oidc", "tweaks") };
-    const observed = await backend.observe(broken);
-    expect(outOfDate(observed)).toBe(false);
-    expect(conditionOf(observed, "ShootClusterConfigs")).toEqual({
-      type: "ShootClusterConfigs",
+    await expectClusterConfigsCondition(broken, {
       status: "False",
       reason: "InvalidClusterConfig",
       message: `ClusterConfig ${NS}/tweaks: spec.patches[0] (test /spec/region) cannot be applied to the Shoot: Test operation failed`,
     });
-    await expect(backend.update(broken, VERSION)).rejects.toThrow(
+    await expect(world.backend.update(broken, VERSION)).rejects.toThrow(
       `ClusterConfig ${NS}/tweaks: spec.patches[0] (test /spec/region) cannot be applied to the Shoot`,
     );
     expect((await readShoot(target))?.metadata.resourceVersion).toBe(updated?.metadata.resourceVersion);
@@ -298,7 +275,7 @@ describe("the gardener backend, as openMCP's Gardener provider behaves", { timeo
 
   it("refuses to create a Shoot for a Cluster naming a ClusterConfig that does not exist, naming it", async () => {
     const target = { ...targetFor("unconfigured"), clusterConfigs: await resolved("oidc", "nope") };
-    await expect(backend.create(target, VERSION)).rejects.toThrow(
+    await expect(world.backend.create(target, VERSION)).rejects.toThrow(
       `ClusterConfig ${NS}/nope (spec.clusterConfigs of Cluster ${NS}/unconfigured) does not exist; create it or remove it from the list`,
     );
     expect(await readShoot(target)).toBeUndefined();
@@ -307,29 +284,29 @@ describe("the gardener backend, as openMCP's Gardener provider behaves", { timeo
   it("copies the openMCP project and workspace labels to the Shoot, and follows their changes", async () => {
     const labels = { "openmcp.cloud/project": "acme", "openmcp.cloud/workspace": "dev", other: "not copied" };
     const target = targetFor("labelled", { labels });
-    await backend.create(target, VERSION);
+    await world.backend.create(target, VERSION);
     const shoot = await readShoot(target);
     expect(shoot?.metadata.labels).toMatchObject({
       "openmcp.cloud/project": "acme",
       "openmcp.cloud/workspace": "dev",
     });
     expect(shoot?.metadata.labels?.other).toBeUndefined();
-    expect(outOfDate(await backend.observe(target))).toBe(false);
+    expect(outOfDate(await world.backend.observe(target))).toBe(false);
 
     const moved = {
       ...target,
       labels: { "openmcp.cloud/project": "acme", "openmcp.cloud/workspace": "prod" },
     };
-    expect(outOfDate(await backend.observe(moved))).toBe(true);
-    await backend.update(moved, VERSION);
+    expect(outOfDate(await world.backend.observe(moved))).toBe(true);
+    await world.backend.update(moved, VERSION);
     expect((await readShoot(target))?.metadata.labels?.["openmcp.cloud/workspace"]).toBe("prod");
 
     const dropped = { ...target, labels: {} };
-    expect(outOfDate(await backend.observe(dropped))).toBe(true);
-    await backend.update(dropped, VERSION);
+    expect(outOfDate(await world.backend.observe(dropped))).toBe(true);
+    await world.backend.update(dropped, VERSION);
     const bare = await readShoot(target);
     expect(bare?.metadata.labels?.["openmcp.cloud/project"]).toBeUndefined();
     expect(bare?.metadata.labels?.["openmcp.cloud/workspace"]).toBeUndefined();
-    expect(outOfDate(await backend.observe(dropped))).toBe(false);
+    expect(outOfDate(await world.backend.observe(dropped))).toBe(false);
   });
 });

@@ -134,39 +134,26 @@ describe("the profile controller", () => {
       backend: "simulated",
       traits: ["zone/eu", "cluster.openmcp.cloud/workerless"],
     });
-    await eventually(async () =>
-      satisfying(
-        await readProfile("dev.sim.traited"),
-        (p) => p?.metadata.annotations?.[ANNOTATIONS.traits] === "cluster.openmcp.cloud/workerless,zone/eu",
-      ),
-    );
-    await custom.patchClusterCustomObject({
-      ...RESOURCES.ProviderConfig,
-      name: "traited",
-      body: [{ op: "replace", path: "/spec/traits", value: ["zone/us"] }],
-    });
-    await eventually(async () =>
-      satisfying(
-        await readProfile("dev.sim.traited"),
-        (p) => p?.metadata.annotations?.[ANNOTATIONS.traits] === "zone/us",
-      ),
-    );
+    /** The profile once its traits annotation is `traits` (absent for undefined). */
+    const profileWithTraits = (traits: string | undefined) =>
+      eventually(async () =>
+        satisfying(
+          await readProfile("dev.sim.traited"),
+          (p) => p !== undefined && p.metadata.annotations?.[ANNOTATIONS.traits] === traits,
+        ),
+      );
+    const patchConfig = (operation: object) =>
+      custom.patchClusterCustomObject({ ...RESOURCES.ProviderConfig, name: "traited", body: [operation] });
+    await profileWithTraits("cluster.openmcp.cloud/workerless,zone/eu");
+    await patchConfig({ op: "replace", path: "/spec/traits", value: ["zone/us"] });
+    await profileWithTraits("zone/us");
     await custom.patchClusterCustomObject({
       ...RESOURCES.ClusterProfile,
       name: "dev.sim.traited",
       body: [{ op: "add", path: "/metadata/annotations/example.com~1note", value: "not the engine's" }],
     });
-    await custom.patchClusterCustomObject({
-      ...RESOURCES.ProviderConfig,
-      name: "traited",
-      body: [{ op: "remove", path: "/spec/traits" }],
-    });
-    const untraited = await eventually(async () =>
-      satisfying(
-        await readProfile("dev.sim.traited"),
-        (p) => p !== undefined && p.metadata.annotations?.[ANNOTATIONS.traits] === undefined,
-      ),
-    );
+    await patchConfig({ op: "remove", path: "/spec/traits" });
+    const untraited = await profileWithTraits(undefined);
     expect(untraited?.metadata.annotations).toEqual({ "example.com/note": "not the engine's" });
   });
 

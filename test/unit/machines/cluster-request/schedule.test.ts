@@ -78,6 +78,11 @@ function sharedCluster(name: string, served: readonly string[] = [], namespace =
   return { ...cluster, spec: { ...cluster.spec, purposes: ["workload"] } };
 }
 
+/** An Exclusive Cluster `name` in namespace `clusters` carrying `finalizers`. */
+function exclusiveCluster(name: string, finalizers: string[]): Cluster {
+  return aCluster({ name, namespace: "clusters", tenancy: "Exclusive", finalizers });
+}
+
 /** The 8-character hash of a per-request name, computed here from its definition: base32 of SHAKE128's 40 bits. */
 function digestOf(namespace: string, name: string): string {
   const bytes = createHash("shake128", { outputLength: 5 }).update(`${namespace}/${name}`).digest();
@@ -147,12 +152,7 @@ describe("schedule", () => {
       // Before the names followed openMCP's, they were 8 base32 characters of sha256 over <namespace>/<name>.
       const oldName = sha256ClusterName("mcp-", "team-a", "my-request");
       expect(oldName).not.toBe(`mcp-${digestOf("team-a", "my-request")}`);
-      const old = aCluster({
-        name: oldName,
-        namespace: "clusters",
-        tenancy: "Exclusive",
-        finalizers: [clusterFinalizer(UID)],
-      });
+      const old = exclusiveCluster(oldName, [clusterFinalizer(UID)]);
       const placement = placementOf(schedule(request, viewOf({ clusters: [old] })));
       expect(placement.created).toBe(false);
       expect(placement.cluster).toBe(old);
@@ -189,12 +189,7 @@ describe("schedule", () => {
 
     it("is denied with ClusterConflict when its Cluster's name serves another live request", () => {
       const name = `mcp-${digestOf("team-a", "my-request")}`;
-      const taken = aCluster({
-        name,
-        namespace: "clusters",
-        tenancy: "Exclusive",
-        finalizers: [clusterFinalizer(OTHER_UID)],
-      });
+      const taken = exclusiveCluster(name, [clusterFinalizer(OTHER_UID)]);
       const decision = schedule(
         request,
         viewOf({ clusters: [taken], liveRequests: new Set([UID, OTHER_UID]) }),
@@ -206,12 +201,7 @@ describe("schedule", () => {
 
     it("adopts a Cluster of its name that no live request holds", () => {
       const name = `mcp-${digestOf("team-a", "my-request")}`;
-      const leftover = aCluster({
-        name,
-        namespace: "clusters",
-        tenancy: "Exclusive",
-        finalizers: [clusterFinalizer(OTHER_UID)],
-      });
+      const leftover = exclusiveCluster(name, [clusterFinalizer(OTHER_UID)]);
       const placement = placementOf(schedule(request, viewOf({ clusters: [leftover] })));
       expect(placement.created).toBe(false);
       expect(placement.cluster).toBe(leftover);
@@ -224,7 +214,7 @@ describe("schedule", () => {
         status: { observedGeneration: 1, phase: "Granted", cluster: { name, namespace: "clusters" } },
       };
       const deleting = (finalizers: string[]) => {
-        const cluster = aCluster({ name, namespace: "clusters", tenancy: "Exclusive", finalizers });
+        const cluster = exclusiveCluster(name, finalizers);
         return { ...cluster, metadata: { ...cluster.metadata, deletionTimestamp: NOW } };
       };
       const held = deleting([clusterFinalizer(UID)]);
