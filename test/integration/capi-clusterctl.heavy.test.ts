@@ -21,11 +21,10 @@
  * the management cluster and from the host; deleting the Cluster removes the kind cluster's container.
  */
 import { execFileSync } from "node:child_process";
-import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { CoreV1Api, CustomObjectsApi, KubeConfig, type KubernetesObject } from "@kubernetes/client-node";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { CAPI_CLUSTER_RESOURCE } from "../../src/api/cluster-api.ts";
 import type { Condition } from "../../src/api/common.ts";
 import { RESOURCES } from "../../src/api/constants.ts";
@@ -39,23 +38,15 @@ import { kindClusterName } from "../../src/providers/kind.ts";
 import { aProviderConfig } from "../support/builders.ts";
 import { createCapiObject } from "../support/capi-objects.ts";
 import { clusterctlComponents, clusterctlVariables } from "../support/clusterctl.ts";
-import {
-  containersNamed,
-  containerToolchain,
-  createKindCluster,
-  docker,
-  forbiddenLogLines,
-  removeContainersQuietly,
-  type TestKindCluster,
-} from "../support/containers.ts";
+import { containersNamed, containerToolchain, docker, forbiddenLogLines } from "../support/containers.ts";
 import { eventually } from "../support/eventually.ts";
+import { kindManagement, NODE_DOCKER_SOCKET, REPO_ROOT } from "../support/kind-management.ts";
 import { type CustomResource, readCustomObject } from "../support/maybe-absent.ts";
 import { probeJobAnswer } from "../support/probe-job.ts";
 import { profileOffered } from "../support/profile-offered.ts";
 import { withWebhookCertificates } from "../support/webhook-certificates.ts";
 
 const tools = containerToolchain();
-const ROOT = join(import.meta.dirname, "..", "..");
 const MANAGEMENT = "capictl-management";
 /** `clusterctl init --target-namespace` for the engine (its components' own is openmcp-engine-system). */
 const ENGINE_NS = "capictl-engine";
@@ -64,16 +55,13 @@ const NS = "capictl";
 const ENGINE_IMAGE = "openmcp-engine:dev";
 const PROFILE = "default.engine.kind";
 const INFRA_GROUP = CONTROLPLANE_RESOURCES.EngineControlPlaneInfrastructure.group;
-/** The engine's state folder, at one path on the Docker host, in the management node and in the engine's Pods. */
-const STATE = mkdtempSync(join(tmpdir(), "capictl-state-"));
-const work = mkdtempSync(join(tmpdir(), "capictl-"));
-let management: TestKindCluster;
+/** In the Docker-socket mode: the engine's state folder at one path on the Docker host, the node and the Pods. */
+const management = kindManagement(MANAGEMENT, { image: ENGINE_IMAGE, dockerSocket: true });
+const { work, made, state: STATE } = management;
 let custom: CustomObjectsApi;
 let core: CoreV1Api;
 /** What hack/capi/core-components.sh answered. */
 let coreComponents: { file: string; image: string };
-/** The kind clusters the engine makes, removed in afterAll whatever happened. */
-const made: string[] = [];
 
 function answerOf(stdout: string, key: string): string {
   const line = stdout.split("\n").find((l) => l.startsWith(`${key}=`));
@@ -127,7 +115,7 @@ function dockerSocketMode(deployment: KubernetesObject): unknown[] {
     {
       op: "add",
       path: `${pod}/volumes/-`,
-      value: { name: "docker", hostPath: { path: "/var/run/host-docker.sock", type: "Socket" } },
+      value: { name: "docker", hostPath: { path: NODE_DOCKER_SOCKET, type: "Socket" } },
     },
     {
       op: "replace",
@@ -170,34 +158,17 @@ const conditionOf = (object: { status?: { conditions?: readonly Condition[] } } 
   object?.status?.conditions?.find((c) => c.type === type);
 
 beforeAll(async () => {
-  const answer = execFileSync(join(ROOT, "hack", "capi", "core-components.sh"), {
+  const answer = execFileSync(join(REPO_ROOT, "hack", "capi", "core-components.sh"), {
     encoding: "utf8",
     stdio: ["ignore", "pipe", "inherit"],
     env: { ...process.env, DOCKER: tools.docker },
     timeout: 900_000,
   });
   coreComponents = { file: answerOf(answer, "coreComponents"), image: answerOf(answer, "managerImage") };
-  // Written by the engine's uid 1000 through the management node.
-  chmodSync(STATE, 0o777);
-  management = await createKindCluster(MANAGEMENT, [
-    { hostPath: "/var/run/docker.sock", containerPath: "/var/run/host-docker.sock" },
-    { hostPath: STATE, containerPath: STATE },
-  ]);
-  await docker("tag", tools.engineImage, ENGINE_IMAGE);
-  await management.loadImage(ENGINE_IMAGE);
   await management.loadImage(coreComponents.image);
   custom = management.kubeConfig.makeApiClient(CustomObjectsApi);
   core = management.kubeConfig.makeApiClient(CoreV1Api);
 }, 900_000);
-
-afterAll(async () => {
-  // What the engine made from its Pod goes with the test, passed or failed (the engine that would delete it goes
-  // with the management cluster); then the management cluster.
-  await removeContainersQuietly(made);
-  await management?.delete();
-  rmSync(work, { recursive: true, force: true });
-  rmSync(STATE, { recursive: true, force: true });
-}, 300_000);
 
 describe("Cluster API installed the clusterctl way, the engine its provider on the kind backend", {
   timeout: 900_000,
@@ -256,9 +227,13 @@ describe("Cluster API installed the clusterctl way, the engine its provider on t
   });
 
   it("installs the engine's components as clusterctl does, with the Docker-socket mode: the manager Deployment Ready with --capi, the kind profile offered", async () => {
-    const text = execFileSync(process.execPath, [join(ROOT, "src", "cli", "main.ts"), "capi-components"], {
-      encoding: "utf8",
-    });
+    const text = execFileSync(
+      process.execPath,
+      [join(REPO_ROOT, "src", "cli", "main.ts"), "capi-components"],
+      {
+        encoding: "utf8",
+      },
+    );
     expect(clusterctlVariables(text)).toEqual([]);
     const objects = clusterctlComponents(text, {
       manifestLabel: "infrastructure-openmcp-engine",

@@ -7,8 +7,7 @@
  * Shoot for a Cluster and grants a token AccessRequest through it; a rotated garden Secret is used from the
  * next call on, with no restart; deleting the Cluster deletes the Shoot.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { CoreV1Api, CustomObjectsApi, KubeConfig, RbacAuthorizationV1Api } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -32,18 +31,12 @@ import {
 } from "../support/access-proofs.ts";
 import { accessGranted, createAccessRequest } from "../support/access-requests.ts";
 import { aCluster, aProviderConfig } from "../support/builders.ts";
-import {
-  containerToolchain,
-  createKindCluster,
-  forbiddenLogLines,
-  kindNetworkGateway,
-  type TestKindCluster,
-} from "../support/containers.ts";
+import { containerToolchain, forbiddenLogLines, kindNetworkGateway } from "../support/containers.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
+import { kindManagement, REPO_ROOT } from "../support/kind-management.ts";
 import { type CustomResource, readCustomObject, writeSecret } from "../support/maybe-absent.ts";
 
 const tools = containerToolchain();
-const ROOT = join(import.meta.dirname, "..", "..");
 const SYSTEM = "openmcp-engine-system";
 const NS = "gardener-from-pod";
 const PROJECT = "pod";
@@ -51,8 +44,8 @@ const VERSION = "1.34.2";
 /** deploy/base's provider name and environment, and the ProviderConfig below. */
 const PROFILE = "default.engine.garden";
 const ENGINE_PODS = "app.kubernetes.io/name=openmcp-engine";
-const work = mkdtempSync(join(tmpdir(), "gardener-from-pod-"));
-let management: TestKindCluster;
+const management = kindManagement("gpod-management");
+const { work } = management;
 let garden: Garden | undefined;
 let gardenlet: SimulatedGardenlet | undefined;
 let gateway: string;
@@ -156,7 +149,7 @@ async function applyDeployBase(): Promise<void> {
       "apiVersion: kustomize.config.k8s.io/v1beta1",
       "kind: Kustomization",
       "resources:",
-      `  - ${relative(directory, join(ROOT, "deploy/base"))}`,
+      `  - ${relative(directory, join(REPO_ROOT, "deploy/base"))}`,
       "images:",
       `  - { name: openmcp-engine, newName: ${name}, newTag: ${tag} }`,
     ].join("\n"),
@@ -166,8 +159,6 @@ async function applyDeployBase(): Promise<void> {
 
 beforeAll(async () => {
   findGardenerAssets(); // builds gardener-apiserver once per machine (hack/gardener/build.sh)
-  management = await createKindCluster("gpod-management");
-  await management.loadImage(tools.engineImage);
   custom = management.kubeConfig.makeApiClient(CustomObjectsApi);
   // The kind network exists now; the garden and every Shoot's API server listen on the host's gateway on it.
   gateway = await kindNetworkGateway();
@@ -182,8 +173,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await gardenlet?.stop();
   await garden?.stop();
-  await management?.delete();
-  rmSync(work, { recursive: true, force: true });
 }, 300_000);
 
 describe("the gardener backend in a Pod of a kind cluster", { timeout: 600_000 }, () => {

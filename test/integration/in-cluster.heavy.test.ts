@@ -5,33 +5,26 @@
  * deleted (no second backend create), `deploy/sharded` splitting the work, and openMCP's deployment contract
  * (an init Job, then the Deployment, with the flags and environment the openMCP operator gives them).
  */
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { copyFileSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { CustomObjectsApi } from "@kubernetes/client-node";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import type { Cluster } from "../../src/api/cluster.ts";
 import { RESOURCES } from "../../src/api/constants.ts";
 import { aCluster, aProviderConfig } from "../support/builders.ts";
-import {
-  containerToolchain,
-  createKindCluster,
-  docker,
-  forbiddenLogLines,
-  type TestKindCluster,
-} from "../support/containers.ts";
+import { docker, forbiddenLogLines } from "../support/containers.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
+import { kindManagement, REPO_ROOT } from "../support/kind-management.ts";
 import { readCustomObject } from "../support/maybe-absent.ts";
 
-const tools = containerToolchain();
-const ROOT = join(import.meta.dirname, "..", "..");
 const SYSTEM = "openmcp-engine-system";
 const NS = "in-cluster";
 const LEASE = "engine.engine.openmcp.cloud";
 /** Where the Pods of the journaling overlay keep their shared backend state, on the node. */
 const SHARED_STATE = "/var/lib/openmcp-engine-shared";
-const work = mkdtempSync(join(tmpdir(), "in-cluster-"));
-let management: TestKindCluster;
+// deploy/base names the image openmcp-engine:dev.
+const management = kindManagement("omc-management", { image: "openmcp-engine:dev" });
+const { work } = management;
 let custom: CustomObjectsApi;
 
 interface PodInfo {
@@ -130,7 +123,7 @@ async function applyOverlay(folder: string, base: string, extra: string): Promis
   mkdirSync(directory, { recursive: true });
   // kustomize reads generator files only from below the kustomization: the module goes beside it.
   copyFileSync(
-    join(ROOT, "test/support/in-image/journaling-backend.mjs"),
+    join(REPO_ROOT, "test/support/in-image/journaling-backend.mjs"),
     join(directory, "journaling-backend.mjs"),
   );
   writeFileSync(
@@ -139,7 +132,7 @@ async function applyOverlay(folder: string, base: string, extra: string): Promis
       "apiVersion: kustomize.config.k8s.io/v1beta1",
       "kind: Kustomization",
       "resources:",
-      `  - ${relative(directory, join(ROOT, base))}`,
+      `  - ${relative(directory, join(REPO_ROOT, base))}`,
       extra,
     ].join("\n"),
   );
@@ -172,10 +165,6 @@ const journalingOverlay = async (base: string): Promise<void> => {
 };
 
 beforeAll(async () => {
-  management = await createKindCluster("omc-management");
-  // deploy/base names the image openmcp-engine:dev; the toolchain tags the image of this tree so.
-  await docker("tag", tools.engineImage, "openmcp-engine:dev");
-  await management.loadImage("openmcp-engine:dev");
   // The shared backend state of the journaling overlay: a folder on the node the non-root Pods may write.
   await docker(
     "exec",
@@ -187,15 +176,10 @@ beforeAll(async () => {
   custom = management.kubeConfig.makeApiClient(CustomObjectsApi);
 }, 900_000);
 
-afterAll(async () => {
-  await management?.delete();
-  rmSync(work, { recursive: true, force: true });
-}, 300_000);
-
 describe("in a kind management cluster", { timeout: 900_000 }, () => {
   it("kubectl apply -k deploy/base: two replicas Ready, one leader, a Cluster Ready, no call forbidden", async () => {
     const started = performance.now();
-    await management.kubectl("apply", "-k", join(ROOT, "deploy/base"));
+    await management.kubectl("apply", "-k", join(REPO_ROOT, "deploy/base"));
     const pods = await readyPods(2);
     console.log(
       `deploy/base: 2 replicas Ready ${Math.round(performance.now() - started)} ms after kubectl apply -k`,

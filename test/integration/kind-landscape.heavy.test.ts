@@ -13,11 +13,10 @@
  * least-privilege RBAC, non-root with only the socket's group): a Cluster becomes a sibling kind cluster and a
  * token AccessRequest on it is Granted, with no call forbidden.
  */
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { CoreV1Api, CustomObjectsApi, KubeConfig } from "@kubernetes/client-node";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import type { Cluster } from "../../src/api/cluster.ts";
 import type { ClusterRequest } from "../../src/api/cluster-request.ts";
 import { ANNOTATIONS, LABELS, RESOURCES } from "../../src/api/constants.ts";
@@ -30,22 +29,13 @@ import {
 } from "../support/access-proofs.ts";
 import { accessGranted, createAccessRequest } from "../support/access-requests.ts";
 import { aCluster, aClusterRequest, aProviderConfig } from "../support/builders.ts";
-import {
-  containersNamed,
-  containerToolchain,
-  createKindCluster,
-  docker,
-  forbiddenLogLines,
-  removeContainersQuietly,
-  run,
-  type TestKindCluster,
-} from "../support/containers.ts";
+import { containersNamed, containerToolchain, forbiddenLogLines, run } from "../support/containers.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
+import { kindManagement, NODE_DOCKER_SOCKET, REPO_ROOT } from "../support/kind-management.ts";
 import { type CustomResource, readCustomObject } from "../support/maybe-absent.ts";
 import { profileOffered } from "../support/profile-offered.ts";
 
 const tools = containerToolchain();
-const ROOT = join(import.meta.dirname, "..", "..");
 const PLATFORM = "omc-landscape";
 const PROVIDER = "kind";
 const SYSTEM = `cp-${PROVIDER}`;
@@ -80,15 +70,9 @@ scheduler:
         metadata: {namespace: ${WORKLOADS}}
         spec: {profile: ${PROFILE}, tenancy: Shared}
 `;
-/**
- * The engine's state folder, at the same path on the Docker host, in the platform node and in the Pod: kind
- * mounts each cluster's `authn/` folder (OIDC trust) into its node from there, a path the Docker host resolves.
- */
-const STATE = mkdtempSync(join(tmpdir(), "omc-landscape-state-"));
-const work = mkdtempSync(join(tmpdir(), "kind-landscape-"));
-let platform: TestKindCluster;
-/** The kind clusters the engine makes for this test's Clusters. */
-const made: string[] = [];
+/** The platform, in the Docker-socket mode (the engine's state folder at one path on the host, node and Pod). */
+const platform = kindManagement(PLATFORM, { image: IMAGE, dockerSocket: true });
+const { work, made, state: STATE } = platform;
 let custom: CustomObjectsApi;
 
 const read = <T>(resource: CustomResource, name: string, namespace = NS) =>
@@ -144,7 +128,7 @@ function providerManifests(): unknown[] {
     { name: "OPENMCP_ENGINE_SCHEDULER_CONFIG_MAP", value: `${SYSTEM}/scheduler` },
   ];
   const volumes = [
-    { name: "docker", hostPath: { path: "/var/run/host-docker.sock", type: "Socket" } },
+    { name: "docker", hostPath: { path: NODE_DOCKER_SOCKET, type: "Socket" } },
     { name: "state", hostPath: { path: STATE, type: "Directory" } },
   ];
   const volumeMounts = [
@@ -226,25 +210,8 @@ function providerManifests(): unknown[] {
 }
 
 beforeAll(async () => {
-  // Written by the Pods' uid 1000 through the platform node.
-  chmodSync(STATE, 0o777);
-  platform = await createKindCluster(PLATFORM, [
-    { hostPath: "/var/run/docker.sock", containerPath: "/var/run/host-docker.sock" },
-    { hostPath: STATE, containerPath: STATE },
-  ]);
-  await docker("tag", tools.engineImage, IMAGE);
-  await platform.loadImage(IMAGE);
   custom = platform.kubeConfig.makeApiClient(CustomObjectsApi);
 }, 900_000);
-
-afterAll(async () => {
-  // What the engine made from its Pod goes with the test, passed or failed (its node containers: the engine
-  // that would delete them goes with the platform); then the platform.
-  await removeContainersQuietly(made);
-  await platform?.delete();
-  rmSync(work, { recursive: true, force: true });
-  rmSync(STATE, { recursive: true, force: true });
-}, 300_000);
 
 describe("openMCP's kind landscape, the engine its kind ClusterProvider", { timeout: 900_000 }, () => {
   it("deploys as the operator does, with the Docker socket: the kind ProviderConfig offers the node images the host holds", async () => {
@@ -470,7 +437,7 @@ describe("openMCP's kind landscape, the engine its kind ClusterProvider", { time
       JSON.stringify({
         apiVersion: "kustomize.config.k8s.io/v1beta1",
         kind: "Kustomization",
-        resources: [relative(overlay, join(ROOT, "deploy/kind"))],
+        resources: [relative(overlay, join(REPO_ROOT, "deploy/kind"))],
         patches: [
           {
             target: deployment,
