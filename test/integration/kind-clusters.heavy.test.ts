@@ -3,13 +3,12 @@
  * become real kind clusters (the offline node image), admin access, token and OIDC AccessRequests proven
  * with their own credentials, deletion down to the containers.
  */
-import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ApiException, CoreV1Api, CustomObjectsApi, KubeConfig } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AccessRequest } from "../../src/api/access-request.ts";
-import type { ClusterTarget } from "../../src/api/backend.ts";
 import type { ClusterBackend } from "../../src/api/backend-contract.ts";
 import type { Cluster } from "../../src/api/cluster.ts";
 import type { ClusterProfile } from "../../src/api/cluster-profile.ts";
@@ -28,7 +27,7 @@ import {
   expectConfigMapAccessOnly,
   statusOf,
 } from "../support/access-proofs.ts";
-import { aCluster, anAccessRequest, aProviderConfig } from "../support/builders.ts";
+import { aCluster, anAccessRequest } from "../support/builders.ts";
 import {
   containersNamed,
   containerToolchain,
@@ -37,16 +36,15 @@ import {
   run,
 } from "../support/containers.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
+import { type KindEngineWorld, startKindEngineWorld } from "../support/kind-engine-world.ts";
 
 const NS = "kind-test";
 const PROFILE = "test.kind-test.kind";
 const tools = containerToolchain();
-const stateDirectory = mkdtempSync(join(tmpdir(), "kind-clusters-"));
-const logLines: string[] = [];
+let world: KindEngineWorld;
 let controlPlane: ControlPlane;
 let custom: CustomObjectsApi;
 let core: CoreV1Api;
-let engine: Engine;
 let backend: ClusterBackend;
 let cluster: Cluster;
 let admin: KubeConfig;
@@ -64,15 +62,6 @@ const read = async <T>(
   }
 };
 
-const targetOf = (c: Cluster): ClusterTarget => ({
-  uid: c.metadata.uid ?? "",
-  namespace: NS,
-  name: c.metadata.name ?? "",
-  tenancy: "Exclusive",
-  profile: PROFILE,
-  providerConfig: "kind",
-});
-
 const requestWhere = (name: string, what: string, wanted: (request: AccessRequest) => boolean) =>
   eventually(
     async () => satisfying(await read<AccessRequest>(RESOURCES.AccessRequest, name), (r) => !!r && wanted(r)),
@@ -89,42 +78,17 @@ async function kubeconfigFromSecret(name: string): Promise<{ kubeConfig: KubeCon
 }
 
 beforeAll(async () => {
-  controlPlane = await startControlPlane({ prepare: installingCrds("crds") });
-  custom = controlPlane.kubeConfig.makeApiClient(CustomObjectsApi);
-  core = controlPlane.kubeConfig.makeApiClient(CoreV1Api);
-  await core.createNamespace({ body: { metadata: { name: NS } } });
-  backend = await createBackend({
-    stateDirectory,
-    options: { kind: tools.kind, docker: tools.docker },
-    log: createLogger({ write: (line) => logLines.push(line) }),
-    clock: systemClock,
-    readSecret: async () => undefined,
-  });
-  engine = new Engine({
-    kubeConfig: controlPlane.kubeConfig,
+  world = await startKindEngineWorld({
+    namespace: NS,
     providerName: "kind-test",
-    environment: "test",
-    backend,
-    log: createLogger({ level: "debug", write: (line) => logLines.push(line) }),
-    accessTiming: { tokenValidityMs: 600_000, pollMs: 1_000, resyncMs: 60_000 },
+    engine: { accessTiming: { tokenValidityMs: 600_000, pollMs: 1_000, resyncMs: 60_000 } },
   });
-  await engine.start();
-  await custom.createClusterCustomObject({
-    ...RESOURCES.ProviderConfig,
-    body: aProviderConfig({ name: "kind", backend: "kind", providerRef: { name: "kind-test" } }),
-  });
+  ({ controlPlane, custom, core, backend } = world);
 }, 300_000);
 
 afterAll(async () => {
-  await engine?.stop();
   await issuer?.stop();
-  await controlPlane?.stop();
-  // Whatever a failed test left: the kind clusters this backend made (it names each one's folder after it).
-  const clusters = join(stateDirectory, "clusters");
-  for (const name of existsSync(clusters) ? readdirSync(clusters) : []) {
-    await run(tools.kind, ["delete", "cluster", "--name", name]).catch(() => {});
-  }
-  rmSync(stateDirectory, { recursive: true, force: true });
+  await world?.stop();
 }, 300_000);
 
 describe("Clusters on real kind clusters", { timeout: 600_000 }, () => {
@@ -167,7 +131,7 @@ describe("Clusters on real kind clusters", { timeout: 600_000 }, () => {
     const name = kindClusterName(cluster.metadata.uid ?? "");
     expect(await containersNamed(name)).toEqual([`${name}-control-plane`]);
     expect((await run(tools.kind, ["get", "clusters"])).split("\n")).toContain(name);
-    const access = await backend.adminAccess(targetOf(cluster));
+    const access = await backend.adminAccess(world.targetOf(cluster));
     admin = new KubeConfig();
     admin.loadFromString(access?.kubeconfig ?? "");
     expect(cluster.status?.providerStatus).toBeDefined();
@@ -285,7 +249,7 @@ describe("Clusters on real kind clusters", { timeout: 600_000 }, () => {
   it("moves to another management cluster and back (openmcp-engine move): the same kind node container throughout, the token working all along", async () => {
     const second = await startControlPlane({ prepare: installingCrds("crds") });
     const secondState = mkdtempSync(join(tmpdir(), "kind-clusters-target-"));
-    const log = createLogger({ write: (line) => logLines.push(line) });
+    const log = createLogger({ write: (line) => world.logLines.push(line) });
     const secondEngine = new Engine({
       kubeConfig: second.kubeConfig,
       providerName: "kind-test",
@@ -396,7 +360,7 @@ describe("Clusters on real kind clusters", { timeout: 600_000 }, () => {
     });
     expect(await containersNamed(name)).toEqual([]);
     expect((await run(tools.kind, ["get", "clusters"])).split("\n")).not.toContain(name);
-    expect(await backend.observe(targetOf(cluster))).toEqual({ exists: false });
-    expect(logLines.join("\n")).not.toMatch(/BEGIN CERTIFICATE|client-key-data|eyJhbGci/);
+    expect(await backend.observe(world.targetOf(cluster))).toEqual({ exists: false });
+    expect(world.logLines.join("\n")).not.toMatch(/BEGIN CERTIFICATE|client-key-data|eyJhbGci/);
   });
 });

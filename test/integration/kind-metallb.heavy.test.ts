@@ -6,25 +6,19 @@
  */
 import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { statSync } from "node:fs";
 import { join } from "node:path";
 import { AppsV1Api, CoreV1Api, type CustomObjectsApi, KubeConfig } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ClusterTarget } from "../../src/api/backend.ts";
 import type { ClusterBackend } from "../../src/api/backend-contract.ts";
 import type { Cluster } from "../../src/api/cluster.ts";
 import { RESOURCES } from "../../src/api/constants.ts";
-import type { ControlPlane } from "../../src/controlplane/control-plane.ts";
-import { createBackend, KIND_NAME_ANNOTATION } from "../../src/providers/kind.ts";
+import { KIND_NAME_ANNOTATION } from "../../src/providers/kind.ts";
 import { METALLB_CONDITION, METALLB_IMAGES } from "../../src/providers/kind-metallb.ts";
-import { Engine } from "../../src/runtime/engine.ts";
-import { createLogger } from "../../src/runtime/logger.ts";
-import { aBackendContext } from "../support/backend-context.ts";
-import { aCluster, aProviderConfig } from "../support/builders.ts";
-import { startApiServerWith } from "../support/cluster-harness.ts";
+import { aCluster } from "../support/builders.ts";
 import { containersNamed, containerToolchain, run } from "../support/containers.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
+import { type KindEngineWorld, startKindEngineWorld } from "../support/kind-engine-world.ts";
 import { readCustomObject } from "../support/maybe-absent.ts";
 
 const NS = "kind-metallb";
@@ -32,11 +26,8 @@ const PROFILE = "test.kind-metallb.kind";
 /** This file's kind cluster, named through the annotation so that what it leaves is easy to find: `mlb-…`. */
 const KIND_NAME = `mlb-${randomBytes(4).toString("hex")}`;
 const tools = containerToolchain();
-const stateDirectory = mkdtempSync(join(tmpdir(), "kind-metallb-"));
-const logLines: string[] = [];
-let controlPlane: ControlPlane;
+let world: KindEngineWorld;
 let custom: CustomObjectsApi;
-let engine: Engine;
 let backend: ClusterBackend;
 let cluster: Cluster;
 let admin: KubeConfig;
@@ -53,49 +44,19 @@ function ensureMetallbImages(): void {
 
 const readCluster = (name: string) => readCustomObject<Cluster>(custom, RESOURCES.Cluster, NS, name);
 
-const targetOf = (c: Cluster): ClusterTarget => ({
-  uid: c.metadata.uid ?? "",
-  namespace: NS,
-  name: c.metadata.name ?? "",
-  tenancy: "Exclusive",
-  profile: PROFILE,
-  providerConfig: "kind",
-  annotations: { [KIND_NAME_ANNOTATION]: KIND_NAME },
-});
-
 beforeAll(async () => {
   ensureMetallbImages();
-  ({ controlPlane, custom } = await startApiServerWith(NS));
-  backend = await createBackend(
-    aBackendContext(
-      stateDirectory,
-      { kind: tools.kind, docker: tools.docker, metallb: "true" },
-      { log: createLogger({ write: (line) => logLines.push(line) }) },
-    ),
-  );
-  engine = new Engine({
-    kubeConfig: controlPlane.kubeConfig,
+  world = await startKindEngineWorld({
+    namespace: NS,
     providerName: "kind-metallb",
-    environment: "test",
-    backend,
-    log: createLogger({ level: "debug", write: (line) => logLines.push(line) }),
+    settings: { metallb: "true" },
+    fallbackNames: [KIND_NAME],
   });
-  await engine.start();
-  await custom.createClusterCustomObject({
-    ...RESOURCES.ProviderConfig,
-    body: aProviderConfig({ name: "kind", backend: "kind", providerRef: { name: "kind-metallb" } }),
-  });
+  ({ custom, backend } = world);
 }, 600_000);
 
 afterAll(async () => {
-  await engine?.stop();
-  await controlPlane?.stop();
-  // Whatever a failed test left: the kind clusters this backend made (it names each one's folder after it).
-  const clusters = join(stateDirectory, "clusters");
-  for (const name of existsSync(clusters) ? readdirSync(clusters) : [KIND_NAME]) {
-    await run(tools.kind, ["delete", "cluster", "--name", name]).catch(() => {});
-  }
-  rmSync(stateDirectory, { recursive: true, force: true });
+  await world?.stop();
 }, 300_000);
 
 describe("LoadBalancer Services on kind clusters (MetalLB)", { timeout: 900_000 }, () => {
@@ -115,7 +76,7 @@ describe("LoadBalancer Services on kind clusters (MetalLB)", { timeout: 900_000 
       { what: "Cluster lb Ready", timeoutMs: 600_000, intervalMs: 1_000 },
     );
     // What MetalLB adds to a create: from kind's exit to the install's (both written by their wrappers).
-    const folder = join(stateDirectory, "clusters", KIND_NAME);
+    const folder = join(world.stateDirectory, "clusters", KIND_NAME);
     const exited = (file: string) => statSync(join(folder, file)).mtimeMs;
     console.error(
       `kind-metallb: Cluster Ready in ${Math.round((performance.now() - created) / 1000)} s, of which the MetalLB install ${Math.round((exited("metallb.exit") - exited("create.exit")) / 1000)} s`,
@@ -124,7 +85,7 @@ describe("LoadBalancer Services on kind clusters (MetalLB)", { timeout: 900_000 
     expect(condition).toMatchObject({ status: "True", reason: "Installed" });
     expect(condition?.message).toMatch(/from \d+\.\d+\.\d+\.\d+-\d+\.\d+\.\d+\.\d+ on the kind network/);
     expect(await containersNamed(KIND_NAME)).toEqual([`${KIND_NAME}-control-plane`]);
-    const access = await backend.adminAccess(targetOf(cluster));
+    const access = await backend.adminAccess(world.targetOf(cluster));
     admin = new KubeConfig();
     admin.loadFromString(access?.kubeconfig ?? "");
   });
@@ -205,6 +166,6 @@ describe("LoadBalancer Services on kind clusters (MetalLB)", { timeout: 900_000 
     });
     expect(await containersNamed(KIND_NAME)).toEqual([]);
     expect((await run(tools.kind, ["get", "clusters"])).split("\n")).not.toContain(KIND_NAME);
-    expect(logLines.join("\n")).not.toMatch(/BEGIN CERTIFICATE|client-key-data|eyJhbGci/);
+    expect(world.logLines.join("\n")).not.toMatch(/BEGIN CERTIFICATE|client-key-data|eyJhbGci/);
   });
 });

@@ -4,7 +4,7 @@
  * (the time to Ready printed), the third made as a kind cluster of its own — and the pool back at 2. A bound
  * Cluster's admin access reaches its member's kind cluster; deleting it and the pool leaves no kind cluster.
  */
-import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CoreV1Api } from "@kubernetes/client-node";
@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createBackend, kindClusterName } from "../../src/providers/kind.ts";
 import { aProviderConfig } from "../support/builders.ts";
 import { containersNamed, containerToolchain, run } from "../support/containers.ts";
+import { deleteKindClusters, kindClustersMadeIn } from "../support/kind-engine-world.ts";
 import {
   adminOf,
   deleteAll,
@@ -27,11 +28,8 @@ const tools = containerToolchain();
 const stateDirectory = mkdtempSync(join(tmpdir(), "kind-pool-"));
 let world: RunningPoolWorld;
 
-/** The kind clusters this test's backend made (it names each one's folder after it). */
-const madeHere = () => {
-  const clusters = join(stateDirectory, "clusters");
-  return existsSync(clusters) ? readdirSync(clusters) : [];
-};
+/** The kind clusters this test's backend made. */
+const madeHere = () => kindClustersMadeIn(stateDirectory);
 
 beforeAll(async () => {
   world = await startPoolWorld({
@@ -54,7 +52,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await world?.stop();
-  for (const name of madeHere()) await run(tools.kind, ["delete", "cluster", "--name", name]).catch(() => {});
+  await deleteKindClusters(madeHere());
   rmSync(stateDirectory, { recursive: true, force: true });
 }, 300_000);
 
