@@ -70,11 +70,8 @@ function answerOf(stdout: string, key: string): string {
 }
 
 /** Creates or updates the objects as clusterctl does (server-side: the CRDs are too large for a client-side apply). */
-async function apply(name: string, objects: readonly KubernetesObject[]): Promise<void> {
-  const file = join(work, `${name}.json`);
-  writeFileSync(file, JSON.stringify({ apiVersion: "v1", kind: "List", items: objects }));
-  await management.kubectl("apply", "--server-side", "--force-conflicts", "-f", file);
-}
+const apply = (name: string, objects: readonly KubernetesObject[]) =>
+  management.apply(name, objects, { serverSide: true });
 
 /**
  * The Docker-socket mode, what the engine's `manager` Deployment needs beyond its components to run the `kind`

@@ -368,19 +368,8 @@ describe("in a kind management cluster", { timeout: 900_000 }, () => {
         },
       },
     ];
-    writeFileSync(
-      join(work, "openmcp-init.json"),
-      JSON.stringify({ apiVersion: "v1", kind: "List", items: manifests }),
-    );
-    await management.kubectl("apply", "-f", join(work, "openmcp-init.json"));
-    await management.kubectl(
-      "-n",
-      namespace,
-      "wait",
-      "--for=condition=complete",
-      `job/${provider}-init`,
-      "--timeout=300s",
-    );
+    await management.apply("openmcp-init", manifests);
+    await management.jobComplete(namespace, `${provider}-init`);
     const initLog = await management.kubectl("-n", namespace, "logs", `job/${provider}-init`);
     expect(initLog).not.toMatch(/"level":"error"/);
 
@@ -425,8 +414,7 @@ describe("in a kind management cluster", { timeout: 900_000 }, () => {
         },
       },
     };
-    writeFileSync(join(work, "openmcp-run.json"), JSON.stringify(deployment));
-    await management.kubectl("apply", "-f", join(work, "openmcp-run.json"));
+    await management.apply("openmcp-run", [deployment]);
     const selector = `app.kubernetes.io/instance=${provider}`;
     const pods = await readyPods(2, namespace, selector);
     const leader = await eventually(() => leaseHolder(namespace, `${provider}.engine.openmcp.cloud`), {

@@ -215,20 +215,8 @@ beforeAll(async () => {
 
 describe("openMCP's kind landscape, the engine its kind ClusterProvider", { timeout: 900_000 }, () => {
   it("deploys as the operator does, with the Docker socket: the kind ProviderConfig offers the node images the host holds", async () => {
-    mkdirSync(work, { recursive: true });
-    writeFileSync(
-      join(work, "provider.json"),
-      JSON.stringify({ apiVersion: "v1", kind: "List", items: providerManifests() }),
-    );
-    await platform.kubectl("apply", "-f", join(work, "provider.json"));
-    await platform.kubectl(
-      "-n",
-      SYSTEM,
-      "wait",
-      "--for=condition=complete",
-      `job/${PROVIDER}-init`,
-      "--timeout=300s",
-    );
+    await platform.apply("provider", providerManifests());
+    await platform.jobComplete(SYSTEM, `${PROVIDER}-init`);
     await platform.kubectl("-n", SYSTEM, "rollout", "status", `deployment/${PROVIDER}`, "--timeout=300s");
     await custom.createClusterCustomObject({
       ...RESOURCES.ProviderConfig,

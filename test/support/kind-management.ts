@@ -8,7 +8,7 @@
  *
  * Call it at a file's top level, before the file's own hooks, which then find the cluster made.
  */
-import { chmodSync, mkdtempSync, rmSync } from "node:fs";
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll } from "vitest";
@@ -42,6 +42,17 @@ export interface KindManagement extends Omit<TestKindCluster, "delete"> {
   readonly state: string;
   /** Name prefixes of the containers the engine made from its Pods, removed at the end. */
   readonly made: string[];
+  /**
+   * `kubectl apply` of `objects` as a List (kept in the work folder as `<name>.json`); server-side where an object
+   * is too large for a client-side apply's annotation (CRDs), as clusterctl applies.
+   */
+  apply(
+    name: string,
+    objects: readonly unknown[],
+    options?: { readonly serverSide?: boolean },
+  ): Promise<void>;
+  /** Waits until the Job `job` of `namespace` is complete. */
+  jobComplete(namespace: string, job: string): Promise<void>;
 }
 
 /** Declares the file's management cluster `name` (see the module's comment). */
@@ -88,6 +99,22 @@ export function kindManagement(name: string, options: KindManagementOptions = {}
     },
     kubectl: (...args) => current().kubectl(...args),
     loadImage: (image) => current().loadImage(image),
+    async apply(listName, objects, applyOptions = {}) {
+      const file = join(work, `${listName}.json`);
+      writeFileSync(file, JSON.stringify({ apiVersion: "v1", kind: "List", items: objects }));
+      const serverSide = applyOptions.serverSide ? ["--server-side", "--force-conflicts"] : [];
+      await current().kubectl("apply", ...serverSide, "-f", file);
+    },
+    async jobComplete(namespace, job) {
+      await current().kubectl(
+        "-n",
+        namespace,
+        "wait",
+        "--for=condition=complete",
+        `job/${job}`,
+        "--timeout=300s",
+      );
+    },
     work,
     state,
     made,
