@@ -17,13 +17,13 @@ import { HEAVY_ASSETS_ENV } from "./heavy-assets.ts";
 export const MACHINE_LOCKS: Readonly<Record<string, readonly string[]>> = {
   // They start Cluster API through test/support/capi-management.ts.
   capd: ["capi-backend.heavy.test.ts", "capi-backend.conformance.heavy.test.ts"],
-  // Four to seven kind nodes (or CAPD's Docker machines, which boot as kind nodes do) each at their peak.
+  // Several kind nodes booting at once (or CAPD's Docker machines, which boot as kind nodes do). Not the files of
+  // one node (in-cluster, kind-clusters, gardener-from-pod): their node boots once, like any file's API server.
   "kind-nodes": [
     "capi-backend.heavy.test.ts",
     "kind-landscape.heavy.test.ts",
     "landscape-kind.heavy.test.ts",
     "capi-clusterctl.heavy.test.ts",
-    "in-cluster.heavy.test.ts",
     "cli-up.heavy.test.ts",
     "kind-pool.heavy.test.ts",
   ],
@@ -41,7 +41,8 @@ export function locksOf(moduleId: string): string[] {
 
 /**
  * `files` in an order in which, played on `workers` workers that each take the next file when free, no file starts
- * while another holder of one of its locks runs, as far as the durations tell; otherwise `files`' order.
+ * while another holder of one of its locks runs, as far as the durations tell, and a lock's chain of holders starts
+ * as early as it can (it bounds the run); otherwise `files`' order.
  */
 export function lockHoldersApart<T>(
   files: readonly T[],
@@ -56,10 +57,20 @@ export function lockHoldersApart<T>(
   while (left.length > 0) {
     const worker = freeAt.indexOf(Math.min(...freeAt));
     const now = freeAt[worker] ?? 0;
-    const next = Math.max(
-      0,
-      left.findIndex((file) => startOf(file, now) <= now),
-    );
+    // What holds the run back longest goes first: a lock's holders run one after another, so each counts for
+    // the time all holders of its lock still need (the critical path), any other file for its own duration.
+    const chainOf = (lock: string) =>
+      left
+        .filter((other) => props.locksOf(other).includes(lock))
+        .reduce((sum, f) => sum + props.durationOf(f), 0);
+    const weightOf = (file: T) => Math.max(props.durationOf(file), ...props.locksOf(file).map(chainOf));
+    let next = 0;
+    let heaviest = -1;
+    left.forEach((file, index) => {
+      if (startOf(file, now) > now || weightOf(file) <= heaviest) return;
+      next = index;
+      heaviest = weightOf(file);
+    });
     const [file] = left.splice(next, 1) as [T];
     const start = startOf(file, now);
     freeAt[worker] = start + props.durationOf(file);

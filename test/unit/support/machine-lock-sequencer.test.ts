@@ -56,6 +56,18 @@ describe("lockHoldersApart", () => {
     expect(both).toEqual(["!a:300", "?b:100", "d:50", "!?c:100"]);
   });
 
+  it("starts a lock's chain of holders first and keeps it going: together they bound the run", () => {
+    // Slowest first would start b and c; the three holders of lock one (300 s in all) would then end at 450.
+    expect(play(["b:200", "c:150", "!a:100", "!d:100", "!e:100", "f:50"])).toEqual([
+      "!a:100",
+      "b:200",
+      "!d:100", // at 100, the chain's next holder, not c
+      "c:150", // at 200, both workers free: c, now longer than what is left of the chain
+      "!e:100", // the chain ends at 300
+      "f:50",
+    ]);
+  });
+
   it("names the locks of the heavy files that take some, and none for the others", () => {
     expect(locksOf("/repo/test/integration/capi-backend.heavy.test.ts")).toEqual(["capd", "kind-nodes"]);
     expect(locksOf("/repo/test/integration/kind-landscape.heavy.test.ts")).toEqual(["kind-nodes"]);
