@@ -26,18 +26,18 @@ const ENSURE = join(import.meta.dirname, "..", "..", "hack", "containers", "ensu
 /** Global setup runs the script once and hands its answer to every test file through this variable. */
 export const TOOLCHAIN_ENV = "OPENMCP_TEST_CONTAINERS";
 
-/** Parses the script's `key=value` lines, refusing an answer that lacks a key. */
-export function parseToolchain(stdout: string): ContainerToolchain {
-  const values = new Map<string, string>();
+/** The value of one of the script's `key=value` lines; refused when it printed none. */
+export function parseToolchainValue(stdout: string, key: keyof ContainerToolchain): string {
   for (const line of stdout.split("\n")) {
     const at = line.indexOf("=");
-    if (at > 0) values.set(line.slice(0, at).trim(), line.slice(at + 1).trim());
+    if (at > 0 && line.slice(0, at).trim() === key) return line.slice(at + 1).trim();
   }
-  const need = (key: keyof ContainerToolchain) => {
-    const value = values.get(key);
-    if (!value) throw new Error(`hack/containers/ensure.sh printed no ${key}=…; it printed:\n${stdout}`);
-    return value;
-  };
+  throw new Error(`hack/containers/ensure.sh printed no ${key}=…; it printed:\n${stdout}`);
+}
+
+/** Parses the script's `key=value` lines, refusing an answer that lacks a key. */
+export function parseToolchain(stdout: string): ContainerToolchain {
+  const need = (key: keyof ContainerToolchain) => parseToolchainValue(stdout, key);
   return {
     docker: need("docker"),
     kind: need("kind"),

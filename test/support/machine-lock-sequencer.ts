@@ -11,7 +11,7 @@
 import { existsSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import { BaseSequencer, type TestSpecification } from "vitest/node";
-import { HEAVY_ASSETS_ENV } from "./heavy-assets.ts";
+import { HEAVY_ASSETS_ENV, machineReadyMarker } from "./heavy-assets.ts";
 
 /** The machine-wide locks and the test files that take each. */
 export const MACHINE_LOCKS: Readonly<Record<string, readonly string[]>> = {
@@ -80,18 +80,19 @@ export function lockHoldersApart<T>(
   return order;
 }
 
-/** How long the order waits for the heavy assets' answer: a warm machine gives it in a few seconds. */
-export const WARM_ANSWER_MS = 10_000;
+/** How long the order waits to know: a machine whose heavy assets were built says so within seconds. */
+export const WARM_ANSWER_MS = 20_000;
 
 /**
- * Whether the heavy assets are there already (the global setup, which runs before the order is made, started
- * looking for them): true when the answer comes within `patienceMs`, or when no heavy file is in the run.
+ * Whether the heavy assets are there already but for the engine's image (the global setup, which runs before the
+ * order is made, started looking for them): true when they are within `patienceMs`, or when no heavy file is in
+ * the run.
  */
 async function heavyAssetsWarm(patienceMs: number): Promise<boolean> {
   const answer = process.env[HEAVY_ASSETS_ENV];
   if (!answer) return true;
   const deadline = Date.now() + patienceMs;
-  while (!existsSync(answer)) {
+  while (!existsSync(answer) && !existsSync(machineReadyMarker(answer))) {
     if (Date.now() > deadline) return false;
     await sleep(250);
   }
