@@ -17,14 +17,14 @@ import { HEAVY_ASSETS_ENV, machineReadyMarker } from "./heavy-assets.ts";
 export const MACHINE_LOCKS: Readonly<Record<string, readonly string[]>> = {
   // They start Cluster API through test/support/capi-management.ts.
   capd: ["capi-backend.heavy.test.ts", "capi-backend.conformance.heavy.test.ts"],
-  // Several kind nodes booting at once (or CAPD's Docker machines, which boot as kind nodes do). Not the files of
-  // one node (in-cluster, kind-clusters, gardener-from-pod): their node boots once, like any file's API server.
+  // Several kind nodes booting at once (or CAPD's Docker machines, which boot as kind nodes do): three siblings of
+  // a landscape, a pool and its third Cluster, a CAPD control plane with its worker. Not the files whose nodes boot
+  // one at a time (in-cluster, cli-up, capi-clusterctl, kind-clusters, gardener-from-pod): a node that kubeadm
+  // gives up on beside them is made again (createKindCluster and the kind backend both try again).
   "kind-nodes": [
     "capi-backend.heavy.test.ts",
     "kind-landscape.heavy.test.ts",
     "landscape-kind.heavy.test.ts",
-    "capi-clusterctl.heavy.test.ts",
-    "cli-up.heavy.test.ts",
     "kind-pool.heavy.test.ts",
   ],
 };
