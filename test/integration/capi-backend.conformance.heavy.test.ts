@@ -193,7 +193,12 @@ describe.concurrent("the capi backend on Cluster API's in-memory machines", () =
       await readyAt("1.36.3");
       const name = capiClusterName(target);
       const before = (await management.capiClusters(ROLLOUT_NS)).find((c) => c.metadata.name === name);
-      await backend.update(target, "1.37.0");
+      // As the engine does: an update that met a write of Cluster API's own (a conflict) is called again.
+      await eventually(() => backend.update(target, "1.37.0"), {
+        what: "the update taken (called again after a conflict, as the engine calls it)",
+        timeoutMs: 30_000,
+        intervalMs: 500,
+      });
       // While KubeadmControlPlane replaces the machine, the cluster reports the version it still runs.
       const rolling = await eventually(
         async () => satisfying(await backend.observe(target), (o) => o.exists && o.phase !== "ready"),
