@@ -2,7 +2,7 @@
  * The engine killed (-9) while `kind create cluster` runs: the create goes on detached, a new engine process on
  * the same state folder adopts it, and the Cluster goes Ready on the one kind cluster that first create made.
  */
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { CustomObjectsApi } from "@kubernetes/client-node";
@@ -15,6 +15,7 @@ import { aCluster, aProviderConfig } from "../support/builders.ts";
 import { startApiServerWith } from "../support/cluster-harness.ts";
 import { containersNamed, containerToolchain, run } from "../support/containers.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
+import { deleteKindClusters, kindClustersMadeIn } from "../support/kind-engine-world.ts";
 import { readCustomObject } from "../support/maybe-absent.ts";
 import { engineRunArgs, isAlive, startEngineCli } from "../support/processes.ts";
 
@@ -57,11 +58,8 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const engine of engines) engine.child.kill("SIGKILL");
   await controlPlane?.stop();
-  // Whatever kind cluster a failed run left (the backend names each cluster's folder after it).
-  const clusters = join(stateDirectory, "kind", "clusters");
-  for (const name of existsSync(clusters) ? readdirSync(clusters) : []) {
-    await run(tools.kind, ["delete", "cluster", "--name", name]).catch(() => {});
-  }
+  // Whatever kind cluster a failed run left (the engine's kind backend keeps its state in `kind/`).
+  await deleteKindClusters(kindClustersMadeIn(join(stateDirectory, "kind")));
   rmSync(stateDirectory, { recursive: true, force: true });
 }, 300_000);
 

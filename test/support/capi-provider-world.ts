@@ -15,6 +15,7 @@ import { RESOURCES } from "../../src/api/constants.ts";
 import type { ClusterEndpointObject } from "../../src/api/engine-cluster.ts";
 import type { ControlPlane } from "../../src/controlplane/control-plane.ts";
 import { type CapiManager, startCapiManager } from "../../src/dev/capi-manager.ts";
+import { backendTarget } from "../../src/machines/backend-cluster/backend-cluster.ts";
 import { createBackend as createLocalBackend } from "../../src/providers/local.ts";
 import { SimulatedBackend, type SimulatedBackendOptions } from "../../src/providers/simulated.ts";
 import { Engine } from "../../src/runtime/engine.ts";
@@ -174,12 +175,14 @@ export async function startCapiProviderWorld(options: CapiProviderWorldOptions):
       remove: async (resource, name) => {
         await custom.deleteNamespacedCustomObject({ ...resource, namespace, name });
       },
+      // As the engine builds it (an EngineCluster's or EngineControlPlane's cluster is Exclusive).
       targetOf: (object, providerConfig) => ({
-        uid: object?.metadata.uid ?? "",
-        namespace,
-        name: object?.metadata.name ?? "",
-        tenancy: "Exclusive",
-        profile: object?.spec.profile ?? "",
+        ...backendTarget(
+          object ?? { metadata: {}, spec: { profile: "" } },
+          "Exclusive",
+          undefined,
+          undefined,
+        ),
         providerConfig,
       }),
       stop,

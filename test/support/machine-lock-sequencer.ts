@@ -4,9 +4,11 @@
  * take one lock per machine (its fixed ports); two of them started side by side leave one worker waiting for the
  * lock for minutes. The files that run several kind clusters at once share the machine's two cores with every node
  * they boot: two of them side by side have left kubeadm timing out on a new node (CI, 2026-11-26). Vitest hands
- * files to whichever worker is free, in the order the sequencer gives; this sequencer keeps vitest's order (failed
- * first, then slowest first, by the durations of the last run) but plays the workers forward on those durations
- * and, where the next file would start beside another holder of its lock, starts the next file that would not.
+ * files to whichever worker is free, in the order the sequencer gives; this sequencer plays the workers forward on
+ * the durations of the last run and, whenever a worker is free, starts the file that holds the run back longest
+ * (a lock's holder counts for its whole chain of holders still to run) among those that would not start beside
+ * another holder of their lock; ties keep vitest's order (failed first, then slowest first). On a fresh machine the
+ * heavy files come after the others, while their assets build.
  */
 import { existsSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -59,17 +61,22 @@ export function lockHoldersApart<T>(
     const now = freeAt[worker] ?? 0;
     // What holds the run back longest goes first: a lock's holders run one after another, so each counts for
     // the time all holders of its lock still need (the critical path), any other file for its own duration.
-    const chainOf = (lock: string) =>
-      left
-        .filter((other) => props.locksOf(other).includes(lock))
-        .reduce((sum, f) => sum + props.durationOf(f), 0);
-    const weightOf = (file: T) => Math.max(props.durationOf(file), ...props.locksOf(file).map(chainOf));
+    const chains = new Map<string, number>();
+    for (const file of left) {
+      for (const lock of props.locksOf(file))
+        chains.set(lock, (chains.get(lock) ?? 0) + props.durationOf(file));
+    }
     let next = 0;
     let heaviest = -1;
     left.forEach((file, index) => {
-      if (startOf(file, now) > now || weightOf(file) <= heaviest) return;
+      if (startOf(file, now) > now) return;
+      const weight = Math.max(
+        props.durationOf(file),
+        ...props.locksOf(file).map((lock) => chains.get(lock) ?? 0),
+      );
+      if (weight <= heaviest) return;
       next = index;
-      heaviest = weightOf(file);
+      heaviest = weight;
     });
     const [file] = left.splice(next, 1) as [T];
     const start = startOf(file, now);
