@@ -11,9 +11,8 @@
  * lock chain bounds the run); on a fresh one, heavy files after the others, while their assets build (see
  * test/support/machine-lock-sequencer.ts).
  */
-import { homedir } from "node:os";
-import { join } from "node:path";
 import { defineConfig, type TestProjectInlineConfiguration } from "vitest/config";
+import { machineCache } from "./test/support/machine-cache.ts";
 import MachineLockSequencer from "./test/support/machine-lock-sequencer.ts";
 
 const HEAVY = "test/integration/**/*.heavy.test.ts";
@@ -62,11 +61,11 @@ export const RUNNER = {
 export default defineConfig({
   // Per machine, not per checkout: the files' durations of the last run order the next one (slowest first, locks
   // apart) in a clean checkout too, as CI's is.
-  cacheDir: join(process.env.XDG_CACHE_HOME ?? join(homedir(), ".cache"), "openmcp-engine", "vite"),
+  cacheDir: machineCache("vite"),
   test: {
     ...RUNNER,
     projects: [unit, integration, heavy],
     sequence: { sequencer: MachineLockSequencer },
-    reporters: ["default", "./test/support/summary-reporter.ts"],
+    reporters: ["default", "./test/support/summary-reporter.ts", "./test/support/timeline-reporter.ts"],
   },
 });

@@ -6,9 +6,9 @@
 import { execFile, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { copyFile, mkdir, readFile, rename, stat } from "node:fs/promises";
-import { homedir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import { machineCache } from "./machine-cache.ts";
 
 /** What kube-apiserver makes of one configuration and one token's claims. */
 export interface AuthnCheckResult {
@@ -28,8 +28,7 @@ export async function authnCheckTool(): Promise<string> {
   const code = await readFile(source);
   const modules = await readFile(join(kubeModule, "go.sum"));
   const hash = createHash("sha256").update(code).update(modules).digest("hex").slice(0, 16);
-  const cache = process.env.XDG_CACHE_HOME ?? join(homedir(), ".cache");
-  const directory = join(cache, "openmcp-engine", "authn-check", hash);
+  const directory = machineCache("authn-check", hash);
   const tool = join(directory, "authn-check");
   if (
     await stat(tool).then(

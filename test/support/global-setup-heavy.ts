@@ -1,8 +1,8 @@
 /**
- * The heavy project's global setup: the kube binaries now (the other projects need them too), then Cluster
- * API, Gardener, the container toolchain and Chromium in a child process at low priority, so the unit and
- * integration projects run while a fresh machine builds them (~1 hour cold, seconds warm). Each heavy file
- * waits for the answer (heavy-assets-ready.ts) before it starts.
+ * The heavy project's global setup: the kube binaries now (the other projects need them too), then the container
+ * toolchain, Cluster API, Chromium, MetalLB and Gardener in a child process at low priority, so the unit and
+ * integration projects run while a fresh machine builds them (~40 minutes cold, seconds warm). Each heavy file
+ * waits for the stages it needs (heavy-assets-ready.ts) before it starts.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -14,13 +14,13 @@ import { HEAVY_ASSETS_ENV } from "./heavy-assets.ts";
 export default function setup(): () => void {
   findKubeAssets(); // before the child, which builds on them: one build of them, never two at once
   const folder = mkdtempSync(join(tmpdir(), "heavy-assets-"));
-  const answer = join(folder, "answer.json");
+  const answers = join(folder, "answer");
   const child: ChildProcess = spawn(
     "nice",
-    ["-n", "10", process.execPath, join(import.meta.dirname, "heavy-assets.ts"), answer],
+    ["-n", "10", process.execPath, join(import.meta.dirname, "heavy-assets.ts"), answers],
     { stdio: ["ignore", "inherit", "inherit"] },
   );
-  process.env[HEAVY_ASSETS_ENV] = answer;
+  process.env[HEAVY_ASSETS_ENV] = answers;
   return () => {
     // A run cut short must not leave a build behind it (the build scripts clean up after themselves).
     if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");

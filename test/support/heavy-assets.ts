@@ -1,73 +1,155 @@
 /**
- * Builds (first time on a machine) or finds the heavy projects' assets: Cluster API's manager and providers,
- * gardener-apiserver, the container toolchain (Docker engine, kind, the offline node image, the engine's image)
- * and Chromium. Run as a child process by the heavy project's global setup, so the other projects test
- * meanwhile: `node test/support/heavy-assets.ts <answer file>`; the answer is written whole when all is there.
+ * Builds (first time on a machine) or finds the heavy files' assets, in stages, and answers for each stage as soon
+ * as it is there, so a heavy file starts once the stages it needs are (heavy-assets-ready.ts) while later stages
+ * still build: on a fresh machine the kind files start about five minutes in, while Gardener builds for twenty.
+ * Run as a child process by the heavy project's global setup, so the other projects test meanwhile:
+ * `node test/support/heavy-assets.ts <answer prefix>`; each stage's answer is written whole.
  */
 import { execFileSync } from "node:child_process";
-import { renameSync, writeFileSync } from "node:fs";
+import { existsSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { findCapiAssets } from "../../src/dev/capi-assets.ts";
 import { findCapiProvidersAssets } from "../../src/dev/capi-providers-assets.ts";
 import { findGardenerAssets } from "../../src/dev/gardener-assets.ts";
-import { type ContainerToolchain, parseToolchain, parseToolchainValue } from "./containers.ts";
+import { type ContainerToolchain, parseToolchain } from "./containers.ts";
+import { machineCache } from "./machine-cache.ts";
 
-/** Where the heavy files find the answer file's path (the global setup sets it). */
+/** Where the heavy files find the answers' prefix (the global setup sets it). */
 export const HEAVY_ASSETS_ENV = "OPENMCP_TEST_HEAVY_ASSETS";
 
 /**
- * Beside the answer file, once everything but the engine's image is there: a machine whose heavy assets were
- * built before (only the image may be rebuilt, for a changed tree) writes it within seconds.
+ * The stages, in the order they are made: the container toolchain first (most heavy files and the longest chain of
+ * them need it), Gardener last (it builds longest and its files are short).
  */
-export const machineReadyMarker = (answer: string) => `${answer}.machine-ready`;
+export const HEAVY_STAGES = ["containers", "capi", "chromium", "metallb", "gardener"] as const;
+export type HeavyStage = (typeof HEAVY_STAGES)[number];
 
-/** What the heavy files receive: the toolchain, or why the assets could not be made. */
-export type HeavyAssets = { readonly toolchain: ContainerToolchain } | { readonly error: string };
+/** What a stage's answer says: there (with the toolchain, for `containers`), or why it could not be made. */
+export type StageAnswer = { readonly toolchain?: ContainerToolchain } | { readonly error: string };
+
+/** The file a stage's answer is written to. */
+export const stageAnswerFile = (prefix: string, stage: HeavyStage) => `${prefix}.${stage}.json`;
+
+/**
+ * Present once this machine has made every stage: the run's order then starts heavy files from the first minute
+ * (a later run only checks the stages, and rebuilds the engine's image for a changed tree); absent, a fresh
+ * machine builds for most of an hour, and its heavy files come after the others.
+ */
+export const heavyAssetsBuiltMarker = () => machineCache("heavy-assets.built");
+
+/** The stages each heavy file waits for; a file not named here waits for the container toolchain only. */
+const NEEDS: Readonly<Record<string, readonly HeavyStage[]>> = {
+  "capi-backend.heavy.test.ts": ["containers", "capi"],
+  "capi-backend.conformance.heavy.test.ts": ["containers", "capi"],
+  "capi-clusterctl.heavy.test.ts": ["containers", "capi"],
+  "capi-provider.heavy.test.ts": ["capi"],
+  "engine-control-plane.heavy.test.ts": ["capi"],
+  "deploy.heavy.test.ts": ["capi"],
+  "watch-scope.heavy.test.ts": ["capi"],
+  "kind-metallb.heavy.test.ts": ["containers", "metallb"],
+  "live-view.browser.heavy.test.ts": ["chromium"],
+  "live-view-scale.browser.heavy.test.ts": ["chromium"],
+  "gardener-apiserver.heavy.test.ts": ["gardener"],
+  "gardener-backend.heavy.test.ts": ["gardener"],
+  "gardener-backend.conformance.heavy.test.ts": ["gardener"],
+  "gardener-demo.heavy.test.ts": ["gardener"],
+  "gardener-parity.heavy.test.ts": ["gardener"],
+  "landscape-gardener.heavy.test.ts": ["gardener"],
+  "gardener-from-pod.heavy.test.ts": ["containers", "gardener"],
+};
+
+/** The stages the heavy file `path` waits for. */
+export function stagesNeededBy(path: string): readonly HeavyStage[] {
+  const name = path.split("/").at(-1) ?? path;
+  return NEEDS[name] ?? ["containers"];
+}
+
+/** The last stage, in build order, that the heavy file `path` waits for: when, at the earliest, it can start. */
+export function lastStageNeededBy(path: string): HeavyStage {
+  const needed = stagesNeededBy(path);
+  return HEAVY_STAGES.findLast((stage) => needed.includes(stage)) ?? "containers";
+}
 
 const hack = join(import.meta.dirname, "..", "..", "hack");
+const LONG = 3_600_000;
 
-function prepare(answer?: string): HeavyAssets {
-  const started = performance.now();
-  try {
-    const capi = findCapiAssets(); // ~2 minutes the first time
-    findCapiProvidersAssets(); // kubeadm control plane and bootstrap, CAPD: ~5 minutes the first time
-    const gardener = findGardenerAssets(); // gardener-apiserver, ~15–20 minutes the first time
-    // Docker engine, kind and its node image: built once per machine, seconds afterwards.
-    const ensure = (steps: string[]) =>
-      execFileSync(join(hack, "containers", "ensure.sh"), steps, {
-        encoding: "utf8",
-        stdio: ["ignore", "pipe", "inherit"],
-        timeout: 3_600_000,
-      });
-    const machine = ensure(["docker", "kind", "kube-node-binaries", "kind-node-image"]);
-    const docker = parseToolchainValue(machine, "docker");
-    // MetalLB for kind-metallb.heavy.test.ts: 5–20 minutes the first time, then a look at the cache.
-    execFileSync(join(hack, "metallb", "build.sh"), [], {
-      stdio: ["ignore", "ignore", "inherit"],
-      env: { ...process.env, DOCKER: docker },
-      timeout: 3_600_000,
-    });
-    // Never fails: without a browser the browser tests fail with the same advice.
-    execFileSync(join(hack, "browser", "ensure-chromium.sh"), [], {
-      stdio: ["ignore", "inherit", "inherit"],
-    });
-    // All that a fresh machine builds for long is there: the run's order may start the heavy files now.
-    if (answer) writeFileSync(machineReadyMarker(answer), "");
-    // The engine's image, rebuilt when the tree changed (a minute or two).
-    const toolchain = parseToolchain(`${machine}\n${ensure(["engine-image"])}`);
-    console.error(
-      `heavy assets: Cluster API ${capi.version} from ${capi.directory}; gardener-apiserver ${gardener.version}; ` +
-        `containers: ${toolchain.engineImage}, ${toolchain.nodeImage} (${Math.round((performance.now() - started) / 1000)} s)`,
-    );
-    return { toolchain };
-  } catch (error) {
-    return { error: (error as Error).message };
-  }
+const script = (path: string, args: string[] = [], env?: NodeJS.ProcessEnv) =>
+  execFileSync(join(hack, path), args, {
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "inherit"],
+    timeout: LONG,
+    env: env ?? process.env,
+  });
+
+/** What each stage does, given the toolchain if the containers stage made it; each returns its answer or throws. */
+const MAKE: Readonly<Record<HeavyStage, (toolchain?: ContainerToolchain) => StageAnswer>> = {
+  // Docker engine, kind, its node image and the engine's image: built once per machine (the image again for a
+  // changed tree, a minute or two), seconds afterwards.
+  containers: () => ({
+    toolchain: parseToolchain(
+      script("containers/ensure.sh", [
+        "docker",
+        "kind",
+        "kube-node-binaries",
+        "kind-node-image",
+        "engine-image",
+      ]),
+    ),
+  }),
+  // The core manager (~2 minutes the first time), then kubeadm control plane and bootstrap, CAPD (~5 minutes).
+  capi: () => {
+    findCapiAssets();
+    findCapiProvidersAssets();
+    return {};
+  },
+  // Never fails: without a browser the browser tests fail with the same advice.
+  chromium: () => {
+    script("browser/ensure-chromium.sh");
+    return {};
+  },
+  // MetalLB for kind-metallb.heavy.test.ts: 5–20 minutes the first time, then a look at the cache.
+  metallb: (toolchain) => {
+    if (!toolchain)
+      throw new Error("MetalLB's images are built with Docker, and the container toolchain failed");
+    script("metallb/build.sh", [], { ...process.env, DOCKER: toolchain.docker });
+    return {};
+  },
+  // gardener-apiserver, ~15–20 minutes the first time.
+  gardener: () => {
+    findGardenerAssets();
+    return {};
+  },
+};
+
+function answer(prefix: string, stage: HeavyStage, value: StageAnswer): void {
+  const file = stageAnswerFile(prefix, stage);
+  writeFileSync(`${file}.partial`, JSON.stringify(value));
+  renameSync(`${file}.partial`, file);
 }
 
 if (import.meta.main) {
-  const answer = process.argv[2];
-  if (!answer) throw new Error("usage: node test/support/heavy-assets.ts <answer file>");
-  writeFileSync(`${answer}.partial`, JSON.stringify(prepare(answer)));
-  renameSync(`${answer}.partial`, answer);
+  const prefix = process.argv[2];
+  if (!prefix) throw new Error("usage: node test/support/heavy-assets.ts <answer prefix>");
+  const started = performance.now();
+  const failed: string[] = [];
+  let toolchain: ContainerToolchain | undefined;
+  for (const stage of HEAVY_STAGES) {
+    const stageStarted = performance.now();
+    try {
+      const made = MAKE[stage](toolchain);
+      if ("toolchain" in made) toolchain = made.toolchain;
+      answer(prefix, stage, made);
+      console.error(
+        `heavy assets: ${stage} there (${Math.round((performance.now() - stageStarted) / 1000)} s)`,
+      );
+    } catch (error) {
+      failed.push(stage);
+      answer(prefix, stage, { error: (error as Error).message });
+    }
+  }
+  if (failed.length === 0 && !existsSync(heavyAssetsBuiltMarker()))
+    writeFileSync(heavyAssetsBuiltMarker(), "");
+  console.error(
+    `heavy assets: ${failed.length === 0 ? "all there" : `failed: ${failed.join(", ")}`} (${Math.round((performance.now() - started) / 1000)} s)`,
+  );
 }

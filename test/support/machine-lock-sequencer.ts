@@ -8,12 +8,11 @@
  * the durations of the last run and, whenever a worker is free, starts the file that holds the run back longest
  * (a lock's holder counts for its whole chain of holders still to run) among those that would not start beside
  * another holder of their lock; ties keep vitest's order (failed first, then slowest first). On a fresh machine the
- * heavy files come after the others, while their assets build.
+ * heavy files come after the others, while their assets build, in the order the stages they need are made.
  */
 import { existsSync } from "node:fs";
-import { setTimeout as sleep } from "node:timers/promises";
 import { BaseSequencer, type TestSpecification } from "vitest/node";
-import { HEAVY_ASSETS_ENV, machineReadyMarker } from "./heavy-assets.ts";
+import { HEAVY_STAGES, heavyAssetsBuiltMarker, lastStageNeededBy } from "./heavy-assets.ts";
 
 /** The machine-wide locks and the test files that take each. */
 export const MACHINE_LOCKS: Readonly<Record<string, readonly string[]>> = {
@@ -87,25 +86,6 @@ export function lockHoldersApart<T>(
   return order;
 }
 
-/** How long the order waits to know: a machine whose heavy assets were built says so within seconds. */
-export const WARM_ANSWER_MS = 20_000;
-
-/**
- * Whether the heavy assets are there already but for the engine's image (the global setup, which runs before the
- * order is made, started looking for them): true when they are within `patienceMs`, or when no heavy file is in
- * the run.
- */
-async function heavyAssetsWarm(patienceMs: number): Promise<boolean> {
-  const answer = process.env[HEAVY_ASSETS_ENV];
-  if (!answer) return true;
-  const deadline = Date.now() + patienceMs;
-  while (!existsSync(answer) && !existsSync(machineReadyMarker(answer))) {
-    if (Date.now() > deadline) return false;
-    await sleep(250);
-  }
-  return true;
-}
-
 export default class MachineLockSequencer extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
     const sorted = await super.sort(files);
@@ -118,8 +98,9 @@ export default class MachineLockSequencer extends BaseSequencer {
         locksOf: (spec) => locksOf(spec.moduleId),
       });
     // Warm, the heavy files start with the others (the longest lock chain from the first minute); cold, they would
-    // only hold workers while their assets build, so they come after every other file.
-    const warm = await heavyAssetsWarm(WARM_ANSWER_MS);
+    // only hold workers while their assets build, so they come after every other file, in the order their stages
+    // are made.
+    const warm = existsSync(heavyAssetsBuiltMarker());
     // Groups run one after another, each on the pool: play each group alone.
     const groups = new Map<number, TestSpecification[]>();
     for (const spec of sorted) {
@@ -129,7 +110,13 @@ export default class MachineLockSequencer extends BaseSequencer {
     return [...groups.values()].flatMap((group) => {
       if (warm) return play(group);
       const isHeavy = (spec: TestSpecification) => spec.project.name === "heavy";
-      return [...play(group.filter((spec) => !isHeavy(spec))), ...play(group.filter(isHeavy))];
+      const heavy = group.filter(isHeavy);
+      return [
+        ...play(group.filter((spec) => !isHeavy(spec))),
+        ...HEAVY_STAGES.flatMap((stage) =>
+          play(heavy.filter((spec) => lastStageNeededBy(spec.moduleId) === stage)),
+        ),
+      ];
     });
   }
 }

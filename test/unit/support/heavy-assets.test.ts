@@ -1,0 +1,31 @@
+import { readdirSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { lastStageNeededBy, stagesNeededBy } from "../../support/heavy-assets.ts";
+
+const heavyFiles = readdirSync(join(import.meta.dirname, "..", "..", "integration")).filter((name) =>
+  name.endsWith(".heavy.test.ts"),
+);
+
+describe("the heavy assets' stages a file waits for", () => {
+  it("are those it names, or the container toolchain for a file named nowhere", () => {
+    expect(stagesNeededBy("/repo/test/integration/gardener-from-pod.heavy.test.ts")).toEqual([
+      "containers",
+      "gardener",
+    ]);
+    expect(stagesNeededBy("/repo/test/integration/kind-pool.heavy.test.ts")).toEqual(["containers"]);
+  });
+
+  it("start a file at the latest stage it needs, in the order the stages are made", () => {
+    expect(lastStageNeededBy("/repo/test/integration/gardener-from-pod.heavy.test.ts")).toBe("gardener");
+    expect(lastStageNeededBy("/repo/test/integration/capi-backend.heavy.test.ts")).toBe("capi");
+    expect(lastStageNeededBy("/repo/test/integration/live-view.browser.heavy.test.ts")).toBe("chromium");
+  });
+
+  it("wait for Gardener only in the files that start gardener-apiserver, and for Chromium only in the browser's", () => {
+    const waitingFor = (stage: string) =>
+      heavyFiles.filter((name) => stagesNeededBy(name).includes(stage as never)).sort();
+    expect(waitingFor("gardener")).toEqual(heavyFiles.filter((name) => name.includes("gardener")).sort());
+    expect(waitingFor("chromium")).toEqual(heavyFiles.filter((name) => name.includes(".browser.")).sort());
+  });
+});
