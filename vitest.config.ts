@@ -44,7 +44,7 @@ export const heavy: TestProjectInlineConfiguration = {
     name: "heavy",
     include: [HEAVY],
     globalSetup: ["test/support/global-setup-heavy.ts"],
-    setupFiles: ["test/support/heavy-assets-ready.ts"],
+    setupFiles: ["test/support/heavy-assets-ready.ts", "test/support/machine-locks-held.ts"],
     hookTimeout: 180_000,
   },
 };

@@ -13,32 +13,10 @@
 import { existsSync } from "node:fs";
 import { BaseSequencer, type TestSpecification } from "vitest/node";
 import { HEAVY_STAGES, heavyAssetsBuiltMarker, lastStageNeededBy } from "./heavy-assets.ts";
-
-/** The machine-wide locks and the test files that take each. */
-export const MACHINE_LOCKS: Readonly<Record<string, readonly string[]>> = {
-  // They start Cluster API through test/support/capi-management.ts.
-  capd: ["capi-backend.heavy.test.ts", "capi-backend.conformance.heavy.test.ts"],
-  // Several kind nodes booting at once (or CAPD's Docker machines, which boot as kind nodes do): three siblings of
-  // a landscape, a pool and its third Cluster, a CAPD control plane with its worker. Not the files whose nodes boot
-  // one at a time (in-cluster, cli-up, capi-clusterctl, kind-clusters, gardener-from-pod): a node that kubeadm
-  // gives up on beside them is made again (createKindCluster and the kind backend both try again).
-  "kind-nodes": [
-    "capi-backend.heavy.test.ts",
-    "kind-landscape.heavy.test.ts",
-    "landscape-kind.heavy.test.ts",
-    "kind-pool.heavy.test.ts",
-  ],
-};
+import { locksOf } from "./machine-locks.ts";
 
 /** What a file without a recorded duration (a fresh machine) is taken to last, so that locks still keep apart. */
 export const UNKNOWN_DURATION_MS = 120_000;
-
-/** The locks `moduleId`'s file takes (none for most). */
-export function locksOf(moduleId: string): string[] {
-  return Object.entries(MACHINE_LOCKS)
-    .filter(([, files]) => files.some((name) => moduleId.endsWith(`/${name}`)))
-    .map(([lock]) => lock);
-}
 
 /**
  * `files` in an order in which, played on `workers` workers that each take the next file when free, no file starts

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { lockHoldersApart, locksOf } from "../../support/machine-lock-sequencer.ts";
+import { lockHoldersApart } from "../../support/machine-lock-sequencer.ts";
+import { locksOf } from "../../support/machine-locks.ts";
 
 /** Files as `name:seconds`, `!` marking a holder of lock one, `?` one of lock two. */
 const play = (files: string[], workers = 2) =>

@@ -1,0 +1,37 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { holdFileLocks, locksOf } from "../../support/machine-locks.ts";
+
+const KIND_NODES_FILE = "/repo/test/integration/kind-pool.heavy.test.ts";
+
+describe("the machine locks a test file holds", () => {
+  let cache: string;
+  beforeEach(() => {
+    cache = mkdtempSync(join(tmpdir(), "machine-locks-"));
+    vi.stubEnv("XDG_CACHE_HOME", cache);
+  });
+  afterEach(() => {
+    vi.unstubAllEnvs();
+    rmSync(cache, { recursive: true, force: true });
+  });
+
+  it("keep a second holder of kind-nodes out until the first releases, naming the lock", async () => {
+    const first = await holdFileLocks(KIND_NODES_FILE, 0);
+    await expect(holdFileLocks("/repo/test/integration/kind-landscape.heavy.test.ts", 0)).rejects.toThrow(
+      /kind-nodes lock .* was held by another test file/,
+    );
+    await first();
+    const second = await holdFileLocks("/repo/test/integration/kind-landscape.heavy.test.ts", 0);
+    await second();
+  });
+
+  it("leave capd to the Cluster API stack, which takes it itself, and files without a lock free", async () => {
+    expect(locksOf("/repo/test/integration/capi-backend.conformance.heavy.test.ts")).toEqual(["capd"]);
+    const capd = await holdFileLocks("/repo/test/integration/capi-backend.conformance.heavy.test.ts", 0);
+    const again = await holdFileLocks("/repo/test/integration/capi-backend.conformance.heavy.test.ts", 0);
+    const none = await holdFileLocks("/repo/test/integration/gardener-backend.heavy.test.ts", 0);
+    await Promise.all([capd(), again(), none()]);
+  });
+});
