@@ -54,7 +54,7 @@ export const RUNNER = {
   pool: "forks",
   // Most files wait on API servers, leases and containers: with two workers a 2-core machine sat 70–90 % idle
   // (vmstat) through the integration files. Each file's control plane takes ~0.5 GiB, a heavy file's clusters a few.
-  maxWorkers: 3,
+  maxWorkers: 4,
   testTimeout: 60_000,
 } as const;
 
