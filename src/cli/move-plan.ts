@@ -293,15 +293,15 @@ export function copyDecision(kind: MovedKind, existing: MovedObject | undefined)
 }
 
 /**
- * Whether `secret` is a hand-over the target has taken already: its Cluster's copy no longer names it (the
- * target's engine imported it and deleted it there), so it is not copied again.
+ * Whether `secret` is a hand-over the target has, or had, already: its Cluster's copy is resumed (a move places
+ * the hand-over before it resumes the copy, and the target's engine takes it and deletes it from then on, so a
+ * copy made again would outlive it) or no longer names it. Judged from the copy's pause, not from whether the
+ * Secret is still there: the engine may delete it between a move's two reads.
  */
 export function handoverTaken(secret: MovedObject, ownerCopy: MovedObject | undefined): boolean {
-  return (
-    secret.metadata.labels?.[HANDOVER_OWNER_LABEL] !== undefined &&
-    ownerCopy !== undefined &&
-    ownerCopy.metadata.annotations?.[HANDOVER_ANNOTATION] === undefined
-  );
+  if (secret.metadata.labels?.[HANDOVER_OWNER_LABEL] === undefined || ownerCopy === undefined) return false;
+  const annotations = ownerCopy.metadata.annotations;
+  return annotations?.[PAUSED_ANNOTATION] !== "true" || annotations?.[HANDOVER_ANNOTATION] === undefined;
 }
 
 /** The ProviderConfigs that may leave the source: moved ones no Cluster left there uses. */

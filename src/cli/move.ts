@@ -77,8 +77,8 @@ export interface MoveOptions {
   readonly timeoutMs?: number;
   /** Progress, one line at a time. */
   readonly log?: (line: string) => void;
-  /** Told at every point of the move, before it goes on (a test throws here to interrupt it). */
-  readonly checkpoint?: (point: MovePoint) => void;
+  /** Told at every point of the move, before it goes on (a test throws here to interrupt it, or waits there). */
+  readonly checkpoint?: (point: MovePoint) => void | Promise<void>;
 }
 
 /** What a move did. */
@@ -147,7 +147,7 @@ export async function moveObjects(options: MoveOptions): Promise<MoveReport> {
     await eachOf(selection.objects[kind.kind] ?? [], async (object) => {
       if (object.metadata.annotations?.[PAUSED_ANNOTATION] === "true") return;
       await source.of(kind).merge(object, { metadata: { annotations: { [PAUSED_ANNOTATION]: "true" } } });
-      checkpoint(`paused ${kind.kind} ${keyOf(object)}`);
+      await checkpoint(`paused ${kind.kind} ${keyOf(object)}`);
     });
   }
   log(`paused ${count(selection, (kind) => kind.pausable)} objects on the source`);
@@ -157,7 +157,7 @@ export async function moveObjects(options: MoveOptions): Promise<MoveReport> {
   log(
     `${(selection.objects.Cluster ?? []).length - refused.size} Clusters handed over, ${refused.size} refused`,
   );
-  checkpoint("handed over");
+  await checkpoint("handed over");
   if (refused.size > 0) {
     const staying = selectObjects(await readSource(source, options.namespaces), options.namespaces);
     selection = selectObjects(await readSource(source, options.namespaces), options.namespaces, refused);
@@ -200,7 +200,7 @@ export async function moveObjects(options: MoveOptions): Promise<MoveReport> {
       const copy = existing ?? (await target.of(kind).create(copyOf(object, kind, uids)));
       uids.set(object.metadata.uid ?? "", copy.metadata.uid ?? "");
       copies.set(object.metadata.uid ?? "", copy);
-      checkpoint(`copied ${kind.kind} ${keyOf(object)}`);
+      await checkpoint(`copied ${kind.kind} ${keyOf(object)}`);
     });
   }
   for (const kind of MOVED_KINDS) {
@@ -214,14 +214,14 @@ export async function moveObjects(options: MoveOptions): Promise<MoveReport> {
       });
       const status = statusOf(object, kind, uids);
       if (status !== undefined) await target.of(kind).replaceStatus({ ...written, status });
-      checkpoint(`completed ${kind.kind} ${keyOf(object)}`);
+      await checkpoint(`completed ${kind.kind} ${keyOf(object)}`);
     });
   }
   log(`copied ${count(selection, () => true)} objects to the target`);
 
   // 4. The target's engine offers the Clusters' profiles (else it would call them missing on resume).
   await waitForProfiles(target, selection.objects.Cluster ?? [], timeoutMs);
-  checkpoint("profiles ready");
+  await checkpoint("profiles ready");
 
   // 5. Resume on the target.
   for (const kind of MOVED_KINDS.filter((entry) => entry.pausable)) {
@@ -229,7 +229,7 @@ export async function moveObjects(options: MoveOptions): Promise<MoveReport> {
       const existing = await target.of(kind).get(object);
       if (existing?.metadata.annotations?.[PAUSED_ANNOTATION] !== "true") return;
       await target.of(kind).merge(existing, { metadata: { annotations: { [PAUSED_ANNOTATION]: null } } });
-      checkpoint(`resumed ${kind.kind} ${keyOf(object)}`);
+      await checkpoint(`resumed ${kind.kind} ${keyOf(object)}`);
     });
   }
   log("resumed on the target");
@@ -259,7 +259,7 @@ export async function moveObjects(options: MoveOptions): Promise<MoveReport> {
         await source.of(kind).merge(object, { metadata: { ...finalizers, ...confirm } });
       }
       await source.of(kind).remove(object);
-      checkpoint(`removed ${kind.kind} ${keyOf(object)}`);
+      await checkpoint(`removed ${kind.kind} ${keyOf(object)}`);
     });
   }
   log("removed from the source");

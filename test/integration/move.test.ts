@@ -111,6 +111,22 @@ async function settled(world: World, names: readonly string[], namespace = world
   }
 }
 
+/** Waits until every Cluster of `namespace` resumed on `world` has taken its hand-over. */
+async function takenOver(world: World, namespace: string): Promise<void> {
+  await eventually(
+    async () => {
+      const clusters = await world.list<Cluster>(RESOURCES.Cluster, namespace);
+      const waiting = clusters.filter(
+        (cluster) =>
+          cluster.metadata.annotations?.[PAUSED_ANNOTATION] === undefined &&
+          cluster.metadata.annotations?.[HANDOVER_ANNOTATION] !== undefined,
+      );
+      expect(waiting.map((cluster) => cluster.metadata.name)).toEqual([]);
+    },
+    { what: "the resumed Clusters' hand-overs taken", timeoutMs: 30_000 },
+  );
+}
+
 /** What must stay the same across a move: every Cluster's and AccessRequest's status, every access Secret's data. */
 async function snapshot(world: World, names: readonly string[], namespace = world.namespace) {
   const core = world.controlPlane.kubeConfig.makeApiClient(CoreV1Api);
@@ -286,7 +302,16 @@ describe("move", () => {
       expect(interrupted || seen.length <= interruptAt).toBe(true);
       if (!interrupted) break; // every point has been interrupted once
       points.push(seen[seen.length - 1] as MovePoint);
-      await moveObjects({ from: kubeConfigOf(from), to: kubeConfigOf(to), namespaces: [namespace] });
+      // Run again; once it has read a Cluster's copy, the target's engine takes over what the cut-short run had
+      // resumed (deleting its hand-over) before this run reads the Secrets.
+      const target = to;
+      await moveObjects({
+        from: kubeConfigOf(from),
+        to: kubeConfigOf(to),
+        namespaces: [namespace],
+        checkpoint: (point) =>
+          point.startsWith("copied Cluster") ? takenOver(target, namespace) : undefined,
+      });
       await settled(to, names, namespace);
       const after = `after an interruption at ${points.at(-1)}`;
       await eventually(

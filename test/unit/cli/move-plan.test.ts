@@ -195,12 +195,17 @@ describe("ProviderConfigs leave the source", () => {
 });
 
 describe("a hand-over taken on the target", () => {
-  it("is not copied again; one still named by its Cluster's copy is", () => {
+  it("is not copied again once its Cluster's copy is resumed or no longer names it; one for a paused copy is", () => {
     const waiting = object("c1", "t", {
+      metadata: { annotations: { [HANDOVER_ANNOTATION]: "c1-handover", [PAUSED_ANNOTATION]: "true" } },
+    });
+    // Resumed by an earlier run that was cut short: the target's engine is taking it, and may have deleted it.
+    const resumed = object("c1", "t", {
       metadata: { annotations: { [HANDOVER_ANNOTATION]: "c1-handover" } },
     });
     expect(handoverTaken(handover, undefined)).toBe(false);
     expect(handoverTaken(handover, waiting)).toBe(false);
+    expect(handoverTaken(handover, resumed)).toBe(true);
     expect(handoverTaken(handover, object("c1", "t"))).toBe(true);
     expect(handoverTaken(accessSecret, object("c1", "t"))).toBe(false);
   });
