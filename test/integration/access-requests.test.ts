@@ -22,7 +22,14 @@ import { systemClock } from "../../src/runtime/clock.ts";
 import type { Engine } from "../../src/runtime/engine.ts";
 import { CACHES } from "../../src/runtime/kinds/caches.ts";
 import { createLogger } from "../../src/runtime/logger.ts";
-import { createConfigMap, expectStatuses, issuedKubeconfig, statusOf } from "../support/access-proofs.ts";
+import {
+  createConfigMap,
+  expectGroupReader,
+  expectStatuses,
+  issuedKubeconfig,
+  readersOidc,
+  statusOf,
+} from "../support/access-proofs.ts";
 import { createAccessRequest } from "../support/access-requests.ts";
 import { aBackendContext } from "../support/backend-context.ts";
 import { aCluster, aClusterProfile, aProviderConfig } from "../support/builders.ts";
@@ -373,24 +380,13 @@ describe("OIDC access (the local backend trusts the issuer)", () => {
   it("is granted: a token of the issuer for a user in the bound group can do what was granted, nothing else; revoked on delete", async () => {
     await createRequest("oidc", {
       clusterRef: { name: "target", namespace: NS },
-      oidc: {
-        name: "corp",
-        issuer: issuer.url,
-        clientID: "engine-test",
-        roleBindings: [
-          {
-            subjects: [{ kind: "Group", name: "readers" }],
-            roleRefs: [{ kind: "ClusterRole", name: "view" }],
-          },
-          {
-            subjects: [
-              { kind: "User", name: "::root-of-corp" },
-              { kind: "User", name: "::corp:carol" },
-            ],
-            roleRefs: [{ kind: "ClusterRole", name: "edit" }],
-          },
+      oidc: readersOidc(issuer.url, "engine-test", {
+        subjects: [
+          { kind: "User", name: "::root-of-corp" },
+          { kind: "User", name: "::corp:carol" },
         ],
-      },
+        roleRefs: [{ kind: "ClusterRole", name: "edit" }],
+      }),
     });
     await waitForPhase("oidc", "Granted");
     const { data } = await clientFromSecret("oidc");
@@ -401,13 +397,7 @@ describe("OIDC access (the local backend trusts the issuer)", () => {
       await issuer.token({ audience: "engine-test", subject: "alice", groups: ["readers"] }),
     );
     // The API server reloads its authentication configuration within seconds.
-    await eventually(
-      async () => expect(await statusOf(reader.listNamespacedConfigMap({ namespace: "default" }))).toBe(200),
-      {
-        what: "alice (group corp:readers) may list configmaps",
-      },
-    );
-    expect(await statusOf(reader.listNamespacedSecret({ namespace: "default" }))).toBe(403);
+    await expectGroupReader(reader, "alice (group corp:readers) may list configmaps");
     const outsider = withToken(
       await issuer.token({ audience: "engine-test", subject: "bob", groups: ["others"] }),
     );

@@ -13,7 +13,6 @@ import { join } from "node:path";
 import { type ApiException, CoreV1Api } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Cluster } from "../../src/api/cluster.ts";
-import type { ClusterProfile } from "../../src/api/cluster-profile.ts";
 import { LABELS, RESOURCES } from "../../src/api/constants.ts";
 import { type CapiBackend, createBackend } from "../../src/providers/capi.ts";
 import {
@@ -39,6 +38,7 @@ import { containersNamed, docker } from "../support/containers.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
 import { type CustomResource, readCustomObject } from "../support/maybe-absent.ts";
 import { engineRunArgs, startEngineCli } from "../support/processes.ts";
+import { profileOffered } from "../support/profile-offered.ts";
 
 const NS = "capi-test";
 /** Where the CAPI Clusters go (the ProviderConfig's settings.namespace). */
@@ -183,14 +183,7 @@ afterAll(async () => {
 
 describe("the capi backend on Cluster API with Docker machines", { timeout: 900_000 }, () => {
   it("offers the versions the config lists that the class can build, and the class's traits", async () => {
-    const profile = await eventually(
-      async () =>
-        (await management.custom.getClusterCustomObject({
-          ...RESOURCES.ClusterProfile,
-          name: profileOf("docker"),
-        })) as ClusterProfile,
-      { what: `ClusterProfile ${profileOf("docker")}`, timeoutMs: 60_000 },
-    );
+    const profile = await profileOffered(management.custom, profileOf("docker"), { timeoutMs: 60_000 });
     expect(profile.spec.supportedVersions).toEqual([{ version: "1.36.3" }, { version: "1.35.0" }]);
     expect(profile.metadata.annotations?.["engine.openmcp.cloud/traits"]).toBe("provider-docker");
   });

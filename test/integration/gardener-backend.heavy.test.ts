@@ -13,7 +13,6 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ClusterTarget } from "../../src/api/backend.ts";
 import type { Cluster } from "../../src/api/cluster.ts";
 import type { ClusterPool } from "../../src/api/cluster-pool.ts";
-import type { ClusterProfile } from "../../src/api/cluster-profile.ts";
 import { ANNOTATIONS, LABELS, RESOURCES } from "../../src/api/constants.ts";
 import type { ProviderConfig } from "../../src/api/provider-config.ts";
 import { CORE, workerlessShootSpec } from "../../src/dev/gardener-garden-objects.ts";
@@ -26,6 +25,7 @@ import {
   bearerClient,
   configMapTokenRequest,
   expectConfigMapAccessOnly,
+  expectGroupReader,
   issuedKubeconfig,
   statusOf,
 } from "../support/access-proofs.ts";
@@ -35,6 +35,7 @@ import { eventually, satisfying } from "../support/eventually.ts";
 import { type GardenerBackendWorld, startGardenerBackendWorld } from "../support/gardener-backend-world.ts";
 import { type CustomResource, orAbsent, readCustomObject } from "../support/maybe-absent.ts";
 import { engineRunArgs, startEngineCli } from "../support/processes.ts";
+import { profileOffered } from "../support/profile-offered.ts";
 
 const NS = "gardener-test";
 const PROVIDER = "gardener-test";
@@ -197,14 +198,7 @@ afterAll(async () => {
 
 describe("the gardener backend on Gardener's API server", { timeout: 300_000 }, () => {
   it("offers the CloudProfile's supported and deprecated versions, newest first; preview, expired and lifecycle-expired left out", async () => {
-    const profile = await eventually(
-      async () =>
-        (await world.custom.getClusterCustomObject({
-          ...RESOURCES.ClusterProfile,
-          name: profileOf("dev"),
-        })) as ClusterProfile,
-      { what: `ClusterProfile ${profileOf("dev")}` },
-    );
+    const profile = await profileOffered(world.custom, profileOf("dev"));
     expect(profile.spec.supportedVersions).toEqual([
       { version: "1.35.1" },
       { version: "1.35.0" },
@@ -379,15 +373,10 @@ describe("the gardener backend on Gardener's API server", { timeout: 300_000 }, 
     const withToken = async (subject: string, groups: string[], audience = "gardener-test") =>
       bearerClient(admin, await (issuer as OidcIssuer).token({ audience, subject, groups }));
     const alice = await withToken("alice", ["readers"]);
-    await eventually(
-      async () => expect(await statusOf(alice.listNamespacedConfigMap({ namespace: "default" }))).toBe(200),
-      {
-        what: "alice (group corp:readers) may list configmaps on the Shoot",
-        timeoutMs: 60_000,
-        intervalMs: 500,
-      },
-    );
-    expect(await statusOf(alice.listNamespacedSecret({ namespace: "default" }))).toBe(403);
+    await expectGroupReader(alice, "alice (group corp:readers) may list configmaps on the Shoot", {
+      timeoutMs: 60_000,
+      intervalMs: 500,
+    });
     // The request's bindings on the Shoot: the group with the request's prefix, `::root` as "root" without one.
     const bindings = await admin.makeApiClient(RbacAuthorizationV1Api).listClusterRoleBinding();
     const subjects = bindings.items.flatMap((b) => (b.subjects ?? []).map((x) => `${x.kind}:${x.name}`));

@@ -11,7 +11,6 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AccessRequest } from "../../src/api/access-request.ts";
 import type { ClusterBackend } from "../../src/api/backend-contract.ts";
 import type { Cluster } from "../../src/api/cluster.ts";
-import type { ClusterProfile } from "../../src/api/cluster-profile.ts";
 import { RESOURCES } from "../../src/api/constants.ts";
 import { moveObjects } from "../../src/cli/move.ts";
 import { type ControlPlane, startControlPlane } from "../../src/controlplane/control-plane.ts";
@@ -25,6 +24,8 @@ import {
   bearerClient,
   configMapTokenRequest,
   expectConfigMapAccessOnly,
+  expectGroupReader,
+  readersOidc,
   statusOf,
 } from "../support/access-proofs.ts";
 import { aCluster, anAccessRequest } from "../support/builders.ts";
@@ -37,6 +38,7 @@ import {
 } from "../support/containers.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
 import { type KindEngineWorld, startKindEngineWorld } from "../support/kind-engine-world.ts";
+import { profileOffered } from "../support/profile-offered.ts";
 
 const NS = "kind-test";
 const PROFILE = "test.kind-test.kind";
@@ -97,14 +99,7 @@ describe("Clusters on real kind clusters", { timeout: 600_000 }, () => {
       await docker("image", "ls", "--format", "{{.Repository}}:{{.Tag}}", "kindest/node"),
     );
     expect(held.map((v) => v.version)).toContain(tools.kubernetesVersion);
-    const profile = await eventually(
-      async () =>
-        (await custom.getClusterCustomObject({
-          ...RESOURCES.ClusterProfile,
-          name: PROFILE,
-        })) as ClusterProfile,
-      { what: `ClusterProfile ${PROFILE}` },
-    );
+    const profile = await profileOffered(custom, PROFILE);
     expect(profile.spec.supportedVersions).toEqual(held);
   });
 
@@ -198,17 +193,7 @@ describe("Clusters on real kind clusters", { timeout: 600_000 }, () => {
         name: "oidc",
         namespace: NS,
         clusterRef: { name: "real", namespace: NS },
-        oidc: {
-          name: "corp",
-          issuer: issuer.url,
-          clientID: "kind-test",
-          roleBindings: [
-            {
-              subjects: [{ kind: "Group", name: "readers" }],
-              roleRefs: [{ kind: "ClusterRole", name: "view" }],
-            },
-          ],
-        },
+        oidc: readersOidc(issuer.url, "kind-test"),
       }),
     });
     await requestWhere("oidc", "Granted", (r) => r.status?.phase === "Granted");
@@ -217,15 +202,10 @@ describe("Clusters on real kind clusters", { timeout: 600_000 }, () => {
       await issuer.token({ audience: "kind-test", subject: "alice", groups: ["readers"] }),
     );
     // The node's kube-apiserver reloads the mounted authentication configuration by itself.
-    await eventually(
-      async () => expect(await statusOf(alice.listNamespacedConfigMap({ namespace: "default" }))).toBe(200),
-      {
-        what: "alice (group corp:readers) may list configmaps on the kind cluster",
-        timeoutMs: 120_000,
-        intervalMs: 1_000,
-      },
-    );
-    expect(await statusOf(alice.listNamespacedSecret({ namespace: "default" }))).toBe(403);
+    await expectGroupReader(alice, "alice (group corp:readers) may list configmaps on the kind cluster", {
+      timeoutMs: 120_000,
+      intervalMs: 1_000,
+    });
     const outsider = withToken(
       await issuer.token({ audience: "kind-test", subject: "bob", groups: ["others"] }),
     );

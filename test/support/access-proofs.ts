@@ -1,7 +1,8 @@
 /** Proofs that issued access does exactly what was asked on a real cluster: a token request's rights, an OIDC user's client. */
 import { ApiException, CoreV1Api, KubeConfig } from "@kubernetes/client-node";
 import { expect } from "vitest";
-import type { AccessRequestSpec } from "../../src/api/access-request.ts";
+import type { AccessRequestSpec, OidcAccess, RoleBinding } from "../../src/api/access-request.ts";
+import { type EventuallyOptions, eventually } from "./eventually.ts";
 import { probeJobAnswer } from "./probe-job.ts";
 
 /** The HTTP status a call ends with (200 when it succeeds, -1 when no answer came). */
@@ -49,6 +50,39 @@ export async function expectConfigMapAccessOnly(kubeConfig: KubeConfig): Promise
   expect(await statusOf(client.listNamespacedSecret({ namespace: "default" }))).toBe(403);
   expect(await statusOf(client.listNamespacedConfigMap({ namespace: "kube-system" }))).toBe(403);
   expect(await statusOf(client.listNode())).toBe(403);
+}
+
+/**
+ * The `oidc` of an AccessRequest trusting `issuer` for `clientID` as `corp`: group `readers` bound to ClusterRole
+ * `view` (what {@link expectGroupReader} checks), then `more`.
+ */
+export function readersOidc(issuer: string, clientID: string, ...more: RoleBinding[]): OidcAccess {
+  return {
+    name: "corp",
+    issuer,
+    clientID,
+    roleBindings: [
+      { subjects: [{ kind: "Group", name: "readers" }], roleRefs: [{ kind: "ClusterRole", name: "view" }] },
+      ...more,
+    ],
+  };
+}
+
+/**
+ * Waits until `reader`, a member of the group an OIDC AccessRequest binds to ClusterRole `view`, may list ConfigMaps
+ * (the cluster's API server loads the request's authentication configuration by itself, within seconds), then
+ * checks that it may not read Secrets.
+ */
+export async function expectGroupReader(
+  reader: CoreV1Api,
+  what: string,
+  options: Omit<EventuallyOptions, "what"> = {},
+): Promise<void> {
+  await eventually(
+    async () => expect(await statusOf(reader.listNamespacedConfigMap({ namespace: "default" }))).toBe(200),
+    { what, ...options },
+  );
+  expect(await statusOf(reader.listNamespacedSecret({ namespace: "default" }))).toBe(403);
 }
 
 /** The kubeconfig an AccessRequest's Secret `namespace/name` holds: its text, and loaded. */
