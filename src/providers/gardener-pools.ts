@@ -15,7 +15,7 @@ import type { ClusterTarget } from "../api/backend.ts";
 import type { PoolMemberObservation, PoolMemberSpec, PoolSupport } from "../api/backend-contract.ts";
 import { poolMemberTarget } from "../api/cluster-pool.ts";
 import { isNotFound } from "../api/error-message.ts";
-import type { Garden, ShootRecord } from "./gardener.ts";
+import type { Garden, ShootRecord } from "./gardener-garden.ts";
 import { type GardenerSettings, gardenerSettings } from "./gardener-settings.ts";
 import {
   GARDENER_KEYS,

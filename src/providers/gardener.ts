@@ -23,13 +23,13 @@ import { apiStatusOf, isNotFound } from "../api/error-message.ts";
 import { type Logger, silentLogger } from "../api/logger.ts";
 import type { ProviderConfig } from "../api/provider-config.ts";
 import { ClusterConfigError } from "./gardener-cluster-configs.ts";
+import type { Garden, ShootRecord } from "./gardener-garden.ts";
 import { GardenerPools, type ProjectPlace } from "./gardener-pools.ts";
 import { type GardenerSettings, gardenerSettings, templateCloudProfile } from "./gardener-settings.ts";
 import {
   desiredShoot,
   GARDENER_KEYS,
   type Shoot,
-  type ShootPoolMember,
   shootChanges,
   shootName,
   shootObservation,
@@ -38,20 +38,9 @@ import {
 import { cloudProfileVersions, shootTemplateTraits } from "./gardener-versions.ts";
 import { authenticationConfig } from "./shared/authentication-config.ts";
 import { remoteCallError } from "./shared/error-wording.ts";
-import {
-  type KubeconfigAccess,
-  type KubeconfigSecretRef,
-  readKubeconfigSecret,
-} from "./shared/kubeconfig-secret.ts";
+import { type KubeconfigSecretRef, readKubeconfigSecret } from "./shared/kubeconfig-secret.ts";
 import { RecordFile } from "./shared/record-file.ts";
-import {
-  apiClients,
-  type OutOfDate,
-  type RemoteApi,
-  type RemoteObjectKind,
-  RemoteObjects,
-  type RemoteRecord,
-} from "./shared/remote-object.ts";
+import { apiClients, type OutOfDate, type RemoteObjectKind, RemoteObjects } from "./shared/remote-object.ts";
 
 const CORE = { group: "core.gardener.cloud", version: "v1beta1" } as const;
 /** Lifetime of an admin kubeconfig the backend asks Gardener for (never stored; asked for again when needed). */
@@ -65,19 +54,6 @@ export interface GardenerBackendOptions {
   readonly stateFile: string;
   readonly clock?: Clock;
   readonly log?: Logger;
-}
-
-/** What the backend remembers of one Cluster (or pool member): where its Shoot is. */
-export interface ShootRecord extends RemoteRecord {
-  readonly garden: KubeconfigSecretRef;
-  readonly shoot: string;
-  /** The warm pool member whose Shoot it is (the Cluster's by binding when `uid` is not the member's id). */
-  readonly member?: ShootPoolMember;
-}
-
-/** A garden: its kubeconfig and clients. */
-export interface Garden extends RemoteApi {
-  readonly access: KubeconfigAccess;
 }
 
 /**
