@@ -5,16 +5,16 @@ import { request } from "node:https";
 import { join } from "node:path";
 import type { KubeConfig } from "@kubernetes/client-node";
 import type { BackendCondition, ClusterObservation, ClusterTarget } from "../api/backend.ts";
-import type {
-  AdminAccess,
-  BackendContext,
-  BackendFactory,
-  ClusterBackend,
-  ConfigOffer,
-  OidcTrust,
-  SecretReader,
+import {
+  type AdminAccess,
+  BACKEND_CONTRACT_VERSION,
+  type BackendContext,
+  type BackendFactory,
+  type ClusterBackend,
+  type ConfigOffer,
+  type OidcTrust,
+  type SecretReader,
 } from "../api/backend-contract.ts";
-import { BACKEND_CONTRACT_VERSION } from "../api/backend-contract.ts";
 import { type Clock, systemClock } from "../api/clock.ts";
 import type { SupportedVersion } from "../api/cluster-profile.ts";
 import type { JsonObject } from "../api/common.ts";
