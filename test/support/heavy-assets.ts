@@ -1,7 +1,8 @@
 /**
  * Builds (first time on a machine) or finds the heavy files' assets, in stages, and answers for each stage as soon
  * as it is there, so a heavy file starts once the stages it needs are (heavy-assets-ready.ts) while later stages
- * still build: on a fresh machine the kind files start about five minutes in, while Gardener builds for twenty.
+ * still build: on a fresh machine (2026-11-27) the first kind files started 11 minutes into the run, 17 minutes
+ * before the last stage was there.
  * Run as a child process by the heavy project's global setup, so the other projects test meanwhile:
  * `node test/support/heavy-assets.ts <answer prefix>`; each stage's answer is written whole.
  */
@@ -19,7 +20,7 @@ export const HEAVY_ASSETS_ENV = "OPENMCP_TEST_HEAVY_ASSETS";
 
 /**
  * The stages, in the order they are made: the container toolchain first (most heavy files and the longest chain of
- * them need it), Gardener last (it builds longest and its files are short).
+ * them need it), Gardener last (its files are short, and it builds in minutes once the others filled the Go cache).
  */
 export const HEAVY_STAGES = ["containers", "capi", "chromium", "metallb", "gardener"] as const;
 export type HeavyStage = (typeof HEAVY_STAGES)[number];
@@ -33,7 +34,7 @@ export const stageAnswerFile = (prefix: string, stage: HeavyStage) => `${prefix}
 /**
  * Present once this machine has made every stage: the run's order then starts heavy files from the first minute
  * (a later run only checks the stages, and rebuilds the engine's image for a changed tree); absent, a fresh
- * machine builds for most of an hour, and its heavy files come after the others.
+ * machine builds for half an hour, and its heavy files come after the others.
  */
 export const heavyAssetsBuiltMarker = () => machineCache("heavy-assets.built");
 
