@@ -1,7 +1,7 @@
 /**
  * Sharded mode as operators run it: replicas as separate `run --sharding` processes on a real API server,
  * one simulated backend behind them all (a short delay), every backend call journaled with the replica
- * that made it. 3,000 Clusters split evenly; a replica killed with kill -9 mid-provisioning, another cut
+ * that made it. 1,500 Clusters split evenly; a replica killed with kill -9 mid-provisioning, another cut
  * off from the API server (a partition, through a TCP proxy), a new one joining; in the end every Cluster
  * Ready, each created at the backend exactly once, and no Cluster ever worked on by two replicas at once.
  */
@@ -28,10 +28,14 @@ import {
 import { startTcpProxyProcess, type TcpProxyProcess } from "../support/tcp-proxy-process.ts";
 
 const NAMESPACE = "fleet";
-const CLUSTERS = 3_000;
-/** Short membership timings, so takeovers happen within the test (the defaults are 15 s, 10 s, 2 s). */
-const LEASE_MS = 10_000;
-const RENEW_DEADLINE_MS = 7_000;
+const CLUSTERS = 1_500;
+/**
+ * The engine's default Lease duration and renew deadline (a 1 s retry period, against 2 s, so changes are seen
+ * sooner). With 10 s and 7 s, a replica the suite's other files starved of CPU missed its renew deadline and, as
+ * designed, exited (2026-11-27).
+ */
+const LEASE_MS = 15_000;
+const RENEW_DEADLINE_MS = 10_000;
 const folder = mkdtempSync(join(tmpdir(), "sharding-"));
 
 let controlPlane: ControlPlane;
@@ -90,7 +94,7 @@ afterAll(async () => {
 });
 
 describe("three sharded replicas as processes", () => {
-  it("split 3,000 Clusters about evenly: each owns 1,000 ± 20 %", async () => {
+  it("split 1,500 Clusters about evenly: each owns 500 ± 20 %", async () => {
     await eventually(
       async () => {
         for (const name of ["a", "b", "c"]) expect(await members(get(name))).toEqual(["a", "b", "c"]);
@@ -107,7 +111,7 @@ describe("three sharded replicas as processes", () => {
       // Waiting, not timing: the run's first files share the machine with the heavy assets' build.
       { what: "the replicas' owned Clusters to add up to all", timeoutMs: 300_000 },
     );
-    for (const share of shares) expect(Math.abs(share - 1_000)).toBeLessThanOrEqual(200);
+    for (const share of shares) expect(Math.abs(share - CLUSTERS / 3)).toBeLessThanOrEqual(CLUSTERS / 3 / 5);
   }, 600_000);
 
   it("take over the Clusters of a replica killed with kill -9 mid-provisioning, none of its Clusters worked on again before its Lease expired", async () => {
