@@ -4,8 +4,8 @@
  * heavy project (no answers named), it does nothing: the file's helpers then find or build what they need themselves.
  */
 import { existsSync, readFileSync } from "node:fs";
-import { setTimeout as sleep } from "node:timers/promises";
 import { expect } from "vitest";
+import { pollUntil } from "../../src/util/poll-until.ts";
 import { TOOLCHAIN_ENV } from "./containers.ts";
 import { HEAVY_ASSETS_ENV, type StageAnswer, stageAnswerFile, stagesNeededBy } from "./heavy-assets.ts";
 
@@ -18,14 +18,14 @@ if (prefix && testPath) {
   const deadline = Date.now() + PATIENCE_MS;
   for (const stage of stagesNeededBy(testPath)) {
     const file = stageAnswerFile(prefix, stage);
-    while (!existsSync(file)) {
-      if (Date.now() > deadline)
-        throw new Error(
-          `the heavy assets' ${stage} stage was not there after ${PATIENCE_MS / 60_000} minutes`,
-        );
-      await sleep(1_000);
-    }
-    const answer = JSON.parse(readFileSync(file, "utf8")) as StageAnswer;
+    const answer = await pollUntil(
+      `the heavy assets' ${stage} stage`,
+      async () =>
+        existsSync(file)
+          ? { done: true, value: JSON.parse(readFileSync(file, "utf8")) as StageAnswer }
+          : { done: false, why: "still being made" },
+      { timeoutMs: Math.max(0, deadline - Date.now()) },
+    );
     if ("error" in answer)
       throw new Error(`the heavy assets' ${stage} stage could not be made: ${answer.error}`);
     if (answer.toolchain) process.env[TOOLCHAIN_ENV] = JSON.stringify(answer.toolchain);

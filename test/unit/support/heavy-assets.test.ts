@@ -1,7 +1,7 @@
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { lastStageNeededBy, stagesNeededBy } from "../../support/heavy-assets.ts";
+import { type HeavyStage, lastStageNeededBy, stagesNeededBy } from "../../support/heavy-assets.ts";
 
 const heavyFiles = readdirSync(join(import.meta.dirname, "..", "..", "integration")).filter((name) =>
   name.endsWith(".heavy.test.ts"),
@@ -23,8 +23,8 @@ describe("the heavy assets' stages a file waits for", () => {
   });
 
   it("wait for Gardener only in the files that start gardener-apiserver, and for Chromium only in the browser's", () => {
-    const waitingFor = (stage: string) =>
-      heavyFiles.filter((name) => stagesNeededBy(name).includes(stage as never)).sort();
+    const waitingFor = (stage: HeavyStage) =>
+      heavyFiles.filter((name) => stagesNeededBy(name).includes(stage)).sort();
     expect(waitingFor("gardener")).toEqual(heavyFiles.filter((name) => name.includes("gardener")).sort());
     expect(waitingFor("chromium")).toEqual(heavyFiles.filter((name) => name.includes(".browser.")).sort());
   });
