@@ -7,10 +7,12 @@
  */
 import { copyFileSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
+import { isDeepStrictEqual } from "node:util";
 import { CustomObjectsApi } from "@kubernetes/client-node";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { Cluster } from "../../src/api/cluster.ts";
-import { RESOURCES } from "../../src/api/constants.ts";
+import { LABELS, RESOURCES } from "../../src/api/constants.ts";
+import { ownerOf } from "../../src/runtime/sharding/rendezvous.ts";
 import { aCluster, aProviderConfig } from "../support/builders.ts";
 import { docker, forbiddenLogLines } from "../support/containers.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
@@ -282,38 +284,54 @@ describe("in a kind management cluster", { timeout: 900_000 }, () => {
     await readyPods(3);
     for (let i = 0; i < 12; i++) await createCluster(`shard-${i}`, "default.engine.sim");
     for (let i = 0; i < 12; i++) await clusterReady(`shard-${i}`);
-    const owned = async () => {
-      const shares = new Map<string, number>();
-      for (const pod of (await enginePods()).filter((p) => !p.deleting)) {
-        const metrics = await raw(`/api/v1/namespaces/${SYSTEM}/pods/${pod.name}:8080/proxy/metrics`);
+    const clusters = (await custom.listNamespacedCustomObject({ ...RESOURCES.Cluster, namespace: NS })) as {
+      items: Array<{ metadata: { name: string } }>;
+    };
+    const keys = clusters.items.map((cluster) => `${NS}/${cluster.metadata.name}`);
+    /**
+     * What each live replica says it owns (its metric), beside what rendezvous hashing gives it among the
+     * live replicas' membership Leases (identity `<pod>_<random>`). Hashing may give a replica nothing.
+     */
+    const shares = async () => {
+      const live = (await enginePods()).filter((p) => !p.deleting).map((p) => p.name);
+      const podOf = (identity: string) => identity.split("_")[0] ?? "";
+      const leases = JSON.parse(
+        await management.kubectl("-n", SYSTEM, "get", "leases", "-l", LABELS.shardRing, "-o", "json"),
+      ) as { items: Array<{ spec?: { holderIdentity?: string } }> };
+      const members = leases.items
+        .map((lease) => lease.spec?.holderIdentity ?? "")
+        .filter((identity) => live.includes(podOf(identity)));
+      const owned: Record<string, number> = {};
+      for (const pod of live) {
+        const metrics = await raw(`/api/v1/namespaces/${SYSTEM}/pods/${pod}:8080/proxy/metrics`);
         const line = metrics
           .split("\n")
           .find((l) => l.startsWith('openmcp_engine_shard_owned_objects{controller="cluster"'));
-        shares.set(pod.name, Number(line?.split(" ").at(-1) ?? Number.NaN));
+        owned[pod] = Number(line?.split(" ").at(-1) ?? Number.NaN);
       }
-      return shares;
+      const hashed: Record<string, number> = {};
+      for (const member of members)
+        hashed[podOf(member)] = keys.filter((k) => ownerOf(k, members) === member).length;
+      return { owned, hashed };
     };
-    const clusters = (await custom.listNamespacedCustomObject({ ...RESOURCES.Cluster, namespace: NS })) as {
-      items: unknown[];
-    };
-    /** Three live replicas, each owning some Clusters, together every Cluster once. */
-    const split = (shares: Map<string, number>) =>
-      shares.size === 3 &&
-      [...shares.values()].every((n) => n > 0) &&
-      [...shares.values()].reduce((sum, n) => sum + n, 0) === clusters.items.length;
-    const before = await eventually(async () => satisfying(await owned(), split), {
-      what: `three replicas splitting the ${clusters.items.length} Clusters`,
+    /** Three live replicas, each owning what hashing gives it, so together every Cluster once; not all on one. */
+    const split = ({ owned, hashed }: { owned: Record<string, number>; hashed: Record<string, number> }) =>
+      Object.keys(owned).length === 3 &&
+      isDeepStrictEqual(owned, hashed) &&
+      Object.values(owned).filter((n) => n > 0).length >= 2;
+    const before = await eventually(async () => satisfying(await shares(), split), {
+      what: `three replicas splitting the ${keys.length} Clusters`,
       timeoutMs: 120_000,
       intervalMs: 1_000,
     });
-    const [victim] = [...before.keys()];
-    await management.kubectl("-n", SYSTEM, "delete", "pod", victim ?? "", "--wait=true");
+    const [victim = ""] = Object.keys(before.owned);
+    await management.kubectl("-n", SYSTEM, "delete", "pod", victim, "--wait=true");
     const after = await eventually(
-      async () => satisfying(await owned(), (shares) => !shares.has(victim ?? "") && split(shares)),
+      async () => satisfying(await shares(), (now) => !(victim in now.owned) && split(now)),
       { what: `the Clusters of ${victim} owned by the live replicas`, timeoutMs: 180_000, intervalMs: 1_000 },
     );
     console.log(
-      `sharded: owned before ${JSON.stringify([...before])}, after deleting ${victim}: ${JSON.stringify([...after])}`,
+      `sharded: owned before ${JSON.stringify(before.owned)}, after deleting ${victim}: ${JSON.stringify(after.owned)}`,
     );
     await createCluster("after-shard-loss", "default.engine.sim");
     await clusterReady("after-shard-loss");

@@ -56,8 +56,15 @@ export async function eventually<T>(
 export function satisfying<T>(value: T, wanted: (value: T) => boolean): T {
   if (wanted(value)) return value;
   throw new Error(
-    `${wanted.name || String(wanted)} does not hold for:\n${JSON.stringify(value, null, 2) ?? String(value)}`,
+    `${wanted.name || String(wanted)} does not hold for:\n${JSON.stringify(value, showCollections, 2) ?? String(value)}`,
   );
+}
+
+/** JSON has no Map or Set: show them as an object and an array rather than as `{}`. */
+function showCollections(_key: string, value: unknown): unknown {
+  if (value instanceof Map) return Object.fromEntries(value);
+  if (value instanceof Set) return [...value];
+  return value;
 }
 
 function messageOf(error: unknown): string {
