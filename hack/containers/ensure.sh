@@ -137,20 +137,34 @@ journal_less_ext4() {
   [ -d "/proc/fs/ext4/$name" ] && ! compgen -G "/proc/fs/jbd2/$name-*" >/dev/null
 }
 
-# journaled_volumes DATA_ROOT: with dockerd stopped, mounts the journaled filesystem at DATA_ROOT/volumes where that
-# lies on a journal-less ext4; made the first time, with what the folder held moved into it.
+# The size of a new volumes filesystem: the room the cache's filesystem has, less 8 GiB, at most 128 GiB.
+volumes_image_gib() {
+  local gib
+  gib=$(($(df --output=avail -B1G "$state" | tail -1) - 8))
+  echo $((gib > 128 ? 128 : gib))
+}
+
+# journaled_volumes_wanted DATA_ROOT: true when DATA_ROOT/volumes lies on a journal-less ext4 and can have a journaled
+# filesystem of its own here (mkfs.ext4, a free loop device, the filesystem made or 16 GiB of room for it).
+journaled_volumes_wanted() {
+  local dir=$1/volumes
+  [ -d "$dir" ] || dir=$1
+  [ -d "$dir" ] && ! mountpoint -q "$dir" && journal_less_ext4 "$dir" || return 1
+  command -v mkfs.ext4 >/dev/null && losetup -f >/dev/null 2>&1 &&
+    { [ -f "$volumes_image" ] || [ "$(volumes_image_gib)" -ge 16 ]; } && return 0
+  log "WARNING: $dir is on an ext4 without a journal, where kind nodes start slowly; no mkfs.ext4, loop device or 16 GiB of room to give Docker's volumes a journaled one"
+  return 1
+}
+
+# journaled_volumes DATA_ROOT: with dockerd stopped, mounts the journaled filesystem at DATA_ROOT/volumes where that is
+# wanted; made the first time, with what the folder held moved into it.
 journaled_volumes() {
   local dir=$1/volumes
+  journaled_volumes_wanted "$1" || return 0
   mkdir -p "$dir"
-  ! mountpoint -q "$dir" && journal_less_ext4 "$dir" || return 0
-  local gib
   if [ ! -f "$volumes_image" ]; then
-    gib=$(($(df --output=avail -B1G "$state" | tail -1) - 8))
-    [ "$gib" -le 128 ] || gib=128
-    if [ "$gib" -lt 16 ] || ! command -v mkfs.ext4 >/dev/null; then
-      log "WARNING: $dir is on an ext4 without a journal, where kind nodes start slowly; no room or no mkfs.ext4 to give it one"
-      return 0
-    fi
+    local gib
+    gib=$(volumes_image_gib)
     log "$dir is on an ext4 without a journal: making $volumes_image (a journaled ext4 of $gib GiB, sparse) for Docker's volumes"
     rm -f "$volumes_image.new"
     truncate -s "${gib}G" "$volumes_image.new"
@@ -158,7 +172,7 @@ journaled_volumes() {
     if [ -n "$(ls -A "$dir")" ]; then
       local staging=$state/.volumes-staging
       mkdir -p "$staging"
-      mount -o loop "$volumes_image.new" "$staging"
+      mount -o loop "$volumes_image.new" "$staging" || die "could not mount $volumes_image.new to move $dir into it"
       cp -a "$dir/." "$staging/" && umount "$staging" || { umount "$staging"; die "could not copy $dir into $volumes_image.new"; }
       rmdir "$staging"
       find "$dir" -mindepth 1 -delete
@@ -168,7 +182,7 @@ journaled_volumes() {
   if mount -o loop,discard "$volumes_image" "$dir"; then
     log "Docker's volumes: $volumes_image mounted at $dir"
   else
-    log "WARNING: could not mount $volumes_image at $dir (no loop devices?): Docker's volumes stay on the journal-less ext4"
+    log "WARNING: could not mount $volumes_image at $dir: Docker's volumes stay on the journal-less ext4"
   fi
 }
 
@@ -185,8 +199,7 @@ step_docker() {
     start_dockerd
   fi
   local pid
-  if pid=$(our_dockerd_pid) && [ -z "$("$DOCKER" ps -aq)" ] &&
-    ! mountpoint -q "$(docker_data_root)/volumes" && journal_less_ext4 "$(docker_data_root)"; then
+  if pid=$(our_dockerd_pid) && [ -z "$("$DOCKER" ps -aq)" ] && journaled_volumes_wanted "$(docker_data_root)"; then
     log "our dockerd (pid $pid) keeps its volumes on an ext4 without a journal and has no containers: restarting it"
     kill "$pid"
     while [ -d "/proc/$pid" ]; do sleep 1; done
