@@ -26,7 +26,10 @@ export interface SimulatedStore {
   /** Forgets a cluster (its deletion completed). */
   remove(uid: string): void;
   all(): SimulatedRecord[];
-  /** Counts a create that made a cluster; {@link created} is their total, across restarts on a folder. */
+  /**
+   * Notes a create about to make a cluster for `uid`, before its record is put; {@link created} counts the uids
+   * noted, across restarts on a folder: a create cut short between the two (kill -9) and made again counts once.
+   */
   recordCreate(uid: string): void;
   created(): number;
 }
@@ -34,14 +37,14 @@ export interface SimulatedStore {
 /** Records in memory: they go with the process. */
 export function memoryStore(): SimulatedStore {
   const records = new Map<string, SimulatedRecord>();
-  let created = 0;
+  const created = new Set<string>();
   return {
     get: (uid) => records.get(uid),
     put: (record) => void records.set(record.uid, record),
     remove: (uid) => void records.delete(uid),
     all: () => [...records.values()],
-    recordCreate: () => void created++,
-    created: () => created,
+    recordCreate: (uid) => void created.add(uid),
+    created: () => created.size,
   };
 }
 
@@ -77,7 +80,7 @@ export function folderStore(directory: string): SimulatedStore {
     recordCreate: (uid) => appendFileSync(createdLog, `${uid}\n`),
     created() {
       try {
-        return readFileSync(createdLog, "utf8").split("\n").filter(Boolean).length;
+        return new Set(readFileSync(createdLog, "utf8").split("\n").filter(Boolean)).size;
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code === "ENOENT") return 0;
         throw error;

@@ -132,6 +132,8 @@ export class SimulatedBackend implements ClusterBackend {
     this.#maybeFail("create", target);
     const existing = await this.observe(target);
     if (existing.exists && existing.phase !== "deleting") return; // idempotent: one cluster per Cluster uid
+    // Noted first: a kill -9 between the two writes must not leave a cluster whose create went uncounted.
+    this.#store.recordCreate(target.uid);
     this.#store.put({
       ...targetKey(target),
       uid: this.#ledger.keyOf(target.uid),
@@ -139,7 +141,6 @@ export class SimulatedBackend implements ClusterBackend {
       phase: "provisioning",
       since: this.#options.clock.now(),
     });
-    this.#store.recordCreate(target.uid);
   }
 
   async update(target: ClusterTarget, version: string): Promise<void> {

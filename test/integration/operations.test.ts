@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ApiextensionsV1Api, CoreV1Api, CustomObjectsApi } from "@kubernetes/client-node";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { Cluster } from "../../src/api/cluster.ts";
 import { RESOURCES } from "../../src/api/constants.ts";
 import { type ControlPlane, startControlPlane } from "../../src/controlplane/control-plane.ts";
@@ -25,8 +25,13 @@ beforeAll(async () => {
   custom = controlPlane.kubeConfig.makeApiClient(CustomObjectsApi);
 });
 
+// A test that fails midway leaves its replicas running: ended here, so that its leader does not keep the Lease
+// from the next test's replicas.
+afterEach(() => {
+  for (const child of children.splice(0)) if (child.exitCode === null) child.kill("SIGKILL");
+});
+
 afterAll(async () => {
-  for (const child of children) if (child.exitCode === null) child.kill("SIGKILL");
   await controlPlane?.stop();
   rmSync(stateRoot, { recursive: true, force: true });
 });

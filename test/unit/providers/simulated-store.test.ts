@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { ClusterTarget } from "../../../src/api/backend.ts";
 import { SimulatedBackend } from "../../../src/providers/simulated.ts";
+import { folderStore } from "../../../src/providers/simulated-store.ts";
 import { FakeClock } from "../../support/fake-clock.ts";
 
 const folders: string[] = [];
@@ -54,5 +55,19 @@ describe("the simulated backend's state folder", () => {
     expect(await second.observe(target(7))).toMatchObject({ exists: true, phase: "provisioning" });
     expect(first.createdTotal).toBe(1);
     expect(second.createdTotal).toBe(1);
+  });
+  it("counts a create cut short by kill -9 before its record was put, then made again, once", async () => {
+    const folder = mkdtempSync(join(tmpdir(), "simulated-"));
+    folders.push(folder);
+    folderStore(folder).recordCreate(target(3).uid); // the killed process got this far
+    const next = new SimulatedBackend({
+      stateDirectory: folder,
+      clock: new FakeClock(),
+      provisionDelayMs: 10,
+    });
+    expect(await next.observe(target(3))).toEqual({ exists: false });
+    await next.create(target(3), "1.34.2");
+    expect(await next.observe(target(3))).toMatchObject({ exists: true, phase: "provisioning" });
+    expect(next.createdTotal).toBe(1);
   });
 });
