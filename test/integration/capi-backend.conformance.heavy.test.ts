@@ -303,7 +303,13 @@ describe.concurrent("the capi backend on Cluster API's in-memory machines", () =
       expect((await second.adminAccess(cluster, observed))?.kubeconfig).toContain(endpoint);
       await second.create(cluster, "1.36.3"); // bound: makes nothing
       await second.pools.bind(id, cluster); // again: changes nothing
-      await second.update(cluster, "1.36.3"); // brings the Cluster's openMCP labels onto the member
+      // Brings the Cluster's openMCP labels onto the member. Cluster API's controllers may change the CAPI Cluster
+      // meanwhile: the backend then says so ("changed meanwhile; trying again") and, as the engine does, we call again.
+      await eventually(() => second.update(cluster, "1.36.3"), {
+        what: "the member's labels brought in line",
+        timeoutMs: 60_000,
+        intervalMs: 1_000,
+      });
       const [capiCluster, ...more] = await management.capiClusters(POOL_NS);
       expect(more).toEqual([]);
       expect(capiCluster?.metadata.name).toBe(poolMemberClusterName(id));
