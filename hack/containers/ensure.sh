@@ -17,7 +17,7 @@ cache=${XDG_CACHE_HOME:-$HOME/.cache}/openmcp-engine
 state=$cache/containers
 export GOTOOLCHAIN=local
 kind_version=v0.30.0
-runtime_name=runc-no-sys-resource
+runtime_name=runc-nested
 base_image=openmcp-engine-base:bookworm
 kind_base_image=openmcp-engine-kind-base:$kind_version
 kube_version=$(awk '$1 == "k8s.io/kubernetes" { print $2; exit }' "$root/hack/kube/go.mod")
@@ -62,6 +62,20 @@ lacks_sys_resource() {
 }
 cgroup_v1() { [ "$(stat -fc %T /sys/fs/cgroup)" != cgroup2fs ]; }
 
+# hack/containers/runc-nested.sh: runc for containers that hold containers, with a fix for each of these.
+needs_runtime_wrapper() { lacks_sys_resource || cgroup_v1; }
+runtime_wrapper_reasons() {
+  local caps='' cgroups=''
+  ! lacks_sys_resource || caps="this machine's capability bounding set lacks CAP_SYS_RESOURCE"
+  ! cgroup_v1 || cgroups="this host's cgroups are v1, where a SIGKILL cannot end a frozen process"
+  echo "$caps${caps:+${cgroups:+ and }}$cgroups"
+}
+# A copy in the cache: the running daemon must not depend on this checkout staying where it is.
+install_runtime_wrapper() {
+  ! lacks_sys_resource || command -v jq >/dev/null || apt_install jq
+  cmp -s "$here/runc-nested.sh" "$state/$runtime_name" || install -m 755 "$here/runc-nested.sh" "$state/$runtime_name"
+}
+
 # ---------------------------------------------------------------------------------------------- docker
 # The first docker CLI (PATH's, then Debian's) that talks to a running engine; a newer CLI may refuse an
 # older daemon's API.
@@ -88,12 +102,10 @@ our_dockerd_pid() {
 start_dockerd() {
   local args=()
   journaled_volumes "$(docker_data_root)"
-  if lacks_sys_resource; then
-    command -v jq >/dev/null || apt_install jq
-    # A copy in the cache: the running daemon must not depend on this checkout staying where it is.
-    install -m 755 "$here/runc-drop-sys-resource.sh" "$state/$runtime_name"
+  if needs_runtime_wrapper; then
+    install_runtime_wrapper
     args=(--add-runtime "$runtime_name=$state/$runtime_name" --default-runtime "$runtime_name")
-    log "this machine's capability bounding set lacks CAP_SYS_RESOURCE: dockerd runs containers through $state/$runtime_name"
+    log "$(runtime_wrapper_reasons): dockerd runs containers through $state/$runtime_name"
   fi
   log "starting dockerd ${args[*]} (log: $state/dockerd.log)"
   # Its own session, so a Ctrl-C of the caller does not stop it; fd 9 (our lock) closed, or it would hold the lock forever.
@@ -205,21 +217,23 @@ step_docker() {
     while [ -d "/proc/$pid" ]; do sleep 1; done
     start_dockerd
   fi
-  if lacks_sys_resource; then
+  if needs_runtime_wrapper; then
+    # The daemon runs the cached copy by its path: a changed wrapper takes effect with no restart.
+    install_runtime_wrapper
     local runtime
     runtime=$("$DOCKER" info --format '{{.DefaultRuntime}}')
     if [ "$runtime" != "$runtime_name" ]; then
-      if pid=$(our_dockerd_pid); then
-        log "our dockerd (pid $pid) runs without the CAP_SYS_RESOURCE runtime wrapper: restarting it"
+      if pid=$(our_dockerd_pid) && [ -z "$("$DOCKER" ps -aq)" ]; then
+        log "our dockerd (pid $pid) runs without the runtime wrapper ($(runtime_wrapper_reasons)) and has no containers: restarting it"
         kill "$pid"
         while [ -d "/proc/$pid" ]; do sleep 1; done
         start_dockerd
       else
-        log "WARNING: this machine's capability bounding set lacks CAP_SYS_RESOURCE, and the running dockerd (not started by"
-        log "WARNING: this script) uses runtime '$runtime': privileged containers such as kind nodes will fail with"
-        log "WARNING: 'unable to apply caps'. Restart it with: dockerd --add-runtime $runtime_name=$state/$runtime_name --default-runtime $runtime_name"
-        install -m 755 "$here/runc-drop-sys-resource.sh" "$state/$runtime_name"
-        privileged_broken=true
+        log "WARNING: $(runtime_wrapper_reasons), and the running dockerd uses runtime '$runtime'."
+        ! lacks_sys_resource || log "WARNING: privileged containers such as kind nodes will fail with 'unable to apply caps'."
+        ! cgroup_v1 || log "WARNING: deleting a kind node while one of its Pods starts can fail with 'did not receive an exit event'."
+        log "WARNING: restart it with: dockerd --add-runtime $runtime_name=$state/$runtime_name --default-runtime $runtime_name"
+        ! lacks_sys_resource || [ "$runtime" != runc ] || privileged_broken=true
       fi
     fi
   fi

@@ -33,6 +33,7 @@ import {
   containersNamed,
   containerToolchain,
   docker,
+  freezeAPodContainer,
   kindNetworkGateway,
   run,
 } from "../support/containers.ts";
@@ -49,6 +50,8 @@ let custom: CustomObjectsApi;
 let core: CoreV1Api;
 let backend: ClusterBackend;
 let cluster: Cluster;
+/** The kind cluster made for Cluster `real`: named from its first uid, which a move back and forth changes. */
+let kindName: string;
 let admin: KubeConfig;
 let issuer: OidcIssuer | undefined;
 
@@ -124,6 +127,7 @@ describe("Clusters on real kind clusters", { timeout: 600_000 }, () => {
       { what: "Cluster real Ready", timeoutMs: 400_000, intervalMs: 1_000 },
     );
     const name = kindClusterName(cluster.metadata.uid ?? "");
+    kindName = name;
     expect(await containersNamed(name)).toEqual([`${name}-control-plane`]);
     expect((await run(tools.kind, ["get", "clusters"])).split("\n")).toContain(name);
     const access = await backend.adminAccess(world.targetOf(cluster));
@@ -248,7 +252,7 @@ describe("Clusters on real kind clusters", { timeout: 600_000 }, () => {
     const secondCustom = second.kubeConfig.makeApiClient(CustomObjectsApi);
     try {
       await second.kubeConfig.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: NS } } });
-      const name = kindClusterName(cluster.metadata.uid ?? "");
+      const name = kindName;
       const node = `${name}-control-plane`;
       const containerBefore = await docker("inspect", "--format", "{{.Id}}", node);
       // A client of the granted token asks the kind cluster every half second while the Cluster moves.
@@ -329,8 +333,11 @@ describe("Clusters on real kind clusters", { timeout: 600_000 }, () => {
     }
   });
 
-  it("deletes: the AccessRequests' grants, the kind cluster and its node container go, then the Cluster", async () => {
-    const name = kindClusterName(cluster.metadata.uid ?? "");
+  it("deletes: the AccessRequests' grants, the kind cluster and its node container go, then the Cluster, even past a Pod's frozen cgroup", async () => {
+    const name = kindName;
+    expect(await containersNamed(name)).toEqual([`${name}-control-plane`]);
+    // What a node killed while its runc starts a container leaves behind (hack/containers/runc-nested.sh).
+    expect(await freezeAPodContainer(`${name}-control-plane`)).toMatch(/cri-containerd-.*\.scope$/);
     await custom.deleteNamespacedCustomObject({ ...RESOURCES.AccessRequest, namespace: NS, name: "token" });
     await custom.deleteNamespacedCustomObject({ ...RESOURCES.Cluster, namespace: NS, name: "real" });
     await eventually(async () => expect(await read(RESOURCES.Cluster, "real")).toBeUndefined(), {

@@ -90,6 +90,25 @@ export async function containersNamed(prefix: string): Promise<string[]> {
   return out.split("\n").filter((name) => name !== "");
 }
 
+/**
+ * Freezes the cgroup of one of the Pod containers in a kind node, from inside the node, as the node's runc leaves it
+ * when killed while it starts a container (it freezes a new container's cgroup while setting its device rules).
+ * A SIGKILL cannot end a frozen process on a cgroup v1 host: deleting the node must get past this. Returns the
+ * cgroup's path in the node.
+ */
+export async function freezeAPodContainer(node: string): Promise<string> {
+  const script = [
+    // cgroup v1: the freezer hierarchy; v2: the unified one, frozen with cgroup.freeze.
+    'd=$(find /sys/fs/cgroup/freezer -name "cri-containerd-*.scope" 2>/dev/null | head -1)',
+    'if [ -n "$d" ]; then echo FROZEN >"$d/freezer.state"; state=$(cat "$d/freezer.state")',
+    'else d=$(find /sys/fs/cgroup -name "cri-containerd-*.scope" | head -1); echo 1 >"$d/cgroup.freeze"',
+    '  state=$(grep -q "^frozen 1" "$d/cgroup.events" && echo FROZEN); fi',
+    '[ "$state" = FROZEN ] || { echo "$d is not frozen: $state" >&2; exit 1; }',
+    'echo "$d"',
+  ].join("\n");
+  return (await docker("exec", node, "sh", "-c", script)).trim();
+}
+
 /** Removes, with their volumes, the containers whose names begin with one of `prefixes`: for a test's cleanup, so a
  * container that cannot be listed or removed is passed over rather than failing the cleanup. */
 export async function removeContainersQuietly(prefixes: Iterable<string>): Promise<void> {
