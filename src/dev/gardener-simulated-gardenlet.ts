@@ -136,11 +136,21 @@ export class SimulatedGardenlet {
             }),
           ),
         );
+        await this.#stopPlanesOfGoneShoots(new Set(list.items.map((shoot) => shoot.metadata.uid ?? "")));
       } catch {
         // the garden may be stopping; try again
       }
       this.passes++;
       await sleep(this.#options.intervalMs ?? 250);
+    }
+  }
+
+  /** A Shoot that went without this gardenlet seeing it deleted must not leave its control plane running. */
+  async #stopPlanesOfGoneShoots(listed: ReadonlySet<string>): Promise<void> {
+    for (const [uid, plane] of this.#planes) {
+      if (listed.has(uid)) continue;
+      this.#planes.delete(uid);
+      await stopPlane(await plane.catch(() => undefined));
     }
   }
 
@@ -178,7 +188,8 @@ export class SimulatedGardenlet {
     if (!this.#planes.has(uid)) {
       const finalizers = [...(shoot.metadata.finalizers ?? [])];
       if (!finalizers.includes(FINALIZER)) {
-        await this.#patch(shoot, { metadata: { finalizers: [...finalizers, FINALIZER] } });
+        // The uid makes the patch fail on a newer Shoot of the same name: this Shoot may have gone since the list.
+        await this.#patch(shoot, { metadata: { uid, finalizers: [...finalizers, FINALIZER] } });
       }
       await this.#status(shoot, {
         lastOperation: operation("Create", "Processing", 10, "Creating the control plane"),
