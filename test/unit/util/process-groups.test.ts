@@ -61,8 +61,11 @@ describe("isProcessAlive", () => {
   });
 
   it("counts a zombie (ended, not yet reaped) as gone", async () => {
-    // The shell starts a child that exits at once, then becomes `sleep`, which never reaps it.
-    const child = startShell("sleep 0 & echo $!; exec sleep 30");
+    // The shell starts a child, then becomes `sleep`, which never reaps it. The child exits only once its parent is
+    // `sleep`: had it exited first, the shell could have reaped it before its exec (seen on a loaded machine).
+    const child = startShell(
+      `sh -c 'until [ "$(cat /proc/$PPID/comm)" = sleep ]; do sleep 0.01; done' & echo $!; exec sleep 30`,
+    );
     const [line] = (await once(child.stdout as NodeJS.ReadableStream, "data")) as [Buffer];
     const zombie = Number(line.toString().trim());
     await eventually(() => expect(readFileSync(`/proc/${zombie}/stat`, "utf8")).toMatch(/\) Z /), {
