@@ -91,9 +91,17 @@ async function startStackAlone(
     ...(props.coreAssets ? { assets: props.coreAssets } : {}),
     featureGates: TOPOLOGY_GATES,
   });
+  // Every provider's CRDs are served before any provider starts: the kubeadm control plane's manager reads the
+  // bootstrap provider's KubeadmConfig at start and exits if that kind is not served yet.
+  await Promise.all(
+    Object.values(providers).map((assets) =>
+      props.installCrds(props.kubeConfig, { directory: assets.crdDirectory }),
+    ),
+  );
   const launch = (provider: CapiProvider, env?: NodeJS.ProcessEnv) =>
     startCapiManager({
       ...common,
+      installCrds: async () => {},
       assets: providers[provider],
       name: CAPI_PROVIDERS[provider],
       featureGates: TOPOLOGY_GATES,
