@@ -43,6 +43,8 @@ const NEEDS: Readonly<Record<string, readonly HeavyStage[]>> = {
   "capi-backend.heavy.test.ts": ["containers", "capi"],
   "capi-backend.conformance.heavy.test.ts": ["containers", "capi"],
   "capi-clusterctl.heavy.test.ts": ["containers", "capi"],
+  // `up --capi` runs Cluster API's core manager.
+  "cli-up.heavy.test.ts": ["containers", "capi"],
   "capi-provider.heavy.test.ts": ["capi"],
   "engine-control-plane.heavy.test.ts": ["capi"],
   "deploy.heavy.test.ts": ["capi"],

@@ -1,4 +1,4 @@
-import { readdirSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { type HeavyStage, lastStageNeededBy, stagesNeededBy } from "../../support/heavy-assets.ts";
@@ -27,5 +27,15 @@ describe("the heavy assets' stages a file waits for", () => {
       heavyFiles.filter((name) => stagesNeededBy(name).includes(stage)).sort();
     expect(waitingFor("gardener")).toEqual(heavyFiles.filter((name) => name.includes("gardener")).sort());
     expect(waitingFor("chromium")).toEqual(heavyFiles.filter((name) => name.includes(".browser.")).sort());
+  });
+
+  it("wait for Cluster API in every file that runs its managers (the --capi flag or the Cluster API stand-ins)", () => {
+    const runsCapi = heavyFiles.filter((name) =>
+      /"--capi"|startCapi(Stack|Manager|Management)\(/.test(
+        readFileSync(join(import.meta.dirname, "..", "..", "integration", name), "utf8"),
+      ),
+    );
+    expect(runsCapi).toContain("cli-up.heavy.test.ts");
+    expect(runsCapi.filter((name) => !stagesNeededBy(name).includes("capi"))).toEqual([]);
   });
 });
