@@ -54,7 +54,7 @@ export const RUNNER = {
   pool: "forks",
   // Most files wait on API servers, leases and containers: with two workers a 2-core machine sat 70–90 % idle
   // (vmstat) through the integration files. With kind nodes' volumes on a journaled filesystem
-  // (hack/containers/ensure.sh) three leave it 17 % idle (20:38), four run it in 17:29–17:58 (2026-11-27,
+  // (hack/containers/ensure.sh) three leave it 17 % idle (20:38), four run it in 17:29–19:55 (2026-11-27,
   // once the test flaws that only load showed were fixed, and kind nodes are removed past frozen cgroups). Each
   // file's control plane takes ~0.5 GiB, a heavy file's clusters a few.
   maxWorkers: 4,
