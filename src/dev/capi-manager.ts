@@ -20,8 +20,11 @@ import { type CapiAssets, findCapiAssets } from "./capi-assets.ts";
 export interface CapiManagerProps {
   /** Admin access to the API server it manages. */
   readonly kubeConfig: KubeConfig;
-  /** Installs CRDs from a folder and waits until they are served (the runtime's `installCrds`). */
-  readonly installCrds: (kubeConfig: KubeConfig, props: { readonly directory: string }) => Promise<unknown>;
+  /**
+   * Installs CRDs from a folder and waits until they are served (the runtime's `installCrds`). Omitted where the
+   * caller has them served already.
+   */
+  readonly installCrds?: (kubeConfig: KubeConfig, props: { readonly directory: string }) => Promise<unknown>;
   /** Default: {@link findCapiAssets}. */
   readonly assets?: CapiAssets;
   /** Cluster API feature gates to turn on, e.g. `ClusterTopology` (ClusterClasses; off by default in v1.14). */
@@ -55,8 +58,10 @@ export async function startCapiManager(props: CapiManagerProps): Promise<CapiMan
   const log = props.log ?? (() => {});
   const assets = props.assets ?? findCapiAssets();
   const name = props.name ?? "capi-manager";
-  log(`installing ${name} ${assets.version} CRDs`);
-  await props.installCrds(props.kubeConfig, { directory: assets.crdDirectory });
+  if (props.installCrds) {
+    log(`installing ${name} ${assets.version} CRDs`);
+    await props.installCrds(props.kubeConfig, { directory: assets.crdDirectory });
+  }
   // Free ports are only free until somebody binds them: a manager that lost one to another process starts again.
   return retryWhenPortTaken(() => startOnce(props, assets, name, log), log);
 }

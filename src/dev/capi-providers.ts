@@ -21,7 +21,7 @@ export interface CapiStackProps {
   /** Admin access to the API server the managers manage (the management cluster). */
   readonly kubeConfig: KubeConfig;
   /** Installs CRDs from a folder and waits until they are served (the runtime's `installCrds`). */
-  readonly installCrds: CapiManagerProps["installCrds"];
+  readonly installCrds: NonNullable<CapiManagerProps["installCrds"]>;
   /** Default: the core manager from hack/capi/build.sh. */
   readonly coreAssets?: CapiAssets;
   /** Default: {@link findCapiProvidersAssets}. */
@@ -81,13 +81,10 @@ async function startStackAlone(
   providers: Readonly<Record<CapiProvider, CapiAssets>>,
   releaseMachine: () => Promise<void>,
 ): Promise<CapiStack> {
-  const common = {
-    kubeConfig: props.kubeConfig,
-    installCrds: props.installCrds,
-    ...(props.log ? { log: props.log } : {}),
-  };
+  const common = { kubeConfig: props.kubeConfig, ...(props.log ? { log: props.log } : {}) };
   const core = await startCapiManager({
     ...common,
+    installCrds: props.installCrds,
     ...(props.coreAssets ? { assets: props.coreAssets } : {}),
     featureGates: TOPOLOGY_GATES,
   });
@@ -101,7 +98,6 @@ async function startStackAlone(
   const launch = (provider: CapiProvider, env?: NodeJS.ProcessEnv) =>
     startCapiManager({
       ...common,
-      installCrds: async () => {},
       assets: providers[provider],
       name: CAPI_PROVIDERS[provider],
       featureGates: TOPOLOGY_GATES,
