@@ -12,6 +12,7 @@ import { CustomObjectsApi, type KubeConfig, KubernetesObjectApi } from "@kuberne
 import { generateCertificates } from "../controlplane/certificates.ts";
 import { type ControlPlane, startControlPlane } from "../controlplane/control-plane.ts";
 import { findKubeAssets } from "../controlplane/kube-assets.ts";
+import { retryWhenPortTaken } from "../controlplane/launch.ts";
 import { guardLeftovers } from "../util/exit-cleanup.ts";
 import { freePorts } from "../util/free-ports.ts";
 import { type ManagedProcess, startManagedProcess } from "../util/managed-process.ts";
@@ -64,9 +65,14 @@ export interface Garden extends Pick<ControlPlane, "kubeConfig" | "kubeconfigPat
  * waits until Shoots can be listed through kube-apiserver.
  *
  * Guarantees: on failure (and when this process exits) everything started is stopped and the folders removed;
- * the error carries gardener-apiserver's last log lines.
+ * the error carries gardener-apiserver's last log lines. Starts again with new ports when a port was taken
+ * meanwhile (twice at most).
  */
-export async function startGarden(props: GardenProps = {}): Promise<Garden> {
+export function startGarden(props: GardenProps = {}): Promise<Garden> {
+  return retryWhenPortTaken(() => startGardenOnce(props), props.log);
+}
+
+async function startGardenOnce(props: GardenProps): Promise<Garden> {
   const started = Date.now();
   const log = props.log ?? (() => {});
   const timeoutMs = props.startTimeoutMs ?? 120_000;
