@@ -4,6 +4,8 @@
 # the same script the tests run to check the assembled tree.
 
 FROM node:24-bookworm-slim AS build
+# Names this stage's image, which the legacy builder leaves untagged, for hack/containers/ensure.sh to prune.
+LABEL org.openmcp.engine-stage=build
 WORKDIR /src
 COPY package.json package-lock.json tsconfig.json tsconfig.build.json ./
 # extra-ca.pem is optional and never in the repository: hack/containers/ensure.sh adds the host's CA bundle to

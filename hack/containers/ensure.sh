@@ -356,9 +356,24 @@ step_engine_image() {
     fi
     log "building $tag (DOCKER_BUILDKIT=0)"
     DOCKER_BUILDKIT=0 "$DOCKER" build -t "$tag" "$stage" >&2
+    prune_engine_images
   fi
   "$DOCKER" tag "$tag" openmcp-engine:dev
   out "engineImage=$tag"
+}
+
+# Each change under src/ builds a new engine image (0.4 GB) and leaves the legacy builder's build stage
+# (0.8 GB, untagged): without this a machine that tests every commit fills its disk. Keeps the newest three
+# engine images (another checkout may be testing one) and removes older ones no container uses, and build
+# stages older than ten minutes (a build running beside this one still needs its own).
+prune_engine_images() {
+  local old
+  old=$("$DOCKER" images --format '{{.Repository}}:{{.Tag}}' openmcp-engine | grep ':src-' | tail -n +4 || true)
+  if [ -n "$old" ]; then
+    log "removing older engine images: $(echo $old)"
+    echo "$old" | xargs "$DOCKER" rmi >/dev/null 2>&1 || true
+  fi
+  "$DOCKER" image prune -f --filter label=org.openmcp.engine-stage=build --filter until=10m >/dev/null
 }
 
 # ------------------------------------------------------------------------------------------------ kind
