@@ -26,6 +26,7 @@ import { type Logger, silentLogger } from "../api/logger.ts";
 import type { ProviderConfig } from "../api/provider-config.ts";
 import { writeFileAtomicallySync } from "../util/atomic-file.ts";
 import { isExecutable } from "../util/executables.ts";
+import { pollUntil } from "../util/poll-until.ts";
 import { isProcessAlive, signalProcessGroup } from "../util/process-groups.ts";
 import {
   dockerNetworkAddresses,
@@ -153,6 +154,9 @@ interface KindRecord {
  * control plane that is slow to come up on a busy host, which the next try usually gets past.
  */
 export const CREATE_ATTEMPTS = 4;
+
+/** How long a failed `kind delete cluster` is tried again (every 5 s) before the delete fails. */
+const DELETE_RETRY_MS = 60_000;
 
 /** What this backend remembers of a cluster's MetalLB install: written when it starts. */
 interface MetallbRecord {
@@ -621,7 +625,17 @@ export class KindBackend implements ClusterBackend {
       await this.#stopGroup(metallb.pid, join(folder, "metallb.exit"));
     // kind edits the kubeconfig it is given (and would make its folder): keep it away from ~/.kube/config.
     mkdirSync(folder, { recursive: true });
-    await this.#run(["delete", "cluster", "--name", cluster, "--kubeconfig", join(folder, "kubeconfig")]);
+    // Docker gives a node about 12 s to exit after its kill, then fails `docker rm -f` with "did not receive an
+    // exit event"; a node with a busy host can take longer (24 s seen in a full test run). kind's delete is
+    // idempotent: it runs again until the nodes are gone.
+    await pollUntil(
+      `kind cluster ${cluster} deleted`,
+      async () => {
+        await this.#run(["delete", "cluster", "--name", cluster, "--kubeconfig", join(folder, "kubeconfig")]);
+        return { done: true, value: undefined };
+      },
+      { timeoutMs: DELETE_RETRY_MS, intervalMs: 5_000 },
+    );
     this.#endpoints.delete(cluster);
     rmSync(folder, { recursive: true, force: true });
     if (record) this.#log.info("kind cluster deleted", { cluster, target: describeCluster(target) });

@@ -429,6 +429,18 @@ describe("the kind backend", () => {
     expect(await backend.adminAccess(cluster)).toBeUndefined();
   });
 
+  it("runs kind delete cluster again while Docker has not seen a node exit, until the cluster is gone", async () => {
+    const backend = await newBackend();
+    const cluster = target();
+    await backend.create(cluster, "1.34.0");
+    await until(backend, cluster, (o) => phase(o) === "ready");
+    fake.configure({ deleteFailures: 1 });
+    await backend.delete(cluster);
+    expect(fake.calls().filter((args) => args[0] === "delete")).toHaveLength(2);
+    expect(fake.clusters()).toEqual([]);
+    expect(await backend.observe(cluster)).toEqual({ exists: false });
+  });
+
   it("a delete while the create runs stops the create process and removes the cluster", async () => {
     const { backend, cluster, pid } = await slowCreateStarted();
     await until(backend, cluster, () => fake.clusters().length === 1); // kind registered the node

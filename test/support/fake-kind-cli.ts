@@ -34,6 +34,11 @@ export interface FakeKindConfig {
   readonly createFailure?: string;
   /** Lines a failing create prints after its ERROR line (kind's "Command Output:" of what failed). */
   readonly createFailureOutput?: readonly string[];
+  /**
+   * How many `delete cluster` calls fail first, leaving the cluster, with Docker's error for a node that did not
+   * exit within its wait (default 0).
+   */
+  readonly deleteFailures?: number;
 }
 
 const directory = process.env.FAKE_KIND_DIR;
@@ -187,6 +192,14 @@ function deleteCluster(rest: readonly string[]): void {
   const options = flags(rest, ["name", "kubeconfig"]);
   const name = options.name ?? "kind";
   process.stderr.write(`Deleting cluster "${name}" ...\n`);
+  const failed = join(directory as string, "delete-failures");
+  const failures = Number(existsSync(failed) ? readFileSync(failed, "utf8") : "0");
+  if (failures < (readConfig().deleteFailures ?? 0)) {
+    writeFileSync(failed, String(failures + 1));
+    fail(
+      `failed to delete cluster "${name}": failed to delete nodes: command "docker rm -f -v ${name}-control-plane" failed with error: exit status 1\nCommand Output: Error response from daemon: Could not kill running container 0123abcd, cannot remove - tried to kill container, but did not receive an exit event`,
+    );
+  }
   rmSync(clusterFile(name), { force: true });
   if (options.kubeconfig && existsSync(options.kubeconfig)) {
     writeFileSync(
