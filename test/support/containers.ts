@@ -7,6 +7,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { KubeConfig } from "@kubernetes/client-node";
+import { pollUntil } from "../../src/util/poll-until.ts";
 
 /** What `hack/containers/ensure.sh` reports. */
 export interface ContainerToolchain {
@@ -79,6 +80,28 @@ export function run(command: string, args: readonly string[], timeoutMs = 300_00
       },
     );
   });
+}
+
+/**
+ * `kind delete cluster`, run again every 5 s for up to a minute while it fails, as the kind backend does: Docker
+ * gives a killed node about 12 s to exit and fails with "did not receive an exit event" when a busy host takes longer.
+ */
+export function deleteKindCluster(name: string, kubeconfigPath: string): Promise<void> {
+  return pollUntil(
+    `kind cluster ${name} deleted`,
+    async () => {
+      await run(containerToolchain().kind, [
+        "delete",
+        "cluster",
+        "--name",
+        name,
+        "--kubeconfig",
+        kubeconfigPath,
+      ]);
+      return { done: true, value: undefined };
+    },
+    { timeoutMs: 60_000, intervalMs: 5_000 },
+  );
 }
 
 /** `docker <args>` with the toolchain's CLI. */
@@ -172,7 +195,7 @@ export async function createKindCluster(
   // Tried again as the kind backend tries its creates: kubeadm gives up on a control plane slow to come up on a
   // busy machine (other heavy files make kind clusters beside this one), which the next try gets past.
   for (let attempt = 1; ; attempt++) {
-    await run(tools.kind, ["delete", "cluster", "--name", name, "--kubeconfig", kubeconfigPath]);
+    await deleteKindCluster(name, kubeconfigPath);
     try {
       await run(
         tools.kind,
@@ -195,7 +218,7 @@ export async function createKindCluster(
       break;
     } catch (error) {
       if (attempt >= 2) {
-        await run(tools.kind, ["delete", "cluster", "--name", name, "--kubeconfig", kubeconfigPath]);
+        await deleteKindCluster(name, kubeconfigPath);
         rmSync(folder, { recursive: true, force: true });
         throw error;
       }
@@ -213,7 +236,7 @@ export async function createKindCluster(
       await run(tools.kind, ["load", "docker-image", image, "--name", name], 600_000);
     },
     delete: async () => {
-      await run(tools.kind, ["delete", "cluster", "--name", name, "--kubeconfig", kubeconfigPath]);
+      await deleteKindCluster(name, kubeconfigPath);
       rmSync(folder, { recursive: true, force: true });
     },
   };
