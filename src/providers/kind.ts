@@ -155,8 +155,26 @@ interface KindRecord {
  */
 export const CREATE_ATTEMPTS = 4;
 
-/** How long a failed `kind delete cluster` is tried again (every 5 s) before the delete fails. */
-const DELETE_RETRY_MS = 60_000;
+/**
+ * `kind delete cluster` with `run` (kind's arguments), run again every 5 s for up to a minute while it fails:
+ * Docker gives a node about 12 s to exit after its kill, then fails `docker rm -f` with "did not receive an exit
+ * event", and a node on a busy host can take longer (20–24 s seen in full test runs). kind's delete is
+ * idempotent, so running it again until the nodes are gone is safe.
+ */
+export function deleteKindCluster(
+  run: (args: readonly string[]) => Promise<unknown>,
+  name: string,
+  kubeconfigPath: string,
+): Promise<void> {
+  return pollUntil(
+    `kind cluster ${name} deleted`,
+    async () => {
+      await run(["delete", "cluster", "--name", name, "--kubeconfig", kubeconfigPath]);
+      return { done: true, value: undefined };
+    },
+    { timeoutMs: 60_000, intervalMs: 5_000 },
+  );
+}
 
 /** What this backend remembers of a cluster's MetalLB install: written when it starts. */
 interface MetallbRecord {
@@ -625,17 +643,7 @@ export class KindBackend implements ClusterBackend {
       await this.#stopGroup(metallb.pid, join(folder, "metallb.exit"));
     // kind edits the kubeconfig it is given (and would make its folder): keep it away from ~/.kube/config.
     mkdirSync(folder, { recursive: true });
-    // Docker gives a node about 12 s to exit after its kill, then fails `docker rm -f` with "did not receive an
-    // exit event"; a node with a busy host can take longer (24 s seen in a full test run). kind's delete is
-    // idempotent: it runs again until the nodes are gone.
-    await pollUntil(
-      `kind cluster ${cluster} deleted`,
-      async () => {
-        await this.#run(["delete", "cluster", "--name", cluster, "--kubeconfig", join(folder, "kubeconfig")]);
-        return { done: true, value: undefined };
-      },
-      { timeoutMs: DELETE_RETRY_MS, intervalMs: 5_000 },
-    );
+    await deleteKindCluster((args) => this.#run(args), cluster, join(folder, "kubeconfig"));
     this.#endpoints.delete(cluster);
     rmSync(folder, { recursive: true, force: true });
     if (record) this.#log.info("kind cluster deleted", { cluster, target: describeCluster(target) });

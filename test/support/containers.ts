@@ -7,7 +7,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { KubeConfig } from "@kubernetes/client-node";
-import { pollUntil } from "../../src/util/poll-until.ts";
+import { deleteKindCluster as deleteKindClusterWith } from "../../src/providers/kind.ts";
 
 /** What `hack/containers/ensure.sh` reports. */
 export interface ContainerToolchain {
@@ -82,26 +82,9 @@ export function run(command: string, args: readonly string[], timeoutMs = 300_00
   });
 }
 
-/**
- * `kind delete cluster`, run again every 5 s for up to a minute while it fails, as the kind backend does: Docker
- * gives a killed node about 12 s to exit and fails with "did not receive an exit event" when a busy host takes longer.
- */
+/** `kind delete cluster` with the toolchain's kind, tried again as the kind backend's delete is. */
 export function deleteKindCluster(name: string, kubeconfigPath: string): Promise<void> {
-  return pollUntil(
-    `kind cluster ${name} deleted`,
-    async () => {
-      await run(containerToolchain().kind, [
-        "delete",
-        "cluster",
-        "--name",
-        name,
-        "--kubeconfig",
-        kubeconfigPath,
-      ]);
-      return { done: true, value: undefined };
-    },
-    { timeoutMs: 60_000, intervalMs: 5_000 },
-  );
+  return deleteKindClusterWith((args) => run(containerToolchain().kind, args), name, kubeconfigPath);
 }
 
 /** `docker <args>` with the toolchain's CLI. */
