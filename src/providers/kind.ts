@@ -1,8 +1,16 @@
 /** The `kind` backend: one kind (Kubernetes in Docker) cluster per Cluster, driven through the `kind` CLI. */
 
 import { execFile, spawn } from "node:child_process";
-import { createHash } from "node:crypto";
-import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+} from "node:fs";
 import { availableParallelism } from "node:os";
 import { delimiter, isAbsolute, join, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -22,12 +30,20 @@ import { BACKEND_CONTRACT_VERSION } from "../api/backend-contract.ts";
 import { type Clock, systemClock } from "../api/clock.ts";
 import type { SupportedVersion } from "../api/cluster-profile.ts";
 import type { JsonObject } from "../api/common.ts";
+import { LABELS } from "../api/constants.ts";
 import { type Logger, silentLogger } from "../api/logger.ts";
 import type { ProviderConfig } from "../api/provider-config.ts";
 import { writeFileAtomicallySync } from "../util/atomic-file.ts";
 import { isExecutable } from "../util/executables.ts";
 import { pollUntil } from "../util/poll-until.ts";
 import { isProcessAlive, signalProcessGroup } from "../util/process-groups.ts";
+import {
+  AuthnVolumes,
+  createAndMarkScript,
+  dockerRunner,
+  NODE_AUTHN_DIRECTORY,
+  nodeOf,
+} from "./kind-authn-volume.ts";
 import {
   dockerNetworkAddresses,
   METALLB_IMAGES,
@@ -39,6 +55,7 @@ import {
   metallbPoolManifest,
   metallbPoolRange,
 } from "./kind-metallb.ts";
+import { KIND_NAME_ANNOTATION, kindClusterName, kindClusterNameOf, kindNameOf } from "./kind-names.ts";
 import { authenticationConfig, writeAuthenticationConfig } from "./shared/authentication-config.ts";
 import { describeCluster } from "./shared/error-wording.ts";
 import { ledgerPools } from "./shared/ledger-pools.ts";
@@ -102,6 +119,14 @@ export interface KindBackendOptions {
   readonly metallb?: MetallbImages;
   /** The Docker network kind puts its nodes on (kind's `KIND_EXPERIMENTAL_DOCKER_NETWORK`, else `kind`). */
   readonly network?: string;
+  /**
+   * How a new cluster's node gets what it needs at creation (the API server's authentication configuration):
+   * `volume`, a Docker volume made and written through {@link docker} — all the engine needs is the Docker
+   * socket, wherever it runs; `folder`, this backend's state folder mounted into the node, which works only
+   * where that folder has the same path on the Docker host (an engine on the host, or a Pod with the folder
+   * mounted at the same path on host, node and Pod). Default: `volume` when {@link docker} is given, else `folder`.
+   */
+  readonly authn?: "volume" | "folder";
   readonly log?: Logger;
   /** For the records' timestamps. */
   readonly clock?: Clock;
@@ -141,6 +166,16 @@ interface KindRecord {
   readonly oidc?: boolean;
   /** Adopted: it ran before this backend knew it (named by {@link KIND_NAME_ANNOTATION}); never deleted by it. */
   readonly adopted?: boolean;
+  /**
+   * Where its OIDC trust lives: `volume`, a Docker volume written through Docker (see kind-authn-volume.ts);
+   * absent: the cluster's `authn/` folder here, mounted from the Docker host (clusters made before volumes).
+   */
+  readonly authn?: "volume";
+  /**
+   * Taken over: made for this Cluster by another provider (openMCP's kind provider names it the same way), found
+   * running with no record; this backend serves and deletes it like its own, but installs nothing into it.
+   */
+  readonly takenOver?: boolean;
   /** Waiting for a create slot ({@link KindBackendOptions.parallelCreates}); no process yet. */
   readonly queued?: boolean;
   /** Which try of the create this is, from 1 (absent: 1); see {@link CREATE_ATTEMPTS}. */
@@ -210,35 +245,6 @@ interface CreateOrder {
   readonly lastFailure?: string;
 }
 
-/**
- * The kind cluster name for a Cluster: `omc-` and 12 hex digits of the SHA-256 of its uid. Deterministic
- * (a restarted controller finds the same cluster), a valid DNS label, and short enough for kind's
- * `<name>-control-plane` node containers.
- */
-export function kindClusterName(uid: string): string {
-  return `omc-${createHash("sha256").update(uid).digest("hex").slice(0, 12)}`;
-}
-
-/**
- * The annotation that names a Cluster's kind cluster instead of deriving the name (openMCP's kind provider
- * honours it): a kind cluster of that name that already runs is adopted — described, never re-created, and
- * left running when the Cluster is deleted (e.g. the landscape's own platform cluster).
- */
-export const KIND_NAME_ANNOTATION = "kind.clusters.openmcp.cloud/name";
-
-/** The kind cluster name of a target: its {@link KIND_NAME_ANNOTATION}, else {@link kindClusterName} of its uid. */
-export function kindNameOf(
-  target: Pick<ClusterTarget, "uid" | "annotations" | "namespace" | "name">,
-): string {
-  const named = target.annotations?.[KIND_NAME_ANNOTATION];
-  if (named === undefined) return kindClusterName(target.uid);
-  if (!/^[a-z0-9]([-a-z0-9]{0,48}[a-z0-9])?$/.test(named))
-    throw new Error(
-      `Cluster ${target.namespace}/${target.name}: annotation ${KIND_NAME_ANNOTATION} "${named}" is not a kind cluster name (lower-case letters, digits and '-', at most 50)`,
-    );
-  return named;
-}
-
 /** The node image for `version`: `settings.images[version]` if the ProviderConfig maps it, else `kindest/node:v<version>`. */
 export function kindNodeImage(
   version: string,
@@ -300,19 +306,19 @@ export function kindExtraMounts(settings: JsonObject | undefined, providerConfig
   });
 }
 
-/** Where, inside a kind node, the cluster's `authn/` folder is mounted (and from there into kube-apiserver). */
-const NODE_AUTHN_DIRECTORY = "/etc/kubernetes/openmcp-authn";
-
 /**
- * kind's cluster configuration for one cluster whose OIDC trust lives in `authnDirectory` on this host:
- * the folder is mounted into the control-plane node and from there into the kube-apiserver static Pod,
- * which runs with `--authentication-config` (structured authentication configuration). kube-apiserver
- * reloads the file when it changes, so trust changes need no restart. The folder is mounted, not the
- * file: an atomic rename into a mounted folder is seen inside; a file mount would keep the old inode.
+ * kind's cluster configuration for one cluster whose OIDC trust lives in `authnDirectory` on the Docker host
+ * (the volume's host path in volume mode, the state folder's `authn/` in folder mode): the folder is mounted
+ * into the control-plane node and from there into the kube-apiserver static Pod, which runs with
+ * `--authentication-config` (structured authentication configuration). kube-apiserver reloads the file when it
+ * changes, so trust changes need no restart. The folder is mounted, not the file: an atomic rename into a
+ * mounted folder is seen inside; a file mount would keep the old inode. `writable`: the node may write into it
+ * (volume mode writes through the node).
  */
 export function kindClusterConfig(
   authnDirectory: string,
   extraMounts: readonly KindExtraMount[] = [],
+  writable = false,
 ): string {
   const apiServerPatch = stringify({
     kind: "ClusterConfiguration",
@@ -336,7 +342,11 @@ export function kindClusterConfig(
       {
         role: "control-plane",
         extraMounts: [
-          { hostPath: authnDirectory, containerPath: NODE_AUTHN_DIRECTORY, readOnly: true },
+          {
+            hostPath: authnDirectory,
+            containerPath: NODE_AUTHN_DIRECTORY,
+            ...(writable ? {} : { readOnly: true }),
+          },
           ...extraMounts,
         ],
         kubeadmConfigPatches: [apiServerPatch],
@@ -427,6 +437,8 @@ export class KindBackend implements ClusterBackend {
   readonly #metallb: MetallbImages | undefined;
   readonly #network: string;
   readonly #ledger: PoolLedger;
+  /** The clusters' volumes, in volume mode ({@link KindBackendOptions.authn}); undefined in folder mode. */
+  readonly #volumes: AuthnVolumes | undefined;
   /** Kind names being deleted here: a pool lists none of them. */
   readonly #deleting = new Set<string>();
   /**
@@ -452,6 +464,11 @@ export class KindBackend implements ClusterBackend {
     this.#network = options.network ?? "kind";
     if (this.#metallb && !this.#docker)
       throw new Error("kind backend: installing MetalLB needs the Docker CLI (the docker option)");
+    const authn = options.authn ?? (this.#docker ? "volume" : "folder");
+    if (authn === "volume" && !this.#docker)
+      throw new Error("kind backend: authn volume needs the Docker CLI (the docker option)");
+    this.#volumes =
+      authn === "volume" && this.#docker ? new AuthnVolumes(dockerRunner(this.#docker)) : undefined;
     mkdirSync(this.#clustersDirectory, { recursive: true });
     this.#ledger = folderPoolLedger(join(options.stateDirectory, "pool"));
     this.pools = ledgerPools({
@@ -489,7 +506,7 @@ export class KindBackend implements ClusterBackend {
 
   async observe(target: ClusterTarget): Promise<ClusterObservation> {
     const cluster = this.#nameOf(target);
-    const record = this.#readRecord(cluster);
+    const record = this.#readRecord(cluster) ?? (await this.#recover(target, cluster));
     if (!record) return { exists: false }; // a kind cluster without our record is not ours to report
     const known = {
       exists: true as const,
@@ -523,7 +540,7 @@ export class KindBackend implements ClusterBackend {
     } catch (error) {
       return { ...known, phase: "provisioning", message: (error as Error).message };
     }
-    if (!this.#metallb || record.adopted) return ready;
+    if (!this.#installsInto(record)) return ready;
     // Ready once MetalLB is installed (or failed to be: the condition says why); `create` starts the install.
     const metallb = this.#metallbState(cluster);
     const conditions = [metallbCondition(metallb, this.#readMetallbRecord(cluster)?.pool)];
@@ -538,7 +555,7 @@ export class KindBackend implements ClusterBackend {
     const image = kindNodeImage(version, target.settings, target.providerConfig);
     const extraMounts = kindExtraMounts(target.settings, target.providerConfig);
     await this.#serially(cluster, async () => {
-      const record = this.#readRecord(cluster);
+      const record = this.#readRecord(cluster) ?? (await this.#recover(target, cluster));
       const state = record && this.#createState(record);
       if (state?.kind === "interrupted" || state?.kind === "retry") {
         // Its process died with it (e.g. the engine's Pod went mid-create), or it failed with tries left:
@@ -565,7 +582,7 @@ export class KindBackend implements ClusterBackend {
           "--kubeconfig",
           join(this.#folder(cluster), "kubeconfig"),
         ]);
-        this.#startOrQueue({
+        await this.#startOrQueue({
           target,
           cluster,
           version,
@@ -580,7 +597,7 @@ export class KindBackend implements ClusterBackend {
       const listed = (await this.#listClusters()).includes(cluster);
       if (listed && record) {
         // Exists (one cluster per Cluster); what is left to make is MetalLB, or it is whole.
-        if (this.#metallb && !record.adopted && this.#metallbState(cluster).kind === "absent")
+        if (this.#metallb && this.#installsInto(record) && this.#metallbState(cluster).kind === "absent")
           await this.#startMetallb(target, cluster, this.#metallb);
         return;
       }
@@ -593,7 +610,7 @@ export class KindBackend implements ClusterBackend {
           `a kind cluster named ${cluster} exists but this backend has no record of it (was its state folder lost?); delete the Cluster ${target.namespace}/${target.name}, or run \`kind delete cluster --name ${cluster}\``,
         );
       }
-      this.#startOrQueue({ target, cluster, version, image, extraMounts, attempt: 1 });
+      await this.#startOrQueue({ target, cluster, version, image, extraMounts, attempt: 1 });
     });
   }
 
@@ -644,6 +661,8 @@ export class KindBackend implements ClusterBackend {
     // kind edits the kubeconfig it is given (and would make its folder): keep it away from ~/.kube/config.
     mkdirSync(folder, { recursive: true });
     await deleteKindCluster((args) => this.#run(args), cluster, join(folder, "kubeconfig"));
+    // Its volume after its node (Docker keeps a volume a container uses); there is none in folder mode.
+    await this.#volumes?.remove(cluster);
     this.#endpoints.delete(cluster);
     rmSync(folder, { recursive: true, force: true });
     if (record) this.#log.info("kind cluster deleted", { cluster, target: describeCluster(target) });
@@ -672,12 +691,19 @@ export class KindBackend implements ClusterBackend {
         `kind backend: ${describeCluster(target)} (kind cluster ${cluster}) was created before this backend set up OIDC trust; delete the Cluster and create it again to use OIDC access`,
       );
     }
-    const ca = target.settings?.oidcCertificateAuthority;
-    await writeAuthenticationConfig(
-      join(this.#folder(cluster), "authn"),
-      issuers,
-      typeof ca === "string" ? ca : undefined,
-    );
+    const ca =
+      typeof target.settings?.oidcCertificateAuthority === "string"
+        ? target.settings.oidcCertificateAuthority
+        : undefined;
+    if (record.authn !== "volume") {
+      await writeAuthenticationConfig(join(this.#folder(cluster), "authn"), issuers, ca);
+      return;
+    }
+    if (!this.#volumes)
+      throw new Error(
+        `kind backend: ${describeCluster(target)} (kind cluster ${cluster}) keeps its OIDC trust in a Docker volume, and this backend runs without the Docker CLI (backend option docker)`,
+      );
+    await this.#volumes.write(cluster, authenticationConfig(issuers, ca));
   }
 
   /**
@@ -721,9 +747,79 @@ export class KindBackend implements ClusterBackend {
     return join(this.#clustersDirectory, cluster);
   }
 
-  /** The kind cluster a target leads to: a bound pool member's for a Cluster bound to one, else {@link kindNameOf}. */
+  /**
+   * The kind cluster a target leads to: a pool member's (named from its id: it has no Cluster name) for a member
+   * or a Cluster bound to one; the engine's former name for a Cluster made under it (its record is here); else
+   * {@link kindNameOf}.
+   */
   #nameOf(target: ClusterTarget): string {
-    return kindNameOf({ ...target, uid: this.#ledger.keyOf(target.uid) });
+    const key = this.#ledger.keyOf(target.uid);
+    if (this.#ledger.member(key)) return kindClusterName(key);
+    if (target.annotations?.[KIND_NAME_ANNOTATION] !== undefined) return kindNameOf(target);
+    const former = kindClusterName(target.uid);
+    return existsSync(join(this.#folder(former), "record.json"))
+      ? former
+      : kindClusterNameOf(target.name, target.uid);
+  }
+
+  /** Whether this backend installs MetalLB into the cluster: not into one it adopted or took over. */
+  #installsInto(record: KindRecord): boolean {
+    return this.#metallb !== undefined && !record.adopted && !record.takenOver;
+  }
+
+  /**
+   * The record of a kind cluster that runs with none here (the state folder is lost with an engine's Pod, and
+   * nothing else is shared with the host in openMCP's deployment), made again from Docker and written here:
+   * - its volume names the target's uid: this backend made it; its create finished if the create marked the
+   *   volume, else it is taken for interrupted (removed and made again, as any interrupted create);
+   * - no volume of ours, and its name is the one openMCP's kind provider gives this Cluster
+   *   (`<name>.<uid prefix>`): that provider made it; it is taken over as it runs, never re-created;
+   * - else: undefined (another's; `create` refuses to touch it).
+   */
+  async #recover(target: ClusterTarget, cluster: string): Promise<KindRecord | undefined> {
+    if (!(await this.#listClusters()).includes(cluster)) return undefined;
+    const owner = await this.#volumes?.owner(cluster);
+    const key = this.#ledger.keyOf(target.uid);
+    const image = await this.#nodeImage(cluster);
+    const version = image.match(/:v(\d+\.\d+\.\d+)$/)?.[1] ?? target.labels?.[LABELS.k8sVersion] ?? "unknown";
+    mkdirSync(this.#folder(cluster), { recursive: true });
+    const finished = () => writeFileAtomicallySync(join(this.#folder(cluster), "create.exit"), "0\n");
+    if (owner) {
+      if (owner.uid !== key) return undefined;
+      const created = await (this.#volumes as AuthnVolumes).created(cluster);
+      if (created) finished();
+      this.#writeRecord(target, cluster, { version, image, pid: 0, oidc: true, authn: "volume" });
+      this.#log.info(
+        created
+          ? "kind cluster found with no record here: its volume says this backend made it"
+          : "kind cluster found with no record here and its create unfinished: it is made again",
+        { cluster, target: describeCluster(target) },
+      );
+      return this.#readRecord(cluster);
+    }
+    if (target.annotations?.[KIND_NAME_ANNOTATION] !== undefined) return undefined; // adopted by create
+    if (cluster !== kindClusterNameOf(target.name, target.uid)) return undefined;
+    finished();
+    this.#writeRecord(target, cluster, { version, image, pid: 0, takenOver: true });
+    this.#log.info(
+      "kind cluster taken over: it runs under the name openMCP's kind provider gives this Cluster",
+      {
+        cluster,
+        version,
+        target: describeCluster(target),
+      },
+    );
+    return this.#readRecord(cluster);
+  }
+
+  /** The image of the cluster's control-plane node container (e.g. kindest/node:v1.36.3); "" when unknown. */
+  async #nodeImage(cluster: string): Promise<string> {
+    if (!this.#docker) return "";
+    return (
+      await dockerOutput(this.#docker, ["inspect", "--format", "{{.Config.Image}}", nodeOf(cluster)]).catch(
+        () => "",
+      )
+    ).trim();
   }
 
   #readRecord(cluster: string): KindRecord | undefined {
@@ -736,17 +832,7 @@ export class KindBackend implements ClusterBackend {
 
   /** Records a running kind cluster it did not make, at the version its node image says (else the one asked). */
   async #adopt(target: ClusterTarget, cluster: string, asked: string): Promise<void> {
-    // The image of its control-plane node container, e.g. kindest/node:v1.36.3.
-    const image = this.#docker
-      ? (
-          await dockerOutput(this.#docker, [
-            "inspect",
-            "--format",
-            "{{.Config.Image}}",
-            `${cluster}-control-plane`,
-          ]).catch(() => "")
-        ).trim()
-      : "";
+    const image = await this.#nodeImage(cluster);
     const version = image.match(/:v(\d+\.\d+\.\d+)$/)?.[1] ?? asked;
     mkdirSync(this.#folder(cluster), { recursive: true });
     this.#writeRecord(target, cluster, { version, image: image || "adopted", pid: 0, adopted: true });
@@ -759,7 +845,16 @@ export class KindBackend implements ClusterBackend {
     cluster: string,
     fields: Pick<
       KindRecord,
-      "version" | "image" | "pid" | "oidc" | "adopted" | "queued" | "attempt" | "lastFailure"
+      | "version"
+      | "image"
+      | "pid"
+      | "oidc"
+      | "adopted"
+      | "queued"
+      | "attempt"
+      | "lastFailure"
+      | "authn"
+      | "takenOver"
     >,
   ): void {
     const record: KindRecord = {
@@ -831,9 +926,9 @@ export class KindBackend implements ClusterBackend {
   }
 
   /** Starts the create now if a slot is free and none waits before it, else queues it (see {@link CreateOrder}). */
-  #startOrQueue(create: CreateOrder): void {
+  async #startOrQueue(create: CreateOrder): Promise<void> {
     if (this.#waiting.length === 0 && this.#runningCreates() < this.#parallelCreates) {
-      this.#startCreate(create);
+      await this.#startCreate(create);
       return;
     }
     if (this.#waiting.some((waiting) => waiting.cluster === create.cluster)) return;
@@ -873,7 +968,7 @@ export class KindBackend implements ClusterBackend {
         // Deleted while it waited: its record went with it.
         if (!this.#readRecord(next.cluster)?.queued) return;
         try {
-          this.#startCreate(next);
+          await this.#startCreate(next);
         } catch (error) {
           // Its record stays queued with no waiter: observed absent, so the engine orders it again.
           this.#log.warn("kind create could not start", {
@@ -886,15 +981,26 @@ export class KindBackend implements ClusterBackend {
     this.#pollWaiting();
   }
 
-  #startCreate(order: CreateOrder): void {
+  async #startCreate(order: CreateOrder): Promise<void> {
     const { target, cluster, version, image } = order;
     const folder = this.#folder(cluster);
     rmSync(folder, { recursive: true, force: true }); // what a previous create of this Cluster left
-    const authn = join(folder, "authn");
-    mkdirSync(authn, { recursive: true });
+    mkdirSync(folder, { recursive: true });
     // kube-apiserver refuses to start without the file: it starts trusting no issuer.
-    writeFileAtomicallySync(join(authn, "authentication.yaml"), authenticationConfig([]));
-    writeFileAtomicallySync(join(folder, "kind-config.yaml"), kindClusterConfig(authn, order.extraMounts));
+    const firstTrust = authenticationConfig([]);
+    let authnOnHost: string;
+    if (this.#volumes) {
+      const owner = { uid: this.#ledger.keyOf(target.uid), cluster: `${target.namespace}/${target.name}` };
+      authnOnHost = await this.#volumes.create(cluster, owner, image, firstTrust);
+    } else {
+      authnOnHost = join(folder, "authn");
+      mkdirSync(authnOnHost, { recursive: true });
+      writeFileAtomicallySync(join(authnOnHost, "authentication.yaml"), firstTrust);
+    }
+    writeFileAtomicallySync(
+      join(folder, "kind-config.yaml"),
+      kindClusterConfig(authnOnHost, order.extraMounts, this.#volumes !== undefined),
+    );
     const args = [
       "create",
       "cluster",
@@ -909,16 +1015,24 @@ export class KindBackend implements ClusterBackend {
       "--wait",
       `${Math.ceil(this.#waitMs / 1000)}s`,
     ];
-    const pid = startDetached(
-      {
-        marker: "omc-kind-create",
-        exitFile: join(folder, "create.exit"),
-        stdout: join(folder, "create.stdout"),
-        stderr: join(folder, "create.stderr"),
-      },
-      this.#kind,
-      args,
-    );
+    const files = {
+      marker: "omc-kind-create",
+      exitFile: join(folder, "create.exit"),
+      stdout: join(folder, "create.stdout"),
+      stderr: join(folder, "create.stderr"),
+    };
+    // Volume mode: the create marks the volume when it succeeded, for an engine that finds the cluster with no record.
+    const pid = this.#volumes
+      ? startDetached(files, "/bin/sh", [
+          "-c",
+          createAndMarkScript,
+          "omc-kind-create-and-mark",
+          this.#kind,
+          this.#docker ?? "docker",
+          nodeOf(cluster),
+          ...args,
+        ])
+      : startDetached(files, this.#kind, args);
     if (pid === undefined)
       throw new Error(`could not start kind create cluster for ${describeCluster(target)}`);
     this.#writeRecord(target, cluster, {
@@ -926,6 +1040,7 @@ export class KindBackend implements ClusterBackend {
       image,
       pid,
       oidc: true,
+      ...(this.#volumes ? { authn: "volume" as const } : {}),
       attempt: order.attempt,
       ...(order.lastFailure === undefined ? {} : { lastFailure: order.lastFailure }),
     });
@@ -1238,7 +1353,8 @@ export const contractVersion = BACKEND_CONTRACT_VERSION;
  * machine's processors, at least 1: a kind node boots a whole control plane) and `metallb` (`true` or
  * `false`, default `false`: MetalLB's images come from `hack/metallb/build.sh`, not from a registry, and
  * installing it adds about a minute to each create), `retryDelay` (the wait before a failed create is tried
- * again, doubled for each later try; default 30s, see {@link KindBackendOptions.retryDelayMs}). Kind itself needs Docker (or Podman); that is checked by
+ * again, doubled for each later try; default 30s, see {@link KindBackendOptions.retryDelayMs}), `authn` (`volume` or
+ * `folder`, default `volume`: see {@link KindBackendOptions.authn}). Kind itself needs Docker (or Podman); that is checked by
  * kind, and its errors show in the failed Cluster.
  */
 export const createBackend: BackendFactory = async (context: BackendContext) => {
@@ -1255,7 +1371,9 @@ export const createBackend: BackendFactory = async (context: BackendContext) => 
   const parallelCreates = parallelCreatesOption(context.options.parallelCreates);
   const metallb = metallbOption(context.options.metallb);
   const network = process.env.KIND_EXPERIMENTAL_DOCKER_NETWORK || "kind";
+  const authn = kindAuthnOption(context.options.authn);
   return new KindBackend({
+    authn,
     parallelCreates,
     ...(metallb ? { metallb: METALLB_IMAGES } : {}),
     network,
@@ -1277,6 +1395,14 @@ export function parallelCreatesOption(option: string | undefined): number {
   const value = Number(option);
   if (Number.isInteger(value) && value >= 1) return value;
   throw new Error(`kind backend: parallelCreates "${option}" must be a whole number from 1 (e.g. 2)`);
+}
+
+/** `--backend-option authn`: `volume` (the default: only the Docker socket is needed) or `folder` (see {@link KindBackendOptions.authn}). */
+export function kindAuthnOption(option: string | undefined): "volume" | "folder" {
+  if (option === undefined || option === "volume" || option === "folder") return option ?? "volume";
+  throw new Error(
+    `kind backend: authn "${option}" must be volume (a Docker volume per cluster: the engine needs only the Docker socket) or folder (the state folder mounted into nodes: it must have the same path on the Docker host)`,
+  );
 }
 
 /** `--backend-option access`, or where the engine runs: in a Pod (the API server's Service in its environment) the Docker network. */

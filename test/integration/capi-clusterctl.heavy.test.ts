@@ -34,7 +34,7 @@ import {
   CONTROLPLANE_RESOURCES,
   type EngineControlPlane,
 } from "../../src/api/engine-control-plane.ts";
-import { kindClusterName } from "../../src/providers/kind.ts";
+import { kindClusterNameOf } from "../../src/providers/kind-names.ts";
 import { aProviderConfig } from "../support/builders.ts";
 import { createCapiObject } from "../support/capi-objects.ts";
 import { clusterctlComponents, clusterctlVariables } from "../support/clusterctl.ts";
@@ -277,7 +277,7 @@ describe("Cluster API installed the clusterctl way, the engine its provider on t
         spec: { profile: PROFILE, version: `v${tools.kubernetesVersion}` },
       },
     })) as EngineControlPlane;
-    made.push(kindClusterName(controlPlane.metadata.uid ?? ""));
+    made.push(kindClusterNameOf(controlPlane.metadata.name ?? "", controlPlane.metadata.uid ?? ""));
     await custom.createNamespacedCustomObject({
       ...CONTROLPLANE_RESOURCES.EngineControlPlaneInfrastructure,
       namespace: NS,
@@ -320,7 +320,7 @@ describe("Cluster API installed the clusterctl way, the engine its provider on t
     );
     expect(older.apiVersion).toBe("cluster.x-k8s.io/v1beta1");
     expect(older.spec.controlPlaneRef).toMatchObject({ kind: "EngineControlPlane", name: "managed" });
-    const name = kindClusterName(controlPlane.metadata.uid ?? "");
+    const name = kindClusterNameOf(controlPlane.metadata.name ?? "", controlPlane.metadata.uid ?? "");
     expect(await containersNamed(name)).toEqual([`${name}-control-plane`]);
   });
 
@@ -328,7 +328,7 @@ describe("Cluster API installed the clusterctl way, the engine its provider on t
     const secret = await core.readNamespacedSecret({ namespace: NS, name: "managed-kubeconfig" });
     expect(secret.type).toBe("cluster.x-k8s.io/secret");
     const text = Buffer.from(secret.data?.value ?? "", "base64").toString("utf8");
-    const name = kindClusterName(controlPlane.metadata.uid ?? "");
+    const name = kindClusterNameOf(controlPlane.metadata.name ?? "", controlPlane.metadata.uid ?? "");
     // From a Pod: the Secret mounted, the API server on the kind network, the admin's client certificate.
     const probe = [
       "const { readFileSync } = require('node:fs');",
@@ -365,7 +365,7 @@ describe("Cluster API installed the clusterctl way, the engine its provider on t
   });
 
   it("deleting the CAPI Cluster removes the kind cluster's container; no engine log line was forbidden", async () => {
-    const name = kindClusterName(controlPlane.metadata.uid ?? "");
+    const name = kindClusterNameOf(controlPlane.metadata.name ?? "", controlPlane.metadata.uid ?? "");
     await custom.deleteNamespacedCustomObject({ ...CAPI_CLUSTER_RESOURCE, namespace: NS, name: "managed" });
     await eventually(
       async () => {

@@ -4,19 +4,20 @@ import { join } from "node:path";
 import { expect, it } from "vitest";
 import type { BackendFactory } from "../../src/api/backend-contract.ts";
 import { checkBackendConformance } from "../../src/providers/conformance.ts";
-import { createBackend, kindClusterName } from "../../src/providers/kind.ts";
+import { createBackend } from "../../src/providers/kind.ts";
+import { kindClusterNameOf } from "../../src/providers/kind-names.ts";
 import { containersNamed, containerToolchain, run } from "../support/containers.ts";
 import { processesMentioning } from "../support/processes.ts";
 
 const tools = containerToolchain();
 
-/** The uids of every Cluster object the kit made (random per kit call), as the backend was given them. */
-const kitUids = new Set<string>();
+/** The kind cluster names of every Cluster object the kit made (random per kit call), as the backend names them. */
+const kitNames = new Set<string>();
 
-/** kind clusters named after the kit's uids (the backend names a cluster by its uid's hash). */
+/** kind clusters named after the kit's Clusters (the backend names a cluster by its Cluster's name and uid). */
 const kitClusterNames = async (): Promise<string[]> => {
   const listed = (await run(tools.kind, ["get", "clusters"])).split("\n").filter((name) => name !== "");
-  const kit = new Set([...kitUids].map(kindClusterName));
+  const kit = kitNames;
   return listed.filter((name) => kit.has(name));
 };
 
@@ -47,11 +48,11 @@ it("passes the conformance kit on real kind clusters", async () => {
     const observe = backend.observe.bind(backend);
     const create = backend.create.bind(backend);
     backend.create = async (target, version) => {
-      kitUids.add(target.uid);
+      kitNames.add(kindClusterNameOf(target.name, target.uid));
       return create(target, version);
     };
     backend.observe = async (target) => {
-      kitUids.add(target.uid);
+      kitNames.add(kindClusterNameOf(target.name, target.uid));
       const observation = await observe(target);
       if (observation.exists && observation.phase === "ready") ready.add(target.uid);
       return observation;

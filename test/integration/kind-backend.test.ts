@@ -25,13 +25,12 @@ import { checkPoolConformance } from "../../src/providers/conformance-pools.ts";
 import {
   createBackend,
   KIND_DEFAULT_VERSIONS,
-  KIND_NAME_ANNOTATION,
   kindAccess,
-  kindClusterName,
   kindNodeImage,
   redact,
 } from "../../src/providers/kind.ts";
 import { METALLB_IMAGES } from "../../src/providers/kind-metallb.ts";
+import { KIND_NAME_ANNOTATION, kindClusterName, kindClusterNameOf } from "../../src/providers/kind-names.ts";
 import { loadBackendFactory } from "../../src/providers/registry.ts";
 import { systemClock } from "../../src/runtime/clock.ts";
 import { silentLogger } from "../../src/runtime/logger.ts";
@@ -65,7 +64,10 @@ function newBackend(
   directory = stateDirectory,
 ): Promise<ClusterBackend> {
   return Promise.resolve(
-    createBackend(aBackendContext(directory, { kind: fake.path, docker: "/bin/false", ...options })),
+    createBackend(
+      // The fake kind makes no containers: the state folder's authn/ (folder mode) stands in for the node's.
+      aBackendContext(directory, { kind: fake.path, docker: "/bin/false", authn: "folder", ...options }),
+    ),
   );
 }
 
@@ -92,7 +94,7 @@ async function slowCreateStarted() {
   const backend = await newBackend();
   const cluster = target();
   await backend.create(cluster, "1.34.0");
-  const folder = join(stateDirectory, "clusters", kindClusterName(cluster.uid));
+  const folder = join(stateDirectory, "clusters", kindClusterNameOf(cluster.name, cluster.uid));
   const { pid } = JSON.parse(readFileSync(join(folder, "record.json"), "utf8")) as { pid: number };
   return { backend, cluster, pid };
 }
@@ -160,18 +162,23 @@ describe("the kind backend", () => {
     expect(backend.capabilities).toEqual({ adminAccess: true, oidc: true });
   });
 
-  it("names clusters deterministically with short DNS labels, distinct for uids that differ only at the end", () => {
-    const a = kindClusterName("00000000-0000-4000-8000-000000000001");
-    const b = kindClusterName("00000000-0000-4000-8000-000000000002");
-    expect(a).toMatch(/^omc-[0-9a-f]{12}$/);
-    expect(a).toBe(kindClusterName("00000000-0000-4000-8000-000000000001"));
-    expect(a).not.toBe(b);
+  it("names clusters as openMCP's kind provider does: the Cluster's name, a dot and its uid's first 8 characters, long names cut to fit kind's node hostnames", () => {
+    const uid = "3f2a9c10-0000-4000-8000-000000000001";
+    expect(kindClusterNameOf("mcp-abcdefgh", uid)).toBe("mcp-abcdefgh.3f2a9c10");
+    expect(kindClusterNameOf("mcp-abcdefgh", "4e2a9c10-0000-4000-8000-000000000001")).not.toBe(
+      kindClusterNameOf("mcp-abcdefgh", uid),
+    );
+    const long = kindClusterNameOf(`${"a".repeat(39)}-${"b".repeat(20)}`, uid);
+    expect(long).toBe(`${"a".repeat(39)}.3f2a9c10`); // cut at 40, the trailing '-' dropped
+    expect(`${long}-control-plane`.length).toBeLessThanOrEqual(63);
+    // The engine's former names (pool members keep them): omc- and 12 hex digits of the uid's hash.
+    expect(kindClusterName(uid)).toMatch(/^omc-[0-9a-f]{12}$/);
   });
 
   it("creates in the background, reports provisioning, then ready with the kubeconfig's server", async () => {
     const backend = await newBackend();
     const cluster = target();
-    const name = kindClusterName(cluster.uid);
+    const name = kindClusterNameOf(cluster.name, cluster.uid);
     expect(await backend.observe(cluster)).toEqual({ exists: false });
 
     fake.configure({ createDelayMs: 3_000 });
@@ -270,8 +277,8 @@ describe("the kind backend", () => {
     expect(phase(await backend.observe(first))).toBe("ready");
     expect(await backend.observe(second)).toEqual({ exists: false });
     expect(creates().map((args) => args[3])).toEqual([
-      kindClusterName(first.uid),
-      kindClusterName(third.uid),
+      kindClusterNameOf(first.name, first.uid),
+      kindClusterNameOf(third.name, third.uid),
     ]);
     // Queued by an engine that restarted: nothing started, so observed absent and created when ordered again.
     fake.configure({ createDelayMs: 3_000 });
@@ -284,7 +291,7 @@ describe("the kind backend", () => {
     await restarted.create(fifth, "1.34.0");
     expect(phase(await restarted.observe(fifth))).toBe("provisioning");
     await until(restarted, fifth, (o) => phase(o) === "ready");
-    expect(creates().filter((args) => args[3] === kindClusterName(fifth.uid))).toHaveLength(1);
+    expect(creates().filter((args) => args[3] === kindClusterNameOf(fifth.name, fifth.uid))).toHaveLength(1);
     await expect(newBackend({ parallelCreates: "0" })).rejects.toThrow(
       'kind backend: parallelCreates "0" must be a whole number from 1 (e.g. 2)',
     );
@@ -296,7 +303,10 @@ describe("the kind backend", () => {
     const cluster = target();
     await first.create(cluster, "1.34.0");
     const record = JSON.parse(
-      readFileSync(join(stateDirectory, "clusters", kindClusterName(cluster.uid), "record.json"), "utf8"),
+      readFileSync(
+        join(stateDirectory, "clusters", kindClusterNameOf(cluster.name, cluster.uid), "record.json"),
+        "utf8",
+      ),
     );
     expect(isAlive(record.pid)).toBe(true);
 
@@ -382,7 +392,7 @@ describe("the kind backend", () => {
     fake.configure({ createDelayMs: 300 });
     await backend.create(cluster, "1.34.0");
     expect(await until(backend, cluster, (o) => phase(o) === "ready")).toMatchObject({ phase: "ready" });
-    const name = kindClusterName(cluster.uid);
+    const name = kindClusterNameOf(cluster.name, cluster.uid);
     expect(fake.calls().filter((call) => call[0] === "delete")).toEqual([
       [
         "delete",
@@ -413,7 +423,7 @@ describe("the kind backend", () => {
   it("deletes with kind delete cluster, idempotently, and leaves nothing behind", async () => {
     const backend = await newBackend();
     const cluster = target();
-    const name = kindClusterName(cluster.uid);
+    const name = kindClusterNameOf(cluster.name, cluster.uid);
     await backend.delete(cluster); // absent: succeeds
     await backend.create(cluster, "1.34.0");
     await until(backend, cluster, (o) => phase(o) === "ready");
@@ -455,7 +465,7 @@ describe("the kind backend", () => {
     const cluster = target();
     await backend.create(cluster, "1.34.0");
     await until(backend, cluster, (o) => phase(o) === "ready");
-    fake.removeCluster(kindClusterName(cluster.uid));
+    fake.removeCluster(kindClusterNameOf(cluster.name, cluster.uid));
     expect(await backend.observe(cluster)).toEqual({ exists: false });
     await backend.create(cluster, "1.34.0");
     await until(backend, cluster, (o) => phase(o) === "ready");
@@ -470,7 +480,12 @@ describe("the kind backend", () => {
     const access = await backend.adminAccess(cluster);
     expect(access?.kubeconfig).toContain(`server: ${ready.exists ? ready.endpoint : "?"}`);
     expect(access?.kubeconfig).toContain("client-key-data:");
-    expect(fake.calls().at(-1)).toEqual(["get", "kubeconfig", "--name", kindClusterName(cluster.uid)]);
+    expect(fake.calls().at(-1)).toEqual([
+      "get",
+      "kubeconfig",
+      "--name",
+      kindClusterNameOf(cluster.name, cluster.uid),
+    ]);
   });
 
   it("from a Pod, gives admin access through the node's address on the Docker network (access=network)", async () => {
@@ -484,7 +499,7 @@ describe("the kind backend", () => {
       "get",
       "kubeconfig",
       "--name",
-      kindClusterName(cluster.uid),
+      kindClusterNameOf(cluster.name, cluster.uid),
       "--internal",
     ]);
     // In a Pod (the API server's Service in the environment) that is the default; an unknown value is named.
@@ -498,7 +513,7 @@ describe("the kind backend", () => {
   it("hands a cluster's folder over to an engine on another state folder (contract 1.5), which serves it as it is and creates nothing; a create still running is not handed over", async () => {
     const { backend, cluster } = await slowCreateStarted();
     await expect(backend.exportCluster?.(cluster)).rejects.toThrow(
-      /kind cluster omc-[0-9a-f]{12} of .* is still being created: move it once it is Ready/,
+      /kind cluster dev\.[0-9a-f]{8} of .* is still being created: move it once it is Ready/,
     );
     const ready = await until(backend, cluster, (o) => phase(o) === "ready");
     const state = (await backend.exportCluster?.(cluster)) ?? {};
@@ -508,7 +523,7 @@ describe("the kind backend", () => {
     const elsewhere = mkdtempSync(join(tmpdir(), "kind-backend-target-"));
     try {
       const other = await newBackend({}, elsewhere);
-      expect(await other.observe(cluster)).toEqual({ exists: false });
+      // The engine imports before its first look (a look first would take the running cluster over as found).
       await other.importCluster?.(cluster, state);
       expect(await other.observe(cluster)).toEqual(ready);
       await other.create(cluster, "1.34.0"); // as the engine orders it, idempotently
@@ -530,7 +545,8 @@ describe("the kind backend", () => {
 
   it("passes the pool conformance check (contract 1.5): members made for no Cluster, bound by a record, a restart between every two steps", async () => {
     await checkPoolConformance(
-      (context) => createBackend({ ...context, options: { kind: fake.path, docker: "/bin/false" } }),
+      (context) =>
+        createBackend({ ...context, options: { kind: fake.path, docker: "/bin/false", authn: "folder" } }),
       // The versions listed, as on a Docker host the fake cannot list kindest/node images of.
       { readyTimeoutMs: 15_000, config: config({ supportedVersions: [{ version: "1.34.0" }] }) },
     );
@@ -590,17 +606,20 @@ describe("the kind backend", () => {
     fake.removeCluster("platform");
   });
 
-  it("refuses to create over a kind cluster of that name it has no record of", async () => {
-    const backend = await newBackend();
+  it("takes over a kind cluster running under the name openMCP's kind provider gives the Cluster, with no record here: ready as it runs, created nothing, deleted with the Cluster", async () => {
     const cluster = target();
-    await backend.create(cluster, "1.34.0");
-    await until(backend, cluster, (o) => phase(o) === "ready");
-    rmSync(join(stateDirectory, "clusters"), { recursive: true }); // the state folder was lost
-    const fresh = await newBackend();
-    await expect(fresh.create(cluster, "1.34.0")).rejects.toThrow(
-      /a kind cluster named omc-[0-9a-f]{12} exists but this backend has no record of it/,
+    // As openMCP's kind provider leaves it: `<name>.<uid prefix>`, made by kind, and no state of ours.
+    fake.addCluster(kindClusterNameOf(cluster.name, cluster.uid));
+    const backend = await newBackend();
+    const creates = () => fake.calls().filter((args) => args[0] === "create");
+    expect(await backend.observe(cluster)).toMatchObject({ exists: true, phase: "ready" });
+    await backend.create(cluster, "1.34.0"); // what the engine would order if it had seen it absent: nothing
+    expect(creates()).toEqual([]);
+    // OIDC trust needs an API server started with it: a taken-over cluster says so.
+    await expect(backend.trustOidcIssuers?.(cluster, [])).rejects.toThrow(
+      /was created before this backend set up OIDC trust/,
     );
-    await fresh.delete(cluster); // deleting the Cluster cleans it up
+    await backend.delete(cluster); // it is the Cluster's: it goes with it
     expect(fake.clusters()).toEqual([]);
   });
 
@@ -645,12 +664,12 @@ describe("the kind backend", () => {
         "load",
         "docker-image",
         "--name",
-        kindClusterName(cluster.uid),
+        kindClusterNameOf(cluster.name, cluster.uid),
         METALLB_IMAGES.controller,
         METALLB_IMAGES.speaker,
       ],
     ]);
-    const folder = join(stateDirectory, "clusters", kindClusterName(cluster.uid));
+    const folder = join(stateDirectory, "clusters", kindClusterNameOf(cluster.name, cluster.uid));
     expect(readFileSync(join(folder, "metallb-pool.yaml"), "utf8")).toContain(
       "172.18.255.239-172.18.255.246",
     );

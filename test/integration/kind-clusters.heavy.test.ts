@@ -15,7 +15,8 @@ import { RESOURCES } from "../../src/api/constants.ts";
 import { moveObjects } from "../../src/cli/move.ts";
 import { type ControlPlane, startControlPlane } from "../../src/controlplane/control-plane.ts";
 import { type OidcIssuer, startOidcIssuer } from "../../src/dev/oidc-issuer.ts";
-import { createBackend, kindClusterName, localNodeImageVersions } from "../../src/providers/kind.ts";
+import { createBackend, localNodeImageVersions } from "../../src/providers/kind.ts";
+import { kindClusterNameOf } from "../../src/providers/kind-names.ts";
 import { systemClock } from "../../src/runtime/clock.ts";
 import { Engine } from "../../src/runtime/engine.ts";
 import { installingCrds } from "../../src/runtime/install-crds.ts";
@@ -126,7 +127,7 @@ describe("Clusters on real kind clusters", { timeout: 600_000 }, () => {
         ),
       { what: "Cluster real Ready", timeoutMs: 400_000, intervalMs: 1_000 },
     );
-    const name = kindClusterName(cluster.metadata.uid ?? "");
+    const name = kindClusterNameOf(cluster.metadata.name ?? "", cluster.metadata.uid ?? "");
     kindName = name;
     expect(await containersNamed(name)).toEqual([`${name}-control-plane`]);
     expect((await run(tools.kind, ["get", "clusters"])).split("\n")).toContain(name);

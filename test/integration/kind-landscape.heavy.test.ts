@@ -20,7 +20,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import type { Cluster } from "../../src/api/cluster.ts";
 import type { ClusterRequest } from "../../src/api/cluster-request.ts";
 import { ANNOTATIONS, LABELS, RESOURCES } from "../../src/api/constants.ts";
-import { KIND_NAME_ANNOTATION, kindClusterName } from "../../src/providers/kind.ts";
+import { KIND_NAME_ANNOTATION, kindClusterNameOf } from "../../src/providers/kind-names.ts";
 import {
   configMapAnswersFromPod,
   configMapTokenRequest,
@@ -282,7 +282,7 @@ describe("openMCP's kind landscape, the engine its kind ClusterProvider", { time
         async () => satisfying(await read<Cluster>(RESOURCES.Cluster, ref.name, ref.namespace), Boolean),
         { what: `Cluster ${ref.namespace}/${ref.name}` },
       );
-      made.push(kindClusterName(cluster?.metadata.uid ?? ""));
+      made.push(kindClusterNameOf(cluster?.metadata.name ?? "", cluster?.metadata.uid ?? ""));
     }
     for (const ref of newRefs) siblings.push(await clusterReady(ref.name, ref.namespace));
     console.log(
@@ -295,7 +295,7 @@ describe("openMCP's kind landscape, the engine its kind ClusterProvider", { time
     mcp = siblings[2] as Cluster;
     expect(mcp.spec.tenancy).toBe("Exclusive");
     for (const sibling of siblings) {
-      const name = kindClusterName(sibling.metadata.uid ?? "");
+      const name = kindClusterNameOf(sibling.metadata.name ?? "", sibling.metadata.uid ?? "");
       expect(await containersNamed(name)).toEqual([`${name}-control-plane`]);
       expect(sibling.status?.endpoints?.map((e) => e.name)).toEqual([
         "apiserver-external",
@@ -317,7 +317,9 @@ describe("openMCP's kind landscape, the engine its kind ClusterProvider", { time
     expect(granted.metadata.annotations?.[ANNOTATIONS.localAccess]).toBe(external);
     const secretName = granted.status?.secretRef?.name ?? "";
     const { text } = await issuedKubeconfig(platform.kubeConfig.makeApiClient(CoreV1Api), NS, secretName);
-    expect(text).toContain(`server: https://${kindClusterName(mcp.metadata.uid ?? "")}-control-plane:6443`);
+    expect(text).toContain(
+      `server: https://${kindClusterNameOf(mcp.metadata.name ?? "", mcp.metadata.uid ?? "")}-control-plane:6443`,
+    );
 
     // From a Pod of the platform cluster: the Secret mounted, the internal endpoint, exactly the asked rights.
     const answers = await configMapAnswersFromPod(platform, {
@@ -357,7 +359,9 @@ describe("openMCP's kind landscape, the engine its kind ClusterProvider", { time
           ).toBeUndefined(),
         { what: `Cluster ${cluster.metadata.namespace}/${cluster.metadata.name} gone`, timeoutMs: 180_000 },
       );
-      expect(await containersNamed(kindClusterName(cluster.metadata.uid ?? ""))).toEqual([]);
+      expect(
+        await containersNamed(kindClusterNameOf(cluster.metadata.name ?? "", cluster.metadata.uid ?? "")),
+      ).toEqual([]);
     };
     // mcp is Exclusive and workload Shared with no request left: the scheduler deletes both.
     await gone(mcp);
@@ -391,7 +395,7 @@ describe("openMCP's kind landscape, the engine its kind ClusterProvider", { time
         version: tools.kubernetesVersion,
       }),
     })) as Cluster;
-    const name = kindClusterName(created.metadata.uid ?? "");
+    const name = kindClusterNameOf(created.metadata.name ?? "", created.metadata.uid ?? "");
     made.push(name);
     // The create runs: its node container exists.
     await eventually(async () => expect(await containersNamed(name)).toEqual([`${name}-control-plane`]), {
@@ -481,7 +485,7 @@ describe("openMCP's kind landscape, the engine its kind ClusterProvider", { time
         tenancy: "Exclusive",
       }),
     })) as Cluster;
-    const name = kindClusterName(created.metadata.uid ?? "");
+    const name = kindClusterNameOf(created.metadata.name ?? "", created.metadata.uid ?? "");
     made.push(name);
     const ready = await clusterReady("by-deploy");
     expect(await containersNamed(name)).toEqual([`${name}-control-plane`]);

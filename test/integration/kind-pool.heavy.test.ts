@@ -9,7 +9,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CoreV1Api } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createBackend, kindClusterName } from "../../src/providers/kind.ts";
+import { createBackend } from "../../src/providers/kind.ts";
+import { kindClusterName, kindClusterNameOf } from "../../src/providers/kind-names.ts";
 import { aProviderConfig } from "../support/builders.ts";
 import { containersNamed, containerToolchain, run } from "../support/containers.ts";
 import { deleteKindClusters, kindClustersMadeIn } from "../support/kind-engine-world.ts";
@@ -74,8 +75,8 @@ describe("a warm pool of 2 real kind clusters", { timeout: 900_000 }, () => {
         `${kindClusterName(poolMemberOf(cluster) ?? "")}-control-plane`,
       ]);
     }
-    // The third is a kind cluster of its own, named from its uid.
-    const own = kindClusterName(made.cluster.metadata.uid ?? "");
+    // The third is a kind cluster of its own, named from its name and uid.
+    const own = kindClusterNameOf(made.cluster.metadata.name ?? "", made.cluster.metadata.uid ?? "");
     expect(await containersNamed(own)).toEqual([`${own}-control-plane`]);
 
     // Five kind clusters in all: two bound, one made, two idle again.

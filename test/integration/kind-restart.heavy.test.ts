@@ -10,7 +10,7 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import type { Cluster } from "../../src/api/cluster.ts";
 import { RESOURCES } from "../../src/api/constants.ts";
 import type { ControlPlane } from "../../src/controlplane/control-plane.ts";
-import { kindClusterName } from "../../src/providers/kind.ts";
+import { kindClusterNameOf } from "../../src/providers/kind-names.ts";
 import { aCluster, aProviderConfig } from "../support/builders.ts";
 import { startApiServerWith } from "../support/cluster-harness.ts";
 import { containersNamed, containerToolchain, run } from "../support/containers.ts";
@@ -75,7 +75,7 @@ it("adopts a kind create that outlived a killed engine: one create, one kind clu
       satisfying(await readCluster("survivor"), (c) => c?.status?.providerStatus?.state === "provisioning"),
     { what: "Cluster survivor provisioning", timeoutMs: 120_000, intervalMs: 200 },
   );
-  const name = kindClusterName(provisioning?.metadata.uid ?? "");
+  const name = kindClusterNameOf(provisioning?.metadata.name ?? "", provisioning?.metadata.uid ?? "");
   const recordFile = join(stateDirectory, "kind", "clusters", name, "record.json");
   const record = await eventually(
     () => JSON.parse(readFileSync(recordFile, "utf8")) as { pid: number; startedAt: string },

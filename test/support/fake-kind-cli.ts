@@ -16,6 +16,7 @@ import {
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { writeFileAtomicallySync } from "../../src/util/atomic-file.ts";
+import { fakeKindPort } from "./fake-kind.ts";
 
 /** What a fake kind cluster is. */
 export interface FakeKindCluster {
@@ -103,12 +104,6 @@ function writeCluster(cluster: FakeKindCluster): void {
   writeFileAtomicallySync(file, JSON.stringify(cluster));
 }
 
-function portOf(name: string): number {
-  let hash = 0;
-  for (const char of name) hash = (hash * 31 + char.charCodeAt(0)) >>> 0;
-  return 30_000 + (hash % 20_000);
-}
-
 const base64 = (text: string) => Buffer.from(text).toString("base64");
 
 /** The kubeconfig kind prints: the host's published port, or with `internal` the node's name on the Docker network. */
@@ -149,7 +144,7 @@ async function create(rest: readonly string[]): Promise<void> {
     fail(`failed to create cluster: node(s) already exist for a cluster with the name "${name}"`);
   const config = readConfig();
   process.stderr.write(`Creating cluster "${name}" ...\n ✓ Ensuring node image (${image}) 🖼\n`);
-  writeCluster({ name, image, port: portOf(name), ready: false });
+  writeCluster({ name, image, port: fakeKindPort(name), ready: false });
   await sleep(config.createDelayMs ?? 0);
   if (config.createFailure !== undefined) {
     rmSync(clusterFile(name), { force: true }); // kind removes the nodes of a failed create
@@ -159,7 +154,7 @@ async function create(rest: readonly string[]): Promise<void> {
     for (const line of config.createFailureOutput ?? []) process.stderr.write(`${line}\n`);
     process.exit(1);
   }
-  const cluster = { name, image, port: portOf(name), ready: true };
+  const cluster = { name, image, port: fakeKindPort(name), ready: true };
   writeCluster(cluster);
   if (options.kubeconfig) writeFileSync(options.kubeconfig, kubeconfig(cluster), { mode: 0o600 });
   process.stderr.write(` ✓ Starting control-plane 🕹️\nSet kubectl context to "kind-${name}"\n`);

@@ -1,5 +1,5 @@
 /** Installs a fake `kind` executable in a temporary folder and reads what it recorded. */
-import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { FakeKindCluster, FakeKindConfig } from "./fake-kind-cli.ts";
@@ -20,11 +20,20 @@ export interface FakeKind {
   configure(config: FakeKindConfig): void;
   /** Removes a cluster behind the backend's back, as `kind delete cluster` from a terminal would. */
   removeCluster(name: string): void;
+  /** Adds a ready cluster behind the backend's back, as another provider's `kind create cluster` would. */
+  addCluster(name: string, image?: string): void;
   /** Removes the folder. */
   remove(): void;
 }
 
 const cli = join(import.meta.dirname, "fake-kind-cli.ts");
+
+/** The host port the fake publishes a cluster's API server on: fixed by its name. */
+export function fakeKindPort(name: string): number {
+  let hash = 0;
+  for (const char of name) hash = (hash * 31 + char.charCodeAt(0)) >>> 0;
+  return 30_000 + (hash % 20_000);
+}
 
 /** Writes a fake `kind` executable into a new temporary folder. */
 export function installFakeKind(config: FakeKindConfig = {}): FakeKind {
@@ -64,6 +73,11 @@ export function installFakeKind(config: FakeKindConfig = {}): FakeKind {
     },
     configure,
     removeCluster: (name) => rmSync(join(clustersDirectory, `${name}.json`), { force: true }),
+    addCluster: (name, image = "kindest/node:v1.34.0") => {
+      mkdirSync(clustersDirectory, { recursive: true });
+      const cluster: FakeKindCluster = { name, image, port: fakeKindPort(name), ready: true };
+      writeFileSync(join(clustersDirectory, `${name}.json`), JSON.stringify(cluster));
+    },
     remove: () => rmSync(directory, { recursive: true, force: true }),
   };
 }

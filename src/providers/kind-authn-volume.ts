@@ -1,0 +1,180 @@
+/**
+ * A kind cluster's own folder on its Docker host, as a Docker volume: what its node needs at creation (the API
+ * server's authentication configuration) and what tells a later engine whose cluster it is and that its create
+ * finished. Everything goes through the Docker CLI, so an engine with only the Docker socket (openMCP's kind
+ * provider's deployment: a Pod, no folder shared with the host) makes clusters whose API servers start.
+ *
+ * Flow: before `kind create cluster`, the volume is made with the Cluster's identity as labels and the first
+ * configuration written into it by a short container of the node image; kind mounts the volume's host path into
+ * the node (kind's `extraMounts` take host paths), and kubeadm into kube-apiserver. Trust changes later are
+ * written through the running node (`docker exec`, a rename, so kube-apiserver never reads half a file). When
+ * the create ends well, the create's wrapper writes the `created` mark through the node.
+ *
+ * Guarantees: the configuration is never passed on a command line (stdin only); a volume is only ever read or
+ * removed by the kind cluster name it is named after.
+ */
+import { execFile } from "node:child_process";
+
+/** Where, inside the node, the volume is mounted (and from there into kube-apiserver's static Pod). */
+export const NODE_AUTHN_DIRECTORY = "/etc/kubernetes/openmcp-authn";
+
+/** The file the create's wrapper writes into the volume once `kind create cluster` succeeded. */
+export const CREATED_MARK = `${NODE_AUTHN_DIRECTORY}/created`;
+
+/** Labels that say whose cluster a volume belongs to. */
+export const VOLUME_LABELS = {
+  uid: "engine.openmcp.cloud/cluster-uid",
+  cluster: "engine.openmcp.cloud/cluster",
+  kindCluster: "engine.openmcp.cloud/kind-cluster",
+} as const;
+
+/** The volume of kind cluster `cluster`. */
+export const authnVolumeName = (cluster: string): string => `${cluster}-openmcp-authn`;
+
+/** Whose cluster a volume belongs to, from its labels. */
+export interface VolumeOwner {
+  /** The uid the kind cluster was made for (a Cluster's, or a pool member's id). */
+  readonly uid: string;
+  /** `<namespace>/<name>` of the Cluster, for people. */
+  readonly cluster: string;
+}
+
+/** Runs the Docker CLI: stdout, or a rejection naming the command and Docker's last words (never its stdin). */
+export type DockerRun = (args: readonly string[], input?: string) => Promise<string>;
+
+/** {@link DockerRun} with the Docker CLI `docker`. */
+export function dockerRunner(docker: string, timeoutMs = 60_000): DockerRun {
+  return (args, input) =>
+    new Promise((resolve, reject) => {
+      const child = execFile(
+        docker,
+        [...args],
+        { encoding: "utf8", timeout: timeoutMs, maxBuffer: 4 * 1024 * 1024 },
+        (error, stdout, stderr) => {
+          if (!error) return resolve(stdout);
+          const words = stderr.trim().split("\n").slice(-2).join(" | ") || error.message;
+          reject(new Error(`docker ${args.slice(0, 2).join(" ")} failed: ${words}`));
+        },
+      );
+      // A command that exits before reading (or fails to start) closes the pipe: its exit status says why.
+      child.stdin?.on("error", () => {});
+      child.stdin?.end(input ?? "");
+    });
+}
+
+/** The kind cluster volumes of one Docker host. */
+export class AuthnVolumes {
+  readonly #docker: DockerRun;
+
+  constructor(docker: DockerRun) {
+    this.#docker = docker;
+  }
+
+  /**
+   * Makes the volume of `cluster` anew (a previous try's is removed) with `owner` as labels and `configuration`
+   * as its `authentication.yaml`, written by a container of `image` (the node image, which the create needs
+   * anyway). Returns the volume's path on the Docker host, for kind's `extraMounts`.
+   */
+  async create(cluster: string, owner: VolumeOwner, image: string, configuration: string): Promise<string> {
+    const volume = authnVolumeName(cluster);
+    await this.#docker(["volume", "rm", "--force", volume]);
+    await this.#docker([
+      "volume",
+      "create",
+      "--label",
+      `${VOLUME_LABELS.uid}=${owner.uid}`,
+      "--label",
+      `${VOLUME_LABELS.cluster}=${owner.cluster}`,
+      "--label",
+      `${VOLUME_LABELS.kindCluster}=${cluster}`,
+      volume,
+    ]);
+    await this.#docker(
+      [
+        "run",
+        "--rm",
+        "--interactive",
+        "--network",
+        "none",
+        "--volume",
+        `${volume}:/authn`,
+        "--entrypoint",
+        "/bin/sh",
+        image,
+        "-c",
+        "umask 077 && cat > /authn/authentication.yaml",
+      ],
+      configuration,
+    );
+    const mountpoint = (
+      await this.#docker(["volume", "inspect", "--format", "{{.Mountpoint}}", volume])
+    ).trim();
+    if (!mountpoint.startsWith("/"))
+      throw new Error(`docker volume inspect ${volume} names no host path (${JSON.stringify(mountpoint)})`);
+    return mountpoint;
+  }
+
+  /** Who the volume of `cluster` belongs to; undefined when there is no such volume (or it carries no owner). */
+  async owner(cluster: string): Promise<VolumeOwner | undefined> {
+    let labels: Record<string, string> | null;
+    try {
+      const out = await this.#docker([
+        "volume",
+        "inspect",
+        "--format",
+        "{{json .Labels}}",
+        authnVolumeName(cluster),
+      ]);
+      labels = JSON.parse(out) as Record<string, string> | null;
+    } catch {
+      return undefined; // no such volume
+    }
+    const uid = labels?.[VOLUME_LABELS.uid];
+    return uid ? { uid, cluster: labels?.[VOLUME_LABELS.cluster] ?? "" } : undefined;
+  }
+
+  /** Whether the create of `cluster` finished: its wrapper wrote {@link CREATED_MARK} through the node. */
+  async created(cluster: string): Promise<boolean> {
+    try {
+      await this.#docker(["exec", nodeOf(cluster), "test", "-f", CREATED_MARK]);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** Replaces the running cluster's authentication configuration through its node; kube-apiserver reloads it. */
+  async write(cluster: string, configuration: string): Promise<void> {
+    const file = `${NODE_AUTHN_DIRECTORY}/authentication.yaml`;
+    await this.#docker(
+      [
+        "exec",
+        "--interactive",
+        nodeOf(cluster),
+        "/bin/sh",
+        "-c",
+        `umask 077 && cat > ${file}.tmp && mv -f ${file}.tmp ${file}`,
+      ],
+      configuration,
+    );
+  }
+
+  /** Removes the volume of `cluster` (its node gone first: Docker keeps a volume a container uses). */
+  async remove(cluster: string): Promise<void> {
+    await this.#docker(["volume", "rm", "--force", authnVolumeName(cluster)]);
+  }
+}
+
+/** kind's control-plane node container of `cluster`. */
+export const nodeOf = (cluster: string): string => `${cluster}-control-plane`;
+
+/**
+ * The `sh -c` script the create runs in volume mode: `kind "$@"`, then the created mark through the node. Its
+ * arguments: `$1` the kind CLI, `$2` the Docker CLI, `$3` the node container, then kind's arguments.
+ */
+export const createAndMarkScript = [
+  'kind="$1"; docker="$2"; node="$3"',
+  "shift 3",
+  '"$kind" "$@" || exit $?',
+  `"$docker" exec "$node" touch ${CREATED_MARK}`,
+].join("\n");
