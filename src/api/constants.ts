@@ -163,6 +163,8 @@ export const ANNOTATIONS = {
   confirmDeletion: `${ENGINE_GROUP}/confirm-deletion`,
   /** On a Cluster served from a warm pool: `<ClusterPool name>/<pool cluster id>`, written once it is bound. */
   poolMember: `${ENGINE_GROUP}/pool-member`,
+  /** On a ProviderConfig the engine made itself: who made it (`init`, the default configuration). */
+  madeBy: `${ENGINE_GROUP}/made-by`,
 } as const;
 
 /**
@@ -230,6 +232,11 @@ export const CONDITION_TYPES = {
 /** Reasons carried by conditions and Events; each tells a person what kind of problem it is. */
 export const REASONS = {
   ProfileNotFound: "ProfileNotFound",
+  /**
+   * ProviderConfig: the ClusterProfile it would publish exists and is another's (another provider's, or
+   * another ProviderConfig's of this provider); no profile is written.
+   */
+  ProfileNameTaken: "ProfileNameTaken",
   ConfigurationProblem: "ConfigurationProblem",
   InvalidReference: "InvalidReference",
   UnsupportedVersion: "UnsupportedVersion",
@@ -351,6 +358,9 @@ export const VALIDATION_MESSAGES = {
   /** ProviderConfig: `spec.providerRef` may be set once, never changed or removed (ours). */
   providerRefImmutable:
     "providerRef is immutable once set: the clusters of this config belong to that provider; create a new ProviderConfig for another provider",
+  /** ProviderConfig: `spec.profileName` is given at creation or never, and never changed or removed (ours). */
+  profileNameImmutable:
+    "profileName is given at creation or never, and never changed or removed: a Cluster's profile is immutable, so renaming the ClusterProfile would orphan the Clusters that name it; create a new ProviderConfig for another profile name",
   /** ProviderConfig: the default version must be offered and current (ours). */
   defaultVersionSupported: "defaultVersion must be a non-deprecated entry of spec.supportedVersions",
   /** EngineCluster: the endpoint Cluster API reads never changes once set (the contract). */

@@ -18,6 +18,12 @@ export interface ProviderConfigSpec {
    * config that has none: it claims it), never changed or removed.
    */
   readonly providerRef?: ProviderReference;
+  /**
+   * The name of the ClusterProfile this configuration publishes (a DNS-1123 subdomain), e.g. `kind`, as
+   * openMCP's own providers name theirs; absent: `<environment>.<provider-name>.<config-name>`. Set at
+   * creation or never, and never changed: a Cluster's profile is immutable, so renaming would orphan them.
+   */
+  readonly profileName?: string;
   /** A built-in backend name (`simulated`, `local`, `existing`, `kind`) or a module specifier; immutable. */
   readonly backend: string;
   /** Backend-specific settings, passed to the backend as written. */
@@ -34,7 +40,7 @@ export interface ProviderConfigSpec {
 export interface ProviderConfigStatus {
   /** The `metadata.generation` this status was computed for. */
   readonly observedGeneration?: number;
-  /** Name of the generated ClusterProfile (`<environment>.<provider-name>.<config-name>`). */
+  /** Name of the generated ClusterProfile: `spec.profileName`, else `<environment>.<provider-name>.<config-name>`. */
   readonly profileName?: string;
   /** Individual observations, at most one per type. */
   readonly conditions?: readonly Condition[];
@@ -54,8 +60,9 @@ export interface ProviderConfigPool {
 }
 
 /**
- * One configuration of the engine's cluster provider. Cluster-scoped; its name (a valid label value) is the
- * config-name part of its ClusterProfile's name and that profile's `providerConfigRef.name`.
+ * One configuration of the engine's cluster provider. Cluster-scoped; its name (a valid label value) is its
+ * ClusterProfile's `providerConfigRef.name` and, unless `spec.profileName` names the profile, the config-name
+ * part of the profile's name.
  */
 export interface ProviderConfig extends TypedObject<typeof ENGINE_API_VERSION, "ProviderConfig"> {
   /** The configuration. */

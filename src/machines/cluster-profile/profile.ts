@@ -4,6 +4,7 @@ import type { Condition } from "../../api/common.ts";
 import { ANNOTATIONS, CLUSTERS_API_VERSION, LABELS, REASONS } from "../../api/constants.ts";
 import type { ProviderConfig, ProviderConfigStatus } from "../../api/provider-config.ts";
 import { mergeConditions } from "../shared/conditions.ts";
+import { type ProfileHolder, profileTaken, profileTakenMessage } from "./profile-holder.ts";
 
 /** Who makes the profile. */
 export interface ProfileOwner {
@@ -15,9 +16,15 @@ export interface ProfileOwner {
   readonly backends: readonly string[];
 }
 
-/** `<environment>.<provider-name>.<config-name>`: unique across providers and their instances. */
-export function profileName(owner: ProfileOwner, configName: string): string {
-  return `${owner.environment}.${owner.providerName}.${configName}`;
+/**
+ * The name of the profile `config` publishes: its `spec.profileName` when set (e.g. `kind`, as openMCP's
+ * own providers name theirs), else `<environment>.<provider-name>.<config-name>`, unique across providers
+ * and their instances.
+ */
+export function profileName(owner: ProfileOwner, config: ProviderConfig): string {
+  return (
+    config.spec.profileName ?? `${owner.environment}.${owner.providerName}.${config.metadata.name ?? ""}`
+  );
 }
 
 /**
@@ -39,7 +46,7 @@ export function desiredClusterProfile(
     apiVersion: CLUSTERS_API_VERSION,
     kind: "ClusterProfile",
     metadata: {
-      name: profileName(owner, configName),
+      name: profileName(owner, config),
       labels: { [LABELS.provider]: owner.providerName, [LABELS.providerConfig]: configName },
       ...(offered ? { annotations: { [ANNOTATIONS.traits]: offered } } : {}),
     },
@@ -76,7 +83,8 @@ function normalise(profile: ClusterProfile) {
 
 /**
  * The status a ProviderConfig gets: served (with its profile) or why not; `problem` is what the backend found
- * wrong with the config when it read its offer (then no profile is offered).
+ * wrong with the config when it read its offer (then no profile is offered); `holder` who holds the profile's
+ * name (a taken name: no profile is written, see profile-holder.ts).
  */
 export function providerConfigStatus(
   config: ProviderConfig,
@@ -84,10 +92,11 @@ export function providerConfigStatus(
   versions: readonly SupportedVersion[] | undefined,
   now: string,
   problem?: string,
+  holder?: ProfileHolder,
 ): ProviderConfigStatus {
   const generation = config.metadata.generation ?? 0;
   const served = owner.backends.includes(config.spec.backend);
-  const name = profileName(owner, config.metadata.name ?? "");
+  const name = profileName(owner, config);
   const condition = !served
     ? {
         type: "Ready",
@@ -102,19 +111,26 @@ export function providerConfigStatus(
           reason: REASONS.ConfigurationProblem,
           message: `${problem}; no ClusterProfile is made`,
         }
-      : (versions ?? []).length === 0
+      : holder && profileTaken(holder)
         ? {
             type: "Ready",
             status: "False" as const,
-            reason: REASONS.UnsupportedVersion,
-            message: `backend ${config.spec.backend} supports none of the listed versions; the profile offers nothing`,
+            reason: REASONS.ProfileNameTaken,
+            message: profileTakenMessage(name, holder),
           }
-        : {
-            type: "Ready",
-            status: "True" as const,
-            reason: REASONS.Ready,
-            message: `ClusterProfile ${name} offers ${(versions ?? []).map((v) => v.version).join(", ")}`,
-          };
+        : (versions ?? []).length === 0
+          ? {
+              type: "Ready",
+              status: "False" as const,
+              reason: REASONS.UnsupportedVersion,
+              message: `backend ${config.spec.backend} supports none of the listed versions; the profile offers nothing`,
+            }
+          : {
+              type: "Ready",
+              status: "True" as const,
+              reason: REASONS.Ready,
+              message: `ClusterProfile ${name} offers ${(versions ?? []).map((v) => v.version).join(", ")}`,
+            };
   const conditions: Condition[] = mergeConditions(config.status?.conditions, [condition], generation, now);
   return {
     observedGeneration: generation,

@@ -5,6 +5,7 @@ import { ANNOTATIONS, LABELS } from "../../../../src/api/constants.ts";
 import {
   desiredClusterProfile,
   type ProfileOwner,
+  profileName,
   profileUpToDate,
   providerConfigStatus,
 } from "../../../../src/machines/cluster-profile/profile.ts";
@@ -38,6 +39,17 @@ describe("desiredClusterProfile", () => {
       providerConfigRef: { name: "small" },
       supportedVersions: [{ version: "1.33.3" }, { version: "1.32.7", deprecated: true }],
     });
+  });
+
+  it("names the profile spec.profileName when the config gives one, labelled as any other", () => {
+    const named = aProviderConfig({ name: "small", profileName: "kind" });
+    const profile = desiredClusterProfile(named, owner, versions, []);
+
+    expect(profile.metadata.name).toBe("kind");
+    expect(profileName(owner, named)).toBe("kind");
+    expect(profileName(owner, config)).toBe("dev.sim.small");
+    expect(profile.metadata.labels).toEqual({ [LABELS.provider]: "sim", [LABELS.providerConfig]: "small" });
+    expect(profile.spec.providerConfigRef).toEqual({ name: "small" });
   });
 
   it("publishes the traits in the traits annotation, each once, sorted and comma-separated", () => {
@@ -120,5 +132,38 @@ describe("providerConfigStatus", () => {
     expect(status.pools).toEqual(pools);
     expect(status.profileName).toBe("dev.sim.small");
     expect(providerConfigStatus(config, owner, versions, "2026-11-27T00:00:00Z").pools).toBeUndefined();
+  });
+
+  it("says Ready=False ProfileNameTaken, naming the holder, when the profile's name is taken", () => {
+    const named = aProviderConfig({ name: "second", profileName: "kind" });
+    const byConfig = providerConfigStatus(named, owner, versions, "2026-11-27T00:00:00Z", undefined, {
+      kind: "config",
+      config: "first",
+    });
+    expect(byConfig.profileName).toBe("kind");
+    expect(byConfig.conditions).toEqual([
+      expect.objectContaining({
+        type: "Ready",
+        status: "False",
+        reason: "ProfileNameTaken",
+        message: expect.stringMatching(
+          /^ClusterProfile kind is held by ProviderConfig "first" of this provider.*delete ProviderConfig "first"/,
+        ),
+      }),
+    ]);
+    const byProvider = providerConfigStatus(named, owner, versions, "2026-11-27T00:00:00Z", undefined, {
+      kind: "provider",
+      provider: "kind",
+    });
+    expect(byProvider.conditions?.[0]?.message).toMatch(/^ClusterProfile kind belongs to provider "kind"/);
+  });
+
+  it("says Ready=True when the config holds its profile or the name is free", () => {
+    for (const kind of ["ours", "free"] as const) {
+      const status = providerConfigStatus(config, owner, versions, "2026-11-27T00:00:00Z", undefined, {
+        kind,
+      });
+      expect(status.conditions?.[0]).toMatchObject({ status: "True", reason: "Ready" });
+    }
   });
 });
