@@ -7,7 +7,11 @@ import * as builders from "./builders.ts";
 
 export const PROVIDER = "engine-test";
 /** The engine the fixtures are made for: its profiles are named `test.engine-test.<config>`. */
-export const CLAIMANT = { providerName: PROVIDER, environment: "test" } as const;
+export const CLAIMANT = {
+  providerName: PROVIDER,
+  environment: "test",
+  claimedProfiles: new Set<string>(),
+} as const;
 export const TIMING = { pollMs: 1_000, retryMs: 30_000, resyncMs: 600_000 } as const;
 export const NOW = "2026-11-21T10:00:00Z";
 

@@ -5,10 +5,15 @@
 import type { ClusterProfile } from "../../api/cluster-profile.ts";
 import { LABELS } from "../../api/constants.ts";
 
-/** The provider an engine acts for: its `--provider-name` and `--environment`. */
+/** The provider an engine acts for: its `--provider-name` and `--environment`, and the profile names it claims. */
 export interface ProfileClaimant {
   readonly providerName: string;
   readonly environment: string;
+  /**
+   * The names its ProviderConfigs (those whose `spec.providerRef.name` is this provider) give their profiles
+   * in `spec.profileName`: names of another shape (e.g. `kind`) that are still ours when missing.
+   */
+  readonly claimedProfiles: ReadonlySet<string>;
 }
 
 /** What names the profile: the name, and the object's labels (another provider may label its objects). */
@@ -21,8 +26,9 @@ export interface ProfileReferrer {
  * How an engine stands to a reference to a profile:
  * - `ours`: the profile exists and names this provider.
  * - `missing`: no such profile, but the name has this provider's shape (`<environment>.<provider-name>.…`)
- *   and no `clusters.openmcp.cloud/provider` label names another provider: ours to report the missing
- *   profile on (it may not be published yet, or its config was mistyped).
+ *   or is one a ProviderConfig of ours claims in `spec.profileName`, and no `clusters.openmcp.cloud/provider`
+ *   label names another provider: ours to report the missing profile on (it may not be published yet, its
+ *   name may be taken, or its config was mistyped).
  * - `foreign`: the profile names another provider, or it is missing and the name or a label says the
  *   object is another's (openMCP's workspace Clusters name `kcp-workspace`, which no profile carries).
  *   Nothing at all is written to such an object.
@@ -38,6 +44,8 @@ export function profileReference(
   if (profile) return profile.spec.providerRef.name === claimant.providerName ? "ours" : "foreign";
   const labelled = referrer.labels?.[LABELS.provider];
   if (labelled !== undefined && labelled !== claimant.providerName) return "foreign";
+  const name = referrer.profileName;
+  if (name === undefined) return "foreign";
   const ourShape = `${claimant.environment}.${claimant.providerName}.`;
-  return referrer.profileName?.startsWith(ourShape) ? "missing" : "foreign";
+  return name.startsWith(ourShape) || claimant.claimedProfiles.has(name) ? "missing" : "foreign";
 }

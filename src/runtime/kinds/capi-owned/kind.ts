@@ -23,7 +23,7 @@ import type { RequeueTiming } from "../../../machines/shared/machine-tags.ts";
 import type { CacheSpec, SecretObject } from "../../informers.ts";
 import type { MachineKind, MachineObject, ObjectReader } from "../../machine-kind.ts";
 import { DEFAULT_CLUSTER_TIMING } from "../cluster/kind.ts";
-import { profileOffer } from "../shared/profile-offer.ts";
+import { profileClaimant, profileOffer } from "../shared/profile-offer.ts";
 import { CAPI_CACHES } from "./caches.ts";
 import { capiOwnedWakes, pausedReconciliation } from "./capi-owned.ts";
 import {
@@ -107,7 +107,7 @@ export function capiOwnedKind<T extends MachineObject & CapiOwnedObject, Owner>(
           : informers.of(CAPI_CACHES.capiClusters).get(`${namespace}/${ownerName}`),
       );
       const { profile, settings, defaultVersion } = profileOffer(context, opened.spec.profile);
-      const responsibility = spec.responsibility(opened, profile, context, owner);
+      const responsibility = spec.responsibility(opened, profile, profileClaimant(context), owner);
       if (responsibility === "paused") {
         // Paused: only the Paused condition is written; no backend call, the machine does not move.
         const why = spec.pausedBy(opened, owner) ?? "";

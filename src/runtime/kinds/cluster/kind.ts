@@ -18,7 +18,7 @@ import {
 import type { KindContext, KindSettings, MachineKind } from "../../machine-kind.ts";
 import { wake } from "../../machine-kind.ts";
 import { PROFILE_CACHES } from "../../profile-controller.ts";
-import { profileOffer, profilesOf } from "../shared/profile-offer.ts";
+import { profileClaimant, profileOffer, profilesOf } from "../shared/profile-offer.ts";
 import { CLUSTER_CACHES } from "./caches.ts";
 import { readClusterConfigs } from "./cluster-configs.ts";
 import { handOver, takeOver } from "./handover.ts";
@@ -80,16 +80,17 @@ export const clusterKind: MachineKind<
     wake(PROFILE_CACHES.profiles, (profile: ClusterProfile, context) =>
       clustersOf(context, new Set([profile.metadata.name])),
     ),
-    // A config's settings and defaultVersion change what its Clusters are built with.
+    // A config's settings and defaultVersion change what its Clusters are built with; a profile name it
+    // claims makes Clusters naming that (still missing) profile ours to report on.
     wake(PROFILE_CACHES.providerConfigs, (config: ProviderConfig, context) =>
-      clustersOf(context, profilesOf(context, config)),
+      clustersOf(context, new Set([...profilesOf(context, config), config.spec.profileName])),
     ),
   ],
 
   async open(cluster, context) {
     const { backend, providerName, timing, log } = context;
     const { profile, settings, defaultVersion } = profileOffer(context, cluster.spec.profile);
-    const responsibility = clusterResponsibility(cluster, profile, context);
+    const responsibility = clusterResponsibility(cluster, profile, profileClaimant(context));
     if (responsibility === "ignored" || responsibility === "foreign") return undefined;
     const described = clusterTarget(cluster, profile, settings);
     const clusterConfigs =

@@ -3,6 +3,7 @@
 import type { ClusterProfile } from "../../../api/cluster-profile.ts";
 import type { JsonObject } from "../../../api/common.ts";
 import type { ProviderConfig } from "../../../api/provider-config.ts";
+import type { ProfileClaimant } from "../../../machines/cluster-profile/profile-reference.ts";
 import type { KindContext } from "../../machine-kind.ts";
 import { PROFILE_CACHES } from "../../profile-controller.ts";
 
@@ -33,4 +34,19 @@ export function profilesOf(context: KindContext, config: ProviderConfig): Set<st
       .filter((profile) => profile.spec.providerConfigRef.name === config.metadata?.name)
       .map((profile) => profile.metadata.name ?? ""),
   );
+}
+
+/**
+ * This engine as the claimant of profiles (see profile-reference.ts): its provider name and environment, and
+ * the profile names its ProviderConfigs (`spec.providerRef.name` is ours) give in `spec.profileName`, from
+ * the cache. Every kind that decides whether an object naming a profile is ours builds its claimant here.
+ */
+export function profileClaimant(context: KindContext): ProfileClaimant {
+  const claimedProfiles = new Set<string>();
+  for (const config of context.informers.of(PROFILE_CACHES.providerConfigs).list()) {
+    const name = config.spec.profileName;
+    if (name !== undefined && config.spec.providerRef?.name === context.providerName)
+      claimedProfiles.add(name);
+  }
+  return { providerName: context.providerName, environment: context.environment, claimedProfiles };
 }

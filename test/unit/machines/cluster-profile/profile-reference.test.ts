@@ -4,7 +4,7 @@ import { LABELS } from "../../../../src/api/constants.ts";
 import { profileReference } from "../../../../src/machines/cluster-profile/profile-reference.ts";
 import { aClusterProfile } from "../../../support/builders.ts";
 
-const US = { providerName: "kind", environment: "dev" } as const;
+const US = { providerName: "kind", environment: "dev", claimedProfiles: new Set<string>() } as const;
 
 describe("profileReference", () => {
   it("follows an existing profile's provider, whatever the name or label says", () => {
@@ -46,5 +46,30 @@ describe("profileReference", () => {
     expect(profileReference({ profileName: "prod.kind.default" }, undefined, US)).toBe("foreign");
     expect(profileReference({ profileName: "dev.kind-2.default" }, undefined, US)).toBe("foreign");
     expect(profileReference({ profileName: undefined }, undefined, US)).toBe("foreign");
+  });
+
+  it("calls a missing profile a ProviderConfig of ours names in spec.profileName ours to report on", () => {
+    const claiming = { ...US, claimedProfiles: new Set(["kind"]) };
+    expect(profileReference({ profileName: "kind" }, undefined, claiming)).toBe("missing");
+    // Still ours-shaped names, and unknown names stay another's.
+    expect(profileReference({ profileName: "dev.kind.default" }, undefined, claiming)).toBe("missing");
+    expect(profileReference({ profileName: "gardener" }, undefined, claiming)).toBe("foreign");
+    expect(profileReference({ profileName: "kind-2" }, undefined, claiming)).toBe("foreign");
+    // A label naming another provider wins, as for our shape.
+    expect(
+      profileReference({ profileName: "kind", labels: { [LABELS.provider]: "other" } }, undefined, claiming),
+    ).toBe("foreign");
+  });
+
+  it("leaves a missing profile named like a claimed one alone when no config of ours claims it", () => {
+    expect(profileReference({ profileName: "kind" }, undefined, US)).toBe("foreign");
+  });
+
+  it("follows an existing profile of a claimed name: another provider's is foreign", () => {
+    const claiming = { ...US, claimedProfiles: new Set(["kind"]) };
+    const theirs = aClusterProfile({ provider: "openmcp-kind", name: "kind" });
+    const ours = aClusterProfile({ provider: "kind", name: "kind" });
+    expect(profileReference({ profileName: "kind" }, theirs, claiming)).toBe("foreign");
+    expect(profileReference({ profileName: "kind" }, ours, claiming)).toBe("ours");
   });
 });
