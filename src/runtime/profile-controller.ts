@@ -10,9 +10,15 @@ import { claimOperations, configOwnership } from "../machines/cluster-profile/ow
 import {
   desiredClusterProfile,
   type ProfileOwner,
+  profileName,
   profileUpToDate,
   providerConfigStatus,
 } from "../machines/cluster-profile/profile.ts";
+import {
+  type ProfileHolder,
+  profileHolder,
+  profileTaken,
+} from "../machines/cluster-profile/profile-holder.ts";
 import { diff, type Json } from "../machines/shared/json-patch.ts";
 import { rfc3339 } from "../machines/shared/rfc3339.ts";
 import type { Backends } from "./backends.ts";
@@ -57,6 +63,12 @@ export interface ProfileControllerOptions {
  * profile whose config was deleted (or went to another provider) while the controller was down is still
  * removed.
  *
+ * A profile's name (`spec.profileName`, else `<environment>.<provider-name>.<config-name>`) may be held by
+ * someone else: another provider's profile, or ours made for another config (see profile-holder.ts). Then
+ * nothing is written to the profile and the config's Ready condition says ProfileNameTaken; the first
+ * config to hold a name keeps it, and every config wanting a name is woken when a profile of that name
+ * changes or goes, so the next one takes it over as soon as it is free.
+ *
  * Ownership (see ownership.ts): a config is ours when `spec.providerRef.name` is our provider name; one
  * naming no provider is claimed (providerRef set, guarded by its resourceVersion) if its backend is ours;
  * any other config is another provider's and gets no write at all: no status, no claim, no profile.
@@ -81,6 +93,11 @@ export class ProfileController extends KeyedController {
       const labels = event.object.metadata?.labels ?? {};
       const config = labels[LABELS.providerConfig];
       if (config && labels[LABELS.provider] === this.#options.owner.providerName) this.queue.add(config);
+      // Every config wanting this name: one waiting for it gets it once it is free, or says who holds it.
+      const name = event.object.metadata?.name;
+      for (const wanting of this.#configs.list()) {
+        if (profileName(this.#options.owner, wanting) === name) this.queue.add(wanting.metadata.name ?? "");
+      }
     });
   }
 
@@ -97,18 +114,26 @@ export class ProfileController extends KeyedController {
     const ours = config !== undefined && ownership === "ours";
     const served = ours && owner.backends.includes(config.spec.backend);
     const offer = served ? await this.#offer(config) : undefined;
-    const desired =
+    const wanted =
       served && offer && !("problem" in offer)
         ? desiredClusterProfile(config, owner, offer.versions, offer.traits)
         : undefined;
+    const holder =
+      wanted && profileHolder(this.#profiles.get(wanted.metadata.name ?? ""), name, owner.providerName);
+    // A name another holds is not ours to write: no profile, the condition says who holds it.
+    const desired = holder && !profileTaken(holder) ? wanted : undefined;
 
     for (const profile of this.#ownProfilesOf(name)) {
       if (profile.metadata.name !== desired?.metadata.name) await this.#delete(profile);
     }
     if (desired) await this.#apply(desired);
-    if (ours) await this.#writeStatus(config, offer);
+    if (ours) await this.#writeStatus(config, offer, holder);
     // Said after the writes: a test (or a person) reading it knows the world is as this reconcile left it.
-    this.log.debug("ProviderConfig reconciled", { config: name, ownership });
+    this.log.debug("ProviderConfig reconciled", {
+      config: name,
+      ownership,
+      ...(holder && profileTaken(holder) ? { profileNameTaken: wanted?.metadata.name } : {}),
+    });
     // An offer read from infrastructure changes without the config changing, and a backend that could not
     // be made may be made later (e.g. once its socket is mounted): look again now and then.
     return served && offer?.lookAgain ? Outcome.requeueAfter(OFFER_REFRESH_MS) : Outcome.awaitChange();
@@ -164,9 +189,11 @@ export class ProfileController extends KeyedController {
   #ownProfilesOf(configName: string): ClusterProfile[] {
     return this.#profiles.list().filter((profile) => {
       const labels = profile.metadata.labels ?? {};
+      // A profile whose providerRef names another provider is theirs, whatever its labels say.
       return (
         labels[LABELS.providerConfig] === configName &&
-        labels[LABELS.provider] === this.#options.owner.providerName
+        labels[LABELS.provider] === this.#options.owner.providerName &&
+        profile.spec.providerRef.name === this.#options.owner.providerName
       );
     });
   }
@@ -177,6 +204,7 @@ export class ProfileController extends KeyedController {
     if (profileUpToDate(stored, desired)) return;
     if (!stored) {
       enterWrite(this.#options.kubeConfig, { ...RESOURCES.ClusterProfile, name });
+      // Losing a race for the name (409 AlreadyExists) throws: the retry sees who holds it now.
       await this.#api.createClusterCustomObject({ ...RESOURCES.ClusterProfile, body: desired });
       this.log.info("ClusterProfile created", { profile: name });
       return;
@@ -223,12 +251,12 @@ export class ProfileController extends KeyedController {
     }
   }
 
-  async #writeStatus(config: ProviderConfig, offer: Offer | undefined) {
+  async #writeStatus(config: ProviderConfig, offer: Offer | undefined, holder: ProfileHolder | undefined) {
     const now = rfc3339(this.clock.now());
     const status =
       offer && "problem" in offer
         ? providerConfigStatus(config, this.#options.owner, undefined, now, offer.problem)
-        : providerConfigStatus(config, this.#options.owner, offer?.versions, now);
+        : providerConfigStatus(config, this.#options.owner, offer?.versions, now, undefined, holder);
     try {
       await writeDesired(this.#options.kubeConfig, RESOURCES.ProviderConfig, config, "status", status);
     } catch (error) {

@@ -1,7 +1,11 @@
-/** ProviderConfigs become ClusterProfiles named <environment>.<provider>.<config>, kept in step, removed with them. */
+/**
+ * ProviderConfigs become ClusterProfiles named <environment>.<provider>.<config> (or spec.profileName), kept in
+ * step, removed with them; a name another holds is left alone and the config says so.
+ */
 
-import { CustomObjectsApi } from "@kubernetes/client-node";
+import { CoreV1Api, CustomObjectsApi } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Cluster } from "../../src/api/cluster.ts";
 import type { ClusterProfile } from "../../src/api/cluster-profile.ts";
 import { ANNOTATIONS, LABELS, RESOURCES } from "../../src/api/constants.ts";
 import type { ProviderConfig } from "../../src/api/provider-config.ts";
@@ -10,7 +14,7 @@ import { SimulatedBackend } from "../../src/providers/simulated.ts";
 import { Engine } from "../../src/runtime/engine.ts";
 import { installingCrds } from "../../src/runtime/install-crds.ts";
 import { createLogger } from "../../src/runtime/logger.ts";
-import { aProviderConfig } from "../support/builders.ts";
+import { aCluster, aClusterProfile, aProviderConfig } from "../support/builders.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
 
 let controlPlane: ControlPlane;
@@ -179,5 +183,119 @@ describe("the profile controller", () => {
     expect(config.spec).toEqual(spec);
     expect(config.status).toBeUndefined();
     expect(await readProfile(`dev.sim.${name}`)).toBeUndefined();
+  });
+});
+
+/** The Ready condition of config `name` once it says `reason`. */
+const readyBecause = (name: string, reason: string) =>
+  eventually(
+    async () =>
+      satisfying(await readConfig(name), (c) =>
+        (c.status?.conditions ?? []).some(
+          (condition) => condition.type === "Ready" && condition.reason === reason,
+        ),
+      ),
+    { what: `ProviderConfig ${name} Ready with reason ${reason}` },
+  ).then((config) => config.status?.conditions?.find((condition) => condition.type === "Ready"));
+
+describe("a profile named by spec.profileName, as openMCP's own providers name theirs", () => {
+  it("publishes ClusterProfile `kind` for a config whose profileName is kind", async () => {
+    await applyConfig("kind-first", {
+      backend: "simulated",
+      providerRef: { name: "sim" },
+      profileName: "kind",
+    });
+    const profile = await eventually(async () =>
+      satisfying(await readProfile("kind"), (p) => p !== undefined),
+    );
+    expect(profile?.spec.providerRef).toEqual({ name: "sim" });
+    expect(profile?.spec.providerConfigRef).toEqual({ name: "kind-first" });
+    expect(profile?.metadata.labels).toMatchObject({
+      [LABELS.provider]: "sim",
+      [LABELS.providerConfig]: "kind-first",
+    });
+    const ready = await readyBecause("kind-first", "Ready");
+    expect(ready?.status).toBe("True");
+    expect((await readConfig("kind-first")).status?.profileName).toBe("kind");
+    expect(await readProfile("dev.sim.kind-first")).toBeUndefined();
+  });
+
+  it("tells a second config claiming kind that the first holds it, and leaves the profile as it is", async () => {
+    const before = await readProfile("kind");
+    await applyConfig("kind-second", {
+      backend: "simulated",
+      providerRef: { name: "sim" },
+      profileName: "kind",
+    });
+    const taken = await readyBecause("kind-second", "ProfileNameTaken");
+    expect(taken?.status).toBe("False");
+    expect(taken?.message).toContain('ClusterProfile kind is held by ProviderConfig "kind-first"');
+    expect(taken?.message).toContain('delete ProviderConfig "kind-first"');
+    const after = await readProfile("kind");
+    expect(after?.spec.providerConfigRef).toEqual({ name: "kind-first" });
+    expect(after?.metadata.resourceVersion).toBe(before?.metadata.resourceVersion);
+  });
+
+  it("hands the profile to the second config when the first is deleted, without a restart", async () => {
+    await custom.deleteClusterCustomObject({ ...RESOURCES.ProviderConfig, name: "kind-first" });
+    const handed = await eventually(
+      async () =>
+        satisfying(await readProfile("kind"), (p) => p?.spec.providerConfigRef.name === "kind-second"),
+      { what: "profile kind made for kind-second" },
+    );
+    expect(handed?.metadata.labels).toMatchObject({ [LABELS.providerConfig]: "kind-second" });
+    expect((await readyBecause("kind-second", "Ready"))?.status).toBe("True");
+  });
+
+  it("leaves another provider's profile of the name alone and says so on the config", async () => {
+    const theirs = (await custom.createClusterCustomObject({
+      ...RESOURCES.ClusterProfile,
+      body: aClusterProfile({ name: "gardener", provider: "gardener-provider", config: "gardener" }),
+    })) as ClusterProfile;
+    await applyConfig("wants-gardener", {
+      backend: "simulated",
+      providerRef: { name: "sim" },
+      profileName: "gardener",
+    });
+    const taken = await readyBecause("wants-gardener", "ProfileNameTaken");
+    expect(taken?.status).toBe("False");
+    expect(taken?.message).toContain('ClusterProfile gardener belongs to provider "gardener-provider"');
+    const after = await readProfile("gardener");
+    expect(after?.metadata.resourceVersion).toBe(theirs.metadata.resourceVersion);
+    expect(after?.spec.providerRef).toEqual({ name: "gardener-provider" });
+  });
+
+  it("reports on a Cluster naming a profile a config of ours claims but has not published", async () => {
+    const namespace = "claimed-profiles";
+    await controlPlane.kubeConfig
+      .makeApiClient(CoreV1Api)
+      .createNamespace({ body: { metadata: { name: namespace } } });
+    // Ours, but its backend is not one this engine runs: no profile `unpublished` is made.
+    await applyConfig("unpublished", {
+      backend: "kind",
+      providerRef: { name: "sim" },
+      profileName: "unpublished",
+    });
+    await readyBecause("unpublished", "ConfigurationProblem");
+    await custom.createNamespacedCustomObject({
+      ...RESOURCES.Cluster,
+      namespace,
+      body: aCluster({ name: "waiting", namespace, profile: "unpublished" }),
+    });
+    const reported = await eventually(
+      async () =>
+        satisfying(
+          (await custom.getNamespacedCustomObject({
+            ...RESOURCES.Cluster,
+            namespace,
+            name: "waiting",
+          })) as Cluster,
+          (c) => (c.status?.conditions ?? []).some((condition) => condition.type === "ProfileResolved"),
+        ),
+      { what: "the engine to report the missing profile of Cluster waiting" },
+    );
+    expect(reported.status?.conditions).toContainEqual(
+      expect.objectContaining({ type: "ProfileResolved", status: "False", reason: "ProfileNotFound" }),
+    );
   });
 });
