@@ -1,15 +1,20 @@
 /**
- * openMCP's local landscape with the engine as its kind ClusterProvider, as openMCP's operator deploys one: a
- * kind platform cluster whose node has the host's Docker socket mounted; the engine's init Job, then a
- * two-replica Deployment with the operator's flags and environment, the socket as a `hostPath` volume and no
- * securityContext, and no `--backend` (the ProviderConfig says `kind`). The platform kind cluster is described
- * by a Cluster and adopted. The engine's scheduler, configured as openMCP's bootstrapper configures kind
- * landscapes (its ConfigMap named in the environment, since the operator passes no flags of ours), answers
- * ClusterRequests of the purposes platform (the adopted cluster), onboarding, workload and mcp, each new
- * Cluster a real sibling kind cluster made from the Pod. A token AccessRequest's kubeconfig works from a Pod of
+ * openMCP's local landscape with the engine's image in place of openMCP's kind provider, as openMCP's operator
+ * deploys one: a kind platform cluster whose node has the host's Docker socket mounted; the engine's init Job,
+ * then a two-replica Deployment with the operator's flags and environment, the socket as a `hostPath` volume and
+ * nothing else mounted, no securityContext, no `--backend` and no ProviderConfig applied by anyone (`init` makes
+ * the default one, publishing profile `kind` as openMCP's kind provider does). The platform kind cluster is
+ * described by a Cluster (profile `kind`) and adopted. The engine's scheduler, configured as openMCP's
+ * bootstrapper configures kind landscapes (`profile: kind` for every purpose; its ConfigMap named in the
+ * environment, since the operator passes no flags of ours), answers ClusterRequests of the purposes platform
+ * (the adopted cluster), onboarding, workload and mcp, each new Cluster a real sibling kind cluster made from
+ * the Pod and named with its Cluster's name as prefix (as openMCP's e2e framework finds them). A token AccessRequest's kubeconfig works from a Pod of
  * the platform cluster (the internal endpoint) and from the host (the local-access URL); deleting the requests
  * removes the siblings' containers and leaves the platform; the leader's Pod deleted mid-create still gives one
- * kind cluster. Then the same platform as a user sets it up with `deploy/kind` (deploy/base's
+ * kind cluster (the new leader has no state of the old one: it reads the cluster's volume). A Cluster left as
+ * openMCP's kind provider leaves it (its finalizer, its status, its kind cluster's name) is taken over with the
+ * provider stopped: its node container not re-created, a token minted before still works, a new AccessRequest is
+ * granted. Then the same platform as a user sets it up with `deploy/kind` (deploy/base's
  * least-privilege RBAC, non-root with only the socket's group): a Cluster becomes a sibling kind cluster and a
  * token AccessRequest on it is Granted, with no call forbidden.
  */
@@ -19,7 +24,8 @@ import { CoreV1Api, CustomObjectsApi, KubeConfig } from "@kubernetes/client-node
 import { beforeAll, describe, expect, it } from "vitest";
 import type { Cluster } from "../../src/api/cluster.ts";
 import type { ClusterRequest } from "../../src/api/cluster-request.ts";
-import { ANNOTATIONS, LABELS, RESOURCES } from "../../src/api/constants.ts";
+import { ANNOTATIONS, FINALIZERS, LABELS, RESOURCES } from "../../src/api/constants.ts";
+import type { ProviderConfig } from "../../src/api/provider-config.ts";
 import { KIND_NAME_ANNOTATION, kindClusterNameOf } from "../../src/providers/kind-names.ts";
 import {
   configMapAnswersFromPod,
@@ -29,7 +35,14 @@ import {
 } from "../support/access-proofs.ts";
 import { accessGranted, createAccessRequest } from "../support/access-requests.ts";
 import { aCluster, aClusterRequest, aProviderConfig } from "../support/builders.ts";
-import { containersNamed, containerToolchain, forbiddenLogLines, run } from "../support/containers.ts";
+import {
+  containersNamed,
+  containerToolchain,
+  createKindCluster,
+  docker,
+  forbiddenLogLines,
+  run,
+} from "../support/containers.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
 import { kindManagement, NODE_DOCKER_SOCKET, REPO_ROOT } from "../support/kind-management.ts";
 import { type CustomResource, readCustomObject } from "../support/maybe-absent.ts";
@@ -40,7 +53,10 @@ const PLATFORM = "omc-landscape";
 const PROVIDER = "kind";
 const SYSTEM = `cp-${PROVIDER}`;
 const NS = "landscape";
-const PROFILE = `openmcp.${PROVIDER}.kind`;
+/** The finalizer openMCP's kind provider puts on its Clusters. */
+const OPENMCP_KIND_FINALIZER = "clusters.openmcp.cloud/finalizer";
+/** The profile openMCP's kind provider publishes, and the bootstrapper's configuration names. */
+const PROFILE = "kind";
 const IMAGE = "openmcp-engine:dev";
 /** Where the bootstrapper's kind configuration puts Shared workload clusters. */
 const WORKLOADS = "workload-clusters";
@@ -70,7 +86,10 @@ scheduler:
         metadata: {namespace: ${WORKLOADS}}
         spec: {profile: ${PROFILE}, tenancy: Shared}
 `;
-/** The platform, in the Docker-socket mode (the engine's state folder at one path on the host, node and Pod). */
+/**
+ * The platform with the host's Docker socket in its node (and a state folder at one path on the host and node,
+ * which only the deploy/kind test's Pod mounts; openMCP's deployment mounts nothing but the socket).
+ */
 const platform = kindManagement(PLATFORM, { image: IMAGE, dockerSocket: true });
 const { work, made, state: STATE } = platform;
 let custom: CustomObjectsApi;
@@ -123,18 +142,12 @@ function providerManifests(): unknown[] {
     { name: "POD_NAMESPACE", valueFrom: { fieldRef: { fieldPath: "metadata.namespace" } } },
     { name: "POD_IP", valueFrom: { fieldRef: { fieldPath: "status.podIP" } } },
     { name: "POD_SERVICE_ACCOUNT_NAME", valueFrom: { fieldRef: { fieldPath: "spec.serviceAccountName" } } },
-    { name: "OPENMCP_ENGINE_STATE_DIR", value: STATE },
     // The operator passes only its own flags; a ClusterProvider's env names the scheduler's configuration.
     { name: "OPENMCP_ENGINE_SCHEDULER_CONFIG_MAP", value: `${SYSTEM}/scheduler` },
   ];
-  const volumes = [
-    { name: "docker", hostPath: { path: NODE_DOCKER_SOCKET, type: "Socket" } },
-    { name: "state", hostPath: { path: STATE, type: "Directory" } },
-  ];
-  const volumeMounts = [
-    { name: "docker", mountPath: "/var/run/docker.sock" },
-    { name: "state", mountPath: STATE },
-  ];
+  // openMCP's ClusterProvider `extraVolumes`: the host's Docker socket, and nothing else.
+  const volumes = [{ name: "docker", hostPath: { path: NODE_DOCKER_SOCKET, type: "Socket" } }];
+  const volumeMounts = [{ name: "docker", mountPath: "/var/run/docker.sock" }];
   const flags = ["--environment=openmcp", "--verbosity=INFO", `--provider-name=${PROVIDER}`];
   const labels = { "app.kubernetes.io/instance": PROVIDER, "app.kubernetes.io/component": "controller" };
   return [
@@ -214,14 +227,15 @@ beforeAll(async () => {
 }, 900_000);
 
 describe("openMCP's kind landscape, the engine its kind ClusterProvider", { timeout: 900_000 }, () => {
-  it("deploys as the operator does, with the Docker socket: the kind ProviderConfig offers the node images the host holds", async () => {
+  it("deploys as the operator does, with only the Docker socket and no ProviderConfig applied: init makes the default one, and profile kind offers the node images the host holds", async () => {
     await platform.apply("provider", providerManifests());
     await platform.jobComplete(SYSTEM, `${PROVIDER}-init`);
     await platform.kubectl("-n", SYSTEM, "rollout", "status", `deployment/${PROVIDER}`, "--timeout=300s");
-    await custom.createClusterCustomObject({
+    const config = (await custom.getClusterCustomObject({
       ...RESOURCES.ProviderConfig,
-      body: aProviderConfig({ name: "kind", backend: "kind", providerRef: { name: PROVIDER } }),
-    });
+      name: PROVIDER,
+    })) as ProviderConfig;
+    expect(config.spec).toMatchObject({ backend: "kind", providerRef: { name: PROVIDER } });
     const profile = await profileOffered(custom, PROFILE, { timeoutMs: 120_000 });
     expect(profile.spec.supportedVersions?.map((v) => v.version)).toContain(tools.kubernetesVersion);
   });
@@ -285,6 +299,12 @@ describe("openMCP's kind landscape, the engine its kind ClusterProvider", { time
       made.push(kindClusterNameOf(cluster?.metadata.name ?? "", cluster?.metadata.uid ?? ""));
     }
     for (const ref of newRefs) siblings.push(await clusterReady(ref.name, ref.namespace));
+    // As openMCP's e2e framework finds an MCP's kind cluster: the first whose name starts with the Cluster's.
+    const listed = (await run(tools.kind, ["get", "clusters"])).split("\n");
+    for (const ref of newRefs)
+      expect(listed.find((name) => name.startsWith(ref.name))).toBe(
+        kindClusterNameOf(ref.name, siblings.find((c) => c.metadata.name === ref.name)?.metadata.uid ?? ""),
+      );
     console.log(
       `kind landscape: three kind clusters made from the engine's Pod for ClusterRequests Ready in ${Math.round(performance.now() - started)} ms`,
     );
@@ -409,6 +429,143 @@ describe("openMCP's kind landscape, the engine its kind ClusterProvider", { time
     expect(ready.metadata.uid).toBe(created.metadata.uid);
     expect(await containersNamed(name)).toEqual([`${name}-control-plane`]);
     await custom.deleteNamespacedCustomObject({ ...RESOURCES.Cluster, namespace: NS, name: "killed" });
+    await eventually(async () => expect(await containersNamed(name)).toEqual([]), {
+      what: `${name} removed with its Cluster`,
+      timeoutMs: 180_000,
+      intervalMs: 1_000,
+    });
+  });
+
+  it("takes over a Cluster left by openMCP's kind provider (its finalizer, status and kind cluster name) with that provider stopped: the node container is not re-created, a token minted before still works, a new AccessRequest is granted", async () => {
+    // openMCP's kind provider stops (here: the engine's replicas, the only provider of profile kind).
+    await platform.kubectl("-n", SYSTEM, "scale", `deployment/${PROVIDER}`, "--replicas=0");
+    await platform.kubectl(
+      "-n",
+      SYSTEM,
+      "wait",
+      "--for=delete",
+      "pod",
+      "-l",
+      `app.kubernetes.io/instance=${PROVIDER}`,
+      "--timeout=180s",
+    );
+    // As openMCP's kind provider leaves a Cluster: its finalizer, its status, a kind cluster named <name>.<uid prefix>.
+    const described = aCluster({
+      name: "legacy",
+      namespace: NS,
+      profile: PROFILE,
+      tenancy: "Exclusive",
+      version: tools.kubernetesVersion,
+    });
+    const created = (await custom.createNamespacedCustomObject({
+      ...RESOURCES.Cluster,
+      namespace: NS,
+      body: { ...described, metadata: { ...described.metadata, finalizers: [OPENMCP_KIND_FINALIZER] } },
+    })) as Cluster;
+    const name = kindClusterNameOf("legacy", created.metadata.uid ?? "");
+    made.push(name);
+    const legacy = await createKindCluster(name);
+    await platform.kubectl(
+      "-n",
+      NS,
+      "patch",
+      "clusters.clusters.openmcp.cloud",
+      "legacy",
+      "--subresource=status",
+      "--type=merge",
+      "-p",
+      JSON.stringify({
+        status: {
+          observedGeneration: created.metadata.generation ?? 1,
+          phase: "Ready",
+          conditions: [
+            {
+              type: "KindReady",
+              status: "True",
+              reason: "ClusterExists",
+              message: "",
+              observedGeneration: 1,
+              lastTransitionTime: new Date().toISOString(),
+            },
+            {
+              type: "Ready",
+              status: "True",
+              reason: "ClusterAndMetalLBReady",
+              message: "",
+              observedGeneration: 1,
+              lastTransitionTime: new Date().toISOString(),
+            },
+          ],
+        },
+      }),
+    );
+    const nodeId = (await docker("inspect", "--format", "{{.Id}}", `${name}-control-plane`)).trim();
+    // Access granted before the switch: a token of the cluster's own, for the host's endpoint.
+    await legacy.kubectl("-n", "default", "create", "serviceaccount", "before");
+    await legacy.kubectl(
+      "create",
+      "clusterrolebinding",
+      "before",
+      "--clusterrole=view",
+      "--serviceaccount=default:before",
+    );
+    const token = (
+      await legacy.kubectl("-n", "default", "create", "token", "before", "--duration=2h")
+    ).trim();
+    const before = new KubeConfig();
+    before.loadFromString((await run(tools.kind, ["get", "kubeconfig", "--name", name])).toString());
+    before.users = before.users.map((user) => ({ name: user.name, token }));
+    const listsNamespaces = async () =>
+      (await before.makeApiClient(CoreV1Api).listNamespace()).items.map((n) => n.metadata?.name);
+    expect(await listsNamespaces()).toContain("kube-system");
+
+    // The engine starts again in its place.
+    await platform.kubectl("-n", SYSTEM, "scale", `deployment/${PROVIDER}`, "--replicas=2");
+    await platform.kubectl("-n", SYSTEM, "rollout", "status", `deployment/${PROVIDER}`, "--timeout=300s");
+    const served = (await eventually(
+      async () =>
+        satisfying(
+          await read<Cluster>(RESOURCES.Cluster, "legacy"),
+          (c) =>
+            c?.status?.phase === "Ready" &&
+            (c.metadata.finalizers ?? []).includes(FINALIZERS.cluster) &&
+            (c.status.endpoints ?? []).length === 2,
+        ),
+      { what: "Cluster legacy served by the engine", timeoutMs: 300_000, intervalMs: 1_000 },
+    )) as Cluster;
+    // Taken over, not made again: the same node container, the foreign finalizer kept, the old token valid.
+    expect((await docker("inspect", "--format", "{{.Id}}", `${name}-control-plane`)).trim()).toBe(nodeId);
+    expect(served.metadata.finalizers).toContain(OPENMCP_KIND_FINALIZER);
+    expect(await listsNamespaces()).toContain("kube-system");
+    // New access, granted by the engine.
+    await createAccessRequest(custom, NS, "legacy", configMapTokenRequest({ name: "legacy", namespace: NS }));
+    const granted = await accessGranted(custom, NS, "legacy", { timeoutMs: 180_000, intervalMs: 1_000 });
+    const { kubeConfig: fromHost } = await issuedKubeconfig(
+      platform.kubeConfig.makeApiClient(CoreV1Api),
+      NS,
+      granted.status?.secretRef?.name ?? "",
+    );
+    const external = served.status?.endpoints?.find((e) => e.name === "apiserver-external")?.url ?? "";
+    fromHost.clusters = fromHost.clusters.map((c) => ({ ...c, server: external }));
+    await expectConfigMapAccessOnly(fromHost);
+    expect((await docker("inspect", "--format", "{{.Id}}", `${name}-control-plane`)).trim()).toBe(nodeId);
+
+    // Switched for good (docs/migrate.md): the old provider's finalizer goes, and the Cluster with its cluster.
+    await custom.deleteNamespacedCustomObject({ ...RESOURCES.AccessRequest, namespace: NS, name: "legacy" });
+    await platform.kubectl(
+      "-n",
+      NS,
+      "patch",
+      "clusters.clusters.openmcp.cloud",
+      "legacy",
+      "--type=json",
+      "-p",
+      JSON.stringify([
+        { op: "test", path: "/metadata/finalizers/0", value: OPENMCP_KIND_FINALIZER },
+        { op: "remove", path: "/metadata/finalizers/0" },
+      ]),
+    );
+    await custom.deleteNamespacedCustomObject({ ...RESOURCES.Cluster, namespace: NS, name: "legacy" });
     await eventually(async () => expect(await containersNamed(name)).toEqual([]), {
       what: `${name} removed with its Cluster`,
       timeoutMs: 180_000,
