@@ -502,11 +502,12 @@ describe("openMCP's kind landscape, the engine its kind ClusterProvider", { time
     const nodeId = (await docker("inspect", "--format", "{{.Id}}", `${name}-control-plane`)).trim();
     // Access granted before the switch: a token of the cluster's own, for the host's endpoint.
     await legacy.kubectl("-n", "default", "create", "serviceaccount", "before");
+    await legacy.kubectl("create", "clusterrole", "list-namespaces", "--verb=list", "--resource=namespaces");
     await legacy.kubectl(
       "create",
       "clusterrolebinding",
       "before",
-      "--clusterrole=view",
+      "--clusterrole=list-namespaces",
       "--serviceaccount=default:before",
     );
     const token = (
