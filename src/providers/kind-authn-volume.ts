@@ -4,11 +4,12 @@
  * finished. Everything goes through the Docker CLI, so an engine with only the Docker socket (openMCP's kind
  * provider's deployment: a Pod, no folder shared with the host) makes clusters whose API servers start.
  *
- * Flow: before `kind create cluster`, the volume is made with the Cluster's identity as labels and the first
- * configuration written into it by a short container of the node image; kind mounts the volume's host path into
- * the node (kind's `extraMounts` take host paths), and kubeadm into kube-apiserver. Trust changes later are
- * written through the running node (`docker exec`, a rename, so kube-apiserver never reads half a file). When
- * the create ends well, the create's wrapper writes the `created` mark through the node.
+ * Flow: the create, detached like `kind create cluster` itself ({@link createInVolumeScript}), first makes the
+ * volume with the Cluster's identity as labels and writes the first configuration into it with a short container
+ * of the node image, then puts the volume's host path into kind's configuration (kind's `extraMounts` take host
+ * paths; kubeadm mounts it on into kube-apiserver), runs kind, and once kind succeeded writes the `created` mark
+ * through the node. A step that fails fails the create, which is tried again as any failed create. Trust changes
+ * later are written through the running node (`docker exec`, a rename, so kube-apiserver never reads half a file).
  *
  * Guarantees: the configuration is never passed on a command line (stdin only); a volume is only ever read or
  * removed by the kind cluster name it is named after.
@@ -70,50 +71,6 @@ export class AuthnVolumes {
     this.#docker = docker;
   }
 
-  /**
-   * Makes the volume of `cluster` anew (a previous try's is removed) with `owner` as labels and `configuration`
-   * as its `authentication.yaml`, written by a container of `image` (the node image, which the create needs
-   * anyway). Returns the volume's path on the Docker host, for kind's `extraMounts`.
-   */
-  async create(cluster: string, owner: VolumeOwner, image: string, configuration: string): Promise<string> {
-    const volume = authnVolumeName(cluster);
-    await this.#docker(["volume", "rm", "--force", volume]);
-    await this.#docker([
-      "volume",
-      "create",
-      "--label",
-      `${VOLUME_LABELS.uid}=${owner.uid}`,
-      "--label",
-      `${VOLUME_LABELS.cluster}=${owner.cluster}`,
-      "--label",
-      `${VOLUME_LABELS.kindCluster}=${cluster}`,
-      volume,
-    ]);
-    await this.#docker(
-      [
-        "run",
-        "--rm",
-        "--interactive",
-        "--network",
-        "none",
-        "--volume",
-        `${volume}:/authn`,
-        "--entrypoint",
-        "/bin/sh",
-        image,
-        "-c",
-        "umask 077 && cat > /authn/authentication.yaml",
-      ],
-      configuration,
-    );
-    const mountpoint = (
-      await this.#docker(["volume", "inspect", "--format", "{{.Mountpoint}}", volume])
-    ).trim();
-    if (!mountpoint.startsWith("/"))
-      throw new Error(`docker volume inspect ${volume} names no host path (${JSON.stringify(mountpoint)})`);
-    return mountpoint;
-  }
-
   /** Who the volume of `cluster` belongs to; undefined when there is no such volume (or it carries no owner). */
   async owner(cluster: string): Promise<VolumeOwner | undefined> {
     let labels: Record<string, string> | null;
@@ -168,13 +125,25 @@ export class AuthnVolumes {
 /** kind's control-plane node container of `cluster`. */
 export const nodeOf = (cluster: string): string => `${cluster}-control-plane`;
 
+/** What kind's configuration says in place of the volume's host path, until the create knows it. */
+export const AUTHN_ON_HOST_PLACEHOLDER = "@OPENMCP_AUTHN_ON_HOST@";
+
 /**
- * The `sh -c` script the create runs in volume mode: `kind "$@"`, then the created mark through the node. Its
- * arguments: `$1` the kind CLI, `$2` the Docker CLI, `$3` the node container, then kind's arguments.
+ * The `sh -c` script of a create in volume mode. Its arguments: the kind CLI, the Docker CLI, the node image, the
+ * first authentication configuration (a file), kind's configuration with {@link AUTHN_ON_HOST_PLACEHOLDER} and
+ * where to write it filled in, the Cluster's uid and `<namespace>/<name>`, the kind cluster's name, then kind's
+ * own arguments.
  */
-export const createAndMarkScript = [
-  'kind="$1"; docker="$2"; node="$3"',
-  "shift 3",
+export const createInVolumeScript = [
+  'kind="$1"; docker="$2"; image="$3"; authn="$4"; template="$5"; config="$6"; uid="$7"; owner="$8"; cluster="$9"',
+  "shift 9",
+  'volume="$cluster-openmcp-authn"; node="$cluster-control-plane"',
+  '"$docker" volume rm --force "$volume" >/dev/null || exit $?',
+  `"$docker" volume create --label "${VOLUME_LABELS.uid}=$uid" --label "${VOLUME_LABELS.cluster}=$owner" --label "${VOLUME_LABELS.kindCluster}=$cluster" "$volume" >/dev/null || exit $?`,
+  `"$docker" run --rm --interactive --network none --volume "$volume:/authn" --entrypoint /bin/sh "$image" -c 'umask 077 && cat > /authn/authentication.yaml' < "$authn" || exit $?`,
+  `host_path=$("$docker" volume inspect --format '{{.Mountpoint}}' "$volume") || exit $?`,
+  `case "$host_path" in /*) ;; *) echo "ERROR: docker volume inspect $volume names no host path: $host_path" >&2; exit 1 ;; esac`,
+  `sed "s|${AUTHN_ON_HOST_PLACEHOLDER}|$host_path|" "$template" > "$config" || exit $?`,
   '"$kind" "$@" || exit $?',
   `"$docker" exec "$node" touch ${CREATED_MARK}`,
 ].join("\n");

@@ -38,8 +38,9 @@ import { isExecutable } from "../util/executables.ts";
 import { pollUntil } from "../util/poll-until.ts";
 import { isProcessAlive, signalProcessGroup } from "../util/process-groups.ts";
 import {
+  AUTHN_ON_HOST_PLACEHOLDER,
   AuthnVolumes,
-  createAndMarkScript,
+  createInVolumeScript,
   dockerRunner,
   NODE_AUTHN_DIRECTORY,
   nodeOf,
@@ -582,7 +583,7 @@ export class KindBackend implements ClusterBackend {
           "--kubeconfig",
           join(this.#folder(cluster), "kubeconfig"),
         ]);
-        await this.#startOrQueue({
+        this.#startOrQueue({
           target,
           cluster,
           version,
@@ -610,7 +611,7 @@ export class KindBackend implements ClusterBackend {
           `a kind cluster named ${cluster} exists but this backend has no record of it (was its state folder lost?); delete the Cluster ${target.namespace}/${target.name}, or run \`kind delete cluster --name ${cluster}\``,
         );
       }
-      await this.#startOrQueue({ target, cluster, version, image, extraMounts, attempt: 1 });
+      this.#startOrQueue({ target, cluster, version, image, extraMounts, attempt: 1 });
     });
   }
 
@@ -926,9 +927,9 @@ export class KindBackend implements ClusterBackend {
   }
 
   /** Starts the create now if a slot is free and none waits before it, else queues it (see {@link CreateOrder}). */
-  async #startOrQueue(create: CreateOrder): Promise<void> {
+  #startOrQueue(create: CreateOrder): void {
     if (this.#waiting.length === 0 && this.#runningCreates() < this.#parallelCreates) {
-      await this.#startCreate(create);
+      this.#startCreate(create);
       return;
     }
     if (this.#waiting.some((waiting) => waiting.cluster === create.cluster)) return;
@@ -968,7 +969,7 @@ export class KindBackend implements ClusterBackend {
         // Deleted while it waited: its record went with it.
         if (!this.#readRecord(next.cluster)?.queued) return;
         try {
-          await this.#startCreate(next);
+          this.#startCreate(next);
         } catch (error) {
           // Its record stays queued with no waiter: observed absent, so the engine orders it again.
           this.#log.warn("kind create could not start", {
@@ -981,26 +982,15 @@ export class KindBackend implements ClusterBackend {
     this.#pollWaiting();
   }
 
-  async #startCreate(order: CreateOrder): Promise<void> {
+  #startCreate(order: CreateOrder): void {
     const { target, cluster, version, image } = order;
     const folder = this.#folder(cluster);
     rmSync(folder, { recursive: true, force: true }); // what a previous create of this Cluster left
-    mkdirSync(folder, { recursive: true });
+    const authn = join(folder, "authn");
+    mkdirSync(authn, { recursive: true });
     // kube-apiserver refuses to start without the file: it starts trusting no issuer.
-    const firstTrust = authenticationConfig([]);
-    let authnOnHost: string;
-    if (this.#volumes) {
-      const owner = { uid: this.#ledger.keyOf(target.uid), cluster: `${target.namespace}/${target.name}` };
-      authnOnHost = await this.#volumes.create(cluster, owner, image, firstTrust);
-    } else {
-      authnOnHost = join(folder, "authn");
-      mkdirSync(authnOnHost, { recursive: true });
-      writeFileAtomicallySync(join(authnOnHost, "authentication.yaml"), firstTrust);
-    }
-    writeFileAtomicallySync(
-      join(folder, "kind-config.yaml"),
-      kindClusterConfig(authnOnHost, order.extraMounts, this.#volumes !== undefined),
-    );
+    writeFileAtomicallySync(join(authn, "authentication.yaml"), authenticationConfig([]));
+    const config = join(folder, "kind-config.yaml");
     const args = [
       "create",
       "cluster",
@@ -1009,7 +999,7 @@ export class KindBackend implements ClusterBackend {
       "--image",
       image,
       "--config",
-      join(folder, "kind-config.yaml"),
+      config,
       "--kubeconfig",
       join(folder, "kubeconfig"),
       "--wait",
@@ -1021,18 +1011,33 @@ export class KindBackend implements ClusterBackend {
       stdout: join(folder, "create.stdout"),
       stderr: join(folder, "create.stderr"),
     };
-    // Volume mode: the create marks the volume when it succeeded, for an engine that finds the cluster with no record.
-    const pid = this.#volumes
-      ? startDetached(files, "/bin/sh", [
-          "-c",
-          createAndMarkScript,
-          "omc-kind-create-and-mark",
-          this.#kind,
-          this.#docker ?? "docker",
-          nodeOf(cluster),
-          ...args,
-        ])
-      : startDetached(files, this.#kind, args);
+    let pid: number | undefined;
+    if (this.#volumes) {
+      // The volume's host path is known only once the create made it: the script fills it into the config.
+      const template = join(folder, "kind-config.template.yaml");
+      writeFileAtomicallySync(
+        template,
+        kindClusterConfig(AUTHN_ON_HOST_PLACEHOLDER, order.extraMounts, true),
+      );
+      pid = startDetached(files, "/bin/sh", [
+        "-c",
+        createInVolumeScript,
+        "omc-kind-create-in-volume",
+        this.#kind,
+        this.#docker ?? "docker",
+        image,
+        join(authn, "authentication.yaml"),
+        template,
+        config,
+        this.#ledger.keyOf(target.uid),
+        `${target.namespace}/${target.name}`,
+        cluster,
+        ...args,
+      ]);
+    } else {
+      writeFileAtomicallySync(config, kindClusterConfig(authn, order.extraMounts));
+      pid = startDetached(files, this.#kind, args);
+    }
     if (pid === undefined)
       throw new Error(`could not start kind create cluster for ${describeCluster(target)}`);
     this.#writeRecord(target, cluster, {
