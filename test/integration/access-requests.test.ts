@@ -8,7 +8,10 @@ import {
   CoreV1Api,
   type CustomObjectsApi,
   KubeConfig,
+  PatchStrategy,
   RbacAuthorizationV1Api,
+  setHeaderOptions,
+  type V1Secret,
 } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AccessRequest, AccessRequestSpec, OidcAccess } from "../../src/api/access-request.ts";
@@ -93,6 +96,10 @@ async function clientFromSecret(
   kubeConfig.loadFromString(data.kubeconfig ?? "");
   return { kubeConfig, data };
 }
+
+/** A data key of a Secret, decoded. */
+const decoded = (secret: V1Secret, key: string) =>
+  Buffer.from(secret.data?.[key] ?? "", "base64").toString("utf8");
 
 const stateDirectory = mkdtempSync(join(tmpdir(), "access-local-"));
 
@@ -280,6 +287,55 @@ describe("token access", () => {
       expect(renewed.kubeconfig).not.toBe(before.kubeconfig);
     } finally {
       clockOffsetMs = 0;
+    }
+  }, 120_000);
+
+  it("renews keeping what others added to its Secret: an account runtime's keys, annotation and finalizer", async () => {
+    const name = "reader.kubeconfig";
+    // As a downstream account runtime renews kubeconfig Secrets: two keys, an annotation, a finalizer of its own.
+    await core.patchNamespacedSecret(
+      {
+        namespace: NS,
+        name,
+        body: {
+          metadata: {
+            annotations: {
+              "ocp.services.open-control-plane.io/credential-expires-at": "2026-12-01T00:00:00Z",
+            },
+            finalizers: ["account.openmcp.cloud/request"],
+          },
+          stringData: { token: "account-token", "mounted-kubeconfig": "account-kubeconfig" },
+        },
+      },
+      setHeaderOptions("Content-Type", PatchStrategy.MergePatch),
+    );
+    const before = (await clientFromSecret("reader")).data;
+    // The last test's token was issued at an offset of 1,200 s: 83 % of its 600 s validity has passed at 1,700 s.
+    clockOffsetMs = 1_700_000;
+    engine.machine("AccessRequest").queue.add(`${NS}/reader`);
+    const renewed = await eventually(
+      async () =>
+        satisfying(
+          await core.readNamespacedSecret({ namespace: NS, name }),
+          (secret) => decoded(secret, "creationTimestamp") !== before.creationTimestamp,
+        ),
+      { what: "a renewed token", timeoutMs: 60_000 },
+    );
+    clockOffsetMs = 0;
+    try {
+      expect(decoded(renewed, "token")).toBe("account-token");
+      expect(decoded(renewed, "mounted-kubeconfig")).toBe("account-kubeconfig");
+      expect(
+        renewed.metadata?.annotations?.["ocp.services.open-control-plane.io/credential-expires-at"],
+      ).toBe("2026-12-01T00:00:00Z");
+      expect(renewed.metadata?.finalizers).toEqual(["account.openmcp.cloud/request"]);
+      expect(decoded(renewed, "kubeconfig")).not.toBe(before.kubeconfig);
+    } finally {
+      // The account runtime lets go of it.
+      await core.patchNamespacedSecret(
+        { namespace: NS, name, body: { metadata: { finalizers: null } } },
+        setHeaderOptions("Content-Type", PatchStrategy.MergePatch),
+      );
     }
   }, 120_000);
 

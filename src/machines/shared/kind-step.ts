@@ -195,8 +195,11 @@ export function kindStep<
     const derived = recipe.derive?.(transitioned) as Derived;
     const metadata = produce(object.metadata, (draft) => {
       applyFinalizerWish(draft, recipe.finalizer, finalizer);
-      if (draft.annotations?.[ANNOTATIONS.operation] === OPERATIONS.reconcile) {
-        delete draft.annotations[ANNOTATIONS.operation]; // done: this reconcile is the one asked for
+      // Done once a step finds nothing left to do: a step that orders commands keeps it, so that a command that
+      // fails (or an engine that dies before running it) leaves the ask standing, as openMCP's platform services
+      // expect (they act on `reconcile`, e.g. IPAM's new ClusterConfig patches, and read its removal as done).
+      if (commands.length === 0 && draft.annotations?.[ANNOTATIONS.operation] === OPERATIONS.reconcile) {
+        delete draft.annotations[ANNOTATIONS.operation];
       }
       recipe.metadata?.(draft as Draft<Obj["metadata"]>, transitioned);
     }) as Obj["metadata"];

@@ -310,6 +310,33 @@ describe("responsibility", () => {
       path: "/metadata/annotations/openmcp.cloud~1operation",
     });
   });
+
+  it("keeps the reconcile annotation while the reconcile it asked for still orders the backend, removes it once done", () => {
+    const base = settle(aCluster(), readyAt("1.33.3")).cluster;
+    const asked = {
+      ...base,
+      metadata: { ...base.metadata, annotations: { [ANNOTATIONS.operation]: "reconcile" } },
+    };
+    // E.g. a platform service's new ClusterConfig patches: the backend finds the cluster out of date.
+    const outOfDate: ClusterObservation = {
+      exists: true,
+      phase: "ready",
+      version: "1.33.3",
+      endpoint: "https://127.0.0.1:6443",
+      outOfDate: true,
+    };
+    const acting = stepClusterWrites(input(asked, outOfDate));
+    expect(acting.commands.map((command) => command.kind)).toContain("update");
+    expect(acting.metadataPatch).not.toContainEqual(
+      expect.objectContaining({ path: "/metadata/annotations/openmcp.cloud~1operation" }),
+    );
+    const done = stepClusterWrites(input(afterWrites(asked, acting), readyAt("1.33.3")));
+    expect(done.commands).toEqual([]);
+    expect(done.metadataPatch).toContainEqual({
+      op: "remove",
+      path: "/metadata/annotations/openmcp.cloud~1operation",
+    });
+  });
 });
 
 describe("deletion", () => {
