@@ -211,7 +211,13 @@ describe("openmcp-engine up", () => {
   }, 700_000);
 
   it("with --capi runs Cluster API's own manager, which moves the demo's CAPI Clusters to Provisioned and Available", async () => {
-    const up = await upUntilReady(["--capi"], "Cluster API Cluster capi-demo/workload is Provisioned");
+    // Cluster API's core manager, the demo's control planes and its CAPI Clusters start beside the suite's other
+    // files: on two cores with four files at once this took more than 110 s (2026-11-28); the whole test alone, 56 s.
+    const up = await upUntilReady(
+      ["--capi"],
+      "Cluster API Cluster capi-demo/workload is Provisioned",
+      240_000,
+    );
     try {
       const capiPid = Number(/Cluster API: \S+ core manager, pid (\d+)/.exec(up.output())?.[1]);
       expect(capiPid).toBeGreaterThan(0);
@@ -245,7 +251,7 @@ describe("openmcp-engine up", () => {
       if (up.child.exitCode === null) up.child.kill("SIGKILL");
       rmSync(up.folder, { recursive: true, force: true });
     }
-  }, 300_000);
+  }, 480_000);
 
   it("rejects an unknown flag with exit code 2 and the usage", () => {
     const result = spawnSync(process.execPath, [main, "up", "--no-such-flag"], { encoding: "utf8" });
