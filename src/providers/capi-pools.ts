@@ -255,7 +255,7 @@ export class CapiPools implements PoolSupport {
     if (!record?.poolMember || record.poolMember.id === target.uid) return false;
     const api = await this.#parts.management(record.management, record.providerConfig);
     const cluster = await this.#read(api, record.namespace, record.name);
-    if (cluster && ownedBy(cluster, target.uid)) return true;
+    if (cluster && ownedBy(cluster, target)) return true;
     this.#parts.records.remove(target.uid);
     return false;
   }

@@ -192,9 +192,9 @@ export function desiredTopologyCluster(
   };
 }
 
-/** Whether `cluster` was made for the openMCP Cluster with `uid`. */
-export const ownedBy = (cluster: TopologyCluster, uid: string): boolean =>
-  cluster.metadata.labels?.[CAPI_BACKEND_KEYS.clusterUidLabel] === uid;
+/** Whether `cluster` was made for the openMCP Cluster `target` (by its uid). */
+export const ownedBy = (cluster: TopologyCluster, target: Pick<ClusterTarget, "uid">): boolean =>
+  cluster.metadata.labels?.[CAPI_BACKEND_KEYS.clusterUidLabel] === target.uid;
 
 /** Whether each wanted entry (by name) is in `stored` with what it wants, and `stored` has no other. */
 function sameByName<T extends { readonly name: string }>(

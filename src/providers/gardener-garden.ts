@@ -1,5 +1,6 @@
 /** A garden the gardener backend talks to, and what it records of a Cluster's Shoot there. */
-import type { ShootPoolMember } from "./gardener-shoot.ts";
+import { isNotFound } from "../api/error-message.ts";
+import type { Shoot, ShootPoolMember } from "./gardener-shoot.ts";
 import type { KubeconfigAccess, KubeconfigSecretRef } from "./shared/kubeconfig-secret.ts";
 import type { RemoteApi, RemoteRecord } from "./shared/remote-object.ts";
 
@@ -14,4 +15,29 @@ export interface ShootRecord extends RemoteRecord {
 /** A garden: its kubeconfig and clients. */
 export interface Garden extends RemoteApi {
   readonly access: KubeconfigAccess;
+}
+
+/** The Shoots in `namespace` (those carrying every label of `labels`, if given); none when it does not exist. */
+export async function listShoots(
+  garden: Garden,
+  namespace: string,
+  labels: Readonly<Record<string, string>> = {},
+): Promise<Shoot[]> {
+  const labelSelector = Object.entries(labels)
+    .map(([key, value]) => `${key}=${value}`)
+    .join(",");
+  try {
+    return (
+      (await garden.custom.listNamespacedCustomObject({
+        group: "core.gardener.cloud",
+        version: "v1beta1",
+        plural: "shoots",
+        namespace,
+        ...(labelSelector ? { labelSelector } : {}),
+      })) as { items: Shoot[] }
+    ).items;
+  } catch (error) {
+    if (isNotFound(error)) return [];
+    throw garden.error(`listing the Shoots in ${namespace}`, error);
+  }
 }

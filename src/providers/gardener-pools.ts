@@ -15,7 +15,7 @@ import type { ClusterTarget } from "../api/backend.ts";
 import type { PoolMemberObservation, PoolMemberSpec, PoolSupport } from "../api/backend-contract.ts";
 import { poolMemberTarget } from "../api/cluster-pool.ts";
 import { isNotFound } from "../api/error-message.ts";
-import type { Garden, ShootRecord } from "./gardener-garden.ts";
+import { type Garden, listShoots, type ShootRecord } from "./gardener-garden.ts";
 import { type GardenerSettings, gardenerSettings } from "./gardener-settings.ts";
 import {
   GARDENER_KEYS,
@@ -190,7 +190,7 @@ export class GardenerPools implements PoolSupport {
     const garden = await this.#parts.garden(settings.garden, target.providerConfig);
     const namespace = await this.#parts.projectNamespace(garden, settings, target.providerConfig);
     if (namespace === undefined) return; // no project: no Shoot
-    const shoot = (await listShoots(garden, namespace)).find((s) => shootServes(s, target.uid));
+    const shoot = (await listShoots(garden, namespace)).find((s) => shootServes(s, target));
     if (!shoot) return;
     const place = { garden: settings.garden, namespace, providerConfig: target.providerConfig };
     records.put({
@@ -264,17 +264,6 @@ function distinct(places: readonly ProjectPlace[]): ProjectPlace[] {
   for (const place of places)
     byKey.set(`${place.garden.namespace}/${place.garden.name}/${place.namespace}`, place);
   return [...byKey.values()];
-}
-
-/** The Shoots in `namespace`; none when it does not exist. */
-async function listShoots(garden: Garden, namespace: string): Promise<Shoot[]> {
-  try {
-    return ((await garden.custom.listNamespacedCustomObject({ ...SHOOTS, namespace })) as { items: Shoot[] })
-      .items;
-  } catch (error) {
-    if (isNotFound(error)) return [];
-    throw garden.error(`listing the Shoots in ${namespace}`, error);
-  }
 }
 
 async function readShoot(garden: Garden, namespace: string, name: string): Promise<Shoot | undefined> {

@@ -150,12 +150,37 @@ export function desiredShoot(
   );
 }
 
-/** Whether `shoot` serves the Cluster (or pool member) with `uid`: made for it, or a pool member bound to it. */
-export function shootServes(shoot: Shoot, uid: string): boolean {
+/**
+ * The labels openMCP's Gardener provider puts on a Shoot to name the Cluster it made it for (its `cluster-name` and
+ * `cluster-namespace` labels; older releases wrote them as `<key>.gardener.clusters.openmcp.cloud`).
+ */
+export const OPENMCP_GARDENER_CLUSTER_LABELS = [
+  {
+    name: "gardener.clusters.openmcp.cloud/cluster-name",
+    namespace: "gardener.clusters.openmcp.cloud/cluster-namespace",
+  },
+  {
+    name: "cluster-name.gardener.clusters.openmcp.cloud",
+    namespace: "cluster-namespace.gardener.clusters.openmcp.cloud",
+  },
+] as const;
+
+/**
+ * Whether `shoot` serves the Cluster (or pool member) `target`: made for its uid, or a pool member bound to it; or
+ * made for it by openMCP's Gardener provider (its labels name the Cluster, and the engine has marked it for no
+ * Cluster yet): such a Shoot is taken over as it runs, and marked with the Cluster's uid by the first update.
+ */
+export function shootServes(
+  shoot: Shoot,
+  target: Pick<ClusterTarget, "uid" | "namespace" | "name">,
+): boolean {
   const annotations = shoot.metadata.annotations ?? {};
-  return (
-    annotations[GARDENER_KEYS.clusterUidAnnotation] === uid ||
-    annotations[GARDENER_KEYS.boundToAnnotation] === uid
+  const marked = annotations[GARDENER_KEYS.clusterUidAnnotation];
+  if (marked === target.uid || annotations[GARDENER_KEYS.boundToAnnotation] === target.uid) return true;
+  if (marked !== undefined) return false;
+  const labels = shoot.metadata.labels ?? {};
+  return OPENMCP_GARDENER_CLUSTER_LABELS.some(
+    (keys) => labels[keys.name] === target.name && labels[keys.namespace] === target.namespace,
   );
 }
 

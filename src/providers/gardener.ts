@@ -23,12 +23,13 @@ import { apiStatusOf, isNotFound } from "../api/error-message.ts";
 import { type Logger, silentLogger } from "../api/logger.ts";
 import type { ProviderConfig } from "../api/provider-config.ts";
 import { ClusterConfigError } from "./gardener-cluster-configs.ts";
-import type { Garden, ShootRecord } from "./gardener-garden.ts";
+import { type Garden, listShoots, type ShootRecord } from "./gardener-garden.ts";
 import { GardenerPools, type ProjectPlace } from "./gardener-pools.ts";
 import { type GardenerSettings, gardenerSettings, templateCloudProfile } from "./gardener-settings.ts";
 import {
   desiredShoot,
   GARDENER_KEYS,
+  OPENMCP_GARDENER_CLUSTER_LABELS,
   type Shoot,
   shootChanges,
   shootName,
@@ -336,6 +337,17 @@ export class GardenerBackend implements ClusterBackend {
       changes: shootChanges,
       changedFields: (changes) => Object.keys(changes),
       ownedBy: shootServes,
+      // openMCP's Gardener provider's Shoot of this Cluster, by the labels it puts on it.
+      takenOver: async (garden, namespace, target) => {
+        for (const keys of OPENMCP_GARDENER_CLUSTER_LABELS) {
+          const labels = { [keys.name]: target.name, [keys.namespace]: target.namespace };
+          const found = (await listShoots(garden, namespace, labels)).find((shoot) =>
+            shootServes(shoot, target),
+          );
+          if (found) return found;
+        }
+        return undefined;
+      },
       conflict,
       observation: (shoot, _record, target, outOfDate) => observeShoot(shoot, target, outOfDate),
       beforeDelete: async (shoot, patch) => {

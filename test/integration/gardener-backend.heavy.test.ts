@@ -106,6 +106,17 @@ async function deleteCluster(name: string, what: string, timeoutMs?: number) {
   });
 }
 
+/** The names of the project's Shoots, sorted. */
+async function shootNames(): Promise<string[]> {
+  const list = (await world.gardenApi.listNamespacedCustomObject({
+    group: "core.gardener.cloud",
+    version: "v1beta1",
+    plural: "shoots",
+    namespace: world.projectNamespace,
+  })) as { items: Shoot[] };
+  return list.items.map((shoot) => shoot.metadata.name ?? "").sort();
+}
+
 async function createCluster(
   name: string,
   version?: string,
@@ -242,6 +253,51 @@ describe("the gardener backend on Gardener's API server", { timeout: 300_000 }, 
     expect(cluster.metadata.annotations?.["clusters.openmcp.cloud/providerinfo"]).toBe(
       `Shoot ${world.projectNamespace}/${name}: Create Succeeded (100%)`,
     );
+  });
+
+  it("takes over a Shoot openMCP's Gardener provider made for a Cluster (its labels naming the Cluster): served as it runs, not made again, deleted with the Cluster", async () => {
+    // As openMCP's Gardener provider leaves it: a Shoot of its own name, labelled with the Cluster it serves.
+    const template = (await world.readShoot(shootName(targetOf(await clusterWhere("one", "Ready", Boolean)))))
+      ?.spec;
+    await world.gardenApi.createNamespacedCustomObject({
+      group: "core.gardener.cloud",
+      version: "v1beta1",
+      plural: "shoots",
+      namespace: world.projectNamespace,
+      body: {
+        apiVersion: "core.gardener.cloud/v1beta1",
+        kind: "Shoot",
+        metadata: {
+          name: "legacy1",
+          labels: {
+            "gardener.clusters.openmcp.cloud/cluster-name": "taken",
+            "gardener.clusters.openmcp.cloud/cluster-namespace": NS,
+            "gardener.clusters.openmcp.cloud/provider-name": "gardener",
+          },
+        },
+        spec: template,
+      },
+    });
+    const made = await eventually(
+      async () =>
+        satisfying(
+          await world.readShoot("legacy1"),
+          (shoot) => shoot?.status?.lastOperation?.state === "Succeeded",
+        ),
+      { what: "Shoot legacy1 made by the simulated gardenlet", timeoutMs: 120_000 },
+    );
+    const shootsBefore = await shootNames();
+    await createCluster("taken", "1.34");
+    const cluster = await clusterWhere("taken", "Ready", (c) => c.status?.phase === "Ready");
+    const taken = await world.readShoot("legacy1");
+    expect(taken?.metadata.uid).toBe(made?.metadata.uid);
+    expect(taken?.metadata.annotations?.[GARDENER_KEYS.clusterUidAnnotation]).toBe(cluster.metadata.uid);
+    expect(taken?.metadata.labels?.["gardener.clusters.openmcp.cloud/cluster-name"]).toBe("taken");
+    const external = taken?.status?.advertisedAddresses?.find((a) => a.name === "external")?.url;
+    expect(cluster.status?.endpoints).toEqual([{ name: "apiserver-external", url: external }]);
+    expect(await shootNames()).toEqual(shootsBefore); // none made under the engine's own name
+    await deleteCluster("taken", "Cluster taken gone with its Shoot", 180_000);
+    expect(await world.readShoot("legacy1")).toBeUndefined();
   });
 
   it("applies the ClusterConfigs a Cluster names, read by the engine from the Cluster's namespace", async () => {

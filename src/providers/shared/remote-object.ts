@@ -28,6 +28,9 @@ import { describeCluster } from "./error-wording.ts";
 import { patchWorthSending, type SentPatch } from "./merge-patch.ts";
 import type { RecordFile } from "./record-file.ts";
 
+/** What tells whose an object is: the Cluster's uid, namespace and name. */
+export type OwnerOf = Pick<ClusterTarget, "uid" | "namespace" | "name">;
+
 /** The hand-over entry that carries a record (contract 1.5). */
 const HANDED_RECORD = "record.json";
 
@@ -92,8 +95,16 @@ export interface RemoteObjectKind<O extends RemoteObject, R extends RemoteRecord
   changes(stored: O, desired: O): JsonObject | undefined;
   /** The changed fields, for the log line of an update. */
   changedFields(changes: JsonObject): string[];
-  /** Whether `stored` was made for the Cluster with `uid`. */
-  ownedBy(stored: O, uid: string): boolean;
+  /**
+   * Whether `stored` serves the Cluster `target` (its uid, and its namespace and name for objects another
+   * provider made for it, which the engine takes over).
+   */
+  ownedBy(stored: O, target: OwnerOf): boolean;
+  /**
+   * An object another provider made for `target` under a name of its own (e.g. openMCP's Gardener provider's
+   * Shoot), found when there is none under the engine's name: the engine takes it over as it runs. Optional.
+   */
+  takenOver?(api: A, namespace: string, target: ClusterTarget): Promise<O | undefined>;
   /** Why `target` cannot use `stored`, which another Cluster (or someone else) made. */
   conflict(stored: O, target: ClusterTarget): Error;
   /** What `stored` says about the cluster; `outOfDate` tells whether an update would change it (see the recipe). */
@@ -180,7 +191,7 @@ export class RemoteObjects<O extends RemoteObject, R extends RemoteRecord, S, A 
       const phase: BackendPhase = place.deleting ? "deleting" : "provisioning";
       return { exists: true, phase, version: place.version, message: (error as Error).message };
     }
-    if (!stored || !kind.ownedBy(stored, target.uid)) {
+    if (!stored || !kind.ownedBy(stored, target)) {
       if (place.deleting) this.#forget(target.uid); // bookkeeping only: the object is gone for good
       return { exists: false };
     }
@@ -226,9 +237,18 @@ export class RemoteObjects<O extends RemoteObject, R extends RemoteRecord, S, A 
     const settings = kind.settings(target);
     const { api, namespace } = await kind.open(settings, target.providerConfig);
     const desired = kind.desired(target, settings, namespace, version);
-    const name = desired.metadata.name;
-    const existing = await this.#read(api, namespace, name);
-    if (existing && !kind.ownedBy(existing, target.uid)) throw kind.conflict(existing, target);
+    let name = desired.metadata.name;
+    let existing = await this.#read(api, namespace, name);
+    const predecessor = existing ? undefined : await kind.takenOver?.(api, namespace, target);
+    if (predecessor) {
+      existing = predecessor;
+      name = predecessor.metadata.name ?? name;
+      this.#log.info(`${kind.noun} taken over: another provider made it for this Cluster`, {
+        cluster: `${target.namespace}/${target.name}`,
+        [kind.logKey]: `${namespace}/${name}`,
+      });
+    }
+    if (existing && !kind.ownedBy(existing, target)) throw kind.conflict(existing, target);
     // Recorded before the object is ordered: an engine killed in between finds it on restart (same name).
     this.#records.put(kind.record(target, settings, namespace, name, version));
     if (existing) {
@@ -254,7 +274,7 @@ export class RemoteObjects<O extends RemoteObject, R extends RemoteRecord, S, A 
           api.error(`creating ${kind.noun} ${namespace}/${name}`, error)
         );
       const raced = await this.#read(api, namespace, name);
-      if (raced && !kind.ownedBy(raced, target.uid)) throw kind.conflict(raced, target);
+      if (raced && !kind.ownedBy(raced, target)) throw kind.conflict(raced, target);
     }
   }
 
@@ -267,7 +287,7 @@ export class RemoteObjects<O extends RemoteObject, R extends RemoteRecord, S, A 
     const api = await kind.reopen(place, target.providerConfig);
     const name = kind.nameOf(place);
     const stored = await this.#read(api, place.namespace, name);
-    if (!stored || !kind.ownedBy(stored, target.uid))
+    if (!stored || !kind.ownedBy(stored, target))
       throw new Error(
         `cannot update ${describeCluster(target)}: ${kind.noun} ${place.namespace}/${name} is gone`,
       );
@@ -290,7 +310,7 @@ export class RemoteObjects<O extends RemoteObject, R extends RemoteRecord, S, A 
       throw new Error(`cannot delete ${where}: ${(error as Error).message}`);
     }
     const stored = await this.#read(api, place.namespace, name);
-    if (!stored || !kind.ownedBy(stored, target.uid)) return this.#forget(target.uid);
+    if (!stored || !kind.ownedBy(stored, target)) return this.#forget(target.uid);
     this.#records.put({ ...place, deleting: true });
     try {
       await kind.beforeDelete?.(stored, (changes) => this.#patch(api, stored, changes, { guarded: false }));
@@ -327,7 +347,7 @@ export class RemoteObjects<O extends RemoteObject, R extends RemoteRecord, S, A 
     if (!record) return undefined;
     const api = await this.#kind.reopen(record, record.providerConfig);
     const object = await this.#read(api, record.namespace, this.#kind.nameOf(record));
-    return object && this.#kind.ownedBy(object, target.uid) ? { record, api, object } : undefined;
+    return object && this.#kind.ownedBy(object, target) ? { record, api, object } : undefined;
   }
 
   /** A JSON merge patch of exactly `changes` to `stored`, guarded by the resourceVersion read. */

@@ -133,8 +133,8 @@ describe("a warm pool member's Shoot", () => {
     });
     expect(idle.metadata.annotations?.[GARDENER_KEYS.boundToAnnotation]).toBeUndefined();
     expect(shootPoolMember(idle)).toEqual(member);
-    expect(shootServes(idle, member.id)).toBe(true);
-    expect(shootServes(idle, target.uid)).toBe(false);
+    expect(shootServes(idle, { ...target, uid: member.id })).toBe(true);
+    expect(shootServes(idle, target)).toBe(false);
   });
 
   it("keeps its name and id once bound, names the Cluster it serves, and takes the Cluster's metadata", () => {
@@ -147,8 +147,8 @@ describe("a warm pool member's Shoot", () => {
     });
     expect(bound.metadata.labels).toMatchObject({ "metadata.open-control-plane.io/tenant": "acme" });
     expect(shootPoolMember(bound)).toEqual({ ...member, boundTo: target.uid });
-    expect(shootServes(bound, target.uid)).toBe(true);
-    expect(shootServes(bound, member.id)).toBe(true);
+    expect(shootServes(bound, target)).toBe(true);
+    expect(shootServes(bound, { ...target, uid: member.id })).toBe(true);
     // Bound by bind (two annotations), the Shoot differs from what the Cluster wants only in the Cluster's metadata.
     const boundByBind: Shoot = {
       ...idle,
@@ -318,5 +318,39 @@ describe("gardenerSettings", () => {
     expect(() => gardenerSettings({ project: "dev" }, "pc")).toThrow(
       /ProviderConfig pc has no settings.kubeconfigSecretRef/,
     );
+  });
+});
+
+describe("a Shoot openMCP's Gardener provider made", () => {
+  const theirs = (labels: Record<string, string>, annotations: Record<string, string> = {}): Shoot => ({
+    ...desiredShoot(target, settings, "garden-dev", "1.33.2"),
+    metadata: { name: "their-shoot", namespace: "garden-dev", labels, annotations },
+  });
+
+  it("serves the Cluster its labels name, in either of that provider's label spellings, while no Cluster uid marks it", () => {
+    const current = {
+      "gardener.clusters.openmcp.cloud/cluster-name": target.name,
+      "gardener.clusters.openmcp.cloud/cluster-namespace": target.namespace,
+    };
+    const older = {
+      "cluster-name.gardener.clusters.openmcp.cloud": target.name,
+      "cluster-namespace.gardener.clusters.openmcp.cloud": target.namespace,
+    };
+    expect(shootServes(theirs(current), target)).toBe(true);
+    expect(shootServes(theirs(older), target)).toBe(true);
+    // Another Cluster's name or namespace, or a Shoot the engine marked for another uid: not this Cluster's.
+    expect(
+      shootServes(theirs({ ...current, "gardener.clusters.openmcp.cloud/cluster-name": "other" }), target),
+    ).toBe(false);
+    expect(
+      shootServes(
+        theirs({ ...current, "gardener.clusters.openmcp.cloud/cluster-namespace": "elsewhere" }),
+        target,
+      ),
+    ).toBe(false);
+    expect(
+      shootServes(theirs(current, { [GARDENER_KEYS.clusterUidAnnotation]: "another-uid" }), target),
+    ).toBe(false);
+    expect(shootServes(theirs({}), target)).toBe(false);
   });
 });
