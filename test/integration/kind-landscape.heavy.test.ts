@@ -114,6 +114,25 @@ const clusterReady = (name: string, namespace = NS) =>
 const forbiddenLines = (namespace = SYSTEM, selector = `app.kubernetes.io/instance=${PROVIDER}`) =>
   forbiddenLogLines(platform, namespace, selector);
 
+/**
+ * A token AccessRequest named as the Ready Cluster `cluster` is granted, and its kubeconfig, with the host's URL of
+ * the `clusters.open-control-plane.io/local-access` annotation swapped in, does exactly what was asked.
+ */
+async function grantedFromHost(cluster: Cluster): Promise<void> {
+  const name = cluster.metadata.name ?? "";
+  await createAccessRequest(custom, NS, name, configMapTokenRequest({ name, namespace: NS }));
+  const granted = await accessGranted(custom, NS, name, { timeoutMs: 180_000, intervalMs: 1_000 });
+  const { kubeConfig: fromHost } = await issuedKubeconfig(
+    platform.kubeConfig.makeApiClient(CoreV1Api),
+    NS,
+    granted.status?.secretRef?.name ?? "",
+  );
+  const external = cluster.status?.endpoints?.find((e) => e.name === "apiserver-external")?.url ?? "";
+  expect(granted.metadata.annotations?.[ANNOTATIONS.localAccess]).toBe(external);
+  fromHost.clusters = fromHost.clusters.map((c) => ({ ...c, server: external }));
+  await expectConfigMapAccessOnly(fromHost);
+}
+
 /** The name of the provider's Pod that holds the leader Lease. */
 async function leaderPod(): Promise<string> {
   const holder = await platform.kubectl(
@@ -539,16 +558,7 @@ describe("openMCP's kind landscape, the engine its kind ClusterProvider", { time
     expect(served.metadata.finalizers).toContain(OPENMCP_KIND_FINALIZER);
     expect(await listsNamespaces()).toContain("kube-system");
     // New access, granted by the engine.
-    await createAccessRequest(custom, NS, "legacy", configMapTokenRequest({ name: "legacy", namespace: NS }));
-    const granted = await accessGranted(custom, NS, "legacy", { timeoutMs: 180_000, intervalMs: 1_000 });
-    const { kubeConfig: fromHost } = await issuedKubeconfig(
-      platform.kubeConfig.makeApiClient(CoreV1Api),
-      NS,
-      granted.status?.secretRef?.name ?? "",
-    );
-    const external = served.status?.endpoints?.find((e) => e.name === "apiserver-external")?.url ?? "";
-    fromHost.clusters = fromHost.clusters.map((c) => ({ ...c, server: external }));
-    await expectConfigMapAccessOnly(fromHost);
+    await grantedFromHost(served);
     expect((await docker("inspect", "--format", "{{.Id}}", `${name}-control-plane`)).trim()).toBe(nodeId);
 
     // Switched for good (docs/migrate.md): the old provider's finalizer goes, and the Cluster with its cluster.
@@ -647,22 +657,7 @@ describe("openMCP's kind landscape, the engine its kind ClusterProvider", { time
     made.push(name);
     const ready = await clusterReady("by-deploy");
     expect(await containersNamed(name)).toEqual([`${name}-control-plane`]);
-    await createAccessRequest(
-      custom,
-      NS,
-      "by-deploy",
-      configMapTokenRequest({ name: "by-deploy", namespace: NS }),
-    );
-    const granted = await accessGranted(custom, NS, "by-deploy", { timeoutMs: 180_000, intervalMs: 1_000 });
-    const { kubeConfig: fromHost } = await issuedKubeconfig(
-      platform.kubeConfig.makeApiClient(CoreV1Api),
-      NS,
-      granted.status?.secretRef?.name ?? "",
-    );
-    const external = ready.status?.endpoints?.find((e) => e.name === "apiserver-external")?.url ?? "";
-    expect(granted.metadata.annotations?.[ANNOTATIONS.localAccess]).toBe(external);
-    fromHost.clusters = fromHost.clusters.map((c) => ({ ...c, server: external }));
-    await expectConfigMapAccessOnly(fromHost);
+    await grantedFromHost(ready);
     await custom.deleteNamespacedCustomObject({ ...RESOURCES.Cluster, namespace: NS, name: "by-deploy" });
     await eventually(async () => expect(await containersNamed(name)).toEqual([]), {
       what: `${name} removed with its Cluster`,
