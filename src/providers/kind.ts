@@ -440,6 +440,13 @@ export class KindBackend implements ClusterBackend {
   readonly #ledger: PoolLedger;
   /** The clusters' volumes, in volume mode ({@link KindBackendOptions.authn}); undefined in folder mode. */
   readonly #volumes: AuthnVolumes | undefined;
+  /**
+   * The wrappers this instance started: alive while their process is, whatever their command line says yet (a
+   * child not yet past its exec still shows this process's command line, which has no exit file path in it; on a
+   * loaded machine a second create then saw the first as interrupted and started beside it). Others' are known by
+   * the exit file path in their command line, which no reused pid has.
+   */
+  readonly #spawned = new Set<number>();
   /** Kind names being deleted here: a pool lists none of them. */
   readonly #deleting = new Set<string>();
   /**
@@ -763,6 +770,16 @@ export class KindBackend implements ClusterBackend {
       : kindClusterNameOf(target.name, target.uid);
   }
 
+  /** Whether the wrapper `pid` that writes `exitFile` runs (see {@link #spawned}). */
+  #alive(pid: number, exitFile: string): boolean {
+    if (this.#spawned.has(pid)) {
+      if (isProcessAlive(pid)) return true;
+      this.#spawned.delete(pid);
+      return false;
+    }
+    return isProcessAlive(pid, exitFile);
+  }
+
   /** Whether this backend installs MetalLB into the cluster: not into one it adopted or took over. */
   #installsInto(record: KindRecord): boolean {
     return this.#metallb !== undefined && !record.adopted && !record.takenOver;
@@ -888,7 +905,7 @@ export class KindBackend implements ClusterBackend {
     };
     let code = readExit();
     if (code === undefined) {
-      if (isProcessAlive(record.pid, exitFile)) return { kind: "running" };
+      if (this.#alive(record.pid, exitFile)) return { kind: "running" };
       code = readExit(); // it may have finished between the two looks
     }
     if (code === "0") return { kind: "succeeded" };
@@ -1040,6 +1057,7 @@ export class KindBackend implements ClusterBackend {
     }
     if (pid === undefined)
       throw new Error(`could not start kind create cluster for ${describeCluster(target)}`);
+    this.#spawned.add(pid);
     this.#writeRecord(target, cluster, {
       version,
       image,
