@@ -40,7 +40,7 @@ export interface VolumeOwner {
   readonly cluster: string;
 }
 
-/** Runs the Docker CLI: stdout, or a rejection naming the command and Docker's last words (never its stdin). */
+/** Runs the Docker CLI: stdout, or a rejection with Docker's last words (never its stdin) or how it failed. */
 export type DockerRun = (args: readonly string[], input?: string) => Promise<string>;
 
 /** {@link DockerRun} with the Docker CLI `docker`. */
@@ -53,8 +53,7 @@ export function dockerRunner(docker: string, timeoutMs = 60_000): DockerRun {
         { encoding: "utf8", timeout: timeoutMs, maxBuffer: 4 * 1024 * 1024 },
         (error, stdout, stderr) => {
           if (!error) return resolve(stdout);
-          const words = stderr.trim().split("\n").slice(-2).join(" | ") || error.message;
-          reject(new Error(`docker ${args.slice(0, 2).join(" ")} failed: ${words}`));
+          reject(new Error(stderr.trim().split("\n").slice(-2).join(" | ") || error.message));
         },
       );
       // A command that exits before reading (or fails to start) closes the pipe: its exit status says why.

@@ -1463,10 +1463,5 @@ async function listNodeImages(docker: string): Promise<SupportedVersion[]> {
 }
 
 /** A Docker CLI command's stdout; rejects with its last stderr lines (or how it failed). */
-function dockerOutput(docker: string, args: readonly string[]): Promise<string> {
-  return new Promise((resolvePromise, reject) => {
-    execFile(docker, args, { encoding: "utf8", timeout: 30_000 }, (error, stdout, stderr) =>
-      error ? reject(new Error(stderrSummary(stderr, 2) || error.message)) : resolvePromise(stdout),
-    );
-  });
-}
+const dockerOutput = (docker: string, args: readonly string[]): Promise<string> =>
+  dockerRunner(docker, 30_000)(args);
