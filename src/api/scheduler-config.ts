@@ -66,4 +66,10 @@ export interface SchedulerConfig {
     readonly requests?: LabelSelector;
   };
   readonly purposeMappings: Readonly<Record<string, PurposeMapping>>;
+  /**
+   * The engine's one addition to the format: purposes whose requests another scheduler answers (the
+   * openMCP operator's kcp mode grants `onboarding` and `mcp` itself). Such a request is never written,
+   * not even with a ConfigurationProblem, unless this engine's scheduler already holds it. Absent: none.
+   */
+  readonly purposesServedElsewhere?: readonly string[];
 }

@@ -4,6 +4,7 @@
  * the operator prepared; with a configuration it still leaves a request another scheduler granted as it is.
  */
 
+import { createHash } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -66,32 +67,44 @@ async function startLikeRun(extra: Parameters<typeof startEngine>[0]["schedulerC
   return { running, lines };
 }
 
-async function readRequest(name: string): Promise<ClusterRequest> {
+async function readRequest(name: string, namespace = TEAM): Promise<ClusterRequest> {
   return (await harness.custom.getNamespacedCustomObject({
     ...RESOURCES.ClusterRequest,
-    namespace: TEAM,
+    namespace,
     name,
   })) as ClusterRequest;
 }
 
-/** Plays the operator's scheduler: its finalizer on the request, then status.cluster and Granted, as its field manager. */
-async function grantAsOperator(name: string, purpose: string): Promise<ClusterRequest> {
-  const created = (await harness.custom.createNamespacedCustomObject({
+/** Plays the operator's ControlPlane controller: the request, created as its field manager. */
+async function requestAsOperator(name: string, purpose: string, namespace = TEAM): Promise<ClusterRequest> {
+  return (await harness.custom.createNamespacedCustomObject({
     ...RESOURCES.ClusterRequest,
-    namespace: TEAM,
-    body: aClusterRequest({ name, namespace: TEAM, purpose }),
+    namespace,
+    body: aClusterRequest({ name, namespace, purpose }),
+    fieldManager: OPERATOR,
   })) as ClusterRequest;
+}
+
+/** Plays the operator's scheduler: its finalizer on the request, then status.cluster and Granted, as its field manager. */
+async function grantAsOperator(
+  name: string,
+  purpose: string,
+  namespace = TEAM,
+  cluster = { name: `${purpose}-${nameHash(namespace, name)}`, namespace: harness.namespace },
+): Promise<ClusterRequest> {
+  const created =
+    (await readRequest(name, namespace).catch(() => undefined)) ??
+    (await requestAsOperator(name, purpose, namespace));
   await harness.custom.patchNamespacedCustomObject({
     ...RESOURCES.ClusterRequest,
-    namespace: TEAM,
+    namespace,
     name,
     body: [{ op: "add", path: "/metadata/finalizers", value: [REQUEST_FINALIZER] }],
     fieldManager: OPERATOR,
   });
-  const cluster = { name: `${purpose}-${nameHash(TEAM, name)}`, namespace: harness.namespace };
   await harness.custom.patchNamespacedCustomObjectStatus({
     ...RESOURCES.ClusterRequest,
-    namespace: TEAM,
+    namespace,
     name,
     body: [
       {
@@ -102,7 +115,7 @@ async function grantAsOperator(name: string, purpose: string): Promise<ClusterRe
     ],
     fieldManager: OPERATOR,
   });
-  return readRequest(name);
+  return readRequest(name, namespace);
 }
 
 /** Field managers that own anything of the object (the API server's managedFields). */
@@ -262,4 +275,93 @@ describe("the engine with a scheduler configuration", () => {
       await running.stop();
     }
   }, 60_000);
+});
+
+describe("the engine in openMCP's kcp mode (the operator grants onboarding and mcp itself)", () => {
+  it("serves workload requests from hashed per-tenant namespaces and never writes an onboarding or mcp request", async () => {
+    // A tenant's namespace on the platform: a hash of `<logical cluster>_<namespace>`, 63 characters.
+    const tenant = createHash("sha256").update("root:org:team-b_default").digest("hex").slice(0, 63);
+    await harness.controlPlane.kubeConfig
+      .makeApiClient(CoreV1Api)
+      .createNamespace({ body: { metadata: { name: tenant } } });
+    const path = join(folder, "kcp-scheduler.yaml");
+    writeFileSync(
+      path,
+      `scheduler:
+  scope: Namespaced
+  purposesServedElsewhere: [onboarding, mcp]
+  purposeMappings:
+    workload:
+      template:
+        spec: {profile: ${harness.profile}, tenancy: Exclusive}
+`,
+    );
+    const { running, lines } = await startLikeRun({ file: path });
+    try {
+      // The ControlPlane controller's requests, not granted yet when the engine first looks.
+      const onboarding = await requestAsOperator("cp--onboarding", "onboarding", tenant);
+      const mcp = await requestAsOperator("cp--mcp", "mcp", tenant);
+      await harness.custom.createNamespacedCustomObject({
+        ...RESOURCES.ClusterRequest,
+        namespace: tenant,
+        body: aClusterRequest({ name: "service-workload", namespace: tenant, purpose: "workload" }),
+      });
+
+      await eventually(
+        async () => expect((await readRequest("service-workload", tenant)).status?.phase).toBe("Granted"),
+        { what: `the engine to grant ${tenant}/service-workload` },
+      );
+      const workload = await readRequest("service-workload", tenant);
+      const clusterName = `workload-${nameHash(tenant, "service-workload")}`;
+      expect(workload.status?.cluster).toEqual({ name: clusterName, namespace: tenant });
+      expect(
+        (await harness.custom.getNamespacedCustomObject({
+          ...RESOURCES.Cluster,
+          namespace: tenant,
+          name: clusterName,
+        })) as { spec: { profile: string } },
+      ).toMatchObject({ spec: { profile: harness.profile } });
+
+      const cache = running.engine.machines.get("ClusterRequest")?.cache;
+      if (!cache) throw new Error("the engine drives ClusterRequests");
+      await caughtUp(running.engine, cache, async () => [
+        await readRequest("cp--onboarding", tenant),
+        await readRequest("cp--mcp", tenant),
+      ]);
+      await eventually(() => {
+        expect(leftAlone(lines, `${tenant}/cp--onboarding`, "servedElsewhere")).toBe(true);
+        expect(leftAlone(lines, `${tenant}/cp--mcp`, "servedElsewhere")).toBe(true);
+      });
+      // Not even a ConfigurationProblem or a finalizer while the operator has not answered yet.
+      for (const before of [onboarding, mcp]) {
+        const now = await readRequest(before.metadata.name ?? "", tenant);
+        expect(now.metadata.resourceVersion).toBe(before.metadata.resourceVersion);
+        expect(now.status).toBeUndefined();
+      }
+
+      // The operator's workspace runtime grants both, with its finalizer; then deletes one.
+      const workspace = { name: "workspace", namespace: tenant };
+      const granted = await grantAsOperator("cp--mcp", "mcp", tenant, workspace);
+      await grantAsOperator("cp--onboarding", "onboarding", tenant, workspace);
+      await harness.custom.deleteNamespacedCustomObject({
+        ...RESOURCES.ClusterRequest,
+        namespace: tenant,
+        name: "cp--onboarding",
+      });
+      await caughtUp(running.engine, cache, async () => [
+        await readRequest("cp--mcp", tenant),
+        await readRequest("cp--onboarding", tenant),
+      ]);
+      const after = await readRequest("cp--mcp", tenant);
+      expect(after.metadata.resourceVersion).toBe(granted.metadata.resourceVersion);
+      expect(managers(after)).not.toContain(ENGINE);
+      // Its deletion is the operator's to finish: the shared finalizer stays until the operator removes it.
+      const deleting = await readRequest("cp--onboarding", tenant);
+      expect(deleting.metadata.finalizers).toEqual([REQUEST_FINALIZER]);
+      expect(managers(deleting)).not.toContain(ENGINE);
+      expect(await harness.readCluster("workspace")).toBeUndefined();
+    } finally {
+      await running.stop();
+    }
+  }, 90_000);
 });

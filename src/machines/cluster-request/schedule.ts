@@ -129,7 +129,7 @@ export function schedule(request: ClusterRequest, view: SchedulingView): Decisio
     const known = Object.keys(config.purposeMappings).sort().join(", ") || "none";
     return {
       kind: "misconfigured",
-      message: `the scheduler configuration has no mapping for purpose "${purpose}" (known purposes: ${known})`,
+      message: `the scheduler configuration has no mapping for purpose "${purpose}" (known purposes: ${known}; a purpose another scheduler answers belongs in purposesServedElsewhere)`,
     };
   }
   const wishes = requestWishes(request, view.purposes);

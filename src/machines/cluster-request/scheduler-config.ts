@@ -23,7 +23,7 @@ import {
 
 const SCOPES: readonly SchedulerScope[] = ["Cluster", "Namespaced"];
 const STRATEGIES: readonly SchedulerStrategy[] = ["Balanced", "BalancedIgnoreEmpty", "Random", "Simple"];
-const SCHEDULER_FIELDS = ["scope", "strategy", "selectors", "purposeMappings"];
+const SCHEDULER_FIELDS = ["scope", "strategy", "selectors", "purposeMappings", "purposesServedElsewhere"];
 const TEMPLATE_FIELDS = ["metadata", "spec"];
 const TEMPLATE_METADATA_FIELDS = ["name", "generateName", "namespace", "labels", "annotations"];
 const TEMPLATE_SPEC_FIELDS = ["profile", "tenancy", "purposes", "kubernetes", "clusterConfigs"];
@@ -107,15 +107,40 @@ function readScheduler(section: Fields, path: string, problems: string[]): Sched
       mappings[purpose] = mapping;
     }
   }
+  const elsewhere = readPurposesServedElsewhere(section.purposesServedElsewhere, mappings, path, problems);
   return {
     scope,
     strategy,
+    ...(elsewhere.length > 0 ? { purposesServedElsewhere: elsewhere } : {}),
     selectors: {
       ...(clusters ? { clusters } : {}),
       ...(selectors.requests ? { requests: selectors.requests as LabelSelector } : {}),
     },
     purposeMappings: mappings,
   };
+}
+
+/** The purposes left to another scheduler: a list of distinct purposes, none of them also mapped here. */
+function readPurposesServedElsewhere(
+  value: unknown,
+  mappings: Readonly<Record<string, PurposeMapping>>,
+  path: string,
+  problems: string[],
+): string[] {
+  if (value === undefined || value === null) return [];
+  const at = `${path}.purposesServedElsewhere`;
+  if (!Array.isArray(value) || value.some((purpose) => typeof purpose !== "string" || purpose === "")) {
+    problems.push(`${at}: must be a list of purposes (e.g. [onboarding, mcp] in openMCP's kcp mode)`);
+    return [];
+  }
+  const purposes = [...new Set(value as string[])];
+  for (const purpose of purposes) {
+    if (purpose in mappings)
+      problems.push(
+        `${at}: "${purpose}" is also in purposeMappings; a purpose is served here or elsewhere, not both`,
+      );
+  }
+  return purposes;
 }
 
 function readMapping(
@@ -233,5 +258,6 @@ export function describeConfig(config: SchedulerConfig): Record<string, unknown>
       ([purpose, mapping]) =>
         `${purpose}: ${mapping.template.spec.tenancy}${mapping.template.spec.tenancy === "Shared" ? ` (${mapping.tenancyCount || "unlimited"})` : ""} on ${mapping.template.spec.profile}`,
     ),
+    ...(config.purposesServedElsewhere ? { servedElsewhere: config.purposesServedElsewhere } : {}),
   };
 }

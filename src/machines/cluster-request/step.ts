@@ -47,7 +47,9 @@ export type ClusterRequestResponsibility =
   /** The engine has no scheduler configuration: another scheduler (the openMCP operator's) serves requests. */
   | "unconfigured"
   /** `status.cluster` was written by another scheduler: never overwritten. */
-  | "grantedElsewhere";
+  | "grantedElsewhere"
+  /** Its purpose is one the configuration leaves to another scheduler (`purposesServedElsewhere`), and this engine never held it. */
+  | "servedElsewhere";
 
 /** Value of the {@link ANNOTATIONS.scheduler} marker this engine writes. */
 export const SCHEDULER_MARKER = "openmcp-engine";
@@ -66,8 +68,10 @@ export function scheduledHere(
 /**
  * Flow: `openmcp.cloud/operation: ignore` → ignored; no configuration → unconfigured (no write at all,
  * even while the request is deleted: beside the openMCP operator its scheduler does everything); a
- * `status.cluster` this engine did not write → grantedElsewhere; being deleted with the scheduler's
- * finalizer → ours, so it can go; not matched by `selectors.requests` → notSelected; else ours.
+ * `status.cluster` this engine did not write → grantedElsewhere; a purpose served elsewhere that this
+ * engine never marked → servedElsewhere (before anyone granted it too: no Pending, no finalizer, no
+ * Event); being deleted with the scheduler's finalizer → ours, so it can go; not matched by
+ * `selectors.requests` → notSelected; else ours.
  */
 export function clusterRequestResponsibility(
   request: ClusterRequest,
@@ -76,7 +80,10 @@ export function clusterRequestResponsibility(
 ): ClusterRequestResponsibility {
   if (request.metadata.annotations?.[ANNOTATIONS.operation] === OPERATIONS.ignore) return "ignored";
   if (!config) return "unconfigured";
-  if (request.status?.cluster && !scheduledHere(request.metadata, hasOwnGrant)) return "grantedElsewhere";
+  const here = scheduledHere(request.metadata, hasOwnGrant);
+  if (request.status?.cluster && !here) return "grantedElsewhere";
+  // The finalizer proves nothing here: openMCP's own scheduler adds the very same one.
+  if (!here && config.purposesServedElsewhere?.includes(request.spec.purpose)) return "servedElsewhere";
   if (request.metadata.deletionTimestamp && request.metadata.finalizers?.includes(FINALIZERS.request))
     return "ours";
   if (!selectorMatches(config.selectors.requests, request.metadata.labels)) return "notSelected";

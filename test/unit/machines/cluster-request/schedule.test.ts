@@ -113,7 +113,7 @@ describe("schedule", () => {
     expect(schedule(aRequest({ purpose: "analytics" }), viewOf())).toEqual({
       kind: "misconfigured",
       message:
-        'the scheduler configuration has no mapping for purpose "analytics" (known purposes: mcp, platform, workload)',
+        'the scheduler configuration has no mapping for purpose "analytics" (known purposes: mcp, platform, workload; a purpose another scheduler answers belongs in purposesServedElsewhere)',
     });
   });
 

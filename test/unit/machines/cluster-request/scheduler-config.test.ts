@@ -284,7 +284,7 @@ scheduler:
       template: {spec: {profile: p, tenancy: Exclusive}}
 `;
     expect(problemsOf(text)).toEqual([
-      `${SOURCE}: scheduler.purposeMapings: unknown field (scope, strategy, selectors, purposeMappings)`,
+      `${SOURCE}: scheduler.purposeMapings: unknown field (scope, strategy, selectors, purposeMappings, purposesServedElsewhere)`,
     ]);
     expect(
       problemsOf(withMapping("tenancycount: 2", "template: {spec: {profile: p, tenancy: Shared}}")),
@@ -406,6 +406,27 @@ scheduler:
       `${SOURCE}: scheduler.purposeMappings.mcp.tenancyCount: must be 0 when the template's tenancy is Exclusive`,
       `${SOURCE}: scheduler.purposeMappings.workload.tenancyCount: -1 must be an integer >= 0 (0 = unlimited)`,
       `${SOURCE}: scheduler.purposeMappings.workload.template.spec.profile: required`,
+    ]);
+  });
+
+  it("reads the purposes left to another scheduler (openMCP's kcp mode), each once, and names one also mapped here", () => {
+    const kcp = `scheduler:\n  purposesServedElsewhere: [onboarding, mcp, mcp]\n${withMapping(
+      "template: {spec: {profile: p, tenancy: Exclusive}}",
+    )
+      .split("\n")
+      .slice(1)
+      .join("\n")}`;
+    expect(configOf(kcp).purposesServedElsewhere).toEqual(["onboarding", "mcp"]);
+    expect(configOf("scheduler: {}\n").purposesServedElsewhere).toBeUndefined();
+    expect(
+      problemsOf(
+        `${withMapping("template: {spec: {profile: p, tenancy: Exclusive}}")}  purposesServedElsewhere: [x]\n`,
+      ),
+    ).toEqual([
+      `${SOURCE}: scheduler.purposesServedElsewhere: "x" is also in purposeMappings; a purpose is served here or elsewhere, not both`,
+    ]);
+    expect(problemsOf("scheduler:\n  purposesServedElsewhere: mcp\n")).toEqual([
+      `${SOURCE}: scheduler.purposesServedElsewhere: must be a list of purposes (e.g. [onboarding, mcp] in openMCP's kcp mode)`,
     ]);
   });
 });
