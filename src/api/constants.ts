@@ -165,6 +165,11 @@ export const ANNOTATIONS = {
   poolMember: `${ENGINE_GROUP}/pool-member`,
   /** On a ProviderConfig the engine made itself: who made it (`init`, the default configuration). */
   madeBy: `${ENGINE_GROUP}/made-by`,
+  /**
+   * A W3C `traceparent` (`00-<trace id>-<span id>-<flags>`): the span an object's own spans continue. Set by
+   * whoever made the object (the scheduler on the Clusters it makes, a pipeline on its ClusterRequest).
+   */
+  traceparent: `${ENGINE_GROUP}/traceparent`,
 } as const;
 
 /**

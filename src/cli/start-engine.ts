@@ -29,6 +29,7 @@ import type { MachineObserver } from "../runtime/machine-observer.ts";
 import type { EngineMetrics } from "../runtime/metrics.ts";
 import { startProbeServers } from "../runtime/probe-server.ts";
 import { apiSecretReader } from "../runtime/secret-reader.ts";
+import { tracingFromEnv } from "../runtime/tracing/otel-sdk.ts";
 import { DNS_LABEL, LABEL_VALUE } from "./flags.ts";
 import { ENGINE_V8_FLAGS, setLateV8Flags, v8FlagsStillMissing } from "./v8-flags.ts";
 
@@ -383,6 +384,8 @@ export async function engineFromSettings(
   env: NodeJS.ProcessEnv = process.env,
   extra: Pick<EngineOptions, "observers" | "onLostLeadership"> = {},
 ): Promise<Engine> {
+  // Traces only when the OTEL_* variables ask for them: otherwise not even the SDK is loaded.
+  const tracing = await tracingFromEnv(env, log);
   const backend = await backendFromSettings(settings, kubeConfig, log);
   const missing = v8FlagsStillMissing(process.execArgv, env.NODE_OPTIONS);
   if (missing.length > 0) {
@@ -417,5 +420,6 @@ export async function engineFromSettings(
     ...(election ? { leaderElection: { ...election, identity } } : {}),
     ...(settings.sharding ? { sharding: { ...settings.sharding, identity } } : {}),
     ...(extra.onLostLeadership ? { onLostLeadership: extra.onLostLeadership } : {}),
+    ...(tracing ? { tracing } : {}),
   });
 }

@@ -29,6 +29,7 @@ import { EngineMetrics } from "./metrics.ts";
 import { PROFILE_CACHES, ProfileController } from "./profile-controller.ts";
 import { ShardRing } from "./sharding/shard-ring.ts";
 import { TokenBucket } from "./token-bucket.ts";
+import type { EngineTracing } from "./tracing/engine-tracing.ts";
 import { guardWrites, WriteLoopGuard, type WriteLoopLimits } from "./write-loop-guard.ts";
 
 /** Everything the engine needs; the CLI builds it from flags. */
@@ -56,6 +57,8 @@ export interface EngineOptions extends BuiltInKindOptions {
   readonly kinds?: readonly MachineKind[];
   /** Told about every committed machine step (the Stately inspector, the live view). */
   readonly observers?: readonly MachineObserver[];
+  /** The engine's spans (see tracing/otel-sdk.ts); absent: no tracing. */
+  readonly tracing?: EngineTracing;
   /**
    * Watch one namespace (`--namespace`): every namespaced cache lists and watches only it; cluster-scoped
    * kinds stay cluster-wide. Absent or empty: all namespaces.
@@ -222,6 +225,7 @@ export class Engine {
       adminAccess: new AdminAccessCache({ backend: this.backends.router, clock }),
       clock,
       log: this.#log,
+      ...(options.tracing ? { tracing: options.tracing } : {}),
     };
     // Each kind gets its own settings, says whether it runs, brings its timing and state, and names every
     // cache it reads: all of them are made here, before the caches start.
@@ -347,6 +351,7 @@ export class Engine {
     await this.backends.close();
     await this.#guardEvents.flush();
     for (const remove of this.#unintercept.splice(0)) remove();
+    await this.#options.tracing?.shutdown(); // the last spans, exported
     this.#log.info("engine stopped");
   }
 }

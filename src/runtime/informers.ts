@@ -97,6 +97,11 @@ export class InformerSet {
     this.#scope = scope;
   }
 
+  /** The informer of `spec` if some kind or controller declared it; never makes one (e.g. an optional link). */
+  declared<T extends WatchedObject>(spec: CacheSpec<T>): Informer<T> | undefined {
+    return this.#informers.has(spec.name) ? this.of(spec) : undefined;
+  }
+
   /** The informer of `spec`: made when first declared, before {@link InformerSet.start}; shared after. */
   of<T extends WatchedObject>(spec: CacheSpec<T>): Informer<T> {
     let informer = this.#informers.get(spec.name);

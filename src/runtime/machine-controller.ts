@@ -23,6 +23,7 @@ import { Outcome } from "./outcome.ts";
 import { changesTo, type PatchTarget, patchObject } from "./patch-object.ts";
 import { RecentWrites } from "./recent-writes.ts";
 import type { ShardRing } from "./sharding/shard-ring.ts";
+import type { ReconcileTrace } from "./tracing/engine-tracing.ts";
 
 /**
  * What the controller writes with: guarded patches of its objects, and Events about them. The engine's
@@ -64,6 +65,14 @@ export interface MachineControllerOptions<T extends MachineObject> {
 
 /** A step of any kind. */
 export type AnyStep = MachineStep<unknown, unknown, unknown>;
+
+/** A reconcile with tracing off: the work, nothing else. */
+const UNTRACED: ReconcileTrace = {
+  span: (_name, _attributes, work) => work(),
+  spanSync: (_name, _attributes, work) => work(),
+  stepped: () => {},
+  end: () => {},
+};
 
 /** At most this many observe → step → command rounds in one reconcile (a zero-delay backend needs two). */
 const MAX_ROUNDS = 3;
@@ -141,6 +150,7 @@ export class MachineController<T extends MachineObject> extends KeyedController 
       if (event.type === "delete") {
         for (const observer of this.#options.observers ?? [])
           observer.removed(kind, event.object.metadata.uid ?? "");
+        this.#context.tracing?.forget(event.object.metadata.uid ?? "");
       }
     });
     this.#kind.watch?.(this.#context, (key) => this.queue.add(key));
@@ -219,7 +229,33 @@ export class MachineController<T extends MachineObject> extends KeyedController 
     if (!work) return Outcome.awaitChange();
     if (isPaused(object)) return this.#whilePaused(object);
     this.#toldPaused.delete(object.metadata.uid ?? "");
+    const traced = this.#context.tracing?.startReconcile(
+      this.#kind.definition.kind,
+      object,
+      this.#initialState,
+      this.#kind.traceLink?.(object, this.#context),
+    );
+    try {
+      const outcome = await this.#reconcileOpened(key, object, work, traced ?? UNTRACED);
+      traced?.end();
+      return outcome;
+    } catch (error) {
+      traced?.end(error);
+      throw error;
+    }
+  }
 
+  /** The machine's first state (where its object span ends, see tracing/engine-tracing.ts). */
+  get #initialState(): string {
+    return String(this.#kind.definition.machine.config.initial ?? "");
+  }
+
+  async #reconcileOpened(
+    key: string,
+    object: T,
+    work: NonNullable<Awaited<ReturnType<MachineKind<T>["open"]>>>,
+    traced: ReconcileTrace,
+  ): Promise<Outcome> {
     const uid = object.metadata.uid ?? "";
     // `stored` is what the API server holds; `local` is it with the status computed so far.
     let stored = object;
@@ -235,13 +271,15 @@ export class MachineController<T extends MachineObject> extends KeyedController 
     let unfinished = false;
     try {
       for (let round = 1; round <= MAX_ROUNDS; round++) {
-        const observation = await this.#observe(work, local, uid, failures);
+        const observation = await traced.span("observe", {}, () => this.#observe(work, local, uid, failures));
         const nowMs = this.clock.now();
-        last = work.step(local, observation, {
-          now: rfc3339(nowMs),
-          nowMs,
-          lastError: this.#lastErrors.get(uid),
-        });
+        last = traced.spanSync("step", {}, () =>
+          work.step(local, observation, {
+            now: rfc3339(nowMs),
+            nowMs,
+            lastError: this.#lastErrors.get(uid),
+          }),
+        );
         steps.push(last);
         // After a failure, the last look only reports it: its commands and Events did not happen.
         if (failure !== undefined) break;
@@ -251,10 +289,15 @@ export class MachineController<T extends MachineObject> extends KeyedController 
           unfinished = true;
           break;
         }
-        stored = await this.#writeMetadata(stored, last);
+        stored = await this.#writeMetadata(stored, last, traced);
         local = { ...stored, status: last.desired.status };
         try {
-          await work.run(last.commands, stored);
+          // One at a time, each in its own span: `run` carries out a list in order, so this is the same.
+          for (const command of last.commands) {
+            await traced.span(`command ${this.#kind.describe(command)}`, {}, () =>
+              work.run([command], stored),
+            );
+          }
           this.#lastErrors.delete(uid);
         } catch (error) {
           failure = error;
@@ -269,8 +312,13 @@ export class MachineController<T extends MachineObject> extends KeyedController 
       if (last) {
         // Metadata first, so labels are in place when the status says Ready; if it removes our
         // finalizer the object may be gone before the status write, which then ends in GoneError.
-        stored = await this.#writeMetadata(stored, last);
-        stored = await this.#patch(stored, changesTo(stored, "status", last.desired.status), "status");
+        stored = await this.#writeMetadata(stored, last, traced);
+        stored = await this.#patch(
+          stored,
+          changesTo(stored, "status", last.desired.status),
+          "status",
+          traced,
+        );
       }
       committed = true;
     } catch (error) {
@@ -280,7 +328,10 @@ export class MachineController<T extends MachineObject> extends KeyedController 
     } finally {
       // Transitions are told only if their writes went through (a stale copy's were refused); failures always.
       this.#recordEvents(object, committed ? [...eventsWorthRecording(events), ...failures] : failures);
-      if (committed) this.#tellObservers(object, steps);
+      if (committed) {
+        this.#tellObservers(object, steps);
+        traced.stepped(steps, this.clock.now());
+      }
     }
     if (failure !== undefined) throw failure;
     if (!last) return Outcome.awaitChange();
@@ -327,12 +378,12 @@ export class MachineController<T extends MachineObject> extends KeyedController 
   }
 
   /** Writes the step's metadata and the spec fields it owns (if any), as one patch. */
-  #writeMetadata(stored: T, step: AnyStep): Promise<T> {
+  #writeMetadata(stored: T, step: AnyStep, traced: ReconcileTrace): Promise<T> {
     const operations = [
       ...changesTo(stored, "metadata", step.desired.metadata),
       ...changesTo(stored, "spec", step.desired.spec),
     ];
-    return this.#patch(stored, operations, undefined);
+    return this.#patch(stored, operations, undefined, traced);
   }
 
   /** Sends `operations` (the object's, or its status's) as one guarded patch; returns the object as stored now. */
@@ -340,19 +391,26 @@ export class MachineController<T extends MachineObject> extends KeyedController 
     stored: T,
     operations: readonly PatchOperation[],
     subresource: "status" | undefined,
+    traced: ReconcileTrace,
   ): Promise<T> {
     if (operations.length === 0) return stored;
     const { namespace, name = "", resourceVersion = "", uid } = stored.metadata;
-    const written = await this.#writer.patch(
-      {
-        ...this.#kind.definition.resource,
-        ...(namespace ? { namespace } : {}),
-        name,
-        resourceVersion,
-        ...(uid ? { uid } : {}),
-      },
-      operations,
-      subresource,
+    const kind = this.#kind.definition.kind;
+    const written = await traced.span(
+      `write ${kind}${subresource ? `/${subresource}` : ""}`,
+      { "engine.patch.paths": operations.map((operation) => operation.path) },
+      () =>
+        this.#writer.patch(
+          {
+            ...this.#kind.definition.resource,
+            ...(namespace ? { namespace } : {}),
+            name,
+            resourceVersion,
+            ...(uid ? { uid } : {}),
+          },
+          operations,
+          subresource,
+        ),
     );
     if (!written) return stored;
     const object = written as unknown as T;

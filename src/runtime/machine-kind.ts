@@ -16,6 +16,7 @@ import type { KeyedController } from "./keyed-controller.ts";
 import type { Logger } from "./logger.ts";
 import type { EngineMetrics } from "./metrics.ts";
 import type { ShardRing } from "./sharding/shard-ring.ts";
+import type { EngineTracing, TracedObject } from "./tracing/engine-tracing.ts";
 
 /** The least a machine-backed object has: identity, the metadata a step may change, and a status. */
 export interface MachineObject extends WatchedObject {
@@ -76,6 +77,8 @@ export interface KindContext<Timing = RequeueTiming, State = unknown> {
   readonly adminAccess: AdminAccessCache;
   readonly clock: Clock;
   readonly log: Logger;
+  /** The engine's spans, when `OTEL_*` asks for traces (see tracing/); undefined: no tracing at all. */
+  readonly tracing?: EngineTracing;
   /** The kind's timing: its defaults, overridden by the engine's options. */
   readonly timing: Timing;
   /** The kind's per-engine state, made once by its `state` hook (undefined without one). */
@@ -198,6 +201,11 @@ export interface MachineKind<
   paused?(object: T, context: KindContext<Timing, State>): Promise<void>;
   /** A command in a few words, for logs and failure messages (never secrets). */
   describe(command: Command): string;
+  /**
+   * The object whose span this object's spans continue when no `traceparent` annotation of its own names
+   * one (an AccessRequest: its Cluster's); undefined: its own trace.
+   */
+  traceLink?(object: T, context: KindContext<Timing, State>): TracedObject | undefined;
   /** Explains the object from what it stores and what `read` finds (read-only). */
   explain(object: T, read: ObjectReader): Promise<Explanation>;
 }

@@ -33,6 +33,7 @@ import type { KindContext, MachineKind } from "../../machine-kind.ts";
 import { wake } from "../../machine-kind.ts";
 import { PROFILE_CACHES } from "../../profile-controller.ts";
 import { CLUSTER_CACHES } from "../cluster/caches.ts";
+import { CLUSTER_REQUEST_CACHES } from "../cluster-request/caches.ts";
 import { profileOffer } from "../shared/profile-offer.ts";
 import { deleteAccessSecret, writeAccessSecret } from "./access-secret.ts";
 import { ACCESS_REQUEST_CACHES } from "./caches.ts";
@@ -315,6 +316,15 @@ export const accessRequestKind: MachineKind<AccessRequest, AccessObservation, Ac
   },
 
   describe: (command) => command,
+
+  // The request's spans continue its ClusterRequest's (when the engine watches them: it schedules), else its
+  // Cluster's, which continue the ClusterRequest's that made the Cluster.
+  traceLink: ({ spec: { requestRef, clusterRef } }, { informers }) =>
+    (requestRef &&
+      informers
+        .declared(CLUSTER_REQUEST_CACHES.clusterRequests)
+        ?.get(`${requestRef.namespace}/${requestRef.name}`)) ??
+    (clusterRef && informers.of(CLUSTER_CACHES.clusters).get(`${clusterRef.namespace}/${clusterRef.name}`)),
 
   explain: async (request) => explainAccessRequest(request),
 };

@@ -250,7 +250,9 @@ export const clusterRequestKind: MachineKind<
       async run(commands, object) {
         for (const command of commands) {
           log.info("scheduler command", { command: describeCommand(command), request: objectKey(object) });
-          if (command.kind === "assign") await assign(writer, object, command.placement);
+          // A Cluster it makes continues the request's trace (when traces are exported).
+          if (command.kind === "assign")
+            await assign(writer, object, command.placement, context.tracing?.traceparentOf(object));
           else if (command.kind === "letGo") await letGo(writer, command.cluster, object.metadata.uid ?? "");
           else await release(writer, object, command.clusters);
         }

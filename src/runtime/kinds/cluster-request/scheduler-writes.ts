@@ -9,7 +9,13 @@ import type { Cluster } from "../../../api/cluster.ts";
 import type { ClusterRequest } from "../../../api/cluster-request.ts";
 import type { ClusterRequestGrant } from "../../../api/cluster-request-grant.ts";
 import type { ObjectReference } from "../../../api/common.ts";
-import { CLUSTERS_API_VERSION, ENGINE_API_VERSION, LABELS, RESOURCES } from "../../../api/constants.ts";
+import {
+  ANNOTATIONS,
+  CLUSTERS_API_VERSION,
+  ENGINE_API_VERSION,
+  LABELS,
+  RESOURCES,
+} from "../../../api/constants.ts";
 import { isConflict, isNotFound } from "../../../api/error-message.ts";
 import { referenceKey } from "../../../api/object-key.ts";
 import { claimOn, withoutClaim } from "../../../machines/cluster-request/claim.ts";
@@ -40,9 +46,13 @@ export async function assign(
   writer: SchedulerWriter,
   request: ClusterRequest,
   placement: Placement,
+  /** Written on a Cluster it makes ({@link ANNOTATIONS.traceparent}): its spans continue the request's. */
+  traceparent?: string,
 ): Promise<void> {
   const uid = request.metadata.uid ?? "";
-  let cluster = placement.created ? await createCluster(writer, placement.cluster) : undefined;
+  let cluster = placement.created
+    ? await createCluster(writer, traceparent ? traced(placement.cluster, traceparent) : placement.cluster)
+    : undefined;
   let prefix = placement.prefix;
   if (!cluster || !serves(cluster, uid)) {
     const claimed = await claim(writer, refOf(cluster ?? placement.cluster), placement, uid);
@@ -109,6 +119,11 @@ async function createCluster(writer: SchedulerWriter, cluster: Cluster): Promise
     if (isConflict(error) && cluster.metadata.name) return undefined;
     throw error;
   }
+}
+
+function traced(cluster: Cluster, traceparent: string): Cluster {
+  const annotations = { ...cluster.metadata.annotations, [ANNOTATIONS.traceparent]: traceparent };
+  return { ...cluster, metadata: { ...cluster.metadata, annotations } };
 }
 
 /** Claims the Cluster as it is now (re-read on every attempt). */

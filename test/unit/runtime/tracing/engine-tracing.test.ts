@@ -1,0 +1,158 @@
+/**
+ * The engine's spans, on OpenTelemetry's own SDK with the spans held in memory: a ClusterRequest's trace
+ * holds the Cluster made for it (its traceparent annotation) and the AccessRequest linked to it, each object
+ * one span from its creation until its machine first moves, a span per state it leaves, and per reconcile
+ * the look, the step, the writes and the commands beneath it.
+ */
+import type { ExportResult } from "@opentelemetry/core";
+import { InMemorySpanExporter, type ReadableSpan, type SpanExporter } from "@opentelemetry/sdk-trace";
+import { describe, expect, it } from "vitest";
+import { silentLogger } from "../../../../src/runtime/logger.ts";
+import type { TracedObject } from "../../../../src/runtime/tracing/engine-tracing.ts";
+import { startTracing } from "../../../../src/runtime/tracing/otel-sdk.ts";
+import { objectSpanIds } from "../../../../src/runtime/tracing/trace-ids.ts";
+
+const SETTINGS = { protocol: "grpc", serviceName: "test", ratio: 1, parentBased: true } as const;
+const T0 = Date.parse("2026-11-28T10:00:00Z");
+
+/** Keeps what it was given past the SDK's shutdown (InMemorySpanExporter forgets on shutdown). */
+function keeping(): { exporter: SpanExporter; spans: () => ReadableSpan[] } {
+  const inner = new InMemorySpanExporter();
+  return {
+    exporter: {
+      export: (spans, done: (result: ExportResult) => void) => inner.export(spans, done),
+      shutdown: async () => {},
+    },
+    spans: () => inner.getFinishedSpans(),
+  };
+}
+
+const object = (uid: string, name: string, annotations?: Record<string, string>): TracedObject => ({
+  metadata: {
+    uid,
+    namespace: "demo",
+    name,
+    creationTimestamp: new Date(T0).toISOString(),
+    ...(annotations ? { annotations } : {}),
+  },
+});
+
+async function traced(record: (tracing: Awaited<ReturnType<typeof startTracing>>) => Promise<void>) {
+  const held = keeping();
+  const tracing = await startTracing(SETTINGS, silentLogger, held.exporter);
+  await record(tracing);
+  await tracing.shutdown();
+  return held.spans();
+}
+
+const parentOf = (span: ReadableSpan) => span.parentSpanContext?.spanId;
+
+describe("EngineTracing", () => {
+  it("puts a ClusterRequest, the Cluster made for it and an AccessRequest linked to it in one trace", async () => {
+    const request = object("req-uid", "mcp");
+    const spans = await traced(async (tracing) => {
+      const cluster = object("cl-uid", "mcp-abc", {
+        "engine.openmcp.cloud/traceparent": tracing.traceparentOf(request),
+      });
+      const access = object("ar-uid", "viewer");
+      const first = tracing.startReconcile("ClusterRequest", request, "pending");
+      await first.span("observe", {}, async () => {});
+      first.spanSync("step", {}, () => undefined);
+      await first.span("write ClusterRequest", {}, async () => {});
+      await first.span("command create Cluster demo/mcp-abc", {}, async () => {});
+      first.stepped([{ previousState: "pending", state: "scheduling" }], T0 + 1_000);
+      first.end();
+      const again = tracing.startReconcile("ClusterRequest", request, "pending");
+      again.stepped([{ previousState: "scheduling", state: "granted" }], T0 + 2_000);
+      again.end();
+      const provisioning = tracing.startReconcile("Cluster", cluster, "pending");
+      provisioning.stepped([{ previousState: "pending", state: "provisioning" }], T0 + 3_000);
+      provisioning.end();
+      const granting = tracing.startReconcile("AccessRequest", access, "pending", request);
+      await granting.span("command issueCredential", {}, async () => {});
+      granting.stepped([{ previousState: "pending", state: "granted" }], T0 + 9_000);
+      granting.end();
+    });
+
+    const ids = (uid: string, parent?: ReturnType<typeof objectSpanIds>) => objectSpanIds(uid, parent);
+    const requestIds = ids("req-uid");
+    expect(new Set(spans.map((span) => span.spanContext().traceId))).toEqual(new Set([requestIds.traceId]));
+    const named = (name: string) => {
+      const found = spans.filter((span) => span.name === name);
+      expect(found, `spans named ${name}`).toHaveLength(1);
+      return found[0] as ReadableSpan;
+    };
+    // Each object's span: its chosen id, from its creation to its first move, beneath the object it continues.
+    const requestSpan = named("ClusterRequest demo/mcp");
+    expect(requestSpan.spanContext().spanId).toBe(requestIds.spanId);
+    expect(parentOf(requestSpan)).toBeUndefined();
+    expect([requestSpan.startTime, requestSpan.endTime]).toEqual([
+      [T0 / 1000, 0],
+      [T0 / 1000 + 1, 0],
+    ]);
+    const clusterSpan = named("Cluster demo/mcp-abc");
+    expect(clusterSpan.spanContext().spanId).toBe(ids("cl-uid").spanId);
+    expect(parentOf(clusterSpan)).toBe(requestIds.spanId);
+    const accessSpan = named("AccessRequest demo/viewer");
+    expect(parentOf(accessSpan)).toBe(requestIds.spanId);
+    expect(accessSpan.endTime).toEqual([T0 / 1000 + 9, 0]);
+    // The state it left, from when it entered it, beneath the object's span.
+    const scheduling = named("ClusterRequest scheduling");
+    expect([scheduling.startTime, scheduling.endTime]).toEqual([
+      [T0 / 1000 + 1, 0],
+      [T0 / 1000 + 2, 0],
+    ]);
+    expect(parentOf(scheduling)).toBe(requestIds.spanId);
+    // A reconcile beneath its object, the work beneath the reconcile.
+    const reconciles = spans.filter((span) => span.name === "reconcile ClusterRequest");
+    expect(reconciles).toHaveLength(2);
+    for (const reconcile of reconciles) expect(parentOf(reconcile)).toBe(requestIds.spanId);
+    const firstReconcile = reconciles.find((span) => span.attributes["engine.state"] === "scheduling");
+    for (const name of ["observe", "step", "write ClusterRequest", "command create Cluster demo/mcp-abc"])
+      expect(parentOf(named(name))).toBe(firstReconcile?.spanContext().spanId);
+    expect(parentOf(named("command issueCredential"))).toBe(
+      spans.find((span) => span.name === "reconcile AccessRequest")?.spanContext().spanId,
+    );
+    expect(named("reconcile AccessRequest").attributes).toMatchObject({
+      "k8s.object.kind": "AccessRequest",
+      "k8s.namespace.name": "demo",
+      "k8s.object.name": "viewer",
+      "k8s.object.uid": "ar-uid",
+    });
+  });
+
+  it("marks a failed command and its reconcile as errors, with the message", async () => {
+    const spans = await traced(async (tracing) => {
+      const reconcile = tracing.startReconcile("Cluster", object("cl-uid", "c"), "pending");
+      const failure = new Error("backend refused: quota exceeded");
+      await expect(
+        reconcile.span("command create", {}, async () => {
+          throw failure;
+        }),
+      ).rejects.toBe(failure);
+      reconcile.end(failure);
+    });
+    for (const name of ["command create", "reconcile Cluster"]) {
+      expect(spans.find((span) => span.name === name)?.status).toEqual({
+        code: 2,
+        message: "backend refused: quota exceeded",
+      });
+    }
+  });
+
+  it("records no span for a trace the sampler leaves out, and keeps a continued trace's decision", async () => {
+    const held = keeping();
+    const tracing = await startTracing({ ...SETTINGS, ratio: 0 }, silentLogger, held.exporter);
+    const alone = tracing.startReconcile("ClusterRequest", object("r1", "alone"), "pending");
+    alone.stepped([{ previousState: "pending", state: "scheduling" }], T0 + 1_000);
+    alone.end();
+    const continued = object("r2", "continued", {
+      "engine.openmcp.cloud/traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+    });
+    tracing.startReconcile("ClusterRequest", continued, "pending").end();
+    await tracing.shutdown();
+    expect(held.spans().map((span) => [span.name, span.spanContext().traceId])).toEqual([
+      ["reconcile ClusterRequest", "0af7651916cd43dd8448eb211c80319c"],
+    ]);
+  });
+});
