@@ -46,20 +46,29 @@ const clockTicks = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8
 
 /** CPU seconds (user + system) the processes have used so far, from /proc. */
 export function cpuSeconds(pids: readonly number[]): number {
-  let ticks = 0;
+  const { user, system } = cpuTimes(pids);
+  return user + system;
+}
+
+/** User and system CPU seconds the processes have used so far, from /proc. */
+export function cpuTimes(pids: readonly number[]): { user: number; system: number } {
+  let user = 0;
+  let system = 0;
   for (const pid of pids) {
     const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
     const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    ticks += Number(fields[11]) + Number(fields[12]); // utime, stime (fields 14 and 15 of stat)
+    user += Number(fields[11]); // utime (field 14 of stat)
+    system += Number(fields[12]); // stime (field 15)
   }
-  return ticks / clockTicks;
+  return { user: user / clockTicks, system: system / clockTicks };
 }
 
-/** Starts `node <entry> run <args>` with `nodeOptions`, and waits until its /metrics answers. */
+/** Starts `node <entry> run <args>` with `nodeOptions` (and `env`), and waits until its /metrics answers. */
 export async function startEngineProcess(
   entry: string,
   args: readonly string[],
   nodeOptions: string,
+  env: NodeJS.ProcessEnv = {},
 ): Promise<EngineProcess> {
   const [metricsPort, inspectorPort] = (await freePorts(2)) as [number, number];
   const child = spawn(
@@ -72,7 +81,7 @@ export async function startEngineProcess(
       `--metrics-bind-address=127.0.0.1:${metricsPort}`,
       "--health-probe-bind-address=0",
     ],
-    { stdio: ["ignore", "ignore", "pipe"], env: { ...process.env, NODE_OPTIONS: nodeOptions } },
+    { stdio: ["ignore", "ignore", "pipe"], env: { ...process.env, ...env, NODE_OPTIONS: nodeOptions } },
   );
   let stderr = "";
   child.stderr?.on("data", (chunk: Buffer) => {

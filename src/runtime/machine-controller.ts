@@ -68,8 +68,9 @@ export type AnyStep = MachineStep<unknown, unknown, unknown>;
 
 /** A reconcile with tracing off: the work, nothing else. */
 const UNTRACED: ReconcileTrace = {
+  decided: () => {},
   span: (_name, _attributes, work) => work(),
-  spanSync: (_name, _attributes, work) => work(),
+  event: (_name, _attributes, work) => work(),
   stepped: () => {},
   end: () => {},
 };
@@ -271,15 +272,14 @@ export class MachineController<T extends MachineObject> extends KeyedController 
     let unfinished = false;
     try {
       for (let round = 1; round <= MAX_ROUNDS; round++) {
-        const observation = await traced.span("observe", {}, () => this.#observe(work, local, uid, failures));
+        const observation = await this.#observe(work, local, uid, failures);
         const nowMs = this.clock.now();
-        last = traced.spanSync("step", {}, () =>
-          work.step(local, observation, {
-            now: rfc3339(nowMs),
-            nowMs,
-            lastError: this.#lastErrors.get(uid),
-          }),
-        );
+        last = work.step(local, observation, {
+          now: rfc3339(nowMs),
+          nowMs,
+          lastError: this.#lastErrors.get(uid),
+        });
+        traced.decided(last);
         steps.push(last);
         // After a failure, the last look only reports it: its commands and Events did not happen.
         if (failure !== undefined) break;
@@ -396,9 +396,9 @@ export class MachineController<T extends MachineObject> extends KeyedController 
     if (operations.length === 0) return stored;
     const { namespace, name = "", resourceVersion = "", uid } = stored.metadata;
     const kind = this.#kind.definition.kind;
-    const written = await traced.span(
+    const written = await traced.event(
       `write ${kind}${subresource ? `/${subresource}` : ""}`,
-      { "engine.patch.paths": operations.map((operation) => operation.path) },
+      { "engine.patch.paths": operations.map((operation) => operation.path).join(" ") },
       () =>
         this.#writer.patch(
           {

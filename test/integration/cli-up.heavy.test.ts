@@ -14,9 +14,11 @@ import { join } from "node:path";
 import { ApiextensionsV1Api, CoreV1Api, CustomObjectsApi, KubeConfig } from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
 import { RESOURCES } from "../../src/api/constants.ts";
+import { objectSpanIds, parseTraceparent } from "../../src/runtime/tracing/trace-ids.ts";
 import { aCluster } from "../support/builders.ts";
 import { containersNamed, containerToolchain } from "../support/containers.ts";
 import { eventually } from "../support/eventually.ts";
+import { coverage, type Jaeger, startJaeger } from "../support/jaeger.ts";
 import { processesMentioning, waitUntilGone } from "../support/processes.ts";
 
 const main = join(import.meta.dirname, "..", "..", "src", "cli", "main.ts");
@@ -42,15 +44,79 @@ function kindDemoOf(folder: string, cluster: string): string {
   return demo;
 }
 
+/**
+ * One trace from the ClusterRequest demo/team-a to the kubeconfig Secret of the AccessRequest demo/viewer that
+ * names it, as Jaeger stored it: the request's, the AccessRequest's spans and the command that wrote the Secret,
+ * covering at least 95 % of the time from the request's creation to that command's end; and the Cluster
+ * demo/platform in the trace of the request that made it.
+ */
+async function expectOneTrace(kubeconfig: string, jaeger: Jaeger): Promise<void> {
+  const management = new KubeConfig();
+  management.loadFromFile(kubeconfig);
+  const custom = management.makeApiClient(CustomObjectsApi);
+  const read = (resource: { group: string; version: string; plural: string }, name: string) =>
+    custom.getNamespacedCustomObject({ ...resource, namespace: "demo", name }) as Promise<{
+      metadata: { uid: string; creationTimestamp: string; annotations?: Record<string, string> };
+    }>;
+  const request = await read(RESOURCES.ClusterRequest, "team-a");
+  const { traceId } = objectSpanIds(request.metadata.uid, undefined);
+  const spans = await eventually(
+    async () => {
+      const found = await jaeger.trace(traceId);
+      const names = new Set(found.map((span) => span.operationName));
+      return (
+        ["ClusterRequest demo/team-a", "AccessRequest demo/viewer", "command issueCredential"].every((name) =>
+          names.has(name),
+        ) && found
+      );
+    },
+    { what: `trace ${traceId} of ClusterRequest demo/team-a in Jaeger`, timeoutMs: 30_000 },
+  );
+  const issued = spans.find((span) => span.operationName === "command issueCredential");
+  const written = (issued?.startTime ?? 0) + (issued?.duration ?? 0);
+  const created = Date.parse(request.metadata.creationTimestamp) * 1_000;
+  const secret = await management
+    .makeApiClient(CoreV1Api)
+    .readNamespacedSecret({ namespace: "demo", name: "viewer.kubeconfig" });
+  // The Secret came of that command (API times are whole seconds).
+  expect(Date.parse(String(secret.metadata?.creationTimestamp)) * 1_000).toBeLessThanOrEqual(written);
+  const covered = coverage(spans, created, written);
+  console.log(
+    `trace of demo/team-a: ${spans.length} spans cover ${(covered * 100).toFixed(1)} % of the ${((written - created) / 1e6).toFixed(1)} s from the request to its Secret`,
+  );
+  expect(covered).toBeGreaterThanOrEqual(0.95);
+  for (const name of ["reconcile AccessRequest", "reconcile ClusterRequest"])
+    expect(spans.map((span) => span.operationName)).toContain(name);
+
+  const platform = await read(RESOURCES.Cluster, "platform");
+  const parent = parseTraceparent(platform.metadata.annotations?.["engine.openmcp.cloud/traceparent"]);
+  if (!parent) throw new Error("Cluster demo/platform carries no traceparent of the request that made it");
+  const made = await eventually(
+    async () => {
+      const found = await jaeger.trace(parent.traceId);
+      return found.some((span) => span.operationName === "command create") && found;
+    },
+    { what: "the trace of the request that made Cluster demo/platform", timeoutMs: 30_000 },
+  );
+  const names = made.map((span) => span.operationName);
+  expect(names).toContain("Cluster demo/platform");
+  expect(names.some((name) => /^ClusterRequest demo\/team-[ab]$/.test(name))).toBe(true);
+}
+
 describe("openmcp-engine up", () => {
   /** Runs `up` with `args` until its demo is Ready; returns what it printed and how to stop it. */
-  async function upUntilReady(args: string[], readyLine: string, timeoutMs = 110_000) {
+  async function upUntilReady(
+    args: string[],
+    readyLine: string,
+    timeoutMs = 110_000,
+    env: NodeJS.ProcessEnv = {},
+  ) {
     const folder = mkdtempSync(join(tmpdir(), "up-test-"));
     const kubeconfig = join(folder, "kubeconfig");
     const child = spawn(
       process.execPath,
       [main, "up", "--kubeconfig-out", kubeconfig, "--log", join(folder, "engine.log"), ...args],
-      { stdio: ["ignore", "pipe", "pipe"] },
+      { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, ...env } },
     );
     let output = "";
     child.stdout.on("data", (chunk: Buffer) => {
@@ -104,8 +170,12 @@ describe("openmcp-engine up", () => {
     }
   });
 
-  it("by default makes each demo Cluster a real API server, reachable with the kubeconfig it writes", async () => {
-    const up = await upUntilReady([], "All 2 Clusters are Ready");
+  it("by default makes each demo Cluster a real API server, reachable with the kubeconfig it writes, and traces it", async () => {
+    // Its traces go to a real OTLP receiver, configured as openMCP's operator is: OTEL_EXPORTER_OTLP_ENDPOINT only.
+    const jaeger = await startJaeger();
+    const up = await upUntilReady([], "All 2 Clusters are Ready", 110_000, {
+      OTEL_EXPORTER_OTLP_ENDPOINT: jaeger.otlpGrpc,
+    });
     try {
       const file = /demo\/platform: kubectl --kubeconfig (\S+) get namespaces/.exec(up.output())?.[1] ?? "";
       const cluster = new KubeConfig();
@@ -122,6 +192,7 @@ describe("openmcp-engine up", () => {
         () => expect(up.output()).toContain("AccessRequest demo/viewer is Granted on Cluster demo/platform"),
         { what: "the demo's AccessRequest Granted", timeoutMs: 60_000 },
       );
+      await expectOneTrace(up.kubeconfig, jaeger);
       // …and its OIDC AccessRequest: alice, a reader of the demo identity provider, may view, nothing more.
       const alice = await eventually(
         () =>
@@ -175,8 +246,9 @@ describe("openmcp-engine up", () => {
     } finally {
       if (up.child.exitCode === null) up.child.kill("SIGKILL");
       rmSync(up.folder, { recursive: true, force: true });
+      await jaeger.stop();
     }
-  }, 200_000);
+  }, 240_000);
 
   it("with --backend kind makes the demo's Cluster a real kind cluster, grants access there, and removes it on SIGINT", async () => {
     const demoFolder = mkdtempSync(join(tmpdir(), "up-kind-demo-"));

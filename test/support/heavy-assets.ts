@@ -13,6 +13,7 @@ import { findCapiAssets } from "../../src/dev/capi-assets.ts";
 import { findCapiProvidersAssets } from "../../src/dev/capi-providers-assets.ts";
 import { findGardenerAssets } from "../../src/dev/gardener-assets.ts";
 import { type ContainerToolchain, parseToolchain } from "./containers.ts";
+import { findJaeger } from "./jaeger.ts";
 import { machineCache } from "./machine-cache.ts";
 
 /** Where the heavy files find the answers' prefix (the global setup sets it). */
@@ -22,7 +23,7 @@ export const HEAVY_ASSETS_ENV = "OPENMCP_TEST_HEAVY_ASSETS";
  * The stages, in the order they are made: the container toolchain first (most heavy files and the longest chain of
  * them need it), Gardener last (its files are short, and it builds in minutes once the others filled the Go cache).
  */
-export const HEAVY_STAGES = ["containers", "capi", "chromium", "metallb", "gardener"] as const;
+export const HEAVY_STAGES = ["containers", "capi", "jaeger", "chromium", "metallb", "gardener"] as const;
 export type HeavyStage = (typeof HEAVY_STAGES)[number];
 
 /** What a stage's answer says: there (with the toolchain, for `containers`), or why it could not be made. */
@@ -43,8 +44,8 @@ const NEEDS: Readonly<Record<string, readonly HeavyStage[]>> = {
   "capi-backend.heavy.test.ts": ["containers", "capi"],
   "capi-backend.conformance.heavy.test.ts": ["containers", "capi"],
   "capi-clusterctl.heavy.test.ts": ["containers", "capi"],
-  // `up --capi` runs Cluster API's core manager.
-  "cli-up.heavy.test.ts": ["containers", "capi"],
+  // `up --capi` runs Cluster API's core manager; `up`'s traces go to Jaeger.
+  "cli-up.heavy.test.ts": ["containers", "capi", "jaeger"],
   "capi-provider.heavy.test.ts": ["capi"],
   "engine-control-plane.heavy.test.ts": ["capi"],
   "deploy.heavy.test.ts": ["capi"],
@@ -104,6 +105,11 @@ const MAKE: Readonly<Record<HeavyStage, (toolchain?: ContainerToolchain) => Stag
   capi: () => {
     findCapiAssets();
     findCapiProvidersAssets();
+    return {};
+  },
+  // Jaeger, the OTLP receiver of the traces test: about 3 minutes the first time (downloads included).
+  jaeger: () => {
+    findJaeger();
     return {};
   },
   // Never fails: without a browser the browser tests fail with the same advice.

@@ -1,7 +1,7 @@
 /**
  * The engine's spans, on any OpenTelemetry tracer: per object a span from its creation until its machine first
- * moves, a span per state it then leaves, and per reconcile a span with the look, the step, each write and
- * each command beneath it. An object's spans continue the span its `traceparent` annotation names, or the
+ * moves, a span per state it then leaves, and per reconcile a span with its steps and writes as events and
+ * each command as a span beneath it. An object's spans continue the span its `traceparent` annotation names, or the
  * object its kind links it to (an AccessRequest its Cluster), so one trace runs from a ClusterRequest through
  * its Cluster to the AccessRequest's kubeconfig Secret. Exists only when tracing is configured.
  */
@@ -42,18 +42,34 @@ interface Transition {
   readonly state: string;
 }
 
-/** One reconcile's span, and the spans beneath it. */
+/**
+ * One reconcile's span, beneath its object's: each step it took (one round of look → pure step → writes →
+ * commands) and each write are timed events of it, each command a span beneath it. Spans are few on purpose:
+ * a span costs the engine several times what an event does (see docs/traces.md).
+ */
 export interface ReconcileTrace {
-  /** Runs `work` in a child span named `name`; its failure is recorded on the span and rethrown. */
+  /** Records the step the machine took (an event `step <before> → <after>`; the span's `engine.state`). */
+  decided(step: Transition): void;
+  /** Runs `work` in a span beneath the reconcile's; its failure is recorded on the span and rethrown. */
   span<R>(name: string, attributes: Attributes, work: () => Promise<R>): Promise<R>;
-  /** The same for synchronous work (the pure step). */
-  spanSync<R>(name: string, attributes: Attributes, work: () => R): R;
-  /** Records the machine's transitions of this reconcile (object and state spans), at `at` ms. */
+  /**
+   * Runs `work` and records it as a timed event of the reconcile's span (`engine.duration_ms`, and
+   * `engine.error` if it failed): for short, frequent work (a write to the API server).
+   */
+  event<R>(name: string, attributes: Attributes, work: () => Promise<R>): Promise<R>;
+  /** Records the machine's transitions once committed (object and state spans), at `at` ms. */
   stepped(steps: readonly Transition[], at: number): void;
+  /** Ends the reconcile's span, marked failed with `error`'s message if given. */
   end(error?: unknown): void;
 }
 
-const SAMPLED = { traceFlags: TraceFlags.SAMPLED, isRemote: true } as const;
+/** An object's place in its trace, as computed for one annotation value (kept until the object goes). */
+interface Placed {
+  readonly annotation: string | undefined;
+  readonly linked: string | undefined;
+  readonly own: SpanIds;
+  readonly parent: SpanIds | undefined;
+}
 
 export class EngineTracing {
   readonly #tracer: Tracer;
@@ -62,6 +78,8 @@ export class EngineTracing {
   readonly #sampled: (traceId: string) => boolean;
   /** Per object uid: the state it was last seen entering (or first seen in), and when. */
   readonly #entered = new Map<string, { state: string; at: number }>();
+  /** Per object uid: its ids, computed once (a hash) while its annotation and link stay the same. */
+  readonly #placed = new Map<string, Placed>();
 
   /** Exports what is pending and stops (the engine's stop waits for it). */
   readonly shutdown: () => Promise<void>;
@@ -79,14 +97,12 @@ export class EngineTracing {
 
   /** The span an object's spans continue: its annotation's, else the linked object's own span, else none. */
   parentOf(object: TracedObject, linked?: TracedObject): SpanIds | undefined {
-    const annotated = parseTraceparent(object.metadata.annotations?.[ANNOTATIONS.traceparent]);
-    if (annotated) return annotated;
-    return linked ? this.spanOf(linked) : undefined;
+    return this.#place(object, linked).parent;
   }
 
   /** The object's own span (see {@link objectSpanIds}); `linked` as for {@link parentOf}. */
   spanOf(object: TracedObject, linked?: TracedObject): SpanIds {
-    return objectSpanIds(object.metadata.uid ?? "", this.parentOf(object, linked));
+    return this.#place(object, linked).own;
   }
 
   /** The `traceparent` to write on an object made for this one (the scheduler's Cluster for its request). */
@@ -94,24 +110,25 @@ export class EngineTracing {
     return formatTraceparent(this.spanOf(object));
   }
 
-  /** Starts the span of one reconcile of `object`, beneath the object's span. */
+  /** Starts tracing one reconcile of `object`: its steps' spans go beneath the object's span. */
   startReconcile(
     kind: string,
     object: TracedObject,
     initialState: string,
     linked?: TracedObject,
   ): ReconcileTrace {
-    const own = this.spanOf(object, linked);
-    const parentIds = this.parentOf(object, linked);
-    const attributes = objectAttributes(kind, object);
-    const objectContext = this.#remote(own, parentIds !== undefined);
-    const span = this.#tracer.startSpan(`reconcile ${kind}`, { attributes }, objectContext);
+    const { own, parent } = this.#place(object, linked);
+    const objectContext = this.#remote(own, parent !== undefined);
+    // The object's names are on its own span, the parent: attributes are much of a span's cost.
+    const span = this.#tracer.startSpan(`reconcile ${kind}`, {}, objectContext);
     const context = trace.setSpan(objectContext, span);
-    const child = (name: string, extra: Attributes) =>
-      this.#tracer.startSpan(name, { attributes: extra }, context);
     return {
+      decided: (step) => {
+        span.addEvent(`step ${step.previousState} → ${step.state}`);
+        span.setAttribute("engine.state", step.state);
+      },
       span: async (name, extra, work) => {
-        const inner = child(name, extra);
+        const inner = this.#tracer.startSpan(name, { attributes: extra }, context);
         try {
           return await work();
         } catch (error) {
@@ -121,20 +138,29 @@ export class EngineTracing {
           inner.end();
         }
       },
-      spanSync: (name, extra, work) => {
-        const inner = child(name, extra);
+      event: async (name, extra, work) => {
+        const started = performance.now();
+        let error: unknown;
         try {
-          return work();
-        } catch (error) {
-          failed(inner, error);
-          throw error;
+          return await work();
+        } catch (thrown) {
+          error = thrown;
+          throw thrown;
         } finally {
-          inner.end();
+          const duration = performance.now() - started;
+          span.addEvent(
+            name,
+            {
+              ...extra,
+              "engine.duration_ms": Math.round(duration * 1000) / 1000,
+              ...(error === undefined ? {} : { "engine.error": errorMessage(error) }),
+            },
+            performance.timeOrigin + started,
+          );
         }
       },
       stepped: (steps, at) => {
-        span.setAttribute("engine.state", steps.at(-1)?.state ?? "");
-        for (const step of steps) this.#transition(kind, object, step, at, initialState, own, parentIds);
+        for (const step of steps) this.#transition(kind, object, step, at, initialState, own, parent);
       },
       end: (error) => {
         if (error !== undefined) failed(span, error);
@@ -146,6 +172,19 @@ export class EngineTracing {
   /** Forgets an object that went away. */
   forget(uid: string): void {
     this.#entered.delete(uid);
+    this.#placed.delete(uid);
+  }
+
+  #place(object: TracedObject, linked: TracedObject | undefined): Placed {
+    const uid = object.metadata.uid ?? "";
+    const annotation = object.metadata.annotations?.[ANNOTATIONS.traceparent];
+    const linkedUid = linked?.metadata.uid;
+    const known = this.#placed.get(uid);
+    if (known && known.annotation === annotation && known.linked === linkedUid) return known;
+    const parent = parseTraceparent(annotation) ?? (linked ? this.#place(linked, undefined).own : undefined);
+    const placed = { annotation, linked: linkedUid, own: objectSpanIds(uid, parent), parent };
+    this.#placed.set(uid, placed);
+    return placed;
   }
 
   /**
@@ -167,8 +206,8 @@ export class EngineTracing {
       if (!entered) this.#entered.set(uid, { state: step.state, at });
       return;
     }
-    const attributes = { ...objectAttributes(kind, object), "engine.state": step.previousState };
     if (step.previousState === initialState) {
+      const attributes = { ...objectAttributes(kind, object), "engine.state": step.previousState };
       const created = object.metadata.creationTimestamp;
       const startTime = created ? new Date(created).getTime() : (entered?.at ?? at);
       const parent = parentIds ? this.#remote(parentIds, true) : ROOT_CONTEXT;
@@ -188,7 +227,7 @@ export class EngineTracing {
       this.#tracer
         .startSpan(
           `${kind} ${step.previousState}`,
-          { attributes, startTime: entered.at },
+          { attributes: { "engine.state": step.previousState }, startTime: entered.at },
           this.#remote(own, true),
         )
         .end(at);
@@ -201,7 +240,7 @@ export class EngineTracing {
     const sampled = continued || this.#sampled(ids.traceId);
     return trace.setSpanContext(ROOT_CONTEXT, {
       ...ids,
-      ...SAMPLED,
+      isRemote: true,
       traceFlags: sampled ? TraceFlags.SAMPLED : TraceFlags.NONE,
     });
   }

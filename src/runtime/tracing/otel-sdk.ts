@@ -53,7 +53,12 @@ export async function startTracing(
     idGenerator: ids,
     sampler,
     resource,
-    spanProcessors: [new sdk.BatchSpanProcessor({ exporter: exporter ?? new exporters.OTLPTraceExporter() })],
+    spanProcessors: [
+      new sdk.BatchSpanProcessor({
+        ...settings.batch,
+        exporter: exporter ?? new exporters.OTLPTraceExporter(),
+      }),
+    ],
   });
   const sampled = (traceId: string) =>
     root.shouldSample(undefined as never, traceId).decision === sdk.SamplingDecision.RECORD_AND_SAMPLED;

@@ -12,7 +12,30 @@ export interface TracingSettings {
   readonly ratio: number;
   /** Whether a trace continued from a `traceparent` follows its parent's sampling decision. */
   readonly parentBased: boolean;
+  /** The batching span processor (`OTEL_BSP_*`). */
+  readonly batch: BatchSettings;
 }
+
+/** How spans are batched before export. */
+export interface BatchSettings {
+  readonly scheduledDelayMillis: number;
+  /** Spans held at most; more are dropped (the SDK warns). */
+  readonly maxQueueSize: number;
+  readonly maxExportBatchSize: number;
+  readonly exportTimeoutMillis: number;
+}
+
+/**
+ * The engine's batching: the SDK's delay and timeout, a queue and batches four and two times the SDK's, so a
+ * burst of reconciles (1,000 Clusters to Ready: ~7,000 spans in 7 s) is neither dropped nor sent in many small
+ * requests.
+ */
+const BATCH_DEFAULTS: BatchSettings = {
+  scheduledDelayMillis: 5_000,
+  maxQueueSize: 8_192,
+  maxExportBatchSize: 1_024,
+  exportTimeoutMillis: 30_000,
+};
 
 const SAMPLERS: Record<string, { ratio?: number; parentBased: boolean }> = {
   always_on: { ratio: 1, parentBased: false },
@@ -62,10 +85,28 @@ export function tracingSettings(
     if (!Number.isFinite(ratio) || ratio < 0 || ratio > 1)
       throw new Error(`OTEL_TRACES_SAMPLER_ARG=${argument}: a ratio between 0 and 1`);
   }
+  const count = (name: string, fallback: number) => {
+    const raw = value(name);
+    if (raw === undefined) return fallback;
+    const parsed = Number(raw);
+    if (!Number.isInteger(parsed) || parsed <= 0) throw new Error(`${name}=${raw}: a whole number above 0`);
+    return parsed;
+  };
+  const maxQueueSize = count("OTEL_BSP_MAX_QUEUE_SIZE", BATCH_DEFAULTS.maxQueueSize);
   return {
     protocol,
     serviceName: value("OTEL_SERVICE_NAME") ?? "openmcp-engine",
     ratio,
     parentBased: sampler.parentBased,
+    batch: {
+      scheduledDelayMillis: count("OTEL_BSP_SCHEDULE_DELAY", BATCH_DEFAULTS.scheduledDelayMillis),
+      maxQueueSize,
+      // The SDK caps a batch at the queue's size.
+      maxExportBatchSize: Math.min(
+        maxQueueSize,
+        count("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", BATCH_DEFAULTS.maxExportBatchSize),
+      ),
+      exportTimeoutMillis: count("OTEL_BSP_EXPORT_TIMEOUT", BATCH_DEFAULTS.exportTimeoutMillis),
+    },
   };
 }

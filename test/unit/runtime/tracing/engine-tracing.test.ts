@@ -1,8 +1,8 @@
 /**
  * The engine's spans, on OpenTelemetry's own SDK with the spans held in memory: a ClusterRequest's trace
  * holds the Cluster made for it (its traceparent annotation) and the AccessRequest linked to it, each object
- * one span from its creation until its machine first moves, a span per state it leaves, and per reconcile
- * the look, the step, the writes and the commands beneath it.
+ * one span from its creation until its machine first moves, a span per state it leaves, and per reconcile a
+ * span with its steps and writes as timed events and its commands as spans beneath it.
  */
 import type { ExportResult } from "@opentelemetry/core";
 import { InMemorySpanExporter, type ReadableSpan, type SpanExporter } from "@opentelemetry/sdk-trace";
@@ -12,7 +12,18 @@ import type { TracedObject } from "../../../../src/runtime/tracing/engine-tracin
 import { startTracing } from "../../../../src/runtime/tracing/otel-sdk.ts";
 import { objectSpanIds } from "../../../../src/runtime/tracing/trace-ids.ts";
 
-const SETTINGS = { protocol: "grpc", serviceName: "test", ratio: 1, parentBased: true } as const;
+const SETTINGS = {
+  protocol: "grpc",
+  serviceName: "test",
+  ratio: 1,
+  parentBased: true,
+  batch: {
+    scheduledDelayMillis: 5_000,
+    maxQueueSize: 8_192,
+    maxExportBatchSize: 1_024,
+    exportTimeoutMillis: 30_000,
+  },
+} as const;
 const T0 = Date.parse("2026-11-28T10:00:00Z");
 
 /** Keeps what it was given past the SDK's shutdown (InMemorySpanExporter forgets on shutdown). */
@@ -56,13 +67,19 @@ describe("EngineTracing", () => {
       });
       const access = object("ar-uid", "viewer");
       const first = tracing.startReconcile("ClusterRequest", request, "pending");
-      await first.span("observe", {}, async () => {});
-      first.spanSync("step", {}, () => undefined);
-      await first.span("write ClusterRequest", {}, async () => {});
+      first.decided({ previousState: "pending", state: "scheduling" });
+      await first.event(
+        "write ClusterRequest",
+        { "engine.patch.paths": "/metadata/finalizers" },
+        async () => {},
+      );
       await first.span("command create Cluster demo/mcp-abc", {}, async () => {});
+      first.decided({ previousState: "scheduling", state: "scheduling" }); // a second round
+      await first.event("write ClusterRequest/status", {}, async () => {});
       first.stepped([{ previousState: "pending", state: "scheduling" }], T0 + 1_000);
       first.end();
       const again = tracing.startReconcile("ClusterRequest", request, "pending");
+      again.decided({ previousState: "scheduling", state: "granted" });
       again.stepped([{ previousState: "scheduling", state: "granted" }], T0 + 2_000);
       again.end();
       const provisioning = tracing.startReconcile("Cluster", cluster, "pending");
@@ -103,17 +120,27 @@ describe("EngineTracing", () => {
       [T0 / 1000 + 2, 0],
     ]);
     expect(parentOf(scheduling)).toBe(requestIds.spanId);
-    // A reconcile beneath its object, the work beneath the reconcile.
+    // A reconcile beneath its object, with the state it reached; its steps and writes timed events of it, its
+    // commands spans beneath it.
     const reconciles = spans.filter((span) => span.name === "reconcile ClusterRequest");
-    expect(reconciles).toHaveLength(2);
+    expect(reconciles.map((span) => span.attributes["engine.state"])).toEqual(["scheduling", "granted"]);
     for (const reconcile of reconciles) expect(parentOf(reconcile)).toBe(requestIds.spanId);
-    const firstReconcile = reconciles.find((span) => span.attributes["engine.state"] === "scheduling");
-    for (const name of ["observe", "step", "write ClusterRequest", "command create Cluster demo/mcp-abc"])
-      expect(parentOf(named(name))).toBe(firstReconcile?.spanContext().spanId);
+    const [scheduled] = reconciles;
+    expect(scheduled?.events.map((event) => event.name)).toEqual([
+      "step pending → scheduling",
+      "write ClusterRequest",
+      "step scheduling → scheduling",
+      "write ClusterRequest/status",
+    ]);
+    expect(scheduled?.events[1]?.attributes).toMatchObject({
+      "engine.patch.paths": "/metadata/finalizers",
+      "engine.duration_ms": expect.any(Number),
+    });
+    expect(parentOf(named("command create Cluster demo/mcp-abc"))).toBe(scheduled?.spanContext().spanId);
     expect(parentOf(named("command issueCredential"))).toBe(
-      spans.find((span) => span.name === "reconcile AccessRequest")?.spanContext().spanId,
+      named("reconcile AccessRequest").spanContext().spanId,
     );
-    expect(named("reconcile AccessRequest").attributes).toMatchObject({
+    expect(accessSpan.attributes).toMatchObject({
       "k8s.object.kind": "AccessRequest",
       "k8s.namespace.name": "demo",
       "k8s.object.name": "viewer",
@@ -149,7 +176,8 @@ describe("EngineTracing", () => {
     const continued = object("r2", "continued", {
       "engine.openmcp.cloud/traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
     });
-    tracing.startReconcile("ClusterRequest", continued, "pending").end();
+    const other = tracing.startReconcile("ClusterRequest", continued, "pending");
+    other.end();
     await tracing.shutdown();
     expect(held.spans().map((span) => [span.name, span.spanContext().traceId])).toEqual([
       ["reconcile ClusterRequest", "0af7651916cd43dd8448eb211c80319c"],

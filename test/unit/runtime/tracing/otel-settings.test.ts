@@ -13,7 +13,18 @@ describe("tracingSettings", () => {
   });
 
   it("exports over gRPC, every trace, as openmcp-engine by default; a traces-only endpoint is enough", () => {
-    const defaults = { protocol: "grpc", serviceName: "openmcp-engine", ratio: 1, parentBased: true };
+    const defaults = {
+      protocol: "grpc",
+      serviceName: "openmcp-engine",
+      ratio: 1,
+      parentBased: true,
+      batch: {
+        scheduledDelayMillis: 5_000,
+        maxQueueSize: 8_192,
+        maxExportBatchSize: 1_024,
+        exportTimeoutMillis: 30_000,
+      },
+    };
     expect(tracingSettings(ENDPOINT)).toEqual(defaults);
     expect(tracingSettings({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "http://c:4318/v1/traces" })).toEqual(
       defaults,
@@ -30,7 +41,20 @@ describe("tracingSettings", () => {
         OTEL_TRACES_SAMPLER: "traceidratio",
         OTEL_TRACES_SAMPLER_ARG: "0.25",
       }),
-    ).toEqual({ protocol: "http/protobuf", serviceName: "provider-kind", ratio: 0.25, parentBased: false });
+    ).toMatchObject({
+      protocol: "http/protobuf",
+      serviceName: "provider-kind",
+      ratio: 0.25,
+      parentBased: false,
+    });
+    expect(
+      tracingSettings({ ...ENDPOINT, OTEL_BSP_MAX_QUEUE_SIZE: "100", OTEL_BSP_SCHEDULE_DELAY: "200" })?.batch,
+    ).toEqual({
+      scheduledDelayMillis: 200,
+      maxQueueSize: 100,
+      maxExportBatchSize: 100,
+      exportTimeoutMillis: 30_000,
+    });
     expect(tracingSettings({ ...ENDPOINT, OTEL_TRACES_SAMPLER: "parentbased_always_off" })).toMatchObject({
       ratio: 0,
       parentBased: true,
@@ -50,5 +74,8 @@ describe("tracingSettings", () => {
     expect(() =>
       tracingSettings({ ...ENDPOINT, OTEL_TRACES_SAMPLER: "traceidratio", OTEL_TRACES_SAMPLER_ARG: "2" }),
     ).toThrow("OTEL_TRACES_SAMPLER_ARG=2: a ratio between 0 and 1");
+    expect(() => tracingSettings({ ...ENDPOINT, OTEL_BSP_MAX_QUEUE_SIZE: "lots" })).toThrow(
+      "OTEL_BSP_MAX_QUEUE_SIZE=lots: a whole number above 0",
+    );
   });
 });
