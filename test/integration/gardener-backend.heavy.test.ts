@@ -34,6 +34,7 @@ import { aCluster, aClusterPool, aProviderConfig } from "../support/builders.ts"
 import { eventually, satisfying } from "../support/eventually.ts";
 import { type GardenerBackendWorld, startGardenerBackendWorld } from "../support/gardener-backend-world.ts";
 import { type CustomResource, orAbsent, readCustomObject } from "../support/maybe-absent.ts";
+import { startMutatingWebhook } from "../support/mutating-webhook.ts";
 import { engineRunArgs, startEngineCli } from "../support/processes.ts";
 import { profileOffered } from "../support/profile-offered.ts";
 
@@ -300,33 +301,98 @@ describe("the gardener backend on Gardener's API server", { timeout: 300_000 }, 
     expect(await world.readShoot("legacy1")).toBeUndefined();
   });
 
-  it("applies the ClusterConfigs a Cluster names, read by the engine from the Cluster's namespace", async () => {
-    await world.custom.createNamespacedCustomObject({
-      ...RESOURCES.ClusterConfig,
-      namespace: NS,
-      body: {
-        apiVersion: `${RESOURCES.ClusterConfig.group}/${RESOURCES.ClusterConfig.version}`,
-        kind: "ClusterConfig",
-        metadata: { name: "evaluation", namespace: NS },
-        // Gardener admits only registered extension types; a patch is what every garden accepts.
-        spec: { patches: [{ op: "add", path: "/spec/purpose", value: "evaluation" }] },
+  it("applies the ClusterConfigs a Cluster names, its own and those openMCP's IPAM service appends: the appended entry kept, applied once its ClusterConfig exists, its reconcile consumed only once the Shoot has it", async () => {
+    const clusterConfig = (name: string, spec: object, labels?: Record<string, string>) =>
+      world.custom.createNamespacedCustomObject({
+        ...RESOURCES.ClusterConfig,
+        namespace: NS,
+        body: {
+          apiVersion: `${RESOURCES.ClusterConfig.group}/${RESOURCES.ClusterConfig.version}`,
+          kind: "ClusterConfig",
+          metadata: { name, namespace: NS, ...(labels ? { labels } : {}) },
+          spec,
+        },
+      });
+    // Gardener admits only registered extension types; a patch is what every garden accepts.
+    await clusterConfig("evaluation", {
+      patches: [{ op: "add", path: "/spec/purpose", value: "evaluation" }],
+    });
+    // IPAM's webhook, played by the test on the real API server: it appends a ClusterConfig of its own to
+    // every Cluster it manages, before its controller has made that ClusterConfig.
+    const webhook = await startMutatingWebhook(world.management.kubeConfig, {
+      name: "ipam.test.openmcp.cloud",
+      resource: RESOURCES.Cluster,
+      objectSelector: { matchLabels: { "ipam.test/managed": "true" } },
+      mutate: (object) => {
+        const name = (object.metadata as { name: string }).name;
+        const listed = (object.spec as { clusterConfigs?: unknown[] }).clusterConfigs;
+        return listed
+          ? [{ op: "add", path: "/spec/clusterConfigs/-", value: { name: `ipam-${name}` } }]
+          : [{ op: "add", path: "/spec/clusterConfigs", value: [{ name: `ipam-${name}` }] }];
       },
     });
-    const body = aCluster({
-      name: "configured",
-      namespace: NS,
-      profile: profileOf("dev"),
-      tenancy: "Exclusive",
-    });
-    await world.custom.createNamespacedCustomObject({
-      ...RESOURCES.Cluster,
-      namespace: NS,
-      body: { ...body, spec: { ...body.spec, clusterConfigs: [{ name: "evaluation" }] } },
-    });
-    const cluster = await clusterWhere("configured", "Ready", (c) => c.status?.phase === "Ready");
-    expect(condition(cluster, "ShootClusterConfigs")).toMatchObject({ status: "True" });
-    const shoot = await world.readShoot(shootName(targetOf(cluster)));
-    expect(shoot?.spec.purpose).toBe("evaluation");
+    try {
+      const body = aCluster({
+        name: "configured",
+        namespace: NS,
+        profile: profileOf("dev"),
+        tenancy: "Exclusive",
+        labels: { "ipam.test/managed": "true" },
+      });
+      await world.custom.createNamespacedCustomObject({
+        ...RESOURCES.Cluster,
+        namespace: NS,
+        body: { ...body, spec: { ...body.spec, clusterConfigs: [{ name: "evaluation" }] } },
+      });
+      const both = [{ name: "evaluation" }, { name: "ipam-configured" }];
+      expect((await read<Cluster>(RESOURCES.Cluster, "configured"))?.spec.clusterConfigs).toEqual(both);
+      // Not made while IPAM's ClusterConfig is missing: said on the Cluster, naming it.
+      await clusterWhere("configured", "the missing ClusterConfig named", (c) =>
+        (c.status?.conditions ?? []).some((x) =>
+          x.message?.includes(
+            `ClusterConfig ${NS}/ipam-configured (spec.clusterConfigs of Cluster ${NS}/configured) does not exist`,
+          ),
+        ),
+      );
+      expect(await shootNames()).not.toContain(
+        shootName(targetOf((await read<Cluster>(RESOURCES.Cluster, "configured")) as Cluster)),
+      );
+
+      // IPAM's controller makes its ClusterConfig (a disjoint service CIDR) and asks for a reconcile.
+      const cidr = "100.72.0.0/16";
+      await clusterConfig(
+        "ipam-configured",
+        { patches: [{ op: "add", path: "/spec/networking", value: { services: cidr } }] },
+        { "openmcp.cloud/managed-purpose": "gardener-ipam" },
+      );
+      await world.custom.patchNamespacedCustomObject({
+        ...RESOURCES.Cluster,
+        namespace: NS,
+        name: "configured",
+        body: [
+          { op: "add", path: "/metadata/annotations", value: { "openmcp.cloud/operation": "reconcile" } },
+        ],
+      });
+      // IPAM reads the annotation's removal as done: by then the Shoot carries its CIDR.
+      const consumed = await clusterWhere(
+        "configured",
+        "the reconcile annotation consumed",
+        (c) => c.metadata.annotations?.["openmcp.cloud/operation"] === undefined,
+        120_000,
+      );
+      const shootThen = await world.readShoot(shootName(targetOf(consumed)));
+      expect(shootThen?.spec.networking).toMatchObject({ services: cidr });
+
+      const cluster = await clusterWhere("configured", "Ready", (c) => c.status?.phase === "Ready");
+      expect(condition(cluster, "ShootClusterConfigs")).toMatchObject({ status: "True" });
+      expect(cluster.spec.clusterConfigs).toEqual(both);
+      const shoot = await world.readShoot(shootName(targetOf(cluster)));
+      expect(shoot?.spec.purpose).toBe("evaluation");
+      expect(shoot?.spec.networking).toMatchObject({ services: cidr });
+      expect(webhook.calls).toBe(1);
+    } finally {
+      await webhook.stop();
+    }
     // Gone again, so the later tests count only Cluster one's Shoot.
     await deleteCluster("configured", "Cluster configured gone", 120_000);
   });

@@ -118,17 +118,37 @@ export class EngineTracing {
     linked?: TracedObject,
   ): ReconcileTrace {
     const { own, parent } = this.#place(object, linked);
-    const objectContext = this.#remote(own, parent !== undefined);
-    // The object's names are on its own span, the parent: attributes are much of a span's cost.
-    const span = this.#tracer.startSpan(`reconcile ${kind}`, {}, objectContext);
-    const context = trace.setSpan(objectContext, span);
+    const startTime = performance.timeOrigin + performance.now();
+    /** Steps that moved nothing, told only if the reconcile does something (a write, a command, a move). */
+    const quiet: { name: string; time: number; state: string }[] = [];
+    let opened: { span: Span; context: Context } | undefined;
+    // Made at the first thing worth telling, from the reconcile's start: a reconcile that finds all as it
+    // should be (every resync of a Ready object) costs no span.
+    const open = () => {
+      if (opened) return opened;
+      const objectContext = this.#remote(own, parent !== undefined);
+      // The object's names are on its own span, the parent: attributes are much of a span's cost.
+      const span = this.#tracer.startSpan(`reconcile ${kind}`, { startTime }, objectContext);
+      for (const step of quiet.splice(0)) {
+        span.addEvent(step.name, step.time);
+        span.setAttribute("engine.state", step.state);
+      }
+      opened = { span, context: trace.setSpan(objectContext, span) };
+      return opened;
+    };
     return {
       decided: (step) => {
-        span.addEvent(`step ${step.previousState} → ${step.state}`);
+        const name = `step ${step.previousState} → ${step.state}`;
+        if (step.previousState === step.state && !opened) {
+          quiet.push({ name, time: performance.timeOrigin + performance.now(), state: step.state });
+          return;
+        }
+        const { span } = open();
+        span.addEvent(name);
         span.setAttribute("engine.state", step.state);
       },
       span: async (name, extra, work) => {
-        const inner = this.#tracer.startSpan(name, { attributes: extra }, context);
+        const inner = this.#tracer.startSpan(name, { attributes: extra }, open().context);
         try {
           return await work();
         } catch (error) {
@@ -139,6 +159,7 @@ export class EngineTracing {
         }
       },
       event: async (name, extra, work) => {
+        const { span } = open();
         const started = performance.now();
         let error: unknown;
         try {
@@ -163,8 +184,8 @@ export class EngineTracing {
         for (const step of steps) this.#transition(kind, object, step, at, initialState, own, parent);
       },
       end: (error) => {
-        if (error !== undefined) failed(span, error);
-        span.end();
+        if (error !== undefined) failed(open().span, error);
+        opened?.span.end();
       },
     };
   }

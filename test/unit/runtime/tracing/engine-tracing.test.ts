@@ -148,6 +148,22 @@ describe("EngineTracing", () => {
     });
   });
 
+  it("makes no span of a reconcile that finds all as it should be, and tells its quiet steps when it does more", async () => {
+    const spans = await traced(async (tracing) => {
+      const cluster = object("cl-uid", "c");
+      const atRest = tracing.startReconcile("Cluster", cluster, "pending");
+      atRest.decided({ previousState: "ready", state: "ready" });
+      atRest.end();
+      const drifted = tracing.startReconcile("Cluster", cluster, "pending");
+      drifted.decided({ previousState: "ready", state: "ready" });
+      await drifted.event("write Cluster", {}, async () => {});
+      drifted.end();
+    });
+    expect(spans.map((span) => span.name)).toEqual(["reconcile Cluster"]);
+    expect(spans[0]?.events.map((event) => event.name)).toEqual(["step ready → ready", "write Cluster"]);
+    expect(spans[0]?.attributes["engine.state"]).toBe("ready");
+  });
+
   it("marks a failed command and its reconcile as errors, with the message", async () => {
     const spans = await traced(async (tracing) => {
       const reconcile = tracing.startReconcile("Cluster", object("cl-uid", "c"), "pending");
@@ -171,12 +187,15 @@ describe("EngineTracing", () => {
     const held = keeping();
     const tracing = await startTracing({ ...SETTINGS, ratio: 0 }, silentLogger, held.exporter);
     const alone = tracing.startReconcile("ClusterRequest", object("r1", "alone"), "pending");
+    alone.decided({ previousState: "pending", state: "scheduling" });
+    await alone.event("write ClusterRequest", {}, async () => {});
     alone.stepped([{ previousState: "pending", state: "scheduling" }], T0 + 1_000);
     alone.end();
     const continued = object("r2", "continued", {
       "engine.openmcp.cloud/traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
     });
     const other = tracing.startReconcile("ClusterRequest", continued, "pending");
+    await other.event("write ClusterRequest", {}, async () => {});
     other.end();
     await tracing.shutdown();
     expect(held.spans().map((span) => [span.name, span.spanContext().traceId])).toEqual([
