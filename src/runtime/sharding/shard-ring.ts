@@ -228,13 +228,16 @@ export class ShardRing {
       const acknowledge = mayAcknowledge(this.#view, this.#inFlight.keys())
         ? this.#view.members
         : this.#view.acknowledged;
+      // Reckoned from when the renewal was sent, not from the round's start: the renewal lands after it, so
+      // the others' lease duration runs from later still; a list slowed by a busy API server costs nothing.
+      const sentAt = this.#clock.now();
       await this.#renew(acknowledge);
-      this.#renewedAt = startedAt;
+      this.#renewedAt = sentAt;
       // Even if the next round hangs on a dead connection, the deadline is noticed on time.
       this.#deadline?.cancel();
       this.#deadline = this.#clock.schedule(
         () => this.#checkDeadline(),
-        startedAt + this.#timing.renewDeadlineMs + 1 - this.#clock.now(),
+        sentAt + this.#timing.renewDeadlineMs + 1 - this.#clock.now(),
       );
       this.#set({ ...this.#view, healthy: true, acknowledged: acknowledge });
       for (const peer of peers) {
