@@ -96,9 +96,7 @@ try {
         "--log-level=error",
       ],
       nodeOptions,
-      mode === "traced"
-        ? { OTEL_EXPORTER_OTLP_ENDPOINT: jaeger.otlpGrpc }
-        : { OTEL_EXPORTER_OTLP_ENDPOINT: "" },
+      ENV[mode],
     );
     await sleep(3_000); // the profile made, caches synced, start-up garbage collected
     const pid = engine.child.pid ?? 0;
