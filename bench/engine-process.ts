@@ -7,7 +7,10 @@ import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import type { CustomObjectsApi } from "@kubernetes/client-node";
+import { RESOURCES } from "../src/api/constants.ts";
 import { freePorts } from "../src/util/free-ports.ts";
+import { clusterBody, pool } from "./bench-clusters.ts";
 
 export interface EngineProcess {
   readonly child: ChildProcess;
@@ -130,4 +133,31 @@ export async function startEngineProcess(
     await gone;
   };
   return { child, metrics, collectGarbage, stop };
+}
+
+/**
+ * Creates N Clusters `c-<i>` of `profile` in `namespace` (`concurrency` at once) and waits until the engine's
+ * metrics count them all Ready; returns its peak RSS meanwhile.
+ */
+export async function createUntilReady(
+  engine: EngineProcess,
+  custom: CustomObjectsApi,
+  props: { namespace: string; profile: string; count: number; concurrency: number },
+): Promise<{ peakRss: number }> {
+  const creating = pool(props.count, props.concurrency, async (i) => {
+    await custom.createNamespacedCustomObject({
+      ...RESOURCES.Cluster,
+      namespace: props.namespace,
+      body: clusterBody(`c-${i}`, props.profile),
+    });
+  });
+  let peakRss = 0;
+  for (;;) {
+    const text = await engine.metrics();
+    peakRss = Math.max(peakRss, sample(text, "process_resident_memory_bytes") ?? 0);
+    if ((sample(text, "openmcp_engine_objects", 'kind="Cluster",phase="Ready"') ?? 0) >= props.count) break;
+    await sleep(250);
+  }
+  await creating;
+  return { peakRss };
 }

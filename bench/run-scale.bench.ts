@@ -17,12 +17,18 @@ import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { setTimeout as sleep } from "node:timers/promises";
 import { parseArgs } from "node:util";
-import { RESOURCES } from "../src/api/constants.ts";
 import { startControlPlane } from "../src/controlplane/control-plane.ts";
 import { reuseConnections } from "../src/runtime/connection-reuse.ts";
 import { installingCrds } from "../src/runtime/install-crds.ts";
-import { benchWorld, clusterBody, minimalClusterWrites, pool } from "./bench-clusters.ts";
-import { cpuSeconds, imageNodeOptions, sample, startEngineProcess, sum } from "./engine-process.ts";
+import { benchWorld, minimalClusterWrites, pool } from "./bench-clusters.ts";
+import {
+  cpuSeconds,
+  createUntilReady,
+  imageNodeOptions,
+  sample,
+  startEngineProcess,
+  sum,
+} from "./engine-process.ts";
 
 const { values } = parseArgs({
   options: {
@@ -87,21 +93,12 @@ try {
   const serverCpuBefore = cpuSeconds(server);
   const engineCpuBefore = cpuSeconds([engine.child.pid ?? 0]);
   const start = performance.now();
-  const creating = pool(count, concurrency, async (i) => {
-    await custom.createNamespacedCustomObject({
-      ...RESOURCES.Cluster,
-      namespace: "engine",
-      body: clusterBody(`c-${i}`, "bench.bench.sim"),
-    });
+  const { peakRss } = await createUntilReady(engine, custom, {
+    namespace: "engine",
+    profile: "bench.bench.sim",
+    count,
+    concurrency,
   });
-  let peakRss = 0;
-  for (;;) {
-    const text = await engine.metrics();
-    peakRss = Math.max(peakRss, sample(text, "process_resident_memory_bytes") ?? 0);
-    if ((sample(text, "openmcp_engine_objects", 'kind="Cluster",phase="Ready"') ?? 0) >= count) break;
-    await sleep(250);
-  }
-  await creating;
   const engineMs = performance.now() - start;
   const engineCpu = cpuSeconds([engine.child.pid ?? 0]) - engineCpuBefore;
   const serverCpuEngine = cpuSeconds(server) - serverCpuBefore;

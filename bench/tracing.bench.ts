@@ -22,8 +22,8 @@ import { reuseConnections } from "../src/runtime/connection-reuse.ts";
 import { installingCrds } from "../src/runtime/install-crds.ts";
 import { objectSpanIds } from "../src/runtime/tracing/trace-ids.ts";
 import { startJaeger } from "../test/support/jaeger.ts";
-import { benchWorld, clusterBody, pool } from "./bench-clusters.ts";
-import { cpuTimes, imageNodeOptions, sample, startEngineProcess } from "./engine-process.ts";
+import { benchWorld } from "./bench-clusters.ts";
+import { cpuTimes, createUntilReady, imageNodeOptions, startEngineProcess } from "./engine-process.ts";
 
 const { values } = parseArgs({
   options: {
@@ -103,21 +103,12 @@ try {
     const spansBefore = await jaeger.acceptedSpans();
     const cpuBefore = cpuTimes([pid]);
     const start = performance.now();
-    const creating = pool(count, concurrency, async (i) => {
-      await custom.createNamespacedCustomObject({
-        ...RESOURCES.Cluster,
-        namespace,
-        body: clusterBody(`c-${i}`, "bench.bench.sim"),
-      });
+    const { peakRss } = await createUntilReady(engine, custom, {
+      namespace: namespace,
+      profile: "bench.bench.sim",
+      count,
+      concurrency,
     });
-    let peakRss = 0;
-    for (;;) {
-      const text = await engine.metrics();
-      peakRss = Math.max(peakRss, sample(text, "process_resident_memory_bytes") ?? 0);
-      if ((sample(text, "openmcp_engine_objects", 'kind="Cluster",phase="Ready"') ?? 0) >= count) break;
-      await sleep(250);
-    }
-    await creating;
     const wall = performance.now() - start;
     await sleep(TAIL_MS);
     const cpuAfter = cpuTimes([pid]);
