@@ -95,19 +95,9 @@ export class EngineTracing {
     this.shutdown = options.shutdown ?? (async () => {});
   }
 
-  /** The span an object's spans continue: its annotation's, else the linked object's own span, else none. */
-  parentOf(object: TracedObject, linked?: TracedObject): SpanIds | undefined {
-    return this.#place(object, linked).parent;
-  }
-
-  /** The object's own span (see {@link objectSpanIds}); `linked` as for {@link parentOf}. */
-  spanOf(object: TracedObject, linked?: TracedObject): SpanIds {
-    return this.#place(object, linked).own;
-  }
-
   /** The `traceparent` to write on an object made for this one (the scheduler's Cluster for its request). */
   traceparentOf(object: TracedObject): string {
-    return formatTraceparent(this.spanOf(object));
+    return formatTraceparent(this.#place(object, undefined).own);
   }
 
   /** Starts tracing one reconcile of `object`: its steps' spans go beneath the object's span. */
@@ -196,6 +186,10 @@ export class EngineTracing {
     this.#placed.delete(uid);
   }
 
+  /**
+   * The object's own span ({@link objectSpanIds}) and the span it continues: its annotation's, else the linked
+   * object's own span, else none.
+   */
   #place(object: TracedObject, linked: TracedObject | undefined): Placed {
     const uid = object.metadata.uid ?? "";
     const annotation = object.metadata.annotations?.[ANNOTATIONS.traceparent];

@@ -10,20 +10,14 @@ import { describe, expect, it } from "vitest";
 import { silentLogger } from "../../../../src/runtime/logger.ts";
 import type { TracedObject } from "../../../../src/runtime/tracing/engine-tracing.ts";
 import { startTracing } from "../../../../src/runtime/tracing/otel-sdk.ts";
+import { type TracingSettings, tracingSettings } from "../../../../src/runtime/tracing/otel-settings.ts";
 import { objectSpanIds } from "../../../../src/runtime/tracing/trace-ids.ts";
 
+/** The engine's defaults, as the variables give them (service name aside). */
 const SETTINGS = {
-  protocol: "grpc",
+  ...(tracingSettings({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://unused:4317" }) as TracingSettings),
   serviceName: "test",
-  ratio: 1,
-  parentBased: true,
-  batch: {
-    scheduledDelayMillis: 5_000,
-    maxQueueSize: 8_192,
-    maxExportBatchSize: 1_024,
-    exportTimeoutMillis: 30_000,
-  },
-} as const;
+};
 const T0 = Date.parse("2026-11-28T10:00:00Z");
 
 /** Keeps what it was given past the SDK's shutdown (InMemorySpanExporter forgets on shutdown). */
