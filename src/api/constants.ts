@@ -248,8 +248,13 @@ export const REASONS = {
   DeprecatedVersion: "DeprecatedVersion",
   DowngradeNotAllowed: "DowngradeNotAllowed",
   BackendError: "BackendError",
-  /** A reconcile's look at the world failed (e.g. a Cluster whose backend cannot be told); told as an Event. */
+  /**
+   * A reconcile's look at the world failed (e.g. the backend's credentials are gone, or it cannot be reached):
+   * told as an Event, and on a Cluster as its ClusterReady condition until a look succeeds again.
+   */
   ObserveFailed: "ObserveFailed",
+  /** A Ready Cluster whose backend reports it no longer ready (e.g. its processes or node containers stopped). */
+  BackendNotReady: "BackendNotReady",
   /** The object is paused for a move between management clusters: the engine leaves it alone. Told as an Event. */
   Paused: "Paused",
   Provisioning: "Provisioning",

@@ -161,7 +161,13 @@ export class LocalBackend implements ClusterBackend {
     if (failure && !this.#starts.has(key)) {
       return { exists: true, phase: "failed", version, message: failure.message };
     }
-    return { exists: true, phase: "provisioning", version };
+    // Made once and stopped since (killed, a reboot): the supervisor starts it again from its data.
+    const why = status.running
+      ? "its API server does not answer /readyz"
+      : this.#starts.has(key)
+        ? "its processes are starting"
+        : "its processes are not running; the supervisor starts them again from their data";
+    return { exists: true, phase: "provisioning", version, message: why };
   }
 
   async create(target: ClusterTarget, version: string): Promise<void> {

@@ -209,6 +209,7 @@ export class MachineController<T extends MachineObject> extends KeyedController 
     object: T,
     uid: string,
     failures: EventRecord[],
+    traced: ReconcileTrace,
   ): Promise<unknown> {
     try {
       const observation = await work.observe(object);
@@ -220,6 +221,19 @@ export class MachineController<T extends MachineObject> extends KeyedController 
       if (this.#toldLookFailures.get(uid) !== message) {
         failures.push({ type: "Warning", reason: REASONS.ObserveFailed, message });
         this.#toldLookFailures.set(uid, message);
+      }
+      // Where the kind can say it on the object (a Cluster's ClusterReady), the failure is shown there too.
+      const nowMs = this.clock.now();
+      const status = work.unobserved?.(object, errorMessage(error), {
+        now: rfc3339(nowMs),
+        nowMs,
+        lastError: this.#lastErrors.get(uid),
+      });
+      if (status !== undefined) {
+        // The look's failure is what the reconcile reports; a refused write of it is retried with the look.
+        await this.#patch(object, changesTo(object, "status", status), "status", traced).catch((refused) =>
+          this.log.debug("showing a failed look refused", { uid, error: errorMessage(refused) }),
+        );
       }
       throw error;
     }
@@ -272,7 +286,7 @@ export class MachineController<T extends MachineObject> extends KeyedController 
     let unfinished = false;
     try {
       for (let round = 1; round <= MAX_ROUNDS; round++) {
-        const observation = await this.#observe(work, local, uid, failures);
+        const observation = await this.#observe(work, local, uid, failures, traced);
         const nowMs = this.clock.now();
         last = work.step(local, observation, {
           now: rfc3339(nowMs),

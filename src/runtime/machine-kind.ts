@@ -108,6 +108,11 @@ export interface Reconciliation<T extends MachineObject, Observation, Command> {
     context: StepContext,
   ): MachineStep<T["metadata"], unknown, Command>;
   run(commands: readonly Command[], object: T): Promise<void>;
+  /**
+   * The status to show while `observe` fails with `failure` (pure; the machine does not move, as nothing is
+   * known); undefined, or absent: the status stays as it is and only an Event tells the failure.
+   */
+  unobserved?(object: T, failure: string, context: StepContext): unknown;
 }
 
 /** A related cache whose changes wake objects of the kind: `keys` names them (namespace/name). */

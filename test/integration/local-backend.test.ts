@@ -22,7 +22,7 @@ import { aProviderConfig } from "../support/builders.ts";
 import { eventually } from "../support/eventually.ts";
 import { removeLocalBackendState } from "../support/local-backend-state.ts";
 import { observationWhere } from "../support/observation-where.ts";
-import { isAlive, waitUntilGone } from "../support/processes.ts";
+import { isAlive, killHard, waitUntilGone } from "../support/processes.ts";
 
 const assets = findKubeAssets();
 const binaryVersion = kubeAssetVersions(assets).kubernetes.replace(/^v/, "");
@@ -73,15 +73,6 @@ async function coreApi(backend: ClusterBackend, cluster: ClusterTarget): Promise
   const kubeConfig = new KubeConfig();
   kubeConfig.loadFromString(access.kubeconfig);
   return kubeConfig.makeApiClient(CoreV1Api);
-}
-
-async function killHard(pids: readonly number[]): Promise<void> {
-  for (const pid of pids) process.kill(pid, "SIGKILL");
-  await eventually(() => expect(pids.filter(isAlive)).toEqual([]), {
-    what: `killed processes ${pids.join(", ")} to be gone`,
-    timeoutMs: 10_000,
-    intervalMs: 20,
-  });
 }
 
 afterAll(async () => {

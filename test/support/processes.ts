@@ -24,6 +24,16 @@ export async function waitUntilGone(
 
 const NOTHING_LEFT = { alive: [], directoryExists: false };
 
+/** Kills `pids` with SIGKILL (as a crash or an OOM kill would) and waits until they are gone. */
+export async function killHard(pids: readonly number[]): Promise<void> {
+  for (const pid of pids) process.kill(pid, "SIGKILL");
+  await eventually(() => expect(pids.filter(isAlive)).toEqual([]), {
+    what: `killed processes ${pids.join(", ")} to be gone`,
+    timeoutMs: 10_000,
+    intervalMs: 20,
+  });
+}
+
 /** Pids of the live processes whose command line contains `text` (e.g. a state folder), from `/proc`. */
 export const processesMentioning: (text: string) => number[] = processesMarked;
 

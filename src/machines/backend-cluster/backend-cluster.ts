@@ -86,6 +86,15 @@ export const acceptedVersion = (facts: BackendClusterFacts): string | undefined 
 
 const backendPhase = (facts: BackendClusterFacts) => (facts.backend.exists ? facts.backend.phase : undefined);
 
+/**
+ * Why a cluster that came up once no longer serves, as its backend reports it (e.g. its processes or machines
+ * stopped); undefined while it serves (ready, or updating: a rolling upgrade keeps serving).
+ */
+export function notServing(backend: ClusterObservation): string | undefined {
+  if (!backend.exists || backend.phase === "ready" || backend.phase === "updating") return undefined;
+  return `${backend.phase}${backend.message ? `: ${backend.message}` : ""}`;
+}
+
 /** What the backend says is missing of a cluster that exists but is not whole; never for one being deleted. */
 export const incompleteness = (facts: BackendClusterFacts): string | undefined =>
   facts.backend.exists && facts.backend.phase !== "deleting" && !facts.deleting

@@ -146,4 +146,6 @@ export interface CapiOwnedSteps<
   pausedStep(
     input: { readonly [key in Key]: Obj } & { readonly why: string; readonly now: string },
   ): CapiOwnedStepResult<Obj, Status>;
+  /** The status while the backend cannot be looked at: the main condition False with `failure`; nothing moves. */
+  unobservedStatus(object: Obj, failure: string, now: string): Status | undefined;
 }

@@ -8,7 +8,7 @@ import type { ClusterObservation } from "../../api/backend.ts";
 import { type ApiEndpoint, CAPI_CONDITIONS } from "../../api/cluster-api.ts";
 import type { Condition, ObjectMeta } from "../../api/common.ts";
 import { REASONS } from "../../api/constants.ts";
-import { type BackendClusterFacts, backendDetail } from "../backend-cluster/backend-cluster.ts";
+import { type BackendClusterFacts, backendDetail, notServing } from "../backend-cluster/backend-cluster.ts";
 import { type ConditionUpdate, mergeConditions } from "../shared/conditions.ts";
 import type { CapiOwnedFacts } from "./machine.ts";
 
@@ -214,6 +214,28 @@ export function desiredCapiOwnedStatus<
   return status as Status;
 }
 
+/**
+ * The status while the backend cannot be looked at: the contract's main condition False with what failed; the
+ * state does not move (see the Cluster's `unobservedStatus`). Undefined for an object no engine wrote a status for.
+ */
+export function unobservedCapiOwnedStatus<Status extends CapiOwnedStatusFields>(
+  spec: Pick<CapiOwnedStatusSpec<unknown, Status, CapiOwnedFacts>, "condition" | "what">,
+  object: { readonly status?: Status | undefined },
+  failure: string,
+  now: string,
+): Status | undefined {
+  const previous = object.status;
+  if (!previous?.state) return undefined;
+  const condition: ConditionUpdate = {
+    type: spec.condition,
+    status: "False",
+    reason: REASONS.ObserveFailed,
+    message: `the backend could not be asked about ${spec.what}: ${failure}`,
+  };
+  const generation = previous.conditions?.find((c) => c.type === spec.condition)?.observedGeneration ?? 0;
+  return { ...previous, conditions: mergeConditions(previous.conditions, [condition], generation, now) };
+}
+
 /** The contract's main condition: serving, what the engine is doing instead, or what it waits for. */
 function mainCondition<Obj extends CapiOwnedStatusObject<unknown>, Facts extends CapiOwnedFacts>(
   spec: CapiOwnedStatusSpec<Obj, unknown, Facts>,
@@ -231,7 +253,18 @@ function mainCondition<Obj extends CapiOwnedStatusObject<unknown>, Facts extends
     backendEndpoint: input.backendEndpoint,
     lastError: input.lastError,
   };
-  if (input.serving && backend.exists) return servingCondition(serving, spec.servingReason, backend.version);
+  if (input.serving && backend.exists) {
+    // Up once, but the backend reports it not serving any more (its machines stopped): the condition says so.
+    const down = notServing(backend);
+    return down === undefined
+      ? servingCondition(serving, spec.servingReason, backend.version)
+      : {
+          type,
+          status: "False",
+          reason: REASONS.BackendNotReady,
+          message: `the backend reports ${spec.what} ${down}`,
+        };
+  }
   const progress = progressCondition(serving);
   if (progress) return progress;
   const waiting = (reason: string, message: string): ConditionUpdate => ({

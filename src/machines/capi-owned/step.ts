@@ -29,7 +29,12 @@ import type {
   PublicationCommand,
 } from "./contract.ts";
 import type { CapiOwnedFacts } from "./machine.ts";
-import { type CapiOwnedStatusFields, desiredCapiOwnedStatus, pausedObjectStatus } from "./status.ts";
+import {
+  type CapiOwnedStatusFields,
+  desiredCapiOwnedStatus,
+  pausedObjectStatus,
+  unobservedCapiOwnedStatus,
+} from "./status.ts";
 
 /** The machine state an object stores in `status.state` (`pending` before the first step). */
 function readStoredState(object: { readonly status?: { readonly state?: string } | undefined }): string {
@@ -255,5 +260,7 @@ export function capiOwnedSteps<
       const object = objectOf(input);
       return pausedStep(object, pausedObjectStatus(object, input.why, input.now));
     },
+    unobservedStatus: (object, failure, now) =>
+      unobservedCapiOwnedStatus(contract.status, object, failure, now),
   };
 }

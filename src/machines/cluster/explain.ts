@@ -119,9 +119,19 @@ export function explainCluster(cluster: Cluster, profile: ProfileLookup): Cluste
     case "ready":
       why.push(ready?.status === "True" ? `ClusterReady: ${ready.message}` : backendSays(ready));
       if (version?.reason === REASONS.DeprecatedVersion) why.push(version.message);
-      waitingFor.push(
-        "nothing: it is Ready. It moves when it is deleted, its version changes, or the backend loses or fails it",
-      );
+      if (ready?.reason === REASONS.ObserveFailed) {
+        waitingFor.push(
+          "the backend to answer again (the controller retries with backoff); until then nothing is ordered",
+        );
+      } else if (ready?.reason === REASONS.BackendNotReady) {
+        waitingFor.push(
+          "the backend to report the cluster ready again (looked at every retry period, 30 s by default), or to report it lost or failed",
+        );
+      } else {
+        waitingFor.push(
+          "nothing: it is Ready. It moves when it is deleted, its version changes, or the backend loses or fails it",
+        );
+      }
       break;
     case "updating": {
       const running = cluster.metadata.labels?.[LABELS.k8sVersion];

@@ -3,7 +3,7 @@ import type { ClusterObservation } from "../../api/backend.ts";
 import type { Cluster, ClusterStatus } from "../../api/cluster.ts";
 import type { JsonObject } from "../../api/common.ts";
 import { CONDITION_TYPES, ENDPOINTS, REASONS } from "../../api/constants.ts";
-import { backendDetail, incompleteness } from "../backend-cluster/backend-cluster.ts";
+import { backendDetail, incompleteness, notServing } from "../backend-cluster/backend-cluster.ts";
 import { type ConditionUpdate, clusterPhase, mergeConditions } from "../shared/conditions.ts";
 import type { ClusterFacts } from "./machine.ts";
 
@@ -57,6 +57,31 @@ export function desiredStatus({ input, facts, state, phase }: ClusterTransition)
     delete status.apiServer;
   }
   return status as unknown as ClusterStatus;
+}
+
+/**
+ * The status while the backend cannot be looked at (its credentials gone, unreachable): ClusterReady False with
+ * what failed, the phase following it, everything else as it was. Nothing is known, so the state does not
+ * move and nothing is ordered; the next look that succeeds computes the status again. Undefined for a
+ * Cluster no engine has written a status for yet.
+ */
+export function unobservedStatus(cluster: Cluster, failure: string, now: string): ClusterStatus | undefined {
+  const previous = cluster.status;
+  if (!previous?.providerStatus?.state) return undefined;
+  const conditions = mergeConditions(
+    previous.conditions,
+    [
+      {
+        type: CONDITION_TYPES.clusterReady,
+        status: "False",
+        reason: REASONS.ObserveFailed,
+        message: `the backend could not be asked about the cluster: ${failure}`,
+      },
+    ],
+    previous.observedGeneration,
+    now,
+  );
+  return { ...previous, conditions, phase: clusterPhase(previous.phase, conditions) };
 }
 
 function conditionUpdates(input: ClusterStatusInput, facts: ClusterFacts, state: string): ConditionUpdate[] {
@@ -119,12 +144,22 @@ function clusterReadyCondition(
   const backend = facts.backend;
   const detail = backendDetail(backend);
   if (state === "ready" && backend.exists) {
-    return {
-      type,
-      status: "True",
-      reason: REASONS.Ready,
-      message: `Kubernetes ${backend.version} at ${backend.endpoint ?? ""}`,
-    };
+    // The machine stays Ready while the backend only reports it not serving (it may come back by itself); the
+    // condition says so, and the phase follows it.
+    const down = notServing(backend);
+    return down === undefined
+      ? {
+          type,
+          status: "True",
+          reason: REASONS.Ready,
+          message: `Kubernetes ${backend.version} at ${backend.endpoint ?? ""}`,
+        }
+      : {
+          type,
+          status: "False",
+          reason: REASONS.BackendNotReady,
+          message: `the backend reports the cluster ${down}`,
+        };
   }
   if (input.lastError !== undefined) {
     return { type, status: "False", reason: REASONS.BackendError, message: input.lastError };

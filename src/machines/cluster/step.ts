@@ -3,10 +3,23 @@ import type { ClusterObservation, ClusterTarget } from "../../api/backend.ts";
 import type { Cluster, ClusterStatus } from "../../api/cluster.ts";
 import type { ClusterProfile } from "../../api/cluster-profile.ts";
 import type { JsonObject } from "../../api/common.ts";
-import { ANNOTATIONS, FINALIZERS, LABELS, OPERATIONS } from "../../api/constants.ts";
-import { type BackendOrder, backendClusterFacts, backendTarget } from "../backend-cluster/backend-cluster.ts";
+import {
+  ANNOTATIONS,
+  CONDITION_TYPES,
+  FINALIZERS,
+  LABELS,
+  OPERATIONS,
+  REASONS,
+} from "../../api/constants.ts";
+import {
+  type BackendOrder,
+  backendClusterFacts,
+  backendTarget,
+  notServing,
+} from "../backend-cluster/backend-cluster.ts";
 import { type ProfileClaimant, profileReference } from "../cluster-profile/profile-reference.ts";
-import { type KindStep, kindStep, type StepBasics } from "../shared/kind-step.ts";
+import { type KindStep, kindStep, type StepBasics, type Transitioned } from "../shared/kind-step.ts";
+import type { EventRecord } from "../shared/machine-step.ts";
 import type { RequeueTiming } from "../shared/machine-tags.ts";
 import { type ClusterFacts, clusterMachine } from "./machine.ts";
 import { desiredStatus } from "./status.ts";
@@ -124,7 +137,48 @@ export const stepCluster: (input: ClusterStepInput) => ClusterStepResult = kindS
     }
   },
   status: desiredStatus,
+  moreEvents: readinessEvents,
+  // Ready, but the backend reports it not serving: look again sooner than a resync, to see it come back.
+  atRest: ({ input, facts, state }) =>
+    state === "ready" && notServing(facts.backend) !== undefined ? input.timing.retryMs : undefined,
 });
+
+/**
+ * While the machine stays Ready: an Event when the backend reports the cluster not ready any more, and one when
+ * it is ready again after that or after the backend could not be asked (the failed look told its own Event).
+ */
+function readinessEvents({
+  input,
+  facts,
+  previousState,
+  state,
+}: Transitioned<ClusterStepInput, ClusterFacts, BackendOrder>): EventRecord[] {
+  if (previousState !== "ready" || state !== "ready" || !facts.backend.exists) return [];
+  const was = input.cluster.status?.conditions?.find((c) => c.type === CONDITION_TYPES.clusterReady);
+  const backend = facts.backend;
+  const down = notServing(backend);
+  if (down !== undefined) {
+    return was?.status === "True"
+      ? [
+          {
+            type: "Warning",
+            reason: REASONS.BackendNotReady,
+            message: `The backend reports the cluster ${down}`,
+          },
+        ]
+      : [];
+  }
+  return was?.status === "False" &&
+    (was.reason === REASONS.BackendNotReady || was.reason === REASONS.ObserveFailed)
+    ? [
+        {
+          type: "Normal",
+          reason: REASONS.Ready,
+          message: `The cluster is ready again with Kubernetes ${backend.version}`,
+        },
+      ]
+    : [];
+}
 
 /** The backend's key and description of a Cluster, with its labels and annotations (contract 1.1). */
 export function clusterTarget(

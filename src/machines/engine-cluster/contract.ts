@@ -76,6 +76,8 @@ export const engineClusterFacts = steps.facts;
 export const stepEngineCluster: (input: EngineClusterStepInput) => EngineClusterStepResult = steps.step;
 /** The step of a paused EngineCluster (it or its CAPI Cluster): only the Paused condition says so and why. */
 export const stepPausedEngineCluster = steps.pausedStep;
+/** The status of an EngineCluster while the backend cannot be looked at: its main condition says why; nothing moves. */
+export const unobservedEngineClusterStatus = steps.unobservedStatus;
 
 /** Every guard of the EngineCluster machine, as a person would say it. */
 export const ENGINE_CLUSTER_GUARD_PHRASES = capiOwnedGuardPhrases("EngineCluster", "cluster", {

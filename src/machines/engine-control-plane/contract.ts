@@ -176,6 +176,8 @@ export const stepEngineControlPlane: (input: EngineControlPlaneStepInput) => Eng
   steps.step;
 /** The step of a paused EngineControlPlane (it or its CAPI Cluster): only the Paused condition says so and why. */
 export const stepPausedEngineControlPlane = steps.pausedStep;
+/** The status of an EngineControlPlane while the backend cannot be looked at: its main condition says why; nothing moves. */
+export const unobservedEngineControlPlaneStatus = steps.unobservedStatus;
 
 /** Every guard of the EngineControlPlane machine, as a person would say it. */
 export const ENGINE_CONTROL_PLANE_GUARD_PHRASES = capiOwnedGuardPhrases(

@@ -78,6 +78,8 @@ export interface CapiOwnedKindSpec<T extends MachineObject & CapiOwnedObject, Ow
   ): CapiOwnedResponsibility;
   pausedBy(object: T, owner: Owner): string | undefined;
   pausedStep(object: T, why: string, now: string): Step<T>;
+  /** Its status while the backend cannot be looked at (pure); see {@link Reconciliation.unobserved}. */
+  unobserved(object: T, failure: string, now: string): unknown;
   target(object: T, profile: ClusterProfile | undefined, settings?: JsonObject): ClusterTarget;
   step(object: T, parts: CapiOwnedStepParts<Owner>): Step<T>;
   describe(command: CapiOwnedCommand): string;
@@ -210,6 +212,7 @@ export function capiOwnedKind<T extends MachineObject & CapiOwnedObject, Owner>(
             now,
             timing,
           }),
+        unobserved: (object, failure, { now }) => spec.unobserved(object, failure, now),
         async run(commands, object) {
           for (const command of commands) {
             log.info("backend command", {

@@ -8,6 +8,7 @@ import type { BackendOrder } from "../../../machines/backend-cluster/backend-clu
 import { acceptedVersion } from "../../../machines/backend-cluster/backend-cluster.ts";
 import { CLUSTER_DEFINITION } from "../../../machines/cluster/definition.ts";
 import { explainCluster, type ProfileLookup } from "../../../machines/cluster/explain.ts";
+import { unobservedStatus } from "../../../machines/cluster/status.ts";
 import {
   type ClusterTiming,
   clusterFacts,
@@ -26,8 +27,11 @@ import { PoolBinder } from "./pool-binder.ts";
 import { POOL_CACHES } from "./pool-caches.ts";
 import { PoolController } from "./pool-controller.ts";
 
-/** Defaults: poll a working backend every 2 s, retry a missing profile every 30 s, resync Ready every 10 min. */
-export const DEFAULT_CLUSTER_TIMING = { pollMs: 2_000, retryMs: 30_000, resyncMs: 600_000 } as const;
+/**
+ * Defaults: poll a working backend every 2 s, retry a missing profile every 30 s, and look at a Ready Cluster's
+ * infrastructure every 2 min (an observation; nothing is written unless it changed), so a lost one shows soon.
+ */
+export const DEFAULT_CLUSTER_TIMING = { pollMs: 2_000, retryMs: 30_000, resyncMs: 120_000 } as const;
 
 /**
  * The Cluster kind's settings besides its timing: `pools: true` serves new Clusters from warm pools
@@ -140,6 +144,7 @@ export const clusterKind: MachineKind<
         binder?.readied(object, result.previousState, result.state, nowMs, poolMember);
         return result;
       },
+      unobserved: (object, failure, { now }) => unobservedStatus(object, failure, now),
       async run(commands) {
         for (const command of commands) {
           log.info("backend command", {

@@ -12,6 +12,7 @@ import {
   pausedBy,
   stepEngineCluster,
   stepPausedEngineCluster,
+  unobservedEngineClusterStatus,
 } from "../../../machines/engine-cluster/contract.ts";
 import { ENGINE_CLUSTER_DEFINITION } from "../../../machines/engine-cluster/definition.ts";
 import { ownerPausedFor } from "../capi-owned/capi-owned.ts";
@@ -39,6 +40,7 @@ export const engineClusterKind = capiOwnedKind<EngineCluster, boolean>({
   responsibility: engineClusterResponsibility,
   pausedBy,
   pausedStep: (cluster, why, now) => stepPausedEngineCluster({ cluster, why, now }),
+  unobserved: unobservedEngineClusterStatus,
   target: engineClusterTarget,
   step: (cluster, { owner: _, defaultVersion, ...parts }) =>
     stepEngineCluster({ cluster, ...parts, ...(defaultVersion ? { defaultVersion } : {}) }),

@@ -17,6 +17,7 @@ import {
   explainEngineControlPlane,
   stepEngineControlPlane,
   stepPausedEngineControlPlane,
+  unobservedEngineControlPlaneStatus,
 } from "../../../machines/engine-control-plane/contract.ts";
 import { ENGINE_CONTROL_PLANE_DEFINITION } from "../../../machines/engine-control-plane/definition.ts";
 import { ownerPausedFor } from "../capi-owned/capi-owned.ts";
@@ -42,6 +43,7 @@ export const engineControlPlaneKind = capiOwnedKind<EngineControlPlane, CapiClus
   responsibility: engineControlPlaneResponsibility,
   pausedBy: controlPlanePausedBy,
   pausedStep: (controlPlane, why, now) => stepPausedEngineControlPlane({ controlPlane, why, now }),
+  unobserved: unobservedEngineControlPlaneStatus,
   target: engineControlPlaneTarget,
   // Its version is required: no default applies.
   step: (controlPlane, { defaultVersion: _, ...parts }) => stepEngineControlPlane({ controlPlane, ...parts }),

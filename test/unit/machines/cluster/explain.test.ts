@@ -5,6 +5,7 @@ import type { ClusterObservation } from "../../../../src/api/backend.ts";
 import type { Cluster } from "../../../../src/api/cluster.ts";
 import { ANNOTATIONS, FINALIZERS } from "../../../../src/api/constants.ts";
 import { explainCluster, type ProfileLookup } from "../../../../src/machines/cluster/explain.ts";
+import { unobservedStatus } from "../../../../src/machines/cluster/status.ts";
 import {
   absent,
   aCluster,
@@ -42,6 +43,38 @@ describe("explainCluster", () => {
     expect(explanation.why).toContain(
       "it came from warm pool warm: bound to pool cluster pool-0a1b2c3d4e5f, made before the Cluster asked",
     );
+  });
+
+  it("says a Ready Cluster whose backend lost it, or cannot be asked, is not waiting for nothing", () => {
+    const ready = settled(aCluster(), readyAt("1.33.3"));
+    const stopped = settled(ready, {
+      exists: true,
+      phase: "provisioning",
+      version: "1.33.3",
+      message: "its processes are not running",
+    });
+    expect(explainCluster(stopped, ours)).toEqual({
+      state: "ready",
+      phase: "Progressing",
+      why: [
+        "ClusterReady=False (BackendNotReady): the backend reports the cluster provisioning: its processes are not running",
+      ],
+      waitingFor: [
+        "the backend to report the cluster ready again (looked at every retry period, 30 s by default), or to report it lost or failed",
+      ],
+    });
+    const status = unobservedStatus(ready, "Secret clusters/host not found", "2026-11-21T10:05:00Z");
+    const blind = { ...ready, ...(status ? { status } : {}) } as Cluster;
+    expect(explainCluster(blind, ours)).toMatchObject({
+      state: "ready",
+      phase: "Progressing",
+      why: [
+        "ClusterReady=False (ObserveFailed): the backend could not be asked about the cluster: Secret clusters/host not found",
+      ],
+      waitingFor: [
+        "the backend to answer again (the controller retries with backoff); until then nothing is ordered",
+      ],
+    });
   });
 
   it("says a provisioning Cluster waits for the backend, with what the backend reported", () => {

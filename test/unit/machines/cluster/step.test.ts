@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import type { BackendCondition, ClusterObservation } from "../../../../src/api/backend.ts";
 import type { Cluster } from "../../../../src/api/cluster.ts";
 import { ANNOTATIONS, FINALIZERS, LABELS } from "../../../../src/api/constants.ts";
+import { unobservedStatus } from "../../../../src/machines/cluster/status.ts";
 import { clusterResponsibility, clusterTarget } from "../../../../src/machines/cluster/step.ts";
 import {
   absent,
@@ -180,6 +181,74 @@ describe("provisioning", () => {
 
 describe("a Ready Cluster", () => {
   const ready = settle(aCluster(), readyAt("1.33.3")).cluster;
+
+  it("says so when the backend reports it not ready any more (processes stopped), and is Ready again when it is", () => {
+    const stopped: ClusterObservation = {
+      exists: true,
+      phase: "provisioning",
+      version: "1.33.3",
+      message: "its processes are not running",
+    };
+    const result = stepClusterWrites(input(ready, stopped));
+    // The machine stays Ready (nothing is ordered: the cluster may come back), the condition and phase follow it.
+    expect(result.state).toBe("ready");
+    expect(result.commands).toEqual([]);
+    const down = afterWrites(ready, result);
+    expectCondition(down, {
+      type: "ClusterReady",
+      status: "False",
+      reason: "BackendNotReady",
+      message: "the backend reports the cluster provisioning: its processes are not running",
+    });
+    expect(down.status?.phase).toBe("Progressing");
+    expect(result.events).toEqual([
+      {
+        type: "Warning",
+        reason: "BackendNotReady",
+        message: "The backend reports the cluster provisioning: its processes are not running",
+      },
+    ]);
+    // Looked at again sooner than a resync while it is down; told once.
+    expect(result.requeueAfterMs).toBe(TIMING.retryMs);
+    const still = stepClusterWrites(input(down, stopped));
+    expect([...still.metadataPatch, ...still.statusPatch, ...still.events]).toEqual([]);
+
+    const back = stepClusterWrites(input(down, readyAt("1.33.3")));
+    const up = afterWrites(down, back);
+    expectCondition(up, { type: "ClusterReady", status: "True", reason: "Ready" });
+    expect(up.status?.phase).toBe("Ready");
+    expect(back.events).toEqual([
+      { type: "Normal", reason: "Ready", message: "The cluster is ready again with Kubernetes 1.33.3" },
+    ]);
+    expect(back.requeueAfterMs).toBe(TIMING.resyncMs);
+  });
+
+  it("shows a look at the backend that failed on ClusterReady, moves nothing, and recovers with the next look", () => {
+    const failed = unobservedStatus(
+      ready,
+      "Secret clusters/host-kubeconfig not found",
+      "2026-11-21T10:05:00Z",
+    );
+    const blind = { ...ready, ...(failed ? { status: failed } : {}) } as Cluster;
+    expectCondition(blind, {
+      type: "ClusterReady",
+      status: "False",
+      reason: "ObserveFailed",
+      message: "the backend could not be asked about the cluster: Secret clusters/host-kubeconfig not found",
+    });
+    expect(blind.status?.phase).toBe("Progressing");
+    expect(blind.status?.providerStatus).toEqual(ready.status?.providerStatus); // the state stays
+    expect(blind.status?.endpoints).toEqual(ready.status?.endpoints);
+    // The same failure again: the same status (nothing to write).
+    expect(
+      unobservedStatus(blind, "Secret clusters/host-kubeconfig not found", "2026-11-21T10:06:00Z"),
+    ).toEqual(blind.status);
+    const back = stepClusterWrites(input(blind, readyAt("1.33.3")));
+    expect(afterWrites(blind, back).status?.phase).toBe("Ready");
+    expect(back.events.map((event) => event.reason)).toEqual(["Ready"]);
+    // A Cluster no engine wrote a status for has nothing to correct.
+    expect(unobservedStatus(aCluster(), "x", NOW)).toBeUndefined();
+  });
 
   it("is at rest: another step changes nothing", () => {
     const result = stepClusterWrites(input(ready, readyAt("1.33.3")));

@@ -10,6 +10,7 @@ import {
   pausedBy,
   stepEngineCluster,
   stepPausedEngineCluster,
+  unobservedEngineClusterStatus,
 } from "../../../../src/machines/engine-cluster/contract.ts";
 import { aCluster, aProfile, input } from "../../../support/cluster-fixtures.ts";
 import {
@@ -140,6 +141,33 @@ describe("an owned EngineCluster", () => {
     const ready = moved.desired.status?.conditions?.find((c) => c.type === "Ready");
     expect(ready).toMatchObject({ status: "False", reason: "EndpointMoved" });
     expect(ready?.message).toContain("10.0.0.8:7443");
+  });
+
+  it("says Ready=False while the backend reports it not ready, or cannot be asked, and stays provisioned", () => {
+    const { cluster: provisioned } = run(cluster, [absent, readyBackend()], published);
+    const stopped = stepEngineCluster(
+      engineInput(
+        provisioned,
+        { ...readyBackend(), phase: "provisioning", message: "node stopped" },
+        published,
+      ),
+    );
+    expect(stopped.state).toBe("provisioned");
+    expect(stopped.commands).toEqual([]);
+    expect(condition(afterWrites(provisioned, stopped), "Ready")).toMatchObject({
+      status: "False",
+      reason: "BackendNotReady",
+      message: "the backend reports the cluster provisioning: node stopped",
+    });
+    const blind = unobservedEngineClusterStatus(provisioned, "credentials gone", NOW);
+    expect(blind?.state).toBe("provisioned");
+    expect(blind?.initialization?.provisioned).toBe(true); // "came up once" is never taken back
+    expect(condition({ ...(blind ? { status: blind } : {}) }, "Ready")).toMatchObject({
+      status: "False",
+      reason: "ObserveFailed",
+      message: "the backend could not be asked about the cluster: credentials gone",
+    });
+    expect(unobservedEngineClusterStatus(anEngineCluster(), "x", NOW)).toBeUndefined();
   });
 
   it("shows the backend's failure domains", () => {
