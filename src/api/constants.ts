@@ -237,6 +237,8 @@ export const CONDITION_TYPES = {
 /** Reasons carried by conditions and Events; each tells a person what kind of problem it is. */
 export const REASONS = {
   ProfileNotFound: "ProfileNotFound",
+  /** The profile an object names is missing because the ProviderConfig that would publish it is not Ready. */
+  ProviderConfigNotReady: "ProviderConfigNotReady",
   /**
    * ProviderConfig: the ClusterProfile it would publish exists and is another's (another provider's, or
    * another ProviderConfig's of this provider); no profile is written.

@@ -3,7 +3,7 @@
 import { CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
 import { type ConfigOffer, OFFER_REFRESH_MS } from "../api/backend-contract.ts";
 import type { ClusterProfile } from "../api/cluster-profile.ts";
-import { ANNOTATIONS, LABELS, RESOURCES } from "../api/constants.ts";
+import { ANNOTATIONS, ENGINE_API_VERSION, LABELS, RESOURCES } from "../api/constants.ts";
 import { isNotFound } from "../api/error-message.ts";
 import type { ProviderConfig } from "../api/provider-config.ts";
 import { claimOperations, configOwnership } from "../machines/cluster-profile/ownership.ts";
@@ -12,6 +12,7 @@ import {
   type ProfileOwner,
   profileName,
   profileUpToDate,
+  providerConfigEvent,
   providerConfigStatus,
 } from "../machines/cluster-profile/profile.ts";
 import {
@@ -24,6 +25,7 @@ import { rfc3339 } from "../machines/shared/rfc3339.ts";
 import type { Backends } from "./backends.ts";
 import type { Clock } from "./clock.ts";
 import { GoneError } from "./errors.ts";
+import { EventRecorder } from "./event-recorder.ts";
 import type { Informer } from "./informer.ts";
 import { type InformerSet, resourceCache } from "./informers.ts";
 import { KeyedController } from "./keyed-controller.ts";
@@ -78,10 +80,12 @@ export class ProfileController extends KeyedController {
   readonly #configs: Informer<ProviderConfig>;
   readonly #profiles: Informer<ClusterProfile>;
   readonly #api: CustomObjectsApi;
+  readonly #events: EventRecorder;
 
   constructor(options: ProfileControllerOptions) {
     super({ ...options, name: "profile" });
     this.#options = options;
+    this.#events = new EventRecorder(options.kubeConfig, this.log);
     this.#configs = options.informers.of(PROFILE_CACHES.providerConfigs);
     this.#profiles = options.informers.of(PROFILE_CACHES.profiles);
     this.#api = options.kubeConfig.makeApiClient(CustomObjectsApi);
@@ -260,7 +264,23 @@ export class ProfileController extends KeyedController {
     try {
       await writeDesired(this.#options.kubeConfig, RESOURCES.ProviderConfig, config, "status", status);
     } catch (error) {
-      if (!(error instanceof GoneError)) throw error;
+      if (error instanceof GoneError) return;
+      throw error;
     }
+    // Told where people look (`kubectl describe providerconfig`) once the status says it.
+    const event = providerConfigEvent(config.status, status);
+    if (event) {
+      this.#events.send(
+        { apiVersion: ENGINE_API_VERSION, kind: "ProviderConfig", metadata: config.metadata },
+        event,
+        new Date(this.clock.now()),
+      );
+    }
+  }
+
+  /** Stops reconciling, then waits for the Events already recorded to be written. */
+  override async stop(): Promise<void> {
+    await super.stop();
+    await this.#events.flush();
   }
 }

@@ -131,6 +131,8 @@ describe("the profile controller", () => {
       expect.objectContaining({ type: "Ready", status: "False", reason: "ConfigurationProblem" }),
     );
     expect(await readProfile("dev.sim.elsewhere")).toBeUndefined();
+    // The PROFILE column names no profile that is not there.
+    expect(config.status?.profileName).toBeUndefined();
   });
 
   it("publishes the backend's traits in the profile's traits annotation, follows a change of them and drops it without them", async () => {
@@ -294,8 +296,30 @@ describe("a profile named by spec.profileName, as openMCP's own providers name t
         ),
       { what: "the engine to report the missing profile of Cluster waiting" },
     );
-    expect(reported.status?.conditions).toContainEqual(
-      expect.objectContaining({ type: "ProfileResolved", status: "False", reason: "ProfileNotFound" }),
+    // It names the object to fix, the ProviderConfig, and its problem; not the Cluster's spec.profile.
+    const resolved = reported.status?.conditions?.find((condition) => condition.type === "ProfileResolved");
+    expect(resolved).toMatchObject({ status: "False", reason: "ProviderConfigNotReady" });
+    expect(resolved?.message).toMatch(
+      /^ClusterProfile "unpublished" is not published: ProviderConfig "unpublished" is not Ready \(ConfigurationProblem: backend "kind" is not one this controller runs .*\); fix the ProviderConfig \(retrying\)$/,
     );
+    // The config says it where people look: its status names no profile, an Event tells the problem.
+    expect((await readConfig("unpublished")).status?.profileName).toBeUndefined();
+    const events = await eventually(
+      async () =>
+        satisfying(
+          (
+            await controlPlane.kubeConfig.makeApiClient(CoreV1Api).listNamespacedEvent({
+              namespace: "default",
+              fieldSelector: "involvedObject.kind=ProviderConfig,involvedObject.name=unpublished",
+            })
+          ).items,
+          (items) => items.length > 0,
+        ),
+      { what: "an Event on ProviderConfig unpublished" },
+    );
+    expect(events.map(({ type, reason }) => ({ type, reason }))).toEqual([
+      { type: "Warning", reason: "ConfigurationProblem" },
+    ]);
+    expect(events[0]?.message).toContain('backend "kind" is not one this controller runs');
   });
 });

@@ -4,6 +4,7 @@ import type { Condition } from "../../api/common.ts";
 import { ANNOTATIONS, CLUSTERS_API_VERSION, LABELS, REASONS } from "../../api/constants.ts";
 import type { ProviderConfig, ProviderConfigStatus } from "../../api/provider-config.ts";
 import { mergeConditions } from "../shared/conditions.ts";
+import type { EventRecord } from "../shared/machine-step.ts";
 import { type ProfileHolder, profileTaken, profileTakenMessage } from "./profile-holder.ts";
 
 /** Who makes the profile. */
@@ -16,12 +17,22 @@ export interface ProfileOwner {
   readonly backends: readonly string[];
 }
 
+/** Why a ProviderConfig of ours publishes no profile of a name Clusters ask for: the config and its Ready condition. */
+export interface UnpublishedProfile {
+  readonly config: string;
+  readonly reason: string;
+  readonly message: string;
+}
+
 /**
  * The name of the profile `config` publishes: its `spec.profileName` when set (e.g. `kind`, as openMCP's
  * own providers name theirs), else `<environment>.<provider-name>.<config-name>`, unique across providers
  * and their instances.
  */
-export function profileName(owner: ProfileOwner, config: ProviderConfig): string {
+export function profileName(
+  owner: Pick<ProfileOwner, "providerName" | "environment">,
+  config: ProviderConfig,
+): string {
   return (
     config.spec.profileName ?? `${owner.environment}.${owner.providerName}.${config.metadata.name ?? ""}`
   );
@@ -132,11 +143,33 @@ export function providerConfigStatus(
               message: `ClusterProfile ${name} offers ${(versions ?? []).map((v) => v.version).join(", ")}`,
             };
   const conditions: Condition[] = mergeConditions(config.status?.conditions, [condition], generation, now);
+  // The PROFILE column never names a profile that is not there (one of the name another holds is).
+  const published = served && problem === undefined;
   return {
     observedGeneration: generation,
-    ...(served ? { profileName: name } : {}),
+    ...(published ? { profileName: name } : {}),
     conditions,
     // The pool controller's part: kept as it stands.
     ...(config.status?.pools ? { pools: config.status.pools } : {}),
   };
+}
+
+/**
+ * The Event of a ProviderConfig whose Ready condition changed (`previous` → `next`): a Warning with the
+ * condition's reason and message when it turned or stayed False for another reason, a Normal one when it
+ * became True again; none when nothing a person must know changed.
+ */
+export function providerConfigEvent(
+  previous: ProviderConfigStatus | undefined,
+  next: ProviderConfigStatus,
+): EventRecord | undefined {
+  const ready = (status: ProviderConfigStatus | undefined) =>
+    status?.conditions?.find((condition) => condition.type === "Ready");
+  const before = ready(previous);
+  const after = ready(next);
+  if (!after || (before?.status === after.status && before.reason === after.reason)) return undefined;
+  if (after.status === "False") return { type: "Warning", reason: after.reason, message: after.message };
+  return before?.status === "False"
+    ? { type: "Normal", reason: after.reason, message: after.message }
+    : undefined;
 }

@@ -101,7 +101,12 @@ export function explainCluster(cluster: Cluster, profile: ProfileLookup): Cluste
   switch (top) {
     case "pending": {
       const resolved = condition(CONDITION_TYPES.profileResolved);
-      if (resolved?.status === "False") {
+      if (resolved?.status === "False" && resolved.reason === REASONS.ProviderConfigNotReady) {
+        why.push(resolved.message);
+        waitingFor.push(
+          "that ProviderConfig to be fixed: its Ready condition and its Events say what is wrong",
+        );
+      } else if (resolved?.status === "False") {
         why.push(`ClusterProfile "${cluster.spec.profile}" does not exist`);
         waitingFor.push(
           `the ClusterProfile "${cluster.spec.profile}" to appear (retried every 30 s), or a fixed spec.profile`,

@@ -4,6 +4,7 @@ import type { Cluster, ClusterStatus } from "../../api/cluster.ts";
 import type { JsonObject } from "../../api/common.ts";
 import { CONDITION_TYPES, ENDPOINTS, REASONS } from "../../api/constants.ts";
 import { backendDetail, incompleteness, notServing } from "../backend-cluster/backend-cluster.ts";
+import type { UnpublishedProfile } from "../cluster-profile/profile.ts";
 import { type ConditionUpdate, clusterPhase, mergeConditions } from "../shared/conditions.ts";
 import type { ClusterFacts } from "./machine.ts";
 
@@ -13,6 +14,8 @@ export interface ClusterStatusInput {
   readonly observation: ClusterObservation;
   /** Message of the last failed backend command, while commands keep failing. */
   readonly lastError?: string;
+  /** While the profile is missing: the ProviderConfig of ours that would publish it, and why it does not. */
+  readonly unpublished?: UnpublishedProfile;
   /** RFC 3339, for lastTransitionTime of changed conditions. */
   readonly now: string;
 }
@@ -87,16 +90,7 @@ export function unobservedStatus(cluster: Cluster, failure: string, now: string)
 function conditionUpdates(input: ClusterStatusInput, facts: ClusterFacts, state: string): ConditionUpdate[] {
   const { cluster } = input;
   const updates: ConditionUpdate[] = [];
-  updates.push(
-    facts.profileFound
-      ? { type: CONDITION_TYPES.profileResolved, status: "True", reason: "ProfileFound", message: "" }
-      : {
-          type: CONDITION_TYPES.profileResolved,
-          status: "False",
-          reason: REASONS.ProfileNotFound,
-          message: `ClusterProfile "${cluster.spec.profile}" does not exist; create it or fix spec.profile (retrying)`,
-        },
-  );
+  updates.push(profileCondition(input, facts));
   const version = facts.version;
   if (version) {
     updates.push(
@@ -133,6 +127,27 @@ function conditionUpdates(input: ClusterStatusInput, facts: ClusterFacts, state:
     );
   }
   return updates;
+}
+
+/** Whether the profile resolves; if not, the object to fix: the ProviderConfig that would publish it, or the spec. */
+function profileCondition(input: ClusterStatusInput, facts: ClusterFacts): ConditionUpdate {
+  const type = CONDITION_TYPES.profileResolved;
+  const profile = input.cluster.spec.profile;
+  if (facts.profileFound) return { type, status: "True", reason: "ProfileFound", message: "" };
+  const unpublished = input.unpublished;
+  return unpublished
+    ? {
+        type,
+        status: "False",
+        reason: REASONS.ProviderConfigNotReady,
+        message: `ClusterProfile "${profile}" is not published: ProviderConfig "${unpublished.config}" is not Ready (${unpublished.reason}: ${unpublished.message}); fix the ProviderConfig (retrying)`,
+      }
+    : {
+        type,
+        status: "False",
+        reason: REASONS.ProfileNotFound,
+        message: `ClusterProfile "${profile}" does not exist; create it or fix spec.profile (retrying)`,
+      };
 }
 
 function clusterReadyCondition(

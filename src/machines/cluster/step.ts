@@ -17,6 +17,7 @@ import {
   backendTarget,
   notServing,
 } from "../backend-cluster/backend-cluster.ts";
+import type { UnpublishedProfile } from "../cluster-profile/profile.ts";
 import { type ProfileClaimant, profileReference } from "../cluster-profile/profile-reference.ts";
 import { type KindStep, kindStep, type StepBasics, type Transitioned } from "../shared/kind-step.ts";
 import type { EventRecord } from "../shared/machine-step.ts";
@@ -66,6 +67,8 @@ export interface ClusterStepInput extends StepBasics {
   /** The version an unversioned Cluster gets (the ProviderConfig's defaultVersion); else the newest. */
   readonly defaultVersion?: string;
   readonly timing: ClusterTiming;
+  /** While the profile is missing: the ProviderConfig of ours that would publish it, and why it does not. */
+  readonly unpublished?: UnpublishedProfile;
   /** `<pool>/<member id>` when the Cluster is served from a warm pool: shown as its pool-member annotation. */
   readonly poolMember?: string;
 }

@@ -16,10 +16,11 @@ import {
   clusterTarget,
   stepCluster,
 } from "../../../machines/cluster/step.ts";
+import { profileName } from "../../../machines/cluster-profile/profile.ts";
 import type { KindContext, KindSettings, MachineKind } from "../../machine-kind.ts";
 import { wake } from "../../machine-kind.ts";
 import { PROFILE_CACHES } from "../../profile-controller.ts";
-import { profileClaimant, profileOffer, profilesOf } from "../shared/profile-offer.ts";
+import { profileClaimant, profileOffer, profilesOf, unpublishedProfile } from "../shared/profile-offer.ts";
 import { CLUSTER_CACHES } from "./caches.ts";
 import { readClusterConfigs } from "./cluster-configs.ts";
 import { handOver, takeOver } from "./handover.ts";
@@ -87,7 +88,7 @@ export const clusterKind: MachineKind<
     // A config's settings and defaultVersion change what its Clusters are built with; a profile name it
     // claims makes Clusters naming that (still missing) profile ours to report on.
     wake(PROFILE_CACHES.providerConfigs, (config: ProviderConfig, context) =>
-      clustersOf(context, new Set([...profilesOf(context, config), config.spec.profileName])),
+      clustersOf(context, new Set([...profilesOf(context, config), profileName(context, config)])),
     ),
   ],
 
@@ -127,6 +128,8 @@ export const clusterKind: MachineKind<
             ),
           )
         : undefined;
+    // A missing profile its ProviderConfig cannot publish: the Cluster names that config and its problem.
+    const unpublished = profile ? undefined : unpublishedProfile(context, cluster.spec.profile);
     return {
       observe: async () => (responsibility === "ours" ? backend.observe(target) : { exists: false }),
       step: (object, observation, { now, nowMs, lastError }) => {
@@ -138,6 +141,7 @@ export const clusterKind: MachineKind<
           ...(defaultVersion ? { defaultVersion } : {}),
           ...(lastError === undefined ? {} : { lastError }),
           ...(poolMember === undefined ? {} : { poolMember }),
+          ...(unpublished ? { unpublished } : {}),
           now,
           timing,
         });

@@ -3,6 +3,7 @@
 import type { ClusterProfile } from "../../../api/cluster-profile.ts";
 import type { JsonObject } from "../../../api/common.ts";
 import type { ProviderConfig } from "../../../api/provider-config.ts";
+import { profileName, type UnpublishedProfile } from "../../../machines/cluster-profile/profile.ts";
 import type { ProfileClaimant } from "../../../machines/cluster-profile/profile-reference.ts";
 import type { KindContext } from "../../machine-kind.ts";
 import { PROFILE_CACHES } from "../../profile-controller.ts";
@@ -23,6 +24,22 @@ export function profileOffer(context: KindContext, name: string): ProfileOffer {
     ? context.informers.of(PROFILE_CACHES.providerConfigs).get(profile.spec.providerConfigRef.name)
     : undefined;
   return { profile, settings: config?.spec.settings, defaultVersion: config?.spec.defaultVersion };
+}
+
+/**
+ * The ProviderConfig of ours that would publish profile `name` but says it cannot (its Ready condition False),
+ * so that an object naming the missing profile points at the config to fix; undefined when there is none.
+ */
+export function unpublishedProfile(context: KindContext, name: string): UnpublishedProfile | undefined {
+  for (const config of context.informers.of(PROFILE_CACHES.providerConfigs).list()) {
+    if (config.spec.providerRef?.name !== context.providerName || profileName(context, config) !== name)
+      continue;
+    const ready = config.status?.conditions?.find((condition) => condition.type === "Ready");
+    if (ready?.status === "False") {
+      return { config: config.metadata.name ?? "", reason: ready.reason, message: ready.message };
+    }
+  }
+  return undefined;
 }
 
 /** Names of the profiles made from `config`: a change of the config changes what their clusters are built with. */

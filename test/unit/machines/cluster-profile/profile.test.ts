@@ -7,12 +7,14 @@ import {
   type ProfileOwner,
   profileName,
   profileUpToDate,
+  providerConfigEvent,
   providerConfigStatus,
 } from "../../../../src/machines/cluster-profile/profile.ts";
 import { aProviderConfig } from "../../../support/builders.ts";
 
 const owner: ProfileOwner = { providerName: "sim", environment: "dev", backends: ["simulated"] };
 const config = aProviderConfig({ name: "small" });
+const NOW = "2026-11-27T00:00:00Z";
 const versions = [{ version: "1.33.3" }, { version: "1.32.7", deprecated: true }];
 
 /** The profile as the API server would return it: `desired` plus server-set metadata and other writers' annotations. */
@@ -156,6 +158,33 @@ describe("providerConfigStatus", () => {
       provider: "kind",
     });
     expect(byProvider.conditions?.[0]?.message).toMatch(/^ClusterProfile kind belongs to provider "kind"/);
+  });
+
+  it("names no profile while it makes none: a backend it cannot reach, settings the backend refuses", () => {
+    const refused = providerConfigStatus(config, owner, undefined, NOW, "settings.zone must be a string");
+    expect(refused.profileName).toBeUndefined();
+    expect(refused.conditions?.[0]).toMatchObject({
+      status: "False",
+      reason: "ConfigurationProblem",
+      message: "settings.zone must be a string; no ClusterProfile is made",
+    });
+    const elsewhere = aProviderConfig({ name: "small", backend: "kind" });
+    expect(providerConfigStatus(elsewhere, owner, versions, NOW).profileName).toBeUndefined();
+  });
+
+  it("tells a person when Ready turns False (a Warning with its reason) and when it is True again", () => {
+    const ready = providerConfigStatus(config, owner, versions, NOW);
+    const broken = providerConfigStatus({ ...config, status: ready }, owner, undefined, NOW, "bad settings");
+    expect(providerConfigEvent(undefined, ready)).toBeUndefined(); // the first Ready is no news
+    expect(providerConfigEvent(ready, broken)).toEqual({
+      type: "Warning",
+      reason: "ConfigurationProblem",
+      message: "bad settings; no ClusterProfile is made",
+    });
+    expect(providerConfigEvent(broken, broken)).toBeUndefined(); // told once
+    const fixed = providerConfigStatus({ ...config, status: broken }, owner, versions, NOW);
+    expect(providerConfigEvent(broken, fixed)).toMatchObject({ type: "Normal", reason: "Ready" });
+    expect(providerConfigEvent(undefined, broken)?.type).toBe("Warning"); // broken from the start
   });
 
   it("says Ready=True when the config holds its profile or the name is free", () => {

@@ -367,6 +367,23 @@ describe("responsibility", () => {
     expectCondition(waiting, { type: "ProfileResolved", status: "False", reason: "ProfileNotFound" });
   });
 
+  it("names the ProviderConfig that cannot publish its missing profile, and its problem, not spec.profile", () => {
+    const unpublished = {
+      config: "small",
+      reason: "ConfigurationProblem",
+      message: "settings.zone must be a string",
+    };
+    const result = stepClusterWrites(input(aCluster(), absent, { profile: undefined, unpublished }));
+    expectCondition(afterWrites(aCluster(), result), {
+      type: "ProfileResolved",
+      status: "False",
+      reason: "ProviderConfigNotReady",
+      message:
+        'ClusterProfile "test.engine-test.small" is not published: ProviderConfig "small" is not Ready (ConfigurationProblem: settings.zone must be a string); fix the ProviderConfig (retrying)',
+    });
+    expect(result.commands).toEqual([]);
+  });
+
   it("removes the reconcile annotation after the reconcile it asked for", () => {
     const base = settle(aCluster(), readyAt("1.33.3")).cluster;
     const asked = {
