@@ -141,6 +141,25 @@ describe("the contract's waits and hands-off rules (simulated backend)", () => {
     expect(text).toContain("a Cluster API Cluster that names it in spec.infrastructureRef");
   });
 
+  it("an owned EngineCluster naming a profile that does not exist says so, naming the profiles that exist", async () => {
+    const created = await applyEngineCluster("mistyped", "test.capi-sim.smi");
+    await applyCapiCluster("mistyped");
+    // Once CAPI made its Cluster the owner (until then it waits for one, saying so).
+    const told = await eventually(
+      async () =>
+        satisfying(
+          await readEngineCluster("mistyped"),
+          (c) => conditionOf(c, "Ready")?.reason === "ProfileNotFound",
+        ),
+      { what: "mistyped has Ready=False ProfileNotFound", timeoutMs: 60_000 },
+    );
+    expect(conditionOf(told, "Ready")?.status).toBe("False");
+    expect(conditionOf(told, "Ready")?.message).toMatch(
+      /^ClusterProfile "test\.capi-sim\.smi" does not exist; fix spec\.profile or create it \(this provider's profiles: .*test\.capi-sim\.sim.*; retrying\)$/,
+    );
+    expect(world.callsOf(created.metadata.uid)).toEqual([]);
+  });
+
   it("a paused EngineCluster gets only the Paused condition until it is unpaused; a paused Cluster pauses it again", async () => {
     const paused = { annotations: { "cluster.x-k8s.io/paused": "" } };
     const created = await applyEngineCluster("held", "test.capi-sim.sim", paused);

@@ -1,6 +1,6 @@
 /** The kubeconfigs handed out for granted AccessRequests, and when a token in one is due for renewal. Pure. */
 import { stringify } from "yaml";
-import type { OidcAccess } from "../../api/access-request.ts";
+import type { AccessRequest, OidcAccess } from "../../api/access-request.ts";
 
 /** Where the target cluster is and how to trust it. */
 export interface KubeconfigClusterProps {
@@ -10,6 +10,8 @@ export interface KubeconfigClusterProps {
   readonly certificateAuthorityData: string;
   /** Name of the cluster (and of the context) in the kubeconfig. */
   readonly clusterName: string;
+  /** The context's default namespace: set when the grant is limited to one namespace (see grantNamespace). */
+  readonly namespace?: string;
 }
 
 /** Input of {@link tokenKubeconfig}. */
@@ -69,6 +71,29 @@ export function oidcKubeconfig(input: OidcKubeconfigProps): string {
 }
 
 /**
+ * The one namespace a grant is limited to, as its kubeconfig's default namespace: that of an admin scope of one
+ * namespace (a tenant of a shared host, contract 1.2), else the one namespace every role the request creates or
+ * binds lives in. Undefined when it grants anything cluster-wide, or in several namespaces.
+ */
+export function grantNamespace(
+  request: AccessRequest,
+  scope?: { readonly namespaces: readonly string[] },
+): string | undefined {
+  if (scope?.namespaces.length === 1) return scope.namespaces[0];
+  const { token, oidc } = request.spec;
+  const placed = [
+    ...(token?.permissions ?? []).map((permission) => permission.namespace),
+    ...(token?.roleRefs ?? []).map((ref) => (ref.kind === "Role" ? ref.namespace : undefined)),
+    ...(oidc?.roleBindings ?? []).flatMap((binding) =>
+      binding.roleRefs.map((ref) => (ref.kind === "Role" ? ref.namespace : undefined)),
+    ),
+  ];
+  if (placed.length === 0 || placed.some((namespace) => !namespace)) return undefined;
+  const namespaces = new Set(placed);
+  return namespaces.size === 1 ? placed[0] : undefined;
+}
+
+/**
  * Whether a token valid from `createdSeconds` to `expiresSeconds` (Unix seconds) should be renewed at `nowMs`
  * (Unix milliseconds): true once `fraction` (default 0.8) of its validity has passed.
  *
@@ -108,7 +133,16 @@ function kubeconfig(cluster: KubeconfigClusterProps, userName: string, user: Yam
       },
     ],
     users: [{ name: userName, user }],
-    contexts: [{ name, context: { cluster: name, user: userName } }],
+    contexts: [
+      {
+        name,
+        context: {
+          cluster: name,
+          user: userName,
+          ...(cluster.namespace ? { namespace: cluster.namespace } : {}),
+        },
+      },
+    ],
     "current-context": name,
   });
 }

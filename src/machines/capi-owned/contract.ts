@@ -72,6 +72,8 @@ export type CapiOwnedStepInput<Key extends string, Obj> = StepBasics & {
   readonly observation: CapiOwnedObservation;
   /** The ProviderConfig's defaultVersion, for an object that asks for none (kinds whose version may be absent). */
   readonly defaultVersion?: string;
+  /** While its profile is missing: the names of this provider's profiles, to name beside the missing one. */
+  readonly knownProfiles?: readonly string[];
 };
 
 /** What the runtime does for a CAPI-owned object; the backend's target is the reconcile's own. No secret in any. */

@@ -156,6 +156,8 @@ export interface CapiOwnedStatusInput<Obj, Facts extends CapiOwnedFacts> {
   readonly backendEndpoint: ApiEndpoint | undefined;
   readonly lastError?: string;
   readonly now: string;
+  /** While its profile is missing: this provider's profiles, named beside the missing one. */
+  readonly knownProfiles?: readonly string[];
 }
 
 /** What a kind's contract says of its status; the rest is the family's. */
@@ -283,9 +285,10 @@ function mainCondition<Obj extends CapiOwnedStatusObject<unknown>, Facts extends
   const owner = spec.waitingForOwner?.(facts);
   if (owner) return waiting(owner.reason, owner.message);
   if (!facts.profileFound) {
+    const known = input.knownProfiles ?? [];
     return waiting(
       REASONS.ProfileNotFound,
-      `ClusterProfile "${object.spec.profile}" does not exist; create it or fix spec.profile (retrying)`,
+      `ClusterProfile "${object.spec.profile}" does not exist; fix spec.profile or create it (${known.length > 0 ? `this provider's profiles: ${known.join(", ")}` : "this provider has no profiles yet"}; retrying)`,
     );
   }
   return waiting("Pending", `waiting to create ${spec.what}`);

@@ -80,12 +80,13 @@ function labelWithProvider(
     facts,
     finalizer,
   }: {
-    readonly input: { readonly profile: unknown; readonly providerName: string };
+    readonly input: { readonly providerName: string };
     readonly facts: BackendClusterFacts;
     readonly finalizer: FinalizerWish;
   },
 ): void {
-  if (finalizer === "remove" || facts.deleting || !input.profile) return;
+  if (finalizer === "remove" || facts.deleting) return;
+  // With its profile missing, the label claims the report of it (see profileReference's `ownKind`).
   draft.labels ??= {};
   draft.labels[LABELS.provider] = input.providerName;
 }
@@ -228,6 +229,7 @@ export function capiOwnedSteps<
         endpoint,
         backendEndpoint,
         ...(input.lastError === undefined ? {} : { lastError: input.lastError }),
+        ...(input.knownProfiles === undefined ? {} : { knownProfiles: input.knownProfiles }),
         now: input.now,
       }),
   });
@@ -248,6 +250,7 @@ export function capiOwnedSteps<
         { profileName: object.spec.profile, labels: object.metadata.labels },
         profile,
         claimant,
+        true,
       );
       if (reference === "foreign") return "foreign";
       return pausedBy(object, owner) === undefined ? "ours" : "paused";

@@ -35,17 +35,23 @@ export interface ProfileReferrer {
  */
 export type ProfileReference = "ours" | "missing" | "foreign";
 
-/** Decides {@link ProfileReference}. */
+/**
+ * Decides {@link ProfileReference}. `ownKind`: the object is of one of the engine's own kinds (EngineCluster,
+ * EngineControlPlane), never another provider's, so a missing profile of any name is reported, by the first
+ * engine to label it with its provider (the label keeps a second engine on the cluster from answering too).
+ */
 export function profileReference(
   referrer: ProfileReferrer,
   profile: ClusterProfile | undefined,
   claimant: ProfileClaimant,
+  ownKind = false,
 ): ProfileReference {
   if (profile) return profile.spec.providerRef.name === claimant.providerName ? "ours" : "foreign";
   const labelled = referrer.labels?.[LABELS.provider];
   if (labelled !== undefined && labelled !== claimant.providerName) return "foreign";
   const name = referrer.profileName;
   if (name === undefined) return "foreign";
+  if (ownKind) return "missing";
   const ourShape = `${claimant.environment}.${claimant.providerName}.`;
   return name.startsWith(ourShape) || claimant.claimedProfiles.has(name) ? "missing" : "foreign";
 }

@@ -17,7 +17,11 @@ import {
   isNotFound,
 } from "../../../api/error-message.ts";
 import type { OwnedObject, TargetProblem } from "../../../machines/access-request/facts.ts";
-import { oidcKubeconfig, tokenKubeconfig } from "../../../machines/access-request/kubeconfig.ts";
+import {
+  grantNamespace,
+  oidcKubeconfig,
+  tokenKubeconfig,
+} from "../../../machines/access-request/kubeconfig.ts";
 import {
   ACCESS_NAMESPACE,
   ACCESS_OWNER_LABEL,
@@ -98,6 +102,11 @@ export function targetClient(adminKubeconfig: string, scope?: AdminScope): Acces
   const inScope = (namespace: string | undefined) =>
     scope === undefined || (namespace !== undefined && scope.namespaces.includes(namespace));
   const accessNamespace = scope?.accessNamespace ?? ACCESS_NAMESPACE;
+  /** The kubeconfig's default namespace, for a grant limited to one. */
+  const namespaceOf = (request: AccessRequest) => {
+    const namespace = grantNamespace(request, scope);
+    return namespace ? { namespace } : {};
+  };
 
   type Listed = ReadonlyArray<{ metadata?: { name?: string; namespace?: string } }>;
   /** Objects of the access kinds labelled `labelSelector`: across the cluster, or per namespace of the scope. */
@@ -292,6 +301,7 @@ export function targetClient(adminKubeconfig: string, scope?: AdminScope): Acces
           token,
           clusterName: request.spec.clusterRef?.name ?? "cluster",
           userName: base,
+          ...namespaceOf(request),
         }),
         [ACCESS_SECRET_KEYS.creationTimestamp]: String(Math.floor(nowMs / 1_000)),
         [ACCESS_SECRET_KEYS.expirationTimestamp]: String(expires),
@@ -307,6 +317,7 @@ export function targetClient(adminKubeconfig: string, scope?: AdminScope): Acces
           certificateAuthorityData: caData,
           clusterName: request.spec.clusterRef?.name ?? "cluster",
           oidc,
+          ...namespaceOf(request),
         }),
       };
     },

@@ -78,10 +78,11 @@ export async function ownerPausedFor(object: { readonly metadata: ObjectMeta }, 
 }
 
 /**
- * The reconcile of a paused object: no backend call, the machine does not move; `step` writes only the
- * Paused condition. It observes nothing (`publication` stands for what it did not look at).
+ * A reconcile that asks no backend (a paused object; one whose profile is missing and for which nothing was
+ * built): it observes nothing (`publication` stands for what it did not look at), runs no command, and `step`
+ * writes only what it can say (the Paused condition; the missing profile).
  */
-export function pausedReconciliation<T extends MachineObject, Publication, Command>(
+export function reconcileWithoutBackend<T extends MachineObject, Publication, Command>(
   publication: Publication,
   step: (object: T, now: string) => MachineStep<T["metadata"], unknown, Command>,
 ): Reconciliation<T, { readonly backend: ClusterObservation; readonly publication: Publication }, Command> {

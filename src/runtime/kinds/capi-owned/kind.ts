@@ -23,9 +23,9 @@ import type { RequeueTiming } from "../../../machines/shared/machine-tags.ts";
 import type { CacheSpec, SecretObject } from "../../informers.ts";
 import type { MachineKind, MachineObject, ObjectReader } from "../../machine-kind.ts";
 import { DEFAULT_CLUSTER_TIMING } from "../cluster/kind.ts";
-import { profileClaimant, profileOffer } from "../shared/profile-offer.ts";
+import { ourProfiles, profileClaimant, profileOffer } from "../shared/profile-offer.ts";
 import { CAPI_CACHES } from "./caches.ts";
-import { capiOwnedWakes, pausedReconciliation } from "./capi-owned.ts";
+import { capiOwnedWakes, reconcileWithoutBackend } from "./capi-owned.ts";
 import {
   clusterEndpointName,
   deletePublished,
@@ -45,6 +45,8 @@ export interface CapiOwnedStepParts<Owner> {
   readonly lastError?: string;
   readonly now: string;
   readonly timing: RequeueTiming;
+  /** While its profile is missing: this provider's profiles, named beside the missing one. */
+  readonly knownProfiles?: readonly string[];
 }
 
 type Step<T extends CapiOwnedObject> = MachineStep<T["metadata"], unknown, CapiOwnedCommand>;
@@ -59,6 +61,8 @@ export interface CapiOwnedKindSpec<T extends MachineObject & CapiOwnedObject, Ow
   readonly publisher: Omit<Publisher, "metadata">;
   /** The key naming it in the backend command log (`engineCluster`). */
   readonly logKey: string;
+  /** Our finalizer on its objects: one that holds it may have something built at the backend. */
+  readonly finalizer: string;
   /** What the backend builds for it, in words (`the cluster`). */
   readonly what: string;
   /** Its owning CAPI Cluster (undefined until CAPI sets the ownerReference) as its step reads it. */
@@ -113,11 +117,26 @@ export function capiOwnedKind<T extends MachineObject & CapiOwnedObject, Owner>(
       if (responsibility === "paused") {
         // Paused: only the Paused condition is written; no backend call, the machine does not move.
         const why = spec.pausedBy(opened, owner) ?? "";
-        return pausedReconciliation(spec.nothingLookedAt, (object: T, now) =>
+        return reconcileWithoutBackend(spec.nothingLookedAt, (object: T, now) =>
           spec.pausedStep(object, why, now),
         );
       }
       if (responsibility !== "ours") return undefined;
+      // Its profile missing and nothing built for it (no finalizer of ours): nothing to ask a backend about.
+      if (!profile && !opened.metadata.finalizers?.includes(spec.finalizer)) {
+        return reconcileWithoutBackend(spec.nothingLookedAt, (object: T, now) =>
+          spec.step(object, {
+            owner,
+            profile,
+            defaultVersion,
+            providerName,
+            observation: { backend: { exists: false }, publication: spec.nothingLookedAt },
+            knownProfiles: ourProfiles(context),
+            now,
+            timing,
+          }),
+        );
+      }
       const target = spec.target(opened, profile, settings);
       /** This object's backend, for what it can do (every call goes through `backend`, which routes to it). */
       const ownBackend = await context.backends.of(target);
@@ -209,6 +228,7 @@ export function capiOwnedKind<T extends MachineObject & CapiOwnedObject, Owner>(
             providerName,
             observation,
             ...(lastError === undefined ? {} : { lastError }),
+            ...(profile ? {} : { knownProfiles: ourProfiles(context) }),
             now,
             timing,
           }),

@@ -3,7 +3,7 @@
  * EngineCluster's own step, words and publisher. Registered only when the Cluster API side is on (`--capi`).
  */
 import { CAPI_ANNOTATIONS } from "../../../api/cluster-api.ts";
-import { INFRASTRUCTURE_API_VERSION, LABELS } from "../../../api/constants.ts";
+import { FINALIZERS, INFRASTRUCTURE_API_VERSION, LABELS } from "../../../api/constants.ts";
 import type { EngineCluster } from "../../../api/engine-cluster.ts";
 import {
   engineClusterResponsibility,
@@ -33,6 +33,7 @@ export const engineClusterKind = capiOwnedKind<EngineCluster, boolean>({
     uidLabel: LABELS.engineClusterUid,
   },
   logKey: "engineCluster",
+  finalizer: FINALIZERS.engineCluster,
   what: "the cluster",
   // Its step reads only whether the owning CAPI Cluster is paused.
   ownerOf: (capiCluster) => capiCluster?.spec?.paused === true,

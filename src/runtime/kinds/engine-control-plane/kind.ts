@@ -7,6 +7,7 @@ import type { CapiCluster } from "../../../api/cluster-api.ts";
 import {
   CONTROLPLANE_API_VERSION,
   ENGINE_CONTROL_PLANE_ANNOTATIONS,
+  ENGINE_CONTROL_PLANE_FINALIZER,
   ENGINE_CONTROL_PLANE_LABELS,
   type EngineControlPlane,
 } from "../../../api/engine-control-plane.ts";
@@ -35,6 +36,7 @@ export const engineControlPlaneKind = capiOwnedKind<EngineControlPlane, CapiClus
     uidLabel: ENGINE_CONTROL_PLANE_LABELS.uid,
   },
   logKey: "engineControlPlane",
+  finalizer: ENGINE_CONTROL_PLANE_FINALIZER,
   what: "the control plane",
   // Its step reads the owning CAPI Cluster itself (its infrastructure, its pause).
   ownerOf: (capiCluster) => capiCluster,

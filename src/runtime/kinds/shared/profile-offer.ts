@@ -67,3 +67,13 @@ export function profileClaimant(context: KindContext): ProfileClaimant {
   }
   return { providerName: context.providerName, environment: context.environment, claimedProfiles };
 }
+
+/** Names of this provider's profiles, sorted: what an object naming a missing one could name instead. */
+export function ourProfiles(context: KindContext): string[] {
+  return context.informers
+    .of(PROFILE_CACHES.profiles)
+    .list()
+    .filter((profile) => profile.spec.providerRef.name === context.providerName)
+    .map((profile) => profile.metadata.name ?? "")
+    .sort();
+}

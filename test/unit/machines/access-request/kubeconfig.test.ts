@@ -2,12 +2,15 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
+import type { TokenAccess } from "../../../../src/api/access-request.ts";
 import {
+  grantNamespace,
   oidcKubeconfig,
   renewalDue,
   tokenKubeconfig,
 } from "../../../../src/machines/access-request/kubeconfig.ts";
 import { anOidcAccess } from "../../../support/access-fixtures.ts";
+import { anAccessRequest } from "../../../support/builders.ts";
 
 const CLUSTER = {
   server: "https://10.0.0.1:6443",
@@ -86,6 +89,75 @@ describe("oidcKubeconfig", () => {
     const user = parse(oidcKubeconfig({ ...CLUSTER, oidc: anOidcAccess() })).users[0].user;
     expect(Object.keys(user)).toEqual(["exec"]);
     expect(user.exec.args).toHaveLength(4);
+  });
+});
+
+describe("grantNamespace", () => {
+  const rules = [{ apiGroups: [""], resources: ["configmaps"], verbs: ["get"] }];
+  const token = (spec: TokenAccess) => anAccessRequest({ name: "r", namespace: "ns", token: spec });
+
+  it("is the one namespace of a grant limited to it, and the kubeconfig's default namespace", () => {
+    const one = token({
+      permissions: [{ namespace: "team-a", rules }],
+      roleRefs: [{ kind: "Role", name: "viewer", namespace: "team-a" }],
+    });
+    expect(grantNamespace(one)).toBe("team-a");
+    const config = parse(tokenKubeconfig({ ...CLUSTER, token: "t", userName: "u", namespace: "team-a" }));
+    expect(config.contexts).toEqual([
+      { name: "my-cluster", context: { cluster: "my-cluster", user: "u", namespace: "team-a" } },
+    ]);
+  });
+
+  it("is none for a grant that is cluster-wide anywhere, or spans namespaces, or grants nothing", () => {
+    expect(grantNamespace(token({ permissions: [{ rules }] }))).toBeUndefined();
+    expect(
+      grantNamespace(
+        token({
+          permissions: [{ namespace: "team-a", rules }],
+          roleRefs: [{ kind: "ClusterRole", name: "view" }],
+        }),
+      ),
+    ).toBeUndefined();
+    expect(
+      grantNamespace(
+        token({
+          permissions: [
+            { namespace: "team-a", rules },
+            { namespace: "team-b", rules },
+          ],
+        }),
+      ),
+    ).toBeUndefined();
+    expect(grantNamespace(token({}))).toBeUndefined();
+    // The kubeconfig without one has no namespace, as before.
+    const config = parse(tokenKubeconfig({ ...CLUSTER, token: "t", userName: "u" }));
+    expect(config.contexts[0].context).toEqual({ cluster: "my-cluster", user: "u" });
+  });
+
+  it("is the namespace of an admin scope of one (a tenant of a shared host), whatever the request names", () => {
+    const scope = { namespaces: ["tenant-a"] };
+    expect(grantNamespace(token({ permissions: [{ namespace: "tenant-a", rules }] }), scope)).toBe(
+      "tenant-a",
+    );
+    expect(grantNamespace(token({}), scope)).toBe("tenant-a");
+    expect(grantNamespace(token({}), { namespaces: ["a", "b"] })).toBeUndefined();
+  });
+
+  it("counts OIDC role bindings as the token's roles", () => {
+    const request = anAccessRequest({
+      name: "r",
+      namespace: "ns",
+      oidc: {
+        ...anOidcAccess(),
+        roleBindings: [
+          {
+            subjects: [{ kind: "User", name: "alice" }],
+            roleRefs: [{ kind: "Role", name: "x", namespace: "team-a" }],
+          },
+        ],
+      },
+    });
+    expect(grantNamespace(request)).toBe("team-a");
   });
 });
 

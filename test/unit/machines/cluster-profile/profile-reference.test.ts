@@ -35,6 +35,16 @@ describe("profileReference", () => {
     ).toBe("foreign");
   });
 
+  it("calls a missing profile of any name ours on the engine's own kinds, unless another engine labelled it first", () => {
+    expect(profileReference({ profileName: "tpyo" }, undefined, US, true)).toBe("missing");
+    expect(profileReference({ profileName: "tpyo" }, undefined, US)).toBe("foreign"); // an openMCP Cluster
+    expect(
+      profileReference({ profileName: "tpyo", labels: { [LABELS.provider]: "other" } }, undefined, US, true),
+    ).toBe("foreign");
+    const theirs = aClusterProfile({ provider: "gardener", environment: "dev", config: "default" });
+    expect(profileReference({ profileName: "dev.gardener.default" }, theirs, US, true)).toBe("foreign");
+  });
+
   it("leaves openMCP's workspace Cluster and other shapes alone", () => {
     const workspace = {
       profileName: "kcp-workspace",

@@ -59,6 +59,37 @@ describe("an EngineCluster no CAPI Cluster owns yet", () => {
   });
 });
 
+describe("an owned EngineCluster naming a profile that does not exist", () => {
+  const base = anEngineCluster();
+  const typo: EngineCluster = { ...base, spec: { ...base.spec, profile: "tpyo" } };
+  const result = stepEngineCluster({
+    ...engineInput(typo, absent),
+    profile: undefined,
+    knownProfiles: ["dev.engine-test.large", "dev.engine-test.small"],
+  });
+
+  it("is ours to answer: a Ready condition naming the profile and those that exist, and our provider label", () => {
+    expect(engineClusterResponsibility(typo, undefined, CLAIMANT, false)).toBe("ours");
+    expect(result.state).toBe("pending");
+    expect(result.commands).toEqual([]);
+    expect(result.desired.metadata.finalizers).toBeUndefined();
+    expect(result.desired.metadata.labels?.[LABELS.provider]).toBe("engine-test");
+    expect(condition({ status: result.desired.status }, "Ready")).toMatchObject({
+      status: "False",
+      reason: "ProfileNotFound",
+      message:
+        'ClusterProfile "tpyo" does not exist; fix spec.profile or create it (this provider\'s profiles: dev.engine-test.large, dev.engine-test.small; retrying)',
+    });
+  });
+
+  it("is left to the engine that labelled it first: a second provider's engine does not answer", () => {
+    const claimed = afterWrites(typo, result);
+    const other = { ...CLAIMANT, providerName: "other-provider" };
+    expect(engineClusterResponsibility(claimed, undefined, other, false)).toBe("foreign");
+    expect(engineClusterResponsibility(claimed, undefined, CLAIMANT, false)).toBe("ours");
+  });
+});
+
 describe("an owned EngineCluster", () => {
   const cluster = anEngineCluster();
   const first = stepEngineCluster(engineInput(cluster, absent));
