@@ -7,7 +7,6 @@ import type {
   ClusterBackend,
   ConfigOffer,
   OidcTrust,
-  PoolMemberSpec,
   PoolSupport,
 } from "../../api/backend-contract.ts";
 import { type Clock, systemClock } from "../../api/clock.ts";
@@ -16,11 +15,9 @@ import { type Logger, silentLogger } from "../../api/logger.ts";
 import type { ProviderConfig } from "../../api/provider-config.ts";
 import { KeyedLock } from "../../util/keyed-lock.ts";
 import { type GroupLeader, isProcessAlive, stopProcessGroup } from "../../util/process-groups.ts";
-import { authenticationConfig, writeAuthenticationConfig } from "../shared/authentication-config.ts";
 import { describeCluster } from "../shared/error-wording.ts";
 import { ledgerPools } from "../shared/ledger-pools.ts";
 import { folderPoolLedger, type PoolLedger } from "../shared/pool-ledger.ts";
-import { exportStateFolder, importStateFolder } from "../shared/state-folder-handover.ts";
 import { AuthnVolumes, dockerRunner } from "./authn-volume.ts";
 import { kindExtraMounts, kindNodeImage } from "./cluster-config.ts";
 import { KindCli, listNodeImages } from "./commands.ts";
@@ -34,10 +31,12 @@ import {
   recordedCluster,
 } from "./create-lifecycle.ts";
 import { CreateLine } from "./create-line.ts";
-import { type CreateOrder, startCreate } from "./create-process.ts";
+import { type CreateOrder, recordQueued, startCreate } from "./create-process.ts";
+import { exportKindCluster, importKindCluster, importPoolMember } from "./handover.ts";
 import { type MetallbImages, metallbCondition } from "./metallb.ts";
 import { MetallbInstalls } from "./metallb-install.ts";
 import { KIND_NAME_ANNOTATION, kindClusterName, kindClusterNameOf, kindNameOf } from "./names.ts";
+import { trustIssuers } from "./oidc-trust.ts";
 import { adoptCluster, type RecoveryTools, recoverRecord } from "./recovery.ts";
 import { KIND_DEFAULT_VERSIONS, type KindAccess, type KindBackendOptions } from "./settings.ts";
 import { ClusterFolders, type Detached, type KindRecord } from "./state-folder.ts";
@@ -48,9 +47,6 @@ interface KindEndpoints {
   readonly external: string;
   readonly internal: string;
 }
-
-/** The hand-over entry that carries a bound Cluster's pool member (not a file of the cluster's folder). */
-const POOL_MEMBER_ENTRY = "pool-member.json";
 
 /**
  * A {@link ClusterBackend} that makes one kind cluster per Cluster (keyed by uid).
@@ -135,7 +131,7 @@ export class KindBackend implements ClusterBackend {
       parallelCreates: options.parallelCreates ?? Number.POSITIVE_INFINITY,
       running: () => this.#runningCreates(),
       start: (order) => this.#startCreate(order),
-      recordQueued: (order) => this.#recordQueued(order),
+      recordQueued: (order) => recordQueued(order, this.#folders),
       stillQueued: (cluster) => this.#folders.readRecord(cluster)?.queued === true,
       lock: this.#lock,
       log: this.#log,
@@ -321,70 +317,29 @@ export class KindBackend implements ClusterBackend {
     return { kubeconfig: await this.#cli.kubeconfig(this.#nameOf(target), this.#access === "network") };
   }
 
-  /**
-   * Writes the cluster's authentication configuration (one JWT authenticator per issuer) into its `authn/`
-   * folder, which its kube-apiserver reads and reloads. A private CA for the issuers comes from the
-   * ProviderConfig's `settings.oidcCertificateAuthority` (PEM), as on the `local` backend.
-   */
+  /** Trusts `issuers` in the cluster's kube-apiserver (see {@link trustIssuers}). */
   async trustOidcIssuers(target: ClusterTarget, issuers: readonly OidcTrust[]): Promise<void> {
     const cluster = this.#nameOf(target);
     const record = this.#folders.readRecord(cluster);
-    if (!record) throw new Error(`kind backend: ${describeCluster(target)} does not exist`);
-    if (!record.oidc) {
-      throw new Error(
-        `kind backend: ${describeCluster(target)} (kind cluster ${cluster}) was created before this backend set up OIDC trust; delete the Cluster and create it again to use OIDC access`,
-      );
-    }
-    const ca =
-      typeof target.settings?.oidcCertificateAuthority === "string"
-        ? target.settings.oidcCertificateAuthority
-        : undefined;
-    if (record.authn !== "volume") {
-      await writeAuthenticationConfig(this.#folders.path(cluster, "authn"), issuers, ca);
-      return;
-    }
-    if (!this.#volumes)
-      throw new Error(
-        `kind backend: ${describeCluster(target)} (kind cluster ${cluster}) keeps its OIDC trust in a Docker volume, and this backend runs without the Docker CLI (backend option docker)`,
-      );
-    await this.#volumes.write(cluster, authenticationConfig(issuers, ca));
+    const where = { folder: this.#folders.path(cluster, "authn"), volumes: this.#volumes };
+    await trustIssuers(target, cluster, record, issuers, where);
   }
 
-  /**
-   * The cluster's folder (contract 1.5): its record, create status, kind config and OIDC trust, for the engine
-   * it moves to. A create still running (or queued) is refused: its process writes here, on this host only.
-   */
+  /** The cluster's folder, for the engine it moves to (contract 1.5). */
   async exportCluster(target: ClusterTarget): Promise<Readonly<Record<string, string>>> {
     const cluster = this.#nameOf(target);
     const record = this.#folders.readRecord(cluster);
     if (!record) return {};
-    const create = this.#createState(record);
-    if (create.kind === "running" || create.kind === "queued")
-      throw new Error(
-        `kind cluster ${cluster} of ${describeCluster(target)} is still being created: move it once it is Ready`,
-      );
-    const folder = exportStateFolder(this.#folders.folder(cluster));
-    // A Cluster bound to a pool member: its binding travels too, or the other engine would look for the uid's own cluster.
-    const member = this.#ledger.member(this.#ledger.keyOf(target.uid));
-    return member ? { ...folder, [POOL_MEMBER_ENTRY]: JSON.stringify(member) } : folder;
+    const folder = this.#folders.folder(cluster);
+    return exportKindCluster(target, cluster, folder, this.#createState(record), this.#ledger);
   }
 
   /** Takes over another instance's folder of the cluster (contract 1.5); files this instance has stay. */
   async importCluster(target: ClusterTarget, entries: Readonly<Record<string, string>>): Promise<void> {
-    const { [POOL_MEMBER_ENTRY]: member, ...state } = entries;
-    if (member !== undefined) {
-      const spec = JSON.parse(member) as PoolMemberSpec;
-      this.#ledger.addMember(spec);
-      this.#ledger.bind(target.uid, spec.id);
-    }
+    // The pool binding first: it decides the kind cluster's name.
+    const state = importPoolMember(target, entries, this.#ledger);
     const cluster = this.#nameOf(target);
-    const handed = state["record.json"];
-    if (handed === undefined) return;
-    if ((JSON.parse(handed) as KindRecord).cluster !== cluster)
-      throw new Error(
-        `kind backend: the state handed over is of another cluster than ${describeCluster(target)} (${cluster})`,
-      );
-    importStateFolder(this.#folders.folder(cluster), state);
+    importKindCluster(target, cluster, this.#folders.folder(cluster), state);
   }
 
   /**
@@ -455,37 +410,16 @@ export class KindBackend implements ClusterBackend {
     return running;
   }
 
-  #recordQueued(order: CreateOrder): void {
-    mkdirSync(this.#folders.folder(order.cluster), { recursive: true });
-    this.#folders.writeRecord(order.target, order.cluster, {
-      version: order.version,
-      image: order.image,
-      pid: 0,
-      queued: true,
-      attempt: order.attempt,
-      ...(order.lastFailure === undefined ? {} : { lastFailure: order.lastFailure }),
-    });
-  }
-
   #startCreate(order: CreateOrder): void {
-    const { target, cluster, version, image } = order;
+    const { target, cluster, image } = order;
     const pid = startCreate(order, {
       folders: this.#folders,
       kind: this.#cli.kind,
       docker: this.#cli.docker ?? "docker",
-      ...(this.#volumes ? { volume: { owner: this.#ledger.keyOf(target.uid) } } : {}),
+      ...(this.#volumes ? { volume: { uid: this.#ledger.keyOf(target.uid) } } : {}),
       waitMs: this.#waitMs,
     });
     this.#spawned.add(pid);
-    this.#folders.writeRecord(target, cluster, {
-      version,
-      image,
-      pid,
-      oidc: true,
-      ...(this.#volumes ? { authn: "volume" as const } : {}),
-      attempt: order.attempt,
-      ...(order.lastFailure === undefined ? {} : { lastFailure: order.lastFailure }),
-    });
     this.#log.info("kind create started", { cluster, image, pid, target: describeCluster(target) });
   }
 

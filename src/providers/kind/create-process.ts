@@ -10,7 +10,7 @@ import { authenticationConfig } from "../shared/authentication-config.ts";
 import { describeCluster } from "../shared/error-wording.ts";
 import { AUTHN_ON_HOST_PLACEHOLDER, createInVolumeScript } from "./authn-volume.ts";
 import { type KindExtraMount, kindClusterConfig } from "./cluster-config.ts";
-import type { ClusterFolders } from "./state-folder.ts";
+import type { ClusterFolders, RecordFields } from "./state-folder.ts";
 
 /** A create to start (or waiting for a slot). */
 export interface CreateOrder {
@@ -30,64 +30,21 @@ export interface CreateTools {
   readonly kind: string;
   /** The Docker CLI, for a create whose node reads its authentication configuration from a Docker volume. */
   readonly docker: string;
-  /** The volume mode: the node's `authn` folder is a Docker volume the create makes, labelled `owner`. */
-  readonly volume?: { readonly owner: string };
+  /** The volume mode: the node's `authn` folder is a Docker volume the create makes, labelled with `uid` (the Cluster's, or its pool member's). */
+  readonly volume?: { readonly uid: string };
   /** kind's `--wait`. */
   readonly waitMs: number;
 }
 
 /**
- * Starts the create of `order` in a fresh folder (what a previous create of the Cluster left goes) and returns
- * its wrapper's pid. The node's first authentication configuration trusts no issuer: kube-apiserver refuses
- * to start without the file.
+ * Starts the create of `order` in a fresh folder (what a previous create of the Cluster left goes), records it,
+ * and returns its wrapper's pid.
  */
 export function startCreate(order: CreateOrder, tools: CreateTools): number {
-  const { target, cluster, image } = order;
   const { folders } = tools;
+  const { cluster } = order;
   rmSync(folders.folder(cluster), { recursive: true, force: true });
-  const authn = folders.path(cluster, "authn");
-  mkdirSync(authn, { recursive: true });
-  writeFileAtomicallySync(folders.path(cluster, "authn/authentication.yaml"), authenticationConfig([]));
-  const config = folders.path(cluster, "kind-config.yaml");
-  const kindArgs = [
-    "create",
-    "cluster",
-    "--name",
-    cluster,
-    "--image",
-    image,
-    "--config",
-    config,
-    "--kubeconfig",
-    folders.path(cluster, "kubeconfig"),
-    "--wait",
-    `${Math.ceil(tools.waitMs / 1000)}s`,
-  ];
-  let command = tools.kind;
-  let args = kindArgs;
-  if (tools.volume) {
-    // The volume's host path is known only once the create made it: the script fills it into the config.
-    const template = folders.path(cluster, "kind-config.template.yaml");
-    writeFileAtomicallySync(template, kindClusterConfig(AUTHN_ON_HOST_PLACEHOLDER, order.extraMounts, true));
-    command = "/bin/sh";
-    args = [
-      "-c",
-      createInVolumeScript,
-      "omc-kind-create-in-volume",
-      tools.kind,
-      tools.docker,
-      image,
-      folders.path(cluster, "authn/authentication.yaml"),
-      template,
-      config,
-      tools.volume.owner,
-      `${target.namespace}/${target.name}`,
-      cluster,
-      ...kindArgs,
-    ];
-  } else {
-    writeFileAtomicallySync(config, kindClusterConfig(authn, order.extraMounts));
-  }
+  const { command, args } = createCommand(order, tools);
   const { pid } = startDetached({
     command,
     args,
@@ -97,6 +54,55 @@ export function startCreate(order: CreateOrder, tools: CreateTools): number {
     exitStatus: { exitFile: folders.exitFile(cluster, "create"), marker: "omc-kind-create" },
   });
   if (pid === undefined)
-    throw new Error(`could not start kind create cluster for ${describeCluster(target)}`);
+    throw new Error(`could not start kind create cluster for ${describeCluster(order.target)}`);
+  const authn = tools.volume ? { authn: "volume" as const } : {};
+  folders.writeRecord(order.target, cluster, { ...recordOf(order, pid), oidc: true, ...authn });
   return pid;
+}
+
+/** Records the create of `order` as waiting for a slot: no process yet. */
+export function recordQueued(order: CreateOrder, folders: ClusterFolders): void {
+  mkdirSync(folders.folder(order.cluster), { recursive: true });
+  folders.writeRecord(order.target, order.cluster, { ...recordOf(order, 0), queued: true });
+}
+
+/** What the record of the create of `order` says, its wrapper `pid`. */
+function recordOf(order: CreateOrder, pid: number): RecordFields {
+  const { version, image, attempt, lastFailure } = order;
+  return { version, image, pid, attempt, ...(lastFailure === undefined ? {} : { lastFailure }) };
+}
+
+/**
+ * The create's command line, its files written: the node's first authentication configuration (trusting no
+ * issuer: kube-apiserver refuses to start without the file) and kind's configuration, which in volume mode the
+ * command completes once it made the volume.
+ */
+function createCommand(order: CreateOrder, tools: CreateTools): { command: string; args: string[] } {
+  const { target, cluster, image, extraMounts } = order;
+  const { folders } = tools;
+  const authn = folders.path(cluster, "authn");
+  mkdirSync(authn, { recursive: true });
+  writeFileAtomicallySync(folders.path(cluster, "authn/authentication.yaml"), authenticationConfig([]));
+  const config = folders.path(cluster, "kind-config.yaml");
+  const kindArgs = ["create", "cluster", "--name", cluster, "--image", image, "--config", config];
+  kindArgs.push(
+    "--kubeconfig",
+    folders.path(cluster, "kubeconfig"),
+    "--wait",
+    `${Math.ceil(tools.waitMs / 1000)}s`,
+  );
+  if (!tools.volume) {
+    writeFileAtomicallySync(config, kindClusterConfig(authn, extraMounts));
+    return { command: tools.kind, args: kindArgs };
+  }
+  // The volume's host path is known only once the create made it: the script fills it into the config.
+  const template = folders.path(cluster, "kind-config.template.yaml");
+  writeFileAtomicallySync(template, kindClusterConfig(AUTHN_ON_HOST_PLACEHOLDER, extraMounts, true));
+  const owner = `${target.namespace}/${target.name}`;
+  const script = [createInVolumeScript, "omc-kind-create-in-volume", tools.kind, tools.docker, image];
+  const files = [folders.path(cluster, "authn/authentication.yaml"), template, config];
+  return {
+    command: "/bin/sh",
+    args: ["-c", ...script, ...files, tools.volume.uid, owner, cluster, ...kindArgs],
+  };
 }
