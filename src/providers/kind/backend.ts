@@ -24,6 +24,7 @@ import { KindCli, listNodeImages } from "./commands.ts";
 import {
   CREATE_ATTEMPTS,
   type CreateState,
+  type CreateStep,
   createStateOf,
   creatingObservation,
   deletePlan,
@@ -208,32 +209,31 @@ export class KindBackend implements ClusterBackend {
       let step = nextCreateStep(call);
       if (step.kind === "look")
         step = nextCreateStep({ ...call, listed: (await this.#cli.listClusters()).includes(cluster) });
-      switch (step.kind) {
-        case "start": {
-          const { attempt, lastFailure, leftovers } = step;
-          if (leftovers) await this.#removeLeftovers(cluster, leftovers, attempt, lastFailure);
-          const retry = lastFailure === undefined ? {} : { lastFailure };
-          this.#line.startOrQueue({ target, cluster, version, image, extraMounts, attempt, ...retry });
-          return;
-        }
-        case "complete":
-          // What is left to make is MetalLB, or it is whole.
-          if (
-            record &&
-            this.#metallb &&
-            this.#installsInto(record) &&
-            this.#metallb.installs.state(cluster).kind === "absent"
-          )
-            await this.#metallb.installs.start(target, cluster, this.#metallb.images);
-          return;
-        case "adopt":
-          return adoptCluster(this.#recoveryTools(), target, cluster, version);
-        case "refuse":
-          throw new Error(
-            `a kind cluster named ${cluster} exists but this backend has no record of it (was its state folder lost?); delete the Cluster ${target.namespace}/${target.name}, or run \`kind delete cluster --name ${cluster}\``,
-          );
-      }
+      await this.#take(step, { target, cluster, version, image, extraMounts }, record);
     });
+  }
+
+  /** Does what {@link nextCreateStep} decided for the create of `order`. */
+  async #take(step: CreateStep, order: Omit<CreateOrder, "attempt">, record?: KindRecord): Promise<void> {
+    const { target, cluster } = order;
+    switch (step.kind) {
+      case "start": {
+        const { attempt, lastFailure, leftovers } = step;
+        if (leftovers) await this.#removeLeftovers(cluster, leftovers, attempt, lastFailure);
+        this.#line.startOrQueue({ ...order, attempt, ...(lastFailure === undefined ? {} : { lastFailure }) });
+        return;
+      }
+      case "complete": // what is left to make is MetalLB, or it is whole
+        if (this.#metallb && record && this.#lacksMetallb(record))
+          await this.#metallb.installs.start(target, cluster, this.#metallb.images);
+        return;
+      case "adopt":
+        return adoptCluster(this.#recoveryTools(), target, cluster, order.version);
+      case "refuse":
+        throw new Error(
+          `a kind cluster named ${cluster} exists but this backend has no record of it (was its state folder lost?); delete the Cluster ${target.namespace}/${target.name}, or run \`kind delete cluster --name ${cluster}\``,
+        );
+    }
   }
 
   /** Removes what a failed or interrupted create left, before it starts over. */
@@ -250,14 +250,8 @@ export class KindBackend implements ClusterBackend {
         failure,
       });
     else this.#log.info("kind create was interrupted; removing what it left and creating again", { cluster });
-    await this.#cli.run([
-      "delete",
-      "cluster",
-      "--name",
-      cluster,
-      "--kubeconfig",
-      this.#folders.path(cluster, "kubeconfig"),
-    ]);
+    const kubeconfig = this.#folders.path(cluster, "kubeconfig");
+    await this.#cli.run(["delete", "cluster", "--name", cluster, "--kubeconfig", kubeconfig]);
   }
 
   async update(target: ClusterTarget, version: string): Promise<void> {
@@ -376,6 +370,11 @@ export class KindBackend implements ClusterBackend {
   /** Whether this backend installs MetalLB into the cluster: not into one it adopted or took over. */
   #installsInto(record: KindRecord): boolean {
     return this.#metallb !== undefined && !record.adopted && !record.takenOver;
+  }
+
+  /** Whether MetalLB is to be installed into the cluster and its install has not started (or was interrupted). */
+  #lacksMetallb(record: KindRecord): boolean {
+    return this.#installsInto(record) && this.#metallb?.installs.state(record.cluster).kind === "absent";
   }
 
   #recover(target: ClusterTarget, cluster: string): Promise<KindRecord | undefined> {
