@@ -18,7 +18,7 @@ import type { Cluster } from "../src/api/cluster.ts";
 import type { ClusterPool } from "../src/api/cluster-pool.ts";
 import { ANNOTATIONS, ENGINE_API_VERSION, RESOURCES } from "../src/api/constants.ts";
 import { startControlPlane } from "../src/controlplane/control-plane.ts";
-import * as kind from "../src/providers/kind.ts";
+import * as kind from "../src/providers/kind/index.ts";
 import * as local from "../src/providers/local.ts";
 import { systemClock } from "../src/runtime/clock.ts";
 import { Engine } from "../src/runtime/engine.ts";

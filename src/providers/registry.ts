@@ -14,7 +14,7 @@ import { contractCompatibility } from "../api/contract-version.ts";
 const builtIns: Readonly<Record<string, () => Promise<unknown>>> = {
   simulated: () => import("./simulated.ts"),
   local: () => import("./local.ts"),
-  kind: () => import("./kind.ts"),
+  kind: () => import("./kind/index.ts"),
   existing: () => import("./existing.ts"),
   gardener: () => import("./gardener.ts"),
   capi: () => import("./capi.ts"),

@@ -5,6 +5,7 @@ import { objectKey } from "../api/object-key.ts";
 import type { PatchOperation } from "../machines/shared/json-patch.ts";
 import type { MachineStep } from "../machines/shared/machine-step.ts";
 import { rfc3339 } from "../machines/shared/rfc3339.ts";
+import { KeyedLock } from "../util/keyed-lock.ts";
 import { GoneError } from "./errors.ts";
 import {
   type EventRecord,
@@ -14,7 +15,6 @@ import {
 } from "./event-recorder.ts";
 import type { Informer } from "./informer.ts";
 import { KeyedController } from "./keyed-controller.ts";
-import { KeyedLock } from "./keyed-lock.ts";
 import { errorMessage } from "./logger.ts";
 import type { KindContext, MachineKind, MachineObject } from "./machine-kind.ts";
 import { type MachineObserver, tellObservers } from "./machine-observer.ts";

@@ -1,6 +1,6 @@
 /** Stops control planes when the process ends in any way: normal exit, crash, signal, or SIGKILL (watchdog). */
-import { spawn } from "node:child_process";
 import { rmSync } from "node:fs";
+import { startDetached } from "./detached-process.ts";
 
 /** What must go when the owning process goes: process groups to kill and a folder to remove. */
 export interface Leftovers {
@@ -85,11 +85,14 @@ setInterval(() => {
 `;
 
 function startWatchdog(leftovers: Leftovers) {
-  const child = spawn(
-    process.execPath,
-    ["-e", watchdogSource, String(process.pid), leftovers.directory, ...leftovers.processGroups.map(String)],
-    { detached: true, stdio: "ignore" },
-  );
-  child.unref();
-  return child;
+  return startDetached({
+    command: process.execPath,
+    args: [
+      "-e",
+      watchdogSource,
+      String(process.pid),
+      leftovers.directory,
+      ...leftovers.processGroups.map(String),
+    ],
+  });
 }

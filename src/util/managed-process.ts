@@ -1,8 +1,7 @@
 /** A child process in its own process group, with its output in a log file and a clean stop. */
-import { spawn } from "node:child_process";
-import { closeSync, openSync, readFileSync } from "node:fs";
-import { setTimeout as sleep } from "node:timers/promises";
-import { signalProcessGroup } from "./process-groups.ts";
+import { readFileSync } from "node:fs";
+import { startDetached } from "./detached-process.ts";
+import { stopProcessGroup } from "./process-groups.ts";
 
 /** How to start a {@link ManagedProcess}. */
 export interface ManagedProcessProps {
@@ -31,23 +30,16 @@ export interface ManagedProcess {
 }
 
 /**
- * Starts a process detached into its own process group, so that stopping it also stops anything it
- * started, and unreferenced, so that it never keeps the caller's event loop alive; callers own its
- * lifetime (see `exit-cleanup.ts` for the crash path).
+ * Starts a process detached (see {@link startDetached}) and watches it from here: its exit, its log, its stop.
+ * Callers own its lifetime (see `exit-cleanup.ts` for the crash path).
  */
 export function startManagedProcess(props: ManagedProcessProps): ManagedProcess {
-  const log = openSync(props.logPath, "a");
-  const child = (() => {
-    try {
-      return spawn(props.command, [...props.args], {
-        detached: true,
-        stdio: ["ignore", log, log],
-        env: props.env ?? process.env,
-      });
-    } finally {
-      closeSync(log); // the child holds its own descriptor
-    }
-  })();
+  const child = startDetached({
+    command: props.command,
+    args: props.args,
+    stdout: props.logPath,
+    ...(props.env ? { env: props.env } : {}),
+  });
   let exitedWith: number | string | undefined;
   const exited = new Promise<number | string>((resolve) => {
     child.once("exit", (code, signal) => {
@@ -59,13 +51,7 @@ export function startManagedProcess(props: ManagedProcessProps): ManagedProcess 
       resolve(exitedWith);
     });
   });
-  child.unref();
   const pid = child.pid ?? -1;
-
-  const signalGroup = (signal: NodeJS.Signals) => {
-    if (exitedWith === undefined) signalProcessGroup(pid, signal);
-  };
-
   return {
     name: props.name,
     pid,
@@ -74,12 +60,9 @@ export function startManagedProcess(props: ManagedProcessProps): ManagedProcess 
     hasExited: () => exitedWith !== undefined,
     tail: (lines = 20) => tailOfFile(props.logPath, lines),
     async stop(graceMs = 5_000) {
-      signalGroup("SIGTERM");
-      const outcome = await Promise.race([exited.then(() => "exited"), sleep(graceMs, "timeout")]);
-      if (outcome === "timeout") {
-        signalGroup("SIGKILL");
-        await exited;
-      }
+      // Once it has exited, its pid may be another process's.
+      if (exitedWith === undefined) await stopProcessGroup({ pid }, graceMs);
+      await exited;
     },
   };
 }

@@ -93,18 +93,25 @@ export interface GroupLeader {
 }
 
 /**
- * Stops process groups one after the other, in the order given: SIGTERM to the group, SIGKILL after
- * `graceMs` if its leader is still alive; resolves once every leader is gone. Leaders that are not alive
- * (or not ours, see {@link isProcessAlive}) are skipped.
+ * Stops process groups one after the other, in the order given (see {@link stopProcessGroup}); resolves
+ * once every leader is gone.
  */
 export async function stopProcessGroups(leaders: readonly GroupLeader[], graceMs = 5_000): Promise<void> {
-  for (const { pid, marker } of leaders) {
-    if (!isProcessAlive(pid, marker)) continue;
-    signalProcessGroup(pid, "SIGTERM");
-    if (await waitUntilDead(pid, graceMs)) continue;
-    signalProcessGroup(pid, "SIGKILL");
-    await waitUntilDead(pid, 10_000);
-  }
+  for (const leader of leaders) await stopProcessGroup(leader, graceMs);
+}
+
+/**
+ * Stops a process group: SIGTERM to the group, SIGKILL after `graceMs` if its leader is still alive, and
+ * SIGKILL to what is left of the group either way (a child that outlived its leader: a command a wrapper ran).
+ * Resolves once the leader is gone. A leader that is not alive (or not ours, see {@link isProcessAlive}) is
+ * left alone.
+ */
+export async function stopProcessGroup({ pid, marker }: GroupLeader, graceMs = 5_000): Promise<void> {
+  if (!isProcessAlive(pid, marker)) return;
+  signalProcessGroup(pid, "SIGTERM");
+  const stopped = await waitUntilDead(pid, graceMs);
+  signalProcessGroup(pid, "SIGKILL");
+  if (!stopped) await waitUntilDead(pid, 10_000);
 }
 
 async function waitUntilDead(pid: number, timeoutMs: number): Promise<boolean> {

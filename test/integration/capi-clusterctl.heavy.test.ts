@@ -34,7 +34,7 @@ import {
   CONTROLPLANE_RESOURCES,
   type EngineControlPlane,
 } from "../../src/api/engine-control-plane.ts";
-import { kindClusterNameOf } from "../../src/providers/kind-names.ts";
+import { kindClusterNameOf } from "../../src/providers/kind/names.ts";
 import { aProviderConfig } from "../support/builders.ts";
 import { createCapiObject } from "../support/capi-objects.ts";
 import { clusterctlComponents, clusterctlVariables } from "../support/clusterctl.ts";

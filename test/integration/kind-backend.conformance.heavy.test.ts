@@ -4,8 +4,8 @@ import { join } from "node:path";
 import { expect, it } from "vitest";
 import type { BackendFactory } from "../../src/api/backend-contract.ts";
 import { checkBackendConformance } from "../../src/providers/conformance.ts";
-import { createBackend } from "../../src/providers/kind.ts";
-import { kindClusterNameOf } from "../../src/providers/kind-names.ts";
+import { createBackend } from "../../src/providers/kind/index.ts";
+import { kindClusterNameOf } from "../../src/providers/kind/names.ts";
 import { containersNamed, containerToolchain, run } from "../support/containers.ts";
 import { processesMentioning } from "../support/processes.ts";
 

@@ -22,15 +22,12 @@ import { poolMemberTarget } from "../../src/api/cluster-pool.ts";
 import type { JsonObject } from "../../src/api/common.ts";
 import type { ProviderConfig } from "../../src/api/provider-config.ts";
 import { checkPoolConformance } from "../../src/providers/conformance-pools.ts";
-import {
-  createBackend,
-  KIND_DEFAULT_VERSIONS,
-  kindAccess,
-  kindNodeImage,
-  redact,
-} from "../../src/providers/kind.ts";
-import { METALLB_IMAGES } from "../../src/providers/kind-metallb.ts";
-import { KIND_NAME_ANNOTATION, kindClusterName, kindClusterNameOf } from "../../src/providers/kind-names.ts";
+import { kindNodeImage } from "../../src/providers/kind/cluster-config.ts";
+import { createBackend } from "../../src/providers/kind/index.ts";
+import { METALLB_IMAGES } from "../../src/providers/kind/metallb.ts";
+import { KIND_NAME_ANNOTATION, kindClusterName, kindClusterNameOf } from "../../src/providers/kind/names.ts";
+import { KIND_DEFAULT_VERSIONS, kindAccess } from "../../src/providers/kind/settings.ts";
+import { redact } from "../../src/providers/kind/stderr.ts";
 import { loadBackendFactory } from "../../src/providers/registry.ts";
 import { systemClock } from "../../src/runtime/clock.ts";
 import { silentLogger } from "../../src/runtime/logger.ts";

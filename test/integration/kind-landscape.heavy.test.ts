@@ -26,7 +26,7 @@ import type { Cluster } from "../../src/api/cluster.ts";
 import type { ClusterRequest } from "../../src/api/cluster-request.ts";
 import { ANNOTATIONS, FINALIZERS, LABELS, RESOURCES } from "../../src/api/constants.ts";
 import type { ProviderConfig } from "../../src/api/provider-config.ts";
-import { KIND_NAME_ANNOTATION, kindClusterNameOf } from "../../src/providers/kind-names.ts";
+import { KIND_NAME_ANNOTATION, kindClusterNameOf } from "../../src/providers/kind/names.ts";
 import {
   configMapAnswersFromPod,
   configMapTokenRequest,

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import type { Cluster } from "../../src/api/cluster.ts";
 import { RESOURCES } from "../../src/api/constants.ts";
 import type { ControlPlane } from "../../src/controlplane/control-plane.ts";
-import { kindClusterNameOf } from "../../src/providers/kind-names.ts";
+import { kindClusterNameOf } from "../../src/providers/kind/names.ts";
 import { aCluster, aProviderConfig } from "../support/builders.ts";
 import { startApiServerWith } from "../support/cluster-harness.ts";
 import { containersNamed, containerToolchain, run } from "../support/containers.ts";

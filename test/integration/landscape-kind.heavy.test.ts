@@ -18,7 +18,7 @@ import { LABELS, RESOURCES } from "../../src/api/constants.ts";
 import { LANDSCAPE_NAMESPACE } from "../../src/cli/landscape/landscape-plan.ts";
 import { stopPersistentControlPlane } from "../../src/controlplane/persistent-control-plane.ts";
 import { clusterTarget } from "../../src/machines/cluster/step.ts";
-import { kindNameOf } from "../../src/providers/kind-names.ts";
+import { kindNameOf } from "../../src/providers/kind/names.ts";
 import { configMapAnswersFromPod, configMapTokenRequest } from "../support/access-proofs.ts";
 import { accessGranted, createAccessRequest } from "../support/access-requests.ts";
 import { containersNamed, containerToolchain, removeContainersQuietly, run } from "../support/containers.ts";

@@ -7,7 +7,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { KubeConfig } from "@kubernetes/client-node";
-import { deleteKindCluster as deleteKindClusterWith } from "../../src/providers/kind.ts";
+import { deleteKindCluster as deleteKindClusterWith } from "../../src/providers/kind/commands.ts";
 
 /** What `hack/containers/ensure.sh` reports. */
 export interface ContainerToolchain {

@@ -14,7 +14,7 @@ import type { Cluster } from "../../src/api/cluster.ts";
 import { RESOURCES } from "../../src/api/constants.ts";
 import type { ControlPlane } from "../../src/controlplane/control-plane.ts";
 import { clusterTarget } from "../../src/machines/cluster/step.ts";
-import { createBackend } from "../../src/providers/kind.ts";
+import { createBackend } from "../../src/providers/kind/index.ts";
 import { Engine, type EngineOptions } from "../../src/runtime/engine.ts";
 import { createLogger } from "../../src/runtime/logger.ts";
 import { aBackendContext } from "./backend-context.ts";

@@ -4,10 +4,9 @@
  * started detached so that it outlives `landscape up`, its pid and log in the landscape's folder; `down` stops it,
  * and a resumed `up` starts it again if it is not running.
  */
-import { spawn } from "node:child_process";
-import { closeSync, openSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { startDetached } from "../../util/detached-process.ts";
 import { freePorts } from "../../util/free-ports.ts";
 import { pollUntil } from "../../util/poll-until.ts";
 import { isProcessAlive, stopProcessGroups } from "../../util/process-groups.ts";
@@ -36,10 +35,9 @@ export async function ensureEngineProcess(folder: LandscapeFolder): Promise<void
   const paths = files(folder);
   await writeFile(paths.scheduler, schedulerConfigYaml(landscape));
   const [port] = (await freePorts(1)) as [number];
-  const log = openSync(paths.log, "a");
-  const child = spawn(
-    process.execPath,
-    [
+  const child = startDetached({
+    command: process.execPath,
+    args: [
       MAIN,
       "run",
       "--kubeconfig",
@@ -56,10 +54,8 @@ export async function ensureEngineProcess(folder: LandscapeFolder): Promise<void
       "--metrics-bind-address=0",
       ...Object.entries(landscape.backendOptions).map(([key, value]) => `--backend-option=${key}=${value}`),
     ],
-    { detached: true, stdio: ["ignore", log, log] },
-  );
-  closeSync(log);
-  child.unref();
+    stdout: paths.log,
+  });
   await writeFile(paths.pid, `${child.pid}\n`);
   settings.say(`  engine: process ${child.pid} against the platform cluster, log ${paths.log}`);
   await pollUntil(

@@ -91,6 +91,15 @@ describe("stopProcessGroups", () => {
     expect(isProcessAlive(pid)).toBe(false);
   });
 
+  it("kills what is left of the group after its leader went on SIGTERM", async () => {
+    // The leader exits on SIGTERM; its child ignores SIGTERM and would outlive it.
+    const child = startShell("(trap '' TERM; while :; do sleep 1; done) & echo $!; wait # marker-left");
+    const [line] = (await once(child.stdout as NodeJS.ReadableStream, "data")) as [Buffer];
+    const member = Number(line.toString().trim());
+    await stopProcessGroups([{ pid: child.pid as number, marker: "marker-left" }], 2_000);
+    await eventually(() => expect(isProcessAlive(member)).toBe(false));
+  });
+
   it("leaves alone a live process whose command line lacks the marker (a reused pid)", async () => {
     const child = startShell("exec sleep 30");
     await once(child, "spawn");

@@ -20,7 +20,7 @@ import {
   clusterRequestResponsibility,
   stepClusterRequest,
 } from "../../../machines/cluster-request/step.ts";
-import { KeyedLock } from "../../keyed-lock.ts";
+import { KeyedLock } from "../../../util/keyed-lock.ts";
 import type { KindContext, KindSettings, MachineKind, SchedulerConfigView } from "../../machine-kind.ts";
 import { wake } from "../../machine-kind.ts";
 import { PROFILE_CACHES } from "../../profile-controller.ts";

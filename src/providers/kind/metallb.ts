@@ -7,7 +7,7 @@
  * node, applies the manifest with the node's kubectl, then the pool.
  */
 import { stringify } from "yaml";
-import type { BackendCondition } from "../api/backend.ts";
+import type { BackendCondition } from "../../api/backend.ts";
 
 /** The condition on the Cluster that says whether LoadBalancer Services work (openMCP's kind provider's name). */
 export const METALLB_CONDITION = "MetalLBReady";
@@ -182,4 +182,19 @@ export function metallbCondition(state: MetallbState, pool: string | undefined):
         message: `Installing MetalLB${pool ? ` with the pool ${pool}` : ""}`,
       };
   }
+}
+
+/**
+ * Where an install is, from its record (absent: never started) and exit status (`running`, or undefined when
+ * it went with none: interrupted, so absent and run again); `log` is read only for a failed install.
+ */
+export function metallbStateOf(recorded: boolean, exit: string | undefined, log: () => string): MetallbState {
+  if (!recorded || exit === undefined) return { kind: "absent" };
+  if (exit === "running") return { kind: "running" };
+  if (exit === "0") return { kind: "succeeded" };
+  const said = log();
+  return {
+    kind: "failed",
+    message: `MetalLB install exited with ${exit}${said ? `: ${said}` : ""}; delete the Cluster and create it again to retry`,
+  };
 }

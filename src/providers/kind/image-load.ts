@@ -3,7 +3,7 @@
  * that runs what no registry serves: the engine's own image in a landscape's platform cluster.
  */
 import { execFile } from "node:child_process";
-import { stderrSummary } from "./kind.ts";
+import { stderrSummary } from "./stderr.ts";
 
 /** Loads `image` into every node of the kind cluster `clusterName`; rejects with kind's last stderr lines. */
 export function loadImageIntoKindCluster(

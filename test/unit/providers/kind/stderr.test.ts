@@ -1,6 +1,6 @@
 /** What a failed `kind create` says on its Cluster: kind's ERROR line and the cause, not kubeadm's progress. */
 import { describe, expect, it } from "vitest";
-import { stderrSummary } from "../../../src/providers/kind.ts";
+import { stderrSummary } from "../../../../src/providers/kind/stderr.ts";
 
 const kubeadmFailure = [
   'Creating cluster "omc-1" ...',

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import type { JsonObject } from "../../../src/api/common.ts";
-import { kindClusterConfig, kindExtraMounts } from "../../../src/providers/kind.ts";
+import type { JsonObject } from "../../../../src/api/common.ts";
+import { kindClusterConfig, kindExtraMounts } from "../../../../src/providers/kind/cluster-config.ts";
 
 describe("kind settings.extraMounts", () => {
   const platform: JsonObject = {

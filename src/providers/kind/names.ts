@@ -1,6 +1,6 @@
 /** How the kind backend names a Cluster's kind cluster: openMCP's kind provider's way, the engine's former way, or an annotation's. */
 import { createHash } from "node:crypto";
-import type { ClusterTarget } from "../api/backend.ts";
+import type { ClusterTarget } from "../../api/backend.ts";
 
 /**
  * The annotation that names a Cluster's kind cluster instead of deriving the name (openMCP's kind provider

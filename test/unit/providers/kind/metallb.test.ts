@@ -9,7 +9,7 @@ import {
   metallbOption,
   metallbPoolManifest,
   metallbPoolRange,
-} from "../../../src/providers/kind-metallb.ts";
+} from "../../../../src/providers/kind/metallb.ts";
 
 describe("metallbOption", () => {
   it("is off when absent or false, on for true, and refuses anything else", () => {
