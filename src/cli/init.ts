@@ -14,10 +14,10 @@ import { CACHES } from "../runtime/kinds/caches.ts";
 import { loadKubeConfig } from "../runtime/load-kubeconfig.ts";
 import { createLogger, type Logger } from "../runtime/logger.ts";
 import { ProfileController } from "../runtime/profile-controller.ts";
+import { backendFromSettings } from "../runtime/start/engine-from-settings.ts";
 import { throttledFor } from "../runtime/throttling.ts";
 import { DEFAULT_CONFIG_ENV, defaultProviderConfig } from "./default-config.ts";
 import { engineFlags, parseEngineArgs } from "./run.ts";
-import { backendFromSettings } from "./start-engine.ts";
 
 const repositoryRoot = join(import.meta.dirname, "..", "..");
 

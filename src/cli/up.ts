@@ -17,12 +17,12 @@ import { installCrds, installingCrds } from "../runtime/install-crds.ts";
 import { CACHES } from "../runtime/kinds/caches.ts";
 import { CONTROL_PLANE_CACHES } from "../runtime/kinds/engine-control-plane/caches.ts";
 import { createLogger } from "../runtime/logger.ts";
+import { engineFromSettings } from "../runtime/start/engine-from-settings.ts";
 import { type AdminKubeconfigChange, keepAdminKubeconfigs } from "./admin-kubeconfigs.ts";
 import { applyManifests, LiveView } from "./demo.ts";
 import { CheckoutNeededError, loadFromCheckout } from "./from-checkout.ts";
 import { kindBackendOptions } from "./kind-toolchain.ts";
 import { engineFlags, exitOnLost, parseEngineArgs, untilSignal } from "./run.ts";
-import { engineFromSettings } from "./start-engine.ts";
 import {
   DEFAULT_INSPECT_ADDRESS,
   DEFAULT_LIVE_VIEW_ADDRESS,

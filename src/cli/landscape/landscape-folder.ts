@@ -18,9 +18,10 @@ import type { Engine } from "../../runtime/engine.ts";
 import { installCrds } from "../../runtime/install-crds.ts";
 import { loadKubeConfig } from "../../runtime/load-kubeconfig.ts";
 import { createLogger } from "../../runtime/logger.ts";
+import { engineFromSettings } from "../../runtime/start/engine-from-settings.ts";
+import { settingsFromOptions } from "../../runtime/start/engine-settings.ts";
 import { writeFileAtomically } from "../../util/atomic-file.ts";
 import { engineImageFromCheckout, kindBackendOptions } from "../kind-toolchain.ts";
-import { engineFromSettings, settingsFromOptions } from "../start-engine.ts";
 import type { Landscape } from "./landscape-file.ts";
 import { enginePlacement, type LandscapeHost, type Manifest, secretObjects } from "./landscape-plan.ts";
 
