@@ -1,5 +1,5 @@
 /** `openmcp-engine init`: what the openMCP operator runs before `run` — CRDs and ClusterProfiles, then exit 0. */
-import { join, resolve } from "node:path";
+import { resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
 import { ANNOTATIONS, CRD_CLUSTER_LABEL, LABELS, RESOURCES } from "../api/constants.ts";
@@ -17,9 +17,8 @@ import { ProfileController } from "../runtime/profile-controller.ts";
 import { backendFromSettings } from "../runtime/start/engine-from-settings.ts";
 import { throttledFor } from "../runtime/throttling.ts";
 import { DEFAULT_CONFIG_ENV, defaultProviderConfig } from "./default-config.ts";
+import { packageFile } from "./from-checkout.ts";
 import { engineFlags, parseEngineArgs } from "./run.ts";
-
-const repositoryRoot = join(import.meta.dirname, "..", "..");
 
 export const initUsage = `Usage: openmcp-engine init --provider-name <name> [flags]
 
@@ -43,7 +42,7 @@ Flags: --crds <folder> (default: the crds/ folder of this project), and the flag
 export async function init(args: string[]): Promise<void> {
   const values = parseEngineArgs(args, initUsage, { crds: { type: "string" } });
   const flags = engineFlags(values, initUsage, { leaderElect: false });
-  const crds = resolve(typeof values.crds === "string" ? values.crds : join(repositoryRoot, "crds"));
+  const crds = resolve(typeof values.crds === "string" ? values.crds : packageFile("crds"));
   const log = createLogger({ level: flags.logLevel });
   const { kubeConfig, source } = loadKubeConfig(flags.kubeconfig);
   log.info("init", { kubeconfig: source, crds });
