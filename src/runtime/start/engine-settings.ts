@@ -58,7 +58,7 @@ export interface EngineSettings {
     | undefined;
 }
 
-/** The defaults the `run` command and {@link startEngine} share. */
+/** The defaults the `run` command and `startEngine` (engine-from-settings.ts) share. */
 export const DEFAULT_SETTINGS = {
   environment: "default",
   concurrency: 4,
