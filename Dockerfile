@@ -23,7 +23,7 @@ ENV NODE_ENV=production
 # V8 sized to the measured working set (bench/run-scale.bench.ts): a small young generation keeps RSS
 # near the live heap at no cost in throughput; the old-space limit leaves room for 10,000 Clusters.
 # The third of the engine's flags, --optimize-for-size, is one NODE_OPTIONS may not carry: `run` adds it
-# itself, replacing its process at start (src/cli/v8-flags.ts).
+# itself, replacing its process at start (src/runtime/start/v8-flags.ts).
 ENV NODE_OPTIONS="--max-semi-space-size=2 --max-old-space-size=256"
 WORKDIR /app
 COPY --from=build --chown=root:root /app /app

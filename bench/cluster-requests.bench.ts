@@ -32,12 +32,12 @@ import {
   RESOURCES,
 } from "../src/api/constants.ts";
 import type { SchedulerConfig } from "../src/api/scheduler-config.ts";
-import { ENGINE_V8_FLAGS } from "../src/cli/v8-flags.ts";
 import { kubeconfigYaml, startControlPlane } from "../src/controlplane/control-plane.ts";
 import { requestFinalizer } from "../src/machines/cluster-request/cluster-claims.ts";
 import { reuseConnections } from "../src/runtime/connection-reuse.ts";
 import { Informer } from "../src/runtime/informer.ts";
 import { installingCrds } from "../src/runtime/install-crds.ts";
+import { ENGINE_V8_FLAGS } from "../src/runtime/start/v8-flags.ts";
 import { freePorts } from "../src/util/free-ports.ts";
 import { pool } from "./bench-clusters.ts";
 import { cpuSeconds, imageNodeOptions, sample } from "./engine-process.ts";
@@ -340,7 +340,7 @@ try {
   row("measure", "value", "target");
   row("baseline: the minimal writes, all requests", `${(baselineMs / 1_000).toFixed(2)} s`);
   row("writes per request, baseline (incl. its create)", (baselineWrites / count).toFixed(2));
-  const lean = pathToFileURL(join(root, "src", "cli", "lean-client-node-preload.ts")).href;
+  const lean = pathToFileURL(join(root, "src", "runtime", "start", "lean-client-node-preload.ts")).href;
   row("floor: bare node, peak RSS", `${floorMb(ENGINE_V8_FLAGS, "")} MB`);
   row(
     "floor: node importing @kubernetes/client-node",

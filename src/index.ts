@@ -3,14 +3,10 @@
  * command does with flags — and the backend contract (also alone as `openmcp-engine/backend`).
  */
 export * from "./backend.ts";
-export {
-  type EngineSettings,
-  type RunningEngine,
-  type RunOptions,
-  startEngine as run,
-} from "./cli/start-engine.ts";
-export { execWithEngineMemorySettings } from "./cli/v8-flags.ts";
 export type { Engine } from "./runtime/engine.ts";
 export type { LeaderElectionTiming } from "./runtime/leader-election.ts";
 export type { MachineObserver } from "./runtime/machine-observer.ts";
 export type { EngineMetrics } from "./runtime/metrics.ts";
+export { type RunningEngine, startEngine as run } from "./runtime/start/engine-from-settings.ts";
+export type { EngineSettings, RunOptions } from "./runtime/start/engine-settings.ts";
+export { execWithEngineMemorySettings } from "./runtime/start/v8-flags.ts";

@@ -11,11 +11,10 @@ import type { KubernetesObject } from "@kubernetes/client-node";
 import { parseAllDocuments, stringify } from "yaml";
 import { CAPI_LABELS } from "../api/cluster-api.ts";
 import { POLICIES_FOLDER } from "../runtime/install-crds.ts";
+import { checkoutFile, packageFile } from "./from-checkout.ts";
 
 /** The provider's name in clusterctl (`clusterctl init --infrastructure openmcp-engine`). */
 export const CAPI_PROVIDER_NAME = "openmcp-engine";
-
-const root = join(import.meta.dirname, "..", "..");
 
 export const capiComponentsUsage = `Usage: openmcp-engine capi-components > infrastructure-components.yaml
 
@@ -55,10 +54,10 @@ function inOwnNamespace(arg: string, namespace: string | undefined): string {
 /** The objects of the components manifest, in apply order (CRDs and Namespace first). */
 export function capiComponents(): KubernetesObject[] {
   const objects = [
-    ...objectsOf(join(root, "crds")),
-    ...objectsOf(join(root, "crds", POLICIES_FOLDER)),
-    ...objectsOf(join(root, "deploy", "base")),
-    ...objectsOf(join(root, "deploy", "capi")),
+    ...objectsOf(packageFile("crds")),
+    ...objectsOf(packageFile(`crds/${POLICIES_FOLDER}`)),
+    ...objectsOf(checkoutFile("deploy/base", "capi-components")),
+    ...objectsOf(checkoutFile("deploy/capi", "capi-components")),
   ];
   const first = (object: KubernetesObject) =>
     object.kind === "CustomResourceDefinition" || object.kind === "Namespace" ? 0 : 1;

@@ -1,7 +1,7 @@
 /** The `openmcp-engine` command once main.ts has checked the Node version: dispatches to a subcommand, loading only that command's modules. */
-import { useLeanClientNode } from "./lean-client-node.ts";
+import { useLeanClientNode } from "../runtime/start/lean-client-node.ts";
+import { execWithEngineMemorySettings } from "../runtime/start/v8-flags.ts";
 import { UsageError } from "./usage-error.ts";
-import { execWithEngineMemorySettings } from "./v8-flags.ts";
 
 const usage = `Usage: openmcp-engine <command> [flags]
 
@@ -72,7 +72,7 @@ async function main(argv: string[]): Promise<void> {
   }
   const load = commands[name];
   if (!load) throw new UsageError(`unknown command "${name}"`, usage);
-  // The commands that run the engine keep its memory low however node was started (see v8-flags.ts).
+  // The commands that run the engine keep its memory low however node was started (see runtime/start/v8-flags.ts).
   if (name === "run" || name === "up" || name === "landscape") {
     execWithEngineMemorySettings();
     // Where the flags were given already (no replacement), still before the command loads the client.

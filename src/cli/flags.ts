@@ -1,4 +1,5 @@
 /** Parsing and checking of flag values shared by the subcommands; every failure is a UsageError. */
+import { DNS_LABEL, LABEL_VALUE } from "../runtime/start/engine-settings.ts";
 import { UsageError } from "./usage-error.ts";
 
 /** A whole number within bounds. */
@@ -9,9 +10,6 @@ export function parseInteger(flag: string, value: string, min: number, max: numb
   }
   return number;
 }
-
-/** A DNS label: lowercase letters, digits and '-', at most 63 characters, alphanumeric at both ends. */
-export const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
 /** A DNS label (lowercase letters, digits, '-'; at most 63): it becomes part of names and label values. */
 export function parseDnsLabel(flag: string, value: string | undefined, usage: string): string {
@@ -24,9 +22,6 @@ export function parseDnsLabel(flag: string, value: string | undefined, usage: st
   }
   return value;
 }
-
-/** A label value: empty, or at most 63 of letters, digits, '-', '_' and '.', alphanumeric at both ends. */
-export const LABEL_VALUE = /^(?=.{0,63}$)(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
 
 /**
  * `--namespace`: a namespace's name, or empty for all namespaces (clusterctl passes `--namespace=""`);

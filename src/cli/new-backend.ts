@@ -4,6 +4,7 @@ import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import { join, relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { BACKEND_CONTRACT_VERSION } from "../api/backend-contract.ts";
+import { packageFile } from "./from-checkout.ts";
 import { UsageError } from "./usage-error.ts";
 
 export const newBackendUsage = `Usage: openmcp-engine new-backend <package-name> [flags]
@@ -19,9 +20,7 @@ Flags:
                        e.g. file:../openmcp-engine-0.1.0.tgz for an engine packed with npm pack
   -h, --help           show this help`;
 
-/** The engine's package root: two levels above this file, in src/cli as in dist/cli. */
-const packageRoot = join(import.meta.dirname, "..", "..");
-const templateRoot = join(packageRoot, "templates", "backend");
+const templateRoot = packageFile("templates/backend");
 
 /** npm's rules for a package name (lowercase, URL-safe, optionally scoped, at most 214 characters). */
 const packageNamePattern = /^(?:@[a-z0-9][a-z0-9._~-]*\/)?[a-z0-9][a-z0-9._~-]*$/;
@@ -51,7 +50,7 @@ export function backendScaffold(packageName: string, engineDependency?: string):
   const words = backendName.split(/[^a-z0-9]+/).filter(Boolean);
   const pascal = words.map((word) => word[0]?.toUpperCase() + word.slice(1)).join("");
   const className = `${/^[0-9]/.test(pascal) ? "_" : ""}${pascal}${pascal.endsWith("Backend") ? "" : "Backend"}`;
-  const manifest = JSON.parse(readFileSync(join(packageRoot, "package.json"), "utf8")) as {
+  const manifest = JSON.parse(readFileSync(packageFile("package.json"), "utf8")) as {
     version: string;
     devDependencies?: Record<string, string>;
   };

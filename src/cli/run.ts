@@ -6,6 +6,8 @@ import { BUILT_IN_BACKENDS } from "../providers/registry.ts";
 import { DEFAULT_LEADER_ELECTION, type LeaderElectionTiming } from "../runtime/leader-election.ts";
 import { loadKubeConfig } from "../runtime/load-kubeconfig.ts";
 import { createLogger, LOG_LEVELS, type Logger, type LogLevel } from "../runtime/logger.ts";
+import { startEngine } from "../runtime/start/engine-from-settings.ts";
+import { DEFAULT_SETTINGS, type EngineSettings } from "../runtime/start/engine-settings.ts";
 import {
   type EngineFlagValues,
   type FlagSpec,
@@ -18,7 +20,6 @@ import {
   parseWatchFilter,
   withFlagsFromEnvironment,
 } from "./flags.ts";
-import { DEFAULT_SETTINGS, type EngineSettings, startEngine } from "./start-engine.ts";
 import { UsageError } from "./usage-error.ts";
 import { startViews, viewFlagOptions, viewFlags, viewFlagsUsage } from "./views.ts";
 

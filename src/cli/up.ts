@@ -8,7 +8,7 @@ import type { ClusterTarget } from "../api/backend.ts";
 import { ENGINE_API_VERSION } from "../api/constants.ts";
 import { objectKey } from "../api/object-key.ts";
 import { type ControlPlane, kubeconfigYaml, startControlPlane } from "../controlplane/control-plane.ts";
-import { findKubeAssets, kubeAssetVersions } from "../controlplane/kube-assets.ts";
+import { kubeAssetVersions } from "../controlplane/kube-assets.ts";
 // Types only: the stand-ins load with a dynamic import, when the flags ask for them (the package has none).
 import type { CapiManager, GardenerDemo, OidcIssuer } from "../dev/up-stand-ins.ts";
 import { clusterTarget } from "../machines/cluster/step.ts";
@@ -17,12 +17,12 @@ import { installCrds, installingCrds } from "../runtime/install-crds.ts";
 import { CACHES } from "../runtime/kinds/caches.ts";
 import { CONTROL_PLANE_CACHES } from "../runtime/kinds/engine-control-plane/caches.ts";
 import { createLogger } from "../runtime/logger.ts";
+import { engineFromSettings } from "../runtime/start/engine-from-settings.ts";
 import { type AdminKubeconfigChange, keepAdminKubeconfigs } from "./admin-kubeconfigs.ts";
 import { applyManifests, LiveView } from "./demo.ts";
-import { CheckoutNeededError, loadFromCheckout } from "./from-checkout.ts";
+import { CheckoutNeededError, kubeAssets, loadFromCheckout, packageFile } from "./from-checkout.ts";
 import { kindBackendOptions } from "./kind-toolchain.ts";
 import { engineFlags, exitOnLost, parseEngineArgs, untilSignal } from "./run.ts";
-import { engineFromSettings } from "./start-engine.ts";
 import {
   DEFAULT_INSPECT_ADDRESS,
   DEFAULT_LIVE_VIEW_ADDRESS,
@@ -31,8 +31,6 @@ import {
   viewFlagOptions,
   viewFlags,
 } from "./views.ts";
-
-const repositoryRoot = join(import.meta.dirname, "..", "..");
 
 export const upUsage = `Usage: openmcp-engine up [flags]
 
@@ -132,7 +130,7 @@ interface LocalControlPlane {
 
 /** Starts etcd and kube-apiserver with the CRDs installed, writes the admin kubeconfig and says how to use it. */
 async function startLocalControlPlane(flags: UpFlags): Promise<LocalControlPlane> {
-  const assets = findKubeAssets(flags.assets);
+  const assets = kubeAssets(flags.assets);
   const versions = kubeAssetVersions(assets);
   console.log(
     `Starting kube-apiserver ${versions.kubernetes} and etcd ${versions.etcd} from ${assets.directory}`,
@@ -170,7 +168,7 @@ interface UpEngine {
 async function startUpEngine(flags: UpFlags, local: LocalControlPlane): Promise<UpEngine> {
   const backendOptions =
     flags.engine.backend === "kind"
-      ? kindBackendOptions(repositoryRoot, flags.engine.backendOptions, log)
+      ? kindBackendOptions(flags.engine.backendOptions, log)
       : flags.engine.backendOptions;
   await mkdir(dirname(flags.log), { recursive: true });
   const logFile = createWriteStream(flags.log, { flags: "a" });
@@ -258,7 +256,7 @@ async function startDemo(
   const view = new LiveView(engine.informers.of(CACHES.clusters));
   view.start();
   if (withCapi) {
-    const more = await applyManifests(kubeConfig, join(repositoryRoot, "examples", "demo-capi"), {
+    const more = await applyManifests(kubeConfig, packageFile("examples/demo-capi"), {
       LOCAL_KUBERNETES_VERSION: await offeredVersion(engine, "local.local.demo"),
     });
     console.log(`  Cluster API: applied ${more.join(", ")}\n`);
@@ -550,9 +548,7 @@ function parseFlags(args: string[]): UpFlags {
     flags.backend === "local" && flags.backendOptions.stopOnClose === undefined
       ? { ...flags, backendOptions: { ...flags.backendOptions, stopOnClose: "true" } }
       : flags;
-  const demoDir = resolve(
-    text("demo-dir") ?? join(repositoryRoot, "examples", `demo-${withBackend.backend}`),
-  );
+  const demoDir = resolve(text("demo-dir") ?? packageFile(`examples/demo-${withBackend.backend}`));
   // A demo folder may bring its scheduler configuration (scheduler/config.yaml), unless one is given.
   const demoScheduler = join(demoDir, "scheduler", "config.yaml");
   const engine =
@@ -561,7 +557,7 @@ function parseFlags(args: string[]): UpFlags {
       : withBackend;
   return {
     kubeconfigOut: resolve(text("kubeconfig-out") ?? join(".state", "kubeconfig")),
-    crds: resolve(text("crds") ?? join(repositoryRoot, "crds")),
+    crds: resolve(text("crds") ?? packageFile("crds")),
     assets: text("assets"),
     controller: values.controller !== false,
     demo: values.demo !== false && values.controller !== false,

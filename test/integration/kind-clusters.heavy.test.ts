@@ -12,7 +12,6 @@ import type { AccessRequest } from "../../src/api/access-request.ts";
 import type { ClusterBackend } from "../../src/api/backend-contract.ts";
 import type { Cluster } from "../../src/api/cluster.ts";
 import { RESOURCES } from "../../src/api/constants.ts";
-import { moveObjects } from "../../src/cli/move.ts";
 import { type ControlPlane, startControlPlane } from "../../src/controlplane/control-plane.ts";
 import { type OidcIssuer, startOidcIssuer } from "../../src/dev/oidc-issuer.ts";
 import { localNodeImageVersions } from "../../src/providers/kind/cluster-config.ts";
@@ -22,6 +21,7 @@ import { systemClock } from "../../src/runtime/clock.ts";
 import { Engine } from "../../src/runtime/engine.ts";
 import { installingCrds } from "../../src/runtime/install-crds.ts";
 import { createLogger } from "../../src/runtime/logger.ts";
+import { moveObjects } from "../../src/runtime/move/move-objects.ts";
 import {
   bearerClient,
   configMapTokenRequest,

@@ -16,9 +16,9 @@ import {
   IDENTITY_ANNOTATION,
   PAUSED_ANNOTATION,
 } from "../../src/api/move.ts";
-import { type MovePoint, moveObjects } from "../../src/cli/move.ts";
 import { ACCESS_NAMESPACE } from "../../src/machines/access-request/names.ts";
 import { SimulatedBackend } from "../../src/providers/simulated.ts";
+import { type MovePoint, moveObjects } from "../../src/runtime/move/move-objects.ts";
 import { configMapTokenRequest, statusOf } from "../support/access-proofs.ts";
 import { isGranted } from "../support/access-requests.ts";
 import { aCluster, anAccessRequest } from "../support/builders.ts";

@@ -6,6 +6,7 @@
  */
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { startDetached } from "../../util/detached-process.ts";
 import { freePorts } from "../../util/free-ports.ts";
 import { pollUntil } from "../../util/poll-until.ts";
@@ -13,7 +14,10 @@ import { isProcessAlive, stopProcessGroups } from "../../util/process-groups.ts"
 import type { LandscapeFolder } from "./landscape-folder.ts";
 import { schedulerConfigYaml } from "./landscape-plan.ts";
 
-const MAIN = join(import.meta.dirname, "..", "main.ts");
+/** The CLI's entry beside this folder: main.ts in a checkout, main.js in the package (compiled). */
+const MAIN = fileURLToPath(
+  new URL(`../main.${import.meta.url.endsWith(".ts") ? "ts" : "js"}`, import.meta.url),
+);
 
 /** The engine process's pid file, log and scheduler configuration in the landscape's folder. */
 const files = (folder: LandscapeFolder) => ({

@@ -10,8 +10,8 @@ import type { ClusterBackend, SecretReader } from "../../api/backend-contract.ts
 import type { Cluster } from "../../api/cluster.ts";
 import { clusterTarget } from "../../machines/cluster/step.ts";
 import { createLogger } from "../../runtime/logger.ts";
+import { backendFromSettings } from "../../runtime/start/engine-from-settings.ts";
 import { pollUntil } from "../../util/poll-until.ts";
-import { backendFromSettings } from "../start-engine.ts";
 import { stopEngineProcess } from "./engine-process.ts";
 import { LandscapeFolder, type LandscapeSettings } from "./landscape-folder.ts";
 import { LandscapeApi } from "./landscape-objects.ts";

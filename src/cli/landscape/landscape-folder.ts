@@ -8,7 +8,6 @@ import { chown, lstat, mkdir, readdir, readFile, rm, stat } from "node:fs/promis
 import { join, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { KubeConfig } from "@kubernetes/client-node";
-import { findKubeAssets } from "../../controlplane/kube-assets.ts";
 import {
   persistentAdminKubeConfig,
   startPersistentControlPlane,
@@ -18,9 +17,11 @@ import type { Engine } from "../../runtime/engine.ts";
 import { installCrds } from "../../runtime/install-crds.ts";
 import { loadKubeConfig } from "../../runtime/load-kubeconfig.ts";
 import { createLogger } from "../../runtime/logger.ts";
+import { engineFromSettings } from "../../runtime/start/engine-from-settings.ts";
+import { settingsFromOptions } from "../../runtime/start/engine-settings.ts";
 import { writeFileAtomically } from "../../util/atomic-file.ts";
+import { kubeAssets } from "../from-checkout.ts";
 import { engineImageFromCheckout, kindBackendOptions } from "../kind-toolchain.ts";
-import { engineFromSettings, settingsFromOptions } from "../start-engine.ts";
 import type { Landscape } from "./landscape-file.ts";
 import { enginePlacement, type LandscapeHost, type Manifest, secretObjects } from "./landscape-plan.ts";
 
@@ -31,10 +32,8 @@ export interface LandscapeSettings {
   readonly directory: string;
   /** The folder of the landscape file: the paths it names are relative to it. */
   readonly fileFolder: string;
-  /** The CRDs to install, and deploy/base, of this project. */
+  /** The CRDs to install. */
   readonly crds: string;
-  readonly deployBase: string;
-  readonly repositoryRoot: string;
   /** kube-apiserver and etcd for the bootstrap (default: as for `up`). */
   readonly assets?: string;
   /** The engine's image (default: built from this checkout). */
@@ -124,7 +123,7 @@ export class LandscapeFolder {
     await mkdir(this.bootstrapFolder, { recursive: true });
     const controlPlane = await startPersistentControlPlane({
       directory: this.bootstrapFolder,
-      assets: findKubeAssets(this.settings.assets),
+      assets: kubeAssets(this.settings.assets),
       log: (line) => say(`  bootstrap: ${line}`),
     });
     say(
@@ -184,7 +183,7 @@ export class LandscapeFolder {
   async kindTools(): Promise<Record<string, string>> {
     this.#kindTools ??=
       this.landscape.backend === "kind"
-        ? kindBackendOptions(this.settings.repositoryRoot, this.landscape.backendOptions, this.settings.say)
+        ? kindBackendOptions(this.landscape.backendOptions, this.settings.say)
         : { ...this.landscape.backendOptions };
     return this.#kindTools;
   }
@@ -204,7 +203,7 @@ export class LandscapeFolder {
       dockerSocket,
       dockerSocketGroup: info.gid,
       podUser: uid === 0 ? POD_USER_WHEN_ROOT : uid,
-      image: this.settings.image ?? engineImageFromCheckout(this.settings.repositoryRoot, this.settings.say),
+      image: this.settings.image ?? engineImageFromCheckout(this.settings.say),
     };
     return this.#host;
   }

@@ -12,11 +12,11 @@ import { parse } from "yaml";
 import type { Cluster } from "../../api/cluster.ts";
 import { LABELS } from "../../api/constants.ts";
 import { clusterTarget } from "../../machines/cluster/step.ts";
-import { loadImageIntoKindCluster } from "../../providers/kind/image-load.ts";
-import { kindNameOf } from "../../providers/kind/names.ts";
+import { kindNameOf, loadImageIntoKindCluster } from "../../providers/public.ts";
 import { installCrds } from "../../runtime/install-crds.ts";
+import { moveObjects } from "../../runtime/move/move-objects.ts";
 import { pollUntil } from "../../util/poll-until.ts";
-import { moveObjects } from "../move.ts";
+import { checkoutFile } from "../from-checkout.ts";
 import { ensureEngineProcess } from "./engine-process.ts";
 import { LandscapeFolder, type LandscapeSettings } from "./landscape-folder.ts";
 import { clusterProgress, LandscapeApi } from "./landscape-objects.ts";
@@ -204,7 +204,7 @@ async function installEnginePod(folder: LandscapeFolder, api: LandscapeApi): Pro
   const { kind = "kind", docker } = await folder.kindTools();
   await loadImageIntoKindCluster({ kind, ...(docker ? { docker } : {}) }, kindCluster, host.image);
   await folder.handStateFolderToPod();
-  await api.apply(engineManifests(folder.landscape, host, await deployBase(folder.settings.deployBase)));
+  await api.apply(engineManifests(folder.landscape, host, await deployBase()));
   await pollUntil(
     `the engine's Deployment ${ENGINE_NAMESPACE}/${ENGINE_DEPLOYMENT} in the platform cluster`,
     async () => {
@@ -216,7 +216,11 @@ async function installEnginePod(folder: LandscapeFolder, api: LandscapeApi): Pro
 }
 
 /** deploy/base's objects, from the files its kustomization lists (the CRDs are installed on their own). */
-async function deployBase(directory: string): Promise<Manifest[]> {
+async function deployBase(): Promise<Manifest[]> {
+  const directory = checkoutFile(
+    "deploy/base",
+    "installing the engine in the platform cluster (landscape up)",
+  );
   const kustomization = parse(await readFile(join(directory, "kustomization.yaml"), "utf8")) as {
     resources?: string[];
   };

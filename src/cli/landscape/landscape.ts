@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { packageFile } from "../from-checkout.ts";
 import { UsageError } from "../usage-error.ts";
 import { LandscapeFileError, parseLandscapeFile } from "./landscape-file.ts";
 import type { LandscapeSettings } from "./landscape-folder.ts";
@@ -37,8 +38,6 @@ Flags:
   --assets <folder>      kube-apiserver and etcd for the bootstrap (default: as for up)
   --timeout <seconds>    how long each wait may take (default: 900)
   -h, --help             show this help`;
-
-const repositoryRoot = join(import.meta.dirname, "..", "..", "..");
 
 /** The backends a landscape can be made on: those that hand their clusters over (and so move with the engine). */
 const LANDSCAPE_BACKENDS = ["kind", "gardener"];
@@ -98,9 +97,7 @@ function settingsFrom(action: string, args: string[]): LandscapeSettings {
     landscape,
     directory,
     fileFolder: dirname(resolve(values.file)),
-    crds: resolve(values.crds ?? join(repositoryRoot, "crds")),
-    deployBase: join(repositoryRoot, "deploy", "base"),
-    repositoryRoot,
+    crds: resolve(values.crds ?? packageFile("crds")),
     ...(values.assets ? { assets: values.assets } : {}),
     ...(values.image ? { image: values.image } : {}),
     timeoutMs: seconds * 1_000,

@@ -1,11 +1,17 @@
 /**
- * The package ships the engine only: the stand-ins of `src/dev` are loaded with a dynamic import, and a command
- * that needs one says, when they are absent, that it needs a checkout of the repository.
+ * The package ships the engine only: the stand-ins of `src/dev` are loaded with a dynamic import, files of the
+ * checkout (`deploy/`, `hack/`) are found through checkoutFile, and a command that needs either says, when it is
+ * absent, that it needs a checkout of the repository.
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { describe, expect, it } from "vitest";
-import { CheckoutNeededError, loadFromCheckout } from "../../../src/cli/from-checkout.ts";
+import {
+  CheckoutNeededError,
+  checkoutFile,
+  loadFromCheckout,
+  packageFile,
+} from "../../../src/cli/from-checkout.ts";
 
 const src = join(import.meta.dirname, "..", "..", "..", "src");
 
@@ -36,6 +42,36 @@ describe("loadFromCheckout", () => {
   it("lets any other failure through as it is", async () => {
     const failure = new Error("the module threw while loading");
     await expect(loadFromCheckout("up --capi", () => Promise.reject(failure))).rejects.toBe(failure);
+  });
+});
+
+describe("checkoutFile", () => {
+  it("finds a file of the checkout, from the repository's root", () => {
+    expect(checkoutFile("deploy/base", "landscape up")).toBe(join(src, "..", "deploy", "base"));
+    expect(checkoutFile("hack/containers/ensure.sh", "up --backend kind")).toBe(
+      join(src, "..", "hack", "containers", "ensure.sh"),
+    );
+  });
+
+  it("names the step, the file and the checkout it needs when the file is absent, as in the package", () => {
+    const finding = () => checkoutFile("hack/nowhere/build.sh", "building the engine's image (no --image)");
+    expect(finding).toThrow(CheckoutNeededError);
+    expect(finding).toThrow(
+      `building the engine's image (no --image) needs a checkout of the openmcp-engine repository: it uses hack/nowhere/build.sh, which the installed package does not ship (${join(src, "..", "hack", "nowhere", "build.sh")} is missing)`,
+    );
+  });
+});
+
+describe("the CLI and the repository's root", () => {
+  it("finds shipped files from the same root", () => {
+    expect(packageFile("crds")).toBe(join(src, "..", "crds"));
+  });
+
+  it("locates the root in from-checkout.ts only, so every file outside the package goes through checkoutFile", () => {
+    const locating = sourceFiles(join(src, "cli"))
+      .filter((file) => readFileSync(file, "utf8").includes("import.meta.dirname"))
+      .map((file) => relative(src, file));
+    expect(locating).toEqual(["cli/from-checkout.ts"]);
   });
 });
 

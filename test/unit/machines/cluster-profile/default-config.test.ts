@@ -1,9 +1,12 @@
 /** The ProviderConfig `init` makes when nobody applied one, as openMCP's bootstrapper deploys a provider. */
 import { describe, expect, it } from "vitest";
-import { ANNOTATIONS } from "../../../src/api/constants.ts";
-import { type DefaultConfigInput, defaultProviderConfig } from "../../../src/cli/default-config.ts";
-import { BUILT_IN_BACKENDS } from "../../../src/providers/registry.ts";
-import { aProviderConfig } from "../../support/builders.ts";
+import { ANNOTATIONS } from "../../../../src/api/constants.ts";
+import {
+  type DefaultConfigInput,
+  defaultProviderConfig,
+} from "../../../../src/machines/cluster-profile/default-config.ts";
+import { BUILT_IN_BACKENDS } from "../../../../src/providers/registry.ts";
+import { aProviderConfig } from "../../../support/builders.ts";
 
 /** Provider `kind` deployed without --backend (every built-in backend served), no ProviderConfig, no variables. */
 function given(overrides: Partial<DefaultConfigInput> = {}): DefaultConfigInput {

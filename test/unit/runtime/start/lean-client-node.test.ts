@@ -10,9 +10,11 @@ import {
   withEagerApisOnly,
   withLazyModelExports,
   withLazyTypeTable,
-} from "../../../src/cli/lean-client-node.ts";
+} from "../../../../src/runtime/start/lean-client-node.ts";
 
-const hooks = pathToFileURL(join(import.meta.dirname, "../../../src/cli/lean-client-node.ts")).href;
+const hooks = pathToFileURL(
+  join(import.meta.dirname, "../../../../src/runtime/start/lean-client-node.ts"),
+).href;
 
 /** Runs `body` (an async module body that returns a JSON-able value) in a fresh node, lean or not. */
 function inNode(body: string, lean: boolean): unknown {

@@ -1,6 +1,6 @@
 /** The pure half of `move`: what moves, in which order, and what each copy looks like on the target. */
 import { describe, expect, it } from "vitest";
-import { LABELS } from "../../../src/api/constants.ts";
+import { LABELS } from "../../../../src/api/constants.ts";
 import {
   HANDOVER_ANNOTATION,
   HANDOVER_MESSAGE_ANNOTATION,
@@ -8,7 +8,7 @@ import {
   HANDOVER_STATE_ANNOTATION,
   IDENTITY_ANNOTATION,
   PAUSED_ANNOTATION,
-} from "../../../src/api/move.ts";
+} from "../../../../src/api/move.ts";
 import {
   configsToRemove,
   copyDecision,
@@ -20,7 +20,7 @@ import {
   type MovedObject,
   selectObjects,
   statusOf,
-} from "../../../src/cli/move-plan.ts";
+} from "../../../../src/machines/move/plan.ts";
 
 const kind = (name: string) => MOVED_KINDS.find((entry) => entry.kind === name) as MovedKind;
 const object = (

@@ -1,12 +1,12 @@
 /**
  * The ProviderConfig `init` makes when nobody applied one: openMCP's bootstrapper deploys a provider with
  * only an image (and for kind the Docker socket) and expects its profile (`kind`) to exist. Pure: which
- * config, if any; init.ts creates it.
+ * config, if any; runtime/start/init.ts creates it.
  */
-import { ANNOTATIONS, ENGINE_API_VERSION } from "../api/constants.ts";
-import type { ProviderConfig } from "../api/provider-config.ts";
-import { configOwnership } from "../machines/cluster-profile/ownership.ts";
-import type { ProfileOwner } from "../machines/cluster-profile/profile.ts";
+import { ANNOTATIONS, ENGINE_API_VERSION } from "../../api/constants.ts";
+import type { ProviderConfig } from "../../api/provider-config.ts";
+import { configOwnership } from "./ownership.ts";
+import type { ProfileOwner } from "./profile.ts";
 
 /** The environment variables that shape the default config. */
 export const DEFAULT_CONFIG_ENV = {

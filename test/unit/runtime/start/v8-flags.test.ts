@@ -8,7 +8,7 @@ import {
   ENGINE_V8_FLAGS,
   engineEnvironment,
   missingV8Flags,
-} from "../../../src/cli/v8-flags.ts";
+} from "../../../../src/runtime/start/v8-flags.ts";
 
 describe("missingV8Flags", () => {
   it("asks for every flag where node was started plainly", () => {
@@ -50,7 +50,7 @@ describe("engineEnvironment", () => {
 describe("setLateV8Flags", () => {
   /** What a fresh node started with `flags` reports: the flags set late, twice, and what is still missing. */
   const lateIn = (flags: readonly string[]) => {
-    const module = pathToFileURL(join(import.meta.dirname, "../../../src/cli/v8-flags.ts")).href;
+    const module = pathToFileURL(join(import.meta.dirname, "../../../../src/runtime/start/v8-flags.ts")).href;
     const script = `
       const { setLateV8Flags, v8FlagsStillMissing } = await import(${JSON.stringify(module)});
       console.log(JSON.stringify([setLateV8Flags(), setLateV8Flags(), v8FlagsStillMissing(process.execArgv, "")]));`;

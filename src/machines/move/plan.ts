@@ -1,9 +1,9 @@
 /**
- * What `openmcp-engine move` copies and how, decided without I/O: which objects of the source belong to the
+ * What a move between management clusters (`openmcp-engine move`) copies and how, decided without I/O: which objects of the source belong to the
  * move, in which order their kinds go, and what each copy on the target looks like (its uid references
  * re-pointed to the target's uids, what the API server owns dropped).
  */
-import { LABELS, RESOURCES } from "../api/constants.ts";
+import { LABELS, RESOURCES } from "../../api/constants.ts";
 import {
   HANDOVER_ANNOTATION,
   HANDOVER_MESSAGE_ANNOTATION,
@@ -12,7 +12,7 @@ import {
   handoverSecretName,
   IDENTITY_ANNOTATION,
   PAUSED_ANNOTATION,
-} from "../api/move.ts";
+} from "../../api/move.ts";
 
 /** An object as the API server returns it, as far as a move reads it. */
 export interface MovedObject {
