@@ -3,6 +3,7 @@ import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { parseDuration } from "../api/duration.ts";
 import { BUILT_IN_BACKENDS } from "../providers/registry.ts";
+import { MACHINE_KINDS } from "../runtime/kinds/registry.ts";
 import { DEFAULT_LEADER_ELECTION, type LeaderElectionTiming } from "../runtime/leader-election.ts";
 import { loadKubeConfig } from "../runtime/load-kubeconfig.ts";
 import { createLogger, LOG_LEVELS, type Logger, type LogLevel } from "../runtime/logger.ts";
@@ -149,6 +150,13 @@ export const ENGINE_FLAGS: readonly FlagSpec[] = [
       ],
     },
   },
+  valueFlag(
+    "resync",
+    "--resync <kind>=<d>,…",
+    "how often an object at rest is looked at again, by kind, e.g.",
+    "Cluster=5m (defaults: Cluster, EngineCluster, EngineControlPlane 2m;",
+    "AccessRequest 5m; ClusterRequest 10m); see docs/resync.md",
+  ),
   valueFlag(
     "access-token-validity",
     "--access-token-validity <d>",
@@ -316,6 +324,7 @@ export function engineFlags(
     schedule: values.schedule !== false,
     capi: typeof values.capi === "boolean" ? values.capi : undefined,
     warmPools: values["warm-pools"] === true,
+    resyncMs: resyncFlag(text("resync"), usage),
     schedulerConfig: schedulerConfigFlag(text("scheduler-config"), text("scheduler-config-map"), usage),
   };
 }
@@ -346,6 +355,28 @@ function backendOptionsFlag(options: readonly string[] | undefined, usage: strin
     backendOptions[option.slice(0, at)] = option.slice(at + 1);
   }
   return backendOptions;
+}
+
+/** `--resync Cluster=2m,AccessRequest=5m`: each kind's resync period; a kind the engine does not drive is refused. */
+function resyncFlag(value: string | undefined, usage: string): Readonly<Record<string, number>> {
+  const periods: Record<string, number> = {};
+  const kinds = MACHINE_KINDS.map((kind) => kind.definition.kind);
+  for (const entry of (value ?? "").split(",").filter((item) => item.trim() !== "")) {
+    const [kind = "", duration = ""] = entry.split("=").map((part) => part.trim());
+    if (!kinds.includes(kind))
+      throw new UsageError(
+        `--resync: "${kind}" is not a kind the engine drives (${kinds.join(", ")})`,
+        usage,
+      );
+    const ms = parseDuration(duration);
+    if (ms === undefined || ms < 1_000)
+      throw new UsageError(
+        `--resync: ${kind}'s "${duration}" is not a duration of at least 1s, like 2m`,
+        usage,
+      );
+    periods[kind] = ms;
+  }
+  return periods;
 }
 
 /** A duration flag (`15s`, `10m`) in milliseconds, above 0; `fallback` when not given. */

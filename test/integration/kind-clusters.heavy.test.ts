@@ -88,7 +88,11 @@ beforeAll(async () => {
   world = await startKindEngineWorld({
     namespace: NS,
     providerName: "kind-test",
-    engine: { accessTiming: { tokenValidityMs: 600_000, pollMs: 1_000, resyncMs: 60_000 } },
+    engine: {
+      accessTiming: { tokenValidityMs: 600_000, pollMs: 1_000, resyncMs: 60_000 },
+      // Ready Clusters looked at every 10 s (the default, 2 min, is the same mechanism) to keep the test short.
+      kindSettings: { Cluster: { timing: { resyncMs: 10_000 } } },
+    },
   });
   ({ controlPlane, custom, core, backend } = world);
 }, 300_000);
@@ -333,6 +337,38 @@ describe("Clusters on real kind clusters", { timeout: 600_000 }, () => {
       await second.stop();
       rmSync(secondState, { recursive: true, force: true });
     }
+  });
+
+  it("says so when its node container is stopped, and is Ready again once the container is started", async () => {
+    const node = `${kindName}-control-plane`;
+    const clusterReady = (c: Cluster | undefined) =>
+      c?.status?.conditions?.find((x) => x.type === "ClusterReady");
+    await docker("stop", node);
+    try {
+      const down = await eventually(
+        async () =>
+          satisfying(
+            await read<Cluster>(RESOURCES.Cluster, "real"),
+            (c) => clusterReady(c)?.status === "False",
+          ),
+        { what: "Cluster real: ClusterReady False", timeoutMs: 120_000, intervalMs: 1_000 },
+      );
+      expect(clusterReady(down)).toMatchObject({
+        reason: "BackendNotReady",
+        message: `the backend reports the cluster provisioning: its node containers do not run: ${node} (exited); start them again (docker start)`,
+      });
+      expect(down?.status?.phase).toBe("Progressing");
+      expect(down?.status?.providerStatus?.state).toBe("ready"); // nothing ordered: the data is in the container
+    } finally {
+      await docker("start", node);
+    }
+    const back = await eventually(
+      async () =>
+        satisfying(await read<Cluster>(RESOURCES.Cluster, "real"), (c) => c?.status?.phase === "Ready"),
+      { what: "Cluster real Ready again", timeoutMs: 240_000, intervalMs: 1_000 },
+    );
+    expect(clusterReady(back)?.status).toBe("True");
+    expect(await containersNamed(kindName)).toEqual([node]); // the same container, not a new cluster
   });
 
   it("deletes: the AccessRequests' grants, the kind cluster and its node container go, then the Cluster, even past a Pod's frozen cgroup", async () => {

@@ -179,6 +179,12 @@ export class KindBackend implements ClusterBackend {
     );
     if (creating) return creating;
     if (!(await this.#cli.listClusters()).includes(cluster)) return { exists: false }; // deleted behind our back
+    const stopped = await this.#cli.stoppedNodes(cluster);
+    if (stopped.length > 0) {
+      this.#endpoints.delete(cluster); // started again, a node may be published on another port
+      const message = `its node containers do not run: ${stopped.join(", ")}; start them again (docker start)`;
+      return { ...recordedCluster(record), phase: "provisioning", message };
+    }
     let ready: ClusterObservation & { exists: true };
     try {
       const { external, internal } = await this.#endpointsOf(record);

@@ -81,6 +81,28 @@ export class KindCli {
     return deleteKindCluster((args) => this.run(args), cluster, kubeconfigPath);
   }
 
+  /**
+   * The cluster's node containers that do not run, each as `<name> (<state>)` (e.g. stopped by hand, or by a
+   * reboot of the Docker host); none when Docker is not given to the backend or cannot be asked (kind's own
+   * calls, which go through Docker too, tell that failure).
+   */
+  async stoppedNodes(cluster: string): Promise<string[]> {
+    if (!this.docker) return [];
+    const listed = await dockerOutput(this.docker, [
+      "ps",
+      "--all",
+      "--filter",
+      `label=io.x-k8s.kind.cluster=${cluster}`,
+      "--format",
+      "{{.Names}} {{.State}}",
+    ]).catch(() => "");
+    return listed
+      .split("\n")
+      .map((line) => line.trim().split(" "))
+      .filter(([name, state]) => name && state !== "running")
+      .map(([name, state]) => `${name} (${state ?? "unknown"})`);
+  }
+
   /** The image of the cluster's control-plane node container (e.g. kindest/node:v1.36.3); "" when unknown. */
   async nodeImage(cluster: string): Promise<string> {
     if (!this.docker) return "";

@@ -251,5 +251,12 @@ export async function engineFromSettings(
     ...(settings.sharding ? { sharding: { ...settings.sharding, identity } } : {}),
     ...(extra.onLostLeadership ? { onLostLeadership: extra.onLostLeadership } : {}),
     ...(tracing ? { tracing } : {}),
+    ...(Object.keys(settings.resyncMs).length > 0
+      ? {
+          kindSettings: Object.fromEntries(
+            Object.entries(settings.resyncMs).map(([kind, resyncMs]) => [kind, { timing: { resyncMs } }]),
+          ),
+        }
+      : {}),
   });
 }

@@ -51,6 +51,8 @@ export interface EngineSettings {
   readonly capi: boolean | undefined;
   /** Keep ClusterPools' idle clusters and serve new Clusters from them. */
   readonly warmPools: boolean;
+  /** Each kind's resync period by kind name (`--resync`); kinds not named keep their defaults. */
+  readonly resyncMs: Readonly<Record<string, number>>;
   /** Where the scheduler configuration comes from; undefined: none given. */
   readonly schedulerConfig:
     | { readonly file: string }
@@ -114,6 +116,8 @@ export interface RunOptions {
   readonly capi?: boolean;
   /** Keep ClusterPools' idle clusters and serve new Clusters from them (default false). */
   readonly warmPools?: boolean;
+  /** Each kind's resync period by kind name; kinds not named keep their defaults. */
+  readonly resyncMs?: Readonly<Record<string, number>>;
   /** Told about every committed machine step (the Stately inspector, the live view). */
   readonly observers?: readonly MachineObserver[];
   /** Called with the engine once built, before it watches anything (e.g. to watch its caches). */
@@ -180,6 +184,7 @@ export function settingsFromOptions(options: RunOptions): EngineSettings {
     schedule: options.schedule ?? true,
     capi: options.capi,
     warmPools: options.warmPools ?? false,
+    resyncMs: options.resyncMs ?? {},
     schedulerConfig: options.schedulerConfig,
   };
 }

@@ -81,3 +81,27 @@ describe("flags as the openMCP operator passes them", () => {
     );
   });
 });
+
+describe("--resync", () => {
+  it("sets each named kind's resync period, from the flag or OPENMCP_ENGINE_RESYNC; a flag given wins", () => {
+    expect(flags(["--provider-name=p"]).resyncMs).toEqual({});
+    expect(flags(["--provider-name=p", "--resync=Cluster=5m,AccessRequest=30s"]).resyncMs).toEqual({
+      Cluster: 300_000,
+      AccessRequest: 30_000,
+    });
+    expect(flags(["--provider-name=p"], { OPENMCP_ENGINE_RESYNC: "Cluster=1m" }).resyncMs).toEqual({
+      Cluster: 60_000,
+    });
+    expect(
+      flags(["--provider-name=p", "--resync=Cluster=3m"], { OPENMCP_ENGINE_RESYNC: "Cluster=1m" }).resyncMs,
+    ).toEqual({ Cluster: 180_000 });
+  });
+
+  it("refuses a kind the engine does not drive, and a period that is no duration, naming them", () => {
+    expect(() => flags(["--provider-name=p", "--resync=Clusters=2m"])).toThrow(
+      /--resync: "Clusters" is not a kind the engine drives \(Cluster, .*AccessRequest/,
+    );
+    expect(() => flags(["--provider-name=p", "--resync=Cluster=soon"])).toThrow(UsageError);
+    expect(() => flags(["--provider-name=p", "--resync=Cluster=10ms"])).toThrow(/at least 1s/);
+  });
+});
