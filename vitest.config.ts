@@ -6,11 +6,12 @@
  * - `heavy`: kind, Cluster API, Gardener, the engine's image, the browser; named so by file name
  *   (`*.heavy.test.ts`); its setup starts building those assets in the background, so the other projects run
  *   meanwhile, and each heavy file waits for the stages it needs (`npm run test:heavy`).
- * `npm test` runs all three in one run, on one pool of four workers: slowest files first, never two files side by
+ * `npm test` runs all three in one run, on one pool of two workers a core (four here): slowest files first, never two files side by
  * side that hold one machine-wide lock (test/support/machine-locks.ts), and, on a machine whose heavy assets are
  * built, heavy files from the start (their longest lock chain bounds the run); on a fresh one, heavy files after the
  * others, each starting once the stage of the assets it needs is built (see test/support/machine-lock-sequencer.ts).
  */
+import { availableParallelism } from "node:os";
 import { defineConfig, type TestProjectInlineConfiguration } from "vitest/config";
 import { machineCache } from "./test/support/machine-cache.ts";
 import MachineLockSequencer from "./test/support/machine-lock-sequencer.ts";
@@ -56,8 +57,8 @@ export const RUNNER = {
   // (vmstat) through the integration files. With kind nodes' volumes on a journaled filesystem
   // (hack/containers/ensure.sh) three leave it 17 % idle (20:38), four run it in 17:29–20:13 warm, 34:33 cold (2026-11-27,
   // once the test flaws that only load showed were fixed, and kind nodes are removed past frozen cgroups). Each
-  // file's control plane takes ~0.5 GiB, a heavy file's clusters a few.
-  maxWorkers: 4,
+  // file's control plane takes ~0.5 GiB, a heavy file's clusters a few. So: two workers a core.
+  maxWorkers: Math.max(2, 2 * availableParallelism()),
   testTimeout: 60_000,
 } as const;
 
