@@ -126,7 +126,7 @@ export class WriteLoopGuard {
   enter(object: GuardedObject): void {
     const now = this.#options.clock.now();
     const writer = writers.getStore();
-    const key = `${keyOf(object)}|${writer ? `${writer.controller}/${writer.key}` : ""}`;
+    const key = `${trackKey(object)}|${writer ? `${writer.controller}/${writer.key}` : ""}`;
     const resource = object.plural;
     const track = this.#tracks.get(key) ?? { writes: [], heldUntil: 0, strikes: 0, lastLoopAt: 0 };
     this.#tracks.set(key, track);
@@ -191,7 +191,7 @@ export class WriteLoopGuard {
   }
 }
 
-function keyOf(object: GuardedObject): string {
+function trackKey(object: GuardedObject): string {
   return `${object.group}/${describe(object)}`;
 }
 
