@@ -20,9 +20,9 @@ import { ANNOTATIONS, ENGINE_API_VERSION, RESOURCES } from "../src/api/constants
 import { startControlPlane } from "../src/controlplane/control-plane.ts";
 import * as kind from "../src/providers/kind/index.ts";
 import * as local from "../src/providers/local.ts";
+import { installingCrds } from "../src/runtime/api-server/install-crds.ts";
 import { systemClock } from "../src/runtime/clock.ts";
 import { Engine } from "../src/runtime/engine.ts";
-import { installingCrds } from "../src/runtime/install-crds.ts";
 import { silentLogger } from "../src/runtime/logger.ts";
 import { containerToolchain, run } from "../test/support/containers.ts";
 import { clusterBody } from "./bench-clusters.ts";

@@ -2,17 +2,19 @@
 import type { KubeConfig } from "@kubernetes/client-node";
 import type { ClusterBackend } from "../api/backend-contract.ts";
 import { AdminAccessCache } from "./admin-access-cache.ts";
-import { countResponses, limitRate } from "./api-traffic.ts";
+import { countResponses, limitRate } from "./api-server/api-traffic.ts";
+import { interceptRequests, reuseConnections } from "./api-server/connection-reuse.ts";
+import { TokenBucket } from "./api-server/token-bucket.ts";
 import { type BackendSource, Backends } from "./backends.ts";
 import { type Clock, systemClock } from "./clock.ts";
-import { interceptRequests, reuseConnections } from "./connection-reuse.ts";
-import type { Controller } from "./controller.ts";
+import type { Controller } from "./controllers/controller.ts";
+import type { KeyedController } from "./controllers/keyed-controller.ts";
+import { guardWrites, WriteLoopGuard, type WriteLoopLimits } from "./controllers/write-loop-guard.ts";
 import { EventRecorder } from "./event-recorder.ts";
 import { InformerSet } from "./informers.ts";
-import type { KeyedController } from "./keyed-controller.ts";
 import { type BuiltInKindOptions, builtInKindSettings, MACHINE_KINDS } from "./kinds/registry.ts";
-import { type LeaderElectionOptions, LeaderElector } from "./leader-election.ts";
-import type { LeaseTiming } from "./lease.ts";
+import { type LeaderElectionOptions, LeaderElector } from "./leadership/leader-election.ts";
+import type { LeaseTiming } from "./leadership/lease.ts";
 import { type Logger, silentLogger } from "./logger.ts";
 import { type AnyStep, MachineController } from "./machine-controller.ts";
 import {
@@ -28,9 +30,7 @@ import type { MachineObserver } from "./machine-observer.ts";
 import { EngineMetrics } from "./metrics.ts";
 import { PROFILE_CACHES, ProfileController } from "./profile-controller.ts";
 import { ShardRing } from "./sharding/shard-ring.ts";
-import { TokenBucket } from "./token-bucket.ts";
 import type { EngineTracing } from "./tracing/engine-tracing.ts";
-import { guardWrites, WriteLoopGuard, type WriteLoopLimits } from "./write-loop-guard.ts";
 
 /** Everything the engine needs; the CLI builds it from flags. */
 export interface EngineOptions extends BuiltInKindOptions {

@@ -1,6 +1,6 @@
 /** Prometheus metrics under the names Kubernetes operators already scrape (controller-runtime's), plus ours. */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
-import type { WorkQueueObserver } from "./work-queue.ts";
+import type { WorkQueueObserver } from "./controllers/work-queue.ts";
 
 const seconds = (ms: number) => ms / 1_000;
 const latencyBuckets = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];

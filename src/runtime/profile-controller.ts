@@ -22,19 +22,19 @@ import {
 } from "../machines/cluster-profile/profile-holder.ts";
 import { diff, type Json } from "../machines/shared/json-patch.ts";
 import { rfc3339 } from "../machines/shared/rfc3339.ts";
+import { patchObject, writeDesired } from "./api-server/patch-object.ts";
 import type { Backends } from "./backends.ts";
 import type { Clock } from "./clock.ts";
-import { GoneError } from "./errors.ts";
+import { GoneError } from "./controllers/errors.ts";
+import { KeyedController } from "./controllers/keyed-controller.ts";
+import { Outcome } from "./controllers/outcome.ts";
+import { enterWrite } from "./controllers/write-loop-guard.ts";
 import { EventRecorder } from "./event-recorder.ts";
 import type { Informer } from "./informer.ts";
 import { type InformerSet, resourceCache } from "./informers.ts";
-import { KeyedController } from "./keyed-controller.ts";
 import type { Logger } from "./logger.ts";
 import type { EngineMetrics } from "./metrics.ts";
-import { Outcome } from "./outcome.ts";
-import { patchObject, writeDesired } from "./patch-object.ts";
 import type { ShardRing } from "./sharding/shard-ring.ts";
-import { enterWrite } from "./write-loop-guard.ts";
 
 /** The caches of what profiles are made of and made as; the kinds that build clusters read them too. */
 export const PROFILE_CACHES = {

@@ -16,8 +16,8 @@ import type { EndpointExport } from "../../docs/examples/endpoint-export/types.t
 import { isNotFound } from "../../src/api/error-message.ts";
 import type { MachineStep } from "../../src/machines/shared/machine-step.ts";
 import { SimulatedBackend } from "../../src/providers/simulated.ts";
+import { installCrds } from "../../src/runtime/api-server/install-crds.ts";
 import { Engine, type EngineOptions } from "../../src/runtime/engine.ts";
-import { installCrds } from "../../src/runtime/install-crds.ts";
 import { MACHINE_KINDS } from "../../src/runtime/kinds/registry.ts";
 import { allStatechartFiles } from "../../src/statecharts/export.ts";
 import { expectCondition } from "../support/conditions.ts";

@@ -20,9 +20,9 @@ import {
   capiClusterName,
   type TopologyCluster,
 } from "../../src/providers/capi-topology.ts";
+import { apiSecretReader } from "../../src/runtime/api-server/secret-reader.ts";
 import { Engine } from "../../src/runtime/engine.ts";
 import { createLogger } from "../../src/runtime/logger.ts";
-import { apiSecretReader } from "../../src/runtime/secret-reader.ts";
 import { issuedKubeconfig } from "../support/access-proofs.ts";
 import { accessGranted, createAccessRequest } from "../support/access-requests.ts";
 import { aBackendContext } from "../support/backend-context.ts";

@@ -17,9 +17,9 @@ import { type OidcIssuer, startOidcIssuer } from "../../src/dev/oidc-issuer.ts";
 import { localNodeImageVersions } from "../../src/providers/kind/cluster-config.ts";
 import { createBackend } from "../../src/providers/kind/index.ts";
 import { kindClusterNameOf } from "../../src/providers/kind/names.ts";
+import { installingCrds } from "../../src/runtime/api-server/install-crds.ts";
 import { systemClock } from "../../src/runtime/clock.ts";
 import { Engine } from "../../src/runtime/engine.ts";
-import { installingCrds } from "../../src/runtime/install-crds.ts";
 import { createLogger } from "../../src/runtime/logger.ts";
 import { moveObjects } from "../../src/runtime/move/move-objects.ts";
 import {

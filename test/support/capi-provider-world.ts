@@ -18,8 +18,8 @@ import { type CapiManager, startCapiManager } from "../../src/dev/capi-manager.t
 import { backendTarget } from "../../src/machines/backend-cluster/backend-cluster.ts";
 import { createBackend as createLocalBackend } from "../../src/providers/local.ts";
 import { SimulatedBackend, type SimulatedBackendOptions } from "../../src/providers/simulated.ts";
+import { installCrds } from "../../src/runtime/api-server/install-crds.ts";
 import { Engine } from "../../src/runtime/engine.ts";
-import { installCrds } from "../../src/runtime/install-crds.ts";
 import { aBackendContext } from "./backend-context.ts";
 import { aProviderConfig } from "./builders.ts";
 import { startApiServerWith } from "./cluster-harness.ts";

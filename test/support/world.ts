@@ -10,8 +10,8 @@ import type { ClusterBackend } from "../../src/api/backend-contract.ts";
 import type { RESOURCES } from "../../src/api/constants.ts";
 import { findCapiAssets } from "../../src/dev/capi-assets.ts";
 import { SimulatedBackend } from "../../src/providers/simulated.ts";
+import { installCrds } from "../../src/runtime/api-server/install-crds.ts";
 import { Engine, type EngineOptions } from "../../src/runtime/engine.ts";
-import { installCrds } from "../../src/runtime/install-crds.ts";
 import { type ClusterHarness, startClusterHarness } from "./cluster-harness.ts";
 
 export { isReady } from "./cluster-harness.ts";

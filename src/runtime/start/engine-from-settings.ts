@@ -11,6 +11,8 @@ import type { KubeConfig } from "@kubernetes/client-node";
 import type { BackendFactory, ClusterBackend, SecretReader } from "../../api/backend-contract.ts";
 import type { Logger } from "../../api/logger.ts";
 import { BUILT_IN_BACKENDS, createBackend } from "../../providers/registry.ts";
+import { loadKubeConfig } from "../api-server/load-kubeconfig.ts";
+import { apiSecretReader } from "../api-server/secret-reader.ts";
 import type { BackendSource } from "../backends.ts";
 import { systemClock } from "../clock.ts";
 import { Engine, type EngineOptions } from "../engine.ts";
@@ -22,11 +24,9 @@ import {
   fileConfigSource,
   type SchedulerConfigSource,
 } from "../kinds/cluster-request/scheduler-config-source.ts";
-import { loadKubeConfig } from "../load-kubeconfig.ts";
 import { createLogger } from "../logger.ts";
 import type { EngineMetrics } from "../metrics.ts";
 import { startProbeServers } from "../probe-server.ts";
-import { apiSecretReader } from "../secret-reader.ts";
 import { tracingFromEnv } from "../tracing/otel-sdk.ts";
 import { type EngineSettings, type RunOptions, settingsFromOptions } from "./engine-settings.ts";
 import { ENGINE_V8_FLAGS, setLateV8Flags, v8FlagsStillMissing } from "./v8-flags.ts";

@@ -33,7 +33,7 @@ import {
 } from "../../../machines/access-request/names.ts";
 import type { DesiredAccess } from "../../../machines/access-request/rbac-plan.ts";
 import type { ExistingObject } from "../../../machines/access-request/rbac-validation.ts";
-import { serverSideApply } from "../../server-side-apply.ts";
+import { serverSideApply } from "../../api-server/server-side-apply.ts";
 
 /** Credentials to put in the request's Secret (string values; the Secret writer encodes them). */
 export type AccessSecretData = Readonly<Record<string, string>>;

@@ -5,13 +5,13 @@
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { KubeConfig } from "@kubernetes/client-node";
-import { RESOURCES } from "../api/constants.ts";
-import { referenceKey } from "../api/object-key.ts";
-import type { Clock } from "./clock.ts";
+import { RESOURCES } from "../../api/constants.ts";
+import { referenceKey } from "../../api/object-key.ts";
+import type { Clock } from "../clock.ts";
+import type { EventRecord, EventSubject } from "../event-recorder.ts";
+import type { Logger } from "../logger.ts";
+import type { EngineMetrics } from "../metrics.ts";
 import { WriteLoopError } from "./errors.ts";
-import type { EventRecord, EventSubject } from "./event-recorder.ts";
-import type { Logger } from "./logger.ts";
-import type { EngineMetrics } from "./metrics.ts";
 
 /** The object a write is about. */
 export interface GuardedObject {
