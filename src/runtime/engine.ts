@@ -12,7 +12,13 @@ import type { KeyedController } from "./controllers/keyed-controller.ts";
 import { guardWrites, WriteLoopGuard, type WriteLoopLimits } from "./controllers/write-loop-guard.ts";
 import { EventRecorder } from "./event-recorder.ts";
 import { InformerSet } from "./informers.ts";
-import { type BuiltInKindOptions, builtInKindSettings, MACHINE_KINDS } from "./kinds/registry.ts";
+import {
+  type BuiltInKindOptions,
+  builtInKindSettings,
+  MACHINE_KINDS,
+  PROFILE_CACHES,
+  ProfileController,
+} from "./kinds/registry.ts";
 import { type LeaderElectionOptions, LeaderElector } from "./leadership/leader-election.ts";
 import type { LeaseTiming } from "./leadership/lease.ts";
 import { type Logger, silentLogger } from "./logger.ts";
@@ -28,7 +34,6 @@ import {
 } from "./machine-kind.ts";
 import type { MachineObserver } from "./machine-observer.ts";
 import { EngineMetrics } from "./metrics.ts";
-import { PROFILE_CACHES, ProfileController } from "./profile-controller.ts";
 import { ShardRing } from "./sharding/shard-ring.ts";
 import type { EngineTracing } from "./tracing/engine-tracing.ts";
 

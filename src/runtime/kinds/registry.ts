@@ -12,6 +12,13 @@ import { clusterRequestKind } from "./cluster-request/kind.ts";
 import { engineClusterKind } from "./engine-cluster/kind.ts";
 import { engineControlPlaneKind } from "./engine-control-plane/kind.ts";
 
+/**
+ * The ProviderConfig kind, which no machine drives: its controller keeps each config's ClusterProfile in
+ * step, and its cache tells the engine's backends which backend a config names.
+ */
+export { PROFILE_CACHES } from "./provider-config/caches.ts";
+export { ProfileController } from "./provider-config/profile-controller.ts";
+
 /** The built-in kinds, in the order they are shown; each says itself whether an engine drives it (`enabled`). */
 export const MACHINE_KINDS: readonly MachineKind[] = [
   clusterKind as MachineKind,

@@ -17,7 +17,7 @@ import { throttledFor } from "../api-server/throttling.ts";
 import { Backends } from "../backends.ts";
 import { InformerSet } from "../informers.ts";
 import { CACHES } from "../kinds/caches.ts";
-import { ProfileController } from "../profile-controller.ts";
+import { ProfileController } from "../kinds/provider-config/profile-controller.ts";
 import { backendFromSettings } from "./engine-from-settings.ts";
 import type { EngineSettings } from "./engine-settings.ts";
 

@@ -20,9 +20,9 @@ import type { Informer } from "../../informer.ts";
 import type { InformerSet } from "../../informers.ts";
 import type { Logger } from "../../logger.ts";
 import type { EngineMetrics } from "../../metrics.ts";
-import { PROFILE_CACHES } from "../../profile-controller.ts";
 import type { ShardRing } from "../../sharding/shard-ring.ts";
 import { CLUSTER_CACHES } from "../cluster/caches.ts";
+import { PROFILE_CACHES } from "../provider-config/caches.ts";
 import { ACCESS_REQUEST_CACHES } from "./caches.ts";
 import { accessRequestShardKey } from "./shard-key.ts";
 

@@ -24,8 +24,8 @@ import { KeyedLock } from "../../../util/keyed-lock.ts";
 import { RecentWrites } from "../../controllers/recent-writes.ts";
 import type { KindContext, KindSettings, MachineKind, SchedulerConfigView } from "../../machine-kind.ts";
 import { wake } from "../../machine-kind.ts";
-import { PROFILE_CACHES } from "../../profile-controller.ts";
 import { CLUSTER_CACHES } from "../cluster/caches.ts";
+import { PROFILE_CACHES } from "../provider-config/caches.ts";
 import { CLUSTER_REQUEST_CACHES } from "./caches.ts";
 import { assign, letGo, release, type SchedulerWriter } from "./scheduler-writes.ts";
 
