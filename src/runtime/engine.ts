@@ -13,8 +13,7 @@ import { guardWrites, WriteLoopGuard, type WriteLoopLimits } from "./controllers
 import { EventRecorder } from "./event-recorder.ts";
 import { InformerSet } from "./informers.ts";
 import {
-  type BuiltInKindOptions,
-  builtInKindSettings,
+  type KindSettingsByName,
   MACHINE_KINDS,
   PROFILE_CACHES,
   ProfileController,
@@ -30,7 +29,6 @@ import {
   kindTiming,
   type MachineKind,
   type MachineObject,
-  mergeSettings,
 } from "./machine-kind.ts";
 import type { MachineObserver } from "./machine-observer.ts";
 import { EngineMetrics } from "./metrics.ts";
@@ -38,7 +36,7 @@ import { ShardRing } from "./sharding/shard-ring.ts";
 import type { EngineTracing } from "./tracing/engine-tracing.ts";
 
 /** Everything the engine needs; the CLI builds it from flags. */
-export interface EngineOptions extends BuiltInKindOptions {
+export interface EngineOptions {
   readonly kubeConfig: KubeConfig;
   /** `--provider-name` */
   readonly providerName: string;
@@ -75,10 +73,10 @@ export interface EngineOptions extends BuiltInKindOptions {
    */
   readonly watchFilter?: string;
   /**
-   * Settings of kinds by kind name, over what the shorthand options say: `timing` overrides fields of a
-   * kind's timing, the rest each kind reads itself (e.g. `{ MyKind: { timing: { pollMs: 500 }, enabled: false } }`).
+   * Settings of kinds by kind name: `timing` overrides fields of a kind's timing, the rest each kind reads
+   * itself (e.g. `{ Cluster: { pools: true }, MyKind: { timing: { pollMs: 500 }, enabled: false } }`).
    */
-  readonly kindSettings?: { readonly [kind: string]: KindSettings };
+  readonly kindSettings?: KindSettingsByName;
   /** Metrics to record into (default: a registry of the engine's own). */
   readonly metrics?: EngineMetrics;
   /** Reconcile only while holding this Lease; absent = always (a single replica). */
@@ -293,10 +291,9 @@ export class Engine {
     );
   }
 
-  /** A kind's own settings: what the shorthand options say of it, then its `kindSettings` entry. */
+  /** A kind's own settings: its `kindSettings` entry. */
   #settingsOf(kind: MachineKind): KindSettings {
-    const name = kind.definition.kind;
-    return mergeSettings(builtInKindSettings(this.#options)[name], this.#options.kindSettings?.[name]);
+    return this.#options.kindSettings?.[kind.definition.kind] ?? {};
   }
 
   /** The machine controller of `kind` (by kind name); throws when the engine does not drive it. */

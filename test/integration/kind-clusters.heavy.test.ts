@@ -88,7 +88,13 @@ beforeAll(async () => {
   world = await startKindEngineWorld({
     namespace: NS,
     providerName: "kind-test",
-    engine: { accessTiming: { tokenValidityMs: 600_000, pollMs: 1_000, resyncMs: 60_000 } },
+    engine: {
+      kindSettings: {
+        AccessRequest: {
+          timing: { tokenValidityMs: 600_000, pollMs: 1_000, retryMs: 1_000, resyncMs: 60_000 },
+        },
+      },
+    },
   });
   ({ controlPlane, custom, core, backend } = world);
 }, 300_000);
@@ -248,7 +254,11 @@ describe("Clusters on real kind clusters", { timeout: 600_000 }, () => {
         readSecret: async () => undefined,
       }),
       log,
-      accessTiming: { tokenValidityMs: 600_000, pollMs: 1_000, resyncMs: 60_000 },
+      kindSettings: {
+        AccessRequest: {
+          timing: { tokenValidityMs: 600_000, pollMs: 1_000, retryMs: 1_000, resyncMs: 60_000 },
+        },
+      },
     });
     await secondEngine.start();
     const secondCustom = second.kubeConfig.makeApiClient(CustomObjectsApi);

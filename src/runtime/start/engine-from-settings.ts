@@ -24,6 +24,7 @@ import {
   fileConfigSource,
   type SchedulerConfigSource,
 } from "../kinds/cluster-request/scheduler-config-source.ts";
+import { capiServed } from "../kinds/registry.ts";
 import { createLogger } from "../logger.ts";
 import type { EngineMetrics } from "../metrics.ts";
 import { startProbeServers } from "../probe-server.ts";
@@ -241,12 +242,15 @@ export async function engineFromSettings(
     ...(settings.apiRateLimit ? { apiRateLimit: settings.apiRateLimit } : {}),
     log,
     ...(extra.observers?.length ? { observers: extra.observers } : {}),
-    prepareAccessRequests: settings.prepareAccessRequests,
-    schedule: settings.schedule,
-    capi,
-    ...(settings.warmPools ? { pools: true } : {}),
-    ...(schedulerConfig ? { schedulerConfig } : {}),
-    accessTiming: { ...DEFAULT_ACCESS_TIMING, tokenValidityMs: settings.tokenValidityMs },
+    kindSettings: {
+      ...capiServed(capi),
+      ...(settings.warmPools ? { Cluster: { pools: true } } : {}),
+      ClusterRequest: { enabled: settings.schedule, ...(schedulerConfig ? { schedulerConfig } : {}) },
+      AccessRequest: {
+        prepare: settings.prepareAccessRequests,
+        timing: { ...DEFAULT_ACCESS_TIMING, tokenValidityMs: settings.tokenValidityMs },
+      },
+    },
     ...(election ? { leaderElection: { ...election, identity } } : {}),
     ...(settings.sharding ? { sharding: { ...settings.sharding, identity } } : {}),
     ...(extra.onLostLeadership ? { onLostLeadership: extra.onLostLeadership } : {}),

@@ -29,7 +29,7 @@ import {
 } from "../../../machines/access-request/step.ts";
 import { clusterTarget } from "../../../machines/cluster/step.ts";
 import { apiStatusOf, errorMessage } from "../../logger.ts";
-import type { KindContext, MachineKind } from "../../machine-kind.ts";
+import type { KindContext, KindSettings, MachineKind } from "../../machine-kind.ts";
 import { wake } from "../../machine-kind.ts";
 import { CLUSTER_CACHES } from "../cluster/caches.ts";
 import { CLUSTER_REQUEST_CACHES } from "../cluster-request/caches.ts";
@@ -48,6 +48,14 @@ export const DEFAULT_ACCESS_TIMING = {
   retryMs: 5_000,
   resyncMs: 300_000,
 } as const;
+
+/**
+ * The AccessRequest kind's settings besides its timing (tokenValidityMs, pollMs, retryMs, resyncMs):
+ * `prepare: false` leaves the generic preparation to another (beside the openMCP operator, which does it).
+ */
+export interface AccessRequestSettings extends KindSettings {
+  readonly prepare?: boolean;
+}
 
 /** Whose objects on the target are the request's: its first incarnation's uid, which a move keeps (see IDENTITY_ANNOTATION). */
 const ownerUid = (request: AccessRequest) => identityUid(request.metadata);
