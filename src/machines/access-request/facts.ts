@@ -5,7 +5,8 @@
 import type { AccessRequest } from "../../api/access-request.ts";
 import type { AdminScope } from "../../api/backend-contract.ts";
 import type { SecretObject } from "../../api/common.ts";
-import { ACCESS_SECRET_KEYS, FINALIZERS, LABELS, REASONS } from "../../api/constants.ts";
+import { ACCESS_SECRET_KEYS } from "../../api/constants/access-request.ts";
+import { FINALIZERS, LABELS, REASONS } from "../../api/constants.ts";
 import { objectKey } from "../../api/object-key.ts";
 import { scopeDenial } from "./admin-scope.ts";
 import { renewalDue, renewalTime } from "./kubeconfig.ts";

@@ -5,7 +5,8 @@
 
 import type { AccessRequest } from "../../api/access-request.ts";
 import type { OidcTrust } from "../../api/backend-contract.ts";
-import { OIDC_DEFAULT_CLAIMS, REQUEST_PHASES } from "../../api/constants.ts";
+import { OIDC_DEFAULT_CLAIMS } from "../../api/constants/access-request.ts";
+import { REQUEST_PHASES } from "../../api/constants.ts";
 import { objectKey } from "../../api/object-key.ts";
 import { MAX_TRUSTED_ISSUERS, oidcIssuerProblem } from "./oidc-issuer.ts";
 import { oidcPrefixes } from "./oidc-prefixes.ts";

@@ -8,7 +8,8 @@ import {
 } from "@kubernetes/client-node";
 import type { AccessRequest, RoleRef } from "../../../api/access-request.ts";
 import type { AdminScope } from "../../../api/backend-contract.ts";
-import { ACCESS_SECRET_KEYS, LABELS, MANAGED_BY_ENGINE, REASONS } from "../../../api/constants.ts";
+import { ACCESS_SECRET_KEYS } from "../../../api/constants/access-request.ts";
+import { LABELS, MANAGED_BY_ENGINE, REASONS } from "../../../api/constants.ts";
 import {
   apiStatusOf,
   errorMessage,
