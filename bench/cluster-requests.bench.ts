@@ -34,9 +34,9 @@ import {
 import type { SchedulerConfig } from "../src/api/scheduler-config.ts";
 import { kubeconfigYaml, startControlPlane } from "../src/controlplane/control-plane.ts";
 import { requestFinalizer } from "../src/machines/cluster-request/cluster-claims.ts";
-import { reuseConnections } from "../src/runtime/connection-reuse.ts";
+import { reuseConnections } from "../src/runtime/api-server/connection-reuse.ts";
+import { installingCrds } from "../src/runtime/api-server/install-crds.ts";
 import { Informer } from "../src/runtime/informer.ts";
-import { installingCrds } from "../src/runtime/install-crds.ts";
 import { ENGINE_V8_FLAGS } from "../src/runtime/start/v8-flags.ts";
 import { freePorts } from "../src/util/free-ports.ts";
 import { pool } from "./bench-clusters.ts";

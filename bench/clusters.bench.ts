@@ -16,9 +16,9 @@ import { startControlPlane } from "../src/controlplane/control-plane.ts";
 import { stepCluster } from "../src/machines/cluster/step.ts";
 import { applied } from "../src/machines/shared/json-patch.ts";
 import { SimulatedBackend } from "../src/providers/simulated.ts";
-import { reuseConnections } from "../src/runtime/connection-reuse.ts";
+import { reuseConnections } from "../src/runtime/api-server/connection-reuse.ts";
+import { installingCrds } from "../src/runtime/api-server/install-crds.ts";
 import { Engine } from "../src/runtime/engine.ts";
-import { installingCrds } from "../src/runtime/install-crds.ts";
 import { CACHES } from "../src/runtime/kinds/caches.ts";
 import { clusterBody, minimalClusterWrites, pool } from "./bench-clusters.ts";
 

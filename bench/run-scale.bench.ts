@@ -18,8 +18,8 @@ import { performance } from "node:perf_hooks";
 import { setTimeout as sleep } from "node:timers/promises";
 import { parseArgs } from "node:util";
 import { startControlPlane } from "../src/controlplane/control-plane.ts";
-import { reuseConnections } from "../src/runtime/connection-reuse.ts";
-import { installingCrds } from "../src/runtime/install-crds.ts";
+import { reuseConnections } from "../src/runtime/api-server/connection-reuse.ts";
+import { installingCrds } from "../src/runtime/api-server/install-crds.ts";
 import { benchWorld, minimalClusterWrites, pool } from "./bench-clusters.ts";
 import {
   cpuSeconds,

@@ -16,9 +16,9 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { parseArgs } from "node:util";
 import { RESOURCES } from "../src/api/constants.ts";
 import { startControlPlane } from "../src/controlplane/control-plane.ts";
-import { reuseConnections } from "../src/runtime/connection-reuse.ts";
-import { installingCrds } from "../src/runtime/install-crds.ts";
-import { DEFAULT_LEASE_TIMING } from "../src/runtime/lease.ts";
+import { reuseConnections } from "../src/runtime/api-server/connection-reuse.ts";
+import { installingCrds } from "../src/runtime/api-server/install-crds.ts";
+import { DEFAULT_LEASE_TIMING } from "../src/runtime/leadership/lease.ts";
 import { settleTimingFor } from "../src/runtime/sharding/settling.ts";
 import { benchWorld, clusterBody, pool } from "./bench-clusters.ts";
 import {

@@ -18,7 +18,7 @@ import { performance } from "node:perf_hooks";
 import { setTimeout as sleep } from "node:timers/promises";
 import { parseArgs } from "node:util";
 import { startControlPlane } from "../src/controlplane/control-plane.ts";
-import { installingCrds } from "../src/runtime/install-crds.ts";
+import { installingCrds } from "../src/runtime/api-server/install-crds.ts";
 import { freePorts } from "../src/util/free-ports.ts";
 import { cpuSeconds, imageNodeOptions, sample } from "./engine-process.ts";
 

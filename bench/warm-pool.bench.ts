@@ -7,6 +7,7 @@
  *
  * Usage: node bench/warm-pool.bench.ts [--clusters 2] [--backend local|kind]
  */
+
 import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -20,9 +21,10 @@ import { ANNOTATIONS, ENGINE_API_VERSION, RESOURCES } from "../src/api/constants
 import { startControlPlane } from "../src/controlplane/control-plane.ts";
 import * as kind from "../src/providers/kind/index.ts";
 import * as local from "../src/providers/local.ts";
+import { installingCrds } from "../src/runtime/api-server/install-crds.ts";
 import { systemClock } from "../src/runtime/clock.ts";
 import { Engine } from "../src/runtime/engine.ts";
-import { installingCrds } from "../src/runtime/install-crds.ts";
+import { buildingKindsTimed, mergeKindSettings } from "../src/runtime/kinds/registry.ts";
 import { silentLogger } from "../src/runtime/logger.ts";
 import { containerToolchain, run } from "../test/support/containers.ts";
 import { clusterBody } from "./bench-clusters.ts";
@@ -75,8 +77,9 @@ const engine = new Engine({
   providerName: "bench",
   environment: "bench",
   backend,
-  timing: { pollMs: 100, retryMs: 500, resyncMs: 600_000 },
-  kindSettings: { Cluster: { pools: true } },
+  kindSettings: mergeKindSettings(buildingKindsTimed({ pollMs: 100, retryMs: 500, resyncMs: 600_000 }), {
+    Cluster: { pools: true },
+  }),
 });
 const readCluster = (name: string) =>
   custom.getNamespacedCustomObject({ ...RESOURCES.Cluster, namespace: NS, name }) as Promise<Cluster>;

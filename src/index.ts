@@ -4,7 +4,7 @@
  */
 export * from "./backend.ts";
 export type { Engine } from "./runtime/engine.ts";
-export type { LeaderElectionTiming } from "./runtime/leader-election.ts";
+export type { LeaderElectionTiming } from "./runtime/leadership/leader-election.ts";
 export type { MachineObserver } from "./runtime/machine-observer.ts";
 export type { EngineMetrics } from "./runtime/metrics.ts";
 export { type RunningEngine, startEngine as run } from "./runtime/start/engine-from-settings.ts";

@@ -2,7 +2,8 @@
 
 import type { RequestPhase } from "./cluster-request.ts";
 import type { CommonStatus, LocalObjectReference, ObjectReference, TypedObject } from "./common.ts";
-import type { CLUSTERS_API_VERSION, ROLE_KINDS } from "./constants.ts";
+import type { ROLE_KINDS } from "./constants/access-request.ts";
+import type { CLUSTERS_API_VERSION } from "./constants.ts";
 
 /** `Role` or `ClusterRole`. */
 export type RoleKind = (typeof ROLE_KINDS)[number];

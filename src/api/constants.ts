@@ -309,22 +309,6 @@ export const REASONS = {
 /** A reason from {@link REASONS}. */
 export type Reason = (typeof REASONS)[keyof typeof REASONS];
 
-/** `kind` values of `token.roleRefs[]` and `oidc.roleBindings[].roleRefs[]` in an AccessRequest. */
-export const ROLE_KINDS = ["Role", "ClusterRole"] as const;
-
-/** Claims an OIDC access falls back to when `usernameClaim` / `groupsClaim` are not set. */
-export const OIDC_DEFAULT_CLAIMS = { username: "sub", groups: "groups" } as const;
-
-/** Keys of the Secret a granted AccessRequest points to with `status.secretRef`. */
-export const ACCESS_SECRET_KEYS = {
-  /** The kubeconfig for the target cluster; always present. */
-  kubeconfig: "kubeconfig",
-  /** Unix seconds (decimal string) when a token access was issued. */
-  creationTimestamp: "creationTimestamp",
-  /** Unix seconds (decimal string) when a token access stops working. */
-  expirationTimestamp: "expirationTimestamp",
-} as const;
-
 /**
  * Messages of the CEL rules in our CRDs, exactly as the API server reports them.
  * The openMCP ones match upstream word for word; the others are ours.

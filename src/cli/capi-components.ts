@@ -10,7 +10,7 @@ import { join } from "node:path";
 import type { KubernetesObject } from "@kubernetes/client-node";
 import { parseAllDocuments, stringify } from "yaml";
 import { CAPI_LABELS } from "../api/cluster-api.ts";
-import { POLICIES_FOLDER } from "../runtime/install-crds.ts";
+import { POLICIES_FOLDER } from "../runtime/api-server/install-crds.ts";
 import { checkoutFile, packageFile } from "./from-checkout.ts";
 
 /** The provider's name in clusterctl (`clusterctl init --infrastructure openmcp-engine`). */

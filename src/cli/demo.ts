@@ -5,6 +5,7 @@ import { type KubeConfig, KubernetesObjectApi, loadAllYaml } from "@kubernetes/c
 import type { Cluster } from "../api/cluster.ts";
 import { LABELS } from "../api/constants.ts";
 import { isConflict } from "../api/error-message.ts";
+import { objectKey } from "../api/object-key.ts";
 import type { Informer } from "../runtime/informer.ts";
 
 /**
@@ -46,7 +47,7 @@ function row(cluster: Cluster): string[] {
   const waiting = status?.conditions?.find((c) => c.status !== "True");
   const state = typeof status?.providerStatus?.state === "string" ? status.providerStatus.state : "-";
   return [
-    `${cluster.metadata.namespace}/${cluster.metadata.name}`,
+    objectKey(cluster),
     state,
     status?.phase ?? "-",
     cluster.metadata.labels?.[LABELS.k8sVersion] ?? "-",
@@ -101,11 +102,7 @@ export class LiveView {
     const header = ["CLUSTER", "STATE", "PHASE", "VERSION", "ENDPOINT / WAITING FOR"];
     const rows = this.#clusters
       .list()
-      .sort((a, b) =>
-        `${a.metadata.namespace}/${a.metadata.name}`.localeCompare(
-          `${b.metadata.namespace}/${b.metadata.name}`,
-        ),
-      )
+      .sort((a, b) => objectKey(a).localeCompare(objectKey(b)))
       .map(row);
     const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
     const format = (cells: string[]) =>

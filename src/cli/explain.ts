@@ -6,10 +6,11 @@ import type { AnyStateMachine } from "xstate";
 import type { Condition, ObjectMeta } from "../api/common.ts";
 import { LABELS } from "../api/constants.ts";
 import { errorMessage, isNotFound } from "../api/error-message.ts";
+import { referenceKey } from "../api/object-key.ts";
 import { rfc3339 } from "../machines/shared/rfc3339.ts";
+import { loadKubeConfig } from "../runtime/api-server/load-kubeconfig.ts";
 import { MACHINE_KINDS } from "../runtime/kinds/registry.ts";
-import { LEASES, type Lease } from "../runtime/lease.ts";
-import { loadKubeConfig } from "../runtime/load-kubeconfig.ts";
+import { LEASES, type Lease } from "../runtime/leadership/lease.ts";
 import type { Explanation, MachineKind, MachineObject, ObjectReader } from "../runtime/machine-kind.ts";
 import { liveMembersAt } from "../runtime/sharding/membership.ts";
 import { ownerOf } from "../runtime/sharding/rendezvous.ts";
@@ -151,7 +152,7 @@ export async function explainReport(
     throw new ExplainError(`could not read ${kind} ${namespace}/${name}: ${errorMessage(error)}`);
   }
   const explanation = await descriptor.explain(object as MachineObject, readerFor(custom));
-  const shardKey = descriptor.shardKey?.(object as MachineObject) ?? `${namespace}/${name}`;
+  const shardKey = descriptor.shardKey?.(object as MachineObject) ?? referenceKey({ namespace, name });
   const replica = await replicaOf(custom, object.metadata.labels?.[LABELS.provider], shardKey);
   return {
     kind,

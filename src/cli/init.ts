@@ -2,7 +2,7 @@
 import { resolve } from "node:path";
 import { ANNOTATIONS, CRD_CLUSTER_LABEL } from "../api/constants.ts";
 import { DEFAULT_CONFIG_ENV } from "../machines/cluster-profile/default-config.ts";
-import { loadKubeConfig } from "../runtime/load-kubeconfig.ts";
+import { loadKubeConfig } from "../runtime/api-server/load-kubeconfig.ts";
 import { createLogger } from "../runtime/logger.ts";
 import { initManagementCluster } from "../runtime/start/init.ts";
 import { packageFile } from "./from-checkout.ts";

@@ -4,7 +4,7 @@
  */
 import { parseArgs } from "node:util";
 import { PAUSED_ANNOTATION } from "../api/move.ts";
-import { loadKubeConfig } from "../runtime/load-kubeconfig.ts";
+import { loadKubeConfig } from "../runtime/api-server/load-kubeconfig.ts";
 import { moveObjects } from "../runtime/move/move-objects.ts";
 import { UsageError } from "./usage-error.ts";
 

@@ -12,8 +12,8 @@ import { kubeAssetVersions } from "../controlplane/kube-assets.ts";
 // Types only: the stand-ins load with a dynamic import, when the flags ask for them (the package has none).
 import type { CapiManager, GardenerDemo, OidcIssuer } from "../dev/up-stand-ins.ts";
 import { clusterTarget } from "../machines/cluster/step.ts";
+import { installCrds, installingCrds } from "../runtime/api-server/install-crds.ts";
 import type { Engine } from "../runtime/engine.ts";
-import { installCrds, installingCrds } from "../runtime/install-crds.ts";
 import { CACHES } from "../runtime/kinds/caches.ts";
 import { CONTROL_PLANE_CACHES } from "../runtime/kinds/engine-control-plane/caches.ts";
 import { createLogger } from "../runtime/logger.ts";

@@ -2,17 +2,24 @@
 import type { KubeConfig } from "@kubernetes/client-node";
 import type { ClusterBackend } from "../api/backend-contract.ts";
 import { AdminAccessCache } from "./admin-access-cache.ts";
-import { countResponses, limitRate } from "./api-traffic.ts";
+import { countResponses, limitRate } from "./api-server/api-traffic.ts";
+import { interceptRequests, reuseConnections } from "./api-server/connection-reuse.ts";
+import { TokenBucket } from "./api-server/token-bucket.ts";
 import { type BackendSource, Backends } from "./backends.ts";
 import { type Clock, systemClock } from "./clock.ts";
-import { interceptRequests, reuseConnections } from "./connection-reuse.ts";
-import type { Controller } from "./controller.ts";
+import type { Controller } from "./controllers/controller.ts";
+import type { KeyedController } from "./controllers/keyed-controller.ts";
+import { guardWrites, WriteLoopGuard, type WriteLoopLimits } from "./controllers/write-loop-guard.ts";
 import { EventRecorder } from "./event-recorder.ts";
 import { InformerSet } from "./informers.ts";
-import type { KeyedController } from "./keyed-controller.ts";
-import { type BuiltInKindOptions, builtInKindSettings, MACHINE_KINDS } from "./kinds/registry.ts";
-import { type LeaderElectionOptions, LeaderElector } from "./leader-election.ts";
-import type { LeaseTiming } from "./lease.ts";
+import {
+  type KindSettingsByName,
+  MACHINE_KINDS,
+  PROFILE_CACHES,
+  ProfileController,
+} from "./kinds/registry.ts";
+import { type LeaderElectionOptions, LeaderElector } from "./leadership/leader-election.ts";
+import type { LeaseTiming } from "./leadership/lease.ts";
 import { type Logger, silentLogger } from "./logger.ts";
 import { type AnyStep, MachineController } from "./machine-controller.ts";
 import {
@@ -22,18 +29,14 @@ import {
   kindTiming,
   type MachineKind,
   type MachineObject,
-  mergeSettings,
 } from "./machine-kind.ts";
 import type { MachineObserver } from "./machine-observer.ts";
 import { EngineMetrics } from "./metrics.ts";
-import { PROFILE_CACHES, ProfileController } from "./profile-controller.ts";
 import { ShardRing } from "./sharding/shard-ring.ts";
-import { TokenBucket } from "./token-bucket.ts";
 import type { EngineTracing } from "./tracing/engine-tracing.ts";
-import { guardWrites, WriteLoopGuard, type WriteLoopLimits } from "./write-loop-guard.ts";
 
 /** Everything the engine needs; the CLI builds it from flags. */
-export interface EngineOptions extends BuiltInKindOptions {
+export interface EngineOptions {
   readonly kubeConfig: KubeConfig;
   /** `--provider-name` */
   readonly providerName: string;
@@ -70,10 +73,10 @@ export interface EngineOptions extends BuiltInKindOptions {
    */
   readonly watchFilter?: string;
   /**
-   * Settings of kinds by kind name, over what the shorthand options say: `timing` overrides fields of a
-   * kind's timing, the rest each kind reads itself (e.g. `{ MyKind: { timing: { pollMs: 500 }, enabled: false } }`).
+   * Settings of kinds by kind name: `timing` overrides fields of a kind's timing, the rest each kind reads
+   * itself (e.g. `{ Cluster: { pools: true }, MyKind: { timing: { pollMs: 500 }, enabled: false } }`).
    */
-  readonly kindSettings?: { readonly [kind: string]: KindSettings };
+  readonly kindSettings?: KindSettingsByName;
   /** Metrics to record into (default: a registry of the engine's own). */
   readonly metrics?: EngineMetrics;
   /** Reconcile only while holding this Lease; absent = always (a single replica). */
@@ -288,10 +291,9 @@ export class Engine {
     );
   }
 
-  /** A kind's own settings: what the shorthand options say of it, then its `kindSettings` entry. */
+  /** A kind's own settings: its `kindSettings` entry. */
   #settingsOf(kind: MachineKind): KindSettings {
-    const name = kind.definition.kind;
-    return mergeSettings(builtInKindSettings(this.#options)[name], this.#options.kindSettings?.[name]);
+    return this.#options.kindSettings?.[kind.definition.kind] ?? {};
   }
 
   /** The machine controller of `kind` (by kind name); throws when the engine does not drive it. */

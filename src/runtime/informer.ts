@@ -2,8 +2,8 @@
 
 import { CoreV1Api, CustomObjectsApi, type KubeConfig, Watch } from "@kubernetes/client-node";
 import { objectKey } from "../api/object-key.ts";
-import { type BackoffOptions, backoffDelay, WATCH_RECONNECT_BACKOFF } from "./backoff.ts";
 import { type Clock, systemClock, type TimerHandle } from "./clock.ts";
+import { type BackoffOptions, backoffDelay, WATCH_RECONNECT_BACKOFF } from "./controllers/backoff.ts";
 
 /** What changed in the cache. `key` is `namespace/name`, or `name` for cluster-scoped objects. */
 export interface InformerEvent<T> {

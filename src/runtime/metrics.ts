@@ -1,6 +1,7 @@
 /** Prometheus metrics under the names Kubernetes operators already scrape (controller-runtime's), plus ours. */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
-import type { WorkQueueObserver } from "./work-queue.ts";
+import type { WorkQueueObserver } from "./controllers/work-queue.ts";
+import { type PoolCount, poolMetrics } from "./kinds/cluster-pool/metrics.ts";
 
 const seconds = (ms: number) => ms / 1_000;
 const latencyBuckets = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
@@ -96,34 +97,10 @@ export class EngineMetrics {
     labelNames: ["resource"] as const,
     registers: [this.registry],
   });
-  readonly #poolServed = new Counter({
-    name: "openmcp_engine_pool_clusters_total",
-    help: "New Clusters of a ProviderConfig with a warm pool, by result: hit (bound to an idle pool cluster) or miss (made as usual)",
-    labelNames: ["pool", "result"] as const,
-    registers: [this.registry],
-  });
-  readonly #timeToReady = new Histogram({
-    name: "openmcp_engine_cluster_time_to_ready_seconds",
-    help: "Time from a Cluster's creation to its first Ready, by source: pool (bound to a warm cluster) or made",
-    labelNames: ["source"] as const,
-    buckets: latencyBuckets,
-    registers: [this.registry],
-  });
-  readonly #poolSources: Array<() => ReadonlyArray<{ pool: string; state: string; count: number }>> = [];
+  /** The metrics of the kinds' own parts, by what made them (see {@link part}). */
+  readonly #parts = new Map<(registry: Registry) => unknown, unknown>();
 
   constructor() {
-    const poolSources = this.#poolSources;
-    new Gauge({
-      name: "openmcp_engine_pool_clusters",
-      help: "Clusters of each warm pool, by state: idle, binding, refilling",
-      labelNames: ["pool", "state"] as const,
-      registers: [this.registry],
-      collect() {
-        this.reset();
-        for (const read of poolSources)
-          for (const { pool, state, count } of read()) this.set({ pool, state }, count);
-      },
-    });
     // Gauges that mirror live state are read at scrape time, never kept up to date by hand.
     const depthSources = this.#depthSources;
     const objectSources = this.#objectSources;
@@ -287,19 +264,28 @@ export class EngineMetrics {
     this.#writesHeldBack.inc({ resource });
   }
 
-  /** Sizes of the warm pools by state, read on every scrape. */
-  countPools(read: () => ReadonlyArray<{ pool: string; state: string; count: number }>): void {
-    this.#poolSources.push(read);
+  /**
+   * Metrics a kind keeps itself (e.g. the warm pools'), made by `make` into this registry the first time
+   * it is asked for, the same ones after.
+   */
+  part<T>(make: (registry: Registry) => T): T {
+    if (!this.#parts.has(make)) this.#parts.set(make, make(this.registry));
+    return this.#parts.get(make) as T;
   }
 
-  /** A new Cluster with a pool for its ProviderConfig was bound to a pool cluster (`hit`) or made as usual (`miss`). */
+  /** @deprecated `poolMetrics(metrics).countPools` (kinds/cluster-pool/metrics.ts); kept until kinds/cluster calls it. */
+  countPools(read: () => readonly PoolCount[]): void {
+    poolMetrics(this).countPools(read);
+  }
+
+  /** @deprecated `poolMetrics(metrics).poolServed`; kept until kinds/cluster calls it. */
   poolServed(pool: string, result: "hit" | "miss"): void {
-    this.#poolServed.inc({ pool, result });
+    poolMetrics(this).poolServed(pool, result);
   }
 
-  /** A Cluster became Ready for the first time, `ms` after its creation. */
+  /** @deprecated `poolMetrics(metrics).clusterReady`; kept until kinds/cluster calls it. */
   clusterReady(source: "pool" | "made", ms: number): void {
-    this.#timeToReady.observe({ source }, seconds(ms));
+    poolMetrics(this).clusterReady(source, ms);
   }
 
   /** Whether this replica leads `lease`. */

@@ -4,9 +4,9 @@ import type { Condition } from "../api/common.ts";
 import { ANNOTATIONS } from "../api/constants.ts";
 import { referenceKey } from "../api/object-key.ts";
 import { parsePoolMemberAnnotation } from "../machines/cluster-pool/claim.ts";
+import { Tombstones } from "../runtime/controllers/tombstones.ts";
 import type { InformerEvent } from "../runtime/informer.ts";
 import type { InterpretedStep, MachineObserver } from "../runtime/machine-observer.ts";
-import { Tombstones } from "../runtime/tombstones.ts";
 
 /** One change of state of one resource, as the runtime committed it. */
 export interface LiveTransition {

@@ -56,6 +56,7 @@ function count(n) {
   return n.toLocaleString("en-US");
 }
 
+/** The object's key as the engine writes it (objectKey in src/api/object-key.ts): namespace/name, or name. */
 function label(resource) {
   return (resource.namespace ? resource.namespace + "/" : "") + resource.name;
 }
@@ -237,8 +238,7 @@ function tableRow(resource) {
 
 function renderTable() {
   if (!order) {
-    const keyOf = (resource) => [resource.kind, resource.namespace, resource.name].join("\\u0000");
-    const keys = new Map([...resources.values()].map((resource) => [resource.uid, keyOf(resource)]));
+    const keys = new Map([...resources.values()].map((resource) => [resource.uid, idOf(resource)]));
     order = [...keys.keys()].sort((a, b) => (keys.get(a) < keys.get(b) ? -1 : keys.get(a) > keys.get(b) ? 1 : 0));
   }
   const matching = [];

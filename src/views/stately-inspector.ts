@@ -2,9 +2,9 @@
 import { createWebSocketInspector, type StatelyInspectionEvent } from "@statelyai/inspect";
 import type { ActorRefLike, AnyStateMachine, StateValue } from "xstate";
 import { parseStateValue } from "../machines/shared/state-value.ts";
+import { Tombstones } from "../runtime/controllers/tombstones.ts";
 import { errorMessage, type Logger, silentLogger } from "../runtime/logger.ts";
 import type { InterpretedStep, MachineObserver } from "../runtime/machine-observer.ts";
-import { Tombstones } from "../runtime/tombstones.ts";
 
 /** Where to send. */
 export interface StatelyInspectorOptions {

@@ -120,7 +120,9 @@ async function startEngine(): Promise<void> {
     backend,
     clock: { now: () => Date.now() + clockOffsetMs, schedule: systemClock.schedule },
     log: createLogger({ level: "debug", write: (line) => logLines.push(line) }),
-    accessTiming: { tokenValidityMs: 600_000, pollMs: 500, resyncMs: 60_000 },
+    kindSettings: {
+      AccessRequest: { timing: { tokenValidityMs: 600_000, pollMs: 500, retryMs: 500, resyncMs: 60_000 } },
+    },
   });
 }
 

@@ -110,7 +110,9 @@ beforeAll(async () => {
     backend,
     log: createLogger({ level: "debug", write: (line) => logLines.push(line) }),
     // The rotation window (resyncMs) is longer than the whole file: admin access is asked once per Cluster.
-    accessTiming: { tokenValidityMs: 600_000, pollMs: 500, resyncMs: 600_000 },
+    kindSettings: {
+      AccessRequest: { timing: { tokenValidityMs: 600_000, pollMs: 500, retryMs: 500, resyncMs: 600_000 } },
+    },
   });
   await custom.createClusterCustomObject({
     ...RESOURCES.ProviderConfig,

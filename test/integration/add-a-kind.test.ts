@@ -2,6 +2,7 @@
  * docs/add-a-kind.md's example kind, EndpointExport, added to the engine as one entry and run on a real
  * API server, with its own timing and its own on/off switch, configured by its name alone.
  */
+
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { CoreV1Api } from "@kubernetes/client-node";
@@ -16,9 +17,9 @@ import type { EndpointExport } from "../../docs/examples/endpoint-export/types.t
 import { isNotFound } from "../../src/api/error-message.ts";
 import type { MachineStep } from "../../src/machines/shared/machine-step.ts";
 import { SimulatedBackend } from "../../src/providers/simulated.ts";
+import { installCrds } from "../../src/runtime/api-server/install-crds.ts";
 import { Engine, type EngineOptions } from "../../src/runtime/engine.ts";
-import { installCrds } from "../../src/runtime/install-crds.ts";
-import { MACHINE_KINDS } from "../../src/runtime/kinds/registry.ts";
+import { buildingKindsTimed, MACHINE_KINDS, mergeKindSettings } from "../../src/runtime/kinds/registry.ts";
 import { allStatechartFiles } from "../../src/statecharts/export.ts";
 import { expectCondition } from "../support/conditions.ts";
 import { eventually } from "../support/eventually.ts";
@@ -41,9 +42,8 @@ const withExport = (kindSettings: EngineOptions["kindSettings"]) => ({
   providerName: world.provider,
   environment: "test",
   backend: new SimulatedBackend({ provisionDelayMs: 300 }),
-  timing: FAST_TIMING,
   kinds: KINDS,
-  ...(kindSettings ? { kindSettings } : {}),
+  kindSettings: mergeKindSettings(buildingKindsTimed(FAST_TIMING), kindSettings),
 });
 
 beforeAll(async () => {
@@ -155,7 +155,7 @@ describe("a kind added as one entry", () => {
     expect(await drives(withExport(undefined))).toBe(true);
     expect(await drives(withExport({ EndpointExport: { enabled: false } }))).toBe(false);
     // Its own defaults, not borrowed from the Clusters' timing.
-    expect(DEFAULT_EXPORT_TIMING).not.toEqual(withExport(undefined).timing);
+    expect(DEFAULT_EXPORT_TIMING).not.toEqual(FAST_TIMING);
   });
 
   it("touches only its folder and one registry line: nothing in src names it", () => {

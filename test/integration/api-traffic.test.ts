@@ -53,7 +53,7 @@ describe("the engine's API traffic", () => {
     expect(sample(text, "rest_client_rate_limiter_duration_seconds_count", { verb: "GET" })).toBeGreaterThan(
       0,
     );
-    // The in-flight gauges per controller (their arithmetic: test/unit/runtime/queue-metrics.test.ts).
+    // The in-flight gauges per controller (their arithmetic: test/unit/runtime/controllers/queue-metrics.test.ts).
     expect(text).toMatch(
       /^workqueue_longest_running_processor_seconds\{name="cluster",controller="cluster"\} [\d.]+$/m,
     );

@@ -7,6 +7,7 @@
  * Docker machines take minutes, so one Cluster carries it all: an engine process starts provisioning it and is
  * killed with SIGKILL midway; an engine in this process, on the same state folder, resumes it to Ready and on.
  */
+
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -20,9 +21,10 @@ import {
   capiClusterName,
   type TopologyCluster,
 } from "../../src/providers/capi-topology.ts";
+import { apiSecretReader } from "../../src/runtime/api-server/secret-reader.ts";
 import { Engine } from "../../src/runtime/engine.ts";
+import { buildingKindsTimed } from "../../src/runtime/kinds/registry.ts";
 import { createLogger } from "../../src/runtime/logger.ts";
-import { apiSecretReader } from "../../src/runtime/secret-reader.ts";
 import { issuedKubeconfig } from "../support/access-proofs.ts";
 import { accessGranted, createAccessRequest } from "../support/access-requests.ts";
 import { aBackendContext } from "../support/backend-context.ts";
@@ -161,12 +163,16 @@ async function startEngineHere(): Promise<Engine> {
     providerName: PROVIDER,
     environment: "test",
     backend,
-    timing: { pollMs: 2_000, retryMs: 2_000, resyncMs: 5_000 },
+    kindSettings: {
+      ...buildingKindsTimed({ pollMs: 2_000, retryMs: 2_000, resyncMs: 5_000 }),
+      AccessRequest: {
+        timing: { tokenValidityMs: 600_000, pollMs: 1_000, retryMs: 1_000, resyncMs: 60_000 },
+      },
+    },
     onReconciled: (kind, key) => {
       if (kind === "Cluster") reconciles.set(key, (reconciles.get(key) ?? 0) + 1);
     },
     log: createLogger({ level: "debug", write: (line) => logLines.push(line) }),
-    accessTiming: { tokenValidityMs: 600_000, pollMs: 1_000, resyncMs: 60_000 },
   });
   await started.start();
   return started;

@@ -42,7 +42,9 @@ beforeAll(async () => {
   kubeconfig = world.controlPlane.kubeconfigPath;
   await world.startEngine({
     backend: loopbackBackend(readFileSync(kubeconfig, "utf8")),
-    accessTiming: { tokenValidityMs: 600_000, pollMs: 200, resyncMs: 60_000 },
+    kindSettings: {
+      AccessRequest: { timing: { tokenValidityMs: 600_000, pollMs: 200, retryMs: 200, resyncMs: 60_000 } },
+    },
   });
   await world.createCluster("web");
   await world.waitFor("web", isReady);

@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ControlPlane, startControlPlane } from "../../src/controlplane/control-plane.ts";
-import { installingCrds } from "../../src/runtime/install-crds.ts";
+import { installingCrds } from "../../src/runtime/api-server/install-crds.ts";
 import { eventually } from "../support/eventually.ts";
 import { ENGINE_MAIN, engineRunArgs, startEngineCli } from "../support/processes.ts";
 

@@ -9,7 +9,7 @@ import type { SchedulerConfig } from "../../src/api/scheduler-config.ts";
 import { requestFinalizer, servedRequests } from "../../src/machines/cluster-request/cluster-claims.ts";
 import { perRequestClusterName } from "../../src/machines/cluster-request/cluster-names.ts";
 import { prefixesCollide } from "../../src/machines/cluster-request/prefixes.ts";
-import type { SchedulerConfigView } from "../../src/runtime/machine-kind.ts";
+import type { SchedulerConfigView } from "../../src/runtime/kinds/cluster-request/scheduler-config-source.ts";
 import { aClusterRequest, type ClusterRequestProps } from "../support/builders.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
 import { sha256ClusterName } from "../support/old-cluster-names.ts";
@@ -61,7 +61,7 @@ beforeAll(async () => {
       analytics: withProfile(mapping("Shared", 0, "analytics")),
     },
   });
-  await world.startEngine({ schedulerConfig: config });
+  await world.startEngine({ kindSettings: { ClusterRequest: { schedulerConfig: config } } });
   await world.controlPlane.kubeConfig
     .makeApiClient(CoreV1Api)
     .createNamespace({ body: { metadata: { name: "team-a" } } });

@@ -18,7 +18,7 @@ import {
   ControlPlaneStartError,
   startControlPlane,
 } from "../../src/controlplane/control-plane.ts";
-import { installingCrds } from "../../src/runtime/install-crds.ts";
+import { installingCrds } from "../../src/runtime/api-server/install-crds.ts";
 import { isAlive, waitUntilGone } from "../support/processes.ts";
 
 const run = promisify(execFile);

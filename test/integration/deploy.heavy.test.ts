@@ -27,8 +27,8 @@ import {
 } from "../../src/controlplane/control-plane.ts";
 import { findCapiAssets } from "../../src/dev/capi-assets.ts";
 import { SimulatedBackend } from "../../src/providers/simulated.ts";
+import { installCrds } from "../../src/runtime/api-server/install-crds.ts";
 import { Engine } from "../../src/runtime/engine.ts";
-import { installCrds } from "../../src/runtime/install-crds.ts";
 import { aCluster, anAccessRequest, aProviderConfig } from "../support/builders.ts";
 import { createCapiObject } from "../support/capi-objects.ts";
 import { eventually, satisfying } from "../support/eventually.ts";

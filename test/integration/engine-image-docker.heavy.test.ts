@@ -15,7 +15,7 @@ import { RESOURCES } from "../../src/api/constants.ts";
 import type { ProviderConfig } from "../../src/api/provider-config.ts";
 import { type ControlPlane, startControlPlane } from "../../src/controlplane/control-plane.ts";
 import { localNodeImageVersions } from "../../src/providers/kind/cluster-config.ts";
-import { installingCrds } from "../../src/runtime/install-crds.ts";
+import { installingCrds } from "../../src/runtime/api-server/install-crds.ts";
 import { aProviderConfig } from "../support/builders.ts";
 import { containerToolchain, docker } from "../support/containers.ts";
 import { eventually } from "../support/eventually.ts";

@@ -5,6 +5,7 @@
  * token access, upgrades and refused downgrades, Gardener's refusals as conditions, deletion with Gardener's
  * confirmation; a warm pool of Shoots serving a new Cluster.
  */
+
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -20,6 +21,7 @@ import { SimulatedGardenlet } from "../../src/dev/gardener-simulated-gardenlet.t
 import { type OidcIssuer, startOidcIssuer } from "../../src/dev/oidc-issuer.ts";
 import { GARDENER_KEYS, memberShootName, type Shoot, shootName } from "../../src/providers/gardener-shoot.ts";
 import { Engine } from "../../src/runtime/engine.ts";
+import { buildingKindsTimed, mergeKindSettings } from "../../src/runtime/kinds/registry.ts";
 import { createLogger } from "../../src/runtime/logger.ts";
 import {
   bearerClient,
@@ -185,14 +187,17 @@ beforeAll(async () => {
     providerName: PROVIDER,
     environment: "test",
     backend: counted,
-    kindSettings: { Cluster: { pools: true } },
     // Ready Clusters are looked at every second, so "nothing is written at rest" is seen over many looks.
-    timing: { pollMs: 500, retryMs: 1_000, resyncMs: 1_000 },
+    kindSettings: mergeKindSettings(buildingKindsTimed({ pollMs: 500, retryMs: 1_000, resyncMs: 1_000 }), {
+      Cluster: { pools: true },
+      AccessRequest: {
+        timing: { tokenValidityMs: 600_000, pollMs: 1_000, retryMs: 1_000, resyncMs: 60_000 },
+      },
+    }),
     onReconciled: (kind, key) => {
       if (kind === "Cluster") reconciles.set(key, (reconciles.get(key) ?? 0) + 1);
     },
     log: createLogger({ level: "debug", write: (line) => world.logLines.push(line) }),
-    accessTiming: { tokenValidityMs: 600_000, pollMs: 1_000, resyncMs: 60_000 },
   });
   await engine.start();
   await world.custom.createClusterCustomObject({

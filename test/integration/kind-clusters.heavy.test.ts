@@ -17,9 +17,9 @@ import { type OidcIssuer, startOidcIssuer } from "../../src/dev/oidc-issuer.ts";
 import { localNodeImageVersions } from "../../src/providers/kind/cluster-config.ts";
 import { createBackend } from "../../src/providers/kind/index.ts";
 import { kindClusterNameOf } from "../../src/providers/kind/names.ts";
+import { installingCrds } from "../../src/runtime/api-server/install-crds.ts";
 import { systemClock } from "../../src/runtime/clock.ts";
 import { Engine } from "../../src/runtime/engine.ts";
-import { installingCrds } from "../../src/runtime/install-crds.ts";
 import { createLogger } from "../../src/runtime/logger.ts";
 import { moveObjects } from "../../src/runtime/move/move-objects.ts";
 import {
@@ -89,9 +89,13 @@ beforeAll(async () => {
     namespace: NS,
     providerName: "kind-test",
     engine: {
-      accessTiming: { tokenValidityMs: 600_000, pollMs: 1_000, resyncMs: 60_000 },
-      // Ready Clusters looked at every 10 s (the default, 2 min, is the same mechanism) to keep the test short.
-      kindSettings: { Cluster: { timing: { resyncMs: 10_000 } } },
+      kindSettings: {
+        AccessRequest: {
+          timing: { tokenValidityMs: 600_000, pollMs: 1_000, retryMs: 1_000, resyncMs: 60_000 },
+        },
+        // Ready Clusters looked at every 10 s (the default, 2 min, is the same mechanism) to keep the test short.
+        Cluster: { timing: { resyncMs: 10_000 } },
+      },
     },
   });
   ({ controlPlane, custom, core, backend } = world);
@@ -252,7 +256,11 @@ describe("Clusters on real kind clusters", { timeout: 600_000 }, () => {
         readSecret: async () => undefined,
       }),
       log,
-      accessTiming: { tokenValidityMs: 600_000, pollMs: 1_000, resyncMs: 60_000 },
+      kindSettings: {
+        AccessRequest: {
+          timing: { tokenValidityMs: 600_000, pollMs: 1_000, retryMs: 1_000, resyncMs: 60_000 },
+        },
+      },
     });
     await secondEngine.start();
     const secondCustom = second.kubeConfig.makeApiClient(CustomObjectsApi);

@@ -3,8 +3,8 @@
 import { CustomObjectsApi } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ControlPlane, startControlPlane } from "../../src/controlplane/control-plane.ts";
-import { LeaderElector } from "../../src/runtime/leader-election.ts";
-import { readLease } from "../../src/runtime/lease.ts";
+import { LeaderElector } from "../../src/runtime/leadership/leader-election.ts";
+import { readLease } from "../../src/runtime/leadership/lease.ts";
 
 let controlPlane: ControlPlane;
 

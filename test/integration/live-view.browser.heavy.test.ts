@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SimulatedBackend } from "../../src/providers/simulated.ts";
 import { Engine } from "../../src/runtime/engine.ts";
 import { CACHES } from "../../src/runtime/kinds/caches.ts";
+import { buildingKindsTimed } from "../../src/runtime/kinds/registry.ts";
 import { LiveViewModel } from "../../src/views/live-view-model.ts";
 import type { LiveViewServer } from "../../src/views/live-view-server.ts";
 import { expectOnlyTheServerAsked, launchChromium, openLiveView, screenshot } from "../support/chromium.ts";
@@ -26,7 +27,7 @@ beforeAll(async () => {
     environment: "test",
     // Slow enough that the page shows provisioning before ready.
     backend: new SimulatedBackend({ provisionDelayMs: 2_000 }),
-    timing: { pollMs: 200, retryMs: 500, resyncMs: 60_000 },
+    kindSettings: buildingKindsTimed({ pollMs: 200, retryMs: 500, resyncMs: 60_000 }),
     observers: [view],
     // Sharded (a ring of one), so the page names the replica that owns what it shows.
     sharding: { namespace: "default", identity: "replica-a" },

@@ -56,7 +56,9 @@ beforeAll(async () => {
   );
   await world.startEngine({
     backend,
-    accessTiming: { tokenValidityMs: 600_000, pollMs: 500, resyncMs: 600_000 },
+    kindSettings: {
+      AccessRequest: { timing: { tokenValidityMs: 600_000, pollMs: 500, retryMs: 500, resyncMs: 600_000 } },
+    },
   });
   await custom.createClusterCustomObject({
     ...RESOURCES.ProviderConfig,

@@ -7,9 +7,9 @@ import { RESOURCES } from "../../src/api/constants.ts";
 import { apiStatusOf } from "../../src/api/error-message.ts";
 import type { ControlPlane } from "../../src/controlplane/control-plane.ts";
 import { Patch } from "../../src/machines/shared/json-patch.ts";
-import { classifyFailure } from "../../src/runtime/error-policy.ts";
-import { ConflictError, GoneError, TerminalError } from "../../src/runtime/errors.ts";
-import { patchObject } from "../../src/runtime/patch-object.ts";
+import { patchObject } from "../../src/runtime/api-server/patch-object.ts";
+import { classifyFailure } from "../../src/runtime/controllers/error-policy.ts";
+import { ConflictError, GoneError, TerminalError } from "../../src/runtime/controllers/errors.ts";
 import { aCluster } from "../support/builders.ts";
 import { startApiServerWith } from "../support/cluster-harness.ts";
 

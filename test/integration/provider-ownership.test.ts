@@ -19,11 +19,11 @@ import type { ProviderConfig } from "../../src/api/provider-config.ts";
 import { type ControlPlane, startControlPlane } from "../../src/controlplane/control-plane.ts";
 import { ExistingBackend } from "../../src/providers/existing.ts";
 import { SimulatedBackend } from "../../src/providers/simulated.ts";
-import { type DispatchOptions, interceptRequests } from "../../src/runtime/connection-reuse.ts";
+import { type DispatchOptions, interceptRequests } from "../../src/runtime/api-server/connection-reuse.ts";
+import { installingCrds } from "../../src/runtime/api-server/install-crds.ts";
+import { DEFAULT_WRITE_LOOP_LIMITS } from "../../src/runtime/controllers/write-loop-guard.ts";
 import { Engine } from "../../src/runtime/engine.ts";
-import { installingCrds } from "../../src/runtime/install-crds.ts";
 import { createLogger } from "../../src/runtime/logger.ts";
-import { DEFAULT_WRITE_LOOP_LIMITS } from "../../src/runtime/write-loop-guard.ts";
 import { aCluster, aProviderConfig } from "../support/builders.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
 

@@ -9,7 +9,7 @@ import { LABELS, RESOURCES } from "../../src/api/constants.ts";
 import { explainReport, formatReport } from "../../src/cli/explain.ts";
 import { SimulatedBackend } from "../../src/providers/simulated.ts";
 import type { Engine } from "../../src/runtime/engine.ts";
-import { LEASES, type Lease } from "../../src/runtime/lease.ts";
+import { LEASES, type Lease } from "../../src/runtime/leadership/lease.ts";
 import { eventually } from "../support/eventually.ts";
 import { isReady, startWorld, type World } from "../support/world.ts";
 

@@ -16,7 +16,7 @@ import type { CustomObjectsApi } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LABELS } from "../../src/api/constants.ts";
 import type { ControlPlane } from "../../src/controlplane/control-plane.ts";
-import { DEFAULT_LEASE_TIMING, LEASES, type Lease } from "../../src/runtime/lease.ts";
+import { DEFAULT_LEASE_TIMING, LEASES, type Lease } from "../../src/runtime/leadership/lease.ts";
 import { ownerOf } from "../../src/runtime/sharding/rendezvous.ts";
 import { settleTimingFor } from "../../src/runtime/sharding/settling.ts";
 import { eventually } from "../support/eventually.ts";

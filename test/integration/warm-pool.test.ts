@@ -66,8 +66,10 @@ beforeAll(async () => {
   });
   const schedulerConfig = mcpSchedulerConfigRead(world.profile, NS);
   engineOptions = {
-    kindSettings: { Cluster: { pools: true } },
-    schedulerConfig: { current: () => schedulerConfig, onChange: () => {} },
+    kindSettings: {
+      Cluster: { pools: true },
+      ClusterRequest: { schedulerConfig: { current: () => schedulerConfig, onChange: () => {} } },
+    },
   };
   await world.startEngine(engineOptions);
   // The harness's profile is made from ProviderConfig "small"; with the config here the engine serves it.

@@ -18,7 +18,7 @@ import {
   startControlPlane,
 } from "../../src/controlplane/control-plane.ts";
 import { findCapiAssets } from "../../src/dev/capi-assets.ts";
-import { installCrds } from "../../src/runtime/install-crds.ts";
+import { installCrds } from "../../src/runtime/api-server/install-crds.ts";
 import { aCluster, aProviderConfig } from "../support/builders.ts";
 import { eventually } from "../support/eventually.ts";
 import { engineRunArgs, startEngineCli } from "../support/processes.ts";

@@ -9,7 +9,7 @@ import { CoreV1Api, CustomObjectsApi } from "@kubernetes/client-node";
 import { type ControlPlane, startControlPlane } from "../../src/controlplane/control-plane.ts";
 import { type CapiStack, startCapiStack } from "../../src/dev/capi-providers.ts";
 import type { TopologyCluster } from "../../src/providers/capi-topology.ts";
-import { installCrds, installingCrds } from "../../src/runtime/install-crds.ts";
+import { installCrds, installingCrds } from "../../src/runtime/api-server/install-crds.ts";
 import { applyCapiObjects, type CapiObject } from "./capi-classes.ts";
 import { containersNamed, containerToolchain, docker } from "./containers.ts";
 

@@ -4,6 +4,7 @@
  * folder), and one engine with `capi` on for each, every backend call recorded by the target's uid.
  * `const world = await startCapiProviderWorld({ … })` in `beforeAll`, `await world?.stop()` in `afterAll`.
  */
+
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -18,8 +19,9 @@ import { type CapiManager, startCapiManager } from "../../src/dev/capi-manager.t
 import { backendTarget } from "../../src/machines/backend-cluster/backend-cluster.ts";
 import { createBackend as createLocalBackend } from "../../src/providers/local.ts";
 import { SimulatedBackend, type SimulatedBackendOptions } from "../../src/providers/simulated.ts";
+import { installCrds } from "../../src/runtime/api-server/install-crds.ts";
 import { Engine } from "../../src/runtime/engine.ts";
-import { installCrds } from "../../src/runtime/install-crds.ts";
+import { buildingKindsTimed, capiServed, mergeKindSettings } from "../../src/runtime/kinds/registry.ts";
 import { aBackendContext } from "./backend-context.ts";
 import { aProviderConfig } from "./builders.ts";
 import { startApiServerWith } from "./cluster-harness.ts";
@@ -112,8 +114,10 @@ export async function startCapiProviderWorld(options: CapiProviderWorldOptions):
         providerName,
         environment: "test",
         backend: rotatable(recording(backend, calls), () => rotation),
-        capi: true,
-        timing: { pollMs: 300, retryMs: 2_000, resyncMs: options.resyncMs },
+        kindSettings: mergeKindSettings(
+          buildingKindsTimed({ pollMs: 300, retryMs: 2_000, resyncMs: options.resyncMs }),
+          capiServed(true),
+        ),
       });
       stops.push(() => engine.stop());
       await engine.start();

@@ -4,7 +4,7 @@ import { CoreV1Api, CustomObjectsApi } from "@kubernetes/client-node";
 import type { Cluster } from "../../src/api/cluster.ts";
 import { RESOURCES } from "../../src/api/constants.ts";
 import { type ControlPlane, startControlPlane } from "../../src/controlplane/control-plane.ts";
-import { installingCrds } from "../../src/runtime/install-crds.ts";
+import { installingCrds } from "../../src/runtime/api-server/install-crds.ts";
 import { aCluster, aClusterProfile } from "./builders.ts";
 import { eventually, satisfying } from "./eventually.ts";
 import { readCustomObject } from "./maybe-absent.ts";

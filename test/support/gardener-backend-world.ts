@@ -18,8 +18,8 @@ import {
 } from "../../src/dev/gardener-garden-objects.ts";
 import { createBackend, type GardenerBackend } from "../../src/providers/gardener.ts";
 import type { Shoot } from "../../src/providers/gardener-shoot.ts";
+import { apiSecretReader } from "../../src/runtime/api-server/secret-reader.ts";
 import { createLogger } from "../../src/runtime/logger.ts";
-import { apiSecretReader } from "../../src/runtime/secret-reader.ts";
 import { aBackendContext } from "./backend-context.ts";
 import { startApiServerWith } from "./cluster-harness.ts";
 import { readCustomObject } from "./maybe-absent.ts";

@@ -13,8 +13,8 @@ import { ANNOTATIONS, ENGINE_API_VERSION, RESOURCES } from "../../src/api/consta
 import type { ProviderConfig } from "../../src/api/provider-config.ts";
 import { type ControlPlane, startControlPlane } from "../../src/controlplane/control-plane.ts";
 import { parsePoolMemberAnnotation } from "../../src/machines/cluster-pool/claim.ts";
+import { installingCrds } from "../../src/runtime/api-server/install-crds.ts";
 import { Engine } from "../../src/runtime/engine.ts";
-import { installingCrds } from "../../src/runtime/install-crds.ts";
 import { createLogger } from "../../src/runtime/logger.ts";
 import { aBackendContext } from "./backend-context.ts";
 import { aCluster, aClusterTarget } from "./builders.ts";

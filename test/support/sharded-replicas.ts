@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { CoreV1Api, CustomObjectsApi } from "@kubernetes/client-node";
 import { RESOURCES } from "../../src/api/constants.ts";
 import { type ControlPlane, startControlPlane } from "../../src/controlplane/control-plane.ts";
-import { installingCrds } from "../../src/runtime/install-crds.ts";
+import { installingCrds } from "../../src/runtime/api-server/install-crds.ts";
 import { freePorts } from "../../src/util/free-ports.ts";
 import { aCluster, aProviderConfig } from "./builders.ts";
 import { startEngineCli } from "./processes.ts";

@@ -9,7 +9,7 @@ import type { ClusterStepInput } from "../../src/machines/cluster/step.ts";
 import { stepCluster } from "../../src/machines/cluster/step.ts";
 import { applied, type PatchOperation } from "../../src/machines/shared/json-patch.ts";
 import type { MachineStep } from "../../src/machines/shared/machine-step.ts";
-import { changesTo } from "../../src/runtime/patch-object.ts";
+import { changesTo } from "../../src/runtime/api-server/patch-object.ts";
 
 /** The operations the runtime would send for a step's desired object. */
 export interface StepWrites {

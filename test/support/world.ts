@@ -9,9 +9,11 @@ import type { ClusterTarget } from "../../src/api/backend.ts";
 import type { ClusterBackend } from "../../src/api/backend-contract.ts";
 import type { RESOURCES } from "../../src/api/constants.ts";
 import { findCapiAssets } from "../../src/dev/capi-assets.ts";
+import type { RequeueTiming } from "../../src/machines/shared/machine-tags.ts";
 import { SimulatedBackend } from "../../src/providers/simulated.ts";
+import { installCrds } from "../../src/runtime/api-server/install-crds.ts";
 import { Engine, type EngineOptions } from "../../src/runtime/engine.ts";
-import { installCrds } from "../../src/runtime/install-crds.ts";
+import { buildingKindsTimed, capiServed, mergeKindSettings } from "../../src/runtime/kinds/registry.ts";
 import { type ClusterHarness, startClusterHarness } from "./cluster-harness.ts";
 
 export { isReady } from "./cluster-harness.ts";
@@ -39,8 +41,8 @@ export interface WorldOptions {
   readonly backend?: ClusterBackend;
   /** Serve Cluster API too: its CRDs are installed and the engine runs with `capi`. */
   readonly capi?: boolean;
-  /** The engine's requeue timing (default {@link FAST_TIMING}). */
-  readonly timing?: EngineOptions["timing"];
+  /** The requeue timing of the kinds that build clusters (default {@link FAST_TIMING}). */
+  readonly timing?: RequeueTiming;
   /** More options of the engine; `false` starts none (the test starts its own with `startEngine`). */
   readonly engine?: ExtraEngineOptions | false;
   /** `--provider-name` of the engine and the provider of the world's profile (default `engine-test`). */
@@ -109,10 +111,14 @@ export async function startWorld(options: WorldOptions = {}): Promise<World> {
       providerName: harness.provider,
       environment: "test",
       backend,
-      timing: options.timing ?? FAST_TIMING,
       ...(options.kinds ? { kinds: options.kinds } : {}),
-      ...(options.capi ? { capi: true } : {}),
       ...extra,
+      // The world's timing of the kinds that build clusters and its Cluster API side, under the test's own.
+      kindSettings: mergeKindSettings(
+        buildingKindsTimed(options.timing ?? FAST_TIMING),
+        capiServed(options.capi === true),
+        extra.kindSettings,
+      ),
       // A backend of the engine's own is recorded too, into the same calls.
       ...(extra.backend ? { backend: recording(extra.backend, calls) } : {}),
     });

@@ -13,9 +13,9 @@ import {
   startPersistentControlPlane,
   stopPersistentControlPlane,
 } from "../../controlplane/persistent-control-plane.ts";
+import { installCrds } from "../../runtime/api-server/install-crds.ts";
+import { loadKubeConfig } from "../../runtime/api-server/load-kubeconfig.ts";
 import type { Engine } from "../../runtime/engine.ts";
-import { installCrds } from "../../runtime/install-crds.ts";
-import { loadKubeConfig } from "../../runtime/load-kubeconfig.ts";
 import { createLogger } from "../../runtime/logger.ts";
 import { engineFromSettings } from "../../runtime/start/engine-from-settings.ts";
 import { settingsFromOptions } from "../../runtime/start/engine-settings.ts";

@@ -13,7 +13,7 @@ import type { ClusterProfile } from "../../api/cluster-profile.ts";
 import type { ClusterRequest } from "../../api/cluster-request.ts";
 import { ANNOTATIONS, RESOURCES } from "../../api/constants.ts";
 import { isConflict, isNotFound } from "../../api/error-message.ts";
-import { serverSideApply } from "../../runtime/server-side-apply.ts";
+import { serverSideApply } from "../../runtime/api-server/server-side-apply.ts";
 import type { Manifest } from "./landscape-plan.ts";
 
 const FIELD_MANAGER = "openmcp-engine-landscape";

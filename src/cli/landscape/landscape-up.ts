@@ -13,7 +13,7 @@ import type { Cluster } from "../../api/cluster.ts";
 import { LABELS } from "../../api/constants.ts";
 import { clusterTarget } from "../../machines/cluster/step.ts";
 import { kindNameOf, loadImageIntoKindCluster } from "../../providers/public.ts";
-import { installCrds } from "../../runtime/install-crds.ts";
+import { installCrds } from "../../runtime/api-server/install-crds.ts";
 import { moveObjects } from "../../runtime/move/move-objects.ts";
 import { pollUntil } from "../../util/poll-until.ts";
 import { checkoutFile } from "../from-checkout.ts";

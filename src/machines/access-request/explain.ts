@@ -2,6 +2,7 @@
 import type { AccessRequest } from "../../api/access-request.ts";
 import type { Condition } from "../../api/common.ts";
 import { CONDITION_TYPES, FINALIZERS, LABELS, REASONS } from "../../api/constants.ts";
+import { referenceKey } from "../../api/object-key.ts";
 import type { Explanation } from "../shared/explanation.ts";
 import type { accessRequestMachine } from "./machine.ts";
 import { needsPreparation, PREPARED_CONDITION } from "./preparation.ts";
@@ -207,7 +208,7 @@ function referenceToResolve(request: AccessRequest): string {
 /** The Cluster the request targets, once preparation has filled `spec.clusterRef`. */
 function clusterNamed(request: AccessRequest): string | undefined {
   const ref = request.spec.clusterRef;
-  return ref ? `${ref.namespace}/${ref.name}` : undefined;
+  return ref ? referenceKey(ref) : undefined;
 }
 
 /** What a request held by its Cluster waits for (ClusterReady=False, as the controller wrote it). */

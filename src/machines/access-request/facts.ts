@@ -5,7 +5,9 @@
 import type { AccessRequest } from "../../api/access-request.ts";
 import type { AdminScope } from "../../api/backend-contract.ts";
 import type { SecretObject } from "../../api/common.ts";
-import { ACCESS_SECRET_KEYS, FINALIZERS, LABELS, REASONS } from "../../api/constants.ts";
+import { ACCESS_SECRET_KEYS } from "../../api/constants/access-request.ts";
+import { FINALIZERS, LABELS, REASONS } from "../../api/constants.ts";
+import { objectKey } from "../../api/object-key.ts";
 import { scopeDenial } from "./admin-scope.ts";
 import { renewalDue, renewalTime } from "./kubeconfig.ts";
 import type { AccessFacts } from "./machine.ts";
@@ -135,9 +137,7 @@ function oidcProblem(request: AccessRequest, peers: readonly AccessRequest[]): s
   if (problem) return `spec.oidc.issuer: ${problem}`;
   const self = request.metadata.uid;
   const others = peers.filter((peer) => peer.metadata.uid !== self);
-  return oidcTrustPlan([...others, request]).conflicts.get(
-    `${request.metadata.namespace}/${request.metadata.name}`,
-  );
+  return oidcTrustPlan([...others, request]).conflicts.get(objectKey(request));
 }
 
 /** The facts of one look: the request itself, the target cluster as it is now, and the Secret. */
@@ -168,7 +168,7 @@ export function accessFacts(
   };
 }
 
-const objectKey = (kind: string, namespace: string | undefined, name: string) =>
+const ownedKey = (kind: string, namespace: string | undefined, name: string) =>
   `${kind}/${namespace ?? ""}/${name}`;
 
 /**
@@ -182,12 +182,12 @@ export function accessInPlace(owned: readonly OwnedObject[], plan: AccessPlan): 
 /** The first planned object that is missing on the target or grants other rights, in words; undefined when none. */
 export function accessDifference(owned: readonly OwnedObject[], plan: AccessPlan): string | undefined {
   const byKey = new Map(
-    owned.map((object) => [objectKey(object.kind, object.namespace, object.name), object.body]),
+    owned.map((object) => [ownedKey(object.kind, object.namespace, object.name), object.body]),
   );
   for (const { object: wanted } of plan.planned) {
     const { namespace, name } = wanted.metadata;
     const what = `${wanted.kind} ${namespace ? `${namespace}/` : ""}${name}`;
-    const have = byKey.get(objectKey(wanted.kind, namespace, name));
+    const have = byKey.get(ownedKey(wanted.kind, namespace, name));
     if (!have) return `${what} is missing`;
     const planned = wanted as unknown as Readonly<Record<string, unknown>>;
     for (const field of ["rules", "roleRef", "subjects"] as const) {

@@ -2,9 +2,12 @@
  * The OIDC issuers a cluster must trust for the OIDC AccessRequests that target it: one entry per issuer URL
  * and name mapping (claims and prefixes), the client IDs of its requests as audiences. Pure.
  */
+
 import type { AccessRequest } from "../../api/access-request.ts";
 import type { OidcTrust } from "../../api/backend-contract.ts";
-import { OIDC_DEFAULT_CLAIMS, REQUEST_PHASES } from "../../api/constants.ts";
+import { OIDC_DEFAULT_CLAIMS } from "../../api/constants/access-request.ts";
+import { REQUEST_PHASES } from "../../api/constants.ts";
+import { objectKey } from "../../api/object-key.ts";
 import { MAX_TRUSTED_ISSUERS, oidcIssuerProblem } from "./oidc-issuer.ts";
 import { oidcPrefixes } from "./oidc-prefixes.ts";
 
@@ -18,8 +21,6 @@ export interface OidcTrustPlan {
   /** Requests that cannot be served beside the others: `namespace/name` → why, naming the other request. */
   readonly conflicts: ReadonlyMap<string, string>;
 }
-
-const keyOf = (request: AccessRequest) => `${request.metadata.namespace}/${request.metadata.name}`;
 
 /** The trust entry one OIDC access asks for (a single audience: its client ID). */
 export function oidcTrustOf(oidc: NonNullable<AccessRequest["spec"]["oidc"]>): OidcTrust {
@@ -69,7 +70,7 @@ export function oidcTrustPlan(requests: readonly AccessRequest[]): OidcTrustPlan
       (a, b) =>
         rank(a) - rank(b) ||
         (a.metadata.creationTimestamp ?? "").localeCompare(b.metadata.creationTimestamp ?? "") ||
-        keyOf(a).localeCompare(keyOf(b)),
+        objectKey(a).localeCompare(objectKey(b)),
     );
   const entries: { trust: OidcTrust; owners: Map<string, string> }[] = [];
   const issuerOwners = new Map<string, string>();
@@ -83,7 +84,7 @@ export function oidcTrustPlan(requests: readonly AccessRequest[]): OidcTrustPlan
     if (holder) {
       if (!sameMapping(holder.trust, wanted)) {
         conflicts.set(
-          keyOf(request),
+          objectKey(request),
           `issuer ${oidc.issuer} with client ID ${oidc.clientID} is trusted on this cluster for AccessRequest ${holder.owners.get(oidc.clientID)} with ${describeMapping(holder.trust)}; tokens for one client ID can map to one set of names only: use the same claims and prefixes, or another client ID`,
         );
       }
@@ -91,18 +92,18 @@ export function oidcTrustPlan(requests: readonly AccessRequest[]): OidcTrustPlan
     }
     if (!issuerOwners.has(oidc.issuer) && issuerOwners.size >= MAX_TRUSTED_ISSUERS) {
       conflicts.set(
-        keyOf(request),
+        objectKey(request),
         `this cluster trusts ${MAX_TRUSTED_ISSUERS} OIDC issuers already, the most kube-apiserver accepts; use an issuer one of its other AccessRequests uses`,
       );
       continue;
     }
-    if (!issuerOwners.has(oidc.issuer)) issuerOwners.set(oidc.issuer, keyOf(request));
+    if (!issuerOwners.has(oidc.issuer)) issuerOwners.set(oidc.issuer, objectKey(request));
     const joined = ofIssuer.find((entry) => sameMapping(entry.trust, wanted));
     if (joined) {
       joined.trust = { ...joined.trust, audiences: [...joined.trust.audiences, oidc.clientID] };
-      joined.owners.set(oidc.clientID, keyOf(request));
+      joined.owners.set(oidc.clientID, objectKey(request));
     } else {
-      entries.push({ trust: wanted, owners: new Map([[oidc.clientID, keyOf(request)]]) });
+      entries.push({ trust: wanted, owners: new Map([[oidc.clientID, objectKey(request)]]) });
     }
   }
   return { issuers: entries.map((entry) => entry.trust), conflicts };

@@ -41,9 +41,9 @@ export function rbacDenial(
   plan: AccessPlan = accessPlan(request),
 ): string | undefined {
   const uid = accessRequestIdentity(request).uid;
-  const found = new Map(existing.map((object) => [objectKey(object), object]));
+  const found = new Map(existing.map((object) => [rbacKey(object), object]));
   for (const { object, source, userNamed } of plan.planned) {
-    const match = found.get(objectKey({ kind: object.kind, ...object.metadata }));
+    const match = found.get(rbacKey({ kind: object.kind, ...object.metadata }));
     if (match === undefined || match.labels?.[ACCESS_OWNER_LABEL] === uid) continue;
     const what = `${describeObject(object)} exists and is not managed by this AccessRequest`;
     return userNamed
@@ -93,7 +93,7 @@ export function invalidRules(request: AccessRequest): string | undefined {
   return problems.find((problem) => problem !== undefined) ?? duplicateProblem(accessPlan(request).planned);
 }
 
-function objectKey(object: { kind: string; namespace?: string | undefined; name: string }): string {
+function rbacKey(object: { kind: string; namespace?: string | undefined; name: string }): string {
   return JSON.stringify([object.kind, object.namespace ?? "", object.name]);
 }
 
@@ -195,7 +195,7 @@ function namespaceProblem(namespace: string, path: string): string | undefined {
 function duplicateProblem(planned: readonly PlannedObject[]): string | undefined {
   const seen = new Map<string, PlannedObject>();
   for (const entry of planned) {
-    const key = objectKey({ kind: entry.object.kind, ...entry.object.metadata });
+    const key = rbacKey({ kind: entry.object.kind, ...entry.object.metadata });
     const first = seen.get(key);
     if (first) {
       return `${first.source} and ${entry.source} both make ${describeObject(entry.object)}; give them different names`;

@@ -2,6 +2,7 @@
 import { createHash } from "node:crypto";
 import type { Cluster } from "../../api/cluster.ts";
 import { CLUSTER_PHASES } from "../../api/constants.ts";
+import { objectKey } from "../../api/object-key.ts";
 import type { PurposeMapping, SchedulerConfig, SchedulerStrategy } from "../../api/scheduler-config.ts";
 import { bothSelectors, selectorMatches } from "../shared/label-selector.ts";
 import { servedRequests } from "./cluster-claims.ts";
@@ -58,7 +59,7 @@ export function chooseCluster(
   let pool = fitting.filter((entry) => entry.preferred === best).map((entry) => entry.cluster);
   const ready = pool.filter((cluster) => cluster.status?.phase === CLUSTER_PHASES.ready);
   if (ready.length > 0) pool = ready;
-  pool = [...pool].sort((a, b) => keyOf(a).localeCompare(keyOf(b)));
+  pool = [...pool].sort((a, b) => objectKey(a).localeCompare(objectKey(b)));
   switch (strategy) {
     case "Simple":
       return pool[0];
@@ -88,8 +89,4 @@ function fewestRequests(pool: readonly Cluster[]): Cluster | undefined {
 
 function seededIndex(seed: string, length: number): number {
   return createHash("sha256").update(seed).digest().readUInt32BE(0) % length;
-}
-
-function keyOf(cluster: Cluster): string {
-  return `${cluster.metadata.namespace}/${cluster.metadata.name}`;
 }

@@ -7,6 +7,7 @@ import type { ClusterRequest } from "../../api/cluster-request.ts";
 import type { ClusterRequestGrant } from "../../api/cluster-request-grant.ts";
 import type { ObjectReference } from "../../api/common.ts";
 import { ANNOTATIONS, LABELS } from "../../api/constants.ts";
+import { referenceKey } from "../../api/object-key.ts";
 import type { PurposeSpec } from "../../api/purpose.ts";
 import type { PurposeMapping, SchedulerConfig } from "../../api/scheduler-config.ts";
 import { candidateNamespace, chooseCluster, hasRoom, unfitReason } from "./cluster-choice.ts";
@@ -79,9 +80,6 @@ export type Decision =
 /** Why a request is Denied. */
 export type DenialReason = "ClusterConflict" | "MissingTrait" | "InvalidRequest";
 
-const keyOf = (ref: { readonly namespace?: string; readonly name?: string }) =>
-  `${ref.namespace}/${ref.name}`;
-
 /** The Cluster the request was given before, by the grant, else its status, else a Cluster carrying its finalizer. */
 export function earlierAssignment(
   request: ClusterRequest,
@@ -92,7 +90,7 @@ export function earlierAssignment(
   const uid = request.metadata.uid ?? "";
   const holding = view.clusters
     .filter((cluster) => serves(cluster, uid))
-    .sort((a, b) => keyOf(a.metadata).localeCompare(keyOf(b.metadata)));
+    .sort((a, b) => referenceKey(a.metadata).localeCompare(referenceKey(b.metadata)));
   const first = holding[0];
   return first ? { name: first.metadata.name ?? "", namespace: first.metadata.namespace ?? "" } : undefined;
 }
@@ -105,7 +103,7 @@ export function schedule(request: ClusterRequest, view: SchedulingView): Decisio
   const mapping = config.purposeMappings[purpose];
   const earlier = earlierAssignment(request, view);
   const existing = earlier
-    ? view.clusters.find((cluster) => keyOf(cluster.metadata) === keyOf(earlier))
+    ? view.clusters.find((cluster) => referenceKey(cluster.metadata) === referenceKey(earlier))
     : undefined;
 
   // A Cluster the request already holds stays its Cluster, whatever the configuration says now.
@@ -116,13 +114,13 @@ export function schedule(request: ClusterRequest, view: SchedulingView): Decisio
     return {
       kind: "replace",
       cluster: existing,
-      message: `Cluster ${keyOf(existing.metadata)} is being deleted; it is made again under the same name once it is gone`,
+      message: `Cluster ${referenceKey(existing.metadata)} is being deleted; it is made again under the same name once it is gone`,
     };
   }
   if (existing) {
     return {
       kind: "wait",
-      message: `Cluster ${keyOf(existing.metadata)} is being deleted; waiting until it is gone to make it again`,
+      message: `Cluster ${referenceKey(existing.metadata)} is being deleted; waiting until it is gone to make it again`,
     };
   }
   if (!mapping) {
@@ -168,7 +166,9 @@ export function schedule(request: ClusterRequest, view: SchedulingView): Decisio
       const name = singletonClusterName(mapping, purpose);
       const problem = clusterNameProblem(name);
       if (problem !== undefined) return { kind: "misconfigured", message: `purpose ${purpose}: ${problem}` };
-      const clash = view.clusters.find((cluster) => keyOf(cluster.metadata) === `${namespace}/${name}`);
+      const clash = view.clusters.find(
+        (cluster) => referenceKey(cluster.metadata) === referenceKey({ namespace, name }),
+      );
       if (clash) return clashWith(clash, view, mapping, wishes.traits, purpose, config);
       return placeNew(request, view, mapping, tenancy, wishes.traits, { name }, namespace);
     }
@@ -184,7 +184,9 @@ export function schedule(request: ClusterRequest, view: SchedulingView): Decisio
   }
   const name =
     perRequestClusterName(prefix, request.metadata.namespace ?? "", request.metadata.name ?? "") ?? "";
-  const clash = view.clusters.find((cluster) => keyOf(cluster.metadata) === `${namespace}/${name}`);
+  const clash = view.clusters.find(
+    (cluster) => referenceKey(cluster.metadata) === referenceKey({ namespace, name }),
+  );
   if (!clash) return placeNew(request, view, mapping, tenancy, wishes.traits, { name }, namespace);
   if (clash.metadata.deletionTimestamp) {
     return {
@@ -213,7 +215,7 @@ function clashWith(
   purpose: string,
   config: SchedulerConfig,
 ): Decision {
-  const where = keyOf(clash.metadata);
+  const where = referenceKey(clash.metadata);
   if (clash.metadata.deletionTimestamp) {
     return {
       kind: "wait",
@@ -281,7 +283,9 @@ function placementOn(
   const shared = cluster.spec.tenancy === "Shared";
   const proposedPrefix = proposedPrefixOf(request);
   const grantHere =
-    view.grant && keyOf(view.grant.spec.clusterRef) === keyOf(cluster.metadata) ? view.grant : undefined;
+    view.grant && referenceKey(view.grant.spec.clusterRef) === referenceKey(cluster.metadata)
+      ? view.grant
+      : undefined;
   const prefix = shared
     ? grantHere?.spec.prefix ||
       claimedPrefix(cluster, uid) ||

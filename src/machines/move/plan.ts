@@ -13,6 +13,7 @@ import {
   IDENTITY_ANNOTATION,
   PAUSED_ANNOTATION,
 } from "../../api/move.ts";
+import { objectKey } from "../../api/object-key.ts";
 
 /** An object as the API server returns it, as far as a move reads it. */
 export interface MovedObject {
@@ -76,12 +77,6 @@ export const MOVED_KINDS: readonly MovedKind[] = [
 /** The objects of one kind on one side. */
 export type ObjectsByKind = Readonly<Record<string, readonly MovedObject[]>>;
 
-/** `namespace/name` (or `name`) of an object. */
-export const keyOf = (object: Pick<MovedObject, "metadata">): string =>
-  object.metadata.namespace
-    ? `${object.metadata.namespace}/${object.metadata.name}`
-    : (object.metadata.name ?? "");
-
 /** What the source holds that a move needs to choose from. */
 export interface SourceObjects {
   /** By kind name of {@link MOVED_KINDS} (Secrets: all of the chosen namespaces). */
@@ -110,7 +105,7 @@ export function selectObjects(
   const inScope = (object: MovedObject) =>
     namespaces.length === 0 || namespaces.includes(object.metadata.namespace ?? "");
   const of = (kind: string) => (source.objects[kind] ?? []).filter(inScope);
-  const clusters = of("Cluster").filter((cluster) => !refused.has(keyOf(cluster)));
+  const clusters = of("Cluster").filter((cluster) => !refused.has(objectKey(cluster)));
   const staying = (reference: unknown, namespace: string | undefined) => {
     const ref = reference as { name?: string; namespace?: string } | undefined;
     return ref?.name !== undefined && refused.has(`${ref.namespace ?? namespace}/${ref.name}`);

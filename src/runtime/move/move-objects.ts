@@ -7,6 +7,7 @@
 import type { KubeConfig } from "@kubernetes/client-node";
 import { ANNOTATIONS, LABELS, RESOURCES } from "../../api/constants.ts";
 import { HANDOVER_OWNER_LABEL, PAUSED_ANNOTATION } from "../../api/move.ts";
+import { objectKey } from "../../api/object-key.ts";
 import {
   configsToRemove,
   copyDecision,
@@ -14,7 +15,6 @@ import {
   type Handover,
   handoverOf,
   handoverTaken,
-  keyOf,
   MOVED_KINDS,
   type MovedKind,
   type MovedObject,
@@ -81,7 +81,7 @@ export async function moveObjects(options: MoveOptions): Promise<MoveReport> {
     await eachOf(selection.objects[kind.kind] ?? [], async (object) => {
       if (object.metadata.annotations?.[PAUSED_ANNOTATION] === "true") return;
       await source.of(kind).merge(object, { metadata: { annotations: { [PAUSED_ANNOTATION]: "true" } } });
-      await checkpoint(`paused ${kind.kind} ${keyOf(object)}`);
+      await checkpoint(`paused ${kind.kind} ${objectKey(object)}`);
     });
   }
   log(`paused ${count(selection, (kind) => kind.pausable)} objects on the source`);
@@ -134,7 +134,7 @@ export async function moveObjects(options: MoveOptions): Promise<MoveReport> {
       const copy = existing ?? (await target.of(kind).create(copyOf(object, kind, uids)));
       uids.set(object.metadata.uid ?? "", copy.metadata.uid ?? "");
       copies.set(object.metadata.uid ?? "", copy);
-      await checkpoint(`copied ${kind.kind} ${keyOf(object)}`);
+      await checkpoint(`copied ${kind.kind} ${objectKey(object)}`);
     });
   }
   for (const kind of MOVED_KINDS) {
@@ -148,7 +148,7 @@ export async function moveObjects(options: MoveOptions): Promise<MoveReport> {
       });
       const status = statusOf(object, kind, uids);
       if (status !== undefined) await target.of(kind).replaceStatus({ ...written, status });
-      await checkpoint(`completed ${kind.kind} ${keyOf(object)}`);
+      await checkpoint(`completed ${kind.kind} ${objectKey(object)}`);
     });
   }
   log(`copied ${count(selection, () => true)} objects to the target`);
@@ -163,7 +163,7 @@ export async function moveObjects(options: MoveOptions): Promise<MoveReport> {
       const existing = await target.of(kind).get(object);
       if (existing?.metadata.annotations?.[PAUSED_ANNOTATION] !== "true") return;
       await target.of(kind).merge(existing, { metadata: { annotations: { [PAUSED_ANNOTATION]: null } } });
-      await checkpoint(`resumed ${kind.kind} ${keyOf(object)}`);
+      await checkpoint(`resumed ${kind.kind} ${objectKey(object)}`);
     });
   }
   log("resumed on the target");
@@ -193,7 +193,7 @@ export async function moveObjects(options: MoveOptions): Promise<MoveReport> {
         await source.of(kind).merge(object, { metadata: { ...finalizers, ...confirm } });
       }
       await source.of(kind).remove(object);
-      await checkpoint(`removed ${kind.kind} ${keyOf(object)}`);
+      await checkpoint(`removed ${kind.kind} ${objectKey(object)}`);
     });
   }
   log("removed from the source");
@@ -258,7 +258,7 @@ async function waitForHandovers(
     const clusters = (await source.of(CLUSTERS).list(namespaces)).filter((cluster) =>
       (selection.objects.Cluster ?? []).some((chosen) => chosen.metadata.uid === cluster.metadata.uid),
     );
-    const states = clusters.map((cluster) => [keyOf(cluster), handoverOf(cluster, secrets)] as const);
+    const states = clusters.map((cluster) => [objectKey(cluster), handoverOf(cluster, secrets)] as const);
     const waiting = states.filter(([, handover]) => handover.state === "waiting").map(([key]) => key);
     if (waiting.length === 0) {
       return new Map(

@@ -4,7 +4,7 @@
  * No I/O: the ring lists the Leases and hands them here.
  */
 import { ANNOTATIONS } from "../../api/constants.ts";
-import { type Lease, recordOf } from "../lease.ts";
+import { type Lease, recordOf } from "../leadership/lease.ts";
 
 /** The name of a replica's membership Lease: `<ring>-shard-<identity>`, made a valid object name. */
 export function memberLeaseName(ring: string, identity: string): string {

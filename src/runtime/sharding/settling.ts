@@ -21,7 +21,7 @@
  * would not (the no-two-owners rule does not depend on it). A Lease that comes after the window has
  * closed is a replica joining an established ring: the keys it takes move to it.
  */
-import type { LeaseTiming } from "../lease.ts";
+import type { LeaseTiming } from "../leadership/lease.ts";
 import { sameMembers } from "./shard-view.ts";
 
 /** How long a joining replica waits for the ring to settle. */

@@ -18,7 +18,7 @@ import {
   microTime,
   readLease,
   replaceLease,
-} from "../lease.ts";
+} from "../leadership/lease.ts";
 import { apiStatusOf, errorMessage, type Logger, silentLogger } from "../logger.ts";
 import { acknowledgedAnnotation, LeaseObservations, memberLeaseName } from "./membership.ts";
 import { MembershipSettling, type SettleTiming, settleTimingFor } from "./settling.ts";

@@ -11,6 +11,8 @@ import type { KubeConfig } from "@kubernetes/client-node";
 import type { BackendFactory, ClusterBackend, SecretReader } from "../../api/backend-contract.ts";
 import type { Logger } from "../../api/logger.ts";
 import { BUILT_IN_BACKENDS, createBackend } from "../../providers/registry.ts";
+import { loadKubeConfig } from "../api-server/load-kubeconfig.ts";
+import { apiSecretReader } from "../api-server/secret-reader.ts";
 import type { BackendSource } from "../backends.ts";
 import { systemClock } from "../clock.ts";
 import { Engine, type EngineOptions } from "../engine.ts";
@@ -22,11 +24,10 @@ import {
   fileConfigSource,
   type SchedulerConfigSource,
 } from "../kinds/cluster-request/scheduler-config-source.ts";
-import { loadKubeConfig } from "../load-kubeconfig.ts";
+import { capiServed, mergeKindSettings } from "../kinds/registry.ts";
 import { createLogger } from "../logger.ts";
 import type { EngineMetrics } from "../metrics.ts";
 import { startProbeServers } from "../probe-server.ts";
-import { apiSecretReader } from "../secret-reader.ts";
 import { tracingFromEnv } from "../tracing/otel-sdk.ts";
 import { type EngineSettings, type RunOptions, settingsFromOptions } from "./engine-settings.ts";
 import { ENGINE_V8_FLAGS, setLateV8Flags, v8FlagsStillMissing } from "./v8-flags.ts";
@@ -241,22 +242,24 @@ export async function engineFromSettings(
     ...(settings.apiRateLimit ? { apiRateLimit: settings.apiRateLimit } : {}),
     log,
     ...(extra.observers?.length ? { observers: extra.observers } : {}),
-    prepareAccessRequests: settings.prepareAccessRequests,
-    schedule: settings.schedule,
-    capi,
-    ...(settings.warmPools ? { pools: true } : {}),
-    ...(schedulerConfig ? { schedulerConfig } : {}),
-    accessTiming: { ...DEFAULT_ACCESS_TIMING, tokenValidityMs: settings.tokenValidityMs },
+    kindSettings: mergeKindSettings(
+      {
+        ...capiServed(capi),
+        ...(settings.warmPools ? { Cluster: { pools: true } } : {}),
+        ClusterRequest: { enabled: settings.schedule, ...(schedulerConfig ? { schedulerConfig } : {}) },
+        AccessRequest: {
+          prepare: settings.prepareAccessRequests,
+          timing: { ...DEFAULT_ACCESS_TIMING, tokenValidityMs: settings.tokenValidityMs },
+        },
+      },
+      // `--resync`: each named kind's resync period, over its timing (defaults or the above).
+      Object.fromEntries(
+        Object.entries(settings.resyncMs).map(([kind, resyncMs]) => [kind, { timing: { resyncMs } }]),
+      ),
+    ),
     ...(election ? { leaderElection: { ...election, identity } } : {}),
     ...(settings.sharding ? { sharding: { ...settings.sharding, identity } } : {}),
     ...(extra.onLostLeadership ? { onLostLeadership: extra.onLostLeadership } : {}),
     ...(tracing ? { tracing } : {}),
-    ...(Object.keys(settings.resyncMs).length > 0
-      ? {
-          kindSettings: Object.fromEntries(
-            Object.entries(settings.resyncMs).map(([kind, resyncMs]) => [kind, { timing: { resyncMs } }]),
-          ),
-        }
-      : {}),
   });
 }

@@ -7,7 +7,7 @@ import type { KubeConfig } from "@kubernetes/client-node";
 import type { BackendFactory } from "../../api/backend-contract.ts";
 import type { Logger, LogLevel } from "../../api/logger.ts";
 import type { Engine } from "../engine.ts";
-import { DEFAULT_LEADER_ELECTION, type LeaderElectionTiming } from "../leader-election.ts";
+import { DEFAULT_LEADER_ELECTION, type LeaderElectionTiming } from "../leadership/leader-election.ts";
 import type { MachineObserver } from "../machine-observer.ts";
 
 /** A DNS label: lowercase letters, digits and '-', at most 63 characters, alphanumeric at both ends. */

@@ -12,12 +12,12 @@ import type { ProviderConfig } from "../../api/provider-config.ts";
 import { defaultProviderConfig } from "../../machines/cluster-profile/default-config.ts";
 import type { ProfileOwner } from "../../machines/cluster-profile/profile.ts";
 import { BUILT_IN_BACKENDS } from "../../providers/registry.ts";
+import { installCrds } from "../api-server/install-crds.ts";
+import { throttledFor } from "../api-server/throttling.ts";
 import { Backends } from "../backends.ts";
 import { InformerSet } from "../informers.ts";
-import { installCrds } from "../install-crds.ts";
 import { CACHES } from "../kinds/caches.ts";
-import { ProfileController } from "../profile-controller.ts";
-import { throttledFor } from "../throttling.ts";
+import { ProfileController } from "../kinds/provider-config/profile-controller.ts";
 import { backendFromSettings } from "./engine-from-settings.ts";
 import type { EngineSettings } from "./engine-settings.ts";
 

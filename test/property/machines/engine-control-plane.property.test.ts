@@ -10,7 +10,7 @@ import { compareVersions } from "../../../src/machines/backend-cluster/kubernete
 import type { CapiOwnedCommand, CapiOwnedPublication } from "../../../src/machines/capi-owned/contract.ts";
 import { stepEngineControlPlane } from "../../../src/machines/engine-control-plane/contract.ts";
 import { applied as withOperations } from "../../../src/machines/shared/json-patch.ts";
-import { changesTo } from "../../../src/runtime/patch-object.ts";
+import { changesTo } from "../../../src/runtime/api-server/patch-object.ts";
 import { anEngineControlPlane, stored } from "../../support/builders.ts";
 import { aProfile, NOW, PROVIDER, TIMING } from "../../support/cluster-fixtures.ts";
 

@@ -1,10 +1,10 @@
 /** The write-loop guard's bounds, for any sequence of writes: never more than maxWrites per window and writer, nothing while held, one Event per loop. */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { heldBackFor } from "../../../src/runtime/errors.ts";
+import { heldBackFor } from "../../../src/runtime/controllers/errors.ts";
+import { asWriter, WriteLoopGuard } from "../../../src/runtime/controllers/write-loop-guard.ts";
 import type { EventRecord } from "../../../src/runtime/event-recorder.ts";
 import { silentLogger } from "../../../src/runtime/logger.ts";
-import { asWriter, WriteLoopGuard } from "../../../src/runtime/write-loop-guard.ts";
 import { FakeClock } from "../../support/fake-clock.ts";
 
 const LIMITS = { maxWrites: 4, windowMs: 1_000, holdMs: 500, maxHoldMs: 4_000 };

@@ -6,14 +6,14 @@ import { silentLogger } from "../../../src/api/logger.ts";
 import { applied, type PatchOperation } from "../../../src/machines/shared/json-patch.ts";
 import type { MachineDefinition } from "../../../src/machines/shared/machine-definition.ts";
 import type { MachineStep } from "../../../src/machines/shared/machine-step.ts";
-import { classifyFailure } from "../../../src/runtime/error-policy.ts";
-import { ConflictError } from "../../../src/runtime/errors.ts";
+import type { PatchTarget } from "../../../src/runtime/api-server/patch-object.ts";
+import { classifyFailure } from "../../../src/runtime/controllers/error-policy.ts";
+import { ConflictError } from "../../../src/runtime/controllers/errors.ts";
 import type { EventRecord } from "../../../src/runtime/event-recorder.ts";
 import { Informer, type ListWatchSource } from "../../../src/runtime/informer.ts";
 import type { CacheSpec, InformerSet } from "../../../src/runtime/informers.ts";
 import { MachineController, type MachineWriter } from "../../../src/runtime/machine-controller.ts";
 import type { KindContext, MachineKind } from "../../../src/runtime/machine-kind.ts";
-import type { PatchTarget } from "../../../src/runtime/patch-object.ts";
 import { FakeClock } from "../../support/fake-clock.ts";
 import { nowhereKubeConfig } from "../../support/nowhere.ts";
 

@@ -6,7 +6,7 @@ import type { AdminScope, ClusterBackend } from "../../../api/backend-contract.t
 import type { Cluster } from "../../../api/cluster.ts";
 import { CLUSTER_PHASES, ENDPOINTS, LABELS, REASONS, REQUEST_PHASES } from "../../../api/constants.ts";
 import { identityUid, inTransit } from "../../../api/move.ts";
-import { objectKey } from "../../../api/object-key.ts";
+import { objectKey, referenceKey } from "../../../api/object-key.ts";
 import { ACCESS_REQUEST_DEFINITION } from "../../../machines/access-request/definition.ts";
 import { explainAccessRequest } from "../../../machines/access-request/explain.ts";
 import {
@@ -29,11 +29,11 @@ import {
 } from "../../../machines/access-request/step.ts";
 import { clusterTarget } from "../../../machines/cluster/step.ts";
 import { apiStatusOf, errorMessage } from "../../logger.ts";
-import type { KindContext, MachineKind } from "../../machine-kind.ts";
+import type { KindContext, KindSettings, MachineKind } from "../../machine-kind.ts";
 import { wake } from "../../machine-kind.ts";
-import { PROFILE_CACHES } from "../../profile-controller.ts";
 import { CLUSTER_CACHES } from "../cluster/caches.ts";
 import { CLUSTER_REQUEST_CACHES } from "../cluster-request/caches.ts";
+import { PROFILE_CACHES } from "../provider-config/caches.ts";
 import { profileOffer } from "../shared/profile-offer.ts";
 import { deleteAccessSecret, writeAccessSecret } from "./access-secret.ts";
 import { ACCESS_REQUEST_CACHES } from "./caches.ts";
@@ -48,6 +48,14 @@ export const DEFAULT_ACCESS_TIMING = {
   retryMs: 5_000,
   resyncMs: 300_000,
 } as const;
+
+/**
+ * The AccessRequest kind's settings besides its timing (tokenValidityMs, pollMs, retryMs, resyncMs):
+ * `prepare: false` leaves the generic preparation to another (beside the openMCP operator, which does it).
+ */
+export interface AccessRequestSettings extends KindSettings {
+  readonly prepare?: boolean;
+}
 
 /** Whose objects on the target are the request's: its first incarnation's uid, which a move keeps (see IDENTITY_ANNOTATION). */
 const ownerUid = (request: AccessRequest) => identityUid(request.metadata);
@@ -193,14 +201,14 @@ export const accessRequestKind: MachineKind<AccessRequest, AccessObservation, Ac
   // OIDC requests on one Cluster share its trusted issuers: one at a time, so none overwrites another's.
   serialize: (request) =>
     request.spec.oidc && request.spec.clusterRef
-      ? `oidc:${request.spec.clusterRef.namespace}/${request.spec.clusterRef.name}`
+      ? `oidc:${referenceKey(request.spec.clusterRef)}`
       : undefined,
 
   async open(request, context) {
     if (accessResponsibility(request, context.providerName) !== "ours") return undefined;
     const { informers, clock, timing, log, kubeConfig } = context;
     const ref = request.spec.clusterRef;
-    const name = `${ref?.namespace}/${ref?.name}`;
+    const name = ref ? referenceKey(ref) : "";
     const cluster = ref ? informers.of(CLUSTER_CACHES.clusters).get(name) : undefined;
     // A Cluster between engines (a move): its backend cannot answer for it yet; the request keeps its status.
     if (cluster && inTransit(cluster)) return undefined;
@@ -321,10 +329,8 @@ export const accessRequestKind: MachineKind<AccessRequest, AccessObservation, Ac
   // Cluster's, which continue the ClusterRequest's that made the Cluster.
   traceLink: ({ spec: { requestRef, clusterRef } }, { informers }) =>
     (requestRef &&
-      informers
-        .declared(CLUSTER_REQUEST_CACHES.clusterRequests)
-        ?.get(`${requestRef.namespace}/${requestRef.name}`)) ??
-    (clusterRef && informers.of(CLUSTER_CACHES.clusters).get(`${clusterRef.namespace}/${clusterRef.name}`)),
+      informers.declared(CLUSTER_REQUEST_CACHES.clusterRequests)?.get(referenceKey(requestRef))) ??
+    (clusterRef && informers.of(CLUSTER_CACHES.clusters).get(referenceKey(clusterRef))),
 
   explain: async (request) => explainAccessRequest(request),
 };

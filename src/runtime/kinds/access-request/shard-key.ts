@@ -1,6 +1,6 @@
 /** Which replica owns an AccessRequest in sharded mode: the kind's machine and its preparation agree on it. */
 import type { AccessRequest } from "../../../api/access-request.ts";
-import { objectKey } from "../../../api/object-key.ts";
+import { objectKey, referenceKey } from "../../../api/object-key.ts";
 
 /**
  * Sharded mode: an AccessRequest goes to the replica that owns its Cluster (the Cluster's key), so OIDC
@@ -10,5 +10,5 @@ import { objectKey } from "../../../api/object-key.ts";
  */
 export function accessRequestShardKey(request: AccessRequest): string {
   const ref = request.spec.clusterRef;
-  return ref ? `${ref.namespace}/${ref.name}` : objectKey(request);
+  return ref ? referenceKey(ref) : objectKey(request);
 }

@@ -8,7 +8,8 @@ import {
 } from "@kubernetes/client-node";
 import type { AccessRequest, RoleRef } from "../../../api/access-request.ts";
 import type { AdminScope } from "../../../api/backend-contract.ts";
-import { ACCESS_SECRET_KEYS, LABELS, MANAGED_BY_ENGINE, REASONS } from "../../../api/constants.ts";
+import { ACCESS_SECRET_KEYS } from "../../../api/constants/access-request.ts";
+import { LABELS, MANAGED_BY_ENGINE, REASONS } from "../../../api/constants.ts";
 import {
   apiStatusOf,
   errorMessage,
@@ -33,7 +34,7 @@ import {
 } from "../../../machines/access-request/names.ts";
 import type { DesiredAccess } from "../../../machines/access-request/rbac-plan.ts";
 import type { ExistingObject } from "../../../machines/access-request/rbac-validation.ts";
-import { serverSideApply } from "../../server-side-apply.ts";
+import { serverSideApply } from "../../api-server/server-side-apply.ts";
 
 /** Credentials to put in the request's Secret (string values; the Secret writer encodes them). */
 export type AccessSecretData = Readonly<Record<string, string>>;

@@ -19,7 +19,7 @@ import {
   type Wake,
   wake,
 } from "../../machine-kind.ts";
-import { PROFILE_CACHES } from "../../profile-controller.ts";
+import { PROFILE_CACHES } from "../provider-config/caches.ts";
 import { profilesOf } from "../shared/profile-offer.ts";
 import { CAPI_CACHES } from "./caches.ts";
 

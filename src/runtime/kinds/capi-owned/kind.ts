@@ -21,7 +21,7 @@ import type { MachineDefinition } from "../../../machines/shared/machine-definit
 import type { MachineStep } from "../../../machines/shared/machine-step.ts";
 import type { RequeueTiming } from "../../../machines/shared/machine-tags.ts";
 import type { CacheSpec, SecretObject } from "../../informers.ts";
-import type { MachineKind, MachineObject, ObjectReader } from "../../machine-kind.ts";
+import type { KindSettings, MachineKind, MachineObject, ObjectReader } from "../../machine-kind.ts";
 import { DEFAULT_CLUSTER_TIMING } from "../cluster/kind.ts";
 import { ourProfiles, profileClaimant, profileOffer } from "../shared/profile-offer.ts";
 import { CAPI_CACHES } from "./caches.ts";
@@ -88,6 +88,11 @@ export interface CapiOwnedKindSpec<T extends MachineObject & CapiOwnedObject, Ow
   step(object: T, parts: CapiOwnedStepParts<Owner>): Step<T>;
   describe(command: CapiOwnedCommand): string;
   explain(object: T, read: ObjectReader): Promise<Explanation>;
+}
+
+/** The settings of a CAPI-owned kind besides its timing: `enabled: true` serves Cluster API (its CRDs must be installed). */
+export interface CapiOwnedSettings extends KindSettings {
+  readonly enabled?: boolean;
 }
 
 /** A CAPI-owned kind, timed as the Cluster kind (it builds clusters alike), driven only with the Cluster API side on. */

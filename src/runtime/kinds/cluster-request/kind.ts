@@ -21,12 +21,13 @@ import {
   stepClusterRequest,
 } from "../../../machines/cluster-request/step.ts";
 import { KeyedLock } from "../../../util/keyed-lock.ts";
-import type { KindContext, KindSettings, MachineKind, SchedulerConfigView } from "../../machine-kind.ts";
+import { RecentWrites } from "../../controllers/recent-writes.ts";
+import type { KindContext, KindSettings, MachineKind } from "../../machine-kind.ts";
 import { wake } from "../../machine-kind.ts";
-import { PROFILE_CACHES } from "../../profile-controller.ts";
-import { RecentWrites } from "../../recent-writes.ts";
 import { CLUSTER_CACHES } from "../cluster/caches.ts";
+import { PROFILE_CACHES } from "../provider-config/caches.ts";
 import { CLUSTER_REQUEST_CACHES } from "./caches.ts";
+import type { SchedulerConfigView } from "./scheduler-config-source.ts";
 import { assign, letGo, release, type SchedulerWriter } from "./scheduler-writes.ts";
 
 /** Defaults: look again every 2 s while working, every 60 s while Denied, every 10 min when Granted. */

@@ -12,7 +12,17 @@ import { describeConfig, parseSchedulerConfig } from "../../../machines/cluster-
 import { type EventRecord, EventRecorder } from "../../event-recorder.ts";
 import { Informer, type ListWatchSource } from "../../informer.ts";
 import { errorMessage, type Logger } from "../../logger.ts";
-import type { SchedulerConfigView } from "../../machine-kind.ts";
+
+/** The scheduler configuration in force, and news of its changes (the ClusterRequest kind's `schedulerConfig` setting). */
+export interface SchedulerConfigView {
+  /** The configuration in force; undefined when the engine was given none. */
+  current(): SchedulerConfig | undefined;
+  /** Told after a new valid configuration replaced the old one. */
+  onChange(listener: (config: SchedulerConfig) => void): void;
+  /** Loads it; throws with every problem when it is invalid (the engine then does not start). */
+  start?(): Promise<void>;
+  stop?(): void;
+}
 
 /** A live configuration: {@link SchedulerConfigView} plus its lifecycle. */
 export interface SchedulerConfigSource extends SchedulerConfigView {

@@ -22,10 +22,10 @@ import { claimOn, withoutClaim } from "../../../machines/cluster-request/claim.t
 import { servedRequests, serves } from "../../../machines/cluster-request/cluster-claims.ts";
 import type { Placement } from "../../../machines/cluster-request/schedule.ts";
 import type { KeyedLock } from "../../../util/keyed-lock.ts";
-import { ConflictError, GoneError } from "../../errors.ts";
-import { writeDesired } from "../../patch-object.ts";
-import type { RecentWrites } from "../../recent-writes.ts";
-import { FIELD_MANAGER } from "../../server-side-apply.ts";
+import { writeDesired } from "../../api-server/patch-object.ts";
+import { FIELD_MANAGER } from "../../api-server/server-side-apply.ts";
+import { ConflictError, GoneError } from "../../controllers/errors.ts";
+import type { RecentWrites } from "../../controllers/recent-writes.ts";
 
 /** Conflicting writes are re-read and retried this often before the reconcile fails (and is retried with backoff). */
 const MAX_ATTEMPTS = 5;

@@ -6,7 +6,7 @@ import type { ProviderConfig } from "../../../api/provider-config.ts";
 import { profileName, type UnpublishedProfile } from "../../../machines/cluster-profile/profile.ts";
 import type { ProfileClaimant } from "../../../machines/cluster-profile/profile-reference.ts";
 import type { KindContext } from "../../machine-kind.ts";
-import { PROFILE_CACHES } from "../../profile-controller.ts";
+import { PROFILE_CACHES } from "../provider-config/caches.ts";
 
 /** A profile as the caches know it; every field undefined when the profile does not exist (yet). */
 export interface ProfileOffer {

@@ -17,7 +17,7 @@ import {
   stepPausedEngineControlPlane,
 } from "../../../../src/machines/engine-control-plane/contract.ts";
 import { applied as withOperations } from "../../../../src/machines/shared/json-patch.ts";
-import { changesTo } from "../../../../src/runtime/patch-object.ts";
+import { changesTo } from "../../../../src/runtime/api-server/patch-object.ts";
 import { anEngineControlPlane, stored } from "../../../support/builders.ts";
 import { aProfile, CLAIMANT, NOW, PROVIDER, TIMING } from "../../../support/cluster-fixtures.ts";
 

@@ -1,7 +1,7 @@
 /** The options of the programmatic start: defaults as `run` has them, and a message naming a wrong option. */
 import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import { DEFAULT_LEADER_ELECTION } from "../../../../src/runtime/leader-election.ts";
+import { DEFAULT_LEADER_ELECTION } from "../../../../src/runtime/leadership/leader-election.ts";
 import { settingsFromOptions } from "../../../../src/runtime/start/engine-settings.ts";
 
 describe("settingsFromOptions", () => {

@@ -1,7 +1,7 @@
 /** Requests through one KubeConfig share one dispatcher per server and TLS material (pure: no network). */
 import { KubeConfig, RequestContext } from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
-import { reuseConnections } from "../../../src/runtime/connection-reuse.ts";
+import { reuseConnections } from "../../../../src/runtime/api-server/connection-reuse.ts";
 
 const CA = Buffer.from("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n").toString("base64");
 

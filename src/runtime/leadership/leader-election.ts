@@ -1,6 +1,7 @@
 /** Leader election on a coordination.k8s.io Lease, the way client-go does it: one replica reconciles, the others wait. */
 import { CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
-import { type Clock, systemClock, type TimerHandle } from "./clock.ts";
+import { type Clock, systemClock, type TimerHandle } from "../clock.ts";
+import { errorMessage, type Logger, silentLogger } from "../logger.ts";
 import {
   createLease,
   DEFAULT_LEASE_TIMING,
@@ -12,7 +13,6 @@ import {
   recordOf,
   replaceLease,
 } from "./lease.ts";
-import { errorMessage, type Logger, silentLogger } from "./logger.ts";
 
 /** Timings of leader election (the shared Lease timings). */
 export type LeaderElectionTiming = LeaseTiming;

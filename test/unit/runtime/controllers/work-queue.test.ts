@@ -1,11 +1,11 @@
 /** The work queue: dedupe, one worker per key, concurrency, backoff, requeue-after, shutdown — on a fake clock. */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { backoffDelay } from "../../../src/runtime/backoff.ts";
-import { TerminalError } from "../../../src/runtime/errors.ts";
-import { Outcome } from "../../../src/runtime/outcome.ts";
-import { WorkQueue } from "../../../src/runtime/work-queue.ts";
-import { FakeClock, settle } from "../../support/fake-clock.ts";
+import { backoffDelay } from "../../../../src/runtime/controllers/backoff.ts";
+import { TerminalError } from "../../../../src/runtime/controllers/errors.ts";
+import { Outcome } from "../../../../src/runtime/controllers/outcome.ts";
+import { WorkQueue } from "../../../../src/runtime/controllers/work-queue.ts";
+import { FakeClock, settle } from "../../../support/fake-clock.ts";
 
 /** Lets pending promise callbacks run. */
 

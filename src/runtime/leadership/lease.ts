@@ -1,7 +1,7 @@
 /** coordination.k8s.io Leases as plain JSON: what leader election and shard membership both write. */
 import type { CustomObjectsApi } from "@kubernetes/client-node";
-import { errorMessage, isNotFound } from "../api/error-message.ts";
-import type { Logger } from "../api/logger.ts";
+import { errorMessage, isNotFound } from "../../api/error-message.ts";
+import type { Logger } from "../../api/logger.ts";
 
 /** A Lease as plain JSON (client-node's typed Lease writes MicroTime with milliseconds, which the API server rejects). */
 export interface Lease {

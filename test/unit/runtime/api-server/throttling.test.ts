@@ -1,10 +1,10 @@
 /** A 429 from the API server is waited out as it asks: a requeue after Retry-After, never a failure with backoff. */
 import { ApiException } from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
-import { KeyedController } from "../../../src/runtime/keyed-controller.ts";
-import { Outcome } from "../../../src/runtime/outcome.ts";
-import { throttledFor } from "../../../src/runtime/throttling.ts";
-import { expectOneMoreAt, FakeClock, settle } from "../../support/fake-clock.ts";
+import { throttledFor } from "../../../../src/runtime/api-server/throttling.ts";
+import { KeyedController } from "../../../../src/runtime/controllers/keyed-controller.ts";
+import { Outcome } from "../../../../src/runtime/controllers/outcome.ts";
+import { expectOneMoreAt, FakeClock, settle } from "../../../support/fake-clock.ts";
 
 const tooMany = (headers: Record<string, string>) =>
   new ApiException(429, "Too Many Requests", { kind: "Status", reason: "TooManyRequests" }, headers);

@@ -2,7 +2,7 @@
  * A token bucket, client-go's client-side rate limiter: `qps` tokens a second, at most `burst` saved up.
  * Waiters are served first come, first served, so a burst of requests cannot starve an earlier one.
  */
-import type { Clock, TimerHandle } from "./clock.ts";
+import type { Clock, TimerHandle } from "../clock.ts";
 
 /** Rate and burst of a {@link TokenBucket}. */
 export interface TokenBucketOptions {

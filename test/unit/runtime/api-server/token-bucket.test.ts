@@ -1,8 +1,8 @@
 /** The client-side rate limiter: never faster than qps after the burst, first come first served, nobody starved. */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { TokenBucket } from "../../../src/runtime/token-bucket.ts";
-import { FakeClock } from "../../support/fake-clock.ts";
+import { TokenBucket } from "../../../../src/runtime/api-server/token-bucket.ts";
+import { FakeClock } from "../../../support/fake-clock.ts";
 
 describe("TokenBucket", () => {
   it("grants the burst at once, then one token per 1/qps seconds", async () => {

@@ -1,6 +1,7 @@
 /** A keyed work queue: deduplicated, one worker per key, per-key exponential backoff, delayed adds. */
+
+import { type Clock, systemClock, type TimerHandle } from "../clock.ts";
 import { type BackoffOptions, backoffDelay, RECONCILE_RETRY_BACKOFF } from "./backoff.ts";
-import { type Clock, systemClock, type TimerHandle } from "./clock.ts";
 import { classifyFailure, type FailureHandling } from "./error-policy.ts";
 import { Outcome } from "./outcome.ts";
 

@@ -1,11 +1,11 @@
 /** The one error policy: what the queue does with each kind of failed reconcile, and how it is logged. */
 import { ApiException } from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
-import type { LogFields, Logger, LogLevel } from "../../../src/api/logger.ts";
-import { controllerQueue } from "../../../src/runtime/controller-queue.ts";
-import { classifyFailure } from "../../../src/runtime/error-policy.ts";
-import { ConflictError, TerminalError, WriteLoopError } from "../../../src/runtime/errors.ts";
-import { FakeClock, settle } from "../../support/fake-clock.ts";
+import type { LogFields, Logger, LogLevel } from "../../../../src/api/logger.ts";
+import { controllerQueue } from "../../../../src/runtime/controllers/controller-queue.ts";
+import { classifyFailure } from "../../../../src/runtime/controllers/error-policy.ts";
+import { ConflictError, TerminalError, WriteLoopError } from "../../../../src/runtime/controllers/errors.ts";
+import { FakeClock, settle } from "../../../support/fake-clock.ts";
 
 const status = (code: number, reason: string, message: string) =>
   new ApiException(code, reason, { kind: "Status", code, reason, message }, {});

@@ -1,7 +1,7 @@
 /** Reads keys of Secrets in the management cluster on behalf of backends, which never talk to the API server. */
 import { CoreV1Api, type KubeConfig } from "@kubernetes/client-node";
-import type { SecretReader } from "../api/backend-contract.ts";
-import { isNotFound } from "../api/error-message.ts";
+import type { SecretReader } from "../../api/backend-contract.ts";
+import { isNotFound } from "../../api/error-message.ts";
 
 /** A {@link SecretReader} over the API server; undefined for a missing Secret or key. */
 export function apiSecretReader(kubeConfig: KubeConfig): SecretReader {

@@ -1,11 +1,11 @@
 /** The write-loop guard: counts writes per object and writer, holds a looping one back (longer each time), tells once per hold. */
 import { describe, expect, it } from "vitest";
-import { heldBackFor, WriteLoopError } from "../../../src/runtime/errors.ts";
-import type { EventRecord, EventSubject } from "../../../src/runtime/event-recorder.ts";
-import { silentLogger } from "../../../src/runtime/logger.ts";
-import { EngineMetrics } from "../../../src/runtime/metrics.ts";
-import { asWriter, WriteLoopGuard } from "../../../src/runtime/write-loop-guard.ts";
-import { FakeClock } from "../../support/fake-clock.ts";
+import { heldBackFor, WriteLoopError } from "../../../../src/runtime/controllers/errors.ts";
+import { asWriter, WriteLoopGuard } from "../../../../src/runtime/controllers/write-loop-guard.ts";
+import type { EventRecord, EventSubject } from "../../../../src/runtime/event-recorder.ts";
+import { silentLogger } from "../../../../src/runtime/logger.ts";
+import { EngineMetrics } from "../../../../src/runtime/metrics.ts";
+import { FakeClock } from "../../../support/fake-clock.ts";
 
 const LIMITS = { maxWrites: 5, windowMs: 1_000, holdMs: 2_000, maxHoldMs: 8_000 };
 const profile = {

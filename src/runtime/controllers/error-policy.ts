@@ -3,9 +3,9 @@
  * of the error (and its causes), so every controller's failures are handled alike and the rules can be
  * read, and tested, in one place.
  */
-import { findCause, isConflict } from "../api/error-message.ts";
+import { findCause, isConflict } from "../../api/error-message.ts";
+import { throttledFor } from "../api-server/throttling.ts";
 import { ConflictError, heldBackFor, TerminalError } from "./errors.ts";
-import { throttledFor } from "./throttling.ts";
 
 /** What to do after a failed reconcile. */
 export type FailureHandling =

@@ -1,8 +1,8 @@
 /** controller-runtime's stuck-worker gauges: how long the reconciles in flight have been running, read at scrape time. */
 import { describe, expect, it } from "vitest";
-import { EngineMetrics } from "../../../src/runtime/metrics.ts";
-import { WorkQueue } from "../../../src/runtime/work-queue.ts";
-import { FakeClock } from "../../support/fake-clock.ts";
+import { WorkQueue } from "../../../../src/runtime/controllers/work-queue.ts";
+import { EngineMetrics } from "../../../../src/runtime/metrics.ts";
+import { FakeClock } from "../../../support/fake-clock.ts";
 
 async function gauge(metrics: EngineMetrics, name: string): Promise<number> {
   const text = await metrics.registry.metrics();

@@ -5,13 +5,13 @@
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { KubeConfig } from "@kubernetes/client-node";
-import { RESOURCES } from "../api/constants.ts";
-import { referenceKey } from "../api/object-key.ts";
-import type { Clock } from "./clock.ts";
+import { RESOURCES } from "../../api/constants.ts";
+import { referenceKey } from "../../api/object-key.ts";
+import type { Clock } from "../clock.ts";
+import type { EventRecord, EventSubject } from "../event-recorder.ts";
+import type { Logger } from "../logger.ts";
+import type { EngineMetrics } from "../metrics.ts";
 import { WriteLoopError } from "./errors.ts";
-import type { EventRecord, EventSubject } from "./event-recorder.ts";
-import type { Logger } from "./logger.ts";
-import type { EngineMetrics } from "./metrics.ts";
 
 /** The object a write is about. */
 export interface GuardedObject {
@@ -126,7 +126,7 @@ export class WriteLoopGuard {
   enter(object: GuardedObject): void {
     const now = this.#options.clock.now();
     const writer = writers.getStore();
-    const key = `${keyOf(object)}|${writer ? `${writer.controller}/${writer.key}` : ""}`;
+    const key = `${trackKey(object)}|${writer ? `${writer.controller}/${writer.key}` : ""}`;
     const resource = object.plural;
     const track = this.#tracks.get(key) ?? { writes: [], heldUntil: 0, strikes: 0, lastLoopAt: 0 };
     this.#tracks.set(key, track);
@@ -191,7 +191,7 @@ export class WriteLoopGuard {
   }
 }
 
-function keyOf(object: GuardedObject): string {
+function trackKey(object: GuardedObject): string {
   return `${object.group}/${describe(object)}`;
 }
 

@@ -3,7 +3,7 @@
  * Retry-After. That is not a failure of the reconcile: it is waited out (no backoff, no error metric).
  */
 import { ApiException } from "@kubernetes/client-node";
-import { findCause } from "../api/error-message.ts";
+import { findCause } from "../../api/error-message.ts";
 
 /** When a 429 names no Retry-After, look again after this long. */
 const DEFAULT_RETRY_AFTER_MS = 1_000;

@@ -1,7 +1,7 @@
 /** The work queue every controller uses: its metrics, and one way of logging what the error policy made of a failed reconcile. */
-import type { Clock } from "./clock.ts";
-import { apiStatusOf, errorMessage, type Logger } from "./logger.ts";
-import type { EngineMetrics } from "./metrics.ts";
+import type { Clock } from "../clock.ts";
+import { apiStatusOf, errorMessage, type Logger } from "../logger.ts";
+import type { EngineMetrics } from "../metrics.ts";
 import { WorkQueue, type WorkQueueOptions } from "./work-queue.ts";
 
 /** What a controller's queue needs. */

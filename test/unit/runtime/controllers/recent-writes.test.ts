@@ -1,8 +1,8 @@
 /** Own writes shadow a lagging cache until it catches up or the TTL passes; time is a fake clock. */
 import { describe, expect, it } from "vitest";
-import { objectKey } from "../../../src/api/object-key.ts";
-import { RecentWrites } from "../../../src/runtime/recent-writes.ts";
-import { FakeClock } from "../../support/fake-clock.ts";
+import { objectKey } from "../../../../src/api/object-key.ts";
+import { RecentWrites } from "../../../../src/runtime/controllers/recent-writes.ts";
+import { FakeClock } from "../../../support/fake-clock.ts";
 
 interface Thing {
   readonly metadata: { readonly name: string; readonly namespace: string; readonly resourceVersion: string };
