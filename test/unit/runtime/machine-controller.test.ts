@@ -13,7 +13,7 @@ import { Informer, type ListWatchSource } from "../../../src/runtime/informer.ts
 import type { CacheSpec, InformerSet } from "../../../src/runtime/informers.ts";
 import { MachineController, type MachineWriter } from "../../../src/runtime/machine-controller.ts";
 import type { KindContext, MachineKind } from "../../../src/runtime/machine-kind.ts";
-import type { PatchTarget } from "../../../src/runtime/patch-object.ts";
+import type { PatchTarget, RemoveTarget } from "../../../src/runtime/patch-object.ts";
 import { FakeClock } from "../../support/fake-clock.ts";
 import { nowhereKubeConfig } from "../../support/nowhere.ts";
 
@@ -99,6 +99,11 @@ class MemoryWriter implements MachineWriter {
     }
     this.patches.push({ subresource, operations });
     return this.put(applied(current, operations));
+  }
+
+  async remove(target: RemoveTarget) {
+    const key = `${target.namespace}/${target.name}`;
+    if (this.objects.get(key)?.metadata.uid === target.uid) this.objects.delete(key);
   }
 
   record(_: unknown, event: EventRecord): void {

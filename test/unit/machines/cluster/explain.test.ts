@@ -36,7 +36,9 @@ const deleting = (cluster: Cluster, finalizers: string[]): Cluster => ({
 
 describe("explainCluster", () => {
   it("says a Cluster came from a warm pool, written by the step that bound it, Ready at once", () => {
-    const cluster = settled(aCluster(), readyAt("1.33.3"), { poolMember: "warm/pool-0a1b2c3d4e5f" });
+    const cluster = settled(aCluster(), readyAt("1.33.3"), {
+      poolMember: { pool: "warm", member: "pool-0a1b2c3d4e5f", claimed: true },
+    });
     expect(cluster.metadata.annotations?.[ANNOTATIONS.poolMember]).toBe("warm/pool-0a1b2c3d4e5f");
     const explanation = explainCluster(cluster, ours);
     expect(explanation.state).toBe("ready");
