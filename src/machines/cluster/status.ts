@@ -205,13 +205,18 @@ function clusterReadyCondition(
         reason: REASONS.Provisioning,
         message: `claiming a cluster of warm pool ${facts.poolMember?.pool ?? ""}`,
       };
-    case "takingOver":
-      return {
-        type,
-        status: "False",
-        reason: REASONS.TakingOver,
-        message: "taking the cluster over from the hand-over of `openmcp-engine move`",
-      };
+    case "takingOver": {
+      // What the source engine published stands until this one can look: a move changes nothing to see.
+      const published = input.cluster.status?.conditions?.find((condition) => condition.type === type);
+      return published
+        ? { type, status: published.status, reason: published.reason, message: published.message }
+        : {
+            type,
+            status: "False",
+            reason: REASONS.TakingOver,
+            message: "taking the cluster over from the hand-over of `openmcp-engine move`",
+          };
+    }
     case "failed":
       return {
         type,
