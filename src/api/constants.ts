@@ -260,6 +260,8 @@ export const REASONS = {
   /** The object is paused for a move between management clusters: the engine leaves it alone. Told as an Event. */
   Paused: "Paused",
   Provisioning: "Provisioning",
+  /** A Cluster moved here by `openmcp-engine move`: the backend imports its state from the hand-over Secret. */
+  TakingOver: "TakingOver",
   /** The backend reports the cluster incomplete; create is ordered again to make what is missing. */
   Repairing: "Repairing",
   Updating: "Updating",

@@ -6,7 +6,17 @@ import type { PatchOperation } from "../machines/shared/json-patch.ts";
 import type { MachineStep } from "../machines/shared/machine-step.ts";
 import { rfc3339 } from "../machines/shared/rfc3339.ts";
 import { KeyedLock } from "../util/keyed-lock.ts";
-import { GoneError } from "./errors.ts";
+import {
+  changesTo,
+  type PatchTarget,
+  patchObject,
+  type RemoveTarget,
+  removeObject,
+} from "./api-server/patch-object.ts";
+import { GoneError } from "./controllers/errors.ts";
+import { KeyedController } from "./controllers/keyed-controller.ts";
+import { Outcome } from "./controllers/outcome.ts";
+import { RecentWrites } from "./controllers/recent-writes.ts";
 import {
   type EventRecord,
   EventRecorder,
@@ -14,14 +24,10 @@ import {
   eventsWorthRecording,
 } from "./event-recorder.ts";
 import type { Informer } from "./informer.ts";
-import { KeyedController } from "./keyed-controller.ts";
 import { errorMessage } from "./logger.ts";
-import type { KindContext, MachineKind, MachineObject } from "./machine-kind.ts";
+import type { CommandWriter, KindContext, MachineKind, MachineObject } from "./machine-kind.ts";
 import { type MachineObserver, tellObservers } from "./machine-observer.ts";
 import type { EngineMetrics } from "./metrics.ts";
-import { Outcome } from "./outcome.ts";
-import { changesTo, type PatchTarget, patchObject } from "./patch-object.ts";
-import { RecentWrites } from "./recent-writes.ts";
 import type { ShardRing } from "./sharding/shard-ring.ts";
 import type { ReconcileTrace } from "./tracing/engine-tracing.ts";
 
@@ -40,6 +46,11 @@ export interface MachineWriter {
     operations: readonly PatchOperation[],
     subresource: "status" | undefined,
   ): Promise<unknown>;
+  /**
+   * Deletes an object a command is done with (e.g. a hand-over Secret), only while it is the one of
+   * `target.uid`; resolves when it is gone, whether or not this call deleted it.
+   */
+  remove(target: RemoveTarget): Promise<void>;
   /** Hands an Event about `subject` over to be written in the background. */
   record(subject: EventSubject, event: EventRecord, now: Date): void;
 }
@@ -137,6 +148,7 @@ export class MachineController<T extends MachineObject> extends KeyedController 
     const { kubeConfig } = options.context;
     this.#writer = options.writer ?? {
       patch: (target, operations, subresource) => patchObject(kubeConfig, target, operations, subresource),
+      remove: (target) => removeObject(kubeConfig, target),
       record: (subject, event, now) => this.events.send(subject, event, now),
     };
     options.metrics?.countObjects(() => this.#phaseCounts());
@@ -309,7 +321,7 @@ export class MachineController<T extends MachineObject> extends KeyedController 
           // One at a time, each in its own span: `run` carries out a list in order, so this is the same.
           for (const command of last.commands) {
             await traced.span(`command ${this.#kind.describe(command)}`, {}, () =>
-              work.run([command], stored),
+              work.run([command], stored, this.#commandWriter(traced)),
             );
           }
           this.#lastErrors.delete(uid);
@@ -398,6 +410,29 @@ export class MachineController<T extends MachineObject> extends KeyedController 
       ...changesTo(stored, "spec", step.desired.spec),
     ];
     return this.#patch(stored, operations, undefined, traced);
+  }
+
+  /** The writer a reconcile's commands write other objects with: the controller's, each write counted and traced. */
+  #commandWriter(traced: ReconcileTrace): CommandWriter {
+    const written = (what: string, target: { readonly plural: string; readonly name: string }) => {
+      this.writes++;
+      this.log.debug(what, { object: `${target.plural}/${target.name}` });
+    };
+    return {
+      patch: async (target, operations, subresource) => {
+        const object = await traced.event(
+          `write ${target.plural}${subresource ? `/${subresource}` : ""}`,
+          { "engine.patch.paths": operations.map((operation) => operation.path).join(" ") },
+          () => this.#writer.patch(target, operations, subresource),
+        );
+        written("patched", target);
+        return object;
+      },
+      remove: async (target) => {
+        await traced.event(`delete ${target.plural}`, {}, () => this.#writer.remove(target));
+        written("deleted", target);
+      },
+    };
   }
 
   /** Sends `operations` (the object's, or its status's) as one guarded patch; returns the object as stored now. */

@@ -2,7 +2,6 @@
 import type { KubeConfig } from "@kubernetes/client-node";
 import type { ClusterBackend } from "../api/backend-contract.ts";
 import type { Condition, ObjectMeta } from "../api/common.ts";
-import type { SchedulerConfig } from "../api/scheduler-config.ts";
 import type { Explanation } from "../machines/shared/explanation.ts";
 import type { MachineDefinition } from "../machines/shared/machine-definition.ts";
 import type { MachineStep } from "../machines/shared/machine-step.ts";
@@ -10,10 +9,11 @@ import type { RequeueTiming } from "../machines/shared/machine-tags.ts";
 import type { AdminAccessCache } from "./admin-access-cache.ts";
 import type { Backends } from "./backends.ts";
 import type { Clock } from "./clock.ts";
+import type { KeyedController } from "./controllers/keyed-controller.ts";
 import type { WatchedObject } from "./informer.ts";
 import type { CacheSpec, InformerSet } from "./informers.ts";
-import type { KeyedController } from "./keyed-controller.ts";
 import type { Logger } from "./logger.ts";
+import type { MachineWriter } from "./machine-controller.ts";
 import type { EngineMetrics } from "./metrics.ts";
 import type { ShardRing } from "./sharding/shard-ring.ts";
 import type { EngineTracing, TracedObject } from "./tracing/engine-tracing.ts";
@@ -22,17 +22,6 @@ import type { EngineTracing, TracedObject } from "./tracing/engine-tracing.ts";
 export interface MachineObject extends WatchedObject {
   readonly metadata: ObjectMeta;
   readonly status?: { readonly phase?: string; readonly conditions?: readonly Condition[] };
-}
-
-/** The scheduler configuration in force, and news of its changes (the ClusterRequest kind's `schedulerConfig` setting). */
-export interface SchedulerConfigView {
-  /** The configuration in force; undefined when the engine was given none. */
-  current(): SchedulerConfig | undefined;
-  /** Told after a new valid configuration replaced the old one. */
-  onChange(listener: (config: SchedulerConfig) => void): void;
-  /** Loads it; throws with every problem when it is invalid (the engine then does not start). */
-  start?(): Promise<void>;
-  stop?(): void;
 }
 
 /**
@@ -96,9 +85,16 @@ export interface StepContext {
 }
 
 /**
+ * How commands write API objects (others than the reconciled one, e.g. a pool's status, a Secret they are done
+ * with): through the controller's {@link MachineWriter}, like its own writes, so they are counted, traced and
+ * kept in memory by a test's writer.
+ */
+export type CommandWriter = Pick<MachineWriter, "patch" | "remove">;
+
+/**
  * One reconcile of one object, opened by {@link MachineKind.open} with what stays fixed for the
  * reconcile (its profile, target, client, plan): `observe` reads the world (I/O, read-only), `step` is
- * the kind's pure step, `run` carries out its commands (I/O).
+ * the kind's pure step, `run` carries out its commands (I/O: the backend, and API writes through `writer`).
  */
 export interface Reconciliation<T extends MachineObject, Observation, Command> {
   observe(object: T): Promise<Observation>;
@@ -107,7 +103,7 @@ export interface Reconciliation<T extends MachineObject, Observation, Command> {
     observation: Observation,
     context: StepContext,
   ): MachineStep<T["metadata"], unknown, Command>;
-  run(commands: readonly Command[], object: T): Promise<void>;
+  run(commands: readonly Command[], object: T, writer: CommandWriter): Promise<void>;
   /**
    * The status to show while `observe` fails with `failure` (pure; the machine does not move, as nothing is
    * known); undefined, or absent: the status stays as it is and only an Event tells the failure.
@@ -194,6 +190,7 @@ export interface MachineKind<
   /**
    * Starts one reconcile: decides, once, whether this engine acts on the object at all (undefined: no
    * write, no backend call) and gathers what stays fixed for the reconcile (e.g. the backend's target).
+   * It reads, never writes: every write is a step's (through the controller) or a command's.
    */
   open(
     object: T,

@@ -1,7 +1,6 @@
 /** Prometheus metrics under the names Kubernetes operators already scrape (controller-runtime's), plus ours. */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 import type { WorkQueueObserver } from "./controllers/work-queue.ts";
-import { type PoolCount, poolMetrics } from "./kinds/cluster-pool/metrics.ts";
 
 const seconds = (ms: number) => ms / 1_000;
 const latencyBuckets = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
@@ -271,21 +270,6 @@ export class EngineMetrics {
   part<T>(make: (registry: Registry) => T): T {
     if (!this.#parts.has(make)) this.#parts.set(make, make(this.registry));
     return this.#parts.get(make) as T;
-  }
-
-  /** @deprecated `poolMetrics(metrics).countPools` (kinds/cluster-pool/metrics.ts); kept until kinds/cluster calls it. */
-  countPools(read: () => readonly PoolCount[]): void {
-    poolMetrics(this).countPools(read);
-  }
-
-  /** @deprecated `poolMetrics(metrics).poolServed`; kept until kinds/cluster calls it. */
-  poolServed(pool: string, result: "hit" | "miss"): void {
-    poolMetrics(this).poolServed(pool, result);
-  }
-
-  /** @deprecated `poolMetrics(metrics).clusterReady`; kept until kinds/cluster calls it. */
-  clusterReady(source: "pool" | "made", ms: number): void {
-    poolMetrics(this).clusterReady(source, ms);
   }
 
   /** Whether this replica leads `lease`. */

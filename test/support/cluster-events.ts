@@ -39,3 +39,24 @@ export const observedEvents: ClusterEvent[] = [false, true].flatMap((deleting) =
     ),
   ),
 );
+
+/**
+ * {@link observedEvents} (the facts every kind that holds a cluster shares), and those without foreign finalizers
+ * once more with each of the Cluster's own facts: a hand-over Secret still there or gone, a pool member idle or
+ * claimed.
+ */
+export const clusterObservedEvents: ClusterEvent[] = [
+  ...observedEvents,
+  ...observedEvents
+    .filter(({ facts }) => facts.foreignFinalizers.length === 0)
+    .flatMap(({ facts }) =>
+      (
+        [
+          { handover: { secret: "a-handover", state: "ready" } },
+          { handover: { secret: "a-handover", state: "gone" } },
+          { poolMember: { pool: "warm", member: "pool-1", claimed: false } },
+          { poolMember: { pool: "warm", member: "pool-1", claimed: true } },
+        ] satisfies Partial<ClusterFacts>[]
+      ).map((own) => ({ type: "observed" as const, facts: { ...facts, ...own } })),
+    ),
+];

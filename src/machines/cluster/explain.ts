@@ -10,6 +10,7 @@ import {
   OPERATIONS,
   REASONS,
 } from "../../api/constants.ts";
+import { HANDOVER_ANNOTATION } from "../../api/move.ts";
 import { parsePoolMemberAnnotation } from "../cluster-pool/claim.ts";
 import type { Explanation } from "../shared/explanation.ts";
 import type { clusterMachine } from "./machine.ts";
@@ -41,6 +42,14 @@ export const CLUSTER_GUARD_PHRASES: Readonly<
   withoutOurFinalizer: "our finalizer is gone",
   noForeignFinalizers: "no other finalizer remains",
   backendNotDeleting: "the backend stopped deleting (the delete is ordered again)",
+  handoverPending:
+    "its hand-over Secret from `openmcp-engine move` is still there (its state is imported, then it goes)",
+  handoverTaken: "its hand-over Secret is gone: the backend holds the cluster's state",
+  poolMemberOffered:
+    "a warm pool has a cluster for it (an idle one, or one it claimed) and nothing is built for it yet",
+  takenOverReady: "its hand-over Secret is gone and the backend reports the cluster ready",
+  noPoolMemberOffered:
+    "no pool cluster is to be claimed or bound any more: the backend has bound it, or another Cluster took it (then it is made as usual)",
 };
 
 /**
@@ -150,6 +159,20 @@ export function explainCluster(cluster: Cluster, profile: ProfileLookup): Cluste
       );
       break;
     }
+    case "claimingPoolMember":
+      why.push(ready?.message || "a warm pool has a cluster for it");
+      waitingFor.push(
+        "its claim in the pool's status and the backend's bind of the pool cluster (the controller polls); it is made as usual if another Cluster takes the member first",
+      );
+      break;
+    case "takingOver":
+      why.push(
+        `moved here by openmcp-engine move: its hand-over Secret ${cluster.metadata.annotations?.[HANDOVER_ANNOTATION] ?? ""} is not taken over yet${backendError ? ` (the last try failed: ${ready.message})` : ""}`,
+      );
+      waitingFor.push(
+        "the backend to import the cluster's state from the hand-over Secret; then the Secret and the annotation go and it carries on where the backend says the cluster is",
+      );
+      break;
     case "failed":
       if (version?.status === "False") {
         why.push(versionRefusal(version));

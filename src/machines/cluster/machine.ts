@@ -1,24 +1,52 @@
-/** The Cluster statechart: Pending → Provisioning → Ready ⇄ Updating, Failed, Deleting. Pure: no I/O, no clock. */
+/**
+ * The Cluster statechart: Pending → Provisioning → Ready ⇄ Updating, Failed, Deleting; a new Cluster a warm pool
+ * can serve claims a pool member first (Pending → ClaimingPoolMember → Pending → Provisioning), and a Cluster moved
+ * here by `openmcp-engine move` is taken over before anything else (any state but Deleting → TakingOver → Ready or
+ * Provisioning). Pure: no I/O, no clock.
+ */
 import { setup } from "xstate";
-import { CLUSTER_PHASES } from "../../api/constants.ts";
+import { CLUSTER_PHASES, REASONS } from "../../api/constants.ts";
 import {
   acceptedVersion as accepted,
   type BackendClusterFacts,
   backendClusterGuards,
+  backendClusterPredicates,
   deletingState,
   failedState,
   incompleteness,
 } from "../backend-cluster/backend-cluster.ts";
 import type { EventRecord } from "../shared/machine-step.ts";
 import { PHASE_TAG, REQUEUE } from "../shared/machine-tags.ts";
-import type { ObservedEvent } from "../shared/observed-guard.ts";
+import { type ObservedEvent, whenObserved } from "../shared/observed-guard.ts";
+
+/**
+ * A hand-over of `openmcp-engine move` for this Cluster (its hand-over annotation names the Secret): whether that
+ * Secret is still there (`ready`: with the backend's state; `refused`: without) or `gone` (taken, or never there).
+ */
+export interface HandoverFacts {
+  readonly secret: string;
+  readonly state: "ready" | "refused" | "gone";
+}
+
+/** A warm pool's member for this Cluster: the one a pool records as its claim, else an idle one it may claim. */
+export interface PoolMemberFacts {
+  readonly pool: string;
+  readonly member: string;
+  /** The pool records this Cluster's claim on it (the backend may not have bound it yet). */
+  readonly claimed: boolean;
+}
 
 /**
  * Everything one reconcile knows, computed level-based from the Cluster object, its profile and the
- * backend's observation (see `backend-cluster.ts`, shared with the EngineCluster). The machine never
- * sees a watch verb, only these facts.
+ * backend's observation (see `backend-cluster.ts`, shared with the EngineCluster), the hand-over Secret of a
+ * moved Cluster and the warm pools. The machine never sees a watch verb, only these facts.
  */
-export type ClusterFacts = BackendClusterFacts;
+export interface ClusterFacts extends BackendClusterFacts {
+  /** Absent: no hand-over annotation. */
+  readonly handover?: HandoverFacts;
+  /** Absent: no pool serves it (pools off, none for its ProviderConfig, none idle, or it has its cluster already). */
+  readonly poolMember?: PoolMemberFacts;
+}
 
 /** The one event: "here is what the world looks like now". */
 export type ClusterEvent = ObservedEvent<ClusterFacts>;
@@ -42,13 +70,38 @@ function provisioningEvent(facts: ClusterFacts): EventRecord {
       };
 }
 
+const handoverPending = (facts: ClusterFacts) =>
+  facts.handover !== undefined && facts.handover.state !== "gone";
+
+/** A member to claim or bind, for a live Cluster that can be built and has no cluster at the backend yet. */
+const poolMemberOffered = (facts: ClusterFacts) =>
+  facts.poolMember !== undefined &&
+  !facts.deleting &&
+  !facts.backend.exists &&
+  backendClusterPredicates.specAcceptable(facts);
+
+/** The Cluster's own guards, besides those every kind that holds a cluster shares. */
+const clusterGuards = {
+  /** The hand-over Secret is still there: its state is imported (again) and the Secret deleted. */
+  handoverPending: whenObserved(handoverPending),
+  handoverTaken: whenObserved((facts: ClusterFacts) => !handoverPending(facts)),
+  takenOverReady: whenObserved(
+    (facts: ClusterFacts) => !handoverPending(facts) && backendClusterPredicates.backendReady(facts),
+  ),
+  poolMemberOffered: whenObserved(poolMemberOffered),
+  noPoolMemberOffered: whenObserved((facts: ClusterFacts) => !poolMemberOffered(facts)),
+};
+
+/** Taken over first, in every state but deleting: the backend cannot answer for the Cluster before. */
+const TAKE_OVER = { guard: "handoverPending", target: "takingOver" } as const;
+
 /** The Cluster machine: named guards and actions first, then the chart, which refers to them by name. */
 export const clusterMachine = setup({
   types: {
     context: {} as Record<string, never>,
     events: {} as ClusterEvent,
   },
-  guards: backendClusterGuards<ClusterFacts>(),
+  guards: { ...backendClusterGuards<ClusterFacts>(), ...clusterGuards },
   actions: {
     // Actions are never executed here: transition() returns them as data for the step to translate.
     addFinalizer: () => {},
@@ -56,6 +109,8 @@ export const clusterMachine = setup({
     createCluster: (_, _params: { version: string | undefined }) => {},
     updateCluster: (_, _params: { version: string | undefined }) => {},
     deleteCluster: () => {},
+    takeOver: (_, _params: { secret: string | undefined }) => {},
+    claimPoolMember: (_, _params: { pool: string | undefined; member: string | undefined }) => {},
     recordEvent: (_, _params: EventRecord) => {},
   },
 }).createMachine({
@@ -63,15 +118,65 @@ export const clusterMachine = setup({
   context: {},
   initial: "pending",
   states: {
+    // A Cluster moved here by `openmcp-engine move` (any state but deleting, as the source stored it) is taken
+    // over before the backend is asked anything: it cannot answer for the cluster before the import.
+    takingOver: {
+      description:
+        "Moved here by `openmcp-engine move`: the backend imports the cluster's state from the hand-over Secret, which then goes.",
+      tags: [REQUEUE.poll, phase("progressing")],
+      entry: [
+        { type: "takeOver", params: ({ event }) => ({ secret: event.facts.handover?.secret }) },
+        {
+          type: "recordEvent",
+          params: {
+            type: "Normal",
+            reason: REASONS.TakingOver,
+            message: "Taking the cluster over from the hand-over of `openmcp-engine move`",
+          },
+        },
+      ],
+      on: {
+        // The Secret is still there (the import failed, or the engine died before deleting it): again.
+        observed: { guard: "handoverPending", target: "takingOver", reenter: true },
+      },
+      // Taken over: on where the backend reports the cluster; ready and provisioning move on from there as usual.
+      always: [
+        { guard: "takenOverReady", target: "ready" },
+        { guard: "handoverTaken", target: "provisioning" },
+      ],
+    },
     pending: {
       description: "Waiting until the profile resolves and the version is acceptable; nothing exists yet.",
       // Only a missing profile keeps a Cluster here; its creation wakes the Cluster, the retry is a safety net.
       tags: [REQUEUE.retry, phase("progressing")],
+      on: { observed: TAKE_OVER },
       always: [
         { guard: "isBeingDeleted", target: "deleting" },
         { guard: "versionRejected", target: "failed" },
+        { guard: "poolMemberOffered", target: "claimingPoolMember" },
         { guard: "specAcceptable", target: "provisioning" },
       ],
+    },
+    claimingPoolMember: {
+      description:
+        "A warm pool has a cluster for it: claim the member in the pool's status, then the backend binds it.",
+      tags: [REQUEUE.poll, phase("progressing")],
+      entry: [
+        {
+          type: "claimPoolMember",
+          params: ({ event }) => ({
+            pool: event.facts.poolMember?.pool,
+            member: event.facts.poolMember?.member,
+          }),
+        },
+      ],
+      on: {
+        // Not bound yet (the claim lost a race, or the engine died before the bind): claim or bind again.
+        observed: { guard: "poolMemberOffered", target: "claimingPoolMember", reenter: true },
+      },
+      // Bound, or nothing left to claim (another Cluster took the member): pending decides as for any new Cluster
+      // (provisioning adds the finalizer; its create finds a bound cluster whole and makes nothing).
+      always: { guard: "noPoolMemberOffered", target: "pending" },
     },
     provisioning: {
       description: "Finalizer set, cluster ordered at the backend; waiting for it to report ready.",
@@ -87,7 +192,7 @@ export const clusterMachine = setup({
       on: {
         // A create that did not take (backend error, lost cluster) is ordered again, as is one for a cluster
         // the backend reports incomplete: commands are idempotent, and create makes what is missing.
-        observed: { guard: "backendNeedsCreate", target: "provisioning", reenter: true },
+        observed: [TAKE_OVER, { guard: "backendNeedsCreate", target: "provisioning", reenter: true }],
       },
       always: [
         { guard: "isBeingDeleted", target: "deleting" },
@@ -99,6 +204,7 @@ export const clusterMachine = setup({
     ready: {
       description: "The cluster runs and its endpoint is published.",
       tags: [REQUEUE.resync, phase("ready")],
+      on: { observed: TAKE_OVER },
       entry: [
         {
           type: "recordEvent",
@@ -133,7 +239,7 @@ export const clusterMachine = setup({
       ],
       on: {
         // Still idle on the old version: the update did not take, order it again.
-        observed: { guard: "upgradeWanted", target: "updating", reenter: true },
+        observed: [TAKE_OVER, { guard: "upgradeWanted", target: "updating", reenter: true }],
       },
       always: [
         { guard: "isBeingDeleted", target: "deleting" },
@@ -143,10 +249,13 @@ export const clusterMachine = setup({
         { guard: "backendReadyAsWanted", target: "ready" },
       ],
     },
-    failed: failedState(
-      "A person must act: unsupported version, downgrade, or a cluster the backend reports failed.",
-      [phase("progressing")],
-    ),
+    failed: {
+      ...failedState(
+        "A person must act: unsupported version, downgrade, or a cluster the backend reports failed.",
+        [phase("progressing")],
+      ),
+      on: { observed: TAKE_OVER },
+    },
     deleting: deletingState(
       "Deletion requested: wait for others' finalizers, delete at the backend, then let go.",
       [phase("terminating")],

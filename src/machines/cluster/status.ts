@@ -55,7 +55,9 @@ export function desiredStatus({ input, facts, state, phase }: ClusterTransition)
       ...(internal ? [{ name: ENDPOINTS.internal, url: internal }] : []),
     ];
     status.apiServer = endpoint;
-  } else if (!observation.exists) {
+  } else if (!observation.exists && state !== "takingOver") {
+    // While a moved Cluster is taken over, the backend is not asked (it cannot answer before the import):
+    // what the status published before stays.
     delete status.endpoints;
     delete status.apiServer;
   }
@@ -196,6 +198,25 @@ function clusterReadyCondition(
     }
     case "updating":
       return { type, status: "False", reason: REASONS.Updating, message: `updating the cluster${detail}` };
+    case "claimingPoolMember":
+      return {
+        type,
+        status: "False",
+        reason: REASONS.Provisioning,
+        message: `claiming a cluster of warm pool ${facts.poolMember?.pool ?? ""}`,
+      };
+    case "takingOver": {
+      // What the source engine published stands until this one can look: a move changes nothing to see.
+      const published = input.cluster.status?.conditions?.find((condition) => condition.type === type);
+      return published
+        ? { type, status: published.status, reason: published.reason, message: published.message }
+        : {
+            type,
+            status: "False",
+            reason: REASONS.TakingOver,
+            message: "taking the cluster over from the hand-over of `openmcp-engine move`",
+          };
+    }
     case "failed":
       return {
         type,

@@ -11,18 +11,20 @@ import {
   OPERATIONS,
   REASONS,
 } from "../../api/constants.ts";
+import { HANDOVER_ANNOTATION } from "../../api/move.ts";
 import {
   type BackendOrder,
   backendClusterFacts,
   backendTarget,
   notServing,
 } from "../backend-cluster/backend-cluster.ts";
+import { poolMemberAnnotation } from "../cluster-pool/claim.ts";
 import type { UnpublishedProfile } from "../cluster-profile/profile.ts";
 import { type ProfileClaimant, profileReference } from "../cluster-profile/profile-reference.ts";
 import { type KindStep, kindStep, type StepBasics, type Transitioned } from "../shared/kind-step.ts";
 import type { EventRecord } from "../shared/machine-step.ts";
 import type { RequeueTiming } from "../shared/machine-tags.ts";
-import { type ClusterFacts, clusterMachine } from "./machine.ts";
+import { type ClusterFacts, clusterMachine, type HandoverFacts, type PoolMemberFacts } from "./machine.ts";
 import { desiredStatus } from "./status.ts";
 
 /** Whether this provider acts on a Cluster at all, decided once, before anything else (and before any backend call). */
@@ -69,26 +71,44 @@ export interface ClusterStepInput extends StepBasics {
   readonly timing: ClusterTiming;
   /** While the profile is missing: the ProviderConfig of ours that would publish it, and why it does not. */
   readonly unpublished?: UnpublishedProfile;
-  /** `<pool>/<member id>` when the Cluster is served from a warm pool: shown as its pool-member annotation. */
-  readonly poolMember?: string;
+  /** The hand-over Secret its hand-over annotation names, as the runtime found it; absent without the annotation. */
+  readonly handover?: HandoverFacts;
+  /** The warm pool's member that serves or may serve it (see {@link PoolMemberFacts}); absent: none. */
+  readonly poolMember?: PoolMemberFacts;
 }
 
-/** What the runtime does after a step: write `desired`, order the backend, record the Events. */
-export type ClusterStepResult = KindStep<Cluster, ClusterStatus, BackendOrder, ClusterFacts>;
+/**
+ * What a Cluster's step orders besides the backend's create, update and delete: the take-over of a moved
+ * Cluster's backend state (import from the hand-over Secret `secret`, then delete it), and the claim of a pool
+ * member in its pool's status, which the backend then binds. Each is idempotent: ordered again, it finds done
+ * what was done.
+ */
+export type ClusterCommand =
+  | BackendOrder
+  | { readonly kind: "takeOver"; readonly secret: string }
+  | { readonly kind: "claimPoolMember"; readonly pool: string; readonly member: string };
+
+/** What the runtime does after a step: write `desired`, run the commands, record the Events. */
+export type ClusterStepResult = KindStep<Cluster, ClusterStatus, ClusterCommand, ClusterFacts>;
 
 /** The facts of the world, level-based: nothing here depends on what happened before. */
 export function clusterFacts(input: ClusterStepInput): ClusterFacts {
-  return backendClusterFacts(
-    input.cluster,
-    FINALIZERS.cluster,
-    input.profile,
-    input.defaultVersion,
-    input.observation,
-  );
+  return {
+    ...backendClusterFacts(
+      input.cluster,
+      FINALIZERS.cluster,
+      input.profile,
+      input.defaultVersion,
+      input.observation,
+    ),
+    ...(input.handover ? { handover: input.handover } : {}),
+    ...(input.poolMember ? { poolMember: input.poolMember } : {}),
+  };
 }
 
-const versionOf = (params: Readonly<Record<string, unknown>> | undefined) =>
-  typeof params?.version === "string" ? params.version : undefined;
+const stringParam = (params: Readonly<Record<string, unknown>> | undefined, name: string) =>
+  typeof params?.[name] === "string" ? params[name] : undefined;
+const versionOf = (params: Readonly<Record<string, unknown>> | undefined) => stringParam(params, "version");
 
 /**
  * One step of a Cluster. Guarantees (besides the generic step's): the finalizer is added in the same
@@ -99,7 +119,7 @@ export const stepCluster: (input: ClusterStepInput) => ClusterStepResult = kindS
   ClusterStepInput,
   Cluster,
   ClusterFacts,
-  BackendOrder,
+  ClusterCommand,
   ClusterStatus
 >({
   machine: clusterMachine,
@@ -120,8 +140,22 @@ export const stepCluster: (input: ClusterStepInput) => ClusterStepResult = kindS
       return version === undefined ? undefined : { kind: "update", version };
     },
     deleteCluster: (): BackendOrder => ({ kind: "delete" }),
+    takeOver: (params): ClusterCommand | undefined => {
+      const secret = stringParam(params, "secret");
+      return secret === undefined ? undefined : { kind: "takeOver", secret };
+    },
+    claimPoolMember: (params): ClusterCommand | undefined => {
+      const pool = stringParam(params, "pool");
+      const member = stringParam(params, "member");
+      return pool === undefined || member === undefined
+        ? undefined
+        : { kind: "claimPoolMember", pool, member };
+    },
   },
   metadata(draft, { input, facts, finalizer, commands }) {
+    // The hand-over's Secret is gone (taken): its annotation goes too, ending the move (level-based, so a
+    // take-over the engine died in the middle of ends the same way).
+    if (facts.handover?.state === "gone") delete draft.annotations?.[HANDOVER_ANNOTATION];
     // Never label an object on its way out, nor one whose profile we cannot see (it may not be ours).
     if (finalizer === "remove" || facts.deleting || (!facts.profileFound && !facts.hasFinalizer)) return;
     draft.labels ??= {};
@@ -134,9 +168,13 @@ export const stepCluster: (input: ClusterStepInput) => ClusterStepResult = kindS
       draft.annotations ??= {};
       draft.annotations[ANNOTATIONS.providerInfo] = input.observation.info;
     }
-    if (input.poolMember !== undefined) {
+    // A pool records our claim: the Cluster says which member it is (kept once the pool forgets the claim).
+    if (facts.poolMember?.claimed) {
       draft.annotations ??= {};
-      draft.annotations[ANNOTATIONS.poolMember] = input.poolMember;
+      draft.annotations[ANNOTATIONS.poolMember] = poolMemberAnnotation(
+        facts.poolMember.pool,
+        facts.poolMember.member,
+      );
     }
   },
   status: desiredStatus,
@@ -155,7 +193,7 @@ function readinessEvents({
   facts,
   previousState,
   state,
-}: Transitioned<ClusterStepInput, ClusterFacts, BackendOrder>): EventRecord[] {
+}: Transitioned<ClusterStepInput, ClusterFacts, ClusterCommand>): EventRecord[] {
   if (previousState !== "ready" || state !== "ready" || !facts.backend.exists) return [];
   const was = input.cluster.status?.conditions?.find((c) => c.type === CONDITION_TYPES.clusterReady);
   const backend = facts.backend;

@@ -1,5 +1,5 @@
 /** Applies a JSON patch to an object or its status, guarded by a test on resourceVersion: never a lost update. */
-import { ApiException, CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
+import { ApiException, CoreV1Api, CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
 import { errorMessage, isConflict, isNotFound } from "../../api/error-message.ts";
 import { objectKey, referenceKey } from "../../api/object-key.ts";
 import { diff, type Json, Patch, type PatchOperation } from "../../machines/shared/json-patch.ts";
@@ -59,6 +59,46 @@ export async function patchObject(
       : await api.patchClusterCustomObject(request);
   } catch (error) {
     throw await classifyPatchError(error, target, () => currentResourceVersion(api, target));
+  }
+}
+
+/** Which object to delete: the one of `uid` only (another made under its name since stays). */
+export interface RemoveTarget {
+  readonly group: string;
+  readonly version: string;
+  readonly plural: string;
+  readonly namespace?: string;
+  readonly name: string;
+  readonly uid: string;
+}
+
+/**
+ * Deletes the object `target` names (a core-group Secret or one of our custom resources), with a uid
+ * precondition. Resolves once it is gone: deleted now, gone already, or replaced by another of its name.
+ */
+export async function removeObject(kubeConfig: KubeConfig, target: RemoveTarget): Promise<void> {
+  enterWrite(kubeConfig, target);
+  const body = { preconditions: { uid: target.uid } };
+  const namespace = target.namespace ?? "";
+  try {
+    if (target.group === "" && target.plural === "secrets") {
+      await kubeConfig
+        .makeApiClient(CoreV1Api)
+        .deleteNamespacedSecret({ namespace, name: target.name, body });
+    } else {
+      const api = kubeConfig.makeApiClient(CustomObjectsApi);
+      const common = {
+        group: target.group,
+        version: target.version,
+        plural: target.plural,
+        name: target.name,
+      };
+      if (target.namespace) await api.deleteNamespacedCustomObject({ ...common, namespace, body });
+      else await api.deleteClusterCustomObject({ ...common, body });
+    }
+  } catch (error) {
+    // Not found, or (409) another object of that name: the one meant is gone either way.
+    if (!isNotFound(error) && !isConflict(error)) throw error;
   }
 }
 

@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import type { ClusterObservation } from "../../../src/api/backend.ts";
 import type { Cluster } from "../../../src/api/cluster.ts";
 import { FINALIZERS } from "../../../src/api/constants.ts";
-import type { BackendOrder } from "../../../src/machines/backend-cluster/backend-cluster.ts";
+import type { ClusterCommand } from "../../../src/machines/cluster/step.ts";
 import { clusterResponsibility } from "../../../src/machines/cluster/step.ts";
 import { aCluster, aProfile, CLAIMANT, input, NOW } from "../../support/cluster-fixtures.ts";
 import { afterWrites, stepClusterWrites } from "../../support/step-writes.ts";
@@ -41,7 +41,7 @@ const worldEvent: fc.Arbitrary<WorldEvent> = fc.oneof(
 const FOREIGN = "request.clusters.openmcp.cloud/0000-1111";
 
 /** Carries out backend commands on the model, as an idempotent backend would. */
-function run(backend: Backend, commands: readonly BackendOrder[]): Backend {
+function run(backend: Backend, commands: readonly ClusterCommand[]): Backend {
   let next = backend;
   for (const command of commands) {
     if (command.kind === "create" && !next.exists)

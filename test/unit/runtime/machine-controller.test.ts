@@ -6,7 +6,7 @@ import { silentLogger } from "../../../src/api/logger.ts";
 import { applied, type PatchOperation } from "../../../src/machines/shared/json-patch.ts";
 import type { MachineDefinition } from "../../../src/machines/shared/machine-definition.ts";
 import type { MachineStep } from "../../../src/machines/shared/machine-step.ts";
-import type { PatchTarget } from "../../../src/runtime/api-server/patch-object.ts";
+import type { PatchTarget, RemoveTarget } from "../../../src/runtime/api-server/patch-object.ts";
 import { classifyFailure } from "../../../src/runtime/controllers/error-policy.ts";
 import { ConflictError } from "../../../src/runtime/controllers/errors.ts";
 import type { EventRecord } from "../../../src/runtime/event-recorder.ts";
@@ -99,6 +99,11 @@ class MemoryWriter implements MachineWriter {
     }
     this.patches.push({ subresource, operations });
     return this.put(applied(current, operations));
+  }
+
+  async remove(target: RemoveTarget) {
+    const key = `${target.namespace}/${target.name}`;
+    if (this.objects.get(key)?.metadata.uid === target.uid) this.objects.delete(key);
   }
 
   record(_: unknown, event: EventRecord): void {

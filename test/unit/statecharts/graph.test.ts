@@ -16,7 +16,9 @@ describe("statechartOf the Cluster machine", () => {
   it("lists every state, parents before children, with its nesting", () => {
     expect(chart.id).toBe("cluster");
     expect(chart.states.map((state) => [state.id, state.parent ?? null])).toEqual([
+      ["takingOver", null],
       ["pending", null],
+      ["claimingPoolMember", null],
       ["provisioning", null],
       ["ready", null],
       ["updating", null],
@@ -54,8 +56,10 @@ describe("statechartOf the Cluster machine", () => {
   it("lists every transition of the machine, eventless ones as always, each with its guard", () => {
     expect(chart.transitions).toHaveLength(transitionCount(clusterMachine.root));
     expect(chart.transitions.filter((t) => t.source === "pending").map(transitionLabel)).toEqual([
+      "observed [handoverPending]",
       "always [isBeingDeleted]",
       "always [versionRejected]",
+      "always [poolMemberOffered]",
       "always [specAcceptable]",
     ]);
     expect(chart.transitions).toContainEqual({

@@ -127,8 +127,10 @@ describe("renderSvg of the Cluster machine", () => {
     });
   });
 
-  it("fits a README: at most about 1000 px wide", () => {
-    expect(layout.width).toBeLessThanOrEqual(1040);
+  // About 1000 px until the take-over of a moved Cluster and the pool claim became states (2026-11): their
+  // labelled arrows need lanes of their own.
+  it("fits a README: at most about 1900 px wide", () => {
+    expect(layout.width).toBeLessThanOrEqual(1900);
   });
 
   it("is byte-identical every time: fixed ids, numbers with at most one decimal", async () => {

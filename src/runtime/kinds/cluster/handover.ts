@@ -1,12 +1,12 @@
 /**
  * A Cluster's backend state on its way between management clusters (`openmcp-engine move`): the engine on the
- * source hands it over into a Secret while the Cluster is paused; the engine on the target takes it over
- * before it first reconciles the copy.
+ * source hands it over into a Secret while the Cluster is paused; on the target, the Cluster's machine takes it
+ * over (its `takingOver` state) before anything else is asked of the backend.
  */
-import { CoreV1Api, type KubeConfig } from "@kubernetes/client-node";
+import { CoreV1Api, type KubeConfig, type V1Secret } from "@kubernetes/client-node";
 import type { ClusterTarget } from "../../../api/backend.ts";
 import type { Cluster } from "../../../api/cluster.ts";
-import { CLUSTERS_API_VERSION, RESOURCES } from "../../../api/constants.ts";
+import { CLUSTERS_API_VERSION } from "../../../api/constants.ts";
 import { isNotFound } from "../../../api/error-message.ts";
 import {
   HANDOVER_ANNOTATION,
@@ -15,10 +15,9 @@ import {
   HANDOVER_STATE_ANNOTATION,
   handoverSecretName,
 } from "../../../api/move.ts";
-import { Patch } from "../../../machines/shared/json-patch.ts";
-import type { KindContext } from "../../machine-kind.ts";
-import { patchObject } from "../../patch-object.ts";
-import { deleteOwnedSecret, type OwnerLabel, writeOwnedSecret } from "../shared/owned-secret.ts";
+import type { HandoverFacts } from "../../../machines/cluster/machine.ts";
+import type { CommandWriter, KindContext } from "../../machine-kind.ts";
+import { type OwnerLabel, writeOwnedSecret } from "../shared/owned-secret.ts";
 
 const ownerOf = (cluster: Cluster): OwnerLabel => [HANDOVER_OWNER_LABEL, cluster.metadata.uid ?? ""];
 
@@ -57,29 +56,54 @@ export async function handOver(cluster: Cluster, target: ClusterTarget, context:
 }
 
 /**
- * Target side, once the moved Cluster is resumed: imports the state of its hand-over Secret into the backend,
- * deletes the Secret, then the annotation that named it. True when it wrote the Cluster (this reconcile is
- * over: the write wakes the next one).
+ * Target side, read for each look at a moved Cluster (one carrying the hand-over annotation, resumed): how its
+ * hand-over Secret stands, for the step's facts. A Secret not made for this Cluster counts as gone.
+ */
+export async function handoverOf(
+  cluster: Cluster,
+  kubeConfig: KubeConfig,
+): Promise<HandoverFacts | undefined> {
+  const secret = cluster.metadata.annotations?.[HANDOVER_ANNOTATION];
+  if (secret === undefined) return undefined;
+  const found = await ownHandover(kubeConfig, cluster.metadata.namespace ?? "", secret, ownerOf(cluster));
+  const state = found?.metadata?.annotations?.[HANDOVER_STATE_ANNOTATION];
+  return { secret, state: state === "ready" || state === "refused" ? state : "gone" };
+}
+
+/**
+ * Target side, the `takeOver` command: imports the state of the hand-over Secret `secretName` (when `ready`)
+ * into the backend, then deletes the Secret through `writer`. Idempotent: an import finds the state imported
+ * already, a Secret gone leaves nothing to do. The step then drops the hand-over annotation (see step.ts).
  */
 export async function takeOver(
   cluster: Cluster,
   target: ClusterTarget,
+  secretName: string,
   context: KindContext,
-): Promise<boolean> {
-  const secretName = cluster.metadata.annotations?.[HANDOVER_ANNOTATION];
-  if (secretName === undefined) return false;
-  const { namespace = "", name = "", resourceVersion = "" } = cluster.metadata;
-  const state = await readHandover(context.kubeConfig, namespace, secretName, ownerOf(cluster));
-  if (state) {
+  writer: CommandWriter,
+): Promise<void> {
+  const { namespace = "", name = "" } = cluster.metadata;
+  const secret = await ownHandover(context.kubeConfig, namespace, secretName, ownerOf(cluster));
+  if (!secret) return;
+  if (secret.metadata?.annotations?.[HANDOVER_STATE_ANNOTATION] === "ready") {
+    const state = Object.fromEntries(
+      Object.entries(secret.data ?? {}).map(([key, value]) => [
+        key,
+        Buffer.from(value, "base64").toString("utf8"),
+      ]),
+    );
     const backend = await context.backends.of(target);
     await backend.importCluster?.(target, state);
     context.log.info("backend state taken over", { cluster: `${namespace}/${name}` });
   }
-  await deleteOwnedSecret(context.kubeConfig, namespace, secretName, ownerOf(cluster));
-  await patchObject(context.kubeConfig, { ...RESOURCES.Cluster, namespace, name, resourceVersion }, [
-    Patch.remove(["metadata", "annotations", HANDOVER_ANNOTATION]),
-  ]);
-  return true;
+  await writer.remove({
+    group: "",
+    version: "v1",
+    plural: "secrets",
+    namespace,
+    name: secretName,
+    uid: secret.metadata?.uid ?? "",
+  });
 }
 
 /** Whether the hand-over Secret made for the owner exists (ready or refused). */
@@ -96,23 +120,16 @@ async function handedOver(kubeConfig: KubeConfig, namespace: string, name: strin
   }
 }
 
-/** The decoded state of a `ready` hand-over Secret made for the owner; undefined when there is none. */
-async function readHandover(
+/** The hand-over Secret `name` made for the owner (ready or refused); undefined when there is none. */
+async function ownHandover(
   kubeConfig: KubeConfig,
   namespace: string,
   name: string,
   owner: OwnerLabel,
-): Promise<Record<string, string> | undefined> {
+): Promise<V1Secret | undefined> {
   try {
     const secret = await kubeConfig.makeApiClient(CoreV1Api).readNamespacedSecret({ namespace, name });
-    if (secret.metadata?.labels?.[owner[0]] !== owner[1]) return undefined;
-    if (secret.metadata?.annotations?.[HANDOVER_STATE_ANNOTATION] !== "ready") return undefined;
-    return Object.fromEntries(
-      Object.entries(secret.data ?? {}).map(([key, value]) => [
-        key,
-        Buffer.from(value, "base64").toString("utf8"),
-      ]),
-    );
+    return secret.metadata?.labels?.[owner[0]] === owner[1] ? secret : undefined;
   } catch (error) {
     if (isNotFound(error)) return undefined;
     throw error;

@@ -2,16 +2,17 @@
 import type { ClusterObservation } from "../../../api/backend.ts";
 import type { Cluster } from "../../../api/cluster.ts";
 import type { ClusterProfile } from "../../../api/cluster-profile.ts";
-import { HANDOVER_ANNOTATION, isPaused } from "../../../api/move.ts";
+import { FINALIZERS } from "../../../api/constants.ts";
+import { HANDOVER_ANNOTATION } from "../../../api/move.ts";
 import type { ProviderConfig } from "../../../api/provider-config.ts";
-import type { BackendOrder } from "../../../machines/backend-cluster/backend-cluster.ts";
-import { acceptedVersion } from "../../../machines/backend-cluster/backend-cluster.ts";
+import { acceptedVersion, backendClusterFacts } from "../../../machines/backend-cluster/backend-cluster.ts";
 import { CLUSTER_DEFINITION } from "../../../machines/cluster/definition.ts";
 import { explainCluster, type ProfileLookup } from "../../../machines/cluster/explain.ts";
+import type { HandoverFacts, PoolMemberFacts } from "../../../machines/cluster/machine.ts";
 import { unobservedStatus } from "../../../machines/cluster/status.ts";
 import {
+  type ClusterCommand,
   type ClusterTiming,
-  clusterFacts,
   clusterResponsibility,
   clusterTarget,
   stepCluster,
@@ -19,11 +20,11 @@ import {
 import { profileName } from "../../../machines/cluster-profile/profile.ts";
 import type { KindContext, KindSettings, MachineKind } from "../../machine-kind.ts";
 import { wake } from "../../machine-kind.ts";
-import { PROFILE_CACHES } from "../../profile-controller.ts";
+import { PROFILE_CACHES } from "../provider-config/caches.ts";
 import { profileClaimant, profileOffer, profilesOf, unpublishedProfile } from "../shared/profile-offer.ts";
 import { CLUSTER_CACHES } from "./caches.ts";
 import { readClusterConfigs } from "./cluster-configs.ts";
-import { handOver, takeOver } from "./handover.ts";
+import { handOver, handoverOf, takeOver } from "./handover.ts";
 import { PoolBinder } from "./pool-binder.ts";
 import { POOL_CACHES } from "./pool-caches.ts";
 import { PoolController } from "./pool-controller.ts";
@@ -47,6 +48,15 @@ export interface ClusterKindState {
   readonly pools: PoolBinder | undefined;
 }
 
+/** One look at a Cluster's world: the backend, the hand-over Secret of a moved Cluster, the warm pools. */
+export interface ClusterLook {
+  readonly backend: ClusterObservation;
+  readonly handover?: HandoverFacts;
+  readonly poolMember?: PoolMemberFacts;
+  /** A pool serves its ProviderConfig and it may still take a member (for the pool-miss metric). */
+  readonly poolCandidate?: true;
+}
+
 /** Every Cluster that names one of these profiles. */
 function clustersOf(context: KindContext, profiles: ReadonlySet<string | undefined>): string[] {
   return context.informers
@@ -59,8 +69,8 @@ function clustersOf(context: KindContext, profiles: ReadonlySet<string | undefin
 /** The Cluster kind: Pending → Provisioning → Ready ⇄ Updating, Failed, Deleting, at the configured backend. */
 export const clusterKind: MachineKind<
   Cluster,
-  ClusterObservation,
-  BackendOrder,
+  ClusterLook,
+  ClusterCommand,
   ClusterTiming,
   ClusterKindState,
   ClusterSettings
@@ -92,6 +102,8 @@ export const clusterKind: MachineKind<
     ),
   ],
 
+  // Decides and reads; never writes. A moved Cluster's take-over and a pool claim are the machine's states and
+  // commands (takingOver, claimingPoolMember), carried out by `run` through the controller's writer.
   async open(cluster, context) {
     const { backend, providerName, timing, log } = context;
     const { profile, settings, defaultVersion } = profileOffer(context, cluster.spec.profile);
@@ -104,59 +116,66 @@ export const clusterKind: MachineKind<
         ? await readClusterConfigs(context.kubeConfig, await context.backends.of(described), cluster)
         : undefined;
     const target = { ...described, ...(clusterConfigs ? { clusterConfigs } : {}) };
-    // A Cluster moved here: its backend state first, then (next reconcile) the first look.
-    if (responsibility === "ours" && !isPaused(cluster) && (await takeOver(cluster, target, context))) {
-      return undefined;
-    }
-    // A pool binding precedes the first observation, so the step sees the bound cluster as the Cluster's own.
-    const binder = context.state.pools;
-    const poolMember =
-      binder && responsibility === "ours"
-        ? await binder.serve(
-            cluster,
-            target,
-            acceptedVersion(
-              clusterFacts({
-                cluster,
-                profile,
-                providerName,
-                observation: { exists: false },
-                ...(defaultVersion ? { defaultVersion } : {}),
-                now: "",
-                timing,
-              }),
-            ),
-          )
-        : undefined;
+    const binder = responsibility === "ours" ? context.state.pools : undefined;
+    const version = acceptedVersion(
+      backendClusterFacts(cluster, FINALIZERS.cluster, profile, defaultVersion, { exists: false }),
+    );
     // A missing profile its ProviderConfig cannot publish: the Cluster names that config and its problem.
     const unpublished = profile ? undefined : unpublishedProfile(context, cluster.spec.profile);
     return {
-      observe: async () => (responsibility === "ours" ? backend.observe(target) : { exists: false }),
-      step: (object, observation, { now, nowMs, lastError }) => {
+      async observe(object): Promise<ClusterLook> {
+        if (responsibility !== "ours") return { backend: { exists: false } };
+        const handover = await handoverOf(object, context.kubeConfig);
+        // Until its state is imported, the backend cannot answer for a moved Cluster: it is not asked.
+        if (handover && handover.state !== "gone") return { backend: { exists: false }, handover };
+        const observation = await backend.observe(target);
+        const pool = binder ? await binder.offer(object, target, version, observation) : undefined;
+        return {
+          backend: observation,
+          ...(handover ? { handover } : {}),
+          ...(pool?.member ? { poolMember: pool.member } : {}),
+          ...(pool?.candidate ? { poolCandidate: true } : {}),
+        };
+      },
+      step: (object, look, { now, nowMs, lastError }) => {
         const result = stepCluster({
           cluster: object,
           profile,
           providerName,
-          observation,
+          observation: look.backend,
           ...(defaultVersion ? { defaultVersion } : {}),
           ...(lastError === undefined ? {} : { lastError }),
-          ...(poolMember === undefined ? {} : { poolMember }),
+          ...(look.handover ? { handover: look.handover } : {}),
+          ...(look.poolMember ? { poolMember: look.poolMember } : {}),
           ...(unpublished ? { unpublished } : {}),
           now,
           timing,
         });
-        binder?.readied(object, result.previousState, result.state, nowMs, poolMember);
+        const desired = { ...object, metadata: result.desired.metadata };
+        binder?.readied(desired, result.previousState, result.state, nowMs);
+        // A Cluster a pool could have served goes to be made as usual: a miss.
+        if (
+          look.poolCandidate &&
+          ["pending", "claimingPoolMember"].includes(result.previousState) &&
+          result.state === "provisioning" &&
+          !look.backend.exists
+        )
+          binder?.missed(target);
         return result;
       },
       unobserved: (object, failure, { now }) => unobservedStatus(object, failure, now),
-      async run(commands) {
+      async run(commands, object, writer) {
         for (const command of commands) {
           log.info("backend command", {
             command: command.kind,
             cluster: `${target.namespace}/${target.name}`,
             ...("version" in command ? { version: command.version } : {}),
+            ...("member" in command ? { pool: command.pool, member: command.member } : {}),
           });
-          if (command.kind === "create") await backend.create(target, command.version);
+          if (command.kind === "takeOver") await takeOver(object, target, command.secret, context, writer);
+          else if (command.kind === "claimPoolMember")
+            await binder?.claim(command.pool, command.member, target, writer);
+          else if (command.kind === "create") await backend.create(target, command.version);
           else if (command.kind === "update") await backend.update(target, command.version);
           else await backend.delete(target);
         }

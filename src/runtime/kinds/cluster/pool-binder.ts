@@ -1,135 +1,159 @@
 /**
- * Serves a new Cluster from a warm pool: before its first backend call, a Cluster of a ProviderConfig with a
- * pool claims an idle member (in the pool's status, guarded by resourceVersion) and the backend binds it. A
- * claim found recorded (a crash after the claim) is bound again; binding is idempotent.
+ * Serves a new Cluster from a warm pool, as its machine orders: a look offers the step an idle member (or the one
+ * a pool records as the Cluster's claim), and the step's `claimPoolMember` command claims it (in the pool's
+ * status, guarded by resourceVersion) and has the backend bind it. A claim found recorded (a crash after the
+ * claim) is bound again; binding is idempotent.
  *
  * Guarantees: a Cluster claims only while nothing was made for it (no finalizer of ours, nothing at the backend
  * under its uid), so it never holds two clusters; two Clusters never claim one member (the API server takes one
  * write, the other retries on the next idle member); the claim is in the API before the backend binds.
  */
+
 import { CustomObjectsApi } from "@kubernetes/client-node";
-import type { ClusterTarget } from "../../../api/backend.ts";
+import type { ClusterObservation, ClusterTarget } from "../../../api/backend.ts";
 import type { Cluster } from "../../../api/cluster.ts";
 import type { ClusterPool } from "../../../api/cluster-pool.ts";
 import { ANNOTATIONS, RESOURCES } from "../../../api/constants.ts";
-import {
-  claimOf,
-  claimOperations,
-  idleMember,
-  mayTakeMember,
-  poolMemberAnnotation,
-} from "../../../machines/cluster-pool/claim.ts";
-import { ConflictError } from "../../errors.ts";
-import type { KindContext } from "../../machine-kind.ts";
+import type { PoolMemberFacts } from "../../../machines/cluster/machine.ts";
+import { claimOf, claimOperations, idleMember, mayTakeMember } from "../../../machines/cluster-pool/claim.ts";
+import { ConflictError } from "../../controllers/errors.ts";
+import { RecentWrites } from "../../controllers/recent-writes.ts";
+import type { CommandWriter, KindContext } from "../../machine-kind.ts";
 import type { EngineMetrics } from "../../metrics.ts";
-import { patchObject } from "../../patch-object.ts";
+import { type PoolMetrics, poolMetrics } from "../cluster-pool/metrics.ts";
 import { POOL_CACHES } from "./pool-caches.ts";
 
-/**
- * How often a claim that lost a race is tried again while an idle member is there, before the Cluster is made as
- * usual. Each loss is someone's progress (another Cluster's claim, the pool controller's status write), and with
- * a few Clusters at once and the controller writing after each claim, three tries were too few: a Cluster was
- * made in full while an idle member waited (seen once in a full run: one of three Clusters served, not two).
- */
-const CLAIM_ATTEMPTS = 10;
+/** What the pools say about one Cluster, for its step. */
+export interface PoolOffer {
+  /** The member that serves or may serve it; undefined: none. */
+  readonly member: PoolMemberFacts | undefined;
+  /** A pool serves its ProviderConfig and it may still take a member: a Cluster made as usual is a pool miss. */
+  readonly candidate: boolean;
+}
 
 /** See the file's summary. */
 export class PoolBinder {
   readonly #context: KindContext;
   readonly #api: CustomObjectsApi;
+  /** Pools as this engine last wrote or read them, while the cache lags behind (claims must see their own). */
+  readonly #recent: RecentWrites<ClusterPool>;
   /** Hits, misses and time to Ready go here once the engine's controllers are made. */
-  #metrics: EngineMetrics | undefined;
+  #metrics: PoolMetrics | undefined;
 
   constructor(context: KindContext) {
     this.#context = context;
     this.#api = context.kubeConfig.makeApiClient(CustomObjectsApi);
+    this.#recent = new RecentWrites<ClusterPool>(context.clock);
   }
 
   /** Counts into the engine's metrics from now on. */
   countInto(metrics: EngineMetrics): void {
-    this.#metrics = metrics;
+    this.#metrics = poolMetrics(metrics);
   }
 
-  /** A step took `cluster` from pending or provisioning to ready: its time from creation to Ready, by source. */
-  readied(
-    cluster: Cluster,
-    previousState: string,
-    state: string,
-    nowMs: number,
-    poolMember: string | undefined,
-  ): void {
+  /**
+   * A step took `cluster` from pending, claimingPoolMember or provisioning to ready: its time from creation to
+   * Ready, by source (`pool` when it names its pool member).
+   */
+  readied(cluster: Cluster, previousState: string, state: string, nowMs: number): void {
     const created = Date.parse(cluster.metadata.creationTimestamp ?? "");
-    if (state !== "ready" || !["pending", "provisioning"].includes(previousState) || Number.isNaN(created))
+    if (
+      state !== "ready" ||
+      !["pending", "claimingPoolMember", "provisioning"].includes(previousState) ||
+      Number.isNaN(created)
+    )
       return;
+    const source = cluster.metadata.annotations?.[ANNOTATIONS.poolMember] === undefined ? "made" : "pool";
     const ms = Math.max(0, nowMs - created);
-    this.#metrics?.clusterReady(poolMember === undefined ? "made" : "pool", ms);
+    this.#metrics?.clusterReady(source, ms);
     this.#context.log.info("cluster ready", {
       cluster: `${cluster.metadata.namespace}/${cluster.metadata.name}`,
-      source: poolMember === undefined ? "made" : "pool",
+      source,
       msSinceCreation: ms,
     });
   }
 
+  /** A Cluster a pool could have served was made as usual (no member was left for it). */
+  missed(target: ClusterTarget): void {
+    const pool = this.#pools().find((entry) => entry.spec.providerConfig === target.providerConfig);
+    this.#metrics?.poolServed(pool?.metadata.name ?? "", "miss");
+  }
+
   /**
-   * Binds the member `cluster` claimed, or claims and binds an idle one of `version`. Returns the Cluster's
-   * pool member (`<pool>/<id>`) when it is served from a pool, now or since earlier.
+   * Read-only, for a look: the member a pool records as claimed by the Cluster of `target`, else an idle one of
+   * `version` it may claim (nothing made for it yet: `observation` of the backend finds nothing).
    */
-  async serve(
+  async offer(
     cluster: Cluster,
     target: ClusterTarget,
     version: string | undefined,
-  ): Promise<string | undefined> {
-    const pools = this.#context.informers.of(POOL_CACHES.pools).list();
+    observation: ClusterObservation,
+  ): Promise<PoolOffer> {
+    const pools = this.#pools();
     const claimed = claimOf(pools, target.uid);
     if (claimed) {
-      await this.#bind(claimed.member.id, target);
-      return poolMemberAnnotation(claimed.pool.metadata.name ?? "", claimed.member.id);
+      const member = { pool: claimed.pool.metadata.name ?? "", member: claimed.member.id, claimed: true };
+      return { member, candidate: true };
     }
-    const earlier = cluster.metadata.annotations?.[ANNOTATIONS.poolMember];
-    if (earlier !== undefined) return earlier;
-    if (version === undefined || !mayTakeMember(cluster, true)) return undefined;
     const ofConfig = pools.filter((pool) => pool.spec.providerConfig === target.providerConfig);
-    if (ofConfig.length === 0) return undefined;
-    const backend = await this.#context.backends.of(target);
-    if (!backend.pools || (await backend.observe(target)).exists) return undefined;
-    let candidates: readonly ClusterPool[] = ofConfig;
-    for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
-      const idle = idleMember(candidates, target.providerConfig, version);
-      if (!idle) break;
-      const poolName = idle.pool.metadata.name ?? "";
+    if (ofConfig.length === 0 || version === undefined || !mayTakeMember(cluster, !observation.exists)) {
+      return { member: undefined, candidate: false };
+    }
+    if (!(await this.#context.backends.of(target)).pools) return { member: undefined, candidate: false };
+    const idle = idleMember(ofConfig, target.providerConfig, version);
+    return {
+      member: idle && { pool: idle.pool.metadata.name ?? "", member: idle.member.id, claimed: false },
+      candidate: true,
+    };
+  }
+
+  /**
+   * The `claimPoolMember` command: claims member `member` of pool `poolName` for the Cluster of `target` (in the
+   * pool's status, through `writer`, guarded by its resourceVersion and a test on the member's entry), then the
+   * backend binds it. Idempotent: a claim found recorded is bound again. A claim that lost a race (another
+   * Cluster, or the pool controller, wrote first) is no failure: the next look finds the pool as it is now.
+   */
+  async claim(poolName: string, member: string, target: ClusterTarget, writer: CommandWriter): Promise<void> {
+    const pool = this.#pools().find((entry) => entry.metadata.name === poolName);
+    const index = pool?.status?.members?.findIndex((entry) => entry.id === member) ?? -1;
+    const entry = pool?.status?.members?.[index];
+    if (!pool || !entry) return; // gone meanwhile: the next look decides again
+    if (entry.claimedBy?.uid !== target.uid) {
+      if (entry.claimedBy || entry.phase !== "Ready") return; // another's now, or no longer ready
       try {
-        await patchObject(
-          this.#context.kubeConfig,
+        const written = await writer.patch(
           {
             ...RESOURCES.ClusterPool,
             name: poolName,
-            resourceVersion: idle.pool.metadata.resourceVersion ?? "",
-            ...(idle.pool.metadata.uid ? { uid: idle.pool.metadata.uid } : {}),
+            resourceVersion: pool.metadata.resourceVersion ?? "",
+            ...(pool.metadata.uid ? { uid: pool.metadata.uid } : {}),
           },
-          claimOperations(idle.index, idle.member.id, {
-            namespace: target.namespace,
-            name: target.name,
-            uid: target.uid,
-          }),
+          claimOperations(index, member, { namespace: target.namespace, name: target.name, uid: target.uid }),
           "status",
         );
+        if (written) this.#recent.wrote(poolName, written as ClusterPool);
       } catch (error) {
         if (!(error instanceof ConflictError)) throw error;
-        // Another Cluster (or the pool controller) wrote first: look again at what the pool holds now.
-        candidates = await this.#freshPools(ofConfig);
-        continue;
+        // Someone wrote first: the next look reads the pool as it is now, not the cache's old copy.
+        this.#recent.wrote(poolName, await this.#freshPool(poolName));
+        return;
       }
       this.#context.log.info("pool cluster claimed", {
         cluster: `${target.namespace}/${target.name}`,
         pool: poolName,
-        member: idle.member.id,
+        member,
       });
-      await this.#bind(idle.member.id, target);
       this.#metrics?.poolServed(poolName, "hit");
-      return poolMemberAnnotation(poolName, idle.member.id);
     }
-    this.#metrics?.poolServed(ofConfig[0]?.metadata.name ?? "", "miss");
-    return undefined;
+    await this.#bind(member, target);
+  }
+
+  /** The pools, as the cache holds them or newer as this engine wrote or read them since. */
+  #pools(): ClusterPool[] {
+    return this.#recent.overlay(
+      this.#context.informers.of(POOL_CACHES.pools).list(),
+      (pool) => pool.metadata.name ?? "",
+    );
   }
 
   async #bind(id: string, target: ClusterTarget): Promise<void> {
@@ -139,16 +163,7 @@ export class PoolBinder {
     await backend.pools.bind(id, target);
   }
 
-  async #freshPools(pools: readonly ClusterPool[]): Promise<ClusterPool[]> {
-    const fresh: ClusterPool[] = [];
-    for (const pool of pools) {
-      fresh.push(
-        (await this.#api.getClusterCustomObject({
-          ...RESOURCES.ClusterPool,
-          name: pool.metadata.name ?? "",
-        })) as ClusterPool,
-      );
-    }
-    return fresh;
+  async #freshPool(name: string): Promise<ClusterPool> {
+    return (await this.#api.getClusterCustomObject({ ...RESOURCES.ClusterPool, name })) as ClusterPool;
   }
 }

@@ -7,6 +7,7 @@
  * reconcile start over) → delete and make members at the backend. A kill -9 between any two leaves records the
  * next plan reconciles (the plan's guarantees).
  */
+
 import { randomBytes } from "node:crypto";
 import { CustomObjectsApi } from "@kubernetes/client-node";
 import type { ClusterBackend, PoolMemberSpec } from "../../../api/backend-contract.ts";
@@ -22,12 +23,13 @@ import { configOwnership } from "../../../machines/cluster-profile/ownership.ts"
 import { mergeConditions } from "../../../machines/shared/conditions.ts";
 import { Patch } from "../../../machines/shared/json-patch.ts";
 import { rfc3339 } from "../../../machines/shared/rfc3339.ts";
-import { GoneError } from "../../errors.ts";
-import { KeyedController } from "../../keyed-controller.ts";
+import { patchObject, writeDesired } from "../../api-server/patch-object.ts";
+import { GoneError } from "../../controllers/errors.ts";
+import { KeyedController } from "../../controllers/keyed-controller.ts";
+import { Outcome } from "../../controllers/outcome.ts";
 import type { ControllerParts, KindContext } from "../../machine-kind.ts";
-import { Outcome } from "../../outcome.ts";
-import { patchObject, writeDesired } from "../../patch-object.ts";
-import { PROFILE_CACHES } from "../../profile-controller.ts";
+import { poolMetrics } from "../cluster-pool/metrics.ts";
+import { PROFILE_CACHES } from "../provider-config/caches.ts";
 import { CLUSTER_CACHES } from "./caches.ts";
 import { POOL_CACHES } from "./pool-caches.ts";
 
@@ -60,7 +62,7 @@ export class PoolController extends KeyedController {
     this.#timing = timing;
     this.#api = context.kubeConfig.makeApiClient(CustomObjectsApi);
     const pools = context.informers.of(POOL_CACHES.pools);
-    parts.metrics.countPools(() =>
+    poolMetrics(parts.metrics).countPools(() =>
       pools.list().flatMap((pool) => {
         const name = pool.metadata.name ?? "";
         const status = pool.status ?? {};

@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import type { ClusterObservation } from "../../../../src/api/backend.ts";
 import type { Cluster } from "../../../../src/api/cluster.ts";
 import { ANNOTATIONS, FINALIZERS } from "../../../../src/api/constants.ts";
+import { HANDOVER_ANNOTATION } from "../../../../src/api/move.ts";
 import { explainCluster, type ProfileLookup } from "../../../../src/machines/cluster/explain.ts";
 import { unobservedStatus } from "../../../../src/machines/cluster/status.ts";
 import {
@@ -36,13 +37,42 @@ const deleting = (cluster: Cluster, finalizers: string[]): Cluster => ({
 
 describe("explainCluster", () => {
   it("says a Cluster came from a warm pool, written by the step that bound it, Ready at once", () => {
-    const cluster = settled(aCluster(), readyAt("1.33.3"), { poolMember: "warm/pool-0a1b2c3d4e5f" });
+    const cluster = settled(aCluster(), readyAt("1.33.3"), {
+      poolMember: { pool: "warm", member: "pool-0a1b2c3d4e5f", claimed: true },
+    });
     expect(cluster.metadata.annotations?.[ANNOTATIONS.poolMember]).toBe("warm/pool-0a1b2c3d4e5f");
     const explanation = explainCluster(cluster, ours);
     expect(explanation.state).toBe("ready");
     expect(explanation.why).toContain(
       "it came from warm pool warm: bound to pool cluster pool-0a1b2c3d4e5f, made before the Cluster asked",
     );
+  });
+
+  it("says what a moved Cluster's take-over and a pool claim wait for", () => {
+    const ready = settled(aCluster(), readyAt("1.33.3"));
+    const moved = {
+      ...ready,
+      metadata: { ...ready.metadata, annotations: { [HANDOVER_ANNOTATION]: "my-cluster-handover" } },
+    };
+    // The import failed: the step that reports it leaves the Cluster taking over.
+    const failedImport = stepClusterWrites(
+      input(moved, absent, {
+        handover: { secret: "my-cluster-handover", state: "ready" },
+        lastError: "takeOver failed: backend unreachable",
+      }),
+    );
+    const takingOver = explainCluster(afterWrites(moved, failedImport), ours);
+    expect(takingOver.state).toBe("takingOver");
+    expect(takingOver.why.join(" ")).toContain("hand-over Secret my-cluster-handover is not taken over yet");
+    expect(takingOver.waitingFor.join(" ")).toContain("import the cluster's state");
+
+    const claiming = stepClusterWrites(
+      input(aCluster(), absent, { poolMember: { pool: "warm", member: "pool-1", claimed: false } }),
+    );
+    expect(claiming.commands).toEqual([{ kind: "claimPoolMember", pool: "warm", member: "pool-1" }]);
+    const explained = explainCluster(afterWrites(aCluster(), claiming), ours);
+    expect(explained.state).toBe("claimingPoolMember");
+    expect(explained.why).toContain("claiming a cluster of warm pool warm");
   });
 
   it("says a Ready Cluster whose backend lost it, or cannot be asked, is not waiting for nothing", () => {

@@ -15,7 +15,10 @@ import {
   type EngineControlPlaneFacts,
   engineControlPlaneMachine,
 } from "../../../../src/machines/engine-control-plane/machine.ts";
-import { observedEvents as clusterEvents } from "../../../support/cluster-events.ts";
+import {
+  observedEvents as clusterEvents,
+  clusterObservedEvents as clusterOwnEvents,
+} from "../../../support/cluster-events.ts";
 import {
   everyCombination,
   expectEveryTransitionTaken,
@@ -33,9 +36,11 @@ const machines: ReadonlyArray<{
 }> = [
   {
     machine: clusterMachine,
-    events: clusterEvents,
+    events: clusterOwnEvents,
     states: [
       "pending",
+      "takingOver",
+      "claimingPoolMember",
       "provisioning",
       "ready",
       "updating",
@@ -44,7 +49,7 @@ const machines: ReadonlyArray<{
       "deleting.releasing",
       "deleting.released",
     ],
-    transitions: 20,
+    transitions: 33,
   },
   {
     machine: engineClusterMachine,
