@@ -78,11 +78,94 @@ async function startGardenOnce(props: GardenProps): Promise<Garden> {
   const timeoutMs = props.startTimeoutMs ?? 120_000;
   const gardener = findGardenerAssets();
   const kube = findKubeAssets();
-  const directory = await mkdtemp(join(tmpdir(), "openmcp-garden-"));
-  const path = (name: string) => join(directory, name);
-  // One CA for the front proxy: it signs kube-apiserver's proxy client certificate, which gardener-apiserver
-  // trusts through extension-apiserver-authentication, and gardener-apiserver's serving certificate, which
-  // the APIServices' caBundle names.
+  const parts = new GardenParts(await mkdtemp(join(tmpdir(), "openmcp-garden-")));
+  const proxy = await writeFrontProxyCertificates(parts);
+  try {
+    const controlPlane = await startFrontProxiedControlPlane(parts, props, timeoutMs);
+    parts.controlPlane = controlPlane;
+    const [etcdPort, etcdPeerPort, port] = (await freePorts(3)) as [number, number, number];
+    log(`starting gardener's etcd on 127.0.0.1:${etcdPort}`);
+    const etcd = parts.spawn(gardenerEtcd(parts, kube.etcd, etcdPort, etcdPeerPort));
+    await until(timeoutMs, [etcd], "gardener's etcd", () => httpOk(`http://127.0.0.1:${etcdPort}/health`));
+
+    log(`starting gardener-apiserver ${gardener.version} on https://127.0.0.1:${port}`);
+    const apiServer = parts.spawn(gardenerApiServer(parts, gardener.apiServer, controlPlane, etcdPort, port));
+    await until(timeoutMs, [apiServer, etcd], "gardener-apiserver", () =>
+      httpsOk(`https://127.0.0.1:${port}/healthz`, proxy.caCert),
+    );
+    await registerApiServices(controlPlane.kubeConfig, port, proxy.caCert);
+    await waitForGardenerApis(parts, controlPlane, apiServer, timeoutMs);
+    const startMs = Date.now() - started;
+    log(`garden ready in ${startMs} ms`);
+    let stopping: Promise<void> | undefined;
+    return {
+      controlPlane,
+      kubeConfig: controlPlane.kubeConfig,
+      kubeconfigPath: controlPlane.kubeconfigPath,
+      gardenerApiServer: apiServer,
+      etcd,
+      gardenerVersion: gardener.version,
+      startMs,
+      stop: () => {
+        stopping ??= parts.stopAll();
+        return stopping;
+      },
+    };
+  } catch (error) {
+    const tails = parts.processes.map((p) => `--- last lines of ${p.name} (${p.logPath}) ---\n${p.tail(25)}`);
+    await parts.stopAll();
+    throw new Error(
+      `garden did not start: ${(error as Error).message} ${parts.lastProblem}\n${tails.join("\n")}`,
+      {
+        cause: error,
+      },
+    );
+  }
+}
+
+/** What one start of a garden has made so far, stopped and removed together (on failure, or by the garden's stop). */
+class GardenParts {
+  readonly directory: string;
+  readonly processes: ManagedProcess[] = [];
+  controlPlane: ControlPlane | undefined;
+  /** What the APIServices said last while not available, for the error. */
+  lastProblem = "";
+  #release = () => {};
+
+  constructor(directory: string) {
+    this.directory = directory;
+  }
+
+  /** A file in the garden's folder. */
+  path(name: string): string {
+    return join(this.directory, name);
+  }
+
+  /** Takes on a started process: it is stopped with the rest, and when this process exits. */
+  spawn(process: ManagedProcess): ManagedProcess {
+    this.processes.push(process);
+    this.#release();
+    this.#release = guardLeftovers({
+      processGroups: this.processes.map((p) => p.pid),
+      directory: this.directory,
+    });
+    return process;
+  }
+
+  async stopAll(): Promise<void> {
+    for (const process of [...this.processes].reverse()) await process.stop();
+    await this.controlPlane?.stop();
+    this.#release();
+    await rm(this.directory, { recursive: true, force: true });
+  }
+}
+
+/**
+ * One CA for the front proxy: it signs kube-apiserver's proxy client certificate, which gardener-apiserver
+ * trusts through extension-apiserver-authentication, and gardener-apiserver's serving certificate, which
+ * the APIServices' caBundle names.
+ */
+async function writeFrontProxyCertificates(parts: GardenParts) {
   const proxy = await generateCertificates({
     // kube-apiserver checks the serving certificate against the Service's name, whatever address it dials.
     hosts: ["127.0.0.1", "localhost", "gardener-apiserver.kube-system.svc"],
@@ -91,137 +174,108 @@ async function startGardenOnce(props: GardenProps): Promise<Garden> {
     now: new Date(),
   });
   await Promise.all([
-    writeFile(path("proxy-ca.crt"), proxy.caCert),
-    writeFile(path("proxy-client.crt"), proxy.clientCert),
-    writeFile(path("proxy-client.key"), proxy.clientKey, { mode: 0o600 }),
-    writeFile(path("gardener-apiserver.crt"), proxy.servingCert),
-    writeFile(path("gardener-apiserver.key"), proxy.servingKey, { mode: 0o600 }),
+    writeFile(parts.path("proxy-ca.crt"), proxy.caCert),
+    writeFile(parts.path("proxy-client.crt"), proxy.clientCert),
+    writeFile(parts.path("proxy-client.key"), proxy.clientKey, { mode: 0o600 }),
+    writeFile(parts.path("gardener-apiserver.crt"), proxy.servingCert),
+    writeFile(parts.path("gardener-apiserver.key"), proxy.servingKey, { mode: 0o600 }),
   ]);
+  return proxy;
+}
 
-  const processes: ManagedProcess[] = [];
-  /** What the APIServices said last while not available, for the error. */
-  let lastProblem = "";
-  let controlPlane: ControlPlane | undefined;
-  let release = () => {};
-  const stopAll = async () => {
-    for (const process of [...processes].reverse()) await process.stop();
-    await controlPlane?.stop();
-    release();
-    await rm(directory, { recursive: true, force: true });
-  };
-  const spawn = (process: ManagedProcess) => {
-    processes.push(process);
-    release();
-    release = guardLeftovers({ processGroups: processes.map((p) => p.pid), directory });
-    return process;
-  };
+/** The garden's kube-apiserver, with the aggregation layer's front-proxy settings. */
+function startFrontProxiedControlPlane(parts: GardenParts, props: GardenProps, timeoutMs: number) {
+  return startControlPlane({
+    log: props.log ?? (() => {}),
+    startTimeoutMs: timeoutMs,
+    ...(props.reachableAt ? { reachableAt: props.reachableAt } : {}),
+    extraApiServerArgs: [
+      "--requestheader-extra-headers-prefix=X-Remote-Extra-",
+      "--requestheader-group-headers=X-Remote-Group",
+      "--requestheader-username-headers=X-Remote-User",
+      `--requestheader-client-ca-file=${parts.path("proxy-ca.crt")}`,
+      `--proxy-client-cert-file=${parts.path("proxy-client.crt")}`,
+      `--proxy-client-key-file=${parts.path("proxy-client.key")}`,
+    ],
+  });
+}
 
-  try {
-    controlPlane = await startControlPlane({
-      log,
-      startTimeoutMs: timeoutMs,
-      ...(props.reachableAt ? { reachableAt: props.reachableAt } : {}),
-      extraApiServerArgs: [
-        "--requestheader-extra-headers-prefix=X-Remote-Extra-",
-        "--requestheader-group-headers=X-Remote-Group",
-        "--requestheader-username-headers=X-Remote-User",
-        `--requestheader-client-ca-file=${path("proxy-ca.crt")}`,
-        `--proxy-client-cert-file=${path("proxy-client.crt")}`,
-        `--proxy-client-key-file=${path("proxy-client.key")}`,
-      ],
-    });
-    const [etcdPort, etcdPeerPort, port] = (await freePorts(3)) as [number, number, number];
-    log(`starting gardener's etcd on 127.0.0.1:${etcdPort}`);
-    const etcd = spawn(
-      startManagedProcess({
-        name: "gardener-etcd",
-        command: kube.etcd,
-        args: [
-          `--data-dir=${path("etcd")}`,
-          `--listen-client-urls=http://127.0.0.1:${etcdPort}`,
-          `--advertise-client-urls=http://127.0.0.1:${etcdPort}`,
-          `--listen-peer-urls=http://127.0.0.1:${etcdPeerPort}`,
-          `--initial-advertise-peer-urls=http://127.0.0.1:${etcdPeerPort}`,
-          `--initial-cluster=default=http://127.0.0.1:${etcdPeerPort}`,
-          "--unsafe-no-fsync",
-          "--log-level=warn",
-        ],
-        logPath: path("etcd.log"),
-      }),
-    );
-    await until(timeoutMs, [etcd], "gardener's etcd", () => httpOk(`http://127.0.0.1:${etcdPort}/health`));
+/** gardener-apiserver's own etcd. */
+function gardenerEtcd(parts: GardenParts, command: string, port: number, peerPort: number): ManagedProcess {
+  return startManagedProcess({
+    name: "gardener-etcd",
+    command,
+    args: [
+      `--data-dir=${parts.path("etcd")}`,
+      `--listen-client-urls=http://127.0.0.1:${port}`,
+      `--advertise-client-urls=http://127.0.0.1:${port}`,
+      `--listen-peer-urls=http://127.0.0.1:${peerPort}`,
+      `--initial-advertise-peer-urls=http://127.0.0.1:${peerPort}`,
+      `--initial-cluster=default=http://127.0.0.1:${peerPort}`,
+      "--unsafe-no-fsync",
+      "--log-level=warn",
+    ],
+    logPath: parts.path("etcd.log"),
+  });
+}
 
-    log(`starting gardener-apiserver ${gardener.version} on https://127.0.0.1:${port}`);
-    const apiServer = spawn(
-      startManagedProcess({
-        name: "gardener-apiserver",
-        command: gardener.apiServer,
-        args: [
-          "--bind-address=127.0.0.1",
-          `--secure-port=${port}`,
-          `--etcd-servers=http://127.0.0.1:${etcdPort}`,
-          `--tls-cert-file=${path("gardener-apiserver.crt")}`,
-          `--tls-private-key-file=${path("gardener-apiserver.key")}`,
-          "--cluster-identity=openmcp-engine-garden",
-          "--authorization-always-allow-paths=/healthz",
-          `--authentication-kubeconfig=${controlPlane.kubeconfigPath}`,
-          `--authorization-kubeconfig=${controlPlane.kubeconfigPath}`,
-          `--kubeconfig=${controlPlane.kubeconfigPath}`,
-          // Lifecycle stages of CloudProfile versions (GEP-32) are alpha; the backend reads them, so they are on.
-          "--feature-gates=VersionClassificationLifecycle=true",
-          "--log-format=text",
-          "--profiling=false",
-        ],
-        logPath: path("gardener-apiserver.log"),
-      }),
-    );
-    await until(timeoutMs, [apiServer, etcd], "gardener-apiserver", () =>
-      httpsOk(`https://127.0.0.1:${port}/healthz`, proxy.caCert),
-    );
-    await registerApiServices(controlPlane.kubeConfig, port, proxy.caCert);
-    const custom = controlPlane.kubeConfig.makeApiClient(CustomObjectsApi);
-    await until(timeoutMs, [apiServer], "Gardener's APIs through kube-apiserver", async () => {
-      lastProblem = await apiServiceProblems(controlPlane?.kubeConfig);
-      try {
-        await custom.listClusterCustomObject({
-          group: "core.gardener.cloud",
-          version: "v1beta1",
-          plural: "shoots",
-        });
-        await custom.listClusterCustomObject({
-          group: "security.gardener.cloud",
-          version: "v1alpha1",
-          plural: "credentialsbindings",
-        });
-        return true;
-      } catch {
-        return false;
-      }
-    });
-    const startMs = Date.now() - started;
-    log(`garden ready in ${startMs} ms`);
-    let stopping: Promise<void> | undefined;
-    const plane = controlPlane;
-    return {
-      controlPlane: plane,
-      kubeConfig: plane.kubeConfig,
-      kubeconfigPath: plane.kubeconfigPath,
-      gardenerApiServer: apiServer,
-      etcd,
-      gardenerVersion: gardener.version,
-      startMs,
-      stop: () => {
-        stopping ??= stopAll();
-        return stopping;
-      },
-    };
-  } catch (error) {
-    const tails = processes.map((p) => `--- last lines of ${p.name} (${p.logPath}) ---\n${p.tail(25)}`);
-    await stopAll();
-    throw new Error(`garden did not start: ${(error as Error).message} ${lastProblem}\n${tails.join("\n")}`, {
-      cause: error,
-    });
-  }
+/** gardener-apiserver on `port`, with its etcd on `etcdPort`, authenticating and authorizing through `controlPlane`. */
+function gardenerApiServer(
+  parts: GardenParts,
+  command: string,
+  controlPlane: ControlPlane,
+  etcdPort: number,
+  port: number,
+): ManagedProcess {
+  return startManagedProcess({
+    name: "gardener-apiserver",
+    command,
+    args: [
+      "--bind-address=127.0.0.1",
+      `--secure-port=${port}`,
+      `--etcd-servers=http://127.0.0.1:${etcdPort}`,
+      `--tls-cert-file=${parts.path("gardener-apiserver.crt")}`,
+      `--tls-private-key-file=${parts.path("gardener-apiserver.key")}`,
+      "--cluster-identity=openmcp-engine-garden",
+      "--authorization-always-allow-paths=/healthz",
+      `--authentication-kubeconfig=${controlPlane.kubeconfigPath}`,
+      `--authorization-kubeconfig=${controlPlane.kubeconfigPath}`,
+      `--kubeconfig=${controlPlane.kubeconfigPath}`,
+      // Lifecycle stages of CloudProfile versions (GEP-32) are alpha; the backend reads them, so they are on.
+      "--feature-gates=VersionClassificationLifecycle=true",
+      "--log-format=text",
+      "--profiling=false",
+    ],
+    logPath: parts.path("gardener-apiserver.log"),
+  });
+}
+
+/** Waits until Shoots and CredentialsBindings can be listed through kube-apiserver, noting what the APIServices say meanwhile. */
+async function waitForGardenerApis(
+  parts: GardenParts,
+  controlPlane: ControlPlane,
+  apiServer: ManagedProcess,
+  timeoutMs: number,
+): Promise<void> {
+  const custom = controlPlane.kubeConfig.makeApiClient(CustomObjectsApi);
+  await until(timeoutMs, [apiServer], "Gardener's APIs through kube-apiserver", async () => {
+    parts.lastProblem = await apiServiceProblems(controlPlane.kubeConfig);
+    try {
+      await custom.listClusterCustomObject({
+        group: "core.gardener.cloud",
+        version: "v1beta1",
+        plural: "shoots",
+      });
+      await custom.listClusterCustomObject({
+        group: "security.gardener.cloud",
+        version: "v1alpha1",
+        plural: "credentialsbindings",
+      });
+      return true;
+    } catch {
+      return false;
+    }
+  });
 }
 
 /** The Service and APIServices that route Gardener's groups from kube-apiserver to gardener-apiserver. */

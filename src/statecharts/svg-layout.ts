@@ -115,57 +115,78 @@ const rootOptions: Record<string, string> = {
 
 /** Lays `chart` out; the same chart always gives the same layout. */
 export async function layoutChart(chart: Statechart): Promise<ChartLayout> {
-  const s = chartStyle;
-  const descriptions = new Map(
-    chart.states.map((state) => [
-      state.id,
-      state.description === undefined
-        ? []
-        : wrapText(state.description, s.description, s.descriptionWidth, s.descriptionLines),
-    ]),
-  );
-  const headerHeight = (state: StatechartState) => {
-    const lines = descriptions.get(state.id)?.length ?? 0;
-    return (
-      s.paddingY +
-      s.nameLineHeight +
-      (lines > 0 ? s.nameGap + lines * s.descriptionLineHeight : 0) +
-      s.paddingY
-    );
-  };
-  const headerWidth = (state: StatechartState) => {
-    const widths = [
-      textWidth(state.key, s.name),
-      ...(descriptions.get(state.id) ?? []).map((line) => textWidth(line, s.description)),
-    ];
-    return Math.max(s.minStateWidth, Math.ceil(Math.max(...widths) + 2 * s.paddingX));
-  };
+  const headers = chart.states.map(headerOf);
+  const arrowGroups = arrowGroupsOf(chart);
+  const laidOut = await (await createElk()).layout(elkGraph(chart, headers, arrowGroups));
+  return placedChart(chart, laidOut, headers, arrowGroups);
+}
 
-  const elkNodes = new Map<string, ElkNode>();
+/** A state's header: its name and wrapped description, and the size they take. */
+interface StateHeader {
+  readonly state: StatechartState;
+  readonly descriptionLines: string[];
+  readonly width: number;
+  readonly height: number;
+}
+
+/** All transitions from one state to another: they share one arrow, one label line each. */
+interface ArrowGroup {
+  readonly source: string;
+  readonly target: string;
+  readonly lines: string[];
+}
+
+function headerOf(state: StatechartState): StateHeader {
+  const s = chartStyle;
+  const descriptionLines =
+    state.description === undefined
+      ? []
+      : wrapText(state.description, s.description, s.descriptionWidth, s.descriptionLines);
+  const lines = descriptionLines.length;
+  const height =
+    s.paddingY +
+    s.nameLineHeight +
+    (lines > 0 ? s.nameGap + lines * s.descriptionLineHeight : 0) +
+    s.paddingY;
+  const widths = [
+    textWidth(state.key, s.name),
+    ...descriptionLines.map((line) => textWidth(line, s.description)),
+  ];
+  const width = Math.max(s.minStateWidth, Math.ceil(Math.max(...widths) + 2 * s.paddingX));
+  return { state, descriptionLines, width, height };
+}
+
+/** The transitions grouped by source and target, in the order of their first transition. */
+function arrowGroupsOf(chart: Statechart): ArrowGroup[] {
+  const groups = new Map<string, ArrowGroup>();
+  for (const transition of chart.transitions) {
+    const key = `${transition.source}\u0000${transition.target}`;
+    const group = groups.get(key) ?? { source: transition.source, target: transition.target, lines: [] };
+    group.lines.push(transitionLabel(transition));
+    groups.set(key, group);
+  }
+  return [...groups.values()];
+}
+
+/**
+ * ELK's graph of the chart: a node per state (a compound state's children inside it), a dot per initial state,
+ * and an edge per arrow group (`t<index>`), each edge in the nearest node that holds both its ends.
+ */
+function elkGraph(
+  chart: Statechart,
+  headers: readonly StateHeader[],
+  arrowGroups: readonly ArrowGroup[],
+): ElkNode {
   const root: ElkNode = { id: "root", layoutOptions: rootOptions, children: [], edges: [] };
+  const elkNodes = new Map<string, ElkNode>();
   const containerOf = (stateId: string | undefined) =>
     stateId === undefined ? root : (elkNodes.get(stateId) ?? root);
-  for (const state of chart.states) {
-    const node: ElkNode =
-      state.children.length > 0
-        ? {
-            id: state.id,
-            children: [],
-            edges: [],
-            layoutOptions: {
-              "org.eclipse.elk.padding": padding(
-                headerHeight(state) + s.compoundPadding / 2,
-                s.compoundPadding,
-              ),
-              "org.eclipse.elk.nodeSize.constraints": "MINIMUM_SIZE",
-              "org.eclipse.elk.nodeSize.minimum": `(${headerWidth(state)}, ${headerHeight(state) + 2 * s.compoundPadding})`,
-            },
-          }
-        : { id: state.id, width: headerWidth(state), height: headerHeight(state) };
-    elkNodes.set(state.id, node);
-    containerOf(state.parent).children?.push(node);
+  for (const header of headers) {
+    const node = stateNode(header);
+    elkNodes.set(header.state.id, node);
+    containerOf(header.state.parent).children?.push(node);
   }
-  const d = 2 * s.initialRadius;
+  const d = 2 * chartStyle.initialRadius;
   for (const state of chart.states.filter((candidate) => candidate.initial)) {
     const container = containerOf(state.parent);
     container.children?.unshift({ id: initialId(state.parent), width: d, height: d });
@@ -175,80 +196,71 @@ export async function layoutChart(chart: Statechart): Promise<ChartLayout> {
       targets: [state.id],
     });
   }
-
-  const groups = new Map<string, { source: string; target: string; lines: string[] }>();
-  for (const transition of chart.transitions) {
-    const key = `${transition.source}\u0000${transition.target}`;
-    const group = groups.get(key) ?? { source: transition.source, target: transition.target, lines: [] };
-    group.lines.push(transitionLabel(transition));
-    groups.set(key, group);
-  }
-  const arrowGroups = [...groups.values()];
   arrowGroups.forEach((group, index) => {
-    const label: ElkLabel = {
-      text: group.lines.join("\n"),
-      width: Math.ceil(
-        Math.max(...group.lines.map((line) => textWidth(line, s.label))) + 2 * s.labelPaddingX,
-      ),
-      height: group.lines.length * s.labelLineHeight + 2 * s.labelPaddingY,
-    };
-    const edge: ElkExtendedEdge = {
-      id: `t${index}`,
-      sources: [group.source],
-      targets: [group.target],
-      labels: [label],
-    };
-    containerOf(commonAncestor(chart, group.source, group.target)).edges?.push(edge);
+    containerOf(commonAncestor(chart, group.source, group.target)).edges?.push(arrowEdge(group, index));
   });
+  return root;
+}
 
-  const laidOut = await (await createElk()).layout(root);
-
-  const placed = new Map<string, ElkNode>();
-  const edges = new Map<string, ElkExtendedEdge>();
-  const collect = (node: ElkNode) => {
-    placed.set(node.id, node);
-    for (const edge of node.edges ?? []) edges.set(edge.id, edge);
-    for (const child of node.children ?? []) collect(child);
+/** A simple state's node has its header's size; a compound state's is at least that, its children below the header. */
+function stateNode({ state, width, height }: StateHeader): ElkNode {
+  const s = chartStyle;
+  if (state.children.length === 0) return { id: state.id, width, height };
+  return {
+    id: state.id,
+    children: [],
+    edges: [],
+    layoutOptions: {
+      "org.eclipse.elk.padding": padding(height + s.compoundPadding / 2, s.compoundPadding),
+      "org.eclipse.elk.nodeSize.constraints": "MINIMUM_SIZE",
+      "org.eclipse.elk.nodeSize.minimum": `(${width}, ${height + 2 * s.compoundPadding})`,
+    },
   };
-  collect(laidOut);
+}
 
-  const boxOf = (id: string): Box => {
-    const node = placed.get(id);
-    if (
-      node?.x === undefined ||
-      node.y === undefined ||
-      node.width === undefined ||
-      node.height === undefined
-    ) {
-      throw new Error(`ELK returned no position for "${id}"`);
-    }
-    return { x: node.x, y: node.y, width: node.width, height: node.height };
+/** The edge of arrow group `index`, with a label as large as its lines. */
+function arrowEdge(group: ArrowGroup, index: number): ElkExtendedEdge {
+  const s = chartStyle;
+  const label: ElkLabel = {
+    text: group.lines.join("\n"),
+    width: Math.ceil(Math.max(...group.lines.map((line) => textWidth(line, s.label))) + 2 * s.labelPaddingX),
+    height: group.lines.length * s.labelLineHeight + 2 * s.labelPaddingY,
   };
+  return { id: `t${index}`, sources: [group.source], targets: [group.target], labels: [label] };
+}
 
+/** The chart's elements where ELK placed them. */
+function placedChart(
+  chart: Statechart,
+  laidOut: ElkNode,
+  headers: readonly StateHeader[],
+  arrowGroups: readonly ArrowGroup[],
+): ChartLayout {
+  const placed = new Placed(laidOut);
   return {
     id: chart.id,
     width: laidOut.width ?? 0,
     height: laidOut.height ?? 0,
-    states: chart.states.map((state) => ({
-      ...boxOf(state.id),
+    states: headers.map(({ state, descriptionLines }) => ({
+      ...placed.boxOf(state.id),
       state,
-      descriptionLines: descriptions.get(state.id) ?? [],
+      descriptionLines,
       compound: state.children.length > 0,
     })),
     initials: chart.states
       .filter((state) => state.initial)
       .map((state) => {
-        const dot = boxOf(initialId(state.parent));
+        const dot = placed.boxOf(initialId(state.parent));
         return {
           parent: state.parent,
           target: state.id,
           center: { x: dot.x + dot.width / 2, y: dot.y + dot.height / 2 },
-          radius: s.initialRadius,
-          points: pointsOf(edges.get(`${initialId(state.parent)}->`)),
+          radius: chartStyle.initialRadius,
+          points: pointsOf(placed.edges.get(`${initialId(state.parent)}->`)),
         };
       }),
     arrows: arrowGroups.map((group, index) => {
-      const edge = edges.get(`t${index}`);
+      const edge = placed.edges.get(`t${index}`);
       const label = edge?.labels?.[0];
       return {
         source: group.source,
@@ -264,6 +276,35 @@ export async function layoutChart(chart: Statechart): Promise<ChartLayout> {
       };
     }),
   };
+}
+
+/** ELK's nodes and edges of a laid-out graph, by id. */
+class Placed {
+  readonly nodes = new Map<string, ElkNode>();
+  readonly edges = new Map<string, ElkExtendedEdge>();
+
+  constructor(laidOut: ElkNode) {
+    this.#collect(laidOut);
+  }
+
+  boxOf(id: string): Box {
+    const node = this.nodes.get(id);
+    if (
+      node?.x === undefined ||
+      node.y === undefined ||
+      node.width === undefined ||
+      node.height === undefined
+    ) {
+      throw new Error(`ELK returned no position for "${id}"`);
+    }
+    return { x: node.x, y: node.y, width: node.width, height: node.height };
+  }
+
+  #collect(node: ElkNode): void {
+    this.nodes.set(node.id, node);
+    for (const edge of node.edges ?? []) this.edges.set(edge.id, edge);
+    for (const child of node.children ?? []) this.#collect(child);
+  }
 }
 
 /** ELK's bundled build (no worker thread), loaded on first use: 1.6 MB the engine's other commands need not parse. */

@@ -1,5 +1,5 @@
 /** Serves the live view: one read-only page, its diagrams, and Server-Sent Events with every change. */
-import { createServer, type ServerResponse } from "node:http";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AnyStateMachine } from "xstate";
 import { errorMessage, type Logger } from "../runtime/logger.ts";
 import { statechartOf } from "../statecharts/graph.ts";
@@ -43,96 +43,10 @@ export interface LiveViewServer {
  * it works without internet access.
  */
 export async function startLiveViewServer(options: LiveViewServerOptions): Promise<LiveViewServer> {
-  const title = options.title ?? "openmcp-engine live view";
-  const charts = new Map<string, Promise<string>>();
-  const chartOf = (machine: AnyStateMachine) => {
-    let chart = charts.get(machine.id);
-    if (!chart) {
-      chart = layoutChart(statechartOf(machine)).then((layout) =>
-        renderSvg(layout, {
-          title: `The ${machine.id} statechart`,
-          description: "Each state shows how many resources are in it, or whether the picked resource is.",
-        }),
-      );
-      charts.set(machine.id, chart);
-    }
-    return chart;
-  };
-  for (const machine of options.machines ?? []) void chartOf(machine);
-  const knownMachines = () => {
-    const all = new Map<string, AnyStateMachine>();
-    for (const machine of options.machines ?? []) all.set(machine.id, machine);
-    for (const [id, machine] of options.view.machines()) all.set(id, machine);
-    return all;
-  };
-
-  const streams = new Set<ServerResponse>();
-  const server = createServer((request, response) => {
-    const path = (request.url ?? "/").split("?")[0] ?? "/";
-    if (request.method !== "GET") {
-      response.writeHead(405, { allow: "GET", "content-type": "text/plain" }).end("read-only\n");
-      return;
-    }
-    const fail = (error: unknown) => {
-      options.log.warn("live view request failed", { path, error: errorMessage(error) });
-      if (!response.headersSent) response.writeHead(500, { "content-type": "text/plain" });
-      response.end("internal error\n");
-    };
-    if (path === "/") {
-      const machines = knownMachines();
-      Promise.all(
-        [...machines.values()].map(async (machine) => [machine.id, await chartOf(machine)] as const),
-      )
-        .then((entries) => {
-          const page = liveViewPage({ title, charts: new Map(entries) });
-          response
-            .writeHead(200, {
-              "content-type": "text/html; charset=utf-8",
-              "content-security-policy": page.contentSecurityPolicy,
-              "cache-control": "no-store",
-              "x-content-type-options": "nosniff",
-            })
-            .end(page.html);
-        })
-        .catch(fail);
-    } else if (path.startsWith("/charts/")) {
-      const machine = knownMachines().get(decodeURIComponent(path.slice("/charts/".length)));
-      if (!machine) {
-        response.writeHead(404, { "content-type": "text/plain" }).end("no such machine\n");
-        return;
-      }
-      chartOf(machine)
-        .then((svg) => response.writeHead(200, { "content-type": "image/svg+xml" }).end(svg))
-        .catch(fail);
-    } else if (path === "/resources") {
-      response
-        .writeHead(200, { "content-type": "application/json", "cache-control": "no-store" })
-        .end(`${JSON.stringify({ resources: options.view.resources() })}\n`);
-    } else if (path === "/events") {
-      response.writeHead(200, {
-        "content-type": "text/event-stream; charset=utf-8",
-        "cache-control": "no-store",
-        connection: "keep-alive",
-        "x-accel-buffering": "no",
-      });
-      response.write("retry: 2000\n\n");
-      response.write(sse("snapshot", { resources: options.view.resources() }));
-      const unsubscribe = options.view.subscribe((change: LiveViewChange) => {
-        response.write(
-          change.type === "resource" ? sse("resource", change.resource) : sse("removed", { uid: change.uid }),
-        );
-      });
-      streams.add(response);
-      request.on("close", () => {
-        unsubscribe();
-        streams.delete(response);
-      });
-    } else {
-      response.writeHead(404, { "content-type": "text/plain" }).end("not found\n");
-    }
-  });
+  const routes = new LiveViewRoutes(options);
+  const server = createServer((request, response) => routes.handle(request, response));
   const heartbeat = setInterval(() => {
-    for (const stream of streams) stream.write(": keep-alive\n\n");
+    for (const stream of routes.streams) stream.write(": keep-alive\n\n");
   }, options.heartbeatMs ?? 15_000);
   heartbeat.unref();
 
@@ -144,13 +58,127 @@ export async function startLiveViewServer(options: LiveViewServerOptions): Promi
     port,
     close: async () => {
       clearInterval(heartbeat);
-      for (const stream of streams) stream.end();
+      for (const stream of routes.streams) stream.end();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();
       });
     },
   };
+}
+
+/** The server's answers, route by route; it keeps the machines' diagrams and the open event streams. */
+class LiveViewRoutes {
+  /** The event streams open now. */
+  readonly streams = new Set<ServerResponse>();
+  readonly #options: LiveViewServerOptions;
+  readonly #title: string;
+  /** Each machine's diagram, drawn once, by machine id. */
+  readonly #charts = new Map<string, Promise<string>>();
+
+  constructor(options: LiveViewServerOptions) {
+    this.#options = options;
+    this.#title = options.title ?? "openmcp-engine live view";
+    for (const machine of options.machines ?? []) void this.#chartOf(machine);
+  }
+
+  handle(request: IncomingMessage, response: ServerResponse): void {
+    const path = (request.url ?? "/").split("?")[0] ?? "/";
+    if (request.method !== "GET") {
+      response.writeHead(405, { allow: "GET", "content-type": "text/plain" }).end("read-only\n");
+      return;
+    }
+    const fail = (error: unknown) => {
+      this.#options.log.warn("live view request failed", { path, error: errorMessage(error) });
+      if (!response.headersSent) response.writeHead(500, { "content-type": "text/plain" });
+      response.end("internal error\n");
+    };
+    if (path === "/") this.#page(response).catch(fail);
+    else if (path.startsWith("/charts/"))
+      this.#chart(decodeURIComponent(path.slice("/charts/".length)), response, fail);
+    else if (path === "/resources") this.#resources(response);
+    else if (path === "/events") this.#events(request, response);
+    else response.writeHead(404, { "content-type": "text/plain" }).end("not found\n");
+  }
+
+  /** The page, with the diagram of every machine known so far. */
+  async #page(response: ServerResponse): Promise<void> {
+    const machines = this.#knownMachines();
+    const entries = await Promise.all(
+      [...machines.values()].map(async (machine) => [machine.id, await this.#chartOf(machine)] as const),
+    );
+    const page = liveViewPage({ title: this.#title, charts: new Map(entries) });
+    response
+      .writeHead(200, {
+        "content-type": "text/html; charset=utf-8",
+        "content-security-policy": page.contentSecurityPolicy,
+        "cache-control": "no-store",
+        "x-content-type-options": "nosniff",
+      })
+      .end(page.html);
+  }
+
+  #chart(machineId: string, response: ServerResponse, fail: (error: unknown) => void): void {
+    const machine = this.#knownMachines().get(machineId);
+    if (!machine) {
+      response.writeHead(404, { "content-type": "text/plain" }).end("no such machine\n");
+      return;
+    }
+    this.#chartOf(machine)
+      .then((svg) => response.writeHead(200, { "content-type": "image/svg+xml" }).end(svg))
+      .catch(fail);
+  }
+
+  #resources(response: ServerResponse): void {
+    response
+      .writeHead(200, { "content-type": "application/json", "cache-control": "no-store" })
+      .end(`${JSON.stringify({ resources: this.#options.view.resources() })}\n`);
+  }
+
+  /** A snapshot of every resource, then each change, until the client goes. */
+  #events(request: IncomingMessage, response: ServerResponse): void {
+    const { view } = this.#options;
+    response.writeHead(200, {
+      "content-type": "text/event-stream; charset=utf-8",
+      "cache-control": "no-store",
+      connection: "keep-alive",
+      "x-accel-buffering": "no",
+    });
+    response.write("retry: 2000\n\n");
+    response.write(sse("snapshot", { resources: view.resources() }));
+    const unsubscribe = view.subscribe((change: LiveViewChange) => {
+      response.write(
+        change.type === "resource" ? sse("resource", change.resource) : sse("removed", { uid: change.uid }),
+      );
+    });
+    this.streams.add(response);
+    request.on("close", () => {
+      unsubscribe();
+      this.streams.delete(response);
+    });
+  }
+
+  #chartOf(machine: AnyStateMachine): Promise<string> {
+    let chart = this.#charts.get(machine.id);
+    if (!chart) {
+      chart = layoutChart(statechartOf(machine)).then((layout) =>
+        renderSvg(layout, {
+          title: `The ${machine.id} statechart`,
+          description: "Each state shows how many resources are in it, or whether the picked resource is.",
+        }),
+      );
+      this.#charts.set(machine.id, chart);
+    }
+    return chart;
+  }
+
+  /** The machines given at the start and those of the resources seen since, by id. */
+  #knownMachines(): Map<string, AnyStateMachine> {
+    const all = new Map<string, AnyStateMachine>();
+    for (const machine of this.#options.machines ?? []) all.set(machine.id, machine);
+    for (const [id, machine] of this.#options.view.machines()) all.set(id, machine);
+    return all;
+  }
 }
 
 /** One Server-Sent Event; JSON has no raw newlines, so one `data:` line suffices. */

@@ -34,135 +34,192 @@ export const ACCESS_REQUEST_GUARD_PHRASES: Readonly<
  * last. Never reads or shows a credential; the Secret is named, not opened.
  */
 export function explainAccessRequest(request: AccessRequest): AccessRequestExplanation {
-  const status = request.status;
   const state = accessStateOf(request);
-  const conditions = status?.conditions ?? [];
-  const condition = (type: string) => conditions.find((c) => c.type === type);
-  const why: string[] = [];
-  const waitingFor: string[] = [];
-  const base = { state, phase: status?.phase };
+  return { state, phase: request.status?.phase, ...reasonsFor(request, state) };
+}
 
-  if (state === "deleting.revoking") {
-    explainDeleting(request, condition(CONDITION_TYPES.clusterReady), why, waitingFor);
-    const failing = targetFailure(condition(CONDITION_TYPES.accessGranted));
-    if (failing) {
-      why.push(failing.why);
-      waitingFor.unshift(failing.waitingFor);
-    }
-    return { ...base, why, waitingFor };
-  }
+/** Why a request is where it is, and what it waits for: one line each. */
+interface Reasons {
+  readonly why: string[];
+  readonly waitingFor: string[];
+}
 
-  if (needsPreparation(request)) {
-    const prepared = condition(PREPARED_CONDITION);
-    if (prepared?.status === "False") {
-      why.push(`not prepared yet: ${prepared.message}`);
-      waitingFor.push(referenceToResolve(request));
-    } else {
-      why.push(
-        "not prepared yet: it has no provider and profile labels, and no preparation has looked at it",
-      );
-      waitingFor.push(
-        "AccessRequest preparation: an engine without --no-prepare-access-requests, or the openMCP operator (is it running?)",
-      );
-    }
-    return { ...base, why, waitingFor };
-  }
-
-  const labels = request.metadata.labels ?? {};
-  const clusterReady = condition(CONDITION_TYPES.clusterReady);
-  const accessGranted = condition(CONDITION_TYPES.accessGranted);
-  if (clusterReady === undefined && accessGranted === undefined) {
-    const provider = labels[LABELS.provider];
-    why.push(
-      `prepared for provider "${provider}" (profile "${labels[LABELS.profile]}"), but no provider has acted on it yet`,
-    );
-    waitingFor.push(`the controller of provider "${provider}" (is it running?)`);
-    return { ...base, why, waitingFor };
-  }
-
+function reasonsFor(request: AccessRequest, state: string): Reasons {
+  if (state === "deleting.revoking") return explainRevoking(request);
+  if (needsPreparation(request)) return explainUnprepared(request);
+  const seen = seenOf(request);
+  if (seen.clusterReady === undefined && seen.accessGranted === undefined) return explainUntouched(request);
   const generation = request.metadata.generation ?? 0;
-  const lagging = status !== undefined && status.observedGeneration < generation;
-  if (lagging) {
-    why.push(
-      `the status describes generation ${status.observedGeneration}, the spec is at ${generation}: the latest change is not reconciled yet`,
-    );
+  const lagging = seen.lagging
+    ? [
+        `the status describes generation ${request.status?.observedGeneration}, the spec is at ${generation}: the latest change is not reconciled yet`,
+      ]
+    : [];
+  const reasons = reasonsInState(state, seen);
+  return { why: [...lagging, ...reasons.why], waitingFor: reasons.waitingFor };
+}
+
+function reasonsInState(state: string, seen: Seen): Reasons {
+  switch (state) {
+    case "granted":
+      return explainGranted(seen);
+    case "denied":
+      return explainDenied(seen);
+    case "provisioning":
+      return explainProvisioning(seen);
+    default:
+      return explainPending(seen);
   }
-  const secret = status?.secretRef?.name;
-  const cluster = clusterNamed(request);
+}
+
+/** What the request's status says, as every state of a prepared request that a provider has acted on reads it. */
+interface Seen {
+  readonly request: AccessRequest;
+  readonly clusterReady: Condition | undefined;
+  readonly accessGranted: Condition | undefined;
+  /** The status describes an older generation than the spec's. */
+  readonly lagging: boolean;
+  /** The name of the request's Secret, once it has one. */
+  readonly secret: string | undefined;
+  readonly failing: TargetFailure | undefined;
+  /** Before the grant, a Cluster that is not ready, else a failing target, is what holds the request up. */
+  readonly blocked: { why: string; waitingFor: string[] } | undefined;
+}
+
+function seenOf(request: AccessRequest): Seen {
+  const status = request.status;
+  const clusterReady = conditionOf(request, CONDITION_TYPES.clusterReady);
+  const accessGranted = conditionOf(request, CONDITION_TYPES.accessGranted);
   const failing = targetFailure(accessGranted);
-  // Before the grant, a Cluster that is not ready, else a failing target, is what holds the request up.
   const blocked =
     clusterReady?.status === "False"
       ? {
           why: `waiting for the Cluster: ${clusterReady.message}`,
-          waitingFor: clusterWait(clusterReady, cluster),
+          waitingFor: clusterWait(clusterReady, clusterNamed(request)),
         }
       : failing && { why: failing.why, waitingFor: [failing.waitingFor] };
+  return {
+    request,
+    clusterReady,
+    accessGranted,
+    lagging: status !== undefined && status.observedGeneration < (request.metadata.generation ?? 0),
+    secret: status?.secretRef?.name,
+    failing,
+    blocked,
+  };
+}
 
-  switch (state) {
-    case "granted":
-      why.push(
-        secret
-          ? `access granted: the kubeconfig is in Secret ${secret} in namespace ${request.metadata.namespace} (its contents are not shown)`
-          : "access granted",
-      );
-      if (clusterReady?.status === "False") {
-        why.push(
-          `the Cluster is not reachable now: ${clusterReady.message}; the access is checked again once it is`,
-        );
-      }
-      if (failing) {
-        why.push(`${failing.why}; the access cannot be checked or its credential renewed meanwhile`);
-        waitingFor.push(failing.waitingFor);
-        break;
-      }
-      waitingFor.push(
-        lagging
-          ? "preparation to set it back to Pending, then the controller grants it anew for the changed spec"
-          : "nothing: it is Granted. The credential is renewed at 80 % of its validity; it moves when it is deleted or changed, or an access object on the target goes missing",
-      );
-      break;
-    case "denied":
-      why.push(
-        (accessGranted?.reason === REASONS.Denied || accessGranted?.reason === REASONS.OutsideAdminScope) &&
-          accessGranted.message !== ""
-          ? `denied: ${accessGranted.message}`
-          : "denied (no reason recorded)",
-      );
-      waitingFor.push(
-        "a person: remove the cause or change the request (it is checked again on every look and goes back to Pending once it can be served), or delete it",
-      );
-      break;
-    case "provisioning":
-      if (blocked) {
-        why.push(blocked.why);
-        waitingFor.push(...blocked.waitingFor);
-      } else if (accessGranted?.status === "False" && accessGranted.reason === REASONS.BackendError) {
-        why.push(`the last attempt to grant it failed: ${accessGranted.message}`);
-        waitingFor.push(
-          "the cause to go away (the controller retries with backoff and grants it then, untouched), or a person to change or delete the request",
-        );
-      } else {
-        why.push(
-          `access is being granted on the target cluster: ServiceAccount, roles and bindings, then the kubeconfig in Secret ${secret ?? `${request.metadata.name}.kubeconfig`}`,
-        );
-        waitingFor.push(
-          "the controller to find every access object in place and a valid credential in the Secret (it looks again every few seconds)",
-        );
-      }
-      break;
-    default:
-      if (blocked) {
-        why.push(blocked.why);
-        waitingFor.push(...blocked.waitingFor);
-      } else {
-        why.push(accessGranted ? describe(accessGranted) : "the controller has not started granting it yet");
-        waitingFor.push(
-          lagging ? "the controller to reconcile the latest change (is it running?)" : "the next reconcile",
-        );
-      }
+function conditionOf(request: AccessRequest, type: string): Condition | undefined {
+  return (request.status?.conditions ?? []).find((c) => c.type === type);
+}
+
+/** Being deleted: what is removed, and what a failing target holds up. */
+function explainRevoking(request: AccessRequest): Reasons {
+  const why: string[] = [];
+  const waitingFor: string[] = [];
+  explainDeleting(request, conditionOf(request, CONDITION_TYPES.clusterReady), why, waitingFor);
+  const failing = targetFailure(conditionOf(request, CONDITION_TYPES.accessGranted));
+  if (failing) {
+    why.push(failing.why);
+    waitingFor.unshift(failing.waitingFor);
   }
-  return { ...base, why, waitingFor };
+  return { why, waitingFor };
+}
+
+/** Not prepared: the reference preparation could not resolve, or no preparation at all. */
+function explainUnprepared(request: AccessRequest): Reasons {
+  const prepared = conditionOf(request, PREPARED_CONDITION);
+  if (prepared?.status === "False") {
+    return { why: [`not prepared yet: ${prepared.message}`], waitingFor: [referenceToResolve(request)] };
+  }
+  return {
+    why: ["not prepared yet: it has no provider and profile labels, and no preparation has looked at it"],
+    waitingFor: [
+      "AccessRequest preparation: an engine without --no-prepare-access-requests, or the openMCP operator (is it running?)",
+    ],
+  };
+}
+
+/** Prepared, but no provider's controller has written a condition. */
+function explainUntouched(request: AccessRequest): Reasons {
+  const labels = request.metadata.labels ?? {};
+  const provider = labels[LABELS.provider];
+  return {
+    why: [
+      `prepared for provider "${provider}" (profile "${labels[LABELS.profile]}"), but no provider has acted on it yet`,
+    ],
+    waitingFor: [`the controller of provider "${provider}" (is it running?)`],
+  };
+}
+
+function explainGranted({ request, clusterReady, lagging, secret, failing }: Seen): Reasons {
+  const why = [
+    secret
+      ? `access granted: the kubeconfig is in Secret ${secret} in namespace ${request.metadata.namespace} (its contents are not shown)`
+      : "access granted",
+  ];
+  if (clusterReady?.status === "False") {
+    why.push(
+      `the Cluster is not reachable now: ${clusterReady.message}; the access is checked again once it is`,
+    );
+  }
+  if (failing) {
+    why.push(`${failing.why}; the access cannot be checked or its credential renewed meanwhile`);
+    return { why, waitingFor: [failing.waitingFor] };
+  }
+  return {
+    why,
+    waitingFor: [
+      lagging
+        ? "preparation to set it back to Pending, then the controller grants it anew for the changed spec"
+        : "nothing: it is Granted. The credential is renewed at 80 % of its validity; it moves when it is deleted or changed, or an access object on the target goes missing",
+    ],
+  };
+}
+
+function explainDenied({ accessGranted }: Seen): Reasons {
+  return {
+    why: [
+      (accessGranted?.reason === REASONS.Denied || accessGranted?.reason === REASONS.OutsideAdminScope) &&
+      accessGranted.message !== ""
+        ? `denied: ${accessGranted.message}`
+        : "denied (no reason recorded)",
+    ],
+    waitingFor: [
+      "a person: remove the cause or change the request (it is checked again on every look and goes back to Pending once it can be served), or delete it",
+    ],
+  };
+}
+
+function explainProvisioning({ request, accessGranted, secret, blocked }: Seen): Reasons {
+  if (blocked) return { why: [blocked.why], waitingFor: [...blocked.waitingFor] };
+  if (accessGranted?.status === "False" && accessGranted.reason === REASONS.BackendError) {
+    return {
+      why: [`the last attempt to grant it failed: ${accessGranted.message}`],
+      waitingFor: [
+        "the cause to go away (the controller retries with backoff and grants it then, untouched), or a person to change or delete the request",
+      ],
+    };
+  }
+  return {
+    why: [
+      `access is being granted on the target cluster: ServiceAccount, roles and bindings, then the kubeconfig in Secret ${secret ?? `${request.metadata.name}.kubeconfig`}`,
+    ],
+    waitingFor: [
+      "the controller to find every access object in place and a valid credential in the Secret (it looks again every few seconds)",
+    ],
+  };
+}
+
+/** Pending (or any other state): held up, or not yet granting. */
+function explainPending({ accessGranted, lagging, blocked }: Seen): Reasons {
+  if (blocked) return { why: [blocked.why], waitingFor: [...blocked.waitingFor] };
+  return {
+    why: [accessGranted ? describe(accessGranted) : "the controller has not started granting it yet"],
+    waitingFor: [
+      lagging ? "the controller to reconcile the latest change (is it running?)" : "the next reconcile",
+    ],
+  };
 }
 
 function explainDeleting(
@@ -232,10 +289,14 @@ const TARGET_FAILURES: ReadonlySet<string> = new Set([
   REASONS.TargetError,
 ]);
 
+/** What a failing target means, and what ends it. */
+interface TargetFailure {
+  readonly why: string;
+  readonly waitingFor: string;
+}
+
 /** What a failing target (AccessGranted=False with a target reason) means, and what ends it; undefined when it is not failing. */
-function targetFailure(
-  accessGranted: Condition | undefined,
-): { why: string; waitingFor: string } | undefined {
+function targetFailure(accessGranted: Condition | undefined): TargetFailure | undefined {
   if (accessGranted?.status !== "False" || !TARGET_FAILURES.has(accessGranted.reason)) return undefined;
   const retried = "the controller retries with backoff and goes on by itself then";
   switch (accessGranted.reason) {

@@ -40,151 +40,10 @@ const merge = setHeaderOptions("Content-Type", PatchStrategy.MergePatch);
 export function sides(kubeConfig: KubeConfig): Side {
   const custom = kubeConfig.makeApiClient(CustomObjectsApi);
   const core = kubeConfig.makeApiClient(CoreV1Api);
-  const absentIfGone = async <T>(call: () => Promise<T>): Promise<T | undefined> => {
-    try {
-      return await call();
-    } catch (error) {
-      if (isNotFound(error)) return undefined;
-      throw error;
-    }
-  };
-  const secrets: KindClient = {
-    async list(namespaces) {
-      const selectors = [LABELS.accessRequestUid, HANDOVER_OWNER_LABEL];
-      const lists = await Promise.all(
-        selectors.flatMap((labelSelector) =>
-          namespaces.length === 0
-            ? [core.listSecretForAllNamespaces({ labelSelector })]
-            : namespaces.map((namespace) => core.listNamespacedSecret({ namespace, labelSelector })),
-        ),
-      );
-      return lists.flatMap((list) => list.items as MovedObject[]);
-    },
-    get: (object) =>
-      absentIfGone(
-        async () =>
-          (await core.readNamespacedSecret({
-            namespace: object.metadata.namespace ?? "",
-            name: object.metadata.name ?? "",
-          })) as MovedObject,
-      ),
-    async create(object) {
-      const namespace = object.metadata.namespace ?? "";
-      try {
-        return (await core.createNamespacedSecret({ namespace, body: object as V1Secret })) as MovedObject;
-      } catch (error) {
-        if (!isConflict(error)) throw error;
-        return (await core.readNamespacedSecret({
-          namespace,
-          name: object.metadata.name ?? "",
-        })) as MovedObject;
-      }
-    },
-    replace: async (object) =>
-      (await core.replaceNamespacedSecret({
-        namespace: object.metadata.namespace ?? "",
-        name: object.metadata.name ?? "",
-        body: object as V1Secret,
-      })) as MovedObject,
-    async replaceStatus() {},
-    async merge(object, patch) {
-      await absentIfGone(() =>
-        core.patchNamespacedSecret(
-          { namespace: object.metadata.namespace ?? "", name: object.metadata.name ?? "", body: patch },
-          merge,
-        ),
-      );
-    },
-    async remove(object) {
-      await absentIfGone(() =>
-        core.deleteNamespacedSecret({
-          namespace: object.metadata.namespace ?? "",
-          name: object.metadata.name ?? "",
-        }),
-      );
-    },
-  };
-  const customOf = (kind: MovedKind): KindClient => {
-    const resource = { group: kind.group, version: kind.version, plural: kind.plural };
-    /** The object's name, and its namespace for a namespaced kind. */
-    const at = (object: MovedObject) => ({
-      ...resource,
-      name: object.metadata.name ?? "",
-      namespace: kind.namespaced ? (object.metadata.namespace ?? "") : undefined,
-    });
-    const get = (object: MovedObject) =>
-      absentIfGone(async () => {
-        const { namespace, ...where } = at(object);
-        return (
-          namespace !== undefined
-            ? await custom.getNamespacedCustomObject({ ...where, namespace })
-            : await custom.getClusterCustomObject(where)
-        ) as MovedObject;
-      });
-    return {
-      async list(namespaces) {
-        const lists =
-          kind.namespaced && namespaces.length > 0
-            ? await Promise.all(
-                namespaces.map((namespace) => custom.listNamespacedCustomObject({ ...resource, namespace })),
-              )
-            : [await custom.listClusterCustomObject(resource)];
-        return lists.flatMap((list) => (list as { items: MovedObject[] }).items);
-      },
-      get,
-      async create(object) {
-        const { namespace } = at(object);
-        const body = { ...object, apiVersion: `${kind.group}/${kind.version}`, kind: kind.kind };
-        try {
-          return (
-            namespace !== undefined
-              ? await custom.createNamespacedCustomObject({ ...resource, namespace, body })
-              : await custom.createClusterCustomObject({ ...resource, body })
-          ) as MovedObject;
-        } catch (error) {
-          if (!isConflict(error)) throw error;
-          const existing = await get(object);
-          if (!existing) throw error;
-          return existing;
-        }
-      },
-      async replace(object) {
-        const { namespace, ...where } = at(object);
-        const body = { ...object, apiVersion: `${kind.group}/${kind.version}`, kind: kind.kind };
-        return (
-          namespace !== undefined
-            ? await custom.replaceNamespacedCustomObject({ ...where, namespace, body })
-            : await custom.replaceClusterCustomObject({ ...where, body })
-        ) as MovedObject;
-      },
-      async replaceStatus(object) {
-        const { namespace, ...where } = at(object);
-        const body = object as object;
-        if (namespace !== undefined)
-          await custom.replaceNamespacedCustomObjectStatus({ ...where, namespace, body });
-        else await custom.replaceClusterCustomObjectStatus({ ...where, body });
-      },
-      async merge(object, patch) {
-        const { namespace, ...where } = at(object);
-        await absentIfGone(() =>
-          namespace !== undefined
-            ? custom.patchNamespacedCustomObject({ ...where, namespace, body: patch }, merge)
-            : custom.patchClusterCustomObject({ ...where, body: patch }, merge),
-        );
-      },
-      async remove(object) {
-        const { namespace, ...where } = at(object);
-        await absentIfGone(() =>
-          namespace !== undefined
-            ? custom.deleteNamespacedCustomObject({ ...where, namespace })
-            : custom.deleteClusterCustomObject(where),
-        );
-      },
-    };
-  };
+  const secrets = new SecretClient(core);
   return {
     custom,
-    of: (kind) => (kind.kind === "Secret" ? secrets : customOf(kind)),
+    of: (kind) => (kind.kind === "Secret" ? secrets : new CustomKindClient(custom, kind)),
     async ensureNamespaces(names) {
       for (const name of names) {
         try {
@@ -195,4 +54,178 @@ export function sides(kubeConfig: KubeConfig): Side {
       }
     },
   };
+}
+
+/** The call's answer; undefined when the object is not (or no longer) there. */
+async function absentIfGone<T>(call: () => Promise<T>): Promise<T | undefined> {
+  try {
+    return await call();
+  } catch (error) {
+    if (isNotFound(error)) return undefined;
+    throw error;
+  }
+}
+
+/** The object's namespace and name, for the core API's namespaced calls. */
+const secretAt = (object: MovedObject) => ({
+  namespace: object.metadata.namespace ?? "",
+  name: object.metadata.name ?? "",
+});
+
+/** The Secrets a move carries: those of AccessRequests and those handed over with a Cluster. Secrets have no status. */
+class SecretClient implements KindClient {
+  readonly #core: CoreV1Api;
+
+  constructor(core: CoreV1Api) {
+    this.#core = core;
+  }
+
+  async list(namespaces: readonly string[]): Promise<MovedObject[]> {
+    const selectors = [LABELS.accessRequestUid, HANDOVER_OWNER_LABEL];
+    const lists = await Promise.all(
+      selectors.flatMap((labelSelector) =>
+        namespaces.length === 0
+          ? [this.#core.listSecretForAllNamespaces({ labelSelector })]
+          : namespaces.map((namespace) => this.#core.listNamespacedSecret({ namespace, labelSelector })),
+      ),
+    );
+    return lists.flatMap((list) => list.items as MovedObject[]);
+  }
+
+  get(object: MovedObject): Promise<MovedObject | undefined> {
+    return absentIfGone(async () => (await this.#core.readNamespacedSecret(secretAt(object))) as MovedObject);
+  }
+
+  async create(object: MovedObject): Promise<MovedObject> {
+    const namespace = object.metadata.namespace ?? "";
+    try {
+      return (await this.#core.createNamespacedSecret({
+        namespace,
+        body: object as V1Secret,
+      })) as MovedObject;
+    } catch (error) {
+      if (!isConflict(error)) throw error;
+      return (await this.#core.readNamespacedSecret(secretAt(object))) as MovedObject;
+    }
+  }
+
+  async replace(object: MovedObject): Promise<MovedObject> {
+    const body = object as V1Secret;
+    return (await this.#core.replaceNamespacedSecret({ ...secretAt(object), body })) as MovedObject;
+  }
+
+  async replaceStatus(): Promise<void> {}
+
+  async merge(object: MovedObject, patch: object): Promise<void> {
+    await absentIfGone(() => this.#core.patchNamespacedSecret({ ...secretAt(object), body: patch }, merge));
+  }
+
+  async remove(object: MovedObject): Promise<void> {
+    await absentIfGone(() => this.#core.deleteNamespacedSecret(secretAt(object)));
+  }
+}
+
+/** A custom resource kind a move carries, namespaced or cluster-wide. */
+class CustomKindClient implements KindClient {
+  readonly #custom: CustomObjectsApi;
+  readonly #kind: MovedKind;
+  readonly #resource: { group: string; version: string; plural: string };
+
+  constructor(custom: CustomObjectsApi, kind: MovedKind) {
+    this.#custom = custom;
+    this.#kind = kind;
+    this.#resource = { group: kind.group, version: kind.version, plural: kind.plural };
+  }
+
+  async list(namespaces: readonly string[]): Promise<MovedObject[]> {
+    const resource = this.#resource;
+    const lists =
+      this.#kind.namespaced && namespaces.length > 0
+        ? await Promise.all(
+            namespaces.map((namespace) =>
+              this.#custom.listNamespacedCustomObject({ ...resource, namespace }),
+            ),
+          )
+        : [await this.#custom.listClusterCustomObject(resource)];
+    return lists.flatMap((list) => (list as { items: MovedObject[] }).items);
+  }
+
+  get(object: MovedObject): Promise<MovedObject | undefined> {
+    return absentIfGone(async () => {
+      const { namespace, ...where } = this.#at(object);
+      return (
+        namespace !== undefined
+          ? await this.#custom.getNamespacedCustomObject({ ...where, namespace })
+          : await this.#custom.getClusterCustomObject(where)
+      ) as MovedObject;
+    });
+  }
+
+  async create(object: MovedObject): Promise<MovedObject> {
+    const { namespace } = this.#at(object);
+    const resource = this.#resource;
+    const body = this.#body(object);
+    try {
+      return (
+        namespace !== undefined
+          ? await this.#custom.createNamespacedCustomObject({ ...resource, namespace, body })
+          : await this.#custom.createClusterCustomObject({ ...resource, body })
+      ) as MovedObject;
+    } catch (error) {
+      if (!isConflict(error)) throw error;
+      const existing = await this.get(object);
+      if (!existing) throw error;
+      return existing;
+    }
+  }
+
+  async replace(object: MovedObject): Promise<MovedObject> {
+    const { namespace, ...where } = this.#at(object);
+    const body = this.#body(object);
+    return (
+      namespace !== undefined
+        ? await this.#custom.replaceNamespacedCustomObject({ ...where, namespace, body })
+        : await this.#custom.replaceClusterCustomObject({ ...where, body })
+    ) as MovedObject;
+  }
+
+  async replaceStatus(object: MovedObject): Promise<void> {
+    const { namespace, ...where } = this.#at(object);
+    const body = object as object;
+    if (namespace !== undefined)
+      await this.#custom.replaceNamespacedCustomObjectStatus({ ...where, namespace, body });
+    else await this.#custom.replaceClusterCustomObjectStatus({ ...where, body });
+  }
+
+  async merge(object: MovedObject, patch: object): Promise<void> {
+    const { namespace, ...where } = this.#at(object);
+    await absentIfGone(() =>
+      namespace !== undefined
+        ? this.#custom.patchNamespacedCustomObject({ ...where, namespace, body: patch }, merge)
+        : this.#custom.patchClusterCustomObject({ ...where, body: patch }, merge),
+    );
+  }
+
+  async remove(object: MovedObject): Promise<void> {
+    const { namespace, ...where } = this.#at(object);
+    await absentIfGone(() =>
+      namespace !== undefined
+        ? this.#custom.deleteNamespacedCustomObject({ ...where, namespace })
+        : this.#custom.deleteClusterCustomObject(where),
+    );
+  }
+
+  /** The object's name, and its namespace for a namespaced kind. */
+  #at(object: MovedObject) {
+    return {
+      ...this.#resource,
+      name: object.metadata.name ?? "",
+      namespace: this.#kind.namespaced ? (object.metadata.namespace ?? "") : undefined,
+    };
+  }
+
+  /** The object as the API server takes it: with the kind's apiVersion and kind. */
+  #body(object: MovedObject) {
+    return { ...object, apiVersion: `${this.#kind.group}/${this.#kind.version}`, kind: this.#kind.kind };
+  }
 }

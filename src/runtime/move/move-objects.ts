@@ -69,14 +69,43 @@ export interface MoveReport {
  * has taken on is never overwritten; an object gone from the source is not looked for).
  */
 export async function moveObjects(options: MoveOptions): Promise<MoveReport> {
-  const log = options.log ?? (() => {});
-  const checkpoint = options.checkpoint ?? (() => {});
-  const timeoutMs = options.timeoutMs ?? 120_000;
-  const source = sides(options.from);
-  const target = sides(options.to);
+  const run: MoveRun = {
+    source: sides(options.from),
+    target: sides(options.to),
+    namespaces: options.namespaces,
+    timeoutMs: options.timeoutMs ?? 120_000,
+    log: options.log ?? (() => {}),
+    checkpoint: options.checkpoint ?? (() => {}),
+  };
+  const chosen = selectObjects(await readSource(run.source, run.namespaces), run.namespaces);
+  await pauseOnSource(run, chosen);
+  const refused = await handOver(run, chosen);
+  // What the source holds now, hand-over Secrets included.
+  const selection = selectObjects(await readSource(run.source, run.namespaces), run.namespaces, refused);
+  const uids = await copyToTarget(run, selection);
+  // The target's engine offers the Clusters' profiles (else it would call them missing on resume).
+  await waitForProfiles(run.target, selection.objects.Cluster ?? [], run.timeoutMs);
+  await run.checkpoint("profiles ready");
+  await resumeOnTarget(run, selection);
+  await removeFromSource(run, selection, uids);
+  const moved = Object.fromEntries(
+    MOVED_KINDS.map((kind) => [kind.kind, (selection.objects[kind.kind] ?? []).length]),
+  );
+  return { moved, refused: selection.refused };
+}
 
-  // 1. Pause on the source.
-  let selection = selectObjects(await readSource(source, options.namespaces), options.namespaces);
+/** The two management clusters of one move, and the options every phase uses. */
+interface MoveRun {
+  readonly source: Side;
+  readonly target: Side;
+  readonly namespaces: readonly string[];
+  readonly timeoutMs: number;
+  readonly log: (line: string) => void;
+  readonly checkpoint: (point: MovePoint) => void | Promise<void>;
+}
+
+/** 1. Pauses the chosen objects on the source. */
+async function pauseOnSource({ source, log, checkpoint }: MoveRun, selection: MoveSelection) {
   for (const kind of MOVED_KINDS.filter((entry) => entry.pausable)) {
     await eachOf(selection.objects[kind.kind] ?? [], async (object) => {
       if (object.metadata.annotations?.[PAUSED_ANNOTATION] === "true") return;
@@ -85,41 +114,57 @@ export async function moveObjects(options: MoveOptions): Promise<MoveReport> {
     });
   }
   log(`paused ${count(selection, (kind) => kind.pausable)} objects on the source`);
+}
 
-  // 2. Every Cluster's backend state handed over (or refused).
-  const refused = await waitForHandovers(source, options.namespaces, selection, timeoutMs);
+/**
+ * 2. Waits for every Cluster's backend state to be handed over (or refused); the refused Clusters, with why.
+ * Those and what uses them are resumed on the source: they stay there.
+ */
+async function handOver(run: MoveRun, selection: MoveSelection): Promise<Map<string, string>> {
+  const { source, namespaces, log } = run;
+  const refused = await waitForHandovers(source, namespaces, selection, run.timeoutMs);
   log(
     `${(selection.objects.Cluster ?? []).length - refused.size} Clusters handed over, ${refused.size} refused`,
   );
-  await checkpoint("handed over");
-  if (refused.size > 0) {
-    const staying = selectObjects(await readSource(source, options.namespaces), options.namespaces);
-    selection = selectObjects(await readSource(source, options.namespaces), options.namespaces, refused);
-    const moving = new Set(
-      Object.values(selection.objects)
-        .flat()
-        .map((object) => object.metadata.uid),
-    );
-    for (const kind of MOVED_KINDS.filter((entry) => entry.pausable)) {
-      await eachOf(staying.objects[kind.kind] ?? [], async (object) => {
-        if (moving.has(object.metadata.uid)) return;
-        await source.of(kind).merge(object, { metadata: { annotations: { [PAUSED_ANNOTATION]: null } } });
-      });
-    }
-    for (const [cluster, reason] of refused) log(`Cluster ${cluster} stays on the source: ${reason}`);
+  await run.checkpoint("handed over");
+  if (refused.size === 0) return refused;
+  const staying = selectObjects(await readSource(source, namespaces), namespaces);
+  const moving = new Set(
+    Object.values(selectObjects(await readSource(source, namespaces), namespaces, refused).objects)
+      .flat()
+      .map((object) => object.metadata.uid),
+  );
+  for (const kind of MOVED_KINDS.filter((entry) => entry.pausable)) {
+    await eachOf(staying.objects[kind.kind] ?? [], async (object) => {
+      if (moving.has(object.metadata.uid)) return;
+      await source.of(kind).merge(object, { metadata: { annotations: { [PAUSED_ANNOTATION]: null } } });
+    });
   }
-  // What the source holds now, hand-over Secrets included.
-  selection = selectObjects(await readSource(source, options.namespaces), options.namespaces, refused);
+  for (const [cluster, reason] of refused) log(`Cluster ${cluster} stays on the source: ${reason}`);
+  return refused;
+}
 
-  // 3. Copy: what is missing first (owners before what they own), then every copy still paused, with its status;
-  // as clusterctl move, into the same namespaces, made where the target lacks them.
-  await target.ensureNamespaces(
+/**
+ * 3. Copies: what is missing first (owners before what they own), then every copy still paused, with its status;
+ * as clusterctl move, into the same namespaces, made where the target lacks them. The target's uid of each
+ * source uid.
+ */
+async function copyToTarget(run: MoveRun, selection: MoveSelection): Promise<Map<string, string>> {
+  await run.target.ensureNamespaces(
     new Set(
       Object.values(selection.objects)
         .flat()
         .flatMap((object) => (object.metadata.namespace ? [object.metadata.namespace] : [])),
     ),
   );
+  const uids = await createMissing(run, selection);
+  await completeCopies(run, selection, uids);
+  run.log(`copied ${count(selection, () => true)} objects to the target`);
+  return uids;
+}
+
+/** Creates on the target what it lacks, a hand-over Secret only while its Cluster's copy has not taken it on. */
+async function createMissing({ target, checkpoint }: MoveRun, selection: MoveSelection) {
   const uids = new Map<string, string>();
   /** The copies on the target, by source uid. */
   const copies = new Map<string, MovedObject>();
@@ -137,6 +182,15 @@ export async function moveObjects(options: MoveOptions): Promise<MoveReport> {
       await checkpoint(`copied ${kind.kind} ${objectKey(object)}`);
     });
   }
+  return uids;
+}
+
+/** Writes every copy still to be completed again, with all uids known, and its status. */
+async function completeCopies(
+  { target, checkpoint }: MoveRun,
+  selection: MoveSelection,
+  uids: ReadonlyMap<string, string>,
+) {
   for (const kind of MOVED_KINDS) {
     await eachOf(selection.objects[kind.kind] ?? [], async (object) => {
       const existing = await target.of(kind).get(object);
@@ -151,13 +205,10 @@ export async function moveObjects(options: MoveOptions): Promise<MoveReport> {
       await checkpoint(`completed ${kind.kind} ${objectKey(object)}`);
     });
   }
-  log(`copied ${count(selection, () => true)} objects to the target`);
+}
 
-  // 4. The target's engine offers the Clusters' profiles (else it would call them missing on resume).
-  await waitForProfiles(target, selection.objects.Cluster ?? [], timeoutMs);
-  await checkpoint("profiles ready");
-
-  // 5. Resume on the target.
+/** 5. Resumes the copies on the target. */
+async function resumeOnTarget({ target, log, checkpoint }: MoveRun, selection: MoveSelection) {
   for (const kind of MOVED_KINDS.filter((entry) => entry.pausable)) {
     await eachOf(selection.objects[kind.kind] ?? [], async (object) => {
       const existing = await target.of(kind).get(object);
@@ -167,9 +218,17 @@ export async function moveObjects(options: MoveOptions): Promise<MoveReport> {
     });
   }
   log("resumed on the target");
+}
 
-  // 6. Remove from the source: finalizers first, so the source's engine does nothing at the backend; a
-  // ProviderConfig only when no Cluster left there uses it.
+/**
+ * 6. Removes from the source: finalizers first, so the source's engine does nothing at the backend; a
+ * ProviderConfig only when no Cluster left there uses it.
+ */
+async function removeFromSource(
+  { source, log, checkpoint }: MoveRun,
+  selection: MoveSelection,
+  uids: ReadonlyMap<string, string>,
+) {
   const left = await readSource(source, []);
   const removed: ObjectsByKind = {
     ...selection.objects,
@@ -197,11 +256,6 @@ export async function moveObjects(options: MoveOptions): Promise<MoveReport> {
     });
   }
   log("removed from the source");
-
-  const moved = Object.fromEntries(
-    MOVED_KINDS.map((kind) => [kind.kind, (selection.objects[kind.kind] ?? []).length]),
-  );
-  return { moved, refused: selection.refused };
 }
 
 /** Objects of one kind written at once; different kinds go one after the other (owners first). */

@@ -20,7 +20,11 @@ import {
   untilRenewal,
 } from "../../../machines/access-request/facts.ts";
 import { oidcTrustPlan } from "../../../machines/access-request/oidc-trust.ts";
-import { toDesired } from "../../../machines/access-request/rbac-plan.ts";
+import {
+  type AccessPlan,
+  type DesiredAccess,
+  toDesired,
+} from "../../../machines/access-request/rbac-plan.ts";
 import {
   type AccessCommand,
   type AccessTiming,
@@ -29,7 +33,13 @@ import {
 } from "../../../machines/access-request/step.ts";
 import { clusterTarget } from "../../../machines/cluster/step.ts";
 import { apiStatusOf, errorMessage } from "../../logger.ts";
-import type { KindContext, KindSettings, MachineKind } from "../../machine-kind.ts";
+import type {
+  KindContext,
+  KindSettings,
+  MachineKind,
+  Reconciliation,
+  StepContext,
+} from "../../machine-kind.ts";
 import { wake } from "../../machine-kind.ts";
 import { CLUSTER_CACHES } from "../cluster/caches.ts";
 import { CLUSTER_REQUEST_CACHES } from "../cluster-request/caches.ts";
@@ -206,121 +216,15 @@ export const accessRequestKind: MachineKind<AccessRequest, AccessObservation, Ac
 
   async open(request, context) {
     if (accessResponsibility(request, context.providerName) !== "ours") return undefined;
-    const { informers, clock, timing, log, kubeConfig } = context;
     const ref = request.spec.clusterRef;
     const name = ref ? referenceKey(ref) : "";
-    const cluster = ref ? informers.of(CLUSTER_CACHES.clusters).get(name) : undefined;
+    const cluster = ref ? context.informers.of(CLUSTER_CACHES.clusters).get(name) : undefined;
     // A Cluster between engines (a move): its backend cannot answer for it yet; the request keeps its status.
     if (cluster && inTransit(cluster)) return undefined;
     // The Cluster's own backend, looked up once: what it can do, and its name in messages.
     const own = await backendOfCluster(cluster, context);
     const access = await adminClient(cluster, name, context, own);
-    const client = "client" in access ? access.client : undefined;
-    const target = "target" in access ? access.target : undefined;
-    const scope = "scope" in access ? access.scope : undefined;
-    const plan = accessPlanOf(request, scope);
-    const desired = plan && toDesired(plan);
-    const secretName = accessSecretName(request);
-    const secretOf = () =>
-      informers.of(ACCESS_REQUEST_CACHES.accessSecrets).get(`${request.metadata.namespace}/${secretName}`);
-    /** What failed on the target in this reconcile's commands: the look after the failure reports it. */
-    let failed: TargetProblem | undefined;
-    const problemOf = (error: unknown) => {
-      // A credential the target no longer takes (401): ask the backend for a new one on the next look.
-      if (target && apiStatusOf(error)?.code === 401) context.adminAccess.forget(target.uid);
-      return targetProblemOf(error, name, client?.server ?? "");
-    };
-    /** A call on the target cluster; its failure names the Cluster, for the condition a person reads. */
-    const onTarget = async <R>(call: () => Promise<R>): Promise<R> => {
-      try {
-        return await call();
-      } catch (error) {
-        failed = { ...problemOf(error), inCommand: true };
-        throw new Error(`Cluster ${name}: ${errorMessage(error)}`, { cause: error });
-      }
-    };
-    const localAccess = localAccessOf(cluster);
-    const policy = {
-      name: own.name,
-      adminAccess: own.capabilities.adminAccess,
-      oidc: own.capabilities.oidc,
-    };
-    return {
-      async observe(object) {
-        const secret = secretOf();
-        const more = {
-          ...(object.spec.oidc ? { oidcPeers: oidcPeers(object, context) } : {}),
-          ...(scope ? { adminScope: scope } : {}),
-        };
-        if (!client) {
-          return {
-            clusterProblem: "problem" in access ? access.problem : undefined,
-            ...("targetProblem" in access ? { targetProblem: access.targetProblem } : {}),
-            secret,
-            ...more,
-          };
-        }
-        let read: Awaited<ReturnType<typeof readTarget>>;
-        try {
-          read = await readTarget(client, object);
-        } catch (error) {
-          // A refusal or a failed connection is data for the step: a condition and an Event, not a bare retry.
-          const targetProblem = problemOf(error);
-          log.warn("target cluster failed", { request: objectKey(object), error: errorMessage(error) });
-          return { clusterProblem: undefined, targetProblem, secret, ...more };
-        }
-        return {
-          clusterProblem: undefined,
-          target: read,
-          ...(failed ? { targetProblem: failed } : {}),
-          secret,
-          ...more,
-        };
-      },
-      step: (object, observation, { now, nowMs, lastError }) =>
-        stepAccessRequest({
-          request: object,
-          facts: accessFacts(object, observation, plan, policy, nowMs),
-          secretName,
-          ...(observation.clusterProblem ? { clusterProblem: observation.clusterProblem } : {}),
-          ...(observation.targetProblem ? { targetProblem: observation.targetProblem } : {}),
-          ...(lastError === undefined ? {} : { lastError }),
-          now,
-          timing,
-          ...withRenewal(untilRenewal(observation.secret, nowMs)),
-          ...(localAccess ? { localAccess } : {}),
-        }),
-      async run(commands, object) {
-        if (!client || !desired) return;
-        for (const command of commands) {
-          log.info("access command", { command, request: objectKey(object) });
-          if (command === "grantAccess") {
-            if (object.spec.oidc && target) await trustIssuers(object, target, context, false);
-            await onTarget(() => client.apply(ownerUid(object), desired));
-            // An apply that leaves the target unlike the plan would be applied again on every look, at once:
-            // fail instead, so it is retried with backoff and a person reads which object differs.
-            const difference = accessDifference(
-              await onTarget(() => client.ownedObjects(ownerUid(object))),
-              plan,
-            );
-            if (difference) {
-              throw new Error(
-                `Cluster ${name}: after applying, ${difference}; something on the target changes what the engine writes`,
-              );
-            }
-          } else if (command === "revokeAccess") {
-            await onTarget(() => client.revoke(ownerUid(object)));
-            if (object.spec.oidc && target) await trustIssuers(object, target, context, true);
-            await deleteAccessSecret(kubeConfig, object, secretName);
-          } else {
-            const secret = object.spec.token
-              ? await onTarget(() => client.issueToken(object, timing.tokenValidityMs, clock.now()))
-              : client.oidcLogin(object);
-            await writeAccessSecret(kubeConfig, object, secretName, secret);
-          }
-        }
-      },
-    };
+    return new AccessReconciliation(request, context, { name, cluster, own, access });
   },
 
   describe: (command) => command,
@@ -334,6 +238,165 @@ export const accessRequestKind: MachineKind<AccessRequest, AccessObservation, Ac
 
   explain: async (request) => explainAccessRequest(request),
 };
+
+/** What `open` found for one reconcile: the Cluster (by `name`), its own backend, and admin access to it or why there is none. */
+interface OpenedAccess {
+  readonly name: string;
+  readonly cluster: Cluster | undefined;
+  readonly own: ClusterBackend;
+  readonly access: Awaited<ReturnType<typeof adminClient>>;
+}
+
+/** What the request asks for on the target, and the objects that give it. */
+interface Planned {
+  readonly plan: AccessPlan;
+  readonly desired: DesiredAccess;
+}
+
+/** One reconcile of an AccessRequest this engine serves: what stays fixed for it, then observe, step and run. */
+class AccessReconciliation implements Reconciliation<AccessRequest, AccessObservation, AccessCommand> {
+  readonly #context: KindContext<AccessTiming>;
+  readonly #opened: OpenedAccess;
+  readonly #client: AccessTargetClient | undefined;
+  readonly #target: ClusterTarget | undefined;
+  readonly #scope: AdminScope | undefined;
+  /** Undefined for a request that asks for nothing. */
+  readonly #planned: Planned | undefined;
+  readonly #secretName: string;
+  readonly #secretKey: string;
+  readonly #localAccess: string | undefined;
+  /** What failed on the target in this reconcile's commands: the look after the failure reports it. */
+  #failed: TargetProblem | undefined;
+
+  constructor(request: AccessRequest, context: KindContext<AccessTiming>, opened: OpenedAccess) {
+    const { access } = opened;
+    this.#context = context;
+    this.#opened = opened;
+    this.#client = "client" in access ? access.client : undefined;
+    this.#target = "target" in access ? access.target : undefined;
+    this.#scope = "scope" in access ? access.scope : undefined;
+    const plan = accessPlanOf(request, this.#scope);
+    this.#planned = plan && { plan, desired: toDesired(plan) };
+    this.#secretName = accessSecretName(request);
+    this.#secretKey = `${request.metadata.namespace}/${this.#secretName}`;
+    this.#localAccess = localAccessOf(opened.cluster);
+  }
+
+  async observe(object: AccessRequest): Promise<AccessObservation> {
+    const { access } = this.#opened;
+    const secret = this.#context.informers.of(ACCESS_REQUEST_CACHES.accessSecrets).get(this.#secretKey);
+    const more = {
+      ...(object.spec.oidc ? { oidcPeers: oidcPeers(object, this.#context) } : {}),
+      ...(this.#scope ? { adminScope: this.#scope } : {}),
+    };
+    if (!this.#client) {
+      return {
+        clusterProblem: "problem" in access ? access.problem : undefined,
+        ...("targetProblem" in access ? { targetProblem: access.targetProblem } : {}),
+        secret,
+        ...more,
+      };
+    }
+    let read: Awaited<ReturnType<typeof readTarget>>;
+    try {
+      read = await readTarget(this.#client, object);
+    } catch (error) {
+      // A refusal or a failed connection is data for the step: a condition and an Event, not a bare retry.
+      const targetProblem = this.#problemOf(error);
+      this.#context.log.warn("target cluster failed", {
+        request: objectKey(object),
+        error: errorMessage(error),
+      });
+      return { clusterProblem: undefined, targetProblem, secret, ...more };
+    }
+    return {
+      clusterProblem: undefined,
+      target: read,
+      ...(this.#failed ? { targetProblem: this.#failed } : {}),
+      secret,
+      ...more,
+    };
+  }
+
+  step(object: AccessRequest, observation: AccessObservation, { now, nowMs, lastError }: StepContext) {
+    const { own } = this.#opened;
+    const policy = { name: own.name, adminAccess: own.capabilities.adminAccess, oidc: own.capabilities.oidc };
+    return stepAccessRequest({
+      request: object,
+      facts: accessFacts(object, observation, this.#planned?.plan, policy, nowMs),
+      secretName: this.#secretName,
+      ...(observation.clusterProblem ? { clusterProblem: observation.clusterProblem } : {}),
+      ...(observation.targetProblem ? { targetProblem: observation.targetProblem } : {}),
+      ...(lastError === undefined ? {} : { lastError }),
+      now,
+      timing: this.#context.timing,
+      ...withRenewal(untilRenewal(observation.secret, nowMs)),
+      ...(this.#localAccess ? { localAccess: this.#localAccess } : {}),
+    });
+  }
+
+  async run(commands: readonly AccessCommand[], object: AccessRequest): Promise<void> {
+    const client = this.#client;
+    const planned = this.#planned;
+    if (!client || !planned) return;
+    for (const command of commands) {
+      this.#context.log.info("access command", { command, request: objectKey(object) });
+      if (command === "grantAccess") await this.#grant(client, planned, object);
+      else if (command === "revokeAccess") await this.#revoke(client, object);
+      else await this.#writeCredential(client, object);
+    }
+  }
+
+  /** Applies the plan on the target, then checks that the target holds what was applied. */
+  async #grant(client: AccessTargetClient, { plan, desired }: Planned, object: AccessRequest) {
+    const target = this.#target;
+    if (object.spec.oidc && target) await trustIssuers(object, target, this.#context, false);
+    await this.#onTarget(() => client.apply(ownerUid(object), desired));
+    // An apply that leaves the target unlike the plan would be applied again on every look, at once:
+    // fail instead, so it is retried with backoff and a person reads which object differs.
+    const difference = accessDifference(
+      await this.#onTarget(() => client.ownedObjects(ownerUid(object))),
+      plan,
+    );
+    if (difference) {
+      throw new Error(
+        `Cluster ${this.#opened.name}: after applying, ${difference}; something on the target changes what the engine writes`,
+      );
+    }
+  }
+
+  async #revoke(client: AccessTargetClient, object: AccessRequest) {
+    const target = this.#target;
+    await this.#onTarget(() => client.revoke(ownerUid(object)));
+    if (object.spec.oidc && target) await trustIssuers(object, target, this.#context, true);
+    await deleteAccessSecret(this.#context.kubeConfig, object, this.#secretName);
+  }
+
+  /** A new token (or the OIDC login) in the request's Secret. */
+  async #writeCredential(client: AccessTargetClient, object: AccessRequest) {
+    const { timing, clock, kubeConfig } = this.#context;
+    const secret = object.spec.token
+      ? await this.#onTarget(() => client.issueToken(object, timing.tokenValidityMs, clock.now()))
+      : client.oidcLogin(object);
+    await writeAccessSecret(kubeConfig, object, this.#secretName, secret);
+  }
+
+  #problemOf(error: unknown): TargetProblem {
+    // A credential the target no longer takes (401): ask the backend for a new one on the next look.
+    if (this.#target && apiStatusOf(error)?.code === 401) this.#context.adminAccess.forget(this.#target.uid);
+    return targetProblemOf(error, this.#opened.name, this.#client?.server ?? "");
+  }
+
+  /** A call on the target cluster; its failure names the Cluster, for the condition a person reads. */
+  async #onTarget<R>(call: () => Promise<R>): Promise<R> {
+    try {
+      return await call();
+    } catch (error) {
+      this.#failed = { ...this.#problemOf(error), inCommand: true };
+      throw new Error(`Cluster ${this.#opened.name}: ${errorMessage(error)}`, { cause: error });
+    }
+  }
+}
 
 /** What the request's observation reads on the target: its objects, the roles it names, the roles it binds that are missing. */
 async function readTarget(client: AccessTargetClient, request: AccessRequest) {

@@ -32,6 +32,7 @@ import {
   permissionName,
   serviceAccountName,
 } from "../../../machines/access-request/names.ts";
+import type { KubeObject } from "../../../machines/access-request/rbac-objects.ts";
 import type { DesiredAccess } from "../../../machines/access-request/rbac-plan.ts";
 import type { ExistingObject } from "../../../machines/access-request/rbac-validation.ts";
 import { serverSideApply } from "../../api-server/server-side-apply.ts";
@@ -82,6 +83,9 @@ export function targetProblemOf(error: unknown, cluster: string, server: string)
 const key = (kind: string, namespace: string | undefined, name: string) =>
   `${kind}/${namespace ?? ""}/${name}`;
 
+/** Listed objects of one kind, as the list calls return them. */
+type Listed = ReadonlyArray<{ metadata?: { name?: string; namespace?: string } }>;
+
 /**
  * A client for the cluster the admin kubeconfig points at. With `scope` (a namespaced admin, contract 1.2) it
  * reads and writes inside the scope's namespaces only: it lists per namespace, never across all of them, reads
@@ -91,62 +95,31 @@ const key = (kind: string, namespace: string | undefined, name: string) =>
  * whose objects are still in it).
  */
 export function targetClient(adminKubeconfig: string, scope?: AdminScope): AccessTargetClient {
-  const kubeConfig = new KubeConfig();
-  kubeConfig.loadFromString(adminKubeconfig);
-  const core = kubeConfig.makeApiClient(CoreV1Api);
-  const rbac = kubeConfig.makeApiClient(RbacAuthorizationV1Api);
-  const objects = KubernetesObjectApi.makeApiClient(kubeConfig);
-  const cluster = kubeConfig.getCurrentCluster();
-  const server = cluster?.server ?? "";
-  const caData = cluster?.caData ?? "";
+  return new TargetClient(adminKubeconfig, scope);
+}
 
-  const inScope = (namespace: string | undefined) =>
-    scope === undefined || (namespace !== undefined && scope.namespaces.includes(namespace));
-  const accessNamespace = scope?.accessNamespace ?? ACCESS_NAMESPACE;
-  /** The kubeconfig's default namespace, for a grant limited to one. */
-  const namespaceOf = (request: AccessRequest) => {
-    const namespace = grantNamespace(request, scope);
-    return namespace ? { namespace } : {};
-  };
+class TargetClient implements AccessTargetClient {
+  readonly server: string;
+  readonly #scope: AdminScope | undefined;
+  readonly #caData: string;
+  readonly #core: CoreV1Api;
+  readonly #rbac: RbacAuthorizationV1Api;
+  readonly #objects: KubernetesObjectApi;
 
-  type Listed = ReadonlyArray<{ metadata?: { name?: string; namespace?: string } }>;
-  /** Objects of the access kinds labelled `labelSelector`: across the cluster, or per namespace of the scope. */
-  const labelled = async (labelSelector: string): Promise<Array<readonly [string, Listed]>> => {
-    if (!scope) {
-      const [accounts, roles, roleBindings, clusterRoles, clusterRoleBindings] = await Promise.all([
-        core.listServiceAccountForAllNamespaces({ labelSelector }),
-        rbac.listRoleForAllNamespaces({ labelSelector }),
-        rbac.listRoleBindingForAllNamespaces({ labelSelector }),
-        rbac.listClusterRole({ labelSelector }),
-        rbac.listClusterRoleBinding({ labelSelector }),
-      ]);
-      return [
-        ["ServiceAccount", accounts.items],
-        ["Role", roles.items],
-        ["RoleBinding", roleBindings.items],
-        ["ClusterRole", clusterRoles.items],
-        ["ClusterRoleBinding", clusterRoleBindings.items],
-      ];
-    }
-    const perNamespace = await Promise.all(
-      scope.namespaces.map(async (namespace) => {
-        const [accounts, roles, roleBindings] = await Promise.all([
-          core.listNamespacedServiceAccount({ namespace, labelSelector }),
-          rbac.listNamespacedRole({ namespace, labelSelector }),
-          rbac.listNamespacedRoleBinding({ namespace, labelSelector }),
-        ]);
-        return [
-          ["ServiceAccount", accounts.items],
-          ["Role", roles.items],
-          ["RoleBinding", roleBindings.items],
-        ] as const;
-      }),
-    );
-    return perNamespace.flat();
-  };
+  constructor(adminKubeconfig: string, scope: AdminScope | undefined) {
+    const kubeConfig = new KubeConfig();
+    kubeConfig.loadFromString(adminKubeconfig);
+    this.#core = kubeConfig.makeApiClient(CoreV1Api);
+    this.#rbac = kubeConfig.makeApiClient(RbacAuthorizationV1Api);
+    this.#objects = KubernetesObjectApi.makeApiClient(kubeConfig);
+    const cluster = kubeConfig.getCurrentCluster();
+    this.server = cluster?.server ?? "";
+    this.#caData = cluster?.caData ?? "";
+    this.#scope = scope;
+  }
 
-  const ownedObjects = async (uid: string): Promise<OwnedObject[]> =>
-    (await labelled(`${ACCESS_OWNER_LABEL}=${uid}`)).flatMap(([kind, items]) =>
+  async ownedObjects(uid: string): Promise<OwnedObject[]> {
+    return (await this.#labelled(`${ACCESS_OWNER_LABEL}=${uid}`)).flatMap(([kind, items]) =>
       items.map((item) => ({
         kind,
         ...(item.metadata?.namespace ? { namespace: item.metadata.namespace } : {}),
@@ -154,176 +127,225 @@ export function targetClient(adminKubeconfig: string, scope?: AdminScope): Acces
         body: item as unknown as Record<string, unknown>,
       })),
     );
+  }
 
-  const meta = (object: KubernetesObject) => object.metadata as { name?: string; namespace?: string };
+  async namedRoles(request: AccessRequest): Promise<ExistingObject[]> {
+    const permissions = request.spec.token?.permissions ?? request.spec.oidc?.roles ?? [];
+    const existing: ExistingObject[] = [];
+    for (const [index, permission] of permissions.entries()) {
+      if (!permission.name) continue; // generated names carry a hash of the request: no one else has them
+      if (!this.#inScope(permission.namespace)) continue; // denied before it matters: not readable with a namespaced admin
+      const name = permissionName(accessRequestIdentity(request), index, permission);
+      const found = await this.#readRole(name, permission.namespace);
+      if (!found) continue;
+      existing.push({
+        kind: permission.namespace ? "Role" : "ClusterRole",
+        ...(permission.namespace ? { namespace: permission.namespace } : {}),
+        name,
+        labels: found.metadata?.labels ?? {},
+      });
+    }
+    return existing;
+  }
+
+  async missingRoles(request: AccessRequest): Promise<string[]> {
+    const missing = new Map<string, string[]>();
+    for (const { ref, source } of referencedRoles(request)) {
+      if (ref.kind === "Role" && !ref.namespace) continue; // invalid, denied before it matters
+      // A namespaced admin cannot read ClusterRoles, nor Roles outside its namespaces (denied if bound there).
+      if (this.#scope && (ref.kind === "ClusterRole" || !this.#inScope(ref.namespace))) continue;
+      const what = ref.kind === "Role" ? `Role ${ref.namespace}/${ref.name}` : `ClusterRole ${ref.name}`;
+      if (missing.has(what)) {
+        missing.get(what)?.push(source);
+        continue;
+      }
+      const found = await this.#readRole(ref.name, ref.kind === "Role" ? ref.namespace : undefined);
+      if (!found) missing.set(what, [source]);
+    }
+    return [...missing].map(([what, sources]) => `${what} (bound by ${sources.join(", ")}) does not exist`);
+  }
+
+  async apply(uid: string, desired: DesiredAccess): Promise<void> {
+    const before = await this.ownedObjects(uid);
+    const found = new Map(before.map((o) => [key(o.kind, o.namespace, o.name), o]));
+    // A namespaced admin creates no namespace: those of its scope exist, and others it may not touch.
+    if (!this.#scope) for (const namespace of desired.namespaces) await this.#ensureNamespace(namespace, uid);
+    for (const object of desired.objects) {
+      // A binding's roleRef cannot change (the API server answers 422): one that binds another role is replaced.
+      const had = found.get(keyOf(object));
+      if (had && "roleRef" in object && !sameRoleRef(had.body.roleRef, object.roleRef)) {
+        await deleteOwned(this.#objects, had);
+      }
+      await serverSideApply(this.#objects, object as KubernetesObject);
+    }
+    // Objects of an earlier spec that the current one no longer asks for.
+    const wanted = new Set(desired.objects.map((o) => keyOf(o)));
+    for (const stale of before.filter((o) => !wanted.has(key(o.kind, o.namespace, o.name)))) {
+      await deleteOwned(this.#objects, stale);
+    }
+  }
+
+  async revoke(uid: string): Promise<void> {
+    const order = ["RoleBinding", "ClusterRoleBinding", "Role", "ClusterRole", "ServiceAccount"];
+    const owned = (await this.ownedObjects(uid)).sort(
+      (a, b) => order.indexOf(a.kind) - order.indexOf(b.kind),
+    );
+    for (const object of owned) await deleteOwned(this.#objects, object);
+    if (!this.#scope) await this.#releaseNamespaces(uid);
+  }
+
+  async issueToken(request: AccessRequest, validityMs: number, nowMs: number): Promise<AccessSecretData> {
+    const expirationSeconds = Math.max(600, Math.round(validityMs / 1_000));
+    const review = await this.#core.createNamespacedServiceAccountToken({
+      name: serviceAccountName(accessRequestIdentity(request)),
+      namespace: this.#scope?.accessNamespace ?? ACCESS_NAMESPACE,
+      body: { spec: { audiences: [], expirationSeconds } },
+    });
+    const token = review.status?.token ?? "";
+    const expires = review.status?.expirationTimestamp
+      ? Math.floor(new Date(review.status.expirationTimestamp).getTime() / 1_000)
+      : Math.floor(nowMs / 1_000) + expirationSeconds;
+    const base = accessBaseName(accessRequestIdentity(request));
+    return {
+      [ACCESS_SECRET_KEYS.kubeconfig]: tokenKubeconfig({
+        server: this.server,
+        certificateAuthorityData: this.#caData,
+        token,
+        clusterName: request.spec.clusterRef?.name ?? "cluster",
+        userName: base,
+        ...this.#namespaceOf(request),
+      }),
+      [ACCESS_SECRET_KEYS.creationTimestamp]: String(Math.floor(nowMs / 1_000)),
+      [ACCESS_SECRET_KEYS.expirationTimestamp]: String(expires),
+    };
+  }
+
+  oidcLogin(request: AccessRequest): AccessSecretData {
+    const oidc = request.spec.oidc;
+    if (!oidc) throw new Error("not an OIDC request");
+    return {
+      [ACCESS_SECRET_KEYS.kubeconfig]: oidcKubeconfig({
+        server: this.server,
+        certificateAuthorityData: this.#caData,
+        clusterName: request.spec.clusterRef?.name ?? "cluster",
+        oidc,
+        ...this.#namespaceOf(request),
+      }),
+    };
+  }
+
+  #inScope(namespace: string | undefined): boolean {
+    return (
+      this.#scope === undefined || (namespace !== undefined && this.#scope.namespaces.includes(namespace))
+    );
+  }
+
+  /** The kubeconfig's default namespace, for a grant limited to one. */
+  #namespaceOf(request: AccessRequest): { namespace?: string } {
+    const namespace = grantNamespace(request, this.#scope);
+    return namespace ? { namespace } : {};
+  }
+
+  /** The Role `namespace`/`name`, or the ClusterRole `name` without a namespace; undefined when it does not exist. */
+  async #readRole(name: string, namespace: string | undefined): Promise<KubernetesObject | undefined> {
+    try {
+      return namespace
+        ? await this.#rbac.readNamespacedRole({ name, namespace })
+        : await this.#rbac.readClusterRole({ name });
+    } catch (error) {
+      if (!isNotFound(error)) throw error;
+      return undefined;
+    }
+  }
+
+  /** Objects of the access kinds labelled `labelSelector`: across the cluster, or per namespace of the scope. */
+  async #labelled(labelSelector: string): Promise<Array<readonly [string, Listed]>> {
+    if (!this.#scope) return this.#labelledAcrossCluster(labelSelector);
+    const perNamespace = await Promise.all(
+      this.#scope.namespaces.map((namespace) => this.#labelledIn(namespace, labelSelector)),
+    );
+    return perNamespace.flat();
+  }
+
+  async #labelledAcrossCluster(labelSelector: string): Promise<Array<readonly [string, Listed]>> {
+    const [accounts, roles, roleBindings, clusterRoles, clusterRoleBindings] = await Promise.all([
+      this.#core.listServiceAccountForAllNamespaces({ labelSelector }),
+      this.#rbac.listRoleForAllNamespaces({ labelSelector }),
+      this.#rbac.listRoleBindingForAllNamespaces({ labelSelector }),
+      this.#rbac.listClusterRole({ labelSelector }),
+      this.#rbac.listClusterRoleBinding({ labelSelector }),
+    ]);
+    return [
+      ["ServiceAccount", accounts.items],
+      ["Role", roles.items],
+      ["RoleBinding", roleBindings.items],
+      ["ClusterRole", clusterRoles.items],
+      ["ClusterRoleBinding", clusterRoleBindings.items],
+    ];
+  }
+
+  /** The namespaced access kinds in `namespace` labelled `labelSelector`. */
+  async #labelledIn(namespace: string, labelSelector: string) {
+    const [accounts, roles, roleBindings] = await Promise.all([
+      this.#core.listNamespacedServiceAccount({ namespace, labelSelector }),
+      this.#rbac.listNamespacedRole({ namespace, labelSelector }),
+      this.#rbac.listNamespacedRoleBinding({ namespace, labelSelector }),
+    ]);
+    return [
+      ["ServiceAccount", accounts.items],
+      ["Role", roles.items],
+      ["RoleBinding", roleBindings.items],
+    ] as const;
+  }
 
   /** Creates `name` only when it is missing, labelled as made for request `uid`; one that exists stays as it is. */
-  const ensureNamespace = async (name: string, uid: string) => {
+  async #ensureNamespace(name: string, uid: string): Promise<void> {
     try {
-      await core.readNamespace({ name });
+      await this.#core.readNamespace({ name });
       return;
     } catch (error) {
       if (!isNotFound(error)) throw error;
     }
     const labels = { [NAMESPACE_CREATOR_LABEL]: uid, [LABELS.managedBy]: MANAGED_BY_ENGINE };
-    await core.createNamespace({ body: { metadata: { name, labels } } }).catch((error: unknown) => {
+    await this.#core.createNamespace({ body: { metadata: { name, labels } } }).catch((error: unknown) => {
       if (!isConflict(error)) throw error; // made meanwhile by someone else: theirs
     });
-  };
+  }
 
   /**
    * Removes the namespaces made for request `uid`; one that still holds another request's access objects is
    * handed to that request instead (relabelled), so it goes with the last request that uses it.
    */
-  const releaseNamespaces = async (uid: string) => {
-    const made = await core.listNamespace({ labelSelector: `${NAMESPACE_CREATOR_LABEL}=${uid}` });
+  async #releaseNamespaces(uid: string): Promise<void> {
+    const made = await this.#core.listNamespace({ labelSelector: `${NAMESPACE_CREATOR_LABEL}=${uid}` });
     for (const namespace of made.items) {
       const name = namespace.metadata?.name ?? "";
-      const [accounts, roles, roleBindings] = await Promise.all([
-        core.listNamespacedServiceAccount({ namespace: name, labelSelector: ACCESS_OWNER_LABEL }),
-        rbac.listNamespacedRole({ namespace: name, labelSelector: ACCESS_OWNER_LABEL }),
-        rbac.listNamespacedRoleBinding({ namespace: name, labelSelector: ACCESS_OWNER_LABEL }),
-      ]);
-      const heir = [...accounts.items, ...roles.items, ...roleBindings.items]
-        .map((item) => item.metadata?.labels?.[ACCESS_OWNER_LABEL])
-        .find((owner) => owner !== undefined && owner !== uid);
+      const heir = await this.#heirOf(name, uid);
       if (heir === undefined) {
-        await core.deleteNamespace({ name }).catch((error: unknown) => {
+        await this.#core.deleteNamespace({ name }).catch((error: unknown) => {
           if (!isNotFound(error)) throw error;
         });
       } else {
         const labels = { ...namespace.metadata?.labels, [NAMESPACE_CREATOR_LABEL]: heir };
-        await core.replaceNamespace({
+        await this.#core.replaceNamespace({
           name,
           body: { ...namespace, metadata: { ...namespace.metadata, labels } },
         });
       }
     }
-  };
+  }
 
-  return {
-    server,
-    ownedObjects,
-
-    async namedRoles(request) {
-      const permissions = request.spec.token?.permissions ?? request.spec.oidc?.roles ?? [];
-      const existing: ExistingObject[] = [];
-      for (const [index, permission] of permissions.entries()) {
-        if (!permission.name) continue; // generated names carry a hash of the request: no one else has them
-        if (!inScope(permission.namespace)) continue; // denied before it matters: not readable with a namespaced admin
-        const name = permissionName(accessRequestIdentity(request), index, permission);
-        try {
-          const found = permission.namespace
-            ? await rbac.readNamespacedRole({ name, namespace: permission.namespace })
-            : await rbac.readClusterRole({ name });
-          existing.push({
-            kind: permission.namespace ? "Role" : "ClusterRole",
-            ...(permission.namespace ? { namespace: permission.namespace } : {}),
-            name,
-            labels: found.metadata?.labels ?? {},
-          });
-        } catch (error) {
-          if (!isNotFound(error)) throw error;
-        }
-      }
-      return existing;
-    },
-
-    async missingRoles(request) {
-      const missing = new Map<string, string[]>();
-      for (const { ref, source } of referencedRoles(request)) {
-        if (ref.kind === "Role" && !ref.namespace) continue; // invalid, denied before it matters
-        // A namespaced admin cannot read ClusterRoles, nor Roles outside its namespaces (denied if bound there).
-        if (scope && (ref.kind === "ClusterRole" || !inScope(ref.namespace))) continue;
-        const what = ref.kind === "Role" ? `Role ${ref.namespace}/${ref.name}` : `ClusterRole ${ref.name}`;
-        if (missing.has(what)) {
-          missing.get(what)?.push(source);
-          continue;
-        }
-        try {
-          if (ref.kind === "Role")
-            await rbac.readNamespacedRole({ name: ref.name, namespace: ref.namespace ?? "" });
-          else await rbac.readClusterRole({ name: ref.name });
-        } catch (error) {
-          if (!isNotFound(error)) throw error;
-          missing.set(what, [source]);
-        }
-      }
-      return [...missing].map(([what, sources]) => `${what} (bound by ${sources.join(", ")}) does not exist`);
-    },
-
-    async apply(uid, desired) {
-      const before = await ownedObjects(uid);
-      const found = new Map(before.map((o) => [key(o.kind, o.namespace, o.name), o]));
-      // A namespaced admin creates no namespace: those of its scope exist, and others it may not touch.
-      if (!scope) for (const namespace of desired.namespaces) await ensureNamespace(namespace, uid);
-      for (const object of desired.objects) {
-        // A binding's roleRef cannot change (the API server answers 422): one that binds another role is replaced.
-        const had = found.get(key(object.kind, meta(object).namespace, meta(object).name ?? ""));
-        if (had && "roleRef" in object && !sameRoleRef(had.body.roleRef, object.roleRef)) {
-          await deleteOwned(objects, had);
-        }
-        await serverSideApply(objects, object as KubernetesObject);
-      }
-      // Objects of an earlier spec that the current one no longer asks for.
-      const wanted = new Set(
-        desired.objects.map((o) =>
-          key(o.kind, meta(o as KubernetesObject).namespace, meta(o as KubernetesObject).name ?? ""),
-        ),
-      );
-      for (const stale of before.filter((o) => !wanted.has(key(o.kind, o.namespace, o.name)))) {
-        await deleteOwned(objects, stale);
-      }
-    },
-
-    async revoke(uid) {
-      const order = ["RoleBinding", "ClusterRoleBinding", "Role", "ClusterRole", "ServiceAccount"];
-      const owned = (await ownedObjects(uid)).sort((a, b) => order.indexOf(a.kind) - order.indexOf(b.kind));
-      for (const object of owned) await deleteOwned(objects, object);
-      if (!scope) await releaseNamespaces(uid);
-    },
-
-    async issueToken(request, validityMs, nowMs) {
-      const expirationSeconds = Math.max(600, Math.round(validityMs / 1_000));
-      const review = await core.createNamespacedServiceAccountToken({
-        name: serviceAccountName(accessRequestIdentity(request)),
-        namespace: accessNamespace,
-        body: { spec: { audiences: [], expirationSeconds } },
-      });
-      const token = review.status?.token ?? "";
-      const expires = review.status?.expirationTimestamp
-        ? Math.floor(new Date(review.status.expirationTimestamp).getTime() / 1_000)
-        : Math.floor(nowMs / 1_000) + expirationSeconds;
-      const base = accessBaseName(accessRequestIdentity(request));
-      return {
-        [ACCESS_SECRET_KEYS.kubeconfig]: tokenKubeconfig({
-          server,
-          certificateAuthorityData: caData,
-          token,
-          clusterName: request.spec.clusterRef?.name ?? "cluster",
-          userName: base,
-          ...namespaceOf(request),
-        }),
-        [ACCESS_SECRET_KEYS.creationTimestamp]: String(Math.floor(nowMs / 1_000)),
-        [ACCESS_SECRET_KEYS.expirationTimestamp]: String(expires),
-      };
-    },
-
-    oidcLogin(request) {
-      const oidc = request.spec.oidc;
-      if (!oidc) throw new Error("not an OIDC request");
-      return {
-        [ACCESS_SECRET_KEYS.kubeconfig]: oidcKubeconfig({
-          server,
-          certificateAuthorityData: caData,
-          clusterName: request.spec.clusterRef?.name ?? "cluster",
-          oidc,
-          ...namespaceOf(request),
-        }),
-      };
-    },
-  };
+  /** Another request than `uid` whose access objects are in namespace `name`, if any. */
+  async #heirOf(name: string, uid: string): Promise<string | undefined> {
+    return (await this.#labelledIn(name, ACCESS_OWNER_LABEL))
+      .flatMap(([, items]) => items)
+      .map((item) => item.metadata?.labels?.[ACCESS_OWNER_LABEL])
+      .find((owner) => owner !== undefined && owner !== uid);
+  }
 }
+
+/** The key of a desired object, as `key` makes it for an owned one. */
+const keyOf = (object: KubeObject) => key(object.kind, object.metadata.namespace, object.metadata.name);
 
 /** Every role reference of the request, with the field it comes from. */
 function referencedRoles(request: AccessRequest): { ref: RoleRef; source: string }[] {
