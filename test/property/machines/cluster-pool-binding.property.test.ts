@@ -248,7 +248,9 @@ describe("warm-pool binding under kill -9 at every step", () => {
         const world = new ModelWorld();
         await settle(world); // a warm pool: two idle members Ready
         for (const name of ["a", "b", "c"]) world.create(name); // three new Clusters, as in a burst
+        // Reconciles in flight and whose they are: like the engine's work queue, one at a time per object.
         let inFlight: AsyncGenerator<void>[] = [];
+        const whose = new Map<AsyncGenerator<void>, string>();
         for (const step of actions) {
           if (step.kind === "create") world.create(step.name);
           else if (step.kind === "delete") world.remove(step.name);
@@ -257,8 +259,13 @@ describe("warm-pool binding under kill -9 at every step", () => {
           else if (step.kind === "crash")
             inFlight = []; // kill -9: every reconcile in flight stops where it is
           else if (step.kind === "start") {
-            if (inFlight.length < 4)
-              inFlight.push(step.who === "pool" ? poolReconcile(world) : clusterReconcile(world, step.who));
+            const busy = inFlight.some((reconcile) => whose.get(reconcile) === step.who);
+            if (inFlight.length < 4 && !busy) {
+              const reconcile =
+                step.who === "pool" ? poolReconcile(world) : clusterReconcile(world, step.who);
+              whose.set(reconcile, step.who);
+              inFlight.push(reconcile);
+            }
           } else {
             const reconcile = inFlight[step.slot % Math.max(1, inFlight.length)];
             if (reconcile && (await reconcile.next()).done)
