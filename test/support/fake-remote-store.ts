@@ -47,7 +47,7 @@ const apiError = (code: number, reason: string, message: string): Error =>
   Object.assign(new Error(message), { code, body: { kind: "Status", code, reason, message } });
 
 /** RFC 7386: objects merge key by key, `null` removes, anything else replaces. */
-function mergePatch(target: unknown, patch: unknown): unknown {
+export function mergePatch(target: unknown, patch: unknown): unknown {
   if (typeof patch !== "object" || patch === null || Array.isArray(patch)) return patch;
   const result: Record<string, unknown> =
     typeof target === "object" && target !== null && !Array.isArray(target) ? { ...(target as object) } : {};
