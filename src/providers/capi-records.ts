@@ -67,7 +67,7 @@ export function placeKey(place: CapiPlace): string {
 
 /** A record for `target`: its CAPI Cluster `name` at `place`, ordered at `version`. */
 export function recordOf(
-  target: ClusterTarget,
+  target: Pick<ClusterTarget, "uid" | "namespace" | "name" | "providerConfig">,
   place: CapiPlace,
   name: string,
   version: string,

@@ -24,8 +24,15 @@ import type { JsonObject } from "../api/common.ts";
 import { isNotFound } from "../api/error-message.ts";
 import { type Logger, silentLogger } from "../api/logger.ts";
 import type { ProviderConfig } from "../api/provider-config.ts";
-import { CapiPools } from "./capi-pools.ts";
-import { CAPI_CLUSTERS, type CapiRecord, type Management, placeOf, recordOf } from "./capi-records.ts";
+import { CapiPlaces, capiPoolKind } from "./capi-pools.ts";
+import {
+  CAPI_CLUSTERS,
+  type CapiPlace,
+  type CapiRecord,
+  type Management,
+  placeOf,
+  recordOf,
+} from "./capi-records.ts";
 import { type CapiSettings, capiSettings } from "./capi-settings.ts";
 import {
   CAPI_BACKEND_KEYS,
@@ -46,6 +53,7 @@ import { remoteCallError } from "./shared/error-wording.ts";
 import { type KubeconfigSecretRef, readKubeconfigSecret } from "./shared/kubeconfig-secret.ts";
 import { RecordFile } from "./shared/record-file.ts";
 import { apiClients, type RemoteObjectKind, RemoteObjects } from "./shared/remote-object.ts";
+import { RemoteObjectPools } from "./shared/remote-object-pools.ts";
 
 const CLUSTER_CLASSES = {
   group: CAPI_CLUSTER_RESOURCE.group,
@@ -95,7 +103,8 @@ export class CapiBackend implements ClusterBackend {
   readonly #defaultManagement?: KubeConfig;
   readonly #clock: Clock;
   readonly #clusters: RemoteObjects<TopologyCluster, CapiRecord, CapiSettings, Management>;
-  readonly #pools: CapiPools;
+  readonly #places: CapiPlaces;
+  readonly #pools: RemoteObjectPools<TopologyCluster, CapiRecord, CapiPlace, Management>;
   /** Warm pools (contract 1.5): members are CAPI Clusters marked with their pool; a binding relabels one. */
   readonly pools: PoolSupport;
   /** The last offer read per ProviderConfig, for callers of the synchronous `supportedVersions` and `traits`. */
@@ -108,14 +117,14 @@ export class CapiBackend implements ClusterBackend {
     const log = options.log ?? silentLogger;
     const records = new RecordFile<CapiRecord>(options.stateFile, "clusters");
     this.#clusters = new RemoteObjects(this.#clusterKind(), records, log);
-    this.#pools = new CapiPools({
-      records,
+    this.#places = new CapiPlaces(options.placesFile);
+    const kind = capiPoolKind({
       clusters: this.#clusters,
       management: (ref, providerConfig) => this.#management(ref, providerConfig),
-      placesFile: options.placesFile,
+      places: this.#places,
       clock: this.#clock,
-      log,
     });
+    this.#pools = new RemoteObjectPools(kind, records, log);
     this.pools = this.#pools;
   }
 
@@ -136,7 +145,7 @@ export class CapiBackend implements ClusterBackend {
   async readOffer(config: ProviderConfig): Promise<ConfigOffer> {
     const name = config.metadata.name ?? "";
     const settings = capiSettings(config.spec.settings, name);
-    this.#pools.learn(placeOf(settings, name)); // where its pools' members are, for listing them
+    this.#places.learn(placeOf(settings, name)); // where its pools' members are, for listing them
     const management = await this.#management(settings.management, name);
     const { namespace: classNamespace, name: className } = settings.clusterClass;
     let clusterClass: ClusterClass;

@@ -24,13 +24,14 @@ import { type Logger, silentLogger } from "../api/logger.ts";
 import type { ProviderConfig } from "../api/provider-config.ts";
 import { ClusterConfigError } from "./gardener-cluster-configs.ts";
 import { type Garden, listShoots, type ShootRecord } from "./gardener-garden.ts";
-import { GardenerPools, type ProjectPlace } from "./gardener-pools.ts";
+import { gardenerPoolKind, type ProjectPlace } from "./gardener-pools.ts";
 import { type GardenerSettings, gardenerSettings, templateCloudProfile } from "./gardener-settings.ts";
 import {
   desiredShoot,
   GARDENER_KEYS,
   OPENMCP_GARDENER_CLUSTER_LABELS,
   type Shoot,
+  type ShootPoolMember,
   shootChanges,
   shootName,
   shootObservation,
@@ -42,6 +43,7 @@ import { remoteCallError } from "./shared/error-wording.ts";
 import { type KubeconfigSecretRef, readKubeconfigSecret } from "./shared/kubeconfig-secret.ts";
 import { RecordFile } from "./shared/record-file.ts";
 import { apiClients, type OutOfDate, type RemoteObjectKind, RemoteObjects } from "./shared/remote-object.ts";
+import { type PoolMemberTarget, RemoteObjectPools } from "./shared/remote-object-pools.ts";
 
 const CORE = { group: "core.gardener.cloud", version: "v1beta1" } as const;
 /** Lifetime of an admin kubeconfig the backend asks Gardener for (never stored; asked for again when needed). */
@@ -93,7 +95,7 @@ export class GardenerBackend implements ClusterBackend {
    * Warm pools (contract 1.5): a member is a Shoot made for its id; binding annotates it with the Cluster's uid, so
    * every call for that Cluster acts on the member's Shoot, also from an empty state folder (see gardener-pools.ts).
    */
-  readonly pools: GardenerPools;
+  readonly pools: RemoteObjectPools<Shoot, ShootRecord, ProjectPlace, Garden>;
   /** Each served ProviderConfig's project, where pool members are looked for when no record says. */
   readonly #places = new Map<string, ProjectPlace>();
   /** The last offer read per ProviderConfig, for callers of the synchronous `supportedVersions`. */
@@ -105,9 +107,9 @@ export class GardenerBackend implements ClusterBackend {
     this.#readSecret = options.readSecret;
     this.#clock = options.clock ?? systemClock;
     this.#records = new RecordFile<ShootRecord>(options.stateFile, "shoots");
-    this.#shoots = new RemoteObjects(this.#shootKind(), this.#records, options.log ?? silentLogger);
-    this.pools = new GardenerPools({
-      records: this.#records,
+    const log = options.log ?? silentLogger;
+    this.#shoots = new RemoteObjects(this.#shootKind(), this.#records, log);
+    const kind = gardenerPoolKind({
       shoots: this.#shoots,
       garden: (ref, providerConfig) => this.#garden(ref, providerConfig),
       projectNamespace: async (garden, settings, providerConfig) =>
@@ -115,6 +117,7 @@ export class GardenerBackend implements ClusterBackend {
         (await this.#projectNamespace(garden, settings, providerConfig, { missing: "undefined" })),
       places: () => [...this.#places.values()],
     });
+    this.pools = new RemoteObjectPools(kind, this.#records, log);
   }
 
   /** The versions last read from the config's CloudProfile (see {@link readOffer}); none before the first read. */
@@ -172,31 +175,30 @@ export class GardenerBackend implements ClusterBackend {
     return offer;
   }
 
-  // Every call about a Cluster first finds its Shoot in the garden when no record says where (see `GardenerPools.find`):
-  // a bound pool member's Shoot has another name than the Cluster's would.
+  // Every call about a Cluster first finds its Shoot in the garden when no record says where (see
+  // `RemoteObjectPools.resolve`): a bound pool member's Shoot has another name than the Cluster's would.
 
   async observe(target: ClusterTarget): Promise<ClusterObservation> {
     // Only reads: a garden that does not answer now is reported by the observation itself.
-    await this.pools.find(target).catch(() => undefined);
+    await this.pools.resolve(target).catch(() => undefined);
     return this.#shoots.observe(target);
   }
 
   /** Orders the Cluster's Shoot; for a Cluster bound to a pool member, makes nothing and brings the member's Shoot in line. */
   async create(target: ClusterTarget, version: string): Promise<void> {
-    await this.pools.find(target);
+    await this.pools.resolve(target);
     return this.#shoots.create(target, version);
   }
 
   async update(target: ClusterTarget, version: string): Promise<void> {
-    await this.pools.find(target);
+    await this.pools.resolve(target);
     return this.#shoots.update(target, version);
   }
 
   /** Confirms and deletes the Shoot (a bound pool member's too); done once Gardener has removed it (observe then says it is gone). */
   async delete(target: ClusterTarget): Promise<void> {
-    await this.pools.find(target);
+    await this.pools.resolve(target);
     await this.#shoots.delete(target);
-    this.pools.clusterDeleted(target);
   }
 
   /**
@@ -204,7 +206,7 @@ export class GardenerBackend implements ClusterBackend {
    * member's Shoot names the Cluster it serves, so the other engine finds it also without the record.
    */
   async exportCluster(target: ClusterTarget): Promise<Readonly<Record<string, string>>> {
-    await this.pools.find(target);
+    await this.pools.resolve(target);
     return this.#shoots.exportRecord(target);
   }
 
@@ -215,7 +217,7 @@ export class GardenerBackend implements ClusterBackend {
 
   /** A short-lived kubeconfig from the Shoot's `adminkubeconfig` subresource, once the Shoot is ready. */
   async adminAccess(target: ClusterTarget, observed?: ClusterObservation): Promise<AdminAccess | undefined> {
-    await this.pools.find(target);
+    await this.pools.resolve(target);
     const ready = await this.#shoots.ready(target, observed);
     if (!ready) return undefined;
     const { record, api: garden } = ready;
@@ -241,7 +243,7 @@ export class GardenerBackend implements ClusterBackend {
    * the ConfigMap only). A private CA for the issuers comes from `settings.oidcCertificateAuthority` (PEM).
    */
   async trustOidcIssuers(target: ClusterTarget, issuers: readonly OidcTrust[]): Promise<void> {
-    await this.pools.find(target);
+    await this.pools.resolve(target);
     const place = this.#shoots.place(target);
     if (!place) throw new Error(`gardener backend: cluster ${target.namespace}/${target.name} has no Shoot`);
     const found = await this.#shoots.stored(target);
@@ -284,6 +286,11 @@ export class GardenerBackend implements ClusterBackend {
     return new Set(this.#records.values().map((r) => `${r.namespace}/${r.shoot}`)).size;
   }
 
+  /** The pool member whose Shoot serves `target`: a member's own (being made), or the one a Cluster is bound to. */
+  #memberOf(target: ClusterTarget): ShootPoolMember | undefined {
+    return (target as Partial<PoolMemberTarget>).poolMember ?? this.#records.get(target.uid)?.member;
+  }
+
   /** Shoots as a remote-object recipe configuration: what is Gardener's own. */
   #shootKind(): RemoteObjectKind<Shoot, ShootRecord, GardenerSettings, Garden> {
     const record = (
@@ -293,7 +300,7 @@ export class GardenerBackend implements ClusterBackend {
       shoot: string,
       version: string,
     ): ShootRecord => {
-      const member = this.pools.memberOf(target.uid);
+      const member = this.#memberOf(target);
       return {
         uid: target.uid,
         cluster: `${target.namespace}/${target.name}`,
@@ -332,7 +339,7 @@ export class GardenerBackend implements ClusterBackend {
       },
       nameOf: (record) => record.shoot,
       desired: (target, settings, namespace, version) =>
-        desiredShoot(target, settings, namespace, version, this.pools.memberOf(target.uid)),
+        desiredShoot(target, settings, namespace, version, this.#memberOf(target)),
       runningVersion: (shoot) => shoot.spec.kubernetes?.version,
       changes: shootChanges,
       changedFields: (changes) => Object.keys(changes),

@@ -146,7 +146,7 @@ describe("the capi backend's pools, cut short", () => {
     const cluster = clusterTarget(1);
     await pools.createMember({ id, pool: "crash-b", version: "1.36.3" }, memberOf(id));
     await pools.bind(id, cluster);
-    await unbind(id); // the record was written, the CAPI Cluster is still idle
+    await unbind(id); // the record was written, the CAPI Cluster is still idle: as an engine that recorded first left it
     const restarted = await open(stateDirectory);
     expect((await restarted.backend.observe(cluster)).exists).toBe(false);
     expect(await restarted.pools.listMembers("crash-b")).toMatchObject([{ id }]);

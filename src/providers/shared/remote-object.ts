@@ -67,14 +67,12 @@ export function apiClients(kubeConfig: KubeConfig): Pick<RemoteApi, "custom" | "
 }
 
 /** What one backend's remote objects are: the configuration of the recipe. */
-export interface RemoteObjectKind<O extends RemoteObject, R extends RemoteRecord, S, A extends RemoteApi> {
-  /** The object as messages and logs name it: `Shoot`, `CAPI Cluster`. */
-  readonly noun: string;
+export interface RemoteObjectKind<O extends RemoteObject, R extends RemoteRecord, S, A extends RemoteApi>
+  extends RemoteResource {
   /** How messages say it was made: `ordered`, `made`. */
   readonly made: string;
   /** The key of the object in log lines: `shoot`, `capiCluster`. */
   readonly logKey: string;
-  readonly resource: { readonly group: string; readonly version: string; readonly plural: string };
   /** The backend's settings in `target` (throws a message naming the ProviderConfig when they are wrong). */
   settings(target: ClusterTarget): S;
   /** The API server the settings name, and the namespace the object goes into there. */
@@ -312,17 +310,26 @@ export class RemoteObjects<O extends RemoteObject, R extends RemoteRecord, S, A 
     const stored = await this.#read(api, place.namespace, name);
     if (!stored || !kind.ownedBy(stored, target)) return this.#forget(target.uid);
     this.#records.put({ ...place, deleting: true });
+    if (await this.orderDeletion(api, stored, { cluster: place.cluster })) this.#forget(target.uid);
+  }
+
+  /**
+   * Orders the deletion of `stored` (what the kind does before, then the delete), unless it is ordered already; true
+   * when it is gone already. `fields` go into the log line.
+   */
+  async orderDeletion(api: A, stored: O, fields: Record<string, string>): Promise<boolean> {
+    const kind = this.#kind;
+    const namespace = stored.metadata.namespace ?? "";
+    const name = stored.metadata.name;
     try {
       await kind.beforeDelete?.(stored, (changes) => this.#patch(api, stored, changes, { guarded: false }));
-      if (stored.metadata.deletionTimestamp) return;
-      await api.custom.deleteNamespacedCustomObject({ ...kind.resource, namespace: place.namespace, name });
-      this.#log.info(`${kind.noun} deletion ordered`, {
-        cluster: place.cluster,
-        [kind.logKey]: `${place.namespace}/${name}`,
-      });
+      if (stored.metadata.deletionTimestamp) return false;
+      await api.custom.deleteNamespacedCustomObject({ ...kind.resource, namespace, name });
+      this.#log.info(`${kind.noun} deletion ordered`, { ...fields, [kind.logKey]: `${namespace}/${name}` });
+      return false;
     } catch (error) {
-      if (isNotFound(error)) return this.#forget(target.uid);
-      throw api.error(`deleting ${where}`, error);
+      if (isNotFound(error)) return true;
+      throw api.error(`deleting ${kind.noun} ${namespace}/${name}`, error);
     }
   }
 
@@ -369,42 +376,68 @@ export class RemoteObjects<O extends RemoteObject, R extends RemoteRecord, S, A 
     });
   }
 
-  async #patch(
-    api: A,
-    stored: O,
-    changes: JsonObject,
-    { guarded = true }: { readonly guarded?: boolean } = {},
-  ): Promise<O> {
-    const namespace = stored.metadata.namespace ?? "";
-    const name = stored.metadata.name;
-    const metadata = {
-      ...((changes.metadata as JsonObject | undefined) ?? {}),
-      ...(guarded ? { resourceVersion: stored.metadata.resourceVersion ?? null } : {}),
-    };
-    try {
-      return (await api.custom.patchNamespacedCustomObject(
-        { ...this.#kind.resource, namespace, name, body: { ...changes, metadata } },
-        setHeaderOptions("Content-Type", PatchStrategy.MergePatch),
-      )) as O;
-    } catch (error) {
-      // The engine calls again, with what it reads then.
-      if (isConflict(error))
-        throw new Error(`${this.#kind.noun} ${namespace}/${name} changed meanwhile; trying again`);
-      throw api.error(`updating ${this.#kind.noun} ${namespace}/${name}`, error);
-    }
+  #patch(api: A, stored: O, changes: JsonObject, options?: { readonly guarded?: boolean }): Promise<O> {
+    return patchObject(api, this.#kind, stored, changes, options);
   }
 
-  async #read(api: A, namespace: string, name: string): Promise<O | undefined> {
-    try {
-      return (await api.custom.getNamespacedCustomObject({ ...this.#kind.resource, namespace, name })) as O;
-    } catch (error) {
-      if (isNotFound(error)) return undefined;
-      throw api.error(`reading ${this.#kind.noun} ${namespace}/${name}`, error);
-    }
+  #read(api: A, namespace: string, name: string): Promise<O | undefined> {
+    return readObject(api, this.#kind, namespace, name);
   }
 
   #forget(uid: string): void {
     this.#lastPatches.delete(uid);
     this.#records.remove(uid);
+  }
+}
+
+/** Which objects, as the custom objects API and messages name them. */
+export interface RemoteResource {
+  /** The object as messages and logs name it: `Shoot`, `CAPI Cluster`. */
+  readonly noun: string;
+  readonly resource: { readonly group: string; readonly version: string; readonly plural: string };
+}
+
+/** The object `namespace/name` of `kind`; undefined when it does not exist. */
+export async function readObject<O>(
+  api: RemoteApi,
+  kind: RemoteResource,
+  namespace: string,
+  name: string,
+): Promise<O | undefined> {
+  try {
+    return (await api.custom.getNamespacedCustomObject({ ...kind.resource, namespace, name })) as O;
+  } catch (error) {
+    if (isNotFound(error)) return undefined;
+    throw api.error(`reading ${kind.noun} ${namespace}/${name}`, error);
+  }
+}
+
+/**
+ * A JSON merge patch of exactly `changes` to `stored`, guarded by the resourceVersion read (unless `guarded` is
+ * false): refused whole when the object changed meanwhile.
+ */
+export async function patchObject<O extends RemoteObject>(
+  api: RemoteApi,
+  kind: RemoteResource,
+  stored: O,
+  changes: JsonObject,
+  { guarded = true }: { readonly guarded?: boolean } = {},
+): Promise<O> {
+  const namespace = stored.metadata.namespace ?? "";
+  const name = stored.metadata.name;
+  const metadata = {
+    ...((changes.metadata as JsonObject | undefined) ?? {}),
+    ...(guarded ? { resourceVersion: stored.metadata.resourceVersion ?? null } : {}),
+  };
+  try {
+    return (await api.custom.patchNamespacedCustomObject(
+      { ...kind.resource, namespace, name, body: { ...changes, metadata } },
+      setHeaderOptions("Content-Type", PatchStrategy.MergePatch),
+    )) as O;
+  } catch (error) {
+    // The engine calls again, with what it reads then.
+    if (isConflict(error))
+      throw new Error(`${kind.noun} ${namespace}/${name} changed meanwhile; trying again`);
+    throw api.error(`updating ${kind.noun} ${namespace}/${name}`, error);
   }
 }

@@ -7,18 +7,7 @@ import { expect, it } from "vitest";
 import type { JsonObject } from "../../../src/api/common.ts";
 import { compareVersions } from "../../../src/machines/backend-cluster/kubernetes-version.ts";
 import { type Shoot, shootChanges } from "../../../src/providers/gardener-shoot.ts";
-
-/** RFC 7386: objects merge key by key, `null` removes, anything else replaces. */
-function mergePatch(target: unknown, patch: unknown): unknown {
-  if (typeof patch !== "object" || patch === null || Array.isArray(patch)) return patch;
-  const result: Record<string, unknown> =
-    typeof target === "object" && target !== null && !Array.isArray(target) ? { ...(target as object) } : {};
-  for (const [key, value] of Object.entries(patch)) {
-    if (value === null) delete result[key];
-    else result[key] = mergePatch(result[key], value);
-  }
-  return result;
-}
+import { mergePatch } from "../../support/fake-remote-store.ts";
 
 const scalar = fc.oneof(fc.constantFrom("a", "b", "local"), fc.integer({ min: 0, max: 3 }), fc.boolean());
 const value = fc.letrec((tie) => ({
