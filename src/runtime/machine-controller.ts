@@ -6,54 +6,20 @@ import type { PatchOperation } from "../machines/shared/json-patch.ts";
 import type { MachineStep } from "../machines/shared/machine-step.ts";
 import { rfc3339 } from "../machines/shared/rfc3339.ts";
 import { KeyedLock } from "../util/keyed-lock.ts";
-import {
-  changesTo,
-  type PatchTarget,
-  patchObject,
-  type RemoveTarget,
-  removeObject,
-} from "./api-server/patch-object.ts";
+import { changesTo, patchObject, removeObject } from "./api-server/patch-object.ts";
 import { GoneError } from "./controllers/errors.ts";
 import { KeyedController } from "./controllers/keyed-controller.ts";
 import { Outcome } from "./controllers/outcome.ts";
 import { RecentWrites } from "./controllers/recent-writes.ts";
-import {
-  type EventRecord,
-  EventRecorder,
-  type EventSubject,
-  eventsWorthRecording,
-} from "./event-recorder.ts";
+import { type EventRecord, EventRecorder, eventsWorthRecording } from "./event-recorder.ts";
 import type { Informer } from "./informer.ts";
 import { errorMessage } from "./logger.ts";
 import type { CommandWriter, KindContext, MachineKind, MachineObject } from "./machine-kind.ts";
 import { type MachineObserver, tellObservers } from "./machine-observer.ts";
+import type { MachineWriter } from "./machine-writer.ts";
 import type { EngineMetrics } from "./metrics.ts";
 import type { ShardRing } from "./sharding/shard-ring.ts";
 import type { ReconcileTrace } from "./tracing/engine-tracing.ts";
-
-/**
- * What the controller writes with: guarded patches of its objects, and Events about them. The engine's
- * writes to the API server (the default); a test hands in one that keeps everything in memory.
- */
-export interface MachineWriter {
-  /**
-   * Sends `operations` (never empty) as one patch of the object or its status, guarded by
-   * `target.resourceVersion`; resolves to the object as stored now. Throws a `ConflictError` when the
-   * object changed since, a `GoneError` when it no longer exists.
-   */
-  patch(
-    target: PatchTarget,
-    operations: readonly PatchOperation[],
-    subresource: "status" | undefined,
-  ): Promise<unknown>;
-  /**
-   * Deletes an object a command is done with (e.g. a hand-over Secret), only while it is the one of
-   * `target.uid`; resolves when it is gone, whether or not this call deleted it.
-   */
-  remove(target: RemoveTarget): Promise<void>;
-  /** Hands an Event about `subject` over to be written in the background. */
-  record(subject: EventSubject, event: EventRecord, now: Date): void;
-}
 
 /** How to run one kind. */
 export interface MachineControllerOptions<T extends MachineObject> {

@@ -13,7 +13,7 @@ import type { KeyedController } from "./controllers/keyed-controller.ts";
 import type { WatchedObject } from "./informer.ts";
 import type { CacheSpec, InformerSet } from "./informers.ts";
 import type { Logger } from "./logger.ts";
-import type { MachineWriter } from "./machine-controller.ts";
+import type { MachineWriter } from "./machine-writer.ts";
 import type { EngineMetrics } from "./metrics.ts";
 import type { ShardRing } from "./sharding/shard-ring.ts";
 import type { EngineTracing, TracedObject } from "./tracing/engine-tracing.ts";

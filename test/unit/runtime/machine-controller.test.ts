@@ -12,8 +12,9 @@ import { ConflictError } from "../../../src/runtime/controllers/errors.ts";
 import type { EventRecord } from "../../../src/runtime/event-recorder.ts";
 import { Informer, type ListWatchSource } from "../../../src/runtime/informer.ts";
 import type { CacheSpec, InformerSet } from "../../../src/runtime/informers.ts";
-import { MachineController, type MachineWriter } from "../../../src/runtime/machine-controller.ts";
+import { MachineController } from "../../../src/runtime/machine-controller.ts";
 import type { KindContext, MachineKind } from "../../../src/runtime/machine-kind.ts";
+import type { MachineWriter } from "../../../src/runtime/machine-writer.ts";
 import { FakeClock } from "../../support/fake-clock.ts";
 import { nowhereKubeConfig } from "../../support/nowhere.ts";
 
