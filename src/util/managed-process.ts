@@ -62,6 +62,9 @@ export function startManagedProcess(props: ManagedProcessProps): ManagedProcess 
     async stop(graceMs = 5_000) {
       // Once it has exited, its pid may be another process's.
       if (exitedWith === undefined) await stopProcessGroup({ pid }, graceMs);
+      // The child is unreferenced (it may outlive us); while we wait for its exit event it must keep this process
+      // alive, or a script with nothing else to do ends before the event comes.
+      child.ref();
       await exited;
     },
   };

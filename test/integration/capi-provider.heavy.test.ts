@@ -154,9 +154,19 @@ describe("the contract's waits and hands-off rules (simulated backend)", () => {
       { what: "mistyped has Ready=False ProfileNotFound", timeoutMs: 60_000 },
     );
     expect(conditionOf(told, "Ready")?.status).toBe("False");
+    // Two engines (providers capi-local and capi-sim) serve this management cluster: the first to answer labels it
+    // with its provider and names its own profiles; the other leaves it to that one.
+    const answering = told?.metadata.labels?.["clusters.openmcp.cloud/provider"] ?? "";
+    expect(["capi-local", "capi-sim"]).toContain(answering);
     expect(conditionOf(told, "Ready")?.message).toMatch(
-      /^ClusterProfile "test\.capi-sim\.smi" does not exist; fix spec\.profile or create it \(this provider's profiles: .*test\.capi-sim\.sim.*; retrying\)$/,
+      new RegExp(
+        `^ClusterProfile "test\\.capi-sim\\.smi" does not exist; fix spec\\.profile or create it \\(this provider's profiles: .*test\\.${answering}\\..*; retrying\\)$`,
+      ),
     );
+    await new Promise((resolve) => setTimeout(resolve, 3_000)); // a few reconciles of both engines later
+    const later = await readEngineCluster("mistyped");
+    expect(later?.metadata.labels?.["clusters.openmcp.cloud/provider"]).toBe(answering);
+    expect(conditionOf(later, "Ready")?.message).toBe(conditionOf(told, "Ready")?.message);
     expect(world.callsOf(created.metadata.uid)).toEqual([]);
   });
 

@@ -90,7 +90,16 @@ describe("--inspect", () => {
       expect(definition.id).toBe("cluster");
       expect(definition.initial).toBe("pending");
       expect(Object.keys(definition.states).sort()).toEqual(
-        ["deleting", "failed", "pending", "provisioning", "ready", "updating"].sort(),
+        [
+          "claimingPoolMember",
+          "deleting",
+          "failed",
+          "pending",
+          "provisioning",
+          "ready",
+          "takingOver",
+          "updating",
+        ].sort(),
       );
       expect(rest.some((m) => m.type === "@xstate.actor")).toBe(false);
 
