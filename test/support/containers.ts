@@ -104,11 +104,13 @@ export async function containersNamed(prefix: string): Promise<string[]> {
  */
 export async function freezeAPodContainer(node: string): Promise<string> {
   const script = [
-    // cgroup v1: the freezer hierarchy; v2: the unified one, frozen with cgroup.freeze.
+    // cgroup v1: the freezer hierarchy; v2: the unified one, frozen with cgroup.freeze. Freezing takes a moment
+    // (v1 shows FREEZING until every task stopped, longer in a Pod that is busy starting): look for up to 20 s.
     'd=$(find /sys/fs/cgroup/freezer -name "cri-containerd-*.scope" 2>/dev/null | head -1)',
-    'if [ -n "$d" ]; then echo FROZEN >"$d/freezer.state"; state=$(cat "$d/freezer.state")',
+    'if [ -n "$d" ]; then look() { echo FROZEN >"$d/freezer.state"; cat "$d/freezer.state"; }',
     'else d=$(find /sys/fs/cgroup -name "cri-containerd-*.scope" | head -1); echo 1 >"$d/cgroup.freeze"',
-    '  state=$(grep -q "^frozen 1" "$d/cgroup.events" && echo FROZEN); fi',
+    '  look() { grep -q "^frozen 1" "$d/cgroup.events" && echo FROZEN || echo FREEZING; }; fi',
+    'i=0; state=$(look); while [ "$state" != FROZEN ] && [ $i -lt 100 ]; do sleep 0.2; i=$((i+1)); state=$(look); done',
     '[ "$state" = FROZEN ] || { echo "$d is not frozen: $state" >&2; exit 1; }',
     'echo "$d"',
   ].join("\n");
