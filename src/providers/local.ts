@@ -162,10 +162,10 @@ export class LocalBackend implements ClusterBackend {
       return { exists: true, phase: "failed", version, message: failure.message };
     }
     // Made once and stopped since (killed, a reboot): the supervisor starts it again from its data.
-    const why = status.running
-      ? "its API server does not answer /readyz"
-      : this.#starts.has(key)
-        ? "its processes are starting"
+    const why = this.#starts.has(key)
+      ? "its processes are starting"
+      : status.running
+        ? "its API server does not answer /readyz"
         : "its processes are not running; the supervisor starts them again from their data";
     return { exists: true, phase: "provisioning", version, message: why };
   }
