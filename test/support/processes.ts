@@ -42,7 +42,8 @@ export const ENGINE_MAIN = join(import.meta.dirname, "..", "..", "src", "cli", "
 
 /** Runs `openmcp-engine <args>` to its end and returns its exit status and what it printed. */
 export const runEngineCli = (...args: readonly string[]): SpawnSyncReturns<string> =>
-  spawnSync(process.execPath, [ENGINE_MAIN, ...args], { encoding: "utf8" });
+  // A bound: a command that hangs (seen once: a replaced process stuck at start) fails its test, not the run.
+  spawnSync(process.execPath, [ENGINE_MAIN, ...args], { encoding: "utf8", timeout: 120_000 });
 
 /** Checks that a finished command exited with `status` and said `message` on stderr. */
 export function expectRefused(result: SpawnSyncReturns<string>, status: number, message: string): void {
