@@ -6,8 +6,10 @@
 import type { ClusterObservation, ClusterTarget } from "../../api/backend.ts";
 import type { ClusterProfile } from "../../api/cluster-profile.ts";
 import type { JsonObject, ObjectMeta } from "../../api/common.ts";
+import { REASONS } from "../../api/constants.ts";
 import { identityUid } from "../../api/move.ts";
 import { type BackendRelease, backendRelease } from "../shared/backend-release.ts";
+import type { ConditionUpdate } from "../shared/conditions.ts";
 import type { EventRecord } from "../shared/machine-step.ts";
 import { type ObservedEvent, whenObserved } from "../shared/observed-guard.ts";
 import { resolveVersion, type VersionResolution } from "./kubernetes-version.ts";
@@ -93,6 +95,31 @@ const backendPhase = (facts: BackendClusterFacts) => (facts.backend.exists ? fac
 export function notServing(backend: ClusterObservation): string | undefined {
   if (!backend.exists || backend.phase === "ready" || backend.phase === "updating") return undefined;
   return `${backend.phase}${backend.message ? `: ${backend.message}` : ""}`;
+}
+
+/**
+ * The main condition (`type`) of an object whose cluster came up once and now does not serve, or whose backend
+ * cannot be asked: False, `BackendNotReady` with the backend's words, or `ObserveFailed` with the failure.
+ * `what` names what the backend holds ("the cluster", "the control plane").
+ */
+export function lostCondition(
+  type: string,
+  what: string,
+  lost: { readonly notServing: string } | { readonly lookFailed: string },
+): ConditionUpdate {
+  return "notServing" in lost
+    ? {
+        type,
+        status: "False",
+        reason: REASONS.BackendNotReady,
+        message: `the backend reports ${what} ${lost.notServing}`,
+      }
+    : {
+        type,
+        status: "False",
+        reason: REASONS.ObserveFailed,
+        message: `the backend could not be asked about ${what}: ${lost.lookFailed}`,
+      };
 }
 
 /** What the backend says is missing of a cluster that exists but is not whole; never for one being deleted. */

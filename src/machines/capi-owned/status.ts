@@ -8,7 +8,12 @@ import type { ClusterObservation } from "../../api/backend.ts";
 import { type ApiEndpoint, CAPI_CONDITIONS } from "../../api/cluster-api.ts";
 import type { Condition, ObjectMeta } from "../../api/common.ts";
 import { REASONS } from "../../api/constants.ts";
-import { type BackendClusterFacts, backendDetail, notServing } from "../backend-cluster/backend-cluster.ts";
+import {
+  type BackendClusterFacts,
+  backendDetail,
+  lostCondition,
+  notServing,
+} from "../backend-cluster/backend-cluster.ts";
 import { type ConditionUpdate, mergeConditions } from "../shared/conditions.ts";
 import type { CapiOwnedFacts } from "./machine.ts";
 
@@ -228,12 +233,7 @@ export function unobservedCapiOwnedStatus<Status extends CapiOwnedStatusFields>(
 ): Status | undefined {
   const previous = object.status;
   if (!previous?.state) return undefined;
-  const condition: ConditionUpdate = {
-    type: spec.condition,
-    status: "False",
-    reason: REASONS.ObserveFailed,
-    message: `the backend could not be asked about ${spec.what}: ${failure}`,
-  };
+  const condition = lostCondition(spec.condition, spec.what, { lookFailed: failure });
   const generation = previous.conditions?.find((c) => c.type === spec.condition)?.observedGeneration ?? 0;
   return { ...previous, conditions: mergeConditions(previous.conditions, [condition], generation, now) };
 }
@@ -260,12 +260,7 @@ function mainCondition<Obj extends CapiOwnedStatusObject<unknown>, Facts extends
     const down = notServing(backend);
     return down === undefined
       ? servingCondition(serving, spec.servingReason, backend.version)
-      : {
-          type,
-          status: "False",
-          reason: REASONS.BackendNotReady,
-          message: `the backend reports ${spec.what} ${down}`,
-        };
+      : lostCondition(type, spec.what, { notServing: down });
   }
   const progress = progressCondition(serving);
   if (progress) return progress;

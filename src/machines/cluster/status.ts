@@ -3,7 +3,12 @@ import type { ClusterObservation } from "../../api/backend.ts";
 import type { Cluster, ClusterStatus } from "../../api/cluster.ts";
 import type { JsonObject } from "../../api/common.ts";
 import { CONDITION_TYPES, ENDPOINTS, REASONS } from "../../api/constants.ts";
-import { backendDetail, incompleteness, notServing } from "../backend-cluster/backend-cluster.ts";
+import {
+  backendDetail,
+  incompleteness,
+  lostCondition,
+  notServing,
+} from "../backend-cluster/backend-cluster.ts";
 import type { UnpublishedProfile } from "../cluster-profile/profile.ts";
 import { type ConditionUpdate, clusterPhase, mergeConditions } from "../shared/conditions.ts";
 import type { ClusterFacts } from "./machine.ts";
@@ -75,14 +80,7 @@ export function unobservedStatus(cluster: Cluster, failure: string, now: string)
   if (!previous?.providerStatus?.state) return undefined;
   const conditions = mergeConditions(
     previous.conditions,
-    [
-      {
-        type: CONDITION_TYPES.clusterReady,
-        status: "False",
-        reason: REASONS.ObserveFailed,
-        message: `the backend could not be asked about the cluster: ${failure}`,
-      },
-    ],
+    [lostCondition(CONDITION_TYPES.clusterReady, "the cluster", { lookFailed: failure })],
     previous.observedGeneration,
     now,
   );
@@ -171,12 +169,7 @@ function clusterReadyCondition(
           reason: REASONS.Ready,
           message: `Kubernetes ${backend.version} at ${backend.endpoint ?? ""}`,
         }
-      : {
-          type,
-          status: "False",
-          reason: REASONS.BackendNotReady,
-          message: `the backend reports the cluster ${down}`,
-        };
+      : lostCondition(type, "the cluster", { notServing: down });
   }
   if (input.lastError !== undefined) {
     return { type, status: "False", reason: REASONS.BackendError, message: input.lastError };

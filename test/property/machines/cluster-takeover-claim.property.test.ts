@@ -21,7 +21,7 @@ import type { ClusterCommand, ClusterStepInput } from "../../../src/machines/clu
 import { stepCluster } from "../../../src/machines/cluster/step.ts";
 import { applied } from "../../../src/machines/shared/json-patch.ts";
 import { changesTo } from "../../../src/runtime/api-server/patch-object.ts";
-import { aCluster, aProfile, NOW, PROVIDER, readyAt, TIMING } from "../../support/cluster-fixtures.ts";
+import { aCluster, input, readyAt } from "../../support/cluster-fixtures.ts";
 
 const SECRET = "moved-handover";
 const READY = readyAt("1.33.3");
@@ -66,16 +66,10 @@ function look(world: World, cluster: Cluster): ClusterStepInput {
       : idle && mayTake
         ? { pool: "warm", member: idle.id, claimed: false }
         : undefined;
-  return {
-    cluster,
-    profile: aProfile(),
-    providerName: PROVIDER,
-    observation,
-    now: NOW,
-    timing: TIMING,
+  return input(cluster, observation, {
     ...(handover ? { handover } : {}),
     ...(poolMember ? { poolMember } : {}),
-  };
+  });
 }
 
 /** One command's writes, one at a time (a yield after each: the engine may die there). */
