@@ -90,6 +90,8 @@ type Fault = "none" | "before" | "after";
 interface ModelCluster {
   status: "created" | "deleted";
   version: string;
+  /** Reported ready once: from then on it exists until deleted (before, absent means "create it again"). */
+  readySeen?: boolean;
 }
 
 /** What the kit believes: which of the run's Cluster objects exist, as the engine would know it. */
@@ -172,6 +174,39 @@ const observeUntil = (
 const isReady = (o: ClusterObservation) =>
   o.exists && o.phase === "ready" && Boolean(o.endpoint) && !o.incomplete;
 
+/**
+ * Observes created cluster `index` until `until` holds, as the engine waits for it: a cluster not yet ready
+ * that the backend reports absent (a create that failed and is to be tried again, e.g. kind's after its
+ * backoff) is ordered again, at the model's version, as the engine's `provisioning` state does.
+ */
+async function awaitCreated(
+  model: Model,
+  real: Real,
+  index: number,
+  options: ConformanceOptions,
+  label: string,
+  until: (o: ClusterObservation) => boolean = isReady,
+): Promise<ClusterObservation> {
+  const cluster = model.clusters.get(index);
+  const target = real.target(index);
+  const reached = await eventually(
+    label,
+    readyTimeoutMs(options),
+    async () => {
+      const observation = await real.backend.observe(target);
+      checkObservation(real, model, index, observation, label);
+      if (!observation.exists && cluster?.status === "created") {
+        await callWithFaults(`${label} (ordered again: reported absent)`, [], () =>
+          real.backend.create(target, cluster.version),
+        );
+      }
+      return observation;
+    },
+    until,
+  );
+  return reached;
+}
+
 function checkObservation(
   real: Real,
   model: Model,
@@ -183,10 +218,11 @@ function checkObservation(
   if (!cluster && observation.exists)
     fail("observe reports only what was created", `${label}: ${JSON.stringify(observation)}`);
   if (!observation.exists) {
-    if (cluster?.status === "created")
-      fail("a created cluster exists until deleted", `${label} reports it absent`);
+    if (cluster?.status === "created" && cluster.readySeen)
+      fail("a cluster once ready exists until deleted", `${label} reports it absent`);
     return;
   }
+  if (cluster?.status === "created" && isReady(observation)) cluster.readySeen = true;
   if (observation.incomplete !== undefined && observation.phase === "deleting")
     fail("a cluster being deleted is never incomplete", `${label}: ${JSON.stringify(observation)}`);
   if (!real.versions.some((v) => v.version === observation.version)) {
@@ -290,8 +326,8 @@ const awaitReadyCommand = (index: number, options: ConformanceOptions): Command 
   return clusterCommand(
     index,
     label,
-    async (model, real, target) => {
-      const ready = await observeUntil(real, target, options, label, isReady);
+    async (model, real) => {
+      const ready = await awaitCreated(model, real, index, options, label);
       checkObservation(real, model, index, ready, label);
     },
     isCreated(index),
@@ -309,7 +345,7 @@ const updateCommand = (
     index,
     label,
     async (model, real, target) => {
-      const ready = await observeUntil(real, target, options, `${label} precondition ready`, isReady);
+      const ready = await awaitCreated(model, real, index, options, `${label} precondition ready`);
       const version = versionAt(real, versionIndex);
       if (ready.exists && ready.version === version) {
         await callWithFaults(label, faults, () => real.backend.update(target, version)); // a no-op that must succeed
@@ -323,9 +359,10 @@ const updateCommand = (
       await callWithFaults(label, faults, () => real.backend.update(target, version));
       const cluster = model.clusters.get(index);
       if (cluster) cluster.version = version;
-      const updated = await observeUntil(
+      const updated = await awaitCreated(
+        model,
         real,
-        target,
+        index,
         options,
         `${label} ready at ${version}`,
         (o) => isReady(o) && o.exists && o.version === version,
@@ -625,7 +662,7 @@ function backendModuleFactory(module: BackendModule): BackendFactory {
 async function settle(model: Model, real: Real, options: ConformanceOptions): Promise<void> {
   for (const [i, cluster] of model.clusters) {
     if (cluster.status !== "created") continue;
-    const ready = await observeUntil(real, real.target(i), options, `c${i} eventually ready`, isReady);
+    const ready = await awaitCreated(model, real, i, options, `c${i} eventually ready`);
     checkObservation(real, model, i, ready, `settle: observe(c${i})`);
   }
   for (const i of model.clusters.keys()) {

@@ -63,6 +63,74 @@ describe("incomplete clusters", () => {
   });
 });
 
+describe("a create that failed", () => {
+  /**
+   * The simulated backend whose first create of each Cluster object fails after it was accepted, as kind's does
+   * when `kind create` gives up: seen once, then reported absent until created again (kind's retry state).
+   */
+  const failingFirstCreate = (): { factory: BackendFactory; reordered: () => number } => {
+    const tries = new Map<string, { creates: number; looks: number }>();
+    let reordered = 0;
+    const factory: BackendFactory = (context) => {
+      const backend = new SimulatedBackend({
+        stateDirectory: context.stateDirectory,
+        provisionDelayMs: 0,
+        updateDelayMs: 0,
+        deleteDelayMs: 0,
+      });
+      const create = backend.create.bind(backend);
+      const observe = backend.observe.bind(backend);
+      const remove = backend.delete.bind(backend);
+      backend.create = async (target, version) => {
+        const tried = tries.get(target.uid) ?? { creates: 0, looks: 0 };
+        tried.creates += 1;
+        if (tried.creates === 2) reordered += 1;
+        tries.set(target.uid, tried);
+        await create(target, version);
+      };
+      backend.observe = async (target): Promise<ClusterObservation> => {
+        const tried = tries.get(target.uid);
+        const o = await observe(target);
+        if (!o.exists || !tried || tried.creates > 1) return o;
+        tried.looks += 1;
+        return tried.looks === 1 ? { ...o, phase: "provisioning", endpoint: undefined } : { exists: false };
+      };
+      backend.delete = async (target) => {
+        tries.delete(target.uid);
+        await remove(target);
+      };
+      return backend;
+    };
+    return { factory, reordered: () => reordered };
+  };
+
+  it("is ordered again while the backend reports it absent, as the engine's provisioning state does", async () => {
+    const backend = failingFirstCreate();
+    await checkBackendConformance(backend.factory, { numRuns: 5, readyTimeoutMs: 2_000 });
+    expect(backend.reordered()).toBeGreaterThan(0);
+  });
+
+  it("but a cluster once ready that the backend then reports absent fails the kit", async () => {
+    const forgetful: BackendFactory = () => {
+      const backend = new SimulatedBackend({ provisionDelayMs: 0, updateDelayMs: 0, deleteDelayMs: 0 });
+      const observe = backend.observe.bind(backend);
+      const seenReady = new Set<string>();
+      backend.observe = async (target): Promise<ClusterObservation> => {
+        const o = await observe(target);
+        if (seenReady.has(target.uid)) return { exists: false };
+        if (o.exists && o.phase === "ready") seenReady.add(target.uid);
+        return o;
+      };
+      return backend;
+    };
+    const failure = await checkBackendConformance(forgetful, { numRuns: 1, readyTimeoutMs: 300 }).catch(
+      (error: unknown) => error,
+    );
+    expect(failure).toBeInstanceOf(ConformanceError);
+    expect((failure as Error).message).toContain("a cluster once ready exists until deleted");
+  });
+});
+
 describe("what an admin kubeconfig must be allowed to do", () => {
   it("without a scope: cluster roles and bindings, namespaces, and token accounts in every namespace", () => {
     expect(requiredPermissions(undefined).map(describePermission)).toEqual([
