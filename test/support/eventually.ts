@@ -1,11 +1,12 @@
 /** The one way tests wait: retry a probe or an assertion until it passes, then fail saying what was awaited. */
 import { setTimeout as sleep } from "node:timers/promises";
+import { pace } from "./pace.ts";
 
 /** How long and how often {@link eventually} tries. */
 export interface EventuallyOptions {
   /** What is awaited, for the failure message ("the Cluster Ready"); default: the probe's source. */
   readonly what?: string;
-  /** Give up after this long. Default 30 s. */
+  /** Give up after this long on an idle machine (default 30 s); scaled by the machine's pace now (pace.ts). */
   readonly timeoutMs?: number;
   /** Pause between tries. Default 100 ms. */
   readonly intervalMs?: number;
@@ -29,7 +30,9 @@ export async function eventually<T>(
   probe: () => T | Promise<T>,
   options: EventuallyOptions = {},
 ): Promise<Exclude<T, false>> {
-  const timeoutMs = options.timeoutMs ?? 30_000;
+  const written = options.timeoutMs ?? 30_000;
+  const slower = pace();
+  const timeoutMs = Math.round(written * slower);
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
@@ -46,7 +49,8 @@ export async function eventually<T>(
   }
   const what = options.what ?? `\`${String(probe).replace(/\s+/g, " ").slice(0, 200)}\` to pass`;
   const why = last === undefined ? "it still returned false" : `last failure: ${messageOf(last)}`;
-  throw new NeverHappenedError(`waited ${timeoutMs} ms for ${what}; ${why}`, { cause: last });
+  const paced = slower > 1 ? ` (${written} ms at the machine's pace now, ×${slower.toFixed(2)})` : "";
+  throw new NeverHappenedError(`waited ${timeoutMs} ms${paced} for ${what}; ${why}`, { cause: last });
 }
 
 /**
