@@ -379,6 +379,38 @@ describe("Clusters on real kind clusters", { timeout: 600_000 }, () => {
     expect(await containersNamed(kindName)).toEqual([node]); // the same container, not a new cluster
   });
 
+  it("says so when its node container is removed, and makes the kind cluster again", async () => {
+    const node = `${kindName}-control-plane`;
+    const before = await docker("inspect", "--format", "{{.Id}}", node);
+    await docker("rm", "--force", node);
+    // Gone: not ready, with the reason naming what the engine does (the backend reports no cluster).
+    const down = await eventually(
+      async () =>
+        satisfying(
+          await read<Cluster>(RESOURCES.Cluster, "real"),
+          (c) => c?.status?.conditions?.find((x) => x.type === "ClusterReady")?.status === "False",
+        ),
+      {
+        what: "Cluster real: ClusterReady False after its node was removed",
+        timeoutMs: 120_000,
+        intervalMs: 500,
+      },
+    );
+    expect(down?.status?.phase).not.toBe("Ready");
+    const back = await eventually(
+      async () =>
+        satisfying(await read<Cluster>(RESOURCES.Cluster, "real"), (c) => c?.status?.phase === "Ready"),
+      {
+        what: "Cluster real Ready again, its kind cluster made again",
+        timeoutMs: 300_000,
+        intervalMs: 1_000,
+      },
+    );
+    expect(back?.status?.conditions?.find((x) => x.type === "ClusterReady")?.status).toBe("True");
+    expect(await containersNamed(kindName)).toEqual([node]);
+    expect(await docker("inspect", "--format", "{{.Id}}", node)).not.toBe(before); // a new node
+  });
+
   it("deletes: the AccessRequests' grants, the kind cluster and its node container go, then the Cluster, even past a Pod's frozen cgroup", async () => {
     const name = kindName;
     expect(await containersNamed(name)).toEqual([`${name}-control-plane`]);
