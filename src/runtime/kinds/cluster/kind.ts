@@ -20,14 +20,14 @@ import {
 import { profileName } from "../../../machines/cluster-profile/profile.ts";
 import type { KindContext, KindSettings, MachineKind } from "../../machine-kind.ts";
 import { wake } from "../../machine-kind.ts";
+import { POOL_CACHES } from "../cluster-pool/caches.ts";
+import { PoolBinder } from "../cluster-pool/pool-binder.ts";
+import { PoolController } from "../cluster-pool/pool-controller.ts";
 import { PROFILE_CACHES } from "../provider-config/caches.ts";
 import { profileClaimant, profileOffer, profilesOf, unpublishedProfile } from "../shared/profile-offer.ts";
 import { CLUSTER_CACHES } from "./caches.ts";
 import { readClusterConfigs } from "./cluster-configs.ts";
 import { handOver, handoverOf, takeOver } from "./handover.ts";
-import { PoolBinder } from "./pool-binder.ts";
-import { POOL_CACHES } from "./pool-caches.ts";
-import { PoolController } from "./pool-controller.ts";
 
 /**
  * Defaults: poll a working backend every 2 s, retry a missing profile every 30 s, and look at a Ready Cluster's
