@@ -1,6 +1,7 @@
 /**
  * The namespaced example backend (examples/namespace-clusters) under the engine, on a real API server that is
- * both the management cluster and the host: a Cluster becomes a namespace and goes Ready; a token AccessRequest
+ * both the management cluster and the host: a Cluster becomes a namespace and goes Ready, naming that namespace in its
+ * status (and `explain` naming it); a token AccessRequest
  * is granted through its namespaced admin access, its kubeconfig doing exactly what was asked in the tenant's
  * namespace and nothing cluster-wide, with no cluster-wide rights given to the tenant; a request for cluster-wide
  * rights is Denied; and a tenant whose admin ServiceAccount was deleted by hand is repaired, the Cluster saying so.
@@ -19,6 +20,7 @@ import { createBackend, namespaceOf } from "../../examples/namespace-clusters/na
 import type { AccessRequest } from "../../src/api/access-request.ts";
 import type { Cluster } from "../../src/api/cluster.ts";
 import { RESOURCES } from "../../src/api/constants.ts";
+import { explainReport } from "../../src/cli/explain.ts";
 import { issuedKubeconfig, statusOf } from "../support/access-proofs.ts";
 import { createAccessRequest } from "../support/access-requests.ts";
 import { aBackendContext } from "../support/backend-context.ts";
@@ -84,6 +86,19 @@ describe("a namespace cluster under the engine", () => {
     tenant = namespaceOf(cluster?.metadata.uid ?? "");
     expect((await core.readNamespace({ name: tenant })).metadata?.name).toBe(tenant);
   });
+
+  it("names its tenant's namespace in its status, and explain says it", async () => {
+    const cluster = await waitUntil<Cluster>(
+      RESOURCES.Cluster,
+      "acme",
+      (c) => c?.status?.providerStatus?.tenantNamespaces !== undefined,
+    );
+    expect(cluster?.status?.providerStatus?.tenantNamespaces).toEqual([tenant]);
+    const report = await explainReport(world.controlPlane.kubeConfig, "Cluster", NS, "acme");
+    expect(report.explanation.why).toContain(
+      `its backend grants admin of namespace ${tenant} only: its tenant works there (status.providerStatus.tenantNamespaces)`,
+    );
+  }, 90_000);
 
   it("grants a token for ConfigMaps in the tenant's namespace: exactly that, nothing cluster-wide, no rights given to the tenant", async () => {
     const clusterRolesBefore = (
