@@ -24,9 +24,10 @@ import { explainReport } from "../../src/cli/explain.ts";
 import { issuedKubeconfig, statusOf } from "../support/access-proofs.ts";
 import { createAccessRequest } from "../support/access-requests.ts";
 import { aBackendContext } from "../support/backend-context.ts";
-import { aCluster, aProviderConfig } from "../support/builders.ts";
+import { aCluster } from "../support/builders.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
-import { startWorld, type World } from "../support/world.ts";
+import { startTenantWorld } from "../support/namespaced-backend.ts";
+import type { World } from "../support/world.ts";
 
 const NS = "tenants";
 const PROFILE = "test.nc.shared";
@@ -45,27 +46,15 @@ const conditionOf = (object: Cluster | AccessRequest | undefined, type: string) 
 
 beforeAll(async () => {
   // A Ready Cluster is looked at every 2 s, so a tenant broken by hand is found soon (nothing watches the host).
-  world = await startWorld({
+  ({ world, core } = await startTenantWorld({
     provider: "nc",
-    engine: false,
+    namespace: NS,
+    providerConfig: "shared",
     timing: { pollMs: 500, retryMs: 1_000, resyncMs: 2_000 },
-  });
+    backend: (world) =>
+      createBackend(aBackendContext(stateDir, { kubeconfig: world.controlPlane.kubeconfigPath })),
+  }));
   custom = world.custom;
-  core = world.controlPlane.kubeConfig.makeApiClient(CoreV1Api);
-  await core.createNamespace({ body: { metadata: { name: NS } } });
-  const backend = await createBackend(
-    aBackendContext(stateDir, { kubeconfig: world.controlPlane.kubeconfigPath }),
-  );
-  await world.startEngine({
-    backend,
-    kindSettings: {
-      AccessRequest: { timing: { tokenValidityMs: 600_000, pollMs: 500, retryMs: 500, resyncMs: 600_000 } },
-    },
-  });
-  await custom.createClusterCustomObject({
-    ...RESOURCES.ProviderConfig,
-    body: aProviderConfig({ name: "shared", backend: backend.name }),
-  });
 }, 120_000);
 
 afterAll(async () => {
