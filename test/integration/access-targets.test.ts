@@ -21,17 +21,17 @@ import { createLogger } from "../../src/runtime/logger.ts";
 import { freePorts } from "../../src/util/free-ports.ts";
 import { issuedKubeconfig } from "../support/access-proofs.ts";
 import { createAccessRequest } from "../support/access-requests.ts";
-import { aCluster, aProviderConfig } from "../support/builders.ts";
+import { aCluster } from "../support/builders.ts";
 import { reconciles } from "../support/engine-signals.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
 import {
   ADMIN_MODE_LABEL,
   type AdminMode,
-  NAMESPACED_BACKEND,
   type NamespacedBackend,
   namespacedBackend,
+  startTenantWorld,
 } from "../support/namespaced-backend.ts";
-import { startWorld, type World } from "../support/world.ts";
+import type { World } from "../support/world.ts";
 
 const NS = "team";
 const PROFILE = "test.eng.tenants";
@@ -97,27 +97,20 @@ const configMapReader: AccessRequestSpec["token"] = {
 };
 
 beforeAll(async () => {
-  world = await startWorld({ provider: "eng", engine: false });
-  custom = world.custom;
-  core = world.controlPlane.kubeConfig.makeApiClient(CoreV1Api);
-  await core.createNamespace({ body: { metadata: { name: NS } } });
   [unreachablePort] = (await freePorts(1)) as [number];
-  backend = namespacedBackend({
-    hostKubeconfig: readFileSync(world.controlPlane.kubeconfigPath, "utf8"),
-    unreachableServer: `https://127.0.0.1:${unreachablePort}`,
-  });
-  await world.startEngine({
-    backend,
+  // The rotation window (resyncMs) is longer than the whole file: admin access is asked once per Cluster.
+  ({ world, core, backend } = await startTenantWorld({
+    provider: "eng",
+    namespace: NS,
+    providerConfig: "tenants",
     log: createLogger({ level: "debug", write: (line) => logLines.push(line) }),
-    // The rotation window (resyncMs) is longer than the whole file: admin access is asked once per Cluster.
-    kindSettings: {
-      AccessRequest: { timing: { tokenValidityMs: 600_000, pollMs: 500, retryMs: 500, resyncMs: 600_000 } },
-    },
-  });
-  await custom.createClusterCustomObject({
-    ...RESOURCES.ProviderConfig,
-    body: aProviderConfig({ name: "tenants", backend: NAMESPACED_BACKEND }),
-  });
+    backend: (world) =>
+      namespacedBackend({
+        hostKubeconfig: readFileSync(world.controlPlane.kubeconfigPath, "utf8"),
+        unreachableServer: `https://127.0.0.1:${unreachablePort}`,
+      }),
+  }));
+  custom = world.custom;
   await eventually(() => custom.getClusterCustomObject({ ...RESOURCES.ClusterProfile, name: PROFILE }), {
     what: `the profile ${PROFILE}`,
   });

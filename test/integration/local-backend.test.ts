@@ -2,8 +2,7 @@
  * The `local` backend on real etcd + kube-apiserver processes: lifecycle, idempotence, adoption after a restart,
  * recovery after kill -9 (of the cluster's processes, or of the engine midway through a start), failures.
  */
-import { chmodSync, existsSync, mkdtempSync, readdirSync, symlinkSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { chmodSync, existsSync, readdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { CoreV1Api, KubeConfig } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -17,10 +16,9 @@ import {
 } from "../../src/controlplane/persistent-control-plane.ts";
 import { createBackend } from "../../src/providers/local.ts";
 import { loadBackendFactory } from "../../src/providers/registry.ts";
-import { aBackendContext } from "../support/backend-context.ts";
 import { aProviderConfig } from "../support/builders.ts";
 import { eventually } from "../support/eventually.ts";
-import { removeLocalBackendState } from "../support/local-backend-state.ts";
+import { localBackends } from "../support/local-backend-state.ts";
 import { observationWhere } from "../support/observation-where.ts";
 import { isAlive, killHard, waitUntilGone } from "../support/processes.ts";
 
@@ -40,20 +38,10 @@ const config = (spec: Partial<ProviderConfig["spec"]> = {}): ProviderConfig =>
   aProviderConfig({ name: "local", backend: "local", ...spec });
 
 /** Backends made here, and their state folders, so that afterAll stops every process whatever failed. */
-const opened: ClusterBackend[] = [];
-const stateDirectories: string[] = [];
-
-function newStateDirectory(): string {
-  const directory = mkdtempSync(join(tmpdir(), "local-backend-"));
-  stateDirectories.push(directory);
-  return directory;
-}
-
-async function open(stateDirectory: string, options: Record<string, string> = {}): Promise<ClusterBackend> {
-  const backend = await createBackend(aBackendContext(stateDirectory, options));
-  opened.push(backend);
-  return backend;
-}
+const locals = localBackends("local-backend-");
+const newStateDirectory = () => locals.folder();
+const open = (stateDirectory: string, options: Record<string, string> = {}) =>
+  locals.open(stateDirectory, options);
 
 /** The backend's observation of `cluster` once `wanted` holds. */
 const until = (backend: ClusterBackend, cluster: ClusterTarget, wanted: (o: ClusterObservation) => boolean) =>
@@ -76,8 +64,7 @@ async function coreApi(backend: ClusterBackend, cluster: ClusterTarget): Promise
 }
 
 afterAll(async () => {
-  for (const backend of opened) await backend.close?.().catch(() => {});
-  for (const state of stateDirectories) await removeLocalBackendState(state);
+  await locals.close();
 }, 120_000);
 
 describe("the local backend", { timeout: 120_000 }, () => {
@@ -240,8 +227,7 @@ describe("the local backend", { timeout: 120_000 }, () => {
 describe("a local cluster that cannot start", { timeout: 120_000 }, () => {
   it("is reported failed with the reason and where the logs are, never hangs, and can be deleted", async () => {
     // Real etcd, and a kube-apiserver that reports the version and then fails the way a bad flag would.
-    const fakeAssets = mkdtempSync(join(tmpdir(), "local-backend-assets-"));
-    stateDirectories.push(fakeAssets);
+    const fakeAssets = newStateDirectory(); // removed with the state folders
     symlinkSync(assets.etcd, join(fakeAssets, "etcd"));
     const apiServer = join(fakeAssets, "kube-apiserver");
     writeFileSync(

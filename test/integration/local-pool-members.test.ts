@@ -3,29 +3,22 @@
  * Cluster, bound later to a Cluster's uid (a record: the running control plane keeps its folder), then served,
  * reached and deleted under that uid; a new backend instance on the same folder finds the member and its binding.
  */
-import { mkdtempSync, readdirSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { CoreV1Api, KubeConfig } from "@kubernetes/client-node";
 import { afterAll, describe, expect, it } from "vitest";
 import type { ClusterObservation, ClusterTarget } from "../../src/api/backend.ts";
-import type { ClusterBackend } from "../../src/api/backend-contract.ts";
 import { findKubeAssets, kubeAssetVersions } from "../../src/controlplane/kube-assets.ts";
 import { checkPoolConformance } from "../../src/providers/conformance-pools.ts";
 import { createBackend } from "../../src/providers/local.ts";
-import { aBackendContext } from "../support/backend-context.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
-import { removeLocalBackendState } from "../support/local-backend-state.ts";
+import { localBackends } from "../support/local-backend-state.ts";
 import { observationWhere } from "../support/observation-where.ts";
 
 const version = kubeAssetVersions(findKubeAssets()).kubernetes.replace(/^v/, "");
-const state = mkdtempSync(join(tmpdir(), "local-pool-"));
-const opened: ClusterBackend[] = [];
-const open = async () => {
-  const backend = await createBackend(aBackendContext(state));
-  opened.push(backend);
-  return backend;
-};
+const locals = localBackends("local-pool-");
+const state = locals.folder();
+const open = () => locals.open(state);
 const cluster: ClusterTarget = {
   uid: "4a1e6f0e-0000-4000-8000-00000000b001",
   namespace: "local-test",
@@ -37,8 +30,7 @@ const cluster: ClusterTarget = {
 const isReady = (o: ClusterObservation) => o.exists && o.phase === "ready";
 
 afterAll(async () => {
-  for (const backend of opened) await backend.close?.().catch(() => {});
-  await removeLocalBackendState(state);
+  await locals.close();
 }, 120_000);
 
 describe("the local backend's pool members", { timeout: 120_000 }, () => {

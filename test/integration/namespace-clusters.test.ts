@@ -1,6 +1,7 @@
 /**
  * The namespaced example backend (examples/namespace-clusters) under the engine, on a real API server that is
- * both the management cluster and the host: a Cluster becomes a namespace and goes Ready; a token AccessRequest
+ * both the management cluster and the host: a Cluster becomes a namespace and goes Ready, naming that namespace in its
+ * status (and `explain` naming it); a token AccessRequest
  * is granted through its namespaced admin access, its kubeconfig doing exactly what was asked in the tenant's
  * namespace and nothing cluster-wide, with no cluster-wide rights given to the tenant; a request for cluster-wide
  * rights is Denied; and a tenant whose admin ServiceAccount was deleted by hand is repaired, the Cluster saying so.
@@ -19,12 +20,14 @@ import { createBackend, namespaceOf } from "../../examples/namespace-clusters/na
 import type { AccessRequest } from "../../src/api/access-request.ts";
 import type { Cluster } from "../../src/api/cluster.ts";
 import { RESOURCES } from "../../src/api/constants.ts";
+import { explainReport } from "../../src/cli/explain.ts";
 import { issuedKubeconfig, statusOf } from "../support/access-proofs.ts";
 import { createAccessRequest } from "../support/access-requests.ts";
 import { aBackendContext } from "../support/backend-context.ts";
-import { aCluster, aProviderConfig } from "../support/builders.ts";
+import { aCluster } from "../support/builders.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
-import { startWorld, type World } from "../support/world.ts";
+import { startTenantWorld } from "../support/namespaced-backend.ts";
+import type { World } from "../support/world.ts";
 
 const NS = "tenants";
 const PROFILE = "test.nc.shared";
@@ -43,27 +46,15 @@ const conditionOf = (object: Cluster | AccessRequest | undefined, type: string) 
 
 beforeAll(async () => {
   // A Ready Cluster is looked at every 2 s, so a tenant broken by hand is found soon (nothing watches the host).
-  world = await startWorld({
+  ({ world, core } = await startTenantWorld({
     provider: "nc",
-    engine: false,
+    namespace: NS,
+    providerConfig: "shared",
     timing: { pollMs: 500, retryMs: 1_000, resyncMs: 2_000 },
-  });
+    backend: (world) =>
+      createBackend(aBackendContext(stateDir, { kubeconfig: world.controlPlane.kubeconfigPath })),
+  }));
   custom = world.custom;
-  core = world.controlPlane.kubeConfig.makeApiClient(CoreV1Api);
-  await core.createNamespace({ body: { metadata: { name: NS } } });
-  const backend = await createBackend(
-    aBackendContext(stateDir, { kubeconfig: world.controlPlane.kubeconfigPath }),
-  );
-  await world.startEngine({
-    backend,
-    kindSettings: {
-      AccessRequest: { timing: { tokenValidityMs: 600_000, pollMs: 500, retryMs: 500, resyncMs: 600_000 } },
-    },
-  });
-  await custom.createClusterCustomObject({
-    ...RESOURCES.ProviderConfig,
-    body: aProviderConfig({ name: "shared", backend: backend.name }),
-  });
 }, 120_000);
 
 afterAll(async () => {
@@ -84,6 +75,19 @@ describe("a namespace cluster under the engine", () => {
     tenant = namespaceOf(cluster?.metadata.uid ?? "");
     expect((await core.readNamespace({ name: tenant })).metadata?.name).toBe(tenant);
   });
+
+  it("names its tenant's namespace in its status, and explain says it", async () => {
+    const cluster = await waitUntil<Cluster>(
+      RESOURCES.Cluster,
+      "acme",
+      (c) => c?.status?.providerStatus?.tenantNamespaces !== undefined,
+    );
+    expect(cluster?.status?.providerStatus?.tenantNamespaces).toEqual([tenant]);
+    const report = await explainReport(world.controlPlane.kubeConfig, "Cluster", NS, "acme");
+    expect(report.explanation.why).toContain(
+      `its backend grants admin of namespace ${tenant} only: its tenant works there (status.providerStatus.tenantNamespaces)`,
+    );
+  }, 90_000);
 
   it("grants a token for ConfigMaps in the tenant's namespace: exactly that, nothing cluster-wide, no rights given to the tenant", async () => {
     const clusterRolesBefore = (

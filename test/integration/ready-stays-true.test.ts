@@ -1,12 +1,3 @@
-/**
- * A Ready Cluster that loses its infrastructure says so, on a real API server with a real control plane (`local`):
- * its processes killed → ClusterReady False naming what the backend reports, the phase and a Warning Event
- * following, within one resync; its processes started again → Ready, on the same endpoint. A backend that cannot be
- * asked at all (as one whose credentials Secret is gone) → ClusterReady False with the failure, nothing ordered;
- * answering again → Ready.
- */
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CoreV1Api } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -15,15 +6,14 @@ import type { Cluster } from "../../src/api/cluster.ts";
 import { CONDITION_TYPES, RESOURCES } from "../../src/api/constants.ts";
 import { findKubeAssets, kubeAssetVersions } from "../../src/controlplane/kube-assets.ts";
 import { inspectPersistentControlPlane } from "../../src/controlplane/persistent-control-plane.ts";
-import { createBackend } from "../../src/providers/local.ts";
-import { aBackendContext } from "../support/backend-context.ts";
 import { eventually } from "../support/eventually.ts";
-import { removeLocalBackendState } from "../support/local-backend-state.ts";
+import { localBackends } from "../support/local-backend-state.ts";
 import { killHard } from "../support/processes.ts";
 import { isReady, startWorld, type World } from "../support/world.ts";
 
 const version = kubeAssetVersions(findKubeAssets()).kubernetes.replace(/^v/, "");
-const state = mkdtempSync(join(tmpdir(), "ready-stays-true-"));
+const locals = localBackends("ready-stays-true-");
+const state = locals.folder();
 /** A resync this short keeps the test short; the default (2 min) is the same mechanism. */
 const TIMING = { pollMs: 200, retryMs: 1_000, resyncMs: 1_500 };
 
@@ -31,12 +21,7 @@ const TIMING = { pollMs: 200, retryMs: 1_000, resyncMs: 1_500 };
 let local: ClusterBackend;
 /** While set, every look at the backend fails with it (as when the backend's credentials are gone). */
 let lookFails: string | undefined;
-const opened: ClusterBackend[] = [];
-const openLocal = async () => {
-  const backend = await createBackend(aBackendContext(state));
-  opened.push(backend);
-  return backend;
-};
+const openLocal = () => locals.open(state);
 const backend: ClusterBackend = {
   name: "local",
   capabilities: { adminAccess: false, oidc: false },
@@ -79,8 +64,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await world?.stop();
-  for (const each of opened) await each.close?.().catch(() => {});
-  await removeLocalBackendState(state);
+  await locals.close();
 }, 120_000);
 
 describe("a Ready Cluster whose infrastructure goes away", { timeout: 180_000 }, () => {

@@ -1,13 +1,14 @@
 /** The scheduler configuration from a ConfigMap: refused at start when invalid, reloaded on change, kept (with a Warning Event) when an edit is invalid. */
 import { CoreV1Api } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ControlPlane, startControlPlane } from "../../src/controlplane/control-plane.ts";
+import type { ControlPlane } from "../../src/controlplane/control-plane.ts";
 import {
   configMapSource,
   type SchedulerConfigSource,
 } from "../../src/runtime/kinds/cluster-request/scheduler-config-source.ts";
 import { silentLogger } from "../../src/runtime/logger.ts";
 import { mcpSchedulerConfig } from "../fixtures/scheduler-config.ts";
+import { startApiServerWith } from "../support/cluster-harness.ts";
 import { eventually } from "../support/eventually.ts";
 
 let controlPlane: ControlPlane;
@@ -15,9 +16,8 @@ let core: CoreV1Api;
 const sources: SchedulerConfigSource[] = [];
 
 beforeAll(async () => {
-  controlPlane = await startControlPlane();
+  ({ controlPlane } = await startApiServerWith("engine"));
   core = controlPlane.kubeConfig.makeApiClient(CoreV1Api);
-  await core.createNamespace({ body: { metadata: { name: "engine" } } });
 });
 
 afterAll(async () => {

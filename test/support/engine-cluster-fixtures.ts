@@ -1,10 +1,13 @@
 /** Fixtures for pure EngineCluster step tests: stored EngineClusters, observations, step input. */
+import { expect } from "vitest";
 import type { ClusterObservation } from "../../src/api/backend.ts";
+import type { Condition, ObjectMeta } from "../../src/api/common.ts";
 import type { EngineCluster } from "../../src/api/engine-cluster.ts";
 import type { CapiOwnedPublication } from "../../src/machines/capi-owned/contract.ts";
 import type { EngineClusterStepInput } from "../../src/machines/engine-cluster/contract.ts";
 import * as builders from "./builders.ts";
 import { aProfile, NOW, PROVIDER, TIMING } from "./cluster-fixtures.ts";
+import { conditionOf } from "./conditions.ts";
 
 export { capiOwner } from "./builders.ts";
 export { CLAIMANT, NOW, PROVIDER, TIMING } from "./cluster-fixtures.ts";
@@ -53,4 +56,28 @@ export function engineInput(
     timing: TIMING,
     ...extra,
   };
+}
+
+/** A CAPI-owned kind's step result, as far as {@link expectWaitingForOwner} reads it. */
+interface OwnedStep {
+  readonly state: string;
+  readonly commands: readonly unknown[];
+  readonly desired: {
+    readonly metadata: ObjectMeta;
+    readonly status?: { readonly conditions?: readonly Condition[] };
+  };
+}
+
+/**
+ * Checks a step of an EngineCluster or EngineControlPlane no CAPI Cluster owns yet: it stays pending, with no
+ * finalizer and no command, its `type` condition (Ready, Available) False with reason WaitingForClusterOwner;
+ * returns that condition for the caller's own checks of its message.
+ */
+export function expectWaitingForOwner(result: OwnedStep, type: string): Condition | undefined {
+  expect(result.state).toBe("pending");
+  expect(result.commands).toEqual([]);
+  expect(result.desired.metadata.finalizers).toBeUndefined();
+  const condition = conditionOf(result.desired, type);
+  expect(condition).toMatchObject({ status: "False", reason: "WaitingForClusterOwner" });
+  return condition;
 }

@@ -1,7 +1,14 @@
-/** Removing a local backend's state folder after a test: its clusters are control plane processes, stopped first. */
-import { existsSync, readdirSync, rmSync } from "node:fs";
+/**
+ * Local backends in tests: their state folders, and removing them after a test (a local backend's clusters are
+ * control plane processes, stopped first).
+ */
+import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { ClusterBackend } from "../../src/api/backend-contract.ts";
 import { stopPersistentControlPlane } from "../../src/controlplane/persistent-control-plane.ts";
+import { createBackend } from "../../src/providers/local.ts";
+import { aBackendContext } from "./backend-context.ts";
 
 /** Stops every cluster the local backend keeps under `state` (a stop that fails is passed over), then removes `state`. */
 export async function removeLocalBackendState(state: string): Promise<void> {
@@ -10,4 +17,36 @@ export async function removeLocalBackendState(state: string): Promise<void> {
     await stopPersistentControlPlane(join(clusters, name), { remove: true }).catch(() => {});
   }
   rmSync(state, { recursive: true, force: true });
+}
+
+/** The local backends of one test file, see {@link localBackends}. */
+export interface LocalBackends {
+  /** A new, empty state folder (named `<prefix>…` in the temporary folder). */
+  folder(): string;
+  /** A local backend on `state` (another one on the same folder is the backend after a restart). */
+  open(state: string, options?: Record<string, string>): Promise<ClusterBackend>;
+  /** Closes every backend opened and removes every folder made, whatever failed: for the file's afterAll. */
+  close(): Promise<void>;
+}
+
+/** Local backends a test file opens, on state folders it makes, all stopped and removed by `close`. */
+export function localBackends(prefix: string): LocalBackends {
+  const opened: ClusterBackend[] = [];
+  const folders: string[] = [];
+  return {
+    folder() {
+      const folder = mkdtempSync(join(tmpdir(), prefix));
+      folders.push(folder);
+      return folder;
+    },
+    async open(state, options = {}) {
+      const backend = await createBackend(aBackendContext(state, options));
+      opened.push(backend);
+      return backend;
+    },
+    async close() {
+      for (const backend of opened) await backend.close?.().catch(() => {});
+      for (const folder of folders) await removeLocalBackendState(folder);
+    },
+  };
 }

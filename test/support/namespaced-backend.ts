@@ -14,9 +14,14 @@ import { parse, stringify } from "yaml";
 import type { ClusterObservation, ClusterTarget } from "../../src/api/backend.ts";
 import type { AdminAccess, ClusterBackend } from "../../src/api/backend-contract.ts";
 import type { SupportedVersion } from "../../src/api/cluster-profile.ts";
+import { RESOURCES } from "../../src/api/constants.ts";
 import { isConflict, isNotFound } from "../../src/api/error-message.ts";
+import type { Logger } from "../../src/api/logger.ts";
 import type { ProviderConfig } from "../../src/api/provider-config.ts";
 import { tokenKubeconfig } from "../../src/machines/access-request/kubeconfig.ts";
+import type { RequeueTiming } from "../../src/machines/shared/machine-tags.ts";
+import { aProviderConfig } from "./builders.ts";
+import { startWorld, type World } from "./world.ts";
 
 /** The Cluster label that picks the admin access the backend gives for it. */
 export const ADMIN_MODE_LABEL = "test.openmcp.cloud/admin";
@@ -134,4 +139,61 @@ export function namespacedBackend(props: NamespacedBackendProps): NamespacedBack
         : { kubeconfig, scope: { namespaces: [namespace], accessNamespace: namespace } };
     },
   };
+}
+
+/** What {@link startTenantWorld} needs. */
+export interface TenantWorldProps<B extends ClusterBackend> {
+  /** The engine's provider name. */
+  readonly provider: string;
+  /** The namespace the tests' Clusters and AccessRequests go in (made here). */
+  readonly namespace: string;
+  /** The ProviderConfig made for the backend. */
+  readonly providerConfig: string;
+  /** The backend, made once the API server (which is also its host) is up. */
+  readonly backend: (world: World) => B | Promise<B>;
+  readonly timing?: RequeueTiming;
+  readonly log?: Logger;
+}
+
+/** A world whose engine serves a namespaced backend's tenants, with a client of its core API. */
+export interface TenantWorld<B extends ClusterBackend> {
+  readonly world: World;
+  readonly core: CoreV1Api;
+  readonly backend: B;
+}
+
+/**
+ * A world for the tenants of a namespaced backend, on one API server that is both management cluster and host:
+ * the namespace made, the engine started on the backend, and a ProviderConfig for it. AccessRequests rotate less
+ * often than a whole file runs, so admin access is asked once per Cluster.
+ */
+export async function startTenantWorld<B extends ClusterBackend>(
+  props: TenantWorldProps<B>,
+): Promise<TenantWorld<B>> {
+  const world = await startWorld({
+    provider: props.provider,
+    engine: false,
+    ...(props.timing ? { timing: props.timing } : {}),
+  });
+  try {
+    const core = world.controlPlane.kubeConfig.makeApiClient(CoreV1Api);
+    await core.createNamespace({ body: { metadata: { name: props.namespace } } });
+    const backend = await props.backend(world);
+    await world.startEngine({
+      backend,
+      ...(props.log ? { log: props.log } : {}),
+      kindSettings: {
+        AccessRequest: { timing: { tokenValidityMs: 600_000, pollMs: 500, retryMs: 500, resyncMs: 600_000 } },
+      },
+    });
+    await world.custom.createClusterCustomObject({
+      ...RESOURCES.ProviderConfig,
+      body: aProviderConfig({ name: props.providerConfig, backend: backend.name }),
+    });
+    return { world, core, backend };
+  } catch (error) {
+    // The caller never gets the world to stop: stopped here.
+    await world.stop().catch(() => {});
+    throw error;
+  }
 }

@@ -195,6 +195,12 @@ export function explainCluster(cluster: Cluster, profile: ProfileLookup): Cluste
       );
       waitingFor.push("the next reconcile");
   }
+  const tenantNamespaces = status?.providerStatus?.tenantNamespaces;
+  if (Array.isArray(tenantNamespaces) && tenantNamespaces.length > 0) {
+    why.push(
+      `its backend grants admin of ${tenantNamespaces.length === 1 ? "namespace" : "namespaces"} ${tenantNamespaces.join(", ")} only: its tenant works there (status.providerStatus.tenantNamespaces)`,
+    );
+  }
   const poolMember = cluster.metadata.annotations?.[ANNOTATIONS.poolMember];
   if (poolMember !== undefined) {
     const { pool, member } = parsePoolMemberAnnotation(poolMember);

@@ -21,6 +21,11 @@ export interface ClusterStatusInput {
   readonly lastError?: string;
   /** While the profile is missing: the ProviderConfig of ours that would publish it, and why it does not. */
   readonly unpublished?: UnpublishedProfile;
+  /**
+   * The namespaces its tenant is admin of, when its backend's admin access is namespaced (contract 1.2): kept in
+   * `providerStatus.tenantNamespaces`; absent, what the status recorded stays.
+   */
+  readonly tenantNamespaces?: readonly string[];
   /** RFC 3339, for lastTransitionTime of changed conditions. */
   readonly now: string;
 }
@@ -45,7 +50,11 @@ export function desiredStatus({ input, facts, state, phase }: ClusterTransition)
   );
   const endpoint = observation.exists && !facts.deleting ? observation.endpoint : undefined;
   const previous = cluster.status;
-  const providerStatus: JsonObject = { ...previous?.providerStatus, state };
+  const providerStatus: JsonObject = {
+    ...previous?.providerStatus,
+    state,
+    ...(input.tenantNamespaces ? { tenantNamespaces: [...input.tenantNamespaces] } : {}),
+  };
   const status: Record<string, unknown> = {
     ...previous,
     observedGeneration: generation,

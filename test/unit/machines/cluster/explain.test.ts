@@ -36,6 +36,21 @@ const deleting = (cluster: Cluster, finalizers: string[]): Cluster => ({
 });
 
 describe("explainCluster", () => {
+  it("names the namespaces a namespaced backend's tenant is admin of, kept in the status once the runtime read them", () => {
+    const cluster = settled(aCluster(), readyAt("1.33.3"), { tenantNamespaces: ["tenant-a"] });
+    expect(cluster.status?.providerStatus).toEqual({ state: "ready", tenantNamespaces: ["tenant-a"] });
+    // A later look that did not read them (the scope is asked once) keeps what the status says.
+    expect(settled(cluster, readyAt("1.33.3")).status?.providerStatus?.tenantNamespaces).toEqual([
+      "tenant-a",
+    ]);
+    expect(explainCluster(cluster, ours).why).toContain(
+      "its backend grants admin of namespace tenant-a only: its tenant works there (status.providerStatus.tenantNamespaces)",
+    );
+    expect(explainCluster(settled(aCluster(), readyAt("1.33.3")), ours).why.join(" ")).not.toContain(
+      "tenantNamespaces",
+    );
+  });
+
   it("says a Cluster came from a warm pool, written by the step that bound it, Ready at once", () => {
     const cluster = settled(aCluster(), readyAt("1.33.3"), {
       poolMember: { pool: "warm", member: "pool-0a1b2c3d4e5f", claimed: true },

@@ -17,6 +17,7 @@ import {
   anEngineCluster,
   CLAIMANT,
   engineInput,
+  expectWaitingForOwner,
   NOW,
   published,
   readyBackend,
@@ -48,11 +49,7 @@ describe("an EngineCluster no CAPI Cluster owns yet", () => {
   const result = stepEngineCluster(engineInput(anEngineCluster({ owned: false }), absent));
 
   it("stays pending: no finalizer, no command, a Ready condition naming what it waits for", () => {
-    expect(result.state).toBe("pending");
-    expect(result.commands).toEqual([]);
-    expect(result.desired.metadata.finalizers).toBeUndefined();
-    const ready = result.desired.status?.conditions?.find((c) => c.type === "Ready");
-    expect(ready).toMatchObject({ status: "False", reason: "WaitingForClusterOwner" });
+    const ready = expectWaitingForOwner(result, "Ready");
     expect(ready?.message).toContain("EngineCluster capi/workload");
     expect(ready?.message).toContain("spec.infrastructureRef");
     expect(result.desired.status).toMatchObject({ phase: "Pending", initialization: { provisioned: false } });

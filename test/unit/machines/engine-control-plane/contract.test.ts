@@ -20,6 +20,7 @@ import { applied as withOperations } from "../../../../src/machines/shared/json-
 import { changesTo } from "../../../../src/runtime/api-server/patch-object.ts";
 import { anEngineControlPlane, stored } from "../../../support/builders.ts";
 import { aProfile, CLAIMANT, NOW, PROVIDER, TIMING } from "../../../support/cluster-fixtures.ts";
+import { expectWaitingForOwner } from "../../../support/engine-cluster-fixtures.ts";
 
 const absent: ClusterObservation = { exists: false };
 const at = (
@@ -106,11 +107,7 @@ describe("an EngineControlPlane before it may build", () => {
     const result = stepEngineControlPlane(
       input(aControlPlane({ owned: false }), absent, { owner: undefined }),
     );
-    expect(result.state).toBe("pending");
-    expect(result.commands).toEqual([]);
-    expect(result.desired.metadata.finalizers).toBeUndefined();
-    const available = result.desired.status?.conditions?.find((c) => c.type === "Available");
-    expect(available).toMatchObject({ status: "False", reason: "WaitingForClusterOwner" });
+    const available = expectWaitingForOwner(result, "Available");
     expect(available?.message).toContain("spec.controlPlaneRef");
     expect(result.desired.status).toMatchObject({
       phase: "Pending",

@@ -20,8 +20,8 @@ import { ConflictError } from "../../controllers/errors.ts";
 import { RecentWrites } from "../../controllers/recent-writes.ts";
 import type { CommandWriter, KindContext } from "../../machine-kind.ts";
 import type { EngineMetrics } from "../../metrics.ts";
-import { type PoolMetrics, poolMetrics } from "../cluster-pool/metrics.ts";
-import { POOL_CACHES } from "./pool-caches.ts";
+import { POOL_CACHES } from "./caches.ts";
+import { type PoolMetrics, poolMetrics } from "./metrics.ts";
 
 /** What the pools say about one Cluster, for its step. */
 export interface PoolOffer {

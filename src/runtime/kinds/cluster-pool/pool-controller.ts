@@ -28,10 +28,10 @@ import { GoneError } from "../../controllers/errors.ts";
 import { KeyedController } from "../../controllers/keyed-controller.ts";
 import { Outcome } from "../../controllers/outcome.ts";
 import type { ControllerParts, KindContext } from "../../machine-kind.ts";
-import { poolMetrics } from "../cluster-pool/metrics.ts";
+import { CLUSTER_CACHES } from "../cluster/caches.ts";
 import { PROFILE_CACHES } from "../provider-config/caches.ts";
-import { CLUSTER_CACHES } from "./caches.ts";
-import { POOL_CACHES } from "./pool-caches.ts";
+import { POOL_CACHES } from "./caches.ts";
+import { poolMetrics } from "./metrics.ts";
 
 /** When to look at a pool again: while members are made or bound, and otherwise now and then. */
 export interface PoolTiming {
