@@ -79,42 +79,56 @@ async function capiPhase(name: string, phase: string, timeoutMs = 90_000): Promi
   );
 }
 
-describe("a CAPI Cluster whose infrastructureRef names an EngineCluster (local backend)", () => {
-  it("goes Provisioning → Provisioned as CAPI computes it, with our endpoint, and the workload cluster answers through the kubeconfig Secret", async () => {
-    await applyEngineCluster("work", "test.capi-local.local");
-    await applyCapiCluster("work");
-    await capiPhase("work", "Provisioning");
-    const provisioned = await capiPhase("work", "Provisioned", 150_000);
+// The describe blocks run side by side, and the tests of the second too (their objects have names of their own; each
+// test reads only the backend calls of its own objects' uids); one after the other they took the sum of their
+// times, mostly waiting on Cluster API's manager and the backends. Inside this block the tests build on each other,
+// in order.
+describe.concurrent("a CAPI Cluster whose infrastructureRef names an EngineCluster (local backend)", () => {
+  /** This block's tests, one after the other. */
+  const inOrder = (timeout: number) => ({ concurrent: false, timeout });
+  it(
+    "goes Provisioning → Provisioned as CAPI computes it, with our endpoint, and the workload cluster answers through the kubeconfig Secret",
+    inOrder(240_000),
+    async () => {
+      await applyEngineCluster("work", "test.capi-local.local");
+      await applyCapiCluster("work");
+      await capiPhase("work", "Provisioning");
+      const provisioned = await capiPhase("work", "Provisioned", 150_000);
 
-    const infra = await readEngineCluster("work");
-    expect(infra?.metadata.ownerReferences).toContainEqual(
-      expect.objectContaining({ kind: "Cluster", name: "work" }),
-    );
-    expect(infra?.status).toMatchObject({
-      initialization: { provisioned: true },
-      ready: true,
-      phase: "Provisioned",
-    });
-    expect(conditionOf(infra, "Ready")).toMatchObject({ status: "True" });
-    expect(infra?.spec.controlPlaneEndpoint?.host).toBe("127.0.0.1");
-    expect(provisioned.spec?.controlPlaneEndpoint).toEqual(infra?.spec.controlPlaneEndpoint);
+      const infra = await readEngineCluster("work");
+      expect(infra?.metadata.ownerReferences).toContainEqual(
+        expect.objectContaining({ kind: "Cluster", name: "work" }),
+      );
+      expect(infra?.status).toMatchObject({
+        initialization: { provisioned: true },
+        ready: true,
+        phase: "Provisioned",
+      });
+      expect(conditionOf(infra, "Ready")).toMatchObject({ status: "True" });
+      expect(infra?.spec.controlPlaneEndpoint?.host).toBe("127.0.0.1");
+      expect(provisioned.spec?.controlPlaneEndpoint).toEqual(infra?.spec.controlPlaneEndpoint);
 
-    await expectWorkloadKubeconfig(world, "work", infra?.spec.controlPlaneEndpoint);
-    await expectClusterEndpoint(world, "work", infra?.spec.controlPlaneEndpoint, {
-      kind: "EngineCluster",
-      name: "work",
-      uid: infra?.metadata.uid,
-    });
-  }, 240_000);
+      await expectWorkloadKubeconfig(world, "work", infra?.spec.controlPlaneEndpoint);
+      await expectClusterEndpoint(world, "work", infra?.spec.controlPlaneEndpoint, {
+        kind: "EngineCluster",
+        name: "work",
+        uid: infra?.metadata.uid,
+      });
+    },
+  );
 
-  it("is deleted through the Cluster: CAPI deletes the EngineCluster, we delete at the backend, the finalizer goes, the Cluster is gone", async () => {
-    const infra = await readEngineCluster("work");
-    expect(infra?.metadata.finalizers).toContain(FINALIZERS.engineCluster);
-    await expectDeletedThroughCluster(world, "work", RESOURCES.EngineCluster, infra);
-  }, 180_000);
+  it(
+    "is deleted through the Cluster: CAPI deletes the EngineCluster, we delete at the backend, the finalizer goes, the Cluster is gone",
+    inOrder(180_000),
+    async () => {
+      const infra = await readEngineCluster("work");
+      expect(infra?.metadata.finalizers).toContain(FINALIZERS.engineCluster);
+      await expectDeletedThroughCluster(world, "work", RESOURCES.EngineCluster, infra);
+    },
+  );
 });
 
-describe("the contract's waits and hands-off rules (simulated backend)", () => {
+describe.concurrent("the contract's waits and hands-off rules (simulated backend)", () => {
   it("an EngineCluster no Cluster owns waits, saying so, and the backend is never called", async () => {
     const created = await applyEngineCluster("orphan", "test.capi-sim.sim");
     const waiting = await eventually(
@@ -251,7 +265,7 @@ describe("the contract's waits and hands-off rules (simulated backend)", () => {
   }, 120_000);
 });
 
-describe("the controller killed with kill -9 mid-provisioning", () => {
+describe.concurrent("the controller killed with kill -9 mid-provisioning", () => {
   it("orders exactly one cluster at the backend and still reaches Provisioned after the restart", async () => {
     const { args, state } = await world.engineProcess();
     let created: EngineCluster | undefined;

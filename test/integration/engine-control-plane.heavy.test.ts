@@ -144,130 +144,156 @@ async function controlPlaneWhere(
   });
 }
 
-describe("a CAPI Cluster whose controlPlaneRef names an EngineControlPlane (local backend)", () => {
-  it("without an infrastructureRef: ControlPlaneInitialized, ControlPlaneAvailable and RemoteConnectionProbe True as CAPI computes them, with our endpoint; Available held back only by CAPI v1.14's InfrastructureReady", async () => {
-    await applyControlPlane("bare", { profile: "test.cp-local.local", version: `v${localVersion}` });
-    await applyCapiCluster("bare");
-    const cluster = await capiConditions("bare", {
-      ControlPlaneInitialized: "True",
-      ControlPlaneAvailable: "True",
-      RemoteConnectionProbe: "True",
-      WorkersAvailable: "True",
-    });
-    const ecp = await readControlPlane("bare");
-    expect(ecp?.metadata.ownerReferences).toContainEqual(
-      expect.objectContaining({ kind: "Cluster", name: "bare" }),
-    );
-    expect(ecp?.status).toMatchObject({
-      initialization: { controlPlaneInitialized: true },
-      initialized: true,
-      externalManagedControlPlane: true,
-      version: `v${localVersion}`,
-      versions: [{ version: `v${localVersion}` }],
-      phase: "Ready",
-      state: "running.ready",
-    });
-    for (const type of ["Available", "Ready", "UpToDate"]) {
-      expect(conditionOf(ecp, type), type).toMatchObject({ status: "True" });
-    }
-    expect(conditionOf(ecp, "Paused")).toMatchObject({ status: "False" });
-    expect(ecp?.spec.controlPlaneEndpoint?.host).toBe("127.0.0.1");
-    expect(cluster.spec.controlPlaneEndpoint).toEqual(ecp?.spec.controlPlaneEndpoint);
-    expect(cluster.status?.phase).toBe("Provisioned");
-    expect(cluster.status?.initialization).toEqual({
-      controlPlaneInitialized: true,
-      infrastructureProvisioned: true,
-    });
-    expect(cluster.status?.controlPlane?.versions).toEqual([{ version: `v${localVersion}` }]);
-
-    // Cluster API v1.14.2 has no case for a Cluster with neither infrastructureRef nor topology in its
-    // InfrastructureReady condition: it stays Unknown, and that alone keeps Available from turning True.
-    expect(conditionOf(cluster, "InfrastructureReady")).toMatchObject({
-      status: "Unknown",
-      reason: "InternalError",
-    });
-    const available = conditionOf(cluster, "Available");
-    expect(available?.status).toBe("Unknown");
-    expect(available?.message.split("\n").filter((line) => line.startsWith("* "))).toEqual([
-      "* InfrastructureReady: Please check controller logs for errors",
-    ]);
-
-    // The kubeconfig Secret the contract gives the control plane: CAPI's cluster cache reached the workload with it.
-    const owner = { kind: "EngineControlPlane", name: "bare", uid: ecp?.metadata.uid };
-    const secret = await expectWorkloadKubeconfig(world, "bare", ecp?.spec.controlPlaneEndpoint);
-    expect(secret?.metadata?.ownerReferences).toContainEqual(expect.objectContaining(owner));
-
-    // The endpoint's owner publishes the ClusterEndpoint: here the control plane.
-    await expectClusterEndpoint(world, "bare", ecp?.spec.controlPlaneEndpoint, owner);
-    expect(world.callsOf(ecp?.metadata.uid).filter((call) => call.startsWith("create"))).toEqual([
-      `create ${localVersion}`,
-    ]);
-  }, 240_000);
-
-  it("with an EngineControlPlaneInfrastructure as its infrastructureRef, the Cluster is Available as CAPI computes it", async () => {
-    await applyControlPlane("full", { profile: "test.cp-local.local", version: localVersion });
-    await applyInfrastructure("full");
-    await applyCapiCluster("full", { infrastructure: true });
-    const cluster = await capiConditions("full", {
-      Available: "True",
-      InfrastructureReady: "True",
-      ControlPlaneInitialized: "True",
-      ControlPlaneAvailable: "True",
-      RemoteConnectionProbe: "True",
-    });
-    expect(cluster.status?.phase).toBe("Provisioned");
-    expect(cluster.spec.controlPlaneEndpoint).toEqual(
-      (await readControlPlane("full"))?.spec.controlPlaneEndpoint,
-    );
-
-    // `explain` covers the kind.
-    let text = "";
-    await explain(["ecp", `${NAMESPACE}/full`, "--kubeconfig", world.controlPlane.kubeconfigPath], (line) => {
-      text += `${line}\n`;
-    });
-    expect(text).toContain("State:        running.ready");
-    expect(text).toContain("Available=True");
-  }, 240_000);
-
-  it("rewrites the kubeconfig Secret when the backend's admin credentials change, and CAPI keeps reaching the workload", async () => {
-    const before = await world.readSecret("full-kubeconfig");
-    const fingerprint = before?.metadata?.annotations?.[ENGINE_CONTROL_PLANE_ANNOTATIONS.kubeconfigSha256];
-    expect(fingerprint).toMatch(/^[0-9a-f]{64}$/);
-    const rotation = "credentials rotated by the backend";
-    world.rotateAdminKubeconfig(rotation);
-    try {
-      const after = await eventually(
-        async () =>
-          satisfying(await world.readSecret("full-kubeconfig"), (secret) =>
-            Buffer.from(secret?.data?.value ?? "", "base64")
-              .toString("utf8")
-              .includes(rotation),
-          ),
-        { what: "the Secret holding the new admin kubeconfig", timeoutMs: 30_000 },
+// The describe blocks run side by side (their objects have names of their own; each test reads only the backend calls
+// of its own objects' uids); one after the other they took the sum of their times, mostly waiting on Cluster API's
+// manager and the backends. Inside this block the tests build on each other, in order.
+describe.concurrent("a CAPI Cluster whose controlPlaneRef names an EngineControlPlane (local backend)", () => {
+  /** This block's tests, one after the other. */
+  const inOrder = (timeout: number) => ({ concurrent: false, timeout });
+  it(
+    "without an infrastructureRef: ControlPlaneInitialized, ControlPlaneAvailable and RemoteConnectionProbe True as CAPI computes them, with our endpoint; Available held back only by CAPI v1.14's InfrastructureReady",
+    inOrder(240_000),
+    async () => {
+      await applyControlPlane("bare", { profile: "test.cp-local.local", version: `v${localVersion}` });
+      await applyCapiCluster("bare");
+      const cluster = await capiConditions("bare", {
+        ControlPlaneInitialized: "True",
+        ControlPlaneAvailable: "True",
+        RemoteConnectionProbe: "True",
+        WorkersAvailable: "True",
+      });
+      const ecp = await readControlPlane("bare");
+      expect(ecp?.metadata.ownerReferences).toContainEqual(
+        expect.objectContaining({ kind: "Cluster", name: "bare" }),
       );
-      expect(after?.metadata?.annotations?.[ENGINE_CONTROL_PLANE_ANNOTATIONS.kubeconfigSha256]).not.toBe(
-        fingerprint,
-      );
-      const workload = new KubeConfig();
-      workload.loadFromString(Buffer.from(after?.data?.value ?? "", "base64").toString("utf8"));
-      await workload.makeApiClient(CoreV1Api).listNamespace();
-      await capiConditions("full", { RemoteConnectionProbe: "True", Available: "True" });
-    } finally {
-      world.rotateAdminKubeconfig(undefined);
-    }
-  }, 120_000);
+      expect(ecp?.status).toMatchObject({
+        initialization: { controlPlaneInitialized: true },
+        initialized: true,
+        externalManagedControlPlane: true,
+        version: `v${localVersion}`,
+        versions: [{ version: `v${localVersion}` }],
+        phase: "Ready",
+        state: "running.ready",
+      });
+      for (const type of ["Available", "Ready", "UpToDate"]) {
+        expect(conditionOf(ecp, type), type).toMatchObject({ status: "True" });
+      }
+      expect(conditionOf(ecp, "Paused")).toMatchObject({ status: "False" });
+      expect(ecp?.spec.controlPlaneEndpoint?.host).toBe("127.0.0.1");
+      expect(cluster.spec.controlPlaneEndpoint).toEqual(ecp?.spec.controlPlaneEndpoint);
+      expect(cluster.status?.phase).toBe("Provisioned");
+      expect(cluster.status?.initialization).toEqual({
+        controlPlaneInitialized: true,
+        infrastructureProvisioned: true,
+      });
+      expect(cluster.status?.controlPlane?.versions).toEqual([{ version: `v${localVersion}` }]);
 
-  it("is deleted through the Cluster: CAPI deletes the EngineControlPlane, we delete at the backend and publish nothing more", async () => {
-    for (const name of ["bare", "full"]) {
-      const ecp = await readControlPlane(name);
-      expect(ecp?.metadata.finalizers).toContain(ENGINE_CONTROL_PLANE_FINALIZER);
-      await expectDeletedThroughCluster(world, name, CONTROLPLANE_RESOURCES.EngineControlPlane, ecp);
-    }
-    expect(await world.read(CONTROLPLANE_RESOURCES.EngineControlPlaneInfrastructure, "full")).toBeUndefined();
-  }, 300_000);
+      // Cluster API v1.14.2 has no case for a Cluster with neither infrastructureRef nor topology in its
+      // InfrastructureReady condition: it stays Unknown, and that alone keeps Available from turning True.
+      expect(conditionOf(cluster, "InfrastructureReady")).toMatchObject({
+        status: "Unknown",
+        reason: "InternalError",
+      });
+      const available = conditionOf(cluster, "Available");
+      expect(available?.status).toBe("Unknown");
+      expect(available?.message.split("\n").filter((line) => line.startsWith("* "))).toEqual([
+        "* InfrastructureReady: Please check controller logs for errors",
+      ]);
+
+      // The kubeconfig Secret the contract gives the control plane: CAPI's cluster cache reached the workload with it.
+      const owner = { kind: "EngineControlPlane", name: "bare", uid: ecp?.metadata.uid };
+      const secret = await expectWorkloadKubeconfig(world, "bare", ecp?.spec.controlPlaneEndpoint);
+      expect(secret?.metadata?.ownerReferences).toContainEqual(expect.objectContaining(owner));
+
+      // The endpoint's owner publishes the ClusterEndpoint: here the control plane.
+      await expectClusterEndpoint(world, "bare", ecp?.spec.controlPlaneEndpoint, owner);
+      expect(world.callsOf(ecp?.metadata.uid).filter((call) => call.startsWith("create"))).toEqual([
+        `create ${localVersion}`,
+      ]);
+    },
+  );
+
+  it(
+    "with an EngineControlPlaneInfrastructure as its infrastructureRef, the Cluster is Available as CAPI computes it",
+    inOrder(240_000),
+    async () => {
+      await applyControlPlane("full", { profile: "test.cp-local.local", version: localVersion });
+      await applyInfrastructure("full");
+      await applyCapiCluster("full", { infrastructure: true });
+      const cluster = await capiConditions("full", {
+        Available: "True",
+        InfrastructureReady: "True",
+        ControlPlaneInitialized: "True",
+        ControlPlaneAvailable: "True",
+        RemoteConnectionProbe: "True",
+      });
+      expect(cluster.status?.phase).toBe("Provisioned");
+      expect(cluster.spec.controlPlaneEndpoint).toEqual(
+        (await readControlPlane("full"))?.spec.controlPlaneEndpoint,
+      );
+
+      // `explain` covers the kind.
+      let text = "";
+      await explain(
+        ["ecp", `${NAMESPACE}/full`, "--kubeconfig", world.controlPlane.kubeconfigPath],
+        (line) => {
+          text += `${line}\n`;
+        },
+      );
+      expect(text).toContain("State:        running.ready");
+      expect(text).toContain("Available=True");
+    },
+  );
+
+  it(
+    "rewrites the kubeconfig Secret when the backend's admin credentials change, and CAPI keeps reaching the workload",
+    inOrder(120_000),
+    async () => {
+      const before = await world.readSecret("full-kubeconfig");
+      const fingerprint = before?.metadata?.annotations?.[ENGINE_CONTROL_PLANE_ANNOTATIONS.kubeconfigSha256];
+      expect(fingerprint).toMatch(/^[0-9a-f]{64}$/);
+      const rotation = "credentials rotated by the backend";
+      world.rotateAdminKubeconfig(rotation);
+      try {
+        const after = await eventually(
+          async () =>
+            satisfying(await world.readSecret("full-kubeconfig"), (secret) =>
+              Buffer.from(secret?.data?.value ?? "", "base64")
+                .toString("utf8")
+                .includes(rotation),
+            ),
+          { what: "the Secret holding the new admin kubeconfig", timeoutMs: 30_000 },
+        );
+        expect(after?.metadata?.annotations?.[ENGINE_CONTROL_PLANE_ANNOTATIONS.kubeconfigSha256]).not.toBe(
+          fingerprint,
+        );
+        const workload = new KubeConfig();
+        workload.loadFromString(Buffer.from(after?.data?.value ?? "", "base64").toString("utf8"));
+        await workload.makeApiClient(CoreV1Api).listNamespace();
+        await capiConditions("full", { RemoteConnectionProbe: "True", Available: "True" });
+      } finally {
+        world.rotateAdminKubeconfig(undefined);
+      }
+    },
+  );
+
+  it(
+    "is deleted through the Cluster: CAPI deletes the EngineControlPlane, we delete at the backend and publish nothing more",
+    inOrder(300_000),
+    async () => {
+      for (const name of ["bare", "full"]) {
+        const ecp = await readControlPlane(name);
+        expect(ecp?.metadata.finalizers).toContain(ENGINE_CONTROL_PLANE_FINALIZER);
+        await expectDeletedThroughCluster(world, name, CONTROLPLANE_RESOURCES.EngineControlPlane, ecp);
+      }
+      expect(
+        await world.read(CONTROLPLANE_RESOURCES.EngineControlPlaneInfrastructure, "full"),
+      ).toBeUndefined();
+    },
+  );
 });
 
-describe("versions and pausing (simulated backend)", () => {
+describe.concurrent("versions and pausing (simulated backend)", () => {
   it("upgrades through spec.version, refuses a downgrade with a condition while staying available, and never orders it", async () => {
     const created = await applyControlPlane("versions", { profile: "test.cp-sim.sim", version: "1.33" });
     await applyInfrastructure("versions");
@@ -377,7 +403,7 @@ describe("versions and pausing (simulated backend)", () => {
   }, 120_000);
 });
 
-describe("the controller killed with kill -9 mid-provisioning", () => {
+describe.concurrent("the controller killed with kill -9 mid-provisioning", () => {
   it("orders exactly one control plane at the backend and still initializes it after the restart", async () => {
     const { args, state } = await world.engineProcess();
     const first = startEngineCli(args);
@@ -412,7 +438,7 @@ describe("the controller killed with kill -9 mid-provisioning", () => {
   }, 180_000);
 });
 
-describe("ClusterClasses (Cluster API's topology controller)", () => {
+describe.concurrent("ClusterClasses (Cluster API's topology controller)", () => {
   const TEMPLATE_API = { group: CONTROLPLANE_GROUP, version: "v1alpha1" };
   async function applyClass(name: string, profile: string): Promise<void> {
     await world.custom.createNamespacedCustomObject({
@@ -527,7 +553,7 @@ describe("ClusterClasses (Cluster API's topology controller)", () => {
   }, 180_000);
 });
 
-describe("the CRDs refuse what the contract forbids, naming it", () => {
+describe.concurrent("the CRDs refuse what the contract forbids, naming it", () => {
   const create = (body: Record<string, unknown>) =>
     world.custom.createNamespacedCustomObject({
       ...CONTROLPLANE_RESOURCES.EngineControlPlane,
