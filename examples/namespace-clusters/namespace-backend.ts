@@ -35,8 +35,11 @@ import type { JsonObject } from "../../src/api/common.ts";
 import { apiStatusOf, errorMessage } from "../../src/api/error-message.ts";
 import type { ProviderConfig } from "../../src/api/provider-config.ts";
 
-/** Built for contract 1.2: it returns `AdminAccess.scope` and `ClusterObservation.incomplete`. */
-export const contractVersion: BackendContractVersion = "1.2.0";
+/**
+ * Built for contract 1.6: it returns `AdminAccess.scope` and `ClusterObservation.incomplete` (1.2), and names its
+ * admin's namespace in `ClusterObservation.adminNamespaces` (1.6).
+ */
+export const contractVersion: BackendContractVersion = "1.6.0";
 
 /** The label that ties a namespace to its Cluster object. */
 const UID_LABEL = "namespace-clusters.openmcp.cloud/cluster-uid";
@@ -115,7 +118,15 @@ export class NamespaceBackend implements ClusterBackend {
         version,
         incomplete: `${missing.join(" and ")} missing in namespace ${name} on the host`,
       };
-    return { exists: true, phase: "ready", version, endpoint: host.server, info: `namespace ${name}` };
+    // Its admin is of this namespace only: the Cluster's status names it (contract 1.6).
+    return {
+      exists: true,
+      phase: "ready",
+      version,
+      endpoint: host.server,
+      info: `namespace ${name}`,
+      adminNamespaces: [name],
+    };
   }
 
   /** Makes what is missing (namespace, ServiceAccount, RoleBinding) and keeps what is there: idempotent, and the repair. */

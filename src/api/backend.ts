@@ -67,6 +67,12 @@ export type ClusterObservation =
       readonly internalEndpoint?: string;
       /** One line for people (`kubectl get clusters -o wide`); never a secret. */
       readonly info?: string;
+      /**
+       * The namespaces an admin kubeconfig of this cluster is limited to, for a backend whose admin access is
+       * namespaced (its `adminAccess` returns `scope.namespaces`), so the Cluster's status names its tenant's
+       * namespaces without anyone asking for a kubeconfig (contract 1.6). Absent: cluster-wide, or not said.
+       */
+      readonly adminNamespaces?: readonly string[];
       /** Why the cluster is `failed`, for a person to act on. */
       readonly message?: string;
       /**

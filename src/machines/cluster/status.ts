@@ -21,11 +21,6 @@ export interface ClusterStatusInput {
   readonly lastError?: string;
   /** While the profile is missing: the ProviderConfig of ours that would publish it, and why it does not. */
   readonly unpublished?: UnpublishedProfile;
-  /**
-   * The namespaces its tenant is admin of, when its backend's admin access is namespaced (contract 1.2): kept in
-   * `providerStatus.tenantNamespaces`; absent, what the status recorded stays.
-   */
-  readonly tenantNamespaces?: readonly string[];
   /** RFC 3339, for lastTransitionTime of changed conditions. */
   readonly now: string;
 }
@@ -53,7 +48,10 @@ export function desiredStatus({ input, facts, state, phase }: ClusterTransition)
   const providerStatus: JsonObject = {
     ...previous?.providerStatus,
     state,
-    ...(input.tenantNamespaces ? { tenantNamespaces: [...input.tenantNamespaces] } : {}),
+    // A namespaced backend's tenant namespaces (contract 1.6), as it reports them; kept when it does not say.
+    ...(observation.exists && observation.adminNamespaces?.length
+      ? { tenantNamespaces: [...observation.adminNamespaces] }
+      : {}),
   };
   const status: Record<string, unknown> = {
     ...previous,

@@ -75,8 +75,6 @@ export interface ClusterStepInput extends StepBasics {
   readonly handover?: HandoverFacts;
   /** The warm pool's member that serves or may serve it (see {@link PoolMemberFacts}); absent: none. */
   readonly poolMember?: PoolMemberFacts;
-  /** The namespaces its tenant is admin of, when its backend's admin access is namespaced; absent: unknown or cluster-wide. */
-  readonly tenantNamespaces?: readonly string[];
 }
 
 /**

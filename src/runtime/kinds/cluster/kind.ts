@@ -28,7 +28,6 @@ import { profileClaimant, profileOffer, profilesOf, unpublishedProfile } from ".
 import { CLUSTER_CACHES } from "./caches.ts";
 import { readClusterConfigs } from "./cluster-configs.ts";
 import { handOver, handoverOf, takeOver } from "./handover.ts";
-import { type KnownScopes, tenantNamespaces } from "./tenant-namespaces.ts";
 
 /**
  * Defaults: poll a working backend every 2 s, retry a missing profile every 30 s, and look at a Ready Cluster's
@@ -44,10 +43,9 @@ export interface ClusterSettings extends KindSettings {
   readonly pools?: boolean;
 }
 
-/** The Cluster kind's per-engine state: the pool binder, when pools are served; the admin scopes learnt. */
+/** The Cluster kind's per-engine state: the pool binder, when pools are served. */
 export interface ClusterKindState {
   readonly pools: PoolBinder | undefined;
-  readonly scopes: KnownScopes;
 }
 
 /** One look at a Cluster's world: the backend, the hand-over Secret of a moved Cluster, the warm pools. */
@@ -57,8 +55,6 @@ export interface ClusterLook {
   readonly poolMember?: PoolMemberFacts;
   /** A pool serves its ProviderConfig and it may still take a member (for the pool-miss metric). */
   readonly poolCandidate?: true;
-  /** A namespaced backend's cluster (contract 1.2 admin scope): the namespaces its tenant is admin of. */
-  readonly tenantNamespaces?: readonly string[];
 }
 
 /** Every Cluster that names one of these profiles. */
@@ -83,10 +79,9 @@ export const clusterKind: MachineKind<
   cache: CLUSTER_CACHES.clusters,
   timing: DEFAULT_CLUSTER_TIMING,
   state: (context, settings) => {
-    const scopes: KnownScopes = new Map();
-    if (settings.pools !== true) return { pools: undefined, scopes };
+    if (settings.pools !== true) return { pools: undefined };
     context.informers.of(POOL_CACHES.pools); // made before the caches start
-    return { pools: new PoolBinder(context as KindContext), scopes };
+    return { pools: new PoolBinder(context as KindContext) };
   },
   controllers(context, _settings, parts) {
     const binder = context.state.pools;
@@ -135,10 +130,8 @@ export const clusterKind: MachineKind<
         if (handover && handover.state !== "gone") return { backend: { exists: false }, handover };
         const observation = await backend.observe(target);
         const pool = binder ? await binder.offer(object, target, version, observation) : undefined;
-        const namespaces = await tenantNamespaces(object, target, observation, context, context.state.scopes);
         return {
           backend: observation,
-          ...(namespaces ? { tenantNamespaces: namespaces } : {}),
           ...(handover ? { handover } : {}),
           ...(pool?.member ? { poolMember: pool.member } : {}),
           ...(pool?.candidate ? { poolCandidate: true } : {}),
@@ -155,7 +148,6 @@ export const clusterKind: MachineKind<
           ...(look.handover ? { handover: look.handover } : {}),
           ...(look.poolMember ? { poolMember: look.poolMember } : {}),
           ...(unpublished ? { unpublished } : {}),
-          ...(look.tenantNamespaces ? { tenantNamespaces: look.tenantNamespaces } : {}),
           now,
           timing,
         });

@@ -36,10 +36,17 @@ const deleting = (cluster: Cluster, finalizers: string[]): Cluster => ({
 });
 
 describe("explainCluster", () => {
-  it("names the namespaces a namespaced backend's tenant is admin of, kept in the status once the runtime read them", () => {
-    const cluster = settled(aCluster(), readyAt("1.33.3"), { tenantNamespaces: ["tenant-a"] });
+  it("names the namespaces a namespaced backend's tenant is admin of, as its observation reports them", () => {
+    const tenantReady: ClusterObservation = {
+      exists: true,
+      phase: "ready",
+      version: "1.33.3",
+      endpoint: "https://127.0.0.1:6443",
+      adminNamespaces: ["tenant-a"],
+    };
+    const cluster = settled(aCluster(), tenantReady);
     expect(cluster.status?.providerStatus).toEqual({ state: "ready", tenantNamespaces: ["tenant-a"] });
-    // A later look that did not read them (the scope is asked once) keeps what the status says.
+    // A later look whose observation does not say keeps what the status says.
     expect(settled(cluster, readyAt("1.33.3")).status?.providerStatus?.tenantNamespaces).toEqual([
       "tenant-a",
     ]);
