@@ -182,7 +182,6 @@ export class LocalBackend implements ClusterBackend {
     if (failure && !this.#starts.has(key)) {
       return { exists: true, phase: "failed", version, message: failure.message };
     }
-    // Made once and stopped since (killed, a reboot): the supervisor starts it again from its data.
     if (existsSync(join(directory, WAKING_FILE)))
       return {
         exists: true,
@@ -190,6 +189,7 @@ export class LocalBackend implements ClusterBackend {
         version,
         message: "its processes are starting from their data",
       };
+    // Made once and stopped since (killed, a reboot): the supervisor starts it again from its data.
     const why = this.#starts.has(key)
       ? "its processes are starting"
       : status.running
