@@ -11,7 +11,7 @@ import type { ProviderConfig } from "./provider-config.ts";
  * built for it may use. A backend module says which version it was built for (`contractVersion`), and the
  * engine loads it only if it implements the same major version and at least that minor one.
  */
-export const BACKEND_CONTRACT_VERSION = "1.5.0";
+export const BACKEND_CONTRACT_VERSION = "1.6.0";
 
 /** How often the engine reads the offer of a backend that implements {@link ClusterBackend.readOffer}. */
 export const OFFER_REFRESH_MS = 60_000;
@@ -149,6 +149,23 @@ export interface ClusterBackend {
    * already holds about the cluster stays (never older state over newer); creates and deletes nothing.
    */
   importCluster?(target: ClusterTarget, state: Readonly<Record<string, string>>): Promise<void>;
+  /**
+   * Optional (contract 1.6), with {@link wake}: puts the cluster to sleep. It stops serving and costs (next to)
+   * nothing meanwhile, but keeps all it needs to come back as it was: its data, its certificate authority, the keys
+   * its tokens are signed with, and its endpoint, so every kubeconfig given out before still works after
+   * {@link wake}. Idempotent (asleep already, or going to sleep: nothing changes) and kept across restarts of the
+   * engine: a backend that restarts stopped clusters by itself does not restart a hibernated one. May return
+   * before the work is done: `observe` reports `hibernating`, then `hibernated`. `delete` works from every phase
+   * of it. Throws while the cluster cannot go to sleep (e.g. it is being created), saying why. A backend that
+   * cannot hibernate lacks both methods; the engine then never asks.
+   */
+  hibernate?(target: ClusterTarget): Promise<void>;
+  /**
+   * Optional (contract 1.6), with {@link hibernate}: wakes a hibernated cluster on the same data, with the same
+   * endpoint and certificate authority. Idempotent (awake already, or waking: nothing changes); `observe` reports
+   * `waking`, then `ready` as before the sleep.
+   */
+  wake?(target: ClusterTarget): Promise<void>;
   /** Releases what the instance holds (files, connections). Clusters keep running: a new instance adopts them. */
   close?(): Promise<void>;
   /** Optional (contract 1.5): warm pools — clusters made before any Cluster asks, bound to one later. */

@@ -47,8 +47,28 @@ export interface BackendCondition {
   readonly message: string;
 }
 
-/** Where a backend's cluster is in its own lifecycle. */
-export type BackendPhase = "provisioning" | "ready" | "updating" | "deleting" | "failed";
+/**
+ * Where a backend's cluster is in its own lifecycle. `hibernating`, `hibernated` and `waking` (contract 1.6) are
+ * reported only by a backend that offers hibernation (`hibernate`/`wake`), for a cluster it was asked to put to
+ * sleep: stopping, asleep (its data, certificates and endpoint kept, nothing serving) and starting again. None of
+ * the three serves; a cluster stopped by anyone else is not `hibernated` (e.g. `provisioning` with a message).
+ */
+export type BackendPhase =
+  | "provisioning"
+  | "ready"
+  | "updating"
+  | "deleting"
+  | "failed"
+  | "hibernating"
+  | "hibernated"
+  | "waking";
+
+/** The phases of a cluster asleep or on its way to or from sleep (contract 1.6): none serves. */
+export const HIBERNATION_PHASES: readonly BackendPhase[] = ["hibernating", "hibernated", "waking"];
+
+/** Whether `observation` reports a cluster asleep or on its way to or from sleep (contract 1.6). */
+export const isHibernationPhase = (observation: ClusterObservation): boolean =>
+  observation.exists && HIBERNATION_PHASES.includes(observation.phase);
 
 /** A read-only look at one cluster at the backend. */
 export type ClusterObservation =

@@ -11,6 +11,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import fc from "fast-check";
 import type { ClusterObservation, ClusterTarget } from "../api/backend.ts";
 import {
+  type AdminAccess,
   BACKEND_CONTRACT_VERSION,
   type BackendContext,
   type BackendFactory,
@@ -92,6 +93,10 @@ interface ModelCluster {
   version: string;
   /** Reported ready once: from then on it exists until deleted (before, absent means "create it again"). */
   readySeen?: boolean;
+  /** Reported `hibernated` after a hibernate (contract 1.6): it sleeps until a wake. */
+  asleep?: boolean;
+  /** Woken from a sleep once: an endpoint that changes then breaks "wake keeps the endpoint". */
+  woken?: boolean;
 }
 
 /** What the kit believes: which of the run's Cluster objects exist, as the engine would know it. */
@@ -107,6 +112,8 @@ interface Real {
   readonly run: number;
   readonly versions: readonly SupportedVersion[];
   readonly endpoints: Map<number, string>;
+  /** The admin access obtained just before each cluster's last hibernate (contract 1.6), to be used after the wake. */
+  readonly accessBeforeSleep: Map<number, AdminAccess>;
   readonly restart: () => Promise<void>;
   /** Hands the clusters `indexes` over to a fresh instance on a new state folder (contract 1.5). */
   readonly move: (indexes: readonly number[]) => Promise<void>;
@@ -223,6 +230,11 @@ function checkObservation(
     return;
   }
   if (cluster?.status === "created" && isReady(observation)) cluster.readySeen = true;
+  if (cluster?.status === "created" && cluster.asleep && observation.phase !== "hibernated")
+    fail(
+      "a hibernated cluster sleeps until woken",
+      `${label} reports ${observation.phase} (create, restart and move leave it asleep)`,
+    );
   if (observation.incomplete !== undefined && observation.phase === "deleting")
     fail("a cluster being deleted is never incomplete", `${label}: ${JSON.stringify(observation)}`);
   if (!real.versions.some((v) => v.version === observation.version)) {
@@ -235,7 +247,7 @@ function checkObservation(
     const known = real.endpoints.get(index);
     if (known && known !== observation.endpoint && cluster?.status === "created") {
       fail(
-        "one cluster per Cluster object",
+        cluster.woken ? "wake keeps the endpoint" : "one cluster per Cluster object",
         `${label}: endpoint changed from ${known} to ${observation.endpoint}`,
       );
     }
@@ -321,6 +333,10 @@ const observeCommand = (index: number): Command => {
 const isCreated = (index: number) => (model: Readonly<Model>) =>
   model.clusters.get(index)?.status === "created";
 
+/** Created and awake: the model expects it to become ready (a hibernated one sleeps until woken). */
+const isAwake = (index: number) => (model: Readonly<Model>) =>
+  isCreated(index)(model) && model.clusters.get(index)?.asleep !== true;
+
 const awaitReadyCommand = (index: number, options: ConformanceOptions): Command => {
   const label = `awaitReady(c${index})`;
   return clusterCommand(
@@ -329,6 +345,114 @@ const awaitReadyCommand = (index: number, options: ConformanceOptions): Command 
     async (model, real) => {
       const ready = await awaitCreated(model, real, index, options, label);
       checkObservation(real, model, index, ready, label);
+    },
+    isAwake(index),
+  );
+};
+
+/** The backend's hibernation pair (contract 1.6), or undefined when it has neither; one without the other fails. */
+function hibernation(backend: ClusterBackend) {
+  const { hibernate, wake } = backend;
+  if (!hibernate && !wake) return undefined;
+  if (!hibernate || !wake)
+    fail(
+      "hibernation is a pair",
+      `the backend has ${hibernate ? "hibernate but no wake" : "wake but no hibernate"}`,
+    );
+  return {
+    hibernate: (target: ClusterTarget) => hibernate.call(backend, target),
+    wake: (target: ClusterTarget) => wake.call(backend, target),
+  };
+}
+
+/**
+ * Hibernate (contract 1.6; not asked of a backend without it): a ready cluster (or one asleep already: idempotent)
+ * is put to sleep and must eventually report `hibernated`, and stay so until woken. Where the backend gives admin
+ * access, the kubeconfig it gives just before is kept, for the wake to prove it still works.
+ */
+const hibernateCommand = (
+  index: number,
+  faults: readonly Fault[],
+  twice: boolean,
+  options: ConformanceOptions,
+): Command => {
+  const label = `hibernate(c${index}${describeFaults(faults)}${twice ? ", twice" : ""})`;
+  return clusterCommand(
+    index,
+    label,
+    async (model, real, target) => {
+      const pair = hibernation(real.backend);
+      const cluster = model.clusters.get(index);
+      if (!pair || !cluster) return;
+      if (!cluster.asleep) {
+        await awaitCreated(model, real, index, options, `${label} precondition ready`);
+        if (real.backend.capabilities.adminAccess) {
+          const access = await real.backend.adminAccess(target);
+          if (access) real.accessBeforeSleep.set(index, access);
+        }
+      }
+      await callWithFaults(label, faults, () => pair.hibernate(target));
+      if (twice) await callWithFaults(`${label} (again)`, [], () => pair.hibernate(target));
+      const asleep = await observeUntil(
+        real,
+        target,
+        options,
+        `${label} hibernated`,
+        (o) => !o.exists || o.phase === "hibernated",
+      );
+      if (!asleep.exists) fail("a cluster once ready exists until deleted", `${label} reports it absent`);
+      cluster.asleep = true;
+      checkObservation(real, model, index, asleep, label);
+    },
+    isCreated(index),
+  );
+};
+
+/**
+ * Wake (contract 1.6): a hibernated cluster must become ready again at the endpoint it had before, and the admin
+ * kubeconfig obtained before the sleep must still work (where the kit verifies admin access). Waking one that is
+ * awake changes nothing.
+ */
+const wakeCommand = (
+  index: number,
+  faults: readonly Fault[],
+  twice: boolean,
+  options: ConformanceOptions,
+): Command => {
+  const label = `wake(c${index}${describeFaults(faults)}${twice ? ", twice" : ""})`;
+  return clusterCommand(
+    index,
+    label,
+    async (model, real, target) => {
+      const pair = hibernation(real.backend);
+      const cluster = model.clusters.get(index);
+      if (!pair || !cluster) return;
+      const slept = cluster.asleep === true;
+      if (!slept) await awaitCreated(model, real, index, options, `${label} precondition ready`);
+      const before = real.endpoints.get(index);
+      await callWithFaults(label, faults, () => pair.wake(target));
+      if (twice) await callWithFaults(`${label} (again)`, [], () => pair.wake(target));
+      cluster.asleep = false;
+      if (slept) cluster.woken = true;
+      const ready = await awaitCreated(model, real, index, options, `${label} ready`);
+      checkObservation(real, model, index, ready, label);
+      if (ready.exists && before !== undefined && ready.endpoint !== before)
+        fail("wake keeps the endpoint", `${label}: endpoint changed from ${before} to ${ready.endpoint}`);
+      const access = real.accessBeforeSleep.get(index);
+      if (!slept || !access) return;
+      real.accessBeforeSleep.delete(index);
+      if (ready.exists && ready.endpoint && !access.kubeconfig.includes(ready.endpoint))
+        fail(
+          "kubeconfigs given before the sleep work after the wake",
+          `${label}: the kubeconfig obtained before the hibernate does not name ${ready.endpoint}`,
+        );
+      if (options.verifyAdminAccess === false) return;
+      const problem = await adminAccessProblem(access, readyTimeoutMs(options));
+      if (problem)
+        fail(
+          "kubeconfigs given before the sleep work after the wake",
+          `${label}: the admin kubeconfig obtained before the hibernate: ${problem}`,
+        );
     },
     isCreated(index),
   );
@@ -369,7 +493,7 @@ const updateCommand = (
       );
       checkObservation(real, model, index, updated, label);
     },
-    isCreated(index),
+    isAwake(index),
   );
 };
 
@@ -384,7 +508,10 @@ const deleteCommand = (
     await callWithFaults(label, faults, () => real.backend.delete(target));
     if (twice) await callWithFaults(`${label} (again)`, [], () => real.backend.delete(target));
     const cluster = model.clusters.get(index);
-    if (cluster) cluster.status = "deleted";
+    if (cluster) {
+      cluster.status = "deleted";
+      cluster.asleep = false;
+    }
     await observeUntil(real, target, options, `${label} gone`, (o) => !o.exists);
     real.endpoints.delete(index);
     await checkLiveCount(real, model, options, label);
@@ -494,6 +621,13 @@ export async function checkBackendConformance(
     fc.constant(restartCommand),
     fc.constant(moveCommand),
   ];
+  // Hibernation (contract 1.6), for a backend that has it: the others are never asked.
+  const sleeps = await offersHibernation(factory, options);
+  if (sleeps)
+    commands.push(
+      fc.tuple(index, faultsArb, fc.boolean()).map(([i, f, t]) => hibernateCommand(i, f, t, options)),
+      fc.tuple(index, faultsArb, fc.boolean()).map(([i, f, t]) => wakeCommand(i, f, t, options)),
+    );
   // Every check starts with the plain life of one cluster, so the kit never passes without a create reaching the
   // backend, nor (where it is offered) without using admin access to a ready cluster.
   const plainLife: Command[] = [
@@ -509,6 +643,18 @@ export async function checkBackendConformance(
     moveCommand,
     observeCommand(0),
     adminAccessCommand(0, options),
+    deleteCommand(0, [], false, options),
+  ];
+  // And, for backends that hibernate, a ready cluster put to sleep (twice), woken (twice: the admin kubeconfig from
+  // before must work), put to sleep again and deleted from there. Random sequences add restarts and moves.
+  const sleptLife: Command[] = [
+    createCommand(0, 0, [], false, options),
+    awaitReadyCommand(0, options),
+    hibernateCommand(0, [], true, options),
+    observeCommand(0),
+    wakeCommand(0, [], true, options),
+    adminAccessCommand(0, options),
+    hibernateCommand(0, [], false, options),
     deleteCommand(0, [], false, options),
   ];
   const call = randomBytes(6).toString("hex");
@@ -542,6 +688,7 @@ export async function checkBackendConformance(
           run,
           versions,
           endpoints: new Map(),
+          accessBeforeSleep: new Map(),
           restart: async () => {
             await backend.close?.();
             backend = await factory(conformanceContext(real.stateDirectory, options.context));
@@ -595,7 +742,7 @@ export async function checkBackendConformance(
     ),
     {
       numRuns: options.numRuns ?? 20,
-      examples: [[plainLife], [movedLife]],
+      examples: [[plainLife], [movedLife], ...(sleeps ? [[sleptLife] as [Command[]]] : [])],
       ...(options.seed === undefined ? {} : { seed: options.seed }),
       ...(options.path === undefined ? {} : { path: options.path }),
     },
@@ -616,6 +763,24 @@ export async function checkBackendConformance(
     `the backend breaks the contract — ${rule}\n  shortest call sequence found: ${sequence}\n  replay with { ${replay} } after ${details.numRuns} run(s)${first}`,
     { cause },
   );
+}
+
+/**
+ * Whether the backend offers hibernation (contract 1.6): asked of one instance on a throwaway state folder, before
+ * the runs, so the kit adds the hibernate and wake commands (and their example) only for a backend that has them.
+ */
+async function offersHibernation(factory: BackendFactory, options: ConformanceOptions): Promise<boolean> {
+  const folder = await mkdtemp(join(tmpdir(), "conformance-probe-"));
+  try {
+    const backend = await factory(conformanceContext(folder, options.context));
+    try {
+      return hibernation(backend) !== undefined;
+    } finally {
+      await backend.close?.();
+    }
+  } finally {
+    await rm(folder, { recursive: true, force: true });
+  }
 }
 
 /** The config the kits serve: the one given, else one for this backend listing no versions, with `settings`. */
@@ -658,10 +823,15 @@ function backendModuleFactory(module: BackendModule): BackendFactory {
   return factory as BackendFactory;
 }
 
-/** Every cluster still wanted becomes ready with an endpoint; then all go, and nothing is left. */
+/** Every cluster still wanted becomes ready with an endpoint (a hibernated one stays asleep); then all go, and nothing is left. */
 async function settle(model: Model, real: Real, options: ConformanceOptions): Promise<void> {
   for (const [i, cluster] of model.clusters) {
     if (cluster.status !== "created") continue;
+    if (cluster.asleep) {
+      // Asleep it stays, and is deleted from there below (contract 1.6: delete works from hibernated).
+      checkObservation(real, model, i, await real.backend.observe(real.target(i)), `settle: observe(c${i})`);
+      continue;
+    }
     const ready = await awaitCreated(model, real, i, options, `c${i} eventually ready`);
     checkObservation(real, model, i, ready, `settle: observe(c${i})`);
   }

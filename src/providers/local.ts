@@ -1,6 +1,8 @@
 /** The `local` backend: each Cluster is a real etcd + kube-apiserver on this machine's loopback, kept in the state folder (kind without Docker). */
 
-import { mkdir, readdir } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import { mkdir, readdir, rm, writeFile } from "node:fs/promises";
+import { createServer } from "node:net";
 import { join, resolve } from "node:path";
 import type { ClusterObservation, ClusterTarget } from "../api/backend.ts";
 import type {
@@ -81,6 +83,12 @@ interface StartInProgress {
  * (started by {@link resume}, which the factory calls) adopts running clusters, restarts those whose
  * processes are gone from their data, and retries failed starts with backoff (`observe` says
  * `provisioning` meanwhile, `failed` with the reason between attempts).
+ * Hibernation (contract 1.6): `hibernate` records the wish to sleep (a `hibernated` file in the cluster's folder,
+ * so it outlives the engine) and stops the processes; folder, etcd data, certificates, service-account keys and the
+ * recorded ports stay, and neither the supervisor nor `create` starts a hibernated cluster. `wake` swaps that file
+ * for `waking` and starts the same processes on the same data and the recorded ports: same endpoint, same CA, and
+ * the tokens (whose issuer is the server URL) still verify. A wake whose API server port another process took
+ * meanwhile fails (retried with backoff) rather than move the endpoint.
  * Caveats: one Kubernetes version, that of the binaries; no workers; no OIDC yet.
  */
 export class LocalBackend implements ClusterBackend {
@@ -96,6 +104,8 @@ export class LocalBackend implements ClusterBackend {
   readonly #starts = new Map<string, StartInProgress>();
   readonly #failures = new Map<string, StartFailure>();
   readonly #deleting = new Set<string>();
+  /** Clusters a {@link hibernate} of this instance is stopping: the supervisor leaves them alone. */
+  readonly #hibernating = new Set<string>();
   readonly #ledger: PoolLedger;
   /**
    * Warm pools (contract 1.5): a member is a control plane in `clusters/<member id>/`; binding records, in
@@ -148,6 +158,17 @@ export class LocalBackend implements ClusterBackend {
     const status = await inspectPersistentControlPlane(this.#directoryOf(key));
     if (!status.exists) return { exists: false };
     const version = bareVersion(status.record?.kubernetesVersion) ?? this.version;
+    const directory = this.#directoryOf(key);
+    if (existsSync(join(directory, HIBERNATED_FILE))) {
+      return status.running || this.#hibernating.has(key)
+        ? { exists: true, phase: "hibernating", version, message: "its processes are stopping" }
+        : {
+            exists: true,
+            phase: "hibernated",
+            version,
+            info: `local etcd + kube-apiserver asleep: data, certificates and ${status.server ?? "its port"} kept`,
+          };
+    }
     if (status.healthy && status.server) {
       return {
         exists: true,
@@ -161,6 +182,13 @@ export class LocalBackend implements ClusterBackend {
     if (failure && !this.#starts.has(key)) {
       return { exists: true, phase: "failed", version, message: failure.message };
     }
+    if (existsSync(join(directory, WAKING_FILE)))
+      return {
+        exists: true,
+        phase: "waking",
+        version,
+        message: "its processes are starting from their data",
+      };
     // Made once and stopped since (killed, a reboot): the supervisor starts it again from its data.
     const why = this.#starts.has(key)
       ? "its processes are starting"
@@ -178,7 +206,53 @@ export class LocalBackend implements ClusterBackend {
     await mkdir(directory, { recursive: true });
     if ((await inspectPersistentControlPlane(directory)).running) return; // one control plane per uid
     if (this.#starts.has(key)) return; // the supervisor began meanwhile
+    if (this.#asleep(key)) return; // hibernated: only wake starts it
     this.#failures.delete(key); // asked again: try at once
+    this.#startInBackground(key);
+  }
+
+  /**
+   * Puts the cluster to sleep (contract 1.6): records the wish in its folder first (so no supervisor, of this
+   * instance or the next, starts it again), then stops its processes; its folder stays whole. Idempotent.
+   */
+  async hibernate(target: ClusterTarget): Promise<void> {
+    const key = this.#keyOf(target);
+    const directory = this.#directoryOf(key);
+    if (!(await inspectPersistentControlPlane(directory)).exists)
+      throw new Error(`local backend: cluster ${target.namespace}/${target.name} does not exist`);
+    this.#hibernating.add(key);
+    try {
+      await writeFile(join(directory, HIBERNATED_FILE), `${new Date(this.#clock.now()).toISOString()}\n`);
+      await rm(join(directory, WAKING_FILE), { force: true });
+      const start = this.#starts.get(key);
+      start?.abort.abort();
+      await start?.done;
+      this.#failures.delete(key);
+      await stopPersistentControlPlane(directory, { startTimeoutMs: this.#startTimeoutMs() });
+      this.#log.info("local cluster hibernated: processes stopped, data kept", { uid: key });
+    } finally {
+      this.#hibernating.delete(key);
+    }
+  }
+
+  /**
+   * Wakes a hibernated cluster (contract 1.6): the same processes on the same data and ports, started in the
+   * background (`waking` until healthy). Idempotent: a cluster awake or waking is left as it is.
+   */
+  async wake(target: ClusterTarget): Promise<void> {
+    const key = this.#keyOf(target);
+    const directory = this.#directoryOf(key);
+    if (!(await inspectPersistentControlPlane(directory)).exists)
+      throw new Error(`local backend: cluster ${target.namespace}/${target.name} does not exist`);
+    if (this.#asleep(key)) {
+      // `waking` before the wish to sleep goes: a crash in between leaves it asleep, and a wake again finishes.
+      await writeFile(join(directory, WAKING_FILE), `${new Date(this.#clock.now()).toISOString()}\n`);
+      await rm(join(directory, HIBERNATED_FILE), { force: true });
+      this.#failures.delete(key); // asked: start at once
+    }
+    if (this.#starts.has(key) || this.#asleep(key)) return;
+    if ((await inspectPersistentControlPlane(directory)).running) return;
+    if (this.#starts.has(key)) return; // the supervisor began meanwhile
     this.#startInBackground(key);
   }
 
@@ -248,6 +322,11 @@ export class LocalBackend implements ClusterBackend {
     return this.#ledger.keyOf(target.uid);
   }
 
+  /** Whether the cluster was asked to sleep (read at once, so no await comes between this and a start). */
+  #asleep(key: string): boolean {
+    return existsSync(join(this.#directoryOf(key), HIBERNATED_FILE));
+  }
+
   #directoryOf(uid: string): string {
     if (!/^[A-Za-z0-9][A-Za-z0-9-]*$/.test(uid))
       throw new Error(`local backend: "${uid}" is not a Cluster uid`);
@@ -271,7 +350,9 @@ export class LocalBackend implements ClusterBackend {
     const abort = new AbortController();
     const directory = this.#directoryOf(uid);
     const log = this.#log.with({ uid });
+    const waking = existsSync(join(directory, WAKING_FILE));
     const done = ensureAuthenticationConfig(directory)
+      .then(() => (waking ? requireRecordedPort(directory) : undefined))
       .then(() =>
         startPersistentControlPlane({
           directory,
@@ -282,8 +363,9 @@ export class LocalBackend implements ClusterBackend {
           log: (message) => log.debug(message),
         }),
       )
-      .then((controlPlane) => {
+      .then(async (controlPlane) => {
         this.#failures.delete(uid);
+        await rm(join(directory, WAKING_FILE), { force: true });
         log.info(controlPlane.adopted ? "local cluster found running" : "local cluster started", {
           server: controlPlane.server,
           pids: controlPlane.record.pids,
@@ -318,7 +400,7 @@ export class LocalBackend implements ClusterBackend {
   async #supervise(): Promise<void> {
     for (const uid of await this.#uids()) {
       if (this.#closed) return;
-      if (this.#starts.has(uid) || this.#deleting.has(uid)) continue;
+      if (this.#starts.has(uid) || this.#deleting.has(uid) || this.#hibernating.has(uid)) continue;
       const failure = this.#failures.get(uid);
       if (failure && this.#clock.now() < failure.retryAt) continue;
       const status = await inspectPersistentControlPlane(this.#directoryOf(uid)).catch((error: unknown) => {
@@ -326,8 +408,22 @@ export class LocalBackend implements ClusterBackend {
         return undefined;
       });
       const whole = status?.record !== undefined && isWhole(status.record, this.#options.assets);
-      if (!status?.exists || (status.running && whole) || this.#starts.has(uid) || this.#deleting.has(uid))
+      if (!status?.exists || this.#starts.has(uid) || this.#deleting.has(uid) || this.#hibernating.has(uid))
         continue;
+      if (this.#asleep(uid)) {
+        // Hibernated: never started here. Processes still running are a hibernate cut short (a crash): finish it.
+        if (status.running) {
+          this.#log.info("finishing the hibernation of a local cluster whose processes still run", { uid });
+          await stopPersistentControlPlane(this.#directoryOf(uid), {
+            startTimeoutMs: this.#startTimeoutMs(),
+          });
+        }
+        continue;
+      }
+      if (status.running && whole) {
+        if (status.healthy) await rm(join(this.#directoryOf(uid), WAKING_FILE), { force: true });
+        continue;
+      }
       this.#log.info(
         failure
           ? "retrying a failed local cluster"
@@ -347,6 +443,31 @@ export class LocalBackend implements ClusterBackend {
       .filter((entry) => entry.isDirectory() && !isBeingRemoved(entry.name))
       .map((entry) => entry.name);
   }
+}
+
+/** In a cluster's folder while it is asked to sleep (contract 1.6): neither the supervisor nor `create` starts it. */
+const HIBERNATED_FILE = "hibernated";
+/** In a cluster's folder from a wake until its processes are healthy again. */
+const WAKING_FILE = "waking";
+
+/**
+ * Fails unless the API server port the cluster's record names is free: a woken cluster keeps its endpoint (its
+ * kubeconfigs and tokens name it), so it waits, failing with backoff, rather than start on another port.
+ */
+async function requireRecordedPort(directory: string): Promise<void> {
+  const port = (await inspectPersistentControlPlane(directory)).record?.ports.apiServer;
+  if (port === undefined) return;
+  await new Promise<void>((done, failed) => {
+    const server = createServer();
+    server.once("error", () =>
+      failed(
+        new Error(
+          `port ${port} of its API server is taken by another process; the cluster keeps its endpoint, so it starts once the port is free`,
+        ),
+      ),
+    );
+    server.listen(port, "127.0.0.1", () => server.close(() => done()));
+  });
 }
 
 /** `v1.36.3` (as the binary says) → `1.36.3`. */

@@ -14,7 +14,8 @@ export interface SimulatedRecord {
   readonly namespace: string;
   readonly name: string;
   readonly version: string;
-  readonly phase: "provisioning" | "updating" | "deleting";
+  /** `hibernating` and `waking` complete after their delays; `hibernated` lasts until a wake (contract 1.6). */
+  readonly phase: "provisioning" | "updating" | "deleting" | "hibernating" | "hibernated" | "waking";
   /** When the current phase began (ms since epoch); the phase completes after its delay. */
   readonly since: number;
 }

@@ -28,6 +28,10 @@ export interface SimulatedBackendOptions {
   readonly updateDelayMs?: number;
   /** How long a deletion takes. Default 2 s. */
   readonly deleteDelayMs?: number;
+  /** How long going to sleep takes (contract 1.6). Default: as long as a deletion. */
+  readonly hibernateDelayMs?: number;
+  /** How long waking takes (contract 1.6). Default: as long as provisioning. */
+  readonly wakeDelayMs?: number;
   /** Probability (0–1) that a command fails before doing anything. Default 0. */
   readonly failureRate?: number;
   /** Keep the clusters in this folder (a file each), so they outlive the process (kill -9 included). */
@@ -67,6 +71,8 @@ export class SimulatedBackend implements ClusterBackend {
       provisionDelayMs: options.provisionDelayMs ?? 3_000,
       updateDelayMs: options.updateDelayMs ?? 2_000,
       deleteDelayMs: options.deleteDelayMs ?? 2_000,
+      hibernateDelayMs: options.hibernateDelayMs ?? options.deleteDelayMs ?? 2_000,
+      wakeDelayMs: options.wakeDelayMs ?? options.provisionDelayMs ?? 3_000,
       failureRate: options.failureRate ?? 0,
       clock: options.clock ?? systemClock,
       random: options.random ?? Math.random,
@@ -116,7 +122,7 @@ export class SimulatedBackend implements ClusterBackend {
       if (this.#ledger.member(key)) this.#ledger.forget(key);
       return { exists: false };
     }
-    const phase = done ? "ready" : cluster.phase;
+    const phase = done ? (cluster.phase === "hibernating" ? "hibernated" : "ready") : cluster.phase;
     return {
       exists: true,
       phase,
@@ -151,6 +157,9 @@ export class SimulatedBackend implements ClusterBackend {
         `cannot update ${describeCluster(target)}: the simulated backend holds no such cluster`,
       );
     if (cluster.version === version || cluster.phase === "deleting") return;
+    const observed = await this.observe(target);
+    if (observed.exists && (observed.phase === "hibernated" || observed.phase === "hibernating"))
+      throw new Error(`cannot update ${describeCluster(target)}: it is ${observed.phase}; wake it first`);
     this.#store.put({ ...cluster, version, phase: "updating", since: this.#options.clock.now() });
   }
 
@@ -160,6 +169,37 @@ export class SimulatedBackend implements ClusterBackend {
     const cluster = this.#store.get(this.#ledger.keyOf(target.uid));
     if (!cluster || !observed.exists || cluster.phase === "deleting") return;
     this.#store.put({ ...cluster, phase: "deleting", since: this.#options.clock.now() });
+  }
+
+  /**
+   * Puts a ready cluster to sleep (contract 1.6): `hibernating` for the hibernate delay, then `hibernated` until a
+   * wake; the record (in the state folder, when there is one) keeps it asleep across restarts.
+   */
+  async hibernate(target: ClusterTarget): Promise<void> {
+    this.#maybeFail("hibernate", target);
+    const observed = await this.observe(target);
+    const cluster = this.#store.get(this.#ledger.keyOf(target.uid));
+    if (!cluster || !observed.exists)
+      throw new Error(
+        `cannot hibernate ${describeCluster(target)}: the simulated backend holds no such cluster`,
+      );
+    if (observed.phase === "hibernating" || observed.phase === "hibernated") return;
+    if (observed.phase !== "ready" && observed.phase !== "waking")
+      throw new Error(`cannot hibernate ${describeCluster(target)} while it is ${observed.phase}`);
+    this.#store.put({ ...cluster, phase: "hibernating", since: this.#options.clock.now() });
+  }
+
+  /** Wakes a hibernated cluster (contract 1.6): `waking` for the wake delay, then ready at the same endpoint. */
+  async wake(target: ClusterTarget): Promise<void> {
+    this.#maybeFail("wake", target);
+    const observed = await this.observe(target);
+    const cluster = this.#store.get(this.#ledger.keyOf(target.uid));
+    if (!cluster || !observed.exists)
+      throw new Error(`cannot wake ${describeCluster(target)}: the simulated backend holds no such cluster`);
+    if (observed.phase === "deleting")
+      throw new Error(`cannot wake ${describeCluster(target)}: it is being deleted`);
+    if (observed.phase !== "hibernating" && observed.phase !== "hibernated") return; // awake, or waking
+    this.#store.put({ ...cluster, phase: "waking", since: this.#options.clock.now() });
   }
 
   /** The cluster's record (contract 1.5): all the simulated backend knows of it. */
@@ -198,6 +238,9 @@ export class SimulatedBackend implements ClusterBackend {
   #delayOf(phase: SimulatedCluster["phase"]): number {
     if (phase === "provisioning") return this.#options.provisionDelayMs;
     if (phase === "updating") return this.#options.updateDelayMs;
+    if (phase === "hibernating") return this.#options.hibernateDelayMs;
+    if (phase === "waking") return this.#options.wakeDelayMs;
+    if (phase === "hibernated") return Number.POSITIVE_INFINITY; // until a wake
     return this.#options.deleteDelayMs;
   }
 
@@ -219,7 +262,7 @@ export const contractVersion = BACKEND_CONTRACT_VERSION;
 
 /**
  * The `simulated` backend from `--backend-option`s: `delay` (all phases, e.g. `3s`), `provisionDelay`,
- * `updateDelay`, `deleteDelay`, `failureRate` (0–1). State lives in the state folder, a file per cluster.
+ * `updateDelay`, `deleteDelay`, `hibernateDelay`, `wakeDelay`, `failureRate` (0–1). State lives in the state folder, a file per cluster.
  */
 export const createBackend: BackendFactory = (context: BackendContext) => {
   const { options } = context;
@@ -233,10 +276,14 @@ export const createBackend: BackendFactory = (context: BackendContext) => {
   const provisionDelayMs = pick("provisionDelay");
   const updateDelayMs = pick("updateDelay");
   const deleteDelayMs = pick("deleteDelay");
+  const hibernateDelayMs = pick("hibernateDelay");
+  const wakeDelayMs = pick("wakeDelay");
   return new SimulatedBackend({
     ...(provisionDelayMs === undefined ? {} : { provisionDelayMs }),
     ...(updateDelayMs === undefined ? {} : { updateDelayMs }),
     ...(deleteDelayMs === undefined ? {} : { deleteDelayMs }),
+    ...(hibernateDelayMs === undefined ? {} : { hibernateDelayMs }),
+    ...(wakeDelayMs === undefined ? {} : { wakeDelayMs }),
     failureRate,
     stateDirectory: context.stateDirectory,
     clock: context.clock,

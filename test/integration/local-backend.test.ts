@@ -2,13 +2,16 @@
  * The `local` backend on real etcd + kube-apiserver processes: lifecycle, idempotence, adoption after a restart,
  * recovery after kill -9 (of the cluster's processes, or of the engine midway through a start), failures.
  */
-import { chmodSync, existsSync, readdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { chmodSync, existsSync, mkdtempSync, readdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { CoreV1Api, KubeConfig } from "@kubernetes/client-node";
+import { AuthenticationV1Api, CoreV1Api, KubeConfig } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ClusterObservation, ClusterTarget } from "../../src/api/backend.ts";
 import type { ClusterBackend } from "../../src/api/backend-contract.ts";
 import type { ProviderConfig } from "../../src/api/provider-config.ts";
+import { certificatePaths } from "../../src/controlplane/control-plane-files.ts";
 import { findKubeAssets, kubeAssetVersions } from "../../src/controlplane/kube-assets.ts";
 import {
   inspectPersistentControlPlane,
@@ -20,7 +23,7 @@ import { aProviderConfig } from "../support/builders.ts";
 import { eventually } from "../support/eventually.ts";
 import { localBackends } from "../support/local-backend-state.ts";
 import { observationWhere } from "../support/observation-where.ts";
-import { isAlive, killHard, waitUntilGone } from "../support/processes.ts";
+import { isAlive, killHard, processesMentioning, waitUntilGone } from "../support/processes.ts";
 
 const assets = findKubeAssets();
 const binaryVersion = kubeAssetVersions(assets).kubernetes.replace(/^v/, "");
@@ -221,6 +224,112 @@ describe("the local backend", { timeout: 120_000 }, () => {
     await backend.delete(cluster);
     await backend.delete(target("4a1e6f0e-0000-4000-8000-00000000a0ff", "never"));
     await backend.close?.();
+  });
+});
+
+/** `ps` lines (pid and command) of the processes whose command line names `folder`: a cluster's etcd, kube-apiserver, … */
+const psLinesOf = (folder: string): string[] =>
+  execFileSync("ps", ["-eo", "pid,args"], { encoding: "utf8" })
+    .split("\n")
+    .filter((line) => line.includes(`${folder}/`));
+
+describe("a hibernated local cluster (contract 1.6)", { timeout: 180_000 }, () => {
+  const state = newStateDirectory();
+  const cluster = target("4a1e6f0e-0000-4000-8000-00000000b001", "sleeper");
+  const folder = join(state, "clusters", cluster.uid);
+  let backend: ClusterBackend;
+  let endpoint = "";
+  let kubeconfigBefore = "";
+  let tokenBefore = "";
+
+  beforeAll(async () => {
+    backend = await open(state);
+    await backend.create(cluster, binaryVersion);
+    const ready = await until(backend, cluster, isReady);
+    endpoint = (ready.exists && ready.endpoint) || "";
+    kubeconfigBefore = (await backend.adminAccess(cluster))?.kubeconfig ?? "";
+    const core = await coreApi(backend, cluster);
+    await core.createNamespace({ body: { metadata: { name: "dreamer" } } });
+    await core.createNamespacedServiceAccount({
+      namespace: "default",
+      body: { metadata: { name: "sleepy" } },
+    });
+    const request = await core.createNamespacedServiceAccountToken({
+      namespace: "default",
+      name: "sleepy",
+      body: { spec: { audiences: [], expirationSeconds: 3600 } },
+    });
+    tokenBefore = request.status?.token ?? "";
+    expect(psLinesOf(folder).length).toBeGreaterThanOrEqual(2);
+  });
+
+  it("stops every process of the cluster and reports it hibernated, keeping its folder", async () => {
+    const before = psLinesOf(folder);
+    await backend.hibernate?.(cluster);
+    await backend.hibernate?.(cluster); // idempotent
+    expect(await until(backend, cluster, (o) => o.exists && o.phase === "hibernated")).toMatchObject({
+      exists: true,
+      phase: "hibernated",
+      version: binaryVersion,
+    });
+    console.log(`local hibernate: ${before.length} processes before, ${psLinesOf(folder).length} after`);
+    expect(psLinesOf(folder)).toEqual([]);
+    expect(processesMentioning(`${folder}/`)).toEqual([]);
+    // Its data, record (ports), certificates and keys (the CA's, the service-account signing key) stay.
+    const kept = [...["etcd", "record.json", "hibernated"].map((name) => join(folder, name))];
+    for (const path of [...kept, ...Object.values(certificatePaths(folder))])
+      expect(existsSync(path), path).toBe(true);
+    expect(await backend.adminAccess(cluster)).toBeUndefined();
+  });
+
+  it("stays asleep: no supervisor starts it, nor a create, nor a new instance (an engine restart)", async () => {
+    await backend.create(cluster, binaryVersion);
+    await new Promise((done) => setTimeout(done, 4_500)); // two supervision rounds (every 2 s)
+    await backend.close?.();
+    backend = await open(state);
+    await new Promise((done) => setTimeout(done, 4_500));
+    expect(await backend.observe(cluster)).toMatchObject({ phase: "hibernated" });
+    expect(psLinesOf(folder)).toEqual([]);
+  });
+
+  it("wakes on the same data, endpoint and CA: a kubeconfig and a token given before the sleep work", async () => {
+    const start = Date.now();
+    await backend.wake?.(cluster);
+    await backend.wake?.(cluster); // idempotent
+    expect(await backend.observe(cluster)).toMatchObject({ phase: "waking" });
+    const ready = await until(backend, cluster, isReady);
+    console.log(`local wake: ready after ${Date.now() - start} ms, ${psLinesOf(folder).length} processes`);
+    expect(ready).toMatchObject({ phase: "ready", endpoint });
+    await eventually(async () => expect(existsSync(join(folder, "waking"))).toBe(false), {
+      what: "the waking mark gone",
+      timeoutMs: 10_000,
+      intervalMs: 100,
+    });
+
+    const kubeConfig = new KubeConfig();
+    kubeConfig.loadFromString(kubeconfigBefore);
+    const core = kubeConfig.makeApiClient(CoreV1Api);
+    const namespaces = (await core.listNamespace()).items.map((ns) => ns.metadata?.name);
+    expect(namespaces).toContain("dreamer");
+
+    const byToken = new KubeConfig();
+    byToken.loadFromOptions({
+      clusters: [{ name: "c", server: endpoint, caData: kubeConfig.getCurrentCluster()?.caData }],
+      users: [{ name: "sleepy", token: tokenBefore }],
+      contexts: [{ name: "c", cluster: "c", user: "sleepy" }],
+      currentContext: "c",
+    });
+    const review = await byToken.makeApiClient(AuthenticationV1Api).createSelfSubjectReview({ body: {} });
+    expect(review.status?.userInfo?.username).toBe("system:serviceaccount:default:sleepy");
+  });
+
+  it("is deleted from hibernated: no process and no folder left", async () => {
+    await backend.hibernate?.(cluster);
+    await until(backend, cluster, (o) => o.exists && o.phase === "hibernated");
+    await backend.delete(cluster);
+    expect(await backend.observe(cluster)).toEqual({ exists: false });
+    expect(existsSync(folder)).toBe(false);
+    expect(psLinesOf(folder)).toEqual([]);
   });
 });
 

@@ -1,5 +1,5 @@
 /** The kind backend itself: each call of the engine looks at the cluster, lets `create-lifecycle.ts` decide, acts. */
-import { existsSync, mkdirSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ClusterObservation, ClusterTarget } from "../../api/backend.ts";
 import type {
@@ -43,6 +43,11 @@ import { KIND_DEFAULT_VERSIONS, type KindAccess, type KindBackendOptions } from 
 import { ClusterFolders, type Detached, type KindRecord } from "./state-folder.ts";
 import { stderrSummary } from "./stderr.ts";
 
+/** In a cluster's folder while it is asked to sleep (contract 1.6): its stopped nodes are `hibernated`, not lost. */
+const HIBERNATED_FILE = "hibernated";
+/** In a cluster's folder from a wake until its API server answers again. */
+const WAKING_FILE = "waking";
+
 /** A kind cluster's API server URLs: the host's published port, and the node's address on the Docker network. */
 interface KindEndpoints {
   readonly external: string;
@@ -66,6 +71,13 @@ interface KindEndpoints {
  * interrupted one (its process gone with no exit status, e.g. with the engine's Pod) is reported absent, and
  * the next create removes what it left and starts over. A cluster deleted behind the engine's back is
  * reported absent, and the engine's next `create` builds it again.
+ *
+ * Hibernation (contract 1.6, with the Docker CLI): `hibernate` writes `hibernated` into the cluster's folder, then
+ * `docker stop`s its node containers; `wake` writes `waking`, `docker start`s the same containers and removes
+ * `hibernated`. Containers, their volumes and the host port of the API server stay: kind picks that port at create
+ * time and publishes it as a fixed `--publish=127.0.0.1:<port>:6443`, so a started container gets it again (same
+ * endpoint; the CA and keys live in the node's filesystem). Containers stopped while no `hibernated` file says so
+ * were stopped by someone else: not serving (`provisioning` with a message), as before.
  */
 export class KindBackend implements ClusterBackend {
   readonly name = "kind";
@@ -104,6 +116,9 @@ export class KindBackend implements ClusterBackend {
    * binding is a record in `pool/bindings/<Cluster uid>` that leads the Cluster's uid to the member's cluster.
    */
   readonly pools: PoolSupport;
+  /** Contract 1.6, only with the Docker CLI (it stops and starts the node containers); see the class comment. */
+  readonly hibernate?: (target: ClusterTarget) => Promise<void>;
+  readonly wake?: (target: ClusterTarget) => Promise<void>;
 
   constructor(options: KindBackendOptions) {
     const docker = options.docker;
@@ -137,6 +152,10 @@ export class KindBackend implements ClusterBackend {
       lock: this.#lock,
       log: this.#log,
     });
+    if (docker) {
+      this.hibernate = (target) => this.#hibernate(target);
+      this.wake = (target) => this.#wake(target);
+    }
     this.pools = ledgerPools({
       backend: "kind",
       ledger: this.#ledger,
@@ -179,11 +198,32 @@ export class KindBackend implements ClusterBackend {
     );
     if (creating) return creating;
     if (!(await this.#cli.listClusters()).includes(cluster)) return { exists: false }; // deleted behind our back
+    if (existsSync(this.#folders.path(cluster, HIBERNATED_FILE))) {
+      this.#endpoints.delete(cluster);
+      const running = (await this.#cli.nodeStates(cluster)).filter((node) => node.state === "running");
+      return running.length === 0
+        ? {
+            ...recordedCluster(record),
+            phase: "hibernated",
+            info: `kind cluster ${cluster} asleep (nodes stopped)`,
+          }
+        : {
+            ...recordedCluster(record),
+            phase: "hibernating",
+            message: `its node containers still run: ${running.map((node) => node.name).join(", ")}`,
+          };
+    }
     const stopped = await this.#cli.stoppedNodes(cluster);
     if (stopped.length > 0) {
       this.#endpoints.delete(cluster); // started again, a node may be published on another port
       const message = `its node containers do not run: ${stopped.join(", ")}; start them again (docker start)`;
       return { ...recordedCluster(record), phase: "provisioning", message };
+    }
+    const waking = this.#folders.path(cluster, WAKING_FILE);
+    if (existsSync(waking)) {
+      if (!(await this.#cli.apiServerReady(cluster)))
+        return { ...recordedCluster(record), phase: "waking", message: "its API server is starting" };
+      rmSync(waking, { force: true }); // awake: a mark of this backend's own, not the cluster
     }
     let ready: ClusterObservation & { exists: true };
     try {
@@ -309,6 +349,52 @@ export class KindBackend implements ClusterBackend {
     this.#endpoints.delete(cluster);
     rmSync(folder, { recursive: true, force: true });
     if (record) this.#log.info("kind cluster deleted", { cluster, target: describeCluster(target) });
+  }
+
+  /** Stops the node containers once the wish to sleep is recorded (idempotent; refused while the create runs). */
+  async #hibernate(target: ClusterTarget): Promise<void> {
+    const cluster = this.#nameOf(target);
+    await this.#lock.run(cluster, async () => {
+      const record = this.#folders.readRecord(cluster);
+      if (!record)
+        throw new Error(
+          `cannot hibernate ${describeCluster(target)}: the kind backend holds no such cluster`,
+        );
+      const state = this.#createState(record).kind;
+      if (state !== "succeeded")
+        throw new Error(`cannot hibernate ${describeCluster(target)} while its create is ${state}`);
+      writeFileSync(
+        this.#folders.path(cluster, HIBERNATED_FILE),
+        `${new Date(this.#clock.now()).toISOString()}\n`,
+      );
+      rmSync(this.#folders.path(cluster, WAKING_FILE), { force: true });
+      this.#endpoints.delete(cluster);
+      await this.#cli.stopOrStartNodes(cluster, "stop");
+      this.#log.info("kind cluster hibernated: node containers stopped", {
+        cluster,
+        target: describeCluster(target),
+      });
+    });
+  }
+
+  /** Starts the same node containers again (idempotent: a cluster awake or waking is left as it is). */
+  async #wake(target: ClusterTarget): Promise<void> {
+    const cluster = this.#nameOf(target);
+    await this.#lock.run(cluster, async () => {
+      const asleep = this.#folders.path(cluster, HIBERNATED_FILE);
+      if (!existsSync(asleep)) return;
+      // `waking` first and `hibernated` last: a crash in between leaves it asleep, and a wake again finishes.
+      writeFileSync(
+        this.#folders.path(cluster, WAKING_FILE),
+        `${new Date(this.#clock.now()).toISOString()}\n`,
+      );
+      await this.#cli.stopOrStartNodes(cluster, "start");
+      rmSync(asleep, { force: true });
+      this.#log.info("kind cluster woken: node containers started", {
+        cluster,
+        target: describeCluster(target),
+      });
+    });
   }
 
   async adminAccess(target: ClusterTarget, observed?: ClusterObservation): Promise<AdminAccess | undefined> {

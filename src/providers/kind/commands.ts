@@ -103,6 +103,48 @@ export class KindCli {
       .map(([name, state]) => `${name} (${state ?? "unknown"})`);
   }
 
+  /** The cluster's node containers with their states (`running`, `exited`, …); none without Docker. */
+  async nodeStates(cluster: string): Promise<Array<{ readonly name: string; readonly state: string }>> {
+    if (!this.docker) return [];
+    const listed = await dockerOutput(this.docker, [
+      "ps",
+      "--all",
+      "--filter",
+      `label=io.x-k8s.kind.cluster=${cluster}`,
+      "--format",
+      "{{.Names}} {{.State}}",
+    ]);
+    return listed
+      .split("\n")
+      .map((line) => line.trim().split(" "))
+      .filter(([name]) => name)
+      .map(([name, state]) => ({ name: name as string, state: state ?? "unknown" }));
+  }
+
+  /** `docker stop` (or `start`) of every node container of the cluster (hibernation, contract 1.6). */
+  async stopOrStartNodes(cluster: string, verb: "stop" | "start"): Promise<void> {
+    const docker = this.#requireDocker(`${verb} the nodes of ${cluster}`);
+    const nodes = (await this.nodeStates(cluster)).map((node) => node.name);
+    if (nodes.length === 0) throw new Error(`kind cluster ${cluster} has no node containers`);
+    await dockerRunner(docker, this.#timeoutMs)([verb, ...nodes]);
+  }
+
+  /** Whether the API server of the cluster answers `/readyz` inside its control-plane node. */
+  async apiServerReady(cluster: string): Promise<boolean> {
+    const docker = this.#requireDocker(`ask the API server of ${cluster}`);
+    const args = ["exec", nodeOf(cluster), "kubectl", "--kubeconfig=/etc/kubernetes/admin.conf"];
+    return dockerOutput(docker, [...args, "get", "--raw", "/readyz"]).then(
+      (out) => out.trim() === "ok",
+      () => false,
+    );
+  }
+
+  #requireDocker(what: string): string {
+    if (!this.docker)
+      throw new Error(`kind backend: cannot ${what} without the Docker CLI (the docker option)`);
+    return this.docker;
+  }
+
   /** The image of the cluster's control-plane node container (e.g. kindest/node:v1.36.3); "" when unknown. */
   async nodeImage(cluster: string): Promise<string> {
     if (!this.docker) return "";

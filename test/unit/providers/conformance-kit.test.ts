@@ -166,3 +166,168 @@ describe("what an admin kubeconfig must be allowed to do", () => {
     );
   });
 });
+
+describe("hibernation (contract 1.6)", () => {
+  /** The simulated backend on the kit's state folder, quick; `change` alters it for one test. */
+  const sleepy =
+    (change: (backend: SimulatedBackend) => void = () => {}): BackendFactory =>
+    (context) => {
+      const backend = new SimulatedBackend({
+        stateDirectory: context.stateDirectory,
+        provisionDelayMs: 0,
+        updateDelayMs: 0,
+        deleteDelayMs: 0,
+        hibernateDelayMs: 20,
+        wakeDelayMs: 20,
+      });
+      change(backend);
+      return backend;
+    };
+  const failureOf = (factory: BackendFactory) =>
+    checkBackendConformance(factory, { numRuns: 5, readyTimeoutMs: 500 }).catch((error: unknown) => error);
+
+  it("is asked of a backend that has it, which passes", async () => {
+    let calls = 0;
+    await checkBackendConformance(
+      sleepy((backend) => {
+        const hibernate = backend.hibernate.bind(backend);
+        backend.hibernate = (target) => {
+          calls++;
+          return hibernate(target);
+        };
+      }),
+      { numRuns: 10, readyTimeoutMs: 1_000 },
+    );
+    expect(calls).toBeGreaterThan(0);
+  });
+
+  it("is not asked of a backend without it", async () => {
+    const calls = { hibernate: 0 };
+    await checkBackendConformance(
+      sleepy((backend) => {
+        for (const name of ["hibernate", "wake"] as const)
+          Object.defineProperty(backend, name, { value: undefined });
+        const observe = backend.observe.bind(backend);
+        backend.observe = async (target) => {
+          const o = await observe(target);
+          if (o.exists && o.phase.startsWith("hibernat")) calls.hibernate++;
+          return o;
+        };
+      }),
+      { numRuns: 5, readyTimeoutMs: 1_000 },
+    );
+    expect(calls.hibernate).toBe(0);
+  });
+
+  it("fails a wake that changes the endpoint", async () => {
+    const failure = await failureOf(
+      sleepy((backend) => {
+        const woken = new Set<string>();
+        const wake = backend.wake.bind(backend);
+        backend.wake = async (target) => {
+          woken.add(target.uid);
+          return wake(target);
+        };
+        const observe = backend.observe.bind(backend);
+        backend.observe = async (target) => {
+          const o = await observe(target);
+          return o.exists && o.endpoint && woken.has(target.uid)
+            ? { ...o, endpoint: o.endpoint.replace(":6443", ":7443") }
+            : o;
+        };
+      }),
+    );
+    expect(failure).toBeInstanceOf(ConformanceError);
+    expect((failure as Error).message).toContain("wake keeps the endpoint");
+    expect((failure as Error).message).toMatch(/wake\(c0/);
+  });
+
+  it("fails a hibernate that never reports hibernated", async () => {
+    const failure = await failureOf(
+      sleepy((backend) => {
+        const observe = backend.observe.bind(backend);
+        backend.observe = async (target) => {
+          const o = await observe(target);
+          return o.exists && o.phase === "hibernated" ? { ...o, phase: "hibernating" } : o;
+        };
+      }),
+    );
+    expect((failure as Error).message).toContain("eventually: hibernate(c0, twice) hibernated not reached");
+  });
+
+  it("fails a backend that forgets the sleep on a restart", async () => {
+    // Its clusters outlive a restart (a state folder), its wish to sleep does not: a restart wakes them.
+    const asleep = new Set<string>();
+    const forgetful: BackendFactory = (context) => {
+      const backend = new SimulatedBackend({
+        stateDirectory: context.stateDirectory,
+        provisionDelayMs: 0,
+        updateDelayMs: 0,
+        deleteDelayMs: 0,
+      });
+      const instance = new Set<string>();
+      const hibernate = backend.hibernate.bind(backend);
+      backend.hibernate = async (target) => {
+        instance.add(target.uid);
+        asleep.add(target.uid);
+        return hibernate(target);
+      };
+      const wake = backend.wake.bind(backend);
+      backend.wake = async (target) => {
+        instance.delete(target.uid);
+        return wake(target);
+      };
+      const observe = backend.observe.bind(backend);
+      backend.observe = async (target) => {
+        if (asleep.has(target.uid) && !instance.has(target.uid)) {
+          asleep.delete(target.uid);
+          await wake(target);
+        }
+        return observe(target);
+      };
+      return backend;
+    };
+    // A seed whose sequences reach a new instance (restart or move) between a hibernate and a look (not every set of 100 does).
+    const failure = await checkBackendConformance(forgetful, {
+      numRuns: 100,
+      readyTimeoutMs: 500,
+      seed: 7,
+    }).catch((error: unknown) => error);
+    expect((failure as Error).message).toContain("a hibernated cluster sleeps until woken");
+    expect((failure as Error).message).toMatch(/hibernate\(c\d.*(restart|move)\(\)/);
+  }, 60_000);
+
+  it("fails a backend that has hibernate but no wake", async () => {
+    const failure = await failureOf(
+      sleepy((backend) => Object.defineProperty(backend, "wake", { value: undefined })),
+    );
+    expect((failure as Error).message).toContain(
+      "hibernation is a pair: the backend has hibernate but no wake",
+    );
+  });
+
+  it("wakes nothing on create, and deletes from hibernated", async () => {
+    const backend = new SimulatedBackend({ provisionDelayMs: 0, hibernateDelayMs: 0, deleteDelayMs: 0 });
+    const target = {
+      uid: "a1b2c3d4-0000-4000-8000-000000000001",
+      namespace: "ns",
+      name: "c",
+      tenancy: "Shared" as const,
+      profile: "p",
+      providerConfig: "simulated",
+    };
+    await backend.create(target, "1.34.2");
+    const ready = await backend.observe(target);
+    await backend.hibernate(target);
+    await backend.hibernate(target);
+    await backend.create(target, "1.34.2");
+    expect(await backend.observe(target)).toMatchObject({ exists: true, phase: "hibernated" });
+    await expect(backend.update(target, "1.33.6")).rejects.toThrow(/hibernated; wake it first/);
+    await backend.wake(target);
+    await backend.wake(target);
+    expect(await backend.observe(target)).toEqual(ready);
+    await backend.hibernate(target);
+    await backend.delete(target);
+    expect(await backend.observe(target)).toEqual({ exists: false });
+  });
+});
