@@ -148,7 +148,9 @@ export function hibernationCondition(
   state: string,
 ): ConditionUpdate | undefined {
   const asked = facts.hibernation;
-  if ((!asked && !HIBERNATION_STATES.has(state)) || facts.deleting) return undefined;
+  // Never asked (no annotation, no condition from an earlier ask): no condition at all.
+  const askedBefore = input.cluster.status?.conditions?.some((c) => c.type === HIBERNATION_CONDITION);
+  if ((!asked && !askedBefore && !HIBERNATION_STATES.has(state)) || facts.deleting) return undefined;
   const type = HIBERNATION_CONDITION;
   const reasons = HIBERNATION_REASONS;
   if (asked?.invalid !== undefined)
