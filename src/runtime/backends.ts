@@ -148,6 +148,16 @@ function routingBackend(backends: Backends): ClusterBackend {
     create: async (target, version) => (await backends.of(target)).create(target, version),
     update: async (target, version) => (await backends.of(target)).update(target, version),
     delete: async (target) => (await backends.of(target)).delete(target),
+    hibernate: async (target) => {
+      const backend = await backends.of(target);
+      if (!backend.hibernate) throw new Error(`backend ${backend.name} cannot put clusters to sleep`);
+      await backend.hibernate(target);
+    },
+    wake: async (target) => {
+      const backend = await backends.of(target);
+      if (!backend.wake) throw new Error(`backend ${backend.name} cannot wake clusters`);
+      await backend.wake(target);
+    },
     adminAccess: async (target, observed?: ClusterObservation) =>
       (await backends.of(target)).adminAccess(target, observed),
     trustOidcIssuers: async (target, issuers: readonly OidcTrust[]) => {

@@ -40,10 +40,25 @@ export const observedEvents: ClusterEvent[] = [false, true].flatMap((deleting) =
   ),
 );
 
+/** What a backend that offers hibernation reports on the way to sleep, asleep, and on the way back (contract 1.6). */
+const sleepingBackends: ClusterObservation[] = [
+  { exists: true, phase: "hibernating", version: "1.33.3", endpoint: "https://a" },
+  { exists: true, phase: "hibernated", version: "1.33.3", endpoint: "https://a" },
+  { exists: true, phase: "waking", version: "1.33.3", endpoint: "https://a" },
+];
+
+/** What a hibernate annotation may ask: asleep, awake, asleep of a backend that cannot, an invalid value. */
+const hibernations: NonNullable<ClusterFacts["hibernation"]>[] = [
+  { wanted: true, offered: true },
+  { wanted: false, offered: true },
+  { wanted: true, offered: false },
+  { wanted: false, offered: true, invalid: "yes" },
+];
+
 /**
  * {@link observedEvents} (the facts every kind that holds a cluster shares), and those without foreign finalizers
  * once more with each of the Cluster's own facts: a hand-over Secret still there or gone, a pool member idle or
- * claimed.
+ * claimed; and a built Cluster's with each hibernate annotation, at every backend phase including sleep's.
  */
 export const clusterObservedEvents: ClusterEvent[] = [
   ...observedEvents,
@@ -58,5 +73,18 @@ export const clusterObservedEvents: ClusterEvent[] = [
           { poolMember: { pool: "warm", member: "pool-1", claimed: true } },
         ] satisfies Partial<ClusterFacts>[]
       ).map((own) => ({ type: "observed" as const, facts: { ...facts, ...own } })),
+    ),
+  ...observedEvents
+    .filter(
+      ({ facts }) =>
+        facts.foreignFinalizers.length === 0 && facts.hasFinalizer && facts.version?.kind === "accepted",
+    )
+    .flatMap(({ facts }) =>
+      [facts.backend, ...(facts.backend.exists ? [] : sleepingBackends)].flatMap((backend) =>
+        hibernations.map((hibernation) => ({
+          type: "observed" as const,
+          facts: { ...facts, backend, hibernation },
+        })),
+      ),
     ),
 ];

@@ -2,6 +2,7 @@
 import type { Cluster } from "../../api/cluster.ts";
 import type { ClusterProfile } from "../../api/cluster-profile.ts";
 import type { Condition } from "../../api/common.ts";
+import { HIBERNATE_ANNOTATION, HIBERNATION_CONDITION } from "../../api/constants/hibernation.ts";
 import {
   ANNOTATIONS,
   CONDITION_TYPES,
@@ -133,6 +134,10 @@ export function explainCluster(cluster: Cluster, profile: ProfileLookup): Cluste
     case "ready":
       why.push(ready?.status === "True" ? `ClusterReady: ${ready.message}` : backendSays(ready));
       if (version?.reason === REASONS.DeprecatedVersion) why.push(version.message);
+      {
+        const hibernation = condition(HIBERNATION_CONDITION);
+        if (hibernation?.status === "False") why.push(`Hibernation: ${hibernation.message}`);
+      }
       if (ready?.reason === REASONS.ObserveFailed) {
         waitingFor.push(
           "the backend to answer again (the controller retries with backoff); until then nothing is ordered",
@@ -159,6 +164,22 @@ export function explainCluster(cluster: Cluster, profile: ProfileLookup): Cluste
       );
       break;
     }
+    case "hibernating":
+      why.push(`asked to sleep (annotation ${HIBERNATE_ANNOTATION}): ${backendSays(ready)}`);
+      if (backendError) why.push(`the last backend command failed: ${ready.message}`);
+      waitingFor.push("the backend to report the cluster hibernated (the controller polls it)");
+      break;
+    case "hibernated":
+      why.push(ready?.message || "asleep as asked");
+      waitingFor.push(
+        `nothing: it sleeps as asked. Set annotation ${HIBERNATE_ANNOTATION} to "false" (or remove it) to wake it; kubeconfigs given out before work again once it is Ready`,
+      );
+      break;
+    case "waking":
+      why.push(`asked to wake: ${backendSays(ready)}`);
+      if (backendError) why.push(`the last backend command failed: ${ready.message}`);
+      waitingFor.push("the backend to report the cluster ready at its endpoint (the controller polls it)");
+      break;
     case "claimingPoolMember":
       why.push(ready?.message || "a warm pool has a cluster for it");
       waitingFor.push(

@@ -1,8 +1,9 @@
 /**
- * The Cluster statechart: Pending → Provisioning → Ready ⇄ Updating, Failed, Deleting; a new Cluster a warm pool
- * can serve claims a pool member first (Pending → ClaimingPoolMember → Pending → Provisioning), and a Cluster moved
- * here by `openmcp-engine move` is taken over before anything else (any state but Deleting → TakingOver → Ready or
- * Provisioning). Pure: no I/O, no clock.
+ * The Cluster statechart: Pending → Provisioning → Ready ⇄ Updating, Failed, Deleting; a Cluster asked to sleep
+ * goes Ready → Hibernating → Hibernated → Waking → Ready; a new Cluster a warm pool can serve claims a pool member
+ * first (Pending → ClaimingPoolMember → Pending → Provisioning), and a Cluster moved here by `openmcp-engine move`
+ * is taken over before anything else (any state but Deleting → TakingOver → Ready or Provisioning). Pure: no I/O,
+ * no clock.
  */
 import { setup } from "xstate";
 import { CLUSTER_PHASES, REASONS } from "../../api/constants.ts";
@@ -36,6 +37,16 @@ export interface PoolMemberFacts {
   readonly claimed: boolean;
 }
 
+/** What the Cluster's hibernate annotation asks, and whether its backend can do it (contract 1.6). */
+export interface HibernationFacts {
+  /** The annotation asks for the cluster asleep. */
+  readonly wanted: boolean;
+  /** The backend offers hibernate and wake. */
+  readonly offered: boolean;
+  /** The annotation's value when it is neither "true" nor "false" (then taken as awake). */
+  readonly invalid?: string;
+}
+
 /**
  * Everything one reconcile knows, computed level-based from the Cluster object, its profile and the
  * backend's observation (see `backend-cluster.ts`, shared with the EngineCluster), the hand-over Secret of a
@@ -46,6 +57,8 @@ export interface ClusterFacts extends BackendClusterFacts {
   readonly handover?: HandoverFacts;
   /** Absent: no pool serves it (pools off, none for its ProviderConfig, none idle, or it has its cluster already). */
   readonly poolMember?: PoolMemberFacts;
+  /** Absent: no hibernate annotation (awake). */
+  readonly hibernation?: HibernationFacts;
 }
 
 /** The one event: "here is what the world looks like now". */
@@ -80,6 +93,16 @@ const poolMemberOffered = (facts: ClusterFacts) =>
   !facts.backend.exists &&
   backendClusterPredicates.specAcceptable(facts);
 
+const phaseOf = (facts: ClusterFacts) => (facts.backend.exists ? facts.backend.phase : undefined);
+/** Asked to sleep, by a backend that can. */
+const sleepAsked = (facts: ClusterFacts) => facts.hibernation?.wanted === true && facts.hibernation.offered;
+/** Asked to sleep (by a backend that can), and still serving: the hibernate did not take (yet). */
+const stillServing = (facts: ClusterFacts) =>
+  sleepAsked(facts) && (phaseOf(facts) === "ready" || phaseOf(facts) === "updating");
+/** Asked to be awake, and asleep or going to sleep at the backend. */
+const asleepUnasked = (facts: ClusterFacts) =>
+  !sleepAsked(facts) && (phaseOf(facts) === "hibernated" || phaseOf(facts) === "hibernating");
+
 /** The Cluster's own guards, besides those every kind that holds a cluster shares. */
 const clusterGuards = {
   /** The hand-over Secret is still there: its state is imported (again) and the Secret deleted. */
@@ -90,7 +113,19 @@ const clusterGuards = {
   ),
   poolMemberOffered: whenObserved(poolMemberOffered),
   noPoolMemberOffered: whenObserved((facts: ClusterFacts) => !poolMemberOffered(facts)),
+  sleepAsked: whenObserved(sleepAsked),
+  wakeAsked: whenObserved((facts: ClusterFacts) => !sleepAsked(facts)),
+  stillServing: whenObserved(stillServing),
+  asleepUnasked: whenObserved(asleepUnasked),
+  backendHibernated: whenObserved((facts: ClusterFacts) => phaseOf(facts) === "hibernated"),
 };
+
+/** Where every hibernation state goes first: deleted, lost (made again), or failed at the backend. */
+const HIBERNATION_EXITS = [
+  { guard: "isBeingDeleted", target: "deleting" },
+  { guard: "backendNeedsCreate", target: "provisioning" },
+  { guard: "backendFailed", target: "failed" },
+] as const;
 
 /** Taken over first, in every state but deleting: the backend cannot answer for the Cluster before. */
 const TAKE_OVER = { guard: "handoverPending", target: "takingOver" } as const;
@@ -110,6 +145,8 @@ export const clusterMachine = setup({
     updateCluster: (_, _params: { version: string | undefined }) => {},
     deleteCluster: () => {},
     takeOver: (_, _params: { secret: string | undefined }) => {},
+    hibernateCluster: () => {},
+    wakeCluster: () => {},
     claimPoolMember: (_, _params: { pool: string | undefined; member: string | undefined }) => {},
     recordEvent: (_, _params: EventRecord) => {},
   },
@@ -220,7 +257,67 @@ export const clusterMachine = setup({
         { guard: "versionRejected", target: "failed" },
         { guard: "backendNeedsCreate", target: "provisioning" },
         { guard: "backendFailed", target: "failed" },
+        // Asleep at the backend though asked to be awake (a wake the engine died in, a hand-made sleep): woken.
+        { guard: "asleepUnasked", target: "waking" },
+        // A version change asked meanwhile is made once it is awake again.
+        { guard: "sleepAsked", target: "hibernating" },
         { guard: "upgradeWanted", target: "updating" },
+      ],
+    },
+    hibernating: {
+      description:
+        "Asked to sleep (annotation engine.openmcp.cloud/hibernate): the backend stops the cluster, keeping its data, certificates and endpoint.",
+      tags: [REQUEUE.poll, phase("progressing")],
+      entry: [
+        "hibernateCluster",
+        {
+          type: "recordEvent",
+          params: { type: "Normal", reason: "Hibernating", message: "Putting the cluster to sleep" },
+        },
+      ],
+      on: {
+        // Still serving: the hibernate did not take; order it again (it is idempotent).
+        observed: [TAKE_OVER, { guard: "stillServing", target: "hibernating", reenter: true }],
+      },
+      always: [
+        ...HIBERNATION_EXITS,
+        { guard: "wakeAsked", target: "waking" },
+        { guard: "backendHibernated", target: "hibernated" },
+      ],
+    },
+    hibernated: {
+      description:
+        "Asleep as asked: nothing of it runs; it wakes at the same endpoint with the same certificate authority when asked.",
+      tags: [REQUEUE.resync, phase("progressing")],
+      entry: [
+        {
+          type: "recordEvent",
+          params: { type: "Normal", reason: "Hibernated", message: "The cluster is asleep" },
+        },
+      ],
+      on: { observed: TAKE_OVER },
+      always: [
+        ...HIBERNATION_EXITS,
+        { guard: "wakeAsked", target: "waking" },
+        // Woken by someone else: Ready (and, still asked to sleep, put to sleep again from there).
+        { guard: "backendReady", target: "ready" },
+      ],
+    },
+    waking: {
+      description: "Asked to wake: the backend starts the cluster on its data, at the same endpoint.",
+      tags: [REQUEUE.poll, phase("progressing")],
+      entry: [
+        "wakeCluster",
+        { type: "recordEvent", params: { type: "Normal", reason: "Waking", message: "Waking the cluster" } },
+      ],
+      on: {
+        // Still asleep: the wake did not take; order it again (it is idempotent).
+        observed: [TAKE_OVER, { guard: "asleepUnasked", target: "waking", reenter: true }],
+      },
+      always: [
+        ...HIBERNATION_EXITS,
+        { guard: "sleepAsked", target: "hibernating" },
+        { guard: "backendReady", target: "ready" },
       ],
     },
     updating: {

@@ -2,6 +2,11 @@
 import type { ClusterObservation } from "../../api/backend.ts";
 import type { Cluster, ClusterStatus } from "../../api/cluster.ts";
 import type { JsonObject } from "../../api/common.ts";
+import {
+  HIBERNATE_ANNOTATION,
+  HIBERNATION_CONDITION,
+  HIBERNATION_REASONS,
+} from "../../api/constants/hibernation.ts";
 import { CONDITION_TYPES, ENDPOINTS, REASONS } from "../../api/constants.ts";
 import {
   backendDetail,
@@ -119,6 +124,8 @@ function conditionUpdates(input: ClusterStatusInput, facts: ClusterFacts, state:
     );
   }
   updates.push(clusterReadyCondition(input, facts, state));
+  const hibernation = hibernationCondition(input, facts, state);
+  if (hibernation) updates.push(hibernation);
   // The backend's own conditions, as it reports them (e.g. a Gardener Shoot's), while the cluster is not going away.
   if (input.observation.exists && !facts.deleting) updates.push(...(input.observation.conditions ?? []));
   if (facts.deleting) {
@@ -134,6 +141,51 @@ function conditionUpdates(input: ClusterStatusInput, facts: ClusterFacts, state:
     );
   }
   return updates;
+}
+
+const HIBERNATION_STATES = new Set(["hibernating", "hibernated", "waking"]);
+
+/**
+ * Whether the Cluster sleeps or wakes as its hibernate annotation asks: True once it is as asked, False on the way
+ * or when it cannot be (an invalid value, a backend that cannot hibernate). Only for a Cluster that was asked.
+ */
+export function hibernationCondition(
+  input: ClusterStatusInput,
+  facts: ClusterFacts,
+  state: string,
+): ConditionUpdate | undefined {
+  const asked = facts.hibernation;
+  // Never asked (no annotation, no condition from an earlier ask): no condition at all.
+  const askedBefore = input.cluster.status?.conditions?.some((c) => c.type === HIBERNATION_CONDITION);
+  if ((!asked && !askedBefore && !HIBERNATION_STATES.has(state)) || facts.deleting) return undefined;
+  const type = HIBERNATION_CONDITION;
+  const reasons = HIBERNATION_REASONS;
+  if (asked?.invalid !== undefined)
+    return {
+      type,
+      status: "False",
+      reason: reasons.InvalidHibernationRequest,
+      message: `annotation ${HIBERNATE_ANNOTATION} is "${asked.invalid}": give "true" (asleep) or "false" (awake)`,
+    };
+  if (asked?.wanted && !asked.offered)
+    return {
+      type,
+      status: "False",
+      reason: reasons.HibernationNotOffered,
+      message: `the backend of profile ${input.cluster.spec.profile} cannot put clusters to sleep; remove annotation ${HIBERNATE_ANNOTATION}`,
+    };
+  switch (state) {
+    case "hibernated":
+      return { type, status: "True", reason: reasons.Hibernated, message: "asleep as asked" };
+    case "hibernating":
+      return { type, status: "False", reason: reasons.Hibernating, message: "going to sleep as asked" };
+    case "waking":
+      return { type, status: "False", reason: reasons.Waking, message: "waking as asked" };
+    default:
+      return asked?.wanted
+        ? { type, status: "False", reason: reasons.Hibernating, message: "put to sleep once it is ready" }
+        : { type, status: "True", reason: reasons.Awake, message: "awake as asked" };
+  }
 }
 
 /** Whether the profile resolves; if not, the object to fix: the ProviderConfig that would publish it, or the spec. */
@@ -198,6 +250,27 @@ function clusterReadyCondition(
     }
     case "updating":
       return { type, status: "False", reason: REASONS.Updating, message: `updating the cluster${detail}` };
+    case "hibernating":
+      return {
+        type,
+        status: "False",
+        reason: HIBERNATION_REASONS.Hibernating,
+        message: `putting the cluster to sleep${detail}`,
+      };
+    case "hibernated":
+      return {
+        type,
+        status: "False",
+        reason: HIBERNATION_REASONS.Hibernated,
+        message: `asleep as asked (annotation ${HIBERNATE_ANNOTATION}); its endpoint and certificates are kept; set the annotation to "false" to wake it`,
+      };
+    case "waking":
+      return {
+        type,
+        status: "False",
+        reason: HIBERNATION_REASONS.Waking,
+        message: `waking the cluster${detail}`,
+      };
     case "claimingPoolMember":
       return {
         type,

@@ -4,6 +4,11 @@ import type { Cluster, ClusterStatus } from "../../api/cluster.ts";
 import type { ClusterProfile } from "../../api/cluster-profile.ts";
 import type { JsonObject } from "../../api/common.ts";
 import {
+  HIBERNATE_ANNOTATION,
+  HIBERNATION_CONDITION,
+  HIBERNATION_REASONS,
+} from "../../api/constants/hibernation.ts";
+import {
   ANNOTATIONS,
   CONDITION_TYPES,
   FINALIZERS,
@@ -24,8 +29,14 @@ import { type ProfileClaimant, profileReference } from "../cluster-profile/profi
 import { type KindStep, kindStep, type StepBasics, type Transitioned } from "../shared/kind-step.ts";
 import type { EventRecord } from "../shared/machine-step.ts";
 import type { RequeueTiming } from "../shared/machine-tags.ts";
-import { type ClusterFacts, clusterMachine, type HandoverFacts, type PoolMemberFacts } from "./machine.ts";
-import { desiredStatus } from "./status.ts";
+import {
+  type ClusterFacts,
+  clusterMachine,
+  type HandoverFacts,
+  type HibernationFacts,
+  type PoolMemberFacts,
+} from "./machine.ts";
+import { desiredStatus, hibernationCondition } from "./status.ts";
 
 /** Whether this provider acts on a Cluster at all, decided once, before anything else (and before any backend call). */
 export type ClusterResponsibility =
@@ -75,6 +86,8 @@ export interface ClusterStepInput extends StepBasics {
   readonly handover?: HandoverFacts;
   /** The warm pool's member that serves or may serve it (see {@link PoolMemberFacts}); absent: none. */
   readonly poolMember?: PoolMemberFacts;
+  /** Its backend offers hibernate and wake (contract 1.6); absent: it does not. */
+  readonly hibernationOffered?: boolean;
 }
 
 /**
@@ -85,14 +98,27 @@ export interface ClusterStepInput extends StepBasics {
  */
 export type ClusterCommand =
   | BackendOrder
+  | { readonly kind: "hibernate" }
+  | { readonly kind: "wake" }
   | { readonly kind: "takeOver"; readonly secret: string }
   | { readonly kind: "claimPoolMember"; readonly pool: string; readonly member: string };
+
+/** What the hibernate annotation asks; absent when the Cluster has none. */
+export function hibernationFacts(cluster: Cluster, offered: boolean): HibernationFacts | undefined {
+  const value = cluster.metadata.annotations?.[HIBERNATE_ANNOTATION];
+  if (value === undefined) return undefined;
+  const asked = value.trim().toLowerCase();
+  if (asked === "true") return { wanted: true, offered };
+  if (asked === "false") return { wanted: false, offered };
+  return { wanted: false, offered, invalid: value };
+}
 
 /** What the runtime does after a step: write `desired`, run the commands, record the Events. */
 export type ClusterStepResult = KindStep<Cluster, ClusterStatus, ClusterCommand, ClusterFacts>;
 
 /** The facts of the world, level-based: nothing here depends on what happened before. */
 export function clusterFacts(input: ClusterStepInput): ClusterFacts {
+  const hibernation = hibernationFacts(input.cluster, input.hibernationOffered === true);
   return {
     ...backendClusterFacts(
       input.cluster,
@@ -103,6 +129,7 @@ export function clusterFacts(input: ClusterStepInput): ClusterFacts {
     ),
     ...(input.handover ? { handover: input.handover } : {}),
     ...(input.poolMember ? { poolMember: input.poolMember } : {}),
+    ...(hibernation ? { hibernation } : {}),
   };
 }
 
@@ -140,6 +167,8 @@ export const stepCluster: (input: ClusterStepInput) => ClusterStepResult = kindS
       return version === undefined ? undefined : { kind: "update", version };
     },
     deleteCluster: (): BackendOrder => ({ kind: "delete" }),
+    hibernateCluster: (): ClusterCommand => ({ kind: "hibernate" }),
+    wakeCluster: (): ClusterCommand => ({ kind: "wake" }),
     takeOver: (params): ClusterCommand | undefined => {
       const secret = stringParam(params, "secret");
       return secret === undefined ? undefined : { kind: "takeOver", secret };
@@ -178,7 +207,7 @@ export const stepCluster: (input: ClusterStepInput) => ClusterStepResult = kindS
     }
   },
   status: desiredStatus,
-  moreEvents: readinessEvents,
+  moreEvents: (transition) => [...readinessEvents(transition), ...hibernationRefusals(transition)],
   // Ready, but the backend reports it not serving: look again sooner than a resync, to see it come back.
   atRest: ({ input, facts, state }) =>
     state === "ready" && notServing(facts.backend) !== undefined ? input.timing.retryMs : undefined,
@@ -219,6 +248,23 @@ function readinessEvents({
         },
       ]
     : [];
+}
+
+/** A Warning Event when the hibernate annotation asks what cannot be done (once, when the condition first says so). */
+function hibernationRefusals({
+  input,
+  facts,
+  state,
+}: Transitioned<ClusterStepInput, ClusterFacts, ClusterCommand>): EventRecord[] {
+  const now = hibernationCondition(input, facts, state);
+  if (now?.status !== "False") return [];
+  if (
+    now.reason !== HIBERNATION_REASONS.InvalidHibernationRequest &&
+    now.reason !== HIBERNATION_REASONS.HibernationNotOffered
+  )
+    return [];
+  const was = input.cluster.status?.conditions?.find((c) => c.type === HIBERNATION_CONDITION);
+  return was?.reason === now.reason ? [] : [{ type: "Warning", reason: now.reason, message: now.message }];
 }
 
 /** The backend's key and description of a Cluster, with its labels and annotations (contract 1.1). */

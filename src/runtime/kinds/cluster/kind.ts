@@ -2,6 +2,7 @@
 import type { ClusterObservation } from "../../../api/backend.ts";
 import type { Cluster } from "../../../api/cluster.ts";
 import type { ClusterProfile } from "../../../api/cluster-profile.ts";
+import { HIBERNATE_ANNOTATION } from "../../../api/constants/hibernation.ts";
 import { FINALIZERS } from "../../../api/constants.ts";
 import { HANDOVER_ANNOTATION } from "../../../api/move.ts";
 import type { ProviderConfig } from "../../../api/provider-config.ts";
@@ -116,6 +117,11 @@ export const clusterKind: MachineKind<
         ? await readClusterConfigs(context.kubeConfig, await context.backends.of(described), cluster)
         : undefined;
     const target = { ...described, ...(clusterConfigs ? { clusterConfigs } : {}) };
+    // Only a Cluster asked to sleep needs to know whether its backend can (contract 1.6).
+    const hibernationOffered =
+      responsibility === "ours" && cluster.metadata.annotations?.[HIBERNATE_ANNOTATION] !== undefined
+        ? typeof (await context.backends.of(described)).hibernate === "function"
+        : false;
     const binder = responsibility === "ours" ? context.state.pools : undefined;
     const version = acceptedVersion(
       backendClusterFacts(cluster, FINALIZERS.cluster, profile, defaultVersion, { exists: false }),
@@ -148,6 +154,7 @@ export const clusterKind: MachineKind<
           ...(look.handover ? { handover: look.handover } : {}),
           ...(look.poolMember ? { poolMember: look.poolMember } : {}),
           ...(unpublished ? { unpublished } : {}),
+          ...(hibernationOffered ? { hibernationOffered } : {}),
           now,
           timing,
         });
@@ -175,7 +182,11 @@ export const clusterKind: MachineKind<
           if (command.kind === "takeOver") await takeOver(object, target, command.secret, context, writer);
           else if (command.kind === "claimPoolMember")
             await binder?.claim(command.pool, command.member, target, writer);
-          else if (command.kind === "create") await backend.create(target, command.version);
+          else if (command.kind === "hibernate" || command.kind === "wake") {
+            const call = backend[command.kind]?.bind(backend);
+            if (!call) throw new Error(`the backend cannot ${command.kind} clusters`);
+            await call(target);
+          } else if (command.kind === "create") await backend.create(target, command.version);
           else if (command.kind === "update") await backend.update(target, command.version);
           else await backend.delete(target);
         }

@@ -1,0 +1,27 @@
+/** Constants of hibernation: how a Cluster is asked to sleep, and the reasons its status gives. */
+import { ENGINE_GROUP } from "../constants.ts";
+
+/**
+ * The annotation that asks for a Cluster asleep (`"true"`) or awake (`"false"`, or absent). A Cluster's own knob,
+ * on openMCP's Cluster as it is (its CRD gains no field); schedules set it too.
+ */
+export const HIBERNATE_ANNOTATION = `${ENGINE_GROUP}/hibernate`;
+
+/** The condition that says whether a Cluster sleeps or wakes as its annotation asks; present once it is asked. */
+export const HIBERNATION_CONDITION = "Hibernation";
+
+/** Reasons of the Hibernation condition and of ClusterReady while a Cluster sleeps. */
+export const HIBERNATION_REASONS = {
+  /** Asked to sleep; the backend stops it. */
+  Hibernating: "Hibernating",
+  /** Asleep as asked: nothing of it runs, its data, certificates and endpoint are kept. */
+  Hibernated: "Hibernated",
+  /** Asked to wake; the backend starts it on the same data. */
+  Waking: "Waking",
+  /** Awake as asked. */
+  Awake: "Awake",
+  /** Its backend cannot put clusters to sleep (e.g. `existing`). */
+  HibernationNotOffered: "HibernationNotOffered",
+  /** The annotation is neither "true" nor "false". */
+  InvalidHibernationRequest: "InvalidHibernationRequest",
+} as const;
