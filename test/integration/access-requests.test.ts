@@ -17,6 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AccessRequest, AccessRequestSpec, OidcAccess } from "../../src/api/access-request.ts";
 import type { ClusterBackend } from "../../src/api/backend-contract.ts";
 import type { Cluster } from "../../src/api/cluster.ts";
+import { HIBERNATE_ANNOTATION } from "../../src/api/constants/hibernation.ts";
 import { CLUSTERS_API_VERSION, LABELS, RESOURCES } from "../../src/api/constants.ts";
 import { type OidcIssuer, startOidcIssuer } from "../../src/dev/oidc-issuer.ts";
 import { ACCESS_OWNER_LABEL } from "../../src/machines/access-request/names.ts";
@@ -39,6 +40,7 @@ import { aCluster, aClusterProfile, aProviderConfig } from "../support/builders.
 import { expectCondition } from "../support/conditions.ts";
 import { caughtUp } from "../support/engine-signals.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
+import { processesMentioning } from "../support/processes.ts";
 import { startWorld, type World } from "../support/world.ts";
 
 const NS = "team";
@@ -900,4 +902,62 @@ describe("requests that cannot be served", () => {
     expect(everything).not.toMatch(/BEGIN [A-Z ]*(PRIVATE KEY|CERTIFICATE)|client-key-data|token:/);
     expect(logLines.length).toBeGreaterThan(10);
   });
+});
+
+describe("a Cluster put to sleep and woken (the local backend hibernates)", () => {
+  const readTarget = async () =>
+    (await custom.getNamespacedCustomObject({
+      ...RESOURCES.Cluster,
+      namespace: NS,
+      name: "target",
+    })) as Cluster;
+  const askSleep = (value: string) =>
+    custom.patchNamespacedCustomObject(
+      {
+        ...RESOURCES.Cluster,
+        namespace: NS,
+        name: "target",
+        body: { metadata: { annotations: { [HIBERNATE_ANNOTATION]: value } } },
+      },
+      setHeaderOptions("Content-Type", PatchStrategy.MergePatch),
+    );
+  const clusterWhere = (what: string, wanted: (cluster: Cluster) => boolean) =>
+    eventually(async () => satisfying(await readTarget(), wanted), { what, timeoutMs: 90_000 });
+
+  it("stops every process of it, keeps its endpoint, and a kubeconfig granted before works after it wakes", async () => {
+    await createRequest("sleeper", {
+      clusterRef: { name: "target", namespace: NS },
+      token: { permissions: [{ rules: [{ apiGroups: [""], resources: ["namespaces"], verbs: ["list"] }] }] },
+    });
+    await waitForPhase("sleeper", "Granted");
+    const { kubeConfig } = await clientFromSecret("sleeper");
+    expect((await kubeConfig.makeApiClient(CoreV1Api).listNamespace()).items.length).toBeGreaterThan(0);
+    const before = await readTarget();
+    const folder = join(stateDirectory, "clusters", before.metadata.uid ?? "");
+    expect(processesMentioning(folder).length).toBeGreaterThan(0);
+
+    await askSleep("true");
+    const asleep = await clusterWhere(
+      "Cluster target hibernated",
+      (c) => c.status?.providerStatus?.state === "hibernated",
+    );
+    expectCondition(asleep, { type: "ClusterReady", status: "False", reason: "Hibernated" });
+    expectCondition(asleep, { type: "Hibernation", status: "True", reason: "Hibernated" });
+    expect(asleep.status?.apiServer).toBe(before.status?.apiServer);
+    expect(processesMentioning(folder)).toEqual([]); // nothing of it runs
+    await expect(kubeConfig.makeApiClient(CoreV1Api).listNamespace()).rejects.toThrow();
+
+    await askSleep("false");
+    const awake = await clusterWhere("Cluster target Ready again", (c) => c.status?.phase === "Ready");
+    expect(awake.status?.providerStatus?.state).toBe("ready");
+    expect(awake.status?.apiServer).toBe(before.status?.apiServer);
+    expectCondition(awake, { type: "Hibernation", status: "True", reason: "Awake" });
+    // The same kubeconfig: same endpoint, same CA, its token still valid.
+    expect((await kubeConfig.makeApiClient(CoreV1Api).listNamespace()).items.length).toBeGreaterThan(0);
+    const reasons = (
+      await core.listNamespacedEvent({ namespace: NS, fieldSelector: "involvedObject.name=target" })
+    ).items.map((event) => event.reason);
+    // The last Normal Event of each round is recorded (a synchronous stop shows Hibernated, not Hibernating).
+    expect(reasons).toEqual(expect.arrayContaining(["Hibernated", "Waking"]));
+  }, 240_000);
 });
