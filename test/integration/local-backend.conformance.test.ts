@@ -33,7 +33,7 @@ afterAll(() => {
 
 it("passes the conformance kit", async () => {
   await checkConformanceTimed("local", factory, {
-    numRuns: 3,
+    numRuns: 4, // the three example lives (plain, moved, slept) count among them: one random sequence besides
     maxCommands: 6,
     readyTimeoutMs: 60_000,
     leftovers,
