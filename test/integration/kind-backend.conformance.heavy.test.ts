@@ -44,6 +44,8 @@ async function leftovers(stateDirectory: string): Promise<string[]> {
 }
 
 it("passes the conformance kit on real kind clusters", async () => {
+  // The kit's three example lives (plain, moved, slept: each a real kind cluster made, used and removed); the random
+  // sequences run on the simulated, local and namespaced backends, where a cluster takes seconds, not a minute.
   const numRuns = 3;
   const started = performance.now();
   /** Kit clusters the real backend reported ready: proof the sequences reached real kind clusters. */
