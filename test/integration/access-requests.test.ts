@@ -946,6 +946,12 @@ describe("a Cluster put to sleep and woken (the local backend hibernates)", () =
     expect(asleep.status?.apiServer).toBe(before.status?.apiServer);
     expect(processesMentioning(folder)).toEqual([]); // nothing of it runs
     await expect(kubeConfig.makeApiClient(CoreV1Api).listNamespace()).rejects.toThrow();
+    // The request says why its kubeconfig does not answer now, and stays Granted: nothing of it is taken away.
+    const waiting = await requestWhere("sleeper", "ClusterReady False ClusterHibernated", (r) =>
+      (r.status?.conditions ?? []).some((c) => c.type === "ClusterReady" && c.reason === "ClusterHibernated"),
+    );
+    expect(waiting.status?.phase).toBe("Granted");
+    expect(JSON.stringify(waiting.status?.conditions)).toContain("Cluster team/target is asleep (hibernated");
 
     await askSleep("false");
     const awake = await clusterWhere("Cluster target Ready again", (c) => c.status?.phase === "Ready");

@@ -7,6 +7,9 @@ import { ENGINE_GROUP } from "../constants.ts";
  */
 export const HIBERNATE_ANNOTATION = `${ENGINE_GROUP}/hibernate`;
 
+/** The Cluster machine's states of sleep (its `status.providerStatus.state`). */
+export const HIBERNATION_STATES: ReadonlySet<string> = new Set(["hibernating", "hibernated", "waking"]);
+
 /** The condition that says whether a Cluster sleeps or wakes as its annotation asks; present once it is asked. */
 export const HIBERNATION_CONDITION = "Hibernation";
 
@@ -24,4 +27,6 @@ export const HIBERNATION_REASONS = {
   HibernationNotOffered: "HibernationNotOffered",
   /** The annotation is neither "true" nor "false". */
   InvalidHibernationRequest: "InvalidHibernationRequest",
+  /** An AccessRequest's Cluster sleeps: its access stands, usable once the Cluster is woken. */
+  ClusterHibernated: "ClusterHibernated",
 } as const;

@@ -50,6 +50,8 @@ export interface TargetProblem {
 export interface AccessObservation {
   /** Why the target cluster cannot be used yet (not Ready, no admin access); undefined when it can. */
   readonly clusterProblem: string | undefined;
+  /** The problem is that the Cluster sleeps (hibernation): granted access stands and is not renewed meanwhile. */
+  readonly clusterAsleep?: boolean;
   /**
    * The Cluster is Ready, but a call on its API server failed in this reconcile (reading what is there, or a
    * command): the refusal or the failed connection, for the condition and the Event. `target` is absent when

@@ -1,6 +1,7 @@
 /** The pure reconcile step for an AccessRequest, on the generic step: what only the AccessRequest kind brings to it. */
 import type { AccessRequest, AccessRequestStatus } from "../../api/access-request.ts";
 import type { RequestPhase } from "../../api/cluster-request.ts";
+import { HIBERNATION_REASONS } from "../../api/constants/hibernation.ts";
 import {
   ANNOTATIONS,
   CONDITION_TYPES,
@@ -61,6 +62,8 @@ export interface AccessStepInput extends StepBasics {
   readonly secretName: string;
   /** Why the Cluster is not reachable, for the condition (when facts.clusterReachable is false). */
   readonly clusterProblem?: string;
+  /** The Cluster is not reachable because it sleeps (hibernation). */
+  readonly clusterAsleep?: boolean;
   /** A call on the target's API server that failed in this reconcile (facts.targetFailing), for the condition and the Event. */
   readonly targetProblem?: TargetProblem;
   /** When to look again; without it the step asks for no requeue. */
@@ -234,7 +237,7 @@ function desiredStatus(
       : {
           type: CONDITION_TYPES.clusterReady,
           status: "False",
-          reason: REASONS.InvalidReference,
+          reason: input.clusterAsleep ? HIBERNATION_REASONS.ClusterHibernated : REASONS.InvalidReference,
           message: input.clusterProblem ?? "the target Cluster is not ready",
         },
     accessCondition(state, facts, input.lastError, input.targetProblem),

@@ -6,6 +6,7 @@ import {
   HIBERNATE_ANNOTATION,
   HIBERNATION_CONDITION,
   HIBERNATION_REASONS,
+  HIBERNATION_STATES,
 } from "../../api/constants/hibernation.ts";
 import { CONDITION_TYPES, ENDPOINTS, REASONS } from "../../api/constants.ts";
 import {
@@ -142,8 +143,6 @@ function conditionUpdates(input: ClusterStatusInput, facts: ClusterFacts, state:
   }
   return updates;
 }
-
-const HIBERNATION_STATES = new Set(["hibernating", "hibernated", "waking"]);
 
 /**
  * Whether the Cluster sleeps or wakes as its hibernate annotation asks: True once it is as asked, False on the way

@@ -4,6 +4,7 @@ import type { AccessRequest } from "../../../api/access-request.ts";
 import type { ClusterTarget } from "../../../api/backend.ts";
 import type { AdminScope, ClusterBackend } from "../../../api/backend-contract.ts";
 import type { Cluster } from "../../../api/cluster.ts";
+import { HIBERNATE_ANNOTATION, HIBERNATION_STATES } from "../../../api/constants/hibernation.ts";
 import { CLUSTER_PHASES, ENDPOINTS, LABELS, REASONS, REQUEST_PHASES } from "../../../api/constants.ts";
 import { identityUid, inTransit } from "../../../api/move.ts";
 import { objectKey, referenceKey } from "../../../api/object-key.ts";
@@ -79,10 +80,16 @@ async function adminClient(
   own: ClusterBackend,
 ): Promise<
   | { client: AccessTargetClient; target: ClusterTarget; scope?: AdminScope }
-  | { problem: string }
+  | { problem: string; asleep?: true }
   | { targetProblem: TargetProblem }
 > {
   if (!cluster) return { problem: `Cluster ${name} does not exist` };
+  const state = cluster.status?.providerStatus?.state;
+  if (typeof state === "string" && HIBERNATION_STATES.has(state))
+    return {
+      problem: `Cluster ${name} is asleep (${state}; annotation ${HIBERNATE_ANNOTATION}): its API server does not run; the access stands and works again once the Cluster is woken`,
+      asleep: true,
+    };
   if (cluster.status?.phase !== CLUSTER_PHASES.ready) return { problem: `Cluster ${name} is not Ready yet` };
   const { profile, settings } = profileOffer(context, cluster.spec.profile);
   const target = clusterTarget(cluster, profile, settings);
@@ -292,6 +299,7 @@ class AccessReconciliation implements Reconciliation<AccessRequest, AccessObserv
     if (!this.#client) {
       return {
         clusterProblem: "problem" in access ? access.problem : undefined,
+        ...("asleep" in access && access.asleep ? { clusterAsleep: true } : {}),
         ...("targetProblem" in access ? { targetProblem: access.targetProblem } : {}),
         secret,
         ...more,
@@ -326,6 +334,7 @@ class AccessReconciliation implements Reconciliation<AccessRequest, AccessObserv
       facts: accessFacts(object, observation, this.#planned?.plan, policy, nowMs),
       secretName: this.#secretName,
       ...(observation.clusterProblem ? { clusterProblem: observation.clusterProblem } : {}),
+      ...(observation.clusterAsleep ? { clusterAsleep: true } : {}),
       ...(observation.targetProblem ? { targetProblem: observation.targetProblem } : {}),
       ...(lastError === undefined ? {} : { lastError }),
       now,
