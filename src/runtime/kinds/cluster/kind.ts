@@ -3,7 +3,7 @@ import type { ClusterObservation } from "../../../api/backend.ts";
 import type { Cluster } from "../../../api/cluster.ts";
 import type { ClusterProfile } from "../../../api/cluster-profile.ts";
 import { HIBERNATE_ANNOTATION } from "../../../api/constants/hibernation.ts";
-import { FINALIZERS } from "../../../api/constants.ts";
+import { FINALIZERS, LABELS } from "../../../api/constants.ts";
 import { HANDOVER_ANNOTATION } from "../../../api/move.ts";
 import type { ProviderConfig } from "../../../api/provider-config.ts";
 import { acceptedVersion, backendClusterFacts } from "../../../machines/backend-cluster/backend-cluster.ts";
@@ -29,6 +29,7 @@ import { profileClaimant, profileOffer, profilesOf, unpublishedProfile } from ".
 import { CLUSTER_CACHES } from "./caches.ts";
 import { readClusterConfigs } from "./cluster-configs.ts";
 import { handOver, handoverOf, takeOver } from "./handover.ts";
+import { SleepMetrics } from "./sleep-metrics.ts";
 
 /**
  * Defaults: poll a working backend every 2 s, retry a missing profile every 30 s, and look at a Ready Cluster's
@@ -44,9 +45,10 @@ export interface ClusterSettings extends KindSettings {
   readonly pools?: boolean;
 }
 
-/** The Cluster kind's per-engine state: the pool binder, when pools are served. */
+/** The Cluster kind's per-engine state: the pool binder, when pools are served; hibernation's metrics. */
 export interface ClusterKindState {
   readonly pools: PoolBinder | undefined;
+  readonly sleep: SleepMetrics;
 }
 
 /** One look at a Cluster's world: the backend, the hand-over Secret of a moved Cluster, the warm pools. */
@@ -80,11 +82,18 @@ export const clusterKind: MachineKind<
   cache: CLUSTER_CACHES.clusters,
   timing: DEFAULT_CLUSTER_TIMING,
   state: (context, settings) => {
-    if (settings.pools !== true) return { pools: undefined };
+    const sleep = new SleepMetrics();
+    if (settings.pools !== true) return { pools: undefined, sleep };
     context.informers.of(POOL_CACHES.pools); // made before the caches start
-    return { pools: new PoolBinder(context as KindContext) };
+    return { pools: new PoolBinder(context as KindContext), sleep };
   },
   controllers(context, _settings, parts) {
+    context.state.sleep.register(parts.metrics.registry, () =>
+      context.informers
+        .of(CLUSTER_CACHES.clusters)
+        .list()
+        .filter((cluster) => cluster.metadata.labels?.[LABELS.provider] === context.providerName),
+    );
     const binder = context.state.pools;
     if (!binder) return [];
     binder.countInto(parts.metrics);
@@ -160,6 +169,7 @@ export const clusterKind: MachineKind<
         });
         const desired = { ...object, metadata: result.desired.metadata };
         binder?.readied(desired, result.previousState, result.state, nowMs);
+        context.state.sleep.stepped(object.metadata.uid ?? "", result.previousState, result.state, nowMs);
         // A Cluster a pool could have served goes to be made as usual: a miss.
         if (
           look.poolCandidate &&
