@@ -208,7 +208,7 @@ try {
   }
   await controlPlane.kubeConfig.makeApiClient(CoreV1Api).listNamespace(); // still answering
 
-  const row = (label: string, value: string) => console.log(`${label.padEnd(56)}${value}`);
+  const row = (label: string, value: string) => console.log(`${label.padEnd(62)}${value}`);
   const per = (seconds: number) => `${((seconds * 1_000) / count).toFixed(3)} ms`;
   console.log("");
   const each = (format: (figure: Figures) => string) =>
