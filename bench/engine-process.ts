@@ -18,8 +18,23 @@ export interface EngineProcess {
   metrics(): Promise<string>;
   /** A full garbage collection in the process; resolves when it is done. */
   collectGarbage(): Promise<void>;
+  /**
+   * Starts V8's sampling CPU profiler in the process (every `intervalMicros`); the returned function stops it
+   * and resolves with the profile (the `.cpuprofile` format: nodes, samples).
+   */
+  startProfile(intervalMicros: number): Promise<() => Promise<CpuProfile>>;
   /** SIGTERM, and waits for the exit. */
   stop(): Promise<void>;
+}
+
+/** V8's CPU profile as the inspector's Profiler.stop returns it (what a `.cpuprofile` file holds). */
+export interface CpuProfile {
+  readonly nodes: readonly {
+    readonly id: number;
+    readonly callFrame: { readonly functionName: string; readonly url: string };
+    readonly children?: readonly number[];
+  }[];
+  readonly samples: readonly number[];
 }
 
 /** One sample of a Prometheus text exposition, by metric name and (optional) exact label text. */
@@ -105,7 +120,8 @@ export async function startEngineProcess(
   };
   while (sample(await metrics(), "process_resident_memory_bytes") === undefined) await sleep(200);
 
-  const collectGarbage = async () => {
+  /** A session on the process's inspector: `call` sends one method and resolves with its result. */
+  const inspector = async () => {
     const [target] = (await (await fetch(`http://127.0.0.1:${inspectorPort}/json/list`)).json()) as Array<{
       webSocketDebuggerUrl: string;
     }>;
@@ -115,16 +131,43 @@ export async function startEngineProcess(
       socket.onopen = resolve;
       socket.onerror = reject;
     });
-    await new Promise<void>((resolve, reject) => {
-      socket.onmessage = (message) => {
-        const reply = JSON.parse(String(message.data)) as { id?: number; error?: { message: string } };
-        if (reply.id !== 1) return;
-        if (reply.error) reject(new Error(reply.error.message));
-        else resolve();
+    let next = 0;
+    const waiting = new Map<number, { resolve: (result: unknown) => void; reject: (error: Error) => void }>();
+    socket.onmessage = (message) => {
+      const reply = JSON.parse(String(message.data)) as {
+        id?: number;
+        result?: unknown;
+        error?: { message: string };
       };
-      socket.send(JSON.stringify({ id: 1, method: "HeapProfiler.collectGarbage" }));
-    });
-    socket.close();
+      const waiter = reply.id === undefined ? undefined : waiting.get(reply.id);
+      if (!waiter) return;
+      waiting.delete(reply.id as number);
+      if (reply.error) waiter.reject(new Error(reply.error.message));
+      else waiter.resolve(reply.result);
+    };
+    const call = (method: string, params: object = {}) =>
+      new Promise<unknown>((resolve, reject) => {
+        const id = ++next;
+        waiting.set(id, { resolve, reject });
+        socket.send(JSON.stringify({ id, method, params }));
+      });
+    return { call, close: () => socket.close() };
+  };
+  const collectGarbage = async () => {
+    const session = await inspector();
+    await session.call("HeapProfiler.collectGarbage");
+    session.close();
+  };
+  const startProfile = async (intervalMicros: number) => {
+    const session = await inspector();
+    await session.call("Profiler.enable");
+    await session.call("Profiler.setSamplingInterval", { interval: intervalMicros });
+    await session.call("Profiler.start");
+    return async () => {
+      const { profile } = (await session.call("Profiler.stop")) as { profile: CpuProfile };
+      session.close();
+      return profile;
+    };
   };
   const stop = async () => {
     if (exited) return;
@@ -132,7 +175,7 @@ export async function startEngineProcess(
     child.kill("SIGTERM");
     await gone;
   };
-  return { child, metrics, collectGarbage, stop };
+  return { child, metrics, collectGarbage, startProfile, stop };
 }
 
 /**

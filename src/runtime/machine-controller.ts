@@ -388,7 +388,7 @@ export class MachineController<T extends MachineObject> extends KeyedController 
       patch: async (target, operations, subresource) => {
         const object = await traced.event(
           `write ${target.plural}${subresource ? `/${subresource}` : ""}`,
-          { "engine.patch.paths": operations.map((operation) => operation.path).join(" ") },
+          () => ({ "engine.patch.paths": operations.map((operation) => operation.path).join(" ") }),
           () => this.#writer.patch(target, operations, subresource),
         );
         written("patched", target);
@@ -413,7 +413,7 @@ export class MachineController<T extends MachineObject> extends KeyedController 
     const kind = this.#kind.definition.kind;
     const written = await traced.event(
       `write ${kind}${subresource ? `/${subresource}` : ""}`,
-      { "engine.patch.paths": operations.map((operation) => operation.path).join(" ") },
+      () => ({ "engine.patch.paths": operations.map((operation) => operation.path).join(" ") }),
       () =>
         this.#writer.patch(
           {

@@ -1,6 +1,7 @@
 /**
  * The engine's spans, on any OpenTelemetry tracer: per object a span from its creation until its machine first
- * moves, a span per state it then leaves, and per reconcile a span with its steps and writes as events and
+ * moves, a span per state it then leaves (but one it entered in the same reconcile: that span would last no
+ * time), and per reconcile a span with its steps and writes as events and
  * each command as a span beneath it. An object's spans continue the span its `traceparent` annotation names, or the
  * object its kind links it to (an AccessRequest its Cluster), so one trace runs from a ClusterRequest through
  * its Cluster to the AccessRequest's kubeconfig Secret. Exists only when tracing is configured.
@@ -54,13 +55,20 @@ export interface ReconcileTrace {
   span<R>(name: string, attributes: Attributes, work: () => Promise<R>): Promise<R>;
   /**
    * Runs `work` and records it as a timed event of the reconcile's span (`engine.duration_ms`, and
-   * `engine.error` if it failed): for short, frequent work (a write to the API server).
+   * `engine.error` if it failed): for short, frequent work (a write to the API server). `attributes` may be a
+   * function, called only if the event is recorded (a trace the sampler left out records nothing).
    */
-  event<R>(name: string, attributes: Attributes, work: () => Promise<R>): Promise<R>;
+  event<R>(name: string, attributes: Attributes | (() => Attributes), work: () => Promise<R>): Promise<R>;
   /** Records the machine's transitions once committed (object and state spans), at `at` ms. */
   stepped(steps: readonly Transition[], at: number): void;
   /** Ends the reconcile's span, marked failed with `error`'s message if given. */
   end(error?: unknown): void;
+}
+
+/** The state an object was last seen entering (or first seen in), and when. */
+interface Entered {
+  readonly state: string;
+  readonly at: number;
 }
 
 /** An object's place in its trace, as computed for one annotation value (kept until the object goes). */
@@ -69,6 +77,8 @@ interface Placed {
   readonly linked: string | undefined;
   readonly own: SpanIds;
   readonly parent: SpanIds | undefined;
+  /** A context whose parent is the object's own span, made at its first reconcile that does something. */
+  context?: Context;
 }
 
 export class EngineTracing {
@@ -77,7 +87,7 @@ export class EngineTracing {
   /** Whether a trace of the engine's own is recorded (the SDK's sampler's decision on its id). */
   readonly #sampled: (traceId: string) => boolean;
   /** Per object uid: the state it was last seen entering (or first seen in), and when. */
-  readonly #entered = new Map<string, { state: string; at: number }>();
+  readonly #entered = new Map<string, Entered>();
   /** Per object uid: its ids, computed once (a hash) while its annotation and link stay the same. */
   readonly #placed = new Map<string, Placed>();
 
@@ -107,38 +117,40 @@ export class EngineTracing {
     initialState: string,
     linked?: TracedObject,
   ): ReconcileTrace {
-    const { own, parent } = this.#place(object, linked);
+    const placed = this.#place(object, linked);
+    const { own, parent } = placed;
     const startTime = performance.timeOrigin + performance.now();
     /** Steps that moved nothing, told only if the reconcile does something (a write, a command, a move). */
-    const quiet: { name: string; time: number; state: string }[] = [];
-    let opened: { span: Span; context: Context } | undefined;
+    const quiet: { name: string; time: number }[] = [];
+    /** The state the reconcile reached: the span's `engine.state`, set once at its end. */
+    let reached: string | undefined;
+    let opened: { span: Span; context?: Context } | undefined;
     // Made at the first thing worth telling, from the reconcile's start: a reconcile that finds all as it
     // should be (every resync of a Ready object) costs no span.
     const open = () => {
       if (opened) return opened;
-      const objectContext = this.#remote(own, parent !== undefined);
+      placed.context ??= this.#remote(own, parent !== undefined);
       // The object's names are on its own span, the parent: attributes are much of a span's cost.
-      const span = this.#tracer.startSpan(`reconcile ${kind}`, { startTime }, objectContext);
-      for (const step of quiet.splice(0)) {
-        span.addEvent(step.name, step.time);
-        span.setAttribute("engine.state", step.state);
-      }
-      opened = { span, context: trace.setSpan(objectContext, span) };
+      const span = this.#tracer.startSpan(`reconcile ${kind}`, { startTime }, placed.context);
+      for (const step of quiet.splice(0)) span.addEvent(step.name, step.time);
+      opened = { span };
       return opened;
     };
     return {
       decided: (step) => {
+        reached = step.state;
         const name = `step ${step.previousState} → ${step.state}`;
         if (step.previousState === step.state && !opened) {
-          quiet.push({ name, time: performance.timeOrigin + performance.now(), state: step.state });
+          quiet.push({ name, time: performance.timeOrigin + performance.now() });
           return;
         }
-        const { span } = open();
-        span.addEvent(name);
-        span.setAttribute("engine.state", step.state);
+        open().span.addEvent(name);
       },
       span: async (name, extra, work) => {
-        const inner = this.#tracer.startSpan(name, { attributes: extra }, open().context);
+        const reconcile = open();
+        // The context beneath the reconcile's span, made for its first command only.
+        reconcile.context ??= trace.setSpan(placed.context as Context, reconcile.span);
+        const inner = this.#tracer.startSpan(name, { attributes: extra }, reconcile.context);
         try {
           return await work();
         } catch (error) {
@@ -150,6 +162,8 @@ export class EngineTracing {
       },
       event: async (name, extra, work) => {
         const { span } = open();
+        // A trace the sampler left out: nothing to record, nothing to compute.
+        if (!span.isRecording()) return work();
         const started = performance.now();
         let error: unknown;
         try {
@@ -158,24 +172,24 @@ export class EngineTracing {
           error = thrown;
           throw thrown;
         } finally {
-          const duration = performance.now() - started;
-          span.addEvent(
-            name,
-            {
-              ...extra,
-              "engine.duration_ms": Math.round(duration * 1000) / 1000,
-              ...(error === undefined ? {} : { "engine.error": errorMessage(error) }),
-            },
-            performance.timeOrigin + started,
-          );
+          const attributes = typeof extra === "function" ? extra() : { ...extra };
+          attributes["engine.duration_ms"] = Math.round((performance.now() - started) * 1000) / 1000;
+          if (error !== undefined) attributes["engine.error"] = errorMessage(error);
+          span.addEvent(name, attributes, performance.timeOrigin + started);
         }
       },
       stepped: (steps, at) => {
-        for (const step of steps) this.#transition(kind, object, step, at, initialState, own, parent);
+        // A state entered and left within these steps gets no span of its own: it would last no time (all
+        // steps are committed at `at`), and the reconcile's span holds both steps as events.
+        let enteredNow: Entered | undefined;
+        for (const step of steps)
+          enteredNow = this.#transition(kind, object, step, at, initialState, placed, enteredNow);
       },
       end: (error) => {
         if (error !== undefined) failed(open().span, error);
-        opened?.span.end();
+        if (!opened) return;
+        if (reached !== undefined) opened.span.setAttribute("engine.state", reached);
+        opened.span.end();
       },
     };
   }
@@ -204,7 +218,8 @@ export class EngineTracing {
 
   /**
    * On a transition: the object's span (creation → leaving its first state), else a span for the state it left
-   * (entered → left); a state entered before this engine started is reckoned from when it first saw it.
+   * (entered → left), unless it entered it in the same commit (`enteredNow`); a state entered before this
+   * engine started is reckoned from when it first saw it. Returns what it records as entered now, if anything.
    */
   #transition(
     kind: string,
@@ -212,14 +227,16 @@ export class EngineTracing {
     step: Transition,
     at: number,
     initialState: string,
-    own: SpanIds,
-    parentIds: SpanIds | undefined,
-  ): void {
+    { own, parent: parentIds }: Placed,
+    enteredNow: Entered | undefined,
+  ): Entered | undefined {
     const uid = object.metadata.uid ?? "";
     const entered = this.#entered.get(uid);
     if (step.previousState === step.state) {
-      if (!entered) this.#entered.set(uid, { state: step.state, at });
-      return;
+      if (entered) return enteredNow;
+      const first = { state: step.state, at };
+      this.#entered.set(uid, first);
+      return first;
     }
     if (step.previousState === initialState) {
       const attributes = { ...objectAttributes(kind, object), "engine.state": step.previousState };
@@ -238,7 +255,7 @@ export class EngineTracing {
       } finally {
         this.#ids.choose(undefined);
       }
-    } else if (entered && entered.state === step.previousState) {
+    } else if (entered && entered.state === step.previousState && entered !== enteredNow) {
       this.#tracer
         .startSpan(
           `${kind} ${step.previousState}`,
@@ -247,7 +264,9 @@ export class EngineTracing {
         )
         .end(at);
     }
-    this.#entered.set(uid, { state: step.state, at });
+    const now = { state: step.state, at };
+    this.#entered.set(uid, now);
+    return now;
   }
 
   /** A context whose parent is the span `ids`; a trace of the engine's own is sampled as the sampler decides. */

@@ -158,6 +158,41 @@ describe("EngineTracing", () => {
     expect(spans[0]?.attributes["engine.state"]).toBe("ready");
   });
 
+  it("makes no span of a state entered and left in one reconcile: the reconcile's step events tell it", async () => {
+    const spans = await traced(async (tracing) => {
+      const cluster = object("cl-uid", "c");
+      const first = tracing.startReconcile("Cluster", cluster, "pending");
+      first.decided({ previousState: "pending", state: "provisioning" });
+      first.decided({ previousState: "provisioning", state: "waiting" });
+      first.stepped(
+        [
+          { previousState: "pending", state: "provisioning" },
+          { previousState: "provisioning", state: "waiting" },
+        ],
+        T0 + 1_000,
+      );
+      first.end();
+      const second = tracing.startReconcile("Cluster", cluster, "pending");
+      second.decided({ previousState: "waiting", state: "ready" });
+      second.stepped([{ previousState: "waiting", state: "ready" }], T0 + 5_000);
+      second.end();
+    });
+    expect(spans.map((span) => span.name).sort()).toEqual([
+      "Cluster demo/c",
+      "Cluster waiting",
+      "reconcile Cluster",
+      "reconcile Cluster",
+    ]);
+    const waiting = spans.find((span) => span.name === "Cluster waiting");
+    expect([waiting?.startTime, waiting?.endTime]).toEqual([
+      [T0 / 1000 + 1, 0],
+      [T0 / 1000 + 5, 0],
+    ]);
+    expect(
+      spans.find((span) => span.name === "reconcile Cluster")?.events.map((event) => event.name),
+    ).toEqual(["step pending → provisioning", "step provisioning → waiting"]);
+  });
+
   it("marks a failed command and its reconcile as errors, with the message", async () => {
     const spans = await traced(async (tracing) => {
       const reconcile = tracing.startReconcile("Cluster", object("cl-uid", "c"), "pending");
