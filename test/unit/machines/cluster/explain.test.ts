@@ -3,6 +3,7 @@
 import { describe, expect, it } from "vitest";
 import type { ClusterObservation } from "../../../../src/api/backend.ts";
 import type { Cluster } from "../../../../src/api/cluster.ts";
+import { HIBERNATE_ANNOTATION } from "../../../../src/api/constants/hibernation.ts";
 import { ANNOTATIONS, FINALIZERS } from "../../../../src/api/constants.ts";
 import { HANDOVER_ANNOTATION } from "../../../../src/api/move.ts";
 import { explainCluster, type ProfileLookup } from "../../../../src/machines/cluster/explain.ts";
@@ -127,6 +128,31 @@ describe("explainCluster", () => {
         "the backend to answer again (the controller retries with backoff); until then nothing is ordered",
       ],
     });
+  });
+
+  it("says what a Cluster asleep waits for, and what a refused sleep needs", () => {
+    const asked = (value: string) => ({
+      ...aCluster(),
+      metadata: { ...aCluster().metadata, annotations: { [HIBERNATE_ANNOTATION]: value } },
+    });
+    const asleep: ClusterObservation = {
+      exists: true,
+      phase: "hibernated",
+      version: "1.33.3",
+      endpoint: "https://127.0.0.1:6443",
+    };
+    const ready = settled(aCluster(), readyAt("1.33.3"));
+    const hibernated = settled({ ...ready, metadata: asked("true").metadata }, asleep, {
+      hibernationOffered: true,
+    });
+    expect(hibernated.status?.providerStatus?.state).toBe("hibernated");
+    const explained = explainCluster(hibernated, ours);
+    expect(explained.why.join(" ")).toContain("asleep as asked");
+    expect(explained.waitingFor.join(" ")).toContain(`Set annotation ${HIBERNATE_ANNOTATION} to "false"`);
+    const refused = settled({ ...ready, metadata: asked("true").metadata }, readyAt("1.33.3"));
+    expect(explainCluster(refused, ours).why.join(" ")).toContain(
+      "Hibernation: the backend of profile test.engine-test.small cannot put clusters to sleep",
+    );
   });
 
   it("says a provisioning Cluster waits for the backend, with what the backend reported", () => {
