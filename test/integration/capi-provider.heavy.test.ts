@@ -1,7 +1,8 @@
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CAPI_CLUSTER_RESOURCE, type CapiCluster } from "../../src/api/cluster-api.ts";
-import { FINALIZERS, INFRASTRUCTURE_GROUP, RESOURCES } from "../../src/api/constants.ts";
+import { ENGINE_CLUSTER_FINALIZERS } from "../../src/api/constants/capi.ts";
+import { INFRASTRUCTURE_GROUP, RESOURCES } from "../../src/api/constants.ts";
 import type { EngineCluster } from "../../src/api/engine-cluster.ts";
 import { explain } from "../../src/cli/explain.ts";
 import { SimulatedBackend } from "../../src/providers/simulated.ts";
@@ -109,7 +110,7 @@ describe("a CAPI Cluster whose infrastructureRef names an EngineCluster (local b
 
   it("is deleted through the Cluster: CAPI deletes the EngineCluster, we delete at the backend, the finalizer goes, the Cluster is gone", async () => {
     const infra = await readEngineCluster("work");
-    expect(infra?.metadata.finalizers).toContain(FINALIZERS.engineCluster);
+    expect(infra?.metadata.finalizers).toContain(ENGINE_CLUSTER_FINALIZERS.engineCluster);
     await expectDeletedThroughCluster(world, "work", RESOURCES.EngineCluster, infra);
   }, 180_000);
 });
@@ -125,7 +126,7 @@ describe("the contract's waits and hands-off rules (simulated backend)", () => {
       status: "False",
       reason: "WaitingForClusterOwner",
     });
-    expect(waiting?.metadata.finalizers ?? []).not.toContain(FINALIZERS.engineCluster);
+    expect(waiting?.metadata.finalizers ?? []).not.toContain(ENGINE_CLUSTER_FINALIZERS.engineCluster);
     expect(world.callsOf(created.metadata.uid)).toEqual([]);
 
     // `explain` covers the kind: the state, the condition and what it waits for, in words.
@@ -184,7 +185,7 @@ describe("the contract's waits and hands-off rules (simulated backend)", () => {
       { what: "held Paused and owned by its Cluster" },
     );
     expect(seen?.metadata.ownerReferences?.length).toBe(1); // CAPI owns it, yet nothing happens
-    expect(seen?.metadata.finalizers ?? []).not.toContain(FINALIZERS.engineCluster);
+    expect(seen?.metadata.finalizers ?? []).not.toContain(ENGINE_CLUSTER_FINALIZERS.engineCluster);
     expect(seen?.status?.state).toBeUndefined();
     expect(world.callsOf(created.metadata.uid)).toEqual([]);
 
@@ -246,7 +247,7 @@ describe("the contract's waits and hands-off rules (simulated backend)", () => {
     expect(cluster.spec?.controlPlaneEndpoint).toEqual({ host: "10.1.2.3", port: 6443 });
     const infra = await readEngineCluster("external");
     expect(infra?.status).toEqual({ initialization: { provisioned: true } });
-    expect(infra?.metadata.finalizers ?? []).not.toContain(FINALIZERS.engineCluster);
+    expect(infra?.metadata.finalizers ?? []).not.toContain(ENGINE_CLUSTER_FINALIZERS.engineCluster);
     expect(world.callsOf(created.metadata.uid)).toEqual([]);
   }, 120_000);
 });
@@ -266,7 +267,7 @@ describe("the controller killed with kill -9 mid-provisioning", () => {
         await eventually(
           async () =>
             satisfying(await readEngineCluster("survivor"), (c) =>
-              (c?.metadata.finalizers ?? []).includes(FINALIZERS.engineCluster),
+              (c?.metadata.finalizers ?? []).includes(ENGINE_CLUSTER_FINALIZERS.engineCluster),
             ),
           { what: "survivor holds our finalizer (the cluster is ordered)", timeoutMs: 60_000 },
         );

@@ -2,7 +2,7 @@
 import type { ClusterObservation } from "../../../api/backend.ts";
 import type { Cluster } from "../../../api/cluster.ts";
 import type { ClusterProfile } from "../../../api/cluster-profile.ts";
-import { FINALIZERS } from "../../../api/constants.ts";
+import { CLUSTER_FINALIZERS } from "../../../api/constants/cluster.ts";
 import { HANDOVER_ANNOTATION } from "../../../api/move.ts";
 import type { ProviderConfig } from "../../../api/provider-config.ts";
 import { acceptedVersion, backendClusterFacts } from "../../../machines/backend-cluster/backend-cluster.ts";
@@ -118,7 +118,7 @@ export const clusterKind: MachineKind<
     const target = { ...described, ...(clusterConfigs ? { clusterConfigs } : {}) };
     const binder = responsibility === "ours" ? context.state.pools : undefined;
     const version = acceptedVersion(
-      backendClusterFacts(cluster, FINALIZERS.cluster, profile, defaultVersion, { exists: false }),
+      backendClusterFacts(cluster, CLUSTER_FINALIZERS.cluster, profile, defaultVersion, { exists: false }),
     );
     // A missing profile its ProviderConfig cannot publish: the Cluster names that config and its problem.
     const unpublished = profile ? undefined : unpublishedProfile(context, cluster.spec.profile);
