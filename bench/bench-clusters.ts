@@ -1,6 +1,7 @@
 /** What the Cluster benchmarks share: bounded parallelism, and the baseline's minimal writes per Cluster. */
 import { CoreV1Api, CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
-import { CLUSTERS_API_VERSION, FINALIZERS, RESOURCES } from "../src/api/constants.ts";
+import { CLUSTER_FINALIZERS } from "../src/api/constants/cluster.ts";
+import { CLUSTERS_API_VERSION, RESOURCES } from "../src/api/constants.ts";
 
 /** Runs `task(i)` for i in [0, n) with at most `limit` in flight. */
 export async function pool(n: number, limit: number, task: (i: number) => Promise<void>): Promise<void> {
@@ -38,7 +39,7 @@ export async function minimalClusterWrites(
   const target = { ...RESOURCES.Cluster, namespace, name };
   await custom.patchNamespacedCustomObject({
     ...target,
-    body: [{ op: "add", path: "/metadata/finalizers", value: [FINALIZERS.cluster] }],
+    body: [{ op: "add", path: "/metadata/finalizers", value: [CLUSTER_FINALIZERS.cluster] }],
   });
   await custom.patchNamespacedCustomObjectStatus({
     ...target,

@@ -24,13 +24,8 @@ import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import { CoreV1Api, CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
 import type { ClusterRequest } from "../src/api/cluster-request.ts";
-import {
-  CLUSTERS_API_VERSION,
-  ENGINE_API_VERSION,
-  FINALIZERS,
-  LABELS,
-  RESOURCES,
-} from "../src/api/constants.ts";
+import { CLUSTER_REQUEST_FINALIZERS, CLUSTER_REQUEST_LABELS } from "../src/api/constants/cluster-request.ts";
+import { CLUSTERS_API_VERSION, ENGINE_API_VERSION, RESOURCES } from "../src/api/constants.ts";
 import type { SchedulerConfig } from "../src/api/scheduler-config.ts";
 import { kubeconfigYaml, startControlPlane } from "../src/controlplane/control-plane.ts";
 import { requestFinalizer } from "../src/machines/cluster-request/cluster-claims.ts";
@@ -272,7 +267,7 @@ try {
     const target = { ...RESOURCES.ClusterRequest, namespace: "baseline", name };
     await custom.patchNamespacedCustomObject({
       ...target,
-      body: [{ op: "add", path: "/metadata/finalizers", value: [FINALIZERS.request] }],
+      body: [{ op: "add", path: "/metadata/finalizers", value: [CLUSTER_REQUEST_FINALIZERS.request] }],
     });
     const cluster =
       purpose === "mcp" ? `mcp-${i}` : purpose === "workload" ? `workload-${Math.floor(i / 30)}` : "platform";
@@ -287,7 +282,7 @@ try {
           metadata: {
             name: cluster,
             finalizers: [requestFinalizer(uid)],
-            labels: { [LABELS.deleteWithoutRequests]: "true" },
+            labels: { [CLUSTER_REQUEST_LABELS.deleteWithoutRequests]: "true" },
           },
           spec: {
             profile: "bench.baseline.sim",

@@ -17,7 +17,8 @@ import { parseArgs } from "node:util";
 import { CoreV1Api, CustomObjectsApi } from "@kubernetes/client-node";
 import type { Cluster } from "../src/api/cluster.ts";
 import type { ClusterPool } from "../src/api/cluster-pool.ts";
-import { ANNOTATIONS, ENGINE_API_VERSION, RESOURCES } from "../src/api/constants.ts";
+import { CLUSTER_POOL_ANNOTATIONS } from "../src/api/constants/cluster-pool.ts";
+import { ENGINE_API_VERSION, RESOURCES } from "../src/api/constants.ts";
 import { startControlPlane } from "../src/controlplane/control-plane.ts";
 import * as kind from "../src/providers/kind/index.ts";
 import * as local from "../src/providers/local.ts";
@@ -102,7 +103,7 @@ async function burst(names: readonly string[]): Promise<Array<{ ms: number; from
       );
       return {
         ms: performance.now() - start,
-        fromPool: cluster.metadata.annotations?.[ANNOTATIONS.poolMember] !== undefined,
+        fromPool: cluster.metadata.annotations?.[CLUSTER_POOL_ANNOTATIONS.poolMember] !== undefined,
       };
     }),
   );

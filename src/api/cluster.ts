@@ -1,7 +1,8 @@
 /** The Cluster kind (clusters.openmcp.cloud/v1alpha1): one Kubernetes cluster, made from a ClusterProfile. */
 
 import type { CommonStatus, JsonObject, LocalObjectReference, TypedObject } from "./common.ts";
-import type { CLUSTER_PHASES, CLUSTERS_API_VERSION, ENDPOINTS, TENANCIES } from "./constants.ts";
+import type { ENDPOINTS, TENANCIES } from "./constants/cluster.ts";
+import type { CLUSTER_PHASES, CLUSTERS_API_VERSION } from "./constants.ts";
 
 /** Whether a cluster serves one ClusterRequest (`Exclusive`) or several (`Shared`). */
 export type Tenancy = (typeof TENANCIES)[number];

@@ -3,7 +3,7 @@ import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { type KubeConfig, KubernetesObjectApi, loadAllYaml } from "@kubernetes/client-node";
 import type { Cluster } from "../api/cluster.ts";
-import { LABELS } from "../api/constants.ts";
+import { CLUSTER_LABELS } from "../api/constants/cluster.ts";
 import { isConflict } from "../api/error-message.ts";
 import { objectKey } from "../api/object-key.ts";
 import type { Informer } from "../runtime/informer.ts";
@@ -50,7 +50,7 @@ function row(cluster: Cluster): string[] {
     objectKey(cluster),
     state,
     status?.phase ?? "-",
-    cluster.metadata.labels?.[LABELS.k8sVersion] ?? "-",
+    cluster.metadata.labels?.[CLUSTER_LABELS.k8sVersion] ?? "-",
     status?.phase === "Ready"
       ? (status.apiServer ?? "")
       : waiting

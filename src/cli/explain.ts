@@ -4,6 +4,7 @@ import { parseArgs } from "node:util";
 import { CoreV1Api, type CoreV1Event, CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
 import type { AnyStateMachine } from "xstate";
 import type { Condition, ObjectMeta } from "../api/common.ts";
+import { SHARD_LEASE_LABELS } from "../api/constants/shard-lease.ts";
 import { LABELS } from "../api/constants.ts";
 import { errorMessage, isNotFound } from "../api/error-message.ts";
 import { referenceKey } from "../api/object-key.ts";
@@ -178,7 +179,7 @@ async function replicaOf(
   try {
     const list = (await custom.listClusterCustomObject({
       ...LEASES,
-      labelSelector: `${LABELS.shardRing}=${provider}`,
+      labelSelector: `${SHARD_LEASE_LABELS.shardRing}=${provider}`,
     })) as { items: Lease[] };
     leases = list.items;
   } catch {

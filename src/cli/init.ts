@@ -1,6 +1,7 @@
 /** `openmcp-engine init`: what the openMCP operator runs before `run` — CRDs and ClusterProfiles, then exit 0. */
 import { resolve } from "node:path";
-import { ANNOTATIONS, CRD_CLUSTER_LABEL } from "../api/constants.ts";
+import { PROVIDER_CONFIG_ANNOTATIONS } from "../api/constants/provider-config.ts";
+import { CRD_CLUSTER_LABEL } from "../api/constants.ts";
 import { DEFAULT_CONFIG_ENV } from "../machines/cluster-profile/default-config.ts";
 import { loadKubeConfig } from "../runtime/api-server/load-kubeconfig.ts";
 import { createLogger } from "../runtime/logger.ts";
@@ -15,7 +16,7 @@ the ClusterProfiles of all ProviderConfigs, then exits 0. Safe to run any number
 
 When no ProviderConfig is this provider's (nor free for it to claim), it first makes a default one,
 once: named after the provider, claimed by it, publishing the ClusterProfile named after the provider
-(as openMCP's kind provider publishes 'kind'), annotated ${ANNOTATIONS.madeBy}: init; edit or
+(as openMCP's kind provider publishes 'kind'), annotated ${PROVIDER_CONFIG_ANNOTATIONS.madeBy}: init; edit or
 delete it like any other (a later init makes it again if none of this provider's is left). Its backend:
 --backend if built-in, else $${DEFAULT_CONFIG_ENV.backend}, else the provider name if it names kind,
 local or simulated; without one, none is made. Environment:

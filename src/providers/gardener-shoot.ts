@@ -8,7 +8,8 @@ import { isDeepStrictEqual } from "node:util";
 import type { BackendCondition, ClusterObservation, ClusterTarget } from "../api/backend.ts";
 import { poolMemberTarget } from "../api/cluster-pool.ts";
 import type { JsonObject, JsonValue, ObjectMeta } from "../api/common.ts";
-import { ANNOTATIONS, ENGINE_GROUP } from "../api/constants.ts";
+import { CLUSTER_POOL_ANNOTATIONS } from "../api/constants/cluster-pool.ts";
+import { ENGINE_GROUP } from "../api/constants.ts";
 import { compareVersions } from "../machines/backend-cluster/kubernetes-version.ts";
 import { parsePoolMemberAnnotation, poolMemberAnnotation } from "../machines/cluster-pool/claim.ts";
 import { applyClusterConfigs } from "./gardener-cluster-configs.ts";
@@ -29,7 +30,7 @@ export const GARDENER_KEYS = {
    * version the pool asked for; and, once bound, the uid of the Cluster it serves. The Shoot is their record, so an
    * engine with an empty state folder (or another engine after a move) finds members and bindings in the garden.
    */
-  poolMemberAnnotation: ANNOTATIONS.poolMember,
+  poolMemberAnnotation: CLUSTER_POOL_ANNOTATIONS.poolMember,
   poolVersionAnnotation: `${ENGINE_GROUP}/pool-version`,
   boundToAnnotation: `${ENGINE_GROUP}/bound-to`,
 } as const;

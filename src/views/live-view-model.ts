@@ -1,7 +1,7 @@
 /** What the live view shows: every interpreted resource with its state, conditions and recent transitions, kept current. */
 import type { AnyStateMachine } from "xstate";
 import type { Condition } from "../api/common.ts";
-import { ANNOTATIONS } from "../api/constants.ts";
+import { CLUSTER_POOL_ANNOTATIONS } from "../api/constants/cluster-pool.ts";
 import { referenceKey } from "../api/object-key.ts";
 import { parsePoolMemberAnnotation } from "../machines/cluster-pool/claim.ts";
 import { Tombstones } from "../runtime/controllers/tombstones.ts";
@@ -207,7 +207,7 @@ export class LiveViewModel implements MachineObserver {
 function withObject(resource: LiveResource, object: ViewedObject, stateToo: boolean): LiveResource {
   const status = object.status;
   const stored = status?.providerStatus?.state;
-  const fromPool = object.metadata?.annotations?.[ANNOTATIONS.poolMember];
+  const fromPool = object.metadata?.annotations?.[CLUSTER_POOL_ANNOTATIONS.poolMember];
   return {
     ...resource,
     phase: status?.phase,

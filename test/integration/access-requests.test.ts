@@ -17,6 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AccessRequest, AccessRequestSpec, OidcAccess } from "../../src/api/access-request.ts";
 import type { ClusterBackend } from "../../src/api/backend-contract.ts";
 import type { Cluster } from "../../src/api/cluster.ts";
+import { ACCESS_REQUEST_LABELS } from "../../src/api/constants/access-request.ts";
 import { HIBERNATE_ANNOTATION } from "../../src/api/constants/hibernation.ts";
 import { CLUSTERS_API_VERSION, LABELS, RESOURCES } from "../../src/api/constants.ts";
 import { type OidcIssuer, startOidcIssuer } from "../../src/dev/oidc-issuer.ts";
@@ -212,7 +213,7 @@ describe("token access", () => {
     const granted = await waitForPhase("reader", "Granted");
     expect(granted.metadata.labels).toMatchObject({
       [LABELS.provider]: "eng",
-      [LABELS.profile]: "test.eng.acc",
+      [ACCESS_REQUEST_LABELS.profile]: "test.eng.acc",
     });
     expect(granted.status?.secretRef).toEqual({ name: "reader.kubeconfig" });
     const { kubeConfig, data } = await clientFromSecret("reader");

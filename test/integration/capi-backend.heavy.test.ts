@@ -14,7 +14,8 @@ import { join } from "node:path";
 import { type ApiException, CoreV1Api } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Cluster } from "../../src/api/cluster.ts";
-import { LABELS, RESOURCES } from "../../src/api/constants.ts";
+import { CLUSTER_LABELS } from "../../src/api/constants/cluster.ts";
+import { RESOURCES } from "../../src/api/constants.ts";
 import { type CapiBackend, createBackend } from "../../src/providers/capi.ts";
 import {
   CAPI_BACKEND_KEYS,
@@ -257,7 +258,7 @@ describe("the capi backend on Cluster API with Docker machines", { timeout: 900_
     const stored = (await capiClusterOf(`${PREFIX}one`)) as TopologyCluster;
     const endpoint = `https://${stored.spec.controlPlaneEndpoint?.host}:${stored.spec.controlPlaneEndpoint?.port}`;
     expect(ready.status?.endpoints).toEqual([{ name: "apiserver-external", url: endpoint }]);
-    expect(ready.metadata.labels?.[LABELS.k8sVersion]).toBe("1.36.3");
+    expect(ready.metadata.labels?.[CLUSTER_LABELS.k8sVersion]).toBe("1.36.3");
     for (const type of [
       "CapiAvailable",
       "CapiControlPlaneAvailable",

@@ -1,7 +1,8 @@
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CAPI_CLUSTER_RESOURCE, type CapiCluster } from "../../src/api/cluster-api.ts";
-import { FINALIZERS, INFRASTRUCTURE_GROUP, RESOURCES } from "../../src/api/constants.ts";
+import { ENGINE_CLUSTER_FINALIZERS } from "../../src/api/constants/capi.ts";
+import { INFRASTRUCTURE_GROUP, RESOURCES } from "../../src/api/constants.ts";
 import type { EngineCluster } from "../../src/api/engine-cluster.ts";
 import { explain } from "../../src/cli/explain.ts";
 import { SimulatedBackend } from "../../src/providers/simulated.ts";
@@ -122,7 +123,7 @@ describe.concurrent("a CAPI Cluster whose infrastructureRef names an EngineClust
     inOrder(180_000),
     async () => {
       const infra = await readEngineCluster("work");
-      expect(infra?.metadata.finalizers).toContain(FINALIZERS.engineCluster);
+      expect(infra?.metadata.finalizers).toContain(ENGINE_CLUSTER_FINALIZERS.engineCluster);
       await expectDeletedThroughCluster(world, "work", RESOURCES.EngineCluster, infra);
     },
   );
@@ -139,7 +140,7 @@ describe.concurrent("the contract's waits and hands-off rules (simulated backend
       status: "False",
       reason: "WaitingForClusterOwner",
     });
-    expect(waiting?.metadata.finalizers ?? []).not.toContain(FINALIZERS.engineCluster);
+    expect(waiting?.metadata.finalizers ?? []).not.toContain(ENGINE_CLUSTER_FINALIZERS.engineCluster);
     expect(world.callsOf(created.metadata.uid)).toEqual([]);
 
     // `explain` covers the kind: the state, the condition and what it waits for, in words.
@@ -198,7 +199,7 @@ describe.concurrent("the contract's waits and hands-off rules (simulated backend
       { what: "held Paused and owned by its Cluster" },
     );
     expect(seen?.metadata.ownerReferences?.length).toBe(1); // CAPI owns it, yet nothing happens
-    expect(seen?.metadata.finalizers ?? []).not.toContain(FINALIZERS.engineCluster);
+    expect(seen?.metadata.finalizers ?? []).not.toContain(ENGINE_CLUSTER_FINALIZERS.engineCluster);
     expect(seen?.status?.state).toBeUndefined();
     expect(world.callsOf(created.metadata.uid)).toEqual([]);
 
@@ -260,7 +261,7 @@ describe.concurrent("the contract's waits and hands-off rules (simulated backend
     expect(cluster.spec?.controlPlaneEndpoint).toEqual({ host: "10.1.2.3", port: 6443 });
     const infra = await readEngineCluster("external");
     expect(infra?.status).toEqual({ initialization: { provisioned: true } });
-    expect(infra?.metadata.finalizers ?? []).not.toContain(FINALIZERS.engineCluster);
+    expect(infra?.metadata.finalizers ?? []).not.toContain(ENGINE_CLUSTER_FINALIZERS.engineCluster);
     expect(world.callsOf(created.metadata.uid)).toEqual([]);
   }, 120_000);
 });
@@ -280,7 +281,7 @@ describe.concurrent("the controller killed with kill -9 mid-provisioning", () =>
         await eventually(
           async () =>
             satisfying(await readEngineCluster("survivor"), (c) =>
-              (c?.metadata.finalizers ?? []).includes(FINALIZERS.engineCluster),
+              (c?.metadata.finalizers ?? []).includes(ENGINE_CLUSTER_FINALIZERS.engineCluster),
             ),
           { what: "survivor holds our finalizer (the cluster is ordered)", timeoutMs: 60_000 },
         );

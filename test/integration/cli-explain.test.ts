@@ -1,6 +1,7 @@
 /** `openmcp-engine explain` on a real API server: state, why, what it waits for, and the Events, for Clusters in several situations. */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { FINALIZERS, RESOURCES } from "../../src/api/constants.ts";
+import { CLUSTER_FINALIZERS } from "../../src/api/constants/cluster.ts";
+import { RESOURCES } from "../../src/api/constants.ts";
 import { explain } from "../../src/cli/explain.ts";
 import { SimulatedBackend } from "../../src/providers/simulated.ts";
 import { expectRefused, runEngineCli } from "../support/processes.ts";
@@ -101,7 +102,7 @@ describe("openmcp-engine explain", () => {
       name: "held",
       body: [
         { op: "test", path: "/metadata/finalizers", value: held?.metadata.finalizers },
-        { op: "replace", path: "/metadata/finalizers", value: [FINALIZERS.cluster] },
+        { op: "replace", path: "/metadata/finalizers", value: [CLUSTER_FINALIZERS.cluster] },
       ],
     });
     await world.waitFor("held", (c) => c === undefined);

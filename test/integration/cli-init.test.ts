@@ -8,7 +8,8 @@ import { join } from "node:path";
 import { CustomObjectsApi } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ClusterProfile } from "../../src/api/cluster-profile.ts";
-import { ANNOTATIONS, RESOURCES } from "../../src/api/constants.ts";
+import { PROVIDER_CONFIG_ANNOTATIONS } from "../../src/api/constants/provider-config.ts";
+import { RESOURCES } from "../../src/api/constants.ts";
 import type { ProviderConfig } from "../../src/api/provider-config.ts";
 import { init } from "../../src/cli/init.ts";
 import { type ControlPlane, startControlPlane } from "../../src/controlplane/control-plane.ts";
@@ -51,7 +52,7 @@ describe("openmcp-engine init without a ProviderConfig", () => {
     await initKind();
 
     const config = await readConfig();
-    expect(config.metadata.annotations).toMatchObject({ [ANNOTATIONS.madeBy]: "init" });
+    expect(config.metadata.annotations).toMatchObject({ [PROVIDER_CONFIG_ANNOTATIONS.madeBy]: "init" });
     expect(config.spec).toEqual({ providerRef: { name: "kind" }, profileName: "kind", backend: "simulated" });
     expect(config.status?.profileName).toBe("kind");
     expect(config.status?.conditions).toContainEqual(

@@ -7,7 +7,8 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ClusterTarget } from "../../src/api/backend.ts";
 import type { Cluster } from "../../src/api/cluster.ts";
-import { FINALIZERS, LABELS, RESOURCES } from "../../src/api/constants.ts";
+import { CLUSTER_FINALIZERS, CLUSTER_LABELS } from "../../src/api/constants/cluster.ts";
+import { LABELS, RESOURCES } from "../../src/api/constants.ts";
 import { SimulatedBackend } from "../../src/providers/simulated.ts";
 import type { Engine } from "../../src/runtime/engine.ts";
 import { CACHES } from "../../src/runtime/kinds/caches.ts";
@@ -102,10 +103,10 @@ describe("the Cluster controller", () => {
     await withController(backend, async () => {
       await world.createCluster("lifecycle");
       const ready = await world.waitFor("lifecycle", isReady);
-      expect(ready?.metadata.finalizers).toEqual([FINALIZERS.cluster]);
+      expect(ready?.metadata.finalizers).toEqual([CLUSTER_FINALIZERS.cluster]);
       expect(ready?.metadata.labels).toMatchObject({
         [LABELS.provider]: PROVIDER,
-        [LABELS.k8sVersion]: "1.33.3",
+        [CLUSTER_LABELS.k8sVersion]: "1.33.3",
       });
       expect(ready?.status?.endpoints?.[0]).toMatchObject({ name: "apiserver-external" });
       expect(ready?.status?.providerStatus).toMatchObject({ state: "ready" });

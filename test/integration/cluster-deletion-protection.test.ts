@@ -6,7 +6,8 @@
 
 import { ApiException, type CustomObjectsApi } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ANNOTATIONS, LABELS, RESOURCES } from "../../src/api/constants.ts";
+import { CLUSTER_ANNOTATIONS, CLUSTER_LABELS } from "../../src/api/constants/cluster.ts";
+import { RESOURCES } from "../../src/api/constants.ts";
 import type { ControlPlane } from "../../src/controlplane/control-plane.ts";
 import { startApiServerWith } from "../support/cluster-harness.ts";
 import { eventually } from "../support/eventually.ts";
@@ -55,7 +56,7 @@ const refusal = async (attempt: () => Promise<unknown>) => {
     return { code: error.code, message: JSON.parse(error.body as string).message as string };
   }
 };
-const PROTECTED = { [LABELS.deletionProtection]: "true" };
+const PROTECTED = { [CLUSTER_LABELS.deletionProtection]: "true" };
 
 describe("Cluster deletion protection (a ValidatingAdmissionPolicy installed with the CRDs)", () => {
   it("refuses to delete a protected Cluster, naming it and the step that allows it", async () => {
@@ -79,7 +80,7 @@ describe("Cluster deletion protection (a ValidatingAdmissionPolicy installed wit
     const refused = (await refusal(() => remove("platform"))) ?? { code: 200, message: "" };
     expect(refused.code).toBe(403);
     expect(refused.message).toContain(
-      `Cluster ${NAMESPACE}/platform is protected from deletion (label ${LABELS.deletionProtection}=true): to delete it, first annotate it ${ANNOTATIONS.confirmDeletion}=true`,
+      `Cluster ${NAMESPACE}/platform is protected from deletion (label ${CLUSTER_LABELS.deletionProtection}=true): to delete it, first annotate it ${CLUSTER_ANNOTATIONS.confirmDeletion}=true`,
     );
     expect(await names()).toContain("platform");
   });
@@ -101,7 +102,13 @@ describe("Cluster deletion protection (a ValidatingAdmissionPolicy installed wit
         ...RESOURCES.Cluster,
         namespace: NAMESPACE,
         name: "platform",
-        body: [{ op: "add", path: "/metadata/annotations", value: { [ANNOTATIONS.confirmDeletion]: value } }],
+        body: [
+          {
+            op: "add",
+            path: "/metadata/annotations",
+            value: { [CLUSTER_ANNOTATIONS.confirmDeletion]: value },
+          },
+        ],
       });
     await annotate("yes");
     expect((await refusal(() => remove("platform")))?.code).toBe(403);

@@ -8,7 +8,8 @@ import { CoreV1Api, KubeConfig } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Cluster } from "../../src/api/cluster.ts";
 import { type ClusterPool, poolMemberTarget } from "../../src/api/cluster-pool.ts";
-import { ANNOTATIONS, RESOURCES } from "../../src/api/constants.ts";
+import { CLUSTER_POOL_ANNOTATIONS } from "../../src/api/constants/cluster-pool.ts";
+import { RESOURCES } from "../../src/api/constants.ts";
 import {
   HANDOVER_ANNOTATION,
   HANDOVER_OWNER_LABEL,
@@ -168,6 +169,6 @@ describe("the Cluster kind's open", () => {
     expect(moved?.metadata.annotations?.[HANDOVER_ANNOTATION]).toBeUndefined();
     expect(moved?.status?.providerStatus?.state).not.toBe("takingOver");
     const pooled = await world.readCluster("pooled");
-    expect(pooled?.metadata.annotations?.[ANNOTATIONS.poolMember]).toBe("warm/pool-a");
+    expect(pooled?.metadata.annotations?.[CLUSTER_POOL_ANNOTATIONS.poolMember]).toBe("warm/pool-a");
   });
 });

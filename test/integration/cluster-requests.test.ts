@@ -4,7 +4,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Cluster } from "../../src/api/cluster.ts";
 import type { ClusterRequest } from "../../src/api/cluster-request.ts";
 import type { ClusterRequestGrant } from "../../src/api/cluster-request-grant.ts";
-import { ANNOTATIONS, FINALIZERS, LABELS, RESOURCES } from "../../src/api/constants.ts";
+import {
+  CLUSTER_REQUEST_ANNOTATIONS,
+  CLUSTER_REQUEST_FINALIZERS,
+  CLUSTER_REQUEST_LABELS,
+} from "../../src/api/constants/cluster-request.ts";
+import { ANNOTATIONS, RESOURCES } from "../../src/api/constants.ts";
 import type { SchedulerConfig } from "../../src/api/scheduler-config.ts";
 import { requestFinalizer, servedRequests } from "../../src/machines/cluster-request/cluster-claims.ts";
 import { perRequestClusterName } from "../../src/machines/cluster-request/cluster-names.ts";
@@ -104,7 +109,7 @@ describe("an Exclusive request", () => {
     const done = await waitForRequest("mcp-one", granted);
     const name = perRequestClusterName("mcp-", "team-a", "mcp-one") ?? "";
     expect(done?.status?.cluster).toEqual({ name, namespace: NS });
-    expect(done?.metadata.finalizers).toContain(FINALIZERS.request);
+    expect(done?.metadata.finalizers).toContain(CLUSTER_REQUEST_FINALIZERS.request);
     const cluster = await world.readCluster(name);
     expect(cluster?.spec).toMatchObject({
       tenancy: "Exclusive",
@@ -113,7 +118,7 @@ describe("an Exclusive request", () => {
     });
     expect(cluster?.metadata.finalizers).toContain(requestFinalizer(request.metadata.uid ?? ""));
     expect(cluster?.metadata.labels).toMatchObject({
-      [LABELS.deleteWithoutRequests]: "true",
+      [CLUSTER_REQUEST_LABELS.deleteWithoutRequests]: "true",
       "metadata.open-control-plane.io/team": "a",
     });
     expect(cluster?.metadata.labels).not.toHaveProperty("other.example/keep-out");
@@ -146,7 +151,7 @@ describe("an Exclusive request", () => {
     const request = await createRequest({
       name: "mcp-random",
       purpose: "mcp",
-      labels: { [LABELS.randomizeClusterName]: "true" },
+      labels: { [CLUSTER_REQUEST_LABELS.randomizeClusterName]: "true" },
     });
     const done = await waitForRequest("mcp-random", granted);
     const name = done?.status?.cluster?.name ?? "";
@@ -166,7 +171,7 @@ describe("Shared requests", () => {
         createRequest({
           name,
           purpose: "platform",
-          annotations: i < 2 ? { [ANNOTATIONS.prefix]: "team-" } : {},
+          annotations: i < 2 ? { [CLUSTER_REQUEST_ANNOTATIONS.prefix]: "team-" } : {},
         }),
       ),
     );
@@ -194,7 +199,7 @@ describe("Shared requests", () => {
     await createRequest({
       name: "bad-prefix",
       purpose: "platform",
-      annotations: { [ANNOTATIONS.prefix]: "Bad Prefix!" },
+      annotations: { [CLUSTER_REQUEST_ANNOTATIONS.prefix]: "Bad Prefix!" },
     });
     const request = await waitForRequest("bad-prefix", granted);
     const prefix = (await readGrant("bad-prefix"))?.spec.prefix ?? "";

@@ -14,7 +14,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ClusterTarget } from "../../src/api/backend.ts";
 import type { Cluster } from "../../src/api/cluster.ts";
 import type { ClusterPool } from "../../src/api/cluster-pool.ts";
-import { ANNOTATIONS, LABELS, RESOURCES } from "../../src/api/constants.ts";
+import { CLUSTER_LABELS } from "../../src/api/constants/cluster.ts";
+import { CLUSTER_POOL_ANNOTATIONS } from "../../src/api/constants/cluster-pool.ts";
+import { RESOURCES } from "../../src/api/constants.ts";
 import type { ProviderConfig } from "../../src/api/provider-config.ts";
 import { CORE, workerlessShootSpec } from "../../src/dev/gardener-garden-objects.ts";
 import { SimulatedGardenlet } from "../../src/dev/gardener-simulated-gardenlet.ts";
@@ -244,7 +246,7 @@ describe("the gardener backend on Gardener's API server", { timeout: 300_000 }, 
     });
     const external = shoot?.status?.advertisedAddresses?.find((a) => a.name === "external")?.url;
     expect(cluster.status?.endpoints).toEqual([{ name: "apiserver-external", url: external }]);
-    expect(cluster.metadata.labels?.[LABELS.k8sVersion]).toBe("1.34.2");
+    expect(cluster.metadata.labels?.[CLUSTER_LABELS.k8sVersion]).toBe("1.34.2");
     // The Shoot's conditions and last operation, as the simulated gardenlet reported them, on the Cluster.
     expect(condition(cluster, "ShootAPIServerAvailable")).toMatchObject({
       status: "True",
@@ -541,7 +543,7 @@ describe("the gardener backend on Gardener's API server", { timeout: 300_000 }, 
     await clusterWhere(
       "one",
       "Ready at 1.35.1",
-      (c) => c.metadata.labels?.[LABELS.k8sVersion] === "1.35.1" && c.status?.phase === "Ready",
+      (c) => c.metadata.labels?.[CLUSTER_LABELS.k8sVersion] === "1.35.1" && c.status?.phase === "Ready",
     );
     const upgraded = await world.readShoot(name);
     expect(upgraded?.spec.kubernetes?.version).toBe("1.35.1");
@@ -889,7 +891,7 @@ describe("the gardener backend on Gardener's API server", { timeout: 300_000 }, 
     console.log(
       `Cluster warm-one Ready ${Math.round(performance.now() - started)} ms after its creation, from the pool`,
     );
-    expect(cluster.metadata.annotations?.[ANNOTATIONS.poolMember]).toBe(`warm/${id}`);
+    expect(cluster.metadata.annotations?.[CLUSTER_POOL_ANNOTATIONS.poolMember]).toBe(`warm/${id}`);
     const shoot = await world.readShoot(memberShootName(id));
     expect(shoot?.metadata.annotations).toMatchObject({
       [GARDENER_KEYS.boundToAnnotation]: cluster.metadata.uid,

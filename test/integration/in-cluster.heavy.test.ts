@@ -11,7 +11,8 @@ import { isDeepStrictEqual } from "node:util";
 import { CustomObjectsApi } from "@kubernetes/client-node";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { Cluster } from "../../src/api/cluster.ts";
-import { LABELS, RESOURCES } from "../../src/api/constants.ts";
+import { SHARD_LEASE_LABELS } from "../../src/api/constants/shard-lease.ts";
+import { RESOURCES } from "../../src/api/constants.ts";
 import { ownerOf } from "../../src/runtime/sharding/rendezvous.ts";
 import { aCluster, aProviderConfig } from "../support/builders.ts";
 import { docker, forbiddenLogLines } from "../support/containers.ts";
@@ -296,7 +297,16 @@ describe("in a kind management cluster", { timeout: 900_000 }, () => {
       const live = (await enginePods()).filter((p) => !p.deleting).map((p) => p.name);
       const podOf = (identity: string) => identity.split("_")[0] ?? "";
       const leases = JSON.parse(
-        await management.kubectl("-n", SYSTEM, "get", "leases", "-l", LABELS.shardRing, "-o", "json"),
+        await management.kubectl(
+          "-n",
+          SYSTEM,
+          "get",
+          "leases",
+          "-l",
+          SHARD_LEASE_LABELS.shardRing,
+          "-o",
+          "json",
+        ),
       ) as { items: Array<{ spec?: { holderIdentity?: string } }> };
       const members = leases.items
         .map((lease) => lease.spec?.holderIdentity ?? "")

@@ -11,7 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Cluster } from "../../src/api/cluster.ts";
 import type { ClusterRequest } from "../../src/api/cluster-request.ts";
 import type { ClusterRequestGrant } from "../../src/api/cluster-request-grant.ts";
-import { LABELS, RESOURCES } from "../../src/api/constants.ts";
+import { CLUSTER_REQUEST_LABELS } from "../../src/api/constants/cluster-request.ts";
+import { RESOURCES } from "../../src/api/constants.ts";
 import { servedRequests } from "../../src/machines/cluster-request/cluster-claims.ts";
 import { SimulatedBackend } from "../../src/providers/simulated.ts";
 import { aCluster, aClusterRequest, aProviderConfig } from "../support/builders.ts";
@@ -121,7 +122,7 @@ const clusterRequestsMidScheduling: KillNineCase = {
           namespace: "teams",
           purpose: i % 3 === 0 ? "mcp" : "workload",
           // Generated names are the hard case: only the Cluster's finalizer and the grant find them again.
-          ...(i % 6 === 0 ? { labels: { [LABELS.randomizeClusterName]: "true" } } : {}),
+          ...(i % 6 === 0 ? { labels: { [CLUSTER_REQUEST_LABELS.randomizeClusterName]: "true" } } : {}),
         }),
       });
     }

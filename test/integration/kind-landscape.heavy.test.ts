@@ -24,7 +24,10 @@ import { CoreV1Api, CustomObjectsApi, KubeConfig } from "@kubernetes/client-node
 import { beforeAll, describe, expect, it } from "vitest";
 import type { Cluster } from "../../src/api/cluster.ts";
 import type { ClusterRequest } from "../../src/api/cluster-request.ts";
-import { ANNOTATIONS, FINALIZERS, LABELS, RESOURCES } from "../../src/api/constants.ts";
+import { ACCESS_REQUEST_ANNOTATIONS } from "../../src/api/constants/access-request.ts";
+import { CLUSTER_FINALIZERS } from "../../src/api/constants/cluster.ts";
+import { CLUSTER_REQUEST_LABELS } from "../../src/api/constants/cluster-request.ts";
+import { RESOURCES } from "../../src/api/constants.ts";
 import type { ProviderConfig } from "../../src/api/provider-config.ts";
 import { KIND_NAME_ANNOTATION, kindClusterNameOf } from "../../src/providers/kind/names.ts";
 import {
@@ -73,12 +76,12 @@ scheduler:
     platform:
       template:
         metadata:
-          labels: {"${LABELS.deleteWithoutRequests}": "false"}
+          labels: {"${CLUSTER_REQUEST_LABELS.deleteWithoutRequests}": "false"}
         spec: {profile: ${PROFILE}, tenancy: Shared}
     onboarding:
       template:
         metadata:
-          labels: {"${LABELS.deleteWithoutRequests}": "false"}
+          labels: {"${CLUSTER_REQUEST_LABELS.deleteWithoutRequests}": "false"}
         spec: {profile: ${PROFILE}, tenancy: Shared}
     workload:
       tenancyCount: 20
@@ -128,7 +131,7 @@ async function grantedFromHost(cluster: Cluster): Promise<void> {
     granted.status?.secretRef?.name ?? "",
   );
   const external = cluster.status?.endpoints?.find((e) => e.name === "apiserver-external")?.url ?? "";
-  expect(granted.metadata.annotations?.[ANNOTATIONS.localAccess]).toBe(external);
+  expect(granted.metadata.annotations?.[ACCESS_REQUEST_ANNOTATIONS.localAccess]).toBe(external);
   fromHost.clusters = fromHost.clusters.map((c) => ({ ...c, server: external }));
   await expectConfigMapAccessOnly(fromHost);
 }
@@ -266,7 +269,7 @@ describe("openMCP's kind landscape, the engine its kind ClusterProvider", { time
       profile: PROFILE,
       version: tools.kubernetesVersion,
       annotations: { [KIND_NAME_ANNOTATION]: PLATFORM },
-      labels: { [LABELS.deleteWithoutRequests]: "false" },
+      labels: { [CLUSTER_REQUEST_LABELS.deleteWithoutRequests]: "false" },
     });
     await custom.createNamespacedCustomObject({
       ...RESOURCES.Cluster,
@@ -353,7 +356,7 @@ describe("openMCP's kind landscape, the engine its kind ClusterProvider", { time
     });
     const granted = await accessGranted(custom, NS, "mcp", { timeoutMs: 180_000, intervalMs: 1_000 });
     const external = mcp.status?.endpoints?.find((e) => e.name === "apiserver-external")?.url;
-    expect(granted.metadata.annotations?.[ANNOTATIONS.localAccess]).toBe(external);
+    expect(granted.metadata.annotations?.[ACCESS_REQUEST_ANNOTATIONS.localAccess]).toBe(external);
     const secretName = granted.status?.secretRef?.name ?? "";
     const { text } = await issuedKubeconfig(platform.kubeConfig.makeApiClient(CoreV1Api), NS, secretName);
     expect(text).toContain(
@@ -548,7 +551,7 @@ describe("openMCP's kind landscape, the engine its kind ClusterProvider", { time
           await read<Cluster>(RESOURCES.Cluster, "legacy"),
           (c) =>
             c?.status?.phase === "Ready" &&
-            (c.metadata.finalizers ?? []).includes(FINALIZERS.cluster) &&
+            (c.metadata.finalizers ?? []).includes(CLUSTER_FINALIZERS.cluster) &&
             (c.status.endpoints ?? []).length === 2,
         ),
       { what: "Cluster legacy served by the engine", timeoutMs: 300_000, intervalMs: 1_000 },

@@ -14,7 +14,8 @@ import { CoreV1Api, CustomObjectsApi, KubeConfig } from "@kubernetes/client-node
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Cluster } from "../../src/api/cluster.ts";
 import type { ClusterRequest } from "../../src/api/cluster-request.ts";
-import { LABELS, RESOURCES } from "../../src/api/constants.ts";
+import { CLUSTER_LABELS } from "../../src/api/constants/cluster.ts";
+import { RESOURCES } from "../../src/api/constants.ts";
 import { LANDSCAPE_NAMESPACE } from "../../src/cli/landscape/landscape-plan.ts";
 import { stopPersistentControlPlane } from "../../src/controlplane/persistent-control-plane.ts";
 import { type Garden, startGarden } from "../../src/dev/gardener-apiserver.ts";
@@ -111,7 +112,7 @@ describe("landscape up on gardener, from nothing", { timeout: 1_200_000 }, () =>
     custom = platform.makeApiClient(CustomObjectsApi);
     const own = await read<Cluster>(RESOURCES.Cluster, "platform");
     expect(own.status?.phase).toBe("Ready");
-    expect(own.metadata.labels?.[LABELS.deletionProtection]).toBe("true");
+    expect(own.metadata.labels?.[CLUSTER_LABELS.deletionProtection]).toBe("true");
     for (const purpose of ["platform", "onboarding", "workload", "mcp"]) {
       const request = await read<ClusterRequest>(RESOURCES.ClusterRequest, purpose);
       expect(request.status?.phase, purpose).toBe("Granted");

@@ -14,7 +14,8 @@ import { AppsV1Api, CoreV1Api, CustomObjectsApi, KubeConfig } from "@kubernetes/
 import { afterAll, describe, expect, it } from "vitest";
 import type { Cluster } from "../../src/api/cluster.ts";
 import type { ClusterRequest } from "../../src/api/cluster-request.ts";
-import { LABELS, RESOURCES } from "../../src/api/constants.ts";
+import { CLUSTER_LABELS } from "../../src/api/constants/cluster.ts";
+import { RESOURCES } from "../../src/api/constants.ts";
 import { LANDSCAPE_NAMESPACE } from "../../src/cli/landscape/landscape-plan.ts";
 import { stopPersistentControlPlane } from "../../src/controlplane/persistent-control-plane.ts";
 import { clusterTarget } from "../../src/machines/cluster/step.ts";
@@ -87,7 +88,7 @@ describe("landscape up on kind, from nothing", { timeout: 1_800_000 }, () => {
 
     const own = await read<Cluster>(RESOURCES.Cluster, "platform");
     expect(own.status?.phase).toBe("Ready");
-    expect(own.metadata.labels?.[LABELS.deletionProtection]).toBe("true");
+    expect(own.metadata.labels?.[CLUSTER_LABELS.deletionProtection]).toBe("true");
     made.add(kindNameOf(clusterTarget(own, undefined)));
     for (const purpose of ["platform", "onboarding", "workload", "mcp"]) {
       const request = await read<ClusterRequest>(RESOURCES.ClusterRequest, purpose);

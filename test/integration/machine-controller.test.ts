@@ -2,7 +2,8 @@
 import { CoreV1Api } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ClusterObservation, ClusterTarget } from "../../src/api/backend.ts";
-import { FINALIZERS, LABELS, RESOURCES } from "../../src/api/constants.ts";
+import { CLUSTER_FINALIZERS, CLUSTER_LABELS } from "../../src/api/constants/cluster.ts";
+import { RESOURCES } from "../../src/api/constants.ts";
 import { SimulatedBackend } from "../../src/providers/simulated.ts";
 import { createLogger } from "../../src/runtime/logger.ts";
 import { aProviderConfig } from "../support/builders.ts";
@@ -63,7 +64,7 @@ describe("a command that fails", () => {
       }),
     );
     // The finalizer was stored before the first backend call, failed or not.
-    expect(failing?.metadata.finalizers).toContain(FINALIZERS.cluster);
+    expect(failing?.metadata.finalizers).toContain(CLUSTER_FINALIZERS.cluster);
     // Retried with backoff: more attempts follow without any change to the object.
     await eventually(() => backend.failed >= 3);
 
@@ -102,7 +103,7 @@ describe("the ProviderConfig of a Cluster's profile", () => {
     });
     await world.createCluster("defaulted");
     const ready = await world.waitFor("defaulted", isReady);
-    expect(ready?.metadata.labels?.[LABELS.k8sVersion]).toBe("1.32.7");
+    expect(ready?.metadata.labels?.[CLUSTER_LABELS.k8sVersion]).toBe("1.32.7");
     const create = backend.created.find((call) => call.target.name === "defaulted");
     expect(create).toMatchObject({ version: "1.32.7", target: { settings: { region: "eu-1" } } });
   });

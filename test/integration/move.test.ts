@@ -9,7 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AccessRequest } from "../../src/api/access-request.ts";
 import type { ClusterBackend } from "../../src/api/backend-contract.ts";
 import type { Cluster } from "../../src/api/cluster.ts";
-import { ANNOTATIONS, LABELS, RESOURCES } from "../../src/api/constants.ts";
+import { CLUSTER_ANNOTATIONS, CLUSTER_LABELS } from "../../src/api/constants/cluster.ts";
+import { RESOURCES } from "../../src/api/constants.ts";
 import {
   HANDOVER_ANNOTATION,
   handoverSecretName,
@@ -212,7 +213,7 @@ describe("move", () => {
       body: [
         {
           op: "add",
-          path: `/metadata/labels/${LABELS.deletionProtection.replace("/", "~1")}`,
+          path: `/metadata/labels/${CLUSTER_LABELS.deletionProtection.replace("/", "~1")}`,
           value: "true",
         },
       ],
@@ -261,8 +262,8 @@ describe("move", () => {
     await eventually(async () => expect(await leftOn(source, names)).toEqual([]));
     const moved = await target.read<Cluster>(RESOURCES.Cluster, names[0] ?? "");
     expect(moved?.metadata.annotations?.[IDENTITY_ANNOTATION]).toBeDefined();
-    expect(moved?.metadata.labels?.[LABELS.deletionProtection]).toBe("true");
-    expect(moved?.metadata.annotations?.[ANNOTATIONS.confirmDeletion]).toBeUndefined();
+    expect(moved?.metadata.labels?.[CLUSTER_LABELS.deletionProtection]).toBe("true");
+    expect(moved?.metadata.annotations?.[CLUSTER_ANNOTATIONS.confirmDeletion]).toBeUndefined();
     expect(await leftOn(target, names)).toHaveLength(60); // each Cluster, AccessRequest and access Secret once; hand-overs taken
   }, 240_000);
 

@@ -7,6 +7,7 @@ import { CoreV1Api, CustomObjectsApi } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Cluster } from "../../src/api/cluster.ts";
 import type { ClusterProfile } from "../../src/api/cluster-profile.ts";
+import { PROVIDER_CONFIG_LABELS } from "../../src/api/constants/provider-config.ts";
 import { ANNOTATIONS, LABELS, RESOURCES } from "../../src/api/constants.ts";
 import type { ProviderConfig } from "../../src/api/provider-config.ts";
 import { type ControlPlane, startControlPlane } from "../../src/controlplane/control-plane.ts";
@@ -72,7 +73,7 @@ describe("the profile controller", () => {
     });
     expect(profile?.metadata.labels).toMatchObject({
       [LABELS.provider]: "sim",
-      [LABELS.providerConfig]: "small",
+      [PROVIDER_CONFIG_LABELS.providerConfig]: "small",
     });
     expect(profile?.metadata.annotations?.[ANNOTATIONS.traits]).toBeUndefined();
     const config = await eventually(async () =>
@@ -214,7 +215,7 @@ describe("a profile named by spec.profileName, as openMCP's own providers name t
     expect(profile?.spec.providerConfigRef).toEqual({ name: "kind-first" });
     expect(profile?.metadata.labels).toMatchObject({
       [LABELS.provider]: "sim",
-      [LABELS.providerConfig]: "kind-first",
+      [PROVIDER_CONFIG_LABELS.providerConfig]: "kind-first",
     });
     const ready = await readyBecause("kind-first", "Ready");
     expect(ready?.status).toBe("True");
@@ -245,7 +246,7 @@ describe("a profile named by spec.profileName, as openMCP's own providers name t
         satisfying(await readProfile("kind"), (p) => p?.spec.providerConfigRef.name === "kind-second"),
       { what: "profile kind made for kind-second" },
     );
-    expect(handed?.metadata.labels).toMatchObject({ [LABELS.providerConfig]: "kind-second" });
+    expect(handed?.metadata.labels).toMatchObject({ [PROVIDER_CONFIG_LABELS.providerConfig]: "kind-second" });
     expect((await readyBecause("kind-second", "Ready"))?.status).toBe("True");
   });
 

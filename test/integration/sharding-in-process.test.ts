@@ -5,7 +5,8 @@
  * sharding.test.ts.)
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { LABELS, RESOURCES } from "../../src/api/constants.ts";
+import { SHARD_LEASE_LABELS } from "../../src/api/constants/shard-lease.ts";
+import { RESOURCES } from "../../src/api/constants.ts";
 import { explainReport, formatReport } from "../../src/cli/explain.ts";
 import { SimulatedBackend } from "../../src/providers/simulated.ts";
 import type { Engine } from "../../src/runtime/engine.ts";
@@ -101,7 +102,7 @@ describe("two sharded engines", () => {
     const leases = (await world.custom.listNamespacedCustomObject({
       ...LEASES,
       namespace: "default",
-      labelSelector: `${LABELS.shardRing}=${world.provider}`,
+      labelSelector: `${SHARD_LEASE_LABELS.shardRing}=${world.provider}`,
     })) as { items: Lease[] };
     expect(leases.items.map((lease) => lease.spec?.holderIdentity)).toEqual(["alpha"]);
     // Deleting one of beta's Clusters: alpha has to take it over to remove our finalizer.

@@ -14,7 +14,7 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { CustomObjectsApi } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { LABELS } from "../../src/api/constants.ts";
+import { SHARD_LEASE_LABELS } from "../../src/api/constants/shard-lease.ts";
 import type { ControlPlane } from "../../src/controlplane/control-plane.ts";
 import { DEFAULT_LEASE_TIMING, LEASES, type Lease } from "../../src/runtime/leadership/lease.ts";
 import { ownerOf } from "../../src/runtime/sharding/rendezvous.ts";
@@ -99,7 +99,7 @@ async function memberLeases(): Promise<Map<string, { acquiredAt: number; identit
   const list = (await custom.listNamespacedCustomObject({
     ...LEASES,
     namespace: "default",
-    labelSelector: `${LABELS.shardRing}=${PROVIDER}`,
+    labelSelector: `${SHARD_LEASE_LABELS.shardRing}=${PROVIDER}`,
   })) as { items: Lease[] };
   return new Map(
     list.items.map((lease) => {

@@ -15,7 +15,9 @@ import type { CustomObjectsApi } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Cluster } from "../../src/api/cluster.ts";
 import type { ClusterPool } from "../../src/api/cluster-pool.ts";
-import { ANNOTATIONS, ENGINE_API_VERSION, FINALIZERS, RESOURCES } from "../../src/api/constants.ts";
+import { CLUSTER_FINALIZERS } from "../../src/api/constants/cluster.ts";
+import { CLUSTER_POOL_ANNOTATIONS } from "../../src/api/constants/cluster-pool.ts";
+import { ENGINE_API_VERSION, RESOURCES } from "../../src/api/constants.ts";
 import type { ControlPlane } from "../../src/controlplane/control-plane.ts";
 import { findKubeAssets, kubeAssetVersions } from "../../src/controlplane/kube-assets.ts";
 import {
@@ -217,8 +219,9 @@ describe("a warm pool of 2 on real control planes, its engine killed with kill -
         claimed: members.filter((member) => member.claimedBy).length,
         idle: members.filter((member) => !member.claimedBy && member.phase === "Ready").length,
         refilling: members.filter((member) => !member.claimedBy && member.phase !== "Ready").length,
-        unheld: clusters.filter((cluster) => !cluster.metadata.finalizers?.includes(FINALIZERS.cluster))
-          .length,
+        unheld: clusters.filter(
+          (cluster) => !cluster.metadata.finalizers?.includes(CLUSTER_FINALIZERS.cluster),
+        ).length,
         unready: clusters.filter((cluster) => cluster.status?.phase !== "Ready").length,
       };
       await killEngine();
@@ -256,7 +259,7 @@ describe("a warm pool of 2 on real control planes, its engine killed with kill -
     const { clusters, pool } = settled;
     const byUid = new Map(clusters.map((cluster) => [cluster.metadata.uid ?? "", cluster]));
     const annotated = clusters.flatMap((cluster) => {
-      const value = cluster.metadata.annotations?.[ANNOTATIONS.poolMember];
+      const value = cluster.metadata.annotations?.[CLUSTER_POOL_ANNOTATIONS.poolMember];
       return value === undefined ? [] : [{ cluster, ...parsePoolMemberAnnotation(value) }];
     });
     // No two Clusters on one pooled cluster, in the API.
@@ -299,7 +302,7 @@ describe("a warm pool of 2 on real control planes, its engine killed with kill -
     }
     expect(endpoints.size).toBe(clusters.length);
     const made = clusters
-      .filter((cluster) => cluster.metadata.annotations?.[ANNOTATIONS.poolMember] === undefined)
+      .filter((cluster) => cluster.metadata.annotations?.[CLUSTER_POOL_ANNOTATIONS.poolMember] === undefined)
       .map((cluster) => cluster.metadata.uid ?? "");
     const folders = readdirSync(clustersDir).sort();
     expect(folders).toEqual([...members.map((member) => member.id), ...made].sort());

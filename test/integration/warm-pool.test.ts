@@ -8,7 +8,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Cluster } from "../../src/api/cluster.ts";
 import type { ClusterPool } from "../../src/api/cluster-pool.ts";
 import type { ClusterRequest } from "../../src/api/cluster-request.ts";
-import { ANNOTATIONS, ENGINE_API_VERSION, FINALIZERS, RESOURCES } from "../../src/api/constants.ts";
+import { CLUSTER_FINALIZERS } from "../../src/api/constants/cluster.ts";
+import { CLUSTER_POOL_ANNOTATIONS } from "../../src/api/constants/cluster-pool.ts";
+import { ENGINE_API_VERSION, RESOURCES } from "../../src/api/constants.ts";
 import type { ProviderConfig } from "../../src/api/provider-config.ts";
 import { Patch } from "../../src/machines/shared/json-patch.ts";
 import { SimulatedBackend } from "../../src/providers/simulated.ts";
@@ -123,30 +125,34 @@ describe("a warm pool of 2", () => {
   it("serves two of three Clusters created at once from the pool, makes the third as usual, and refills", async () => {
     const results = await Promise.all(["one", "two", "three"].map((name) => timeToReady(name)));
     const fromPool = results.filter(
-      (result) => result.cluster.metadata.annotations?.[ANNOTATIONS.poolMember],
+      (result) => result.cluster.metadata.annotations?.[CLUSTER_POOL_ANNOTATIONS.poolMember],
     );
-    const made = results.filter((result) => !result.cluster.metadata.annotations?.[ANNOTATIONS.poolMember]);
+    const made = results.filter(
+      (result) => !result.cluster.metadata.annotations?.[CLUSTER_POOL_ANNOTATIONS.poolMember],
+    );
     console.log(
       `time from creation to Ready: ${results
         .map(
           (r) =>
-            `${r.name} ${r.ms} ms (${r.cluster.metadata.annotations?.[ANNOTATIONS.poolMember] ? "pool" : "made"})`,
+            `${r.name} ${r.ms} ms (${r.cluster.metadata.annotations?.[CLUSTER_POOL_ANNOTATIONS.poolMember] ? "pool" : "made"})`,
         )
         .join(", ")}; backend provisioning takes ${PROVISION_MS} ms`,
     );
     expect(fromPool).toHaveLength(2);
     expect(made).toHaveLength(1);
     // Each bound Cluster has a member of its own; the backend reports it as the Cluster's cluster.
-    const members = new Set(fromPool.map((r) => r.cluster.metadata.annotations?.[ANNOTATIONS.poolMember]));
+    const members = new Set(
+      fromPool.map((r) => r.cluster.metadata.annotations?.[CLUSTER_POOL_ANNOTATIONS.poolMember]),
+    );
     expect(members.size).toBe(2);
     for (const { cluster } of fromPool) {
-      expect(cluster.metadata.finalizers).toContain(FINALIZERS.cluster);
+      expect(cluster.metadata.finalizers).toContain(CLUSTER_FINALIZERS.cluster);
       expect(cluster.status?.phase).toBe("Ready");
     }
     const pool = await poolAt(2);
     expect(pool.status?.members?.some((member) => member.claimedBy)).toBe(false);
     for (const { cluster } of fromPool) {
-      const id = cluster.metadata.annotations?.[ANNOTATIONS.poolMember]?.split("/")[1];
+      const id = cluster.metadata.annotations?.[CLUSTER_POOL_ANNOTATIONS.poolMember]?.split("/")[1];
       expect(pool.status?.members?.map((member) => member.id)).not.toContain(id);
     }
   });
@@ -188,13 +194,13 @@ describe("a warm pool of 2", () => {
     console.log(
       `ClusterRequest mcp-one granted and its Cluster Ready ${Math.round(performance.now() - started)} ms after the request`,
     );
-    expect(cluster.metadata.annotations?.[ANNOTATIONS.poolMember]).toMatch(/^warm\//);
+    expect(cluster.metadata.annotations?.[CLUSTER_POOL_ANNOTATIONS.poolMember]).toMatch(/^warm\//);
     await poolAt(2);
   });
 
   it("deletes a bound Cluster's cluster with it, and removes idle clusters when the pool shrinks and goes", async () => {
     const bound = (await world.readCluster("one")) as Cluster;
-    const viaPool = bound.metadata.annotations?.[ANNOTATIONS.poolMember] ? "one" : "two";
+    const viaPool = bound.metadata.annotations?.[CLUSTER_POOL_ANNOTATIONS.poolMember] ? "one" : "two";
     const before = backend.size;
     await world.remove(RESOURCES.Cluster, viaPool);
     await world.waitFor(viaPool, (cluster) => cluster === undefined);

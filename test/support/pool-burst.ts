@@ -9,7 +9,8 @@ import { expect } from "vitest";
 import type { BackendFactory, ClusterBackend } from "../../src/api/backend-contract.ts";
 import type { Cluster } from "../../src/api/cluster.ts";
 import type { ClusterPool } from "../../src/api/cluster-pool.ts";
-import { ANNOTATIONS, ENGINE_API_VERSION, RESOURCES } from "../../src/api/constants.ts";
+import { CLUSTER_POOL_ANNOTATIONS } from "../../src/api/constants/cluster-pool.ts";
+import { ENGINE_API_VERSION, RESOURCES } from "../../src/api/constants.ts";
 import type { ProviderConfig } from "../../src/api/provider-config.ts";
 import { type ControlPlane, startControlPlane } from "../../src/controlplane/control-plane.ts";
 import { parsePoolMemberAnnotation } from "../../src/machines/cluster-pool/claim.ts";
@@ -114,7 +115,7 @@ const NAMES = ["one", "two", "three"];
 
 /** The pool member a Cluster was bound to, if it came from the pool. */
 export const poolMemberOf = (cluster: Cluster): string | undefined => {
-  const annotation = cluster.metadata.annotations?.[ANNOTATIONS.poolMember];
+  const annotation = cluster.metadata.annotations?.[CLUSTER_POOL_ANNOTATIONS.poolMember];
   return annotation === undefined ? undefined : parsePoolMemberAnnotation(annotation).member;
 };
 

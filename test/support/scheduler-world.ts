@@ -5,7 +5,8 @@
 import type { Cluster } from "../../src/api/cluster.ts";
 import type { ClusterRequest } from "../../src/api/cluster-request.ts";
 import type { ClusterRequestGrant } from "../../src/api/cluster-request-grant.ts";
-import { ENGINE_API_VERSION, LABELS } from "../../src/api/constants.ts";
+import { CLUSTER_REQUEST_LABELS } from "../../src/api/constants/cluster-request.ts";
+import { ENGINE_API_VERSION } from "../../src/api/constants.ts";
 import { objectKey } from "../../src/api/object-key.ts";
 import type { PurposeSpec } from "../../src/api/purpose.ts";
 import type { SchedulerConfig } from "../../src/api/scheduler-config.ts";
@@ -93,7 +94,7 @@ export class SchedulerWorld {
       if (!serves(cluster, uid)) continue;
       const after = { ...cluster, metadata: withoutClaim(cluster, uid) };
       if (
-        after.metadata.labels?.[LABELS.deleteWithoutRequests] === "true" &&
+        after.metadata.labels?.[CLUSTER_REQUEST_LABELS.deleteWithoutRequests] === "true" &&
         servedRequests(after).length === 0
       ) {
         this.clusters.delete(key);

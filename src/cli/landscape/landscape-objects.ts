@@ -11,7 +11,8 @@ import {
 import type { Cluster } from "../../api/cluster.ts";
 import type { ClusterProfile } from "../../api/cluster-profile.ts";
 import type { ClusterRequest } from "../../api/cluster-request.ts";
-import { ANNOTATIONS, RESOURCES } from "../../api/constants.ts";
+import { CLUSTER_ANNOTATIONS } from "../../api/constants/cluster.ts";
+import { RESOURCES } from "../../api/constants.ts";
 import { isConflict, isNotFound } from "../../api/error-message.ts";
 import { serverSideApply } from "../../runtime/api-server/server-side-apply.ts";
 import type { Manifest } from "./landscape-plan.ts";
@@ -98,7 +99,7 @@ export class LandscapeApi {
           ...RESOURCES.Cluster,
           namespace,
           name,
-          body: { metadata: { annotations: { [ANNOTATIONS.confirmDeletion]: "true" } } },
+          body: { metadata: { annotations: { [CLUSTER_ANNOTATIONS.confirmDeletion]: "true" } } },
         },
         setHeaderOptions("Content-Type", PatchStrategy.MergePatch),
       ),

@@ -7,7 +7,9 @@ import { stringify } from "yaml";
 import type { Cluster } from "../../api/cluster.ts";
 import type { ClusterRequest } from "../../api/cluster-request.ts";
 import type { JsonValue } from "../../api/common.ts";
-import { CLUSTERS_API_VERSION, ENGINE_API_VERSION, LABELS } from "../../api/constants.ts";
+import { CLUSTER_LABELS } from "../../api/constants/cluster.ts";
+import { CLUSTER_REQUEST_LABELS } from "../../api/constants/cluster-request.ts";
+import { CLUSTERS_API_VERSION, ENGINE_API_VERSION } from "../../api/constants.ts";
 import type { ProviderConfig } from "../../api/provider-config.ts";
 import { type Landscape, type LandscapePurpose, PLATFORM_PURPOSE } from "./landscape-file.ts";
 
@@ -161,7 +163,10 @@ export function platformCluster(landscape: Landscape): Cluster {
     metadata: {
       name: PLATFORM_CLUSTER,
       namespace: LANDSCAPE_NAMESPACE,
-      labels: { [LABELS.deleteWithoutRequests]: "false", [LABELS.deletionProtection]: "true" },
+      labels: {
+        [CLUSTER_REQUEST_LABELS.deleteWithoutRequests]: "false",
+        [CLUSTER_LABELS.deletionProtection]: "true",
+      },
     },
     spec: {
       profile: profileOf(landscape, platformConfigName(landscape)),
@@ -187,7 +192,7 @@ export function schedulerConfigYaml(landscape: Landscape): string {
       template: {
         ...(exclusive || owner.name === "workload"
           ? {}
-          : { metadata: { labels: { [LABELS.deleteWithoutRequests]: "false" } } }),
+          : { metadata: { labels: { [CLUSTER_REQUEST_LABELS.deleteWithoutRequests]: "false" } } }),
         spec: {
           profile: profileOf(
             landscape,

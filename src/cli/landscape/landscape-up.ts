@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { loadAllYaml } from "@kubernetes/client-node";
 import { parse } from "yaml";
 import type { Cluster } from "../../api/cluster.ts";
-import { LABELS } from "../../api/constants.ts";
+import { CLUSTER_LABELS } from "../../api/constants/cluster.ts";
 import { clusterTarget } from "../../machines/cluster/step.ts";
 import { kindNameOf, loadImageIntoKindCluster } from "../../providers/public.ts";
 import { installCrds } from "../../runtime/api-server/install-crds.ts";
@@ -302,7 +302,7 @@ async function showLandscape(folder: LandscapeFolder, elapsedMs: number): Promis
       : `as a process of this machine against the platform cluster (pid file and log in ${folder.settings.directory})`;
   folder.settings.say(`
 Landscape ${folder.landscape.name} is up (${seconds(elapsedMs)}): the engine runs ${where} and manages every
-cluster of it, its own included (labelled ${LABELS.deletionProtection}: deleting it needs an explicit step).
+cluster of it, its own included (labelled ${CLUSTER_LABELS.deletionProtection}: deleting it needs an explicit step).
 ${lines.join("\n")}
   the platform's admin kubeconfig: ${folder.platformKubeconfig}
   try:        ${kubectl} get clusters,clusterrequests -A

@@ -1,7 +1,13 @@
 /** Why an AccessRequest is in its state and what it waits for, in words, from the object alone (pure, read-only). */
 import type { AccessRequest } from "../../api/access-request.ts";
 import type { Condition } from "../../api/common.ts";
-import { CONDITION_TYPES, FINALIZERS, LABELS, REASONS } from "../../api/constants.ts";
+import {
+  ACCESS_REQUEST_CONDITION_TYPES,
+  ACCESS_REQUEST_FINALIZERS,
+  ACCESS_REQUEST_LABELS,
+  ACCESS_REQUEST_REASONS,
+} from "../../api/constants/access-request.ts";
+import { CONDITION_TYPES, LABELS, REASONS } from "../../api/constants.ts";
 import { referenceKey } from "../../api/object-key.ts";
 import type { Explanation } from "../shared/explanation.ts";
 import type { accessRequestMachine } from "./machine.ts";
@@ -89,7 +95,7 @@ interface Seen {
 function seenOf(request: AccessRequest): Seen {
   const status = request.status;
   const clusterReady = conditionOf(request, CONDITION_TYPES.clusterReady);
-  const accessGranted = conditionOf(request, CONDITION_TYPES.accessGranted);
+  const accessGranted = conditionOf(request, ACCESS_REQUEST_CONDITION_TYPES.accessGranted);
   const failing = targetFailure(accessGranted);
   const blocked =
     clusterReady?.status === "False"
@@ -118,7 +124,7 @@ function explainRevoking(request: AccessRequest): Reasons {
   const why: string[] = [];
   const waitingFor: string[] = [];
   explainDeleting(request, conditionOf(request, CONDITION_TYPES.clusterReady), why, waitingFor);
-  const failing = targetFailure(conditionOf(request, CONDITION_TYPES.accessGranted));
+  const failing = targetFailure(conditionOf(request, ACCESS_REQUEST_CONDITION_TYPES.accessGranted));
   if (failing) {
     why.push(failing.why);
     waitingFor.unshift(failing.waitingFor);
@@ -146,7 +152,7 @@ function explainUntouched(request: AccessRequest): Reasons {
   const provider = labels[LABELS.provider];
   return {
     why: [
-      `prepared for provider "${provider}" (profile "${labels[LABELS.profile]}"), but no provider has acted on it yet`,
+      `prepared for provider "${provider}" (profile "${labels[ACCESS_REQUEST_LABELS.profile]}"), but no provider has acted on it yet`,
     ],
     waitingFor: [`the controller of provider "${provider}" (is it running?)`],
   };
@@ -180,7 +186,8 @@ function explainGranted({ request, clusterReady, lagging, secret, failing }: See
 function explainDenied({ accessGranted }: Seen): Reasons {
   return {
     why: [
-      (accessGranted?.reason === REASONS.Denied || accessGranted?.reason === REASONS.OutsideAdminScope) &&
+      (accessGranted?.reason === REASONS.Denied ||
+        accessGranted?.reason === ACCESS_REQUEST_REASONS.OutsideAdminScope) &&
       accessGranted.message !== ""
         ? `denied: ${accessGranted.message}`
         : "denied (no reason recorded)",
@@ -229,8 +236,8 @@ function explainDeleting(
   waitingFor: string[],
 ): void {
   const finalizers = request.metadata.finalizers ?? [];
-  const others = finalizers.filter((name) => name !== FINALIZERS.accessRequest);
-  if (finalizers.includes(FINALIZERS.accessRequest)) {
+  const others = finalizers.filter((name) => name !== ACCESS_REQUEST_FINALIZERS.accessRequest);
+  if (finalizers.includes(ACCESS_REQUEST_FINALIZERS.accessRequest)) {
     why.push(
       "being deleted: the ServiceAccount, roles and bindings made for it on the target cluster, and its Secret, are being removed",
     );
@@ -284,9 +291,9 @@ function clusterWait(clusterReady: Condition, cluster: string | undefined): stri
 
 /** The reasons of a call on the target cluster that failed (the Cluster itself is Ready). */
 const TARGET_FAILURES: ReadonlySet<string> = new Set([
-  REASONS.TargetRefused,
-  REASONS.TargetUnreachable,
-  REASONS.TargetError,
+  ACCESS_REQUEST_REASONS.TargetRefused,
+  ACCESS_REQUEST_REASONS.TargetUnreachable,
+  ACCESS_REQUEST_REASONS.TargetError,
 ]);
 
 /** What a failing target means, and what ends it. */
@@ -300,12 +307,12 @@ function targetFailure(accessGranted: Condition | undefined): TargetFailure | un
   if (accessGranted?.status !== "False" || !TARGET_FAILURES.has(accessGranted.reason)) return undefined;
   const retried = "the controller retries with backoff and goes on by itself then";
   switch (accessGranted.reason) {
-    case REASONS.TargetRefused:
+    case ACCESS_REQUEST_REASONS.TargetRefused:
       return {
         why: `the target cluster refuses the engine: ${accessGranted.message}`,
         waitingFor: `a person to give the backend's admin access the rights it lacks (or to use a backend whose admin access has them); ${retried}`,
       };
-    case REASONS.TargetUnreachable:
+    case ACCESS_REQUEST_REASONS.TargetUnreachable:
       return {
         why: `the target cluster cannot be reached: ${accessGranted.message}`,
         waitingFor: `its API server to answer at the address its admin kubeconfig names (is it running, is the address right?); ${retried}`,

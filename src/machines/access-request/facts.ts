@@ -5,8 +5,12 @@
 import type { AccessRequest } from "../../api/access-request.ts";
 import type { AdminScope } from "../../api/backend-contract.ts";
 import type { SecretObject } from "../../api/common.ts";
-import { ACCESS_SECRET_KEYS } from "../../api/constants/access-request.ts";
-import { FINALIZERS, LABELS, REASONS } from "../../api/constants.ts";
+import {
+  ACCESS_REQUEST_FINALIZERS,
+  ACCESS_REQUEST_LABELS,
+  ACCESS_REQUEST_REASONS,
+  ACCESS_SECRET_KEYS,
+} from "../../api/constants/access-request.ts";
 import { objectKey } from "../../api/object-key.ts";
 import { scopeDenial } from "./admin-scope.ts";
 import { renewalDue, renewalTime } from "./kubeconfig.ts";
@@ -125,7 +129,7 @@ export function accessDenial(
     return `the Secret's name ${secretName} would be longer than ${MAX_SECRET_NAME_LENGTH} characters; give the AccessRequest a shorter name`;
   }
   const secret = observation.secret;
-  if (secret && secret.metadata.labels?.[LABELS.accessRequestUid] !== request.metadata.uid) {
+  if (secret && secret.metadata.labels?.[ACCESS_REQUEST_LABELS.accessRequestUid] !== request.metadata.uid) {
     return `Secret ${accessSecretName(request)} belongs to another AccessRequest`;
   }
   return observation.target && plan ? rbacDenial(request, observation.target.namedRoles, plan) : undefined;
@@ -156,12 +160,12 @@ export function accessFacts(
   const denial = accessDenial(request, observation, backend, plan);
   return {
     deleting: request.metadata.deletionTimestamp !== undefined,
-    hasFinalizer: request.metadata.finalizers?.includes(FINALIZERS.accessRequest) ?? false,
+    hasFinalizer: request.metadata.finalizers?.includes(ACCESS_REQUEST_FINALIZERS.accessRequest) ?? false,
     clusterReachable: reachable,
     targetFailing: observation.targetProblem !== undefined,
     denial,
     ...(denial !== undefined && scopeDenial(request, observation.adminScope) === denial
-      ? { denialReason: REASONS.OutsideAdminScope }
+      ? { denialReason: ACCESS_REQUEST_REASONS.OutsideAdminScope }
       : {}),
     accessInPlace: reachable && accessInPlace(target.owned, plan),
     accessGone: reachable && target.owned.length === 0,

@@ -1,6 +1,7 @@
 /** Names and owner labels of the objects an AccessRequest gets on its target cluster. Pure and deterministic. */
 import { createHash } from "node:crypto";
 import type { AccessRequest, PermissionRequest } from "../../api/access-request.ts";
+import { ACCESS_REQUEST_LABELS } from "../../api/constants/access-request.ts";
 import { ENGINE_GROUP, LABELS, MANAGED_BY_ENGINE } from "../../api/constants.ts";
 import { identityUid } from "../../api/move.ts";
 
@@ -8,7 +9,7 @@ import { identityUid } from "../../api/move.ts";
 export const ACCESS_NAMESPACE = "openmcp-access";
 
 /** Label on every object made for an AccessRequest, holding that request's UID: who owns the object. */
-export const ACCESS_OWNER_LABEL = LABELS.accessRequestUid;
+export const ACCESS_OWNER_LABEL = ACCESS_REQUEST_LABELS.accessRequestUid;
 
 /**
  * Label on a namespace the engine created on a target for an AccessRequest (it did not exist): the UID of the

@@ -3,7 +3,8 @@
 import { produce } from "immer";
 import type { AccessRequest } from "../../api/access-request.ts";
 import type { ObjectReference } from "../../api/common.ts";
-import { LABELS, REASONS, REQUEST_PHASES } from "../../api/constants.ts";
+import { ACCESS_REQUEST_LABELS, ACCESS_REQUEST_REASONS } from "../../api/constants/access-request.ts";
+import { LABELS, REQUEST_PHASES } from "../../api/constants.ts";
 import { parseDuration } from "../../api/duration.ts";
 import { mergeConditions } from "../shared/conditions.ts";
 import { diff, type Json, type PatchOperation } from "../shared/json-patch.ts";
@@ -36,7 +37,7 @@ export const PREPARED_CONDITION = "Prepared";
 /** Whether the request still needs its labels (and possibly its clusterRef). */
 export function needsPreparation(request: AccessRequest): boolean {
   const labels = request.metadata.labels ?? {};
-  return !labels[LABELS.provider] || !labels[LABELS.profile];
+  return !labels[LABELS.provider] || !labels[ACCESS_REQUEST_LABELS.profile];
 }
 
 /**
@@ -80,7 +81,7 @@ export function prepareAccessRequest(
         {
           type: PREPARED_CONDITION,
           status: "False",
-          reason: REASONS.InvalidReference,
+          reason: ACCESS_REQUEST_REASONS.InvalidReference,
           message: `${message} (retrying)`,
         },
       ],
@@ -105,7 +106,7 @@ export function prepareAccessRequest(
     draft.metadata.labels ??= {};
     const labels = draft.metadata.labels as Record<string, string>;
     labels[LABELS.provider] ??= resolution.provider; // never overwrite a value already there
-    labels[LABELS.profile] ??= resolution.profile;
+    labels[ACCESS_REQUEST_LABELS.profile] ??= resolution.profile;
     const spec = draft.spec as { clusterRef?: ObjectReference };
     spec.clusterRef ??= { ...resolution.cluster };
   });

@@ -1,15 +1,15 @@
 /** The pure reconcile step for an AccessRequest, on the generic step: what only the AccessRequest kind brings to it. */
 import type { AccessRequest, AccessRequestStatus } from "../../api/access-request.ts";
 import type { RequestPhase } from "../../api/cluster-request.ts";
-import { HIBERNATION_REASONS } from "../../api/constants/hibernation.ts";
 import {
-  ANNOTATIONS,
-  CONDITION_TYPES,
-  FINALIZERS,
-  LABELS,
-  REASONS,
-  REQUEST_PHASES,
-} from "../../api/constants.ts";
+  ACCESS_REQUEST_ANNOTATIONS,
+  ACCESS_REQUEST_CONDITION_TYPES,
+  ACCESS_REQUEST_FINALIZERS,
+  ACCESS_REQUEST_LABELS,
+  ACCESS_REQUEST_REASONS,
+} from "../../api/constants/access-request.ts";
+import { HIBERNATION_REASONS } from "../../api/constants/hibernation.ts";
+import { CONDITION_TYPES, LABELS, REASONS, REQUEST_PHASES } from "../../api/constants.ts";
 import { type ConditionUpdate, mergeConditions } from "../shared/conditions.ts";
 import { type KindStep, kindStep, type StepBasics } from "../shared/kind-step.ts";
 import type { EventRecord } from "../shared/machine-step.ts";
@@ -31,9 +31,10 @@ export type AccessResponsibility = "ours" | "notOurs" | "notPrepared" | "awaitin
  */
 export function accessResponsibility(request: AccessRequest, providerName: string): AccessResponsibility {
   const labels = request.metadata.labels ?? {};
-  const ourFinalizer = request.metadata.finalizers?.includes(FINALIZERS.accessRequest) ?? false;
+  const ourFinalizer =
+    request.metadata.finalizers?.includes(ACCESS_REQUEST_FINALIZERS.accessRequest) ?? false;
   if (request.metadata.deletionTimestamp && ourFinalizer) return "ours";
-  if (!labels[LABELS.provider] || !labels[LABELS.profile]) return "notPrepared";
+  if (!labels[LABELS.provider] || !labels[ACCESS_REQUEST_LABELS.profile]) return "notPrepared";
   if (labels[LABELS.provider] !== providerName) return "notOurs";
   const phase = request.status?.phase;
   const current = request.status?.observedGeneration === request.metadata.generation;
@@ -82,7 +83,8 @@ export type AccessStepResult = KindStep<AccessRequest, AccessRequestStatus, Acce
  * from what the object does show: deletion, phase and our finalizer.
  */
 export function accessStateOf(request: AccessRequest): string {
-  const ourFinalizer = request.metadata.finalizers?.includes(FINALIZERS.accessRequest) ?? false;
+  const ourFinalizer =
+    request.metadata.finalizers?.includes(ACCESS_REQUEST_FINALIZERS.accessRequest) ?? false;
   if (request.metadata.deletionTimestamp) return "deleting.revoking";
   if (request.status?.phase === REQUEST_PHASES.granted) return "granted";
   if (request.status?.phase === REQUEST_PHASES.denied) return "denied";
@@ -99,7 +101,7 @@ export function stepAccessRequest(input: AccessStepInput): AccessStepResult {
   const timing = input.timing;
   if (!input.targetProblem || !timing || result.requeueAfterMs === undefined) return result;
   const since = result.desired.status?.conditions?.find(
-    (c) => c.type === CONDITION_TYPES.accessGranted,
+    (c) => c.type === ACCESS_REQUEST_CONDITION_TYPES.accessGranted,
   )?.lastTransitionTime;
   const lasted = since ? Date.parse(input.now) - Date.parse(since) : 0;
   const backoff = Math.min(timing.resyncMs, Math.max(timing.pollMs, Number.isFinite(lasted) ? lasted : 0));
@@ -120,7 +122,7 @@ const baseStep: (input: AccessStepInput) => AccessStepResult = kindStep<
   object: (input) => input.request,
   readState: accessStateOf,
   facts: (input) => input.facts,
-  finalizer: FINALIZERS.accessRequest,
+  finalizer: ACCESS_REQUEST_FINALIZERS.accessRequest,
   actions: {
     grantAccess: () => "grantAccess",
     issueCredential: () => "issueCredential",
@@ -132,9 +134,9 @@ const baseStep: (input: AccessStepInput) => AccessStepResult = kindStep<
     const url = phase === REQUEST_PHASES.granted ? input.localAccess : undefined;
     if (url !== undefined) {
       draft.annotations ??= {};
-      draft.annotations[ANNOTATIONS.localAccess] = url;
-    } else if (draft.annotations?.[ANNOTATIONS.localAccess] !== undefined) {
-      delete draft.annotations[ANNOTATIONS.localAccess];
+      draft.annotations[ACCESS_REQUEST_ANNOTATIONS.localAccess] = url;
+    } else if (draft.annotations?.[ACCESS_REQUEST_ANNOTATIONS.localAccess] !== undefined) {
+      delete draft.annotations[ACCESS_REQUEST_ANNOTATIONS.localAccess];
     }
   },
   moreEvents: ({ input }, roles) => {
@@ -170,22 +172,27 @@ function rolesCondition(
   state: string,
   facts: AccessFacts,
 ): ConditionUpdate | undefined {
-  const type = CONDITION_TYPES.referencedRolesExist;
+  const type = ACCESS_REQUEST_CONDITION_TYPES.referencedRolesExist;
   if (!bindsByReference(request)) {
     // Conditions are never deleted: one left from an earlier spec must not keep saying a role is missing.
     const had = request.status?.conditions?.some((c) => c.type === type) ?? false;
     return had
-      ? { type, status: "True", reason: REASONS.RolesFound, message: "no role is bound by reference" }
+      ? {
+          type,
+          status: "True",
+          reason: ACCESS_REQUEST_REASONS.RolesFound,
+          message: "no role is bound by reference",
+        }
       : undefined;
   }
   if (!facts.clusterReachable) return undefined;
   if (state !== "granted" && state !== "provisioning") return undefined;
   if (facts.missingRoles.length === 0)
-    return { type, status: "True", reason: REASONS.RolesFound, message: "" };
+    return { type, status: "True", reason: ACCESS_REQUEST_REASONS.RolesFound, message: "" };
   return {
     type,
     status: "False",
-    reason: REASONS.RoleMissing,
+    reason: ACCESS_REQUEST_REASONS.RoleMissing,
     message: `${facts.missingRoles.join("; ")}: a binding to a missing role grants nothing until the role exists`,
   };
 }
@@ -194,10 +201,14 @@ function rolesCondition(
 function rolesEventOf(request: AccessRequest, roles: ConditionUpdate): EventRecord | undefined {
   const before = request.status?.conditions?.find((c) => c.type === roles.type);
   if (roles.status === "False" && before?.message !== roles.message) {
-    return { type: "Warning", reason: REASONS.RoleMissing, message: roles.message };
+    return { type: "Warning", reason: ACCESS_REQUEST_REASONS.RoleMissing, message: roles.message };
   }
   if (roles.status === "True" && before?.status === "False") {
-    return { type: "Normal", reason: REASONS.RolesFound, message: "no referenced role is missing now" };
+    return {
+      type: "Normal",
+      reason: ACCESS_REQUEST_REASONS.RolesFound,
+      message: "no referenced role is missing now",
+    };
   }
   return undefined;
 }
@@ -208,7 +219,9 @@ function rolesEventOf(request: AccessRequest, roles: ConditionUpdate): EventReco
  */
 function targetEventOf(request: AccessRequest, problem: TargetProblem): EventRecord | undefined {
   if (problem.inCommand) return undefined;
-  const before = request.status?.conditions?.find((c) => c.type === CONDITION_TYPES.accessGranted);
+  const before = request.status?.conditions?.find(
+    (c) => c.type === ACCESS_REQUEST_CONDITION_TYPES.accessGranted,
+  );
   return before?.reason === problem.reason && before.message === problem.message
     ? undefined
     : { type: "Warning", reason: problem.reason, message: problem.message };
@@ -237,7 +250,9 @@ function desiredStatus(
       : {
           type: CONDITION_TYPES.clusterReady,
           status: "False",
-          reason: input.clusterAsleep ? HIBERNATION_REASONS.ClusterHibernated : REASONS.InvalidReference,
+          reason: input.clusterAsleep
+            ? HIBERNATION_REASONS.ClusterHibernated
+            : ACCESS_REQUEST_REASONS.InvalidReference,
           message: input.clusterProblem ?? "the target Cluster is not ready",
         },
     accessCondition(state, facts, input.lastError, input.targetProblem),
@@ -262,7 +277,7 @@ function accessCondition(
   lastError: string | undefined,
   targetProblem: TargetProblem | undefined,
 ): ConditionUpdate {
-  const type = CONDITION_TYPES.accessGranted;
+  const type = ACCESS_REQUEST_CONDITION_TYPES.accessGranted;
   if (state === "denied") {
     return {
       type,

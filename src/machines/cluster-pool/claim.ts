@@ -7,7 +7,7 @@
  */
 import type { Cluster } from "../../api/cluster.ts";
 import type { ClusterPool, PoolClaim, PoolMember } from "../../api/cluster-pool.ts";
-import { FINALIZERS } from "../../api/constants.ts";
+import { CLUSTER_FINALIZERS } from "../../api/constants/cluster.ts";
 import { type Json, Patch, type PatchOperation } from "../shared/json-patch.ts";
 
 /** The claim a pool records for `cluster`, if one does. */
@@ -27,7 +27,7 @@ export function mayTakeMember(cluster: Cluster, builtNothing: boolean): boolean 
   return (
     builtNothing &&
     cluster.metadata.deletionTimestamp === undefined &&
-    !(cluster.metadata.finalizers ?? []).includes(FINALIZERS.cluster)
+    !(cluster.metadata.finalizers ?? []).includes(CLUSTER_FINALIZERS.cluster)
   );
 }
 

@@ -3,7 +3,9 @@
  * only an image (and for kind the Docker socket) and expects its profile (`kind`) to exist. Pure: which
  * config, if any; runtime/start/init.ts creates it.
  */
-import { ANNOTATIONS, ENGINE_API_VERSION } from "../../api/constants.ts";
+
+import { PROVIDER_CONFIG_ANNOTATIONS } from "../../api/constants/provider-config.ts";
+import { ENGINE_API_VERSION } from "../../api/constants.ts";
 import type { ProviderConfig } from "../../api/provider-config.ts";
 import { configOwnership } from "./ownership.ts";
 import type { ProfileOwner } from "./profile.ts";
@@ -18,7 +20,7 @@ export const DEFAULT_CONFIG_ENV = {
   profile: "OPENMCP_ENGINE_DEFAULT_PROFILE",
 } as const;
 
-/** The value of {@link ANNOTATIONS.madeBy} on the default config. */
+/** The value of {@link PROVIDER_CONFIG_ANNOTATIONS.madeBy} on the default config. */
 export const MADE_BY_INIT = "init";
 
 /** Built-in backends that make clusters without any settings: a provider named like one gets it by default. */
@@ -91,7 +93,10 @@ export function defaultProviderConfig(input: DefaultConfigInput): DefaultConfigD
     make: {
       apiVersion: ENGINE_API_VERSION,
       kind: "ProviderConfig",
-      metadata: { name: owner.providerName, annotations: { [ANNOTATIONS.madeBy]: MADE_BY_INIT } },
+      metadata: {
+        name: owner.providerName,
+        annotations: { [PROVIDER_CONFIG_ANNOTATIONS.madeBy]: MADE_BY_INIT },
+      },
       spec: { providerRef: { name: owner.providerName }, profileName, backend },
     },
   };

@@ -3,6 +3,7 @@
  * (another provider, or another ProviderConfig of this provider). Pure.
  */
 import type { ClusterProfile } from "../../api/cluster-profile.ts";
+import { PROVIDER_CONFIG_LABELS } from "../../api/constants/provider-config.ts";
 import { LABELS } from "../../api/constants.ts";
 
 /**
@@ -32,7 +33,7 @@ export function profileHolder(
   if (referenced !== providerName) return { kind: "provider", provider: referenced };
   const labelled = labels[LABELS.provider];
   if (labelled !== undefined && labelled !== providerName) return { kind: "provider", provider: labelled };
-  const config = labels[LABELS.providerConfig] ?? stored.spec.providerConfigRef.name;
+  const config = labels[PROVIDER_CONFIG_LABELS.providerConfig] ?? stored.spec.providerConfigRef.name;
   return config === configName ? { kind: "ours" } : { kind: "config", config };
 }
 

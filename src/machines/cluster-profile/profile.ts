@@ -1,6 +1,7 @@
 /** The ClusterProfile a ProviderConfig yields, and the ProviderConfig's status about it. Pure. */
 import type { ClusterProfile, SupportedVersion } from "../../api/cluster-profile.ts";
 import type { Condition } from "../../api/common.ts";
+import { PROVIDER_CONFIG_LABELS, PROVIDER_CONFIG_REASONS } from "../../api/constants/provider-config.ts";
 import { ANNOTATIONS, CLUSTERS_API_VERSION, LABELS, REASONS } from "../../api/constants.ts";
 import type { ProviderConfig, ProviderConfigStatus } from "../../api/provider-config.ts";
 import { mergeConditions } from "../shared/conditions.ts";
@@ -58,7 +59,7 @@ export function desiredClusterProfile(
     kind: "ClusterProfile",
     metadata: {
       name: profileName(owner, config),
-      labels: { [LABELS.provider]: owner.providerName, [LABELS.providerConfig]: configName },
+      labels: { [LABELS.provider]: owner.providerName, [PROVIDER_CONFIG_LABELS.providerConfig]: configName },
       ...(offered ? { annotations: { [ANNOTATIONS.traits]: offered } } : {}),
     },
     spec: {
@@ -126,7 +127,7 @@ export function providerConfigStatus(
         ? {
             type: "Ready",
             status: "False" as const,
-            reason: REASONS.ProfileNameTaken,
+            reason: PROVIDER_CONFIG_REASONS.ProfileNameTaken,
             message: profileTakenMessage(name, holder),
           }
         : (versions ?? []).length === 0

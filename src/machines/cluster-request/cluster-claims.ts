@@ -1,10 +1,14 @@
 /** How a Cluster shows which ClusterRequests it serves: one finalizer per request, and on shared Clusters a prefix claim. */
 import type { Cluster } from "../../api/cluster.ts";
-import { COPIED_METADATA_PREFIX, FINALIZERS, PREFIX_CLAIM_ANNOTATION_PREFIX } from "../../api/constants.ts";
+import {
+  CLUSTER_REQUEST_FINALIZERS,
+  COPIED_METADATA_PREFIX,
+  PREFIX_CLAIM_ANNOTATION_PREFIX,
+} from "../../api/constants/cluster-request.ts";
 
 /** `request.clusters.openmcp.cloud/<uid>`: the finalizer that says "this Cluster serves request <uid>". */
 export function requestFinalizer(uid: string): string {
-  return `${FINALIZERS.requestOnClusterPrefix}${uid}`;
+  return `${CLUSTER_REQUEST_FINALIZERS.requestOnClusterPrefix}${uid}`;
 }
 
 /** `prefix.engine.openmcp.cloud/<uid>`: the annotation holding the name prefix granted to request <uid>. */
@@ -15,8 +19,8 @@ export function prefixClaimKey(uid: string): string {
 /** UIDs of the requests a Cluster serves, from its finalizers (upstream's scheduler counts the same way). */
 export function servedRequests(cluster: Cluster): string[] {
   return (cluster.metadata.finalizers ?? [])
-    .filter((name) => name.startsWith(FINALIZERS.requestOnClusterPrefix))
-    .map((name) => name.slice(FINALIZERS.requestOnClusterPrefix.length));
+    .filter((name) => name.startsWith(CLUSTER_REQUEST_FINALIZERS.requestOnClusterPrefix))
+    .map((name) => name.slice(CLUSTER_REQUEST_FINALIZERS.requestOnClusterPrefix.length));
 }
 
 /** Whether the Cluster carries request <uid>'s finalizer. */

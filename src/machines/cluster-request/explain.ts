@@ -1,6 +1,11 @@
 /** Why a ClusterRequest is in its state and what it waits for, in words, from the object alone (pure, read-only). */
 import type { ClusterRequest } from "../../api/cluster-request.ts";
-import { CONDITION_TYPES, FINALIZERS, REASONS } from "../../api/constants.ts";
+import {
+  CLUSTER_REQUEST_CONDITION_TYPES,
+  CLUSTER_REQUEST_FINALIZERS,
+  CLUSTER_REQUEST_REASONS,
+} from "../../api/constants/cluster-request.ts";
+import { REASONS } from "../../api/constants.ts";
 import type { Explanation } from "../shared/explanation.ts";
 import type { clusterRequestMachine } from "./machine.ts";
 import { clusterRequestStateOf } from "./step.ts";
@@ -31,21 +36,23 @@ export const CLUSTER_REQUEST_GUARD_PHRASES: Readonly<
 /** Explains `request` from what it stores: deletion, phase, finalizers, status.cluster and its ClusterGranted condition. */
 export function explainClusterRequest(request: ClusterRequest): Explanation & { readonly state: string } {
   const state = clusterRequestStateOf(request);
-  const condition = request.status?.conditions?.find((c) => c.type === CONDITION_TYPES.clusterGranted);
+  const condition = request.status?.conditions?.find(
+    (c) => c.type === CLUSTER_REQUEST_CONDITION_TYPES.clusterGranted,
+  );
   const cluster = request.status?.cluster;
   const where = cluster ? `${cluster.namespace}/${cluster.name}` : undefined;
   const why: string[] = [];
   const waitingFor: string[] = [];
   const base = { state, phase: request.status?.phase };
   if (state.startsWith("deleting")) {
-    const ours = request.metadata.finalizers?.includes(FINALIZERS.request) ?? false;
+    const ours = request.metadata.finalizers?.includes(CLUSTER_REQUEST_FINALIZERS.request) ?? false;
     why.push(
       ours
         ? `being deleted: ${condition?.message || "the scheduler lets go of its Cluster and removes the grant"}`
         : "being deleted; the scheduler holds it no longer",
     );
     waitingFor.push(
-      condition?.reason === REASONS.WaitingForClusterDeletion
+      condition?.reason === CLUSTER_REQUEST_REASONS.WaitingForClusterDeletion
         ? `Cluster ${where ?? "(its Cluster)"} to be gone (waitForClusterDeletion)`
         : "the scheduler to remove its finalizer from the Cluster and delete the grant",
     );
@@ -71,16 +78,16 @@ export function explainClusterRequest(request: ClusterRequest): Explanation & { 
         `a person: add a purposeMapping for "${request.spec.purpose}" to the scheduler configuration (it is reloaded on change)`,
       );
       break;
-    case REASONS.ClusterConflict:
-    case REASONS.MissingTrait:
-    case REASONS.InvalidRequest:
+    case CLUSTER_REQUEST_REASONS.ClusterConflict:
+    case CLUSTER_REQUEST_REASONS.MissingTrait:
+    case CLUSTER_REQUEST_REASONS.InvalidRequest:
       why.push(`denied (${condition.reason}): ${condition.message}`);
       waitingFor.push(
         "a person: remove the cause (it is checked again on every change of Clusters, profiles and Purposes), or delete the request",
       );
       break;
-    case REASONS.WaitingForCluster:
-    case REASONS.Replacing:
+    case CLUSTER_REQUEST_REASONS.WaitingForCluster:
+    case CLUSTER_REQUEST_REASONS.Replacing:
       why.push(condition.message);
       waitingFor.push("the Cluster's deletion to finish; then it is made again under the same name");
       break;

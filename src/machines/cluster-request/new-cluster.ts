@@ -1,7 +1,8 @@
 /** The Cluster the scheduler creates for a request, from its purpose's template. */
 import type { Cluster, Tenancy } from "../../api/cluster.ts";
 import type { ClusterRequest } from "../../api/cluster-request.ts";
-import { CLUSTERS_API_VERSION, LABELS } from "../../api/constants.ts";
+import { CLUSTER_REQUEST_LABELS } from "../../api/constants/cluster-request.ts";
+import { CLUSTERS_API_VERSION } from "../../api/constants.ts";
 import type { PurposeMapping } from "../../api/scheduler-config.ts";
 import { type CopiedMetadata, prefixClaimKey, requestFinalizer } from "./cluster-claims.ts";
 
@@ -34,7 +35,7 @@ export function newCluster(
   const purposes = [...(template.spec.purposes ?? [])];
   if (!purposes.includes(request.spec.purpose)) purposes.push(request.spec.purpose);
   const labels: Record<string, string> = {
-    [LABELS.deleteWithoutRequests]: "true",
+    [CLUSTER_REQUEST_LABELS.deleteWithoutRequests]: "true",
     ...template.metadata.labels,
     ...choice.copied?.labels,
   };

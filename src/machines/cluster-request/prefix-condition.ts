@@ -1,6 +1,9 @@
 /** The ProposedPrefix condition of a shared ClusterRequest: did it get the prefix it proposed, and if not, why. Pure. */
 import type { ClusterRequest } from "../../api/cluster-request.ts";
-import { CONDITION_TYPES, REASONS } from "../../api/constants.ts";
+import {
+  CLUSTER_REQUEST_CONDITION_TYPES,
+  CLUSTER_REQUEST_REASONS,
+} from "../../api/constants/cluster-request.ts";
 import type { ConditionUpdate } from "../shared/conditions.ts";
 import type { EventRecord } from "../shared/machine-step.ts";
 import { prefixesOfOthers } from "./cluster-claims.ts";
@@ -23,13 +26,13 @@ export function proposedPrefixCondition(
 ): ConditionUpdate | undefined {
   const proposed = placement.proposedPrefix;
   const granted = placement.prefix;
-  const type = CONDITION_TYPES.proposedPrefix;
+  const type = CLUSTER_REQUEST_CONDITION_TYPES.proposedPrefix;
   if (proposed === undefined) return undefined;
   if (!placement.shared) {
     return {
       type,
       status: "False",
-      reason: REASONS.PrefixNotUsed,
+      reason: CLUSTER_REQUEST_REASONS.PrefixNotUsed,
       message: `the proposed prefix ${quote(proposed)} is not used: the Cluster serves this request alone (Exclusive), where no prefix is granted`,
     };
   }
@@ -38,7 +41,7 @@ export function proposedPrefixCondition(
     return {
       type,
       status: "True",
-      reason: REASONS.PrefixAsProposed,
+      reason: CLUSTER_REQUEST_REASONS.PrefixAsProposed,
       message: `prefix ${quote(granted)} granted`,
     };
   }
@@ -48,7 +51,7 @@ export function proposedPrefixCondition(
     return {
       type,
       status: "False",
-      reason: REASONS.InvalidPrefix,
+      reason: CLUSTER_REQUEST_REASONS.InvalidPrefix,
       message: `the proposed prefix ${quote(proposed)} is not usable: ${problem}${instead}`,
     };
   }
@@ -60,14 +63,14 @@ export function proposedPrefixCondition(
     return {
       type,
       status: "False",
-      reason: REASONS.PrefixTaken,
+      reason: CLUSTER_REQUEST_REASONS.PrefixTaken,
       message: `the proposed prefix ${quote(proposed)} collides with ${quote(holder)}, held by another request on Cluster ${cluster.namespace}/${cluster.name}${instead}`,
     };
   }
   return {
     type,
     status: "False",
-    reason: REASONS.PrefixAlreadyGranted,
+    reason: CLUSTER_REQUEST_REASONS.PrefixAlreadyGranted,
     message: `the proposed prefix ${quote(proposed)} was not granted when the request was placed (taken then, or proposed later), and a granted prefix never changes${instead}`,
   };
 }

@@ -3,6 +3,7 @@
  * own annotations (`engine.openmcp.cloud/{purposes,dedicated,traits}`), aggregated as the design record says.
  */
 import type { ClusterRequest } from "../../api/cluster-request.ts";
+import { CLUSTER_REQUEST_ANNOTATIONS } from "../../api/constants/cluster-request.ts";
 import { ANNOTATIONS } from "../../api/constants.ts";
 import type { PurposeSpec } from "../../api/purpose.ts";
 import { aggregateWishes, type SchedulingWishes } from "./purpose-aggregation.ts";
@@ -10,7 +11,7 @@ import { parseTraitList } from "./traits.ts";
 
 /** The request's purposes in order: `spec.purpose` first, then those of the purposes annotation. */
 export function purposesOf(request: ClusterRequest): string[] {
-  const extra = (request.metadata.annotations?.[ANNOTATIONS.purposes] ?? "")
+  const extra = (request.metadata.annotations?.[CLUSTER_REQUEST_ANNOTATIONS.purposes] ?? "")
     .split(",")
     .map((purpose) => purpose.trim())
     .filter((purpose) => purpose !== "");
@@ -26,10 +27,10 @@ export function requestWishes(
   purposes: ReadonlyMap<string, PurposeSpec>,
 ): SchedulingWishes | { problem: string } {
   const annotations = request.metadata.annotations ?? {};
-  const dedicatedText = annotations[ANNOTATIONS.dedicated];
+  const dedicatedText = annotations[CLUSTER_REQUEST_ANNOTATIONS.dedicated];
   if (dedicatedText !== undefined && dedicatedText !== "true" && dedicatedText !== "false") {
     return {
-      problem: `annotation ${ANNOTATIONS.dedicated} must be "true" or "false", not "${dedicatedText}"`,
+      problem: `annotation ${CLUSTER_REQUEST_ANNOTATIONS.dedicated} must be "true" or "false", not "${dedicatedText}"`,
     };
   }
   const traits = parseTraitList(annotations[ANNOTATIONS.traits] ?? "");

@@ -6,7 +6,7 @@ import type { Cluster, Tenancy } from "../../api/cluster.ts";
 import type { ClusterRequest } from "../../api/cluster-request.ts";
 import type { ClusterRequestGrant } from "../../api/cluster-request-grant.ts";
 import type { ObjectReference } from "../../api/common.ts";
-import { ANNOTATIONS, LABELS } from "../../api/constants.ts";
+import { CLUSTER_REQUEST_ANNOTATIONS, CLUSTER_REQUEST_LABELS } from "../../api/constants/cluster-request.ts";
 import { referenceKey } from "../../api/object-key.ts";
 import type { PurposeSpec } from "../../api/purpose.ts";
 import type { PurposeMapping, SchedulerConfig } from "../../api/scheduler-config.ts";
@@ -179,7 +179,7 @@ export function schedule(request: ClusterRequest, view: SchedulingView): Decisio
   // can still ask an unlimited mapping for a Cluster of its own.
   const problem = perRequestPrefixProblem(prefix);
   if (problem !== undefined) return { kind: "misconfigured", message: `purpose ${purpose}: ${problem}` };
-  if (request.metadata.labels?.[LABELS.randomizeClusterName] === "true") {
+  if (request.metadata.labels?.[CLUSTER_REQUEST_LABELS.randomizeClusterName] === "true") {
     return placeNew(request, view, mapping, tenancy, wishes.traits, { generateName: prefix }, namespace);
   }
   const name =
@@ -304,5 +304,5 @@ function placementOn(
 }
 
 function proposedPrefixOf(request: ClusterRequest): string | undefined {
-  return request.metadata.annotations?.[ANNOTATIONS.prefix];
+  return request.metadata.annotations?.[CLUSTER_REQUEST_ANNOTATIONS.prefix];
 }

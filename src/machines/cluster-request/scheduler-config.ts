@@ -4,7 +4,7 @@
  * plus unknown fields, so a typo never passes silently. Pure.
  */
 import { parse } from "yaml";
-import { TENANCIES } from "../../api/constants.ts";
+import { TENANCIES } from "../../api/constants/cluster.ts";
 import type {
   ClusterTemplate,
   LabelSelector,

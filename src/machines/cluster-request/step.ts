@@ -5,14 +5,13 @@
 import type { ClusterRequest, ClusterRequestStatus, RequestPhase } from "../../api/cluster-request.ts";
 import type { ObjectReference } from "../../api/common.ts";
 import {
-  ANNOTATIONS,
-  CONDITION_TYPES,
-  FINALIZERS,
-  LABELS,
-  OPERATIONS,
-  REASONS,
-  REQUEST_PHASES,
-} from "../../api/constants.ts";
+  CLUSTER_REQUEST_ANNOTATIONS,
+  CLUSTER_REQUEST_CONDITION_TYPES,
+  CLUSTER_REQUEST_FINALIZERS,
+  CLUSTER_REQUEST_LABELS,
+  CLUSTER_REQUEST_REASONS,
+} from "../../api/constants/cluster-request.ts";
+import { ANNOTATIONS, OPERATIONS, REASONS, REQUEST_PHASES } from "../../api/constants.ts";
 import type { SchedulerConfig } from "../../api/scheduler-config.ts";
 import { type ConditionUpdate, mergeConditions } from "../shared/conditions.ts";
 import { type KindStep, kindStep, type StepBasics } from "../shared/kind-step.ts";
@@ -51,7 +50,7 @@ export type ClusterRequestResponsibility =
   /** Its purpose is one the configuration leaves to another scheduler (`purposesServedElsewhere`), and this engine never held it. */
   | "servedElsewhere";
 
-/** Value of the {@link ANNOTATIONS.scheduler} marker this engine writes. */
+/** Value of the {@link CLUSTER_REQUEST_ANNOTATIONS.scheduler} marker this engine writes. */
 export const SCHEDULER_MARKER = "openmcp-engine";
 
 /**
@@ -62,7 +61,7 @@ export function scheduledHere(
   metadata: Pick<ClusterRequest["metadata"], "annotations">,
   hasOwnGrant: boolean,
 ): boolean {
-  return metadata.annotations?.[ANNOTATIONS.scheduler] === SCHEDULER_MARKER || hasOwnGrant;
+  return metadata.annotations?.[CLUSTER_REQUEST_ANNOTATIONS.scheduler] === SCHEDULER_MARKER || hasOwnGrant;
 }
 
 /**
@@ -84,7 +83,10 @@ export function clusterRequestResponsibility(
   if (request.status?.cluster && !here) return "grantedElsewhere";
   // The finalizer proves nothing here: openMCP's own scheduler adds the very same one.
   if (!here && config.purposesServedElsewhere?.includes(request.spec.purpose)) return "servedElsewhere";
-  if (request.metadata.deletionTimestamp && request.metadata.finalizers?.includes(FINALIZERS.request))
+  if (
+    request.metadata.deletionTimestamp &&
+    request.metadata.finalizers?.includes(CLUSTER_REQUEST_FINALIZERS.request)
+  )
     return "ours";
   if (!selectorMatches(config.selectors.requests, request.metadata.labels)) return "notSelected";
   return "ours";
@@ -124,10 +126,12 @@ export function clusterRequestStateOf(request: ClusterRequest): string {
   const phase = request.status?.phase;
   if (phase === REQUEST_PHASES.granted) return "granted";
   if (phase === REQUEST_PHASES.denied) return "denied";
-  const reason = request.status?.conditions?.find((c) => c.type === CONDITION_TYPES.clusterGranted)?.reason;
+  const reason = request.status?.conditions?.find(
+    (c) => c.type === CLUSTER_REQUEST_CONDITION_TYPES.clusterGranted,
+  )?.reason;
   if (reason === REASONS.ConfigurationProblem) return "misconfigured";
-  if (reason === REASONS.Replacing) return "replacing";
-  return request.metadata.finalizers?.includes(FINALIZERS.request) ? "scheduling" : "pending";
+  if (reason === CLUSTER_REQUEST_REASONS.Replacing) return "replacing";
+  return request.metadata.finalizers?.includes(CLUSTER_REQUEST_FINALIZERS.request) ? "scheduling" : "pending";
 }
 
 const step = kindStep<
@@ -142,7 +146,7 @@ const step = kindStep<
   object: (input) => input.request,
   readState: clusterRequestStateOf,
   facts: ({ request, view, decision }) => clusterRequestFacts(request, view, decision),
-  finalizer: FINALIZERS.request,
+  finalizer: CLUSTER_REQUEST_FINALIZERS.request,
   actions: {
     assign: (_, { input: { decision } }) =>
       decision.kind === "place" ? { kind: "assign", placement: decision.placement } : undefined,
@@ -156,7 +160,7 @@ const step = kindStep<
     // Marked before any status.cluster is written (metadata goes first), so the engine knows its own grants.
     if ((finalizer === "add" || state === "granted") && !scheduledHere(draft, false)) {
       draft.annotations ??= {};
-      draft.annotations[ANNOTATIONS.scheduler] = SCHEDULER_MARKER;
+      draft.annotations[CLUSTER_REQUEST_ANNOTATIONS.scheduler] = SCHEDULER_MARKER;
     }
   },
   moreEvents: ({ input }, prefix) => {
@@ -216,7 +220,9 @@ function clusterDeletionDone(request: ClusterRequest, view: SchedulingView): boo
   if (cluster.metadata.deletionTimestamp) return false;
   const uid = request.metadata.uid ?? "";
   const others = servedRequests(cluster).filter((other) => other !== uid);
-  return others.length > 0 || cluster.metadata.labels?.[LABELS.deleteWithoutRequests] !== "true";
+  return (
+    others.length > 0 || cluster.metadata.labels?.[CLUSTER_REQUEST_LABELS.deleteWithoutRequests] !== "true"
+  );
 }
 
 function refOf(cluster: {
@@ -279,7 +285,7 @@ function grantedCondition(
   decision: Decision,
   input: ClusterRequestStepInput,
 ): ConditionUpdate {
-  const type = CONDITION_TYPES.clusterGranted;
+  const type = CLUSTER_REQUEST_CONDITION_TYPES.clusterGranted;
   const status = "False" as const;
   if (state === "granted" && decision.kind === "place") {
     return {
@@ -294,7 +300,7 @@ function grantedCondition(
       ? {
           type,
           status,
-          reason: REASONS.WaitingForClusterDeletion,
+          reason: CLUSTER_REQUEST_REASONS.WaitingForClusterDeletion,
           message: "waiting for the Cluster to be deleted (waitForClusterDeletion)",
         }
       : {
@@ -307,11 +313,11 @@ function grantedCondition(
   if (decision.kind === "misconfigured")
     return { type, status, reason: REASONS.ConfigurationProblem, message: decision.message };
   if (decision.kind === "deny")
-    return { type, status, reason: REASONS[decision.reason], message: decision.message };
+    return { type, status, reason: CLUSTER_REQUEST_REASONS[decision.reason], message: decision.message };
   if (decision.kind === "replace")
-    return { type, status, reason: REASONS.Replacing, message: decision.message };
+    return { type, status, reason: CLUSTER_REQUEST_REASONS.Replacing, message: decision.message };
   if (decision.kind === "wait")
-    return { type, status, reason: REASONS.WaitingForCluster, message: decision.message };
+    return { type, status, reason: CLUSTER_REQUEST_REASONS.WaitingForCluster, message: decision.message };
   if (input.lastError !== undefined)
     return { type, status, reason: REASONS.BackendError, message: input.lastError };
   const { cluster, created } = decision.placement;
@@ -319,7 +325,7 @@ function grantedCondition(
   return {
     type,
     status,
-    reason: REASONS.Scheduling,
+    reason: CLUSTER_REQUEST_REASONS.Scheduling,
     message: created ? `creating Cluster ${where}` : `claiming Cluster ${where}`,
   };
 }

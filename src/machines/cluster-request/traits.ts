@@ -1,5 +1,5 @@
 /** Trait wishes (design record: traits, optional, negated, equivalent traits) and how a profile's traits meet them. Pure. */
-import { VALIDATION_MESSAGES } from "../../api/constants.ts";
+import { PURPOSE_VALIDATION_MESSAGES } from "../../api/constants/purpose.ts";
 import type { TraitRequest } from "../../api/purpose.ts";
 
 /** One wish about a cluster's traits, normalised: `traits` = the equivalent traits (any one will do), sorted, unique, at least one. */
@@ -23,8 +23,10 @@ export function traitWish(request: TraitRequest): TraitWish | { problem: string 
   const hasTrait = request.trait !== undefined;
   const hasAnyOf = request.anyOf !== undefined;
   // The Purpose CRD refuses these too; the same words say it whichever check catches it.
-  if (hasTrait && hasAnyOf) return { problem: `${VALIDATION_MESSAGES.purposeTraitOrAnyOf} (both are)` };
-  if (!hasTrait && !hasAnyOf) return { problem: `${VALIDATION_MESSAGES.purposeTraitOrAnyOf} (neither is)` };
+  if (hasTrait && hasAnyOf)
+    return { problem: `${PURPOSE_VALIDATION_MESSAGES.purposeTraitOrAnyOf} (both are)` };
+  if (!hasTrait && !hasAnyOf)
+    return { problem: `${PURPOSE_VALIDATION_MESSAGES.purposeTraitOrAnyOf} (neither is)` };
   const names = hasTrait ? [request.trait ?? ""] : [...(request.anyOf ?? [])];
   if (names.length === 0) return { problem: "anyOf is empty; it must name at least one trait" };
   const bad = names.find((name) => name === "" || FORBIDDEN.test(name));

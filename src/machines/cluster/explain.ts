@@ -2,15 +2,15 @@
 import type { Cluster } from "../../api/cluster.ts";
 import type { ClusterProfile } from "../../api/cluster-profile.ts";
 import type { Condition } from "../../api/common.ts";
-import { HIBERNATE_ANNOTATION, HIBERNATION_CONDITION } from "../../api/constants/hibernation.ts";
 import {
-  ANNOTATIONS,
-  CONDITION_TYPES,
-  FINALIZERS,
-  LABELS,
-  OPERATIONS,
-  REASONS,
-} from "../../api/constants.ts";
+  CLUSTER_CONDITION_TYPES,
+  CLUSTER_FINALIZERS,
+  CLUSTER_LABELS,
+  CLUSTER_REASONS,
+} from "../../api/constants/cluster.ts";
+import { CLUSTER_POOL_ANNOTATIONS } from "../../api/constants/cluster-pool.ts";
+import { HIBERNATE_ANNOTATION, HIBERNATION_CONDITION } from "../../api/constants/hibernation.ts";
+import { ANNOTATIONS, CONDITION_TYPES, LABELS, OPERATIONS, REASONS } from "../../api/constants.ts";
 import { HANDOVER_ANNOTATION } from "../../api/move.ts";
 import { parsePoolMemberAnnotation } from "../cluster-pool/claim.ts";
 import type { Explanation } from "../shared/explanation.ts";
@@ -74,7 +74,7 @@ export function explainCluster(cluster: Cluster, profile: ProfileLookup): Cluste
       waitingFor: [`someone to remove the ${ANNOTATIONS.operation} annotation`],
     };
   }
-  if (profile.found === true && !cluster.metadata.finalizers?.includes(FINALIZERS.cluster)) {
+  if (profile.found === true && !cluster.metadata.finalizers?.includes(CLUSTER_FINALIZERS.cluster)) {
     const provider = profile.profile.spec.providerRef.name;
     const ours = cluster.metadata.labels?.[LABELS.provider];
     if (ours !== undefined && ours !== provider) {
@@ -105,13 +105,13 @@ export function explainCluster(cluster: Cluster, profile: ProfileLookup): Cluste
   }
   const ready = condition(CONDITION_TYPES.clusterReady);
   const backendError = ready?.reason === REASONS.BackendError && ready.status === "False";
-  const version = condition(CONDITION_TYPES.versionSupported);
+  const version = condition(CLUSTER_CONDITION_TYPES.versionSupported);
   const top = state.split(".")[0];
 
   switch (top) {
     case "pending": {
-      const resolved = condition(CONDITION_TYPES.profileResolved);
-      if (resolved?.status === "False" && resolved.reason === REASONS.ProviderConfigNotReady) {
+      const resolved = condition(CLUSTER_CONDITION_TYPES.profileResolved);
+      if (resolved?.status === "False" && resolved.reason === CLUSTER_REASONS.ProviderConfigNotReady) {
         why.push(resolved.message);
         waitingFor.push(
           "that ProviderConfig to be fixed: its Ready condition and its Events say what is wrong",
@@ -133,7 +133,7 @@ export function explainCluster(cluster: Cluster, profile: ProfileLookup): Cluste
       break;
     case "ready":
       why.push(ready?.status === "True" ? `ClusterReady: ${ready.message}` : backendSays(ready));
-      if (version?.reason === REASONS.DeprecatedVersion) why.push(version.message);
+      if (version?.reason === CLUSTER_REASONS.DeprecatedVersion) why.push(version.message);
       {
         const hibernation = condition(HIBERNATION_CONDITION);
         if (hibernation?.status === "False") why.push(`Hibernation: ${hibernation.message}`);
@@ -153,7 +153,7 @@ export function explainCluster(cluster: Cluster, profile: ProfileLookup): Cluste
       }
       break;
     case "updating": {
-      const running = cluster.metadata.labels?.[LABELS.k8sVersion];
+      const running = cluster.metadata.labels?.[CLUSTER_LABELS.k8sVersion];
       const wanted = version?.status === "True" ? version.message.replace(/^Kubernetes /, "") : undefined;
       why.push(
         `the spec asks for Kubernetes ${wanted ?? "another version"}${running ? `; the backend runs ${running}` : ""}`,
@@ -208,7 +208,14 @@ export function explainCluster(cluster: Cluster, profile: ProfileLookup): Cluste
       }
       break;
     case "deleting":
-      explainDeleting(cluster, state, condition(CONDITION_TYPES.deletionUnblocked), ready, why, waitingFor);
+      explainDeleting(
+        cluster,
+        state,
+        condition(CLUSTER_CONDITION_TYPES.deletionUnblocked),
+        ready,
+        why,
+        waitingFor,
+      );
       break;
     default:
       why.push(
@@ -222,7 +229,7 @@ export function explainCluster(cluster: Cluster, profile: ProfileLookup): Cluste
       `its backend grants admin of ${tenantNamespaces.length === 1 ? "namespace" : "namespaces"} ${tenantNamespaces.join(", ")} only: its tenant works there (status.providerStatus.tenantNamespaces)`,
     );
   }
-  const poolMember = cluster.metadata.annotations?.[ANNOTATIONS.poolMember];
+  const poolMember = cluster.metadata.annotations?.[CLUSTER_POOL_ANNOTATIONS.poolMember];
   if (poolMember !== undefined) {
     const { pool, member } = parsePoolMemberAnnotation(poolMember);
     why.push(
@@ -240,7 +247,7 @@ function explainDeleting(
   why: string[],
   waitingFor: string[],
 ): void {
-  const others = (cluster.metadata.finalizers ?? []).filter((name) => name !== FINALIZERS.cluster);
+  const others = (cluster.metadata.finalizers ?? []).filter((name) => name !== CLUSTER_FINALIZERS.cluster);
   if (state === "deleting.blocked") {
     why.push(
       unblocked?.status === "False" && unblocked.message !== ""

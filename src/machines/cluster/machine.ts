@@ -6,7 +6,8 @@
  * no clock.
  */
 import { setup } from "xstate";
-import { CLUSTER_PHASES, REASONS } from "../../api/constants.ts";
+import { CLUSTER_REASONS } from "../../api/constants/cluster.ts";
+import { CLUSTER_PHASES } from "../../api/constants.ts";
 import {
   acceptedVersion as accepted,
   type BackendClusterFacts,
@@ -167,7 +168,7 @@ export const clusterMachine = setup({
           type: "recordEvent",
           params: {
             type: "Normal",
-            reason: REASONS.TakingOver,
+            reason: CLUSTER_REASONS.TakingOver,
             message: "Taking the cluster over from the hand-over of `openmcp-engine move`",
           },
         },

@@ -2,13 +2,14 @@
 import type { ClusterObservation } from "../../api/backend.ts";
 import type { Cluster, ClusterStatus } from "../../api/cluster.ts";
 import type { JsonObject } from "../../api/common.ts";
+import { CLUSTER_CONDITION_TYPES, CLUSTER_REASONS, ENDPOINTS } from "../../api/constants/cluster.ts";
 import {
   HIBERNATE_ANNOTATION,
   HIBERNATION_CONDITION,
   HIBERNATION_REASONS,
   HIBERNATION_STATES,
 } from "../../api/constants/hibernation.ts";
-import { CONDITION_TYPES, ENDPOINTS, REASONS } from "../../api/constants.ts";
+import { CONDITION_TYPES, REASONS } from "../../api/constants.ts";
 import {
   backendDetail,
   incompleteness,
@@ -109,15 +110,15 @@ function conditionUpdates(input: ClusterStatusInput, facts: ClusterFacts, state:
     updates.push(
       version.kind === "accepted"
         ? {
-            type: CONDITION_TYPES.versionSupported,
+            type: CLUSTER_CONDITION_TYPES.versionSupported,
             status: "True",
-            reason: version.deprecated ? REASONS.DeprecatedVersion : "VersionSupported",
+            reason: version.deprecated ? CLUSTER_REASONS.DeprecatedVersion : "VersionSupported",
             message: version.deprecated
               ? `Kubernetes ${version.version} is deprecated in profile ${cluster.spec.profile}; plan an upgrade`
               : `Kubernetes ${version.version}`,
           }
         : {
-            type: CONDITION_TYPES.versionSupported,
+            type: CLUSTER_CONDITION_TYPES.versionSupported,
             status: "False",
             reason: version.kind === "downgrade" ? REASONS.DowngradeNotAllowed : REASONS.UnsupportedVersion,
             message: version.message,
@@ -133,12 +134,17 @@ function conditionUpdates(input: ClusterStatusInput, facts: ClusterFacts, state:
     updates.push(
       facts.foreignFinalizers.length > 0
         ? {
-            type: CONDITION_TYPES.deletionUnblocked,
+            type: CLUSTER_CONDITION_TYPES.deletionUnblocked,
             status: "False",
             reason: REASONS.WaitingForForeignFinalizers,
             message: `waiting for finalizers: ${facts.foreignFinalizers.join(", ")}`,
           }
-        : { type: CONDITION_TYPES.deletionUnblocked, status: "True", reason: REASONS.Deleting, message: "" },
+        : {
+            type: CLUSTER_CONDITION_TYPES.deletionUnblocked,
+            status: "True",
+            reason: REASONS.Deleting,
+            message: "",
+          },
     );
   }
   return updates;
@@ -189,7 +195,7 @@ export function hibernationCondition(
 
 /** Whether the profile resolves; if not, the object to fix: the ProviderConfig that would publish it, or the spec. */
 function profileCondition(input: ClusterStatusInput, facts: ClusterFacts): ConditionUpdate {
-  const type = CONDITION_TYPES.profileResolved;
+  const type = CLUSTER_CONDITION_TYPES.profileResolved;
   const profile = input.cluster.spec.profile;
   if (facts.profileFound) return { type, status: "True", reason: "ProfileFound", message: "" };
   const unpublished = input.unpublished;
@@ -197,7 +203,7 @@ function profileCondition(input: ClusterStatusInput, facts: ClusterFacts): Condi
     ? {
         type,
         status: "False",
-        reason: REASONS.ProviderConfigNotReady,
+        reason: CLUSTER_REASONS.ProviderConfigNotReady,
         message: `ClusterProfile "${profile}" is not published: ProviderConfig "${unpublished.config}" is not Ready (${unpublished.reason}: ${unpublished.message}); fix the ProviderConfig (retrying)`,
       }
     : {
@@ -243,7 +249,7 @@ function clusterReadyCondition(
         : {
             type,
             status: "False",
-            reason: REASONS.Repairing,
+            reason: CLUSTER_REASONS.Repairing,
             message: `the backend reports the cluster incomplete: ${missing}; creating what is missing`,
           };
     }
@@ -285,7 +291,7 @@ function clusterReadyCondition(
         : {
             type,
             status: "False",
-            reason: REASONS.TakingOver,
+            reason: CLUSTER_REASONS.TakingOver,
             message: "taking the cluster over from the hand-over of `openmcp-engine move`",
           };
     }

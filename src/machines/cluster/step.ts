@@ -3,19 +3,14 @@ import type { ClusterObservation, ClusterTarget } from "../../api/backend.ts";
 import type { Cluster, ClusterStatus } from "../../api/cluster.ts";
 import type { ClusterProfile } from "../../api/cluster-profile.ts";
 import type { JsonObject } from "../../api/common.ts";
+import { CLUSTER_ANNOTATIONS, CLUSTER_FINALIZERS, CLUSTER_LABELS } from "../../api/constants/cluster.ts";
+import { CLUSTER_POOL_ANNOTATIONS } from "../../api/constants/cluster-pool.ts";
 import {
   HIBERNATE_ANNOTATION,
   HIBERNATION_CONDITION,
   HIBERNATION_REASONS,
 } from "../../api/constants/hibernation.ts";
-import {
-  ANNOTATIONS,
-  CONDITION_TYPES,
-  FINALIZERS,
-  LABELS,
-  OPERATIONS,
-  REASONS,
-} from "../../api/constants.ts";
+import { ANNOTATIONS, CONDITION_TYPES, LABELS, OPERATIONS, REASONS } from "../../api/constants.ts";
 import { HANDOVER_ANNOTATION } from "../../api/move.ts";
 import {
   type BackendOrder,
@@ -64,7 +59,7 @@ export function clusterResponsibility(
     claimant,
   );
   if (reference !== "missing") return reference;
-  return cluster.metadata.finalizers?.includes(FINALIZERS.cluster) ? "ours" : "profileMissing";
+  return cluster.metadata.finalizers?.includes(CLUSTER_FINALIZERS.cluster) ? "ours" : "profileMissing";
 }
 
 /** How often to look again: while the backend works (poll), while the profile is missing (retry), when Ready (resync). */
@@ -122,7 +117,7 @@ export function clusterFacts(input: ClusterStepInput): ClusterFacts {
   return {
     ...backendClusterFacts(
       input.cluster,
-      FINALIZERS.cluster,
+      CLUSTER_FINALIZERS.cluster,
       input.profile,
       input.defaultVersion,
       input.observation,
@@ -156,7 +151,7 @@ export const stepCluster: (input: ClusterStepInput) => ClusterStepResult = kindS
     return typeof state === "string" && state !== "" ? state : "pending";
   },
   facts: clusterFacts,
-  finalizer: FINALIZERS.cluster,
+  finalizer: CLUSTER_FINALIZERS.cluster,
   actions: {
     createCluster: (params): BackendOrder | undefined => {
       const version = versionOf(params);
@@ -192,15 +187,15 @@ export const stepCluster: (input: ClusterStepInput) => ClusterStepResult = kindS
     // The version label shows what runs, or what is being built: set with the create, it saves a write.
     const created = commands.find((command) => command.kind === "create");
     const version = input.observation.exists ? input.observation.version : created?.version;
-    if (version !== undefined) draft.labels[LABELS.k8sVersion] = version;
+    if (version !== undefined) draft.labels[CLUSTER_LABELS.k8sVersion] = version;
     if (input.observation.exists && input.observation.info !== undefined) {
       draft.annotations ??= {};
-      draft.annotations[ANNOTATIONS.providerInfo] = input.observation.info;
+      draft.annotations[CLUSTER_ANNOTATIONS.providerInfo] = input.observation.info;
     }
     // A pool records our claim: the Cluster says which member it is (kept once the pool forgets the claim).
     if (facts.poolMember?.claimed) {
       draft.annotations ??= {};
-      draft.annotations[ANNOTATIONS.poolMember] = poolMemberAnnotation(
+      draft.annotations[CLUSTER_POOL_ANNOTATIONS.poolMember] = poolMemberAnnotation(
         facts.poolMember.pool,
         facts.poolMember.member,
       );

@@ -5,7 +5,8 @@
  * (`capi-owned/`), made here from this contract.
  */
 import { CAPI_CONDITIONS, owningCapiCluster } from "../../api/cluster-api.ts";
-import { FINALIZERS, REASONS } from "../../api/constants.ts";
+import { ENGINE_CLUSTER_FINALIZERS } from "../../api/constants/capi.ts";
+import { REASONS } from "../../api/constants.ts";
 import type { EngineCluster, EngineClusterStatus } from "../../api/engine-cluster.ts";
 import type { CapiOwnedStepInput, CapiOwnedStepResult } from "../capi-owned/contract.ts";
 import { capiOwnedGuardPhrases, explainCapiOwned } from "../capi-owned/explain.ts";
@@ -33,7 +34,7 @@ const steps = capiOwnedSteps<
   key: "cluster",
   machine: engineClusterMachine,
   servingState: "provisioned",
-  finalizer: FINALIZERS.engineCluster,
+  finalizer: ENGINE_CLUSTER_FINALIZERS.engineCluster,
   honoursManagedBy: true,
   // Absent or empty: the ProviderConfig's defaultVersion, else the profile's newest.
   requestedVersion: (cluster) => cluster.spec.kubernetes?.version,

@@ -3,7 +3,9 @@
  * move, in which order their kinds go, and what each copy on the target looks like (its uid references
  * re-pointed to the target's uids, what the API server owns dropped).
  */
-import { LABELS, RESOURCES } from "../../api/constants.ts";
+
+import { ACCESS_REQUEST_LABELS } from "../../api/constants/access-request.ts";
+import { RESOURCES } from "../../api/constants.ts";
 import {
   HANDOVER_ANNOTATION,
   HANDOVER_MESSAGE_ANNOTATION,
@@ -126,7 +128,9 @@ export function selectObjects(
   const owners = new Set([...clusters, ...accessRequests].map((object) => object.metadata.uid));
   const secrets = of("Secret").filter((secret) => {
     const labels = secret.metadata.labels ?? {};
-    return owners.has(labels[LABELS.accessRequestUid]) || owners.has(labels[HANDOVER_OWNER_LABEL]);
+    return (
+      owners.has(labels[ACCESS_REQUEST_LABELS.accessRequestUid]) || owners.has(labels[HANDOVER_OWNER_LABEL])
+    );
   });
   const configNames = new Set(
     clusters.map((cluster) => source.profileConfigs[(cluster.spec as { profile?: string })?.profile ?? ""]),

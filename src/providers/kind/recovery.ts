@@ -4,7 +4,7 @@
  */
 import { mkdirSync } from "node:fs";
 import type { ClusterTarget } from "../../api/backend.ts";
-import { LABELS } from "../../api/constants.ts";
+import { CLUSTER_LABELS } from "../../api/constants/cluster.ts";
 import type { Logger } from "../../api/logger.ts";
 import { writeFileAtomicallySync } from "../../util/atomic-file.ts";
 import { describeCluster } from "../shared/error-wording.ts";
@@ -44,7 +44,7 @@ export async function recoverRecord(
   if (!(await cli.listClusters()).includes(cluster)) return undefined;
   const labelled = await volumes?.owner(cluster);
   const image = await cli.nodeImage(cluster);
-  const version = versionOfImage(image) ?? target.labels?.[LABELS.k8sVersion] ?? "unknown";
+  const version = versionOfImage(image) ?? target.labels?.[CLUSTER_LABELS.k8sVersion] ?? "unknown";
   mkdirSync(folders.folder(cluster), { recursive: true });
   const finished = () => writeFileAtomicallySync(folders.exitFile(cluster, "create"), "0\n");
   if (labelled) {

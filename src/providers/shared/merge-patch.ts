@@ -3,7 +3,7 @@
  * counts as a difference, the patch of labels and annotations, and when a patch is worth sending again. Pure.
  */
 import type { JsonObject, JsonValue } from "../../api/common.ts";
-import { COPIED_METADATA_PREFIX } from "../../api/constants.ts";
+import { COPIED_METADATA_PREFIX } from "../../api/constants/cluster-request.ts";
 
 /** Whether every value `wanted` sets is in `stored` (what the remote side defaulted beside it does not count). */
 export function containedIn(wanted: unknown, stored: unknown): boolean {

@@ -7,7 +7,7 @@ import {
   setHeaderOptions,
   type V1Secret,
 } from "@kubernetes/client-node";
-import { LABELS } from "../../api/constants.ts";
+import { ACCESS_REQUEST_LABELS } from "../../api/constants/access-request.ts";
 import { isConflict, isNotFound } from "../../api/error-message.ts";
 import { HANDOVER_OWNER_LABEL } from "../../api/move.ts";
 import type { MovedKind, MovedObject } from "../../machines/move/plan.ts";
@@ -81,7 +81,7 @@ class SecretClient implements KindClient {
   }
 
   async list(namespaces: readonly string[]): Promise<MovedObject[]> {
-    const selectors = [LABELS.accessRequestUid, HANDOVER_OWNER_LABEL];
+    const selectors = [ACCESS_REQUEST_LABELS.accessRequestUid, HANDOVER_OWNER_LABEL];
     const lists = await Promise.all(
       selectors.flatMap((labelSelector) =>
         namespaces.length === 0

@@ -5,7 +5,8 @@
  * this file reads and writes (`openmcp-engine move` and `landscape up` call it).
  */
 import type { KubeConfig } from "@kubernetes/client-node";
-import { ANNOTATIONS, LABELS, RESOURCES } from "../../api/constants.ts";
+import { CLUSTER_ANNOTATIONS, CLUSTER_LABELS } from "../../api/constants/cluster.ts";
+import { RESOURCES } from "../../api/constants.ts";
 import { HANDOVER_OWNER_LABEL, PAUSED_ANNOTATION } from "../../api/move.ts";
 import { objectKey } from "../../api/object-key.ts";
 import {
@@ -243,8 +244,8 @@ async function removeFromSource(
       // A protected Cluster (a landscape's platform) leaves the source with the confirmation its deletion needs;
       // its copy on the target stays protected.
       const confirm =
-        kind.kind === "Cluster" && object.metadata.labels?.[LABELS.deletionProtection] === "true"
-          ? { annotations: { [ANNOTATIONS.confirmDeletion]: "true" } }
+        kind.kind === "Cluster" && object.metadata.labels?.[CLUSTER_LABELS.deletionProtection] === "true"
+          ? { annotations: { [CLUSTER_ANNOTATIONS.confirmDeletion]: "true" } }
           : {};
       const finalizers =
         kind.pausable && (object.metadata.finalizers ?? []).length > 0 ? { finalizers: null } : {};

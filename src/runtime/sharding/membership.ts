@@ -3,7 +3,7 @@
  * a record that has not changed for its lease duration is gone) and which members each has acknowledged.
  * No I/O: the ring lists the Leases and hands them here.
  */
-import { ANNOTATIONS } from "../../api/constants.ts";
+import { SHARD_LEASE_ANNOTATIONS } from "../../api/constants/shard-lease.ts";
 import { type Lease, recordOf } from "../leadership/lease.ts";
 
 /** The name of a replica's membership Lease: `<ring>-shard-<identity>`, made a valid object name. */
@@ -17,7 +17,7 @@ export function memberLeaseName(ring: string, identity: string): string {
 
 /** The members a Lease's holder has acknowledged, sorted. */
 export function acknowledgedIn(lease: Lease): string[] {
-  const text = lease.metadata.annotations?.[ANNOTATIONS.shardMembers] ?? "";
+  const text = lease.metadata.annotations?.[SHARD_LEASE_ANNOTATIONS.shardMembers] ?? "";
   return text
     .split(",")
     .filter((member) => member !== "")

@@ -4,7 +4,7 @@
  * it starts work on a key.
  */
 import { CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
-import { ANNOTATIONS, LABELS } from "../../api/constants.ts";
+import { SHARD_LEASE_ANNOTATIONS, SHARD_LEASE_LABELS } from "../../api/constants/shard-lease.ts";
 import { isConflict, isNotFound } from "../../api/error-message.ts";
 import { type Clock, systemClock, type TimerHandle } from "../clock.ts";
 import {
@@ -296,7 +296,7 @@ export class ShardRing {
     const list = (await this.#api.listNamespacedCustomObject({
       ...LEASES,
       namespace: this.#options.namespace,
-      labelSelector: `${LABELS.shardRing}=${this.#options.ring}`,
+      labelSelector: `${SHARD_LEASE_LABELS.shardRing}=${this.#options.ring}`,
     })) as { items: Lease[] };
     return list.items;
   }
@@ -308,8 +308,8 @@ export class ShardRing {
     const metadata = {
       name: this.#leaseName,
       namespace,
-      labels: { [LABELS.shardRing]: ring },
-      annotations: { [ANNOTATIONS.shardMembers]: acknowledgedAnnotation(acknowledged) },
+      labels: { [SHARD_LEASE_LABELS.shardRing]: ring },
+      annotations: { [SHARD_LEASE_ANNOTATIONS.shardMembers]: acknowledgedAnnotation(acknowledged) },
     };
     const spec = {
       holderIdentity: this.identity,

@@ -5,6 +5,7 @@
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import { CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
+import { PROVIDER_CONFIG_LABELS } from "../../api/constants/provider-config.ts";
 import { CRD_CLUSTER_LABEL, LABELS, RESOURCES } from "../../api/constants.ts";
 import { isConflict } from "../../api/error-message.ts";
 import type { Logger } from "../../api/logger.ts";
@@ -64,7 +65,7 @@ export async function initManagementCluster(
     );
     for (const profile of informers.of(CACHES.profiles).list()) {
       const labels = profile.metadata.labels ?? {};
-      const config = labels[LABELS.providerConfig];
+      const config = labels[PROVIDER_CONFIG_LABELS.providerConfig];
       if (config && labels[LABELS.provider] === settings.providerName) configNames.add(config);
     }
     for (const name of configNames) await retryingTransient(() => profiles.reconcile(name));

@@ -12,7 +12,8 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { ClusterTarget } from "../../../src/api/backend.ts";
 import { type ClusterPool, type PoolMember, poolMemberTarget } from "../../../src/api/cluster-pool.ts";
-import { ENGINE_API_VERSION, FINALIZERS } from "../../../src/api/constants.ts";
+import { CLUSTER_FINALIZERS } from "../../../src/api/constants/cluster.ts";
+import { ENGINE_API_VERSION } from "../../../src/api/constants.ts";
 import { claimOf, idleMember, mayTakeMember } from "../../../src/machines/cluster-pool/claim.ts";
 import { type ClaimerState, planPool } from "../../../src/machines/cluster-pool/plan.ts";
 import { memoryPoolLedger, type PoolLedger } from "../../../src/providers/shared/pool-ledger.ts";
@@ -145,7 +146,7 @@ async function* clusterReconcile(world: ModelWorld, name: string): AsyncGenerato
     const asCluster = aCluster({
       name,
       namespace: "clusters",
-      finalizers: cluster.finalizer ? [FINALIZERS.cluster] : [],
+      finalizers: cluster.finalizer ? [CLUSTER_FINALIZERS.cluster] : [],
     });
     const idle = idleMember([pool], CONFIG, VERSION);
     if (idle && mayTakeMember(asCluster, !(await backend.observe(target)).exists)) {

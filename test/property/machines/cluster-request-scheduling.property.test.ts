@@ -3,7 +3,10 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { Cluster } from "../../../src/api/cluster.ts";
 import type { ClusterRequest } from "../../../src/api/cluster-request.ts";
-import { ANNOTATIONS, LABELS } from "../../../src/api/constants.ts";
+import {
+  CLUSTER_REQUEST_ANNOTATIONS,
+  CLUSTER_REQUEST_LABELS,
+} from "../../../src/api/constants/cluster-request.ts";
 import type { SchedulerConfig, SchedulerStrategy } from "../../../src/api/scheduler-config.ts";
 import { prefixesOfOthers, servedRequests } from "../../../src/machines/cluster-request/cluster-claims.ts";
 import { schedule } from "../../../src/machines/cluster-request/schedule.ts";
@@ -52,15 +55,15 @@ const requestSpec: fc.Arbitrary<RequestSpec> = fc.record({
 
 function requestOf(spec: RequestSpec, index: number): ClusterRequest {
   const annotations: Record<string, string> = {};
-  if (spec.prefix !== undefined) annotations[ANNOTATIONS.prefix] = spec.prefix;
-  if (spec.dedicated) annotations[ANNOTATIONS.dedicated] = "true";
+  if (spec.prefix !== undefined) annotations[CLUSTER_REQUEST_ANNOTATIONS.prefix] = spec.prefix;
+  if (spec.dedicated) annotations[CLUSTER_REQUEST_ANNOTATIONS.dedicated] = "true";
   return stored(
     aClusterRequest({
       name: `request-${index}`,
       namespace: spec.namespace,
       purpose: spec.purpose,
       annotations,
-      ...(spec.randomize ? { labels: { [LABELS.randomizeClusterName]: "true" } } : {}),
+      ...(spec.randomize ? { labels: { [CLUSTER_REQUEST_LABELS.randomizeClusterName]: "true" } } : {}),
     }),
     { uid: `00000000-0000-4000-8000-${String(index).padStart(12, "0")}` },
   );
@@ -124,7 +127,8 @@ describe("scheduling decisions", () => {
             checkInvariants(world, limit);
           }
           const marked = [...world.clusters.values()].filter(
-            (cluster: Cluster) => cluster.metadata.labels?.[LABELS.deleteWithoutRequests] === "true",
+            (cluster: Cluster) =>
+              cluster.metadata.labels?.[CLUSTER_REQUEST_LABELS.deleteWithoutRequests] === "true",
           );
           expect(marked).toEqual([]);
         },

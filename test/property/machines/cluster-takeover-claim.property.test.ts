@@ -15,7 +15,8 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { ClusterObservation } from "../../../src/api/backend.ts";
 import type { Cluster } from "../../../src/api/cluster.ts";
-import { ANNOTATIONS, FINALIZERS } from "../../../src/api/constants.ts";
+import { CLUSTER_FINALIZERS } from "../../../src/api/constants/cluster.ts";
+import { CLUSTER_POOL_ANNOTATIONS } from "../../../src/api/constants/cluster-pool.ts";
 import { HANDOVER_ANNOTATION } from "../../../src/api/move.ts";
 import type { ClusterCommand, ClusterStepInput } from "../../../src/machines/cluster/step.ts";
 import { stepCluster } from "../../../src/machines/cluster/step.ts";
@@ -58,7 +59,7 @@ function look(world: World, cluster: Cluster): ClusterStepInput {
   const mayTake =
     !observation.exists &&
     !cluster.metadata.deletionTimestamp &&
-    !(cluster.metadata.finalizers ?? []).includes(FINALIZERS.cluster);
+    !(cluster.metadata.finalizers ?? []).includes(CLUSTER_FINALIZERS.cluster);
   const poolMember = pending
     ? undefined
     : claimed
@@ -241,8 +242,10 @@ describe("a moved Cluster's take-over and a pool claim, killed between any two w
         expect(ours).toHaveLength(1);
         expect(world.made, "never made as well").toBe(0);
         expect(world.bound).toBe(ours[0]?.id);
-        expect(world.cluster.metadata.annotations?.[ANNOTATIONS.poolMember]).toBe(`warm/${world.bound}`);
-        expect(world.cluster.metadata.finalizers).toContain(FINALIZERS.cluster);
+        expect(world.cluster.metadata.annotations?.[CLUSTER_POOL_ANNOTATIONS.poolMember]).toBe(
+          `warm/${world.bound}`,
+        );
+        expect(world.cluster.metadata.finalizers).toContain(CLUSTER_FINALIZERS.cluster);
         expect(world.cluster.status?.providerStatus?.state).toBe("ready");
       }),
       { numRuns: 200 },

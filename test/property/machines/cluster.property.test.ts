@@ -4,7 +4,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { ClusterObservation } from "../../../src/api/backend.ts";
 import type { Cluster } from "../../../src/api/cluster.ts";
-import { FINALIZERS } from "../../../src/api/constants.ts";
+import { CLUSTER_FINALIZERS } from "../../../src/api/constants/cluster.ts";
 import type { ClusterCommand } from "../../../src/machines/cluster/step.ts";
 import { clusterResponsibility } from "../../../src/machines/cluster/step.ts";
 import { aCluster, aProfile, CLAIMANT, input, NOW } from "../../support/cluster-fixtures.ts";
@@ -87,7 +87,7 @@ describe("the Cluster step, over random sequences of world events", () => {
           // A backend call happens only after the finalizer is on the object.
           if (result.commands.length > 0) {
             reached.ordered++;
-            expect(cluster.metadata.finalizers).toContain(FINALIZERS.cluster);
+            expect(cluster.metadata.finalizers).toContain(CLUSTER_FINALIZERS.cluster);
           }
           // Level-triggered and idle at rest: when nothing was ordered, the same world again yields no write.
           if (!gone(cluster) && result.commands.length === 0) {
@@ -149,7 +149,7 @@ describe("the Cluster step, over random sequences of world events", () => {
           // The finalizer is present whenever the backend may hold a cluster for this object.
           if (backend.exists && !gone(cluster)) {
             reached.backendHeld++;
-            expect(cluster.metadata.finalizers).toContain(FINALIZERS.cluster);
+            expect(cluster.metadata.finalizers).toContain(CLUSTER_FINALIZERS.cluster);
           }
         }
 
@@ -184,7 +184,7 @@ describe("the Cluster step, over random sequences of world events", () => {
         (deleting, ourFinalizer, version) => {
           const base = aCluster({
             ...(version ? { version } : {}),
-            ...(ourFinalizer ? { finalizers: [FINALIZERS.cluster] } : {}),
+            ...(ourFinalizer ? { finalizers: [CLUSTER_FINALIZERS.cluster] } : {}),
           });
           const cluster = deleting
             ? { ...base, metadata: { ...base.metadata, deletionTimestamp: NOW } }

@@ -6,7 +6,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { ClusterObservation } from "../../../src/api/backend.ts";
 import { CAPI_ANNOTATIONS } from "../../../src/api/cluster-api.ts";
-import { FINALIZERS } from "../../../src/api/constants.ts";
+import { ENGINE_CLUSTER_FINALIZERS } from "../../../src/api/constants/capi.ts";
 import type { EngineCluster } from "../../../src/api/engine-cluster.ts";
 import type { CapiOwnedCommand, CapiOwnedPublication } from "../../../src/machines/capi-owned/contract.ts";
 import {
@@ -174,7 +174,7 @@ describe("EngineCluster invariants", () => {
               }
               if (result.commands.some((c) => c.kind === "create")) {
                 reached.create++;
-                expect(result.desired.metadata.finalizers).toContain(FINALIZERS.engineCluster);
+                expect(result.desired.metadata.finalizers).toContain(ENGINE_CLUSTER_FINALIZERS.engineCluster);
               }
               // The endpoint is written once and never changed.
               if (cluster.spec.controlPlaneEndpoint) {
@@ -182,8 +182,11 @@ describe("EngineCluster invariants", () => {
                 expect(writes.specPatch).toEqual([]);
               }
               // Our finalizer goes only when the backend holds nothing.
-              const had = cluster.metadata.finalizers?.includes(FINALIZERS.engineCluster) ?? false;
-              const keeps = result.desired.metadata.finalizers?.includes(FINALIZERS.engineCluster) ?? false;
+              const had =
+                cluster.metadata.finalizers?.includes(ENGINE_CLUSTER_FINALIZERS.engineCluster) ?? false;
+              const keeps =
+                result.desired.metadata.finalizers?.includes(ENGINE_CLUSTER_FINALIZERS.engineCluster) ??
+                false;
               if (had && !keeps) {
                 reached.finalizerRemoved++;
                 expect(world.backend.exists).toBe(false);

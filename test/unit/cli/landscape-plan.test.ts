@@ -3,7 +3,8 @@ import { join } from "node:path";
 import { loadAllYaml } from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { LABELS } from "../../../src/api/constants.ts";
+import { CLUSTER_LABELS } from "../../../src/api/constants/cluster.ts";
+import { CLUSTER_REQUEST_LABELS } from "../../../src/api/constants/cluster-request.ts";
 import { parseLandscapeFile } from "../../../src/cli/landscape/landscape-file.ts";
 import {
   bootstrapObjects,
@@ -70,8 +71,8 @@ describe("what landscape up writes", () => {
       metadata: { labels: Record<string, string> };
       spec: { profile: string; tenancy: string; purposes: string[] };
     };
-    expect(platform.metadata.labels[LABELS.deletionProtection]).toBe("true");
-    expect(platform.metadata.labels[LABELS.deleteWithoutRequests]).toBe("false");
+    expect(platform.metadata.labels[CLUSTER_LABELS.deletionProtection]).toBe("true");
+    expect(platform.metadata.labels[CLUSTER_REQUEST_LABELS.deleteWithoutRequests]).toBe("false");
     expect(platform.spec).toEqual({
       profile: "openmcp.kind.kind-platform",
       tenancy: "Shared",

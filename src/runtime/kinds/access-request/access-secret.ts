@@ -1,12 +1,13 @@
 /** The Secret that hands an AccessRequest's kubeconfig to its requester, in the request's namespace. */
 import type { KubeConfig, V1Secret } from "@kubernetes/client-node";
 import type { AccessRequest } from "../../../api/access-request.ts";
+import { ACCESS_REQUEST_LABELS } from "../../../api/constants/access-request.ts";
 import { CLUSTERS_API_VERSION, LABELS, MANAGED_BY_ENGINE } from "../../../api/constants.ts";
 import { deleteOwnedSecret, type OwnerLabel, writeOwnedSecret } from "../shared/owned-secret.ts";
 import type { AccessSecretData } from "./target-client.ts";
 
 const ownerLabel = (request: AccessRequest): OwnerLabel => [
-  LABELS.accessRequestUid,
+  ACCESS_REQUEST_LABELS.accessRequestUid,
   request.metadata.uid ?? "",
 ];
 
@@ -22,7 +23,7 @@ export async function writeAccessSecret(
       name,
       namespace: request.metadata.namespace ?? "",
       labels: {
-        [LABELS.accessRequestUid]: request.metadata.uid ?? "",
+        [ACCESS_REQUEST_LABELS.accessRequestUid]: request.metadata.uid ?? "",
         [LABELS.managedBy]: MANAGED_BY_ENGINE,
       },
       ownerReferences: [

@@ -4,8 +4,10 @@ import type { AccessRequest } from "../../../api/access-request.ts";
 import type { ClusterTarget } from "../../../api/backend.ts";
 import type { AdminScope, ClusterBackend } from "../../../api/backend-contract.ts";
 import type { Cluster } from "../../../api/cluster.ts";
+import { ACCESS_REQUEST_LABELS } from "../../../api/constants/access-request.ts";
+import { ENDPOINTS } from "../../../api/constants/cluster.ts";
 import { HIBERNATE_ANNOTATION, HIBERNATION_STATES } from "../../../api/constants/hibernation.ts";
-import { CLUSTER_PHASES, ENDPOINTS, LABELS, REASONS, REQUEST_PHASES } from "../../../api/constants.ts";
+import { CLUSTER_PHASES, LABELS, REASONS, REQUEST_PHASES } from "../../../api/constants.ts";
 import { identityUid, inTransit } from "../../../api/move.ts";
 import { objectKey, referenceKey } from "../../../api/object-key.ts";
 import { ACCESS_REQUEST_DEFINITION } from "../../../machines/access-request/definition.ts";
@@ -192,7 +194,7 @@ export const accessRequestKind: MachineKind<AccessRequest, AccessObservation, Ac
     ),
     // Someone deleted or changed a Secret we made: look at its request again.
     wake(ACCESS_REQUEST_CACHES.accessSecrets, (secret: AccessSecret, context) => {
-      const uid = secret.metadata.labels?.[LABELS.accessRequestUid];
+      const uid = secret.metadata.labels?.[ACCESS_REQUEST_LABELS.accessRequestUid];
       return context.informers
         .of(ACCESS_REQUEST_CACHES.accessRequests)
         .list()

@@ -8,8 +8,8 @@ import {
 } from "@kubernetes/client-node";
 import type { AccessRequest, RoleRef } from "../../../api/access-request.ts";
 import type { AdminScope } from "../../../api/backend-contract.ts";
-import { ACCESS_SECRET_KEYS } from "../../../api/constants/access-request.ts";
-import { LABELS, MANAGED_BY_ENGINE, REASONS } from "../../../api/constants.ts";
+import { ACCESS_REQUEST_REASONS, ACCESS_SECRET_KEYS } from "../../../api/constants/access-request.ts";
+import { LABELS, MANAGED_BY_ENGINE } from "../../../api/constants.ts";
 import {
   apiStatusOf,
   errorMessage,
@@ -64,18 +64,18 @@ export function targetProblemOf(error: unknown, cluster: string, server: string)
   const status = apiStatusOf(error);
   if (status?.code === 401 || status?.code === 403) {
     return {
-      reason: REASONS.TargetRefused,
+      reason: ACCESS_REQUEST_REASONS.TargetRefused,
       message: `the API server of Cluster ${cluster} refused the backend's admin access: ${formatApiStatus(status)}`,
     };
   }
   if (status) {
     return {
-      reason: REASONS.TargetError,
+      reason: ACCESS_REQUEST_REASONS.TargetError,
       message: `the API server of Cluster ${cluster} answered ${formatApiStatus(status)}`,
     };
   }
   return {
-    reason: REASONS.TargetUnreachable,
+    reason: ACCESS_REQUEST_REASONS.TargetUnreachable,
     message: `the API server of Cluster ${cluster} at ${server} cannot be reached: ${errorMessage(error)}`,
   };
 }

@@ -13,7 +13,8 @@ import { CustomObjectsApi } from "@kubernetes/client-node";
 import type { ClusterObservation, ClusterTarget } from "../../../api/backend.ts";
 import type { Cluster } from "../../../api/cluster.ts";
 import type { ClusterPool } from "../../../api/cluster-pool.ts";
-import { ANNOTATIONS, RESOURCES } from "../../../api/constants.ts";
+import { CLUSTER_POOL_ANNOTATIONS } from "../../../api/constants/cluster-pool.ts";
+import { RESOURCES } from "../../../api/constants.ts";
 import type { PoolMemberFacts } from "../../../machines/cluster/machine.ts";
 import { claimOf, claimOperations, idleMember, mayTakeMember } from "../../../machines/cluster-pool/claim.ts";
 import { ConflictError } from "../../controllers/errors.ts";
@@ -63,7 +64,8 @@ export class PoolBinder {
       Number.isNaN(created)
     )
       return;
-    const source = cluster.metadata.annotations?.[ANNOTATIONS.poolMember] === undefined ? "made" : "pool";
+    const source =
+      cluster.metadata.annotations?.[CLUSTER_POOL_ANNOTATIONS.poolMember] === undefined ? "made" : "pool";
     const ms = Math.max(0, nowMs - created);
     this.#metrics?.clusterReady(source, ms);
     this.#context.log.info("cluster ready", {

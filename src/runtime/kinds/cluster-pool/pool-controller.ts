@@ -13,7 +13,9 @@ import { CustomObjectsApi } from "@kubernetes/client-node";
 import type { ClusterBackend, PoolMemberSpec } from "../../../api/backend-contract.ts";
 import type { Cluster } from "../../../api/cluster.ts";
 import { type ClusterPool, type ClusterPoolStatus, poolMemberTarget } from "../../../api/cluster-pool.ts";
-import { FINALIZERS, REASONS, RESOURCES } from "../../../api/constants.ts";
+import { CLUSTER_FINALIZERS } from "../../../api/constants/cluster.ts";
+import { CLUSTER_POOL_FINALIZERS } from "../../../api/constants/cluster-pool.ts";
+import { REASONS, RESOURCES } from "../../../api/constants.ts";
 import { errorMessage, isNotFound } from "../../../api/error-message.ts";
 import type { ProviderConfig, ProviderConfigPool } from "../../../api/provider-config.ts";
 import { resolveVersion } from "../../../machines/backend-cluster/kubernetes-version.ts";
@@ -108,7 +110,7 @@ export class PoolController extends KeyedController {
     }
     const config = this.#context.informers.of(PROFILE_CACHES.providerConfigs).get(pool.spec.providerConfig);
     const ours = config !== undefined && configOwnership(config, this.#owner()) === "ours";
-    const held = pool.metadata.finalizers?.includes(FINALIZERS.clusterPool) ?? false;
+    const held = pool.metadata.finalizers?.includes(CLUSTER_POOL_FINALIZERS.clusterPool) ?? false;
     // Another provider's pool, or one we never held whose config is missing: no write at all.
     if (!ours && !(held && config === undefined)) return Outcome.awaitChange();
     const deleting = pool.metadata.deletionTimestamp !== undefined;
@@ -207,7 +209,7 @@ export class PoolController extends KeyedController {
       const state: ClaimerState =
         cluster === undefined || cluster.metadata.uid !== claim.uid
           ? "gone"
-          : (cluster.metadata.finalizers ?? []).includes(FINALIZERS.cluster)
+          : (cluster.metadata.finalizers ?? []).includes(CLUSTER_FINALIZERS.cluster)
             ? "holds"
             : "binding";
       states.set(claim.uid, state);
@@ -290,14 +292,14 @@ export class PoolController extends KeyedController {
     const operations =
       wish === "add"
         ? finalizers.length === 0
-          ? [Patch.add(["metadata", "finalizers"], [FINALIZERS.clusterPool])]
-          : [Patch.add(["metadata", "finalizers", "-"], FINALIZERS.clusterPool)]
+          ? [Patch.add(["metadata", "finalizers"], [CLUSTER_POOL_FINALIZERS.clusterPool])]
+          : [Patch.add(["metadata", "finalizers", "-"], CLUSTER_POOL_FINALIZERS.clusterPool)]
         : [
             Patch.test(
-              ["metadata", "finalizers", finalizers.indexOf(FINALIZERS.clusterPool)],
-              FINALIZERS.clusterPool,
+              ["metadata", "finalizers", finalizers.indexOf(CLUSTER_POOL_FINALIZERS.clusterPool)],
+              CLUSTER_POOL_FINALIZERS.clusterPool,
             ),
-            Patch.remove(["metadata", "finalizers", finalizers.indexOf(FINALIZERS.clusterPool)]),
+            Patch.remove(["metadata", "finalizers", finalizers.indexOf(CLUSTER_POOL_FINALIZERS.clusterPool)]),
           ];
     try {
       await patchObject(

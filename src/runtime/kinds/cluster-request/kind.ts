@@ -7,7 +7,11 @@ import type { Cluster } from "../../../api/cluster.ts";
 import type { ClusterProfile } from "../../../api/cluster-profile.ts";
 import type { ClusterRequest } from "../../../api/cluster-request.ts";
 import type { ClusterRequestGrant } from "../../../api/cluster-request-grant.ts";
-import { ANNOTATIONS, CONDITION_TYPES, REASONS, REQUEST_PHASES } from "../../../api/constants.ts";
+import {
+  CLUSTER_REQUEST_CONDITION_TYPES,
+  CLUSTER_REQUEST_REASONS,
+} from "../../../api/constants/cluster-request.ts";
+import { ANNOTATIONS, REQUEST_PHASES } from "../../../api/constants.ts";
 import { objectKey, referenceKey } from "../../../api/object-key.ts";
 import type { Purpose, PurposeSpec } from "../../../api/purpose.ts";
 import { servedRequests } from "../../../machines/cluster-request/cluster-claims.ts";
@@ -53,9 +57,9 @@ const NO_SCHEDULER_CONFIG: SchedulerConfigView = { current: () => undefined, onC
 
 /** Reasons of requests that wait for a change of Clusters: a name held by another, a Cluster being deleted. */
 const WAITING_FOR_CLUSTERS: ReadonlySet<string> = new Set([
-  REASONS.ClusterConflict,
-  REASONS.WaitingForCluster,
-  REASONS.Replacing,
+  CLUSTER_REQUEST_REASONS.ClusterConflict,
+  CLUSTER_REQUEST_REASONS.WaitingForCluster,
+  CLUSTER_REQUEST_REASONS.Replacing,
 ]);
 
 /** Requests that wait for some Cluster to change (not those merely queued: their own events queued them). */
@@ -65,7 +69,7 @@ function waitingForClusters(context: KindContext): string[] {
     .list()
     .filter((request) => {
       const reason = request.status?.conditions?.find(
-        (c) => c.type === CONDITION_TYPES.clusterGranted,
+        (c) => c.type === CLUSTER_REQUEST_CONDITION_TYPES.clusterGranted,
       )?.reason;
       return reason !== undefined && WAITING_FOR_CLUSTERS.has(reason);
     })

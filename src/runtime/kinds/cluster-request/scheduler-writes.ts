@@ -9,13 +9,8 @@ import type { Cluster } from "../../../api/cluster.ts";
 import type { ClusterRequest } from "../../../api/cluster-request.ts";
 import type { ClusterRequestGrant } from "../../../api/cluster-request-grant.ts";
 import type { ObjectReference } from "../../../api/common.ts";
-import {
-  ANNOTATIONS,
-  CLUSTERS_API_VERSION,
-  ENGINE_API_VERSION,
-  LABELS,
-  RESOURCES,
-} from "../../../api/constants.ts";
+import { CLUSTER_REQUEST_LABELS } from "../../../api/constants/cluster-request.ts";
+import { ANNOTATIONS, CLUSTERS_API_VERSION, ENGINE_API_VERSION, RESOURCES } from "../../../api/constants.ts";
 import { isConflict, isNotFound } from "../../../api/error-message.ts";
 import { referenceKey } from "../../../api/object-key.ts";
 import { claimOn, withoutClaim } from "../../../machines/cluster-request/claim.ts";
@@ -81,7 +76,10 @@ export async function release(
   for (const ref of clusters) {
     const after = await updateCluster(writer, ref, (fresh) => ({ metadata: withoutClaim(fresh, uid) }));
     if (!after || after.metadata.deletionTimestamp) continue;
-    if (after.metadata.labels?.[LABELS.deleteWithoutRequests] !== "true" || servedRequests(after).length > 0)
+    if (
+      after.metadata.labels?.[CLUSTER_REQUEST_LABELS.deleteWithoutRequests] !== "true" ||
+      servedRequests(after).length > 0
+    )
       continue;
     try {
       await api.deleteNamespacedCustomObject({

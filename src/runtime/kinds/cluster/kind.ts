@@ -2,8 +2,9 @@
 import type { ClusterObservation } from "../../../api/backend.ts";
 import type { Cluster } from "../../../api/cluster.ts";
 import type { ClusterProfile } from "../../../api/cluster-profile.ts";
+import { CLUSTER_FINALIZERS } from "../../../api/constants/cluster.ts";
 import { HIBERNATE_ANNOTATION } from "../../../api/constants/hibernation.ts";
-import { FINALIZERS, LABELS } from "../../../api/constants.ts";
+import { LABELS } from "../../../api/constants.ts";
 import { HANDOVER_ANNOTATION } from "../../../api/move.ts";
 import type { ProviderConfig } from "../../../api/provider-config.ts";
 import { acceptedVersion, backendClusterFacts } from "../../../machines/backend-cluster/backend-cluster.ts";
@@ -133,7 +134,7 @@ export const clusterKind: MachineKind<
         : false;
     const binder = responsibility === "ours" ? context.state.pools : undefined;
     const version = acceptedVersion(
-      backendClusterFacts(cluster, FINALIZERS.cluster, profile, defaultVersion, { exists: false }),
+      backendClusterFacts(cluster, CLUSTER_FINALIZERS.cluster, profile, defaultVersion, { exists: false }),
     );
     // A missing profile its ProviderConfig cannot publish: the Cluster names that config and its problem.
     const unpublished = profile ? undefined : unpublishedProfile(context, cluster.spec.profile);

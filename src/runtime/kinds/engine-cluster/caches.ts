@@ -1,5 +1,5 @@
 /** The EngineCluster kind's caches: the EngineClusters (watch-filtered) and the kubeconfig Secrets made for them. */
-import { LABELS } from "../../../api/constants.ts";
+import { ENGINE_CLUSTER_LABELS } from "../../../api/constants/capi.ts";
 import type { EngineCluster } from "../../../api/engine-cluster.ts";
 import { resourceCache, secretCache } from "../../informers.ts";
 
@@ -7,5 +7,5 @@ import { resourceCache, secretCache } from "../../informers.ts";
 export const ENGINE_CLUSTER_CACHES = {
   engineClusters: { ...resourceCache<EngineCluster>("EngineCluster"), watchFiltered: true },
   /** Only the kubeconfig Secrets the engine made for EngineClusters (labelled with their uid). */
-  kubeconfigSecrets: secretCache("KubeconfigSecret", LABELS.engineClusterUid),
+  kubeconfigSecrets: secretCache("KubeconfigSecret", ENGINE_CLUSTER_LABELS.engineClusterUid),
 } as const;

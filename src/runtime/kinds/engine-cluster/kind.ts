@@ -3,7 +3,8 @@
  * EngineCluster's own step, words and publisher. Registered only when the Cluster API side is on (`--capi`).
  */
 import { CAPI_ANNOTATIONS } from "../../../api/cluster-api.ts";
-import { FINALIZERS, INFRASTRUCTURE_API_VERSION, LABELS } from "../../../api/constants.ts";
+import { ENGINE_CLUSTER_FINALIZERS, ENGINE_CLUSTER_LABELS } from "../../../api/constants/capi.ts";
+import { INFRASTRUCTURE_API_VERSION } from "../../../api/constants.ts";
 import type { EngineCluster } from "../../../api/engine-cluster.ts";
 import {
   engineClusterResponsibility,
@@ -30,10 +31,10 @@ export const engineClusterKind = capiOwnedKind<EngineCluster, boolean>({
   publisher: {
     apiVersion: INFRASTRUCTURE_API_VERSION,
     kind: "EngineCluster",
-    uidLabel: LABELS.engineClusterUid,
+    uidLabel: ENGINE_CLUSTER_LABELS.engineClusterUid,
   },
   logKey: "engineCluster",
-  finalizer: FINALIZERS.engineCluster,
+  finalizer: ENGINE_CLUSTER_FINALIZERS.engineCluster,
   what: "the cluster",
   // Its step reads only whether the owning CAPI Cluster is paused.
   ownerOf: (capiCluster) => capiCluster?.spec?.paused === true,

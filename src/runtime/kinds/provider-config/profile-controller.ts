@@ -3,6 +3,7 @@
 import { CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
 import { type ConfigOffer, OFFER_REFRESH_MS } from "../../../api/backend-contract.ts";
 import type { ClusterProfile } from "../../../api/cluster-profile.ts";
+import { PROVIDER_CONFIG_LABELS } from "../../../api/constants/provider-config.ts";
 import { ANNOTATIONS, ENGINE_API_VERSION, LABELS, RESOURCES } from "../../../api/constants.ts";
 import { isNotFound } from "../../../api/error-message.ts";
 import type { ProviderConfig } from "../../../api/provider-config.ts";
@@ -90,7 +91,7 @@ export class ProfileController extends KeyedController {
     this.#configs.on((event) => this.queue.add(event.key));
     this.#profiles.on((event) => {
       const labels = event.object.metadata?.labels ?? {};
-      const config = labels[LABELS.providerConfig];
+      const config = labels[PROVIDER_CONFIG_LABELS.providerConfig];
       if (config && labels[LABELS.provider] === this.#options.owner.providerName) this.queue.add(config);
       // Every config wanting this name: one waiting for it gets it once it is free, or says who holds it.
       const name = event.object.metadata?.name;
@@ -190,7 +191,7 @@ export class ProfileController extends KeyedController {
       const labels = profile.metadata.labels ?? {};
       // A profile whose providerRef names another provider is theirs, whatever its labels say.
       return (
-        labels[LABELS.providerConfig] === configName &&
+        labels[PROVIDER_CONFIG_LABELS.providerConfig] === configName &&
         labels[LABELS.provider] === this.#options.owner.providerName &&
         profile.spec.providerRef.name === this.#options.owner.providerName
       );

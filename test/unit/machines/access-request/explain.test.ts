@@ -2,7 +2,7 @@
 
 import { describe, expect, it } from "vitest";
 import type { AccessRequest } from "../../../../src/api/access-request.ts";
-import { FINALIZERS } from "../../../../src/api/constants.ts";
+import { ACCESS_REQUEST_FINALIZERS } from "../../../../src/api/constants/access-request.ts";
 import {
   ACCESS_REQUEST_GUARD_PHRASES,
   explainAccessRequest,
@@ -40,7 +40,8 @@ const facts = accessFactsWith;
 
 /** The request after one step of the controller against `f` (finalizer and status applied). */
 function stepped(request: AccessRequest, f: Partial<AccessFacts>, clusterProblem?: string): AccessRequest {
-  const hasFinalizer = request.metadata.finalizers?.includes(FINALIZERS.accessRequest) ?? false;
+  const hasFinalizer =
+    request.metadata.finalizers?.includes(ACCESS_REQUEST_FINALIZERS.accessRequest) ?? false;
   const result = stepAccessWrites({
     request,
     facts: facts({ hasFinalizer, deleting: request.metadata.deletionTimestamp !== undefined, ...f }),
@@ -231,10 +232,13 @@ describe("explainAccessRequest", () => {
 
   it("follows a deletion: revoking on the target, then other finalizers, then the API server", () => {
     const granted = grantedRequest();
-    const revoking = stepped(deleting(granted, [FINALIZERS.accessRequest, "example.com/keep"]), {
-      accessInPlace: true,
-      accessGone: false,
-    });
+    const revoking = stepped(
+      deleting(granted, [ACCESS_REQUEST_FINALIZERS.accessRequest, "example.com/keep"]),
+      {
+        accessInPlace: true,
+        accessGone: false,
+      },
+    );
     expect(explainAccessRequest(revoking)).toEqual({
       state: "deleting.revoking",
       phase: "Granted",

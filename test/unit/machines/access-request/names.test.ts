@@ -2,7 +2,7 @@
 import { createHash } from "node:crypto";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { LABELS } from "../../../../src/api/constants.ts";
+import { ACCESS_REQUEST_LABELS } from "../../../../src/api/constants/access-request.ts";
 import {
   ACCESS_OWNER_LABEL,
   accessBaseName,
@@ -114,7 +114,7 @@ describe("derived names", () => {
 
   it("labels objects with the owner uid and the engine as manager", () => {
     expect(ACCESS_OWNER_LABEL).toBe("engine.openmcp.cloud/access-request-uid");
-    expect(LABELS.accessRequestUid).toBe(ACCESS_OWNER_LABEL);
+    expect(ACCESS_REQUEST_LABELS.accessRequestUid).toBe(ACCESS_OWNER_LABEL);
     expect(accessLabels(request)).toEqual({
       "engine.openmcp.cloud/access-request-uid": "u-1",
       "app.kubernetes.io/managed-by": "openmcp-engine",

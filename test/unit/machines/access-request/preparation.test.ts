@@ -1,6 +1,7 @@
 /** Preparation: labels and clusterRef added (never overwritten), unresolved references reported, ttl, re-grants. */
 import { describe, expect, it } from "vitest";
 import type { AccessRequest } from "../../../../src/api/access-request.ts";
+import { ACCESS_REQUEST_LABELS } from "../../../../src/api/constants/access-request.ts";
 import { LABELS } from "../../../../src/api/constants.ts";
 import { prepareAccessRequest } from "../../../../src/machines/access-request/preparation.ts";
 import { applied } from "../../../../src/machines/shared/json-patch.ts";
@@ -40,7 +41,10 @@ describe("prepareAccessRequest", () => {
     const request = aRequest();
     const result = prepareAccessRequest(request, resolved, created, 10_000);
     const next = applied(applied(request, [...result.objectPatch]), [...result.statusPatch]);
-    expect(next.metadata.labels).toEqual({ [LABELS.provider]: "p", [LABELS.profile]: "dev.p.small" });
+    expect(next.metadata.labels).toEqual({
+      [LABELS.provider]: "p",
+      [ACCESS_REQUEST_LABELS.profile]: "dev.p.small",
+    });
     expect(next.spec.clusterRef).toEqual({ name: "c", namespace: "clusters" });
     expect(next.status?.phase).toBe("Pending");
     expectCondition(next, { type: "Prepared", status: "True" });
@@ -50,7 +54,7 @@ describe("prepareAccessRequest", () => {
     const request = aRequest({}, { [LABELS.provider]: "someone" });
     const next = applied(request, [...prepareAccessRequest(request, resolved, created, 10_000).objectPatch]);
     expect(next.metadata.labels?.[LABELS.provider]).toBe("someone");
-    expect(next.metadata.labels?.[LABELS.profile]).toBe("dev.p.small");
+    expect(next.metadata.labels?.[ACCESS_REQUEST_LABELS.profile]).toBe("dev.p.small");
   });
 
   it("reports an unresolved reference on a condition and retries", () => {
@@ -81,7 +85,7 @@ describe("prepareAccessRequest", () => {
   });
 
   it("sets a request changed after it was granted back to Pending, so it is granted anew", () => {
-    const labels = { [LABELS.provider]: "p", [LABELS.profile]: "dev.p.small" };
+    const labels = { [LABELS.provider]: "p", [ACCESS_REQUEST_LABELS.profile]: "dev.p.small" };
     const request = {
       ...aRequest({}, labels, { observedGeneration: 1, phase: "Granted" }),
       metadata: { ...aRequest({}, labels).metadata, generation: 2 },

@@ -2,7 +2,12 @@
 
 import { describe, expect, it } from "vitest";
 import type { AccessRequest } from "../../../../src/api/access-request.ts";
-import { ANNOTATIONS, FINALIZERS, LABELS } from "../../../../src/api/constants.ts";
+import {
+  ACCESS_REQUEST_ANNOTATIONS,
+  ACCESS_REQUEST_FINALIZERS,
+  ACCESS_REQUEST_LABELS,
+} from "../../../../src/api/constants/access-request.ts";
+import { LABELS } from "../../../../src/api/constants.ts";
 import type { AccessFacts } from "../../../../src/machines/access-request/machine.ts";
 import {
   accessResponsibility,
@@ -26,7 +31,7 @@ function aRequest(
     anAccessRequest({
       name: "reader",
       namespace: "team",
-      labels: { [LABELS.provider]: "eng", [LABELS.profile]: "p" },
+      labels: { [LABELS.provider]: "eng", [ACCESS_REQUEST_LABELS.profile]: "p" },
       clusterRef: { name: "c", namespace: "team" },
       token: { permissions: [{ rules: [{ apiGroups: [""], resources: ["pods"], verbs: ["get"] }] }] },
       ...(status ? { status } : {}),
@@ -42,7 +47,7 @@ const step = (request: AccessRequest, f: AccessFacts) =>
 describe("stepAccessRequest", () => {
   it("annotates a Granted request with the Cluster's URL from the host when one is given, and drops it otherwise", () => {
     const pending = aRequest(
-      { finalizers: [FINALIZERS.accessRequest] },
+      { finalizers: [ACCESS_REQUEST_FINALIZERS.accessRequest] },
       { observedGeneration: 1, phase: "Pending" },
     );
     const inPlace = facts({ hasFinalizer: true, accessInPlace: true, secretValid: true, accessGone: false });
@@ -58,11 +63,11 @@ describe("stepAccessRequest", () => {
     const granted = withUrl(pending);
     expect(granted.state).toBe("granted");
     const annotated = applied(pending, [...granted.metadataPatch, ...granted.statusPatch]);
-    expect(annotated.metadata.annotations?.[ANNOTATIONS.localAccess]).toBe(url);
+    expect(annotated.metadata.annotations?.[ACCESS_REQUEST_ANNOTATIONS.localAccess]).toBe(url);
     expect(withUrl(annotated).metadataPatch).toEqual([]); // at rest: no write
     // Without one (the Cluster publishes no internal endpoint), the annotation goes.
     const dropped = applied(annotated, [...step(annotated, inPlace).metadataPatch]);
-    expect(dropped.metadata.annotations?.[ANNOTATIONS.localAccess]).toBeUndefined();
+    expect(dropped.metadata.annotations?.[ACCESS_REQUEST_ANNOTATIONS.localAccess]).toBeUndefined();
     // Not Granted: none.
     const pendingStep = stepAccessWrites({
       request: aRequest(),
@@ -82,7 +87,7 @@ describe("stepAccessRequest", () => {
     expect(result.metadataPatch).toContainEqual({
       op: "add",
       path: "/metadata/finalizers",
-      value: [FINALIZERS.accessRequest],
+      value: [ACCESS_REQUEST_FINALIZERS.accessRequest],
     });
     const next = applied(aRequest(), [...result.statusPatch]);
     expect(next.status).toMatchObject({
@@ -94,7 +99,7 @@ describe("stepAccessRequest", () => {
 
   it("is Granted once access is in place and the Secret is valid, and renews a stale credential", () => {
     const provisioning = aRequest(
-      { finalizers: [FINALIZERS.accessRequest] },
+      { finalizers: [ACCESS_REQUEST_FINALIZERS.accessRequest] },
       { observedGeneration: 1, phase: "Pending" },
     );
     const granted = step(
@@ -136,7 +141,7 @@ describe("stepAccessRequest", () => {
 
   it("revokes on deletion and lets go of the finalizer only once nothing is left", () => {
     const deleting = aRequest(
-      { finalizers: [FINALIZERS.accessRequest], deletionTimestamp: "2026-11-21T10:00:00Z" },
+      { finalizers: [ACCESS_REQUEST_FINALIZERS.accessRequest], deletionTimestamp: "2026-11-21T10:00:00Z" },
       { observedGeneration: 1, phase: "Granted" },
     );
     expect(accessStateOf(deleting)).toBe("deleting.revoking");
@@ -151,7 +156,7 @@ describe("stepAccessRequest", () => {
 
 describe("referenced roles", () => {
   const withRoleRef = (status?: AccessRequest["status"]): AccessRequest => {
-    const request = aRequest({ finalizers: [FINALIZERS.accessRequest] }, status);
+    const request = aRequest({ finalizers: [ACCESS_REQUEST_FINALIZERS.accessRequest] }, status);
     const token = { roleRefs: [{ kind: "ClusterRole" as const, name: "later" }] };
     return { ...request, spec: { clusterRef: { name: "c", namespace: "team" }, token } };
   };
@@ -205,7 +210,7 @@ describe("referenced roles", () => {
       lastTransitionTime: "2026-11-21T09:00:00Z",
     };
     const request = aRequest(
-      { finalizers: [FINALIZERS.accessRequest] },
+      { finalizers: [ACCESS_REQUEST_FINALIZERS.accessRequest] },
       { observedGeneration: 1, phase: "Granted", conditions: [missing] },
     );
     const result = step(request, grantedFacts([]));
@@ -239,7 +244,7 @@ describe("accessResponsibility", () => {
     ).toBe("awaitingPreparation");
     const leaving = aRequest({
       labels: {},
-      finalizers: [FINALIZERS.accessRequest],
+      finalizers: [ACCESS_REQUEST_FINALIZERS.accessRequest],
       deletionTimestamp: "2026-11-21T10:00:00Z",
     });
     expect(accessResponsibility(leaving, "eng")).toBe("ours");
@@ -309,7 +314,7 @@ describe("a target cluster that fails (refused, unreachable)", () => {
     expect(much.requeueAfterMs).toBe(timing.resyncMs);
     // Granted: looked at on the same backoff (sooner than at rest), not only at the next resync.
     const granted = aRequest(
-      { finalizers: [FINALIZERS.accessRequest] },
+      { finalizers: [ACCESS_REQUEST_FINALIZERS.accessRequest] },
       { observedGeneration: 1, phase: "Granted" },
     );
     const atRest = failingStep(
@@ -321,7 +326,7 @@ describe("a target cluster that fails (refused, unreachable)", () => {
 
   it("keeps its finalizer while revoking on a target that fails: what was made there may still be there", () => {
     const leaving = aRequest(
-      { finalizers: [FINALIZERS.accessRequest], deletionTimestamp: "2026-11-21T10:00:00Z" },
+      { finalizers: [ACCESS_REQUEST_FINALIZERS.accessRequest], deletionTimestamp: "2026-11-21T10:00:00Z" },
       { observedGeneration: 1, phase: "Granted" },
     );
     const result = failingStep(

@@ -1,6 +1,6 @@
 /** The ProviderConfig `init` makes when nobody applied one, as openMCP's bootstrapper deploys a provider. */
 import { describe, expect, it } from "vitest";
-import { ANNOTATIONS } from "../../../../src/api/constants.ts";
+import { PROVIDER_CONFIG_ANNOTATIONS } from "../../../../src/api/constants/provider-config.ts";
 import {
   type DefaultConfigInput,
   defaultProviderConfig,
@@ -31,7 +31,7 @@ describe("defaultProviderConfig", () => {
     expect(made(given())).toEqual({
       apiVersion: "engine.openmcp.cloud/v1alpha1",
       kind: "ProviderConfig",
-      metadata: { name: "kind", annotations: { [ANNOTATIONS.madeBy]: "init" } },
+      metadata: { name: "kind", annotations: { [PROVIDER_CONFIG_ANNOTATIONS.madeBy]: "init" } },
       spec: { providerRef: { name: "kind" }, profileName: "kind", backend: "kind" },
     });
   });

@@ -1,6 +1,7 @@
 /** Who holds the ClusterProfile a ProviderConfig would publish: free, the config itself, another provider or another config. */
 import { describe, expect, it } from "vitest";
 import type { ClusterProfile } from "../../../../src/api/cluster-profile.ts";
+import { PROVIDER_CONFIG_LABELS } from "../../../../src/api/constants/provider-config.ts";
 import { LABELS } from "../../../../src/api/constants.ts";
 import {
   profileHolder,
@@ -15,7 +16,7 @@ function kindProfile(
   config: string,
   labels: Record<string, string> | undefined = {
     [LABELS.provider]: provider,
-    [LABELS.providerConfig]: config,
+    [PROVIDER_CONFIG_LABELS.providerConfig]: config,
   },
 ): ClusterProfile {
   const profile = aClusterProfile({ name: "kind", provider, config });
@@ -53,7 +54,7 @@ describe("profileHolder", () => {
     expect(profileHolder(unlabelled, "second", "sim")).toEqual({ kind: "config", config: "first" });
     const labelledElsewhere = kindProfile("sim", "second", {
       [LABELS.provider]: "sim",
-      [LABELS.providerConfig]: "first",
+      [PROVIDER_CONFIG_LABELS.providerConfig]: "first",
     });
     expect(profileHolder(labelledElsewhere, "second", "sim")).toEqual({ kind: "config", config: "first" });
   });

@@ -1,6 +1,7 @@
 /** The ClusterProfile a ProviderConfig yields: its name, labels, versions and the traits annotation, and when a stored one is up to date. */
 import { describe, expect, it } from "vitest";
 import type { ClusterProfile } from "../../../../src/api/cluster-profile.ts";
+import { PROVIDER_CONFIG_LABELS } from "../../../../src/api/constants/provider-config.ts";
 import { ANNOTATIONS, LABELS } from "../../../../src/api/constants.ts";
 import {
   desiredClusterProfile,
@@ -35,7 +36,10 @@ describe("desiredClusterProfile", () => {
     const profile = desiredClusterProfile(config, owner, versions, []);
 
     expect(profile.metadata.name).toBe("dev.sim.small");
-    expect(profile.metadata.labels).toEqual({ [LABELS.provider]: "sim", [LABELS.providerConfig]: "small" });
+    expect(profile.metadata.labels).toEqual({
+      [LABELS.provider]: "sim",
+      [PROVIDER_CONFIG_LABELS.providerConfig]: "small",
+    });
     expect(profile.spec).toEqual({
       providerRef: { name: "sim" },
       providerConfigRef: { name: "small" },
@@ -50,7 +54,10 @@ describe("desiredClusterProfile", () => {
     expect(profile.metadata.name).toBe("kind");
     expect(profileName(owner, named)).toBe("kind");
     expect(profileName(owner, config)).toBe("dev.sim.small");
-    expect(profile.metadata.labels).toEqual({ [LABELS.provider]: "sim", [LABELS.providerConfig]: "small" });
+    expect(profile.metadata.labels).toEqual({
+      [LABELS.provider]: "sim",
+      [PROVIDER_CONFIG_LABELS.providerConfig]: "small",
+    });
     expect(profile.spec.providerConfigRef).toEqual({ name: "small" });
   });
 

@@ -1,7 +1,7 @@
 /** `explain clusterrequest`: why a request is where it is and what it waits for, from the object alone. */
 import { describe, expect, it } from "vitest";
 import type { ClusterRequest } from "../../../../src/api/cluster-request.ts";
-import { FINALIZERS } from "../../../../src/api/constants.ts";
+import { CLUSTER_REQUEST_FINALIZERS } from "../../../../src/api/constants/cluster-request.ts";
 import { explainClusterRequest } from "../../../../src/machines/cluster-request/explain.ts";
 import { aClusterRequest, stored } from "../../../support/builders.ts";
 
@@ -17,7 +17,7 @@ function withCondition(
   return {
     ...request,
     ...extra,
-    metadata: { ...request.metadata, finalizers: [FINALIZERS.request], ...extra.metadata },
+    metadata: { ...request.metadata, finalizers: [CLUSTER_REQUEST_FINALIZERS.request], ...extra.metadata },
     status: {
       observedGeneration: 1,
       phase,
@@ -89,7 +89,11 @@ describe("explain clusterrequest", () => {
     });
     const explanation = explainClusterRequest({
       ...request,
-      metadata: { ...request.metadata, deletionTimestamp: NOW, finalizers: [FINALIZERS.request] },
+      metadata: {
+        ...request.metadata,
+        deletionTimestamp: NOW,
+        finalizers: [CLUSTER_REQUEST_FINALIZERS.request],
+      },
     });
     expect(explanation.state).toBe("deleting.releasing");
     expect(explanation.waitingFor).toEqual(["Cluster fleet/mcp-x to be gone (waitForClusterDeletion)"]);

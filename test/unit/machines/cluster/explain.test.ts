@@ -3,8 +3,10 @@
 import { describe, expect, it } from "vitest";
 import type { ClusterObservation } from "../../../../src/api/backend.ts";
 import type { Cluster } from "../../../../src/api/cluster.ts";
+import { CLUSTER_FINALIZERS } from "../../../../src/api/constants/cluster.ts";
+import { CLUSTER_POOL_ANNOTATIONS } from "../../../../src/api/constants/cluster-pool.ts";
 import { HIBERNATE_ANNOTATION } from "../../../../src/api/constants/hibernation.ts";
-import { ANNOTATIONS, FINALIZERS } from "../../../../src/api/constants.ts";
+import { ANNOTATIONS } from "../../../../src/api/constants.ts";
 import { HANDOVER_ANNOTATION } from "../../../../src/api/move.ts";
 import { explainCluster, type ProfileLookup } from "../../../../src/machines/cluster/explain.ts";
 import { unobservedStatus } from "../../../../src/machines/cluster/status.ts";
@@ -63,7 +65,9 @@ describe("explainCluster", () => {
     const cluster = settled(aCluster(), readyAt("1.33.3"), {
       poolMember: { pool: "warm", member: "pool-0a1b2c3d4e5f", claimed: true },
     });
-    expect(cluster.metadata.annotations?.[ANNOTATIONS.poolMember]).toBe("warm/pool-0a1b2c3d4e5f");
+    expect(cluster.metadata.annotations?.[CLUSTER_POOL_ANNOTATIONS.poolMember]).toBe(
+      "warm/pool-0a1b2c3d4e5f",
+    );
     const explanation = explainCluster(cluster, ours);
     expect(explanation.state).toBe("ready");
     expect(explanation.why).toContain(
@@ -224,13 +228,16 @@ describe("explainCluster", () => {
 
   it("follows a deletion: blocked by others' finalizers, releasing at the backend", () => {
     const ready = settled(aCluster(), readyAt("1.33.3"));
-    const blocked = settled(deleting(ready, [FINALIZERS.cluster, "example.com/keep"]), readyAt("1.33.3"));
+    const blocked = settled(
+      deleting(ready, [CLUSTER_FINALIZERS.cluster, "example.com/keep"]),
+      readyAt("1.33.3"),
+    );
     expect(explainCluster(blocked, ours)).toMatchObject({
       state: "deleting.blocked",
       phase: "Terminating",
       why: ["waiting for finalizers: example.com/keep"],
     });
-    const releasing = settled(deleting(ready, [FINALIZERS.cluster]), {
+    const releasing = settled(deleting(ready, [CLUSTER_FINALIZERS.cluster]), {
       exists: true,
       phase: "deleting",
       version: "1.33.3",

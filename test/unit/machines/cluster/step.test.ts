@@ -3,7 +3,12 @@
 import { describe, expect, it } from "vitest";
 import type { BackendCondition, ClusterObservation } from "../../../../src/api/backend.ts";
 import type { Cluster } from "../../../../src/api/cluster.ts";
-import { ANNOTATIONS, FINALIZERS, LABELS } from "../../../../src/api/constants.ts";
+import {
+  CLUSTER_ANNOTATIONS,
+  CLUSTER_FINALIZERS,
+  CLUSTER_LABELS,
+} from "../../../../src/api/constants/cluster.ts";
+import { ANNOTATIONS, LABELS } from "../../../../src/api/constants.ts";
 import { unobservedStatus } from "../../../../src/machines/cluster/status.ts";
 import { clusterResponsibility, clusterTarget } from "../../../../src/machines/cluster/step.ts";
 import {
@@ -45,7 +50,7 @@ describe("a new Cluster of ours", () => {
     expect(result.metadataPatch).toContainEqual({
       op: "add",
       path: "/metadata/finalizers",
-      value: [FINALIZERS.cluster],
+      value: [CLUSTER_FINALIZERS.cluster],
     });
     expect(result.commands).toEqual([{ kind: "create", version: "1.33.3" }]);
     // The backend's target is built once per reconcile (by the kind's `open`), not carried in each command.
@@ -64,7 +69,7 @@ describe("a new Cluster of ours", () => {
     expect(result.metadataPatch).toContainEqual({
       op: "add",
       path: "/metadata/labels",
-      value: { [LABELS.provider]: PROVIDER, [LABELS.k8sVersion]: "1.33.3" },
+      value: { [LABELS.provider]: PROVIDER, [CLUSTER_LABELS.k8sVersion]: "1.33.3" },
     });
   });
 
@@ -117,8 +122,8 @@ describe("provisioning", () => {
     expect(ready.status?.phase).toBe("Ready");
     expect(ready.status?.endpoints).toEqual([{ name: "apiserver-external", url: "https://127.0.0.1:6443" }]);
     expect(ready.status?.apiServer).toBe("https://127.0.0.1:6443");
-    expect(ready.metadata.labels?.[LABELS.k8sVersion]).toBe("1.33.3");
-    expect(ready.metadata.annotations?.[ANNOTATIONS.providerInfo]).toBe("simulated 1.33.3");
+    expect(ready.metadata.labels?.[CLUSTER_LABELS.k8sVersion]).toBe("1.33.3");
+    expect(ready.metadata.annotations?.[CLUSTER_ANNOTATIONS.providerInfo]).toBe("simulated 1.33.3");
     expect(result.requeueAfterMs).toBe(TIMING.resyncMs);
   });
 

@@ -1,7 +1,8 @@
 /** The EngineCluster step (Cluster API's InfraCluster contract), transition by transition: all pure. */
 import { describe, expect, it } from "vitest";
 import { CAPI_ANNOTATIONS } from "../../../../src/api/cluster-api.ts";
-import { ANNOTATIONS, FINALIZERS, LABELS } from "../../../../src/api/constants.ts";
+import { ENGINE_CLUSTER_FINALIZERS } from "../../../../src/api/constants/capi.ts";
+import { ANNOTATIONS, LABELS } from "../../../../src/api/constants.ts";
 import type { EngineCluster } from "../../../../src/api/engine-cluster.ts";
 import { stepCluster } from "../../../../src/machines/cluster/step.ts";
 import {
@@ -93,7 +94,7 @@ describe("an owned EngineCluster", () => {
 
   it("orders the cluster in the step that adds the finalizer", () => {
     expect(first.state).toBe("provisioning");
-    expect(first.desired.metadata.finalizers).toEqual([FINALIZERS.engineCluster]);
+    expect(first.desired.metadata.finalizers).toEqual([ENGINE_CLUSTER_FINALIZERS.engineCluster]);
     expect(first.commands).toEqual([{ kind: "create", version: "1.33.3" }]);
     // The backend's target is built once per reconcile (by the kind's `open`), not carried in each command.
     expect(engineClusterTarget(cluster, aProfile())).toEqual({
@@ -113,7 +114,7 @@ describe("an owned EngineCluster", () => {
       engineInput(cluster, { exists: true, phase: "provisioning", version: "1.33.3" }),
     );
     expect(adopted.state).toBe("provisioning");
-    expect(adopted.desired.metadata.finalizers).toEqual([FINALIZERS.engineCluster]);
+    expect(adopted.desired.metadata.finalizers).toEqual([ENGINE_CLUSTER_FINALIZERS.engineCluster]);
     expect(adopted.commands).toEqual([]);
   });
 
@@ -252,7 +253,7 @@ describe("pausing and external management", () => {
   });
 
   it("one carrying our finalizer stays ours when marked externally managed later, so what was built can go", () => {
-    const ours = { finalizers: [FINALIZERS.engineCluster] };
+    const ours = { finalizers: [ENGINE_CLUSTER_FINALIZERS.engineCluster] };
     const managed = anEngineCluster({ ...ours, annotations: { [CAPI_ANNOTATIONS.managedBy]: "someone" } });
     expect(engineClusterResponsibility(managed, aProfile(), CLAIMANT, false)).toBe("ours");
     expect(engineClusterResponsibility(anEngineCluster(ours), undefined, CLAIMANT, false)).toBe("ours");
@@ -276,7 +277,7 @@ describe("deletion through the CAPI Cluster", () => {
     const releasing = stepEngineCluster(engineInput(deleting, readyBackend(), published));
     expect(releasing.state).toBe("deleting.releasing");
     expect(releasing.commands.map((c) => c.kind)).toEqual(["unpublish", "delete"]);
-    expect(releasing.desired.metadata.finalizers).toEqual([FINALIZERS.engineCluster]);
+    expect(releasing.desired.metadata.finalizers).toEqual([ENGINE_CLUSTER_FINALIZERS.engineCluster]);
     const next = afterWrites(deleting, releasing);
     const released = stepEngineCluster(engineInput(next, absent, unpublished));
     expect(released.state).toBe("deleting.released");

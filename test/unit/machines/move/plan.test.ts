@@ -1,6 +1,6 @@
 /** The pure half of `move`: what moves, in which order, and what each copy looks like on the target. */
 import { describe, expect, it } from "vitest";
-import { LABELS } from "../../../../src/api/constants.ts";
+import { ACCESS_REQUEST_LABELS } from "../../../../src/api/constants/access-request.ts";
 import {
   HANDOVER_ANNOTATION,
   HANDOVER_MESSAGE_ANNOTATION,
@@ -48,7 +48,7 @@ const grant = object("r1", "uid-grant", {
 });
 const access = object("a1", "uid-access", { spec: { clusterRef: { name: "c1", namespace: "team" } } });
 const accessSecret = object("a1.kubeconfig", "uid-s1", {
-  metadata: { labels: { [LABELS.accessRequestUid]: "uid-access" } },
+  metadata: { labels: { [ACCESS_REQUEST_LABELS.accessRequestUid]: "uid-access" } },
 });
 const handover = object("c1-handover", "uid-s2", {
   metadata: {
@@ -148,7 +148,7 @@ describe("a copy", () => {
   it("of a Secret is neither paused nor given an identity", () => {
     const copy = copyOf(accessSecret, kind("Secret"), new Map([["uid-access", "new-access"]]));
     expect(copy.metadata.annotations).toBeUndefined();
-    expect(copy.metadata.labels).toEqual({ [LABELS.accessRequestUid]: "new-access" });
+    expect(copy.metadata.labels).toEqual({ [ACCESS_REQUEST_LABELS.accessRequestUid]: "new-access" });
   });
 
   it("is written again while paused on the target, never once the target's engine has it", () => {
