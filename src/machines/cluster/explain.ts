@@ -165,20 +165,9 @@ export function explainCluster(cluster: Cluster, profile: ProfileLookup): Cluste
       break;
     }
     case "hibernating":
-      why.push(`asked to sleep (annotation ${HIBERNATE_ANNOTATION}): ${backendSays(ready)}`);
-      if (backendError) why.push(`the last backend command failed: ${ready.message}`);
-      waitingFor.push("the backend to report the cluster hibernated (the controller polls it)");
-      break;
     case "hibernated":
-      why.push(ready?.message || "asleep as asked");
-      waitingFor.push(
-        `nothing: it sleeps as asked. Set annotation ${HIBERNATE_ANNOTATION} to "false" (or remove it) to wake it; kubeconfigs given out before work again once it is Ready`,
-      );
-      break;
     case "waking":
-      why.push(`asked to wake: ${backendSays(ready)}`);
-      if (backendError) why.push(`the last backend command failed: ${ready.message}`);
-      waitingFor.push("the backend to report the cluster ready at its endpoint (the controller polls it)");
+      explainSleep(top, ready, why, waitingFor);
       break;
     case "claimingPoolMember":
       why.push(ready?.message || "a warm pool has a cluster for it");
@@ -237,6 +226,35 @@ export function explainCluster(cluster: Cluster, profile: ProfileLookup): Cluste
     );
   }
   return { ...base, why, waitingFor };
+}
+
+/** Why a Cluster on its way to sleep, asleep or waking is there, and what it waits for. */
+function explainSleep(
+  state: string,
+  ready: Condition | undefined,
+  why: string[],
+  waitingFor: string[],
+): void {
+  const failed =
+    ready?.reason === REASONS.BackendError && ready.status === "False" ? ready.message : undefined;
+  switch (state) {
+    case "hibernating":
+      why.push(`asked to sleep (annotation ${HIBERNATE_ANNOTATION}): ${backendSays(ready)}`);
+      if (failed) why.push(`the last backend command failed: ${failed}`);
+      waitingFor.push("the backend to report the cluster hibernated (the controller polls it)");
+      return;
+    case "hibernated":
+      why.push(ready?.message || "asleep as asked");
+      waitingFor.push(
+        `nothing: it sleeps as asked. Set annotation ${HIBERNATE_ANNOTATION} to "false" (or remove it) to wake it; kubeconfigs given out before work again once it is Ready`,
+      );
+      return;
+    case "waking":
+      why.push(`asked to wake: ${backendSays(ready)}`);
+      if (failed) why.push(`the last backend command failed: ${failed}`);
+      waitingFor.push("the backend to report the cluster ready at its endpoint (the controller polls it)");
+      return;
+  }
 }
 
 function explainDeleting(

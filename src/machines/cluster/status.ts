@@ -150,6 +150,35 @@ function conditionUpdates(input: ClusterStatusInput, facts: ClusterFacts, state:
   return updates;
 }
 
+/** ClusterReady of a Cluster on its way to sleep, asleep, or waking; undefined in any other state. */
+function sleepReadyCondition(type: string, state: string, detail: string): ConditionUpdate | undefined {
+  switch (state) {
+    case "hibernating":
+      return {
+        type,
+        status: "False",
+        reason: HIBERNATION_REASONS.Hibernating,
+        message: `putting the cluster to sleep${detail}`,
+      };
+    case "hibernated":
+      return {
+        type,
+        status: "False",
+        reason: HIBERNATION_REASONS.Hibernated,
+        message: `asleep as asked (annotation ${HIBERNATE_ANNOTATION}); its endpoint and certificates are kept; set the annotation to "false" to wake it`,
+      };
+    case "waking":
+      return {
+        type,
+        status: "False",
+        reason: HIBERNATION_REASONS.Waking,
+        message: `waking the cluster${detail}`,
+      };
+    default:
+      return undefined;
+  }
+}
+
 /**
  * Whether the Cluster sleeps or wakes as its hibernate annotation asks: True once it is as asked, False on the way
  * or when it cannot be (an invalid value, a backend that cannot hibernate). Only for a Cluster that was asked.
@@ -241,6 +270,8 @@ function clusterReadyCondition(
   if (state.startsWith("deleting")) {
     return { type, status: "False", reason: REASONS.Deleting, message: `deleting the cluster${detail}` };
   }
+  const sleeping = sleepReadyCondition(type, state, detail);
+  if (sleeping) return sleeping;
   switch (state) {
     case "provisioning": {
       const missing = incompleteness(facts);
@@ -255,27 +286,6 @@ function clusterReadyCondition(
     }
     case "updating":
       return { type, status: "False", reason: REASONS.Updating, message: `updating the cluster${detail}` };
-    case "hibernating":
-      return {
-        type,
-        status: "False",
-        reason: HIBERNATION_REASONS.Hibernating,
-        message: `putting the cluster to sleep${detail}`,
-      };
-    case "hibernated":
-      return {
-        type,
-        status: "False",
-        reason: HIBERNATION_REASONS.Hibernated,
-        message: `asleep as asked (annotation ${HIBERNATE_ANNOTATION}); its endpoint and certificates are kept; set the annotation to "false" to wake it`,
-      };
-    case "waking":
-      return {
-        type,
-        status: "False",
-        reason: HIBERNATION_REASONS.Waking,
-        message: `waking the cluster${detail}`,
-      };
     case "claimingPoolMember":
       return {
         type,
