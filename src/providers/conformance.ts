@@ -148,6 +148,21 @@ async function callWithFaults(
   }
 }
 
+/** {@link callWithFaults}, then, for a command called twice (a duplicate the engine may send), once more. */
+async function callTwice(
+  label: string,
+  faults: readonly Fault[],
+  twice: boolean,
+  call: () => Promise<void>,
+): Promise<void> {
+  await callWithFaults(label, faults, call);
+  if (twice) await callWithFaults(`${label} (again)`, [], call);
+}
+
+/** A command's label: `name(c<index>, <more>, faults=[…], twice)`. */
+const commandLabel = (name: string, index: number, faults: readonly Fault[], twice: boolean, more = "") =>
+  `${name}(c${index}${more}${describeFaults(faults)}${twice ? ", twice" : ""})`;
+
 /** The run's patience with a backend: how long a cluster may take to become ready or go. */
 const readyTimeoutMs = (options: ConformanceOptions) => options.readyTimeoutMs ?? 10_000;
 
@@ -300,14 +315,13 @@ const createCommand = (
   twice: boolean,
   options: ConformanceOptions,
 ): Command => {
-  const label = `create(c${index}, v#${versionIndex}${describeFaults(faults)}${twice ? ", twice" : ""})`;
+  const label = commandLabel("create", index, faults, twice, `, v#${versionIndex}`);
   return clusterCommand(
     index,
     label,
     async (model, real, target) => {
       const version = versionAt(real, versionIndex);
-      await callWithFaults(label, faults, () => real.backend.create(target, version));
-      if (twice) await callWithFaults(`${label} (again)`, [], () => real.backend.create(target, version));
+      await callTwice(label, faults, twice, () => real.backend.create(target, version));
       if (!model.clusters.has(index)) model.clusters.set(index, { status: "created", version });
       const observation = await real.backend.observe(target);
       if (!observation.exists) fail("create is visible at once", `${label}: observe says absent`);
@@ -376,7 +390,7 @@ const hibernateCommand = (
   twice: boolean,
   options: ConformanceOptions,
 ): Command => {
-  const label = `hibernate(c${index}${describeFaults(faults)}${twice ? ", twice" : ""})`;
+  const label = commandLabel("hibernate", index, faults, twice);
   return clusterCommand(
     index,
     label,
@@ -391,8 +405,7 @@ const hibernateCommand = (
           if (access) real.accessBeforeSleep.set(index, access);
         }
       }
-      await callWithFaults(label, faults, () => pair.hibernate(target));
-      if (twice) await callWithFaults(`${label} (again)`, [], () => pair.hibernate(target));
+      await callTwice(label, faults, twice, () => pair.hibernate(target));
       const asleep = await observeUntil(
         real,
         target,
@@ -419,7 +432,7 @@ const wakeCommand = (
   twice: boolean,
   options: ConformanceOptions,
 ): Command => {
-  const label = `wake(c${index}${describeFaults(faults)}${twice ? ", twice" : ""})`;
+  const label = commandLabel("wake", index, faults, twice);
   return clusterCommand(
     index,
     label,
@@ -430,8 +443,7 @@ const wakeCommand = (
       const slept = cluster.asleep === true;
       if (!slept) await awaitCreated(model, real, index, options, `${label} precondition ready`);
       const before = real.endpoints.get(index);
-      await callWithFaults(label, faults, () => pair.wake(target));
-      if (twice) await callWithFaults(`${label} (again)`, [], () => pair.wake(target));
+      await callTwice(label, faults, twice, () => pair.wake(target));
       cluster.asleep = false;
       if (slept) cluster.woken = true;
       const ready = await awaitCreated(model, real, index, options, `${label} ready`);
@@ -503,10 +515,9 @@ const deleteCommand = (
   twice: boolean,
   options: ConformanceOptions,
 ): Command => {
-  const label = `delete(c${index}${describeFaults(faults)}${twice ? ", twice" : ""})`;
+  const label = commandLabel("delete", index, faults, twice);
   return clusterCommand(index, label, async (model, real, target) => {
-    await callWithFaults(label, faults, () => real.backend.delete(target));
-    if (twice) await callWithFaults(`${label} (again)`, [], () => real.backend.delete(target));
+    await callTwice(label, faults, twice, () => real.backend.delete(target));
     const cluster = model.clusters.get(index);
     if (cluster) {
       cluster.status = "deleted";

@@ -35,6 +35,7 @@ import { aBackendContext } from "../support/backend-context.ts";
 import { aClusterTarget, aProviderConfig } from "../support/builders.ts";
 import { type FakeKind, installFakeKind } from "../support/fake-kind.ts";
 import { observationWhere } from "../support/observation-where.ts";
+import { budget } from "../support/pace.ts";
 import { isAlive } from "../support/processes.ts";
 
 let fake: FakeKind;
@@ -254,7 +255,8 @@ describe("the kind backend", () => {
   });
 
   it("runs at most parallelCreates creates at once: the others wait in order, say so, and start as slots free", async () => {
-    fake.configure({ createDelayMs: 1_500 });
+    // Long enough that the first create still runs while the three are ordered, on a loaded machine too.
+    fake.configure({ createDelayMs: budget(4_000) });
     const backend = await newBackend({ parallelCreates: "1" });
     const [first, second, third] = ["u-first", "u-second", "u-third"].map((uid) => target({ uid })) as [
       ClusterTarget,

@@ -87,20 +87,8 @@ export class KindCli {
    * calls, which go through Docker too, tell that failure).
    */
   async stoppedNodes(cluster: string): Promise<string[]> {
-    if (!this.docker) return [];
-    const listed = await dockerOutput(this.docker, [
-      "ps",
-      "--all",
-      "--filter",
-      `label=io.x-k8s.kind.cluster=${cluster}`,
-      "--format",
-      "{{.Names}} {{.State}}",
-    ]).catch(() => "");
-    return listed
-      .split("\n")
-      .map((line) => line.trim().split(" "))
-      .filter(([name, state]) => name && state !== "running")
-      .map(([name, state]) => `${name} (${state ?? "unknown"})`);
+    const nodes = await this.nodeStates(cluster).catch(() => []);
+    return nodes.filter((node) => node.state !== "running").map((node) => `${node.name} (${node.state})`);
   }
 
   /** The cluster's node containers with their states (`running`, `exited`, …); none without Docker. */
