@@ -94,6 +94,25 @@ export function eventsAfter(expression: string, location: string, fromMs: number
   return out;
 }
 
+/** The events of `expression` in `location` in (`fromMs`, `toMs`], by forward iteration: at most `limit`. */
+export function eventsBetween(
+  expression: string,
+  location: string,
+  fromMs: number,
+  toMs: number,
+  limit = WALK_LIMIT,
+): number[] {
+  const iterator = CronExpressionParser.parse(expression, { currentDate: new Date(fromMs), tz: location });
+  const out: number[] = [];
+  while (out.length < limit) {
+    const at = iterator.next().getTime();
+    if (at <= fromMs) continue;
+    if (at > toMs) break;
+    out.push(at);
+  }
+  return out;
+}
+
 /** The next event of one cron strictly after `nowMs`. */
 function nextOf(expression: string, location: string, nowMs: number): number | undefined {
   try {
