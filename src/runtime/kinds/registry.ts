@@ -11,6 +11,7 @@ import { type ClusterSettings, clusterKind } from "./cluster/kind.ts";
 import { type ClusterRequestSettings, clusterRequestKind } from "./cluster-request/kind.ts";
 import { engineClusterKind } from "./engine-cluster/kind.ts";
 import { engineControlPlaneKind } from "./engine-control-plane/kind.ts";
+import { hibernationScheduleKind } from "./hibernation-schedule/kind.ts";
 
 /**
  * The ProviderConfig kind, which no machine drives: its controller keeps each config's ClusterProfile in
@@ -26,6 +27,7 @@ export const MACHINE_KINDS: readonly MachineKind[] = [
   accessRequestKind as MachineKind,
   engineClusterKind as MachineKind,
   engineControlPlaneKind as MachineKind,
+  hibernationScheduleKind as MachineKind,
 ];
 
 /** The kinds that build clusters, timed alike. */

@@ -1,0 +1,57 @@
+/** The HibernationSchedule kind (engine.openmcp.cloud/v1alpha1): Clusters put to sleep and woken on a timetable. */
+import type { Condition, TypedObject } from "./common.ts";
+import type { HIBERNATION_SCHEDULE_API_VERSION } from "./constants/hibernation-schedule.ts";
+import type { LabelSelector } from "./scheduler-config.ts";
+
+/** One timetable entry, the fields of Gardener's Shoot `spec.hibernation.schedules[]`. */
+export interface ScheduleEntry {
+  /** Cron (5 fields): when the selected Clusters go to sleep. */
+  readonly start?: string;
+  /** Cron (5 fields): when they wake. */
+  readonly end?: string;
+  /** IANA time zone the crons are read in; default UTC. */
+  readonly location?: string;
+}
+
+/** What the schedule asks of a Cluster at one of its events. */
+export type ScheduleAction = "sleep" | "wake";
+
+/** One event of a schedule: the action and when (RFC 3339). */
+export interface ScheduledEvent {
+  readonly action: ScheduleAction;
+  readonly time: string;
+}
+
+/** The timetable and which Clusters of the schedule's namespace it applies to (all ANDed). */
+export interface HibernationScheduleSpec {
+  readonly schedules: readonly ScheduleEntry[];
+  /** Clusters with these labels; absent or empty: every Cluster of the namespace. */
+  readonly selector?: LabelSelector;
+  /** Only Clusters of one of these profiles (`spec.profile`); absent or empty: any. */
+  readonly profiles?: readonly string[];
+  /** Only Clusters with one of these purposes (`spec.purposes`); absent or empty: any. */
+  readonly purposes?: readonly string[];
+}
+
+/** What the schedule last did and does next. */
+export interface HibernationScheduleStatus {
+  readonly observedGeneration?: number;
+  readonly phase?: string;
+  /** The machine state, read back by the next step. */
+  readonly state?: string;
+  /** The last event written to the selected Clusters. */
+  readonly lastApplied?: ScheduledEvent;
+  /** The next event of the timetable. */
+  readonly nextEvent?: ScheduledEvent;
+  /** How many Clusters the schedule selects now (those being deleted not counted). */
+  readonly selected?: number;
+  /** `Ready`: True `Scheduled`, or False `InvalidSchedule` naming the entry and its error. */
+  readonly conditions?: readonly Condition[];
+}
+
+/** A hibernation schedule: namespaced, it selects Clusters of its own namespace. */
+export interface HibernationSchedule
+  extends TypedObject<typeof HIBERNATION_SCHEDULE_API_VERSION, "HibernationSchedule"> {
+  readonly spec: HibernationScheduleSpec;
+  readonly status?: HibernationScheduleStatus;
+}

@@ -1,0 +1,95 @@
+/** The HibernationSchedule statechart: scheduled ⇄ applying, invalid. Pure: no I/O, no clock (now is a fact). */
+import { setup } from "xstate";
+import type { ScheduledEvent } from "../../api/hibernation-schedule.ts";
+import type { EventRecord } from "../shared/machine-step.ts";
+import { PHASE_TAG, REQUEUE } from "../shared/machine-tags.ts";
+import { type ObservedEvent, whenObserved } from "../shared/observed-guard.ts";
+
+/** What one look at a schedule knows, level-based. */
+export interface ScheduleFacts {
+  /** Every problem of the timetable, each naming its entry; empty: it parses. */
+  readonly problems: readonly string[];
+  /** The latest event at or before now (absent: none yet). */
+  readonly latest?: ScheduledEvent;
+  /** The next event after now (absent: none). */
+  readonly next?: ScheduledEvent;
+  /** The next event in ms since the epoch, for the requeue. */
+  readonly nextAtMs?: number;
+  /** Names of the Clusters selected now (sorted; those being deleted left out). */
+  readonly selected: readonly string[];
+  /** The latest event is newer than what the schedule records as applied and what this engine just wrote. */
+  readonly due: boolean;
+  /** This engine wrote the latest event on the selected Clusters (the names written), in this reconcile or before. */
+  readonly applied?: ScheduledEvent & { readonly clusters: readonly string[] };
+}
+
+/** The one event: "here is what the world looks like now". */
+export type ScheduleEvent = ObservedEvent<ScheduleFacts>;
+
+const when = whenObserved<ScheduleFacts>;
+
+/** The Event recorded once an event was written; the step fills in the action and the names. */
+const APPLIED_EVENT: EventRecord = { type: "Normal", reason: "Applied", message: "" };
+
+/** The machine: named guards and actions, then the chart. */
+export const hibernationScheduleMachine = setup({
+  types: { context: {} as Record<string, never>, events: {} as ScheduleEvent },
+  guards: {
+    isInvalid: when((facts) => facts.problems.length > 0),
+    isValid: when((facts) => facts.problems.length === 0),
+    isDue: when((facts) => facts.problems.length === 0 && facts.due),
+    isSettled: when((facts) => !facts.due),
+    isApplied: when(
+      (facts) =>
+        facts.applied !== undefined &&
+        facts.latest !== undefined &&
+        facts.applied.time === facts.latest.time &&
+        facts.applied.action === facts.latest.action,
+    ),
+  },
+  actions: {
+    // Never executed here: transition() returns them as data for the step to translate.
+    writeAnnotations: () => {},
+    addFinalizer: () => {},
+    removeFinalizer: () => {},
+    recordEvent: (_, _params: EventRecord) => {},
+  },
+}).createMachine({
+  id: "hibernationSchedule",
+  context: {},
+  initial: "scheduled",
+  states: {
+    scheduled: {
+      description:
+        "At rest: the latest event of the timetable is applied (or there is none yet); looks again at the next event.",
+      tags: [REQUEUE.resync, `${PHASE_TAG}Scheduled`],
+      always: [
+        { guard: "isInvalid", target: "invalid" },
+        { guard: "isDue", target: "applying" },
+      ],
+    },
+    applying: {
+      description:
+        "An event newer than the last applied one: the hibernate annotation is written on every selected Cluster.",
+      tags: [REQUEUE.poll, `${PHASE_TAG}Applying`],
+      entry: ["writeAnnotations"],
+      on: { observed: { guard: "isDue", target: "applying", reenter: true } },
+      always: [
+        { guard: "isInvalid", target: "invalid" },
+        {
+          guard: "isApplied",
+          target: "scheduled",
+          actions: [{ type: "recordEvent", params: APPLIED_EVENT }],
+        },
+        // The timetable changed so that nothing is due any more: back to rest, nothing written.
+        { guard: "isSettled", target: "scheduled" },
+      ],
+    },
+    invalid: {
+      description:
+        "A cron or time zone of the timetable does not parse: nothing is applied until it is fixed.",
+      tags: [REQUEUE.resync, `${PHASE_TAG}Invalid`],
+      always: [{ guard: "isValid", target: "scheduled" }],
+    },
+  },
+});

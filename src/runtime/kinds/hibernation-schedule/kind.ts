@@ -1,0 +1,131 @@
+/**
+ * The HibernationSchedule kind: at each event of a schedule's timetable (and at once for the latest one it has
+ * not applied, e.g. missed while no engine ran), the hibernate annotation is written on every Cluster it selects.
+ */
+import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from "@kubernetes/client-node";
+import type { Cluster } from "../../../api/cluster.ts";
+import { HIBERNATE_ANNOTATION } from "../../../api/constants/hibernation.ts";
+import { HIBERNATION_SCHEDULE_KIND } from "../../../api/constants/hibernation-schedule.ts";
+import { RESOURCES } from "../../../api/constants.ts";
+import { isNotFound } from "../../../api/error-message.ts";
+import type { HibernationSchedule, ScheduledEvent } from "../../../api/hibernation-schedule.ts";
+import { objectKey } from "../../../api/object-key.ts";
+import {
+  explainHibernationSchedule,
+  HIBERNATION_SCHEDULE_DEFINITION,
+} from "../../../machines/hibernation-schedule/definition.ts";
+import {
+  type AnnotateCommand,
+  stepHibernationSchedule,
+} from "../../../machines/hibernation-schedule/step.ts";
+import type { RequeueTiming } from "../../../machines/shared/machine-tags.ts";
+import type { CacheSpec } from "../../informers.ts";
+import { type MachineKind, wake } from "../../machine-kind.ts";
+import { CLUSTER_CACHES } from "../cluster/caches.ts";
+
+/** The cache of HibernationSchedules. */
+export const SCHEDULES: CacheSpec<HibernationSchedule> = {
+  name: HIBERNATION_SCHEDULE_KIND,
+  kind: HIBERNATION_SCHEDULE_KIND,
+  resource: HIBERNATION_SCHEDULE_DEFINITION.resource,
+};
+
+/** What one look reads: the Clusters of the schedule's namespace, and what this engine last wrote for it. */
+export interface ScheduleObservation {
+  readonly clusters: readonly Cluster[];
+  readonly written?: ScheduledEvent & { readonly clusters: readonly string[] };
+}
+
+/** Per engine: the event last written for each schedule (by uid), until its status records it. */
+interface ScheduleState {
+  readonly written: Map<string, ScheduledEvent & { readonly clusters: readonly string[] }>;
+}
+
+/**
+ * Its own timing: a schedule at rest looks again at its next event, and at least every 10 minutes (the
+ * resync also bounds how late a timer may be after a clock jump); writing annotations is retried after 5 s.
+ */
+export const DEFAULT_SCHEDULE_TIMING: RequeueTiming = { pollMs: 1_000, retryMs: 5_000, resyncMs: 600_000 };
+
+const mergePatch = setHeaderOptions("Content-Type", PatchStrategy.MergePatch);
+
+/** The HibernationSchedule kind; `kindSettings.HibernationSchedule.enabled: false` turns it off. */
+export const hibernationScheduleKind: MachineKind<
+  HibernationSchedule,
+  ScheduleObservation,
+  AnnotateCommand,
+  RequeueTiming,
+  ScheduleState
+> = {
+  definition: HIBERNATION_SCHEDULE_DEFINITION,
+  cache: SCHEDULES,
+  timing: DEFAULT_SCHEDULE_TIMING,
+  enabled: (settings) => settings.enabled !== false,
+  state: () => ({ written: new Map() }),
+  // A Cluster that appears, changes its labels or goes wakes the schedules of its namespace (the count selected).
+  wakes: [
+    wake(CLUSTER_CACHES.clusters, (cluster: Cluster, context) =>
+      context.informers
+        .of(SCHEDULES)
+        .list()
+        .filter((schedule) => schedule.metadata.namespace === cluster.metadata.namespace)
+        .map(objectKey),
+    ),
+  ],
+
+  async open(schedule, context) {
+    const custom = context.kubeConfig.makeApiClient(CustomObjectsApi);
+    const namespace = schedule.metadata.namespace ?? "";
+    const uid = schedule.metadata.uid ?? objectKey(schedule);
+    return {
+      async observe() {
+        const clusters = context.informers
+          .of(CLUSTER_CACHES.clusters)
+          .list()
+          .filter((cluster) => cluster.metadata.namespace === namespace);
+        const written = context.state.written.get(uid);
+        return { clusters, ...(written ? { written } : {}) };
+      },
+      step: (current, observation, { now, nowMs, lastError }) =>
+        stepHibernationSchedule({
+          object: current,
+          clusters: observation.clusters,
+          ...(observation.written ? { written: observation.written } : {}),
+          now,
+          nowMs,
+          ...(lastError ? { lastError } : {}),
+          timing: context.timing,
+        }),
+      async run(commands) {
+        for (const command of commands) {
+          const value = command.action === "sleep" ? "true" : "false";
+          for (const name of command.clusters) {
+            try {
+              // A merge patch of this one annotation: the Cluster's other annotations stay as they are.
+              await custom.patchNamespacedCustomObject(
+                {
+                  ...RESOURCES.Cluster,
+                  namespace,
+                  name,
+                  body: { metadata: { annotations: { [HIBERNATE_ANNOTATION]: value } } },
+                },
+                mergePatch,
+              );
+            } catch (error) {
+              if (!isNotFound(error)) throw error; // deleted meanwhile: nothing to put to sleep
+            }
+          }
+          context.state.written.set(uid, {
+            action: command.action,
+            time: command.time,
+            clusters: command.clusters,
+          });
+        }
+      },
+    };
+  },
+
+  describe: (command) => `${command.action} ${command.clusters.length} Cluster(s) (event of ${command.time})`,
+
+  explain: async (schedule) => explainHibernationSchedule(schedule),
+};
