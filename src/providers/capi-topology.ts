@@ -290,6 +290,7 @@ export function hibernationPatch(cluster: TopologyCluster): JsonObject | undefin
   if (cluster.metadata.annotations?.[CAPI_HIBERNATED_REPLICAS_ANNOTATION] !== undefined) return undefined;
   const pools = cluster.spec.topology?.workers?.machineDeployments ?? [];
   const replicas = Object.fromEntries(pools.map((pool) => [pool.name, pool.replicas ?? null]));
+  const asleep = pools.map((pool) => ({ ...pool, replicas: 0 })) as unknown as JsonValue;
   return {
     metadata: {
       annotations: {
@@ -297,13 +298,7 @@ export function hibernationPatch(cluster: TopologyCluster): JsonObject | undefin
         [CAPI_WAKING_REPLICAS_ANNOTATION]: null,
       },
     },
-    spec: {
-      topology: {
-        workers: {
-          machineDeployments: pools.map((pool) => ({ ...pool, replicas: 0 })) as unknown as JsonValue,
-        },
-      },
-    },
+    ...(pools.length === 0 ? {} : { spec: { topology: { workers: { machineDeployments: asleep } } } }),
   };
 }
 
@@ -328,7 +323,9 @@ export function wakePatch(cluster: TopologyCluster): JsonObject | undefined {
         [CAPI_WAKING_REPLICAS_ANNOTATION]: JSON.stringify(recorded),
       },
     },
-    spec: { topology: { workers: { machineDeployments: pools as unknown as JsonValue } } },
+    ...(pools.length === 0
+      ? {}
+      : { spec: { topology: { workers: { machineDeployments: pools as unknown as JsonValue } } } }),
   };
 }
 
