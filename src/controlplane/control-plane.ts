@@ -175,6 +175,9 @@ async function startOnce(assets: KubeAssets, props: ControlPlaneProps): Promise<
         inTurn(async () => {
           if (paused || stopping) return;
           await stopInOrder(started);
+          // Their pids may be reused while it sleeps: from now on only the folder is cleaned up on exit.
+          release();
+          release = guardLeftovers({ processGroups: [], directory });
           paused = true;
         }),
       resume: () =>
