@@ -55,7 +55,12 @@ import {
 import { remoteCallError } from "./shared/error-wording.ts";
 import { type KubeconfigSecretRef, readKubeconfigSecret } from "./shared/kubeconfig-secret.ts";
 import { RecordFile } from "./shared/record-file.ts";
-import { apiClients, type RemoteObjectKind, RemoteObjects } from "./shared/remote-object.ts";
+import {
+  againWhileChanged,
+  apiClients,
+  type RemoteObjectKind,
+  RemoteObjects,
+} from "./shared/remote-object.ts";
 import { RemoteObjectPools } from "./shared/remote-object-pools.ts";
 
 const CLUSTER_CLASSES = {
@@ -266,6 +271,11 @@ export class CapiBackend implements ClusterBackend {
    * the `hibernated` message. Idempotent. Throws until the cluster is ready (being made or deleted, or failed).
    */
   async hibernate(target: ClusterTarget): Promise<void> {
+    // Cluster API writes the status all the time: a patch refused for it is made again on a fresh read.
+    await againWhileChanged(() => this.#hibernate(target));
+  }
+
+  async #hibernate(target: ClusterTarget): Promise<void> {
     const { api, object: cluster } = await this.#existingCluster(target);
     const patch = hibernationPatch(cluster);
     if (!patch) return;
@@ -283,6 +293,10 @@ export class CapiBackend implements ClusterBackend {
    * again, then `ready` at the same endpoint (the control plane ran on). Idempotent; nothing while it is deleted.
    */
   async wake(target: ClusterTarget): Promise<void> {
+    await againWhileChanged(() => this.#wake(target));
+  }
+
+  async #wake(target: ClusterTarget): Promise<void> {
     const { api, object: cluster } = await this.#existingCluster(target);
     if (cluster.metadata.deletionTimestamp) return;
     const patch = wakePatch(cluster);

@@ -44,7 +44,13 @@ import { authenticationConfig } from "./shared/authentication-config.ts";
 import { remoteCallError } from "./shared/error-wording.ts";
 import { type KubeconfigSecretRef, readKubeconfigSecret } from "./shared/kubeconfig-secret.ts";
 import { RecordFile } from "./shared/record-file.ts";
-import { apiClients, type OutOfDate, type RemoteObjectKind, RemoteObjects } from "./shared/remote-object.ts";
+import {
+  againWhileChanged,
+  apiClients,
+  type OutOfDate,
+  type RemoteObjectKind,
+  RemoteObjects,
+} from "./shared/remote-object.ts";
 import { type PoolMemberTarget, RemoteObjectPools } from "./shared/remote-object-pools.ts";
 
 const CORE = { group: "core.gardener.cloud", version: "v1beta1" } as const;
@@ -283,6 +289,11 @@ export class GardenerBackend implements ClusterBackend {
    * being created or deleted, has failed, or Gardener's `HibernationPossible` constraint is False (with its message).
    */
   async hibernate(target: ClusterTarget): Promise<void> {
+    // gardenlet writes the status while it works: a patch refused for it is made again on a fresh read.
+    await againWhileChanged(() => this.#hibernate(target));
+  }
+
+  async #hibernate(target: ClusterTarget): Promise<void> {
     const { api: garden, object: shoot } = await this.#existingShoot(target);
     if (hibernationEnabled(shoot)) return;
     const now = shootObservation(shoot);
@@ -302,6 +313,10 @@ export class GardenerBackend implements ClusterBackend {
    * Shoot being deleted.
    */
   async wake(target: ClusterTarget): Promise<void> {
+    await againWhileChanged(() => this.#wake(target));
+  }
+
+  async #wake(target: ClusterTarget): Promise<void> {
     const { api: garden, object: shoot } = await this.#existingShoot(target);
     if (!hibernationEnabled(shoot) || shoot.metadata.deletionTimestamp) return;
     await this.#shoots.patch(garden, shoot, { spec: { hibernation: { enabled: false } } });
