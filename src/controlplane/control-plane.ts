@@ -56,8 +56,20 @@ export interface ControlPlane {
   readonly reachableServer?: string;
   /** Temporary folder with data, certificates, logs; removed by stop. */
   readonly directory: string;
+  /** The processes of the last start (after {@link resume}, the new ones). */
   readonly etcd: ManagedProcess;
   readonly apiServer: ManagedProcess;
+  /**
+   * Stops the processes but keeps {@link directory} (data, certificates) and the ports, for {@link resume}: what a
+   * hibernated cluster's control plane is. Idempotent.
+   */
+  pause(): Promise<void>;
+  /**
+   * Starts the processes again after {@link pause} on the same data, certificates, ports and flags, so clients of
+   * before (kubeconfigs, tokens) work again; waits until healthy. Idempotent (running: nothing happens). Fails
+   * when a port was taken meanwhile (the control plane then stays paused, a later resume may succeed).
+   */
+  resume(): Promise<void>;
   /** Stops both processes and removes {@link directory}. Safe to call twice. */
   stop(): Promise<void>;
 }
@@ -112,8 +124,8 @@ async function startOnce(assets: KubeAssets, props: ControlPlaneProps): Promise<
     await rm(directory, { recursive: true, force: true });
   };
 
-  try {
-    const launched = await launchControlPlane({
+  const launch = () =>
+    launchControlPlane({
       assets,
       directory,
       ports: { etcd, etcdPeer, apiServer, controllerManager },
@@ -128,6 +140,8 @@ async function startOnce(assets: KubeAssets, props: ControlPlaneProps): Promise<
         release = guardLeftovers({ processGroups: processes.map((p) => p.pid), directory });
       },
     });
+  try {
+    let launched = await launch();
     const kubeConfig = adminKubeConfig(launched.server, certificates);
     const kubeconfigPath = join(directory, "kubeconfig");
     await writeFile(kubeconfigPath, kubeconfigYaml(kubeConfig), { mode: 0o600 });
@@ -135,13 +149,43 @@ async function startOnce(assets: KubeAssets, props: ControlPlaneProps): Promise<
     await props.prepare?.(kubeConfig);
 
     let stopping: Promise<void> | undefined;
-    const port = new URL(launched.server).port;
+    let paused = false;
+    /** Pause and resume one after the other, never both at once. */
+    let turn: Promise<unknown> = Promise.resolve();
+    const inTurn = (step: () => Promise<void>): Promise<void> => {
+      const next = turn.then(step);
+      turn = next.catch(() => {});
+      return next;
+    };
+    const server = launched.server;
+    const port = new URL(server).port;
     return {
-      ...launched,
+      server,
+      get etcd() {
+        return launched.etcd;
+      },
+      get apiServer() {
+        return launched.apiServer;
+      },
       ...(props.reachableAt ? { reachableServer: `https://${props.reachableAt}:${port}` } : {}),
       kubeConfig,
       kubeconfigPath,
       directory,
+      pause: () =>
+        inTurn(async () => {
+          if (paused || stopping) return;
+          await stopInOrder(started);
+          // Their pids may be reused while it sleeps: from now on only the folder is cleaned up on exit.
+          release();
+          release = guardLeftovers({ processGroups: [], directory });
+          paused = true;
+        }),
+      resume: () =>
+        inTurn(async () => {
+          if (!paused || stopping) return;
+          launched = await launch(); // on failure it stops what it started; still paused
+          paused = false;
+        }),
       stop: () => {
         stopping ??= stopAll();
         return stopping;

@@ -4,7 +4,12 @@
  * `<shoot>.ca-client` InternalSecret and the cluster CA as the `<shoot>.ca-cluster` ConfigMap (what
  * gardener-apiserver's `adminkubeconfig` subresource reads), and moves the Shoot's status (last operation,
  * conditions, advertised addresses) as gardenlet would. It copies a Shoot's structured authentication ConfigMap
- * to its API server, and on deletion stops the control plane and removes the `gardener` finalizer. Nothing here is
+ * to its API server, and on deletion stops the control plane and removes the `gardener` finalizer. Hibernation as
+ * gardenlet does it: a Shoot whose `spec.hibernation.enabled` turns true is reconciled (`Reconcile Processing`) and its
+ * control plane stopped, data, certificates and port kept (gardenlet scales etcd and kube-apiserver to zero and keeps
+ * their volumes), then `status.hibernated: true`; turned false, the same control plane starts again, then
+ * `status.hibernated: false`. While hibernated its conditions are True with reason `ConditionNotChecked`, as Gardener's
+ * care controller writes them, and its advertised addresses stay. Nothing here is
  * Gardener's code: only the API server the Shoots live in is. Used by the gardener backend's tests and its demo
  * (`npm start -- --backend gardener`).
  */
@@ -44,11 +49,12 @@ export interface Shoot {
     readonly labels?: Readonly<Record<string, string>>;
   };
   readonly spec: {
+    readonly hibernation?: { readonly enabled?: boolean };
     readonly kubernetes?: {
       readonly kubeAPIServer?: { readonly structuredAuthentication?: { readonly configMapName?: string } };
     };
   };
-  readonly status?: { readonly observedGeneration?: number };
+  readonly status?: { readonly observedGeneration?: number; readonly hibernated?: boolean };
 }
 const FINALIZER = "gardener";
 const merge = setHeaderOptions("Content-Type", PatchStrategy.MergePatch);
@@ -86,6 +92,8 @@ interface ShootPlane {
   readonly controlPlane: ControlPlane;
   readonly directory: string;
   authentication: string;
+  /** Its processes are stopped for a hibernation (data, certificates and port kept). */
+  asleep: boolean;
 }
 
 /** The simulated gardenlet; {@link SimulatedGardenlet.stop} ends it and every control plane it started. */
@@ -218,9 +226,23 @@ export class SimulatedGardenlet {
     const plane = await this.#planes.get(uid)?.catch(() => undefined);
     if (!plane) return;
     await this.#syncAuthentication(shoot, plane);
-    if ((shoot.status?.observedGeneration ?? 0) < (shoot.metadata.generation ?? 0)) {
-      await this.#reconcileStatus(shoot, "Reconcile");
+    const asleep = shoot.spec.hibernation?.enabled === true;
+    const caughtUp = (shoot.status?.observedGeneration ?? 0) >= (shoot.metadata.generation ?? 0);
+    if (caughtUp && asleep === plane.asleep && (shoot.status?.hibernated ?? false) === asleep) return;
+    if (asleep !== plane.asleep) {
+      await this.#status(shoot, {
+        lastOperation: operation(
+          "Reconcile",
+          "Processing",
+          50,
+          asleep ? "Hibernating the control plane" : "Waking up the control plane",
+        ),
+      });
+      if (asleep) await plane.controlPlane.pause();
+      else await plane.controlPlane.resume();
+      plane.asleep = asleep;
     }
+    await this.#reconcileStatus(shoot, "Reconcile");
   }
 
   async #startPlane(shoot: Shoot): Promise<ShootPlane> {
@@ -266,10 +288,13 @@ export class SimulatedGardenlet {
         data: { "ca.crt": Buffer.from(caCluster, "base64").toString("utf8") },
       },
     });
-    return { controlPlane, directory, authentication };
+    return { controlPlane, directory, authentication, asleep: false };
   }
 
-  /** gardenlet's report after a successful operation: API server up at its address, every condition True. */
+  /**
+   * gardenlet's report after a successful operation: API server up at its address, every condition True; for a
+   * hibernated Shoot `hibernated: true`, its conditions True but not checked (as Gardener's care controller says).
+   */
   async #reconcileStatus(shoot: Shoot, type: "Create" | "Reconcile"): Promise<void> {
     const plane = await this.#planes.get(shoot.metadata.uid ?? "");
     if (!plane) return;
@@ -278,13 +303,16 @@ export class SimulatedGardenlet {
     const condition = (conditionType: string) => ({
       type: conditionType,
       status: "True",
-      reason: "HealthyByGardenletSimulation",
-      message: "simulated gardenlet: the control plane runs",
+      reason: plane.asleep ? "ConditionNotChecked" : "HealthyByGardenletSimulation",
+      message: plane.asleep
+        ? "Shoot cluster has been hibernated."
+        : "simulated gardenlet: the control plane runs",
       lastTransitionTime: now,
       lastUpdateTime: now,
     });
     await this.#status(shoot, {
       observedGeneration: shoot.metadata.generation,
+      hibernated: plane.asleep,
       technicalID: `shoot--${(shoot.metadata.namespace ?? "").replace(/^garden-/, "")}--${shoot.metadata.name}`,
       lastOperation: operation(type, "Succeeded", 100, `${type} succeeded (simulated gardenlet)`),
       lastErrors: null,

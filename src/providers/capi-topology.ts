@@ -9,6 +9,10 @@ import type { BackendCondition, BackendPhase, ClusterObservation, ClusterTarget 
 import type { PoolMemberSpec } from "../api/backend-contract.ts";
 import type { SupportedVersion } from "../api/cluster-profile.ts";
 import type { JsonObject, JsonValue, ObjectMeta } from "../api/common.ts";
+import {
+  CAPI_HIBERNATED_REPLICAS_ANNOTATION,
+  CAPI_WAKING_REPLICAS_ANNOTATION,
+} from "../api/constants/hibernation.ts";
 import { ENGINE_GROUP } from "../api/constants.ts";
 import { compareVersions, parseVersion } from "../machines/backend-cluster/kubernetes-version.ts";
 import type { CapiSettings, CapiVariable, CapiWorkerPool } from "./capi-settings.ts";
@@ -87,7 +91,12 @@ export interface TopologyClusterStatus {
     readonly availableReplicas?: number;
     readonly versions?: readonly { readonly version: string; readonly replicas?: number }[];
   };
-  readonly workers?: { readonly desiredReplicas?: number; readonly availableReplicas?: number };
+  readonly workers?: {
+    readonly desiredReplicas?: number;
+    /** Worker Machines that exist. */
+    readonly replicas?: number;
+    readonly availableReplicas?: number;
+  };
   readonly conditions?: readonly CapiCondition[];
 }
 
@@ -229,7 +238,11 @@ export function topologyChanges(stored: TopologyCluster, desired: TopologyCluste
   }
   if (have?.controlPlane?.replicas !== want.controlPlane?.replicas)
     topology.controlPlane = { replicas: want.controlPlane?.replicas ?? null };
-  const workers = want.workers?.machineDeployments ?? [];
+  // Asleep (contract 1.6): the pools stay at zero replicas until wake restores them.
+  const asleep = stored.metadata.annotations?.[CAPI_HIBERNATED_REPLICAS_ANNOTATION] !== undefined;
+  const workers = (want.workers?.machineDeployments ?? []).map((pool) =>
+    asleep ? { ...pool, replicas: 0 } : pool,
+  );
   if (!sameByName(workers, have?.workers?.machineDeployments, false))
     topology.workers = { machineDeployments: workers as unknown as JsonValue };
   if (!sameByName(want.variables, have?.variables, true))
@@ -238,7 +251,124 @@ export function topologyChanges(stored: TopologyCluster, desired: TopologyCluste
   if (Object.keys(topology).length > 0) spec.topology = topology;
   if (desired.spec.clusterNetwork && !containedIn(desired.spec.clusterNetwork, stored.spec.clusterNetwork))
     spec.clusterNetwork = desired.spec.clusterNetwork;
-  return mergePatch(stored.metadata, desired.metadata, spec);
+  const patch = mergePatch(stored.metadata, desired.metadata, spec);
+  // A wake's marker goes with the next write (any later scale-up is an update, not a wake).
+  if (!patch || stored.metadata.annotations?.[CAPI_WAKING_REPLICAS_ANNOTATION] === undefined) return patch;
+  const metadata = (patch.metadata ?? {}) as JsonObject;
+  return {
+    ...patch,
+    metadata: {
+      ...metadata,
+      annotations: { ...(metadata.annotations as JsonObject), [CAPI_WAKING_REPLICAS_ANNOTATION]: null },
+    },
+  };
+}
+
+/** Replicas of worker pools by name, as the hibernation annotations record them (`null`: the pool set none). */
+type PoolReplicas = Readonly<Record<string, number | null>>;
+
+function recordedReplicas(cluster: TopologyCluster, annotation: string): PoolReplicas | undefined {
+  const value = cluster.metadata.annotations?.[annotation];
+  if (value === undefined) return undefined;
+  try {
+    const parsed = JSON.parse(value) as unknown;
+    if (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed))
+      return parsed as PoolReplicas;
+  } catch {}
+  throw new Error(
+    `CAPI Cluster ${cluster.metadata.namespace}/${cluster.metadata.name}: annotation ${annotation} is not a JSON object of replicas by worker pool: ${value}`,
+  );
+}
+
+/**
+ * The merge patch that puts a CAPI Cluster to sleep (contract 1.6), or undefined when it sleeps already: every worker
+ * pool (`spec.topology.workers.machineDeployments`) at zero replicas, the replicas before recorded in
+ * {@link CAPI_HIBERNATED_REPLICAS_ANNOTATION}, in one patch. The control plane is left running: Cluster API's control
+ * planes (a KubeadmControlPlane, whose machines hold etcd) cannot scale to zero and keep their data.
+ */
+export function hibernationPatch(cluster: TopologyCluster): JsonObject | undefined {
+  if (cluster.metadata.annotations?.[CAPI_HIBERNATED_REPLICAS_ANNOTATION] !== undefined) return undefined;
+  const pools = cluster.spec.topology?.workers?.machineDeployments ?? [];
+  const replicas = Object.fromEntries(pools.map((pool) => [pool.name, pool.replicas ?? null]));
+  const asleep = pools.map((pool) => ({ ...pool, replicas: 0 })) as unknown as JsonValue;
+  return {
+    metadata: {
+      annotations: {
+        [CAPI_HIBERNATED_REPLICAS_ANNOTATION]: JSON.stringify(replicas),
+        [CAPI_WAKING_REPLICAS_ANNOTATION]: null,
+      },
+    },
+    ...(pools.length === 0 ? {} : { spec: { topology: { workers: { machineDeployments: asleep } } } }),
+  };
+}
+
+/**
+ * The merge patch that wakes a CAPI Cluster (contract 1.6), or undefined when it is awake: each recorded pool back at
+ * the replicas recorded before the sleep (a pool that set none sets none again), the record moved to
+ * {@link CAPI_WAKING_REPLICAS_ANNOTATION}.
+ */
+export function wakePatch(cluster: TopologyCluster): JsonObject | undefined {
+  const recorded = recordedReplicas(cluster, CAPI_HIBERNATED_REPLICAS_ANNOTATION);
+  if (!recorded) return undefined;
+  const pools = (cluster.spec.topology?.workers?.machineDeployments ?? []).map((pool) => {
+    if (!(pool.name in recorded)) return pool;
+    const { replicas: _, ...rest } = pool;
+    const before = recorded[pool.name];
+    return before === null || before === undefined ? rest : { ...rest, replicas: before };
+  });
+  return {
+    metadata: {
+      annotations: {
+        [CAPI_HIBERNATED_REPLICAS_ANNOTATION]: null,
+        [CAPI_WAKING_REPLICAS_ANNOTATION]: JSON.stringify(recorded),
+      },
+    },
+    ...(pools.length === 0
+      ? {}
+      : { spec: { topology: { workers: { machineDeployments: pools as unknown as JsonValue } } } }),
+  };
+}
+
+/** What stays running while a CAPI Cluster sleeps, for its `hibernated` message. */
+export const CAPI_CONTROL_PLANE_KEEPS_RUNNING =
+  "the control plane keeps running (Cluster API's control planes, e.g. a KubeadmControlPlane whose machines hold etcd, cannot scale to zero and keep their data), so its endpoint still answers";
+
+/**
+ * Hibernation's view of a CAPI Cluster (contract 1.6) over {@link topologyObservation}'s: asleep as asked (the
+ * hibernation annotation) it is `hibernating` while worker Machines still exist or a pool is not yet at zero, then
+ * `hibernated` (with a message that the control plane keeps running); woken, `waking` until Cluster API has caught up
+ * and the restored workers are available, then what Cluster API says (`ready`). Deleting and failed stay as they are.
+ */
+export function hibernationObservation(
+  cluster: TopologyCluster,
+  observation: ClusterObservation,
+): ClusterObservation {
+  if (!observation.exists || observation.phase === "deleting" || observation.phase === "failed")
+    return observation;
+  const where = `CAPI Cluster ${cluster.metadata.namespace}/${cluster.metadata.name}`;
+  const machines = cluster.status?.workers?.replicas ?? 0;
+  const pools = cluster.spec.topology?.workers?.machineDeployments ?? [];
+  const caughtUp = (cluster.status?.observedGeneration ?? 0) >= (cluster.metadata.generation ?? 0);
+  if (cluster.metadata.annotations?.[CAPI_HIBERNATED_REPLICAS_ANNOTATION] !== undefined) {
+    const scaling = !caughtUp || machines > 0 || pools.some((pool) => (pool.replicas ?? 0) > 0);
+    return {
+      ...observation,
+      phase: scaling ? "hibernating" : "hibernated",
+      message: scaling
+        ? `${where}: scaling its workers to zero (${machines} worker Machines left); ${CAPI_CONTROL_PLANE_KEEPS_RUNNING}`
+        : `${where}: asleep, every worker pool at zero replicas and no worker Machine left; ${CAPI_CONTROL_PLANE_KEEPS_RUNNING}`,
+    };
+  }
+  const restored = recordedReplicas(cluster, CAPI_WAKING_REPLICAS_ANNOTATION);
+  if (!restored) return observation;
+  const wanted = Object.values(restored).reduce<number>((sum, n) => sum + (n ?? 0), 0);
+  const available = cluster.status?.workers?.availableReplicas ?? 0;
+  if (caughtUp && available >= wanted && observation.phase === "ready") return observation;
+  return {
+    ...observation,
+    phase: "waking",
+    message: `${where}: restoring its workers (${available}/${wanted} available)${observation.message ? `; ${observation.message}` : ""}`,
+  };
 }
 
 /** Ours first, then the stored variables we do not set (a webhook's defaults stay). */

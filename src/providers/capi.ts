@@ -43,16 +43,24 @@ import {
   classTraits,
   desiredTopologyCluster,
   engineVersion,
+  hibernationObservation,
+  hibernationPatch,
   offeredVersions,
   ownedBy,
   type TopologyCluster,
   topologyChanges,
   topologyObservation,
+  wakePatch,
 } from "./capi-topology.ts";
 import { remoteCallError } from "./shared/error-wording.ts";
 import { type KubeconfigSecretRef, readKubeconfigSecret } from "./shared/kubeconfig-secret.ts";
 import { RecordFile } from "./shared/record-file.ts";
-import { apiClients, type RemoteObjectKind, RemoteObjects } from "./shared/remote-object.ts";
+import {
+  againWhileChanged,
+  apiClients,
+  type RemoteObjectKind,
+  RemoteObjects,
+} from "./shared/remote-object.ts";
 import { RemoteObjectPools } from "./shared/remote-object-pools.ts";
 
 const CLUSTER_CLASSES = {
@@ -254,6 +262,56 @@ export class CapiBackend implements ClusterBackend {
     }
   }
 
+  /**
+   * Puts the CAPI Cluster to sleep (contract 1.6) as far as Cluster API allows: one merge patch (guarded by the
+   * resourceVersion read) sets every worker pool's replicas to zero and records the replicas before in annotation
+   * `engine.openmcp.cloud/hibernated-replicas` on the CAPI Cluster (so a restarted engine, or another after a move,
+   * wakes it exactly). Cluster API then deletes the worker Machines. The control plane keeps running: no Cluster API
+   * control plane scales to zero keeping its data (a KubeadmControlPlane's machines hold etcd); `observe` says so in
+   * the `hibernated` message. Idempotent. Throws until the cluster is ready (being made or deleted, or failed).
+   */
+  async hibernate(target: ClusterTarget): Promise<void> {
+    // Cluster API writes the status all the time: a patch refused for it is made again on a fresh read.
+    await againWhileChanged(() => this.#hibernate(target));
+  }
+
+  async #hibernate(target: ClusterTarget): Promise<void> {
+    const { api, object: cluster } = await this.#existingCluster(target);
+    const patch = hibernationPatch(cluster);
+    if (!patch) return;
+    const now = topologyObservation(cluster, { now: this.#clock.now(), deletionTimeoutMs: 0 });
+    if (!now.exists || now.phase !== "ready")
+      throw new Error(
+        `capi backend: CAPI Cluster ${cluster.metadata.namespace}/${cluster.metadata.name} cannot be hibernated while it is ${now.exists ? now.phase : "missing"}${now.exists && now.message ? ` (${now.message})` : ""}`,
+      );
+    await this.#clusters.patch(api, cluster, patch);
+  }
+
+  /**
+   * Wakes the CAPI Cluster (contract 1.6): one guarded merge patch puts each worker pool back at the replicas recorded
+   * by {@link hibernate} and removes the record; `observe` says `waking` until Cluster API has the workers available
+   * again, then `ready` at the same endpoint (the control plane ran on). Idempotent; nothing while it is deleted.
+   */
+  async wake(target: ClusterTarget): Promise<void> {
+    await againWhileChanged(() => this.#wake(target));
+  }
+
+  async #wake(target: ClusterTarget): Promise<void> {
+    const { api, object: cluster } = await this.#existingCluster(target);
+    if (cluster.metadata.deletionTimestamp) return;
+    const patch = wakePatch(cluster);
+    if (patch) await this.#clusters.patch(api, cluster, patch);
+  }
+
+  /** The Cluster's CAPI Cluster as stored, with its management cluster; throws when there is none. */
+  async #existingCluster(target: ClusterTarget) {
+    await this.#pools.resolve(target);
+    const found = await this.#clusters.stored(target);
+    if (!found)
+      throw new Error(`capi backend: cluster ${target.namespace}/${target.name} has no CAPI Cluster`);
+    return found;
+  }
+
   /** CAPI Clusters this backend made that are not yet seen gone, for tests and leak checks. */
   get clusterCount(): number {
     return this.#clusters.count;
@@ -306,10 +364,13 @@ export class CapiBackend implements ClusterBackend {
       ownedBy,
       conflict,
       observation: (cluster, record, _target, outOfDate) => {
-        const observation = topologyObservation(cluster, {
-          now: this.#clock.now(),
-          deletionTimeoutMs: record.deletionTimeoutMs,
-        });
+        const observation = hibernationObservation(
+          cluster,
+          topologyObservation(cluster, {
+            now: this.#clock.now(),
+            deletionTimeoutMs: record.deletionTimeoutMs,
+          }),
+        );
         return observation.exists && observation.phase === "ready" && outOfDate()
           ? { ...observation, outOfDate: true }
           : observation;

@@ -5,7 +5,7 @@
 
 import { createHash } from "node:crypto";
 import { isDeepStrictEqual } from "node:util";
-import type { BackendCondition, ClusterObservation, ClusterTarget } from "../api/backend.ts";
+import type { BackendCondition, BackendPhase, ClusterObservation, ClusterTarget } from "../api/backend.ts";
 import { poolMemberTarget } from "../api/cluster-pool.ts";
 import type { JsonObject, JsonValue, ObjectMeta } from "../api/common.ts";
 import { CLUSTER_POOL_ANNOTATIONS } from "../api/constants/cluster-pool.ts";
@@ -67,6 +67,8 @@ export interface Shoot {
 /** The parts of a Shoot's status gardenlet writes that the backend reads. */
 export interface ShootStatus {
   readonly observedGeneration?: number;
+  /** Whether the Shoot is hibernated now (Gardener's `ShootStatus.IsHibernated`), set by gardenlet once it is. */
+  readonly hibernated?: boolean;
   readonly technicalID?: string;
   readonly lastOperation?: {
     readonly type?: string;
@@ -82,6 +84,18 @@ export interface ShootStatus {
     readonly message?: string;
   }[];
   readonly advertisedAddresses?: readonly { readonly name: string; readonly url: string }[];
+  /** Gardener's constraints, e.g. `HibernationPossible`. */
+  readonly constraints?: readonly {
+    readonly type: string;
+    readonly status: string;
+    readonly reason?: string;
+    readonly message?: string;
+  }[];
+}
+
+/** Whether the Shoot's spec asks for it hibernated (Gardener's `spec.hibernation.enabled`). */
+export function hibernationEnabled(shoot: Shoot): boolean {
+  return (shoot.spec.hibernation as JsonObject | undefined)?.enabled === true;
 }
 
 /**
@@ -219,8 +233,11 @@ const EXACT_SPEC_LISTS = ["extensions", "resources"] as const;
  */
 export function shootChanges(stored: Shoot, desired: Shoot): JsonObject | undefined {
   const spec: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(desired.spec)) {
+  for (const [key, entry] of Object.entries(desired.spec)) {
     if (key === "kubernetes") continue;
+    // `hibernation.enabled` is hibernate's and wake's (contract 1.6); the template's schedules are compared.
+    const value = key === "hibernation" ? withoutEnabled(entry) : entry;
+    if (value === undefined) continue;
     const same = (EXACT_SPEC_LISTS as readonly string[]).includes(key)
       ? isDeepStrictEqual(value, stored.spec[key])
       : containedIn(value, stored.spec[key]);
@@ -245,6 +262,14 @@ export function shootChanges(stored: Shoot, desired: Shoot): JsonObject | undefi
   );
 }
 
+/** A template's `hibernation` without `enabled` (undefined when nothing else is left). */
+function withoutEnabled(hibernation: JsonValue | undefined): JsonValue | undefined {
+  if (typeof hibernation !== "object" || hibernation === null || Array.isArray(hibernation))
+    return hibernation;
+  const { enabled: _, ...rest } = hibernation as JsonObject;
+  return Object.keys(rest).length === 0 ? undefined : rest;
+}
+
 /** Shoot condition types that say the cluster works, in the order people read them. */
 const HEALTH_CONDITIONS = [
   "APIServerAvailable",
@@ -257,7 +282,10 @@ const HEALTH_CONDITIONS = [
  * What a Shoot says about its cluster: `deleting` once deletion began; `failed` when the last operation failed
  * (Gardener gave up; its description and last errors are the message); `provisioning` until the first create
  * succeeded; `updating` while Gardener has not caught up with the spec (observedGeneration) or reconciles a
- * change; `ready` with the external advertised address as endpoint once the API server is available.
+ * change; `ready` with the external advertised address as endpoint once the API server is available. Hibernation
+ * (contract 1.6) as Gardener says it, once created: `hibernating` while `spec.hibernation.enabled` is true and
+ * `status.hibernated` not yet, `hibernated` once it is, `waking` while the spec says awake and the status still
+ * hibernated; each with the endpoint Gardener keeps advertising.
  * `info` sums up the last operation; `message` names every Shoot condition that is not True, with its message.
  */
 export function shootObservation(shoot: Shoot): ClusterObservation & { readonly exists: true } {
@@ -294,10 +322,28 @@ export function shootObservation(shoot: Shoot): ClusterObservation & { readonly 
     !(operation?.type === "Create" && operation.state !== "Succeeded") && operation !== undefined;
   const message = [...unhealthy, ...(operation?.state === "Error" ? errors : [])].join("; ");
   const withMessage = message ? { message } : {};
-  if (!created || !endpoint || !apiServerUp) return { ...base, phase: "provisioning", ...withMessage };
+  if (!created) return { ...base, phase: "provisioning", ...withMessage };
+  const sleep = hibernationPhase(hibernationEnabled(shoot), status.hibernated === true);
+  if (sleep) return { ...base, phase: sleep, ...(endpoint ? { endpoint } : {}), ...withMessage };
+  if (!endpoint || !apiServerUp) return { ...base, phase: "provisioning", ...withMessage };
   const caughtUp = (status.observedGeneration ?? 0) >= (shoot.metadata.generation ?? 0);
   if (!caughtUp) return { ...base, phase: "updating", endpoint, ...withMessage };
   return { ...base, phase: "ready", endpoint, ...withMessage };
+}
+
+/** The hibernation phase of a Shoot whose spec asks `enabled` and whose status says `hibernated`; undefined: awake. */
+function hibernationPhase(enabled: boolean, hibernated: boolean): BackendPhase | undefined {
+  if (enabled) return hibernated ? "hibernated" : "hibernating";
+  return hibernated ? "waking" : undefined;
+}
+
+/**
+ * Why Gardener says the Shoot cannot be hibernated now (its `HibernationPossible` constraint False), or undefined.
+ */
+export function hibernationImpossible(shoot: Shoot): string | undefined {
+  const constraint = shoot.status?.constraints?.find((c) => c.type === "HibernationPossible");
+  if (constraint?.status !== "False") return undefined;
+  return `Gardener: the Shoot cannot be hibernated${constraint.reason ? ` (${constraint.reason})` : ""}: ${constraint.message ?? "no message"}`;
 }
 
 /**

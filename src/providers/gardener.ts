@@ -29,6 +29,8 @@ import { type GardenerSettings, gardenerSettings, templateCloudProfile } from ".
 import {
   desiredShoot,
   GARDENER_KEYS,
+  hibernationEnabled,
+  hibernationImpossible,
   OPENMCP_GARDENER_CLUSTER_LABELS,
   type Shoot,
   type ShootPoolMember,
@@ -42,7 +44,13 @@ import { authenticationConfig } from "./shared/authentication-config.ts";
 import { remoteCallError } from "./shared/error-wording.ts";
 import { type KubeconfigSecretRef, readKubeconfigSecret } from "./shared/kubeconfig-secret.ts";
 import { RecordFile } from "./shared/record-file.ts";
-import { apiClients, type OutOfDate, type RemoteObjectKind, RemoteObjects } from "./shared/remote-object.ts";
+import {
+  againWhileChanged,
+  apiClients,
+  type OutOfDate,
+  type RemoteObjectKind,
+  RemoteObjects,
+} from "./shared/remote-object.ts";
 import { type PoolMemberTarget, RemoteObjectPools } from "./shared/remote-object-pools.ts";
 
 const CORE = { group: "core.gardener.cloud", version: "v1beta1" } as const;
@@ -243,15 +251,7 @@ export class GardenerBackend implements ClusterBackend {
    * the ConfigMap only). A private CA for the issuers comes from `settings.oidcCertificateAuthority` (PEM).
    */
   async trustOidcIssuers(target: ClusterTarget, issuers: readonly OidcTrust[]): Promise<void> {
-    await this.pools.resolve(target);
-    const place = this.#shoots.place(target);
-    if (!place) throw new Error(`gardener backend: cluster ${target.namespace}/${target.name} has no Shoot`);
-    const found = await this.#shoots.stored(target);
-    if (!found)
-      throw new Error(
-        `gardener backend: Shoot ${place.namespace}/${place.shoot} of cluster ${target.namespace}/${target.name} does not exist`,
-      );
-    const { record, api: garden, object: shoot } = found;
+    const { record, api: garden, object: shoot } = await this.#existingShoot(target);
     const ca = target.settings?.oidcCertificateAuthority;
     const name = `${record.shoot}-authentication`;
     const data = { "config.yaml": authenticationConfig(issuers, typeof ca === "string" ? ca : undefined) };
@@ -279,6 +279,60 @@ export class GardenerBackend implements ClusterBackend {
         spec: { kubernetes: { kubeAPIServer: { structuredAuthentication: { configMapName: name } } } },
       });
     }
+  }
+
+  /**
+   * Puts the Shoot to sleep (contract 1.6) as Gardener does it: a merge patch `spec.hibernation.enabled: true`
+   * (guarded by the resourceVersion read; `spec.hibernation.schedules` a person set stay). gardenlet then scales the
+   * control plane and the workers to zero, keeping etcd's volume, the CAs and the advertised address, and sets
+   * `status.hibernated`; `observe` reports `hibernating`, then `hibernated`. Idempotent. Throws while the Shoot is
+   * being created or deleted, has failed, or Gardener's `HibernationPossible` constraint is False (with its message).
+   */
+  async hibernate(target: ClusterTarget): Promise<void> {
+    // gardenlet writes the status while it works: a patch refused for it is made again on a fresh read.
+    await againWhileChanged(() => this.#hibernate(target));
+  }
+
+  async #hibernate(target: ClusterTarget): Promise<void> {
+    const { api: garden, object: shoot } = await this.#existingShoot(target);
+    if (hibernationEnabled(shoot)) return;
+    const now = shootObservation(shoot);
+    if (now.phase === "deleting" || now.phase === "provisioning" || now.phase === "failed")
+      throw new Error(
+        `gardener backend: Shoot ${shoot.metadata.namespace}/${shoot.metadata.name} cannot be hibernated while it is ${now.phase}${now.message ? ` (${now.message})` : ""}`,
+      );
+    const impossible = hibernationImpossible(shoot);
+    if (impossible) throw new Error(impossible);
+    await this.#shoots.patch(garden, shoot, { spec: { hibernation: { enabled: true } } });
+  }
+
+  /**
+   * Wakes the Shoot (contract 1.6): `spec.hibernation.enabled: false` (the same guarded merge patch; schedules stay).
+   * gardenlet starts the control plane on the same etcd data with the same CAs and address and clears
+   * `status.hibernated`; `observe` reports `waking`, then `ready` at the same endpoint. Idempotent; nothing for a
+   * Shoot being deleted.
+   */
+  async wake(target: ClusterTarget): Promise<void> {
+    await againWhileChanged(() => this.#wake(target));
+  }
+
+  async #wake(target: ClusterTarget): Promise<void> {
+    const { api: garden, object: shoot } = await this.#existingShoot(target);
+    if (!hibernationEnabled(shoot) || shoot.metadata.deletionTimestamp) return;
+    await this.#shoots.patch(garden, shoot, { spec: { hibernation: { enabled: false } } });
+  }
+
+  /** The Cluster's Shoot as stored, with its garden; throws when there is none. */
+  async #existingShoot(target: ClusterTarget) {
+    await this.pools.resolve(target);
+    const place = this.#shoots.place(target);
+    if (!place) throw new Error(`gardener backend: cluster ${target.namespace}/${target.name} has no Shoot`);
+    const found = await this.#shoots.stored(target);
+    if (!found)
+      throw new Error(
+        `gardener backend: Shoot ${place.namespace}/${place.shoot} of cluster ${target.namespace}/${target.name} does not exist`,
+      );
+    return found;
   }
 
   /** Shoots this backend has records of (ordered, bound or found, and not seen gone), for tests and leak checks. */

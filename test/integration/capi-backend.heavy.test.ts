@@ -11,10 +11,14 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type ApiException, CoreV1Api } from "@kubernetes/client-node";
+import { type ApiException, CoreV1Api, PatchStrategy, setHeaderOptions } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Cluster } from "../../src/api/cluster.ts";
 import { CLUSTER_LABELS } from "../../src/api/constants/cluster.ts";
+import {
+  CAPI_HIBERNATED_REPLICAS_ANNOTATION,
+  HIBERNATE_ANNOTATION,
+} from "../../src/api/constants/hibernation.ts";
 import { RESOURCES } from "../../src/api/constants.ts";
 import { type CapiBackend, createBackend } from "../../src/providers/capi.ts";
 import {
@@ -339,6 +343,77 @@ describe("the capi backend on Cluster API with Docker machines", { timeout: 900_
       namespace: NS,
       name: "nodes",
     });
+  });
+
+  it("hibernates through the Cluster's annotation: every worker Machine and its container gone, the replicas recorded on the CAPI Cluster, the control plane running on; woken, the worker back and the endpoint unchanged", async () => {
+    const name = `${PREFIX}one`;
+    const before = (await read<Cluster>(RESOURCES.Cluster, name)) as Cluster;
+    const endpoint = before.status?.endpoints?.[0]?.url;
+    const capiName = (await capiClusterOf(name))?.metadata.name ?? "";
+    const askSleep = (value: string) =>
+      management.custom.patchNamespacedCustomObject(
+        {
+          ...RESOURCES.Cluster,
+          namespace: NS,
+          name,
+          body: { metadata: { annotations: { [HIBERNATE_ANNOTATION]: value } } },
+        },
+        setHeaderOptions("Content-Type", PatchStrategy.MergePatch),
+      );
+    const workerMachines = async () =>
+      (
+        (await management.custom.listNamespacedCustomObject({
+          group: "cluster.x-k8s.io",
+          version: "v1beta2",
+          plural: "machines",
+          namespace: CAPI_NS,
+          labelSelector: `cluster.x-k8s.io/cluster-name=${capiName},!cluster.x-k8s.io/control-plane`,
+        })) as { items: { metadata: { name: string } }[] }
+      ).items.map((machine) => machine.metadata.name);
+    const target = {
+      uid: before.metadata.uid ?? "",
+      namespace: NS,
+      name,
+      tenancy: "Exclusive" as const,
+      profile: profileOf("docker"),
+      providerConfig: "docker",
+    };
+    expect(await workerMachines()).toHaveLength(1);
+    const started = Date.now();
+
+    await askSleep("true");
+    const asleep = await clusterWhere(
+      name,
+      "hibernated",
+      (c) => condition(c, "ClusterReady")?.reason === "Hibernated",
+    );
+    console.log(`capi-backend: hibernated in ${Math.round((Date.now() - started) / 1000)} s`);
+    // Cluster API's worker Machines gone (the last one's finalizer may take a moment after its count went to 0).
+    await eventually(async () => satisfying(await workerMachines(), (names) => names.length === 0), {
+      what: "no worker Machine left",
+      timeoutMs: 120_000,
+      intervalMs: 1_000,
+    });
+    const capi = (await capiClusterOf(name)) as TopologyCluster;
+    expect(capi.metadata.annotations?.[CAPI_HIBERNATED_REPLICAS_ANNOTATION]).toBe('{"md-0":1}');
+    expect(capi.spec.topology?.workers?.machineDeployments?.map((pool) => pool.replicas)).toEqual([0]);
+    // The load balancer and the control-plane machine: a KubeadmControlPlane does not scale to zero.
+    expect(await containersNamed(capiName)).toHaveLength(2);
+    expect(asleep.status?.endpoints?.[0]?.url).toBe(endpoint);
+    const observed = await backend.observe(target);
+    expect(observed).toMatchObject({ phase: "hibernated", endpoint });
+    expect(observed.exists && observed.message).toContain("the control plane keeps running");
+
+    const waking = Date.now();
+    await askSleep("false");
+    const awake = await clusterWhere(name, "Ready again", (c) => c.status?.phase === "Ready");
+    console.log(`capi-backend: woken in ${Math.round((Date.now() - waking) / 1000)} s`);
+    expect(awake.status?.endpoints?.[0]?.url).toBe(endpoint);
+    expect(await workerMachines()).toHaveLength(1);
+    const woken = (await capiClusterOf(name)) as TopologyCluster;
+    expect(woken.metadata.annotations?.[CAPI_HIBERNATED_REPLICAS_ANNOTATION]).toBeUndefined();
+    expect(woken.spec.topology?.workers?.machineDeployments?.map((pool) => pool.replicas)).toEqual([1]);
+    expect(await containersNamed(capiName)).toHaveLength(3);
   });
 
   it("refuses a downgrade and a version the class cannot build with conditions, and leaves the topology's version alone", async () => {

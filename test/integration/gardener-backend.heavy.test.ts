@@ -9,13 +9,20 @@
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { CoreV1Api, KubeConfig, RbacAuthorizationV1Api } from "@kubernetes/client-node";
+import {
+  CoreV1Api,
+  KubeConfig,
+  PatchStrategy,
+  RbacAuthorizationV1Api,
+  setHeaderOptions,
+} from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ClusterTarget } from "../../src/api/backend.ts";
 import type { Cluster } from "../../src/api/cluster.ts";
 import type { ClusterPool } from "../../src/api/cluster-pool.ts";
 import { CLUSTER_LABELS } from "../../src/api/constants/cluster.ts";
 import { CLUSTER_POOL_ANNOTATIONS } from "../../src/api/constants/cluster-pool.ts";
+import { HIBERNATE_ANNOTATION } from "../../src/api/constants/hibernation.ts";
 import { RESOURCES } from "../../src/api/constants.ts";
 import type { ProviderConfig } from "../../src/api/provider-config.ts";
 import { CORE, workerlessShootSpec } from "../../src/dev/gardener-garden-objects.ts";
@@ -426,6 +433,67 @@ describe("the gardener backend on Gardener's API server", { timeout: 300_000 }, 
     expect(kubeConfig.getCurrentCluster()?.server).toBe(cluster.status?.endpoints?.[0]?.url);
     const namespaces = await kubeConfig.makeApiClient(CoreV1Api).listNamespace();
     expect(namespaces.items.map((n) => n.metadata?.name)).toContain("kube-system");
+  });
+
+  it("hibernates and wakes a Cluster through its annotation: the Shoot's spec.hibernation.enabled (a person's schedules kept), status.hibernated from the simulated gardenlet, the same endpoint, and the admin kubeconfig of before works after", async () => {
+    const merge = setHeaderOptions("Content-Type", PatchStrategy.MergePatch);
+    const cluster = (await read<Cluster>(RESOURCES.Cluster, "one")) as Cluster;
+    const target = targetOf(cluster);
+    const name = shootName(target);
+    const endpoint = cluster.status?.endpoints?.[0]?.url;
+    const shootPatch = (body: object) =>
+      world.gardenApi.patchNamespacedCustomObject(
+        { ...CORE, plural: "shoots", namespace: world.projectNamespace, name, body },
+        merge,
+      );
+    const askSleep = (value: string) =>
+      world.custom.patchNamespacedCustomObject(
+        {
+          ...RESOURCES.Cluster,
+          namespace: NS,
+          name: "one",
+          body: { metadata: { annotations: { [HIBERNATE_ANNOTATION]: value } } },
+        },
+        merge,
+      );
+    const access = await world.backend.adminAccess(target);
+    const kubeConfig = new KubeConfig();
+    kubeConfig.loadFromString(access?.kubeconfig ?? "");
+    const schedules = [{ start: "0 22 * * 1-5", location: "UTC" }];
+    await shootPatch({ spec: { hibernation: { schedules } } }); // a person's, on the Shoot itself
+
+    await askSleep("true");
+    const asleep = await clusterWhere(
+      "one",
+      "hibernated",
+      (c) => condition(c, "ClusterReady")?.reason === "Hibernated",
+    );
+    const shoot = await world.readShoot(name);
+    expect(shoot?.spec.hibernation).toEqual({ enabled: true, schedules });
+    expect(shoot?.status?.hibernated).toBe(true); // the simulated gardenlet's word
+    expect(await world.backend.observe(target)).toMatchObject({ phase: "hibernated", endpoint });
+    expect(asleep.status?.endpoints?.[0]?.url).toBe(endpoint);
+    expect(condition(asleep, "ShootAPIServerAvailable")).toMatchObject({ reason: "ConditionNotChecked" });
+    await expect(kubeConfig.makeApiClient(CoreV1Api).listNamespace()).rejects.toThrow(); // nothing serves
+    await world.backend.hibernate(target); // idempotent: nothing changes
+    expect((await world.readShoot(name))?.metadata.resourceVersion).toBe(shoot?.metadata.resourceVersion);
+
+    await askSleep("false");
+    const awake = await clusterWhere("one", "Ready again", (c) => c.status?.phase === "Ready");
+    expect(awake.status?.endpoints?.[0]?.url).toBe(endpoint);
+    const woken = await world.readShoot(name);
+    expect(woken?.spec.hibernation).toEqual({ enabled: false, schedules });
+    expect(woken?.status?.hibernated).toBe(false);
+    expect(await world.backend.observe(target)).toMatchObject({ phase: "ready", endpoint });
+    // The same kubeconfig: same endpoint, same cluster CA, its client certificate still trusted; the data kept.
+    const namespaces = await kubeConfig.makeApiClient(CoreV1Api).listNamespace();
+    expect(namespaces.items.map((n) => n.metadata?.name)).toContain("kube-system");
+    expect(
+      await kubeConfig.makeApiClient(RbacAuthorizationV1Api).readClusterRoleBinding({
+        name: "gardener.cloud:system:admins",
+      }),
+    ).toBeTruthy();
+    await shootPatch({ spec: { hibernation: { schedules: null } } });
   });
 
   it("grants a token AccessRequest whose kubeconfig does exactly what was asked on the Shoot", async () => {

@@ -30,3 +30,15 @@ export const HIBERNATION_REASONS = {
   /** An AccessRequest's Cluster sleeps: its access stands, usable once the Cluster is woken. */
   ClusterHibernated: "ClusterHibernated",
 } as const;
+
+/**
+ * On a CAPI Cluster the `capi` backend put to sleep: the worker pools' `replicas` before the sleep, as JSON
+ * (`{"md-0": 2}`; `null` for a pool that set none), so `wake` restores them exactly, also after an engine restart.
+ */
+export const CAPI_HIBERNATED_REPLICAS_ANNOTATION = `${ENGINE_GROUP}/hibernated-replicas`;
+
+/**
+ * On a CAPI Cluster the `capi` backend woke: the replicas it restored (as above), so `observe` says `waking` until
+ * those workers are available. Removed by the backend's next write of the Cluster.
+ */
+export const CAPI_WAKING_REPLICAS_ANNOTATION = `${ENGINE_GROUP}/waking-replicas`;

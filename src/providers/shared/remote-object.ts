@@ -412,6 +412,26 @@ export async function readObject<O>(
   }
 }
 
+/** A guarded patch refused because the object changed since it was read (a status write counts): read it again. */
+export class ChangedMeanwhileError extends Error {
+  override readonly name = "ChangedMeanwhileError";
+}
+
+/**
+ * Runs `write` (which reads the object and patches it, guarded) again with a fresh read while the object changed
+ * meanwhile, up to `attempts` times: for a command that must succeed when it can (hibernate, wake) on an object
+ * whose status its controllers keep writing.
+ */
+export async function againWhileChanged<T>(write: () => Promise<T>, attempts = 5): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await write();
+    } catch (error) {
+      if (!(error instanceof ChangedMeanwhileError) || attempt >= attempts) throw error;
+    }
+  }
+}
+
 /**
  * A JSON merge patch of exactly `changes` to `stored`, guarded by the resourceVersion read (unless `guarded` is
  * false): refused whole when the object changed meanwhile.
@@ -437,7 +457,7 @@ export async function patchObject<O extends RemoteObject>(
   } catch (error) {
     // The engine calls again, with what it reads then.
     if (isConflict(error))
-      throw new Error(`${kind.noun} ${namespace}/${name} changed meanwhile; trying again`);
+      throw new ChangedMeanwhileError(`${kind.noun} ${namespace}/${name} changed meanwhile; trying again`);
     throw api.error(`updating ${kind.noun} ${namespace}/${name}`, error);
   }
 }

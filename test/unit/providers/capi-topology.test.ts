@@ -1,6 +1,10 @@
 /** A Cluster as a CAPI topology Cluster: its name, the desired object, the smallest change, Cluster API's view, the class's offer. */
 import { describe, expect, it } from "vitest";
 import type { ClusterObservation } from "../../../src/api/backend.ts";
+import {
+  CAPI_HIBERNATED_REPLICAS_ANNOTATION,
+  CAPI_WAKING_REPLICAS_ANNOTATION,
+} from "../../../src/api/constants/hibernation.ts";
 import { capiSettings } from "../../../src/providers/capi-settings.ts";
 import {
   CAPI_BACKEND_KEYS,
@@ -9,11 +13,14 @@ import {
   classProblem,
   classTraits,
   desiredTopologyCluster,
+  hibernationObservation,
+  hibernationPatch,
   offeredVersions,
   type Topology,
   type TopologyCluster,
   topologyChanges,
   topologyObservation,
+  wakePatch,
 } from "../../../src/providers/capi-topology.ts";
 import { aClusterTarget, TENANT_METADATA } from "../../support/builders.ts";
 
@@ -241,6 +248,122 @@ describe("topologyObservation", () => {
 
   it("reports failed in Cluster API's Failed phase", () => {
     expect(phaseOf(observe(reported({ phase: "Failed", conditions: [] })))).toBe("failed");
+  });
+});
+
+describe("hibernation on Cluster API (contract 1.6)", () => {
+  const ready = [
+    condition("Available", "True"),
+    condition("TopologyReconciled", "True"),
+    condition("ControlPlaneAvailable", "True"),
+  ];
+  const running = {
+    observedGeneration: 1,
+    initialization: { controlPlaneInitialized: true },
+    controlPlane: { versions: [{ version: "v1.36.3", replicas: 1 }] },
+    workers: { desiredReplicas: 1, replicas: 1, availableReplicas: 1 },
+    conditions: ready,
+  };
+  const awake = reported(running, { generation: 1 });
+  /** `cluster` after `patch` (annotations and the pools, as the backend writes them). */
+  const applied = (cluster: TopologyCluster, patch: Record<string, unknown>, generation: number) => {
+    const annotations = { ...cluster.metadata.annotations } as Record<string, string>;
+    for (const [key, value] of Object.entries(
+      (patch.metadata as { annotations: Record<string, string | null> }).annotations,
+    ))
+      if (value === null) delete annotations[key];
+      else annotations[key] = value;
+    const workers = (patch.spec as { topology: { workers: Topology["workers"] } }).topology.workers;
+    const topology = { ...(cluster.spec.topology as Topology), workers };
+    return {
+      ...cluster,
+      metadata: { ...cluster.metadata, annotations, generation },
+      spec: { ...cluster.spec, topology },
+    } as TopologyCluster;
+  };
+
+  it("scales every worker pool to zero recording the replicas, and wakes to exactly them", () => {
+    const patch = hibernationPatch(awake);
+    expect(patch).toEqual({
+      metadata: {
+        annotations: {
+          [CAPI_HIBERNATED_REPLICAS_ANNOTATION]: '{"md-0":1}',
+          [CAPI_WAKING_REPLICAS_ANNOTATION]: null,
+        },
+      },
+      spec: {
+        topology: {
+          workers: { machineDeployments: [{ class: "default-worker", name: "md-0", replicas: 0 }] },
+        },
+      },
+    });
+    const asleep = applied(awake, patch as Record<string, unknown>, 2);
+    expect(hibernationPatch(asleep)).toBeUndefined(); // idempotent
+    expect(wakePatch(awake)).toBeUndefined(); // awake already
+    const wake = wakePatch(asleep) as Record<string, unknown>;
+    expect(wake).toEqual({
+      metadata: {
+        annotations: {
+          [CAPI_HIBERNATED_REPLICAS_ANNOTATION]: null,
+          [CAPI_WAKING_REPLICAS_ANNOTATION]: '{"md-0":1}',
+        },
+      },
+      spec: {
+        topology: {
+          workers: { machineDeployments: [{ class: "default-worker", name: "md-0", replicas: 1 }] },
+        },
+      },
+    });
+    // Asleep, the engine's own update leaves the pools at zero.
+    expect(topologyChanges(asleep, desiredTopologyCluster(target, settings, "1.36.3"))).toBeUndefined();
+  });
+
+  it("is hibernating while worker Machines exist, hibernated at none (the control plane runs on), waking until the workers are back", () => {
+    const asleepSpec = applied(awake, hibernationPatch(awake) as Record<string, unknown>, 2);
+    const at = (status: Partial<typeof running>) => {
+      const cluster = { ...asleepSpec, status: { ...running, ...status } };
+      return hibernationObservation(cluster, observe(cluster));
+    };
+    expect(at({})).toMatchObject({ phase: "hibernating" }); // Cluster API has not seen the patch
+    expect(at({ observedGeneration: 2 })).toMatchObject({ phase: "hibernating" });
+    const hibernated = at({
+      observedGeneration: 2,
+      workers: { desiredReplicas: 0, replicas: 0, availableReplicas: 0 },
+    });
+    expect(hibernated).toMatchObject({ phase: "hibernated", endpoint: "https://172.18.0.2:6443" });
+    expect(hibernated.exists && hibernated.message).toContain("the control plane keeps running");
+
+    const woken = applied(asleepSpec, wakePatch(asleepSpec) as Record<string, unknown>, 3);
+    const waking = (status: Partial<typeof running>) => {
+      const cluster = { ...woken, status: { ...running, ...status } };
+      return hibernationObservation(cluster, observe(cluster));
+    };
+    const none = { desiredReplicas: 0, replicas: 0, availableReplicas: 0 };
+    expect(waking({ observedGeneration: 2, workers: none })).toMatchObject({ phase: "waking" });
+    expect(waking({ observedGeneration: 3, workers: { ...none, replicas: 1 } })).toMatchObject({
+      phase: "waking",
+      message: expect.stringContaining("0/1 available"),
+    });
+    expect(waking({ observedGeneration: 3 })).toMatchObject({
+      phase: "ready",
+      endpoint: "https://172.18.0.2:6443",
+    });
+    // The wake's marker goes with the next write of the Cluster.
+    const desired = desiredTopologyCluster(target, settings, "1.36.3");
+    const topology = desired.spec.topology as Topology;
+    const bigger = {
+      ...desired,
+      spec: {
+        ...desired.spec,
+        topology: {
+          ...topology,
+          workers: { machineDeployments: [{ class: "default-worker", name: "md-0", replicas: 2 }] },
+        },
+      },
+    };
+    expect(topologyChanges(woken, bigger)?.metadata).toMatchObject({
+      annotations: { [CAPI_WAKING_REPLICAS_ANNOTATION]: null },
+    });
   });
 });
 

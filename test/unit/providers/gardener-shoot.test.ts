@@ -5,6 +5,7 @@ import { gardenerSettings } from "../../../src/providers/gardener-settings.ts";
 import {
   desiredShoot,
   GARDENER_KEYS,
+  hibernationImpossible,
   memberShootName,
   type Shoot,
   shootChanges,
@@ -250,6 +251,106 @@ describe("shootObservation", () => {
     expect(
       shootObservation({ ...base, metadata: { ...base.metadata, deletionTimestamp: "t" }, status: up }).phase,
     ).toBe("deleting");
+  });
+});
+
+describe("a Shoot's hibernation (contract 1.6)", () => {
+  const base: Shoot = {
+    metadata: { name: "s", namespace: "garden-dev", generation: 3 },
+    spec: { kubernetes: { version: "1.33.2" } },
+  };
+  const awake = {
+    observedGeneration: 3,
+    lastOperation: { type: "Reconcile", state: "Succeeded", progress: 100 },
+    conditions: [{ type: "APIServerAvailable", status: "True" }],
+    advertisedAddresses: [{ name: "external", url: "https://ex" }],
+  };
+  const asleep = {
+    ...awake,
+    hibernated: true,
+    conditions: [{ type: "APIServerAvailable", status: "True", reason: "ConditionNotChecked" }],
+  };
+  const spec = (enabled: boolean) => ({ ...base.spec, hibernation: { enabled } });
+
+  it("is hibernating once the spec asks, hibernated once gardenlet says so, waking until it says awake; the endpoint stays", () => {
+    const processing = {
+      ...awake,
+      observedGeneration: 2,
+      lastOperation: { type: "Reconcile", state: "Processing" },
+    };
+    expect(shootObservation({ ...base, spec: spec(true), status: processing })).toMatchObject({
+      phase: "hibernating",
+      endpoint: "https://ex",
+    });
+    expect(shootObservation({ ...base, spec: spec(true), status: asleep })).toMatchObject({
+      phase: "hibernated",
+      endpoint: "https://ex",
+    });
+    expect(shootObservation({ ...base, spec: spec(false), status: asleep })).toMatchObject({
+      phase: "waking",
+      endpoint: "https://ex",
+    });
+    expect(shootObservation({ ...base, spec: spec(false), status: awake })).toMatchObject({
+      phase: "ready",
+      endpoint: "https://ex",
+    });
+  });
+
+  it("is failed when the hibernating reconcile failed, and deleting while deleted asleep", () => {
+    const failed = { ...awake, lastOperation: { type: "Reconcile", state: "Failed", description: "stuck" } };
+    expect(shootObservation({ ...base, spec: spec(true), status: failed }).phase).toBe("failed");
+    const deleted = { ...base, metadata: { ...base.metadata, deletionTimestamp: "t" }, spec: spec(true) };
+    expect(shootObservation({ ...deleted, status: asleep }).phase).toBe("deleting");
+  });
+
+  it("says why Gardener's HibernationPossible constraint forbids it", () => {
+    expect(hibernationImpossible({ ...base, status: awake })).toBeUndefined();
+    const constraints = [
+      { type: "HibernationPossible", status: "False", reason: "ProblematicWebhooks", message: "webhook x" },
+    ];
+    expect(hibernationImpossible({ ...base, status: { ...awake, constraints } })).toBe(
+      "Gardener: the Shoot cannot be hibernated (ProblematicWebhooks): webhook x",
+    );
+  });
+
+  it("leaves spec.hibernation.enabled to hibernate and wake; a template's schedules are kept in line", () => {
+    const sleepy = gardenerSettings(
+      {
+        kubeconfigSecretRef: { namespace: "ns", name: "garden" },
+        project: "dev",
+        shootTemplate: {
+          spec: {
+            cloudProfile: { name: "local" },
+            region: "local",
+            provider: { type: "local" },
+            hibernation: { enabled: false },
+          },
+        },
+      },
+      "gardener",
+    );
+    const desired = desiredShoot(target, sleepy, "garden-dev", "1.33.2");
+    const stored: Shoot = { ...desired, spec: { ...desired.spec, hibernation: { enabled: true } } };
+    expect(shootChanges(stored, desired)).toBeUndefined();
+    const schedules = [{ start: "0 20 * * *" }];
+    const scheduled = gardenerSettings(
+      {
+        kubeconfigSecretRef: { namespace: "ns", name: "garden" },
+        project: "dev",
+        shootTemplate: {
+          spec: {
+            cloudProfile: { name: "local" },
+            region: "local",
+            provider: { type: "local" },
+            hibernation: { schedules },
+          },
+        },
+      },
+      "gardener",
+    );
+    expect(shootChanges(stored, desiredShoot(target, scheduled, "garden-dev", "1.33.2"))).toEqual({
+      spec: { hibernation: { schedules } },
+    });
   });
 });
 
