@@ -94,11 +94,14 @@ describe("--inspect", () => {
           "claimingPoolMember",
           "deleting",
           "failed",
+          "hibernated",
+          "hibernating",
           "pending",
           "provisioning",
           "ready",
           "takingOver",
           "updating",
+          "waking",
         ].sort(),
       );
       expect(rest.some((m) => m.type === "@xstate.actor")).toBe(false);
