@@ -19,17 +19,20 @@ import { CLUSTER_FINALIZERS } from "../../../src/api/constants/cluster.ts";
 import { CLUSTER_POOL_ANNOTATIONS } from "../../../src/api/constants/cluster-pool.ts";
 import { HANDOVER_ANNOTATION } from "../../../src/api/move.ts";
 import type { ClusterCommand, ClusterStepInput } from "../../../src/machines/cluster/step.ts";
-import { stepCluster } from "../../../src/machines/cluster/step.ts";
-import { applied } from "../../../src/machines/shared/json-patch.ts";
-import { changesTo } from "../../../src/runtime/api-server/patch-object.ts";
 import { aCluster, input, readyAt } from "../../support/cluster-fixtures.ts";
+import {
+  expectAtRest,
+  type ModelBackend,
+  type ModelWorld,
+  runKilled,
+  settle,
+} from "../../support/killed-reconciles.ts";
 
 const SECRET = "moved-handover";
 const READY = readyAt("1.33.3");
 
 /** The model world of one Cluster: its object, the backend, the hand-over Secret, a pool of two members. */
-interface World {
-  cluster: Cluster;
+interface World extends ModelWorld {
   /** The backend's view of the Cluster's cluster (a bound member counts as it). */
   backend: ClusterObservation;
   /** Clusters the backend made for it (a create of a missing one). */
@@ -38,14 +41,7 @@ interface World {
   pool: { rv: number; members: Array<{ id: string; claimedBy?: string }> };
   /** The member bound to the Cluster at the backend. */
   bound: string | undefined;
-  /** Every state a step went through (previous → new). */
-  readonly transitions: Set<string>;
 }
-
-const bump = (cluster: Cluster): Cluster => ({
-  ...cluster,
-  metadata: { ...cluster.metadata, resourceVersion: String(Number(cluster.metadata.resourceVersion) + 1) },
-});
 
 /** The look: what the Cluster kind's observe reads (the backend is not asked while the hand-over is pending). */
 function look(world: World, cluster: Cluster): ClusterStepInput {
@@ -113,40 +109,18 @@ function* command(world: World, cluster: Cluster, order: ClusterCommand): Genera
   }
 }
 
-/** One reconcile as the machine controller sequences it, yielding after every write. */
-function* reconcile(world: World): Generator<void> {
-  let local = world.cluster;
-  for (let round = 1; round <= 3; round++) {
-    const step = stepCluster(look(world, local));
-    world.transitions.add(`${step.previousState} → ${step.state}`);
-    const writeObject = () => {
-      const operations = changesTo(world.cluster, "metadata", step.desired.metadata);
-      if (operations.length === 0) return false;
-      if (world.cluster.metadata.annotations?.[HANDOVER_ANNOTATION] && world.secret !== undefined) {
-        const after = applied(world.cluster, operations);
-        expect(after.metadata.annotations?.[HANDOVER_ANNOTATION], "annotation gone before the Secret").toBe(
-          world.cluster.metadata.annotations[HANDOVER_ANNOTATION],
-        );
-      }
-      world.cluster = bump(applied(world.cluster, operations));
-      return true;
-    };
-    const last = step.commands.length === 0 || round === 3;
-    if (!last) {
-      if (writeObject()) yield;
-      local = { ...world.cluster, status: step.desired.status };
-      for (const order of step.commands) yield* command(world, local, order);
-      continue;
-    }
-    if (writeObject()) yield;
-    const status = changesTo(world.cluster, "status", step.desired.status);
-    if (status.length > 0) {
-      world.cluster = bump(applied(world.cluster, status));
-      yield;
-    }
-    return;
-  }
-}
+/** The take-over's and the claim's model: the hand-over annotation goes only after the Secret. */
+const MODEL: ModelBackend<World> = {
+  look,
+  command,
+  beforeObjectWrite: (world, after) => {
+    const annotation = world.cluster.metadata.annotations?.[HANDOVER_ANNOTATION];
+    if (annotation && world.secret !== undefined)
+      expect(after.metadata.annotations?.[HANDOVER_ANNOTATION], "annotation gone before the Secret").toBe(
+        annotation,
+      );
+  },
+};
 
 /** A moved Cluster: the source's finalizer, labels and Ready status, the hand-over annotation, the Secret. */
 function movedWorld(source: Cluster): World {
@@ -186,20 +160,9 @@ function readySource(): Cluster {
   const world = pooledWorld();
   world.pool.members = [];
   world.backend = READY;
-  for (let i = 0; i < 5; i++) for (const _ of reconcile(world));
+  settle(world, MODEL, 5);
   expect(world.cluster.status?.providerStatus?.state).toBe("ready");
   return world.cluster;
-}
-
-/** Runs reconciles, killed after `kills[i]` writes each (undefined: to their end), then settles without crashes. */
-function runKilled(world: World, kills: readonly (number | undefined)[]): void {
-  for (const killAfter of kills) {
-    let writes = 0;
-    for (const _ of reconcile(world)) {
-      if (killAfter !== undefined && ++writes >= killAfter) break; // kill -9: the rest never happens
-    }
-  }
-  for (let i = 0; i < 6; i++) for (const _ of reconcile(world));
 }
 
 const killPlan = fc.array(fc.option(fc.integer({ min: 1, max: 6 }), { nil: undefined }), { maxLength: 8 });
@@ -212,16 +175,13 @@ describe("a moved Cluster's take-over and a pool claim, killed between any two w
     fc.assert(
       fc.property(killPlan, (kills) => {
         const world = movedWorld(source);
-        runKilled(world, kills);
+        runKilled(world, MODEL, kills);
         for (const transition of world.transitions) seen.add(transition);
         expect(world.secret).toBeUndefined();
         expect(world.cluster.metadata.annotations?.[HANDOVER_ANNOTATION]).toBeUndefined();
         expect(world.cluster.status?.providerStatus?.state).toBe("ready");
         expect(world.made, "nothing made anew").toBe(0);
-        // At rest: the same look writes nothing more.
-        const again = stepCluster(look(world, world.cluster));
-        expect(changesTo(world.cluster, "metadata", again.desired.metadata)).toEqual([]);
-        expect(changesTo(world.cluster, "status", again.desired.status)).toEqual([]);
+        expectAtRest(world, MODEL);
       }),
       { numRuns: 200 },
     );
@@ -236,7 +196,7 @@ describe("a moved Cluster's take-over and a pool claim, killed between any two w
         const world = pooledWorld();
         // Another Cluster may take the first member before ours looks again.
         if (stolen) world.pool.members[0] = { id: "pool-1", claimedBy: "uid-other" };
-        runKilled(world, kills);
+        runKilled(world, MODEL, kills);
         for (const transition of world.transitions) seen.add(transition);
         const ours = world.pool.members.filter((member) => member.claimedBy === world.cluster.metadata.uid);
         expect(ours).toHaveLength(1);
