@@ -103,6 +103,11 @@ const stillServing = (facts: ClusterFacts) =>
 /** Asked to be awake, and asleep or going to sleep at the backend. */
 const asleepUnasked = (facts: ClusterFacts) =>
   !sleepAsked(facts) && (phaseOf(facts) === "hibernated" || phaseOf(facts) === "hibernating");
+/** Asked to sleep, and waking at the backend: a wake the engine died in, then asked to sleep again. */
+const wakingThoughAsleepAsked = (facts: ClusterFacts) => sleepAsked(facts) && phaseOf(facts) === "waking";
+/** Asked to be awake, and not serving yet: asleep, going to sleep, or waking (a wake the engine died in). */
+const notAwakeUnasked = (facts: ClusterFacts) =>
+  asleepUnasked(facts) || (!sleepAsked(facts) && phaseOf(facts) === "waking");
 
 /** The Cluster's own guards, besides those every kind that holds a cluster shares. */
 const clusterGuards = {
@@ -118,6 +123,8 @@ const clusterGuards = {
   wakeAsked: whenObserved((facts: ClusterFacts) => !sleepAsked(facts)),
   stillServing: whenObserved(stillServing),
   asleepUnasked: whenObserved(asleepUnasked),
+  notAwakeUnasked: whenObserved(notAwakeUnasked),
+  wakingThoughAsleepAsked: whenObserved(wakingThoughAsleepAsked),
   backendHibernated: whenObserved((facts: ClusterFacts) => phaseOf(facts) === "hibernated"),
 };
 
@@ -258,8 +265,9 @@ export const clusterMachine = setup({
         { guard: "versionRejected", target: "failed" },
         { guard: "backendNeedsCreate", target: "provisioning" },
         { guard: "backendFailed", target: "failed" },
-        // Asleep at the backend though asked to be awake (a wake the engine died in, a hand-made sleep): woken.
-        { guard: "asleepUnasked", target: "waking" },
+        // Not awake at the backend though asked to be (a sleep or wake the engine died in, a hand-made sleep):
+        // waking, never Ready until it serves.
+        { guard: "notAwakeUnasked", target: "waking" },
         // A version change asked meanwhile is made once it is awake again.
         { guard: "sleepAsked", target: "hibernating" },
         { guard: "upgradeWanted", target: "updating" },
@@ -302,6 +310,9 @@ export const clusterMachine = setup({
         { guard: "wakeAsked", target: "waking" },
         // Woken by someone else: Ready (and, still asked to sleep, put to sleep again from there).
         { guard: "backendReady", target: "ready" },
+        // Waking, though asked to sleep: never Hibernated on a cluster that starts. Through waking (its wake is a
+        // no-op for a backend already waking), whose "sleep asked" puts it to sleep again at once.
+        { guard: "wakingThoughAsleepAsked", target: "waking" },
       ],
     },
     waking: {

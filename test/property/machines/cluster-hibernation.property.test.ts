@@ -140,7 +140,7 @@ describe("sleep and wake, the engine killed between any two writes", () => {
         expect(world.made, "nothing made anew").toBe(0);
         expectAtRest(world, MODEL);
       }),
-      { numRuns: 500 },
+      { numRuns: 2_000 },
     );
     for (const transition of [
       "ready → hibernating",

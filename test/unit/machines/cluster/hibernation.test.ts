@@ -116,6 +116,25 @@ describe("a Cluster asleep at the backend though not asked (a wake the engine di
     expect(woken.result.state).toBe("waking");
     expect(woken.result.commands).toEqual([{ kind: "wake" }]);
   });
+
+  // Both found by cluster-hibernation.property.test.ts: a kill between a command and the status write after it.
+  it("a Ready Cluster whose cluster is waking is Waking, not Ready, until it serves", () => {
+    const waking = step(readyCluster(), asleep("waking"));
+    expect(waking.result.state).toBe("waking");
+    expect(condition(waking.cluster, "ClusterReady")?.status).not.toBe("True");
+    expect(step(waking.cluster, readyAt("1.33.3")).result.state).toBe("ready");
+  });
+
+  it("a Hibernated Cluster asked to sleep whose cluster is waking is put to sleep again, not left Hibernated", () => {
+    const slept = step(
+      step(annotated(readyCluster(), "true"), readyAt("1.33.3")).cluster,
+      asleep("hibernated"),
+    );
+    expect(slept.result.state).toBe("hibernated");
+    const again = step(slept.cluster, asleep("waking"));
+    expect(again.result.state).toBe("hibernating");
+    expect(again.result.commands.at(-1)).toEqual({ kind: "hibernate" });
+  });
 });
 
 describe("what cannot be done", () => {
