@@ -31,21 +31,23 @@ const when = whenObserved<ScheduleFacts>;
 /** The Event recorded once an event was written; the step fills in the action and the names. */
 const APPLIED_EVENT: EventRecord = { type: "Normal", reason: "Applied", message: "" };
 
+/** This engine already wrote the latest event (the applied one is it). */
+const appliedLatest = (facts: ScheduleFacts) =>
+  facts.applied !== undefined &&
+  facts.latest !== undefined &&
+  facts.applied.time === facts.latest.time &&
+  facts.applied.action === facts.latest.action;
+
 /** The machine: named guards and actions, then the chart. */
 export const hibernationScheduleMachine = setup({
   types: { context: {} as Record<string, never>, events: {} as ScheduleEvent },
   guards: {
     isInvalid: when((facts) => facts.problems.length > 0),
     isValid: when((facts) => facts.problems.length === 0),
-    isDue: when((facts) => facts.problems.length === 0 && facts.due),
+    // Never due once applied, whatever `due` says: applying ⇄ scheduled can then never loop within one step.
+    isDue: when((facts) => facts.problems.length === 0 && facts.due && !appliedLatest(facts)),
     isSettled: when((facts) => !facts.due),
-    isApplied: when(
-      (facts) =>
-        facts.applied !== undefined &&
-        facts.latest !== undefined &&
-        facts.applied.time === facts.latest.time &&
-        facts.applied.action === facts.latest.action,
-    ),
+    isApplied: when(appliedLatest),
   },
   actions: {
     // Never executed here: transition() returns them as data for the step to translate.

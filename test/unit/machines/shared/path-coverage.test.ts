@@ -2,6 +2,7 @@
 
 import { describe, expect, it } from "vitest";
 import type { AnyStateMachine } from "xstate";
+import type { ScheduledEvent } from "../../../../src/api/hibernation-schedule.ts";
 import type { AccessFacts } from "../../../../src/machines/access-request/machine.ts";
 import { accessRequestMachine } from "../../../../src/machines/access-request/machine.ts";
 import { clusterMachine } from "../../../../src/machines/cluster/machine.ts";
@@ -16,6 +17,10 @@ import {
   engineControlPlaneMachine,
 } from "../../../../src/machines/engine-control-plane/machine.ts";
 import {
+  hibernationScheduleMachine,
+  type ScheduleFacts,
+} from "../../../../src/machines/hibernation-schedule/machine.ts";
+import {
   observedEvents as clusterEvents,
   clusterObservedEvents as clusterOwnEvents,
 } from "../../../support/cluster-events.ts";
@@ -26,6 +31,8 @@ import {
 } from "../../../support/machine-coverage.ts";
 
 const bools = [false, true];
+/** A schedule's latest event. */
+const LATEST: ScheduledEvent = { action: "sleep", time: "2026-11-28T19:00:00Z" };
 
 /** Each machine, every combination of the facts its guards read, and the states its paths must reach. */
 const machines: ReadonlyArray<{
@@ -149,6 +156,22 @@ const machines: ReadonlyArray<{
       "deleting.released",
     ],
     transitions: 25,
+  },
+  {
+    machine: hibernationScheduleMachine,
+    // Its guards read whether it parses, whether an event is due, and the applied event against the latest;
+    // the rest (the names, the next event) only fills in what it writes.
+    events: observedEach(
+      everyCombination<ScheduleFacts>({
+        problems: [[], ["schedules[0].start: not a cron"]],
+        due: bools,
+        latest: [undefined, LATEST],
+        applied: [undefined, { ...LATEST, clusters: ["a"] }, { ...LATEST, action: "wake", clusters: ["a"] }],
+        selected: [["a"]],
+      }),
+    ),
+    states: ["scheduled", "applying", "invalid"],
+    transitions: 6,
   },
 ];
 
