@@ -23,7 +23,7 @@ export class PoolMetrics {
   constructor(registry: Registry) {
     this.#served = new Counter({
       name: "openmcp_engine_pool_clusters_total",
-      help: "New Clusters of a ProviderConfig with a warm pool, by result: hit (bound to an idle pool cluster) or miss (made as usual)",
+      help: "New Clusters of a ProviderConfig with a warm pool, by result: hit (bound to an idle awake pool cluster), woken (bound to a sleeping one, woken for it) or miss (made as usual)",
       labelNames: ["pool", "result"] as const,
       registers: [registry],
     });
@@ -37,7 +37,7 @@ export class PoolMetrics {
     const sources = this.#sources;
     new Gauge({
       name: "openmcp_engine_pool_clusters",
-      help: "Clusters of each warm pool, by state: idle, binding, refilling",
+      help: "Clusters of each warm pool, by state: idle (awake), binding, refilling; a sleeping pool's also hibernating, hibernated, waking",
       labelNames: ["pool", "state"] as const,
       registers: [registry],
       collect() {
@@ -53,8 +53,11 @@ export class PoolMetrics {
     this.#sources.push(read);
   }
 
-  /** A new Cluster with a pool for its ProviderConfig was bound to a pool cluster (`hit`) or made as usual (`miss`). */
-  poolServed(pool: string, result: "hit" | "miss"): void {
+  /**
+   * A new Cluster with a pool for its ProviderConfig was bound to an awake pool cluster (`hit`), to a sleeping one
+   * it wakes (`woken`), or made as usual (`miss`).
+   */
+  poolServed(pool: string, result: "hit" | "woken" | "miss"): void {
     this.#served.inc({ pool, result });
   }
 

@@ -14,9 +14,16 @@ import type { ClusterObservation, ClusterTarget } from "../../../api/backend.ts"
 import type { Cluster } from "../../../api/cluster.ts";
 import type { ClusterPool } from "../../../api/cluster-pool.ts";
 import { CLUSTER_POOL_ANNOTATIONS } from "../../../api/constants/cluster-pool.ts";
+import { HIBERNATE_ANNOTATION } from "../../../api/constants/hibernation.ts";
 import { RESOURCES } from "../../../api/constants.ts";
 import type { PoolMemberFacts } from "../../../machines/cluster/machine.ts";
-import { claimOf, claimOperations, idleMember, mayTakeMember } from "../../../machines/cluster-pool/claim.ts";
+import {
+  claimOf,
+  claimOperations,
+  idleMember,
+  isClaimable,
+  mayTakeMember,
+} from "../../../machines/cluster-pool/claim.ts";
 import { ConflictError } from "../../controllers/errors.ts";
 import { RecentWrites } from "../../controllers/recent-writes.ts";
 import type { CommandWriter, KindContext } from "../../machine-kind.ts";
@@ -102,7 +109,8 @@ export class PoolBinder {
       return { member: undefined, candidate: false };
     }
     if (!(await this.#context.backends.of(target)).pools) return { member: undefined, candidate: false };
-    const idle = idleMember(ofConfig, target.providerConfig, version);
+    const asksToSleep = cluster.metadata.annotations?.[HIBERNATE_ANNOTATION] === "true";
+    const idle = idleMember(ofConfig, target.providerConfig, version, asksToSleep);
     return {
       member: idle && { pool: idle.pool.metadata.name ?? "", member: idle.member.id, claimed: false },
       candidate: true,
@@ -121,7 +129,7 @@ export class PoolBinder {
     const entry = pool?.status?.members?.[index];
     if (!pool || !entry) return; // gone meanwhile: the next look decides again
     if (entry.claimedBy?.uid !== target.uid) {
-      if (entry.claimedBy || entry.phase !== "Ready") return; // another's now, or no longer ready
+      if (!isClaimable(entry)) return; // another's now, or no longer to be taken (being made, going to sleep)
       try {
         const written = await writer.patch(
           {
@@ -140,12 +148,14 @@ export class PoolBinder {
         this.#recent.wrote(poolName, await this.#freshPool(poolName));
         return;
       }
+      const asleep = entry.phase !== "Ready";
       this.#context.log.info("pool cluster claimed", {
         cluster: `${target.namespace}/${target.name}`,
         pool: poolName,
         member,
+        ...(asleep ? { woken: true } : {}),
       });
-      this.#metrics?.poolServed(poolName, "hit");
+      this.#metrics?.poolServed(poolName, asleep ? "woken" : "hit");
     }
     await this.#bind(member, target);
   }
