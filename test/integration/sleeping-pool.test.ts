@@ -3,10 +3,12 @@
  * not the point here; `local-sleeping-pool.test.ts` has real ones): a pool of 2 with 1 awake keeps one member
  * Ready and one hibernated; the first Cluster is bound to the awake one at once, the second to the sleeping one,
  * which its machine wakes (Ready only once awake); the pool wakes and sends to sleep as it refills, wakes all when
- * `spec.awake` goes, and the CRD refuses more awake than idle. (A Cluster never Ready on a sleeping cluster, and its
+ * `spec.awake` goes, and the CRD refuses more awake than idle. On a backend that cannot sleep, the pool keeps every
+ * member awake and says why. (A Cluster never Ready on a sleeping cluster, and its
  * own wake of a member it took asleep, are the pure tests' and the pool-binding property test's.)
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ClusterBackend } from "../../src/api/backend-contract.ts";
 import type { Cluster } from "../../src/api/cluster.ts";
 import type { ClusterPool } from "../../src/api/cluster-pool.ts";
 import { CLUSTER_POOL_ANNOTATIONS } from "../../src/api/constants/cluster-pool.ts";
@@ -150,5 +152,50 @@ describe("a sleeping pool of 2 with 1 awake", { timeout: 60_000 }, () => {
       what: "no cluster left at the backend",
       timeoutMs: 20_000,
     });
+  });
+});
+
+describe("a sleeping pool on a backend that cannot sleep", { timeout: 60_000 }, () => {
+  /** The simulated backend without the optional pair (contract 1.6), as a backend built before it. */
+  const sleepless = new Proxy(new SimulatedBackend({ provisionDelayMs: 0, deleteDelayMs: 0 }), {
+    get: (target, property) =>
+      property === "hibernate" || property === "wake" ? undefined : Reflect.get(target, property),
+  }) as ClusterBackend;
+  let other: World;
+
+  beforeAll(async () => {
+    other = await startWorld({ backend: sleepless, engine: { kindSettings: { Cluster: { pools: true } } } });
+    await other.custom.createClusterCustomObject({
+      ...RESOURCES.ProviderConfig,
+      body: aProviderConfig({ name: "small", supportedVersions: [{ version: "1.33.3" }] }),
+    });
+  }, 60_000);
+
+  afterAll(async () => {
+    await other?.stop();
+  });
+
+  it("keeps every member awake and says so in the Hibernation condition", async () => {
+    await other.custom.createClusterCustomObject({
+      ...RESOURCES.ClusterPool,
+      body: aClusterPool("sleepy", { providerConfig: "small", idle: 2, awake: 1 }),
+    });
+    const pool = (await eventually(
+      async () =>
+        satisfying(
+          (await other.custom.getClusterCustomObject({
+            ...RESOURCES.ClusterPool,
+            name: "sleepy",
+          })) as ClusterPool,
+          (p) => p.status?.idle === 2,
+        ),
+      { what: "pool sleepy with 2 awake", timeoutMs: 20_000 },
+    )) as ClusterPool;
+    expect(pool.status?.conditions?.find((c) => c.type === "Hibernation")).toMatchObject({
+      status: "False",
+      reason: "HibernationNotOffered",
+    });
+    expect(pool.status?.asleep).toBe(0);
+    expect(other.calls.filter((c) => c.method === "hibernate")).toEqual([]);
   });
 });
