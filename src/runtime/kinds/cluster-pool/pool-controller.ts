@@ -177,7 +177,12 @@ export class PoolController extends KeyedController {
       await this.#finalizer(pool, "remove");
       return Outcome.awaitChange();
     }
+    // Nothing to wake or put to sleep: nothing is failing either (a member whose wake failed may be gone); look
+    // again soon, so the Hibernation condition says so.
+    const sleepSettled =
+      plan.wake.length === 0 && plan.hibernate.length === 0 && this.#sleepErrors.delete(name);
     const busy =
+      sleepSettled ||
       plan.create.length > 0 ||
       plan.delete.length > 0 ||
       (plan.status.binding ?? 0) > 0 ||
