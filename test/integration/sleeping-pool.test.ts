@@ -125,6 +125,12 @@ describe("a sleeping pool of 2 with 1 awake", { timeout: 60_000 }, () => {
     );
     expect(wakes.length).toBeGreaterThan(0);
     expect(world.callsAbout("wake", `${world.namespace}/first`)).toBe(0);
+    // The metrics tell the two apart: a hit and a woken member; the pool's sleeping members by state.
+    const metrics = await world.engine.metrics.registry.metrics();
+    expect(metrics).toContain('openmcp_engine_pool_clusters_total{pool="sleepy",result="hit"} 1');
+    expect(metrics).toContain('openmcp_engine_pool_clusters_total{pool="sleepy",result="woken"} 1');
+    expect(metrics).toMatch(/openmcp_engine_cluster_time_to_ready_seconds_count\{source="woken"\} 1/);
+    expect(metrics).toMatch(/openmcp_engine_pool_clusters\{pool="sleepy",state="hibernated"\} \d/);
     // Back to 1 awake and 1 asleep, with new members.
     const refilled = await poolAt(1, 1);
     const ids = refilled.status?.members?.map((member) => member.id) ?? [];

@@ -29,7 +29,7 @@ export class PoolMetrics {
     });
     this.#timeToReady = new Histogram({
       name: "openmcp_engine_cluster_time_to_ready_seconds",
-      help: "Time from a Cluster's creation to its first Ready, by source: pool (bound to a warm cluster) or made",
+      help: "Time from a Cluster's creation to its first Ready, by source: pool (bound to a warm cluster), woken (bound to a sleeping pool's member, woken for it) or made",
       labelNames: ["source"] as const,
       buckets: READY_BUCKETS,
       registers: [registry],
@@ -62,7 +62,7 @@ export class PoolMetrics {
   }
 
   /** A Cluster became Ready for the first time, `ms` after its creation. */
-  clusterReady(source: "pool" | "made", ms: number): void {
+  clusterReady(source: "pool" | "woken" | "made", ms: number): void {
     this.#timeToReady.observe({ source }, ms / 1_000);
   }
 }

@@ -47,6 +47,8 @@ export class PoolBinder {
   readonly #recent: RecentWrites<ClusterPool>;
   /** Hits, misses and time to Ready go here once the engine's controllers are made. */
   #metrics: PoolMetrics | undefined;
+  /** Clusters (by uid) this engine gave a sleeping member, until Ready: their time to Ready is a `woken` one. */
+  readonly #claimedAsleep = new Set<string>();
 
   constructor(context: KindContext) {
     this.#context = context;
@@ -60,19 +62,28 @@ export class PoolBinder {
   }
 
   /**
-   * A step took `cluster` from pending, claimingPoolMember or provisioning to ready: its time from creation to
-   * Ready, by source (`pool` when it names its pool member).
+   * A step took `cluster` from pending, claimingPoolMember or provisioning to ready, or from waking to its first
+   * ready (no endpoint published before: a sleeping pool member woken for it): its time from creation to Ready, by
+   * source (`pool` when it names its pool member, `woken` when that member was asleep or waking when claimed here
+   * or it was woken on its way to its first Ready, else `made`).
    */
   readied(cluster: Cluster, previousState: string, state: string, nowMs: number): void {
     const created = Date.parse(cluster.metadata.creationTimestamp ?? "");
+    const firstWake = previousState === "waking" && cluster.status?.apiServer === undefined;
+    const uid = cluster.metadata.uid ?? "";
+    const woken = firstWake || (state === "ready" && this.#claimedAsleep.delete(uid));
     if (
       state !== "ready" ||
-      !["pending", "claimingPoolMember", "provisioning"].includes(previousState) ||
+      !(firstWake || ["pending", "claimingPoolMember", "provisioning"].includes(previousState)) ||
       Number.isNaN(created)
     )
       return;
     const source =
-      cluster.metadata.annotations?.[CLUSTER_POOL_ANNOTATIONS.poolMember] === undefined ? "made" : "pool";
+      cluster.metadata.annotations?.[CLUSTER_POOL_ANNOTATIONS.poolMember] === undefined
+        ? "made"
+        : woken
+          ? "woken"
+          : "pool";
     const ms = Math.max(0, nowMs - created);
     this.#metrics?.clusterReady(source, ms);
     this.#context.log.info("cluster ready", {
@@ -156,6 +167,7 @@ export class PoolBinder {
         ...(asleep ? { woken: true } : {}),
       });
       this.#metrics?.poolServed(poolName, asleep ? "woken" : "hit");
+      if (asleep) this.#claimedAsleep.add(target.uid);
     }
     await this.#bind(member, target);
   }
