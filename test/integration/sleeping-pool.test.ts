@@ -13,6 +13,7 @@ import type { Cluster } from "../../src/api/cluster.ts";
 import type { ClusterPool } from "../../src/api/cluster-pool.ts";
 import { CLUSTER_POOL_ANNOTATIONS } from "../../src/api/constants/cluster-pool.ts";
 import { RESOURCES } from "../../src/api/constants.ts";
+import type { ProviderConfig } from "../../src/api/provider-config.ts";
 import { parsePoolMemberAnnotation } from "../../src/machines/cluster-pool/claim.ts";
 import { SimulatedBackend } from "../../src/providers/simulated.ts";
 import { aClusterPool, aProviderConfig } from "../support/builders.ts";
@@ -107,6 +108,18 @@ describe("a sleeping pool of 2 with 1 awake", { timeout: 60_000 }, () => {
       status: "True",
       reason: "Hibernated",
     });
+    // Its ProviderConfig shows it too.
+    await eventually(
+      async () =>
+        satisfying(
+          (await world.custom.getClusterCustomObject({
+            ...RESOURCES.ProviderConfig,
+            name: "small",
+          })) as ProviderConfig,
+          (config) => config.status?.pools?.sleepy?.asleep === 1 && config.status.pools.sleepy.idle === 1,
+        ),
+      { what: "ProviderConfig small to show pool sleepy with 1 awake, 1 asleep" },
+    );
   });
 
   it("binds the first Cluster to the awake member at once, and wakes the sleeping one for the second", async () => {
