@@ -2,8 +2,10 @@
  * Benchmark: time from a Cluster's creation to Ready on the `local` backend (each cluster a real etcd +
  * kube-apiserver) or the `kind` backend (`--backend kind`: each cluster a real kind cluster on the Docker engine
  * hack/containers/ensure.sh brings up), without a warm pool and with one, side by side in one run: N Clusters created at once on an
- * empty engine, then (once a ClusterPool of N idle clusters is Ready) N more created at once. Measured by the
- * client: from the create call to the first read that says Ready (polled every 20 ms). Prints figures; asserts nothing.
+ * empty engine, then (once a ClusterPool of N idle clusters is Ready) N more created at once; then, with those
+ * deleted, a sleeping pool (2 idle, `spec.awake: 1`: one awake, one hibernated) and two Clusters one after the other:
+ * the first bound to the awake member, the second to the sleeping one, woken for it. Measured by the client: from
+ * the create call to the first read that says Ready (polled every 20 ms). Prints figures; asserts nothing.
  *
  * Usage: node bench/warm-pool.bench.ts [--clusters 2] [--backend local|kind]
  */
@@ -84,8 +86,8 @@ const engine = new Engine({
 });
 const readCluster = (name: string) =>
   custom.getNamespacedCustomObject({ ...RESOURCES.Cluster, namespace: NS, name }) as Promise<Cluster>;
-const readPool = () =>
-  custom.getClusterCustomObject({ ...RESOURCES.ClusterPool, name: "warm" }) as Promise<ClusterPool>;
+const readPool = (name = "warm") =>
+  custom.getClusterCustomObject({ ...RESOURCES.ClusterPool, name }) as Promise<ClusterPool>;
 
 /** Creates `names` at once; ms from each create call to its first Ready read, and whether it came from the pool. */
 async function burst(names: readonly string[]): Promise<Array<{ ms: number; fromPool: boolean }>> {
@@ -145,9 +147,39 @@ try {
       spec: { providerConfig: backendName, idle: count, refill: false },
     },
   });
-  await until(readPool, (pool) => pool.status?.idle === count);
+  await until(
+    () => readPool(),
+    (pool) => pool.status?.idle === count,
+  );
   const poolReadyMs = performance.now() - poolStart;
   const withPool = await burst(Array.from({ length: count }, (_, i) => `warm-${i}`));
+
+  // A sleeping pool, on a quieter machine: the Clusters above and the first pool go first.
+  const made = Array.from({ length: count }, (_, i) => [`cold-${i}`, `warm-${i}`]).flat();
+  for (const name of made)
+    await custom.deleteNamespacedCustomObject({ ...RESOURCES.Cluster, namespace: NS, name });
+  await custom.deleteClusterCustomObject({ ...RESOURCES.ClusterPool, name: "warm" });
+  await until(
+    () => custom.listNamespacedCustomObject({ ...RESOURCES.Cluster, namespace: NS }),
+    (list) => (list as { items: unknown[] }).items.length === 0,
+  );
+  const sleepyStart = performance.now();
+  await custom.createClusterCustomObject({
+    ...RESOURCES.ClusterPool,
+    body: {
+      apiVersion: ENGINE_API_VERSION,
+      kind: "ClusterPool",
+      metadata: { name: "sleepy" },
+      spec: { providerConfig: backendName, idle: 2, awake: 1, refill: false },
+    },
+  });
+  await until(
+    () => readPool("sleepy"),
+    (pool) => pool.status?.idle === 1 && pool.status.asleep === 1,
+  );
+  const sleepyReadyMs = performance.now() - sleepyStart;
+  const [firstBind] = await burst(["sleepy-first"]);
+  const [wakeBind] = await burst(["sleepy-second"]);
 
   const show = (xs: ReadonlyArray<{ ms: number }>) => xs.map((x) => x.ms.toFixed(0)).join(", ");
   console.log(`${backendName} backend, ${count} Cluster(s) created at once, ms from create to Ready:`);
@@ -162,6 +194,9 @@ try {
   );
   console.log(
     `  the pool of ${count} took ${poolReadyMs.toFixed(0)} ms to fill (paid before any Cluster asked)`,
+  );
+  console.log(
+    `  sleeping pool (2 idle, 1 awake): first Cluster ${firstBind?.ms.toFixed(0)} ms (awake member${firstBind?.fromPool ? "" : "? made"}), second ${wakeBind?.ms.toFixed(0)} ms (woken member${wakeBind?.fromPool ? "" : "? made"}); filled and one put to sleep in ${sleepyReadyMs.toFixed(0)} ms`,
   );
 } finally {
   await engine.stop();

@@ -179,6 +179,10 @@ export interface ClusterBackend {
  * `trustOidcIssuers` of that Cluster's target act on the member's cluster, and `create` for it changes
  * nothing. The engine records every claim in the API before it calls {@link PoolSupport.bind}, so a backend
  * needs no locking of its own; every method is idempotent and survives kill -9 at any point.
+ *
+ * A backend that also offers {@link ClusterBackend.hibernate} and {@link ClusterBackend.wake} (contract 1.6) is
+ * asked them for idle members of a sleeping pool (`spec.awake`), with the member's target (`poolMemberTarget`: the
+ * member id as uid); a member bound while asleep is woken under the Cluster's target.
  */
 export interface PoolSupport {
   /** Makes an unbound cluster `member.id` of `member.version` for `member.pool`; `target` carries the config's settings. */

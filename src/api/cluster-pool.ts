@@ -16,10 +16,18 @@ export interface ClusterPoolSpec {
   readonly maximum?: number;
   /** Make new idle clusters when some were taken (default true); false fills the pool once per spec change, then only serves. */
   readonly refill?: boolean;
+  /**
+   * A sleeping pool: of the idle clusters of each version, keep this many awake and the rest hibernated (backend
+   * contract 1.6), woken when a Cluster takes one. At most `idle`; absent: every idle cluster awake.
+   */
+  readonly awake?: number;
 }
 
-/** Where one pool cluster is. */
-export type PoolMemberPhase = "Provisioning" | "Ready" | "Failed";
+/**
+ * Where one pool cluster is. Hibernating, Hibernated and Waking: a sleeping pool's member on its way to sleep,
+ * asleep, and starting again (the pool asked, or the Cluster that took it).
+ */
+export type PoolMemberPhase = "Provisioning" | "Ready" | "Failed" | "Hibernating" | "Hibernated" | "Waking";
 
 /** The Cluster a pool cluster was claimed for. */
 export interface PoolClaim {
@@ -44,14 +52,23 @@ export interface PoolMember {
 /** What the pool holds now. */
 export interface ClusterPoolStatus {
   readonly observedGeneration?: number;
-  /** Clusters Ready and bound to nothing. */
+  /** Clusters Ready (awake) and bound to nothing. */
   readonly idle?: number;
+  /** A sleeping pool's idle clusters asleep (Hibernated). */
+  readonly asleep?: number;
+  /** A sleeping pool's idle clusters going to sleep. */
+  readonly hibernating?: number;
+  /** A sleeping pool's idle clusters being woken (to keep `spec.awake` awake). */
+  readonly waking?: number;
   /** Clusters claimed by a Cluster, not yet bound at the backend. */
   readonly binding?: number;
   /** Clusters being made to refill the pool. */
   readonly refilling?: number;
   readonly members?: readonly PoolMember[];
-  /** `Ready` (the pool holds what its spec asks) and `Refilled` (False with the reason when making clusters fails). */
+  /**
+   * `Ready` (the pool holds what its spec asks), `Refilled` (False with the reason when making clusters fails) and,
+   * once `spec.awake` is set, `Hibernation` (False when the backend cannot sleep or a hibernate or wake failed).
+   */
   readonly conditions?: readonly Condition[];
 }
 

@@ -53,6 +53,8 @@ export interface ProviderConfigPool {
   readonly idle: number;
   readonly binding: number;
   readonly refilling: number;
+  /** A sleeping pool's idle clusters asleep, going to sleep or waking; absent when it keeps all awake. */
+  readonly asleep?: number;
   /** The pool's Ready condition: it holds what its spec asks. */
   readonly ready: boolean;
   /** Why not, or why refilling fails. */

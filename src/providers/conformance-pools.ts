@@ -4,7 +4,10 @@
  * engine) at every step: made for no Cluster, listed, bound to a Cluster's uid (twice: idempotent), served under
  * that uid, never doubled by a create for that uid, deleted under it; an idle member deleted by its id. With
  * `emptyStateOnRestart`, each restart is on a new, empty state folder instead: for a backend that keeps its records
- * at the infrastructure (an engine Pod rescheduled without its volume finds everything again).
+ * at the infrastructure (an engine Pod rescheduled without its volume finds everything again). With
+ * `sleepingMembers` (a backend that also offers hibernate and wake, contract 1.6, for sleeping pools): an idle
+ * member put to sleep by its id stays asleep across a restart, is bound asleep to a second Cluster, and is woken
+ * under that Cluster's uid, serving it.
  */
 import { randomBytes } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
@@ -29,6 +32,8 @@ export interface PoolConformanceOptions {
   readonly settings?: JsonObject;
   /** Every restart on a new, empty state folder (default false: the same folder, as after kill -9). */
   readonly emptyStateOnRestart?: boolean;
+  /** Check a sleeping pool's member too: hibernated by its id, bound asleep, woken under a Cluster's uid (default false). */
+  readonly sleepingMembers?: boolean;
 }
 
 const fail = (rule: string, detail: string): never => {
@@ -84,6 +89,36 @@ export async function checkPoolConformance(
   };
   const ready = (observation: ClusterObservation | undefined) =>
     observation?.exists === true && observation.phase === "ready";
+  const phaseOf = (observation: ClusterObservation | undefined) =>
+    observation?.exists ? observation.phase : "absent";
+  /** A sleeping pool's member: asleep by its id across a restart, bound asleep, woken under the Cluster's uid. */
+  const checkSleepingMember = async (id: string, woken: ClusterTarget) => {
+    const hibernate =
+      backend.hibernate?.bind(backend) ??
+      fail("a backend checked for sleeping members offers hibernate and wake", `${backend.name} does not`);
+    await hibernate(memberTarget(id));
+    await restart();
+    await until(
+      "an idle member put to sleep by its id is listed asleep",
+      async () => phaseOf((await pools().listMembers(pool)).find((member) => member.id === id)?.observation),
+      (phase) => phase === "hibernated",
+    );
+    await pools().bind(id, woken);
+    if (phaseOf(await backend.observe(woken)) !== "hibernated")
+      fail(
+        "a member bound asleep is observed asleep under the Cluster's uid",
+        phaseOf(await backend.observe(woken)),
+      );
+    await backend.wake?.(woken);
+    await restart();
+    await until("a member woken under the Cluster's uid serves it", () => backend.observe(woken), ready);
+    await backend.delete(woken);
+    await until(
+      "the woken Cluster's deletion deletes its member",
+      () => backend.observe(woken),
+      (o) => !o.exists,
+    );
+  };
   try {
     for (const id of ids) await pools().createMember({ id, pool, version }, memberTarget(id));
     await restart();
@@ -112,6 +147,12 @@ export async function checkPoolConformance(
       fail("a restarted backend finds the binding", JSON.stringify(members));
     if (!ready(await backend.observe(cluster)))
       fail("a restarted backend still serves the Cluster", JSON.stringify(served));
+    if (options.sleepingMembers)
+      await checkSleepingMember(ids[1] as string, {
+        ...cluster,
+        uid: `${call}-0000-4000-8000-00000000c002`,
+        name: "woken",
+      });
     await pools().deleteMember(ids[1] as string);
     await restart();
     await until(

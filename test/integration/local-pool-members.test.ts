@@ -79,7 +79,7 @@ describe("the local backend's pool members", { timeout: 120_000 }, () => {
     expect(readdirSync(join(state, "clusters"))).toEqual([]);
   });
 
-  it("pass the pool conformance check (a restart of the backend between every two steps)", async () => {
-    await checkPoolConformance(createBackend, { readyTimeoutMs: 90_000 });
+  it("pass the pool conformance check, sleeping members too (a restart of the backend between every two steps)", async () => {
+    await checkPoolConformance(createBackend, { readyTimeoutMs: 90_000, sleepingMembers: true });
   });
 });

@@ -56,6 +56,8 @@ export async function startPoolWorld(props: {
   readonly factory: BackendFactory;
   readonly stateDirectory: string;
   readonly options: Readonly<Record<string, string>>;
+  /** A sleeping pool: this many of its 2 idle clusters awake (`spec.awake`); absent, all. */
+  readonly awake?: number;
 }): Promise<RunningPoolWorld> {
   const logLines: string[] = [];
   const log = (level?: "debug") =>
@@ -99,7 +101,7 @@ export async function startPoolWorld(props: {
     logLines,
     stop,
   };
-  await createPool(world, 2);
+  await createPool(world, 2, props.awake);
   return world;
 }
 
@@ -137,7 +139,8 @@ const readCluster = (world: PoolBurstWorld, name: string) =>
     }) as Promise<Cluster>,
   );
 
-const readPool = (world: PoolBurstWorld) =>
+/** The world's pool, or undefined when it is gone. */
+export const readPool = (world: PoolBurstWorld) =>
   orUndefined(
     world.custom.getClusterCustomObject({ ...RESOURCES.ClusterPool, name: POOL }) as Promise<ClusterPool>,
   );
@@ -158,15 +161,15 @@ export async function adminOf(world: RunningPoolWorld, cluster: Cluster): Promis
   return admin;
 }
 
-/** Makes the pool of `idle` clusters of the world's ProviderConfig. */
-export async function createPool(world: PoolBurstWorld, idle: number): Promise<void> {
+/** Makes the pool of `idle` clusters of the world's ProviderConfig (`awake` of them awake, if given). */
+export async function createPool(world: PoolBurstWorld, idle: number, awake?: number): Promise<void> {
   await world.custom.createClusterCustomObject({
     ...RESOURCES.ClusterPool,
     body: {
       apiVersion: ENGINE_API_VERSION,
       kind: "ClusterPool",
       metadata: { name: POOL },
-      spec: { providerConfig: world.providerConfig, idle },
+      spec: { providerConfig: world.providerConfig, idle, ...(awake === undefined ? {} : { awake }) },
     },
   });
 }
@@ -183,7 +186,7 @@ export const poolAt = (world: PoolBurstWorld, idle: number): Promise<ClusterPool
   ) as Promise<ClusterPool>;
 
 /** Creates a Cluster and measures, polling every 20 ms, how long until it says Ready. */
-async function timeToReady(world: PoolBurstWorld, name: string): Promise<BurstResult> {
+export async function timeToReady(world: PoolBurstWorld, name: string): Promise<BurstResult> {
   const started = performance.now();
   await world.custom.createNamespacedCustomObject({
     ...RESOURCES.Cluster,

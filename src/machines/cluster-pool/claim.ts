@@ -4,9 +4,13 @@
  * A Cluster takes a member only before anything was made for it (no finalizer of ours, nothing at the backend
  * under its uid), so it never ends up with two clusters; the claim goes into the pool's status with a test on
  * the member's entry (and the runtime's test on resourceVersion), so two Clusters never claim one member.
+ *
+ * In a sleeping pool a Cluster takes an awake member first (Ready at once), else one waking, else one asleep (its
+ * machine wakes it; it is Ready once the wake is done). Never one the pool is putting to sleep (Hibernating): the
+ * pool's hibernate may still be on its way, and would stop the cluster under the Cluster that took it.
  */
 import type { Cluster } from "../../api/cluster.ts";
-import type { ClusterPool, PoolClaim, PoolMember } from "../../api/cluster-pool.ts";
+import type { ClusterPool, PoolClaim, PoolMember, PoolMemberPhase } from "../../api/cluster-pool.ts";
 import { CLUSTER_FINALIZERS } from "../../api/constants/cluster.ts";
 import { type Json, Patch, type PatchOperation } from "../shared/json-patch.ts";
 
@@ -31,21 +35,35 @@ export function mayTakeMember(cluster: Cluster, builtNothing: boolean): boolean 
   );
 }
 
-/** An idle Ready member of `version` in one of `pools` (of the Cluster's ProviderConfig), first pool first. */
+/** Member phases a Cluster may claim, best first: awake, waking, asleep. */
+export const CLAIMABLE_PHASES: readonly PoolMemberPhase[] = ["Ready", "Waking", "Hibernated"];
+
+/** Whether `member` may be claimed now: unclaimed and awake, waking or asleep. */
+export const isClaimable = (member: PoolMember): boolean =>
+  !member.claimedBy && CLAIMABLE_PHASES.includes(member.phase);
+
+/**
+ * An idle member of `version` in one of `pools` (of the Cluster's ProviderConfig): an awake one of any pool
+ * first, else a waking one, else one asleep; first pool first. `awakeOnly`: a Ready one or none (for a Cluster
+ * that asks to sleep: its machine wakes a sleeping cluster it is given, and sends an awake one to sleep).
+ */
 export function idleMember(
   pools: readonly ClusterPool[],
   providerConfig: string,
   version: string,
+  awakeOnly = false,
 ): { readonly pool: ClusterPool; readonly index: number; readonly member: PoolMember } | undefined {
-  for (const pool of pools) {
-    if (pool.spec.providerConfig !== providerConfig || pool.metadata.deletionTimestamp !== undefined)
-      continue;
-    const members = pool.status?.members ?? [];
-    const index = members.findIndex(
-      (member) => !member.claimedBy && member.phase === "Ready" && member.version === version,
-    );
-    const member = members[index];
-    if (member) return { pool, index, member };
+  for (const phase of awakeOnly ? CLAIMABLE_PHASES.slice(0, 1) : CLAIMABLE_PHASES) {
+    for (const pool of pools) {
+      if (pool.spec.providerConfig !== providerConfig || pool.metadata.deletionTimestamp !== undefined)
+        continue;
+      const members = pool.status?.members ?? [];
+      const index = members.findIndex(
+        (member) => !member.claimedBy && member.phase === phase && member.version === version,
+      );
+      const member = members[index];
+      if (member) return { pool, index, member };
+    }
   }
   return undefined;
 }

@@ -17,6 +17,10 @@ export function poolSummary(status: ClusterPoolStatus | undefined): ProviderConf
     idle: status?.idle ?? 0,
     binding: status?.binding ?? 0,
     refilling: status?.refilling ?? 0,
+    // A sleeping pool's, counted as one: what a reader of the configuration needs is how many do not serve at once.
+    ...(status?.asleep === undefined
+      ? {}
+      : { asleep: status.asleep + (status.hibernating ?? 0) + (status.waking ?? 0) }),
     ready: ready?.status === "True",
     ...(message ? { message } : {}),
   };

@@ -10,9 +10,13 @@
  *   way out; a member the backend holds but the record lacks (a crash between the two) is adopted or deleted.
  * - A member bound at the backend to a Cluster that holds it (our finalizer on it) is that Cluster's cluster: the
  *   plan forgets it and never deletes it.
+ * - A sleeping pool (`spec.awake`) hibernates and wakes only unclaimed members, and records the change first
+ *   (`Hibernating`, `Waking`), so a Cluster never claims a member the pool is about to put to sleep (see claim.ts:
+ *   a Hibernating member is not claimable); a claimed member is its Cluster's to wake.
  */
 import type { PoolMemberObservation, PoolMemberSpec } from "../../api/backend-contract.ts";
 import type { ClusterPool, ClusterPoolStatus, PoolMember, PoolMemberPhase } from "../../api/cluster-pool.ts";
+import { HIBERNATION_CONDITION, HIBERNATION_REASONS } from "../../api/constants/hibernation.ts";
 import { type ConditionUpdate, mergeConditions } from "../shared/conditions.ts";
 
 /** How the Cluster that claimed a member stands. */
@@ -39,8 +43,20 @@ export interface PoolPlanInput {
   readonly refillError?: string;
   /** Why the pool cannot be served (config missing, no version), for its Ready condition. */
   readonly problem?: { readonly reason: string; readonly message: string };
+  /** Whether the pool's backend can put clusters to sleep (contract 1.6), and why the last hibernate or wake failed. */
+  readonly sleep?: SleepFacts;
   /** RFC 3339, for condition times. */
   readonly now: string;
+}
+
+/** What a sleeping pool's plan knows of its backend. */
+export interface SleepFacts {
+  /** The backend has hibernate and wake (contract 1.6). */
+  readonly offered: boolean;
+  /** Its name, for the condition that says it cannot. */
+  readonly backend: string;
+  /** Why the last hibernate or wake of a member failed, until one succeeds. */
+  readonly error?: string;
 }
 
 /** What to record, then do. The runtime writes `status` first (guarded by resourceVersion), then the commands. */
@@ -48,6 +64,10 @@ export interface PoolPlan {
   readonly status: ClusterPoolStatus;
   readonly create: readonly PoolMemberSpec[];
   readonly delete: readonly string[];
+  /** Unclaimed members to wake (recorded `Waking`), to keep `spec.awake` awake. */
+  readonly wake: readonly string[];
+  /** Unclaimed Ready members to put to sleep (recorded `Hibernating`), beyond `spec.awake`. */
+  readonly hibernate: readonly string[];
   /** Nothing of the pool is left: no member recorded, none to delete (a deleted pool may let go). */
   readonly drained: boolean;
 }
@@ -61,13 +81,23 @@ export const POOL_REASONS = {
   refilling: "Refilling",
   refillFailed: "RefillFailed",
   refilled: "Refilled",
+  /** A hibernate or wake of a sleeping pool's member failed (the Hibernation condition). */
+  sleepFailed: "SleepFailed",
 } as const;
+
+/** The member phase of each backend phase; the rest (being made, updated, deleted) is Provisioning. */
+const PHASES: Partial<Record<string, PoolMemberPhase>> = {
+  failed: "Failed",
+  ready: "Ready",
+  hibernating: "Hibernating",
+  hibernated: "Hibernated",
+  waking: "Waking",
+};
 
 const phaseOf = (observed: PoolMemberObservation): PoolMemberPhase | "Gone" => {
   const observation = observed.observation;
   if (!observation.exists) return "Gone";
-  if (observation.phase === "failed") return "Failed";
-  return observation.phase === "ready" ? "Ready" : "Provisioning";
+  return PHASES[observation.phase] ?? "Provisioning";
 };
 
 /** Plans one reconcile of a pool; see the file's guarantees. */
@@ -116,6 +146,7 @@ export function planPool(input: PoolPlanInput): PoolPlan {
   const idle = Math.max(0, pool.spec.idle);
   const maximum = pool.spec.maximum ?? 2 * idle * Math.max(1, versions.length);
   const creations: PoolMemberSpec[] = [];
+  const commands: SleepCommands = { wake: [], hibernate: [] };
   let fresh = 0;
   for (const version of versions) {
     const unclaimed = kept
@@ -130,7 +161,7 @@ export function planPool(input: PoolPlanInput): PoolPlan {
         (member): PoolMember => ({ id: member.id, version, phase: phaseOf(member) as PoolMemberPhase }),
       ),
     ].slice(0, idle);
-    result.push(...chosen);
+    result.push(...settleSleep(chosen, awakeWanted(pool, input.sleep), commands));
     // Without refill the pool fills once per spec change (its first plan of a generation), then only serves.
     if (pool.spec.refill === false && pool.status?.observedGeneration === pool.metadata.generation) continue;
     while (chosen.length + creations.filter((c) => c.version === version).length < idle) {
@@ -150,12 +181,73 @@ export function planPool(input: PoolPlanInput): PoolPlan {
     status,
     create: creations,
     delete: [...deletions],
+    wake: commands.wake,
+    hibernate: commands.hibernate,
     drained: result.length === 0 && deletions.size === 0,
   };
 }
 
-/** Ready members first, so a shrink keeps what can serve at once. */
-const readiness = (member: PoolMember) => (member.phase === "Ready" ? 1 : 0);
+/** The wakes and hibernates a plan orders. */
+interface SleepCommands {
+  readonly wake: string[];
+  readonly hibernate: string[];
+}
+
+/**
+ * How many of a version's idle members to keep awake: `spec.awake` (at most `idle`) where the backend can sleep;
+ * every one where the pool does not ask for sleep. Undefined: sleep is not the pool's to touch (a backend that
+ * cannot sleep holds no sleeping member, and is never asked).
+ */
+function awakeWanted(pool: ClusterPool, sleep: SleepFacts | undefined): number | undefined {
+  if (!sleep?.offered) return undefined;
+  const idle = Math.max(0, pool.spec.idle);
+  return pool.spec.awake === undefined ? idle : Math.min(Math.max(0, pool.spec.awake), idle);
+}
+
+/** Awake or becoming so: a member that serves at once, or soon, without the pool's help. */
+const isAwake = (member: PoolMember) => member.phase === "Ready" || member.phase === "Waking";
+
+/**
+ * One version's unclaimed members with their sleep settled toward `awake` awake: too few awake, the Hibernated
+ * ones are woken (first in order first; a Hibernating one once it has gone to sleep); too many, the last Ready ones
+ * are put to sleep (a Waking one once it is Ready; a Provisioning one is neither until it is Ready). The order of
+ * the command is recorded in the member's phase.
+ */
+function settleSleep(
+  members: readonly PoolMember[],
+  awake: number | undefined,
+  commands: SleepCommands,
+): PoolMember[] {
+  if (awake === undefined) return [...members];
+  let count = members.filter(isAwake).length;
+  const settled = [...members];
+  for (let index = 0; index < settled.length && count < awake; index++) {
+    const member = settled[index] as PoolMember;
+    if (member.phase !== "Hibernated") continue;
+    settled[index] = { ...member, phase: "Waking" };
+    commands.wake.push(member.id);
+    count++;
+  }
+  for (let index = settled.length - 1; index >= 0 && count > awake; index--) {
+    const member = settled[index] as PoolMember;
+    if (member.phase !== "Ready") continue;
+    settled[index] = { ...member, phase: "Hibernating" };
+    commands.hibernate.push(member.id);
+    count--;
+  }
+  return settled;
+}
+
+/** How soon a member serves, highest first, so a shrink keeps what can serve soonest. */
+const SERVES_SOON: Readonly<Record<PoolMemberPhase, number>> = {
+  Ready: 5,
+  Waking: 4,
+  Hibernated: 3,
+  Hibernating: 2,
+  Provisioning: 1,
+  Failed: 0,
+};
+const readiness = (member: PoolMember) => SERVES_SOON[member.phase];
 
 function failureOf(observed: PoolMemberObservation | undefined): string {
   const observation = observed?.observation;
@@ -169,24 +261,38 @@ function poolStatus(
   failures: readonly string[],
 ): ClusterPoolStatus {
   const { pool } = input;
-  const idle = members.filter((member) => !member.claimedBy && member.phase === "Ready").length;
+  const unclaimed = (phase: PoolMemberPhase) =>
+    members.filter((member) => !member.claimedBy && member.phase === phase).length;
+  const idle = unclaimed("Ready");
+  const asleep = unclaimed("Hibernated");
+  const hibernating = unclaimed("Hibernating");
+  const waking = unclaimed("Waking");
   const binding = members.filter((member) => member.claimedBy).length;
-  const refilling = members.filter((member) => !member.claimedBy && member.phase !== "Ready").length;
+  const refilling = unclaimed("Provisioning");
   const wanted = Math.max(0, pool.spec.idle) * input.versions.length;
+  const wantedAwake = (awakeWanted(pool, input.sleep) ?? Math.max(0, pool.spec.idle)) * input.versions.length;
+  const sleeping = asleep + hibernating + waking;
+  const versions = input.versions.join(", ") || "(none)";
   const ready: ConditionUpdate = input.problem
     ? { type: POOL_CONDITIONS.ready, status: "False", ...input.problem }
-    : idle >= wanted
+    : idle >= wantedAwake && idle + sleeping >= wanted
       ? {
           type: POOL_CONDITIONS.ready,
           status: "True",
           reason: POOL_REASONS.full,
-          message: `${idle} idle cluster(s) of Kubernetes ${input.versions.join(", ") || "(none)"}`,
+          message:
+            sleeping > 0
+              ? `${idle} awake and ${sleeping} sleeping idle cluster(s) of Kubernetes ${versions}`
+              : `${idle} idle cluster(s) of Kubernetes ${versions}`,
         }
       : {
           type: POOL_CONDITIONS.ready,
           status: "False",
           reason: POOL_REASONS.refilling,
-          message: `${idle} of ${wanted} idle cluster(s) ready, ${refilling} being made`,
+          message:
+            wantedAwake < wanted
+              ? `${idle} of ${wantedAwake} awake idle cluster(s) ready (${waking} waking), ${asleep + hibernating} asleep, ${refilling} being made`
+              : `${idle} of ${wanted} idle cluster(s) ready, ${refilling + sleeping} being made${sleeping > 0 ? " or woken" : ""}`,
         };
   const problems = [...(input.refillError ? [input.refillError] : []), ...failures];
   const refilled: ConditionUpdate =
@@ -203,17 +309,61 @@ function poolStatus(
           reason: POOL_REASONS.refilled,
           message: "pool clusters are made as needed",
         };
+  const hibernation = hibernationCondition(input, { idle, asleep, hibernating, waking });
   return {
     observedGeneration: pool.metadata.generation ?? 0,
     idle,
+    ...(sleeping > 0 || pool.spec.awake !== undefined ? { asleep, hibernating, waking } : {}),
     binding,
     refilling,
     members,
     conditions: mergeConditions(
       pool.status?.conditions,
-      [ready, refilled],
+      [ready, refilled, ...(hibernation ? [hibernation] : [])],
       pool.metadata.generation ?? 0,
       input.now,
     ),
+  };
+}
+
+/**
+ * The Hibernation condition of a pool that asks for sleep (`spec.awake`), or once asked (conditions are never
+ * deleted): False when its backend cannot sleep (every idle cluster stays awake) or a hibernate or wake failed.
+ */
+function hibernationCondition(
+  input: PoolPlanInput,
+  counts: { idle: number; asleep: number; hibernating: number; waking: number },
+): ConditionUpdate | undefined {
+  const { pool, sleep } = input;
+  const asked = pool.spec.awake !== undefined;
+  const shown = pool.status?.conditions?.some((condition) => condition.type === HIBERNATION_CONDITION);
+  if (!asked && !shown) return undefined;
+  const type = HIBERNATION_CONDITION;
+  if (!asked)
+    return {
+      type,
+      status: "True",
+      reason: HIBERNATION_REASONS.Awake,
+      message: "spec.awake is not set: every idle cluster is kept awake",
+    };
+  if (!sleep?.offered)
+    return {
+      type,
+      status: "False",
+      reason: HIBERNATION_REASONS.HibernationNotOffered,
+      message: `backend ${sleep?.backend ?? "(unknown)"} cannot put clusters to sleep (contract 1.6): every idle cluster stays awake`,
+    };
+  if (sleep.error)
+    return {
+      type,
+      status: "False",
+      reason: POOL_REASONS.sleepFailed,
+      message: `putting pool clusters to sleep or waking them failed: ${sleep.error}`,
+    };
+  return {
+    type,
+    status: "True",
+    reason: HIBERNATION_REASONS.Hibernated,
+    message: `${counts.idle} awake, ${counts.waking} waking, ${counts.hibernating} going to sleep, ${counts.asleep} asleep (spec.awake: ${pool.spec.awake} per version)`,
   };
 }

@@ -224,6 +224,11 @@ export function explainCluster(cluster: Cluster, profile: ProfileLookup): Cluste
     why.push(
       `it came from warm pool ${pool}: bound to pool cluster ${member}, made before the Cluster asked`,
     );
+    // Never served yet: the member was asleep (a sleeping pool's), and is woken for it.
+    if (top === "waking" && status?.apiServer === undefined)
+      why.push(
+        `pool cluster ${member} was asleep: it is woken for this Cluster, which is Ready once it serves`,
+      );
   }
   return { ...base, why, waitingFor };
 }

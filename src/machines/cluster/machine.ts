@@ -1,7 +1,7 @@
 /**
  * The Cluster statechart: Pending → Provisioning → Ready ⇄ Updating, Failed, Deleting; a Cluster asked to sleep
  * goes Ready → Hibernating → Hibernated → Waking → Ready; a new Cluster a warm pool can serve claims a pool member
- * first (Pending → ClaimingPoolMember → Pending → Provisioning), and a Cluster moved here by `openmcp-engine move`
+ * first (Pending → ClaimingPoolMember → Pending → Provisioning, then → Waking when the member sleeps), and a Cluster moved here by `openmcp-engine move`
  * is taken over before anything else (any state but Deleting → TakingOver → Ready or Provisioning). Pure: no I/O,
  * no clock.
  */
@@ -244,6 +244,10 @@ export const clusterMachine = setup({
         { guard: "versionRejected", target: "failed" },
         { guard: "backendFailed", target: "failed" },
         { guard: "backendReady", target: "ready" },
+        // Its cluster sleeps or wakes (a sleeping pool's member it took, a wake the engine died in): woken before
+        // it is Ready, never Ready on a cluster that does not serve. (A Cluster asking to sleep is given no
+        // sleeping member.)
+        { guard: "notAwakeUnasked", target: "waking" },
       ],
     },
     ready: {

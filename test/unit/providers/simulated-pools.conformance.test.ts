@@ -5,10 +5,11 @@ import { checkPoolConformance } from "../../../src/providers/conformance-pools.t
 import { createBackend, SimulatedBackend } from "../../../src/providers/simulated.ts";
 
 describe("the simulated backend's pools", () => {
-  it("pass the pool conformance check", async () => {
+  it("pass the pool conformance check, sleeping members too", async () => {
     await checkPoolConformance(createBackend, {
       readyTimeoutMs: 2_000,
       context: { options: { delay: "15ms" } },
+      sleepingMembers: true,
     });
   }, 30_000);
 

@@ -23,13 +23,13 @@ export class PoolMetrics {
   constructor(registry: Registry) {
     this.#served = new Counter({
       name: "openmcp_engine_pool_clusters_total",
-      help: "New Clusters of a ProviderConfig with a warm pool, by result: hit (bound to an idle pool cluster) or miss (made as usual)",
+      help: "New Clusters of a ProviderConfig with a warm pool, by result: hit (bound to an idle awake pool cluster), woken (bound to a sleeping one, woken for it) or miss (made as usual)",
       labelNames: ["pool", "result"] as const,
       registers: [registry],
     });
     this.#timeToReady = new Histogram({
       name: "openmcp_engine_cluster_time_to_ready_seconds",
-      help: "Time from a Cluster's creation to its first Ready, by source: pool (bound to a warm cluster) or made",
+      help: "Time from a Cluster's creation to its first Ready, by source: pool (bound to a warm cluster), woken (bound to a sleeping pool's member, woken for it) or made",
       labelNames: ["source"] as const,
       buckets: READY_BUCKETS,
       registers: [registry],
@@ -37,7 +37,7 @@ export class PoolMetrics {
     const sources = this.#sources;
     new Gauge({
       name: "openmcp_engine_pool_clusters",
-      help: "Clusters of each warm pool, by state: idle, binding, refilling",
+      help: "Clusters of each warm pool, by state: idle (awake), binding, refilling; a sleeping pool's also hibernating, hibernated, waking",
       labelNames: ["pool", "state"] as const,
       registers: [registry],
       collect() {
@@ -53,13 +53,16 @@ export class PoolMetrics {
     this.#sources.push(read);
   }
 
-  /** A new Cluster with a pool for its ProviderConfig was bound to a pool cluster (`hit`) or made as usual (`miss`). */
-  poolServed(pool: string, result: "hit" | "miss"): void {
+  /**
+   * A new Cluster with a pool for its ProviderConfig was bound to an awake pool cluster (`hit`), to a sleeping one
+   * it wakes (`woken`), or made as usual (`miss`).
+   */
+  poolServed(pool: string, result: "hit" | "woken" | "miss"): void {
     this.#served.inc({ pool, result });
   }
 
   /** A Cluster became Ready for the first time, `ms` after its creation. */
-  clusterReady(source: "pool" | "made", ms: number): void {
+  clusterReady(source: "pool" | "woken" | "made", ms: number): void {
     this.#timeToReady.observe({ source }, ms / 1_000);
   }
 }

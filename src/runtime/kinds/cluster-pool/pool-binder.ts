@@ -14,9 +14,16 @@ import type { ClusterObservation, ClusterTarget } from "../../../api/backend.ts"
 import type { Cluster } from "../../../api/cluster.ts";
 import type { ClusterPool } from "../../../api/cluster-pool.ts";
 import { CLUSTER_POOL_ANNOTATIONS } from "../../../api/constants/cluster-pool.ts";
+import { HIBERNATE_ANNOTATION } from "../../../api/constants/hibernation.ts";
 import { RESOURCES } from "../../../api/constants.ts";
 import type { PoolMemberFacts } from "../../../machines/cluster/machine.ts";
-import { claimOf, claimOperations, idleMember, mayTakeMember } from "../../../machines/cluster-pool/claim.ts";
+import {
+  claimOf,
+  claimOperations,
+  idleMember,
+  isClaimable,
+  mayTakeMember,
+} from "../../../machines/cluster-pool/claim.ts";
 import { ConflictError } from "../../controllers/errors.ts";
 import { RecentWrites } from "../../controllers/recent-writes.ts";
 import type { CommandWriter, KindContext } from "../../machine-kind.ts";
@@ -40,6 +47,8 @@ export class PoolBinder {
   readonly #recent: RecentWrites<ClusterPool>;
   /** Hits, misses and time to Ready go here once the engine's controllers are made. */
   #metrics: PoolMetrics | undefined;
+  /** Clusters (by uid) this engine gave a sleeping member, until Ready: their time to Ready is a `woken` one. */
+  readonly #claimedAsleep = new Set<string>();
 
   constructor(context: KindContext) {
     this.#context = context;
@@ -53,19 +62,28 @@ export class PoolBinder {
   }
 
   /**
-   * A step took `cluster` from pending, claimingPoolMember or provisioning to ready: its time from creation to
-   * Ready, by source (`pool` when it names its pool member).
+   * A step took `cluster` from pending, claimingPoolMember or provisioning to ready, or from waking to its first
+   * ready (no endpoint published before: a sleeping pool member woken for it): its time from creation to Ready, by
+   * source (`pool` when it names its pool member, `woken` when that member was asleep or waking when claimed here
+   * or it was woken on its way to its first Ready, else `made`).
    */
   readied(cluster: Cluster, previousState: string, state: string, nowMs: number): void {
     const created = Date.parse(cluster.metadata.creationTimestamp ?? "");
+    const firstWake = previousState === "waking" && cluster.status?.apiServer === undefined;
+    const uid = cluster.metadata.uid ?? "";
+    const woken = firstWake || (state === "ready" && this.#claimedAsleep.delete(uid));
     if (
       state !== "ready" ||
-      !["pending", "claimingPoolMember", "provisioning"].includes(previousState) ||
+      !(firstWake || ["pending", "claimingPoolMember", "provisioning"].includes(previousState)) ||
       Number.isNaN(created)
     )
       return;
     const source =
-      cluster.metadata.annotations?.[CLUSTER_POOL_ANNOTATIONS.poolMember] === undefined ? "made" : "pool";
+      cluster.metadata.annotations?.[CLUSTER_POOL_ANNOTATIONS.poolMember] === undefined
+        ? "made"
+        : woken
+          ? "woken"
+          : "pool";
     const ms = Math.max(0, nowMs - created);
     this.#metrics?.clusterReady(source, ms);
     this.#context.log.info("cluster ready", {
@@ -102,7 +120,8 @@ export class PoolBinder {
       return { member: undefined, candidate: false };
     }
     if (!(await this.#context.backends.of(target)).pools) return { member: undefined, candidate: false };
-    const idle = idleMember(ofConfig, target.providerConfig, version);
+    const asksToSleep = cluster.metadata.annotations?.[HIBERNATE_ANNOTATION] === "true";
+    const idle = idleMember(ofConfig, target.providerConfig, version, asksToSleep);
     return {
       member: idle && { pool: idle.pool.metadata.name ?? "", member: idle.member.id, claimed: false },
       candidate: true,
@@ -121,7 +140,7 @@ export class PoolBinder {
     const entry = pool?.status?.members?.[index];
     if (!pool || !entry) return; // gone meanwhile: the next look decides again
     if (entry.claimedBy?.uid !== target.uid) {
-      if (entry.claimedBy || entry.phase !== "Ready") return; // another's now, or no longer ready
+      if (!isClaimable(entry)) return; // another's now, or no longer to be taken (being made, going to sleep)
       try {
         const written = await writer.patch(
           {
@@ -140,12 +159,15 @@ export class PoolBinder {
         this.#recent.wrote(poolName, await this.#freshPool(poolName));
         return;
       }
+      const asleep = entry.phase !== "Ready";
       this.#context.log.info("pool cluster claimed", {
         cluster: `${target.namespace}/${target.name}`,
         pool: poolName,
         member,
+        ...(asleep ? { woken: true } : {}),
       });
-      this.#metrics?.poolServed(poolName, "hit");
+      this.#metrics?.poolServed(poolName, asleep ? "woken" : "hit");
+      if (asleep) this.#claimedAsleep.add(target.uid);
     }
     await this.#bind(member, target);
   }

@@ -4,8 +4,8 @@
  * what the backend holds and what the pool's status records, never from memory (see `machines/cluster-pool/plan.ts`).
  *
  * Flow: plan → write the status (guarded by resourceVersion: a claim written meanwhile makes it fail and the
- * reconcile start over) → delete and make members at the backend. A kill -9 between any two leaves records the
- * next plan reconciles (the plan's guarantees).
+ * reconcile start over) → wake, delete, make and put to sleep members at the backend. A kill -9 between any two
+ * leaves records the next plan reconciles (the plan's guarantees).
  */
 
 import { randomBytes } from "node:crypto";
@@ -57,6 +57,8 @@ export class PoolController extends KeyedController {
   readonly #api: CustomObjectsApi;
   /** Why making members of a pool failed last, until a make succeeds (shown as the Refilled condition). */
   readonly #refillErrors = new Map<string, string>();
+  /** Why a hibernate or wake of a sleeping pool's member failed last, until one succeeds (the Hibernation condition). */
+  readonly #sleepErrors = new Map<string, string>();
 
   constructor(context: KindContext, timing: PoolTiming, parts: ControllerParts) {
     super({ name: "clusterpool", log: context.log, clock: context.clock, ...parts });
@@ -72,6 +74,14 @@ export class PoolController extends KeyedController {
           { pool: name, state: "idle", count: status.idle ?? 0 },
           { pool: name, state: "binding", count: status.binding ?? 0 },
           { pool: name, state: "refilling", count: status.refilling ?? 0 },
+          // A sleeping pool's (spec.awake): its idle clusters asleep or on their way.
+          ...(pool.spec.awake === undefined && status.asleep === undefined
+            ? []
+            : [
+                { pool: name, state: "hibernating", count: status.hibernating ?? 0 },
+                { pool: name, state: "hibernated", count: status.asleep ?? 0 },
+                { pool: name, state: "waking", count: status.waking ?? 0 },
+              ]),
         ];
       }),
     );
@@ -141,6 +151,11 @@ export class PoolController extends KeyedController {
       ),
       ...(this.#refillErrors.has(name) ? { refillError: this.#refillErrors.get(name) as string } : {}),
       ...(wanted.problem ? { problem: wanted.problem } : {}),
+      sleep: {
+        offered: typeof backend.hibernate === "function" && typeof backend.wake === "function",
+        backend: backend.name,
+        ...(this.#sleepErrors.has(name) ? { error: this.#sleepErrors.get(name) as string } : {}),
+      },
       now: rfc3339(this.clock.now()),
     });
     try {
@@ -150,20 +165,30 @@ export class PoolController extends KeyedController {
       throw error;
     }
     await this.#showOnConfig(config, name, deleting && plan.drained ? undefined : poolSummary(plan.status));
+    // Wakes first: a Cluster that took the awake member waits for nothing, the next one for this wake.
+    await this.#sleepOrWake(name, "wake", plan.wake, config, backend);
     for (const id of plan.delete) {
       this.log.info("deleting a pool cluster", { pool: name, member: id });
       await pools.deleteMember(id);
     }
     await this.#make(name, plan.create, config, pools);
+    await this.#sleepOrWake(name, "hibernate", plan.hibernate, config, backend);
     if (deleting && plan.drained) {
       await this.#finalizer(pool, "remove");
       return Outcome.awaitChange();
     }
+    // Nothing to wake or put to sleep: nothing is failing either (a member whose wake failed may be gone); look
+    // again soon, so the Hibernation condition says so.
+    const sleepSettled =
+      plan.wake.length === 0 && plan.hibernate.length === 0 && this.#sleepErrors.delete(name);
     const busy =
+      sleepSettled ||
       plan.create.length > 0 ||
       plan.delete.length > 0 ||
       (plan.status.binding ?? 0) > 0 ||
-      (plan.status.refilling ?? 0) > 0;
+      (plan.status.refilling ?? 0) > 0 ||
+      (plan.status.hibernating ?? 0) > 0 ||
+      (plan.status.waking ?? 0) > 0;
     return Outcome.requeueAfter(busy ? this.#timing.pollMs : this.#timing.resyncMs);
   }
 
@@ -257,6 +282,42 @@ export class PoolController extends KeyedController {
         });
       }
     }
+  }
+
+  /**
+   * Wakes or puts to sleep the members `ids` (recorded as Waking or Hibernating already), all at once: a local
+   * hibernate waits for its processes to stop. A failure is kept for the Hibernation condition; the next plan,
+   * finding the member as it is, orders again what is still wanted.
+   */
+  async #sleepOrWake(
+    name: string,
+    order: "hibernate" | "wake",
+    ids: readonly string[],
+    config: ProviderConfig,
+    backend: ClusterBackend,
+  ): Promise<void> {
+    const call = backend[order]?.bind(backend);
+    if (!call || ids.length === 0) return;
+    const settings = config.spec.settings ? { settings: config.spec.settings } : {};
+    await Promise.all(
+      ids.map(async (id) => {
+        this.log.info(order === "wake" ? "waking a pool cluster" : "putting a pool cluster to sleep", {
+          pool: name,
+          member: id,
+        });
+        try {
+          await call(poolMemberTarget(id, { name: config.metadata.name ?? "", ...settings }));
+          this.#sleepErrors.delete(name);
+        } catch (error) {
+          this.#sleepErrors.set(name, `${order} ${id}: ${errorMessage(error)}`);
+          this.log.warn(`${order} of a pool cluster failed`, {
+            pool: name,
+            member: id,
+            error: errorMessage(error),
+          });
+        }
+      }),
+    );
   }
 
   /** The pool's line on its ProviderConfig (config-summary.ts); nothing is sent when it says so already. */

@@ -26,6 +26,19 @@ describe("a pool as its ProviderConfig shows it", () => {
     expect(poolSummary(status)).toEqual({ idle: 2, binding: 1, refilling: 0, ready: true });
   });
 
+  it("counts a sleeping pool's idle clusters not awake as asleep", () => {
+    const status: ClusterPoolStatus = {
+      idle: 1,
+      asleep: 3,
+      hibernating: 1,
+      waking: 1,
+      binding: 0,
+      refilling: 0,
+      conditions: [condition(POOL_CONDITIONS.ready, "True", POOL_REASONS.full, "full")],
+    };
+    expect(poolSummary(status)).toEqual({ idle: 1, asleep: 5, binding: 0, refilling: 0, ready: true });
+  });
+
   it("says why refilling fails before why it is not full: that is what a person acts on", () => {
     const status: ClusterPoolStatus = {
       idle: 0,

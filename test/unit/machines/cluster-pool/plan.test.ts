@@ -7,11 +7,11 @@ import { claimOperations, idleMember } from "../../../../src/machines/cluster-po
 import { type PoolPlanInput, planPool } from "../../../../src/machines/cluster-pool/plan.ts";
 
 const V = "1.33.3";
-const pool = (members: PoolMember[], idle = 2): ClusterPool => ({
+const pool = (members: PoolMember[], idle = 2, awake?: number): ClusterPool => ({
   apiVersion: ENGINE_API_VERSION,
   kind: "ClusterPool",
   metadata: { name: "warm", generation: 1 },
-  spec: { providerConfig: "small", idle },
+  spec: { providerConfig: "small", idle, ...(awake === undefined ? {} : { awake }) },
   status: { members },
 });
 const ready = (id: string, boundTo?: string): PoolMemberObservation => ({
@@ -21,6 +21,19 @@ const ready = (id: string, boundTo?: string): PoolMemberObservation => ({
   observation: { exists: true, phase: "ready", version: V, endpoint: "https://x:6443" },
   ...(boundTo ? { boundTo } : {}),
 });
+const inPhase = (id: string, phase: "hibernating" | "hibernated" | "waking"): PoolMemberObservation => ({
+  id,
+  pool: "warm",
+  version: V,
+  observation: { exists: true, phase, version: V },
+});
+const member = (id: string, phase: PoolMember["phase"], claimedBy?: string): PoolMember => ({
+  id,
+  version: V,
+  phase,
+  ...(claimedBy ? { claimedBy: { namespace: "ns", name: claimedBy, uid: claimedBy } } : {}),
+});
+const CAN_SLEEP = { offered: true, backend: "simulated" } as const;
 const plan = (input: Partial<PoolPlanInput> & Pick<PoolPlanInput, "pool">) =>
   planPool({
     versions: [V],
@@ -98,7 +111,142 @@ describe("planPool", () => {
   });
 });
 
+describe("a sleeping pool (spec.awake)", () => {
+  it("keeps the first awake and records the rest going to sleep before ordering it", () => {
+    const members = [member("a", "Ready"), member("b", "Ready"), member("c", "Ready")];
+    const result = plan({
+      pool: pool(members, 3, 1),
+      backend: [ready("a"), ready("b"), ready("c")],
+      sleep: CAN_SLEEP,
+    });
+    expect(result.hibernate).toEqual(["c", "b"]);
+    expect(result.wake).toEqual([]);
+    expect(result.status.members?.map((m) => [m.id, m.phase])).toEqual([
+      ["a", "Ready"],
+      ["b", "Hibernating"],
+      ["c", "Hibernating"],
+    ]);
+    expect(result.status).toMatchObject({ idle: 1, hibernating: 2, asleep: 0, waking: 0, refilling: 0 });
+    expect(result.status.conditions?.find((c) => c.type === "Ready")).toMatchObject({ status: "True" });
+    expect(result.status.conditions?.find((c) => c.type === "Hibernation")).toMatchObject({
+      status: "True",
+      reason: "Hibernated",
+    });
+  });
+
+  it("wakes an asleep member when the awake one was taken, and leaves the claimed one to its Cluster", () => {
+    const members = [member("a", "Ready", "x"), member("b", "Hibernated"), member("c", "Hibernated")];
+    const result = plan({
+      pool: pool(members, 2, 1),
+      backend: [inPhase("a", "hibernated"), inPhase("b", "hibernated"), inPhase("c", "hibernated")],
+      claimers: new Map([["x", "binding"]]),
+      sleep: CAN_SLEEP,
+    });
+    expect(result.wake).toEqual(["b"]);
+    expect(result.hibernate).toEqual([]);
+    expect(result.status.members?.map((m) => [m.id, m.phase])).toEqual([
+      ["a", "Hibernated"],
+      ["b", "Waking"],
+      ["c", "Hibernated"],
+    ]);
+    expect(result.status).toMatchObject({ idle: 0, waking: 1, asleep: 1, binding: 1 });
+    expect(result.status.conditions?.find((c) => c.type === "Ready")).toMatchObject({
+      status: "False",
+      reason: "Refilling",
+    });
+  });
+
+  it("wakes a member going to sleep only once it is asleep, and sends a new one to sleep only once it is Ready", () => {
+    const members = [member("a", "Hibernating"), member("b", "Provisioning")];
+    const going = plan({
+      pool: pool(members, 2, 1),
+      backend: [inPhase("a", "hibernating"), { ...ready("b"), observation: { exists: false } }],
+      sleep: CAN_SLEEP,
+    });
+    expect([going.wake, going.hibernate]).toEqual([[], []]);
+    const later = plan({
+      pool: pool([member("a", "Hibernated"), member("b", "Ready"), member("c", "Ready")], 3, 1),
+      backend: [inPhase("a", "hibernated"), ready("b"), ready("c")],
+      sleep: CAN_SLEEP,
+    });
+    expect([later.wake, later.hibernate]).toEqual([[], ["c"]]);
+  });
+
+  it("wakes every sleeping member once spec.awake is removed, and says so where it said otherwise", () => {
+    const asked = plan({
+      pool: pool([member("a", "Ready"), member("b", "Ready")], 2, 0),
+      backend: [ready("a"), ready("b")],
+      sleep: CAN_SLEEP,
+    });
+    expect(asked.hibernate).toEqual(["b", "a"]);
+    const removed: ClusterPool = {
+      ...pool([member("a", "Hibernated"), member("b", "Hibernated")], 2),
+      status: { ...asked.status, members: [member("a", "Hibernated"), member("b", "Hibernated")] },
+    };
+    const result = plan({
+      pool: removed,
+      backend: [inPhase("a", "hibernated"), inPhase("b", "hibernated")],
+      sleep: CAN_SLEEP,
+    });
+    expect(result.wake).toEqual(["a", "b"]);
+    expect(result.status.conditions?.find((c) => c.type === "Hibernation")).toMatchObject({
+      status: "True",
+      reason: "Awake",
+    });
+  });
+
+  it("on a backend that cannot sleep: every member awake, nothing ordered, the Hibernation condition says why", () => {
+    const result = plan({
+      pool: pool([member("a", "Ready"), member("b", "Ready")], 2, 1),
+      backend: [ready("a"), ready("b")],
+      sleep: { offered: false, backend: "existing" },
+    });
+    expect([result.wake, result.hibernate]).toEqual([[], []]);
+    expect(result.status.idle).toBe(2);
+    expect(result.status.conditions?.find((c) => c.type === "Hibernation")).toMatchObject({
+      status: "False",
+      reason: "HibernationNotOffered",
+      message: expect.stringContaining("backend existing cannot put clusters to sleep"),
+    });
+    expect(result.status.conditions?.find((c) => c.type === "Ready")).toMatchObject({ status: "True" });
+  });
+
+  it("shows a failed hibernate or wake in the Hibernation condition", () => {
+    const result = plan({
+      pool: pool([member("a", "Ready")], 1, 1),
+      backend: [ready("a")],
+      sleep: { ...CAN_SLEEP, error: "wake pool-1: no such cluster" },
+    });
+    expect(result.status.conditions?.find((c) => c.type === "Hibernation")).toMatchObject({
+      status: "False",
+      reason: "SleepFailed",
+      message: expect.stringContaining("no such cluster"),
+    });
+  });
+
+  it("shows no sleep counts nor Hibernation condition on a pool that never asked for sleep", () => {
+    const result = plan({ pool: pool([member("a", "Ready")], 1), backend: [ready("a")], sleep: CAN_SLEEP });
+    expect(result.status).not.toHaveProperty("asleep");
+    expect(result.status.conditions?.map((c) => c.type)).toEqual(["Ready", "Refilled"]);
+  });
+});
+
 describe("claims", () => {
+  it("prefer an awake member of any pool, then a waking one, then one asleep; never one going to sleep", () => {
+    const first = pool([member("h1", "Hibernated"), member("g1", "Hibernating")]);
+    const second: ClusterPool = {
+      ...pool([member("w2", "Waking"), member("r2", "Ready")]),
+      metadata: { name: "second" },
+    };
+    expect(idleMember([first, second], "small", V)?.member.id).toBe("r2");
+    expect(idleMember([first, pool([member("w2", "Waking")])], "small", V)?.member.id).toBe("w2");
+    expect(idleMember([first], "small", V)?.member.id).toBe("h1");
+    expect(idleMember([pool([member("g1", "Hibernating")])], "small", V)).toBeUndefined();
+    // A Cluster that asks to sleep is given an awake member or none.
+    expect(idleMember([first], "small", V, true)).toBeUndefined();
+    expect(idleMember([first, second], "small", V, true)?.member.id).toBe("r2");
+  });
+
   it("take the first Ready unclaimed member of the version, guarded by a test on its id", () => {
     const members: PoolMember[] = [
       { id: "p", version: V, phase: "Provisioning" },

@@ -75,6 +75,18 @@ describe("explainCluster", () => {
     );
   });
 
+  it("says a Cluster bound to a sleeping pool's member waits for its wake", () => {
+    const asleep: ClusterObservation = { exists: true, phase: "hibernated", version: "1.33.3" };
+    const cluster = settled(aCluster(), asleep, {
+      poolMember: { pool: "sleepy", member: "pool-0a1b2c3d4e5f", claimed: true },
+    });
+    const explanation = explainCluster(cluster, ours);
+    expect(explanation.state).toBe("waking");
+    expect(explanation.why).toContain(
+      "pool cluster pool-0a1b2c3d4e5f was asleep: it is woken for this Cluster, which is Ready once it serves",
+    );
+  });
+
   it("says what a moved Cluster's take-over and a pool claim wait for", () => {
     const ready = settled(aCluster(), readyAt("1.33.3"));
     const moved = {

@@ -137,6 +137,21 @@ describe("a Cluster asleep at the backend though not asked (a wake the engine di
   });
 });
 
+describe("a new Cluster whose cluster sleeps (a sleeping pool's member it took)", () => {
+  const provisioning = afterWrites(aCluster(), stepClusterWrites(input(aCluster(), { exists: false })));
+
+  it("is woken before it is Ready: never Ready on a sleeping cluster", () => {
+    const woken = step(provisioning, asleep("hibernated"));
+    expect(woken.result.state).toBe("waking");
+    expect(woken.result.commands).toEqual([{ kind: "wake" }]);
+    expect(woken.cluster.status?.phase).toBe("Progressing");
+    expect(step(woken.cluster, asleep("waking")).result.state).toBe("waking");
+    const ready = step(woken.cluster, readyAt("1.33.3"));
+    expect(ready.result.state).toBe("ready");
+    expect(ready.cluster.status?.phase).toBe("Ready");
+  });
+});
+
 describe("what cannot be done", () => {
   it("a backend without hibernation: the Cluster stays Ready and awake, the condition and one Warning say why", () => {
     const refused = step(annotated(readyCluster(), "true"), readyAt("1.33.3"), false);

@@ -59,7 +59,7 @@ const machines: ReadonlyArray<{
       "deleting.releasing",
       "deleting.released",
     ],
-    transitions: 33 + 22,
+    transitions: 33 + 23,
   },
   {
     machine: engineClusterMachine,
