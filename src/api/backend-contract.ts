@@ -1,12 +1,8 @@
 /** The interface a provider backend implements: the engine's only way to touch infrastructure. */
 import type { ClusterObservation, ClusterTarget } from "./backend.ts";
 import type { Clock } from "./clock.ts";
-import type {
-  SnapshotManifest,
-  SnapshotReference,
-  SnapshotRejectedError,
-} from "./control-plane-snapshot.ts";
 import type { SupportedVersion } from "./cluster-profile.ts";
+import type { SnapshotManifest, SnapshotReference, SnapshotRejectedError } from "./control-plane-snapshot.ts";
 import type { Logger } from "./logger.ts";
 import type { ProviderConfig } from "./provider-config.ts";
 

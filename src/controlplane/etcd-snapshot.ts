@@ -22,7 +22,10 @@ const HASH_BYTES = 32;
  * would write, one consistent revision. Fails, rather than end early, when the stream breaks off or its trailing
  * sha256 does not match what came before it, so a cut stream is never taken for a whole snapshot.
  */
-export async function* etcdSnapshotStream(clientUrl: string, signal?: AbortSignal): AsyncIterable<Uint8Array> {
+export async function* etcdSnapshotStream(
+  clientUrl: string,
+  signal?: AbortSignal,
+): AsyncIterable<Uint8Array> {
   const response = await fetch(`${clientUrl}/v3/maintenance/snapshot`, {
     method: "POST",
     body: "{}",
@@ -40,7 +43,8 @@ export async function* etcdSnapshotStream(clientUrl: string, signal?: AbortSigna
       result?: { blob?: string; remaining_bytes?: string };
       error?: { message?: string };
     };
-    if (message.error) throw new Error(`etcd at ${clientUrl} broke off the snapshot: ${message.error.message}`);
+    if (message.error)
+      throw new Error(`etcd at ${clientUrl} broke off the snapshot: ${message.error.message}`);
     const blob = Buffer.from(message.result?.blob ?? "", "base64");
     const joined = Buffer.concat([held, blob]);
     const release = joined.subarray(0, Math.max(0, joined.length - HASH_BYTES));

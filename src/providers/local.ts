@@ -15,12 +15,12 @@ import type {
 } from "../api/backend-contract.ts";
 import { BACKEND_CONTRACT_VERSION } from "../api/backend-contract.ts";
 import { type Clock, systemClock, type TimerHandle } from "../api/clock.ts";
+import type { SupportedVersion } from "../api/cluster-profile.ts";
 import {
   type SnapshotManifest,
   type SnapshotReference,
   SnapshotRejectedError,
 } from "../api/control-plane-snapshot.ts";
-import type { SupportedVersion } from "../api/cluster-profile.ts";
 import { errorMessage } from "../api/error-message.ts";
 import { type Logger, silentLogger } from "../api/logger.ts";
 import type { ProviderConfig } from "../api/provider-config.ts";
@@ -341,7 +341,8 @@ export class LocalBackend implements ClusterBackend {
       );
     const own = await readCertificates(directory);
     const files = certificatePaths(directory);
-    const theirs = async (path: string) => readFile(stored.path(basename(path)), "utf8").catch(() => undefined);
+    const theirs = async (path: string) =>
+      readFile(stored.path(basename(path)), "utf8").catch(() => undefined);
     if (
       !own ||
       own.caCert !== (await theirs(files.caCert)) ||

@@ -65,7 +65,10 @@ export async function writeFolderSnapshot(
   if (existing) return existing;
   await mkdir(reference.location.folder, { recursive: true });
   await removePartials(reference);
-  const partial = join(reference.location.folder, `.${reference.name}${partialMark}${randomUUID().slice(0, 8)}`);
+  const partial = join(
+    reference.location.folder,
+    `.${reference.name}${partialMark}${randomUUID().slice(0, 8)}`,
+  );
   await mkdir(partial, { mode: 0o700 });
   try {
     const files: SnapshotFile[] = [];
@@ -200,6 +203,7 @@ async function fsyncPath(path: string): Promise<void> {
 async function removePartials(reference: SnapshotReference): Promise<void> {
   const prefix = `.${reference.name}${partialMark}`;
   for (const entry of await readdir(reference.location.folder)) {
-    if (entry.startsWith(prefix)) await rm(join(reference.location.folder, entry), { recursive: true, force: true });
+    if (entry.startsWith(prefix))
+      await rm(join(reference.location.folder, entry), { recursive: true, force: true });
   }
 }
