@@ -9,6 +9,10 @@ import {
   type ClusterRequestFacts,
   clusterRequestMachine,
 } from "../../../../src/machines/cluster-request/machine.ts";
+import {
+  clusterSnapshotMachine,
+  type SnapshotFacts,
+} from "../../../../src/machines/cluster-snapshot/machine.ts";
 import type { EngineClusterFacts } from "../../../../src/machines/engine-cluster/machine.ts";
 import { engineClusterMachine } from "../../../../src/machines/engine-cluster/machine.ts";
 import {
@@ -26,6 +30,18 @@ import {
 } from "../../../support/machine-coverage.ts";
 
 const bools = [false, true];
+
+/** A snapshot's manifest as a backend returns it (its content does not matter to the machine). */
+const SNAPSHOT_MANIFEST = {
+  format: 1,
+  backend: "local",
+  cluster: { uid: "u", namespace: "n", name: "c" },
+  kubernetesVersion: "1.36.3",
+  takenAt: "2026-01-01T00:00:00Z",
+  files: [],
+  size: 0,
+  checksum: "sha256:0",
+} as const;
 
 /** Each machine, every combination of the facts its guards read, and the states its paths must reach. */
 const machines: ReadonlyArray<{
@@ -149,6 +165,25 @@ const machines: ReadonlyArray<{
       "deleting.released",
     ],
     transitions: 25,
+  },
+  {
+    machine: clusterSnapshotMachine,
+    events: observedEach(
+      everyCombination<SnapshotFacts>({
+        cluster: [
+          { found: false },
+          { found: true, uid: "u", ready: false },
+          { found: true, uid: "u", ready: true },
+          { found: true, uid: "u", ready: true, unsupported: "its backend existing takes no snapshots" },
+        ],
+        taken: [undefined, SNAPSHOT_MANIFEST],
+        recorded: bools,
+        restoreRequested: [undefined, "r1"],
+        restored: [undefined, { request: "r1", outcome: "Restored", message: "" }],
+      }),
+    ),
+    states: ["pending", "taking", "complete", "restoring", "failed"],
+    transitions: 9,
   },
 ];
 
