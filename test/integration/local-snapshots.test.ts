@@ -280,6 +280,25 @@ describe(`snapshots of a real local cluster with ${OBJECTS} ConfigMaps`, { timeo
     expect((await contents(admin)).size).toBe(OBJECTS + 1);
   });
 
+  it("refuses to restore one Cluster's snapshot into another (ForeignSnapshot: not its CA and keys)", async () => {
+    await world.createCluster("other", { profile: PROFILE });
+    const other = (await world.waitFor("other", isReady, 180_000)) as Cluster;
+    const before = await readSnapshot("before");
+    const location = before.status?.location;
+    const error = await world.backend
+      .restore?.(targetOf(other), {
+        location: { folder: location?.folder ?? "" },
+        name: location?.name ?? "",
+      })
+      .then(
+        () => undefined,
+        (thrown: unknown) => thrown,
+      );
+    expect(error).toMatchObject({ name: "SnapshotRejectedError", reason: "ForeignSnapshot" });
+    expect((error as Error).message).toContain("taken from Cluster clusters/source");
+    expect(await world.readCluster("other")).toSatisfy(isReady);
+  });
+
   it("fails a snapshot of a missing Cluster with ClusterNotFound", async () => {
     await createSnapshot("of-nothing", "missing");
     const failed = await snapshotWhere("of-nothing", (s) => s.status?.phase === "Failed", 60_000);
