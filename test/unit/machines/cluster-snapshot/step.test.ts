@@ -53,7 +53,7 @@ const condition = (object: { status?: ClusterSnapshot["status"] }, type: string)
   object.status?.conditions?.find((c) => c.type === type);
 
 /** The snapshot after `result`'s status is written. */
-const after = (object: ClusterSnapshot, result: ReturnType<typeof step>) =>
+const withStep = (object: ClusterSnapshot, result: ReturnType<typeof step>) =>
   ({ ...object, metadata: result.desired.metadata, status: result.desired.status }) as ClusterSnapshot;
 
 describe("a ClusterSnapshot step", () => {
@@ -81,7 +81,7 @@ describe("a ClusterSnapshot step", () => {
   });
 
   it("keeps a failed snapshot failed, with its reason, when the Cluster appears later", () => {
-    const failed = after(snapshot(), step(snapshot(), { found: false }));
+    const failed = withStep(snapshot(), step(snapshot(), { found: false }));
     const result = step(failed, READY);
     expect(result.state).toBe("failed");
     expect(result.commands).toEqual([]);
@@ -105,7 +105,7 @@ describe("a ClusterSnapshot step", () => {
   });
 
   it("shows a failing snapshot as SnapshotFailed and orders it again", () => {
-    const taking = after(snapshot(), step(snapshot(), READY));
+    const taking = withStep(snapshot(), step(snapshot(), READY));
     const result = step(taking, READY, {
       lastError: "etcd at http://127.0.0.1:1 refused a snapshot: HTTP 503",
     });
@@ -115,7 +115,7 @@ describe("a ClusterSnapshot step", () => {
   });
 
   it("records what was taken (uid, endpoint, size, checksum, location) once, with one Event, then rests", () => {
-    const taking = after(snapshot(), step(snapshot(), READY));
+    const taking = withStep(snapshot(), step(snapshot(), READY));
     const result = step(taking, READY, { taken: manifest });
     expect(result.state).toBe("complete");
     expect(result.commands).toEqual([]);
@@ -130,24 +130,24 @@ describe("a ClusterSnapshot step", () => {
     expect(result.events).toEqual([
       expect.objectContaining({ reason: "Taken", message: expect.stringContaining("100 bytes") }),
     ]);
-    const again = step(after(taking, result), READY, { taken: manifest });
+    const again = step(withStep(taking, result), READY, { taken: manifest });
     expect(again.state).toBe("complete");
     expect(again.events).toEqual([]);
-    expect(again.desired.status).toEqual(after(taking, result).status);
+    expect(again.desired.status).toEqual(withStep(taking, result).status);
   });
 
   it("stays complete when its Cluster goes (the snapshot outlives it)", () => {
-    const complete = after(
+    const complete = withStep(
       snapshot(),
-      step(after(snapshot(), step(snapshot(), READY)), READY, { taken: manifest }),
+      step(withStep(snapshot(), step(snapshot(), READY)), READY, { taken: manifest }),
     );
     expect(step(complete, { found: false }).state).toBe("complete");
   });
 
   describe("rollback by the restore annotation", () => {
-    const complete = after(
+    const complete = withStep(
       snapshot(),
-      step(after(snapshot(), step(snapshot(), READY)), READY, { taken: manifest }),
+      step(withStep(snapshot(), step(snapshot(), READY)), READY, { taken: manifest }),
     );
     const asked = (request: string) =>
       ({
@@ -169,7 +169,7 @@ describe("a ClusterSnapshot step", () => {
     });
 
     it("records a done restore and rests; the same value asks nothing more, a new one asks again", () => {
-      const restoring = after(asked("r1"), step(asked("r1"), READY));
+      const restoring = withStep(asked("r1"), step(asked("r1"), READY));
       const done = step(restoring, READY, {
         restored: { request: "r1", outcome: "Restored", message: "rolled back" },
       });
@@ -177,7 +177,7 @@ describe("a ClusterSnapshot step", () => {
       expect(done.desired.status?.lastRestore).toMatchObject({ request: "r1", outcome: "Restored" });
       expect(condition(done.desired, "Restored")).toMatchObject({ status: "True", reason: "Restored" });
       expect(done.events).toEqual([expect.objectContaining({ type: "Normal", reason: "Restored" })]);
-      const rested = after(restoring, done);
+      const rested = withStep(restoring, done);
       expect(step(rested, READY).commands).toEqual([]);
       const anew = {
         ...rested,
@@ -189,7 +189,7 @@ describe("a ClusterSnapshot step", () => {
     });
 
     it("answers a refused snapshot (ChecksumMismatch) with a False condition and a Warning, and does not retry", () => {
-      const restoring = after(asked("bad"), step(asked("bad"), READY));
+      const restoring = withStep(asked("bad"), step(asked("bad"), READY));
       const refused = step(restoring, READY, {
         restored: {
           request: "bad",
@@ -206,11 +206,11 @@ describe("a ClusterSnapshot step", () => {
       expect(refused.events).toEqual([
         expect.objectContaining({ type: "Warning", reason: "ChecksumMismatch" }),
       ]);
-      expect(step(after(restoring, refused), READY).commands).toEqual([]);
+      expect(step(withStep(restoring, refused), READY).commands).toEqual([]);
     });
 
     it("retries a restore that fails otherwise, showing RestoreFailed", () => {
-      const restoring = after(asked("r1"), step(asked("r1"), READY));
+      const restoring = withStep(asked("r1"), step(asked("r1"), READY));
       const result = step(restoring, READY, { lastError: "etcdutl could not restore: disk full" });
       expect(result.state).toBe("restoring");
       expect(result.commands).toEqual([expect.objectContaining({ kind: "restore" })]);
