@@ -6,7 +6,8 @@
  * work against the restored control plane at the same endpoint. Bad input: a snapshot of a missing Cluster fails
  * with ClusterNotFound; a restore from a snapshot whose etcd data was altered is refused with ChecksumMismatch and
  * the Cluster keeps its data; a storage path leaving the snapshot folder is refused by CEL. Snapshot and restore
- * times are printed (OPENMCP_SNAPSHOT_OBJECTS sets the number of ConfigMaps; default 1,000).
+ * times are printed (OPENMCP_SNAPSHOT_OBJECTS sets the number of ConfigMaps; default 1,000). And the conformance kit's
+ * snapshot part, on the local backend itself.
  */
 import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -26,6 +27,8 @@ import type { ClusterSnapshot } from "../../src/api/cluster-snapshot.ts";
 import { CLUSTER_SNAPSHOT_RESOURCE, RESTORE_ANNOTATION } from "../../src/api/constants/cluster-snapshot.ts";
 import { RESOURCES } from "../../src/api/constants.ts";
 import type { SnapshotManifest } from "../../src/api/control-plane-snapshot.ts";
+import { checkSnapshotConformance } from "../../src/providers/conformance-snapshots.ts";
+import { createBackend } from "../../src/providers/local.ts";
 import { aProviderConfig } from "../support/builders.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
 import { localBackends } from "../support/local-backend-state.ts";
@@ -324,5 +327,13 @@ describe(`snapshots of a real local cluster with ${OBJECTS} ConfigMaps`, { timeo
         mergePatch,
       ),
     ).rejects.toThrow(/spec cannot change/);
+  });
+});
+
+describe("the local backend and the conformance kit's snapshot part (contract 1.7)", {
+  timeout: 300_000,
+}, () => {
+  it("snapshots, restores in place, and refuses altered and foreign snapshots as the contract says", async () => {
+    await checkSnapshotConformance(createBackend, { readyTimeoutMs: 90_000 });
   });
 });
