@@ -1,7 +1,7 @@
 /** The `local` backend: each Cluster is a real etcd + kube-apiserver on this machine's loopback, kept in the state folder (kind without Docker). */
 
 import { existsSync } from "node:fs";
-import { mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { basename, join, resolve } from "node:path";
 import type { ClusterObservation, ClusterTarget } from "../api/backend.ts";
@@ -24,7 +24,13 @@ import {
 import { errorMessage } from "../api/error-message.ts";
 import { type Logger, silentLogger } from "../api/logger.ts";
 import type { ProviderConfig } from "../api/provider-config.ts";
-import { certificatePaths, kubeconfigYaml, readCertificates } from "../controlplane/control-plane-files.ts";
+import type { ControlPlaneCertificates } from "../controlplane/certificates.ts";
+import {
+  certificatePaths,
+  kubeconfigYaml,
+  readCertificates,
+  writeCertificates,
+} from "../controlplane/control-plane-files.ts";
 import { etcdSnapshotStream, findEtcdutl, restoreEtcdSnapshot } from "../controlplane/etcd-snapshot.ts";
 import { findKubeAssets, type KubeAssets, kubeAssetVersions } from "../controlplane/kube-assets.ts";
 import {
@@ -166,6 +172,8 @@ export class LocalBackend implements ClusterBackend {
    */
   async resume(): Promise<void> {
     await removeAbandonedControlPlanes(this.#clusters);
+    // Clones a crash cut short while they were made from their snapshot: their create makes them again.
+    await rm(join(resolve(this.#options.stateDirectory), "seeding"), { recursive: true, force: true });
     await this.#supervise();
     this.#scheduleSupervision();
   }
@@ -229,6 +237,8 @@ export class LocalBackend implements ClusterBackend {
     const key = this.#keyOf(target);
     if (this.#starts.has(key)) return;
     const directory = this.#directoryOf(key);
+    // A clone (contract 1.7): its folder is made whole from the snapshot, once; afterwards it is a cluster like any.
+    if (target.restoreFrom && !existsSync(directory)) await this.#seedFromSnapshot(key, target.restoreFrom);
     await mkdir(directory, { recursive: true });
     if ((await inspectPersistentControlPlane(directory)).running) return; // one control plane per uid
     if (this.#starts.has(key)) return; // the supervisor began meanwhile
@@ -380,6 +390,46 @@ export class LocalBackend implements ClusterBackend {
     if (!this.#starts.has(key)) this.#startInBackground(key);
   }
 
+  /**
+   * Makes cluster `key`'s folder from a snapshot (a clone): the snapshot's certificates and keys, its etcd data
+   * restored by etcdutl, and the original's endpoint recorded as an issuer its API server accepts besides its own,
+   * so service-account tokens of the original verify. Made in `seeding/` and renamed into place whole, so a crash
+   * leaves no half-made cluster; a snapshot refused (checksums, another backend's) makes nothing.
+   */
+  async #seedFromSnapshot(key: string, reference: SnapshotReference): Promise<void> {
+    const stored = await readFolderSnapshot(reference);
+    if (stored.manifest.backend !== this.name)
+      throw new SnapshotRejectedError(
+        "IncompatibleSnapshot",
+        `snapshot ${reference.name} was taken by backend ${stored.manifest.backend}; the local backend restores only its own`,
+      );
+    this.#etcdutl ??= this.#options.etcdutl ?? findEtcdutl(this.#options.assets);
+    const seeding = join(resolve(this.#options.stateDirectory), "seeding");
+    await mkdir(seeding, { recursive: true });
+    await mkdir(this.#clusters, { recursive: true });
+    const folder = await mkdtemp(join(seeding, `${key}-`));
+    try {
+      const entries = await Promise.all(
+        Object.entries(certificatePaths(folder)).map(
+          async ([name, path]) => [name, await readFile(stored.path(basename(path)), "utf8")] as const,
+        ),
+      );
+      await writeCertificates(folder, Object.fromEntries(entries) as unknown as ControlPlaneCertificates);
+      // The member's peer URL is a placeholder: a single member, started on ports chosen then (as after any restart).
+      await restoreEtcdSnapshot(this.#etcdutl, stored.path(ETCD_SNAPSHOT_FILE), join(folder, "etcd"), {
+        name: "default",
+        peerUrl: "http://127.0.0.1:2380",
+      });
+      const original = stored.manifest.cluster.endpoint;
+      if (original) await writeFile(join(folder, ACCEPTED_ISSUERS_FILE), `${original}\n`);
+      await writeFile(join(folder, ORIGIN_FILE), `${reference.name}\n`);
+      await rename(folder, this.#directoryOf(key));
+      this.#log.info("local cluster made from a snapshot", { uid: key, snapshot: reference.name });
+    } finally {
+      await rm(folder, { recursive: true, force: true });
+    }
+  }
+
   /** Only the binaries' version exists here: updating to it changes nothing, to another one is refused. */
   async update(target: ClusterTarget, version: string): Promise<void> {
     this.#requireVersion("update", target, version);
@@ -482,11 +532,16 @@ export class LocalBackend implements ClusterBackend {
     const waking = existsSync(join(directory, WAKING_FILE));
     const done = ensureAuthenticationConfig(directory)
       .then(() => (waking ? requireRecordedPort(directory) : undefined))
-      .then(() =>
+      .then(() => acceptedIssuers(directory))
+      .then((issuers) =>
         startPersistentControlPlane({
           directory,
           assets: this.#options.assets,
-          extraApiServerArgs: [`--authentication-config=${authenticationConfigPath(directory)}`],
+          extraApiServerArgs: [
+            `--authentication-config=${authenticationConfigPath(directory)}`,
+            // After the launch's own issuer (its URL, which signs new tokens): the original's, for a clone.
+            ...issuers.map((issuer) => `--service-account-issuer=${issuer}`),
+          ],
           startTimeoutMs: this.#startTimeoutMs(),
           signal: abort.signal,
           log: (message) => log.debug(message),
@@ -581,6 +636,20 @@ const HIBERNATED_FILE = "hibernated";
 const WAKING_FILE = "waking";
 /** In a cluster's folder while a restore replaces its etcd data (contract 1.7); holds the snapshot's name. */
 const RESTORING_FILE = "restoring";
+/** In a clone's folder: the issuers (the original's URL) whose service-account tokens its API server accepts too. */
+const ACCEPTED_ISSUERS_FILE = "accepted-issuers";
+/** In a clone's folder: the snapshot it was made from. */
+const ORIGIN_FILE = "restored-from";
+
+/** The issuers {@link ACCEPTED_ISSUERS_FILE} lists; none for a cluster that is no clone. */
+async function acceptedIssuers(directory: string): Promise<string[]> {
+  const text = await readFile(join(directory, ACCEPTED_ISSUERS_FILE), "utf8").catch(() => "");
+  return text
+    .split("\n")
+    .map((line) => line.trim())
+    .filter((line) => line !== "");
+}
+
 /** etcd's snapshot in a local cluster's snapshot, beside the certificate files. */
 const ETCD_SNAPSHOT_FILE = "etcd.db";
 

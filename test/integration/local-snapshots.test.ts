@@ -24,7 +24,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ClusterTarget } from "../../src/api/backend.ts";
 import type { Cluster } from "../../src/api/cluster.ts";
 import type { ClusterSnapshot } from "../../src/api/cluster-snapshot.ts";
-import { CLUSTER_SNAPSHOT_RESOURCE, RESTORE_ANNOTATION } from "../../src/api/constants/cluster-snapshot.ts";
+import {
+  CLUSTER_SNAPSHOT_RESOURCE,
+  RESTORE_ANNOTATION,
+  RESTORE_FROM_ANNOTATION,
+} from "../../src/api/constants/cluster-snapshot.ts";
 import { RESOURCES } from "../../src/api/constants.ts";
 import type { SnapshotManifest } from "../../src/api/control-plane-snapshot.ts";
 import { checkSnapshotConformance } from "../../src/providers/conformance-snapshots.ts";
@@ -254,6 +258,54 @@ describe(`snapshots of a real local cluster with ${OBJECTS} ConfigMaps`, { timeo
     // The Cluster is Ready again at the same endpoint.
     const again = await world.waitFor("source", isReady, 120_000);
     expect(again?.status?.endpoints?.[0]?.url).toBe(cluster.status?.endpoints?.[0]?.url);
+  });
+
+  it("makes a new Cluster from the snapshot (a clone): every object of then, the token of before works, its own endpoint", async () => {
+    const started = Date.now();
+    await world.createCluster(
+      "clone",
+      { profile: PROFILE },
+      { annotations: { [RESTORE_FROM_ANNOTATION]: "before" } },
+    );
+    const clone = (await world.waitFor("clone", isReady, 180_000)) as Cluster;
+    console.log(
+      `local clone: a Cluster of ${OBJECTS} ConfigMaps made from a snapshot in ${Date.now() - started} ms (created → Ready)`,
+    );
+    const endpoint = clone.status?.endpoints?.[0]?.url ?? "";
+    expect(endpoint).not.toBe(cluster.status?.endpoints?.[0]?.url);
+    const access = await world.backend.adminAccess(targetOf(clone));
+    const cloneAdmin = new KubeConfig();
+    cloneAdmin.loadFromString(access?.kubeconfig ?? "");
+    expect(await contents(cloneAdmin)).toEqual(written);
+    // The token granted by the original before the snapshot authenticates at the clone (its issuer is accepted there).
+    const withToken = new KubeConfig();
+    withToken.loadFromOptions({
+      clusters: [{ name: "c", server: endpoint, caData: cloneAdmin.getCurrentCluster()?.caData ?? "" }],
+      users: [{ name: "reader", token }],
+      contexts: [{ name: "c", cluster: "c", user: "reader" }],
+      currentContext: "c",
+    });
+    const review = await withToken.makeApiClient(AuthenticationV1Api).createSelfSubjectReview({ body: {} });
+    expect(review.status?.userInfo?.username).toBe(`system:serviceaccount:${APP}:reader`);
+  });
+
+  it("does not make a Cluster from a snapshot that does not exist, and says so on the Cluster", async () => {
+    await world.createCluster(
+      "clone-of-nothing",
+      { profile: PROFILE },
+      { annotations: { [RESTORE_FROM_ANNOTATION]: "nope" } },
+    );
+    const waiting = await world.waitFor(
+      "clone-of-nothing",
+      (c) => JSON.stringify(c?.status?.conditions ?? []).includes("ClusterSnapshot clusters/nope"),
+      60_000,
+    );
+    const said = waiting?.status?.conditions?.find((c) =>
+      c.message.includes("ClusterSnapshot clusters/nope"),
+    );
+    expect(said?.message).toContain("does not exist");
+    expect(waiting?.status?.phase).not.toBe("Ready");
+    await world.remove(RESOURCES.Cluster, "clone-of-nothing");
   });
 
   it("refuses a snapshot whose etcd data was altered (ChecksumMismatch), and the Cluster keeps its data", async () => {

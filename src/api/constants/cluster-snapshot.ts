@@ -21,6 +21,12 @@ export const CLUSTER_SNAPSHOT_RESOURCE = {
  */
 export const RESTORE_ANNOTATION = "engine.openmcp.cloud/restore";
 
+/**
+ * On a new Cluster: make it from this ClusterSnapshot (a name in the Cluster's namespace) instead of empty — a clone
+ * of the snapshot's Cluster as it was, with an endpoint of its own. Read when the Cluster is created only.
+ */
+export const RESTORE_FROM_ANNOTATION = "engine.openmcp.cloud/restore-from";
+
 /** The condition saying whether the snapshot is taken, and the one saying how the last restore went. */
 export const SNAPSHOT_CONDITIONS = { ready: "Ready", restored: "Restored" } as const;
 
