@@ -7,7 +7,7 @@ import type { CLUSTER_SNAPSHOT_API_VERSION } from "./constants/cluster-snapshot.
  * S3-compatible object store (`s3`, with a bucket and a Secret's credentials) is the next.
  */
 export interface SnapshotStorage {
-  /** A folder under the engine's snapshot folder (`--kind-setting`/`kindSettings.ClusterSnapshot.folder`). */
+  /** A folder under the engine's snapshot folder (`<--state-dir>/snapshots`; embedded: `kindSettings.ClusterSnapshot.folder`). */
   readonly folder?: {
     /** Relative path under the engine's snapshot folder (no `..`); default: the snapshot's namespace. */
     readonly path?: string;

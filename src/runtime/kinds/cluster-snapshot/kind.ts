@@ -29,7 +29,8 @@ export interface ClusterSnapshotSettings extends KindSettings {
   /** `false` turns the kind off. */
   readonly enabled?: boolean;
   /**
-   * The folder every snapshot goes under (`<folder>/<namespace or spec.storage.folder.path>/<name>-<uid>/`); default
+   * The folder every snapshot goes under (`<folder>/<namespace or spec.storage.folder.path>/<name>-<uid>/`): the
+   * command line's engine sets `<--state-dir>/snapshots`; an embedded engine without it gets
    * `$XDG_STATE_HOME/openmcp-engine/snapshots` (`~/.local/state/…`). Snapshots hold keys: keep it the engine's own.
    */
   readonly folder?: string;
