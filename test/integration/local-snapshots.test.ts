@@ -7,9 +7,9 @@
  * with ClusterNotFound; a restore from a snapshot whose etcd data was altered is refused with ChecksumMismatch and
  * the Cluster keeps its data; a storage path leaving the snapshot folder is refused by CEL. Snapshot and restore
  * times are printed (OPENMCP_SNAPSHOT_OBJECTS sets the number of ConfigMaps; default 1,000). And the conformance kit's
- * snapshot part, on the local backend itself.
+ * snapshot part, on the local backend itself, and a restore a crash cut short finished by a restarted backend.
  */
-import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
@@ -31,6 +31,10 @@ import {
 } from "../../src/api/constants/cluster-snapshot.ts";
 import { RESOURCES } from "../../src/api/constants.ts";
 import type { SnapshotManifest } from "../../src/api/control-plane-snapshot.ts";
+import {
+  inspectPersistentControlPlane,
+  stopPersistentControlPlane,
+} from "../../src/controlplane/persistent-control-plane.ts";
 import { checkSnapshotConformance } from "../../src/providers/conformance-snapshots.ts";
 import { createBackend } from "../../src/providers/local.ts";
 import { aProviderConfig } from "../support/builders.ts";
@@ -45,6 +49,7 @@ const mergePatch = setHeaderOptions("Content-Type", PatchStrategy.MergePatch);
 
 const locals = localBackends("local-snapshots-");
 const snapshotRoot = mkdtempSync(join(tmpdir(), "local-snapshots-store-"));
+const state = locals.folder();
 let world: World;
 let cluster: Cluster;
 let admin: KubeConfig;
@@ -149,7 +154,7 @@ const serves = (kubeConfig: KubeConfig) =>
   });
 
 beforeAll(async () => {
-  const backend = await locals.open(locals.folder(), { stopOnClose: "true" });
+  const backend = await locals.open(state, { stopOnClose: "true" });
   world = await startWorld({
     backend,
     engine: { kindSettings: { ClusterSnapshot: { folder: snapshotRoot } } },
@@ -352,6 +357,42 @@ describe(`snapshots of a real local cluster with ${OBJECTS} ConfigMaps`, { timeo
     expect(error).toMatchObject({ name: "SnapshotRejectedError", reason: "ForeignSnapshot" });
     expect((error as Error).message).toContain("taken from Cluster clusters/source");
     expect(await world.readCluster("other")).toSatisfy(isReady);
+  });
+
+  it("finishes a restore a crash cut short: the cluster stays stopped, through a restart of the backend, until restore is asked again", async () => {
+    const other = (await world.readCluster("other")) as Cluster;
+    const reference = { location: { folder: join(snapshotRoot, "crash") }, name: "other-1" };
+    await world.backend.snapshot?.(targetOf(other), reference);
+    const otherAdmin = new KubeConfig();
+    otherAdmin.loadFromString((await world.backend.adminAccess(targetOf(other)))?.kubeconfig ?? "");
+    await otherAdmin.makeApiClient(CoreV1Api).createNamespacedConfigMap({
+      namespace: "default",
+      body: { metadata: { name: "after-the-snapshot" } },
+    });
+    // What a kill -9 midway through restore leaves: the mark written, the processes stopped, the data not yet swapped.
+    const folder = join(state, "clusters", other.metadata.uid ?? "");
+    writeFileSync(join(folder, "restoring"), `${reference.name}\n`);
+    await stopPersistentControlPlane(folder);
+    // A new instance on the same state (an engine restarted) supervises once before it returns: it must not start it.
+    const restarted = await locals.open(state);
+    expect((await inspectPersistentControlPlane(folder)).running).toBe(false);
+    expect(await restarted.observe(targetOf(other))).toMatchObject({
+      exists: true,
+      phase: "provisioning",
+      message: expect.stringContaining("being rolled back to snapshot other-1"),
+    });
+    await restarted.restore?.(targetOf(other), reference);
+    await eventually(
+      async () => expect(await restarted.observe(targetOf(other))).toMatchObject({ phase: "ready" }),
+      {
+        timeoutMs: 120_000,
+      },
+    );
+    const names = (
+      await otherAdmin.makeApiClient(CoreV1Api).listNamespacedConfigMap({ namespace: "default" })
+    ).items.map((item) => item.metadata?.name);
+    expect(names).not.toContain("after-the-snapshot");
+    expect(existsSync(join(folder, "restoring"))).toBe(false);
   });
 
   it("fails a snapshot of a missing Cluster with ClusterNotFound", async () => {
