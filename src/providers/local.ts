@@ -1,9 +1,9 @@
 /** The `local` backend: each Cluster is a real etcd + kube-apiserver on this machine's loopback, kept in the state folder (kind without Docker). */
 
 import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
-import { basename, join, resolve } from "node:path";
+import { join, resolve } from "node:path";
 import type { ClusterObservation, ClusterTarget } from "../api/backend.ts";
 import type {
   AdminAccess,
@@ -24,14 +24,8 @@ import {
 import { errorMessage } from "../api/error-message.ts";
 import { type Logger, silentLogger } from "../api/logger.ts";
 import type { ProviderConfig } from "../api/provider-config.ts";
-import type { ControlPlaneCertificates } from "../controlplane/certificates.ts";
-import {
-  certificatePaths,
-  kubeconfigYaml,
-  readCertificates,
-  writeCertificates,
-} from "../controlplane/control-plane-files.ts";
-import { etcdSnapshotStream, findEtcdutl, restoreEtcdSnapshot } from "../controlplane/etcd-snapshot.ts";
+import { kubeconfigYaml, readCertificates } from "../controlplane/control-plane-files.ts";
+import { findEtcdutl } from "../controlplane/etcd-snapshot.ts";
 import { findKubeAssets, type KubeAssets, kubeAssetVersions } from "../controlplane/kube-assets.ts";
 import {
   inspectPersistentControlPlane,
@@ -44,11 +38,18 @@ import {
   stopPersistentControlPlane,
 } from "../controlplane/persistent-control-plane.ts";
 import {
+  acceptedIssuers,
+  readLocalSnapshot,
+  requireOwnKeys,
+  seedClusterFolder,
+  swapInSnapshotData,
+  writeLocalSnapshot,
+} from "./local-snapshots.ts";
+import {
   authenticationConfigPath,
   ensureAuthenticationConfig,
   writeAuthenticationConfig,
 } from "./shared/authentication-config.ts";
-import { readFolderSnapshot, writeFolderSnapshot } from "./shared/folder-snapshots.ts";
 import { ledgerPools } from "./shared/ledger-pools.ts";
 import { folderPoolLedger, type PoolLedger } from "./shared/pool-ledger.ts";
 import { durationOption } from "./shared/settings.ts";
@@ -307,7 +308,6 @@ export class LocalBackend implements ClusterBackend {
       throw new Error(
         `local backend: cluster ${target.namespace}/${target.name} does not serve (asleep, starting or stopped): a snapshot needs its etcd running`,
       );
-    const etcd = `http://127.0.0.1:${status.record.ports.etcd}`;
     const description = {
       backend: this.name,
       cluster: {
@@ -319,11 +319,8 @@ export class LocalBackend implements ClusterBackend {
       kubernetesVersion: bareVersion(status.record.kubernetesVersion) ?? this.version,
       takenAt: new Date(this.#clock.now()).toISOString(),
     };
-    return writeFolderSnapshot(reference, description, async (add) => {
-      await add(ETCD_SNAPSHOT_FILE, etcdSnapshotStream(etcd));
-      for (const [key, path] of Object.entries(certificatePaths(directory)))
-        await add(basename(path), certificates[key as keyof typeof certificates]);
-    });
+    const etcd = `http://127.0.0.1:${status.record.ports.etcd}`;
+    return writeLocalSnapshot(directory, etcd, certificates, reference, description);
   }
 
   /**
@@ -343,25 +340,8 @@ export class LocalBackend implements ClusterBackend {
       throw new Error(
         `local backend: cluster ${target.namespace}/${target.name} is hibernated: wake it before restoring a snapshot`,
       );
-    const stored = await readFolderSnapshot(reference);
-    if (stored.manifest.backend !== this.name)
-      throw new SnapshotRejectedError(
-        "IncompatibleSnapshot",
-        `snapshot ${reference.name} was taken by backend ${stored.manifest.backend}; the local backend restores only its own`,
-      );
-    const own = await readCertificates(directory);
-    const files = certificatePaths(directory);
-    const theirs = async (path: string) =>
-      readFile(stored.path(basename(path)), "utf8").catch(() => undefined);
-    if (
-      !own ||
-      own.caCert !== (await theirs(files.caCert)) ||
-      own.serviceAccountKey !== (await theirs(files.serviceAccountKey))
-    )
-      throw new SnapshotRejectedError(
-        "ForeignSnapshot",
-        `snapshot ${reference.name} was taken from Cluster ${stored.manifest.cluster.namespace}/${stored.manifest.cluster.name} (uid ${stored.manifest.cluster.uid}), whose certificate authority or service-account key is not this cluster's: restoring it would lock out every client of this cluster`,
-      );
+    const stored = await readLocalSnapshot(reference, this.name);
+    await requireOwnKeys(directory, stored);
     this.#etcdutl ??= this.#options.etcdutl ?? findEtcdutl(this.#options.assets);
     // Marked first: from here on nothing but this restore (or the next one, after a crash) starts the cluster.
     await writeFile(join(directory, RESTORING_FILE), `${reference.name}\n`);
@@ -370,19 +350,13 @@ export class LocalBackend implements ClusterBackend {
     await start?.done;
     this.#failures.delete(key);
     await stopPersistentControlPlane(directory, { startTimeoutMs: this.#startTimeoutMs() });
-    const fresh = join(directory, "etcd.restoring");
-    const old = join(directory, "etcd.before-restore");
-    await rm(fresh, { recursive: true, force: true });
-    await restoreEtcdSnapshot(this.#etcdutl, stored.path(ETCD_SNAPSHOT_FILE), fresh, {
-      name: "default",
-      peerUrl: `http://127.0.0.1:${status.record.ports.etcdPeer}`,
-    });
-    // A crash between the renames leaves `etcd` missing or the old one; the marker stays, and the next restore redoes it.
-    await rm(old, { recursive: true, force: true });
-    if (existsSync(join(directory, "etcd"))) await rename(join(directory, "etcd"), old);
-    await rename(fresh, join(directory, "etcd"));
+    await swapInSnapshotData(
+      directory,
+      stored,
+      this.#etcdutl,
+      `http://127.0.0.1:${status.record.ports.etcdPeer}`,
+    );
     await rm(join(directory, RESTORING_FILE), { force: true });
-    await rm(old, { recursive: true, force: true });
     this.#log.info("local cluster rolled back to a snapshot; its processes start again", {
       uid: key,
       snapshot: reference.name,
@@ -397,37 +371,12 @@ export class LocalBackend implements ClusterBackend {
    * leaves no half-made cluster; a snapshot refused (checksums, another backend's) makes nothing.
    */
   async #seedFromSnapshot(key: string, reference: SnapshotReference): Promise<void> {
-    const stored = await readFolderSnapshot(reference);
-    if (stored.manifest.backend !== this.name)
-      throw new SnapshotRejectedError(
-        "IncompatibleSnapshot",
-        `snapshot ${reference.name} was taken by backend ${stored.manifest.backend}; the local backend restores only its own`,
-      );
+    const stored = await readLocalSnapshot(reference, this.name);
     this.#etcdutl ??= this.#options.etcdutl ?? findEtcdutl(this.#options.assets);
-    const seeding = join(resolve(this.#options.stateDirectory), "seeding");
-    await mkdir(seeding, { recursive: true });
     await mkdir(this.#clusters, { recursive: true });
-    const folder = await mkdtemp(join(seeding, `${key}-`));
-    try {
-      const entries = await Promise.all(
-        Object.entries(certificatePaths(folder)).map(
-          async ([name, path]) => [name, await readFile(stored.path(basename(path)), "utf8")] as const,
-        ),
-      );
-      await writeCertificates(folder, Object.fromEntries(entries) as unknown as ControlPlaneCertificates);
-      // The member's peer URL is a placeholder: a single member, started on ports chosen then (as after any restart).
-      await restoreEtcdSnapshot(this.#etcdutl, stored.path(ETCD_SNAPSHOT_FILE), join(folder, "etcd"), {
-        name: "default",
-        peerUrl: "http://127.0.0.1:2380",
-      });
-      const original = stored.manifest.cluster.endpoint;
-      if (original) await writeFile(join(folder, ACCEPTED_ISSUERS_FILE), `${original}\n`);
-      await writeFile(join(folder, ORIGIN_FILE), `${reference.name}\n`);
-      await rename(folder, this.#directoryOf(key));
-      this.#log.info("local cluster made from a snapshot", { uid: key, snapshot: reference.name });
-    } finally {
-      await rm(folder, { recursive: true, force: true });
-    }
+    const seeding = join(resolve(this.#options.stateDirectory), "seeding");
+    await seedClusterFolder(stored, seeding, this.#directoryOf(key), this.#etcdutl);
+    this.#log.info("local cluster made from a snapshot", { uid: key, snapshot: reference.name });
   }
 
   /** Only the binaries' version exists here: updating to it changes nothing, to another one is refused. */
@@ -636,22 +585,6 @@ const HIBERNATED_FILE = "hibernated";
 const WAKING_FILE = "waking";
 /** In a cluster's folder while a restore replaces its etcd data (contract 1.7); holds the snapshot's name. */
 const RESTORING_FILE = "restoring";
-/** In a clone's folder: the issuers (the original's URL) whose service-account tokens its API server accepts too. */
-const ACCEPTED_ISSUERS_FILE = "accepted-issuers";
-/** In a clone's folder: the snapshot it was made from. */
-const ORIGIN_FILE = "restored-from";
-
-/** The issuers {@link ACCEPTED_ISSUERS_FILE} lists; none for a cluster that is no clone. */
-async function acceptedIssuers(directory: string): Promise<string[]> {
-  const text = await readFile(join(directory, ACCEPTED_ISSUERS_FILE), "utf8").catch(() => "");
-  return text
-    .split("\n")
-    .map((line) => line.trim())
-    .filter((line) => line !== "");
-}
-
-/** etcd's snapshot in a local cluster's snapshot, beside the certificate files. */
-const ETCD_SNAPSHOT_FILE = "etcd.db";
 
 /**
  * Fails unless the API server port the cluster's record names is free: a woken cluster keeps its endpoint (its
