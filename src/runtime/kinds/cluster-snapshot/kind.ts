@@ -4,11 +4,13 @@
  */
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
+import { CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
 import type { Cluster } from "../../../api/cluster.ts";
 import type { ClusterSnapshot } from "../../../api/cluster-snapshot.ts";
 import { CLUSTER_SNAPSHOT_KIND, CLUSTER_SNAPSHOT_REASONS } from "../../../api/constants/cluster-snapshot.ts";
-import { CLUSTER_PHASES } from "../../../api/constants.ts";
+import { CLUSTER_PHASES, RESOURCES } from "../../../api/constants.ts";
 import { isSnapshotRejection, type SnapshotManifest } from "../../../api/control-plane-snapshot.ts";
+import { isNotFound } from "../../../api/error-message.ts";
 import { objectKey } from "../../../api/object-key.ts";
 import { clusterResponsibility, clusterTarget } from "../../../machines/cluster/step.ts";
 import {
@@ -103,9 +105,11 @@ export const clusterSnapshotKind: MachineKind<
   async open(snapshot, context) {
     const namespace = snapshot.metadata.namespace ?? "";
     const uid = snapshot.metadata.uid ?? objectKey(snapshot);
-    const cluster = context.informers
-      .of(CLUSTER_CACHES.clusters)
-      .get(`${namespace}/${snapshot.spec.cluster.name}`);
+    const cluster =
+      context.informers.of(CLUSTER_CACHES.clusters).get(`${namespace}/${snapshot.spec.cluster.name}`) ??
+      // Not in the cache: asked of the API server before the snapshot fails for it (a Cluster and its snapshot
+      // applied together may reach the cache after the snapshot).
+      (await readCluster(context.kubeConfig, namespace, snapshot.spec.cluster.name));
     const offer = cluster ? profileOffer(context, cluster.spec.profile) : undefined;
     // Another provider's Cluster: its engine takes the snapshot; this one writes nothing.
     if (cluster && clusterResponsibility(cluster, offer?.profile, profileClaimant(context)) !== "ours")
@@ -178,3 +182,19 @@ export const clusterSnapshotKind: MachineKind<
 
   explain: async (snapshot) => explainClusterSnapshot(snapshot),
 };
+
+/** The Cluster from the API server; undefined when it does not exist. */
+async function readCluster(
+  kubeConfig: KubeConfig,
+  namespace: string,
+  name: string,
+): Promise<Cluster | undefined> {
+  try {
+    return (await kubeConfig
+      .makeApiClient(CustomObjectsApi)
+      .getNamespacedCustomObject({ ...RESOURCES.Cluster, namespace, name })) as Cluster;
+  } catch (error) {
+    if (isNotFound(error)) return undefined;
+    throw error;
+  }
+}
