@@ -26,6 +26,15 @@ export {
   contractCompatibility,
   parseContractVersion,
 } from "./api/contract-version.ts";
+export {
+  isSnapshotRejection,
+  type SnapshotFile,
+  type SnapshotLocation,
+  type SnapshotManifest,
+  type SnapshotReference,
+  SnapshotRejectedError,
+  type SnapshotRejection,
+} from "./api/control-plane-snapshot.ts";
 export type { FailureDomain } from "./api/engine-cluster.ts";
 export { type ApiStatus, apiStatusOf, errorMessage, formatApiStatus } from "./api/error-message.ts";
 export { type LogFields, type Logger, type LogLevel, silentLogger } from "./api/logger.ts";

@@ -9,3 +9,7 @@ export {
   checkBackendConformance,
 } from "./providers/conformance.ts";
 export { checkPoolConformance, type PoolConformanceOptions } from "./providers/conformance-pools.ts";
+export {
+  checkSnapshotConformance,
+  type SnapshotConformanceOptions,
+} from "./providers/conformance-snapshots.ts";

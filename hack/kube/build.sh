@@ -18,6 +18,24 @@ export GOTOOLCHAIN=local GOFLAGS=-mod=mod
 usable() { [ -x "$1/kube-apiserver" ] && [ -x "$1/etcd" ]; }
 complete() { usable "$1" && [ -x "$1/kube-controller-manager" ] && [ -x "$1/kube-scheduler" ]; }
 
+# `build.sh etcdutl`: etcdutl (restores etcd snapshots into a data folder) of the etcd release hack/kube/go.mod
+# pins, from the wrapper module in etcdutl/, into <cache>/etcdutl-<version>; $KUBEBUILDER_ASSETS holding one wins.
+if [ "${1:-}" = etcdutl ]; then
+  [ -n "${KUBEBUILDER_ASSETS:-}" ] && [ -x "$KUBEBUILDER_ASSETS/etcdutl" ] && { echo "$KUBEBUILDER_ASSETS"; exit 0; }
+  command -v go >/dev/null || { echo "build.sh: no 'go' on PATH; install Go or put etcdutl into \$KUBEBUILDER_ASSETS" >&2; exit 1; }
+  etcd_version=$(awk '$1 == "go.etcd.io/etcd/etcdutl/v3" { print $2; exit }' "$here/etcdutl/go.mod")
+  cache_root=${OPENMCP_KUBE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/openmcp-engine/kube}
+  out="$cache_root/etcdutl-$etcd_version"
+  [ -x "$out/etcdutl" ] && { echo "$out"; exit 0; }
+  mkdir -p "$cache_root"
+  tmp=$(mktemp -d "$cache_root/.build-etcdutl-$etcd_version.XXXXXX")
+  trap 'rm -rf "$tmp"' EXIT
+  echo "build.sh: building etcdutl $etcd_version with $(go version | cut -d' ' -f3)" >&2
+  (cd "$here/etcdutl" && go build -trimpath -ldflags='-s -w' -o "$tmp/etcdutl" go.etcd.io/etcd/etcdutl/v3) >&2
+  chmod 755 "$tmp"; rm -rf "$out"; mv "$tmp" "$out"
+  echo "$out"; exit 0
+fi
+
 if [ -n "${KUBEBUILDER_ASSETS:-}" ] && [ "${1:-}" != node ]; then
   usable "$KUBEBUILDER_ASSETS" || { echo "build.sh: KUBEBUILDER_ASSETS=$KUBEBUILDER_ASSETS lacks kube-apiserver or etcd" >&2; exit 1; }
   echo "$KUBEBUILDER_ASSETS"; exit 0

@@ -2,6 +2,7 @@
 import type { ClusterObservation, ClusterTarget } from "./backend.ts";
 import type { Clock } from "./clock.ts";
 import type { SupportedVersion } from "./cluster-profile.ts";
+import type { SnapshotManifest, SnapshotReference, SnapshotRejectedError } from "./control-plane-snapshot.ts";
 import type { Logger } from "./logger.ts";
 import type { ProviderConfig } from "./provider-config.ts";
 
@@ -11,7 +12,7 @@ import type { ProviderConfig } from "./provider-config.ts";
  * built for it may use. A backend module says which version it was built for (`contractVersion`), and the
  * engine loads it only if it implements the same major version and at least that minor one.
  */
-export const BACKEND_CONTRACT_VERSION = "1.6.0";
+export const BACKEND_CONTRACT_VERSION = "1.7.0";
 
 /** How often the engine reads the offer of a backend that implements {@link ClusterBackend.readOffer}. */
 export const OFFER_REFRESH_MS = 60_000;
@@ -166,6 +167,27 @@ export interface ClusterBackend {
    * `waking`, then `ready` as before the sleep.
    */
   wake?(target: ClusterTarget): Promise<void>;
+  /**
+   * Optional (contract 1.7), with {@link restore}: takes a snapshot of the cluster's control plane into `snapshot`:
+   * everything needed to bring the same control plane back — its store's data as one consistent point in time
+   * (etcd's own snapshot), and the certificate authority and service-account signing keys, so kubeconfigs and
+   * tokens issued before work against what is restored. The cluster keeps serving. Returns the manifest (files
+   * with sha256, size, checksum); a snapshot is written whole or not at all (a kill -9 midway leaves none marked
+   * complete, and a call again finishes). Idempotent by `snapshot.name`: a complete snapshot of that name is
+   * returned as it is. Throws while the cluster cannot be snapshotted (not ready, asleep), saying why. The files
+   * hold keys: they never appear in logs or messages. A backend that cannot snapshot (e.g. `existing`, which does
+   * not own the control plane) lacks both methods; the engine then refuses with the reason.
+   */
+  snapshot?(target: ClusterTarget, snapshot: SnapshotReference): Promise<SnapshotManifest>;
+  /**
+   * Optional (contract 1.7), with {@link snapshot}: rolls the cluster back to `snapshot` in place: its endpoint and
+   * certificate authority stay, its data becomes the snapshot's. Checks the snapshot first and throws
+   * {@link SnapshotRejectedError} (nothing changed, not retried) for one that is unfinished or altered
+   * (`ChecksumMismatch`), of another cluster (`ForeignSnapshot`) or another backend (`IncompatibleSnapshot`).
+   * May return before the cluster serves again: `observe` reports it `provisioning`, then `ready`. Another error
+   * may have taken effect or not; the engine calls it again, and a restore again finishes.
+   */
+  restore?(target: ClusterTarget, snapshot: SnapshotReference): Promise<void>;
   /** Releases what the instance holds (files, connections). Clusters keep running: a new instance adopts them. */
   close?(): Promise<void>;
   /** Optional (contract 1.5): warm pools — clusters made before any Cluster asks, bound to one later. */

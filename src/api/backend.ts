@@ -1,5 +1,6 @@
 /** What a provider backend reports about one cluster, and the commands the Cluster machine gives it. */
 import type { JsonObject } from "./common.ts";
+import type { SnapshotReference, SnapshotRejectedError } from "./control-plane-snapshot.ts";
 import type { FailureDomain } from "./engine-cluster.ts";
 
 /** The cluster a command or observation is about: the Cluster object and what it asks for. */
@@ -27,6 +28,14 @@ export interface ClusterTarget {
    * false` when no such object exists in the Cluster's namespace. Absent when the Cluster names none.
    */
   readonly clusterConfigs?: readonly ResolvedClusterConfig[];
+  /**
+   * Given with `create` only (contract 1.7), for a Cluster made from a snapshot (a clone): a backend that has
+   * `snapshot`/`restore` makes the new cluster from this snapshot — its data, its certificate authority and its
+   * service-account keys, so kubeconfigs and tokens of the original work against it too — instead of an empty one;
+   * it checks the snapshot first (throwing {@link SnapshotRejectedError}) and ignores the field once the cluster exists.
+   * The clone's own identity differs where it must: its uid (the backend's key) and its endpoint.
+   */
+  readonly restoreFrom?: SnapshotReference;
 }
 
 /** One entry of a Cluster's `spec.clusterConfigs`, read from the management cluster by the runtime. */

@@ -1,7 +1,7 @@
 /** The `local` backend: each Cluster is a real etcd + kube-apiserver on this machine's loopback, kept in the state folder (kind without Docker). */
 
 import { existsSync } from "node:fs";
-import { mkdir, readdir, rm, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { join, resolve } from "node:path";
 import type { ClusterObservation, ClusterTarget } from "../api/backend.ts";
@@ -16,10 +16,16 @@ import type {
 import { BACKEND_CONTRACT_VERSION } from "../api/backend-contract.ts";
 import { type Clock, systemClock, type TimerHandle } from "../api/clock.ts";
 import type { SupportedVersion } from "../api/cluster-profile.ts";
+import {
+  type SnapshotManifest,
+  type SnapshotReference,
+  SnapshotRejectedError,
+} from "../api/control-plane-snapshot.ts";
 import { errorMessage } from "../api/error-message.ts";
 import { type Logger, silentLogger } from "../api/logger.ts";
 import type { ProviderConfig } from "../api/provider-config.ts";
-import { kubeconfigYaml } from "../controlplane/control-plane-files.ts";
+import { kubeconfigYaml, readCertificates } from "../controlplane/control-plane-files.ts";
+import { findEtcdutl } from "../controlplane/etcd-snapshot.ts";
 import { findKubeAssets, type KubeAssets, kubeAssetVersions } from "../controlplane/kube-assets.ts";
 import {
   inspectPersistentControlPlane,
@@ -31,6 +37,14 @@ import {
   startPersistentControlPlane,
   stopPersistentControlPlane,
 } from "../controlplane/persistent-control-plane.ts";
+import {
+  acceptedIssuers,
+  readLocalSnapshot,
+  requireOwnKeys,
+  seedClusterFolder,
+  swapInSnapshotData,
+  writeLocalSnapshot,
+} from "./local-snapshots.ts";
 import {
   authenticationConfigPath,
   ensureAuthenticationConfig,
@@ -46,6 +60,8 @@ export interface LocalBackendOptions {
   readonly stateDirectory: string;
   /** The kube-apiserver and etcd to run. */
   readonly assets: KubeAssets;
+  /** etcdutl, which restores snapshots; default: beside the assets, else built by `hack/kube/build.sh etcdutl` on first restore. */
+  readonly etcdutl?: string;
   /** Their Kubernetes version, `X.Y.Z` (the only one this backend offers). */
   readonly version: string;
   /** Stop every cluster's processes on {@link LocalBackend.close} (their data stays). Default false: they keep running for the next instance. */
@@ -89,6 +105,12 @@ interface StartInProgress {
  * for `waking` and starts the same processes on the same data and the recorded ports: same endpoint, same CA, and
  * the tokens (whose issuer is the server URL) still verify. A wake whose API server port another process took
  * meanwhile fails (retried with backoff) rather than move the endpoint.
+ * Snapshots (contract 1.7): `snapshot` streams etcd's own consistent snapshot (its HTTP gateway) into a folder
+ * snapshot beside the certificates and service-account keys; `restore` rolls the cluster back in place: it checks
+ * the snapshot (checksums; its CA and service-account key must be this cluster's), records the restore in the
+ * folder (`restoring`: neither the supervisor nor `create` starts the cluster meanwhile), stops the processes,
+ * makes a new etcd data folder from the snapshot with etcdutl, swaps it in and starts the same processes on the
+ * same ports: same endpoint, same CA, and every token and kubeconfig of before still works.
  * Caveats: one Kubernetes version, that of the binaries; no workers; no OIDC yet.
  */
 export class LocalBackend implements ClusterBackend {
@@ -106,6 +128,8 @@ export class LocalBackend implements ClusterBackend {
   readonly #deleting = new Set<string>();
   /** Clusters a {@link hibernate} of this instance is stopping: the supervisor leaves them alone. */
   readonly #hibernating = new Set<string>();
+  /** etcdutl, once a restore needed it. */
+  #etcdutl: string | undefined;
   readonly #ledger: PoolLedger;
   /**
    * Warm pools (contract 1.5): a member is a control plane in `clusters/<member id>/`; binding records, in
@@ -149,6 +173,8 @@ export class LocalBackend implements ClusterBackend {
    */
   async resume(): Promise<void> {
     await removeAbandonedControlPlanes(this.#clusters);
+    // Clones a crash cut short while they were made from their snapshot: their create makes them again.
+    await rm(join(resolve(this.#options.stateDirectory), "seeding"), { recursive: true, force: true });
     await this.#supervise();
     this.#scheduleSupervision();
   }
@@ -168,6 +194,15 @@ export class LocalBackend implements ClusterBackend {
             version,
             info: `local etcd + kube-apiserver asleep: data, certificates and ${status.server ?? "its port"} kept`,
           };
+    }
+    if (existsSync(join(directory, RESTORING_FILE))) {
+      const from = (await readFile(join(directory, RESTORING_FILE), "utf8").catch(() => "")).trim();
+      return {
+        exists: true,
+        phase: "provisioning",
+        version,
+        message: `being rolled back to snapshot ${from || "(unknown)"}: its processes restart on the restored data`,
+      };
     }
     if (status.healthy && status.server) {
       return {
@@ -203,10 +238,12 @@ export class LocalBackend implements ClusterBackend {
     const key = this.#keyOf(target);
     if (this.#starts.has(key)) return;
     const directory = this.#directoryOf(key);
+    // A clone (contract 1.7): its folder is made whole from the snapshot, once; afterwards it is a cluster like any.
+    if (target.restoreFrom && !existsSync(directory)) await this.#seedFromSnapshot(key, target.restoreFrom);
     await mkdir(directory, { recursive: true });
     if ((await inspectPersistentControlPlane(directory)).running) return; // one control plane per uid
     if (this.#starts.has(key)) return; // the supervisor began meanwhile
-    if (this.#asleep(key)) return; // hibernated: only wake starts it
+    if (this.#asleep(key) || this.#restoring(key)) return; // hibernated: only wake starts it; restoring: restore does
     this.#failures.delete(key); // asked again: try at once
     this.#startInBackground(key);
   }
@@ -250,10 +287,96 @@ export class LocalBackend implements ClusterBackend {
       await rm(join(directory, HIBERNATED_FILE), { force: true });
       this.#failures.delete(key); // asked: start at once
     }
-    if (this.#starts.has(key) || this.#asleep(key)) return;
+    if (this.#starts.has(key) || this.#asleep(key) || this.#restoring(key)) return;
     if ((await inspectPersistentControlPlane(directory)).running) return;
     if (this.#starts.has(key)) return; // the supervisor began meanwhile
     this.#startInBackground(key);
+  }
+
+  /**
+   * Takes a snapshot of a ready cluster (contract 1.7): etcd's consistent snapshot, streamed from its HTTP gateway,
+   * and the certificates and service-account keys, into the folder snapshot `reference` (complete or absent, see
+   * folder-snapshots.ts). The cluster keeps serving. Idempotent: a complete snapshot of that name is returned as it is.
+   */
+  async snapshot(target: ClusterTarget, reference: SnapshotReference): Promise<SnapshotManifest> {
+    const directory = this.#directoryOf(this.#keyOf(target));
+    const status = await inspectPersistentControlPlane(directory);
+    if (!status.exists)
+      throw new Error(`local backend: cluster ${target.namespace}/${target.name} does not exist`);
+    const certificates = await readCertificates(directory);
+    if (!status.healthy || !status.record || !certificates)
+      throw new Error(
+        `local backend: cluster ${target.namespace}/${target.name} does not serve (asleep, starting or stopped): a snapshot needs its etcd running`,
+      );
+    const description = {
+      backend: this.name,
+      cluster: {
+        uid: target.uid,
+        namespace: target.namespace,
+        name: target.name,
+        ...(status.server ? { endpoint: status.server } : {}),
+      },
+      kubernetesVersion: bareVersion(status.record.kubernetesVersion) ?? this.version,
+      takenAt: new Date(this.#clock.now()).toISOString(),
+    };
+    const etcd = `http://127.0.0.1:${status.record.ports.etcd}`;
+    return writeLocalSnapshot(directory, etcd, certificates, reference, description);
+  }
+
+  /**
+   * Rolls the cluster back to snapshot `reference` in place (contract 1.7): endpoint, CA and service-account keys
+   * stay. Throws {@link SnapshotRejectedError} (nothing changed) for a snapshot that is unfinished, altered, of
+   * another backend, or of another cluster (its CA or service-account key differ). Returns once the restored data
+   * is in place; the processes start in the background (`provisioning`, then `ready`). A restore cut short (a
+   * crash) leaves the cluster stopped, marked `restoring`, until a restore is asked again.
+   */
+  async restore(target: ClusterTarget, reference: SnapshotReference): Promise<void> {
+    const key = this.#keyOf(target);
+    const directory = this.#directoryOf(key);
+    const status = await inspectPersistentControlPlane(directory);
+    if (!status.exists || !status.record)
+      throw new Error(`local backend: cluster ${target.namespace}/${target.name} does not exist`);
+    if (this.#asleep(key))
+      throw new Error(
+        `local backend: cluster ${target.namespace}/${target.name} is hibernated: wake it before restoring a snapshot`,
+      );
+    const stored = await readLocalSnapshot(reference, this.name);
+    await requireOwnKeys(directory, stored);
+    this.#etcdutl ??= this.#options.etcdutl ?? findEtcdutl(this.#options.assets);
+    // Marked first: from here on nothing but this restore (or the next one, after a crash) starts the cluster.
+    await writeFile(join(directory, RESTORING_FILE), `${reference.name}\n`);
+    const start = this.#starts.get(key);
+    start?.abort.abort();
+    await start?.done;
+    this.#failures.delete(key);
+    await stopPersistentControlPlane(directory, { startTimeoutMs: this.#startTimeoutMs() });
+    await swapInSnapshotData(
+      directory,
+      stored,
+      this.#etcdutl,
+      `http://127.0.0.1:${status.record.ports.etcdPeer}`,
+    );
+    await rm(join(directory, RESTORING_FILE), { force: true });
+    this.#log.info("local cluster rolled back to a snapshot; its processes start again", {
+      uid: key,
+      snapshot: reference.name,
+    });
+    if (!this.#starts.has(key)) this.#startInBackground(key);
+  }
+
+  /**
+   * Makes cluster `key`'s folder from a snapshot (a clone): the snapshot's certificates and keys, its etcd data
+   * restored by etcdutl, and the original's endpoint recorded as an issuer its API server accepts besides its own,
+   * so service-account tokens of the original verify. Made in `seeding/` and renamed into place whole, so a crash
+   * leaves no half-made cluster; a snapshot refused (checksums, another backend's) makes nothing.
+   */
+  async #seedFromSnapshot(key: string, reference: SnapshotReference): Promise<void> {
+    const stored = await readLocalSnapshot(reference, this.name);
+    this.#etcdutl ??= this.#options.etcdutl ?? findEtcdutl(this.#options.assets);
+    await mkdir(this.#clusters, { recursive: true });
+    const seeding = join(resolve(this.#options.stateDirectory), "seeding");
+    await seedClusterFolder(stored, seeding, this.#directoryOf(key), this.#etcdutl);
+    this.#log.info("local cluster made from a snapshot", { uid: key, snapshot: reference.name });
   }
 
   /** Only the binaries' version exists here: updating to it changes nothing, to another one is refused. */
@@ -322,6 +445,11 @@ export class LocalBackend implements ClusterBackend {
     return this.#ledger.keyOf(target.uid);
   }
 
+  /** Whether a restore is replacing the cluster's data (read at once, like {@link #asleep}). */
+  #restoring(key: string): boolean {
+    return existsSync(join(this.#directoryOf(key), RESTORING_FILE));
+  }
+
   /** Whether the cluster was asked to sleep (read at once, so no await comes between this and a start). */
   #asleep(key: string): boolean {
     return existsSync(join(this.#directoryOf(key), HIBERNATED_FILE));
@@ -353,11 +481,16 @@ export class LocalBackend implements ClusterBackend {
     const waking = existsSync(join(directory, WAKING_FILE));
     const done = ensureAuthenticationConfig(directory)
       .then(() => (waking ? requireRecordedPort(directory) : undefined))
-      .then(() =>
+      .then(() => acceptedIssuers(directory))
+      .then((issuers) =>
         startPersistentControlPlane({
           directory,
           assets: this.#options.assets,
-          extraApiServerArgs: [`--authentication-config=${authenticationConfigPath(directory)}`],
+          extraApiServerArgs: [
+            `--authentication-config=${authenticationConfigPath(directory)}`,
+            // After the launch's own issuer (its URL, which signs new tokens): the original's, for a clone.
+            ...issuers.map((issuer) => `--service-account-issuer=${issuer}`),
+          ],
           startTimeoutMs: this.#startTimeoutMs(),
           signal: abort.signal,
           log: (message) => log.debug(message),
@@ -410,6 +543,7 @@ export class LocalBackend implements ClusterBackend {
       const whole = status?.record !== undefined && isWhole(status.record, this.#options.assets);
       if (!status?.exists || this.#starts.has(uid) || this.#deleting.has(uid) || this.#hibernating.has(uid))
         continue;
+      if (this.#restoring(uid)) continue; // a restore (or the retry of one cut short) starts it
       if (this.#asleep(uid)) {
         // Hibernated: never started here. Processes still running are a hibernate cut short (a crash): finish it.
         if (status.running) {
@@ -449,6 +583,8 @@ export class LocalBackend implements ClusterBackend {
 const HIBERNATED_FILE = "hibernated";
 /** In a cluster's folder from a wake until its processes are healthy again. */
 const WAKING_FILE = "waking";
+/** In a cluster's folder while a restore replaces its etcd data (contract 1.7); holds the snapshot's name. */
+const RESTORING_FILE = "restoring";
 
 /**
  * Fails unless the API server port the cluster's record names is free: a woken cluster keeps its endpoint (its

@@ -13,12 +13,12 @@ export function hackScript(...path: readonly string[]): string {
 
 /**
  * Runs a build script (building on first use takes minutes; its progress goes to stderr) and returns the
- * folder it printed last. Throws, with the script's error, when it fails or prints no folder.
+ * folder it printed last (`args` choose what it builds, e.g. `build.sh etcdutl`). Throws, with the script's error, when it fails or prints no folder.
  */
-export function runBuildScript(script: string): string {
+export function runBuildScript(script: string, args: readonly string[] = []): string {
   let output: string;
   try {
-    output = execFileSync(script, { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
+    output = execFileSync(script, args, { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
   } catch (error) {
     throw new Error(`${script} failed (see its output above): ${(error as Error).message}`, { cause: error });
   }

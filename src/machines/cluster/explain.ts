@@ -1,4 +1,5 @@
 /** Why a Cluster is in its state and what it waits for, in words, from the object alone (pure, read-only). */
+
 import type { Cluster } from "../../api/cluster.ts";
 import type { ClusterProfile } from "../../api/cluster-profile.ts";
 import type { Condition } from "../../api/common.ts";
@@ -9,6 +10,7 @@ import {
   CLUSTER_REASONS,
 } from "../../api/constants/cluster.ts";
 import { CLUSTER_POOL_ANNOTATIONS } from "../../api/constants/cluster-pool.ts";
+import { RESTORE_FROM_ANNOTATION } from "../../api/constants/cluster-snapshot.ts";
 import { HIBERNATE_ANNOTATION, HIBERNATION_CONDITION } from "../../api/constants/hibernation.ts";
 import { ANNOTATIONS, CONDITION_TYPES, LABELS, OPERATIONS, REASONS } from "../../api/constants.ts";
 import { HANDOVER_ANNOTATION } from "../../api/move.ts";
@@ -230,6 +232,11 @@ export function explainCluster(cluster: Cluster, profile: ProfileLookup): Cluste
         `pool cluster ${member} was asleep: it is woken for this Cluster, which is Ready once it serves`,
       );
   }
+  const snapshot = cluster.metadata.annotations?.[RESTORE_FROM_ANNOTATION];
+  if (snapshot !== undefined)
+    why.push(
+      `it was made from ClusterSnapshot ${snapshot} (a clone: its data, CA and keys; its own endpoint)`,
+    );
   return { ...base, why, waitingFor };
 }
 

@@ -9,6 +9,7 @@ import { type AccessRequestSettings, accessRequestKind } from "./access-request/
 import type { CapiOwnedSettings } from "./capi-owned/kind.ts";
 import { type ClusterSettings, clusterKind } from "./cluster/kind.ts";
 import { type ClusterRequestSettings, clusterRequestKind } from "./cluster-request/kind.ts";
+import { type ClusterSnapshotSettings, clusterSnapshotKind } from "./cluster-snapshot/kind.ts";
 import { engineClusterKind } from "./engine-cluster/kind.ts";
 import { engineControlPlaneKind } from "./engine-control-plane/kind.ts";
 import { hibernationScheduleKind } from "./hibernation-schedule/kind.ts";
@@ -28,6 +29,7 @@ export const MACHINE_KINDS: readonly MachineKind[] = [
   engineClusterKind as MachineKind,
   engineControlPlaneKind as MachineKind,
   hibernationScheduleKind as MachineKind,
+  clusterSnapshotKind as MachineKind,
 ];
 
 /** The kinds that build clusters, timed alike. */
@@ -43,6 +45,7 @@ export interface KindSettingsByName {
   readonly AccessRequest?: AccessRequestSettings;
   readonly EngineCluster?: CapiOwnedSettings;
   readonly EngineControlPlane?: CapiOwnedSettings;
+  readonly ClusterSnapshot?: ClusterSnapshotSettings;
   readonly [kind: string]: KindSettings | undefined;
 }
 

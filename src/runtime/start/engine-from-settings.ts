@@ -246,6 +246,8 @@ export async function engineFromSettings(
       {
         ...capiServed(capi),
         ...(settings.warmPools ? { Cluster: { pools: true } } : {}),
+        // Snapshots hold keys: beside the backends' state, on the engine's own volume.
+        ClusterSnapshot: { folder: join(settings.stateDirectory, "snapshots") },
         ClusterRequest: { enabled: settings.schedule, ...(schedulerConfig ? { schedulerConfig } : {}) },
         AccessRequest: {
           prepare: settings.prepareAccessRequests,

@@ -30,6 +30,7 @@ import { profileClaimant, profileOffer, profilesOf, unpublishedProfile } from ".
 import { CLUSTER_CACHES } from "./caches.ts";
 import { readClusterConfigs } from "./cluster-configs.ts";
 import { handOver, handoverOf, takeOver } from "./handover.ts";
+import { withRestoreSource } from "./restore-source.ts";
 import { SleepMetrics } from "./sleep-metrics.ts";
 
 /**
@@ -197,8 +198,16 @@ export const clusterKind: MachineKind<
             const call = backend[command.kind]?.bind(backend);
             if (!call) throw new Error(`the backend cannot ${command.kind} clusters`);
             await call(target);
-          } else if (command.kind === "create") await backend.create(target, command.version);
-          else if (command.kind === "update") await backend.update(target, command.version);
+          } else if (command.kind === "create") {
+            // A clone (contract 1.7): made from the snapshot its annotation names, by the Cluster's own backend.
+            const source = await withRestoreSource(
+              object,
+              target,
+              await context.backends.of(target),
+              context.kubeConfig,
+            );
+            await backend.create(source, command.version);
+          } else if (command.kind === "update") await backend.update(target, command.version);
           else await backend.delete(target);
         }
       },

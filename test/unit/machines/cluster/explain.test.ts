@@ -5,6 +5,7 @@ import type { ClusterObservation } from "../../../../src/api/backend.ts";
 import type { Cluster } from "../../../../src/api/cluster.ts";
 import { CLUSTER_FINALIZERS } from "../../../../src/api/constants/cluster.ts";
 import { CLUSTER_POOL_ANNOTATIONS } from "../../../../src/api/constants/cluster-pool.ts";
+import { RESTORE_FROM_ANNOTATION } from "../../../../src/api/constants/cluster-snapshot.ts";
 import { HIBERNATE_ANNOTATION } from "../../../../src/api/constants/hibernation.ts";
 import { ANNOTATIONS } from "../../../../src/api/constants.ts";
 import { HANDOVER_ANNOTATION } from "../../../../src/api/move.ts";
@@ -85,6 +86,18 @@ describe("explainCluster", () => {
     expect(explanation.why).toContain(
       "pool cluster pool-0a1b2c3d4e5f was asleep: it is woken for this Cluster, which is Ready once it serves",
     );
+  });
+
+  it("names the ClusterSnapshot a Cluster was made from (a clone)", () => {
+    const ready = settled(aCluster(), readyAt("1.33.3"));
+    const clone = {
+      ...ready,
+      metadata: { ...ready.metadata, annotations: { [RESTORE_FROM_ANNOTATION]: "before-upgrade" } },
+    };
+    expect(explainCluster(clone, ours).why).toContain(
+      "it was made from ClusterSnapshot before-upgrade (a clone: its data, CA and keys; its own endpoint)",
+    );
+    expect(explainCluster(ready, ours).why.join(" ")).not.toContain("ClusterSnapshot");
   });
 
   it("says what a moved Cluster's take-over and a pool claim wait for", () => {

@@ -10,6 +10,10 @@ import {
   type ClusterRequestFacts,
   clusterRequestMachine,
 } from "../../../../src/machines/cluster-request/machine.ts";
+import {
+  clusterSnapshotMachine,
+  type SnapshotFacts,
+} from "../../../../src/machines/cluster-snapshot/machine.ts";
 import type { EngineClusterFacts } from "../../../../src/machines/engine-cluster/machine.ts";
 import { engineClusterMachine } from "../../../../src/machines/engine-cluster/machine.ts";
 import {
@@ -33,6 +37,18 @@ import {
 const bools = [false, true];
 /** A schedule's latest event. */
 const LATEST: ScheduledEvent = { action: "sleep", time: "2026-11-28T19:00:00Z" };
+
+/** A snapshot's manifest as a backend returns it (its content does not matter to the machine). */
+const SNAPSHOT_MANIFEST = {
+  format: 1,
+  backend: "local",
+  cluster: { uid: "u", namespace: "n", name: "c" },
+  kubernetesVersion: "1.36.3",
+  takenAt: "2026-01-01T00:00:00Z",
+  files: [],
+  size: 0,
+  checksum: "sha256:0",
+} as const;
 
 /** Each machine, every combination of the facts its guards read, and the states its paths must reach. */
 const machines: ReadonlyArray<{
@@ -172,6 +188,25 @@ const machines: ReadonlyArray<{
     ),
     states: ["scheduled", "applying", "invalid"],
     transitions: 6,
+  },
+  {
+    machine: clusterSnapshotMachine,
+    events: observedEach(
+      everyCombination<SnapshotFacts>({
+        cluster: [
+          { found: false },
+          { found: true, uid: "u", ready: false },
+          { found: true, uid: "u", ready: true },
+          { found: true, uid: "u", ready: true, unsupported: "its backend existing takes no snapshots" },
+        ],
+        taken: [undefined, SNAPSHOT_MANIFEST],
+        recorded: bools,
+        restoreRequested: [undefined, "r1"],
+        restored: [undefined, { request: "r1", outcome: "Restored", message: "" }],
+      }),
+    ),
+    states: ["pending", "taking", "complete", "restoring", "failed"],
+    transitions: 9,
   },
 ];
 

@@ -1,0 +1,62 @@
+/** The ClusterSnapshot kind (engine.openmcp.cloud/v1alpha1): a snapshot of one Cluster's control plane, and rollbacks to it. */
+import type { Condition, TypedObject } from "./common.ts";
+import type { CLUSTER_SNAPSHOT_API_VERSION } from "./constants/cluster-snapshot.ts";
+
+/**
+ * Where the snapshot is kept. One kind of storage is set: `folder` now (the default when `storage` is absent); an
+ * S3-compatible object store (`s3`, with a bucket and a Secret's credentials) is the next.
+ */
+export interface SnapshotStorage {
+  /** A folder under the engine's snapshot folder (`<--state-dir>/snapshots`; embedded: `kindSettings.ClusterSnapshot.folder`). */
+  readonly folder?: {
+    /** Relative path under the engine's snapshot folder (no `..`); default: the snapshot's namespace. */
+    readonly path?: string;
+  };
+}
+
+/** What to snapshot, and where to keep it. Immutable: another snapshot is another object. */
+export interface ClusterSnapshotSpec {
+  /** The Cluster of the snapshot's namespace whose control plane is snapshotted. */
+  readonly cluster: { readonly name: string };
+  readonly storage?: SnapshotStorage;
+}
+
+/** One rollback asked by the restore annotation, and how it went. */
+export interface SnapshotRestoreRecord {
+  /** The annotation's value it answered. */
+  readonly request: string;
+  /** RFC 3339. */
+  readonly time: string;
+  /** `Restored`, or the reason it was refused (`ChecksumMismatch`, `ForeignSnapshot`, `IncompatibleSnapshot`). */
+  readonly outcome: string;
+  readonly message: string;
+}
+
+/** What was taken, where it is and what it was taken from. */
+export interface ClusterSnapshotStatus {
+  readonly observedGeneration?: number;
+  /** Pending, Taking, Complete, Failed, Restoring. */
+  readonly phase?: string;
+  /** The machine state, read back by the next step. */
+  readonly state?: string;
+  /** The Cluster it was taken from: its uid and the endpoint it served at. */
+  readonly cluster?: { readonly uid: string; readonly endpoint?: string };
+  /** Where it is: the folder (absolute, on the engine's machine) and its name there. */
+  readonly location?: { readonly folder: string; readonly name: string };
+  readonly kubernetesVersion?: string;
+  /** RFC 3339. */
+  readonly takenAt?: string;
+  /** Bytes in all. */
+  readonly size?: number;
+  /** `sha256:<hex>` over its files' sha256 (see the snapshot's manifest.json). */
+  readonly checksum?: string;
+  readonly lastRestore?: SnapshotRestoreRecord;
+  /** `Ready` (taken) and `Restored` (the last rollback), each with a reason and a message. */
+  readonly conditions?: readonly Condition[];
+}
+
+/** A snapshot of a Cluster's control plane: namespaced, of a Cluster of its own namespace. */
+export interface ClusterSnapshot extends TypedObject<typeof CLUSTER_SNAPSHOT_API_VERSION, "ClusterSnapshot"> {
+  readonly spec: ClusterSnapshotSpec;
+  readonly status?: ClusterSnapshotStatus;
+}

@@ -1,0 +1,53 @@
+/** Constants of the ClusterSnapshot kind (engine.openmcp.cloud/v1alpha1): its resource, annotation, conditions and reasons. */
+import { ENGINE_API_VERSION, ENGINE_GROUP, ENGINE_VERSION } from "../constants.ts";
+
+/** The kind's name. */
+export const CLUSTER_SNAPSHOT_KIND = "ClusterSnapshot";
+
+/** `apiVersion` of a ClusterSnapshot (the engine's own group). */
+export const CLUSTER_SNAPSHOT_API_VERSION = ENGINE_API_VERSION;
+
+/** Where ClusterSnapshots are served: namespaced, each of a Cluster of its own namespace. */
+export const CLUSTER_SNAPSHOT_RESOURCE = {
+  group: ENGINE_GROUP,
+  version: ENGINE_VERSION,
+  plural: "clustersnapshots",
+  namespaced: true,
+} as const;
+
+/**
+ * On a Complete ClusterSnapshot: roll its Cluster back to it, once per value (any value; a new one asks again).
+ * `status.lastRestore.request` records the value last acted on.
+ */
+export const RESTORE_ANNOTATION = "engine.openmcp.cloud/restore";
+
+/**
+ * On a new Cluster: make it from this ClusterSnapshot (a name in the Cluster's namespace) instead of empty — a clone
+ * of the snapshot's Cluster as it was, with an endpoint of its own. Read when the Cluster is created only.
+ */
+export const RESTORE_FROM_ANNOTATION = "engine.openmcp.cloud/restore-from";
+
+/** The condition saying whether the snapshot is taken, and the one saying how the last restore went. */
+export const SNAPSHOT_CONDITIONS = { ready: "Ready", restored: "Restored" } as const;
+
+/** Reasons of the snapshot's conditions and Events. */
+export const CLUSTER_SNAPSHOT_REASONS = {
+  /** Ready: the snapshot is complete in its storage (size and checksum in the status). */
+  Taken: "Taken",
+  /** Ready=False: the snapshot is being taken. */
+  Taking: "Taking",
+  /** Ready=False: the Cluster exists but is not Ready yet; the snapshot waits for it. */
+  ClusterNotReady: "ClusterNotReady",
+  /** Ready=False, Failed: no Cluster of that name in the snapshot's namespace. */
+  ClusterNotFound: "ClusterNotFound",
+  /** Ready=False, Failed: the Cluster's backend cannot take snapshots (e.g. `existing`). */
+  SnapshotsUnsupported: "SnapshotsUnsupported",
+  /** Ready=False while the backend fails to take it (retried with backoff). */
+  SnapshotFailed: "SnapshotFailed",
+  /** Restored=True: the Cluster was rolled back to this snapshot. */
+  Restored: "Restored",
+  /** Restored=False while a restore is under way. */
+  Restoring: "Restoring",
+  /** Restored=False while the backend fails to restore (retried with backoff). */
+  RestoreFailed: "RestoreFailed",
+} as const;

@@ -1,0 +1,50 @@
+/** The ClusterSnapshot kind as the engine registers it: resource, machine, statechart, guards in words. */
+import type { ClusterSnapshot } from "../../api/cluster-snapshot.ts";
+import {
+  CLUSTER_SNAPSHOT_API_VERSION,
+  CLUSTER_SNAPSHOT_KIND,
+  CLUSTER_SNAPSHOT_RESOURCE,
+} from "../../api/constants/cluster-snapshot.ts";
+import type { Explanation } from "../shared/explanation.ts";
+import type { MachineDefinition } from "../shared/machine-definition.ts";
+import { clusterSnapshotMachine } from "./machine.ts";
+
+/** The ClusterSnapshot kind. */
+export const CLUSTER_SNAPSHOT_DEFINITION: MachineDefinition = {
+  kind: CLUSTER_SNAPSHOT_KIND,
+  apiVersion: CLUSTER_SNAPSHOT_API_VERSION,
+  resource: CLUSTER_SNAPSHOT_RESOURCE,
+  names: ["clustersnapshot", "clustersnapshots", "csnap"],
+  machine: clusterSnapshotMachine,
+  statechart: { file: "clusterSnapshot", source: "src/machines/cluster-snapshot/machine.ts" },
+  guardPhrases: {
+    isTaken: "the snapshot is written whole (recorded, or just taken)",
+    isNotTaken: "the snapshot is not written yet",
+    isClusterMissing: "no Cluster of that name exists in the snapshot's namespace",
+    isUnsupported: "the Cluster's backend takes no snapshots",
+    isClusterReady: "the Cluster is Ready",
+    isRestoreRequested: "the restore annotation carries a value not answered yet",
+    isRestoreAnswered: "the asked rollback was carried out or refused",
+    isRestoreWithdrawn: "the restore annotation was removed",
+  },
+};
+
+/** A snapshot explained from what it stores. */
+export function explainClusterSnapshot(snapshot: ClusterSnapshot): Explanation {
+  const status = snapshot.status;
+  const why = (status?.conditions ?? []).map((c) => `${c.type}=${c.status} (${c.reason}): ${c.message}`);
+  if (status?.location) why.push(`stored as ${status.location.folder}/${status.location.name}`);
+  if (status?.lastRestore)
+    why.push(
+      `last restore: ${status.lastRestore.outcome} (request ${status.lastRestore.request}, ${status.lastRestore.time})`,
+    );
+  const waitingFor =
+    status?.state === "pending"
+      ? [`Cluster ${snapshot.spec.cluster.name} to be Ready`]
+      : status?.state === "taking"
+        ? ["the backend to write the snapshot"]
+        : status?.state === "restoring"
+          ? ["the backend to roll the Cluster back"]
+          : [];
+  return { state: status?.state, phase: status?.phase, why, waitingFor };
+}

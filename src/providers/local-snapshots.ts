@@ -1,0 +1,148 @@
+/**
+ * The `local` backend's snapshots (contract 1.7), file by file: what one holds (etcd's snapshot, the certificate and
+ * key files), the checks before a snapshot is restored, the swap of a cluster's etcd data, and a clone's folder made
+ * whole from a snapshot. The backend itself decides when (marks, stopping and starting processes).
+ */
+import { existsSync } from "node:fs";
+import { mkdir, mkdtemp, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { basename, join } from "node:path";
+import type { SnapshotManifest, SnapshotReference } from "../api/control-plane-snapshot.ts";
+import { SnapshotRejectedError } from "../api/control-plane-snapshot.ts";
+import type { ControlPlaneCertificates } from "../controlplane/certificates.ts";
+import {
+  certificatePaths,
+  readCertificates,
+  writeCertificates,
+} from "../controlplane/control-plane-files.ts";
+import { etcdSnapshotStream, restoreEtcdSnapshot } from "../controlplane/etcd-snapshot.ts";
+import {
+  readFolderSnapshot,
+  type SnapshotDescription,
+  type StoredSnapshot,
+  writeFolderSnapshot,
+} from "./shared/folder-snapshots.ts";
+
+/** etcd's snapshot in a local cluster's snapshot, beside the certificate files (named as in the cluster's folder). */
+const ETCD_SNAPSHOT_FILE = "etcd.db";
+/** In a clone's folder: the issuers (the original's URL) whose service-account tokens its API server accepts too. */
+const ACCEPTED_ISSUERS_FILE = "accepted-issuers";
+/** In a clone's folder: the snapshot it was made from. */
+const ORIGIN_FILE = "restored-from";
+/** etcd's single member, as the control plane starts it (no `--name`). */
+const ETCD_MEMBER = "default";
+
+/**
+ * Writes snapshot `reference` of the running cluster in `directory`: etcd's consistent snapshot from `etcdUrl` (its
+ * HTTP gateway) and every certificate and key file (see folder-snapshots.ts: whole or not at all).
+ */
+export function writeLocalSnapshot(
+  directory: string,
+  etcdUrl: string,
+  certificates: ControlPlaneCertificates,
+  reference: SnapshotReference,
+  description: SnapshotDescription,
+): Promise<SnapshotManifest> {
+  return writeFolderSnapshot(reference, description, async (add) => {
+    await add(ETCD_SNAPSHOT_FILE, etcdSnapshotStream(etcdUrl));
+    for (const [key, path] of Object.entries(certificatePaths(directory)))
+      await add(basename(path), certificates[key as keyof ControlPlaneCertificates]);
+  });
+}
+
+/** Snapshot `reference`, checked against its manifest and taken by backend `backend` (else refused). */
+export async function readLocalSnapshot(
+  reference: SnapshotReference,
+  backend: string,
+): Promise<StoredSnapshot> {
+  const stored = await readFolderSnapshot(reference);
+  if (stored.manifest.backend !== backend)
+    throw new SnapshotRejectedError(
+      "IncompatibleSnapshot",
+      `snapshot ${reference.name} was taken by backend ${stored.manifest.backend}; the ${backend} backend restores only its own`,
+    );
+  return stored;
+}
+
+/** Refuses (`ForeignSnapshot`) a snapshot whose CA or service-account key is not that of the cluster in `directory`. */
+export async function requireOwnKeys(directory: string, stored: StoredSnapshot): Promise<void> {
+  const own = await readCertificates(directory);
+  const files = certificatePaths(directory);
+  const theirs = (path: string) => readFile(stored.path(basename(path)), "utf8").catch(() => undefined);
+  if (
+    own &&
+    own.caCert === (await theirs(files.caCert)) &&
+    own.serviceAccountKey === (await theirs(files.serviceAccountKey))
+  )
+    return;
+  const { namespace, name, uid } = stored.manifest.cluster;
+  throw new SnapshotRejectedError(
+    "ForeignSnapshot",
+    `snapshot ${basename(stored.folder)} was taken from Cluster ${namespace}/${name} (uid ${uid}), whose certificate authority or service-account key is not this cluster's: restoring it would lock out every client of this cluster`,
+  );
+}
+
+/**
+ * Replaces the etcd data of the (stopped) cluster in `directory` with the snapshot's, restored by `etcdutl` for the
+ * member at `peerUrl`: made beside it, then swapped in. A crash midway leaves the old data, or none; a call again
+ * redoes it (the caller's mark keeps the cluster stopped meanwhile).
+ */
+export async function swapInSnapshotData(
+  directory: string,
+  stored: StoredSnapshot,
+  etcdutl: string,
+  peerUrl: string,
+): Promise<void> {
+  const fresh = join(directory, "etcd.restoring");
+  const old = join(directory, "etcd.before-restore");
+  const data = join(directory, "etcd");
+  await rm(fresh, { recursive: true, force: true });
+  await restoreEtcdSnapshot(etcdutl, stored.path(ETCD_SNAPSHOT_FILE), fresh, { name: ETCD_MEMBER, peerUrl });
+  await rm(old, { recursive: true, force: true });
+  if (existsSync(data)) await rename(data, old);
+  await rename(fresh, data);
+  await rm(old, { recursive: true, force: true });
+}
+
+/**
+ * Makes `destination` (which must not exist) a cluster folder from the snapshot (a clone): its certificates and keys,
+ * its etcd data restored by `etcdutl`, and the original's endpoint as an issuer the clone's API server accepts beside
+ * its own, so service-account tokens of the original verify. Made in `seeding` and renamed into place whole, so a
+ * crash leaves no half-made cluster.
+ */
+export async function seedClusterFolder(
+  stored: StoredSnapshot,
+  seeding: string,
+  destination: string,
+  etcdutl: string,
+): Promise<void> {
+  await mkdir(seeding, { recursive: true });
+  const folder = await mkdtemp(join(seeding, `${basename(destination)}-`));
+  try {
+    const entries = await Promise.all(
+      Object.entries(certificatePaths(folder)).map(
+        async ([name, path]) => [name, await readFile(stored.path(basename(path)), "utf8")] as const,
+      ),
+    );
+    await writeCertificates(folder, Object.fromEntries(entries) as unknown as ControlPlaneCertificates);
+    // The member's peer URL is a placeholder: a single member, started on ports chosen then (as after any restart).
+    await restoreEtcdSnapshot(etcdutl, stored.path(ETCD_SNAPSHOT_FILE), join(folder, "etcd"), {
+      name: ETCD_MEMBER,
+      peerUrl: "http://127.0.0.1:2380",
+    });
+    const original = stored.manifest.cluster.endpoint;
+    if (original) await writeFile(join(folder, ACCEPTED_ISSUERS_FILE), `${original}\n`);
+    await writeFile(join(folder, ORIGIN_FILE), `${basename(stored.folder)}\n`);
+    await rename(folder, destination);
+  } finally {
+    await rm(folder, { recursive: true, force: true });
+  }
+}
+
+/** The issuers a clone's API server accepts beside its own (see {@link seedClusterFolder}); none for other clusters. */
+export async function acceptedIssuers(directory: string): Promise<string[]> {
+  const text = await readFile(join(directory, ACCEPTED_ISSUERS_FILE), "utf8").catch(() => "");
+  return text
+    .split("\n")
+    .map((line) => line.trim())
+    .filter((line) => line !== "");
+}

@@ -1,0 +1,200 @@
+/**
+ * The ClusterSnapshot kind: the Cluster's backend takes a snapshot of its control plane into a folder under the
+ * engine's snapshot folder, and rolls the Cluster back to it when the restore annotation asks (contract 1.7).
+ */
+import { homedir } from "node:os";
+import { join, resolve } from "node:path";
+import { CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
+import type { Cluster } from "../../../api/cluster.ts";
+import type { ClusterSnapshot } from "../../../api/cluster-snapshot.ts";
+import { CLUSTER_SNAPSHOT_KIND, CLUSTER_SNAPSHOT_REASONS } from "../../../api/constants/cluster-snapshot.ts";
+import { CLUSTER_PHASES, RESOURCES } from "../../../api/constants.ts";
+import { isSnapshotRejection, type SnapshotManifest } from "../../../api/control-plane-snapshot.ts";
+import { isNotFound } from "../../../api/error-message.ts";
+import { objectKey } from "../../../api/object-key.ts";
+import { clusterResponsibility, clusterTarget } from "../../../machines/cluster/step.ts";
+import {
+  CLUSTER_SNAPSHOT_DEFINITION,
+  explainClusterSnapshot,
+} from "../../../machines/cluster-snapshot/definition.ts";
+import type { RestoreOutcome, SnapshotClusterFact } from "../../../machines/cluster-snapshot/machine.ts";
+import { type SnapshotCommand, stepClusterSnapshot } from "../../../machines/cluster-snapshot/step.ts";
+import type { RequeueTiming } from "../../../machines/shared/machine-tags.ts";
+import type { CacheSpec } from "../../informers.ts";
+import { type KindSettings, type MachineKind, wake } from "../../machine-kind.ts";
+import { CLUSTER_CACHES } from "../cluster/caches.ts";
+import { PROFILE_CACHES } from "../provider-config/caches.ts";
+import { profileClaimant, profileOffer } from "../shared/profile-offer.ts";
+
+/** The kind's settings (`kindSettings.ClusterSnapshot`). */
+export interface ClusterSnapshotSettings extends KindSettings {
+  /** `false` turns the kind off. */
+  readonly enabled?: boolean;
+  /**
+   * The folder every snapshot goes under (`<folder>/<namespace or spec.storage.folder.path>/<name>-<uid>/`): the
+   * command line's engine sets `<--state-dir>/snapshots`; an embedded engine without it gets
+   * `$XDG_STATE_HOME/openmcp-engine/snapshots` (`~/.local/state/…`). Snapshots hold keys: keep it the engine's own.
+   */
+  readonly folder?: string;
+}
+
+/** The cache of ClusterSnapshots. */
+export const SNAPSHOTS: CacheSpec<ClusterSnapshot> = {
+  name: CLUSTER_SNAPSHOT_KIND,
+  kind: CLUSTER_SNAPSHOT_KIND,
+  resource: CLUSTER_SNAPSHOT_DEFINITION.resource,
+};
+
+/** What one look reads: the snapshot's Cluster, and what this engine's commands returned. */
+export interface SnapshotObservation {
+  readonly cluster: SnapshotClusterFact;
+  readonly taken?: SnapshotManifest;
+  readonly restored?: RestoreOutcome;
+}
+
+/** Per engine: the snapshot folder, and what commands returned, by snapshot uid, until the status records it. */
+interface SnapshotState {
+  readonly root: string;
+  readonly taken: Map<string, SnapshotManifest>;
+  readonly restored: Map<string, RestoreOutcome>;
+}
+
+/** Polls every second while taking or restoring; a failure is retried after 5 s; at rest, a look every 10 minutes. */
+export const DEFAULT_SNAPSHOT_TIMING: RequeueTiming = { pollMs: 1_000, retryMs: 5_000, resyncMs: 600_000 };
+
+/** The default snapshot folder (see {@link ClusterSnapshotSettings.folder}). */
+export function defaultSnapshotFolder(): string {
+  const state = process.env.XDG_STATE_HOME || join(homedir(), ".local", "state");
+  return join(state, "openmcp-engine", "snapshots");
+}
+
+/** The ClusterSnapshot kind; `kindSettings.ClusterSnapshot.enabled: false` turns it off. */
+export const clusterSnapshotKind: MachineKind<
+  ClusterSnapshot,
+  SnapshotObservation,
+  SnapshotCommand,
+  RequeueTiming,
+  SnapshotState,
+  ClusterSnapshotSettings
+> = {
+  definition: CLUSTER_SNAPSHOT_DEFINITION,
+  cache: SNAPSHOTS,
+  timing: DEFAULT_SNAPSHOT_TIMING,
+  enabled: (settings) => settings.enabled !== false,
+  state: (_, settings) => ({
+    root: resolve(settings.folder ?? defaultSnapshotFolder()),
+    taken: new Map(),
+    restored: new Map(),
+  }),
+  reads: [PROFILE_CACHES.profiles, PROFILE_CACHES.providerConfigs],
+  // A Cluster that appears, gets Ready or goes wakes the snapshots of it.
+  wakes: [
+    wake(CLUSTER_CACHES.clusters, (cluster: Cluster, context) =>
+      context.informers
+        .of(SNAPSHOTS)
+        .list()
+        .filter(
+          (snapshot) =>
+            snapshot.metadata.namespace === cluster.metadata.namespace &&
+            snapshot.spec.cluster.name === cluster.metadata.name,
+        )
+        .map(objectKey),
+    ),
+  ],
+
+  async open(snapshot, context) {
+    const namespace = snapshot.metadata.namespace ?? "";
+    const uid = snapshot.metadata.uid ?? objectKey(snapshot);
+    const cluster =
+      context.informers.of(CLUSTER_CACHES.clusters).get(`${namespace}/${snapshot.spec.cluster.name}`) ??
+      // Not in the cache: asked of the API server before the snapshot fails for it (a Cluster and its snapshot
+      // applied together may reach the cache after the snapshot).
+      (await readCluster(context.kubeConfig, namespace, snapshot.spec.cluster.name));
+    const offer = cluster ? profileOffer(context, cluster.spec.profile) : undefined;
+    // Another provider's Cluster: its engine takes the snapshot; this one writes nothing.
+    if (cluster && clusterResponsibility(cluster, offer?.profile, profileClaimant(context)) !== "ours")
+      return undefined;
+    const target = cluster ? clusterTarget(cluster, offer?.profile, offer?.settings) : undefined;
+    const backend = target ? await context.backends.of(target).catch(() => undefined) : undefined;
+    const fact: SnapshotClusterFact = cluster
+      ? {
+          found: true,
+          uid: cluster.metadata.uid ?? "",
+          ready: cluster.status?.phase === CLUSTER_PHASES.ready,
+          ...(backend && (!backend.snapshot || !backend.restore)
+            ? {
+                unsupported: `its backend ${backend.name} takes no snapshots (contract 1.7's snapshot and restore)`,
+              }
+            : {}),
+        }
+      : { found: false };
+    return {
+      async observe() {
+        const taken = context.state.taken.get(uid);
+        const restored = context.state.restored.get(uid);
+        return { cluster: fact, ...(taken ? { taken } : {}), ...(restored ? { restored } : {}) };
+      },
+      step: (current, observation, { now, lastError }) =>
+        stepClusterSnapshot({
+          object: current,
+          cluster: observation.cluster,
+          root: context.state.root,
+          ...(observation.taken ? { taken: observation.taken } : {}),
+          ...(observation.restored ? { restored: observation.restored } : {}),
+          now,
+          ...(lastError ? { lastError } : {}),
+          timing: context.timing,
+        }),
+      async run(commands) {
+        for (const command of commands) {
+          if (!target || !backend)
+            throw new Error(`Cluster ${namespace}/${snapshot.spec.cluster.name} or its backend is unknown`);
+          if (command.kind === "snapshot") {
+            if (!backend.snapshot) throw new Error(`backend ${backend.name} takes no snapshots`);
+            context.state.taken.set(uid, await backend.snapshot(target, command.snapshot));
+            continue;
+          }
+          if (!backend.restore) throw new Error(`backend ${backend.name} restores no snapshots`);
+          try {
+            await backend.restore(target, command.snapshot);
+            context.state.restored.set(uid, {
+              request: command.request,
+              outcome: CLUSTER_SNAPSHOT_REASONS.Restored,
+              message: `Cluster ${namespace}/${target.name} rolled back to this snapshot (${snapshot.status?.takenAt ?? "?"}); its endpoint and certificate authority are unchanged`,
+            });
+          } catch (error) {
+            if (!isSnapshotRejection(error)) throw error; // retried
+            context.state.restored.set(uid, {
+              request: command.request,
+              outcome: error.reason,
+              message: error.message,
+            });
+          }
+        }
+      },
+    };
+  },
+
+  describe: (command) =>
+    command.kind === "snapshot"
+      ? `take snapshot ${command.snapshot.name} into ${command.snapshot.location.folder}`
+      : `roll back to snapshot ${command.snapshot.name} (request ${command.request})`,
+
+  explain: async (snapshot) => explainClusterSnapshot(snapshot),
+};
+
+/** The Cluster from the API server; undefined when it does not exist. */
+async function readCluster(
+  kubeConfig: KubeConfig,
+  namespace: string,
+  name: string,
+): Promise<Cluster | undefined> {
+  try {
+    return (await kubeConfig
+      .makeApiClient(CustomObjectsApi)
+      .getNamespacedCustomObject({ ...RESOURCES.Cluster, namespace, name })) as Cluster;
+  } catch (error) {
+    if (isNotFound(error)) return undefined;
+    throw error;
+  }
+}
