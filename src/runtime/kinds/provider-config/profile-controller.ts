@@ -4,7 +4,7 @@ import { CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
 import { type ConfigOffer, OFFER_REFRESH_MS } from "../../../api/backend-contract.ts";
 import type { ClusterProfile } from "../../../api/cluster-profile.ts";
 import { PROVIDER_CONFIG_LABELS } from "../../../api/constants/provider-config.ts";
-import { ANNOTATIONS, ENGINE_API_VERSION, LABELS, RESOURCES } from "../../../api/constants.ts";
+import { ENGINE_API_VERSION, LABELS, RESOURCES } from "../../../api/constants.ts";
 import { isNotFound } from "../../../api/error-message.ts";
 import type { ProviderConfig } from "../../../api/provider-config.ts";
 import { claimOperations, configOwnership } from "../../../machines/cluster-profile/ownership.ts";
