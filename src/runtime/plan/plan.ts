@@ -35,7 +35,7 @@ import {
 } from "./plan-changes.ts";
 import { apiServerSources, PlannedSources, type ResourceId } from "./planned-sources.ts";
 
-export { type Manifest, type PlanChange, PlanChangeError } from "./plan-changes.ts";
+export { type ChangeTarget, type Manifest, type PlanChange, PlanChangeError } from "./plan-changes.ts";
 
 /** Steps of one object before a plan gives up on it settling (a machine that keeps changing its object). */
 const DEFAULT_MAX_STEPS = 10;
