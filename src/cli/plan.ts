@@ -167,7 +167,11 @@ export function formatPlan(result: Plan): string {
           : "~";
     lines.push(`${object.steps.length === 0 && object.change === "none" ? "=" : mark} ${name}${change}`);
     for (const step of object.steps) {
-      if (step.from || step.to) lines.push(`    step ${step.from} → ${step.to}`);
+      if (step.by)
+        lines.push(
+          `    ${step.by === "profiles" ? "the ProviderConfig controller" : "AccessRequest preparation"}`,
+        );
+      else lines.push(`    step ${step.from} → ${step.to}`);
       for (const write of step.writes) {
         lines.push(`      write ${write.part}:`);
         lines.push(...write.operations.map((operation) => `        ${operationText(operation)}`));

@@ -51,8 +51,8 @@ export class MemoryApi {
     this.sources.put(resource, object, deleted);
   }
 
-  /** A writer as the API server answers the runtime's patches (conflict on a stale resourceVersion). */
-  writer(): MachineWriter {
+  /** A writer as the API server answers the runtime's patches (conflict on a stale resourceVersion); `told` hears each. */
+  writer(told: (write: RecordedWrite) => void = () => {}): MachineWriter {
     return {
       patch: async (target: PatchTarget, operations: readonly PatchOperation[], subresource) => {
         const key = target.namespace ? `${target.namespace}/${target.name}` : target.name;
@@ -61,7 +61,9 @@ export class MemoryApi {
         const metadata = stored.object.metadata as { resourceVersion?: string };
         if (target.resourceVersion && metadata.resourceVersion !== target.resourceVersion)
           throw new ConflictError(`${target.plural} ${key} changed`);
-        this.writes.push({ plural: target.plural, key, subresource, operations });
+        const write = { plural: target.plural, key, subresource, operations };
+        this.writes.push(write);
+        told(write);
         const next = applied(stored.object, operations) as WatchedObject & {
           metadata: { resourceVersion?: string; deletionTimestamp?: string; finalizers?: string[] };
         };

@@ -3,12 +3,15 @@
  * found by running each affected object's own kind (`open`, `observe`, the pure `step`) over the live objects
  * with the changes applied in memory. Nothing is written to the API server and no backend command is run.
  */
-import type { KubeConfig } from "@kubernetes/client-node";
+import { CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
 import type { ClusterProfile } from "../../api/cluster-profile.ts";
-import type { ResourceKind } from "../../api/constants.ts";
+import type { ClusterRequestStatus } from "../../api/cluster-request.ts";
+import { RESOURCES, type ResourceKind } from "../../api/constants.ts";
+import { isNotFound } from "../../api/error-message.ts";
 import { isPaused } from "../../api/move.ts";
 import { objectKey } from "../../api/object-key.ts";
 import type { ProviderConfig } from "../../api/provider-config.ts";
+import { prepareAccessRequest } from "../../machines/access-request/preparation.ts";
 import { configOwnership } from "../../machines/cluster-profile/ownership.ts";
 import { desiredClusterProfile, profileWrite } from "../../machines/cluster-profile/profile.ts";
 import { profileHolder, profileTaken } from "../../machines/cluster-profile/profile-holder.ts";
@@ -22,6 +25,10 @@ import { type Clock, systemClock } from "../clock.ts";
 import { type DrivenKind, drivenKinds } from "../engine.ts";
 import type { WatchedObject } from "../informer.ts";
 import { type CacheSourceOf, type CacheSpec, InformerSet, resourceCache } from "../informers.ts";
+import { ACCESS_REQUEST_CACHES } from "../kinds/access-request/caches.ts";
+import { resolveAccessTarget } from "../kinds/access-request/preparation-controller.ts";
+import { CLUSTER_CACHES } from "../kinds/cluster/caches.ts";
+import { CLUSTER_REQUEST_CACHES } from "../kinds/cluster-request/caches.ts";
 import { type KindSettingsByName, MACHINE_KINDS, PROFILE_CACHES } from "../kinds/registry.ts";
 import { errorMessage, type Logger, silentLogger } from "../logger.ts";
 import { cachesOf, type MachineKind, type MachineObject } from "../machine-kind.ts";
@@ -79,6 +86,11 @@ export interface PlannedCommand {
 
 /** One step of one object's machine, as the engine would take it, with what it would write and issue. */
 export interface PlannedStep {
+  /**
+   * Who takes it: the object's machine (absent), or the engine's controller that writes what machines read:
+   * `profiles` (a ProviderConfig's ClusterProfile), `preparation` (an AccessRequest's labels and reference).
+   */
+  readonly by?: "profiles" | "preparation";
   /** The machine's state before and after (e.g. `ready` → `updating`); `ClusterProfile` has none. */
   readonly from: string;
   readonly to: string;
@@ -230,8 +242,12 @@ function cacheOfKind(kinds: ReadonlyMap<string, DrivenKind>, kind: string): Cach
   return resourceCache(kind as ResourceKind);
 }
 
+/** How soon the preparation controller looks again at an unresolved reference (its default). */
+const PREPARATION_RETRY_MS = 10_000;
+
 /** The engine's shared context parts a plan run uses. */
 interface Shared {
+  readonly kubeConfig: KubeConfig;
   readonly providerName: string;
   readonly environment: string;
   readonly backends: Backends;
@@ -305,6 +321,14 @@ class PlanRun {
     this.#informers
       .of(PROFILE_CACHES.providerConfigs)
       .on((event) => this.#enqueue(`ProviderConfig|${event.key}`, () => this.#planProfile(event.key)));
+    // The AccessRequest kind's preparation controller (unless `prepare: false`) labels requests for their provider.
+    const access = this.#kinds.get("AccessRequest");
+    if (access && access.settings.prepare !== false)
+      this.#informers
+        .of(ACCESS_REQUEST_CACHES.accessRequests)
+        .on((event) =>
+          this.#enqueue(`AccessRequest preparation|${event.key}`, () => this.#planPreparation(event.key)),
+        );
   }
 
   #next(): (() => Promise<void>) | undefined {
@@ -432,6 +456,59 @@ class PlanRun {
     return gone ? undefined : stored;
   }
 
+  /** The preparation controller's writes of one AccessRequest (its resolution and pure step shared with it). */
+  async #planPreparation(key: string): Promise<void> {
+    const requests = this.#informers.of(ACCESS_REQUEST_CACHES.accessRequests);
+    const request = requests.get(key);
+    if (!request || request.metadata.deletionTimestamp || isPaused(request)) return;
+    const tracked = this.#tracked.get(`AccessRequest|${key}`);
+    if (tracked?.final) return;
+    const requestCache = this.#informers.declared(CLUSTER_REQUEST_CACHES.clusterRequests);
+    const resolution = await resolveAccessTarget(request, {
+      cluster: (clusterKey) => this.#informers.of(CLUSTER_CACHES.clusters).get(clusterKey),
+      profile: (name) => this.#informers.of(PROFILE_CACHES.profiles).get(name),
+      // Read from the plan's cache when the engine drives ClusterRequests (the plan's changes are there), else as is.
+      clusterRequest: async (ref) =>
+        requestCache ? requestCache.get(objectKey({ metadata: ref })) : this.#readClusterRequest(ref),
+    });
+    const result = prepareAccessRequest(request, resolution, this.#clock.now(), PREPARATION_RETRY_MS);
+    const resource = ACCESS_REQUEST_CACHES.accessRequests.resource;
+    const record = this.#track("AccessRequest", request.metadata);
+    if (result.expired) {
+      record.steps.push({ by: "preparation", from: "", to: "", writes: [], commands: [], events: [] });
+      this.#sources.put(resource, request, true);
+      record.outcome = "deleted";
+      record.final = true;
+      return;
+    }
+    if (result.objectPatch.length === 0 && result.statusPatch.length === 0) return;
+    const writes: PlannedWrite[] = [];
+    let stored: WatchedObject | undefined = request;
+    if (result.objectPatch.length > 0) {
+      writes.push({ part: "object", operations: result.objectPatch });
+      stored = this.#write(resource, stored, result.objectPatch);
+    }
+    if (stored && result.statusPatch.length > 0) {
+      writes.push({ part: "status", operations: result.statusPatch });
+      this.#write(resource, stored, result.statusPatch);
+    }
+    record.steps.push({ by: "preparation", from: "", to: "", writes, commands: [], events: [] });
+  }
+
+  /** A ClusterRequest as stored (read-only), for preparation when the engine does not drive ClusterRequests. */
+  async #readClusterRequest(ref: { readonly namespace?: string; readonly name?: string }) {
+    try {
+      return (await this.#shared.kubeConfig.makeApiClient(CustomObjectsApi).getNamespacedCustomObject({
+        ...RESOURCES.ClusterRequest,
+        namespace: ref.namespace ?? "",
+        name: ref.name ?? "",
+      })) as { status?: ClusterRequestStatus };
+    } catch (error) {
+      if (isNotFound(error)) return undefined;
+      throw error;
+    }
+  }
+
   /** The ProviderConfig controller's write of a config's ClusterProfile (pure parts shared with it). */
   async #planProfile(configName: string): Promise<void> {
     const config = this.#informers.of(PROFILE_CACHES.providerConfigs).get(configName) as
@@ -465,6 +542,7 @@ class PlanRun {
     if ("create" in write || !stored) {
       tracked.change ??= "create";
       tracked.steps.push({
+        by: "profiles",
         from: "",
         to: "",
         writes: [{ part: "object", operations: diff({}, desired as unknown as Json) }],
@@ -474,6 +552,7 @@ class PlanRun {
       this.#sources.put(resource, { ...desired, metadata: { ...desired.metadata, resourceVersion: "1" } });
     } else {
       tracked.steps.push({
+        by: "profiles",
         from: "",
         to: "",
         writes: [{ part: "object", operations: write.patch }],
