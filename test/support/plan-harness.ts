@@ -15,7 +15,7 @@ import { InformerSet } from "../../src/runtime/informers.ts";
 import { type KindSettingsByName, PROFILE_CACHES } from "../../src/runtime/kinds/registry.ts";
 import { silentLogger } from "../../src/runtime/logger.ts";
 import { MachineController } from "../../src/runtime/machine-controller.ts";
-import type { MachineKind, MachineObject } from "../../src/runtime/machine-kind.ts";
+import type { MachineKind, MachineObject, StepContext } from "../../src/runtime/machine-kind.ts";
 import type { Plan } from "../../src/runtime/plan/plan.ts";
 import type { MemoryApi } from "./memory-api.ts";
 
@@ -44,10 +44,17 @@ export type Happening =
 /** A timeline's key: `<Kind> <namespace>/<name>`. */
 export const timelineKey = (kind: string, key: string) => `${kind} ${key}`;
 
+/** Whether commands are held (left unanswered), and how a held one tells `settle` to move on. */
+interface Holding {
+  on: boolean;
+  held(): Promise<void>;
+}
+
 /** `kind` with every look and every command of its reconciles told to `into` before it happens. */
 function recordingCommands(
   kind: MachineKind,
   into: (key: string, happening: Happening) => void,
+  holding: Holding,
 ): MachineKind {
   const name = kind.definition.kind;
   return {
@@ -55,16 +62,24 @@ function recordingCommands(
     async open(object, context) {
       const work = await kind.open(object, context);
       if (!work) return undefined;
+      // Its methods by name (a kind's reconciliation may be a class instance): the same calls, with looks and commands told.
       return {
-        ...work,
         observe: (current) => {
           into(timelineKey(name, objectKey(current)), { look: true });
           return work.observe(current);
         },
+        step: (current, observation, stepContext) => work.step(current, observation, stepContext),
         run: (commands, current, writer) => {
           for (const command of commands) into(timelineKey(name, objectKey(current)), { command });
-          return work.run(commands, current, writer);
+          // Held: never answered, as in a plan (the reconcile waits for good; `settle` moves on).
+          return holding.on ? holding.held() : work.run(commands, current, writer);
         },
+        ...(work.unobserved
+          ? {
+              unobserved: (current: MachineObject, failure: string, stepContext: StepContext) =>
+                work.unobserved?.(current, failure, stepContext),
+            }
+          : {}),
       };
     },
   };
@@ -95,8 +110,17 @@ export async function memoryEngine(api: MemoryApi, options: MemoryEngineOptions)
   const informers = new InformerSet(kubeConfig, silentLogger, clock, {}, api.sources.sourceOf);
   const configs = informers.of(PROFILE_CACHES.providerConfigs);
   const backends = new Backends(options.backend, (name) => configs.get(name));
+  /** Resolves the reconcile `settle` waits for when its commands are held. */
+  let moveOn: () => void = () => {};
+  const holding: Holding = {
+    on: false,
+    held: () => {
+      moveOn();
+      return new Promise<void>(() => {});
+    },
+  };
   const kinds = drivenKinds(
-    options.kinds.map((kind) => recordingCommands(kind, into)),
+    options.kinds.map((kind) => recordingCommands(kind, into, holding)),
     options.kindSettings,
     {
       kubeConfig,
@@ -128,9 +152,13 @@ export async function memoryEngine(api: MemoryApi, options: MemoryEngineOptions)
   const commanded = (key: string) => (timelines.get(key) ?? []).some((happening) => "command" in happening);
   return {
     timelines,
-    /** Records from now on (a fresh timeline), or stops. */
+    /**
+     * Records from now on (a fresh timeline), or stops; while recording, commands are held: recorded, never run
+     * nor answered, so the engine goes on exactly as far as a plan can see.
+     */
     record(on: boolean) {
       recording = on;
+      holding.on = on;
       timelines.clear();
     },
     /**
@@ -143,7 +171,10 @@ export async function memoryEngine(api: MemoryApi, options: MemoryEngineOptions)
         for (const { name, controller } of controllers) {
           for (const key of [...controller.keys()].sort()) {
             if (recording && commanded(timelineKey(name, key))) continue;
-            await controller.reconcile(key).catch(() => {});
+            const heldCommands = new Promise<void>((resolve) => {
+              moveOn = resolve;
+            });
+            await Promise.race([controller.reconcile(key).catch(() => {}), heldCommands]);
           }
         }
         if (api.writes.length === before) return;

@@ -370,7 +370,17 @@ class PlanRun {
     const name = kind.definition.kind;
     const known = this.#tracked.get(`${name}|${key}`);
     if (known?.final) return;
-    const work = await kind.open(object, context);
+    let work: Awaited<ReturnType<typeof kind.open>>;
+    try {
+      work = await kind.open(object, context);
+    } catch (error) {
+      // The engine would retry this reconcile with backoff; what it would then do cannot be planned.
+      const tracked = known ?? this.#track(name, object.metadata);
+      tracked.outcome = "lookFailed";
+      tracked.message = `opening its reconcile failed: ${errorMessage(error)}`;
+      tracked.final = true;
+      return;
+    }
     if (!work) {
       if (known) known.outcome ??= "notOurs";
       return;

@@ -1,3 +1,14 @@
+/**
+ * `plan` predicts what the engine then does: for random Cluster worlds (settled by the engine's own machine
+ * controller, commands answered by the simulated backend, at once or never) and a random change, the writes and
+ * commands `plan` predicts per Cluster equal what the real MachineController writes (recorded at its MachineWriter,
+ * the seam every runtime write passes) and issues (at the kind's `run`) once the change is applied, up to each
+ * Cluster's first commands, which the engine is then left waiting on (held, never answered: a plan cannot know the
+ * answer); Clusters the plan leaves out get no write and no command.
+ *
+ * In memory (MemoryApi) rather than on an API server, to run 1,000 cases; test/integration/plan.test.ts compares
+ * predicted with written patches on a real API server for a few cases, and shows plan writes nothing there.
+ */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { Cluster } from "../../../src/api/cluster.ts";
