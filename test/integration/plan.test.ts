@@ -8,6 +8,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { get } from "node:https";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { KubeConfig } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ClusterTarget } from "../../src/api/backend.ts";
@@ -17,7 +18,7 @@ import { CLUSTER_LABELS } from "../../src/api/constants/cluster.ts";
 import { RESOURCES } from "../../src/api/constants.ts";
 import { PLAN_EXIT, planCommand } from "../../src/cli/plan.ts";
 import { UsageError } from "../../src/cli/usage-error.ts";
-import type { PatchOperation } from "../../src/machines/shared/json-patch.ts";
+import { applied, type PatchOperation } from "../../src/machines/shared/json-patch.ts";
 import { SimulatedBackend } from "../../src/providers/simulated.ts";
 import { interceptRequests } from "../../src/runtime/api-server/connection-reuse.ts";
 import { Engine } from "../../src/runtime/engine.ts";
@@ -283,6 +284,78 @@ describe("openmcp-engine plan", () => {
       expect(predicted.length, `Cluster ${object.name}`).toBeGreaterThan(0);
       expect(timeless(actual), `Cluster ${object.name}`).toEqual(timeless(predicted));
     }
+  });
+
+  it("plans a new AccessRequest's preparation and answer, and the engine ends where the plan said", async () => {
+    const ns = world.namespace;
+    const request = {
+      apiVersion: "clusters.openmcp.cloud/v1alpha1",
+      kind: "AccessRequest",
+      metadata: { name: "viewer", namespace: ns },
+      spec: {
+        clusterRef: { name: "web", namespace: ns },
+        token: { permissions: [{ rules: [{ apiGroups: [""], resources: ["pods"], verbs: ["get"] }] }] },
+      },
+    };
+    const file = join(state, "access.yaml");
+    await writeFile(file, JSON.stringify(request));
+    const { plan, exitCode } = await planned(["-f", file]);
+    expect(exitCode).toBe(PLAN_EXIT.changes);
+    expect(plan.summary.accessAffected).toEqual([`AccessRequest ${ns}/viewer`]);
+    const [viewer] = plan.objects;
+    expect(viewer).toMatchObject({
+      kind: "AccessRequest",
+      name: "viewer",
+      change: "create",
+      outcome: "settled",
+    });
+    // Preparation first (labels, Pending), then the AccessRequest's machine (the simulated backend gives no access).
+    expect(viewer?.steps.map((step) => step.by ?? `${step.from} → ${step.to}`)[0]).toBe("preparation");
+    expect(viewer?.steps.length).toBeGreaterThan(1);
+    const predicted = (viewer?.steps ?? [])
+      .flatMap((step) => step.writes)
+      .reduce<Record<string, unknown>>((object, write) => applied(object, write.operations), {
+        ...request,
+        metadata: { ...request.metadata },
+      }) as { metadata: { labels?: unknown; finalizers?: unknown }; status?: unknown };
+    expect(await world.read(RESOURCES.AccessRequest, "viewer")).toBeUndefined();
+
+    await world.custom.createNamespacedCustomObject({
+      ...RESOURCES.AccessRequest,
+      namespace: ns,
+      body: request,
+    });
+    const engine = await recordedEngine(new Map());
+    let stored: { metadata: { labels?: unknown; finalizers?: unknown }; status?: unknown } | undefined;
+    try {
+      // Settled where the plan said: its phase, and then nothing more written for a while.
+      const phase = (predicted.status as { phase?: string } | undefined)?.phase;
+      expect(phase).toBe("Denied");
+      await world.waitForObject(
+        RESOURCES.AccessRequest,
+        "viewer",
+        (object: typeof stored) => (object?.status as { phase?: string } | undefined)?.phase === phase,
+        { timeoutMs: 20_000 },
+      );
+      await sleep(1_000);
+      stored = await world.read(RESOURCES.AccessRequest, "viewer");
+    } finally {
+      await engine.stop();
+    }
+    expect(timeless(stored?.metadata.labels)).toEqual(timeless(predicted.metadata.labels));
+    expect(stored?.metadata.finalizers).toEqual(predicted.metadata.finalizers);
+    // Two controllers race here: preparation writes the labels, then its Prepared condition; the machine, woken by
+    // the labels, writes its answer. When the machine writes first, preparation's status write conflicts and, on its
+    // retry, finds nothing left to prepare: the Prepared condition is never written. A plan takes one order
+    // (preparation's two writes, then the machine), so the Prepared condition is all it may get wrong.
+    const withoutPrepared = (status: unknown) => {
+      const { conditions = [], ...rest } = (status ?? {}) as { conditions?: Array<{ type: string }> };
+      return timeless({
+        ...rest,
+        conditions: conditions.filter((condition) => condition.type !== "Prepared"),
+      });
+    };
+    expect(withoutPrepared(stored?.status)).toEqual(withoutPrepared(predicted.status));
   });
 
   it("exits 0 when nothing would change, and 1 (not 2) for a bad change", async () => {
