@@ -16,7 +16,7 @@ import type { ClusterBackend } from "../../src/api/backend-contract.ts";
 import type { Cluster } from "../../src/api/cluster.ts";
 import { CLUSTER_LABELS } from "../../src/api/constants/cluster.ts";
 import { RESOURCES } from "../../src/api/constants.ts";
-import { PLAN_EXIT, planCommand } from "../../src/cli/plan.ts";
+import { formatPlan, PLAN_EXIT, planCommand } from "../../src/cli/plan.ts";
 import { UsageError } from "../../src/cli/usage-error.ts";
 import { applied, type PatchOperation } from "../../src/machines/shared/json-patch.ts";
 import { SimulatedBackend } from "../../src/providers/simulated.ts";
@@ -243,6 +243,14 @@ describe("openmcp-engine plan", () => {
       accessAffected: [],
       commands: 3,
     });
+    // The same plan for a person.
+    const text = formatPlan(plan);
+    expect(text).toMatch(/^\+ Cluster clusters\/fresh {2}\(you: create\)$/m);
+    expect(text).toMatch(/^- Cluster clusters\/api {2}\(you: delete\)$/m);
+    expect(text).toMatch(/^ {6}command: update$/m);
+    expect(text).toMatch(
+      /^Plan: 1 created, 1 updated, 1 deleted, 0 access affected; 3 commands; 3 objects whose end/m,
+    );
     const outcome = Object.fromEntries(plan.objects.map((object) => [object.name, object.outcome]));
     expect(outcome).toEqual({ web: "awaitsCommands", fresh: "awaitsCommands", api: "awaitsCommands" });
 
