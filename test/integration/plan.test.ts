@@ -24,6 +24,7 @@ import { interceptRequests } from "../../src/runtime/api-server/connection-reuse
 import { Engine } from "../../src/runtime/engine.ts";
 import { buildingKindsTimed } from "../../src/runtime/kinds/registry.ts";
 import type { Plan } from "../../src/runtime/plan/plan.ts";
+import { expectRefused, runEngineCli } from "../support/processes.ts";
 import { FAST_TIMING, isReady, startWorld, type World } from "../support/world.ts";
 
 let world: World;
@@ -366,7 +367,7 @@ describe("openmcp-engine plan", () => {
     expect(withoutPrepared(stored?.status)).toEqual(withoutPrepared(predicted.status));
   });
 
-  it("exits 0 when nothing would change, and 1 (not 2) for a bad change", async () => {
+  it("exits 0 when nothing would change, 2 when something would, and 1 (not 2) for a bad change", async () => {
     const same = join(state, "same.yaml");
     const web = (await world.readCluster("web")) as Cluster;
     await writeFile(same, JSON.stringify({ ...web, status: undefined }));
@@ -381,5 +382,28 @@ describe("openmcp-engine plan", () => {
     const usage = await planned([]).catch((error: unknown) => error);
     expect(usage).toBeInstanceOf(UsageError);
     expect((usage as UsageError).exitCode).toBe(PLAN_EXIT.error);
+
+    // The same exit codes from the command itself.
+    const nothing = runEngineCli("plan", "-f", same, ...engineArgs);
+    expect(nothing.status).toBe(PLAN_EXIT.nothingChanges);
+    expect(nothing.stdout).toMatch(/^= Cluster clusters\/web$/m);
+    expect(nothing.stdout).toMatch(/^Plan: 0 created, 0 updated, 0 deleted, 0 access affected; 0 commands$/m);
+    const deletion = runEngineCli(
+      "plan",
+      "--delete",
+      `Cluster/${world.namespace}/web`,
+      ...engineArgs,
+      "-o",
+      "json",
+    );
+    expect(deletion.status).toBe(PLAN_EXIT.changes);
+    expect((JSON.parse(deletion.stdout) as Plan).summary.deleted).toEqual([`Cluster ${world.namespace}/web`]);
+    expectRefused(
+      runEngineCli("plan", "--delete", "Gadget/x/y", ...engineArgs),
+      1,
+      "plan does not know kind Gadget",
+    );
+    expectRefused(runEngineCli("plan", ...engineArgs), 1, "plan needs changes");
+    expect(await world.readCluster("web")).toMatchObject({ metadata: { name: "web" } });
   });
 });
