@@ -10,6 +10,7 @@ Commands:
   init    Install or update the CRDs and the ClusterProfiles, then exit (the openMCP operator runs it first).
   run     The controller, against the cluster of --kubeconfig (or in-cluster); until SIGTERM or Ctrl-C.
   explain A resource's state, why it is there, what it waits for, and its recent transitions (read-only).
+  plan    What the engine would write and which backend commands it would issue for proposed changes (read-only).
   statecharts  The machines' statecharts as Stately JSON, Mermaid and SVG files (default: into docs/statecharts).
   move    Clusters, their requests and access, with status, from one management cluster to another.
   landscape up|down  A landscape from nothing: its platform cluster made, then managed, by the engine itself.
@@ -45,6 +46,10 @@ const commands: Record<string, () => Promise<Command>> = {
   explain: async () => {
     const { explain, explainUsage } = await import("./explain.ts");
     return { run: (args) => explain(args), usage: explainUsage };
+  },
+  plan: async () => {
+    const { planCommand, planUsage } = await import("./plan.ts");
+    return { run: async (args) => void (await planCommand(args)), usage: planUsage };
   },
   move: async () => {
     const { move, moveUsage } = await import("./move.ts");
@@ -84,14 +89,14 @@ async function main(argv: string[]): Promise<void> {
     return;
   }
   await command.run(rest);
-  // Done: let output drain and exit, even if a library left a socket open.
-  setTimeout(() => process.exit(0), 1_000).unref();
+  // Done: let output drain and exit (with the exit code a command set, e.g. plan's), even if a library left a socket open.
+  setTimeout(() => process.exit(), 1_000).unref();
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {
   if (error instanceof UsageError) {
     console.error(`openmcp-engine: ${error.message}\n\n${error.usage}`);
-    process.exit(2);
+    process.exit(error.exitCode);
   }
   console.error(`openmcp-engine: ${error instanceof Error ? error.message : String(error)}`);
   process.exit(1);

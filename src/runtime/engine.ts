@@ -104,10 +104,33 @@ export interface EngineOptions {
 }
 
 /** A kind the engine drives, with its settings and context for this engine. */
-interface DrivenKind {
+export interface DrivenKind {
   readonly kind: MachineKind;
   readonly settings: KindSettings;
   readonly context: KindContext;
+}
+
+/**
+ * The kinds an engine drives, by kind name: each gets its own settings, says whether it runs, brings its timing
+ * and state, and names every cache it reads, all made here, before the caches start. Shared by the engine and
+ * `plan` (see plan/), so a plan's kinds are the engine's, built the same way.
+ */
+export function drivenKinds(
+  kinds: readonly MachineKind[],
+  kindSettings: KindSettingsByName | undefined,
+  shared: Omit<KindContext, "timing" | "state">,
+): Map<string, DrivenKind> {
+  return new Map(
+    kinds
+      .map((kind) => ({ kind, settings: kindSettings?.[kind.definition.kind] ?? {} }))
+      .filter(({ kind, settings }) => kind.enabled?.(settings) ?? true)
+      .map(({ kind, settings }) => {
+        const own = { ...shared, timing: kindTiming(kind, settings), state: undefined };
+        const context: KindContext = { ...own, state: kind.state?.(own, settings) };
+        for (const cache of cachesOf(kind)) shared.informers.of(cache);
+        return [kind.definition.kind, { kind, settings, context }];
+      }),
+  );
 }
 
 /** Runs the controllers over one set of caches. */
@@ -230,19 +253,7 @@ export class Engine {
       log: this.#log,
       ...(options.tracing ? { tracing: options.tracing } : {}),
     };
-    // Each kind gets its own settings, says whether it runs, brings its timing and state, and names every
-    // cache it reads: all of them are made here, before the caches start.
-    this.#kinds = new Map(
-      (options.kinds ?? MACHINE_KINDS)
-        .map((kind) => ({ kind, settings: this.#settingsOf(kind) }))
-        .filter(({ kind, settings }) => kind.enabled?.(settings) ?? true)
-        .map(({ kind, settings }) => {
-          const own = { ...shared, timing: kindTiming(kind, settings), state: undefined };
-          const context: KindContext = { ...own, state: kind.state?.(own, settings) };
-          for (const cache of cachesOf(kind)) this.informers.of(cache);
-          return [kind.definition.kind, { kind, settings, context }];
-        }),
-    );
+    this.#kinds = drivenKinds(options.kinds ?? MACHINE_KINDS, options.kindSettings, shared);
     this.machines = new Map(
       [...this.#kinds.values()].map(({ kind, context }) => [
         kind.definition.kind,

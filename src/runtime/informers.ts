@@ -4,7 +4,7 @@ import { CAPI_LABELS } from "../api/cluster-api.ts";
 import type { SecretObject } from "../api/common.ts";
 import { RESOURCES, type ResourceKind } from "../api/constants.ts";
 import type { Clock } from "./clock.ts";
-import { Informer, secretSource, type WatchedObject } from "./informer.ts";
+import { Informer, type ListWatchSource, secretSource, type WatchedObject } from "./informer.ts";
 import { apiStatusOf, errorMessage, type Logger } from "./logger.ts";
 
 /**
@@ -61,6 +61,15 @@ export interface CacheScope {
   readonly watchFilter?: string;
 }
 
+/**
+ * Where a cache lists and watches instead of the API server (the default): e.g. `plan`'s caches, read once from
+ * the API server and then changed in memory only. `namespace` is the scope's, for a namespaced cache.
+ */
+export type CacheSourceOf = (
+  spec: CacheSpec<WatchedObject>,
+  namespace: string | undefined,
+) => ListWatchSource<unknown>;
+
 /** The label selector of `spec` within `scope`: its own, and the watch filter where it applies. */
 export function cacheSelector(spec: CacheSpec<WatchedObject>, scope: CacheScope): string | undefined {
   const parts = [
@@ -89,12 +98,20 @@ export class InformerSet {
   readonly #log: Logger;
   readonly #clock: Clock | undefined;
   readonly #scope: CacheScope;
+  readonly #sourceOf: CacheSourceOf | undefined;
 
-  constructor(kubeConfig: KubeConfig, log: Logger, clock?: Clock, scope: CacheScope = {}) {
+  constructor(
+    kubeConfig: KubeConfig,
+    log: Logger,
+    clock?: Clock,
+    scope: CacheScope = {},
+    sourceOf?: CacheSourceOf,
+  ) {
     this.#kubeConfig = kubeConfig;
     this.#log = log;
     this.#clock = clock;
     this.#scope = scope;
+    this.#sourceOf = sourceOf;
   }
 
   /** The informer of `spec` if some kind or controller declared it; never makes one (e.g. an optional link). */
@@ -126,7 +143,11 @@ export class InformerSet {
         kind: spec.kind,
         ...(namespace ? { namespace } : {}),
         ...(labelSelector ? { labelSelector } : {}),
-        ...(spec.secrets ? { source: secretSource(this.#kubeConfig, namespace) } : {}),
+        ...(this.#sourceOf
+          ? { source: this.#sourceOf(spec, namespace) }
+          : spec.secrets
+            ? { source: secretSource(this.#kubeConfig, namespace) }
+            : {}),
         ...(this.#clock ? { clock: this.#clock } : {}),
         onError: (error) => {
           const status = apiStatusOf(error);

@@ -5,6 +5,7 @@ import { PROVIDER_CONFIG_LABELS, PROVIDER_CONFIG_REASONS } from "../../api/const
 import { ANNOTATIONS, CLUSTERS_API_VERSION, LABELS, REASONS } from "../../api/constants.ts";
 import type { ProviderConfig, ProviderConfigStatus } from "../../api/provider-config.ts";
 import { mergeConditions } from "../shared/conditions.ts";
+import { diff, type Json, type PatchOperation } from "../shared/json-patch.ts";
 import type { EventRecord } from "../shared/machine-step.ts";
 import { type ProfileHolder, profileTaken, profileTakenMessage } from "./profile-holder.ts";
 
@@ -83,6 +84,33 @@ export function profileUpToDate(stored: ClusterProfile | undefined, desired: Clu
   return (
     labelsMatch && traitsMatch && JSON.stringify(normalise(stored)) === JSON.stringify(normalise(desired))
   );
+}
+
+/**
+ * How the stored profile becomes `desired`: made whole when there is none, else one patch of its labels (ours
+ * added, others' kept), its traits annotation and its spec; undefined when it is up to date.
+ */
+export function profileWrite(
+  stored: ClusterProfile | undefined,
+  desired: ClusterProfile,
+): { readonly create: ClusterProfile } | { readonly patch: PatchOperation[] } | undefined {
+  if (profileUpToDate(stored, desired)) return undefined;
+  if (!stored) return { create: desired };
+  const current = { metadata: stored.metadata, spec: stored.spec };
+  const annotations: Record<string, string> = { ...stored.metadata.annotations };
+  const traits = desired.metadata.annotations?.[ANNOTATIONS.traits];
+  if (traits === undefined) delete annotations[ANNOTATIONS.traits];
+  else annotations[ANNOTATIONS.traits] = traits;
+  const { annotations: _, ...rest } = stored.metadata;
+  const wanted = {
+    metadata: {
+      ...rest,
+      labels: { ...stored.metadata.labels, ...desired.metadata.labels },
+      ...(Object.keys(annotations).length > 0 ? { annotations } : {}),
+    },
+    spec: desired.spec,
+  };
+  return { patch: diff(current as unknown as Json, wanted as unknown as Json) };
 }
 
 function normalise(profile: ClusterProfile) {

@@ -24,7 +24,7 @@ import {
   fileConfigSource,
   type SchedulerConfigSource,
 } from "../kinds/cluster-request/scheduler-config-source.ts";
-import { capiServed, mergeKindSettings } from "../kinds/registry.ts";
+import { capiServed, type KindSettingsByName, mergeKindSettings } from "../kinds/registry.ts";
 import { createLogger } from "../logger.ts";
 import type { EngineMetrics } from "../metrics.ts";
 import { startProbeServers } from "../probe-server.ts";
@@ -229,8 +229,7 @@ export async function engineFromSettings(
   const election = settings.leaderElection;
   // Unique per process: a restarted pod of the same name is a new member, never mistaken for the old one.
   const identity = `${env.POD_NAME ?? hostname()}_${randomUUID().slice(0, 8)}`;
-  const schedulerConfig = schedulerConfigFromSettings(settings, kubeConfig, log, env);
-  const capi = await capiSideFromSettings(settings.capi, kubeConfig, log);
+  const kindSettings = await kindSettingsFromSettings(settings, kubeConfig, log, env);
   return new Engine({
     kubeConfig,
     providerName: settings.providerName,
@@ -242,26 +241,38 @@ export async function engineFromSettings(
     ...(settings.apiRateLimit ? { apiRateLimit: settings.apiRateLimit } : {}),
     log,
     ...(extra.observers?.length ? { observers: extra.observers } : {}),
-    kindSettings: mergeKindSettings(
-      {
-        ...capiServed(capi),
-        ...(settings.warmPools ? { Cluster: { pools: true } } : {}),
-        // Snapshots hold keys: beside the backends' state, on the engine's own volume.
-        ClusterSnapshot: { folder: join(settings.stateDirectory, "snapshots") },
-        ClusterRequest: { enabled: settings.schedule, ...(schedulerConfig ? { schedulerConfig } : {}) },
-        AccessRequest: {
-          prepare: settings.prepareAccessRequests,
-          timing: { ...DEFAULT_ACCESS_TIMING, tokenValidityMs: settings.tokenValidityMs },
-        },
-      },
-      // `--resync`: each named kind's resync period, over its timing (defaults or the above).
-      Object.fromEntries(
-        Object.entries(settings.resyncMs).map(([kind, resyncMs]) => [kind, { timing: { resyncMs } }]),
-      ),
-    ),
+    kindSettings,
     ...(election ? { leaderElection: { ...election, identity } } : {}),
     ...(settings.sharding ? { sharding: { ...settings.sharding, identity } } : {}),
     ...(extra.onLostLeadership ? { onLostLeadership: extra.onLostLeadership } : {}),
     ...(tracing ? { tracing } : {}),
   });
+}
+
+/** The kinds' settings the engine settings give (also what `plan` needs to decide as that engine would). */
+export async function kindSettingsFromSettings(
+  settings: EngineSettings,
+  kubeConfig: KubeConfig,
+  log: Logger,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<KindSettingsByName> {
+  const schedulerConfig = schedulerConfigFromSettings(settings, kubeConfig, log, env);
+  const capi = await capiSideFromSettings(settings.capi, kubeConfig, log);
+  return mergeKindSettings(
+    {
+      ...capiServed(capi),
+      ...(settings.warmPools ? { Cluster: { pools: true } } : {}),
+      // Snapshots hold keys: beside the backends' state, on the engine's own volume.
+      ClusterSnapshot: { folder: join(settings.stateDirectory, "snapshots") },
+      ClusterRequest: { enabled: settings.schedule, ...(schedulerConfig ? { schedulerConfig } : {}) },
+      AccessRequest: {
+        prepare: settings.prepareAccessRequests,
+        timing: { ...DEFAULT_ACCESS_TIMING, tokenValidityMs: settings.tokenValidityMs },
+      },
+    },
+    // `--resync`: each named kind's resync period, over its timing (defaults or the above).
+    Object.fromEntries(
+      Object.entries(settings.resyncMs).map(([kind, resyncMs]) => [kind, { timing: { resyncMs } }]),
+    ),
+  );
 }

@@ -115,49 +115,60 @@ export class AccessPreparationController extends KeyedController {
       : Outcome.requeueAfter(result.requeueAfterMs);
   }
 
-  /** clusterRef, or requestRef → a Granted ClusterRequest → its status.cluster; then the Cluster → its profile. */
-  async #resolve(request: AccessRequest): Promise<Resolution> {
-    let cluster: ObjectReference | undefined = request.spec.clusterRef;
-    if (!cluster) {
-      const ref = request.spec.requestRef;
-      if (!ref) return { kind: "unresolved", message: "neither spec.clusterRef nor spec.requestRef is set" };
-      let status: ClusterRequestStatus | undefined;
-      try {
-        const found = (await this.#api.getNamespacedCustomObject({
-          ...RESOURCES.ClusterRequest,
-          ...ref,
-        })) as {
-          status?: ClusterRequestStatus;
-        };
-        status = found.status;
-      } catch (error) {
-        if (isNotFound(error)) {
-          return {
-            kind: "unresolved",
-            message: `ClusterRequest ${ref.namespace}/${ref.name} does not exist`,
+  #resolve(request: AccessRequest): Promise<Resolution> {
+    return resolveAccessTarget(request, {
+      cluster: (key) => this.#clusters.get(key),
+      profile: (name) => this.#profiles.get(name),
+      clusterRequest: async (ref) => {
+        try {
+          return (await this.#api.getNamespacedCustomObject({ ...RESOURCES.ClusterRequest, ...ref })) as {
+            status?: ClusterRequestStatus;
           };
+        } catch (error) {
+          if (isNotFound(error)) return undefined;
+          throw error;
         }
-        throw error;
-      }
-      if (status?.phase !== REQUEST_PHASES.granted || !status.cluster) {
-        return {
-          kind: "unresolved",
-          message: `ClusterRequest ${ref.namespace}/${ref.name} is not Granted yet`,
-        };
-      }
-      cluster = status.cluster;
-    }
-    const found = this.#clusters.get(referenceKey(cluster));
-    if (!found)
-      return { kind: "unresolved", message: `Cluster ${cluster.namespace}/${cluster.name} does not exist` };
-    const profile = this.#profiles.get(found.spec.profile);
-    if (!profile)
-      return { kind: "unresolved", message: `ClusterProfile ${found.spec.profile} does not exist` };
-    return {
-      kind: "resolved",
-      cluster,
-      profile: found.spec.profile,
-      provider: profile.spec.providerRef.name,
-    };
+      },
+    });
   }
+}
+
+/** Where {@link resolveAccessTarget} looks (read-only): the caches, and a ClusterRequest (undefined: none). */
+export interface AccessTargetLookups {
+  cluster(key: string): Cluster | undefined;
+  profile(name: string): ClusterProfile | undefined;
+  clusterRequest(ref: ObjectReference): Promise<{ readonly status?: ClusterRequestStatus } | undefined>;
+}
+
+/**
+ * An AccessRequest's target for preparation: clusterRef, or requestRef → a Granted ClusterRequest → its
+ * status.cluster; then the Cluster → its profile (shared by the preparation controller and `plan`).
+ */
+export async function resolveAccessTarget(
+  request: AccessRequest,
+  lookups: AccessTargetLookups,
+): Promise<Resolution> {
+  let cluster: ObjectReference | undefined = request.spec.clusterRef;
+  if (!cluster) {
+    const ref = request.spec.requestRef;
+    if (!ref) return { kind: "unresolved", message: "neither spec.clusterRef nor spec.requestRef is set" };
+    const found = await lookups.clusterRequest(ref);
+    if (!found) {
+      return { kind: "unresolved", message: `ClusterRequest ${ref.namespace}/${ref.name} does not exist` };
+    }
+    const status = found.status;
+    if (status?.phase !== REQUEST_PHASES.granted || !status.cluster) {
+      return {
+        kind: "unresolved",
+        message: `ClusterRequest ${ref.namespace}/${ref.name} is not Granted yet`,
+      };
+    }
+    cluster = status.cluster;
+  }
+  const found = lookups.cluster(referenceKey(cluster));
+  if (!found)
+    return { kind: "unresolved", message: `Cluster ${cluster.namespace}/${cluster.name} does not exist` };
+  const profile = lookups.profile(found.spec.profile);
+  if (!profile) return { kind: "unresolved", message: `ClusterProfile ${found.spec.profile} does not exist` };
+  return { kind: "resolved", cluster, profile: found.spec.profile, provider: profile.spec.providerRef.name };
 }

@@ -4,7 +4,7 @@ import { CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
 import { type ConfigOffer, OFFER_REFRESH_MS } from "../../../api/backend-contract.ts";
 import type { ClusterProfile } from "../../../api/cluster-profile.ts";
 import { PROVIDER_CONFIG_LABELS } from "../../../api/constants/provider-config.ts";
-import { ANNOTATIONS, ENGINE_API_VERSION, LABELS, RESOURCES } from "../../../api/constants.ts";
+import { ENGINE_API_VERSION, LABELS, RESOURCES } from "../../../api/constants.ts";
 import { isNotFound } from "../../../api/error-message.ts";
 import type { ProviderConfig } from "../../../api/provider-config.ts";
 import { claimOperations, configOwnership } from "../../../machines/cluster-profile/ownership.ts";
@@ -12,7 +12,7 @@ import {
   desiredClusterProfile,
   type ProfileOwner,
   profileName,
-  profileUpToDate,
+  profileWrite,
   providerConfigEvent,
   providerConfigStatus,
 } from "../../../machines/cluster-profile/profile.ts";
@@ -21,7 +21,6 @@ import {
   profileHolder,
   profileTaken,
 } from "../../../machines/cluster-profile/profile-holder.ts";
-import { diff, type Json } from "../../../machines/shared/json-patch.ts";
 import { rfc3339 } from "../../../machines/shared/rfc3339.ts";
 import { patchObject, writeDesired } from "../../api-server/patch-object.ts";
 import type { Backends } from "../../backends.ts";
@@ -201,28 +200,15 @@ export class ProfileController extends KeyedController {
   async #apply(desired: ClusterProfile): Promise<void> {
     const name = desired.metadata.name ?? "";
     const stored = this.#profiles.get(name);
-    if (profileUpToDate(stored, desired)) return;
-    if (!stored) {
+    const write = profileWrite(stored, desired);
+    if (!write) return;
+    if ("create" in write || !stored) {
       enterWrite(this.#options.kubeConfig, { ...RESOURCES.ClusterProfile, name });
       // Losing a race for the name (409 AlreadyExists) throws: the retry sees who holds it now.
       await this.#api.createClusterCustomObject({ ...RESOURCES.ClusterProfile, body: desired });
       this.log.info("ClusterProfile created", { profile: name });
       return;
     }
-    const current = { metadata: stored.metadata, spec: stored.spec };
-    const annotations: Record<string, string> = { ...stored.metadata.annotations };
-    const traits = desired.metadata.annotations?.[ANNOTATIONS.traits];
-    if (traits === undefined) delete annotations[ANNOTATIONS.traits];
-    else annotations[ANNOTATIONS.traits] = traits;
-    const { annotations: _, ...rest } = stored.metadata;
-    const wanted = {
-      metadata: {
-        ...rest,
-        labels: { ...stored.metadata.labels, ...desired.metadata.labels },
-        ...(Object.keys(annotations).length > 0 ? { annotations } : {}),
-      },
-      spec: desired.spec,
-    };
     await patchObject(
       this.#options.kubeConfig,
       {
@@ -231,7 +217,7 @@ export class ProfileController extends KeyedController {
         resourceVersion: stored.metadata.resourceVersion ?? "",
         ...(stored.metadata.uid ? { uid: stored.metadata.uid } : {}),
       },
-      diff(current as unknown as Json, wanted as unknown as Json),
+      write.patch,
     );
     this.log.info("ClusterProfile updated", { profile: name });
   }

@@ -1,0 +1,275 @@
+/**
+ * `plan` predicts what the engine then does: for random Cluster worlds (settled by the engine's own machine
+ * controller, commands answered by the simulated backend, at once or never) and a random change, the writes and
+ * commands `plan` predicts per Cluster equal what the real MachineController writes (recorded at its MachineWriter,
+ * the seam every runtime write passes) and issues (at the kind's `run`) once the change is applied, up to each
+ * Cluster's first commands, which the engine is then left waiting on (held, never answered: a plan cannot know the
+ * answer); Clusters the plan leaves out get no write and no command.
+ *
+ * In memory (MemoryApi) rather than on an API server, to run 1,000 cases; test/integration/plan.test.ts compares
+ * predicted with written patches on a real API server for a few cases, and shows plan writes nothing there.
+ */
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import type { Cluster } from "../../../src/api/cluster.ts";
+import { HIBERNATE_ANNOTATION } from "../../../src/api/constants/hibernation.ts";
+import { RESOURCES } from "../../../src/api/constants.ts";
+import { objectKey } from "../../../src/api/object-key.ts";
+import type { ProviderConfig } from "../../../src/api/provider-config.ts";
+import { desiredClusterProfile } from "../../../src/machines/cluster-profile/profile.ts";
+import { rfc3339 } from "../../../src/machines/shared/rfc3339.ts";
+import { SimulatedBackend } from "../../../src/providers/simulated.ts";
+import { clusterKind } from "../../../src/runtime/kinds/cluster/kind.ts";
+import type { MachineKind } from "../../../src/runtime/machine-kind.ts";
+import { type PlanChange, plan } from "../../../src/runtime/plan/plan.ts";
+import { applyChange, targetOf } from "../../../src/runtime/plan/plan-changes.ts";
+import { memorySources } from "../../../src/runtime/plan/planned-sources.ts";
+import { aCluster, aProviderConfig, stored } from "../../support/builders.ts";
+import { MemoryApi } from "../../support/memory-api.ts";
+import {
+  actualTimelines,
+  memoryEngine,
+  offlineKubeConfig,
+  predictedTimelines,
+  stillClock,
+  withMutationsListed,
+} from "../../support/plan-harness.ts";
+
+const PROVIDER = "engine-test";
+const ENVIRONMENT = "test";
+const NAMESPACE = "team";
+const AT = Date.parse("2026-11-28T12:00:00Z");
+/** Time stands still: every step of both sides is taken at the same instant. */
+const clock = stillClock(AT);
+const LONG = 600_000;
+const OFFERED = [{ version: "1.33.3" }, { version: "1.32.7" }, { version: "1.31.1", deprecated: true }];
+const CLUSTER_TIMING = { Cluster: { timing: { pollMs: 100, retryMs: 200, resyncMs: 60_000 } } };
+
+const config: ProviderConfig = stored(
+  aProviderConfig({
+    name: "small",
+    providerRef: { name: PROVIDER },
+    supportedVersions: OFFERED,
+    defaultVersion: "1.33.3",
+  }),
+  { uid: "c0nf1g00-0000-4000-8000-000000000001", resourceVersion: "1" },
+);
+const profile = {
+  ...desiredClusterProfile(
+    config,
+    { providerName: PROVIDER, environment: ENVIRONMENT, backends: ["simulated"] },
+    OFFERED,
+    [],
+  ),
+};
+const PROFILE = profile.metadata.name ?? "";
+
+/** One Cluster of a generated world. */
+interface ClusterSeed {
+  readonly version: string | undefined;
+  readonly hibernate: string | undefined;
+  /** Deleted before the world settles (stays deleting while the backend's deletion takes long). */
+  readonly deleted: boolean;
+}
+
+/** The simulated backend's pace: each command done at once or after a long time (time stands still). */
+interface Pace {
+  readonly provisionDelayMs: number;
+  readonly updateDelayMs: number;
+  readonly deleteDelayMs: number;
+  readonly hibernateDelayMs: number;
+}
+
+const version = fc.constantFrom(undefined, "1.33.3", "1.32.7", "1.31.1", "1.20.0");
+const hibernate = fc.constantFrom(undefined, undefined, "true", "false", "maybe");
+const seed: fc.Arbitrary<ClusterSeed> = fc.record({
+  version,
+  hibernate,
+  deleted: fc.boolean(),
+});
+const pace: fc.Arbitrary<Pace> = fc.record({
+  provisionDelayMs: fc.constantFrom(0, LONG),
+  updateDelayMs: fc.constantFrom(0, LONG),
+  deleteDelayMs: fc.constantFrom(0, LONG),
+  hibernateDelayMs: fc.constantFrom(0, LONG),
+});
+
+/** A change, by the index of the Cluster it is about (modulo the world's size). */
+type ChangeSeed =
+  | { readonly kind: "version"; readonly at: number; readonly version: string | undefined }
+  | { readonly kind: "hibernate"; readonly at: number; readonly value: string | undefined }
+  | { readonly kind: "label"; readonly at: number }
+  | { readonly kind: "same"; readonly at: number }
+  | { readonly kind: "delete"; readonly at: number }
+  | { readonly kind: "create"; readonly version: string | undefined; readonly hibernate: string | undefined }
+  | { readonly kind: "defaultVersion"; readonly version: string }
+  | { readonly kind: "settings"; readonly size: number };
+
+const at = fc.nat(7);
+const changeSeed: fc.Arbitrary<ChangeSeed> = fc.oneof(
+  fc.record({ kind: fc.constant("version" as const), at, version }),
+  fc.record({ kind: fc.constant("hibernate" as const), at, value: hibernate }),
+  fc.record({ kind: fc.constant("label" as const), at }),
+  fc.record({ kind: fc.constant("same" as const), at }),
+  fc.record({ kind: fc.constant("delete" as const), at }),
+  fc.record({ kind: fc.constant("create" as const), version, hibernate }),
+  fc.record({ kind: fc.constant("defaultVersion" as const), version: fc.constantFrom("1.33.3", "1.32.7") }),
+  fc.record({ kind: fc.constant("settings" as const), size: fc.nat(3) }),
+);
+
+function clusterOf(index: number, seedOf: Pick<ClusterSeed, "version" | "hibernate">): Cluster {
+  return stored(
+    aCluster({
+      name: `c${index}`,
+      namespace: NAMESPACE,
+      profile: PROFILE,
+      tenancy: "Exclusive",
+      ...(seedOf.version ? { version: seedOf.version } : {}),
+      ...(seedOf.hibernate ? { annotations: { [HIBERNATE_ANNOTATION]: seedOf.hibernate } } : {}),
+    }),
+    { uid: `00000000-0000-4000-8000-${String(index).padStart(12, "0")}`, resourceVersion: "1" },
+  );
+}
+
+/** A manifest for the change, made from the world as it stands. */
+function changeOf(change: ChangeSeed, api: MemoryApi, size: number): PlanChange {
+  const existing = (index: number) =>
+    api.get(RESOURCES.Cluster, `${NAMESPACE}/c${index % size}`) as Cluster | undefined;
+  const manifest = (cluster: Cluster, edit: (cluster: Cluster) => Cluster): PlanChange => {
+    const { status: _status, ...rest } = edit(cluster);
+    return { apply: rest as never };
+  };
+  switch (change.kind) {
+    case "create":
+      return { apply: clusterOf(size + 1, change) as never };
+    case "defaultVersion":
+    case "settings": {
+      const live = api.get(RESOURCES.ProviderConfig, "small") as ProviderConfig;
+      const spec =
+        change.kind === "defaultVersion"
+          ? { ...live.spec, defaultVersion: change.version }
+          : { ...live.spec, settings: { size: change.size } };
+      return { apply: { ...live, spec } as never };
+    }
+    default: {
+      const cluster = existing(change.at);
+      if (!cluster)
+        return { apply: clusterOf(size + 2, { version: undefined, hibernate: undefined }) as never };
+      if (change.kind === "delete")
+        return { delete: { kind: "Cluster", namespace: NAMESPACE, name: cluster.metadata.name ?? "" } };
+      return manifest(cluster, (c) => {
+        if (change.kind === "same") return c;
+        if (change.kind === "label")
+          return { ...c, metadata: { ...c.metadata, labels: { ...c.metadata.labels, team: "blue" } } };
+        if (change.kind === "hibernate") {
+          const annotations = { ...c.metadata.annotations };
+          if (change.value === undefined) delete annotations[HIBERNATE_ANNOTATION];
+          else annotations[HIBERNATE_ANNOTATION] = change.value;
+          return { ...c, metadata: { ...c.metadata, annotations } };
+        }
+        const { kubernetes: _k, ...spec } = c.spec;
+        return { ...c, spec: change.version ? { ...spec, kubernetes: { version: change.version } } : spec };
+      });
+    }
+  }
+}
+
+/** Everything seen across the cases, to show the interesting branches are reached. */
+const reached = new Map<string, number>();
+const saw = (what: string) => reached.set(what, (reached.get(what) ?? 0) + 1);
+
+async function predictionHolds(seeds: readonly ClusterSeed[], paced: Pace, change: ChangeSeed) {
+  const backend = new SimulatedBackend({ ...paced, clock });
+  const api = new MemoryApi([
+    { resource: RESOURCES.ProviderConfig, object: config },
+    { resource: RESOURCES.ClusterProfile, object: profile },
+    ...seeds.map((seeded, index) => ({ resource: RESOURCES.Cluster, object: clusterOf(index, seeded) })),
+  ]);
+  const world = {
+    kinds: [clusterKind as MachineKind],
+    kindSettings: CLUSTER_TIMING,
+    providerName: PROVIDER,
+    environment: ENVIRONMENT,
+    clock,
+  };
+  const engine = await memoryEngine(api, { ...world, backend });
+  try {
+    // The world as the engine leaves it: settled, the Clusters asked to go marked for deletion and settled again.
+    await engine.settle();
+    const now = rfc3339(AT);
+    seeds.forEach((seeded, index) => {
+      const live = api.get(RESOURCES.Cluster, `${NAMESPACE}/c${index}`);
+      if (!seeded.deleted || !live) return;
+      const effect = applyChange(
+        { delete: { kind: "Cluster", namespace: NAMESPACE, name: `c${index}` } },
+        live,
+        now,
+      );
+      if (effect.after) api.put(RESOURCES.Cluster, effect.after);
+      else api.put(RESOURCES.Cluster, live, true);
+    });
+    await engine.settle();
+    for (const object of api.objects())
+      if (object.kind === "Cluster")
+        saw(`before: ${(object as Cluster).status?.providerStatus?.state ?? "none"}`);
+
+    // The prediction, from the world as stored, with the same backend (read only) and the same instant.
+    const proposed = changeOf(change, api, seeds.length);
+    const listed = withMutationsListed(backend);
+    const result = await plan([proposed], {
+      ...world,
+      kubeConfig: offlineKubeConfig(),
+      backend: listed.backend,
+      sources: memorySources(api.objects()),
+    });
+    expect(listed.calls, "plan issued a backend command").toEqual([]);
+    for (const object of result.objects) saw(`plan: ${object.kind} ${object.outcome}`);
+    if (result.summary.commands > 0) saw("plan: commands");
+    if (result.objects.some((object) => object.steps.some((step) => step.writes.length > 0)))
+      saw("plan: writes");
+    expect(result.objects.map((object) => object.outcome)).not.toContain("unsettled");
+
+    // The change applied for real (as the API server stores it), then the engine until each object's first commands.
+    engine.record(true);
+    const target = targetOf(proposed);
+    const resource = target.kind === "Cluster" ? RESOURCES.Cluster : RESOURCES.ProviderConfig;
+    const effect = applyChange(proposed, api.get(resource, objectKey({ metadata: target })), now);
+    if (effect.after) api.put(resource, effect.after);
+    else if (effect.before) api.put(resource, effect.before, true);
+    await engine.settle();
+
+    const expected = predictedTimelines(result);
+    const actual = actualTimelines(engine.timelines);
+    for (const key of new Set([...expected.keys(), ...actual.keys()]))
+      expect(actual.get(key) ?? [], `${key} after ${JSON.stringify(change)}`).toEqual(
+        expected.get(key) ?? [],
+      );
+  } finally {
+    engine.stop();
+  }
+}
+
+describe("plan", () => {
+  it("predicts, per Cluster, the writes and commands the engine makes when the change is applied (1,000 worlds)", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(seed, { minLength: 1, maxLength: 4 }), pace, changeSeed, predictionHolds),
+      { numRuns: Number(process.env.PLAN_RUNS ?? 1_000) },
+    );
+    // The interesting branches were reached: Clusters of every kind of state, and every kind of plan outcome.
+    for (const branch of [
+      "before: ready",
+      "before: provisioning",
+      "before: failed",
+      "before: deleting.releasing",
+      "before: hibernating",
+      "before: hibernated",
+      "plan: Cluster settled",
+      "plan: Cluster awaitsCommands",
+      "plan: Cluster deleted",
+      "plan: Cluster unchanged",
+      "plan: commands",
+      "plan: writes",
+    ])
+      expect(reached.get(branch) ?? 0, branch).toBeGreaterThan(0);
+  }, 600_000);
+});

@@ -1,0 +1,253 @@
+/**
+ * What `plan`'s property tests share: the engine's real machine controllers over a MemoryApi, every write and
+ * command they make recorded into one timeline per object, and the timeline a plan predicts, in the same terms.
+ */
+import { KubeConfig } from "@kubernetes/client-node";
+import type { ClusterBackend } from "../../src/api/backend-contract.ts";
+import type { Clock } from "../../src/api/clock.ts";
+import { RESOURCES } from "../../src/api/constants.ts";
+import { objectKey } from "../../src/api/object-key.ts";
+import type { PatchOperation } from "../../src/machines/shared/json-patch.ts";
+import { AdminAccessCache } from "../../src/runtime/admin-access-cache.ts";
+import { Backends } from "../../src/runtime/backends.ts";
+import { drivenKinds } from "../../src/runtime/engine.ts";
+import { InformerSet } from "../../src/runtime/informers.ts";
+import { type KindSettingsByName, PROFILE_CACHES } from "../../src/runtime/kinds/registry.ts";
+import { silentLogger } from "../../src/runtime/logger.ts";
+import { MachineController } from "../../src/runtime/machine-controller.ts";
+import type { MachineKind, MachineObject, StepContext } from "../../src/runtime/machine-kind.ts";
+import type { Plan } from "../../src/runtime/plan/plan.ts";
+import type { MemoryApi } from "./memory-api.ts";
+
+/** A clock standing still at `at`: every step of both sides is taken at the same instant. */
+export const stillClock = (at: number): Clock => ({ now: () => at, schedule: () => ({ cancel: () => {} }) });
+
+/** A KubeConfig that names an API server nobody listens at: nothing in a memory world may reach one. */
+export function offlineKubeConfig(): KubeConfig {
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromOptions({
+    clusters: [{ name: "nowhere", server: "https://127.0.0.1:9", skipTLSVerify: true }],
+    users: [{ name: "nobody" }],
+    contexts: [{ name: "nowhere", cluster: "nowhere", user: "nobody" }],
+    currentContext: "nowhere",
+  });
+  return kubeConfig;
+}
+
+/** What happened to one object, in order: a write (by part), a command (as the step gave it), or a look. */
+export type Happening =
+  | { readonly write: "object" | "status"; readonly operations: readonly PatchOperation[] }
+  | { readonly command: unknown }
+  /** The object looked at again (observe): the end of one step's commands. */
+  | { readonly look: true };
+
+/** A timeline's key: `<Kind> <namespace>/<name>`. */
+export const timelineKey = (kind: string, key: string) => `${kind} ${key}`;
+
+/** Whether commands are held (left unanswered), and how a held one tells `settle` to move on. */
+interface Holding {
+  on: boolean;
+  held(): Promise<void>;
+}
+
+/** `kind` with every look and every command of its reconciles told to `into` before it happens. */
+function recordingCommands(
+  kind: MachineKind,
+  into: (key: string, happening: Happening) => void,
+  holding: Holding,
+): MachineKind {
+  const name = kind.definition.kind;
+  return {
+    ...kind,
+    async open(object, context) {
+      const work = await kind.open(object, context);
+      if (!work) return undefined;
+      // Its methods by name (a kind's reconciliation may be a class instance): the same calls, with looks and commands told.
+      return {
+        observe: (current) => {
+          into(timelineKey(name, objectKey(current)), { look: true });
+          return work.observe(current);
+        },
+        step: (current, observation, stepContext) => work.step(current, observation, stepContext),
+        run: (commands, current, writer) => {
+          for (const command of commands) into(timelineKey(name, objectKey(current)), { command });
+          // Held: never answered, as in a plan (the reconcile waits for good; `settle` moves on).
+          return holding.on ? holding.held() : work.run(commands, current, writer);
+        },
+        ...(work.unobserved
+          ? {
+              unobserved: (current: MachineObject, failure: string, stepContext: StepContext) =>
+                work.unobserved?.(current, failure, stepContext),
+            }
+          : {}),
+      };
+    },
+  };
+}
+
+/** How to build the engine of a memory world. */
+export interface MemoryEngineOptions {
+  readonly kinds: readonly MachineKind[];
+  readonly kindSettings: KindSettingsByName;
+  readonly backend: ClusterBackend;
+  readonly providerName: string;
+  readonly environment: string;
+  readonly clock: Clock;
+}
+
+/**
+ * The engine's machine controllers (those of `kinds`) over `api`, driven key by key; their writes (at their
+ * MachineWriter) and commands recorded into `timelines` while `recording` is on.
+ */
+export async function memoryEngine(api: MemoryApi, options: MemoryEngineOptions) {
+  const timelines = new Map<string, Happening[]>();
+  let recording = false;
+  const into = (key: string, happening: Happening) => {
+    if (recording) timelines.set(key, [...(timelines.get(key) ?? []), happening]);
+  };
+  const kubeConfig = offlineKubeConfig();
+  const { clock } = options;
+  const informers = new InformerSet(kubeConfig, silentLogger, clock, {}, api.sources.sourceOf);
+  const configs = informers.of(PROFILE_CACHES.providerConfigs);
+  const backends = new Backends(options.backend, (name) => configs.get(name));
+  /** Resolves the reconcile `settle` waits for when its commands are held. */
+  let moveOn: () => void = () => {};
+  const holding: Holding = {
+    on: false,
+    held: () => {
+      moveOn();
+      return new Promise<void>(() => {});
+    },
+  };
+  const kinds = drivenKinds(
+    options.kinds.map((kind) => recordingCommands(kind, into, holding)),
+    options.kindSettings,
+    {
+      kubeConfig,
+      informers,
+      providerName: options.providerName,
+      environment: options.environment,
+      backend: backends.router,
+      backends,
+      adminAccess: new AdminAccessCache({ backend: backends.router, clock }),
+      clock,
+      log: silentLogger,
+    },
+  );
+  const kindOfPlural = new Map<string, string>(
+    Object.entries(RESOURCES).map(([kind, resource]) => [resource.plural, kind] as const),
+  );
+  const writer = api.writer((write) =>
+    into(timelineKey(kindOfPlural.get(write.plural) ?? write.plural, write.key), {
+      write: write.subresource === "status" ? "status" : "object",
+      operations: write.operations,
+    }),
+  );
+  const controllers = [...kinds.values()].map(({ kind, context }) => ({
+    name: kind.definition.kind,
+    controller: new MachineController<MachineObject>({ kind, context, writer, recordEvents: false }),
+  }));
+  await informers.start();
+  /** Whether the object's timeline has a command: its reconciles after that depend on the backend's answers. */
+  const commanded = (key: string) => (timelines.get(key) ?? []).some((happening) => "command" in happening);
+  return {
+    timelines,
+    /**
+     * Records from now on (a fresh timeline), or stops; while recording, commands are held: recorded, never run
+     * nor answered, so the engine goes on exactly as far as a plan can see.
+     */
+    record(on: boolean) {
+      recording = on;
+      holding.on = on;
+      timelines.clear();
+    },
+    /**
+     * Reconciles every object of every kind, round after round, until a round writes nothing; while recording,
+     * an object that issued commands is left alone after them.
+     */
+    async settle() {
+      for (let round = 0; round < 12; round++) {
+        const before = api.writes.length;
+        for (const { name, controller } of controllers) {
+          for (const key of [...controller.keys()].sort()) {
+            if (recording && commanded(timelineKey(name, key))) continue;
+            const heldCommands = new Promise<void>((resolve) => {
+              moveOn = resolve;
+            });
+            await Promise.race([controller.reconcile(key).catch(() => {}), heldCommands]);
+          }
+        }
+        if (api.writes.length === before) return;
+      }
+    },
+    stop: () => informers.stop(),
+  };
+}
+
+/** The timeline `plan` predicts for each object of the machine kinds, keyed as the engine's. */
+export function predictedTimelines(result: Plan): Map<string, Happening[]> {
+  const timelines = new Map<string, Happening[]>();
+  for (const object of result.objects) {
+    const happenings: Happening[] = [];
+    for (const step of object.steps) {
+      if (step.by) continue; // another controller's writes: not the machines'
+      for (const write of step.writes) happenings.push({ write: write.part, operations: write.operations });
+      for (const { command } of step.commands) happenings.push({ command });
+    }
+    if (happenings.length > 0)
+      timelines.set(
+        timelineKey(object.kind, object.namespace ? `${object.namespace}/${object.name}` : object.name),
+        happenings,
+      );
+  }
+  return timelines;
+}
+
+/**
+ * A timeline's writes and commands up to the end of its first step's commands (what a reconcile writes after them
+ * depends on the backend's answer); looks only mark where one step's commands end.
+ */
+export function untilCommandsDone(happenings: readonly Happening[]): Happening[] {
+  const first = happenings.findIndex((happening) => "command" in happening);
+  let end = first < 0 ? happenings.length : first;
+  while (first >= 0 && end < happenings.length && "command" in (happenings[end] as Happening)) end++;
+  return happenings.slice(0, end).filter((happening) => !("look" in happening));
+}
+
+/** The engine's timelines as compared with a plan's: each up to its first commands, empty ones left out. */
+export function actualTimelines(
+  timelines: ReadonlyMap<string, readonly Happening[]>,
+): Map<string, Happening[]> {
+  return new Map(
+    [...timelines]
+      .map(([key, happenings]) => [key, untilCommandsDone(happenings)] as const)
+      .filter(([, happenings]) => happenings.length > 0),
+  );
+}
+
+/** The backend methods that change something (the contract's commands); every other method only reads. */
+const MUTATING = new Set([
+  "create",
+  "update",
+  "delete",
+  "hibernate",
+  "wake",
+  "trustOidcIssuers",
+  "importCluster",
+]);
+
+/** `backend` as it is, with every call of a method that changes something listed in `calls`. */
+export function withMutationsListed(backend: ClusterBackend): { backend: ClusterBackend; calls: string[] } {
+  const calls: string[] = [];
+  const listed = new Proxy(backend, {
+    get(target, property) {
+      const value = Reflect.get(target, property);
+      if (typeof value !== "function" || typeof property !== "string") return value;
+      return (...args: unknown[]) => {
+        if (MUTATING.has(property)) calls.push(property);
+        return value.apply(target, args);
+      };
+    },
+  });
+  return { backend: listed, calls };
+}
