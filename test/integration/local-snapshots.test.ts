@@ -294,6 +294,47 @@ describe(`snapshots of a real local cluster with ${OBJECTS} ConfigMaps`, { timeo
     expect(review.status?.userInfo?.username).toBe(`system:serviceaccount:${APP}:reader`);
   });
 
+  it("takes a consistent snapshot while a client writes: the clone holds exactly the first k of its writes, no gap", async () => {
+    const core = admin.makeApiClient(CoreV1Api);
+    const stream = "stream";
+    await core.createNamespace({ body: { metadata: { name: stream } } });
+    // One writer, each create after the one before: any consistent cut of etcd holds w-0 … w-(k-1) and no more.
+    let stop = false;
+    let created = 0;
+    const writer = (async () => {
+      while (!stop) {
+        await core.createNamespacedConfigMap({
+          namespace: stream,
+          body: { metadata: { name: `w-${created}` }, data: { n: String(created) } },
+        });
+        created++;
+      }
+    })();
+    await eventually(async () => expect(created).toBeGreaterThanOrEqual(50), { timeoutMs: 60_000 });
+    await createSnapshot("while-writing", "source");
+    await snapshotWhere("while-writing", (s) => s.status?.phase === "Complete");
+    stop = true;
+    await writer;
+    await world.createCluster(
+      "clone-while-writing",
+      { profile: PROFILE },
+      { annotations: { [RESTORE_FROM_ANNOTATION]: "while-writing" } },
+    );
+    const clone = (await world.waitFor("clone-while-writing", isReady, 180_000)) as Cluster;
+    const cloneAdmin = new KubeConfig();
+    cloneAdmin.loadFromString((await world.backend.adminAccess(targetOf(clone)))?.kubeconfig ?? "");
+    const names = (
+      await cloneAdmin.makeApiClient(CoreV1Api).listNamespacedConfigMap({ namespace: stream })
+    ).items
+      .map((item) => item.metadata?.name ?? "")
+      .filter((name) => name.startsWith("w-"));
+    const k = names.length;
+    console.log(`local snapshot while writing: the clone holds ${k} of the writer's ${created} ConfigMaps`);
+    expect(k).toBeGreaterThanOrEqual(50);
+    expect(k).toBeLessThanOrEqual(created);
+    expect(new Set(names)).toEqual(new Set(Array.from({ length: k }, (_, i) => `w-${i}`)));
+  });
+
   it("does not make a Cluster from a snapshot that does not exist, and says so on the Cluster", async () => {
     await world.createCluster(
       "clone-of-nothing",
