@@ -1,7 +1,7 @@
 /** The AccessRequest statechart: Pending → Provisioning → Granted, Denied, Deleting. Pure: no I/O, no clock. */
 import { setup } from "xstate";
 import { REQUEST_PHASES } from "../../api/constants.ts";
-import type { EventRecord } from "../shared/machine-step.ts";
+import { actionsAsData } from "../shared/actions-as-data.ts";
 import { PHASE_TAG, REQUEUE } from "../shared/machine-tags.ts";
 import { type ObservedEvent, whenObserved } from "../shared/observed-guard.ts";
 
@@ -59,15 +59,7 @@ export const accessRequestMachine = setup({
     /** Nothing of ours is left on the target cluster, or it is gone and took everything with it (not merely failing). */
     nothingLeft: when((facts) => facts.accessGone || (!facts.clusterReachable && !facts.targetFailing)),
   },
-  actions: {
-    // Never executed here: transition() returns them as data for the step to translate.
-    addFinalizer: () => {},
-    removeFinalizer: () => {},
-    grantAccess: () => {},
-    issueCredential: () => {},
-    revokeAccess: () => {},
-    recordEvent: (_, _params: EventRecord) => {},
-  },
+  actions: actionsAsData("grantAccess", "issueCredential", "revokeAccess"),
 }).createMachine({
   id: "accessRequest",
   context: {},

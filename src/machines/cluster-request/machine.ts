@@ -1,7 +1,7 @@
 /** The ClusterRequest statechart: Pending → Scheduling → Granted, Denied, Misconfigured, Replacing, Deleting. Pure: no I/O, no clock. */
 import { setup } from "xstate";
 import { REQUEST_PHASES } from "../../api/constants.ts";
-import type { EventRecord } from "../shared/machine-step.ts";
+import { actionsAsData } from "../shared/actions-as-data.ts";
 import { PHASE_TAG, REQUEUE } from "../shared/machine-tags.ts";
 import { type ObservedEvent, whenObserved } from "../shared/observed-guard.ts";
 import type { Decision } from "./schedule.ts";
@@ -60,15 +60,7 @@ export const clusterRequestMachine = setup({
     releasedWaiting: when((facts) => facts.holdsNothing && !facts.clusterDeletionDone),
     clusterDeletionDone: when((facts) => facts.clusterDeletionDone),
   },
-  actions: {
-    // Never executed here: transition() returns them as data for the step to translate.
-    addFinalizer: () => {},
-    removeFinalizer: () => {},
-    assign: () => {},
-    letGo: () => {},
-    release: () => {},
-    recordEvent: (_, _params: EventRecord) => {},
-  },
+  actions: actionsAsData("assign", "letGo", "release"),
 }).createMachine({
   id: "clusterRequest",
   context: {},

@@ -17,6 +17,7 @@ import {
   failedState,
   incompleteness,
 } from "../backend-cluster/backend-cluster.ts";
+import { actionsAsData } from "../shared/actions-as-data.ts";
 import type { EventRecord } from "../shared/machine-step.ts";
 import { PHASE_TAG, REQUEUE } from "../shared/machine-tags.ts";
 import { type ObservedEvent, whenObserved } from "../shared/observed-guard.ts";
@@ -139,17 +140,11 @@ export const clusterMachine = setup({
   },
   guards: { ...backendClusterGuards<ClusterFacts>(), ...clusterGuards },
   actions: {
-    // Actions are never executed here: transition() returns them as data for the step to translate.
-    addFinalizer: () => {},
-    removeFinalizer: () => {},
+    ...actionsAsData("deleteCluster", "hibernateCluster", "wakeCluster"),
     createCluster: (_, _params: { version: string | undefined }) => {},
     updateCluster: (_, _params: { version: string | undefined }) => {},
-    deleteCluster: () => {},
     takeOver: (_, _params: { secret: string | undefined }) => {},
-    hibernateCluster: () => {},
-    wakeCluster: () => {},
     claimPoolMember: (_, _params: { pool: string | undefined; member: string | undefined }) => {},
-    recordEvent: (_, _params: EventRecord) => {},
   },
 }).createMachine({
   id: "cluster",

@@ -1,6 +1,7 @@
 /** The HibernationSchedule statechart: scheduled ⇄ applying, invalid. Pure: no I/O, no clock (now is a fact). */
 import { setup } from "xstate";
 import type { ScheduledEvent } from "../../api/hibernation-schedule.ts";
+import { actionsAsData } from "../shared/actions-as-data.ts";
 import type { EventRecord } from "../shared/machine-step.ts";
 import { PHASE_TAG, REQUEUE } from "../shared/machine-tags.ts";
 import { type ObservedEvent, whenObserved } from "../shared/observed-guard.ts";
@@ -47,13 +48,7 @@ export const hibernationScheduleMachine = setup({
         facts.applied.action === facts.latest.action,
     ),
   },
-  actions: {
-    // Never executed here: transition() returns them as data for the step to translate.
-    writeAnnotations: () => {},
-    addFinalizer: () => {},
-    removeFinalizer: () => {},
-    recordEvent: (_, _params: EventRecord) => {},
-  },
+  actions: actionsAsData("writeAnnotations"),
 }).createMachine({
   id: "hibernationSchedule",
   context: {},
