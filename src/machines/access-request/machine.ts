@@ -40,6 +40,12 @@ export type AccessEvent = ObservedEvent<AccessFacts>;
 
 const when = whenObserved<AccessFacts>;
 
+/** Where a request that is not denied yet goes first: deleted, or denied. */
+const DELETED_OR_DENIED = [
+  { guard: "isBeingDeleted", target: "deleting" },
+  { guard: "isDenied", target: "denied" },
+] as const;
+
 /** The AccessRequest machine: named guards and actions first, then the chart, which refers to them by name. */
 export const accessRequestMachine = setup({
   types: {
@@ -68,11 +74,7 @@ export const accessRequestMachine = setup({
     pending: {
       description: "Waiting for the target Cluster to be Ready and reachable.",
       tags: [REQUEUE.poll, `${PHASE_TAG}${REQUEST_PHASES.pending}`],
-      always: [
-        { guard: "isBeingDeleted", target: "deleting" },
-        { guard: "isDenied", target: "denied" },
-        { guard: "canGrant", target: "provisioning" },
-      ],
+      always: [...DELETED_OR_DENIED, { guard: "canGrant", target: "provisioning" }],
     },
     provisioning: {
       description:
@@ -91,11 +93,7 @@ export const accessRequestMachine = setup({
         // Still incomplete on a later look (an object was removed, a write failed): apply again.
         observed: { guard: "accessIncomplete", target: "provisioning", reenter: true },
       },
-      always: [
-        { guard: "isBeingDeleted", target: "deleting" },
-        { guard: "isDenied", target: "denied" },
-        { guard: "accessComplete", target: "granted" },
-      ],
+      always: [...DELETED_OR_DENIED, { guard: "accessComplete", target: "granted" }],
     },
     granted: {
       description: "Access is in place and the Secret holds a valid kubeconfig.",
@@ -115,11 +113,7 @@ export const accessRequestMachine = setup({
           ],
         },
       },
-      always: [
-        { guard: "isBeingDeleted", target: "deleting" },
-        { guard: "isDenied", target: "denied" },
-        { guard: "accessIncomplete", target: "provisioning" },
-      ],
+      always: [...DELETED_OR_DENIED, { guard: "accessIncomplete", target: "provisioning" }],
     },
     denied: {
       description: "The request cannot be served as asked; a person must change it.",

@@ -129,6 +129,14 @@ const HIBERNATION_EXITS = [
   { guard: "backendFailed", target: "failed" },
 ] as const;
 
+/** Where a serving state (ready, updating) goes first: deleted, its version refused, lost (made again), or failed. */
+const SERVING_EXITS = [
+  { guard: "isBeingDeleted", target: "deleting" },
+  { guard: "versionRejected", target: "failed" },
+  { guard: "backendNeedsCreate", target: "provisioning" },
+  { guard: "backendFailed", target: "failed" },
+] as const;
+
 /** Taken over first, in every state but deleting: the backend cannot answer for the Cluster before. */
 const TAKE_OVER = { guard: "handoverPending", target: "takingOver" } as const;
 
@@ -249,10 +257,7 @@ export const clusterMachine = setup({
         },
       ],
       always: [
-        { guard: "isBeingDeleted", target: "deleting" },
-        { guard: "versionRejected", target: "failed" },
-        { guard: "backendNeedsCreate", target: "provisioning" },
-        { guard: "backendFailed", target: "failed" },
+        ...SERVING_EXITS,
         // Asleep at the backend though asked to be awake (a wake the engine died in, a hand-made sleep): woken.
         { guard: "asleepUnasked", target: "waking" },
         // A version change asked meanwhile is made once it is awake again.
@@ -334,13 +339,7 @@ export const clusterMachine = setup({
         // Still idle on the old version: the update did not take, order it again.
         observed: [TAKE_OVER, { guard: "upgradeWanted", target: "updating", reenter: true }],
       },
-      always: [
-        { guard: "isBeingDeleted", target: "deleting" },
-        { guard: "versionRejected", target: "failed" },
-        { guard: "backendNeedsCreate", target: "provisioning" },
-        { guard: "backendFailed", target: "failed" },
-        { guard: "backendReadyAsWanted", target: "ready" },
-      ],
+      always: [...SERVING_EXITS, { guard: "backendReadyAsWanted", target: "ready" }],
     },
     failed: {
       ...failedState(
