@@ -163,6 +163,14 @@ async function callTwice(
 const commandLabel = (name: string, index: number, faults: readonly Fault[], twice: boolean, more = "") =>
   `${name}(c${index}${more}${describeFaults(faults)}${twice ? ", twice" : ""})`;
 
+/** A command on cluster `index` that the engine may repeat: after the `faults`, and (`twice`) once more. */
+type RepeatableCommand = (
+  index: number,
+  faults: readonly Fault[],
+  twice: boolean,
+  options: ConformanceOptions,
+) => Command;
+
 /** The run's patience with a backend: how long a cluster may take to become ready or go. */
 const readyTimeoutMs = (options: ConformanceOptions) => options.readyTimeoutMs ?? 10_000;
 
@@ -384,12 +392,7 @@ function hibernation(backend: ClusterBackend) {
  * is put to sleep and must eventually report `hibernated`, and stay so until woken. Where the backend gives admin
  * access, the kubeconfig it gives just before is kept, for the wake to prove it still works.
  */
-const hibernateCommand = (
-  index: number,
-  faults: readonly Fault[],
-  twice: boolean,
-  options: ConformanceOptions,
-): Command => {
+const hibernateCommand: RepeatableCommand = (index, faults, twice, options) => {
   const label = commandLabel("hibernate", index, faults, twice);
   return clusterCommand(
     index,
@@ -426,12 +429,7 @@ const hibernateCommand = (
  * kubeconfig obtained before the sleep must still work (where the kit verifies admin access). Waking one that is
  * awake changes nothing.
  */
-const wakeCommand = (
-  index: number,
-  faults: readonly Fault[],
-  twice: boolean,
-  options: ConformanceOptions,
-): Command => {
+const wakeCommand: RepeatableCommand = (index, faults, twice, options) => {
   const label = commandLabel("wake", index, faults, twice);
   return clusterCommand(
     index,
@@ -509,12 +507,7 @@ const updateCommand = (
   );
 };
 
-const deleteCommand = (
-  index: number,
-  faults: readonly Fault[],
-  twice: boolean,
-  options: ConformanceOptions,
-): Command => {
+const deleteCommand: RepeatableCommand = (index, faults, twice, options) => {
   const label = commandLabel("delete", index, faults, twice);
   return clusterCommand(index, label, async (model, real, target) => {
     await callTwice(label, faults, twice, () => real.backend.delete(target));
