@@ -1,7 +1,7 @@
 /** The AccessRequest statechart: Pending → Provisioning → Granted, Denied, Deleting. Pure: no I/O, no clock. */
 import { setup } from "xstate";
 import { REQUEST_PHASES } from "../../api/constants.ts";
-import { actionsAsData } from "../shared/actions-as-data.ts";
+import { actionsAsData, recordEvent } from "../shared/actions-as-data.ts";
 import { PHASE_TAG, REQUEUE } from "../shared/machine-tags.ts";
 import { type ObservedEvent, whenObserved } from "../shared/observed-guard.ts";
 
@@ -84,10 +84,7 @@ export const accessRequestMachine = setup({
         "addFinalizer",
         "grantAccess",
         "issueCredential",
-        {
-          type: "recordEvent",
-          params: { type: "Normal", reason: "Provisioning", message: "Granting access" },
-        },
+        recordEvent({ type: "Normal", reason: "Provisioning", message: "Granting access" }),
       ],
       on: {
         // Still incomplete on a later look (an object was removed, a write failed): apply again.
@@ -98,18 +95,13 @@ export const accessRequestMachine = setup({
     granted: {
       description: "Access is in place and the Secret holds a valid kubeconfig.",
       tags: [REQUEUE.resync, `${PHASE_TAG}${REQUEST_PHASES.granted}`],
-      entry: [
-        { type: "recordEvent", params: { type: "Normal", reason: "Granted", message: "Access granted" } },
-      ],
+      entry: [recordEvent({ type: "Normal", reason: "Granted", message: "Access granted" })],
       on: {
         observed: {
           guard: "secretNeedsRenewal",
           actions: [
             "issueCredential",
-            {
-              type: "recordEvent",
-              params: { type: "Normal", reason: "Renewed", message: "Credential renewed" },
-            },
+            recordEvent({ type: "Normal", reason: "Renewed", message: "Credential renewed" }),
           ],
         },
       },
@@ -119,9 +111,7 @@ export const accessRequestMachine = setup({
       description: "The request cannot be served as asked; a person must change it.",
       // A conflicting Role on the target is not watched: look again now and then.
       tags: [REQUEUE.retry, `${PHASE_TAG}${REQUEST_PHASES.denied}`],
-      entry: [
-        { type: "recordEvent", params: { type: "Warning", reason: "Denied", message: "Access denied" } },
-      ],
+      entry: [recordEvent({ type: "Warning", reason: "Denied", message: "Access denied" })],
       always: [
         { guard: "isBeingDeleted", target: "deleting" },
         { guard: "isServable", target: "pending" },

@@ -1,7 +1,7 @@
 /** The ClusterRequest statechart: Pending → Scheduling → Granted, Denied, Misconfigured, Replacing, Deleting. Pure: no I/O, no clock. */
 import { setup } from "xstate";
 import { REQUEST_PHASES } from "../../api/constants.ts";
-import { actionsAsData } from "../shared/actions-as-data.ts";
+import { actionsAsData, recordEvent } from "../shared/actions-as-data.ts";
 import { PHASE_TAG, REQUEUE } from "../shared/machine-tags.ts";
 import { type ObservedEvent, whenObserved } from "../shared/observed-guard.ts";
 import type { Decision } from "./schedule.ts";
@@ -86,9 +86,7 @@ export const clusterRequestMachine = setup({
     granted: {
       description: "The request has its Cluster; the grant records it and the prefix.",
       tags: [REQUEUE.resync, `${PHASE_TAG}${REQUEST_PHASES.granted}`],
-      entry: [
-        { type: "recordEvent", params: { type: "Normal", reason: "Granted", message: "Cluster granted" } },
-      ],
+      entry: [recordEvent({ type: "Normal", reason: "Granted", message: "Cluster granted" })],
       always: [whenDeleted, { guard: "notHeld", target: "pending" }],
     },
     replacing: {
@@ -105,9 +103,7 @@ export const clusterRequestMachine = setup({
       description:
         "The scheduler configuration cannot serve the request (e.g. no mapping for its purpose); retried when it changes.",
       tags: [pending],
-      entry: [
-        { type: "recordEvent", params: { type: "Warning", reason: "ConfigurationProblem", message: "" } },
-      ],
+      entry: [recordEvent({ type: "Warning", reason: "ConfigurationProblem", message: "" })],
       always: [whenDeleted, { guard: "configurationServes", target: "pending" }],
     },
     denied: {
@@ -115,7 +111,7 @@ export const clusterRequestMachine = setup({
         "The request cannot be served as asked (a name clash, a trait no profile offers, bad annotations).",
       // Clusters, profiles and Purposes wake requests; the retry is a safety net.
       tags: [REQUEUE.retry, `${PHASE_TAG}${REQUEST_PHASES.denied}`],
-      entry: [{ type: "recordEvent", params: { type: "Warning", reason: "Denied", message: "" } }],
+      entry: [recordEvent({ type: "Warning", reason: "Denied", message: "" })],
       always: [whenDeleted, { guard: "notDenied", target: "pending" }],
     },
     deleting: {

@@ -17,7 +17,7 @@ import {
   failedState,
   incompleteness,
 } from "../backend-cluster/backend-cluster.ts";
-import { actionsAsData } from "../shared/actions-as-data.ts";
+import { actionsAsData, recordEvent } from "../shared/actions-as-data.ts";
 import type { EventRecord } from "../shared/machine-step.ts";
 import { PHASE_TAG, REQUEUE } from "../shared/machine-tags.ts";
 import { type ObservedEvent, whenObserved } from "../shared/observed-guard.ts";
@@ -167,14 +167,11 @@ export const clusterMachine = setup({
       tags: [REQUEUE.poll, phase("progressing")],
       entry: [
         { type: "takeOver", params: ({ event }) => ({ secret: event.facts.handover?.secret }) },
-        {
-          type: "recordEvent",
-          params: {
-            type: "Normal",
-            reason: CLUSTER_REASONS.TakingOver,
-            message: "Taking the cluster over from the hand-over of `openmcp-engine move`",
-          },
-        },
+        recordEvent({
+          type: "Normal",
+          reason: CLUSTER_REASONS.TakingOver,
+          message: "Taking the cluster over from the hand-over of `openmcp-engine move`",
+        }),
       ],
       on: {
         // The Secret is still there (the import failed, or the engine died before deleting it): again.
@@ -271,10 +268,7 @@ export const clusterMachine = setup({
       tags: [REQUEUE.poll, phase("progressing")],
       entry: [
         "hibernateCluster",
-        {
-          type: "recordEvent",
-          params: { type: "Normal", reason: "Hibernating", message: "Putting the cluster to sleep" },
-        },
+        recordEvent({ type: "Normal", reason: "Hibernating", message: "Putting the cluster to sleep" }),
       ],
       on: {
         // Still serving: the hibernate did not take; order it again (it is idempotent).
@@ -290,12 +284,7 @@ export const clusterMachine = setup({
       description:
         "Asleep as asked: nothing of it runs; it wakes at the same endpoint with the same certificate authority when asked.",
       tags: [REQUEUE.resync, phase("progressing")],
-      entry: [
-        {
-          type: "recordEvent",
-          params: { type: "Normal", reason: "Hibernated", message: "The cluster is asleep" },
-        },
-      ],
+      entry: [recordEvent({ type: "Normal", reason: "Hibernated", message: "The cluster is asleep" })],
       on: { observed: TAKE_OVER },
       always: [
         ...HIBERNATION_EXITS,
@@ -309,7 +298,7 @@ export const clusterMachine = setup({
       tags: [REQUEUE.poll, phase("progressing")],
       entry: [
         "wakeCluster",
-        { type: "recordEvent", params: { type: "Normal", reason: "Waking", message: "Waking the cluster" } },
+        recordEvent({ type: "Normal", reason: "Waking", message: "Waking the cluster" }),
       ],
       on: {
         // Still asleep: the wake did not take; order it again (it is idempotent).

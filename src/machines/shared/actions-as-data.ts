@@ -17,3 +17,6 @@ export function actionsAsData<const Own extends string>(...own: readonly Own[]) 
     recordEvent: (_: unknown, _params: EventRecord) => {},
   };
 }
+
+/** The `recordEvent` action of a fixed Event (one whose words depend on the facts gives its params as a function). */
+export const recordEvent = (record: EventRecord) => ({ type: "recordEvent", params: record }) as const;
