@@ -3,7 +3,7 @@ import { setup } from "xstate";
 import { REQUEST_PHASES } from "../../api/constants.ts";
 import { actionsAsData, recordEvent } from "../shared/actions-as-data.ts";
 import { PHASE_TAG, REQUEUE } from "../shared/machine-tags.ts";
-import { type ObservedEvent, whenObserved } from "../shared/observed-guard.ts";
+import { type ObservedEvent, observedMachineTypes, whenObserved } from "../shared/observed-guard.ts";
 
 /** What one reconcile knows about an AccessRequest, its Cluster and the target cluster, level-based. */
 export interface AccessFacts {
@@ -48,10 +48,7 @@ const DELETED_OR_DENIED = [
 
 /** The AccessRequest machine: named guards and actions first, then the chart, which refers to them by name. */
 export const accessRequestMachine = setup({
-  types: {
-    context: {} as Record<string, never>,
-    events: {} as AccessEvent,
-  },
+  types: observedMachineTypes<AccessFacts>(),
   guards: {
     isBeingDeleted: when((facts) => facts.deleting),
     isDenied: when((facts) => facts.denial !== undefined),

@@ -3,7 +3,7 @@ import { setup } from "xstate";
 import { REQUEST_PHASES } from "../../api/constants.ts";
 import { actionsAsData, recordEvent } from "../shared/actions-as-data.ts";
 import { PHASE_TAG, REQUEUE } from "../shared/machine-tags.ts";
-import { type ObservedEvent, whenObserved } from "../shared/observed-guard.ts";
+import { type ObservedEvent, observedMachineTypes, whenObserved } from "../shared/observed-guard.ts";
 import type { Decision } from "./schedule.ts";
 
 /** What one reconcile knows about a ClusterRequest and the Clusters around it, level-based. */
@@ -39,10 +39,7 @@ const pending = `${PHASE_TAG}${REQUEST_PHASES.pending}`;
 
 /** The ClusterRequest machine: named guards and actions first, then the chart, which refers to them by name. */
 export const clusterRequestMachine = setup({
-  types: {
-    context: {} as Record<string, never>,
-    events: {} as ClusterRequestEvent,
-  },
+  types: observedMachineTypes<ClusterRequestFacts>(),
   guards: {
     isBeingDeleted: when((facts) => facts.deleting),
     isMisconfigured: when((facts) => facts.decision === "misconfigured"),

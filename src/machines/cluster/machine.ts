@@ -20,7 +20,7 @@ import {
 import { actionsAsData, recordEvent } from "../shared/actions-as-data.ts";
 import type { EventRecord } from "../shared/machine-step.ts";
 import { PHASE_TAG, REQUEUE } from "../shared/machine-tags.ts";
-import { type ObservedEvent, whenObserved } from "../shared/observed-guard.ts";
+import { type ObservedEvent, observedMachineTypes, whenObserved } from "../shared/observed-guard.ts";
 
 /**
  * A hand-over of `openmcp-engine move` for this Cluster (its hand-over annotation names the Secret): whether that
@@ -142,10 +142,7 @@ const TAKE_OVER = { guard: "handoverPending", target: "takingOver" } as const;
 
 /** The Cluster machine: named guards and actions first, then the chart, which refers to them by name. */
 export const clusterMachine = setup({
-  types: {
-    context: {} as Record<string, never>,
-    events: {} as ClusterEvent,
-  },
+  types: observedMachineTypes<ClusterFacts>(),
   guards: { ...backendClusterGuards<ClusterFacts>(), ...clusterGuards },
   actions: {
     ...actionsAsData("deleteCluster", "hibernateCluster", "wakeCluster"),

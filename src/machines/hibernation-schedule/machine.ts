@@ -4,7 +4,7 @@ import type { ScheduledEvent } from "../../api/hibernation-schedule.ts";
 import { actionsAsData } from "../shared/actions-as-data.ts";
 import type { EventRecord } from "../shared/machine-step.ts";
 import { PHASE_TAG, REQUEUE } from "../shared/machine-tags.ts";
-import { type ObservedEvent, whenObserved } from "../shared/observed-guard.ts";
+import { type ObservedEvent, observedMachineTypes, whenObserved } from "../shared/observed-guard.ts";
 
 /** What one look at a schedule knows, level-based. */
 export interface ScheduleFacts {
@@ -34,7 +34,7 @@ const APPLIED_EVENT: EventRecord = { type: "Normal", reason: "Applied", message:
 
 /** The machine: named guards and actions, then the chart. */
 export const hibernationScheduleMachine = setup({
-  types: { context: {} as Record<string, never>, events: {} as ScheduleEvent },
+  types: observedMachineTypes<ScheduleFacts>(),
   guards: {
     isInvalid: when((facts) => facts.problems.length > 0),
     isValid: when((facts) => facts.problems.length === 0),
