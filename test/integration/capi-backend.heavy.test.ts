@@ -41,6 +41,7 @@ import {
   removeContainers,
   startCapiManagement,
 } from "../support/capi-management.ts";
+import { conditionOf } from "../support/conditions.ts";
 import { containersNamed, docker } from "../support/containers.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
 import { type CustomResource, readCustomObject } from "../support/maybe-absent.ts";
@@ -85,8 +86,6 @@ const clusterWhere = (name: string, what: string, wanted: (c: Cluster) => boolea
     async () => satisfying(await read<Cluster>(RESOURCES.Cluster, name), (c) => c !== undefined && wanted(c)),
     { what: `Cluster ${NS}/${name}: ${what}`, timeoutMs, intervalMs: 1_000 },
   ) as Promise<Cluster>;
-const condition = (c: Cluster | undefined, type: string) =>
-  c?.status?.conditions?.find((x) => x.type === type);
 const capiClusterOf = async (name: string) =>
   (await management.capiClusters(CAPI_NS)).find(
     (c) => c.metadata.name === capiClusterName({ namespace: NS, name }),
@@ -228,7 +227,7 @@ describe("the capi backend on Cluster API with Docker machines", { timeout: 900_
     await clusterWhere(
       `${PREFIX}one`,
       "Cluster API's conditions mirrored while provisioning",
-      (c) => (condition(c, "CapiAvailable")?.message ?? "") !== "",
+      (c) => (conditionOf(c, "CapiAvailable")?.message ?? "") !== "",
     );
   });
 
@@ -269,7 +268,7 @@ describe("the capi backend on Cluster API with Docker machines", { timeout: 900_
       "CapiWorkersAvailable",
       "CapiInfrastructureReady",
     ])
-      expect(condition(ready, type)?.status, type).toBe("True");
+      expect(conditionOf(ready, type)?.status, type).toBe("True");
     expect(stored.status?.controlPlane?.versions).toEqual([{ version: "v1.36.3", replicas: 1 }]);
     // The machines are containers: a load balancer, one control-plane machine, one worker.
     const containers = await containersNamed(stored.metadata.name);
@@ -385,7 +384,7 @@ describe("the capi backend on Cluster API with Docker machines", { timeout: 900_
     const asleep = await clusterWhere(
       name,
       "hibernated",
-      (c) => condition(c, "ClusterReady")?.reason === "Hibernated",
+      (c) => conditionOf(c, "ClusterReady")?.reason === "Hibernated",
     );
     console.log(`capi-backend: hibernated in ${Math.round((Date.now() - started) / 1000)} s`);
     // Cluster API's worker Machines gone (the last one's finalizer may take a moment after its count went to 0).
@@ -428,16 +427,16 @@ describe("the capi backend on Cluster API with Docker machines", { timeout: 900_
     const downgrade = await clusterWhere(
       `${PREFIX}one`,
       "downgrade refused",
-      (c) => condition(c, "VersionSupported")?.reason === "DowngradeNotAllowed",
+      (c) => conditionOf(c, "VersionSupported")?.reason === "DowngradeNotAllowed",
     );
-    expect(condition(downgrade, "VersionSupported")?.message).toContain("1.36.3");
+    expect(conditionOf(downgrade, "VersionSupported")?.message).toContain("1.36.3");
     await patchVersion("1.34.0");
     const unsupported = await clusterWhere(
       `${PREFIX}one`,
       "unsupported version refused",
-      (c) => condition(c, "VersionSupported")?.reason === "UnsupportedVersion",
+      (c) => conditionOf(c, "VersionSupported")?.reason === "UnsupportedVersion",
     );
-    expect(condition(unsupported, "VersionSupported")?.message).toContain("1.34.0");
+    expect(conditionOf(unsupported, "VersionSupported")?.message).toContain("1.34.0");
     expect((await capiClusterOf(`${PREFIX}one`))?.spec.topology?.version).toBe("v1.36.3");
     await patchVersion("1.36.3");
     await clusterWhere(`${PREFIX}one`, "Ready again at 1.36.3", (c) => c.status?.phase === "Ready");
@@ -453,10 +452,10 @@ describe("the capi backend on Cluster API with Docker machines", { timeout: 900_
     const deleting = await clusterWhere(
       `${PREFIX}one`,
       "Cluster API's deletion shown",
-      (c) => (condition(c, "ClusterReady")?.message ?? "").includes("is being deleted"),
+      (c) => (conditionOf(c, "ClusterReady")?.message ?? "").includes("is being deleted"),
       120_000,
     );
-    expect(condition(deleting, "ClusterReady")?.reason).toBe("Deleting");
+    expect(conditionOf(deleting, "ClusterReady")?.reason).toBe("Deleting");
     await eventually(async () => expect(await read(RESOURCES.Cluster, `${PREFIX}one`)).toBeUndefined(), {
       what: `Cluster ${PREFIX}one gone`,
       timeoutMs: 300_000,
