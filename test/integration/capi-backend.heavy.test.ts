@@ -41,6 +41,7 @@ import {
   removeContainers,
   startCapiManagement,
 } from "../support/capi-management.ts";
+import { clusterWhereOn } from "../support/cluster-where.ts";
 import { conditionOf } from "../support/conditions.ts";
 import { containersNamed, docker } from "../support/containers.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
@@ -82,10 +83,7 @@ const DOCKER_SETTINGS = {
 const read = <T>(resource: CustomResource, name: string) =>
   readCustomObject<T>(management.custom, resource, NS, name);
 const clusterWhere = (name: string, what: string, wanted: (c: Cluster) => boolean, timeoutMs = 600_000) =>
-  eventually(
-    async () => satisfying(await read<Cluster>(RESOURCES.Cluster, name), (c) => c !== undefined && wanted(c)),
-    { what: `Cluster ${NS}/${name}: ${what}`, timeoutMs, intervalMs: 1_000 },
-  ) as Promise<Cluster>;
+  clusterWhereOn(management.custom, NS, name, what, wanted, { timeoutMs, intervalMs: 1_000 });
 const capiClusterOf = async (name: string) =>
   (await management.capiClusters(CAPI_NS)).find(
     (c) => c.metadata.name === capiClusterName({ namespace: NS, name }),
@@ -423,20 +421,18 @@ describe("the capi backend on Cluster API with Docker machines", { timeout: 900_
         name: `${PREFIX}one`,
         body: [{ op: "replace", path: "/spec/kubernetes/version", value }],
       });
-    await patchVersion("1.35.0");
-    const downgrade = await clusterWhere(
-      `${PREFIX}one`,
-      "downgrade refused",
-      (c) => conditionOf(c, "VersionSupported")?.reason === "DowngradeNotAllowed",
-    );
-    expect(conditionOf(downgrade, "VersionSupported")?.message).toContain("1.36.3");
-    await patchVersion("1.34.0");
-    const unsupported = await clusterWhere(
-      `${PREFIX}one`,
-      "unsupported version refused",
-      (c) => conditionOf(c, "VersionSupported")?.reason === "UnsupportedVersion",
-    );
-    expect(conditionOf(unsupported, "VersionSupported")?.message).toContain("1.34.0");
+    /** Asks for `version`, and once VersionSupported refuses it for `reason`: that condition. */
+    const refused = async (version: string, reason: string) => {
+      await patchVersion(version);
+      const cluster = await clusterWhere(
+        `${PREFIX}one`,
+        `${version} refused (${reason})`,
+        (c) => conditionOf(c, "VersionSupported")?.reason === reason,
+      );
+      return conditionOf(cluster, "VersionSupported");
+    };
+    expect((await refused("1.35.0", "DowngradeNotAllowed"))?.message).toContain("1.36.3");
+    expect((await refused("1.34.0", "UnsupportedVersion"))?.message).toContain("1.34.0");
     expect((await capiClusterOf(`${PREFIX}one`))?.spec.topology?.version).toBe("v1.36.3");
     await patchVersion("1.36.3");
     await clusterWhere(`${PREFIX}one`, "Ready again at 1.36.3", (c) => c.status?.phase === "Ready");

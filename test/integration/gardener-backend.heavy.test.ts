@@ -42,6 +42,7 @@ import {
 } from "../support/access-proofs.ts";
 import { accessGranted, createAccessRequest } from "../support/access-requests.ts";
 import { aCluster, aClusterPool, aProviderConfig } from "../support/builders.ts";
+import { clusterWhereOn } from "../support/cluster-where.ts";
 import { conditionOf } from "../support/conditions.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
 import { type GardenerBackendWorld, startGardenerBackendWorld } from "../support/gardener-backend-world.ts";
@@ -71,10 +72,7 @@ const reconcilesOf = (name: string) => reconciles.get(`${NS}/${name}`) ?? 0;
 const read = <T>(resource: CustomResource, name: string) =>
   readCustomObject<T>(world.custom, resource, NS, name);
 const clusterWhere = (name: string, what: string, wanted: (c: Cluster) => boolean, timeoutMs = 120_000) =>
-  eventually(
-    async () => satisfying(await read<Cluster>(RESOURCES.Cluster, name), (c) => c !== undefined && wanted(c)),
-    { what: `Cluster ${NS}/${name}: ${what}`, timeoutMs, intervalMs: 250 },
-  ) as Promise<Cluster>;
+  clusterWhereOn(world.custom, NS, name, what, wanted, { timeoutMs, intervalMs: 250 });
 /** Waits until the AccessRequest is Granted. */
 const granted = (name: string) =>
   accessGranted(world.custom, NS, name, { timeoutMs: 120_000, intervalMs: 500 });
