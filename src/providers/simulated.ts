@@ -83,11 +83,8 @@ export class SimulatedBackend implements ClusterBackend {
       (options.stateDirectory ? folderPoolLedger(join(options.stateDirectory, "pool")) : memoryPoolLedger());
     this.pools = {
       ...ledgerPools({
-        backend: "simulated",
+        backend: this,
         ledger: this.#ledger,
-        create: (target, version) => this.create(target, version),
-        observe: (target) => this.observe(target),
-        delete: (target) => this.delete(target),
         leaving: (_, observation) => observation.exists && observation.phase === "deleting",
       }),
       deleteMember: async (id) => {
