@@ -1,7 +1,7 @@
 /** The HibernationSchedule statechart: scheduled ⇄ applying, invalid. Pure: no I/O, no clock (now is a fact). */
 import { setup } from "xstate";
 import type { ScheduledEvent } from "../../api/hibernation-schedule.ts";
-import { actionsAsData } from "../shared/actions-as-data.ts";
+import { actionsAsData, recordEvent } from "../shared/actions-as-data.ts";
 import type { EventRecord } from "../shared/machine-step.ts";
 import { PHASE_TAG, REQUEUE } from "../shared/machine-tags.ts";
 import { type ObservedEvent, observedMachineTypes, whenObserved } from "../shared/observed-guard.ts";
@@ -74,7 +74,7 @@ export const hibernationScheduleMachine = setup({
         {
           guard: "isApplied",
           target: "scheduled",
-          actions: [{ type: "recordEvent", params: APPLIED_EVENT }],
+          actions: [recordEvent(APPLIED_EVENT)],
         },
         // The timetable changed so that nothing is due any more: back to rest, nothing written.
         { guard: "isSettled", target: "scheduled" },
