@@ -84,6 +84,16 @@ export function isNotFound(error: unknown): boolean {
   return apiStatusOf(error)?.code === 404;
 }
 
+/** What `call` resolves to; undefined where it was answered 404 (the object does not exist). Any other failure is thrown. */
+export async function absentIfNotFound<T>(call: () => Promise<T>): Promise<T | undefined> {
+  try {
+    return await call();
+  } catch (error) {
+    if (isNotFound(error)) return undefined;
+    throw error;
+  }
+}
+
 /** The failed call (or one of its causes) was answered 409: a conflict on resourceVersion or an existing name. */
 export function isConflict(error: unknown): boolean {
   return apiStatusOf(error)?.code === 409;

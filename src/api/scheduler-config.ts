@@ -26,7 +26,10 @@ export type SchedulerScope = "Cluster" | "Namespaced";
  * How one of several fitting Clusters is chosen: fewest requests first (first on a tie); the same but
  * filling clusters that already serve someone before empty ones; random (seeded per request); the first.
  */
-export type SchedulerStrategy = "Balanced" | "BalancedIgnoreEmpty" | "Random" | "Simple";
+export type SchedulerStrategy = (typeof SCHEDULER_STRATEGIES)[number];
+
+/** Every {@link SchedulerStrategy}, as the openMCP scheduler names them. */
+export const SCHEDULER_STRATEGIES = ["Balanced", "BalancedIgnoreEmpty", "Random", "Simple"] as const;
 
 /** The Cluster the scheduler makes for a purpose. */
 export interface ClusterTemplate {

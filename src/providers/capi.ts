@@ -22,7 +22,7 @@ import { CAPI_CLUSTER_RESOURCE, CAPI_KUBECONFIG_SECRET, kubeconfigSecretName } f
 import type { SupportedVersion } from "../api/cluster-profile.ts";
 import type { JsonObject } from "../api/common.ts";
 import { isNotFound } from "../api/error-message.ts";
-import { type Logger, silentLogger } from "../api/logger.ts";
+import { silentLogger } from "../api/logger.ts";
 import type { ProviderConfig } from "../api/provider-config.ts";
 import { CapiPlaces, capiPoolKind } from "./capi-pools.ts";
 import {
@@ -55,6 +55,7 @@ import {
 import { remoteCallError } from "./shared/error-wording.ts";
 import { type KubeconfigSecretRef, readKubeconfigSecret } from "./shared/kubeconfig-secret.ts";
 import { RecordFile } from "./shared/record-file.ts";
+import type { RemoteBackendOptions } from "./shared/remote-backend-options.ts";
 import {
   againWhileChanged,
   apiClients,
@@ -70,17 +71,11 @@ const CLUSTER_CLASSES = {
 } as const;
 
 /** Knobs of the capi backend. */
-export interface CapiBackendOptions {
-  /** Reads Secrets a ProviderConfig's `settings.kubeconfigSecretRef` names (a management cluster of its own). */
-  readonly readSecret: SecretReader;
+export interface CapiBackendOptions extends RemoteBackendOptions {
   /** The management cluster of ProviderConfigs that name none (`--backend-option kubeconfig=`, else the default). */
   readonly defaultManagement?: KubeConfig;
-  /** JSON file recording which CAPI Cluster each Cluster has (so deletion works when its ProviderConfig is gone). */
-  readonly stateFile: string;
   /** JSON file recording where ProviderConfigs put CAPI Clusters, and which pools have members there. */
   readonly placesFile: string;
-  readonly clock?: Clock;
-  readonly log?: Logger;
 }
 
 /**

@@ -163,6 +163,14 @@ async function callTwice(
 const commandLabel = (name: string, index: number, faults: readonly Fault[], twice: boolean, more = "") =>
   `${name}(c${index}${more}${describeFaults(faults)}${twice ? ", twice" : ""})`;
 
+/** A command on cluster `index` that the engine may repeat: after the `faults`, and (`twice`) once more. */
+type RepeatableCommand = (
+  index: number,
+  faults: readonly Fault[],
+  twice: boolean,
+  options: ConformanceOptions,
+) => Command;
+
 /** The run's patience with a backend: how long a cluster may take to become ready or go. */
 const readyTimeoutMs = (options: ConformanceOptions) => options.readyTimeoutMs ?? 10_000;
 
@@ -379,96 +387,97 @@ function hibernation(backend: ClusterBackend) {
   };
 }
 
-/**
- * Hibernate (contract 1.6; not asked of a backend without it): a ready cluster (or one asleep already: idempotent)
- * is put to sleep and must eventually report `hibernated`, and stay so until woken. Where the backend gives admin
- * access, the kubeconfig it gives just before is kept, for the wake to prove it still works.
- */
-const hibernateCommand = (
+/** What a hibernation command acts on: the backend's pair, the model's cluster, and where it runs. */
+interface SleepCall {
+  readonly label: string;
+  readonly pair: NonNullable<ReturnType<typeof hibernation>>;
+  readonly cluster: ModelCluster;
+  readonly model: Model;
+  readonly real: Real;
+  readonly target: ClusterTarget;
+}
+
+/** A hibernation command on a created cluster (contract 1.6): asked only of a backend that has the pair. */
+function sleepCommand(
+  name: "hibernate" | "wake",
   index: number,
   faults: readonly Fault[],
   twice: boolean,
-  options: ConformanceOptions,
-): Command => {
-  const label = commandLabel("hibernate", index, faults, twice);
+  run: (call: SleepCall) => Promise<void>,
+): Command {
+  const label = commandLabel(name, index, faults, twice);
   return clusterCommand(
     index,
     label,
     async (model, real, target) => {
       const pair = hibernation(real.backend);
       const cluster = model.clusters.get(index);
-      if (!pair || !cluster) return;
-      if (!cluster.asleep) {
-        await awaitCreated(model, real, index, options, `${label} precondition ready`);
-        if (real.backend.capabilities.adminAccess) {
-          const access = await real.backend.adminAccess(target);
-          if (access) real.accessBeforeSleep.set(index, access);
-        }
-      }
-      await callTwice(label, faults, twice, () => pair.hibernate(target));
-      const asleep = await observeUntil(
-        real,
-        target,
-        options,
-        `${label} hibernated`,
-        (o) => !o.exists || o.phase === "hibernated",
-      );
-      if (!asleep.exists) fail("a cluster once ready exists until deleted", `${label} reports it absent`);
-      cluster.asleep = true;
-      checkObservation(real, model, index, asleep, label);
+      if (pair && cluster) await run({ label, pair, cluster, model, real, target });
     },
     isCreated(index),
   );
-};
+}
+
+/**
+ * Hibernate (contract 1.6; not asked of a backend without it): a ready cluster (or one asleep already: idempotent)
+ * is put to sleep and must eventually report `hibernated`, and stay so until woken. Where the backend gives admin
+ * access, the kubeconfig it gives just before is kept, for the wake to prove it still works.
+ */
+const hibernateCommand: RepeatableCommand = (index, faults, twice, options) =>
+  sleepCommand("hibernate", index, faults, twice, async ({ label, pair, cluster, model, real, target }) => {
+    if (!cluster.asleep) {
+      await awaitCreated(model, real, index, options, `${label} precondition ready`);
+      if (real.backend.capabilities.adminAccess) {
+        const access = await real.backend.adminAccess(target);
+        if (access) real.accessBeforeSleep.set(index, access);
+      }
+    }
+    await callTwice(label, faults, twice, () => pair.hibernate(target));
+    const asleep = await observeUntil(
+      real,
+      target,
+      options,
+      `${label} hibernated`,
+      (o) => !o.exists || o.phase === "hibernated",
+    );
+    if (!asleep.exists) fail("a cluster once ready exists until deleted", `${label} reports it absent`);
+    cluster.asleep = true;
+    checkObservation(real, model, index, asleep, label);
+  });
 
 /**
  * Wake (contract 1.6): a hibernated cluster must become ready again at the endpoint it had before, and the admin
  * kubeconfig obtained before the sleep must still work (where the kit verifies admin access). Waking one that is
  * awake changes nothing.
  */
-const wakeCommand = (
-  index: number,
-  faults: readonly Fault[],
-  twice: boolean,
-  options: ConformanceOptions,
-): Command => {
-  const label = commandLabel("wake", index, faults, twice);
-  return clusterCommand(
-    index,
-    label,
-    async (model, real, target) => {
-      const pair = hibernation(real.backend);
-      const cluster = model.clusters.get(index);
-      if (!pair || !cluster) return;
-      const slept = cluster.asleep === true;
-      if (!slept) await awaitCreated(model, real, index, options, `${label} precondition ready`);
-      const before = real.endpoints.get(index);
-      await callTwice(label, faults, twice, () => pair.wake(target));
-      cluster.asleep = false;
-      if (slept) cluster.woken = true;
-      const ready = await awaitCreated(model, real, index, options, `${label} ready`);
-      checkObservation(real, model, index, ready, label);
-      if (ready.exists && before !== undefined && ready.endpoint !== before)
-        fail("wake keeps the endpoint", `${label}: endpoint changed from ${before} to ${ready.endpoint}`);
-      const access = real.accessBeforeSleep.get(index);
-      if (!slept || !access) return;
-      real.accessBeforeSleep.delete(index);
-      if (ready.exists && ready.endpoint && !access.kubeconfig.includes(ready.endpoint))
-        fail(
-          "kubeconfigs given before the sleep work after the wake",
-          `${label}: the kubeconfig obtained before the hibernate does not name ${ready.endpoint}`,
-        );
-      if (options.verifyAdminAccess === false) return;
-      const problem = await adminAccessProblem(access, readyTimeoutMs(options));
-      if (problem)
-        fail(
-          "kubeconfigs given before the sleep work after the wake",
-          `${label}: the admin kubeconfig obtained before the hibernate: ${problem}`,
-        );
-    },
-    isCreated(index),
-  );
-};
+const wakeCommand: RepeatableCommand = (index, faults, twice, options) =>
+  sleepCommand("wake", index, faults, twice, async ({ label, pair, cluster, model, real, target }) => {
+    const slept = cluster.asleep === true;
+    if (!slept) await awaitCreated(model, real, index, options, `${label} precondition ready`);
+    const before = real.endpoints.get(index);
+    await callTwice(label, faults, twice, () => pair.wake(target));
+    cluster.asleep = false;
+    if (slept) cluster.woken = true;
+    const ready = await awaitCreated(model, real, index, options, `${label} ready`);
+    checkObservation(real, model, index, ready, label);
+    if (ready.exists && before !== undefined && ready.endpoint !== before)
+      fail("wake keeps the endpoint", `${label}: endpoint changed from ${before} to ${ready.endpoint}`);
+    const access = real.accessBeforeSleep.get(index);
+    if (!slept || !access) return;
+    real.accessBeforeSleep.delete(index);
+    if (ready.exists && ready.endpoint && !access.kubeconfig.includes(ready.endpoint))
+      fail(
+        "kubeconfigs given before the sleep work after the wake",
+        `${label}: the kubeconfig obtained before the hibernate does not name ${ready.endpoint}`,
+      );
+    if (options.verifyAdminAccess === false) return;
+    const problem = await adminAccessProblem(access, readyTimeoutMs(options));
+    if (problem)
+      fail(
+        "kubeconfigs given before the sleep work after the wake",
+        `${label}: the admin kubeconfig obtained before the hibernate: ${problem}`,
+      );
+  });
 
 const updateCommand = (
   index: number,
@@ -509,12 +518,7 @@ const updateCommand = (
   );
 };
 
-const deleteCommand = (
-  index: number,
-  faults: readonly Fault[],
-  twice: boolean,
-  options: ConformanceOptions,
-): Command => {
+const deleteCommand: RepeatableCommand = (index, faults, twice, options) => {
   const label = commandLabel("delete", index, faults, twice);
   return clusterCommand(index, label, async (model, real, target) => {
     await callTwice(label, faults, twice, () => real.backend.delete(target));

@@ -20,7 +20,7 @@ import type { SupportedVersion } from "../api/cluster-profile.ts";
 import type { JsonObject } from "../api/common.ts";
 import { RESOURCES } from "../api/constants.ts";
 import { apiStatusOf, isNotFound } from "../api/error-message.ts";
-import { type Logger, silentLogger } from "../api/logger.ts";
+import { silentLogger } from "../api/logger.ts";
 import type { ProviderConfig } from "../api/provider-config.ts";
 import { ClusterConfigError } from "./gardener-cluster-configs.ts";
 import { type Garden, listShoots, type ShootRecord } from "./gardener-garden.ts";
@@ -44,6 +44,7 @@ import { authenticationConfig } from "./shared/authentication-config.ts";
 import { remoteCallError } from "./shared/error-wording.ts";
 import { type KubeconfigSecretRef, readKubeconfigSecret } from "./shared/kubeconfig-secret.ts";
 import { RecordFile } from "./shared/record-file.ts";
+import type { RemoteBackendOptions } from "./shared/remote-backend-options.ts";
 import {
   againWhileChanged,
   apiClients,
@@ -57,15 +58,8 @@ const CORE = { group: "core.gardener.cloud", version: "v1beta1" } as const;
 /** Lifetime of an admin kubeconfig the backend asks Gardener for (never stored; asked for again when needed). */
 const ADMIN_KUBECONFIG_SECONDS = 3600;
 
-/** Knobs of the gardener backend. */
-export interface GardenerBackendOptions {
-  /** Reads the Secret holding the garden's kubeconfig (the backend's only way to it). */
-  readonly readSecret: SecretReader;
-  /** JSON file recording which Shoot each Cluster has (so deletion works when its ProviderConfig is gone). */
-  readonly stateFile: string;
-  readonly clock?: Clock;
-  readonly log?: Logger;
-}
+/** Knobs of the gardener backend: those of every remote-object backend (the garden's kubeconfig is its only way to Gardener). */
+export type GardenerBackendOptions = RemoteBackendOptions;
 
 /**
  * A {@link ClusterBackend} that orders Shoots from Gardener. A ProviderConfig names a garden (a kubeconfig in a

@@ -148,11 +148,8 @@ export class LocalBackend implements ClusterBackend {
     this.#clock = options.clock ?? systemClock;
     this.#ledger = folderPoolLedger(join(resolve(options.stateDirectory), "pool"));
     this.pools = ledgerPools({
-      backend: "local",
+      backend: this,
       ledger: this.#ledger,
-      create: (target, version) => this.create(target, version),
-      observe: (target) => this.observe(target),
-      delete: (target) => this.delete(target),
       leaving: (id) => this.#deleting.has(id),
     });
   }

@@ -83,11 +83,8 @@ export class SimulatedBackend implements ClusterBackend {
       (options.stateDirectory ? folderPoolLedger(join(options.stateDirectory, "pool")) : memoryPoolLedger());
     this.pools = {
       ...ledgerPools({
-        backend: "simulated",
+        backend: this,
         ledger: this.#ledger,
-        create: (target, version) => this.create(target, version),
-        observe: (target) => this.observe(target),
-        delete: (target) => this.delete(target),
         leaving: (_, observation) => observation.exists && observation.phase === "deleting",
       }),
       deleteMember: async (id) => {
@@ -176,13 +173,7 @@ export class SimulatedBackend implements ClusterBackend {
    * wake; the record (in the state folder, when there is one) keeps it asleep across restarts.
    */
   async hibernate(target: ClusterTarget): Promise<void> {
-    this.#maybeFail("hibernate", target);
-    const observed = await this.observe(target);
-    const cluster = this.#store.get(this.#ledger.keyOf(target.uid));
-    if (!cluster || !observed.exists)
-      throw new Error(
-        `cannot hibernate ${describeCluster(target)}: the simulated backend holds no such cluster`,
-      );
+    const { observed, cluster } = await this.#held("hibernate", target);
     if (observed.phase === "hibernating" || observed.phase === "hibernated") return;
     if (observed.phase !== "ready" && observed.phase !== "waking")
       throw new Error(`cannot hibernate ${describeCluster(target)} while it is ${observed.phase}`);
@@ -191,15 +182,23 @@ export class SimulatedBackend implements ClusterBackend {
 
   /** Wakes a hibernated cluster (contract 1.6): `waking` for the wake delay, then ready at the same endpoint. */
   async wake(target: ClusterTarget): Promise<void> {
-    this.#maybeFail("wake", target);
-    const observed = await this.observe(target);
-    const cluster = this.#store.get(this.#ledger.keyOf(target.uid));
-    if (!cluster || !observed.exists)
-      throw new Error(`cannot wake ${describeCluster(target)}: the simulated backend holds no such cluster`);
+    const { observed, cluster } = await this.#held("wake", target);
     if (observed.phase === "deleting")
       throw new Error(`cannot wake ${describeCluster(target)}: it is being deleted`);
     if (observed.phase !== "hibernating" && observed.phase !== "hibernated") return; // awake, or waking
     this.#store.put({ ...cluster, phase: "waking", since: this.#options.clock.now() });
+  }
+
+  /** The cluster a sleep command acts on, as observed now and as recorded; refused when the backend holds none. */
+  async #held(command: "hibernate" | "wake", target: ClusterTarget) {
+    this.#maybeFail(command, target);
+    const observed = await this.observe(target);
+    const cluster = this.#store.get(this.#ledger.keyOf(target.uid));
+    if (!cluster || !observed.exists)
+      throw new Error(
+        `cannot ${command} ${describeCluster(target)}: the simulated backend holds no such cluster`,
+      );
+    return { observed, cluster };
   }
 
   /** The cluster's record (contract 1.5): all the simulated backend knows of it. */

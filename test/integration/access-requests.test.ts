@@ -38,6 +38,7 @@ import {
 import { createAccessRequest } from "../support/access-requests.ts";
 import { aBackendContext } from "../support/backend-context.ts";
 import { aCluster, aClusterProfile, aProviderConfig } from "../support/builders.ts";
+import { clusterWhereOn } from "../support/cluster-where.ts";
 import { expectCondition } from "../support/conditions.ts";
 import { caughtUp } from "../support/engine-signals.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
@@ -923,7 +924,7 @@ describe("a Cluster put to sleep and woken (the local backend hibernates)", () =
       setHeaderOptions("Content-Type", PatchStrategy.MergePatch),
     );
   const clusterWhere = (what: string, wanted: (cluster: Cluster) => boolean) =>
-    eventually(async () => satisfying(await readTarget(), wanted), { what, timeoutMs: 90_000 });
+    clusterWhereOn(custom, NS, "target", what, wanted, { timeoutMs: 90_000 });
 
   it("stops every process of it, keeps its endpoint, and a kubeconfig granted before works after it wakes", async () => {
     await createRequest("sleeper", {

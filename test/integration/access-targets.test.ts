@@ -22,6 +22,7 @@ import { freePorts } from "../../src/util/free-ports.ts";
 import { issuedKubeconfig } from "../support/access-proofs.ts";
 import { createAccessRequest } from "../support/access-requests.ts";
 import { aCluster } from "../support/builders.ts";
+import { conditionOf } from "../support/conditions.ts";
 import { reconciles } from "../support/engine-signals.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
 import {
@@ -60,9 +61,6 @@ const requestWhere = (
     what: `AccessRequest ${NS}/${name}: ${what}`,
     timeoutMs,
   });
-
-const conditionOf = (request: AccessRequest, type: string) =>
-  request.status?.conditions?.find((c) => c.type === type);
 
 /** The Warning Events on AccessRequest `name`. */
 async function warningsOn(name: string) {

@@ -41,6 +41,8 @@ import {
   removeContainers,
   startCapiManagement,
 } from "../support/capi-management.ts";
+import { clusterWhereOn } from "../support/cluster-where.ts";
+import { conditionOf } from "../support/conditions.ts";
 import { containersNamed, docker } from "../support/containers.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
 import { type CustomResource, readCustomObject } from "../support/maybe-absent.ts";
@@ -81,12 +83,7 @@ const DOCKER_SETTINGS = {
 const read = <T>(resource: CustomResource, name: string) =>
   readCustomObject<T>(management.custom, resource, NS, name);
 const clusterWhere = (name: string, what: string, wanted: (c: Cluster) => boolean, timeoutMs = 600_000) =>
-  eventually(
-    async () => satisfying(await read<Cluster>(RESOURCES.Cluster, name), (c) => c !== undefined && wanted(c)),
-    { what: `Cluster ${NS}/${name}: ${what}`, timeoutMs, intervalMs: 1_000 },
-  ) as Promise<Cluster>;
-const condition = (c: Cluster | undefined, type: string) =>
-  c?.status?.conditions?.find((x) => x.type === type);
+  clusterWhereOn(management.custom, NS, name, what, wanted, { timeoutMs, intervalMs: 1_000 });
 const capiClusterOf = async (name: string) =>
   (await management.capiClusters(CAPI_NS)).find(
     (c) => c.metadata.name === capiClusterName({ namespace: NS, name }),
@@ -228,7 +225,7 @@ describe("the capi backend on Cluster API with Docker machines", { timeout: 900_
     await clusterWhere(
       `${PREFIX}one`,
       "Cluster API's conditions mirrored while provisioning",
-      (c) => (condition(c, "CapiAvailable")?.message ?? "") !== "",
+      (c) => (conditionOf(c, "CapiAvailable")?.message ?? "") !== "",
     );
   });
 
@@ -269,7 +266,7 @@ describe("the capi backend on Cluster API with Docker machines", { timeout: 900_
       "CapiWorkersAvailable",
       "CapiInfrastructureReady",
     ])
-      expect(condition(ready, type)?.status, type).toBe("True");
+      expect(conditionOf(ready, type)?.status, type).toBe("True");
     expect(stored.status?.controlPlane?.versions).toEqual([{ version: "v1.36.3", replicas: 1 }]);
     // The machines are containers: a load balancer, one control-plane machine, one worker.
     const containers = await containersNamed(stored.metadata.name);
@@ -385,7 +382,7 @@ describe("the capi backend on Cluster API with Docker machines", { timeout: 900_
     const asleep = await clusterWhere(
       name,
       "hibernated",
-      (c) => condition(c, "ClusterReady")?.reason === "Hibernated",
+      (c) => conditionOf(c, "ClusterReady")?.reason === "Hibernated",
     );
     console.log(`capi-backend: hibernated in ${Math.round((Date.now() - started) / 1000)} s`);
     // Cluster API's worker Machines gone (the last one's finalizer may take a moment after its count went to 0).
@@ -424,20 +421,18 @@ describe("the capi backend on Cluster API with Docker machines", { timeout: 900_
         name: `${PREFIX}one`,
         body: [{ op: "replace", path: "/spec/kubernetes/version", value }],
       });
-    await patchVersion("1.35.0");
-    const downgrade = await clusterWhere(
-      `${PREFIX}one`,
-      "downgrade refused",
-      (c) => condition(c, "VersionSupported")?.reason === "DowngradeNotAllowed",
-    );
-    expect(condition(downgrade, "VersionSupported")?.message).toContain("1.36.3");
-    await patchVersion("1.34.0");
-    const unsupported = await clusterWhere(
-      `${PREFIX}one`,
-      "unsupported version refused",
-      (c) => condition(c, "VersionSupported")?.reason === "UnsupportedVersion",
-    );
-    expect(condition(unsupported, "VersionSupported")?.message).toContain("1.34.0");
+    /** Asks for `version`, and once VersionSupported refuses it for `reason`: that condition. */
+    const refused = async (version: string, reason: string) => {
+      await patchVersion(version);
+      const cluster = await clusterWhere(
+        `${PREFIX}one`,
+        `${version} refused (${reason})`,
+        (c) => conditionOf(c, "VersionSupported")?.reason === reason,
+      );
+      return conditionOf(cluster, "VersionSupported");
+    };
+    expect((await refused("1.35.0", "DowngradeNotAllowed"))?.message).toContain("1.36.3");
+    expect((await refused("1.34.0", "UnsupportedVersion"))?.message).toContain("1.34.0");
     expect((await capiClusterOf(`${PREFIX}one`))?.spec.topology?.version).toBe("v1.36.3");
     await patchVersion("1.36.3");
     await clusterWhere(`${PREFIX}one`, "Ready again at 1.36.3", (c) => c.status?.phase === "Ready");
@@ -453,10 +448,10 @@ describe("the capi backend on Cluster API with Docker machines", { timeout: 900_
     const deleting = await clusterWhere(
       `${PREFIX}one`,
       "Cluster API's deletion shown",
-      (c) => (condition(c, "ClusterReady")?.message ?? "").includes("is being deleted"),
+      (c) => (conditionOf(c, "ClusterReady")?.message ?? "").includes("is being deleted"),
       120_000,
     );
-    expect(condition(deleting, "ClusterReady")?.reason).toBe("Deleting");
+    expect(conditionOf(deleting, "ClusterReady")?.reason).toBe("Deleting");
     await eventually(async () => expect(await read(RESOURCES.Cluster, `${PREFIX}one`)).toBeUndefined(), {
       what: `Cluster ${PREFIX}one gone`,
       timeoutMs: 300_000,

@@ -38,6 +38,7 @@ import { kindClusterNameOf } from "../../src/providers/kind/names.ts";
 import { aProviderConfig } from "../support/builders.ts";
 import { createCapiObject } from "../support/capi-objects.ts";
 import { clusterctlComponents, clusterctlVariables } from "../support/clusterctl.ts";
+import { conditionOf } from "../support/conditions.ts";
 import { containersNamed, containerToolchain, docker, forbiddenLogLines } from "../support/containers.ts";
 import { eventually } from "../support/eventually.ts";
 import { kindManagement, NODE_DOCKER_SOCKET, REPO_ROOT } from "../support/kind-management.ts";
@@ -151,8 +152,6 @@ interface CapiClusterSeen {
 }
 
 const read = <T>(resource: CustomResource, name: string) => readCustomObject<T>(custom, resource, NS, name);
-const conditionOf = (object: { status?: { conditions?: readonly Condition[] } } | undefined, type: string) =>
-  object?.status?.conditions?.find((c) => c.type === type);
 
 beforeAll(async () => {
   const answer = execFileSync(join(REPO_ROOT, "hack", "capi", "core-components.sh"), {

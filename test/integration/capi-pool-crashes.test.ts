@@ -16,6 +16,7 @@ import {
 } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ClusterTarget } from "../../src/api/backend.ts";
+import type { PoolSupport } from "../../src/api/backend-contract.ts";
 import { poolMemberTarget } from "../../src/api/cluster-pool.ts";
 import { type ControlPlane, startControlPlane } from "../../src/controlplane/control-plane.ts";
 import { Patch } from "../../src/machines/shared/json-patch.ts";
@@ -122,6 +123,18 @@ async function unbind(id: string): Promise<void> {
   );
 }
 
+/** Member `id` of `pool` made and bound to `cluster`, its bind's patch then undone: a bind recorded that never landed. */
+async function bindCutShort(
+  pools: PoolSupport,
+  id: string,
+  pool: string,
+  cluster: ClusterTarget,
+): Promise<void> {
+  await pools.createMember({ id, pool, version: "1.36.3" }, memberOf(id));
+  await pools.bind(id, cluster);
+  await unbind(id);
+}
+
 describe("the capi backend's pools, cut short", () => {
   it("makes one CAPI Cluster per member however often it is asked, and lists it with its pool only", async () => {
     const { pools } = await open();
@@ -144,9 +157,8 @@ describe("the capi backend's pools, cut short", () => {
     const { pools, stateDirectory } = await open();
     const id = "pool-0000000000b1";
     const cluster = clusterTarget(1);
-    await pools.createMember({ id, pool: "crash-b", version: "1.36.3" }, memberOf(id));
-    await pools.bind(id, cluster);
-    await unbind(id); // the record was written, the CAPI Cluster is still idle: as an engine that recorded first left it
+    // The record was written, the CAPI Cluster is still idle: as an engine that recorded first left it.
+    await bindCutShort(pools, id, "crash-b", cluster);
     const restarted = await open(stateDirectory);
     expect((await restarted.backend.observe(cluster)).exists).toBe(false);
     expect(await restarted.pools.listMembers("crash-b")).toMatchObject([{ id }]);
@@ -168,9 +180,7 @@ describe("the capi backend's pools, cut short", () => {
     const { backend, pools } = await open();
     const id = "pool-0000000000c1";
     const cluster = clusterTarget(3);
-    await pools.createMember({ id, pool: "crash-c", version: "1.36.3" }, memberOf(id));
-    await pools.bind(id, cluster);
-    await unbind(id);
+    await bindCutShort(pools, id, "crash-c", cluster);
     // The claim was released (its member lost), the member deleted by hand: the Cluster is made as usual.
     await custom.deleteNamespacedCustomObject({
       ...CAPI_CLUSTERS,

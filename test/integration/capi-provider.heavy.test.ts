@@ -4,7 +4,6 @@ import { CAPI_CLUSTER_RESOURCE, type CapiCluster } from "../../src/api/cluster-a
 import { ENGINE_CLUSTER_FINALIZERS } from "../../src/api/constants/capi.ts";
 import { INFRASTRUCTURE_GROUP, RESOURCES } from "../../src/api/constants.ts";
 import type { EngineCluster } from "../../src/api/engine-cluster.ts";
-import { explain } from "../../src/cli/explain.ts";
 import { SimulatedBackend } from "../../src/providers/simulated.ts";
 import { CACHES } from "../../src/runtime/kinds/caches.ts";
 import {
@@ -17,6 +16,7 @@ import { type CapiProviderWorld, startCapiProviderWorld } from "../support/capi-
 import { conditionOf } from "../support/conditions.ts";
 import { idle, reconciles } from "../support/engine-signals.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
+import { explained } from "../support/explained.ts";
 import { killNineMidway } from "../support/kill-nine.ts";
 
 const NAMESPACE = "capi";
@@ -144,13 +144,7 @@ describe.concurrent("the contract's waits and hands-off rules (simulated backend
     expect(world.callsOf(created.metadata.uid)).toEqual([]);
 
     // `explain` covers the kind: the state, the condition and what it waits for, in words.
-    let text = "";
-    await explain(
-      ["enginecluster", `${NAMESPACE}/orphan`, "--kubeconfig", world.controlPlane.kubeconfigPath],
-      (line) => {
-        text += `${line}\n`;
-      },
-    );
+    const text = await explained("enginecluster", `${NAMESPACE}/orphan`, world.controlPlane.kubeconfigPath);
     expect(text).toContain("State:        pending");
     expect(text).toContain("WaitingForClusterOwner");
     expect(text).toContain("a Cluster API Cluster that names it in spec.infrastructureRef");

@@ -7,10 +7,10 @@ import type { ClusterTarget } from "../../src/api/backend.ts";
 import type { ClusterBackend } from "../../src/api/backend-contract.ts";
 import { RESOURCES } from "../../src/api/constants.ts";
 import type { ProviderConfig } from "../../src/api/provider-config.ts";
-import { explain } from "../../src/cli/explain.ts";
 import { SimulatedBackend } from "../../src/providers/simulated.ts";
 import { createAccessRequest } from "../support/access-requests.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
+import { explained, explainedField } from "../support/explained.ts";
 import { expectRefused, runEngineCli } from "../support/processes.ts";
 import { isReady, startWorld, type World } from "../support/world.ts";
 
@@ -74,18 +74,8 @@ const waitForRequest = (name: string, predicate: (request: AccessRequest) => boo
   );
 
 /** What `explain <kind> clusters/<name>` prints. */
-async function explained(name: string, kind = "accessrequest"): Promise<string> {
-  let output = "";
-  await explain([kind, `${world.namespace}/${name}`, "--kubeconfig", kubeconfig], (text) => {
-    output += `${text}\n`;
-  });
-  return output;
-}
-
-/** The value printed after a label such as `State:`. */
-function field(output: string, label: string): string {
-  return new RegExp(`^${label}\\s+(.*)$`, "m").exec(output)?.[1] ?? "";
-}
+const explainedAccess = (name: string, kind = "accessrequest") =>
+  explained(kind, `${world.namespace}/${name}`, kubeconfig);
 
 const hasCondition = (type: string, status: string) => (request: AccessRequest) =>
   request.status?.conditions?.some((c) => c.type === type && c.status === status) ?? false;
@@ -97,11 +87,13 @@ describe("openmcp-engine explain accessrequest", () => {
       token: { permissions: [] },
     });
     await waitForRequest("lost", hasCondition("Prepared", "False"));
-    const output = await explained("lost");
+    const output = await explainedAccess("lost");
     expect(output).toMatch(/^AccessRequest clusters\/lost {2}\(uid [0-9a-f-]+\)$/m);
-    expect(field(output, "State:")).toBe("pending  (phase Pending)");
-    expect(field(output, "Why:")).toBe("not prepared yet: Cluster clusters/ghost does not exist (retrying)");
-    expect(field(output, "Waiting for:")).toMatch(
+    expect(explainedField(output, "State:")).toBe("pending  (phase Pending)");
+    expect(explainedField(output, "Why:")).toBe(
+      "not prepared yet: Cluster clusters/ghost does not exist (retrying)",
+    );
+    expect(explainedField(output, "Waiting for:")).toMatch(
       /^the Cluster reference to resolve: Cluster clusters\/ghost \(spec\.clusterRef\)/,
     );
     expect(output).toContain("Moves on when (the AccessRequest statechart, in the order it checks):");
@@ -119,12 +111,14 @@ describe("openmcp-engine explain accessrequest", () => {
       oidc: { name: "corp", issuer: "https://issuer.example.com", clientID: "engine", roleBindings: [] },
     });
     await waitForRequest("oidc", (r) => r.status?.phase === "Denied");
-    const output = await explained("oidc", "AccessRequest");
-    expect(field(output, "State:")).toBe("denied  (phase Denied)");
-    expect(field(output, "Why:")).toBe(
+    const output = await explainedAccess("oidc", "AccessRequest");
+    expect(explainedField(output, "State:")).toBe("denied  (phase Denied)");
+    expect(explainedField(output, "Why:")).toBe(
       "denied: backend simulated cannot set up OIDC trust; request token access instead",
     );
-    expect(field(output, "Waiting for:")).toMatch(/^a person: remove the cause or change the request/);
+    expect(explainedField(output, "Waiting for:")).toMatch(
+      /^a person: remove the cause or change the request/,
+    );
     expect(output).toMatch(
       /- the cause of the denial is gone: the request can be served\s+→ pending {2}\[isServable\]/,
     );
@@ -152,12 +146,12 @@ describe("openmcp-engine explain accessrequest", () => {
     const token = access.getCurrentUser()?.token ?? "";
     expect(token.length).toBeGreaterThan(20);
 
-    const output = await explained("reader", "ar");
-    expect(field(output, "State:")).toBe("granted  (phase Granted)");
-    expect(field(output, "Why:")).toBe(
+    const output = await explainedAccess("reader", "ar");
+    expect(explainedField(output, "State:")).toBe("granted  (phase Granted)");
+    expect(explainedField(output, "Why:")).toBe(
       "access granted: the kubeconfig is in Secret reader.kubeconfig in namespace clusters (its contents are not shown)",
     );
-    expect(field(output, "Waiting for:")).toMatch(/^nothing: it is Granted/);
+    expect(explainedField(output, "Waiting for:")).toMatch(/^nothing: it is Granted/);
     expect(output).toMatch(/Normal\s+Granted\s+Access granted/);
 
     const run = runEngineCli("explain", "areq", `${world.namespace}/reader`, "--kubeconfig", kubeconfig);

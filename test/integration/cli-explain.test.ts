@@ -2,8 +2,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CLUSTER_FINALIZERS } from "../../src/api/constants/cluster.ts";
 import { RESOURCES } from "../../src/api/constants.ts";
-import { explain } from "../../src/cli/explain.ts";
 import { SimulatedBackend } from "../../src/providers/simulated.ts";
+import { explained, explainedField } from "../support/explained.ts";
 import { expectRefused, runEngineCli } from "../support/processes.ts";
 import { isReady, startWorld, type World } from "../support/world.ts";
 
@@ -22,27 +22,16 @@ afterAll(async () => {
 });
 
 /** What `explain cluster clusters/<name>` prints. */
-async function explained(name: string): Promise<string> {
-  let output = "";
-  await explain(["cluster", `${world.namespace}/${name}`, "--kubeconfig", kubeconfig], (text) => {
-    output += `${text}\n`;
-  });
-  return output;
-}
-
-/** The value printed after a label such as `State:`. */
-function field(output: string, label: string): string {
-  return new RegExp(`^${label}\\s+(.*)$`, "m").exec(output)?.[1] ?? "";
-}
+const explainedCluster = (name: string) => explained("cluster", `${world.namespace}/${name}`, kubeconfig);
 
 describe("openmcp-engine explain", () => {
   it("tells a provisioning Cluster waits for the backend, then a Ready one waits for nothing, with its Events", async () => {
     await world.createCluster("web");
     await world.waitFor("web", (c) => c?.status?.providerStatus?.state === "provisioning");
-    const provisioning = await explained("web");
-    expect(field(provisioning, "State:")).toBe("provisioning  (phase Progressing)");
-    expect(field(provisioning, "Why:")).toBe("the backend reports provisioning");
-    expect(field(provisioning, "Waiting for:")).toContain("the backend to report the cluster ready");
+    const provisioning = await explainedCluster("web");
+    expect(explainedField(provisioning, "State:")).toBe("provisioning  (phase Progressing)");
+    expect(explainedField(provisioning, "Why:")).toBe("the backend reports provisioning");
+    expect(explainedField(provisioning, "Waiting for:")).toContain("the backend to report the cluster ready");
     expect(provisioning).toMatch(
       /- the backend reports the cluster ready with an endpoint\s+→ ready {2}\[backendReady\]/,
     );
@@ -51,11 +40,11 @@ describe("openmcp-engine explain", () => {
     );
 
     await world.waitFor("web", isReady);
-    const ready = await explained("web");
+    const ready = await explainedCluster("web");
     expect(ready).toMatch(/^Cluster clusters\/web {2}\(uid [0-9a-f-]+\)$/m);
-    expect(field(ready, "State:")).toBe("ready  (phase Ready)");
-    expect(field(ready, "Why:")).toMatch(/^ClusterReady: Kubernetes 1\.33\.3 at https:\/\//);
-    expect(field(ready, "Waiting for:")).toMatch(/^nothing: it is Ready/);
+    expect(explainedField(ready, "State:")).toBe("ready  (phase Ready)");
+    expect(explainedField(ready, "Why:")).toMatch(/^ClusterReady: Kubernetes 1\.33\.3 at https:\/\//);
+    expect(explainedField(ready, "Waiting for:")).toMatch(/^nothing: it is Ready/);
     expect(ready).toMatch(/ClusterReady\s+True\s+Ready\s+\S+Z\s+Kubernetes 1\.33\.3/);
     const events = ready.slice(ready.indexOf("Recent transitions"));
     expect(events).toMatch(/Normal\s+Provisioning\s+Creating the cluster with Kubernetes 1\.33\.3/);
@@ -66,12 +55,12 @@ describe("openmcp-engine explain", () => {
   it("tells an unsupported version is not offered and what a person can do", async () => {
     await world.createCluster("too-old", { kubernetes: { version: "1.20" } });
     await world.waitFor("too-old", (c) => c?.status?.providerStatus?.state === "failed");
-    const output = await explained("too-old");
-    expect(field(output, "State:")).toBe("failed  (phase Progressing)");
-    expect(field(output, "Why:")).toBe(
+    const output = await explainedCluster("too-old");
+    expect(explainedField(output, "State:")).toBe("failed  (phase Progressing)");
+    expect(explainedField(output, "Why:")).toBe(
       "version not offered: Kubernetes 1.20 is not offered by this profile; supported: 1.33.3, 1.32.7",
     );
-    expect(field(output, "Waiting for:")).toBe(
+    expect(explainedField(output, "Waiting for:")).toBe(
       "a person: set spec.kubernetes.version to one the profile offers (1.33.3, 1.32.7), or delete the Cluster",
     );
     expect(output).toMatch(/Warning\s+Failed\s+Kubernetes 1\.20 is not offered/);
@@ -86,10 +75,10 @@ describe("openmcp-engine explain", () => {
       name: "held",
     });
     await world.waitFor("held", (c) => c?.status?.providerStatus?.state === "deleting.blocked");
-    const output = await explained("held");
-    expect(field(output, "State:")).toBe("deleting.blocked  (phase Terminating)");
-    expect(field(output, "Why:")).toBe("waiting for finalizers: example.com/keep");
-    expect(field(output, "Waiting for:")).toBe(
+    const output = await explainedCluster("held");
+    expect(explainedField(output, "State:")).toBe("deleting.blocked  (phase Terminating)");
+    expect(explainedField(output, "Why:")).toBe("waiting for finalizers: example.com/keep");
+    expect(explainedField(output, "Waiting for:")).toBe(
       "their owners to remove them; nothing is deleted at the backend until then",
     );
     expect(output).toMatch(/- no other finalizer remains\s+→ deleting\.releasing/);
@@ -113,9 +102,9 @@ describe("openmcp-engine explain", () => {
     const missing = `test.${world.provider}.no-such-config`;
     await world.createCluster("orphan", { profile: missing });
     await world.waitFor("orphan", (c) => c?.status?.providerStatus?.state === "pending");
-    const output = await explained("orphan");
-    expect(field(output, "Why:")).toBe(`ClusterProfile "${missing}" does not exist`);
-    expect(field(output, "Waiting for:")).toMatch(
+    const output = await explainedCluster("orphan");
+    expect(explainedField(output, "Why:")).toBe(`ClusterProfile "${missing}" does not exist`);
+    expect(explainedField(output, "Waiting for:")).toMatch(
       new RegExp(`^the ClusterProfile "${missing.replaceAll(".", "\\.")}" to appear`),
     );
   });

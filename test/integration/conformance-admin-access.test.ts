@@ -4,7 +4,7 @@
  * kubeconfig does not authenticate, one that may do less than it declares, and one whose server cannot be reached
  * (unless the kit is told the clusters are stand-ins). Its uids differ between kit calls.
  */
-import { CoreV1Api, KubeConfig, RbacAuthorizationV1Api } from "@kubernetes/client-node";
+import { CoreV1Api, RbacAuthorizationV1Api } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ClusterObservation, ClusterTarget } from "../../src/api/backend.ts";
 import type { AdminAccess, AdminScope, BackendFactory } from "../../src/api/backend-contract.ts";
@@ -12,6 +12,8 @@ import { kubeconfigYaml } from "../../src/controlplane/control-plane.ts";
 import { ConformanceError, checkBackendConformance } from "../../src/providers/conformance.ts";
 import { startTestApiServer, type TestApiServer } from "../../src/testing.ts";
 import { freePorts } from "../../src/util/free-ports.ts";
+import { bearerKubeConfig } from "../support/access-proofs.ts";
+import { serviceAccountToken } from "../support/service-account-token.ts";
 
 let api: TestApiServer;
 beforeAll(async () => {
@@ -28,7 +30,7 @@ afterAll(async () => {
 async function robotKubeconfig(name: string, role: string, namespace?: string): Promise<string> {
   const core = api.kubeConfig.makeApiClient(CoreV1Api);
   const rbac = api.kubeConfig.makeApiClient(RbacAuthorizationV1Api);
-  await core.createNamespacedServiceAccount({ namespace: "robots", body: { metadata: { name } } });
+  const token = await serviceAccountToken(core, "robots", name);
   const binding = {
     metadata: { name, ...(namespace ? { namespace } : {}) },
     roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: role },
@@ -36,24 +38,12 @@ async function robotKubeconfig(name: string, role: string, namespace?: string): 
   };
   if (namespace) await rbac.createNamespacedRoleBinding({ namespace, body: binding });
   else await rbac.createClusterRoleBinding({ body: binding });
-  const token = await core.createNamespacedServiceAccountToken({
-    name,
-    namespace: "robots",
-    body: { spec: { audiences: [], expirationSeconds: 3600 } },
-  });
-  return tokenKubeconfig(api.server, token.status?.token ?? "");
+  return tokenKubeconfig(api.server, token);
 }
 
-function tokenKubeconfig(server: string, token: string): string {
-  const config = new KubeConfig();
-  config.loadFromOptions({
-    clusters: [{ name: "c", server, caData: api.kubeConfig.getCurrentCluster()?.caData }],
-    users: [{ name: "u", token }],
-    contexts: [{ name: "c", cluster: "c", user: "u" }],
-    currentContext: "c",
-  });
-  return kubeconfigYaml(config);
-}
+/** A kubeconfig for `server` (trusting the test API server's CA) that authenticates by `token`. */
+const tokenKubeconfig = (server: string, token: string): string =>
+  kubeconfigYaml(bearerKubeConfig(api.kubeConfig, token, server));
 
 /**
  * A backend whose every cluster is one API server at `endpoint` (made at once, kept per state folder so a restart

@@ -19,7 +19,9 @@ import {
   startControlPlane,
 } from "../../src/controlplane/control-plane.ts";
 import { installingCrds } from "../../src/runtime/api-server/install-crds.ts";
+import { bearerKubeConfig } from "../support/access-proofs.ts";
 import { isAlive, waitUntilGone } from "../support/processes.ts";
+import { serviceAccountToken } from "../support/service-account-token.ts";
 
 const run = promisify(execFile);
 
@@ -58,26 +60,10 @@ describe("a local control plane", () => {
   it("issues service-account tokens that authenticate but are authorized by RBAC only", async () => {
     const core = controlPlane.kubeConfig.makeApiClient(CoreV1Api);
     await core.createNamespace({ body: { metadata: { name: "token-test" } } });
-    await core.createNamespacedServiceAccount({
-      namespace: "token-test",
-      body: { metadata: { name: "robot" } },
-    });
-    const tokenRequest = await core.createNamespacedServiceAccountToken({
-      name: "robot",
-      namespace: "token-test",
-      body: { spec: { audiences: [], expirationSeconds: 600 } },
-    });
-    const token = tokenRequest.status?.token ?? "";
+    const token = await serviceAccountToken(core, "token-test", "robot", 600);
     expect(token).not.toBe("");
 
-    const asRobot = new KubeConfig();
-    const cluster = controlPlane.kubeConfig.getCurrentCluster();
-    asRobot.loadFromOptions({
-      clusters: [{ name: "local", server: controlPlane.server, caData: cluster?.caData }],
-      users: [{ name: "robot", token }],
-      contexts: [{ name: "robot", cluster: "local", user: "robot" }],
-      currentContext: "robot",
-    });
+    const asRobot = bearerKubeConfig(controlPlane.kubeConfig, token, controlPlane.server);
     const review = await asRobot.makeApiClient(AuthenticationV1Api).createSelfSubjectReview({ body: {} });
     expect(review.status?.userInfo?.username).toBe("system:serviceaccount:token-test:robot");
 

@@ -16,7 +16,6 @@ import {
   ENGINE_CONTROL_PLANE_FINALIZER,
   type EngineControlPlane,
 } from "../../src/api/engine-control-plane.ts";
-import { explain } from "../../src/cli/explain.ts";
 import { SimulatedBackend } from "../../src/providers/simulated.ts";
 import {
   expectClusterEndpoint,
@@ -27,6 +26,7 @@ import { createCapiObject } from "../support/capi-objects.ts";
 import { type CapiProviderWorld, startCapiProviderWorld } from "../support/capi-provider-world.ts";
 import { conditionOf } from "../support/conditions.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
+import { explained } from "../support/explained.ts";
 import { startEngineCli } from "../support/processes.ts";
 import { profileOffered } from "../support/profile-offered.ts";
 
@@ -233,13 +233,7 @@ describe.concurrent("a CAPI Cluster whose controlPlaneRef names an EngineControl
       );
 
       // `explain` covers the kind.
-      let text = "";
-      await explain(
-        ["ecp", `${NAMESPACE}/full`, "--kubeconfig", world.controlPlane.kubeconfigPath],
-        (line) => {
-          text += `${line}\n`;
-        },
-      );
+      const text = await explained("ecp", `${NAMESPACE}/full`, world.controlPlane.kubeconfigPath);
       expect(text).toContain("State:        running.ready");
       expect(text).toContain("Available=True");
     },

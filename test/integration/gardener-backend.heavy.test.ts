@@ -42,6 +42,8 @@ import {
 } from "../support/access-proofs.ts";
 import { accessGranted, createAccessRequest } from "../support/access-requests.ts";
 import { aCluster, aClusterPool, aProviderConfig } from "../support/builders.ts";
+import { clusterWhereOn } from "../support/cluster-where.ts";
+import { conditionOf } from "../support/conditions.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
 import { type GardenerBackendWorld, startGardenerBackendWorld } from "../support/gardener-backend-world.ts";
 import { type CustomResource, orAbsent, readCustomObject } from "../support/maybe-absent.ts";
@@ -70,12 +72,7 @@ const reconcilesOf = (name: string) => reconciles.get(`${NS}/${name}`) ?? 0;
 const read = <T>(resource: CustomResource, name: string) =>
   readCustomObject<T>(world.custom, resource, NS, name);
 const clusterWhere = (name: string, what: string, wanted: (c: Cluster) => boolean, timeoutMs = 120_000) =>
-  eventually(
-    async () => satisfying(await read<Cluster>(RESOURCES.Cluster, name), (c) => c !== undefined && wanted(c)),
-    { what: `Cluster ${NS}/${name}: ${what}`, timeoutMs, intervalMs: 250 },
-  ) as Promise<Cluster>;
-const condition = (c: Cluster | ProviderConfig | undefined, type: string) =>
-  c?.status?.conditions?.find((x) => x.type === type);
+  clusterWhereOn(world.custom, NS, name, what, wanted, { timeoutMs, intervalMs: 250 });
 /** Waits until the AccessRequest is Granted. */
 const granted = (name: string) =>
   accessGranted(world.custom, NS, name, { timeoutMs: 120_000, intervalMs: 500 });
@@ -255,12 +252,12 @@ describe("the gardener backend on Gardener's API server", { timeout: 300_000 }, 
     expect(cluster.status?.endpoints).toEqual([{ name: "apiserver-external", url: external }]);
     expect(cluster.metadata.labels?.[CLUSTER_LABELS.k8sVersion]).toBe("1.34.2");
     // The Shoot's conditions and last operation, as the simulated gardenlet reported them, on the Cluster.
-    expect(condition(cluster, "ShootAPIServerAvailable")).toMatchObject({
+    expect(conditionOf(cluster, "ShootAPIServerAvailable")).toMatchObject({
       status: "True",
       reason: "HealthyByGardenletSimulation",
       message: "simulated gardenlet: the control plane runs",
     });
-    expect(condition(cluster, "ShootLastOperation")).toMatchObject({
+    expect(conditionOf(cluster, "ShootLastOperation")).toMatchObject({
       status: "True",
       reason: "CreateSucceeded",
       message: "Create Succeeded (100%): Create succeeded (simulated gardenlet)",
@@ -398,7 +395,7 @@ describe("the gardener backend on Gardener's API server", { timeout: 300_000 }, 
       expect(shootThen?.spec.networking).toMatchObject({ services: cidr });
 
       const cluster = await clusterWhere("configured", "Ready", (c) => c.status?.phase === "Ready");
-      expect(condition(cluster, "ShootClusterConfigs")).toMatchObject({ status: "True" });
+      expect(conditionOf(cluster, "ShootClusterConfigs")).toMatchObject({ status: "True" });
       expect(cluster.spec.clusterConfigs).toEqual(both);
       const shoot = await world.readShoot(shootName(targetOf(cluster)));
       expect(shoot?.spec.purpose).toBe("evaluation");
@@ -466,14 +463,14 @@ describe("the gardener backend on Gardener's API server", { timeout: 300_000 }, 
     const asleep = await clusterWhere(
       "one",
       "hibernated",
-      (c) => condition(c, "ClusterReady")?.reason === "Hibernated",
+      (c) => conditionOf(c, "ClusterReady")?.reason === "Hibernated",
     );
     const shoot = await world.readShoot(name);
     expect(shoot?.spec.hibernation).toEqual({ enabled: true, schedules });
     expect(shoot?.status?.hibernated).toBe(true); // the simulated gardenlet's word
     expect(await world.backend.observe(target)).toMatchObject({ phase: "hibernated", endpoint });
     expect(asleep.status?.endpoints?.[0]?.url).toBe(endpoint);
-    expect(condition(asleep, "ShootAPIServerAvailable")).toMatchObject({ reason: "ConditionNotChecked" });
+    expect(conditionOf(asleep, "ShootAPIServerAvailable")).toMatchObject({ reason: "ConditionNotChecked" });
     await expect(kubeConfig.makeApiClient(CoreV1Api).listNamespace()).rejects.toThrow(); // nothing serves
     await world.backend.hibernate(target); // idempotent: nothing changes
     expect((await world.readShoot(name))?.metadata.resourceVersion).toBe(shoot?.metadata.resourceVersion);
@@ -626,9 +623,9 @@ describe("the gardener backend on Gardener's API server", { timeout: 300_000 }, 
     const refused = await clusterWhere(
       "one",
       "downgrade refused",
-      (c) => condition(c, "VersionSupported")?.reason === "DowngradeNotAllowed",
+      (c) => conditionOf(c, "VersionSupported")?.reason === "DowngradeNotAllowed",
     );
-    expect(condition(refused, "VersionSupported")?.message).toContain("1.35.1");
+    expect(conditionOf(refused, "VersionSupported")?.message).toContain("1.35.1");
     expect((await world.readShoot(name))?.spec.kubernetes?.version).toBe("1.35.1");
   });
 
@@ -694,10 +691,10 @@ describe("the gardener backend on Gardener's API server", { timeout: 300_000 }, 
     const one = (await read<Cluster>(RESOURCES.Cluster, "one")) as Cluster;
     await createCluster("two", undefined, { [GARDENER_KEYS.shootNameLabel]: shootName(targetOf(one)) });
     const two = await clusterWhere("two", "name conflict", (c) =>
-      (condition(c, "ClusterReady")?.message ?? "").includes("belongs to Cluster"),
+      (conditionOf(c, "ClusterReady")?.message ?? "").includes("belongs to Cluster"),
     );
-    expect(condition(two, "ClusterReady")?.message).toContain(`belongs to Cluster ${NS}/one`);
-    expect(condition(two, "ClusterReady")?.reason).toBe("BackendError");
+    expect(conditionOf(two, "ClusterReady")?.message).toContain(`belongs to Cluster ${NS}/one`);
+    expect(conditionOf(two, "ClusterReady")?.reason).toBe("BackendError");
     await deleteCluster("two", "Cluster two gone (it never had a Shoot)");
     expect((await world.readShoot(shootName(targetOf(one))))?.metadata.deletionTimestamp).toBeUndefined();
   });
@@ -714,10 +711,14 @@ describe("the gardener backend on Gardener's API server", { timeout: 300_000 }, 
     );
     await createCluster("sunk", undefined, undefined, "atlantis");
     const sunk = await clusterWhere("sunk", "refused by Gardener", (c) =>
-      (condition(c, "ClusterReady")?.message ?? "").includes("Unsupported value"),
+      (conditionOf(c, "ClusterReady")?.message ?? "").includes("Unsupported value"),
     );
-    expect(condition(sunk, "ClusterReady")?.message).toContain("Gardener refused creating Shoot garden-dev/");
-    expect(condition(sunk, "ClusterReady")?.message).toContain('spec.region: Unsupported value: "atlantis"');
+    expect(conditionOf(sunk, "ClusterReady")?.message).toContain(
+      "Gardener refused creating Shoot garden-dev/",
+    );
+    expect(conditionOf(sunk, "ClusterReady")?.message).toContain(
+      'spec.region: Unsupported value: "atlantis"',
+    );
     // Retried with the engine's growing backoff; the condition and its Event are written once, not per retry.
     const attempts = creates.get("sunk") ?? 0;
     await eventually(() => (creates.get("sunk") ?? 0) >= attempts + 2, {
@@ -750,14 +751,14 @@ describe("the gardener backend on Gardener's API server", { timeout: 300_000 }, 
       "doomed",
       "failed",
       (c) =>
-        condition(c, "ShootLastOperation")?.status === "False" &&
-        condition(c, "ClusterReady")?.reason === "BackendError",
+        conditionOf(c, "ShootLastOperation")?.status === "False" &&
+        conditionOf(c, "ClusterReady")?.reason === "BackendError",
     );
-    expect(condition(doomed, "ShootLastOperation")).toMatchObject({
+    expect(conditionOf(doomed, "ShootLastOperation")).toMatchObject({
       reason: "CreateFailed",
       message: "Create Failed (10%): QuotaExceeded; infrastructure: QuotaExceeded",
     });
-    expect(condition(doomed, "ClusterReady")?.message).toContain("Gardener: Create failed: QuotaExceeded");
+    expect(conditionOf(doomed, "ClusterReady")?.message).toContain("Gardener: Create failed: QuotaExceeded");
     expect(doomed.status?.phase).toBe("Progressing");
     await deleteCluster("doomed", "Cluster doomed gone with its Shoot");
   });
@@ -791,7 +792,7 @@ describe("the gardener backend on Gardener's API server", { timeout: 300_000 }, 
       },
     });
     const ready = async (name: string) =>
-      condition(
+      conditionOf(
         (await world.custom.getClusterCustomObject({ ...RESOURCES.ProviderConfig, name })) as ProviderConfig,
         "Ready",
       );
@@ -904,7 +905,7 @@ describe("the gardener backend on Gardener's API server", { timeout: 300_000 }, 
     await clusterWhere(
       "one",
       "waiting for the foreign finalizer",
-      (c) => condition(c, "DeletionUnblocked")?.status === "False",
+      (c) => conditionOf(c, "DeletionUnblocked")?.status === "False",
     );
     const held = await world.readShoot(name);
     expect(held?.metadata.deletionTimestamp).toBeUndefined();

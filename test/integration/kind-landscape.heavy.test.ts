@@ -137,6 +137,16 @@ async function grantedFromHost(cluster: Cluster): Promise<void> {
 }
 
 /** The name of the provider's Pod that holds the leader Lease. */
+/** Deletes Cluster `cluster` and waits until its kind cluster `name` is gone with it: no container left. */
+async function deleteWithItsKindCluster(cluster: string, name: string): Promise<void> {
+  await custom.deleteNamespacedCustomObject({ ...RESOURCES.Cluster, namespace: NS, name: cluster });
+  await eventually(async () => expect(await containersNamed(name)).toEqual([]), {
+    what: `${name} removed with its Cluster`,
+    timeoutMs: 180_000,
+    intervalMs: 1_000,
+  });
+}
+
 async function leaderPod(): Promise<string> {
   const holder = await platform.kubectl(
     "-n",
@@ -450,12 +460,7 @@ describe("openMCP's kind landscape, the engine its kind ClusterProvider", { time
     const ready = await clusterReady("killed");
     expect(ready.metadata.uid).toBe(created.metadata.uid);
     expect(await containersNamed(name)).toEqual([`${name}-control-plane`]);
-    await custom.deleteNamespacedCustomObject({ ...RESOURCES.Cluster, namespace: NS, name: "killed" });
-    await eventually(async () => expect(await containersNamed(name)).toEqual([]), {
-      what: `${name} removed with its Cluster`,
-      timeoutMs: 180_000,
-      intervalMs: 1_000,
-    });
+    await deleteWithItsKindCluster("killed", name);
   });
 
   it("takes over a Cluster left by openMCP's kind provider (its finalizer, status and kind cluster name) with that provider stopped: the node container is not re-created, a token minted before still works, a new AccessRequest is granted", async () => {
@@ -579,12 +584,7 @@ describe("openMCP's kind landscape, the engine its kind ClusterProvider", { time
         { op: "remove", path: "/metadata/finalizers/0" },
       ]),
     );
-    await custom.deleteNamespacedCustomObject({ ...RESOURCES.Cluster, namespace: NS, name: "legacy" });
-    await eventually(async () => expect(await containersNamed(name)).toEqual([]), {
-      what: `${name} removed with its Cluster`,
-      timeoutMs: 180_000,
-      intervalMs: 1_000,
-    });
+    await deleteWithItsKindCluster("legacy", name);
   });
 
   it("kubectl apply -k deploy/kind, as a user sets it up (least-privilege RBAC, non-root, the socket's group only): a Cluster becomes a sibling kind cluster and a token AccessRequest on it is Granted", async () => {
@@ -661,12 +661,7 @@ describe("openMCP's kind landscape, the engine its kind ClusterProvider", { time
     const ready = await clusterReady("by-deploy");
     expect(await containersNamed(name)).toEqual([`${name}-control-plane`]);
     await grantedFromHost(ready);
-    await custom.deleteNamespacedCustomObject({ ...RESOURCES.Cluster, namespace: NS, name: "by-deploy" });
-    await eventually(async () => expect(await containersNamed(name)).toEqual([]), {
-      what: `${name} removed with its Cluster`,
-      timeoutMs: 180_000,
-      intervalMs: 1_000,
-    });
+    await deleteWithItsKindCluster("by-deploy", name);
     expect(await forbiddenLines("openmcp-engine-system", "app.kubernetes.io/name=openmcp-engine")).toEqual(
       [],
     );

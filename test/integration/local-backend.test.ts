@@ -23,6 +23,7 @@ import { eventually } from "../support/eventually.ts";
 import { localBackends } from "../support/local-backend-state.ts";
 import { observationWhere } from "../support/observation-where.ts";
 import { isAlive, killHard, processesMentioning, waitUntilGone } from "../support/processes.ts";
+import { serviceAccountToken } from "../support/service-account-token.ts";
 
 const assets = findKubeAssets();
 const binaryVersion = kubeAssetVersions(assets).kubernetes.replace(/^v/, "");
@@ -249,16 +250,7 @@ describe("a hibernated local cluster (contract 1.6)", { timeout: 180_000 }, () =
     kubeconfigBefore = (await backend.adminAccess(cluster))?.kubeconfig ?? "";
     const core = await coreApi(backend, cluster);
     await core.createNamespace({ body: { metadata: { name: "dreamer" } } });
-    await core.createNamespacedServiceAccount({
-      namespace: "default",
-      body: { metadata: { name: "sleepy" } },
-    });
-    const request = await core.createNamespacedServiceAccountToken({
-      namespace: "default",
-      name: "sleepy",
-      body: { spec: { audiences: [], expirationSeconds: 3600 } },
-    });
-    tokenBefore = request.status?.token ?? "";
+    tokenBefore = await serviceAccountToken(core, "default", "sleepy");
     expect(psLinesOf(folder).length).toBeGreaterThanOrEqual(2);
   });
 

@@ -25,6 +25,7 @@ import { issuedKubeconfig, statusOf } from "../support/access-proofs.ts";
 import { createAccessRequest } from "../support/access-requests.ts";
 import { aBackendContext } from "../support/backend-context.ts";
 import { aCluster } from "../support/builders.ts";
+import { conditionOf } from "../support/conditions.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
 import { startTenantWorld } from "../support/namespaced-backend.ts";
 import type { World } from "../support/world.ts";
@@ -41,8 +42,6 @@ const waitUntil = <T>(
   name: string,
   predicate: (object: T | undefined) => boolean,
 ) => world.waitForObject<T>(resource, name, predicate, { namespace: NS, timeoutMs: 60_000 });
-const conditionOf = (object: Cluster | AccessRequest | undefined, type: string) =>
-  object?.status?.conditions?.find((c) => c.type === type);
 
 beforeAll(async () => {
   // A Ready Cluster is looked at every 2 s, so a tenant broken by hand is found soon (nothing watches the host).

@@ -202,12 +202,12 @@ const readyBecause = (name: string, reason: string) =>
   ).then((config) => config.status?.conditions?.find((condition) => condition.type === "Ready"));
 
 describe("a profile named by spec.profileName, as openMCP's own providers name theirs", () => {
+  /** A config of ours on the simulated backend whose spec.profileName is `profileName`. */
+  const applyNamingConfig = (name: string, profileName: string) =>
+    applyConfig(name, { backend: "simulated", providerRef: { name: "sim" }, profileName });
+
   it("publishes ClusterProfile `kind` for a config whose profileName is kind", async () => {
-    await applyConfig("kind-first", {
-      backend: "simulated",
-      providerRef: { name: "sim" },
-      profileName: "kind",
-    });
+    await applyNamingConfig("kind-first", "kind");
     const profile = await eventually(async () =>
       satisfying(await readProfile("kind"), (p) => p !== undefined),
     );
@@ -225,11 +225,7 @@ describe("a profile named by spec.profileName, as openMCP's own providers name t
 
   it("tells a second config claiming kind that the first holds it, and leaves the profile as it is", async () => {
     const before = await readProfile("kind");
-    await applyConfig("kind-second", {
-      backend: "simulated",
-      providerRef: { name: "sim" },
-      profileName: "kind",
-    });
+    await applyNamingConfig("kind-second", "kind");
     const taken = await readyBecause("kind-second", "ProfileNameTaken");
     expect(taken?.status).toBe("False");
     expect(taken?.message).toContain('ClusterProfile kind is held by ProviderConfig "kind-first"');
@@ -255,11 +251,7 @@ describe("a profile named by spec.profileName, as openMCP's own providers name t
       ...RESOURCES.ClusterProfile,
       body: aClusterProfile({ name: "gardener", provider: "gardener-provider", config: "gardener" }),
     })) as ClusterProfile;
-    await applyConfig("wants-gardener", {
-      backend: "simulated",
-      providerRef: { name: "sim" },
-      profileName: "gardener",
-    });
+    await applyNamingConfig("wants-gardener", "gardener");
     const taken = await readyBecause("wants-gardener", "ProfileNameTaken");
     expect(taken?.status).toBe("False");
     expect(taken?.message).toContain('ClusterProfile gardener belongs to provider "gardener-provider"');

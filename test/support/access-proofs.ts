@@ -98,17 +98,28 @@ export async function issuedKubeconfig(
   return { text, kubeConfig };
 }
 
-/** A client of the cluster `admin` points at, authenticated by `token` alone (e.g. an OIDC ID token). */
-export function bearerClient(admin: KubeConfig, token: string): CoreV1Api {
+/**
+ * A kubeconfig for the cluster `admin` points at (or for `server`, trusting `admin`'s CA), authenticated by `token`
+ * alone (a ServiceAccount's token, an OIDC ID token).
+ */
+export function bearerKubeConfig(
+  admin: KubeConfig,
+  token: string,
+  server = admin.getCurrentCluster()?.server ?? "",
+): KubeConfig {
   const kubeConfig = new KubeConfig();
-  const cluster = admin.getCurrentCluster();
   kubeConfig.loadFromOptions({
-    clusters: [{ name: "t", server: cluster?.server ?? "", caData: cluster?.caData }],
+    clusters: [{ name: "t", server, caData: admin.getCurrentCluster()?.caData }],
     users: [{ name: "u", token }],
     contexts: [{ name: "c", cluster: "t", user: "u" }],
     currentContext: "c",
   });
-  return kubeConfig.makeApiClient(CoreV1Api);
+  return kubeConfig;
+}
+
+/** A client of the cluster `admin` points at, authenticated by `token` alone (e.g. an OIDC ID token). */
+export function bearerClient(admin: KubeConfig, token: string): CoreV1Api {
+  return bearerKubeConfig(admin, token).makeApiClient(CoreV1Api);
 }
 
 /**

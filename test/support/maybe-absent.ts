@@ -1,7 +1,7 @@
 /** Objects that may not exist: a read answers undefined on 404, a write replaces or creates; any other failure fails. */
 
 import type { CoreV1Api, CustomObjectsApi } from "@kubernetes/client-node";
-import { isNotFound } from "../../src/api/error-message.ts";
+import { absentIfNotFound, isNotFound } from "../../src/api/error-message.ts";
 
 /** A custom resource's coordinates, as RESOURCES and the CAPI constants give them. */
 export interface CustomResource {
@@ -11,14 +11,7 @@ export interface CustomResource {
 }
 
 /** What `reading` resolves to; undefined where the API server answered 404. */
-export async function orAbsent<T>(reading: Promise<T>): Promise<T | undefined> {
-  try {
-    return await reading;
-  } catch (error) {
-    if (isNotFound(error)) return undefined;
-    throw error;
-  }
-}
+export const orAbsent = <T>(reading: Promise<T>): Promise<T | undefined> => absentIfNotFound(() => reading);
 
 /** The custom object `namespace/name` of `resource`, or undefined where there is none. */
 export const readCustomObject = <T>(

@@ -13,7 +13,7 @@ import type { ClusterProfile } from "../../api/cluster-profile.ts";
 import type { ClusterRequest } from "../../api/cluster-request.ts";
 import { CLUSTER_ANNOTATIONS } from "../../api/constants/cluster.ts";
 import { RESOURCES } from "../../api/constants.ts";
-import { isConflict, isNotFound } from "../../api/error-message.ts";
+import { absentIfNotFound, isConflict } from "../../api/error-message.ts";
 import { serverSideApply } from "../../runtime/api-server/server-side-apply.ts";
 import type { Manifest } from "./landscape-plan.ts";
 
@@ -48,7 +48,7 @@ export class LandscapeApi {
   }
 
   cluster(name: string, namespace: string): Promise<Cluster | undefined> {
-    return this.#orUndefined(
+    return absentIfNotFound(
       () =>
         this.#custom.getNamespacedCustomObject({ ...RESOURCES.Cluster, namespace, name }) as Promise<Cluster>,
     );
@@ -62,14 +62,14 @@ export class LandscapeApi {
   }
 
   profile(name: string): Promise<ClusterProfile | undefined> {
-    return this.#orUndefined(
+    return absentIfNotFound(
       () =>
         this.#custom.getClusterCustomObject({ ...RESOURCES.ClusterProfile, name }) as Promise<ClusterProfile>,
     );
   }
 
   clusterRequest(name: string, namespace: string): Promise<ClusterRequest | undefined> {
-    return this.#orUndefined(
+    return absentIfNotFound(
       () =>
         this.#custom.getNamespacedCustomObject({
           ...RESOURCES.ClusterRequest,
@@ -80,20 +80,20 @@ export class LandscapeApi {
   }
 
   async deleteClusterRequest(name: string, namespace: string): Promise<void> {
-    await this.#orUndefined(() =>
+    await absentIfNotFound(() =>
       this.#custom.deleteNamespacedCustomObject({ ...RESOURCES.ClusterRequest, namespace, name }),
     );
   }
 
   async deleteCluster(name: string, namespace: string): Promise<void> {
-    await this.#orUndefined(() =>
+    await absentIfNotFound(() =>
       this.#custom.deleteNamespacedCustomObject({ ...RESOURCES.Cluster, namespace, name }),
     );
   }
 
   /** Annotates a protected Cluster so that deleting it goes through (the explicit step of deletion protection). */
   async confirmDeletion(name: string, namespace: string): Promise<void> {
-    await this.#orUndefined(() =>
+    await absentIfNotFound(() =>
       this.#custom.patchNamespacedCustomObject(
         {
           ...RESOURCES.Cluster,
@@ -108,30 +108,19 @@ export class LandscapeApi {
 
   /** Ready replicas of a Deployment; undefined when it does not exist. */
   async readyReplicas(name: string, namespace: string): Promise<number | undefined> {
-    const deployment = await this.#orUndefined(() =>
-      this.#apps.readNamespacedDeployment({ name, namespace }),
-    );
+    const deployment = await absentIfNotFound(() => this.#apps.readNamespacedDeployment({ name, namespace }));
     return deployment === undefined ? undefined : (deployment.status?.readyReplicas ?? 0);
   }
 
   /** Scales a Deployment; a missing one is fine. Resolves with the replicas still running. */
   async scale(name: string, namespace: string, replicas: number): Promise<number> {
-    const scaled = await this.#orUndefined(() =>
+    const scaled = await absentIfNotFound(() =>
       this.#apps.patchNamespacedDeploymentScale(
         { name, namespace, body: { spec: { replicas } } },
         setHeaderOptions("Content-Type", PatchStrategy.MergePatch),
       ),
     );
     return scaled?.status?.replicas ?? 0;
-  }
-
-  async #orUndefined<T>(call: () => Promise<T>): Promise<T | undefined> {
-    try {
-      return await call();
-    } catch (error) {
-      if (isNotFound(error)) return undefined;
-      throw error;
-    }
   }
 }
 

@@ -1,9 +1,9 @@
 /** The AccessRequest statechart: Pending → Provisioning → Granted, Denied, Deleting. Pure: no I/O, no clock. */
 import { setup } from "xstate";
 import { REQUEST_PHASES } from "../../api/constants.ts";
-import type { EventRecord } from "../shared/machine-step.ts";
+import { actionsAsData, recordEvent } from "../shared/actions-as-data.ts";
 import { PHASE_TAG, REQUEUE } from "../shared/machine-tags.ts";
-import { type ObservedEvent, whenObserved } from "../shared/observed-guard.ts";
+import { type ObservedEvent, observedMachineTypes, whenObserved } from "../shared/observed-guard.ts";
 
 /** What one reconcile knows about an AccessRequest, its Cluster and the target cluster, level-based. */
 export interface AccessFacts {
@@ -40,12 +40,15 @@ export type AccessEvent = ObservedEvent<AccessFacts>;
 
 const when = whenObserved<AccessFacts>;
 
+/** Where a request that is not denied yet goes first: deleted, or denied. */
+const DELETED_OR_DENIED = [
+  { guard: "isBeingDeleted", target: "deleting" },
+  { guard: "isDenied", target: "denied" },
+] as const;
+
 /** The AccessRequest machine: named guards and actions first, then the chart, which refers to them by name. */
 export const accessRequestMachine = setup({
-  types: {
-    context: {} as Record<string, never>,
-    events: {} as AccessEvent,
-  },
+  types: observedMachineTypes<AccessFacts>(),
   guards: {
     isBeingDeleted: when((facts) => facts.deleting),
     isDenied: when((facts) => facts.denial !== undefined),
@@ -59,15 +62,7 @@ export const accessRequestMachine = setup({
     /** Nothing of ours is left on the target cluster, or it is gone and took everything with it (not merely failing). */
     nothingLeft: when((facts) => facts.accessGone || (!facts.clusterReachable && !facts.targetFailing)),
   },
-  actions: {
-    // Never executed here: transition() returns them as data for the step to translate.
-    addFinalizer: () => {},
-    removeFinalizer: () => {},
-    grantAccess: () => {},
-    issueCredential: () => {},
-    revokeAccess: () => {},
-    recordEvent: (_, _params: EventRecord) => {},
-  },
+  actions: actionsAsData("grantAccess", "issueCredential", "revokeAccess"),
 }).createMachine({
   id: "accessRequest",
   context: {},
@@ -76,11 +71,7 @@ export const accessRequestMachine = setup({
     pending: {
       description: "Waiting for the target Cluster to be Ready and reachable.",
       tags: [REQUEUE.poll, `${PHASE_TAG}${REQUEST_PHASES.pending}`],
-      always: [
-        { guard: "isBeingDeleted", target: "deleting" },
-        { guard: "isDenied", target: "denied" },
-        { guard: "canGrant", target: "provisioning" },
-      ],
+      always: [...DELETED_OR_DENIED, { guard: "canGrant", target: "provisioning" }],
     },
     provisioning: {
       description:
@@ -90,52 +81,34 @@ export const accessRequestMachine = setup({
         "addFinalizer",
         "grantAccess",
         "issueCredential",
-        {
-          type: "recordEvent",
-          params: { type: "Normal", reason: "Provisioning", message: "Granting access" },
-        },
+        recordEvent({ type: "Normal", reason: "Provisioning", message: "Granting access" }),
       ],
       on: {
         // Still incomplete on a later look (an object was removed, a write failed): apply again.
         observed: { guard: "accessIncomplete", target: "provisioning", reenter: true },
       },
-      always: [
-        { guard: "isBeingDeleted", target: "deleting" },
-        { guard: "isDenied", target: "denied" },
-        { guard: "accessComplete", target: "granted" },
-      ],
+      always: [...DELETED_OR_DENIED, { guard: "accessComplete", target: "granted" }],
     },
     granted: {
       description: "Access is in place and the Secret holds a valid kubeconfig.",
       tags: [REQUEUE.resync, `${PHASE_TAG}${REQUEST_PHASES.granted}`],
-      entry: [
-        { type: "recordEvent", params: { type: "Normal", reason: "Granted", message: "Access granted" } },
-      ],
+      entry: [recordEvent({ type: "Normal", reason: "Granted", message: "Access granted" })],
       on: {
         observed: {
           guard: "secretNeedsRenewal",
           actions: [
             "issueCredential",
-            {
-              type: "recordEvent",
-              params: { type: "Normal", reason: "Renewed", message: "Credential renewed" },
-            },
+            recordEvent({ type: "Normal", reason: "Renewed", message: "Credential renewed" }),
           ],
         },
       },
-      always: [
-        { guard: "isBeingDeleted", target: "deleting" },
-        { guard: "isDenied", target: "denied" },
-        { guard: "accessIncomplete", target: "provisioning" },
-      ],
+      always: [...DELETED_OR_DENIED, { guard: "accessIncomplete", target: "provisioning" }],
     },
     denied: {
       description: "The request cannot be served as asked; a person must change it.",
       // A conflicting Role on the target is not watched: look again now and then.
       tags: [REQUEUE.retry, `${PHASE_TAG}${REQUEST_PHASES.denied}`],
-      entry: [
-        { type: "recordEvent", params: { type: "Warning", reason: "Denied", message: "Access denied" } },
-      ],
+      entry: [recordEvent({ type: "Warning", reason: "Denied", message: "Access denied" })],
       always: [
         { guard: "isBeingDeleted", target: "deleting" },
         { guard: "isServable", target: "pending" },

@@ -8,6 +8,7 @@ import type { ClusterProfile } from "../../api/cluster-profile.ts";
 import type { JsonObject, ObjectMeta } from "../../api/common.ts";
 import { REASONS } from "../../api/constants.ts";
 import { identityUid } from "../../api/move.ts";
+import { recordEvent } from "../shared/actions-as-data.ts";
 import { type BackendRelease, backendRelease } from "../shared/backend-release.ts";
 import type { ConditionUpdate } from "../shared/conditions.ts";
 import type { EventRecord } from "../shared/machine-step.ts";
@@ -258,7 +259,7 @@ export function deletingState<const Entry extends readonly string[]>(
   return {
     description,
     tags,
-    entry: [{ type: "recordEvent", params: { type: "Normal", reason: "Deleting", message } }],
+    entry: [recordEvent({ type: "Normal", reason: "Deleting", message })],
     ...backendRelease(release),
   } as const;
 }

@@ -14,7 +14,7 @@ import {
 } from "../backend-cluster/backend-cluster.ts";
 import type { EventRecord } from "../shared/machine-step.ts";
 import { PHASE_TAG, REQUEUE } from "../shared/machine-tags.ts";
-import { type ObservedEvent, whenObserved } from "../shared/observed-guard.ts";
+import { type ObservedEvent, observedMachineTypes, whenObserved } from "../shared/observed-guard.ts";
 
 /** The facts of an object a CAPI Cluster owns. */
 export interface CapiOwnedFacts extends BackendClusterFacts {
@@ -178,10 +178,7 @@ export function capiOwnedMachine<F extends CapiOwnedFacts, Phase extends string,
   // generic in its facts): every guard and action it names is in `setup`, and the path-coverage test takes
   // every transition.
   return setup({
-    types: {
-      context: {} as Record<string, never>,
-      events: {} as ObservedEvent<F>,
-    },
+    types: observedMachineTypes<F>(),
     guards: {
       isBeingDeleted: shared.isBeingDeleted,
       /** Owned and ready, its profile found, and its version refused before anything was built. */

@@ -1,9 +1,9 @@
 /** The ClusterRequest statechart: Pending → Scheduling → Granted, Denied, Misconfigured, Replacing, Deleting. Pure: no I/O, no clock. */
 import { setup } from "xstate";
 import { REQUEST_PHASES } from "../../api/constants.ts";
-import type { EventRecord } from "../shared/machine-step.ts";
+import { actionsAsData, recordEvent } from "../shared/actions-as-data.ts";
 import { PHASE_TAG, REQUEUE } from "../shared/machine-tags.ts";
-import { type ObservedEvent, whenObserved } from "../shared/observed-guard.ts";
+import { type ObservedEvent, observedMachineTypes, whenObserved } from "../shared/observed-guard.ts";
 import type { Decision } from "./schedule.ts";
 
 /** What one reconcile knows about a ClusterRequest and the Clusters around it, level-based. */
@@ -39,10 +39,7 @@ const pending = `${PHASE_TAG}${REQUEST_PHASES.pending}`;
 
 /** The ClusterRequest machine: named guards and actions first, then the chart, which refers to them by name. */
 export const clusterRequestMachine = setup({
-  types: {
-    context: {} as Record<string, never>,
-    events: {} as ClusterRequestEvent,
-  },
+  types: observedMachineTypes<ClusterRequestFacts>(),
   guards: {
     isBeingDeleted: when((facts) => facts.deleting),
     isMisconfigured: when((facts) => facts.decision === "misconfigured"),
@@ -60,15 +57,7 @@ export const clusterRequestMachine = setup({
     releasedWaiting: when((facts) => facts.holdsNothing && !facts.clusterDeletionDone),
     clusterDeletionDone: when((facts) => facts.clusterDeletionDone),
   },
-  actions: {
-    // Never executed here: transition() returns them as data for the step to translate.
-    addFinalizer: () => {},
-    removeFinalizer: () => {},
-    assign: () => {},
-    letGo: () => {},
-    release: () => {},
-    recordEvent: (_, _params: EventRecord) => {},
-  },
+  actions: actionsAsData("assign", "letGo", "release"),
 }).createMachine({
   id: "clusterRequest",
   context: {},
@@ -94,9 +83,7 @@ export const clusterRequestMachine = setup({
     granted: {
       description: "The request has its Cluster; the grant records it and the prefix.",
       tags: [REQUEUE.resync, `${PHASE_TAG}${REQUEST_PHASES.granted}`],
-      entry: [
-        { type: "recordEvent", params: { type: "Normal", reason: "Granted", message: "Cluster granted" } },
-      ],
+      entry: [recordEvent({ type: "Normal", reason: "Granted", message: "Cluster granted" })],
       always: [whenDeleted, { guard: "notHeld", target: "pending" }],
     },
     replacing: {
@@ -113,9 +100,7 @@ export const clusterRequestMachine = setup({
       description:
         "The scheduler configuration cannot serve the request (e.g. no mapping for its purpose); retried when it changes.",
       tags: [pending],
-      entry: [
-        { type: "recordEvent", params: { type: "Warning", reason: "ConfigurationProblem", message: "" } },
-      ],
+      entry: [recordEvent({ type: "Warning", reason: "ConfigurationProblem", message: "" })],
       always: [whenDeleted, { guard: "configurationServes", target: "pending" }],
     },
     denied: {
@@ -123,7 +108,7 @@ export const clusterRequestMachine = setup({
         "The request cannot be served as asked (a name clash, a trait no profile offers, bad annotations).",
       // Clusters, profiles and Purposes wake requests; the retry is a safety net.
       tags: [REQUEUE.retry, `${PHASE_TAG}${REQUEST_PHASES.denied}`],
-      entry: [{ type: "recordEvent", params: { type: "Warning", reason: "Denied", message: "" } }],
+      entry: [recordEvent({ type: "Warning", reason: "Denied", message: "" })],
       always: [whenDeleted, { guard: "notDenied", target: "pending" }],
     },
     deleting: {

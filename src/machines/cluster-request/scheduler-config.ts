@@ -13,6 +13,7 @@ import type {
   SchedulerScope,
   SchedulerStrategy,
 } from "../../api/scheduler-config.ts";
+import { SCHEDULER_STRATEGIES } from "../../api/scheduler-config.ts";
 import { selectorMatches, selectorProblems } from "../shared/label-selector.ts";
 import {
   clusterNameProblem,
@@ -22,7 +23,6 @@ import {
 } from "./cluster-names.ts";
 
 const SCOPES: readonly SchedulerScope[] = ["Cluster", "Namespaced"];
-const STRATEGIES: readonly SchedulerStrategy[] = ["Balanced", "BalancedIgnoreEmpty", "Random", "Simple"];
 const SCHEDULER_FIELDS = ["scope", "strategy", "selectors", "purposeMappings", "purposesServedElsewhere"];
 const TEMPLATE_FIELDS = ["metadata", "spec"];
 const TEMPLATE_METADATA_FIELDS = ["name", "generateName", "namespace", "labels", "annotations"];
@@ -75,8 +75,10 @@ function readScheduler(section: Fields, path: string, problems: string[]): Sched
   if (!SCOPES.includes(scope))
     problems.push(`${path}.scope: ${JSON.stringify(scope)} is not one of ${SCOPES.join(", ")}`);
   const strategy = (section.strategy ?? "Balanced") as SchedulerStrategy;
-  if (!STRATEGIES.includes(strategy)) {
-    problems.push(`${path}.strategy: ${JSON.stringify(strategy)} is not one of ${STRATEGIES.join(", ")}`);
+  if (!SCHEDULER_STRATEGIES.includes(strategy)) {
+    problems.push(
+      `${path}.strategy: ${JSON.stringify(strategy)} is not one of ${SCHEDULER_STRATEGIES.join(", ")}`,
+    );
   }
   const selectors = isObject(section.selectors) ? section.selectors : {};
   if (section.selectors !== undefined && !isObject(section.selectors))

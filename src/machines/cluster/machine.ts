@@ -17,9 +17,10 @@ import {
   failedState,
   incompleteness,
 } from "../backend-cluster/backend-cluster.ts";
+import { actionsAsData, recordEvent } from "../shared/actions-as-data.ts";
 import type { EventRecord } from "../shared/machine-step.ts";
 import { PHASE_TAG, REQUEUE } from "../shared/machine-tags.ts";
-import { type ObservedEvent, whenObserved } from "../shared/observed-guard.ts";
+import { type ObservedEvent, observedMachineTypes, whenObserved } from "../shared/observed-guard.ts";
 
 /**
  * A hand-over of `openmcp-engine move` for this Cluster (its hand-over annotation names the Secret): whether that
@@ -135,28 +136,27 @@ const HIBERNATION_EXITS = [
   { guard: "backendFailed", target: "failed" },
 ] as const;
 
+/** Where a serving state (ready, updating) goes first: deleted, its version refused, lost (made again), or failed. */
+const SERVING_EXITS = [
+  { guard: "isBeingDeleted", target: "deleting" },
+  { guard: "versionRejected", target: "failed" },
+  { guard: "backendNeedsCreate", target: "provisioning" },
+  { guard: "backendFailed", target: "failed" },
+] as const;
+
 /** Taken over first, in every state but deleting: the backend cannot answer for the Cluster before. */
 const TAKE_OVER = { guard: "handoverPending", target: "takingOver" } as const;
 
 /** The Cluster machine: named guards and actions first, then the chart, which refers to them by name. */
 export const clusterMachine = setup({
-  types: {
-    context: {} as Record<string, never>,
-    events: {} as ClusterEvent,
-  },
+  types: observedMachineTypes<ClusterFacts>(),
   guards: { ...backendClusterGuards<ClusterFacts>(), ...clusterGuards },
   actions: {
-    // Actions are never executed here: transition() returns them as data for the step to translate.
-    addFinalizer: () => {},
-    removeFinalizer: () => {},
+    ...actionsAsData("deleteCluster", "hibernateCluster", "wakeCluster"),
     createCluster: (_, _params: { version: string | undefined }) => {},
     updateCluster: (_, _params: { version: string | undefined }) => {},
-    deleteCluster: () => {},
     takeOver: (_, _params: { secret: string | undefined }) => {},
-    hibernateCluster: () => {},
-    wakeCluster: () => {},
     claimPoolMember: (_, _params: { pool: string | undefined; member: string | undefined }) => {},
-    recordEvent: (_, _params: EventRecord) => {},
   },
 }).createMachine({
   id: "cluster",
@@ -171,14 +171,11 @@ export const clusterMachine = setup({
       tags: [REQUEUE.poll, phase("progressing")],
       entry: [
         { type: "takeOver", params: ({ event }) => ({ secret: event.facts.handover?.secret }) },
-        {
-          type: "recordEvent",
-          params: {
-            type: "Normal",
-            reason: CLUSTER_REASONS.TakingOver,
-            message: "Taking the cluster over from the hand-over of `openmcp-engine move`",
-          },
-        },
+        recordEvent({
+          type: "Normal",
+          reason: CLUSTER_REASONS.TakingOver,
+          message: "Taking the cluster over from the hand-over of `openmcp-engine move`",
+        }),
       ],
       on: {
         // The Secret is still there (the import failed, or the engine died before deleting it): again.
@@ -265,10 +262,7 @@ export const clusterMachine = setup({
         },
       ],
       always: [
-        { guard: "isBeingDeleted", target: "deleting" },
-        { guard: "versionRejected", target: "failed" },
-        { guard: "backendNeedsCreate", target: "provisioning" },
-        { guard: "backendFailed", target: "failed" },
+        ...SERVING_EXITS,
         // Not awake at the backend though asked to be (a sleep or wake the engine died in, a hand-made sleep):
         // waking, never Ready until it serves.
         { guard: "notAwakeUnasked", target: "waking" },
@@ -283,10 +277,7 @@ export const clusterMachine = setup({
       tags: [REQUEUE.poll, phase("progressing")],
       entry: [
         "hibernateCluster",
-        {
-          type: "recordEvent",
-          params: { type: "Normal", reason: "Hibernating", message: "Putting the cluster to sleep" },
-        },
+        recordEvent({ type: "Normal", reason: "Hibernating", message: "Putting the cluster to sleep" }),
       ],
       on: {
         // Still serving: the hibernate did not take; order it again (it is idempotent).
@@ -302,12 +293,7 @@ export const clusterMachine = setup({
       description:
         "Asleep as asked: nothing of it runs; it wakes at the same endpoint with the same certificate authority when asked.",
       tags: [REQUEUE.resync, phase("progressing")],
-      entry: [
-        {
-          type: "recordEvent",
-          params: { type: "Normal", reason: "Hibernated", message: "The cluster is asleep" },
-        },
-      ],
+      entry: [recordEvent({ type: "Normal", reason: "Hibernated", message: "The cluster is asleep" })],
       on: { observed: TAKE_OVER },
       always: [
         ...HIBERNATION_EXITS,
@@ -324,7 +310,7 @@ export const clusterMachine = setup({
       tags: [REQUEUE.poll, phase("progressing")],
       entry: [
         "wakeCluster",
-        { type: "recordEvent", params: { type: "Normal", reason: "Waking", message: "Waking the cluster" } },
+        recordEvent({ type: "Normal", reason: "Waking", message: "Waking the cluster" }),
       ],
       on: {
         // Still asleep: the wake did not take; order it again (it is idempotent).
@@ -354,13 +340,7 @@ export const clusterMachine = setup({
         // Still idle on the old version: the update did not take, order it again.
         observed: [TAKE_OVER, { guard: "upgradeWanted", target: "updating", reenter: true }],
       },
-      always: [
-        { guard: "isBeingDeleted", target: "deleting" },
-        { guard: "versionRejected", target: "failed" },
-        { guard: "backendNeedsCreate", target: "provisioning" },
-        { guard: "backendFailed", target: "failed" },
-        { guard: "backendReadyAsWanted", target: "ready" },
-      ],
+      always: [...SERVING_EXITS, { guard: "backendReadyAsWanted", target: "ready" }],
     },
     failed: {
       ...failedState(

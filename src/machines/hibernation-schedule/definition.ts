@@ -1,22 +1,18 @@
 /** The HibernationSchedule kind as the engine registers it: resource, machine, statechart, guards in words. */
 import {
-  HIBERNATION_SCHEDULE_API_VERSION,
   HIBERNATION_SCHEDULE_KIND,
   HIBERNATION_SCHEDULE_RESOURCE,
 } from "../../api/constants/hibernation-schedule.ts";
 import type { HibernationSchedule } from "../../api/hibernation-schedule.ts";
 import type { Explanation } from "../shared/explanation.ts";
-import type { MachineDefinition } from "../shared/machine-definition.ts";
+import { machineDefinition } from "../shared/machine-definition.ts";
 import { hibernationScheduleMachine } from "./machine.ts";
 
 /** The HibernationSchedule kind. */
-export const HIBERNATION_SCHEDULE_DEFINITION: MachineDefinition = {
-  kind: HIBERNATION_SCHEDULE_KIND,
-  apiVersion: HIBERNATION_SCHEDULE_API_VERSION,
+export const HIBERNATION_SCHEDULE_DEFINITION = machineDefinition(HIBERNATION_SCHEDULE_KIND, {
   resource: HIBERNATION_SCHEDULE_RESOURCE,
-  names: ["hibernationschedule", "hibernationschedules", "hsched"],
+  shortNames: ["hsched"],
   machine: hibernationScheduleMachine,
-  statechart: { file: "hibernationSchedule", source: "src/machines/hibernation-schedule/machine.ts" },
   guardPhrases: {
     isInvalid: "a cron or time zone of the timetable does not parse",
     isValid: "every cron and time zone of the timetable parses",
@@ -24,7 +20,7 @@ export const HIBERNATION_SCHEDULE_DEFINITION: MachineDefinition = {
     isSettled: "no event is due",
     isApplied: "the latest event was written on every selected Cluster",
   },
-};
+});
 
 /** A schedule explained from what it stores. */
 export function explainHibernationSchedule(schedule: HibernationSchedule): Explanation {

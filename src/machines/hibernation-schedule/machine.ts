@@ -1,9 +1,10 @@
 /** The HibernationSchedule statechart: scheduled ⇄ applying, invalid. Pure: no I/O, no clock (now is a fact). */
 import { setup } from "xstate";
 import type { ScheduledEvent } from "../../api/hibernation-schedule.ts";
+import { actionsAsData, recordEvent } from "../shared/actions-as-data.ts";
 import type { EventRecord } from "../shared/machine-step.ts";
 import { PHASE_TAG, REQUEUE } from "../shared/machine-tags.ts";
-import { type ObservedEvent, whenObserved } from "../shared/observed-guard.ts";
+import { type ObservedEvent, observedMachineTypes, whenObserved } from "../shared/observed-guard.ts";
 
 /** What one look at a schedule knows, level-based. */
 export interface ScheduleFacts {
@@ -40,7 +41,7 @@ const appliedLatest = (facts: ScheduleFacts) =>
 
 /** The machine: named guards and actions, then the chart. */
 export const hibernationScheduleMachine = setup({
-  types: { context: {} as Record<string, never>, events: {} as ScheduleEvent },
+  types: observedMachineTypes<ScheduleFacts>(),
   guards: {
     isInvalid: when((facts) => facts.problems.length > 0),
     isValid: when((facts) => facts.problems.length === 0),
@@ -49,13 +50,7 @@ export const hibernationScheduleMachine = setup({
     isSettled: when((facts) => !facts.due),
     isApplied: when(appliedLatest),
   },
-  actions: {
-    // Never executed here: transition() returns them as data for the step to translate.
-    writeAnnotations: () => {},
-    addFinalizer: () => {},
-    removeFinalizer: () => {},
-    recordEvent: (_, _params: EventRecord) => {},
-  },
+  actions: actionsAsData("writeAnnotations"),
 }).createMachine({
   id: "hibernationSchedule",
   context: {},
@@ -81,7 +76,7 @@ export const hibernationScheduleMachine = setup({
         {
           guard: "isApplied",
           target: "scheduled",
-          actions: [{ type: "recordEvent", params: APPLIED_EVENT }],
+          actions: [recordEvent(APPLIED_EVENT)],
         },
         // The timetable changed so that nothing is due any more: back to rest, nothing written.
         { guard: "isSettled", target: "scheduled" },

@@ -4,6 +4,7 @@
  * re-pointed to the target's uids, what the API server owns dropped).
  */
 
+import type { ObjectMeta } from "../../api/common.ts";
 import { ACCESS_REQUEST_LABELS } from "../../api/constants/access-request.ts";
 import { RESOURCES } from "../../api/constants.ts";
 import {
@@ -21,29 +22,10 @@ import { objectKey } from "../../api/object-key.ts";
 export interface MovedObject {
   readonly apiVersion?: string;
   readonly kind?: string;
-  readonly metadata: {
-    readonly name?: string;
-    readonly namespace?: string;
-    readonly uid?: string;
-    readonly resourceVersion?: string;
-    readonly labels?: Readonly<Record<string, string>>;
-    readonly annotations?: Readonly<Record<string, string>>;
-    readonly finalizers?: readonly string[];
-    readonly ownerReferences?: readonly OwnerReference[];
-    readonly deletionTimestamp?: string;
-    readonly [field: string]: unknown;
-  };
+  /** Its metadata: the fields every object has, and whatever else the API server keeps there. */
+  readonly metadata: ObjectMeta & { readonly [field: string]: unknown };
   readonly spec?: unknown;
   readonly status?: unknown;
-  readonly [field: string]: unknown;
-}
-
-/** An owner reference, as far as a move rewrites it. */
-interface OwnerReference {
-  readonly apiVersion: string;
-  readonly kind: string;
-  readonly name: string;
-  readonly uid: string;
   readonly [field: string]: unknown;
 }
 

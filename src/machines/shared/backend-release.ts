@@ -4,6 +4,7 @@
  * The kind's machine must name the guards `withoutOurFinalizer`, `noForeignFinalizers`, `backendAbsent`,
  * `backendNotDeleting` and the actions `removeFinalizer`, `recordEvent` and those of `releasing`.
  */
+import { recordEvent } from "./actions-as-data.ts";
 import { REQUEUE } from "./machine-tags.ts";
 
 /** What differs between kinds: the words, and what `releasing` orders (e.g. `deleteCluster`). */
@@ -45,10 +46,7 @@ export function backendRelease<const Entry extends readonly string[]>(release: B
         type: "final",
         entry: [
           "removeFinalizer",
-          {
-            type: "recordEvent",
-            params: { type: "Normal", reason: "Deleted", message: "The cluster is gone" },
-          },
+          recordEvent({ type: "Normal", reason: "Deleted", message: "The cluster is gone" }),
         ],
       },
     },

@@ -20,3 +20,31 @@ export interface MachineDefinition {
   /** Every guard of the machine in words, for `explain`. */
   readonly guardPhrases: Readonly<Record<string, string>>;
 }
+
+/** What a kind says of itself; {@link machineDefinition} derives the rest by the engine's conventions. */
+export interface MachineKindProps {
+  readonly resource: MachineDefinition["resource"];
+  /** Names besides the kind and its plural, as the CRD's `shortNames` lists them. */
+  readonly shortNames?: readonly string[];
+  readonly machine: AnyStateMachine;
+  readonly guardPhrases: MachineDefinition["guardPhrases"];
+}
+
+/**
+ * The definition of `kind` by the engine's conventions, so that no kind can state them differently: its
+ * `apiVersion` is its resource's group and version; a person types it lower case, as its plural or by a short
+ * name; its statechart files are named after the machine's id, generated from
+ * `src/machines/<kind in kebab case>/machine.ts`.
+ */
+export function machineDefinition(kind: string, props: MachineKindProps): MachineDefinition {
+  const folder = kind.replace(/(?<=[a-z])(?=[A-Z])/g, "-").toLowerCase();
+  return {
+    kind,
+    apiVersion: `${props.resource.group}/${props.resource.version}`,
+    resource: props.resource,
+    names: [kind.toLowerCase(), props.resource.plural, ...(props.shortNames ?? [])],
+    machine: props.machine,
+    statechart: { file: props.machine.id, source: `src/machines/${folder}/machine.ts` },
+    guardPhrases: props.guardPhrases,
+  };
+}

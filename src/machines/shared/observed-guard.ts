@@ -1,4 +1,4 @@
-/** The guard shape both machines use: a predicate over the facts of the one `observed` event. */
+/** The one event every machine is fed (`observed`), the guard shape over its facts, and the types of such a machine. */
 
 /** The event every machine of the engine is fed: "here is what the world looks like now". */
 export type ObservedEvent<Facts> = { readonly type: "observed"; readonly facts: Facts };
@@ -10,4 +10,12 @@ export type ObservedEvent<Facts> = { readonly type: "observed"; readonly facts: 
 export function whenObserved<Facts>(predicate: (facts: Facts) => boolean) {
   return ({ event }: { event: { type: string } }) =>
     event.type === "observed" && predicate((event as ObservedEvent<Facts>).facts);
+}
+
+/**
+ * The `types` of a machine the engine runs: it keeps no context (its state is all it stores) and its only event
+ * is `observed` with these facts, as `kindStep` assumes.
+ */
+export function observedMachineTypes<Facts>() {
+  return { context: {} as Record<string, never>, events: {} as ObservedEvent<Facts> };
 }

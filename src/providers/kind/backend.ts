@@ -157,11 +157,8 @@ export class KindBackend implements ClusterBackend {
       this.wake = (target) => this.#wake(target);
     }
     this.pools = ledgerPools({
-      backend: "kind",
+      backend: this,
       ledger: this.#ledger,
-      create: (target, version) => this.create(target, version),
-      observe: (target) => this.observe(target),
-      delete: (target) => this.delete(target),
       leaving: (id) => this.#deleting.has(kindClusterName(id)),
     });
   }

@@ -10,17 +10,21 @@ import type { Outcome } from "./outcome.ts";
 import type { WorkQueue } from "./work-queue.ts";
 import { asWriter } from "./write-loop-guard.ts";
 
-/** What every keyed controller is built with. */
-export interface KeyedControllerProps {
-  /** The controller's name in logs and metrics (`controller` label). */
-  readonly name: string;
-  /** Different keys reconciled at once (never two of one key). Default 1. */
-  readonly concurrency?: number;
+/** What the engine hands every keyed controller: its clock, log, metrics and shard ring. */
+export interface KeyedControllerSettings {
   readonly clock?: Clock;
   readonly log?: Logger;
   readonly metrics?: EngineMetrics;
   /** Sharded mode: work only on the keys the ring gives this replica. */
   readonly shards?: ShardRing;
+}
+
+/** What every keyed controller is built with. */
+export interface KeyedControllerProps extends KeyedControllerSettings {
+  /** The controller's name in logs and metrics (`controller` label). */
+  readonly name: string;
+  /** Different keys reconciled at once (never two of one key). Default 1. */
+  readonly concurrency?: number;
 }
 
 /**

@@ -1,6 +1,6 @@
 /** coordination.k8s.io Leases as plain JSON: what leader election and shard membership both write. */
 import type { CustomObjectsApi } from "@kubernetes/client-node";
-import { errorMessage, isNotFound } from "../../api/error-message.ts";
+import { absentIfNotFound, errorMessage } from "../../api/error-message.ts";
 import type { Logger } from "../../api/logger.ts";
 
 /** A Lease as plain JSON (client-node's typed Lease writes MicroTime with milliseconds, which the API server rejects). */
@@ -61,12 +61,9 @@ export async function readLease(
   namespace: string,
   name: string,
 ): Promise<Lease | undefined> {
-  try {
-    return (await api.getNamespacedCustomObject({ ...LEASES, namespace, name })) as Lease;
-  } catch (error) {
-    if (isNotFound(error)) return undefined;
-    throw error;
-  }
+  return absentIfNotFound(
+    async () => (await api.getNamespacedCustomObject({ ...LEASES, namespace, name })) as Lease,
+  );
 }
 
 /** Creates a Lease held by `spec.holderIdentity` from now on (`acquireTime` = `renewTime`, no transitions yet). */

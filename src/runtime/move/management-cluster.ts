@@ -8,7 +8,7 @@ import {
   type V1Secret,
 } from "@kubernetes/client-node";
 import { ACCESS_REQUEST_LABELS } from "../../api/constants/access-request.ts";
-import { isConflict, isNotFound } from "../../api/error-message.ts";
+import { absentIfNotFound, isConflict } from "../../api/error-message.ts";
 import { HANDOVER_OWNER_LABEL } from "../../api/move.ts";
 import type { MovedKind, MovedObject } from "../../machines/move/plan.ts";
 
@@ -56,16 +56,6 @@ export function sides(kubeConfig: KubeConfig): Side {
   };
 }
 
-/** The call's answer; undefined when the object is not (or no longer) there. */
-async function absentIfGone<T>(call: () => Promise<T>): Promise<T | undefined> {
-  try {
-    return await call();
-  } catch (error) {
-    if (isNotFound(error)) return undefined;
-    throw error;
-  }
-}
-
 /** The object's namespace and name, for the core API's namespaced calls. */
 const secretAt = (object: MovedObject) => ({
   namespace: object.metadata.namespace ?? "",
@@ -93,7 +83,9 @@ class SecretClient implements KindClient {
   }
 
   get(object: MovedObject): Promise<MovedObject | undefined> {
-    return absentIfGone(async () => (await this.#core.readNamespacedSecret(secretAt(object))) as MovedObject);
+    return absentIfNotFound(
+      async () => (await this.#core.readNamespacedSecret(secretAt(object))) as MovedObject,
+    );
   }
 
   async create(object: MovedObject): Promise<MovedObject> {
@@ -117,11 +109,13 @@ class SecretClient implements KindClient {
   async replaceStatus(): Promise<void> {}
 
   async merge(object: MovedObject, patch: object): Promise<void> {
-    await absentIfGone(() => this.#core.patchNamespacedSecret({ ...secretAt(object), body: patch }, merge));
+    await absentIfNotFound(() =>
+      this.#core.patchNamespacedSecret({ ...secretAt(object), body: patch }, merge),
+    );
   }
 
   async remove(object: MovedObject): Promise<void> {
-    await absentIfGone(() => this.#core.deleteNamespacedSecret(secretAt(object)));
+    await absentIfNotFound(() => this.#core.deleteNamespacedSecret(secretAt(object)));
   }
 }
 
@@ -151,7 +145,7 @@ class CustomKindClient implements KindClient {
   }
 
   get(object: MovedObject): Promise<MovedObject | undefined> {
-    return absentIfGone(async () => {
+    return absentIfNotFound(async () => {
       const { namespace, ...where } = this.#at(object);
       return (
         namespace !== undefined
@@ -199,7 +193,7 @@ class CustomKindClient implements KindClient {
 
   async merge(object: MovedObject, patch: object): Promise<void> {
     const { namespace, ...where } = this.#at(object);
-    await absentIfGone(() =>
+    await absentIfNotFound(() =>
       namespace !== undefined
         ? this.#custom.patchNamespacedCustomObject({ ...where, namespace, body: patch }, merge)
         : this.#custom.patchClusterCustomObject({ ...where, body: patch }, merge),
@@ -208,7 +202,7 @@ class CustomKindClient implements KindClient {
 
   async remove(object: MovedObject): Promise<void> {
     const { namespace, ...where } = this.#at(object);
-    await absentIfGone(() =>
+    await absentIfNotFound(() =>
       namespace !== undefined
         ? this.#custom.deleteNamespacedCustomObject({ ...where, namespace })
         : this.#custom.deleteClusterCustomObject(where),

@@ -7,7 +7,11 @@ import {
   CLUSTER_REQUEST_ANNOTATIONS,
   CLUSTER_REQUEST_LABELS,
 } from "../../../src/api/constants/cluster-request.ts";
-import type { SchedulerConfig, SchedulerStrategy } from "../../../src/api/scheduler-config.ts";
+import {
+  SCHEDULER_STRATEGIES,
+  type SchedulerConfig,
+  type SchedulerStrategy,
+} from "../../../src/api/scheduler-config.ts";
 import { prefixesOfOthers, servedRequests } from "../../../src/machines/cluster-request/cluster-claims.ts";
 import { schedule } from "../../../src/machines/cluster-request/schedule.ts";
 import { aClusterRequest, stored } from "../../support/builders.ts";
@@ -106,7 +110,7 @@ describe("scheduling decisions", () => {
   it("never exceed tenancyCount, never share an Exclusive Cluster, never grant colliding prefixes, and clean up after the last request", () => {
     fc.assert(
       fc.property(
-        fc.constantFrom<SchedulerStrategy>("Balanced", "BalancedIgnoreEmpty", "Random", "Simple"),
+        fc.constantFrom(...SCHEDULER_STRATEGIES),
         fc.integer({ min: 0, max: 3 }),
         fc.array(requestSpec, { minLength: 1, maxLength: 25 }),
         fc.func(fc.integer()),
@@ -141,7 +145,7 @@ describe("scheduling decisions", () => {
   it("decide the same whatever order the caches list the Clusters in", () => {
     fc.assert(
       fc.property(
-        fc.constantFrom<SchedulerStrategy>("Balanced", "BalancedIgnoreEmpty", "Random", "Simple"),
+        fc.constantFrom(...SCHEDULER_STRATEGIES),
         fc.integer({ min: 0, max: 3 }),
         fc.array(requestSpec, { minLength: 2, maxLength: 15 }),
         (strategy, limit, specs) => {

@@ -1,7 +1,12 @@
 /** Errors as logs, conditions and Events show them: a Kubernetes Status in one short line, never headers. */
 import { ApiException } from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
-import { apiStatusOf, errorMessage, formatApiStatus } from "../../../src/api/error-message.ts";
+import {
+  absentIfNotFound,
+  apiStatusOf,
+  errorMessage,
+  formatApiStatus,
+} from "../../../src/api/error-message.ts";
 
 const headers = { "audit-id": "6f0c", "content-type": "application/json", authorization: "Bearer s3cr3t" };
 const notFound = new ApiException(
@@ -99,5 +104,14 @@ describe("errorMessage of a failed connection", () => {
         }),
       ),
     ).toBe("Cluster a/b: fetch failed: bad port");
+  });
+});
+
+describe("absentIfNotFound", () => {
+  it("answers what the call resolves to, undefined for a 404, and throws any other failure", async () => {
+    expect(await absentIfNotFound(async () => "found")).toBe("found");
+    expect(await absentIfNotFound(() => Promise.reject(notFound))).toBeUndefined();
+    const forbidden = new ApiException(403, "", { kind: "Status", reason: "Forbidden", code: 403 }, headers);
+    await expect(absentIfNotFound(() => Promise.reject(forbidden))).rejects.toBe(forbidden);
   });
 });

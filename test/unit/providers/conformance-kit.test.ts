@@ -1,6 +1,6 @@
 /** The conformance kit's options and rules that need no API server: settings for readOffer, declared scopes, incomplete clusters. */
 import { describe, expect, it } from "vitest";
-import type { ClusterObservation } from "../../../src/api/backend.ts";
+import type { ClusterObservation, ClusterTarget } from "../../../src/api/backend.ts";
 import type { BackendFactory, ClusterBackend } from "../../../src/api/backend-contract.ts";
 import { ConformanceError, checkBackendConformance } from "../../../src/providers/conformance.ts";
 import {
@@ -8,7 +8,17 @@ import {
   requiredPermissions,
   scopeProblem,
 } from "../../../src/providers/conformance-access.ts";
-import { SimulatedBackend } from "../../../src/providers/simulated.ts";
+import { SimulatedBackend, type SimulatedBackendOptions } from "../../../src/providers/simulated.ts";
+
+/** The simulated backend without delays; in `stateDirectory` where given, so that the kit's restarts find its clusters. */
+const quickSimulated = (stateDirectory?: string, more: SimulatedBackendOptions = {}) =>
+  new SimulatedBackend({
+    ...(stateDirectory ? { stateDirectory } : {}),
+    provisionDelayMs: 0,
+    updateDelayMs: 0,
+    deleteDelayMs: 0,
+    ...more,
+  });
 
 /**
  * The simulated backend, with a `readOffer` that needs `spec.settings.region`, as a cloud's offer would. It keeps
@@ -16,12 +26,7 @@ import { SimulatedBackend } from "../../../src/providers/simulated.ts";
  * then waits for a cluster fails, and shrinking such runs outlasted the test's timeout).
  */
 const regional: BackendFactory = (context) => {
-  const backend: ClusterBackend = new SimulatedBackend({
-    stateDirectory: context.stateDirectory,
-    provisionDelayMs: 0,
-    updateDelayMs: 0,
-    deleteDelayMs: 0,
-  });
+  const backend: ClusterBackend = quickSimulated(context.stateDirectory);
   backend.readOffer = async (config) => {
     const region = config.spec.settings?.region;
     if (typeof region !== "string") throw new Error("settings.region is required");
@@ -29,6 +34,29 @@ const regional: BackendFactory = (context) => {
   };
   return backend;
 };
+
+/** Makes `backend` report what `change` makes of each of its observations: a backend that misreports. */
+function misreporting(
+  backend: ClusterBackend,
+  change: (observation: ClusterObservation, target: ClusterTarget) => ClusterObservation,
+): void {
+  const observe = backend.observe.bind(backend);
+  backend.observe = async (target) => change(await observe(target), target);
+}
+
+/** Tells `seen` of each target `backend[command]` is called for, before the command runs. */
+function beforeCalling(
+  backend: SimulatedBackend,
+  command: "hibernate" | "wake",
+  seen: (target: ClusterTarget) => void,
+): (target: ClusterTarget) => Promise<void> {
+  const call = backend[command].bind(backend);
+  backend[command] = (target) => {
+    seen(target);
+    return call(target);
+  };
+  return call;
+}
 
 describe("the kit's config", () => {
   it("gives the settings it is given to readOffer through its default config", async () => {
@@ -47,12 +75,10 @@ describe("the kit's config", () => {
 describe("incomplete clusters", () => {
   it("are not ready: a backend that never repairs what it reports missing fails to become ready", async () => {
     const neverWhole: BackendFactory = () => {
-      const backend = new SimulatedBackend({ provisionDelayMs: 0, updateDelayMs: 0, deleteDelayMs: 0 });
-      const observe = backend.observe.bind(backend);
-      backend.observe = async (target): Promise<ClusterObservation> => {
-        const o = await observe(target);
-        return o.exists && o.phase === "ready" ? { ...o, incomplete: "its admin account is missing" } : o;
-      };
+      const backend = quickSimulated();
+      misreporting(backend, (o) =>
+        o.exists && o.phase === "ready" ? { ...o, incomplete: "its admin account is missing" } : o,
+      );
       return backend;
     };
     const failure = await checkBackendConformance(neverWhole, { numRuns: 1, readyTimeoutMs: 300 }).catch(
@@ -72,12 +98,7 @@ describe("a create that failed", () => {
     const tries = new Map<string, { creates: number; looks: number }>();
     let reordered = 0;
     const factory: BackendFactory = (context) => {
-      const backend = new SimulatedBackend({
-        stateDirectory: context.stateDirectory,
-        provisionDelayMs: 0,
-        updateDelayMs: 0,
-        deleteDelayMs: 0,
-      });
+      const backend = quickSimulated(context.stateDirectory);
       const create = backend.create.bind(backend);
       const observe = backend.observe.bind(backend);
       const remove = backend.delete.bind(backend);
@@ -112,15 +133,13 @@ describe("a create that failed", () => {
 
   it("but a cluster once ready that the backend then reports absent fails the kit", async () => {
     const forgetful: BackendFactory = () => {
-      const backend = new SimulatedBackend({ provisionDelayMs: 0, updateDelayMs: 0, deleteDelayMs: 0 });
-      const observe = backend.observe.bind(backend);
+      const backend = quickSimulated();
       const seenReady = new Set<string>();
-      backend.observe = async (target): Promise<ClusterObservation> => {
-        const o = await observe(target);
+      misreporting(backend, (o, target) => {
         if (seenReady.has(target.uid)) return { exists: false };
         if (o.exists && o.phase === "ready") seenReady.add(target.uid);
         return o;
-      };
+      });
       return backend;
     };
     const failure = await checkBackendConformance(forgetful, { numRuns: 1, readyTimeoutMs: 300 }).catch(
@@ -172,14 +191,7 @@ describe("hibernation (contract 1.6)", () => {
   const sleepy =
     (change: (backend: SimulatedBackend) => void = () => {}): BackendFactory =>
     (context) => {
-      const backend = new SimulatedBackend({
-        stateDirectory: context.stateDirectory,
-        provisionDelayMs: 0,
-        updateDelayMs: 0,
-        deleteDelayMs: 0,
-        hibernateDelayMs: 20,
-        wakeDelayMs: 20,
-      });
+      const backend = quickSimulated(context.stateDirectory, { hibernateDelayMs: 20, wakeDelayMs: 20 });
       change(backend);
       return backend;
     };
@@ -190,11 +202,7 @@ describe("hibernation (contract 1.6)", () => {
     let calls = 0;
     await checkBackendConformance(
       sleepy((backend) => {
-        const hibernate = backend.hibernate.bind(backend);
-        backend.hibernate = (target) => {
-          calls++;
-          return hibernate(target);
-        };
+        beforeCalling(backend, "hibernate", () => calls++);
       }),
       { numRuns: 10, readyTimeoutMs: 1_000 },
     );
@@ -207,12 +215,10 @@ describe("hibernation (contract 1.6)", () => {
       sleepy((backend) => {
         for (const name of ["hibernate", "wake"] as const)
           Object.defineProperty(backend, name, { value: undefined });
-        const observe = backend.observe.bind(backend);
-        backend.observe = async (target) => {
-          const o = await observe(target);
+        misreporting(backend, (o) => {
           if (o.exists && o.phase.startsWith("hibernat")) calls.hibernate++;
           return o;
-        };
+        });
       }),
       { numRuns: 5, readyTimeoutMs: 1_000 },
     );
@@ -223,18 +229,12 @@ describe("hibernation (contract 1.6)", () => {
     const failure = await failureOf(
       sleepy((backend) => {
         const woken = new Set<string>();
-        const wake = backend.wake.bind(backend);
-        backend.wake = async (target) => {
-          woken.add(target.uid);
-          return wake(target);
-        };
-        const observe = backend.observe.bind(backend);
-        backend.observe = async (target) => {
-          const o = await observe(target);
-          return o.exists && o.endpoint && woken.has(target.uid)
+        beforeCalling(backend, "wake", (target) => woken.add(target.uid));
+        misreporting(backend, (o, target) =>
+          o.exists && o.endpoint && woken.has(target.uid)
             ? { ...o, endpoint: o.endpoint.replace(":6443", ":7443") }
-            : o;
-        };
+            : o,
+        );
       }),
     );
     expect(failure).toBeInstanceOf(ConformanceError);
@@ -245,11 +245,9 @@ describe("hibernation (contract 1.6)", () => {
   it("fails a hibernate that never reports hibernated", async () => {
     const failure = await failureOf(
       sleepy((backend) => {
-        const observe = backend.observe.bind(backend);
-        backend.observe = async (target) => {
-          const o = await observe(target);
-          return o.exists && o.phase === "hibernated" ? { ...o, phase: "hibernating" } : o;
-        };
+        misreporting(backend, (o) =>
+          o.exists && o.phase === "hibernated" ? { ...o, phase: "hibernating" } : o,
+        );
       }),
     );
     expect((failure as Error).message).toContain("eventually: hibernate(c0, twice) hibernated not reached");
@@ -259,24 +257,13 @@ describe("hibernation (contract 1.6)", () => {
     // Its clusters outlive a restart (a state folder), its wish to sleep does not: a restart wakes them.
     const asleep = new Set<string>();
     const forgetful: BackendFactory = (context) => {
-      const backend = new SimulatedBackend({
-        stateDirectory: context.stateDirectory,
-        provisionDelayMs: 0,
-        updateDelayMs: 0,
-        deleteDelayMs: 0,
-      });
+      const backend = quickSimulated(context.stateDirectory);
       const instance = new Set<string>();
-      const hibernate = backend.hibernate.bind(backend);
-      backend.hibernate = async (target) => {
+      beforeCalling(backend, "hibernate", (target) => {
         instance.add(target.uid);
         asleep.add(target.uid);
-        return hibernate(target);
-      };
-      const wake = backend.wake.bind(backend);
-      backend.wake = async (target) => {
-        instance.delete(target.uid);
-        return wake(target);
-      };
+      });
+      const wake = beforeCalling(backend, "wake", (target) => instance.delete(target.uid));
       const observe = backend.observe.bind(backend);
       backend.observe = async (target) => {
         if (asleep.has(target.uid) && !instance.has(target.uid)) {

@@ -3,7 +3,6 @@ import { describe, expect, it } from "vitest";
 import type { ResolvedClusterConfig } from "../../../src/api/backend.ts";
 import type { JsonObject } from "../../../src/api/common.ts";
 import { applyClusterConfigs, ClusterConfigError } from "../../../src/providers/gardener-cluster-configs.ts";
-import { gardenerSettings } from "../../../src/providers/gardener-settings.ts";
 import {
   desiredShoot,
   GARDENER_KEYS,
@@ -11,22 +10,11 @@ import {
   shootChanges,
 } from "../../../src/providers/gardener-shoot.ts";
 import { aClusterTarget } from "../../support/builders.ts";
+import { localGardenerSettings } from "../../support/gardener-settings.ts";
 
-const settings = gardenerSettings(
-  {
-    kubeconfigSecretRef: { namespace: "ns", name: "garden" },
-    project: "dev",
-    shootTemplate: {
-      spec: {
-        cloudProfile: { name: "local" },
-        region: "local",
-        provider: { type: "local" },
-        extensions: [{ type: "shoot-dns-service", providerConfig: { zone: "a" } }],
-      },
-    },
-  },
-  "gardener",
-);
+const settings = localGardenerSettings({
+  spec: { extensions: [{ type: "shoot-dns-service", providerConfig: { zone: "a" } }] },
+});
 const target = aClusterTarget({ providerConfig: "gardener" });
 const config = (name: string, spec: JsonObject): ResolvedClusterConfig => ({ name, found: true, spec });
 const shootWith = (...clusterConfigs: ResolvedClusterConfig[]) =>

@@ -16,19 +16,10 @@ import {
   shootServes,
 } from "../../../src/providers/gardener-shoot.ts";
 import { aClusterTarget, TENANT_METADATA } from "../../support/builders.ts";
+import { localGardenerSettings } from "../../support/gardener-settings.ts";
 
 const target = aClusterTarget({ providerConfig: "gardener", ...TENANT_METADATA });
-const settings = gardenerSettings(
-  {
-    kubeconfigSecretRef: { namespace: "ns", name: "garden" },
-    project: "dev",
-    shootTemplate: {
-      metadata: { labels: { team: "platform" } },
-      spec: { cloudProfile: { name: "local" }, region: "local", provider: { type: "local" } },
-    },
-  },
-  "gardener",
-);
+const settings = localGardenerSettings({ metadata: { labels: { team: "platform" } } });
 
 describe("shootName", () => {
   it("is short, stable and differs per Cluster; a label overrides it", () => {
@@ -314,40 +305,12 @@ describe("a Shoot's hibernation (contract 1.6)", () => {
   });
 
   it("leaves spec.hibernation.enabled to hibernate and wake; a template's schedules are kept in line", () => {
-    const sleepy = gardenerSettings(
-      {
-        kubeconfigSecretRef: { namespace: "ns", name: "garden" },
-        project: "dev",
-        shootTemplate: {
-          spec: {
-            cloudProfile: { name: "local" },
-            region: "local",
-            provider: { type: "local" },
-            hibernation: { enabled: false },
-          },
-        },
-      },
-      "gardener",
-    );
+    const sleepy = localGardenerSettings({ spec: { hibernation: { enabled: false } } });
     const desired = desiredShoot(target, sleepy, "garden-dev", "1.33.2");
     const stored: Shoot = { ...desired, spec: { ...desired.spec, hibernation: { enabled: true } } };
     expect(shootChanges(stored, desired)).toBeUndefined();
     const schedules = [{ start: "0 20 * * *" }];
-    const scheduled = gardenerSettings(
-      {
-        kubeconfigSecretRef: { namespace: "ns", name: "garden" },
-        project: "dev",
-        shootTemplate: {
-          spec: {
-            cloudProfile: { name: "local" },
-            region: "local",
-            provider: { type: "local" },
-            hibernation: { schedules },
-          },
-        },
-      },
-      "gardener",
-    );
+    const scheduled = localGardenerSettings({ spec: { hibernation: { schedules } } });
     expect(shootChanges(stored, desiredShoot(target, scheduled, "garden-dev", "1.33.2"))).toEqual({
       spec: { hibernation: { schedules } },
     });

@@ -12,31 +12,22 @@ import { isPaused } from "../../../api/move.ts";
 import { referenceKey } from "../../../api/object-key.ts";
 import { prepareAccessRequest, type Resolution } from "../../../machines/access-request/preparation.ts";
 import { patchObject } from "../../api-server/patch-object.ts";
-import type { Clock } from "../../clock.ts";
 import { GoneError } from "../../controllers/errors.ts";
-import { KeyedController } from "../../controllers/keyed-controller.ts";
+import { KeyedController, type KeyedControllerSettings } from "../../controllers/keyed-controller.ts";
 import { Outcome } from "../../controllers/outcome.ts";
 import type { Informer } from "../../informer.ts";
 import type { InformerSet } from "../../informers.ts";
-import type { Logger } from "../../logger.ts";
-import type { EngineMetrics } from "../../metrics.ts";
-import type { ShardRing } from "../../sharding/shard-ring.ts";
 import { CLUSTER_CACHES } from "../cluster/caches.ts";
 import { PROFILE_CACHES } from "../provider-config/caches.ts";
 import { ACCESS_REQUEST_CACHES } from "./caches.ts";
 import { accessRequestShardKey } from "./shard-key.ts";
 
 /** How to run preparation. */
-export interface AccessPreparationOptions {
+export interface AccessPreparationOptions extends KeyedControllerSettings {
   readonly kubeConfig: KubeConfig;
   readonly informers: InformerSet;
   /** Retry of unresolved references. Default 10 s. */
   readonly retryMs?: number;
-  readonly clock?: Clock;
-  readonly log?: Logger;
-  readonly metrics?: EngineMetrics;
-  /** Sharded mode: prepare only the requests the ring gives this replica. */
-  readonly shards?: ShardRing;
 }
 
 /** The generic controller every provider's AccessRequests go through first (switch off beside the openMCP operator). */

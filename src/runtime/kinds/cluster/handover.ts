@@ -7,7 +7,7 @@ import { CoreV1Api, type KubeConfig, type V1Secret } from "@kubernetes/client-no
 import type { ClusterTarget } from "../../../api/backend.ts";
 import type { Cluster } from "../../../api/cluster.ts";
 import { CLUSTERS_API_VERSION } from "../../../api/constants.ts";
-import { isNotFound } from "../../../api/error-message.ts";
+import { absentIfNotFound, isNotFound } from "../../../api/error-message.ts";
 import {
   HANDOVER_ANNOTATION,
   HANDOVER_MESSAGE_ANNOTATION,
@@ -127,11 +127,7 @@ async function ownHandover(
   name: string,
   owner: OwnerLabel,
 ): Promise<V1Secret | undefined> {
-  try {
-    const secret = await kubeConfig.makeApiClient(CoreV1Api).readNamespacedSecret({ namespace, name });
-    return secret.metadata?.labels?.[owner[0]] === owner[1] ? secret : undefined;
-  } catch (error) {
-    if (isNotFound(error)) return undefined;
-    throw error;
-  }
+  const core = kubeConfig.makeApiClient(CoreV1Api);
+  const secret = await absentIfNotFound(() => core.readNamespacedSecret({ namespace, name }));
+  return secret?.metadata?.labels?.[owner[0]] === owner[1] ? secret : undefined;
 }

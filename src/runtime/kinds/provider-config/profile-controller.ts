@@ -24,34 +24,25 @@ import {
 import { rfc3339 } from "../../../machines/shared/rfc3339.ts";
 import { patchObject, writeDesired } from "../../api-server/patch-object.ts";
 import type { Backends } from "../../backends.ts";
-import type { Clock } from "../../clock.ts";
 import { GoneError } from "../../controllers/errors.ts";
-import { KeyedController } from "../../controllers/keyed-controller.ts";
+import { KeyedController, type KeyedControllerSettings } from "../../controllers/keyed-controller.ts";
 import { Outcome } from "../../controllers/outcome.ts";
 import { enterWrite } from "../../controllers/write-loop-guard.ts";
 import { EventRecorder } from "../../event-recorder.ts";
 import type { Informer } from "../../informer.ts";
 import type { InformerSet } from "../../informers.ts";
-import type { Logger } from "../../logger.ts";
-import type { EngineMetrics } from "../../metrics.ts";
-import type { ShardRing } from "../../sharding/shard-ring.ts";
 import { PROFILE_CACHES } from "./caches.ts";
 
 /** What a ProviderConfig offers, or why it offers nothing. */
 type Offer = (ConfigOffer | { readonly problem: string }) & { readonly lookAgain?: boolean };
 
 /** How to run the profile controller. */
-export interface ProfileControllerOptions {
+export interface ProfileControllerOptions extends KeyedControllerSettings {
   readonly kubeConfig: KubeConfig;
   readonly informers: InformerSet;
   readonly owner: ProfileOwner;
   /** The backend of each ProviderConfig (one fixed, or chosen by the config). */
   readonly backends: Backends;
-  readonly clock?: Clock;
-  readonly log?: Logger;
-  readonly metrics?: EngineMetrics;
-  /** Sharded mode: serve only the ProviderConfigs the ring gives this replica. */
-  readonly shards?: ShardRing;
 }
 
 /**

@@ -4,6 +4,7 @@ import type { ClusterObservation } from "../../../../src/api/backend.ts";
 import type { Cluster } from "../../../../src/api/cluster.ts";
 import { HIBERNATE_ANNOTATION } from "../../../../src/api/constants/hibernation.ts";
 import { aCluster, input, readyAt } from "../../../support/cluster-fixtures.ts";
+import { conditionOf } from "../../../support/conditions.ts";
 import { afterWrites, stepClusterWrites } from "../../../support/step-writes.ts";
 
 const asleep = (phase: "hibernating" | "hibernated" | "waking"): ClusterObservation => ({
@@ -26,9 +27,6 @@ const annotated = (cluster: Cluster, value: string | undefined): Cluster => {
   return { ...cluster, metadata: { ...cluster.metadata, annotations } };
 };
 
-const condition = (cluster: Cluster, type: string) =>
-  cluster.status?.conditions?.find((c) => c.type === type);
-
 /** One step with the backend's observation; `offered`: the backend has hibernate and wake. */
 function step(cluster: Cluster, observation: ClusterObservation, offered = true) {
   const result = stepClusterWrites(input(cluster, observation, { hibernationOffered: offered }));
@@ -49,7 +47,10 @@ describe("a Ready Cluster asked to sleep", () => {
       reason: "Hibernating",
       message: "Putting the cluster to sleep",
     });
-    expect(condition(going.cluster, "Hibernation")).toMatchObject({ status: "False", reason: "Hibernating" });
+    expect(conditionOf(going.cluster, "Hibernation")).toMatchObject({
+      status: "False",
+      reason: "Hibernating",
+    });
     expect(going.cluster.status?.phase).toBe("Progressing");
   });
 
@@ -65,8 +66,11 @@ describe("a Ready Cluster asked to sleep", () => {
   it("is Hibernated once the backend says so: ClusterReady False Hibernated, the endpoint kept", () => {
     expect(slept.result.state).toBe("hibernated");
     expect(slept.result.commands).toEqual([]);
-    expect(condition(slept.cluster, "ClusterReady")).toMatchObject({ status: "False", reason: "Hibernated" });
-    expect(condition(slept.cluster, "Hibernation")).toMatchObject({ status: "True", reason: "Hibernated" });
+    expect(conditionOf(slept.cluster, "ClusterReady")).toMatchObject({
+      status: "False",
+      reason: "Hibernated",
+    });
+    expect(conditionOf(slept.cluster, "Hibernation")).toMatchObject({ status: "True", reason: "Hibernated" });
     expect(slept.cluster.status?.apiServer).toBe("https://127.0.0.1:6443");
     // At rest: looked at again at the resync period, nothing written when nothing changed.
     const again = step(slept.cluster, asleep("hibernated"));
@@ -121,7 +125,7 @@ describe("a Cluster asleep at the backend though not asked (a wake the engine di
   it("a Ready Cluster whose cluster is waking is Waking, not Ready, until it serves", () => {
     const waking = step(readyCluster(), asleep("waking"));
     expect(waking.result.state).toBe("waking");
-    expect(condition(waking.cluster, "ClusterReady")?.status).not.toBe("True");
+    expect(conditionOf(waking.cluster, "ClusterReady")?.status).not.toBe("True");
     expect(step(waking.cluster, readyAt("1.33.3")).result.state).toBe("ready");
   });
 
@@ -157,7 +161,7 @@ describe("what cannot be done", () => {
     const refused = step(annotated(readyCluster(), "true"), readyAt("1.33.3"), false);
     expect(refused.result.state).toBe("ready");
     expect(refused.result.commands).toEqual([]);
-    expect(condition(refused.cluster, "Hibernation")).toMatchObject({
+    expect(conditionOf(refused.cluster, "Hibernation")).toMatchObject({
       status: "False",
       reason: "HibernationNotOffered",
       message: `the backend of profile test.engine-test.small cannot put clusters to sleep; remove annotation ${HIBERNATE_ANNOTATION}`,
@@ -172,7 +176,7 @@ describe("what cannot be done", () => {
     const invalid = step(annotated(readyCluster(), "yes"), readyAt("1.33.3"));
     expect(invalid.result.state).toBe("ready");
     expect(invalid.result.commands).toEqual([]);
-    expect(condition(invalid.cluster, "Hibernation")).toMatchObject({
+    expect(conditionOf(invalid.cluster, "Hibernation")).toMatchObject({
       status: "False",
       reason: "InvalidHibernationRequest",
       message: `annotation ${HIBERNATE_ANNOTATION} is "yes": give "true" (asleep) or "false" (awake)`,

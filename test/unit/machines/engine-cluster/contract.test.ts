@@ -14,6 +14,7 @@ import {
   unobservedEngineClusterStatus,
 } from "../../../../src/machines/engine-cluster/contract.ts";
 import { aCluster, aProfile, input } from "../../../support/cluster-fixtures.ts";
+import { conditionOf } from "../../../support/conditions.ts";
 import {
   anEngineCluster,
   CLAIMANT,
@@ -28,8 +29,6 @@ import {
 import { afterWrites, writesOf } from "../../../support/step-writes.ts";
 
 const absent = { exists: false } as const;
-const condition = (cluster: { status?: EngineCluster["status"] }, type: string) =>
-  cluster.status?.conditions?.find((c) => c.type === type);
 
 /** Steps a cluster through a sequence of worlds, applying each step's writes. */
 function run(
@@ -72,7 +71,7 @@ describe("an owned EngineCluster naming a profile that does not exist", () => {
     expect(result.commands).toEqual([]);
     expect(result.desired.metadata.finalizers).toBeUndefined();
     expect(result.desired.metadata.labels?.[LABELS.provider]).toBe("engine-test");
-    expect(condition({ status: result.desired.status }, "Ready")).toMatchObject({
+    expect(conditionOf({ status: result.desired.status }, "Ready")).toMatchObject({
       status: "False",
       reason: "ProfileNotFound",
       message:
@@ -128,8 +127,8 @@ describe("an owned EngineCluster", () => {
       ready: true,
       version: "1.33.3",
     });
-    expect(condition(provisioned, "Ready")).toMatchObject({ status: "True", reason: "Ready" });
-    expect(condition(provisioned, "Paused")).toMatchObject({ status: "False", reason: "NotPaused" });
+    expect(conditionOf(provisioned, "Ready")).toMatchObject({ status: "True", reason: "Ready" });
+    expect(conditionOf(provisioned, "Paused")).toMatchObject({ status: "False", reason: "NotPaused" });
     expect(result.commands).toEqual([
       expect.objectContaining({
         kind: "publish",
@@ -183,7 +182,7 @@ describe("an owned EngineCluster", () => {
     );
     expect(stopped.state).toBe("provisioned");
     expect(stopped.commands).toEqual([]);
-    expect(condition(afterWrites(provisioned, stopped), "Ready")).toMatchObject({
+    expect(conditionOf(afterWrites(provisioned, stopped), "Ready")).toMatchObject({
       status: "False",
       reason: "BackendNotReady",
       message: "the backend reports the cluster provisioning: node stopped",
@@ -191,7 +190,7 @@ describe("an owned EngineCluster", () => {
     const blind = unobservedEngineClusterStatus(provisioned, "credentials gone", NOW);
     expect(blind?.state).toBe("provisioned");
     expect(blind?.initialization?.provisioned).toBe(true); // "came up once" is never taken back
-    expect(condition({ ...(blind ? { status: blind } : {}) }, "Ready")).toMatchObject({
+    expect(conditionOf({ ...(blind ? { status: blind } : {}) }, "Ready")).toMatchObject({
       status: "False",
       reason: "ObserveFailed",
       message: "the backend could not be asked about the cluster: credentials gone",

@@ -20,6 +20,7 @@ import { applied as withOperations } from "../../../../src/machines/shared/json-
 import { changesTo } from "../../../../src/runtime/api-server/patch-object.ts";
 import { anEngineControlPlane, stored } from "../../../support/builders.ts";
 import { aProfile, CLAIMANT, NOW, PROVIDER, TIMING } from "../../../support/cluster-fixtures.ts";
+import { conditionOf } from "../../../support/conditions.ts";
 import { expectWaitingForOwner } from "../../../support/engine-cluster-fixtures.ts";
 
 const absent: ClusterObservation = { exists: false };
@@ -99,9 +100,6 @@ function run(
   return { controlPlane: current, result: result as EngineControlPlaneStepResult, commands };
 }
 
-const condition = (controlPlane: { status?: EngineControlPlane["status"] }, type: string) =>
-  controlPlane.status?.conditions?.find((c) => c.type === type);
-
 describe("an EngineControlPlane before it may build", () => {
   it("waits for a CAPI Cluster to own it: no finalizer, no command, Available False naming controlPlaneRef", () => {
     const result = stepEngineControlPlane(
@@ -122,7 +120,7 @@ describe("an EngineControlPlane before it may build", () => {
     );
     expect(result.state).toBe("pending");
     expect(result.commands).toEqual([]);
-    expect(condition({ status: result.desired.status }, "Available")).toMatchObject({
+    expect(conditionOf({ status: result.desired.status }, "Available")).toMatchObject({
       reason: "WaitingForInfrastructure",
     });
   });
@@ -131,7 +129,7 @@ describe("an EngineControlPlane before it may build", () => {
     const result = stepEngineControlPlane(input(aControlPlane({ version: "1.20" }), absent));
     expect(result.state).toBe("failed");
     expect(result.commands).toEqual([]);
-    const upToDate = condition({ status: result.desired.status }, "UpToDate");
+    const upToDate = conditionOf({ status: result.desired.status }, "UpToDate");
     expect(upToDate).toMatchObject({ status: "False", reason: "UnsupportedVersion" });
     expect(upToDate?.message).toContain("1.20");
     expect(result.events).toContainEqual(expect.objectContaining({ type: "Warning" }));
@@ -165,9 +163,9 @@ describe("an owned EngineControlPlane, from order to Available", () => {
       version: "v1.33.3",
       versions: [{ version: "v1.33.3" }],
     });
-    expect(condition(controlPlane, "Available")).toMatchObject({ status: "True", reason: "Available" });
-    expect(condition(controlPlane, "UpToDate")).toMatchObject({ status: "True" });
-    expect(condition(controlPlane, "RollingOut")).toMatchObject({ status: "False" });
+    expect(conditionOf(controlPlane, "Available")).toMatchObject({ status: "True", reason: "Available" });
+    expect(conditionOf(controlPlane, "UpToDate")).toMatchObject({ status: "True" });
+    expect(conditionOf(controlPlane, "RollingOut")).toMatchObject({ status: "False" });
   });
 
   it("at rest with everything published, a second step desires the object as it is", () => {
@@ -204,7 +202,7 @@ describe("an owned EngineControlPlane, from order to Available", () => {
     const moved = { ...at("ready"), endpoint: "https://10.0.0.8:6443" } as ClusterObservation;
     const result = stepEngineControlPlane(input(controlPlane, moved, { publication: published }));
     expect(result.desired.spec).toBeUndefined();
-    expect(condition({ status: result.desired.status }, "Available")).toMatchObject({
+    expect(conditionOf({ status: result.desired.status }, "Available")).toMatchObject({
       status: "False",
       reason: "EndpointMoved",
     });
@@ -238,9 +236,9 @@ describe("versions of a running EngineControlPlane", () => {
     const during = stepEngineControlPlane(
       input(updating, at("updating"), { publication: published, profile }),
     );
-    expect(condition({ status: during.desired.status }, "Available")).toMatchObject({ status: "True" });
-    expect(condition({ status: during.desired.status }, "RollingOut")).toMatchObject({ status: "True" });
-    expect(condition({ status: during.desired.status }, "UpToDate")).toMatchObject({ reason: "Updating" });
+    expect(conditionOf({ status: during.desired.status }, "Available")).toMatchObject({ status: "True" });
+    expect(conditionOf({ status: during.desired.status }, "RollingOut")).toMatchObject({ status: "True" });
+    expect(conditionOf({ status: during.desired.status }, "UpToDate")).toMatchObject({ reason: "Updating" });
     const done = stepEngineControlPlane(
       input(applied(updating, during), at("ready", newer), { publication: published, profile }),
     );
@@ -253,12 +251,12 @@ describe("versions of a running EngineControlPlane", () => {
     const result = stepEngineControlPlane(input(lowered, at("ready"), { publication: published }));
     expect(result.state).toBe("running.refused");
     expect(result.commands).toEqual([]);
-    expect(condition({ status: result.desired.status }, "UpToDate")).toMatchObject({
+    expect(conditionOf({ status: result.desired.status }, "UpToDate")).toMatchObject({
       status: "False",
       reason: "DowngradeNotAllowed",
     });
-    expect(condition({ status: result.desired.status }, "Available")).toMatchObject({ status: "True" });
-    expect(condition({ status: result.desired.status }, "Ready")).toMatchObject({
+    expect(conditionOf({ status: result.desired.status }, "Available")).toMatchObject({ status: "True" });
+    expect(conditionOf({ status: result.desired.status }, "Ready")).toMatchObject({
       status: "False",
       reason: "DowngradeNotAllowed",
     });
