@@ -48,3 +48,14 @@ export interface ConformanceRun {
   /** The uids of the run's cluster targets, index by index. */
   readonly uids: readonly string[];
 }
+
+/** What the kit's parts beyond the core (pools, snapshots) are given: how patient to be, and what the factory gets. */
+export interface KitPartOptions {
+  /** How long "eventually ready" and "eventually gone" may take (default 10 s). */
+  readonly readyTimeoutMs?: number;
+  readonly context?: Partial<Omit<BackendContext, "stateDirectory">>;
+  /** The ProviderConfig the clusters come from (default: one for this backend with `settings`). */
+  readonly config?: ProviderConfig;
+  /** `spec.settings` given with every target (default: the config's). */
+  readonly settings?: JsonObject;
+}

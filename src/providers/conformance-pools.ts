@@ -15,30 +15,19 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { ClusterObservation, ClusterTarget } from "../api/backend.ts";
-import type { BackendContext, BackendFactory, ClusterBackend, PoolSupport } from "../api/backend-contract.ts";
+import type { BackendFactory, ClusterBackend, PoolSupport } from "../api/backend-contract.ts";
 import { poolMemberTarget } from "../api/cluster-pool.ts";
-import type { JsonObject } from "../api/common.ts";
-import type { ProviderConfig } from "../api/provider-config.ts";
-import { ConformanceError, conformanceConfig, conformanceContext, offeredVersions } from "./conformance.ts";
+import { conformanceConfig, conformanceContext, offeredVersions } from "./conformance.ts";
+import { fail } from "./conformance-commands.ts";
+import type { KitPartOptions } from "./conformance-options.ts";
 
-/** How patient to be, and what to give the factory. */
-export interface PoolConformanceOptions {
-  /** How long "eventually ready" and "eventually gone" may take (default 10 s). */
-  readonly readyTimeoutMs?: number;
-  readonly context?: Partial<Omit<BackendContext, "stateDirectory">>;
-  /** The ProviderConfig the members come from, as for the backend kit (default: one for this backend with `settings`). */
-  readonly config?: ProviderConfig;
-  /** `spec.settings` given with every target (default: the config's). */
-  readonly settings?: JsonObject;
+/** How patient to be, what to give the factory, and what else to check. */
+export interface PoolConformanceOptions extends KitPartOptions {
   /** Every restart on a new, empty state folder (default false: the same folder, as after kill -9). */
   readonly emptyStateOnRestart?: boolean;
   /** Check a sleeping pool's member too: hibernated by its id, bound asleep, woken under a Cluster's uid (default false). */
   readonly sleepingMembers?: boolean;
 }
-
-const fail = (rule: string, detail: string): never => {
-  throw new ConformanceError(`${rule}: ${detail}`);
-};
 
 /** Checks the pool contract; throws a {@link ConformanceError} naming the rule broken. */
 export async function checkPoolConformance(

@@ -11,25 +11,20 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { ClusterObservation, ClusterTarget } from "../api/backend.ts";
-import type { AdminAccess, BackendContext, BackendFactory, ClusterBackend } from "../api/backend-contract.ts";
-import type { JsonObject } from "../api/common.ts";
+import type { AdminAccess, BackendFactory, ClusterBackend } from "../api/backend-contract.ts";
 import {
   isSnapshotRejection,
   type SnapshotManifest,
   type SnapshotReference,
   type SnapshotRejection,
 } from "../api/control-plane-snapshot.ts";
-import type { ProviderConfig } from "../api/provider-config.ts";
-import { ConformanceError, conformanceConfig, conformanceContext, offeredVersions } from "./conformance.ts";
+import { conformanceConfig, conformanceContext, offeredVersions } from "./conformance.ts";
 import { adminAccessProblem } from "./conformance-access.ts";
+import { fail } from "./conformance-commands.ts";
+import type { KitPartOptions } from "./conformance-options.ts";
 
-/** How patient to be, and what to give the factory. */
-export interface SnapshotConformanceOptions {
-  /** How long "eventually ready" and "eventually gone" may take (default 10 s). */
-  readonly readyTimeoutMs?: number;
-  readonly context?: Partial<Omit<BackendContext, "stateDirectory">>;
-  readonly config?: ProviderConfig;
-  readonly settings?: JsonObject;
+/** How patient to be, what to give the factory, and what else to check. */
+export interface SnapshotConformanceOptions extends KitPartOptions {
   /**
    * Whether the kit proves the data came back (default true, for a backend with `capabilities.adminAccess`): it
    * writes a ConfigMap before the snapshot, deletes it and writes another after, and expects the first back and the
@@ -37,10 +32,6 @@ export interface SnapshotConformanceOptions {
    */
   readonly verifyData?: boolean;
 }
-
-const fail = (rule: string, detail: string): never => {
-  throw new ConformanceError(`${rule}: ${detail}`);
-};
 
 /** Checks the snapshot contract; throws a {@link ConformanceError} naming the rule broken. */
 export async function checkSnapshotConformance(

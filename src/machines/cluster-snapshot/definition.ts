@@ -1,22 +1,15 @@
 /** The ClusterSnapshot kind as the engine registers it: resource, machine, statechart, guards in words. */
 import type { ClusterSnapshot } from "../../api/cluster-snapshot.ts";
-import {
-  CLUSTER_SNAPSHOT_API_VERSION,
-  CLUSTER_SNAPSHOT_KIND,
-  CLUSTER_SNAPSHOT_RESOURCE,
-} from "../../api/constants/cluster-snapshot.ts";
-import type { Explanation } from "../shared/explanation.ts";
-import type { MachineDefinition } from "../shared/machine-definition.ts";
+import { CLUSTER_SNAPSHOT_KIND, CLUSTER_SNAPSHOT_RESOURCE } from "../../api/constants/cluster-snapshot.ts";
+import { conditionsInWords, type Explanation } from "../shared/explanation.ts";
+import { machineDefinition } from "../shared/machine-definition.ts";
 import { clusterSnapshotMachine } from "./machine.ts";
 
 /** The ClusterSnapshot kind. */
-export const CLUSTER_SNAPSHOT_DEFINITION: MachineDefinition = {
-  kind: CLUSTER_SNAPSHOT_KIND,
-  apiVersion: CLUSTER_SNAPSHOT_API_VERSION,
+export const CLUSTER_SNAPSHOT_DEFINITION = machineDefinition(CLUSTER_SNAPSHOT_KIND, {
   resource: CLUSTER_SNAPSHOT_RESOURCE,
-  names: ["clustersnapshot", "clustersnapshots", "csnap"],
+  shortNames: ["csnap"],
   machine: clusterSnapshotMachine,
-  statechart: { file: "clusterSnapshot", source: "src/machines/cluster-snapshot/machine.ts" },
   guardPhrases: {
     isTaken: "the snapshot is written whole (recorded, or just taken)",
     isNotTaken: "the snapshot is not written yet",
@@ -27,12 +20,12 @@ export const CLUSTER_SNAPSHOT_DEFINITION: MachineDefinition = {
     isRestoreAnswered: "the asked rollback was carried out or refused",
     isRestoreWithdrawn: "the restore annotation was removed",
   },
-};
+});
 
 /** A snapshot explained from what it stores. */
 export function explainClusterSnapshot(snapshot: ClusterSnapshot): Explanation {
   const status = snapshot.status;
-  const why = (status?.conditions ?? []).map((c) => `${c.type}=${c.status} (${c.reason}): ${c.message}`);
+  const why = conditionsInWords(status?.conditions);
   if (status?.location) why.push(`stored as ${status.location.folder}/${status.location.name}`);
   if (status?.lastRestore)
     why.push(

@@ -4,9 +4,10 @@
  */
 import { setup } from "xstate";
 import type { SnapshotManifest } from "../../api/control-plane-snapshot.ts";
+import { actionsAsData, recordEvent } from "../shared/actions-as-data.ts";
 import type { EventRecord } from "../shared/machine-step.ts";
 import { PHASE_TAG, REQUEUE } from "../shared/machine-tags.ts";
-import { type ObservedEvent, whenObserved } from "../shared/observed-guard.ts";
+import { type ObservedEvent, observedMachineTypes, whenObserved } from "../shared/observed-guard.ts";
 
 /** The snapshot's Cluster, as the engine's cache shows it. */
 export type SnapshotClusterFact =
@@ -54,9 +55,13 @@ const isTakenFacts = (facts: SnapshotFacts) => facts.recorded || facts.taken !==
 const isRestoreAnswered = (facts: SnapshotFacts) =>
   facts.restoreRequested !== undefined && facts.restored?.request === facts.restoreRequested;
 
+/** To `failed`, with its Warning, when `guard` holds (no Cluster, or a backend that takes no snapshots). */
+const failsWhen = (guard: "isClusterMissing" | "isUnsupported") =>
+  ({ guard, target: "failed", actions: [recordEvent(FAILED_EVENT)] }) as const;
+
 /** The machine: named guards and actions, then the chart. */
 export const clusterSnapshotMachine = setup({
-  types: { context: {} as Record<string, never>, events: {} as SnapshotEvent },
+  types: observedMachineTypes<SnapshotFacts>(),
   guards: {
     isTaken: when(isTakenFacts),
     isNotTaken: when((facts) => !isTakenFacts(facts)),
@@ -67,14 +72,7 @@ export const clusterSnapshotMachine = setup({
     isRestoreAnswered: when(isRestoreAnswered),
     isRestoreWithdrawn: when((facts) => facts.restoreRequested === undefined),
   },
-  actions: {
-    // Never executed here: transition() returns them as data for the step to translate.
-    takeSnapshot: () => {},
-    restoreSnapshot: () => {},
-    addFinalizer: () => {},
-    removeFinalizer: () => {},
-    recordEvent: (_, _params: EventRecord) => {},
-  },
+  actions: actionsAsData("takeSnapshot", "restoreSnapshot"),
 }).createMachine({
   id: "clusterSnapshot",
   context: {},
@@ -85,16 +83,8 @@ export const clusterSnapshotMachine = setup({
         "Waits for its Cluster to be Ready; fails at once when there is no such Cluster or its backend cannot snapshot.",
       tags: [REQUEUE.resync, `${PHASE_TAG}Pending`],
       always: [
-        {
-          guard: "isClusterMissing",
-          target: "failed",
-          actions: [{ type: "recordEvent", params: FAILED_EVENT }],
-        },
-        {
-          guard: "isUnsupported",
-          target: "failed",
-          actions: [{ type: "recordEvent", params: FAILED_EVENT }],
-        },
+        failsWhen("isClusterMissing"),
+        failsWhen("isUnsupported"),
         { guard: "isClusterReady", target: "taking" },
       ],
     },
@@ -105,12 +95,8 @@ export const clusterSnapshotMachine = setup({
       entry: ["takeSnapshot"],
       on: { observed: { guard: "isNotTaken", target: "taking", reenter: true } },
       always: [
-        { guard: "isTaken", target: "complete", actions: [{ type: "recordEvent", params: TAKEN_EVENT }] },
-        {
-          guard: "isClusterMissing",
-          target: "failed",
-          actions: [{ type: "recordEvent", params: FAILED_EVENT }],
-        },
+        { guard: "isTaken", target: "complete", actions: [recordEvent(TAKEN_EVENT)] },
+        failsWhen("isClusterMissing"),
       ],
     },
     complete: {
@@ -129,7 +115,7 @@ export const clusterSnapshotMachine = setup({
         {
           guard: "isRestoreAnswered",
           target: "complete",
-          actions: [{ type: "recordEvent", params: RESTORE_EVENT }],
+          actions: [recordEvent(RESTORE_EVENT)],
         },
         { guard: "isRestoreWithdrawn", target: "complete" },
       ],

@@ -4,7 +4,7 @@ import {
   HIBERNATION_SCHEDULE_RESOURCE,
 } from "../../api/constants/hibernation-schedule.ts";
 import type { HibernationSchedule } from "../../api/hibernation-schedule.ts";
-import type { Explanation } from "../shared/explanation.ts";
+import { conditionsInWords, type Explanation } from "../shared/explanation.ts";
 import { machineDefinition } from "../shared/machine-definition.ts";
 import { hibernationScheduleMachine } from "./machine.ts";
 
@@ -25,7 +25,7 @@ export const HIBERNATION_SCHEDULE_DEFINITION = machineDefinition(HIBERNATION_SCH
 /** A schedule explained from what it stores. */
 export function explainHibernationSchedule(schedule: HibernationSchedule): Explanation {
   const status = schedule.status;
-  const why = (status?.conditions ?? []).map((c) => `${c.type}=${c.status} (${c.reason}): ${c.message}`);
+  const why = conditionsInWords(status?.conditions);
   if (status?.lastApplied)
     why.push(`last applied: ${status.lastApplied.action} of ${status.lastApplied.time}`);
   if (status?.selected !== undefined) why.push(`selects ${status.selected} Cluster(s)`);

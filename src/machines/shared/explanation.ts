@@ -10,3 +10,10 @@ export interface Explanation {
   /** What has to happen for it to move on, and who does it. */
   readonly waitingFor: readonly string[];
 }
+
+/** Each condition in words (`Ready=False (Reason): message`), for a kind whose conditions say why. */
+export function conditionsInWords(
+  conditions: readonly { type: string; status: string; reason?: string; message?: string }[] | undefined,
+): string[] {
+  return (conditions ?? []).map((c) => `${c.type}=${c.status} (${c.reason}): ${c.message}`);
+}
