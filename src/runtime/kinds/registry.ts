@@ -12,6 +12,7 @@ import { type ClusterRequestSettings, clusterRequestKind } from "./cluster-reque
 import { engineClusterKind } from "./engine-cluster/kind.ts";
 import { engineControlPlaneKind } from "./engine-control-plane/kind.ts";
 import { hibernationScheduleKind } from "./hibernation-schedule/kind.ts";
+import { rolloutKind } from "./rollout/kind.ts";
 
 /**
  * The ProviderConfig kind, which no machine drives: its controller keeps each config's ClusterProfile in
@@ -28,6 +29,7 @@ export const MACHINE_KINDS: readonly MachineKind[] = [
   engineClusterKind as MachineKind,
   engineControlPlaneKind as MachineKind,
   hibernationScheduleKind as MachineKind,
+  rolloutKind as MachineKind,
 ];
 
 /** The kinds that build clusters, timed alike. */
