@@ -104,6 +104,20 @@ export class Fleet {
     });
   }
 
+  /** The Cluster not Ready for a reason of its own (e.g. still being made), at its current generation. */
+  notReady(name: string): void {
+    const cluster = this.clusters.get(name);
+    if (!cluster) return;
+    this.#put({
+      ...cluster,
+      status: {
+        observedGeneration: cluster.metadata.generation ?? 0,
+        phase: "Progressing",
+        providerStatus: { state: "provisioning" },
+      },
+    });
+  }
+
   /** Whether the Cluster is changing: its spec newer than what its status has seen. */
   changing(name: string): boolean {
     const cluster = this.clusters.get(name);

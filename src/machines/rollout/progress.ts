@@ -5,7 +5,8 @@
  * Guarantees:
  * - Stages go in order: a stage's Clusters are asked only once every earlier stage's are done (or skipped), the
  *   gates passed (`readyForSeconds` since the last of the previous stage was done, the approval when asked).
- * - The canary is a stage of its own, the first: nothing else is asked before it is done.
+ * - The canary is a stage of its own, the first: nothing else is asked before it is done; and until one target is
+ *   done, at most `canary` are changing at once (so a canary deleted before it proved anything is not a pass).
  * - A change never makes more than `maxUnavailable` targets changing or not Ready at once.
  * - A Cluster is asked at most once: a target whose Cluster asks for the version already is taken as changing
  *   with no write (also when an earlier engine wrote it and died before recording it).
@@ -180,7 +181,14 @@ export function progressOf(input: ProgressInput): RunProgress {
     if (look.gone || target.progress === "skipped") return false;
     return target.progress === "changing" || !look.ready;
   }).length;
-  const budget = Math.max(0, (spec.maxUnavailable ?? ROLLOUT_DEFAULTS.maxUnavailable) - unavailable);
+  let budget = Math.max(0, (spec.maxUnavailable ?? ROLLOUT_DEFAULTS.maxUnavailable) - unavailable);
+  // Until one target is Ready at the version, no more than `canary` are changing at once: a canary deleted before
+  // it proved the version is replaced by the next target, never by a whole stage.
+  const canary = spec.canary ?? ROLLOUT_DEFAULTS.canary;
+  if (canary > 0 && !targets.some((target) => target.progress === "done")) {
+    const changing = targets.filter((target) => target.progress === "changing").length;
+    budget = Math.min(budget, Math.max(0, canary - changing));
+  }
   const changes: TargetChange[] = [];
   for (const target of targets) {
     if (changes.length >= budget) break;
