@@ -85,6 +85,18 @@ describe("a Rollout", () => {
     await expect(createRollout("bad-version", { version: "latest" })).rejects.toThrow(/spec.version/);
   });
 
+  it("refuses a new version for a run, and an abort taken back, by CEL", async () => {
+    // Nothing selected (no Cluster has this label): the run does nothing while its spec is tried.
+    await createRollout("fixed", { version: GOOD, selector: { matchLabels: { none: "x" } }, abort: true });
+    const patch = (spec: Partial<RolloutSpec>) =>
+      world.custom.patchNamespacedCustomObject(
+        { ...ROLLOUT_RESOURCE, namespace: world.namespace, name: "fixed", body: { spec } },
+        setHeaderOptions("Content-Type", PatchStrategy.MergePatch),
+      );
+    await expect(patch({ version: BAD })).rejects.toThrow(/spec.version cannot change/);
+    await expect(patch({ abort: false })).rejects.toThrow(/cannot go back to false/);
+  });
+
   it("brings a good version to 100 Clusters: canary alone, then the stages in order, within maxUnavailable", async () => {
     let worst = 0;
     let watching = true;

@@ -202,12 +202,29 @@ export const stepRollout: (
       ),
     };
   },
-  moreEvents: ({ input, commands, facts }) =>
-    commands.map((command) => ({
-      type: "Normal" as const,
-      reason: ROLLOUT_REASONS.ClustersChanged,
-      message: `stage ${facts.progress.currentStage}: asked ${plural(command.clusters.length)} for ${input.object.spec.version}: ${namesShown(command.clusters.map((c) => c.name))}`,
-    })),
+  moreEvents: ({ input, commands, facts }) => {
+    const stage = facts.progress.currentStage;
+    const recorded = input.object.status?.stages?.find((entry) => entry.name === stage);
+    // A stage starts with its first Clusters asked: nothing of it changing, done or failed as recorded before.
+    const starts =
+      commands.length > 0 && (!recorded || recorded.changing + recorded.done + recorded.failed === 0);
+    return [
+      ...(starts
+        ? [
+            {
+              type: "Normal" as const,
+              reason: ROLLOUT_REASONS.StageStarted,
+              message: `stage ${stage} started`,
+            },
+          ]
+        : []),
+      ...commands.map((command) => ({
+        type: "Normal" as const,
+        reason: ROLLOUT_REASONS.ClustersChanged,
+        message: `stage ${stage}: asked ${plural(command.clusters.length)} for ${input.object.spec.version}: ${namesShown(command.clusters.map((c) => c.name))}`,
+      })),
+    ];
+  },
   atRest: ({ input, state }) => {
     const notBefore = Date.parse(input.object.spec.gates?.notBefore ?? "");
     return state === "pending" && !Number.isNaN(notBefore)

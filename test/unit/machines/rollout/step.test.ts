@@ -92,7 +92,7 @@ describe("a Rollout step", () => {
     );
     expect(result.desired.status).toMatchObject({ phase: "Progressing", currentStage: "canary" });
     expect(result.desired.status?.targets).toHaveLength(5);
-    expect(result.events.map((e) => e.reason)).toEqual(["Started", "ClustersChanged"]);
+    expect(result.events.map((e) => e.reason)).toEqual(["Started", "StageStarted", "ClustersChanged"]);
   });
 
   it("never asks a Cluster twice: a look that finds it asked (the status not yet written) takes it as changing", () => {
