@@ -1,6 +1,7 @@
 /** The Rollout step: the freeze, the canary alone first, stages in order, maxUnavailable, gates, halt, pause, abort. */
 import { describe, expect, it } from "vitest";
 import type { Rollout, RolloutSpec } from "../../../../src/api/rollout.ts";
+import { explainRollout } from "../../../../src/machines/rollout/definition.ts";
 import { stepRollout } from "../../../../src/machines/rollout/step.ts";
 import { freezeTargets } from "../../../../src/machines/rollout/targets.ts";
 import { FLEET_NAMESPACE, Fleet, fleetCluster, fleetRollout } from "../../../support/rollout-fleet.ts";
@@ -215,5 +216,16 @@ describe("a Rollout step", () => {
     ({ rollout, result } = stepOnce(fleet, { ...rollout, spec: later }, T0 + 3_602_000));
     expect(rollout.status?.phase).toBe("Aborted");
     expect(fleet.written).toEqual([]);
+  });
+
+  it("is explained from its status: the verdict, each stage's counts, and what it waits for", () => {
+    const fleet = fleetOf(3);
+    const { rollout } = stepOnce(fleet, fleetRollout(spec({ gates: { approval: true } })));
+    const explained = explainRollout(rollout);
+    expect(explained.state).toBe("progressing");
+    expect(explained.why).toContain("stage canary: 0/1 done, 0 changing, 0 failed, 0 skipped");
+    expect(explained.waitingFor).toEqual([
+      "waiting for stage canary: approval (annotation engine.openmcp.cloud/approve-stage: canary)",
+    ]);
   });
 });
