@@ -1,7 +1,8 @@
 /** The HibernationSchedule kind (engine.openmcp.cloud/v1alpha1): Clusters put to sleep and woken on a timetable. */
+
+import type { ClusterSelection } from "./cluster-selection.ts";
 import type { Condition, TypedObject } from "./common.ts";
 import type { HIBERNATION_SCHEDULE_API_VERSION } from "./constants/hibernation-schedule.ts";
-import type { LabelSelector } from "./scheduler-config.ts";
 
 /** One timetable entry, the fields of Gardener's Shoot `spec.hibernation.schedules[]`. */
 export interface ScheduleEntry {
@@ -23,14 +24,8 @@ export interface ScheduledEvent {
 }
 
 /** The timetable and which Clusters of the schedule's namespace it applies to (all ANDed). */
-export interface HibernationScheduleSpec {
+export interface HibernationScheduleSpec extends ClusterSelection {
   readonly schedules: readonly ScheduleEntry[];
-  /** Clusters with these labels; absent or empty: every Cluster of the namespace. */
-  readonly selector?: LabelSelector;
-  /** Only Clusters of one of these profiles (`spec.profile`); absent or empty: any. */
-  readonly profiles?: readonly string[];
-  /** Only Clusters with one of these purposes (`spec.purposes`); absent or empty: any. */
-  readonly purposes?: readonly string[];
 }
 
 /** What the schedule last did and does next. */

@@ -34,6 +34,8 @@ export interface SimulatedBackendOptions {
   readonly wakeDelayMs?: number;
   /** Probability (0–1) that a command fails before doing anything. Default 0. */
   readonly failureRate?: number;
+  /** Versions an update to which ends in `failed` after the update delay (a bad release, for rollouts). Default none. */
+  readonly failingVersions?: readonly string[];
   /** Keep the clusters in this folder (a file each), so they outlive the process (kill -9 included). */
   readonly stateDirectory?: string;
   readonly clock?: Clock;
@@ -74,6 +76,7 @@ export class SimulatedBackend implements ClusterBackend {
       hibernateDelayMs: options.hibernateDelayMs ?? options.deleteDelayMs ?? 2_000,
       wakeDelayMs: options.wakeDelayMs ?? options.provisionDelayMs ?? 3_000,
       failureRate: options.failureRate ?? 0,
+      failingVersions: options.failingVersions ?? [],
       clock: options.clock ?? systemClock,
       random: options.random ?? Math.random,
     };
@@ -119,7 +122,7 @@ export class SimulatedBackend implements ClusterBackend {
       if (this.#ledger.member(key)) this.#ledger.forget(key);
       return { exists: false };
     }
-    const phase = done ? (cluster.phase === "hibernating" ? "hibernated" : "ready") : cluster.phase;
+    const phase = done ? this.#completed(cluster) : cluster.phase;
     return {
       exists: true,
       phase,
@@ -232,6 +235,14 @@ export class SimulatedBackend implements ClusterBackend {
   /** How many clusters were ever created, across restarts when a state folder is used. */
   get createdTotal(): number {
     return this.#store.created();
+  }
+
+  /** The phase a cluster reaches once its phase's delay is over. */
+  #completed(cluster: SimulatedCluster): "hibernated" | "failed" | "ready" {
+    if (cluster.phase === "hibernating") return "hibernated";
+    if (cluster.phase === "updating" && this.#options.failingVersions.includes(cluster.version))
+      return "failed";
+    return "ready";
   }
 
   #delayOf(phase: SimulatedCluster["phase"]): number {

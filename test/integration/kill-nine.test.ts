@@ -1,7 +1,7 @@
 /**
  * `openmcp-engine run` killed with kill -9 mid-way, for each kind a run drives on an API server alone: a
  * Cluster mid-provisioning (exactly one backend create), ClusterRequests mid-scheduling (no Cluster made
- * twice, no grant lost). The EngineCluster's case needs Cluster API's manager: capi-provider.heavy.test.ts.
+ * twice, no grant lost), a Rollout mid-run (every Cluster asked once, the run finished by the second engine). The EngineCluster's case needs Cluster API's manager: capi-provider.heavy.test.ts.
  */
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -12,11 +12,13 @@ import type { Cluster } from "../../src/api/cluster.ts";
 import type { ClusterRequest } from "../../src/api/cluster-request.ts";
 import type { ClusterRequestGrant } from "../../src/api/cluster-request-grant.ts";
 import { CLUSTER_REQUEST_LABELS } from "../../src/api/constants/cluster-request.ts";
+import { CHANGED_BY_ROLLOUT_ANNOTATION, ROLLOUT_RESOURCE } from "../../src/api/constants/rollout.ts";
 import { RESOURCES } from "../../src/api/constants.ts";
+import type { Rollout } from "../../src/api/rollout.ts";
 import { servedRequests } from "../../src/machines/cluster-request/cluster-claims.ts";
 import { SimulatedBackend } from "../../src/providers/simulated.ts";
 import { aCluster, aClusterRequest, aProviderConfig } from "../support/builders.ts";
-import { eventually } from "../support/eventually.ts";
+import { eventually, satisfying } from "../support/eventually.ts";
 import { type KillNineCase, killNineMidway } from "../support/kill-nine.ts";
 import { engineRunArgs } from "../support/processes.ts";
 import { startWorld, type World } from "../support/world.ts";
@@ -28,7 +30,8 @@ const folder = mkdtempSync(join(tmpdir(), "kill-nine-"));
 beforeAll(async () => {
   world = await startWorld({ engine: false });
   const core = world.controlPlane.kubeConfig.makeApiClient(CoreV1Api);
-  for (const name of ["ops", "fleet", "teams"]) await core.createNamespace({ body: { metadata: { name } } });
+  for (const name of ["ops", "fleet", "teams", "waves"])
+    await core.createNamespace({ body: { metadata: { name } } });
   await world.custom.createClusterCustomObject({
     ...RESOURCES.ProviderConfig,
     body: aProviderConfig({ name: "sim", backend: "simulated" }),
@@ -170,8 +173,86 @@ const clusterRequestsMidScheduling: KillNineCase = {
   },
 };
 
+const WAVE = Array.from({ length: 20 }, (_, i) => `w${String(i).padStart(2, "0")}`);
+
+const readWaves = async () =>
+  (await world.custom.getNamespacedCustomObject({
+    ...ROLLOUT_RESOURCE,
+    namespace: "waves",
+    name: "waves",
+  })) as Rollout;
+
+const aRolloutMidRun: KillNineCase = {
+  kind: "Rollout",
+  get args() {
+    return runArgs("rollout", "--backend-option=provisionDelay=0s", "--backend-option=updateDelay=1s");
+  },
+  create: async () => {
+    for (const name of WAVE) {
+      await world.custom.createNamespacedCustomObject({
+        ...RESOURCES.Cluster,
+        namespace: "waves",
+        body: {
+          ...aCluster({ name, namespace: "waves", profile: "test.ops.sim", tenancy: "Exclusive" }),
+          spec: { profile: "test.ops.sim", tenancy: "Exclusive", kubernetes: { version: "1.33.6" } },
+        },
+      });
+    }
+    await eventually(
+      async () =>
+        (await world.list<Cluster>(RESOURCES.Cluster, "waves")).filter((c) => c.status?.phase === "Ready")
+          .length === WAVE.length,
+      { what: "the wave's Clusters Ready", timeoutMs: 60_000 },
+    );
+    await world.custom.createNamespacedCustomObject({
+      ...ROLLOUT_RESOURCE,
+      namespace: "waves",
+      body: {
+        apiVersion: "engine.openmcp.cloud/v1alpha1",
+        kind: "Rollout",
+        metadata: { name: "waves" },
+        spec: { version: "1.34.2", maxUnavailable: 3, stages: [{ name: "rest", share: 100 }] },
+      },
+    });
+  },
+  // Kill it mid-run: some Clusters done, most not.
+  midway: async () => {
+    await eventually(
+      async () => {
+        const done = (await readWaves()).status?.stages?.find((stage) => stage.name === "rest")?.done ?? 0;
+        return done >= 3;
+      },
+      { what: "three Clusters of the stage done", intervalMs: 50, timeoutMs: 60_000 },
+    );
+  },
+  finished: async () => {
+    const rollout = await eventually(
+      async () => satisfying(await readWaves(), (current) => current.status?.phase === "Succeeded"),
+      { what: "the rollout Succeeded after the restart", timeoutMs: 90_000 },
+    );
+    const clusters = await world.list<Cluster>(RESOURCES.Cluster, "waves");
+    for (const cluster of clusters) {
+      expect(cluster.spec.kubernetes?.version).toBe("1.34.2");
+      // One spec change each: a second write of the version would be a second generation only if it differed,
+      // so the Events (each names the Clusters it asked) say it too.
+      expect(cluster.metadata.generation, cluster.metadata.name).toBe(2);
+      expect(cluster.metadata.annotations?.[CHANGED_BY_ROLLOUT_ANNOTATION]).toBe(
+        `waves/${rollout?.metadata.uid}`,
+      );
+    }
+    const events = await world.controlPlane.kubeConfig
+      .makeApiClient(CoreV1Api)
+      .listNamespacedEvent({ namespace: "waves", fieldSelector: "involvedObject.name=waves" });
+    const asked = events.items
+      .filter((event) => event.reason === "ClustersChanged")
+      .flatMap((event) => (event.message ?? "").replace(/^.*: /, "").split(", "));
+    expect(asked.length, "Clusters asked, as the Events tell").toBeGreaterThan(0);
+    expect(new Set(asked).size, `each asked once: ${asked.join(" ")}`).toBe(asked.length);
+  },
+};
+
 describe("openmcp-engine run killed with kill -9 mid-way", () => {
-  it.each([aClusterMidProvisioning, clusterRequestsMidScheduling])(
+  it.each([aClusterMidProvisioning, clusterRequestsMidScheduling, aRolloutMidRun])(
     "$kind: the restarted engine finishes the work, orders nothing twice and stops cleanly on SIGTERM",
     (scenario) => killNineMidway(scenario),
     120_000,

@@ -18,9 +18,6 @@ export const HIBERNATION_SCHEDULE_RESOURCE = {
 /** The time zone of a schedule entry without `location`. */
 export const DEFAULT_SCHEDULE_LOCATION = "UTC";
 
-/** At most this many Cluster names in an Event; the rest are counted. */
-export const EVENT_NAMES_SHOWN = 10;
-
 /** Reasons of the schedule's Ready condition and of its Events. */
 export const HIBERNATION_SCHEDULE_REASONS = {
   /** Every entry parses; the schedule is applied at its events. */

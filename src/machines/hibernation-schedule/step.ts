@@ -2,7 +2,6 @@
 import type { Cluster } from "../../api/cluster.ts";
 import {
   APPLY_FAILED_REASON,
-  EVENT_NAMES_SHOWN,
   HIBERNATION_SCHEDULE_REASONS,
 } from "../../api/constants/hibernation-schedule.ts";
 import type {
@@ -11,13 +10,14 @@ import type {
   ScheduleAction,
   ScheduledEvent,
 } from "../../api/hibernation-schedule.ts";
+import { selectedNames } from "../shared/cluster-selection.ts";
 import { mergeConditions } from "../shared/conditions.ts";
 import { type KindStep, kindStep, type StepBasics } from "../shared/kind-step.ts";
 import type { EventRecord } from "../shared/machine-step.ts";
 import type { RequeueTiming } from "../shared/machine-tags.ts";
+import { namesShown } from "../shared/names-shown.ts";
 import { rfc3339 } from "../shared/rfc3339.ts";
 import { hibernationScheduleMachine, type ScheduleFacts } from "./machine.ts";
-import { selectedNames } from "./selection.ts";
 import { timetableAt, timetableProblems } from "./timetable.ts";
 
 /** The schedule kind's finalizer: never set (a schedule leaves nothing behind), named for the generic step. */
@@ -74,13 +74,6 @@ export function scheduleFacts(input: ScheduleStepInput): ScheduleFacts {
     due: isNewer(latest, recorded) && applied === undefined,
     ...(applied ? { applied } : {}),
   };
-}
-
-/** "a, b, c" — at most {@link EVENT_NAMES_SHOWN} names, then how many more. */
-export function namesShown(names: readonly string[]): string {
-  const shown = names.slice(0, EVENT_NAMES_SHOWN).join(", ");
-  const more = names.length - EVENT_NAMES_SHOWN;
-  return more > 0 ? `${shown} and ${more} more` : shown;
 }
 
 /** The Event of one applied event: "put 3 Clusters to sleep: a, b, c". */

@@ -13,6 +13,7 @@ import { type ClusterSnapshotSettings, clusterSnapshotKind } from "./cluster-sna
 import { engineClusterKind } from "./engine-cluster/kind.ts";
 import { engineControlPlaneKind } from "./engine-control-plane/kind.ts";
 import { hibernationScheduleKind } from "./hibernation-schedule/kind.ts";
+import { rolloutKind } from "./rollout/kind.ts";
 
 /**
  * The ProviderConfig kind, which no machine drives: its controller keeps each config's ClusterProfile in
@@ -30,6 +31,7 @@ export const MACHINE_KINDS: readonly MachineKind[] = [
   engineControlPlaneKind as MachineKind,
   hibernationScheduleKind as MachineKind,
   clusterSnapshotKind as MachineKind,
+  rolloutKind as MachineKind,
 ];
 
 /** The kinds that build clusters, timed alike. */

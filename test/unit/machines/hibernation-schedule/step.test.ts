@@ -2,8 +2,9 @@
 import { describe, expect, it } from "vitest";
 import type { Cluster } from "../../../../src/api/cluster.ts";
 import type { HibernationSchedule } from "../../../../src/api/hibernation-schedule.ts";
-import { namesShown, stepHibernationSchedule } from "../../../../src/machines/hibernation-schedule/step.ts";
+import { stepHibernationSchedule } from "../../../../src/machines/hibernation-schedule/step.ts";
 import { timetableProblems } from "../../../../src/machines/hibernation-schedule/timetable.ts";
+import { namesShown } from "../../../../src/machines/shared/names-shown.ts";
 
 const NOW = Date.parse("2025-06-02T12:00:30Z"); // a Monday
 const timing = { pollMs: 1_000, retryMs: 5_000, resyncMs: 600_000 };

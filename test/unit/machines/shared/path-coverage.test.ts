@@ -24,6 +24,7 @@ import {
   hibernationScheduleMachine,
   type ScheduleFacts,
 } from "../../../../src/machines/hibernation-schedule/machine.ts";
+import { type RolloutFacts, rolloutMachine } from "../../../../src/machines/rollout/machine.ts";
 import {
   observedEvents as clusterEvents,
   clusterObservedEvents as clusterOwnEvents,
@@ -207,6 +208,26 @@ const machines: ReadonlyArray<{
     ),
     states: ["pending", "taking", "complete", "restoring", "failed"],
     transitions: 9,
+  },
+  {
+    machine: rolloutMachine,
+    // Its guards read the spec's switches and, of the progress, whether there is something to change, a failure,
+    // and whether every target is finished; which Clusters and why only fill in what it writes.
+    events: observedEach(
+      everyCombination<RolloutFacts>({
+        startable: bools,
+        paused: bools,
+        aborted: bools,
+        progress: [
+          { changes: [], complete: false },
+          { changes: [{ name: "a", uid: "u", resourceVersion: "1" }], complete: false },
+          { changes: [], complete: true },
+          { changes: [], complete: false, failure: { name: "a", timedOut: false, message: "failed" } },
+        ],
+      }),
+    ),
+    states: ["pending", "progressing", "paused", "halted", "succeeded", "aborted"],
+    transitions: 10,
   },
 ];
 

@@ -1,0 +1,59 @@
+/** Constants of the Rollout kind (engine.openmcp.cloud/v1alpha1): its resource, annotations, defaults and reasons. */
+import { ENGINE_API_VERSION, ENGINE_GROUP, ENGINE_VERSION } from "../constants.ts";
+
+/** The kind's name. */
+export const ROLLOUT_KIND = "Rollout";
+
+/** `apiVersion` of a Rollout (the engine's own group, like HibernationSchedule). */
+export const ROLLOUT_API_VERSION = ENGINE_API_VERSION;
+
+/** Where Rollouts are served: namespaced, changing Clusters of their own namespace. */
+export const ROLLOUT_RESOURCE = {
+  group: ENGINE_GROUP,
+  version: ENGINE_VERSION,
+  plural: "rollouts",
+  namespaced: true,
+} as const;
+
+/** On a Rollout: a person's approval of the stage it names (and of every stage before it), when `gates.approval`. */
+export const APPROVE_STAGE_ANNOTATION = `${ENGINE_GROUP}/approve-stage`;
+
+/** On a Cluster a rollout changed: `<rollout name>/<rollout uid>`, the run that changed its version. */
+export const CHANGED_BY_ROLLOUT_ANNOTATION = `${ENGINE_GROUP}/changed-by-rollout`;
+
+/** The name of the canary stage, changed first and alone. */
+export const CANARY_STAGE = "canary";
+
+/** The name of the one stage of a rollout that lists none. */
+export const DEFAULT_STAGE = "all";
+
+/** Defaults of the spec (the CRD sets them too; the step reads them for objects written without them). */
+export const ROLLOUT_DEFAULTS = {
+  canary: 1,
+  maxUnavailable: 1,
+  readyForSeconds: 0,
+  /** How long a changed Cluster may take to be Ready at the new version before the run halts. */
+  timeoutSeconds: 1_800,
+} as const;
+
+/** Reasons of the Rollout's conditions and Events. */
+export const ROLLOUT_REASONS = {
+  /** Waiting for `gates.notBefore`. */
+  NotBefore: "NotBefore",
+  /** Changing Clusters, or waiting between them (the message says for what). */
+  Progressing: "Progressing",
+  /** `spec.paused`: no Cluster is changed until it is false again. */
+  Paused: "Paused",
+  /** A target failed at the new version (the message names it and its failure). */
+  TargetFailed: "TargetFailed",
+  /** A target was not Ready at the new version within `spec.timeoutSeconds`. */
+  TargetTimedOut: "TargetTimedOut",
+  /** Every target is at the new version (or was deleted meanwhile). */
+  Succeeded: "Succeeded",
+  /** `spec.abort`: the run stopped for good. */
+  Aborted: "Aborted",
+  /** Event: Clusters were asked for the new version. */
+  ClustersChanged: "ClustersChanged",
+  /** Event: a stage was entered. */
+  StageStarted: "StageStarted",
+} as const;

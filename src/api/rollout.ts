@@ -1,0 +1,94 @@
+/** The Rollout kind (engine.openmcp.cloud/v1alpha1): a Kubernetes version brought to a frozen set of Clusters in stages. */
+
+import type { ClusterSelection } from "./cluster-selection.ts";
+import type { Condition, TypedObject } from "./common.ts";
+import type { ROLLOUT_API_VERSION } from "./constants/rollout.ts";
+import type { LabelSelector } from "./scheduler-config.ts";
+
+/** One stage: a share of the frozen set, or the Clusters with these labels (exactly one of the two). */
+export interface RolloutStage {
+  readonly name: string;
+  /** Percent (1–100) of the frozen set, taken in name order from the targets no earlier stage holds. */
+  readonly share?: number;
+  /** The targets no earlier stage holds whose labels match (at the freeze). */
+  readonly selector?: LabelSelector;
+}
+
+/** Gates between stages. */
+export interface RolloutGates {
+  /** Each stage's Clusters Ready at the new version this long before the next stage starts. Default 0. */
+  readonly readyForSeconds?: number;
+  /** Each stage starts only once the annotation `engine.openmcp.cloud/approve-stage` names it or a later one. */
+  readonly approval?: boolean;
+  /** The run starts (and freezes its targets) no earlier than this (RFC 3339). */
+  readonly notBefore?: string;
+}
+
+/** Which Clusters (of the rollout's namespace), what they get and how. */
+export interface RolloutSpec extends ClusterSelection {
+  /** The Kubernetes version every target gets (written to the Cluster's `spec.kubernetes.version`). */
+  readonly version: string;
+  /** In order; absent or empty: one stage `all`. Targets no stage takes join the last one. */
+  readonly stages?: readonly RolloutStage[];
+  /** How many targets are changed first and alone, as the stage `canary`. Default 1. */
+  readonly canary?: number;
+  /** At most this many targets changing or not Ready at once. Default 1. */
+  readonly maxUnavailable?: number;
+  readonly gates?: RolloutGates;
+  /** How long a changed Cluster may take to be Ready at the new version; past it the run halts. Default 1800. */
+  readonly timeoutSeconds?: number;
+  /** No Cluster is changed while true; those changing go on. */
+  readonly paused?: boolean;
+  /** Stops the run for good (the CRD refuses setting it back to false). */
+  readonly abort?: boolean;
+}
+
+/** Where one target is. */
+export type TargetProgress = "pending" | "changing" | "done" | "failed" | "skipped";
+
+/** One Cluster of the frozen set. */
+export interface RolloutTarget {
+  readonly name: string;
+  readonly uid: string;
+  readonly stage: string;
+  readonly progress: TargetProgress;
+  /** When this run asked it for the new version (RFC 3339). */
+  readonly changedAt?: string;
+  /** When it was first seen Ready at the new version (RFC 3339). */
+  readonly doneAt?: string;
+  /** Why it failed or was skipped. */
+  readonly message?: string;
+}
+
+/** One stage's progress, counted over its targets. */
+export interface StageProgress {
+  readonly name: string;
+  readonly targets: number;
+  readonly done: number;
+  readonly changing: number;
+  readonly failed: number;
+  readonly skipped: number;
+}
+
+/** What the run has done. */
+export interface RolloutStatus {
+  readonly observedGeneration?: number;
+  /** Pending, Progressing, Paused, Halted, Succeeded, Aborted. */
+  readonly phase?: string;
+  /** The machine state, read back by the next step. */
+  readonly state?: string;
+  /** The stage being worked on (absent before the start and after the end). */
+  readonly currentStage?: string;
+  /** The stages in order with their counts. */
+  readonly stages?: readonly StageProgress[];
+  /** The frozen set, each Cluster with its stage and progress; absent until the run starts. */
+  readonly targets?: readonly RolloutTarget[];
+  /** `Ready` (the run's verdict) with a reason and a message naming what it waits for or what failed. */
+  readonly conditions?: readonly Condition[];
+}
+
+/** A rollout: namespaced, it changes Clusters of its own namespace. */
+export interface Rollout extends TypedObject<typeof ROLLOUT_API_VERSION, "Rollout"> {
+  readonly spec: RolloutSpec;
+  readonly status?: RolloutStatus;
+}

@@ -1,0 +1,105 @@
+/** The Rollout statechart: pending → progressing ⇄ paused → succeeded | halted | aborted. Pure: no I/O, no clock. */
+import { setup } from "xstate";
+import type { EventRecord } from "../shared/machine-step.ts";
+import { PHASE_TAG, REQUEUE } from "../shared/machine-tags.ts";
+import { type ObservedEvent, whenObserved } from "../shared/observed-guard.ts";
+import type { RunProgress } from "./progress.ts";
+
+/** What one look at a rollout knows, level-based. */
+export interface RolloutFacts {
+  /** `gates.notBefore` has passed (or there is none). */
+  readonly startable: boolean;
+  readonly paused: boolean;
+  readonly aborted: boolean;
+  /** The run as it stands after this look (see progress.ts). */
+  readonly progress: Pick<RunProgress, "changes" | "failure" | "complete">;
+}
+
+/** The one event: "here is what the world looks like now". */
+export type RolloutEvent = ObservedEvent<RolloutFacts>;
+
+const when = whenObserved<RolloutFacts>;
+
+/** Events the step fills in with names and messages. */
+const STARTED: EventRecord = { type: "Normal", reason: "Started", message: "" };
+const HALTED: EventRecord = { type: "Warning", reason: "Halted", message: "" };
+const SUCCEEDED: EventRecord = { type: "Normal", reason: "Succeeded", message: "" };
+const ABORTED: EventRecord = { type: "Normal", reason: "Aborted", message: "" };
+
+/** The machine: named guards and actions, then the chart. */
+export const rolloutMachine = setup({
+  types: { context: {} as Record<string, never>, events: {} as RolloutEvent },
+  guards: {
+    isAborted: when((facts) => facts.aborted),
+    isStartable: when((facts) => facts.startable),
+    hasFailure: when((facts) => facts.progress.failure !== undefined),
+    isComplete: when((facts) => facts.progress.failure === undefined && facts.progress.complete),
+    isPaused: when((facts) => facts.paused),
+    isResumed: when((facts) => !facts.paused),
+    // Only while nothing stops the run: a paused, aborted or failed run asks no Cluster, whatever the plan says.
+    hasChanges: when(
+      (facts) =>
+        facts.progress.changes.length > 0 &&
+        !facts.paused &&
+        !facts.aborted &&
+        facts.progress.failure === undefined,
+    ),
+  },
+  actions: {
+    // Never executed here: transition() returns them as data for the step to translate.
+    changeClusters: () => {},
+    addFinalizer: () => {},
+    removeFinalizer: () => {},
+    recordEvent: (_, _params: EventRecord) => {},
+  },
+}).createMachine({
+  id: "rollout",
+  context: {},
+  initial: "pending",
+  states: {
+    pending: {
+      description: "Not started: waits for gates.notBefore; the target set is frozen when it starts.",
+      tags: [REQUEUE.resync, `${PHASE_TAG}Pending`],
+      always: [
+        { guard: "isAborted", target: "aborted", actions: [{ type: "recordEvent", params: ABORTED }] },
+        { guard: "isStartable", target: "progressing", actions: [{ type: "recordEvent", params: STARTED }] },
+      ],
+    },
+    progressing: {
+      description:
+        "Stage by stage, canary first: asks the next Clusters for the version within maxUnavailable once the gates pass.",
+      tags: [REQUEUE.poll, `${PHASE_TAG}Progressing`],
+      entry: [{ type: "changeClusters" }],
+      on: { observed: { guard: "hasChanges", target: "progressing", reenter: true } },
+      always: [
+        { guard: "isAborted", target: "aborted", actions: [{ type: "recordEvent", params: ABORTED }] },
+        { guard: "hasFailure", target: "halted", actions: [{ type: "recordEvent", params: HALTED }] },
+        { guard: "isComplete", target: "succeeded", actions: [{ type: "recordEvent", params: SUCCEEDED }] },
+        { guard: "isPaused", target: "paused" },
+      ],
+    },
+    paused: {
+      description: "spec.paused: no Cluster is asked; those changing go on and are watched.",
+      tags: [REQUEUE.poll, `${PHASE_TAG}Paused`],
+      always: [
+        { guard: "isAborted", target: "aborted", actions: [{ type: "recordEvent", params: ABORTED }] },
+        { guard: "hasFailure", target: "halted", actions: [{ type: "recordEvent", params: HALTED }] },
+        { guard: "isComplete", target: "succeeded", actions: [{ type: "recordEvent", params: SUCCEEDED }] },
+        { guard: "isResumed", target: "progressing" },
+      ],
+    },
+    halted: {
+      description:
+        "A target failed at the new version (or timed out): nothing more is changed; a person acts.",
+      tags: [REQUEUE.resync, `${PHASE_TAG}Halted`],
+    },
+    succeeded: {
+      description: "Every target is at the new version (or was deleted meanwhile).",
+      tags: [REQUEUE.resync, `${PHASE_TAG}Succeeded`],
+    },
+    aborted: {
+      description: "spec.abort: stopped for good; Clusters asked already keep the new version.",
+      tags: [REQUEUE.resync, `${PHASE_TAG}Aborted`],
+    },
+  },
+});

@@ -1,0 +1,234 @@
+/** The Rollout's pure step, on the engine's generic step: the facts of one look, the command, the status. */
+import type { Cluster } from "../../api/cluster.ts";
+import { APPROVE_STAGE_ANNOTATION, ROLLOUT_REASONS } from "../../api/constants/rollout.ts";
+import type { Rollout, RolloutStatus, RolloutTarget } from "../../api/rollout.ts";
+import { mergeConditions } from "../shared/conditions.ts";
+import { type KindStep, kindStep, type StepBasics } from "../shared/kind-step.ts";
+import type { EventRecord } from "../shared/machine-step.ts";
+import type { RequeueTiming } from "../shared/machine-tags.ts";
+import { namesShown } from "../shared/names-shown.ts";
+import { type RolloutFacts, rolloutMachine } from "./machine.ts";
+import { progressOf, type RunProgress, type TargetChange } from "./progress.ts";
+import { freezeTargets, lookAt, type TargetLook } from "./targets.ts";
+
+/** The rollout kind's finalizer: never set (a rollout leaves nothing behind), named for the generic step. */
+export const ROLLOUT_FINALIZER = "engine.openmcp.cloud/rollout";
+
+/** What the runtime does for a rollout: ask these Clusters for `version`, each write guarded by its resourceVersion. */
+export interface ChangeCommand {
+  readonly kind: "change";
+  readonly version: string;
+  /** `<name>/<uid>` of the rollout, recorded on each Cluster it changes. */
+  readonly changedBy: string;
+  readonly clusters: readonly TargetChange[];
+}
+
+/** What one step is given: the rollout, the Clusters of its namespace, and `nowMs`. */
+export interface RolloutStepInput extends StepBasics {
+  readonly object: Rollout;
+  readonly clusters: readonly Cluster[];
+  readonly nowMs: number;
+  readonly timing?: RequeueTiming;
+}
+
+/** The facts, with the whole progress the status is made from. */
+export interface RolloutStepFacts extends RolloutFacts {
+  readonly progress: RunProgress;
+}
+
+/** States after which the run is over: its status stays as recorded. */
+const OVER: ReadonlySet<string> = new Set(["halted", "succeeded", "aborted"]);
+
+/** The progress recorded by a run that is over (nothing more is asked or watched). */
+function recordedProgress(object: Rollout): RunProgress {
+  const status = object.status;
+  return {
+    targets: status?.targets ?? [],
+    stages: status?.stages ?? [],
+    ...(status?.currentStage ? { currentStage: status.currentStage } : {}),
+    changes: [],
+    complete: status?.state === "succeeded",
+    waitingFor: "",
+  };
+}
+
+/** The facts of one look, from the input alone. */
+export function rolloutFacts(input: RolloutStepInput): RolloutStepFacts {
+  const { object, nowMs } = input;
+  const spec = object.spec;
+  const notBefore = Date.parse(spec.gates?.notBefore ?? "");
+  const startable = Number.isNaN(notBefore) || nowMs >= notBefore;
+  const paused = spec.paused === true;
+  const aborted = spec.abort === true;
+  if (OVER.has(object.status?.state ?? "")) {
+    return { startable, paused, aborted, progress: recordedProgress(object) };
+  }
+  const namespace = object.metadata.namespace ?? "";
+  const targets: readonly RolloutTarget[] =
+    object.status?.targets ?? freezeTargets(spec, namespace, input.clusters);
+  const byName = new Map(
+    input.clusters
+      .filter((cluster) => cluster.metadata.namespace === namespace)
+      .map((cluster) => [cluster.metadata.name ?? "", cluster]),
+  );
+  const looks = new Map<string, TargetLook>(
+    targets.map((target) => [target.name, lookAt(target, byName.get(target.name), spec.version)]),
+  );
+  const approved = object.metadata.annotations?.[APPROVE_STAGE_ANNOTATION];
+  const progress = progressOf({
+    spec,
+    targets,
+    looks,
+    ...(approved ? { approved } : {}),
+    changing: startable && !paused && !aborted,
+    nowMs,
+  });
+  return { startable, paused, aborted, progress };
+}
+
+const plural = (count: number) => `${count} Cluster${count === 1 ? "" : "s"}`;
+
+/** The Events of the machine's transitions, with the names and messages only the step knows. */
+function transitionEvent(record: EventRecord, object: Rollout, progress: RunProgress): EventRecord {
+  const version = object.spec.version;
+  const done = progress.targets.filter((target) => target.progress === "done").length;
+  const skipped = progress.targets.filter((target) => target.progress === "skipped").length;
+  switch (record.reason) {
+    case "Started":
+      return {
+        ...record,
+        message: `froze ${plural(progress.targets.length)} for ${version} in stages ${progress.stages
+          .map((stage) => `${stage.name} (${stage.targets})`)
+          .join(", ")}`,
+      };
+    case "Halted":
+      return {
+        ...record,
+        reason: progress.failure?.timedOut ? ROLLOUT_REASONS.TargetTimedOut : ROLLOUT_REASONS.TargetFailed,
+        message: `halted: Cluster ${progress.failure?.name} failed at ${version}: ${progress.failure?.message}`,
+      };
+    case "Succeeded":
+      return { ...record, message: `${plural(done)} at ${version}${skipped ? `, ${skipped} skipped` : ""}` };
+    default:
+      return {
+        ...record,
+        message: `aborted by spec.abort: ${done} of ${plural(progress.targets.length)} done`,
+      };
+  }
+}
+
+/** The Ready condition of the run's state. */
+function readyCondition(state: string, object: Rollout, progress: RunProgress) {
+  const version = object.spec.version;
+  switch (state) {
+    case "pending":
+      return {
+        status: "False" as const,
+        reason: ROLLOUT_REASONS.NotBefore,
+        message: `starts at ${object.spec.gates?.notBefore} (gates.notBefore)`,
+      };
+    case "paused":
+      return { status: "False" as const, reason: ROLLOUT_REASONS.Paused, message: "spec.paused is true" };
+    case "halted":
+      return {
+        status: "False" as const,
+        reason: progress.failure?.timedOut ? ROLLOUT_REASONS.TargetTimedOut : ROLLOUT_REASONS.TargetFailed,
+        message: `Cluster ${progress.failure?.name} failed at ${version}: ${progress.failure?.message}; nothing more is changed`,
+      };
+    case "succeeded":
+      return {
+        status: "True" as const,
+        reason: ROLLOUT_REASONS.Succeeded,
+        message: `every target is at ${version} (or was deleted meanwhile)`,
+      };
+    case "aborted":
+      return { status: "False" as const, reason: ROLLOUT_REASONS.Aborted, message: "spec.abort is true" };
+    default:
+      return {
+        status: "False" as const,
+        reason: ROLLOUT_REASONS.Progressing,
+        message: progress.waitingFor ? `waiting for ${progress.waitingFor}` : `rolling out ${version}`,
+      };
+  }
+}
+
+/** One step of a rollout: the generic step with the kind's own parts. */
+export const stepRollout: (
+  input: RolloutStepInput,
+) => KindStep<Rollout, RolloutStatus, ChangeCommand, RolloutStepFacts> = kindStep<
+  RolloutStepInput,
+  Rollout,
+  RolloutStepFacts,
+  ChangeCommand,
+  RolloutStatus
+>({
+  machine: rolloutMachine,
+  object: (input) => input.object,
+  readState: (object) => object.status?.state || "pending",
+  facts: rolloutFacts,
+  finalizer: ROLLOUT_FINALIZER,
+  actions: {
+    changeClusters: (_, { input, facts }) =>
+      facts.progress.changes.length > 0
+        ? {
+            kind: "change",
+            version: input.object.spec.version,
+            changedBy: `${input.object.metadata.name}/${input.object.metadata.uid}`,
+            clusters: facts.progress.changes,
+          }
+        : undefined,
+  },
+  event: (record, { input, facts }) => transitionEvent(record, input.object, facts.progress),
+  status: ({ input: { object, now }, facts, state, phase }) => {
+    // A run that is over keeps what it recorded: its verdict, its targets, its condition.
+    if (OVER.has(object.status?.state ?? "") && object.status) return object.status;
+    const progress = facts.progress;
+    const started = state !== "pending";
+    const { currentStage: _, ...rest } = object.status ?? {};
+    return {
+      ...rest,
+      observedGeneration: object.metadata.generation ?? 0,
+      ...(phase ? { phase } : {}),
+      state,
+      ...(started && progress.currentStage && !OVER.has(state)
+        ? { currentStage: progress.currentStage }
+        : {}),
+      ...(started ? { stages: progress.stages, targets: progress.targets } : {}),
+      conditions: mergeConditions(
+        object.status?.conditions,
+        [{ type: "Ready", ...readyCondition(state, object, progress) }],
+        object.metadata.generation ?? 0,
+        now,
+      ),
+    };
+  },
+  moreEvents: ({ input, commands, facts }) => {
+    const stage = facts.progress.currentStage;
+    const recorded = input.object.status?.stages?.find((entry) => entry.name === stage);
+    // A stage starts with its first Clusters asked: nothing of it changing, done or failed as recorded before.
+    const starts =
+      commands.length > 0 && (!recorded || recorded.changing + recorded.done + recorded.failed === 0);
+    return [
+      ...(starts
+        ? [
+            {
+              type: "Normal" as const,
+              reason: ROLLOUT_REASONS.StageStarted,
+              message: `stage ${stage} started`,
+            },
+          ]
+        : []),
+      ...commands.map((command) => ({
+        type: "Normal" as const,
+        reason: ROLLOUT_REASONS.ClustersChanged,
+        message: `stage ${stage}: asked ${plural(command.clusters.length)} for ${input.object.spec.version}: ${namesShown(command.clusters.map((c) => c.name))}`,
+      })),
+    ];
+  },
+  atRest: ({ input, state }) => {
+    const notBefore = Date.parse(input.object.spec.gates?.notBefore ?? "");
+    return state === "pending" && !Number.isNaN(notBefore)
+      ? Math.max(0, notBefore - input.nowMs) + 250
+      : undefined;
+  },
+});

@@ -1,0 +1,135 @@
+/**
+ * The Rollout kind: brings a Kubernetes version to a frozen set of Clusters stage by stage, canary first, within
+ * maxUnavailable and behind its gates; halts at the first target that fails. The decisions are the pure step's
+ * (src/machines/rollout); this reads the Clusters and writes the version through the controller's writer.
+ */
+import type { Cluster } from "../../../api/cluster.ts";
+import { CHANGED_BY_ROLLOUT_ANNOTATION, ROLLOUT_KIND } from "../../../api/constants/rollout.ts";
+import { RESOURCES } from "../../../api/constants.ts";
+import { objectKey } from "../../../api/object-key.ts";
+import type { Rollout } from "../../../api/rollout.ts";
+import { explainRollout, ROLLOUT_DEFINITION } from "../../../machines/rollout/definition.ts";
+import { type ChangeCommand, stepRollout } from "../../../machines/rollout/step.ts";
+import { Patch, type PatchOperation } from "../../../machines/shared/json-patch.ts";
+import type { RequeueTiming } from "../../../machines/shared/machine-tags.ts";
+import { ConflictError, GoneError } from "../../controllers/errors.ts";
+import { RecentWrites } from "../../controllers/recent-writes.ts";
+import type { CacheSpec } from "../../informers.ts";
+import { type MachineKind, wake } from "../../machine-kind.ts";
+import { CLUSTER_CACHES } from "../cluster/caches.ts";
+
+/** The cache of Rollouts. */
+export const ROLLOUTS: CacheSpec<Rollout> = {
+  name: ROLLOUT_KIND,
+  kind: ROLLOUT_KIND,
+  resource: ROLLOUT_DEFINITION.resource,
+};
+
+/** What one look reads: the Clusters of the rollout's namespace (with this engine's latest writes over the cache). */
+export interface RolloutObservation {
+  readonly clusters: readonly Cluster[];
+}
+
+/** Per engine: the Clusters it wrote a moment ago, so a look before the cache catches up never asks one twice. */
+interface RolloutState {
+  readonly written: RecentWrites<Cluster>;
+}
+
+/** A running rollout looks again every 5 s (gates, timeouts); Cluster changes wake it sooner. */
+export const DEFAULT_ROLLOUT_TIMING: RequeueTiming = { pollMs: 5_000, retryMs: 5_000, resyncMs: 600_000 };
+
+/** The operations asking a Cluster for `version` and naming the run that asked. */
+export function changeOperations(cluster: Cluster, version: string, changedBy: string): PatchOperation[] {
+  const annotations = cluster.metadata.annotations;
+  const kubernetes = cluster.spec?.kubernetes;
+  return [
+    annotations
+      ? Patch.add(["metadata", "annotations", CHANGED_BY_ROLLOUT_ANNOTATION], changedBy)
+      : Patch.add(["metadata", "annotations"], { [CHANGED_BY_ROLLOUT_ANNOTATION]: changedBy }),
+    kubernetes
+      ? Patch.add(["spec", "kubernetes", "version"], version)
+      : Patch.add(["spec", "kubernetes"], { version }),
+  ];
+}
+
+/** The Rollout kind; `kindSettings.Rollout.enabled: false` turns it off. */
+export const rolloutKind: MachineKind<
+  Rollout,
+  RolloutObservation,
+  ChangeCommand,
+  RequeueTiming,
+  RolloutState
+> = {
+  definition: ROLLOUT_DEFINITION,
+  cache: ROLLOUTS,
+  timing: DEFAULT_ROLLOUT_TIMING,
+  enabled: (settings) => settings.enabled !== false,
+  state: (context) => ({ written: new RecentWrites<Cluster>(context.clock) }),
+  // A Cluster that changes (Ready at the new version, failed, deleted) wakes the rollouts of its namespace.
+  wakes: [
+    wake(CLUSTER_CACHES.clusters, (cluster: Cluster, context) =>
+      context.informers
+        .of(ROLLOUTS)
+        .list()
+        .filter((rollout) => rollout.metadata.namespace === cluster.metadata.namespace)
+        .map(objectKey),
+    ),
+  ],
+
+  async open(rollout, context) {
+    const namespace = rollout.metadata.namespace ?? "";
+    const clusters = () =>
+      context.state.written.overlay(
+        context.informers
+          .of(CLUSTER_CACHES.clusters)
+          .list()
+          .filter((cluster) => cluster.metadata.namespace === namespace),
+        objectKey,
+      );
+    return {
+      async observe() {
+        return { clusters: clusters() };
+      },
+      step: (current, observation, { now, nowMs, lastError }) =>
+        stepRollout({
+          object: current,
+          clusters: observation.clusters,
+          now,
+          nowMs,
+          ...(lastError ? { lastError } : {}),
+          timing: context.timing,
+        }),
+      async run(commands, _object, writer) {
+        for (const command of commands) {
+          const byName = new Map(clusters().map((cluster) => [cluster.metadata.name ?? "", cluster]));
+          for (const change of command.clusters) {
+            const cluster = byName.get(change.name);
+            if (!cluster || cluster.metadata.uid !== change.uid) continue; // gone meanwhile: skipped next look
+            try {
+              // Guarded by the resourceVersion the step decided on: a Cluster changed since is never written blind.
+              const written = await writer.patch(
+                {
+                  ...RESOURCES.Cluster,
+                  namespace,
+                  name: change.name,
+                  uid: change.uid,
+                  resourceVersion: change.resourceVersion,
+                },
+                changeOperations(cluster, command.version, command.changedBy),
+                undefined,
+              );
+              if (written) context.state.written.wrote(objectKey(cluster), written as Cluster);
+            } catch (error) {
+              // Changed or deleted since the look: the next look decides again from the Cluster as it is.
+              if (!(error instanceof ConflictError) && !(error instanceof GoneError)) throw error;
+            }
+          }
+        }
+      },
+    };
+  },
+
+  describe: (command) => `ask ${command.clusters.length} Cluster(s) for ${command.version}`,
+
+  explain: async (rollout) => explainRollout(rollout),
+};

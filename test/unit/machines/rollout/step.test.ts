@@ -1,0 +1,231 @@
+/** The Rollout step: the freeze, the canary alone first, stages in order, maxUnavailable, gates, halt, pause, abort. */
+import { describe, expect, it } from "vitest";
+import type { Rollout, RolloutSpec } from "../../../../src/api/rollout.ts";
+import { explainRollout } from "../../../../src/machines/rollout/definition.ts";
+import { stepRollout } from "../../../../src/machines/rollout/step.ts";
+import { freezeTargets } from "../../../../src/machines/rollout/targets.ts";
+import { FLEET_NAMESPACE, Fleet, fleetCluster, fleetRollout } from "../../../support/rollout-fleet.ts";
+
+const T0 = Date.parse("2026-11-28T12:00:00Z");
+const timing = { pollMs: 1_000, retryMs: 5_000, resyncMs: 600_000 };
+const OLD = "1.33.6";
+const NEW = "1.34.2";
+
+const fleetOf = (count: number) =>
+  new Fleet(Array.from({ length: count }, (_, i) => fleetCluster(`c${String(i).padStart(2, "0")}`, OLD)));
+
+/** One step at `nowMs` over the fleet; its commands applied, its status kept (as the runtime does). */
+function stepOnce(fleet: Fleet, rollout: Rollout, nowMs = T0) {
+  const result = stepRollout({
+    object: rollout,
+    clusters: fleet.list(),
+    now: new Date(nowMs).toISOString(),
+    nowMs,
+    timing,
+  });
+  for (const command of result.commands) fleet.apply(command);
+  const next = { ...rollout, status: result.desired.status } as Rollout;
+  return { result, rollout: next };
+}
+
+const spec = (more: Partial<RolloutSpec> = {}): RolloutSpec => ({ version: NEW, ...more });
+
+describe("the freeze", () => {
+  it("puts the first names in the canary, then each stage its share (rounded up) and the rest in the last", () => {
+    const fleet = fleetOf(10);
+    const targets = freezeTargets(
+      spec({
+        canary: 1,
+        stages: [
+          { name: "early", share: 25 },
+          { name: "late", share: 10 },
+        ],
+      }),
+      FLEET_NAMESPACE,
+      fleet.list(),
+    );
+    const count = (stage: string) => targets.filter((t) => t.stage === stage).length;
+    expect([count("canary"), count("early"), count("late")]).toEqual([1, 3, 6]);
+    expect(targets[0]).toEqual({ name: "c00", uid: "uid-c00", stage: "canary", progress: "pending" });
+  });
+
+  it("places a stage by label among the targets no earlier stage holds", () => {
+    const fleet = new Fleet([
+      fleetCluster("a", OLD),
+      fleetCluster("b", OLD, { ring: "1" }),
+      fleetCluster("c", OLD),
+    ]);
+    const targets = freezeTargets(
+      spec({
+        canary: 0,
+        stages: [
+          { name: "ring1", selector: { matchLabels: { ring: "1" } } },
+          { name: "rest", share: 100 },
+        ],
+      }),
+      FLEET_NAMESPACE,
+      fleet.list(),
+    );
+    expect(targets.map((t) => [t.name, t.stage])).toEqual([
+      ["a", "rest"],
+      ["b", "ring1"],
+      ["c", "rest"],
+    ]);
+  });
+});
+
+describe("a Rollout step", () => {
+  it("freezes the set, asks the canary alone first and records which run changed it", () => {
+    const fleet = fleetOf(5);
+    const { result } = stepOnce(fleet, fleetRollout(spec({ maxUnavailable: 3 })));
+    expect(result.state).toBe("progressing");
+    expect(result.commands).toEqual([
+      {
+        kind: "change",
+        version: NEW,
+        changedBy: "r/rollout-uid",
+        clusters: [{ name: "c00", uid: "uid-c00", resourceVersion: "1" }],
+      },
+    ]);
+    expect(fleet.clusters.get("c00")?.spec.kubernetes?.version).toBe(NEW);
+    expect(fleet.clusters.get("c00")?.metadata.annotations?.["engine.openmcp.cloud/changed-by-rollout"]).toBe(
+      "r/rollout-uid",
+    );
+    expect(result.desired.status).toMatchObject({ phase: "Progressing", currentStage: "canary" });
+    expect(result.desired.status?.targets).toHaveLength(5);
+    expect(result.events.map((e) => e.reason)).toEqual(["Started", "StageStarted", "ClustersChanged"]);
+  });
+
+  it("never asks a Cluster twice: a look that finds it asked (the status not yet written) takes it as changing", () => {
+    const fleet = fleetOf(3);
+    const first = stepOnce(fleet, fleetRollout(spec()));
+    // The status write was lost (kill -9): the next look starts from the original object again.
+    const again = stepOnce(fleet, fleetRollout(spec()));
+    expect(first.result.commands).toHaveLength(1);
+    expect(again.result.commands).toEqual([]);
+    expect(again.result.desired.status?.targets?.[0]).toMatchObject({ name: "c00", progress: "changing" });
+    expect(fleet.writes.get("uid-c00")).toBe(1);
+  });
+
+  it("goes stage by stage within maxUnavailable and succeeds", () => {
+    const fleet = fleetOf(7);
+    let rollout = fleetRollout(
+      spec({
+        maxUnavailable: 2,
+        stages: [
+          { name: "half", share: 50 },
+          { name: "rest", share: 50 },
+        ],
+      }),
+    );
+    for (let look = 0; look < 40 && rollout.status?.state !== "succeeded"; look++) {
+      ({ rollout } = stepOnce(fleet, rollout, T0 + look * 1_000));
+      const changing = fleet.list().filter((c) => fleet.changing(c.metadata.name ?? ""));
+      expect(changing.length).toBeLessThanOrEqual(2);
+      for (const cluster of changing) fleet.settle(cluster.metadata.name ?? "", "ready");
+    }
+    expect(rollout.status?.phase).toBe("Succeeded");
+    expect(fleet.written).toEqual(["c00", "c01", "c02", "c03", "c04", "c05", "c06"]);
+    expect(rollout.status?.stages?.map((s) => [s.name, s.done])).toEqual([
+      ["canary", 1],
+      ["half", 4],
+      ["rest", 2],
+    ]);
+  });
+
+  it("halts at a canary that fails at the new version, naming it; nothing else is asked", () => {
+    const fleet = fleetOf(4);
+    let { rollout } = stepOnce(fleet, fleetRollout(spec({ maxUnavailable: 4 })));
+    fleet.settle("c00", "failed");
+    const halted = stepOnce(fleet, rollout, T0 + 1_000);
+    rollout = halted.rollout;
+    expect(rollout.status?.phase).toBe("Halted");
+    const ready = rollout.status?.conditions?.find((c) => c.type === "Ready");
+    expect(ready).toMatchObject({ status: "False", reason: "TargetFailed" });
+    expect(ready?.message).toContain("Cluster c00 failed at 1.34.2");
+    expect(halted.result.events).toEqual([
+      expect.objectContaining({ type: "Warning", reason: "TargetFailed" }),
+    ]);
+    expect(stepOnce(fleet, rollout, T0 + 2_000).result.commands).toEqual([]);
+    expect(fleet.written).toEqual(["c00"]);
+  });
+
+  it("halts when a changed Cluster is not Ready within timeoutSeconds", () => {
+    const fleet = fleetOf(2);
+    let { rollout } = stepOnce(fleet, fleetRollout(spec({ timeoutSeconds: 60 })));
+    ({ rollout } = stepOnce(fleet, rollout, T0 + 1_000)); // sees it asked: changing since now
+    ({ rollout } = stepOnce(fleet, rollout, T0 + 62_000));
+    expect(rollout.status?.conditions?.find((c) => c.type === "Ready")).toMatchObject({
+      reason: "TargetTimedOut",
+    });
+  });
+
+  it("skips a target deleted meanwhile and never includes a Cluster made after the start", () => {
+    const fleet = fleetOf(2);
+    let { rollout } = stepOnce(fleet, fleetRollout(spec({ canary: 0, maxUnavailable: 5 })));
+    fleet.remove("c01");
+    fleet.clusters.set("new", fleetCluster("new", OLD));
+    fleet.settle("c00", "ready");
+    ({ rollout } = stepOnce(fleet, rollout, T0 + 1_000));
+    ({ rollout } = stepOnce(fleet, rollout, T0 + 2_000));
+    expect(rollout.status?.phase).toBe("Succeeded");
+    expect(rollout.status?.targets?.map((t) => [t.name, t.progress])).toEqual([
+      ["c00", "done"],
+      ["c01", "skipped"],
+    ]);
+    expect(fleet.clusters.get("new")?.spec.kubernetes?.version).toBe(OLD);
+  });
+
+  it("waits readyForSeconds after a stage and for the approval of the next", () => {
+    const fleet = fleetOf(3);
+    const gated = spec({ gates: { readyForSeconds: 30, approval: true } });
+    let { rollout, result } = stepOnce(fleet, fleetRollout(gated));
+    expect(result.commands).toEqual([]);
+    expect(rollout.status?.conditions?.[0]?.message).toContain("approve-stage: canary");
+    const approve = (stage: string) => {
+      rollout = {
+        ...rollout,
+        metadata: { ...rollout.metadata, annotations: { "engine.openmcp.cloud/approve-stage": stage } },
+      };
+    };
+    approve("canary");
+    ({ rollout, result } = stepOnce(fleet, rollout, T0 + 1_000));
+    expect(fleet.written).toEqual(["c00"]);
+    fleet.settle("c00", "ready");
+    ({ rollout } = stepOnce(fleet, rollout, T0 + 2_000)); // done at T0 + 2 s
+    approve("all");
+    ({ rollout, result } = stepOnce(fleet, rollout, T0 + 20_000));
+    expect(result.commands).toEqual([]);
+    expect(rollout.status?.conditions?.[0]?.message).toContain("readyForSeconds");
+    ({ rollout, result } = stepOnce(fleet, rollout, T0 + 33_000));
+    expect(fleet.written).toEqual(["c00", "c01"]);
+  });
+
+  it("waits for notBefore, asks nothing while paused, and stays aborted", () => {
+    const fleet = fleetOf(3);
+    const later = spec({ gates: { notBefore: "2026-11-28T13:00:00Z" } });
+    let { rollout, result } = stepOnce(fleet, fleetRollout(later));
+    expect(rollout.status).toMatchObject({ phase: "Pending" });
+    expect(rollout.status?.targets).toBeUndefined();
+    expect(result.requeueAfterMs).toBe(timing.resyncMs); // an hour away: the resync comes first
+    ({ rollout } = stepOnce(fleet, { ...rollout, spec: { ...later, paused: true } }, T0 + 3_600_000));
+    expect(rollout.status?.phase).toBe("Paused");
+    expect(fleet.written).toEqual([]);
+    ({ rollout } = stepOnce(fleet, { ...rollout, spec: { ...later, abort: true } }, T0 + 3_601_000));
+    expect(rollout.status?.phase).toBe("Aborted");
+    ({ rollout, result } = stepOnce(fleet, { ...rollout, spec: later }, T0 + 3_602_000));
+    expect(rollout.status?.phase).toBe("Aborted");
+    expect(fleet.written).toEqual([]);
+  });
+
+  it("is explained from its status: the verdict, each stage's counts, and what it waits for", () => {
+    const fleet = fleetOf(3);
+    const { rollout } = stepOnce(fleet, fleetRollout(spec({ gates: { approval: true } })));
+    const explained = explainRollout(rollout);
+    expect(explained.state).toBe("progressing");
+    expect(explained.why).toContain("stage canary: 0/1 done, 0 changing, 0 failed, 0 skipped");
+    expect(explained.waitingFor).toEqual([
+      "waiting for stage canary: approval (annotation engine.openmcp.cloud/approve-stage: canary)",
+    ]);
+  });
+});
