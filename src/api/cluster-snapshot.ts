@@ -2,9 +2,24 @@
 import type { Condition, TypedObject } from "./common.ts";
 import type { CLUSTER_SNAPSHOT_API_VERSION } from "./constants/cluster-snapshot.ts";
 
+/** A bucket of an S3-compatible object store, and the Secret (of the snapshot's namespace) with its credentials. */
+export interface SnapshotS3Storage {
+  /** The store's URL, e.g. `https://s3.eu-central-1.amazonaws.com`. */
+  readonly endpoint: string;
+  readonly bucket: string;
+  /** Key prefix the snapshot's objects go under (`<prefix>/<name>-<uid>/<file>`); none: the bucket's top. */
+  readonly prefix?: string;
+  /** Signing region; default `us-east-1`. */
+  readonly region?: string;
+  /** The bucket in the URL's path, not its host name (default true: what most S3-compatible stores want). */
+  readonly forcePathStyle?: boolean;
+  /** A Secret of the snapshot's namespace with keys `accessKeyId` and `secretAccessKey`. */
+  readonly credentialsSecretRef: { readonly name: string };
+}
+
 /**
- * Where the snapshot is kept. One kind of storage is set: `folder` now (the default when `storage` is absent); an
- * S3-compatible object store (`s3`, with a bucket and a Secret's credentials) is the next.
+ * Where the snapshot is kept. One kind of storage is set: `folder` (the default when `storage` is absent) or `s3`
+ * (an S3-compatible object store, credentials from a Secret).
  */
 export interface SnapshotStorage {
   /** A folder under the engine's snapshot folder (`<--state-dir>/snapshots`; embedded: `kindSettings.ClusterSnapshot.folder`). */
@@ -12,6 +27,7 @@ export interface SnapshotStorage {
     /** Relative path under the engine's snapshot folder (no `..`); default: the snapshot's namespace. */
     readonly path?: string;
   };
+  readonly s3?: SnapshotS3Storage;
 }
 
 /** What to snapshot, and where to keep it. Immutable: another snapshot is another object. */
@@ -41,8 +57,12 @@ export interface ClusterSnapshotStatus {
   readonly state?: string;
   /** The Cluster it was taken from: its uid and the endpoint it served at. */
   readonly cluster?: { readonly uid: string; readonly endpoint?: string };
-  /** Where it is: the folder (absolute, on the engine's machine) and its name there. */
-  readonly location?: { readonly folder: string; readonly name: string };
+  /** Where it is: the folder (absolute, on the engine's machine) or the bucket, and its name there. */
+  readonly location?: {
+    readonly folder?: string;
+    readonly s3?: { readonly endpoint: string; readonly bucket: string; readonly prefix?: string };
+    readonly name: string;
+  };
   readonly kubernetesVersion?: string;
   /** RFC 3339. */
   readonly takenAt?: string;

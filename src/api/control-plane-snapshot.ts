@@ -3,14 +3,37 @@
  * kept, what its manifest says, and the error a backend throws for a snapshot it must not restore.
  */
 
-/**
- * Where snapshots are kept. A folder now; an S3-compatible object store is the next kind of location (a field
- * `s3` beside `folder`, one of the two set), read and written by the same store interface.
- */
-export interface SnapshotLocation {
-  /** An absolute folder on the engine's machine; each snapshot is a folder of its own inside it. */
-  readonly folder: string;
+/** The keys of an S3 account, read by the engine from a Secret: never in a status, log, Event or error. */
+export interface S3Credentials {
+  readonly accessKeyId: string;
+  readonly secretAccessKey: string;
 }
+
+/** A bucket of an S3-compatible object store; each snapshot is the objects under `<prefix>/<name>/`. */
+export interface S3SnapshotLocation {
+  /** The store's URL, e.g. `https://s3.eu-central-1.amazonaws.com` or `http://127.0.0.1:7070`. */
+  readonly endpoint: string;
+  readonly bucket: string;
+  /** Key prefix (no leading or trailing `/`); none: snapshots at the bucket's top. */
+  readonly prefix?: string;
+  /** Signing region; default `us-east-1`. */
+  readonly region?: string;
+  /** Bucket in the path (`<endpoint>/<bucket>/…`) rather than the host name; most S3-compatible stores want it. */
+  readonly forcePathStyle: boolean;
+  /** `<namespace>/<name>` of the Secret the credentials come from: for messages only. */
+  readonly credentialsSecret: string;
+  /** Added by the engine just before a backend is called (the Secret's keys); absent in anything recorded. */
+  readonly credentials?: S3Credentials;
+}
+
+/** Where snapshots are kept: a folder on the engine's machine, or a bucket of an S3-compatible store (one of the two). */
+export type SnapshotLocation =
+  | {
+      /** An absolute folder on the engine's machine; each snapshot is a folder of its own inside it. */
+      readonly folder: string;
+      readonly s3?: undefined;
+    }
+  | { readonly s3: S3SnapshotLocation; readonly folder?: undefined };
 
 /** One snapshot: the location and its name there (`[A-Za-z0-9._-]`, unique per snapshot taken). */
 export interface SnapshotReference {
@@ -76,6 +99,40 @@ export class SnapshotRejectedError extends Error {
     super(message);
     this.reason = reason;
   }
+}
+
+/** Why the snapshot's storage cannot be used; the engine shows the reason on the snapshot (retried meanwhile). */
+export type SnapshotStorageFailure =
+  /** The store refused the credentials (unknown key, wrong secret, or no permission on the bucket). */
+  | "StorageAccessDenied"
+  /** The bucket does not exist. */
+  | "StorageBucketMissing"
+  /** The store does not answer (DNS, connection refused, timeout, TLS). */
+  | "StorageUnreachable"
+  /** The Secret with the store's credentials, or one of its keys, is missing. */
+  | "CredentialsNotFound";
+
+/** Thrown when a snapshot's storage cannot be used; its message names the store and bucket, never a key. */
+export class SnapshotStorageError extends Error {
+  override readonly name = "SnapshotStorageError";
+  readonly reason: SnapshotStorageFailure;
+
+  constructor(reason: SnapshotStorageFailure, message: string) {
+    super(message);
+    this.reason = reason;
+  }
+}
+
+/** Whether `error` is a {@link SnapshotStorageError} (by name too, as {@link isSnapshotRejection}). */
+export function isSnapshotStorageFailure(error: unknown): error is SnapshotStorageError {
+  return error instanceof Error && error.name === "SnapshotStorageError" && "reason" in error;
+}
+
+/** Where a snapshot is, for messages: its folder, or `s3://<bucket>/<prefix>` at the endpoint (never credentials). */
+export function describeSnapshotLocation(location: SnapshotLocation): string {
+  if (!location.s3) return location.folder;
+  const { endpoint, bucket, prefix } = location.s3;
+  return `s3://${bucket}/${prefix ? `${prefix}/` : ""} at ${endpoint}`;
 }
 
 /** Whether `error` is a {@link SnapshotRejectedError} (by name too: a backend package may bring its own copy of the class). */

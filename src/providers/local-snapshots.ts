@@ -15,12 +15,8 @@ import {
   writeCertificates,
 } from "../controlplane/control-plane-files.ts";
 import { etcdSnapshotStream, restoreEtcdSnapshot } from "../controlplane/etcd-snapshot.ts";
-import {
-  readFolderSnapshot,
-  type SnapshotDescription,
-  type StoredSnapshot,
-  writeFolderSnapshot,
-} from "./shared/folder-snapshots.ts";
+import type { SnapshotDescription, StoredSnapshot } from "./shared/folder-snapshots.ts";
+import { readSnapshot, writeSnapshot } from "./shared/snapshot-store.ts";
 
 /** etcd's snapshot in a local cluster's snapshot, beside the certificate files (named as in the cluster's folder). */
 const ETCD_SNAPSHOT_FILE = "etcd.db";
@@ -33,7 +29,8 @@ const ETCD_MEMBER = "default";
 
 /**
  * Writes snapshot `reference` of the running cluster in `directory`: etcd's consistent snapshot from `etcdUrl` (its
- * HTTP gateway) and every certificate and key file (see folder-snapshots.ts: whole or not at all).
+ * HTTP gateway) and every certificate and key file (see snapshot-store.ts: whole or not at all; one bound for an
+ * object store is made in `staging` first).
  */
 export function writeLocalSnapshot(
   directory: string,
@@ -41,25 +38,37 @@ export function writeLocalSnapshot(
   certificates: ControlPlaneCertificates,
   reference: SnapshotReference,
   description: SnapshotDescription,
+  staging: string,
 ): Promise<SnapshotManifest> {
-  return writeFolderSnapshot(reference, description, async (add) => {
-    await add(ETCD_SNAPSHOT_FILE, etcdSnapshotStream(etcdUrl));
-    for (const [key, path] of Object.entries(certificatePaths(directory)))
-      await add(basename(path), certificates[key as keyof ControlPlaneCertificates]);
-  });
+  return writeSnapshot(
+    reference,
+    description,
+    async (add) => {
+      await add(ETCD_SNAPSHOT_FILE, etcdSnapshotStream(etcdUrl));
+      for (const [key, path] of Object.entries(certificatePaths(directory)))
+        await add(basename(path), certificates[key as keyof ControlPlaneCertificates]);
+    },
+    staging,
+  );
 }
 
-/** Snapshot `reference`, checked against its manifest and taken by backend `backend` (else refused). */
+/**
+ * Snapshot `reference`, checked against its manifest and taken by backend `backend` (else refused); one in an object
+ * store is downloaded into `staging` (release it when done).
+ */
 export async function readLocalSnapshot(
   reference: SnapshotReference,
   backend: string,
+  staging: string,
 ): Promise<StoredSnapshot> {
-  const stored = await readFolderSnapshot(reference);
-  if (stored.manifest.backend !== backend)
+  const stored = await readSnapshot(reference, staging);
+  if (stored.manifest.backend !== backend) {
+    await stored.release();
     throw new SnapshotRejectedError(
       "IncompatibleSnapshot",
       `snapshot ${reference.name} was taken by backend ${stored.manifest.backend}; the ${backend} backend restores only its own`,
     );
+  }
   return stored;
 }
 

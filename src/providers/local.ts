@@ -172,6 +172,8 @@ export class LocalBackend implements ClusterBackend {
     await removeAbandonedControlPlanes(this.#clusters);
     // Clones a crash cut short while they were made from their snapshot: their create makes them again.
     await rm(join(resolve(this.#options.stateDirectory), "seeding"), { recursive: true, force: true });
+    // Copies of snapshots bound for or read from an object store, left by a crash.
+    await rm(this.#snapshotStaging(), { recursive: true, force: true });
     await this.#supervise();
     this.#scheduleSupervision();
   }
@@ -317,7 +319,12 @@ export class LocalBackend implements ClusterBackend {
       takenAt: new Date(this.#clock.now()).toISOString(),
     };
     const etcd = `http://127.0.0.1:${status.record.ports.etcd}`;
-    return writeLocalSnapshot(directory, etcd, certificates, reference, description);
+    return writeLocalSnapshot(directory, etcd, certificates, reference, description, this.#snapshotStaging());
+  }
+
+  /** Where a snapshot kept in an object store is made before its upload and checked after its download. */
+  #snapshotStaging(): string {
+    return join(resolve(this.#options.stateDirectory), "snapshot-staging");
   }
 
   /**
@@ -337,22 +344,26 @@ export class LocalBackend implements ClusterBackend {
       throw new Error(
         `local backend: cluster ${target.namespace}/${target.name} is hibernated: wake it before restoring a snapshot`,
       );
-    const stored = await readLocalSnapshot(reference, this.name);
-    await requireOwnKeys(directory, stored);
-    this.#etcdutl ??= this.#options.etcdutl ?? findEtcdutl(this.#options.assets);
-    // Marked first: from here on nothing but this restore (or the next one, after a crash) starts the cluster.
-    await writeFile(join(directory, RESTORING_FILE), `${reference.name}\n`);
-    const start = this.#starts.get(key);
-    start?.abort.abort();
-    await start?.done;
-    this.#failures.delete(key);
-    await stopPersistentControlPlane(directory, { startTimeoutMs: this.#startTimeoutMs() });
-    await swapInSnapshotData(
-      directory,
-      stored,
-      this.#etcdutl,
-      `http://127.0.0.1:${status.record.ports.etcdPeer}`,
-    );
+    const stored = await readLocalSnapshot(reference, this.name, this.#snapshotStaging());
+    try {
+      await requireOwnKeys(directory, stored);
+      this.#etcdutl ??= this.#options.etcdutl ?? findEtcdutl(this.#options.assets);
+      // Marked first: from here on nothing but this restore (or the next one, after a crash) starts the cluster.
+      await writeFile(join(directory, RESTORING_FILE), `${reference.name}\n`);
+      const start = this.#starts.get(key);
+      start?.abort.abort();
+      await start?.done;
+      this.#failures.delete(key);
+      await stopPersistentControlPlane(directory, { startTimeoutMs: this.#startTimeoutMs() });
+      await swapInSnapshotData(
+        directory,
+        stored,
+        this.#etcdutl,
+        `http://127.0.0.1:${status.record.ports.etcdPeer}`,
+      );
+    } finally {
+      await stored.release();
+    }
     await rm(join(directory, RESTORING_FILE), { force: true });
     this.#log.info("local cluster rolled back to a snapshot; its processes start again", {
       uid: key,
@@ -368,11 +379,15 @@ export class LocalBackend implements ClusterBackend {
    * leaves no half-made cluster; a snapshot refused (checksums, another backend's) makes nothing.
    */
   async #seedFromSnapshot(key: string, reference: SnapshotReference): Promise<void> {
-    const stored = await readLocalSnapshot(reference, this.name);
-    this.#etcdutl ??= this.#options.etcdutl ?? findEtcdutl(this.#options.assets);
-    await mkdir(this.#clusters, { recursive: true });
-    const seeding = join(resolve(this.#options.stateDirectory), "seeding");
-    await seedClusterFolder(stored, seeding, this.#directoryOf(key), this.#etcdutl);
+    const stored = await readLocalSnapshot(reference, this.name, this.#snapshotStaging());
+    try {
+      this.#etcdutl ??= this.#options.etcdutl ?? findEtcdutl(this.#options.assets);
+      await mkdir(this.#clusters, { recursive: true });
+      const seeding = join(resolve(this.#options.stateDirectory), "seeding");
+      await seedClusterFolder(stored, seeding, this.#directoryOf(key), this.#etcdutl);
+    } finally {
+      await stored.release();
+    }
     this.#log.info("local cluster made from a snapshot", { uid: key, snapshot: reference.name });
   }
 

@@ -50,4 +50,12 @@ export const CLUSTER_SNAPSHOT_REASONS = {
   Restoring: "Restoring",
   /** Restored=False while the backend fails to restore (retried with backoff). */
   RestoreFailed: "RestoreFailed",
+  /** Ready or Restored False (retried): the object store refused the credentials (names the endpoint and bucket). */
+  StorageAccessDenied: "StorageAccessDenied",
+  /** Ready or Restored False (retried): the object store has no such bucket. */
+  StorageBucketMissing: "StorageBucketMissing",
+  /** Ready or Restored False (retried): the object store does not answer. */
+  StorageUnreachable: "StorageUnreachable",
+  /** Ready or Restored False (retried): the Secret with the object store's credentials, or a key of it, is missing. */
+  CredentialsNotFound: "CredentialsNotFound",
 } as const;

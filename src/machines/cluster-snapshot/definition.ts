@@ -26,7 +26,12 @@ export const CLUSTER_SNAPSHOT_DEFINITION = machineDefinition(CLUSTER_SNAPSHOT_KI
 export function explainClusterSnapshot(snapshot: ClusterSnapshot): Explanation {
   const status = snapshot.status;
   const why = conditionsInWords(status?.conditions);
-  if (status?.location) why.push(`stored as ${status.location.folder}/${status.location.name}`);
+  const location = status?.location;
+  if (location?.s3)
+    why.push(
+      `stored as s3://${location.s3.bucket}/${location.s3.prefix ? `${location.s3.prefix}/` : ""}${location.name}/ at ${location.s3.endpoint}`,
+    );
+  else if (location) why.push(`stored as ${location.folder}/${location.name}`);
   if (status?.lastRestore)
     why.push(
       `last restore: ${status.lastRestore.outcome} (request ${status.lastRestore.request}, ${status.lastRestore.time})`,

@@ -6,11 +6,11 @@ import {
   RESTORE_ANNOTATION,
   SNAPSHOT_CONDITIONS,
 } from "../../api/constants/cluster-snapshot.ts";
-import type { SnapshotReference } from "../../api/control-plane-snapshot.ts";
+import type { SnapshotReference, SnapshotStorageFailure } from "../../api/control-plane-snapshot.ts";
 import { mergeConditions } from "../shared/conditions.ts";
 import { type KindStep, kindStep, type StepBasics } from "../shared/kind-step.ts";
 import type { EventRecord } from "../shared/machine-step.ts";
-import { snapshotReference } from "./location.ts";
+import { recordedLocation, recordedReference, snapshotReference } from "./location.ts";
 import {
   clusterSnapshotMachine,
   type RestoreOutcome,
@@ -36,6 +36,8 @@ export interface SnapshotStepInput extends StepBasics {
   readonly taken?: SnapshotFacts["taken"];
   /** How this engine's restore of the asked request ended (kept until the status records it). */
   readonly restored?: RestoreOutcome;
+  /** Why the storage failed the last command (with `lastError`): the reason shown instead of the generic one. */
+  readonly storageFailure?: SnapshotStorageFailure;
 }
 
 /** The facts of one look, from the input alone. */
@@ -91,7 +93,7 @@ function readyCondition(
         ? {
             type: SNAPSHOT_CONDITIONS.ready,
             status: "False",
-            reason: CLUSTER_SNAPSHOT_REASONS.SnapshotFailed,
+            reason: input.storageFailure ?? CLUSTER_SNAPSHOT_REASONS.SnapshotFailed,
             message: input.lastError,
           }
         : {
@@ -122,7 +124,7 @@ function restoredCondition(
       ? {
           type: SNAPSHOT_CONDITIONS.restored,
           status: "False",
-          reason: CLUSTER_SNAPSHOT_REASONS.RestoreFailed,
+          reason: input.storageFailure ?? CLUSTER_SNAPSHOT_REASONS.RestoreFailed,
           message: input.lastError,
         }
       : {
@@ -182,12 +184,7 @@ export const stepClusterSnapshot: (
         ? undefined
         : {
             kind: "restore",
-            snapshot: input.object.status?.location
-              ? {
-                  location: { folder: input.object.status.location.folder },
-                  name: input.object.status.location.name,
-                }
-              : snapshotReference(input.object, input.root),
+            snapshot: recordedReference(input.object, input.root),
             request: facts.restoreRequested,
           },
   },
@@ -204,7 +201,7 @@ export const stepClusterSnapshot: (
             uid: taken.cluster.uid,
             ...(taken.cluster.endpoint ? { endpoint: taken.cluster.endpoint } : {}),
           },
-          location: { folder: reference.location.folder, name: reference.name },
+          location: recordedLocation(reference),
           kubernetesVersion: taken.kubernetesVersion,
           takenAt: taken.takenAt,
           size: taken.size,

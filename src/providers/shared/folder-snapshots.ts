@@ -18,7 +18,6 @@ import { pipeline } from "node:stream/promises";
 import {
   type SnapshotFile,
   type SnapshotManifest,
-  type SnapshotReference,
   SnapshotRejectedError,
 } from "../../api/control-plane-snapshot.ts";
 
@@ -26,6 +25,12 @@ import {
 export const MANIFEST_FILE = "manifest.json";
 
 const partialMark = ".partial-";
+
+/** A snapshot kept in a folder: its folder and its name there. */
+export interface FolderSnapshotReference {
+  readonly location: { readonly folder: string };
+  readonly name: string;
+}
 
 /** What the caller says about a snapshot; the store adds the file list, size and checksum. */
 export type SnapshotDescription = Omit<SnapshotManifest, "format" | "files" | "size" | "checksum">;
@@ -42,10 +47,12 @@ export interface StoredSnapshot {
   /** The folder holding its files. */
   readonly folder: string;
   path(file: string): string;
+  /** Drops what reading it made (a staging copy of a remote snapshot); nothing for a folder's own. */
+  release(): Promise<void>;
 }
 
 /** The folder of snapshot `reference` (its name checked: it must not leave the location). */
-export function snapshotFolder(reference: SnapshotReference): string {
+export function snapshotFolder(reference: FolderSnapshotReference): string {
   if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(reference.name) || reference.name.includes(".."))
     throw new Error(`snapshot name "${reference.name}" must be letters, digits, '.', '_' and '-'`);
   return join(reference.location.folder, reference.name);
@@ -56,7 +63,7 @@ export function snapshotFolder(reference: SnapshotReference): string {
  * summary). Returns the manifest; a snapshot of that name that is complete already is returned unchanged.
  */
 export async function writeFolderSnapshot(
-  reference: SnapshotReference,
+  reference: FolderSnapshotReference,
   description: SnapshotDescription,
   fill: (add: SnapshotFileWriter) => Promise<void>,
 ): Promise<SnapshotManifest> {
@@ -95,7 +102,7 @@ export async function writeFolderSnapshot(
  * checksum against its file list. Throws {@link SnapshotRejectedError} (`ChecksumMismatch`) for a missing,
  * unfinished or altered snapshot, (`IncompatibleSnapshot`) for a manifest of a format this engine does not read.
  */
-export async function readFolderSnapshot(reference: SnapshotReference): Promise<StoredSnapshot> {
+export async function readFolderSnapshot(reference: FolderSnapshotReference): Promise<StoredSnapshot> {
   const folder = snapshotFolder(reference);
   let manifest: SnapshotManifest;
   try {
@@ -125,7 +132,7 @@ export async function readFolderSnapshot(reference: SnapshotReference): Promise<
       "ChecksumMismatch",
       `snapshot ${reference.name}: its manifest's checksum does not match its file list`,
     );
-  return { manifest, folder, path: (file) => join(folder, file) };
+  return { manifest, folder, path: (file) => join(folder, file), release: async () => {} };
 }
 
 /** The manifest of `description` and `files`: sizes summed, the checksum over the sorted file list. */
@@ -200,7 +207,7 @@ async function fsyncPath(path: string): Promise<void> {
 }
 
 /** Removes what unfinished writes of `reference` left behind. */
-async function removePartials(reference: SnapshotReference): Promise<void> {
+async function removePartials(reference: FolderSnapshotReference): Promise<void> {
   const prefix = `.${reference.name}${partialMark}`;
   for (const entry of await readdir(reference.location.folder)) {
     if (entry.startsWith(prefix))

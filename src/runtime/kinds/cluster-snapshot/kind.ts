@@ -9,7 +9,13 @@ import type { Cluster } from "../../../api/cluster.ts";
 import type { ClusterSnapshot } from "../../../api/cluster-snapshot.ts";
 import { CLUSTER_SNAPSHOT_KIND, CLUSTER_SNAPSHOT_REASONS } from "../../../api/constants/cluster-snapshot.ts";
 import { CLUSTER_PHASES, RESOURCES } from "../../../api/constants.ts";
-import { isSnapshotRejection, type SnapshotManifest } from "../../../api/control-plane-snapshot.ts";
+import {
+  describeSnapshotLocation,
+  isSnapshotRejection,
+  isSnapshotStorageFailure,
+  type SnapshotManifest,
+  type SnapshotStorageFailure,
+} from "../../../api/control-plane-snapshot.ts";
 import { isNotFound } from "../../../api/error-message.ts";
 import { objectKey } from "../../../api/object-key.ts";
 import { clusterResponsibility, clusterTarget } from "../../../machines/cluster/step.ts";
@@ -25,6 +31,7 @@ import { type KindSettings, type MachineKind, wake } from "../../machine-kind.ts
 import { CLUSTER_CACHES } from "../cluster/caches.ts";
 import { PROFILE_CACHES } from "../provider-config/caches.ts";
 import { profileClaimant, profileOffer } from "../shared/profile-offer.ts";
+import { withStorageCredentials } from "./storage-credentials.ts";
 
 /** The kind's settings (`kindSettings.ClusterSnapshot`). */
 export interface ClusterSnapshotSettings extends KindSettings {
@@ -50,6 +57,8 @@ export interface SnapshotObservation {
   readonly cluster: SnapshotClusterFact;
   readonly taken?: SnapshotManifest;
   readonly restored?: RestoreOutcome;
+  /** Why the storage failed the last command, when it did. */
+  readonly storageFailure?: SnapshotStorageFailure;
 }
 
 /** Per engine: the snapshot folder, and what commands returned, by snapshot uid, until the status records it. */
@@ -57,6 +66,8 @@ interface SnapshotState {
   readonly root: string;
   readonly taken: Map<string, SnapshotManifest>;
   readonly restored: Map<string, RestoreOutcome>;
+  /** Why the storage failed a snapshot's last command (by uid), until one succeeds. */
+  readonly storageFailures: Map<string, SnapshotStorageFailure>;
 }
 
 /** Polls every second while taking or restoring; a failure is retried after 5 s; at rest, a look every 10 minutes. */
@@ -85,6 +96,7 @@ export const clusterSnapshotKind: MachineKind<
     root: resolve(settings.folder ?? defaultSnapshotFolder()),
     taken: new Map(),
     restored: new Map(),
+    storageFailures: new Map(),
   }),
   reads: [PROFILE_CACHES.profiles, PROFILE_CACHES.providerConfigs],
   // A Cluster that appears, gets Ready or goes wakes the snapshots of it.
@@ -132,7 +144,13 @@ export const clusterSnapshotKind: MachineKind<
       async observe() {
         const taken = context.state.taken.get(uid);
         const restored = context.state.restored.get(uid);
-        return { cluster: fact, ...(taken ? { taken } : {}), ...(restored ? { restored } : {}) };
+        const storageFailure = context.state.storageFailures.get(uid);
+        return {
+          cluster: fact,
+          ...(taken ? { taken } : {}),
+          ...(restored ? { restored } : {}),
+          ...(storageFailure ? { storageFailure } : {}),
+        };
       },
       step: (current, observation, { now, lastError }) =>
         stepClusterSnapshot({
@@ -141,6 +159,7 @@ export const clusterSnapshotKind: MachineKind<
           root: context.state.root,
           ...(observation.taken ? { taken: observation.taken } : {}),
           ...(observation.restored ? { restored: observation.restored } : {}),
+          ...(observation.storageFailure ? { storageFailure: observation.storageFailure } : {}),
           now,
           ...(lastError ? { lastError } : {}),
           timing: context.timing,
@@ -149,26 +168,33 @@ export const clusterSnapshotKind: MachineKind<
         for (const command of commands) {
           if (!target || !backend)
             throw new Error(`Cluster ${namespace}/${snapshot.spec.cluster.name} or its backend is unknown`);
-          if (command.kind === "snapshot") {
-            if (!backend.snapshot) throw new Error(`backend ${backend.name} takes no snapshots`);
-            context.state.taken.set(uid, await backend.snapshot(target, command.snapshot));
-            continue;
-          }
-          if (!backend.restore) throw new Error(`backend ${backend.name} restores no snapshots`);
           try {
-            await backend.restore(target, command.snapshot);
+            // The store's keys join the reference here only, for the backend's call.
+            const reference = await withStorageCredentials(command.snapshot, context.kubeConfig);
+            if (command.kind === "snapshot") {
+              if (!backend.snapshot) throw new Error(`backend ${backend.name} takes no snapshots`);
+              context.state.taken.set(uid, await backend.snapshot(target, reference));
+            } else await restore(command.request, reference);
+            context.state.storageFailures.delete(uid);
+          } catch (error) {
+            if (isSnapshotStorageFailure(error)) context.state.storageFailures.set(uid, error.reason);
+            else context.state.storageFailures.delete(uid);
+            throw error; // retried
+          }
+        }
+
+        async function restore(request: string, reference: SnapshotCommand["snapshot"]): Promise<void> {
+          if (!target || !backend?.restore) throw new Error(`backend ${backend?.name} restores no snapshots`);
+          try {
+            await backend.restore(target, reference);
             context.state.restored.set(uid, {
-              request: command.request,
+              request,
               outcome: CLUSTER_SNAPSHOT_REASONS.Restored,
               message: `Cluster ${namespace}/${target.name} rolled back to this snapshot (${snapshot.status?.takenAt ?? "?"}); its endpoint and certificate authority are unchanged`,
             });
           } catch (error) {
             if (!isSnapshotRejection(error)) throw error; // retried
-            context.state.restored.set(uid, {
-              request: command.request,
-              outcome: error.reason,
-              message: error.message,
-            });
+            context.state.restored.set(uid, { request, outcome: error.reason, message: error.message });
           }
         }
       },
@@ -177,7 +203,7 @@ export const clusterSnapshotKind: MachineKind<
 
   describe: (command) =>
     command.kind === "snapshot"
-      ? `take snapshot ${command.snapshot.name} into ${command.snapshot.location.folder}`
+      ? `take snapshot ${command.snapshot.name} into ${describeSnapshotLocation(command.snapshot.location)}`
       : `roll back to snapshot ${command.snapshot.name} (request ${command.request})`,
 
   explain: async (snapshot) => explainClusterSnapshot(snapshot),

@@ -12,6 +12,8 @@ import {
   RESTORE_FROM_ANNOTATION,
 } from "../../../api/constants/cluster-snapshot.ts";
 import { isNotFound } from "../../../api/error-message.ts";
+import { recordedReference } from "../../../machines/cluster-snapshot/location.ts";
+import { withStorageCredentials } from "../cluster-snapshot/storage-credentials.ts";
 
 /**
  * `target` with `restoreFrom` when the Cluster names a snapshot; `target` as it is otherwise. Throws, with what to do,
@@ -49,5 +51,7 @@ export async function withRestoreSource(
     throw new Error(
       `cannot make the Cluster from ${where} yet: it is ${snapshot.status?.phase ?? "new"}, not Complete; the Cluster is made once it is`,
     );
-  return { ...target, restoreFrom: { location: { folder: location.folder }, name: location.name } };
+  // The root is unused: a folder snapshot is where its status says, an S3 one where its spec says.
+  const reference = recordedReference(snapshot, "/");
+  return { ...target, restoreFrom: await withStorageCredentials(reference, kubeConfig) };
 }

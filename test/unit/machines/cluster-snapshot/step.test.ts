@@ -1,7 +1,7 @@
 /** The ClusterSnapshot step: waits for its Cluster, takes the snapshot once, records it, rolls back once per request. */
 import { describe, expect, it } from "vitest";
 import type { ClusterSnapshot } from "../../../../src/api/cluster-snapshot.ts";
-import type { SnapshotManifest } from "../../../../src/api/control-plane-snapshot.ts";
+import type { SnapshotManifest, SnapshotStorageFailure } from "../../../../src/api/control-plane-snapshot.ts";
 import { snapshotReference } from "../../../../src/machines/cluster-snapshot/location.ts";
 import type {
   RestoreOutcome,
@@ -46,7 +46,12 @@ const manifest: SnapshotManifest = {
 const step = (
   object: ClusterSnapshot,
   cluster: SnapshotClusterFact,
-  more: { taken?: SnapshotManifest; restored?: RestoreOutcome; lastError?: string } = {},
+  more: {
+    taken?: SnapshotManifest;
+    restored?: RestoreOutcome;
+    lastError?: string;
+    storageFailure?: SnapshotStorageFailure;
+  } = {},
 ) => stepClusterSnapshot({ object, cluster, root: ROOT, now: "2026-01-01T00:01:00Z", timing, ...more });
 
 const condition = (object: { status?: ClusterSnapshot["status"] }, type: string) =>
@@ -112,6 +117,21 @@ describe("a ClusterSnapshot step", () => {
     expect(result.state).toBe("taking");
     expect(result.commands).toHaveLength(1);
     expect(condition(result.desired, "Ready")).toMatchObject({ status: "False", reason: "SnapshotFailed" });
+  });
+
+  it("shows why the storage failed (StorageAccessDenied) instead of SnapshotFailed, and orders it again", () => {
+    const taking = withStep(snapshot(), step(snapshot(), READY));
+    const result = step(taking, READY, {
+      lastError: "the S3 store at http://s3.test, bucket b refused the credentials of Secret team/c",
+      storageFailure: "StorageAccessDenied",
+    });
+    expect(result.state).toBe("taking");
+    expect(result.commands).toHaveLength(1);
+    expect(condition(result.desired, "Ready")).toMatchObject({
+      status: "False",
+      reason: "StorageAccessDenied",
+      message: expect.stringContaining("bucket b"),
+    });
   });
 
   it("records what was taken (uid, endpoint, size, checksum, location) once, with one Event, then rests", () => {
@@ -232,5 +252,59 @@ describe("where a snapshot goes", () => {
       expect(
         snapshotReference(snapshot(undefined, undefined, { folder: { path } }), ROOT).location.folder,
       ).toBe("/var/snapshots/team");
+  });
+});
+
+describe("a snapshot in an S3-compatible store", () => {
+  const s3 = {
+    endpoint: "http://s3.test:7070",
+    bucket: "snaps",
+    prefix: "engine",
+    credentialsSecretRef: { name: "keys" },
+  };
+
+  it("is the bucket and prefix named by the spec, its Secret named, no credentials in the command", () => {
+    const result = step(snapshot(undefined, undefined, { s3 }), READY);
+    expect(result.commands).toEqual([
+      {
+        kind: "snapshot",
+        snapshot: {
+          location: {
+            s3: {
+              endpoint: "http://s3.test:7070",
+              bucket: "snaps",
+              prefix: "engine",
+              forcePathStyle: true,
+              credentialsSecret: "team/keys",
+            },
+          },
+          name: "before-s-uid",
+        },
+      },
+    ]);
+  });
+
+  it("records the bucket (not a folder) and restores from it", () => {
+    const object = snapshot(undefined, undefined, { s3 });
+    const taking = withStep(object, step(object, READY));
+    const complete = withStep(taking, step(taking, READY, { taken: manifest }));
+    expect(complete.status?.location).toEqual({
+      s3: { endpoint: "http://s3.test:7070", bucket: "snaps", prefix: "engine" },
+      name: "before-s-uid",
+    });
+    const asked = {
+      ...complete,
+      metadata: { ...complete.metadata, annotations: { "engine.openmcp.cloud/restore": "1" } },
+    };
+    const result = step(asked, READY);
+    expect(result.commands).toEqual([
+      expect.objectContaining({
+        kind: "restore",
+        snapshot: expect.objectContaining({
+          location: { s3: expect.objectContaining({ bucket: "snaps", credentialsSecret: "team/keys" }) },
+          name: "before-s-uid",
+        }),
+      }),
+    ]);
   });
 });
