@@ -28,12 +28,17 @@ export {
 } from "./api/contract-version.ts";
 export {
   isSnapshotRejection,
+  isSnapshotStorageFailure,
+  type S3Credentials,
+  type S3SnapshotLocation,
   type SnapshotFile,
   type SnapshotLocation,
   type SnapshotManifest,
   type SnapshotReference,
   SnapshotRejectedError,
   type SnapshotRejection,
+  SnapshotStorageError,
+  type SnapshotStorageFailure,
 } from "./api/control-plane-snapshot.ts";
 export type { FailureDomain } from "./api/engine-cluster.ts";
 export { type ApiStatus, apiStatusOf, errorMessage, formatApiStatus } from "./api/error-message.ts";

@@ -5,8 +5,8 @@
  */
 import { NoSuchBucket, NoSuchKey, S3ServiceException } from "@aws-sdk/client-s3";
 import { describe, expect, it } from "vitest";
-import type { S3SnapshotLocation } from "../../../src/api/control-plane-snapshot.ts";
-import { storageFailureOf } from "../../../src/providers/shared/s3-snapshots.ts";
+import type { S3SnapshotLocation } from "../../../../src/api/control-plane-snapshot.ts";
+import { storageFailureOf } from "../../../../src/providers/shared/s3-snapshots.ts";
 
 const location: S3SnapshotLocation = {
   endpoint: "https://s3.example.test",
