@@ -35,7 +35,7 @@ import { freePorts } from "../../src/util/free-ports.ts";
 import { aProviderConfig } from "../support/builders.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
 import { localBackends } from "../support/local-backend-state.ts";
-import { type S3Server, startS3Server } from "../support/s3-server.ts";
+import { findVersitygw, type S3Server, startS3Server } from "../support/s3-server.ts";
 import { isReady, startWorld, type World } from "../support/world.ts";
 
 const OBJECTS = Number(process.env.OPENMCP_SNAPSHOT_OBJECTS ?? 1_000);
@@ -161,6 +161,11 @@ async function keysUnder(prefix: string): Promise<string[]> {
     client.destroy();
   }
 }
+
+// Built once per machine by hack/s3/build.sh (a few minutes the first time; at once afterwards).
+beforeAll(() => {
+  findVersitygw();
+}, 900_000);
 
 beforeAll(async () => {
   server = await startS3Server();
