@@ -376,7 +376,12 @@ describe(`ClusterSnapshots in S3 of a real local cluster with ${OBJECTS} ConfigM
     expect(message).toContain(`${world.namespace}/wrong-credentials`);
     expect(JSON.stringify(failing)).not.toContain(wrong);
     expect(JSON.stringify(failing)).not.toContain(server.secretAccessKey);
-    const events = await eventsAbout("wrong-credential");
+    // The failure's Warning Event is there (so its text is checked), without the key.
+    const events = await eventually(
+      async () =>
+        satisfying(await eventsAbout("wrong-credential"), (text) => text.includes("refused the credentials")),
+      { what: "the Warning Event of the refused credentials", timeoutMs: 30_000 },
+    );
     expect(events).not.toContain(wrong);
     expect(events).not.toContain(server.secretAccessKey);
   });
