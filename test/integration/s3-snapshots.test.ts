@@ -2,13 +2,13 @@
  * ClusterSnapshots kept in a real S3-compatible store (versitygw, built by hack/s3/build.sh) of a real local cluster
  * driven by the engine on a real management API server, one cluster shared by every test. The store alone: a
  * snapshot whose upload was cut short (objects without a manifest) is not read as complete, and a retry finishes;
- * a complete one is returned as it is. Through the engine: a snapshot to the bucket (every file and the manifest
+ * an upload failing midway leaves no manifest; a complete one is returned as it is; an altered object is refused. Through the engine: a snapshot to the bucket (every file and the manifest
  * listed there), a clone made from it (every ConfigMap back, compared by content), a rollback in place from it; a
  * wrong credential, a missing bucket, a missing Secret and an unreachable store each named on the object, and the
  * secret never in its status or Events. Upload and download times are printed (OPENMCP_SNAPSHOT_OBJECTS ConfigMaps;
  * default 1,000).
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ListObjectsV2Command, PutObjectCommand } from "@aws-sdk/client-s3";
@@ -256,6 +256,28 @@ describe("the S3 snapshot store against versitygw", () => {
       staging,
     );
     expect(again).toEqual(manifest);
+  });
+
+  it("leaves no manifest when an upload fails midway, and the next write finishes", async () => {
+    const reference = { location: { s3: location() }, name: "failing" };
+    // The store cannot take b.bin (its key is a folder in versitygw's tree): a.txt goes up, b.bin fails.
+    const blocker = join(server.root, BUCKET, "store", "failing", "b.bin");
+    mkdirSync(join(blocker, "in-the-way"), { recursive: true });
+    const fill = async (add: (name: string, content: string) => Promise<void>) => {
+      await add("a.txt", "first");
+      await add("b.bin", "second");
+    };
+    await expect(writeS3Snapshot(reference, description, fill, staging)).rejects.toThrow(/b\.bin/);
+    expect(await keysUnder("store/failing/")).not.toContain("store/failing/manifest.json");
+    expect(await keysUnder("store/failing/")).toContain("store/failing/a.txt");
+    await expect(readS3Snapshot(reference, staging)).rejects.toMatchObject({ reason: "ChecksumMismatch" });
+
+    rmSync(blocker, { recursive: true, force: true });
+    const manifest = await writeS3Snapshot(reference, description, fill, staging);
+    expect(manifest.files.map((file) => file.name)).toEqual(["a.txt", "b.bin"]);
+    const stored = await readS3Snapshot(reference, staging);
+    expect(stored.manifest.checksum).toBe(manifest.checksum);
+    await stored.release();
   });
 
   it("refuses a snapshot whose object in the bucket was altered (ChecksumMismatch)", async () => {
