@@ -236,6 +236,21 @@ describe("a ClusterSnapshot step", () => {
       expect(result.commands).toEqual([expect.objectContaining({ kind: "restore" })]);
       expect(condition(result.desired, "Restored")).toMatchObject({ reason: "RestoreFailed" });
     });
+
+    it("retries a restore whose storage fails, showing why (StorageBucketMissing)", () => {
+      const restoring = withStep(asked("r1"), step(asked("r1"), READY));
+      const result = step(restoring, READY, {
+        lastError: "the S3 store at http://s3.test, bucket gone: the bucket does not exist",
+        storageFailure: "StorageBucketMissing",
+      });
+      expect(result.state).toBe("restoring");
+      expect(result.commands).toEqual([expect.objectContaining({ kind: "restore" })]);
+      expect(condition(result.desired, "Restored")).toMatchObject({
+        status: "False",
+        reason: "StorageBucketMissing",
+        message: expect.stringContaining("bucket gone"),
+      });
+    });
   });
 });
 
