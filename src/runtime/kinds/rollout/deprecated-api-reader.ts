@@ -19,6 +19,9 @@ import { profileOffer } from "../shared/profile-offer.ts";
 /** How long one read of a Cluster's deprecated APIs stands. */
 const READ_STANDS_MS = 30_000;
 
+/** At most this many API servers read at once (a /metrics answer is about 1 MB): a large stage is read in turns. */
+const READS_AT_ONCE = 8;
+
 /** GETs `path` of the API server `kubeconfig` names, as text. */
 async function getText(kubeconfig: string, path: string): Promise<string> {
   const kubeConfig = new KubeConfig();
@@ -57,6 +60,20 @@ export class DeprecatedApiReads {
   }
 
   #prunedAtMs = 0;
+
+  /** What each of `clusters`' API servers says, by uid, at most {@link READS_AT_ONCE} read at once. */
+  async ofAll(clusters: readonly Cluster[], context: KindContext): Promise<Map<string, DeprecatedApiRead>> {
+    const reads = new Map<string, DeprecatedApiRead>();
+    let next = 0;
+    const worker = async () => {
+      while (next < clusters.length) {
+        const cluster = clusters[next++] as Cluster;
+        reads.set(cluster.metadata.uid ?? "", await this.of(cluster, context));
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(READS_AT_ONCE, clusters.length) }, worker));
+    return reads;
+  }
 
   /** What `cluster`'s API server says, read now unless a read of it stands. */
   async of(cluster: Cluster, context: KindContext): Promise<DeprecatedApiRead> {

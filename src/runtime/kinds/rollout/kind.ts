@@ -116,29 +116,29 @@ export const rolloutKind: MachineKind<
       async observe(current) {
         const seen = clusters();
         const status = current.status;
-        const over =
-          status?.phase === "Halted" || status?.phase === "Succeeded" || status?.phase === "Aborted";
-        // Only the Clusters the preflight may check next are read (their API servers, through admin access).
-        const candidates = over
+        const idle =
+          status?.phase === "Halted" ||
+          status?.phase === "Succeeded" ||
+          status?.phase === "Aborted" ||
+          current.spec.paused === true ||
+          current.spec.abort === true;
+        // Only the Clusters the preflight may check next are read (their API servers, through admin access), and
+        // only while the run may ask Clusters.
+        const candidates = idle
           ? []
           : preflightCandidates(
               current.spec,
               status?.targets ?? freezeTargets(current.spec, namespace, seen),
             );
         const byName = new Map(seen.map((cluster) => [cluster.metadata.name ?? "", cluster]));
-        const reads = await Promise.all(
-          candidates.flatMap((target) => {
-            const cluster = byName.get(target.name);
-            if (!cluster || cluster.metadata.uid !== target.uid) return [];
-            return [
-              context.state.deprecated.of(cluster, context).then((read) => [target.uid, read] as const),
-            ];
-          }),
-        );
+        const toRead = candidates.flatMap((target) => {
+          const cluster = byName.get(target.name);
+          return cluster && cluster.metadata.uid === target.uid ? [cluster] : [];
+        });
         return {
           clusters: seen,
           profiles: context.informers.of(PROFILE_CACHES.profiles).list(),
-          deprecatedApis: new Map(reads),
+          deprecatedApis: await context.state.deprecated.ofAll(toRead, context),
         };
       },
       step: (current, observation, { now, nowMs, lastError }) => {
