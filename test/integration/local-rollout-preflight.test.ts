@@ -4,7 +4,8 @@
  * for `networking.k8s.io/v1beta1 servicecidrs`; its API server's /metrics then shows
  * `apiserver_requested_deprecated_apis{…removed_release="1.37"…} 1` (printed), and a Rollout to 1.37.0 holds its
  * canary with `DeprecatedAPIsInUse` naming the API and the Cluster, which keeps its version. (The local backend
- * offers only its binaries' version, so the same run is also held by `VersionNotOffered`: both are named.)
+ * offers only its binaries' version, so the same run is also held by `VersionNotOffered`: both are named.) A
+ * `runtimeConfig` that is not kube-apiserver's `--runtime-config` is refused.
  */
 import { request } from "node:https";
 import { KubeConfig } from "@kubernetes/client-node";
@@ -88,6 +89,12 @@ afterAll(async () => {
 describe("a Rollout over a local Cluster whose API server was asked for a deprecated API", {
   timeout: 120_000,
 }, () => {
+  it("is served by a local backend whose runtimeConfig must be kube-apiserver's --runtime-config", async () => {
+    await expect(locals.open(locals.folder(), { runtimeConfig: "v1beta1 --insecure" })).rejects.toThrow(
+      /runtimeConfig "v1beta1 --insecure" must be kube-apiserver's --runtime-config/,
+    );
+  });
+
   it("holds its stage with DeprecatedAPIsInUse, naming the API and the Cluster", async () => {
     // A workload still on the beta API: the API server marks it requested, with the release that removes it.
     await get("/apis/networking.k8s.io/v1beta1/servicecidrs");
