@@ -24,6 +24,15 @@ export interface RolloutGates {
   readonly notBefore?: string;
 }
 
+/** Checks of each Cluster before its stage asks it for the version (see docs/rollouts.md). */
+export interface RolloutPreflight {
+  /**
+   * A Cluster whose API server could not be read for deprecated APIs (its backend gives no admin access, or the
+   * read failed) blocks its stage when true; when false (the default) it is only named in the Preflight condition.
+   */
+  readonly requireDeprecatedAPICheck?: boolean;
+}
+
 /** Which Clusters (of the rollout's namespace), what they get and how. */
 export interface RolloutSpec extends ClusterSelection {
   /** The Kubernetes version every target gets (written to the Cluster's `spec.kubernetes.version`). */
@@ -35,6 +44,7 @@ export interface RolloutSpec extends ClusterSelection {
   /** At most this many targets changing or not Ready at once. Default 1. */
   readonly maxUnavailable?: number;
   readonly gates?: RolloutGates;
+  readonly preflight?: RolloutPreflight;
   /** How long a changed Cluster may take to be Ready at the new version; past it the run halts. Default 1800. */
   readonly timeoutSeconds?: number;
   /** No Cluster is changed while true; those changing go on. */

@@ -68,6 +68,11 @@ export interface LocalBackendOptions {
   readonly stopOnClose?: boolean;
   /** How long each process of a control plane may take to become healthy. Default 90 s. */
   readonly startTimeoutMs?: number;
+  /**
+   * kube-apiserver's `--runtime-config` for every cluster, e.g. `networking.k8s.io/v1beta1=true` to serve beta APIs
+   * that are off by default (as clusters still running older workloads do). Default: none.
+   */
+  readonly runtimeConfig?: string;
   /** How often the supervisor looks for clusters whose processes died. Default 2 s. */
   readonly superviseEveryMs?: number;
   readonly log?: Logger;
@@ -502,6 +507,7 @@ export class LocalBackend implements ClusterBackend {
             `--authentication-config=${authenticationConfigPath(directory)}`,
             // After the launch's own issuer (its URL, which signs new tokens): the original's, for a clone.
             ...issuers.map((issuer) => `--service-account-issuer=${issuer}`),
+            ...(this.#options.runtimeConfig ? [`--runtime-config=${this.#options.runtimeConfig}`] : []),
           ],
           startTimeoutMs: this.#startTimeoutMs(),
           signal: abort.signal,
@@ -655,6 +661,14 @@ export const createBackend: BackendFactory = async (context: BackendContext) => 
     examples: "90s or 2m",
     positive: true,
   });
+  const runtimeConfig = options.runtimeConfig;
+  if (
+    runtimeConfig !== undefined &&
+    !/^[\w.-]+(\/[\w.-]+)?=(true|false)(,[\w.-]+(\/[\w.-]+)?=(true|false))*$/.test(runtimeConfig)
+  )
+    throw new Error(
+      `local backend: runtimeConfig "${runtimeConfig}" must be kube-apiserver's --runtime-config, like networking.k8s.io/v1beta1=true,api/beta=true`,
+    );
   const assets = findKubeAssets(options.assets === undefined ? undefined : resolve(options.assets));
   const reported = kubeAssetVersions(assets).kubernetes;
   const version = bareVersion(reported);
@@ -666,6 +680,7 @@ export const createBackend: BackendFactory = async (context: BackendContext) => 
     version,
     stopOnClose: stopOnClose === "true",
     ...(startTimeoutMs === undefined ? {} : { startTimeoutMs }),
+    ...(runtimeConfig ? { runtimeConfig } : {}),
     log: context.log,
     clock: context.clock,
   });

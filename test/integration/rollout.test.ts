@@ -2,15 +2,20 @@
  * Rollouts on a real API server, 100 Clusters on the simulated backend: a good version passes the canary and every
  * stage in order, never more than maxUnavailable targets changing or not Ready (checked throughout by a watcher
  * of its own), each Cluster updated once and marked with the run; a version the backend fails for halts the run
- * after the canary, which alone received it, with the Cluster and its failure named.
+ * after the canary, which alone received it, with the Cluster and its failure named. Preflight on the simulated
+ * backend: a version the profile does not offer and a downgrade hold the canary with the Cluster (and profile) named;
+ * the good run names the Clusters whose API servers it could not read. The rollout metrics as the engine's /metrics
+ * serves them: runs by phase, a run held by reason, Clusters changed, stage durations.
  */
 import { PatchStrategy, setHeaderOptions } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Cluster } from "../../src/api/cluster.ts";
 import { CHANGED_BY_ROLLOUT_ANNOTATION, ROLLOUT_RESOURCE } from "../../src/api/constants/rollout.ts";
 import { RESOURCES } from "../../src/api/constants.ts";
+import { silentLogger } from "../../src/api/logger.ts";
 import type { Rollout, RolloutSpec } from "../../src/api/rollout.ts";
 import { SimulatedBackend } from "../../src/providers/simulated.ts";
+import { type ProbeServers, startProbeServers } from "../../src/runtime/probe-server.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
 import { startWorld, type World } from "../support/world.ts";
 
@@ -22,6 +27,21 @@ const MAX_UNAVAILABLE = 5;
 const names = Array.from({ length: COUNT }, (_, i) => `c${String(i).padStart(3, "0")}`);
 
 let world: World;
+let probes: ProbeServers;
+
+/** The engine's /metrics, over HTTP. */
+const scrape = async () => (await fetch(`http://127.0.0.1:${probes.metricsPort}/metrics`)).text();
+
+/** The value of one sample in a Prometheus text exposition, 0 when absent. */
+function sample(text: string, name: string, labels: Record<string, string> = {}): number {
+  const wanted = Object.entries(labels).map(([key, value]) => `${key}="${value}"`);
+  const line = text
+    .split("\n")
+    .find((l) =>
+      l.startsWith(`${name}{`) || l.startsWith(`${name} `) ? wanted.every((w) => l.includes(w)) : false,
+    );
+  return line ? Number(line.split(" ").at(-1)) : 0;
+}
 
 const listClusters = async () => world.list<Cluster>(RESOURCES.Cluster);
 const readyAt = (version: string) => (cluster: Cluster) =>
@@ -63,6 +83,13 @@ beforeAll(async () => {
     },
     setHeaderOptions("Content-Type", PatchStrategy.MergePatch),
   );
+  probes = await startProbeServers({
+    metricsAddress: "127.0.0.1:0",
+    healthAddress: "0",
+    metrics: world.engine.metrics,
+    ready: () => true,
+    log: silentLogger,
+  });
   for (const name of names) await world.createCluster(name, { kubernetes: { version: OLD } });
   await eventually(
     async () => satisfying(await listClusters(), (all) => all.filter(readyAt(OLD)).length === COUNT),
@@ -71,6 +98,7 @@ beforeAll(async () => {
 }, 180_000);
 
 afterAll(async () => {
+  await probes?.close();
   await world?.stop();
 });
 
@@ -95,6 +123,36 @@ describe("a Rollout", () => {
       );
     await expect(patch({ version: BAD })).rejects.toThrow(/spec.version cannot change/);
     await expect(patch({ abort: false })).rejects.toThrow(/cannot go back to false/);
+  });
+
+  it("holds the canary on a version its profile does not offer, naming the Cluster and the profile", async () => {
+    await createRollout("unoffered", { version: "1.33.9" });
+    const held = await eventually(
+      async () =>
+        satisfying(
+          await readRollout("unoffered"),
+          (r) => r.status?.conditions?.some((c) => c.type === "Preflight" && c.status === "False") === true,
+        ),
+      { what: "rollout unoffered held by its preflight", timeoutMs: 30_000 },
+    );
+    expect(held?.status?.phase).toBe("Progressing");
+    const condition = (type: string) => held?.status?.conditions?.find((c) => c.type === type);
+    expect(condition("Ready")).toMatchObject({ status: "False", reason: "VersionNotOffered" });
+    expect(condition("Preflight")?.message).toBe(
+      `stage canary blocked: VersionNotOffered: Cluster c000: ClusterProfile ${world.profile} does not offer 1.33.9 (it offers ${BAD}, ${GOOD}, ${OLD})`,
+    );
+    expect(sample(await scrape(), "openmcp_engine_rollouts_blocked", { reason: "VersionNotOffered" })).toBe(
+      1,
+    );
+    // Nothing was asked; abort it so that it holds nothing for the runs below.
+    expect((await listClusters()).filter((c) => c.spec.kubernetes?.version !== OLD)).toEqual([]);
+    await world.custom.patchNamespacedCustomObject(
+      { ...ROLLOUT_RESOURCE, namespace: world.namespace, name: "unoffered", body: { spec: { abort: true } } },
+      setHeaderOptions("Content-Type", PatchStrategy.MergePatch),
+    );
+    await eventually(async () => satisfying(await readRollout("unoffered"), phaseIs("Aborted")), {
+      what: "rollout unoffered Aborted",
+    });
   });
 
   it("brings a good version to 100 Clusters: canary alone, then the stages in order, within maxUnavailable", async () => {
@@ -152,7 +210,44 @@ describe("a Rollout", () => {
         expect.objectContaining({ type: "Ready", status: "True", reason: "Succeeded" }),
       ]),
     );
+    // The simulated backend gives no admin access: the checks it could not make are named, and do not block.
+    const preflight = done?.status?.conditions?.find((c) => c.type === "Preflight");
+    expect(preflight).toMatchObject({ status: "True", reason: "PreflightPassed" });
+    expect(preflight?.message).toMatch(
+      /^stage rest: nothing blocks; .*deprecated APIs not checked: backend simulated gives no admin access/,
+    );
+
+    const metrics = await scrape();
+    expect(sample(metrics, "openmcp_engine_rollout_clusters_changed_total")).toBe(COUNT);
+    expect(sample(metrics, "openmcp_engine_rollouts", { phase: "Succeeded" })).toBe(1);
+    expect(sample(metrics, "openmcp_engine_rollouts", { phase: "Aborted" })).toBe(2); // fixed and unoffered
+    expect(sample(metrics, "openmcp_engine_rollouts_blocked", { reason: "VersionNotOffered" })).toBe(0);
+    // One duration per stage: canary, first, rest.
+    expect(sample(metrics, "openmcp_engine_rollout_stage_duration_seconds_count")).toBe(3);
+    expect(sample(metrics, "openmcp_engine_rollout_stage_duration_seconds_sum")).toBeGreaterThan(0);
   }, 300_000);
+
+  it("holds a downgrade by its version-skew check, naming the Cluster", async () => {
+    await createRollout("downgrade", { version: OLD });
+    const held = await eventually(
+      async () =>
+        satisfying(
+          await readRollout("downgrade"),
+          (r) => r.status?.conditions?.some((c) => c.type === "Ready" && c.reason === "VersionSkew") === true,
+        ),
+      { what: "rollout downgrade held by VersionSkew", timeoutMs: 30_000 },
+    );
+    expect(held?.status?.conditions?.find((c) => c.type === "Preflight")?.message).toBe(
+      `stage canary blocked: VersionSkew: Cluster c000 is at ${GOOD}: ${OLD} would be a downgrade`,
+    );
+    await world.custom.patchNamespacedCustomObject(
+      { ...ROLLOUT_RESOURCE, namespace: world.namespace, name: "downgrade", body: { spec: { abort: true } } },
+      setHeaderOptions("Content-Type", PatchStrategy.MergePatch),
+    );
+    await eventually(async () => satisfying(await readRollout("downgrade"), phaseIs("Aborted")), {
+      what: "rollout downgrade Aborted",
+    });
+  });
 
   it("halts after the canary when the backend fails for the version, naming the Cluster and its failure", async () => {
     await createRollout("bad", { version: BAD, canary: 1, maxUnavailable: MAX_UNAVAILABLE });

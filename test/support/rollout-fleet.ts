@@ -4,6 +4,7 @@
  * machine would (Ready at its new generation, or failed), as a test says. No API server, no engine.
  */
 import type { Cluster } from "../../src/api/cluster.ts";
+import type { ClusterProfile } from "../../src/api/cluster-profile.ts";
 import type { Rollout, RolloutSpec } from "../../src/api/rollout.ts";
 import type { ChangeCommand } from "../../src/machines/rollout/step.ts";
 
@@ -26,6 +27,20 @@ export function fleetCluster(name: string, version: string, labels: Record<strin
     spec: { profile: "p", tenancy: "Exclusive", kubernetes: { version } },
     status: { phase: "Ready", observedGeneration: 1, providerStatus: { state: "ready" } },
   } as Cluster;
+}
+
+/** The fleet's ClusterProfile `p`, offering `versions`. */
+export function fleetProfile(versions: readonly string[]): ClusterProfile {
+  return {
+    apiVersion: "clusters.openmcp.cloud/v1alpha1",
+    kind: "ClusterProfile",
+    metadata: { name: "p" },
+    spec: {
+      providerRef: { name: "sim" },
+      providerConfigRef: { name: "sim" },
+      supportedVersions: versions.map((version) => ({ version })),
+    },
+  } as ClusterProfile;
 }
 
 /** A Rollout of the fleet's namespace. */

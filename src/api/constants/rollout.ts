@@ -27,6 +27,9 @@ export const CANARY_STAGE = "canary";
 /** The name of the one stage of a rollout that lists none. */
 export const DEFAULT_STAGE = "all";
 
+/** The condition of the Rollout saying how the current stage's preflight stands. */
+export const PREFLIGHT_CONDITION = "Preflight";
+
 /** Defaults of the spec (the CRD sets them too; the step reads them for objects written without them). */
 export const ROLLOUT_DEFAULTS = {
   canary: 1,
@@ -56,4 +59,16 @@ export const ROLLOUT_REASONS = {
   ClustersChanged: "ClustersChanged",
   /** Event: a stage was entered. */
   StageStarted: "StageStarted",
+  /** Preflight: a target's profile does not offer the version (or the profile is missing). */
+  VersionNotOffered: "VersionNotOffered",
+  /** Preflight: the version is a downgrade, or more than one minor above what a target asks for now. */
+  VersionSkew: "VersionSkew",
+  /** Preflight (a note, never blocking): a target names no version, so the skew could not be checked. */
+  VersionSkewNotChecked: "VersionSkewNotChecked",
+  /** Preflight: a target's API server was asked for an API that the version no longer serves. */
+  DeprecatedAPIsInUse: "DeprecatedAPIsInUse",
+  /** Preflight: a target's API server could not be read (no admin access, or it failed); blocks only when required. */
+  DeprecatedAPIsNotChecked: "DeprecatedAPIsNotChecked",
+  /** Preflight: every check passed for the current stage's Clusters still to ask. */
+  PreflightPassed: "PreflightPassed",
 } as const;

@@ -20,7 +20,8 @@ export const ROLLOUT_DEFINITION: MachineDefinition = {
     isComplete: "every target is done or skipped",
     isPaused: "spec.paused is true",
     isResumed: "spec.paused is false",
-    hasChanges: "the current stage's gates passed and maxUnavailable leaves room for more Clusters",
+    hasChanges:
+      "the current stage's gates and preflight checks passed and maxUnavailable leaves room for more Clusters",
   },
 };
 

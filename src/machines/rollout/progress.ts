@@ -11,10 +11,13 @@
  * - A Cluster is asked at most once: a target whose Cluster asks for the version already is taken as changing
  *   with no write (also when an earlier engine wrote it and died before recording it).
  * - A failed target stops every further change.
+ * - No Cluster is asked while a preflight check blocks its stage (see preflight.ts): the stage waits, its Clusters
+ *   changing already go on.
  */
 import { ROLLOUT_DEFAULTS } from "../../api/constants/rollout.ts";
 import type { RolloutSpec, RolloutTarget, StageProgress, TargetProgress } from "../../api/rollout.ts";
 import { rfc3339 } from "../shared/rfc3339.ts";
+import { blocking, type PreflightFinding } from "./preflight.ts";
 import { stageNames, type TargetLook } from "./targets.ts";
 
 /** One Cluster to ask for the new version, guarded by the resourceVersion it was decided on. */
@@ -44,6 +47,8 @@ export interface RunProgress {
   readonly complete: boolean;
   /** What the run waits for, for people (empty: nothing). */
   readonly waitingFor: string;
+  /** The preflight findings on the current stage's Clusters still to ask, when some were checked this look. */
+  readonly preflight?: readonly PreflightFinding[];
 }
 
 /** What one look is given. */
@@ -57,6 +62,8 @@ export interface ProgressInput {
   /** Whether Clusters may be asked now (not paused, not aborted). */
   readonly changing: boolean;
   readonly nowMs: number;
+  /** The preflight checks of one target's Cluster (absent: none). */
+  readonly preflight?: (target: RolloutTarget) => readonly PreflightFinding[];
 }
 
 const FINISHED: ReadonlySet<TargetProgress> = new Set(["done", "skipped"]);
@@ -144,6 +151,7 @@ export function progressOf(input: ProgressInput): RunProgress {
   const lookOf = (target: RolloutTarget): TargetLook => looks.get(target.name) ?? { gone: true };
   let targets = input.targets.map((target) => advanced(target, lookOf(target), spec, nowMs));
   let at = standing(targets, names);
+  let findings: readonly PreflightFinding[] | undefined;
   const result = (changes: readonly TargetChange[], waitingFor: string): RunProgress => ({
     targets,
     stages: stageCounts(names, targets),
@@ -152,6 +160,7 @@ export function progressOf(input: ProgressInput): RunProgress {
     ...(at.failure ? { failure: at.failure } : {}),
     complete: at.index < 0,
     waitingFor,
+    ...(findings ? { preflight: findings } : {}),
   });
   if (at.failure) return result([], `a person: Cluster ${at.failure.name} failed (${at.failure.message})`);
   if (at.currentStage === undefined) return result([], "");
@@ -175,6 +184,19 @@ export function progressOf(input: ProgressInput): RunProgress {
   // The stage finished with what was asked already: the next one's gates are the next look's.
   if (at.currentStage !== stage)
     return result([], at.currentStage ? `stage ${at.currentStage} to start` : "");
+
+  // Preflight: every Cluster of the stage still to ask is checked; one blocking finding holds the whole stage.
+  const check = input.preflight;
+  const toAsk = targets.filter(
+    (target) => target.stage === stage && target.progress === "pending" && !lookOf(target).gone,
+  );
+  // With none left to ask, the stage's last verdict stands (what was checked before its Clusters were asked).
+  if (check && toAsk.length > 0) {
+    findings = toAsk.flatMap((target) => check(target));
+    const blocks = blocking(findings);
+    if (blocks.length > 0)
+      return result([], `stage ${stage}: preflight: ${blocks.map((finding) => finding.message).join("; ")}`);
+  }
 
   const unavailable = targets.filter((target) => {
     const look = lookOf(target);

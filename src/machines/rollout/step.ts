@@ -1,6 +1,11 @@
 /** The Rollout's pure step, on the engine's generic step: the facts of one look, the command, the status. */
 import type { Cluster } from "../../api/cluster.ts";
-import { APPROVE_STAGE_ANNOTATION, ROLLOUT_REASONS } from "../../api/constants/rollout.ts";
+import type { ClusterProfile } from "../../api/cluster-profile.ts";
+import {
+  APPROVE_STAGE_ANNOTATION,
+  PREFLIGHT_CONDITION,
+  ROLLOUT_REASONS,
+} from "../../api/constants/rollout.ts";
 import type { Rollout, RolloutStatus, RolloutTarget } from "../../api/rollout.ts";
 import { mergeConditions } from "../shared/conditions.ts";
 import { type KindStep, kindStep, type StepBasics } from "../shared/kind-step.ts";
@@ -8,6 +13,7 @@ import type { EventRecord } from "../shared/machine-step.ts";
 import type { RequeueTiming } from "../shared/machine-tags.ts";
 import { namesShown } from "../shared/names-shown.ts";
 import { type RolloutFacts, rolloutMachine } from "./machine.ts";
+import { blocking, type DeprecatedApiRead, preflightCondition, preflightOf } from "./preflight.ts";
 import { progressOf, type RunProgress, type TargetChange } from "./progress.ts";
 import { freezeTargets, lookAt, type TargetLook } from "./targets.ts";
 
@@ -23,10 +29,15 @@ export interface ChangeCommand {
   readonly clusters: readonly TargetChange[];
 }
 
-/** What one step is given: the rollout, the Clusters of its namespace, and `nowMs`. */
+/**
+ * What one step is given: the rollout, the Clusters of its namespace, the ClusterProfiles, what the targets' API
+ * servers say of deprecated APIs (by Cluster uid; a target not in it was not read), and `nowMs`.
+ */
 export interface RolloutStepInput extends StepBasics {
   readonly object: Rollout;
   readonly clusters: readonly Cluster[];
+  readonly profiles: readonly ClusterProfile[];
+  readonly deprecatedApis?: ReadonlyMap<string, DeprecatedApiRead>;
   readonly nowMs: number;
   readonly timing?: RequeueTiming;
 }
@@ -75,7 +86,19 @@ export function rolloutFacts(input: RolloutStepInput): RolloutStepFacts {
     targets.map((target) => [target.name, lookAt(target, byName.get(target.name), spec.version)]),
   );
   const approved = object.metadata.annotations?.[APPROVE_STAGE_ANNOTATION];
+  const profiles = new Map(input.profiles.map((profile) => [profile.metadata.name ?? "", profile]));
+  const preflight = (target: RolloutTarget) => {
+    const cluster = byName.get(target.name);
+    return cluster
+      ? preflightOf(spec, {
+          cluster,
+          profile: profiles.get(cluster.spec.profile),
+          deprecated: input.deprecatedApis?.get(target.uid),
+        })
+      : [];
+  };
   const progress = progressOf({
+    preflight,
     spec,
     targets,
     looks,
@@ -143,12 +166,14 @@ function readyCondition(state: string, object: Rollout, progress: RunProgress) {
       };
     case "aborted":
       return { status: "False" as const, reason: ROLLOUT_REASONS.Aborted, message: "spec.abort is true" };
-    default:
+    default: {
+      const blocked = blocking(progress.preflight ?? [])[0];
       return {
         status: "False" as const,
-        reason: ROLLOUT_REASONS.Progressing,
+        reason: blocked?.reason ?? ROLLOUT_REASONS.Progressing,
         message: progress.waitingFor ? `waiting for ${progress.waitingFor}` : `rolling out ${version}`,
       };
+    }
   }
 }
 
@@ -196,7 +221,18 @@ export const stepRollout: (
       ...(started ? { stages: progress.stages, targets: progress.targets } : {}),
       conditions: mergeConditions(
         object.status?.conditions,
-        [{ type: "Ready", ...readyCondition(state, object, progress) }],
+        [
+          { type: "Ready", ...readyCondition(state, object, progress) },
+          // Said when the current stage was checked this look; kept as it was otherwise (a gate holds, or the end).
+          ...(progress.preflight && progress.currentStage
+            ? [
+                {
+                  type: PREFLIGHT_CONDITION,
+                  ...preflightCondition(progress.currentStage, progress.preflight),
+                },
+              ]
+            : []),
+        ],
         object.metadata.generation ?? 0,
         now,
       ),

@@ -12,7 +12,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { Rollout, RolloutSpec, RolloutTarget } from "../../../src/api/rollout.ts";
 import { stepRollout } from "../../../src/machines/rollout/step.ts";
-import { Fleet, fleetCluster, fleetRollout } from "../../support/rollout-fleet.ts";
+import { Fleet, fleetCluster, fleetProfile, fleetRollout } from "../../support/rollout-fleet.ts";
 
 const OLD = "1.33.6";
 const NEW = "1.34.2";
@@ -57,6 +57,7 @@ function* reconcile(world: World): Generator<"cluster" | "status"> {
     const step = stepRollout({
       object: local,
       clusters: world.fleet.list(),
+      profiles: [fleetProfile([OLD, NEW])],
       now: new Date(world.nowMs).toISOString(),
       nowMs: world.nowMs,
       timing,

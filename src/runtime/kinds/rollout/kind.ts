@@ -1,15 +1,19 @@
 /**
  * The Rollout kind: brings a Kubernetes version to a frozen set of Clusters stage by stage, canary first, within
- * maxUnavailable and behind its gates; halts at the first target that fails. The decisions are the pure step's
- * (src/machines/rollout); this reads the Clusters and writes the version through the controller's writer.
+ * maxUnavailable and behind its gates and preflight checks; halts at the first target that fails. The decisions are
+ * the pure step's (src/machines/rollout); this reads the Clusters, the profiles and the deprecated APIs the targets'
+ * API servers report (deprecated-api-reader.ts), and writes the version through the controller's writer.
  */
 import type { Cluster } from "../../../api/cluster.ts";
+import type { ClusterProfile } from "../../../api/cluster-profile.ts";
 import { CHANGED_BY_ROLLOUT_ANNOTATION, ROLLOUT_KIND } from "../../../api/constants/rollout.ts";
 import { RESOURCES } from "../../../api/constants.ts";
 import { objectKey } from "../../../api/object-key.ts";
 import type { Rollout } from "../../../api/rollout.ts";
 import { explainRollout, ROLLOUT_DEFINITION } from "../../../machines/rollout/definition.ts";
+import { type DeprecatedApiRead, preflightCandidates } from "../../../machines/rollout/preflight.ts";
 import { type ChangeCommand, stepRollout } from "../../../machines/rollout/step.ts";
+import { freezeTargets } from "../../../machines/rollout/targets.ts";
 import { Patch, type PatchOperation } from "../../../machines/shared/json-patch.ts";
 import type { RequeueTiming } from "../../../machines/shared/machine-tags.ts";
 import { ConflictError, GoneError } from "../../controllers/errors.ts";
@@ -17,6 +21,9 @@ import { RecentWrites } from "../../controllers/recent-writes.ts";
 import type { CacheSpec } from "../../informers.ts";
 import { type MachineKind, wake } from "../../machine-kind.ts";
 import { CLUSTER_CACHES } from "../cluster/caches.ts";
+import { PROFILE_CACHES } from "../provider-config/caches.ts";
+import { DeprecatedApiReads } from "./deprecated-api-reader.ts";
+import { RolloutMetrics } from "./rollout-metrics.ts";
 
 /** The cache of Rollouts. */
 export const ROLLOUTS: CacheSpec<Rollout> = {
@@ -25,14 +32,24 @@ export const ROLLOUTS: CacheSpec<Rollout> = {
   resource: ROLLOUT_DEFINITION.resource,
 };
 
-/** What one look reads: the Clusters of the rollout's namespace (with this engine's latest writes over the cache). */
+/**
+ * What one look reads: the Clusters of the rollout's namespace (with this engine's latest writes over the cache),
+ * the ClusterProfiles, and the deprecated APIs of the targets the preflight may check next (by Cluster uid).
+ */
 export interface RolloutObservation {
   readonly clusters: readonly Cluster[];
+  readonly profiles: readonly ClusterProfile[];
+  readonly deprecatedApis: ReadonlyMap<string, DeprecatedApiRead>;
 }
 
-/** Per engine: the Clusters it wrote a moment ago, so a look before the cache catches up never asks one twice. */
+/**
+ * Per engine: the Clusters it wrote a moment ago, so a look before the cache catches up never asks one twice; the
+ * targets' recent deprecated-API reads; the kind's metrics.
+ */
 interface RolloutState {
   readonly written: RecentWrites<Cluster>;
+  readonly deprecated: DeprecatedApiReads;
+  readonly metrics: RolloutMetrics;
 }
 
 /** A running rollout looks again every 5 s (gates, timeouts); Cluster changes wake it sooner. */
@@ -64,7 +81,16 @@ export const rolloutKind: MachineKind<
   cache: ROLLOUTS,
   timing: DEFAULT_ROLLOUT_TIMING,
   enabled: (settings) => settings.enabled !== false,
-  state: (context) => ({ written: new RecentWrites<Cluster>(context.clock) }),
+  reads: [PROFILE_CACHES.profiles, PROFILE_CACHES.providerConfigs],
+  state: (context) => ({
+    written: new RecentWrites<Cluster>(context.clock),
+    deprecated: new DeprecatedApiReads(context.clock),
+    metrics: new RolloutMetrics(),
+  }),
+  controllers(context, _settings, parts) {
+    context.state.metrics.register(parts.metrics.registry, () => context.informers.of(ROLLOUTS).list());
+    return [];
+  },
   // A Cluster that changes (Ready at the new version, failed, deleted) wakes the rollouts of its namespace.
   wakes: [
     wake(CLUSTER_CACHES.clusters, (cluster: Cluster, context) =>
@@ -87,18 +113,48 @@ export const rolloutKind: MachineKind<
         objectKey,
       );
     return {
-      async observe() {
-        return { clusters: clusters() };
+      async observe(current) {
+        const seen = clusters();
+        const status = current.status;
+        const idle =
+          status?.phase === "Halted" ||
+          status?.phase === "Succeeded" ||
+          status?.phase === "Aborted" ||
+          current.spec.paused === true ||
+          current.spec.abort === true;
+        // Only the Clusters the preflight may check next are read (their API servers, through admin access), and
+        // only while the run may ask Clusters.
+        const candidates = idle
+          ? []
+          : preflightCandidates(
+              current.spec,
+              status?.targets ?? freezeTargets(current.spec, namespace, seen),
+            );
+        const byName = new Map(seen.map((cluster) => [cluster.metadata.name ?? "", cluster]));
+        const toRead = candidates.flatMap((target) => {
+          const cluster = byName.get(target.name);
+          return cluster && cluster.metadata.uid === target.uid ? [cluster] : [];
+        });
+        return {
+          clusters: seen,
+          profiles: context.informers.of(PROFILE_CACHES.profiles).list(),
+          deprecatedApis: await context.state.deprecated.ofAll(toRead, context),
+        };
       },
-      step: (current, observation, { now, nowMs, lastError }) =>
-        stepRollout({
+      step: (current, observation, { now, nowMs, lastError }) => {
+        const result = stepRollout({
           object: current,
           clusters: observation.clusters,
+          profiles: observation.profiles,
+          deprecatedApis: observation.deprecatedApis,
           now,
           nowMs,
           ...(lastError ? { lastError } : {}),
           timing: context.timing,
-        }),
+        });
+        context.state.metrics.stepped(current.metadata.uid ?? "", current.status, result.desired.status);
+        return result;
+      },
       async run(commands, _object, writer) {
         for (const command of commands) {
           const byName = new Map(clusters().map((cluster) => [cluster.metadata.name ?? "", cluster]));
@@ -118,7 +174,10 @@ export const rolloutKind: MachineKind<
                 changeOperations(cluster, command.version, command.changedBy),
                 undefined,
               );
-              if (written) context.state.written.wrote(objectKey(cluster), written as Cluster);
+              if (written) {
+                context.state.written.wrote(objectKey(cluster), written as Cluster);
+                context.state.metrics.changed(1);
+              }
             } catch (error) {
               // Changed or deleted since the look: the next look decides again from the Cluster as it is.
               if (!(error instanceof ConflictError) && !(error instanceof GoneError)) throw error;

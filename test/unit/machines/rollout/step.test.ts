@@ -4,7 +4,13 @@ import type { Rollout, RolloutSpec } from "../../../../src/api/rollout.ts";
 import { explainRollout } from "../../../../src/machines/rollout/definition.ts";
 import { stepRollout } from "../../../../src/machines/rollout/step.ts";
 import { freezeTargets } from "../../../../src/machines/rollout/targets.ts";
-import { FLEET_NAMESPACE, Fleet, fleetCluster, fleetRollout } from "../../../support/rollout-fleet.ts";
+import {
+  FLEET_NAMESPACE,
+  Fleet,
+  fleetCluster,
+  fleetProfile,
+  fleetRollout,
+} from "../../../support/rollout-fleet.ts";
 
 const T0 = Date.parse("2026-11-28T12:00:00Z");
 const timing = { pollMs: 1_000, retryMs: 5_000, resyncMs: 600_000 };
@@ -19,6 +25,7 @@ function stepOnce(fleet: Fleet, rollout: Rollout, nowMs = T0) {
   const result = stepRollout({
     object: rollout,
     clusters: fleet.list(),
+    profiles: [fleetProfile([OLD, NEW])],
     now: new Date(nowMs).toISOString(),
     nowMs,
     timing,
