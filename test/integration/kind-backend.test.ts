@@ -256,7 +256,8 @@ describe("the kind backend", () => {
 
   it("runs at most parallelCreates creates at once: the others wait in order, say so, and start as slots free", async () => {
     // Long enough that the first create still runs while the three are ordered, on a loaded machine too.
-    fake.configure({ createDelayMs: budget(4_000) });
+    const createDelayMs = budget(4_000);
+    fake.configure({ createDelayMs });
     const backend = await newBackend({ parallelCreates: "1" });
     const [first, second, third] = ["u-first", "u-second", "u-third"].map((uid) => target({ uid })) as [
       ClusterTarget,
@@ -272,7 +273,12 @@ describe("the kind backend", () => {
     );
     // A Cluster deleted while it waits is never created.
     await backend.delete(second);
-    await until(backend, third, (o) => phase(o) === "ready");
+    // The third starts once the first is done: two creates one after the other (the pace may have fallen since
+    // the delay was set, so the wait is the two delays' own, not a paced constant).
+    await observationWhere(backend, third, (o) => phase(o) === "ready", {
+      timeoutMs: 2 * createDelayMs + 15_000,
+      intervalMs: 50,
+    });
     expect(phase(await backend.observe(first))).toBe("ready");
     expect(await backend.observe(second)).toEqual({ exists: false });
     expect(creates().map((args) => args[3])).toEqual([
