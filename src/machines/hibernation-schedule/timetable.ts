@@ -81,14 +81,28 @@ export function timetableProblems(entries: readonly ScheduleEntry[]): string[] {
   return problems;
 }
 
+/**
+ * The events of `expression` in `location` strictly after `fromMs`, in order, by forward iteration begun
+ * {@link WALK_BACK_MS} earlier: an iteration begun inside a wall-clock hour that a fall-back repeats would give
+ * that hour's times a second time, where one begun before the change (as {@link latestOf}'s walk is) gives them once.
+ */
+function* forwardAfter(expression: string, location: string, fromMs: number): Generator<number> {
+  const iterator = CronExpressionParser.parse(expression, {
+    currentDate: new Date(fromMs - WALK_BACK_MS),
+    tz: location,
+  });
+  for (;;) {
+    const at = iterator.next().getTime();
+    // Before `fromMs`, or in its second (cron-parser works in whole seconds): not after it.
+    if (at > fromMs) yield at;
+  }
+}
+
 /** The events of `expression` in `location` after `fromMs` (strictly), by forward iteration: at most `count`. */
 export function eventsAfter(expression: string, location: string, fromMs: number, count: number): number[] {
-  const iterator = CronExpressionParser.parse(expression, { currentDate: new Date(fromMs), tz: location });
   const out: number[] = [];
-  while (out.length < count) {
-    const at = iterator.next().getTime();
-    // cron-parser works in whole seconds: an event in the same second as a fractional `fromMs` is not after it.
-    if (at <= fromMs) continue;
+  for (const at of forwardAfter(expression, location, fromMs)) {
+    if (out.length >= count) break;
     out.push(at);
   }
   return out;
@@ -102,12 +116,9 @@ export function eventsBetween(
   toMs: number,
   limit = WALK_LIMIT,
 ): number[] {
-  const iterator = CronExpressionParser.parse(expression, { currentDate: new Date(fromMs), tz: location });
   const out: number[] = [];
-  while (out.length < limit) {
-    const at = iterator.next().getTime();
-    if (at <= fromMs) continue;
-    if (at > toMs) break;
+  for (const at of forwardAfter(expression, location, fromMs)) {
+    if (at > toMs || out.length >= limit) break;
     out.push(at);
   }
   return out;
