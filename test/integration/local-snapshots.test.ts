@@ -18,7 +18,6 @@ import {
   KubeConfig,
   PatchStrategy,
   setHeaderOptions,
-  type V1ConfigMap,
 } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ClusterTarget } from "../../src/api/backend.ts";
@@ -40,11 +39,11 @@ import { createBackend } from "../../src/providers/local.ts";
 import { aProviderConfig } from "../support/builders.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
 import { localBackends } from "../support/local-backend-state.ts";
+import { APP, configMapOf, contents, inParallel } from "../support/snapshot-objects.ts";
 import { isReady, startWorld, type World } from "../support/world.ts";
 
 const OBJECTS = Number(process.env.OPENMCP_SNAPSHOT_OBJECTS ?? 1_000);
 const PROFILE = "test.engine-test.local";
-const APP = "app";
 const mergePatch = setHeaderOptions("Content-Type", PatchStrategy.MergePatch);
 
 const locals = localBackends("local-snapshots-");
@@ -106,44 +105,6 @@ const askRestore = (name: string, request: string) =>
 
 const condition = (snapshot: ClusterSnapshot, type: string) =>
   snapshot.status?.conditions?.find((c) => c.type === type);
-
-/** The ConfigMaps of namespace `app`, by name, as data only (compared by content). */
-async function contents(kubeConfig: KubeConfig): Promise<Map<string, Record<string, string>>> {
-  const core = kubeConfig.makeApiClient(CoreV1Api);
-  const found = new Map<string, Record<string, string>>();
-  let next: string | undefined;
-  do {
-    const page = await core.listNamespacedConfigMap({
-      namespace: APP,
-      limit: 500,
-      ...(next ? { _continue: next } : {}),
-    });
-    for (const item of page.items)
-      if (item.metadata?.name?.startsWith("object-")) found.set(item.metadata.name, item.data ?? {});
-    next = page.metadata?._continue || undefined;
-  } while (next);
-  return found;
-}
-
-/** ConfigMap `i` as written: some bytes of its own, so a mix-up shows. */
-const configMapOf = (i: number): V1ConfigMap => ({
-  metadata: { name: `object-${String(i).padStart(5, "0")}`, labels: { batch: "before" } },
-  data: { index: String(i), payload: `${i}:`.padEnd(200, String.fromCharCode(97 + (i % 26))) },
-});
-
-/** Runs `work` for 0..count-1, `parallel` at a time. */
-async function inParallel(
-  count: number,
-  parallel: number,
-  work: (i: number) => Promise<unknown>,
-): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: parallel }, async () => {
-      while (next < count) await work(next++);
-    }),
-  );
-}
 
 /** The admin kubeconfig's API server serves again (after a restart): lists namespaces. */
 const serves = (kubeConfig: KubeConfig) =>

@@ -12,13 +12,7 @@ import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ListObjectsV2Command, PutObjectCommand } from "@aws-sdk/client-s3";
-import {
-  CoreV1Api,
-  KubeConfig,
-  PatchStrategy,
-  setHeaderOptions,
-  type V1ConfigMap,
-} from "@kubernetes/client-node";
+import { CoreV1Api, KubeConfig, PatchStrategy, setHeaderOptions } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ClusterTarget } from "../../src/api/backend.ts";
 import type { Cluster } from "../../src/api/cluster.ts";
@@ -36,11 +30,11 @@ import { aProviderConfig } from "../support/builders.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
 import { localBackends } from "../support/local-backend-state.ts";
 import { findVersitygw, type S3Server, startS3Server } from "../support/s3-server.ts";
+import { APP, configMapOf, contents, inParallel } from "../support/snapshot-objects.ts";
 import { isReady, startWorld, type World } from "../support/world.ts";
 
 const OBJECTS = Number(process.env.OPENMCP_SNAPSHOT_OBJECTS ?? 1_000);
 const PROFILE = "test.engine-test.local";
-const APP = "app";
 const BUCKET = "snapshots";
 const mergePatch = setHeaderOptions("Content-Type", PatchStrategy.MergePatch);
 
@@ -117,38 +111,6 @@ async function eventsAbout(name: string): Promise<string> {
     fieldSelector: `involvedObject.name=${name}`,
   });
   return JSON.stringify(events.items);
-}
-
-/** The ConfigMaps of namespace `app`, by name, as data only (compared by content). */
-async function contents(kubeConfig: KubeConfig): Promise<Map<string, Record<string, string>>> {
-  const api = kubeConfig.makeApiClient(CoreV1Api);
-  const found = new Map<string, Record<string, string>>();
-  let next: string | undefined;
-  do {
-    const page = await api.listNamespacedConfigMap({
-      namespace: APP,
-      limit: 500,
-      ...(next ? { _continue: next } : {}),
-    });
-    for (const item of page.items)
-      if (item.metadata?.name?.startsWith("object-")) found.set(item.metadata.name, item.data ?? {});
-    next = page.metadata?._continue || undefined;
-  } while (next);
-  return found;
-}
-
-const configMapOf = (i: number): V1ConfigMap => ({
-  metadata: { name: `object-${String(i).padStart(5, "0")}`, labels: { batch: "before" } },
-  data: { index: String(i), payload: `${i}:`.padEnd(200, String.fromCharCode(97 + (i % 26))) },
-});
-
-async function inParallel(count: number, parallel: number, work: (i: number) => Promise<unknown>) {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: parallel }, async () => {
-      while (next < count) await work(next++);
-    }),
-  );
 }
 
 /** The object keys in the bucket under `prefix`. */

@@ -1,0 +1,43 @@
+/** The objects the snapshot tests write into a cluster and compare after a restore or a clone (by content). */
+import { CoreV1Api, type KubeConfig, type V1ConfigMap } from "@kubernetes/client-node";
+
+/** The namespace the snapshot tests write their ConfigMaps into. */
+export const APP = "app";
+
+/** The ConfigMaps of namespace `app` named `object-…`, by name, as data only (compared by content). */
+export async function contents(kubeConfig: KubeConfig): Promise<Map<string, Record<string, string>>> {
+  const core = kubeConfig.makeApiClient(CoreV1Api);
+  const found = new Map<string, Record<string, string>>();
+  let next: string | undefined;
+  do {
+    const page = await core.listNamespacedConfigMap({
+      namespace: APP,
+      limit: 500,
+      ...(next ? { _continue: next } : {}),
+    });
+    for (const item of page.items)
+      if (item.metadata?.name?.startsWith("object-")) found.set(item.metadata.name, item.data ?? {});
+    next = page.metadata?._continue || undefined;
+  } while (next);
+  return found;
+}
+
+/** ConfigMap `i` as written: some bytes of its own, so a mix-up shows. */
+export const configMapOf = (i: number): V1ConfigMap => ({
+  metadata: { name: `object-${String(i).padStart(5, "0")}`, labels: { batch: "before" } },
+  data: { index: String(i), payload: `${i}:`.padEnd(200, String.fromCharCode(97 + (i % 26))) },
+});
+
+/** Runs `work` for 0..count-1, `parallel` at a time. */
+export async function inParallel(
+  count: number,
+  parallel: number,
+  work: (i: number) => Promise<unknown>,
+): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: parallel }, async () => {
+      while (next < count) await work(next++);
+    }),
+  );
+}
