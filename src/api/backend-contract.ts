@@ -156,7 +156,8 @@ export interface ClusterBackend {
    * its tokens are signed with, and its endpoint, so every kubeconfig given out before still works after
    * {@link wake}. Idempotent (asleep already, or going to sleep: nothing changes) and kept across restarts of the
    * engine: a backend that restarts stopped clusters by itself does not restart a hibernated one. May return
-   * before the work is done: `observe` reports `hibernating`, then `hibernated`. `delete` works from every phase
+   * before the work is done: `observe` reports `hibernating`, then `hibernated`; a sleep in steps whose next step
+   * needs another call reports `hibernating` with `outOfDate`, and the engine calls again. `delete` works from every phase
    * of it. Throws while the cluster cannot go to sleep (e.g. it is being created), saying why. A backend that
    * cannot hibernate lacks both methods; the engine then never asks.
    */

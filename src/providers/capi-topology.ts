@@ -49,6 +49,14 @@ export interface TopologyCluster {
     readonly clusterNetwork?: JsonObject;
     readonly controlPlaneEndpoint?: { readonly host?: string; readonly port?: number };
     readonly topology?: Topology;
+    /** Cluster API reconciles nothing of a paused Cluster (the capi backend pauses one it stops the machines of). */
+    readonly paused?: boolean;
+    /** The infrastructure Cluster (e.g. a DockerCluster), which the topology controller makes from the class. */
+    readonly infrastructureRef?: {
+      readonly apiGroup?: string;
+      readonly kind?: string;
+      readonly name?: string;
+    };
   };
   readonly status?: TopologyClusterStatus;
 }
@@ -261,113 +269,6 @@ export function topologyChanges(stored: TopologyCluster, desired: TopologyCluste
       ...metadata,
       annotations: { ...(metadata.annotations as JsonObject), [CAPI_WAKING_REPLICAS_ANNOTATION]: null },
     },
-  };
-}
-
-/** Replicas of worker pools by name, as the hibernation annotations record them (`null`: the pool set none). */
-type PoolReplicas = Readonly<Record<string, number | null>>;
-
-function recordedReplicas(cluster: TopologyCluster, annotation: string): PoolReplicas | undefined {
-  const value = cluster.metadata.annotations?.[annotation];
-  if (value === undefined) return undefined;
-  try {
-    const parsed = JSON.parse(value) as unknown;
-    if (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed))
-      return parsed as PoolReplicas;
-  } catch {}
-  throw new Error(
-    `CAPI Cluster ${cluster.metadata.namespace}/${cluster.metadata.name}: annotation ${annotation} is not a JSON object of replicas by worker pool: ${value}`,
-  );
-}
-
-/**
- * The merge patch that puts a CAPI Cluster to sleep (contract 1.6), or undefined when it sleeps already: every worker
- * pool (`spec.topology.workers.machineDeployments`) at zero replicas, the replicas before recorded in
- * {@link CAPI_HIBERNATED_REPLICAS_ANNOTATION}, in one patch. The control plane is left running: Cluster API's control
- * planes (a KubeadmControlPlane, whose machines hold etcd) cannot scale to zero and keep their data.
- */
-export function hibernationPatch(cluster: TopologyCluster): JsonObject | undefined {
-  if (cluster.metadata.annotations?.[CAPI_HIBERNATED_REPLICAS_ANNOTATION] !== undefined) return undefined;
-  const pools = cluster.spec.topology?.workers?.machineDeployments ?? [];
-  const replicas = Object.fromEntries(pools.map((pool) => [pool.name, pool.replicas ?? null]));
-  const asleep = pools.map((pool) => ({ ...pool, replicas: 0 })) as unknown as JsonValue;
-  return {
-    metadata: {
-      annotations: {
-        [CAPI_HIBERNATED_REPLICAS_ANNOTATION]: JSON.stringify(replicas),
-        [CAPI_WAKING_REPLICAS_ANNOTATION]: null,
-      },
-    },
-    ...(pools.length === 0 ? {} : { spec: { topology: { workers: { machineDeployments: asleep } } } }),
-  };
-}
-
-/**
- * The merge patch that wakes a CAPI Cluster (contract 1.6), or undefined when it is awake: each recorded pool back at
- * the replicas recorded before the sleep (a pool that set none sets none again), the record moved to
- * {@link CAPI_WAKING_REPLICAS_ANNOTATION}.
- */
-export function wakePatch(cluster: TopologyCluster): JsonObject | undefined {
-  const recorded = recordedReplicas(cluster, CAPI_HIBERNATED_REPLICAS_ANNOTATION);
-  if (!recorded) return undefined;
-  const pools = (cluster.spec.topology?.workers?.machineDeployments ?? []).map((pool) => {
-    if (!(pool.name in recorded)) return pool;
-    const { replicas: _, ...rest } = pool;
-    const before = recorded[pool.name];
-    return before === null || before === undefined ? rest : { ...rest, replicas: before };
-  });
-  return {
-    metadata: {
-      annotations: {
-        [CAPI_HIBERNATED_REPLICAS_ANNOTATION]: null,
-        [CAPI_WAKING_REPLICAS_ANNOTATION]: JSON.stringify(recorded),
-      },
-    },
-    ...(pools.length === 0
-      ? {}
-      : { spec: { topology: { workers: { machineDeployments: pools as unknown as JsonValue } } } }),
-  };
-}
-
-/** What stays running while a CAPI Cluster sleeps, for its `hibernated` message. */
-export const CAPI_CONTROL_PLANE_KEEPS_RUNNING =
-  "the control plane keeps running (Cluster API's control planes, e.g. a KubeadmControlPlane whose machines hold etcd, cannot scale to zero and keep their data), so its endpoint still answers";
-
-/**
- * Hibernation's view of a CAPI Cluster (contract 1.6) over {@link topologyObservation}'s: asleep as asked (the
- * hibernation annotation) it is `hibernating` while worker Machines still exist or a pool is not yet at zero, then
- * `hibernated` (with a message that the control plane keeps running); woken, `waking` until Cluster API has caught up
- * and the restored workers are available, then what Cluster API says (`ready`). Deleting and failed stay as they are.
- */
-export function hibernationObservation(
-  cluster: TopologyCluster,
-  observation: ClusterObservation,
-): ClusterObservation {
-  if (!observation.exists || observation.phase === "deleting" || observation.phase === "failed")
-    return observation;
-  const where = `CAPI Cluster ${cluster.metadata.namespace}/${cluster.metadata.name}`;
-  const machines = cluster.status?.workers?.replicas ?? 0;
-  const pools = cluster.spec.topology?.workers?.machineDeployments ?? [];
-  const caughtUp = (cluster.status?.observedGeneration ?? 0) >= (cluster.metadata.generation ?? 0);
-  if (cluster.metadata.annotations?.[CAPI_HIBERNATED_REPLICAS_ANNOTATION] !== undefined) {
-    const scaling = !caughtUp || machines > 0 || pools.some((pool) => (pool.replicas ?? 0) > 0);
-    return {
-      ...observation,
-      phase: scaling ? "hibernating" : "hibernated",
-      message: scaling
-        ? `${where}: scaling its workers to zero (${machines} worker Machines left); ${CAPI_CONTROL_PLANE_KEEPS_RUNNING}`
-        : `${where}: asleep, every worker pool at zero replicas and no worker Machine left; ${CAPI_CONTROL_PLANE_KEEPS_RUNNING}`,
-    };
-  }
-  const restored = recordedReplicas(cluster, CAPI_WAKING_REPLICAS_ANNOTATION);
-  if (!restored) return observation;
-  const wanted = Object.values(restored).reduce<number>((sum, n) => sum + (n ?? 0), 0);
-  const available = cluster.status?.workers?.availableReplicas ?? 0;
-  if (caughtUp && available >= wanted && observation.phase === "ready") return observation;
-  return {
-    ...observation,
-    phase: "waking",
-    message: `${where}: restoring its workers (${available}/${wanted} available)${observation.message ? `; ${observation.message}` : ""}`,
   };
 }
 

@@ -21,9 +21,12 @@ import { type Clock, systemClock } from "../api/clock.ts";
 import { CAPI_CLUSTER_RESOURCE, CAPI_KUBECONFIG_SECRET, kubeconfigSecretName } from "../api/cluster-api.ts";
 import type { SupportedVersion } from "../api/cluster-profile.ts";
 import type { JsonObject } from "../api/common.ts";
+import { CAPI_SLEEPING_MACHINES_ANNOTATION } from "../api/constants/hibernation.ts";
 import { isNotFound } from "../api/error-message.ts";
 import { silentLogger } from "../api/logger.ts";
 import type { ProviderConfig } from "../api/provider-config.ts";
+import { onPath } from "../util/executables.ts";
+import { DockerMachines } from "./capi-docker-machines.ts";
 import { CapiPlaces, capiPoolKind } from "./capi-pools.ts";
 import {
   CAPI_CLUSTERS,
@@ -35,6 +38,17 @@ import {
 } from "./capi-records.ts";
 import { type CapiSettings, capiSettings } from "./capi-settings.ts";
 import {
+  hibernationObservation,
+  hibernationPatch,
+  type MachineStop,
+  machinesAsleepObservation,
+  onDockerMachines,
+  pausePatch,
+  sleepingMachines,
+  wakePatch,
+  workersScaling,
+} from "./capi-sleep.ts";
+import {
   CAPI_BACKEND_KEYS,
   type CapiTarget,
   type ClusterClass,
@@ -43,15 +57,13 @@ import {
   classTraits,
   desiredTopologyCluster,
   engineVersion,
-  hibernationObservation,
-  hibernationPatch,
   offeredVersions,
   ownedBy,
   type TopologyCluster,
   topologyChanges,
   topologyObservation,
-  wakePatch,
 } from "./capi-topology.ts";
+import { type DockerRun, dockerRunner } from "./shared/docker-cli.ts";
 import { remoteCallError } from "./shared/error-wording.ts";
 import { type KubeconfigSecretRef, readKubeconfigSecret } from "./shared/kubeconfig-secret.ts";
 import { RecordFile } from "./shared/record-file.ts";
@@ -76,6 +88,11 @@ export interface CapiBackendOptions extends RemoteBackendOptions {
   readonly defaultManagement?: KubeConfig;
   /** JSON file recording where ProviderConfigs put CAPI Clusters, and which pools have members there. */
   readonly placesFile: string;
+  /**
+   * The Docker CLI of the engine where Cluster API's Docker machines (CAPD) run: a sleeping Cluster on them has its
+   * machines stopped too. Absent: their control planes keep running while asleep.
+   */
+  readonly docker?: DockerRun;
 }
 
 /**
@@ -112,11 +129,14 @@ export class CapiBackend implements ClusterBackend {
   readonly pools: PoolSupport;
   /** The last offer read per ProviderConfig, for callers of the synchronous `supportedVersions` and `traits`. */
   readonly #offers = new Map<string, ConfigOffer>();
+  /** Docker machines (CAPD), stopped while their Cluster sleeps; absent without a Docker CLI. */
+  readonly #machines?: DockerMachines;
 
   constructor(options: CapiBackendOptions) {
     this.#readSecret = options.readSecret;
     if (options.defaultManagement) this.#defaultManagement = options.defaultManagement;
     this.#clock = options.clock ?? systemClock;
+    if (options.docker) this.#machines = new DockerMachines(options.docker);
     const log = options.log ?? silentLogger;
     const records = new RecordFile<CapiRecord>(options.stateFile, "clusters");
     this.#clusters = new RemoteObjects(this.#clusterKind(), records, log);
@@ -201,7 +221,12 @@ export class CapiBackend implements ClusterBackend {
 
   async observe(target: ClusterTarget): Promise<ClusterObservation> {
     await this.#pools.resolve(target);
-    return this.#clusters.observe(target);
+    const observation = await this.#clusters.observe(target);
+    // Workers gone: whether its machines are stopped too is Docker's to say (a second read, only while asleep).
+    if (!observation.exists || observation.phase !== "hibernated") return observation;
+    const found = await this.#clusters.stored(target);
+    if (!found) return observation;
+    return machinesAsleepObservation(found.object, observation, await this.#machineStop(found.object));
   }
 
   /** Makes the CAPI Cluster; for a Cluster bound to a pool member, nothing (the member is its cluster). */
@@ -218,6 +243,13 @@ export class CapiBackend implements ClusterBackend {
   /** Deletes the CAPI Cluster; done once Cluster API has removed it (observe then says it is gone). */
   async delete(target: ClusterTarget): Promise<void> {
     await this.#pools.resolve(target);
+    // Cluster API deletes nothing of a paused Cluster: one the backend paused asleep is unpaused first.
+    const found = await this.#clusters.stored(target);
+    if (found && sleepingMachines(found.object) && !found.object.metadata.deletionTimestamp)
+      await this.#clusters.patch(found.api, found.object, {
+        metadata: { annotations: { [CAPI_SLEEPING_MACHINES_ANNOTATION]: null } },
+        spec: { paused: null },
+      });
     return this.#clusters.delete(target);
   }
 
@@ -258,12 +290,15 @@ export class CapiBackend implements ClusterBackend {
   }
 
   /**
-   * Puts the CAPI Cluster to sleep (contract 1.6) as far as Cluster API allows: one merge patch (guarded by the
-   * resourceVersion read) sets every worker pool's replicas to zero and records the replicas before in annotation
-   * `engine.openmcp.cloud/hibernated-replicas` on the CAPI Cluster (so a restarted engine, or another after a move,
-   * wakes it exactly). Cluster API then deletes the worker Machines. The control plane keeps running: no Cluster API
-   * control plane scales to zero keeping its data (a KubeadmControlPlane's machines hold etcd); `observe` says so in
-   * the `hibernated` message. Idempotent. Throws until the cluster is ready (being made or deleted, or failed).
+   * Puts the CAPI Cluster to sleep (contract 1.6) as far as its infrastructure allows, a step per call (each idempotent;
+   * `observe` says which is next): first one merge patch (guarded by the resourceVersion read) sets every worker pool's
+   * replicas to zero and records the replicas before in annotation `engine.openmcp.cloud/hibernated-replicas` (so a
+   * restarted engine, or another after a move, wakes it exactly), and Cluster API deletes the worker Machines. Once
+   * they are gone, on Docker machines (CAPD) and with the engine's Docker CLI: the Cluster paused with its machines'
+   * addresses recorded, then its control-plane and load-balancer containers stopped (`observe` says `hibernating`
+   * with `outOfDate` until then, so the engine orders this step). Elsewhere the control plane keeps running — no
+   * Cluster API control plane scales to zero keeping its data (a KubeadmControlPlane's machines hold etcd) — and
+   * `observe` says so. Throws while the cluster is not ready at the first step (being made or deleted, or failed).
    */
   async hibernate(target: ClusterTarget): Promise<void> {
     // Cluster API writes the status all the time: a patch refused for it is made again on a fresh read.
@@ -273,7 +308,7 @@ export class CapiBackend implements ClusterBackend {
   async #hibernate(target: ClusterTarget): Promise<void> {
     const { api, object: cluster } = await this.#existingCluster(target);
     const patch = hibernationPatch(cluster);
-    if (!patch) return;
+    if (!patch) return this.#stopMachines(api, cluster);
     const now = topologyObservation(cluster, { now: this.#clock.now(), deletionTimeoutMs: 0 });
     if (!now.exists || now.phase !== "ready")
       throw new Error(
@@ -282,10 +317,21 @@ export class CapiBackend implements ClusterBackend {
     await this.#clusters.patch(api, cluster, patch);
   }
 
+  /** The second step of a sleep: once the workers are gone, the Cluster paused and its Docker machines stopped. */
+  async #stopMachines(api: Management, cluster: TopologyCluster): Promise<void> {
+    if (cluster.metadata.deletionTimestamp || workersScaling(cluster)) return;
+    const stop = await this.#machineStop(cluster);
+    if (!stop.can || !this.#machines) return;
+    const pause = pausePatch(cluster, stop.machines);
+    if (pause) await this.#clusters.patch(api, cluster, pause);
+    await this.#machines.stop(stop.machines.filter((machine) => machine.running));
+  }
+
   /**
-   * Wakes the CAPI Cluster (contract 1.6): one guarded merge patch puts each worker pool back at the replicas recorded
-   * by {@link hibernate} and removes the record; `observe` says `waking` until Cluster API has the workers available
-   * again, then `ready` at the same endpoint (the control plane ran on). Idempotent; nothing while it is deleted.
+   * Wakes the CAPI Cluster (contract 1.6): machines the backend stopped are started at the addresses they had, then
+   * one guarded merge patch unpauses the Cluster and puts each worker pool back at the replicas recorded by
+   * {@link hibernate}, removing the records; `observe` says `waking` until Cluster API has the workers available
+   * again, then `ready` at the same endpoint. Idempotent; nothing while it is deleted.
    */
   async wake(target: ClusterTarget): Promise<void> {
     await againWhileChanged(() => this.#wake(target));
@@ -294,8 +340,31 @@ export class CapiBackend implements ClusterBackend {
   async #wake(target: ClusterTarget): Promise<void> {
     const { api, object: cluster } = await this.#existingCluster(target);
     if (cluster.metadata.deletionTimestamp) return;
+    const stopped = sleepingMachines(cluster);
+    if (stopped) {
+      if (!this.#machines)
+        throw new Error(
+          `capi backend: CAPI Cluster ${cluster.metadata.namespace}/${cluster.metadata.name} sleeps with its Docker machines stopped (${Object.keys(stopped).join(", ")}), and this engine has no Docker CLI to start them (--backend-option docker=<cli>)`,
+        );
+      await this.#machines.start(stopped);
+    }
     const patch = wakePatch(cluster);
     if (patch) await this.#clusters.patch(api, cluster, patch);
+  }
+
+  /** Whether the machines of a sleeping CAPI Cluster can be stopped here, and which they are. */
+  async #machineStop(cluster: TopologyCluster): Promise<MachineStop> {
+    if (!onDockerMachines(cluster))
+      return {
+        can: false,
+        why: `its machines are ${cluster.spec.infrastructureRef?.kind ?? "of no infrastructure"}'s, and only Docker machines (CAPD) can be stopped and started again on their disks`,
+      };
+    if (!this.#machines)
+      return {
+        can: false,
+        why: "the engine has no Docker CLI to reach its Docker machines (--backend-option docker=<cli>)",
+      };
+    return this.#machines.stopOf(cluster.metadata.name);
   }
 
   /** The Cluster's CAPI Cluster as stored, with its management cluster; throws when there is none. */
@@ -428,6 +497,8 @@ export const contractVersion = BACKEND_CONTRACT_VERSION;
  * The `capi` backend. Its default management cluster (for ProviderConfigs without `settings.kubeconfigSecretRef`):
  * `--backend-option kubeconfig=<file>`, else the client's default ($KUBECONFIG, ~/.kube/config, in-cluster: in a
  * Pod, the engine's own API server). Records live in `capi.json` in the state folder, where pools are in `capi-pools.json`.
+ * `--backend-option docker=<cli>` (else `docker` on PATH, if there is one): the Docker CLI whose engine runs Cluster
+ * API's Docker machines (CAPD), whose containers a sleeping Cluster has stopped.
  */
 export const createBackend: BackendFactory = (context: BackendContext) => {
   mkdirSync(context.stateDirectory, { recursive: true });
@@ -448,8 +519,11 @@ export const createBackend: BackendFactory = (context: BackendContext) => {
     log.info(
       "no default management cluster: every ProviderConfig names its own (settings.kubeconfigSecretRef)",
     );
+  // Docker machines (CAPD) are stopped while asleep where the engine has a Docker CLI: given, or `docker` on PATH.
+  const docker = context.options.docker ?? onPath("docker");
   return new CapiBackend({
     readSecret: context.readSecret,
+    ...(docker ? { docker: dockerRunner(docker) } : {}),
     ...(defaultManagement ? { defaultManagement } : {}),
     stateFile: join(context.stateDirectory, "capi.json"),
     placesFile: join(context.stateDirectory, "capi-pools.json"),

@@ -4,7 +4,7 @@
  */
 import { execFileSync } from "node:child_process";
 import { accessSync, constants, statSync } from "node:fs";
-import { basename, join } from "node:path";
+import { basename, delimiter, join } from "node:path";
 
 /** The path of a script under the repository's `hack/` folder, e.g. `hackScript("capi", "build.sh")`. */
 export function hackScript(...path: readonly string[]): string {
@@ -60,4 +60,14 @@ export function isExecutable(file: string): boolean {
 /** Throws `<file> is missing or not executable; <remedy>` unless {@link isExecutable}. */
 export function requireExecutable(file: string, remedy: string): void {
   if (!isExecutable(file)) throw new Error(`${file} is missing or not executable; ${remedy}`);
+}
+
+/** The first executable file named `command` in the folders of `path` (`$PATH`), or undefined when none is. */
+export function onPath(command: string, path = process.env.PATH ?? ""): string | undefined {
+  for (const folder of path.split(delimiter)) {
+    if (folder === "") continue;
+    const file = join(folder, command);
+    if (isExecutable(file)) return file;
+  }
+  return undefined;
 }

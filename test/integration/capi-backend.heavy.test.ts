@@ -11,7 +11,13 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type ApiException, CoreV1Api, PatchStrategy, setHeaderOptions } from "@kubernetes/client-node";
+import {
+  type ApiException,
+  CoreV1Api,
+  type KubeConfig,
+  PatchStrategy,
+  setHeaderOptions,
+} from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Cluster } from "../../src/api/cluster.ts";
 import { CLUSTER_LABELS } from "../../src/api/constants/cluster.ts";
@@ -67,6 +73,8 @@ let first: ReturnType<typeof startEngineCli> | undefined;
 /** The engine that resumes, in this process (its reconciles and log are what the later tests read). */
 let engine: Engine | undefined;
 let backend: CapiBackend;
+/** The token kubeconfig granted while the Cluster is awake, tried again after it slept and woke. */
+let grantedBeforeSleep: KubeConfig | undefined;
 
 /** The settings of the ProviderConfig on the docker-kubeadm class: one control-plane machine, one worker. */
 const DOCKER_SETTINGS = {
@@ -335,14 +343,10 @@ describe("the capi backend on Cluster API with Docker machines", { timeout: 900_
       (error: unknown) => (error as ApiException<unknown>).code,
     );
     expect(forbidden).toBe(403);
-    await management.custom.deleteNamespacedCustomObject({
-      ...RESOURCES.AccessRequest,
-      namespace: NS,
-      name: "nodes",
-    });
+    grantedBeforeSleep = kubeConfig;
   });
 
-  it("hibernates through the Cluster's annotation: every worker Machine and its container gone, the replicas recorded on the CAPI Cluster, the control plane running on; woken, the worker back and the endpoint unchanged", async () => {
+  it("hibernates through the Cluster's annotation: every worker Machine gone, then Cluster API paused and every container of it stopped; woken, the same containers at the same addresses, the worker back, the endpoint unchanged and the token granted before works", async () => {
     const name = `${PREFIX}one`;
     const before = (await read<Cluster>(RESOURCES.Cluster, name)) as Cluster;
     const endpoint = before.status?.endpoints?.[0]?.url;
@@ -376,6 +380,20 @@ describe("the capi backend on Cluster API with Docker machines", { timeout: 900_
       providerConfig: "docker",
     };
     expect(await workerMachines()).toHaveLength(1);
+    /** Each container's address on the kind network, as `/<name> <address>` lines. */
+    const addressesOf = async (containers: readonly string[]) =>
+      (
+        await docker(
+          "inspect",
+          "--format",
+          "{{.Name}} {{.NetworkSettings.Networks.kind.IPAddress}}",
+          ...containers,
+        )
+      )
+        .trim()
+        .split("\n");
+    const containersBefore = await containersNamed(capiName);
+    const addressesBefore = await addressesOf(containersBefore);
     const started = Date.now();
 
     await askSleep("true");
@@ -394,12 +412,18 @@ describe("the capi backend on Cluster API with Docker machines", { timeout: 900_
     const capi = (await capiClusterOf(name)) as TopologyCluster;
     expect(capi.metadata.annotations?.[CAPI_HIBERNATED_REPLICAS_ANNOTATION]).toBe('{"md-0":1}');
     expect(capi.spec.topology?.workers?.machineDeployments?.map((pool) => pool.replicas)).toEqual([0]);
-    // The load balancer and the control-plane machine: a KubeadmControlPlane does not scale to zero.
-    expect(await containersNamed(capiName)).toHaveLength(2);
+    // The load balancer and the control-plane machine stay, stopped, with Cluster API paused over them.
+    const kept = await containersNamed(capiName);
+    expect(kept).toHaveLength(2);
+    expect(await containersNamed(capiName, "running")).toEqual([]);
+    expect(capi.spec.paused).toBe(true);
     expect(asleep.status?.endpoints?.[0]?.url).toBe(endpoint);
     const observed = await backend.observe(target);
     expect(observed).toMatchObject({ phase: "hibernated", endpoint });
-    expect(observed.exists && observed.message).toContain("the control plane keeps running");
+    expect(observed.exists && observed.message).toContain("its machine containers stopped");
+    console.log(
+      `capi-backend: asleep, ${kept.length} of ${containersBefore.length} containers kept, none running`,
+    );
 
     const waking = Date.now();
     await askSleep("false");
@@ -410,7 +434,25 @@ describe("the capi backend on Cluster API with Docker machines", { timeout: 900_
     const woken = (await capiClusterOf(name)) as TopologyCluster;
     expect(woken.metadata.annotations?.[CAPI_HIBERNATED_REPLICAS_ANNOTATION]).toBeUndefined();
     expect(woken.spec.topology?.workers?.machineDeployments?.map((pool) => pool.replicas)).toEqual([1]);
-    expect(await containersNamed(capiName)).toHaveLength(3);
+    expect(woken.spec.paused).not.toBe(true);
+    expect(await containersNamed(capiName, "running")).toHaveLength(3);
+    // The same containers, at the addresses they had before the sleep.
+    for (const line of await addressesOf(kept)) expect(addressesBefore).toContain(line);
+    const client = (grantedBeforeSleep as KubeConfig).makeApiClient(CoreV1Api);
+    await eventually(
+      async () =>
+        satisfying(await client.listNode(), (list) => list.items.length === 2 && list.items.every(isReady)),
+      {
+        what: "two Ready nodes through the token granted before the sleep",
+        timeoutMs: 300_000,
+        intervalMs: 2_000,
+      },
+    );
+    await management.custom.deleteNamespacedCustomObject({
+      ...RESOURCES.AccessRequest,
+      namespace: NS,
+      name: "nodes",
+    });
   });
 
   it("refuses a downgrade and a version the class cannot build with conditions, and leaves the topology's version alone", async () => {

@@ -90,9 +90,10 @@ export function deleteKindCluster(name: string, kubeconfigPath: string): Promise
 /** `docker <args>` with the toolchain's CLI. */
 export const docker = (...args: string[]): Promise<string> => run(containerToolchain().docker, args);
 
-/** Names of the containers (running or not) whose name starts with `prefix`. */
-export async function containersNamed(prefix: string): Promise<string[]> {
-  const out = await docker("ps", "-a", "--format", "{{.Names}}", "--filter", `name=^${prefix}`);
+/** Names of the containers whose name starts with `prefix`: running or not, or (`"running"`) running only. */
+export async function containersNamed(prefix: string, only?: "running"): Promise<string[]> {
+  const which = only === "running" ? ["--filter", "status=running"] : ["-a"];
+  const out = await docker("ps", ...which, "--format", "{{.Names}}", "--filter", `name=^${prefix}`);
   return out.split("\n").filter((name) => name !== "");
 }
 

@@ -42,3 +42,11 @@ export const CAPI_HIBERNATED_REPLICAS_ANNOTATION = `${ENGINE_GROUP}/hibernated-r
  * those workers are available. Removed by the backend's next write of the Cluster.
  */
 export const CAPI_WAKING_REPLICAS_ANNOTATION = `${ENGINE_GROUP}/waking-replicas`;
+
+/**
+ * On a CAPI Cluster on Docker machines (CAPD) the `capi` backend put to sleep: the addresses its machine containers
+ * had on each Docker network before they were stopped, as JSON (`{"<container>": {"kind": {"ipv4": "172.18.0.3"}}}`),
+ * so `wake` starts them at the same addresses (kubeadm's certificates, etcd and the load balancer's configuration
+ * name them). Its presence also says the backend paused the CAPI Cluster; `wake` removes both.
+ */
+export const CAPI_SLEEPING_MACHINES_ANNOTATION = `${ENGINE_GROUP}/hibernated-machines`;

@@ -98,9 +98,16 @@ const poolMemberOffered = (facts: ClusterFacts) =>
 const phaseOf = (facts: ClusterFacts) => (facts.backend.exists ? facts.backend.phase : undefined);
 /** Asked to sleep, by a backend that can. */
 const sleepAsked = (facts: ClusterFacts) => facts.hibernation?.wanted === true && facts.hibernation.offered;
-/** Asked to sleep (by a backend that can), and still serving: the hibernate did not take (yet). */
+/**
+ * Asked to sleep (by a backend that can), and still serving: the hibernate did not take (yet). Or its sleep halted
+ * half-way for a step that is the engine's to order (`hibernating` and `outOfDate`, contract 1.6: e.g. Cluster API's
+ * machines to stop once its workers are gone).
+ */
 const stillServing = (facts: ClusterFacts) =>
-  sleepAsked(facts) && (phaseOf(facts) === "ready" || phaseOf(facts) === "updating");
+  sleepAsked(facts) &&
+  (phaseOf(facts) === "ready" ||
+    phaseOf(facts) === "updating" ||
+    (phaseOf(facts) === "hibernating" && facts.backend.exists && facts.backend.outOfDate === true));
 /** Asked to be awake, and asleep or going to sleep at the backend. */
 const asleepUnasked = (facts: ClusterFacts) =>
   !sleepAsked(facts) && (phaseOf(facts) === "hibernated" || phaseOf(facts) === "hibernating");
@@ -280,7 +287,7 @@ export const clusterMachine = setup({
         recordEvent({ type: "Normal", reason: "Hibernating", message: "Putting the cluster to sleep" }),
       ],
       on: {
-        // Still serving: the hibernate did not take; order it again (it is idempotent).
+        // Still serving, or halted for its next step: order it again (it is idempotent).
         observed: [TAKE_OVER, { guard: "stillServing", target: "hibernating", reenter: true }],
       },
       always: [

@@ -14,7 +14,7 @@
  * Guarantees: the configuration is never passed on a command line (stdin only); a volume is only ever read or
  * removed by the kind cluster name it is named after.
  */
-import { execFile } from "node:child_process";
+import type { DockerRun } from "../shared/docker-cli.ts";
 
 /** Where, inside the node, the volume is mounted (and from there into kube-apiserver's static Pod). */
 export const NODE_AUTHN_DIRECTORY = "/etc/kubernetes/openmcp-authn";
@@ -38,28 +38,6 @@ export interface VolumeOwner {
   readonly uid: string;
   /** `<namespace>/<name>` of the Cluster, for people. */
   readonly cluster: string;
-}
-
-/** Runs the Docker CLI: stdout, or a rejection with Docker's last words (never its stdin) or how it failed. */
-export type DockerRun = (args: readonly string[], input?: string) => Promise<string>;
-
-/** {@link DockerRun} with the Docker CLI `docker`. */
-export function dockerRunner(docker: string, timeoutMs = 60_000): DockerRun {
-  return (args, input) =>
-    new Promise((resolve, reject) => {
-      const child = execFile(
-        docker,
-        [...args],
-        { encoding: "utf8", timeout: timeoutMs, maxBuffer: 4 * 1024 * 1024 },
-        (error, stdout, stderr) => {
-          if (!error) return resolve(stdout);
-          reject(new Error(stderr.trim().split("\n").slice(-2).join(" | ") || error.message));
-        },
-      );
-      // A command that exits before reading (or fails to start) closes the pipe: its exit status says why.
-      child.stdin?.on("error", () => {});
-      child.stdin?.end(input ?? "");
-    });
 }
 
 /** The kind cluster volumes of one Docker host. */

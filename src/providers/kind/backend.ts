@@ -15,10 +15,11 @@ import { type Logger, silentLogger } from "../../api/logger.ts";
 import type { ProviderConfig } from "../../api/provider-config.ts";
 import { KeyedLock } from "../../util/keyed-lock.ts";
 import { type GroupLeader, isProcessAlive, stopProcessGroup } from "../../util/process-groups.ts";
+import { dockerRunner } from "../shared/docker-cli.ts";
 import { describeCluster } from "../shared/error-wording.ts";
 import { ledgerPools } from "../shared/ledger-pools.ts";
 import { folderPoolLedger, type PoolLedger } from "../shared/pool-ledger.ts";
-import { AuthnVolumes, dockerRunner } from "./authn-volume.ts";
+import { AuthnVolumes } from "./authn-volume.ts";
 import { kindExtraMounts, kindNodeImage } from "./cluster-config.ts";
 import { KindCli, listNodeImages } from "./commands.ts";
 import {

@@ -4,7 +4,8 @@ import { parse } from "yaml";
 import type { SupportedVersion } from "../../api/cluster-profile.ts";
 import type { Logger } from "../../api/logger.ts";
 import { pollUntil } from "../../util/poll-until.ts";
-import { dockerRunner, nodeOf } from "./authn-volume.ts";
+import { dockerRunner } from "../shared/docker-cli.ts";
+import { nodeOf } from "./authn-volume.ts";
 import { localNodeImageVersions } from "./cluster-config.ts";
 import { stderrSummary } from "./stderr.ts";
 

@@ -1,10 +1,10 @@
 /** The kind backend's settings: its options, and how the `--backend-option`s become them. */
 import { availableParallelism } from "node:os";
-import { delimiter, isAbsolute, join, resolve } from "node:path";
+import { isAbsolute, resolve } from "node:path";
 import type { Clock } from "../../api/clock.ts";
 import type { SupportedVersion } from "../../api/cluster-profile.ts";
 import type { Logger } from "../../api/logger.ts";
-import { isExecutable } from "../../util/executables.ts";
+import { isExecutable, onPath } from "../../util/executables.ts";
 import type { MetallbImages } from "./metallb.ts";
 
 /**
@@ -116,11 +116,8 @@ export function findExecutable(command: string, path = process.env.PATH ?? ""): 
       `kind backend: no kind executable at ${file}; install kind (https://kind.sigs.k8s.io/docs/user/quick-start/#installation) or fix --backend-option kind=<path>`,
     );
   }
-  for (const folder of path.split(delimiter)) {
-    if (folder === "") continue;
-    const file = join(folder, command);
-    if (isExecutable(file)) return file;
-  }
+  const found = onPath(command, path);
+  if (found) return found;
   throw new Error(
     `kind backend: "${command}" was not found on PATH; install kind (https://kind.sigs.k8s.io/docs/user/quick-start/#installation) or pass --backend-option kind=/path/to/kind`,
   );

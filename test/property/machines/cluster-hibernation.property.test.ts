@@ -1,7 +1,8 @@
 /**
  * Sleep and wake under kill -9 between any two writes: a Ready Cluster whose hibernate annotation a person
  * flips at random, an engine killed at random points of its reconciles, and a backend that goes to sleep and
- * wakes in its own time (hibernating → hibernated, waking → ready, between reconciles), against the Cluster
+ * wakes in its own time (hibernating → hibernated, waking → ready, between reconciles; or, as `capi`'s, a sleep in
+ * two steps that halts half-way until the engine orders it on), against the Cluster
  * machine's pure step as the runtime sequences it (support/killed-reconciles.ts).
  *
  * Invariants after every reconcile that ran to its end: a Cluster that says it is Ready (its state, ClusterReady
@@ -26,11 +27,16 @@ import {
   settle,
 } from "../../support/killed-reconciles.ts";
 
-type Phase = "ready" | "hibernating" | "hibernated" | "waking";
+/** `halted`: a sleep in two steps (as `capi`'s: workers gone, machines still running) waiting to be ordered on. */
+type Phase = "ready" | "hibernating" | "halted" | "hibernated" | "waking";
 
 interface World extends ModelWorld {
   /** The backend's cluster: serving, asleep, or on its way. */
   phase: Phase;
+  /** The backend sleeps in two steps: the second is taken by a second `hibernate`. */
+  twoSteps: boolean;
+  /** Second steps the engine ordered. */
+  secondSteps: number;
   /** Clusters the backend made (a create of a missing one). */
   made: number;
 }
@@ -38,7 +44,15 @@ interface World extends ModelWorld {
 const observed = (phase: Phase): ClusterObservation =>
   phase === "ready"
     ? readyAt("1.33.3")
-    : { exists: true, phase, version: "1.33.3", endpoint: "https://127.0.0.1:6443" };
+    : phase === "halted"
+      ? {
+          exists: true,
+          phase: "hibernating",
+          outOfDate: true,
+          version: "1.33.3",
+          endpoint: "https://127.0.0.1:6443",
+        }
+      : { exists: true, phase, version: "1.33.3", endpoint: "https://127.0.0.1:6443" };
 
 const MODEL: ModelBackend<World> = {
   look: (world, cluster) => input(cluster, observed(world.phase), { hibernationOffered: true }),
@@ -46,9 +60,14 @@ const MODEL: ModelBackend<World> = {
     switch (order.kind) {
       case "hibernate":
         if (world.phase === "ready" || world.phase === "waking") world.phase = "hibernating";
+        else if (world.phase === "halted") {
+          world.phase = "hibernated";
+          world.secondSteps++;
+        }
         break;
       case "wake":
-        if (world.phase === "hibernated" || world.phase === "hibernating") world.phase = "waking";
+        if (world.phase === "hibernated" || world.phase === "hibernating" || world.phase === "halted")
+          world.phase = "waking";
         break;
       case "create":
         world.made++;
@@ -60,7 +79,7 @@ const MODEL: ModelBackend<World> = {
 
 /** The backend's own progress between two reconciles: a sleep or a wake under way finishes. */
 function tick(world: World): void {
-  if (world.phase === "hibernating") world.phase = "hibernated";
+  if (world.phase === "hibernating") world.phase = world.twoSteps ? "halted" : "hibernated";
   else if (world.phase === "waking") world.phase = "ready";
 }
 
@@ -84,8 +103,15 @@ function expectHonest(world: World): void {
 }
 
 /** A Ready Cluster on a serving cluster. */
-function readyWorld(): World {
-  const world: World = { cluster: aCluster(), phase: "ready", made: 0, transitions: new Set() };
+function readyWorld(twoSteps: boolean): World {
+  const world: World = {
+    cluster: aCluster(),
+    phase: "ready",
+    twoSteps,
+    secondSteps: 0,
+    made: 0,
+    transitions: new Set(),
+  };
   world.phase = "ready";
   settle(world, MODEL, 4);
   world.made = 0;
@@ -119,9 +145,10 @@ const action: fc.Arbitrary<Action> = fc.oneof(
 describe("sleep and wake, the engine killed between any two writes", () => {
   it("never leaves a Cluster Ready on a stopped cluster nor Hibernated on a running one, and ends as asked", () => {
     const seen = new Set<string>();
+    let secondSteps = 0;
     fc.assert(
-      fc.property(fc.array(action, { maxLength: 24 }), (actions) => {
-        const world = readyWorld();
+      fc.property(fc.boolean(), fc.array(action, { maxLength: 24 }), (twoSteps, actions) => {
+        const world = readyWorld(twoSteps);
         for (const next of actions) {
           if (next.kind === "ask") ask(world, next.value);
           else if (next.kind === "tick") tick(world);
@@ -134,6 +161,7 @@ describe("sleep and wake, the engine killed between any two writes", () => {
           tick(world);
         }
         for (const transition of world.transitions) seen.add(transition);
+        secondSteps += world.secondSteps;
         const asleep = world.cluster.metadata.annotations?.[HIBERNATE_ANNOTATION] === "true";
         expect(world.phase).toBe(asleep ? "hibernated" : "ready");
         expect(state(world.cluster)).toBe(asleep ? "hibernated" : "ready");
@@ -150,5 +178,6 @@ describe("sleep and wake, the engine killed between any two writes", () => {
       "hibernating → waking",
     ])
       expect(seen).toContain(transition);
+    expect(secondSteps, "a sleep halted half-way was ordered on").toBeGreaterThan(0);
   });
 });

@@ -3,9 +3,18 @@ import { describe, expect, it } from "vitest";
 import type { ClusterObservation } from "../../../src/api/backend.ts";
 import {
   CAPI_HIBERNATED_REPLICAS_ANNOTATION,
+  CAPI_SLEEPING_MACHINES_ANNOTATION,
   CAPI_WAKING_REPLICAS_ANNOTATION,
 } from "../../../src/api/constants/hibernation.ts";
 import { capiSettings } from "../../../src/providers/capi-settings.ts";
+import {
+  type DockerMachine,
+  hibernationObservation,
+  hibernationPatch,
+  machinesAsleepObservation,
+  pausePatch,
+  wakePatch,
+} from "../../../src/providers/capi-sleep.ts";
 import {
   CAPI_BACKEND_KEYS,
   type ClusterClass,
@@ -13,14 +22,11 @@ import {
   classProblem,
   classTraits,
   desiredTopologyCluster,
-  hibernationObservation,
-  hibernationPatch,
   offeredVersions,
   type Topology,
   type TopologyCluster,
   topologyChanges,
   topologyObservation,
-  wakePatch,
 } from "../../../src/providers/capi-topology.ts";
 import { aClusterTarget, TENANT_METADATA } from "../../support/builders.ts";
 
@@ -363,6 +369,82 @@ describe("hibernation on Cluster API (contract 1.6)", () => {
     };
     expect(topologyChanges(woken, bigger)?.metadata).toMatchObject({
       annotations: { [CAPI_WAKING_REPLICAS_ANNOTATION]: null },
+    });
+  });
+
+  it("on Docker machines, pauses the Cluster recording its machines' addresses, is hibernated only once they are all stopped, and unpauses on wake", () => {
+    const onDocker = (cluster: TopologyCluster, paused?: boolean) =>
+      ({
+        ...cluster,
+        spec: {
+          ...cluster.spec,
+          infrastructureRef: { kind: "DockerCluster", name: "x" },
+          ...(paused === undefined ? {} : { paused }),
+        },
+      }) as TopologyCluster;
+    const workersGone = {
+      ...applied(awake, hibernationPatch(awake) as Record<string, unknown>, 2),
+      status: { ...running, observedGeneration: 2, workers: { replicas: 0, availableReplicas: 0 } },
+    };
+    const base = hibernationObservation(onDocker(workersGone), observe(onDocker(workersGone)));
+    expect(base).toMatchObject({ phase: "hibernated" });
+    const machine = (name: string, up: boolean): DockerMachine => ({
+      name,
+      role: name.endsWith("lb") ? "external-load-balancer" : "control-plane",
+      running: up,
+      addresses: up ? { kind: { ipv4: `172.18.0.${name.length}` } } : {},
+    });
+    const both = [machine("c-lb", true), machine("c-cp-x", true)];
+    // Not yet paused: a sleep half done, the engine to order the next step.
+    const halfway = machinesAsleepObservation(onDocker(workersGone), base, { can: true, machines: both });
+    expect(halfway).toMatchObject({ phase: "hibernating", outOfDate: true });
+    const pause = pausePatch(onDocker(workersGone), both) as {
+      metadata: { annotations: Record<string, string> };
+      spec: { paused: boolean };
+    };
+    expect(pause.spec.paused).toBe(true);
+    const record = JSON.parse(pause.metadata.annotations[CAPI_SLEEPING_MACHINES_ANNOTATION] as string);
+    expect(record).toEqual({
+      "c-lb": { kind: { ipv4: "172.18.0.4" } },
+      "c-cp-x": { kind: { ipv4: "172.18.0.6" } },
+    });
+    const paused = onDocker(
+      {
+        ...workersGone,
+        metadata: {
+          ...workersGone.metadata,
+          annotations: { ...workersGone.metadata.annotations, ...pause.metadata.annotations },
+        },
+      },
+      true,
+    );
+    expect(pausePatch(paused, both)).toBeUndefined(); // idempotent
+    // One machine stopped (a kill between the two): still half done; the stopped one's address is kept.
+    const oneStopped = [machine("c-lb", false), machine("c-cp-x", true)];
+    expect(machinesAsleepObservation(paused, base, { can: true, machines: oneStopped })).toMatchObject({
+      phase: "hibernating",
+      outOfDate: true,
+      message: expect.stringContaining("still running: c-cp-x"),
+    });
+    expect(pausePatch(paused, oneStopped)).toBeUndefined();
+    const asleep = machinesAsleepObservation(paused, base, {
+      can: true,
+      machines: [machine("c-lb", false), machine("c-cp-x", false)],
+    });
+    expect(asleep).toMatchObject({ phase: "hibernated", message: expect.stringContaining("c-lb, c-cp-x") });
+    expect(asleep.exists && asleep.outOfDate).toBeFalsy();
+    // Paused, Cluster API's status lags: the workers count as gone (the backend pauses only after they are).
+    const lagging = { ...paused, metadata: { ...paused.metadata, generation: 9 } };
+    expect(hibernationObservation(lagging, observe(lagging))).toMatchObject({ phase: "hibernated" });
+    // Machines the backend cannot stop: hibernated, the control plane running, and why.
+    const elsewhere = machinesAsleepObservation(workersGone, base, { can: false, why: "no Docker CLI" });
+    expect(elsewhere).toMatchObject({ phase: "hibernated" });
+    expect(elsewhere.exists && elsewhere.message).toContain("the control plane keeps running");
+    expect(elsewhere.exists && elsewhere.message).toContain("not stopped: no Docker CLI");
+    // Woken: unpaused, the record removed, the workers back.
+    expect(wakePatch(paused)).toMatchObject({
+      metadata: { annotations: { [CAPI_SLEEPING_MACHINES_ANNOTATION]: null } },
+      spec: { paused: null, topology: { workers: { machineDeployments: [{ replicas: 1 }] } } },
     });
   });
 });
