@@ -6,11 +6,13 @@
 import { CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
 import type { ClusterProfile } from "../../api/cluster-profile.ts";
 import type { ClusterRequestStatus } from "../../api/cluster-request.ts";
+import { ROLLOUT_KIND } from "../../api/constants/rollout.ts";
 import { RESOURCES, type ResourceKind } from "../../api/constants.ts";
 import { isNotFound } from "../../api/error-message.ts";
 import { isPaused } from "../../api/move.ts";
 import { objectKey } from "../../api/object-key.ts";
 import type { ProviderConfig } from "../../api/provider-config.ts";
+import type { Rollout } from "../../api/rollout.ts";
 import { prepareAccessRequest } from "../../machines/access-request/preparation.ts";
 import { configOwnership } from "../../machines/cluster-profile/ownership.ts";
 import { desiredClusterProfile, profileWrite } from "../../machines/cluster-profile/profile.ts";
@@ -29,6 +31,7 @@ import { resolveAccessTarget } from "../kinds/access-request/preparation-control
 import { CLUSTER_CACHES } from "../kinds/cluster/caches.ts";
 import { CLUSTER_REQUEST_CACHES } from "../kinds/cluster-request/caches.ts";
 import { type KindSettingsByName, MACHINE_KINDS, PROFILE_CACHES } from "../kinds/registry.ts";
+import type { RolloutObservation } from "../kinds/rollout/kind.ts";
 import { errorMessage, type Logger, silentLogger } from "../logger.ts";
 import { cachesOf, type MachineKind, type MachineObject } from "../machine-kind.ts";
 import {
@@ -48,6 +51,7 @@ import {
   summarized,
 } from "./planned.ts";
 import { apiServerSources, PlannedSources, type ResourceId } from "./planned-sources.ts";
+import { type PlannedRollout, rolloutStages } from "./rollout-stages.ts";
 
 export { type ChangeTarget, type Manifest, type PlanChange, PlanChangeError } from "./plan-changes.ts";
 export type {
@@ -59,6 +63,7 @@ export type {
   PlannedWrite,
   PlanSummary,
 } from "./planned.ts";
+export type { PlannedRollout, PlannedRolloutStage, PlannedRolloutTarget } from "./rollout-stages.ts";
 
 /** Steps of one object before a plan gives up on it settling (a machine that keeps changing its object). */
 const DEFAULT_MAX_STEPS = 10;
@@ -99,6 +104,8 @@ interface Tracked {
   message?: string;
   /** No further step: its end is known or cannot be. */
   final: boolean;
+  /** A Rollout the changes create or change: its run over the Clusters its first step saw. */
+  rollout?: PlannedRollout;
 }
 
 /**
@@ -339,6 +346,9 @@ class PlanRun {
       tracked.final = true;
       return;
     }
+    // A Rollout the changes made or changed: its whole run, from what its first step sees (the Clusters as frozen).
+    if (name === ROLLOUT_KIND && (tracked.change === "create" || tracked.change === "update"))
+      tracked.rollout ??= rolloutStages(object as Rollout, (observation as RolloutObservation).clusters);
     const nowMs = this.#clock.now();
     const step = work.step(object, observation, { now: rfc3339(nowMs), nowMs, lastError: undefined });
     const objectPatch = [
@@ -527,6 +537,7 @@ class PlanRun {
           ? "unchanged"
           : "settled"),
       ...(tracked.message ? { message: tracked.message } : {}),
+      ...(tracked.rollout ? { rollout: tracked.rollout } : {}),
     }));
     return { objects, ...summarized(objects) };
   }
