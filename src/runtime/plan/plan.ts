@@ -151,9 +151,9 @@ export async function plan(changes: readonly PlanChange[], options: PlanOptions)
   const kinds = drivenKinds(options.kinds ?? MACHINE_KINDS, options.kindSettings, shared);
   // The caches of every kind a change names, for the object as stored now.
   for (const change of changes) {
-    const { kind } = targetOf(change);
-    resourceOfKind(kind); // an unknown kind is refused before anything is read
-    informers.of(cacheOfKind(kinds, kind));
+    const { kind, apiVersion } = targetOf(change);
+    // An unknown kind is refused before anything is read.
+    informers.of(cacheOfKind(kinds, kind, resourceOfKind(kind, apiVersion)));
   }
   informers.of(PROFILE_CACHES.profiles);
   for (const { kind, context } of kinds.values()) await kind.start?.(context);
@@ -176,10 +176,19 @@ export async function plan(changes: readonly PlanChange[], options: PlanOptions)
 }
 
 /** The cache a kind's objects are read from: the one a driven kind declares whole, else all of them. */
-function cacheOfKind(kinds: ReadonlyMap<string, DrivenKind>, kind: string): CacheSpec<WatchedObject> {
+function cacheOfKind(
+  kinds: ReadonlyMap<string, DrivenKind>,
+  kind: string,
+  resource: ResourceId & { readonly namespaced: boolean },
+): CacheSpec<WatchedObject> {
+  const same = (spec: CacheSpec<WatchedObject>) =>
+    spec.kind === kind && spec.resource.group === resource.group && spec.resource.plural === resource.plural;
   for (const driven of kinds.values())
-    for (const spec of cachesOf(driven.kind)) if (spec.kind === kind && !spec.labelSelector) return spec;
-  return resourceCache(kind as ResourceKind);
+    for (const spec of cachesOf(driven.kind)) if (same(spec) && !spec.labelSelector) return spec;
+  const named = (RESOURCES as Record<string, ResourceId | undefined>)[kind];
+  return named?.group === resource.group
+    ? resourceCache(kind as ResourceKind)
+    : { name: `${kind}.${resource.group}`, kind, resource };
 }
 
 /** How soon the preparation controller looks again at an unresolved reference (its default). */
@@ -228,7 +237,7 @@ class PlanRun {
       const target = targetOf(change);
       const resource = resourceOfKind(target.kind, target.apiVersion);
       const key = objectKey({ metadata: target });
-      const live = this.#informers.of(cacheOfKind(this.#kinds, target.kind)).get(key);
+      const live = this.#informers.of(cacheOfKind(this.#kinds, target.kind, resource)).get(key);
       const effect = applyChange(change, live, now);
       const tracked = this.#track(target.kind, target);
       if (tracked.change !== undefined)
