@@ -301,7 +301,6 @@ export class Branches {
 
   /** Every one of `branches` reached at least once. */
   expectReached(branches: readonly string[]): void {
-    if (process.env.PLAN_BRANCHES) console.log(Object.fromEntries(this.#reached));
     for (const branch of branches) expect(this.#reached.get(branch) ?? 0, branch).toBeGreaterThan(0);
   }
 }

@@ -354,12 +354,7 @@ describe("plan of the kinds Cluster API owns", () => {
           changeSeed,
           (seeds, paced, change) => predictionHolds(kind, seeds, paced, change),
         ),
-        {
-          numRuns: RUNS,
-          ...(process.env.PLAN_SEED
-            ? { seed: Number(process.env.PLAN_SEED), path: process.env.PLAN_PATH, endOnFailure: true }
-            : {}),
-        },
+        { numRuns: RUNS },
       );
       branches[kind].expectReached([
         "before: none",
