@@ -60,14 +60,15 @@ export function rolloutStages(rollout: Rollout, clusters: readonly Cluster[]): P
   const planned = (target: (typeof targets)[number]): PlannedRolloutTarget => {
     const cluster = byName.get(target.name);
     const look = lookAt(target, cluster, spec.version);
-    const written = !over && target.progress === "pending" && !look.gone && !look.asked && cluster;
+    // Asked when its turn comes: still pending, there (the same uid), not asking for the version already.
+    const asked = !over && target.progress === "pending" && !look.gone && !look.asked;
     const from = cluster?.spec?.kubernetes?.version;
     return {
       name: target.name,
       ...(from ? { from } : {}),
       to: spec.version,
       progress: target.progress,
-      writes: written ? changeOperations(cluster, spec.version, changedBy) : [],
+      writes: asked && cluster ? changeOperations(cluster, spec.version, changedBy) : [],
     };
   };
   return {
