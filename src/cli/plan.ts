@@ -4,7 +4,14 @@ import { loadAllYaml } from "@kubernetes/client-node";
 import type { PatchOperation } from "../machines/shared/json-patch.ts";
 import { loadKubeConfig } from "../runtime/api-server/load-kubeconfig.ts";
 import { createLogger } from "../runtime/logger.ts";
-import { type Manifest, type Plan, type PlanChange, type PlannedObject, plan } from "../runtime/plan/plan.ts";
+import {
+  type Manifest,
+  type Plan,
+  type PlanChange,
+  type PlannedObject,
+  type PlannedRollout,
+  plan,
+} from "../runtime/plan/plan.ts";
 import { backendFromSettings, kindSettingsFromSettings } from "../runtime/start/engine-from-settings.ts";
 import { engineFlags, parseEngineArgs } from "./run.ts";
 import { UsageError } from "./usage-error.ts";
@@ -178,6 +185,7 @@ export function formatPlan(result: Plan): string {
       }
       for (const command of step.commands) lines.push(`      command: ${command.description}`);
     }
+    if (object.rollout) lines.push(...rolloutLines(object.rollout));
     lines.push(`    ${OUTCOMES[object.outcome]}${object.message ? `: ${object.message}` : ""}`);
   }
   const { summary } = result;
@@ -190,6 +198,28 @@ export function formatPlan(result: Plan): string {
         : ""),
   );
   return lines.join("\n");
+}
+
+/** A Rollout's run, stage by stage: each Cluster in the order it would be asked, and what it would get. */
+function rolloutLines(rollout: PlannedRollout): string[] {
+  const count = rollout.stages.reduce((sum, stage) => sum + stage.targets.length, 0);
+  const lines = [
+    `    its run to ${rollout.version}: ${count} Cluster${count === 1 ? "" : "s"} ${rollout.frozen === "now" ? "as it would freeze them now" : "as it froze them"}, in stages`,
+  ];
+  rollout.stages.forEach((stage, index) => {
+    lines.push(`      ${index + 1}. ${stage.name}${stage.targets.length === 0 ? ": no Cluster" : ""}`);
+    for (const target of stage.targets) {
+      const change = `${target.from ?? "(its provider's version)"} → ${target.to}`;
+      const note =
+        target.writes.length > 0
+          ? ""
+          : target.progress === "pending"
+            ? "  (not written: asks for it already, gone, or the run is over)"
+            : `  (${target.progress})`;
+      lines.push(`         ${target.name}  ${change}${note}`);
+    }
+  });
+  return lines;
 }
 
 /** One patch operation in a line: `replace /status/phase = "Ready"` (long values cut). */

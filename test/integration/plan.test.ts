@@ -14,8 +14,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ClusterTarget } from "../../src/api/backend.ts";
 import type { ClusterBackend } from "../../src/api/backend-contract.ts";
 import type { Cluster } from "../../src/api/cluster.ts";
+import { ACCESS_REQUEST_LABELS } from "../../src/api/constants/access-request.ts";
 import { CLUSTER_LABELS } from "../../src/api/constants/cluster.ts";
-import { RESOURCES } from "../../src/api/constants.ts";
+import { LABELS, RESOURCES } from "../../src/api/constants.ts";
 import { formatPlan, PLAN_EXIT, planCommand } from "../../src/cli/plan.ts";
 import { UsageError } from "../../src/cli/usage-error.ts";
 import { applied, type PatchOperation } from "../../src/machines/shared/json-patch.ts";
@@ -197,6 +198,18 @@ function clusterManifest(name: string, version: string): Cluster {
 const timeless = (value: unknown): unknown =>
   JSON.parse(JSON.stringify(value).replace(/"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z"/g, '"<time>"'));
 
+/** Whether a status has preparation's Prepared condition, True. */
+const preparedIn = (status: unknown): boolean =>
+  ((status as { conditions?: Array<{ type: string; status: string }> } | undefined)?.conditions ?? []).some(
+    (condition) => condition.type === "Prepared" && condition.status === "True",
+  );
+
+/** A status without times, its conditions sorted by type (their order is the order of the writes). */
+const byConditionType = (status: unknown): unknown => {
+  const { conditions = [], ...rest } = (status ?? {}) as { conditions?: Array<{ type: string }> };
+  return timeless({ ...rest, conditions: [...conditions].sort((a, b) => a.type.localeCompare(b.type)) });
+};
+
 /** Writes and commands of a timeline up to its first step's commands; looks dropped. */
 function untilCommandsDone(happenings: readonly Happening[]): Happening[] {
   const first = happenings.findIndex((happening) => "command" in happening);
@@ -343,7 +356,8 @@ describe("openmcp-engine plan", () => {
       await world.waitForObject(
         RESOURCES.AccessRequest,
         "viewer",
-        (object: typeof stored) => (object?.status as { phase?: string } | undefined)?.phase === phase,
+        (object: typeof stored) =>
+          (object?.status as { phase?: string } | undefined)?.phase === phase && preparedIn(object?.status),
         { timeoutMs: 20_000 },
       );
       await sleep(1_000);
@@ -354,17 +368,51 @@ describe("openmcp-engine plan", () => {
     expect(timeless(stored?.metadata.labels)).toEqual(timeless(predicted.metadata.labels));
     expect(stored?.metadata.finalizers).toEqual(predicted.metadata.finalizers);
     // Two controllers race here: preparation writes the labels, then its Prepared condition; the machine, woken by
-    // the labels, writes its answer. When the machine writes first, preparation's status write conflicts and, on its
-    // retry, finds nothing left to prepare: the Prepared condition is never written. A plan takes one order
-    // (preparation's two writes, then the machine), so the Prepared condition is all it may get wrong.
-    const withoutPrepared = (status: unknown) => {
-      const { conditions = [], ...rest } = (status ?? {}) as { conditions?: Array<{ type: string }> };
-      return timeless({
-        ...rest,
-        conditions: conditions.filter((condition) => condition.type !== "Prepared"),
+    // the labels, writes its answer. The plan takes one order (preparation's two writes, then the machine); when the
+    // machine writes first, preparation's status write conflicts and its retry says the condition then. The
+    // conditions' order follows the order of the writes: compared by type.
+    expect(byConditionType(stored?.status)).toEqual(byConditionType(predicted.status));
+  });
+
+  it("gives a prepared AccessRequest whose Prepared condition was lost its condition, leaving the machine's answer", async () => {
+    const ns = world.namespace;
+    // As preparation's first write leaves it (labels, clusterRef), its status write lost to the machine's.
+    await world.custom.createNamespacedCustomObject({
+      ...RESOURCES.AccessRequest,
+      namespace: ns,
+      body: {
+        apiVersion: "clusters.openmcp.cloud/v1alpha1",
+        kind: "AccessRequest",
+        metadata: {
+          name: "lost",
+          namespace: ns,
+          labels: { [LABELS.provider]: world.provider, [ACCESS_REQUEST_LABELS.profile]: world.profile },
+        },
+        spec: {
+          clusterRef: { name: "web", namespace: ns },
+          token: { permissions: [{ rules: [{ apiGroups: [""], resources: ["pods"], verbs: ["get"] }] }] },
+        },
+      },
+    });
+    const engine = await recordedEngine(new Map());
+    try {
+      const prepared = (await world.waitForObject(
+        RESOURCES.AccessRequest,
+        "lost",
+        (object: { status?: { phase?: string } } | undefined) =>
+          object?.status?.phase === "Denied" && preparedIn(object.status),
+        { timeoutMs: 20_000 },
+      )) as {
+        status?: { phase?: string; conditions?: Array<{ type: string; status: string; message?: string }> };
+      };
+      expect(prepared.status?.phase).toBe("Denied");
+      expect(prepared.status?.conditions?.find((c) => c.type === "Prepared")).toMatchObject({
+        status: "True",
+        message: `Cluster ${ns}/web, profile ${world.profile}, provider ${world.provider}`,
       });
-    };
-    expect(withoutPrepared(stored?.status)).toEqual(withoutPrepared(predicted.status));
+    } finally {
+      await engine.stop();
+    }
   });
 
   it("exits 0 when nothing would change, 2 when something would, and 1 (not 2) for a bad change", async () => {

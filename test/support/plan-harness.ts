@@ -3,20 +3,29 @@
  * command they make recorded into one timeline per object, and the timeline a plan predicts, in the same terms.
  */
 import { KubeConfig } from "@kubernetes/client-node";
+import { expect } from "vitest";
 import type { ClusterBackend } from "../../src/api/backend-contract.ts";
 import type { Clock } from "../../src/api/clock.ts";
-import { RESOURCES } from "../../src/api/constants.ts";
 import { objectKey } from "../../src/api/object-key.ts";
 import type { PatchOperation } from "../../src/machines/shared/json-patch.ts";
+import { rfc3339 } from "../../src/machines/shared/rfc3339.ts";
 import { AdminAccessCache } from "../../src/runtime/admin-access-cache.ts";
 import { Backends } from "../../src/runtime/backends.ts";
 import { drivenKinds } from "../../src/runtime/engine.ts";
+import type { WatchedObject } from "../../src/runtime/informer.ts";
 import { InformerSet } from "../../src/runtime/informers.ts";
 import { type KindSettingsByName, PROFILE_CACHES } from "../../src/runtime/kinds/registry.ts";
 import { silentLogger } from "../../src/runtime/logger.ts";
 import { MachineController } from "../../src/runtime/machine-controller.ts";
 import type { MachineKind, MachineObject, StepContext } from "../../src/runtime/machine-kind.ts";
-import type { Plan } from "../../src/runtime/plan/plan.ts";
+import { type Plan, type PlanChange, plan } from "../../src/runtime/plan/plan.ts";
+import {
+  applyChange,
+  PLANNED_RESOURCES,
+  resourceOfKind,
+  targetOf,
+} from "../../src/runtime/plan/plan-changes.ts";
+import { memorySources } from "../../src/runtime/plan/planned-sources.ts";
 import type { MemoryApi } from "./memory-api.ts";
 
 /** A clock standing still at `at`: every step of both sides is taken at the same instant. */
@@ -50,11 +59,22 @@ interface Holding {
   held(): Promise<void>;
 }
 
+/**
+ * How a kind's commands are carried out while a world is made (not recording): a stand-in for commands that
+ * write through the API server (a memory world has none), given the kind's own `run` for the rest.
+ */
+export type SetupRun = (
+  commands: readonly unknown[],
+  object: MachineObject,
+  run: (commands: readonly unknown[]) => Promise<void>,
+) => Promise<void>;
+
 /** `kind` with every look and every command of its reconciles told to `into` before it happens. */
 function recordingCommands(
   kind: MachineKind,
   into: (key: string, happening: Happening) => void,
   holding: Holding,
+  setupRun: SetupRun | undefined,
 ): MachineKind {
   const name = kind.definition.kind;
   return {
@@ -62,17 +82,29 @@ function recordingCommands(
     async open(object, context) {
       const work = await kind.open(object, context);
       if (!work) return undefined;
+      /** The commands of this reconcile's latest step. */
+      let stepCommands: readonly unknown[] = [];
       // Its methods by name (a kind's reconciliation may be a class instance): the same calls, with looks and commands told.
       return {
         observe: (current) => {
           into(timelineKey(name, objectKey(current)), { look: true });
           return work.observe(current);
         },
-        step: (current, observation, stepContext) => work.step(current, observation, stepContext),
+        step: (current, observation, stepContext) => {
+          const step = work.step(current, observation, stepContext);
+          stepCommands = step.commands;
+          return step;
+        },
         run: (commands, current, writer) => {
-          for (const command of commands) into(timelineKey(name, objectKey(current)), { command });
-          // Held: never answered, as in a plan (the reconcile waits for good; `settle` moves on).
-          return holding.on ? holding.held() : work.run(commands, current, writer);
+          const key = timelineKey(name, objectKey(current));
+          if (holding.on) {
+            // The controller runs a step's commands one at a time: the first is held, so all of them are told now.
+            for (const command of stepCommands) into(key, { command });
+            // Held: never answered, as in a plan (the reconcile waits for good; `settle` moves on).
+            return holding.held();
+          }
+          const run = (some: readonly unknown[]) => work.run(some as never, current, writer);
+          return setupRun ? setupRun(commands, current, run) : run(commands);
         },
         ...(work.unobserved
           ? {
@@ -93,6 +125,8 @@ export interface MemoryEngineOptions {
   readonly providerName: string;
   readonly environment: string;
   readonly clock: Clock;
+  /** By kind: how its commands are carried out while the world is made (default: its own `run`). */
+  readonly setupRuns?: Readonly<Record<string, SetupRun>>;
 }
 
 /**
@@ -120,7 +154,9 @@ export async function memoryEngine(api: MemoryApi, options: MemoryEngineOptions)
     },
   };
   const kinds = drivenKinds(
-    options.kinds.map((kind) => recordingCommands(kind, into, holding)),
+    options.kinds.map((kind) =>
+      recordingCommands(kind, into, holding, options.setupRuns?.[kind.definition.kind]),
+    ),
     options.kindSettings,
     {
       kubeConfig,
@@ -135,7 +171,7 @@ export async function memoryEngine(api: MemoryApi, options: MemoryEngineOptions)
     },
   );
   const kindOfPlural = new Map<string, string>(
-    Object.entries(RESOURCES).map(([kind, resource]) => [resource.plural, kind] as const),
+    Object.entries(PLANNED_RESOURCES).map(([kind, resource]) => [resource.plural, kind] as const),
   );
   const writer = api.writer((write) =>
     into(timelineKey(kindOfPlural.get(write.plural) ?? write.plural, write.key), {
@@ -250,4 +286,84 @@ export function withMutationsListed(backend: ClusterBackend): { backend: Cluster
     },
   });
   return { backend: listed, calls };
+}
+
+/** The engine of a memory world, as {@link memoryEngine} makes it. */
+export type MemoryEngine = Awaited<ReturnType<typeof memoryEngine>>;
+
+/** How often each interesting branch was reached across a property's cases; a branch never reached fails. */
+export class Branches {
+  readonly #reached = new Map<string, number>();
+
+  saw(what: string): void {
+    this.#reached.set(what, (this.#reached.get(what) ?? 0) + 1);
+  }
+
+  /** Every one of `branches` reached at least once. */
+  expectReached(branches: readonly string[]): void {
+    for (const branch of branches) expect(this.#reached.get(branch) ?? 0, branch).toBeGreaterThan(0);
+  }
+}
+
+/**
+ * The comparison every plan property makes once its world is settled: `plan` of `proposed` over the world as
+ * stored (the same backend, read only: a command fails the case), then the change applied as the API server
+ * stores it and the engine settled, recording; the writes and commands per object equal the plan's, up to each
+ * object's first commands, and objects the plan leaves out get none. Returns the plan.
+ */
+export async function expectPlanPredictsEngine(
+  api: MemoryApi,
+  engine: MemoryEngine,
+  options: MemoryEngineOptions,
+  proposed: PlanChange,
+  branches: Branches,
+): Promise<Plan> {
+  const { setupRuns: _, backend, ...world } = options;
+  const listed = withMutationsListed(backend);
+  const result = await plan([proposed], {
+    ...world,
+    kubeConfig: offlineKubeConfig(),
+    backend: listed.backend,
+    sources: memorySources(api.objects()),
+  });
+  expect(listed.calls, "plan issued a backend command").toEqual([]);
+  for (const object of result.objects) branches.saw(`plan: ${object.kind} ${object.outcome}`);
+  if (result.summary.commands > 0) branches.saw("plan: commands");
+  if (result.objects.some((object) => object.steps.some((step) => step.writes.length > 0)))
+    branches.saw("plan: writes");
+  expect(result.objects.map((object) => object.outcome)).not.toContain("unsettled");
+
+  engine.record(true);
+  const target = targetOf(proposed);
+  const resource = resourceOfKind(target.kind, target.apiVersion);
+  const now = rfc3339(options.clock.now());
+  const effect = applyChange(proposed, api.get(resource, objectKey({ metadata: target })), now);
+  if (effect.after) api.put(resource, effect.after);
+  else if (effect.before) api.put(resource, effect.before, true);
+  await engine.settle();
+
+  const expected = predictedTimelines(result);
+  const actual = actualTimelines(engine.timelines);
+  for (const key of new Set([...expected.keys(), ...actual.keys()]))
+    expect(actual.get(key) ?? [], `${key} after ${JSON.stringify(proposed)}`).toEqual(
+      expected.get(key) ?? [],
+    );
+  return result;
+}
+
+/** Marks `object` for deletion as the API server would on a delete (gone at once without finalizers). */
+export function markDeleted(
+  api: MemoryApi,
+  object: WatchedObject & { readonly kind?: string; readonly apiVersion?: string },
+  at: number,
+): void {
+  const target = {
+    kind: object.kind ?? "",
+    ...(object.metadata?.namespace ? { namespace: object.metadata.namespace } : {}),
+    name: object.metadata?.name ?? "",
+  };
+  const resource = resourceOfKind(target.kind, object.apiVersion);
+  const effect = applyChange({ delete: target }, object, rfc3339(at));
+  if (effect.after) api.put(resource, effect.after);
+  else api.put(resource, object, true);
 }

@@ -43,7 +43,8 @@ export function needsPreparation(request: AccessRequest): boolean {
 /**
  * Flow: ttl first (an expired request is deleted, whatever else); then, for an unprepared request, add
  * the provider and profile labels and the clusterRef from the resolution and set it Pending; for a
- * prepared one that was Granted for an older generation, set it back to Pending so it is granted anew.
+ * prepared one that was Granted for an older generation, set it back to Pending so it is granted anew; and a
+ * prepared one whose Prepared condition was never written (its status write lost a race) gets it.
  */
 export function prepareAccessRequest(
   request: AccessRequest,
@@ -64,7 +65,27 @@ export function prepareAccessRequest(
   if (!needsPreparation(request)) {
     const stale =
       request.status?.phase === REQUEST_PHASES.granted && request.status.observedGeneration !== generation;
-    const status = stale ? { ...request.status, phase: REQUEST_PHASES.pending } : request.status;
+    const restarted = stale ? { ...request.status, phase: REQUEST_PHASES.pending } : request.status;
+    // Labelled as preparation labels it, but its Prepared condition not said (its status write lost to the request's
+    // machine writing first, or an engine stopped between the two writes): said now, merged into the status as it
+    // is. Labels naming another provider or profile are another's preparation (the openMCP operator's): left alone.
+    const labels = request.metadata.labels ?? {};
+    const unsaid =
+      resolution?.kind === "resolved" &&
+      labels[LABELS.provider] === resolution.provider &&
+      labels[ACCESS_REQUEST_LABELS.profile] === resolution.profile &&
+      !request.status?.conditions?.some((c) => c.type === PREPARED_CONDITION && c.status === "True");
+    const status = unsaid
+      ? {
+          ...restarted,
+          conditions: mergeConditions(
+            request.status?.conditions,
+            [preparedCondition(resolution)],
+            generation,
+            now,
+          ),
+        }
+      : restarted;
     return {
       objectPatch: [],
       statusPatch: statusOperations(request, status),
@@ -112,14 +133,7 @@ export function prepareAccessRequest(
   });
   const conditions = mergeConditions(
     request.status?.conditions,
-    [
-      {
-        type: PREPARED_CONDITION,
-        status: "True",
-        reason: "Prepared",
-        message: `Cluster ${resolution.cluster.namespace}/${resolution.cluster.name}, profile ${resolution.profile}, provider ${resolution.provider}`,
-      },
-    ],
+    [preparedCondition(resolution)],
     generation,
     now,
   );
@@ -136,6 +150,16 @@ export function prepareAccessRequest(
     }),
     expired: false,
     requeueAfterMs: untilDeadline,
+  };
+}
+
+/** The Prepared condition of a request whose references resolved. */
+function preparedCondition(resolution: Extract<Resolution, { kind: "resolved" }>) {
+  return {
+    type: PREPARED_CONDITION,
+    status: "True" as const,
+    reason: "Prepared",
+    message: `Cluster ${resolution.cluster.namespace}/${resolution.cluster.name}, profile ${resolution.profile}, provider ${resolution.provider}`,
   };
 }
 

@@ -3,7 +3,11 @@
  * each does to the object as the API server would store it. Pure.
  */
 import { createHash } from "node:crypto";
-import { RESOURCES, type ResourceKind } from "../../api/constants.ts";
+import { CAPI_CLUSTER_RESOURCE } from "../../api/cluster-api.ts";
+import { HIBERNATION_SCHEDULE_RESOURCE } from "../../api/constants/hibernation-schedule.ts";
+import { ROLLOUT_RESOURCE } from "../../api/constants/rollout.ts";
+import { RESOURCES } from "../../api/constants.ts";
+import { CONTROLPLANE_RESOURCES } from "../../api/engine-control-plane.ts";
 import { objectKey } from "../../api/object-key.ts";
 import type { WatchedObject } from "../informer.ts";
 import type { ResourceId } from "./planned-sources.ts";
@@ -50,15 +54,32 @@ export interface ChangeEffect {
   readonly after: WatchedObject | undefined;
 }
 
-/** The resource of a kind a plan knows (every kind in RESOURCES), checked against the apiVersion when given. */
+/** Every kind a plan knows: openMCP's and ours in RESOURCES, and the engine's kinds served in groups of their own. */
+export const PLANNED_RESOURCES: Readonly<Record<string, ResourceId & { readonly namespaced: boolean }>> = {
+  ...RESOURCES,
+  Rollout: ROLLOUT_RESOURCE,
+  HibernationSchedule: HIBERNATION_SCHEDULE_RESOURCE,
+  EngineControlPlane: CONTROLPLANE_RESOURCES.EngineControlPlane,
+  EngineControlPlaneTemplate: CONTROLPLANE_RESOURCES.EngineControlPlaneTemplate,
+};
+
+/** Kinds whose name another group serves too, by `<apiVersion> <kind>`: Cluster API's Cluster (owner of the CAPI kinds). */
+const ALSO_PLANNED: Readonly<Record<string, ResourceId & { readonly namespaced: boolean }>> = {
+  [`${CAPI_CLUSTER_RESOURCE.group}/${CAPI_CLUSTER_RESOURCE.version} Cluster`]: CAPI_CLUSTER_RESOURCE,
+};
+
+/**
+ * The resource of a kind a plan knows ({@link PLANNED_RESOURCES}, or by its apiVersion {@link ALSO_PLANNED}),
+ * checked against the apiVersion when given.
+ */
 export function resourceOfKind(
   kind: string,
   apiVersion?: string,
 ): ResourceId & { readonly namespaced: boolean } {
-  const resource = (RESOURCES as Record<string, (typeof RESOURCES)[ResourceKind]>)[kind];
+  const resource = ALSO_PLANNED[`${apiVersion} ${kind}`] ?? PLANNED_RESOURCES[kind];
   if (!resource) {
     throw new PlanChangeError(
-      `plan does not know kind ${kind}; it knows ${Object.keys(RESOURCES).join(", ")}`,
+      `plan does not know kind ${kind}; it knows ${Object.keys(PLANNED_RESOURCES).join(", ")}`,
     );
   }
   const expected = `${resource.group}/${resource.version}`;

@@ -6,11 +6,13 @@
 import { CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
 import type { ClusterProfile } from "../../api/cluster-profile.ts";
 import type { ClusterRequestStatus } from "../../api/cluster-request.ts";
+import { ROLLOUT_KIND } from "../../api/constants/rollout.ts";
 import { RESOURCES, type ResourceKind } from "../../api/constants.ts";
 import { isNotFound } from "../../api/error-message.ts";
 import { isPaused } from "../../api/move.ts";
 import { objectKey } from "../../api/object-key.ts";
 import type { ProviderConfig } from "../../api/provider-config.ts";
+import type { Rollout } from "../../api/rollout.ts";
 import { prepareAccessRequest } from "../../machines/access-request/preparation.ts";
 import { configOwnership } from "../../machines/cluster-profile/ownership.ts";
 import { desiredClusterProfile, profileWrite } from "../../machines/cluster-profile/profile.ts";
@@ -29,6 +31,7 @@ import { resolveAccessTarget } from "../kinds/access-request/preparation-control
 import { CLUSTER_CACHES } from "../kinds/cluster/caches.ts";
 import { CLUSTER_REQUEST_CACHES } from "../kinds/cluster-request/caches.ts";
 import { type KindSettingsByName, MACHINE_KINDS, PROFILE_CACHES } from "../kinds/registry.ts";
+import type { RolloutObservation } from "../kinds/rollout/kind.ts";
 import { errorMessage, type Logger, silentLogger } from "../logger.ts";
 import { cachesOf, type MachineKind, type MachineObject } from "../machine-kind.ts";
 import {
@@ -48,6 +51,7 @@ import {
   summarized,
 } from "./planned.ts";
 import { apiServerSources, PlannedSources, type ResourceId } from "./planned-sources.ts";
+import { type PlannedRollout, rolloutStages } from "./rollout-stages.ts";
 
 export { type ChangeTarget, type Manifest, type PlanChange, PlanChangeError } from "./plan-changes.ts";
 export type {
@@ -59,6 +63,7 @@ export type {
   PlannedWrite,
   PlanSummary,
 } from "./planned.ts";
+export type { PlannedRollout, PlannedRolloutStage, PlannedRolloutTarget } from "./rollout-stages.ts";
 
 /** Steps of one object before a plan gives up on it settling (a machine that keeps changing its object). */
 const DEFAULT_MAX_STEPS = 10;
@@ -99,6 +104,8 @@ interface Tracked {
   message?: string;
   /** No further step: its end is known or cannot be. */
   final: boolean;
+  /** A Rollout the changes create or change: its run over the Clusters its first step saw. */
+  rollout?: PlannedRollout;
 }
 
 /**
@@ -144,9 +151,9 @@ export async function plan(changes: readonly PlanChange[], options: PlanOptions)
   const kinds = drivenKinds(options.kinds ?? MACHINE_KINDS, options.kindSettings, shared);
   // The caches of every kind a change names, for the object as stored now.
   for (const change of changes) {
-    const { kind } = targetOf(change);
-    resourceOfKind(kind); // an unknown kind is refused before anything is read
-    informers.of(cacheOfKind(kinds, kind));
+    const { kind, apiVersion } = targetOf(change);
+    // An unknown kind is refused before anything is read.
+    informers.of(cacheOfKind(kinds, kind, resourceOfKind(kind, apiVersion)));
   }
   informers.of(PROFILE_CACHES.profiles);
   for (const { kind, context } of kinds.values()) await kind.start?.(context);
@@ -169,10 +176,19 @@ export async function plan(changes: readonly PlanChange[], options: PlanOptions)
 }
 
 /** The cache a kind's objects are read from: the one a driven kind declares whole, else all of them. */
-function cacheOfKind(kinds: ReadonlyMap<string, DrivenKind>, kind: string): CacheSpec<WatchedObject> {
+function cacheOfKind(
+  kinds: ReadonlyMap<string, DrivenKind>,
+  kind: string,
+  resource: ResourceId & { readonly namespaced: boolean },
+): CacheSpec<WatchedObject> {
+  const same = (spec: CacheSpec<WatchedObject>) =>
+    spec.kind === kind && spec.resource.group === resource.group && spec.resource.plural === resource.plural;
   for (const driven of kinds.values())
-    for (const spec of cachesOf(driven.kind)) if (spec.kind === kind && !spec.labelSelector) return spec;
-  return resourceCache(kind as ResourceKind);
+    for (const spec of cachesOf(driven.kind)) if (same(spec) && !spec.labelSelector) return spec;
+  const named = (RESOURCES as Record<string, ResourceId | undefined>)[kind];
+  return named?.group === resource.group
+    ? resourceCache(kind as ResourceKind)
+    : { name: `${kind}.${resource.group}`, kind, resource };
 }
 
 /** How soon the preparation controller looks again at an unresolved reference (its default). */
@@ -221,7 +237,7 @@ class PlanRun {
       const target = targetOf(change);
       const resource = resourceOfKind(target.kind, target.apiVersion);
       const key = objectKey({ metadata: target });
-      const live = this.#informers.of(cacheOfKind(this.#kinds, target.kind)).get(key);
+      const live = this.#informers.of(cacheOfKind(this.#kinds, target.kind, resource)).get(key);
       const effect = applyChange(change, live, now);
       const tracked = this.#track(target.kind, target);
       if (tracked.change !== undefined)
@@ -339,6 +355,9 @@ class PlanRun {
       tracked.final = true;
       return;
     }
+    // A Rollout the changes made or changed: its whole run, from what its first step sees (the Clusters as frozen).
+    if (name === ROLLOUT_KIND && (tracked.change === "create" || tracked.change === "update"))
+      tracked.rollout ??= rolloutStages(object as Rollout, (observation as RolloutObservation).clusters);
     const nowMs = this.#clock.now();
     const step = work.step(object, observation, { now: rfc3339(nowMs), nowMs, lastError: undefined });
     const objectPatch = [
@@ -527,6 +546,7 @@ class PlanRun {
           ? "unchanged"
           : "settled"),
       ...(tracked.message ? { message: tracked.message } : {}),
+      ...(tracked.rollout ? { rollout: tracked.rollout } : {}),
     }));
     return { objects, ...summarized(objects) };
   }

@@ -1,6 +1,7 @@
 /** What `plan` answers: per object, the steps the engine would take, with their writes and commands; a summary. */
 import type { PatchOperation } from "../../machines/shared/json-patch.ts";
 import type { EventRecord } from "../../machines/shared/machine-step.ts";
+import type { PlannedRollout } from "./rollout-stages.ts";
 
 /** One write the engine would send: the object (metadata and the spec fields a machine owns) or its status. */
 export interface PlannedWrite {
@@ -61,6 +62,8 @@ export interface PlannedObject {
   readonly outcome: PlannedOutcome;
   /** Why the plan cannot say more (a failed look, a step limit), for a person. */
   readonly message?: string;
+  /** A Rollout the changes create or change: its whole run, stage by stage (its steps show only the first look). */
+  readonly rollout?: PlannedRollout;
 }
 
 /** The plan in numbers and names (`kind namespace/name`). */

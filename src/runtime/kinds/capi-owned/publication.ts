@@ -87,6 +87,25 @@ export async function writePublishedKubeconfig(
   );
 }
 
+/** The ClusterEndpoint `publisher` publishes for `capiCluster`: its name, its uid label, owned by it. */
+export function publishedEndpoint(
+  publisher: Publisher,
+  capiCluster: string,
+  endpoint: ApiEndpoint,
+): ClusterEndpointObject {
+  return {
+    apiVersion: INFRASTRUCTURE_API_VERSION,
+    kind: "ClusterEndpoint",
+    metadata: {
+      name: clusterEndpointName(publisher),
+      namespace: publisher.metadata.namespace ?? "",
+      labels: labels(publisher, capiCluster),
+      ownerReferences: [ownerReference(publisher)],
+    },
+    spec: { cluster: capiCluster, host: endpoint.host, port: endpoint.port, type: "apiserver" },
+  };
+}
+
 /** Creates or replaces the ClusterEndpoint holding `endpoint`; one made by someone else is an error naming it. */
 export async function writePublishedEndpoint(
   kubeConfig: KubeConfig,
@@ -97,17 +116,7 @@ export async function writePublishedEndpoint(
   const api = kubeConfig.makeApiClient(CustomObjectsApi);
   const namespace = publisher.metadata.namespace ?? "";
   const name = clusterEndpointName(publisher);
-  const body: ClusterEndpointObject = {
-    apiVersion: INFRASTRUCTURE_API_VERSION,
-    kind: "ClusterEndpoint",
-    metadata: {
-      name,
-      namespace,
-      labels: labels(publisher, capiCluster),
-      ownerReferences: [ownerReference(publisher)],
-    },
-    spec: { cluster: capiCluster, host: endpoint.host, port: endpoint.port, type: "apiserver" },
-  };
+  const body = publishedEndpoint(publisher, capiCluster, endpoint);
   const resource = { ...RESOURCES.ClusterEndpoint, namespace };
   try {
     await api.createNamespacedCustomObject({ ...resource, body });

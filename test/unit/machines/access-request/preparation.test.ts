@@ -84,6 +84,50 @@ describe("prepareAccessRequest", () => {
     expect(prepareAccessRequest(request, resolved, created + 90 * 60_000, 10_000).expired).toBe(true);
   });
 
+  it("says Prepared for a labelled request whose condition was lost, merged into its status as the machine left it", () => {
+    const labels = { [LABELS.provider]: "p", [ACCESS_REQUEST_LABELS.profile]: "dev.p.small" };
+    // Preparation's labels written; its status write lost to the machine's, which answered first.
+    const denied = {
+      observedGeneration: 1,
+      phase: "Denied" as const,
+      conditions: [
+        {
+          type: "Granted",
+          status: "False" as const,
+          reason: "NoAdminAccess",
+          message: "no admin access",
+          lastTransitionTime: "2026-11-21T10:00:01Z",
+          observedGeneration: 1,
+        },
+      ],
+    };
+    const request = aRequest({ clusterRef: { name: "c", namespace: "clusters" } }, labels, denied);
+    const result = prepareAccessRequest(request, resolved, created, 10_000);
+    expect(result.objectPatch).toEqual([]);
+    const next = applied(request, [...result.statusPatch]);
+    expect(next.status?.phase).toBe("Denied");
+    expect(next.status?.conditions?.[0]).toEqual(denied.conditions[0]);
+    expectCondition(next, {
+      type: "Prepared",
+      status: "True",
+      reason: "Prepared",
+      message: "Cluster clusters/c, profile dev.p.small, provider p",
+    });
+    // Said once: the next look writes nothing.
+    expect(prepareAccessRequest(next, resolved, created, 10_000).statusPatch).toEqual([]);
+    // Labels of another's preparation (another provider or profile) are left as they are, and so is its status.
+    const others = aRequest(
+      {},
+      { [LABELS.provider]: "another", [ACCESS_REQUEST_LABELS.profile]: "x.another.y" },
+      denied,
+    );
+    expect(prepareAccessRequest(others, resolved, created, 10_000).statusPatch).toEqual([]);
+    // A reference that no longer resolves says nothing new about a labelled request.
+    expect(
+      prepareAccessRequest(request, { kind: "unresolved", message: "gone" }, created, 10_000).statusPatch,
+    ).toEqual([]);
+  });
+
   it("sets a request changed after it was granted back to Pending, so it is granted anew", () => {
     const labels = { [LABELS.provider]: "p", [ACCESS_REQUEST_LABELS.profile]: "dev.p.small" };
     const request = {
