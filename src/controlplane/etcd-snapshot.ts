@@ -19,8 +19,7 @@ const HASH_BYTES = 32;
 
 /**
  * The snapshot stream of the etcd at `clientUrl` (`http://127.0.0.1:<port>`): the bytes `etcdctl snapshot save`
- * would write, one consistent revision. Fails, rather than end early, when the stream breaks off or its trailing
- * sha256 does not match what came before it, so a cut stream is never taken for a whole snapshot.
+ * would write, one consistent revision (see {@link etcdSnapshotFromGateway}).
  */
 export async function* etcdSnapshotStream(
   clientUrl: string,
@@ -33,18 +32,27 @@ export async function* etcdSnapshotStream(
   });
   if (!response.ok || !response.body)
     throw new Error(`etcd at ${clientUrl} refused a snapshot: HTTP ${response.status}`);
+  yield* etcdSnapshotFromGateway(Readable.fromWeb(response.body as never), `etcd at ${clientUrl}`);
+}
+
+/**
+ * The snapshot bytes in the answer of etcd's HTTP gateway to `POST /v3/maintenance/snapshot` (JSON lines of base64
+ * blobs), read from `answer` however it came (a fetch here, `curl` inside a kind node). Fails, rather than end early,
+ * when the stream breaks off or its trailing sha256 does not match what came before it, so a cut stream is never
+ * taken for a whole snapshot. `where` names the etcd in errors.
+ */
+export async function* etcdSnapshotFromGateway(answer: Readable, where: string): AsyncIterable<Uint8Array> {
   const hash = createHash("sha256");
   let held = Buffer.alloc(0); // the last HASH_BYTES seen: the hash, once the stream ends
   let ended = false;
-  const lines = createInterface({ input: Readable.fromWeb(response.body as never), crlfDelay: Infinity });
+  const lines = createInterface({ input: answer, crlfDelay: Infinity });
   for await (const line of lines) {
     if (line.trim() === "") continue;
     const message = JSON.parse(line) as {
       result?: { blob?: string; remaining_bytes?: string };
       error?: { message?: string };
     };
-    if (message.error)
-      throw new Error(`etcd at ${clientUrl} broke off the snapshot: ${message.error.message}`);
+    if (message.error) throw new Error(`${where} broke off the snapshot: ${message.error.message}`);
     const blob = Buffer.from(message.result?.blob ?? "", "base64");
     const joined = Buffer.concat([held, blob]);
     const release = joined.subarray(0, Math.max(0, joined.length - HASH_BYTES));
@@ -57,7 +65,7 @@ export async function* etcdSnapshotStream(
     ended = (message.result?.remaining_bytes ?? "0") === "0";
   }
   if (!ended || held.length !== HASH_BYTES || !hash.digest().equals(held))
-    throw new Error(`etcd at ${clientUrl}: the snapshot stream ended early or its hash does not match`);
+    throw new Error(`${where}: the snapshot stream ended early or its hash does not match`);
   yield held;
 }
 
@@ -65,6 +73,11 @@ export async function* etcdSnapshotStream(
 export function findEtcdutl(assets: KubeAssets): string {
   const beside = join(assets.directory, "etcdutl");
   if (isExecutable(beside)) return beside;
+  return builtEtcdutl();
+}
+
+/** The etcdutl `hack/kube/build.sh etcdutl` builds (once per machine, from the Go module proxy). */
+export function builtEtcdutl(): string {
   return join(runBuildScript(KUBE_BUILD_SCRIPT, ["etcdutl"]), "etcdutl");
 }
 

@@ -1,6 +1,7 @@
 /** The kind backend itself: each call of the engine looks at the cluster, lets `create-lifecycle.ts` decide, acts. */
 import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { readFile } from "node:fs/promises";
+import { join, resolve } from "node:path";
 import type { ClusterObservation, ClusterTarget } from "../../api/backend.ts";
 import type {
   AdminAccess,
@@ -11,15 +12,17 @@ import type {
 } from "../../api/backend-contract.ts";
 import { type Clock, systemClock } from "../../api/clock.ts";
 import type { SupportedVersion } from "../../api/cluster-profile.ts";
+import type { SnapshotManifest, SnapshotReference } from "../../api/control-plane-snapshot.ts";
 import { type Logger, silentLogger } from "../../api/logger.ts";
 import type { ProviderConfig } from "../../api/provider-config.ts";
+import { builtEtcdutl } from "../../controlplane/etcd-snapshot.ts";
 import { KeyedLock } from "../../util/keyed-lock.ts";
 import { type GroupLeader, isProcessAlive, stopProcessGroup } from "../../util/process-groups.ts";
-import { dockerRunner } from "../shared/docker-cli.ts";
+import { type DockerRun, dockerRunner } from "../shared/docker-cli.ts";
 import { describeCluster } from "../shared/error-wording.ts";
 import { ledgerPools } from "../shared/ledger-pools.ts";
 import { folderPoolLedger, type PoolLedger } from "../shared/pool-ledger.ts";
-import { AuthnVolumes } from "./authn-volume.ts";
+import { AuthnVolumes, nodeOf } from "./authn-volume.ts";
 import { kindExtraMounts, kindNodeImage } from "./cluster-config.ts";
 import { KindCli, listNodeImages } from "./commands.ts";
 import {
@@ -41,6 +44,7 @@ import { KIND_NAME_ANNOTATION, kindClusterName, kindClusterNameOf, kindNameOf } 
 import { trustIssuers } from "./oidc-trust.ts";
 import { adoptCluster, type RecoveryTools, recoverRecord } from "./recovery.ts";
 import { KIND_DEFAULT_VERSIONS, type KindAccess, type KindBackendOptions } from "./settings.ts";
+import { readKindSnapshot, requireNodeKeys, rollBackNode, writeKindSnapshot } from "./snapshots.ts";
 import { ClusterFolders, type Detached, type KindRecord } from "./state-folder.ts";
 import { stderrSummary } from "./stderr.ts";
 
@@ -120,6 +124,13 @@ export class KindBackend implements ClusterBackend {
   /** Contract 1.6, only with the Docker CLI (it stops and starts the node containers); see the class comment. */
   readonly hibernate?: (target: ClusterTarget) => Promise<void>;
   readonly wake?: (target: ClusterTarget) => Promise<void>;
+  /** Contract 1.7, only with the Docker CLI (etcd's snapshot and the keys come out of the node); see snapshots.ts. */
+  readonly snapshot?: (target: ClusterTarget, reference: SnapshotReference) => Promise<SnapshotManifest>;
+  readonly restore?: (target: ClusterTarget, reference: SnapshotReference) => Promise<void>;
+  /** The Docker CLI and a runner patient enough for a restore (etcd stopped, restored, kube-apiserver ready). */
+  readonly #snapshotDocker: { readonly cli: string; readonly run: DockerRun } | undefined;
+  readonly #stateDirectory: string;
+  #etcdutl: string | undefined;
 
   constructor(options: KindBackendOptions) {
     const docker = options.docker;
@@ -153,9 +164,14 @@ export class KindBackend implements ClusterBackend {
       lock: this.#lock,
       log: this.#log,
     });
+    this.#stateDirectory = resolve(options.stateDirectory);
+    this.#etcdutl = options.etcdutl;
+    this.#snapshotDocker = docker ? { cli: docker, run: dockerRunner(docker, 600_000) } : undefined;
     if (docker) {
       this.hibernate = (target) => this.#hibernate(target);
       this.wake = (target) => this.#wake(target);
+      this.snapshot = (target, reference) => this.#snapshot(target, reference);
+      this.restore = (target, reference) => this.#restore(target, reference);
     }
     this.pools = ledgerPools({
       backend: this,
@@ -393,6 +409,73 @@ export class KindBackend implements ClusterBackend {
         target: describeCluster(target),
       });
     });
+  }
+
+  /**
+   * Takes a snapshot of a ready, awake kind cluster (contract 1.7): etcd's consistent snapshot and kubeadm's keys,
+   * out of its control-plane node (see snapshots.ts). The cluster keeps serving. Idempotent by the snapshot's name.
+   */
+  async #snapshot(target: ClusterTarget, reference: SnapshotReference): Promise<SnapshotManifest> {
+    const observed = await this.observe(target);
+    if (!observed.exists || observed.phase !== "ready")
+      throw new Error(
+        `kind backend: ${describeCluster(target)} is ${observed.exists ? observed.phase : "missing"}: a snapshot needs it ready and awake`,
+      );
+    const description = {
+      backend: this.name,
+      cluster: {
+        uid: target.uid,
+        namespace: target.namespace,
+        name: target.name,
+        ...(observed.endpoint ? { endpoint: observed.endpoint } : {}),
+      },
+      kubernetesVersion: observed.version,
+      takenAt: new Date(this.#clock.now()).toISOString(),
+    };
+    const node = nodeOf(this.#nameOf(target));
+    return writeKindSnapshot(this.#docker(), node, reference, description, this.#snapshotStaging());
+  }
+
+  /**
+   * Rolls the kind cluster back to a snapshot in place (contract 1.7): its node, endpoint, CA and keys stay; etcd's
+   * data becomes the snapshot's. Refused ({@link SnapshotRejectedError}, nothing changed) for a snapshot unfinished,
+   * altered, of another backend or of another cluster. Returns once kube-apiserver serves the restored data; a
+   * restore cut short leaves etcd and kube-apiserver stopped until a restore again finishes.
+   */
+  async #restore(target: ClusterTarget, reference: SnapshotReference): Promise<void> {
+    const cluster = this.#nameOf(target);
+    const docker = this.#docker();
+    await this.#lock.run(cluster, async () => {
+      if (existsSync(this.#folders.path(cluster, HIBERNATED_FILE)))
+        throw new Error(
+          `kind backend: ${describeCluster(target)} is hibernated: wake it before restoring a snapshot`,
+        );
+      const stored = await readKindSnapshot(reference, this.#snapshotStaging());
+      try {
+        const node = nodeOf(cluster);
+        await requireNodeKeys(docker.run, node, stored, (file) => readFile(file, "utf8"));
+        this.#etcdutl ??= builtEtcdutl();
+        await rollBackNode(docker.run, node, stored, this.#etcdutl);
+      } finally {
+        await stored.release();
+      }
+      this.#log.info("kind cluster rolled back to a snapshot", {
+        cluster,
+        target: describeCluster(target),
+        snapshot: reference.name,
+      });
+    });
+  }
+
+  #docker(): { readonly cli: string; readonly run: DockerRun } {
+    if (!this.#snapshotDocker)
+      throw new Error("kind backend: snapshots need the Docker CLI (the docker option)");
+    return this.#snapshotDocker;
+  }
+
+  /** Where a snapshot kept in an object store is made before its upload and checked after its download. */
+  #snapshotStaging(): string {
+    return join(this.#stateDirectory, "snapshot-staging");
   }
 
   async adminAccess(target: ClusterTarget, observed?: ClusterObservation): Promise<AdminAccess | undefined> {

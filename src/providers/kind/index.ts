@@ -23,7 +23,8 @@ export const contractVersion = BACKEND_CONTRACT_VERSION;
  * `false`, default `false`: MetalLB's images come from `hack/metallb/build.sh`, not from a registry, and
  * installing it adds about a minute to each create), `retryDelay` (the wait before a failed create is tried
  * again, doubled for each later try; default 30s, see {@link KindBackendOptions.retryDelayMs}), `authn` (`volume` or
- * `folder`, default `volume`: see {@link KindBackendOptions.authn}). Kind itself needs Docker (or Podman); that is checked by
+ * `folder`, default `volume`: see {@link KindBackendOptions.authn}), `etcdutl` (the etcdutl a snapshot's restore copies into the
+ * node; default: built by `hack/kube/build.sh etcdutl` on the first restore). Kind itself needs Docker (or Podman); that is checked by
  * kind, and its errors show in the failed Cluster.
  */
 export const createBackend: BackendFactory = async (context: BackendContext) => {
@@ -52,6 +53,7 @@ export const createBackend: BackendFactory = async (context: BackendContext) => 
     ...(retryDelayMs === undefined ? {} : { retryDelayMs }),
     localVersions,
     docker,
+    ...(context.options.etcdutl ? { etcdutl: context.options.etcdutl } : {}),
     access,
     log,
     clock: context.clock,

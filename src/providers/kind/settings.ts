@@ -44,6 +44,11 @@ export interface KindBackendOptions {
   /** The Docker CLI, to list the node images at hand when a profile's offer is read; absent: not listed again. */
   readonly docker?: string;
   /**
+   * etcdutl, which a snapshot's restore copies into the node (its image has none); default: the one
+   * `hack/kube/build.sh etcdutl` builds from the Go module proxy, on the first restore.
+   */
+  readonly etcdutl?: string;
+  /**
    * How many `kind create cluster` run at once on this Docker host; more wait, in order, and their Clusters
    * say so. kubeadm gives up on a control plane that does not come up in 4 minutes, which several creates at
    * once on a small host can take. Default: no limit.

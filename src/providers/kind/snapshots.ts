@@ -1,0 +1,182 @@
+/**
+ * The kind backend's snapshots (contract 1.7), through the Docker CLI alone (an engine in a Pod with only the Docker
+ * socket takes them too): etcd's consistent snapshot from its HTTP gateway inside the control-plane node (`curl`
+ * with kubeadm's etcd client certificate), and the certificate authorities and service-account keys kubeadm keeps
+ * in the node. A rollback in place stops etcd and kube-apiserver the way kubeadm's own restore does (their static
+ * Pod manifests moved aside), swaps in the data `etcdutl` restored from the snapshot, and puts the manifests back.
+ */
+import { spawn } from "node:child_process";
+import { basename } from "node:path";
+import { PassThrough, type Readable } from "node:stream";
+import type { SnapshotManifest, SnapshotReference } from "../../api/control-plane-snapshot.ts";
+import { SnapshotRejectedError } from "../../api/control-plane-snapshot.ts";
+import { etcdSnapshotFromGateway } from "../../controlplane/etcd-snapshot.ts";
+import type { DockerRun } from "../shared/docker-cli.ts";
+import type { SnapshotDescription, StoredSnapshot } from "../shared/folder-snapshots.ts";
+import { readSnapshot, writeSnapshot } from "../shared/snapshot-store.ts";
+
+/** etcd's snapshot in a kind cluster's snapshot. */
+export const KIND_ETCD_SNAPSHOT_FILE = "etcd.db";
+
+/** kubeadm's keys in the node that a restored control plane needs to be the same to its clients (flat names). */
+export const KIND_PKI_FILES: Readonly<Record<string, string>> = {
+  "ca.crt": "/etc/kubernetes/pki/ca.crt",
+  "ca.key": "/etc/kubernetes/pki/ca.key",
+  "sa.key": "/etc/kubernetes/pki/sa.key",
+  "sa.pub": "/etc/kubernetes/pki/sa.pub",
+  "front-proxy-ca.crt": "/etc/kubernetes/pki/front-proxy-ca.crt",
+  "front-proxy-ca.key": "/etc/kubernetes/pki/front-proxy-ca.key",
+  "etcd-ca.crt": "/etc/kubernetes/pki/etcd/ca.crt",
+  "etcd-ca.key": "/etc/kubernetes/pki/etcd/ca.key",
+};
+
+/** etcd's gateway inside the node, with the client certificate kubeadm gives kube-apiserver. */
+const ETCD_SNAPSHOT_CURL = [
+  "curl",
+  "--silent",
+  "--show-error",
+  "--fail",
+  "--request",
+  "POST",
+  "--data",
+  "{}",
+  "--cacert",
+  "/etc/kubernetes/pki/etcd/ca.crt",
+  "--cert",
+  "/etc/kubernetes/pki/apiserver-etcd-client.crt",
+  "--key",
+  "/etc/kubernetes/pki/apiserver-etcd-client.key",
+  "https://127.0.0.1:2379/v3/maintenance/snapshot",
+];
+
+/** Where, in the node, a restore puts the snapshot's data and the etcdutl it restores it with. */
+const NODE_RESTORE_FILE = "/var/lib/openmcp-restore.db";
+const NODE_ETCDUTL = "/usr/local/bin/openmcp-etcdutl";
+
+/**
+ * The rollback in the node, each step safe to run again after a crash at any point: the static Pods of etcd and
+ * kube-apiserver moved aside (kubelet stops them), etcd's exit awaited, the snapshot restored beside the data for the
+ * member the manifest names, swapped in, the manifests put back (kubelet starts both on the restored data). Revisions
+ * jump and older ones are compacted, so watchers of the old etcd relist (as Kubernetes' docs ask).
+ */
+const ROLLBACK_SCRIPT = `set -eu
+held=/etc/kubernetes/openmcp-held
+mkdir -p "$held"
+for m in kube-apiserver etcd; do
+  if [ -f /etc/kubernetes/manifests/$m.yaml ]; then mv /etc/kubernetes/manifests/$m.yaml "$held/"; fi
+done
+i=0
+while pgrep -x etcd >/dev/null; do
+  i=$((i + 1)); [ $i -le 120 ] || { echo "etcd did not stop within 120 s" >&2; exit 1; }
+  sleep 1
+done
+name=$(sed -n 's/^ *- --name=//p' "$held/etcd.yaml")
+peer=$(sed -n 's/^ *- --initial-advertise-peer-urls=//p' "$held/etcd.yaml")
+rm -rf /var/lib/etcd.restoring
+${NODE_ETCDUTL} snapshot restore ${NODE_RESTORE_FILE} --data-dir=/var/lib/etcd.restoring --name="$name" \\
+  --initial-cluster="$name=$peer" --initial-advertise-peer-urls="$peer" --bump-revision=1000000000 --mark-compacted \\
+  >/dev/null 2>/tmp/openmcp-restore.log || { tail -n 3 /tmp/openmcp-restore.log >&2; exit 1; }
+rm -rf /var/lib/etcd.before-restore
+if [ -d /var/lib/etcd ]; then mv /var/lib/etcd /var/lib/etcd.before-restore; fi
+mv /var/lib/etcd.restoring /var/lib/etcd
+rm -rf /var/lib/etcd.before-restore ${NODE_RESTORE_FILE}
+mv "$held/etcd.yaml" "$held/kube-apiserver.yaml" /etc/kubernetes/manifests/
+`;
+
+/** Waits in the node until kube-apiserver answers ready on the restored data. */
+const READY_SCRIPT = `i=0
+until kubectl --kubeconfig=/etc/kubernetes/admin.conf get --raw=/readyz >/dev/null 2>&1; do
+  i=$((i + 1)); [ $i -le 180 ] || { echo "kube-apiserver not ready within 180 s of the restore" >&2; exit 1; }
+  sleep 1
+done`;
+
+/**
+ * A command's stdout as a stream, failing with its last stderr lines when it exits non-zero (so a cut stream is an
+ * error, not an end).
+ */
+function commandStream(command: string, args: readonly string[]): Readable {
+  const child = spawn(command, [...args], { stdio: ["ignore", "pipe", "pipe"] });
+  const out = new PassThrough();
+  let stderr = "";
+  child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
+    stderr = (stderr + chunk).slice(-2_000);
+  });
+  child.stdout.pipe(out, { end: false });
+  child.on("error", (error) => out.destroy(error));
+  child.on("close", (code) => {
+    if (code === 0) out.end();
+    else out.destroy(new Error(stderr.trim().split("\n").slice(-2).join(" | ") || `exit ${code}`));
+  });
+  return out;
+}
+
+/** Writes snapshot `reference` of the running kind cluster whose control-plane node is `node`. */
+export function writeKindSnapshot(
+  docker: { readonly cli: string; readonly run: DockerRun },
+  node: string,
+  reference: SnapshotReference,
+  description: SnapshotDescription,
+  staging: string,
+): Promise<SnapshotManifest> {
+  return writeSnapshot(
+    reference,
+    description,
+    async (add) => {
+      const answer = commandStream(docker.cli, ["exec", node, ...ETCD_SNAPSHOT_CURL]);
+      await add(KIND_ETCD_SNAPSHOT_FILE, etcdSnapshotFromGateway(answer, `etcd of kind node ${node}`));
+      for (const [name, path] of Object.entries(KIND_PKI_FILES))
+        await add(name, await docker.run(["exec", node, "cat", path]));
+    },
+    staging,
+  );
+}
+
+/** Snapshot `reference`, checked against its manifest and taken by the kind backend (else refused). */
+export async function readKindSnapshot(
+  reference: SnapshotReference,
+  staging: string,
+): Promise<StoredSnapshot> {
+  const stored = await readSnapshot(reference, staging);
+  if (stored.manifest.backend !== "kind") {
+    await stored.release();
+    throw new SnapshotRejectedError(
+      "IncompatibleSnapshot",
+      `snapshot ${reference.name} was taken by backend ${stored.manifest.backend}; the kind backend restores only its own`,
+    );
+  }
+  return stored;
+}
+
+/** Refuses (`ForeignSnapshot`) a snapshot whose cluster CA or service-account key is not that of node `node`. */
+export async function requireNodeKeys(
+  run: DockerRun,
+  node: string,
+  stored: StoredSnapshot,
+  read: (file: string) => Promise<string>,
+): Promise<void> {
+  for (const name of ["ca.crt", "sa.key"]) {
+    const own = await run(["exec", node, "cat", KIND_PKI_FILES[name] as string]);
+    if (own === (await read(stored.path(name)).catch(() => undefined))) continue;
+    const { namespace, name: cluster, uid } = stored.manifest.cluster;
+    throw new SnapshotRejectedError(
+      "ForeignSnapshot",
+      `snapshot ${basename(stored.folder)} was taken from Cluster ${namespace}/${cluster} (uid ${uid}), whose certificate authority or service-account key is not this cluster's: restoring it would lock out every client of this cluster`,
+    );
+  }
+}
+
+/**
+ * Rolls node `node`'s etcd back to the snapshot (see {@link ROLLBACK_SCRIPT}) and waits until kube-apiserver serves
+ * the restored data. `etcdutl` is copied into the node (the node image has none).
+ */
+export async function rollBackNode(
+  run: DockerRun,
+  node: string,
+  stored: StoredSnapshot,
+  etcdutl: string,
+): Promise<void> {
+  await run(["cp", stored.path(KIND_ETCD_SNAPSHOT_FILE), `${node}:${NODE_RESTORE_FILE}`]);
+  await run(["cp", etcdutl, `${node}:${NODE_ETCDUTL}`]);
+  await run(["exec", node, "sh", "-c", ROLLBACK_SCRIPT]);
+  await run(["exec", node, "sh", "-c", READY_SCRIPT]);
+}

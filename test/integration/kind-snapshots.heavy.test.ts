@@ -1,0 +1,134 @@
+/**
+ * Snapshots of a real kind cluster (contract 1.7), the `kind` backend against a real Docker engine: ConfigMaps
+ * written to it and a ServiceAccount token granted, a snapshot taken into a folder store (etcd's, out of the node,
+ * with kubeadm's keys), the data changed, then rolled back in place: every ConfigMap as it was (compared by
+ * content), the later one gone, the token of before and the admin kubeconfig working at the same endpoint. An
+ * altered snapshot is refused, leaving the cluster as it was. `OPENMCP_SNAPSHOT_OBJECTS=10000` gives the issue's
+ * figure (default 1,000, as the local test).
+ */
+import { randomUUID } from "node:crypto";
+import { appendFileSync, cpSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { AuthenticationV1Api, CoreV1Api, KubeConfig } from "@kubernetes/client-node";
+import { afterAll, describe, expect, it } from "vitest";
+import type { ClusterObservation, ClusterTarget } from "../../src/api/backend.ts";
+import type { ClusterBackend } from "../../src/api/backend-contract.ts";
+import { isSnapshotRejection, type SnapshotReference } from "../../src/api/control-plane-snapshot.ts";
+import { conformanceContext } from "../../src/providers/conformance.ts";
+import { createBackend } from "../../src/providers/kind/index.ts";
+import { kindClusterNameOf } from "../../src/providers/kind/names.ts";
+import { containerToolchain } from "../support/containers.ts";
+import { eventually, satisfying } from "../support/eventually.ts";
+import { APP, configMapOf, contents, inParallel } from "../support/snapshot-objects.ts";
+
+const OBJECTS = Number(process.env.OPENMCP_SNAPSHOT_OBJECTS ?? 1_000);
+const tools = containerToolchain();
+const state = mkdtempSync(join(tmpdir(), "kind-snapshots-"));
+const store = mkdtempSync(join(tmpdir(), "kind-snapshots-store-"));
+const target: ClusterTarget = {
+  uid: `${randomUUID().slice(0, 8)}-0000-4000-8000-00000000e001`,
+  namespace: "kind-snapshots",
+  name: "snapped",
+  tenancy: "Exclusive",
+  profile: "kind",
+  providerConfig: "kind",
+};
+const reference = (name: string): SnapshotReference => ({ location: { folder: store }, name });
+let backend: ClusterBackend | undefined;
+
+afterAll(async () => {
+  await backend?.delete(target);
+  await eventually(async () => satisfying(await backend?.observe(target), (o) => o?.exists === false), {
+    what: "the kind cluster gone",
+    timeoutMs: 180_000,
+    intervalMs: 2_000,
+  });
+  rmSync(state, { recursive: true, force: true });
+  rmSync(store, { recursive: true, force: true });
+}, 240_000);
+
+describe(`snapshots of a real kind cluster with ${OBJECTS} ConfigMaps`, { timeout: 900_000 }, () => {
+  it("snapshots it and rolls it back in place: every ConfigMap as it was, the later one gone, the token of before working at the same endpoint; an altered snapshot refused", async () => {
+    const context = conformanceContext(state, { options: { kind: tools.kind, docker: tools.docker } });
+    const kind = await createBackend(context);
+    backend = kind;
+    const observe = (what: string, wanted: (o: ClusterObservation) => boolean) =>
+      eventually(async () => satisfying(await kind.observe(target), wanted), {
+        what: `${kindClusterNameOf(target.name, target.uid)}: ${what}`,
+        timeoutMs: 300_000,
+        intervalMs: 1_000,
+      }) as Promise<ClusterObservation>;
+    await kind.create(target, tools.kubernetesVersion);
+    const ready = await observe("ready", (o) => o.exists && o.phase === "ready");
+    const admin = new KubeConfig();
+    admin.loadFromString((await kind.adminAccess?.(target))?.kubeconfig ?? "");
+    const core = admin.makeApiClient(CoreV1Api);
+    await core.createNamespace({ body: { metadata: { name: APP } } });
+    let started = Date.now();
+    await inParallel(OBJECTS, 16, (i) =>
+      core.createNamespacedConfigMap({ namespace: APP, body: configMapOf(i) }),
+    );
+    console.log(`kind snapshot: wrote ${OBJECTS} ConfigMaps in ${Date.now() - started} ms`);
+    const written = await contents(admin);
+    expect(written.size).toBe(OBJECTS);
+    await core.createNamespacedServiceAccount({ namespace: APP, body: { metadata: { name: "reader" } } });
+    const token =
+      (
+        await core.createNamespacedServiceAccountToken({
+          namespace: APP,
+          name: "reader",
+          body: { spec: { audiences: [], expirationSeconds: 3600 } },
+        })
+      ).status?.token ?? "";
+    expect(token).not.toBe("");
+
+    started = Date.now();
+    const manifest = await kind.snapshot?.(target, reference("before"));
+    console.log(
+      `kind snapshot: ${OBJECTS} ConfigMaps snapshotted in ${Date.now() - started} ms, ${manifest?.size} bytes`,
+    );
+    expect(manifest).toMatchObject({ backend: "kind", cluster: { uid: target.uid } });
+    expect(manifest?.files.map((file) => file.name)).toEqual(
+      expect.arrayContaining(["etcd.db", "ca.crt", "ca.key", "sa.key", "sa.pub", "etcd-ca.crt"]),
+    );
+    // Idempotent by name: the complete snapshot as it is.
+    expect((await kind.snapshot?.(target, reference("before")))?.checksum).toBe(manifest?.checksum);
+
+    // Changed after the snapshot: the ConfigMaps of then gone, one of later made.
+    await core.deleteCollectionNamespacedConfigMap({ namespace: APP, labelSelector: "batch=before" });
+    await core.createNamespacedConfigMap({ namespace: APP, body: { metadata: { name: "object-after" } } });
+    await eventually(async () => expect((await contents(admin)).size).toBe(1), { timeoutMs: 120_000 });
+
+    // An altered copy is refused, and nothing changes.
+    cpSync(join(store, "before"), join(store, "altered"), { recursive: true });
+    appendFileSync(join(store, "altered", "etcd.db"), "x");
+    const refused = await kind.restore?.(target, reference("altered")).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(isSnapshotRejection(refused) && refused.reason).toBe("ChecksumMismatch");
+    expect((await contents(admin)).has("object-after")).toBe(true);
+
+    started = Date.now();
+    await kind.restore?.(target, reference("before"));
+    console.log(
+      `kind restore: ${OBJECTS} ConfigMaps rolled back in ${Date.now() - started} ms (call → serving)`,
+    );
+    const back = await contents(admin);
+    expect(back.has("object-after")).toBe(false);
+    expect(back).toEqual(written);
+    const withToken = new KubeConfig();
+    const server = admin.getCurrentCluster();
+    withToken.loadFromOptions({
+      clusters: [{ name: "c", server: server?.server ?? "", caData: server?.caData ?? "" }],
+      users: [{ name: "reader", token }],
+      contexts: [{ name: "c", cluster: "c", user: "reader" }],
+      currentContext: "c",
+    });
+    const review = await withToken.makeApiClient(AuthenticationV1Api).createSelfSubjectReview({ body: {} });
+    expect(review.status?.userInfo?.username).toBe(`system:serviceaccount:${APP}:reader`);
+    const again = await observe("ready after the restore", (o) => o.exists && o.phase === "ready");
+    expect(again.exists && again.endpoint).toBe(ready.exists && ready.endpoint);
+  });
+});
