@@ -4,7 +4,8 @@
  * with kubeadm's keys), the data changed, then rolled back in place: every ConfigMap as it was (compared by
  * content), the later one gone, the token of before and the admin kubeconfig working at the same endpoint. An
  * altered snapshot is refused, leaving the cluster as it was. `OPENMCP_SNAPSHOT_OBJECTS=10000` gives the issue's
- * figure (default 1,000, as the local test).
+ * figure (default 1,000, as the local test). Then a clone: a new Cluster made from the snapshot, every ConfigMap of
+ * then in it, the token of before working there, with its own endpoint and node.
  */
 import { randomUUID } from "node:crypto";
 import { appendFileSync, cpSync, mkdtempSync, rmSync } from "node:fs";
@@ -34,16 +35,39 @@ const target: ClusterTarget = {
   profile: "kind",
   providerConfig: "kind",
 };
+/** The Cluster made from the snapshot: another uid and name, so another kind cluster beside the first. */
+const clone: ClusterTarget = {
+  ...target,
+  uid: `${randomUUID().slice(0, 8)}-0000-4000-8000-00000000e002`,
+  name: "cloned",
+};
 const reference = (name: string): SnapshotReference => ({ location: { folder: store }, name });
 let backend: ClusterBackend | undefined;
+/** What the first test wrote and the token it granted, for the clone to be compared with. */
+let written = new Map<string, Record<string, string>>();
+let token = "";
+let original: KubeConfig | undefined;
+
+/** A kubeconfig for `server` (checked against `ca`) with a bearer token. */
+function withToken(server: string, ca: string, bearer: string): KubeConfig {
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromOptions({
+    clusters: [{ name: "c", server, caData: ca }],
+    users: [{ name: "reader", token: bearer }],
+    contexts: [{ name: "c", cluster: "c", user: "reader" }],
+    currentContext: "c",
+  });
+  return kubeConfig;
+}
 
 afterAll(async () => {
-  await backend?.delete(target);
-  await eventually(async () => satisfying(await backend?.observe(target), (o) => o?.exists === false), {
-    what: "the kind cluster gone",
-    timeoutMs: 180_000,
-    intervalMs: 2_000,
-  });
+  for (const made of [target, clone]) await backend?.delete(made);
+  for (const made of [target, clone])
+    await eventually(async () => satisfying(await backend?.observe(made), (o) => o?.exists === false), {
+      what: `kind cluster of ${made.name} gone`,
+      timeoutMs: 180_000,
+      intervalMs: 2_000,
+    });
   rmSync(state, { recursive: true, force: true });
   rmSync(store, { recursive: true, force: true });
 }, 240_000);
@@ -70,10 +94,11 @@ describe(`snapshots of a real kind cluster with ${OBJECTS} ConfigMaps`, { timeou
       core.createNamespacedConfigMap({ namespace: APP, body: configMapOf(i) }),
     );
     console.log(`kind snapshot: wrote ${OBJECTS} ConfigMaps in ${Date.now() - started} ms`);
-    const written = await contents(admin);
+    original = admin;
+    written = await contents(admin);
     expect(written.size).toBe(OBJECTS);
     await core.createNamespacedServiceAccount({ namespace: APP, body: { metadata: { name: "reader" } } });
-    const token =
+    token =
       (
         await core.createNamespacedServiceAccountToken({
           namespace: APP,
@@ -118,17 +143,52 @@ describe(`snapshots of a real kind cluster with ${OBJECTS} ConfigMaps`, { timeou
     const back = await contents(admin);
     expect(back.has("object-after")).toBe(false);
     expect(back).toEqual(written);
-    const withToken = new KubeConfig();
     const server = admin.getCurrentCluster();
-    withToken.loadFromOptions({
-      clusters: [{ name: "c", server: server?.server ?? "", caData: server?.caData ?? "" }],
-      users: [{ name: "reader", token }],
-      contexts: [{ name: "c", cluster: "c", user: "reader" }],
-      currentContext: "c",
-    });
-    const review = await withToken.makeApiClient(AuthenticationV1Api).createSelfSubjectReview({ body: {} });
+    const review = await withToken(server?.server ?? "", server?.caData ?? "", token)
+      .makeApiClient(AuthenticationV1Api)
+      .createSelfSubjectReview({ body: {} });
     expect(review.status?.userInfo?.username).toBe(`system:serviceaccount:${APP}:reader`);
     const again = await observe("ready after the restore", (o) => o.exists && o.phase === "ready");
     expect(again.exists && again.endpoint).toBe(ready.exists && ready.endpoint);
+  });
+
+  it("makes a new Cluster from the snapshot (a clone): every ConfigMap of then, the token of before working, its own endpoint and node, nothing of it pointing at the original", async () => {
+    const kind = backend as ClusterBackend;
+    const cloned = { ...clone, restoreFrom: reference("before") };
+    const started = Date.now();
+    await kind.create(cloned, tools.kubernetesVersion);
+    // As the engine does: a cluster that says what it still lacks is created again, which makes that.
+    const ready = (await eventually(
+      async () => {
+        const observed = await kind.observe(cloned);
+        if (observed.exists && observed.incomplete) await kind.create(cloned, tools.kubernetesVersion);
+        return satisfying(observed, (o) => o.exists && o.phase === "ready" && !o.incomplete);
+      },
+      { what: "the clone ready", timeoutMs: 420_000, intervalMs: 2_000 },
+    )) as ClusterObservation;
+    console.log(
+      `kind clone: a cluster of ${OBJECTS} ConfigMaps made from a snapshot in ${Date.now() - started} ms`,
+    );
+    const admin = new KubeConfig();
+    admin.loadFromString((await kind.adminAccess?.(cloned))?.kubeconfig ?? "");
+    const first = original?.getCurrentCluster();
+    expect(ready.exists && ready.endpoint).not.toBe(first?.server);
+    expect(await contents(admin)).toEqual(written);
+    // Same certificate authority and service-account key: the original's token authenticates at the clone.
+    const review = await withToken(ready.exists ? (ready.endpoint ?? "") : "", first?.caData ?? "", token)
+      .makeApiClient(AuthenticationV1Api)
+      .createSelfSubjectReview({ body: {} });
+    expect(review.status?.userInfo?.username).toBe(`system:serviceaccount:${APP}:reader`);
+    // Its own node only, and kube-proxy's kubeconfig names it, not the original's.
+    const core = admin.makeApiClient(CoreV1Api);
+    const node = `${kindClusterNameOf(clone.name, clone.uid)}-control-plane`;
+    const nodes = await eventually(
+      async () => satisfying(await core.listNode(), (list) => list.items.length === 1),
+      { what: "the clone's one node", timeoutMs: 120_000, intervalMs: 2_000 },
+    );
+    expect(nodes.items[0]?.metadata?.name).toBe(node);
+    const proxy = await core.readNamespacedConfigMap({ namespace: "kube-system", name: "kube-proxy" });
+    expect(JSON.stringify(proxy.data)).toContain(node);
+    expect(JSON.stringify(proxy.data)).not.toContain(kindClusterNameOf(target.name, target.uid));
   });
 });

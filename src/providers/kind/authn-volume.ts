@@ -108,19 +108,21 @@ export const AUTHN_ON_HOST_PLACEHOLDER = "@OPENMCP_AUTHN_ON_HOST@";
 /**
  * The `sh -c` script of a create in volume mode. Its arguments: the kind CLI, the Docker CLI, the node image, the
  * first authentication configuration (a file), kind's configuration with {@link AUTHN_ON_HOST_PLACEHOLDER} and
- * where to write it filled in, the Cluster's uid and `<namespace>/<name>`, the kind cluster's name, then kind's
- * own arguments.
+ * where to write it filled in, the Cluster's uid and `<namespace>/<name>`, the kind cluster's name, a folder of
+ * kubeadm keys to start from (a clone's, copied into the volume's `pki/`; empty: none), then kind's own arguments.
  */
 export const createInVolumeScript = [
   'kind="$1"; docker="$2"; image="$3"; authn="$4"; template="$5"; config="$6"; uid="$7"; owner="$8"; cluster="$9"',
-  "shift 9",
+  'shift 9; pki="$1"; shift',
   'volume="$cluster-openmcp-authn"; node="$cluster-control-plane"',
   '"$docker" volume rm --force "$volume" || exit $?',
   `"$docker" volume create --label "${VOLUME_LABELS.uid}=$uid" --label "${VOLUME_LABELS.cluster}=$owner" --label "${VOLUME_LABELS.kindCluster}=$cluster" "$volume" || exit $?`,
   `"$docker" run --rm --interactive --network none --volume "$volume:/authn" --entrypoint /bin/sh "$image" -c 'umask 077 && cat > /authn/authentication.yaml' < "$authn" || exit $?`,
+  // A clone's keys into the volume before kubeadm runs (it keeps a CA and service-account key it finds).
+  `if [ -n "$pki" ]; then cid=$("$docker" create --network none --volume "$volume:/authn" --entrypoint /bin/true "$image") || exit $?; "$docker" cp "$pki/." "$cid:/authn/pki" || { "$docker" rm "$cid" >/dev/null; exit 1; }; "$docker" rm "$cid" >/dev/null || exit $?; fi`,
   `host_path=$("$docker" volume inspect --format '{{.Mountpoint}}' "$volume") || exit $?`,
   `case "$host_path" in /*) ;; *) echo "ERROR: docker volume inspect $volume names no host path: $host_path" >&2; exit 1 ;; esac`,
-  `sed "s|${AUTHN_ON_HOST_PLACEHOLDER}|$host_path|" "$template" > "$config" || exit $?`,
+  `sed "s|${AUTHN_ON_HOST_PLACEHOLDER}|$host_path|g" "$template" > "$config" || exit $?`,
   '"$kind" "$@" || exit $?',
   `"$docker" exec "$node" touch ${CREATED_MARK}`,
 ].join("\n");

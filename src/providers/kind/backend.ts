@@ -1,6 +1,6 @@
 /** The kind backend itself: each call of the engine looks at the cluster, lets `create-lifecycle.ts` decide, acts. */
 import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
-import { readFile } from "node:fs/promises";
+import { copyFile, readFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import type { ClusterObservation, ClusterTarget } from "../../api/backend.ts";
 import type {
@@ -44,7 +44,15 @@ import { KIND_NAME_ANNOTATION, kindClusterName, kindClusterNameOf, kindNameOf } 
 import { trustIssuers } from "./oidc-trust.ts";
 import { adoptCluster, type RecoveryTools, recoverRecord } from "./recovery.ts";
 import { KIND_DEFAULT_VERSIONS, type KindAccess, type KindBackendOptions } from "./settings.ts";
-import { readKindSnapshot, requireNodeKeys, rollBackNode, writeKindSnapshot } from "./snapshots.ts";
+import {
+  KIND_ETCD_SNAPSHOT_FILE,
+  readKindSnapshot,
+  requireNodeKeys,
+  rollBackNode,
+  seedCloneNode,
+  writeKindSnapshot,
+  writeSeedPki,
+} from "./snapshots.ts";
 import { ClusterFolders, type Detached, type KindRecord } from "./state-folder.ts";
 import { stderrSummary } from "./stderr.ts";
 
@@ -246,6 +254,12 @@ export class KindBackend implements ClusterBackend {
     } catch (error) {
       return { ...recordedCluster(record), phase: "provisioning", message: (error as Error).message };
     }
+    if (this.#clonePending(cluster))
+      return {
+        ...ready,
+        phase: "provisioning",
+        incomplete: "the snapshot's data is not restored into it yet",
+      };
     if (!this.#metallb || !this.#installsInto(record)) return ready;
     // Ready once MetalLB is installed (or failed to be: the condition says why); `create` starts the install.
     const metallb = this.#metallb.installs.state(cluster);
@@ -269,7 +283,13 @@ export class KindBackend implements ClusterBackend {
       let step = nextCreateStep(call);
       if (step.kind === "look")
         step = nextCreateStep({ ...call, listed: (await this.#cli.listClusters()).includes(cluster) });
-      await this.#take(step, { target, cluster, version, image, extraMounts }, record);
+      // A clone (contract 1.7) starts from the snapshot's keys; its data follows once kind made it ("complete").
+      const seedPki =
+        step.kind === "start" && target.restoreFrom
+          ? await this.#stageClone(cluster, target.restoreFrom)
+          : undefined;
+      const order = { target, cluster, version, image, extraMounts, ...(seedPki ? { seedPki } : {}) };
+      await this.#take(step, order, record);
     });
   }
 
@@ -283,7 +303,8 @@ export class KindBackend implements ClusterBackend {
         this.#line.startOrQueue({ ...order, attempt, ...(lastFailure === undefined ? {} : { lastFailure }) });
         return;
       }
-      case "complete": // what is left to make is MetalLB, or it is whole
+      case "complete": // what is left to make is a clone's data, MetalLB, or it is whole
+        if (this.#clonePending(cluster)) await this.#finishClone(target, cluster);
         if (this.#metallb && record && this.#lacksMetallb(record))
           await this.#metallb.installs.start(target, cluster, this.#metallb.images);
         return;
@@ -362,6 +383,7 @@ export class KindBackend implements ClusterBackend {
     await this.#volumes?.remove(cluster);
     this.#endpoints.delete(cluster);
     rmSync(folder, { recursive: true, force: true });
+    rmSync(this.#cloneStaging(cluster), { recursive: true, force: true });
     if (record) this.#log.info("kind cluster deleted", { cluster, target: describeCluster(target) });
   }
 
@@ -455,7 +477,7 @@ export class KindBackend implements ClusterBackend {
         const node = nodeOf(cluster);
         await requireNodeKeys(docker.run, node, stored, (file) => readFile(file, "utf8"));
         this.#etcdutl ??= builtEtcdutl();
-        await rollBackNode(docker.run, node, stored, this.#etcdutl);
+        await rollBackNode(docker.run, node, stored.path(KIND_ETCD_SNAPSHOT_FILE), this.#etcdutl);
       } finally {
         await stored.release();
       }
@@ -465,6 +487,45 @@ export class KindBackend implements ClusterBackend {
         snapshot: reference.name,
       });
     });
+  }
+
+  /** Where a clone's snapshot waits for its cluster: the keys its node starts from, and etcd's data. */
+  #cloneStaging(cluster: string): string {
+    return join(this.#stateDirectory, "clones", cluster);
+  }
+
+  #clonePending(cluster: string): boolean {
+    return existsSync(join(this.#cloneStaging(cluster), "staged"));
+  }
+
+  /**
+   * Checks snapshot `reference` (refused: nothing made) and stages what the clone `cluster` is made from, once (a
+   * create tried again finds it staged); returns the keys' folder.
+   */
+  async #stageClone(cluster: string, reference: SnapshotReference): Promise<string> {
+    const folder = this.#cloneStaging(cluster);
+    if (this.#clonePending(cluster)) return join(folder, "pki");
+    const stored = await readKindSnapshot(reference, this.#snapshotStaging());
+    try {
+      rmSync(folder, { recursive: true, force: true });
+      mkdirSync(folder, { recursive: true, mode: 0o700 });
+      await writeSeedPki(stored, join(folder, "pki"));
+      await copyFile(stored.path(KIND_ETCD_SNAPSHOT_FILE), join(folder, KIND_ETCD_SNAPSHOT_FILE));
+      writeFileSync(join(folder, "staged"), `${reference.name}\n`);
+    } finally {
+      await stored.release();
+    }
+    return join(folder, "pki");
+  }
+
+  /** Rolls the made clone's etcd to the snapshot's data, then drops the staging (its node keeps its own keys). */
+  async #finishClone(target: ClusterTarget, cluster: string): Promise<void> {
+    const folder = this.#cloneStaging(cluster);
+    this.#etcdutl ??= builtEtcdutl();
+    const etcd = join(folder, KIND_ETCD_SNAPSHOT_FILE);
+    await seedCloneNode(this.#docker().run, nodeOf(cluster), etcd, this.#etcdutl);
+    rmSync(folder, { recursive: true, force: true });
+    this.#log.info("kind cluster made from a snapshot", { cluster, target: describeCluster(target) });
   }
 
   #docker(): { readonly cli: string; readonly run: DockerRun } {

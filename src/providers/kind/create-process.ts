@@ -2,7 +2,7 @@
  * Starts one `kind create cluster` detached (it blocks until the cluster is up, minutes), through the wrapper that
  * records its exit status in the cluster's folder, so any later instance of the backend reads how it ended.
  */
-import { mkdirSync, rmSync } from "node:fs";
+import { cpSync, mkdirSync, rmSync } from "node:fs";
 import type { ClusterTarget } from "../../api/backend.ts";
 import { writeFileAtomicallySync } from "../../util/atomic-file.ts";
 import { startDetached } from "../../util/detached-process.ts";
@@ -10,6 +10,7 @@ import { authenticationConfig } from "../shared/authentication-config.ts";
 import { describeCluster } from "../shared/error-wording.ts";
 import { AUTHN_ON_HOST_PLACEHOLDER, createInVolumeScript } from "./authn-volume.ts";
 import { type KindExtraMount, kindClusterConfig } from "./cluster-config.ts";
+import { KUBEADM_PKI_DIRECTORY } from "./snapshots.ts";
 import type { ClusterFolders, RecordFields } from "./state-folder.ts";
 
 /** A create to start (or waiting for a slot). */
@@ -19,6 +20,11 @@ export interface CreateOrder {
   readonly version: string;
   readonly image: string;
   readonly extraMounts: readonly KindExtraMount[];
+  /**
+   * A clone's (contract 1.7): a folder laid out as kubeadm's `/etc/kubernetes/pki` with the snapshot's CAs and
+   * service-account key, which the node starts from (kubeadm keeps the keys it finds and makes the rest).
+   */
+  readonly seedPki?: string;
   /** From 1. */
   readonly attempt: number;
   readonly lastFailure?: string;
@@ -91,18 +97,24 @@ function createCommand(order: CreateOrder, tools: CreateTools): { command: strin
     "--wait",
     `${Math.ceil(tools.waitMs / 1000)}s`,
   );
+  const pkiMount = (hostPath: string) =>
+    order.seedPki ? [{ hostPath, containerPath: KUBEADM_PKI_DIRECTORY }] : [];
   if (!tools.volume) {
-    writeFileAtomicallySync(config, kindClusterConfig(authn, extraMounts));
+    // The clone's keys in its own folder, where kubeadm adds the rest: the node's pki for its whole life.
+    const pki = folders.path(cluster, "pki");
+    if (order.seedPki) cpSync(order.seedPki, pki, { recursive: true });
+    writeFileAtomicallySync(config, kindClusterConfig(authn, [...extraMounts, ...pkiMount(pki)]));
     return { command: tools.kind, args: kindArgs };
   }
   // The volume's host path is known only once the create made it: the script fills it into the config.
   const template = folders.path(cluster, "kind-config.template.yaml");
-  writeFileAtomicallySync(template, kindClusterConfig(AUTHN_ON_HOST_PLACEHOLDER, extraMounts, true));
+  const mounts = [...extraMounts, ...pkiMount(`${AUTHN_ON_HOST_PLACEHOLDER}/pki`)];
+  writeFileAtomicallySync(template, kindClusterConfig(AUTHN_ON_HOST_PLACEHOLDER, mounts, true));
   const owner = `${target.namespace}/${target.name}`;
   const script = [createInVolumeScript, "omc-kind-create-in-volume", tools.kind, tools.docker, image];
   const files = [folders.path(cluster, "authn/authentication.yaml"), template, config];
   return {
     command: "/bin/sh",
-    args: ["-c", ...script, ...files, tools.volume.uid, owner, cluster, ...kindArgs],
+    args: ["-c", ...script, ...files, tools.volume.uid, owner, cluster, order.seedPki ?? "", ...kindArgs],
   };
 }

@@ -6,7 +6,8 @@
  * Pod manifests moved aside), swaps in the data `etcdutl` restored from the snapshot, and puts the manifests back.
  */
 import { spawn } from "node:child_process";
-import { basename } from "node:path";
+import { chmod, copyFile, mkdir } from "node:fs/promises";
+import { basename, dirname, join, relative } from "node:path";
 import { PassThrough, type Readable } from "node:stream";
 import type { SnapshotManifest, SnapshotReference } from "../../api/control-plane-snapshot.ts";
 import { SnapshotRejectedError } from "../../api/control-plane-snapshot.ts";
@@ -14,6 +15,9 @@ import { etcdSnapshotFromGateway } from "../../controlplane/etcd-snapshot.ts";
 import type { DockerRun } from "../shared/docker-cli.ts";
 import type { SnapshotDescription, StoredSnapshot } from "../shared/folder-snapshots.ts";
 import { readSnapshot, writeSnapshot } from "../shared/snapshot-store.ts";
+
+/** Where kubeadm keeps a node's certificates and keys. */
+export const KUBEADM_PKI_DIRECTORY = "/etc/kubernetes/pki";
 
 /** etcd's snapshot in a kind cluster's snapshot. */
 export const KIND_ETCD_SNAPSHOT_FILE = "etcd.db";
@@ -81,6 +85,27 @@ if [ -d /var/lib/etcd ]; then mv /var/lib/etcd /var/lib/etcd.before-restore; fi
 mv /var/lib/etcd.restoring /var/lib/etcd
 rm -rf /var/lib/etcd.before-restore ${NODE_RESTORE_FILE}
 mv "$held/etcd.yaml" "$held/kube-apiserver.yaml" /etc/kubernetes/manifests/
+`;
+
+/**
+ * A clone's own after its rollback: the original's Node (restored with its data) removed, and the names of the
+ * original's node in kube-system's configuration (kube-proxy's kubeconfig, kubeadm's control-plane endpoint, the
+ * cluster-info) made this node's — they would lead the clone's kube-proxy to the original's API server, which may
+ * still run beside it on the Docker network; kubelet restarted, so it registers this node again.
+ */
+const CLONE_SCRIPT = `set -eu
+export KUBECONFIG=/etc/kubernetes/admin.conf
+self=$(hostname)
+for node in $(kubectl get nodes -o jsonpath='{.items[*].metadata.name}'); do
+  [ "$node" = "$self" ] && continue
+  for ref in kube-system/kube-proxy kube-system/kubeadm-config kube-public/cluster-info; do
+    if kubectl -n "\${ref%/*}" get configmap "\${ref#*/}" -o yaml >/tmp/openmcp-cm.yaml 2>/dev/null; then
+      sed "s/$node/$self/g" /tmp/openmcp-cm.yaml | kubectl replace -f - >/dev/null
+    fi
+  done
+  kubectl delete node "$node" --wait=false >/dev/null
+done
+systemctl restart kubelet
 `;
 
 /** Waits in the node until kube-apiserver answers ready on the restored data. */
@@ -165,17 +190,42 @@ export async function requireNodeKeys(
   }
 }
 
+/** The snapshot's keys laid out as kubeadm's pki folder, in `folder` (made), for a clone's node to start from. */
+export async function writeSeedPki(stored: StoredSnapshot, folder: string): Promise<void> {
+  for (const [name, path] of Object.entries(KIND_PKI_FILES)) {
+    const file = join(folder, relative(KUBEADM_PKI_DIRECTORY, path));
+    await mkdir(dirname(file), { recursive: true, mode: 0o700 });
+    await copyFile(stored.path(name), file);
+    await chmod(file, name.endsWith(".key") ? 0o600 : 0o644);
+  }
+}
+
 /**
- * Rolls node `node`'s etcd back to the snapshot (see {@link ROLLBACK_SCRIPT}) and waits until kube-apiserver serves
- * the restored data. `etcdutl` is copied into the node (the node image has none).
+ * Makes the freshly made clone in node `node` the snapshot's: its etcd rolled back to the snapshot's data (the file
+ * `etcdSnapshot`), then the clone's own names put back (see {@link CLONE_SCRIPT}); returns once it serves.
+ */
+export async function seedCloneNode(
+  run: DockerRun,
+  node: string,
+  etcdSnapshot: string,
+  etcdutl: string,
+): Promise<void> {
+  await rollBackNode(run, node, etcdSnapshot, etcdutl);
+  await run(["exec", node, "sh", "-c", CLONE_SCRIPT]);
+  await run(["exec", node, "sh", "-c", READY_SCRIPT]);
+}
+
+/**
+ * Rolls node `node`'s etcd back to the snapshot file `etcdSnapshot` (see {@link ROLLBACK_SCRIPT}) and waits until
+ * kube-apiserver serves the restored data. `etcdutl` is copied into the node (the node image has none).
  */
 export async function rollBackNode(
   run: DockerRun,
   node: string,
-  stored: StoredSnapshot,
+  etcdSnapshot: string,
   etcdutl: string,
 ): Promise<void> {
-  await run(["cp", stored.path(KIND_ETCD_SNAPSHOT_FILE), `${node}:${NODE_RESTORE_FILE}`]);
+  await run(["cp", etcdSnapshot, `${node}:${NODE_RESTORE_FILE}`]);
   await run(["cp", etcdutl, `${node}:${NODE_ETCDUTL}`]);
   await run(["exec", node, "sh", "-c", ROLLBACK_SCRIPT]);
   await run(["exec", node, "sh", "-c", READY_SCRIPT]);
