@@ -5,13 +5,13 @@
  * (kube-apiserver sets it on the first request of an API and keeps it until it restarts), and a stage is checked on
  * every look. Never a credential in a message.
  */
-import { request } from "node:https";
 import { KubeConfig } from "@kubernetes/client-node";
 import type { Cluster } from "../../../api/cluster.ts";
 import { errorMessage } from "../../../api/error-message.ts";
 import { clusterTarget } from "../../../machines/cluster/step.ts";
 import { parseDeprecatedApis } from "../../../machines/rollout/deprecated-apis.ts";
 import type { DeprecatedApiRead } from "../../../machines/rollout/preflight.ts";
+import { requestApiServer } from "../../../util/api-server-request.ts";
 import type { Clock } from "../../clock.ts";
 import type { KindContext } from "../../machine-kind.ts";
 import { profileOffer } from "../shared/profile-offer.ts";
@@ -26,28 +26,15 @@ const READS_AT_ONCE = 8;
 async function getText(kubeconfig: string, path: string): Promise<string> {
   const kubeConfig = new KubeConfig();
   kubeConfig.loadFromString(kubeconfig);
-  const server = kubeConfig.getCurrentCluster()?.server ?? "";
-  const options: Parameters<typeof request>[1] & { headers: Record<string, string> } = {
+  const answer = await requestApiServer(kubeConfig, {
     method: "GET",
+    path,
     headers: { Accept: "text/plain" },
-    timeout: 10_000,
-  };
-  await kubeConfig.applyToHTTPSOptions(options);
-  return new Promise((resolve, reject) => {
-    const req = request(new URL(path, server), options, (response) => {
-      const chunks: Buffer[] = [];
-      response.on("data", (chunk: Buffer) => chunks.push(chunk));
-      response.on("end", () => {
-        const text = Buffer.concat(chunks).toString("utf8");
-        if ((response.statusCode ?? 500) >= 300)
-          reject(new Error(`GET ${path} answered ${response.statusCode}: ${text.slice(0, 200)}`));
-        else resolve(text);
-      });
-    });
-    req.on("error", reject);
-    req.on("timeout", () => req.destroy(new Error(`GET ${path} timed out`)));
-    req.end();
+    timeoutMs: 10_000,
   });
+  if (answer.status >= 300)
+    throw new Error(`GET ${path} answered ${answer.status}: ${answer.text.slice(0, 200)}`);
+  return answer.text;
 }
 
 /** Per engine: the last read of each Cluster (by uid) and when. */
