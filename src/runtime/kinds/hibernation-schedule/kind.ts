@@ -20,8 +20,9 @@ import {
 } from "../../../machines/hibernation-schedule/step.ts";
 import type { RequeueTiming } from "../../../machines/shared/machine-tags.ts";
 import type { CacheSpec } from "../../informers.ts";
-import { type MachineKind, wake } from "../../machine-kind.ts";
+import type { MachineKind } from "../../machine-kind.ts";
 import { CLUSTER_CACHES } from "../cluster/caches.ts";
+import { clustersOfNamespaceWake } from "../shared/namespace-wake.ts";
 
 /** The cache of HibernationSchedules. */
 export const SCHEDULES: CacheSpec<HibernationSchedule> = {
@@ -63,15 +64,7 @@ export const hibernationScheduleKind: MachineKind<
   enabled: (settings) => settings.enabled !== false,
   state: () => ({ written: new Map() }),
   // A Cluster that appears, changes its labels or goes wakes the schedules of its namespace (the count selected).
-  wakes: [
-    wake(CLUSTER_CACHES.clusters, (cluster: Cluster, context) =>
-      context.informers
-        .of(SCHEDULES)
-        .list()
-        .filter((schedule) => schedule.metadata.namespace === cluster.metadata.namespace)
-        .map(objectKey),
-    ),
-  ],
+  wakes: [clustersOfNamespaceWake(SCHEDULES)],
 
   async open(schedule, context) {
     const custom = context.kubeConfig.makeApiClient(CustomObjectsApi);

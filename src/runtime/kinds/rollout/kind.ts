@@ -19,9 +19,10 @@ import type { RequeueTiming } from "../../../machines/shared/machine-tags.ts";
 import { ConflictError, GoneError } from "../../controllers/errors.ts";
 import { RecentWrites } from "../../controllers/recent-writes.ts";
 import type { CacheSpec } from "../../informers.ts";
-import { type MachineKind, wake } from "../../machine-kind.ts";
+import type { MachineKind } from "../../machine-kind.ts";
 import { CLUSTER_CACHES } from "../cluster/caches.ts";
 import { PROFILE_CACHES } from "../provider-config/caches.ts";
+import { clustersOfNamespaceWake } from "../shared/namespace-wake.ts";
 import { DeprecatedApiReads } from "./deprecated-api-reader.ts";
 import { RolloutMetrics } from "./rollout-metrics.ts";
 
@@ -92,15 +93,7 @@ export const rolloutKind: MachineKind<
     return [];
   },
   // A Cluster that changes (Ready at the new version, failed, deleted) wakes the rollouts of its namespace.
-  wakes: [
-    wake(CLUSTER_CACHES.clusters, (cluster: Cluster, context) =>
-      context.informers
-        .of(ROLLOUTS)
-        .list()
-        .filter((rollout) => rollout.metadata.namespace === cluster.metadata.namespace)
-        .map(objectKey),
-    ),
-  ],
+  wakes: [clustersOfNamespaceWake(ROLLOUTS)],
 
   async open(rollout, context) {
     const namespace = rollout.metadata.namespace ?? "";
