@@ -46,3 +46,16 @@ export async function requestApiServer(
     req.end(call.body);
   });
 }
+
+/** GETs `path` as plain text (e.g. `/metrics`); an answer other than 2xx is an error naming the path and status. */
+export async function getApiServerText(kubeConfig: KubeConfig, path: string): Promise<string> {
+  const answer = await requestApiServer(kubeConfig, {
+    method: "GET",
+    path,
+    headers: { Accept: "text/plain" },
+    timeoutMs: 10_000,
+  });
+  if (answer.status >= 300)
+    throw new Error(`GET ${path} answered ${answer.status}: ${answer.text.slice(0, 200)}`);
+  return answer.text;
+}

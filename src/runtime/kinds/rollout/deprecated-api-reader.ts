@@ -11,7 +11,7 @@ import { errorMessage } from "../../../api/error-message.ts";
 import { clusterTarget } from "../../../machines/cluster/step.ts";
 import { parseDeprecatedApis } from "../../../machines/rollout/deprecated-apis.ts";
 import type { DeprecatedApiRead } from "../../../machines/rollout/preflight.ts";
-import { requestApiServer } from "../../../util/api-server-request.ts";
+import { getApiServerText } from "../../../util/api-server-request.ts";
 import type { Clock } from "../../clock.ts";
 import type { KindContext } from "../../machine-kind.ts";
 import { profileOffer } from "../shared/profile-offer.ts";
@@ -22,19 +22,11 @@ const READ_STANDS_MS = 30_000;
 /** At most this many API servers read at once (a /metrics answer is about 1 MB): a large stage is read in turns. */
 const READS_AT_ONCE = 8;
 
-/** GETs `path` of the API server `kubeconfig` names, as text. */
-async function getText(kubeconfig: string, path: string): Promise<string> {
+/** A KubeConfig of the kubeconfig text the backend's admin access gives. */
+function kubeConfigOf(kubeconfig: string): KubeConfig {
   const kubeConfig = new KubeConfig();
   kubeConfig.loadFromString(kubeconfig);
-  const answer = await requestApiServer(kubeConfig, {
-    method: "GET",
-    path,
-    headers: { Accept: "text/plain" },
-    timeoutMs: 10_000,
-  });
-  if (answer.status >= 300)
-    throw new Error(`GET ${path} answered ${answer.status}: ${answer.text.slice(0, 200)}`);
-  return answer.text;
+  return kubeConfig;
 }
 
 /** Per engine: the last read of each Cluster (by uid) and when. */
@@ -96,7 +88,10 @@ async function readOnce(cluster: Cluster, context: KindContext): Promise<Depreca
     const access = await context.adminAccess.get(target, context.timing.resyncMs);
     if (!access)
       return { kind: "unavailable", why: `backend ${backend.name} gives no admin access to it yet` };
-    return { kind: "read", apis: parseDeprecatedApis(await getText(access.kubeconfig, "/metrics")) };
+    return {
+      kind: "read",
+      apis: parseDeprecatedApis(await getApiServerText(kubeConfigOf(access.kubeconfig), "/metrics")),
+    };
   } catch (error) {
     return { kind: "unavailable", why: `reading Cluster ${name}'s /metrics failed: ${errorMessage(error)}` };
   }
