@@ -17,6 +17,7 @@ import type { Rollout, RolloutSpec } from "../../src/api/rollout.ts";
 import { SimulatedBackend } from "../../src/providers/simulated.ts";
 import { type ProbeServers, startProbeServers } from "../../src/runtime/probe-server.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
+import { sample } from "../support/prometheus-text.ts";
 import { startWorld, type World } from "../support/world.ts";
 
 const COUNT = 100;
@@ -31,17 +32,6 @@ let probes: ProbeServers;
 
 /** The engine's /metrics, over HTTP. */
 const scrape = async () => (await fetch(`http://127.0.0.1:${probes.metricsPort}/metrics`)).text();
-
-/** The value of one sample in a Prometheus text exposition, 0 when absent. */
-function sample(text: string, name: string, labels: Record<string, string> = {}): number {
-  const wanted = Object.entries(labels).map(([key, value]) => `${key}="${value}"`);
-  const line = text
-    .split("\n")
-    .find((l) =>
-      l.startsWith(`${name}{`) || l.startsWith(`${name} `) ? wanted.every((w) => l.includes(w)) : false,
-    );
-  return line ? Number(line.split(" ").at(-1)) : 0;
-}
 
 const listClusters = async () => world.list<Cluster>(RESOURCES.Cluster);
 const readyAt = (version: string) => (cluster: Cluster) =>
