@@ -18,6 +18,7 @@ import type { Rollout } from "../../src/api/rollout.ts";
 import { aProviderConfig } from "../support/builders.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
 import { localBackends } from "../support/local-backend-state.ts";
+import { profileOffered } from "../support/profile-offered.ts";
 import { isReady, startWorld, type World } from "../support/world.ts";
 
 const PROFILE = "test.engine-test.local";
@@ -61,12 +62,7 @@ beforeAll(async () => {
     ...RESOURCES.ProviderConfig,
     body: aProviderConfig({ name: "local", backend: "local", providerRef: { name: world.provider } }),
   });
-  await eventually(
-    () => world.custom.getClusterCustomObject({ ...RESOURCES.ClusterProfile, name: PROFILE }),
-    {
-      what: `profile ${PROFILE}`,
-    },
-  );
+  await profileOffered(world.custom, PROFILE);
   await world.createCluster("old-workload", { profile: PROFILE, kubernetes: { version: "1.36.3" } });
   cluster = (await world.waitFor("old-workload", isReady, 180_000)) as Cluster;
   const target: ClusterTarget = {
