@@ -10,12 +10,11 @@
 import { request } from "node:https";
 import { KubeConfig } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ClusterTarget } from "../../src/api/backend.ts";
 import type { Cluster } from "../../src/api/cluster.ts";
 import { ROLLOUT_RESOURCE } from "../../src/api/constants/rollout.ts";
 import { RESOURCES } from "../../src/api/constants.ts";
 import type { Rollout } from "../../src/api/rollout.ts";
-import { aProviderConfig } from "../support/builders.ts";
+import { aProviderConfig, aTargetFor } from "../support/builders.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
 import { localBackends } from "../support/local-backend-state.ts";
 import { profileOffered } from "../support/profile-offered.ts";
@@ -65,14 +64,7 @@ beforeAll(async () => {
   await profileOffered(world.custom, PROFILE);
   await world.createCluster("old-workload", { profile: PROFILE, kubernetes: { version: "1.36.3" } });
   cluster = (await world.waitFor("old-workload", isReady, 180_000)) as Cluster;
-  const target: ClusterTarget = {
-    uid: cluster.metadata.uid ?? "",
-    namespace: cluster.metadata.namespace ?? "",
-    name: cluster.metadata.name ?? "",
-    tenancy: "Exclusive",
-    profile: PROFILE,
-    providerConfig: "local",
-  };
+  const target = aTargetFor(cluster, { profile: PROFILE, providerConfig: "local" });
   admin = new KubeConfig();
   admin.loadFromString((await world.backend.adminAccess(target))?.kubeconfig ?? "");
 }, 240_000);
