@@ -43,18 +43,14 @@ const unavailable = (cluster: Cluster) =>
   cluster.status?.phase !== "Ready" ||
   (cluster.status?.observedGeneration ?? 0) < (cluster.metadata.generation ?? 0);
 
-const readRollout = async (name: string) =>
-  (await world.custom.getNamespacedCustomObject({
-    ...ROLLOUT_RESOURCE,
-    namespace: world.namespace,
-    name,
-  })) as Rollout;
+const readRollout = async (name: string) => (await world.read<Rollout>(ROLLOUT_RESOURCE, name)) as Rollout;
 
 const createRollout = (name: string, spec: RolloutSpec) =>
-  world.custom.createNamespacedCustomObject({
-    ...ROLLOUT_RESOURCE,
-    namespace: world.namespace,
-    body: { apiVersion: "engine.openmcp.cloud/v1alpha1", kind: "Rollout", metadata: { name }, spec },
+  world.create(ROLLOUT_RESOURCE, {
+    apiVersion: "engine.openmcp.cloud/v1alpha1",
+    kind: "Rollout",
+    metadata: { name },
+    spec,
   });
 
 const phaseIs = (phase: string) => (rollout: Rollout | undefined) => rollout?.status?.phase === phase;
