@@ -55,6 +55,17 @@ const createRollout = (name: string, spec: RolloutSpec) =>
 
 const phaseIs = (phase: string) => (rollout: Rollout | undefined) => rollout?.status?.phase === phase;
 
+/** Aborts the rollout `name` (so it holds nothing for the runs after it) and waits until it says Aborted. */
+async function abortRollout(name: string): Promise<void> {
+  await world.custom.patchNamespacedCustomObject(
+    { ...ROLLOUT_RESOURCE, namespace: world.namespace, name, body: { spec: { abort: true } } },
+    setHeaderOptions("Content-Type", PatchStrategy.MergePatch),
+  );
+  await eventually(async () => satisfying(await readRollout(name), phaseIs("Aborted")), {
+    what: `rollout ${name} Aborted`,
+  });
+}
+
 beforeAll(async () => {
   world = await startWorld({
     backend: new SimulatedBackend({ provisionDelayMs: 0, updateDelayMs: 300, failingVersions: [BAD] }),
@@ -132,13 +143,7 @@ describe("a Rollout", () => {
     );
     // Nothing was asked; abort it so that it holds nothing for the runs below.
     expect((await listClusters()).filter((c) => c.spec.kubernetes?.version !== OLD)).toEqual([]);
-    await world.custom.patchNamespacedCustomObject(
-      { ...ROLLOUT_RESOURCE, namespace: world.namespace, name: "unoffered", body: { spec: { abort: true } } },
-      setHeaderOptions("Content-Type", PatchStrategy.MergePatch),
-    );
-    await eventually(async () => satisfying(await readRollout("unoffered"), phaseIs("Aborted")), {
-      what: "rollout unoffered Aborted",
-    });
+    await abortRollout("unoffered");
   });
 
   it("brings a good version to 100 Clusters: canary alone, then the stages in order, within maxUnavailable", async () => {
@@ -226,13 +231,7 @@ describe("a Rollout", () => {
     expect(held?.status?.conditions?.find((c) => c.type === "Preflight")?.message).toBe(
       `stage canary blocked: VersionSkew: Cluster c000 is at ${GOOD}: ${OLD} would be a downgrade`,
     );
-    await world.custom.patchNamespacedCustomObject(
-      { ...ROLLOUT_RESOURCE, namespace: world.namespace, name: "downgrade", body: { spec: { abort: true } } },
-      setHeaderOptions("Content-Type", PatchStrategy.MergePatch),
-    );
-    await eventually(async () => satisfying(await readRollout("downgrade"), phaseIs("Aborted")), {
-      what: "rollout downgrade Aborted",
-    });
+    await abortRollout("downgrade");
   });
 
   it("halts after the canary when the backend fails for the version, naming the Cluster and its failure", async () => {
