@@ -61,9 +61,7 @@ async function abortRollout(name: string): Promise<void> {
     { ...ROLLOUT_RESOURCE, namespace: world.namespace, name, body: { spec: { abort: true } } },
     setHeaderOptions("Content-Type", PatchStrategy.MergePatch),
   );
-  await eventually(async () => satisfying(await readRollout(name), phaseIs("Aborted")), {
-    what: `rollout ${name} Aborted`,
-  });
+  await world.waitForObject(ROLLOUT_RESOURCE, name, phaseIs("Aborted"));
 }
 
 beforeAll(async () => {
@@ -124,13 +122,11 @@ describe("a Rollout", () => {
 
   it("holds the canary on a version its profile does not offer, naming the Cluster and the profile", async () => {
     await createRollout("unoffered", { version: "1.33.9" });
-    const held = await eventually(
-      async () =>
-        satisfying(
-          await readRollout("unoffered"),
-          (r) => r.status?.conditions?.some((c) => c.type === "Preflight" && c.status === "False") === true,
-        ),
-      { what: "rollout unoffered held by its preflight", timeoutMs: 30_000 },
+    const held = await world.waitForObject<Rollout>(
+      ROLLOUT_RESOURCE,
+      "unoffered",
+      (r) => r?.status?.conditions?.some((c) => c.type === "Preflight" && c.status === "False") === true,
+      { timeoutMs: 30_000 },
     );
     expect(held?.status?.phase).toBe("Progressing");
     const condition = (type: string) => held?.status?.conditions?.find((c) => c.type === type);
@@ -165,8 +161,7 @@ describe("a Rollout", () => {
         { name: "rest", share: 100 },
       ],
     });
-    const done = await eventually(async () => satisfying(await readRollout("good"), phaseIs("Succeeded")), {
-      what: "rollout good Succeeded",
+    const done = await world.waitForObject(ROLLOUT_RESOURCE, "good", phaseIs("Succeeded"), {
       timeoutMs: 240_000,
     });
     watching = false;
@@ -220,13 +215,11 @@ describe("a Rollout", () => {
 
   it("holds a downgrade by its version-skew check, naming the Cluster", async () => {
     await createRollout("downgrade", { version: OLD });
-    const held = await eventually(
-      async () =>
-        satisfying(
-          await readRollout("downgrade"),
-          (r) => r.status?.conditions?.some((c) => c.type === "Ready" && c.reason === "VersionSkew") === true,
-        ),
-      { what: "rollout downgrade held by VersionSkew", timeoutMs: 30_000 },
+    const held = await world.waitForObject<Rollout>(
+      ROLLOUT_RESOURCE,
+      "downgrade",
+      (r) => r?.status?.conditions?.some((c) => c.type === "Ready" && c.reason === "VersionSkew") === true,
+      { timeoutMs: 30_000 },
     );
     expect(held?.status?.conditions?.find((c) => c.type === "Preflight")?.message).toBe(
       `stage canary blocked: VersionSkew: Cluster c000 is at ${GOOD}: ${OLD} would be a downgrade`,
@@ -236,8 +229,7 @@ describe("a Rollout", () => {
 
   it("halts after the canary when the backend fails for the version, naming the Cluster and its failure", async () => {
     await createRollout("bad", { version: BAD, canary: 1, maxUnavailable: MAX_UNAVAILABLE });
-    const halted = await eventually(async () => satisfying(await readRollout("bad"), phaseIs("Halted")), {
-      what: "rollout bad Halted",
+    const halted = await world.waitForObject(ROLLOUT_RESOURCE, "bad", phaseIs("Halted"), {
       timeoutMs: 60_000,
     });
     const ready = halted?.status?.conditions?.find((c) => c.type === "Ready");
