@@ -86,7 +86,11 @@ describe("a sleeping pool of 2 real local clusters, 1 awake", { timeout: 300_000
 
   it("deletes the Clusters' clusters with them, and the idle ones with the pool: no cluster left", async () => {
     for (const name of ["first", "second"])
-      await world.custom.deleteNamespacedCustomObject({ ...RESOURCES.Cluster, namespace: local.namespace, name });
+      await world.custom.deleteNamespacedCustomObject({
+        ...RESOURCES.Cluster,
+        namespace: world.namespace,
+        name,
+      });
     await world.custom.deleteClusterCustomObject({ ...RESOURCES.ClusterPool, name: "warm" });
     await eventually(async () => satisfying(local.folders(), (left) => left.length === 0), {
       what: "no local cluster folder left",
