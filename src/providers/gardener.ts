@@ -1,7 +1,6 @@
 /** The `gardener` backend: each Cluster is a Gardener Shoot in a project of a garden, openMCP's production path. */
 
 import { mkdirSync } from "node:fs";
-import { request } from "node:https";
 import { join } from "node:path";
 import type { KubeConfig } from "@kubernetes/client-node";
 import type { BackendCondition, ClusterObservation, ClusterTarget } from "../api/backend.ts";
@@ -22,6 +21,7 @@ import { RESOURCES } from "../api/constants.ts";
 import { apiStatusOf, isNotFound } from "../api/error-message.ts";
 import { silentLogger } from "../api/logger.ts";
 import type { ProviderConfig } from "../api/provider-config.ts";
+import { requestApiServer } from "../util/api-server-request.ts";
 import { ClusterConfigError } from "./gardener-cluster-configs.ts";
 import { type Garden, listShoots, type ShootRecord } from "./gardener-garden.ts";
 import { gardenerPoolKind, type ProjectPlace } from "./gardener-pools.ts";
@@ -543,32 +543,19 @@ function gardenError(secret: KubeconfigSecretRef, server: string, what: string, 
 
 /** POSTs JSON to a path of the API server `kubeConfig` names (for subresources the generated clients lack). */
 async function postJson(kubeConfig: KubeConfig, path: string, body: object): Promise<unknown> {
-  const server = kubeConfig.getCurrentCluster()?.server ?? "";
-  const options: Parameters<typeof request>[1] & { headers: Record<string, string> } = {
+  const answer = await requestApiServer(kubeConfig, {
     method: "POST",
+    path,
     headers: { "Content-Type": "application/json", Accept: "application/json" },
-    timeout: 15_000,
-  };
-  await kubeConfig.applyToHTTPSOptions(options);
-  return new Promise((resolve, reject) => {
-    const req = request(new URL(path, server), options, (response) => {
-      const chunks: Buffer[] = [];
-      response.on("data", (chunk: Buffer) => chunks.push(chunk));
-      response.on("end", () => {
-        const text = Buffer.concat(chunks).toString("utf8");
-        if ((response.statusCode ?? 500) >= 300) {
-          let message = text;
-          try {
-            message = (JSON.parse(text) as { message?: string }).message ?? text;
-          } catch {}
-          reject(new Error(`Gardener refused POST ${path}: ${response.statusCode} ${message.slice(0, 300)}`));
-        } else resolve(JSON.parse(text));
-      });
-    });
-    req.on("error", reject);
-    req.on("timeout", () => req.destroy(new Error(`POST ${path} timed out`)));
-    req.end(JSON.stringify(body));
+    body: JSON.stringify(body),
+    timeoutMs: 15_000,
   });
+  if (answer.status < 300) return JSON.parse(answer.text);
+  let message = answer.text;
+  try {
+    message = (JSON.parse(answer.text) as { message?: string }).message ?? answer.text;
+  } catch {}
+  throw new Error(`Gardener refused POST ${path}: ${answer.status} ${message.slice(0, 300)}`);
 }
 
 /** Built with the engine: the backend contract this engine implements. */

@@ -42,6 +42,14 @@ export function resourceCache<T extends WatchedObject>(kind: ResourceKind): Cach
   return { name: kind, kind, resource: RESOURCES[kind] };
 }
 
+/** The cache of a kind of ours outside {@link RESOURCES}, all of it: its machine definition names its resource. */
+export function definitionCache<T extends WatchedObject>(definition: {
+  readonly kind: string;
+  readonly resource: CacheSpec<T>["resource"];
+}): CacheSpec<T> {
+  return { name: definition.kind, kind: definition.kind, resource: definition.resource };
+}
+
 /** A cache of only the Secrets that carry `label` (those the engine made), under `name`. */
 export function secretCache(name: string, label: string): CacheSpec<SecretObject> {
   return {

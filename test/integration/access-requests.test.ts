@@ -37,7 +37,7 @@ import {
 } from "../support/access-proofs.ts";
 import { createAccessRequest } from "../support/access-requests.ts";
 import { aBackendContext } from "../support/backend-context.ts";
-import { aCluster, aClusterProfile, aProviderConfig } from "../support/builders.ts";
+import { aCluster, aClusterProfile, aProviderConfig, aTargetFor } from "../support/builders.ts";
 import { clusterWhereOn } from "../support/cluster-where.ts";
 import { expectCondition } from "../support/conditions.ts";
 import { caughtUp } from "../support/engine-signals.ts";
@@ -169,14 +169,9 @@ beforeAll(async () => {
       ),
     { what: "the target Cluster Ready", timeoutMs: 90_000 },
   );
-  const admin = await backend.adminAccess({
-    uid: cluster.metadata.uid ?? "",
-    namespace: NS,
-    name: "target",
-    tenancy: "Shared",
-    profile: "test.eng.acc",
-    providerConfig: "acc",
-  });
+  const admin = await backend.adminAccess(
+    aTargetFor(cluster, { tenancy: "Shared", profile: "test.eng.acc", providerConfig: "acc" }),
+  );
   target = new KubeConfig();
   target.loadFromString(admin?.kubeconfig ?? "");
 }, 180_000);
@@ -407,14 +402,7 @@ describe("a deleted namespace (the management cluster runs a controller-manager)
       what: "namespace doomed gone",
       timeoutMs: 120_000,
     });
-    const target = {
-      uid: cluster.metadata.uid ?? "",
-      namespace: doomed,
-      name: "short-lived",
-      tenancy: "Shared" as const,
-      profile: "test.eng.acc",
-      providerConfig: "acc",
-    };
+    const target = aTargetFor(cluster, { tenancy: "Shared", profile: "test.eng.acc", providerConfig: "acc" });
     expect(await backend.observe(target)).toEqual({ exists: false });
     expect(await statusOf(visitor.makeApiClient(CoreV1Api).listNamespace())).toBe(401);
   }, 180_000);

@@ -32,6 +32,7 @@ import {
   namespacedBackend,
   startTenantWorld,
 } from "../support/namespaced-backend.ts";
+import { profileOffered } from "../support/profile-offered.ts";
 import type { World } from "../support/world.ts";
 
 const NS = "team";
@@ -109,9 +110,7 @@ beforeAll(async () => {
       }),
   }));
   custom = world.custom;
-  await eventually(() => custom.getClusterCustomObject({ ...RESOURCES.ClusterProfile, name: PROFILE }), {
-    what: `the profile ${PROFILE}`,
-  });
+  await profileOffered(custom, PROFILE);
 }, 120_000);
 
 afterAll(async () => {

@@ -4,20 +4,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eventually } from "../support/eventually.ts";
+import { sample } from "../support/prometheus-text.ts";
 import { isReady, startWorld, type World } from "../support/world.ts";
 
 let world: World;
-
-/** The value of one sample in a Prometheus text exposition, 0 when absent. */
-function sample(text: string, name: string, labels: Record<string, string> = {}): number {
-  const wanted = Object.entries(labels).map(([key, value]) => `${key}="${value}"`);
-  const line = text
-    .split("\n")
-    .find((l) =>
-      l.startsWith(`${name}{`) || l.startsWith(`${name} `) ? wanted.every((w) => l.includes(w)) : false,
-    );
-  return line ? Number(line.split(" ").at(-1)) : 0;
-}
 
 beforeAll(async () => {
   // The engine has a KubeConfig of its own, so the limit holds back its requests and not the test's.

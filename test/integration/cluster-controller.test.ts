@@ -1,7 +1,6 @@
 /** The Cluster controller on a real API server with the simulated backend: the lifecycle, responsibility, races, restarts. */
 
 import { mkdtempSync, rmSync } from "node:fs";
-import { get } from "node:https";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -12,6 +11,7 @@ import { LABELS, RESOURCES } from "../../src/api/constants.ts";
 import { SimulatedBackend } from "../../src/providers/simulated.ts";
 import type { Engine } from "../../src/runtime/engine.ts";
 import { CACHES } from "../../src/runtime/kinds/caches.ts";
+import { apiServerRequestCounts } from "../support/api-server-requests.ts";
 import { aClusterProfile } from "../support/builders.ts";
 import { caughtUp } from "../support/engine-signals.ts";
 import { eventually } from "../support/eventually.ts";
@@ -77,22 +77,9 @@ const current = (...names: string[]) =>
 
 /** How many watches of Clusters the API server has ended so far (`apiserver_request_total`, verb WATCH). */
 async function endedClusterWatches(): Promise<number> {
-  const { controlPlane } = world;
-  const options = {};
-  await controlPlane.kubeConfig.applyToHTTPSOptions(options);
-  const metrics = await new Promise<string>((resolve, reject) => {
-    get(`${controlPlane.server}/metrics`, options, (response) => {
-      let text = "";
-      response.setEncoding("utf8");
-      response.on("data", (chunk: string) => {
-        text += chunk;
-      });
-      response.on("end", () => resolve(text));
-    }).on("error", reject);
-  });
   let ended = 0;
-  for (const [, labels = "", value] of metrics.matchAll(/^apiserver_request_total\{([^}]*)\} (\S+)$/gm)) {
-    if (labels.includes('resource="clusters"') && labels.includes('verb="WATCH"')) ended += Number(value);
+  for (const { labels, count } of await apiServerRequestCounts(world.controlPlane.kubeConfig)) {
+    if (labels.includes('resource="clusters"') && labels.includes('verb="WATCH"')) ended += count;
   }
   return ended;
 }

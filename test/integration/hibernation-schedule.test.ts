@@ -40,11 +40,7 @@ const hibernated = (cluster: Cluster | undefined) =>
   cluster?.status?.conditions?.some((c) => c.type === "ClusterReady" && c.reason === "Hibernated") === true;
 
 const readSchedule = async () =>
-  (await world.custom.getNamespacedCustomObject({
-    ...HIBERNATION_SCHEDULE_RESOURCE,
-    namespace: world.namespace,
-    name: "nights",
-  })) as HibernationSchedule;
+  (await world.read<HibernationSchedule>(HIBERNATION_SCHEDULE_RESOURCE, "nights")) as HibernationSchedule;
 
 beforeAll(async () => {
   world = await startWorld({
@@ -64,31 +60,23 @@ afterAll(async () => {
 describe("a HibernationSchedule", () => {
   it("refuses a cron without 5 fields by CEL", async () => {
     await expect(
-      world.custom.createNamespacedCustomObject({
-        ...HIBERNATION_SCHEDULE_RESOURCE,
-        namespace: world.namespace,
-        body: {
-          apiVersion: "engine.openmcp.cloud/v1alpha1",
-          kind: "HibernationSchedule",
-          metadata: { name: "bad" },
-          spec: { schedules: [{ start: "0 22 * *" }] },
-        },
+      world.create(HIBERNATION_SCHEDULE_RESOURCE, {
+        apiVersion: "engine.openmcp.cloud/v1alpha1",
+        kind: "HibernationSchedule",
+        metadata: { name: "bad" },
+        spec: { schedules: [{ start: "0 22 * *" }] },
       }),
     ).rejects.toThrow(/5 fields/);
   });
 
   it("puts its selected Clusters to sleep at once (the start event passed a minute ago), not the other", async () => {
-    await world.custom.createNamespacedCustomObject({
-      ...HIBERNATION_SCHEDULE_RESOURCE,
-      namespace: world.namespace,
-      body: {
-        apiVersion: "engine.openmcp.cloud/v1alpha1",
-        kind: "HibernationSchedule",
-        metadata: { name: "nights" },
-        spec: {
-          schedules: [{ start: dailyAt(SLEEP_AT), end: dailyAt(WAKE_AT) }],
-          selector: { matchLabels: { idle: "nights" } },
-        },
+    await world.create(HIBERNATION_SCHEDULE_RESOURCE, {
+      apiVersion: "engine.openmcp.cloud/v1alpha1",
+      kind: "HibernationSchedule",
+      metadata: { name: "nights" },
+      spec: {
+        schedules: [{ start: dailyAt(SLEEP_AT), end: dailyAt(WAKE_AT) }],
+        selector: { matchLabels: { idle: "nights" } },
       },
     });
     for (const name of ["a", "b"]) await world.waitFor(name, hibernated, 60_000);

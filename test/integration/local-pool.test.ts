@@ -4,48 +4,29 @@
  * bound to the pool's clusters (the time to Ready printed), the third made as a cluster of its own — and the pool
  * back at 2. A bound Cluster's admin access is its member's API server; deleting all leaves no cluster folder.
  */
-import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CoreV1Api } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { inspectPersistentControlPlane } from "../../src/controlplane/persistent-control-plane.ts";
-import { createBackend } from "../../src/providers/local.ts";
-import { aProviderConfig } from "../support/builders.ts";
+import { LocalPoolWorld } from "../support/local-pool-world.ts";
 import {
   adminOf,
   deleteAll,
   poolMemberOf,
   type RunningPoolWorld,
-  startPoolWorld,
   threeAtOnce,
 } from "../support/pool-burst.ts";
 
-const NS = "local-pool";
-const PROFILE = "test.local-pool.local";
-const stateDirectory = mkdtempSync(join(tmpdir(), "local-pool-"));
-const clustersDirectory = join(stateDirectory, "clusters");
+const local = new LocalPoolWorld("local-pool");
 let world: RunningPoolWorld;
 
-/** The local clusters' folders (one a cluster: a pool member's id or a Cluster's uid). */
-const folders = () => (existsSync(clustersDirectory) ? readdirSync(clustersDirectory) : []);
-
 beforeAll(async () => {
-  world = await startPoolWorld({
-    namespace: NS,
-    profile: PROFILE,
-    patienceMs: 180_000,
-    providerName: "local-pool",
-    providerConfig: aProviderConfig({ name: "local", backend: "local", providerRef: { name: "local-pool" } }),
-    factory: createBackend,
-    stateDirectory,
-    options: { stopOnClose: "true" },
-  });
+  world = await local.start();
 }, 180_000);
 
 afterAll(async () => {
   await world?.stop();
-  rmSync(stateDirectory, { recursive: true, force: true });
+  local.remove();
 });
 
 describe("a warm pool of 2 real local clusters", { timeout: 300_000 }, () => {
@@ -55,18 +36,18 @@ describe("a warm pool of 2 real local clusters", { timeout: 300_000 }, () => {
     // A bound Cluster's admin access is its member's kube-apiserver (the member's folder, named by its id).
     for (const { cluster } of fromPool) {
       const member = poolMemberOf(cluster) ?? "";
-      const { record } = await inspectPersistentControlPlane(join(clustersDirectory, member));
+      const { record } = await inspectPersistentControlPlane(join(local.clustersDirectory, member));
       const admin = await adminOf(world, cluster);
       expect(new URL(admin.getCurrentCluster()?.server ?? "").port).toBe(String(record?.ports.apiServer));
       expect((await admin.makeApiClient(CoreV1Api).listNamespace()).items.length).toBeGreaterThan(0);
     }
     // The third is a cluster of its own, in a folder named by its uid; five in all: two bound, one made, two idle.
-    expect(folders()).toContain(made.cluster.metadata.uid);
-    expect(folders()).toHaveLength(5);
+    expect(local.folders()).toContain(made.cluster.metadata.uid);
+    expect(local.folders()).toHaveLength(5);
   });
 
   it("deletes a bound Cluster's cluster with it, and the idle ones with the pool: no cluster left", async () => {
-    await deleteAll(world, () => folders().length === 0);
+    await deleteAll(world, () => local.folders().length === 0);
     expect(world.logLines.join("\n")).not.toMatch(/BEGIN CERTIFICATE|client-key-data|eyJhbGci/);
   });
 });

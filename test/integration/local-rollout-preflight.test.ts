@@ -10,14 +10,14 @@
 import { request } from "node:https";
 import { KubeConfig } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ClusterTarget } from "../../src/api/backend.ts";
 import type { Cluster } from "../../src/api/cluster.ts";
 import { ROLLOUT_RESOURCE } from "../../src/api/constants/rollout.ts";
 import { RESOURCES } from "../../src/api/constants.ts";
 import type { Rollout } from "../../src/api/rollout.ts";
-import { aProviderConfig } from "../support/builders.ts";
+import { aProviderConfig, aTargetFor } from "../support/builders.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
 import { localBackends } from "../support/local-backend-state.ts";
+import { profileOffered } from "../support/profile-offered.ts";
 import { isReady, startWorld, type World } from "../support/world.ts";
 
 const PROFILE = "test.engine-test.local";
@@ -61,22 +61,10 @@ beforeAll(async () => {
     ...RESOURCES.ProviderConfig,
     body: aProviderConfig({ name: "local", backend: "local", providerRef: { name: world.provider } }),
   });
-  await eventually(
-    () => world.custom.getClusterCustomObject({ ...RESOURCES.ClusterProfile, name: PROFILE }),
-    {
-      what: `profile ${PROFILE}`,
-    },
-  );
+  await profileOffered(world.custom, PROFILE);
   await world.createCluster("old-workload", { profile: PROFILE, kubernetes: { version: "1.36.3" } });
   cluster = (await world.waitFor("old-workload", isReady, 180_000)) as Cluster;
-  const target: ClusterTarget = {
-    uid: cluster.metadata.uid ?? "",
-    namespace: cluster.metadata.namespace ?? "",
-    name: cluster.metadata.name ?? "",
-    tenancy: "Exclusive",
-    profile: PROFILE,
-    providerConfig: "local",
-  };
+  const target = aTargetFor(cluster, { profile: PROFILE, providerConfig: "local" });
   admin = new KubeConfig();
   admin.loadFromString((await world.backend.adminAccess(target))?.kubeconfig ?? "");
 }, 240_000);

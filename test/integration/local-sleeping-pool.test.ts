@@ -6,34 +6,24 @@
  * in the wake time"); the woken cluster's admin access works; the pool goes back to 1 awake, 1 asleep; deleting
  * all leaves no cluster folder.
  */
-import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CoreV1Api } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ClusterPool } from "../../src/api/cluster-pool.ts";
 import { RESOURCES } from "../../src/api/constants.ts";
 import { inspectPersistentControlPlane } from "../../src/controlplane/persistent-control-plane.ts";
-import { createBackend } from "../../src/providers/local.ts";
-import { aProviderConfig } from "../support/builders.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
+import { LocalPoolWorld } from "../support/local-pool-world.ts";
 import {
   adminOf,
   poolMemberOf,
   type RunningPoolWorld,
   readPool,
-  startPoolWorld,
   timeToReady,
 } from "../support/pool-burst.ts";
 
-const NS = "local-sleeping-pool";
-const PROFILE = "test.local-sleeping-pool.local";
-const stateDirectory = mkdtempSync(join(tmpdir(), "local-sleeping-pool-"));
-const clustersDirectory = join(stateDirectory, "clusters");
+const local = new LocalPoolWorld("local-sleeping-pool");
 let world: RunningPoolWorld;
-
-/** The local clusters' folders (one a cluster: a pool member's id or a Cluster's uid). */
-const folders = () => (existsSync(clustersDirectory) ? readdirSync(clustersDirectory) : []);
 
 /** The pool settled at 1 awake and 1 asleep: nothing being made, bound, woken or sent to sleep. */
 const settled = () =>
@@ -53,29 +43,15 @@ const settled = () =>
   ) as Promise<ClusterPool>;
 
 const running = async (member: string) =>
-  (await inspectPersistentControlPlane(join(clustersDirectory, member))).running;
+  (await inspectPersistentControlPlane(join(local.clustersDirectory, member))).running;
 
 beforeAll(async () => {
-  world = await startPoolWorld({
-    namespace: NS,
-    profile: PROFILE,
-    patienceMs: 180_000,
-    providerName: "local-sleeping-pool",
-    providerConfig: aProviderConfig({
-      name: "local",
-      backend: "local",
-      providerRef: { name: "local-sleeping-pool" },
-    }),
-    factory: createBackend,
-    stateDirectory,
-    options: { stopOnClose: "true" },
-    awake: 1,
-  });
+  world = await local.start({ awake: 1 });
 }, 180_000);
 
 afterAll(async () => {
   await world?.stop();
-  rmSync(stateDirectory, { recursive: true, force: true });
+  local.remove();
 });
 
 describe("a sleeping pool of 2 real local clusters, 1 awake", { timeout: 300_000 }, () => {
@@ -87,7 +63,7 @@ describe("a sleeping pool of 2 real local clusters, 1 awake", { timeout: 300_000
     const awake = members.find((member) => member.phase === "Ready")?.id ?? "";
     expect(await running(awake)).toBe(true);
     expect(await running(asleep)).toBe(false);
-    expect(folders().sort()).toEqual([asleep, awake].sort());
+    expect(local.folders().sort()).toEqual([asleep, awake].sort());
   });
 
   it("binds the first Cluster to the awake member at once, the second to the sleeping one once woken", async () => {
@@ -110,9 +86,13 @@ describe("a sleeping pool of 2 real local clusters, 1 awake", { timeout: 300_000
 
   it("deletes the Clusters' clusters with them, and the idle ones with the pool: no cluster left", async () => {
     for (const name of ["first", "second"])
-      await world.custom.deleteNamespacedCustomObject({ ...RESOURCES.Cluster, namespace: NS, name });
+      await world.custom.deleteNamespacedCustomObject({
+        ...RESOURCES.Cluster,
+        namespace: world.namespace,
+        name,
+      });
     await world.custom.deleteClusterCustomObject({ ...RESOURCES.ClusterPool, name: "warm" });
-    await eventually(async () => satisfying(folders(), (left) => left.length === 0), {
+    await eventually(async () => satisfying(local.folders(), (left) => left.length === 0), {
       what: "no local cluster folder left",
       timeoutMs: world.patienceMs,
       intervalMs: 1_000,

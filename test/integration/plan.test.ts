@@ -5,7 +5,6 @@
  * PATCH requests, recorded where they leave the engine) and calls at the backend when the changes are applied.
  */
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { get } from "node:https";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -25,6 +24,7 @@ import { interceptRequests } from "../../src/runtime/api-server/connection-reuse
 import { Engine } from "../../src/runtime/engine.ts";
 import { buildingKindsTimed } from "../../src/runtime/kinds/registry.ts";
 import type { Plan } from "../../src/runtime/plan/plan.ts";
+import { apiServerRequestCounts } from "../support/api-server-requests.ts";
 import { expectRefused, runEngineCli } from "../support/processes.ts";
 import { FAST_TIMING, isReady, startWorld, type World } from "../support/world.ts";
 
@@ -126,26 +126,13 @@ async function recordedEngine(timelines: Map<string, Happening[]>) {
 
 /** Every write request the API server has counted (`apiserver_request_total`), but its own Lease renewals. */
 async function writeRequests(): Promise<Record<string, number>> {
-  const { controlPlane } = world;
-  const options = {};
-  await controlPlane.kubeConfig.applyToHTTPSOptions(options);
-  const metrics = await new Promise<string>((resolve, reject) => {
-    get(`${controlPlane.server}/metrics`, options, (response) => {
-      let text = "";
-      response.setEncoding("utf8");
-      response.on("data", (chunk: string) => {
-        text += chunk;
-      });
-      response.on("end", () => resolve(text));
-    }).on("error", reject);
-  });
   const counts: Record<string, number> = {};
-  for (const [, labels = "", value] of metrics.matchAll(/^apiserver_request_total\{([^}]*)\} (\S+)$/gm)) {
+  for (const { labels, count } of await apiServerRequestCounts(world.controlPlane.kubeConfig)) {
     const verb = /verb="([^"]*)"/.exec(labels)?.[1] ?? "";
     const resource = /resource="([^"]*)"/.exec(labels)?.[1] ?? "";
     if (["GET", "LIST", "WATCH"].includes(verb) || resource === "leases") continue;
     const key = `${verb} ${resource}`;
-    counts[key] = (counts[key] ?? 0) + Number(value);
+    counts[key] = (counts[key] ?? 0) + count;
   }
   return counts;
 }

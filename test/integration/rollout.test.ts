@@ -17,6 +17,7 @@ import type { Rollout, RolloutSpec } from "../../src/api/rollout.ts";
 import { SimulatedBackend } from "../../src/providers/simulated.ts";
 import { type ProbeServers, startProbeServers } from "../../src/runtime/probe-server.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
+import { sample } from "../support/prometheus-text.ts";
 import { startWorld, type World } from "../support/world.ts";
 
 const COUNT = 100;
@@ -32,17 +33,6 @@ let probes: ProbeServers;
 /** The engine's /metrics, over HTTP. */
 const scrape = async () => (await fetch(`http://127.0.0.1:${probes.metricsPort}/metrics`)).text();
 
-/** The value of one sample in a Prometheus text exposition, 0 when absent. */
-function sample(text: string, name: string, labels: Record<string, string> = {}): number {
-  const wanted = Object.entries(labels).map(([key, value]) => `${key}="${value}"`);
-  const line = text
-    .split("\n")
-    .find((l) =>
-      l.startsWith(`${name}{`) || l.startsWith(`${name} `) ? wanted.every((w) => l.includes(w)) : false,
-    );
-  return line ? Number(line.split(" ").at(-1)) : 0;
-}
-
 const listClusters = async () => world.list<Cluster>(RESOURCES.Cluster);
 const readyAt = (version: string) => (cluster: Cluster) =>
   cluster.spec.kubernetes?.version === version &&
@@ -53,21 +43,26 @@ const unavailable = (cluster: Cluster) =>
   cluster.status?.phase !== "Ready" ||
   (cluster.status?.observedGeneration ?? 0) < (cluster.metadata.generation ?? 0);
 
-const readRollout = async (name: string) =>
-  (await world.custom.getNamespacedCustomObject({
-    ...ROLLOUT_RESOURCE,
-    namespace: world.namespace,
-    name,
-  })) as Rollout;
+const readRollout = async (name: string) => (await world.read<Rollout>(ROLLOUT_RESOURCE, name)) as Rollout;
 
 const createRollout = (name: string, spec: RolloutSpec) =>
-  world.custom.createNamespacedCustomObject({
-    ...ROLLOUT_RESOURCE,
-    namespace: world.namespace,
-    body: { apiVersion: "engine.openmcp.cloud/v1alpha1", kind: "Rollout", metadata: { name }, spec },
+  world.create(ROLLOUT_RESOURCE, {
+    apiVersion: "engine.openmcp.cloud/v1alpha1",
+    kind: "Rollout",
+    metadata: { name },
+    spec,
   });
 
 const phaseIs = (phase: string) => (rollout: Rollout | undefined) => rollout?.status?.phase === phase;
+
+/** Aborts the rollout `name` (so it holds nothing for the runs after it) and waits until it says Aborted. */
+async function abortRollout(name: string): Promise<void> {
+  await world.custom.patchNamespacedCustomObject(
+    { ...ROLLOUT_RESOURCE, namespace: world.namespace, name, body: { spec: { abort: true } } },
+    setHeaderOptions("Content-Type", PatchStrategy.MergePatch),
+  );
+  await world.waitForObject(ROLLOUT_RESOURCE, name, phaseIs("Aborted"));
+}
 
 beforeAll(async () => {
   world = await startWorld({
@@ -127,13 +122,11 @@ describe("a Rollout", () => {
 
   it("holds the canary on a version its profile does not offer, naming the Cluster and the profile", async () => {
     await createRollout("unoffered", { version: "1.33.9" });
-    const held = await eventually(
-      async () =>
-        satisfying(
-          await readRollout("unoffered"),
-          (r) => r.status?.conditions?.some((c) => c.type === "Preflight" && c.status === "False") === true,
-        ),
-      { what: "rollout unoffered held by its preflight", timeoutMs: 30_000 },
+    const held = await world.waitForObject<Rollout>(
+      ROLLOUT_RESOURCE,
+      "unoffered",
+      (r) => r?.status?.conditions?.some((c) => c.type === "Preflight" && c.status === "False") === true,
+      { timeoutMs: 30_000 },
     );
     expect(held?.status?.phase).toBe("Progressing");
     const condition = (type: string) => held?.status?.conditions?.find((c) => c.type === type);
@@ -146,13 +139,7 @@ describe("a Rollout", () => {
     );
     // Nothing was asked; abort it so that it holds nothing for the runs below.
     expect((await listClusters()).filter((c) => c.spec.kubernetes?.version !== OLD)).toEqual([]);
-    await world.custom.patchNamespacedCustomObject(
-      { ...ROLLOUT_RESOURCE, namespace: world.namespace, name: "unoffered", body: { spec: { abort: true } } },
-      setHeaderOptions("Content-Type", PatchStrategy.MergePatch),
-    );
-    await eventually(async () => satisfying(await readRollout("unoffered"), phaseIs("Aborted")), {
-      what: "rollout unoffered Aborted",
-    });
+    await abortRollout("unoffered");
   });
 
   it("brings a good version to 100 Clusters: canary alone, then the stages in order, within maxUnavailable", async () => {
@@ -174,8 +161,7 @@ describe("a Rollout", () => {
         { name: "rest", share: 100 },
       ],
     });
-    const done = await eventually(async () => satisfying(await readRollout("good"), phaseIs("Succeeded")), {
-      what: "rollout good Succeeded",
+    const done = await world.waitForObject(ROLLOUT_RESOURCE, "good", phaseIs("Succeeded"), {
       timeoutMs: 240_000,
     });
     watching = false;
@@ -229,30 +215,21 @@ describe("a Rollout", () => {
 
   it("holds a downgrade by its version-skew check, naming the Cluster", async () => {
     await createRollout("downgrade", { version: OLD });
-    const held = await eventually(
-      async () =>
-        satisfying(
-          await readRollout("downgrade"),
-          (r) => r.status?.conditions?.some((c) => c.type === "Ready" && c.reason === "VersionSkew") === true,
-        ),
-      { what: "rollout downgrade held by VersionSkew", timeoutMs: 30_000 },
+    const held = await world.waitForObject<Rollout>(
+      ROLLOUT_RESOURCE,
+      "downgrade",
+      (r) => r?.status?.conditions?.some((c) => c.type === "Ready" && c.reason === "VersionSkew") === true,
+      { timeoutMs: 30_000 },
     );
     expect(held?.status?.conditions?.find((c) => c.type === "Preflight")?.message).toBe(
       `stage canary blocked: VersionSkew: Cluster c000 is at ${GOOD}: ${OLD} would be a downgrade`,
     );
-    await world.custom.patchNamespacedCustomObject(
-      { ...ROLLOUT_RESOURCE, namespace: world.namespace, name: "downgrade", body: { spec: { abort: true } } },
-      setHeaderOptions("Content-Type", PatchStrategy.MergePatch),
-    );
-    await eventually(async () => satisfying(await readRollout("downgrade"), phaseIs("Aborted")), {
-      what: "rollout downgrade Aborted",
-    });
+    await abortRollout("downgrade");
   });
 
   it("halts after the canary when the backend fails for the version, naming the Cluster and its failure", async () => {
     await createRollout("bad", { version: BAD, canary: 1, maxUnavailable: MAX_UNAVAILABLE });
-    const halted = await eventually(async () => satisfying(await readRollout("bad"), phaseIs("Halted")), {
-      what: "rollout bad Halted",
+    const halted = await world.waitForObject(ROLLOUT_RESOURCE, "bad", phaseIs("Halted"), {
       timeoutMs: 60_000,
     });
     const ready = halted?.status?.conditions?.find((c) => c.type === "Ready");

@@ -12,6 +12,7 @@ import { SimulatedBackend } from "../../src/providers/simulated.ts";
 import type { Engine } from "../../src/runtime/engine.ts";
 import { LEASES, type Lease } from "../../src/runtime/leadership/lease.ts";
 import { eventually } from "../support/eventually.ts";
+import { sample } from "../support/prometheus-text.ts";
 import { isReady, startWorld, type World } from "../support/world.ts";
 
 const TIMING = { leaseDurationMs: 3_000, renewDeadlineMs: 2_000, retryPeriodMs: 500 };
@@ -74,10 +75,7 @@ describe("two sharded engines", () => {
     let owned = 0;
     for (const engine of engines.values()) {
       const text = await engine.metrics.registry.metrics();
-      const line = text
-        .split("\n")
-        .find((l) => l.startsWith('openmcp_engine_shard_owned_objects{controller="cluster"}'));
-      owned += Number(line?.split(" ").at(-1));
+      owned += sample(text, "openmcp_engine_shard_owned_objects", { controller: "cluster" });
       expect(text).toContain('openmcp_engine_shard_members{identity="alpha"');
       expect(text).toContain('openmcp_engine_shard_members{identity="beta"');
     }

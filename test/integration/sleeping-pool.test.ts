@@ -54,6 +54,13 @@ const poolAt = (awake: number, asleep: number) =>
 const memberOf = (cluster: Cluster) =>
   parsePoolMemberAnnotation(cluster.metadata.annotations?.[CLUSTER_POOL_ANNOTATIONS.poolMember] ?? "").member;
 
+/** The ProviderConfig `small` (offering 1.33.3) on `on`'s API server, the pools' provider config. */
+const offerSmall = (on: World) =>
+  on.custom.createClusterCustomObject({
+    ...RESOURCES.ProviderConfig,
+    body: aProviderConfig({ name: "small", supportedVersions: [{ version: "1.33.3" }] }),
+  });
+
 /** Creates a Cluster and measures, by polling every 20 ms, how long until it says Ready. */
 async function timeToReady(name: string): Promise<{ ms: number; cluster: Cluster }> {
   const started = performance.now();
@@ -69,10 +76,7 @@ beforeAll(async () => {
     timing: { pollMs: 100, retryMs: 200, resyncMs: 60_000 },
   });
   await world.startEngine({ kindSettings: { Cluster: { pools: true } } });
-  await world.custom.createClusterCustomObject({
-    ...RESOURCES.ProviderConfig,
-    body: aProviderConfig({ name: "small", supportedVersions: [{ version: "1.33.3" }] }),
-  });
+  await offerSmall(world);
 }, 60_000);
 
 afterAll(async () => {
@@ -184,10 +188,7 @@ describe("a sleeping pool on a backend that cannot sleep", { timeout: 60_000 }, 
 
   beforeAll(async () => {
     other = await startWorld({ backend: sleepless, engine: { kindSettings: { Cluster: { pools: true } } } });
-    await other.custom.createClusterCustomObject({
-      ...RESOURCES.ProviderConfig,
-      body: aProviderConfig({ name: "small", supportedVersions: [{ version: "1.33.3" }] }),
-    });
+    await offerSmall(other);
   }, 60_000);
 
   afterAll(async () => {

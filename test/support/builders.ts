@@ -43,6 +43,15 @@ export const aClusterTarget = (props: Partial<ClusterTarget> = {}): ClusterTarge
   ...props,
 });
 
+/** The target the runtime hands a backend for `cluster` (its uid, namespace and name); `props` say the rest. */
+export const aTargetFor = (cluster: Cluster, props: Partial<ClusterTarget> = {}): ClusterTarget =>
+  aClusterTarget({
+    uid: cluster.metadata.uid ?? "",
+    namespace: cluster.metadata.namespace ?? "",
+    name: cluster.metadata.name ?? "",
+    ...props,
+  });
+
 /** A tenant's labels and annotations on a target: one openMCP metadata key of each, and an unrelated label. */
 export const TENANT_METADATA = {
   labels: { "metadata.open-control-plane.io/tenant": "acme", unrelated: "x" },

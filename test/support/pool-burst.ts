@@ -18,7 +18,7 @@ import { installingCrds } from "../../src/runtime/api-server/install-crds.ts";
 import { Engine } from "../../src/runtime/engine.ts";
 import { createLogger } from "../../src/runtime/logger.ts";
 import { aBackendContext } from "./backend-context.ts";
-import { aCluster, aClusterTarget } from "./builders.ts";
+import { aCluster, aTargetFor } from "./builders.ts";
 import { eventually, satisfying } from "./eventually.ts";
 
 /** Where the scenario plays. */
@@ -148,13 +148,7 @@ export const readPool = (world: PoolBurstWorld) =>
 /** The backend's admin access to `cluster` (a Cluster of the world), as a client config. */
 export async function adminOf(world: RunningPoolWorld, cluster: Cluster): Promise<KubeConfig> {
   const access = await world.backend.adminAccess(
-    aClusterTarget({
-      uid: cluster.metadata.uid ?? "",
-      namespace: world.namespace,
-      name: cluster.metadata.name ?? "",
-      profile: world.profile,
-      providerConfig: world.providerConfig,
-    }),
+    aTargetFor(cluster, { profile: world.profile, providerConfig: world.providerConfig }),
   );
   const admin = new KubeConfig();
   admin.loadFromString(access?.kubeconfig ?? "");

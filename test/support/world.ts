@@ -7,7 +7,6 @@
 import { KubeConfig } from "@kubernetes/client-node";
 import type { ClusterTarget } from "../../src/api/backend.ts";
 import type { ClusterBackend } from "../../src/api/backend-contract.ts";
-import type { RESOURCES } from "../../src/api/constants.ts";
 import { findCapiAssets } from "../../src/dev/capi-assets.ts";
 import type { RequeueTiming } from "../../src/machines/shared/machine-tags.ts";
 import { SimulatedBackend } from "../../src/providers/simulated.ts";
@@ -19,7 +18,7 @@ import { type ClusterHarness, startClusterHarness } from "./cluster-harness.ts";
 export { isReady } from "./cluster-harness.ts";
 
 import { type EventuallyOptions, eventually, satisfying } from "./eventually.ts";
-import { readCustomObject } from "./maybe-absent.ts";
+import { type CustomResource, readCustomObject } from "./maybe-absent.ts";
 
 /** Fast requeues for tests: look again within a tenth of a second, retry a failure after a fifth. */
 export const FAST_TIMING = { pollMs: 100, retryMs: 200, resyncMs: 60_000 } as const;
@@ -63,8 +62,8 @@ export interface RecordedCall {
   readonly version?: string;
 }
 
-/** A resource as `RESOURCES` names it: its group, version and plural. */
-type Resource = (typeof RESOURCES)[keyof typeof RESOURCES];
+/** A custom resource: its group, version and plural (`RESOURCES`, or a kind's own constant). */
+type Resource = CustomResource;
 
 /** What a test gets: the harness, the engine, the recorded backend and typed reads. */
 export interface World extends ClusterHarness {
@@ -77,6 +76,8 @@ export interface World extends ClusterHarness {
   callsAbout(method: string, cluster: string): number;
   /** Starts one more engine on the world (its own KubeConfig, maybe its own backend), stopped with the world. */
   startEngine(options?: ExtraEngineOptions): Promise<Engine>;
+  /** Creates the object `body` (in the world's namespace unless `namespace` is given); what the API server stored. */
+  create<T>(resource: Resource, body: object, namespace?: string): Promise<T>;
   /** The object, or undefined when it does not exist. */
   read<T>(resource: Resource, name: string, namespace?: string): Promise<T | undefined>;
   /** Deletes the object (of the world's namespace unless `namespace` is given). */
@@ -140,6 +141,8 @@ export async function startWorld(options: WorldOptions = {}): Promise<World> {
     calls,
     callsAbout: (method, cluster) => calls.filter((c) => c.method === method && c.cluster === cluster).length,
     startEngine,
+    create: async <T>(resource: Resource, body: object, namespace = harness.namespace) =>
+      (await harness.custom.createNamespacedCustomObject({ ...resource, namespace, body })) as T,
     read,
     remove: async (resource, name, namespace = harness.namespace) => {
       await harness.custom.deleteNamespacedCustomObject({ ...resource, namespace, name });

@@ -63,8 +63,6 @@ export function explainCluster(cluster: Cluster, profile: ProfileLookup): Cluste
   const status = cluster.status;
   const stored = status?.providerStatus?.state;
   const state = typeof stored === "string" && stored !== "" ? stored : undefined;
-  const conditions = status?.conditions ?? [];
-  const condition = (type: string) => conditions.find((c) => c.type === type);
   const why: string[] = [];
   const waitingFor: string[] = [];
   const base = { state, phase: status?.phase };
@@ -105,54 +103,36 @@ export function explainCluster(cluster: Cluster, profile: ProfileLookup): Cluste
     );
     waitingFor.push("the controller to reconcile the latest change (is it running?)");
   }
+  explainState(cluster, state, profile, why, waitingFor);
+  explainOrigin(cluster, state, why);
+  return { ...base, why, waitingFor };
+}
+
+/** Why a Cluster the engine has a machine state for is in that state, and what it waits for. */
+function explainState(
+  cluster: Cluster,
+  state: string,
+  profile: ProfileLookup,
+  why: string[],
+  waitingFor: string[],
+): void {
+  const conditions = cluster.status?.conditions ?? [];
+  const condition = (type: string) => conditions.find((c) => c.type === type);
   const ready = condition(CONDITION_TYPES.clusterReady);
   const backendError = ready?.reason === REASONS.BackendError && ready.status === "False";
   const version = condition(CLUSTER_CONDITION_TYPES.versionSupported);
   const top = state.split(".")[0];
 
   switch (top) {
-    case "pending": {
-      const resolved = condition(CLUSTER_CONDITION_TYPES.profileResolved);
-      if (resolved?.status === "False" && resolved.reason === CLUSTER_REASONS.ProviderConfigNotReady) {
-        why.push(resolved.message);
-        waitingFor.push(
-          "that ProviderConfig to be fixed: its Ready condition and its Events say what is wrong",
-        );
-      } else if (resolved?.status === "False") {
-        why.push(`ClusterProfile "${cluster.spec.profile}" does not exist`);
-        waitingFor.push(
-          `the ClusterProfile "${cluster.spec.profile}" to appear (retried every 30 s), or a fixed spec.profile`,
-        );
-      } else {
-        why.push(ready?.message || "nothing has been ordered at the backend yet");
-        waitingFor.push("the next reconcile, which orders the cluster");
-      }
+    case "pending":
+      explainPending(cluster, condition(CLUSTER_CONDITION_TYPES.profileResolved), ready, why, waitingFor);
       break;
-    }
     case "provisioning":
       why.push(backendError ? `the last backend command failed: ${ready.message}` : backendSays(ready));
       waitingFor.push("the backend to report the cluster ready with an endpoint (the controller polls it)");
       break;
     case "ready":
-      why.push(ready?.status === "True" ? `ClusterReady: ${ready.message}` : backendSays(ready));
-      if (version?.reason === CLUSTER_REASONS.DeprecatedVersion) why.push(version.message);
-      {
-        const hibernation = condition(HIBERNATION_CONDITION);
-        if (hibernation?.status === "False") why.push(`Hibernation: ${hibernation.message}`);
-      }
-      if (ready?.reason === REASONS.ObserveFailed) {
-        waitingFor.push(
-          "the backend to answer again (the controller retries with backoff); until then nothing is ordered",
-        );
-      } else if (ready?.reason === REASONS.BackendNotReady) {
-        waitingFor.push(
-          "the backend to report the cluster ready again (looked at every retry period, 30 s by default), or to report it lost or failed",
-        );
-      } else {
-        waitingFor.push(
-          "nothing: it is Ready. It moves when it is deleted, its version changes, or the backend loses or fails it",
-        );
-      }
+      explainReady(ready, version, condition(HIBERNATION_CONDITION), why, waitingFor);
       break;
     case "updating": {
       const running = cluster.metadata.labels?.[CLUSTER_LABELS.k8sVersion];
@@ -214,6 +194,11 @@ export function explainCluster(cluster: Cluster, profile: ProfileLookup): Cluste
       );
       waitingFor.push("the next reconcile");
   }
+}
+
+/** What a Cluster says of where it came from: a tenant's namespaces, a warm pool, a snapshot it was cloned from. */
+function explainOrigin(cluster: Cluster, state: string, why: string[]): void {
+  const status = cluster.status;
   const tenantNamespaces = status?.providerStatus?.tenantNamespaces;
   if (Array.isArray(tenantNamespaces) && tenantNamespaces.length > 0) {
     why.push(
@@ -227,7 +212,7 @@ export function explainCluster(cluster: Cluster, profile: ProfileLookup): Cluste
       `it came from warm pool ${pool}: bound to pool cluster ${member}, made before the Cluster asked`,
     );
     // Never served yet: the member was asleep (a sleeping pool's), and is woken for it.
-    if (top === "waking" && status?.apiServer === undefined)
+    if (state.split(".")[0] === "waking" && status?.apiServer === undefined)
       why.push(
         `pool cluster ${member} was asleep: it is woken for this Cluster, which is Ready once it serves`,
       );
@@ -237,7 +222,54 @@ export function explainCluster(cluster: Cluster, profile: ProfileLookup): Cluste
     why.push(
       `it was made from ClusterSnapshot ${snapshot} (a clone: its data, CA and keys; its own endpoint)`,
     );
-  return { ...base, why, waitingFor };
+}
+
+/** Why a Cluster waits before anything is ordered: its profile or its ProviderConfig, or the next reconcile. */
+function explainPending(
+  cluster: Cluster,
+  resolved: Condition | undefined,
+  ready: Condition | undefined,
+  why: string[],
+  waitingFor: string[],
+): void {
+  if (resolved?.status === "False" && resolved.reason === CLUSTER_REASONS.ProviderConfigNotReady) {
+    why.push(resolved.message);
+    waitingFor.push("that ProviderConfig to be fixed: its Ready condition and its Events say what is wrong");
+  } else if (resolved?.status === "False") {
+    why.push(`ClusterProfile "${cluster.spec.profile}" does not exist`);
+    waitingFor.push(
+      `the ClusterProfile "${cluster.spec.profile}" to appear (retried every 30 s), or a fixed spec.profile`,
+    );
+  } else {
+    why.push(ready?.message || "nothing has been ordered at the backend yet");
+    waitingFor.push("the next reconcile, which orders the cluster");
+  }
+}
+
+/** Why a Ready Cluster is (or, while its backend does not answer, seems) ready, and what would move it. */
+function explainReady(
+  ready: Condition | undefined,
+  version: Condition | undefined,
+  hibernation: Condition | undefined,
+  why: string[],
+  waitingFor: string[],
+): void {
+  why.push(ready?.status === "True" ? `ClusterReady: ${ready.message}` : backendSays(ready));
+  if (version?.reason === CLUSTER_REASONS.DeprecatedVersion) why.push(version.message);
+  if (hibernation?.status === "False") why.push(`Hibernation: ${hibernation.message}`);
+  if (ready?.reason === REASONS.ObserveFailed) {
+    waitingFor.push(
+      "the backend to answer again (the controller retries with backoff); until then nothing is ordered",
+    );
+  } else if (ready?.reason === REASONS.BackendNotReady) {
+    waitingFor.push(
+      "the backend to report the cluster ready again (looked at every retry period, 30 s by default), or to report it lost or failed",
+    );
+  } else {
+    waitingFor.push(
+      "nothing: it is Ready. It moves when it is deleted, its version changes, or the backend loses or fails it",
+    );
+  }
 }
 
 /** Why a Cluster on its way to sleep, asleep or waking is there, and what it waits for. */

@@ -33,8 +33,8 @@ export function selectedNames(
   namespace: string,
   clusters: readonly Cluster[],
 ): string[] {
-  return clusters
-    .filter((cluster) => selects(selection, namespace, cluster))
+  // In code-unit order (selectedClusters' locale order can differ on punctuation).
+  return selectedClusters(selection, namespace, clusters)
     .map((cluster) => cluster.metadata.name ?? "")
     .sort();
 }

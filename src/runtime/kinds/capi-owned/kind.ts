@@ -4,6 +4,7 @@
  * kubeconfig Secret and the ClusterEndpoint written. Registered only when the Cluster API side is on.
  */
 import type { ClusterObservation, ClusterTarget } from "../../../api/backend.ts";
+import type { ClusterBackend } from "../../../api/backend-contract.ts";
 import { type CapiCluster, kubeconfigSecretName, owningCapiCluster } from "../../../api/cluster-api.ts";
 import type { ClusterProfile } from "../../../api/cluster-profile.ts";
 import type { JsonObject } from "../../../api/common.ts";
@@ -21,9 +22,17 @@ import type { MachineDefinition } from "../../../machines/shared/machine-definit
 import type { MachineStep } from "../../../machines/shared/machine-step.ts";
 import type { RequeueTiming } from "../../../machines/shared/machine-tags.ts";
 import type { CacheSpec, SecretObject } from "../../informers.ts";
-import type { KindSettings, MachineKind, MachineObject, ObjectReader } from "../../machine-kind.ts";
+import type {
+  KindContext,
+  KindSettings,
+  MachineKind,
+  MachineObject,
+  ObjectReader,
+  Reconciliation,
+  StepContext,
+} from "../../machine-kind.ts";
 import { DEFAULT_CLUSTER_TIMING } from "../cluster/kind.ts";
-import { ourProfiles, profileClaimant, profileOffer } from "../shared/profile-offer.ts";
+import { ourProfiles, type ProfileOffer, profileClaimant, profileOffer } from "../shared/profile-offer.ts";
 import { CAPI_CACHES } from "./caches.ts";
 import { capiOwnedWakes, reconcileWithoutBackend } from "./capi-owned.ts";
 import {
@@ -109,16 +118,15 @@ export function capiOwnedKind<T extends MachineObject & CapiOwnedObject, Owner>(
     explain: spec.explain,
 
     async open(opened, context) {
-      const { informers, backend, providerName, timing, log, kubeConfig, adminAccess } = context;
       const namespace = opened.metadata.namespace ?? "";
       const ownerName = owningCapiCluster(opened.metadata);
       const owner = spec.ownerOf(
         ownerName === undefined
           ? undefined
-          : informers.of(CAPI_CACHES.capiClusters).get(`${namespace}/${ownerName}`),
+          : context.informers.of(CAPI_CACHES.capiClusters).get(`${namespace}/${ownerName}`),
       );
-      const { profile, settings, defaultVersion } = profileOffer(context, opened.spec.profile);
-      const responsibility = spec.responsibility(opened, profile, profileClaimant(context), owner);
+      const offer = profileOffer(context, opened.spec.profile);
+      const responsibility = spec.responsibility(opened, offer.profile, profileClaimant(context), owner);
       if (responsibility === "paused") {
         // Paused: only the Paused condition is written; no backend call, the machine does not move.
         const why = spec.pausedBy(opened, owner) ?? "";
@@ -128,151 +136,202 @@ export function capiOwnedKind<T extends MachineObject & CapiOwnedObject, Owner>(
       }
       if (responsibility !== "ours") return undefined;
       // Its profile missing and nothing built for it (no finalizer of ours): nothing to ask a backend about.
-      if (!profile && !opened.metadata.finalizers?.includes(spec.finalizer)) {
+      if (!offer.profile && !opened.metadata.finalizers?.includes(spec.finalizer)) {
+        const observation = { backend: { exists: false }, publication: spec.nothingLookedAt } as const;
         return reconcileWithoutBackend(spec.nothingLookedAt, (object: T, now) =>
-          spec.step(object, {
-            owner,
-            profile,
-            defaultVersion,
-            providerName,
-            observation: { backend: { exists: false }, publication: spec.nothingLookedAt },
-            knownProfiles: ourProfiles(context),
-            now,
-            timing,
-          }),
+          spec.step(object, stepParts(context, owner, offer, observation, { now, lastError: undefined })),
         );
       }
-      const target = spec.target(opened, profile, settings);
-      /** This object's backend, for what it can do (every call goes through `backend`, which routes to it). */
+      const target = spec.target(opened, offer.profile, offer.settings);
       const ownBackend = await context.backends.of(target);
-      const { uidLabel } = spec.publisher;
-      const publisher = (object: T): Publisher => ({ ...spec.publisher, metadata: object.metadata });
-      /** What this reconcile published: the caches see it only later. */
-      const publishedNow = new Set<"kubeconfig" | "endpoint">();
-
-      /**
-       * The backend's admin access. Where it rotates, asked of the backend at most once a resync period (the
-       * engine's admin-access cache), so a backend that issues new short-lived credentials on every call
-       * (Gardener) rotates the Secret once a period, not on every look.
-       */
-      const admin = () =>
-        spec.rotatedBy
-          ? adminAccess.get(target, timing.resyncMs, observedNow)
-          : backend.adminAccess(target, observedNow);
-      /** This reconcile's look at the backend, handed to `adminAccess` so the backend need not look again (contract 1.3). */
-      let observedNow: ClusterObservation | undefined;
-
-      const kubeconfigState = async (
-        object: T,
-        backendReady: boolean,
-      ): Promise<CapiOwnedPublication["kubeconfig"]> => {
-        if (!ownBackend.capabilities.adminAccess) return "notWanted";
-        if (publishedNow.has("kubeconfig")) return "current";
-        const secret = ownerName
-          ? informers.of(spec.kubeconfigSecrets).get(`${namespace}/${kubeconfigSecretName(ownerName)}`)
-          : undefined;
-        if (!secret || secret.metadata.labels?.[uidLabel] !== object.metadata.uid) return "missing";
-        if (!spec.rotatedBy || !backendReady) return "current";
-        // The Secret's annotation is what is compared.
-        const recorded = (secret.metadata as { annotations?: Readonly<Record<string, string>> })
-          .annotations?.[spec.rotatedBy.fingerprintAnnotation];
-        const access = await admin();
-        const current = access && kubeconfigFingerprint(access.kubeconfig);
-        return current !== undefined && recorded !== current ? "stale" : "current";
-      };
-
-      const endpointCurrent = (object: T): boolean => {
-        if (publishedNow.has("endpoint")) return true;
-        const endpoint = informers
-          .of(CAPI_CACHES.clusterEndpoints)
-          .get(`${namespace}/${clusterEndpointName(object)}`);
-        const published = object.spec.controlPlaneEndpoint;
-        return (
-          endpoint !== undefined &&
-          endpoint.metadata.labels?.[uidLabel] === object.metadata.uid &&
-          published !== undefined &&
-          endpoint.spec.host === published.host &&
-          endpoint.spec.port === published.port
-        );
-      };
-
-      const publishKubeconfig = async (object: T, capiCluster: string) => {
-        const access = await admin();
-        if (!access) throw new Error(`the backend gives no admin access to ${spec.what} yet`);
-        const annotations = spec.rotatedBy
-          ? { [spec.rotatedBy.fingerprintAnnotation]: kubeconfigFingerprint(access.kubeconfig) }
-          : undefined;
-        await writePublishedKubeconfig(
-          kubeConfig,
-          publisher(object),
-          capiCluster,
-          access.kubeconfig,
-          annotations,
-        );
-        publishedNow.add("kubeconfig");
-      };
-
-      return {
-        // No backend call before a CAPI Cluster owns it.
-        observe: async (object) => {
-          const observed = ownerName ? await backend.observe(target) : { exists: false as const };
-          observedNow = observed;
-          return {
-            backend: observed,
-            publication: {
-              kubeconfig: await kubeconfigState(object, observed.exists && observed.phase === "ready"),
-              endpointCurrent: endpointCurrent(object),
-            },
-          };
-        },
-        step: (object, observation, { now, lastError }) =>
-          spec.step(object, {
-            owner,
-            profile,
-            defaultVersion,
-            providerName,
-            observation,
-            ...(lastError === undefined ? {} : { lastError }),
-            ...(profile ? {} : { knownProfiles: ourProfiles(context) }),
-            now,
-            timing,
-          }),
-        unobserved: (object, failure, { now }) => spec.unobserved(object, failure, now),
-        async run(commands, object) {
-          for (const command of commands) {
-            log.info("backend command", {
-              command: command.kind,
-              [spec.logKey]: objectKey(object),
-              ...("version" in command ? { version: command.version } : {}),
-            });
-            switch (command.kind) {
-              case "create":
-                await backend.create(target, command.version);
-                break;
-              case "update":
-                await backend.update(target, command.version);
-                break;
-              case "delete":
-                if (spec.rotatedBy) adminAccess.forget(object.metadata.uid ?? "");
-                await backend.delete(target);
-                break;
-              case "publish":
-                if (command.kubeconfig) await publishKubeconfig(object, command.capiCluster);
-                await writePublishedEndpoint(
-                  kubeConfig,
-                  publisher(object),
-                  command.capiCluster,
-                  command.endpoint,
-                );
-                publishedNow.add("endpoint");
-                break;
-              case "unpublish":
-                await deletePublished(kubeConfig, publisher(object), command.capiCluster);
-                break;
-            }
-          }
-        },
-      };
+      return new BackendReconcile(spec, context, { owner, ownerName, namespace, offer, target, ownBackend });
     },
   };
+}
+
+/** What a step of a CAPI-owned kind is given besides the object, from what `open` gathered and what was observed. */
+function stepParts<Owner>(
+  context: KindContext,
+  owner: Owner,
+  offer: ProfileOffer,
+  observation: CapiOwnedObservation,
+  { now, lastError }: Pick<StepContext, "now" | "lastError">,
+): CapiOwnedStepParts<Owner> {
+  return {
+    owner,
+    profile: offer.profile,
+    defaultVersion: offer.defaultVersion,
+    providerName: context.providerName,
+    observation,
+    ...(lastError === undefined ? {} : { lastError }),
+    ...(offer.profile ? {} : { knownProfiles: ourProfiles(context) }),
+    now,
+    timing: context.timing,
+  };
+}
+
+/** What `open` fixed for a reconcile at the backend: the owner, the profile's offer, the target and its backend. */
+interface OpenedAtBackend<Owner> {
+  readonly owner: Owner;
+  /** The owning CAPI Cluster's name; undefined until CAPI sets the ownerReference (no backend call before). */
+  readonly ownerName: string | undefined;
+  readonly namespace: string;
+  readonly offer: ProfileOffer;
+  readonly target: ClusterTarget;
+  /** This object's backend, for what it can do (every call goes through `backend`, which routes to it). */
+  readonly ownBackend: ClusterBackend;
+}
+
+/**
+ * One reconcile of a CAPI-owned object its backend builds: its look at the backend and at the published kubeconfig
+ * Secret and ClusterEndpoint, and its commands. Lives for one reconcile, so what it observed and published are
+ * this reconcile's own.
+ */
+class BackendReconcile<T extends MachineObject & CapiOwnedObject, Owner>
+  implements Reconciliation<T, CapiOwnedObservation, CapiOwnedCommand>
+{
+  readonly #spec: CapiOwnedKindSpec<T, Owner>;
+  readonly #context: KindContext;
+  readonly #opened: OpenedAtBackend<Owner>;
+  /** What this reconcile published: the caches see it only later. */
+  readonly #publishedNow = new Set<"kubeconfig" | "endpoint">();
+  /** This reconcile's look at the backend, handed to `adminAccess` so the backend need not look again (contract 1.3). */
+  #observedNow: ClusterObservation | undefined;
+
+  constructor(spec: CapiOwnedKindSpec<T, Owner>, context: KindContext, opened: OpenedAtBackend<Owner>) {
+    this.#spec = spec;
+    this.#context = context;
+    this.#opened = opened;
+  }
+
+  // No backend call before a CAPI Cluster owns it.
+  async observe(object: T): Promise<CapiOwnedObservation> {
+    const observed = this.#opened.ownerName
+      ? await this.#context.backend.observe(this.#opened.target)
+      : { exists: false as const };
+    this.#observedNow = observed;
+    return {
+      backend: observed,
+      publication: {
+        kubeconfig: await this.#kubeconfigState(object, observed.exists && observed.phase === "ready"),
+        endpointCurrent: this.#endpointCurrent(object),
+      },
+    };
+  }
+
+  step(object: T, observation: CapiOwnedObservation, context: StepContext): Step<T> {
+    const { owner, offer } = this.#opened;
+    return this.#spec.step(object, stepParts(this.#context, owner, offer, observation, context));
+  }
+
+  unobserved(object: T, failure: string, { now }: StepContext): unknown {
+    return this.#spec.unobserved(object, failure, now);
+  }
+
+  async run(commands: readonly CapiOwnedCommand[], object: T): Promise<void> {
+    const { backend, kubeConfig, adminAccess, log } = this.#context;
+    const { target } = this.#opened;
+    for (const command of commands) {
+      log.info("backend command", {
+        command: command.kind,
+        [this.#spec.logKey]: objectKey(object),
+        ...("version" in command ? { version: command.version } : {}),
+      });
+      switch (command.kind) {
+        case "create":
+          await backend.create(target, command.version);
+          break;
+        case "update":
+          await backend.update(target, command.version);
+          break;
+        case "delete":
+          if (this.#spec.rotatedBy) adminAccess.forget(object.metadata.uid ?? "");
+          await backend.delete(target);
+          break;
+        case "publish":
+          if (command.kubeconfig) await this.#publishKubeconfig(object, command.capiCluster);
+          await writePublishedEndpoint(
+            kubeConfig,
+            this.#publisher(object),
+            command.capiCluster,
+            command.endpoint,
+          );
+          this.#publishedNow.add("endpoint");
+          break;
+        case "unpublish":
+          await deletePublished(kubeConfig, this.#publisher(object), command.capiCluster);
+          break;
+      }
+    }
+  }
+
+  #publisher(object: T): Publisher {
+    return { ...this.#spec.publisher, metadata: object.metadata };
+  }
+
+  /**
+   * The backend's admin access. Where it rotates, asked of the backend at most once a resync period (the
+   * engine's admin-access cache), so a backend that issues new short-lived credentials on every call
+   * (Gardener) rotates the Secret once a period, not on every look.
+   */
+  #admin() {
+    const { adminAccess, backend, timing } = this.#context;
+    return this.#spec.rotatedBy
+      ? adminAccess.get(this.#opened.target, timing.resyncMs, this.#observedNow)
+      : backend.adminAccess(this.#opened.target, this.#observedNow);
+  }
+
+  async #kubeconfigState(object: T, backendReady: boolean): Promise<CapiOwnedPublication["kubeconfig"]> {
+    const { ownerName, namespace, ownBackend } = this.#opened;
+    if (!ownBackend.capabilities.adminAccess) return "notWanted";
+    if (this.#publishedNow.has("kubeconfig")) return "current";
+    const secret = ownerName
+      ? this.#context.informers
+          .of(this.#spec.kubeconfigSecrets)
+          .get(`${namespace}/${kubeconfigSecretName(ownerName)}`)
+      : undefined;
+    if (!secret || secret.metadata.labels?.[this.#spec.publisher.uidLabel] !== object.metadata.uid)
+      return "missing";
+    const { rotatedBy } = this.#spec;
+    if (!rotatedBy || !backendReady) return "current";
+    // The Secret's annotation is what is compared.
+    const recorded = (secret.metadata as { annotations?: Readonly<Record<string, string>> }).annotations?.[
+      rotatedBy.fingerprintAnnotation
+    ];
+    const access = await this.#admin();
+    const current = access && kubeconfigFingerprint(access.kubeconfig);
+    return current !== undefined && recorded !== current ? "stale" : "current";
+  }
+
+  #endpointCurrent(object: T): boolean {
+    if (this.#publishedNow.has("endpoint")) return true;
+    const endpoint = this.#context.informers
+      .of(CAPI_CACHES.clusterEndpoints)
+      .get(`${this.#opened.namespace}/${clusterEndpointName(object)}`);
+    const published = object.spec.controlPlaneEndpoint;
+    return (
+      endpoint !== undefined &&
+      endpoint.metadata.labels?.[this.#spec.publisher.uidLabel] === object.metadata.uid &&
+      published !== undefined &&
+      endpoint.spec.host === published.host &&
+      endpoint.spec.port === published.port
+    );
+  }
+
+  async #publishKubeconfig(object: T, capiCluster: string): Promise<void> {
+    const access = await this.#admin();
+    if (!access) throw new Error(`the backend gives no admin access to ${this.#spec.what} yet`);
+    const { rotatedBy } = this.#spec;
+    const annotations = rotatedBy
+      ? { [rotatedBy.fingerprintAnnotation]: kubeconfigFingerprint(access.kubeconfig) }
+      : undefined;
+    await writePublishedKubeconfig(
+      this.#context.kubeConfig,
+      this.#publisher(object),
+      capiCluster,
+      access.kubeconfig,
+      annotations,
+    );
+    this.#publishedNow.add("kubeconfig");
+  }
 }

@@ -5,7 +5,6 @@
 import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from "@kubernetes/client-node";
 import type { Cluster } from "../../../api/cluster.ts";
 import { HIBERNATE_ANNOTATION } from "../../../api/constants/hibernation.ts";
-import { HIBERNATION_SCHEDULE_KIND } from "../../../api/constants/hibernation-schedule.ts";
 import { RESOURCES } from "../../../api/constants.ts";
 import { isNotFound } from "../../../api/error-message.ts";
 import type { HibernationSchedule, ScheduledEvent } from "../../../api/hibernation-schedule.ts";
@@ -19,16 +18,13 @@ import {
   stepHibernationSchedule,
 } from "../../../machines/hibernation-schedule/step.ts";
 import type { RequeueTiming } from "../../../machines/shared/machine-tags.ts";
-import type { CacheSpec } from "../../informers.ts";
-import { type MachineKind, wake } from "../../machine-kind.ts";
+import { definitionCache } from "../../informers.ts";
+import type { MachineKind } from "../../machine-kind.ts";
 import { CLUSTER_CACHES } from "../cluster/caches.ts";
+import { clustersOfNamespaceWake } from "../shared/namespace-wake.ts";
 
 /** The cache of HibernationSchedules. */
-export const SCHEDULES: CacheSpec<HibernationSchedule> = {
-  name: HIBERNATION_SCHEDULE_KIND,
-  kind: HIBERNATION_SCHEDULE_KIND,
-  resource: HIBERNATION_SCHEDULE_DEFINITION.resource,
-};
+export const SCHEDULES = definitionCache<HibernationSchedule>(HIBERNATION_SCHEDULE_DEFINITION);
 
 /** What one look reads: the Clusters of the schedule's namespace, and what this engine last wrote for it. */
 export interface ScheduleObservation {
@@ -63,15 +59,7 @@ export const hibernationScheduleKind: MachineKind<
   enabled: (settings) => settings.enabled !== false,
   state: () => ({ written: new Map() }),
   // A Cluster that appears, changes its labels or goes wakes the schedules of its namespace (the count selected).
-  wakes: [
-    wake(CLUSTER_CACHES.clusters, (cluster: Cluster, context) =>
-      context.informers
-        .of(SCHEDULES)
-        .list()
-        .filter((schedule) => schedule.metadata.namespace === cluster.metadata.namespace)
-        .map(objectKey),
-    ),
-  ],
+  wakes: [clustersOfNamespaceWake(SCHEDULES)],
 
   async open(schedule, context) {
     const custom = context.kubeConfig.makeApiClient(CustomObjectsApi);

@@ -5,13 +5,13 @@
  * (kube-apiserver sets it on the first request of an API and keeps it until it restarts), and a stage is checked on
  * every look. Never a credential in a message.
  */
-import { request } from "node:https";
 import { KubeConfig } from "@kubernetes/client-node";
 import type { Cluster } from "../../../api/cluster.ts";
 import { errorMessage } from "../../../api/error-message.ts";
 import { clusterTarget } from "../../../machines/cluster/step.ts";
 import { parseDeprecatedApis } from "../../../machines/rollout/deprecated-apis.ts";
 import type { DeprecatedApiRead } from "../../../machines/rollout/preflight.ts";
+import { getApiServerText } from "../../../util/api-server-request.ts";
 import type { Clock } from "../../clock.ts";
 import type { KindContext } from "../../machine-kind.ts";
 import { profileOffer } from "../shared/profile-offer.ts";
@@ -22,32 +22,11 @@ const READ_STANDS_MS = 30_000;
 /** At most this many API servers read at once (a /metrics answer is about 1 MB): a large stage is read in turns. */
 const READS_AT_ONCE = 8;
 
-/** GETs `path` of the API server `kubeconfig` names, as text. */
-async function getText(kubeconfig: string, path: string): Promise<string> {
+/** A KubeConfig of the kubeconfig text the backend's admin access gives. */
+function kubeConfigOf(kubeconfig: string): KubeConfig {
   const kubeConfig = new KubeConfig();
   kubeConfig.loadFromString(kubeconfig);
-  const server = kubeConfig.getCurrentCluster()?.server ?? "";
-  const options: Parameters<typeof request>[1] & { headers: Record<string, string> } = {
-    method: "GET",
-    headers: { Accept: "text/plain" },
-    timeout: 10_000,
-  };
-  await kubeConfig.applyToHTTPSOptions(options);
-  return new Promise((resolve, reject) => {
-    const req = request(new URL(path, server), options, (response) => {
-      const chunks: Buffer[] = [];
-      response.on("data", (chunk: Buffer) => chunks.push(chunk));
-      response.on("end", () => {
-        const text = Buffer.concat(chunks).toString("utf8");
-        if ((response.statusCode ?? 500) >= 300)
-          reject(new Error(`GET ${path} answered ${response.statusCode}: ${text.slice(0, 200)}`));
-        else resolve(text);
-      });
-    });
-    req.on("error", reject);
-    req.on("timeout", () => req.destroy(new Error(`GET ${path} timed out`)));
-    req.end();
-  });
+  return kubeConfig;
 }
 
 /** Per engine: the last read of each Cluster (by uid) and when. */
@@ -109,7 +88,10 @@ async function readOnce(cluster: Cluster, context: KindContext): Promise<Depreca
     const access = await context.adminAccess.get(target, context.timing.resyncMs);
     if (!access)
       return { kind: "unavailable", why: `backend ${backend.name} gives no admin access to it yet` };
-    return { kind: "read", apis: parseDeprecatedApis(await getText(access.kubeconfig, "/metrics")) };
+    return {
+      kind: "read",
+      apis: parseDeprecatedApis(await getApiServerText(kubeConfigOf(access.kubeconfig), "/metrics")),
+    };
   } catch (error) {
     return { kind: "unavailable", why: `reading Cluster ${name}'s /metrics failed: ${errorMessage(error)}` };
   }

@@ -6,7 +6,7 @@
  */
 import type { Cluster } from "../../../api/cluster.ts";
 import type { ClusterProfile } from "../../../api/cluster-profile.ts";
-import { CHANGED_BY_ROLLOUT_ANNOTATION, ROLLOUT_KIND } from "../../../api/constants/rollout.ts";
+import { CHANGED_BY_ROLLOUT_ANNOTATION } from "../../../api/constants/rollout.ts";
 import { RESOURCES } from "../../../api/constants.ts";
 import { objectKey } from "../../../api/object-key.ts";
 import type { Rollout } from "../../../api/rollout.ts";
@@ -18,19 +18,16 @@ import { Patch, type PatchOperation } from "../../../machines/shared/json-patch.
 import type { RequeueTiming } from "../../../machines/shared/machine-tags.ts";
 import { ConflictError, GoneError } from "../../controllers/errors.ts";
 import { RecentWrites } from "../../controllers/recent-writes.ts";
-import type { CacheSpec } from "../../informers.ts";
-import { type MachineKind, wake } from "../../machine-kind.ts";
+import { definitionCache } from "../../informers.ts";
+import type { MachineKind } from "../../machine-kind.ts";
 import { CLUSTER_CACHES } from "../cluster/caches.ts";
 import { PROFILE_CACHES } from "../provider-config/caches.ts";
+import { clustersOfNamespaceWake } from "../shared/namespace-wake.ts";
 import { DeprecatedApiReads } from "./deprecated-api-reader.ts";
 import { RolloutMetrics } from "./rollout-metrics.ts";
 
 /** The cache of Rollouts. */
-export const ROLLOUTS: CacheSpec<Rollout> = {
-  name: ROLLOUT_KIND,
-  kind: ROLLOUT_KIND,
-  resource: ROLLOUT_DEFINITION.resource,
-};
+export const ROLLOUTS = definitionCache<Rollout>(ROLLOUT_DEFINITION);
 
 /**
  * What one look reads: the Clusters of the rollout's namespace (with this engine's latest writes over the cache),
@@ -92,15 +89,7 @@ export const rolloutKind: MachineKind<
     return [];
   },
   // A Cluster that changes (Ready at the new version, failed, deleted) wakes the rollouts of its namespace.
-  wakes: [
-    wake(CLUSTER_CACHES.clusters, (cluster: Cluster, context) =>
-      context.informers
-        .of(ROLLOUTS)
-        .list()
-        .filter((rollout) => rollout.metadata.namespace === cluster.metadata.namespace)
-        .map(objectKey),
-    ),
-  ],
+  wakes: [clustersOfNamespaceWake(ROLLOUTS)],
 
   async open(rollout, context) {
     const namespace = rollout.metadata.namespace ?? "";

@@ -1,0 +1,20 @@
+/**
+ * The wake of a kind whose objects act on the Clusters of their own namespace (HibernationSchedule, Rollout): a
+ * Cluster that appears, changes or goes wakes every object of the kind in its namespace.
+ */
+import type { Cluster } from "../../../api/cluster.ts";
+import { objectKey } from "../../../api/object-key.ts";
+import type { CacheSpec } from "../../informers.ts";
+import { type MachineObject, type Wake, wake } from "../../machine-kind.ts";
+import { CLUSTER_CACHES } from "../cluster/caches.ts";
+
+/** Wakes the objects of `cache` in the namespace of a Cluster that changed. */
+export function clustersOfNamespaceWake<T extends MachineObject>(cache: CacheSpec<T>): Wake<never> {
+  return wake(CLUSTER_CACHES.clusters, (cluster: Cluster, context) =>
+    context.informers
+      .of(cache)
+      .list()
+      .filter((object) => object.metadata.namespace === cluster.metadata.namespace)
+      .map(objectKey),
+  );
+}
