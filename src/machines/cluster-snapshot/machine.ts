@@ -121,9 +121,9 @@ export const clusterSnapshotMachine = setup({
         "The backend writes the snapshot (etcd's consistent snapshot, the CA and service-account keys) whole into its storage; a failure is retried.",
       tags: [REQUEUE.poll, `${PHASE_TAG}Taking`],
       entry: ["addFinalizer", "takeSnapshot"],
-      on: { observed: { guard: "isNotTaken", target: "taking", reenter: true } },
+      // Deletion first: a deleted snapshot is not taken again on its way out.
+      on: { observed: [...DELETED, { guard: "isNotTaken", target: "taking", reenter: true }] },
       always: [
-        ...DELETED,
         { guard: "isTaken", target: "complete", actions: [recordEvent(TAKEN_EVENT)] },
         failsWhen("isClusterMissing"),
       ],
@@ -139,9 +139,8 @@ export const clusterSnapshotMachine = setup({
         "The backend checks the snapshot (checksums, the Cluster's own keys) and rolls the Cluster back to it in place; a refused snapshot is answered, not retried.",
       tags: [REQUEUE.poll, `${PHASE_TAG}Restoring`],
       entry: ["restoreSnapshot"],
-      on: { observed: { guard: "isRestoreRequested", target: "restoring", reenter: true } },
+      on: { observed: [...DELETED, { guard: "isRestoreRequested", target: "restoring", reenter: true }] },
       always: [
-        ...DELETED,
         {
           guard: "isRestoreAnswered",
           target: "complete",

@@ -412,6 +412,13 @@ describe("a snapshot in an S3-compatible store", () => {
       expect(made.commands).toEqual([expect.objectContaining({ kind: "remove" })]);
     });
 
+    it("does not take again a snapshot deleted while it is being taken: only its leftovers are removed", () => {
+      const taking = withStep(snapshot(), step(snapshot(), READY));
+      const result = step(deleted(taking), READY, { lastError: "etcd refused" });
+      expect(result.state).toBe("deleting.removing");
+      expect(result.commands).toEqual([expect.objectContaining({ kind: "remove" })]);
+    });
+
     it("removes nothing of a deleted snapshot without our finalizer (a person gave its data up)", () => {
       const given = deleted({
         ...complete,

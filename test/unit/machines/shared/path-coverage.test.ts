@@ -14,6 +14,10 @@ import {
   clusterSnapshotMachine,
   type SnapshotFacts,
 } from "../../../../src/machines/cluster-snapshot/machine.ts";
+import {
+  clusterSnapshotScheduleMachine,
+  type SnapshotScheduleFacts,
+} from "../../../../src/machines/cluster-snapshot-schedule/machine.ts";
 import type { EngineClusterFacts } from "../../../../src/machines/engine-cluster/machine.ts";
 import { engineClusterMachine } from "../../../../src/machines/engine-cluster/machine.ts";
 import {
@@ -221,6 +225,22 @@ const machines: ReadonlyArray<{
       "deleting.released",
     ],
     transitions: 9 + 16,
+  },
+  {
+    machine: clusterSnapshotScheduleMachine,
+    // Its guards read whether it is sound, whether a time due waits, what this engine made, and what is beyond keep.
+    events: observedEach(
+      everyCombination<SnapshotScheduleFacts>({
+        problems: [[], ["keep: 0 must be a whole number of at least 1"]],
+        latest: [undefined, "2026-11-28T10:00:00Z"],
+        due: bools,
+        created: [undefined, { slot: "2026-11-28T10:00:00Z", clusters: ["a"] }],
+        selected: [["a"]],
+        expired: [[], ["old"]],
+      }),
+    ),
+    states: ["scheduled", "taking", "pruning", "invalid"],
+    transitions: 10,
   },
   {
     machine: rolloutMachine,
