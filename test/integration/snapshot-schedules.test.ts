@@ -5,7 +5,8 @@
  * missed takes only the latest, once; the oldest beyond `keep` is deleted, and its files leave the snapshot folder
  * before the object goes. Bad input (`every` not a duration or under a minute, `keep` 0) is refused by CEL. A deleted
  * ClusterSnapshot's files are removed before it goes; its deletion is held (Removed=False InUse, an Event) while a
- * Cluster is being made from it, and goes on once that Cluster is gone.
+ * Cluster is being made from it, and goes on once that Cluster is gone. A Rollout with `snapshots.beforeChange` makes a
+ * ClusterSnapshot of its canary and asks the Cluster for the version only once it is Complete.
  */
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -13,6 +14,7 @@ import { join } from "node:path";
 import { CoreV1Api } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Clock, systemClock } from "../../src/api/clock.ts";
+import type { Cluster } from "../../src/api/cluster.ts";
 import type { ClusterSnapshot } from "../../src/api/cluster-snapshot.ts";
 import type { ClusterSnapshotSchedule } from "../../src/api/cluster-snapshot-schedule.ts";
 import {
@@ -24,7 +26,9 @@ import {
   SCHEDULED_CLUSTER_LABEL,
   SNAPSHOT_SCHEDULE_RESOURCE,
 } from "../../src/api/constants/cluster-snapshot-schedule.ts";
+import { ROLLOUT_RESOURCE, ROLLOUT_SNAPSHOT_LABELS } from "../../src/api/constants/rollout.ts";
 import { RESOURCES } from "../../src/api/constants.ts";
+import type { Rollout } from "../../src/api/rollout.ts";
 import type { Engine } from "../../src/runtime/engine.ts";
 import { aProviderConfig } from "../support/builders.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
@@ -277,5 +281,56 @@ describe("deleting a ClusterSnapshot", { timeout: 90_000 }, () => {
     });
     await gone("manual");
     expect(existsSync(folderOf(taken))).toBe(false);
+  });
+});
+
+describe("a Rollout with snapshots.beforeChange", { timeout: 90_000 }, () => {
+  it("snapshots its Cluster before asking it for the version, then asks it", async () => {
+    await world.custom.createNamespacedCustomObject({
+      ...ROLLOUT_RESOURCE,
+      namespace: world.namespace,
+      body: {
+        apiVersion: "engine.openmcp.cloud/v1alpha1",
+        kind: "Rollout",
+        metadata: { name: "upgrade" },
+        spec: {
+          version: "1.36",
+          selector: { matchLabels: { snapshots: "hourly" } },
+          snapshots: { beforeChange: true },
+        },
+      },
+    });
+    const ofRun = async () =>
+      (
+        (await world.custom.listNamespacedCustomObject({
+          ...CLUSTER_SNAPSHOT_RESOURCE,
+          namespace: world.namespace,
+          labelSelector: `${ROLLOUT_SNAPSHOT_LABELS.rollout}=upgrade`,
+        })) as { items: ClusterSnapshot[] }
+      ).items;
+    const [made] = await eventually(async () => satisfying(await ofRun(), (list) => list.length === 1), {
+      what: "the rollout's snapshot made",
+      timeoutMs: 30_000,
+    });
+    // Asked only once its snapshot is Complete.
+    const cluster = (await world.readCluster("a")) as Cluster;
+    if ((await readSnapshot(made?.metadata.name ?? "")).status?.phase !== "Complete")
+      expect(cluster.spec.kubernetes?.version).not.toBe("1.36");
+    const rollout = await eventually(
+      async () =>
+        satisfying(
+          (await world.custom.getNamespacedCustomObject({
+            ...ROLLOUT_RESOURCE,
+            namespace: world.namespace,
+            name: "upgrade",
+          })) as Rollout,
+          (r) => r.status?.phase === "Succeeded",
+        ),
+      { what: "the rollout Succeeded", timeoutMs: 60_000 },
+    );
+    expect(rollout.status?.targets?.map((t) => [t.name, t.progress])).toEqual([["a", "done"]]);
+    expect((await readSnapshot(made?.metadata.name ?? "")).status?.phase).toBe("Complete");
+    expect(((await world.readCluster("a")) as Cluster).spec.kubernetes?.version).toBe("1.36");
+    expect(await eventsAbout("upgrade")).toContain("SnapshotsCreated");
   });
 });

@@ -257,10 +257,11 @@ const machines: ReadonlyArray<{
           { changes: [], complete: true },
           { changes: [], complete: false, failure: { name: "a", timedOut: false, message: "failed" } },
         ],
+        snapshotsWanted: [undefined, ["a"]],
       }),
     ),
     states: ["pending", "progressing", "paused", "halted", "succeeded", "aborted"],
-    transitions: 10,
+    transitions: 11,
   },
 ];
 
