@@ -31,6 +31,7 @@ import { RESOURCES } from "../../src/api/constants.ts";
 import type { Rollout } from "../../src/api/rollout.ts";
 import type { Engine } from "../../src/runtime/engine.ts";
 import { aProviderConfig } from "../support/builders.ts";
+import { metricSum } from "../support/engine-signals.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
 import { localBackends } from "../support/local-backend-state.ts";
 import { isReady, startWorld, type World } from "../support/world.ts";
@@ -234,6 +235,23 @@ describe("a ClusterSnapshotSchedule", { timeout: 90_000 }, () => {
     ).toEqual([created + HOUR, created + 5 * HOUR]);
     expect(Date.parse(schedule.status?.lastScheduled ?? "")).toBe(created + 5 * HOUR);
     expect(await eventsAbout("hourly")).toContain("SnapshotsPruned");
+    expect(await metricSum(engine.metrics, "openmcp_engine_scheduled_snapshots_created_total")).toBe(1);
+    expect(await metricSum(engine.metrics, "openmcp_engine_scheduled_snapshots_pruned_total")).toBe(1);
+  });
+
+  it("takes its snapshots and their files with it when deleted (the garbage collector follows the owner)", async () => {
+    const list = await snapshotsOf("hourly");
+    expect(list.every((snapshot) => existsSync(folderOf(snapshot)))).toBe(true);
+    await world.custom.deleteNamespacedCustomObject({
+      ...SNAPSHOT_SCHEDULE_RESOURCE,
+      namespace: world.namespace,
+      name: "hourly",
+    });
+    await eventually(async () => satisfying(await snapshotsOf("hourly"), (l) => l.length === 0), {
+      what: "the schedule's snapshots gone",
+      timeoutMs: 60_000,
+    });
+    expect(list.some((snapshot) => existsSync(folderOf(snapshot)))).toBe(false);
   });
 });
 
@@ -273,6 +291,9 @@ describe("deleting a ClusterSnapshot", { timeout: 90_000 }, () => {
     expect(condition(held, "Removed")?.message).toContain("Cluster clone is being made from it");
     expect(existsSync(folderOf(taken))).toBe(true);
     expect(await eventsAbout("manual")).toContain("DeletionHeld");
+    expect(
+      await metricSum(engine.metrics, "openmcp_engine_cluster_snapshots_not_removed", { reason: "InUse" }),
+    ).toBe(1);
 
     await world.custom.deleteNamespacedCustomObject({
       ...RESOURCES.Cluster,

@@ -67,8 +67,9 @@ export function scheduledSnapshot(
           kind: SNAPSHOT_SCHEDULE_KIND,
           name,
           uid: schedule.metadata.uid ?? "",
+          // No blockOwnerDeletion: it would need update on the schedule's finalizers where the admission plugin
+          // OwnerReferencesPermissionEnforcement runs; the collector deletes the snapshots after the schedule anyway.
           controller: true,
-          blockOwnerDeletion: true,
         },
       ],
     },

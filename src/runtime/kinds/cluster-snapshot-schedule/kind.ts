@@ -25,6 +25,7 @@ import type { CacheSpec } from "../../informers.ts";
 import { type MachineKind, wake } from "../../machine-kind.ts";
 import { CLUSTER_CACHES } from "../cluster/caches.ts";
 import { SNAPSHOTS } from "../cluster-snapshot/kind.ts";
+import { ScheduleMetrics } from "./schedule-metrics.ts";
 
 /** The cache of ClusterSnapshotSchedules. */
 export const SNAPSHOT_SCHEDULES: CacheSpec<ClusterSnapshotSchedule> = {
@@ -45,6 +46,7 @@ export interface SnapshotScheduleObservation {
 interface SnapshotScheduleState {
   readonly created: Map<string, CreatedSlot>;
   readonly deleted: Map<string, ReadonlySet<string>>;
+  readonly metrics: ScheduleMetrics;
 }
 
 /**
@@ -73,7 +75,11 @@ export const clusterSnapshotScheduleKind: MachineKind<
   cache: SNAPSHOT_SCHEDULES,
   timing: DEFAULT_SNAPSHOT_SCHEDULE_TIMING,
   enabled: (settings) => settings.enabled !== false,
-  state: () => ({ created: new Map(), deleted: new Map() }),
+  state: () => ({ created: new Map(), deleted: new Map(), metrics: new ScheduleMetrics() }),
+  controllers(context, _settings, parts) {
+    context.state.metrics.register(parts.metrics.registry);
+    return [];
+  },
   wakes: [
     // A Cluster that appears, changes its labels or goes changes what the schedules of its namespace select.
     wake(CLUSTER_CACHES.clusters, (cluster: Cluster, context) =>
@@ -134,7 +140,9 @@ export const clusterSnapshotScheduleKind: MachineKind<
                 await custom.createNamespacedCustomObject({ ...CLUSTER_SNAPSHOT_RESOURCE, namespace, body });
               } catch (error) {
                 if (!isConflict(error)) throw error; // made already (its name is the time due's): nothing to do
+                continue;
               }
+              context.state.metrics.created(1);
             }
             context.state.created.set(uid, {
               slot: command.slot,
@@ -150,7 +158,9 @@ export const clusterSnapshotScheduleKind: MachineKind<
                 });
               } catch (error) {
                 if (!isNotFound(error)) throw error;
+                continue;
               }
+              context.state.metrics.pruned(1);
             }
             context.state.deleted.set(
               uid,

@@ -38,6 +38,7 @@ import { type KindSettings, type MachineKind, wake } from "../../machine-kind.ts
 import { CLUSTER_CACHES } from "../cluster/caches.ts";
 import { PROFILE_CACHES } from "../provider-config/caches.ts";
 import { profileClaimant, profileOffer } from "../shared/profile-offer.ts";
+import { registerSnapshotsNotRemoved } from "./snapshot-metrics.ts";
 import { withStorageCredentials } from "./storage-credentials.ts";
 
 /** The kind's settings (`kindSettings.ClusterSnapshot`). */
@@ -113,6 +114,10 @@ export const clusterSnapshotKind: MachineKind<
     removed: new Set(),
   }),
   reads: [PROFILE_CACHES.profiles, PROFILE_CACHES.providerConfigs],
+  controllers(context, _settings, parts) {
+    registerSnapshotsNotRemoved(parts.metrics.registry, () => context.informers.of(SNAPSHOTS).list());
+    return [];
+  },
   // A Cluster that appears, gets Ready or goes wakes the snapshots of it.
   wakes: [
     wake(CLUSTER_CACHES.clusters, (cluster: Cluster, context) =>
