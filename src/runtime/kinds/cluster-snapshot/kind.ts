@@ -30,6 +30,7 @@ import {
   explainClusterSnapshot,
 } from "../../../machines/cluster-snapshot/definition.ts";
 import type { RestoreOutcome, SnapshotClusterFact } from "../../../machines/cluster-snapshot/machine.ts";
+import { isMadeFrom } from "../../../machines/cluster-snapshot/made-from.ts";
 import { type SnapshotCommand, stepClusterSnapshot } from "../../../machines/cluster-snapshot/step.ts";
 import type { RequeueTiming } from "../../../machines/shared/machine-tags.ts";
 import { removeSnapshot } from "../../../providers/shared/snapshot-store.ts";
@@ -172,7 +173,7 @@ export const clusterSnapshotKind: MachineKind<
         const usedBy = context.informers
           .of(CLUSTER_CACHES.clusters)
           .list()
-          .filter((each) => each.metadata.namespace === namespace && isMadeFrom(each, snapshot))
+          .filter((each) => isMadeFrom(each, snapshot))
           .map((each) => each.metadata.name ?? "")
           .sort();
         return {
@@ -261,20 +262,6 @@ export const clusterSnapshotKind: MachineKind<
 
   explain: async (snapshot) => explainClusterSnapshot(snapshot),
 };
-
-/** Cluster states before its backend has made it: a Cluster made from a snapshot still reads it in these. */
-const NOT_MADE_YET = new Set(["pending", "claimingPoolMember", "provisioning"]);
-
-/**
- * Whether `cluster` is being made from `snapshot` now: its restore-from annotation names it, it is not being deleted,
- * and its backend has not made it yet (the annotation is read when the cluster is made, never after).
- */
-export function isMadeFrom(cluster: Cluster, snapshot: ClusterSnapshot): boolean {
-  if (cluster.metadata.annotations?.[RESTORE_FROM_ANNOTATION] !== snapshot.metadata.name) return false;
-  if (cluster.metadata.deletionTimestamp) return false;
-  const state = cluster.status?.providerStatus?.state;
-  return typeof state !== "string" || state === "" || NOT_MADE_YET.has(state);
-}
 
 /** The Cluster from the API server; undefined when it does not exist. */
 async function readCluster(
