@@ -20,10 +20,10 @@ import type { ClusterSnapshotSchedule } from "../../src/api/cluster-snapshot-sch
 import {
   CLUSTER_SNAPSHOT_RESOURCE,
   RESTORE_FROM_ANNOTATION,
+  SNAPSHOT_CLUSTER_LABEL,
 } from "../../src/api/constants/cluster-snapshot.ts";
 import {
   SCHEDULE_LABEL,
-  SCHEDULED_CLUSTER_LABEL,
   SNAPSHOT_SCHEDULE_RESOURCE,
 } from "../../src/api/constants/cluster-snapshot-schedule.ts";
 import { ROLLOUT_RESOURCE, ROLLOUT_SNAPSHOT_LABELS } from "../../src/api/constants/rollout.ts";
@@ -178,7 +178,7 @@ describe("a ClusterSnapshotSchedule", { timeout: 90_000 }, () => {
       { what: "the first scheduled snapshot Complete", timeoutMs: 60_000 },
     );
     expect(first?.spec.cluster.name).toBe("a");
-    expect(first?.metadata.labels?.[SCHEDULED_CLUSTER_LABEL]).toBe("a");
+    expect(first?.metadata.labels?.[SNAPSHOT_CLUSTER_LABEL]).toBe("a");
     expect(first?.metadata.ownerReferences?.[0]).toMatchObject({
       kind: "ClusterSnapshotSchedule",
       name: "hourly",

@@ -18,9 +18,6 @@ export const SNAPSHOT_SCHEDULE_RESOURCE = {
 /** On each ClusterSnapshot a schedule made: the schedule's name. */
 export const SCHEDULE_LABEL = "engine.openmcp.cloud/snapshot-schedule";
 
-/** On each ClusterSnapshot a schedule made: the name of the Cluster it is of (retention counts per Cluster). */
-export const SCHEDULED_CLUSTER_LABEL = "engine.openmcp.cloud/snapshot-cluster";
-
 /** On each ClusterSnapshot a schedule made: the time it was due (RFC 3339); the newest by it are kept. */
 export const SCHEDULED_AT_ANNOTATION = "engine.openmcp.cloud/scheduled-at";
 

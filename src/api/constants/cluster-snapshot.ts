@@ -28,6 +28,12 @@ export const RESTORE_ANNOTATION = "engine.openmcp.cloud/restore";
 export const RESTORE_FROM_ANNOTATION = "engine.openmcp.cloud/restore-from";
 
 /**
+ * On each ClusterSnapshot the engine makes (a schedule's, a rollout's): the name of the Cluster it is of, to select them
+ * by (a schedule's retention counts per Cluster).
+ */
+export const SNAPSHOT_CLUSTER_LABEL = "engine.openmcp.cloud/snapshot-cluster";
+
+/**
  * The condition saying whether the snapshot is taken, the one saying how the last restore went, and the one saying
  * why a deleted snapshot's data is still in its store (only while it is being deleted).
  */

@@ -4,10 +4,8 @@
  * deleted are not named again.
  */
 import type { ClusterSnapshot } from "../../api/cluster-snapshot.ts";
-import {
-  SCHEDULED_AT_ANNOTATION,
-  SCHEDULED_CLUSTER_LABEL,
-} from "../../api/constants/cluster-snapshot-schedule.ts";
+import { SNAPSHOT_CLUSTER_LABEL } from "../../api/constants/cluster-snapshot.ts";
+import { SCHEDULED_AT_ANNOTATION } from "../../api/constants/cluster-snapshot-schedule.ts";
 
 /** A schedule's snapshot as retention sees it. */
 const scheduledAt = (snapshot: ClusterSnapshot) =>
@@ -25,7 +23,7 @@ function newestFirst(a: ClusterSnapshot, b: ClusterSnapshot): number {
 export function expiredSnapshots(snapshots: readonly ClusterSnapshot[], keep: number): string[] {
   const byCluster = new Map<string, ClusterSnapshot[]>();
   for (const snapshot of snapshots) {
-    const cluster = snapshot.metadata.labels?.[SCHEDULED_CLUSTER_LABEL] ?? snapshot.spec.cluster.name;
+    const cluster = snapshot.metadata.labels?.[SNAPSHOT_CLUSTER_LABEL] ?? snapshot.spec.cluster.name;
     byCluster.set(cluster, [...(byCluster.get(cluster) ?? []), snapshot]);
   }
   const expired: string[] = [];

@@ -5,11 +5,14 @@ import type {
   ClusterSnapshotSchedule,
   ClusterSnapshotScheduleStatus,
 } from "../../api/cluster-snapshot-schedule.ts";
-import { CLUSTER_SNAPSHOT_API_VERSION, CLUSTER_SNAPSHOT_KIND } from "../../api/constants/cluster-snapshot.ts";
+import {
+  CLUSTER_SNAPSHOT_API_VERSION,
+  CLUSTER_SNAPSHOT_KIND,
+  SNAPSHOT_CLUSTER_LABEL,
+} from "../../api/constants/cluster-snapshot.ts";
 import {
   SCHEDULE_LABEL,
   SCHEDULED_AT_ANNOTATION,
-  SCHEDULED_CLUSTER_LABEL,
   SNAPSHOT_SCHEDULE_API_VERSION,
   SNAPSHOT_SCHEDULE_KIND,
   SNAPSHOT_SCHEDULE_REASONS,
@@ -59,7 +62,7 @@ export function scheduledSnapshot(
     metadata: {
       name: `${name}-${cluster}-${slotStamp(slotMs)}`,
       namespace: schedule.metadata.namespace ?? "",
-      labels: { [SCHEDULE_LABEL]: name, [SCHEDULED_CLUSTER_LABEL]: cluster },
+      labels: { [SCHEDULE_LABEL]: name, [SNAPSHOT_CLUSTER_LABEL]: cluster },
       annotations: { [SCHEDULED_AT_ANNOTATION]: rfc3339(slotMs) },
       ownerReferences: [
         {

@@ -5,8 +5,11 @@
  * holds it for a person (delete the snapshot to have it made again, or turn the option off).
  */
 import type { ClusterSnapshot } from "../../api/cluster-snapshot.ts";
-import { CLUSTER_SNAPSHOT_API_VERSION, CLUSTER_SNAPSHOT_KIND } from "../../api/constants/cluster-snapshot.ts";
-import { SCHEDULED_CLUSTER_LABEL } from "../../api/constants/cluster-snapshot-schedule.ts";
+import {
+  CLUSTER_SNAPSHOT_API_VERSION,
+  CLUSTER_SNAPSHOT_KIND,
+  SNAPSHOT_CLUSTER_LABEL,
+} from "../../api/constants/cluster-snapshot.ts";
 import { ROLLOUT_REASONS, ROLLOUT_SNAPSHOT_LABELS } from "../../api/constants/rollout.ts";
 import type { Rollout, RolloutTarget } from "../../api/rollout.ts";
 import type { PreflightFinding } from "./preflight.ts";
@@ -24,7 +27,7 @@ export function snapshotBeforeChange(rollout: Rollout, target: RolloutTarget): C
       labels: {
         [ROLLOUT_SNAPSHOT_LABELS.rollout]: rollout.metadata.name ?? "",
         [ROLLOUT_SNAPSHOT_LABELS.rolloutUid]: uid,
-        [SCHEDULED_CLUSTER_LABEL]: target.name,
+        [SNAPSHOT_CLUSTER_LABEL]: target.name,
       },
     },
     spec: { cluster: { name: target.name }, ...(storage ? { storage } : {}) },
