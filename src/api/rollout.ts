@@ -1,6 +1,7 @@
 /** The Rollout kind (engine.openmcp.cloud/v1alpha1): a Kubernetes version brought to a frozen set of Clusters in stages. */
 
 import type { ClusterSelection } from "./cluster-selection.ts";
+import type { SnapshotStorage } from "./cluster-snapshot.ts";
 import type { Condition, TypedObject } from "./common.ts";
 import type { ROLLOUT_API_VERSION } from "./constants/rollout.ts";
 import type { LabelSelector } from "./scheduler-config.ts";
@@ -33,6 +34,14 @@ export interface RolloutPreflight {
   readonly requireDeprecatedAPICheck?: boolean;
 }
 
+/** ClusterSnapshots the run takes of each Cluster before its stage asks it for the version (see docs/rollouts.md). */
+export interface RolloutSnapshots {
+  /** Each target's stage waits, before asking it, for a Complete ClusterSnapshot of it taken by this run. */
+  readonly beforeChange?: boolean;
+  /** Where they go: as a ClusterSnapshot's `spec.storage` (absent: the engine's snapshot folder). */
+  readonly storage?: SnapshotStorage;
+}
+
 /** Which Clusters (of the rollout's namespace), what they get and how. */
 export interface RolloutSpec extends ClusterSelection {
   /** The Kubernetes version every target gets (written to the Cluster's `spec.kubernetes.version`). */
@@ -45,6 +54,8 @@ export interface RolloutSpec extends ClusterSelection {
   readonly maxUnavailable?: number;
   readonly gates?: RolloutGates;
   readonly preflight?: RolloutPreflight;
+  /** A snapshot of each Cluster before it is changed (a point to roll back to). */
+  readonly snapshots?: RolloutSnapshots;
   /** How long a changed Cluster may take to be Ready at the new version; past it the run halts. Default 1800. */
   readonly timeoutSeconds?: number;
   /** No Cluster is changed while true; those changing go on. */

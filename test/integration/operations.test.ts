@@ -89,7 +89,7 @@ describe("an in-cluster style deployment", () => {
       .listCustomResourceDefinition();
     for (const crd of crds.items)
       expect(crd.metadata?.labels).toMatchObject({ "openmcp.cloud/cluster": "platform" });
-    expect(crds.items).toHaveLength(19);
+    expect(crds.items).toHaveLength(20);
 
     await custom.createClusterCustomObject({
       ...RESOURCES.ProviderConfig,

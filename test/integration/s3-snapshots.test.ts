@@ -5,7 +5,9 @@
  * an upload failing midway leaves no manifest; a complete one is returned as it is; an altered object is refused. Through the engine: a snapshot to the bucket (every file and the manifest
  * listed there), a clone made from it (every ConfigMap back, compared by content), a rollback in place from it; a
  * wrong credential, a missing bucket, a missing Secret and an unreachable store each named on the object, and the
- * secret never in its status or Events. Upload and download times are printed (OPENMCP_SNAPSHOT_OBJECTS ConfigMaps;
+ * secret never in its status or Events. Retention: the store removes a snapshot (manifest first, leftovers of cut
+ * uploads too, idempotent); a deleted ClusterSnapshot's objects leave the bucket before the object goes; one whose
+ * store does not answer keeps its finalizer and names the store, until a person removes the finalizer. Upload and download times are printed (OPENMCP_SNAPSHOT_OBJECTS ConfigMaps;
  * default 1,000).
  */
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
@@ -24,7 +26,11 @@ import {
 } from "../../src/api/constants/cluster-snapshot.ts";
 import { RESOURCES } from "../../src/api/constants.ts";
 import type { S3SnapshotLocation } from "../../src/api/control-plane-snapshot.ts";
-import { readS3Snapshot, writeS3Snapshot } from "../../src/providers/shared/s3-snapshots.ts";
+import {
+  readS3Snapshot,
+  removeS3Snapshot,
+  writeS3Snapshot,
+} from "../../src/providers/shared/s3-snapshots.ts";
 import { freePorts } from "../../src/util/free-ports.ts";
 import { aProviderConfig } from "../support/builders.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
@@ -253,6 +259,24 @@ describe("the S3 snapshot store against versitygw", () => {
       message: expect.stringContaining("a.txt does not match its manifest"),
     });
   });
+
+  it("removes a snapshot, manifest first, with the leftovers of a cut upload; again and without a bucket is no error", async () => {
+    const reference = { location: { s3: location() }, name: "removed" };
+    await writeS3Snapshot(reference, description, (add) => add("a.txt", "hello"), staging);
+    const client = server.client();
+    await client.send(new PutObjectCommand({ Bucket: BUCKET, Key: "store/removed/left.txt", Body: "x" }));
+    await client.send(new PutObjectCommand({ Bucket: BUCKET, Key: "store/removed-other/a.txt", Body: "y" }));
+    client.destroy();
+    await removeS3Snapshot(reference);
+    expect(await keysUnder("store/removed/")).toEqual([]);
+    // A snapshot whose name begins the same is another one: left alone.
+    expect(await keysUnder("store/removed-other/")).toEqual(["store/removed-other/a.txt"]);
+    await removeS3Snapshot(reference);
+    await removeS3Snapshot({
+      location: { s3: { ...location(), bucket: "no-such-bucket" } },
+      name: "removed",
+    });
+  });
 });
 
 describe(`ClusterSnapshots in S3 of a real local cluster with ${OBJECTS} ConfigMaps`, {
@@ -405,5 +429,67 @@ describe(`ClusterSnapshots in S3 of a real local cluster with ${OBJECTS} ConfigM
     await expect(createSnapshot("both", { folder: {}, ...s3Storage() })).rejects.toThrow(
       /exactly one kind of storage/,
     );
+  });
+
+  it("keeps a deleted snapshot whose store does not answer (finalizer, Removed=False naming the store) until a person removes the finalizer", async () => {
+    const [port] = (await freePorts(1)) as [number];
+    await createSnapshot("unanswered", s3Storage({ endpoint: `http://127.0.0.1:${port}` }));
+    await snapshotWhere("unanswered", (s) => condition(s, "Ready")?.reason === "StorageUnreachable", 90_000);
+    await world.custom.deleteNamespacedCustomObject({
+      ...CLUSTER_SNAPSHOT_RESOURCE,
+      namespace: world.namespace,
+      name: "unanswered",
+    });
+    const held = await snapshotWhere(
+      "unanswered",
+      (s) => condition(s, "Removed")?.reason === "StorageUnreachable",
+      90_000,
+    );
+    expect(held.metadata.finalizers).toEqual(["engine.openmcp.cloud/cluster-snapshot"]);
+    expect(condition(held, "Removed")?.message).toContain(`127.0.0.1:${port}`);
+    await eventually(
+      async () =>
+        satisfying(await eventsAbout("unanswered"), (text) =>
+          text.includes(`remove snapshot unanswered-${held.metadata.uid}`),
+        ),
+      { what: "the Warning Event of the failed removal", timeoutMs: 30_000 },
+    );
+    // A person gives the data up: the object goes.
+    await world.custom.patchNamespacedCustomObject(
+      {
+        ...CLUSTER_SNAPSHOT_RESOURCE,
+        namespace: world.namespace,
+        name: "unanswered",
+        body: [
+          { op: "test", path: "/metadata/finalizers/0", value: "engine.openmcp.cloud/cluster-snapshot" },
+          { op: "remove", path: "/metadata/finalizers/0" },
+        ],
+      },
+      setHeaderOptions("Content-Type", PatchStrategy.JsonPatch),
+    );
+    await eventually(
+      async () => {
+        await expect(readSnapshot("unanswered")).rejects.toMatchObject({ code: 404 });
+      },
+      { what: "the snapshot gone", timeoutMs: 30_000 },
+    );
+  });
+
+  it("removes a deleted snapshot's objects from the bucket before the object goes", async () => {
+    const snapshot = await readSnapshot("to-s3");
+    const prefix = `engine/snapshots/to-s3-${snapshot.metadata.uid}/`;
+    expect(await keysUnder(prefix)).toContain(`${prefix}manifest.json`);
+    await world.custom.deleteNamespacedCustomObject({
+      ...CLUSTER_SNAPSHOT_RESOURCE,
+      namespace: world.namespace,
+      name: "to-s3",
+    });
+    await eventually(
+      async () => {
+        await expect(readSnapshot("to-s3")).rejects.toMatchObject({ code: 404 });
+      },
+      { what: "the snapshot gone", timeoutMs: 60_000 },
+    );
+    expect(await keysUnder(prefix)).toEqual([]);
   });
 });

@@ -6,7 +6,7 @@
 import type { Cluster } from "../../src/api/cluster.ts";
 import type { ClusterProfile } from "../../src/api/cluster-profile.ts";
 import type { Rollout, RolloutSpec } from "../../src/api/rollout.ts";
-import type { ChangeCommand } from "../../src/machines/rollout/step.ts";
+import type { RolloutCommand } from "../../src/machines/rollout/step.ts";
 
 /** The namespace of every fleet. */
 export const FLEET_NAMESPACE = "team";
@@ -69,8 +69,9 @@ export class Fleet {
     return [...this.clusters.values()];
   }
 
-  /** Applies a command as the runtime does: each write only on the resourceVersion it was decided on. */
-  apply(command: ChangeCommand): void {
+  /** Applies a command as the runtime does: each write only on the resourceVersion it was decided on (snapshots: none here). */
+  apply(command: RolloutCommand): void {
+    if (command.kind !== "change") return;
     for (const change of command.clusters) {
       const cluster = this.clusters.get(change.name);
       if (!cluster || cluster.metadata.uid !== change.uid) continue;

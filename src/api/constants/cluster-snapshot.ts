@@ -27,8 +27,17 @@ export const RESTORE_ANNOTATION = "engine.openmcp.cloud/restore";
  */
 export const RESTORE_FROM_ANNOTATION = "engine.openmcp.cloud/restore-from";
 
-/** The condition saying whether the snapshot is taken, and the one saying how the last restore went. */
-export const SNAPSHOT_CONDITIONS = { ready: "Ready", restored: "Restored" } as const;
+/**
+ * On each ClusterSnapshot the engine makes (a schedule's, a rollout's): the name of the Cluster it is of, to select them
+ * by (a schedule's retention counts per Cluster).
+ */
+export const SNAPSHOT_CLUSTER_LABEL = "engine.openmcp.cloud/snapshot-cluster";
+
+/**
+ * The condition saying whether the snapshot is taken, the one saying how the last restore went, and the one saying
+ * why a deleted snapshot's data is still in its store (only while it is being deleted).
+ */
+export const SNAPSHOT_CONDITIONS = { ready: "Ready", restored: "Restored", removed: "Removed" } as const;
 
 /** Reasons of the snapshot's conditions and Events. */
 export const CLUSTER_SNAPSHOT_REASONS = {
@@ -58,4 +67,10 @@ export const CLUSTER_SNAPSHOT_REASONS = {
   StorageUnreachable: "StorageUnreachable",
   /** Ready or Restored False (retried): the Secret with the object store's credentials, or a key of it, is missing. */
   CredentialsNotFound: "CredentialsNotFound",
+  /** Removed=False: deleted; its data is being removed from the store. */
+  Removing: "Removing",
+  /** Removed=False, and the Event `DeletionHeld`: deleted, but a Cluster is being made from it; its data stays until then. */
+  InUse: "InUse",
+  /** Removed=False while removing its data fails otherwise (retried). */
+  RemoveFailed: "RemoveFailed",
 } as const;

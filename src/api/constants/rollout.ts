@@ -69,6 +69,20 @@ export const ROLLOUT_REASONS = {
   DeprecatedAPIsInUse: "DeprecatedAPIsInUse",
   /** Preflight: a target's API server could not be read (no admin access, or it failed); blocks only when required. */
   DeprecatedAPIsNotChecked: "DeprecatedAPIsNotChecked",
+  /** Preflight (`snapshots.beforeChange`): a target's ClusterSnapshot of this run is missing (being made). */
+  SnapshotMissing: "SnapshotMissing",
+  /** Preflight (`snapshots.beforeChange`): a target's ClusterSnapshot of this run is not Complete yet. */
+  SnapshotPending: "SnapshotPending",
+  /** Preflight (`snapshots.beforeChange`): a target's ClusterSnapshot of this run failed; a person acts. */
+  SnapshotFailed: "SnapshotFailed",
+  /** Event: ClusterSnapshots of Clusters were made before their stage asks them. */
+  SnapshotsCreated: "SnapshotsCreated",
   /** Preflight: every check passed for the current stage's Clusters still to ask. */
   PreflightPassed: "PreflightPassed",
+} as const;
+
+/** On each ClusterSnapshot a rollout made before changing a Cluster: the rollout's uid (of the run), and its name. */
+export const ROLLOUT_SNAPSHOT_LABELS = {
+  rolloutUid: "engine.openmcp.cloud/rollout-uid",
+  rollout: "engine.openmcp.cloud/rollout",
 } as const;

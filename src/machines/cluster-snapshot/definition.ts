@@ -19,6 +19,14 @@ export const CLUSTER_SNAPSHOT_DEFINITION = machineDefinition(CLUSTER_SNAPSHOT_KI
     isRestoreRequested: "the restore annotation carries a value not answered yet",
     isRestoreAnswered: "the asked rollback was carried out or refused",
     isRestoreWithdrawn: "the restore annotation was removed",
+    lacksFinalizer: "our finalizer is not on the snapshot yet",
+    isBeingDeleted: "its deletion was asked",
+    isDeletedInUse: "its deletion was asked while a Cluster is being made from it",
+    isInUse: "a Cluster is being made from it (restore-from, not made yet)",
+    isNotInUse: "no Cluster is being made from it",
+    isDataLeft: "its data is still in the store",
+    isDataRemoved: "its data was removed from the store",
+    withoutOurFinalizer: "our finalizer is not on it (removed by a person, or never set)",
   },
 });
 
@@ -43,6 +51,10 @@ export function explainClusterSnapshot(snapshot: ClusterSnapshot): Explanation {
         ? ["the backend to write the snapshot"]
         : status?.state === "restoring"
           ? ["the backend to roll the Cluster back"]
-          : [];
+          : status?.state === "deleting.held"
+            ? ["the Cluster made from it (restore-from) to be made or deleted"]
+            : status?.state === "deleting.removing"
+              ? ["its data to be removed from the store"]
+              : [];
   return { state: status?.state, phase: status?.phase, why, waitingFor };
 }

@@ -1,6 +1,7 @@
 /**
- * The ClusterSnapshot statechart: pending → taking → complete ⇄ restoring, failed. Pure: no I/O, no clock; what
- * the backend did comes in as facts.
+ * The ClusterSnapshot statechart: pending → taking → complete ⇄ restoring, failed; from each, deleting (held while a
+ * Cluster is made from it → removing its data → released). Pure: no I/O, no clock; what the backend and the store
+ * did comes in as facts.
  */
 import { setup } from "xstate";
 import type { SnapshotManifest } from "../../api/control-plane-snapshot.ts";
@@ -39,6 +40,14 @@ export interface SnapshotFacts {
   readonly restoreRequested?: string;
   /** The outcome of the asked rollback, once this engine carried it out. */
   readonly restored?: RestoreOutcome;
+  /** `metadata.deletionTimestamp` is set. */
+  readonly deleting: boolean;
+  /** Our finalizer is on the snapshot (so its data may be in the store). */
+  readonly hasFinalizer: boolean;
+  /** This engine removed the snapshot's data from its store (after the deletion was asked). */
+  readonly removed: boolean;
+  /** Clusters being made from it now (restore-from, not made yet): its data is kept for them. */
+  readonly usedBy: readonly string[];
 }
 
 /** The one event: "here is what the world looks like now". */
@@ -50,6 +59,8 @@ const when = whenObserved<SnapshotFacts>;
 const TAKEN_EVENT: EventRecord = { type: "Normal", reason: "Taken", message: "" };
 const RESTORE_EVENT: EventRecord = { type: "Normal", reason: "Restored", message: "" };
 const FAILED_EVENT: EventRecord = { type: "Warning", reason: "Failed", message: "" };
+const HELD_EVENT: EventRecord = { type: "Normal", reason: "DeletionHeld", message: "" };
+const REMOVED_EVENT: EventRecord = { type: "Normal", reason: "Removed", message: "" };
 
 const isTakenFacts = (facts: SnapshotFacts) => facts.recorded || facts.taken !== undefined;
 const isRestoreAnswered = (facts: SnapshotFacts) =>
@@ -58,6 +69,12 @@ const isRestoreAnswered = (facts: SnapshotFacts) =>
 /** To `failed`, with its Warning, when `guard` holds (no Cluster, or a backend that takes no snapshots). */
 const failsWhen = (guard: "isClusterMissing" | "isUnsupported") =>
   ({ guard, target: "failed", actions: [recordEvent(FAILED_EVENT)] }) as const;
+
+/** Deletion first, from every state but deleting: held while a Cluster is made from it, else its data goes. */
+const DELETED = [
+  { guard: "isDeletedInUse", target: "deleting.held" },
+  { guard: "isBeingDeleted", target: "deleting.removing" },
+] as const;
 
 /** The machine: named guards and actions, then the chart. */
 export const clusterSnapshotMachine = setup({
@@ -71,18 +88,29 @@ export const clusterSnapshotMachine = setup({
     isRestoreRequested: when((facts) => facts.restoreRequested !== undefined && !isRestoreAnswered(facts)),
     isRestoreAnswered: when(isRestoreAnswered),
     isRestoreWithdrawn: when((facts) => facts.restoreRequested === undefined),
+    lacksFinalizer: when((facts) => !facts.deleting && !facts.hasFinalizer),
+    isBeingDeleted: when((facts) => facts.deleting),
+    isDeletedInUse: when((facts) => facts.deleting && facts.hasFinalizer && facts.usedBy.length > 0),
+    isInUse: when((facts) => facts.hasFinalizer && facts.usedBy.length > 0),
+    isNotInUse: when((facts) => facts.usedBy.length === 0 || !facts.hasFinalizer),
+    isDataLeft: when((facts) => facts.hasFinalizer && !facts.removed),
+    isDataRemoved: when((facts) => facts.removed),
+    withoutOurFinalizer: when((facts) => !facts.hasFinalizer),
   },
-  actions: actionsAsData("takeSnapshot", "restoreSnapshot"),
+  actions: actionsAsData("takeSnapshot", "restoreSnapshot", "removeData"),
 }).createMachine({
   id: "clusterSnapshot",
   context: {},
   initial: "pending",
+  // Finalizer before the first write to the store; one made before the finalizer existed gets it at its next look.
+  on: { observed: { guard: "lacksFinalizer", actions: ["addFinalizer"] } },
   states: {
     pending: {
       description:
         "Waits for its Cluster to be Ready; fails at once when there is no such Cluster or its backend cannot snapshot.",
       tags: [REQUEUE.resync, `${PHASE_TAG}Pending`],
       always: [
+        ...DELETED,
         failsWhen("isClusterMissing"),
         failsWhen("isUnsupported"),
         { guard: "isClusterReady", target: "taking" },
@@ -92,8 +120,9 @@ export const clusterSnapshotMachine = setup({
       description:
         "The backend writes the snapshot (etcd's consistent snapshot, the CA and service-account keys) whole into its storage; a failure is retried.",
       tags: [REQUEUE.poll, `${PHASE_TAG}Taking`],
-      entry: ["takeSnapshot"],
-      on: { observed: { guard: "isNotTaken", target: "taking", reenter: true } },
+      entry: ["addFinalizer", "takeSnapshot"],
+      // Deletion first: a deleted snapshot is not taken again on its way out.
+      on: { observed: [...DELETED, { guard: "isNotTaken", target: "taking", reenter: true }] },
       always: [
         { guard: "isTaken", target: "complete", actions: [recordEvent(TAKEN_EVENT)] },
         failsWhen("isClusterMissing"),
@@ -103,14 +132,14 @@ export const clusterSnapshotMachine = setup({
       description:
         "Taken and checksummed; the restore annotation with a new value rolls the Cluster back to it.",
       tags: [REQUEUE.resync, `${PHASE_TAG}Complete`],
-      always: [{ guard: "isRestoreRequested", target: "restoring" }],
+      always: [...DELETED, { guard: "isRestoreRequested", target: "restoring" }],
     },
     restoring: {
       description:
         "The backend checks the snapshot (checksums, the Cluster's own keys) and rolls the Cluster back to it in place; a refused snapshot is answered, not retried.",
       tags: [REQUEUE.poll, `${PHASE_TAG}Restoring`],
       entry: ["restoreSnapshot"],
-      on: { observed: { guard: "isRestoreRequested", target: "restoring", reenter: true } },
+      on: { observed: [...DELETED, { guard: "isRestoreRequested", target: "restoring", reenter: true }] },
       always: [
         {
           guard: "isRestoreAnswered",
@@ -124,6 +153,43 @@ export const clusterSnapshotMachine = setup({
       description:
         "Its Cluster does not exist or its backend cannot take snapshots: nothing is taken; another snapshot is another object.",
       tags: [REQUEUE.resync, `${PHASE_TAG}Failed`],
+      always: [...DELETED],
+    },
+    deleting: {
+      description:
+        "Deletion asked: its data leaves the store before the object goes (the finalizer), never while a Cluster is made from it.",
+      initial: "removing",
+      states: {
+        held: {
+          description:
+            "A Cluster is being made from it (restore-from, not made yet): its data stays until that Cluster is made or gone.",
+          tags: [REQUEUE.resync, `${PHASE_TAG}Deleting`],
+          entry: [recordEvent(HELD_EVENT)],
+          always: [{ guard: "isNotInUse", target: "removing" }],
+        },
+        removing: {
+          description:
+            "The engine removes its data from the store, manifest first; a store that cannot be used keeps the finalizer and says why (retried).",
+          tags: [REQUEUE.poll, `${PHASE_TAG}Deleting`],
+          entry: ["removeData"],
+          on: {
+            observed: [
+              { guard: "isInUse", target: "held" },
+              { guard: "isDataLeft", target: "removing", reenter: true },
+            ],
+          },
+          always: [
+            // Deleted without our finalizer (a person removed it, or it was never set): nothing is ours to remove.
+            { guard: "withoutOurFinalizer", target: "released" },
+            { guard: "isDataRemoved", target: "released", actions: [recordEvent(REMOVED_EVENT)] },
+          ],
+        },
+        released: {
+          description: "Its data is gone from the store; our finalizer goes, and the object with it.",
+          type: "final",
+          entry: ["removeFinalizer"],
+        },
+      },
     },
   },
 });

@@ -4,12 +4,18 @@ import type { Condition } from "../../api/common.ts";
 import {
   CLUSTER_SNAPSHOT_REASONS,
   RESTORE_ANNOTATION,
+  RESTORE_FROM_ANNOTATION,
   SNAPSHOT_CONDITIONS,
 } from "../../api/constants/cluster-snapshot.ts";
-import type { SnapshotReference, SnapshotStorageFailure } from "../../api/control-plane-snapshot.ts";
+import {
+  describeSnapshotLocation,
+  type SnapshotReference,
+  type SnapshotStorageFailure,
+} from "../../api/control-plane-snapshot.ts";
 import { mergeConditions } from "../shared/conditions.ts";
 import { type KindStep, kindStep, type StepBasics } from "../shared/kind-step.ts";
 import type { EventRecord } from "../shared/machine-step.ts";
+import { namesShown } from "../shared/names-shown.ts";
 import { recordedLocation, recordedReference, snapshotReference } from "./location.ts";
 import {
   clusterSnapshotMachine,
@@ -18,13 +24,17 @@ import {
   type SnapshotFacts,
 } from "./machine.ts";
 
-/** The kind's finalizer: never set (the snapshot's files outlive the object), named for the generic step. */
+/**
+ * The kind's finalizer: set before the snapshot is written, removed once its data is gone from the store (a person
+ * may remove it to give the data up: the object then goes and the data stays).
+ */
 export const SNAPSHOT_FINALIZER = "engine.openmcp.cloud/cluster-snapshot";
 
-/** What the runtime does for a snapshot: take it into `snapshot`, or roll the Cluster back to it. */
+/** What the runtime does for a snapshot: take it into `snapshot`, roll the Cluster back to it, or remove its data. */
 export type SnapshotCommand =
   | { readonly kind: "snapshot"; readonly snapshot: SnapshotReference }
-  | { readonly kind: "restore"; readonly snapshot: SnapshotReference; readonly request: string };
+  | { readonly kind: "restore"; readonly snapshot: SnapshotReference; readonly request: string }
+  | { readonly kind: "remove"; readonly snapshot: SnapshotReference };
 
 /** What one step is given: the snapshot, its Cluster, what this engine just did, and the engine's snapshot folder. */
 export interface SnapshotStepInput extends StepBasics {
@@ -38,6 +48,10 @@ export interface SnapshotStepInput extends StepBasics {
   readonly restored?: RestoreOutcome;
   /** Why the storage failed the last command (with `lastError`): the reason shown instead of the generic one. */
   readonly storageFailure?: SnapshotStorageFailure;
+  /** This engine removed the snapshot's data from its store (after its deletion was asked). */
+  readonly removed?: boolean;
+  /** Clusters of its namespace being made from it now (restore-from naming it, not made yet), sorted. */
+  readonly usedBy?: readonly string[];
 }
 
 /** The facts of one look, from the input alone. */
@@ -53,7 +67,48 @@ export function snapshotFacts(input: SnapshotStepInput): SnapshotFacts {
     recorded,
     ...(restoreRequested !== undefined ? { restoreRequested } : {}),
     ...(input.restored && input.restored.request === restoreRequested ? { restored: input.restored } : {}),
+    deleting: object.metadata.deletionTimestamp !== undefined,
+    hasFinalizer: object.metadata.finalizers?.includes(SNAPSHOT_FINALIZER) ?? false,
+    removed: input.removed === true,
+    usedBy: input.usedBy ?? [],
   };
+}
+
+/** Where the snapshot's data is, for messages (never credentials). */
+function whereStored(input: SnapshotStepInput): string {
+  const reference = recordedReference(input.object, input.root);
+  return `${reference.name} in ${describeSnapshotLocation(reference.location)}`;
+}
+
+/** The Removed condition: only while a deleted snapshot's data is still in its store. */
+function removedCondition(
+  input: SnapshotStepInput,
+  state: string,
+  facts: SnapshotFacts,
+): Omit<Condition, "lastTransitionTime" | "observedGeneration"> | undefined {
+  const type = SNAPSHOT_CONDITIONS.removed;
+  if (state === "deleting.held")
+    return {
+      type,
+      status: "False",
+      reason: CLUSTER_SNAPSHOT_REASONS.InUse,
+      message: `deleted, but Cluster ${namesShown(facts.usedBy)} is being made from it (${RESTORE_FROM_ANNOTATION}): its data (${whereStored(input)}) is removed once that Cluster is made or deleted`,
+    };
+  if (state === "deleting.removing")
+    return input.lastError
+      ? {
+          type,
+          status: "False",
+          reason: input.storageFailure ?? CLUSTER_SNAPSHOT_REASONS.RemoveFailed,
+          message: `its data (${whereStored(input)}) cannot be removed, so the object stays (finalizer ${SNAPSHOT_FINALIZER}); retried. ${input.lastError}`,
+        }
+      : {
+          type,
+          status: "False",
+          reason: CLUSTER_SNAPSHOT_REASONS.Removing,
+          message: `removing its data (${whereStored(input)}) from the store`,
+        };
+  return undefined;
 }
 
 /** Why a snapshot cannot be taken at all, for its Ready condition and the Failed Event. */
@@ -147,6 +202,13 @@ function restoredCondition(
 function eventOf(record: EventRecord, input: SnapshotStepInput, facts: SnapshotFacts): EventRecord {
   const name = input.object.spec.cluster.name;
   if (record.reason === "Failed") return { ...record, ...failure(input) };
+  if (record.reason === "DeletionHeld")
+    return {
+      ...record,
+      message: `deletion held: Cluster ${namesShown(facts.usedBy)} is being made from this snapshot; its data is removed once that is done`,
+    };
+  if (record.reason === "Removed")
+    return { ...record, message: `removed its data (${whereStored(input)}) from the store` };
   if (record.reason === "Taken")
     return {
       ...record,
@@ -187,6 +249,11 @@ export const stepClusterSnapshot: (
             snapshot: recordedReference(input.object, input.root),
             request: facts.restoreRequested,
           },
+    // Nothing of ours to remove without our finalizer (never set, or a person gave the data up by removing it).
+    removeData: (_, { input, facts }) =>
+      facts.hasFinalizer
+        ? { kind: "remove", snapshot: recordedReference(input.object, input.root) }
+        : undefined,
   },
   event: (record, { input, facts }) => eventOf(record, input, facts),
   status: ({ input, facts, state, phase, previousState }) => {
@@ -214,8 +281,10 @@ export const stepClusterSnapshot: (
       : recorded.lastRestore;
     const withRestore = { ...recorded, ...(lastRestore ? { lastRestore } : {}) };
     // A failed snapshot keeps the reason it failed for, whatever its Cluster does since.
-    const keepReady = state === "failed" && previousState === "failed";
+    // A deleted one keeps what it said of the snapshot: the Removed condition tells the deletion.
+    const keepReady = (state === "failed" && previousState === "failed") || state.startsWith("deleting");
     const restored = restoredCondition(input, state, lastRestore);
+    const removed = removedCondition(input, state, facts);
     return {
       ...withRestore,
       observedGeneration: generation,
@@ -223,7 +292,11 @@ export const stepClusterSnapshot: (
       state,
       conditions: mergeConditions(
         object.status?.conditions,
-        [...(keepReady ? [] : [readyCondition(input, state, withRestore)]), ...(restored ? [restored] : [])],
+        [
+          ...(keepReady ? [] : [readyCondition(input, state, withRestore)]),
+          ...(restored ? [restored] : []),
+          ...(removed ? [removed] : []),
+        ],
         generation,
         now,
       ),

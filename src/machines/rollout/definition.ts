@@ -22,6 +22,8 @@ export const ROLLOUT_DEFINITION: MachineDefinition = {
     isResumed: "spec.paused is false",
     hasChanges:
       "the current stage's gates and preflight checks passed and maxUnavailable leaves room for more Clusters",
+    needsSnapshots:
+      "snapshots.beforeChange: a Cluster of the current stage still to ask has no snapshot of this run yet",
   },
 };
 

@@ -13,6 +13,8 @@ export interface RolloutFacts {
   readonly aborted: boolean;
   /** The run as it stands after this look (see progress.ts). */
   readonly progress: Pick<RunProgress, "changes" | "failure" | "complete">;
+  /** Targets of the current stage whose snapshot before the change is to be made (`snapshots.beforeChange`). */
+  readonly snapshotsWanted?: readonly string[];
 }
 
 /** The one event: "here is what the world looks like now". */
@@ -44,10 +46,19 @@ export const rolloutMachine = setup({
         !facts.aborted &&
         facts.progress.failure === undefined,
     ),
+    // The same: a paused, aborted or failed run takes no snapshots either.
+    needsSnapshots: when(
+      (facts) =>
+        (facts.snapshotsWanted?.length ?? 0) > 0 &&
+        !facts.paused &&
+        !facts.aborted &&
+        facts.progress.failure === undefined,
+    ),
   },
   actions: {
     // Never executed here: transition() returns them as data for the step to translate.
     changeClusters: () => {},
+    snapshotClusters: () => {},
     addFinalizer: () => {},
     removeFinalizer: () => {},
     recordEvent: (_, _params: EventRecord) => {},
@@ -69,8 +80,14 @@ export const rolloutMachine = setup({
       description:
         "Stage by stage, canary first: asks the next Clusters for the version within maxUnavailable once the gates pass.",
       tags: [REQUEUE.poll, `${PHASE_TAG}Progressing`],
-      entry: [{ type: "changeClusters" }],
-      on: { observed: { guard: "hasChanges", target: "progressing", reenter: true } },
+      entry: [{ type: "snapshotClusters" }, { type: "changeClusters" }],
+      on: {
+        observed: [
+          { guard: "hasChanges", target: "progressing", reenter: true },
+          // snapshots.beforeChange: the stage's Clusters still to ask are snapshotted first (the preflight holds them).
+          { guard: "needsSnapshots", actions: [{ type: "snapshotClusters" }] },
+        ],
+      },
       always: [
         { guard: "isAborted", target: "aborted", actions: [{ type: "recordEvent", params: ABORTED }] },
         { guard: "hasFailure", target: "halted", actions: [{ type: "recordEvent", params: HALTED }] },

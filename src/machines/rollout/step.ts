@@ -1,6 +1,7 @@
 /** The Rollout's pure step, on the engine's generic step: the facts of one look, the command, the status. */
 import type { Cluster } from "../../api/cluster.ts";
 import type { ClusterProfile } from "../../api/cluster-profile.ts";
+import type { ClusterSnapshot } from "../../api/cluster-snapshot.ts";
 import {
   APPROVE_STAGE_ANNOTATION,
   PREFLIGHT_CONDITION,
@@ -15,6 +16,7 @@ import { namesShown } from "../shared/names-shown.ts";
 import { type RolloutFacts, rolloutMachine } from "./machine.ts";
 import { blocking, type DeprecatedApiRead, preflightCondition, preflightOf } from "./preflight.ts";
 import { progressOf, type RunProgress, type TargetChange } from "./progress.ts";
+import { snapshotBeforeChange, snapshotFindings } from "./snapshots.ts";
 import { freezeTargets, lookAt, type TargetLook } from "./targets.ts";
 
 /** The rollout kind's finalizer: never set (a rollout leaves nothing behind), named for the generic step. */
@@ -29,6 +31,15 @@ export interface ChangeCommand {
   readonly clusters: readonly TargetChange[];
 }
 
+/** What the runtime does for a rollout with `snapshots.beforeChange`: make these ClusterSnapshots first. */
+export interface SnapshotBeforeChangeCommand {
+  readonly kind: "snapshot";
+  readonly snapshots: readonly ClusterSnapshot[];
+}
+
+/** Every command of a rollout. */
+export type RolloutCommand = ChangeCommand | SnapshotBeforeChangeCommand;
+
 /**
  * What one step is given: the rollout, the Clusters of its namespace, the ClusterProfiles, what the targets' API
  * servers say of deprecated APIs (by Cluster uid; a target not in it was not read), and `nowMs`.
@@ -38,6 +49,8 @@ export interface RolloutStepInput extends StepBasics {
   readonly clusters: readonly Cluster[];
   readonly profiles: readonly ClusterProfile[];
   readonly deprecatedApis?: ReadonlyMap<string, DeprecatedApiRead>;
+  /** The ClusterSnapshots of its namespace this rollout made (`snapshots.beforeChange`). */
+  readonly snapshots?: readonly ClusterSnapshot[];
   readonly nowMs: number;
   readonly timing?: RequeueTiming;
 }
@@ -90,11 +103,14 @@ export function rolloutFacts(input: RolloutStepInput): RolloutStepFacts {
   const preflight = (target: RolloutTarget) => {
     const cluster = byName.get(target.name);
     return cluster
-      ? preflightOf(spec, {
-          cluster,
-          profile: profiles.get(cluster.spec.profile),
-          deprecated: input.deprecatedApis?.get(target.uid),
-        })
+      ? [
+          ...preflightOf(spec, {
+            cluster,
+            profile: profiles.get(cluster.spec.profile),
+            deprecated: input.deprecatedApis?.get(target.uid),
+          }),
+          ...snapshotFindings(object, target, input.snapshots ?? []),
+        ]
       : [];
   };
   const progress = progressOf({
@@ -106,7 +122,10 @@ export function rolloutFacts(input: RolloutStepInput): RolloutStepFacts {
     changing: startable && !paused && !aborted,
     nowMs,
   });
-  return { startable, paused, aborted, progress };
+  const snapshotsWanted = (progress.preflight ?? [])
+    .filter((finding) => finding.reason === ROLLOUT_REASONS.SnapshotMissing)
+    .map((finding) => finding.cluster);
+  return { startable, paused, aborted, progress, ...(snapshotsWanted.length > 0 ? { snapshotsWanted } : {}) };
 }
 
 const plural = (count: number) => `${count} Cluster${count === 1 ? "" : "s"}`;
@@ -180,11 +199,11 @@ function readyCondition(state: string, object: Rollout, progress: RunProgress) {
 /** One step of a rollout: the generic step with the kind's own parts. */
 export const stepRollout: (
   input: RolloutStepInput,
-) => KindStep<Rollout, RolloutStatus, ChangeCommand, RolloutStepFacts> = kindStep<
+) => KindStep<Rollout, RolloutStatus, RolloutCommand, RolloutStepFacts> = kindStep<
   RolloutStepInput,
   Rollout,
   RolloutStepFacts,
-  ChangeCommand,
+  RolloutCommand,
   RolloutStatus
 >({
   machine: rolloutMachine,
@@ -193,6 +212,13 @@ export const stepRollout: (
   facts: rolloutFacts,
   finalizer: ROLLOUT_FINALIZER,
   actions: {
+    snapshotClusters: (_, { input, facts }) => {
+      const wanted = new Set(facts.snapshotsWanted ?? []);
+      const targets = facts.progress.targets.filter((target) => wanted.has(target.name));
+      return targets.length > 0
+        ? { kind: "snapshot", snapshots: targets.map((target) => snapshotBeforeChange(input.object, target)) }
+        : undefined;
+    },
     changeClusters: (_, { input, facts }) =>
       facts.progress.changes.length > 0
         ? {
@@ -238,8 +264,10 @@ export const stepRollout: (
       ),
     };
   },
-  moreEvents: ({ input, commands, facts }) => {
+  moreEvents: ({ input, commands: all, facts }) => {
     const stage = facts.progress.currentStage;
+    const commands = all.filter((command): command is ChangeCommand => command.kind === "change");
+    const snapshots = all.flatMap((command) => (command.kind === "snapshot" ? command.snapshots : []));
     const recorded = input.object.status?.stages?.find((entry) => entry.name === stage);
     // A stage starts with its first Clusters asked: nothing of it changing, done or failed as recorded before.
     const starts =
@@ -259,6 +287,15 @@ export const stepRollout: (
         reason: ROLLOUT_REASONS.ClustersChanged,
         message: `stage ${stage}: asked ${plural(command.clusters.length)} for ${input.object.spec.version}: ${namesShown(command.clusters.map((c) => c.name))}`,
       })),
+      ...(snapshots.length > 0
+        ? [
+            {
+              type: "Normal" as const,
+              reason: ROLLOUT_REASONS.SnapshotsCreated,
+              message: `stage ${stage}: snapshotting ${plural(snapshots.length)} before asking them for ${input.object.spec.version}: ${namesShown(snapshots.map((s) => s.spec.cluster.name))}`,
+            },
+          ]
+        : []),
     ];
   },
   atRest: ({ input, state }) => {

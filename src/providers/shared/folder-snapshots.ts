@@ -8,6 +8,8 @@
  * unfinished writes are removed → the files go into `.<name>.partial-<random>` beside it, each hashed while it is
  * written and fsynced → `manifest.json` last, fsynced → the folder renamed to `<name>` and the parent fsynced.
  * Guarantees: a kill -9 at any point leaves either no `<name>` or a whole one; a retry finishes.
+ * Flow (remove): the manifest goes first (the snapshot is no longer complete from then on), then its files and any
+ * leftovers of unfinished writes; a snapshot already gone is no error, so a retry after a crash finishes.
  */
 import { createHash, randomUUID } from "node:crypto";
 import { createReadStream, createWriteStream } from "node:fs";
@@ -133,6 +135,17 @@ export async function readFolderSnapshot(reference: FolderSnapshotReference): Pr
       `snapshot ${reference.name}: its manifest's checksum does not match its file list`,
     );
   return { manifest, folder, path: (file) => join(folder, file), release: async () => {} };
+}
+
+/**
+ * Removes snapshot `reference` and what unfinished writes of it left: its manifest first (so a removal cut short
+ * leaves no snapshot that looks complete), then the rest. Nothing there: done (idempotent).
+ */
+export async function removeFolderSnapshot(reference: FolderSnapshotReference): Promise<void> {
+  const folder = snapshotFolder(reference);
+  await rm(join(folder, MANIFEST_FILE), { force: true });
+  await rm(folder, { recursive: true, force: true });
+  if (await readdir(reference.location.folder).catch(() => undefined)) await removePartials(reference);
 }
 
 /** The manifest of `description` and `files`: sizes summed, the checksum over the sorted file list. */

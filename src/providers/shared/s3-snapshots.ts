@@ -9,6 +9,8 @@
  * (so no complete snapshot); the next attempt writes every object again and finishes.
  * Flow (read): the manifest and each file it lists downloaded into a staging folder → the folder store's reader checks
  * every file against the manifest → the caller restores from there and releases it.
+ * Flow (remove): `manifest.json` deleted first (the snapshot is not complete from then on), then every other object
+ * under `<prefix>/<name>/` (leftovers of uploads cut short too); a snapshot, or a bucket, already gone is no error.
  * Credentials (the location's) sign requests only: errors name the endpoint, bucket and Secret, never a key.
  */
 import { createReadStream, createWriteStream } from "node:fs";
@@ -16,8 +18,15 @@ import { mkdir, mkdtemp, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import { GetObjectCommand, PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
 import {
+  DeleteObjectCommand,
+  GetObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  S3Client,
+} from "@aws-sdk/client-s3";
+import {
+  isSnapshotStorageFailure,
   type S3SnapshotLocation,
   type SnapshotManifest,
   SnapshotRejectedError,
@@ -135,6 +144,40 @@ export async function readS3Snapshot(
     return { ...stored, release: () => rm(release, { recursive: true, force: true }) };
   } catch (error) {
     if (folder) await rm(folder, { recursive: true, force: true });
+    throw error;
+  } finally {
+    client.destroy();
+  }
+}
+
+/**
+ * Removes snapshot `reference` from its bucket (see the file's summary): idempotent. Throws
+ * {@link SnapshotStorageError} when the store cannot be used (refused credentials, no answer), naming the store.
+ */
+export async function removeS3Snapshot(reference: S3SnapshotReference): Promise<void> {
+  const { s3 } = reference.location;
+  const client = clientOf(s3);
+  try {
+    const remove = (key: string) =>
+      call(s3, `delete ${key}`, () => client.send(new DeleteObjectCommand({ Bucket: s3.bucket, Key: key })));
+    await remove(keyOf(reference, MANIFEST_FILE));
+    let token: string | undefined;
+    do {
+      const page = await call(s3, `list the objects of snapshot ${reference.name}`, () =>
+        client.send(
+          new ListObjectsV2Command({
+            Bucket: s3.bucket,
+            Prefix: keyOf(reference, ""),
+            ...(token ? { ContinuationToken: token } : {}),
+          }),
+        ),
+      );
+      for (const object of page.Contents ?? []) if (object.Key) await remove(object.Key);
+      token = page.IsTruncated ? page.NextContinuationToken : undefined;
+    } while (token);
+  } catch (error) {
+    // No bucket: nothing of the snapshot can be left in it.
+    if (isSnapshotStorageFailure(error) && error.reason === "StorageBucketMissing") return;
     throw error;
   } finally {
     client.destroy();

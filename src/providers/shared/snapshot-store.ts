@@ -5,12 +5,13 @@
 import type { SnapshotManifest, SnapshotReference } from "../../api/control-plane-snapshot.ts";
 import {
   readFolderSnapshot,
+  removeFolderSnapshot,
   type SnapshotDescription,
   type SnapshotFileWriter,
   type StoredSnapshot,
   writeFolderSnapshot,
 } from "./folder-snapshots.ts";
-import { readS3Snapshot, writeS3Snapshot } from "./s3-snapshots.ts";
+import { readS3Snapshot, removeS3Snapshot, writeS3Snapshot } from "./s3-snapshots.ts";
 
 /**
  * Writes snapshot `reference` (see folder-snapshots.ts and s3-snapshots.ts); `staging` is an owner-only folder of the
@@ -34,4 +35,16 @@ export function readSnapshot(reference: SnapshotReference, staging: string): Pro
   return location.s3
     ? readS3Snapshot({ location: { s3: location.s3 }, name }, staging)
     : readFolderSnapshot({ location: { folder: location.folder }, name });
+}
+
+/**
+ * Removes snapshot `reference` from its store, manifest first (what a deleted ClusterSnapshot leaves is removed by
+ * the engine, not the backend: a snapshot outlives its Cluster and its backend). Idempotent; throws
+ * `SnapshotStorageError` when the store cannot be used.
+ */
+export function removeSnapshot(reference: SnapshotReference): Promise<void> {
+  const { location, name } = reference;
+  return location.s3
+    ? removeS3Snapshot({ location: { s3: location.s3 }, name })
+    : removeFolderSnapshot({ location: { folder: location.folder }, name });
 }

@@ -10,6 +10,7 @@ import type { CapiOwnedSettings } from "./capi-owned/kind.ts";
 import { type ClusterSettings, clusterKind } from "./cluster/kind.ts";
 import { type ClusterRequestSettings, clusterRequestKind } from "./cluster-request/kind.ts";
 import { type ClusterSnapshotSettings, clusterSnapshotKind } from "./cluster-snapshot/kind.ts";
+import { clusterSnapshotScheduleKind } from "./cluster-snapshot-schedule/kind.ts";
 import { engineClusterKind } from "./engine-cluster/kind.ts";
 import { engineControlPlaneKind } from "./engine-control-plane/kind.ts";
 import { hibernationScheduleKind } from "./hibernation-schedule/kind.ts";
@@ -31,6 +32,7 @@ export const MACHINE_KINDS: readonly MachineKind[] = [
   engineControlPlaneKind as MachineKind,
   hibernationScheduleKind as MachineKind,
   clusterSnapshotKind as MachineKind,
+  clusterSnapshotScheduleKind as MachineKind,
   rolloutKind as MachineKind,
 ];
 

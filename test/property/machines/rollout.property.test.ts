@@ -66,6 +66,7 @@ function* reconcile(world: World): Generator<"cluster" | "status"> {
     if (step.commands.length > 0 && round < 3) {
       const stages = step.desired.status?.stages?.map((stage) => stage.name) ?? [];
       for (const command of step.commands) {
+        if (command.kind !== "change") continue;
         for (const change of command.clusters) {
           const target = targets.find((t) => t.name === change.name);
           expect(target, "a change is of a frozen target").toBeDefined();

@@ -1,13 +1,19 @@
 /**
  * The ClusterSnapshot kind: the Cluster's backend takes a snapshot of its control plane into a folder under the
- * engine's snapshot folder, and rolls the Cluster back to it when the restore annotation asks (contract 1.7).
+ * engine's snapshot folder, and rolls the Cluster back to it when the restore annotation asks (contract 1.7). A
+ * deleted snapshot's data is removed from its store by the engine itself (no backend needed: a snapshot outlives its
+ * Cluster), once no Cluster is being made from it.
  */
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
 import type { Cluster } from "../../../api/cluster.ts";
 import type { ClusterSnapshot } from "../../../api/cluster-snapshot.ts";
-import { CLUSTER_SNAPSHOT_KIND, CLUSTER_SNAPSHOT_REASONS } from "../../../api/constants/cluster-snapshot.ts";
+import {
+  CLUSTER_SNAPSHOT_KIND,
+  CLUSTER_SNAPSHOT_REASONS,
+  RESTORE_FROM_ANNOTATION,
+} from "../../../api/constants/cluster-snapshot.ts";
 import { CLUSTER_PHASES, RESOURCES } from "../../../api/constants.ts";
 import {
   describeSnapshotLocation,
@@ -24,13 +30,16 @@ import {
   explainClusterSnapshot,
 } from "../../../machines/cluster-snapshot/definition.ts";
 import type { RestoreOutcome, SnapshotClusterFact } from "../../../machines/cluster-snapshot/machine.ts";
+import { isMadeFrom } from "../../../machines/cluster-snapshot/made-from.ts";
 import { type SnapshotCommand, stepClusterSnapshot } from "../../../machines/cluster-snapshot/step.ts";
 import type { RequeueTiming } from "../../../machines/shared/machine-tags.ts";
+import { removeSnapshot } from "../../../providers/shared/snapshot-store.ts";
 import type { CacheSpec } from "../../informers.ts";
 import { type KindSettings, type MachineKind, wake } from "../../machine-kind.ts";
 import { CLUSTER_CACHES } from "../cluster/caches.ts";
 import { PROFILE_CACHES } from "../provider-config/caches.ts";
 import { profileClaimant, profileOffer } from "../shared/profile-offer.ts";
+import { registerSnapshotsNotRemoved } from "./snapshot-metrics.ts";
 import { withStorageCredentials } from "./storage-credentials.ts";
 
 /** The kind's settings (`kindSettings.ClusterSnapshot`). */
@@ -59,6 +68,10 @@ export interface SnapshotObservation {
   readonly restored?: RestoreOutcome;
   /** Why the storage failed the last command, when it did. */
   readonly storageFailure?: SnapshotStorageFailure;
+  /** This engine removed the (deleted) snapshot's data from its store. */
+  readonly removed?: boolean;
+  /** Clusters being made from the snapshot now. */
+  readonly usedBy: readonly string[];
 }
 
 /** Per engine: the snapshot folder, and what commands returned, by snapshot uid, until the status records it. */
@@ -68,6 +81,8 @@ interface SnapshotState {
   readonly restored: Map<string, RestoreOutcome>;
   /** Why the storage failed a snapshot's last command (by uid), until one succeeds. */
   readonly storageFailures: Map<string, SnapshotStorageFailure>;
+  /** Uids of deleted snapshots whose data this engine removed (until the object is gone). */
+  readonly removed: Set<string>;
 }
 
 /** Polls every second while taking or restoring; a failure is retried after 5 s; at rest, a look every 10 minutes. */
@@ -97,8 +112,13 @@ export const clusterSnapshotKind: MachineKind<
     taken: new Map(),
     restored: new Map(),
     storageFailures: new Map(),
+    removed: new Set(),
   }),
   reads: [PROFILE_CACHES.profiles, PROFILE_CACHES.providerConfigs],
+  controllers(context, _settings, parts) {
+    registerSnapshotsNotRemoved(parts.metrics.registry, () => context.informers.of(SNAPSHOTS).list());
+    return [];
+  },
   // A Cluster that appears, gets Ready or goes wakes the snapshots of it.
   wakes: [
     wake(CLUSTER_CACHES.clusters, (cluster: Cluster, context) =>
@@ -112,6 +132,11 @@ export const clusterSnapshotKind: MachineKind<
         )
         .map(objectKey),
     ),
+    // A Cluster made from a snapshot that changes (made, deleted) wakes that snapshot: its deletion may be held for it.
+    wake(CLUSTER_CACHES.clusters, (cluster: Cluster) => {
+      const source = cluster.metadata.annotations?.[RESTORE_FROM_ANNOTATION];
+      return source ? [`${cluster.metadata.namespace}/${source}`] : [];
+    }),
   ],
 
   async open(snapshot, context) {
@@ -145,8 +170,16 @@ export const clusterSnapshotKind: MachineKind<
         const taken = context.state.taken.get(uid);
         const restored = context.state.restored.get(uid);
         const storageFailure = context.state.storageFailures.get(uid);
+        const usedBy = context.informers
+          .of(CLUSTER_CACHES.clusters)
+          .list()
+          .filter((each) => isMadeFrom(each, snapshot))
+          .map((each) => each.metadata.name ?? "")
+          .sort();
         return {
           cluster: fact,
+          usedBy,
+          ...(context.state.removed.has(uid) ? { removed: true } : {}),
           ...(taken ? { taken } : {}),
           ...(restored ? { restored } : {}),
           ...(storageFailure ? { storageFailure } : {}),
@@ -160,12 +193,18 @@ export const clusterSnapshotKind: MachineKind<
           ...(observation.taken ? { taken: observation.taken } : {}),
           ...(observation.restored ? { restored: observation.restored } : {}),
           ...(observation.storageFailure ? { storageFailure: observation.storageFailure } : {}),
+          ...(observation.removed ? { removed: true } : {}),
+          usedBy: observation.usedBy,
           now,
           ...(lastError ? { lastError } : {}),
           timing: context.timing,
         }),
       async run(commands) {
         for (const command of commands) {
+          if (command.kind === "remove") {
+            await remove(command.snapshot);
+            continue;
+          }
           if (!target || !backend)
             throw new Error(`Cluster ${namespace}/${snapshot.spec.cluster.name} or its backend is unknown`);
           try {
@@ -180,6 +219,19 @@ export const clusterSnapshotKind: MachineKind<
             if (isSnapshotStorageFailure(error)) context.state.storageFailures.set(uid, error.reason);
             else context.state.storageFailures.delete(uid);
             throw error; // retried
+          }
+        }
+
+        /** Removes the data of the deleted snapshot: the engine's own store, whatever became of the Cluster. */
+        async function remove(reference: SnapshotCommand["snapshot"]): Promise<void> {
+          try {
+            await removeSnapshot(await withStorageCredentials(reference, context.kubeConfig));
+            context.state.removed.add(uid);
+            context.state.storageFailures.delete(uid);
+          } catch (error) {
+            if (isSnapshotStorageFailure(error)) context.state.storageFailures.set(uid, error.reason);
+            else context.state.storageFailures.delete(uid);
+            throw error; // retried; the finalizer stays meanwhile
           }
         }
 
@@ -204,7 +256,9 @@ export const clusterSnapshotKind: MachineKind<
   describe: (command) =>
     command.kind === "snapshot"
       ? `take snapshot ${command.snapshot.name} into ${describeSnapshotLocation(command.snapshot.location)}`
-      : `roll back to snapshot ${command.snapshot.name} (request ${command.request})`,
+      : command.kind === "remove"
+        ? `remove snapshot ${command.snapshot.name} from ${describeSnapshotLocation(command.snapshot.location)}`
+        : `roll back to snapshot ${command.snapshot.name} (request ${command.request})`,
 
   explain: async (snapshot) => explainClusterSnapshot(snapshot),
 };

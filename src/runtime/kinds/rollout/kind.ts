@@ -2,25 +2,36 @@
  * The Rollout kind: brings a Kubernetes version to a frozen set of Clusters stage by stage, canary first, within
  * maxUnavailable and behind its gates and preflight checks; halts at the first target that fails. The decisions are
  * the pure step's (src/machines/rollout); this reads the Clusters, the profiles and the deprecated APIs the targets'
- * API servers report (deprecated-api-reader.ts), and writes the version through the controller's writer.
+ * API servers report (deprecated-api-reader.ts), and writes the version through the controller's writer. With
+ * `snapshots.beforeChange` it makes a ClusterSnapshot of each Cluster first (the preflight holds the stage until each
+ * is Complete).
  */
+import { CustomObjectsApi } from "@kubernetes/client-node";
 import type { Cluster } from "../../../api/cluster.ts";
 import type { ClusterProfile } from "../../../api/cluster-profile.ts";
-import { CHANGED_BY_ROLLOUT_ANNOTATION } from "../../../api/constants/rollout.ts";
+import type { ClusterSnapshot } from "../../../api/cluster-snapshot.ts";
+import { CLUSTER_SNAPSHOT_RESOURCE } from "../../../api/constants/cluster-snapshot.ts";
+import {
+  CHANGED_BY_ROLLOUT_ANNOTATION,
+  ROLLOUT_KIND,
+  ROLLOUT_SNAPSHOT_LABELS,
+} from "../../../api/constants/rollout.ts";
 import { RESOURCES } from "../../../api/constants.ts";
+import { isConflict } from "../../../api/error-message.ts";
 import { objectKey } from "../../../api/object-key.ts";
 import type { Rollout } from "../../../api/rollout.ts";
 import { explainRollout, ROLLOUT_DEFINITION } from "../../../machines/rollout/definition.ts";
 import { type DeprecatedApiRead, preflightCandidates } from "../../../machines/rollout/preflight.ts";
-import { type ChangeCommand, stepRollout } from "../../../machines/rollout/step.ts";
+import { type RolloutCommand, stepRollout } from "../../../machines/rollout/step.ts";
 import { freezeTargets } from "../../../machines/rollout/targets.ts";
 import { Patch, type PatchOperation } from "../../../machines/shared/json-patch.ts";
 import type { RequeueTiming } from "../../../machines/shared/machine-tags.ts";
 import { ConflictError, GoneError } from "../../controllers/errors.ts";
 import { RecentWrites } from "../../controllers/recent-writes.ts";
 import { definitionCache } from "../../informers.ts";
-import type { MachineKind } from "../../machine-kind.ts";
+import { type MachineKind, wake } from "../../machine-kind.ts";
 import { CLUSTER_CACHES } from "../cluster/caches.ts";
+import { SNAPSHOTS } from "../cluster-snapshot/kind.ts";
 import { PROFILE_CACHES } from "../provider-config/caches.ts";
 import { clustersOfNamespaceWake } from "../shared/namespace-wake.ts";
 import { DeprecatedApiReads } from "./deprecated-api-reader.ts";
@@ -37,6 +48,8 @@ export interface RolloutObservation {
   readonly clusters: readonly Cluster[];
   readonly profiles: readonly ClusterProfile[];
   readonly deprecatedApis: ReadonlyMap<string, DeprecatedApiRead>;
+  /** The ClusterSnapshots of its namespace this rollout made (`snapshots.beforeChange`). */
+  readonly snapshots: readonly ClusterSnapshot[];
 }
 
 /**
@@ -70,7 +83,7 @@ export function changeOperations(cluster: Cluster, version: string, changedBy: s
 export const rolloutKind: MachineKind<
   Rollout,
   RolloutObservation,
-  ChangeCommand,
+  RolloutCommand,
   RequeueTiming,
   RolloutState
 > = {
@@ -78,7 +91,7 @@ export const rolloutKind: MachineKind<
   cache: ROLLOUTS,
   timing: DEFAULT_ROLLOUT_TIMING,
   enabled: (settings) => settings.enabled !== false,
-  reads: [PROFILE_CACHES.profiles, PROFILE_CACHES.providerConfigs],
+  reads: [PROFILE_CACHES.profiles, PROFILE_CACHES.providerConfigs, SNAPSHOTS],
   state: (context) => ({
     written: new RecentWrites<Cluster>(context.clock),
     deprecated: new DeprecatedApiReads(context.clock),
@@ -89,7 +102,14 @@ export const rolloutKind: MachineKind<
     return [];
   },
   // A Cluster that changes (Ready at the new version, failed, deleted) wakes the rollouts of its namespace.
-  wakes: [clustersOfNamespaceWake(ROLLOUTS)],
+  wakes: [
+    clustersOfNamespaceWake(ROLLOUTS),
+    // A snapshot a rollout made before a change (Complete, failed, deleted) wakes that rollout.
+    wake(SNAPSHOTS, (snapshot: ClusterSnapshot) => {
+      const rollout = snapshot.metadata.labels?.[ROLLOUT_SNAPSHOT_LABELS.rollout];
+      return rollout ? [`${snapshot.metadata.namespace}/${rollout}`] : [];
+    }),
+  ],
 
   async open(rollout, context) {
     const namespace = rollout.metadata.namespace ?? "";
@@ -124,8 +144,17 @@ export const rolloutKind: MachineKind<
           const cluster = byName.get(target.name);
           return cluster && cluster.metadata.uid === target.uid ? [cluster] : [];
         });
+        const uid = current.metadata.uid;
         return {
           clusters: seen,
+          snapshots: context.informers
+            .of(SNAPSHOTS)
+            .list()
+            .filter(
+              (snapshot) =>
+                snapshot.metadata.namespace === namespace &&
+                snapshot.metadata.labels?.[ROLLOUT_SNAPSHOT_LABELS.rolloutUid] === uid,
+            ),
           profiles: context.informers.of(PROFILE_CACHES.profiles).list(),
           deprecatedApis: await context.state.deprecated.ofAll(toRead, context),
         };
@@ -136,6 +165,7 @@ export const rolloutKind: MachineKind<
           clusters: observation.clusters,
           profiles: observation.profiles,
           deprecatedApis: observation.deprecatedApis,
+          snapshots: observation.snapshots,
           now,
           nowMs,
           ...(lastError ? { lastError } : {}),
@@ -146,6 +176,17 @@ export const rolloutKind: MachineKind<
       },
       async run(commands, _object, writer) {
         for (const command of commands) {
+          if (command.kind === "snapshot") {
+            const custom = context.kubeConfig.makeApiClient(CustomObjectsApi);
+            for (const body of command.snapshots) {
+              try {
+                await custom.createNamespacedCustomObject({ ...CLUSTER_SNAPSHOT_RESOURCE, namespace, body });
+              } catch (error) {
+                if (!isConflict(error)) throw error; // made already (its name is the run's): nothing to do
+              }
+            }
+            continue;
+          }
           const byName = new Map(clusters().map((cluster) => [cluster.metadata.name ?? "", cluster]));
           for (const change of command.clusters) {
             const cluster = byName.get(change.name);
@@ -177,7 +218,10 @@ export const rolloutKind: MachineKind<
     };
   },
 
-  describe: (command) => `ask ${command.clusters.length} Cluster(s) for ${command.version}`,
+  describe: (command) =>
+    command.kind === "snapshot"
+      ? `snapshot ${command.snapshots.length} Cluster(s) before changing them`
+      : `ask ${command.clusters.length} Cluster(s) for ${command.version}`,
 
   explain: async (rollout) => explainRollout(rollout),
 };

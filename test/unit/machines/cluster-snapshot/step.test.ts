@@ -7,7 +7,7 @@ import type {
   RestoreOutcome,
   SnapshotClusterFact,
 } from "../../../../src/machines/cluster-snapshot/machine.ts";
-import { stepClusterSnapshot } from "../../../../src/machines/cluster-snapshot/step.ts";
+import { SNAPSHOT_FINALIZER, stepClusterSnapshot } from "../../../../src/machines/cluster-snapshot/step.ts";
 
 const timing = { pollMs: 1_000, retryMs: 5_000, resyncMs: 600_000 };
 const ROOT = "/var/snapshots";
@@ -51,6 +51,8 @@ const step = (
     restored?: RestoreOutcome;
     lastError?: string;
     storageFailure?: SnapshotStorageFailure;
+    removed?: boolean;
+    usedBy?: readonly string[];
   } = {},
 ) => stepClusterSnapshot({ object, cluster, root: ROOT, now: "2026-01-01T00:01:00Z", timing, ...more });
 
@@ -321,5 +323,111 @@ describe("a snapshot in an S3-compatible store", () => {
         }),
       }),
     ]);
+  });
+
+  describe("deletion: its data leaves the store before the object goes", () => {
+    const complete = withStep(
+      snapshot(),
+      step(withStep(snapshot(), step(snapshot(), READY)), READY, { taken: manifest }),
+    );
+    const deleted = (object: ClusterSnapshot) =>
+      ({
+        ...object,
+        metadata: { ...object.metadata, deletionTimestamp: "2026-01-01T00:02:00Z" },
+      }) as ClusterSnapshot;
+    const finalizers = (result: ReturnType<typeof step>) => result.desired.metadata.finalizers ?? [];
+
+    it("sets its finalizer with the step that orders the snapshot (before anything is written)", () => {
+      const result = step(snapshot(), READY);
+      expect(finalizers(result)).toEqual([SNAPSHOT_FINALIZER]);
+      expect(complete.metadata.finalizers).toEqual([SNAPSHOT_FINALIZER]);
+    });
+
+    it("gives a snapshot made before the finalizer existed its finalizer at its next look", () => {
+      const legacy = { ...complete, metadata: { ...complete.metadata, finalizers: [] } } as ClusterSnapshot;
+      const result = step(legacy, READY);
+      expect(result.state).toBe("complete");
+      expect(finalizers(result)).toEqual([SNAPSHOT_FINALIZER]);
+    });
+
+    it("orders its data removed from where it was recorded, keeping the finalizer meanwhile", () => {
+      const result = step(deleted(complete), { found: false });
+      expect(result.state).toBe("deleting.removing");
+      expect(result.desired.status?.phase).toBe("Deleting");
+      expect(result.commands).toEqual([
+        { kind: "remove", snapshot: { location: { folder: "/var/snapshots/team" }, name: "before-s-uid" } },
+      ]);
+      expect(finalizers(result)).toEqual([SNAPSHOT_FINALIZER]);
+      expect(condition(result.desired, "Removed")).toMatchObject({ status: "False", reason: "Removing" });
+      // Ready still says what the snapshot is.
+      expect(condition(result.desired, "Ready")).toMatchObject({ status: "True", reason: "Taken" });
+    });
+
+    it("keeps the finalizer while the store cannot be used, naming the store and the reason, and orders it again", () => {
+      const removing = withStep(deleted(complete), step(deleted(complete), READY));
+      const result = step(removing, READY, {
+        lastError: "the S3 store at http://127.0.0.1:1, bucket b does not answer (ECONNREFUSED)",
+        storageFailure: "StorageUnreachable",
+      });
+      expect(result.state).toBe("deleting.removing");
+      expect(result.commands).toHaveLength(1);
+      expect(finalizers(result)).toEqual([SNAPSHOT_FINALIZER]);
+      expect(condition(result.desired, "Removed")).toMatchObject({
+        status: "False",
+        reason: "StorageUnreachable",
+        message: expect.stringMatching(/before-s-uid in \/var\/snapshots\/team.*ECONNREFUSED/),
+      });
+    });
+
+    it("lets go once the data is removed: finalizer off, one Removed Event", () => {
+      const removing = withStep(deleted(complete), step(deleted(complete), READY));
+      const result = step(removing, READY, { removed: true });
+      expect(result.state).toBe("deleting.released");
+      expect(result.commands).toEqual([]);
+      expect(finalizers(result)).toEqual([]);
+      expect(result.events).toEqual([
+        expect.objectContaining({
+          type: "Normal",
+          reason: "Removed",
+          message: expect.stringContaining("before-s-uid"),
+        }),
+      ]);
+    });
+
+    it("holds the deletion while a Cluster is made from it (nothing removed), then removes once it is made", () => {
+      const held = step(deleted(complete), READY, { usedBy: ["clone"] });
+      expect(held.state).toBe("deleting.held");
+      expect(held.commands).toEqual([]);
+      expect(finalizers(held)).toEqual([SNAPSHOT_FINALIZER]);
+      expect(condition(held.desired, "Removed")).toMatchObject({
+        status: "False",
+        reason: "InUse",
+        message: expect.stringContaining("Cluster clone is being made from it"),
+      });
+      expect(held.events).toEqual([expect.objectContaining({ reason: "DeletionHeld" })]);
+      const still = step(withStep(deleted(complete), held), READY, { usedBy: ["clone"] });
+      expect(still.events).toEqual([]);
+      const made = step(withStep(deleted(complete), held), READY, { usedBy: [] });
+      expect(made.state).toBe("deleting.removing");
+      expect(made.commands).toEqual([expect.objectContaining({ kind: "remove" })]);
+    });
+
+    it("does not take again a snapshot deleted while it is being taken: only its leftovers are removed", () => {
+      const taking = withStep(snapshot(), step(snapshot(), READY));
+      const result = step(deleted(taking), READY, { lastError: "etcd refused" });
+      expect(result.state).toBe("deleting.removing");
+      expect(result.commands).toEqual([expect.objectContaining({ kind: "remove" })]);
+    });
+
+    it("removes nothing of a deleted snapshot without our finalizer (a person gave its data up)", () => {
+      const given = deleted({
+        ...complete,
+        metadata: { ...complete.metadata, finalizers: [] },
+      } as ClusterSnapshot);
+      const result = step(given, READY, { usedBy: ["clone"] });
+      expect(result.state).toBe("deleting.released");
+      expect(result.commands).toEqual([]);
+      expect(result.events).toEqual([]);
+    });
   });
 });

@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { ACCESS_REQUEST_DEFINITION } from "../../../../src/machines/access-request/definition.ts";
 import { CLUSTER_DEFINITION } from "../../../../src/machines/cluster/definition.ts";
 import { CLUSTER_REQUEST_DEFINITION } from "../../../../src/machines/cluster-request/definition.ts";
+import { SNAPSHOT_SCHEDULE_DEFINITION } from "../../../../src/machines/cluster-snapshot-schedule/definition.ts";
 import { ENGINE_CLUSTER_DEFINITION } from "../../../../src/machines/engine-cluster/definition.ts";
 import { ENGINE_CONTROL_PLANE_DEFINITION } from "../../../../src/machines/engine-control-plane/definition.ts";
 import { HIBERNATION_SCHEDULE_DEFINITION } from "../../../../src/machines/hibernation-schedule/definition.ts";
@@ -41,6 +42,12 @@ describe("machineDefinition", () => {
       "engine.openmcp.cloud/v1alpha1",
       ["hibernationschedule", "hibernationschedules", "hsched"],
       "hibernationSchedule",
+    ],
+    [
+      SNAPSHOT_SCHEDULE_DEFINITION,
+      "engine.openmcp.cloud/v1alpha1",
+      ["clustersnapshotschedule", "clustersnapshotschedules", "csnapsched"],
+      "clusterSnapshotSchedule",
     ],
   ])(
     "gives %#: the apiVersion of its resource, its names, and statechart files generated from its machine's source",

@@ -14,6 +14,10 @@ import {
   clusterSnapshotMachine,
   type SnapshotFacts,
 } from "../../../../src/machines/cluster-snapshot/machine.ts";
+import {
+  clusterSnapshotScheduleMachine,
+  type SnapshotScheduleFacts,
+} from "../../../../src/machines/cluster-snapshot-schedule/machine.ts";
 import type { EngineClusterFacts } from "../../../../src/machines/engine-cluster/machine.ts";
 import { engineClusterMachine } from "../../../../src/machines/engine-cluster/machine.ts";
 import {
@@ -204,10 +208,39 @@ const machines: ReadonlyArray<{
         recorded: bools,
         restoreRequested: [undefined, "r1"],
         restored: [undefined, { request: "r1", outcome: "Restored", message: "" }],
+        deleting: bools,
+        hasFinalizer: bools,
+        removed: bools,
+        usedBy: [[], ["clone"]],
       }),
     ),
-    states: ["pending", "taking", "complete", "restoring", "failed"],
-    transitions: 9,
+    states: [
+      "pending",
+      "taking",
+      "complete",
+      "restoring",
+      "failed",
+      "deleting.held",
+      "deleting.removing",
+      "deleting.released",
+    ],
+    transitions: 9 + 16,
+  },
+  {
+    machine: clusterSnapshotScheduleMachine,
+    // Its guards read whether it is sound, whether a time due waits, what this engine made, and what is beyond keep.
+    events: observedEach(
+      everyCombination<SnapshotScheduleFacts>({
+        problems: [[], ["keep: 0 must be a whole number of at least 1"]],
+        latest: [undefined, "2026-11-28T10:00:00Z"],
+        due: bools,
+        created: [undefined, { slot: "2026-11-28T10:00:00Z", clusters: ["a"] }],
+        selected: [["a"]],
+        expired: [[], ["old"]],
+      }),
+    ),
+    states: ["scheduled", "taking", "pruning", "invalid"],
+    transitions: 10,
   },
   {
     machine: rolloutMachine,
@@ -224,10 +257,11 @@ const machines: ReadonlyArray<{
           { changes: [], complete: true },
           { changes: [], complete: false, failure: { name: "a", timedOut: false, message: "failed" } },
         ],
+        snapshotsWanted: [undefined, ["a"]],
       }),
     ),
     states: ["pending", "progressing", "paused", "halted", "succeeded", "aborted"],
-    transitions: 10,
+    transitions: 11,
   },
 ];
 

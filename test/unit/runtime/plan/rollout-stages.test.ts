@@ -47,6 +47,7 @@ function runToTheEnd(fleet: Fleet, rollout: Rollout): { stage: string; name: str
       timing,
     });
     for (const command of result.commands) {
+      if (command.kind !== "change") continue; // this fleet asks no snapshot before a change
       for (const change of command.clusters)
         asked.push({ stage: result.desired.status?.currentStage ?? "", name: change.name });
       fleet.apply(command);
