@@ -4,7 +4,8 @@
  */
 
 import { mkdirSync } from "node:fs";
-import { join } from "node:path";
+import { readFile } from "node:fs/promises";
+import { dirname, join, resolve } from "node:path";
 import { KubeConfig } from "@kubernetes/client-node";
 import type { ClusterObservation, ClusterTarget } from "../api/backend.ts";
 import type {
@@ -22,9 +23,11 @@ import { CAPI_CLUSTER_RESOURCE, CAPI_KUBECONFIG_SECRET, kubeconfigSecretName } f
 import type { SupportedVersion } from "../api/cluster-profile.ts";
 import type { JsonObject } from "../api/common.ts";
 import { CAPI_SLEEPING_MACHINES_ANNOTATION } from "../api/constants/hibernation.ts";
+import type { SnapshotManifest, SnapshotReference } from "../api/control-plane-snapshot.ts";
 import { isNotFound } from "../api/error-message.ts";
 import { silentLogger } from "../api/logger.ts";
 import type { ProviderConfig } from "../api/provider-config.ts";
+import { builtEtcdutl } from "../controlplane/etcd-snapshot.ts";
 import { onPath } from "../util/executables.ts";
 import { DockerMachines } from "./capi-docker-machines.ts";
 import { CapiPlaces, capiPoolKind } from "./capi-pools.ts";
@@ -65,6 +68,13 @@ import {
 } from "./capi-topology.ts";
 import { type DockerRun, dockerRunner } from "./shared/docker-cli.ts";
 import { remoteCallError } from "./shared/error-wording.ts";
+import {
+  NODE_ETCD_SNAPSHOT_FILE,
+  readNodeSnapshot,
+  requireNodeKeys,
+  rollBackNode,
+  writeNodeSnapshot,
+} from "./shared/kubeadm-node-snapshots.ts";
 import { type KubeconfigSecretRef, readKubeconfigSecret } from "./shared/kubeconfig-secret.ts";
 import { RecordFile } from "./shared/record-file.ts";
 import type { RemoteBackendOptions } from "./shared/remote-backend-options.ts";
@@ -92,7 +102,9 @@ export interface CapiBackendOptions extends RemoteBackendOptions {
    * The Docker CLI of the engine where Cluster API's Docker machines (CAPD) run: a sleeping Cluster on them has its
    * machines stopped too. Absent: their control planes keep running while asleep.
    */
-  readonly docker?: DockerRun;
+  readonly docker?: string;
+  /** etcdutl, which a snapshot's restore copies into the control-plane machine; default: built on the first restore. */
+  readonly etcdutl?: string;
 }
 
 /**
@@ -131,12 +143,30 @@ export class CapiBackend implements ClusterBackend {
   readonly #offers = new Map<string, ConfigOffer>();
   /** Docker machines (CAPD), stopped while their Cluster sleeps; absent without a Docker CLI. */
   readonly #machines?: DockerMachines;
+  /** The Docker CLI, and a runner patient enough for a restore in a control-plane machine. */
+  readonly #nodeDocker?: { readonly cli: string; readonly run: DockerRun };
+  #etcdutl: string | undefined;
+  /** Where a snapshot bound for (or read from) an object store is staged. */
+  readonly #staging: string;
+  /**
+   * Contract 1.7, with a Docker CLI, for CAPI Clusters on Docker machines (CAPD): the kubeadm control plane's etcd and
+   * keys, out of its control-plane machine as out of a kind node (shared/kubeadm-node-snapshots.ts).
+   */
+  readonly snapshot?: (target: ClusterTarget, reference: SnapshotReference) => Promise<SnapshotManifest>;
+  readonly restore?: (target: ClusterTarget, reference: SnapshotReference) => Promise<void>;
 
   constructor(options: CapiBackendOptions) {
     this.#readSecret = options.readSecret;
     if (options.defaultManagement) this.#defaultManagement = options.defaultManagement;
     this.#clock = options.clock ?? systemClock;
-    if (options.docker) this.#machines = new DockerMachines(options.docker);
+    if (options.docker) {
+      this.#machines = new DockerMachines(dockerRunner(options.docker));
+      this.#nodeDocker = { cli: options.docker, run: dockerRunner(options.docker, 600_000) };
+      this.snapshot = (target, reference) => this.#snapshot(target, reference);
+      this.restore = (target, reference) => this.#restore(target, reference);
+    }
+    this.#etcdutl = options.etcdutl;
+    this.#staging = join(dirname(resolve(options.stateFile)), "snapshot-staging");
     const log = options.log ?? silentLogger;
     const records = new RecordFile<CapiRecord>(options.stateFile, "clusters");
     this.#clusters = new RemoteObjects(this.#clusterKind(), records, log);
@@ -352,6 +382,71 @@ export class CapiBackend implements ClusterBackend {
     if (patch) await this.#clusters.patch(api, cluster, patch);
   }
 
+  /**
+   * Takes a snapshot of a ready CAPI Cluster on Docker machines (contract 1.7): etcd's and kubeadm's keys out of its
+   * (first running) control-plane machine. The cluster keeps serving. Idempotent by the snapshot's name.
+   */
+  async #snapshot(target: ClusterTarget, reference: SnapshotReference): Promise<SnapshotManifest> {
+    const observed = await this.observe(target);
+    if (!observed.exists || observed.phase !== "ready")
+      throw new Error(
+        `capi backend: cluster ${target.namespace}/${target.name} is ${observed.exists ? observed.phase : "missing"}: a snapshot needs it ready and awake`,
+      );
+    const { object: cluster } = await this.#existingCluster(target);
+    const node = await this.#controlPlaneMachine(cluster);
+    const description = {
+      backend: this.name,
+      cluster: {
+        uid: target.uid,
+        namespace: target.namespace,
+        name: target.name,
+        ...(observed.endpoint ? { endpoint: observed.endpoint } : {}),
+      },
+      kubernetesVersion: observed.version,
+      takenAt: new Date(this.#clock.now()).toISOString(),
+    };
+    return writeNodeSnapshot(this.#docker(), node, reference, description, this.#staging);
+  }
+
+  /**
+   * Rolls a CAPI Cluster on Docker machines back to a snapshot in place (contract 1.7), in its control-plane machine
+   * as kubeadm's own restore does; refused ({@link SnapshotRejectedError}, nothing changed) for a snapshot unfinished,
+   * altered, of another backend or of another cluster. One control-plane machine only: a restore of one etcd member
+   * of several would be undone by the others.
+   */
+  async #restore(target: ClusterTarget, reference: SnapshotReference): Promise<void> {
+    const { object: cluster } = await this.#existingCluster(target);
+    const node = await this.#controlPlaneMachine(cluster);
+    const docker = this.#docker();
+    const stored = await readNodeSnapshot(reference, this.name, this.#staging);
+    try {
+      await requireNodeKeys(docker.run, node, stored, (file) => readFile(file, "utf8"));
+      this.#etcdutl ??= builtEtcdutl();
+      await rollBackNode(docker.run, node, stored.path(NODE_ETCD_SNAPSHOT_FILE), this.#etcdutl);
+    } finally {
+      await stored.release();
+    }
+  }
+
+  /** The control-plane machine container of a CAPI Cluster on Docker machines; throws saying why there is none. */
+  async #controlPlaneMachine(cluster: TopologyCluster): Promise<string> {
+    const where = `CAPI Cluster ${cluster.metadata.namespace}/${cluster.metadata.name}`;
+    const stop = await this.#machineStop(cluster);
+    if (!stop.can) throw new Error(`capi backend: ${where} cannot be snapshotted: ${stop.why}`);
+    const planes = stop.machines.filter((machine) => machine.role === "control-plane" && machine.running);
+    if (planes.length !== 1)
+      throw new Error(
+        `capi backend: ${where} has ${planes.length} running control-plane machines; snapshots and restores are made in one (controlPlane.replicas 1)`,
+      );
+    return (planes[0] as { name: string }).name;
+  }
+
+  #docker(): { readonly cli: string; readonly run: DockerRun } {
+    if (!this.#nodeDocker)
+      throw new Error("capi backend: snapshots need the Docker CLI (--backend-option docker=<cli>)");
+    return this.#nodeDocker;
+  }
+
   /** Whether the machines of a sleeping CAPI Cluster can be stopped here, and which they are. */
   async #machineStop(cluster: TopologyCluster): Promise<MachineStop> {
     if (!onDockerMachines(cluster))
@@ -523,7 +618,8 @@ export const createBackend: BackendFactory = (context: BackendContext) => {
   const docker = context.options.docker ?? onPath("docker");
   return new CapiBackend({
     readSecret: context.readSecret,
-    ...(docker ? { docker: dockerRunner(docker) } : {}),
+    ...(docker ? { docker } : {}),
+    ...(context.options.etcdutl ? { etcdutl: context.options.etcdutl } : {}),
     ...(defaultManagement ? { defaultManagement } : {}),
     stateFile: join(context.stateDirectory, "capi.json"),
     placesFile: join(context.stateDirectory, "capi-pools.json"),

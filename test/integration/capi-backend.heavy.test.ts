@@ -13,8 +13,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
   type ApiException,
+  AuthenticationV1Api,
   CoreV1Api,
-  type KubeConfig,
+  KubeConfig,
   PatchStrategy,
   setHeaderOptions,
 } from "@kubernetes/client-node";
@@ -54,8 +55,11 @@ import { eventually, satisfying } from "../support/eventually.ts";
 import { type CustomResource, readCustomObject } from "../support/maybe-absent.ts";
 import { engineRunArgs, startEngineCli } from "../support/processes.ts";
 import { profileOffered } from "../support/profile-offered.ts";
+import { APP, configMapOf, contents, inParallel } from "../support/snapshot-objects.ts";
 
 const NS = "capi-test";
+/** ConfigMaps written to the workload cluster before its snapshot. */
+const SNAPSHOT_OBJECTS = 200;
 /** Where the CAPI Clusters go (the ProviderConfig's settings.namespace). */
 const CAPI_NS = "capi-clusters";
 const PROVIDER = "capi-test";
@@ -453,6 +457,68 @@ describe("the capi backend on Cluster API with Docker machines", { timeout: 900_
       namespace: NS,
       name: "nodes",
     });
+  });
+
+  it("snapshots the kubeadm control plane out of its Docker machine and rolls it back in place: the ConfigMaps of then back, the later one gone, a token of before working", async () => {
+    const name = `${PREFIX}one`;
+    const cluster = (await read<Cluster>(RESOURCES.Cluster, name)) as Cluster;
+    const target = {
+      uid: cluster.metadata.uid ?? "",
+      namespace: NS,
+      name,
+      tenancy: "Exclusive" as const,
+      profile: profileOf("docker"),
+      providerConfig: "docker",
+    };
+    const admin = new KubeConfig();
+    admin.loadFromString((await backend.adminAccess(target))?.kubeconfig ?? "");
+    const core = admin.makeApiClient(CoreV1Api);
+    await core.createNamespace({ body: { metadata: { name: APP } } });
+    await inParallel(SNAPSHOT_OBJECTS, 8, (i) =>
+      core.createNamespacedConfigMap({ namespace: APP, body: configMapOf(i) }),
+    );
+    const written = await contents(admin);
+    await core.createNamespacedServiceAccount({ namespace: APP, body: { metadata: { name: "reader" } } });
+    const token =
+      (
+        await core.createNamespacedServiceAccountToken({
+          namespace: APP,
+          name: "reader",
+          body: { spec: { audiences: [], expirationSeconds: 3600 } },
+        })
+      ).status?.token ?? "";
+    const store = mkdtempSync(join(tmpdir(), "capi-snapshots-"));
+    try {
+      let started = Date.now();
+      const manifest = await backend.snapshot?.(target, { location: { folder: store }, name: "before" });
+      console.log(
+        `capi snapshot: ${SNAPSHOT_OBJECTS} ConfigMaps in ${Date.now() - started} ms, ${manifest?.size} bytes`,
+      );
+      expect(manifest).toMatchObject({ backend: "capi", cluster: { uid: target.uid } });
+      await core.deleteCollectionNamespacedConfigMap({ namespace: APP, labelSelector: "batch=before" });
+      await core.createNamespacedConfigMap({ namespace: APP, body: { metadata: { name: "object-after" } } });
+      started = Date.now();
+      await backend.restore?.(target, { location: { folder: store }, name: "before" });
+      console.log(`capi restore: rolled back in ${Date.now() - started} ms (call → serving)`);
+      const back = await contents(admin);
+      expect(back.has("object-after")).toBe(false);
+      expect(back).toEqual(written);
+      const server = admin.getCurrentCluster();
+      const withToken = new KubeConfig();
+      withToken.loadFromOptions({
+        clusters: [{ name: "c", server: server?.server ?? "", caData: server?.caData ?? "" }],
+        users: [{ name: "reader", token }],
+        contexts: [{ name: "c", cluster: "c", user: "reader" }],
+        currentContext: "c",
+      });
+      const review = await withToken.makeApiClient(AuthenticationV1Api).createSelfSubjectReview({ body: {} });
+      expect(review.status?.userInfo?.username).toBe(`system:serviceaccount:${APP}:reader`);
+      // Cluster API sees its Cluster as it was: Ready again, at the same endpoint.
+      const again = await clusterWhere(name, "Ready after the restore", (c) => c.status?.phase === "Ready");
+      expect(again.status?.endpoints?.[0]?.url).toBe(cluster.status?.endpoints?.[0]?.url);
+    } finally {
+      rmSync(store, { recursive: true, force: true });
+    }
   });
 
   it("refuses a downgrade and a version the class cannot build with conditions, and leaves the topology's version alone", async () => {

@@ -20,6 +20,15 @@ import { KeyedLock } from "../../util/keyed-lock.ts";
 import { type GroupLeader, isProcessAlive, stopProcessGroup } from "../../util/process-groups.ts";
 import { type DockerRun, dockerRunner } from "../shared/docker-cli.ts";
 import { describeCluster } from "../shared/error-wording.ts";
+import {
+  NODE_ETCD_SNAPSHOT_FILE,
+  readNodeSnapshot,
+  requireNodeKeys,
+  rollBackNode,
+  seedCloneNode,
+  writeNodeSnapshot,
+  writeSeedPki,
+} from "../shared/kubeadm-node-snapshots.ts";
 import { ledgerPools } from "../shared/ledger-pools.ts";
 import { folderPoolLedger, type PoolLedger } from "../shared/pool-ledger.ts";
 import { AuthnVolumes, nodeOf } from "./authn-volume.ts";
@@ -44,15 +53,6 @@ import { KIND_NAME_ANNOTATION, kindClusterName, kindClusterNameOf, kindNameOf } 
 import { trustIssuers } from "./oidc-trust.ts";
 import { adoptCluster, type RecoveryTools, recoverRecord } from "./recovery.ts";
 import { KIND_DEFAULT_VERSIONS, type KindAccess, type KindBackendOptions } from "./settings.ts";
-import {
-  KIND_ETCD_SNAPSHOT_FILE,
-  readKindSnapshot,
-  requireNodeKeys,
-  rollBackNode,
-  seedCloneNode,
-  writeKindSnapshot,
-  writeSeedPki,
-} from "./snapshots.ts";
 import { ClusterFolders, type Detached, type KindRecord } from "./state-folder.ts";
 import { stderrSummary } from "./stderr.ts";
 
@@ -455,7 +455,7 @@ export class KindBackend implements ClusterBackend {
       takenAt: new Date(this.#clock.now()).toISOString(),
     };
     const node = nodeOf(this.#nameOf(target));
-    return writeKindSnapshot(this.#docker(), node, reference, description, this.#snapshotStaging());
+    return writeNodeSnapshot(this.#docker(), node, reference, description, this.#snapshotStaging());
   }
 
   /**
@@ -472,12 +472,12 @@ export class KindBackend implements ClusterBackend {
         throw new Error(
           `kind backend: ${describeCluster(target)} is hibernated: wake it before restoring a snapshot`,
         );
-      const stored = await readKindSnapshot(reference, this.#snapshotStaging());
+      const stored = await readNodeSnapshot(reference, this.name, this.#snapshotStaging());
       try {
         const node = nodeOf(cluster);
         await requireNodeKeys(docker.run, node, stored, (file) => readFile(file, "utf8"));
         this.#etcdutl ??= builtEtcdutl();
-        await rollBackNode(docker.run, node, stored.path(KIND_ETCD_SNAPSHOT_FILE), this.#etcdutl);
+        await rollBackNode(docker.run, node, stored.path(NODE_ETCD_SNAPSHOT_FILE), this.#etcdutl);
       } finally {
         await stored.release();
       }
@@ -505,12 +505,12 @@ export class KindBackend implements ClusterBackend {
   async #stageClone(cluster: string, reference: SnapshotReference): Promise<string> {
     const folder = this.#cloneStaging(cluster);
     if (this.#clonePending(cluster)) return join(folder, "pki");
-    const stored = await readKindSnapshot(reference, this.#snapshotStaging());
+    const stored = await readNodeSnapshot(reference, this.name, this.#snapshotStaging());
     try {
       rmSync(folder, { recursive: true, force: true });
       mkdirSync(folder, { recursive: true, mode: 0o700 });
       await writeSeedPki(stored, join(folder, "pki"));
-      await copyFile(stored.path(KIND_ETCD_SNAPSHOT_FILE), join(folder, KIND_ETCD_SNAPSHOT_FILE));
+      await copyFile(stored.path(NODE_ETCD_SNAPSHOT_FILE), join(folder, NODE_ETCD_SNAPSHOT_FILE));
       writeFileSync(join(folder, "staged"), `${reference.name}\n`);
     } finally {
       await stored.release();
@@ -522,7 +522,7 @@ export class KindBackend implements ClusterBackend {
   async #finishClone(target: ClusterTarget, cluster: string): Promise<void> {
     const folder = this.#cloneStaging(cluster);
     this.#etcdutl ??= builtEtcdutl();
-    const etcd = join(folder, KIND_ETCD_SNAPSHOT_FILE);
+    const etcd = join(folder, NODE_ETCD_SNAPSHOT_FILE);
     await seedCloneNode(this.#docker().run, nodeOf(cluster), etcd, this.#etcdutl);
     rmSync(folder, { recursive: true, force: true });
     this.#log.info("kind cluster made from a snapshot", { cluster, target: describeCluster(target) });

@@ -8,9 +8,9 @@ import { writeFileAtomicallySync } from "../../util/atomic-file.ts";
 import { startDetached } from "../../util/detached-process.ts";
 import { authenticationConfig } from "../shared/authentication-config.ts";
 import { describeCluster } from "../shared/error-wording.ts";
+import { KUBEADM_PKI_DIRECTORY } from "../shared/kubeadm-node-snapshots.ts";
 import { AUTHN_ON_HOST_PLACEHOLDER, createInVolumeScript } from "./authn-volume.ts";
 import { type KindExtraMount, kindClusterConfig } from "./cluster-config.ts";
-import { KUBEADM_PKI_DIRECTORY } from "./snapshots.ts";
 import type { ClusterFolders, RecordFields } from "./state-folder.ts";
 
 /** A create to start (or waiting for a slot). */

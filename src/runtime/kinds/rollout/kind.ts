@@ -11,11 +11,7 @@ import type { Cluster } from "../../../api/cluster.ts";
 import type { ClusterProfile } from "../../../api/cluster-profile.ts";
 import type { ClusterSnapshot } from "../../../api/cluster-snapshot.ts";
 import { CLUSTER_SNAPSHOT_RESOURCE } from "../../../api/constants/cluster-snapshot.ts";
-import {
-  CHANGED_BY_ROLLOUT_ANNOTATION,
-  ROLLOUT_KIND,
-  ROLLOUT_SNAPSHOT_LABELS,
-} from "../../../api/constants/rollout.ts";
+import { CHANGED_BY_ROLLOUT_ANNOTATION, ROLLOUT_SNAPSHOT_LABELS } from "../../../api/constants/rollout.ts";
 import { RESOURCES } from "../../../api/constants.ts";
 import { isConflict } from "../../../api/error-message.ts";
 import { objectKey } from "../../../api/object-key.ts";

@@ -1,9 +1,10 @@
 /**
- * The kind backend's snapshots (contract 1.7), through the Docker CLI alone (an engine in a Pod with only the Docker
- * socket takes them too): etcd's consistent snapshot from its HTTP gateway inside the control-plane node (`curl`
- * with kubeadm's etcd client certificate), and the certificate authorities and service-account keys kubeadm keeps
- * in the node. A rollback in place stops etcd and kube-apiserver the way kubeadm's own restore does (their static
- * Pod manifests moved aside), swaps in the data `etcdutl` restored from the snapshot, and puts the manifests back.
+ * Snapshots (contract 1.7) of a kubeadm control plane whose node is a container (a kind node, a Cluster API Docker
+ * machine), through the Docker CLI alone (an engine in a Pod with only the Docker socket takes them too): etcd's
+ * consistent snapshot from its HTTP gateway inside the node (`curl` with kubeadm's etcd client certificate), and the
+ * certificate authorities and service-account keys kubeadm keeps there. A rollback in place stops etcd and
+ * kube-apiserver the way kubeadm's own restore does (their static Pod manifests moved aside), swaps in the data
+ * `etcdutl` restored from the snapshot, and puts the manifests back.
  */
 import { spawn } from "node:child_process";
 import { chmod, copyFile, mkdir } from "node:fs/promises";
@@ -12,18 +13,18 @@ import { PassThrough, type Readable } from "node:stream";
 import type { SnapshotManifest, SnapshotReference } from "../../api/control-plane-snapshot.ts";
 import { SnapshotRejectedError } from "../../api/control-plane-snapshot.ts";
 import { etcdSnapshotFromGateway } from "../../controlplane/etcd-snapshot.ts";
-import type { DockerRun } from "../shared/docker-cli.ts";
-import type { SnapshotDescription, StoredSnapshot } from "../shared/folder-snapshots.ts";
-import { readSnapshot, writeSnapshot } from "../shared/snapshot-store.ts";
+import type { DockerRun } from "./docker-cli.ts";
+import type { SnapshotDescription, StoredSnapshot } from "./folder-snapshots.ts";
+import { readSnapshot, writeSnapshot } from "./snapshot-store.ts";
 
 /** Where kubeadm keeps a node's certificates and keys. */
 export const KUBEADM_PKI_DIRECTORY = "/etc/kubernetes/pki";
 
-/** etcd's snapshot in a kind cluster's snapshot. */
-export const KIND_ETCD_SNAPSHOT_FILE = "etcd.db";
+/** etcd's snapshot in a node's snapshot. */
+export const NODE_ETCD_SNAPSHOT_FILE = "etcd.db";
 
 /** kubeadm's keys in the node that a restored control plane needs to be the same to its clients (flat names). */
-export const KIND_PKI_FILES: Readonly<Record<string, string>> = {
+export const KUBEADM_PKI_FILES: Readonly<Record<string, string>> = {
   "ca.crt": "/etc/kubernetes/pki/ca.crt",
   "ca.key": "/etc/kubernetes/pki/ca.key",
   "sa.key": "/etc/kubernetes/pki/sa.key",
@@ -135,8 +136,8 @@ function commandStream(command: string, args: readonly string[]): Readable {
   return out;
 }
 
-/** Writes snapshot `reference` of the running kind cluster whose control-plane node is `node`. */
-export function writeKindSnapshot(
+/** Writes snapshot `reference` of the running control plane in node container `node`. */
+export function writeNodeSnapshot(
   docker: { readonly cli: string; readonly run: DockerRun },
   node: string,
   reference: SnapshotReference,
@@ -148,25 +149,26 @@ export function writeKindSnapshot(
     description,
     async (add) => {
       const answer = commandStream(docker.cli, ["exec", node, ...ETCD_SNAPSHOT_CURL]);
-      await add(KIND_ETCD_SNAPSHOT_FILE, etcdSnapshotFromGateway(answer, `etcd of kind node ${node}`));
-      for (const [name, path] of Object.entries(KIND_PKI_FILES))
+      await add(NODE_ETCD_SNAPSHOT_FILE, etcdSnapshotFromGateway(answer, `etcd of node ${node}`));
+      for (const [name, path] of Object.entries(KUBEADM_PKI_FILES))
         await add(name, await docker.run(["exec", node, "cat", path]));
     },
     staging,
   );
 }
 
-/** Snapshot `reference`, checked against its manifest and taken by the kind backend (else refused). */
-export async function readKindSnapshot(
+/** Snapshot `reference`, checked against its manifest and taken by backend `backend` (else refused). */
+export async function readNodeSnapshot(
   reference: SnapshotReference,
+  backend: string,
   staging: string,
 ): Promise<StoredSnapshot> {
   const stored = await readSnapshot(reference, staging);
-  if (stored.manifest.backend !== "kind") {
+  if (stored.manifest.backend !== backend) {
     await stored.release();
     throw new SnapshotRejectedError(
       "IncompatibleSnapshot",
-      `snapshot ${reference.name} was taken by backend ${stored.manifest.backend}; the kind backend restores only its own`,
+      `snapshot ${reference.name} was taken by backend ${stored.manifest.backend}; the ${backend} backend restores only its own`,
     );
   }
   return stored;
@@ -180,7 +182,7 @@ export async function requireNodeKeys(
   read: (file: string) => Promise<string>,
 ): Promise<void> {
   for (const name of ["ca.crt", "sa.key"]) {
-    const own = await run(["exec", node, "cat", KIND_PKI_FILES[name] as string]);
+    const own = await run(["exec", node, "cat", KUBEADM_PKI_FILES[name] as string]);
     if (own === (await read(stored.path(name)).catch(() => undefined))) continue;
     const { namespace, name: cluster, uid } = stored.manifest.cluster;
     throw new SnapshotRejectedError(
@@ -192,7 +194,7 @@ export async function requireNodeKeys(
 
 /** The snapshot's keys laid out as kubeadm's pki folder, in `folder` (made), for a clone's node to start from. */
 export async function writeSeedPki(stored: StoredSnapshot, folder: string): Promise<void> {
-  for (const [name, path] of Object.entries(KIND_PKI_FILES)) {
+  for (const [name, path] of Object.entries(KUBEADM_PKI_FILES)) {
     const file = join(folder, relative(KUBEADM_PKI_DIRECTORY, path));
     await mkdir(dirname(file), { recursive: true, mode: 0o700 });
     await copyFile(stored.path(name), file);

@@ -1,11 +1,14 @@
 /**
- * Snapshots of a real kind cluster (contract 1.7), the `kind` backend against a real Docker engine: ConfigMaps
+ * A kind cluster's second day, the `kind` backend against a real Docker engine. Snapshots (contract 1.7): ConfigMaps
  * written to it and a ServiceAccount token granted, a snapshot taken into a folder store (etcd's, out of the node,
  * with kubeadm's keys), the data changed, then rolled back in place: every ConfigMap as it was (compared by
  * content), the later one gone, the token of before and the admin kubeconfig working at the same endpoint. An
  * altered snapshot is refused, leaving the cluster as it was. `OPENMCP_SNAPSHOT_OBJECTS=10000` gives the issue's
  * figure (default 1,000, as the local test). Then a clone: a new Cluster made from the snapshot, every ConfigMap of
- * then in it, the token of before working there, with its own endpoint and node.
+ * then in it, the token of before working there, with its own endpoint and node. Sleep (contract 1.6), with `docker ps`
+ * as the witness: hibernate stops the first cluster's node container (the same one wake starts again), a new backend
+ * instance still reports it hibernated, no snapshot is taken of it asleep, and after the wake the endpoint is the
+ * same and the admin kubeconfig of before lists namespaces; the clone is deleted from hibernated.
  */
 import { randomUUID } from "node:crypto";
 import { appendFileSync, cpSync, mkdtempSync, rmSync } from "node:fs";
@@ -19,7 +22,7 @@ import { isSnapshotRejection, type SnapshotReference } from "../../src/api/contr
 import { conformanceContext } from "../../src/providers/conformance.ts";
 import { createBackend } from "../../src/providers/kind/index.ts";
 import { kindClusterNameOf } from "../../src/providers/kind/names.ts";
-import { containerToolchain } from "../support/containers.ts";
+import { containerToolchain, docker } from "../support/containers.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
 import { APP, configMapOf, contents, inParallel } from "../support/snapshot-objects.ts";
 
@@ -72,7 +75,9 @@ afterAll(async () => {
   rmSync(store, { recursive: true, force: true });
 }, 240_000);
 
-describe(`snapshots of a real kind cluster with ${OBJECTS} ConfigMaps`, { timeout: 900_000 }, () => {
+describe(`a real kind cluster with ${OBJECTS} ConfigMaps: snapshots, clones, sleep`, {
+  timeout: 900_000,
+}, () => {
   it("snapshots it and rolls it back in place: every ConfigMap as it was, the later one gone, the token of before working at the same endpoint; an altered snapshot refused", async () => {
     const context = conformanceContext(state, { options: { kind: tools.kind, docker: tools.docker } });
     const kind = await createBackend(context);
@@ -190,5 +195,82 @@ describe(`snapshots of a real kind cluster with ${OBJECTS} ConfigMaps`, { timeou
     const proxy = await core.readNamespacedConfigMap({ namespace: "kube-system", name: "kube-proxy" });
     expect(JSON.stringify(proxy.data)).toContain(node);
     expect(JSON.stringify(proxy.data)).not.toContain(kindClusterNameOf(target.name, target.uid));
+  });
+  it("hibernates by stopping the node container and wakes the same one at the same endpoint; no snapshot of a sleeping cluster", async () => {
+    let kind = backend as ClusterBackend;
+    const name = kindClusterNameOf(target.name, target.uid);
+    const node = `${name}-control-plane`;
+    const containerStates = async () =>
+      (
+        await docker(
+          "ps",
+          "--all",
+          "--filter",
+          `label=io.x-k8s.kind.cluster=${name}`,
+          "--format",
+          "{{.Names}} {{.State}}",
+        )
+      )
+        .split("\n")
+        .filter(Boolean);
+    const until = (what: string, wanted: (o: ClusterObservation) => boolean) =>
+      eventually(async () => satisfying(await kind.observe(target), wanted), {
+        what: `${name}: ${what}`,
+        timeoutMs: 300_000,
+        intervalMs: 1_000,
+      }) as Promise<ClusterObservation>;
+    const ready = await until("ready", (o) => o.exists && o.phase === "ready");
+    const endpoint = ready.exists ? ready.endpoint : undefined;
+    // kind picks the API server's host port at create time and publishes it fixed: Docker keeps it across a stop.
+    const bindings = await docker("inspect", "--format", "{{json .HostConfig.PortBindings}}", node);
+    expect(bindings).toMatch(new RegExp(`"HostPort":"${new URL(endpoint ?? "https://x:1").port}"`));
+    expect(await containerStates()).toEqual([`${node} running`]);
+    const kubeconfigBefore = (await kind.adminAccess?.(target))?.kubeconfig ?? "";
+    expect(kubeconfigBefore).toContain(`server: ${endpoint}`);
+
+    let started = performance.now();
+    await kind.hibernate?.(target);
+    await kind.hibernate?.(target); // idempotent
+    await until("hibernated", (o) => o.exists && o.phase === "hibernated");
+    console.log(`kind hibernate: ${Math.round(performance.now() - started)} ms`);
+    expect(await containerStates()).toEqual([`${node} exited`]);
+    expect(await kind.adminAccess?.(target)).toBeUndefined();
+    await expect(kind.snapshot?.(target, reference("asleep"))).rejects.toThrow(
+      /hibernated: a snapshot needs it ready and awake/,
+    );
+
+    await kind.close?.(); // an engine restart: the new instance reads the wish from the folder
+    kind = await createBackend(
+      conformanceContext(state, { options: { kind: tools.kind, docker: tools.docker } }),
+    );
+    backend = kind;
+    await kind.create(target, tools.kubernetesVersion); // changes nothing
+    expect(await kind.observe(target)).toMatchObject({ phase: "hibernated" });
+
+    started = performance.now();
+    await kind.wake?.(target);
+    await kind.wake?.(target); // idempotent
+    const woken = await until("ready again", (o) => o.exists && o.phase === "ready");
+    console.log(`kind wake: ready after ${Math.round(performance.now() - started)} ms`);
+    expect(woken).toMatchObject({ phase: "ready", endpoint });
+    expect(await containerStates()).toEqual([`${node} running`]); // the same container, started again
+    const kubeConfig = new KubeConfig();
+    kubeConfig.loadFromString(kubeconfigBefore);
+    const namespaces = await eventually(
+      async () =>
+        (await kubeConfig.makeApiClient(CoreV1Api).listNamespace()).items.map((n) => n.metadata?.name),
+      { what: "namespaces with the kubeconfig from before the sleep", timeoutMs: 120_000, intervalMs: 1_000 },
+    );
+    expect(namespaces).toContain("kube-system");
+    // The clone goes to sleep too, and is deleted from there (afterAll).
+    await kind.hibernate?.(clone);
+    await eventually(
+      async () => satisfying(await kind.observe(clone), (o) => o.exists && o.phase === "hibernated"),
+      {
+        what: "the clone hibernated",
+        timeoutMs: 120_000,
+        intervalMs: 1_000,
+      },
+    );
   });
 });
