@@ -58,72 +58,104 @@ export function prepareAccessRequest(
   if (deadline !== undefined && nowMs >= deadline) {
     return { objectPatch: [], statusPatch: [], expired: true, requeueAfterMs: undefined };
   }
-  const untilDeadline = deadline === undefined ? undefined : deadline - nowMs;
-  const now = rfc3339(nowMs);
-  const generation = request.metadata.generation ?? 0;
+  const at: PreparationMoment = {
+    now: rfc3339(nowMs),
+    generation: request.metadata.generation ?? 0,
+    untilDeadline: deadline === undefined ? undefined : deadline - nowMs,
+  };
+  if (!needsPreparation(request)) return preparedAlready(request, resolution, at);
+  if (!resolution || resolution.kind === "unresolved") return unresolved(request, resolution, at, retryMs);
+  return prepared(request, resolution, at);
+}
 
-  if (!needsPreparation(request)) {
-    const stale =
-      request.status?.phase === REQUEST_PHASES.granted && request.status.observedGeneration !== generation;
-    const restarted = stale ? { ...request.status, phase: REQUEST_PHASES.pending } : request.status;
-    // Labelled as preparation labels it, but its Prepared condition not said (its status write lost to the request's
-    // machine writing first, or an engine stopped between the two writes): said now, merged into the status as it
-    // is. Labels naming another provider or profile are another's preparation (the openMCP operator's): left alone.
-    const labels = request.metadata.labels ?? {};
-    const unsaid =
-      resolution?.kind === "resolved" &&
-      labels[LABELS.provider] === resolution.provider &&
-      labels[ACCESS_REQUEST_LABELS.profile] === resolution.profile &&
-      !request.status?.conditions?.some((c) => c.type === PREPARED_CONDITION && c.status === "True");
-    const status = unsaid
-      ? {
-          ...restarted,
-          conditions: mergeConditions(
-            request.status?.conditions,
-            [preparedCondition(resolution)],
-            generation,
-            now,
-          ),
-        }
-      : restarted;
-    return {
-      objectPatch: [],
-      statusPatch: statusOperations(request, status),
-      expired: false,
-      requeueAfterMs: untilDeadline,
-    };
-  }
+/** When a preparation step runs: its time, the request's generation, and how long until its ttl ends. */
+interface PreparationMoment {
+  readonly now: string;
+  readonly generation: number;
+  readonly untilDeadline: number | undefined;
+}
 
-  if (!resolution || resolution.kind === "unresolved") {
-    const message = resolution?.message ?? "spec.clusterRef or spec.requestRef is needed";
-    const conditions = mergeConditions(
-      request.status?.conditions,
-      [
-        {
-          type: PREPARED_CONDITION,
-          status: "False",
-          reason: ACCESS_REQUEST_REASONS.InvalidReference,
-          message: `${message} (retrying)`,
-        },
-      ],
-      generation,
-      now,
-    );
-    const status = {
-      ...request.status,
-      observedGeneration: generation,
-      phase: REQUEST_PHASES.pending,
-      conditions,
-    };
-    return {
-      objectPatch: [],
-      statusPatch: statusOperations(request, status),
-      expired: false,
-      requeueAfterMs: Math.min(retryMs, untilDeadline ?? retryMs),
-    };
-  }
+/**
+ * A request prepared before: Granted for an older generation, set back to Pending; labelled as preparation labels it
+ * but its Prepared condition not said (its status write lost to the request's machine writing first, or an engine
+ * stopped between the two writes), said now, merged into the status as it is. Labels naming another provider or
+ * profile are another's preparation (the openMCP operator's): left alone.
+ */
+function preparedAlready(
+  request: AccessRequest,
+  resolution: Resolution | undefined,
+  at: PreparationMoment,
+): PreparationResult {
+  const stale =
+    request.status?.phase === REQUEST_PHASES.granted && request.status.observedGeneration !== at.generation;
+  const restarted = stale ? { ...request.status, phase: REQUEST_PHASES.pending } : request.status;
+  const labels = request.metadata.labels ?? {};
+  const unsaid =
+    resolution?.kind === "resolved" &&
+    labels[LABELS.provider] === resolution.provider &&
+    labels[ACCESS_REQUEST_LABELS.profile] === resolution.profile &&
+    !request.status?.conditions?.some((c) => c.type === PREPARED_CONDITION && c.status === "True");
+  const status = unsaid
+    ? {
+        ...restarted,
+        conditions: mergeConditions(
+          request.status?.conditions,
+          [preparedCondition(resolution)],
+          at.generation,
+          at.now,
+        ),
+      }
+    : restarted;
+  return {
+    objectPatch: [],
+    statusPatch: statusOperations(request, status),
+    expired: false,
+    requeueAfterMs: at.untilDeadline,
+  };
+}
 
-  const prepared = produce(request, (draft) => {
+/** References that do not resolve (yet): Pending, Prepared False with why, looked at again after `retryMs`. */
+function unresolved(
+  request: AccessRequest,
+  resolution: Extract<Resolution, { kind: "unresolved" }> | undefined,
+  at: PreparationMoment,
+  retryMs: number,
+): PreparationResult {
+  const message = resolution?.message ?? "spec.clusterRef or spec.requestRef is needed";
+  const conditions = mergeConditions(
+    request.status?.conditions,
+    [
+      {
+        type: PREPARED_CONDITION,
+        status: "False",
+        reason: ACCESS_REQUEST_REASONS.InvalidReference,
+        message: `${message} (retrying)`,
+      },
+    ],
+    at.generation,
+    at.now,
+  );
+  const status = {
+    ...request.status,
+    observedGeneration: at.generation,
+    phase: REQUEST_PHASES.pending,
+    conditions,
+  };
+  return {
+    objectPatch: [],
+    statusPatch: statusOperations(request, status),
+    expired: false,
+    requeueAfterMs: Math.min(retryMs, at.untilDeadline ?? retryMs),
+  };
+}
+
+/** Resolved: the provider and profile labels and the clusterRef written (never over a value there), Pending. */
+function prepared(
+  request: AccessRequest,
+  resolution: Extract<Resolution, { kind: "resolved" }>,
+  at: PreparationMoment,
+): PreparationResult {
+  const labelled = produce(request, (draft) => {
     draft.metadata.labels ??= {};
     const labels = draft.metadata.labels as Record<string, string>;
     labels[LABELS.provider] ??= resolution.provider; // never overwrite a value already there
@@ -134,22 +166,22 @@ export function prepareAccessRequest(
   const conditions = mergeConditions(
     request.status?.conditions,
     [preparedCondition(resolution)],
-    generation,
-    now,
+    at.generation,
+    at.now,
   );
   return {
     objectPatch: diff(
       { metadata: request.metadata as Json, spec: request.spec as unknown as Json },
-      { metadata: prepared.metadata as Json, spec: prepared.spec as unknown as Json },
+      { metadata: labelled.metadata as Json, spec: labelled.spec as unknown as Json },
     ),
     statusPatch: statusOperations(request, {
       ...request.status,
-      observedGeneration: generation,
+      observedGeneration: at.generation,
       phase: REQUEST_PHASES.pending,
       conditions,
     }),
     expired: false,
-    requeueAfterMs: untilDeadline,
+    requeueAfterMs: at.untilDeadline,
   };
 }
 

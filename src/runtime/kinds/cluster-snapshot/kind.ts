@@ -7,6 +7,8 @@
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
+import type { ClusterTarget } from "../../../api/backend.ts";
+import type { ClusterBackend } from "../../../api/backend-contract.ts";
 import type { Cluster } from "../../../api/cluster.ts";
 import type { ClusterSnapshot } from "../../../api/cluster-snapshot.ts";
 import {
@@ -199,57 +201,14 @@ export const clusterSnapshotKind: MachineKind<
           ...(lastError ? { lastError } : {}),
           timing: context.timing,
         }),
-      async run(commands) {
-        for (const command of commands) {
-          if (command.kind === "remove") {
-            await remove(command.snapshot);
-            continue;
-          }
-          if (!target || !backend)
-            throw new Error(`Cluster ${namespace}/${snapshot.spec.cluster.name} or its backend is unknown`);
-          try {
-            // The store's keys join the reference here only, for the backend's call.
-            const reference = await withStorageCredentials(command.snapshot, context.kubeConfig);
-            if (command.kind === "snapshot") {
-              if (!backend.snapshot) throw new Error(`backend ${backend.name} takes no snapshots`);
-              context.state.taken.set(uid, await backend.snapshot(target, reference));
-            } else await restore(command.request, reference);
-            context.state.storageFailures.delete(uid);
-          } catch (error) {
-            if (isSnapshotStorageFailure(error)) context.state.storageFailures.set(uid, error.reason);
-            else context.state.storageFailures.delete(uid);
-            throw error; // retried
-          }
-        }
-
-        /** Removes the data of the deleted snapshot: the engine's own store, whatever became of the Cluster. */
-        async function remove(reference: SnapshotCommand["snapshot"]): Promise<void> {
-          try {
-            await removeSnapshot(await withStorageCredentials(reference, context.kubeConfig));
-            context.state.removed.add(uid);
-            context.state.storageFailures.delete(uid);
-          } catch (error) {
-            if (isSnapshotStorageFailure(error)) context.state.storageFailures.set(uid, error.reason);
-            else context.state.storageFailures.delete(uid);
-            throw error; // retried; the finalizer stays meanwhile
-          }
-        }
-
-        async function restore(request: string, reference: SnapshotCommand["snapshot"]): Promise<void> {
-          if (!target || !backend?.restore) throw new Error(`backend ${backend?.name} restores no snapshots`);
-          try {
-            await backend.restore(target, reference);
-            context.state.restored.set(uid, {
-              request,
-              outcome: CLUSTER_SNAPSHOT_REASONS.Restored,
-              message: `Cluster ${namespace}/${target.name} rolled back to this snapshot (${snapshot.status?.takenAt ?? "?"}); its endpoint and certificate authority are unchanged`,
-            });
-          } catch (error) {
-            if (!isSnapshotRejection(error)) throw error; // retried
-            context.state.restored.set(uid, { request, outcome: error.reason, message: error.message });
-          }
-        }
-      },
+      run: (commands) =>
+        runSnapshotCommands(commands, {
+          snapshot,
+          uid,
+          state: context.state,
+          kubeConfig: context.kubeConfig,
+          ...(target && backend ? { at: { target, backend } } : {}),
+        }),
     };
   },
 
@@ -276,5 +235,72 @@ async function readCluster(
   } catch (error) {
     if (isNotFound(error)) return undefined;
     throw error;
+  }
+}
+
+/** What a snapshot's commands are carried out with. */
+interface SnapshotRun {
+  readonly snapshot: ClusterSnapshot;
+  readonly uid: string;
+  readonly state: SnapshotState;
+  readonly kubeConfig: KubeConfig;
+  /** The Cluster's target and its backend, when both are known. */
+  readonly at?: { readonly target: ClusterTarget; readonly backend: ClusterBackend };
+}
+
+/**
+ * Carries out a snapshot's commands: take it or restore it through the Cluster's backend (the store's keys join the
+ * reference here only), or remove a deleted snapshot's data from the engine's own store, whatever became of the
+ * Cluster. Storage failures are remembered for the next look; everything failing is retried.
+ */
+async function runSnapshotCommands(commands: readonly SnapshotCommand[], run: SnapshotRun): Promise<void> {
+  const { snapshot, uid, state, kubeConfig } = run;
+  const namespace = snapshot.metadata.namespace ?? "";
+  const failed = (error: unknown) => {
+    if (isSnapshotStorageFailure(error)) state.storageFailures.set(uid, error.reason);
+    else state.storageFailures.delete(uid);
+  };
+  for (const command of commands) {
+    try {
+      const reference = await withStorageCredentials(command.snapshot, kubeConfig);
+      if (command.kind === "remove") {
+        await removeSnapshot(reference);
+        state.removed.add(uid); // the finalizer goes at the next look
+      } else {
+        if (!run.at)
+          throw new Error(`Cluster ${namespace}/${snapshot.spec.cluster.name} or its backend is unknown`);
+        const { target, backend } = run.at;
+        if (command.kind === "snapshot") {
+          if (!backend.snapshot) throw new Error(`backend ${backend.name} takes no snapshots`);
+          state.taken.set(uid, await backend.snapshot(target, reference));
+        } else await restoreSnapshot(run, command.request, reference);
+      }
+      state.storageFailures.delete(uid);
+    } catch (error) {
+      failed(error);
+      throw error; // retried (for a removal, the finalizer stays meanwhile)
+    }
+  }
+}
+
+/** Rolls the Cluster back to the snapshot; a snapshot the backend refuses is an outcome on the object, not retried. */
+async function restoreSnapshot(
+  run: SnapshotRun,
+  request: string,
+  reference: SnapshotCommand["snapshot"],
+): Promise<void> {
+  const backend = run.at?.backend;
+  if (!run.at || !backend?.restore) throw new Error(`backend ${backend?.name} restores no snapshots`);
+  const namespace = run.snapshot.metadata.namespace ?? "";
+  try {
+    await backend.restore(run.at.target, reference);
+    run.state.restored.set(run.uid, {
+      request,
+      outcome: CLUSTER_SNAPSHOT_REASONS.Restored,
+      message: `Cluster ${namespace}/${run.at.target.name} rolled back to this snapshot (${run.snapshot.status?.takenAt ?? "?"}); its endpoint and certificate authority are unchanged`,
+    });
+  } catch (error) {
+    if (!isSnapshotRejection(error)) throw error; // retried
+    run.state.restored.set(run.uid, { request, outcome: error.reason, message: error.message });
   }
 }
