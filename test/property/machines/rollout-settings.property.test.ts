@@ -8,7 +8,9 @@
  * Invariants: at every Cluster write, every target of an earlier stage runs the new settings (or is gone) — no
  * Cluster of a later stage is changed before the earlier stage is done; targets not reached run the old settings;
  * the ProviderConfig is given the settings only once every target runs them; no Cluster is written or updated twice,
- * also after the end (the config then holds what they run); a run left to settle ends Succeeded.
+ * also after the end (the config then holds what they run); a run left to settle ends Succeeded. With settings every
+ * Cluster fails at, at most `canary` Clusters (`maxUnavailable` without a canary) receive them, the run halts, and
+ * the config keeps its own.
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
@@ -36,6 +38,8 @@ interface World {
   readonly updates: Map<string, number>;
   /** Clusters being updated: to the settings of this hash. */
   readonly updating: Map<string, string>;
+  /** The new settings are bad: a Cluster updated to them fails (its backend reports it failed). */
+  readonly bad: boolean;
 }
 
 const runs = (world: World, name: string) =>
@@ -58,9 +62,12 @@ function clusterLook(world: World, name: string, settle: boolean): void {
   if (going !== undefined) {
     if (!settle) return;
     world.updating.delete(name);
-    world.fleet.settle(name, "ready", going);
+    if (world.bad && going === TO) world.fleet.settle(name, "failed");
+    else world.fleet.settle(name, "ready", going);
     return;
   }
+  // The engine orders an update only for a cluster its backend reports ready: a failed one waits for a person.
+  if (cluster.status?.providerStatus?.state === "failed") return;
   const wanted = settingsHash(clusterSettings(cluster, world.config, [world.rollout]));
   if (wanted === runs(world, name)) return;
   world.updates.set(name, (world.updates.get(name) ?? 0) + 1);
@@ -159,68 +166,75 @@ const scenario = fc.record({
   ),
 });
 
+type Scenario = typeof scenario extends fc.Arbitrary<infer T> ? T : never;
+
+/** One scenario played out; returns the world after the run was left to settle. */
+function play(s: Scenario, bad: boolean): { world: World; names: string[] } {
+  const names = Array.from({ length: s.size }, (_, i) => `c${String(i).padStart(2, "0")}`);
+  const fleet = new Fleet(names.map((name) => fleetCluster(name, VERSION)));
+  for (const name of names) fleet.settle(name, "ready", FROM);
+  const spec: RolloutSpec = {
+    settings: { providerConfig: "sim", patch: PATCH },
+    canary: s.canary,
+    maxUnavailable: s.maxUnavailable,
+    ...(s.stages ? { stages: s.stages } : {}),
+  };
+  const world: World = {
+    fleet,
+    config: {
+      apiVersion: "engine.openmcp.cloud/v1alpha1",
+      kind: "ProviderConfig",
+      metadata: { name: "sim", resourceVersion: "1" },
+      spec: { backend: "simulated", settings: OLD_SETTINGS },
+    } as ProviderConfig,
+    rollout: fleetRollout(spec),
+    nowMs: T0,
+    updates: new Map(),
+    updating: new Map(),
+    bad,
+  };
+  for (const round of s.rounds) {
+    const paused = round.pause === 0;
+    if (paused) checks.paused++;
+    world.rollout = { ...world.rollout, spec: { ...spec, paused } };
+    let writes = 0;
+    for (const write of reconcile(world)) {
+      writes++;
+      if (round.killAfter !== undefined && writes >= round.killAfter) {
+        if (write === "cluster") checks.killedBetweenWrites++;
+        if (write === "config") checks.killedAfterConfigWrite++;
+        break; // kill -9: the rest of this reconcile never happens
+      }
+    }
+    world.nowMs += 1_000;
+    names.forEach((name, i) => {
+      const look = round.looks[i] ?? 0;
+      if (look >= 5) clusterLook(world, name, look >= 10);
+    });
+  }
+  // Left alone: crash-free reconciles, every Cluster's machine looking and settling.
+  world.rollout = { ...world.rollout, spec };
+  const over = () => ["Succeeded", "Halted"].includes(world.rollout.status?.phase ?? "");
+  for (let i = 0; i < 6 * (names.length + 3) && !over(); i++) {
+    for (const _ of reconcile(world));
+    for (const name of names) clusterLook(world, name, true);
+    world.nowMs += 1_000;
+  }
+  return { world, names };
+}
+
 describe("a settings Rollout over random fleets, killed between any two writes", () => {
   it("changes no Cluster of a later stage before the earlier stage is done, none twice, and gives the config the settings last", () => {
     fc.assert(
       fc.property(scenario, (s) => {
-        const names = Array.from({ length: s.size }, (_, i) => `c${String(i).padStart(2, "0")}`);
-        const fleet = new Fleet(names.map((name) => fleetCluster(name, VERSION)));
-        for (const name of names) fleet.settle(name, "ready", FROM);
-        const spec: RolloutSpec = {
-          settings: { providerConfig: "sim", patch: PATCH },
-          canary: s.canary,
-          maxUnavailable: s.maxUnavailable,
-          ...(s.stages ? { stages: s.stages } : {}),
-        };
-        const world: World = {
-          fleet,
-          config: {
-            apiVersion: "engine.openmcp.cloud/v1alpha1",
-            kind: "ProviderConfig",
-            metadata: { name: "sim", resourceVersion: "1" },
-            spec: { backend: "simulated", settings: OLD_SETTINGS },
-          } as ProviderConfig,
-          rollout: fleetRollout(spec),
-          nowMs: T0,
-          updates: new Map(),
-          updating: new Map(),
-        };
-        for (const round of s.rounds) {
-          const paused = round.pause === 0;
-          if (paused) checks.paused++;
-          world.rollout = { ...world.rollout, spec: { ...spec, paused } };
-          let writes = 0;
-          let last: string | undefined;
-          for (const write of reconcile(world)) {
-            writes++;
-            last = write;
-            if (round.killAfter !== undefined && writes >= round.killAfter) {
-              if (write === "cluster") checks.killedBetweenWrites++;
-              if (write === "config") checks.killedAfterConfigWrite++;
-              break; // kill -9: the rest of this reconcile never happens
-            }
-          }
-          expect(last === undefined || writes > 0).toBe(true);
-          world.nowMs += 1_000;
-          names.forEach((name, i) => {
-            const look = round.looks[i] ?? 0;
-            if (look >= 5) clusterLook(world, name, look >= 10);
-          });
-        }
-        // Left alone: crash-free reconciles, every Cluster's machine looking and settling.
-        world.rollout = { ...world.rollout, spec };
-        for (let i = 0; i < 6 * (names.length + 3) && world.rollout.status?.phase !== "Succeeded"; i++) {
-          for (const _ of reconcile(world));
-          for (const name of names) clusterLook(world, name, true);
-          world.nowMs += 1_000;
-        }
+        const { world, names } = play(s, false);
         expect(world.rollout.status?.phase).toBe("Succeeded");
         expect(world.config.spec.settings).toEqual(mergeSettings(OLD_SETTINGS, PATCH));
         // After the end: the Clusters' machines look again, and find nothing to update.
         for (let i = 0; i < 2; i++) for (const name of names) clusterLook(world, name, true);
         for (const name of names) {
           expect(world.updates.get(name), `updates of ${name}`).toBe(1);
-          expect(fleet.writes.get(`uid-${name}`), `writes of ${name}`).toBe(1);
+          expect(world.fleet.writes.get(`uid-${name}`), `writes of ${name}`).toBe(1);
           expect(runs(world, name)).toBe(TO);
         }
       }),
@@ -232,5 +246,25 @@ describe("a settings Rollout over random fleets, killed between any two writes",
     expect(checks.killedBetweenWrites).toBeGreaterThan(20);
     expect(checks.killedAfterConfigWrite).toBeGreaterThan(5);
     expect(checks.paused).toBeGreaterThan(20);
+  });
+
+  it("halts on settings every Cluster fails at, given to at most the canary, the config keeping its own", () => {
+    let haltedAtTheCanary = 0;
+    fc.assert(
+      fc.property(scenario, (s) => {
+        const { world, names } = play(s, true);
+        expect(world.rollout.status?.phase).toBe("Halted");
+        expect(world.rollout.status?.conditions?.find((c) => c.type === "Ready")?.reason).toBe(
+          "TargetFailed",
+        );
+        const written = names.filter((name) => (world.fleet.writes.get(`uid-${name}`) ?? 0) > 0);
+        expect(written.length).toBeLessThanOrEqual(s.canary > 0 ? s.canary : s.maxUnavailable);
+        if (s.canary > 0) haltedAtTheCanary++;
+        for (const name of names) expect(world.updates.get(name) ?? 0).toBeLessThanOrEqual(1);
+        expect(world.config.spec.settings).toEqual(OLD_SETTINGS);
+      }),
+      { numRuns: 300 },
+    );
+    expect(haltedAtTheCanary).toBeGreaterThan(100);
   });
 });
