@@ -1,7 +1,9 @@
 /** The interface a provider backend implements: the engine's only way to touch infrastructure. */
+
 import type { ClusterObservation, ClusterTarget } from "./backend.ts";
 import type { Clock } from "./clock.ts";
 import type { SupportedVersion } from "./cluster-profile.ts";
+import type { JsonObject } from "./common.ts";
 import type { SnapshotManifest, SnapshotReference, SnapshotRejectedError } from "./control-plane-snapshot.ts";
 import type { Logger } from "./logger.ts";
 import type { ProviderConfig } from "./provider-config.ts";
@@ -189,6 +191,12 @@ export interface ClusterBackend {
    * may have taken effect or not; the engine calls it again, and a restore again finishes.
    */
   restore?(target: ClusterTarget, snapshot: SnapshotReference): Promise<void>;
+  /**
+   * Optional: why a ProviderConfig's `spec.settings` of these values cannot be used by this backend (undefined: they
+   * can). Pure and quick, no call to the infrastructure: a settings Rollout asks it before it changes any Cluster.
+   * The message names the setting and never repeats a value that may be secret.
+   */
+  checkSettings?(settings: JsonObject | undefined): string | undefined;
   /** Releases what the instance holds (files, connections). Clusters keep running: a new instance adopts them. */
   close?(): Promise<void>;
   /** Optional (contract 1.5): warm pools — clusters made before any Cluster asks, bound to one later. */

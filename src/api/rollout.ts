@@ -1,8 +1,11 @@
-/** The Rollout kind (engine.openmcp.cloud/v1alpha1): a Kubernetes version brought to a frozen set of Clusters in stages. */
+/**
+ * The Rollout kind (engine.openmcp.cloud/v1alpha1): a Kubernetes version, a ProviderConfig's new settings, or both,
+ * brought to a frozen set of Clusters in stages.
+ */
 
 import type { ClusterSelection } from "./cluster-selection.ts";
 import type { SnapshotStorage } from "./cluster-snapshot.ts";
-import type { Condition, TypedObject } from "./common.ts";
+import type { Condition, JsonObject, TypedObject } from "./common.ts";
 import type { ROLLOUT_API_VERSION } from "./constants/rollout.ts";
 import type { LabelSelector } from "./scheduler-config.ts";
 
@@ -42,10 +45,27 @@ export interface RolloutSnapshots {
   readonly storage?: SnapshotStorage;
 }
 
+/**
+ * New settings of one ProviderConfig, brought to its Clusters stage by stage: a JSON merge patch (RFC 7386: a key
+ * set replaces, `null` removes) over the config's `spec.settings`. A Cluster the run reached gets the patched
+ * settings; the others keep the config's; the config itself gets them when the last stage is done.
+ */
+export interface RolloutSettings {
+  /** The ProviderConfig (cluster-scoped) whose Clusters are the targets and whose settings change. */
+  readonly providerConfig: string;
+  /** Merged over `spec.settings` of the ProviderConfig. */
+  readonly patch: JsonObject;
+}
+
 /** Which Clusters (of the rollout's namespace), what they get and how. */
 export interface RolloutSpec extends ClusterSelection {
-  /** The Kubernetes version every target gets (written to the Cluster's `spec.kubernetes.version`). */
-  readonly version: string;
+  /**
+   * The Kubernetes version every target gets (written to the Cluster's `spec.kubernetes.version`); absent for a
+   * settings-only run (the CRD asks for at least one of version and settings).
+   */
+  readonly version?: string;
+  /** A ProviderConfig's new settings: only Clusters of that config are targets. */
+  readonly settings?: RolloutSettings;
   /** In order; absent or empty: one stage `all`. Targets no stage takes join the last one. */
   readonly stages?: readonly RolloutStage[];
   /** How many targets are changed first and alone, as the stage `canary`. Default 1. */
@@ -79,6 +99,19 @@ export interface RolloutTarget {
   readonly doneAt?: string;
   /** Why it failed or was skipped. */
   readonly message?: string;
+  /** A settings run: the hash of the settings its Cluster last said it runs (never the values). */
+  readonly settingsHash?: string;
+}
+
+/** What a settings run changes, by hash (never the values, which may be sensitive). */
+export interface RolloutSettingsStatus {
+  readonly providerConfig: string;
+  /** Hash of the config's `spec.settings` when the run started: what Clusters not reached yet keep. */
+  readonly from: string;
+  /** Hash of the settings the run brings (the patch over the config's settings). */
+  readonly to: string;
+  /** When the last stage was done and the config was given the new settings (RFC 3339). */
+  readonly appliedAt?: string;
 }
 
 /** One stage's progress, counted over its targets. */
@@ -104,6 +137,8 @@ export interface RolloutStatus {
   readonly stages?: readonly StageProgress[];
   /** The frozen set, each Cluster with its stage and progress; absent until the run starts. */
   readonly targets?: readonly RolloutTarget[];
+  /** A settings run: from and to by hash, and when the config got them. */
+  readonly settings?: RolloutSettingsStatus;
   /** `Ready` (the run's verdict) with a reason and a message naming what it waits for or what failed. */
   readonly conditions?: readonly Condition[];
 }

@@ -209,7 +209,9 @@ function rolloutLines(rollout: PlannedRollout): string[] {
   rollout.stages.forEach((stage, index) => {
     lines.push(`      ${index + 1}. ${stage.name}${stage.targets.length === 0 ? ": no Cluster" : ""}`);
     for (const target of stage.targets) {
-      const change = `${target.from ?? "(its provider's version)"} → ${target.to}`;
+      const change = target.settings
+        ? `settings ${target.settings.from ?? "(not recorded)"} → ${target.settings.to ?? "(its ProviderConfig is missing)"}`
+        : `${target.from ?? "(its provider's version)"} → ${target.to}`;
       const note =
         target.writes.length > 0
           ? ""

@@ -16,6 +16,7 @@ import type {
 import { BACKEND_CONTRACT_VERSION } from "../api/backend-contract.ts";
 import { type Clock, systemClock, type TimerHandle } from "../api/clock.ts";
 import type { SupportedVersion } from "../api/cluster-profile.ts";
+import type { JsonObject } from "../api/common.ts";
 import {
   type SnapshotManifest,
   type SnapshotReference,
@@ -69,8 +70,9 @@ export interface LocalBackendOptions {
   /** How long each process of a control plane may take to become healthy. Default 90 s. */
   readonly startTimeoutMs?: number;
   /**
-   * kube-apiserver's `--runtime-config` for every cluster, e.g. `networking.k8s.io/v1beta1=true` to serve beta APIs
-   * that are off by default (as clusters still running older workloads do). Default: none.
+   * kube-apiserver's `--runtime-config` for every cluster whose ProviderConfig sets none (its `settings.runtimeConfig`
+   * wins), e.g. `networking.k8s.io/v1beta1=true` to serve beta APIs that are off by default (as clusters still
+   * running older workloads do). Default: none.
    */
   readonly runtimeConfig?: string;
   /** How often the supervisor looks for clusters whose processes died. Default 2 s. */
@@ -116,6 +118,10 @@ interface StartInProgress {
  * folder (`restoring`: neither the supervisor nor `create` starts the cluster meanwhile), stops the processes,
  * makes a new etcd data folder from the snapshot with etcdutl, swaps it in and starts the same processes on the
  * same ports: same endpoint, same CA, and every token and kubeconfig of before still works.
+ * Settings (a ProviderConfig's `spec.settings`): `runtimeConfig`, kube-apiserver's `--runtime-config` (over the
+ * backend option of that name), recorded in the cluster's folder (`runtime-config`) when it is made; a cluster whose
+ * recorded value differs from its target's is `outOfDate`, and `update` records the new one and restarts its
+ * kube-apiserver (and etcd) on the same data and ports with it. `oidcCertificateAuthority`: see trustOidcIssuers.
  * Caveats: one Kubernetes version, that of the binaries; no workers; no OIDC yet.
  */
 export class LocalBackend implements ClusterBackend {
@@ -133,6 +139,8 @@ export class LocalBackend implements ClusterBackend {
   readonly #deleting = new Set<string>();
   /** Clusters a {@link hibernate} of this instance is stopping: the supervisor leaves them alone. */
   readonly #hibernating = new Set<string>();
+  /** Clusters an {@link update} of this instance is restarting with new settings: the supervisor leaves them alone. */
+  readonly #restarting = new Set<string>();
   /** etcdutl, once a restore needed it. */
   #etcdutl: string | undefined;
   readonly #ledger: PoolLedger;
@@ -208,13 +216,15 @@ export class LocalBackend implements ClusterBackend {
         message: `being rolled back to snapshot ${from || "(unknown)"}: its processes restart on the restored data`,
       };
     }
-    if (status.healthy && status.server) {
+    if (status.healthy && status.server && !this.#restarting.has(key)) {
+      const outOfDate = (await this.#recordedRuntimeConfig(key)) !== this.#runtimeConfigOf(target);
       return {
         exists: true,
         phase: "ready",
         version,
         endpoint: status.server,
         info: describeProcesses(status),
+        ...(outOfDate ? { outOfDate: true } : {}),
       };
     }
     const failure = this.#failures.get(key);
@@ -245,6 +255,9 @@ export class LocalBackend implements ClusterBackend {
     // A clone (contract 1.7): its folder is made whole from the snapshot, once; afterwards it is a cluster like any.
     if (target.restoreFrom && !existsSync(directory)) await this.#seedFromSnapshot(key, target.restoreFrom);
     await mkdir(directory, { recursive: true });
+    // Its settings as it is made; kept for every later start (an update records new ones).
+    if (!existsSync(join(directory, RUNTIME_CONFIG_FILE)))
+      await writeFile(join(directory, RUNTIME_CONFIG_FILE), this.#runtimeConfigOf(target));
     if ((await inspectPersistentControlPlane(directory)).running) return; // one control plane per uid
     if (this.#starts.has(key)) return; // the supervisor began meanwhile
     if (this.#asleep(key) || this.#restoring(key)) return; // hibernated: only wake starts it; restoring: restore does
@@ -396,9 +409,57 @@ export class LocalBackend implements ClusterBackend {
     this.#log.info("local cluster made from a snapshot", { uid: key, snapshot: reference.name });
   }
 
-  /** Only the binaries' version exists here: updating to it changes nothing, to another one is refused. */
+  /**
+   * Only the binaries' version exists here (another one is refused). New settings (`runtimeConfig`) are recorded in
+   * the cluster's folder first, then its processes are stopped and started again on the same data and ports with
+   * them (`provisioning` meanwhile); a crash in between leaves them recorded, and the supervisor's restart uses them.
+   * Idempotent: a cluster running its target's settings is left as it is.
+   */
   async update(target: ClusterTarget, version: string): Promise<void> {
     this.#requireVersion("update", target, version);
+    const key = this.#keyOf(target);
+    const directory = this.#directoryOf(key);
+    const wanted = this.#runtimeConfigOf(target);
+    if ((await this.#recordedRuntimeConfig(key)) === wanted) return;
+    if (!(await inspectPersistentControlPlane(directory)).exists)
+      throw new Error(`local backend: cluster ${target.namespace}/${target.name} does not exist`);
+    this.#restarting.add(key);
+    try {
+      await writeFile(join(directory, RUNTIME_CONFIG_FILE), wanted);
+      // Asleep or being restored: the new settings are used when it starts again.
+      if (this.#asleep(key) || this.#restoring(key)) return;
+      const start = this.#starts.get(key);
+      start?.abort.abort();
+      await start?.done;
+      this.#failures.delete(key);
+      await stopPersistentControlPlane(directory, { startTimeoutMs: this.#startTimeoutMs() });
+      this.#log.info("local cluster restarting with new settings", { uid: key, runtimeConfig: wanted });
+      if (!this.#starts.has(key)) this.#startInBackground(key);
+    } finally {
+      this.#restarting.delete(key);
+    }
+  }
+
+  /** Why these ProviderConfig settings cannot be used here (undefined: they can). */
+  checkSettings(settings: JsonObject | undefined): string | undefined {
+    const runtimeConfig = settings?.runtimeConfig;
+    if (runtimeConfig === undefined) return undefined;
+    if (typeof runtimeConfig !== "string") return "settings.runtimeConfig must be a string";
+    return runtimeConfigProblem(runtimeConfig);
+  }
+
+  /** The `--runtime-config` `target` asks for: its settings', else the backend option's ("" for none). */
+  #runtimeConfigOf(target: ClusterTarget): string {
+    const own = target.settings?.runtimeConfig;
+    return typeof own === "string" ? own : (this.#options.runtimeConfig ?? "");
+  }
+
+  /** The `--runtime-config` cluster `key` was last started with (a cluster made before it was recorded: the option's). */
+  async #recordedRuntimeConfig(key: string): Promise<string> {
+    const recorded = await readFile(join(this.#directoryOf(key), RUNTIME_CONFIG_FILE), "utf8").catch(
+      () => undefined,
+    );
+    return recorded ?? this.#options.runtimeConfig ?? "";
   }
 
   async delete(target: ClusterTarget): Promise<void> {
@@ -498,8 +559,11 @@ export class LocalBackend implements ClusterBackend {
     const waking = existsSync(join(directory, WAKING_FILE));
     const done = ensureAuthenticationConfig(directory)
       .then(() => (waking ? requireRecordedPort(directory) : undefined))
-      .then(() => acceptedIssuers(directory))
-      .then((issuers) =>
+      .then(async () => ({
+        issuers: await acceptedIssuers(directory),
+        runtimeConfig: await this.#recordedRuntimeConfig(uid),
+      }))
+      .then(({ issuers, runtimeConfig }) =>
         startPersistentControlPlane({
           directory,
           assets: this.#options.assets,
@@ -507,7 +571,7 @@ export class LocalBackend implements ClusterBackend {
             `--authentication-config=${authenticationConfigPath(directory)}`,
             // After the launch's own issuer (its URL, which signs new tokens): the original's, for a clone.
             ...issuers.map((issuer) => `--service-account-issuer=${issuer}`),
-            ...(this.#options.runtimeConfig ? [`--runtime-config=${this.#options.runtimeConfig}`] : []),
+            ...(runtimeConfig ? [`--runtime-config=${runtimeConfig}`] : []),
           ],
           startTimeoutMs: this.#startTimeoutMs(),
           signal: abort.signal,
@@ -551,7 +615,13 @@ export class LocalBackend implements ClusterBackend {
   async #supervise(): Promise<void> {
     for (const uid of await this.#uids()) {
       if (this.#closed) return;
-      if (this.#starts.has(uid) || this.#deleting.has(uid) || this.#hibernating.has(uid)) continue;
+      if (
+        this.#starts.has(uid) ||
+        this.#deleting.has(uid) ||
+        this.#hibernating.has(uid) ||
+        this.#restarting.has(uid)
+      )
+        continue;
       const failure = this.#failures.get(uid);
       if (failure && this.#clock.now() < failure.retryAt) continue;
       const status = await inspectPersistentControlPlane(this.#directoryOf(uid)).catch((error: unknown) => {
@@ -559,7 +629,13 @@ export class LocalBackend implements ClusterBackend {
         return undefined;
       });
       const whole = status?.record !== undefined && isWhole(status.record, this.#options.assets);
-      if (!status?.exists || this.#starts.has(uid) || this.#deleting.has(uid) || this.#hibernating.has(uid))
+      if (
+        !status?.exists ||
+        this.#starts.has(uid) ||
+        this.#deleting.has(uid) ||
+        this.#hibernating.has(uid) ||
+        this.#restarting.has(uid)
+      )
         continue;
       if (this.#restoring(uid)) continue; // a restore (or the retry of one cut short) starts it
       if (this.#asleep(uid)) {
@@ -601,6 +677,8 @@ export class LocalBackend implements ClusterBackend {
 const HIBERNATED_FILE = "hibernated";
 /** In a cluster's folder from a wake until its processes are healthy again. */
 const WAKING_FILE = "waking";
+/** In a cluster's folder: the `--runtime-config` its kube-apiserver starts with (its settings when made or last updated). */
+const RUNTIME_CONFIG_FILE = "runtime-config";
 /** In a cluster's folder while a restore replaces its etcd data (contract 1.7); holds the snapshot's name. */
 const RESTORING_FILE = "restoring";
 
@@ -622,6 +700,13 @@ async function requireRecordedPort(directory: string): Promise<void> {
     );
     server.listen(port, "127.0.0.1", () => server.close(() => done()));
   });
+}
+
+/** Why `value` is not kube-apiserver's `--runtime-config` (undefined: it is; "" is none). */
+function runtimeConfigProblem(value: string): string | undefined {
+  if (value === "" || /^[\w.-]+(\/[\w.-]+)?=(true|false)(,[\w.-]+(\/[\w.-]+)?=(true|false))*$/.test(value))
+    return undefined;
+  return `runtimeConfig "${value}" must be kube-apiserver's --runtime-config, like networking.k8s.io/v1beta1=true,api/beta=true`;
 }
 
 /** `v1.36.3` (as the binary says) → `1.36.3`. */
@@ -662,13 +747,8 @@ export const createBackend: BackendFactory = async (context: BackendContext) => 
     positive: true,
   });
   const runtimeConfig = options.runtimeConfig;
-  if (
-    runtimeConfig !== undefined &&
-    !/^[\w.-]+(\/[\w.-]+)?=(true|false)(,[\w.-]+(\/[\w.-]+)?=(true|false))*$/.test(runtimeConfig)
-  )
-    throw new Error(
-      `local backend: runtimeConfig "${runtimeConfig}" must be kube-apiserver's --runtime-config, like networking.k8s.io/v1beta1=true,api/beta=true`,
-    );
+  const problem = runtimeConfig === undefined ? undefined : runtimeConfigProblem(runtimeConfig);
+  if (problem) throw new Error(`local backend: ${problem}`);
   const assets = findKubeAssets(options.assets === undefined ? undefined : resolve(options.assets));
   const reported = kubeAssetVersions(assets).kubernetes;
   const version = bareVersion(reported);

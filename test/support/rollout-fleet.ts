@@ -69,7 +69,10 @@ export class Fleet {
     return [...this.clusters.values()];
   }
 
-  /** Applies a command as the runtime does: each write only on the resourceVersion it was decided on (snapshots: none here). */
+  /**
+   * Applies a command as the runtime does: each write only on the resourceVersion it was decided on (snapshots and a
+   * settings run's end, the write of its ProviderConfig, are not the fleet's).
+   */
   apply(command: RolloutCommand): void {
     if (command.kind !== "change") return;
     for (const change of command.clusters) {
@@ -80,13 +83,18 @@ export class Fleet {
         ...cluster,
         metadata: {
           ...cluster.metadata,
-          generation: (cluster.metadata.generation ?? 0) + 1,
+          // Annotations alone leave the generation as it is (a settings-only run).
+          generation: (cluster.metadata.generation ?? 0) + (command.version === undefined ? 0 : 1),
           annotations: {
             ...cluster.metadata.annotations,
             "engine.openmcp.cloud/changed-by-rollout": command.changedBy,
+            ...(command.settings ? { "engine.openmcp.cloud/settings-from-rollout": command.changedBy } : {}),
           },
         },
-        spec: { ...cluster.spec, kubernetes: { version: command.version } },
+        spec: {
+          ...cluster.spec,
+          ...(command.version === undefined ? {} : { kubernetes: { version: command.version } }),
+        },
       });
       this.writes.set(change.uid, (this.writes.get(change.uid) ?? 0) + 1);
       this.written.push(change.name);
@@ -94,7 +102,7 @@ export class Fleet {
   }
 
   /** The Cluster machine having seen its spec: Ready at it, or failed. */
-  settle(name: string, outcome: "ready" | "failed"): void {
+  settle(name: string, outcome: "ready" | "failed", settingsHash?: string): void {
     const cluster = this.clusters.get(name);
     if (!cluster) return;
     this.#put({
@@ -103,7 +111,7 @@ export class Fleet {
         ...cluster.status,
         observedGeneration: cluster.metadata.generation ?? 0,
         phase: outcome === "ready" ? "Ready" : "Progressing",
-        providerStatus: { state: outcome },
+        providerStatus: { state: outcome, ...(settingsHash ? { settingsHash } : {}) },
         conditions:
           outcome === "failed"
             ? [

@@ -21,6 +21,12 @@ export const APPROVE_STAGE_ANNOTATION = `${ENGINE_GROUP}/approve-stage`;
 /** On a Cluster a rollout changed: `<rollout name>/<rollout uid>`, the run that changed its version. */
 export const CHANGED_BY_ROLLOUT_ANNOTATION = `${ENGINE_GROUP}/changed-by-rollout`;
 
+/**
+ * On a Cluster a settings run reached: `<rollout name>/<rollout uid>`, the run whose settings it gets (the runtime
+ * merges that run's patch over its ProviderConfig's settings until the run has given them to the config).
+ */
+export const SETTINGS_FROM_ROLLOUT_ANNOTATION = `${ENGINE_GROUP}/settings-from-rollout`;
+
 /** The name of the canary stage, changed first and alone. */
 export const CANARY_STAGE = "canary";
 
@@ -77,6 +83,12 @@ export const ROLLOUT_REASONS = {
   SnapshotFailed: "SnapshotFailed",
   /** Event: ClusterSnapshots of Clusters were made before their stage asks them. */
   SnapshotsCreated: "SnapshotsCreated",
+  /** Settings run: its ProviderConfig does not exist (nothing is changed until it does). */
+  ProviderConfigNotFound: "ProviderConfigNotFound",
+  /** Settings run: the backend refuses the settings the patch makes (nothing is changed). */
+  SettingsRefused: "SettingsRefused",
+  /** Event: the last stage was done and the ProviderConfig was given the new settings. */
+  SettingsApplied: "SettingsApplied",
   /** Preflight: every check passed for the current stage's Clusters still to ask. */
   PreflightPassed: "PreflightPassed",
 } as const;

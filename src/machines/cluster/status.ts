@@ -30,6 +30,8 @@ export interface ClusterStatusInput {
   readonly unpublished?: UnpublishedProfile;
   /** RFC 3339, for lastTransitionTime of changed conditions. */
   readonly now: string;
+  /** Hash of the settings its backend target carries (see machines/rollout/settings.ts); absent: not recorded. */
+  readonly settingsHash?: string;
 }
 
 /** What the status is made of: the step's input, its facts, the new state and the phase it is tagged with. */
@@ -58,6 +60,15 @@ export function desiredStatus({ input, facts, state, phase }: ClusterTransition)
     // A namespaced backend's tenant namespaces (contract 1.6), as it reports them; kept when it does not say.
     ...(observation.exists && observation.adminNamespaces?.length
       ? { tenantNamespaces: [...observation.adminNamespaces] }
+      : {}),
+    // The settings it runs, once its backend says it is ready with nothing out of date: what a settings Rollout
+    // waits for (a hash, never the values). Kept as it was while it changes.
+    ...(input.settingsHash !== undefined &&
+    observation.exists &&
+    observation.phase === "ready" &&
+    observation.outOfDate !== true &&
+    !facts.deleting
+      ? { settingsHash: input.settingsHash }
       : {}),
   };
   const status: Record<string, unknown> = {

@@ -83,6 +83,8 @@ export interface ClusterStepInput extends StepBasics {
   readonly poolMember?: PoolMemberFacts;
   /** Its backend offers hibernate and wake (contract 1.6); absent: it does not. */
   readonly hibernationOffered?: boolean;
+  /** Hash of the settings its backend target carries, recorded once it is ready with them. */
+  readonly settingsHash?: string;
 }
 
 /**

@@ -15,9 +15,14 @@ export const ROLLOUT_DEFINITION: MachineDefinition = {
   statechart: { file: "rollout", source: "src/machines/rollout/machine.ts" },
   guardPhrases: {
     isAborted: "spec.abort is true",
-    isStartable: "gates.notBefore has passed (or there is none)",
+    isStartable:
+      "gates.notBefore has passed (or there is none), and a settings run's ProviderConfig exists and its backend takes the settings",
     hasFailure: "a target failed at the new version or timed out",
-    isComplete: "every target is done or skipped",
+    isComplete:
+      "every target is done or skipped (a settings run: and its ProviderConfig holds the new settings)",
+    hasSettingsToApply: "every target runs the new settings; its ProviderConfig does not hold them yet",
+    isSettingsApplied: "its ProviderConfig holds the new settings",
+    isSettingsNotApplied: "its ProviderConfig does not hold the new settings yet",
     isPaused: "spec.paused is true",
     isResumed: "spec.paused is false",
     hasChanges:
@@ -31,6 +36,11 @@ export const ROLLOUT_DEFINITION: MachineDefinition = {
 export function explainRollout(rollout: Rollout): Explanation {
   const status = rollout.status;
   const why = (status?.conditions ?? []).map((c) => `${c.type}=${c.status} (${c.reason}): ${c.message}`);
+  const settings = status?.settings;
+  if (settings)
+    why.push(
+      `settings of ProviderConfig ${settings.providerConfig}: ${settings.from} → ${settings.to}${settings.appliedAt ? `, given to the config at ${settings.appliedAt}` : ", the config keeps its own until the last stage is done"}`,
+    );
   for (const stage of status?.stages ?? [])
     why.push(
       `stage ${stage.name}: ${stage.done}/${stage.targets} done, ${stage.changing} changing, ${stage.failed} failed, ${stage.skipped} skipped`,

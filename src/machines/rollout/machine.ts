@@ -1,4 +1,7 @@
-/** The Rollout statechart: pending → progressing ⇄ paused → succeeded | halted | aborted. Pure: no I/O, no clock. */
+/**
+ * The Rollout statechart: pending → progressing ⇄ paused → (applying →) succeeded | halted | aborted. Pure: no I/O,
+ * no clock. `applying` is a settings run's last step: its ProviderConfig is given the new settings.
+ */
 import { setup } from "xstate";
 import type { EventRecord } from "../shared/machine-step.ts";
 import { PHASE_TAG, REQUEUE } from "../shared/machine-tags.ts";
@@ -15,6 +18,10 @@ export interface RolloutFacts {
   readonly progress: Pick<RunProgress, "changes" | "failure" | "complete">;
   /** Targets of the current stage whose snapshot before the change is to be made (`snapshots.beforeChange`). */
   readonly snapshotsWanted?: readonly string[];
+  /** What is wrong with the input (a settings run's ProviderConfig missing, or its settings refused): nothing is changed. */
+  readonly problem?: { readonly reason: string; readonly message: string };
+  /** A settings run: its patch changes nothing more in its ProviderConfig (absent: not a settings run). */
+  readonly settingsApplied?: boolean;
 }
 
 /** The one event: "here is what the world looks like now". */
@@ -33,15 +40,30 @@ export const rolloutMachine = setup({
   types: { context: {} as Record<string, never>, events: {} as RolloutEvent },
   guards: {
     isAborted: when((facts) => facts.aborted),
-    isStartable: when((facts) => facts.startable),
+    isStartable: when((facts) => facts.startable && facts.problem === undefined),
     hasFailure: when((facts) => facts.progress.failure !== undefined),
-    isComplete: when((facts) => facts.progress.failure === undefined && facts.progress.complete),
+    // Done, for a version run or once the config holds a settings run's settings.
+    isComplete: when(
+      (facts) =>
+        facts.progress.failure === undefined && facts.progress.complete && facts.settingsApplied !== false,
+    ),
+    // Every target done, the ProviderConfig still to be given the new settings (and nothing wrong with it).
+    hasSettingsToApply: when(
+      (facts) =>
+        facts.progress.failure === undefined &&
+        facts.progress.complete &&
+        facts.settingsApplied === false &&
+        facts.problem === undefined,
+    ),
+    isSettingsApplied: when((facts) => facts.settingsApplied === true),
+    isSettingsNotApplied: when((facts) => facts.settingsApplied === false && facts.problem === undefined),
     isPaused: when((facts) => facts.paused),
     isResumed: when((facts) => !facts.paused),
     // Only while nothing stops the run: a paused, aborted or failed run asks no Cluster, whatever the plan says.
     hasChanges: when(
       (facts) =>
         facts.progress.changes.length > 0 &&
+        facts.problem === undefined &&
         !facts.paused &&
         !facts.aborted &&
         facts.progress.failure === undefined,
@@ -59,6 +81,7 @@ export const rolloutMachine = setup({
     // Never executed here: transition() returns them as data for the step to translate.
     changeClusters: () => {},
     snapshotClusters: () => {},
+    applySettings: () => {},
     addFinalizer: () => {},
     removeFinalizer: () => {},
     recordEvent: (_, _params: EventRecord) => {},
@@ -92,6 +115,7 @@ export const rolloutMachine = setup({
         { guard: "isAborted", target: "aborted", actions: [{ type: "recordEvent", params: ABORTED }] },
         { guard: "hasFailure", target: "halted", actions: [{ type: "recordEvent", params: HALTED }] },
         { guard: "isComplete", target: "succeeded", actions: [{ type: "recordEvent", params: SUCCEEDED }] },
+        { guard: "hasSettingsToApply", target: "applying" },
         { guard: "isPaused", target: "paused" },
       ],
     },
@@ -102,7 +126,23 @@ export const rolloutMachine = setup({
         { guard: "isAborted", target: "aborted", actions: [{ type: "recordEvent", params: ABORTED }] },
         { guard: "hasFailure", target: "halted", actions: [{ type: "recordEvent", params: HALTED }] },
         { guard: "isComplete", target: "succeeded", actions: [{ type: "recordEvent", params: SUCCEEDED }] },
+        { guard: "hasSettingsToApply", target: "applying" },
         { guard: "isResumed", target: "progressing" },
+      ],
+    },
+    applying: {
+      description:
+        "Every target runs the new settings: the ProviderConfig is given them (the same settings, so no Cluster is updated again).",
+      tags: [REQUEUE.poll, `${PHASE_TAG}Progressing`],
+      entry: [{ type: "applySettings" }],
+      on: { observed: { guard: "isSettingsNotApplied", target: "applying", reenter: true } },
+      always: [
+        { guard: "isAborted", target: "aborted", actions: [{ type: "recordEvent", params: ABORTED }] },
+        {
+          guard: "isSettingsApplied",
+          target: "succeeded",
+          actions: [{ type: "recordEvent", params: SUCCEEDED }],
+        },
       ],
     },
     halted: {
@@ -111,11 +151,13 @@ export const rolloutMachine = setup({
       tags: [REQUEUE.resync, `${PHASE_TAG}Halted`],
     },
     succeeded: {
-      description: "Every target is at the new version (or was deleted meanwhile).",
+      description:
+        "Every target is at the new version and runs the new settings (or was deleted meanwhile); the ProviderConfig holds them.",
       tags: [REQUEUE.resync, `${PHASE_TAG}Succeeded`],
     },
     aborted: {
-      description: "spec.abort: stopped for good; Clusters asked already keep the new version.",
+      description:
+        "spec.abort: stopped for good; Clusters asked already keep the new version and settings while the Rollout exists.",
       tags: [REQUEUE.resync, `${PHASE_TAG}Aborted`],
     },
   },

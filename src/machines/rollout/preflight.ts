@@ -140,6 +140,8 @@ function deprecatedApis(
 export function preflightOf(spec: RolloutSpec, subject: PreflightSubject): PreflightFinding[] {
   const name = subject.cluster.metadata.name ?? "";
   const required = spec.preflight?.requireDeprecatedAPICheck === true;
+  // A settings-only run keeps each Cluster's version: nothing of it to check.
+  if (spec.version === undefined) return [];
   return [
     ...offered(spec.version, name, subject),
     ...skew(spec.version, name, subject),
@@ -153,6 +155,7 @@ export function preflightOf(spec: RolloutSpec, subject: PreflightSubject): Prefl
  * (or as it would be frozen now, before the start).
  */
 export function preflightCandidates(spec: RolloutSpec, targets: readonly RolloutTarget[]): RolloutTarget[] {
+  if (spec.version === undefined) return [];
   const names = stageNames(spec);
   const open = names.findIndex((stage) =>
     targets.some((t) => t.stage === stage && t.progress !== "done" && t.progress !== "skipped"),

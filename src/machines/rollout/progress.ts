@@ -64,6 +64,16 @@ export interface ProgressInput {
   readonly nowMs: number;
   /** The preflight checks of one target's Cluster (absent: none). */
   readonly preflight?: (target: RolloutTarget) => readonly PreflightFinding[];
+  /** What the run brings, in words (`1.34.2`, `settings 3f2a…`); default `spec.version`. */
+  readonly what?: string;
+  /** Why no Cluster may be asked besides a pause (e.g. the settings run's ProviderConfig is missing). */
+  readonly held?: string;
+}
+
+/** What a run brings, in words: its version, its settings, or both. */
+export function whatOf(spec: RolloutSpec): string {
+  const settings = spec.settings ? `ProviderConfig ${spec.settings.providerConfig}'s new settings` : "";
+  return [spec.version, settings].filter(Boolean).join(" and ");
 }
 
 const FINISHED: ReadonlySet<TargetProgress> = new Set(["done", "skipped"]);
@@ -71,20 +81,35 @@ const STARTED: ReadonlySet<TargetProgress> = new Set(["changing", "done", "faile
 
 /** A target's progress after this look, from its recorded progress and its Cluster (level-based). */
 function advanced(target: RolloutTarget, look: TargetLook, spec: RolloutSpec, nowMs: number): RolloutTarget {
+  const seen = look.gone ? target : withSettingsHash(target, look.settingsHash);
+  return progressed(seen, look, spec, nowMs);
+}
+
+/** The target with the settings hash its Cluster reports now (unchanged when it reports none). */
+function withSettingsHash(target: RolloutTarget, hash: string | undefined): RolloutTarget {
+  return hash === undefined || target.settingsHash === hash ? target : { ...target, settingsHash: hash };
+}
+
+function progressed(
+  target: RolloutTarget,
+  look: TargetLook,
+  spec: RolloutSpec,
+  nowMs: number,
+): RolloutTarget {
   const now = rfc3339(nowMs);
   if (target.progress === "failed" || target.progress === "skipped") return target;
   if (look.gone) return { ...target, progress: "skipped", message: "deleted (or made anew) since the start" };
   if (target.progress === "pending") return target;
   if (look.failed !== undefined) return { ...target, progress: "failed", message: look.failed };
   if (target.progress === "done") return target;
-  if (look.asked && look.ready) return { ...target, progress: "done", doneAt: now };
+  if (look.asked && look.settled) return { ...target, progress: "done", doneAt: now };
   const timeoutMs = (spec.timeoutSeconds ?? ROLLOUT_DEFAULTS.timeoutSeconds) * 1_000;
   const since = Date.parse(target.changedAt ?? "") || nowMs;
   if (nowMs - since > timeoutMs)
     return {
       ...target,
       progress: "failed",
-      message: `not Ready at ${spec.version} within ${timeoutMs / 1_000} s (timeoutSeconds)`,
+      message: `not Ready at ${whatOf(spec)} within ${timeoutMs / 1_000} s (timeoutSeconds)`,
     };
   return target;
 }
@@ -164,6 +189,7 @@ export function progressOf(input: ProgressInput): RunProgress {
   });
   if (at.failure) return result([], `a person: Cluster ${at.failure.name} failed (${at.failure.message})`);
   if (at.currentStage === undefined) return result([], "");
+  if (input.held) return result([], input.held);
   if (!input.changing) return result([], "spec.paused to be false");
 
   const stage = at.currentStage;
@@ -221,9 +247,9 @@ export function progressOf(input: ProgressInput): RunProgress {
   const pending = targets.filter((target) => target.stage === stage && target.progress === "pending").length;
   const waitingFor =
     changes.length > 0
-      ? `stage ${stage}: asking ${changes.length} Cluster(s) for ${spec.version}`
+      ? `stage ${stage}: asking ${changes.length} Cluster(s) for ${input.what ?? whatOf(spec)}`
       : pending > 0
         ? `stage ${stage}: fewer than maxUnavailable targets changing or not Ready (${unavailable} now)`
-        : `stage ${stage}: its Clusters to be Ready at ${spec.version}`;
+        : `stage ${stage}: its Clusters to be Ready at ${input.what ?? whatOf(spec)}`;
   return result(changes, waitingFor);
 }

@@ -2,12 +2,14 @@
 import type { Cluster } from "../../api/cluster.ts";
 import type { ClusterProfile } from "../../api/cluster-profile.ts";
 import type { ClusterSnapshot } from "../../api/cluster-snapshot.ts";
+import type { JsonObject } from "../../api/common.ts";
 import {
   APPROVE_STAGE_ANNOTATION,
   PREFLIGHT_CONDITION,
   ROLLOUT_REASONS,
 } from "../../api/constants/rollout.ts";
-import type { Rollout, RolloutStatus, RolloutTarget } from "../../api/rollout.ts";
+import type { ProviderConfig } from "../../api/provider-config.ts";
+import type { Rollout, RolloutSettingsStatus, RolloutStatus, RolloutTarget } from "../../api/rollout.ts";
 import { mergeConditions } from "../shared/conditions.ts";
 import { type KindStep, kindStep, type StepBasics } from "../shared/kind-step.ts";
 import type { EventRecord } from "../shared/machine-step.ts";
@@ -15,20 +17,35 @@ import type { RequeueTiming } from "../shared/machine-tags.ts";
 import { namesShown } from "../shared/names-shown.ts";
 import { type RolloutFacts, rolloutMachine } from "./machine.ts";
 import { blocking, type DeprecatedApiRead, preflightCondition, preflightOf } from "./preflight.ts";
-import { progressOf, type RunProgress, type TargetChange } from "./progress.ts";
+import { progressOf, type RunProgress, type TargetChange, whatOf } from "./progress.ts";
+import { mergeSettings, runName, settingsHash } from "./settings.ts";
 import { snapshotBeforeChange, snapshotFindings } from "./snapshots.ts";
-import { freezeTargets, lookAt, type TargetLook } from "./targets.ts";
+import { freezeTargets, lookAt, type TargetLook, type Wanted } from "./targets.ts";
 
 /** The rollout kind's finalizer: never set (a rollout leaves nothing behind), named for the generic step. */
 export const ROLLOUT_FINALIZER = "engine.openmcp.cloud/rollout";
 
-/** What the runtime does for a rollout: ask these Clusters for `version`, each write guarded by its resourceVersion. */
+/**
+ * What the runtime does for a rollout: ask these Clusters for `version` and name the settings run on them (each of
+ * the two the run brings), each write guarded by its resourceVersion.
+ */
 export interface ChangeCommand {
   readonly kind: "change";
-  readonly version: string;
-  /** `<name>/<uid>` of the rollout, recorded on each Cluster it changes. */
+  readonly version?: string;
+  /** `<name>/<uid>` of the rollout, recorded on each Cluster it changes (and naming a settings run). */
   readonly changedBy: string;
+  /** A settings run: the Clusters get the annotation naming it (the runtime then gives them its settings). */
+  readonly settings: boolean;
   readonly clusters: readonly TargetChange[];
+}
+
+/** At a settings run's end: give its ProviderConfig the new settings, guarded by the config's resourceVersion. */
+export interface ApplySettingsCommand {
+  readonly kind: "applySettings";
+  readonly providerConfig: string;
+  /** The config's settings with the run's patch merged over them: never logged, never in an Event. */
+  readonly settings: JsonObject;
+  readonly resourceVersion: string;
 }
 
 /** What the runtime does for a rollout with `snapshots.beforeChange`: make these ClusterSnapshots first. */
@@ -38,7 +55,7 @@ export interface SnapshotBeforeChangeCommand {
 }
 
 /** Every command of a rollout. */
-export type RolloutCommand = ChangeCommand | SnapshotBeforeChangeCommand;
+export type RolloutCommand = ChangeCommand | ApplySettingsCommand | SnapshotBeforeChangeCommand;
 
 /**
  * What one step is given: the rollout, the Clusters of its namespace, the ClusterProfiles, what the targets' API
@@ -51,6 +68,10 @@ export interface RolloutStepInput extends StepBasics {
   readonly deprecatedApis?: ReadonlyMap<string, DeprecatedApiRead>;
   /** The ClusterSnapshots of its namespace this rollout made (`snapshots.beforeChange`). */
   readonly snapshots?: readonly ClusterSnapshot[];
+  /** A settings run: its ProviderConfig as read (undefined: it does not exist). */
+  readonly providerConfig?: ProviderConfig;
+  /** A settings run: why its backend refuses the patched settings (undefined: it takes them, or cannot say). */
+  readonly settingsRefused?: string;
   readonly nowMs: number;
   readonly timing?: RequeueTiming;
 }
@@ -58,6 +79,38 @@ export interface RolloutStepInput extends StepBasics {
 /** The facts, with the whole progress the status is made from. */
 export interface RolloutStepFacts extends RolloutFacts {
   readonly progress: RunProgress;
+  /** A settings run: the config's settings with the patch over them, and their hashes. */
+  readonly settings?: { readonly merged: JsonObject; readonly from: string; readonly to: string };
+}
+
+/** A settings run's input problem (its config missing, its settings refused); undefined: none, or not a settings run. */
+export function settingsProblem(input: RolloutStepInput): RolloutFacts["problem"] {
+  const wanted = input.object.spec.settings;
+  if (!wanted) return undefined;
+  if (!input.providerConfig)
+    return {
+      reason: ROLLOUT_REASONS.ProviderConfigNotFound,
+      message: `ProviderConfig ${wanted.providerConfig} (spec.settings.providerConfig) does not exist: nothing is changed until it does`,
+    };
+  if (input.settingsRefused !== undefined)
+    return {
+      reason: ROLLOUT_REASONS.SettingsRefused,
+      message: `the backend of ProviderConfig ${wanted.providerConfig} refuses the new settings: ${input.settingsRefused}; nothing is changed`,
+    };
+  return undefined;
+}
+
+/** A settings run's settings: the patch over the config's, by hash; `from` is the one recorded at the start. */
+function settingsOf(input: RolloutStepInput): RolloutStepFacts["settings"] {
+  const wanted = input.object.spec.settings;
+  if (!wanted || !input.providerConfig) return undefined;
+  const own = input.providerConfig.spec.settings;
+  const merged = mergeSettings(own, wanted.patch);
+  return {
+    merged,
+    from: input.object.status?.settings?.from ?? settingsHash(own),
+    to: settingsHash(merged),
+  };
 }
 
 /** States after which the run is over: its status stays as recorded. */
@@ -87,16 +140,23 @@ export function rolloutFacts(input: RolloutStepInput): RolloutStepFacts {
   if (OVER.has(object.status?.state ?? "")) {
     return { startable, paused, aborted, progress: recordedProgress(object) };
   }
+  const problem = settingsProblem(input);
+  const settings = settingsOf(input);
   const namespace = object.metadata.namespace ?? "";
   const targets: readonly RolloutTarget[] =
-    object.status?.targets ?? freezeTargets(spec, namespace, input.clusters);
+    object.status?.targets ?? freezeTargets(spec, namespace, input.clusters, input.profiles);
   const byName = new Map(
     input.clusters
       .filter((cluster) => cluster.metadata.namespace === namespace)
       .map((cluster) => [cluster.metadata.name ?? "", cluster]),
   );
+  const wanted: Wanted = {
+    ...(spec.version !== undefined ? { version: spec.version } : {}),
+    ...(spec.settings ? { settingsRun: runName(object) } : {}),
+    ...(settings ? { settingsHash: settings.to } : {}),
+  };
   const looks = new Map<string, TargetLook>(
-    targets.map((target) => [target.name, lookAt(target, byName.get(target.name), spec.version)]),
+    targets.map((target) => [target.name, lookAt(target, byName.get(target.name), wanted)]),
   );
   const approved = object.metadata.annotations?.[APPROVE_STAGE_ANNOTATION];
   const profiles = new Map(input.profiles.map((profile) => [profile.metadata.name ?? "", profile]));
@@ -120,19 +180,54 @@ export function rolloutFacts(input: RolloutStepInput): RolloutStepFacts {
     looks,
     ...(approved ? { approved } : {}),
     changing: startable && !paused && !aborted,
+    ...(problem ? { held: problem.message } : {}),
+    what: whatOf(spec),
     nowMs,
   });
   const snapshotsWanted = (progress.preflight ?? [])
     .filter((finding) => finding.reason === ROLLOUT_REASONS.SnapshotMissing)
     .map((finding) => finding.cluster);
-  return { startable, paused, aborted, progress, ...(snapshotsWanted.length > 0 ? { snapshotsWanted } : {}) };
+  return {
+    startable,
+    paused,
+    aborted,
+    progress,
+    ...(snapshotsWanted.length > 0 ? { snapshotsWanted } : {}),
+    ...(problem ? { problem } : {}),
+    ...(settings
+      ? { settings, settingsApplied: settings.to === settingsHash(input.providerConfig?.spec.settings) }
+      : {}),
+    ...(spec.settings && !settings ? { settingsApplied: false } : {}),
+  };
+}
+
+/** What the run asks of a Cluster, in words, settings by hash. */
+function describeChange(object: Rollout, facts: RolloutStepFacts): string {
+  const settings = facts.settings ? `settings ${facts.settings.from} → ${facts.settings.to}` : "";
+  return [object.spec.version, settings].filter(Boolean).join(" and ");
+}
+
+/** The settings part of the status: from and to by hash, and when the config got them. */
+function settingsStatus(
+  object: Rollout,
+  settings: NonNullable<RolloutStepFacts["settings"]>,
+  state: string,
+  now: string,
+): RolloutSettingsStatus {
+  const appliedAt = object.status?.settings?.appliedAt ?? (state === "succeeded" ? now : undefined);
+  return {
+    providerConfig: object.spec.settings?.providerConfig ?? "",
+    from: settings.from,
+    to: settings.to,
+    ...(appliedAt ? { appliedAt } : {}),
+  };
 }
 
 const plural = (count: number) => `${count} Cluster${count === 1 ? "" : "s"}`;
 
 /** The Events of the machine's transitions, with the names and messages only the step knows. */
 function transitionEvent(record: EventRecord, object: Rollout, progress: RunProgress): EventRecord {
-  const version = object.spec.version;
+  const version = whatOf(object.spec);
   const done = progress.targets.filter((target) => target.progress === "done").length;
   const skipped = progress.targets.filter((target) => target.progress === "skipped").length;
   switch (record.reason) {
@@ -160,8 +255,15 @@ function transitionEvent(record: EventRecord, object: Rollout, progress: RunProg
 }
 
 /** The Ready condition of the run's state. */
-function readyCondition(state: string, object: Rollout, progress: RunProgress) {
-  const version = object.spec.version;
+function readyCondition(
+  state: string,
+  object: Rollout,
+  progress: RunProgress,
+  problem: RolloutFacts["problem"],
+) {
+  const version = whatOf(object.spec);
+  // Bad input says so while the run is not over, whatever else holds it.
+  if (problem && !OVER.has(state)) return { status: "False" as const, ...problem };
   switch (state) {
     case "pending":
       return {
@@ -171,6 +273,12 @@ function readyCondition(state: string, object: Rollout, progress: RunProgress) {
       };
     case "paused":
       return { status: "False" as const, reason: ROLLOUT_REASONS.Paused, message: "spec.paused is true" };
+    case "applying":
+      return {
+        status: "False" as const,
+        reason: ROLLOUT_REASONS.Progressing,
+        message: `every target runs the new settings: giving them to ProviderConfig ${object.spec.settings?.providerConfig}`,
+      };
     case "halted":
       return {
         status: "False" as const,
@@ -181,7 +289,7 @@ function readyCondition(state: string, object: Rollout, progress: RunProgress) {
       return {
         status: "True" as const,
         reason: ROLLOUT_REASONS.Succeeded,
-        message: `every target is at ${version} (or was deleted meanwhile)`,
+        message: `every target is at ${version} (or was deleted meanwhile)${object.spec.settings ? `; ProviderConfig ${object.spec.settings.providerConfig} holds the new settings` : ""}`,
       };
     case "aborted":
       return { status: "False" as const, reason: ROLLOUT_REASONS.Aborted, message: "spec.abort is true" };
@@ -223,9 +331,19 @@ export const stepRollout: (
       facts.progress.changes.length > 0
         ? {
             kind: "change",
-            version: input.object.spec.version,
-            changedBy: `${input.object.metadata.name}/${input.object.metadata.uid}`,
+            ...(input.object.spec.version !== undefined ? { version: input.object.spec.version } : {}),
+            changedBy: runName(input.object),
+            settings: input.object.spec.settings !== undefined,
             clusters: facts.progress.changes,
+          }
+        : undefined,
+    applySettings: (_, { input, facts }) =>
+      facts.settings && input.providerConfig && !facts.settingsApplied
+        ? {
+            kind: "applySettings",
+            providerConfig: input.providerConfig.metadata.name ?? "",
+            settings: facts.settings.merged,
+            resourceVersion: input.providerConfig.metadata.resourceVersion ?? "",
           }
         : undefined,
   },
@@ -245,10 +363,13 @@ export const stepRollout: (
         ? { currentStage: progress.currentStage }
         : {}),
       ...(started ? { stages: progress.stages, targets: progress.targets } : {}),
+      ...(started && facts.settings && object.spec.settings
+        ? { settings: settingsStatus(object, facts.settings, state, now) }
+        : {}),
       conditions: mergeConditions(
         object.status?.conditions,
         [
-          { type: "Ready", ...readyCondition(state, object, progress) },
+          { type: "Ready", ...readyCondition(state, object, progress, facts.problem) },
           // Said when the current stage was checked this look; kept as it was otherwise (a gate holds, or the end).
           ...(progress.preflight && progress.currentStage
             ? [
@@ -285,17 +406,28 @@ export const stepRollout: (
       ...commands.map((command) => ({
         type: "Normal" as const,
         reason: ROLLOUT_REASONS.ClustersChanged,
-        message: `stage ${stage}: asked ${plural(command.clusters.length)} for ${input.object.spec.version}: ${namesShown(command.clusters.map((c) => c.name))}`,
+        message: `stage ${stage}: asked ${plural(command.clusters.length)} for ${describeChange(input.object, facts)}: ${namesShown(command.clusters.map((c) => c.name))}`,
       })),
       ...(snapshots.length > 0
         ? [
             {
               type: "Normal" as const,
               reason: ROLLOUT_REASONS.SnapshotsCreated,
-              message: `stage ${stage}: snapshotting ${plural(snapshots.length)} before asking them for ${input.object.spec.version}: ${namesShown(snapshots.map((s) => s.spec.cluster.name))}`,
+              message: `stage ${stage}: snapshotting ${plural(snapshots.length)} before asking them for ${describeChange(input.object, facts)}: ${namesShown(snapshots.map((s) => s.spec.cluster.name))}`,
             },
           ]
         : []),
+      ...all.flatMap((command) =>
+        command.kind === "applySettings"
+          ? [
+              {
+                type: "Normal" as const,
+                reason: ROLLOUT_REASONS.SettingsApplied,
+                message: `every target runs settings ${facts.settings?.to}: ProviderConfig ${command.providerConfig} given them (from ${facts.settings?.from})`,
+              },
+            ]
+          : [],
+      ),
     ];
   },
   atRest: ({ input, state }) => {

@@ -3,8 +3,14 @@
  * one Cluster shows about the new version. Pure: the Clusters are given, time is given.
  */
 import type { Cluster } from "../../api/cluster.ts";
+import type { ClusterProfile } from "../../api/cluster-profile.ts";
 import { CLUSTER_CONDITION_TYPES } from "../../api/constants/cluster.ts";
-import { CANARY_STAGE, DEFAULT_STAGE, ROLLOUT_DEFAULTS } from "../../api/constants/rollout.ts";
+import {
+  CANARY_STAGE,
+  DEFAULT_STAGE,
+  ROLLOUT_DEFAULTS,
+  SETTINGS_FROM_ROLLOUT_ANNOTATION,
+} from "../../api/constants/rollout.ts";
 import { CONDITION_TYPES } from "../../api/constants.ts";
 import type { RolloutSpec, RolloutTarget } from "../../api/rollout.ts";
 import { selectedClusters } from "../shared/cluster-selection.ts";
@@ -18,7 +24,27 @@ export function stageNames(spec: RolloutSpec): string[] {
 }
 
 /**
- * The frozen set: the Clusters the rollout selects now, by name, each placed in its stage. The first `canary`
+ * The Clusters a settings run may reach: those whose ClusterProfile is made from its ProviderConfig (every one for a
+ * version run).
+ */
+export function ofSettingsConfig(
+  spec: RolloutSpec,
+  clusters: readonly Cluster[],
+  profiles: readonly ClusterProfile[],
+): readonly Cluster[] {
+  const config = spec.settings?.providerConfig;
+  if (config === undefined) return clusters;
+  const profilesOfConfig = new Set(
+    profiles
+      .filter((profile) => profile.spec.providerConfigRef.name === config)
+      .map((profile) => profile.metadata.name),
+  );
+  return clusters.filter((cluster) => profilesOfConfig.has(cluster.spec.profile));
+}
+
+/**
+ * The frozen set: the Clusters the rollout selects now (of its ProviderConfig, for a settings run), by name, each
+ * placed in its stage. The first `canary`
  * names form the canary; then each stage takes, from the names no earlier stage holds, those its selector
  * matches or its share of the whole set (rounded up, at least one); names no stage took join the last stage.
  */
@@ -26,8 +52,9 @@ export function freezeTargets(
   spec: RolloutSpec,
   namespace: string,
   clusters: readonly Cluster[],
+  profiles: readonly ClusterProfile[],
 ): RolloutTarget[] {
-  const selected = selectedClusters(spec, namespace, clusters);
+  const selected = selectedClusters(spec, namespace, ofSettingsConfig(spec, clusters, profiles));
   const total = selected.length;
   const stageOf = new Map<string, string>();
   let rest = selected;
@@ -59,18 +86,31 @@ export type TargetLook =
   | { readonly gone: true }
   | {
       readonly gone: false;
-      /** Its spec asks for the run's version. */
+      /** Its spec asks for the run's version, and it names the settings run (each of the two the run brings). */
       readonly asked: boolean;
       /** Ready, at its current generation (so at what its spec asks for). */
       readonly ready: boolean;
+      /** Ready and, for a settings run, running its settings (by hash): what the run calls done. */
+      readonly settled: boolean;
+      /** A settings run: the hash of the settings it says it runs. */
+      readonly settingsHash?: string;
       /** The Cluster machine, having seen its current spec, says failed: why. */
       readonly failed?: string;
       /** Its resourceVersion, to guard the write of the new version. */
       readonly resourceVersion: string;
     };
 
+/** What a run brings a Cluster: a version, settings (by the run's name and their hash), or both. */
+export interface Wanted {
+  readonly version?: string;
+  /** `<name>/<uid>` of a settings run, as the Cluster's annotation names it. */
+  readonly settingsRun?: string;
+  /** Hash of the settings the run brings. */
+  readonly settingsHash?: string;
+}
+
 /** How `target`'s Cluster stands (`cluster` is the one of its name, if any). */
-export function lookAt(target: RolloutTarget, cluster: Cluster | undefined, version: string): TargetLook {
+export function lookAt(target: RolloutTarget, cluster: Cluster | undefined, wanted: Wanted): TargetLook {
   if (!cluster || cluster.metadata.uid !== target.uid || cluster.metadata.deletionTimestamp)
     return { gone: true };
   const seen = (cluster.status?.observedGeneration ?? 0) >= (cluster.metadata.generation ?? 0);
@@ -80,10 +120,21 @@ export function lookAt(target: RolloutTarget, cluster: Cluster | undefined, vers
       c.status === "False" &&
       (c.type === CONDITION_TYPES.clusterReady || c.type === CLUSTER_CONDITION_TYPES.versionSupported),
   );
+  const running = cluster.status?.providerStatus?.settingsHash;
+  const runs = typeof running === "string" ? running : undefined;
   return {
     gone: false,
-    asked: cluster.spec?.kubernetes?.version === version,
+    asked:
+      (wanted.version === undefined || cluster.spec?.kubernetes?.version === wanted.version) &&
+      (wanted.settingsRun === undefined ||
+        cluster.metadata.annotations?.[SETTINGS_FROM_ROLLOUT_ANNOTATION] === wanted.settingsRun),
     ready: seen && !failed && cluster.status?.phase === "Ready",
+    settled:
+      seen &&
+      !failed &&
+      cluster.status?.phase === "Ready" &&
+      (wanted.settingsHash === undefined || runs === wanted.settingsHash),
+    ...(wanted.settingsHash !== undefined && runs !== undefined ? { settingsHash: runs } : {}),
     ...(failed
       ? { failed: problem ? `${problem.reason}: ${problem.message}` : "the Cluster reports failed" }
       : {}),

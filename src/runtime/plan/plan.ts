@@ -357,7 +357,12 @@ class PlanRun {
     }
     // A Rollout the changes made or changed: its whole run, from what its first step sees (the Clusters as frozen).
     if (name === ROLLOUT_KIND && (tracked.change === "create" || tracked.change === "update"))
-      tracked.rollout ??= rolloutStages(object as Rollout, (observation as RolloutObservation).clusters);
+      tracked.rollout ??= rolloutStages(
+        object as Rollout,
+        (observation as RolloutObservation).clusters,
+        (observation as RolloutObservation).profiles,
+        (observation as RolloutObservation).providerConfig,
+      );
     const nowMs = this.#clock.now();
     const step = work.step(object, observation, { now: rfc3339(nowMs), nowMs, lastError: undefined });
     const objectPatch = [

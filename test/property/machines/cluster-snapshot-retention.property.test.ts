@@ -83,7 +83,8 @@ function apply(world: World, operation: Operation, seen: Set<string>): void {
   const object = world.object;
   switch (operation) {
     case "step":
-      return reconcile(world, seen);
+      reconcile(world, seen);
+      return;
     case "delete":
       if (!object) return;
       if ((object.metadata.finalizers ?? []).length === 0) world.object = undefined;

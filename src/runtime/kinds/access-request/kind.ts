@@ -93,7 +93,7 @@ async function adminClient(
       asleep: true,
     };
   if (cluster.status?.phase !== CLUSTER_PHASES.ready) return { problem: `Cluster ${name} is not Ready yet` };
-  const { profile, settings } = profileOffer(context, cluster.spec.profile);
+  const { profile, settings } = profileOffer(context, cluster.spec.profile, cluster);
   const target = clusterTarget(cluster, profile, settings);
   let admin: Awaited<ReturnType<typeof context.backend.adminAccess>>;
   try {
@@ -121,7 +121,7 @@ function localAccessOf(cluster: Cluster | undefined): string | undefined {
 /** What the Cluster's own backend is, for what it can do; without a Cluster (or its config), the engine's. */
 async function backendOfCluster(cluster: Cluster | undefined, context: KindContext): Promise<ClusterBackend> {
   if (!cluster) return context.backend;
-  const { profile, settings } = profileOffer(context, cluster.spec.profile);
+  const { profile, settings } = profileOffer(context, cluster.spec.profile, cluster);
   return context.backends.of(clusterTarget(cluster, profile, settings)).catch(() => context.backend);
 }
 

@@ -4,9 +4,11 @@ import type { Cluster } from "../../../api/cluster.ts";
 import type { ClusterProfile } from "../../../api/cluster-profile.ts";
 import { CLUSTER_FINALIZERS } from "../../../api/constants/cluster.ts";
 import { HIBERNATE_ANNOTATION } from "../../../api/constants/hibernation.ts";
+import { SETTINGS_FROM_ROLLOUT_ANNOTATION } from "../../../api/constants/rollout.ts";
 import { LABELS } from "../../../api/constants.ts";
 import { HANDOVER_ANNOTATION } from "../../../api/move.ts";
 import type { ProviderConfig } from "../../../api/provider-config.ts";
+import type { Rollout } from "../../../api/rollout.ts";
 import { acceptedVersion, backendClusterFacts } from "../../../machines/backend-cluster/backend-cluster.ts";
 import { CLUSTER_DEFINITION } from "../../../machines/cluster/definition.ts";
 import { explainCluster, type ProfileLookup } from "../../../machines/cluster/explain.ts";
@@ -20,12 +22,14 @@ import {
   stepCluster,
 } from "../../../machines/cluster/step.ts";
 import { profileName } from "../../../machines/cluster-profile/profile.ts";
+import { runName, settingsHash } from "../../../machines/rollout/settings.ts";
 import type { KindContext, KindSettings, MachineKind } from "../../machine-kind.ts";
 import { wake } from "../../machine-kind.ts";
 import { POOL_CACHES } from "../cluster-pool/caches.ts";
 import { PoolBinder } from "../cluster-pool/pool-binder.ts";
 import { PoolController } from "../cluster-pool/pool-controller.ts";
 import { PROFILE_CACHES } from "../provider-config/caches.ts";
+import { ROLLOUTS } from "../rollout/caches.ts";
 import { profileClaimant, profileOffer, profilesOf, unpublishedProfile } from "../shared/profile-offer.ts";
 import { CLUSTER_CACHES } from "./caches.ts";
 import { readClusterConfigs } from "./cluster-configs.ts";
@@ -112,13 +116,31 @@ export const clusterKind: MachineKind<
     wake(PROFILE_CACHES.providerConfigs, (config: ProviderConfig, context) =>
       clustersOf(context, new Set([...profilesOf(context, config), profileName(context, config)])),
     ),
+    // A settings Rollout deleted gives the Clusters it reached their config's settings again: they look at once.
+    // (While it exists, its changes change nothing of theirs: its patch is fixed, and its end gives the config it.)
+    wake(ROLLOUTS, (rollout: Rollout, context) => {
+      const gone = !context.informers
+        .of(ROLLOUTS)
+        .list()
+        .some((known) => known.metadata.uid === rollout.metadata.uid);
+      if (!rollout.spec.settings || (!gone && !rollout.metadata.deletionTimestamp)) return [];
+      return context.informers
+        .of(CLUSTER_CACHES.clusters)
+        .list()
+        .filter(
+          (cluster) =>
+            cluster.metadata.namespace === rollout.metadata.namespace &&
+            cluster.metadata.annotations?.[SETTINGS_FROM_ROLLOUT_ANNOTATION] === runName(rollout),
+        )
+        .map((cluster) => `${cluster.metadata.namespace}/${cluster.metadata.name}`);
+    }),
   ],
 
   // Decides and reads; never writes. A moved Cluster's take-over and a pool claim are the machine's states and
   // commands (takingOver, claimingPoolMember), carried out by `run` through the controller's writer.
   async open(cluster, context) {
     const { backend, providerName, timing, log } = context;
-    const { profile, settings, defaultVersion } = profileOffer(context, cluster.spec.profile);
+    const { profile, settings, defaultVersion } = profileOffer(context, cluster.spec.profile, cluster);
     const responsibility = clusterResponsibility(cluster, profile, profileClaimant(context));
     if (responsibility === "ignored" || responsibility === "foreign") return undefined;
     const described = clusterTarget(cluster, profile, settings);
@@ -166,6 +188,7 @@ export const clusterKind: MachineKind<
           ...(look.poolMember ? { poolMember: look.poolMember } : {}),
           ...(unpublished ? { unpublished } : {}),
           ...(hibernationOffered ? { hibernationOffered } : {}),
+          settingsHash: settingsHash(settings),
           now,
           timing,
         });
@@ -218,7 +241,7 @@ export const clusterKind: MachineKind<
   // a copy that arrived here and has not taken its own hand-over yet (this backend holds nothing of it).
   async paused(cluster, context) {
     if (cluster.metadata.deletionTimestamp || cluster.metadata.annotations?.[HANDOVER_ANNOTATION]) return;
-    const { profile, settings } = profileOffer(context, cluster.spec.profile);
+    const { profile, settings } = profileOffer(context, cluster.spec.profile, cluster);
     await handOver(cluster, clusterTarget(cluster, profile, settings), context);
   },
 

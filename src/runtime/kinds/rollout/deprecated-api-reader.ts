@@ -76,7 +76,7 @@ export class DeprecatedApiReads {
 
 async function readOnce(cluster: Cluster, context: KindContext): Promise<DeprecatedApiRead> {
   const name = cluster.metadata.name ?? "";
-  const { profile, settings } = profileOffer(context, cluster.spec.profile);
+  const { profile, settings } = profileOffer(context, cluster.spec.profile, cluster);
   const target = clusterTarget(cluster, profile, settings);
   try {
     const backend = await context.backends.of(target);

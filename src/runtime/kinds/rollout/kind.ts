@@ -1,5 +1,6 @@
 /**
- * The Rollout kind: brings a Kubernetes version to a frozen set of Clusters stage by stage, canary first, within
+ * The Rollout kind: brings a Kubernetes version, a ProviderConfig's new settings, or both, to a frozen set of
+ * Clusters stage by stage, canary first, within
  * maxUnavailable and behind its gates and preflight checks; halts at the first target that fails. The decisions are
  * the pure step's (src/machines/rollout); this reads the Clusters, the profiles and the deprecated APIs the targets'
  * API servers report (deprecated-api-reader.ts), and writes the version through the controller's writer. With
@@ -10,31 +11,37 @@ import { CustomObjectsApi } from "@kubernetes/client-node";
 import type { Cluster } from "../../../api/cluster.ts";
 import type { ClusterProfile } from "../../../api/cluster-profile.ts";
 import type { ClusterSnapshot } from "../../../api/cluster-snapshot.ts";
+import type { JsonObject } from "../../../api/common.ts";
 import { CLUSTER_SNAPSHOT_RESOURCE } from "../../../api/constants/cluster-snapshot.ts";
-import { CHANGED_BY_ROLLOUT_ANNOTATION, ROLLOUT_SNAPSHOT_LABELS } from "../../../api/constants/rollout.ts";
+import {
+  CHANGED_BY_ROLLOUT_ANNOTATION,
+  ROLLOUT_SNAPSHOT_LABELS,
+  SETTINGS_FROM_ROLLOUT_ANNOTATION,
+} from "../../../api/constants/rollout.ts";
 import { RESOURCES } from "../../../api/constants.ts";
-import { isConflict } from "../../../api/error-message.ts";
+import { errorMessage, isConflict } from "../../../api/error-message.ts";
 import { objectKey } from "../../../api/object-key.ts";
+import type { ProviderConfig } from "../../../api/provider-config.ts";
 import type { Rollout } from "../../../api/rollout.ts";
 import { explainRollout, ROLLOUT_DEFINITION } from "../../../machines/rollout/definition.ts";
 import { type DeprecatedApiRead, preflightCandidates } from "../../../machines/rollout/preflight.ts";
+import { mergeSettings } from "../../../machines/rollout/settings.ts";
 import { type RolloutCommand, stepRollout } from "../../../machines/rollout/step.ts";
 import { freezeTargets } from "../../../machines/rollout/targets.ts";
 import { Patch, type PatchOperation } from "../../../machines/shared/json-patch.ts";
 import type { RequeueTiming } from "../../../machines/shared/machine-tags.ts";
 import { ConflictError, GoneError } from "../../controllers/errors.ts";
 import { RecentWrites } from "../../controllers/recent-writes.ts";
-import { definitionCache } from "../../informers.ts";
 import { type MachineKind, wake } from "../../machine-kind.ts";
 import { CLUSTER_CACHES } from "../cluster/caches.ts";
 import { SNAPSHOTS } from "../cluster-snapshot/kind.ts";
 import { PROFILE_CACHES } from "../provider-config/caches.ts";
 import { clustersOfNamespaceWake } from "../shared/namespace-wake.ts";
+import { ROLLOUTS } from "./caches.ts";
 import { DeprecatedApiReads } from "./deprecated-api-reader.ts";
 import { RolloutMetrics } from "./rollout-metrics.ts";
 
-/** The cache of Rollouts. */
-export const ROLLOUTS = definitionCache<Rollout>(ROLLOUT_DEFINITION);
+export { ROLLOUTS };
 
 /**
  * What one look reads: the Clusters of the rollout's namespace (with this engine's latest writes over the cache),
@@ -46,6 +53,9 @@ export interface RolloutObservation {
   readonly deprecatedApis: ReadonlyMap<string, DeprecatedApiRead>;
   /** The ClusterSnapshots of its namespace this rollout made (`snapshots.beforeChange`). */
   readonly snapshots: readonly ClusterSnapshot[];
+  /** A settings run: its ProviderConfig (undefined: missing), and why its backend refuses the patched settings. */
+  readonly providerConfig?: ProviderConfig;
+  readonly settingsRefused?: string;
 }
 
 /**
@@ -61,28 +71,53 @@ interface RolloutState {
 /** A running rollout looks again every 5 s (gates, timeouts); Cluster changes wake it sooner. */
 export const DEFAULT_ROLLOUT_TIMING: RequeueTiming = { pollMs: 5_000, retryMs: 5_000, resyncMs: 600_000 };
 
-/** The operations asking a Cluster for `version` and naming the run that asked. */
-export function changeOperations(cluster: Cluster, version: string, changedBy: string): PatchOperation[] {
+/**
+ * The operations asking a Cluster for `version` (when the run brings one), naming the run that asked, and for a
+ * settings run naming it as the run whose settings the Cluster gets: one write.
+ */
+export function changeOperations(
+  cluster: Cluster,
+  version: string | undefined,
+  changedBy: string,
+  settings = false,
+): PatchOperation[] {
   const annotations = cluster.metadata.annotations;
   const kubernetes = cluster.spec?.kubernetes;
+  const added = {
+    [CHANGED_BY_ROLLOUT_ANNOTATION]: changedBy,
+    ...(settings ? { [SETTINGS_FROM_ROLLOUT_ANNOTATION]: changedBy } : {}),
+  };
   return [
-    annotations
-      ? Patch.add(["metadata", "annotations", CHANGED_BY_ROLLOUT_ANNOTATION], changedBy)
-      : Patch.add(["metadata", "annotations"], { [CHANGED_BY_ROLLOUT_ANNOTATION]: changedBy }),
-    kubernetes
-      ? Patch.add(["spec", "kubernetes", "version"], version)
-      : Patch.add(["spec", "kubernetes"], { version }),
+    ...(annotations
+      ? Object.entries(added).map(([key, value]) => Patch.add(["metadata", "annotations", key], value))
+      : [Patch.add(["metadata", "annotations"], added)]),
+    ...(version === undefined
+      ? []
+      : [
+          kubernetes
+            ? Patch.add(["spec", "kubernetes", "version"], version)
+            : Patch.add(["spec", "kubernetes"], { version }),
+        ]),
   ];
 }
 
+/** Why the backend of `config` refuses `settings` (undefined: it takes them, or cannot say). */
+async function refusal(
+  config: ProviderConfig,
+  settings: JsonObject,
+  context: Parameters<RolloutKind["open"]>[1],
+): Promise<string | undefined> {
+  try {
+    return (await context.backends.forConfig(config)).checkSettings?.(settings);
+  } catch (error) {
+    return `its backend ${config.spec.backend} is not available: ${errorMessage(error)}`;
+  }
+}
+
+type RolloutKind = MachineKind<Rollout, RolloutObservation, RolloutCommand, RequeueTiming, RolloutState>;
+
 /** The Rollout kind; `kindSettings.Rollout.enabled: false` turns it off. */
-export const rolloutKind: MachineKind<
-  Rollout,
-  RolloutObservation,
-  RolloutCommand,
-  RequeueTiming,
-  RolloutState
-> = {
+export const rolloutKind: RolloutKind = {
   definition: ROLLOUT_DEFINITION,
   cache: ROLLOUTS,
   timing: DEFAULT_ROLLOUT_TIMING,
@@ -105,6 +140,14 @@ export const rolloutKind: MachineKind<
       const rollout = snapshot.metadata.labels?.[ROLLOUT_SNAPSHOT_LABELS.rollout];
       return rollout ? [`${snapshot.metadata.namespace}/${rollout}`] : [];
     }),
+    // A settings run's ProviderConfig made, changed or deleted: the run looks again (e.g. one held for its absence).
+    wake(PROFILE_CACHES.providerConfigs, (config: ProviderConfig, context) =>
+      context.informers
+        .of(ROLLOUTS)
+        .list()
+        .filter((rollout) => rollout.spec.settings?.providerConfig === config.metadata.name)
+        .map(objectKey),
+    ),
   ],
 
   async open(rollout, context) {
@@ -133,7 +176,13 @@ export const rolloutKind: MachineKind<
           ? []
           : preflightCandidates(
               current.spec,
-              status?.targets ?? freezeTargets(current.spec, namespace, seen),
+              status?.targets ??
+                freezeTargets(
+                  current.spec,
+                  namespace,
+                  seen,
+                  context.informers.of(PROFILE_CACHES.profiles).list(),
+                ),
             );
         const byName = new Map(seen.map((cluster) => [cluster.metadata.name ?? "", cluster]));
         const toRead = candidates.flatMap((target) => {
@@ -141,6 +190,18 @@ export const rolloutKind: MachineKind<
           return cluster && cluster.metadata.uid === target.uid ? [cluster] : [];
         });
         const uid = current.metadata.uid;
+        const wanted = current.spec.settings;
+        const providerConfig = wanted
+          ? context.informers.of(PROFILE_CACHES.providerConfigs).get(wanted.providerConfig)
+          : undefined;
+        const refused =
+          wanted && providerConfig
+            ? await refusal(
+                providerConfig,
+                mergeSettings(providerConfig.spec.settings, wanted.patch),
+                context,
+              )
+            : undefined;
         return {
           clusters: seen,
           snapshots: context.informers
@@ -153,6 +214,8 @@ export const rolloutKind: MachineKind<
             ),
           profiles: context.informers.of(PROFILE_CACHES.profiles).list(),
           deprecatedApis: await context.state.deprecated.ofAll(toRead, context),
+          ...(providerConfig ? { providerConfig } : {}),
+          ...(refused !== undefined ? { settingsRefused: refused } : {}),
         };
       },
       step: (current, observation, { now, nowMs, lastError }) => {
@@ -162,6 +225,10 @@ export const rolloutKind: MachineKind<
           profiles: observation.profiles,
           deprecatedApis: observation.deprecatedApis,
           snapshots: observation.snapshots,
+          ...(observation.providerConfig ? { providerConfig: observation.providerConfig } : {}),
+          ...(observation.settingsRefused !== undefined
+            ? { settingsRefused: observation.settingsRefused }
+            : {}),
           now,
           nowMs,
           ...(lastError ? { lastError } : {}),
@@ -183,6 +250,19 @@ export const rolloutKind: MachineKind<
             }
             continue;
           }
+          if (command.kind === "applySettings") {
+            // Guarded by the config's resourceVersion the step decided on: a config changed since is decided again.
+            await writer.patch(
+              {
+                ...RESOURCES.ProviderConfig,
+                name: command.providerConfig,
+                resourceVersion: command.resourceVersion,
+              },
+              [Patch.add(["spec", "settings"], command.settings)],
+              undefined,
+            );
+            continue;
+          }
           const byName = new Map(clusters().map((cluster) => [cluster.metadata.name ?? "", cluster]));
           for (const change of command.clusters) {
             const cluster = byName.get(change.name);
@@ -197,7 +277,7 @@ export const rolloutKind: MachineKind<
                   uid: change.uid,
                   resourceVersion: change.resourceVersion,
                 },
-                changeOperations(cluster, command.version, command.changedBy),
+                changeOperations(cluster, command.version, command.changedBy, command.settings),
                 undefined,
               );
               if (written) {
@@ -217,7 +297,9 @@ export const rolloutKind: MachineKind<
   describe: (command) =>
     command.kind === "snapshot"
       ? `snapshot ${command.snapshots.length} Cluster(s) before changing them`
-      : `ask ${command.clusters.length} Cluster(s) for ${command.version}`,
+      : command.kind === "applySettings"
+        ? `give ProviderConfig ${command.providerConfig} the new settings`
+        : `ask ${command.clusters.length} Cluster(s) for ${[command.version, command.settings ? "the new settings" : ""].filter(Boolean).join(" and ")}`,
 
   explain: async (rollout) => explainRollout(rollout),
 };

@@ -1,12 +1,15 @@
 /** What a ClusterProfile offers a kind that builds clusters from it: the profile, its config's settings and default version. */
 
+import type { Cluster } from "../../../api/cluster.ts";
 import type { ClusterProfile } from "../../../api/cluster-profile.ts";
 import type { JsonObject } from "../../../api/common.ts";
 import type { ProviderConfig } from "../../../api/provider-config.ts";
 import { profileName, type UnpublishedProfile } from "../../../machines/cluster-profile/profile.ts";
 import type { ProfileClaimant } from "../../../machines/cluster-profile/profile-reference.ts";
+import { clusterSettings } from "../../../machines/rollout/settings.ts";
 import type { KindContext } from "../../machine-kind.ts";
 import { PROFILE_CACHES } from "../provider-config/caches.ts";
+import { ROLLOUTS } from "../rollout/caches.ts";
 
 /** A profile as the caches know it; every field undefined when the profile does not exist (yet). */
 export interface ProfileOffer {
@@ -17,13 +20,20 @@ export interface ProfileOffer {
   readonly defaultVersion: string | undefined;
 }
 
-/** Looks up profile `name` and its ProviderConfig in the caches. */
-export function profileOffer(context: KindContext, name: string): ProfileOffer {
+/**
+ * Looks up profile `name` and its ProviderConfig in the caches. With `cluster`, the settings are that Cluster's:
+ * the one place deciding them, where a settings Rollout that reached it puts its patch over the config's (see
+ * src/machines/rollout/settings.ts; no Rollouts are known while the Rollout kind is off).
+ */
+export function profileOffer(context: KindContext, name: string, cluster?: Cluster): ProfileOffer {
   const profile = context.informers.of(PROFILE_CACHES.profiles).get(name);
   const config = profile
     ? context.informers.of(PROFILE_CACHES.providerConfigs).get(profile.spec.providerConfigRef.name)
     : undefined;
-  return { profile, settings: config?.spec.settings, defaultVersion: config?.spec.defaultVersion };
+  const settings = cluster
+    ? clusterSettings(cluster, config, context.informers.declared(ROLLOUTS)?.list() ?? [])
+    : config?.spec.settings;
+  return { profile, settings, defaultVersion: config?.spec.defaultVersion };
 }
 
 /**

@@ -1,7 +1,12 @@
-/** The Rollout step: the freeze, the canary alone first, stages in order, maxUnavailable, gates, halt, pause, abort. */
+/**
+ * The Rollout step: the freeze, the canary alone first, stages in order, maxUnavailable, gates, halt, pause, abort;
+ * a settings run (the run named on its Clusters, done when they run the settings, the config given them last).
+ */
 import { describe, expect, it } from "vitest";
+import type { ProviderConfig } from "../../../../src/api/provider-config.ts";
 import type { Rollout, RolloutSpec } from "../../../../src/api/rollout.ts";
 import { explainRollout } from "../../../../src/machines/rollout/definition.ts";
+import { mergeSettings, settingsHash } from "../../../../src/machines/rollout/settings.ts";
 import { stepRollout } from "../../../../src/machines/rollout/step.ts";
 import { freezeTargets } from "../../../../src/machines/rollout/targets.ts";
 import {
@@ -50,6 +55,7 @@ describe("the freeze", () => {
       }),
       FLEET_NAMESPACE,
       fleet.list(),
+      [],
     );
     const count = (stage: string) => targets.filter((t) => t.stage === stage).length;
     expect([count("canary"), count("early"), count("late")]).toEqual([1, 3, 6]);
@@ -72,6 +78,7 @@ describe("the freeze", () => {
       }),
       FLEET_NAMESPACE,
       fleet.list(),
+      [],
     );
     expect(targets.map((t) => [t.name, t.stage])).toEqual([
       ["a", "rest"],
@@ -91,6 +98,7 @@ describe("a Rollout step", () => {
         kind: "change",
         version: NEW,
         changedBy: "r/rollout-uid",
+        settings: false,
         clusters: [{ name: "c00", uid: "uid-c00", resourceVersion: "1" }],
       },
     ]);
@@ -234,5 +242,134 @@ describe("a Rollout step", () => {
     expect(explained.waitingFor).toEqual([
       "waiting for stage canary: approval (annotation engine.openmcp.cloud/approve-stage: canary)",
     ]);
+  });
+});
+
+describe("a settings Rollout step", () => {
+  const OLD_SETTINGS = { runtimeConfig: "", token: "s3cr3t-value" };
+  const PATCH = { runtimeConfig: "api/beta=true" };
+  const FROM = settingsHash(OLD_SETTINGS);
+  const TO = settingsHash(mergeSettings(OLD_SETTINGS, PATCH));
+  const config = (settings = OLD_SETTINGS): ProviderConfig =>
+    ({
+      apiVersion: "engine.openmcp.cloud/v1alpha1",
+      kind: "ProviderConfig",
+      metadata: { name: "sim", resourceVersion: "7" },
+      spec: { backend: "simulated", settings },
+    }) as ProviderConfig;
+  const settingsSpec: RolloutSpec = {
+    settings: { providerConfig: "sim", patch: PATCH },
+    canary: 1,
+    maxUnavailable: 2,
+  };
+  const settingsFleet = () => {
+    const fleet = fleetOf(3);
+    for (const name of fleet.clusters.keys()) fleet.settle(name, "ready", FROM);
+    return fleet;
+  };
+  const step = (fleet: Fleet, rollout: Rollout, providerConfig?: ProviderConfig, refused?: string) => {
+    const result = stepRollout({
+      object: rollout,
+      clusters: fleet.list(),
+      profiles: [fleetProfile([OLD])],
+      ...(providerConfig ? { providerConfig } : {}),
+      ...(refused ? { settingsRefused: refused } : {}),
+      now: new Date(T0).toISOString(),
+      nowMs: T0,
+      timing,
+    });
+    for (const command of result.commands) fleet.apply(command);
+    return { result, rollout: { ...rollout, status: result.desired.status } as Rollout };
+  };
+
+  it("names the run on the canary alone (no version), says from and to by hash, and never a value", () => {
+    const fleet = settingsFleet();
+    const { result, rollout } = step(fleet, fleetRollout(settingsSpec), config());
+    expect(result.commands).toEqual([
+      {
+        kind: "change",
+        changedBy: "r/rollout-uid",
+        settings: true,
+        clusters: [{ name: "c00", uid: "uid-c00", resourceVersion: "2" }],
+      },
+    ]);
+    const c00 = fleet.clusters.get("c00");
+    expect(c00?.metadata.annotations?.["engine.openmcp.cloud/settings-from-rollout"]).toBe("r/rollout-uid");
+    expect(c00?.spec.kubernetes?.version).toBe(OLD);
+    expect(rollout.status?.settings).toEqual({ providerConfig: "sim", from: FROM, to: TO });
+    const said = JSON.stringify([rollout.status, result.events]);
+    expect(said).not.toContain("s3cr3t-value");
+    expect(said).not.toContain("api/beta=true");
+    expect(result.events.find((e) => e.reason === "ClustersChanged")?.message).toBe(
+      `stage canary: asked 1 Cluster for settings ${FROM} → ${TO}: c00`,
+    );
+  });
+
+  it("takes a Cluster as done only once it runs the new settings, then goes on; at the end gives the config them", () => {
+    const fleet = settingsFleet();
+    let { rollout } = step(fleet, fleetRollout(settingsSpec), config());
+    // Ready still, with the old settings (its machine has not updated it yet): changing, nothing more asked.
+    ({ rollout } = step(fleet, rollout, config()));
+    expect(rollout.status?.targets?.map((t) => t.progress)).toEqual(["changing", "pending", "pending"]);
+    fleet.settle("c00", "ready", TO);
+    ({ rollout } = step(fleet, rollout, config()));
+    expect(rollout.status?.targets?.[0]).toMatchObject({ progress: "done", settingsHash: TO });
+    expect(fleet.written).toEqual(["c00", "c01", "c02"]);
+    fleet.settle("c01", "ready", TO);
+    fleet.settle("c02", "ready", TO);
+    let result: ReturnType<typeof step>["result"];
+    ({ rollout, result } = step(fleet, rollout, config()));
+    expect(result.state).toBe("applying");
+    expect(result.commands).toEqual([
+      {
+        kind: "applySettings",
+        providerConfig: "sim",
+        settings: mergeSettings(OLD_SETTINGS, PATCH),
+        resourceVersion: "7",
+      },
+    ]);
+    expect(result.events.map((e) => e.reason)).toEqual(["SettingsApplied"]);
+    // Killed before the config write: asked again. Once the config holds them: Succeeded, nothing more.
+    ({ result } = step(fleet, rollout, config()));
+    expect(result.commands.map((c) => c.kind)).toEqual(["applySettings"]);
+    ({ rollout, result } = step(
+      fleet,
+      rollout,
+      config(mergeSettings(OLD_SETTINGS, PATCH) as typeof OLD_SETTINGS),
+    ));
+    expect(result.commands).toEqual([]);
+    expect(rollout.status?.phase).toBe("Succeeded");
+    expect(rollout.status?.settings).toMatchObject({
+      from: FROM,
+      to: TO,
+      appliedAt: new Date(T0).toISOString(),
+    });
+  });
+
+  it("holds at the start, changing nothing, while its ProviderConfig is missing or its settings are refused", () => {
+    const fleet = settingsFleet();
+    const missing = step(fleet, fleetRollout(settingsSpec));
+    expect(missing.rollout.status?.phase).toBe("Pending");
+    expect(missing.rollout.status?.conditions?.find((c) => c.type === "Ready")).toMatchObject({
+      status: "False",
+      reason: "ProviderConfigNotFound",
+    });
+    const refused = step(fleet, fleetRollout(settingsSpec), config(), 'runtimeConfig "x" must be …');
+    expect(refused.rollout.status?.conditions?.find((c) => c.type === "Ready")).toMatchObject({
+      reason: "SettingsRefused",
+      message: `the backend of ProviderConfig sim refuses the new settings: runtimeConfig "x" must be …; nothing is changed`,
+    });
+    expect(fleet.written).toEqual([]);
+  });
+
+  it("targets only the Clusters of its ProviderConfig's profiles", () => {
+    const fleet = settingsFleet();
+    const other = {
+      ...fleetProfile([OLD]),
+      metadata: { name: "p" },
+      spec: { ...fleetProfile([OLD]).spec, providerConfigRef: { name: "other" } },
+    };
+    expect(freezeTargets(settingsSpec, FLEET_NAMESPACE, fleet.list(), [other])).toEqual([]);
+    expect(freezeTargets(settingsSpec, FLEET_NAMESPACE, fleet.list(), [fleetProfile([OLD])])).toHaveLength(3);
   });
 });

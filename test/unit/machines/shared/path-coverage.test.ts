@@ -245,7 +245,8 @@ const machines: ReadonlyArray<{
   {
     machine: rolloutMachine,
     // Its guards read the spec's switches and, of the progress, whether there is something to change, a failure,
-    // and whether every target is finished; which Clusters and why only fill in what it writes.
+    // and whether every target is finished; a settings run whether its config holds them, and bad input; which
+    // Clusters and why only fill in what it writes.
     events: observedEach(
       everyCombination<RolloutFacts>({
         startable: bools,
@@ -258,10 +259,13 @@ const machines: ReadonlyArray<{
           { changes: [], complete: false, failure: { name: "a", timedOut: false, message: "failed" } },
         ],
         snapshotsWanted: [undefined, ["a"]],
+        // A settings run: its config given the new settings or not yet (absent: a version run); bad input.
+        settingsApplied: [undefined, false, true],
+        problem: [undefined, { reason: "ProviderConfigNotFound", message: "" }],
       }),
     ),
-    states: ["pending", "progressing", "paused", "halted", "succeeded", "aborted"],
-    transitions: 11,
+    states: ["pending", "progressing", "paused", "applying", "halted", "succeeded", "aborted"],
+    transitions: 15,
   },
 ];
 

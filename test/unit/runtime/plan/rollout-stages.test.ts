@@ -4,7 +4,9 @@
  * froze its targets already is planned from them, and one that is over writes nothing more.
  */
 import { describe, expect, it } from "vitest";
+import type { ProviderConfig } from "../../../../src/api/provider-config.ts";
 import type { Rollout, RolloutSpec } from "../../../../src/api/rollout.ts";
+import { mergeSettings, settingsHash } from "../../../../src/machines/rollout/settings.ts";
 import { stepRollout } from "../../../../src/machines/rollout/step.ts";
 import { rolloutStages } from "../../../../src/runtime/plan/rollout-stages.ts";
 import { Fleet, fleetCluster, fleetProfile, fleetRollout } from "../../../support/rollout-fleet.ts";
@@ -47,7 +49,7 @@ function runToTheEnd(fleet: Fleet, rollout: Rollout): { stage: string; name: str
       timing,
     });
     for (const command of result.commands) {
-      if (command.kind !== "change") continue; // this fleet asks no snapshot before a change
+      if (command.kind !== "change") continue; // this fleet asks no snapshot, and no config, before a change
       for (const change of command.clusters)
         asked.push({ stage: result.desired.status?.currentStage ?? "", name: change.name });
       fleet.apply(command);
@@ -126,5 +128,38 @@ describe("a planned Rollout's stages", () => {
     ]);
     const aborted = rolloutStages(fleetRollout({ version: NEW, canary: 1, abort: true }), fleet.list());
     expect(aborted.stages.flatMap((stage) => stage.targets.map((t) => t.writes.length))).toEqual([0, 0]);
+  });
+
+  it("of a settings run show each Cluster's settings now and those it would get, by hash, and the annotation naming the run", () => {
+    const fleet = fleetOfTen();
+    for (const name of fleet.clusters.keys()) fleet.settle(name, "ready", settingsHash({ a: 1 }));
+    const config = {
+      apiVersion: "engine.openmcp.cloud/v1alpha1",
+      kind: "ProviderConfig",
+      metadata: { name: "sim" },
+      spec: { backend: "simulated", settings: { a: 1 } },
+    } as ProviderConfig;
+    const rollout = fleetRollout({ settings: { providerConfig: "sim", patch: { b: 2 } }, canary: 1 });
+    const planned = rolloutStages(rollout, fleet.list(), [fleetProfile([OLD])], config);
+    expect(planned.version).toBe("ProviderConfig sim's new settings");
+    expect(planned.stages.map((stage) => [stage.name, stage.targets.length])).toEqual([
+      ["canary", 1],
+      ["all", 9],
+    ]);
+    const [canary] = planned.stages[0]?.targets ?? [];
+    expect(canary?.settings).toEqual({
+      from: settingsHash({ a: 1 }),
+      to: settingsHash(mergeSettings({ a: 1 }, { b: 2 })),
+    });
+    expect(canary?.writes).toEqual([
+      {
+        op: "add",
+        path: "/metadata/annotations",
+        value: {
+          "engine.openmcp.cloud/changed-by-rollout": "r/rollout-uid",
+          "engine.openmcp.cloud/settings-from-rollout": "r/rollout-uid",
+        },
+      },
+    ]);
   });
 });
