@@ -14,7 +14,7 @@ import type { ProviderConfig } from "./provider-config.ts";
  * built for it may use. A backend module says which version it was built for (`contractVersion`), and the
  * engine loads it only if it implements the same major version and at least that minor one.
  */
-export const BACKEND_CONTRACT_VERSION = "1.7.0";
+export const BACKEND_CONTRACT_VERSION = "1.8.0";
 
 /** How often the engine reads the offer of a backend that implements {@link ClusterBackend.readOffer}. */
 export const OFFER_REFRESH_MS = 60_000;
@@ -192,7 +192,7 @@ export interface ClusterBackend {
    */
   restore?(target: ClusterTarget, snapshot: SnapshotReference): Promise<void>;
   /**
-   * Optional: why a ProviderConfig's `spec.settings` of these values cannot be used by this backend (undefined: they
+   * Optional (contract 1.8): why a ProviderConfig's `spec.settings` of these values cannot be used by this backend (undefined: they
    * can). Pure and quick, no call to the infrastructure: a settings Rollout asks it before it changes any Cluster.
    * The message names the setting and never repeats a value that may be secret.
    */
