@@ -4,7 +4,6 @@
  */
 
 import { mkdirSync } from "node:fs";
-import { readFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { KubeConfig } from "@kubernetes/client-node";
 import type { ClusterObservation, ClusterTarget } from "../api/backend.ts";
@@ -70,7 +69,6 @@ import { type DockerRun, dockerRunner } from "./shared/docker-cli.ts";
 import { remoteCallError } from "./shared/error-wording.ts";
 import {
   NODE_ETCD_SNAPSHOT_FILE,
-  readNodeSnapshot,
   requireNodeKeys,
   rollBackNode,
   writeNodeSnapshot,
@@ -85,6 +83,7 @@ import {
   RemoteObjects,
 } from "./shared/remote-object.ts";
 import { RemoteObjectPools } from "./shared/remote-object-pools.ts";
+import { readOwnSnapshot } from "./shared/snapshot-store.ts";
 
 const CLUSTER_CLASSES = {
   group: CAPI_CLUSTER_RESOURCE.group,
@@ -418,9 +417,9 @@ export class CapiBackend implements ClusterBackend {
     const { object: cluster } = await this.#existingCluster(target);
     const node = await this.#controlPlaneMachine(cluster);
     const docker = this.#docker();
-    const stored = await readNodeSnapshot(reference, this.name, this.#staging);
+    const stored = await readOwnSnapshot(reference, this.name, this.#staging);
     try {
-      await requireNodeKeys(docker.run, node, stored, (file) => readFile(file, "utf8"));
+      await requireNodeKeys(docker.run, node, stored);
       this.#etcdutl ??= builtEtcdutl();
       await rollBackNode(docker.run, node, stored.path(NODE_ETCD_SNAPSHOT_FILE), this.#etcdutl);
     } finally {

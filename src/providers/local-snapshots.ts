@@ -16,7 +16,7 @@ import {
 } from "../controlplane/control-plane-files.ts";
 import { etcdSnapshotStream, restoreEtcdSnapshot } from "../controlplane/etcd-snapshot.ts";
 import type { SnapshotDescription, StoredSnapshot } from "./shared/folder-snapshots.ts";
-import { readSnapshot, writeSnapshot } from "./shared/snapshot-store.ts";
+import { writeSnapshot } from "./shared/snapshot-store.ts";
 
 /** etcd's snapshot in a local cluster's snapshot, beside the certificate files (named as in the cluster's folder). */
 const ETCD_SNAPSHOT_FILE = "etcd.db";
@@ -50,26 +50,6 @@ export function writeLocalSnapshot(
     },
     staging,
   );
-}
-
-/**
- * Snapshot `reference`, checked against its manifest and taken by backend `backend` (else refused); one in an object
- * store is downloaded into `staging` (release it when done).
- */
-export async function readLocalSnapshot(
-  reference: SnapshotReference,
-  backend: string,
-  staging: string,
-): Promise<StoredSnapshot> {
-  const stored = await readSnapshot(reference, staging);
-  if (stored.manifest.backend !== backend) {
-    await stored.release();
-    throw new SnapshotRejectedError(
-      "IncompatibleSnapshot",
-      `snapshot ${reference.name} was taken by backend ${stored.manifest.backend}; the ${backend} backend restores only its own`,
-    );
-  }
-  return stored;
 }
 
 /** Refuses (`ForeignSnapshot`) a snapshot whose CA or service-account key is not that of the cluster in `directory`. */

@@ -40,7 +40,6 @@ import {
 } from "../controlplane/persistent-control-plane.ts";
 import {
   acceptedIssuers,
-  readLocalSnapshot,
   requireOwnKeys,
   seedClusterFolder,
   swapInSnapshotData,
@@ -54,6 +53,7 @@ import {
 import { ledgerPools } from "./shared/ledger-pools.ts";
 import { folderPoolLedger, type PoolLedger } from "./shared/pool-ledger.ts";
 import { durationOption } from "./shared/settings.ts";
+import { readOwnSnapshot } from "./shared/snapshot-store.ts";
 
 /** Knobs of the local backend. */
 export interface LocalBackendOptions {
@@ -362,7 +362,7 @@ export class LocalBackend implements ClusterBackend {
       throw new Error(
         `local backend: cluster ${target.namespace}/${target.name} is hibernated: wake it before restoring a snapshot`,
       );
-    const stored = await readLocalSnapshot(reference, this.name, this.#snapshotStaging());
+    const stored = await readOwnSnapshot(reference, this.name, this.#snapshotStaging());
     try {
       await requireOwnKeys(directory, stored);
       this.#etcdutl ??= this.#options.etcdutl ?? findEtcdutl(this.#options.assets);
@@ -397,7 +397,7 @@ export class LocalBackend implements ClusterBackend {
    * leaves no half-made cluster; a snapshot refused (checksums, another backend's) makes nothing.
    */
   async #seedFromSnapshot(key: string, reference: SnapshotReference): Promise<void> {
-    const stored = await readLocalSnapshot(reference, this.name, this.#snapshotStaging());
+    const stored = await readOwnSnapshot(reference, this.name, this.#snapshotStaging());
     try {
       this.#etcdutl ??= this.#options.etcdutl ?? findEtcdutl(this.#options.assets);
       await mkdir(this.#clusters, { recursive: true });

@@ -1,6 +1,7 @@
 /** The kind backend itself: each call of the engine looks at the cluster, lets `create-lifecycle.ts` decide, acts. */
+
 import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
-import { copyFile, readFile } from "node:fs/promises";
+import { copyFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import type { ClusterObservation, ClusterTarget } from "../../api/backend.ts";
 import type {
@@ -22,7 +23,6 @@ import { type DockerRun, dockerRunner } from "../shared/docker-cli.ts";
 import { describeCluster } from "../shared/error-wording.ts";
 import {
   NODE_ETCD_SNAPSHOT_FILE,
-  readNodeSnapshot,
   requireNodeKeys,
   rollBackNode,
   seedCloneNode,
@@ -31,6 +31,7 @@ import {
 } from "../shared/kubeadm-node-snapshots.ts";
 import { ledgerPools } from "../shared/ledger-pools.ts";
 import { folderPoolLedger, type PoolLedger } from "../shared/pool-ledger.ts";
+import { readOwnSnapshot } from "../shared/snapshot-store.ts";
 import { AuthnVolumes, nodeOf } from "./authn-volume.ts";
 import { kindExtraMounts, kindNodeImage } from "./cluster-config.ts";
 import { KindCli, listNodeImages } from "./commands.ts";
@@ -472,10 +473,10 @@ export class KindBackend implements ClusterBackend {
         throw new Error(
           `kind backend: ${describeCluster(target)} is hibernated: wake it before restoring a snapshot`,
         );
-      const stored = await readNodeSnapshot(reference, this.name, this.#snapshotStaging());
+      const stored = await readOwnSnapshot(reference, this.name, this.#snapshotStaging());
       try {
         const node = nodeOf(cluster);
-        await requireNodeKeys(docker.run, node, stored, (file) => readFile(file, "utf8"));
+        await requireNodeKeys(docker.run, node, stored);
         this.#etcdutl ??= builtEtcdutl();
         await rollBackNode(docker.run, node, stored.path(NODE_ETCD_SNAPSHOT_FILE), this.#etcdutl);
       } finally {
@@ -505,7 +506,7 @@ export class KindBackend implements ClusterBackend {
   async #stageClone(cluster: string, reference: SnapshotReference): Promise<string> {
     const folder = this.#cloneStaging(cluster);
     if (this.#clonePending(cluster)) return join(folder, "pki");
-    const stored = await readNodeSnapshot(reference, this.name, this.#snapshotStaging());
+    const stored = await readOwnSnapshot(reference, this.name, this.#snapshotStaging());
     try {
       rmSync(folder, { recursive: true, force: true });
       mkdirSync(folder, { recursive: true, mode: 0o700 });

@@ -7,7 +7,7 @@
  * `etcdutl` restored from the snapshot, and puts the manifests back.
  */
 import { spawn } from "node:child_process";
-import { chmod, copyFile, mkdir } from "node:fs/promises";
+import { chmod, copyFile, mkdir, readFile } from "node:fs/promises";
 import { basename, dirname, join, relative } from "node:path";
 import { PassThrough, type Readable } from "node:stream";
 import type { SnapshotManifest, SnapshotReference } from "../../api/control-plane-snapshot.ts";
@@ -15,7 +15,7 @@ import { SnapshotRejectedError } from "../../api/control-plane-snapshot.ts";
 import { etcdSnapshotFromGateway } from "../../controlplane/etcd-snapshot.ts";
 import type { DockerRun } from "./docker-cli.ts";
 import type { SnapshotDescription, StoredSnapshot } from "./folder-snapshots.ts";
-import { readSnapshot, writeSnapshot } from "./snapshot-store.ts";
+import { writeSnapshot } from "./snapshot-store.ts";
 
 /** Where kubeadm keeps a node's certificates and keys. */
 export const KUBEADM_PKI_DIRECTORY = "/etc/kubernetes/pki";
@@ -157,33 +157,11 @@ export function writeNodeSnapshot(
   );
 }
 
-/** Snapshot `reference`, checked against its manifest and taken by backend `backend` (else refused). */
-export async function readNodeSnapshot(
-  reference: SnapshotReference,
-  backend: string,
-  staging: string,
-): Promise<StoredSnapshot> {
-  const stored = await readSnapshot(reference, staging);
-  if (stored.manifest.backend !== backend) {
-    await stored.release();
-    throw new SnapshotRejectedError(
-      "IncompatibleSnapshot",
-      `snapshot ${reference.name} was taken by backend ${stored.manifest.backend}; the ${backend} backend restores only its own`,
-    );
-  }
-  return stored;
-}
-
 /** Refuses (`ForeignSnapshot`) a snapshot whose cluster CA or service-account key is not that of node `node`. */
-export async function requireNodeKeys(
-  run: DockerRun,
-  node: string,
-  stored: StoredSnapshot,
-  read: (file: string) => Promise<string>,
-): Promise<void> {
+export async function requireNodeKeys(run: DockerRun, node: string, stored: StoredSnapshot): Promise<void> {
   for (const name of ["ca.crt", "sa.key"]) {
     const own = await run(["exec", node, "cat", KUBEADM_PKI_FILES[name] as string]);
-    if (own === (await read(stored.path(name)).catch(() => undefined))) continue;
+    if (own === (await readFile(stored.path(name), "utf8").catch(() => undefined))) continue;
     const { namespace, name: cluster, uid } = stored.manifest.cluster;
     throw new SnapshotRejectedError(
       "ForeignSnapshot",

@@ -2,7 +2,11 @@
  * The snapshot store a backend uses (contract 1.7): the folder store or the S3 one, by the reference's location.
  * Both keep a snapshot whole or absent (the manifest last) and check every file before it is read.
  */
-import type { SnapshotManifest, SnapshotReference } from "../../api/control-plane-snapshot.ts";
+import {
+  type SnapshotManifest,
+  type SnapshotReference,
+  SnapshotRejectedError,
+} from "../../api/control-plane-snapshot.ts";
 import {
   readFolderSnapshot,
   removeFolderSnapshot,
@@ -47,4 +51,21 @@ export function removeSnapshot(reference: SnapshotReference): Promise<void> {
   return location.s3
     ? removeS3Snapshot({ location: { s3: location.s3 }, name })
     : removeFolderSnapshot({ location: { folder: location.folder }, name });
+}
+
+/** {@link readSnapshot}, refused (`IncompatibleSnapshot`) unless backend `backend` took it: a backend restores its own. */
+export async function readOwnSnapshot(
+  reference: SnapshotReference,
+  backend: string,
+  staging: string,
+): Promise<StoredSnapshot> {
+  const stored = await readSnapshot(reference, staging);
+  if (stored.manifest.backend !== backend) {
+    await stored.release();
+    throw new SnapshotRejectedError(
+      "IncompatibleSnapshot",
+      `snapshot ${reference.name} was taken by backend ${stored.manifest.backend}; the ${backend} backend restores only its own`,
+    );
+  }
+  return stored;
 }
