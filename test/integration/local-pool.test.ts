@@ -11,10 +11,10 @@ import { inspectPersistentControlPlane } from "../../src/controlplane/persistent
 import { LocalPoolWorld } from "../support/local-pool-world.ts";
 import {
   adminOf,
+  burstOfOneMore,
   deleteAll,
   poolMemberOf,
   type RunningPoolWorld,
-  threeAtOnce,
 } from "../support/pool-burst.ts";
 
 const local = new LocalPoolWorld("local-pool");
@@ -31,7 +31,7 @@ afterAll(async () => {
 
 describe("a warm pool of 2 real local clusters", { timeout: 300_000 }, () => {
   it("serves two of three Clusters created at once, makes the third a cluster of its own, and refills to 2", async () => {
-    const { fromPool, made } = await threeAtOnce(world, "local");
+    const { fromPool, made } = await burstOfOneMore(world, "local");
 
     // A bound Cluster's admin access is its member's kube-apiserver (the member's folder, named by its id).
     for (const { cluster } of fromPool) {

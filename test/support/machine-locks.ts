@@ -13,17 +13,16 @@ export const MACHINE_LOCKS: Readonly<Record<string, readonly string[]>> = {
   // lock itself (src/dev/capi-providers.ts).
   capd: ["capi-backend.heavy.test.ts", "capi-backend.conformance.heavy.test.ts"],
   // Several kind nodes booting at once (or CAPD's Docker machines, which boot as kind nodes do): three siblings of
-  // a landscape, a pool and its third Cluster, a CAPD control plane with its worker. Two of them side by side have
-  // left kubeadm timing out on a new node. Not the files whose nodes boot one at a time (in-cluster, cli-up,
-  // capi-clusterctl, kind-clusters, gardener-from-pod): a node that kubeadm gives up on beside them is made again
-  // (createKindCluster and the kind backend both try again).
+  // a landscape, a CAPD control plane with its worker. Two of them side by side have left kubeadm timing out on a
+  // new node. Not the files whose nodes boot one at a time (in-cluster, cli-up, capi-clusterctl, kind-clusters,
+  // gardener-from-pod, kind-pool): a node that kubeadm gives up on beside them is made again (createKindCluster and
+  // the kind backend both try again).
   "kind-nodes": [
     "capi-backend.heavy.test.ts",
     "kind-landscape.heavy.test.ts",
     "landscape-kind.heavy.test.ts",
-    "kind-pool.heavy.test.ts",
     // Two kind clusters one after the other, each written to with a thousand objects: beside a pool's three nodes
-    // and the sharding file's replicas it hung (CI, 2026-11-28: load 28, its first cluster never written to).
+    // (then booting at once) and the sharding file's replicas it hung (CI, 2026-11-28: load 28, its first cluster never written to).
     "kind-day-two.heavy.test.ts",
   ],
 };

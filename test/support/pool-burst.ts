@@ -1,7 +1,8 @@
 /**
- * The warm-pool scenario of issue 37, for any backend behind an engine on a real API server: a ClusterPool of 2
- * warm, three Clusters created at once, two bound to the pool's members (the time from creation to Ready printed),
- * the third made as usual, the pool back at 2 with new members; then everything deleted and nothing left.
+ * The warm-pool scenario of issue 37, for any backend behind an engine on a real API server: a ClusterPool of N
+ * warm (2 by default), N + 1 Clusters created at once, N bound to the pool's members (the time from creation to
+ * Ready printed), the last made as usual, the pool back at N with new members; then everything deleted and nothing
+ * left.
  * The backend's own checks (what a member is there, what is left at the end) stay in its test file.
  */
 import { ApiException, CoreV1Api, CustomObjectsApi, KubeConfig } from "@kubernetes/client-node";
@@ -31,6 +32,8 @@ export interface PoolBurstWorld {
   readonly providerConfig: string;
   /** How long a cluster may take to be made (a pool's fill, a made Cluster). */
   readonly patienceMs: number;
+  /** The pool's idle clusters when warm: the burst is one Cluster more. */
+  readonly size: number;
 }
 
 /** A world of the scenario running: its parts, to read and to stop. */
@@ -45,7 +48,7 @@ export interface RunningPoolWorld extends PoolBurstWorld {
 
 /**
  * A management API server with the CRDs and the namespace, the backend `factory` made on `stateDirectory` with
- * `options`, an engine with warm pools on it, `providerConfig` (named by the world's), and a pool of 2.
+ * `options`, an engine with warm pools on it, `providerConfig` (named by the world's), and a pool of `size` (2).
  */
 export async function startPoolWorld(props: {
   readonly namespace: string;
@@ -56,8 +59,10 @@ export async function startPoolWorld(props: {
   readonly factory: BackendFactory;
   readonly stateDirectory: string;
   readonly options: Readonly<Record<string, string>>;
-  /** A sleeping pool: this many of its 2 idle clusters awake (`spec.awake`); absent, all. */
+  /** A sleeping pool: this many of its idle clusters awake (`spec.awake`); absent, all. */
   readonly awake?: number;
+  /** The pool's idle clusters (default 2). */
+  readonly size?: number;
 }): Promise<RunningPoolWorld> {
   const logLines: string[] = [];
   const log = (level?: "debug") =>
@@ -96,12 +101,13 @@ export async function startPoolWorld(props: {
     profile: props.profile,
     providerConfig: props.providerConfig.metadata.name ?? "",
     patienceMs: props.patienceMs,
+    size: props.size ?? 2,
     controlPlane,
     backend,
     logLines,
     stop,
   };
-  await createPool(world, 2, props.awake);
+  await createPool(world, world.size, props.awake);
   return world;
 }
 
@@ -113,7 +119,8 @@ export interface BurstResult {
 }
 
 const POOL = "warm";
-const NAMES = ["one", "two", "three"];
+/** The Clusters of a burst on `world`'s pool: one more than it keeps. */
+const burstNames = (world: PoolBurstWorld) => ["one", "two", "three", "four"].slice(0, world.size + 1);
 
 /** The pool member a Cluster was bound to, if it came from the pool. */
 export const poolMemberOf = (cluster: Cluster): string | undefined => {
@@ -195,15 +202,15 @@ export async function timeToReady(world: PoolBurstWorld, name: string): Promise<
 }
 
 /**
- * With the pool warm at 2: three Clusters at once, two served by the warm members, one made; the figures printed
- * (`label`: the backend); the pool back at 2 with other members.
+ * With the pool warm: one Cluster more than it keeps at once, each warm member serving one, the last made; the
+ * figures printed (`label`: the backend); the pool back at its size with other members.
  */
-export async function threeAtOnce(
+export async function burstOfOneMore(
   world: PoolBurstWorld,
   label: string,
 ): Promise<{ fromPool: BurstResult[]; made: BurstResult }> {
-  const warmIds = ((await poolAt(world, 2)).status?.members ?? []).map((member) => member.id).sort();
-  const results = await Promise.all(NAMES.map((name) => timeToReady(world, name)));
+  const warmIds = ((await poolAt(world, world.size)).status?.members ?? []).map((member) => member.id).sort();
+  const results = await Promise.all(burstNames(world).map((name) => timeToReady(world, name)));
   console.log(
     `${label}: time from creation to Ready: ${results
       .map((r) => `${r.name} ${r.ms} ms (${poolMemberOf(r.cluster) ? "pool" : "made"})`)
@@ -213,14 +220,14 @@ export async function threeAtOnce(
   const made = results.filter((r) => !poolMemberOf(r.cluster));
   expect(fromPool.map((r) => poolMemberOf(r.cluster)).sort()).toEqual(warmIds);
   expect(made).toHaveLength(1);
-  const refilled = ((await poolAt(world, 2)).status?.members ?? []).map((member) => member.id);
+  const refilled = ((await poolAt(world, world.size)).status?.members ?? []).map((member) => member.id);
   expect(refilled.filter((id) => warmIds.includes(id))).toEqual([]);
   return { fromPool, made: made[0] as BurstResult };
 }
 
-/** Deletes the three Clusters and the pool; resolves once they are gone and `backendEmpty` holds. */
+/** Deletes the burst's Clusters and the pool; resolves once they are gone and `backendEmpty` holds. */
 export async function deleteAll(world: PoolBurstWorld, backendEmpty: () => boolean): Promise<void> {
-  for (const name of NAMES)
+  for (const name of burstNames(world))
     await world.custom.deleteNamespacedCustomObject({
       ...RESOURCES.Cluster,
       namespace: world.namespace,
@@ -229,7 +236,7 @@ export async function deleteAll(world: PoolBurstWorld, backendEmpty: () => boole
   await world.custom.deleteClusterCustomObject({ ...RESOURCES.ClusterPool, name: POOL });
   await eventually(
     async () => {
-      const left = await Promise.all(NAMES.map((name) => readCluster(world, name)));
+      const left = await Promise.all(burstNames(world).map((name) => readCluster(world, name)));
       return satisfying(
         { clusters: left.filter(Boolean).length, pool: await readPool(world), backendEmpty: backendEmpty() },
         (state) => state.clusters === 0 && state.pool === undefined && state.backendEmpty,

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { holdFileLocks, locksOf } from "../../support/machine-locks.ts";
 
-const KIND_NODES_FILE = "/repo/test/integration/kind-pool.heavy.test.ts";
+const KIND_NODES_FILE = "/repo/test/integration/kind-day-two.heavy.test.ts";
 
 describe("the machine locks a test file holds", () => {
   let cache: string;
