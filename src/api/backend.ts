@@ -113,7 +113,9 @@ export type ClusterObservation =
       /**
        * The cluster runs the wanted version but differs from what the target asks otherwise (e.g. labels or a
        * template changed since it was made): the engine orders an `update` at the same version (contract 1.1).
-       * A backend reports it only for what an update can fix, so the engine never updates in a loop.
+       * A backend reports it only for what an update can fix, so the engine never updates in a loop. On a
+       * `failed` cluster it says the cluster failed with what its target no longer asks (e.g. settings a deleted
+       * settings Rollout gave it): the Cluster engine orders an `update` to what it asks now, which may repair it.
        */
       readonly outOfDate?: boolean;
       /** Conditions of the backend's own, mirrored onto the Cluster (contract 1.1). */

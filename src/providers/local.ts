@@ -120,8 +120,9 @@ interface StartInProgress {
  * same ports: same endpoint, same CA, and every token and kubeconfig of before still works.
  * Settings (a ProviderConfig's `spec.settings`): `runtimeConfig`, kube-apiserver's `--runtime-config` (over the
  * backend option of that name), recorded in the cluster's folder (`runtime-config`) when it is made; a cluster whose
- * recorded value differs from its target's is `outOfDate`, and `update` records the new one and restarts its
- * kube-apiserver (and etcd) on the same data and ports with it. `oidcCertificateAuthority`: see trustOidcIssuers.
+ * recorded value differs from its target's is `outOfDate` (ready, or failed to start with it), and `update` records
+ * the new one and restarts its kube-apiserver (and etcd) on the same data and ports with it.
+ * `oidcCertificateAuthority`: see trustOidcIssuers.
  * Caveats: one Kubernetes version, that of the binaries; no workers; no OIDC yet.
  */
 export class LocalBackend implements ClusterBackend {
@@ -216,8 +217,8 @@ export class LocalBackend implements ClusterBackend {
         message: `being rolled back to snapshot ${from || "(unknown)"}: its processes restart on the restored data`,
       };
     }
+    const outOfDate = (await this.#recordedRuntimeConfig(key)) !== this.#runtimeConfigOf(target);
     if (status.healthy && status.server && !this.#restarting.has(key)) {
-      const outOfDate = (await this.#recordedRuntimeConfig(key)) !== this.#runtimeConfigOf(target);
       return {
         exists: true,
         phase: "ready",
@@ -229,7 +230,14 @@ export class LocalBackend implements ClusterBackend {
     }
     const failure = this.#failures.get(key);
     if (failure && !this.#starts.has(key)) {
-      return { exists: true, phase: "failed", version, message: failure.message };
+      // Failed with settings its target no longer asks (e.g. a deleted settings Rollout's): an update may repair it.
+      return {
+        exists: true,
+        phase: "failed",
+        version,
+        message: failure.message,
+        ...(outOfDate ? { outOfDate: true } : {}),
+      };
     }
     if (existsSync(join(directory, WAKING_FILE)))
       return {

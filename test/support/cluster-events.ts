@@ -17,6 +17,8 @@ const backends: ClusterObservation[] = [
   { exists: true, phase: "updating", version: "1.33.3", endpoint: "https://a" },
   { exists: true, phase: "deleting", version: "1.33.3" },
   { exists: true, phase: "failed", version: "1.33.3", message: "quota" },
+  // Failed with what its target no longer asks (e.g. settings taken back): an update may repair it.
+  { exists: true, phase: "failed", version: "1.33.3", message: "bad flag", outOfDate: true },
 ];
 
 /** Every combination of the facts that matter to the guards. */

@@ -182,6 +182,12 @@ export async function memoryEngine(api: MemoryApi, options: MemoryEngineOptions)
   const controllers = [...kinds.values()].map(({ kind, context }) => ({
     name: kind.definition.kind,
     controller: new MachineController<MachineObject>({ kind, context, writer, recordEvents: false }),
+    /** The object's group of reconciles that run one after the other (the kind's `serialize`), if any. */
+    groupOf: (key: string) => {
+      const object = informers.of(kind.cache).get(key) as MachineObject | undefined;
+      const group = object ? kind.serialize?.(object, context) : undefined;
+      return group === undefined ? undefined : `${kind.definition.kind}|${group}`;
+    },
   }));
   await informers.start();
   /** Whether the object's timeline has a command: its reconciles after that depend on the backend's answers. */
@@ -202,15 +208,21 @@ export async function memoryEngine(api: MemoryApi, options: MemoryEngineOptions)
      * an object that issued commands is left alone after them.
      */
     async settle() {
+      /** Groups (the kind's `serialize`) whose reconcile is held at its commands: the others of it wait for good. */
+      const heldGroups = new Set<string>();
       for (let round = 0; round < 12; round++) {
         const before = api.writes.length;
-        for (const { name, controller } of controllers) {
+        for (const { name, controller, groupOf } of controllers) {
           for (const key of [...controller.keys()].sort()) {
             if (recording && commanded(timelineKey(name, key))) continue;
+            const group = groupOf(key);
+            // As in the engine: its reconcile would wait for the held one of its group, which never ends here.
+            if (group !== undefined && heldGroups.has(group)) continue;
             const heldCommands = new Promise<void>((resolve) => {
               moveOn = resolve;
             });
             await Promise.race([controller.reconcile(key).catch(() => {}), heldCommands]);
+            if (recording && group !== undefined && commanded(timelineKey(name, key))) heldGroups.add(group);
           }
         }
         if (api.writes.length === before) return;
@@ -299,6 +311,11 @@ export class Branches {
     this.#reached.set(what, (this.#reached.get(what) ?? 0) + 1);
   }
 
+  /** How often each branch was reached, by name. */
+  counts(): ReadonlyMap<string, number> {
+    return new Map([...this.#reached].sort(([a], [b]) => a.localeCompare(b)));
+  }
+
   /** Every one of `branches` reached at least once. */
   expectReached(branches: readonly string[]): void {
     for (const branch of branches) expect(this.#reached.get(branch) ?? 0, branch).toBeGreaterThan(0);
@@ -315,12 +332,13 @@ export async function expectPlanPredictsEngine(
   api: MemoryApi,
   engine: MemoryEngine,
   options: MemoryEngineOptions,
-  proposed: PlanChange,
+  proposed: PlanChange | readonly PlanChange[],
   branches: Branches,
 ): Promise<Plan> {
+  const changes: readonly PlanChange[] = Array.isArray(proposed) ? proposed : [proposed];
   const { setupRuns: _, backend, ...world } = options;
   const listed = withMutationsListed(backend);
-  const result = await plan([proposed], {
+  const result = await plan(changes, {
     ...world,
     kubeConfig: offlineKubeConfig(),
     backend: listed.backend,
@@ -334,12 +352,14 @@ export async function expectPlanPredictsEngine(
   expect(result.objects.map((object) => object.outcome)).not.toContain("unsettled");
 
   engine.record(true);
-  const target = targetOf(proposed);
-  const resource = resourceOfKind(target.kind, target.apiVersion);
   const now = rfc3339(options.clock.now());
-  const effect = applyChange(proposed, api.get(resource, objectKey({ metadata: target })), now);
-  if (effect.after) api.put(resource, effect.after);
-  else if (effect.before) api.put(resource, effect.before, true);
+  for (const change of changes) {
+    const target = targetOf(change);
+    const resource = resourceOfKind(target.kind, target.apiVersion);
+    const effect = applyChange(change, api.get(resource, objectKey({ metadata: target })), now);
+    if (effect.after) api.put(resource, effect.after);
+    else if (effect.before) api.put(resource, effect.before, true);
+  }
   await engine.settle();
 
   const expected = predictedTimelines(result);

@@ -228,8 +228,21 @@ export function failureEvent(facts: BackendClusterFacts): EventRecord {
   };
 }
 
-/** The `failed` state of every such machine: a person must act; back to pending once the problem is resolved. */
-export function failedState(description: string, tags: readonly string[]) {
+/** A way out of `failed` a kind adds to the shared ones, tried after deletion and before `problemResolved`. */
+export interface FailedExit {
+  readonly guard: string;
+  readonly target: string;
+}
+
+/**
+ * The `failed` state of every such machine: a person must act; back to pending once the problem is resolved.
+ * `exits` are a kind's own ways out (e.g. the Cluster's repair by an update), tried before that.
+ */
+export function failedState<const Exits extends readonly FailedExit[] = readonly []>(
+  description: string,
+  tags: readonly string[],
+  exits: Exits = [] as unknown as Exits,
+) {
   return {
     description,
     tags,
@@ -241,6 +254,7 @@ export function failedState(description: string, tags: readonly string[]) {
     ],
     always: [
       { guard: "isBeingDeleted", target: "deleting" },
+      ...exits,
       { guard: "problemResolved", target: "pending" },
     ],
   } as const;

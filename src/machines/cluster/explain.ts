@@ -39,6 +39,9 @@ export const CLUSTER_GUARD_PHRASES: Readonly<
   backendNeedsCreate: "the backend has no cluster for it, or reports it incomplete",
   backendReady: "the backend reports the cluster ready with an endpoint",
   backendFailed: "the backend reports the cluster failed",
+  failedOutOfDate:
+    "the backend reports the cluster failed with what it no longer asks (e.g. a deleted settings Rollout's settings): it is updated",
+  failedAsAsked: "the backend reports the cluster failed with what it asks now",
   upgradeWanted: "the backend runs another version than the spec asks for",
   backendReadyAsWanted: "the backend reports ready on the wanted version",
   problemResolved: "the version is offered again and the backend no longer reports failure",

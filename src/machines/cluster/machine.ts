@@ -117,8 +117,24 @@ const wakingThoughAsleepAsked = (facts: ClusterFacts) => sleepAsked(facts) && ph
 const notAwakeUnasked = (facts: ClusterFacts) =>
   asleepUnasked(facts) || (!sleepAsked(facts) && phaseOf(facts) === "waking");
 
+/**
+ * Failed at the backend with what its target no longer asks: the backend reports it `outOfDate` (contract 1.1: only
+ * for what an update can fix), e.g. settings a deleted settings Rollout gave it. An update to what it asks now may
+ * repair it, so it is ordered rather than the Cluster left failed for a person.
+ */
+const failedOutOfDate = (facts: ClusterFacts) =>
+  phaseOf(facts) === "failed" &&
+  facts.backend.exists &&
+  facts.backend.outOfDate === true &&
+  backendClusterPredicates.specAcceptable(facts);
+
 /** The Cluster's own guards, besides those every kind that holds a cluster shares. */
 const clusterGuards = {
+  failedOutOfDate: whenObserved(failedOutOfDate),
+  /** Failed at the backend, and no update to what it asks now would help: a person must act. */
+  failedAsAsked: whenObserved(
+    (facts: ClusterFacts) => phaseOf(facts) === "failed" && !failedOutOfDate(facts),
+  ),
   /** The hand-over Secret is still there: its state is imported (again) and the Secret deleted. */
   handoverPending: whenObserved(handoverPending),
   handoverTaken: whenObserved((facts: ClusterFacts) => !handoverPending(facts)),
@@ -149,6 +165,14 @@ const SERVING_EXITS = [
   { guard: "versionRejected", target: "failed" },
   { guard: "backendNeedsCreate", target: "provisioning" },
   { guard: "backendFailed", target: "failed" },
+] as const;
+
+/** Where `updating` goes first: as a serving state, but failed only with what it asks now (see failedOutOfDate). */
+const UPDATING_EXITS = [
+  { guard: "isBeingDeleted", target: "deleting" },
+  { guard: "versionRejected", target: "failed" },
+  { guard: "backendNeedsCreate", target: "provisioning" },
+  { guard: "failedAsAsked", target: "failed" },
 ] as const;
 
 /** Taken over first, in every state but deleting: the backend cannot answer for the Cluster before. */
@@ -344,15 +368,22 @@ export const clusterMachine = setup({
         },
       ],
       on: {
-        // Still idle on the old version: the update did not take, order it again.
-        observed: [TAKE_OVER, { guard: "upgradeWanted", target: "updating", reenter: true }],
+        // Still idle on the old version, or still failed with what it no longer asks: the update did not take,
+        // order it again.
+        observed: [
+          TAKE_OVER,
+          { guard: "upgradeWanted", target: "updating", reenter: true },
+          { guard: "failedOutOfDate", target: "updating", reenter: true },
+        ],
       },
-      always: [...SERVING_EXITS, { guard: "backendReadyAsWanted", target: "ready" }],
+      // Failed with what it asks now ends the update; failed with what it no longer asks is what it repairs.
+      always: [...UPDATING_EXITS, { guard: "backendReadyAsWanted", target: "ready" }],
     },
     failed: {
       ...failedState(
-        "A person must act: unsupported version, downgrade, or a cluster the backend reports failed.",
+        "A person must act: unsupported version, downgrade, or a cluster the backend reports failed (one failed with what it no longer asks, e.g. a deleted settings Rollout's settings, is updated to what it asks now).",
         [phase("progressing")],
+        [{ guard: "failedOutOfDate", target: "updating" }],
       ),
       on: { observed: TAKE_OVER },
     },

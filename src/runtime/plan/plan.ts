@@ -213,6 +213,11 @@ class PlanRun {
   /** Work to do, in order, deduplicated (as a work queue): `<kind>|<key>`. */
   readonly #queue = new Map<string, () => Promise<void>>();
   readonly #tracked = new Map<string, Tracked>();
+  /**
+   * Groups of reconciles that run one after the other (a kind's `serialize`, e.g. the requests of a purpose with a
+   * limited tenancyCount), `<kind>|<group>`, held by the object that awaits its commands: named as `<Kind> <key>`.
+   */
+  readonly #heldGroups = new Map<string, string>();
 
   constructor(
     kinds: ReadonlyMap<string, DrivenKind>,
@@ -340,6 +345,17 @@ class PlanRun {
       tracked.final = true;
       return;
     }
+    // Its group's reconciles run one after the other, and one of them waits for its commands' answers: so does
+    // this one (the engine takes it after them, from what they made), which a plan cannot follow.
+    const serialized = kind.serialize?.(object, context);
+    const group = serialized === undefined ? undefined : `${name}|${serialized}`;
+    const holder = group === undefined ? undefined : this.#heldGroups.get(group);
+    if (holder !== undefined) {
+      tracked.outcome = "awaitsCommands";
+      tracked.message = `it decides after ${holder}'s commands, from what they make (the reconciles of group ${serialized} run one after the other)`;
+      tracked.final = true;
+      return;
+    }
     if (tracked.steps.length >= this.#maxSteps) {
       tracked.outcome = "unsettled";
       tracked.message = `still writing after ${this.#maxSteps} steps; the plan stops following it here`;
@@ -401,6 +417,7 @@ class PlanRun {
       tracked.outcome = "awaitsCommands";
       tracked.message = `what follows depends on what is answered to ${commands.map((c) => c.description).join(", ")}`;
       tracked.final = true;
+      if (group !== undefined) this.#heldGroups.set(group, `${name} ${key}`);
     } else {
       tracked.outcome = undefined;
     }

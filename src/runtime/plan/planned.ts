@@ -37,7 +37,8 @@ export interface PlannedStep {
 
 /**
  * Where an object ends in the plan: `settled` (a step found nothing more to write), `deleted` (gone from the
- * API server), `awaitsCommands` (what follows depends on what the backend answers to commands not run),
+ * API server), `awaitsCommands` (what follows depends on what the backend answers to commands not run: its own,
+ * or those of another object its reconciles run after, the kind's `serialize`),
  * `lookFailed` (the backend could not be asked), `unsettled` (still writing after the step limit), `notOurs`
  * (another provider's, or no engine acts on it: nothing written), `paused` (paused for a move), `unchanged`.
  */

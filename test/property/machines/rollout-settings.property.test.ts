@@ -66,7 +66,8 @@ function clusterLook(world: World, name: string, settle: boolean): void {
     else world.fleet.settle(name, "ready", going);
     return;
   }
-  // The engine orders an update only for a cluster its backend reports ready: a failed one waits for a person.
+  // Failed with the settings it is given (the run's, while the run exists): it waits for a person. (Failed with
+  // settings it is no longer given, it is updated: rollout-settings-give-back.property.test.ts.)
   if (cluster.status?.providerStatus?.state === "failed") return;
   const wanted = settingsHash(clusterSettings(cluster, world.config, [world.rollout]));
   if (wanted === runs(world, name)) return;

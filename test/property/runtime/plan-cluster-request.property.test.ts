@@ -7,11 +7,13 @@
  * MachineWriter) and issue (at their `run`), up to each object's first commands; objects the plan leaves out get
  * none. 1,000 worlds, in memory (see plan.property.test.ts for why).
  *
- * No purpose with a limited tenancyCount: its requests decide one after the other (the kind's `serialize`), so
- * one held at its commands holds the others; a plan steps each as if alone (docs/plan.md, the order of a race).
+ * Purposes with a limited tenancyCount (1, 2, 3: up to that many requests on one Shared Cluster, then a new one)
+ * and up to six requests: a request of a full purpose must go to a new Cluster, and the requests of such a purpose
+ * decide one after the other (the kind's `serialize`): one held at its commands holds the others of its purpose,
+ * in the engine and in the plan.
  */
 import fc from "fast-check";
-import { describe, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { Cluster } from "../../../src/api/cluster.ts";
 import type { ClusterRequest } from "../../../src/api/cluster-request.ts";
 import { CLUSTER_REQUEST_ANNOTATIONS } from "../../../src/api/constants/cluster-request.ts";
@@ -19,6 +21,8 @@ import { ANNOTATIONS, OPERATIONS, RESOURCES } from "../../../src/api/constants.t
 import type { ProviderConfig } from "../../../src/api/provider-config.ts";
 import type { SchedulerConfig } from "../../../src/api/scheduler-config.ts";
 import { desiredClusterProfile } from "../../../src/machines/cluster-profile/profile.ts";
+import { servedRequests } from "../../../src/machines/cluster-request/cluster-claims.ts";
+import type { ClusterRequestCommand } from "../../../src/machines/cluster-request/step.ts";
 import { SimulatedBackend } from "../../../src/providers/simulated.ts";
 import { clusterKind } from "../../../src/runtime/kinds/cluster/kind.ts";
 import { clusterRequestKind } from "../../../src/runtime/kinds/cluster-request/kind.ts";
@@ -57,7 +61,16 @@ const profile = desiredClusterProfile(
 );
 const PROFILE = profile.metadata.name ?? "";
 
-/** `mcp`: a Cluster of its own per request; `platform`: one shared Cluster for all; `unmapped`: no mapping. */
+/** A Shared purpose of at most `tenancyCount` requests per Cluster. */
+const limited = (tenancyCount: number) => ({
+  tenancyCount,
+  template: { metadata: { namespace: "clusters" }, spec: { profile: PROFILE, tenancy: "Shared" as const } },
+});
+
+/**
+ * `mcp`: a Cluster of its own per request; `platform`: one shared Cluster for all; `unmapped`: no mapping;
+ * `team1`, `team2`, `team3`: Shared Clusters of at most 1, 2, 3 requests each.
+ */
 const scheduler: SchedulerConfig = {
   scope: "Cluster",
   strategy: "Balanced",
@@ -71,12 +84,22 @@ const scheduler: SchedulerConfig = {
       tenancyCount: 0,
       template: { metadata: { namespace: "clusters" }, spec: { profile: PROFILE, tenancy: "Shared" } },
     },
+    team1: limited(1),
+    team2: limited(2),
+    team3: limited(3),
   },
 };
 
+const LIMITED = new Map([
+  ["team1", 1],
+  ["team2", 2],
+  ["team3", 3],
+]);
+
 /** One request of a world. */
 interface RequestSeed {
-  readonly purpose: "mcp" | "platform" | "unmapped";
+  /** `focus`: the world's one limited purpose (most of its requests ask for it, so its Clusters fill up). */
+  readonly purpose: "mcp" | "platform" | "unmapped" | "team1" | "team2" | "team3" | "focus";
   readonly prefix: string | undefined;
   readonly ignored: boolean;
   /** Deleted before the world settles again. */
@@ -86,7 +109,19 @@ interface RequestSeed {
 const seldom = fc.constantFrom(false, false, false, true);
 const prefix = fc.constantFrom(undefined, undefined, "ab-", "abc-", "Bad_Prefix");
 const requestSeed: fc.Arbitrary<RequestSeed> = fc.record({
-  purpose: fc.constantFrom("mcp" as const, "mcp" as const, "platform" as const, "unmapped" as const),
+  purpose: fc.constantFrom(
+    "mcp" as const,
+    "platform" as const,
+    "unmapped" as const,
+    "team1" as const,
+    "team3" as const,
+    "focus" as const,
+    "focus" as const,
+    "focus" as const,
+    "focus" as const,
+    "focus" as const,
+    "focus" as const,
+  ),
   prefix,
   ignored: seldom,
   deleted: seldom,
@@ -99,13 +134,17 @@ const pace = fc.record({
 
 type ChangeSeed =
   | { readonly kind: "create"; readonly seed: RequestSeed }
+  /** Two new requests at once (one plan of both): of a limited purpose, they decide one after the other. */
+  | { readonly kind: "createTwo"; readonly seed: RequestSeed }
   | { readonly kind: "delete" | "label" | "ignore" | "same"; readonly at: number }
   | { readonly kind: "prefix"; readonly at: number; readonly prefix: string | undefined }
   | { readonly kind: "deleteCluster" | "labelCluster"; readonly at: number };
 
-const at = fc.nat(5);
+const at = fc.nat(7);
 const changeSeed: fc.Arbitrary<ChangeSeed> = fc.oneof(
-  fc.record({ kind: fc.constant("create" as const), seed: requestSeed }),
+  // Twice as likely: a new request of a full purpose is what must go to a new Cluster.
+  { arbitrary: fc.record({ kind: fc.constant("create" as const), seed: requestSeed }), weight: 2 },
+  fc.record({ kind: fc.constant("createTwo" as const), seed: requestSeed }),
   fc.record({
     kind: fc.constantFrom("delete" as const, "label" as const, "ignore" as const, "same" as const),
     at,
@@ -124,8 +163,18 @@ function requestOf(index: number, seed: RequestSeed): ClusterRequest {
   );
 }
 
-/** A manifest for the change, made from the world as it stands. */
-function changeOf(change: ChangeSeed, api: MemoryApi, size: number): PlanChange {
+/** The manifests for the change, made from the world as it stands. */
+function changesOf(change: ChangeSeed, api: MemoryApi, size: number): readonly PlanChange[] {
+  if (change.kind !== "createTwo") return [changeOf(change, api, size)];
+  return [1, 2].map((more) => ({ apply: requestOf(size + more, change.seed) as never }));
+}
+
+/** A manifest for one change, made from the world as it stands. */
+function changeOf(
+  change: Exclude<ChangeSeed, { kind: "createTwo" }>,
+  api: MemoryApi,
+  size: number,
+): PlanChange {
   const manifest = <T extends { readonly status?: unknown }>(object: T): PlanChange => {
     const { status: _status, ...rest } = object;
     return { apply: rest as never };
@@ -168,6 +217,25 @@ function changeOf(change: ChangeSeed, api: MemoryApi, size: number): PlanChange 
   }
 }
 
+/** Requests and a change, `focus` resolved to the world's limited purpose. */
+const world = fc
+  .record({
+    focus: fc.constantFrom("team1" as const, "team2" as const, "team3" as const),
+    seeds: fc.array(requestSeed, { minLength: 1, maxLength: 6 }),
+    change: changeSeed,
+  })
+  .map(({ focus, seeds, change }) => {
+    const resolved = (seed: RequestSeed): RequestSeed =>
+      seed.purpose === "focus" ? { ...seed, purpose: focus } : seed;
+    return {
+      seeds: seeds.map(resolved),
+      change:
+        change.kind === "create" || change.kind === "createTwo"
+          ? { ...change, seed: resolved(change.seed) }
+          : change,
+    };
+  });
+
 const NEW_REQUEST: RequestSeed = { purpose: "mcp", prefix: undefined, ignored: false, deleted: false };
 
 const branches = new Branches();
@@ -176,6 +244,7 @@ async function predictionHolds(
   seeds: readonly RequestSeed[],
   paced: { provisionDelayMs: number; deleteDelayMs: number },
   change: ChangeSeed,
+  seen = branches,
 ) {
   const api = new MemoryApi([
     { resource: RESOURCES.ProviderConfig, object: config },
@@ -207,31 +276,93 @@ async function predictionHolds(
       if (object.kind === "ClusterRequest") {
         const request = object as ClusterRequest;
         const reason = request.status?.conditions?.find((c) => c.status === "False")?.reason;
-        branches.saw(`before: request ${request.status?.phase ?? "none"}${reason ? ` ${reason}` : ""}`);
+        seen.saw(`before: request ${request.status?.phase ?? "none"}${reason ? ` ${reason}` : ""}`);
       }
       if (object.kind === "Cluster") {
         const cluster = object as Cluster;
-        branches.saw(
+        seen.saw(
           `before: Cluster ${cluster.spec.tenancy} ${cluster.status?.providerStatus?.state ?? "none"}`,
         );
       }
     }
 
-    await expectPlanPredictsEngine(api, engine, options, changeOf(change, api, seeds.length), branches);
+    // The Shared Clusters of each limited purpose, and which of them are full, as the change finds them.
+    const purposeOf = new Map(
+      api
+        .objects()
+        .filter((object) => object.kind === "ClusterRequest")
+        .map((object) => {
+          const request = object as ClusterRequest;
+          return [request.metadata.uid ?? "", request.spec.purpose] as const;
+        }),
+    );
+    const sharedOf = new Map<string, { clusters: number; full: number }>();
+    for (const object of api.objects()) {
+      if (object.kind !== "Cluster" || (object as Cluster).spec.tenancy !== "Shared") continue;
+      const served = servedRequests(object as Cluster);
+      const purpose = purposeOf.get(served[0] ?? "");
+      const limit = LIMITED.get(purpose ?? "");
+      if (purpose === undefined || limit === undefined) continue;
+      const counts = sharedOf.get(purpose) ?? { clusters: 0, full: 0 };
+      counts.clusters++;
+      if (served.length >= limit) {
+        counts.full++;
+        seen.saw(`before: limited Cluster full (${limit})`);
+      }
+      sharedOf.set(purpose, counts);
+    }
+
+    const proposed = changesOf(change, api, seeds.length);
+    const result = await expectPlanPredictsEngine(api, engine, options, proposed, seen);
+    for (const object of result.objects) {
+      if (object.kind !== "ClusterRequest") continue;
+      const request = api.get(RESOURCES.ClusterRequest, `${object.namespace}/${object.name}`) as
+        | ClusterRequest
+        | undefined;
+      const purpose = request?.spec.purpose ?? "";
+      if (!LIMITED.has(purpose)) continue;
+      if (/decides after/.test(object.message ?? "")) seen.saw("plan: limited request waits for another");
+      for (const step of object.steps)
+        for (const { command } of step.commands) {
+          const assign = command as ClusterRequestCommand;
+          if (assign.kind !== "assign") continue;
+          const counts = sharedOf.get(purpose);
+          if (!assign.placement.created) seen.saw("plan: limited request joins a Cluster with room");
+          else if (counts && counts.clusters === counts.full)
+            seen.saw("plan: limited request given a new Cluster, its purpose's full");
+          else if (!counts) seen.saw("plan: limited request given its purpose's first Cluster");
+        }
+    }
+    return result;
   } finally {
     engine.stop();
   }
 }
 
 describe("plan of ClusterRequests and their Clusters", () => {
+  it("plans two new requests of a full purpose of 2: the first a new Cluster, the second after it", async () => {
+    const team2 = { purpose: "team2", prefix: undefined, ignored: false, deleted: false } as const;
+    const result = await predictionHolds(
+      [team2, team2],
+      { provisionDelayMs: 0, deleteDelayMs: 0 },
+      { kind: "createTwo", seed: team2 },
+      new Branches(),
+    );
+    const planned = (name: string) => result.objects.find((object) => object.name === name);
+    const commands = planned("r3")?.steps.flatMap((step) => step.commands) ?? [];
+    expect(commands.map(({ command }) => (command as ClusterRequestCommand).kind)).toEqual(["assign"]);
+    const assign = commands[0]?.command as Extract<ClusterRequestCommand, { kind: "assign" }>;
+    expect(assign.placement.created).toBe(true);
+    expect(planned("r4")).toMatchObject({ outcome: "awaitsCommands", steps: [] });
+    expect(planned("r4")?.message).toContain("decides after ClusterRequest team/r3's commands");
+    expect(result.summary.unknown).toEqual(["ClusterRequest team/r3", "ClusterRequest team/r4"]);
+  });
+
   it("predicts the writes and commands of both kinds' machine controllers (1,000 worlds)", async () => {
     await fc.assert(
-      fc.asyncProperty(
-        fc.array(requestSeed, { minLength: 1, maxLength: 4 }),
-        pace,
-        changeSeed,
-        predictionHolds,
-      ),
+      fc.asyncProperty(world, pace, async ({ seeds, change }, paced) => {
+        await predictionHolds(seeds, paced, change);
+      }),
       { numRuns: Number(process.env.PLAN_RUNS ?? 1_000) },
     );
     branches.expectReached([
@@ -251,6 +382,13 @@ describe("plan of ClusterRequests and their Clusters", () => {
       "plan: Cluster settled",
       "plan: commands",
       "plan: writes",
+      "before: limited Cluster full (1)",
+      "before: limited Cluster full (2)",
+      "before: limited Cluster full (3)",
+      "plan: limited request given a new Cluster, its purpose's full",
+      "plan: limited request joins a Cluster with room",
+      "plan: limited request waits for another",
     ]);
+    console.log(`plan of ClusterRequests: ${JSON.stringify(Object.fromEntries(branches.counts()))}`);
   }, 600_000);
 });

@@ -309,6 +309,32 @@ describe("a Ready Cluster", () => {
     expectCondition(failed, { type: "VersionSupported", status: "False", reason: "DowngradeNotAllowed" });
   });
 
+  it("leaves a cluster failed with what it asks failed, and updates one failed with what it no longer asks", () => {
+    const failedAt = (outOfDate: boolean): ClusterObservation => ({
+      exists: true,
+      phase: "failed",
+      version: "1.33.3",
+      message: "kube-apiserver exited",
+      ...(outOfDate ? { outOfDate: true } : {}),
+    });
+    const asAsked = stepClusterWrites(input(ready, failedAt(false)));
+    expect(asAsked.state).toBe("failed");
+    expect(asAsked.commands).toEqual([]);
+    const failed = afterWrites(ready, asAsked);
+    expect(stepClusterWrites(input(failed, failedAt(false))).commands).toEqual([]);
+    // E.g. a settings Rollout it failed with deleted: its target asks for the config's settings again.
+    const repair = stepClusterWrites(input(failed, failedAt(true)));
+    expect(repair.state).toBe("updating");
+    expect(repair.commands).toEqual([{ kind: "update", version: "1.33.3" }]);
+    const updating = afterWrites(failed, repair);
+    // Still failed with what it no longer asks (the update did not take): ordered again; failed as asked: failed.
+    expect(stepClusterWrites(input(updating, failedAt(true))).commands).toEqual([
+      { kind: "update", version: "1.33.3" },
+    ]);
+    expect(stepClusterWrites(input(updating, failedAt(false))).state).toBe("failed");
+    expect(stepClusterWrites(input(updating, readyAt("1.33.3"))).state).toBe("ready");
+  });
+
   it("re-creates a cluster that vanished at the backend", () => {
     const result = stepClusterWrites(input(ready, absent));
     expect(result.state).toBe("provisioning");
