@@ -5,6 +5,7 @@
  */
 import type { ClusterScheduleStatus } from "../../api/cluster-schedule.ts";
 import { mergeConditions } from "./conditions.ts";
+import { conditionsInWords, type Explanation } from "./explanation.ts";
 import type { StepBasics, StepObject, Transitioned } from "./kind-step.ts";
 import { whenObserved } from "./observed-guard.ts";
 
@@ -102,4 +103,27 @@ const AFTER_TIME_DUE_MS = 250;
 /** How soon a schedule at rest looks again: just after its next time due (undefined: it has none). */
 export function untilNextTimeDue(facts: ClusterScheduleFacts, nowMs: number): number | undefined {
   return facts.nextAtMs === undefined ? undefined : Math.max(0, facts.nextAtMs - nowMs) + AFTER_TIME_DUE_MS;
+}
+
+/** A schedule's own words for `explain`: what it did last and is due next, and what a person fixes when it is invalid. */
+export interface ScheduleWords {
+  /** What it did at the last time due acted on (absent: nothing yet). */
+  readonly last?: string;
+  /** What is due next (absent: nothing). */
+  readonly next?: string;
+  /** The spec fields that make it invalid. */
+  readonly fix: string;
+}
+
+/** A schedule explained from what it stores: Ready, what it did last, how many Clusters it selects; what it waits for. */
+export function explainSchedule(
+  status: ClusterScheduleStatus | undefined,
+  words: ScheduleWords,
+): Explanation {
+  const why = conditionsInWords(status?.conditions);
+  if (words.last) why.push(words.last);
+  if (status?.selected !== undefined) why.push(`selects ${status.selected} Cluster(s)`);
+  const waitingFor =
+    status?.state === "invalid" ? [`a person to fix ${words.fix}`] : words.next ? [words.next] : [];
+  return { state: status?.state, phase: status?.phase, why, waitingFor };
 }

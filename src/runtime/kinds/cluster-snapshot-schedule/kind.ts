@@ -20,6 +20,7 @@ import {
   type SnapshotScheduleCommand,
   stepClusterSnapshotSchedule,
 } from "../../../machines/cluster-snapshot-schedule/step.ts";
+import { stepBasics } from "../../../machines/shared/kind-step.ts";
 import type { RequeueTiming } from "../../../machines/shared/machine-tags.ts";
 import type { CacheSpec } from "../../informers.ts";
 import { type MachineKind, wake } from "../../machine-kind.ts";
@@ -102,17 +103,15 @@ export const clusterSnapshotScheduleKind: MachineKind<
         const created = context.state.created.get(uid);
         return { clusters, snapshots, deleted, ...(created ? { created } : {}) };
       },
-      step: (current, observation, { now, nowMs, lastError }) =>
+      step: (current, observation, look) =>
         stepClusterSnapshotSchedule({
           object: current,
           clusters: observation.clusters,
           snapshots: observation.snapshots,
           deleted: observation.deleted,
           ...(observation.created ? { created: observation.created } : {}),
-          now,
-          nowMs,
-          ...(lastError ? { lastError } : {}),
-          timing: context.timing,
+          nowMs: look.nowMs,
+          ...stepBasics(look, context.timing),
         }),
       async run(commands) {
         for (const command of commands) {

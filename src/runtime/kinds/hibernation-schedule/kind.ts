@@ -17,6 +17,7 @@ import {
   type AnnotateCommand,
   stepHibernationSchedule,
 } from "../../../machines/hibernation-schedule/step.ts";
+import { stepBasics } from "../../../machines/shared/kind-step.ts";
 import type { RequeueTiming } from "../../../machines/shared/machine-tags.ts";
 import { definitionCache } from "../../informers.ts";
 import type { MachineKind } from "../../machine-kind.ts";
@@ -65,15 +66,13 @@ export const hibernationScheduleKind: MachineKind<
         const written = context.state.written.get(uid);
         return { clusters, ...(written ? { written } : {}) };
       },
-      step: (current, observation, { now, nowMs, lastError }) =>
+      step: (current, observation, look) =>
         stepHibernationSchedule({
           object: current,
           clusters: observation.clusters,
           ...(observation.written ? { written: observation.written } : {}),
-          now,
-          nowMs,
-          ...(lastError ? { lastError } : {}),
-          timing: context.timing,
+          nowMs: look.nowMs,
+          ...stepBasics(look, context.timing),
         }),
       async run(commands) {
         for (const command of commands) {
