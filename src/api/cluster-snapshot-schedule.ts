@@ -1,8 +1,9 @@
 /** The ClusterSnapshotSchedule kind (engine.openmcp.cloud/v1alpha1): ClusterSnapshots of selected Clusters every so often, the last few kept. */
 
+import type { ClusterScheduleStatus } from "./cluster-schedule.ts";
 import type { ClusterSelection } from "./cluster-selection.ts";
 import type { SnapshotStorage } from "./cluster-snapshot.ts";
-import type { Condition, TypedObject } from "./common.ts";
+import type { TypedObject } from "./common.ts";
 import type { SNAPSHOT_SCHEDULE_API_VERSION } from "./constants/cluster-snapshot-schedule.ts";
 
 /** How often, how many to keep, where, and which Clusters of the namespace (selector, profiles, purposes, ANDed). */
@@ -19,20 +20,11 @@ export interface ClusterSnapshotScheduleSpec extends ClusterSelection {
 }
 
 /** What the schedule took last and takes next. */
-export interface ClusterSnapshotScheduleStatus {
-  readonly observedGeneration?: number;
-  /** Scheduled, Taking, Pruning or Invalid. */
-  readonly phase?: string;
-  /** The machine state, read back by the next step. */
-  readonly state?: string;
+export interface ClusterSnapshotScheduleStatus extends ClusterScheduleStatus {
   /** The last time due for which snapshots were made (RFC 3339); a later one due is taken at once. */
   readonly lastScheduled?: string;
   /** The next time due (RFC 3339). */
   readonly nextScheduled?: string;
-  /** How many Clusters the schedule selects now (those being deleted not counted). */
-  readonly selected?: number;
-  /** `Ready`: True `Scheduled`; False `InvalidSchedule` or `ScheduleFailed`, with a message saying why. */
-  readonly conditions?: readonly Condition[];
 }
 
 /** A snapshot schedule: namespaced, it selects Clusters of its own namespace. */

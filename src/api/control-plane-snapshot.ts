@@ -87,18 +87,22 @@ export type SnapshotRejection =
   /** Of another backend, or a manifest format this backend does not read. */
   | "IncompatibleSnapshot";
 
+/** A failure about a snapshot that the engine shows on the ClusterSnapshot as `reason`, with the message. */
+export abstract class SnapshotReasonError<Reason extends string> extends Error {
+  readonly reason: Reason;
+
+  constructor(reason: Reason, message: string) {
+    super(message);
+    this.reason = reason;
+  }
+}
+
 /**
  * Thrown by `snapshot`/`restore` (contract 1.7) for a snapshot that must not be restored; the engine shows
  * `reason` and the message on the snapshot and does not retry. Any other error is retried.
  */
-export class SnapshotRejectedError extends Error {
+export class SnapshotRejectedError extends SnapshotReasonError<SnapshotRejection> {
   override readonly name = "SnapshotRejectedError";
-  readonly reason: SnapshotRejection;
-
-  constructor(reason: SnapshotRejection, message: string) {
-    super(message);
-    this.reason = reason;
-  }
 }
 
 /** Why the snapshot's storage cannot be used; the engine shows the reason on the snapshot (retried meanwhile). */
@@ -113,14 +117,8 @@ export type SnapshotStorageFailure =
   | "CredentialsNotFound";
 
 /** Thrown when a snapshot's storage cannot be used; its message names the store and bucket, never a key. */
-export class SnapshotStorageError extends Error {
+export class SnapshotStorageError extends SnapshotReasonError<SnapshotStorageFailure> {
   override readonly name = "SnapshotStorageError";
-  readonly reason: SnapshotStorageFailure;
-
-  constructor(reason: SnapshotStorageFailure, message: string) {
-    super(message);
-    this.reason = reason;
-  }
 }
 
 /** Whether `error` is a {@link SnapshotStorageError} (by name too, as {@link isSnapshotRejection}). */

@@ -1,7 +1,8 @@
 /** The HibernationSchedule kind (engine.openmcp.cloud/v1alpha1): Clusters put to sleep and woken on a timetable. */
 
+import type { ClusterScheduleStatus } from "./cluster-schedule.ts";
 import type { ClusterSelection } from "./cluster-selection.ts";
-import type { Condition, TypedObject } from "./common.ts";
+import type { TypedObject } from "./common.ts";
 import type { HIBERNATION_SCHEDULE_API_VERSION } from "./constants/hibernation-schedule.ts";
 
 /** One timetable entry, the fields of Gardener's Shoot `spec.hibernation.schedules[]`. */
@@ -29,19 +30,11 @@ export interface HibernationScheduleSpec extends ClusterSelection {
 }
 
 /** What the schedule last did and does next. */
-export interface HibernationScheduleStatus {
-  readonly observedGeneration?: number;
-  readonly phase?: string;
-  /** The machine state, read back by the next step. */
-  readonly state?: string;
+export interface HibernationScheduleStatus extends ClusterScheduleStatus {
   /** The last event written to the selected Clusters. */
   readonly lastApplied?: ScheduledEvent;
   /** The next event of the timetable. */
   readonly nextEvent?: ScheduledEvent;
-  /** How many Clusters the schedule selects now (those being deleted not counted). */
-  readonly selected?: number;
-  /** `Ready`: True `Scheduled`, or False `InvalidSchedule` naming the entry and its error. */
-  readonly conditions?: readonly Condition[];
 }
 
 /** A hibernation schedule: namespaced, it selects Clusters of its own namespace. */

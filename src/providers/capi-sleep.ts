@@ -63,18 +63,25 @@ export function workersScaling(cluster: TopologyCluster): boolean {
   );
 }
 
-/** The machine addresses recorded when the backend stopped the machines; undefined when it did not. */
-export function sleepingMachines(cluster: TopologyCluster): MachineAddresses | undefined {
-  const value = cluster.metadata.annotations?.[CAPI_SLEEPING_MACHINES_ANNOTATION];
+/**
+ * What the backend recorded in annotation `annotation` of a CAPI Cluster: a JSON object (undefined where the annotation
+ * is absent); anything else fails, saying it should be a JSON object of `what`.
+ */
+function recordedObject<T>(cluster: TopologyCluster, annotation: string, what: string): T | undefined {
+  const value = cluster.metadata.annotations?.[annotation];
   if (value === undefined) return undefined;
   try {
     const parsed = JSON.parse(value) as unknown;
-    if (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed))
-      return parsed as MachineAddresses;
+    if (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)) return parsed as T;
   } catch {}
   throw new Error(
-    `CAPI Cluster ${cluster.metadata.namespace}/${cluster.metadata.name}: annotation ${CAPI_SLEEPING_MACHINES_ANNOTATION} is not a JSON object of machine addresses: ${value}`,
+    `CAPI Cluster ${cluster.metadata.namespace}/${cluster.metadata.name}: annotation ${annotation} is not a JSON object of ${what}: ${value}`,
   );
+}
+
+/** The machine addresses recorded when the backend stopped the machines; undefined when it did not. */
+export function sleepingMachines(cluster: TopologyCluster): MachineAddresses | undefined {
+  return recordedObject(cluster, CAPI_SLEEPING_MACHINES_ANNOTATION, "machine addresses");
 }
 
 /**
@@ -141,16 +148,7 @@ export function machinesAsleepObservation(
 type PoolReplicas = Readonly<Record<string, number | null>>;
 
 function recordedReplicas(cluster: TopologyCluster, annotation: string): PoolReplicas | undefined {
-  const value = cluster.metadata.annotations?.[annotation];
-  if (value === undefined) return undefined;
-  try {
-    const parsed = JSON.parse(value) as unknown;
-    if (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed))
-      return parsed as PoolReplicas;
-  } catch {}
-  throw new Error(
-    `CAPI Cluster ${cluster.metadata.namespace}/${cluster.metadata.name}: annotation ${annotation} is not a JSON object of replicas by worker pool: ${value}`,
-  );
+  return recordedObject(cluster, annotation, "replicas by worker pool");
 }
 
 /**

@@ -69,9 +69,9 @@ import { type DockerRun, dockerRunner } from "./shared/docker-cli.ts";
 import { remoteCallError } from "./shared/error-wording.ts";
 import {
   NODE_ETCD_SNAPSHOT_FILE,
+  nodeSnapshotFiles,
   requireNodeKeys,
   rollBackNode,
-  writeNodeSnapshot,
 } from "./shared/kubeadm-node-snapshots.ts";
 import { type KubeconfigSecretRef, readKubeconfigSecret } from "./shared/kubeconfig-secret.ts";
 import { RecordFile } from "./shared/record-file.ts";
@@ -83,7 +83,7 @@ import {
   RemoteObjects,
 } from "./shared/remote-object.ts";
 import { RemoteObjectPools } from "./shared/remote-object-pools.ts";
-import { readOwnSnapshot } from "./shared/snapshot-store.ts";
+import { describeSnapshot, readOwnSnapshot, writeSnapshot } from "./shared/snapshot-store.ts";
 
 const CLUSTER_CLASSES = {
   group: CAPI_CLUSTER_RESOURCE.group,
@@ -393,18 +393,12 @@ export class CapiBackend implements ClusterBackend {
       );
     const { object: cluster } = await this.#existingCluster(target);
     const node = await this.#controlPlaneMachine(cluster);
-    const description = {
-      backend: this.name,
-      cluster: {
-        uid: target.uid,
-        namespace: target.namespace,
-        name: target.name,
-        ...(observed.endpoint ? { endpoint: observed.endpoint } : {}),
-      },
+    const description = describeSnapshot(this.name, target, {
+      endpoint: observed.endpoint,
       kubernetesVersion: observed.version,
-      takenAt: new Date(this.#clock.now()).toISOString(),
-    };
-    return writeNodeSnapshot(this.#docker(), node, reference, description, this.#staging);
+      takenAtMs: this.#clock.now(),
+    });
+    return writeSnapshot(reference, description, nodeSnapshotFiles(this.#docker(), node), this.#staging);
   }
 
   /**

@@ -18,7 +18,7 @@ import {
   type SnapshotReference,
   type SnapshotRejection,
 } from "../api/control-plane-snapshot.ts";
-import { conformanceConfig, conformanceContext, offeredVersions } from "./conformance.ts";
+import { conformanceConfig, conformanceContext, conformanceTarget, offeredVersions } from "./conformance.ts";
 import { adminAccessProblem } from "./conformance-access.ts";
 import { fail } from "./conformance-commands.ts";
 import type { KitPartOptions } from "./conformance-options.ts";
@@ -50,15 +50,12 @@ export async function checkSnapshotConformance(
     backend = await factory(conformanceContext(stateDirectory, options.context));
   };
   const call = randomBytes(4).toString("hex");
-  const target = (n: number): ClusterTarget => ({
-    uid: `${call}-0000-4000-8000-00000000d00${n}`,
-    namespace: "conformance",
-    name: `snap${n}`,
-    tenancy: "Exclusive",
-    profile: "conformance",
-    providerConfig: config.metadata.name ?? "conformance",
-    ...(settings ? { settings } : {}),
-  });
+  const target = (n: number): ClusterTarget =>
+    conformanceTarget(config, settings, {
+      uid: `${call}-0000-4000-8000-00000000d00${n}`,
+      name: `snap${n}`,
+      tenancy: "Exclusive",
+    });
   const timeoutMs = options.readyTimeoutMs ?? 10_000;
   const until = async (what: string, cluster: ClusterTarget, done: (o: ClusterObservation) => boolean) => {
     const deadline = Date.now() + timeoutMs;

@@ -8,6 +8,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
+import type { ClusterTarget } from "../api/backend.ts";
 import {
   BACKEND_CONTRACT_VERSION,
   type BackendContext,
@@ -190,15 +191,12 @@ export async function checkBackendConformance(
               await importCluster.call(backend, real.target(i), state);
             }
           },
-          target: (i) => ({
-            uid: conformanceUid(call, run, i),
-            namespace: "conformance",
-            name: `c${i}`,
-            tenancy: "Shared",
-            profile: "conformance",
-            providerConfig: config.metadata.name ?? "conformance",
-            ...(settings ? { settings } : {}),
-          }),
+          target: (i) =>
+            conformanceTarget(config, settings, {
+              uid: conformanceUid(call, run, i),
+              name: `c${i}`,
+              tenancy: "Shared",
+            }),
         };
         const model: Model = { clusters: new Map() };
         try {
@@ -255,6 +253,23 @@ async function offersHibernation(factory: BackendFactory, options: ConformanceOp
   } finally {
     await rm(folder, { recursive: true, force: true });
   }
+}
+
+/** A cluster the kit asks `config`'s backend about: of namespace and profile `conformance`, with `settings`. */
+export function conformanceTarget(
+  config: ProviderConfig,
+  settings: JsonObject | undefined,
+  cluster: Pick<ClusterTarget, "uid" | "name" | "tenancy">,
+): ClusterTarget {
+  return {
+    uid: cluster.uid,
+    namespace: "conformance",
+    name: cluster.name,
+    tenancy: cluster.tenancy,
+    profile: "conformance",
+    providerConfig: config.metadata.name ?? "conformance",
+    ...(settings ? { settings } : {}),
+  };
 }
 
 /** The config the kits serve: the one given, else one for this backend listing no versions, with `settings`. */

@@ -6,8 +6,6 @@
 import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { basename, join } from "node:path";
-import type { SnapshotManifest, SnapshotReference } from "../api/control-plane-snapshot.ts";
-import { SnapshotRejectedError } from "../api/control-plane-snapshot.ts";
 import type { ControlPlaneCertificates } from "../controlplane/certificates.ts";
 import {
   certificatePaths,
@@ -15,8 +13,8 @@ import {
   writeCertificates,
 } from "../controlplane/control-plane-files.ts";
 import { etcdSnapshotStream, restoreEtcdSnapshot } from "../controlplane/etcd-snapshot.ts";
-import type { SnapshotDescription, StoredSnapshot } from "./shared/folder-snapshots.ts";
-import { writeSnapshot } from "./shared/snapshot-store.ts";
+import type { SnapshotFiles, StoredSnapshot } from "./shared/folder-snapshots.ts";
+import { foreignSnapshot } from "./shared/snapshot-store.ts";
 
 /** etcd's snapshot in a local cluster's snapshot, beside the certificate files (named as in the cluster's folder). */
 const ETCD_SNAPSHOT_FILE = "etcd.db";
@@ -28,28 +26,19 @@ const ORIGIN_FILE = "restored-from";
 const ETCD_MEMBER = "default";
 
 /**
- * Writes snapshot `reference` of the running cluster in `directory`: etcd's consistent snapshot from `etcdUrl` (its
- * HTTP gateway) and every certificate and key file (see snapshot-store.ts: whole or not at all; one bound for an
- * object store is made in `staging` first).
+ * The files of a snapshot of the running cluster in `directory` (for `writeSnapshot`): etcd's consistent snapshot
+ * from `etcdUrl` (its HTTP gateway) and every certificate and key file.
  */
-export function writeLocalSnapshot(
+export function localSnapshotFiles(
   directory: string,
   etcdUrl: string,
   certificates: ControlPlaneCertificates,
-  reference: SnapshotReference,
-  description: SnapshotDescription,
-  staging: string,
-): Promise<SnapshotManifest> {
-  return writeSnapshot(
-    reference,
-    description,
-    async (add) => {
-      await add(ETCD_SNAPSHOT_FILE, etcdSnapshotStream(etcdUrl));
-      for (const [key, path] of Object.entries(certificatePaths(directory)))
-        await add(basename(path), certificates[key as keyof ControlPlaneCertificates]);
-    },
-    staging,
-  );
+): SnapshotFiles {
+  return async (add) => {
+    await add(ETCD_SNAPSHOT_FILE, etcdSnapshotStream(etcdUrl));
+    for (const [key, path] of Object.entries(certificatePaths(directory)))
+      await add(basename(path), certificates[key as keyof ControlPlaneCertificates]);
+  };
 }
 
 /** Refuses (`ForeignSnapshot`) a snapshot whose CA or service-account key is not that of the cluster in `directory`. */
@@ -63,11 +52,7 @@ export async function requireOwnKeys(directory: string, stored: StoredSnapshot):
     own.serviceAccountKey === (await theirs(files.serviceAccountKey))
   )
     return;
-  const { namespace, name, uid } = stored.manifest.cluster;
-  throw new SnapshotRejectedError(
-    "ForeignSnapshot",
-    `snapshot ${basename(stored.folder)} was taken from Cluster ${namespace}/${name} (uid ${uid}), whose certificate authority or service-account key is not this cluster's: restoring it would lock out every client of this cluster`,
-  );
+  throw foreignSnapshot(stored);
 }
 
 /**

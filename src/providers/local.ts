@@ -40,10 +40,10 @@ import {
 } from "../controlplane/persistent-control-plane.ts";
 import {
   acceptedIssuers,
+  localSnapshotFiles,
   requireOwnKeys,
   seedClusterFolder,
   swapInSnapshotData,
-  writeLocalSnapshot,
 } from "./local-snapshots.ts";
 import {
   authenticationConfigPath,
@@ -53,7 +53,7 @@ import {
 import { ledgerPools } from "./shared/ledger-pools.ts";
 import { folderPoolLedger, type PoolLedger } from "./shared/pool-ledger.ts";
 import { durationOption } from "./shared/settings.ts";
-import { readOwnSnapshot } from "./shared/snapshot-store.ts";
+import { describeSnapshot, readOwnSnapshot, writeSnapshot } from "./shared/snapshot-store.ts";
 
 /** Knobs of the local backend. */
 export interface LocalBackendOptions {
@@ -333,19 +333,18 @@ export class LocalBackend implements ClusterBackend {
       throw new Error(
         `local backend: cluster ${target.namespace}/${target.name} does not serve (asleep, starting or stopped): a snapshot needs its etcd running`,
       );
-    const description = {
-      backend: this.name,
-      cluster: {
-        uid: target.uid,
-        namespace: target.namespace,
-        name: target.name,
-        ...(status.server ? { endpoint: status.server } : {}),
-      },
+    const description = describeSnapshot(this.name, target, {
+      endpoint: status.server,
       kubernetesVersion: bareVersion(status.record.kubernetesVersion) ?? this.version,
-      takenAt: new Date(this.#clock.now()).toISOString(),
-    };
+      takenAtMs: this.#clock.now(),
+    });
     const etcd = `http://127.0.0.1:${status.record.ports.etcd}`;
-    return writeLocalSnapshot(directory, etcd, certificates, reference, description, this.#snapshotStaging());
+    return writeSnapshot(
+      reference,
+      description,
+      localSnapshotFiles(directory, etcd, certificates),
+      this.#snapshotStaging(),
+    );
   }
 
   /** Where a snapshot kept in an object store is made before its upload and checked after its download. */

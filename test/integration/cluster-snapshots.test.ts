@@ -4,12 +4,7 @@
  * all (no empty cluster in the clone's place), its condition saying why. On a real API server, no real clusters.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ClusterSnapshot } from "../../src/api/cluster-snapshot.ts";
-import {
-  CLUSTER_SNAPSHOT_RESOURCE,
-  RESTORE_FROM_ANNOTATION,
-} from "../../src/api/constants/cluster-snapshot.ts";
-import { eventually, satisfying } from "../support/eventually.ts";
+import * as snapshots from "../support/cluster-snapshots.ts";
 import { isReady, startWorld, type World } from "../support/world.ts";
 
 let world: World;
@@ -26,28 +21,8 @@ afterAll(async () => {
 
 describe("snapshots on a backend that takes none", () => {
   it("fails a ClusterSnapshot with SnapshotsUnsupported, naming the backend, and asks the backend nothing", async () => {
-    await world.custom.createNamespacedCustomObject({
-      ...CLUSTER_SNAPSHOT_RESOURCE,
-      namespace: world.namespace,
-      body: {
-        apiVersion: "engine.openmcp.cloud/v1alpha1",
-        kind: "ClusterSnapshot",
-        metadata: { name: "of-plain" },
-        spec: { cluster: { name: "plain" } },
-      },
-    });
-    const failed = await eventually(
-      async () =>
-        satisfying(
-          (await world.custom.getNamespacedCustomObject({
-            ...CLUSTER_SNAPSHOT_RESOURCE,
-            namespace: world.namespace,
-            name: "of-plain",
-          })) as ClusterSnapshot,
-          (s) => s.status?.phase === "Failed",
-        ),
-      { what: "ClusterSnapshot of-plain Failed" },
-    );
+    await snapshots.create(world, "of-plain", "plain");
+    const failed = await snapshots.where(world, "of-plain", (s) => s.status?.phase === "Failed", 30_000);
     expect(failed.status?.conditions?.find((c) => c.type === "Ready")).toMatchObject({
       status: "False",
       reason: "SnapshotsUnsupported",
@@ -57,7 +32,7 @@ describe("snapshots on a backend that takes none", () => {
   });
 
   it("makes no Cluster from a snapshot there, saying its backend restores none", async () => {
-    await world.createCluster("copy", {}, { annotations: { [RESTORE_FROM_ANNOTATION]: "of-plain" } });
+    await snapshots.createClone(world, "copy", "of-plain");
     const said = await world.waitFor(
       "copy",
       (c) => JSON.stringify(c?.status?.conditions ?? []).includes("restores no snapshots"),

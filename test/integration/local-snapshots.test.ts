@@ -9,8 +9,7 @@
  * times are printed (OPENMCP_SNAPSHOT_OBJECTS sets the number of ConfigMaps; default 1,000). And the conformance kit's
  * snapshot part, on the local backend itself, and a restore a crash cut short finished by a restarted backend.
  */
-import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import {
   AuthenticationV1Api,
@@ -22,12 +21,7 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ClusterTarget } from "../../src/api/backend.ts";
 import type { Cluster } from "../../src/api/cluster.ts";
-import type { ClusterSnapshot } from "../../src/api/cluster-snapshot.ts";
-import {
-  CLUSTER_SNAPSHOT_RESOURCE,
-  RESTORE_ANNOTATION,
-  RESTORE_FROM_ANNOTATION,
-} from "../../src/api/constants/cluster-snapshot.ts";
+import { CLUSTER_SNAPSHOT_RESOURCE } from "../../src/api/constants/cluster-snapshot.ts";
 import { RESOURCES } from "../../src/api/constants.ts";
 import type { SnapshotManifest } from "../../src/api/control-plane-snapshot.ts";
 import {
@@ -36,10 +30,12 @@ import {
 } from "../../src/controlplane/persistent-control-plane.ts";
 import { checkSnapshotConformance } from "../../src/providers/conformance-snapshots.ts";
 import { createBackend } from "../../src/providers/local.ts";
-import { aProviderConfig } from "../support/builders.ts";
-import { eventually, satisfying } from "../support/eventually.ts";
-import { localBackends } from "../support/local-backend-state.ts";
-import { APP, configMapOf, contents, inParallel } from "../support/snapshot-objects.ts";
+import { aTargetFor } from "../support/builders.ts";
+import * as snapshots from "../support/cluster-snapshots.ts";
+import { conditionOf } from "../support/conditions.ts";
+import { eventually } from "../support/eventually.ts";
+import { localBackends, offerLocalProfile } from "../support/local-backend-state.ts";
+import { APP, changeAfterSnapshot, configMapOf, contents, inParallel } from "../support/snapshot-objects.ts";
 import { isReady, startWorld, type World } from "../support/world.ts";
 
 const OBJECTS = Number(process.env.OPENMCP_SNAPSHOT_OBJECTS ?? 1_000);
@@ -47,64 +43,17 @@ const PROFILE = "test.engine-test.local";
 const mergePatch = setHeaderOptions("Content-Type", PatchStrategy.MergePatch);
 
 const locals = localBackends("local-snapshots-");
-const snapshotRoot = mkdtempSync(join(tmpdir(), "local-snapshots-store-"));
+/** The engine's snapshot folder, removed with the backends' state folders. */
+const snapshotRoot = locals.folder();
 const state = locals.folder();
 let world: World;
 let cluster: Cluster;
 let admin: KubeConfig;
 let token = "";
 
-/** The backend's target of the world's Cluster `name`. */
-const targetOf = (object: Cluster): ClusterTarget => ({
-  uid: object.metadata.uid ?? "",
-  namespace: object.metadata.namespace ?? "",
-  name: object.metadata.name ?? "",
-  tenancy: "Exclusive",
-  profile: PROFILE,
-  providerConfig: "local",
-});
-
-const snapshotBody = (name: string, clusterName: string, storage?: object) => ({
-  apiVersion: "engine.openmcp.cloud/v1alpha1",
-  kind: "ClusterSnapshot",
-  metadata: { name },
-  spec: { cluster: { name: clusterName }, ...(storage ? { storage } : {}) },
-});
-
-const createSnapshot = (name: string, clusterName: string, storage?: object) =>
-  world.custom.createNamespacedCustomObject({
-    ...CLUSTER_SNAPSHOT_RESOURCE,
-    namespace: world.namespace,
-    body: snapshotBody(name, clusterName, storage),
-  });
-
-const readSnapshot = async (name: string) =>
-  (await world.custom.getNamespacedCustomObject({
-    ...CLUSTER_SNAPSHOT_RESOURCE,
-    namespace: world.namespace,
-    name,
-  })) as ClusterSnapshot;
-
-const snapshotWhere = (name: string, wanted: (s: ClusterSnapshot) => boolean, timeoutMs = 180_000) =>
-  eventually(async () => satisfying(await readSnapshot(name), wanted), {
-    what: `ClusterSnapshot ${name}: ${String(wanted)}`,
-    timeoutMs,
-    intervalMs: 250,
-  });
-
-const askRestore = (name: string, request: string) =>
-  world.custom.patchNamespacedCustomObject(
-    {
-      ...CLUSTER_SNAPSHOT_RESOURCE,
-      namespace: world.namespace,
-      name,
-      body: { metadata: { annotations: { [RESTORE_ANNOTATION]: request } } },
-    },
-    mergePatch,
-  );
-
-const condition = (snapshot: ClusterSnapshot, type: string) =>
-  snapshot.status?.conditions?.find((c) => c.type === type);
+/** The backend's target of the world's Cluster `object`. */
+const targetOf = (object: Cluster): ClusterTarget =>
+  aTargetFor(object, { profile: PROFILE, providerConfig: "local" });
 
 /** The admin kubeconfig's API server serves again (after a restart): lists namespaces. */
 const serves = (kubeConfig: KubeConfig) =>
@@ -120,16 +69,7 @@ beforeAll(async () => {
     backend,
     engine: { kindSettings: { ClusterSnapshot: { folder: snapshotRoot } } },
   });
-  await world.custom.createClusterCustomObject({
-    ...RESOURCES.ProviderConfig,
-    body: aProviderConfig({ name: "local", backend: "local", providerRef: { name: world.provider } }),
-  });
-  await eventually(
-    () => world.custom.getClusterCustomObject({ ...RESOURCES.ClusterProfile, name: PROFILE }),
-    {
-      what: `profile ${PROFILE}`,
-    },
-  );
+  await offerLocalProfile(world);
   await world.createCluster("source", { profile: PROFILE });
   cluster = (await world.waitFor("source", isReady, 180_000)) as Cluster;
   const access = await world.backend.adminAccess(targetOf(cluster));
@@ -140,7 +80,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await world?.stop();
   await locals.close();
-  rmSync(snapshotRoot, { recursive: true, force: true });
 }, 120_000);
 
 describe(`snapshots of a real local cluster with ${OBJECTS} ConfigMaps`, { timeout: 900_000 }, () => {
@@ -168,12 +107,12 @@ describe(`snapshots of a real local cluster with ${OBJECTS} ConfigMaps`, { timeo
     expect(token).not.toBe("");
 
     const started = Date.now();
-    await createSnapshot("before", "source");
-    const taken = await snapshotWhere("before", (s) => s.status?.phase === "Complete");
+    await snapshots.create(world, "before", "source");
+    const taken = await snapshots.where(world, "before", (s) => s.status?.phase === "Complete");
     console.log(
       `local snapshot: ${OBJECTS} ConfigMaps snapshotted in ${Date.now() - started} ms (object created → Complete), ${taken.status?.size} bytes`,
     );
-    expect(condition(taken, "Ready")).toMatchObject({ status: "True", reason: "Taken" });
+    expect(conditionOf(taken, "Ready")).toMatchObject({ status: "True", reason: "Taken" });
     expect(taken.status).toMatchObject({
       cluster: { uid: cluster.metadata.uid, endpoint: cluster.status?.endpoints?.[0]?.url },
       checksum: expect.stringMatching(/^sha256:[0-9a-f]{64}$/),
@@ -191,20 +130,21 @@ describe(`snapshots of a real local cluster with ${OBJECTS} ConfigMaps`, { timeo
   });
 
   it("rolls the Cluster back in place: every ConfigMap as it was, the later change gone, old token and kubeconfig work", async () => {
-    const core = admin.makeApiClient(CoreV1Api);
-    await core.deleteCollectionNamespacedConfigMap({ namespace: APP, labelSelector: "batch=before" });
-    await core.createNamespacedConfigMap({ namespace: APP, body: { metadata: { name: "object-after" } } });
-    await eventually(async () => expect((await contents(admin)).size).toBe(1), { timeoutMs: 60_000 });
+    await changeAfterSnapshot(admin);
 
     const started = Date.now();
-    await askRestore("before", "first");
-    const restored = await snapshotWhere("before", (s) => s.status?.lastRestore?.request === "first");
+    await snapshots.askRestore(world, "before", "first");
+    const restored = await snapshots.where(
+      world,
+      "before",
+      (s) => s.status?.lastRestore?.request === "first",
+    );
     await serves(admin);
     console.log(
       `local restore: ${OBJECTS} ConfigMaps rolled back in ${Date.now() - started} ms (annotation → API server serving)`,
     );
     expect(restored.status?.lastRestore).toMatchObject({ outcome: "Restored" });
-    expect(condition(restored, "Restored")).toMatchObject({ status: "True", reason: "Restored" });
+    expect(conditionOf(restored, "Restored")).toMatchObject({ status: "True", reason: "Restored" });
 
     const back = await contents(admin);
     expect(back.size).toBe(OBJECTS);
@@ -228,11 +168,7 @@ describe(`snapshots of a real local cluster with ${OBJECTS} ConfigMaps`, { timeo
 
   it("makes a new Cluster from the snapshot (a clone): every object of then, the token of before works, its own endpoint", async () => {
     const started = Date.now();
-    await world.createCluster(
-      "clone",
-      { profile: PROFILE },
-      { annotations: { [RESTORE_FROM_ANNOTATION]: "before" } },
-    );
+    await snapshots.createClone(world, "clone", "before", { profile: PROFILE });
     const clone = (await world.waitFor("clone", isReady, 180_000)) as Cluster;
     console.log(
       `local clone: a Cluster of ${OBJECTS} ConfigMaps made from a snapshot in ${Date.now() - started} ms (created → Ready)`,
@@ -272,15 +208,11 @@ describe(`snapshots of a real local cluster with ${OBJECTS} ConfigMaps`, { timeo
       }
     })();
     await eventually(async () => expect(created).toBeGreaterThanOrEqual(50), { timeoutMs: 60_000 });
-    await createSnapshot("while-writing", "source");
-    await snapshotWhere("while-writing", (s) => s.status?.phase === "Complete");
+    await snapshots.create(world, "while-writing", "source");
+    await snapshots.where(world, "while-writing", (s) => s.status?.phase === "Complete");
     stop = true;
     await writer;
-    await world.createCluster(
-      "clone-while-writing",
-      { profile: PROFILE },
-      { annotations: { [RESTORE_FROM_ANNOTATION]: "while-writing" } },
-    );
+    await snapshots.createClone(world, "clone-while-writing", "while-writing", { profile: PROFILE });
     const clone = (await world.waitFor("clone-while-writing", isReady, 180_000)) as Cluster;
     const cloneAdmin = new KubeConfig();
     cloneAdmin.loadFromString((await world.backend.adminAccess(targetOf(clone)))?.kubeconfig ?? "");
@@ -297,11 +229,7 @@ describe(`snapshots of a real local cluster with ${OBJECTS} ConfigMaps`, { timeo
   });
 
   it("does not make a Cluster from a snapshot that does not exist, and says so on the Cluster", async () => {
-    await world.createCluster(
-      "clone-of-nothing",
-      { profile: PROFILE },
-      { annotations: { [RESTORE_FROM_ANNOTATION]: "nope" } },
-    );
+    await snapshots.createClone(world, "clone-of-nothing", "nope", { profile: PROFILE });
     const waiting = await world.waitFor(
       "clone-of-nothing",
       (c) => JSON.stringify(c?.status?.conditions ?? []).includes("ClusterSnapshot clusters/nope"),
@@ -316,8 +244,8 @@ describe(`snapshots of a real local cluster with ${OBJECTS} ConfigMaps`, { timeo
   });
 
   it("refuses a snapshot whose etcd data was altered (ChecksumMismatch), and the Cluster keeps its data", async () => {
-    await createSnapshot("second", "source", { folder: { path: "kept/here" } });
-    const taken = await snapshotWhere("second", (s) => s.status?.phase === "Complete");
+    await snapshots.create(world, "second", "source", { folder: { path: "kept/here" } });
+    const taken = await snapshots.where(world, "second", (s) => s.status?.phase === "Complete");
     expect(taken.status?.location?.folder).toBe(join(snapshotRoot, "kept", "here"));
     const core = admin.makeApiClient(CoreV1Api);
     await core.createNamespacedConfigMap({ namespace: APP, body: { metadata: { name: "object-survivor" } } });
@@ -326,10 +254,14 @@ describe(`snapshots of a real local cluster with ${OBJECTS} ConfigMaps`, { timeo
       "x",
     );
 
-    await askRestore("second", "corrupt");
-    const refused = await snapshotWhere("second", (s) => s.status?.lastRestore?.request === "corrupt");
+    await snapshots.askRestore(world, "second", "corrupt");
+    const refused = await snapshots.where(
+      world,
+      "second",
+      (s) => s.status?.lastRestore?.request === "corrupt",
+    );
     expect(refused.status?.lastRestore).toMatchObject({ outcome: "ChecksumMismatch" });
-    expect(condition(refused, "Restored")).toMatchObject({
+    expect(conditionOf(refused, "Restored")).toMatchObject({
       status: "False",
       reason: "ChecksumMismatch",
       message: expect.stringContaining("etcd.db does not match its manifest"),
@@ -345,7 +277,7 @@ describe(`snapshots of a real local cluster with ${OBJECTS} ConfigMaps`, { timeo
   it("refuses to restore one Cluster's snapshot into another (ForeignSnapshot: not its CA and keys)", async () => {
     await world.createCluster("other", { profile: PROFILE });
     const other = (await world.waitFor("other", isReady, 180_000)) as Cluster;
-    const before = await readSnapshot("before");
+    const before = await snapshots.read(world, "before");
     const location = before.status?.location;
     const error = await world.backend
       .restore?.(targetOf(other), {
@@ -398,9 +330,9 @@ describe(`snapshots of a real local cluster with ${OBJECTS} ConfigMaps`, { timeo
   });
 
   it("fails a snapshot of a missing Cluster with ClusterNotFound", async () => {
-    await createSnapshot("of-nothing", "missing");
-    const failed = await snapshotWhere("of-nothing", (s) => s.status?.phase === "Failed", 60_000);
-    expect(condition(failed, "Ready")).toMatchObject({
+    await snapshots.create(world, "of-nothing", "missing");
+    const failed = await snapshots.where(world, "of-nothing", (s) => s.status?.phase === "Failed", 60_000);
+    expect(conditionOf(failed, "Ready")).toMatchObject({
       status: "False",
       reason: "ClusterNotFound",
       message: expect.stringContaining("missing does not exist"),
@@ -408,9 +340,9 @@ describe(`snapshots of a real local cluster with ${OBJECTS} ConfigMaps`, { timeo
   });
 
   it("refuses by CEL a storage path that leaves the engine's snapshot folder, and a changed spec", async () => {
-    await expect(createSnapshot("escape", "source", { folder: { path: "../../etc" } })).rejects.toThrow(
-      /stay under the engine's snapshot folder/,
-    );
+    await expect(
+      snapshots.create(world, "escape", "source", { folder: { path: "../../etc" } }),
+    ).rejects.toThrow(/stay under the engine's snapshot folder/);
     await expect(
       world.custom.patchNamespacedCustomObject(
         {

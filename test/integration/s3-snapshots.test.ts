@@ -18,13 +18,7 @@ import { CoreV1Api, KubeConfig, PatchStrategy, setHeaderOptions } from "@kuberne
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ClusterTarget } from "../../src/api/backend.ts";
 import type { Cluster } from "../../src/api/cluster.ts";
-import type { ClusterSnapshot } from "../../src/api/cluster-snapshot.ts";
-import {
-  CLUSTER_SNAPSHOT_RESOURCE,
-  RESTORE_ANNOTATION,
-  RESTORE_FROM_ANNOTATION,
-} from "../../src/api/constants/cluster-snapshot.ts";
-import { RESOURCES } from "../../src/api/constants.ts";
+import { CLUSTER_SNAPSHOT_RESOURCE } from "../../src/api/constants/cluster-snapshot.ts";
 import type { S3SnapshotLocation } from "../../src/api/control-plane-snapshot.ts";
 import {
   readS3Snapshot,
@@ -32,17 +26,19 @@ import {
   writeS3Snapshot,
 } from "../../src/providers/shared/s3-snapshots.ts";
 import { freePorts } from "../../src/util/free-ports.ts";
-import { aProviderConfig } from "../support/builders.ts";
+import { aTargetFor } from "../support/builders.ts";
+import * as snapshots from "../support/cluster-snapshots.ts";
+import { conditionOf } from "../support/conditions.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
-import { localBackends } from "../support/local-backend-state.ts";
+import { localBackends, offerLocalProfile } from "../support/local-backend-state.ts";
+import { eventsAbout } from "../support/object-events.ts";
 import { findVersitygw, type S3Server, startS3Server } from "../support/s3-server.ts";
-import { APP, configMapOf, contents, inParallel } from "../support/snapshot-objects.ts";
+import { APP, changeAfterSnapshot, configMapOf, contents, inParallel } from "../support/snapshot-objects.ts";
 import { isReady, startWorld, type World } from "../support/world.ts";
 
 const OBJECTS = Number(process.env.OPENMCP_SNAPSHOT_OBJECTS ?? 1_000);
 const PROFILE = "test.engine-test.local";
 const BUCKET = "snapshots";
-const mergePatch = setHeaderOptions("Content-Type", PatchStrategy.MergePatch);
 
 const locals = localBackends("s3-snapshots-");
 const state = locals.folder();
@@ -53,14 +49,8 @@ let cluster: Cluster;
 let admin: KubeConfig;
 let written = new Map<string, Record<string, string>>();
 
-const targetOf = (object: Cluster): ClusterTarget => ({
-  uid: object.metadata.uid ?? "",
-  namespace: object.metadata.namespace ?? "",
-  name: object.metadata.name ?? "",
-  tenancy: "Exclusive",
-  profile: PROFILE,
-  providerConfig: "local",
-});
+const targetOf = (object: Cluster): ClusterTarget =>
+  aTargetFor(object, { profile: PROFILE, providerConfig: "local" });
 
 /** `spec.storage.s3` at the test's store. */
 const s3Storage = (overrides: Record<string, unknown> = {}) => ({
@@ -73,34 +63,9 @@ const s3Storage = (overrides: Record<string, unknown> = {}) => ({
   },
 });
 
-const createSnapshot = (name: string, storage: object) =>
-  world.custom.createNamespacedCustomObject({
-    ...CLUSTER_SNAPSHOT_RESOURCE,
-    namespace: world.namespace,
-    body: {
-      apiVersion: "engine.openmcp.cloud/v1alpha1",
-      kind: "ClusterSnapshot",
-      metadata: { name },
-      spec: { cluster: { name: "source" }, storage },
-    },
-  });
-
-const readSnapshot = async (name: string) =>
-  (await world.custom.getNamespacedCustomObject({
-    ...CLUSTER_SNAPSHOT_RESOURCE,
-    namespace: world.namespace,
-    name,
-  })) as ClusterSnapshot;
-
-const snapshotWhere = (name: string, wanted: (s: ClusterSnapshot) => boolean, timeoutMs = 180_000) =>
-  eventually(async () => satisfying(await readSnapshot(name), wanted), {
-    what: `ClusterSnapshot ${name}: ${String(wanted)}`,
-    timeoutMs,
-    intervalMs: 250,
-  });
-
-const condition = (snapshot: ClusterSnapshot, type: string) =>
-  snapshot.status?.conditions?.find((c) => c.type === type);
+/** ClusterSnapshot `name` of the world's Cluster `source`, kept in `storage`. */
+const createSnapshotOfSource = (name: string, storage: object) =>
+  snapshots.create(world, name, "source", storage);
 
 const core = () => world.controlPlane.kubeConfig.makeApiClient(CoreV1Api);
 
@@ -109,15 +74,6 @@ const createSecret = (name: string, accessKeyId: string, secretAccessKey: string
     namespace: world.namespace,
     body: { metadata: { name }, stringData: { accessKeyId, secretAccessKey } },
   });
-
-/** The Events about ClusterSnapshot `name`, as one text. */
-async function eventsAbout(name: string): Promise<string> {
-  const events = await core().listNamespacedEvent({
-    namespace: world.namespace,
-    fieldSelector: `involvedObject.name=${name}`,
-  });
-  return JSON.stringify(events.items);
-}
 
 /** The object keys in the bucket under `prefix`. */
 async function keysUnder(prefix: string): Promise<string[]> {
@@ -140,16 +96,7 @@ beforeAll(async () => {
   await server.createBucket(BUCKET);
   const backend = await locals.open(state, { stopOnClose: "true" });
   world = await startWorld({ backend });
-  await world.custom.createClusterCustomObject({
-    ...RESOURCES.ProviderConfig,
-    body: aProviderConfig({ name: "local", backend: "local", providerRef: { name: world.provider } }),
-  });
-  await eventually(
-    () => world.custom.getClusterCustomObject({ ...RESOURCES.ClusterProfile, name: PROFILE }),
-    {
-      what: `profile ${PROFILE}`,
-    },
-  );
+  await offerLocalProfile(world);
   await createSecret("s3-credentials", server.accessKeyId, server.secretAccessKey);
   await world.createCluster("source", { profile: PROFILE });
   cluster = (await world.waitFor("source", isReady, 180_000)) as Cluster;
@@ -284,12 +231,12 @@ describe(`ClusterSnapshots in S3 of a real local cluster with ${OBJECTS} ConfigM
 }, () => {
   it("snapshots the Cluster into the bucket: every file and the manifest listed there", async () => {
     const started = Date.now();
-    await createSnapshot("to-s3", s3Storage());
-    const taken = await snapshotWhere("to-s3", (s) => s.status?.phase === "Complete");
+    await createSnapshotOfSource("to-s3", s3Storage());
+    const taken = await snapshots.where(world, "to-s3", (s) => s.status?.phase === "Complete");
     console.log(
       `s3 snapshot: ${OBJECTS} ConfigMaps snapshotted into S3 in ${Date.now() - started} ms (object created → Complete), ${taken.status?.size} bytes`,
     );
-    expect(condition(taken, "Ready")).toMatchObject({ status: "True", reason: "Taken" });
+    expect(conditionOf(taken, "Ready")).toMatchObject({ status: "True", reason: "Taken" });
     const name = `to-s3-${taken.metadata.uid}`;
     expect(taken.status?.location).toEqual({
       s3: { endpoint: server.endpoint, bucket: BUCKET, prefix: "engine/snapshots" },
@@ -328,11 +275,7 @@ describe(`ClusterSnapshots in S3 of a real local cluster with ${OBJECTS} ConfigM
 
   it("makes a new Cluster from the S3 snapshot (a clone): every ConfigMap of then", async () => {
     const started = Date.now();
-    await world.createCluster(
-      "clone",
-      { profile: PROFILE },
-      { annotations: { [RESTORE_FROM_ANNOTATION]: "to-s3" } },
-    );
+    await snapshots.createClone(world, "clone", "to-s3", { profile: PROFILE });
     const clone = (await world.waitFor("clone", isReady, 180_000)) as Cluster;
     console.log(
       `s3 clone: a Cluster of ${OBJECTS} ConfigMaps made from an S3 snapshot in ${Date.now() - started} ms`,
@@ -343,21 +286,10 @@ describe(`ClusterSnapshots in S3 of a real local cluster with ${OBJECTS} ConfigM
   });
 
   it("rolls the Cluster back in place from the S3 snapshot", async () => {
-    const api = admin.makeApiClient(CoreV1Api);
-    await api.deleteCollectionNamespacedConfigMap({ namespace: APP, labelSelector: "batch=before" });
-    await api.createNamespacedConfigMap({ namespace: APP, body: { metadata: { name: "object-after" } } });
-    await eventually(async () => expect((await contents(admin)).size).toBe(1), { timeoutMs: 60_000 });
+    await changeAfterSnapshot(admin);
     const started = Date.now();
-    await world.custom.patchNamespacedCustomObject(
-      {
-        ...CLUSTER_SNAPSHOT_RESOURCE,
-        namespace: world.namespace,
-        name: "to-s3",
-        body: { metadata: { annotations: { [RESTORE_ANNOTATION]: "first" } } },
-      },
-      mergePatch,
-    );
-    const restored = await snapshotWhere("to-s3", (s) => s.status?.lastRestore?.request === "first");
+    await snapshots.askRestore(world, "to-s3", "first");
+    const restored = await snapshots.where(world, "to-s3", (s) => s.status?.lastRestore?.request === "first");
     expect(restored.status?.lastRestore).toMatchObject({ outcome: "Restored" });
     const back = await eventually(() => contents(admin), { timeoutMs: 120_000, intervalMs: 200 });
     console.log(
@@ -369,16 +301,17 @@ describe(`ClusterSnapshots in S3 of a real local cluster with ${OBJECTS} ConfigM
   it("names a wrong credential on the object (StorageAccessDenied), never the secret", async () => {
     const wrong = `wrong-${server.secretAccessKey}`;
     await createSecret("wrong-credentials", server.accessKeyId, wrong);
-    await createSnapshot(
+    await createSnapshotOfSource(
       "wrong-credential",
       s3Storage({ credentialsSecretRef: { name: "wrong-credentials" } }),
     );
-    const failing = await snapshotWhere(
+    const failing = await snapshots.where(
+      world,
       "wrong-credential",
-      (s) => condition(s, "Ready")?.reason === "StorageAccessDenied",
+      (s) => conditionOf(s, "Ready")?.reason === "StorageAccessDenied",
       60_000,
     );
-    const message = condition(failing, "Ready")?.message ?? "";
+    const message = conditionOf(failing, "Ready")?.message ?? "";
     expect(message).toContain(server.endpoint);
     expect(message).toContain(`bucket ${BUCKET}`);
     expect(message).toContain(`${world.namespace}/wrong-credentials`);
@@ -387,7 +320,9 @@ describe(`ClusterSnapshots in S3 of a real local cluster with ${OBJECTS} ConfigM
     // The failure's Warning Event is there (so its text is checked), without the key.
     const events = await eventually(
       async () =>
-        satisfying(await eventsAbout("wrong-credential"), (text) => text.includes("refused the credentials")),
+        satisfying(await eventsAbout(world, "wrong-credential"), (text) =>
+          text.includes("refused the credentials"),
+        ),
       { what: "the Warning Event of the refused credentials", timeoutMs: 30_000 },
     );
     expect(events).not.toContain(wrong);
@@ -395,61 +330,70 @@ describe(`ClusterSnapshots in S3 of a real local cluster with ${OBJECTS} ConfigM
   });
 
   it("names a missing bucket on the object (StorageBucketMissing)", async () => {
-    await createSnapshot("no-bucket", s3Storage({ bucket: "no-such-bucket" }));
-    const failing = await snapshotWhere(
+    await createSnapshotOfSource("no-bucket", s3Storage({ bucket: "no-such-bucket" }));
+    const failing = await snapshots.where(
+      world,
       "no-bucket",
-      (s) => condition(s, "Ready")?.reason === "StorageBucketMissing",
+      (s) => conditionOf(s, "Ready")?.reason === "StorageBucketMissing",
       60_000,
     );
-    expect(condition(failing, "Ready")?.message).toContain("bucket no-such-bucket");
+    expect(conditionOf(failing, "Ready")?.message).toContain("bucket no-such-bucket");
   });
 
   it("names a missing credentials Secret on the object (CredentialsNotFound)", async () => {
-    await createSnapshot("no-secret", s3Storage({ credentialsSecretRef: { name: "absent" } }));
-    const failing = await snapshotWhere(
+    await createSnapshotOfSource("no-secret", s3Storage({ credentialsSecretRef: { name: "absent" } }));
+    const failing = await snapshots.where(
+      world,
       "no-secret",
-      (s) => condition(s, "Ready")?.reason === "CredentialsNotFound",
+      (s) => conditionOf(s, "Ready")?.reason === "CredentialsNotFound",
       60_000,
     );
-    expect(condition(failing, "Ready")?.message).toContain(`Secret ${world.namespace}/absent`);
+    expect(conditionOf(failing, "Ready")?.message).toContain(`Secret ${world.namespace}/absent`);
   });
 
   it("names an unreachable store on the object (StorageUnreachable)", async () => {
     const [port] = (await freePorts(1)) as [number];
-    await createSnapshot("unreachable", s3Storage({ endpoint: `http://127.0.0.1:${port}` }));
-    const failing = await snapshotWhere(
+    await createSnapshotOfSource("unreachable", s3Storage({ endpoint: `http://127.0.0.1:${port}` }));
+    const failing = await snapshots.where(
+      world,
       "unreachable",
-      (s) => condition(s, "Ready")?.reason === "StorageUnreachable",
+      (s) => conditionOf(s, "Ready")?.reason === "StorageUnreachable",
       90_000,
     );
-    expect(condition(failing, "Ready")?.message).toContain(`127.0.0.1:${port}`);
+    expect(conditionOf(failing, "Ready")?.message).toContain(`127.0.0.1:${port}`);
   });
 
   it("refuses by CEL a storage with both a folder and a bucket", async () => {
-    await expect(createSnapshot("both", { folder: {}, ...s3Storage() })).rejects.toThrow(
+    await expect(createSnapshotOfSource("both", { folder: {}, ...s3Storage() })).rejects.toThrow(
       /exactly one kind of storage/,
     );
   });
 
   it("keeps a deleted snapshot whose store does not answer (finalizer, Removed=False naming the store) until a person removes the finalizer", async () => {
     const [port] = (await freePorts(1)) as [number];
-    await createSnapshot("unanswered", s3Storage({ endpoint: `http://127.0.0.1:${port}` }));
-    await snapshotWhere("unanswered", (s) => condition(s, "Ready")?.reason === "StorageUnreachable", 90_000);
+    await createSnapshotOfSource("unanswered", s3Storage({ endpoint: `http://127.0.0.1:${port}` }));
+    await snapshots.where(
+      world,
+      "unanswered",
+      (s) => conditionOf(s, "Ready")?.reason === "StorageUnreachable",
+      90_000,
+    );
     await world.custom.deleteNamespacedCustomObject({
       ...CLUSTER_SNAPSHOT_RESOURCE,
       namespace: world.namespace,
       name: "unanswered",
     });
-    const held = await snapshotWhere(
+    const held = await snapshots.where(
+      world,
       "unanswered",
-      (s) => condition(s, "Removed")?.reason === "StorageUnreachable",
+      (s) => conditionOf(s, "Removed")?.reason === "StorageUnreachable",
       90_000,
     );
     expect(held.metadata.finalizers).toEqual(["engine.openmcp.cloud/cluster-snapshot"]);
-    expect(condition(held, "Removed")?.message).toContain(`127.0.0.1:${port}`);
+    expect(conditionOf(held, "Removed")?.message).toContain(`127.0.0.1:${port}`);
     await eventually(
       async () =>
-        satisfying(await eventsAbout("unanswered"), (text) =>
+        satisfying(await eventsAbout(world, "unanswered"), (text) =>
           text.includes(`remove snapshot unanswered-${held.metadata.uid}`),
         ),
       { what: "the Warning Event of the failed removal", timeoutMs: 30_000 },
@@ -469,14 +413,14 @@ describe(`ClusterSnapshots in S3 of a real local cluster with ${OBJECTS} ConfigM
     );
     await eventually(
       async () => {
-        await expect(readSnapshot("unanswered")).rejects.toMatchObject({ code: 404 });
+        await expect(snapshots.read(world, "unanswered")).rejects.toMatchObject({ code: 404 });
       },
       { what: "the snapshot gone", timeoutMs: 30_000 },
     );
   });
 
   it("removes a deleted snapshot's objects from the bucket before the object goes", async () => {
-    const snapshot = await readSnapshot("to-s3");
+    const snapshot = await snapshots.read(world, "to-s3");
     const prefix = `engine/snapshots/to-s3-${snapshot.metadata.uid}/`;
     expect(await keysUnder(prefix)).toContain(`${prefix}manifest.json`);
     await world.custom.deleteNamespacedCustomObject({
@@ -486,7 +430,7 @@ describe(`ClusterSnapshots in S3 of a real local cluster with ${OBJECTS} ConfigM
     });
     await eventually(
       async () => {
-        await expect(readSnapshot("to-s3")).rejects.toMatchObject({ code: 404 });
+        await expect(snapshots.read(world, "to-s3")).rejects.toMatchObject({ code: 404 });
       },
       { what: "the snapshot gone", timeoutMs: 60_000 },
     );

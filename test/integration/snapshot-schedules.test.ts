@@ -8,10 +8,8 @@
  * Cluster is being made from it, and goes on once that Cluster is gone. A Rollout with `snapshots.beforeChange` makes a
  * ClusterSnapshot of its canary and asks the Cluster for the version only once it is Complete.
  */
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { CoreV1Api } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Clock, systemClock } from "../../src/api/clock.ts";
 import type { Cluster } from "../../src/api/cluster.ts";
@@ -19,7 +17,6 @@ import type { ClusterSnapshot } from "../../src/api/cluster-snapshot.ts";
 import type { ClusterSnapshotSchedule } from "../../src/api/cluster-snapshot-schedule.ts";
 import {
   CLUSTER_SNAPSHOT_RESOURCE,
-  RESTORE_FROM_ANNOTATION,
   SNAPSHOT_CLUSTER_LABEL,
 } from "../../src/api/constants/cluster-snapshot.ts";
 import {
@@ -30,16 +27,19 @@ import { ROLLOUT_RESOURCE, ROLLOUT_SNAPSHOT_LABELS } from "../../src/api/constan
 import { RESOURCES } from "../../src/api/constants.ts";
 import type { Rollout } from "../../src/api/rollout.ts";
 import type { Engine } from "../../src/runtime/engine.ts";
-import { aProviderConfig } from "../support/builders.ts";
+import * as snapshots from "../support/cluster-snapshots.ts";
+import { conditionOf } from "../support/conditions.ts";
 import { metricSum } from "../support/engine-signals.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
-import { localBackends } from "../support/local-backend-state.ts";
+import { localBackends, offerLocalProfile } from "../support/local-backend-state.ts";
+import { eventsAbout } from "../support/object-events.ts";
 import { isReady, startWorld, type World } from "../support/world.ts";
 
 const PROFILE = "test.engine-test.local";
 const HOUR = 3_600_000;
 const locals = localBackends("snapshot-schedules-");
-const snapshotRoot = mkdtempSync(join(tmpdir(), "snapshot-schedules-store-"));
+/** The engine's snapshot folder, removed with the backends' state folders. */
+const snapshotRoot = locals.folder();
 const state = locals.folder();
 let world: World;
 let engine: Engine;
@@ -85,13 +85,6 @@ const readSchedule = async (name: string) =>
     name,
   })) as ClusterSnapshotSchedule;
 
-const readSnapshot = async (name: string) =>
-  (await world.custom.getNamespacedCustomObject({
-    ...CLUSTER_SNAPSHOT_RESOURCE,
-    namespace: world.namespace,
-    name,
-  })) as ClusterSnapshot;
-
 /** The snapshots of schedule `name`, oldest first. */
 const snapshotsOf = async (name: string) =>
   (
@@ -105,41 +98,18 @@ const snapshotsOf = async (name: string) =>
 const folderOf = (snapshot: ClusterSnapshot) =>
   join(snapshot.status?.location?.folder ?? "", snapshot.status?.location?.name ?? "");
 
-const condition = (object: { status?: { conditions?: readonly { type: string }[] } }, type: string) =>
-  object.status?.conditions?.find((c) => c.type === type) as
-    | { type: string; status: string; reason: string; message: string }
-    | undefined;
-
 const gone = (name: string) =>
   eventually(
     async () => {
-      await expect(readSnapshot(name)).rejects.toMatchObject({ code: 404 });
+      await expect(snapshots.read(world, name)).rejects.toMatchObject({ code: 404 });
     },
     { what: `ClusterSnapshot ${name} gone`, timeoutMs: 30_000 },
-  );
-
-/** The Events about `name`, as one text. */
-const eventsAbout = async (name: string) =>
-  JSON.stringify(
-    (
-      await world.controlPlane.kubeConfig.makeApiClient(CoreV1Api).listNamespacedEvent({
-        namespace: world.namespace,
-        fieldSelector: `involvedObject.name=${name}`,
-      })
-    ).items,
   );
 
 beforeAll(async () => {
   world = await startWorld({ backend: await locals.open(state), engine: false });
   engine = await startEngine(0);
-  await world.custom.createClusterCustomObject({
-    ...RESOURCES.ProviderConfig,
-    body: aProviderConfig({ name: "local", backend: "local", providerRef: { name: world.provider } }),
-  });
-  await eventually(
-    () => world.custom.getClusterCustomObject({ ...RESOURCES.ClusterProfile, name: PROFILE }),
-    { what: `profile ${PROFILE}` },
-  );
+  await offerLocalProfile(world);
   await world.createCluster("a", { profile: PROFILE }, { labels: { snapshots: "hourly" } });
   // Never made (no such profile): selected by nothing, and a Cluster "being made" for the restore-from test.
   await world.createCluster("b", { profile: "no-such-profile" });
@@ -149,7 +119,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await world?.stop();
   await locals.close();
-  rmSync(snapshotRoot, { recursive: true, force: true });
 }, 120_000);
 
 describe("a ClusterSnapshotSchedule", { timeout: 90_000 }, () => {
@@ -191,8 +160,8 @@ describe("a ClusterSnapshotSchedule", { timeout: 90_000 }, () => {
     expect(Date.parse(schedule.status?.lastScheduled ?? "")).toBe(created);
     expect(Date.parse(schedule.status?.nextScheduled ?? "")).toBe(created + HOUR);
     expect(schedule.status?.selected).toBe(1);
-    expect(condition(schedule, "Ready")).toMatchObject({ status: "True", reason: "Scheduled" });
-    expect(await eventsAbout("hourly")).toContain("SnapshotsCreated");
+    expect(conditionOf(schedule, "Ready")).toMatchObject({ status: "True", reason: "Scheduled" });
+    expect(await eventsAbout(world, "hourly")).toContain("SnapshotsCreated");
   });
 
   it("takes the time due it missed at once when an engine starts after it", async () => {
@@ -234,7 +203,7 @@ describe("a ClusterSnapshotSchedule", { timeout: 90_000 }, () => {
       list.map((s) => Date.parse(s.metadata.annotations?.["engine.openmcp.cloud/scheduled-at"] ?? "")),
     ).toEqual([created + HOUR, created + 5 * HOUR]);
     expect(Date.parse(schedule.status?.lastScheduled ?? "")).toBe(created + 5 * HOUR);
-    expect(await eventsAbout("hourly")).toContain("SnapshotsPruned");
+    expect(await eventsAbout(world, "hourly")).toContain("SnapshotsPruned");
     expect(await metricSum(engine.metrics, "openmcp_engine_scheduled_snapshots_created_total")).toBe(1);
     expect(await metricSum(engine.metrics, "openmcp_engine_scheduled_snapshots_pruned_total")).toBe(1);
   });
@@ -257,40 +226,25 @@ describe("a ClusterSnapshotSchedule", { timeout: 90_000 }, () => {
 
 describe("deleting a ClusterSnapshot", { timeout: 90_000 }, () => {
   it("removes its files, then the object; held while a Cluster is being made from it", async () => {
-    await world.custom.createNamespacedCustomObject({
-      ...CLUSTER_SNAPSHOT_RESOURCE,
-      namespace: world.namespace,
-      body: {
-        apiVersion: "engine.openmcp.cloud/v1alpha1",
-        kind: "ClusterSnapshot",
-        metadata: { name: "manual" },
-        spec: { cluster: { name: "a" } },
-      },
-    });
-    const taken = await eventually(
-      async () => satisfying(await readSnapshot("manual"), (s) => s.status?.phase === "Complete"),
-      { what: "manual Complete", timeoutMs: 60_000 },
-    );
+    await snapshots.create(world, "manual", "a");
+    const taken = await snapshots.where(world, "manual", (s) => s.status?.phase === "Complete", 60_000);
     expect(taken.metadata.finalizers).toEqual(["engine.openmcp.cloud/cluster-snapshot"]);
     // A Cluster being made from it (it never will be: its profile does not exist).
-    await world.createCluster(
-      "clone",
-      { profile: "no-such-profile" },
-      { annotations: { [RESTORE_FROM_ANNOTATION]: "manual" } },
-    );
+    await snapshots.createClone(world, "clone", "manual", { profile: "no-such-profile" });
     await world.custom.deleteNamespacedCustomObject({
       ...CLUSTER_SNAPSHOT_RESOURCE,
       namespace: world.namespace,
       name: "manual",
     });
-    const held = await eventually(
-      async () =>
-        satisfying(await readSnapshot("manual"), (s) => condition(s, "Removed")?.reason === "InUse"),
-      { what: "deletion held", timeoutMs: 30_000 },
+    const held = await snapshots.where(
+      world,
+      "manual",
+      (s) => conditionOf(s, "Removed")?.reason === "InUse",
+      30_000,
     );
-    expect(condition(held, "Removed")?.message).toContain("Cluster clone is being made from it");
+    expect(conditionOf(held, "Removed")?.message).toContain("Cluster clone is being made from it");
     expect(existsSync(folderOf(taken))).toBe(true);
-    expect(await eventsAbout("manual")).toContain("DeletionHeld");
+    expect(await eventsAbout(world, "manual")).toContain("DeletionHeld");
     expect(
       await metricSum(engine.metrics, "openmcp_engine_cluster_snapshots_not_removed", { reason: "InUse" }),
     ).toBe(1);
@@ -335,7 +289,7 @@ describe("a Rollout with snapshots.beforeChange", { timeout: 90_000 }, () => {
     });
     // Asked only once its snapshot is Complete.
     const cluster = (await world.readCluster("a")) as Cluster;
-    if ((await readSnapshot(made?.metadata.name ?? "")).status?.phase !== "Complete")
+    if ((await snapshots.read(world, made?.metadata.name ?? "")).status?.phase !== "Complete")
       expect(cluster.spec.kubernetes?.version).not.toBe("1.36");
     const rollout = await eventually(
       async () =>
@@ -350,8 +304,8 @@ describe("a Rollout with snapshots.beforeChange", { timeout: 90_000 }, () => {
       { what: "the rollout Succeeded", timeoutMs: 60_000 },
     );
     expect(rollout.status?.targets?.map((t) => [t.name, t.progress])).toEqual([["a", "done"]]);
-    expect((await readSnapshot(made?.metadata.name ?? "")).status?.phase).toBe("Complete");
+    expect((await snapshots.read(world, made?.metadata.name ?? "")).status?.phase).toBe("Complete");
     expect(((await world.readCluster("a")) as Cluster).spec.kubernetes?.version).toBe("1.36");
-    expect(await eventsAbout("upgrade")).toContain("SnapshotsCreated");
+    expect(await eventsAbout(world, "upgrade")).toContain("SnapshotsCreated");
   });
 });

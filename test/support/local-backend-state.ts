@@ -6,9 +6,13 @@ import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ClusterBackend } from "../../src/api/backend-contract.ts";
+import { RESOURCES } from "../../src/api/constants.ts";
 import { stopPersistentControlPlane } from "../../src/controlplane/persistent-control-plane.ts";
 import { createBackend } from "../../src/providers/local.ts";
 import { aBackendContext } from "./backend-context.ts";
+import { aProviderConfig } from "./builders.ts";
+import { profileOffered } from "./profile-offered.ts";
+import type { World } from "./world.ts";
 
 /** Stops every cluster the local backend keeps under `state` (a stop that fails is passed over), then removes `state`. */
 export async function removeLocalBackendState(state: string): Promise<void> {
@@ -21,7 +25,7 @@ export async function removeLocalBackendState(state: string): Promise<void> {
 
 /** The local backends of one test file, see {@link localBackends}. */
 export interface LocalBackends {
-  /** A new, empty state folder (named `<prefix>…` in the temporary folder). */
+  /** A new, empty folder for a backend's state or the engine's snapshots (named `<prefix>…` in the temporary folder). */
   folder(): string;
   /** A local backend on `state` (another one on the same folder is the backend after a restart). */
   open(state: string, options?: Record<string, string>): Promise<ClusterBackend>;
@@ -49,4 +53,18 @@ export function localBackends(prefix: string): LocalBackends {
       for (const folder of folders) await removeLocalBackendState(folder);
     },
   };
+}
+
+/**
+ * Offers the local backend on `world` (whose engine runs it): ProviderConfig `local` of backend `local`, and the
+ * ClusterProfile the engine makes of it waited for; resolves to the profile's name (`test.<provider>.local`).
+ */
+export async function offerLocalProfile(world: Pick<World, "custom" | "provider">): Promise<string> {
+  await world.custom.createClusterCustomObject({
+    ...RESOURCES.ProviderConfig,
+    body: aProviderConfig({ name: "local", backend: "local", providerRef: { name: world.provider } }),
+  });
+  const profile = `test.${world.provider}.local`;
+  await profileOffered(world.custom, profile);
+  return profile;
 }

@@ -1,5 +1,7 @@
 /** The objects the snapshot tests write into a cluster and compare after a restore or a clone (by content). */
 import { CoreV1Api, type KubeConfig, type V1ConfigMap } from "@kubernetes/client-node";
+import { expect } from "vitest";
+import { eventually } from "./eventually.ts";
 
 /** The namespace the snapshot tests write their ConfigMaps into. */
 export const APP = "app";
@@ -22,11 +24,22 @@ export async function contents(kubeConfig: KubeConfig): Promise<Map<string, Reco
   return found;
 }
 
-/** ConfigMap `i` as written: some bytes of its own, so a mix-up shows. */
+/** ConfigMap `i` as written (labelled `batch: before`): some bytes of its own, so a mix-up shows. */
 export const configMapOf = (i: number): V1ConfigMap => ({
   metadata: { name: `object-${String(i).padStart(5, "0")}`, labels: { batch: "before" } },
   data: { index: String(i), payload: `${i}:`.padEnd(200, String.fromCharCode(97 + (i % 26))) },
 });
+
+/**
+ * Changes the cluster after its snapshot, as a restore must undo: every ConfigMap written before deleted and one more
+ * (`object-after`) made; resolves once the cluster shows only that one.
+ */
+export async function changeAfterSnapshot(kubeConfig: KubeConfig): Promise<void> {
+  const core = kubeConfig.makeApiClient(CoreV1Api);
+  await core.deleteCollectionNamespacedConfigMap({ namespace: APP, labelSelector: "batch=before" });
+  await core.createNamespacedConfigMap({ namespace: APP, body: { metadata: { name: "object-after" } } });
+  await eventually(async () => expect((await contents(kubeConfig)).size).toBe(1), { timeoutMs: 60_000 });
+}
 
 /** Runs `work` for 0..count-1, `parallel` at a time. */
 export async function inParallel(

@@ -4,7 +4,8 @@ import {
   SNAPSHOT_SCHEDULE_KIND,
   SNAPSHOT_SCHEDULE_RESOURCE,
 } from "../../api/constants/cluster-snapshot-schedule.ts";
-import { conditionsInWords, type Explanation } from "../shared/explanation.ts";
+import { explainSchedule } from "../shared/cluster-schedule.ts";
+import type { Explanation } from "../shared/explanation.ts";
 import { machineDefinition } from "../shared/machine-definition.ts";
 import { clusterSnapshotScheduleMachine } from "./machine.ts";
 
@@ -26,15 +27,10 @@ export const SNAPSHOT_SCHEDULE_DEFINITION = machineDefinition(SNAPSHOT_SCHEDULE_
 
 /** A schedule explained from what it stores. */
 export function explainClusterSnapshotSchedule(schedule: ClusterSnapshotSchedule): Explanation {
-  const status = schedule.status;
-  const why = conditionsInWords(status?.conditions);
-  if (status?.lastScheduled) why.push(`last taken: the snapshots due at ${status.lastScheduled}`);
-  if (status?.selected !== undefined) why.push(`selects ${status.selected} Cluster(s)`);
-  const waitingFor =
-    status?.state === "invalid"
-      ? ["a person to fix spec.every or spec.keep"]
-      : status?.nextScheduled
-        ? [`the next snapshots, due at ${status.nextScheduled}`]
-        : [];
-  return { state: status?.state, phase: status?.phase, why, waitingFor };
+  const { lastScheduled, nextScheduled } = schedule.status ?? {};
+  return explainSchedule(schedule.status, {
+    ...(lastScheduled ? { last: `last taken: the snapshots due at ${lastScheduled}` } : {}),
+    ...(nextScheduled ? { next: `the next snapshots, due at ${nextScheduled}` } : {}),
+    fix: "spec.every or spec.keep",
+  });
 }

@@ -4,6 +4,7 @@
  */
 import { setup } from "xstate";
 import { actionsAsData, recordEvent } from "../shared/actions-as-data.ts";
+import { type ClusterScheduleFacts, isSound, scheduleGuards } from "../shared/cluster-schedule.ts";
 import type { EventRecord } from "../shared/machine-step.ts";
 import { PHASE_TAG, REQUEUE } from "../shared/machine-tags.ts";
 import { type ObservedEvent, observedMachineTypes, whenObserved } from "../shared/observed-guard.ts";
@@ -16,19 +17,12 @@ export interface CreatedSlot {
   readonly clusters: readonly string[];
 }
 
-/** What one look at a schedule knows, level-based. */
-export interface SnapshotScheduleFacts {
-  /** What is wrong with `every` or `keep`, each naming its field; empty: they are sound. */
-  readonly problems: readonly string[];
+/** What one look at a schedule knows, level-based: the schedule's facts, its times due and its snapshots. */
+export interface SnapshotScheduleFacts extends ClusterScheduleFacts {
   /** The latest time due at or before now (RFC 3339); absent: none yet. */
   readonly latest?: string;
-  /** The next time due (RFC 3339), and in ms for the requeue. */
+  /** The next time due (RFC 3339). */
   readonly next?: string;
-  readonly nextAtMs?: number;
-  /** Names of the Clusters selected now (sorted; those being deleted left out). */
-  readonly selected: readonly string[];
-  /** The latest time due is newer than the one the status records, and this engine has not made its snapshots yet. */
-  readonly due: boolean;
   /** This engine made the snapshots of the latest time due (in this reconcile or before). */
   readonly created?: CreatedSlot;
   /** The schedule's snapshots beyond what it keeps, not being deleted yet (sorted names). */
@@ -44,7 +38,6 @@ const when = whenObserved<SnapshotScheduleFacts>;
 const CREATED_EVENT: EventRecord = { type: "Normal", reason: "SnapshotsCreated", message: "" };
 const PRUNED_EVENT: EventRecord = { type: "Normal", reason: "SnapshotsPruned", message: "" };
 
-const isValidFacts = (facts: SnapshotScheduleFacts) => facts.problems.length === 0;
 const createdLatest = (facts: SnapshotScheduleFacts) =>
   facts.created !== undefined && facts.created.slot === facts.latest;
 
@@ -52,13 +45,9 @@ const createdLatest = (facts: SnapshotScheduleFacts) =>
 export const clusterSnapshotScheduleMachine = setup({
   types: observedMachineTypes<SnapshotScheduleFacts>(),
   guards: {
-    isInvalid: when((facts) => !isValidFacts(facts)),
-    isValid: when(isValidFacts),
-    // Never due once made, whatever `due` says: taking ⇄ scheduled can then never loop within one step.
-    isDue: when((facts) => isValidFacts(facts) && facts.due && !createdLatest(facts)),
-    isSettled: when((facts) => !facts.due),
+    ...scheduleGuards(createdLatest),
     isCreated: when(createdLatest),
-    hasExpired: when((facts) => isValidFacts(facts) && facts.expired.length > 0),
+    hasExpired: when((facts) => isSound(facts) && facts.expired.length > 0),
     isPruned: when((facts) => facts.expired.length === 0),
   },
   actions: actionsAsData("createSnapshots", "deleteSnapshots"),

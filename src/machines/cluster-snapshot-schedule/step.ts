@@ -18,8 +18,8 @@ import {
   SNAPSHOT_SCHEDULE_REASONS,
 } from "../../api/constants/cluster-snapshot-schedule.ts";
 import { parseDuration } from "../../api/duration.ts";
+import { scheduleStatus, untilNextTimeDue } from "../shared/cluster-schedule.ts";
 import { selectedNames } from "../shared/cluster-selection.ts";
-import { mergeConditions } from "../shared/conditions.ts";
 import { type KindStep, kindStep, type StepBasics } from "../shared/kind-step.ts";
 import type { EventRecord } from "../shared/machine-step.ts";
 import { namesShown } from "../shared/names-shown.ts";
@@ -132,9 +132,6 @@ function eventOf(
   return record;
 }
 
-/** Requeues at the next time due a little after it, so it is at or before the next look's now. */
-const AFTER_SLOT_MS = 250;
-
 /** One step of a schedule: the generic step with the kind's own parts. */
 export const stepClusterSnapshotSchedule: (
   input: SnapshotScheduleStepInput,
@@ -170,43 +167,26 @@ export const stepClusterSnapshotSchedule: (
       facts.expired.length === 0 ? undefined : { kind: "delete", names: facts.expired },
   },
   event: (record, { input, facts }) => eventOf(record, input, facts),
-  status: ({ input: { object, now, lastError }, facts, state, phase }) => {
-    const recorded = object.status?.lastScheduled;
+  status: (transitioned) => {
+    const { input, facts } = transitioned;
+    const recorded = input.object.status?.lastScheduled;
     const lastScheduled =
       facts.created && (recorded === undefined || Date.parse(facts.created.slot) > Date.parse(recorded))
         ? facts.created.slot
         : recorded;
-    const ready =
-      facts.problems.length > 0
-        ? {
-            status: "False" as const,
-            reason: SNAPSHOT_SCHEDULE_REASONS.InvalidSchedule,
-            message: facts.problems.join("; "),
-          }
-        : lastError
-          ? { status: "False" as const, reason: SNAPSHOT_SCHEDULE_REASONS.ScheduleFailed, message: lastError }
-          : {
-              status: "True" as const,
-              reason: SNAPSHOT_SCHEDULE_REASONS.Scheduled,
-              message: `a snapshot of each selected Cluster every ${object.spec.every}, the last ${object.spec.keep} kept; status.nextScheduled is the next`,
-            };
-    const { nextScheduled: _, ...rest } = object.status ?? {};
-    return {
-      ...rest,
-      observedGeneration: object.metadata.generation ?? 0,
-      ...(phase ? { phase } : {}),
-      state,
-      ...(lastScheduled ? { lastScheduled } : {}),
-      ...(facts.next ? { nextScheduled: facts.next } : {}),
-      selected: facts.selected.length,
-      conditions: mergeConditions(
-        object.status?.conditions,
-        [{ type: "Ready", ...ready }],
-        object.metadata.generation ?? 0,
-        now,
-      ),
-    };
+    return scheduleStatus(transitioned, {
+      reasons: {
+        scheduled: SNAPSHOT_SCHEDULE_REASONS.Scheduled,
+        invalid: SNAPSHOT_SCHEDULE_REASONS.InvalidSchedule,
+        failed: SNAPSHOT_SCHEDULE_REASONS.ScheduleFailed,
+      },
+      scheduledMessage: `a snapshot of each selected Cluster every ${input.object.spec.every}, the last ${input.object.spec.keep} kept; status.nextScheduled is the next`,
+      nextField: "nextScheduled",
+      times: {
+        ...(lastScheduled ? { lastScheduled } : {}),
+        ...(facts.next ? { nextScheduled: facts.next } : {}),
+      },
+    });
   },
-  atRest: ({ input, facts }) =>
-    facts.nextAtMs === undefined ? undefined : Math.max(0, facts.nextAtMs - input.nowMs) + AFTER_SLOT_MS,
+  atRest: ({ input, facts }) => untilNextTimeDue(facts, input.nowMs),
 });

@@ -126,6 +126,23 @@ function failure(input: SnapshotStepInput): { reason: string; message: string } 
   };
 }
 
+/**
+ * A condition while the backend works on the snapshot: False, with its last failure while it keeps failing (the
+ * storage's reason, or `failed`), else `working`.
+ */
+function whileWorking(
+  type: string,
+  input: SnapshotStepInput,
+  failed: string,
+  working: { readonly reason: string; readonly message: string },
+): Omit<Condition, "lastTransitionTime" | "observedGeneration"> {
+  return {
+    type,
+    status: "False",
+    ...(input.lastError ? { reason: input.storageFailure ?? failed, message: input.lastError } : working),
+  };
+}
+
 /** The Ready condition for the new state. */
 function readyCondition(
   input: SnapshotStepInput,
@@ -144,19 +161,10 @@ function readyCondition(
         message: `waiting for Cluster ${name} to be Ready`,
       };
     case "taking":
-      return input.lastError
-        ? {
-            type: SNAPSHOT_CONDITIONS.ready,
-            status: "False",
-            reason: input.storageFailure ?? CLUSTER_SNAPSHOT_REASONS.SnapshotFailed,
-            message: input.lastError,
-          }
-        : {
-            type: SNAPSHOT_CONDITIONS.ready,
-            status: "False",
-            reason: CLUSTER_SNAPSHOT_REASONS.Taking,
-            message: `the backend is writing the snapshot of Cluster ${name}`,
-          };
+      return whileWorking(SNAPSHOT_CONDITIONS.ready, input, CLUSTER_SNAPSHOT_REASONS.SnapshotFailed, {
+        reason: CLUSTER_SNAPSHOT_REASONS.Taking,
+        message: `the backend is writing the snapshot of Cluster ${name}`,
+      });
     default:
       return {
         type: SNAPSHOT_CONDITIONS.ready,
@@ -175,19 +183,10 @@ function restoredCondition(
 ): Omit<Condition, "lastTransitionTime" | "observedGeneration"> | undefined {
   const name = input.object.spec.cluster.name;
   if (state === "restoring")
-    return input.lastError
-      ? {
-          type: SNAPSHOT_CONDITIONS.restored,
-          status: "False",
-          reason: input.storageFailure ?? CLUSTER_SNAPSHOT_REASONS.RestoreFailed,
-          message: input.lastError,
-        }
-      : {
-          type: SNAPSHOT_CONDITIONS.restored,
-          status: "False",
-          reason: CLUSTER_SNAPSHOT_REASONS.Restoring,
-          message: `rolling Cluster ${name} back to this snapshot`,
-        };
+    return whileWorking(SNAPSHOT_CONDITIONS.restored, input, CLUSTER_SNAPSHOT_REASONS.RestoreFailed, {
+      reason: CLUSTER_SNAPSHOT_REASONS.Restoring,
+      message: `rolling Cluster ${name} back to this snapshot`,
+    });
   if (!lastRestore) return undefined;
   const restored = lastRestore.outcome === CLUSTER_SNAPSHOT_REASONS.Restored;
   return {

@@ -4,7 +4,8 @@ import {
   HIBERNATION_SCHEDULE_RESOURCE,
 } from "../../api/constants/hibernation-schedule.ts";
 import type { HibernationSchedule } from "../../api/hibernation-schedule.ts";
-import { conditionsInWords, type Explanation } from "../shared/explanation.ts";
+import { explainSchedule } from "../shared/cluster-schedule.ts";
+import type { Explanation } from "../shared/explanation.ts";
 import { machineDefinition } from "../shared/machine-definition.ts";
 import { hibernationScheduleMachine } from "./machine.ts";
 
@@ -24,16 +25,10 @@ export const HIBERNATION_SCHEDULE_DEFINITION = machineDefinition(HIBERNATION_SCH
 
 /** A schedule explained from what it stores. */
 export function explainHibernationSchedule(schedule: HibernationSchedule): Explanation {
-  const status = schedule.status;
-  const why = conditionsInWords(status?.conditions);
-  if (status?.lastApplied)
-    why.push(`last applied: ${status.lastApplied.action} of ${status.lastApplied.time}`);
-  if (status?.selected !== undefined) why.push(`selects ${status.selected} Cluster(s)`);
-  const waitingFor =
-    status?.state === "invalid"
-      ? ["a person to fix the timetable (spec.schedules)"]
-      : status?.nextEvent
-        ? [`the next event: ${status.nextEvent.action} at ${status.nextEvent.time}`]
-        : [];
-  return { state: status?.state, phase: status?.phase, why, waitingFor };
+  const { lastApplied, nextEvent } = schedule.status ?? {};
+  return explainSchedule(schedule.status, {
+    ...(lastApplied ? { last: `last applied: ${lastApplied.action} of ${lastApplied.time}` } : {}),
+    ...(nextEvent ? { next: `the next event: ${nextEvent.action} at ${nextEvent.time}` } : {}),
+    fix: "the timetable (spec.schedules)",
+  });
 }

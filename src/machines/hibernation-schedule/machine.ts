@@ -2,32 +2,23 @@
 import { setup } from "xstate";
 import type { ScheduledEvent } from "../../api/hibernation-schedule.ts";
 import { actionsAsData, recordEvent } from "../shared/actions-as-data.ts";
+import { type ClusterScheduleFacts, scheduleGuards } from "../shared/cluster-schedule.ts";
 import type { EventRecord } from "../shared/machine-step.ts";
 import { PHASE_TAG, REQUEUE } from "../shared/machine-tags.ts";
 import { type ObservedEvent, observedMachineTypes, whenObserved } from "../shared/observed-guard.ts";
 
-/** What one look at a schedule knows, level-based. */
-export interface ScheduleFacts {
-  /** Every problem of the timetable, each naming its entry; empty: it parses. */
-  readonly problems: readonly string[];
+/** What one look at a schedule knows, level-based: the schedule's facts, and its events. */
+export interface ScheduleFacts extends ClusterScheduleFacts {
   /** The latest event at or before now (absent: none yet). */
   readonly latest?: ScheduledEvent;
   /** The next event after now (absent: none). */
   readonly next?: ScheduledEvent;
-  /** The next event in ms since the epoch, for the requeue. */
-  readonly nextAtMs?: number;
-  /** Names of the Clusters selected now (sorted; those being deleted left out). */
-  readonly selected: readonly string[];
-  /** The latest event is newer than what the schedule records as applied and what this engine just wrote. */
-  readonly due: boolean;
   /** This engine wrote the latest event on the selected Clusters (the names written), in this reconcile or before. */
   readonly applied?: ScheduledEvent & { readonly clusters: readonly string[] };
 }
 
 /** The one event: "here is what the world looks like now". */
 export type ScheduleEvent = ObservedEvent<ScheduleFacts>;
-
-const when = whenObserved<ScheduleFacts>;
 
 /** The Event recorded once an event was written; the step fills in the action and the names. */
 const APPLIED_EVENT: EventRecord = { type: "Normal", reason: "Applied", message: "" };
@@ -43,12 +34,8 @@ const appliedLatest = (facts: ScheduleFacts) =>
 export const hibernationScheduleMachine = setup({
   types: observedMachineTypes<ScheduleFacts>(),
   guards: {
-    isInvalid: when((facts) => facts.problems.length > 0),
-    isValid: when((facts) => facts.problems.length === 0),
-    // Never due once applied, whatever `due` says: applying ⇄ scheduled can then never loop within one step.
-    isDue: when((facts) => facts.problems.length === 0 && facts.due && !appliedLatest(facts)),
-    isSettled: when((facts) => !facts.due),
-    isApplied: when(appliedLatest),
+    ...scheduleGuards(appliedLatest),
+    isApplied: whenObserved(appliedLatest),
   },
   actions: actionsAsData("writeAnnotations"),
 }).createMachine({

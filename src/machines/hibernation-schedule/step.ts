@@ -10,8 +10,8 @@ import type {
   ScheduleAction,
   ScheduledEvent,
 } from "../../api/hibernation-schedule.ts";
+import { scheduleStatus, untilNextTimeDue } from "../shared/cluster-schedule.ts";
 import { selectedNames } from "../shared/cluster-selection.ts";
-import { mergeConditions } from "../shared/conditions.ts";
 import { type KindStep, kindStep, type StepBasics } from "../shared/kind-step.ts";
 import type { EventRecord } from "../shared/machine-step.ts";
 import type { RequeueTiming } from "../shared/machine-tags.ts";
@@ -95,9 +95,6 @@ export function appliedEvent(
       };
 }
 
-/** Requeues at a schedule's next event a little after it, so the event is at or before the next look's now. */
-const AFTER_EVENT_MS = 250;
-
 /** One step of a schedule: the generic step with the kind's own parts. */
 export const stepHibernationSchedule: (
   input: ScheduleStepInput,
@@ -120,43 +117,23 @@ export const stepHibernationSchedule: (
         : undefined,
   },
   event: (record, { facts }) => (facts.applied ? appliedEvent(facts.applied) : record),
-  status: ({ input: { object, now, lastError }, facts, state, phase }) => {
-    const recorded = object.status?.lastApplied;
+  status: (transitioned) => {
+    const { input, facts } = transitioned;
+    const recorded = input.object.status?.lastApplied;
     const lastApplied =
       facts.applied && isNewer(facts.applied, recorded)
         ? { action: facts.applied.action, time: facts.applied.time }
         : recorded;
-    const ready =
-      facts.problems.length > 0
-        ? {
-            status: "False" as const,
-            reason: HIBERNATION_SCHEDULE_REASONS.InvalidSchedule,
-            message: facts.problems.join("; "),
-          }
-        : lastError
-          ? { status: "False" as const, reason: APPLY_FAILED_REASON, message: lastError }
-          : {
-              status: "True" as const,
-              reason: HIBERNATION_SCHEDULE_REASONS.Scheduled,
-              message: "every entry parses; status.nextEvent is the next event",
-            };
-    const { nextEvent: _, ...rest } = object.status ?? {};
-    return {
-      ...rest,
-      observedGeneration: object.metadata.generation ?? 0,
-      ...(phase ? { phase } : {}),
-      state,
-      ...(lastApplied ? { lastApplied } : {}),
-      ...(facts.next ? { nextEvent: facts.next } : {}),
-      selected: facts.selected.length,
-      conditions: mergeConditions(
-        object.status?.conditions,
-        [{ type: "Ready", ...ready }],
-        object.metadata.generation ?? 0,
-        now,
-      ),
-    };
+    return scheduleStatus(transitioned, {
+      reasons: {
+        scheduled: HIBERNATION_SCHEDULE_REASONS.Scheduled,
+        invalid: HIBERNATION_SCHEDULE_REASONS.InvalidSchedule,
+        failed: APPLY_FAILED_REASON,
+      },
+      scheduledMessage: "every entry parses; status.nextEvent is the next event",
+      nextField: "nextEvent",
+      times: { ...(lastApplied ? { lastApplied } : {}), ...(facts.next ? { nextEvent: facts.next } : {}) },
+    });
   },
-  atRest: ({ input, facts }) =>
-    facts.nextAtMs === undefined ? undefined : Math.max(0, facts.nextAtMs - input.nowMs) + AFTER_EVENT_MS,
+  atRest: ({ input, facts }) => untilNextTimeDue(facts, input.nowMs),
 });

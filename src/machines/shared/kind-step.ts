@@ -44,6 +44,14 @@ export interface StepBasics {
   readonly timing?: RequeueTiming;
 }
 
+/** The {@link StepBasics} of one look: its time, the last error (while commands keep failing), the kind's timing. */
+export function stepBasics(
+  look: { readonly now: string; readonly lastError?: string | undefined },
+  timing: RequeueTiming,
+): StepBasics {
+  return { now: look.now, ...(look.lastError ? { lastError: look.lastError } : {}), timing };
+}
+
 /** The least an object a machine drives has: metadata, and a status that may hold conditions. */
 export interface StepObject {
   readonly metadata: ObjectMeta;

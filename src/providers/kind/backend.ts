@@ -23,15 +23,15 @@ import { type DockerRun, dockerRunner } from "../shared/docker-cli.ts";
 import { describeCluster } from "../shared/error-wording.ts";
 import {
   NODE_ETCD_SNAPSHOT_FILE,
+  nodeSnapshotFiles,
   requireNodeKeys,
   rollBackNode,
   seedCloneNode,
-  writeNodeSnapshot,
   writeSeedPki,
 } from "../shared/kubeadm-node-snapshots.ts";
 import { ledgerPools } from "../shared/ledger-pools.ts";
 import { folderPoolLedger, type PoolLedger } from "../shared/pool-ledger.ts";
-import { readOwnSnapshot } from "../shared/snapshot-store.ts";
+import { describeSnapshot, readOwnSnapshot, writeSnapshot } from "../shared/snapshot-store.ts";
 import { AuthnVolumes, nodeOf } from "./authn-volume.ts";
 import { kindExtraMounts, kindNodeImage } from "./cluster-config.ts";
 import { KindCli, listNodeImages } from "./commands.ts";
@@ -444,19 +444,18 @@ export class KindBackend implements ClusterBackend {
       throw new Error(
         `kind backend: ${describeCluster(target)} is ${observed.exists ? observed.phase : "missing"}: a snapshot needs it ready and awake`,
       );
-    const description = {
-      backend: this.name,
-      cluster: {
-        uid: target.uid,
-        namespace: target.namespace,
-        name: target.name,
-        ...(observed.endpoint ? { endpoint: observed.endpoint } : {}),
-      },
+    const description = describeSnapshot(this.name, target, {
+      endpoint: observed.endpoint,
       kubernetesVersion: observed.version,
-      takenAt: new Date(this.#clock.now()).toISOString(),
-    };
+      takenAtMs: this.#clock.now(),
+    });
     const node = nodeOf(this.#nameOf(target));
-    return writeNodeSnapshot(this.#docker(), node, reference, description, this.#snapshotStaging());
+    return writeSnapshot(
+      reference,
+      description,
+      nodeSnapshotFiles(this.#docker(), node),
+      this.#snapshotStaging(),
+    );
   }
 
   /**

@@ -43,6 +43,9 @@ export type SnapshotFileWriter = (
   content: Uint8Array | string | AsyncIterable<Uint8Array>,
 ) => Promise<void>;
 
+/** What goes into a snapshot: adds each of its files. */
+export type SnapshotFiles = (add: SnapshotFileWriter) => Promise<void>;
+
 /** A complete snapshot, read back: its manifest and where each of its files is. */
 export interface StoredSnapshot {
   readonly manifest: SnapshotManifest;

@@ -8,14 +8,12 @@
  */
 import { spawn } from "node:child_process";
 import { chmod, copyFile, mkdir, readFile } from "node:fs/promises";
-import { basename, dirname, join, relative } from "node:path";
+import { dirname, join, relative } from "node:path";
 import { PassThrough, type Readable } from "node:stream";
-import type { SnapshotManifest, SnapshotReference } from "../../api/control-plane-snapshot.ts";
-import { SnapshotRejectedError } from "../../api/control-plane-snapshot.ts";
 import { etcdSnapshotFromGateway } from "../../controlplane/etcd-snapshot.ts";
 import type { DockerRun } from "./docker-cli.ts";
-import type { SnapshotDescription, StoredSnapshot } from "./folder-snapshots.ts";
-import { writeSnapshot } from "./snapshot-store.ts";
+import type { SnapshotFiles, StoredSnapshot } from "./folder-snapshots.ts";
+import { foreignSnapshot } from "./snapshot-store.ts";
 
 /** Where kubeadm keeps a node's certificates and keys. */
 export const KUBEADM_PKI_DIRECTORY = "/etc/kubernetes/pki";
@@ -136,25 +134,17 @@ function commandStream(command: string, args: readonly string[]): Readable {
   return out;
 }
 
-/** Writes snapshot `reference` of the running control plane in node container `node`. */
-export function writeNodeSnapshot(
+/** The files of a snapshot of the running control plane in node container `node` (for `writeSnapshot`). */
+export function nodeSnapshotFiles(
   docker: { readonly cli: string; readonly run: DockerRun },
   node: string,
-  reference: SnapshotReference,
-  description: SnapshotDescription,
-  staging: string,
-): Promise<SnapshotManifest> {
-  return writeSnapshot(
-    reference,
-    description,
-    async (add) => {
-      const answer = commandStream(docker.cli, ["exec", node, ...ETCD_SNAPSHOT_CURL]);
-      await add(NODE_ETCD_SNAPSHOT_FILE, etcdSnapshotFromGateway(answer, `etcd of node ${node}`));
-      for (const [name, path] of Object.entries(KUBEADM_PKI_FILES))
-        await add(name, await docker.run(["exec", node, "cat", path]));
-    },
-    staging,
-  );
+): SnapshotFiles {
+  return async (add) => {
+    const answer = commandStream(docker.cli, ["exec", node, ...ETCD_SNAPSHOT_CURL]);
+    await add(NODE_ETCD_SNAPSHOT_FILE, etcdSnapshotFromGateway(answer, `etcd of node ${node}`));
+    for (const [name, path] of Object.entries(KUBEADM_PKI_FILES))
+      await add(name, await docker.run(["exec", node, "cat", path]));
+  };
 }
 
 /** Refuses (`ForeignSnapshot`) a snapshot whose cluster CA or service-account key is not that of node `node`. */
@@ -162,11 +152,7 @@ export async function requireNodeKeys(run: DockerRun, node: string, stored: Stor
   for (const name of ["ca.crt", "sa.key"]) {
     const own = await run(["exec", node, "cat", KUBEADM_PKI_FILES[name] as string]);
     if (own === (await readFile(stored.path(name), "utf8").catch(() => undefined))) continue;
-    const { namespace, name: cluster, uid } = stored.manifest.cluster;
-    throw new SnapshotRejectedError(
-      "ForeignSnapshot",
-      `snapshot ${basename(stored.folder)} was taken from Cluster ${namespace}/${cluster} (uid ${uid}), whose certificate authority or service-account key is not this cluster's: restoring it would lock out every client of this cluster`,
-    );
+    throw foreignSnapshot(stored);
   }
 }
 

@@ -20,11 +20,13 @@ import {
   type SnapshotScheduleCommand,
   stepClusterSnapshotSchedule,
 } from "../../../machines/cluster-snapshot-schedule/step.ts";
+import { stepBasics } from "../../../machines/shared/kind-step.ts";
 import type { RequeueTiming } from "../../../machines/shared/machine-tags.ts";
 import type { CacheSpec } from "../../informers.ts";
 import { type MachineKind, wake } from "../../machine-kind.ts";
-import { CLUSTER_CACHES } from "../cluster/caches.ts";
 import { SNAPSHOTS } from "../cluster-snapshot/kind.ts";
+import { clustersOfNamespace, clustersOfNamespaceWake } from "../shared/namespace-wake.ts";
+import { DEFAULT_SCHEDULE_TIMING } from "../shared/schedule-timing.ts";
 import { ScheduleMetrics } from "./schedule-metrics.ts";
 
 /** The cache of ClusterSnapshotSchedules. */
@@ -49,20 +51,6 @@ interface SnapshotScheduleState {
   readonly metrics: ScheduleMetrics;
 }
 
-/**
- * A schedule at rest looks again at its next time due, and at least every 10 minutes (which also bounds how late a
- * timer may be after a clock jump); making or deleting snapshots is polled every second, retried after 5 s.
- */
-export const DEFAULT_SNAPSHOT_SCHEDULE_TIMING: RequeueTiming = {
-  pollMs: 1_000,
-  retryMs: 5_000,
-  resyncMs: 600_000,
-};
-
-/** The keys of the schedules of `namespace` (a change there may change what they select or keep). */
-const schedulesOf = (namespace: string | undefined, schedules: readonly ClusterSnapshotSchedule[]) =>
-  schedules.filter((schedule) => schedule.metadata.namespace === namespace).map(objectKey);
-
 /** The ClusterSnapshotSchedule kind; `kindSettings.ClusterSnapshotSchedule.enabled: false` turns it off. */
 export const clusterSnapshotScheduleKind: MachineKind<
   ClusterSnapshotSchedule,
@@ -73,7 +61,7 @@ export const clusterSnapshotScheduleKind: MachineKind<
 > = {
   definition: SNAPSHOT_SCHEDULE_DEFINITION,
   cache: SNAPSHOT_SCHEDULES,
-  timing: DEFAULT_SNAPSHOT_SCHEDULE_TIMING,
+  timing: DEFAULT_SCHEDULE_TIMING,
   enabled: (settings) => settings.enabled !== false,
   state: () => ({ created: new Map(), deleted: new Map(), metrics: new ScheduleMetrics() }),
   controllers(context, _settings, parts) {
@@ -82,9 +70,7 @@ export const clusterSnapshotScheduleKind: MachineKind<
   },
   wakes: [
     // A Cluster that appears, changes its labels or goes changes what the schedules of its namespace select.
-    wake(CLUSTER_CACHES.clusters, (cluster: Cluster, context) =>
-      schedulesOf(cluster.metadata.namespace, context.informers.of(SNAPSHOT_SCHEDULES).list()),
-    ),
+    clustersOfNamespaceWake(SNAPSHOT_SCHEDULES),
     // A snapshot of a schedule that completes or goes changes which of its snapshots are kept.
     wake(SNAPSHOTS, (snapshot: ClusterSnapshot) => {
       const schedule = snapshot.metadata.labels?.[SCHEDULE_LABEL];
@@ -99,10 +85,7 @@ export const clusterSnapshotScheduleKind: MachineKind<
     const uid = schedule.metadata.uid ?? objectKey(schedule);
     return {
       async observe() {
-        const clusters = context.informers
-          .of(CLUSTER_CACHES.clusters)
-          .list()
-          .filter((cluster) => cluster.metadata.namespace === namespace);
+        const clusters = clustersOfNamespace(context.informers, namespace);
         const snapshots = context.informers
           .of(SNAPSHOTS)
           .list()
@@ -120,17 +103,15 @@ export const clusterSnapshotScheduleKind: MachineKind<
         const created = context.state.created.get(uid);
         return { clusters, snapshots, deleted, ...(created ? { created } : {}) };
       },
-      step: (current, observation, { now, nowMs, lastError }) =>
+      step: (current, observation, look) =>
         stepClusterSnapshotSchedule({
           object: current,
           clusters: observation.clusters,
           snapshots: observation.snapshots,
           deleted: observation.deleted,
           ...(observation.created ? { created: observation.created } : {}),
-          now,
-          nowMs,
-          ...(lastError ? { lastError } : {}),
-          timing: context.timing,
+          nowMs: look.nowMs,
+          ...stepBasics(look, context.timing),
         }),
       async run(commands) {
         for (const command of commands) {

@@ -34,6 +34,7 @@ import {
 import type { RestoreOutcome, SnapshotClusterFact } from "../../../machines/cluster-snapshot/machine.ts";
 import { isMadeFrom } from "../../../machines/cluster-snapshot/made-from.ts";
 import { type SnapshotCommand, stepClusterSnapshot } from "../../../machines/cluster-snapshot/step.ts";
+import { stepBasics } from "../../../machines/shared/kind-step.ts";
 import type { RequeueTiming } from "../../../machines/shared/machine-tags.ts";
 import { removeSnapshot } from "../../../providers/shared/snapshot-store.ts";
 import type { CacheSpec } from "../../informers.ts";
@@ -187,7 +188,7 @@ export const clusterSnapshotKind: MachineKind<
           ...(storageFailure ? { storageFailure } : {}),
         };
       },
-      step: (current, observation, { now, lastError }) =>
+      step: (current, observation, look) =>
         stepClusterSnapshot({
           object: current,
           cluster: observation.cluster,
@@ -197,9 +198,7 @@ export const clusterSnapshotKind: MachineKind<
           ...(observation.storageFailure ? { storageFailure: observation.storageFailure } : {}),
           ...(observation.removed ? { removed: true } : {}),
           usedBy: observation.usedBy,
-          now,
-          ...(lastError ? { lastError } : {}),
-          timing: context.timing,
+          ...stepBasics(look, context.timing),
         }),
       run: (commands) =>
         runSnapshotCommands(commands, {

@@ -17,11 +17,12 @@ import {
   type AnnotateCommand,
   stepHibernationSchedule,
 } from "../../../machines/hibernation-schedule/step.ts";
+import { stepBasics } from "../../../machines/shared/kind-step.ts";
 import type { RequeueTiming } from "../../../machines/shared/machine-tags.ts";
 import { definitionCache } from "../../informers.ts";
 import type { MachineKind } from "../../machine-kind.ts";
-import { CLUSTER_CACHES } from "../cluster/caches.ts";
-import { clustersOfNamespaceWake } from "../shared/namespace-wake.ts";
+import { clustersOfNamespace, clustersOfNamespaceWake } from "../shared/namespace-wake.ts";
+import { DEFAULT_SCHEDULE_TIMING } from "../shared/schedule-timing.ts";
 
 /** The cache of HibernationSchedules. */
 export const SCHEDULES = definitionCache<HibernationSchedule>(HIBERNATION_SCHEDULE_DEFINITION);
@@ -36,12 +37,6 @@ export interface ScheduleObservation {
 interface ScheduleState {
   readonly written: Map<string, ScheduledEvent & { readonly clusters: readonly string[] }>;
 }
-
-/**
- * Its own timing: a schedule at rest looks again at its next event, and at least every 10 minutes (the
- * resync also bounds how late a timer may be after a clock jump); writing annotations is retried after 5 s.
- */
-export const DEFAULT_SCHEDULE_TIMING: RequeueTiming = { pollMs: 1_000, retryMs: 5_000, resyncMs: 600_000 };
 
 const mergePatch = setHeaderOptions("Content-Type", PatchStrategy.MergePatch);
 
@@ -67,22 +62,17 @@ export const hibernationScheduleKind: MachineKind<
     const uid = schedule.metadata.uid ?? objectKey(schedule);
     return {
       async observe() {
-        const clusters = context.informers
-          .of(CLUSTER_CACHES.clusters)
-          .list()
-          .filter((cluster) => cluster.metadata.namespace === namespace);
+        const clusters = clustersOfNamespace(context.informers, namespace);
         const written = context.state.written.get(uid);
         return { clusters, ...(written ? { written } : {}) };
       },
-      step: (current, observation, { now, nowMs, lastError }) =>
+      step: (current, observation, look) =>
         stepHibernationSchedule({
           object: current,
           clusters: observation.clusters,
           ...(observation.written ? { written: observation.written } : {}),
-          now,
-          nowMs,
-          ...(lastError ? { lastError } : {}),
-          timing: context.timing,
+          nowMs: look.nowMs,
+          ...stepBasics(look, context.timing),
         }),
       async run(commands) {
         for (const command of commands) {
