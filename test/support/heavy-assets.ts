@@ -59,7 +59,7 @@ const NEEDS: Readonly<Record<string, readonly HeavyStage[]>> = {
   "gardener-demo.heavy.test.ts": ["gardener"],
   "gardener-parity.heavy.test.ts": ["gardener"],
   "landscape-gardener.heavy.test.ts": ["gardener"],
-  "gardener-from-pod.heavy.test.ts": ["containers", "gardener"],
+  "in-cluster.heavy.test.ts": ["containers", "gardener"],
 };
 
 /** The stages the heavy file `path` waits for. */

@@ -15,7 +15,7 @@ export const MACHINE_LOCKS: Readonly<Record<string, readonly string[]>> = {
   // Several kind nodes booting at once (or CAPD's Docker machines, which boot as kind nodes do): three siblings of
   // a landscape, a CAPD control plane with its worker. Two of them side by side have left kubeadm timing out on a
   // new node. Not the files whose nodes boot one at a time (in-cluster, cli-up, capi-clusterctl, kind-clusters,
-  // gardener-from-pod, kind-pool): a node that kubeadm gives up on beside them is made again (createKindCluster and
+  // kind-pool): a node that kubeadm gives up on beside them is made again (createKindCluster and
   // the kind backend both try again).
   "kind-nodes": [
     "capi-backend.heavy.test.ts",

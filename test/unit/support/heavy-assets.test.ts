@@ -9,7 +9,7 @@ const heavyFiles = readdirSync(join(import.meta.dirname, "..", "..", "integratio
 
 describe("the heavy assets' stages a file waits for", () => {
   it("are those it names, or the container toolchain for a file named nowhere", () => {
-    expect(stagesNeededBy("/repo/test/integration/gardener-from-pod.heavy.test.ts")).toEqual([
+    expect(stagesNeededBy("/repo/test/integration/in-cluster.heavy.test.ts")).toEqual([
       "containers",
       "gardener",
     ]);
@@ -17,7 +17,7 @@ describe("the heavy assets' stages a file waits for", () => {
   });
 
   it("start a file at the latest stage it needs, in the order the stages are made", () => {
-    expect(lastStageNeededBy("/repo/test/integration/gardener-from-pod.heavy.test.ts")).toBe("gardener");
+    expect(lastStageNeededBy("/repo/test/integration/in-cluster.heavy.test.ts")).toBe("gardener");
     expect(lastStageNeededBy("/repo/test/integration/capi-backend.heavy.test.ts")).toBe("capi");
     expect(lastStageNeededBy("/repo/test/integration/live-view.browser.heavy.test.ts")).toBe("chromium");
   });
@@ -25,7 +25,13 @@ describe("the heavy assets' stages a file waits for", () => {
   it("wait for Gardener only in the files that start gardener-apiserver, and for Chromium only in the browser's", () => {
     const waitingFor = (stage: HeavyStage) =>
       heavyFiles.filter((name) => stagesNeededBy(name).includes(stage)).sort();
-    expect(waitingFor("gardener")).toEqual(heavyFiles.filter((name) => name.includes("gardener")).sort());
+    const startsGarden = heavyFiles.filter((name) =>
+      /startGarden(erBackendWorld)?\(|--backend", "gardener"|gardener-apiserver/.test(
+        readFileSync(join(import.meta.dirname, "..", "..", "integration", name), "utf8"),
+      ),
+    );
+    expect(startsGarden).toContain("in-cluster.heavy.test.ts");
+    expect(waitingFor("gardener")).toEqual(startsGarden.sort());
     expect(waitingFor("chromium")).toEqual(heavyFiles.filter((name) => name.includes(".browser.")).sort());
   });
 
