@@ -1,26 +1,34 @@
 /**
  * `openmcp-engine run` killed with kill -9 mid-way, for each kind a run drives on an API server alone: a
  * Cluster mid-provisioning (exactly one backend create), ClusterRequests mid-scheduling (no Cluster made
- * twice, no grant lost), a Rollout mid-run (every Cluster asked once, the run finished by the second engine). The EngineCluster's case needs Cluster API's manager: capi-provider.heavy.test.ts.
+ * twice, no grant lost), a Rollout mid-run (every Cluster asked once, the run finished by the second engine), a
+ * ClusterSnapshot of a real local cluster mid-write (killed while its files are staged: the second engine writes it
+ * whole, what the first left is gone, every file matches its manifest). The EngineCluster's case needs Cluster
+ * API's manager: capi-provider.heavy.test.ts.
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, watch, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { CoreV1Api } from "@kubernetes/client-node";
+import { CoreV1Api, KubeConfig } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Cluster } from "../../src/api/cluster.ts";
 import type { ClusterRequest } from "../../src/api/cluster-request.ts";
 import type { ClusterRequestGrant } from "../../src/api/cluster-request-grant.ts";
+import type { ClusterSnapshot } from "../../src/api/cluster-snapshot.ts";
 import { CLUSTER_REQUEST_LABELS } from "../../src/api/constants/cluster-request.ts";
+import { CLUSTER_SNAPSHOT_RESOURCE } from "../../src/api/constants/cluster-snapshot.ts";
 import { CHANGED_BY_ROLLOUT_ANNOTATION, ROLLOUT_RESOURCE } from "../../src/api/constants/rollout.ts";
 import { RESOURCES } from "../../src/api/constants.ts";
 import type { Rollout } from "../../src/api/rollout.ts";
 import { servedRequests } from "../../src/machines/cluster-request/cluster-claims.ts";
+import { readFolderSnapshot } from "../../src/providers/shared/folder-snapshots.ts";
 import { SimulatedBackend } from "../../src/providers/simulated.ts";
 import { aCluster, aClusterRequest, aProviderConfig } from "../support/builders.ts";
+import * as snapshots from "../support/cluster-snapshots.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
 import { type KillNineCase, killNineMidway } from "../support/kill-nine.ts";
 import { engineRunArgs } from "../support/processes.ts";
+import { APP, configMapOf, inParallel } from "../support/snapshot-objects.ts";
 import { startWorld, type World } from "../support/world.ts";
 
 let world: World;
@@ -30,7 +38,7 @@ const folder = mkdtempSync(join(tmpdir(), "kill-nine-"));
 beforeAll(async () => {
   world = await startWorld({ engine: false });
   const core = world.controlPlane.kubeConfig.makeApiClient(CoreV1Api);
-  for (const name of ["ops", "fleet", "teams", "waves"])
+  for (const name of ["ops", "fleet", "teams", "waves", SNAPS])
     await core.createNamespace({ body: { metadata: { name } } });
   await world.custom.createClusterCustomObject({
     ...RESOURCES.ProviderConfig,
@@ -251,8 +259,107 @@ const aRolloutMidRun: KillNineCase = {
   },
 };
 
+/** The namespace of the snapshot case; its engine's state folder, where its snapshots go (`<state>/snapshots/<ns>`). */
+const SNAPS = "snaps";
+const SNAPSHOT_STATE = "snapshot";
+/** Enough data that etcd's snapshot takes a while to stream into the staged folder. */
+const SNAPSHOT_OBJECTS = 2_000;
+const snapshotsFolder = () => join(folder, SNAPSHOT_STATE, "snapshots", SNAPS);
+/** The staged folders of unfinished snapshot writes in the snapshot folder. */
+const partials = () =>
+  existsSync(snapshotsFolder())
+    ? readdirSync(snapshotsFolder()).filter((name) => name.includes(".partial-"))
+    : [];
+
+/** The file `name` somewhere below `root` (the local backend's cluster folders sit under the engine's state). */
+function fileBelow(root: string, name: string): string | undefined {
+  for (const entry of readdirSync(root, { withFileTypes: true, recursive: true }))
+    if (entry.isFile() && join(entry.parentPath, entry.name).endsWith(name))
+      return join(entry.parentPath, entry.name);
+  return undefined;
+}
+
+const aSnapshotMidWrite: KillNineCase = {
+  kind: "ClusterSnapshot",
+  get args() {
+    return runArgs(SNAPSHOT_STATE);
+  },
+  create: async () => {
+    await world.custom.createClusterCustomObject({
+      ...RESOURCES.ProviderConfig,
+      body: aProviderConfig({ name: "loc", backend: "local", providerRef: { name: "ops" } }),
+    });
+    const made = (await world.custom.createNamespacedCustomObject({
+      ...RESOURCES.Cluster,
+      namespace: SNAPS,
+      body: aCluster({ name: "kept", namespace: SNAPS, profile: "test.ops.loc", tenancy: "Exclusive" }),
+    })) as Cluster;
+    await world.waitForObject<Cluster>(RESOURCES.Cluster, "kept", (c) => c?.status?.phase === "Ready", {
+      namespace: SNAPS,
+      timeoutMs: 180_000,
+    });
+    // The local cluster's admin kubeconfig, as its folder keeps it: the ConfigMaps the snapshot must hold.
+    const kubeconfig = fileBelow(join(folder, SNAPSHOT_STATE), `${made.metadata.uid}/kubeconfig`);
+    if (!kubeconfig) throw new Error(`no kubeconfig of the local cluster ${made.metadata.uid}`);
+    const admin = new KubeConfig();
+    admin.loadFromFile(kubeconfig);
+    const core = admin.makeApiClient(CoreV1Api);
+    await core.createNamespace({ body: { metadata: { name: APP } } });
+    await inParallel(SNAPSHOT_OBJECTS, 16, (i) =>
+      core.createNamespacedConfigMap({ namespace: APP, body: configMapOf(i) }),
+    );
+    // Watched from before the snapshot exists: the kill comes as soon as its staged folder does.
+    mkdirSync(snapshotsFolder(), { recursive: true });
+    staged = new Promise((resolve) => {
+      const watcher = watch(snapshotsFolder(), () => {
+        if (partials().length === 0) return;
+        watcher.close();
+        resolve();
+      });
+    });
+    await snapshots.create({ custom: world.custom, namespace: SNAPS }, "mid", "kept");
+  },
+  midway: () => staged,
+  finished: async () => {
+    // The first engine died while writing: its staged folder is there, no snapshot is complete.
+    const left = partials();
+    expect(left).toHaveLength(1);
+    expect(readdirSync(snapshotsFolder()).filter((name) => !name.includes(".partial-"))).toEqual([]);
+    const taken = (await snapshots.where(
+      { custom: world.custom, namespace: SNAPS },
+      "mid",
+      (s) => s.status?.phase === "Complete",
+    )) as ClusterSnapshot;
+    // Written whole by the second engine: every file as its manifest says, and nothing of the first's left.
+    const location = taken.status?.location;
+    expect(location?.folder).toBe(snapshotsFolder());
+    const stored = await readFolderSnapshot({
+      location: { folder: location?.folder ?? "" },
+      name: location?.name ?? "",
+    });
+    expect(stored.manifest.files.length).toBeGreaterThan(0);
+    expect(stored.manifest.size).toBeGreaterThan(SNAPSHOT_OBJECTS * 200);
+    expect(readdirSync(snapshotsFolder())).toEqual([location?.name]);
+    console.log(
+      `kill -9 mid-snapshot: killed with ${left[0]} staged; the next engine wrote ${location?.name} (${stored.manifest.size} bytes, ${stored.manifest.files.length} files)`,
+    );
+    // The local cluster's processes go with its Cluster (they outlive an engine).
+    await world.custom.deleteNamespacedCustomObject({
+      ...CLUSTER_SNAPSHOT_RESOURCE,
+      namespace: SNAPS,
+      name: "mid",
+    });
+    await world.custom.deleteNamespacedCustomObject({ ...RESOURCES.Cluster, namespace: SNAPS, name: "kept" });
+    await world.waitForObject<Cluster>(RESOURCES.Cluster, "kept", (c) => c === undefined, {
+      namespace: SNAPS,
+      timeoutMs: 120_000,
+    });
+  },
+};
+let staged: Promise<void> = Promise.resolve();
+
 describe("openmcp-engine run killed with kill -9 mid-way", () => {
-  it.each([aClusterMidProvisioning, clusterRequestsMidScheduling, aRolloutMidRun])(
+  it.each([aClusterMidProvisioning, clusterRequestsMidScheduling, aRolloutMidRun, aSnapshotMidWrite])(
     "$kind: the restarted engine finishes the work, orders nothing twice and stops cleanly on SIGTERM",
     (scenario) => killNineMidway(scenario),
     120_000,
