@@ -8,7 +8,7 @@
  */
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, watch, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { CoreV1Api, KubeConfig } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Cluster } from "../../src/api/cluster.ts";
@@ -28,7 +28,7 @@ import * as snapshots from "../support/cluster-snapshots.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
 import { type KillNineCase, killNineMidway } from "../support/kill-nine.ts";
 import { engineRunArgs } from "../support/processes.ts";
-import { APP, configMapOf, inParallel } from "../support/snapshot-objects.ts";
+import { APP, changeAfterSnapshot, configMapOf, contents, inParallel } from "../support/snapshot-objects.ts";
 import { startWorld, type World } from "../support/world.ts";
 
 let world: World;
@@ -279,45 +279,82 @@ function fileBelow(root: string, name: string): string | undefined {
   return undefined;
 }
 
+/** Where the snapshot cases' local clusters live, and their admin access. */
+interface LocalCluster {
+  readonly folder: string;
+  readonly admin: KubeConfig;
+}
+
+/**
+ * Cluster `name` of ProviderConfig `loc` (the local backend, made once) in namespace snaps, Ready, with
+ * `objects` ConfigMaps written into it through its own admin kubeconfig (as its folder keeps it).
+ */
+async function localClusterWithConfigMaps(name: string, objects: number): Promise<LocalCluster> {
+  await world.custom
+    .createClusterCustomObject({
+      ...RESOURCES.ProviderConfig,
+      body: aProviderConfig({ name: "loc", backend: "local", providerRef: { name: "ops" } }),
+    })
+    .catch((error: { code?: number }) => {
+      if (error.code !== 409) throw error;
+    });
+  const made = (await world.custom.createNamespacedCustomObject({
+    ...RESOURCES.Cluster,
+    namespace: SNAPS,
+    body: aCluster({ name, namespace: SNAPS, profile: "test.ops.loc", tenancy: "Exclusive" }),
+  })) as Cluster;
+  await world.waitForObject<Cluster>(RESOURCES.Cluster, name, (c) => c?.status?.phase === "Ready", {
+    namespace: SNAPS,
+    timeoutMs: 180_000,
+  });
+  const kubeconfig = fileBelow(join(folder, SNAPSHOT_STATE), `${made.metadata.uid}/kubeconfig`);
+  if (!kubeconfig) throw new Error(`no kubeconfig of the local cluster ${made.metadata.uid}`);
+  const admin = new KubeConfig();
+  admin.loadFromFile(kubeconfig);
+  const core = admin.makeApiClient(CoreV1Api);
+  await core.createNamespace({ body: { metadata: { name: APP } } });
+  await inParallel(objects, 16, (i) =>
+    core.createNamespacedConfigMap({ namespace: APP, body: configMapOf(i) }),
+  );
+  return { folder: dirname(kubeconfig), admin };
+}
+
+/** Deletes the snapshot and Cluster `name` of namespace snaps; resolves once the Cluster (its processes) is gone. */
+async function deleteLocalCluster(snapshot: string, name: string): Promise<void> {
+  await world.custom.deleteNamespacedCustomObject({
+    ...CLUSTER_SNAPSHOT_RESOURCE,
+    namespace: SNAPS,
+    name: snapshot,
+  });
+  await world.custom.deleteNamespacedCustomObject({ ...RESOURCES.Cluster, namespace: SNAPS, name });
+  await world.waitForObject<Cluster>(RESOURCES.Cluster, name, (c) => c === undefined, {
+    namespace: SNAPS,
+    timeoutMs: 120_000,
+  });
+}
+
+/** Resolves once `file` exists in `directory` (watched: at once, not at the next poll). */
+function appears(directory: string, present: () => boolean): Promise<void> {
+  return new Promise((resolve) => {
+    const watcher = watch(directory, () => {
+      if (!present()) return;
+      watcher.close();
+      resolve();
+    });
+  });
+}
+
 const aSnapshotMidWrite: KillNineCase = {
   kind: "ClusterSnapshot",
   get args() {
     return runArgs(SNAPSHOT_STATE);
   },
   create: async () => {
-    await world.custom.createClusterCustomObject({
-      ...RESOURCES.ProviderConfig,
-      body: aProviderConfig({ name: "loc", backend: "local", providerRef: { name: "ops" } }),
-    });
-    const made = (await world.custom.createNamespacedCustomObject({
-      ...RESOURCES.Cluster,
-      namespace: SNAPS,
-      body: aCluster({ name: "kept", namespace: SNAPS, profile: "test.ops.loc", tenancy: "Exclusive" }),
-    })) as Cluster;
-    await world.waitForObject<Cluster>(RESOURCES.Cluster, "kept", (c) => c?.status?.phase === "Ready", {
-      namespace: SNAPS,
-      timeoutMs: 180_000,
-    });
-    // The local cluster's admin kubeconfig, as its folder keeps it: the ConfigMaps the snapshot must hold.
-    const kubeconfig = fileBelow(join(folder, SNAPSHOT_STATE), `${made.metadata.uid}/kubeconfig`);
-    if (!kubeconfig) throw new Error(`no kubeconfig of the local cluster ${made.metadata.uid}`);
-    const admin = new KubeConfig();
-    admin.loadFromFile(kubeconfig);
-    const core = admin.makeApiClient(CoreV1Api);
-    await core.createNamespace({ body: { metadata: { name: APP } } });
-    await inParallel(SNAPSHOT_OBJECTS, 16, (i) =>
-      core.createNamespacedConfigMap({ namespace: APP, body: configMapOf(i) }),
-    );
+    await localClusterWithConfigMaps("kept", SNAPSHOT_OBJECTS);
     // Watched from before the snapshot exists: the kill comes as soon as its staged folder does.
     mkdirSync(snapshotsFolder(), { recursive: true });
-    staged = new Promise((resolve) => {
-      const watcher = watch(snapshotsFolder(), () => {
-        if (partials().length === 0) return;
-        watcher.close();
-        resolve();
-      });
-    });
-    await snapshots.create({ custom: world.custom, namespace: SNAPS }, "mid", "kept");
+    staged = appears(snapshotsFolder(), () => partials().length > 0);
+    await snapshots.create(snapsWorld(), "mid", "kept");
   },
   midway: () => staged,
   finished: async () => {
@@ -326,7 +363,7 @@ const aSnapshotMidWrite: KillNineCase = {
     expect(left).toHaveLength(1);
     expect(readdirSync(snapshotsFolder()).filter((name) => !name.includes(".partial-"))).toEqual([]);
     const taken = (await snapshots.where(
-      { custom: world.custom, namespace: SNAPS },
+      snapsWorld(),
       "mid",
       (s) => s.status?.phase === "Complete",
     )) as ClusterSnapshot;
@@ -344,22 +381,68 @@ const aSnapshotMidWrite: KillNineCase = {
       `kill -9 mid-snapshot: killed with ${left[0]} staged; the next engine wrote ${location?.name} (${stored.manifest.size} bytes, ${stored.manifest.files.length} files)`,
     );
     // The local cluster's processes go with its Cluster (they outlive an engine).
-    await world.custom.deleteNamespacedCustomObject({
-      ...CLUSTER_SNAPSHOT_RESOURCE,
+    await deleteLocalCluster("mid", "kept");
+  },
+};
+
+/** A restore's window is the cluster's stop, the swap and the start: a few objects show it rolled back. */
+const RESTORED_OBJECTS = 300;
+let restored: LocalCluster | undefined;
+const snapsWorld = () => ({ custom: world.custom, namespace: SNAPS });
+
+const aRestoreMidway: KillNineCase = {
+  kind: "ClusterSnapshot restore",
+  get args() {
+    return runArgs(SNAPSHOT_STATE);
+  },
+  create: async () => {
+    restored = await localClusterWithConfigMaps("rolled", RESTORED_OBJECTS);
+    await snapshots.create(snapsWorld(), "before", "rolled");
+    await snapshots.where(snapsWorld(), "before", (s) => s.status?.phase === "Complete");
+    await changeAfterSnapshot(restored.admin);
+    // The backend marks the cluster's folder first, then stops its processes and swaps its etcd data.
+    const marked = () => existsSync(join(restored?.folder ?? "", "restoring"));
+    staged = appears(restored.folder, marked);
+    await snapshots.askRestore(snapsWorld(), "before", "r1");
+  },
+  midway: () => staged,
+  finished: async () => {
+    // The first engine died mid-restore: the cluster's folder is still marked.
+    const mark = join(restored?.folder ?? "", "restoring");
+    expect(existsSync(mark)).toBe(true);
+    const admin = restored?.admin as KubeConfig;
+    const answered = await snapshots.where(
+      snapsWorld(),
+      "before",
+      (s) => s.status?.lastRestore?.request === "r1",
+    );
+    expect(answered.status?.lastRestore).toMatchObject({ outcome: "Restored" });
+    await world.waitForObject<Cluster>(RESOURCES.Cluster, "rolled", (c) => c?.status?.phase === "Ready", {
       namespace: SNAPS,
-      name: "mid",
+      timeoutMs: 180_000,
     });
-    await world.custom.deleteNamespacedCustomObject({ ...RESOURCES.Cluster, namespace: SNAPS, name: "kept" });
-    await world.waitForObject<Cluster>(RESOURCES.Cluster, "kept", (c) => c === undefined, {
-      namespace: SNAPS,
+    // Rolled back by the second engine: every ConfigMap of the snapshot, the later one gone, the mark removed.
+    const back = await eventually(() => contents(admin), {
+      what: "the rolled-back cluster to serve",
       timeoutMs: 120_000,
     });
+    expect(back.size).toBe(RESTORED_OBJECTS);
+    expect(back.has("object-after")).toBe(false);
+    expect(back.get("object-00007")).toEqual(configMapOf(7).data);
+    expect(existsSync(mark)).toBe(false);
+    await deleteLocalCluster("before", "rolled");
   },
 };
 let staged: Promise<void> = Promise.resolve();
 
 describe("openmcp-engine run killed with kill -9 mid-way", () => {
-  it.each([aClusterMidProvisioning, clusterRequestsMidScheduling, aRolloutMidRun, aSnapshotMidWrite])(
+  it.each([
+    aClusterMidProvisioning,
+    clusterRequestsMidScheduling,
+    aRolloutMidRun,
+    aSnapshotMidWrite,
+    aRestoreMidway,
+  ])(
     "$kind: the restarted engine finishes the work, orders nothing twice and stops cleanly on SIGTERM",
     (scenario) => killNineMidway(scenario),
     120_000,
