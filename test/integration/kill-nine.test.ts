@@ -3,8 +3,10 @@
  * Cluster mid-provisioning (exactly one backend create), ClusterRequests mid-scheduling (no Cluster made
  * twice, no grant lost), a Rollout mid-run (every Cluster asked once, the run finished by the second engine), a
  * ClusterSnapshot of a real local cluster mid-write (killed while its files are staged: the second engine writes it
- * whole, what the first left is gone, every file matches its manifest). The EngineCluster's case needs Cluster
- * API's manager: capi-provider.heavy.test.ts.
+ * whole, what the first left is gone, every file matches its manifest), one mid-upload to an S3-compatible store
+ * (versitygw; killed with files in the bucket and no manifest: the second engine uploads it whole) and a rollback
+ * mid-restore (killed once the cluster's folder is marked: the second engine restores it). The EngineCluster's case
+ * needs Cluster API's manager: capi-provider.heavy.test.ts.
  */
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, watch, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -22,12 +24,14 @@ import { RESOURCES } from "../../src/api/constants.ts";
 import type { Rollout } from "../../src/api/rollout.ts";
 import { servedRequests } from "../../src/machines/cluster-request/cluster-claims.ts";
 import { readFolderSnapshot } from "../../src/providers/shared/folder-snapshots.ts";
+import { readS3Snapshot } from "../../src/providers/shared/s3-snapshots.ts";
 import { SimulatedBackend } from "../../src/providers/simulated.ts";
 import { aCluster, aClusterRequest, aProviderConfig } from "../support/builders.ts";
 import * as snapshots from "../support/cluster-snapshots.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
 import { type KillNineCase, killNineMidway } from "../support/kill-nine.ts";
 import { engineRunArgs } from "../support/processes.ts";
+import { type S3Server, startS3Server } from "../support/s3-server.ts";
 import { APP, changeAfterSnapshot, configMapOf, contents, inParallel } from "../support/snapshot-objects.ts";
 import { startWorld, type World } from "../support/world.ts";
 
@@ -48,6 +52,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  await s3?.stop();
   await world?.stop();
   rmSync(folder, { recursive: true, force: true });
 });
@@ -433,6 +438,88 @@ const aRestoreMidway: KillNineCase = {
     await deleteLocalCluster("before", "rolled");
   },
 };
+const BUCKET = "snapshots";
+let s3: S3Server | undefined;
+/** Object keys in the store's bucket folder (versitygw keeps each object as a file there). */
+const bucketFiles = (): string[] =>
+  s3 && existsSync(join(s3.root, BUCKET))
+    ? readdirSync(join(s3.root, BUCKET), { withFileTypes: true, recursive: true })
+        .filter((entry) => entry.isFile() && !entry.parentPath.includes(".sgwtmp"))
+        .map((entry) => join(entry.parentPath, entry.name).slice(join(s3?.root ?? "", BUCKET).length + 1))
+    : [];
+
+/** Resolves once `present` holds, looked at every 5 ms (the store's nested folders come and go as it writes). */
+async function soonAs(present: () => boolean): Promise<void> {
+  while (!present()) await new Promise((resolve) => setTimeout(resolve, 5));
+}
+
+const anUploadMidway: KillNineCase = {
+  kind: "ClusterSnapshot upload",
+  get args() {
+    return runArgs(SNAPSHOT_STATE);
+  },
+  create: async () => {
+    s3 = await startS3Server();
+    await s3.createBucket(BUCKET);
+    await world.controlPlane.kubeConfig.makeApiClient(CoreV1Api).createNamespacedSecret({
+      namespace: SNAPS,
+      body: {
+        metadata: { name: "s3-credentials" },
+        stringData: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey },
+      },
+    });
+    await localClusterWithConfigMaps("uploaded", SNAPSHOT_OBJECTS);
+    staged = soonAs(() => bucketFiles().length > 0);
+    await snapshots.create(snapsWorld(), "up", "uploaded", {
+      s3: { endpoint: s3.endpoint, bucket: BUCKET, credentialsSecretRef: { name: "s3-credentials" } },
+    });
+  },
+  midway: () => staged,
+  finished: async () => {
+    // The first engine died mid-upload: some of the snapshot's files in the bucket, not its manifest.
+    const before = bucketFiles();
+    expect(before.length).toBeGreaterThan(0);
+    expect(before.filter((key) => key.endsWith("manifest.json"))).toEqual([]);
+    const taken = (await snapshots.where(
+      snapsWorld(),
+      "up",
+      (s) => s.status?.phase === "Complete",
+    )) as ClusterSnapshot;
+    const name = taken.status?.location?.name ?? "";
+    // Uploaded whole by the second engine: read back (every file checked against the manifest).
+    const staging = mkdtempSync(join(tmpdir(), "kill-nine-s3-read-"));
+    try {
+      const stored = await readS3Snapshot(
+        {
+          location: {
+            s3: {
+              endpoint: s3?.endpoint ?? "",
+              bucket: BUCKET,
+              forcePathStyle: true,
+              credentialsSecret: `${SNAPS}/s3-credentials`,
+              credentials: { accessKeyId: s3?.accessKeyId ?? "", secretAccessKey: s3?.secretAccessKey ?? "" },
+            },
+          },
+          name,
+        },
+        staging,
+      );
+      expect(stored.manifest.size).toBeGreaterThan(SNAPSHOT_OBJECTS * 200);
+      expect(bucketFiles().sort()).toEqual(
+        [...stored.manifest.files.map((file) => `${name}/${file.name}`), `${name}/manifest.json`].sort(),
+      );
+      console.log(
+        `kill -9 mid-upload: killed with ${before.length} of ${stored.manifest.files.length} files in the bucket; the next engine uploaded ${name} whole`,
+      );
+      await stored.release();
+    } finally {
+      rmSync(staging, { recursive: true, force: true });
+    }
+    await deleteLocalCluster("up", "uploaded");
+    await s3?.stop();
+  },
+};
+
 let staged: Promise<void> = Promise.resolve();
 
 describe("openmcp-engine run killed with kill -9 mid-way", () => {
@@ -441,6 +528,7 @@ describe("openmcp-engine run killed with kill -9 mid-way", () => {
     clusterRequestsMidScheduling,
     aRolloutMidRun,
     aSnapshotMidWrite,
+    anUploadMidway,
     aRestoreMidway,
   ])(
     "$kind: the restarted engine finishes the work, orders nothing twice and stops cleanly on SIGTERM",
