@@ -207,8 +207,22 @@ export const stepCluster: (input: ClusterStepInput) => ClusterStepResult = kindS
   moreEvents: (transition) => [...readinessEvents(transition), ...hibernationRefusals(transition)],
   // Ready, but the backend reports it not serving: look again sooner than a resync, to see it come back.
   atRest: ({ input, facts, state }) =>
-    state === "ready" && notServing(facts.backend) !== undefined ? input.timing.retryMs : undefined,
+    state === "ready" && notServing(facts.backend) !== undefined ? lookAgainWhileDown(input) : undefined,
 });
+
+/**
+ * How soon to look again at a Ready Cluster whose backend reports it not serving: at the poll rate while it went
+ * down lately (a restart, a rollback, a wake: most are back within seconds, and a retry's wait would leave it shown
+ * down that much longer), at the retry rate once it has been down that long (a cluster down for good costs a look
+ * per retry, not per poll).
+ */
+function lookAgainWhileDown(input: ClusterStepInput): number {
+  const ready = input.cluster.status?.conditions?.find((c) => c.type === CONDITION_TYPES.clusterReady);
+  // Not yet shown down: this step shows it so, now.
+  if (ready?.status !== "False" || ready.reason !== REASONS.BackendNotReady) return input.timing.pollMs;
+  const downForMs = Date.parse(input.now) - Date.parse(ready.lastTransitionTime ?? "");
+  return downForMs < input.timing.retryMs ? input.timing.pollMs : input.timing.retryMs;
+}
 
 /**
  * While the machine stays Ready: an Event when the backend reports the cluster not ready any more, and one when

@@ -213,10 +213,18 @@ describe("a Ready Cluster", () => {
         message: "The backend reports the cluster provisioning: its processes are not running",
       },
     ]);
-    // Looked at again sooner than a resync while it is down; told once.
-    expect(result.requeueAfterMs).toBe(TIMING.retryMs);
+    // Looked at again at the poll rate while it went down lately (most come back within seconds: a restart, a
+    // rollback), at the retry rate once down that long; told once.
+    expect(result.requeueAfterMs).toBe(TIMING.pollMs);
     const still = stepClusterWrites(input(down, stopped));
     expect([...still.metadataPatch, ...still.statusPatch, ...still.events]).toEqual([]);
+    expect(still.requeueAfterMs).toBe(TIMING.pollMs);
+    const later = (ms: number) => new Date(Date.parse(NOW) + ms).toISOString();
+    const justBefore = stepClusterWrites(input(down, stopped, { now: later(TIMING.retryMs - 1) }));
+    expect(justBefore.requeueAfterMs).toBe(TIMING.pollMs);
+    const longDown = stepClusterWrites(input(down, stopped, { now: later(TIMING.retryMs) }));
+    expect([...longDown.metadataPatch, ...longDown.statusPatch, ...longDown.events]).toEqual([]);
+    expect(longDown.requeueAfterMs).toBe(TIMING.retryMs);
 
     const back = stepClusterWrites(input(down, readyAt("1.33.3")));
     const up = afterWrites(down, back);
