@@ -156,11 +156,13 @@ describe("a Cluster a settings Rollout reached, the Rollout then deleted", () =>
         if (failedWithTheRun) reached.failedThenGivenBack++;
         reached.givenBackReady++;
       }),
-      { numRuns: 1_000 },
+      // 400 lives (about 2 s here): a quarter fail with the run's settings (about 100), enough to show the branch;
+      // 1,000 took 5.6 s, past the default timeout when the suite's heavy files share the machine.
+      { numRuns: 400 },
     );
     console.log(`give-back: ${JSON.stringify(reached)}`);
-    expect(reached.failedWhileTheRunExisted).toBeGreaterThan(150);
-    expect(reached.failedThenGivenBack).toBeGreaterThan(150);
+    expect(reached.failedWhileTheRunExisted).toBeGreaterThan(50);
+    expect(reached.failedThenGivenBack).toBeGreaterThan(50);
     expect(reached.commandFailed).toBeGreaterThan(50);
-  });
+  }, 60_000);
 });
