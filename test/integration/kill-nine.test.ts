@@ -312,8 +312,15 @@ async function localClusterWithConfigMaps(name: string, objects: number): Promis
     namespace: SNAPS,
     timeoutMs: 180_000,
   });
-  const kubeconfig = fileBelow(join(folder, SNAPSHOT_STATE), `${made.metadata.uid}/kubeconfig`);
-  if (!kubeconfig) throw new Error(`no kubeconfig of the local cluster ${made.metadata.uid}`);
+  // Written once its processes serve, which the engine may see first (the Cluster Ready a moment before).
+  const kubeconfig = await eventually(
+    () =>
+      satisfying(
+        fileBelow(join(folder, SNAPSHOT_STATE), `${made.metadata.uid}/kubeconfig`),
+        (file) => file !== undefined,
+      ) as string,
+    { what: `the kubeconfig of the local cluster ${made.metadata.uid}`, timeoutMs: 60_000, intervalMs: 200 },
+  );
   const admin = new KubeConfig();
   admin.loadFromFile(kubeconfig);
   const core = admin.makeApiClient(CoreV1Api);
@@ -411,7 +418,7 @@ const aRestoreMidway: KillNineCase = {
     await snapshots.askRestore(snapsWorld(), "before", "r1");
   },
   midway: () => staged,
-  finished: async () => {
+  finished: async (_first, second) => {
     // The first engine died mid-restore: the cluster's folder is still marked.
     const mark = join(restored?.folder ?? "", "restoring");
     expect(existsSync(mark)).toBe(true);
@@ -434,7 +441,18 @@ const aRestoreMidway: KillNineCase = {
     expect(back.size).toBe(RESTORED_OBJECTS);
     expect(back.has("object-after")).toBe(false);
     expect(back.get("object-00007")).toEqual(configMapOf(7).data);
-    expect(existsSync(mark)).toBe(false);
+    // The mark goes with the restore that finishes. (Once, in a CI run on a loaded machine, it was still there when
+    // the restored data was read: the restores the next engine ran are counted to tell a second one.)
+    await eventually(() => expect(existsSync(mark)).toBe(false), {
+      what: "the restoring mark removed",
+      timeoutMs: 120_000,
+    });
+    const restores = second
+      .output()
+      .split("\n")
+      .filter((line) => line.includes("rolled back to a snapshot"));
+    console.log(`kill -9 mid-restore: the next engine restored ${restores.length} time(s)`);
+    expect(restores.length).toBeGreaterThan(0);
     await deleteLocalCluster("before", "rolled");
   },
 };
