@@ -10,15 +10,13 @@
 import { request } from "node:https";
 import { KubeConfig } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ClusterTarget } from "../../src/api/backend.ts";
 import type { Cluster } from "../../src/api/cluster.ts";
 import { ROLLOUT_RESOURCE } from "../../src/api/constants/rollout.ts";
-import { RESOURCES } from "../../src/api/constants.ts";
 import type { Rollout } from "../../src/api/rollout.ts";
 import { settingsHash } from "../../src/machines/rollout/settings.ts";
-import { aProviderConfig } from "../support/builders.ts";
+import { aTargetFor } from "../support/builders.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
-import { localBackends } from "../support/local-backend-state.ts";
+import { localBackends, offerLocalProfile } from "../support/local-backend-state.ts";
 import { isReady, startWorld, type World } from "../support/world.ts";
 
 const PROFILE = "test.engine-test.local";
@@ -63,25 +61,11 @@ beforeAll(async () => {
     backend,
     engine: { kindSettings: { Rollout: { timing: { pollMs: 200, retryMs: 500, resyncMs: 60_000 } } } },
   });
-  await world.custom.createClusterCustomObject({
-    ...RESOURCES.ProviderConfig,
-    body: aProviderConfig({ name: "local", backend: "local", providerRef: { name: world.provider } }),
-  });
-  await eventually(
-    () => world.custom.getClusterCustomObject({ ...RESOURCES.ClusterProfile, name: PROFILE }),
-    { what: `profile ${PROFILE}` },
-  );
+  expect(await offerLocalProfile(world)).toBe(PROFILE);
   for (const name of NAMES) await world.createCluster(name, { profile: PROFILE });
   for (const name of NAMES) {
     const cluster = (await world.waitFor(name, isReady, 180_000)) as Cluster;
-    const target: ClusterTarget = {
-      uid: cluster.metadata.uid ?? "",
-      namespace: cluster.metadata.namespace ?? "",
-      name,
-      tenancy: "Exclusive",
-      profile: PROFILE,
-      providerConfig: "local",
-    };
+    const target = aTargetFor(cluster, { profile: PROFILE, providerConfig: "local" });
     const admin = new KubeConfig();
     admin.loadFromString((await world.backend.adminAccess(target))?.kubeconfig ?? "");
     admins.set(name, admin);
