@@ -7,7 +7,7 @@
  * the good run names the Clusters whose API servers it could not read. The rollout metrics as the engine's /metrics
  * serves them: runs by phase, a run held by reason, Clusters changed, stage durations.
  */
-import { PatchStrategy, setHeaderOptions } from "@kubernetes/client-node";
+import { CoreV1Api, PatchStrategy, setHeaderOptions } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Cluster } from "../../src/api/cluster.ts";
 import { CHANGED_BY_ROLLOUT_ANNOTATION, ROLLOUT_RESOURCE } from "../../src/api/constants/rollout.ts";
@@ -15,7 +15,12 @@ import { RESOURCES } from "../../src/api/constants.ts";
 import { silentLogger } from "../../src/api/logger.ts";
 import type { Rollout, RolloutSpec } from "../../src/api/rollout.ts";
 import { SimulatedBackend } from "../../src/providers/simulated.ts";
+import { patchObject, removeObject } from "../../src/runtime/api-server/patch-object.ts";
+import { askCluster } from "../../src/runtime/kinds/rollout/ask-cluster.ts";
+import { changeOperations } from "../../src/runtime/kinds/rollout/kind.ts";
+import type { CommandWriter } from "../../src/runtime/machine-kind.ts";
 import { type ProbeServers, startProbeServers } from "../../src/runtime/probe-server.ts";
+import { aCluster } from "../support/builders.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
 import { sample } from "../support/prometheus-text.ts";
 import { startWorld, type World } from "../support/world.ts";
@@ -243,4 +248,63 @@ describe("a Rollout", () => {
       1,
     );
   }, 120_000);
+
+  it("asks a Cluster whose status or metadata moved since the look, once; not one whose spec moved", async () => {
+    // Its own namespace: no run of this file selects it. The engine's Cluster machine writes its status meanwhile.
+    const namespace = "asks";
+    await world.controlPlane.kubeConfig
+      .makeApiClient(CoreV1Api)
+      .createNamespace({ body: { metadata: { name: namespace } } });
+    const writer: CommandWriter = {
+      patch: (target, operations, subresource) =>
+        patchObject(world.controlPlane.kubeConfig, target, operations, subresource),
+      remove: (target) => removeObject(world.controlPlane.kubeConfig, target),
+    };
+    const ask = (looked: Cluster) =>
+      askCluster({
+        kubeConfig: world.controlPlane.kubeConfig,
+        writer,
+        namespace,
+        change: {
+          name: looked.metadata.name ?? "",
+          uid: looked.metadata.uid ?? "",
+          resourceVersion: looked.metadata.resourceVersion ?? "",
+          generation: looked.metadata.generation ?? 0,
+        },
+        known: looked,
+        operations: (fresh) => changeOperations(fresh, GOOD, "asks/run-uid"),
+      });
+    const read = async (name: string) =>
+      (await world.read<Cluster>(RESOURCES.Cluster, name, namespace)) as Cluster;
+    const mergePatch = (name: string, body: object) =>
+      world.custom.patchNamespacedCustomObject(
+        { ...RESOURCES.Cluster, namespace, name, body },
+        setHeaderOptions("Content-Type", PatchStrategy.MergePatch),
+      );
+    for (const name of ["moved", "respecified"])
+      await world.create(
+        RESOURCES.Cluster,
+        aCluster({ name, namespace, profile: world.profile, version: OLD }),
+        namespace,
+      );
+
+    // Looked at, then its labels moved (as its status does): the write refused once is sent again over a fresh read.
+    const moved = await read("moved");
+    await mergePatch("moved", { metadata: { labels: { touched: "yes" } } });
+    const written = await ask(moved);
+    expect(written?.spec.kubernetes?.version).toBe(GOOD);
+    const after = await read("moved");
+    expect(after.spec.kubernetes?.version).toBe(GOOD);
+    expect(after.metadata.labels?.touched).toBe("yes");
+    expect(after.metadata.annotations?.[CHANGED_BY_ROLLOUT_ANNOTATION]).toBe("asks/run-uid");
+    expect(after.metadata.generation).toBe((moved.metadata.generation ?? 0) + 1);
+
+    // Looked at, then a person changed its spec: not written; the next look decides from the spec as it is.
+    const respecified = await read("respecified");
+    await mergePatch("respecified", { spec: { tenancy: "Exclusive" } });
+    expect(await ask(respecified)).toBeUndefined();
+    const untouched = await read("respecified");
+    expect(untouched.spec.kubernetes?.version).toBe(OLD);
+    expect(untouched.metadata.annotations?.[CHANGED_BY_ROLLOUT_ANNOTATION]).toBeUndefined();
+  });
 });

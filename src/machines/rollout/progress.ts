@@ -20,11 +20,15 @@ import { rfc3339 } from "../shared/rfc3339.ts";
 import { blocking, type PreflightFinding } from "./preflight.ts";
 import { stageNames, type TargetLook } from "./targets.ts";
 
-/** One Cluster to ask for the new version, guarded by the resourceVersion it was decided on. */
+/**
+ * One Cluster to ask for the new version, guarded by the resourceVersion it was decided on; `generation` is the
+ * spec it was decided on (a write refused because only its status moved since is sent again, see ask-cluster.ts).
+ */
 export interface TargetChange {
   readonly name: string;
   readonly uid: string;
   readonly resourceVersion: string;
+  readonly generation: number;
 }
 
 /** What stops the run: the target that failed and why. */
@@ -242,7 +246,12 @@ export function progressOf(input: ProgressInput): RunProgress {
     if (changes.length >= budget) break;
     const look = lookOf(target);
     if (target.stage !== stage || target.progress !== "pending" || look.gone) continue;
-    changes.push({ name: target.name, uid: target.uid, resourceVersion: look.resourceVersion });
+    changes.push({
+      name: target.name,
+      uid: target.uid,
+      resourceVersion: look.resourceVersion,
+      generation: look.generation,
+    });
   }
   const pending = targets.filter((target) => target.stage === stage && target.progress === "pending").length;
   const waitingFor =

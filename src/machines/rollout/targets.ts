@@ -98,6 +98,8 @@ export type TargetLook =
       readonly failed?: string;
       /** Its resourceVersion, to guard the write of the new version. */
       readonly resourceVersion: string;
+      /** Its generation: the spec the run decided on. */
+      readonly generation: number;
     };
 
 /** What a run brings a Cluster: a version, settings (by the run's name and their hash), or both. */
@@ -139,5 +141,6 @@ export function lookAt(target: RolloutTarget, cluster: Cluster | undefined, want
       ? { failed: problem ? `${problem.reason}: ${problem.message}` : "the Cluster reports failed" }
       : {}),
     resourceVersion: cluster.metadata.resourceVersion ?? "",
+    generation: cluster.metadata.generation ?? 0,
   };
 }

@@ -30,13 +30,13 @@ import { type RolloutCommand, stepRollout } from "../../../machines/rollout/step
 import { freezeTargets } from "../../../machines/rollout/targets.ts";
 import { Patch, type PatchOperation } from "../../../machines/shared/json-patch.ts";
 import type { RequeueTiming } from "../../../machines/shared/machine-tags.ts";
-import { ConflictError, GoneError } from "../../controllers/errors.ts";
 import { RecentWrites } from "../../controllers/recent-writes.ts";
 import { type MachineKind, wake } from "../../machine-kind.ts";
 import { CLUSTER_CACHES } from "../cluster/caches.ts";
 import { SNAPSHOTS } from "../cluster-snapshot/kind.ts";
 import { PROFILE_CACHES } from "../provider-config/caches.ts";
 import { clustersOfNamespaceWake } from "../shared/namespace-wake.ts";
+import { askCluster } from "./ask-cluster.ts";
 import { ROLLOUTS } from "./caches.ts";
 import { DeprecatedApiReads } from "./deprecated-api-reader.ts";
 import { RolloutMetrics } from "./rollout-metrics.ts";
@@ -267,26 +267,19 @@ export const rolloutKind: RolloutKind = {
           for (const change of command.clusters) {
             const cluster = byName.get(change.name);
             if (!cluster || cluster.metadata.uid !== change.uid) continue; // gone meanwhile: skipped next look
-            try {
-              // Guarded by the resourceVersion the step decided on: a Cluster changed since is never written blind.
-              const written = await writer.patch(
-                {
-                  ...RESOURCES.Cluster,
-                  namespace,
-                  name: change.name,
-                  uid: change.uid,
-                  resourceVersion: change.resourceVersion,
-                },
-                changeOperations(cluster, command.version, command.changedBy, command.settings),
-                undefined,
-              );
-              if (written) {
-                context.state.written.wrote(objectKey(cluster), written as Cluster);
-                context.state.metrics.changed(1);
-              }
-            } catch (error) {
-              // Changed or deleted since the look: the next look decides again from the Cluster as it is.
-              if (!(error instanceof ConflictError) && !(error instanceof GoneError)) throw error;
+            // Not written (its spec changed since, or it is gone): the next look decides again from it as it is.
+            const written = await askCluster({
+              kubeConfig: context.kubeConfig,
+              writer,
+              namespace,
+              change,
+              known: cluster,
+              operations: (fresh) =>
+                changeOperations(fresh, command.version, command.changedBy, command.settings),
+            });
+            if (written) {
+              context.state.written.wrote(objectKey(cluster), written);
+              context.state.metrics.changed(1);
             }
           }
         }

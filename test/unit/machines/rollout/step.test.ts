@@ -99,7 +99,7 @@ describe("a Rollout step", () => {
         version: NEW,
         changedBy: "r/rollout-uid",
         settings: false,
-        clusters: [{ name: "c00", uid: "uid-c00", resourceVersion: "1" }],
+        clusters: [{ name: "c00", uid: "uid-c00", resourceVersion: "1", generation: 1 }],
       },
     ]);
     expect(fleet.clusters.get("c00")?.spec.kubernetes?.version).toBe(NEW);
@@ -290,7 +290,7 @@ describe("a settings Rollout step", () => {
         kind: "change",
         changedBy: "r/rollout-uid",
         settings: true,
-        clusters: [{ name: "c00", uid: "uid-c00", resourceVersion: "2" }],
+        clusters: [{ name: "c00", uid: "uid-c00", resourceVersion: "2", generation: 1 }],
       },
     ]);
     const c00 = fleet.clusters.get("c00");

@@ -254,7 +254,7 @@ const machines: ReadonlyArray<{
         aborted: bools,
         progress: [
           { changes: [], complete: false },
-          { changes: [{ name: "a", uid: "u", resourceVersion: "1" }], complete: false },
+          { changes: [{ name: "a", uid: "u", resourceVersion: "1", generation: 1 }], complete: false },
           { changes: [], complete: true },
           { changes: [], complete: false, failure: { name: "a", timedOut: false, message: "failed" } },
         ],
