@@ -120,10 +120,21 @@ export class EventRecorder {
 }
 
 /**
- * What one reconcile tells in Events: every warning, and of the normal transitions only the last one —
- * states passed through within one reconcile were never visible in the status either.
+ * What one reconcile tells in Events, from its steps' in order: every warning; of the machine's transitions only
+ * the last Normal one (states passed through within one reconcile were never visible in the status either); every
+ * other Event a step had (what it ordered or found, see `MachineStep.transitions`).
  */
-export function eventsWorthRecording(events: readonly EventRecord[]): EventRecord[] {
-  const lastNormal = events.findLast((event) => event.type === "Normal");
-  return events.filter((event) => event.type === "Warning" || event === lastNormal);
+export function eventsWorthRecording(
+  steps: readonly { readonly events: readonly EventRecord[]; readonly transitions?: number }[],
+): EventRecord[] {
+  const told = steps.flatMap((step) =>
+    step.events.map((event, index) => ({
+      event,
+      transition: index < (step.transitions ?? step.events.length),
+    })),
+  );
+  const lastNormal = told.findLastIndex(({ event, transition }) => transition && event.type === "Normal");
+  return told
+    .filter(({ event, transition }, index) => event.type === "Warning" || !transition || index === lastNormal)
+    .map(({ event }) => event);
 }

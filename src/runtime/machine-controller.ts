@@ -255,15 +255,17 @@ export class MachineController<T extends MachineObject> extends KeyedController 
     let local = object;
     let last: AnyStep | undefined;
     const steps: AnyStep[] = [];
-    const events: EventRecord[] = [];
+    /** The steps whose Events are told: each whose commands ran (or that had none). */
+    const told: AnyStep[] = [];
     /** Failures of commands: told whatever became of the writes. */
     const failures: EventRecord[] = [];
     let failure: unknown;
     let committed = false;
-    /** Commands the last round wanted but had no round left to run: the next reconcile follows at once. */
+    /** The last round ran commands with no round left to look at what they did: the next reconcile follows at once. */
     let unfinished = false;
     try {
-      for (let round = 1; round <= MAX_ROUNDS; round++) {
+      // A failed command's round is followed by one more look, which only reports it (even past MAX_ROUNDS).
+      for (let round = 1; round <= MAX_ROUNDS + 1; round++) {
         const observation = await this.#observe(work, local, uid, failures, traced);
         const nowMs = this.clock.now();
         last = work.step(local, observation, {
@@ -275,12 +277,8 @@ export class MachineController<T extends MachineObject> extends KeyedController 
         steps.push(last);
         // After a failure, the last look only reports it: its commands and Events did not happen.
         if (failure !== undefined) break;
-        events.push(...last.events);
+        told.push(last);
         if (last.commands.length === 0) break;
-        if (round === MAX_ROUNDS) {
-          unfinished = true;
-          break;
-        }
         stored = await this.#writeMetadata(stored, last, traced);
         local = { ...stored, status: last.desired.status };
         try {
@@ -299,6 +297,11 @@ export class MachineController<T extends MachineObject> extends KeyedController 
             failures.push({ type: "Warning", reason: "BackendError", message });
           }
           this.#lastErrors.set(uid, message);
+        }
+        // Every step told is one whose commands ran: the last round's ran too, and the next reconcile looks.
+        if (round === MAX_ROUNDS && failure === undefined) {
+          unfinished = true;
+          break;
         }
       }
       if (last) {
@@ -319,7 +322,7 @@ export class MachineController<T extends MachineObject> extends KeyedController 
       return Outcome.awaitChange();
     } finally {
       // Transitions are told only if their writes went through (a stale copy's were refused); failures always.
-      this.#recordEvents(object, committed ? [...eventsWorthRecording(events), ...failures] : failures);
+      this.#recordEvents(object, committed ? [...eventsWorthRecording(told), ...failures] : failures);
       if (committed) {
         this.#tellObservers(object, steps);
         traced.stepped(steps, this.clock.now());

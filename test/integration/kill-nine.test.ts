@@ -10,7 +10,7 @@
  */
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, watch, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { CoreV1Api, KubeConfig } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Cluster } from "../../src/api/cluster.ts";
@@ -22,6 +22,7 @@ import { CLUSTER_SNAPSHOT_RESOURCE } from "../../src/api/constants/cluster-snaps
 import { CHANGED_BY_ROLLOUT_ANNOTATION, ROLLOUT_RESOURCE } from "../../src/api/constants/rollout.ts";
 import { RESOURCES } from "../../src/api/constants.ts";
 import type { Rollout } from "../../src/api/rollout.ts";
+import { stopPersistentControlPlane } from "../../src/controlplane/persistent-control-plane.ts";
 import { servedRequests } from "../../src/machines/cluster-request/cluster-claims.ts";
 import { readFolderSnapshot } from "../../src/providers/shared/folder-snapshots.ts";
 import { readS3Snapshot } from "../../src/providers/shared/s3-snapshots.ts";
@@ -52,6 +53,13 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  // A snapshot case that failed before deleting its Cluster leaves that local cluster's processes running (they
+  // outlive an engine by design): every persistent control plane under the folder is stopped.
+  const records = readdirSync(folder, { recursive: true, encoding: "utf8" }).filter(
+    (file) => basename(file) === "record.json",
+  );
+  for (const record of records)
+    await stopPersistentControlPlane(join(folder, dirname(record))).catch(() => undefined);
   await s3?.stop();
   await world?.stop();
   rmSync(folder, { recursive: true, force: true });

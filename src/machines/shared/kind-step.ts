@@ -213,6 +213,7 @@ export function kindStep<
     }) as Obj["metadata"];
     const spec = recipe.spec?.(transitioned, derived);
     const status = recipe.status(transitioned, derived);
+    const transitions = events.length;
     if (recipe.moreEvents) events.push(...recipe.moreEvents(transitioned, derived));
 
     const timing = input.timing;
@@ -228,6 +229,7 @@ export function kindStep<
       desired: { metadata, ...(spec ? { spec } : {}), status },
       commands,
       events,
+      transitions,
       requeueAfterMs,
     };
   };

@@ -35,6 +35,12 @@ export interface MachineStep<Metadata, Status, Command> {
   /** Commands for the runtime to carry out, in order, after the metadata is stored. */
   readonly commands: readonly Command[];
   readonly events: readonly EventRecord[];
+  /**
+   * How many of `events`, from the first, tell the machine's transitions: a reconcile tells only the last Normal one
+   * of those (states passed through within it were never visible), and every one after them (what the step ordered
+   * or found, e.g. the Clusters a rollout asked). Absent: all of them are transitions.
+   */
+  readonly transitions?: number;
   /** Look again after this long even without a change; `undefined` = wait for a change. */
   readonly requeueAfterMs: number | undefined;
 }

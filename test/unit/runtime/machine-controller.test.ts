@@ -263,4 +263,52 @@ describe("MachineController", () => {
     await controller.reconcile(KEY);
     expect(writer.objects.get(KEY)?.status?.phase).toBe("Ready");
   });
+
+  it("tells only what ran: every round's commands run before its Events are told, the last round's too", async () => {
+    const writer = new MemoryWriter();
+    newWidget(writer);
+    let pokes = 0;
+    // A widget whose every look orders one more poke (it never settles): a transition Event each look, and an
+    // Event that tells the poke it orders, as a rollout tells the Clusters it asks.
+    const restless: MachineKind<Widget, number, string> = {
+      ...(widgetKind as unknown as MachineKind<Widget, number, string>),
+      open: async () => ({
+        observe: async () => pokes,
+        step: (widget, seen) => ({
+          ...stepWidget(widget),
+          state: "poking",
+          desired: {
+            metadata: { ...widget.metadata, finalizers: [FINALIZER] },
+            status: { phase: `Poked${seen}` },
+          },
+          commands: [`poke ${seen + 1}`],
+          events: [
+            { type: "Normal", reason: "Poking", message: `poking after ${seen}` },
+            { type: "Normal", reason: "Poked", message: `poke ${seen + 1}` },
+          ],
+          transitions: 1,
+        }),
+        run: async () => {
+          pokes++;
+        },
+      }),
+    };
+    const { controller } = await controllerOn(
+      writer,
+      restless as unknown as MachineKind<Widget, undefined, never>,
+    );
+
+    await controller.reconcile(KEY);
+
+    // Three rounds, each poke told once and run; of the transitions, only the last.
+    expect(pokes).toBe(3);
+    expect(writer.events.map((event) => event.message)).toEqual([
+      "poke 1",
+      "poke 2",
+      "poking after 2",
+      "poke 3",
+    ]);
+    // The status is the last round's, whose poke ran.
+    expect(writer.objects.get(KEY)?.status?.phase).toBe("Poked2");
+  });
 });
