@@ -31,65 +31,32 @@ export const GARDENER_CLUSTERS_VERSION = "v1alpha1";
 /** `apiVersion` of openMCP's Gardener provider's kinds. */
 export const GARDENER_CLUSTERS_API_VERSION = `${GARDENER_CLUSTERS_GROUP}/${GARDENER_CLUSTERS_VERSION}`;
 
+/** A group's resources in its one served version: `served(GROUP, VERSION)("plurals", namespaced)`. */
+export const served =
+  <G extends string, V extends string>(group: G, version: V) =>
+  <P extends string, N extends boolean>(plural: P, namespaced: N) =>
+    ({ group, version, plural, namespaced }) as const;
+
+/** A resource of the engine's own group ({@link ENGINE_GROUP}). */
+export const engineResource = served(ENGINE_GROUP, ENGINE_VERSION);
+/** A resource of the engine's infrastructure group ({@link INFRASTRUCTURE_GROUP}). */
+export const infrastructureResource = served(INFRASTRUCTURE_GROUP, INFRASTRUCTURE_VERSION);
+const clustersResource = served(CLUSTERS_GROUP, CLUSTERS_VERSION);
+
 /** Kinds and their plural resource names, as served by our CRDs. */
 export const RESOURCES = {
-  Cluster: { group: CLUSTERS_GROUP, version: CLUSTERS_VERSION, plural: "clusters", namespaced: true },
-  ClusterProfile: {
-    group: CLUSTERS_GROUP,
-    version: CLUSTERS_VERSION,
-    plural: "clusterprofiles",
-    namespaced: false,
-  },
-  ClusterRequest: {
-    group: CLUSTERS_GROUP,
-    version: CLUSTERS_VERSION,
-    plural: "clusterrequests",
-    namespaced: true,
-  },
-  AccessRequest: {
-    group: CLUSTERS_GROUP,
-    version: CLUSTERS_VERSION,
-    plural: "accessrequests",
-    namespaced: true,
-  },
-  ProviderConfig: {
-    group: ENGINE_GROUP,
-    version: ENGINE_VERSION,
-    plural: "providerconfigs",
-    namespaced: false,
-  },
-  Purpose: { group: ENGINE_GROUP, version: ENGINE_VERSION, plural: "purposes", namespaced: false },
-  ClusterPool: { group: ENGINE_GROUP, version: ENGINE_VERSION, plural: "clusterpools", namespaced: false },
-  ClusterRequestGrant: {
-    group: ENGINE_GROUP,
-    version: ENGINE_VERSION,
-    plural: "clusterrequestgrants",
-    namespaced: true,
-  },
-  EngineCluster: {
-    group: INFRASTRUCTURE_GROUP,
-    version: INFRASTRUCTURE_VERSION,
-    plural: "engineclusters",
-    namespaced: true,
-  },
-  EngineClusterTemplate: {
-    group: INFRASTRUCTURE_GROUP,
-    version: INFRASTRUCTURE_VERSION,
-    plural: "engineclustertemplates",
-    namespaced: true,
-  },
-  ClusterEndpoint: {
-    group: INFRASTRUCTURE_GROUP,
-    version: INFRASTRUCTURE_VERSION,
-    plural: "clusterendpoints",
-    namespaced: true,
-  },
-  ClusterConfig: {
-    group: GARDENER_CLUSTERS_GROUP,
-    version: GARDENER_CLUSTERS_VERSION,
-    plural: "clusterconfigs",
-    namespaced: true,
-  },
+  Cluster: clustersResource("clusters", true),
+  ClusterProfile: clustersResource("clusterprofiles", false),
+  ClusterRequest: clustersResource("clusterrequests", true),
+  AccessRequest: clustersResource("accessrequests", true),
+  ProviderConfig: engineResource("providerconfigs", false),
+  Purpose: engineResource("purposes", false),
+  ClusterPool: engineResource("clusterpools", false),
+  ClusterRequestGrant: engineResource("clusterrequestgrants", true),
+  EngineCluster: infrastructureResource("engineclusters", true),
+  EngineClusterTemplate: infrastructureResource("engineclustertemplates", true),
+  ClusterEndpoint: infrastructureResource("clusterendpoints", true),
+  ClusterConfig: served(GARDENER_CLUSTERS_GROUP, GARDENER_CLUSTERS_VERSION)("clusterconfigs", true),
 } as const;
 
 /** A kind the engine serves a CRD for. */

@@ -8,7 +8,7 @@
  */
 import type { ApiEndpoint } from "./cluster-api.ts";
 import type { Condition, TypedObject } from "./common.ts";
-import { INFRASTRUCTURE_GROUP, INFRASTRUCTURE_VERSION } from "./constants.ts";
+import { infrastructureResource, served } from "./constants.ts";
 
 /** API group of the engine's control-plane kinds (as Cluster API keeps controlplane.* apart from infrastructure.*). */
 export const CONTROLPLANE_GROUP = "controlplane.engine.openmcp.cloud";
@@ -17,32 +17,17 @@ export const CONTROLPLANE_VERSION = "v1alpha1";
 /** `apiVersion` of the engine's control-plane kinds. */
 export const CONTROLPLANE_API_VERSION = `${CONTROLPLANE_GROUP}/${CONTROLPLANE_VERSION}`;
 
+const controlPlaneResource = served(CONTROLPLANE_GROUP, CONTROLPLANE_VERSION);
+
 /** The resources of the control-plane side, as served by our CRDs. */
 export const CONTROLPLANE_RESOURCES = {
-  EngineControlPlane: {
-    group: CONTROLPLANE_GROUP,
-    version: CONTROLPLANE_VERSION,
-    plural: "enginecontrolplanes",
-    namespaced: true,
-  },
-  EngineControlPlaneTemplate: {
-    group: CONTROLPLANE_GROUP,
-    version: CONTROLPLANE_VERSION,
-    plural: "enginecontrolplanetemplates",
-    namespaced: true,
-  },
-  EngineControlPlaneInfrastructure: {
-    group: INFRASTRUCTURE_GROUP,
-    version: INFRASTRUCTURE_VERSION,
-    plural: "enginecontrolplaneinfrastructures",
-    namespaced: true,
-  },
-  EngineControlPlaneInfrastructureTemplate: {
-    group: INFRASTRUCTURE_GROUP,
-    version: INFRASTRUCTURE_VERSION,
-    plural: "enginecontrolplaneinfrastructuretemplates",
-    namespaced: true,
-  },
+  EngineControlPlane: controlPlaneResource("enginecontrolplanes", true),
+  EngineControlPlaneTemplate: controlPlaneResource("enginecontrolplanetemplates", true),
+  EngineControlPlaneInfrastructure: infrastructureResource("enginecontrolplaneinfrastructures", true),
+  EngineControlPlaneInfrastructureTemplate: infrastructureResource(
+    "enginecontrolplaneinfrastructuretemplates",
+    true,
+  ),
 } as const;
 
 /** Our finalizer on EngineControlPlanes: the backend's cluster is gone before it goes. */

@@ -1,5 +1,5 @@
 /** Constants of the ClusterSnapshotSchedule kind (engine.openmcp.cloud/v1alpha1): resource, labels, conditions, reasons. */
-import { ENGINE_API_VERSION, ENGINE_GROUP, ENGINE_VERSION } from "../constants.ts";
+import { ENGINE_API_VERSION, engineResource } from "../constants.ts";
 
 /** The kind's name. */
 export const SNAPSHOT_SCHEDULE_KIND = "ClusterSnapshotSchedule";
@@ -8,12 +8,7 @@ export const SNAPSHOT_SCHEDULE_KIND = "ClusterSnapshotSchedule";
 export const SNAPSHOT_SCHEDULE_API_VERSION = ENGINE_API_VERSION;
 
 /** Where ClusterSnapshotSchedules are served: namespaced, selecting Clusters of their own namespace. */
-export const SNAPSHOT_SCHEDULE_RESOURCE = {
-  group: ENGINE_GROUP,
-  version: ENGINE_VERSION,
-  plural: "clustersnapshotschedules",
-  namespaced: true,
-} as const;
+export const SNAPSHOT_SCHEDULE_RESOURCE = engineResource("clustersnapshotschedules", true);
 
 /** On each ClusterSnapshot a schedule made: the schedule's name. */
 export const SCHEDULE_LABEL = "engine.openmcp.cloud/snapshot-schedule";

@@ -1,5 +1,5 @@
 /** Constants of the ClusterSnapshot kind (engine.openmcp.cloud/v1alpha1): its resource, annotation, conditions and reasons. */
-import { ENGINE_API_VERSION, ENGINE_GROUP, ENGINE_VERSION } from "../constants.ts";
+import { ENGINE_API_VERSION, engineResource } from "../constants.ts";
 
 /** The kind's name. */
 export const CLUSTER_SNAPSHOT_KIND = "ClusterSnapshot";
@@ -8,12 +8,7 @@ export const CLUSTER_SNAPSHOT_KIND = "ClusterSnapshot";
 export const CLUSTER_SNAPSHOT_API_VERSION = ENGINE_API_VERSION;
 
 /** Where ClusterSnapshots are served: namespaced, each of a Cluster of its own namespace. */
-export const CLUSTER_SNAPSHOT_RESOURCE = {
-  group: ENGINE_GROUP,
-  version: ENGINE_VERSION,
-  plural: "clustersnapshots",
-  namespaced: true,
-} as const;
+export const CLUSTER_SNAPSHOT_RESOURCE = engineResource("clustersnapshots", true);
 
 /**
  * On a Complete ClusterSnapshot: roll its Cluster back to it, once per value (any value; a new one asks again).

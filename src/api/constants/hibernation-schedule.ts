@@ -1,5 +1,5 @@
 /** Constants of the HibernationSchedule kind (engine.openmcp.cloud/v1alpha1): its resource, conditions and reasons. */
-import { ENGINE_API_VERSION, ENGINE_GROUP, ENGINE_VERSION } from "../constants.ts";
+import { ENGINE_API_VERSION, engineResource } from "../constants.ts";
 
 /** The kind's name. */
 export const HIBERNATION_SCHEDULE_KIND = "HibernationSchedule";
@@ -8,12 +8,7 @@ export const HIBERNATION_SCHEDULE_KIND = "HibernationSchedule";
 export const HIBERNATION_SCHEDULE_API_VERSION = ENGINE_API_VERSION;
 
 /** Where HibernationSchedules are served: namespaced, selecting Clusters of their own namespace. */
-export const HIBERNATION_SCHEDULE_RESOURCE = {
-  group: ENGINE_GROUP,
-  version: ENGINE_VERSION,
-  plural: "hibernationschedules",
-  namespaced: true,
-} as const;
+export const HIBERNATION_SCHEDULE_RESOURCE = engineResource("hibernationschedules", true);
 
 /** The time zone of a schedule entry without `location`. */
 export const DEFAULT_SCHEDULE_LOCATION = "UTC";

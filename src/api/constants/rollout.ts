@@ -1,5 +1,5 @@
 /** Constants of the Rollout kind (engine.openmcp.cloud/v1alpha1): its resource, annotations, defaults and reasons. */
-import { ENGINE_API_VERSION, ENGINE_GROUP, ENGINE_VERSION } from "../constants.ts";
+import { ENGINE_API_VERSION, ENGINE_GROUP, engineResource } from "../constants.ts";
 
 /** The kind's name. */
 export const ROLLOUT_KIND = "Rollout";
@@ -8,12 +8,7 @@ export const ROLLOUT_KIND = "Rollout";
 export const ROLLOUT_API_VERSION = ENGINE_API_VERSION;
 
 /** Where Rollouts are served: namespaced, changing Clusters of their own namespace. */
-export const ROLLOUT_RESOURCE = {
-  group: ENGINE_GROUP,
-  version: ENGINE_VERSION,
-  plural: "rollouts",
-  namespaced: true,
-} as const;
+export const ROLLOUT_RESOURCE = engineResource("rollouts", true);
 
 /** On a Rollout: a person's approval of the stage it names (and of every stage before it), when `gates.approval`. */
 export const APPROVE_STAGE_ANNOTATION = `${ENGINE_GROUP}/approve-stage`;
