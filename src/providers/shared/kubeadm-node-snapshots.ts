@@ -87,30 +87,23 @@ mv "$held/etcd.yaml" "$held/kube-apiserver.yaml" /etc/kubernetes/manifests/
 `;
 
 /**
- * A clone's own after its rollback: the original's Nodes (restored with its data) removed, and what names the
- * original in kube-system's configuration (kube-proxy's kubeconfig, kubeadm's control-plane endpoint, the
- * cluster-info) made this clone's: the original's node names this node's, the original's control-plane endpoint
- * (kubeadm-config's, as restored) this node's own (its admin.conf's) — they would lead the clone's kube-proxy and
- * joining nodes to the original's API server, which may still run beside it on the Docker network; kubelet
- * restarted, so it registers this node again.
+ * A clone's own after its rollback: the original's Node (restored with its data) removed, and the names of the
+ * original's node in kube-system's configuration (kube-proxy's kubeconfig, kubeadm's control-plane endpoint, the
+ * cluster-info) made this node's — they would lead the clone's kube-proxy to the original's API server, which may
+ * still run beside it on the Docker network; kubelet restarted, so it registers this node again.
  */
 const CLONE_SCRIPT = `set -eu
 export KUBECONFIG=/etc/kubernetes/admin.conf
 self=$(hostname)
-old=$(kubectl -n kube-system get configmap kubeadm-config -o jsonpath='{.data.ClusterConfiguration}' | sed -n 's/^controlPlaneEndpoint: *//p')
-new=$(sed -n 's|^ *server: https://||p' /etc/kubernetes/admin.conf | head -n 1)
-others=$(kubectl get nodes -o jsonpath='{.items[*].metadata.name}' | tr ' ' '\\n' | grep -vx "$self" || true)
-edits="-e s/x/x/"
-for node in $others; do edits="$edits -e s/$node/$self/g"; done
-if [ -n "$old" ] && [ -n "$new" ] && [ "$old" != "$new" ]; then
-  edits="$edits -e s|$(printf '%s' "$old" | sed 's/[.]/\\\\./g')|$new|g"
-fi
-for ref in kube-system/kube-proxy kube-system/kubeadm-config kube-public/cluster-info; do
-  if kubectl -n "\${ref%/*}" get configmap "\${ref#*/}" -o yaml >/tmp/openmcp-cm.yaml 2>/dev/null; then
-    sed $edits /tmp/openmcp-cm.yaml | kubectl replace -f - >/dev/null
-  fi
+for node in $(kubectl get nodes -o jsonpath='{.items[*].metadata.name}'); do
+  [ "$node" = "$self" ] && continue
+  for ref in kube-system/kube-proxy kube-system/kubeadm-config kube-public/cluster-info; do
+    if kubectl -n "\${ref%/*}" get configmap "\${ref#*/}" -o yaml >/tmp/openmcp-cm.yaml 2>/dev/null; then
+      sed "s/$node/$self/g" /tmp/openmcp-cm.yaml | kubectl replace -f - >/dev/null
+    fi
+  done
+  kubectl delete node "$node" --wait=false >/dev/null
 done
-for node in $others; do kubectl delete node "$node" --wait=false >/dev/null; done
 systemctl restart kubelet
 `;
 
