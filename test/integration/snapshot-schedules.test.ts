@@ -203,7 +203,11 @@ describe("a ClusterSnapshotSchedule", { timeout: 90_000 }, () => {
       list.map((s) => Date.parse(s.metadata.annotations?.["engine.openmcp.cloud/scheduled-at"] ?? "")),
     ).toEqual([created + HOUR, created + 5 * HOUR]);
     expect(Date.parse(schedule.status?.lastScheduled ?? "")).toBe(created + 5 * HOUR);
-    expect(await eventsAbout(world, "hourly")).toContain("SnapshotsPruned");
+    // Told once the reconcile that pruned has ended: Events are sent after its writes, in the background.
+    await eventually(async () => expect(await eventsAbout(world, "hourly")).toContain("SnapshotsPruned"), {
+      what: "the SnapshotsPruned Event",
+      timeoutMs: 30_000,
+    });
     expect(await metricSum(engine.metrics, "openmcp_engine_scheduled_snapshots_created_total")).toBe(1);
     expect(await metricSum(engine.metrics, "openmcp_engine_scheduled_snapshots_pruned_total")).toBe(1);
   });
