@@ -6,7 +6,7 @@
  */
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
-import { CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
+import type { KubeConfig } from "@kubernetes/client-node";
 import type { ClusterTarget } from "../../../api/backend.ts";
 import type { ClusterBackend } from "../../../api/backend-contract.ts";
 import type { Cluster } from "../../../api/cluster.ts";
@@ -16,7 +16,7 @@ import {
   CLUSTER_SNAPSHOT_REASONS,
   RESTORE_FROM_ANNOTATION,
 } from "../../../api/constants/cluster-snapshot.ts";
-import { CLUSTER_PHASES, RESOURCES } from "../../../api/constants.ts";
+import { CLUSTER_PHASES } from "../../../api/constants.ts";
 import {
   describeSnapshotLocation,
   isSnapshotRejection,
@@ -24,7 +24,6 @@ import {
   type SnapshotManifest,
   type SnapshotStorageFailure,
 } from "../../../api/control-plane-snapshot.ts";
-import { isNotFound } from "../../../api/error-message.ts";
 import { objectKey } from "../../../api/object-key.ts";
 import { clusterResponsibility, clusterTarget } from "../../../machines/cluster/step.ts";
 import {
@@ -40,6 +39,7 @@ import { removeSnapshot } from "../../../providers/shared/snapshot-store.ts";
 import type { CacheSpec } from "../../informers.ts";
 import { type KindSettings, type MachineKind, wake } from "../../machine-kind.ts";
 import { CLUSTER_CACHES } from "../cluster/caches.ts";
+import { readCluster } from "../cluster/read-cluster.ts";
 import { PROFILE_CACHES } from "../provider-config/caches.ts";
 import { profileClaimant, profileOffer } from "../shared/profile-offer.ts";
 import { registerSnapshotsNotRemoved } from "./snapshot-metrics.ts";
@@ -220,22 +220,6 @@ export const clusterSnapshotKind: MachineKind<
 
   explain: async (snapshot) => explainClusterSnapshot(snapshot),
 };
-
-/** The Cluster from the API server; undefined when it does not exist. */
-async function readCluster(
-  kubeConfig: KubeConfig,
-  namespace: string,
-  name: string,
-): Promise<Cluster | undefined> {
-  try {
-    return (await kubeConfig
-      .makeApiClient(CustomObjectsApi)
-      .getNamespacedCustomObject({ ...RESOURCES.Cluster, namespace, name })) as Cluster;
-  } catch (error) {
-    if (isNotFound(error)) return undefined;
-    throw error;
-  }
-}
 
 /** What a snapshot's commands are carried out with. */
 interface SnapshotRun {

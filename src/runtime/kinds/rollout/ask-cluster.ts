@@ -2,19 +2,18 @@
  * Asks one Cluster for what a run brings: one patch, guarded by the resourceVersion the step decided on. The
  * Cluster's own machine writes its status all the while (every engine's first look after a restart does), so a
  * write refused for that alone is sent again over a fresh read, as long as the Cluster's spec is still the one the
- * step decided on (its generation). Anything else (a spec changed since, the Cluster
- * gone or made anew) is left to the next look, which decides again from the Cluster as it is. Without this, a
- * refused write was dropped silently while the step's Event said the Cluster was asked, and the next look asked it
- * again: two Events for one ask.
+ * step decided on (its generation). Anything else (a spec changed since, the Cluster gone or made anew) is left to
+ * the next look, which decides again from the Cluster as it is. Without this, a refused write was dropped silently
+ * while the step's Event said the Cluster was asked, and the next look asked it again: two Events for one ask.
  */
-import { CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
+import type { KubeConfig } from "@kubernetes/client-node";
 import type { Cluster } from "../../../api/cluster.ts";
 import { RESOURCES } from "../../../api/constants.ts";
-import { isNotFound } from "../../../api/error-message.ts";
 import type { TargetChange } from "../../../machines/rollout/progress.ts";
 import type { PatchOperation } from "../../../machines/shared/json-patch.ts";
 import { ConflictError, GoneError } from "../../controllers/errors.ts";
 import type { CommandWriter } from "../../machine-kind.ts";
+import { readCluster } from "../cluster/read-cluster.ts";
 
 /** A write refused this many times in a row is left to the next look. */
 const MAX_ATTEMPTS = 4;
@@ -54,16 +53,4 @@ export async function askCluster(ask: ClusterAsk): Promise<Cluster | undefined> 
     resourceVersion = fresh.metadata.resourceVersion ?? "";
   }
   return undefined;
-}
-
-async function readCluster(kubeConfig: KubeConfig, namespace: string, name: string) {
-  const { group, version, plural } = RESOURCES.Cluster;
-  try {
-    return (await kubeConfig
-      .makeApiClient(CustomObjectsApi)
-      .getNamespacedCustomObject({ group, version, plural, namespace, name })) as Cluster;
-  } catch (error) {
-    if (isNotFound(error)) return undefined;
-    throw error;
-  }
 }
