@@ -1,6 +1,6 @@
 /** Test helpers about OS processes and folders: is it still there, wait until it is gone. */
 import { type ChildProcess, type SpawnSyncReturns, spawn, spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "vitest";
 import { isProcessAlive, processesMarked } from "../../src/util/process-groups.ts";
@@ -8,6 +8,33 @@ import { eventually } from "./eventually.ts";
 
 /** Whether `pid` is a live process (a zombie awaiting its reaper counts as gone). */
 export const isAlive = (pid: number): boolean => isProcessAlive(pid);
+
+/**
+ * The TCP ports process `pid` listens on (Linux: its socket inodes under /proc/<pid>/fd matched with the listening
+ * sockets of /proc/net/tcp and tcp6). Lets a test start a server on port 0 and find it, rather than pick a free port
+ * that another file's process may take before the server binds it.
+ */
+export function listeningPorts(pid: number): number[] {
+  const inodes = new Set<string>();
+  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+    try {
+      const socket = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`));
+      if (socket?.[1]) inodes.add(socket[1]);
+    } catch {
+      // closed since the listing
+    }
+  }
+  const ports = new Set<number>();
+  for (const table of ["/proc/net/tcp", "/proc/net/tcp6"]) {
+    for (const line of readFileSync(table, "utf8").split("\n").slice(1)) {
+      const [, local, , state, , , , , , inode] = line.trim().split(/\s+/);
+      const LISTEN = "0A";
+      if (state === LISTEN && inode && inodes.has(inode))
+        ports.add(Number.parseInt(local?.split(":")[1] ?? "", 16));
+    }
+  }
+  return [...ports];
+}
 
 /** Waits until none of `pids` is alive and `directory` is gone; fails saying what is left. */
 export async function waitUntilGone(

@@ -9,9 +9,8 @@ import { CoreV1Api, CustomObjectsApi } from "@kubernetes/client-node";
 import { RESOURCES } from "../../src/api/constants.ts";
 import { type ControlPlane, startControlPlane } from "../../src/controlplane/control-plane.ts";
 import { installingCrds } from "../../src/runtime/api-server/install-crds.ts";
-import { freePorts } from "../../src/util/free-ports.ts";
 import { aCluster, aProviderConfig } from "./builders.ts";
-import { startEngineCli } from "./processes.ts";
+import { listeningPorts, startEngineCli } from "./processes.ts";
 
 const JOURNALING_BACKEND = join(import.meta.dirname, "journaling-backend.ts");
 
@@ -35,7 +34,8 @@ export async function startShardedWorld(
 export interface ShardedReplica {
   readonly name: string;
   readonly child: ChildProcess;
-  readonly metricsPort: number;
+  /** The port of its /metrics, once found (it binds port 0: a port picked for it could be taken by another file's process first). */
+  metricsPort?: number;
   /** Everything it printed (JSON log lines). */
   readonly output: () => string;
   /** When the process ended (ms since the epoch), once it has. */
@@ -60,7 +60,6 @@ export interface ShardedReplicaProps {
 
 /** Starts `run --sharding` with the journaling backend (500 ms per call), 8 reconciles at once. */
 export async function startShardedReplica(props: ShardedReplicaProps): Promise<ShardedReplica> {
-  const [metricsPort] = (await freePorts(1)) as [number];
   const { child, output } = startEngineCli(
     [
       "run",
@@ -80,12 +79,12 @@ export async function startShardedReplica(props: ShardedReplicaProps): Promise<S
       "--concurrency=8",
       "--no-schedule",
       `--log-level=${props.logLevel ?? "warn"}`,
-      `--metrics-bind-address=127.0.0.1:${metricsPort}`,
+      "--metrics-bind-address=127.0.0.1:0",
       "--health-probe-bind-address=0",
     ],
     { POD_NAME: props.name },
   );
-  const replica: ShardedReplica = { name: props.name, child, metricsPort, output };
+  const replica: ShardedReplica = { name: props.name, child, output };
   child.once("exit", () => {
     replica.exitedAt = Date.now();
   });
@@ -108,6 +107,7 @@ export function clustersCreated(folder: string): string[] {
 /** The replica's /metrics; a replica that has ended says so, with how and its last log lines, not a bare "fetch failed". */
 async function metricsOf(replica: ShardedReplica): Promise<string> {
   try {
+    replica.metricsPort ??= metricsPortOf(replica);
     return await (await fetch(`http://127.0.0.1:${replica.metricsPort}/metrics`)).text();
   } catch (error) {
     const { exitCode, signalCode } = replica.child;
@@ -117,6 +117,14 @@ async function metricsOf(replica: ShardedReplica): Promise<string> {
       `replica ${replica.name} has ended (${signalCode ?? `exit ${exitCode}`}); its last lines:\n${last}`,
     );
   }
+}
+
+/** The one port the replica listens on (health probes are off); throws until it listens. */
+function metricsPortOf(replica: ShardedReplica): number {
+  const ports = replica.child.pid === undefined ? [] : listeningPorts(replica.child.pid);
+  if (ports.length !== 1)
+    throw new Error(`replica ${replica.name} listens on ${ports.length} ports, not one`);
+  return ports[0] as number;
 }
 
 /** One sample of the replica's /metrics (0 when absent). */
