@@ -22,6 +22,10 @@ out="${XDG_CACHE_HOME:-$HOME/.cache}/openmcp-engine/capi/$version"
 command -v go >/dev/null || { echo "build.sh: no 'go' on PATH; install Go or set OPENMCP_CAPI_ASSETS" >&2; exit 1; }
 
 mkdir -p "$(dirname "$out")"
+# One build per machine at a time (test files may ask together); the second finds the first's result.
+exec 9>"$(dirname "$out")/build.lock"
+flock 9
+[ -x "$out/capi-manager" ] && [ -f "$out/crds/cluster.x-k8s.io_clusters.yaml" ] && { echo "$out"; exit 0; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 printf 'module openmcp-engine/hack/capi\n\ngo 1.25.0\n\nreplace sigs.k8s.io/cluster-api/api => sigs.k8s.io/cluster-api/api %s\n' "$version" > "$work/go.mod"

@@ -20,6 +20,10 @@ out="${XDG_CACHE_HOME:-$HOME/.cache}/openmcp-engine/jaeger/$version"
 command -v go >/dev/null || { echo "build.sh: no 'go' on PATH; install Go or set OPENMCP_JAEGER_ASSETS" >&2; exit 1; }
 
 mkdir -p "$(dirname "$out")"
+# One build per machine at a time (test files may ask together); the second finds the first's result.
+exec 9>"$(dirname "$out")/build.lock"
+flock 9
+[ -x "$out/jaeger" ] && { echo "$out"; exit 0; }
 work=$(mktemp -d "$(dirname "$out")/.build-$version.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 start=$SECONDS

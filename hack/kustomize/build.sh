@@ -19,6 +19,10 @@ out="${XDG_CACHE_HOME:-$HOME/.cache}/openmcp-engine/kustomize/$version"
 command -v go >/dev/null || { echo "build.sh: no 'go' on PATH; install Go or set OPENMCP_KUSTOMIZE" >&2; exit 1; }
 
 mkdir -p "$(dirname "$out")"
+# One build per machine at a time (test files may ask together); the second finds the first's result.
+exec 9>"$(dirname "$out")/build.lock"
+flock 9
+[ -x "$out/kustomize" ] && { echo "$out/kustomize"; exit 0; }
 work=$(mktemp -d "$(dirname "$out")/.build-$version.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 echo "build.sh: building kustomize $version with $(go version | cut -d' ' -f3) (first time on this machine)" >&2
