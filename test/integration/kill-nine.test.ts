@@ -32,7 +32,7 @@ import * as snapshots from "../support/cluster-snapshots.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
 import { type KillNineCase, killNineMidway } from "../support/kill-nine.ts";
 import { engineRunArgs } from "../support/processes.ts";
-import { type S3Server, startS3Server } from "../support/s3-server.ts";
+import { findVersitygw, type S3Server, startS3Server } from "../support/s3-server.ts";
 import { APP, changeAfterSnapshot, configMapOf, contents, inParallel } from "../support/snapshot-objects.ts";
 import { startWorld, type World } from "../support/world.ts";
 
@@ -51,6 +51,12 @@ beforeAll(async () => {
   });
   writeFileSync(join(folder, "scheduler.yaml"), SCHEDULER_CONFIG);
 });
+
+// The upload case's S3 server, built here on a fresh machine (minutes, maybe while s3-snapshots builds it: the build
+// script lets one build at a time), not within that case's own timeout.
+beforeAll(() => {
+  findVersitygw();
+}, 900_000);
 
 afterAll(async () => {
   // A snapshot case that failed before deleting its Cluster leaves that local cluster's processes running (they
