@@ -44,7 +44,9 @@ export const CAPI_ANNOTATIONS = {
 } as const;
 
 /** Type and key of the kubeconfig Secret CAPI's cluster cache reads (`<cluster>-kubeconfig`). */
-export const CAPI_KUBECONFIG_SECRET = { type: `${CAPI_GROUP}/secret`, key: "value" } as const;
+/** The type of the Secrets Cluster API keeps a cluster's key pairs and kubeconfig in (it owns those of this type). */
+export const CAPI_SECRET_TYPE = `${CAPI_GROUP}/secret`;
+export const CAPI_KUBECONFIG_SECRET = { type: CAPI_SECRET_TYPE, key: "value" } as const;
 
 /** The name of the kubeconfig Secret of a CAPI Cluster. */
 export const kubeconfigSecretName = (cluster: string): string => `${cluster}-kubeconfig`;

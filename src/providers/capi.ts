@@ -28,6 +28,7 @@ import { silentLogger } from "../api/logger.ts";
 import type { ProviderConfig } from "../api/provider-config.ts";
 import { builtEtcdutl } from "../controlplane/etcd-snapshot.ts";
 import { onPath } from "../util/executables.ts";
+import { CapiClones } from "./capi-clones.ts";
 import { DockerMachines } from "./capi-docker-machines.ts";
 import { CapiPlaces, capiPoolKind } from "./capi-pools.ts";
 import {
@@ -147,6 +148,8 @@ export class CapiBackend implements ClusterBackend {
   #etcdutl: string | undefined;
   /** Where a snapshot bound for (or read from) an object store is staged. */
   readonly #staging: string;
+  /** Clusters made from a snapshot, with a Docker CLI (see capi-clones.ts). */
+  readonly #clones?: CapiClones;
   /**
    * Contract 1.7, with a Docker CLI, for CAPI Clusters on Docker machines (CAPD): the kubeadm control plane's etcd and
    * keys, out of its control-plane machine as out of a kind node (shared/kubeadm-node-snapshots.ts).
@@ -166,6 +169,8 @@ export class CapiBackend implements ClusterBackend {
     }
     this.#etcdutl = options.etcdutl;
     this.#staging = join(dirname(resolve(options.stateFile)), "snapshot-staging");
+    if (options.docker)
+      this.#clones = new CapiClones(join(dirname(resolve(options.stateFile)), "clones"), this.#staging);
     const log = options.log ?? silentLogger;
     const records = new RecordFile<CapiRecord>(options.stateFile, "clusters");
     this.#clusters = new RemoteObjects(this.#clusterKind(), records, log);
@@ -251,6 +256,12 @@ export class CapiBackend implements ClusterBackend {
   async observe(target: ClusterTarget): Promise<ClusterObservation> {
     await this.#pools.resolve(target);
     const observation = await this.#clusters.observe(target);
+    if (observation.exists && observation.phase === "ready" && this.#clones?.pending(target.uid))
+      return {
+        ...observation,
+        phase: "provisioning",
+        incomplete: "the snapshot's data is not restored into it yet",
+      };
     // Workers gone: whether its machines are stopped too is Docker's to say (a second read, only while asleep).
     if (!observation.exists || observation.phase !== "hibernated") return observation;
     const found = await this.#clusters.stored(target);
@@ -258,9 +269,40 @@ export class CapiBackend implements ClusterBackend {
     return machinesAsleepObservation(found.object, observation, await this.#machineStop(found.object));
   }
 
-  /** Makes the CAPI Cluster; for a Cluster bound to a pool member, nothing (the member is its cluster). */
+  /**
+   * Makes the CAPI Cluster; for a Cluster bound to a pool member, nothing (the member is its cluster). A clone
+   * (`restoreFrom`, contract 1.7) is made in two creates (see capi-clones.ts): its snapshot's keys before the CAPI
+   * Cluster, the snapshot's data once Cluster API has it ready.
+   */
   async create(target: ClusterTarget, version: string): Promise<void> {
     if (await this.#pools.servedByMember(target)) return;
+    if (target.restoreFrom) {
+      const clones = this.#clones;
+      if (!clones)
+        throw new Error(
+          "capi backend: a Cluster made from a snapshot needs the Docker CLI (--backend-option docker=<cli>)",
+        );
+      const found = await this.#clusters.stored(target);
+      if (!found) {
+        const settings = capiSettings(target.settings, target.providerConfig);
+        const management = await this.#management(settings.management, target.providerConfig);
+        await clones.prepare(
+          target.uid,
+          target.restoreFrom,
+          management,
+          settings.namespace,
+          capiClusterName(target),
+        );
+      } else if (clones.pending(target.uid)) {
+        const observed = await this.#clusters.observe(target);
+        if (!observed.exists || observed.phase !== "ready") return; // Cluster API is still making it
+        const node = await this.#controlPlaneMachine(found.object);
+        const stop = await this.#machineStop(found.object);
+        const others = stop.can ? stop.machines.filter((machine) => machine.name !== node) : [];
+        this.#etcdutl ??= builtEtcdutl();
+        return clones.finish(target.uid, this.#docker().run, this.#etcdutl, node, others);
+      }
+    }
     return this.#clusters.create(target, version);
   }
 
@@ -279,6 +321,7 @@ export class CapiBackend implements ClusterBackend {
         metadata: { annotations: { [CAPI_SLEEPING_MACHINES_ANNOTATION]: null } },
         spec: { paused: null },
       });
+    this.#clones?.forget(target.uid);
     return this.#clusters.delete(target);
   }
 

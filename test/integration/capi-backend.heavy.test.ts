@@ -8,7 +8,7 @@
  * killed with SIGKILL midway; an engine in this process, on the same state folder, resumes it to Ready and on.
  */
 
-import { mkdtempSync, rmSync } from "node:fs";
+import { appendFileSync, cpSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
@@ -27,6 +27,7 @@ import {
   HIBERNATE_ANNOTATION,
 } from "../../src/api/constants/hibernation.ts";
 import { RESOURCES } from "../../src/api/constants.ts";
+import { isSnapshotRejection } from "../../src/api/control-plane-snapshot.ts";
 import { type CapiBackend, createBackend } from "../../src/providers/capi.ts";
 import {
   CAPI_BACKEND_KEYS,
@@ -58,8 +59,8 @@ import { profileOffered } from "../support/profile-offered.ts";
 import { APP, configMapOf, contents, inParallel } from "../support/snapshot-objects.ts";
 
 const NS = "capi-test";
-/** ConfigMaps written to the workload cluster before its snapshot. */
-const SNAPSHOT_OBJECTS = 200;
+/** ConfigMaps written to the workload cluster before its snapshot (`OPENMCP_SNAPSHOT_OBJECTS` for a larger measure). */
+const SNAPSHOT_OBJECTS = Number(process.env.OPENMCP_SNAPSHOT_OBJECTS ?? 200);
 /** Where the CAPI Clusters go (the ProviderConfig's settings.namespace). */
 const CAPI_NS = "capi-clusters";
 const PROVIDER = "capi-test";
@@ -79,6 +80,16 @@ let engine: Engine | undefined;
 let backend: CapiBackend;
 /** The token kubeconfig granted while the Cluster is awake, tried again after it slept and woke. */
 let grantedBeforeSleep: KubeConfig | undefined;
+/** The snapshot test's snapshot, what it held, and a token of then: the clone test makes a Cluster of it. */
+let taken:
+  | {
+      store: string;
+      written: Awaited<ReturnType<typeof contents>>;
+      token: string;
+      server: string;
+      caData: string;
+    }
+  | undefined;
 
 /** The settings of the ProviderConfig on the docker-kubeadm class: one control-plane machine, one worker. */
 const DOCKER_SETTINGS = {
@@ -488,7 +499,7 @@ describe("the capi backend on Cluster API with Docker machines", { timeout: 900_
         })
       ).status?.token ?? "";
     const store = mkdtempSync(join(tmpdir(), "capi-snapshots-"));
-    try {
+    {
       let started = Date.now();
       const manifest = await backend.snapshot?.(target, { location: { folder: store }, name: "before" });
       console.log(
@@ -516,7 +527,117 @@ describe("the capi backend on Cluster API with Docker machines", { timeout: 900_
       // Cluster API sees its Cluster as it was: Ready again, at the same endpoint.
       const again = await clusterWhere(name, "Ready after the restore", (c) => c.status?.phase === "Ready");
       expect(again.status?.endpoints?.[0]?.url).toBe(cluster.status?.endpoints?.[0]?.url);
+      taken = { store, written, token, server: server?.server ?? "", caData: server?.caData ?? "" };
+    }
+  });
+
+  it("makes a new Cluster of the snapshot (a clone) on its own Docker machines: every ConfigMap of then, the token of before working, its own endpoint and nodes, nothing of it naming the original's endpoint", async () => {
+    if (!taken) throw new Error("the snapshot test made no snapshot");
+    const { store, written, token } = taken;
+    const clone = {
+      uid: "11111111-2222-4333-8444-555555555555",
+      namespace: NS,
+      name: `${PREFIX}clone`,
+      tenancy: "Exclusive" as const,
+      profile: profileOf("docker"),
+      providerConfig: "docker",
+      settings: DOCKER_SETTINGS,
+    };
+    const capiName = capiClusterName(clone);
+    const keySecrets = async () =>
+      (await management.core.listNamespacedSecret({ namespace: CAPI_NS })).items.filter((secret) =>
+        ["ca", "etcd", "sa", "proxy"].some((purpose) => secret.metadata?.name === `${capiName}-${purpose}`),
+      );
+    try {
+      // An altered copy is refused before anything is made: no Secret, no CAPI Cluster.
+      cpSync(join(store, "before"), join(store, "altered"), { recursive: true });
+      appendFileSync(join(store, "altered", "etcd.db"), "x");
+      const refused = await backend
+        .create({ ...clone, restoreFrom: { location: { folder: store }, name: "altered" } }, "1.36.3")
+        .then(
+          () => undefined,
+          (error: unknown) => error,
+        );
+      expect(isSnapshotRejection(refused) && refused.reason).toBe("ChecksumMismatch");
+      expect(await keySecrets()).toEqual([]);
+      expect(await ofCluster(clone.name)).toEqual([]);
+
+      const cloned = { ...clone, restoreFrom: { location: { folder: store }, name: "before" } };
+      const started = Date.now();
+      await backend.create(cloned, "1.36.3");
+      // The snapshot's key pairs wait for Cluster API under its names, of its own Secret type.
+      expect((await keySecrets()).map((secret) => secret.type)).toEqual(
+        Array(4).fill("cluster.x-k8s.io/secret"),
+      );
+      // As the engine does: a cluster that says what it still lacks is created again, which makes that.
+      const ready = await eventually(
+        async () => {
+          const observed = await backend.observe(cloned);
+          if (observed.exists && observed.incomplete) await backend.create(cloned, "1.36.3");
+          return satisfying(observed, (o) => o.exists && o.phase === "ready" && !o.incomplete);
+        },
+        { what: "the clone ready", timeoutMs: 600_000, intervalMs: 2_000 },
+      );
+      console.log(
+        `capi clone: a cluster of ${SNAPSHOT_OBJECTS} ConfigMaps made from a snapshot in ${Date.now() - started} ms`,
+      );
+      const endpoint = ready?.exists ? (ready.endpoint ?? "") : "";
+      expect(endpoint).not.toBe(taken.server);
+      const admin = new KubeConfig();
+      admin.loadFromString((await backend.adminAccess(cloned))?.kubeconfig ?? "");
+      expect(await contents(admin)).toEqual(written);
+      // Same certificate authority and service-account key: the original's token authenticates at the clone.
+      const withToken = new KubeConfig();
+      withToken.loadFromOptions({
+        clusters: [{ name: "c", server: endpoint, caData: taken.caData }],
+        users: [{ name: "reader", token }],
+        contexts: [{ name: "c", cluster: "c", user: "reader" }],
+        currentContext: "c",
+      });
+      const review = await withToken.makeApiClient(AuthenticationV1Api).createSelfSubjectReview({ body: {} });
+      expect(review.status?.userInfo?.username).toBe(`system:serviceaccount:${APP}:reader`);
+      // Its own machines only, each registered again and Ready; kube-proxy and joining nodes led to its own endpoint.
+      const machines = (await containersNamed(capiName, "running")).filter((name) => !name.endsWith("-lb"));
+      const core = admin.makeApiClient(CoreV1Api);
+      await eventually(
+        async () =>
+          satisfying(
+            await core.listNode(),
+            (list) =>
+              list.items
+                .map((node) => node.metadata?.name)
+                .sort()
+                .join() === [...machines].sort().join() && list.items.every(isReady),
+          ),
+        { what: `the clone's nodes ${machines.join(", ")}, Ready`, timeoutMs: 300_000, intervalMs: 2_000 },
+      );
+      const host = new URL(endpoint).hostname;
+      const original = new URL(taken.server).hostname;
+      for (const [namespace, name] of [
+        ["kube-system", "kube-proxy"],
+        ["kube-public", "cluster-info"],
+      ] as const) {
+        const data = JSON.stringify((await core.readNamespacedConfigMap({ namespace, name })).data);
+        expect(data, `${namespace}/${name}`).not.toContain(original);
+      }
+      // Cluster API took the key pairs over: they go with the clone.
+      await eventually(
+        async () =>
+          satisfying(await keySecrets(), (secrets) =>
+            secrets.every((secret) =>
+              secret.metadata?.ownerReferences?.some((o) => o.kind === "KubeadmControlPlane"),
+            ),
+          ),
+        { what: "the clone's key Secrets owned by its KubeadmControlPlane", timeoutMs: 120_000 },
+      );
+      expect(host).not.toBe(original);
     } finally {
+      await backend.delete(clone);
+      await eventually(async () => !(await backend.observe(clone)).exists, {
+        what: "the clone deleted",
+        timeoutMs: 600_000,
+        intervalMs: 2_000,
+      });
       rmSync(store, { recursive: true, force: true });
     }
   });

@@ -7,7 +7,8 @@
  * `etcdutl` restored from the snapshot, and puts the manifests back.
  */
 import { spawn } from "node:child_process";
-import { chmod, copyFile, mkdir, readFile } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import { chmod, copyFile, mkdir, readFile, writeFile } from "node:fs/promises";
 import { dirname, join, relative } from "node:path";
 import { PassThrough, type Readable } from "node:stream";
 import { etcdSnapshotFromGateway } from "../../controlplane/etcd-snapshot.ts";
@@ -87,23 +88,34 @@ mv "$held/etcd.yaml" "$held/kube-apiserver.yaml" /etc/kubernetes/manifests/
 `;
 
 /**
- * A clone's own after its rollback: the original's Node (restored with its data) removed, and the names of the
- * original's node in kube-system's configuration (kube-proxy's kubeconfig, kubeadm's control-plane endpoint, the
- * cluster-info) made this node's — they would lead the clone's kube-proxy to the original's API server, which may
- * still run beside it on the Docker network; kubelet restarted, so it registers this node again.
+ * A clone's own after its rollback: the original's Nodes (restored with its data) removed, and what names the
+ * original in kube-system's configuration (kube-proxy's kubeconfig, kubeadm's control-plane endpoint, the
+ * cluster-info) made this clone's: the original's node names this node's, the original's control-plane endpoint
+ * (kubeadm-config's, as restored) this node's own (its admin.conf's) — they would lead the clone's kube-proxy and
+ * joining nodes to the original's API server, which may still run beside it on the Docker network; kubelet
+ * restarted, so it registers this node again. A ConfigMap another controller writes meanwhile (Cluster API's
+ * KubeadmControlPlane keeps kubeadm-config and kube-proxy) is read and rewritten again.
  */
 const CLONE_SCRIPT = `set -eu
 export KUBECONFIG=/etc/kubernetes/admin.conf
 self=$(hostname)
-for node in $(kubectl get nodes -o jsonpath='{.items[*].metadata.name}'); do
-  [ "$node" = "$self" ] && continue
-  for ref in kube-system/kube-proxy kube-system/kubeadm-config kube-public/cluster-info; do
-    if kubectl -n "\${ref%/*}" get configmap "\${ref#*/}" -o yaml >/tmp/openmcp-cm.yaml 2>/dev/null; then
-      sed "s/$node/$self/g" /tmp/openmcp-cm.yaml | kubectl replace -f - >/dev/null
-    fi
+old=$(kubectl -n kube-system get configmap kubeadm-config -o jsonpath='{.data.ClusterConfiguration}' | sed -n 's/^controlPlaneEndpoint: *//p')
+new=$(sed -n 's|^ *server: https://||p' /etc/kubernetes/admin.conf | head -n 1)
+others=$(kubectl get nodes -o jsonpath='{.items[*].metadata.name}' | tr ' ' '\\n' | grep -vx "$self" || true)
+edits="-e s/x/x/"
+for node in $others; do edits="$edits -e s/$node/$self/g"; done
+if [ -n "$old" ] && [ -n "$new" ] && [ "$old" != "$new" ]; then
+  edits="$edits -e s|$(printf '%s' "$old" | sed 's/[.]/\\\\./g')|$new|g"
+fi
+for ref in kube-system/kube-proxy kube-system/kubeadm-config kube-public/cluster-info; do
+  i=0
+  until ! kubectl -n "\${ref%/*}" get configmap "\${ref#*/}" -o yaml >/tmp/openmcp-cm.yaml 2>/dev/null ||
+    sed $edits /tmp/openmcp-cm.yaml | kubectl replace -f - >/dev/null 2>/tmp/openmcp-cm.err; do
+    i=$((i + 1)); [ $i -le 30 ] || { echo "could not rewrite ConfigMap $ref: $(tail -n 1 /tmp/openmcp-cm.err)" >&2; exit 1; }
+    sleep 1
   done
-  kubectl delete node "$node" --wait=false >/dev/null
 done
+for node in $others; do kubectl delete node "$node" --wait=false >/dev/null; done
 systemctl restart kubelet
 `;
 
@@ -168,7 +180,9 @@ export async function writeSeedPki(stored: StoredSnapshot, folder: string): Prom
 
 /**
  * Makes the freshly made clone in node `node` the snapshot's: its etcd rolled back to the snapshot's data (the file
- * `etcdSnapshot`), then the clone's own names put back (see {@link CLONE_SCRIPT}); returns once it serves.
+ * `etcdSnapshot`), then the clone's own names put back (see {@link CLONE_SCRIPT}); returns once it serves. Called
+ * again after a failure, it rolls back only if no rollback has finished yet (`<etcdSnapshot>.rolled` says one has):
+ * a second rollback would undo what the clone's controllers have written since.
  */
 export async function seedCloneNode(
   run: DockerRun,
@@ -176,7 +190,11 @@ export async function seedCloneNode(
   etcdSnapshot: string,
   etcdutl: string,
 ): Promise<void> {
-  await rollBackNode(run, node, etcdSnapshot, etcdutl);
+  const rolled = `${etcdSnapshot}.rolled`;
+  if (!existsSync(rolled)) {
+    await rollBackNode(run, node, etcdSnapshot, etcdutl);
+    await writeFile(rolled, "");
+  }
   await run(["exec", node, "sh", "-c", CLONE_SCRIPT]);
   await run(["exec", node, "sh", "-c", READY_SCRIPT]);
 }
