@@ -1,24 +1,20 @@
 /**
- * The engine's spans, on any OpenTelemetry tracer: per object a span from its creation until its machine first
+ * The engine's spans, made finished ({@link FinishedSpan}) and handed to OpenTelemetry's batch span processor,
+ * which exports them as it does the SDK's own: per object a span from its creation until its machine first
  * moves, a span per state it then leaves (but one it entered in the same reconcile: that span would last no
- * time), and per reconcile a span with its steps and writes as events and
- * each command as a span beneath it. An object's spans continue the span its `traceparent` annotation names, or the
- * object its kind links it to (an AccessRequest its Cluster), so one trace runs from a ClusterRequest through
- * its Cluster to the AccessRequest's kubeconfig Secret. Exists only when tracing is configured.
+ * time), and per reconcile a span with its steps and writes as events and each command as a span beneath it.
+ * An object's spans continue the span its `traceparent` annotation names, or the object its kind links it to
+ * (an AccessRequest its Cluster), so one trace runs from a ClusterRequest through its Cluster to the
+ * AccessRequest's kubeconfig Secret. A trace the sampler leaves out costs no span at all. Exists only when
+ * tracing is configured.
  */
-import {
-  type Attributes,
-  type Context,
-  ROOT_CONTEXT,
-  type Span,
-  SpanStatusCode,
-  TraceFlags,
-  type Tracer,
-  trace,
-} from "@opentelemetry/api";
+import type { Attributes, SpanContext, SpanStatus } from "@opentelemetry/api";
+import type { Resource } from "@opentelemetry/resources";
+import type { ReadableSpan, TimedEvent } from "@opentelemetry/sdk-trace";
 import { ANNOTATIONS } from "../../api/constants.ts";
 import { errorMessage } from "../../api/error-message.ts";
 import { objectKey } from "../../api/object-key.ts";
+import { FinishedSpan, hrTime, type SpanSource, sampledContext } from "./finished-span.ts";
 import { formatTraceparent, objectSpanIds, parseTraceparent, type SpanIds } from "./trace-ids.ts";
 
 /** What the engine's spans are made of: an object's identity and the annotation it may carry. */
@@ -32,9 +28,25 @@ export interface TracedObject {
   };
 }
 
-/** Lets the next span started have chosen ids (the SDK's id generator asks it first). */
-export interface IdChooser {
-  choose(ids: SpanIds | undefined): void;
+/** Where finished spans go: OpenTelemetry's batch span processor (which exports only sampled ones). */
+export interface SpanSink {
+  onEnd(span: ReadableSpan): void;
+}
+
+/** What the engine's spans need of OpenTelemetry's SDK (see otel-sdk.ts). */
+export interface EngineTracingOptions {
+  readonly sink: SpanSink;
+  /** The resource every span names (the service). */
+  readonly resource: Resource;
+  /** A random span id (a state's span, a reconcile's, a command's). */
+  readonly newSpanId: () => string;
+  /**
+   * Whether the trace `traceId` is recorded, the sampler's decision: `continued` when the object continues a
+   * span of another object or process (a parent-based sampler follows it). Default: every trace.
+   */
+  readonly recorded?: (traceId: string, continued: boolean) => boolean;
+  /** Exports what is pending and stops. */
+  readonly shutdown?: () => Promise<void>;
 }
 
 /** A committed step as the controller reports it. */
@@ -77,31 +89,41 @@ interface Placed {
   readonly linked: string | undefined;
   readonly own: SpanIds;
   readonly parent: SpanIds | undefined;
-  /** A context whose parent is the object's own span, made at its first reconcile that does something. */
-  context?: Context;
+  /** Whether its trace is recorded: the sampler's decision, made once per placement. */
+  readonly recorded: boolean;
+  /** Its own span as its reconciles' and states' spans name their parent, made at the first one. */
+  context?: SpanContext;
 }
 
-export class EngineTracing {
-  readonly #tracer: Tracer;
-  readonly #ids: IdChooser;
-  /** Whether a trace of the engine's own is recorded (the SDK's sampler's decision on its id). */
-  readonly #sampled: (traceId: string) => boolean;
+/** What one engine's tracing keeps across reconciles, and where its spans go. */
+interface Tracks {
+  readonly sink: SpanSink;
+  readonly source: SpanSource;
+  readonly newSpanId: () => string;
   /** Per object uid: the state it was last seen entering (or first seen in), and when. */
-  readonly #entered = new Map<string, Entered>();
+  readonly entered: Map<string, Entered>;
+}
+
+/** Events a span holds at most; more drop the oldest (the SDK's default limit). */
+const EVENT_LIMIT = 128;
+
+export class EngineTracing {
+  readonly #tracks: Tracks;
+  readonly #recorded: (traceId: string, continued: boolean) => boolean;
   /** Per object uid: its ids, computed once (a hash) while its annotation and link stay the same. */
   readonly #placed = new Map<string, Placed>();
 
   /** Exports what is pending and stops (the engine's stop waits for it). */
   readonly shutdown: () => Promise<void>;
 
-  constructor(
-    tracer: Tracer,
-    ids: IdChooser,
-    options: { sampled?: (traceId: string) => boolean; shutdown?: () => Promise<void> } = {},
-  ) {
-    this.#tracer = tracer;
-    this.#ids = ids;
-    this.#sampled = options.sampled ?? (() => true);
+  constructor(options: EngineTracingOptions) {
+    this.#tracks = {
+      sink: options.sink,
+      source: { resource: options.resource, instrumentationScope: { name: "openmcp-engine" } },
+      newSpanId: options.newSpanId,
+      entered: new Map(),
+    };
+    this.#recorded = options.recorded ?? (() => true);
     this.shutdown = options.shutdown ?? (async () => {});
   }
 
@@ -118,85 +140,14 @@ export class EngineTracing {
     linked?: TracedObject,
   ): ReconcileTrace {
     const placed = this.#place(object, linked);
-    const { own, parent } = placed;
-    const startTime = performance.timeOrigin + performance.now();
-    /** Steps that moved nothing, told only if the reconcile does something (a write, a command, a move). */
-    const quiet: { name: string; time: number }[] = [];
-    /** The state the reconcile reached: the span's `engine.state`, set once at its end. */
-    let reached: string | undefined;
-    let opened: { span: Span; context?: Context } | undefined;
-    // Made at the first thing worth telling, from the reconcile's start: a reconcile that finds all as it
-    // should be (every resync of a Ready object) costs no span.
-    const open = () => {
-      if (opened) return opened;
-      placed.context ??= this.#remote(own, parent !== undefined);
-      // The object's names are on its own span, the parent: attributes are much of a span's cost.
-      const span = this.#tracer.startSpan(`reconcile ${kind}`, { startTime }, placed.context);
-      for (const step of quiet.splice(0)) span.addEvent(step.name, step.time);
-      opened = { span };
-      return opened;
-    };
-    return {
-      decided: (step) => {
-        reached = step.state;
-        const name = `step ${step.previousState} → ${step.state}`;
-        if (step.previousState === step.state && !opened) {
-          quiet.push({ name, time: performance.timeOrigin + performance.now() });
-          return;
-        }
-        open().span.addEvent(name);
-      },
-      span: async (name, extra, work) => {
-        const reconcile = open();
-        // The context beneath the reconcile's span, made for its first command only.
-        reconcile.context ??= trace.setSpan(placed.context as Context, reconcile.span);
-        const inner = this.#tracer.startSpan(name, { attributes: extra }, reconcile.context);
-        try {
-          return await work();
-        } catch (error) {
-          failed(inner, error);
-          throw error;
-        } finally {
-          inner.end();
-        }
-      },
-      event: async (name, extra, work) => {
-        const { span } = open();
-        // A trace the sampler left out: nothing to record, nothing to compute.
-        if (!span.isRecording()) return work();
-        const started = performance.now();
-        let error: unknown;
-        try {
-          return await work();
-        } catch (thrown) {
-          error = thrown;
-          throw thrown;
-        } finally {
-          const attributes = typeof extra === "function" ? extra() : { ...extra };
-          attributes["engine.duration_ms"] = Math.round((performance.now() - started) * 1000) / 1000;
-          if (error !== undefined) attributes["engine.error"] = errorMessage(error);
-          span.addEvent(name, attributes, performance.timeOrigin + started);
-        }
-      },
-      stepped: (steps, at) => {
-        // A state entered and left within these steps gets no span of its own: it would last no time (all
-        // steps are committed at `at`), and the reconcile's span holds both steps as events.
-        let enteredNow: Entered | undefined;
-        for (const step of steps)
-          enteredNow = this.#transition(kind, object, step, at, initialState, placed, enteredNow);
-      },
-      end: (error) => {
-        if (error !== undefined) failed(open().span, error);
-        if (!opened) return;
-        if (reached !== undefined) opened.span.setAttribute("engine.state", reached);
-        opened.span.end();
-      },
-    };
+    return placed.recorded
+      ? new RecordedReconcile(this.#tracks, kind, object, initialState, placed)
+      : new UnrecordedReconcile(this.#tracks, kind, object, initialState, placed);
   }
 
   /** Forgets an object that went away. */
   forget(uid: string): void {
-    this.#entered.delete(uid);
+    this.#tracks.entered.delete(uid);
     this.#placed.delete(uid);
   }
 
@@ -211,73 +162,262 @@ export class EngineTracing {
     const known = this.#placed.get(uid);
     if (known && known.annotation === annotation && known.linked === linkedUid) return known;
     const parent = parseTraceparent(annotation) ?? (linked ? this.#place(linked, undefined).own : undefined);
-    const placed = { annotation, linked: linkedUid, own: objectSpanIds(uid, parent), parent };
+    const own = objectSpanIds(uid, parent);
+    const recorded = this.#recorded(own.traceId, parent !== undefined);
+    const placed: Placed = { annotation, linked: linkedUid, own, parent, recorded };
     this.#placed.set(uid, placed);
     return placed;
   }
+}
 
-  /**
-   * On a transition: the object's span (creation → leaving its first state), else a span for the state it left
-   * (entered → left), unless it entered it in the same commit (`enteredNow`); a state entered before this
-   * engine started is reckoned from when it first saw it. Returns what it records as entered now, if anything.
-   */
-  #transition(
-    kind: string,
-    object: TracedObject,
-    step: Transition,
-    at: number,
-    initialState: string,
-    { own, parent: parentIds }: Placed,
-    enteredNow: Entered | undefined,
-  ): Entered | undefined {
-    const uid = object.metadata.uid ?? "";
-    const entered = this.#entered.get(uid);
-    if (step.previousState === step.state) {
-      if (entered) return enteredNow;
-      const first = { state: step.state, at };
-      this.#entered.set(uid, first);
-      return first;
+/** The clock of a reconcile's span, its events and its commands: ms since the epoch, monotonic. */
+const now = () => performance.timeOrigin + performance.now();
+
+/** A reconcile in a trace the sampler leaves out: the work, and what the object's next spans need. */
+class UnrecordedReconcile implements ReconcileTrace {
+  readonly #tracks: Tracks;
+  readonly #kind: string;
+  readonly #object: TracedObject;
+  readonly #initialState: string;
+  readonly #placed: Placed;
+
+  constructor(tracks: Tracks, kind: string, object: TracedObject, initialState: string, placed: Placed) {
+    this.#tracks = tracks;
+    this.#kind = kind;
+    this.#object = object;
+    this.#initialState = initialState;
+    this.#placed = placed;
+  }
+
+  decided(): void {}
+  span<R>(_name: string, _attributes: Attributes, work: () => Promise<R>): Promise<R> {
+    return work();
+  }
+  event<R>(_name: string, _attributes: unknown, work: () => Promise<R>): Promise<R> {
+    return work();
+  }
+  /** Only remembers what the object entered: were its trace recorded later (a new `traceparent`), its states' spans start there. */
+  stepped(steps: readonly Transition[], at: number): void {
+    stepped(this.#tracks, this.#kind, this.#object, this.#initialState, this.#placed, steps, at);
+  }
+  end(): void {}
+}
+
+/**
+ * A reconcile in a recorded trace. Its span is opened at the first thing worth telling (its span id drawn
+ * then), from the reconcile's start: a reconcile that finds all as it should be (every resync of a Ready
+ * object) costs no span. Its events are gathered here and the span handed over finished at its end.
+ */
+class RecordedReconcile implements ReconcileTrace {
+  readonly #tracks: Tracks;
+  readonly #kind: string;
+  readonly #object: TracedObject;
+  readonly #initialState: string;
+  readonly #placed: Placed;
+  readonly #start = now();
+  /** Its span's id, once opened. */
+  #spanId: string | undefined;
+  /** Its span as its commands name their parent, made for its first command. */
+  #context: SpanContext | undefined;
+  /** Its events; before it is opened, the steps that moved nothing (told only if it does something). */
+  #events: TimedEvent[] | undefined;
+  #droppedEvents = 0;
+  /** The state the reconcile reached: the span's `engine.state`, set at its end. */
+  #reached: string | undefined;
+  #status: SpanStatus | undefined;
+  #ended = false;
+
+  constructor(tracks: Tracks, kind: string, object: TracedObject, initialState: string, placed: Placed) {
+    this.#tracks = tracks;
+    this.#kind = kind;
+    this.#object = object;
+    this.#initialState = initialState;
+    this.#placed = placed;
+  }
+
+  decided(step: Transition): void {
+    this.#reached = step.state;
+    const name = `step ${step.previousState} → ${step.state}`;
+    if (step.previousState !== step.state) this.#open();
+    this.#add({ name, time: hrTime(now()) });
+  }
+
+  async span<R>(name: string, extra: Attributes, work: () => Promise<R>): Promise<R> {
+    const spanId = this.#open();
+    const { traceId } = this.#placed.own;
+    this.#context ??= sampledContext(traceId, spanId, false);
+    const parent = this.#context;
+    const id = this.#tracks.newSpanId();
+    const attributes = defined(extra);
+    const start = now();
+    let status: SpanStatus | undefined;
+    try {
+      return await work();
+    } catch (error) {
+      status = failure(error);
+      throw error;
+    } finally {
+      const { sink, source } = this.#tracks;
+      sink.onEnd(
+        new FinishedSpan(source, name, traceId, id, parent, start, now(), attributes, undefined, status),
+      );
     }
+  }
+
+  async event<R>(name: string, extra: Attributes | (() => Attributes), work: () => Promise<R>): Promise<R> {
+    this.#open();
+    const started = performance.now();
+    let error: unknown;
+    try {
+      return await work();
+    } catch (thrown) {
+      error = thrown;
+      throw thrown;
+    } finally {
+      if (!this.#ended) {
+        const attributes = defined(typeof extra === "function" ? extra() : extra);
+        attributes["engine.duration_ms"] = Math.round((performance.now() - started) * 1000) / 1000;
+        if (error !== undefined) attributes["engine.error"] = errorMessage(error);
+        this.#add({ name, time: hrTime(performance.timeOrigin + started), attributes });
+      }
+    }
+  }
+
+  stepped(steps: readonly Transition[], at: number): void {
+    stepped(this.#tracks, this.#kind, this.#object, this.#initialState, this.#placed, steps, at);
+  }
+
+  end(error?: unknown): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    if (error !== undefined) {
+      this.#open();
+      this.#status = failure(error);
+    }
+    if (this.#spanId === undefined) return;
+    const { own } = this.#placed;
+    const attributes: Attributes = this.#reached === undefined ? {} : { "engine.state": this.#reached };
+    this.#tracks.sink.onEnd(
+      new FinishedSpan(
+        this.#tracks.source,
+        `reconcile ${this.#kind}`,
+        own.traceId,
+        this.#spanId,
+        ownContext(this.#placed),
+        this.#start,
+        now(),
+        attributes,
+        this.#events,
+        this.#status,
+        this.#droppedEvents,
+      ),
+    );
+  }
+
+  /** Opens the reconcile's span (draws its id) if it is not yet; its id. */
+  #open(): string {
+    this.#spanId ??= this.#tracks.newSpanId();
+    return this.#spanId;
+  }
+
+  /** An event of the span (nothing once it ended), the oldest dropped beyond {@link EVENT_LIMIT}. */
+  #add(event: TimedEvent): void {
+    if (this.#ended) return;
+    this.#events ??= [];
+    const events = this.#events;
+    if (events.length >= EVENT_LIMIT) {
+      events.shift();
+      this.#droppedEvents++;
+    }
+    events.push(event);
+  }
+}
+
+/** The object's own span as a child names it (from another process, as its annotation names it). */
+function ownContext(placed: Placed): SpanContext {
+  placed.context ??= sampledContext(placed.own.traceId, placed.own.spanId, true);
+  return placed.context;
+}
+
+/**
+ * Records the machine's committed transitions. A state entered and left within these steps gets no span of
+ * its own: it would last no time (all steps are committed at `at`), and the reconcile's span holds both steps
+ * as events.
+ */
+function stepped(
+  tracks: Tracks,
+  kind: string,
+  object: TracedObject,
+  initialState: string,
+  placed: Placed,
+  steps: readonly Transition[],
+  at: number,
+): void {
+  let enteredNow: Entered | undefined;
+  for (const step of steps)
+    enteredNow = transition(tracks, kind, object, step, at, initialState, placed, enteredNow);
+}
+
+/**
+ * On a transition: the object's span (creation → leaving its first state), else a span for the state it left
+ * (entered → left), unless it entered it in the same commit (`enteredNow`); a state entered before this
+ * engine started is reckoned from when it first saw it. Spans only for a recorded trace; what it entered is
+ * remembered in any case. Returns what it records as entered now, if anything.
+ */
+function transition(
+  tracks: Tracks,
+  kind: string,
+  object: TracedObject,
+  step: Transition,
+  at: number,
+  initialState: string,
+  placed: Placed,
+  enteredNow: Entered | undefined,
+): Entered | undefined {
+  const uid = object.metadata.uid ?? "";
+  const entered = tracks.entered.get(uid);
+  if (step.previousState === step.state) {
+    if (entered) return enteredNow;
+    const first = { state: step.state, at };
+    tracks.entered.set(uid, first);
+    return first;
+  }
+  if (placed.recorded) {
+    const { own, parent } = placed;
     if (step.previousState === initialState) {
       const attributes = { ...objectAttributes(kind, object), "engine.state": step.previousState };
       const created = object.metadata.creationTimestamp;
       const startTime = created ? new Date(created).getTime() : (entered?.at ?? at);
-      const parent = parentIds ? this.#remote(parentIds, true) : ROOT_CONTEXT;
-      this.#ids.choose(own);
-      try {
-        this.#tracer
-          .startSpan(
-            `${kind} ${objectKey(object)}`,
-            { attributes, startTime: Math.min(startTime, at) },
-            parent,
-          )
-          .end(at);
-      } finally {
-        this.#ids.choose(undefined);
-      }
+      tracks.sink.onEnd(
+        new FinishedSpan(
+          tracks.source,
+          `${kind} ${objectKey(object)}`,
+          own.traceId,
+          own.spanId,
+          parent ? sampledContext(parent.traceId, parent.spanId, true) : undefined,
+          Math.min(startTime, at),
+          at,
+          attributes,
+        ),
+      );
     } else if (entered && entered.state === step.previousState && entered !== enteredNow) {
-      this.#tracer
-        .startSpan(
+      tracks.sink.onEnd(
+        new FinishedSpan(
+          tracks.source,
           `${kind} ${step.previousState}`,
-          { attributes: { "engine.state": step.previousState }, startTime: entered.at },
-          this.#remote(own, true),
-        )
-        .end(at);
+          own.traceId,
+          tracks.newSpanId(),
+          ownContext(placed),
+          entered.at,
+          at,
+          { "engine.state": step.previousState },
+        ),
+      );
     }
-    const now = { state: step.state, at };
-    this.#entered.set(uid, now);
-    return now;
   }
-
-  /** A context whose parent is the span `ids`; a trace of the engine's own is sampled as the sampler decides. */
-  #remote(ids: SpanIds, continued: boolean): Context {
-    const sampled = continued || this.#sampled(ids.traceId);
-    return trace.setSpanContext(ROOT_CONTEXT, {
-      ...ids,
-      isRemote: true,
-      traceFlags: sampled ? TraceFlags.SAMPLED : TraceFlags.NONE,
-    });
-  }
+  const next = { state: step.state, at };
+  tracks.entered.set(uid, next);
+  return next;
 }
 
 /** The attributes that name an object on every span about it. */
@@ -290,6 +430,16 @@ function objectAttributes(kind: string, object: TracedObject): Attributes {
   };
 }
 
-function failed(span: Span, error: unknown): void {
-  span.setStatus({ code: SpanStatusCode.ERROR, message: errorMessage(error) });
+/** A copy of the caller's attributes without the absent ones (the SDK drops them too). */
+function defined(attributes: Attributes): Attributes {
+  const copy: Attributes = {};
+  for (const key of Object.keys(attributes)) {
+    const value = attributes[key];
+    if (value !== undefined && value !== null) copy[key] = value;
+  }
+  return copy;
+}
+
+function failure(error: unknown): SpanStatus {
+  return { code: 2 /* SpanStatusCode.ERROR */, message: errorMessage(error) };
 }

@@ -231,4 +231,64 @@ describe("EngineTracing", () => {
       ["reconcile ClusterRequest", "0af7651916cd43dd8448eb211c80319c"],
     ]);
   });
+
+  it("names a continued span as remote and a reconcile's as local, and times a reconcile's events within it", async () => {
+    const spans = await traced(async (tracing) => {
+      const reconcile = tracing.startReconcile("Cluster", object("cl-uid", "c"), "pending");
+      reconcile.decided({ previousState: "pending", state: "pending" });
+      await reconcile.event("write Cluster", {}, async () => {});
+      await reconcile.span("command create", { "engine.command": "create" }, async () => {});
+      reconcile.decided({ previousState: "pending", state: "provisioning" });
+      reconcile.end();
+    });
+    const reconcile = spans.find((span) => span.name === "reconcile Cluster") as ReadableSpan;
+    const command = spans.find((span) => span.name === "command create") as ReadableSpan;
+    expect(reconcile.parentSpanContext).toMatchObject({
+      spanId: objectSpanIds("cl-uid", undefined).spanId,
+      isRemote: true,
+    });
+    expect(command.parentSpanContext?.spanId).toBe(reconcile.spanContext().spanId);
+    expect(command.parentSpanContext?.isRemote).toBeFalsy();
+    expect(command.attributes).toEqual({ "engine.command": "create" });
+    const nanos = ([seconds, fraction]: readonly [number, number]) =>
+      BigInt(seconds) * 1_000_000_000n + BigInt(fraction);
+    const [start, end] = [nanos(reconcile.startTime), nanos(reconcile.endTime)];
+    expect(reconcile.events).toHaveLength(3);
+    for (const event of reconcile.events) {
+      expect(nanos(event.time) >= start && nanos(event.time) <= end, event.name).toBe(true);
+    }
+    expect(nanos(command.startTime) >= start && nanos(command.endTime) <= end).toBe(true);
+  });
+
+  it("without a parent-based sampler lets the ratio decide a continued trace too, and records no state of a trace left out", async () => {
+    const held = keeping();
+    const tracing = await startTracing(
+      { ...SETTINGS, ratio: 0, parentBased: false },
+      silentLogger,
+      held.exporter,
+    );
+    const continued = object("r2", "continued", {
+      "engine.openmcp.cloud/traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+    });
+    const other = tracing.startReconcile("ClusterRequest", continued, "pending");
+    await other.event("write ClusterRequest", {}, async () => {});
+    other.end();
+    await tracing.shutdown();
+    expect(held.spans()).toEqual([]);
+
+    const kept = keeping();
+    const sampled = await startTracing({ ...SETTINGS, ratio: 0 }, silentLogger, kept.exporter);
+    const alone = object("r1", "alone");
+    for (const [step, at] of [
+      [{ previousState: "pending", state: "scheduling" }, T0 + 1_000],
+      [{ previousState: "scheduling", state: "granted" }, T0 + 2_000],
+    ] as const) {
+      const reconcile = sampled.startReconcile("ClusterRequest", alone, "pending");
+      reconcile.decided(step);
+      reconcile.stepped([step], at);
+      reconcile.end();
+    }
+    await sampled.shutdown();
+    expect(kept.spans()).toEqual([]);
+  });
 });
