@@ -170,8 +170,10 @@ export class EngineTracing {
   }
 }
 
+/** `performance.timeOrigin`, read once (a getter that computes it each time). */
+const TIME_ORIGIN = performance.timeOrigin;
 /** The clock of a reconcile's span, its events and its commands: ms since the epoch, monotonic. */
-const now = () => performance.timeOrigin + performance.now();
+const now = () => TIME_ORIGIN + performance.now();
 
 /** A reconcile in a trace the sampler leaves out: the work, and what the object's next spans need. */
 class UnrecordedReconcile implements ReconcileTrace {
@@ -248,7 +250,7 @@ class RecordedReconcile implements ReconcileTrace {
     this.#context ??= sampledContext(traceId, spanId, false);
     const parent = this.#context;
     const id = this.#tracks.newSpanId();
-    const attributes = defined(extra);
+    const attributes = defined(extra, false);
     const start = now();
     let status: SpanStatus | undefined;
     try {
@@ -275,10 +277,11 @@ class RecordedReconcile implements ReconcileTrace {
       throw thrown;
     } finally {
       if (!this.#ended) {
-        const attributes = defined(typeof extra === "function" ? extra() : extra);
+        // The function's object is the event's own; the caller's object is copied, as the SDK does.
+        const attributes = typeof extra === "function" ? defined(extra(), true) : defined(extra, false);
         attributes["engine.duration_ms"] = Math.round((performance.now() - started) * 1000) / 1000;
         if (error !== undefined) attributes["engine.error"] = errorMessage(error);
-        this.#add({ name, time: hrTime(performance.timeOrigin + started), attributes });
+        this.#add({ name, time: hrTime(TIME_ORIGIN + started), attributes });
       }
     }
   }
@@ -430,10 +433,16 @@ function objectAttributes(kind: string, object: TracedObject): Attributes {
   };
 }
 
-/** A copy of the caller's attributes without the absent ones (the SDK drops them too). */
-function defined(attributes: Attributes): Attributes {
+/**
+ * The attributes without the absent ones (the SDK drops them too): `attributes` itself when it is `fresh` (made
+ * for this span or event alone) and holds none, else a copy.
+ */
+function defined(attributes: Attributes, fresh: boolean): Attributes {
+  const keys = Object.keys(attributes);
+  if (fresh && keys.every((key) => attributes[key] !== undefined && attributes[key] !== null))
+    return attributes;
   const copy: Attributes = {};
-  for (const key of Object.keys(attributes)) {
+  for (const key of keys) {
     const value = attributes[key];
     if (value !== undefined && value !== null) copy[key] = value;
   }

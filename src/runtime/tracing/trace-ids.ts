@@ -3,7 +3,7 @@
  * each restart names the same span, and objects link to each other with nothing stored but a `traceparent`
  * annotation where one object is made from another. Pure.
  */
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 
 /** A span's place in a trace (W3C Trace Context): 32 and 16 lowercase hex characters. */
 export interface SpanIds {
@@ -32,6 +32,7 @@ export function formatTraceparent(ids: SpanIds): string {
  * object that continues none, in a trace of its own, also from its uid.
  */
 export function objectSpanIds(uid: string, parent: SpanIds | undefined): SpanIds {
-  const digest = createHash("sha256").update(`openmcp-engine/${uid}`).digest("hex");
+  // The one-shot hash: the same digest as createHash's, in half the time (it is once per object, on its first reconcile).
+  const digest = hash("sha256", `openmcp-engine/${uid}`, "hex");
   return { traceId: parent?.traceId ?? digest.slice(0, 32), spanId: digest.slice(32, 48) };
 }
