@@ -175,32 +175,38 @@ const TIME_ORIGIN = performance.timeOrigin;
 /** The clock of a reconcile's span, its events and its commands: ms since the epoch, monotonic. */
 const now = () => TIME_ORIGIN + performance.now();
 
-/** A reconcile in a trace the sampler leaves out: the work, and what the object's next spans need. */
-class UnrecordedReconcile implements ReconcileTrace {
-  readonly #tracks: Tracks;
-  readonly #kind: string;
-  readonly #object: TracedObject;
-  readonly #initialState: string;
-  readonly #placed: Placed;
+/** What every reconcile's trace knows of its object, and the states it tracks for the object's next spans. */
+abstract class ObjectReconcile {
+  protected readonly tracks: Tracks;
+  protected readonly kind: string;
+  protected readonly object: TracedObject;
+  protected readonly initialState: string;
+  protected readonly placed: Placed;
 
   constructor(tracks: Tracks, kind: string, object: TracedObject, initialState: string, placed: Placed) {
-    this.#tracks = tracks;
-    this.#kind = kind;
-    this.#object = object;
-    this.#initialState = initialState;
-    this.#placed = placed;
+    this.tracks = tracks;
+    this.kind = kind;
+    this.object = object;
+    this.initialState = initialState;
+    this.placed = placed;
   }
 
+  stepped(steps: readonly Transition[], at: number): void {
+    stepped(this.tracks, this.kind, this.object, this.initialState, this.placed, steps, at);
+  }
+}
+
+/**
+ * A reconcile in a trace the sampler leaves out: the work, and what the object entered (were its trace recorded
+ * later, a new `traceparent`, its states' spans start there).
+ */
+class UnrecordedReconcile extends ObjectReconcile implements ReconcileTrace {
   decided(): void {}
   span<R>(_name: string, _attributes: Attributes, work: () => Promise<R>): Promise<R> {
     return work();
   }
   event<R>(_name: string, _attributes: unknown, work: () => Promise<R>): Promise<R> {
     return work();
-  }
-  /** Only remembers what the object entered: were its trace recorded later (a new `traceparent`), its states' spans start there. */
-  stepped(steps: readonly Transition[], at: number): void {
-    stepped(this.#tracks, this.#kind, this.#object, this.#initialState, this.#placed, steps, at);
   }
   end(): void {}
 }
@@ -210,12 +216,7 @@ class UnrecordedReconcile implements ReconcileTrace {
  * then), from the reconcile's start: a reconcile that finds all as it should be (every resync of a Ready
  * object) costs no span. Its events are gathered here and the span handed over finished at its end.
  */
-class RecordedReconcile implements ReconcileTrace {
-  readonly #tracks: Tracks;
-  readonly #kind: string;
-  readonly #object: TracedObject;
-  readonly #initialState: string;
-  readonly #placed: Placed;
+class RecordedReconcile extends ObjectReconcile implements ReconcileTrace {
   readonly #start = now();
   /** Its span's id, once opened. */
   #spanId: string | undefined;
@@ -229,14 +230,6 @@ class RecordedReconcile implements ReconcileTrace {
   #status: SpanStatus | undefined;
   #ended = false;
 
-  constructor(tracks: Tracks, kind: string, object: TracedObject, initialState: string, placed: Placed) {
-    this.#tracks = tracks;
-    this.#kind = kind;
-    this.#object = object;
-    this.#initialState = initialState;
-    this.#placed = placed;
-  }
-
   decided(step: Transition): void {
     this.#reached = step.state;
     const name = `step ${step.previousState} → ${step.state}`;
@@ -246,10 +239,10 @@ class RecordedReconcile implements ReconcileTrace {
 
   async span<R>(name: string, extra: Attributes, work: () => Promise<R>): Promise<R> {
     const spanId = this.#open();
-    const { traceId } = this.#placed.own;
+    const { traceId } = this.placed.own;
     this.#context ??= sampledContext(traceId, spanId, false);
     const parent = this.#context;
-    const id = this.#tracks.newSpanId();
+    const id = this.tracks.newSpanId();
     const attributes = defined(extra, false);
     const start = now();
     let status: SpanStatus | undefined;
@@ -259,7 +252,7 @@ class RecordedReconcile implements ReconcileTrace {
       status = failure(error);
       throw error;
     } finally {
-      const { sink, source } = this.#tracks;
+      const { sink, source } = this.tracks;
       sink.onEnd(
         new FinishedSpan(source, name, traceId, id, parent, start, now(), attributes, undefined, status),
       );
@@ -286,10 +279,6 @@ class RecordedReconcile implements ReconcileTrace {
     }
   }
 
-  stepped(steps: readonly Transition[], at: number): void {
-    stepped(this.#tracks, this.#kind, this.#object, this.#initialState, this.#placed, steps, at);
-  }
-
   end(error?: unknown): void {
     if (this.#ended) return;
     this.#ended = true;
@@ -298,15 +287,15 @@ class RecordedReconcile implements ReconcileTrace {
       this.#status = failure(error);
     }
     if (this.#spanId === undefined) return;
-    const { own } = this.#placed;
+    const { own } = this.placed;
     const attributes: Attributes = this.#reached === undefined ? {} : { "engine.state": this.#reached };
-    this.#tracks.sink.onEnd(
+    this.tracks.sink.onEnd(
       new FinishedSpan(
-        this.#tracks.source,
-        `reconcile ${this.#kind}`,
+        this.tracks.source,
+        `reconcile ${this.kind}`,
         own.traceId,
         this.#spanId,
-        ownContext(this.#placed),
+        ownContext(this.placed),
         this.#start,
         now(),
         attributes,
@@ -319,7 +308,7 @@ class RecordedReconcile implements ReconcileTrace {
 
   /** Opens the reconcile's span (draws its id) if it is not yet; its id. */
   #open(): string {
-    this.#spanId ??= this.#tracks.newSpanId();
+    this.#spanId ??= this.tracks.newSpanId();
     return this.#spanId;
   }
 

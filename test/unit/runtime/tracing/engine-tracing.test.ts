@@ -42,15 +42,27 @@ const object = (uid: string, name: string, annotations?: Record<string, string>)
   },
 });
 
-async function traced(record: (tracing: Awaited<ReturnType<typeof startTracing>>) => Promise<void>) {
+type Tracing = Awaited<ReturnType<typeof startTracing>>;
+
+async function traced(record: (tracing: Tracing) => Promise<void>, settings: TracingSettings = SETTINGS) {
   const held = keeping();
-  const tracing = await startTracing(SETTINGS, silentLogger, held.exporter);
+  const tracing = await startTracing(settings, silentLogger, held.exporter);
   await record(tracing);
   await tracing.shutdown();
   return held.spans();
 }
 
 const parentOf = (span: ReadableSpan) => span.parentSpanContext?.spanId;
+
+/** One reconcile with one write of a ClusterRequest continuing the trace its `traceparent` names. */
+async function reconcileContinued(tracing: Tracing): Promise<void> {
+  const continued = object("r2", "continued", {
+    "engine.openmcp.cloud/traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+  });
+  const reconcile = tracing.startReconcile("ClusterRequest", continued, "pending");
+  await reconcile.event("write ClusterRequest", {}, async () => {});
+  reconcile.end();
+}
 
 describe("EngineTracing", () => {
   it("puts a ClusterRequest, the Cluster made for it and an AccessRequest linked to it in one trace", async () => {
@@ -213,21 +225,18 @@ describe("EngineTracing", () => {
   });
 
   it("records no span for a trace the sampler leaves out, and keeps a continued trace's decision", async () => {
-    const held = keeping();
-    const tracing = await startTracing({ ...SETTINGS, ratio: 0 }, silentLogger, held.exporter);
-    const alone = tracing.startReconcile("ClusterRequest", object("r1", "alone"), "pending");
-    alone.decided({ previousState: "pending", state: "scheduling" });
-    await alone.event("write ClusterRequest", {}, async () => {});
-    alone.stepped([{ previousState: "pending", state: "scheduling" }], T0 + 1_000);
-    alone.end();
-    const continued = object("r2", "continued", {
-      "engine.openmcp.cloud/traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
-    });
-    const other = tracing.startReconcile("ClusterRequest", continued, "pending");
-    await other.event("write ClusterRequest", {}, async () => {});
-    other.end();
-    await tracing.shutdown();
-    expect(held.spans().map((span) => [span.name, span.spanContext().traceId])).toEqual([
+    const spans = await traced(
+      async (tracing) => {
+        const alone = tracing.startReconcile("ClusterRequest", object("r1", "alone"), "pending");
+        alone.decided({ previousState: "pending", state: "scheduling" });
+        await alone.event("write ClusterRequest", {}, async () => {});
+        alone.stepped([{ previousState: "pending", state: "scheduling" }], T0 + 1_000);
+        alone.end();
+        await reconcileContinued(tracing);
+      },
+      { ...SETTINGS, ratio: 0 },
+    );
+    expect(spans.map((span) => [span.name, span.spanContext().traceId])).toEqual([
       ["reconcile ClusterRequest", "0af7651916cd43dd8448eb211c80319c"],
     ]);
   });
@@ -261,34 +270,23 @@ describe("EngineTracing", () => {
   });
 
   it("without a parent-based sampler lets the ratio decide a continued trace too, and records no state of a trace left out", async () => {
-    const held = keeping();
-    const tracing = await startTracing(
-      { ...SETTINGS, ratio: 0, parentBased: false },
-      silentLogger,
-      held.exporter,
-    );
-    const continued = object("r2", "continued", {
-      "engine.openmcp.cloud/traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
-    });
-    const other = tracing.startReconcile("ClusterRequest", continued, "pending");
-    await other.event("write ClusterRequest", {}, async () => {});
-    other.end();
-    await tracing.shutdown();
-    expect(held.spans()).toEqual([]);
+    expect(await traced(reconcileContinued, { ...SETTINGS, ratio: 0, parentBased: false })).toEqual([]);
 
-    const kept = keeping();
-    const sampled = await startTracing({ ...SETTINGS, ratio: 0 }, silentLogger, kept.exporter);
     const alone = object("r1", "alone");
-    for (const [step, at] of [
-      [{ previousState: "pending", state: "scheduling" }, T0 + 1_000],
-      [{ previousState: "scheduling", state: "granted" }, T0 + 2_000],
-    ] as const) {
-      const reconcile = sampled.startReconcile("ClusterRequest", alone, "pending");
-      reconcile.decided(step);
-      reconcile.stepped([step], at);
-      reconcile.end();
-    }
-    await sampled.shutdown();
-    expect(kept.spans()).toEqual([]);
+    const leftOut = await traced(
+      async (tracing) => {
+        for (const [step, at] of [
+          [{ previousState: "pending", state: "scheduling" }, T0 + 1_000],
+          [{ previousState: "scheduling", state: "granted" }, T0 + 2_000],
+        ] as const) {
+          const reconcile = tracing.startReconcile("ClusterRequest", alone, "pending");
+          reconcile.decided(step);
+          reconcile.stepped([step], at);
+          reconcile.end();
+        }
+      },
+      { ...SETTINGS, ratio: 0 },
+    );
+    expect(leftOut).toEqual([]);
   });
 });
