@@ -172,7 +172,7 @@ describe("openmcp-engine up", () => {
       if (up.child.exitCode === null) up.child.kill("SIGKILL");
       rmSync(up.folder, { recursive: true, force: true });
     }
-  });
+  }, 180_000); // up's own wait for Ready is 110 s, then the SIGINT's
 
   it("by default makes each demo Cluster a real API server, reachable with the kubeconfig it writes, and traces it", async () => {
     // Its traces go to a real OTLP receiver, configured as openMCP's operator is: OTEL_EXPORTER_OTLP_ENDPOINT only.

@@ -156,7 +156,8 @@ describe("the deployment manifests", () => {
     const [container] = deployment.spec.template.spec.containers;
     expect(deployment.spec.template.spec.securityContext).toMatchObject({ runAsNonRoot: true });
     expect(container).toMatchObject({
-      livenessProbe: { httpGet: { path: "/healthz" } },
+      startupProbe: { httpGet: { path: "/healthz" } },
+      livenessProbe: { httpGet: { path: "/healthz" }, timeoutSeconds: 5 },
       readinessProbe: { httpGet: { path: "/readyz" } },
       securityContext: {
         readOnlyRootFilesystem: true,

@@ -1,6 +1,7 @@
 /**
- * The order test files start in, so that files which hold a machine-wide lock never wait on each other, and files
- * that boot many kind nodes never boot them side by side. The files that start Cluster API's Docker provider (CAPD)
+ * The order test files start in, so that files which hold a machine-wide lock never wait on each other, files
+ * that boot many kind nodes never boot them side by side, and at most two files keep Docker nodes at once (a lock of
+ * two slots, machine-locks.ts). The files that start Cluster API's Docker provider (CAPD)
  * take one lock per machine (its fixed ports); two of them started side by side leave one worker waiting for the
  * lock for minutes. The files that run several kind clusters at once share the machine's two cores with every node
  * they boot: two of them side by side have left kubeadm timing out on a new node (CI, 2026-11-26). Vitest hands
@@ -13,35 +14,49 @@
 import { existsSync } from "node:fs";
 import { BaseSequencer, type TestSpecification } from "vitest/node";
 import { HEAVY_STAGES, heavyAssetsBuiltMarker, lastStageNeededBy } from "./heavy-assets.ts";
-import { locksOf } from "./machine-locks.ts";
+import { locksOf, slotsOf } from "./machine-locks.ts";
 
 /** What a file without a recorded duration (a fresh machine) is taken to last, so that locks still keep apart. */
 export const UNKNOWN_DURATION_MS = 120_000;
 
 /**
  * `files` in an order in which, played on `workers` workers that each take the next file when free, no file starts
- * while another holder of one of its locks runs, as far as the durations tell, and a lock's chain of holders starts
+ * while every slot of one of its locks is held, as far as the durations tell, and a lock's chain of holders starts
  * as early as it can (it bounds the run); otherwise `files`' order.
  */
 export function lockHoldersApart<T>(
   files: readonly T[],
-  props: { workers: number; durationOf: (file: T) => number; locksOf: (file: T) => readonly string[] },
+  props: {
+    workers: number;
+    durationOf: (file: T) => number;
+    locksOf: (file: T) => readonly string[];
+    /** How many files may hold a lock at once (default 1). */
+    slotsOf?: (lock: string) => number;
+  },
 ): T[] {
   const left = [...files];
+  const slotsOf = props.slotsOf ?? (() => 1);
   const freeAt: number[] = Array.from({ length: Math.max(1, props.workers) }, () => 0);
-  const lockFreeAt = new Map<string, number>();
+  // When each slot of each lock is free again.
+  const slotFreeAt = new Map<string, number[]>();
+  const slotsFreeAt = (lock: string) => {
+    const known = slotFreeAt.get(lock) ?? Array.from({ length: Math.max(1, slotsOf(lock)) }, () => 0);
+    slotFreeAt.set(lock, known);
+    return known;
+  };
   const startOf = (file: T, now: number) =>
-    Math.max(now, ...props.locksOf(file).map((lock) => lockFreeAt.get(lock) ?? 0));
+    Math.max(now, ...props.locksOf(file).map((lock) => Math.min(...slotsFreeAt(lock))));
   const order: T[] = [];
   while (left.length > 0) {
     const worker = freeAt.indexOf(Math.min(...freeAt));
     const now = freeAt[worker] ?? 0;
-    // What holds the run back longest goes first: a lock's holders run one after another, so each counts for
-    // the time all holders of its lock still need (the critical path), any other file for its own duration.
+    // What holds the run back longest goes first: a lock's holders run one after another (spread over its
+    // slots), so each counts for the time all holders of its lock still need (the critical path), any other file
+    // for its own duration.
     const chains = new Map<string, number>();
     for (const file of left) {
       for (const lock of props.locksOf(file))
-        chains.set(lock, (chains.get(lock) ?? 0) + props.durationOf(file));
+        chains.set(lock, (chains.get(lock) ?? 0) + props.durationOf(file) / Math.max(1, slotsOf(lock)));
     }
     let next = 0;
     let heaviest = -1;
@@ -57,8 +72,12 @@ export function lockHoldersApart<T>(
     });
     const [file] = left.splice(next, 1) as [T];
     const start = startOf(file, now);
-    freeAt[worker] = start + props.durationOf(file);
-    for (const lock of props.locksOf(file)) lockFreeAt.set(lock, freeAt[worker]);
+    const end = start + props.durationOf(file);
+    freeAt[worker] = end;
+    for (const lock of props.locksOf(file)) {
+      const slots = slotsFreeAt(lock);
+      slots[slots.indexOf(Math.min(...slots))] = end;
+    }
     order.push(file);
   }
   return order;
@@ -74,6 +93,7 @@ export default class MachineLockSequencer extends BaseSequencer {
         workers: specs[0]?.project.config.maxWorkers ?? 1,
         durationOf,
         locksOf: (spec) => locksOf(spec.moduleId),
+        slotsOf,
       });
     // Warm, the heavy files start with the others (the longest lock chain from the first minute); cold, they would
     // only hold workers while their assets build, so they come after every other file, in the order their stages

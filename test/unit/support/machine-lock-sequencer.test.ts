@@ -69,9 +69,37 @@ describe("lockHoldersApart", () => {
     ]);
   });
 
+  it("lets as many holders of a lock run side by side as it has slots, and counts its chain spread over them", () => {
+    // Lock one has two slots: !a and !b together; !c waits for the first of them, so e and f go first.
+    const files = ["!a:300", "!b:200", "!c:200", "e:150", "f:100"];
+    const order = lockHoldersApart(files, {
+      workers: 3,
+      durationOf: (file) => Number(file.split(":")[1]),
+      locksOf: (file) => (file.startsWith("!") ? ["one"] : []),
+      slotsOf: () => 2,
+    });
+    expect(order).toEqual([
+      "!a:300",
+      "!b:200",
+      "e:150", // at 0: !c would wait for a slot until 200
+      "f:100", // at 150: still no slot
+      "!c:200", // at 200: !b's slot
+    ]);
+    // With one slot, !b waits for !a: e and f go beside it.
+    expect(play(files, 3)).toEqual(["!a:300", "e:150", "f:100", "!b:200", "!c:200"]);
+  });
+
   it("names the locks of the heavy files that take some, and none for the others", () => {
-    expect(locksOf("/repo/test/integration/capi-backend.heavy.test.ts")).toEqual(["capd", "kind-nodes"]);
-    expect(locksOf("/repo/test/integration/kind-landscape.heavy.test.ts")).toEqual(["kind-nodes"]);
+    expect(locksOf("/repo/test/integration/capi-backend.heavy.test.ts")).toEqual([
+      "capd",
+      "kind-nodes",
+      "docker-nodes",
+    ]);
+    expect(locksOf("/repo/test/integration/kind-landscape.heavy.test.ts")).toEqual([
+      "kind-nodes",
+      "docker-nodes",
+    ]);
+    expect(locksOf("/repo/test/integration/kind-pool.heavy.test.ts")).toEqual(["docker-nodes"]);
     expect(locksOf("/repo/test/integration/gardener-backend.heavy.test.ts")).toEqual([]);
   });
 });

@@ -27,6 +27,20 @@ describe("the machine locks a test file holds", () => {
     await second();
   });
 
+  it("let two files hold docker-nodes at once, and keep a third out until one releases", async () => {
+    const files = ["kind-pool", "kind-clusters", "kind-restart"].map(
+      (name) => `/repo/test/integration/${name}.heavy.test.ts`,
+    );
+    const first = await holdFileLocks(files[0] ?? "", 0);
+    const second = await holdFileLocks(files[1] ?? "", 0);
+    await expect(holdFileLocks(files[2] ?? "", 0)).rejects.toThrow(
+      /docker-nodes lock .* was held by 2 other test files/,
+    );
+    await second();
+    const third = await holdFileLocks(files[2] ?? "", 0);
+    await Promise.all([first(), third()]);
+  });
+
   it("leave capd to the Cluster API stack, which takes it itself, and files without a lock free", async () => {
     expect(locksOf("/repo/test/integration/capi-backend.conformance.heavy.test.ts")).toEqual(["capd"]);
     const capd = await holdFileLocks("/repo/test/integration/capi-backend.conformance.heavy.test.ts", 0);
