@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { KubeConfig } from "@kubernetes/client-node";
 import { deleteKindCluster as deleteKindClusterWith } from "../../src/providers/kind/commands.ts";
+import { withMachineLock } from "./machine-locks.ts";
 
 /** What `hack/containers/ensure.sh` reports. */
 export interface ContainerToolchain {
@@ -158,6 +159,9 @@ export interface KindExtraMount {
   readonly containerPath: string;
 }
 
+/** How often a test's kind cluster is created before its file fails. */
+const KIND_CREATE_TRIES = 3;
+
 /**
  * Creates a kind cluster `name` from the offline node image, with `extraMounts` into its node, and waits until
  * its node is Ready.
@@ -178,37 +182,43 @@ export async function createKindCluster(
       nodes: [{ role: "control-plane", ...(extraMounts.length > 0 ? { extraMounts } : {}) }],
     }),
   );
-  // Tried again as the kind backend tries its creates: kubeadm gives up on a control plane slow to come up on a
-  // busy machine (other heavy files make kind clusters beside this one), which the next try gets past.
+  // One boot at a time on the machine (the engines' kind backends boot theirs beside it), and tried again as the
+  // kind backend tries its creates: kubeadm gives up on a control plane slow to come up on a busy machine, as both
+  // management clusters of run 18 did twice when they booted together at the run's start.
   for (let attempt = 1; ; attempt++) {
     await deleteKindCluster(name, kubeconfigPath);
     try {
-      await run(
-        tools.kind,
-        [
-          "create",
-          "cluster",
-          "--name",
-          name,
-          "--image",
-          tools.nodeImage,
-          "--config",
-          config,
-          "--kubeconfig",
-          kubeconfigPath,
-          "--wait",
-          "5m",
-        ],
-        600_000,
+      await withMachineLock("kind-boot", 30 * 60_000, () =>
+        run(
+          tools.kind,
+          [
+            "create",
+            "cluster",
+            "--name",
+            name,
+            "--image",
+            tools.nodeImage,
+            "--config",
+            config,
+            "--kubeconfig",
+            kubeconfigPath,
+            "--wait",
+            "5m",
+          ],
+          600_000,
+        ),
       );
       break;
     } catch (error) {
-      if (attempt >= 2) {
+      if (attempt >= KIND_CREATE_TRIES) {
         await deleteKindCluster(name, kubeconfigPath);
         rmSync(folder, { recursive: true, force: true });
         throw error;
       }
-      console.warn(`kind cluster ${name}: create failed (try ${attempt} of 2), trying again`);
+      const said = (error as Error).message.split("\n").filter(Boolean).slice(-3).join(" | ");
+      console.warn(
+        `kind cluster ${name}: create failed (try ${attempt} of ${KIND_CREATE_TRIES}: ${said}), trying again`,
+      );
     }
   }
   const kubeConfig = new KubeConfig();

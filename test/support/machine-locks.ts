@@ -90,6 +90,23 @@ export async function holdFileLocks(moduleId: string, waitMs: number): Promise<R
   };
 }
 
+/**
+ * Runs `work` holding the machine-wide lock `lock` (waiting up to `waitMs` for it): for a short part of a file that
+ * must not run beside the same part of another file, such as booting a kind node (`kind-boot`).
+ */
+export async function withMachineLock<T>(lock: string, waitMs: number, work: () => Promise<T>): Promise<T> {
+  const release = await takeSlot(lock, Date.now() + waitMs);
+  if (!release)
+    throw new Error(
+      `the machine's ${lock} lock (${machineCache("locks", lock)}) was held by another test file for ${waitMs / 60_000} minutes`,
+    );
+  try {
+    return await work();
+  } finally {
+    await release();
+  }
+}
+
 /** One slot of `lock` (its folder itself when it has one), tried in turn until `deadline`. */
 async function takeSlot(lock: string, deadline: number): Promise<ReleaseLock | undefined> {
   const slots = slotsOf(lock);

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { holdFileLocks, locksOf } from "../../support/machine-locks.ts";
+import { holdFileLocks, locksOf, withMachineLock } from "../../support/machine-locks.ts";
 
 const KIND_NODES_FILE = "/repo/test/integration/kind-day-two.heavy.test.ts";
 
@@ -39,6 +39,20 @@ describe("the machine locks a test file holds", () => {
     await second();
     const third = await holdFileLocks(files[2] ?? "", 0);
     await Promise.all([first(), third()]);
+  });
+
+  it("run a part of a file alone on the machine, and let the next one in when it ends, failed or not", async () => {
+    let inside = false;
+    const part = withMachineLock("kind-boot", 0, async () => {
+      inside = true;
+      await expect(withMachineLock("kind-boot", 0, async () => "beside")).rejects.toThrow(
+        /kind-boot lock .* was held by another test file/,
+      );
+      throw new Error("the boot failed");
+    });
+    await expect(part).rejects.toThrow("the boot failed");
+    expect(inside).toBe(true);
+    expect(await withMachineLock("kind-boot", 0, async () => "next")).toBe("next");
   });
 
   it("leave capd to the Cluster API stack, which takes it itself, and files without a lock free", async () => {
