@@ -43,9 +43,9 @@ export const CAPI_ANNOTATIONS = {
   managedBy: `${CAPI_GROUP}/managed-by`,
 } as const;
 
-/** Type and key of the kubeconfig Secret CAPI's cluster cache reads (`<cluster>-kubeconfig`). */
 /** The type of the Secrets Cluster API keeps a cluster's key pairs and kubeconfig in (it owns those of this type). */
 export const CAPI_SECRET_TYPE = `${CAPI_GROUP}/secret`;
+/** Type and key of the kubeconfig Secret CAPI's cluster cache reads (`<cluster>-kubeconfig`). */
 export const CAPI_KUBECONFIG_SECRET = { type: CAPI_SECRET_TYPE, key: "value" } as const;
 
 /** The name of the kubeconfig Secret of a CAPI Cluster. */

@@ -149,7 +149,7 @@ describe("three sharded replicas as processes", () => {
     // Nothing of b's was worked on again before its Lease expired. b's: the clusters b was the last to work on when
     // it was killed (on a loaded machine b may have missed a renewal before, stopped working at its renew deadline
     // and been left by the others, who then rightly took its clusters: those were theirs at the kill).
-    const earliest = Math.min(renewed, killedAt) + LEASE_MS;
+    const earliest = renewed + LEASE_MS;
     const lastCaller = new Map<string | null, string | null>();
     for (const call of [...journal()].filter((c) => c.start <= killedAt).sort((x, y) => x.start - y.start))
       lastCaller.set(call.cluster, call.replica);

@@ -73,21 +73,19 @@ export function locksOf(moduleId: string): string[] {
 export async function holdFileLocks(moduleId: string, waitMs: number): Promise<ReleaseLock> {
   const released: ReleaseLock[] = [];
   const deadline = Date.now() + waitMs;
-  const held = locksOf(moduleId).filter((name) => TAKEN_FOR_THE_FILE.includes(name));
-  for (const lock of TAKEN_FOR_THE_FILE.filter((name) => held.includes(name))) {
+  const mine = locksOf(moduleId);
+  const releaseAll = async () => {
+    await Promise.all(released.map((done) => done()));
+  };
+  for (const lock of TAKEN_FOR_THE_FILE.filter((name) => mine.includes(name))) {
     const release = await takeSlot(lock, deadline);
     if (!release) {
-      await Promise.all(released.map((done) => done()));
-      const where = machineCache("locks", lock);
-      throw new Error(
-        `the machine's ${lock} lock (${where}) was held by ${slotsOf(lock) === 1 ? "another test file" : `${slotsOf(lock)} other test files`} for ${waitMs / 60_000} minutes`,
-      );
+      await releaseAll();
+      throw heldTooLong(lock, waitMs);
     }
     released.push(release);
   }
-  return async () => {
-    await Promise.all(released.map((done) => done()));
-  };
+  return releaseAll;
 }
 
 /**
@@ -96,15 +94,20 @@ export async function holdFileLocks(moduleId: string, waitMs: number): Promise<R
  */
 export async function withMachineLock<T>(lock: string, waitMs: number, work: () => Promise<T>): Promise<T> {
   const release = await takeSlot(lock, Date.now() + waitMs);
-  if (!release)
-    throw new Error(
-      `the machine's ${lock} lock (${machineCache("locks", lock)}) was held by another test file for ${waitMs / 60_000} minutes`,
-    );
+  if (!release) throw heldTooLong(lock, waitMs);
   try {
     return await work();
   } finally {
     await release();
   }
+}
+
+/** Why a lock could not be had: every slot of it held by another file for the whole wait. */
+function heldTooLong(lock: string, waitMs: number): Error {
+  const holders = slotsOf(lock) === 1 ? "another test file" : `${slotsOf(lock)} other test files`;
+  return new Error(
+    `the machine's ${lock} lock (${machineCache("locks", lock)}) was held by ${holders} for ${waitMs / 60_000} minutes`,
+  );
 }
 
 /** One slot of `lock` (its folder itself when it has one), tried in turn until `deadline`. */
