@@ -13,14 +13,17 @@ export const MACHINE_LOCKS: Readonly<Record<string, readonly string[]>> = {
   // They start Cluster API's Docker provider, whose fixed ports allow one per machine: the CAPI stack takes this
   // lock itself (src/dev/capi-providers.ts).
   capd: ["capi-backend.heavy.test.ts", "capi-backend.conformance.heavy.test.ts"],
-  // Several kind nodes booting at once (or CAPD's Docker machines, which boot as kind nodes do): three siblings of
-  // a landscape, a CAPD control plane with its worker. Two of them side by side have left kubeadm timing out on a
-  // new node. Not the files whose nodes boot one at a time (in-cluster, cli-up, capi-clusterctl, kind-clusters,
-  // kind-pool): a node that kubeadm gives up on beside them is made again (createKindCluster and
-  // the kind backend both try again).
+  // Several kind nodes booting or kept at once (or CAPD's Docker machines, which boot as kind nodes do): three
+  // siblings of a landscape, a CAPD control plane with its worker, a pool's member beside a Cluster's own, the
+  // conformance kit's lives. Two of them side by side have left kubeadm timing out on a new node, and a CAPD control
+  // plane that never initialised (CI, 2026-11-29: capi-backend beside the kind conformance kit). Not the files whose
+  // nodes boot one at a time (in-cluster, cli-up, capi-clusterctl, kind-clusters): a node that kubeadm gives up on
+  // beside them is made again (createKindCluster and the kind backend both try again).
   "kind-nodes": [
     "capi-backend.heavy.test.ts",
+    "kind-backend.conformance.heavy.test.ts",
     "kind-landscape.heavy.test.ts",
+    "kind-pool.heavy.test.ts",
     "landscape-kind.heavy.test.ts",
     // Two kind clusters one after the other, each written to with a thousand objects: beside a pool's three nodes
     // (then booting at once) and the sharding file's replicas it hung (CI, 2026-11-28: load 28, its first cluster never written to).

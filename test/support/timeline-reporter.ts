@@ -21,6 +21,8 @@ export interface TimelineEntry {
   readonly collect: number;
   readonly tests: number;
   readonly state: string;
+  /** Each test of the file that ran, with its own duration (what a file's time is made of). */
+  readonly cases: readonly { readonly name: string; readonly seconds: number }[];
 }
 
 export default class TimelineReporter implements Reporter {
@@ -59,6 +61,10 @@ export default class TimelineReporter implements Reporter {
       collect: seconds(diagnostic.collectDuration),
       tests: seconds(diagnostic.duration),
       state: module.state(),
+      cases: [...module.children.allTests()].flatMap((test) => {
+        const duration = test.diagnostic()?.duration;
+        return duration === undefined ? [] : [{ name: test.fullName, seconds: seconds(duration) }];
+      }),
     });
   }
 

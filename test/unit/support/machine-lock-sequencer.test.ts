@@ -99,7 +99,8 @@ describe("lockHoldersApart", () => {
       "kind-nodes",
       "docker-nodes",
     ]);
-    expect(locksOf("/repo/test/integration/kind-pool.heavy.test.ts")).toEqual(["docker-nodes"]);
+    expect(locksOf("/repo/test/integration/kind-pool.heavy.test.ts")).toEqual(["kind-nodes", "docker-nodes"]);
+    expect(locksOf("/repo/test/integration/kind-clusters.heavy.test.ts")).toEqual(["docker-nodes"]);
     expect(locksOf("/repo/test/integration/gardener-backend.heavy.test.ts")).toEqual([]);
   });
 });

@@ -28,7 +28,7 @@ describe("the machine locks a test file holds", () => {
   });
 
   it("let two files hold docker-nodes at once, and keep a third out until one releases", async () => {
-    const files = ["kind-pool", "kind-clusters", "kind-restart"].map(
+    const files = ["kind-metallb", "kind-clusters", "kind-restart"].map(
       (name) => `/repo/test/integration/${name}.heavy.test.ts`,
     );
     const first = await holdFileLocks(files[0] ?? "", 0);
