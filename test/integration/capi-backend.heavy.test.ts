@@ -57,6 +57,7 @@ import { type CustomResource, readCustomObject } from "../support/maybe-absent.t
 import { engineRunArgs, startEngineCli } from "../support/processes.ts";
 import { profileOffered } from "../support/profile-offered.ts";
 import { APP, configMapOf, contents, inParallel } from "../support/snapshot-objects.ts";
+import { stopAtFirstFailure } from "../support/stop-at-first-failure.ts";
 
 const NS = "capi-test";
 /** ConfigMaps written to the workload cluster before its snapshot (`OPENMCP_SNAPSHOT_OBJECTS` for a larger measure). */
@@ -213,6 +214,7 @@ afterAll(async () => {
 }, 300_000);
 
 describe("the capi backend on Cluster API with Docker machines", { timeout: 900_000 }, () => {
+  stopAtFirstFailure();
   it("offers the versions the config lists that the class can build, and the class's traits", async () => {
     const profile = await profileOffered(management.custom, profileOf("docker"), { timeoutMs: 60_000 });
     expect(profile.spec.supportedVersions).toEqual([{ version: "1.36.3" }, { version: "1.35.0" }]);

@@ -45,6 +45,7 @@ import { kindManagement, NODE_DOCKER_SOCKET, REPO_ROOT } from "../support/kind-m
 import { type CustomResource, readCustomObject } from "../support/maybe-absent.ts";
 import { probeJobAnswer } from "../support/probe-job.ts";
 import { profileOffered } from "../support/profile-offered.ts";
+import { stopAtFirstFailure } from "../support/stop-at-first-failure.ts";
 import { withWebhookCertificates } from "../support/webhook-certificates.ts";
 
 const tools = containerToolchain();
@@ -169,6 +170,7 @@ beforeAll(async () => {
 describe("Cluster API installed the clusterctl way, the engine its provider on the kind backend", {
   timeout: 900_000,
 }, () => {
+  stopAtFirstFailure();
   it("installs the core provider from the release manifest: variables defaulted, labelled, webhooks with their certificates; its manager Pod Ready", async () => {
     const text = readFileSync(coreComponents.file, "utf8");
     const variables = clusterctlVariables(text);

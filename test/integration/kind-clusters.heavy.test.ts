@@ -42,6 +42,7 @@ import {
 import { eventually, satisfying } from "../support/eventually.ts";
 import { type KindEngineWorld, startKindEngineWorld } from "../support/kind-engine-world.ts";
 import { profileOffered } from "../support/profile-offered.ts";
+import { stopAtFirstFailure } from "../support/stop-at-first-failure.ts";
 
 const NS = "kind-test";
 const PROFILE = "test.kind-test.kind";
@@ -107,6 +108,7 @@ afterAll(async () => {
 }, 300_000);
 
 describe("Clusters on real kind clusters", { timeout: 600_000 }, () => {
+  stopAtFirstFailure();
   it("offers exactly the node images the Docker engine holds", async () => {
     const held = localNodeImageVersions(
       await docker("image", "ls", "--format", "{{.Repository}}:{{.Tag}}", "kindest/node"),

@@ -25,6 +25,7 @@ import { kindClusterNameOf } from "../../src/providers/kind/names.ts";
 import { containerToolchain, docker } from "../support/containers.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
 import { APP, configMapOf, contents, inParallel } from "../support/snapshot-objects.ts";
+import { stopAtFirstFailure } from "../support/stop-at-first-failure.ts";
 
 const OBJECTS = Number(process.env.OPENMCP_SNAPSHOT_OBJECTS ?? 1_000);
 const tools = containerToolchain();
@@ -78,6 +79,7 @@ afterAll(async () => {
 describe(`a real kind cluster with ${OBJECTS} ConfigMaps: snapshots, clones, sleep`, {
   timeout: 900_000,
 }, () => {
+  stopAtFirstFailure();
   it("snapshots it and rolls it back in place: every ConfigMap as it was, the later one gone, the token of before working at the same endpoint; an altered snapshot refused", async () => {
     const context = conformanceContext(state, { options: { kind: tools.kind, docker: tools.docker } });
     const kind = await createBackend(context);

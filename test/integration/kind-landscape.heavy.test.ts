@@ -50,6 +50,7 @@ import { eventually, satisfying } from "../support/eventually.ts";
 import { kindManagement, NODE_DOCKER_SOCKET, REPO_ROOT } from "../support/kind-management.ts";
 import { type CustomResource, readCustomObject } from "../support/maybe-absent.ts";
 import { profileOffered } from "../support/profile-offered.ts";
+import { stopAtFirstFailure } from "../support/stop-at-first-failure.ts";
 
 const tools = containerToolchain();
 const PLATFORM = "omc-landscape";
@@ -259,6 +260,7 @@ beforeAll(async () => {
 }, 900_000);
 
 describe("openMCP's kind landscape, the engine its kind ClusterProvider", { timeout: 900_000 }, () => {
+  stopAtFirstFailure();
   it("deploys as the operator does, with only the Docker socket and no ProviderConfig applied: init makes the default one, and profile kind offers the node images the host holds", async () => {
     await platform.apply("provider", providerManifests());
     await platform.jobComplete(SYSTEM, `${PROVIDER}-init`);

@@ -24,6 +24,7 @@ import { configMapAnswersFromPod, configMapTokenRequest } from "../support/acces
 import { accessGranted, createAccessRequest } from "../support/access-requests.ts";
 import { containersNamed, containerToolchain, removeContainersQuietly, run } from "../support/containers.ts";
 import { streamEngineCli } from "../support/processes.ts";
+import { stopAtFirstFailure } from "../support/stop-at-first-failure.ts";
 
 const tools = containerToolchain();
 const work = mkdtempSync(join(tmpdir(), "landscape-kind-"));
@@ -60,6 +61,7 @@ afterAll(async () => {
 }, 300_000);
 
 describe("landscape up on kind, from nothing", { timeout: 1_800_000 }, () => {
+  stopAtFirstFailure();
   it("makes a platform kind cluster running the engine, which manages its own Cluster and made onboarding, workload and mcp as kind clusters; the bootstrap is gone (killed once, resumed)", async () => {
     const started = performance.now();
     // Killed as a crash would, once the platform cluster is made: the bootstrap's control plane runs on.

@@ -1,10 +1,14 @@
 /**
- * With `OPENMCP_TEST_TIMELINE=<file>`, writes when each test file started and ended on which worker, with the
- * setup, import and test time inside it: the suite's own timeline, to see where workers stood idle (vitest's JSON
- * report dates a file from its first test, after its `beforeAll`). Without the variable it does nothing.
+ * Writes when each test file started and ended on which worker, with the setup, import and test time inside it and
+ * each test's own time: the suite's own timeline, to see where workers stood idle (vitest's JSON report dates a file
+ * from its first test, after its `beforeAll`). To `OPENMCP_TEST_TIMELINE=<file>`, else into the machine's cache
+ * (`timelines/`, the last ten runs of three files or more), so that a run nobody asked for one of (CI's) can be read afterwards.
  */
-import { writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { loadavg } from "node:os";
+import { join } from "node:path";
 import type { Reporter, TestModule } from "vitest/node";
+import { machineCache } from "./machine-cache.ts";
 
 export const TIMELINE_ENV = "OPENMCP_TEST_TIMELINE";
 
@@ -21,12 +25,14 @@ export interface TimelineEntry {
   readonly collect: number;
   readonly tests: number;
   readonly state: string;
+  /** The machine's one-minute load average when the file ended (how crowded the cores were). */
+  readonly load: number;
   /** Each test of the file that ran, with its own duration (what a file's time is made of). */
   readonly cases: readonly { readonly name: string; readonly seconds: number }[];
 }
 
 export default class TimelineReporter implements Reporter {
-  readonly #file = process.env[TIMELINE_ENV];
+  readonly #asked = process.env[TIMELINE_ENV];
   readonly #queued = new Map<string, number>();
   readonly #started = new Map<string, number>();
   #runStart = Date.now();
@@ -45,7 +51,6 @@ export default class TimelineReporter implements Reporter {
   }
 
   onTestModuleEnd(module: TestModule): void {
-    if (!this.#file) return;
     const seconds = (ms: number) => Math.round(ms / 100) / 10;
     const diagnostic = module.diagnostic();
     this.#entries.push({
@@ -61,6 +66,7 @@ export default class TimelineReporter implements Reporter {
       collect: seconds(diagnostic.collectDuration),
       tests: seconds(diagnostic.duration),
       state: module.state(),
+      load: Math.round((loadavg()[0] ?? 0) * 10) / 10,
       cases: [...module.children.allTests()].flatMap((test) => {
         const duration = test.diagnostic()?.duration;
         return duration === undefined ? [] : [{ name: test.fullName, seconds: seconds(duration) }];
@@ -69,6 +75,24 @@ export default class TimelineReporter implements Reporter {
   }
 
   onTestRunEnd(): void {
-    if (this.#file) writeFileSync(this.#file, `${JSON.stringify(this.#entries, null, 1)}\n`);
+    const file =
+      this.#asked ?? (this.#entries.length >= KEPT_FROM_FILES ? keptTimeline(this.#runStart) : undefined);
+    if (file) writeFileSync(file, `${JSON.stringify(this.#entries, null, 1)}\n`);
   }
+}
+
+/** Runs of fewer files (one file being worked on) keep no timeline of their own. */
+const KEPT_FROM_FILES = 3;
+const KEPT_RUNS = 10;
+
+/** A new file in the cache's `timelines/` named by the run's start, the oldest beyond the last ten removed. */
+function keptTimeline(runStart: number): string {
+  const folder = machineCache("timelines");
+  mkdirSync(folder, { recursive: true });
+  const earlier = readdirSync(folder)
+    .filter((name) => name.endsWith(".json"))
+    .sort();
+  for (const name of earlier.slice(0, Math.max(0, earlier.length - (KEPT_RUNS - 1))))
+    rmSync(join(folder, name), { force: true });
+  return join(folder, `${new Date(runStart).toISOString().replaceAll(":", "-")}.json`);
 }
