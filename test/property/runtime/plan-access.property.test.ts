@@ -10,13 +10,12 @@
  * The simulated backend gives no admin access, so requests end Denied or waiting, never Granted.
  */
 import fc from "fast-check";
-import { describe, expect, it } from "vitest";
+import { describe, it } from "vitest";
 import type { AccessRequest } from "../../../src/api/access-request.ts";
 import type { Cluster } from "../../../src/api/cluster.ts";
 import { ACCESS_REQUEST_LABELS } from "../../../src/api/constants/access-request.ts";
 import { HIBERNATE_ANNOTATION } from "../../../src/api/constants/hibernation.ts";
 import { LABELS, RESOURCES } from "../../../src/api/constants.ts";
-import { objectKey } from "../../../src/api/object-key.ts";
 import type { ProviderConfig } from "../../../src/api/provider-config.ts";
 import { desiredClusterProfile } from "../../../src/machines/cluster-profile/profile.ts";
 import { rfc3339 } from "../../../src/machines/shared/rfc3339.ts";
@@ -24,19 +23,11 @@ import { SimulatedBackend } from "../../../src/providers/simulated.ts";
 import { accessRequestKind } from "../../../src/runtime/kinds/access-request/kind.ts";
 import { clusterKind } from "../../../src/runtime/kinds/cluster/kind.ts";
 import type { MachineKind } from "../../../src/runtime/machine-kind.ts";
-import { type PlanChange, plan } from "../../../src/runtime/plan/plan.ts";
-import { applyChange, resourceOfKind, targetOf } from "../../../src/runtime/plan/plan-changes.ts";
-import { memorySources } from "../../../src/runtime/plan/planned-sources.ts";
+import type { PlanChange } from "../../../src/runtime/plan/plan.ts";
+import { applyChange } from "../../../src/runtime/plan/plan-changes.ts";
 import { aCluster, anAccessRequest, aProviderConfig, stored } from "../../support/builders.ts";
 import { MemoryApi } from "../../support/memory-api.ts";
-import {
-  actualTimelines,
-  memoryEngine,
-  offlineKubeConfig,
-  predictedTimelines,
-  stillClock,
-  withMutationsListed,
-} from "../../support/plan-harness.ts";
+import { Branches, expectPlanPredictsEngine, memoryEngine, stillClock } from "../../support/plan-harness.ts";
 
 const PROVIDER = "engine-test";
 const ENVIRONMENT = "test";
@@ -189,8 +180,7 @@ function changeOf(change: ChangeSeed, api: MemoryApi, requests: number): PlanCha
   }
 }
 
-const reached = new Map<string, number>();
-const saw = (what: string) => reached.set(what, (reached.get(what) ?? 0) + 1);
+const branches = new Branches();
 
 async function predictionHolds(requests: readonly RequestSeed[], change: ChangeSeed) {
   const backend = new SimulatedBackend({ provisionDelayMs: 0, updateDelayMs: 0, deleteDelayMs: 0, clock });
@@ -201,7 +191,8 @@ async function predictionHolds(requests: readonly RequestSeed[], change: ChangeS
     { resource: RESOURCES.Cluster, object: clusterOf(1) },
     ...requests.map((seed, index) => ({ resource: RESOURCES.AccessRequest, object: requestOf(index, seed) })),
   ]);
-  const engine = await memoryEngine(api, { ...world, backend });
+  const options = { ...world, backend };
+  const engine = await memoryEngine(api, options);
   try {
     await engine.settle();
     const now = rfc3339(AT);
@@ -218,41 +209,22 @@ async function predictionHolds(requests: readonly RequestSeed[], change: ChangeS
     await engine.settle();
     for (const object of api.objects())
       if (object.kind === "AccessRequest")
-        saw(`before: AccessRequest ${(object as AccessRequest).status?.phase ?? "none"}`);
+        branches.saw(`before: AccessRequest ${(object as AccessRequest).status?.phase ?? "none"}`);
 
-    const proposed = changeOf(change, api, requests.length);
-    const listed = withMutationsListed(backend);
-    const result = await plan([proposed], {
-      ...world,
-      kubeConfig: offlineKubeConfig(),
-      backend: listed.backend,
-      sources: memorySources(api.objects()),
-    });
-    expect(listed.calls, "plan issued a backend command").toEqual([]);
-    for (const object of result.objects) saw(`plan: ${object.kind} ${object.outcome}`);
-    if (result.summary.accessAffected.length > 0) saw("plan: access affected");
+    const result = await expectPlanPredictsEngine(
+      api,
+      engine,
+      options,
+      changeOf(change, api, requests.length),
+      branches,
+    );
+    if (result.summary.accessAffected.length > 0) branches.saw("plan: access affected");
     if (
       result.objects.some(
         (object) => object.kind === "AccessRequest" && object.steps.some((step) => step.writes.length > 0),
       )
     )
-      saw("plan: AccessRequest writes");
-    expect(result.objects.map((object) => object.outcome)).not.toContain("unsettled");
-
-    engine.record(true);
-    const target = targetOf(proposed);
-    const resource = resourceOfKind(target.kind);
-    const effect = applyChange(proposed, api.get(resource, objectKey({ metadata: target })), now);
-    if (effect.after) api.put(resource, effect.after);
-    else if (effect.before) api.put(resource, effect.before, true);
-    await engine.settle();
-
-    const expected = predictedTimelines(result);
-    const actual = actualTimelines(engine.timelines);
-    for (const key of new Set([...expected.keys(), ...actual.keys()]))
-      expect(actual.get(key) ?? [], `${key} after ${JSON.stringify(change)}`).toEqual(
-        expected.get(key) ?? [],
-      );
+      branches.saw("plan: AccessRequest writes");
   } finally {
     engine.stop();
   }
@@ -264,14 +236,13 @@ describe("plan of AccessRequests and their Clusters", () => {
       fc.asyncProperty(fc.array(requestSeed, { minLength: 1, maxLength: 4 }), changeSeed, predictionHolds),
       { numRuns: Number(process.env.PLAN_RUNS ?? 1_000) },
     );
-    if (process.env.PLAN_RUNS) console.log(Object.fromEntries(reached));
-    for (const branch of [
+    if (process.env.PLAN_RUNS) console.log(Object.fromEntries(branches.counts()));
+    branches.expectReached([
       "plan: access affected",
       "plan: AccessRequest writes",
       "plan: AccessRequest settled",
       "plan: AccessRequest deleted",
       "plan: Cluster awaitsCommands",
-    ])
-      expect(reached.get(branch) ?? 0, branch).toBeGreaterThan(0);
+    ]);
   }, 600_000);
 });

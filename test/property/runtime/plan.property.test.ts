@@ -10,30 +10,21 @@
  * predicted with written patches on a real API server for a few cases, and shows plan writes nothing there.
  */
 import fc from "fast-check";
-import { describe, expect, it } from "vitest";
+import { describe, it } from "vitest";
 import type { Cluster } from "../../../src/api/cluster.ts";
 import { HIBERNATE_ANNOTATION } from "../../../src/api/constants/hibernation.ts";
 import { RESOURCES } from "../../../src/api/constants.ts";
-import { objectKey } from "../../../src/api/object-key.ts";
 import type { ProviderConfig } from "../../../src/api/provider-config.ts";
 import { desiredClusterProfile } from "../../../src/machines/cluster-profile/profile.ts";
 import { rfc3339 } from "../../../src/machines/shared/rfc3339.ts";
 import { SimulatedBackend } from "../../../src/providers/simulated.ts";
 import { clusterKind } from "../../../src/runtime/kinds/cluster/kind.ts";
 import type { MachineKind } from "../../../src/runtime/machine-kind.ts";
-import { type PlanChange, plan } from "../../../src/runtime/plan/plan.ts";
-import { applyChange, targetOf } from "../../../src/runtime/plan/plan-changes.ts";
-import { memorySources } from "../../../src/runtime/plan/planned-sources.ts";
+import type { PlanChange } from "../../../src/runtime/plan/plan.ts";
+import { applyChange } from "../../../src/runtime/plan/plan-changes.ts";
 import { aCluster, aProviderConfig, stored } from "../../support/builders.ts";
 import { MemoryApi } from "../../support/memory-api.ts";
-import {
-  actualTimelines,
-  memoryEngine,
-  offlineKubeConfig,
-  predictedTimelines,
-  stillClock,
-  withMutationsListed,
-} from "../../support/plan-harness.ts";
+import { Branches, expectPlanPredictsEngine, memoryEngine, stillClock } from "../../support/plan-harness.ts";
 
 const PROVIDER = "engine-test";
 const ENVIRONMENT = "test";
@@ -175,8 +166,7 @@ function changeOf(change: ChangeSeed, api: MemoryApi, size: number): PlanChange 
 }
 
 /** Everything seen across the cases, to show the interesting branches are reached. */
-const reached = new Map<string, number>();
-const saw = (what: string) => reached.set(what, (reached.get(what) ?? 0) + 1);
+const branches = new Branches();
 
 async function predictionHolds(seeds: readonly ClusterSeed[], paced: Pace, change: ChangeSeed) {
   const backend = new SimulatedBackend({ ...paced, clock });
@@ -192,7 +182,8 @@ async function predictionHolds(seeds: readonly ClusterSeed[], paced: Pace, chang
     environment: ENVIRONMENT,
     clock,
   };
-  const engine = await memoryEngine(api, { ...world, backend });
+  const options = { ...world, backend };
+  const engine = await memoryEngine(api, options);
   try {
     // The world as the engine leaves it: settled, the Clusters asked to go marked for deletion and settled again.
     await engine.settle();
@@ -211,39 +202,11 @@ async function predictionHolds(seeds: readonly ClusterSeed[], paced: Pace, chang
     await engine.settle();
     for (const object of api.objects())
       if (object.kind === "Cluster")
-        saw(`before: ${(object as Cluster).status?.providerStatus?.state ?? "none"}`);
+        branches.saw(`before: ${(object as Cluster).status?.providerStatus?.state ?? "none"}`);
 
-    // The prediction, from the world as stored, with the same backend (read only) and the same instant.
-    const proposed = changeOf(change, api, seeds.length);
-    const listed = withMutationsListed(backend);
-    const result = await plan([proposed], {
-      ...world,
-      kubeConfig: offlineKubeConfig(),
-      backend: listed.backend,
-      sources: memorySources(api.objects()),
-    });
-    expect(listed.calls, "plan issued a backend command").toEqual([]);
-    for (const object of result.objects) saw(`plan: ${object.kind} ${object.outcome}`);
-    if (result.summary.commands > 0) saw("plan: commands");
-    if (result.objects.some((object) => object.steps.some((step) => step.writes.length > 0)))
-      saw("plan: writes");
-    expect(result.objects.map((object) => object.outcome)).not.toContain("unsettled");
-
-    // The change applied for real (as the API server stores it), then the engine until each object's first commands.
-    engine.record(true);
-    const target = targetOf(proposed);
-    const resource = target.kind === "Cluster" ? RESOURCES.Cluster : RESOURCES.ProviderConfig;
-    const effect = applyChange(proposed, api.get(resource, objectKey({ metadata: target })), now);
-    if (effect.after) api.put(resource, effect.after);
-    else if (effect.before) api.put(resource, effect.before, true);
-    await engine.settle();
-
-    const expected = predictedTimelines(result);
-    const actual = actualTimelines(engine.timelines);
-    for (const key of new Set([...expected.keys(), ...actual.keys()]))
-      expect(actual.get(key) ?? [], `${key} after ${JSON.stringify(change)}`).toEqual(
-        expected.get(key) ?? [],
-      );
+    // The prediction, from the world as stored, with the same backend (read only) and the same instant; then the
+    // change applied for real (as the API server stores it), and the engine until each object's first commands.
+    await expectPlanPredictsEngine(api, engine, options, changeOf(change, api, seeds.length), branches);
   } finally {
     engine.stop();
   }
@@ -256,7 +219,7 @@ describe("plan", () => {
       { numRuns: Number(process.env.PLAN_RUNS ?? 1_000) },
     );
     // The interesting branches were reached: Clusters of every kind of state, and every kind of plan outcome.
-    for (const branch of [
+    branches.expectReached([
       "before: ready",
       "before: provisioning",
       "before: failed",
@@ -269,7 +232,6 @@ describe("plan", () => {
       "plan: Cluster unchanged",
       "plan: commands",
       "plan: writes",
-    ])
-      expect(reached.get(branch) ?? 0, branch).toBeGreaterThan(0);
+    ]);
   }, 600_000);
 });
