@@ -6,7 +6,10 @@ import { KubeConfig } from "@kubernetes/client-node";
 import { expect } from "vitest";
 import type { ClusterBackend } from "../../src/api/backend-contract.ts";
 import type { Clock } from "../../src/api/clock.ts";
+import type { ClusterProfile, SupportedVersion } from "../../src/api/cluster-profile.ts";
 import { objectKey } from "../../src/api/object-key.ts";
+import type { ProviderConfig } from "../../src/api/provider-config.ts";
+import { desiredClusterProfile } from "../../src/machines/cluster-profile/profile.ts";
 import type { PatchOperation } from "../../src/machines/shared/json-patch.ts";
 import { rfc3339 } from "../../src/machines/shared/rfc3339.ts";
 import { AdminAccessCache } from "../../src/runtime/admin-access-cache.ts";
@@ -26,10 +29,44 @@ import {
   targetOf,
 } from "../../src/runtime/plan/plan-changes.ts";
 import { memorySources } from "../../src/runtime/plan/planned-sources.ts";
+import { aProviderConfig, stored } from "./builders.ts";
 import type { MemoryApi } from "./memory-api.ts";
 
 /** A clock standing still at `at`: every step of both sides is taken at the same instant. */
 export const stillClock = (at: number): Clock => ({ now: () => at, schedule: () => ({ cancel: () => {} }) });
+
+/** The provider and environment of every plan property's world, and the instant its time stands still at. */
+export const PLAN_PROVIDER = "engine-test";
+export const PLAN_ENVIRONMENT = "test";
+export const PLAN_AT = Date.parse("2026-11-28T12:00:00Z");
+/** How long "never" is for a backend's pace in a world whose time stands still. */
+export const PLAN_LONG = 600_000;
+
+/**
+ * The ProviderConfig `small` of a plan property's world, offering `offered` on the simulated backend, and the
+ * ClusterProfile the engine publishes for it (its name is what a world's Clusters name as their profile).
+ */
+export function planProviderConfig(
+  offered: readonly SupportedVersion[],
+  defaultVersion?: string,
+): { config: ProviderConfig; profile: ClusterProfile; profileName: string } {
+  const config = stored(
+    aProviderConfig({
+      name: "small",
+      providerRef: { name: PLAN_PROVIDER },
+      supportedVersions: [...offered],
+      ...(defaultVersion ? { defaultVersion } : {}),
+    }),
+    { uid: "c0nf1g00-0000-4000-8000-000000000001", resourceVersion: "1" },
+  );
+  const profile = desiredClusterProfile(
+    config,
+    { providerName: PLAN_PROVIDER, environment: PLAN_ENVIRONMENT, backends: ["simulated"] },
+    [...offered],
+    [],
+  );
+  return { config, profile, profileName: profile.metadata.name ?? "" };
+}
 
 /** A KubeConfig that names an API server nobody listens at: nothing in a memory world may reach one. */
 export function offlineKubeConfig(): KubeConfig {

@@ -16,8 +16,6 @@ import type { Cluster } from "../../../src/api/cluster.ts";
 import { ACCESS_REQUEST_LABELS } from "../../../src/api/constants/access-request.ts";
 import { HIBERNATE_ANNOTATION } from "../../../src/api/constants/hibernation.ts";
 import { LABELS, RESOURCES } from "../../../src/api/constants.ts";
-import type { ProviderConfig } from "../../../src/api/provider-config.ts";
-import { desiredClusterProfile } from "../../../src/machines/cluster-profile/profile.ts";
 import { rfc3339 } from "../../../src/machines/shared/rfc3339.ts";
 import { SimulatedBackend } from "../../../src/providers/simulated.ts";
 import { accessRequestKind } from "../../../src/runtime/kinds/access-request/kind.ts";
@@ -25,36 +23,32 @@ import { clusterKind } from "../../../src/runtime/kinds/cluster/kind.ts";
 import type { MachineKind } from "../../../src/runtime/machine-kind.ts";
 import type { PlanChange } from "../../../src/runtime/plan/plan.ts";
 import { applyChange } from "../../../src/runtime/plan/plan-changes.ts";
-import { aCluster, anAccessRequest, aProviderConfig, stored } from "../../support/builders.ts";
+import { aCluster, anAccessRequest, stored } from "../../support/builders.ts";
 import { MemoryApi } from "../../support/memory-api.ts";
-import { Branches, expectPlanPredictsEngine, memoryEngine, stillClock } from "../../support/plan-harness.ts";
+import {
+  Branches,
+  expectPlanPredictsEngine,
+  memoryEngine,
+  PLAN_AT,
+  PLAN_ENVIRONMENT,
+  PLAN_PROVIDER,
+  planProviderConfig,
+  stillClock,
+} from "../../support/plan-harness.ts";
 
-const PROVIDER = "engine-test";
-const ENVIRONMENT = "test";
 const NAMESPACE = "team";
-const AT = Date.parse("2026-11-28T12:00:00Z");
-const clock = stillClock(AT);
+const clock = stillClock(PLAN_AT);
 const OFFERED = [{ version: "1.33.3" }, { version: "1.32.7" }];
 
-const config: ProviderConfig = stored(
-  aProviderConfig({ name: "small", providerRef: { name: PROVIDER }, supportedVersions: OFFERED }),
-  { uid: "c0nf1g00-0000-4000-8000-000000000001", resourceVersion: "1" },
-);
-const profile = desiredClusterProfile(
-  config,
-  { providerName: PROVIDER, environment: ENVIRONMENT, backends: ["simulated"] },
-  OFFERED,
-  [],
-);
-const PROFILE = profile.metadata.name ?? "";
+const { config, profile, profileName: PROFILE } = planProviderConfig(OFFERED);
 const world = {
   kinds: [clusterKind as MachineKind, accessRequestKind as MachineKind],
   kindSettings: {
     Cluster: { timing: { pollMs: 100, retryMs: 200, resyncMs: 60_000 } },
     AccessRequest: { prepare: false },
   },
-  providerName: PROVIDER,
-  environment: ENVIRONMENT,
+  providerName: PLAN_PROVIDER,
+  environment: PLAN_ENVIRONMENT,
   clock,
 };
 
@@ -123,7 +117,7 @@ function requestOf(index: number, seed: RequestSeed): AccessRequest {
     anAccessRequest({
       name: `a${index}`,
       namespace: NAMESPACE,
-      labels: { [LABELS.provider]: PROVIDER, [ACCESS_REQUEST_LABELS.profile]: PROFILE },
+      labels: { [LABELS.provider]: PLAN_PROVIDER, [ACCESS_REQUEST_LABELS.profile]: PROFILE },
       clusterRef: { name: seed.cluster === "ghost" ? "ghost" : `c${seed.cluster}`, namespace: NAMESPACE },
       ...(access as { token: { permissions: [] } }),
     }),
@@ -195,7 +189,7 @@ async function predictionHolds(requests: readonly RequestSeed[], change: ChangeS
   const engine = await memoryEngine(api, options);
   try {
     await engine.settle();
-    const now = rfc3339(AT);
+    const now = rfc3339(PLAN_AT);
     requests.forEach((seed, index) => {
       const live = api.get(RESOURCES.AccessRequest, `${NAMESPACE}/a${index}`);
       if (!seed.deleted || !live) return;

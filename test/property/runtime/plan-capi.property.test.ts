@@ -23,7 +23,6 @@ import { ENGINE_CONTROL_PLANE_LABELS } from "../../../src/api/engine-control-pla
 import { objectKey } from "../../../src/api/object-key.ts";
 import type { ProviderConfig } from "../../../src/api/provider-config.ts";
 import type { CapiOwnedCommand, CapiOwnedObject } from "../../../src/machines/capi-owned/contract.ts";
-import { desiredClusterProfile } from "../../../src/machines/cluster-profile/profile.ts";
 import { SimulatedBackend } from "../../../src/providers/simulated.ts";
 import { publishedEndpoint } from "../../../src/runtime/kinds/capi-owned/publication.ts";
 import { engineClusterKind } from "../../../src/runtime/kinds/engine-cluster/kind.ts";
@@ -31,13 +30,7 @@ import { engineControlPlaneKind } from "../../../src/runtime/kinds/engine-contro
 import type { MachineKind, MachineObject } from "../../../src/runtime/machine-kind.ts";
 import type { PlanChange } from "../../../src/runtime/plan/plan.ts";
 import { resourceOfKind } from "../../../src/runtime/plan/plan-changes.ts";
-import {
-  anEngineCluster,
-  anEngineControlPlane,
-  aProviderConfig,
-  capiOwner,
-  stored,
-} from "../../support/builders.ts";
+import { anEngineCluster, anEngineControlPlane, capiOwner, stored } from "../../support/builders.ts";
 import { MemoryApi } from "../../support/memory-api.ts";
 import {
   Branches,
@@ -45,35 +38,21 @@ import {
   type MemoryEngineOptions,
   markDeleted,
   memoryEngine,
+  PLAN_AT,
+  PLAN_ENVIRONMENT,
+  PLAN_LONG,
+  PLAN_PROVIDER,
+  planProviderConfig,
   type SetupRun,
   stillClock,
 } from "../../support/plan-harness.ts";
 
-const PROVIDER = "engine-test";
-const ENVIRONMENT = "test";
 const NAMESPACE = "capi";
-const AT = Date.parse("2026-11-28T12:00:00Z");
-const clock = stillClock(AT);
-const LONG = 600_000;
+const clock = stillClock(PLAN_AT);
 const OFFERED = [{ version: "1.33.3" }, { version: "1.32.7" }];
 const TIMING = { timing: { pollMs: 100, retryMs: 200, resyncMs: 60_000 } };
 
-const config: ProviderConfig = stored(
-  aProviderConfig({
-    name: "small",
-    providerRef: { name: PROVIDER },
-    supportedVersions: OFFERED,
-    defaultVersion: "1.33.3",
-  }),
-  { uid: "c0nf1g00-0000-4000-8000-000000000001", resourceVersion: "1" },
-);
-const profile = desiredClusterProfile(
-  config,
-  { providerName: PROVIDER, environment: ENVIRONMENT, backends: ["simulated"] },
-  OFFERED,
-  [],
-);
-const PROFILE = profile.metadata.name ?? "";
+const { config, profile, profileName: PROFILE } = planProviderConfig(OFFERED, "1.33.3");
 
 /** The two kinds, each planned over worlds of its own. */
 type CapiKind = "EngineCluster" | "EngineControlPlane";
@@ -125,9 +104,9 @@ const objectSeed: fc.Arbitrary<ObjectSeed> = fc.record({
 
 /** The simulated backend's pace: each command done at once or after a long time (time stands still). */
 const pace = fc.record({
-  provisionDelayMs: fc.constantFrom(0, LONG),
-  updateDelayMs: fc.constantFrom(0, LONG),
-  deleteDelayMs: fc.constantFrom(0, LONG),
+  provisionDelayMs: fc.constantFrom(0, PLAN_LONG),
+  updateDelayMs: fc.constantFrom(0, PLAN_LONG),
+  deleteDelayMs: fc.constantFrom(0, PLAN_LONG),
 });
 
 type ChangeSeed =
@@ -312,8 +291,8 @@ async function predictionHolds(
     kinds: [KINDS[kind].kind],
     kindSettings: { [kind]: { enabled: true, ...TIMING } },
     backend: new SimulatedBackend({ ...paced, clock }),
-    providerName: PROVIDER,
-    environment: ENVIRONMENT,
+    providerName: PLAN_PROVIDER,
+    environment: PLAN_ENVIRONMENT,
     clock,
     setupRuns: { [kind]: publishingInto(api, KINDS[kind].uidLabel) },
   };
@@ -323,7 +302,7 @@ async function predictionHolds(
     await engine.settle();
     seeds.forEach((seed, index) => {
       const live = api.get(resourceOfKind(kind), `${NAMESPACE}/o${index}`);
-      if (seed.deleted && live) markDeleted(api, live, AT);
+      if (seed.deleted && live) markDeleted(api, live, PLAN_AT);
     });
     await engine.settle();
     for (const object of api.objects()) {

@@ -18,9 +18,7 @@ import type { Cluster } from "../../../src/api/cluster.ts";
 import type { ClusterRequest } from "../../../src/api/cluster-request.ts";
 import { CLUSTER_REQUEST_ANNOTATIONS } from "../../../src/api/constants/cluster-request.ts";
 import { ANNOTATIONS, OPERATIONS, RESOURCES } from "../../../src/api/constants.ts";
-import type { ProviderConfig } from "../../../src/api/provider-config.ts";
 import type { SchedulerConfig } from "../../../src/api/scheduler-config.ts";
-import { desiredClusterProfile } from "../../../src/machines/cluster-profile/profile.ts";
 import { servedRequests } from "../../../src/machines/cluster-request/cluster-claims.ts";
 import type { ClusterRequestCommand } from "../../../src/machines/cluster-request/step.ts";
 import { SimulatedBackend } from "../../../src/providers/simulated.ts";
@@ -28,7 +26,7 @@ import { clusterKind } from "../../../src/runtime/kinds/cluster/kind.ts";
 import { clusterRequestKind } from "../../../src/runtime/kinds/cluster-request/kind.ts";
 import type { MachineKind } from "../../../src/runtime/machine-kind.ts";
 import type { PlanChange } from "../../../src/runtime/plan/plan.ts";
-import { aClusterRequest, aProviderConfig, stored } from "../../support/builders.ts";
+import { aClusterRequest, stored } from "../../support/builders.ts";
 import { MemoryApi } from "../../support/memory-api.ts";
 import { schedulingInto } from "../../support/memory-scheduler.ts";
 import {
@@ -37,29 +35,20 @@ import {
   type MemoryEngineOptions,
   markDeleted,
   memoryEngine,
+  PLAN_AT,
+  PLAN_ENVIRONMENT,
+  PLAN_LONG,
+  PLAN_PROVIDER,
+  planProviderConfig,
   stillClock,
 } from "../../support/plan-harness.ts";
 
-const PROVIDER = "engine-test";
-const ENVIRONMENT = "test";
 const NAMESPACE = "team";
-const AT = Date.parse("2026-11-28T12:00:00Z");
-const clock = stillClock(AT);
-const LONG = 600_000;
+const clock = stillClock(PLAN_AT);
 const OFFERED = [{ version: "1.33.3" }, { version: "1.32.7" }];
 const TIMING = { timing: { pollMs: 100, retryMs: 200, resyncMs: 60_000 } };
 
-const config: ProviderConfig = stored(
-  aProviderConfig({ name: "small", providerRef: { name: PROVIDER }, supportedVersions: OFFERED }),
-  { uid: "c0nf1g00-0000-4000-8000-000000000001", resourceVersion: "1" },
-);
-const profile = desiredClusterProfile(
-  config,
-  { providerName: PROVIDER, environment: ENVIRONMENT, backends: ["simulated"] },
-  OFFERED,
-  [],
-);
-const PROFILE = profile.metadata.name ?? "";
+const { config, profile, profileName: PROFILE } = planProviderConfig(OFFERED);
 
 /** A Shared purpose of at most `tenancyCount` requests per Cluster. */
 const limited = (tenancyCount: number) => ({
@@ -128,8 +117,8 @@ const requestSeed: fc.Arbitrary<RequestSeed> = fc.record({
 });
 
 const pace = fc.record({
-  provisionDelayMs: fc.constantFrom(0, LONG),
-  deleteDelayMs: fc.constantFrom(0, LONG),
+  provisionDelayMs: fc.constantFrom(0, PLAN_LONG),
+  deleteDelayMs: fc.constantFrom(0, PLAN_LONG),
 });
 
 type ChangeSeed =
@@ -258,10 +247,10 @@ async function predictionHolds(
       ClusterRequest: { ...TIMING, schedulerConfig: { current: () => scheduler, onChange: () => {} } },
     },
     backend: new SimulatedBackend({ ...paced, clock }),
-    providerName: PROVIDER,
-    environment: ENVIRONMENT,
+    providerName: PLAN_PROVIDER,
+    environment: PLAN_ENVIRONMENT,
     clock,
-    setupRuns: { ClusterRequest: schedulingInto(api, AT) },
+    setupRuns: { ClusterRequest: schedulingInto(api, PLAN_AT) },
   };
   const engine = await memoryEngine(api, options);
   try {
@@ -269,7 +258,7 @@ async function predictionHolds(
     await engine.settle();
     seeds.forEach((seed, index) => {
       const live = api.get(RESOURCES.ClusterRequest, `${NAMESPACE}/r${index}`);
-      if (seed.deleted && live) markDeleted(api, live, AT);
+      if (seed.deleted && live) markDeleted(api, live, PLAN_AT);
     });
     await engine.settle();
     for (const object of api.objects()) {

@@ -15,45 +15,33 @@ import type { Cluster } from "../../../src/api/cluster.ts";
 import { HIBERNATE_ANNOTATION } from "../../../src/api/constants/hibernation.ts";
 import { RESOURCES } from "../../../src/api/constants.ts";
 import type { ProviderConfig } from "../../../src/api/provider-config.ts";
-import { desiredClusterProfile } from "../../../src/machines/cluster-profile/profile.ts";
 import { rfc3339 } from "../../../src/machines/shared/rfc3339.ts";
 import { SimulatedBackend } from "../../../src/providers/simulated.ts";
 import { clusterKind } from "../../../src/runtime/kinds/cluster/kind.ts";
 import type { MachineKind } from "../../../src/runtime/machine-kind.ts";
 import type { PlanChange } from "../../../src/runtime/plan/plan.ts";
 import { applyChange } from "../../../src/runtime/plan/plan-changes.ts";
-import { aCluster, aProviderConfig, stored } from "../../support/builders.ts";
+import { aCluster, stored } from "../../support/builders.ts";
 import { MemoryApi } from "../../support/memory-api.ts";
-import { Branches, expectPlanPredictsEngine, memoryEngine, stillClock } from "../../support/plan-harness.ts";
+import {
+  Branches,
+  expectPlanPredictsEngine,
+  memoryEngine,
+  PLAN_AT,
+  PLAN_ENVIRONMENT,
+  PLAN_LONG,
+  PLAN_PROVIDER,
+  planProviderConfig,
+  stillClock,
+} from "../../support/plan-harness.ts";
 
-const PROVIDER = "engine-test";
-const ENVIRONMENT = "test";
 const NAMESPACE = "team";
-const AT = Date.parse("2026-11-28T12:00:00Z");
 /** Time stands still: every step of both sides is taken at the same instant. */
-const clock = stillClock(AT);
-const LONG = 600_000;
+const clock = stillClock(PLAN_AT);
 const OFFERED = [{ version: "1.33.3" }, { version: "1.32.7" }, { version: "1.31.1", deprecated: true }];
 const CLUSTER_TIMING = { Cluster: { timing: { pollMs: 100, retryMs: 200, resyncMs: 60_000 } } };
 
-const config: ProviderConfig = stored(
-  aProviderConfig({
-    name: "small",
-    providerRef: { name: PROVIDER },
-    supportedVersions: OFFERED,
-    defaultVersion: "1.33.3",
-  }),
-  { uid: "c0nf1g00-0000-4000-8000-000000000001", resourceVersion: "1" },
-);
-const profile = {
-  ...desiredClusterProfile(
-    config,
-    { providerName: PROVIDER, environment: ENVIRONMENT, backends: ["simulated"] },
-    OFFERED,
-    [],
-  ),
-};
-const PROFILE = profile.metadata.name ?? "";
+const { config, profile, profileName: PROFILE } = planProviderConfig(OFFERED, "1.33.3");
 
 /** One Cluster of a generated world. */
 interface ClusterSeed {
@@ -79,10 +67,10 @@ const seed: fc.Arbitrary<ClusterSeed> = fc.record({
   deleted: fc.boolean(),
 });
 const pace: fc.Arbitrary<Pace> = fc.record({
-  provisionDelayMs: fc.constantFrom(0, LONG),
-  updateDelayMs: fc.constantFrom(0, LONG),
-  deleteDelayMs: fc.constantFrom(0, LONG),
-  hibernateDelayMs: fc.constantFrom(0, LONG),
+  provisionDelayMs: fc.constantFrom(0, PLAN_LONG),
+  updateDelayMs: fc.constantFrom(0, PLAN_LONG),
+  deleteDelayMs: fc.constantFrom(0, PLAN_LONG),
+  hibernateDelayMs: fc.constantFrom(0, PLAN_LONG),
 });
 
 /** A change, by the index of the Cluster it is about (modulo the world's size). */
@@ -178,8 +166,8 @@ async function predictionHolds(seeds: readonly ClusterSeed[], paced: Pace, chang
   const world = {
     kinds: [clusterKind as MachineKind],
     kindSettings: CLUSTER_TIMING,
-    providerName: PROVIDER,
-    environment: ENVIRONMENT,
+    providerName: PLAN_PROVIDER,
+    environment: PLAN_ENVIRONMENT,
     clock,
   };
   const options = { ...world, backend };
@@ -187,7 +175,7 @@ async function predictionHolds(seeds: readonly ClusterSeed[], paced: Pace, chang
   try {
     // The world as the engine leaves it: settled, the Clusters asked to go marked for deletion and settled again.
     await engine.settle();
-    const now = rfc3339(AT);
+    const now = rfc3339(PLAN_AT);
     seeds.forEach((seeded, index) => {
       const live = api.get(RESOURCES.Cluster, `${NAMESPACE}/c${index}`);
       if (!seeded.deleted || !live) return;
