@@ -1,7 +1,7 @@
 /**
  * Sharded mode as operators run it: replicas as separate `run --sharding` processes on a real API server,
  * one simulated backend behind them all (a short delay), every backend call journaled with the replica
- * that made it. 1,500 Clusters split evenly; a replica killed with kill -9 mid-provisioning, another cut
+ * that made it. 900 Clusters split evenly; a replica killed with kill -9 mid-provisioning, another cut
  * off from the API server (a partition, through a TCP proxy), a new one joining; in the end every Cluster
  * Ready, each created at the backend exactly once, and no Cluster ever worked on by two replicas at once.
  */
@@ -29,14 +29,17 @@ import {
 import { startTcpProxyProcess, type TcpProxyProcess } from "../support/tcp-proxy-process.ts";
 
 const NAMESPACE = "fleet";
-const CLUSTERS = 1_500;
+/** 300 each: enough for the split's ±20 % to say something, without flooding one API server from three replicas. */
+const CLUSTERS = 900;
 /**
- * The engine's default Lease duration and renew deadline (a 1 s retry period, against 2 s, so changes are seen
- * sooner). With 10 s and 7 s, a replica the suite's other files starved of CPU missed its renew deadline and, as
- * designed, exited (2026-11-27).
+ * Twice the engine's default Lease duration and renew deadline (a 1 s retry period, against 2 s, so changes are
+ * seen sooner), as an operator sets them on a crowded node. A replica that misses its renew deadline exits, as
+ * designed (a Deployment would start it again): with 10 s and 7 s (2026-11-27), then with the defaults and 1,500
+ * Clusters beside a Cluster API file's Docker machines booting (load 21, 2026-11-29), one did, and every case after
+ * it failed.
  */
-const LEASE_MS = 15_000;
-const RENEW_DEADLINE_MS = 10_000;
+const LEASE_MS = 30_000;
+const RENEW_DEADLINE_MS = 20_000;
 const folder = mkdtempSync(join(tmpdir(), "sharding-"));
 
 let controlPlane: ControlPlane;
@@ -95,7 +98,7 @@ afterAll(async () => {
 });
 
 describe("three sharded replicas as processes", () => {
-  it("split 1,500 Clusters about evenly: each owns 500 ± 20 %", async () => {
+  it("split 900 Clusters about evenly: each owns 300 ± 20 %", async () => {
     await eventually(
       async () => {
         for (const name of ["a", "b", "c"]) expect(await members(get(name))).toEqual(["a", "b", "c"]);
@@ -193,7 +196,7 @@ describe("three sharded replicas as processes", () => {
     );
     for (const call of aOnC) expect(call.start).toBeGreaterThan(cEnd);
     await proxy.unblock();
-  }, 180_000);
+  }, 300_000);
 
   it("let a new replica take its share while the others go on working", async () => {
     const more = createClustersNamed("d", 300);
