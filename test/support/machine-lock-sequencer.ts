@@ -12,9 +12,11 @@
  * heavy files come after the others, while their assets build, in the order the stages they need are made.
  */
 import { existsSync } from "node:fs";
+import { relative } from "node:path";
 import { BaseSequencer, type TestSpecification } from "vitest/node";
 import { HEAVY_STAGES, heavyAssetsBuiltMarker, lastStageNeededBy } from "./heavy-assets.ts";
 import { locksOf, slotsOf } from "./machine-locks.ts";
+import { passedDurations } from "./passed-durations.ts";
 
 /** What a file without a recorded duration (a fresh machine) is taken to last, so that locks still keep apart. */
 export const UNKNOWN_DURATION_MS = 120_000;
@@ -86,8 +88,12 @@ export function lockHoldersApart<T>(
 export default class MachineLockSequencer extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
     const sorted = await super.sort(files);
+    // The last passing run's duration first (a failed run's says how long its timeouts were), then vitest's.
+    const passed = passedDurations();
     const durationOf = (spec: TestSpecification) =>
-      this.ctx.cache.getTestSpecificationResult(spec)?.duration ?? UNKNOWN_DURATION_MS;
+      passed(spec.project.name, relative(spec.project.config.root, spec.moduleId)) ??
+      this.ctx.cache.getTestSpecificationResult(spec)?.duration ??
+      UNKNOWN_DURATION_MS;
     const play = (specs: TestSpecification[]) =>
       lockHoldersApart(specs, {
         workers: specs[0]?.project.config.maxWorkers ?? 1,

@@ -9,6 +9,7 @@ import { loadavg } from "node:os";
 import { join } from "node:path";
 import type { Reporter, TestModule } from "vitest/node";
 import { machineCache } from "./machine-cache.ts";
+import { recordPassedDurations } from "./passed-durations.ts";
 
 export const TIMELINE_ENV = "OPENMCP_TEST_TIMELINE";
 
@@ -75,6 +76,14 @@ export default class TimelineReporter implements Reporter {
   }
 
   onTestRunEnd(): void {
+    recordPassedDurations(
+      this.#entries.map((entry) => ({
+        project: entry.project,
+        file: entry.file,
+        ms: (entry.end - entry.start) * 1_000,
+        passed: entry.state === "passed",
+      })),
+    );
     const file =
       this.#asked ?? (this.#entries.length >= KEPT_FROM_FILES ? keptTimeline(this.#runStart) : undefined);
     if (file) writeFileSync(file, `${JSON.stringify(this.#entries, null, 1)}\n`);
