@@ -7,8 +7,9 @@
  *    type, which the KubeadmControlPlane then owns, so they go with the Cluster). kubeadm starts the clone with them.
  * 2. Once Cluster API has the clone ready: its control-plane machine's etcd is rolled back to the snapshot's data and
  *    the clone's own names put back (shared/kubeadm-node-snapshots.ts), then kubelet restarted in its other machines
- *    so they register again (the restored data knows only the original's Nodes). Until then `observe` says the
- *    clone is still being made.
+ *    so they register again (the restored data knows only the original's Nodes), and each Node given what CAPD and
+ *    kubeadm gave it when it was made (see {@link NODES_SCRIPT}). Until then `observe` says the clone is still being
+ *    made.
  * Each step is safe to run again: a staged clone stays staged across a restart, Secrets that exist are kept.
  */
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -35,6 +36,32 @@ const CAPI_KEY_SECRETS: Readonly<Record<string, { readonly crt: string; readonly
   sa: { crt: "sa.pub", key: "sa.key" },
   proxy: { crt: "front-proxy-ca.crt", key: "front-proxy-ca.key" },
 };
+
+/**
+ * What the clone's Nodes had before the rollback, given again to the Nodes its kubelets register after it (the restored
+ * data holds the original's Nodes, not these): each Node's `spec.providerID`, by which Cluster API finds a Machine's
+ * Node (CAPD sets it once, when it provisions the machine; without it the Machines stay not Ready, "cannot find node
+ * with matching ProviderID"), and the control-plane label and taint of kubeadm's mark-control-plane phase (a
+ * control-plane Machine is not Ready without them), from the machine's own kubeadm configuration. Run in the
+ * control-plane machine with the Nodes' names (CAPD names a machine's Node and container alike) as arguments.
+ */
+const NODES_SCRIPT = `set -eu
+export KUBECONFIG=/etc/kubernetes/admin.conf
+for node in "$@"; do
+  i=0
+  until kubectl get node "$node" >/dev/null 2>&1; do
+    i=$((i + 1)); [ $i -le 180 ] || { echo "Node $node did not register again within 180 s of the restore" >&2; exit 1; }
+    sleep 1
+  done
+  [ -n "$(kubectl get node "$node" -o jsonpath='{.spec.providerID}')" ] ||
+    kubectl patch node "$node" --type=merge -p '{"spec":{"providerID":"docker:////'"$node"'"}}' >/dev/null
+done
+if [ -f /run/kubeadm/kubeadm.yaml ]; then
+  kubeadm init phase mark-control-plane --config /run/kubeadm/kubeadm.yaml >/dev/null
+else
+  kubeadm init phase mark-control-plane --node-name "$(hostname)" >/dev/null
+fi
+`;
 
 /** Marks a staged clone (the snapshot's name inside). */
 const STAGED = "staged";
@@ -98,7 +125,8 @@ export class CapiClones {
 
   /**
    * Step 2: the made clone of Cluster `uid` given the snapshot's data in its control-plane machine `controlPlane`,
-   * then kubelet restarted in its `others`; the staging goes.
+   * then kubelet restarted in its `others` and every Node given its provider id and kubeadm's marks again; the
+   * staging goes.
    */
   async finish(
     uid: string,
@@ -109,8 +137,9 @@ export class CapiClones {
   ): Promise<void> {
     const folder = this.#at(uid);
     await seedCloneNode(run, controlPlane, join(folder, NODE_ETCD_SNAPSHOT_FILE), etcdutl);
-    for (const machine of others.filter((m) => m.running && m.role !== "external-load-balancer"))
-      await run(["exec", machine.name, "systemctl", "restart", "kubelet"]);
+    const nodes = others.filter((m) => m.running && m.role !== "external-load-balancer").map((m) => m.name);
+    for (const node of nodes) await run(["exec", node, "systemctl", "restart", "kubelet"]);
+    await run(["exec", controlPlane, "sh", "-c", NODES_SCRIPT, "sh", controlPlane, ...nodes]);
     rmSync(folder, { recursive: true, force: true });
   }
 
