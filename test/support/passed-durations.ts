@@ -36,8 +36,10 @@ export function recordPassedDurations(run: readonly FileDuration[], path = passe
   const kept = read(path);
   for (const entry of run) if (entry.passed) kept[keyOf(entry.project, entry.file)] = Math.round(entry.ms);
   mkdirSync(dirname(path), { recursive: true });
-  writeFileSync(`${path}.partial`, `${JSON.stringify(kept, null, 1)}\n`);
-  renameSync(`${path}.partial`, path);
+  // Whole or not at all, and two runs at once (a file run beside the suite) never share the file being written.
+  const partial = `${path}.${process.pid}.partial`;
+  writeFileSync(partial, `${JSON.stringify(kept, null, 1)}\n`);
+  renameSync(partial, path);
 }
 
 /** The kept durations, as a lookup by project and file (undefined for a file that never passed here). */
