@@ -25,48 +25,41 @@ interface Command {
   readonly usage: string;
 }
 
+/** A command's module by the convention most follow: its entry exported as `name`, its usage text as `<name>Usage`. */
+type CommandModule<Name extends string> = Record<Name, (args: string[]) => Promise<void>> &
+  Record<`${Name}Usage`, string>;
+
+/** The command `name` of the module `load` imports, loaded on demand. */
+function onDemand<const Name extends string>(
+  name: Name,
+  load: () => Promise<CommandModule<Name>>,
+): () => Promise<Command> {
+  return async () => {
+    const module = await load();
+    const entries: Record<Name, Command["run"]> = module;
+    const usages: Record<`${Name}Usage`, string> = module;
+    return { run: entries[name], usage: usages[`${name}Usage` as const] };
+  };
+}
+
 // Loaded on demand: `run` never pays for the control plane of `up` or the diagram layout of `statecharts`.
 const commands: Record<string, () => Promise<Command>> = {
-  up: async () => {
-    const { up, upUsage } = await import("./up.ts");
-    return { run: up, usage: upUsage };
-  },
-  run: async () => {
-    const { run, runUsage } = await import("./run.ts");
-    return { run, usage: runUsage };
-  },
-  statecharts: async () => {
-    const { statecharts, statechartsUsage } = await import("./statecharts.ts");
-    return { run: statecharts, usage: statechartsUsage };
-  },
-  init: async () => {
-    const { init, initUsage } = await import("./init.ts");
-    return { run: init, usage: initUsage };
-  },
-  explain: async () => {
-    const { explain, explainUsage } = await import("./explain.ts");
-    return { run: (args) => explain(args), usage: explainUsage };
-  },
+  up: onDemand("up", () => import("./up.ts")),
+  run: onDemand("run", () => import("./run.ts")),
+  statecharts: onDemand("statecharts", () => import("./statecharts.ts")),
+  init: onDemand("init", () => import("./init.ts")),
+  explain: onDemand("explain", () => import("./explain.ts")),
   plan: async () => {
     const { planCommand, planUsage } = await import("./plan.ts");
     return { run: async (args) => void (await planCommand(args)), usage: planUsage };
   },
-  move: async () => {
-    const { move, moveUsage } = await import("./move.ts");
-    return { run: move, usage: moveUsage };
-  },
-  landscape: async () => {
-    const { landscape, landscapeUsage } = await import("./landscape/landscape.ts");
-    return { run: landscape, usage: landscapeUsage };
-  },
+  move: onDemand("move", () => import("./move.ts")),
+  landscape: onDemand("landscape", () => import("./landscape/landscape.ts")),
   "capi-components": async () => {
     const { printCapiComponents, capiComponentsUsage } = await import("./capi-components.ts");
     return { run: async (args) => printCapiComponents(args), usage: capiComponentsUsage };
   },
-  "new-backend": async () => {
-    const { newBackend, newBackendUsage } = await import("./new-backend.ts");
-    return { run: newBackend, usage: newBackendUsage };
-  },
+  "new-backend": onDemand("newBackend", () => import("./new-backend.ts")),
 };
 
 async function main(argv: string[]): Promise<void> {

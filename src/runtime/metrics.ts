@@ -1,8 +1,11 @@
 /** Prometheus metrics under the names Kubernetes operators already scrape (controller-runtime's), plus ours. */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 import type { WorkQueueObserver } from "./controllers/work-queue.ts";
+import { scrapedGauge } from "./scraped-gauge.ts";
 
 const seconds = (ms: number) => ms / 1_000;
+/** The labels of a work queue's metrics: the queue, named for its controller, and the controller. */
+const QUEUE_LABELS = ["name", "controller"] as const;
 const latencyBuckets = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 
 /** The engine's metrics in a registry of their own (no global state). */
@@ -30,7 +33,7 @@ export class EngineMetrics {
   readonly #adds = new Counter({
     name: "workqueue_adds_total",
     help: "Total number of adds handled by workqueue",
-    labelNames: ["name", "controller"] as const,
+    labelNames: QUEUE_LABELS,
     registers: [this.registry],
   });
   readonly #depthSources = new Map<string, () => number>();
@@ -40,21 +43,21 @@ export class EngineMetrics {
   readonly #queueDuration = new Histogram({
     name: "workqueue_queue_duration_seconds",
     help: "How long in seconds an item stays in workqueue before being requested",
-    labelNames: ["name", "controller"] as const,
+    labelNames: QUEUE_LABELS,
     buckets: latencyBuckets,
     registers: [this.registry],
   });
   readonly #workDuration = new Histogram({
     name: "workqueue_work_duration_seconds",
     help: "How long in seconds processing an item from workqueue takes",
-    labelNames: ["name", "controller"] as const,
+    labelNames: QUEUE_LABELS,
     buckets: latencyBuckets,
     registers: [this.registry],
   });
   readonly #retries = new Counter({
     name: "workqueue_retries_total",
     help: "Total number of retries handled by workqueue",
-    labelNames: ["name", "controller"] as const,
+    labelNames: QUEUE_LABELS,
     registers: [this.registry],
   });
   readonly #leader = new Gauge({
@@ -103,63 +106,61 @@ export class EngineMetrics {
     // Gauges that mirror live state are read at scrape time, never kept up to date by hand.
     const depthSources = this.#depthSources;
     const objectSources = this.#objectSources;
-    new Gauge({
-      name: "workqueue_depth",
-      help: "Current depth of workqueue",
-      labelNames: ["name", "controller"] as const,
-      registers: [this.registry],
-      collect() {
-        for (const [controller, read] of depthSources) this.set({ name: controller, controller }, read());
-      },
-    });
+    scrapedGauge(
+      this.registry,
+      { name: "workqueue_depth", help: "Current depth of workqueue", labelNames: QUEUE_LABELS },
+      () => [...depthSources].map(([controller, read]) => [{ name: controller, controller }, read()]),
+    );
     // controller-runtime's stuck-worker signals, from how long each in-flight reconcile has been running.
     const runningSources = this.#runningSources;
-    new Gauge({
-      name: "workqueue_unfinished_work_seconds",
-      help: "How many seconds of work has been done that is in progress and hasn't been observed by work_duration. Large values indicate stuck threads. One can deduce the number of stuck threads by observing the rate at which this increases.",
-      labelNames: ["name", "controller"] as const,
-      registers: [this.registry],
-      collect() {
-        for (const [controller, read] of runningSources) {
-          const total = read().reduce((sum, ms) => sum + ms, 0);
-          this.set({ name: controller, controller }, seconds(total));
-        }
+    scrapedGauge(
+      this.registry,
+      {
+        name: "workqueue_unfinished_work_seconds",
+        help: "How many seconds of work has been done that is in progress and hasn't been observed by work_duration. Large values indicate stuck threads. One can deduce the number of stuck threads by observing the rate at which this increases.",
+        labelNames: QUEUE_LABELS,
       },
-    });
-    new Gauge({
-      name: "workqueue_longest_running_processor_seconds",
-      help: "How many seconds has the longest running processor for workqueue been running.",
-      labelNames: ["name", "controller"] as const,
-      registers: [this.registry],
-      collect() {
-        for (const [controller, read] of runningSources) {
-          this.set({ name: controller, controller }, seconds(Math.max(0, ...read())));
-        }
+      () =>
+        [...runningSources].map(([controller, read]) => [
+          { name: controller, controller },
+          seconds(read().reduce((sum, ms) => sum + ms, 0)),
+        ]),
+    );
+    scrapedGauge(
+      this.registry,
+      {
+        name: "workqueue_longest_running_processor_seconds",
+        help: "How many seconds has the longest running processor for workqueue been running.",
+        labelNames: QUEUE_LABELS,
       },
-    });
+      () =>
+        [...runningSources].map(([controller, read]) => [
+          { name: controller, controller },
+          seconds(Math.max(0, ...read())),
+        ]),
+    );
     const cacheSources = this.#cacheSources;
-    new Gauge({
-      name: "openmcp_engine_informer_cache_objects",
-      help: "Objects held in each informer cache",
-      labelNames: ["cache"] as const,
-      registers: [this.registry],
-      collect() {
-        this.reset();
-        for (const read of cacheSources) for (const { cache, count } of read()) this.set({ cache }, count);
+    scrapedGauge(
+      this.registry,
+      {
+        name: "openmcp_engine_informer_cache_objects",
+        help: "Objects held in each informer cache",
+        labelNames: ["cache"],
       },
-    });
-    new Gauge({
-      name: "openmcp_engine_objects",
-      help: "Objects this provider is responsible for, by kind and status.phase",
-      labelNames: ["kind", "phase"] as const,
-      registers: [this.registry],
-      collect() {
-        this.reset();
-        for (const read of objectSources) {
-          for (const { kind, phase, count } of read()) this.set({ kind, phase }, count);
-        }
+      () => cacheSources.flatMap((read) => read().map(({ cache, count }) => [{ cache }, count] as const)),
+    );
+    scrapedGauge(
+      this.registry,
+      {
+        name: "openmcp_engine_objects",
+        help: "Objects this provider is responsible for, by kind and status.phase",
+        labelNames: ["kind", "phase"],
       },
-    });
+      () =>
+        objectSources.flatMap((read) =>
+          read().map(({ kind, phase, count }) => [{ kind, phase }, count] as const),
+        ),
+    );
   }
 
   /**
@@ -170,27 +171,27 @@ export class EngineMetrics {
     members: () => { readonly self: string; readonly members: readonly string[] },
     owned: () => ReadonlyArray<{ controller: string; count: number }>,
   ): void {
-    new Gauge({
-      name: "openmcp_engine_shard_members",
-      help: "Live replicas of the shard ring as this replica sees them (1 per member; self=true for this replica)",
-      labelNames: ["identity", "self"] as const,
-      registers: [this.registry],
-      collect() {
-        this.reset();
+    scrapedGauge(
+      this.registry,
+      {
+        name: "openmcp_engine_shard_members",
+        help: "Live replicas of the shard ring as this replica sees them (1 per member; self=true for this replica)",
+        labelNames: ["identity", "self"],
+      },
+      () => {
         const view = members();
-        for (const identity of view.members) this.set({ identity, self: String(identity === view.self) }, 1);
+        return view.members.map((identity) => [{ identity, self: String(identity === view.self) }, 1]);
       },
-    });
-    new Gauge({
-      name: "openmcp_engine_shard_owned_objects",
-      help: "Objects of each controller that the shard ring gives this replica",
-      labelNames: ["controller"] as const,
-      registers: [this.registry],
-      collect() {
-        this.reset();
-        for (const { controller, count } of owned()) this.set({ controller }, count);
+    );
+    scrapedGauge(
+      this.registry,
+      {
+        name: "openmcp_engine_shard_owned_objects",
+        help: "Objects of each controller that the shard ring gives this replica",
+        labelNames: ["controller"],
       },
-    });
+      () => owned().map(({ controller, count }) => [{ controller }, count]),
+    );
   }
 
   /**

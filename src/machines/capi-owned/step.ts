@@ -19,6 +19,7 @@ import { profileReference } from "../cluster-profile/profile-reference.ts";
 import type { FinalizerWish } from "../shared/finalizer.ts";
 import { type ActionContext, kindStep } from "../shared/kind-step.ts";
 import type { MachineStep } from "../shared/machine-step.ts";
+import { storedState } from "../shared/stored-state.ts";
 import type {
   CapiOwnedCommand,
   CapiOwnedContract,
@@ -37,10 +38,7 @@ import {
 } from "./status.ts";
 
 /** The machine state an object stores in `status.state` (`pending` before the first step). */
-function readStoredState(object: { readonly status?: { readonly state?: string } | undefined }): string {
-  const state = object.status?.state;
-  return typeof state === "string" && state !== "" ? state : "pending";
-}
+const readStoredState = storedState("pending");
 
 /** The endpoints a step works with: the one the contract publishes (the spec's once set), the backend's now. */
 interface PublishedEndpoints {

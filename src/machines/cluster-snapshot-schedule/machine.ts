@@ -8,6 +8,11 @@ import { type ClusterScheduleFacts, isSound, scheduleGuards } from "../shared/cl
 import type { EventRecord } from "../shared/machine-step.ts";
 import { PHASE_TAG, REQUEUE } from "../shared/machine-tags.ts";
 import { type ObservedEvent, observedMachineTypes, whenObserved } from "../shared/observed-guard.ts";
+import {
+  actingScheduleState,
+  invalidScheduleState,
+  restingScheduleState,
+} from "../shared/schedule-states.ts";
 
 /** The snapshots this engine made for one time due (kept in memory until the status records it). */
 export interface CreatedSlot {
@@ -56,29 +61,20 @@ export const clusterSnapshotScheduleMachine = setup({
   context: {},
   initial: "scheduled",
   states: {
-    scheduled: {
-      description:
-        "At rest: the latest time due has its snapshots and nothing is beyond keep; looks again at the next time due.",
-      tags: [REQUEUE.resync, `${PHASE_TAG}Scheduled`],
-      always: [
-        { guard: "isInvalid", target: "invalid" },
-        { guard: "isDue", target: "taking" },
-        { guard: "hasExpired", target: "pruning" },
-      ],
-    },
-    taking: {
+    scheduled: restingScheduleState(
+      "At rest: the latest time due has its snapshots and nothing is beyond keep; looks again at the next time due.",
+      "taking",
+      { guard: "hasExpired", target: "pruning" },
+    ),
+    taking: actingScheduleState({
+      state: "taking",
       description:
         "A time due newer than the last one taken (at once if it was missed): a ClusterSnapshot of each selected Cluster is made, owned by the schedule.",
-      tags: [REQUEUE.poll, `${PHASE_TAG}Taking`],
-      entry: ["createSnapshots"],
-      on: { observed: { guard: "isDue", target: "taking", reenter: true } },
-      always: [
-        { guard: "isInvalid", target: "invalid" },
-        { guard: "isCreated", target: "scheduled", actions: [recordEvent(CREATED_EVENT)] },
-        // `every` changed so that nothing is due any more: back to rest, nothing made.
-        { guard: "isSettled", target: "scheduled" },
-      ],
-    },
+      phase: "Taking",
+      action: "createSnapshots",
+      acted: "isCreated",
+      event: CREATED_EVENT,
+    }),
     pruning: {
       description:
         "Per Cluster, snapshots beyond the newest keep complete ones (never the newest) are deleted; each removes its data before it goes.",
@@ -91,11 +87,8 @@ export const clusterSnapshotScheduleMachine = setup({
         { guard: "isPruned", target: "scheduled" },
       ],
     },
-    invalid: {
-      description:
-        "every does not parse or is shorter than 1m, or keep is below 1: nothing is taken or deleted until it is fixed.",
-      tags: [REQUEUE.resync, `${PHASE_TAG}Invalid`],
-      always: [{ guard: "isValid", target: "scheduled" }],
-    },
+    invalid: invalidScheduleState(
+      "every does not parse or is shorter than 1m, or keep is below 1: nothing is taken or deleted until it is fixed.",
+    ),
   },
 });

@@ -1,10 +1,7 @@
 /** The ClusterSnapshotSchedule's pure step, on the engine's generic step: only what is the kind's own. */
 import type { Cluster } from "../../api/cluster.ts";
 import type { ClusterSnapshot } from "../../api/cluster-snapshot.ts";
-import type {
-  ClusterSnapshotSchedule,
-  ClusterSnapshotScheduleStatus,
-} from "../../api/cluster-snapshot-schedule.ts";
+import type { ClusterSnapshotSchedule } from "../../api/cluster-snapshot-schedule.ts";
 import {
   CLUSTER_SNAPSHOT_API_VERSION,
   CLUSTER_SNAPSHOT_KIND,
@@ -18,12 +15,12 @@ import {
   SNAPSHOT_SCHEDULE_REASONS,
 } from "../../api/constants/cluster-snapshot-schedule.ts";
 import { parseDuration } from "../../api/duration.ts";
-import { scheduleStatus, untilNextTimeDue } from "../shared/cluster-schedule.ts";
+import { type ScheduleStepBasics, scheduleStatus, untilNextTimeDue } from "../shared/cluster-schedule.ts";
 import { selectedNames } from "../shared/cluster-selection.ts";
-import { type KindStep, kindStep, type StepBasics } from "../shared/kind-step.ts";
 import type { EventRecord } from "../shared/machine-step.ts";
 import { namesShown } from "../shared/names-shown.ts";
 import { rfc3339 } from "../shared/rfc3339.ts";
+import { storedStateStep } from "../shared/stored-state.ts";
 import { type CreatedSlot, clusterSnapshotScheduleMachine, type SnapshotScheduleFacts } from "./machine.ts";
 import { expiredSnapshots } from "./retention.ts";
 import { scheduleProblems, slotStamp, slotsAt } from "./slots.ts";
@@ -37,7 +34,7 @@ export type SnapshotScheduleCommand =
   | { readonly kind: "delete"; readonly names: readonly string[] };
 
 /** What one step is given: the schedule, the Clusters and its snapshots in its namespace, what this engine did, and `nowMs`. */
-export interface SnapshotScheduleStepInput extends StepBasics {
+export interface SnapshotScheduleStepInput extends ScheduleStepBasics {
   readonly object: ClusterSnapshotSchedule;
   readonly clusters: readonly Cluster[];
   /** The ClusterSnapshots labelled with this schedule's name in its namespace. */
@@ -46,7 +43,6 @@ export interface SnapshotScheduleStepInput extends StepBasics {
   readonly created?: CreatedSlot;
   /** Snapshots this engine deleted whose deletion the cache may not show yet: not named again. */
   readonly deleted?: readonly string[];
-  readonly nowMs: number;
 }
 
 /** The ClusterSnapshot of `cluster` for the time due `slotMs`: named, labelled and owned so retention finds it. */
@@ -133,23 +129,12 @@ function eventOf(
 }
 
 /** One step of a schedule: the generic step with the kind's own parts. */
-export const stepClusterSnapshotSchedule: (
-  input: SnapshotScheduleStepInput,
-) => KindStep<
-  ClusterSnapshotSchedule,
-  ClusterSnapshotScheduleStatus,
-  SnapshotScheduleCommand,
-  SnapshotScheduleFacts
-> = kindStep<
+export const stepClusterSnapshotSchedule = storedStateStep<
   SnapshotScheduleStepInput,
-  ClusterSnapshotSchedule,
   SnapshotScheduleFacts,
-  SnapshotScheduleCommand,
-  ClusterSnapshotScheduleStatus
+  SnapshotScheduleCommand
 >({
   machine: clusterSnapshotScheduleMachine,
-  object: (input) => input.object,
-  readState: (object) => object.status?.state || "scheduled",
   facts: snapshotScheduleFacts,
   finalizer: SNAPSHOT_SCHEDULE_FINALIZER,
   actions: {

@@ -13,9 +13,10 @@ import {
   type SnapshotStorageFailure,
 } from "../../api/control-plane-snapshot.ts";
 import { mergeConditions } from "../shared/conditions.ts";
-import { type KindStep, kindStep, type StepBasics } from "../shared/kind-step.ts";
+import type { StepBasics } from "../shared/kind-step.ts";
 import type { EventRecord } from "../shared/machine-step.ts";
 import { namesShown } from "../shared/names-shown.ts";
+import { storedStateStep } from "../shared/stored-state.ts";
 import { recordedLocation, recordedReference, snapshotReference } from "./location.ts";
 import {
   clusterSnapshotMachine,
@@ -221,18 +222,8 @@ function eventOf(record: EventRecord, input: SnapshotStepInput, facts: SnapshotF
 }
 
 /** One step of a snapshot: the generic step with the kind's own parts. */
-export const stepClusterSnapshot: (
-  input: SnapshotStepInput,
-) => KindStep<ClusterSnapshot, ClusterSnapshotStatus, SnapshotCommand, SnapshotFacts> = kindStep<
-  SnapshotStepInput,
-  ClusterSnapshot,
-  SnapshotFacts,
-  SnapshotCommand,
-  ClusterSnapshotStatus
->({
+export const stepClusterSnapshot = storedStateStep<SnapshotStepInput, SnapshotFacts, SnapshotCommand>({
   machine: clusterSnapshotMachine,
-  object: (input) => input.object,
-  readState: (object) => object.status?.state || "pending",
   facts: snapshotFacts,
   finalizer: SNAPSHOT_FINALIZER,
   actions: {

@@ -1,11 +1,15 @@
 /** The HibernationSchedule statechart: scheduled ⇄ applying, invalid. Pure: no I/O, no clock (now is a fact). */
 import { setup } from "xstate";
 import type { ScheduledEvent } from "../../api/hibernation-schedule.ts";
-import { actionsAsData, recordEvent } from "../shared/actions-as-data.ts";
+import { actionsAsData } from "../shared/actions-as-data.ts";
 import { type ClusterScheduleFacts, scheduleGuards } from "../shared/cluster-schedule.ts";
 import type { EventRecord } from "../shared/machine-step.ts";
-import { PHASE_TAG, REQUEUE } from "../shared/machine-tags.ts";
 import { type ObservedEvent, observedMachineTypes, whenObserved } from "../shared/observed-guard.ts";
+import {
+  actingScheduleState,
+  invalidScheduleState,
+  restingScheduleState,
+} from "../shared/schedule-states.ts";
 
 /** What one look at a schedule knows, level-based: the schedule's facts, and its events. */
 export interface ScheduleFacts extends ClusterScheduleFacts {
@@ -43,37 +47,21 @@ export const hibernationScheduleMachine = setup({
   context: {},
   initial: "scheduled",
   states: {
-    scheduled: {
-      description:
-        "At rest: the latest event of the timetable is applied (or there is none yet); looks again at the next event.",
-      tags: [REQUEUE.resync, `${PHASE_TAG}Scheduled`],
-      always: [
-        { guard: "isInvalid", target: "invalid" },
-        { guard: "isDue", target: "applying" },
-      ],
-    },
-    applying: {
+    scheduled: restingScheduleState(
+      "At rest: the latest event of the timetable is applied (or there is none yet); looks again at the next event.",
+      "applying",
+    ),
+    applying: actingScheduleState({
+      state: "applying",
       description:
         "An event newer than the last applied one: the hibernate annotation is written on every selected Cluster.",
-      tags: [REQUEUE.poll, `${PHASE_TAG}Applying`],
-      entry: ["writeAnnotations"],
-      on: { observed: { guard: "isDue", target: "applying", reenter: true } },
-      always: [
-        { guard: "isInvalid", target: "invalid" },
-        {
-          guard: "isApplied",
-          target: "scheduled",
-          actions: [recordEvent(APPLIED_EVENT)],
-        },
-        // The timetable changed so that nothing is due any more: back to rest, nothing written.
-        { guard: "isSettled", target: "scheduled" },
-      ],
-    },
-    invalid: {
-      description:
-        "A cron or time zone of the timetable does not parse: nothing is applied until it is fixed.",
-      tags: [REQUEUE.resync, `${PHASE_TAG}Invalid`],
-      always: [{ guard: "isValid", target: "scheduled" }],
-    },
+      phase: "Applying",
+      action: "writeAnnotations",
+      acted: "isApplied",
+      event: APPLIED_EVENT,
+    }),
+    invalid: invalidScheduleState(
+      "A cron or time zone of the timetable does not parse: nothing is applied until it is fixed.",
+    ),
   },
 });

@@ -4,19 +4,13 @@ import {
   APPLY_FAILED_REASON,
   HIBERNATION_SCHEDULE_REASONS,
 } from "../../api/constants/hibernation-schedule.ts";
-import type {
-  HibernationSchedule,
-  HibernationScheduleStatus,
-  ScheduleAction,
-  ScheduledEvent,
-} from "../../api/hibernation-schedule.ts";
-import { scheduleStatus, untilNextTimeDue } from "../shared/cluster-schedule.ts";
+import type { HibernationSchedule, ScheduleAction, ScheduledEvent } from "../../api/hibernation-schedule.ts";
+import { type ScheduleStepBasics, scheduleStatus, untilNextTimeDue } from "../shared/cluster-schedule.ts";
 import { selectedNames } from "../shared/cluster-selection.ts";
-import { type KindStep, kindStep, type StepBasics } from "../shared/kind-step.ts";
 import type { EventRecord } from "../shared/machine-step.ts";
-import type { RequeueTiming } from "../shared/machine-tags.ts";
 import { namesShown } from "../shared/names-shown.ts";
 import { rfc3339 } from "../shared/rfc3339.ts";
+import { storedStateStep } from "../shared/stored-state.ts";
 import { hibernationScheduleMachine, type ScheduleFacts } from "./machine.ts";
 import { timetableAt, timetableProblems } from "./timetable.ts";
 
@@ -32,13 +26,11 @@ export interface AnnotateCommand {
 }
 
 /** What one step is given: the schedule, the Clusters of its namespace, what this engine last wrote, and `nowMs`. */
-export interface ScheduleStepInput extends StepBasics {
+export interface ScheduleStepInput extends ScheduleStepBasics {
   readonly object: HibernationSchedule;
   readonly clusters: readonly Cluster[];
   /** The event this engine last wrote on the schedule's Clusters (kept in memory until the status records it). */
   readonly written?: ScheduledEvent & { readonly clusters: readonly string[] };
-  readonly nowMs: number;
-  readonly timing?: RequeueTiming;
 }
 
 /** The time of an event in ms (an unreadable time counts as never). */
@@ -96,18 +88,8 @@ export function appliedEvent(
 }
 
 /** One step of a schedule: the generic step with the kind's own parts. */
-export const stepHibernationSchedule: (
-  input: ScheduleStepInput,
-) => KindStep<HibernationSchedule, HibernationScheduleStatus, AnnotateCommand, ScheduleFacts> = kindStep<
-  ScheduleStepInput,
-  HibernationSchedule,
-  ScheduleFacts,
-  AnnotateCommand,
-  HibernationScheduleStatus
->({
+export const stepHibernationSchedule = storedStateStep<ScheduleStepInput, ScheduleFacts, AnnotateCommand>({
   machine: hibernationScheduleMachine,
-  object: (input) => input.object,
-  readState: (object) => object.status?.state || "scheduled",
   facts: scheduleFacts,
   finalizer: SCHEDULE_FINALIZER,
   actions: {

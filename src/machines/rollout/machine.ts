@@ -3,9 +3,10 @@
  * no clock. `applying` is a settings run's last step: its ProviderConfig is given the new settings.
  */
 import { setup } from "xstate";
+import { actionsAsData, recordEvent } from "../shared/actions-as-data.ts";
 import type { EventRecord } from "../shared/machine-step.ts";
 import { PHASE_TAG, REQUEUE } from "../shared/machine-tags.ts";
-import { type ObservedEvent, whenObserved } from "../shared/observed-guard.ts";
+import { type ObservedEvent, observedMachineTypes, whenObserved } from "../shared/observed-guard.ts";
 import type { RunProgress } from "./progress.ts";
 
 /** What one look at a rollout knows, level-based. */
@@ -35,9 +36,17 @@ const HALTED: EventRecord = { type: "Warning", reason: "Halted", message: "" };
 const SUCCEEDED: EventRecord = { type: "Normal", reason: "Succeeded", message: "" };
 const ABORTED: EventRecord = { type: "Normal", reason: "Aborted", message: "" };
 
+/** Where a run that is under way (progressing, paused) goes first: aborted, halted, done, or on to its settings. */
+const RUN_EXITS = [
+  { guard: "isAborted", target: "aborted", actions: [recordEvent(ABORTED)] },
+  { guard: "hasFailure", target: "halted", actions: [recordEvent(HALTED)] },
+  { guard: "isComplete", target: "succeeded", actions: [recordEvent(SUCCEEDED)] },
+  { guard: "hasSettingsToApply", target: "applying" },
+] as const;
+
 /** The machine: named guards and actions, then the chart. */
 export const rolloutMachine = setup({
-  types: { context: {} as Record<string, never>, events: {} as RolloutEvent },
+  types: observedMachineTypes<RolloutFacts>(),
   guards: {
     isAborted: when((facts) => facts.aborted),
     isStartable: when((facts) => facts.startable && facts.problem === undefined),
@@ -77,15 +86,7 @@ export const rolloutMachine = setup({
         facts.progress.failure === undefined,
     ),
   },
-  actions: {
-    // Never executed here: transition() returns them as data for the step to translate.
-    changeClusters: () => {},
-    snapshotClusters: () => {},
-    applySettings: () => {},
-    addFinalizer: () => {},
-    removeFinalizer: () => {},
-    recordEvent: (_, _params: EventRecord) => {},
-  },
+  actions: actionsAsData("changeClusters", "snapshotClusters", "applySettings"),
 }).createMachine({
   id: "rollout",
   context: {},
@@ -95,8 +96,8 @@ export const rolloutMachine = setup({
       description: "Not started: waits for gates.notBefore; the target set is frozen when it starts.",
       tags: [REQUEUE.resync, `${PHASE_TAG}Pending`],
       always: [
-        { guard: "isAborted", target: "aborted", actions: [{ type: "recordEvent", params: ABORTED }] },
-        { guard: "isStartable", target: "progressing", actions: [{ type: "recordEvent", params: STARTED }] },
+        { guard: "isAborted", target: "aborted", actions: [recordEvent(ABORTED)] },
+        { guard: "isStartable", target: "progressing", actions: [recordEvent(STARTED)] },
       ],
     },
     progressing: {
@@ -111,24 +112,12 @@ export const rolloutMachine = setup({
           { guard: "needsSnapshots", actions: [{ type: "snapshotClusters" }] },
         ],
       },
-      always: [
-        { guard: "isAborted", target: "aborted", actions: [{ type: "recordEvent", params: ABORTED }] },
-        { guard: "hasFailure", target: "halted", actions: [{ type: "recordEvent", params: HALTED }] },
-        { guard: "isComplete", target: "succeeded", actions: [{ type: "recordEvent", params: SUCCEEDED }] },
-        { guard: "hasSettingsToApply", target: "applying" },
-        { guard: "isPaused", target: "paused" },
-      ],
+      always: [...RUN_EXITS, { guard: "isPaused", target: "paused" }],
     },
     paused: {
       description: "spec.paused: no Cluster is asked; those changing go on and are watched.",
       tags: [REQUEUE.poll, `${PHASE_TAG}Paused`],
-      always: [
-        { guard: "isAborted", target: "aborted", actions: [{ type: "recordEvent", params: ABORTED }] },
-        { guard: "hasFailure", target: "halted", actions: [{ type: "recordEvent", params: HALTED }] },
-        { guard: "isComplete", target: "succeeded", actions: [{ type: "recordEvent", params: SUCCEEDED }] },
-        { guard: "hasSettingsToApply", target: "applying" },
-        { guard: "isResumed", target: "progressing" },
-      ],
+      always: [...RUN_EXITS, { guard: "isResumed", target: "progressing" }],
     },
     applying: {
       description:
@@ -137,11 +126,11 @@ export const rolloutMachine = setup({
       entry: [{ type: "applySettings" }],
       on: { observed: { guard: "isSettingsNotApplied", target: "applying", reenter: true } },
       always: [
-        { guard: "isAborted", target: "aborted", actions: [{ type: "recordEvent", params: ABORTED }] },
+        { guard: "isAborted", target: "aborted", actions: [recordEvent(ABORTED)] },
         {
           guard: "isSettingsApplied",
           target: "succeeded",
-          actions: [{ type: "recordEvent", params: SUCCEEDED }],
+          actions: [recordEvent(SUCCEEDED)],
         },
       ],
     },

@@ -9,12 +9,13 @@ import {
   ROLLOUT_REASONS,
 } from "../../api/constants/rollout.ts";
 import type { ProviderConfig } from "../../api/provider-config.ts";
-import type { Rollout, RolloutSettingsStatus, RolloutStatus, RolloutTarget } from "../../api/rollout.ts";
+import type { Rollout, RolloutSettingsStatus, RolloutTarget } from "../../api/rollout.ts";
 import { mergeConditions } from "../shared/conditions.ts";
-import { type KindStep, kindStep, type StepBasics } from "../shared/kind-step.ts";
+import type { StepBasics } from "../shared/kind-step.ts";
 import type { EventRecord } from "../shared/machine-step.ts";
 import type { RequeueTiming } from "../shared/machine-tags.ts";
 import { namesShown } from "../shared/names-shown.ts";
+import { storedStateStep } from "../shared/stored-state.ts";
 import { type RolloutFacts, rolloutMachine } from "./machine.ts";
 import { blocking, type DeprecatedApiRead, preflightCondition, preflightOf } from "./preflight.ts";
 import { progressOf, type RunProgress, type TargetChange, whatOf } from "./progress.ts";
@@ -305,18 +306,8 @@ function readyCondition(
 }
 
 /** One step of a rollout: the generic step with the kind's own parts. */
-export const stepRollout: (
-  input: RolloutStepInput,
-) => KindStep<Rollout, RolloutStatus, RolloutCommand, RolloutStepFacts> = kindStep<
-  RolloutStepInput,
-  Rollout,
-  RolloutStepFacts,
-  RolloutCommand,
-  RolloutStatus
->({
+export const stepRollout = storedStateStep<RolloutStepInput, RolloutStepFacts, RolloutCommand>({
   machine: rolloutMachine,
-  object: (input) => input.object,
-  readState: (object) => object.status?.state || "pending",
   facts: rolloutFacts,
   finalizer: ROLLOUT_FINALIZER,
   actions: {

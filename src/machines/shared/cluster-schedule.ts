@@ -6,8 +6,22 @@
 import type { ClusterScheduleStatus } from "../../api/cluster-schedule.ts";
 import { mergeConditions } from "./conditions.ts";
 import { conditionsInWords, type Explanation } from "./explanation.ts";
-import type { StepBasics, StepObject, Transitioned } from "./kind-step.ts";
+import { type StepBasics, type StepObject, stepBasics, type Transitioned } from "./kind-step.ts";
+import type { RequeueTiming } from "./machine-tags.ts";
 import { whenObserved } from "./observed-guard.ts";
+
+/** What every schedule's step is given besides its own inputs: the step basics, and now in ms (for times due). */
+export interface ScheduleStepBasics extends StepBasics {
+  readonly nowMs: number;
+}
+
+/** The {@link ScheduleStepBasics} of one look: its time (also in ms), the last error, the kind's timing. */
+export function scheduleStepBasics(
+  look: { readonly now: string; readonly nowMs: number; readonly lastError?: string | undefined },
+  timing: RequeueTiming,
+): ScheduleStepBasics {
+  return { nowMs: look.nowMs, ...stepBasics(look, timing) };
+}
 
 /** What one look at any such schedule knows, level-based; a kind adds the times due of its own shape. */
 export interface ClusterScheduleFacts {
@@ -61,7 +75,7 @@ export interface ScheduleStatusParts<Times> {
 }
 
 /** What a schedule's step is given, as far as its status is concerned. */
-type ScheduleInput = StepBasics & {
+type ScheduleInput = ScheduleStepBasics & {
   readonly object: StepObject & { readonly status?: ClusterScheduleStatus };
 };
 

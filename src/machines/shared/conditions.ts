@@ -62,3 +62,12 @@ export function clusterPhase(tagged: string | undefined, conditions: readonly Co
     ? CLUSTER_PHASES.ready
     : CLUSTER_PHASES.progressing;
 }
+
+/** Why condition `type` of `status` is False; undefined while it holds, is Unknown or is absent. */
+export function falseReason(
+  status: { readonly conditions?: readonly Condition[] | undefined } | undefined,
+  type: string,
+): string | undefined {
+  const condition = status?.conditions?.find((each) => each.type === type);
+  return condition?.status === "False" ? condition.reason : undefined;
+}

@@ -2,7 +2,8 @@
  * The warm pools' metrics, the ClusterPool kind's own: registered into the engine's registry the first
  * time a pool part asks for them ({@link poolMetrics}), so an engine without pools shows none.
  */
-import { Counter, Gauge, Histogram, type Registry } from "prom-client";
+import { Counter, Histogram, type Registry } from "prom-client";
+import { scrapedGauge } from "../../scraped-gauge.ts";
 
 /** Time to Ready in seconds, in the buckets of the engine's reconcile latencies. */
 const READY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
@@ -35,17 +36,16 @@ export class PoolMetrics {
       registers: [registry],
     });
     const sources = this.#sources;
-    new Gauge({
-      name: "openmcp_engine_pool_clusters",
-      help: "Clusters of each warm pool, by state: idle (awake), binding, refilling; a sleeping pool's also hibernating, hibernated, waking",
-      labelNames: ["pool", "state"] as const,
-      registers: [registry],
-      collect() {
-        this.reset();
-        for (const read of sources)
-          for (const { pool, state, count } of read()) this.set({ pool, state }, count);
+    scrapedGauge(
+      registry,
+      {
+        name: "openmcp_engine_pool_clusters",
+        help: "Clusters of each warm pool, by state: idle (awake), binding, refilling; a sleeping pool's also hibernating, hibernated, waking",
+        labelNames: ["pool", "state"],
       },
-    });
+      () =>
+        sources.flatMap((read) => read().map(({ pool, state, count }) => [{ pool, state }, count] as const)),
+    );
   }
 
   /** Sizes of the warm pools by state, read on every scrape. */

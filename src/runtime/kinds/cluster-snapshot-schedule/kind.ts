@@ -20,7 +20,7 @@ import {
   type SnapshotScheduleCommand,
   stepClusterSnapshotSchedule,
 } from "../../../machines/cluster-snapshot-schedule/step.ts";
-import { stepBasics } from "../../../machines/shared/kind-step.ts";
+import { scheduleStepBasics } from "../../../machines/shared/cluster-schedule.ts";
 import type { RequeueTiming } from "../../../machines/shared/machine-tags.ts";
 import type { CacheSpec } from "../../informers.ts";
 import { type MachineKind, wake } from "../../machine-kind.ts";
@@ -110,8 +110,7 @@ export const clusterSnapshotScheduleKind: MachineKind<
           snapshots: observation.snapshots,
           deleted: observation.deleted,
           ...(observation.created ? { created: observation.created } : {}),
-          nowMs: look.nowMs,
-          ...stepBasics(look, context.timing),
+          ...scheduleStepBasics(look, context.timing),
         }),
       async run(commands) {
         for (const command of commands) {

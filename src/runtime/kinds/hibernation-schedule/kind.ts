@@ -17,7 +17,7 @@ import {
   type AnnotateCommand,
   stepHibernationSchedule,
 } from "../../../machines/hibernation-schedule/step.ts";
-import { stepBasics } from "../../../machines/shared/kind-step.ts";
+import { scheduleStepBasics } from "../../../machines/shared/cluster-schedule.ts";
 import type { RequeueTiming } from "../../../machines/shared/machine-tags.ts";
 import { definitionCache } from "../../informers.ts";
 import type { MachineKind } from "../../machine-kind.ts";
@@ -71,8 +71,7 @@ export const hibernationScheduleKind: MachineKind<
           object: current,
           clusters: observation.clusters,
           ...(observation.written ? { written: observation.written } : {}),
-          nowMs: look.nowMs,
-          ...stepBasics(look, context.timing),
+          ...scheduleStepBasics(look, context.timing),
         }),
       async run(commands) {
         for (const command of commands) {

@@ -4,9 +4,11 @@
  * of a stage asked to its last one done (from the run's own status, so a stage an engine restart cut through is
  * counted once, by the engine that saw it end).
  */
-import { Counter, Gauge, Histogram, type Registry } from "prom-client";
+import { Counter, Histogram, type Registry } from "prom-client";
 import { PREFLIGHT_CONDITION } from "../../../api/constants/rollout.ts";
 import type { Rollout, RolloutStatus } from "../../../api/rollout.ts";
+import { falseReason } from "../../../machines/shared/conditions.ts";
+import { countsBy, scrapedGauge } from "../../scraped-gauge.ts";
 
 /** Seconds a stage takes: from a simulated fleet's seconds to a cloud's hours. */
 const STAGE_BUCKETS = [1, 5, 15, 30, 60, 120, 300, 600, 1_800, 3_600, 7_200, 21_600];
@@ -25,6 +27,13 @@ export function stageSeconds(status: RolloutStatus | undefined, name: string): n
   return Math.max(0, Math.max(...done) - Math.min(...asked)) / 1_000;
 }
 
+/** The reason a preflight check holds the current stage of a running rollout; undefined while none does. */
+function heldBy(rollout: Rollout): string | undefined {
+  return rollout.status?.phase === "Progressing"
+    ? falseReason(rollout.status, PREFLIGHT_CONDITION)
+    : undefined;
+}
+
 export class RolloutMetrics {
   #clustersChanged: Counter | undefined;
   #stageDuration: Histogram | undefined;
@@ -33,35 +42,33 @@ export class RolloutMetrics {
 
   /** Registers the metrics into `registry`, counting the Rollouts `rollouts` lists at each scrape. */
   register(registry: Registry, rollouts: () => readonly Rollout[]): void {
-    new Gauge({
-      name: "openmcp_engine_rollouts",
-      help: "Rollouts by phase: Pending, Progressing, Paused, Halted, Succeeded, Aborted",
-      labelNames: ["phase"] as const,
-      registers: [registry],
-      collect() {
-        this.reset();
-        const counts = new Map(PHASES.map((phase) => [phase, 0]));
-        for (const rollout of rollouts()) {
-          const phase = rollout.status?.phase;
-          if (phase) counts.set(phase, (counts.get(phase) ?? 0) + 1);
-        }
-        for (const [phase, count] of counts) this.set({ phase }, count);
+    scrapedGauge(
+      registry,
+      {
+        name: "openmcp_engine_rollouts",
+        help: "Rollouts by phase: Pending, Progressing, Paused, Halted, Succeeded, Aborted",
+        labelNames: ["phase"],
       },
-    });
-    new Gauge({
-      name: "openmcp_engine_rollouts_blocked",
-      help: "Rollouts whose current stage a preflight check holds, by reason (VersionNotOffered, VersionSkew, DeprecatedAPIsInUse, DeprecatedAPIsNotChecked)",
-      labelNames: ["reason"] as const,
-      registers: [registry],
-      collect() {
-        this.reset();
-        for (const rollout of rollouts()) {
-          if (rollout.status?.phase !== "Progressing") continue;
-          const preflight = rollout.status.conditions?.find((c) => c.type === PREFLIGHT_CONDITION);
-          if (preflight?.status === "False") this.inc({ reason: preflight.reason });
-        }
+      () =>
+        countsBy(
+          "phase",
+          rollouts().flatMap((rollout) => rollout.status?.phase || []),
+          PHASES,
+        ),
+    );
+    scrapedGauge(
+      registry,
+      {
+        name: "openmcp_engine_rollouts_blocked",
+        help: "Rollouts whose current stage a preflight check holds, by reason (VersionNotOffered, VersionSkew, DeprecatedAPIsInUse, DeprecatedAPIsNotChecked)",
+        labelNames: ["reason"],
       },
-    });
+      () =>
+        countsBy(
+          "reason",
+          rollouts().flatMap((rollout) => heldBy(rollout) ?? []),
+        ),
+    );
     this.#clustersChanged = new Counter({
       name: "openmcp_engine_rollout_clusters_changed_total",
       help: "Clusters this engine asked for a rollout's version",
