@@ -8,17 +8,17 @@
  * `runtimeConfig` that is not kube-apiserver's `--runtime-config` is refused.
  */
 import { request } from "node:https";
-import { KubeConfig } from "@kubernetes/client-node";
+import type { KubeConfig } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Cluster } from "../../src/api/cluster.ts";
-import { ROLLOUT_RESOURCE } from "../../src/api/constants/rollout.ts";
-import { RESOURCES } from "../../src/api/constants.ts";
-import type { Rollout } from "../../src/api/rollout.ts";
-import { aProviderConfig, aTargetFor } from "../support/builders.ts";
-import { eventually, satisfying } from "../support/eventually.ts";
-import { localBackends } from "../support/local-backend-state.ts";
-import { profileOffered } from "../support/profile-offered.ts";
-import { isReady, startWorld, type World } from "../support/world.ts";
+import {
+  localAdmin,
+  localBackends,
+  offerLocalProfile,
+  startLocalWorld,
+} from "../support/local-backend-state.ts";
+import { isReady, type World } from "../support/world.ts";
+import { createRollout, FAST_ROLLOUTS, rolloutWhere } from "../support/world-rollouts.ts";
 
 const PROFILE = "test.engine-test.local";
 const TARGET = "1.37.0";
@@ -49,30 +49,17 @@ async function get(path: string): Promise<string> {
 }
 
 beforeAll(async () => {
-  const backend = await locals.open(locals.folder(), {
-    stopOnClose: "true",
-    runtimeConfig: "networking.k8s.io/v1beta1=true",
+  world = await startLocalWorld(locals, {
+    backend: { runtimeConfig: "networking.k8s.io/v1beta1=true" },
+    engine: FAST_ROLLOUTS,
   });
-  world = await startWorld({
-    backend,
-    engine: { kindSettings: { Rollout: { timing: { pollMs: 200, retryMs: 500, resyncMs: 60_000 } } } },
-  });
-  await world.custom.createClusterCustomObject({
-    ...RESOURCES.ProviderConfig,
-    body: aProviderConfig({ name: "local", backend: "local", providerRef: { name: world.provider } }),
-  });
-  await profileOffered(world.custom, PROFILE);
+  await offerLocalProfile(world);
   await world.createCluster("old-workload", { profile: PROFILE, kubernetes: { version: "1.36.3" } });
   cluster = (await world.waitFor("old-workload", isReady, 180_000)) as Cluster;
-  const target = aTargetFor(cluster, { profile: PROFILE, providerConfig: "local" });
-  admin = new KubeConfig();
-  admin.loadFromString((await world.backend.adminAccess(target))?.kubeconfig ?? "");
+  admin = await localAdmin(world, cluster, PROFILE);
 }, 240_000);
 
-afterAll(async () => {
-  await world?.stop();
-  await locals.close();
-}, 120_000);
+afterAll(() => locals.close(world), 120_000);
 
 describe("a Rollout over a local Cluster whose API server was asked for a deprecated API", {
   timeout: 120_000,
@@ -94,28 +81,13 @@ describe("a Rollout over a local Cluster whose API server was asked for a deprec
     console.log(`the Cluster's API server: ${line}`);
     expect(line).toMatch(/group="networking\.k8s\.io",removed_release="1\.37",.*version="v1beta1"\} 1$/);
 
-    await world.custom.createNamespacedCustomObject({
-      ...ROLLOUT_RESOURCE,
-      namespace: world.namespace,
-      body: {
-        apiVersion: "engine.openmcp.cloud/v1alpha1",
-        kind: "Rollout",
-        metadata: { name: "to-1-37" },
-        spec: { version: TARGET },
-      },
-    });
-    const held = (await eventually(
-      async () =>
-        satisfying(
-          (await world.custom.getNamespacedCustomObject({
-            ...ROLLOUT_RESOURCE,
-            namespace: world.namespace,
-            name: "to-1-37",
-          })) as Rollout,
-          (r) => r.status?.conditions?.some((c) => c.type === "Preflight" && c.status === "False") === true,
-        ),
-      { what: "rollout to-1-37 held by its preflight", timeoutMs: 60_000 },
-    )) as Rollout;
+    await createRollout(world, "to-1-37", { version: TARGET });
+    const held = await rolloutWhere(
+      world,
+      "to-1-37",
+      "rollout to-1-37 held by its preflight",
+      (r) => r.status?.conditions?.some((c) => c.type === "Preflight" && c.status === "False") === true,
+    );
     const preflight = held.status?.conditions?.find((c) => c.type === "Preflight");
     console.log(`the Rollout's Preflight condition: ${preflight?.reason}: ${preflight?.message}`);
     expect(preflight?.message).toContain(

@@ -12,12 +12,15 @@ import { KubeConfig } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Cluster } from "../../src/api/cluster.ts";
 import { ROLLOUT_RESOURCE } from "../../src/api/constants/rollout.ts";
-import type { Rollout } from "../../src/api/rollout.ts";
 import { settingsHash } from "../../src/machines/rollout/settings.ts";
-import { aTargetFor } from "../support/builders.ts";
-import { eventually, satisfying } from "../support/eventually.ts";
-import { localBackends, offerLocalProfile } from "../support/local-backend-state.ts";
-import { isReady, startWorld, type World } from "../support/world.ts";
+import {
+  localBackends,
+  offerLocalProfile,
+  readyLocalClusters,
+  startLocalWorld,
+} from "../support/local-backend-state.ts";
+import { isReady, type World } from "../support/world.ts";
+import { createRollout, FAST_ROLLOUTS, rolloutWhere } from "../support/world-rollouts.ts";
 
 const PROFILE = "test.engine-test.local";
 const NAMES = ["c0", "c1"] as const;
@@ -25,7 +28,7 @@ const NAMES = ["c0", "c1"] as const;
 const UNKNOWN_GROUP = "nosuch.example.com/v1=true";
 const locals = localBackends("local-settings-rollout-failed-");
 let world: World;
-const admins = new Map<string, KubeConfig>();
+let admins = new Map<string, KubeConfig>();
 
 /** Whether Cluster `name`'s own API server answers /readyz with 200 (false: another status or no answer). */
 async function answers(name: string): Promise<boolean> {
@@ -46,36 +49,15 @@ async function answers(name: string): Promise<boolean> {
   });
 }
 
-const readRollout = async (name: string) =>
-  (await world.custom.getNamespacedCustomObject({
-    ...ROLLOUT_RESOURCE,
-    namespace: world.namespace,
-    name,
-  })) as Rollout;
-
 const updatesOf = (name: string) => world.callsAbout("update", `${world.namespace}/${name}`);
 
 beforeAll(async () => {
-  const backend = await locals.open(locals.folder(), { stopOnClose: "true" });
-  world = await startWorld({
-    backend,
-    engine: { kindSettings: { Rollout: { timing: { pollMs: 200, retryMs: 500, resyncMs: 60_000 } } } },
-  });
+  world = await startLocalWorld(locals, { engine: FAST_ROLLOUTS });
   expect(await offerLocalProfile(world)).toBe(PROFILE);
-  for (const name of NAMES) await world.createCluster(name, { profile: PROFILE });
-  for (const name of NAMES) {
-    const cluster = (await world.waitFor(name, isReady, 180_000)) as Cluster;
-    const target = aTargetFor(cluster, { profile: PROFILE, providerConfig: "local" });
-    const admin = new KubeConfig();
-    admin.loadFromString((await world.backend.adminAccess(target))?.kubeconfig ?? "");
-    admins.set(name, admin);
-  }
+  admins = await readyLocalClusters(world, NAMES, PROFILE);
 }, 240_000);
 
-afterAll(async () => {
-  await world?.stop();
-  await locals.close();
-}, 120_000);
+afterAll(() => locals.close(world), 120_000);
 
 describe("a settings Rollout whose settings a local Cluster fails with", { timeout: 300_000 }, () => {
   it("halts at the canary, and once deleted gives the failed canary its config's settings back", async () => {
@@ -84,24 +66,18 @@ describe("a settings Rollout whose settings a local Cluster fails with", { timeo
       expect(await answers(name), `${name} before the run`).toBe(true);
       expect((await world.readCluster(name))?.status?.providerStatus?.settingsHash).toBe(configHash);
     }
-    await world.custom.createNamespacedCustomObject({
-      ...ROLLOUT_RESOURCE,
-      namespace: world.namespace,
-      body: {
-        apiVersion: "engine.openmcp.cloud/v1alpha1",
-        kind: "Rollout",
-        metadata: { name: "unknown-group" },
-        spec: {
-          settings: { providerConfig: "local", patch: { runtimeConfig: UNKNOWN_GROUP } },
-          canary: 1,
-          stages: [{ name: "rest", share: 100 }],
-        },
-      },
+    await createRollout(world, "unknown-group", {
+      settings: { providerConfig: "local", patch: { runtimeConfig: UNKNOWN_GROUP } },
+      canary: 1,
+      stages: [{ name: "rest", share: 100 }],
     });
-    const halted = (await eventually(
-      async () => satisfying(await readRollout("unknown-group"), (r) => r.status?.phase === "Halted"),
-      { what: "the run halted at its canary", timeoutMs: 90_000 },
-    )) as Rollout;
+    const halted = await rolloutWhere(
+      world,
+      "unknown-group",
+      "the run halted at its canary",
+      (r) => r.status?.phase === "Halted",
+      90_000,
+    );
     const ready = halted.status?.conditions?.find((c) => c.type === "Ready");
     console.log(`halted: ${ready?.reason}: ${ready?.message}`);
     expect(ready?.message).toContain("Cluster c0 failed");
@@ -114,11 +90,7 @@ describe("a settings Rollout whose settings a local Cluster fails with", { timeo
     expect(updatesOf("c1")).toBe(0);
 
     const started = Date.now();
-    await world.custom.deleteNamespacedCustomObject({
-      ...ROLLOUT_RESOURCE,
-      namespace: world.namespace,
-      name: "unknown-group",
-    });
+    await world.remove(ROLLOUT_RESOURCE, "unknown-group");
     const back = (await world.waitFor(
       "c0",
       (cluster) =>

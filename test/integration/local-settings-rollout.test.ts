@@ -9,7 +9,6 @@
 import { request } from "node:https";
 import { KubeConfig, PatchStrategy, setHeaderOptions } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Cluster } from "../../src/api/cluster.ts";
 import {
   APPROVE_STAGE_ANNOTATION,
   ROLLOUT_RESOURCE,
@@ -18,17 +17,22 @@ import {
 import { RESOURCES } from "../../src/api/constants.ts";
 import type { ProviderConfig } from "../../src/api/provider-config.ts";
 import type { Rollout, RolloutSpec } from "../../src/api/rollout.ts";
-import { aTargetFor } from "../support/builders.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
-import { localBackends, offerLocalProfile } from "../support/local-backend-state.ts";
-import { isReady, startWorld, type World } from "../support/world.ts";
+import {
+  localBackends,
+  offerLocalProfile,
+  readyLocalClusters,
+  startLocalWorld,
+} from "../support/local-backend-state.ts";
+import { isReady, type World } from "../support/world.ts";
+import { createRollout, FAST_ROLLOUTS, rolloutWhere } from "../support/world-rollouts.ts";
 
 const PROFILE = "test.engine-test.local";
 const NAMES = ["c0", "c1", "c2"] as const;
 const BETA = "networking.k8s.io/v1beta1=true";
 const locals = localBackends("local-settings-rollout-");
 let world: World;
-const admins = new Map<string, KubeConfig>();
+let admins = new Map<string, KubeConfig>();
 
 /** The HTTP status of GET `path` on Cluster `name`'s own API server, with its admin kubeconfig. */
 async function statusOf(name: string, path: string): Promise<number> {
@@ -53,23 +57,6 @@ const servesBeta = (name: string) =>
     () => undefined,
   );
 
-const readRollout = async (name: string) =>
-  (await world.custom.getNamespacedCustomObject({
-    ...ROLLOUT_RESOURCE,
-    namespace: world.namespace,
-    name,
-  })) as Rollout;
-
-const createRollout = (name: string, spec: RolloutSpec) =>
-  world.custom.createNamespacedCustomObject({
-    ...ROLLOUT_RESOURCE,
-    namespace: world.namespace,
-    body: { apiVersion: "engine.openmcp.cloud/v1alpha1", kind: "Rollout", metadata: { name }, spec },
-  });
-
-const rolloutUntil = (name: string, what: string, holds: (rollout: Rollout) => boolean, timeoutMs = 60_000) =>
-  eventually(async () => satisfying(await readRollout(name), holds), { what, timeoutMs }) as Promise<Rollout>;
-
 const patchRollout = (name: string, body: object) =>
   world.custom.patchNamespacedCustomObject(
     { ...ROLLOUT_RESOURCE, namespace: world.namespace, name, body },
@@ -78,6 +65,19 @@ const patchRollout = (name: string, body: object) =>
 
 const approve = (stage: string, name = "beta-on") =>
   patchRollout(name, { metadata: { annotations: { [APPROVE_STAGE_ANNOTATION]: stage } } });
+
+/** Approves `stage` of beta-on and waits until the run `holds`: the run then, and the seconds that took. */
+async function approvedStage(
+  stage: string,
+  what: string,
+  holds: (rollout: Rollout) => boolean,
+  timeoutMs?: number,
+) {
+  const started = Date.now();
+  await approve(stage);
+  const rollout = await rolloutWhere(world, "beta-on", what, holds, timeoutMs);
+  return { rollout, seconds: (Date.now() - started) / 1_000 };
+}
 
 const updatesOf = (name: string) => world.callsAbout("update", `${world.namespace}/${name}`);
 
@@ -96,59 +96,41 @@ const config = async () =>
   })) as ProviderConfig;
 
 beforeAll(async () => {
-  const backend = await locals.open(locals.folder(), { stopOnClose: "true" });
-  world = await startWorld({
-    backend,
-    engine: { kindSettings: { Rollout: { timing: { pollMs: 200, retryMs: 500, resyncMs: 60_000 } } } },
-  });
+  world = await startLocalWorld(locals, { engine: FAST_ROLLOUTS });
   expect(await offerLocalProfile(world)).toBe(PROFILE);
   const started = Date.now();
-  for (const name of NAMES) await world.createCluster(name, { profile: PROFILE });
-  for (const name of NAMES) {
-    const cluster = (await world.waitFor(name, isReady, 180_000)) as Cluster;
-    const target = aTargetFor(cluster, { profile: PROFILE, providerConfig: "local" });
-    const admin = new KubeConfig();
-    admin.loadFromString((await world.backend.adminAccess(target))?.kubeconfig ?? "");
-    admins.set(name, admin);
-  }
+  admins = await readyLocalClusters(world, NAMES, PROFILE);
   console.log(`3 local Clusters Ready in ${((Date.now() - started) / 1_000).toFixed(1)} s`);
 }, 240_000);
 
-afterAll(async () => {
-  await world?.stop();
-  await locals.close();
-}, 120_000);
+afterAll(() => locals.close(world), 120_000);
 
 describe("a settings Rollout over local Clusters", { timeout: 120_000 }, () => {
   it("is refused by the API server without a version or settings, and its settings cannot change", async () => {
-    await expect(createRollout("nothing", {} as RolloutSpec)).rejects.toThrow(
+    await expect(createRollout(world, "nothing", {} as RolloutSpec)).rejects.toThrow(
       /a Rollout brings a version, settings \(spec.settings\), or both/,
     );
-    await createRollout("fixed", {
+    await createRollout(world, "fixed", {
       settings: { providerConfig: "local", patch: { runtimeConfig: BETA } },
       gates: { notBefore: "2099-01-01T00:00:00Z" },
     });
     await expect(
       patchRollout("fixed", { spec: { settings: { patch: { runtimeConfig: "api/beta=true" } } } }),
     ).rejects.toThrow(/spec.settings cannot change/);
-    await world.custom.deleteNamespacedCustomObject({
-      ...ROLLOUT_RESOURCE,
-      namespace: world.namespace,
-      name: "fixed",
-    });
+    await world.remove(ROLLOUT_RESOURCE, "fixed");
   });
 
   it("holds a run whose ProviderConfig is missing or whose settings its backend refuses, changing nothing", async () => {
-    await createRollout("no-config", {
+    await createRollout(world, "no-config", {
       settings: { providerConfig: "nowhere", patch: { runtimeConfig: BETA } },
     });
-    await createRollout("refused", {
+    await createRollout(world, "refused", {
       settings: { providerConfig: "local", patch: { runtimeConfig: "v1beta1 --insecure" } },
     });
-    const missing = await rolloutUntil("no-config", "no-config held", (r) =>
+    const missing = await rolloutWhere(world, "no-config", "no-config held", (r) =>
       Boolean(r.status?.conditions?.some((c) => c.reason === "ProviderConfigNotFound")),
     );
-    const refused = await rolloutUntil("refused", "refused held", (r) =>
+    const refused = await rolloutWhere(world, "refused", "refused held", (r) =>
       Boolean(r.status?.conditions?.some((c) => c.reason === "SettingsRefused")),
     );
     const ready = (r: Rollout) => r.status?.conditions?.find((c) => c.type === "Ready");
@@ -169,28 +151,21 @@ describe("a settings Rollout over local Clusters", { timeout: 120_000 }, () => {
       expect(world.callsAbout("update", `${world.namespace}/${name}`)).toBe(0);
     }
     expect((await config()).spec.settings).toBeUndefined();
-    await world.custom.deleteNamespacedCustomObject({
-      ...ROLLOUT_RESOURCE,
-      namespace: world.namespace,
-      name: "no-config",
-    });
-    await world.custom.deleteNamespacedCustomObject({
-      ...ROLLOUT_RESOURCE,
-      namespace: world.namespace,
-      name: "refused",
-    });
+    await world.remove(ROLLOUT_RESOURCE, "no-config");
+    await world.remove(ROLLOUT_RESOURCE, "refused");
   });
 
   it("restarts each Cluster's kube-apiserver with the new setting only when its stage comes, then gives the config the settings", async () => {
     for (const name of NAMES) expect(await servesBeta(name), `${name} before the run`).toBe(false);
-    await createRollout("beta-on", {
+    await createRollout(world, "beta-on", {
       settings: { providerConfig: "local", patch: { runtimeConfig: BETA } },
       canary: 1,
       maxUnavailable: 2,
       stages: [{ name: "rest", share: 100 }],
       gates: { approval: true },
     });
-    const frozen = await rolloutUntil(
+    const frozen = await rolloutWhere(
+      world,
       "beta-on",
       "beta-on frozen",
       (r) => (r.status?.targets?.length ?? 0) === 3,
@@ -203,14 +178,11 @@ describe("a settings Rollout over local Clusters", { timeout: 120_000 }, () => {
     // Waiting for the canary's approval: nothing changed yet.
     for (const name of NAMES) expect(await servesBeta(name)).toBe(false);
 
-    const canaryStart = Date.now();
-    await approve("canary");
-    const afterCanary = await rolloutUntil(
-      "beta-on",
+    const { rollout: afterCanary, seconds: canarySeconds } = await approvedStage(
+      "canary",
       "the canary done",
       (r) => r.status?.stages?.find((s) => s.name === "canary")?.done === 1,
     );
-    const canarySeconds = (Date.now() - canaryStart) / 1_000;
     expect(await eventually(() => servesBeta("c0").then((on) => satisfying(on, (v) => v === true)))).toBe(
       true,
     );
@@ -224,15 +196,12 @@ describe("a settings Rollout over local Clusters", { timeout: 120_000 }, () => {
     expect(world.callsAbout("update", `${world.namespace}/c0`)).toBe(1);
     expect(world.callsAbout("update", `${world.namespace}/c1`)).toBe(0);
 
-    const restStart = Date.now();
-    await approve("rest");
-    const done = await rolloutUntil(
-      "beta-on",
+    const { rollout: done, seconds: restSeconds } = await approvedStage(
+      "rest",
       "beta-on succeeded",
       (r) => r.status?.phase === "Succeeded",
       90_000,
     );
-    const restSeconds = (Date.now() - restStart) / 1_000;
     for (const name of NAMES)
       expect(await eventually(() => servesBeta(name).then((on) => satisfying(on, (v) => v === true)))).toBe(
         true,
@@ -263,27 +232,23 @@ describe("a settings Rollout over local Clusters", { timeout: 120_000 }, () => {
 
   it("keeps a Cluster an aborted run changed on its settings, and gives it the config's back once the Rollout is deleted", async () => {
     const off = "networking.k8s.io/v1beta1=false";
-    await createRollout("beta-off", {
+    await createRollout(world, "beta-off", {
       settings: { providerConfig: "local", patch: { runtimeConfig: off } },
       canary: 1,
       stages: [{ name: "rest", share: 100 }],
       gates: { approval: true },
     });
     await approve("canary", "beta-off");
-    await rolloutUntil("beta-off", "its canary done", (r) => r.status?.stages?.[0]?.done === 1);
+    await rolloutWhere(world, "beta-off", "its canary done", (r) => r.status?.stages?.[0]?.done === 1);
     await serving("c0", false);
     await patchRollout("beta-off", { spec: { abort: true } });
-    await rolloutUntil("beta-off", "beta-off aborted", (r) => r.status?.phase === "Aborted");
+    await rolloutWhere(world, "beta-off", "beta-off aborted", (r) => r.status?.phase === "Aborted");
     expect(await servesBeta("c0"), "kept after the abort").toBe(false);
     expect(await servesBeta("c1")).toBe(true);
     expect(updatesOf("c0")).toBe(2);
 
     const started = Date.now();
-    await world.custom.deleteNamespacedCustomObject({
-      ...ROLLOUT_RESOURCE,
-      namespace: world.namespace,
-      name: "beta-off",
-    });
+    await world.remove(ROLLOUT_RESOURCE, "beta-off");
     await serving("c0", true);
     console.log(
       `deleting the aborted run gave c0 its config's settings back in ${((Date.now() - started) / 1_000).toFixed(1)} s`,

@@ -14,7 +14,7 @@ import { join } from "node:path";
 import {
   AuthenticationV1Api,
   CoreV1Api,
-  KubeConfig,
+  type KubeConfig,
   PatchStrategy,
   setHeaderOptions,
 } from "@kubernetes/client-node";
@@ -30,13 +30,19 @@ import {
 } from "../../src/controlplane/persistent-control-plane.ts";
 import { checkSnapshotConformance } from "../../src/providers/conformance-snapshots.ts";
 import { createBackend } from "../../src/providers/local.ts";
+import { bearerKubeConfig } from "../support/access-proofs.ts";
 import { aTargetFor } from "../support/builders.ts";
 import * as snapshots from "../support/cluster-snapshots.ts";
 import { conditionOf } from "../support/conditions.ts";
 import { eventually } from "../support/eventually.ts";
-import { localBackends, offerLocalProfile } from "../support/local-backend-state.ts";
+import {
+  localAdmin,
+  localBackends,
+  offerLocalProfile,
+  startLocalWorld,
+} from "../support/local-backend-state.ts";
 import { APP, changeAfterSnapshot, configMapOf, contents, inParallel } from "../support/snapshot-objects.ts";
-import { isReady, startWorld, type World } from "../support/world.ts";
+import { isReady, type World } from "../support/world.ts";
 
 const OBJECTS = Number(process.env.OPENMCP_SNAPSHOT_OBJECTS ?? 1_000);
 const PROFILE = "test.engine-test.local";
@@ -64,23 +70,17 @@ const serves = (kubeConfig: KubeConfig) =>
   });
 
 beforeAll(async () => {
-  const backend = await locals.open(state, { stopOnClose: "true" });
-  world = await startWorld({
-    backend,
+  world = await startLocalWorld(locals, {
+    state,
     engine: { kindSettings: { ClusterSnapshot: { folder: snapshotRoot } } },
   });
   await offerLocalProfile(world);
   await world.createCluster("source", { profile: PROFILE });
   cluster = (await world.waitFor("source", isReady, 180_000)) as Cluster;
-  const access = await world.backend.adminAccess(targetOf(cluster));
-  admin = new KubeConfig();
-  admin.loadFromString(access?.kubeconfig ?? "");
+  admin = await localAdmin(world, cluster, PROFILE);
 }, 240_000);
 
-afterAll(async () => {
-  await world?.stop();
-  await locals.close();
-}, 120_000);
+afterAll(() => locals.close(world), 120_000);
 
 describe(`snapshots of a real local cluster with ${OBJECTS} ConfigMaps`, { timeout: 900_000 }, () => {
   let manifest: SnapshotManifest | undefined;
@@ -151,14 +151,7 @@ describe(`snapshots of a real local cluster with ${OBJECTS} ConfigMaps`, { timeo
     expect(back.has("object-after")).toBe(false);
     expect(back).toEqual(written);
     // The token granted before the snapshot authenticates against the restored control plane (same endpoint, same keys).
-    const withToken = new KubeConfig();
-    const server = admin.getCurrentCluster();
-    withToken.loadFromOptions({
-      clusters: [{ name: "c", server: server?.server ?? "", caData: server?.caData ?? "" }],
-      users: [{ name: "reader", token }],
-      contexts: [{ name: "c", cluster: "c", user: "reader" }],
-      currentContext: "c",
-    });
+    const withToken = bearerKubeConfig(admin, token);
     const review = await withToken.makeApiClient(AuthenticationV1Api).createSelfSubjectReview({ body: {} });
     expect(review.status?.userInfo?.username).toBe(`system:serviceaccount:${APP}:reader`);
     // The Cluster is Ready again at the same endpoint.
@@ -175,18 +168,10 @@ describe(`snapshots of a real local cluster with ${OBJECTS} ConfigMaps`, { timeo
     );
     const endpoint = clone.status?.endpoints?.[0]?.url ?? "";
     expect(endpoint).not.toBe(cluster.status?.endpoints?.[0]?.url);
-    const access = await world.backend.adminAccess(targetOf(clone));
-    const cloneAdmin = new KubeConfig();
-    cloneAdmin.loadFromString(access?.kubeconfig ?? "");
+    const cloneAdmin = await localAdmin(world, clone, PROFILE);
     expect(await contents(cloneAdmin)).toEqual(written);
     // The token granted by the original before the snapshot authenticates at the clone (its issuer is accepted there).
-    const withToken = new KubeConfig();
-    withToken.loadFromOptions({
-      clusters: [{ name: "c", server: endpoint, caData: cloneAdmin.getCurrentCluster()?.caData ?? "" }],
-      users: [{ name: "reader", token }],
-      contexts: [{ name: "c", cluster: "c", user: "reader" }],
-      currentContext: "c",
-    });
+    const withToken = bearerKubeConfig(cloneAdmin, token, endpoint);
     const review = await withToken.makeApiClient(AuthenticationV1Api).createSelfSubjectReview({ body: {} });
     expect(review.status?.userInfo?.username).toBe(`system:serviceaccount:${APP}:reader`);
   });
@@ -214,8 +199,7 @@ describe(`snapshots of a real local cluster with ${OBJECTS} ConfigMaps`, { timeo
     await writer;
     await snapshots.createClone(world, "clone-while-writing", "while-writing", { profile: PROFILE });
     const clone = (await world.waitFor("clone-while-writing", isReady, 180_000)) as Cluster;
-    const cloneAdmin = new KubeConfig();
-    cloneAdmin.loadFromString((await world.backend.adminAccess(targetOf(clone)))?.kubeconfig ?? "");
+    const cloneAdmin = await localAdmin(world, clone, PROFILE);
     const names = (
       await cloneAdmin.makeApiClient(CoreV1Api).listNamespacedConfigMap({ namespace: stream })
     ).items
@@ -297,8 +281,7 @@ describe(`snapshots of a real local cluster with ${OBJECTS} ConfigMaps`, { timeo
     const other = (await world.readCluster("other")) as Cluster;
     const reference = { location: { folder: join(snapshotRoot, "crash") }, name: "other-1" };
     await world.backend.snapshot?.(targetOf(other), reference);
-    const otherAdmin = new KubeConfig();
-    otherAdmin.loadFromString((await world.backend.adminAccess(targetOf(other)))?.kubeconfig ?? "");
+    const otherAdmin = await localAdmin(world, other, PROFILE);
     await otherAdmin.makeApiClient(CoreV1Api).createNamespacedConfigMap({
       namespace: "default",
       body: { metadata: { name: "after-the-snapshot" } },

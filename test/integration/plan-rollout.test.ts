@@ -11,12 +11,13 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Cluster } from "../../src/api/cluster.ts";
 import { CHANGED_BY_ROLLOUT_ANNOTATION, ROLLOUT_RESOURCE } from "../../src/api/constants/rollout.ts";
 import { RESOURCES } from "../../src/api/constants.ts";
-import type { Rollout, RolloutSpec } from "../../src/api/rollout.ts";
+import type { RolloutSpec } from "../../src/api/rollout.ts";
 import { planCommand } from "../../src/cli/plan.ts";
 import { SimulatedBackend } from "../../src/providers/simulated.ts";
 import type { Plan, PlannedRollout } from "../../src/runtime/plan/plan.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
 import { startWorld, type World } from "../support/world.ts";
+import { FAST_ROLLOUTS, rolloutWhere } from "../support/world-rollouts.ts";
 
 const OLD = "1.32.7";
 const NEW = "1.33.3";
@@ -40,7 +41,7 @@ beforeAll(async () => {
   state = await mkdtemp(join(tmpdir(), "plan-rollout-"));
   world = await startWorld({
     backend: new SimulatedBackend({ provisionDelayMs: 0, updateDelayMs: 0, deleteDelayMs: 0 }),
-    engine: { kindSettings: { Rollout: { timing: { pollMs: 200, retryMs: 500, resyncMs: 60_000 } } } },
+    engine: FAST_ROLLOUTS,
   });
   engineArgs = [
     "--kubeconfig",
@@ -132,17 +133,11 @@ describe("plan of a Rollout", () => {
       namespace: world.namespace,
       body: manifest,
     });
-    const done = await eventually(
-      async () =>
-        satisfying(
-          (await world.custom.getNamespacedCustomObject({
-            ...ROLLOUT_RESOURCE,
-            namespace: world.namespace,
-            name: "to-new",
-          })) as Rollout,
-          (rollout) => rollout.status?.phase === "Succeeded",
-        ),
-      { what: "the Rollout Succeeded", timeoutMs: 60_000 },
+    const done = await rolloutWhere(
+      world,
+      "to-new",
+      "the Rollout Succeeded",
+      (rollout) => rollout.status?.phase === "Succeeded",
     );
     const byStage = (done.status?.stages ?? []).map((stage) => [
       stage.name,

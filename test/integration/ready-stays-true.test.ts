@@ -62,10 +62,7 @@ beforeAll(async () => {
   });
 }, 120_000);
 
-afterAll(async () => {
-  await world?.stop();
-  await locals.close();
-}, 120_000);
+afterAll(() => locals.close(world), 120_000);
 
 describe("a Ready Cluster whose infrastructure goes away", { timeout: 180_000 }, () => {
   let ready: Cluster;

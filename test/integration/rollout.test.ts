@@ -24,6 +24,7 @@ import { aCluster } from "../support/builders.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
 import { sample } from "../support/prometheus-text.ts";
 import { startWorld, type World } from "../support/world.ts";
+import { createRollout, FAST_ROLLOUTS, readRollout } from "../support/world-rollouts.ts";
 
 const COUNT = 100;
 const OLD = "1.32.7";
@@ -48,16 +49,6 @@ const unavailable = (cluster: Cluster) =>
   cluster.status?.phase !== "Ready" ||
   (cluster.status?.observedGeneration ?? 0) < (cluster.metadata.generation ?? 0);
 
-const readRollout = async (name: string) => (await world.read<Rollout>(ROLLOUT_RESOURCE, name)) as Rollout;
-
-const createRollout = (name: string, spec: RolloutSpec) =>
-  world.create(ROLLOUT_RESOURCE, {
-    apiVersion: "engine.openmcp.cloud/v1alpha1",
-    kind: "Rollout",
-    metadata: { name },
-    spec,
-  });
-
 const phaseIs = (phase: string) => (rollout: Rollout | undefined) => rollout?.status?.phase === phase;
 
 /** Aborts the rollout `name` (so it holds nothing for the runs after it) and waits until it says Aborted. */
@@ -72,7 +63,7 @@ async function abortRollout(name: string): Promise<void> {
 beforeAll(async () => {
   world = await startWorld({
     backend: new SimulatedBackend({ provisionDelayMs: 0, updateDelayMs: 300, failingVersions: [BAD] }),
-    engine: { kindSettings: { Rollout: { timing: { pollMs: 200, retryMs: 500, resyncMs: 60_000 } } } },
+    engine: FAST_ROLLOUTS,
   });
   // The world's profile offers one more version: the one the backend fails for.
   await world.custom.patchClusterCustomObject(
@@ -105,17 +96,21 @@ afterAll(async () => {
 describe("a Rollout", () => {
   it("refuses a stage with both a share and a selector, and a version that is none, by CEL", async () => {
     await expect(
-      createRollout("bad-stage", {
+      createRollout(world, "bad-stage", {
         version: GOOD,
         stages: [{ name: "x", share: 10, selector: { matchLabels: { a: "b" } } }],
       }),
     ).rejects.toThrow(/exactly one of share or selector/);
-    await expect(createRollout("bad-version", { version: "latest" })).rejects.toThrow(/spec.version/);
+    await expect(createRollout(world, "bad-version", { version: "latest" })).rejects.toThrow(/spec.version/);
   });
 
   it("refuses a new version for a run, and an abort taken back, by CEL", async () => {
     // Nothing selected (no Cluster has this label): the run does nothing while its spec is tried.
-    await createRollout("fixed", { version: GOOD, selector: { matchLabels: { none: "x" } }, abort: true });
+    await createRollout(world, "fixed", {
+      version: GOOD,
+      selector: { matchLabels: { none: "x" } },
+      abort: true,
+    });
     const patch = (spec: Partial<RolloutSpec>) =>
       world.custom.patchNamespacedCustomObject(
         { ...ROLLOUT_RESOURCE, namespace: world.namespace, name: "fixed", body: { spec } },
@@ -126,7 +121,7 @@ describe("a Rollout", () => {
   });
 
   it("holds the canary on a version its profile does not offer, naming the Cluster and the profile", async () => {
-    await createRollout("unoffered", { version: "1.33.9" });
+    await createRollout(world, "unoffered", { version: "1.33.9" });
     const held = await world.waitForObject<Rollout>(
       ROLLOUT_RESOURCE,
       "unoffered",
@@ -157,7 +152,7 @@ describe("a Rollout", () => {
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
     })();
-    await createRollout("good", {
+    await createRollout(world, "good", {
       version: GOOD,
       canary: 1,
       maxUnavailable: MAX_UNAVAILABLE,
@@ -219,7 +214,7 @@ describe("a Rollout", () => {
   }, 300_000);
 
   it("holds a downgrade by its version-skew check, naming the Cluster", async () => {
-    await createRollout("downgrade", { version: OLD });
+    await createRollout(world, "downgrade", { version: OLD });
     const held = await world.waitForObject<Rollout>(
       ROLLOUT_RESOURCE,
       "downgrade",
@@ -233,7 +228,7 @@ describe("a Rollout", () => {
   });
 
   it("halts after the canary when the backend fails for the version, naming the Cluster and its failure", async () => {
-    await createRollout("bad", { version: BAD, canary: 1, maxUnavailable: MAX_UNAVAILABLE });
+    await createRollout(world, "bad", { version: BAD, canary: 1, maxUnavailable: MAX_UNAVAILABLE });
     const halted = await world.waitForObject(ROLLOUT_RESOURCE, "bad", phaseIs("Halted"), {
       timeoutMs: 60_000,
     });
@@ -244,9 +239,9 @@ describe("a Rollout", () => {
     await new Promise((resolve) => setTimeout(resolve, 1_500));
     const asked = (await listClusters()).filter((c) => c.spec.kubernetes?.version === BAD);
     expect(asked.map((c) => c.metadata.name)).toEqual(["c000"]);
-    expect((await readRollout("bad")).status?.targets?.filter((t) => t.progress === "failed")).toHaveLength(
-      1,
-    );
+    expect(
+      (await readRollout(world, "bad")).status?.targets?.filter((t) => t.progress === "failed"),
+    ).toHaveLength(1);
   }, 120_000);
 
   it("asks a Cluster whose status or metadata moved since the look, once; not one whose spec moved", async () => {

@@ -14,9 +14,8 @@ import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ListObjectsV2Command, PutObjectCommand } from "@aws-sdk/client-s3";
-import { CoreV1Api, KubeConfig, PatchStrategy, setHeaderOptions } from "@kubernetes/client-node";
+import { CoreV1Api, type KubeConfig, PatchStrategy, setHeaderOptions } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ClusterTarget } from "../../src/api/backend.ts";
 import type { Cluster } from "../../src/api/cluster.ts";
 import { CLUSTER_SNAPSHOT_RESOURCE } from "../../src/api/constants/cluster-snapshot.ts";
 import type { S3SnapshotLocation } from "../../src/api/control-plane-snapshot.ts";
@@ -26,31 +25,31 @@ import {
   writeS3Snapshot,
 } from "../../src/providers/shared/s3-snapshots.ts";
 import { freePorts } from "../../src/util/free-ports.ts";
-import { aTargetFor } from "../support/builders.ts";
 import * as snapshots from "../support/cluster-snapshots.ts";
 import { conditionOf } from "../support/conditions.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
-import { localBackends, offerLocalProfile } from "../support/local-backend-state.ts";
+import {
+  localAdmin,
+  localBackends,
+  offerLocalProfile,
+  startLocalWorld,
+} from "../support/local-backend-state.ts";
 import { eventsAbout } from "../support/object-events.ts";
 import { findVersitygw, type S3Server, startS3Server } from "../support/s3-server.ts";
 import { APP, changeAfterSnapshot, configMapOf, contents, inParallel } from "../support/snapshot-objects.ts";
-import { isReady, startWorld, type World } from "../support/world.ts";
+import { isReady, type World } from "../support/world.ts";
 
 const OBJECTS = Number(process.env.OPENMCP_SNAPSHOT_OBJECTS ?? 1_000);
 const PROFILE = "test.engine-test.local";
 const BUCKET = "snapshots";
 
 const locals = localBackends("s3-snapshots-");
-const state = locals.folder();
 const staging = mkdtempSync(join(tmpdir(), "s3-snapshots-staging-"));
 let server: S3Server;
 let world: World;
 let cluster: Cluster;
 let admin: KubeConfig;
 let written = new Map<string, Record<string, string>>();
-
-const targetOf = (object: Cluster): ClusterTarget =>
-  aTargetFor(object, { profile: PROFILE, providerConfig: "local" });
 
 /** `spec.storage.s3` at the test's store. */
 const s3Storage = (overrides: Record<string, unknown> = {}) => ({
@@ -94,14 +93,12 @@ beforeAll(() => {
 beforeAll(async () => {
   server = await startS3Server();
   await server.createBucket(BUCKET);
-  const backend = await locals.open(state, { stopOnClose: "true" });
-  world = await startWorld({ backend });
+  world = await startLocalWorld(locals);
   await offerLocalProfile(world);
   await createSecret("s3-credentials", server.accessKeyId, server.secretAccessKey);
   await world.createCluster("source", { profile: PROFILE });
   cluster = (await world.waitFor("source", isReady, 180_000)) as Cluster;
-  admin = new KubeConfig();
-  admin.loadFromString((await world.backend.adminAccess(targetOf(cluster)))?.kubeconfig ?? "");
+  admin = await localAdmin(world, cluster, PROFILE);
   const api = admin.makeApiClient(CoreV1Api);
   await api.createNamespace({ body: { metadata: { name: APP } } });
   await inParallel(OBJECTS, 16, (i) =>
@@ -111,8 +108,7 @@ beforeAll(async () => {
 }, 300_000);
 
 afterAll(async () => {
-  await world?.stop();
-  await locals.close();
+  await locals.close(world);
   await server?.stop();
   rmSync(staging, { recursive: true, force: true });
 }, 120_000);
@@ -280,8 +276,7 @@ describe(`ClusterSnapshots in S3 of a real local cluster with ${OBJECTS} ConfigM
     console.log(
       `s3 clone: a Cluster of ${OBJECTS} ConfigMaps made from an S3 snapshot in ${Date.now() - started} ms`,
     );
-    const cloneAdmin = new KubeConfig();
-    cloneAdmin.loadFromString((await world.backend.adminAccess(targetOf(clone)))?.kubeconfig ?? "");
+    const cloneAdmin = await localAdmin(world, clone, PROFILE);
     expect(await contents(cloneAdmin)).toEqual(written);
   });
 
@@ -378,11 +373,7 @@ describe(`ClusterSnapshots in S3 of a real local cluster with ${OBJECTS} ConfigM
       (s) => conditionOf(s, "Ready")?.reason === "StorageUnreachable",
       90_000,
     );
-    await world.custom.deleteNamespacedCustomObject({
-      ...CLUSTER_SNAPSHOT_RESOURCE,
-      namespace: world.namespace,
-      name: "unanswered",
-    });
+    await world.remove(CLUSTER_SNAPSHOT_RESOURCE, "unanswered");
     const held = await snapshots.where(
       world,
       "unanswered",
@@ -423,11 +414,7 @@ describe(`ClusterSnapshots in S3 of a real local cluster with ${OBJECTS} ConfigM
     const snapshot = await snapshots.read(world, "to-s3");
     const prefix = `engine/snapshots/to-s3-${snapshot.metadata.uid}/`;
     expect(await keysUnder(prefix)).toContain(`${prefix}manifest.json`);
-    await world.custom.deleteNamespacedCustomObject({
-      ...CLUSTER_SNAPSHOT_RESOURCE,
-      namespace: world.namespace,
-      name: "to-s3",
-    });
+    await world.remove(CLUSTER_SNAPSHOT_RESOURCE, "to-s3");
     await eventually(
       async () => {
         await expect(snapshots.read(world, "to-s3")).rejects.toMatchObject({ code: 404 });

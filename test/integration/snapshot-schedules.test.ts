@@ -23,9 +23,8 @@ import {
   SCHEDULE_LABEL,
   SNAPSHOT_SCHEDULE_RESOURCE,
 } from "../../src/api/constants/cluster-snapshot-schedule.ts";
-import { ROLLOUT_RESOURCE, ROLLOUT_SNAPSHOT_LABELS } from "../../src/api/constants/rollout.ts";
+import { ROLLOUT_SNAPSHOT_LABELS } from "../../src/api/constants/rollout.ts";
 import { RESOURCES } from "../../src/api/constants.ts";
-import type { Rollout } from "../../src/api/rollout.ts";
 import type { Engine } from "../../src/runtime/engine.ts";
 import * as snapshots from "../support/cluster-snapshots.ts";
 import { conditionOf } from "../support/conditions.ts";
@@ -34,6 +33,7 @@ import { eventually, satisfying } from "../support/eventually.ts";
 import { localBackends, offerLocalProfile } from "../support/local-backend-state.ts";
 import { eventsAbout } from "../support/object-events.ts";
 import { isReady, startWorld, type World } from "../support/world.ts";
+import { createRollout, rolloutWhere } from "../support/world-rollouts.ts";
 
 const PROFILE = "test.engine-test.local";
 const HOUR = 3_600_000;
@@ -116,10 +116,7 @@ beforeAll(async () => {
   await world.waitFor("a", isReady, 120_000);
 }, 180_000);
 
-afterAll(async () => {
-  await world?.stop();
-  await locals.close();
-}, 120_000);
+afterAll(() => locals.close(world), 120_000);
 
 describe("a ClusterSnapshotSchedule", { timeout: 90_000 }, () => {
   it("is refused by CEL when every is not a duration or under a minute, or keep is 0", async () => {
@@ -215,11 +212,7 @@ describe("a ClusterSnapshotSchedule", { timeout: 90_000 }, () => {
   it("takes its snapshots and their files with it when deleted (the garbage collector follows the owner)", async () => {
     const list = await snapshotsOf("hourly");
     expect(list.every((snapshot) => existsSync(folderOf(snapshot)))).toBe(true);
-    await world.custom.deleteNamespacedCustomObject({
-      ...SNAPSHOT_SCHEDULE_RESOURCE,
-      namespace: world.namespace,
-      name: "hourly",
-    });
+    await world.remove(SNAPSHOT_SCHEDULE_RESOURCE, "hourly");
     await eventually(async () => satisfying(await snapshotsOf("hourly"), (l) => l.length === 0), {
       what: "the schedule's snapshots gone",
       timeoutMs: 60_000,
@@ -235,11 +228,7 @@ describe("deleting a ClusterSnapshot", { timeout: 90_000 }, () => {
     expect(taken.metadata.finalizers).toEqual(["engine.openmcp.cloud/cluster-snapshot"]);
     // A Cluster being made from it (it never will be: its profile does not exist).
     await snapshots.createClone(world, "clone", "manual", { profile: "no-such-profile" });
-    await world.custom.deleteNamespacedCustomObject({
-      ...CLUSTER_SNAPSHOT_RESOURCE,
-      namespace: world.namespace,
-      name: "manual",
-    });
+    await world.remove(CLUSTER_SNAPSHOT_RESOURCE, "manual");
     const held = await snapshots.where(
       world,
       "manual",
@@ -253,11 +242,7 @@ describe("deleting a ClusterSnapshot", { timeout: 90_000 }, () => {
       await metricSum(engine.metrics, "openmcp_engine_cluster_snapshots_not_removed", { reason: "InUse" }),
     ).toBe(1);
 
-    await world.custom.deleteNamespacedCustomObject({
-      ...RESOURCES.Cluster,
-      namespace: world.namespace,
-      name: "clone",
-    });
+    await world.remove(RESOURCES.Cluster, "clone");
     await gone("manual");
     expect(existsSync(folderOf(taken))).toBe(false);
   });
@@ -265,19 +250,10 @@ describe("deleting a ClusterSnapshot", { timeout: 90_000 }, () => {
 
 describe("a Rollout with snapshots.beforeChange", { timeout: 90_000 }, () => {
   it("snapshots its Cluster before asking it for the version, then asks it", async () => {
-    await world.custom.createNamespacedCustomObject({
-      ...ROLLOUT_RESOURCE,
-      namespace: world.namespace,
-      body: {
-        apiVersion: "engine.openmcp.cloud/v1alpha1",
-        kind: "Rollout",
-        metadata: { name: "upgrade" },
-        spec: {
-          version: "1.36",
-          selector: { matchLabels: { snapshots: "hourly" } },
-          snapshots: { beforeChange: true },
-        },
-      },
+    await createRollout(world, "upgrade", {
+      version: "1.36",
+      selector: { matchLabels: { snapshots: "hourly" } },
+      snapshots: { beforeChange: true },
     });
     const ofRun = async () =>
       (
@@ -295,17 +271,11 @@ describe("a Rollout with snapshots.beforeChange", { timeout: 90_000 }, () => {
     const cluster = (await world.readCluster("a")) as Cluster;
     if ((await snapshots.read(world, made?.metadata.name ?? "")).status?.phase !== "Complete")
       expect(cluster.spec.kubernetes?.version).not.toBe("1.36");
-    const rollout = await eventually(
-      async () =>
-        satisfying(
-          (await world.custom.getNamespacedCustomObject({
-            ...ROLLOUT_RESOURCE,
-            namespace: world.namespace,
-            name: "upgrade",
-          })) as Rollout,
-          (r) => r.status?.phase === "Succeeded",
-        ),
-      { what: "the rollout Succeeded", timeoutMs: 60_000 },
+    const rollout = await rolloutWhere(
+      world,
+      "upgrade",
+      "the rollout Succeeded",
+      (r) => r.status?.phase === "Succeeded",
     );
     expect(rollout.status?.targets?.map((t) => [t.name, t.progress])).toEqual([["a", "done"]]);
     expect((await snapshots.read(world, made?.metadata.name ?? "")).status?.phase).toBe("Complete");

@@ -5,14 +5,16 @@
 import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { KubeConfig } from "@kubernetes/client-node";
 import type { ClusterBackend } from "../../src/api/backend-contract.ts";
+import type { Cluster } from "../../src/api/cluster.ts";
 import { RESOURCES } from "../../src/api/constants.ts";
 import { stopPersistentControlPlane } from "../../src/controlplane/persistent-control-plane.ts";
 import { createBackend } from "../../src/providers/local.ts";
 import { aBackendContext } from "./backend-context.ts";
-import { aProviderConfig } from "./builders.ts";
+import { aProviderConfig, aTargetFor } from "./builders.ts";
 import { profileOffered } from "./profile-offered.ts";
-import type { World } from "./world.ts";
+import { type ExtraEngineOptions, isReady, startWorld, type World } from "./world.ts";
 
 /** Stops every cluster the local backend keeps under `state` (a stop that fails is passed over), then removes `state`. */
 export async function removeLocalBackendState(state: string): Promise<void> {
@@ -29,8 +31,11 @@ export interface LocalBackends {
   folder(): string;
   /** A local backend on `state` (another one on the same folder is the backend after a restart). */
   open(state: string, options?: Record<string, string>): Promise<ClusterBackend>;
-  /** Closes every backend opened and removes every folder made, whatever failed: for the file's afterAll. */
-  close(): Promise<void>;
+  /**
+   * Closes every backend opened and removes every folder made, whatever failed: for the file's afterAll. A world
+   * given (whose engines call these backends) is stopped first; one that never started is passed over.
+   */
+  close(world?: { stop(): Promise<void> }): Promise<void>;
 }
 
 /** Local backends a test file opens, on state folders it makes, all stopped and removed by `close`. */
@@ -48,7 +53,8 @@ export function localBackends(prefix: string): LocalBackends {
       opened.push(backend);
       return backend;
     },
-    async close() {
+    async close(world) {
+      await world?.stop();
       for (const backend of opened) await backend.close?.().catch(() => {});
       for (const folder of folders) await removeLocalBackendState(folder);
     },
@@ -67,4 +73,55 @@ export async function offerLocalProfile(world: Pick<World, "custom" | "provider"
   const profile = `test.${world.provider}.local`;
   await profileOffered(world.custom, profile);
   return profile;
+}
+
+/**
+ * The admin kubeconfig of the world's Cluster `cluster` of profile `profile` on the ProviderConfig `local` (as
+ * {@link offerLocalProfile} makes it), as the world's backend issues it.
+ */
+export async function localAdmin(
+  world: Pick<World, "backend">,
+  cluster: Cluster,
+  profile: string,
+): Promise<KubeConfig> {
+  const access = await world.backend.adminAccess(aTargetFor(cluster, { profile, providerConfig: "local" }));
+  const admin = new KubeConfig();
+  admin.loadFromString(access?.kubeconfig ?? "");
+  return admin;
+}
+
+/**
+ * Makes the world's Clusters `names` of profile `profile` (all asked for first, so they are made side by side), waits
+ * until each is Ready, and resolves to each one's admin kubeconfig, by name.
+ */
+export async function readyLocalClusters(
+  world: Pick<World, "backend" | "createCluster" | "waitFor">,
+  names: readonly string[],
+  profile: string,
+): Promise<Map<string, KubeConfig>> {
+  for (const name of names) await world.createCluster(name, { profile });
+  const admins = new Map<string, KubeConfig>();
+  for (const name of names) {
+    const cluster = (await world.waitFor(name, isReady, 180_000)) as Cluster;
+    admins.set(name, await localAdmin(world, cluster, profile));
+  }
+  return admins;
+}
+
+/**
+ * A world whose engine runs a local backend of `locals` on `state` (default: a new folder), with `backend`'s options
+ * beside `stopOnClose` (its clusters' processes stop when it closes), and `engine`'s options.
+ */
+export async function startLocalWorld(
+  locals: LocalBackends,
+  {
+    state = locals.folder(),
+    backend = {},
+    engine,
+  }: { state?: string; backend?: Record<string, string>; engine?: ExtraEngineOptions } = {},
+): Promise<World> {
+  return startWorld({
+    backend: await locals.open(state, { stopOnClose: "true", ...backend }),
+    ...(engine ? { engine } : {}),
+  });
 }

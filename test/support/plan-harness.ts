@@ -41,6 +41,10 @@ export const PLAN_ENVIRONMENT = "test";
 export const PLAN_AT = Date.parse("2026-11-28T12:00:00Z");
 /** How long "never" is for a backend's pace in a world whose time stands still. */
 export const PLAN_LONG = 600_000;
+/** The clock of every plan property's world: standing still at {@link PLAN_AT}. */
+export const PLAN_CLOCK = stillClock(PLAN_AT);
+/** The requeue timing of a kind in a plan property's world. */
+export const PLAN_TIMING = { timing: { pollMs: 100, retryMs: 200, resyncMs: 60_000 } };
 
 /**
  * The ProviderConfig `small` of a plan property's world, offering `offered` on the simulated backend, and the
@@ -165,6 +169,16 @@ export interface MemoryEngineOptions {
   /** By kind: how its commands are carried out while the world is made (default: its own `run`). */
   readonly setupRuns?: Readonly<Record<string, SetupRun>>;
 }
+
+/** How to build the engine of a plan property's world: `engine`, as its provider, in its environment, by its clock. */
+export const planEngineOptions = (
+  engine: Pick<MemoryEngineOptions, "kinds" | "kindSettings" | "backend" | "setupRuns">,
+): MemoryEngineOptions => ({
+  ...engine,
+  providerName: PLAN_PROVIDER,
+  environment: PLAN_ENVIRONMENT,
+  clock: PLAN_CLOCK,
+});
 
 /**
  * The engine's machine controllers (those of `kinds`) over `api`, driven key by key; their writes (at their
@@ -423,4 +437,29 @@ export function markDeleted(
   const effect = applyChange({ delete: target }, object, rfc3339(at));
   if (effect.after) api.put(resource, effect.after);
   else api.put(resource, object, true);
+}
+
+/**
+ * The engine of a memory world over `api` (see {@link memoryEngine}), the world left as the engine leaves it: settled,
+ * then the objects of `deleted.resource` at `deleted.keys` that still exist marked for deletion as the API server
+ * would ({@link markDeleted}, at {@link PLAN_AT}), and settled again. Stopped if that fails.
+ */
+export async function settledMemoryEngine(
+  api: MemoryApi,
+  options: MemoryEngineOptions,
+  deleted: { readonly resource: { readonly plural: string }; readonly keys: readonly string[] },
+): Promise<MemoryEngine> {
+  const engine = await memoryEngine(api, options);
+  try {
+    await engine.settle();
+    for (const key of deleted.keys) {
+      const live = api.get(deleted.resource, key);
+      if (live) markDeleted(api, live, PLAN_AT);
+    }
+    await engine.settle();
+    return engine;
+  } catch (error) {
+    engine.stop();
+    throw error;
+  }
 }

@@ -16,40 +16,31 @@ import type { Cluster } from "../../../src/api/cluster.ts";
 import { ACCESS_REQUEST_LABELS } from "../../../src/api/constants/access-request.ts";
 import { HIBERNATE_ANNOTATION } from "../../../src/api/constants/hibernation.ts";
 import { LABELS, RESOURCES } from "../../../src/api/constants.ts";
-import { rfc3339 } from "../../../src/machines/shared/rfc3339.ts";
 import { SimulatedBackend } from "../../../src/providers/simulated.ts";
 import { accessRequestKind } from "../../../src/runtime/kinds/access-request/kind.ts";
 import { clusterKind } from "../../../src/runtime/kinds/cluster/kind.ts";
 import type { MachineKind } from "../../../src/runtime/machine-kind.ts";
 import type { PlanChange } from "../../../src/runtime/plan/plan.ts";
-import { applyChange } from "../../../src/runtime/plan/plan-changes.ts";
 import { aCluster, anAccessRequest, stored } from "../../support/builders.ts";
 import { MemoryApi } from "../../support/memory-api.ts";
 import {
   Branches,
   expectPlanPredictsEngine,
-  memoryEngine,
-  PLAN_AT,
-  PLAN_ENVIRONMENT,
+  PLAN_CLOCK,
   PLAN_PROVIDER,
+  PLAN_TIMING,
+  planEngineOptions,
   planProviderConfig,
-  stillClock,
+  settledMemoryEngine,
 } from "../../support/plan-harness.ts";
 
 const NAMESPACE = "team";
-const clock = stillClock(PLAN_AT);
 const OFFERED = [{ version: "1.33.3" }, { version: "1.32.7" }];
 
 const { config, profile, profileName: PROFILE } = planProviderConfig(OFFERED);
-const world = {
+const KINDS = {
   kinds: [clusterKind as MachineKind, accessRequestKind as MachineKind],
-  kindSettings: {
-    Cluster: { timing: { pollMs: 100, retryMs: 200, resyncMs: 60_000 } },
-    AccessRequest: { prepare: false },
-  },
-  providerName: PLAN_PROVIDER,
-  environment: PLAN_ENVIRONMENT,
-  clock,
+  kindSettings: { Cluster: PLAN_TIMING, AccessRequest: { prepare: false } },
 };
 
 /** One AccessRequest of a world: which Cluster (0, 1, or a missing one), token or OIDC, deleted before. */
@@ -177,7 +168,12 @@ function changeOf(change: ChangeSeed, api: MemoryApi, requests: number): PlanCha
 const branches = new Branches();
 
 async function predictionHolds(requests: readonly RequestSeed[], change: ChangeSeed) {
-  const backend = new SimulatedBackend({ provisionDelayMs: 0, updateDelayMs: 0, deleteDelayMs: 0, clock });
+  const backend = new SimulatedBackend({
+    provisionDelayMs: 0,
+    updateDelayMs: 0,
+    deleteDelayMs: 0,
+    clock: PLAN_CLOCK,
+  });
   const api = new MemoryApi([
     { resource: RESOURCES.ProviderConfig, object: config },
     { resource: RESOURCES.ClusterProfile, object: profile },
@@ -185,22 +181,12 @@ async function predictionHolds(requests: readonly RequestSeed[], change: ChangeS
     { resource: RESOURCES.Cluster, object: clusterOf(1) },
     ...requests.map((seed, index) => ({ resource: RESOURCES.AccessRequest, object: requestOf(index, seed) })),
   ]);
-  const options = { ...world, backend };
-  const engine = await memoryEngine(api, options);
+  const options = planEngineOptions({ ...KINDS, backend });
+  const engine = await settledMemoryEngine(api, options, {
+    resource: RESOURCES.AccessRequest,
+    keys: requests.flatMap((seed, index) => (seed.deleted ? [`${NAMESPACE}/a${index}`] : [])),
+  });
   try {
-    await engine.settle();
-    const now = rfc3339(PLAN_AT);
-    requests.forEach((seed, index) => {
-      const live = api.get(RESOURCES.AccessRequest, `${NAMESPACE}/a${index}`);
-      if (!seed.deleted || !live) return;
-      const effect = applyChange(
-        { delete: { kind: "AccessRequest", namespace: NAMESPACE, name: `a${index}` } },
-        live,
-        now,
-      );
-      api.put(RESOURCES.AccessRequest, effect.after ?? live, effect.after === undefined);
-    });
-    await engine.settle();
     for (const object of api.objects())
       if (object.kind === "AccessRequest")
         branches.saw(`before: AccessRequest ${(object as AccessRequest).status?.phase ?? "none"}`);

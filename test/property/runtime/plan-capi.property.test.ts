@@ -35,22 +35,17 @@ import { MemoryApi } from "../../support/memory-api.ts";
 import {
   Branches,
   expectPlanPredictsEngine,
-  type MemoryEngineOptions,
-  markDeleted,
-  memoryEngine,
-  PLAN_AT,
-  PLAN_ENVIRONMENT,
+  PLAN_CLOCK,
   PLAN_LONG,
-  PLAN_PROVIDER,
+  PLAN_TIMING,
+  planEngineOptions,
   planProviderConfig,
   type SetupRun,
-  stillClock,
+  settledMemoryEngine,
 } from "../../support/plan-harness.ts";
 
 const NAMESPACE = "capi";
-const clock = stillClock(PLAN_AT);
 const OFFERED = [{ version: "1.33.3" }, { version: "1.32.7" }];
-const TIMING = { timing: { pollMs: 100, retryMs: 200, resyncMs: 60_000 } };
 
 const { config, profile, profileName: PROFILE } = planProviderConfig(OFFERED, "1.33.3");
 
@@ -287,24 +282,18 @@ async function predictionHolds(
       seed.owned ? [{ resource: CAPI_CLUSTER_RESOURCE, object: ownerOf(index, seed) }] : [],
     ),
   ]);
-  const options: MemoryEngineOptions = {
+  const options = planEngineOptions({
     kinds: [KINDS[kind].kind],
-    kindSettings: { [kind]: { enabled: true, ...TIMING } },
-    backend: new SimulatedBackend({ ...paced, clock }),
-    providerName: PLAN_PROVIDER,
-    environment: PLAN_ENVIRONMENT,
-    clock,
+    kindSettings: { [kind]: { enabled: true, ...PLAN_TIMING } },
+    backend: new SimulatedBackend({ ...paced, clock: PLAN_CLOCK }),
     setupRuns: { [kind]: publishingInto(api, KINDS[kind].uidLabel) },
-  };
-  const engine = await memoryEngine(api, options);
+  });
+  // The world as the engine leaves it: settled, the objects asked to go marked for deletion and settled again.
+  const engine = await settledMemoryEngine(api, options, {
+    resource: resourceOfKind(kind),
+    keys: seeds.flatMap((seed, index) => (seed.deleted ? [`${NAMESPACE}/o${index}`] : [])),
+  });
   try {
-    // The world as the engine leaves it: settled, the objects asked to go marked for deletion and settled again.
-    await engine.settle();
-    seeds.forEach((seed, index) => {
-      const live = api.get(resourceOfKind(kind), `${NAMESPACE}/o${index}`);
-      if (seed.deleted && live) markDeleted(api, live, PLAN_AT);
-    });
-    await engine.settle();
     for (const object of api.objects()) {
       if (object.kind !== kind) continue;
       const state = (object as { status?: { state?: string } }).status?.state;

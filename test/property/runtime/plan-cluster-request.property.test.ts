@@ -32,21 +32,17 @@ import { schedulingInto } from "../../support/memory-scheduler.ts";
 import {
   Branches,
   expectPlanPredictsEngine,
-  type MemoryEngineOptions,
-  markDeleted,
-  memoryEngine,
   PLAN_AT,
-  PLAN_ENVIRONMENT,
+  PLAN_CLOCK,
   PLAN_LONG,
-  PLAN_PROVIDER,
+  PLAN_TIMING,
+  planEngineOptions,
   planProviderConfig,
-  stillClock,
+  settledMemoryEngine,
 } from "../../support/plan-harness.ts";
 
 const NAMESPACE = "team";
-const clock = stillClock(PLAN_AT);
 const OFFERED = [{ version: "1.33.3" }, { version: "1.32.7" }];
-const TIMING = { timing: { pollMs: 100, retryMs: 200, resyncMs: 60_000 } };
 
 const { config, profile, profileName: PROFILE } = planProviderConfig(OFFERED);
 
@@ -240,27 +236,21 @@ async function predictionHolds(
     { resource: RESOURCES.ClusterProfile, object: profile },
     ...seeds.map((seed, index) => ({ resource: RESOURCES.ClusterRequest, object: requestOf(index, seed) })),
   ]);
-  const options: MemoryEngineOptions = {
+  const options = planEngineOptions({
     kinds: [clusterKind as MachineKind, clusterRequestKind as MachineKind],
     kindSettings: {
-      Cluster: TIMING,
-      ClusterRequest: { ...TIMING, schedulerConfig: { current: () => scheduler, onChange: () => {} } },
+      Cluster: PLAN_TIMING,
+      ClusterRequest: { ...PLAN_TIMING, schedulerConfig: { current: () => scheduler, onChange: () => {} } },
     },
-    backend: new SimulatedBackend({ ...paced, clock }),
-    providerName: PLAN_PROVIDER,
-    environment: PLAN_ENVIRONMENT,
-    clock,
+    backend: new SimulatedBackend({ ...paced, clock: PLAN_CLOCK }),
     setupRuns: { ClusterRequest: schedulingInto(api, PLAN_AT) },
-  };
-  const engine = await memoryEngine(api, options);
+  });
+  // The world as the engine leaves it: settled, the requests asked to go marked for deletion and settled again.
+  const engine = await settledMemoryEngine(api, options, {
+    resource: RESOURCES.ClusterRequest,
+    keys: seeds.flatMap((seed, index) => (seed.deleted ? [`${NAMESPACE}/r${index}`] : [])),
+  });
   try {
-    // The world as the engine leaves it: settled, the requests asked to go marked for deletion and settled again.
-    await engine.settle();
-    seeds.forEach((seed, index) => {
-      const live = api.get(RESOURCES.ClusterRequest, `${NAMESPACE}/r${index}`);
-      if (seed.deleted && live) markDeleted(api, live, PLAN_AT);
-    });
-    await engine.settle();
     for (const object of api.objects()) {
       if (object.kind === "ClusterRequest") {
         const request = object as ClusterRequest;

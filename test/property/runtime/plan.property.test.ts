@@ -15,31 +15,25 @@ import type { Cluster } from "../../../src/api/cluster.ts";
 import { HIBERNATE_ANNOTATION } from "../../../src/api/constants/hibernation.ts";
 import { RESOURCES } from "../../../src/api/constants.ts";
 import type { ProviderConfig } from "../../../src/api/provider-config.ts";
-import { rfc3339 } from "../../../src/machines/shared/rfc3339.ts";
 import { SimulatedBackend } from "../../../src/providers/simulated.ts";
 import { clusterKind } from "../../../src/runtime/kinds/cluster/kind.ts";
 import type { MachineKind } from "../../../src/runtime/machine-kind.ts";
 import type { PlanChange } from "../../../src/runtime/plan/plan.ts";
-import { applyChange } from "../../../src/runtime/plan/plan-changes.ts";
 import { aCluster, stored } from "../../support/builders.ts";
 import { MemoryApi } from "../../support/memory-api.ts";
 import {
   Branches,
   expectPlanPredictsEngine,
-  memoryEngine,
-  PLAN_AT,
-  PLAN_ENVIRONMENT,
+  PLAN_CLOCK,
   PLAN_LONG,
-  PLAN_PROVIDER,
+  PLAN_TIMING,
+  planEngineOptions,
   planProviderConfig,
-  stillClock,
+  settledMemoryEngine,
 } from "../../support/plan-harness.ts";
 
 const NAMESPACE = "team";
-/** Time stands still: every step of both sides is taken at the same instant. */
-const clock = stillClock(PLAN_AT);
 const OFFERED = [{ version: "1.33.3" }, { version: "1.32.7" }, { version: "1.31.1", deprecated: true }];
-const CLUSTER_TIMING = { Cluster: { timing: { pollMs: 100, retryMs: 200, resyncMs: 60_000 } } };
 
 const { config, profile, profileName: PROFILE } = planProviderConfig(OFFERED, "1.33.3");
 
@@ -157,37 +151,23 @@ function changeOf(change: ChangeSeed, api: MemoryApi, size: number): PlanChange 
 const branches = new Branches();
 
 async function predictionHolds(seeds: readonly ClusterSeed[], paced: Pace, change: ChangeSeed) {
-  const backend = new SimulatedBackend({ ...paced, clock });
+  const backend = new SimulatedBackend({ ...paced, clock: PLAN_CLOCK });
   const api = new MemoryApi([
     { resource: RESOURCES.ProviderConfig, object: config },
     { resource: RESOURCES.ClusterProfile, object: profile },
     ...seeds.map((seeded, index) => ({ resource: RESOURCES.Cluster, object: clusterOf(index, seeded) })),
   ]);
-  const world = {
+  const options = planEngineOptions({
     kinds: [clusterKind as MachineKind],
-    kindSettings: CLUSTER_TIMING,
-    providerName: PLAN_PROVIDER,
-    environment: PLAN_ENVIRONMENT,
-    clock,
-  };
-  const options = { ...world, backend };
-  const engine = await memoryEngine(api, options);
+    kindSettings: { Cluster: PLAN_TIMING },
+    backend,
+  });
+  // The world as the engine leaves it: settled, the Clusters asked to go marked for deletion and settled again.
+  const engine = await settledMemoryEngine(api, options, {
+    resource: RESOURCES.Cluster,
+    keys: seeds.flatMap((seeded, index) => (seeded.deleted ? [`${NAMESPACE}/c${index}`] : [])),
+  });
   try {
-    // The world as the engine leaves it: settled, the Clusters asked to go marked for deletion and settled again.
-    await engine.settle();
-    const now = rfc3339(PLAN_AT);
-    seeds.forEach((seeded, index) => {
-      const live = api.get(RESOURCES.Cluster, `${NAMESPACE}/c${index}`);
-      if (!seeded.deleted || !live) return;
-      const effect = applyChange(
-        { delete: { kind: "Cluster", namespace: NAMESPACE, name: `c${index}` } },
-        live,
-        now,
-      );
-      if (effect.after) api.put(RESOURCES.Cluster, effect.after);
-      else api.put(RESOURCES.Cluster, live, true);
-    });
-    await engine.settle();
     for (const object of api.objects())
       if (object.kind === "Cluster")
         branches.saw(`before: ${(object as Cluster).status?.providerStatus?.state ?? "none"}`);

@@ -7,9 +7,11 @@ import {
 } from "../../../../src/machines/cluster-request/cluster-names.ts";
 
 describe("nameHash (openMCP's NameHashSHAKE128Base32)", () => {
-  it("gives controller-utils' own test vectors", () => {
-    expect(nameHash("example")).toBe("epgccknc");
-    expect(nameHash("default", "example")).toBe("fphxsdub");
+  it.each([
+    { parts: ["example"], hash: "epgccknc" },
+    { parts: ["default", "example"], hash: "fphxsdub" },
+  ])("gives controller-utils' own test vector: $parts hash to $hash", ({ parts, hash }) => {
+    expect(nameHash(...parts)).toBe(hash);
   });
 });
 

@@ -8,13 +8,18 @@ import {
 } from "../../../../src/providers/shared/merge-patch.ts";
 
 describe("containedIn", () => {
-  it("ignores what the remote side defaulted beside the wanted values, but not a different list", () => {
-    expect(containedIn({ a: 1 }, { a: 1, defaulted: true })).toBe(true);
-    expect(containedIn({ a: 1 }, { a: 2 })).toBe(false);
-    expect(containedIn([{ a: 1 }], [{ a: 1, b: 2 }])).toBe(true);
-    expect(containedIn([{ a: 1 }], [{ a: 1 }, { a: 2 }])).toBe(false);
-    expect(containedIn({ a: 1 }, [1])).toBe(false);
-  });
+  it.each([
+    { wanted: { a: 1 }, remote: { a: 1, defaulted: true }, contained: true },
+    { wanted: { a: 1 }, remote: { a: 2 }, contained: false },
+    { wanted: [{ a: 1 }], remote: [{ a: 1, b: 2 }], contained: true },
+    { wanted: [{ a: 1 }], remote: [{ a: 1 }, { a: 2 }], contained: false },
+    { wanted: { a: 1 }, remote: [1], contained: false },
+  ])(
+    "ignores what the remote side defaulted beside the wanted values, but not a different list: $wanted in $remote is $contained",
+    ({ wanted, remote, contained }) => {
+      expect(containedIn(wanted, remote)).toBe(contained);
+    },
+  );
 });
 
 describe("copiedEntries", () => {

@@ -11,10 +11,15 @@ import {
 } from "../../../../src/runtime/start/v8-flags.ts";
 
 describe("missingV8Flags", () => {
-  it("asks for every flag where node was started plainly", () => {
-    expect(missingV8Flags([], "")).toEqual(ENGINE_V8_FLAGS);
-    expect(missingV8Flags(["--enable-source-maps"], undefined)).toEqual(ENGINE_V8_FLAGS);
-  });
+  it.each([
+    { argv: [], nodeOptions: "" },
+    { argv: ["--enable-source-maps"], nodeOptions: undefined },
+  ])(
+    "asks for every flag where node was started plainly: $argv, NODE_OPTIONS $nodeOptions",
+    ({ argv, nodeOptions }) => {
+      expect(missingV8Flags(argv, nodeOptions)).toEqual(ENGINE_V8_FLAGS);
+    },
+  );
 
   it("leaves out what the command line or NODE_OPTIONS sets, whatever the value or spelling", () => {
     expect(missingV8Flags(["--max-old-space-size=4096", "--optimize-for-size"], "")).toEqual([
