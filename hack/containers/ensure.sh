@@ -20,7 +20,8 @@ kind_version=v0.30.0
 runtime_name=runc-nested
 base_image=openmcp-engine-base:bookworm
 kind_base_image=openmcp-engine-kind-base:$kind_version
-kube_version=$(awk '$1 == "k8s.io/kubernetes" { print $2; exit }' "$root/hack/kube/go.mod")
+# OPENMCP_KUBE_VERSION makes the node image of another release than hack/kube pins (hack/kube/build.sh builds it).
+kube_version=${OPENMCP_KUBE_VERSION:-$(awk '$1 == "k8s.io/kubernetes" { print $2; exit }' "$root/hack/kube/go.mod")}
 node_image=kindest/node:$kube_version
 
 log() { echo "ensure.sh: $*" >&2; }

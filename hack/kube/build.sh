@@ -44,6 +44,13 @@ command -v go >/dev/null || { echo "build.sh: no 'go' on PATH; install Go or set
 
 pinned=$(awk '$1 == "k8s.io/kubernetes" { print $2; exit }' "$here/go.mod")
 cache_root=${OPENMCP_KUBE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/openmcp-engine/kube}
+# OPENMCP_KUBE_VERSION=vX.Y.Z builds another release than the pinned one (a second kind node image, to
+# upgrade Clusters to), from a wrapper module gen-gomod.sh writes once into the cache; no neighbour is tried.
+moddir=$here
+if [ -n "${OPENMCP_KUBE_VERSION:-}" ] && [ "$OPENMCP_KUBE_VERSION" != "$pinned" ]; then
+  pinned=$OPENMCP_KUBE_VERSION moddir="$cache_root/gomod-$OPENMCP_KUBE_VERSION"
+  [ -f "$moddir/go.sum" ] || { mkdir -p "$moddir" && "$here/gen-gomod.sh" "$pinned" "$moddir" >&2; }
+fi
 
 # Stamp the version the way Kubernetes' own build does, so /version and emulation defaults are right.
 kube_ldflags() {
@@ -61,7 +68,7 @@ if [ "${1:-}" = node ]; then
   echo "build.sh: building the Kubernetes $pinned node binaries ($names) with $(go version | cut -d' ' -f3)" >&2
   start=$SECONDS
   for n in $names; do
-    (cd "$here" && go build -trimpath -ldflags="$(kube_ldflags "$pinned")" -o "$tmp/$n" "k8s.io/kubernetes/cmd/$n") >&2
+    (cd "$moddir" && go build -trimpath -ldflags="$(kube_ldflags "$pinned")" -o "$tmp/$n" "k8s.io/kubernetes/cmd/$n") >&2
   done
   chmod 755 "$tmp"; rm -rf "$out"; mv "$tmp" "$out"
   echo "build.sh: built the $pinned node binaries in $((SECONDS - start)) s into $out" >&2
@@ -88,7 +95,8 @@ build() {
   rm -rf "$tmp"; return 1
 }
 
-build "$here" "$pinned" && exit 0
+build "$moddir" "$pinned" && exit 0
+[ "$moddir" = "$here" ] || { echo "build.sh: could not build Kubernetes $pinned (OPENMCP_KUBE_VERSION)" >&2; exit 1; }
 
 # Neighbouring minor releases: newest patch of minor-1, then minor+1, each with a generated module.
 minor=$(echo "$pinned" | cut -d. -f2)
