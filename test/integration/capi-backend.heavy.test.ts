@@ -42,7 +42,7 @@ import { issuedKubeconfig } from "../support/access-proofs.ts";
 import { accessGranted, createAccessRequest } from "../support/access-requests.ts";
 import { aBackendContext } from "../support/backend-context.ts";
 import { aCluster, aProviderConfig } from "../support/builders.ts";
-import { dockerKubeadmClass, TEAM_VARIABLE } from "../support/capi-classes.ts";
+import { dockerKubeadmClass, dockerKubeadmSettings, TEAM_VARIABLE } from "../support/capi-classes.ts";
 import {
   type CapiManagement,
   CLASS_NAMESPACE,
@@ -93,16 +93,7 @@ let taken:
   | undefined;
 
 /** The settings of the ProviderConfig on the docker-kubeadm class: one control-plane machine, one worker. */
-const DOCKER_SETTINGS = {
-  clusterClass: { namespace: CLASS_NAMESPACE, name: "docker-kubeadm" },
-  namespace: CAPI_NS,
-  controlPlane: { replicas: 1 },
-  workers: [{ class: "default-worker", name: "md-0", replicas: 1 }],
-  variables: [{ name: TEAM_VARIABLE, value: "blue" }],
-  // kind's Pod subnet: the node image's static CNI config hands out addresses from it.
-  clusterNetwork: { pods: { cidrBlocks: ["10.244.0.0/16"] }, services: { cidrBlocks: ["10.96.0.0/12"] } },
-  deletionTimeoutSeconds: 600,
-};
+const DOCKER_SETTINGS = dockerKubeadmSettings(CAPI_NS);
 
 const read = <T>(resource: CustomResource, name: string) =>
   readCustomObject<T>(management.custom, resource, NS, name);

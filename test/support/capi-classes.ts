@@ -46,6 +46,9 @@ const KUBELET_EXTRA_ARGS = [
  * The variable both classes define and patch: a label every node of the cluster gets (`openmcp.test/team=<value>`),
  * so a test sees a ProviderConfig's topology variable arrive on the machines.
  */
+/** Where the classes are applied (see capi-management.ts). */
+export const CLASS_NAMESPACE = "classes";
+
 export const TEAM_VARIABLE = "team";
 const teamVariable = {
   name: TEAM_VARIABLE,
@@ -183,6 +186,22 @@ export function dockerKubeadmClass(
       ],
     }),
   ];
+}
+
+/**
+ * A ProviderConfig's settings on the `docker-kubeadm` class: one control-plane machine and one worker, their CAPI
+ * Clusters in `namespace`, kind's Pod subnet (the node image's static CNI config hands out addresses from it).
+ */
+export function dockerKubeadmSettings(namespace: string) {
+  return {
+    clusterClass: { namespace: CLASS_NAMESPACE, name: "docker-kubeadm" },
+    namespace,
+    controlPlane: { replicas: 1 },
+    workers: [{ class: "default-worker", name: "md-0", replicas: 1 }],
+    variables: [{ name: TEAM_VARIABLE, value: "blue" }],
+    clusterNetwork: { pods: { cidrBlocks: ["10.244.0.0/16"] }, services: { cidrBlocks: ["10.96.0.0/12"] } },
+    deletionTimeoutSeconds: 600,
+  };
 }
 
 /** How long CAPD's in-memory machines take to "boot" and to run their node, etcd and API server (short, for a fast kit). */

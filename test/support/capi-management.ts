@@ -10,11 +10,11 @@ import { type ControlPlane, startControlPlane } from "../../src/controlplane/con
 import { type CapiStack, startCapiStack } from "../../src/dev/capi-providers.ts";
 import type { TopologyCluster } from "../../src/providers/capi-topology.ts";
 import { installCrds, installingCrds } from "../../src/runtime/api-server/install-crds.ts";
-import { applyCapiObjects, type CapiObject } from "./capi-classes.ts";
+import { applyCapiObjects, type CapiObject, CLASS_NAMESPACE } from "./capi-classes.ts";
 import { containersNamed, containerToolchain, docker } from "./containers.ts";
 
 /** Where the test ClusterClasses live. */
-export const CLASS_NAMESPACE = "classes";
+export { CLASS_NAMESPACE };
 
 /** What a test gets. */
 export interface CapiManagement {
