@@ -1,5 +1,5 @@
 /** The ClusterSnapshot kind (engine.openmcp.cloud/v1alpha1): a snapshot of one Cluster's control plane, and rollbacks to it. */
-import type { Condition, TypedObject } from "./common.ts";
+import type { StoredStateStatus, TypedObject } from "./common.ts";
 import type { CLUSTER_SNAPSHOT_API_VERSION } from "./constants/cluster-snapshot.ts";
 
 /** A bucket of an S3-compatible object store, and the Secret (of the snapshot's namespace) with its credentials. */
@@ -48,13 +48,11 @@ export interface SnapshotRestoreRecord {
   readonly message: string;
 }
 
-/** What was taken, where it is and what it was taken from. */
-export interface ClusterSnapshotStatus {
-  readonly observedGeneration?: number;
-  /** Pending, Taking, Complete, Failed, Restoring. */
-  readonly phase?: string;
-  /** The machine state, read back by the next step. */
-  readonly state?: string;
+/**
+ * What was taken, where it is and what it was taken from. Its phases: Pending, Taking, Complete, Failed, Restoring;
+ * its conditions: `Ready` (taken) and `Restored` (the last rollback), each with a reason and a message.
+ */
+export interface ClusterSnapshotStatus extends StoredStateStatus {
   /** The Cluster it was taken from: its uid and the endpoint it served at. */
   readonly cluster?: { readonly uid: string; readonly endpoint?: string };
   /** Where it is: the folder (absolute, on the engine's machine) or the bucket, and its name there. */
@@ -71,8 +69,6 @@ export interface ClusterSnapshotStatus {
   /** `sha256:<hex>` over its files' sha256 (see the snapshot's manifest.json). */
   readonly checksum?: string;
   readonly lastRestore?: SnapshotRestoreRecord;
-  /** `Ready` (taken) and `Restored` (the last rollback), each with a reason and a message. */
-  readonly conditions?: readonly Condition[];
 }
 
 /** A snapshot of a Cluster's control plane: namespaced, of a Cluster of its own namespace. */

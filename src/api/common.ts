@@ -95,6 +95,21 @@ export interface CommonStatus<Phase extends string = string> {
   readonly conditions?: readonly Condition[];
 }
 
+/**
+ * Status fields of the kinds that store their machine state in their status (Rollout, ClusterSnapshot, the
+ * schedules, EngineCluster, EngineControlPlane), each absent until the engine first writes it.
+ */
+export interface StoredStateStatus {
+  /** The `metadata.generation` this status was computed for. */
+  readonly observedGeneration?: number;
+  /** One-word summary of the state (each kind names its phases). */
+  readonly phase?: string;
+  /** The machine state, read back by the next step. */
+  readonly state?: string;
+  /** Individual observations, at most one per type (each kind names its conditions). */
+  readonly conditions?: readonly Condition[];
+}
+
 /** A reference to a namespaced object in any namespace. */
 export interface ObjectReference {
   /** Name of the object. */

@@ -5,7 +5,7 @@
  * Cluster API's "Flexible Managed Kubernetes Endpoints" proposal (not an upstream API).
  */
 import type { ApiEndpoint } from "./cluster-api.ts";
-import type { Condition, ObjectMeta, TypedObject } from "./common.ts";
+import type { ObjectMeta, StoredStateStatus, TypedObject } from "./common.ts";
 import type { INFRASTRUCTURE_API_VERSION } from "./constants.ts";
 
 /** What a CAPI user asks of the infrastructure. */
@@ -25,13 +25,11 @@ export interface FailureDomain {
   readonly attributes?: Readonly<Record<string, string>>;
 }
 
-/** What the engine reports, in the contract's shape plus the machine's own fields. */
-export interface EngineClusterStatus {
-  readonly observedGeneration?: number;
-  /** Provisioning, Provisioned, Failed, Deleting, Pending, Paused. */
-  readonly phase?: string;
-  /** The machine state the next step starts from. */
-  readonly state?: string;
+/**
+ * What the engine reports, in the contract's shape plus the machine's own fields. Its phases: Provisioning,
+ * Provisioned, Failed, Deleting, Pending, Paused.
+ */
+export interface EngineClusterStatus extends StoredStateStatus {
   /** v1beta2: the infrastructure is provisioned (CAPI's InfrastructureReady). */
   readonly initialization?: { readonly provisioned?: boolean };
   /** v1beta1 spelling of the same signal, still read by older CAPI releases. */
@@ -39,7 +37,6 @@ export interface EngineClusterStatus {
   readonly failureDomains?: readonly FailureDomain[];
   /** The Kubernetes version the backend runs. */
   readonly version?: string;
-  readonly conditions?: readonly Condition[];
 }
 
 /** An infrastructure cluster of Cluster API, built by one of the engine's backends. */

@@ -7,7 +7,7 @@
  * a Cluster Available.
  */
 import type { ApiEndpoint } from "./cluster-api.ts";
-import type { Condition, TypedObject } from "./common.ts";
+import type { StoredStateStatus, TypedObject } from "./common.ts";
 import { infrastructureResource, served } from "./constants.ts";
 
 /** API group of the engine's control-plane kinds (as Cluster API keeps controlplane.* apart from infrastructure.*). */
@@ -63,13 +63,11 @@ export interface ControlPlaneVersion {
   readonly replicas?: number;
 }
 
-/** What the engine reports, in the contract's shape plus the machine's own fields. */
-export interface EngineControlPlaneStatus {
-  readonly observedGeneration?: number;
-  /** Pending, Provisioning, Ready, Updating, Failed or Deleting. */
-  readonly phase?: string;
-  /** The machine state the next step starts from. */
-  readonly state?: string;
+/**
+ * What the engine reports, in the contract's shape plus the machine's own fields. Its phases: Pending, Provisioning,
+ * Ready, Updating, Failed or Deleting.
+ */
+export interface EngineControlPlaneStatus extends StoredStateStatus {
   /** v1beta2: the control plane accepts requests (CAPI's ControlPlaneInitialized). Stays true once set. */
   readonly initialization?: { readonly controlPlaneInitialized?: boolean };
   /** v1beta1 spelling of the same signal. */
@@ -81,7 +79,6 @@ export interface EngineControlPlaneStatus {
   /** The Kubernetes version the control plane runs, `v`-prefixed (deprecated by the contract for `versions`). */
   readonly version?: string;
   readonly versions?: readonly ControlPlaneVersion[];
-  readonly conditions?: readonly Condition[];
 }
 
 /** A managed control plane of Cluster API, built by one of the engine's backends. */

@@ -5,7 +5,7 @@
 
 import type { ClusterSelection } from "./cluster-selection.ts";
 import type { SnapshotStorage } from "./cluster-snapshot.ts";
-import type { Condition, JsonObject, TypedObject } from "./common.ts";
+import type { JsonObject, StoredStateStatus, TypedObject } from "./common.ts";
 import type { ROLLOUT_API_VERSION } from "./constants/rollout.ts";
 import type { LabelSelector } from "./scheduler-config.ts";
 
@@ -124,13 +124,11 @@ export interface StageProgress {
   readonly skipped: number;
 }
 
-/** What the run has done. */
-export interface RolloutStatus {
-  readonly observedGeneration?: number;
-  /** Pending, Progressing, Paused, Halted, Succeeded, Aborted. */
-  readonly phase?: string;
-  /** The machine state, read back by the next step. */
-  readonly state?: string;
+/**
+ * What the run has done. Its phases: Pending, Progressing, Paused, Halted, Succeeded, Aborted; its condition: `Ready`
+ * (the run's verdict) with a reason and a message naming what it waits for or what failed.
+ */
+export interface RolloutStatus extends StoredStateStatus {
   /** The stage being worked on (absent before the start and after the end). */
   readonly currentStage?: string;
   /** The stages in order with their counts. */
@@ -139,8 +137,6 @@ export interface RolloutStatus {
   readonly targets?: readonly RolloutTarget[];
   /** A settings run: from and to by hash, and when the config got them. */
   readonly settings?: RolloutSettingsStatus;
-  /** `Ready` (the run's verdict) with a reason and a message naming what it waits for or what failed. */
-  readonly conditions?: readonly Condition[];
 }
 
 /** A rollout: namespaced, it changes Clusters of its own namespace. */

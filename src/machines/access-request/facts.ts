@@ -12,6 +12,7 @@ import {
   ACCESS_SECRET_KEYS,
 } from "../../api/constants/access-request.ts";
 import { objectKey } from "../../api/object-key.ts";
+import { deletionFacts } from "../shared/finalizer.ts";
 import { scopeDenial } from "./admin-scope.ts";
 import { renewalDue, renewalTime } from "./kubeconfig.ts";
 import type { AccessFacts } from "./machine.ts";
@@ -159,8 +160,7 @@ export function accessFacts(
   const secret = observation.secret;
   const denial = accessDenial(request, observation, backend, plan);
   return {
-    deleting: request.metadata.deletionTimestamp !== undefined,
-    hasFinalizer: request.metadata.finalizers?.includes(ACCESS_REQUEST_FINALIZERS.accessRequest) ?? false,
+    ...deletionFacts(request.metadata, ACCESS_REQUEST_FINALIZERS.accessRequest),
     clusterReachable: reachable,
     targetFailing: observation.targetProblem !== undefined,
     denial,

@@ -2,15 +2,15 @@
 import { setup } from "xstate";
 import { REQUEST_PHASES } from "../../api/constants.ts";
 import { actionsAsData, recordEvent } from "../shared/actions-as-data.ts";
+import { type DeletionFacts, deletionGuards } from "../shared/finalizer.ts";
 import { PHASE_TAG, REQUEUE } from "../shared/machine-tags.ts";
 import { type ObservedEvent, observedMachineTypes, whenObserved } from "../shared/observed-guard.ts";
 
-/** What one reconcile knows about an AccessRequest, its Cluster and the target cluster, level-based. */
-export interface AccessFacts {
-  /** `metadata.deletionTimestamp` is set. */
-  readonly deleting: boolean;
-  /** Our finalizer is on the request (so access objects may exist on the target cluster). */
-  readonly hasFinalizer: boolean;
+/**
+ * What one reconcile knows about an AccessRequest, its Cluster and the target cluster, level-based (while our
+ * finalizer is on the request, access objects may exist on the target cluster).
+ */
+export interface AccessFacts extends DeletionFacts {
   /** The target Cluster exists, is Ready, the backend gives admin access to it, and its API server answered the reads. */
   readonly clusterReachable: boolean;
   /**
@@ -50,7 +50,7 @@ const DELETED_OR_DENIED = [
 export const accessRequestMachine = setup({
   types: observedMachineTypes<AccessFacts>(),
   guards: {
-    isBeingDeleted: when((facts) => facts.deleting),
+    ...deletionGuards<AccessFacts>(),
     isDenied: when((facts) => facts.denial !== undefined),
     isServable: when((facts) => facts.denial === undefined),
     canGrant: when((facts) => facts.clusterReachable && facts.denial === undefined),
@@ -58,7 +58,6 @@ export const accessRequestMachine = setup({
     accessIncomplete: when((facts) => facts.clusterReachable && !facts.accessInPlace),
     /** The credential is due for renewal, or its Secret went missing: issue a new one. */
     secretNeedsRenewal: when((facts) => facts.clusterReachable && facts.accessInPlace && !facts.secretValid),
-    withoutOurFinalizer: when((facts) => !facts.hasFinalizer),
     /** Nothing of ours is left on the target cluster, or it is gone and took everything with it (not merely failing). */
     nothingLeft: when((facts) => facts.accessGone || (!facts.clusterReachable && !facts.targetFailing)),
   },

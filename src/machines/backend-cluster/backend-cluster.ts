@@ -11,16 +11,16 @@ import { identityUid } from "../../api/move.ts";
 import { recordEvent } from "../shared/actions-as-data.ts";
 import { type BackendRelease, backendRelease } from "../shared/backend-release.ts";
 import type { ConditionUpdate } from "../shared/conditions.ts";
+import { type DeletionFacts, deletionFacts, deletionPredicates } from "../shared/finalizer.ts";
 import type { EventRecord } from "../shared/machine-step.ts";
 import { type ObservedEvent, whenObserved } from "../shared/observed-guard.ts";
 import { resolveVersion, type VersionResolution } from "./kubernetes-version.ts";
 
-/** The facts of an object that holds a cluster at the backend, level-based. */
-export interface BackendClusterFacts {
-  /** `metadata.deletionTimestamp` is set. */
-  readonly deleting: boolean;
-  /** Our finalizer is on the object (so the backend may hold a cluster for it). */
-  readonly hasFinalizer: boolean;
+/**
+ * The facts of an object that holds a cluster at the backend, level-based (while our finalizer is on it, the
+ * backend may hold a cluster for it).
+ */
+export interface BackendClusterFacts extends DeletionFacts {
   /** Finalizers of others, which deletion of the infrastructure waits for. */
   readonly foreignFinalizers: readonly string[];
   /** The ClusterProfile it names exists (and is ours; foreign ones never reach the machine). */
@@ -65,8 +65,7 @@ export function backendClusterFacts(
   const finalizers = object.metadata.finalizers ?? [];
   const running = observation.exists ? observation.version : undefined;
   return {
-    deleting: object.metadata.deletionTimestamp !== undefined,
-    hasFinalizer: finalizers.includes(finalizer),
+    ...deletionFacts(object.metadata, finalizer),
     foreignFinalizers: finalizers.filter((name) => name !== finalizer),
     profileFound: profile !== undefined,
     version: profile
@@ -131,7 +130,7 @@ export const incompleteness = (facts: BackendClusterFacts): string | undefined =
 
 /** The predicates over those facts every such machine guards with, by the guard's name. */
 export const backendClusterPredicates = {
-  isBeingDeleted: (facts: BackendClusterFacts) => facts.deleting,
+  isBeingDeleted: deletionPredicates.isBeingDeleted,
   versionRejected: (facts: BackendClusterFacts) => facts.profileFound && facts.version?.kind !== "accepted",
   /** The profile exists and the requested version resolves: the cluster can be ordered. */
   specAcceptable: (facts: BackendClusterFacts) => facts.profileFound && facts.version?.kind === "accepted",
@@ -166,7 +165,7 @@ export const backendClusterPredicates = {
   /** A failed cluster is retried once the spec resolves again and the backend no longer reports failure. */
   problemResolved: (facts: BackendClusterFacts) =>
     facts.profileFound && facts.version?.kind === "accepted" && backendPhase(facts) !== "failed",
-  withoutOurFinalizer: (facts: BackendClusterFacts) => !facts.hasFinalizer,
+  withoutOurFinalizer: deletionPredicates.withoutOurFinalizer,
   noForeignFinalizers: (facts: BackendClusterFacts) => facts.foreignFinalizers.length === 0,
   backendNotDeleting: (facts: BackendClusterFacts) =>
     facts.backend.exists && facts.backend.phase !== "deleting",

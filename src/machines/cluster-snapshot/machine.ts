@@ -6,6 +6,7 @@
 import { setup } from "xstate";
 import type { SnapshotManifest } from "../../api/control-plane-snapshot.ts";
 import { actionsAsData, recordEvent } from "../shared/actions-as-data.ts";
+import { type DeletionFacts, deletionGuards } from "../shared/finalizer.ts";
 import type { EventRecord } from "../shared/machine-step.ts";
 import { PHASE_TAG, REQUEUE } from "../shared/machine-tags.ts";
 import { type ObservedEvent, observedMachineTypes, whenObserved } from "../shared/observed-guard.ts";
@@ -29,8 +30,8 @@ export interface RestoreOutcome {
   readonly message: string;
 }
 
-/** What one look at a snapshot knows, level-based. */
-export interface SnapshotFacts {
+/** What one look at a snapshot knows, level-based (while our finalizer is on it, its data may be in the store). */
+export interface SnapshotFacts extends DeletionFacts {
   readonly cluster: SnapshotClusterFact;
   /** The manifest of the snapshot this engine just took (until the status records it). */
   readonly taken?: SnapshotManifest;
@@ -40,10 +41,6 @@ export interface SnapshotFacts {
   readonly restoreRequested?: string;
   /** The outcome of the asked rollback, once this engine carried it out. */
   readonly restored?: RestoreOutcome;
-  /** `metadata.deletionTimestamp` is set. */
-  readonly deleting: boolean;
-  /** Our finalizer is on the snapshot (so its data may be in the store). */
-  readonly hasFinalizer: boolean;
   /** This engine removed the snapshot's data from its store (after the deletion was asked). */
   readonly removed: boolean;
   /** Clusters being made from it now (restore-from, not made yet): its data is kept for them. */
@@ -80,6 +77,7 @@ const DELETED = [
 export const clusterSnapshotMachine = setup({
   types: observedMachineTypes<SnapshotFacts>(),
   guards: {
+    ...deletionGuards<SnapshotFacts>(),
     isTaken: when(isTakenFacts),
     isNotTaken: when((facts) => !isTakenFacts(facts)),
     isClusterMissing: when((facts) => !facts.cluster.found && !isTakenFacts(facts)),
@@ -89,13 +87,11 @@ export const clusterSnapshotMachine = setup({
     isRestoreAnswered: when(isRestoreAnswered),
     isRestoreWithdrawn: when((facts) => facts.restoreRequested === undefined),
     lacksFinalizer: when((facts) => !facts.deleting && !facts.hasFinalizer),
-    isBeingDeleted: when((facts) => facts.deleting),
     isDeletedInUse: when((facts) => facts.deleting && facts.hasFinalizer && facts.usedBy.length > 0),
     isInUse: when((facts) => facts.hasFinalizer && facts.usedBy.length > 0),
     isNotInUse: when((facts) => facts.usedBy.length === 0 || !facts.hasFinalizer),
     isDataLeft: when((facts) => facts.hasFinalizer && !facts.removed),
     isDataRemoved: when((facts) => facts.removed),
-    withoutOurFinalizer: when((facts) => !facts.hasFinalizer),
   },
   actions: actionsAsData("takeSnapshot", "restoreSnapshot", "removeData"),
 }).createMachine({

@@ -13,6 +13,7 @@ import {
   type SnapshotStorageFailure,
 } from "../../api/control-plane-snapshot.ts";
 import { mergeConditions } from "../shared/conditions.ts";
+import { deletionFacts } from "../shared/finalizer.ts";
 import type { StepBasics } from "../shared/kind-step.ts";
 import type { EventRecord } from "../shared/machine-step.ts";
 import { namesShown } from "../shared/names-shown.ts";
@@ -68,8 +69,7 @@ export function snapshotFacts(input: SnapshotStepInput): SnapshotFacts {
     recorded,
     ...(restoreRequested !== undefined ? { restoreRequested } : {}),
     ...(input.restored && input.restored.request === restoreRequested ? { restored: input.restored } : {}),
-    deleting: object.metadata.deletionTimestamp !== undefined,
-    hasFinalizer: object.metadata.finalizers?.includes(SNAPSHOT_FINALIZER) ?? false,
+    ...deletionFacts(object.metadata, SNAPSHOT_FINALIZER),
     removed: input.removed === true,
     usedBy: input.usedBy ?? [],
   };
