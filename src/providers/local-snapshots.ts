@@ -1,11 +1,13 @@
 /**
  * The `local` backend's snapshots (contract 1.7), file by file: what one holds (etcd's snapshot, the certificate and
  * key files), the checks before a snapshot is restored, the swap of a cluster's etcd data, and a clone's folder made
- * whole from a snapshot. The backend itself decides when (marks, stopping and starting processes).
+ * whole from a snapshot, and a snapshot taken. The backend itself decides when (marks, stopping and starting processes).
  */
 import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { basename, join } from "node:path";
+import type { ClusterTarget } from "../api/backend.ts";
+import type { SnapshotManifest, SnapshotReference } from "../api/control-plane-snapshot.ts";
 import type { ControlPlaneCertificates } from "../controlplane/certificates.ts";
 import {
   certificatePaths,
@@ -13,8 +15,9 @@ import {
   writeCertificates,
 } from "../controlplane/control-plane-files.ts";
 import { etcdSnapshotStream, restoreEtcdSnapshot } from "../controlplane/etcd-snapshot.ts";
+import { inspectPersistentControlPlane } from "../controlplane/persistent-control-plane.ts";
 import type { SnapshotFiles, StoredSnapshot } from "./shared/folder-snapshots.ts";
-import { foreignSnapshot } from "./shared/snapshot-store.ts";
+import { describeSnapshot, foreignSnapshot, writeSnapshot } from "./shared/snapshot-store.ts";
 
 /** etcd's snapshot in a local cluster's snapshot, beside the certificate files (named as in the cluster's folder). */
 const ETCD_SNAPSHOT_FILE = "etcd.db";
@@ -24,6 +27,51 @@ const ACCEPTED_ISSUERS_FILE = "accepted-issuers";
 const ORIGIN_FILE = "restored-from";
 /** etcd's single member, as the control plane starts it (no `--name`). */
 const ETCD_MEMBER = "default";
+
+/** `v1.36.3` (as the binary says) → `1.36.3`. */
+export function bareVersion(version: string | undefined): string | undefined {
+  return version?.match(/\d+\.\d+\.\d+/)?.[0];
+}
+
+/**
+ * Takes a snapshot of the ready cluster in `directory` into `reference` (see {@link localSnapshotFiles}); refuses one
+ * that does not exist or does not serve (asleep, starting or stopped: a snapshot needs its etcd running).
+ */
+export async function takeLocalSnapshot(
+  directory: string,
+  reference: SnapshotReference,
+  props: {
+    readonly backend: string;
+    readonly target: ClusterTarget;
+    /** The backend's version, for a cluster whose record names none. */
+    readonly version: string;
+    readonly takenAtMs: number;
+    /** Where a snapshot kept in an object store is made before its upload. */
+    readonly staging: string;
+  },
+): Promise<SnapshotManifest> {
+  const { target } = props;
+  const status = await inspectPersistentControlPlane(directory);
+  if (!status.exists)
+    throw new Error(`local backend: cluster ${target.namespace}/${target.name} does not exist`);
+  const certificates = await readCertificates(directory);
+  if (!status.healthy || !status.record || !certificates)
+    throw new Error(
+      `local backend: cluster ${target.namespace}/${target.name} does not serve (asleep, starting or stopped): a snapshot needs its etcd running`,
+    );
+  const description = describeSnapshot(props.backend, target, {
+    endpoint: status.server,
+    kubernetesVersion: bareVersion(status.record.kubernetesVersion) ?? props.version,
+    takenAtMs: props.takenAtMs,
+  });
+  const etcd = `http://127.0.0.1:${status.record.ports.etcd}`;
+  return writeSnapshot(
+    reference,
+    description,
+    localSnapshotFiles(directory, etcd, certificates),
+    props.staging,
+  );
+}
 
 /**
  * The files of a snapshot of the running cluster in `directory` (for `writeSnapshot`): etcd's consistent snapshot

@@ -2,7 +2,6 @@
 
 import { existsSync } from "node:fs";
 import { mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
-import { createServer } from "node:net";
 import { join, resolve } from "node:path";
 import type { ClusterObservation, ClusterTarget } from "../api/backend.ts";
 import type {
@@ -25,35 +24,40 @@ import {
 import { errorMessage } from "../api/error-message.ts";
 import { type Logger, silentLogger } from "../api/logger.ts";
 import type { ProviderConfig } from "../api/provider-config.ts";
-import { kubeconfigYaml, readCertificates } from "../controlplane/control-plane-files.ts";
+import { kubeconfigYaml } from "../controlplane/control-plane-files.ts";
 import { findEtcdutl } from "../controlplane/etcd-snapshot.ts";
 import { findKubeAssets, type KubeAssets, kubeAssetVersions } from "../controlplane/kube-assets.ts";
 import {
   inspectPersistentControlPlane,
   isBeingRemoved,
   isWhole,
-  type PersistentControlPlaneStatus,
   persistentAdminKubeConfig,
   removeAbandonedControlPlanes,
-  startPersistentControlPlane,
   stopPersistentControlPlane,
 } from "../controlplane/persistent-control-plane.ts";
 import {
-  acceptedIssuers,
-  localSnapshotFiles,
+  describeProcesses,
+  failureMessage,
+  HIBERNATED_FILE,
+  launchLocalCluster,
+  RESTORING_FILE,
+  RUNTIME_CONFIG_FILE,
+  recordedRuntimeConfig,
+  runtimeConfigProblem,
+  WAKING_FILE,
+} from "./local-cluster-folder.ts";
+import {
+  bareVersion,
   requireOwnKeys,
   seedClusterFolder,
   swapInSnapshotData,
+  takeLocalSnapshot,
 } from "./local-snapshots.ts";
-import {
-  authenticationConfigPath,
-  ensureAuthenticationConfig,
-  writeAuthenticationConfig,
-} from "./shared/authentication-config.ts";
+import { writeAuthenticationConfig } from "./shared/authentication-config.ts";
 import { ledgerPools } from "./shared/ledger-pools.ts";
 import { folderPoolLedger, type PoolLedger } from "./shared/pool-ledger.ts";
 import { durationOption } from "./shared/settings.ts";
-import { describeSnapshot, readOwnSnapshot, writeSnapshot } from "./shared/snapshot-store.ts";
+import { readOwnSnapshot } from "./shared/snapshot-store.ts";
 
 /** Knobs of the local backend. */
 export interface LocalBackendOptions {
@@ -324,27 +328,13 @@ export class LocalBackend implements ClusterBackend {
    * folder-snapshots.ts). The cluster keeps serving. Idempotent: a complete snapshot of that name is returned as it is.
    */
   async snapshot(target: ClusterTarget, reference: SnapshotReference): Promise<SnapshotManifest> {
-    const directory = this.#directoryOf(this.#keyOf(target));
-    const status = await inspectPersistentControlPlane(directory);
-    if (!status.exists)
-      throw new Error(`local backend: cluster ${target.namespace}/${target.name} does not exist`);
-    const certificates = await readCertificates(directory);
-    if (!status.healthy || !status.record || !certificates)
-      throw new Error(
-        `local backend: cluster ${target.namespace}/${target.name} does not serve (asleep, starting or stopped): a snapshot needs its etcd running`,
-      );
-    const description = describeSnapshot(this.name, target, {
-      endpoint: status.server,
-      kubernetesVersion: bareVersion(status.record.kubernetesVersion) ?? this.version,
+    return takeLocalSnapshot(this.#directoryOf(this.#keyOf(target)), reference, {
+      backend: this.name,
+      target,
+      version: this.version,
       takenAtMs: this.#clock.now(),
+      staging: this.#snapshotStaging(),
     });
-    const etcd = `http://127.0.0.1:${status.record.ports.etcd}`;
-    return writeSnapshot(
-      reference,
-      description,
-      localSnapshotFiles(directory, etcd, certificates),
-      this.#snapshotStaging(),
-    );
   }
 
   /** Where a snapshot kept in an object store is made before its upload and checked after its download. */
@@ -462,11 +452,8 @@ export class LocalBackend implements ClusterBackend {
   }
 
   /** The `--runtime-config` cluster `key` was last started with (a cluster made before it was recorded: the option's). */
-  async #recordedRuntimeConfig(key: string): Promise<string> {
-    const recorded = await readFile(join(this.#directoryOf(key), RUNTIME_CONFIG_FILE), "utf8").catch(
-      () => undefined,
-    );
-    return recorded ?? this.#options.runtimeConfig ?? "";
+  #recordedRuntimeConfig(key: string): Promise<string> {
+    return recordedRuntimeConfig(this.#directoryOf(key), this.#options.runtimeConfig ?? "");
   }
 
   async delete(target: ClusterTarget): Promise<void> {
@@ -563,28 +550,13 @@ export class LocalBackend implements ClusterBackend {
     const abort = new AbortController();
     const directory = this.#directoryOf(uid);
     const log = this.#log.with({ uid });
-    const waking = existsSync(join(directory, WAKING_FILE));
-    const done = ensureAuthenticationConfig(directory)
-      .then(() => (waking ? requireRecordedPort(directory) : undefined))
-      .then(async () => ({
-        issuers: await acceptedIssuers(directory),
-        runtimeConfig: await this.#recordedRuntimeConfig(uid),
-      }))
-      .then(({ issuers, runtimeConfig }) =>
-        startPersistentControlPlane({
-          directory,
-          assets: this.#options.assets,
-          extraApiServerArgs: [
-            `--authentication-config=${authenticationConfigPath(directory)}`,
-            // After the launch's own issuer (its URL, which signs new tokens): the original's, for a clone.
-            ...issuers.map((issuer) => `--service-account-issuer=${issuer}`),
-            ...(runtimeConfig ? [`--runtime-config=${runtimeConfig}`] : []),
-          ],
-          startTimeoutMs: this.#startTimeoutMs(),
-          signal: abort.signal,
-          log: (message) => log.debug(message),
-        }),
-      )
+    const done = launchLocalCluster(directory, {
+      assets: this.#options.assets,
+      runtimeConfig: this.#options.runtimeConfig ?? "",
+      startTimeoutMs: this.#startTimeoutMs(),
+      signal: abort.signal,
+      log,
+    })
       .then(async (controlPlane) => {
         this.#failures.delete(uid);
         await rm(join(directory, WAKING_FILE), { force: true });
@@ -678,58 +650,6 @@ export class LocalBackend implements ClusterBackend {
       .filter((entry) => entry.isDirectory() && !isBeingRemoved(entry.name))
       .map((entry) => entry.name);
   }
-}
-
-/** In a cluster's folder while it is asked to sleep (contract 1.6): neither the supervisor nor `create` starts it. */
-const HIBERNATED_FILE = "hibernated";
-/** In a cluster's folder from a wake until its processes are healthy again. */
-const WAKING_FILE = "waking";
-/** In a cluster's folder: the `--runtime-config` its kube-apiserver starts with (its settings when made or last updated). */
-const RUNTIME_CONFIG_FILE = "runtime-config";
-/** In a cluster's folder while a restore replaces its etcd data (contract 1.7); holds the snapshot's name. */
-const RESTORING_FILE = "restoring";
-
-/**
- * Fails unless the API server port the cluster's record names is free: a woken cluster keeps its endpoint (its
- * kubeconfigs and tokens name it), so it waits, failing with backoff, rather than start on another port.
- */
-async function requireRecordedPort(directory: string): Promise<void> {
-  const port = (await inspectPersistentControlPlane(directory)).record?.ports.apiServer;
-  if (port === undefined) return;
-  await new Promise<void>((done, failed) => {
-    const server = createServer();
-    server.once("error", () =>
-      failed(
-        new Error(
-          `port ${port} of its API server is taken by another process; the cluster keeps its endpoint, so it starts once the port is free`,
-        ),
-      ),
-    );
-    server.listen(port, "127.0.0.1", () => server.close(() => done()));
-  });
-}
-
-/** Why `value` is not kube-apiserver's `--runtime-config` (undefined: it is; "" is none). */
-function runtimeConfigProblem(value: string): string | undefined {
-  if (value === "" || /^[\w.-]+(\/[\w.-]+)?=(true|false)(,[\w.-]+(\/[\w.-]+)?=(true|false))*$/.test(value))
-    return undefined;
-  return `runtimeConfig "${value}" must be kube-apiserver's --runtime-config, like networking.k8s.io/v1beta1=true,api/beta=true`;
-}
-
-/** `v1.36.3` (as the binary says) → `1.36.3`. */
-function bareVersion(version: string | undefined): string | undefined {
-  return version?.match(/\d+\.\d+\.\d+/)?.[0];
-}
-
-function describeProcesses(status: PersistentControlPlaneStatus): string {
-  const pids = status.record?.pids;
-  return `local etcd + kube-apiserver at ${status.server} (pids ${pids?.etcd}, ${pids?.apiServer})`;
-}
-
-/** One line a person can act on: what failed (no log text, which could carry anything) and where the logs are. */
-function failureMessage(error: unknown, directory: string, retryInMs: number): string {
-  const reason = errorMessage(error).split("\n")[0] ?? "unknown error";
-  return `${reason}; see the last lines of ${join(directory, "kube-apiserver.log")} and ${join(directory, "etcd.log")}; retrying in ${Math.round(retryInMs / 1_000)} s`;
 }
 
 /** Built with the engine: the backend contract this engine implements. */
