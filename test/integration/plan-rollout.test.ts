@@ -4,57 +4,36 @@
  * real, and the engine's run asks exactly those Clusters in those stages, stage after stage. Planned again once the
  * run is over, nothing more would be written.
  */
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Cluster } from "../../src/api/cluster.ts";
 import { CHANGED_BY_ROLLOUT_ANNOTATION, ROLLOUT_RESOURCE } from "../../src/api/constants/rollout.ts";
 import { RESOURCES } from "../../src/api/constants.ts";
-import type { RolloutSpec } from "../../src/api/rollout.ts";
 import { planCommand } from "../../src/cli/plan.ts";
 import { SimulatedBackend } from "../../src/providers/simulated.ts";
 import type { Plan, PlannedRollout } from "../../src/runtime/plan/plan.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
-import { startWorld, type World } from "../support/world.ts";
+import { startPlanWorld, stopPlanWorld } from "../support/plan-world.ts";
+import { ringOneFirst } from "../support/rollout-fleet.ts";
+import type { World } from "../support/world.ts";
 import { FAST_ROLLOUTS, rolloutWhere } from "../support/world-rollouts.ts";
 
 const OLD = "1.32.7";
 const NEW = "1.33.3";
 /** Six Clusters; b and e in ring 1. */
 const NAMES = ["a", "b", "c", "d", "e", "f"];
-const SPEC: RolloutSpec = {
-  version: NEW,
-  canary: 1,
-  maxUnavailable: 2,
-  stages: [
-    { name: "ring1", selector: { matchLabels: { ring: "1" } } },
-    { name: "rest", share: 100 },
-  ],
-};
+const SPEC = ringOneFirst(NEW);
 
 let world: World;
 let state: string;
 let engineArgs: string[];
 
 beforeAll(async () => {
-  state = await mkdtemp(join(tmpdir(), "plan-rollout-"));
-  world = await startWorld({
+  ({ world, state, engineArgs } = await startPlanWorld("plan-rollout-", () => ({
     backend: new SimulatedBackend({ provisionDelayMs: 0, updateDelayMs: 0, deleteDelayMs: 0 }),
     engine: FAST_ROLLOUTS,
-  });
-  engineArgs = [
-    "--kubeconfig",
-    world.controlPlane.kubeconfigPath,
-    "--provider-name",
-    world.provider,
-    "--environment",
-    "test",
-    "--backend",
-    "simulated",
-    "--state-dir",
-    state,
-  ];
+  })));
   for (const name of NAMES)
     await world.createCluster(
       name,
@@ -70,10 +49,7 @@ beforeAll(async () => {
   );
 }, 120_000);
 
-afterAll(async () => {
-  await world?.stop();
-  if (state) await rm(state, { recursive: true, force: true });
-});
+afterAll(() => stopPlanWorld({ world, state }));
 
 const manifest = {
   apiVersion: "engine.openmcp.cloud/v1alpha1",

@@ -4,8 +4,7 @@
  * would change with the exit code a pipeline gates on, and what it predicts is what the engine then writes (its
  * PATCH requests, recorded where they leave the engine) and calls at the backend when the changes are applied.
  */
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { KubeConfig } from "@kubernetes/client-node";
@@ -25,8 +24,9 @@ import { Engine } from "../../src/runtime/engine.ts";
 import { buildingKindsTimed } from "../../src/runtime/kinds/registry.ts";
 import type { Plan } from "../../src/runtime/plan/plan.ts";
 import { apiServerRequestCounts } from "../support/api-server-requests.ts";
+import { startPlanWorld, stopPlanWorld } from "../support/plan-world.ts";
 import { expectRefused, runEngineCli } from "../support/processes.ts";
-import { FAST_TIMING, isReady, startWorld, type World } from "../support/world.ts";
+import { FAST_TIMING, isReady, type World } from "../support/world.ts";
 
 let world: World;
 let state: string;
@@ -34,36 +34,23 @@ let state: string;
 let engineArgs: string[];
 
 beforeAll(async () => {
-  state = await mkdtemp(join(tmpdir(), "plan-"));
-  world = await startWorld({
-    engine: false,
-    backend: new SimulatedBackend({
-      stateDirectory: join(state, "simulated"),
-      provisionDelayMs: 0,
-      updateDelayMs: 0,
-      deleteDelayMs: 0,
+  ({ world, state, engineArgs } = await startPlanWorld(
+    "plan-",
+    (folder) => ({
+      engine: false,
+      backend: new SimulatedBackend({
+        stateDirectory: join(folder, "simulated"),
+        provisionDelayMs: 0,
+        updateDelayMs: 0,
+        deleteDelayMs: 0,
+      }),
     }),
-  });
-  engineArgs = [
-    "--kubeconfig",
-    world.controlPlane.kubeconfigPath,
-    "--provider-name",
-    world.provider,
-    "--environment",
-    "test",
-    "--backend",
-    "simulated",
-    "--state-dir",
-    state,
     "--backend-option",
     "delay=0s",
-  ];
+  ));
 });
 
-afterAll(async () => {
-  await world?.stop();
-  if (state) await rm(state, { recursive: true, force: true });
-});
+afterAll(() => stopPlanWorld({ world, state }));
 
 /** What happened to one Cluster, in order: a write (by part) or a backend command; `look` ends a step's commands. */
 type Happening =

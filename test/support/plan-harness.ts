@@ -3,15 +3,18 @@
  * command they make recorded into one timeline per object, and the timeline a plan predicts, in the same terms.
  */
 import { KubeConfig } from "@kubernetes/client-node";
+import fc from "fast-check";
 import { expect } from "vitest";
 import type { ClusterBackend } from "../../src/api/backend-contract.ts";
 import type { Clock } from "../../src/api/clock.ts";
 import type { ClusterProfile, SupportedVersion } from "../../src/api/cluster-profile.ts";
+import { RESOURCES } from "../../src/api/constants.ts";
 import { objectKey } from "../../src/api/object-key.ts";
 import type { ProviderConfig } from "../../src/api/provider-config.ts";
 import { desiredClusterProfile } from "../../src/machines/cluster-profile/profile.ts";
 import type { PatchOperation } from "../../src/machines/shared/json-patch.ts";
 import { rfc3339 } from "../../src/machines/shared/rfc3339.ts";
+import { SimulatedBackend, type SimulatedBackendOptions } from "../../src/providers/simulated.ts";
 import { AdminAccessCache } from "../../src/runtime/admin-access-cache.ts";
 import { Backends } from "../../src/runtime/backends.ts";
 import { drivenKinds } from "../../src/runtime/engine.ts";
@@ -30,7 +33,7 @@ import {
 } from "../../src/runtime/plan/plan-changes.ts";
 import { memorySources } from "../../src/runtime/plan/planned-sources.ts";
 import { aProviderConfig, stored } from "./builders.ts";
-import type { MemoryApi } from "./memory-api.ts";
+import { MemoryApi } from "./memory-api.ts";
 
 /** A clock standing still at `at`: every step of both sides is taken at the same instant. */
 export const stillClock = (at: number): Clock => ({ now: () => at, schedule: () => ({ cancel: () => {} }) });
@@ -46,14 +49,44 @@ export const PLAN_CLOCK = stillClock(PLAN_AT);
 /** The requeue timing of a kind in a plan property's world. */
 export const PLAN_TIMING = { timing: { pollMs: 100, retryMs: 200, resyncMs: 60_000 } };
 
+/** The delays of the simulated backend that a plan property's world paces. */
+export type PlanPace = Pick<
+  SimulatedBackendOptions,
+  "provisionDelayMs" | "updateDelayMs" | "deleteDelayMs" | "hibernateDelayMs"
+>;
+
+/** The simulated backend of a plan property's world: at `pace`, by the world's clock {@link PLAN_CLOCK}. */
+export const planBackend = (pace: PlanPace): SimulatedBackend =>
+  new SimulatedBackend({ ...pace, clock: PLAN_CLOCK });
+
+/** The simulated backend's pace over `delays`: each command done at once or after {@link PLAN_LONG} (time stands still). */
+export function planPace<const Delay extends keyof PlanPace>(
+  ...delays: readonly Delay[]
+): fc.Arbitrary<Record<Delay, number>> {
+  const atOnceOrLong = Object.fromEntries(delays.map((delay) => [delay, fc.constantFrom(0, PLAN_LONG)]));
+  return fc.record<Record<Delay, number>>(atOnceOrLong as { [K in Delay]: fc.Arbitrary<number> });
+}
+
+/** What a plan property's ProviderConfig offers unless it says otherwise. */
+export const PLAN_OFFERED: readonly SupportedVersion[] = [{ version: "1.33.3" }, { version: "1.32.7" }];
+
+/** The objects a MemoryApi starts with. */
+export type MemoryObjects = ConstructorParameters<typeof MemoryApi>[0];
+
 /**
  * The ProviderConfig `small` of a plan property's world, offering `offered` on the simulated backend, and the
- * ClusterProfile the engine publishes for it (its name is what a world's Clusters name as their profile).
+ * ClusterProfile the engine publishes for it (its name is what a world's Clusters name as their profile); and the
+ * store of such a world: a MemoryApi holding the ProviderConfig and the ClusterProfile, then `objects`.
  */
 export function planProviderConfig(
-  offered: readonly SupportedVersion[],
+  offered: readonly SupportedVersion[] = PLAN_OFFERED,
   defaultVersion?: string,
-): { config: ProviderConfig; profile: ClusterProfile; profileName: string } {
+): {
+  config: ProviderConfig;
+  profile: ClusterProfile;
+  profileName: string;
+  memoryApi: (objects: MemoryObjects) => MemoryApi;
+} {
   const config = stored(
     aProviderConfig({
       name: "small",
@@ -69,7 +102,13 @@ export function planProviderConfig(
     [...offered],
     [],
   );
-  return { config, profile, profileName: profile.metadata.name ?? "" };
+  const memoryApi = (objects: MemoryObjects) =>
+    new MemoryApi([
+      { resource: RESOURCES.ProviderConfig, object: config },
+      { resource: RESOURCES.ClusterProfile, object: profile },
+      ...objects,
+    ]);
+  return { config, profile, profileName: profile.metadata.name ?? "", memoryApi };
 }
 
 /** A KubeConfig that names an API server nobody listens at: nothing in a memory world may reach one. */
@@ -462,4 +501,22 @@ export async function settledMemoryEngine(
     engine.stop();
     throw error;
   }
+}
+
+/** What a plan property's world runs: `kinds` with their settings, on the simulated backend at `pace`. */
+export interface PlanEngine extends Pick<MemoryEngineOptions, "kinds" | "kindSettings" | "setupRuns"> {
+  readonly pace: PlanPace;
+}
+
+/**
+ * The engine of a plan property's world over `api` ({@link planEngineOptions}, its backend {@link planBackend}),
+ * settled as {@link settledMemoryEngine} leaves it; and the options it was made with, for the plan to be made with.
+ */
+export async function settledPlanEngine(
+  api: MemoryApi,
+  { pace, ...engine }: PlanEngine,
+  deleted: Parameters<typeof settledMemoryEngine>[2],
+): Promise<{ engine: MemoryEngine; options: MemoryEngineOptions }> {
+  const options = planEngineOptions({ ...engine, backend: planBackend(pace) });
+  return { engine: await settledMemoryEngine(api, options, deleted), options };
 }

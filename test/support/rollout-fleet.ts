@@ -5,7 +5,7 @@
  */
 import type { Cluster } from "../../src/api/cluster.ts";
 import type { ClusterProfile } from "../../src/api/cluster-profile.ts";
-import type { Rollout, RolloutSpec } from "../../src/api/rollout.ts";
+import type { Rollout, RolloutSpec, RolloutStage } from "../../src/api/rollout.ts";
 import type { RolloutCommand } from "../../src/machines/rollout/step.ts";
 
 /** The namespace of every fleet. */
@@ -42,6 +42,21 @@ export function fleetProfile(versions: readonly string[]): ClusterProfile {
     },
   } as ClusterProfile;
 }
+
+/**
+ * A Rollout to `version` with a canary of 1 and at most 2 unavailable, in stages: the Clusters labelled `ring: "1"`
+ * first (stage `ring1`), then `between`, then the rest (stage `rest`).
+ */
+export const ringOneFirst = (version: string, ...between: RolloutStage[]): RolloutSpec => ({
+  version,
+  canary: 1,
+  maxUnavailable: 2,
+  stages: [
+    { name: "ring1", selector: { matchLabels: { ring: "1" } } },
+    ...between,
+    { name: "rest", share: 100 },
+  ],
+});
 
 /** A Rollout of the fleet's namespace. */
 export function fleetRollout(spec: RolloutSpec, status?: Rollout["status"]): Rollout {

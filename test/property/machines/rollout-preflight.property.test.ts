@@ -6,15 +6,13 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import type { Rollout, RolloutSpec } from "../../../src/api/rollout.ts";
+import type { Rollout } from "../../../src/api/rollout.ts";
 import type { DeprecatedApiRead } from "../../../src/machines/rollout/preflight.ts";
-import { stepRollout } from "../../../src/machines/rollout/step.ts";
-import { Fleet, fleetCluster, fleetProfile, fleetRollout } from "../../support/rollout-fleet.ts";
+import { Fleet, fleetCluster, fleetRollout } from "../../support/rollout-fleet.ts";
+import { fleetNames, fleetRolloutDraws, fleetStep, RUN_T0 } from "../../support/rollout-runs.ts";
 
 const OLD = "1.36.3";
 const NEW = "1.37.0";
-const T0 = Date.parse("2026-11-28T12:00:00Z");
-const timing = { pollMs: 1_000, retryMs: 5_000, resyncMs: 600_000 };
 const removed: DeprecatedApiRead = {
   kind: "read",
   apis: [
@@ -24,10 +22,7 @@ const removed: DeprecatedApiRead = {
 const clean: DeprecatedApiRead = { kind: "read", apis: [] };
 
 const scenario = fc.record({
-  size: fc.integer({ min: 1, max: 25 }),
-  canary: fc.integer({ min: 0, max: 2 }),
-  maxUnavailable: fc.integer({ min: 1, max: 5 }),
-  stages: fc.constantFrom<RolloutSpec["stages"]>(undefined, [
+  ...fleetRolloutDraws({ size: 25, canary: 2, maxUnavailable: 5 }, [
     { name: "quarter", share: 25 },
     { name: "rest", share: 100 },
   ]),
@@ -41,7 +36,7 @@ describe("a Rollout over Clusters requesting an API its version removes", () => 
   it("asks no Cluster of a stage holding one, finishes the stages before it, and names the Cluster", () => {
     fc.assert(
       fc.property(scenario, (s) => {
-        const names = Array.from({ length: s.size }, (_, i) => `c${String(i).padStart(2, "0")}`);
+        const names = fleetNames(s.size);
         const fleet = new Fleet(names.map((name) => fleetCluster(name, OLD)));
         const flagged = new Set(s.flagged.filter((i) => i < s.size).map((i) => names[i] ?? ""));
         const reads = new Map(names.map((name) => [`uid-${name}`, flagged.has(name) ? removed : clean]));
@@ -52,16 +47,8 @@ describe("a Rollout over Clusters requesting an API its version removes", () => 
           ...(s.stages ? { stages: s.stages } : {}),
         });
         for (let round = 0; round < 2 * s.size + 6; round++) {
-          const nowMs = T0 + round * 1_000;
-          const result = stepRollout({
-            object: rollout,
-            clusters: fleet.list(),
-            profiles: [fleetProfile([OLD, NEW])],
-            deprecatedApis: reads,
-            now: new Date(nowMs).toISOString(),
-            nowMs,
-            timing,
-          });
+          const nowMs = RUN_T0 + round * 1_000;
+          const result = fleetStep(fleet, rollout, nowMs, [OLD, NEW], { deprecatedApis: reads });
           for (const command of result.commands) fleet.apply(command);
           for (const name of names) if (fleet.changing(name)) fleet.settle(name, "ready");
           rollout = { ...rollout, status: result.desired.status } as Rollout;

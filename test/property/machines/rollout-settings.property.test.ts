@@ -17,17 +17,22 @@ import { describe, expect, it } from "vitest";
 import type { ProviderConfig } from "../../../src/api/provider-config.ts";
 import type { Rollout, RolloutSpec, RolloutTarget } from "../../../src/api/rollout.ts";
 import { clusterSettings, mergeSettings, settingsHash } from "../../../src/machines/rollout/settings.ts";
-import { stepRollout } from "../../../src/machines/rollout/step.ts";
 import { stageNames } from "../../../src/machines/rollout/targets.ts";
-import { Fleet, fleetCluster, fleetProfile, fleetRollout } from "../../support/rollout-fleet.ts";
+import { Fleet, fleetCluster, fleetRollout } from "../../support/rollout-fleet.ts";
+import {
+  fleetNames,
+  fleetRolloutDraws,
+  fleetStep,
+  killedAfter,
+  RUN_T0,
+  reconcileRollout,
+} from "../../support/rollout-runs.ts";
 
 const VERSION = "1.34.2";
 const OLD_SETTINGS = { runtimeConfig: "", keep: "k" };
 const PATCH = { runtimeConfig: "api/beta=true" };
 const FROM = settingsHash(OLD_SETTINGS);
 const TO = settingsHash(mergeSettings(OLD_SETTINGS, PATCH));
-const T0 = Date.parse("2026-11-28T12:00:00Z");
-const timing = { pollMs: 1_000, retryMs: 5_000, resyncMs: 600_000 };
 
 /** The model: the fleet, the config and the rollout as stored, updates per Cluster, and what each is updating to. */
 interface World {
@@ -85,74 +90,56 @@ const checks = {
 };
 
 /** One reconcile as the machine controller sequences it, yielding after every write. */
-function* reconcile(world: World): Generator<"cluster" | "config" | "status"> {
-  let local = world.rollout;
-  for (let round = 1; round <= 3; round++) {
-    const step = stepRollout({
-      object: local,
-      clusters: world.fleet.list(),
-      profiles: [fleetProfile([VERSION])],
-      providerConfig: world.config,
-      now: new Date(world.nowMs).toISOString(),
-      nowMs: world.nowMs,
-      timing,
-    });
-    const targets = step.desired.status?.targets ?? [];
-    const stages = stageNames(world.rollout.spec);
-    if (step.commands.length > 0 && round < 3) {
-      for (const command of step.commands) {
-        if (command.kind === "applySettings") {
-          for (const target of targets)
-            expect(finished(world, target), `${target.name} before the config is given the settings`).toBe(
-              true,
-            );
-          if (command.resourceVersion !== world.config.metadata.resourceVersion) continue;
-          world.config = {
-            ...world.config,
-            metadata: {
-              ...world.config.metadata,
-              resourceVersion: String(Number(world.config.metadata.resourceVersion) + 1),
-            },
-            spec: { ...world.config.spec, settings: command.settings },
-          };
-          checks.configWrites++;
-          yield "config";
-          continue;
-        }
-        if (command.kind !== "change") continue; // no snapshots before a change here
-        for (const change of command.clusters) {
-          const target = targets.find((t) => t.name === change.name);
-          const stage = stages.indexOf(target?.stage ?? "");
-          for (const other of targets) {
-            const at = stages.indexOf(other.stage);
-            if (at < stage) expect(finished(world, other), `${other.name} before ${change.name}`).toBe(true);
-            // Not reached yet (a later stage, never written): it runs the settings it had.
-            if (
-              at > stage &&
-              (world.fleet.writes.get(other.uid) ?? 0) === 0 &&
-              world.fleet.clusters.has(other.name)
-            )
-              expect(runs(world, other.name), `${other.name} not reached`).toBe(FROM);
-          }
-          world.fleet.apply({ ...command, clusters: [change] });
-          checks.clusterWrites++;
-          yield "cluster";
-        }
+function reconcile(world: World): Generator<"cluster" | "config" | "status"> {
+  return reconcileRollout(
+    world,
+    (local) => fleetStep(world.fleet, local, world.nowMs, [VERSION], { providerConfig: world.config }),
+    function* (command, step): Generator<"cluster" | "config"> {
+      const targets = step.desired.status?.targets ?? [];
+      const stages = stageNames(world.rollout.spec);
+      if (command.kind === "applySettings") {
+        for (const target of targets)
+          expect(finished(world, target), `${target.name} before the config is given the settings`).toBe(
+            true,
+          );
+        if (command.resourceVersion !== world.config.metadata.resourceVersion) return;
+        world.config = {
+          ...world.config,
+          metadata: {
+            ...world.config.metadata,
+            resourceVersion: String(Number(world.config.metadata.resourceVersion) + 1),
+          },
+          spec: { ...world.config.spec, settings: command.settings },
+        };
+        checks.configWrites++;
+        yield "config";
+        return;
       }
-      local = { ...world.rollout, status: step.desired.status };
-      continue;
-    }
-    world.rollout = { ...world.rollout, status: step.desired.status };
-    yield "status";
-    return;
-  }
+      if (command.kind !== "change") return; // no snapshots before a change here
+      for (const change of command.clusters) {
+        const target = targets.find((t) => t.name === change.name);
+        const stage = stages.indexOf(target?.stage ?? "");
+        for (const other of targets) {
+          const at = stages.indexOf(other.stage);
+          if (at < stage) expect(finished(world, other), `${other.name} before ${change.name}`).toBe(true);
+          // Not reached yet (a later stage, never written): it runs the settings it had.
+          if (
+            at > stage &&
+            (world.fleet.writes.get(other.uid) ?? 0) === 0 &&
+            world.fleet.clusters.has(other.name)
+          )
+            expect(runs(world, other.name), `${other.name} not reached`).toBe(FROM);
+        }
+        world.fleet.apply({ ...command, clusters: [change] });
+        checks.clusterWrites++;
+        yield "cluster";
+      }
+    },
+  );
 }
 
 const scenario = fc.record({
-  size: fc.integer({ min: 1, max: 12 }),
-  canary: fc.integer({ min: 0, max: 2 }),
-  maxUnavailable: fc.integer({ min: 1, max: 3 }),
-  stages: fc.constantFrom<RolloutSpec["stages"]>(undefined, [
+  ...fleetRolloutDraws({ size: 12, canary: 2, maxUnavailable: 3 }, [
     { name: "half", share: 50 },
     { name: "rest", share: 100 },
   ]),
@@ -171,7 +158,7 @@ type Scenario = typeof scenario extends fc.Arbitrary<infer T> ? T : never;
 
 /** One scenario played out; returns the world after the run was left to settle. */
 function play(s: Scenario, bad: boolean): { world: World; names: string[] } {
-  const names = Array.from({ length: s.size }, (_, i) => `c${String(i).padStart(2, "0")}`);
+  const names = fleetNames(s.size);
   const fleet = new Fleet(names.map((name) => fleetCluster(name, VERSION)));
   for (const name of names) fleet.settle(name, "ready", FROM);
   const spec: RolloutSpec = {
@@ -189,7 +176,7 @@ function play(s: Scenario, bad: boolean): { world: World; names: string[] } {
       spec: { backend: "simulated", settings: OLD_SETTINGS },
     } as ProviderConfig,
     rollout: fleetRollout(spec),
-    nowMs: T0,
+    nowMs: RUN_T0,
     updates: new Map(),
     updating: new Map(),
     bad,
@@ -198,15 +185,9 @@ function play(s: Scenario, bad: boolean): { world: World; names: string[] } {
     const paused = round.pause === 0;
     if (paused) checks.paused++;
     world.rollout = { ...world.rollout, spec: { ...spec, paused } };
-    let writes = 0;
-    for (const write of reconcile(world)) {
-      writes++;
-      if (round.killAfter !== undefined && writes >= round.killAfter) {
-        if (write === "cluster") checks.killedBetweenWrites++;
-        if (write === "config") checks.killedAfterConfigWrite++;
-        break; // kill -9: the rest of this reconcile never happens
-      }
-    }
+    const { writes, killed } = killedAfter(reconcile(world), round.killAfter);
+    if (killed && writes.at(-1) === "cluster") checks.killedBetweenWrites++;
+    if (killed && writes.at(-1) === "config") checks.killedAfterConfigWrite++;
     world.nowMs += 1_000;
     names.forEach((name, i) => {
       const look = round.looks[i] ?? 0;

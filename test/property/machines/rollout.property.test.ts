@@ -11,13 +11,18 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { Rollout, RolloutSpec, RolloutTarget } from "../../../src/api/rollout.ts";
-import { stepRollout } from "../../../src/machines/rollout/step.ts";
-import { Fleet, fleetCluster, fleetProfile, fleetRollout } from "../../support/rollout-fleet.ts";
+import { Fleet, fleetCluster, fleetRollout } from "../../support/rollout-fleet.ts";
+import {
+  fleetNames,
+  fleetRolloutDraws,
+  fleetStep,
+  killedAfter,
+  RUN_T0,
+  reconcileRollout,
+} from "../../support/rollout-runs.ts";
 
 const OLD = "1.33.6";
 const NEW = "1.34.2";
-const T0 = Date.parse("2026-11-28T12:00:00Z");
-const timing = { pollMs: 1_000, retryMs: 5_000, resyncMs: 600_000 };
 
 /** The model: the fleet, the rollout as stored, the clock, and whether the version is bad. */
 interface World {
@@ -51,55 +56,38 @@ function finished(world: World, target: RolloutTarget): boolean {
 }
 
 /** One reconcile as the machine controller sequences it, yielding after every write. */
-function* reconcile(world: World): Generator<"cluster" | "status"> {
-  let local = world.rollout;
-  for (let round = 1; round <= 3; round++) {
-    const step = stepRollout({
-      object: local,
-      clusters: world.fleet.list(),
-      profiles: [fleetProfile([OLD, NEW])],
-      now: new Date(world.nowMs).toISOString(),
-      nowMs: world.nowMs,
-      timing,
-    });
-    const targets = step.desired.status?.targets ?? [];
-    if (step.commands.length > 0 && round < 3) {
+function reconcile(world: World): Generator<"cluster" | "status"> {
+  return reconcileRollout(
+    world,
+    (local) => fleetStep(world.fleet, local, world.nowMs, [OLD, NEW]),
+    function* (command, step): Generator<"cluster"> {
+      const targets = step.desired.status?.targets ?? [];
       const stages = step.desired.status?.stages?.map((stage) => stage.name) ?? [];
-      for (const command of step.commands) {
-        if (command.kind !== "change") continue;
-        for (const change of command.clusters) {
-          const target = targets.find((t) => t.name === change.name);
-          expect(target, "a change is of a frozen target").toBeDefined();
-          const stage = stages.indexOf(target?.stage ?? "");
-          for (const earlier of targets.filter((t) => stages.indexOf(t.stage) < stage))
-            expect(finished(world, earlier), `${earlier.name} (${earlier.stage}) before ${change.name}`).toBe(
-              true,
-            );
-          const before = unavailable(world, targets);
-          world.fleet.apply({ ...command, clusters: [change] });
-          const after = unavailable(world, targets);
-          if (after > before) expect(after).toBeLessThanOrEqual(world.spec.maxUnavailable ?? 1);
-          yield "cluster";
-        }
+      if (command.kind !== "change") return;
+      for (const change of command.clusters) {
+        const target = targets.find((t) => t.name === change.name);
+        expect(target, "a change is of a frozen target").toBeDefined();
+        const stage = stages.indexOf(target?.stage ?? "");
+        for (const earlier of targets.filter((t) => stages.indexOf(t.stage) < stage))
+          expect(finished(world, earlier), `${earlier.name} (${earlier.stage}) before ${change.name}`).toBe(
+            true,
+          );
+        const before = unavailable(world, targets);
+        world.fleet.apply({ ...command, clusters: [change] });
+        const after = unavailable(world, targets);
+        if (after > before) expect(after).toBeLessThanOrEqual(world.spec.maxUnavailable ?? 1);
+        yield "cluster";
       }
-      local = { ...world.rollout, status: step.desired.status };
-      continue;
-    }
-    world.rollout = { ...world.rollout, status: step.desired.status };
-    yield "status";
-    return;
-  }
+    },
+  );
 }
 
 /** What happens to the fleet between two reconciles, drawn per Cluster: 0 nothing, 1 settles, 2 is deleted. */
 const fate = fc.array(fc.nat(20), { minLength: 40, maxLength: 40 });
 
 const scenario = fc.record({
-  size: fc.integer({ min: 1, max: 30 }),
-  canary: fc.integer({ min: 0, max: 3 }),
-  maxUnavailable: fc.integer({ min: 1, max: 4 }),
-  stages: fc.constantFrom<RolloutSpec["stages"]>(
-    undefined,
+  ...fleetRolloutDraws(
+    { size: 30, canary: 3, maxUnavailable: 4 },
     [
       { name: "half", share: 50 },
       { name: "rest", share: 100 },
@@ -136,7 +124,7 @@ describe("a Rollout over random fleets, killed between any two writes", () => {
   it("keeps maxUnavailable, the stage order and the canary first, writes each Cluster once, and a bad version fails on at most the canary", () => {
     fc.assert(
       fc.property(scenario, (s) => {
-        const names = Array.from({ length: s.size }, (_, i) => `c${String(i).padStart(2, "0")}`);
+        const names = fleetNames(s.size);
         const fleet = new Fleet(
           names.map((name, i) => fleetCluster(name, OLD, { parity: i % 2 ? "odd" : "even" })),
         );
@@ -155,7 +143,7 @@ describe("a Rollout over random fleets, killed between any two writes", () => {
         const world: World = {
           fleet,
           rollout: fleetRollout(spec),
-          nowMs: T0,
+          nowMs: RUN_T0,
           bad: s.bad,
           spec,
           killedAfterClusterWrite: 0,
@@ -182,16 +170,8 @@ describe("a Rollout over random fleets, killed between any two writes", () => {
           const paused = round.pause === 0;
           if (paused) reached.paused++;
           world.rollout = { ...world.rollout, spec: { ...spec, paused } };
-          let writes = 0;
-          let clusterWritten = false;
-          for (const write of reconcile(world)) {
-            writes++;
-            if (write === "cluster") clusterWritten = true;
-            if (round.killAfter !== undefined && writes >= round.killAfter) {
-              if (clusterWritten && write === "cluster") reached.killedBetweenWrites++;
-              break; // kill -9: the rest of this reconcile never happens
-            }
-          }
+          const { writes, killed } = killedAfter(reconcile(world), round.killAfter);
+          if (killed && writes.at(-1) === "cluster") reached.killedBetweenWrites++;
           world.nowMs += round.elapseMs;
           evolve(round.fates, false);
         }

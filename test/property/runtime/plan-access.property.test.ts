@@ -16,28 +16,23 @@ import type { Cluster } from "../../../src/api/cluster.ts";
 import { ACCESS_REQUEST_LABELS } from "../../../src/api/constants/access-request.ts";
 import { HIBERNATE_ANNOTATION } from "../../../src/api/constants/hibernation.ts";
 import { LABELS, RESOURCES } from "../../../src/api/constants.ts";
-import { SimulatedBackend } from "../../../src/providers/simulated.ts";
 import { accessRequestKind } from "../../../src/runtime/kinds/access-request/kind.ts";
 import { clusterKind } from "../../../src/runtime/kinds/cluster/kind.ts";
 import type { MachineKind } from "../../../src/runtime/machine-kind.ts";
 import type { PlanChange } from "../../../src/runtime/plan/plan.ts";
 import { aCluster, anAccessRequest, stored } from "../../support/builders.ts";
-import { MemoryApi } from "../../support/memory-api.ts";
+import type { MemoryApi } from "../../support/memory-api.ts";
 import {
   Branches,
   expectPlanPredictsEngine,
-  PLAN_CLOCK,
   PLAN_PROVIDER,
   PLAN_TIMING,
-  planEngineOptions,
   planProviderConfig,
-  settledMemoryEngine,
+  settledPlanEngine,
 } from "../../support/plan-harness.ts";
 
 const NAMESPACE = "team";
-const OFFERED = [{ version: "1.33.3" }, { version: "1.32.7" }];
-
-const { config, profile, profileName: PROFILE } = planProviderConfig(OFFERED);
+const { profileName: PROFILE, memoryApi } = planProviderConfig();
 const KINDS = {
   kinds: [clusterKind as MachineKind, accessRequestKind as MachineKind],
   kindSettings: { Cluster: PLAN_TIMING, AccessRequest: { prepare: false } },
@@ -168,24 +163,20 @@ function changeOf(change: ChangeSeed, api: MemoryApi, requests: number): PlanCha
 const branches = new Branches();
 
 async function predictionHolds(requests: readonly RequestSeed[], change: ChangeSeed) {
-  const backend = new SimulatedBackend({
-    provisionDelayMs: 0,
-    updateDelayMs: 0,
-    deleteDelayMs: 0,
-    clock: PLAN_CLOCK,
-  });
-  const api = new MemoryApi([
-    { resource: RESOURCES.ProviderConfig, object: config },
-    { resource: RESOURCES.ClusterProfile, object: profile },
+  const api = memoryApi([
     { resource: RESOURCES.Cluster, object: clusterOf(0) },
     { resource: RESOURCES.Cluster, object: clusterOf(1) },
     ...requests.map((seed, index) => ({ resource: RESOURCES.AccessRequest, object: requestOf(index, seed) })),
   ]);
-  const options = planEngineOptions({ ...KINDS, backend });
-  const engine = await settledMemoryEngine(api, options, {
-    resource: RESOURCES.AccessRequest,
-    keys: requests.flatMap((seed, index) => (seed.deleted ? [`${NAMESPACE}/a${index}`] : [])),
-  });
+  const pace = { provisionDelayMs: 0, updateDelayMs: 0, deleteDelayMs: 0 };
+  const { engine, options } = await settledPlanEngine(
+    api,
+    { ...KINDS, pace },
+    {
+      resource: RESOURCES.AccessRequest,
+      keys: requests.flatMap((seed, index) => (seed.deleted ? [`${NAMESPACE}/a${index}`] : [])),
+    },
+  );
   try {
     for (const object of api.objects())
       if (object.kind === "AccessRequest")

@@ -23,7 +23,6 @@ import { ENGINE_CONTROL_PLANE_LABELS } from "../../../src/api/engine-control-pla
 import { objectKey } from "../../../src/api/object-key.ts";
 import type { ProviderConfig } from "../../../src/api/provider-config.ts";
 import type { CapiOwnedCommand, CapiOwnedObject } from "../../../src/machines/capi-owned/contract.ts";
-import { SimulatedBackend } from "../../../src/providers/simulated.ts";
 import { publishedEndpoint } from "../../../src/runtime/kinds/capi-owned/publication.ts";
 import { engineClusterKind } from "../../../src/runtime/kinds/engine-cluster/kind.ts";
 import { engineControlPlaneKind } from "../../../src/runtime/kinds/engine-control-plane/kind.ts";
@@ -31,23 +30,21 @@ import type { MachineKind, MachineObject } from "../../../src/runtime/machine-ki
 import type { PlanChange } from "../../../src/runtime/plan/plan.ts";
 import { resourceOfKind } from "../../../src/runtime/plan/plan-changes.ts";
 import { anEngineCluster, anEngineControlPlane, capiOwner, stored } from "../../support/builders.ts";
-import { MemoryApi } from "../../support/memory-api.ts";
+import type { MemoryApi } from "../../support/memory-api.ts";
 import {
   Branches,
   expectPlanPredictsEngine,
-  PLAN_CLOCK,
-  PLAN_LONG,
   PLAN_TIMING,
-  planEngineOptions,
+  planPace,
   planProviderConfig,
   type SetupRun,
-  settledMemoryEngine,
+  settledPlanEngine,
 } from "../../support/plan-harness.ts";
 
 const NAMESPACE = "capi";
 const OFFERED = [{ version: "1.33.3" }, { version: "1.32.7" }];
 
-const { config, profile, profileName: PROFILE } = planProviderConfig(OFFERED, "1.33.3");
+const { profileName: PROFILE, memoryApi } = planProviderConfig(OFFERED, "1.33.3");
 
 /** The two kinds, each planned over worlds of its own. */
 type CapiKind = "EngineCluster" | "EngineControlPlane";
@@ -98,11 +95,7 @@ const objectSeed: fc.Arbitrary<ObjectSeed> = fc.record({
 });
 
 /** The simulated backend's pace: each command done at once or after a long time (time stands still). */
-const pace = fc.record({
-  provisionDelayMs: fc.constantFrom(0, PLAN_LONG),
-  updateDelayMs: fc.constantFrom(0, PLAN_LONG),
-  deleteDelayMs: fc.constantFrom(0, PLAN_LONG),
-});
+const pace = planPace("provisionDelayMs", "updateDelayMs", "deleteDelayMs");
 
 type ChangeSeed =
   | { readonly kind: "version"; readonly at: number; readonly version: number }
@@ -274,25 +267,26 @@ async function predictionHolds(
   change: ChangeSeed,
 ) {
   const seen = branches[kind];
-  const api = new MemoryApi([
-    { resource: RESOURCES.ProviderConfig, object: config },
-    { resource: RESOURCES.ClusterProfile, object: profile },
+  const api = memoryApi([
     ...seeds.map((seed, index) => ({ resource: resourceOfKind(kind), object: objectOf(kind, index, seed) })),
     ...seeds.flatMap((seed, index) =>
       seed.owned ? [{ resource: CAPI_CLUSTER_RESOURCE, object: ownerOf(index, seed) }] : [],
     ),
   ]);
-  const options = planEngineOptions({
-    kinds: [KINDS[kind].kind],
-    kindSettings: { [kind]: { enabled: true, ...PLAN_TIMING } },
-    backend: new SimulatedBackend({ ...paced, clock: PLAN_CLOCK }),
-    setupRuns: { [kind]: publishingInto(api, KINDS[kind].uidLabel) },
-  });
   // The world as the engine leaves it: settled, the objects asked to go marked for deletion and settled again.
-  const engine = await settledMemoryEngine(api, options, {
-    resource: resourceOfKind(kind),
-    keys: seeds.flatMap((seed, index) => (seed.deleted ? [`${NAMESPACE}/o${index}`] : [])),
-  });
+  const { engine, options } = await settledPlanEngine(
+    api,
+    {
+      kinds: [KINDS[kind].kind],
+      kindSettings: { [kind]: { enabled: true, ...PLAN_TIMING } },
+      pace: paced,
+      setupRuns: { [kind]: publishingInto(api, KINDS[kind].uidLabel) },
+    },
+    {
+      resource: resourceOfKind(kind),
+      keys: seeds.flatMap((seed, index) => (seed.deleted ? [`${NAMESPACE}/o${index}`] : [])),
+    },
+  );
   try {
     for (const object of api.objects()) {
       if (object.kind !== kind) continue;

@@ -21,30 +21,26 @@ import { ANNOTATIONS, OPERATIONS, RESOURCES } from "../../../src/api/constants.t
 import type { SchedulerConfig } from "../../../src/api/scheduler-config.ts";
 import { servedRequests } from "../../../src/machines/cluster-request/cluster-claims.ts";
 import type { ClusterRequestCommand } from "../../../src/machines/cluster-request/step.ts";
-import { SimulatedBackend } from "../../../src/providers/simulated.ts";
 import { clusterKind } from "../../../src/runtime/kinds/cluster/kind.ts";
 import { clusterRequestKind } from "../../../src/runtime/kinds/cluster-request/kind.ts";
 import type { MachineKind } from "../../../src/runtime/machine-kind.ts";
 import type { PlanChange } from "../../../src/runtime/plan/plan.ts";
+import { mcpSchedulerConfigRead } from "../../fixtures/scheduler-config.ts";
 import { aClusterRequest, stored } from "../../support/builders.ts";
-import { MemoryApi } from "../../support/memory-api.ts";
+import type { MemoryApi } from "../../support/memory-api.ts";
 import { schedulingInto } from "../../support/memory-scheduler.ts";
 import {
   Branches,
   expectPlanPredictsEngine,
   PLAN_AT,
-  PLAN_CLOCK,
-  PLAN_LONG,
   PLAN_TIMING,
-  planEngineOptions,
+  planPace,
   planProviderConfig,
-  settledMemoryEngine,
+  settledPlanEngine,
 } from "../../support/plan-harness.ts";
 
 const NAMESPACE = "team";
-const OFFERED = [{ version: "1.33.3" }, { version: "1.32.7" }];
-
-const { config, profile, profileName: PROFILE } = planProviderConfig(OFFERED);
+const { profileName: PROFILE, memoryApi } = planProviderConfig();
 
 /** A Shared purpose of at most `tenancyCount` requests per Cluster. */
 const limited = (tenancyCount: number) => ({
@@ -56,15 +52,11 @@ const limited = (tenancyCount: number) => ({
  * `mcp`: a Cluster of its own per request; `platform`: one shared Cluster for all; `unmapped`: no mapping;
  * `team1`, `team2`, `team3`: Shared Clusters of at most 1, 2, 3 requests each.
  */
+const mcpOnly = mcpSchedulerConfigRead(PROFILE, "clusters");
 const scheduler: SchedulerConfig = {
-  scope: "Cluster",
-  strategy: "Balanced",
-  selectors: {},
+  ...mcpOnly,
   purposeMappings: {
-    mcp: {
-      tenancyCount: 0,
-      template: { metadata: { namespace: "clusters" }, spec: { profile: PROFILE, tenancy: "Exclusive" } },
-    },
+    ...mcpOnly.purposeMappings,
     platform: {
       tenancyCount: 0,
       template: { metadata: { namespace: "clusters" }, spec: { profile: PROFILE, tenancy: "Shared" } },
@@ -112,10 +104,7 @@ const requestSeed: fc.Arbitrary<RequestSeed> = fc.record({
   deleted: seldom,
 });
 
-const pace = fc.record({
-  provisionDelayMs: fc.constantFrom(0, PLAN_LONG),
-  deleteDelayMs: fc.constantFrom(0, PLAN_LONG),
-});
+const pace = planPace("provisionDelayMs", "deleteDelayMs");
 
 type ChangeSeed =
   | { readonly kind: "create"; readonly seed: RequestSeed }
@@ -231,25 +220,26 @@ async function predictionHolds(
   change: ChangeSeed,
   seen = branches,
 ) {
-  const api = new MemoryApi([
-    { resource: RESOURCES.ProviderConfig, object: config },
-    { resource: RESOURCES.ClusterProfile, object: profile },
+  const api = memoryApi([
     ...seeds.map((seed, index) => ({ resource: RESOURCES.ClusterRequest, object: requestOf(index, seed) })),
   ]);
-  const options = planEngineOptions({
-    kinds: [clusterKind as MachineKind, clusterRequestKind as MachineKind],
-    kindSettings: {
-      Cluster: PLAN_TIMING,
-      ClusterRequest: { ...PLAN_TIMING, schedulerConfig: { current: () => scheduler, onChange: () => {} } },
-    },
-    backend: new SimulatedBackend({ ...paced, clock: PLAN_CLOCK }),
-    setupRuns: { ClusterRequest: schedulingInto(api, PLAN_AT) },
-  });
   // The world as the engine leaves it: settled, the requests asked to go marked for deletion and settled again.
-  const engine = await settledMemoryEngine(api, options, {
-    resource: RESOURCES.ClusterRequest,
-    keys: seeds.flatMap((seed, index) => (seed.deleted ? [`${NAMESPACE}/r${index}`] : [])),
-  });
+  const { engine, options } = await settledPlanEngine(
+    api,
+    {
+      kinds: [clusterKind as MachineKind, clusterRequestKind as MachineKind],
+      kindSettings: {
+        Cluster: PLAN_TIMING,
+        ClusterRequest: { ...PLAN_TIMING, schedulerConfig: { current: () => scheduler, onChange: () => {} } },
+      },
+      pace: paced,
+      setupRuns: { ClusterRequest: schedulingInto(api, PLAN_AT) },
+    },
+    {
+      resource: RESOURCES.ClusterRequest,
+      keys: seeds.flatMap((seed, index) => (seed.deleted ? [`${NAMESPACE}/r${index}`] : [])),
+    },
+  );
   try {
     for (const object of api.objects()) {
       if (object.kind === "ClusterRequest") {

@@ -15,27 +15,24 @@ import type { Cluster } from "../../../src/api/cluster.ts";
 import { HIBERNATE_ANNOTATION } from "../../../src/api/constants/hibernation.ts";
 import { RESOURCES } from "../../../src/api/constants.ts";
 import type { ProviderConfig } from "../../../src/api/provider-config.ts";
-import { SimulatedBackend } from "../../../src/providers/simulated.ts";
 import { clusterKind } from "../../../src/runtime/kinds/cluster/kind.ts";
 import type { MachineKind } from "../../../src/runtime/machine-kind.ts";
 import type { PlanChange } from "../../../src/runtime/plan/plan.ts";
 import { aCluster, stored } from "../../support/builders.ts";
-import { MemoryApi } from "../../support/memory-api.ts";
+import type { MemoryApi } from "../../support/memory-api.ts";
 import {
   Branches,
   expectPlanPredictsEngine,
-  PLAN_CLOCK,
-  PLAN_LONG,
   PLAN_TIMING,
-  planEngineOptions,
+  planPace,
   planProviderConfig,
-  settledMemoryEngine,
+  settledPlanEngine,
 } from "../../support/plan-harness.ts";
 
 const NAMESPACE = "team";
 const OFFERED = [{ version: "1.33.3" }, { version: "1.32.7" }, { version: "1.31.1", deprecated: true }];
 
-const { config, profile, profileName: PROFILE } = planProviderConfig(OFFERED, "1.33.3");
+const { profileName: PROFILE, memoryApi } = planProviderConfig(OFFERED, "1.33.3");
 
 /** One Cluster of a generated world. */
 interface ClusterSeed {
@@ -60,12 +57,12 @@ const seed: fc.Arbitrary<ClusterSeed> = fc.record({
   hibernate,
   deleted: fc.boolean(),
 });
-const pace: fc.Arbitrary<Pace> = fc.record({
-  provisionDelayMs: fc.constantFrom(0, PLAN_LONG),
-  updateDelayMs: fc.constantFrom(0, PLAN_LONG),
-  deleteDelayMs: fc.constantFrom(0, PLAN_LONG),
-  hibernateDelayMs: fc.constantFrom(0, PLAN_LONG),
-});
+const pace: fc.Arbitrary<Pace> = planPace(
+  "provisionDelayMs",
+  "updateDelayMs",
+  "deleteDelayMs",
+  "hibernateDelayMs",
+);
 
 /** A change, by the index of the Cluster it is about (modulo the world's size). */
 type ChangeSeed =
@@ -151,22 +148,18 @@ function changeOf(change: ChangeSeed, api: MemoryApi, size: number): PlanChange 
 const branches = new Branches();
 
 async function predictionHolds(seeds: readonly ClusterSeed[], paced: Pace, change: ChangeSeed) {
-  const backend = new SimulatedBackend({ ...paced, clock: PLAN_CLOCK });
-  const api = new MemoryApi([
-    { resource: RESOURCES.ProviderConfig, object: config },
-    { resource: RESOURCES.ClusterProfile, object: profile },
+  const api = memoryApi([
     ...seeds.map((seeded, index) => ({ resource: RESOURCES.Cluster, object: clusterOf(index, seeded) })),
   ]);
-  const options = planEngineOptions({
-    kinds: [clusterKind as MachineKind],
-    kindSettings: { Cluster: PLAN_TIMING },
-    backend,
-  });
   // The world as the engine leaves it: settled, the Clusters asked to go marked for deletion and settled again.
-  const engine = await settledMemoryEngine(api, options, {
-    resource: RESOURCES.Cluster,
-    keys: seeds.flatMap((seeded, index) => (seeded.deleted ? [`${NAMESPACE}/c${index}`] : [])),
-  });
+  const { engine, options } = await settledPlanEngine(
+    api,
+    { kinds: [clusterKind as MachineKind], kindSettings: { Cluster: PLAN_TIMING }, pace: paced },
+    {
+      resource: RESOURCES.Cluster,
+      keys: seeds.flatMap((seeded, index) => (seeded.deleted ? [`${NAMESPACE}/c${index}`] : [])),
+    },
+  );
   try {
     for (const object of api.objects())
       if (object.kind === "Cluster")

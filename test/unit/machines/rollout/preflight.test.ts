@@ -14,9 +14,7 @@ import {
 } from "../../../../src/machines/rollout/preflight.ts";
 import { stepRollout } from "../../../../src/machines/rollout/step.ts";
 import { Fleet, fleetCluster, fleetProfile, fleetRollout } from "../../../support/rollout-fleet.ts";
-
-const T0 = Date.parse("2026-11-28T12:00:00Z");
-const timing = { pollMs: 1_000, retryMs: 5_000, resyncMs: 600_000 };
+import { RUN_T0, RUN_TIMING } from "../../../support/rollout-runs.ts";
 
 /** As kube-apiserver 1.36.3 printed it after requests of these APIs (one line per subresource too). */
 const METRICS = `# HELP apiserver_requested_deprecated_apis [STABLE] Gauge of deprecated APIs that have been requested, broken out by API group, version, resource, subresource, and removed_release.
@@ -145,9 +143,9 @@ describe("a stage behind its preflight", () => {
         clusters: fleet.list(),
         profiles,
         deprecatedApis: reads,
-        now: new Date(T0 + round * 1_000).toISOString(),
-        nowMs: T0 + round * 1_000,
-        timing,
+        now: new Date(RUN_T0 + round * 1_000).toISOString(),
+        nowMs: RUN_T0 + round * 1_000,
+        timing: RUN_TIMING,
       });
       for (const command of result.commands) fleet.apply(command);
       for (const name of names) if (fleet.changing(name)) fleet.settle(name, "ready");

@@ -4,9 +4,8 @@ import type { ClusterSnapshot } from "../../../../src/api/cluster-snapshot.ts";
 import type { Rollout, RolloutSpec } from "../../../../src/api/rollout.ts";
 import { stepRollout } from "../../../../src/machines/rollout/step.ts";
 import { Fleet, fleetCluster, fleetProfile, fleetRollout } from "../../../support/rollout-fleet.ts";
+import { RUN_T0, RUN_TIMING } from "../../../support/rollout-runs.ts";
 
-const T0 = Date.parse("2026-11-28T12:00:00Z");
-const timing = { pollMs: 1_000, retryMs: 5_000, resyncMs: 600_000 };
 const OLD = "1.33.6";
 const NEW = "1.34.2";
 const spec: RolloutSpec = {
@@ -16,7 +15,7 @@ const spec: RolloutSpec = {
   snapshots: { beforeChange: true, storage: { folder: { path: "before-upgrades" } } },
 };
 
-function stepOnce(fleet: Fleet, rollout: Rollout, snapshots: readonly ClusterSnapshot[], nowMs = T0) {
+function stepOnce(fleet: Fleet, rollout: Rollout, snapshots: readonly ClusterSnapshot[], nowMs = RUN_T0) {
   const result = stepRollout({
     object: rollout,
     clusters: fleet.list(),
@@ -24,7 +23,7 @@ function stepOnce(fleet: Fleet, rollout: Rollout, snapshots: readonly ClusterSna
     snapshots,
     now: new Date(nowMs).toISOString(),
     nowMs,
-    timing,
+    timing: RUN_TIMING,
   });
   for (const command of result.commands) fleet.apply(command);
   return { result, rollout: { ...rollout, status: result.desired.status } as Rollout };
@@ -65,7 +64,7 @@ describe("a rollout with snapshots.beforeChange", () => {
     const snapshot = made[0] as ClusterSnapshot;
 
     // Made, not Complete: the stage waits, nothing is asked or made again.
-    const taking = stepOnce(fleet, first.rollout, [inPhase(snapshot, "Taking")], T0 + 1_000);
+    const taking = stepOnce(fleet, first.rollout, [inPhase(snapshot, "Taking")], RUN_T0 + 1_000);
     expect(taking.result.commands).toEqual([]);
     expect(taking.result.desired.status?.conditions?.find((c) => c.type === "Preflight")).toMatchObject({
       status: "False",
@@ -74,7 +73,7 @@ describe("a rollout with snapshots.beforeChange", () => {
     });
 
     // Complete: the canary is asked for the version.
-    const complete = stepOnce(fleet, taking.rollout, [inPhase(snapshot, "Complete")], T0 + 2_000);
+    const complete = stepOnce(fleet, taking.rollout, [inPhase(snapshot, "Complete")], RUN_T0 + 2_000);
     expect(complete.result.commands).toEqual([
       expect.objectContaining({ kind: "change", clusters: [expect.objectContaining({ name: "a" })] }),
     ]);
@@ -101,7 +100,7 @@ describe("a rollout with snapshots.beforeChange", () => {
         ],
       },
     };
-    const held = stepOnce(fleet, first.rollout, [failed], T0 + 1_000);
+    const held = stepOnce(fleet, first.rollout, [failed], RUN_T0 + 1_000);
     expect(held.result.commands).toEqual([]);
     expect(held.result.desired.status?.conditions?.find((c) => c.type === "Preflight")).toMatchObject({
       reason: "SnapshotFailed",

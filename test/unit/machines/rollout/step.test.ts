@@ -16,9 +16,8 @@ import {
   fleetProfile,
   fleetRollout,
 } from "../../../support/rollout-fleet.ts";
+import { RUN_T0, RUN_TIMING } from "../../../support/rollout-runs.ts";
 
-const T0 = Date.parse("2026-11-28T12:00:00Z");
-const timing = { pollMs: 1_000, retryMs: 5_000, resyncMs: 600_000 };
 const OLD = "1.33.6";
 const NEW = "1.34.2";
 
@@ -26,14 +25,14 @@ const fleetOf = (count: number) =>
   new Fleet(Array.from({ length: count }, (_, i) => fleetCluster(`c${String(i).padStart(2, "0")}`, OLD)));
 
 /** One step at `nowMs` over the fleet; its commands applied, its status kept (as the runtime does). */
-function stepOnce(fleet: Fleet, rollout: Rollout, nowMs = T0) {
+function stepOnce(fleet: Fleet, rollout: Rollout, nowMs = RUN_T0) {
   const result = stepRollout({
     object: rollout,
     clusters: fleet.list(),
     profiles: [fleetProfile([OLD, NEW])],
     now: new Date(nowMs).toISOString(),
     nowMs,
-    timing,
+    timing: RUN_TIMING,
   });
   for (const command of result.commands) fleet.apply(command);
   const next = { ...rollout, status: result.desired.status } as Rollout;
@@ -134,7 +133,7 @@ describe("a Rollout step", () => {
       }),
     );
     for (let look = 0; look < 40 && rollout.status?.state !== "succeeded"; look++) {
-      ({ rollout } = stepOnce(fleet, rollout, T0 + look * 1_000));
+      ({ rollout } = stepOnce(fleet, rollout, RUN_T0 + look * 1_000));
       const changing = fleet.list().filter((c) => fleet.changing(c.metadata.name ?? ""));
       expect(changing.length).toBeLessThanOrEqual(2);
       for (const cluster of changing) fleet.settle(cluster.metadata.name ?? "", "ready");
@@ -152,7 +151,7 @@ describe("a Rollout step", () => {
     const fleet = fleetOf(4);
     let { rollout } = stepOnce(fleet, fleetRollout(spec({ maxUnavailable: 4 })));
     fleet.settle("c00", "failed");
-    const halted = stepOnce(fleet, rollout, T0 + 1_000);
+    const halted = stepOnce(fleet, rollout, RUN_T0 + 1_000);
     rollout = halted.rollout;
     expect(rollout.status?.phase).toBe("Halted");
     const ready = rollout.status?.conditions?.find((c) => c.type === "Ready");
@@ -161,15 +160,15 @@ describe("a Rollout step", () => {
     expect(halted.result.events).toEqual([
       expect.objectContaining({ type: "Warning", reason: "TargetFailed" }),
     ]);
-    expect(stepOnce(fleet, rollout, T0 + 2_000).result.commands).toEqual([]);
+    expect(stepOnce(fleet, rollout, RUN_T0 + 2_000).result.commands).toEqual([]);
     expect(fleet.written).toEqual(["c00"]);
   });
 
   it("halts when a changed Cluster is not Ready within timeoutSeconds", () => {
     const fleet = fleetOf(2);
     let { rollout } = stepOnce(fleet, fleetRollout(spec({ timeoutSeconds: 60 })));
-    ({ rollout } = stepOnce(fleet, rollout, T0 + 1_000)); // sees it asked: changing since now
-    ({ rollout } = stepOnce(fleet, rollout, T0 + 62_000));
+    ({ rollout } = stepOnce(fleet, rollout, RUN_T0 + 1_000)); // sees it asked: changing since now
+    ({ rollout } = stepOnce(fleet, rollout, RUN_T0 + 62_000));
     expect(rollout.status?.conditions?.find((c) => c.type === "Ready")).toMatchObject({
       reason: "TargetTimedOut",
     });
@@ -181,8 +180,8 @@ describe("a Rollout step", () => {
     fleet.remove("c01");
     fleet.clusters.set("new", fleetCluster("new", OLD));
     fleet.settle("c00", "ready");
-    ({ rollout } = stepOnce(fleet, rollout, T0 + 1_000));
-    ({ rollout } = stepOnce(fleet, rollout, T0 + 2_000));
+    ({ rollout } = stepOnce(fleet, rollout, RUN_T0 + 1_000));
+    ({ rollout } = stepOnce(fleet, rollout, RUN_T0 + 2_000));
     expect(rollout.status?.phase).toBe("Succeeded");
     expect(rollout.status?.targets?.map((t) => [t.name, t.progress])).toEqual([
       ["c00", "done"],
@@ -204,15 +203,15 @@ describe("a Rollout step", () => {
       };
     };
     approve("canary");
-    ({ rollout, result } = stepOnce(fleet, rollout, T0 + 1_000));
+    ({ rollout, result } = stepOnce(fleet, rollout, RUN_T0 + 1_000));
     expect(fleet.written).toEqual(["c00"]);
     fleet.settle("c00", "ready");
-    ({ rollout } = stepOnce(fleet, rollout, T0 + 2_000)); // done at T0 + 2 s
+    ({ rollout } = stepOnce(fleet, rollout, RUN_T0 + 2_000)); // done at RUN_T0 + 2 s
     approve("all");
-    ({ rollout, result } = stepOnce(fleet, rollout, T0 + 20_000));
+    ({ rollout, result } = stepOnce(fleet, rollout, RUN_T0 + 20_000));
     expect(result.commands).toEqual([]);
     expect(rollout.status?.conditions?.[0]?.message).toContain("readyForSeconds");
-    ({ rollout, result } = stepOnce(fleet, rollout, T0 + 33_000));
+    ({ rollout, result } = stepOnce(fleet, rollout, RUN_T0 + 33_000));
     expect(fleet.written).toEqual(["c00", "c01"]);
   });
 
@@ -222,13 +221,13 @@ describe("a Rollout step", () => {
     let { rollout, result } = stepOnce(fleet, fleetRollout(later));
     expect(rollout.status).toMatchObject({ phase: "Pending" });
     expect(rollout.status?.targets).toBeUndefined();
-    expect(result.requeueAfterMs).toBe(timing.resyncMs); // an hour away: the resync comes first
-    ({ rollout } = stepOnce(fleet, { ...rollout, spec: { ...later, paused: true } }, T0 + 3_600_000));
+    expect(result.requeueAfterMs).toBe(RUN_TIMING.resyncMs); // an hour away: the resync comes first
+    ({ rollout } = stepOnce(fleet, { ...rollout, spec: { ...later, paused: true } }, RUN_T0 + 3_600_000));
     expect(rollout.status?.phase).toBe("Paused");
     expect(fleet.written).toEqual([]);
-    ({ rollout } = stepOnce(fleet, { ...rollout, spec: { ...later, abort: true } }, T0 + 3_601_000));
+    ({ rollout } = stepOnce(fleet, { ...rollout, spec: { ...later, abort: true } }, RUN_T0 + 3_601_000));
     expect(rollout.status?.phase).toBe("Aborted");
-    ({ rollout, result } = stepOnce(fleet, { ...rollout, spec: later }, T0 + 3_602_000));
+    ({ rollout, result } = stepOnce(fleet, { ...rollout, spec: later }, RUN_T0 + 3_602_000));
     expect(rollout.status?.phase).toBe("Aborted");
     expect(fleet.written).toEqual([]);
   });
@@ -274,9 +273,9 @@ describe("a settings Rollout step", () => {
       profiles: [fleetProfile([OLD])],
       ...(providerConfig ? { providerConfig } : {}),
       ...(refused ? { settingsRefused: refused } : {}),
-      now: new Date(T0).toISOString(),
-      nowMs: T0,
-      timing,
+      now: new Date(RUN_T0).toISOString(),
+      nowMs: RUN_T0,
+      timing: RUN_TIMING,
     });
     for (const command of result.commands) fleet.apply(command);
     return { result, rollout: { ...rollout, status: result.desired.status } as Rollout };
@@ -342,7 +341,7 @@ describe("a settings Rollout step", () => {
     expect(rollout.status?.settings).toMatchObject({
       from: FROM,
       to: TO,
-      appliedAt: new Date(T0).toISOString(),
+      appliedAt: new Date(RUN_T0).toISOString(),
     });
   });
 

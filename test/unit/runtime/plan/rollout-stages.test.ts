@@ -5,16 +5,21 @@
  */
 import { describe, expect, it } from "vitest";
 import type { ProviderConfig } from "../../../../src/api/provider-config.ts";
-import type { Rollout, RolloutSpec } from "../../../../src/api/rollout.ts";
+import type { Rollout } from "../../../../src/api/rollout.ts";
 import { mergeSettings, settingsHash } from "../../../../src/machines/rollout/settings.ts";
 import { stepRollout } from "../../../../src/machines/rollout/step.ts";
 import { rolloutStages } from "../../../../src/runtime/plan/rollout-stages.ts";
-import { Fleet, fleetCluster, fleetProfile, fleetRollout } from "../../../support/rollout-fleet.ts";
+import {
+  Fleet,
+  fleetCluster,
+  fleetProfile,
+  fleetRollout,
+  ringOneFirst,
+} from "../../../support/rollout-fleet.ts";
+import { RUN_T0, RUN_TIMING } from "../../../support/rollout-runs.ts";
 
-const T0 = Date.parse("2026-11-28T12:00:00Z");
 const OLD = "1.33.6";
 const NEW = "1.34.2";
-const timing = { pollMs: 1_000, retryMs: 5_000, resyncMs: 600_000 };
 
 /** Ten Clusters; c01, c04 and c07 in ring 1. */
 const fleetOfTen = () =>
@@ -24,16 +29,7 @@ const fleetOfTen = () =>
     ),
   );
 
-const SPEC: RolloutSpec = {
-  version: NEW,
-  canary: 1,
-  maxUnavailable: 2,
-  stages: [
-    { name: "ring1", selector: { matchLabels: { ring: "1" } } },
-    { name: "quarter", share: 25 },
-    { name: "rest", share: 100 },
-  ],
-};
+const SPEC = ringOneFirst(NEW, { name: "quarter", share: 25 });
 
 /** The run's own step, over and over, each asked Cluster Ready at once: the stage and order of every write. */
 function runToTheEnd(fleet: Fleet, rollout: Rollout): { stage: string; name: string }[] {
@@ -44,9 +40,9 @@ function runToTheEnd(fleet: Fleet, rollout: Rollout): { stage: string; name: str
       object: current,
       clusters: fleet.list(),
       profiles: [fleetProfile([OLD, NEW])],
-      now: new Date(T0).toISOString(),
-      nowMs: T0,
-      timing,
+      now: new Date(RUN_T0).toISOString(),
+      nowMs: RUN_T0,
+      timing: RUN_TIMING,
     });
     for (const command of result.commands) {
       if (command.kind !== "change") continue; // this fleet asks no snapshot, and no config, before a change
