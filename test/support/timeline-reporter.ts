@@ -2,7 +2,7 @@
  * Writes when each test file started and ended on which worker, with the setup, import and test time inside it and
  * each test's own time: the suite's own timeline, to see where workers stood idle (vitest's JSON report dates a file
  * from its first test, after its `beforeAll`). To `OPENMCP_TEST_TIMELINE=<file>`, else into the machine's cache
- * (`timelines/`, the last ten runs of three files or more), so that a run nobody asked for one of (CI's) can be read afterwards.
+ * (`timelines/`, the last ten runs of three files or more of each kind: whole runs, one project's), so that a run nobody asked for one of (CI's) can be read afterwards.
  */
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
@@ -85,7 +85,14 @@ export default class TimelineReporter implements Reporter {
       })),
     );
     const file =
-      this.#asked ?? (this.#entries.length >= KEPT_FROM_FILES ? keptTimeline(this.#runStart) : undefined);
+      this.#asked ??
+      (this.#entries.length >= KEPT_FROM_FILES
+        ? keptTimeline(
+            machineCache("timelines"),
+            this.#runStart,
+            new Set(this.#entries.map((entry) => entry.project)).size > 1 ? "whole" : "part",
+          )
+        : undefined);
     if (file) writeFileSync(file, `${JSON.stringify(this.#entries, null, 1)}\n`);
   }
 }
@@ -94,14 +101,19 @@ export default class TimelineReporter implements Reporter {
 const KEPT_FROM_FILES = 3;
 const KEPT_RUNS = 10;
 
-/** A new file in the cache's `timelines/` named by the run's start, the oldest beyond the last ten removed. */
-function keptTimeline(runStart: number): string {
-  const folder = machineCache("timelines");
+/**
+ * A new file in `folder` (the cache's `timelines/`) named by the run's start and its kind, the oldest of that kind beyond the
+ * last ten removed: runs of several projects (`npm test`, CI's) are `whole`, one project's are `part`, so a day of
+ * work on one project does not push out the last whole run.
+ */
+export function keptTimeline(folder: string, runStart: number, kind: "whole" | "part"): string {
   mkdirSync(folder, { recursive: true });
+  // Files from before kinds were named count as whole runs (they were mostly CI's).
+  const ofKind = (name: string) => (name.startsWith("part-") ? "part" : "whole");
   const earlier = readdirSync(folder)
-    .filter((name) => name.endsWith(".json"))
-    .sort();
+    .filter((name) => name.endsWith(".json") && ofKind(name) === kind)
+    .sort((a, b) => a.replace(/^(whole|part)-/, "").localeCompare(b.replace(/^(whole|part)-/, "")));
   for (const name of earlier.slice(0, Math.max(0, earlier.length - (KEPT_RUNS - 1))))
     rmSync(join(folder, name), { force: true });
-  return join(folder, `${new Date(runStart).toISOString().replaceAll(":", "-")}.json`);
+  return join(folder, `${kind}-${new Date(runStart).toISOString().replaceAll(":", "-")}.json`);
 }
