@@ -204,7 +204,7 @@ export class KindBackend implements ClusterBackend {
     const traits = this.traits(config);
     if ((config.spec.supportedVersions ?? []).length > 0 || this.#cli.docker === undefined)
       return { versions: this.supportedVersions(config), traits };
-    this.#held = await listNodeImages(this.#cli.docker);
+    this.#held = await listNodeImages(this.#cli.docker, await this.#cli.newestMinor());
     return { versions: this.supportedVersions(config), traits };
   }
 

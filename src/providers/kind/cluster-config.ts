@@ -117,13 +117,16 @@ export function kindClusterConfig(
 
 /**
  * The versions of the `kindest/node:v<X.Y.Z>` images a Docker engine holds, newest first, from the output
- * of `docker image ls --format '{{.Repository}}:{{.Tag}}'`. Other images and tags are ignored.
+ * of `docker image ls --format '{{.Repository}}:{{.Tag}}'`. Other images and tags are ignored, and so are 1.x
+ * images newer than `newestMinor` (see {@link newestMinorKindCreates}): offered, their Clusters would all fail.
  */
-export function localNodeImageVersions(imageList: string): SupportedVersion[] {
+export function localNodeImageVersions(imageList: string, newestMinor?: number): SupportedVersion[] {
   const versions = new Set<string>();
   for (const line of imageList.split("\n")) {
-    const match = /^(?:docker\.io\/)?kindest\/node:v(\d+\.\d+\.\d+)$/.exec(line.trim());
-    if (match?.[1]) versions.add(match[1]);
+    const match = /^(?:docker\.io\/)?kindest\/node:v(\d+)\.(\d+)\.(\d+)$/.exec(line.trim());
+    if (!match) continue;
+    if (newestMinor !== undefined && Number(match[1]) === 1 && Number(match[2]) > newestMinor) continue;
+    versions.add(`${match[1]}.${match[2]}.${match[3]}`);
   }
   const key = (version: string) => version.split(".").map(Number);
   return [...versions]
@@ -133,4 +136,14 @@ export function localNodeImageVersions(imageList: string): SupportedVersion[] {
       return 0;
     })
     .map((version) => ({ version }));
+}
+
+/**
+ * The newest Kubernetes 1.x minor the kind whose `kind version` printed `output` can create; undefined when no
+ * limit is known. kind up to v0.30 writes kubeadm's `v1beta3` configuration, which kubeadm refuses from 1.37 on
+ * ("your configuration file uses an old API spec"): its newest is 1.36.
+ */
+export function newestMinorKindCreates(output: string): number | undefined {
+  const match = /\bv0\.(\d+)\.\d+/.exec(output);
+  return match && Number(match[1]) <= 30 ? 36 : undefined;
 }

@@ -6,7 +6,7 @@ import type { Logger } from "../../api/logger.ts";
 import { pollUntil } from "../../util/poll-until.ts";
 import { dockerRunner } from "../shared/docker-cli.ts";
 import { nodeOf } from "./authn-volume.ts";
-import { localNodeImageVersions } from "./cluster-config.ts";
+import { localNodeImageVersions, newestMinorKindCreates } from "./cluster-config.ts";
 import { stderrSummary } from "./stderr.ts";
 
 /** A kind command failed; the message carries its exit status and last stderr lines (never its stdout). */
@@ -24,6 +24,14 @@ export class KindCli {
     this.kind = kind;
     this.docker = docker;
     this.#timeoutMs = timeoutMs;
+  }
+
+  #newestMinor: Promise<number | undefined> | undefined;
+
+  /** The newest Kubernetes minor this kind can create, from `kind version` (asked once); undefined: no limit known. */
+  newestMinor(): Promise<number | undefined> {
+    this.#newestMinor ??= this.run(["version"]).then(newestMinorKindCreates, () => undefined);
+    return this.#newestMinor;
   }
 
   /** Runs kind and returns its stdout; a failure throws {@link KindCommandError} quoting stderr only. */
@@ -181,10 +189,17 @@ export function kubeconfigServer(text: string): string | undefined {
   return typeof server === "string" && server !== "" ? server : undefined;
 }
 
-/** The node image versions the Docker engine holds; none (with a warning) when Docker cannot be asked. */
-export async function listLocalNodeImages(docker: string, log: Logger): Promise<SupportedVersion[]> {
+/**
+ * The node image versions the Docker engine holds (up to `newestMinor`, the newest kind can create); none (with a
+ * warning) when Docker cannot be asked.
+ */
+export async function listLocalNodeImages(
+  docker: string,
+  log: Logger,
+  newestMinor?: number,
+): Promise<SupportedVersion[]> {
   try {
-    const versions = await listNodeImages(docker);
+    const versions = await listNodeImages(docker, newestMinor);
     log.info("kind node images at hand", { versions: versions.map((v) => v.version) });
     return versions;
   } catch (error) {
@@ -194,10 +209,11 @@ export async function listLocalNodeImages(docker: string, log: Logger): Promise<
 }
 
 /** The node image versions the Docker engine holds; rejects saying why Docker could not be asked. */
-export async function listNodeImages(docker: string): Promise<SupportedVersion[]> {
+export async function listNodeImages(docker: string, newestMinor?: number): Promise<SupportedVersion[]> {
   try {
     return localNodeImageVersions(
       await dockerOutput(docker, ["image", "ls", "--format", "{{.Repository}}:{{.Tag}}", "kindest/node"]),
+      newestMinor,
     );
   } catch (error) {
     throw new Error(

@@ -6,7 +6,7 @@ import type { BackendContext, BackendFactory } from "../../api/backend-contract.
 import { BACKEND_CONTRACT_VERSION } from "../../api/backend-contract.ts";
 import { durationOption } from "../shared/settings.ts";
 import { KindBackend } from "./backend.ts";
-import { listLocalNodeImages } from "./commands.ts";
+import { KindCli, listLocalNodeImages } from "./commands.ts";
 import { METALLB_IMAGES, metallbOption } from "./metallb.ts";
 import { findExecutable, kindAccess, kindAuthnOption, parallelCreatesOption } from "./settings.ts";
 
@@ -37,7 +37,9 @@ export const createBackend: BackendFactory = async (context: BackendContext) => 
   });
   const log = context.log.with({ backend: "kind" });
   const docker = context.options.docker ?? "docker";
-  const localVersions = await listLocalNodeImages(docker, log);
+  // Images of a Kubernetes release this kind cannot create are not offered (see newestMinorKindCreates).
+  const newestMinor = await new KindCli(kind, docker, 30_000).newestMinor();
+  const localVersions = await listLocalNodeImages(docker, log, newestMinor);
   const parallelCreates = parallelCreatesOption(context.options.parallelCreates);
   const metallb = metallbOption(context.options.metallb);
   const network = process.env.KIND_EXPERIMENTAL_DOCKER_NETWORK || "kind";

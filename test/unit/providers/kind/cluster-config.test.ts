@@ -1,7 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import type { JsonObject } from "../../../../src/api/common.ts";
-import { kindClusterConfig, kindExtraMounts } from "../../../../src/providers/kind/cluster-config.ts";
+import {
+  kindClusterConfig,
+  kindExtraMounts,
+  localNodeImageVersions,
+  newestMinorKindCreates,
+} from "../../../../src/providers/kind/cluster-config.ts";
 
 describe("kind settings.extraMounts", () => {
   const platform: JsonObject = {
@@ -44,5 +49,29 @@ describe("kind settings.extraMounts", () => {
     expect(() =>
       kindExtraMounts({ extraMounts: [{ hostPath: "/a", containerPath: "/b", readOnly: "yes" }] }),
     ).toThrow("settings.extraMounts[0].readOnly must be true or false");
+  });
+});
+
+describe("the node images a kind backend offers", () => {
+  const held = [
+    "kindest/node:v1.36.3",
+    "docker.io/kindest/node:v1.37.2",
+    "kindest/node:v1.34.0",
+    "kindest/node:latest",
+    "kindest/haproxy:v20230606-42a2262b",
+  ].join("\n");
+
+  it("offers every kindest/node version the host holds, newest first, when no limit is known", () => {
+    expect(localNodeImageVersions(held).map((v) => v.version)).toEqual(["1.37.2", "1.36.3", "1.34.0"]);
+  });
+
+  it("leaves out the releases its kind cannot create: kind v0.30 writes kubeadm's v1beta3, refused from 1.37 on", () => {
+    const newest = newestMinorKindCreates("kind v0.30.0 go1.26.8 linux/amd64\n");
+    expect(newest).toBe(36);
+    expect(localNodeImageVersions(held, newest).map((v) => v.version)).toEqual(["1.36.3", "1.34.0"]);
+    expect(newestMinorKindCreates("kind v0.29.0 go1.24.2 linux/amd64")).toBe(36);
+    // A later kind, or output this engine does not read: no limit.
+    expect(newestMinorKindCreates("kind v0.31.0 go1.26.0 linux/amd64")).toBeUndefined();
+    expect(newestMinorKindCreates("")).toBeUndefined();
   });
 });
