@@ -6,7 +6,8 @@
  * (1 Cluster) first and alone, then the stage `fleet` — with `maxUnavailable: 1` and a Ready gate between stages.
  * Kubernetes upgrades each cluster by machines: KubeadmControlPlane and the MachineDeployment replace theirs with
  * machines of the kind node image kindest/node:v1.37.2, which `OPENMCP_KUBE_VERSION=v1.37.2
- * hack/containers/ensure.sh kind-node-image` builds offline (once per machine, 20–40 minutes; seconds when cached).
+ * hack/containers/ensure.sh kind-node-image` builds offline (once per machine, 20–40 minutes; minutes when its binaries
+ * are cached), removed again at the end if this run made it (see below).
  *
  * Watched every 2 s: each Cluster's Ready condition, its target's progress in the Rollout and the versions Cluster
  * API reports. Prints, per Cluster, the time to Ready at 1.36.3 (the baseline, a fresh create) and the time its
@@ -59,9 +60,21 @@ const names = Array.from({ length: count }, (_, i) => `${PREFIX}${i}`);
 const log = (line: string) => console.log(`[${new Date().toISOString().slice(11, 19)}] ${line}`);
 const seconds = (ms: number) => `${(ms / 1000).toFixed(0)} s`;
 
-// The second node image: kindest/node:v<TO>, built offline like the pinned one (cached per machine).
+// The second node image: kindest/node:v<TO>, built offline like the pinned one (its binaries cached per machine).
+// Removed again at the end when this run made it: the kind backend offers every kindest/node image the host
+// holds, and kind v0.30 cannot create a 1.37 cluster (it writes kubeadm's v1beta3 configuration, which kubeadm
+// 1.37 refuses), so a 1.37 image left behind would be offered to every kind Cluster made on this machine.
 const tools = containerToolchain();
-log(`ensuring the kind node image kindest/node:v${TO} (first time on a machine: 20-40 min)`);
+const nodeImage = `kindest/node:v${TO}`;
+const hadNodeImage = (() => {
+  try {
+    execFileSync(tools.docker, ["image", "inspect", nodeImage], { stdio: "ignore" });
+    return true;
+  } catch {
+    return false;
+  }
+})();
+log(`ensuring the kind node image ${nodeImage} (first time on a machine: 20-40 min; then minutes)`);
 execFileSync(join(import.meta.dirname, "..", "hack", "containers", "ensure.sh"), ["kind-node-image"], {
   stdio: ["ignore", "ignore", "inherit"],
   env: { ...process.env, DOCKER: tools.docker, OPENMCP_KUBE_VERSION: `v${TO}` },
@@ -266,6 +279,7 @@ try {
   const left = await removeContainers(PREFIX);
   if (left.length > 0) console.log(`removed containers left behind: ${left.join(", ")}`);
   rmSync(stateDir, { recursive: true, force: true });
+  if (!hadNodeImage) execFileSync(tools.docker, ["rmi", nodeImage], { stdio: "ignore" });
 }
 if (failed) {
   console.error(`FAILED: ${failed}`);
