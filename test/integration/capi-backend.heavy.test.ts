@@ -97,8 +97,18 @@ const DOCKER_SETTINGS = dockerKubeadmSettings(CAPI_NS);
 
 const read = <T>(resource: CustomResource, name: string) =>
   readCustomObject<T>(management.custom, resource, NS, name);
+/** A Cluster as wanted; if it never is, the failure says what Cluster API says of the machines too. */
 const clusterWhere = (name: string, what: string, wanted: (c: Cluster) => boolean, timeoutMs = 600_000) =>
-  clusterWhereOn(management.custom, NS, name, what, wanted, { timeoutMs, intervalMs: 1_000 });
+  clusterWhereOn(management.custom, NS, name, what, wanted, { timeoutMs, intervalMs: 1_000 }).catch(
+    async (error: Error) => {
+      throw new Error(
+        `${error.message}\nCluster API's machines:\n${await management.machinesReport(CAPI_NS)}`,
+        {
+          cause: error,
+        },
+      );
+    },
+  );
 const capiClusterOf = async (name: string) =>
   (await management.capiClusters(CAPI_NS)).find(
     (c) => c.metadata.name === capiClusterName({ namespace: NS, name }),
@@ -204,7 +214,8 @@ afterAll(async () => {
   rmSync(stateRoot, { recursive: true, force: true });
 }, 300_000);
 
-describe("the capi backend on Cluster API with Docker machines", { timeout: 900_000 }, () => {
+// Longer than the longest wait at the slowest pace (600 s written, ×3): a wait ends first, with its message.
+describe("the capi backend on Cluster API with Docker machines", { timeout: 1_900_000 }, () => {
   stopAtFirstFailure();
   it("offers the versions the config lists that the class can build, and the class's traits", async () => {
     const profile = await profileOffered(management.custom, profileOf("docker"), { timeoutMs: 60_000 });
@@ -260,8 +271,11 @@ describe("the capi backend on Cluster API with Docker machines", { timeout: 900_
       },
     );
     expect((await read<Cluster>(RESOURCES.Cluster, `${PREFIX}one`))?.status?.phase).not.toBe("Ready");
+    // The engine must still run (an exit of its own would be a finding), else there is no exit to wait for.
+    expect(first?.child.exitCode, `the engine exited by itself: ${engineOutput()}`).toBeNull();
+    const exited = new Promise((resolve) => first?.child.once("exit", resolve));
     first?.child.kill("SIGKILL");
-    await new Promise((resolve) => first?.child.once("exit", resolve));
+    await exited;
     expect(first?.child.signalCode).toBe("SIGKILL");
     engine = await startEngineHere();
     const ready = await clusterWhere(`${PREFIX}one`, "Ready", (c) => c.status?.phase === "Ready");

@@ -135,10 +135,15 @@ describe("the kind backend", () => {
     );
     const withImages = await newBackend({ docker });
     expect(withImages.supportedVersions(config())).toEqual([{ version: "1.36.3" }, { version: "1.35.1" }]);
-    // The offer is read again each time: an image loaded since is offered; a Docker that cannot be asked is named.
-    writeFileSync(docker, '#!/bin/sh\nprintf "kindest/node:v1.36.3\\nkindest/node:v1.37.0\\n"\n');
+    // The offer is read again each time: an image loaded since is offered, unless it is of a release this kind
+    // cannot create (the fake says v0.30, which writes kubeadm's v1beta3: 1.37 refuses it); a Docker that cannot
+    // be asked is named.
+    writeFileSync(
+      docker,
+      '#!/bin/sh\nprintf "kindest/node:v1.36.3\\nkindest/node:v1.36.4\\nkindest/node:v1.37.0\\n"\n',
+    );
     expect((await withImages.readOffer?.(config()))?.versions).toEqual([
-      { version: "1.37.0" },
+      { version: "1.36.4" },
       { version: "1.36.3" },
     ]);
     writeFileSync(
@@ -218,9 +223,10 @@ describe("the kind backend", () => {
       `hostPath: ${join(folder, "authn")}`,
     );
     expect(readFileSync(join(folder, "authn", "authentication.yaml"), "utf8")).toContain("jwt: []");
-    // The only kind commands besides the create: listing clusters and reading the kubeconfig.
+    // The only kind commands besides the create: listing clusters, reading the kubeconfig, and (once, at the
+    // start) its version, which bounds the node images offered.
     const kinds = new Set(fake.calls().map((args) => args.slice(0, 2).join(" ")));
-    expect([...kinds].sort()).toEqual(["create cluster", "get clusters", "get kubeconfig"]);
+    expect([...kinds].sort()).toEqual(["create cluster", "get clusters", "get kubeconfig", "version"]);
     expect(fake.calls()).toContainEqual(["get", "kubeconfig", "--name", name]);
     expect(JSON.stringify(ready)).not.toMatch(/data|BEGIN/);
   });

@@ -24,8 +24,40 @@ export interface CapiManagement {
   readonly core: CoreV1Api;
   /** CAPI Clusters in `namespace` (every one, whoever made it). */
   capiClusters(namespace: string): Promise<TopologyCluster[]>;
+  /**
+   * What Cluster API says of the machines of `namespace`, for a failure message: each Machine, DockerMachine and
+   * KubeadmControlPlane with its phase and every condition not True, then the managers' last log lines.
+   */
+  machinesReport(namespace: string): Promise<string>;
   /** Stops the managers and the API server. */
   stop(): Promise<void>;
+}
+
+/** The kinds {@link CapiManagement.machinesReport} shows. */
+const REPORTED = [
+  { group: "cluster.x-k8s.io", plural: "machines" },
+  { group: "infrastructure.cluster.x-k8s.io", plural: "dockermachines" },
+  { group: "controlplane.cluster.x-k8s.io", plural: "kubeadmcontrolplanes" },
+] as const;
+
+interface Reported {
+  readonly kind?: string;
+  readonly metadata: { readonly name: string };
+  readonly status?: {
+    readonly phase?: string;
+    readonly conditions?: readonly { type: string; status: string; reason?: string; message?: string }[];
+  };
+}
+
+/** One object's line: kind/name, phase, and every condition that is not True, with its reason and message. */
+function reportLine(object: Reported): string {
+  const notTrue = (object.status?.conditions ?? [])
+    .filter((c) => c.status !== "True")
+    .map(
+      (c) =>
+        `${c.type}=${c.status} ${c.reason ?? ""}${c.message ? `: ${c.message.replace(/\s+/g, " ")}` : ""}`,
+    );
+  return `${object.kind}/${object.metadata.name} phase=${object.status?.phase ?? "-"}; ${notTrue.join("; ") || "all True"}`;
 }
 
 const HAPROXY_IMAGE_SCRIPT = join(import.meta.dirname, "..", "..", "hack", "capi", "haproxy-image.sh");
@@ -76,6 +108,25 @@ export async function startCapiManagement(props: {
           namespace,
         })) as { items: TopologyCluster[] }
       ).items,
+    machinesReport: async (namespace) => {
+      const lines: string[] = [];
+      for (const { group, plural } of REPORTED) {
+        try {
+          const list = (await custom.listNamespacedCustomObject({
+            group,
+            version: "v1beta2",
+            plural,
+            namespace,
+          })) as {
+            items: Reported[];
+          };
+          lines.push(...list.items.map(reportLine));
+        } catch (error) {
+          lines.push(`${plural}: cannot list (${(error as Error).message})`);
+        }
+      }
+      return `${lines.join("\n")}\n${stack.logTails(15)}`;
+    },
     stop: async () => {
       await stack.stop();
       await controlPlane.stop();

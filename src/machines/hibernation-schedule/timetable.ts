@@ -9,6 +9,10 @@
  * forward; both answers then come from the one forward enumeration, so the latest and the next event are
  * neighbours in it.
  *
+ * cron-parser does not always do that itself: where a zone falls back at a time that is not a whole hour
+ * (Pacific/Chatham, 03:45 → 02:45) its forward iteration yields both instants of a repeated wall time. The walk
+ * drops an event whose local wall minute is the one of the event before it, so such a time fires once there too.
+ *
  * Ties: a start and an end at the same instant (of one entry or of two) are one wake: a Cluster is never put
  * to sleep by two entries that disagree.
  */
@@ -81,18 +85,49 @@ export function timetableProblems(entries: readonly ScheduleEntry[]): string[] {
   return problems;
 }
 
+const wallClocks = new Map<string, Intl.DateTimeFormat>();
+
+/** The local wall time of `atMs` in `location`, to the minute (the finest a 5-field cron names). */
+function wallMinute(location: string, atMs: number): string {
+  let format = wallClocks.get(location);
+  if (!format) {
+    format = new Intl.DateTimeFormat("en-US", {
+      timeZone: location,
+      hourCycle: "h23",
+      year: "numeric",
+      month: "2-digit",
+      day: "2-digit",
+      hour: "2-digit",
+      minute: "2-digit",
+    });
+    wallClocks.set(location, format);
+  }
+  return format.format(atMs);
+}
+
 /**
- * The events of `expression` in `location` strictly after `fromMs`, in order, by forward iteration begun
- * {@link WALK_BACK_MS} earlier: an iteration begun inside a wall-clock hour that a fall-back repeats would give
- * that hour's times a second time, where one begun before the change (as {@link latestOf}'s walk is) gives them once.
+ * The events of `expression` in `location` strictly after `startMs`, in order, by forward iteration; an event at
+ * the same local wall minute as the one before it (the second instant of a time a fall-back repeats) is dropped.
  */
-function* forwardAfter(expression: string, location: string, fromMs: number): Generator<number> {
-  const iterator = CronExpressionParser.parse(expression, {
-    currentDate: new Date(fromMs - WALK_BACK_MS),
-    tz: location,
-  });
+function* forwardFrom(expression: string, location: string, startMs: number): Generator<number> {
+  const iterator = CronExpressionParser.parse(expression, { currentDate: new Date(startMs), tz: location });
+  let previousWall: string | undefined;
   for (;;) {
     const at = iterator.next().getTime();
+    if (at <= startMs) continue;
+    const wall = wallMinute(location, at);
+    if (wall !== previousWall) yield at;
+    previousWall = wall;
+  }
+}
+
+/**
+ * The events of `expression` in `location` strictly after `fromMs`, in order, by a forward walk begun
+ * {@link WALK_BACK_MS} earlier: a walk begun inside a wall-clock hour that a fall-back repeats would give that
+ * hour's times a second time, where one begun before the change (as {@link latestOf}'s walk is) gives them once.
+ */
+function* forwardAfter(expression: string, location: string, fromMs: number): Generator<number> {
+  for (const at of forwardFrom(expression, location, fromMs - WALK_BACK_MS)) {
     // Before `fromMs`, or in its second (cron-parser works in whole seconds): not after it.
     if (at > fromMs) yield at;
   }
@@ -142,12 +177,10 @@ function latestOf(expression: string, location: string, nowMs: number): number |
         .prev()
         .getTime();
       const start = before - WALK_BACK_MS;
-      const iterator = CronExpressionParser.parse(expression, { currentDate: new Date(start), tz: location });
       let latest: number | undefined;
-      for (let step = 0; step < WALK_LIMIT; step++) {
-        const at = iterator.next().getTime();
-        if (at <= start) continue;
-        if (at > nowMs) break;
+      let steps = 0;
+      for (const at of forwardFrom(expression, location, start)) {
+        if (at > nowMs || ++steps > WALK_LIMIT) break;
         latest = at;
       }
       if (latest !== undefined) return latest;

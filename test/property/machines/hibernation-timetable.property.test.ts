@@ -193,7 +193,12 @@ describe("the timetable of hibernation schedules", () => {
           }
         },
       ),
-      { numRuns: 200 },
+      {
+        numRuns: 200,
+        // Found by a CI run: Chatham falls back at 03:45 (not a whole hour), where cron-parser's own
+        // iteration yielded both instants of 03:44.
+        examples: [["44 3 * * *", "Pacific/Chatham", Date.parse("2025-04-06T16:00:00Z")]],
+      },
     );
     expect(counts.dstDay).toBeGreaterThan(0);
     expect(counts.skippedHour).toBeGreaterThan(0);
