@@ -86,6 +86,9 @@ const dockerMachine = {
   template: {
     spec: {
       extraMounts: [{ containerPath: "/usr/local/bin/crictl", hostPath: CRICTL_SHIM, readOnly: true }],
+      // CAPD runs a machine's bootstrap (kubeadm init or join) once, with no retry after a failure or after this
+      // timeout (5 minutes by default): on a loaded shared machine a slow init would leave the machine dead for good.
+      bootstrapTimeout: "20m",
     },
   },
 };
@@ -99,6 +102,20 @@ const KCP_ROLLOUT = { strategy: { type: "RollingUpdate", rollingUpdate: { maxSur
 /** Node registration for kubeadm on a kind node image (the machine's kubelet reads kind's /etc/default/kubelet). */
 const nodeRegistration = { kubeletExtraArgs: KUBELET_EXTRA_ARGS };
 
+/**
+ * kubeadm's waits, longer than its defaults (4 minutes for the control plane's health, 1 minute per API call): a
+ * node booting beside others on two cores has run out of them ("client rate limiter Wait returned an error"), and a
+ * Docker machine's kubeadm is not run again (see `bootstrapTimeout`).
+ */
+const KUBEADM_TIMEOUTS = {
+  controlPlaneComponentHealthCheckSeconds: 900,
+  kubeletHealthCheckSeconds: 600,
+  kubernetesAPICallSeconds: 300,
+  etcdAPICallSeconds: 300,
+  tlsBootstrapSeconds: 900,
+  discoverySeconds: 900,
+};
+
 /** `docker-kubeadm`: DockerCluster (CAPD's haproxy in front), KubeadmControlPlane on Docker machines, worker class `default-worker`. */
 export function dockerKubeadmClass(
   options: { readonly name?: string; readonly kubernetesVersions?: readonly string[] } = {},
@@ -110,8 +127,8 @@ export function dockerKubeadmClass(
         rollout: KCP_ROLLOUT,
         kubeadmConfigSpec: {
           clusterConfiguration: { apiServer: { certSANs: ["localhost", "127.0.0.1"] } },
-          initConfiguration: { nodeRegistration },
-          joinConfiguration: { nodeRegistration },
+          initConfiguration: { nodeRegistration, timeouts: KUBEADM_TIMEOUTS },
+          joinConfiguration: { nodeRegistration, timeouts: KUBEADM_TIMEOUTS },
         },
       },
     },
@@ -143,7 +160,7 @@ export function dockerKubeadmClass(
       dockerMachine,
     ),
     object(bootstrap, "kubeadmconfigtemplates", "KubeadmConfigTemplate", `${name}-worker`, {
-      template: { spec: { joinConfiguration: { nodeRegistration } } },
+      template: { spec: { joinConfiguration: { nodeRegistration, timeouts: KUBEADM_TIMEOUTS } } },
     }),
     object(core, "clusterclasses", "ClusterClass", name, {
       ...(options.kubernetesVersions ? { kubernetesVersions: options.kubernetesVersions } : {}),
