@@ -181,5 +181,5 @@ describe("openmcp-engine explain accessrequest", () => {
     ];
     for (const [kind, name, status, message] of refusals)
       expectRefused(explainCli(kind, name), status, message);
-  });
+  }, 300_000); // four engine processes, one after the other: 15 s each at CI's load (a 60 s timeout ran out, 2026-11-30)
 });

@@ -292,7 +292,8 @@ describe("the kind backend", () => {
       kindClusterNameOf(third.name, third.uid),
     ]);
     // Queued by an engine that restarted: nothing started, so observed absent and created when ordered again.
-    fake.configure({ createDelayMs: 3_000 });
+    // The fourth's create is held while the engine starts anew (that start asks kind and Docker: seconds under load).
+    fake.configure({ createsHeld: true });
     const fourth = target({ uid: "u-fourth" });
     const fifth = target({ uid: "u-fifth" });
     await backend.create(fourth, "1.34.0");
@@ -301,6 +302,7 @@ describe("the kind backend", () => {
     expect(await restarted.observe(fifth)).toEqual({ exists: false });
     await restarted.create(fifth, "1.34.0");
     expect(phase(await restarted.observe(fifth))).toBe("provisioning");
+    fake.configure({});
     await until(restarted, fifth, (o) => phase(o) === "ready");
     expect(creates().filter((args) => args[3] === kindClusterNameOf(fifth.name, fifth.uid))).toHaveLength(1);
     await expect(newBackend({ parallelCreates: "0" })).rejects.toThrow(
@@ -309,7 +311,7 @@ describe("the kind backend", () => {
   });
 
   it("a new instance on the same state folder adopts a running create and does not create again", async () => {
-    fake.configure({ createDelayMs: 1_000 });
+    fake.configure({ createsHeld: true }); // until the second instance has seen it running
     const first = await newBackend();
     const cluster = target();
     await first.create(cluster, "1.34.0");
@@ -324,6 +326,7 @@ describe("the kind backend", () => {
     const second = await newBackend(); // the controller restarted
     expect(phase(await second.observe(cluster))).toBe("provisioning");
     await second.create(cluster, "1.34.0");
+    fake.configure({});
     const ready = await until(second, cluster, (o) => phase(o) === "ready");
     const third = await newBackend();
     expect(await third.observe(cluster)).toEqual(ready);

@@ -22,6 +22,7 @@ import { settleTimingFor } from "../../src/runtime/sharding/settling.ts";
 import { eventually } from "../support/eventually.ts";
 import { handovers, overlappingCalls } from "../support/journal-checks.ts";
 import { readJournals } from "../support/journaling-backend.ts";
+import { pace } from "../support/pace.ts";
 import {
   clustersCreated,
   createClusters,
@@ -37,12 +38,21 @@ const NAMESPACE = "fleet";
 const PROVIDER = "together";
 const CLUSTERS = 30;
 const NAMES = ["a", "b", "c"];
-/** `run`'s defaults (controller-runtime's): 15 s lease, 10 s renew deadline, 2 s retry period. */
-const TIMING = DEFAULT_LEASE_TIMING;
+/**
+ * `run`'s defaults (controller-runtime's: 15 s lease, 10 s renew deadline, 2 s retry period) on an idle machine; on
+ * a loaded one, as an operator of a slow cluster sets them, longer by the machine's pace (whole seconds): a process
+ * start took 10 s under CI's load (2026-11-30), longer than the default quiet window of 6 s.
+ */
+const SLOWER = Math.max(1, Math.ceil(pace()));
+const TIMING = {
+  leaseDurationMs: DEFAULT_LEASE_TIMING.leaseDurationMs * SLOWER,
+  renewDeadlineMs: DEFAULT_LEASE_TIMING.renewDeadlineMs * SLOWER,
+  retryPeriodMs: DEFAULT_LEASE_TIMING.retryPeriodMs * SLOWER,
+};
 /** Replicas whose Leases are created within the quiet window of each other meet before any works. */
 const QUIET_MS = settleTimingFor(TIMING).quietMs;
 /** Between the replicas' starts: more than a retry period, less than the quiet window. */
-const STAGGER_MS = 2_500;
+const STAGGER_MS = 1.25 * TIMING.retryPeriodMs;
 const folder = mkdtempSync(join(tmpdir(), "sharding-start-"));
 
 let controlPlane: ControlPlane;

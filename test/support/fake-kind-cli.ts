@@ -31,6 +31,11 @@ export interface FakeKindCluster {
 export interface FakeKindConfig {
   /** How long `create cluster` takes (default 0). */
   readonly createDelayMs?: number;
+  /**
+   * While true, a `create cluster` past its delay does not finish (looked at every 50 ms): a test that needs a
+   * create still running while it does slow things (a backend started anew) holds it, on a loaded machine too.
+   */
+  readonly createsHeld?: boolean;
   /** If set, `create cluster` fails after its delay with this message (and removes what it made, like kind). */
   readonly createFailure?: string;
   /** Lines a failing create prints after its ERROR line (kind's "Command Output:" of what failed). */
@@ -146,6 +151,7 @@ async function create(rest: readonly string[]): Promise<void> {
   process.stderr.write(`Creating cluster "${name}" ...\n ✓ Ensuring node image (${image}) 🖼\n`);
   writeCluster({ name, image, port: fakeKindPort(name), ready: false });
   await sleep(config.createDelayMs ?? 0);
+  while (readConfig().createsHeld) await sleep(50);
   if (config.createFailure !== undefined) {
     rmSync(clusterFile(name), { force: true }); // kind removes the nodes of a failed create
     process.stderr.write(

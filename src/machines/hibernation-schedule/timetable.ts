@@ -9,9 +9,11 @@
  * forward; both answers then come from the one forward enumeration, so the latest and the next event are
  * neighbours in it.
  *
- * cron-parser does not always do that itself: where a zone falls back at a time that is not a whole hour
- * (Pacific/Chatham, 03:45 → 02:45) its forward iteration yields both instants of a repeated wall time. The walk
- * drops an event whose local wall minute is the one of the event before it, so such a time fires once there too.
+ * A fall-back repeats an hour of wall time. As Vixie cron does, a cron whose hour field is `*` runs by real time
+ * (its events in that hour come twice), and any other fires once at a repeated wall time, the first time. cron-parser
+ * does the latter only where the zone falls back on the hour: in Pacific/Chatham (03:45 → 02:45) it yields both
+ * instants of a daily 03:44. So the walk itself drops an event of a fixed-hour cron whose wall time is not later
+ * than one it yielded.
  *
  * Ties: a start and an end at the same instant (of one entry or of two) are one wake: a Cluster is never put
  * to sleep by two entries that disagree.
@@ -87,7 +89,7 @@ export function timetableProblems(entries: readonly ScheduleEntry[]): string[] {
 
 const wallClocks = new Map<string, Intl.DateTimeFormat>();
 
-/** The local wall time of `atMs` in `location`, to the minute (the finest a 5-field cron names). */
+/** The local wall time of `atMs` in `location` to the minute (the finest a 5-field cron names), sortable. */
 function wallMinute(location: string, atMs: number): string {
   let format = wallClocks.get(location);
   if (!format) {
@@ -102,22 +104,30 @@ function wallMinute(location: string, atMs: number): string {
     });
     wallClocks.set(location, format);
   }
-  return format.format(atMs);
+  const part = Object.fromEntries(format.formatToParts(atMs).map(({ type, value }) => [type, value]));
+  return `${part.year}-${part.month}-${part.day}T${part.hour}:${part.minute}`;
 }
 
 /**
- * The events of `expression` in `location` strictly after `startMs`, in order, by forward iteration; an event at
- * the same local wall minute as the one before it (the second instant of a time a fall-back repeats) is dropped.
+ * The events of `expression` in `location` strictly after `startMs`, in order, by forward iteration. Unless the
+ * hour field is `*`, an event whose wall time is not later than one yielded before (a time a fall-back repeats) is
+ * dropped.
  */
 function* forwardFrom(expression: string, location: string, startMs: number): Generator<number> {
   const iterator = CronExpressionParser.parse(expression, { currentDate: new Date(startMs), tz: location });
-  let previousWall: string | undefined;
+  const byRealTime = expression.trim().split(/\s+/)[1] === "*";
+  let latestWall = "";
   for (;;) {
     const at = iterator.next().getTime();
     if (at <= startMs) continue;
+    if (byRealTime) {
+      yield at;
+      continue;
+    }
     const wall = wallMinute(location, at);
-    if (wall !== previousWall) yield at;
-    previousWall = wall;
+    if (wall <= latestWall) continue;
+    latestWall = wall;
+    yield at;
   }
 }
 
