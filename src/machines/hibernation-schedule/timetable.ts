@@ -9,11 +9,11 @@
  * forward; both answers then come from the one forward enumeration, so the latest and the next event are
  * neighbours in it.
  *
- * A fall-back repeats an hour of wall time. As Vixie cron does, a cron whose hour field is `*` runs by real time
- * (its events in that hour come twice), and any other fires once at a repeated wall time, the first time. cron-parser
- * does the latter only where the zone falls back on the hour: in Pacific/Chatham (03:45 → 02:45) it yields both
- * instants of a daily 03:44. So the walk itself drops an event of a fixed-hour cron whose wall time is not later
- * than one it yielded.
+ * A fall-back repeats an hour of wall time. A cron whose hour field is `*` runs by real time (its events in that
+ * hour come twice, as in Vixie cron), and any other (a step of hours too: a list of them) fires once at a repeated
+ * wall time, the first time. cron-parser does the latter only where the zone falls back on the hour: in Pacific/Chatham
+ * (03:45 → 02:45) it yields both instants of a daily 03:44. So the walk itself drops an event of a fixed-hour cron
+ * whose wall time is not later than one it yielded.
  *
  * Ties: a start and an end at the same instant (of one entry or of two) are one wake: a Cluster is never put
  * to sleep by two entries that disagree.

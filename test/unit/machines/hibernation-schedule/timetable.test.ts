@@ -38,5 +38,10 @@ describe("the timetable at a fall-back", () => {
       "2025-10-26T01:00:00.000Z", // 02:00 CET
       "2025-10-26T02:00:00.000Z", // 03:00 CET
     ]);
+    // A step of hours is a list of hours: 02:00 once, then 04:00.
+    expect(instants("0 */2 * * *", "Europe/Berlin", "2025-10-25T23:30:00Z", 2)).toEqual([
+      "2025-10-26T00:00:00.000Z", // 02:00 CEST
+      "2025-10-26T03:00:00.000Z", // 04:00 CET
+    ]);
   });
 });
