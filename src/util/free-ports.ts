@@ -12,6 +12,24 @@ export interface PortRange {
 const LOWEST_LISTENING_PORT = 15_000;
 /** Tries at a random port of the listening range before letting the OS pick one. */
 const RANDOM_TRIES = 20;
+/**
+ * Ports Cluster API's Docker provider (CAPD) binds whatever its flags say: its in-memory mux's 19000 and its
+ * workload API servers' from 20000 up (a thousand kept for them). A control plane drawn onto one of them made CAPD
+ * exit with "bind: address already in use" (CI, 2026-11-30), so they are never drawn.
+ */
+export const RESERVED_PORTS: readonly PortRange[] = [
+  { low: 19_000, high: 19_000 },
+  { low: 20_000, high: 20_999 },
+];
+
+/** A random port of `range` that is not reserved ({@link RESERVED_PORTS}); undefined after many reserved draws. */
+export function drawListeningPort(range: PortRange, random: () => number = Math.random): number | undefined {
+  for (let i = 0; i < 100; i++) {
+    const port = range.low + Math.floor(random() * (range.high - range.low + 1));
+    if (!RESERVED_PORTS.some((reserved) => port >= reserved.low && port <= reserved.high)) return port;
+  }
+  return undefined;
+}
 
 /**
  * Returns `count` distinct ports that were free on `host` a moment ago: `preferred[i]` where that one is
@@ -77,7 +95,8 @@ function ephemeralRange(): PortRange {
 async function listenInRange(host: string, range: PortRange | undefined): Promise<Server | undefined> {
   if (!range) return undefined;
   for (let i = 0; i < RANDOM_TRIES; i++) {
-    const port = range.low + Math.floor(Math.random() * (range.high - range.low + 1));
+    const port = drawListeningPort(range);
+    if (port === undefined) return undefined;
     const server = await tryListen(host, port);
     if (server) return server;
   }

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { freePorts, listeningRange } from "../../../src/util/free-ports.ts";
+import { drawListeningPort, freePorts, listeningRange } from "../../../src/util/free-ports.ts";
 
 const held: Server[] = [];
 afterEach(async () => {
@@ -25,6 +25,21 @@ describe("listeningRange", () => {
     expect(listeningRange({ low: 15_999, high: 60_999 })).toBeUndefined();
     expect(listeningRange({ low: 1_024, high: 65_535 })).toBeUndefined();
     expect(listeningRange({ low: 16_000, high: 60_999 })).toEqual({ low: 15_000, high: 15_999 });
+  });
+});
+
+describe("drawListeningPort", () => {
+  it("never draws a port CAPD binds whatever its flags say (19000, 20000 up), drawing again instead", () => {
+    const range = { low: 15_000, high: 32_767 };
+    const at = (port: number) => (port - range.low) / (range.high - range.low + 1); // the draw that gives `port`
+    const draws = (...ports: number[]) => {
+      const queue = ports.map(at);
+      return () => queue.shift() ?? at(15_000);
+    };
+    expect(drawListeningPort(range, draws(19_000, 20_000, 20_999, 19_001))).toBe(19_001);
+    expect(drawListeningPort(range, draws(18_999))).toBe(18_999);
+    expect(drawListeningPort(range, draws(21_000))).toBe(21_000);
+    expect(drawListeningPort({ low: 20_000, high: 20_999 })).toBeUndefined(); // nothing but reserved ports
   });
 });
 
