@@ -146,6 +146,8 @@ describe("the kind backend", () => {
       { version: "1.36.4" },
       { version: "1.36.3" },
     ]);
+    // kind's version is asked once per backend made (two here), not again for an offer.
+    expect(fake.calls().filter((args) => args[0] === "version")).toHaveLength(2);
     writeFileSync(
       docker,
       '#!/bin/sh\necho "permission denied while trying to connect to the Docker daemon socket at unix:///var/run/docker.sock" >&2\nexit 1\n',

@@ -6,6 +6,7 @@
 import { execFileSync } from "node:child_process";
 import { join } from "node:path";
 import { CoreV1Api, CustomObjectsApi } from "@kubernetes/client-node";
+import type { Condition } from "../../src/api/common.ts";
 import { type ControlPlane, startControlPlane } from "../../src/controlplane/control-plane.ts";
 import { type CapiStack, startCapiStack } from "../../src/dev/capi-providers.ts";
 import type { TopologyCluster } from "../../src/providers/capi-topology.ts";
@@ -45,7 +46,7 @@ interface Reported {
   readonly metadata: { readonly name: string };
   readonly status?: {
     readonly phase?: string;
-    readonly conditions?: readonly { type: string; status: string; reason?: string; message?: string }[];
+    readonly conditions?: readonly Condition[];
   };
 }
 
@@ -53,10 +54,7 @@ interface Reported {
 function reportLine(object: Reported): string {
   const notTrue = (object.status?.conditions ?? [])
     .filter((c) => c.status !== "True")
-    .map(
-      (c) =>
-        `${c.type}=${c.status} ${c.reason ?? ""}${c.message ? `: ${c.message.replace(/\s+/g, " ")}` : ""}`,
-    );
+    .map((c) => `${c.type}=${c.status} ${c.reason}${c.message ? `: ${c.message.replace(/\s+/g, " ")}` : ""}`);
   return `${object.kind}/${object.metadata.name} phase=${object.status?.phase ?? "-"}; ${notTrue.join("; ") || "all True"}`;
 }
 

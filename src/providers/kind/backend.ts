@@ -143,7 +143,7 @@ export class KindBackend implements ClusterBackend {
 
   constructor(options: KindBackendOptions) {
     const docker = options.docker;
-    this.#cli = new KindCli(options.kind, docker, options.commandTimeoutMs ?? 300_000);
+    this.#cli = new KindCli(options.kind, docker, options.commandTimeoutMs ?? 300_000, options.newestMinor);
     this.#clock = options.clock ?? systemClock;
     this.#folders = new ClusterFolders(join(options.stateDirectory, "clusters"), this.#clock);
     this.#waitMs = options.waitMs ?? 300_000;

@@ -20,10 +20,17 @@ export class KindCli {
   readonly docker: string | undefined;
   readonly #timeoutMs: number;
 
-  constructor(kind: string, docker: string | undefined, timeoutMs: number) {
+  /** `newestMinor`: what `kind version` said, when already asked (see {@link newestMinor}). */
+  constructor(
+    kind: string,
+    docker: string | undefined,
+    timeoutMs: number,
+    newestMinor?: Promise<number | undefined>,
+  ) {
     this.kind = kind;
     this.docker = docker;
     this.#timeoutMs = timeoutMs;
+    this.#newestMinor = newestMinor;
   }
 
   #newestMinor: Promise<number | undefined> | undefined;

@@ -38,8 +38,8 @@ export const createBackend: BackendFactory = async (context: BackendContext) => 
   const log = context.log.with({ backend: "kind" });
   const docker = context.options.docker ?? "docker";
   // Images of a Kubernetes release this kind cannot create are not offered (see newestMinorKindCreates).
-  const newestMinor = await new KindCli(kind, docker, 30_000).newestMinor();
-  const localVersions = await listLocalNodeImages(docker, log, newestMinor);
+  const newestMinor = new KindCli(kind, docker, 30_000).newestMinor();
+  const localVersions = await listLocalNodeImages(docker, log, await newestMinor);
   const parallelCreates = parallelCreatesOption(context.options.parallelCreates);
   const metallb = metallbOption(context.options.metallb);
   const network = process.env.KIND_EXPERIMENTAL_DOCKER_NETWORK || "kind";
@@ -54,6 +54,7 @@ export const createBackend: BackendFactory = async (context: BackendContext) => 
     ...(waitMs === undefined ? {} : { waitMs }),
     ...(retryDelayMs === undefined ? {} : { retryDelayMs }),
     localVersions,
+    newestMinor, // asked once: the backend's offer reads it again
     docker,
     ...(context.options.etcdutl ? { etcdutl: context.options.etcdutl } : {}),
     access,

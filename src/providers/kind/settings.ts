@@ -35,6 +35,11 @@ export interface KindBackendOptions {
    */
   readonly localVersions?: readonly SupportedVersion[];
   /**
+   * The newest Kubernetes minor this kind can create, as its `kind version` said (the factory asks once, for
+   * {@link localVersions}); absent: asked when first needed.
+   */
+  readonly newestMinor?: Promise<number | undefined>;
+  /**
    * Which API server address the admin kubeconfigs name: `host`, the port kind publishes on the Docker host
    * (for an engine on the host), or `network`, the node's address on the Docker network (for an engine in a
    * Pod of a sibling kind cluster, which cannot reach the host's loopback). Both are observed either way.
