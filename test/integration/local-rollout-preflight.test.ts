@@ -11,16 +11,10 @@ import { request } from "node:https";
 import type { KubeConfig } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Cluster } from "../../src/api/cluster.ts";
-import {
-  localAdmin,
-  localBackends,
-  offerLocalProfile,
-  startLocalWorld,
-} from "../support/local-backend-state.ts";
+import { LOCAL_PROFILE, localAdmin, localBackends, startLocalWorld } from "../support/local-backend-state.ts";
 import { isReady, type World } from "../support/world.ts";
 import { createRollout, FAST_ROLLOUTS, rolloutWhere } from "../support/world-rollouts.ts";
 
-const PROFILE = "test.engine-test.local";
 const TARGET = "1.37.0";
 const locals = localBackends("local-rollout-preflight-");
 let world: World;
@@ -53,10 +47,9 @@ beforeAll(async () => {
     backend: { runtimeConfig: "networking.k8s.io/v1beta1=true" },
     engine: FAST_ROLLOUTS,
   });
-  await offerLocalProfile(world);
-  await world.createCluster("old-workload", { profile: PROFILE, kubernetes: { version: "1.36.3" } });
+  await world.createCluster("old-workload", { profile: LOCAL_PROFILE, kubernetes: { version: "1.36.3" } });
   cluster = (await world.waitFor("old-workload", isReady, 180_000)) as Cluster;
-  admin = await localAdmin(world, cluster, PROFILE);
+  admin = await localAdmin(world, cluster);
 }, 240_000);
 
 afterAll(() => locals.close(world), 120_000);

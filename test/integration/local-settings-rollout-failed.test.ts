@@ -13,16 +13,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Cluster } from "../../src/api/cluster.ts";
 import { ROLLOUT_RESOURCE } from "../../src/api/constants/rollout.ts";
 import { settingsHash } from "../../src/machines/rollout/settings.ts";
-import {
-  localBackends,
-  offerLocalProfile,
-  readyLocalClusters,
-  startLocalWorld,
-} from "../support/local-backend-state.ts";
+import { localBackends, readyLocalClusters, startLocalWorld } from "../support/local-backend-state.ts";
 import { isReady, type World } from "../support/world.ts";
 import { createRollout, FAST_ROLLOUTS, rolloutWhere } from "../support/world-rollouts.ts";
 
-const PROFILE = "test.engine-test.local";
 const NAMES = ["c0", "c1"] as const;
 /** Well-formed `--runtime-config`, but of a group kube-apiserver does not know: it exits at start. */
 const UNKNOWN_GROUP = "nosuch.example.com/v1=true";
@@ -53,8 +47,7 @@ const updatesOf = (name: string) => world.callsAbout("update", `${world.namespac
 
 beforeAll(async () => {
   world = await startLocalWorld(locals, { engine: FAST_ROLLOUTS });
-  expect(await offerLocalProfile(world)).toBe(PROFILE);
-  admins = await readyLocalClusters(world, NAMES, PROFILE);
+  admins = await readyLocalClusters(world, NAMES);
 }, 240_000);
 
 afterAll(() => locals.close(world), 120_000);

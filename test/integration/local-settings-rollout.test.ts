@@ -18,16 +18,10 @@ import { RESOURCES } from "../../src/api/constants.ts";
 import type { ProviderConfig } from "../../src/api/provider-config.ts";
 import type { Rollout, RolloutSpec } from "../../src/api/rollout.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
-import {
-  localBackends,
-  offerLocalProfile,
-  readyLocalClusters,
-  startLocalWorld,
-} from "../support/local-backend-state.ts";
+import { localBackends, readyLocalClusters, startLocalWorld } from "../support/local-backend-state.ts";
 import { isReady, type World } from "../support/world.ts";
 import { createRollout, FAST_ROLLOUTS, rolloutWhere } from "../support/world-rollouts.ts";
 
-const PROFILE = "test.engine-test.local";
 const NAMES = ["c0", "c1", "c2"] as const;
 const BETA = "networking.k8s.io/v1beta1=true";
 const locals = localBackends("local-settings-rollout-");
@@ -97,9 +91,8 @@ const config = async () =>
 
 beforeAll(async () => {
   world = await startLocalWorld(locals, { engine: FAST_ROLLOUTS });
-  expect(await offerLocalProfile(world)).toBe(PROFILE);
   const started = Date.now();
-  admins = await readyLocalClusters(world, NAMES, PROFILE);
+  admins = await readyLocalClusters(world, NAMES);
   console.log(`3 local Clusters Ready in ${((Date.now() - started) / 1_000).toFixed(1)} s`);
 }, 240_000);
 

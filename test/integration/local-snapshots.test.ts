@@ -35,17 +35,11 @@ import { aTargetFor } from "../support/builders.ts";
 import * as snapshots from "../support/cluster-snapshots.ts";
 import { conditionOf } from "../support/conditions.ts";
 import { eventually } from "../support/eventually.ts";
-import {
-  localAdmin,
-  localBackends,
-  offerLocalProfile,
-  startLocalWorld,
-} from "../support/local-backend-state.ts";
+import { LOCAL_PROFILE, localAdmin, localBackends, startLocalWorld } from "../support/local-backend-state.ts";
 import { APP, changeAfterSnapshot, configMapOf, contents, inParallel } from "../support/snapshot-objects.ts";
 import { isReady, type World } from "../support/world.ts";
 
 const OBJECTS = Number(process.env.OPENMCP_SNAPSHOT_OBJECTS ?? 1_000);
-const PROFILE = "test.engine-test.local";
 const mergePatch = setHeaderOptions("Content-Type", PatchStrategy.MergePatch);
 
 const locals = localBackends("local-snapshots-");
@@ -59,7 +53,7 @@ let token = "";
 
 /** The backend's target of the world's Cluster `object`. */
 const targetOf = (object: Cluster): ClusterTarget =>
-  aTargetFor(object, { profile: PROFILE, providerConfig: "local" });
+  aTargetFor(object, { profile: LOCAL_PROFILE, providerConfig: "local" });
 
 /** The admin kubeconfig's API server serves again (after a restart): lists namespaces. */
 const serves = (kubeConfig: KubeConfig) =>
@@ -74,10 +68,9 @@ beforeAll(async () => {
     state,
     engine: { kindSettings: { ClusterSnapshot: { folder: snapshotRoot } } },
   });
-  await offerLocalProfile(world);
-  await world.createCluster("source", { profile: PROFILE });
+  await world.createCluster("source", { profile: LOCAL_PROFILE });
   cluster = (await world.waitFor("source", isReady, 180_000)) as Cluster;
-  admin = await localAdmin(world, cluster, PROFILE);
+  admin = await localAdmin(world, cluster);
 }, 240_000);
 
 afterAll(() => locals.close(world), 120_000);
@@ -161,14 +154,14 @@ describe(`snapshots of a real local cluster with ${OBJECTS} ConfigMaps`, { timeo
 
   it("makes a new Cluster from the snapshot (a clone): every object of then, the token of before works, its own endpoint", async () => {
     const started = Date.now();
-    await snapshots.createClone(world, "clone", "before", { profile: PROFILE });
+    await snapshots.createClone(world, "clone", "before", { profile: LOCAL_PROFILE });
     const clone = (await world.waitFor("clone", isReady, 180_000)) as Cluster;
     console.log(
       `local clone: a Cluster of ${OBJECTS} ConfigMaps made from a snapshot in ${Date.now() - started} ms (created → Ready)`,
     );
     const endpoint = clone.status?.endpoints?.[0]?.url ?? "";
     expect(endpoint).not.toBe(cluster.status?.endpoints?.[0]?.url);
-    const cloneAdmin = await localAdmin(world, clone, PROFILE);
+    const cloneAdmin = await localAdmin(world, clone);
     expect(await contents(cloneAdmin)).toEqual(written);
     // The token granted by the original before the snapshot authenticates at the clone (its issuer is accepted there).
     const withToken = bearerKubeConfig(cloneAdmin, token, endpoint);
@@ -197,9 +190,9 @@ describe(`snapshots of a real local cluster with ${OBJECTS} ConfigMaps`, { timeo
     await snapshots.where(world, "while-writing", (s) => s.status?.phase === "Complete");
     stop = true;
     await writer;
-    await snapshots.createClone(world, "clone-while-writing", "while-writing", { profile: PROFILE });
+    await snapshots.createClone(world, "clone-while-writing", "while-writing", { profile: LOCAL_PROFILE });
     const clone = (await world.waitFor("clone-while-writing", isReady, 180_000)) as Cluster;
-    const cloneAdmin = await localAdmin(world, clone, PROFILE);
+    const cloneAdmin = await localAdmin(world, clone);
     const names = (
       await cloneAdmin.makeApiClient(CoreV1Api).listNamespacedConfigMap({ namespace: stream })
     ).items
@@ -213,7 +206,7 @@ describe(`snapshots of a real local cluster with ${OBJECTS} ConfigMaps`, { timeo
   });
 
   it("does not make a Cluster from a snapshot that does not exist, and says so on the Cluster", async () => {
-    await snapshots.createClone(world, "clone-of-nothing", "nope", { profile: PROFILE });
+    await snapshots.createClone(world, "clone-of-nothing", "nope", { profile: LOCAL_PROFILE });
     const waiting = await world.waitFor(
       "clone-of-nothing",
       (c) => JSON.stringify(c?.status?.conditions ?? []).includes("ClusterSnapshot clusters/nope"),
@@ -259,7 +252,7 @@ describe(`snapshots of a real local cluster with ${OBJECTS} ConfigMaps`, { timeo
   });
 
   it("refuses to restore one Cluster's snapshot into another (ForeignSnapshot: not its CA and keys)", async () => {
-    await world.createCluster("other", { profile: PROFILE });
+    await world.createCluster("other", { profile: LOCAL_PROFILE });
     const other = (await world.waitFor("other", isReady, 180_000)) as Cluster;
     const before = await snapshots.read(world, "before");
     const location = before.status?.location;
@@ -281,7 +274,7 @@ describe(`snapshots of a real local cluster with ${OBJECTS} ConfigMaps`, { timeo
     const other = (await world.readCluster("other")) as Cluster;
     const reference = { location: { folder: join(snapshotRoot, "crash") }, name: "other-1" };
     await world.backend.snapshot?.(targetOf(other), reference);
-    const otherAdmin = await localAdmin(world, other, PROFILE);
+    const otherAdmin = await localAdmin(world, other);
     await otherAdmin.makeApiClient(CoreV1Api).createNamespacedConfigMap({
       namespace: "default",
       body: { metadata: { name: "after-the-snapshot" } },

@@ -28,19 +28,13 @@ import { freePorts } from "../../src/util/free-ports.ts";
 import * as snapshots from "../support/cluster-snapshots.ts";
 import { conditionOf } from "../support/conditions.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
-import {
-  localAdmin,
-  localBackends,
-  offerLocalProfile,
-  startLocalWorld,
-} from "../support/local-backend-state.ts";
+import { LOCAL_PROFILE, localAdmin, localBackends, startLocalWorld } from "../support/local-backend-state.ts";
 import { eventsAbout } from "../support/object-events.ts";
 import { findVersitygw, type S3Server, startS3Server } from "../support/s3-server.ts";
 import { APP, changeAfterSnapshot, configMapOf, contents, inParallel } from "../support/snapshot-objects.ts";
 import { isReady, type World } from "../support/world.ts";
 
 const OBJECTS = Number(process.env.OPENMCP_SNAPSHOT_OBJECTS ?? 1_000);
-const PROFILE = "test.engine-test.local";
 const BUCKET = "snapshots";
 
 const locals = localBackends("s3-snapshots-");
@@ -94,11 +88,10 @@ beforeAll(async () => {
   server = await startS3Server();
   await server.createBucket(BUCKET);
   world = await startLocalWorld(locals);
-  await offerLocalProfile(world);
   await createSecret("s3-credentials", server.accessKeyId, server.secretAccessKey);
-  await world.createCluster("source", { profile: PROFILE });
+  await world.createCluster("source", { profile: LOCAL_PROFILE });
   cluster = (await world.waitFor("source", isReady, 180_000)) as Cluster;
-  admin = await localAdmin(world, cluster, PROFILE);
+  admin = await localAdmin(world, cluster);
   const api = admin.makeApiClient(CoreV1Api);
   await api.createNamespace({ body: { metadata: { name: APP } } });
   await inParallel(OBJECTS, 16, (i) =>
@@ -271,12 +264,12 @@ describe(`ClusterSnapshots in S3 of a real local cluster with ${OBJECTS} ConfigM
 
   it("makes a new Cluster from the S3 snapshot (a clone): every ConfigMap of then", async () => {
     const started = Date.now();
-    await snapshots.createClone(world, "clone", "to-s3", { profile: PROFILE });
+    await snapshots.createClone(world, "clone", "to-s3", { profile: LOCAL_PROFILE });
     const clone = (await world.waitFor("clone", isReady, 180_000)) as Cluster;
     console.log(
       `s3 clone: a Cluster of ${OBJECTS} ConfigMaps made from an S3 snapshot in ${Date.now() - started} ms`,
     );
-    const cloneAdmin = await localAdmin(world, clone, PROFILE);
+    const cloneAdmin = await localAdmin(world, clone);
     expect(await contents(cloneAdmin)).toEqual(written);
   });
 

@@ -30,12 +30,11 @@ import * as snapshots from "../support/cluster-snapshots.ts";
 import { conditionOf } from "../support/conditions.ts";
 import { metricSum } from "../support/engine-signals.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
-import { localBackends, offerLocalProfile } from "../support/local-backend-state.ts";
+import { LOCAL_PROFILE, localBackends, offerLocalProfile } from "../support/local-backend-state.ts";
 import { eventsAbout } from "../support/object-events.ts";
 import { isReady, startWorld, type World } from "../support/world.ts";
 import { createRollout, rolloutWhere } from "../support/world-rollouts.ts";
 
-const PROFILE = "test.engine-test.local";
 const HOUR = 3_600_000;
 const locals = localBackends("snapshot-schedules-");
 /** The engine's snapshot folder, removed with the backends' state folders. */
@@ -110,7 +109,7 @@ beforeAll(async () => {
   world = await startWorld({ backend: await locals.open(state), engine: false });
   engine = await startEngine(0);
   await offerLocalProfile(world);
-  await world.createCluster("a", { profile: PROFILE }, { labels: { snapshots: "hourly" } });
+  await world.createCluster("a", { profile: LOCAL_PROFILE }, { labels: { snapshots: "hourly" } });
   // Never made (no such profile): selected by nothing, and a Cluster "being made" for the restore-from test.
   await world.createCluster("b", { profile: "no-such-profile" });
   await world.waitFor("a", isReady, 120_000);

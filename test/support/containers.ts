@@ -161,6 +161,16 @@ export interface KindExtraMount {
 
 /** How often a test's kind cluster is created before its file fails. */
 const KIND_CREATE_TRIES = 3;
+/** The pause before try n + 1 is n times this: a load that made kubeadm give up seldom passes at once. */
+const KIND_CREATE_PAUSE_MS = 30_000;
+/**
+ * A test's kind cluster is thrown away with its file, so its etcd need not fsync (as the tests' own control
+ * planes, `durable: false`). On a machine busy with other files, an etcd waiting on fsync kept kube-apiserver
+ * from starting for over a minute, past kubeadm's API call timeout (CI of stop 62: "could not bootstrap the
+ * admin user ... rate limiter Wait", every POST refused).
+ */
+const ETCD_WITHOUT_FSYNC =
+  'kind: ClusterConfiguration\netcd:\n  local:\n    extraArgs:\n      unsafe-no-fsync: "true"\n';
 
 /**
  * Creates a kind cluster `name` from the offline node image, with `extraMounts` into its node, and waits until
@@ -179,7 +189,13 @@ export async function createKindCluster(
     JSON.stringify({
       kind: "Cluster",
       apiVersion: "kind.x-k8s.io/v1alpha4",
-      nodes: [{ role: "control-plane", ...(extraMounts.length > 0 ? { extraMounts } : {}) }],
+      nodes: [
+        {
+          role: "control-plane",
+          ...(extraMounts.length > 0 ? { extraMounts } : {}),
+          kubeadmConfigPatches: [ETCD_WITHOUT_FSYNC],
+        },
+      ],
     }),
   );
   // One boot at a time on the machine (the engines' kind backends boot theirs beside it), and tried again as the
@@ -204,21 +220,27 @@ export async function createKindCluster(
             kubeconfigPath,
             "--wait",
             "5m",
+            // The node stays when kubeadm fails, so its control plane's own account can be read below.
+            "--retain",
           ],
           600_000,
         ),
       );
       break;
     } catch (error) {
+      const said = (error as Error).message.split("\n").filter(Boolean).slice(-3).join(" | ");
+      const node = await controlPlaneReport(name);
       if (attempt >= KIND_CREATE_TRIES) {
         await deleteKindCluster(name, kubeconfigPath);
         rmSync(folder, { recursive: true, force: true });
-        throw error;
+        throw new Error(`kind cluster ${name}: create failed ${attempt} times; the last: ${said}\n${node}`, {
+          cause: error,
+        });
       }
-      const said = (error as Error).message.split("\n").filter(Boolean).slice(-3).join(" | ");
       console.warn(
-        `kind cluster ${name}: create failed (try ${attempt} of ${KIND_CREATE_TRIES}: ${said}), trying again`,
+        `kind cluster ${name}: create failed (try ${attempt} of ${KIND_CREATE_TRIES}: ${said}), trying again\n${node}`,
       );
+      await new Promise((resolve) => setTimeout(resolve, attempt * KIND_CREATE_PAUSE_MS));
     }
   }
   const kubeConfig = new KubeConfig();
@@ -236,6 +258,24 @@ export async function createKindCluster(
       rmSync(folder, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * What the control-plane node of kind cluster `name` says of its etcd and kube-apiserver: the log files of each
+ * (one per run of the container, so restarts show) and the last lines of the two newest (why a create failed,
+ * where kind only says kubeadm gave up). Read from the node's files: the node image has no crictl. Never
+ * throws: a node that is gone says so.
+ */
+async function controlPlaneReport(name: string): Promise<string> {
+  const script = [
+    "for c in etcd kube-apiserver; do",
+    "  echo \"--- $c runs: $(ls /var/log/pods/kube-system_$c-*/$c/ 2>/dev/null | tr '\\n' ' ')\"",
+    "  for f in $(ls -t /var/log/pods/kube-system_$c-*/$c/*.log 2>/dev/null | head -2); do",
+    '    echo "--- $f"; tail -n 12 "$f" | cut -c1-400; done; done',
+  ].join("\n");
+  return docker("exec", `${name}-control-plane`, "sh", "-c", script).catch(
+    (error: Error) => `(no report from the node: ${error.message.split("\n")[0]})`,
+  );
 }
 
 /**

@@ -13,6 +13,7 @@ import { stopPersistentControlPlane } from "../../src/controlplane/persistent-co
 import { createBackend } from "../../src/providers/local.ts";
 import { aBackendContext } from "./backend-context.ts";
 import { aProviderConfig, aTargetFor } from "./builders.ts";
+import { PROVIDER } from "./cluster-fixtures.ts";
 import { profileOffered } from "./profile-offered.ts";
 import { type ExtraEngineOptions, isReady, startWorld, type World } from "./world.ts";
 
@@ -61,6 +62,11 @@ export function localBackends(prefix: string): LocalBackends {
   };
 }
 
+/** The ClusterProfile the engine of provider `provider` makes of ProviderConfig `local` ({@link offerLocalProfile}). */
+export const localProfileName = (provider: string): string => `test.${provider}.local`;
+/** {@link localProfileName} of a world of the default provider. */
+export const LOCAL_PROFILE = localProfileName(PROVIDER);
+
 /**
  * Offers the local backend on `world` (whose engine runs it): ProviderConfig `local` of backend `local`, and the
  * ClusterProfile the engine makes of it waited for; resolves to the profile's name (`test.<provider>.local`).
@@ -70,19 +76,19 @@ export async function offerLocalProfile(world: Pick<World, "custom" | "provider"
     ...RESOURCES.ProviderConfig,
     body: aProviderConfig({ name: "local", backend: "local", providerRef: { name: world.provider } }),
   });
-  const profile = `test.${world.provider}.local`;
+  const profile = localProfileName(world.provider);
   await profileOffered(world.custom, profile);
   return profile;
 }
 
 /**
- * The admin kubeconfig of the world's Cluster `cluster` of profile `profile` on the ProviderConfig `local` (as
+ * The admin kubeconfig of the world's Cluster `cluster` of profile `profile` (default {@link LOCAL_PROFILE}) on the ProviderConfig `local` (as
  * {@link offerLocalProfile} makes it), as the world's backend issues it.
  */
 export async function localAdmin(
   world: Pick<World, "backend">,
   cluster: Cluster,
-  profile: string,
+  profile = LOCAL_PROFILE,
 ): Promise<KubeConfig> {
   const access = await world.backend.adminAccess(aTargetFor(cluster, { profile, providerConfig: "local" }));
   const admin = new KubeConfig();
@@ -91,13 +97,13 @@ export async function localAdmin(
 }
 
 /**
- * Makes the world's Clusters `names` of profile `profile` (all asked for first, so they are made side by side), waits
+ * Makes the world's Clusters `names` of profile `profile` (default {@link LOCAL_PROFILE}; all asked for first, so they are made side by side), waits
  * until each is Ready, and resolves to each one's admin kubeconfig, by name.
  */
 export async function readyLocalClusters(
   world: Pick<World, "backend" | "createCluster" | "waitFor">,
   names: readonly string[],
-  profile: string,
+  profile = LOCAL_PROFILE,
 ): Promise<Map<string, KubeConfig>> {
   for (const name of names) await world.createCluster(name, { profile });
   const admins = new Map<string, KubeConfig>();
@@ -110,7 +116,8 @@ export async function readyLocalClusters(
 
 /**
  * A world whose engine runs a local backend of `locals` on `state` (default: a new folder), with `backend`'s options
- * beside `stopOnClose` (its clusters' processes stop when it closes), and `engine`'s options.
+ * beside `stopOnClose` (its clusters' processes stop when it closes), and `engine`'s options; offered as profile
+ * {@link LOCAL_PROFILE} ({@link offerLocalProfile}).
  */
 export async function startLocalWorld(
   locals: LocalBackends,
@@ -120,8 +127,10 @@ export async function startLocalWorld(
     engine,
   }: { state?: string; backend?: Record<string, string>; engine?: ExtraEngineOptions } = {},
 ): Promise<World> {
-  return startWorld({
+  const world = await startWorld({
     backend: await locals.open(state, { stopOnClose: "true", ...backend }),
     ...(engine ? { engine } : {}),
   });
+  await offerLocalProfile(world);
+  return world;
 }
