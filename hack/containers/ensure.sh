@@ -221,6 +221,33 @@ renice_our_dockerd() {
   log "our dockerd (pid $pid) and its ${#tree[@]} processes (${#threads[@]} threads) back at niceness 0"
 }
 
+# The CPU weight of Docker's containers together, in nice-0 sessions. With the cgroupfs driver every container sits
+# under one cgroup, /docker, which the kernel weighs like one process outside any cgroup, and with autogroup (on here)
+# like one session: every detached control plane and engine of the tests (setsid) is a session of its own. At the
+# default (1024) all kind nodes and CAPD machines together got one session's CPU, and a kind node's kubelet did not
+# start its control plane within kubeadm's one-minute API call timeout (CI of stop 62: "could not bootstrap the admin
+# user", no etcd or kube-apiserver log in the node). Measured 2026-11-30: kind create beside 16 busy sessions failed
+# so at 1024 (134 s) and was Ready in 66 s at 8192.
+DOCKER_CPU_WEIGHT=8
+weigh_docker_cgroup() {
+  [ "$("$DOCKER" info --format '{{.CgroupDriver}}' 2>/dev/null)" = cgroupfs ] || return 0
+  # Docker's default parent for the cgroupfs driver (dockerd's --cgroup-parent, which this script never sets).
+  local parent=docker file value
+  if cgroup_v1; then
+    [ -d /sys/fs/cgroup/cpu ] || return 0
+    file=/sys/fs/cgroup/cpu/$parent/cpu.shares value=$((DOCKER_CPU_WEIGHT * 1024))
+  else
+    file=/sys/fs/cgroup/$parent/cpu.weight value=$((DOCKER_CPU_WEIGHT * 100))
+  fi
+  mkdir -p "$(dirname "$file")" 2>/dev/null || true
+  [ "$(cat "$file" 2>/dev/null)" != "$value" ] || return 0
+  if echo "$value" >"$file" 2>/dev/null; then
+    log "Docker's containers weigh $DOCKER_CPU_WEIGHT sessions on the CPU ($file = $value)"
+  else
+    log "WARNING: could not set $file to $value: Docker's containers weigh one session on a busy CPU"
+  fi
+}
+
 privileged_broken=false
 step_docker() {
   if ! find_docker; then
@@ -261,6 +288,7 @@ step_docker() {
       fi
     fi
   fi
+  weigh_docker_cgroup
   raise_inotify_limits
   ensure_kind_network
   # kind runs `docker` from PATH: the same CLI as ours.

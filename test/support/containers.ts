@@ -228,7 +228,7 @@ export async function createKindCluster(
       );
       break;
     } catch (error) {
-      const said = (error as Error).message.split("\n").filter(Boolean).slice(-3).join(" | ");
+      const said = whatKindSaid((error as Error).message);
       const node = await controlPlaneReport(name);
       if (attempt >= KIND_CREATE_TRIES) {
         await deleteKindCluster(name, kubeconfigPath);
@@ -258,6 +258,16 @@ export async function createKindCluster(
       rmSync(folder, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * The lines of a failed `kind create cluster` that say what failed: kind's `ERROR:` and kubeadm's `error:` lines
+ * (kubeadm's verbose log and Go stack around them say nothing more), else its last three lines.
+ */
+export function whatKindSaid(output: string): string {
+  const lines = output.split("\n").filter((line) => line.trim() !== "");
+  const errors = lines.filter((line) => /^(ERROR|error):/.test(line.trim()));
+  return (errors.length > 0 ? errors : lines.slice(-3)).map((line) => line.trim().slice(0, 400)).join(" | ");
 }
 
 /**
