@@ -165,9 +165,9 @@ const KIND_CREATE_TRIES = 3;
 const KIND_CREATE_PAUSE_MS = 30_000;
 /**
  * A test's kind cluster is thrown away with its file, so its etcd need not fsync (as the tests' own control
- * planes, `durable: false`). On a machine busy with other files, an etcd waiting on fsync kept kube-apiserver
- * from starting for over a minute, past kubeadm's API call timeout (CI of stop 62: "could not bootstrap the
- * admin user ... rate limiter Wait", every POST refused).
+ * planes, `durable: false`): less for a node to do in the minute kubeadm gives its control plane to serve, on a
+ * machine busy with other files (the CPU weight of Docker's containers, hack/containers/ensure.sh, was why it
+ * did not in CI of stop 62).
  */
 const ETCD_WITHOUT_FSYNC =
   'kind: ClusterConfiguration\netcd:\n  local:\n    extraArgs:\n      unsafe-no-fsync: "true"\n';
@@ -279,7 +279,9 @@ export function whatKindSaid(output: string): string {
 async function controlPlaneReport(name: string): Promise<string> {
   const script = [
     "for c in etcd kube-apiserver; do",
-    "  echo \"--- $c runs: $(ls /var/log/pods/kube-system_$c-*/$c/ 2>/dev/null | tr '\\n' ' ')\"",
+    "  runs=$(ls /var/log/pods/kube-system_$c-*/$c/ 2>/dev/null | tr '\\n' ' ')",
+    '  [ -n "$runs" ] || runs="none (the kubelet never started it)"',
+    '  echo "--- $c runs: $runs"',
     "  for f in $(ls -t /var/log/pods/kube-system_$c-*/$c/*.log 2>/dev/null | head -2); do",
     '    echo "--- $f"; tail -n 12 "$f" | cut -c1-400; done; done',
   ].join("\n");
