@@ -6,6 +6,7 @@ import { execFile, execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { KubeConfig } from "@kubernetes/client-node";
 import { deleteKindCluster as deleteKindClusterWith } from "../../src/providers/kind/commands.ts";
 import { withMachineLock } from "./machine-locks.ts";
@@ -240,7 +241,7 @@ export async function createKindCluster(
       console.warn(
         `kind cluster ${name}: create failed (try ${attempt} of ${KIND_CREATE_TRIES}: ${said}), trying again\n${node}`,
       );
-      await new Promise((resolve) => setTimeout(resolve, attempt * KIND_CREATE_PAUSE_MS));
+      await sleep(attempt * KIND_CREATE_PAUSE_MS);
     }
   }
   const kubeConfig = new KubeConfig();

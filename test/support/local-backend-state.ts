@@ -82,8 +82,8 @@ export async function offerLocalProfile(world: Pick<World, "custom" | "provider"
 }
 
 /**
- * The admin kubeconfig of the world's Cluster `cluster` of profile `profile` (default {@link LOCAL_PROFILE}) on the ProviderConfig `local` (as
- * {@link offerLocalProfile} makes it), as the world's backend issues it.
+ * The admin kubeconfig of the world's Cluster `cluster` of profile `profile` (default {@link LOCAL_PROFILE}) on the
+ * ProviderConfig `local` (as {@link offerLocalProfile} makes it), as the world's backend issues it.
  */
 export async function localAdmin(
   world: Pick<World, "backend">,
@@ -97,8 +97,8 @@ export async function localAdmin(
 }
 
 /**
- * Makes the world's Clusters `names` of profile `profile` (default {@link LOCAL_PROFILE}; all asked for first, so they are made side by side), waits
- * until each is Ready, and resolves to each one's admin kubeconfig, by name.
+ * Makes the world's Clusters `names` of profile `profile` (default {@link LOCAL_PROFILE}; all asked for first, so
+ * they are made side by side), waits until each is Ready, and resolves to each one's admin kubeconfig, by name.
  */
 export async function readyLocalClusters(
   world: Pick<World, "backend" | "createCluster" | "waitFor">,
