@@ -13,6 +13,7 @@ import { type BackendRelease, backendRelease } from "../shared/backend-release.t
 import type { ConditionUpdate } from "../shared/conditions.ts";
 import { type DeletionFacts, deletionFacts, deletionPredicates } from "../shared/finalizer.ts";
 import type { EventRecord } from "../shared/machine-step.ts";
+import { REQUEUE } from "../shared/machine-tags.ts";
 import { type ObservedEvent, whenObserved } from "../shared/observed-guard.ts";
 import { resolveVersion, type VersionResolution } from "./kubernetes-version.ts";
 
@@ -235,7 +236,9 @@ export interface FailedExit {
 
 /**
  * The `failed` state of every such machine: a person must act; back to pending once the problem is resolved.
- * `exits` are a kind's own ways out (e.g. the Cluster's repair by an update), tried before that.
+ * `exits` are a kind's own ways out (e.g. the Cluster's repair by an update), tried before that. Looked at again
+ * slowly (retry): a backend that retries by itself (the local one backs off and starts again) or infrastructure
+ * that comes back resolves it with no change to the object, and nothing else would wake it.
  */
 export function failedState<const Exits extends readonly FailedExit[] = readonly []>(
   description: string,
@@ -244,7 +247,7 @@ export function failedState<const Exits extends readonly FailedExit[] = readonly
 ) {
   return {
     description,
-    tags,
+    tags: [REQUEUE.retry, ...tags],
     entry: [
       {
         type: "recordEvent",

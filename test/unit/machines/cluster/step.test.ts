@@ -343,6 +343,24 @@ describe("a Ready Cluster", () => {
     expect(stepClusterWrites(input(updating, readyAt("1.33.3"))).state).toBe("ready");
   });
 
+  it("looks again at a cluster the backend reports failed, and leaves failed by itself once the backend recovers", () => {
+    // E.g. the local backend: a start that timed out under load is retried by the backend after a back-off, with no
+    // change to the Cluster that would wake it.
+    const failedAtBackend: ClusterObservation = {
+      exists: true,
+      phase: "failed",
+      version: "1.33.3",
+      message: "control plane did not start: kube-apiserver not healthy after 90000 ms; retrying in 10 s",
+    };
+    const result = stepClusterWrites(input(ready, failedAtBackend));
+    expect(result.state).toBe("failed");
+    expect(result.requeueAfterMs).toBe(TIMING.retryMs);
+    const failed = afterWrites(ready, result);
+    expect(stepClusterWrites(input(failed, failedAtBackend)).requeueAfterMs).toBe(TIMING.retryMs);
+    const recovered = settle(failed, readyAt("1.33.3")).cluster;
+    expect(recovered.status?.phase).toBe("Ready");
+  });
+
   it("re-creates a cluster that vanished at the backend", () => {
     const result = stepClusterWrites(input(ready, absent));
     expect(result.state).toBe("provisioning");
