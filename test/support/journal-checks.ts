@@ -14,7 +14,10 @@ export interface OverlappingCalls {
 
 /** What {@link overlappingCalls} counts. */
 export interface OverlapOptions {
-  /** When each killed replica was killed (ms since the epoch, as Date.now() tells it), by replica name. */
+  /**
+   * When each killed replica was killed (ms since the epoch, as Date.now() tells it), by replica name, or by
+   * `name/pid` for one process of a replica started again under the same name (which wins over the name's).
+   */
   readonly killedAt?: Readonly<Record<string, number>>;
   /**
    * Count two calls of one replica as well: one engine never runs two reconciles of one Cluster at once,
@@ -40,7 +43,7 @@ export function overlappingCalls(
   const killedAt = options.killedAt ?? {};
   const endOf = (call: BackendCall): number => {
     if (call.end !== undefined) return call.end;
-    const killed = killedAt[call.replica];
+    const killed = killedAt[`${call.replica}/${call.pid}`] ?? killedAt[call.replica];
     return killed !== undefined && call.start <= killed ? killed : Number.POSITIVE_INFINITY;
   };
   const overlap = (first: BackendCall, second: BackendCall): boolean =>

@@ -107,6 +107,22 @@ describe("overlappingCalls", () => {
     ]);
   });
 
+  it("ends each process of a replica started again under its name at its own end", () => {
+    // r1's first process ended at 500 (lost its lease), its second was killed at 2,000.
+    const cutOffFirst = aCall("r1", "a", { start: 100, pid: 1 });
+    const cutOffSecond = aCall("r1", "b", { start: 1_500, pid: 2 });
+    const otherOnA = aCall("r2", "a", { start: 1_000, end: 1_100 });
+    const otherOnB = aCall("r2", "b", { start: 1_900, end: 1_950 });
+    const endedAt = { "r1/1": 500, "r1/2": 2_000 };
+    expect(overlappingCalls([cutOffFirst, cutOffSecond, otherOnA, otherOnB], { killedAt: endedAt })).toEqual([
+      { cluster: "b", first: cutOffSecond, second: otherOnB },
+    ]);
+    // By name alone, the first process's call would last until the second's kill.
+    expect(
+      overlappingCalls([cutOffFirst, cutOffSecond, otherOnA, otherOnB], { killedAt: { r1: 2_000 } }),
+    ).toHaveLength(2);
+  });
+
   it("lets a call without an end and without a kill before it last for ever (it may still be running)", () => {
     const running = aCall("r1", "a", { start: 100 });
     const muchLater = aCall("r2", "a", { start: 1_000_000, end: 1_000_001 });
