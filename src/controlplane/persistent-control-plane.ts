@@ -1,6 +1,6 @@
 /** A control plane that lives in a folder of its own and outlives this process: started, found again and stopped from that folder. */
 import { randomUUID } from "node:crypto";
-import { readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { readdir, readFile, rename, rm } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { KubeConfig } from "@kubernetes/client-node";
@@ -348,7 +348,10 @@ async function described(
 ): Promise<PersistentControlPlane> {
   const server = serverOf(record);
   const kubeConfig = adminKubeConfig(server, certificates);
-  await writeFile(join(record.directory, "kubeconfig"), kubeconfigYaml(kubeConfig), { mode: 0o600 });
+  // Atomically: people and tests read it while the engine (re)writes it (run 29 read it empty).
+  await writeFileAtomically(join(record.directory, "kubeconfig"), kubeconfigYaml(kubeConfig), {
+    mode: 0o600,
+  });
   return { directory: record.directory, server, record, adopted, kubeConfig };
 }
 

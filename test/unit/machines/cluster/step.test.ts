@@ -317,14 +317,15 @@ describe("a Ready Cluster", () => {
     expectCondition(failed, { type: "VersionSupported", status: "False", reason: "DowngradeNotAllowed" });
   });
 
+  const failedAt = (outOfDate: boolean): ClusterObservation => ({
+    exists: true,
+    phase: "failed",
+    version: "1.33.3",
+    message: "kube-apiserver exited",
+    ...(outOfDate ? { outOfDate: true } : {}),
+  });
+
   it("leaves a cluster failed with what it asks failed, and updates one failed with what it no longer asks", () => {
-    const failedAt = (outOfDate: boolean): ClusterObservation => ({
-      exists: true,
-      phase: "failed",
-      version: "1.33.3",
-      message: "kube-apiserver exited",
-      ...(outOfDate ? { outOfDate: true } : {}),
-    });
     const asAsked = stepClusterWrites(input(ready, failedAt(false)));
     expect(asAsked.state).toBe("failed");
     expect(asAsked.commands).toEqual([]);
@@ -346,12 +347,7 @@ describe("a Ready Cluster", () => {
   it("looks again at a cluster the backend reports failed, and leaves failed by itself once the backend recovers", () => {
     // E.g. the local backend: a start that timed out under load is retried by the backend after a back-off, with no
     // change to the Cluster that would wake it.
-    const failedAtBackend: ClusterObservation = {
-      exists: true,
-      phase: "failed",
-      version: "1.33.3",
-      message: "control plane did not start: kube-apiserver not healthy after 90000 ms; retrying in 10 s",
-    };
+    const failedAtBackend = failedAt(false);
     const result = stepClusterWrites(input(ready, failedAtBackend));
     expect(result.state).toBe("failed");
     expect(result.requeueAfterMs).toBe(TIMING.retryMs);
