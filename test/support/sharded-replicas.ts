@@ -145,6 +145,24 @@ export async function shardMembersOf(replica: ShardedReplica): Promise<string[]>
     .sort();
 }
 
+/** The replica's own shard identity (its name and run's random suffix), as its /metrics say. */
+export async function shardIdentityOf(replica: ShardedReplica): Promise<string> {
+  const self = (await metricsOf(replica))
+    .split("\n")
+    .find((l) => l.startsWith("openmcp_engine_shard_members{") && l.includes('self="true"'));
+  const identity = self && /identity="([^"]+)"/.exec(self)?.[1];
+  if (!identity) throw new Error(`replica ${replica.name} does not say its shard identity yet`);
+  return identity;
+}
+
+/** How many objects of `kind` the replica holds in its cache, every phase (all of them, not only its own). */
+export async function cachedOf(replica: ShardedReplica, kind: string): Promise<number> {
+  return (await metricsOf(replica))
+    .split("\n")
+    .filter((l) => l.startsWith(`openmcp_engine_objects{kind="${kind}",`))
+    .reduce((sum, l) => sum + Number(l.split(" ").at(-1)), 0);
+}
+
 /** The replica name in a shard identity: run appends `_<8 hex digits>` to the pod name. */
 export function nameOfIdentity(identity: string): string {
   return identity.replace(/_[0-9a-f]{8}$/, "");
