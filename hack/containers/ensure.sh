@@ -300,14 +300,18 @@ step_docker() {
 # `network connect --ip` on it ("supported only when connecting to networks with user configured subnets"): how the
 # capi backend gives a woken Docker machine its address back. So the network is made here first, as kind makes it
 # (kind uses one that exists), with an IPv4 subnet named too, and marked; an unmarked one no container uses is made
-# again so (2026-11-29: on a fresh machine kind made it first, and every capi wake failed).
-KIND_NETWORK_LABEL=openmcp-engine.kind-network=subnets
+# again so (2026-11-29: on a fresh machine kind made it first, and every capi wake failed). Its gateways are named
+# too: a network made with --subnet alone records none, which is how a fresh machine's kind tests read this host's
+# address on it (2026-11-30); a marked one made before that (`subnets`) is made again when no container uses it.
+KIND_NETWORK_LABEL=openmcp-engine.kind-network=subnets-gateways
 ensure_kind_network() {
   local label
   label=$("$DOCKER" network inspect kind --format '{{index .Labels "openmcp-engine.kind-network"}}' 2>/dev/null) && {
-    [ "$label" = subnets ] && return 0
+    [ "$label" = subnets-gateways ] && return 0
     [ -z "$("$DOCKER" ps -aq --filter network=kind)" ] || {
-      log "WARNING: the Docker network kind has no IPv4 subnet of its own and holds containers: Cluster API's Docker machines cannot be woken at their addresses"
+      # One marked `subnets` has them, and its gateway is the subnet's first host: kept while in use.
+      [ "$label" = subnets ] ||
+        log "WARNING: the Docker network kind has no IPv4 subnet of its own and holds containers: Cluster API's Docker machines cannot be woken at their addresses"
       return 0
     }
     "$DOCKER" network rm kind >/dev/null
@@ -315,8 +319,9 @@ ensure_kind_network() {
   local ipv4
   for ipv4 in 172.18.0.0/16 172.19.0.0/16 172.20.0.0/16 172.21.0.0/16 172.22.0.0/16; do
     if "$DOCKER" network create -d bridge -o com.docker.network.bridge.enable_ip_masquerade=true \
-      -o com.docker.network.driver.mtu=1500 --label "$KIND_NETWORK_LABEL" --subnet "$ipv4" \
-      --ipv6 --subnet fc00:f853:ccd:e793::/64 kind >/dev/null 2>&1; then
+      -o com.docker.network.driver.mtu=1500 --label "$KIND_NETWORK_LABEL" \
+      --subnet "$ipv4" --gateway "${ipv4%.0/16}.1" \
+      --ipv6 --subnet fc00:f853:ccd:e793::/64 --gateway fc00:f853:ccd:e793::1 kind >/dev/null 2>&1; then
       log "made the Docker network kind (IPv4 $ipv4, kind's IPv6 subnet)"
       return 0
     fi

@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { KubeConfig } from "@kubernetes/client-node";
 import { deleteKindCluster as deleteKindClusterWith } from "../../src/providers/kind/commands.ts";
+import { dockerNetworkAddresses } from "../../src/providers/kind/metallb.ts";
 import { withMachineLock } from "./machine-locks.ts";
 
 /** What `hack/containers/ensure.sh` reports. */
@@ -130,16 +131,7 @@ export async function removeContainersQuietly(prefixes: Iterable<string>): Promi
 
 /** The address of this host on the `kind` Docker network, which containers on it can reach. */
 export async function kindNetworkGateway(): Promise<string> {
-  const out = await docker(
-    "network",
-    "inspect",
-    "kind",
-    "--format",
-    "{{range .IPAM.Config}}{{.Gateway}} {{end}}",
-  );
-  const ipv4 = out.split(/\s+/).find((address) => /^\d+\.\d+\.\d+\.\d+$/.test(address));
-  if (!ipv4) throw new Error(`the kind network has no IPv4 gateway: ${out}`);
-  return ipv4;
+  return dockerNetworkAddresses(await docker("network", "inspect", "kind", "--format", "{{json .}}")).gateway;
 }
 
 /** A kind cluster a test made for itself, with admin access. */

@@ -115,8 +115,16 @@ export function metallbPoolManifest(range: AddressRange): string {
     .join("---\n");
 }
 
-/** The IPv4 subnet of a Docker network and the IPv4 addresses on it, from `docker network inspect <net> --format '{{json .}}'`. */
-export function dockerNetworkAddresses(inspected: string): { subnet: string; addresses: string[] } {
+/**
+ * The IPv4 subnet of a Docker network, its gateway and the IPv4 addresses on it (the gateway's too), from `docker
+ * network inspect <net> --format '{{json .}}'`. A network made with `--subnet` but no `--gateway` records none:
+ * Docker gives the bridge the subnet's first host address, so that is its gateway.
+ */
+export function dockerNetworkAddresses(inspected: string): {
+  subnet: string;
+  gateway: string;
+  addresses: string[];
+} {
   const network = JSON.parse(inspected) as {
     IPAM?: { Config?: Array<{ Subnet?: string; Gateway?: string }> };
     Containers?: Record<string, { IPv4Address?: string }>;
@@ -125,11 +133,20 @@ export function dockerNetworkAddresses(inspected: string): { subnet: string; add
     (c) => c.Subnet && /^\d+\.\d+\.\d+\.\d+\/\d+$/.test(c.Subnet),
   );
   if (!ipv4?.Subnet) throw new Error("the kind network has no IPv4 subnet");
+  const gateway = ipv4.Gateway || firstHostOf(ipv4.Subnet);
   const addresses = Object.values(network.Containers ?? {})
     .map((container) => container.IPv4Address?.split("/")[0] ?? "")
     .filter((address) => address !== "");
-  if (ipv4.Gateway) addresses.push(ipv4.Gateway);
-  return { subnet: ipv4.Subnet, addresses };
+  return { subnet: ipv4.Subnet, gateway, addresses: [...addresses, gateway] };
+}
+
+/** The first host address of an IPv4 subnet (`172.18.0.0/16` → `172.18.0.1`). */
+function firstHostOf(subnet: string): string {
+  const [base, prefixText] = subnet.split("/");
+  const network = base === undefined ? undefined : toNumber(base);
+  const hosts = 2 ** (32 - Number(prefixText));
+  if (network === undefined) throw new Error(`the kind network's subnet "${subnet}" is not an IPv4 CIDR`);
+  return toAddress(network - (network % hosts) + 1);
 }
 
 /**

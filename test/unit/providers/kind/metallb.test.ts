@@ -80,9 +80,22 @@ describe("dockerNetworkAddresses", () => {
     });
     expect(dockerNetworkAddresses(inspected)).toEqual({
       subnet: "172.18.0.0/16",
+      gateway: "172.18.0.1",
       addresses: ["172.18.0.2", "172.18.0.1"],
     });
     expect(() => dockerNetworkAddresses(JSON.stringify({ IPAM: { Config: [] } }))).toThrow(/no IPv4 subnet/);
+  });
+
+  it("takes the subnet's first host as the gateway of a network made with --subnet and no --gateway (none recorded)", () => {
+    const inspected = JSON.stringify({
+      IPAM: { Config: [{ Subnet: "172.19.0.0/16" }, { Subnet: "fc00:f853:ccd:e793::/64" }] },
+      Containers: { a: { IPv4Address: "172.19.0.2/16" } },
+    });
+    expect(dockerNetworkAddresses(inspected)).toEqual({
+      subnet: "172.19.0.0/16",
+      gateway: "172.19.0.1",
+      addresses: ["172.19.0.2", "172.19.0.1"],
+    });
   });
 });
 
