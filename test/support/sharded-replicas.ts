@@ -155,7 +155,7 @@ export async function shardIdentityOf(replica: ShardedReplica): Promise<string> 
   return identity;
 }
 
-/** How many objects of `kind` the replica holds in its cache, every phase (all of them, not only its own). */
+/** How many objects of `kind` labelled as its provider's the replica's cache holds, every phase (its shard's and the others'). */
 export async function cachedOf(replica: ShardedReplica, kind: string): Promise<number> {
   return (await metricsOf(replica))
     .split("\n")

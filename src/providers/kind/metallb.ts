@@ -53,6 +53,17 @@ const toNumber = (address: string): number | undefined => {
 const toAddress = (value: number): string =>
   [24, 16, 8, 0].map((shift) => Math.floor(value / 2 ** shift) % 256).join(".");
 
+/** An IPv4 CIDR's first address (as a number) and its size; throws for anything else, or a block with no hosts. */
+function ipv4Block(subnet: string): { start: number; hosts: number } {
+  const [base, prefixText] = subnet.split("/");
+  const prefix = Number(prefixText);
+  const network = base === undefined ? undefined : toNumber(base);
+  if (network === undefined || !Number.isInteger(prefix) || prefix < 0 || prefix > 30)
+    throw new Error(`the kind network's subnet "${subnet}" is not an IPv4 CIDR`);
+  const hosts = 2 ** (32 - prefix);
+  return { start: network - (network % hosts), hosts };
+}
+
 /**
  * The pool of the kind cluster whose (control-plane) node has `nodeAddress` in `subnet` (e.g. `172.18.0.0/16`):
  * the node's host number `k` picks the k-th block of {@link METALLB_POOL_SIZE} addresses counted down from the
@@ -68,13 +79,7 @@ export function metallbPoolRange(
   taken: readonly string[] = [],
   size = METALLB_POOL_SIZE,
 ): AddressRange {
-  const [base, prefixText] = subnet.split("/");
-  const prefix = Number(prefixText);
-  const network = base === undefined ? undefined : toNumber(base);
-  if (network === undefined || !Number.isInteger(prefix) || prefix < 0 || prefix > 30)
-    throw new Error(`the kind network's subnet "${subnet}" is not an IPv4 CIDR`);
-  const hosts = 2 ** (32 - prefix);
-  const start = network - (network % hosts);
+  const { start, hosts } = ipv4Block(subnet);
   const node = toNumber(nodeAddress);
   if (node === undefined || node <= start || node >= start + hosts - 1)
     throw new Error(`node address ${nodeAddress} is not a host of ${subnet}`);
@@ -133,20 +138,11 @@ export function dockerNetworkAddresses(inspected: string): {
     (c) => c.Subnet && /^\d+\.\d+\.\d+\.\d+\/\d+$/.test(c.Subnet),
   );
   if (!ipv4?.Subnet) throw new Error("the kind network has no IPv4 subnet");
-  const gateway = ipv4.Gateway || firstHostOf(ipv4.Subnet);
+  const gateway = ipv4.Gateway || toAddress(ipv4Block(ipv4.Subnet).start + 1);
   const addresses = Object.values(network.Containers ?? {})
     .map((container) => container.IPv4Address?.split("/")[0] ?? "")
     .filter((address) => address !== "");
   return { subnet: ipv4.Subnet, gateway, addresses: [...addresses, gateway] };
-}
-
-/** The first host address of an IPv4 subnet (`172.18.0.0/16` → `172.18.0.1`). */
-function firstHostOf(subnet: string): string {
-  const [base, prefixText] = subnet.split("/");
-  const network = base === undefined ? undefined : toNumber(base);
-  const hosts = 2 ** (32 - Number(prefixText));
-  if (network === undefined) throw new Error(`the kind network's subnet "${subnet}" is not an IPv4 CIDR`);
-  return toAddress(network - (network % hosts) + 1);
 }
 
 /**
