@@ -6,6 +6,7 @@
  * given for it; their ratio is the share of a core the process gets now (1 when alone, 4 when it gets a
  * quarter). Measured at most every few seconds per process, for about 20 ms.
  */
+import { availableParallelism, loadavg } from "node:os";
 import { performance } from "node:perf_hooks";
 
 /** Never wait less than written, never more than three times it: a wait that needs more is a finding. */
@@ -47,3 +48,21 @@ export function pace(): number {
 
 /** A wait of `ms` as written for an idle machine, at this machine's pace now. */
 export const budget = (ms: number): number => Math.round(ms * pace());
+
+/**
+ * The pace a load of `load` runnable processes (the 1-minute load average) on `cores` cores gives each, within
+ * {@link PACE_LIMITS}: 1 while there is a core each, up to three times slower beyond.
+ */
+export function paceOfLoad(load: number, cores: number): number {
+  return Math.min(PACE_LIMITS.max, Math.max(PACE_LIMITS.min, load / Math.max(1, cores)));
+}
+
+/**
+ * The pace to lay out a scenario by (not only a wait's budget: e.g. timings that processes about to start must keep
+ * to): the slower of {@link pace}, one short measurement that a moment's idle core can make 1, and the machine's
+ * minute-long load average per core, which a moment does not move (a worker's pace read 1 with the load average
+ * 7.5 on two cores, and the processes it started took 1.5 and 5.2 s to their Leases: run 33, 2026-11-30).
+ */
+export function scenarioPace(): number {
+  return Math.max(pace(), paceOfLoad(loadavg()[0] ?? 0, availableParallelism()));
+}
