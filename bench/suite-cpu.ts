@@ -1,0 +1,140 @@
+/**
+ * Where a command's CPU goes, by process: runs the command (default `npm test`) and reads /proc every 2 s, keeping
+ * each process's user and system CPU; prints, when the command ends, the CPU of each class of process (its name;
+ * Node split into vitest workers, engines and others; `@docker` for processes in a container, e.g. a kind node's
+ * containerd), beside the whole machine's CPU over the same time (from /proc/stat) as the baseline the classes are
+ * shares of, and the least memory available. A process that lives less than 2 s, or the last 2 s of one, is not
+ * seen: the "seen" line says how much of the machine's CPU the classes cover. Linux only; asserts nothing.
+ *
+ * Usage: node bench/suite-cpu.ts [--top 30] [--json <file>] [-- <command> <args…>]
+ */
+import { spawn } from "node:child_process";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { parseArgs } from "node:util";
+
+const { values, positionals } = parseArgs({
+  options: { top: { type: "string", default: "30" }, json: { type: "string" } },
+  allowPositionals: true,
+});
+const command = positionals.length > 0 ? positionals : ["npm", "test"];
+const TICKS = 100; // USER_HZ, as /proc reports CPU times
+
+/** One process as last read, and what it had used when first seen (processes older than the command). */
+interface Seen {
+  readonly name: string;
+  readonly cls: string;
+  readonly baseline: { readonly user: number; readonly system: number };
+  user: number;
+  system: number;
+}
+
+/** The class of a process: its name, Node by its role, `@docker` when it runs in a container. */
+function classOf(name: string, commandLine: string, cgroup: string): string {
+  const node = name === "node" || name === "MainThread" || name.startsWith("node ");
+  const base = !node
+    ? name
+    : /vitest/.test(commandLine)
+      ? "node: vitest"
+      : /src\/(cli|index)|dist\/|\bengine\b/.test(commandLine)
+        ? "node: engine"
+        : "node: other";
+  return /docker|containerd|kubepods/.test(cgroup) ? `${base} @docker` : base;
+}
+
+const read = (path: string): string | undefined => {
+  try {
+    return readFileSync(path, "utf8");
+  } catch {
+    return undefined;
+  }
+};
+
+const seen = new Map<string, Seen>();
+let firstLook = true;
+let leastAvailableMiB = Number.POSITIVE_INFINITY;
+
+function look(): void {
+  const available = read("/proc/meminfo")?.match(/MemAvailable:\s+(\d+)/)?.[1];
+  if (available) leastAvailableMiB = Math.min(leastAvailableMiB, Number(available) / 1024);
+  for (const pid of readdirSync("/proc")) {
+    if (!/^\d+$/.test(pid)) continue;
+    const stat = read(`/proc/${pid}/stat`);
+    if (!stat) continue;
+    const close = stat.lastIndexOf(")");
+    const fields = stat.slice(close + 2).split(" ");
+    const user = Number(fields[11]);
+    const system = Number(fields[12]);
+    const key = `${pid}:${fields[19]}`; // pid and start time: a pid used again is another process
+    let entry = seen.get(key);
+    if (!entry) {
+      const name = stat.slice(stat.indexOf("(") + 1, close);
+      const commandLine = (read(`/proc/${pid}/cmdline`) ?? "").replaceAll("\0", " ");
+      entry = {
+        name,
+        cls: classOf(name, commandLine, read(`/proc/${pid}/cgroup`) ?? ""),
+        baseline: firstLook ? { user, system } : { user: 0, system: 0 },
+        user: 0,
+        system: 0,
+      };
+      seen.set(key, entry);
+    }
+    entry.user = user - entry.baseline.user;
+    entry.system = system - entry.baseline.system;
+  }
+  firstLook = false;
+}
+
+/** The machine's busy CPU (all but idle and iowait), in ticks. */
+function machineBusy(): number {
+  const [, ...times] = (read("/proc/stat") ?? "").split("\n")[0]?.trim().split(/\s+/) ?? [];
+  const numbers = times.map(Number);
+  const idle = (numbers[3] ?? 0) + (numbers[4] ?? 0);
+  return numbers.reduce((sum, value) => sum + value, 0) - idle;
+}
+
+look();
+const busyBefore = machineBusy();
+const started = Date.now();
+const timer = setInterval(look, 2_000);
+const child = spawn(command[0] as string, command.slice(1), { stdio: "inherit" });
+const exitCode = await new Promise<number>((resolve) => child.on("exit", (code) => resolve(code ?? 1)));
+look();
+clearInterval(timer);
+const busy = (machineBusy() - busyBefore) / TICKS;
+const wallSeconds = (Date.now() - started) / 1_000;
+
+const classes = new Map<string, { user: number; system: number; processes: number }>();
+for (const entry of seen.values()) {
+  if (entry.user + entry.system === 0) continue;
+  const total = classes.get(entry.cls) ?? { user: 0, system: 0, processes: 0 };
+  total.user += entry.user / TICKS;
+  total.system += entry.system / TICKS;
+  total.processes += 1;
+  classes.set(entry.cls, total);
+}
+const rows = [...classes].sort(([, a], [, b]) => b.user + b.system - (a.user + a.system));
+const covered = rows.reduce((sum, [, c]) => sum + c.user + c.system, 0);
+const figure = (value: number) => value.toFixed(0).padStart(6);
+console.log(`\n${command.join(" ")}: exit ${exitCode}, ${wallSeconds.toFixed(0)} s`);
+console.log(
+  `machine: ${busy.toFixed(0)} CPU-s busy (${(busy / wallSeconds).toFixed(2)} cores on average); seen: ${covered.toFixed(0)} CPU-s (${((100 * covered) / busy).toFixed(0)} %); least memory available ${leastAvailableMiB.toFixed(0)} MiB`,
+);
+console.log(
+  `${"CPU-s".padStart(6)} ${"share".padStart(6)} ${"user".padStart(6)} ${"system".padStart(6)} ${"procs".padStart(6)}  class`,
+);
+for (const [name, c] of rows.slice(0, Number(values.top))) {
+  const total = c.user + c.system;
+  console.log(
+    `${figure(total)} ${`${((100 * total) / busy).toFixed(1)}%`.padStart(6)} ${figure(c.user)} ${figure(c.system)} ${String(c.processes).padStart(6)}  ${name}`,
+  );
+}
+if (values.json)
+  writeFileSync(
+    values.json,
+    JSON.stringify(
+      { command, exitCode, wallSeconds, busy, leastAvailableMiB, classes: Object.fromEntries(rows) },
+      null,
+      2,
+    ),
+  );
+process.exitCode = exitCode;
