@@ -23,11 +23,13 @@ import { CLUSTERS_API_VERSION, LABELS, RESOURCES } from "../../src/api/constants
 import { type OidcIssuer, startOidcIssuer } from "../../src/dev/oidc-issuer.ts";
 import { ACCESS_OWNER_LABEL } from "../../src/machines/access-request/names.ts";
 import { createBackend as createLocalBackend } from "../../src/providers/local.ts";
+import { reuseConnections } from "../../src/runtime/api-server/connection-reuse.ts";
 import { systemClock } from "../../src/runtime/clock.ts";
 import type { Engine } from "../../src/runtime/engine.ts";
 import { CACHES } from "../../src/runtime/kinds/caches.ts";
 import { createLogger } from "../../src/runtime/logger.ts";
 import {
+  bearerClient,
   createConfigMap,
   expectGroupReader,
   expectStatuses,
@@ -98,7 +100,7 @@ async function clientFromSecret(
   );
   const kubeConfig = new KubeConfig();
   kubeConfig.loadFromString(data.kubeconfig ?? "");
-  return { kubeConfig, data };
+  return { kubeConfig: reuseConnections(kubeConfig), data };
 }
 
 /** A data key of a Secret, decoded. */
@@ -410,22 +412,7 @@ describe("a deleted namespace (the management cluster runs a controller-manager)
 
 describe("OIDC access (the local backend trusts the issuer)", () => {
   /** A client of the target cluster that presents `token` (what kubectl oidc-login would do). */
-  const withToken = (token: string) => {
-    const kubeConfig = new KubeConfig();
-    kubeConfig.loadFromOptions({
-      clusters: [
-        {
-          name: "t",
-          server: target.getCurrentCluster()?.server ?? "",
-          caData: target.getCurrentCluster()?.caData,
-        },
-      ],
-      users: [{ name: "u", token }],
-      contexts: [{ name: "c", cluster: "t", user: "u" }],
-      currentContext: "c",
-    });
-    return kubeConfig.makeApiClient(CoreV1Api);
-  };
+  const withToken = (token: string) => bearerClient(target, token);
 
   it("is granted: a token of the issuer for a user in the bound group can do what was granted, nothing else; revoked on delete", async () => {
     await createRequest("oidc", {

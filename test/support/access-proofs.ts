@@ -2,6 +2,7 @@
 import { ApiException, CoreV1Api, KubeConfig } from "@kubernetes/client-node";
 import { expect } from "vitest";
 import type { AccessRequestSpec, OidcAccess, RoleBinding } from "../../src/api/access-request.ts";
+import { reuseConnections } from "../../src/runtime/api-server/connection-reuse.ts";
 import { type EventuallyOptions, eventually } from "./eventually.ts";
 import { probeJobAnswer } from "./probe-job.ts";
 
@@ -100,7 +101,8 @@ export async function issuedKubeconfig(
 
 /**
  * A kubeconfig for the cluster `admin` points at (or for `server`, trusting `admin`'s CA), authenticated by `token`
- * alone (a ServiceAccount's token, an OIDC ID token).
+ * alone (a ServiceAccount's token, an OIDC ID token). Its requests share one TLS connection, as kubectl's do (a new
+ * one per request, client-node's way, cost the tests' polling a handshake each).
  */
 export function bearerKubeConfig(
   admin: KubeConfig,
@@ -114,7 +116,7 @@ export function bearerKubeConfig(
     contexts: [{ name: "c", cluster: "t", user: "u" }],
     currentContext: "c",
   });
-  return kubeConfig;
+  return reuseConnections(kubeConfig);
 }
 
 /** A client of the cluster `admin` points at, authenticated by `token` alone (e.g. an OIDC ID token). */

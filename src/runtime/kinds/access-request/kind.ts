@@ -105,7 +105,7 @@ async function adminClient(
   }
   if (!admin) return { problem: `the backend gives no access to Cluster ${name}` };
   return {
-    client: targetClient(admin.kubeconfig, admin.scope),
+    client: targetClient(admin),
     target,
     ...(admin.scope ? { scope: admin.scope } : {}),
   };

@@ -7,7 +7,7 @@ import {
   RbacAuthorizationV1Api,
 } from "@kubernetes/client-node";
 import type { AccessRequest, RoleRef } from "../../../api/access-request.ts";
-import type { AdminScope } from "../../../api/backend-contract.ts";
+import type { AdminAccess, AdminScope } from "../../../api/backend-contract.ts";
 import { ACCESS_REQUEST_REASONS, ACCESS_SECRET_KEYS } from "../../../api/constants/access-request.ts";
 import { LABELS, MANAGED_BY_ENGINE } from "../../../api/constants.ts";
 import {
@@ -35,6 +35,7 @@ import {
 import type { KubeObject } from "../../../machines/access-request/rbac-objects.ts";
 import type { DesiredAccess } from "../../../machines/access-request/rbac-plan.ts";
 import type { ExistingObject } from "../../../machines/access-request/rbac-validation.ts";
+import { reuseConnections } from "../../api-server/connection-reuse.ts";
 import { serverSideApply } from "../../api-server/server-side-apply.ts";
 
 /** Credentials to put in the request's Secret (string values; the Secret writer encodes them). */
@@ -93,10 +94,23 @@ type Listed = ReadonlyArray<{ metadata?: { name?: string; namespace?: string } }
  * it (cluster-admin) it creates a namespace a permission names only when it is missing, labelled with the
  * request it was made for, and removes on revoke only the namespaces it made (handing one to another request
  * whose objects are still in it).
+ *
+ * One client per admin access the engine holds (the engine-wide cache's object, kept for a rotation window), and
+ * its requests share one TLS connection pool: client-node opens a new connection for every request, and the
+ * AccessRequests of one test file made 2,073 of them to their clusters, a TLS handshake and context each, about a
+ * third of the process's CPU. A new access (rotated, or read again after a 401) gets a new client; the old one
+ * goes with the access it was made for.
  */
-export function targetClient(adminKubeconfig: string, scope?: AdminScope): AccessTargetClient {
-  return new TargetClient(adminKubeconfig, scope);
+export function targetClient(admin: AdminAccess): AccessTargetClient {
+  let client = clients.get(admin);
+  if (!client) {
+    client = new TargetClient(admin.kubeconfig, admin.scope);
+    clients.set(admin, client);
+  }
+  return client;
 }
+
+const clients = new WeakMap<AdminAccess, AccessTargetClient>();
 
 class TargetClient implements AccessTargetClient {
   readonly server: string;
@@ -109,6 +123,7 @@ class TargetClient implements AccessTargetClient {
   constructor(adminKubeconfig: string, scope: AdminScope | undefined) {
     const kubeConfig = new KubeConfig();
     kubeConfig.loadFromString(adminKubeconfig);
+    reuseConnections(kubeConfig);
     this.#core = kubeConfig.makeApiClient(CoreV1Api);
     this.#rbac = kubeConfig.makeApiClient(RbacAuthorizationV1Api);
     this.#objects = KubernetesObjectApi.makeApiClient(kubeConfig);
