@@ -56,7 +56,7 @@ import { eventually, satisfying } from "../support/eventually.ts";
 import { type CustomResource, readCustomObject } from "../support/maybe-absent.ts";
 import { engineRunArgs, startEngineCli } from "../support/processes.ts";
 import { profileOffered } from "../support/profile-offered.ts";
-import { APP, configMapOf, contents, inParallel } from "../support/snapshot-objects.ts";
+import { APP, contents, writeConfigMaps } from "../support/snapshot-objects.ts";
 import { stopAtFirstFailure } from "../support/stop-at-first-failure.ts";
 
 const NS = "capi-test";
@@ -490,11 +490,8 @@ describe("the capi backend on Cluster API with Docker machines", { timeout: 1_90
     };
     const admin = new KubeConfig();
     admin.loadFromString((await backend.adminAccess(target))?.kubeconfig ?? "");
+    await writeConfigMaps(admin, SNAPSHOT_OBJECTS, 8);
     const core = admin.makeApiClient(CoreV1Api);
-    await core.createNamespace({ body: { metadata: { name: APP } } });
-    await inParallel(SNAPSHOT_OBJECTS, 8, (i) =>
-      core.createNamespacedConfigMap({ namespace: APP, body: configMapOf(i) }),
-    );
     const written = await contents(admin);
     await core.createNamespacedServiceAccount({ namespace: APP, body: { metadata: { name: "reader" } } });
     const token =

@@ -33,7 +33,7 @@ import { eventually, satisfying } from "../support/eventually.ts";
 import { type KillNineCase, killNineMidway } from "../support/kill-nine.ts";
 import { engineRunArgs } from "../support/processes.ts";
 import { findVersitygw, type S3Server, startS3Server } from "../support/s3-server.ts";
-import { APP, changeAfterSnapshot, configMapOf, contents, inParallel } from "../support/snapshot-objects.ts";
+import { changeAfterSnapshot, configMapOf, contents, writeConfigMaps } from "../support/snapshot-objects.ts";
 import { startWorld, type World } from "../support/world.ts";
 
 let world: World;
@@ -337,11 +337,7 @@ async function localClusterWithConfigMaps(name: string, objects: number): Promis
   );
   const admin = new KubeConfig();
   admin.loadFromFile(kubeconfig);
-  const core = admin.makeApiClient(CoreV1Api);
-  await core.createNamespace({ body: { metadata: { name: APP } } });
-  await inParallel(objects, 16, (i) =>
-    core.createNamespacedConfigMap({ namespace: APP, body: configMapOf(i) }),
-  );
+  await writeConfigMaps(admin, objects);
   return { folder: dirname(kubeconfig), admin };
 }
 

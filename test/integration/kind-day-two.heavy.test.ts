@@ -24,7 +24,7 @@ import { createBackend } from "../../src/providers/kind/index.ts";
 import { kindClusterNameOf } from "../../src/providers/kind/names.ts";
 import { containerToolchain, docker } from "../support/containers.ts";
 import { eventually, satisfying } from "../support/eventually.ts";
-import { APP, configMapOf, contents, inParallel } from "../support/snapshot-objects.ts";
+import { APP, contents, writeConfigMaps } from "../support/snapshot-objects.ts";
 import { stopAtFirstFailure } from "../support/stop-at-first-failure.ts";
 
 const OBJECTS = Number(process.env.OPENMCP_SNAPSHOT_OBJECTS ?? 1_000);
@@ -94,12 +94,9 @@ describe(`a real kind cluster with ${OBJECTS} ConfigMaps: snapshots, clones, sle
     const ready = await observe("ready", (o) => o.exists && o.phase === "ready");
     const admin = new KubeConfig();
     admin.loadFromString((await kind.adminAccess?.(target))?.kubeconfig ?? "");
-    const core = admin.makeApiClient(CoreV1Api);
-    await core.createNamespace({ body: { metadata: { name: APP } } });
     let started = Date.now();
-    await inParallel(OBJECTS, 16, (i) =>
-      core.createNamespacedConfigMap({ namespace: APP, body: configMapOf(i) }),
-    );
+    await writeConfigMaps(admin, OBJECTS);
+    const core = admin.makeApiClient(CoreV1Api);
     console.log(`kind snapshot: wrote ${OBJECTS} ConfigMaps in ${Date.now() - started} ms`);
     original = admin;
     written = await contents(admin);

@@ -36,7 +36,7 @@ import * as snapshots from "../support/cluster-snapshots.ts";
 import { conditionOf } from "../support/conditions.ts";
 import { eventually } from "../support/eventually.ts";
 import { LOCAL_PROFILE, localAdmin, localBackends, startLocalWorld } from "../support/local-backend-state.ts";
-import { APP, changeAfterSnapshot, configMapOf, contents, inParallel } from "../support/snapshot-objects.ts";
+import { APP, changeAfterSnapshot, contents, writeConfigMaps } from "../support/snapshot-objects.ts";
 import { isReady, type World } from "../support/world.ts";
 
 const OBJECTS = Number(process.env.OPENMCP_SNAPSHOT_OBJECTS ?? 1_000);
@@ -80,12 +80,9 @@ describe(`snapshots of a real local cluster with ${OBJECTS} ConfigMaps`, { timeo
   let written = new Map<string, Record<string, string>>();
 
   it("takes a checksummed snapshot of the Cluster (etcd's, with the CA and service-account keys)", async () => {
-    const core = admin.makeApiClient(CoreV1Api);
-    await core.createNamespace({ body: { metadata: { name: APP } } });
     const writing = Date.now();
-    await inParallel(OBJECTS, 16, (i) =>
-      core.createNamespacedConfigMap({ namespace: APP, body: configMapOf(i) }),
-    );
+    await writeConfigMaps(admin, OBJECTS);
+    const core = admin.makeApiClient(CoreV1Api);
     console.log(`local snapshot: wrote ${OBJECTS} ConfigMaps in ${Date.now() - writing} ms`);
     written = await contents(admin);
     expect(written.size).toBe(OBJECTS);

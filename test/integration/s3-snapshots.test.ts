@@ -31,7 +31,7 @@ import { eventually, satisfying } from "../support/eventually.ts";
 import { LOCAL_PROFILE, localAdmin, localBackends, startLocalWorld } from "../support/local-backend-state.ts";
 import { eventsAbout } from "../support/object-events.ts";
 import { findVersitygw, type S3Server, startS3Server } from "../support/s3-server.ts";
-import { APP, changeAfterSnapshot, configMapOf, contents, inParallel } from "../support/snapshot-objects.ts";
+import { changeAfterSnapshot, contents, writeConfigMaps } from "../support/snapshot-objects.ts";
 import { isReady, type World } from "../support/world.ts";
 
 const OBJECTS = Number(process.env.OPENMCP_SNAPSHOT_OBJECTS ?? 1_000);
@@ -92,11 +92,7 @@ beforeAll(async () => {
   await world.createCluster("source", { profile: LOCAL_PROFILE });
   cluster = (await world.waitFor("source", isReady, 180_000)) as Cluster;
   admin = await localAdmin(world, cluster);
-  const api = admin.makeApiClient(CoreV1Api);
-  await api.createNamespace({ body: { metadata: { name: APP } } });
-  await inParallel(OBJECTS, 16, (i) =>
-    api.createNamespacedConfigMap({ namespace: APP, body: configMapOf(i) }),
-  );
+  await writeConfigMaps(admin, OBJECTS);
   written = await contents(admin);
 }, 300_000);
 

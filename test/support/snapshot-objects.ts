@@ -1,6 +1,7 @@
 /** The objects the snapshot tests write into a cluster and compare after a restore or a clone (by content). */
 import { CoreV1Api, type KubeConfig, type V1ConfigMap } from "@kubernetes/client-node";
 import { expect } from "vitest";
+import { reuseConnections } from "../../src/runtime/api-server/connection-reuse.ts";
 import { eventually } from "./eventually.ts";
 
 /** The namespace the snapshot tests write their ConfigMaps into. */
@@ -41,8 +42,21 @@ export async function changeAfterSnapshot(kubeConfig: KubeConfig): Promise<void>
   await eventually(async () => expect((await contents(kubeConfig)).size).toBe(1), { timeoutMs: 60_000 });
 }
 
+/**
+ * Makes namespace `app` and writes ConfigMaps 0..count-1 ({@link configMapOf}) into the cluster `kubeConfig` points at,
+ * `parallel` at a time, over one pool of TLS connections (kept for `kubeConfig`'s later requests too): client-node's
+ * own way opens a connection per request, a thousand handshakes for a thousand objects.
+ */
+export async function writeConfigMaps(kubeConfig: KubeConfig, count: number, parallel = 16): Promise<void> {
+  const core = reuseConnections(kubeConfig).makeApiClient(CoreV1Api);
+  await core.createNamespace({ body: { metadata: { name: APP } } });
+  await inParallel(count, parallel, (i) =>
+    core.createNamespacedConfigMap({ namespace: APP, body: configMapOf(i) }),
+  );
+}
+
 /** Runs `work` for 0..count-1, `parallel` at a time. */
-export async function inParallel(
+async function inParallel(
   count: number,
   parallel: number,
   work: (i: number) => Promise<unknown>,

@@ -16,6 +16,7 @@ import {
   loadAllYaml,
   type V1CustomResourceDefinition,
 } from "@kubernetes/client-node";
+import { reuseConnections } from "./connection-reuse.ts";
 import { serverSideApply } from "./server-side-apply.ts";
 
 /** How to install CRDs. */
@@ -60,9 +61,11 @@ export async function readCrds(directory: string): Promise<V1CustomResourceDefin
 
 /**
  * Applies the CRDs (creating or updating them) and resolves once each is Established and its
- * resource answers a list request, i.e. once clients can use it. Returns the CRD names.
+ * resource answers a list request, i.e. once clients can use it. Returns the CRD names. Its requests (an apply of
+ * each CRD, then polls until each is served) share one TLS connection pool.
  */
 export async function installCrds(kubeConfig: KubeConfig, props: InstallCrdsProps): Promise<string[]> {
+  reuseConnections(kubeConfig);
   const objects = KubernetesObjectApi.makeApiClient(kubeConfig);
   const crds = await readCrds(props.directory);
   // Server-side apply of each object, with the extra labels.
