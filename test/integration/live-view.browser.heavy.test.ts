@@ -9,12 +9,19 @@ import type { LiveViewServer } from "../../src/views/live-view-server.ts";
 import { expectOnlyTheServerAsked, launchChromium, openLiveView, screenshot } from "../support/chromium.ts";
 import { type ClusterHarness, isReady, startClusterHarness } from "../support/cluster-harness.ts";
 import { eventually } from "../support/eventually.ts";
+import { FakeClock } from "../support/fake-clock.ts";
 import { serveLiveView } from "../support/live-view-server.ts";
 
 let harness: ClusterHarness;
 let engine: Engine;
 let server: LiveViewServer;
 let browser: Browser;
+/**
+ * The backend's clock: a Cluster stays provisioning until the test moves it on (a loaded machine's page may lag
+ * behind a provisioning of a few real seconds and never show it: run 34, 2026-11-30).
+ */
+const backendClock = new FakeClock(Date.now());
+const PROVISION_MS = 2_000;
 
 beforeAll(async () => {
   browser = await launchChromium();
@@ -25,8 +32,8 @@ beforeAll(async () => {
     kubeConfig: harness.controlPlane.kubeConfig,
     providerName: harness.provider,
     environment: "test",
-    // Slow enough that the page shows provisioning before ready.
-    backend: new SimulatedBackend({ provisionDelayMs: 2_000 }),
+    // Provisioning until the test has seen it on the page (the backend's clock moves only when the test moves it).
+    backend: new SimulatedBackend({ provisionDelayMs: PROVISION_MS, deleteDelayMs: 0, clock: backendClock }),
     kindSettings: buildingKindsTimed({ pollMs: 200, retryMs: 500, resyncMs: 60_000 }),
     observers: [view],
     // Sharded (a ring of one), so the page names the replica that owns what it shows.
@@ -64,6 +71,7 @@ describe("the live view in headless Chromium", () => {
     await detail.locator('g.state.current[data-state="provisioning"]').waitFor({ timeout: 15_000 });
     expect(await detail.getAttribute("data-phase")).toBe("Progressing");
 
+    backendClock.advance(PROVISION_MS);
     await harness.waitFor("watched", isReady);
     await detail.locator('g.state.current[data-state="ready"]').waitFor({ timeout: 15_000 });
     await page

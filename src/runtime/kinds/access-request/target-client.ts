@@ -97,9 +97,9 @@ type Listed = ReadonlyArray<{ metadata?: { name?: string; namespace?: string } }
  *
  * One client per admin access the engine holds (the engine-wide cache's object, kept for a rotation window), and
  * its requests share one TLS connection pool: client-node opens a new connection for every request, and the
- * AccessRequests of one test file made 2,073 of them to their clusters, a TLS handshake and context each, about a
- * third of the process's CPU. A new access (rotated, or read again after a 401) gets a new client; the old one
- * goes with the access it was made for.
+ * AccessRequests of one test file made 2,073 of them to their clusters, a TLS handshake and context each, a fifth of
+ * the CPU of the process that ran them. A new access (rotated, or read again after a 401) gets a new client; the old
+ * one goes with the access it was made for.
  */
 export function targetClient(admin: AdminAccess): AccessTargetClient {
   let client = clients.get(admin);
