@@ -18,8 +18,8 @@ import MachineLockSequencer from "./test/support/machine-lock-sequencer.ts";
 
 const HEAVY = "test/integration/**/*.heavy.test.ts";
 
-// The suite is CPU-bound (2026-11-30, run 32: the machine 96 % busy, ~40 % of it Go processes on the host:
-// kube-apiserver, etcd, kube-controller-manager, Cluster API's managers, the Go builds of a fresh machine). Their
+// The suite is CPU-bound (2026-11-30, run 32: the machine 96 % busy, over a third of it Go processes on the host:
+// kube-apiserver, etcd, kube-controller-manager, Cluster API's managers; on a fresh machine the Go builds too). Their
 // garbage collector at GOGC=400 (default 100) trades heap for CPU: one kube-apiserver's start 1.9 → 1.5 CPU-s and
 // its RSS 314 → 440 MB; local-backend.test.ts 19 → 15.5 CPU-s. Set here, so that the workers, the asset builds
 // and every process they start inherit it; a GOGC of the caller's wins. Kind nodes' processes are not ours to tune.

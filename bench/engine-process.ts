@@ -3,7 +3,7 @@
  * demand (through the V8 inspector, as a heap snapshot tool would) so that retained heap can be told from
  * heap V8 merely keeps, and an early exit reported instead of waited on forever.
  */
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -11,6 +11,7 @@ import type { CustomObjectsApi } from "@kubernetes/client-node";
 import { RESOURCES } from "../src/api/constants.ts";
 import { freePorts } from "../src/util/free-ports.ts";
 import { clusterBody, pool } from "./bench-clusters.ts";
+import { CLOCK_TICKS, procStat } from "./proc-stat.ts";
 
 export interface EngineProcess {
   readonly child: ChildProcess;
@@ -60,8 +61,6 @@ export function imageNodeOptions(): string {
   return /^ENV NODE_OPTIONS="([^"]*)"$/m.exec(dockerfile)?.[1] ?? "";
 }
 
-const clockTicks = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;
-
 /** CPU seconds (user + system) the processes have used so far, from /proc. */
 export function cpuSeconds(pids: readonly number[]): number {
   const { user, system } = cpuTimes(pids);
@@ -73,12 +72,12 @@ export function cpuTimes(pids: readonly number[]): { user: number; system: numbe
   let user = 0;
   let system = 0;
   for (const pid of pids) {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    user += Number(fields[11]); // utime (field 14 of stat)
-    system += Number(fields[12]); // stime (field 15)
+    const stat = procStat(pid);
+    if (!stat) throw new Error(`process ${pid} has gone: no CPU times to read`);
+    user += stat.userTicks;
+    system += stat.systemTicks;
   }
-  return { user: user / clockTicks, system: system / clockTicks };
+  return { user: user / CLOCK_TICKS, system: system / CLOCK_TICKS };
 }
 
 /** Starts `node <entry> run <args>` with `nodeOptions` (and `env`), and waits until its /metrics answers. */

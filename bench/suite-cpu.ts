@@ -11,17 +11,16 @@
 import { spawn } from "node:child_process";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
+import { CLOCK_TICKS, procStat } from "./proc-stat.ts";
 
 const { values, positionals } = parseArgs({
   options: { top: { type: "string", default: "30" }, json: { type: "string" } },
   allowPositionals: true,
 });
 const command = positionals.length > 0 ? positionals : ["npm", "test"];
-const TICKS = 100; // USER_HZ, as /proc reports CPU times
 
 /** One process as last read, and what it had used when first seen (processes older than the command). */
 interface Seen {
-  readonly name: string;
   readonly cls: string;
   readonly baseline: { readonly user: number; readonly system: number };
   user: number;
@@ -58,20 +57,15 @@ function look(): void {
   if (available) leastAvailableMiB = Math.min(leastAvailableMiB, Number(available) / 1024);
   for (const pid of readdirSync("/proc")) {
     if (!/^\d+$/.test(pid)) continue;
-    const stat = read(`/proc/${pid}/stat`);
+    const stat = procStat(pid);
     if (!stat) continue;
-    const close = stat.lastIndexOf(")");
-    const fields = stat.slice(close + 2).split(" ");
-    const user = Number(fields[11]);
-    const system = Number(fields[12]);
-    const key = `${pid}:${fields[19]}`; // pid and start time: a pid used again is another process
+    const { userTicks: user, systemTicks: system } = stat;
+    const key = `${pid}:${stat.startTicks}`; // a pid used again is another process
     let entry = seen.get(key);
     if (!entry) {
-      const name = stat.slice(stat.indexOf("(") + 1, close);
       const commandLine = (read(`/proc/${pid}/cmdline`) ?? "").replaceAll("\0", " ");
       entry = {
-        name,
-        cls: classOf(name, commandLine, read(`/proc/${pid}/cgroup`) ?? ""),
+        cls: classOf(stat.name, commandLine, read(`/proc/${pid}/cgroup`) ?? ""),
         baseline: firstLook ? { user, system } : { user: 0, system: 0 },
         user: 0,
         system: 0,
@@ -84,12 +78,11 @@ function look(): void {
   firstLook = false;
 }
 
-/** The machine's busy CPU (all but idle and iowait), in ticks. */
+/** The machine's busy CPU in ticks: user, nice, system, irq, softirq and steal (guest time is within user already). */
 function machineBusy(): number {
   const [, ...times] = (read("/proc/stat") ?? "").split("\n")[0]?.trim().split(/\s+/) ?? [];
-  const numbers = times.map(Number);
-  const idle = (numbers[3] ?? 0) + (numbers[4] ?? 0);
-  return numbers.reduce((sum, value) => sum + value, 0) - idle;
+  const [user = 0, nice = 0, system = 0, , , irq = 0, softirq = 0, steal = 0] = times.map(Number);
+  return user + nice + system + irq + softirq + steal;
 }
 
 look();
@@ -100,15 +93,15 @@ const child = spawn(command[0] as string, command.slice(1), { stdio: "inherit" }
 const exitCode = await new Promise<number>((resolve) => child.on("exit", (code) => resolve(code ?? 1)));
 look();
 clearInterval(timer);
-const busy = (machineBusy() - busyBefore) / TICKS;
+const busy = (machineBusy() - busyBefore) / CLOCK_TICKS;
 const wallSeconds = (Date.now() - started) / 1_000;
 
 const classes = new Map<string, { user: number; system: number; processes: number }>();
 for (const entry of seen.values()) {
   if (entry.user + entry.system === 0) continue;
   const total = classes.get(entry.cls) ?? { user: 0, system: 0, processes: 0 };
-  total.user += entry.user / TICKS;
-  total.system += entry.system / TICKS;
+  total.user += entry.user / CLOCK_TICKS;
+  total.system += entry.system / CLOCK_TICKS;
   total.processes += 1;
   classes.set(entry.cls, total);
 }

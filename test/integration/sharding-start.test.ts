@@ -42,7 +42,7 @@ const NAMES = ["a", "b", "c"];
  * `run`'s defaults (controller-runtime's: 15 s lease, 10 s renew deadline, 2 s retry period) on an idle machine; on
  * a loaded one, as an operator of a slow cluster sets them, longer by the machine's pace (whole seconds): a process
  * start took 10 s under CI's load (2026-11-30), longer than the default quiet window of 6 s. The pace includes the
- * load average: a single short measurement read 1 under load, and starts 3.7 s apart broke the 6 s window (run 33).
+ * load average: a single short measurement read 1 under load, and Leases 6.3 s apart missed the 6 s window (run 33).
  */
 const SLOWER = Math.ceil(scenarioPace()); // 1 to 3
 const TIMING = {

@@ -87,6 +87,9 @@ const key = (kind: string, namespace: string | undefined, name: string) =>
 /** Listed objects of one kind, as the list calls return them. */
 type Listed = ReadonlyArray<{ metadata?: { name?: string; namespace?: string } }>;
 
+/** The client made for each admin access (see {@link targetClient}); it goes with the access. */
+const clients = new WeakMap<AdminAccess, AccessTargetClient>();
+
 /**
  * A client for the cluster the admin kubeconfig points at. With `scope` (a namespaced admin, contract 1.2) it
  * reads and writes inside the scope's namespaces only: it lists per namespace, never across all of them, reads
@@ -109,8 +112,6 @@ export function targetClient(admin: AdminAccess): AccessTargetClient {
   }
   return client;
 }
-
-const clients = new WeakMap<AdminAccess, AccessTargetClient>();
 
 class TargetClient implements AccessTargetClient {
   readonly server: string;
