@@ -34,6 +34,8 @@ export interface EngineControlPlaneFacts extends CapiOwnedFacts {
 
 const when = whenObserved<EngineControlPlaneFacts>;
 
+const publicationStale = (facts: EngineControlPlaneFacts) => facts.backend.exists && !facts.published;
+
 /** Leaving the running control plane, checked first in each of its states (before their own moves). */
 const leaveRunning = leaveServing("#engineControlPlane.");
 
@@ -41,7 +43,12 @@ const leaveRunning = leaveServing("#engineControlPlane.");
 export const engineControlPlaneMachine = capiOwnedMachine<
   EngineControlPlaneFacts,
   keyof typeof ENGINE_CONTROL_PLANE_PHASES,
-  "upgradeWanted" | "backendReadyAsWanted" | "versionRefused" | "versionAccepted" | "publicationStale"
+  | "upgradeWanted"
+  | "upgradeWantedPublicationStale"
+  | "backendReadyAsWanted"
+  | "versionRefused"
+  | "versionAccepted"
+  | "publicationStale"
 >({
   id: "engineControlPlane",
   kind: "EngineControlPlane",
@@ -64,7 +71,9 @@ export const engineControlPlaneMachine = capiOwnedMachine<
     /** spec.version resolves again (fixed, or offered now). */
     versionAccepted: when((facts) => facts.version?.kind === "accepted"),
     /** Running, but the kubeconfig Secret or the ClusterEndpoint is missing or behind the backend. */
-    publicationStale: when((facts) => facts.backend.exists && !facts.published),
+    publicationStale: when(publicationStale),
+    /** Both: an update to order again, and a publication to refresh. */
+    upgradeWantedPublicationStale: when((facts) => is.upgradeWanted(facts) && publicationStale(facts)),
   },
   servingState: "running",
   serving: (phase) => ({
@@ -107,8 +116,17 @@ export const engineControlPlaneMachine = capiOwnedMachine<
           },
         ],
         on: {
-          // Still idle on the old version: the update did not take, order it again.
-          observed: { guard: "upgradeWanted", target: "updating", reenter: true },
+          // Still idle on the old version: the update did not take, order it again. This takes the event
+          // from running's own `observed`, so a kubeconfig gone stale meanwhile is published here too.
+          observed: [
+            {
+              guard: "upgradeWantedPublicationStale",
+              target: "updating",
+              reenter: true,
+              actions: "publish",
+            },
+            { guard: "upgradeWanted", target: "updating", reenter: true },
+          ],
         },
         always: [
           ...leaveRunning,

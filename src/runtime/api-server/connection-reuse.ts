@@ -5,6 +5,11 @@
  * connection is ever reused and every request pays a TLS handshake (about 15 % of the engine's CPU in a
  * profile of the Cluster benchmark). This keeps the first Agent made for each server and TLS material and
  * hands it out again; headers (bearer tokens, which may rotate) are still set per request.
+ *
+ * A connection left idle is retired before the API server closes it: kube-apiserver ends an HTTP/2
+ * connection with no open stream after 90 s (GOAWAY), and a request undici sends on it in that moment
+ * fails ("fetch failed", GOAWAY code 0) where Go's client would have retried it. So a dispatcher with
+ * nothing in flight for {@link IDLE_RETIREMENT_MS} is closed and the next request gets a new one.
  */
 import { createHash } from "node:crypto";
 import type { KubeConfig } from "@kubernetes/client-node";
@@ -30,7 +35,64 @@ export type Dispatch = (options: DispatchOptions, handler: DispatchHandler) => b
 export type Interceptor = (dispatch: Dispatch) => Dispatch;
 
 interface ComposableDispatcher {
-  compose(interceptor: Interceptor): unknown;
+  /** Each interceptor wraps the ones before it. */
+  compose(...interceptors: Interceptor[]): ComposableDispatcher;
+}
+
+/** Idle time after which a dispatcher is retired: well inside kube-apiserver's 90 s HTTP/2 idle timeout. */
+export const IDLE_RETIREMENT_MS = 60_000;
+
+/** What says whether a dispatcher's connection may still be open: requests in flight, and since when none. */
+interface Activity {
+  inFlight: number;
+  /** When the last request ended (or the dispatcher was made). */
+  idleSince: number;
+}
+
+/** A dispatcher handed out for one key, and its activity. */
+interface Pooled {
+  readonly dispatcher: ComposableDispatcher & { close?(): Promise<void> | undefined };
+  readonly activity: Activity;
+}
+
+/** Keeps `activity` counting the requests in flight, and since when none has been. */
+function trackingActivity(activity: Activity): Interceptor {
+  return (dispatch) => (options, handler) => {
+    activity.inFlight++;
+    let ended = false;
+    const end = () => {
+      if (ended) return;
+      ended = true;
+      activity.inFlight--;
+      activity.idleSince = performance.now();
+    };
+    // A proxy, as in api-traffic.ts: undici's handlers keep private state.
+    const ending = new Proxy(handler, {
+      get(target, property) {
+        const value = Reflect.get(target, property);
+        if (typeof value !== "function") return value;
+        if (property !== "onResponseEnd" && property !== "onResponseError") return value.bind(target);
+        return (...args: unknown[]) => {
+          end();
+          return value.apply(target, args);
+        };
+      },
+    });
+    try {
+      return dispatch(options, ending);
+    } catch (error) {
+      end();
+      throw error;
+    }
+  };
+}
+
+/** Closes `pooled` (its requests in flight still finish) if it has been idle long enough; says whether it did. */
+function retireIfIdle(pooled: Pooled): boolean {
+  const { inFlight, idleSince } = pooled.activity;
+  if (inFlight > 0 || performance.now() - idleSince < IDLE_RETIREMENT_MS) return false;
+  pooled.dispatcher.close?.()?.catch(() => {}); // closing an idle pool has nothing to report
+  return true;
 }
 
 /** What makes two requests' dispatchers interchangeable: the server, a proxy, and the TLS material. */
@@ -54,21 +116,21 @@ export function reuseConnections(kubeConfig: KubeConfig): KubeConfig {
   const target = kubeConfig as unknown as Reusing;
   if (typeof target.createDispatcher !== "function" || target.connectionsReused) return kubeConfig;
   const create = target.createDispatcher.bind(kubeConfig);
-  const dispatchers = new Map<string, unknown>();
+  const dispatchers = new Map<string, Pooled>();
   const interceptors: Interceptor[] = [];
   // Read at each request, so interceptors added later apply to dispatchers made earlier too.
   const throughInterceptors: Interceptor = (dispatch) => (options, handler) =>
     interceptors.reduceRight((next, interceptor) => interceptor(next), dispatch)(options, handler);
   target.createDispatcher = (cluster, agentOptions) => {
     const key = dispatcherKey(cluster, agentOptions);
-    if (!dispatchers.has(key)) {
-      const dispatcher = create(cluster, agentOptions) as Partial<ComposableDispatcher>;
-      dispatchers.set(
-        key,
-        typeof dispatcher.compose === "function" ? dispatcher.compose(throughInterceptors) : dispatcher,
-      );
-    }
-    return dispatchers.get(key);
+    const current = dispatchers.get(key);
+    if (current && !retireIfIdle(current)) return current.dispatcher;
+    const made = create(cluster, agentOptions) as Partial<ComposableDispatcher>;
+    if (typeof made.compose !== "function") return made; // its requests cannot be counted: not kept, one per request (client-node's own way)
+    const activity: Activity = { inFlight: 0, idleSince: performance.now() };
+    const dispatcher = made.compose(throughInterceptors, trackingActivity(activity)) as Pooled["dispatcher"];
+    dispatchers.set(key, { dispatcher, activity });
+    return dispatcher;
   };
   target.connectionsReused = true;
   target.interceptors = interceptors;

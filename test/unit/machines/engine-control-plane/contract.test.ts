@@ -246,6 +246,23 @@ describe("versions of a running EngineControlPlane", () => {
     expect(done.desired.status).toMatchObject({ version: `v${newer}`, versions: [{ version: `v${newer}` }] });
   });
 
+  it("orders an update that did not take again, and publishes credentials that rotated meanwhile with it", () => {
+    const raised = withVersion(running(), `v${newer}`);
+    const updating = applied(
+      raised,
+      stepEngineControlPlane(input(raised, at("ready"), { publication: published, profile })),
+    );
+    const stale = { kubeconfig: "stale", endpointCurrent: true } as const;
+    const again = stepEngineControlPlane(input(updating, at("ready"), { publication: stale, profile }));
+    expect(again.state).toBe("running.updating");
+    expect(again.commands).toEqual([
+      expect.objectContaining({ kind: "publish", kubeconfig: true }),
+      { kind: "update", version: newer },
+    ]);
+    const current = stepEngineControlPlane(input(updating, at("ready"), { publication: published, profile }));
+    expect(current.commands).toEqual([{ kind: "update", version: newer }]);
+  });
+
   it("refuses a downgrade with UpToDate False DowngradeNotAllowed, stays Available, orders nothing", () => {
     const lowered = withVersion(running(), "1.32");
     const result = stepEngineControlPlane(input(lowered, at("ready"), { publication: published }));
