@@ -23,13 +23,14 @@ export interface ExportStepInput extends StepBasics {
 /** One step of an export: the generic step with the kind's own parts. */
 export const stepEndpointExport: (
   input: ExportStepInput,
-) => KindStep<EndpointExport, EndpointExportStatus, ExportCommand, ExportFacts> = kindStep<
-  ExportStepInput,
-  EndpointExport,
-  ExportFacts,
-  ExportCommand,
-  EndpointExportStatus
->({
+) => KindStep<EndpointExport, EndpointExportStatus, ExportCommand, ExportFacts> = kindStep<{
+  input: ExportStepInput;
+  object: EndpointExport;
+  facts: ExportFacts;
+  command: ExportCommand;
+  status: EndpointExportStatus;
+  derived: undefined; // what the kind computes once per transition for several parts: nothing here
+}>({
   machine: endpointExportMachine,
   object: (input) => input.object,
   // Where the state is stored: the CRD's status.state.

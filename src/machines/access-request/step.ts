@@ -110,14 +110,14 @@ export function stepAccessRequest(input: AccessStepInput): AccessStepResult {
   return { ...result, requeueAfterMs: Math.min(backoff, renewal) };
 }
 
-const baseStep: (input: AccessStepInput) => AccessStepResult = kindStep<
-  AccessStepInput,
-  AccessRequest,
-  AccessFacts,
-  AccessCommand,
-  AccessRequestStatus,
-  ConditionUpdate | undefined
->({
+const baseStep: (input: AccessStepInput) => AccessStepResult = kindStep<{
+  input: AccessStepInput;
+  object: AccessRequest;
+  facts: AccessFacts;
+  command: AccessCommand;
+  status: AccessRequestStatus;
+  derived: ConditionUpdate | undefined;
+}>({
   machine: accessRequestMachine,
   object: (input) => input.request,
   readState: accessStateOf,

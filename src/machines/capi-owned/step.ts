@@ -187,14 +187,14 @@ export function capiOwnedSteps<
   const inServingState = (state: string) =>
     state === contract.servingState || state.startsWith(`${contract.servingState}.`);
 
-  const step = kindStep<
-    Input,
-    Obj,
-    Facts,
-    CapiOwnedCommand,
-    Status,
-    PublishedEndpoints & { readonly serving: boolean }
-  >({
+  const step = kindStep<{
+    input: Input;
+    object: Obj;
+    facts: Facts;
+    command: CapiOwnedCommand;
+    status: Status;
+    derived: PublishedEndpoints & { readonly serving: boolean };
+  }>({
     machine: contract.machine,
     object: objectOf,
     readState: readStoredState,

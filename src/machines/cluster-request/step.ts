@@ -134,14 +134,14 @@ export function clusterRequestStateOf(request: ClusterRequest): string {
   return request.metadata.finalizers?.includes(CLUSTER_REQUEST_FINALIZERS.request) ? "scheduling" : "pending";
 }
 
-const step = kindStep<
-  DecidedInput,
-  ClusterRequest,
-  ClusterRequestFacts,
-  ClusterRequestCommand,
-  ClusterRequestStatus,
-  ConditionUpdate | undefined
->({
+const step = kindStep<{
+  input: DecidedInput;
+  object: ClusterRequest;
+  facts: ClusterRequestFacts;
+  command: ClusterRequestCommand;
+  status: ClusterRequestStatus;
+  derived: ConditionUpdate | undefined;
+}>({
   machine: clusterRequestMachine,
   object: (input) => input.request,
   readState: clusterRequestStateOf,

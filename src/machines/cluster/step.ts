@@ -139,13 +139,14 @@ const versionOf = (params: Readonly<Record<string, unknown>> | undefined) => str
  * step that first orders the cluster, and removed only once the backend reports it gone; labels go on
  * with the finalizer, never on a Cluster on its way out or whose profile this provider cannot see.
  */
-export const stepCluster: (input: ClusterStepInput) => ClusterStepResult = kindStep<
-  ClusterStepInput,
-  Cluster,
-  ClusterFacts,
-  ClusterCommand,
-  ClusterStatus
->({
+export const stepCluster: (input: ClusterStepInput) => ClusterStepResult = kindStep<{
+  input: ClusterStepInput;
+  object: Cluster;
+  facts: ClusterFacts;
+  command: ClusterCommand;
+  status: ClusterStatus;
+  derived: undefined;
+}>({
   machine: clusterMachine,
   object: (input) => input.cluster,
   readState: (cluster) => {

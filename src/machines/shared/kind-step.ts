@@ -83,46 +83,53 @@ export interface Transitioned<Input, Facts, Command> extends ActionContext<Input
 }
 
 /**
- * What a kind supplies to the generic step: only its own parts. `Derived` is what the kind computes
- * once from the transition for several of its parts (e.g. a condition both its status and an Event use).
+ * The types one kind's step works with, by name: its step input, the object it drives, the facts its
+ * machine is given, the commands it orders, its status, and what it derives once per transition for
+ * several of its parts (e.g. a condition both its status and an Event use; `undefined` when nothing).
  */
-export interface KindRecipe<
-  Input extends StepBasics,
-  Obj extends StepObject,
-  Facts,
-  Command,
-  Status,
-  Derived = undefined,
-> {
+export interface KindTypes {
+  readonly input: StepBasics;
+  readonly object: StepObject;
+  readonly facts: unknown;
+  readonly command: unknown;
+  readonly status: unknown;
+  readonly derived: unknown;
+}
+
+/** What the transition amounted to, for the kind `K`. */
+type TransitionedOf<K extends KindTypes> = Transitioned<K["input"], K["facts"], K["command"]>;
+
+/** What a kind supplies to the generic step: only its own parts. */
+export interface KindRecipe<K extends KindTypes> {
   /** The kind's statechart; its event is `observed` with these facts. */
   readonly machine: AnyStateMachine;
   /** The object a step input is about. */
-  object(input: Input): Obj;
+  object(input: K["input"]): K["object"];
   /** The machine state the object stores: a status field, or read back from what the object shows. */
-  readState(object: Obj): string;
+  readState(object: K["object"]): string;
   /** The facts of the world, level-based: nothing here depends on what happened before. */
-  facts(input: Input): Facts;
+  facts(input: K["input"]): K["facts"];
   /** Our finalizer on the kind's objects, which `addFinalizer` and `removeFinalizer` edit. */
   readonly finalizer: string;
   /** What each of the machine's own actions (besides the three shared ones) orders. */
-  readonly actions: Readonly<Record<string, ActionMeaning<Input, Facts, Command>>>;
+  readonly actions: Readonly<Record<string, ActionMeaning<K["input"], K["facts"], K["command"]>>>;
   /** An Event with what only the step knows (e.g. a denial's reason); default: as the machine says it. */
-  event?(record: EventRecord, context: ActionContext<Input, Facts>): EventRecord;
+  event?(record: EventRecord, context: ActionContext<K["input"], K["facts"]>): EventRecord;
   /** What the kind computes once from the transition, for its metadata, spec, status and Events. */
-  derive?(transitioned: Transitioned<Input, Facts, Command>): Derived;
+  derive?(transitioned: TransitionedOf<K>): K["derived"];
   /** The kind's own edits of the desired metadata, after the finalizer wish (an immer draft). */
-  metadata?(draft: Draft<Obj["metadata"]>, transitioned: Transitioned<Input, Facts, Command>): void;
+  metadata?(draft: Draft<K["object"]["metadata"]>, transitioned: TransitionedOf<K>): void;
   /** Spec fields the machine owns (written with the metadata; the rest stays the user's); undefined: none. */
   spec?(
-    transitioned: Transitioned<Input, Facts, Command>,
-    derived: Derived,
+    transitioned: TransitionedOf<K>,
+    derived: K["derived"],
   ): Readonly<Record<string, unknown>> | undefined;
   /** The status for the new state; unchanged parts keep their values. */
-  status(transitioned: Transitioned<Input, Facts, Command>, derived: Derived): Status;
+  status(transitioned: TransitionedOf<K>, derived: K["derived"]): K["status"];
   /** Events that are no transition's (e.g. a condition that turned False). */
-  moreEvents?(transitioned: Transitioned<Input, Facts, Command>, derived: Derived): readonly EventRecord[];
+  moreEvents?(transitioned: TransitionedOf<K>, derived: K["derived"]): readonly EventRecord[];
   /** At rest (`requeue:resync`), look again this soon instead, when it is sooner (e.g. a token's renewal). */
-  atRest?(transitioned: Transitioned<Input, Facts, Command>, derived: Derived): number | undefined;
+  atRest?(transitioned: TransitionedOf<K>, derived: K["derived"]): number | undefined;
 }
 
 /** A step of a kind: what the runtime writes, runs and records, and the event the machine was given. */
@@ -139,16 +146,12 @@ const SHARED_ACTIONS: ReadonlySet<string> = new Set(["addFinalizer", "removeFina
  * load): it prepares the transition and the snapshot cache, and refuses a recipe that leaves one of
  * its machine's actions without a meaning.
  */
-export function kindStep<
-  Input extends StepBasics,
-  Obj extends StepObject,
-  Facts,
-  Command,
-  Status,
-  Derived = undefined,
->(
-  recipe: KindRecipe<Input, Obj, Facts, Command, Status, Derived>,
-): (input: Input) => KindStep<Obj, Status, Command, Facts> {
+export function kindStep<K extends KindTypes>(
+  recipe: KindRecipe<K>,
+): (input: K["input"]) => KindStep<K["object"], K["status"], K["command"], K["facts"]> {
+  type Input = K["input"];
+  type Facts = K["facts"];
+  type Command = K["command"];
   const machine = recipe.machine;
   const unmeant = Object.keys(machine.implementations.actions).filter(
     (name) => !SHARED_ACTIONS.has(name) && !(name in recipe.actions),
@@ -200,7 +203,7 @@ export function kindStep<
       finalizer,
       commands,
     };
-    const derived = recipe.derive?.(transitioned) as Derived;
+    const derived = recipe.derive?.(transitioned) as K["derived"];
     const metadata = produce(object.metadata, (draft) => {
       applyFinalizerWish(draft, recipe.finalizer, finalizer);
       // Done once a step finds nothing left to do: a step that orders commands keeps it, so that a command that
@@ -209,8 +212,8 @@ export function kindStep<
       if (commands.length === 0 && draft.annotations?.[ANNOTATIONS.operation] === OPERATIONS.reconcile) {
         delete draft.annotations[ANNOTATIONS.operation];
       }
-      recipe.metadata?.(draft as Draft<Obj["metadata"]>, transitioned);
-    }) as Obj["metadata"];
+      recipe.metadata?.(draft as Draft<K["object"]["metadata"]>, transitioned);
+    }) as K["object"]["metadata"];
     const spec = recipe.spec?.(transitioned, derived);
     const status = recipe.status(transitioned, derived);
     const transitions = events.length;

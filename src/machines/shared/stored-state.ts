@@ -31,6 +31,21 @@ function initialStateOf(machine: AnyStateMachine): string {
 /** The status of a step input's object, as its step writes it. */
 type StatusOf<Input extends { readonly object: StoredStateObject }> = NonNullable<Input["object"]["status"]>;
 
+/** The types of a kind whose input carries its object as `object`, its status that object's. */
+interface StoredStateKind<
+  Input extends StepBasics & { readonly object: StoredStateObject },
+  Facts,
+  Command,
+  Derived,
+> {
+  input: Input;
+  object: Input["object"];
+  facts: Facts;
+  command: Command;
+  status: StatusOf<Input>;
+  derived: Derived;
+}
+
 /**
  * The step of a kind whose input carries its object as `object`, which stores its machine state in `status.state`
  * (the machine's initial state before the first step): the recipe brings everything else.
@@ -41,12 +56,9 @@ export function storedStateStep<
   Command,
   Derived = undefined,
 >(
-  recipe: Omit<
-    KindRecipe<Input, Input["object"], Facts, Command, StatusOf<Input>, Derived>,
-    "object" | "readState"
-  >,
+  recipe: Omit<KindRecipe<StoredStateKind<Input, Facts, Command, Derived>>, "object" | "readState">,
 ): (input: Input) => KindStep<Input["object"], StatusOf<Input>, Command, Facts> {
-  return kindStep<Input, Input["object"], Facts, Command, StatusOf<Input>, Derived>({
+  return kindStep<StoredStateKind<Input, Facts, Command, Derived>>({
     ...recipe,
     object: (input) => input.object,
     readState: storedState(initialStateOf(recipe.machine)),
