@@ -4,7 +4,9 @@
  * Node split into vitest workers, engines and others; `@docker` for processes in a container, e.g. a kind node's
  * containerd), beside the whole machine's CPU over the same time (from /proc/stat) as the baseline the classes are
  * shares of, and the least memory available. A process that lives less than 2 s, or the last 2 s of one, is not
- * seen: the "seen" line says how much of the machine's CPU the classes cover. Linux only; asserts nothing.
+ * seen: the "seen" line says how much of the machine's CPU the classes cover. Beside each class's CPU, how many of its
+ * processes were alive on average (their lifetimes over the run's: a process that idles costs by living) and how
+ * many outlived the command (leaks: processes a test started and never stopped). Linux only; asserts nothing.
  *
  * Usage: node bench/suite-cpu.ts [--top 30] [--json <file>] [-- <command> <args…>]
  */
@@ -25,6 +27,9 @@ interface Seen {
   readonly baseline: { readonly user: number; readonly system: number };
   user: number;
   system: number;
+  /** When it was first and last seen (ms since the command started; before: 0). */
+  readonly firstSeen: number;
+  lastSeen: number;
 }
 
 /** The class of a process: its name, Node by its role, `@docker` when it runs in a container. */
@@ -53,6 +58,7 @@ let firstLook = true;
 let leastAvailableMiB = Number.POSITIVE_INFINITY;
 
 function look(): void {
+  const now = Math.max(0, Date.now() - started);
   const available = read("/proc/meminfo")?.match(/MemAvailable:\s+(\d+)/)?.[1];
   if (available) leastAvailableMiB = Math.min(leastAvailableMiB, Number(available) / 1024);
   for (const pid of readdirSync("/proc")) {
@@ -69,9 +75,12 @@ function look(): void {
         baseline: firstLook ? { user, system } : { user: 0, system: 0 },
         user: 0,
         system: 0,
+        firstSeen: now,
+        lastSeen: now,
       };
       seen.set(key, entry);
     }
+    entry.lastSeen = now;
     entry.user = user - entry.baseline.user;
     entry.system = system - entry.baseline.system;
   }
@@ -85,24 +94,37 @@ function machineBusy(): number {
   return user + nice + system + irq + softirq + steal;
 }
 
+let started = Date.now();
 look();
 const busyBefore = machineBusy();
-const started = Date.now();
+started = Date.now();
 const timer = setInterval(look, 2_000);
 const child = spawn(command[0] as string, command.slice(1), { stdio: "inherit" });
 const exitCode = await new Promise<number>((resolve) => child.on("exit", (code) => resolve(code ?? 1)));
+const ended = Date.now() - started;
 look();
 clearInterval(timer);
 const busy = (machineBusy() - busyBefore) / CLOCK_TICKS;
-const wallSeconds = (Date.now() - started) / 1_000;
+const wallSeconds = ended / 1_000;
 
-const classes = new Map<string, { user: number; system: number; processes: number }>();
+interface ClassTotal {
+  user: number;
+  system: number;
+  processes: number;
+  /** Processes alive on average over the command's run. */
+  alive: number;
+  /** Processes started during the command and still alive after it. */
+  outlived: number;
+}
+const classes = new Map<string, ClassTotal>();
 for (const entry of seen.values()) {
   if (entry.user + entry.system === 0) continue;
-  const total = classes.get(entry.cls) ?? { user: 0, system: 0, processes: 0 };
+  const total = classes.get(entry.cls) ?? { user: 0, system: 0, processes: 0, alive: 0, outlived: 0 };
   total.user += entry.user / CLOCK_TICKS;
   total.system += entry.system / CLOCK_TICKS;
   total.processes += 1;
+  total.alive += (Math.min(entry.lastSeen, ended) - entry.firstSeen) / ended;
+  if (entry.firstSeen > 0 && entry.lastSeen > ended) total.outlived += 1;
   classes.set(entry.cls, total);
 }
 const rows = [...classes].sort(([, a], [, b]) => b.user + b.system - (a.user + a.system));
@@ -113,12 +135,12 @@ console.log(
   `machine: ${busy.toFixed(0)} CPU-s busy (${(busy / wallSeconds).toFixed(2)} cores on average); seen: ${covered.toFixed(0)} CPU-s (${((100 * covered) / busy).toFixed(0)} %); least memory available ${leastAvailableMiB.toFixed(0)} MiB`,
 );
 console.log(
-  `${"CPU-s".padStart(6)} ${"share".padStart(6)} ${"user".padStart(6)} ${"system".padStart(6)} ${"procs".padStart(6)}  class`,
+  `${"CPU-s".padStart(6)} ${"share".padStart(6)} ${"user".padStart(6)} ${"system".padStart(6)} ${"procs".padStart(6)} ${"alive".padStart(6)} ${"after".padStart(6)}  class`,
 );
 for (const [name, c] of rows.slice(0, Number(values.top))) {
   const total = c.user + c.system;
   console.log(
-    `${figure(total)} ${`${((100 * total) / busy).toFixed(1)}%`.padStart(6)} ${figure(c.user)} ${figure(c.system)} ${String(c.processes).padStart(6)}  ${name}`,
+    `${figure(total)} ${`${((100 * total) / busy).toFixed(1)}%`.padStart(6)} ${figure(c.user)} ${figure(c.system)} ${String(c.processes).padStart(6)} ${c.alive.toFixed(1).padStart(6)} ${String(c.outlived).padStart(6)}  ${name}`,
   );
 }
 if (values.json)
