@@ -113,6 +113,11 @@ const asleepUnasked = (facts: ClusterFacts) =>
   !sleepAsked(facts) && (phaseOf(facts) === "hibernated" || phaseOf(facts) === "hibernating");
 /** Asked to sleep, and waking at the backend: a wake the engine died in, then asked to sleep again. */
 const wakingThoughAsleepAsked = (facts: ClusterFacts) => sleepAsked(facts) && phaseOf(facts) === "waking";
+/**
+ * Asked to sleep, and still going to sleep at the backend (or halted half-way): a sleep ordered again by a reconcile
+ * the engine died in before it recorded `hibernating` (after a wake it died in too).
+ */
+const goingToSleep = (facts: ClusterFacts) => sleepAsked(facts) && phaseOf(facts) === "hibernating";
 /** Asked to be awake, and not serving yet: asleep, going to sleep, or waking (a wake the engine died in). */
 const notAwakeUnasked = (facts: ClusterFacts) =>
   asleepUnasked(facts) || (!sleepAsked(facts) && phaseOf(facts) === "waking");
@@ -149,6 +154,7 @@ const clusterGuards = {
   asleepUnasked: whenObserved(asleepUnasked),
   notAwakeUnasked: whenObserved(notAwakeUnasked),
   wakingThoughAsleepAsked: whenObserved(wakingThoughAsleepAsked),
+  goingToSleep: whenObserved(goingToSleep),
   backendHibernated: whenObserved((facts: ClusterFacts) => phaseOf(facts) === "hibernated"),
 };
 
@@ -334,6 +340,9 @@ export const clusterMachine = setup({
         // Waking, though asked to sleep: never Hibernated on a cluster that starts. Through waking (its wake is a
         // no-op for a backend already waking), whose "sleep asked" puts it to sleep again at once.
         { guard: "wakingThoughAsleepAsked", target: "waking" },
+        // Not asleep yet, though recorded so: never Hibernated on a cluster still stopping. Hibernating again, whose
+        // hibernate is a no-op for a backend on its way and orders on a sleep halted half-way (else it stays halted).
+        { guard: "goingToSleep", target: "hibernating" },
       ],
     },
     waking: {

@@ -40,11 +40,19 @@ const cron = fc
   .tuple(field(0, 59), field(0, 23), field(1, 28), field(1, 12), field(0, 6))
   .map((fields) => fields.join(" "));
 
-/** Daily crons at a fixed wall time, often inside the hours DST changes (01:00–03:59). */
+/**
+ * Daily crons at a fixed wall time, often inside the hours DST changes (01:00–03:59), most often at 02:xx: the hour
+ * skipped or repeated in every DST zone below but New York's fall-back (01:xx) and Chatham's (02:45–03:44).
+ */
 const dailyCron = fc
   .tuple(
     fc.integer({ min: 0, max: 59 }),
-    fc.oneof(fc.integer({ min: 1, max: 3 }), fc.integer({ min: 0, max: 23 })),
+    fc.oneof(
+      // Weighted to 02:xx: at equal weights a skipped wall time came in only about 6 of the 200 weeks.
+      { weight: 2, arbitrary: fc.constant(2) },
+      { weight: 1, arbitrary: fc.integer({ min: 1, max: 3 }) },
+      { weight: 2, arbitrary: fc.integer({ min: 0, max: 23 }) },
+    ),
   )
   .map(([minute, hour]) => `${minute} ${hour} * * *`);
 
@@ -59,6 +67,20 @@ const DST_DAYS = [
   "2025-04-06T16:00:00Z",
   "2025-10-05T16:00:00Z",
 ].map(Date.parse);
+/** Each DST zone with the days of DST_DAYS in whose week (as walked below) it changes its clocks. */
+const OWN_CHANGES = DST_ZONES.flatMap((location) =>
+  DST_DAYS.filter(
+    (day) => local(day - 3 * 86_400_000, location).offset !== local(day + 4 * 86_400_000, location).offset,
+  ).map((day) => [location, day] as const),
+);
+/**
+ * A DST zone and a day of DST_DAYS: mostly one in whose week that zone changes its clocks (7 of the 24 pairs are; a
+ * random pair alone left the weeks with a skipped or a repeated wall time at 1 or 2 on the worst of 200 seeds).
+ */
+const zoneAndDay = fc.oneof(
+  { weight: 3, arbitrary: fc.constantFrom(...OWN_CHANGES) },
+  { weight: 1, arbitrary: fc.tuple(fc.constantFrom(...DST_ZONES), fc.constantFrom(...DST_DAYS)) },
+);
 const instant = fc.oneof(
   fc.integer({ min: Date.parse("2024-01-01T00:00:00Z"), max: Date.parse("2027-01-01T00:00:00Z") }),
   fc
@@ -155,9 +177,9 @@ describe("the timetable of hibernation schedules", () => {
     fc.assert(
       fc.property(
         dailyCron,
-        fc.constantFrom(...DST_ZONES),
-        fc.constantFrom(...DST_DAYS),
-        (expression, location, day) => {
+        // Weeks around a DST change of the zone itself, mostly (see zoneAndDay).
+        zoneAndDay,
+        (expression, [location, day]) => {
           // Walk a week around a DST change with timetableAt alone: latest and next must step day by day.
           const events: number[] = [];
           let now = day - 3 * 86_400_000;
@@ -197,7 +219,7 @@ describe("the timetable of hibernation schedules", () => {
         numRuns: 200,
         // Found by a CI run: Chatham falls back at 03:45 (not a whole hour), where cron-parser's own
         // iteration yielded both instants of 03:44.
-        examples: [["44 3 * * *", "Pacific/Chatham", Date.parse("2025-04-06T16:00:00Z")]],
+        examples: [["44 3 * * *", ["Pacific/Chatham", Date.parse("2025-04-06T16:00:00Z")]]],
       },
     );
     expect(counts.dstDay).toBeGreaterThan(0);

@@ -81,7 +81,8 @@ const changeSeed: fc.Arbitrary<ChangeSeed> = fc.oneof(
   fc.record({ kind: fc.constant("hibernate" as const), at, value: hibernate }),
   fc.record({ kind: fc.constant("label" as const), at }),
   fc.record({ kind: fc.constant("same" as const), at }),
-  fc.record({ kind: fc.constant("delete" as const), at }),
+  // Weighted up: only a Cluster never made (version 1.20.0) is deleted at once, about 12 of 1,000 runs otherwise.
+  { weight: 3, arbitrary: fc.record({ kind: fc.constant("delete" as const), at }) },
   fc.record({ kind: fc.constant("create" as const), version, hibernate }),
   fc.record({ kind: fc.constant("defaultVersion" as const), version: fc.constantFrom("1.33.3", "1.32.7") }),
   fc.record({ kind: fc.constant("settings" as const), size: fc.nat(3) }),

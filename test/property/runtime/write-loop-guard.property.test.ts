@@ -65,7 +65,9 @@ describe("WriteLoopGuard, for any sequence of writes", () => {
   it("admits at most maxWrites of one object by one writer in any window, and nothing before a hold it announced ends", async () => {
     const seen = { loops: 0, refusedWhileHeld: 0, admittedAfterHold: 0 };
     await fc.assert(
-      fc.asyncProperty(fc.array(attempt, { minLength: 1, maxLength: 120 }), async (attempts) => {
+      // Sequences of any length up to 120 (the default size keeps them near 10 writes, which reach a loop, a
+      // refused write and one admitted after its hold only now and then).
+      fc.asyncProperty(fc.array(attempt, { minLength: 1, maxLength: 120, size: "max" }), async (attempts) => {
         const { outcomes, events } = await run(attempts);
         const byKey = Map.groupBy(outcomes, (o) => o.key);
         for (const list of byKey.values()) {

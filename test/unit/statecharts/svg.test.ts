@@ -131,9 +131,11 @@ describe("renderSvg of the Cluster machine", () => {
   // labelled arrows need lanes of their own; about 1900 px until hibernation's three states, each of which
   // can be deleted, lose its cluster or fail (2256 px); about 2300 px until a new Cluster bound to a sleeping pool
   // member went from provisioning to waking (2732 px: that arrow crosses the chart), and a Hibernated Cluster
-  // whose cluster wakes though asked to sleep went through waking again (2770 px).
-  it("fits a README: at most about 2800 px wide", () => {
-    expect(layout.width).toBeLessThanOrEqual(2800);
+  // whose cluster wakes though asked to sleep went through waking again (2770 px); about 2800 px until a Hibernated
+  // Cluster whose backend is still going to sleep (a sleep the engine died in) went back to hibernating (3260 px:
+  // the first arrow back up from hibernated).
+  it("fits a README: at most about 3300 px wide", () => {
+    expect(layout.width).toBeLessThanOrEqual(3300);
   });
 
   it("is byte-identical every time: fixed ids, numbers with at most one decimal", async () => {

@@ -139,6 +139,19 @@ describe("a Cluster asleep at the backend though not asked (a wake the engine di
     expect(again.result.state).toBe("hibernating");
     expect(again.result.commands.at(-1)).toEqual({ kind: "hibernate" });
   });
+
+  it("a Hibernated Cluster asked to sleep whose cluster is still going to sleep orders the sleep again, not left Hibernated", () => {
+    // As after a sleep the engine died in before it wrote `hibernating`: the backend's sleep unfinished, or halted half-way.
+    const slept = step(
+      step(annotated(readyCluster(), "true"), readyAt("1.33.3")).cluster,
+      asleep("hibernated"),
+    );
+    expect(slept.result.state).toBe("hibernated");
+    const again = step(slept.cluster, asleep("hibernating"));
+    expect(again.result.state).toBe("hibernating");
+    expect(again.result.commands).toEqual([{ kind: "hibernate" }]);
+    expect(step(again.cluster, asleep("hibernated")).result.state).toBe("hibernated");
+  });
 });
 
 describe("a new Cluster whose cluster sleeps (a sleeping pool's member it took)", () => {
