@@ -45,7 +45,7 @@ export const IDLE_RETIREMENT_MS = 60_000;
 /** What says whether a dispatcher's connection may still be open: requests in flight, and since when none. */
 interface Activity {
   inFlight: number;
-  /** When the last request ended (or the dispatcher was made). */
+  /** When the last request ended, or the dispatcher was made or last handed out. */
   idleSince: number;
 }
 
@@ -124,7 +124,11 @@ export function reuseConnections(kubeConfig: KubeConfig): KubeConfig {
   target.createDispatcher = (cluster, agentOptions) => {
     const key = dispatcherKey(cluster, agentOptions);
     const current = dispatchers.get(key);
-    if (current && !retireIfIdle(current)) return current.dispatcher;
+    if (current && !retireIfIdle(current)) {
+      // Handed out is about to be used: no other request may retire it before this one is dispatched.
+      if (current.activity.inFlight === 0) current.activity.idleSince = performance.now();
+      return current.dispatcher;
+    }
     const made = create(cluster, agentOptions) as Partial<ComposableDispatcher>;
     if (typeof made.compose !== "function") return made; // its requests cannot be counted: not kept, one per request (client-node's own way)
     const activity: Activity = { inFlight: 0, idleSince: performance.now() };

@@ -65,8 +65,10 @@ describe("reuseConnections", () => {
       const kubeConfig = reuseConnections(config("https://127.0.0.1:6443"));
       const first = (await dispatcherOf(kubeConfig)).dispatcher as { closed?: boolean };
       vi.advanceTimersByTime(IDLE_RETIREMENT_MS - 1_000);
+      expect((await dispatcherOf(kubeConfig)).dispatcher).toBe(first); // handed out: the idle time starts again
+      vi.advanceTimersByTime(IDLE_RETIREMENT_MS - 1_000);
       expect((await dispatcherOf(kubeConfig)).dispatcher).toBe(first);
-      vi.advanceTimersByTime(1_000);
+      vi.advanceTimersByTime(IDLE_RETIREMENT_MS);
       const second = (await dispatcherOf(kubeConfig)).dispatcher;
       expect(second).not.toBe(first);
       expect(first.closed).toBe(true);
@@ -93,7 +95,7 @@ describe("reuseConnections", () => {
         expect((await listing).items).toEqual([]);
         vi.advanceTimersByTime(IDLE_RETIREMENT_MS - 1_000);
         expect((await dispatcherOf(kubeConfig)).dispatcher).toBe(first);
-        vi.advanceTimersByTime(1_000);
+        vi.advanceTimersByTime(IDLE_RETIREMENT_MS);
         expect((await dispatcherOf(kubeConfig)).dispatcher).not.toBe(first);
       } finally {
         server.closeAllConnections();
