@@ -33,6 +33,11 @@ function step(cluster: Cluster, observation: ClusterObservation, offered = true)
   return { result, cluster: afterWrites(cluster, result) };
 }
 
+/** A Cluster asked to sleep and Hibernated (its backend's cluster asleep). */
+function hibernatedCluster() {
+  return step(step(annotated(readyCluster(), "true"), readyAt("1.33.3")).cluster, asleep("hibernated"));
+}
+
 describe("a Ready Cluster asked to sleep", () => {
   const ready = readyCluster();
   const asked = annotated(ready, "true");
@@ -130,10 +135,7 @@ describe("a Cluster asleep at the backend though not asked (a wake the engine di
   });
 
   it("a Hibernated Cluster asked to sleep whose cluster is waking is put to sleep again, not left Hibernated", () => {
-    const slept = step(
-      step(annotated(readyCluster(), "true"), readyAt("1.33.3")).cluster,
-      asleep("hibernated"),
-    );
+    const slept = hibernatedCluster();
     expect(slept.result.state).toBe("hibernated");
     const again = step(slept.cluster, asleep("waking"));
     expect(again.result.state).toBe("hibernating");
@@ -142,10 +144,7 @@ describe("a Cluster asleep at the backend though not asked (a wake the engine di
 
   it("a Hibernated Cluster asked to sleep whose cluster is still going to sleep orders the sleep again, not left Hibernated", () => {
     // As after a sleep the engine died in before it wrote `hibernating`: the backend's sleep unfinished, or halted half-way.
-    const slept = step(
-      step(annotated(readyCluster(), "true"), readyAt("1.33.3")).cluster,
-      asleep("hibernated"),
-    );
+    const slept = hibernatedCluster();
     expect(slept.result.state).toBe("hibernated");
     const again = step(slept.cluster, asleep("hibernating"));
     expect(again.result.state).toBe("hibernating");
