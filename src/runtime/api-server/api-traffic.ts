@@ -4,7 +4,12 @@
  * (`--kube-api-qps`/`--kube-api-burst`). Off by default, as in controller-runtime: the API server's
  * Priority and Fairness protects it, and its 429s are waited out (see throttling.ts).
  */
-import type { Dispatch, DispatchOptions, Interceptor } from "./connection-reuse.ts";
+import {
+  type Dispatch,
+  type DispatchOptions,
+  type Interceptor,
+  observingHandler,
+} from "./connection-reuse.ts";
 import type { TokenBucket } from "./token-bucket.ts";
 
 /** Told about each request: its method, the response code (`<error>` when none came) and the server. */
@@ -32,22 +37,11 @@ export function countResponses(observe: ResponseObserver): Interceptor {
         // metrics never break a request
       }
     };
-    const onResponseStart = (controller: unknown, statusCode: number, headers: unknown, message?: string) => {
-      if (statusCode >= 200) count(String(statusCode));
-      return handler.onResponseStart?.(controller, statusCode, headers, message);
-    };
-    const onResponseError = (controller: unknown, error: Error) => {
-      count("<error>");
-      return handler.onResponseError?.(controller, error);
-    };
-    // A proxy rather than a copy: undici's handlers keep private state, so every other call goes to them as is.
-    const counting = new Proxy(handler, {
-      get(target, property) {
-        if (property === "onResponseStart" && target.onResponseStart) return onResponseStart;
-        if (property === "onResponseError" && target.onResponseError) return onResponseError;
-        const value = Reflect.get(target, property);
-        return typeof value === "function" ? value.bind(target) : value;
+    const counting = observingHandler(handler, {
+      onResponseStart: (_controller: unknown, statusCode: number) => {
+        if (statusCode >= 200) count(String(statusCode));
       },
+      onResponseError: () => count("<error>"),
     });
     return dispatch(options, counting);
   };

@@ -55,6 +55,28 @@ interface Pooled {
   readonly activity: Activity;
 }
 
+/**
+ * `handler` with `before[name]` called ahead of each of its methods so named (those it has), every other call going to
+ * it as is: a proxy rather than a copy, as undici's handlers keep private state.
+ */
+export function observingHandler(
+  handler: DispatchHandler,
+  before: Readonly<Record<string, (...args: never[]) => void>>,
+): DispatchHandler {
+  return new Proxy(handler, {
+    get(target, property) {
+      const value = Reflect.get(target, property);
+      if (typeof value !== "function") return value;
+      const hook = typeof property === "string" ? before[property] : undefined;
+      if (!hook) return value.bind(target);
+      return (...args: never[]) => {
+        hook(...args);
+        return value.apply(target, args);
+      };
+    },
+  });
+}
+
 /** Keeps `activity` counting the requests in flight, and since when none has been. */
 function trackingActivity(activity: Activity): Interceptor {
   return (dispatch) => (options, handler) => {
@@ -66,18 +88,7 @@ function trackingActivity(activity: Activity): Interceptor {
       activity.inFlight--;
       activity.idleSince = performance.now();
     };
-    // A proxy, as in api-traffic.ts: undici's handlers keep private state.
-    const ending = new Proxy(handler, {
-      get(target, property) {
-        const value = Reflect.get(target, property);
-        if (typeof value !== "function") return value;
-        if (property !== "onResponseEnd" && property !== "onResponseError") return value.bind(target);
-        return (...args: unknown[]) => {
-          end();
-          return value.apply(target, args);
-        };
-      },
-    });
+    const ending = observingHandler(handler, { onResponseEnd: end, onResponseError: end });
     try {
       return dispatch(options, ending);
     } catch (error) {
