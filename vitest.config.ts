@@ -42,6 +42,7 @@ export const integration: TestProjectInlineConfiguration = {
     include: ["test/integration/**/*.test.ts"],
     exclude: [HEAVY],
     globalSetup: ["test/support/global-setup-kube.ts"],
+    setupFiles: ["test/support/worker-file-record.ts"],
     hookTimeout: 180_000,
   },
 };
@@ -52,7 +53,11 @@ export const heavy: TestProjectInlineConfiguration = {
     name: "heavy",
     include: [HEAVY],
     globalSetup: ["test/support/global-setup-heavy.ts"],
-    setupFiles: ["test/support/heavy-assets-ready.ts", "test/support/machine-locks-held.ts"],
+    setupFiles: [
+      "test/support/worker-file-record.ts",
+      "test/support/heavy-assets-ready.ts",
+      "test/support/machine-locks-held.ts",
+    ],
     hookTimeout: 180_000,
   },
 };

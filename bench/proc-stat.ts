@@ -8,6 +8,8 @@ export const CLOCK_TICKS = Number(execFileSync("getconf", ["CLK_TCK"], { encodin
 /** What /proc/<pid>/stat says of a process; CPU times in ticks. */
 export interface ProcStat {
   readonly name: string;
+  /** Its parent's pid when read (1, or a subreaper's, once the parent has gone). */
+  readonly parentPid: number;
   readonly userTicks: number;
   readonly systemTicks: number;
   /** When it started (ticks since boot): with the pid, names the process (a pid may be used again). */
@@ -27,6 +29,7 @@ export function procStat(pid: number | string): ProcStat | undefined {
   const fields = stat.slice(close + 2).split(" ");
   return {
     name: stat.slice(stat.indexOf("(") + 1, close),
+    parentPid: Number(fields[1]), // ppid, field 4
     userTicks: Number(fields[11]), // utime, field 14 of stat
     systemTicks: Number(fields[12]), // stime, field 15
     startTicks: Number(fields[19]), // starttime, field 22

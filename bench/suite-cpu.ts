@@ -6,23 +6,36 @@
  * shares of, and the least memory available. A process that lives less than 2 s, or the last 2 s of one, is not
  * seen: the "seen" line says how much of the machine's CPU the classes cover. Beside each class's CPU, how many of its
  * processes were alive on average (their lifetimes over the run's: a process that idles costs by living) and how
- * many outlived the command (leaks: processes a test started and never stopped). Linux only; asserts nothing.
+ * many outlived the command (leaks: processes a test started and never stopped). With `--by-file N`, the N test
+ * files whose processes used the most CPU: each vitest worker notes the file it runs (test/support/worker-file-record.ts)
+ * and a process counts to the file of the nearest worker among its ancestors (its parent as first seen), so the
+ * control planes, engines and CLIs a file starts count to it; a container's processes (kind nodes) descend from
+ * Docker, not from a file, and are shown apart. Linux only; asserts nothing.
  *
- * Usage: node bench/suite-cpu.ts [--top 30] [--json <file>] [-- <command> <args…>]
+ * Usage: node bench/suite-cpu.ts [--top 30] [--by-file 40] [--json <file>] [-- <command> <args…>]
  */
 import { spawn } from "node:child_process";
-import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, relative } from "node:path";
 import { parseArgs } from "node:util";
 import { CLOCK_TICKS, procStat } from "./proc-stat.ts";
 
 const { values, positionals } = parseArgs({
-  options: { top: { type: "string", default: "30" }, json: { type: "string" } },
+  options: {
+    top: { type: "string", default: "30" },
+    "by-file": { type: "string" },
+    json: { type: "string" },
+  },
   allowPositionals: true,
 });
 const command = positionals.length > 0 ? positionals : ["npm", "test"];
 
 /** One process as last read, and what it had used when first seen (processes older than the command). */
 interface Seen {
+  readonly pid: number;
+  /** Its parent when first seen (before a parent's exit hands it to init). */
+  readonly parentPid: number;
   readonly cls: string;
   readonly baseline: { readonly user: number; readonly system: number };
   user: number;
@@ -71,6 +84,8 @@ function look(): void {
     if (!entry) {
       const commandLine = (read(`/proc/${pid}/cmdline`) ?? "").replaceAll("\0", " ");
       entry = {
+        pid: Number(pid),
+        parentPid: stat.parentPid,
         cls: classOf(stat.name, commandLine, read(`/proc/${pid}/cgroup`) ?? ""),
         baseline: firstLook ? { user, system } : { user: 0, system: 0 },
         user: 0,
@@ -99,7 +114,13 @@ look();
 const busyBefore = machineBusy();
 started = Date.now();
 const timer = setInterval(look, 2_000);
-const child = spawn(command[0] as string, command.slice(1), { stdio: "inherit" });
+// Where the workers note their files (read at the end, for --by-file).
+const workerFilesFolder = mkdtempSync(join(tmpdir(), "suite-cpu-"));
+const workerFiles = join(workerFilesFolder, "worker-files.tsv");
+const child = spawn(command[0] as string, command.slice(1), {
+  stdio: "inherit",
+  env: { ...process.env, OPENMCP_TEST_WORKER_FILES: workerFiles },
+});
 const exitCode = await new Promise<number>((resolve) => child.on("exit", (code) => resolve(code ?? 1)));
 const ended = Date.now() - started;
 look();
@@ -143,11 +164,52 @@ for (const [name, c] of rows.slice(0, Number(values.top))) {
     `${figure(total)} ${`${((100 * total) / busy).toFixed(1)}%`.padStart(6)} ${figure(c.user)} ${figure(c.system)} ${String(c.processes).padStart(6)} ${c.alive.toFixed(1).padStart(6)} ${String(c.outlived).padStart(6)}  ${name}`,
   );
 }
+const byFile = values["by-file"] === undefined ? [] : cpuByFile();
+if (values["by-file"] !== undefined) {
+  console.log(`\nby test file (a process counts to the file of the nearest worker among its ancestors):`);
+  console.log(`${"CPU-s".padStart(6)} ${"share".padStart(6)} ${"procs".padStart(6)}  file`);
+  for (const row of byFile.slice(0, Number(values["by-file"]))) {
+    console.log(
+      `${figure(row.cpu)} ${`${((100 * row.cpu) / busy).toFixed(1)}%`.padStart(6)} ${String(row.processes).padStart(6)}  ${row.file}`,
+    );
+  }
+}
+rmSync(workerFilesFolder, { recursive: true, force: true });
+
+/** CPU-s per test file, most first; containers' processes and those of no file as two rows of their own. */
+function cpuByFile(): { file: string; cpu: number; processes: number }[] {
+  const fileOfWorker = new Map<number, string>();
+  for (const line of (read(workerFiles) ?? "").split("\n")) {
+    const [pid, path] = line.split("\t");
+    if (pid && path) fileOfWorker.set(Number(pid), relative(process.cwd(), path));
+  }
+  const parentOf = new Map<number, number>();
+  for (const entry of seen.values()) parentOf.set(entry.pid, entry.parentPid);
+  const fileOf = (pid: number): string | undefined => {
+    for (let at = pid, hops = 0; at > 1 && hops < 64; at = parentOf.get(at) ?? 0, hops++) {
+      const file = fileOfWorker.get(at);
+      if (file) return file;
+    }
+    return undefined;
+  };
+  const totals = new Map<string, { file: string; cpu: number; processes: number }>();
+  for (const entry of seen.values()) {
+    const cpu = (entry.user + entry.system) / CLOCK_TICKS;
+    if (cpu === 0) continue;
+    const file = entry.cls.endsWith("@docker") ? "(in containers)" : (fileOf(entry.pid) ?? "(no test file)");
+    const total = totals.get(file) ?? { file, cpu: 0, processes: 0 };
+    total.cpu += cpu;
+    total.processes += 1;
+    totals.set(file, total);
+  }
+  return [...totals.values()].sort((a, b) => b.cpu - a.cpu);
+}
+
 if (values.json)
   writeFileSync(
     values.json,
     JSON.stringify(
-      { command, exitCode, wallSeconds, busy, leastAvailableMiB, classes: Object.fromEntries(rows) },
+      { command, exitCode, wallSeconds, busy, leastAvailableMiB, classes: Object.fromEntries(rows), byFile },
       null,
       2,
     ),
