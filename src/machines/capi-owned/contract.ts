@@ -85,17 +85,24 @@ export interface OwnerPause {
   readonly name: string | undefined;
 }
 
+/**
+ * The types of one CAPI-owned kind, by name (as `kindStep` takes a kind's): where its step input holds the object
+ * (`key`), the object, its status, its facts, its step input, and what the runtime gives it of the owning CAPI
+ * Cluster (`owner`).
+ */
+export interface CapiOwnedKind {
+  readonly key: string;
+  readonly object: CapiOwnedObject<this["status"]>;
+  readonly status: CapiOwnedStatusFields;
+  readonly facts: CapiOwnedFacts;
+  readonly input: CapiOwnedStepInput<this["key"], this["object"]>;
+  readonly owner: unknown;
+}
+
 /** What a CAPI-owned kind is: the contract it keeps with Cluster API; everything else is the family's. */
-export interface CapiOwnedContract<
-  Key extends string,
-  Obj extends CapiOwnedObject<Status>,
-  Status extends CapiOwnedStatusFields,
-  Facts extends CapiOwnedFacts,
-  Input extends CapiOwnedStepInput<Key, Obj>,
-  Owner,
-> {
+export interface CapiOwnedContract<K extends CapiOwnedKind> {
   /** Where a step input holds the object (`cluster`, `controlPlane`). */
-  readonly key: Key;
+  readonly key: K["key"];
   /** The kind's statechart (made by `capiOwnedMachine`). */
   readonly machine: AnyStateMachine;
   /** The state in which it serves: with an endpoint, the endpoint is written and the contract signalled. */
@@ -105,12 +112,12 @@ export interface CapiOwnedContract<
   /** Whether `cluster.x-k8s.io/managed-by` hands it to someone else (the InfraCluster contract). */
   readonly honoursManagedBy: boolean;
   /** The Kubernetes version the object asks for (absent or empty: the default). */
-  requestedVersion(object: Obj): string | undefined;
+  requestedVersion(object: K["object"]): string | undefined;
   /** The kind's own facts, besides the family's (given the owner's name). */
-  ownFacts(input: Input, owner: string | undefined): Omit<Facts, keyof CapiOwnedFacts>;
+  ownFacts(input: K["input"], owner: string | undefined): Omit<K["facts"], keyof CapiOwnedFacts>;
   /** Whether the owning CAPI Cluster pauses it, from what the runtime gives the kind (`owner`). */
-  ownerPause(object: Obj, owner: Owner): OwnerPause;
-  readonly status: CapiOwnedStatusSpec<Obj, Status, Facts>;
+  ownerPause(object: K["object"], owner: K["owner"]): OwnerPause;
+  readonly status: CapiOwnedStatusSpec<K["object"], K["status"], K["facts"]>;
 }
 
 /** The desired object of a CAPI-owned kind: metadata, the spec field the machine owns, status. */
@@ -121,33 +128,26 @@ export type CapiOwnedStepResult<Obj extends { readonly metadata: ObjectMeta }, S
 >;
 
 /** The pure functions of one CAPI-owned kind, all made from its contract. */
-export interface CapiOwnedSteps<
-  Key extends string,
-  Obj extends CapiOwnedObject<Status>,
-  Status,
-  Facts,
-  Input,
-  Owner,
-> {
+export interface CapiOwnedSteps<K extends CapiOwnedKind> {
   /** Decides {@link CapiOwnedResponsibility}, once, before anything else. */
   responsibility(
-    object: Obj,
+    object: K["object"],
     profile: ClusterProfile | undefined,
     claimant: ProfileClaimant,
-    owner: Owner,
+    owner: K["owner"],
   ): CapiOwnedResponsibility;
   /** Why a paused object is paused (the contract's two ways), or undefined when it is not. */
-  pausedBy(object: Obj, owner: Owner): string | undefined;
+  pausedBy(object: K["object"], owner: K["owner"]): string | undefined;
   /** The backend's key for it: its own UID, so it never meets another object's cluster. */
-  target(object: Obj, profile: ClusterProfile | undefined, settings?: JsonObject): ClusterTarget;
+  target(object: K["object"], profile: ClusterProfile | undefined, settings?: JsonObject): ClusterTarget;
   /** The facts of the world, level-based: nothing here depends on what happened before. */
-  facts(input: Input): Facts;
+  facts(input: K["input"]): K["facts"];
   /** One step of an object that is ours and not paused. */
-  step(input: Input): CapiOwnedStepResult<Obj, Status>;
+  step(input: K["input"]): CapiOwnedStepResult<K["object"], K["status"]>;
   /** The step of a paused object: the machine does not move, nothing is ordered, only the Paused condition says so and why. */
   pausedStep(
-    input: { readonly [key in Key]: Obj } & { readonly why: string; readonly now: string },
-  ): CapiOwnedStepResult<Obj, Status>;
+    input: { readonly [key in K["key"]]: K["object"] } & { readonly why: string; readonly now: string },
+  ): CapiOwnedStepResult<K["object"], K["status"]>;
   /** The status while the backend cannot be looked at: the main condition False with `failure`; nothing moves. */
-  unobservedStatus(object: Obj, failure: string, now: string): Status | undefined;
+  unobservedStatus(object: K["object"], failure: string, now: string): K["status"] | undefined;
 }

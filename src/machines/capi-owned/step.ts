@@ -23,6 +23,7 @@ import { storedState } from "../shared/stored-state.ts";
 import type {
   CapiOwnedCommand,
   CapiOwnedContract,
+  CapiOwnedKind,
   CapiOwnedObject,
   CapiOwnedPublication,
   CapiOwnedStepInput,
@@ -140,19 +141,13 @@ const capiOwnedCommands = {
  * first create; the endpoint in the spec is written once and never changed; the contract's signal only with
  * that endpoint, and never taken back; a downgrade is never ordered.
  */
-export function capiOwnedSteps<
-  Key extends string,
-  Obj extends CapiOwnedObject<Status>,
-  Status extends CapiOwnedStatusFields,
-  Facts extends CapiOwnedFacts,
-  Input extends CapiOwnedStepInput<Key, Obj>,
-  Owner,
->(
-  contract: CapiOwnedContract<Key, Obj, Status, Facts, Input, Owner>,
-): CapiOwnedSteps<Key, Obj, Status, Facts, Input, Owner> {
-  const objectOf = (input: { readonly [key in Key]: Obj }): Obj => input[contract.key];
+export function capiOwnedSteps<K extends CapiOwnedKind>(contract: CapiOwnedContract<K>): CapiOwnedSteps<K> {
+  type Obj = K["object"];
+  type Input = K["input"];
+  type Facts = K["facts"];
+  const objectOf = (input: { readonly [key in K["key"]]: Obj }): Obj => input[contract.key];
 
-  const pausedBy = (object: Obj, owner: Owner): string | undefined => {
+  const pausedBy = (object: Obj, owner: K["owner"]): string | undefined => {
     if (object.metadata.annotations?.[CAPI_ANNOTATIONS.paused] !== undefined) {
       return `annotation ${CAPI_ANNOTATIONS.paused} is set`;
     }
@@ -192,7 +187,7 @@ export function capiOwnedSteps<
     object: Obj;
     facts: Facts;
     command: CapiOwnedCommand;
-    status: Status;
+    status: K["status"];
     derived: PublishedEndpoints & { readonly serving: boolean };
   }>({
     machine: contract.machine,

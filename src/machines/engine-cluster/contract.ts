@@ -23,14 +23,14 @@ export interface EngineClusterStepInput extends CapiOwnedStepInput<"cluster", En
 /** The desired EngineCluster: metadata, the spec field the machine owns, status. */
 export type EngineClusterStepResult = CapiOwnedStepResult<EngineCluster, EngineClusterStatus>;
 
-const steps = capiOwnedSteps<
-  "cluster",
-  EngineCluster,
-  EngineClusterStatus,
-  EngineClusterFacts,
-  EngineClusterStepInput,
-  boolean
->({
+const steps = capiOwnedSteps<{
+  key: "cluster";
+  object: EngineCluster;
+  status: EngineClusterStatus;
+  facts: EngineClusterFacts;
+  input: EngineClusterStepInput;
+  owner: boolean;
+}>({
   key: "cluster",
   machine: engineClusterMachine,
   servingState: "provisioned",

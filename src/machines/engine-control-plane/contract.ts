@@ -44,14 +44,14 @@ export type EngineControlPlaneStepResult = CapiOwnedStepResult<EngineControlPlan
 
 type StatusInput = CapiOwnedStatusInput<EngineControlPlane, EngineControlPlaneFacts>;
 
-const steps = capiOwnedSteps<
-  "controlPlane",
-  EngineControlPlane,
-  EngineControlPlaneStatus,
-  EngineControlPlaneFacts,
-  EngineControlPlaneStepInput,
-  CapiCluster | undefined
->({
+const steps = capiOwnedSteps<{
+  key: "controlPlane";
+  object: EngineControlPlane;
+  status: EngineControlPlaneStatus;
+  facts: EngineControlPlaneFacts;
+  input: EngineControlPlaneStepInput;
+  owner: CapiCluster | undefined;
+}>({
   key: "controlPlane",
   machine: engineControlPlaneMachine,
   servingState: "running",
