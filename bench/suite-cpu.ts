@@ -10,11 +10,12 @@
  * files whose processes used the most CPU: each vitest worker notes the file it runs (test/support/worker-file-record.ts)
  * and a process counts to the file of the nearest worker among its ancestors (its parent as first seen), so the
  * control planes, engines and CLIs a file starts count to it; a container's processes (kind nodes) descend from
- * Docker, not from a file, and are shown apart. Linux only; asserts nothing.
+ * Docker, not from a file, and are shown apart, then by container (named from `docker ps`). Linux only; asserts
+ * nothing.
  *
  * Usage: node bench/suite-cpu.ts [--top 30] [--by-file 40] [--json <file>] [-- <command> <args…>]
  */
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
@@ -37,6 +38,8 @@ interface Seen {
   /** Its parent when first seen (before a parent's exit hands it to init). */
   readonly parentPid: number;
   readonly cls: string;
+  /** The Docker container it runs in (its id), if any. */
+  readonly container: string | undefined;
   readonly baseline: { readonly user: number; readonly system: number };
   user: number;
   system: number;
@@ -83,10 +86,14 @@ function look(): void {
     let entry = seen.get(key);
     if (!entry) {
       const commandLine = (read(`/proc/${pid}/cmdline`) ?? "").replaceAll("\0", " ");
+      const cgroup = read(`/proc/${pid}/cgroup`) ?? "";
+      const container = cgroup.match(/\/docker[/-]([0-9a-f]{64})/)?.[1];
+      if (container && !containerNames.has(container)) nameContainers = true;
       entry = {
         pid: Number(pid),
         parentPid: stat.parentPid,
-        cls: classOf(stat.name, commandLine, read(`/proc/${pid}/cgroup`) ?? ""),
+        cls: classOf(stat.name, commandLine, cgroup),
+        container,
         baseline: firstLook ? { user, system } : { user: 0, system: 0 },
         user: 0,
         system: 0,
@@ -100,6 +107,26 @@ function look(): void {
     entry.system = system - entry.baseline.system;
   }
   firstLook = false;
+  if (nameContainers && values["by-file"] !== undefined) nameNewContainers();
+}
+
+/** Container ids and their names, read from `docker ps` whenever a process of a container not named yet is seen. */
+const containerNames = new Map<string, string>();
+let nameContainers = false;
+function nameNewContainers(): void {
+  nameContainers = false;
+  try {
+    const listed = execFileSync("docker", ["ps", "-a", "--no-trunc", "--format", "{{.ID}} {{.Names}}"], {
+      encoding: "utf8",
+      timeout: 10_000,
+    });
+    for (const line of listed.split("\n")) {
+      const [id, name] = line.split(" ");
+      if (id && name) containerNames.set(id, name);
+    }
+  } catch {
+    // no Docker CLI or daemon: containers stay unnamed
+  }
 }
 
 /** The machine's busy CPU in ticks: user, nice, system, irq, softirq and steal (guest time is within user already). */
@@ -172,6 +199,20 @@ if (values["by-file"] !== undefined) {
     console.log(
       `${figure(row.cpu)} ${`${((100 * row.cpu) / busy).toFixed(1)}%`.padStart(6)} ${String(row.processes).padStart(6)}  ${row.file}`,
     );
+  }
+}
+if (values["by-file"] !== undefined) {
+  const byContainer = new Map<string, number>();
+  for (const entry of seen.values()) {
+    if (!entry.container) continue;
+    const name = containerNames.get(entry.container) ?? entry.container.slice(0, 12);
+    byContainer.set(name, (byContainer.get(name) ?? 0) + (entry.user + entry.system) / CLOCK_TICKS);
+  }
+  console.log(`\nby container (${byContainer.size}):`);
+  for (const [name, cpu] of [...byContainer]
+    .sort(([, a], [, b]) => b - a)
+    .slice(0, Number(values["by-file"]))) {
+    console.log(`${figure(cpu)}  ${name}`);
   }
 }
 rmSync(workerFilesFolder, { recursive: true, force: true });
