@@ -4,9 +4,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ClusterObservation, ClusterTarget } from "../../src/api/backend.ts";
 import { CLUSTER_FINALIZERS, CLUSTER_LABELS } from "../../src/api/constants/cluster.ts";
 import { RESOURCES } from "../../src/api/constants.ts";
+import type { ProviderConfig } from "../../src/api/provider-config.ts";
 import { SimulatedBackend } from "../../src/providers/simulated.ts";
 import { createLogger } from "../../src/runtime/logger.ts";
 import { aProviderConfig } from "../support/builders.ts";
+import { conditionOf } from "../support/conditions.ts";
 import { eventually } from "../support/eventually.ts";
 import { isReady, startWorld, type World } from "../support/world.ts";
 
@@ -101,6 +103,20 @@ describe("the ProviderConfig of a Cluster's profile", () => {
         settings: { region: "eu-1" },
       }),
     });
+    // Once the engine has published the config (its Ready condition), its caches hold it. A Cluster reconciled
+    // before that is built at the profile's newest version, 1.33.3, and the config's default then resolves to a
+    // downgrade, refused as documented: the Cluster never Ready (run 40, 2026-11-30, one run in about forty).
+    await eventually(
+      async () =>
+        conditionOf(
+          (await world.custom.getClusterCustomObject({
+            ...RESOURCES.ProviderConfig,
+            name: "small",
+          })) as ProviderConfig,
+          "Ready",
+        )?.status === "True",
+      { what: "ProviderConfig small Ready" },
+    );
     await world.createCluster("defaulted");
     const ready = await world.waitFor("defaulted", isReady);
     expect(ready?.metadata.labels?.[CLUSTER_LABELS.k8sVersion]).toBe("1.32.7");
