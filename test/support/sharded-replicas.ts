@@ -105,10 +105,17 @@ export function clustersCreated(folder: string): string[] {
 }
 
 /** The replica's /metrics; a replica that has ended says so, with how and its last log lines, not a bare "fetch failed". */
+/** How long a replica's /metrics may take to answer. */
+const METRICS_TIMEOUT_MS = 20_000;
+
 async function metricsOf(replica: ShardedReplica): Promise<string> {
   try {
     replica.metricsPort ??= metricsPortOf(replica);
-    return await (await fetch(`http://127.0.0.1:${replica.metricsPort}/metrics`)).text();
+    // Bounded: a replica that stops answering fails the caller's wait with this, not the test's timeout with nothing.
+    const response = await fetch(`http://127.0.0.1:${replica.metricsPort}/metrics`, {
+      signal: AbortSignal.timeout(METRICS_TIMEOUT_MS),
+    });
+    return await response.text();
   } catch (error) {
     const { exitCode, signalCode } = replica.child;
     if (exitCode === null && signalCode === null) throw error;

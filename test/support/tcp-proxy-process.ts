@@ -42,11 +42,22 @@ export async function startTcpProxyProcess(target: TcpProxyTarget): Promise<TcpP
   };
 }
 
+/** How long the proxy process may take to confirm a command (it does it at once when it runs at all). */
+const COMMAND_TIMEOUT_MS = 30_000;
+
 function command(child: ChildProcess, what: "block" | "unblock"): Promise<void> {
   return new Promise((resolve, reject) => {
     if (child.exitCode !== null)
       return reject(new Error(`the TCP proxy process has exited (${child.exitCode})`));
-    child.once("message", () => resolve());
+    const timer = setTimeout(() => {
+      child.off("message", done);
+      reject(new Error(`the TCP proxy process did not confirm "${what}" within ${COMMAND_TIMEOUT_MS} ms`));
+    }, COMMAND_TIMEOUT_MS);
+    const done = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+    child.once("message", done);
     child.send(what);
   });
 }
