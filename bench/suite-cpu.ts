@@ -31,6 +31,8 @@ const { values, positionals } = parseArgs({
   allowPositionals: true,
 });
 const command = positionals.length > 0 ? positionals : ["npm", "test"];
+/** How many files and containers `--by-file` lists; undefined without it. */
+const byFileTop = values["by-file"] === undefined ? undefined : Number(values["by-file"]);
 
 /** One process as last read, and what it had used when first seen (processes older than the command). */
 interface Seen {
@@ -107,7 +109,7 @@ function look(): void {
     entry.system = system - entry.baseline.system;
   }
   firstLook = false;
-  if (nameContainers && values["by-file"] !== undefined) nameNewContainers();
+  if (nameContainers && byFileTop !== undefined) nameNewContainers();
 }
 
 /** Container ids and their names, read from `docker ps` whenever a process of a container not named yet is seen. */
@@ -141,12 +143,12 @@ look();
 const busyBefore = machineBusy();
 started = Date.now();
 const timer = setInterval(look, 2_000);
-// Where the workers note their files (read at the end, for --by-file).
-const workerFilesFolder = mkdtempSync(join(tmpdir(), "suite-cpu-"));
-const workerFiles = join(workerFilesFolder, "worker-files.tsv");
+// With --by-file, where the workers note their files (read at the end).
+const workerFilesFolder = byFileTop === undefined ? undefined : mkdtempSync(join(tmpdir(), "suite-cpu-"));
+const workerFiles = workerFilesFolder && join(workerFilesFolder, "worker-files.tsv");
 const child = spawn(command[0] as string, command.slice(1), {
   stdio: "inherit",
-  env: { ...process.env, OPENMCP_TEST_WORKER_FILES: workerFiles },
+  env: workerFiles ? { ...process.env, OPENMCP_TEST_WORKER_FILES: workerFiles } : process.env,
 });
 const exitCode = await new Promise<number>((resolve) => child.on("exit", (code) => resolve(code ?? 1)));
 const ended = Date.now() - started;
@@ -191,17 +193,15 @@ for (const [name, c] of rows.slice(0, Number(values.top))) {
     `${figure(total)} ${`${((100 * total) / busy).toFixed(1)}%`.padStart(6)} ${figure(c.user)} ${figure(c.system)} ${String(c.processes).padStart(6)} ${c.alive.toFixed(1).padStart(6)} ${String(c.outlived).padStart(6)}  ${name}`,
   );
 }
-const byFile = values["by-file"] === undefined ? [] : cpuByFile();
-if (values["by-file"] !== undefined) {
+const byFile = workerFiles ? cpuByFile(workerFiles) : [];
+if (byFileTop !== undefined) {
   console.log(`\nby test file (a process counts to the file of the nearest worker among its ancestors):`);
   console.log(`${"CPU-s".padStart(6)} ${"share".padStart(6)} ${"procs".padStart(6)}  file`);
-  for (const row of byFile.slice(0, Number(values["by-file"]))) {
+  for (const row of byFile.slice(0, byFileTop)) {
     console.log(
       `${figure(row.cpu)} ${`${((100 * row.cpu) / busy).toFixed(1)}%`.padStart(6)} ${String(row.processes).padStart(6)}  ${row.file}`,
     );
   }
-}
-if (values["by-file"] !== undefined) {
   const byContainer = new Map<string, number>();
   for (const entry of seen.values()) {
     if (!entry.container) continue;
@@ -209,16 +209,14 @@ if (values["by-file"] !== undefined) {
     byContainer.set(name, (byContainer.get(name) ?? 0) + (entry.user + entry.system) / CLOCK_TICKS);
   }
   console.log(`\nby container (${byContainer.size}):`);
-  for (const [name, cpu] of [...byContainer]
-    .sort(([, a], [, b]) => b - a)
-    .slice(0, Number(values["by-file"]))) {
+  for (const [name, cpu] of [...byContainer].sort(([, a], [, b]) => b - a).slice(0, byFileTop)) {
     console.log(`${figure(cpu)}  ${name}`);
   }
 }
-rmSync(workerFilesFolder, { recursive: true, force: true });
+if (workerFilesFolder) rmSync(workerFilesFolder, { recursive: true, force: true });
 
 /** CPU-s per test file, most first; containers' processes and those of no file as two rows of their own. */
-function cpuByFile(): { file: string; cpu: number; processes: number }[] {
+function cpuByFile(workerFiles: string): { file: string; cpu: number; processes: number }[] {
   const fileOfWorker = new Map<number, string>();
   for (const line of (read(workerFiles) ?? "").split("\n")) {
     const [pid, path] = line.split("\t");

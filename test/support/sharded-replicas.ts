@@ -104,10 +104,10 @@ export function clustersCreated(folder: string): string[] {
     .filter(Boolean);
 }
 
-/** The replica's /metrics; a replica that has ended says so, with how and its last log lines, not a bare "fetch failed". */
 /** How long a replica's /metrics may take to answer. */
 const METRICS_TIMEOUT_MS = 20_000;
 
+/** The replica's /metrics; a replica that has ended says so, with how and its last log lines, not a bare "fetch failed". */
 async function metricsOf(replica: ShardedReplica): Promise<string> {
   try {
     replica.metricsPort ??= metricsPortOf(replica);
