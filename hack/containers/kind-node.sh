@@ -46,16 +46,33 @@ step_kind_base_image() {
 }
 
 # ------------------------------------------------------------------------------------ component images
+# The Go processes of a node (its control plane's Pods through their images' ENV, kubelet and containerd through
+# systemd's default environment) collect garbage at GOGC=400 (Go's default 100), as the test run's host processes
+# do (vitest.config.ts): a one-node boot 8.5–9.3 → 7.4 CPU-s to Ready and 15–15.8 → 13.7 40 s later, the node's
+# kube-apiserver 4.8 → 4.2 (measured 2026-11-30, this 2-core machine), for about 100 MB more heap in its kube-apiserver.
+# kind's published images keep Go's default; this image is this machine's stand-in for them.
+node_gogc=400
+# The recipe of the component images (a label): an image of an older one is built again.
+component_recipe=gogc-$node_gogc
+component_current() {
+  have_image "$1" &&
+    [ "$("$DOCKER" image inspect -f '{{index .Config.Labels "openmcp-engine.component-image"}}' "$1")" = "$component_recipe" ]
+}
+
 # component_image <image> <file> <path in image> [extra Dockerfile lines]: an image holding one binary.
 component_image() {
   local image=$1 file=$2 path=$3 extra=${4:-} ctx
   new_scratch ctx component
   cp "$file" "$ctx/$(basename "$path")"
   [ ! -f "$here/iptables-wrapper.sh" ] || cp "$here/iptables-wrapper.sh" "$ctx/"
-  printf 'FROM %s\nCOPY %s %s\n%s\nENTRYPOINT ["%s"]\n' \
-    "${FROM_IMAGE:-$base_image}" "$(basename "$path")" "$path" "$extra" "$path" >"$ctx/Dockerfile"
+  printf 'FROM %s\nCOPY %s %s\n%s\nENV GOGC=%s\nLABEL openmcp-engine.component-image=%s\nENTRYPOINT ["%s"]\n' \
+    "${FROM_IMAGE:-$base_image}" "$(basename "$path")" "$path" "$extra" "$node_gogc" "$component_recipe" "$path" >"$ctx/Dockerfile"
   log "building $image"
+  local replaced
+  replaced=$("$DOCKER" image inspect -f '{{.Id}}' "$image" 2>/dev/null) || true
   DOCKER_BUILDKIT=0 "$DOCKER" build -q -t "$image" "$ctx" >&2
+  # The image of an older recipe, now untagged, serves nothing (refused while a container uses it).
+  [ -z "$replaced" ] || "$DOCKER" rmi "$replaced" >/dev/null 2>&1 || true
 }
 
 # coredns_binary <version>: CoreDNS from the Go module proxy, cached per version (~4 min the first time);
@@ -95,7 +112,7 @@ step_component_images() {
   while read -r image; do
     name=${image%:*} tag=${image##*:}
     component_images+=("$image")
-    have_image "$image" && continue
+    component_current "$image" && continue
     case "${name##*/}" in
       kube-apiserver | kube-controller-manager | kube-scheduler)
         component_image "$image" "$kube_cp_dir/${name##*/}" "/usr/local/bin/${name##*/}" ;;
@@ -122,7 +139,7 @@ step_component_images() {
 # node boots on 12 CPU-s instead of 24 (its cgroup and dockerd's copy of its /var volume), in 14 s instead of 19
 # (measured 2026-11-30, one-node kind create on an idle machine). The label names this recipe: an image of an older
 # one is built again.
-node_image_recipe=unpacked-1
+node_image_recipe=unpacked-$component_recipe
 node_image_current() {
   have_image "$node_image" &&
     [ "$("$DOCKER" image inspect -f '{{index .Config.Labels "openmcp-engine.node-image"}}' "$node_image")" = "$node_image_recipe" ]
@@ -144,6 +161,7 @@ step_kind_node_image() {
     in_node mkdir -p /kind/manifests /etc/cni/net.d
     in_node sh -c 'cat > /kind/manifests/default-cni.yaml' <"$here/default-cni.yaml"
     in_node sh -c 'cat > /etc/cni/net.d/10-kind-static.conflist' <"$here/static-cni.conflist"
+    in_node sh -c "mkdir -p /etc/systemd/system.conf.d && printf '[Manager]\nDefaultEnvironment=GOGC=$node_gogc\n' > /etc/systemd/system.conf.d/10-gogc.conf"
     # containerd's sandbox image must be the pause image kubeadm asks for (and the one imported below).
     in_node sed -i "s|^\(\s*sandbox_image = \).*|\1\"$pause\"|" /etc/containerd/config.toml
     if lacks_sys_resource; then
@@ -172,8 +190,11 @@ step_kind_node_image() {
     in_node sh -c 'p=$(cat /run/build-containerd.pid); kill $p
       while [ -e /proc/$p ] && [ "$(cut -d" " -f3 /proc/$p/stat)" != Z ]; do sleep 1; done
       rm -f /run/build-containerd.pid /var/log/build-containerd.log'
+    local replaced
+    replaced=$("$DOCKER" image inspect -f '{{.Id}}' "$node_image" 2>/dev/null) || true
     "$DOCKER" commit --change 'ENTRYPOINT [ "/usr/local/bin/entrypoint", "/sbin/init" ]' --change 'CMD []' \
       --change "LABEL openmcp-engine.node-image=$node_image_recipe" "$cid" "$node_image" >/dev/null
+    [ -z "$replaced" ] || "$DOCKER" rmi "$replaced" >/dev/null 2>&1 || true
     log "built $node_image"
   fi
   out "nodeImage=$node_image"
