@@ -22,7 +22,8 @@ const HEAVY = "test/integration/**/*.heavy.test.ts";
 // kube-apiserver, etcd, kube-controller-manager, Cluster API's managers; on a fresh machine the Go builds too). Their
 // garbage collector at GOGC=400 (default 100) trades heap for CPU: one kube-apiserver's start 1.9 → 1.5 CPU-s and
 // its RSS 314 → 440 MB; local-backend.test.ts 19 → 15.5 CPU-s. Set here, so that the workers, the asset builds
-// and every process they start inherit it; a GOGC of the caller's wins. Kind nodes' processes are not ours to tune.
+// and every process they start inherit it; a GOGC of the caller's wins. Kind nodes' processes get it from their image
+// (hack/containers/kind-node.sh).
 process.env.GOGC ??= "400";
 // Node's compile cache, per machine, for every Node process of the run: the workers' own modules (vitest and the
 // dependencies it loads natively), the CLIs and engines the tests start, the fake kind CLI (288 runs in
