@@ -13,7 +13,7 @@
 # versions instead. A manager already in the cache is kept (only missing ones are built; timings on stderr).
 # Only the last line of stdout is the folder.
 set -euo pipefail
-export GOTOOLCHAIN=local GOFLAGS=-mod=mod
+export GOTOOLCHAIN=local GOFLAGS=-mod=mod GOMAXPROCS=$(nproc) # every core, whatever the caller's (the test run's: 1)
 version=${OPENMCP_CAPI_VERSION:-v1.14.2}
 managers=(kubeadm-control-plane-manager kubeadm-bootstrap-manager docker-infrastructure-manager)
 

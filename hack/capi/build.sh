@@ -9,7 +9,7 @@
 # module sigs.k8s.io/cluster-api/api, which upstream wires with `replace => ./api`; a wrapper module replaces it
 # with the published version instead. Only the last line of stdout is the folder.
 set -euo pipefail
-export GOTOOLCHAIN=local GOFLAGS=-mod=mod
+export GOTOOLCHAIN=local GOFLAGS=-mod=mod GOMAXPROCS=$(nproc) # every core, whatever the caller's (the test run's: 1)
 version=${OPENMCP_CAPI_VERSION:-v1.14.2}
 
 if [ -n "${OPENMCP_CAPI_ASSETS:-}" ]; then

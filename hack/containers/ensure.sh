@@ -16,6 +16,9 @@ root=$(cd "$here/../.." && pwd)
 cache=${XDG_CACHE_HOME:-$HOME/.cache}/openmcp-engine
 state=$cache/containers
 export GOTOOLCHAIN=local
+# Builds, and the Docker engine started here, use every core whatever the caller runs its Go processes at (the
+# test run: GOMAXPROCS=1, vitest.config.ts).
+export GOMAXPROCS=$(nproc)
 kind_version=v0.30.0
 runtime_name=runc-nested
 base_image=openmcp-engine-base:bookworm

@@ -47,13 +47,15 @@ step_kind_base_image() {
 
 # ------------------------------------------------------------------------------------ component images
 # The Go processes of a node (its control plane's Pods through their images' ENV, kubelet and containerd through
-# systemd's default environment) collect garbage at GOGC=400 (Go's default 100), as the test run's host processes
-# do (vitest.config.ts): a one-node boot 8.5–9.3 → 7.4 CPU-s to Ready and 15–15.8 → 13.7 40 s later, the node's
-# kube-apiserver 4.8 → 4.2 (measured 2026-11-30, this 2-core machine), for about 100 MB more heap in its kube-apiserver.
-# kind's published images keep Go's default; this image is this machine's stand-in for them.
-node_gogc=400
+# systemd's default environment) collect garbage at GOGC=400 (Go's default 100) and run Go code on one thread
+# (GOMAXPROCS=1, default one a core), as the test run's host processes do (vitest.config.ts). Measured on this
+# 2-core machine (2026-11-30, one-node boots, four alternating pairs each): GOGC=400 took a boot from 8.7 to 7.9 CPU-s
+# to Ready and from 15.5 to 14.2 forty seconds later; GOMAXPROCS=1 then to 7.3 and 13.1, in the same 12–14 s. The
+# cost: about 100 MB more heap in its kube-apiserver, one thread for its bursts. kind's published images keep Go's
+# defaults; this image is this machine's stand-in for them.
+node_go_env="GOGC=400 GOMAXPROCS=1"
 # The recipe of the component images (a label): an image of an older one is built again.
-component_recipe=gogc-$node_gogc
+component_recipe=go-env-2
 component_current() {
   have_image "$1" &&
     [ "$("$DOCKER" image inspect -f '{{index .Config.Labels "openmcp-engine.component-image"}}' "$1")" = "$component_recipe" ]
@@ -65,8 +67,8 @@ component_image() {
   new_scratch ctx component
   cp "$file" "$ctx/$(basename "$path")"
   [ ! -f "$here/iptables-wrapper.sh" ] || cp "$here/iptables-wrapper.sh" "$ctx/"
-  printf 'FROM %s\nCOPY %s %s\n%s\nENV GOGC=%s\nLABEL openmcp-engine.component-image=%s\nENTRYPOINT ["%s"]\n' \
-    "${FROM_IMAGE:-$base_image}" "$(basename "$path")" "$path" "$extra" "$node_gogc" "$component_recipe" "$path" >"$ctx/Dockerfile"
+  printf 'FROM %s\nCOPY %s %s\n%s\nENV %s\nLABEL openmcp-engine.component-image=%s\nENTRYPOINT ["%s"]\n' \
+    "${FROM_IMAGE:-$base_image}" "$(basename "$path")" "$path" "$extra" "$node_go_env" "$component_recipe" "$path" >"$ctx/Dockerfile"
   log "building $image"
   local replaced
   replaced=$("$DOCKER" image inspect -f '{{.Id}}' "$image" 2>/dev/null) || true
@@ -161,7 +163,7 @@ step_kind_node_image() {
     in_node mkdir -p /kind/manifests /etc/cni/net.d
     in_node sh -c 'cat > /kind/manifests/default-cni.yaml' <"$here/default-cni.yaml"
     in_node sh -c 'cat > /etc/cni/net.d/10-kind-static.conflist' <"$here/static-cni.conflist"
-    in_node sh -c "mkdir -p /etc/systemd/system.conf.d && printf '[Manager]\nDefaultEnvironment=GOGC=$node_gogc\n' > /etc/systemd/system.conf.d/10-gogc.conf"
+    in_node sh -c "mkdir -p /etc/systemd/system.conf.d && printf '[Manager]\nDefaultEnvironment=$node_go_env\n' > /etc/systemd/system.conf.d/10-go-env.conf"
     # containerd's sandbox image must be the pause image kubeadm asks for (and the one imported below).
     in_node sed -i "s|^\(\s*sandbox_image = \).*|\1\"$pause\"|" /etc/containerd/config.toml
     if lacks_sys_resource; then

@@ -11,7 +11,7 @@
 # same tag, and repeats upstream's `exclude`s so the module graph is the one Gardener builds with.
 # The folder appears only when complete. Only the last line of stdout is the folder; progress goes to stderr.
 set -euo pipefail
-export GOTOOLCHAIN=local GOFLAGS=-mod=mod
+export GOTOOLCHAIN=local GOFLAGS=-mod=mod GOMAXPROCS=$(nproc) # every core, whatever the caller's (the test run's: 1)
 version=${OPENMCP_GARDENER_VERSION:-v1.150.0}
 
 if [ -n "${OPENMCP_GARDENER_ASSETS:-}" ]; then

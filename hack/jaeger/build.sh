@@ -7,7 +7,7 @@
 # (~/.cache/openmcp-engine/jaeger/<version>); else build from the Go module proxy (GOTOOLCHAIN=local).
 # The folder appears only when complete. Only the last line of stdout is the folder; progress goes to stderr.
 set -euo pipefail
-export GOTOOLCHAIN=local GOFLAGS=-mod=mod
+export GOTOOLCHAIN=local GOFLAGS=-mod=mod GOMAXPROCS=$(nproc) # every core, whatever the caller's (the test run's: 1)
 version=${OPENMCP_JAEGER_VERSION:-v1.76.0}
 
 if [ -n "${OPENMCP_JAEGER_ASSETS:-}" ]; then

@@ -6,7 +6,7 @@
 # (~/.cache/openmcp-engine/kustomize/<version>/kustomize); else build it from the Go module proxy
 # (GOTOOLCHAIN=local, about a minute the first time). Only the last line of stdout is the path.
 set -euo pipefail
-export GOTOOLCHAIN=local
+export GOTOOLCHAIN=local GOMAXPROCS=$(nproc) # every core, whatever the caller's (the test run's: 1)
 # The newest release that builds with Go 1.26 (v5.8.3 needs Go 1.27).
 version=${OPENMCP_KUSTOMIZE_VERSION:-v5.8.2}
 

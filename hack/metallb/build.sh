@@ -18,7 +18,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-export GOTOOLCHAIN=local GOFLAGS=-mod=mod CGO_ENABLED=0
+export GOTOOLCHAIN=local GOFLAGS=-mod=mod CGO_ENABLED=0 GOMAXPROCS=$(nproc) # every core, whatever the caller's (the test run's: 1)
 DOCKER=${DOCKER:-docker}
 version=${OPENMCP_METALLB_VERSION:-v0.15.2}
 module=go.universe.tf/metallb

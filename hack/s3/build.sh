@@ -7,7 +7,7 @@
 # a few minutes the first time). The folder appears only when complete. Only the last line of stdout is the
 # folder; progress goes to stderr.
 set -euo pipefail
-export GOTOOLCHAIN=local GOFLAGS=-mod=mod
+export GOTOOLCHAIN=local GOFLAGS=-mod=mod GOMAXPROCS=$(nproc) # every core, whatever the caller's (the test run's: 1)
 version=${OPENMCP_VERSITYGW_VERSION:-v1.8.0}
 
 if [ -n "${OPENMCP_S3_ASSETS:-}" ]; then

@@ -6,6 +6,7 @@
 import { execFile, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { copyFile, mkdir, readFile, rename, stat } from "node:fs/promises";
+import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { machineCache } from "./machine-cache.ts";
@@ -44,7 +45,13 @@ export async function authnCheckTool(): Promise<string> {
   try {
     await promisify(execFile)("go", ["build", "-o", `${tool}.${process.pid}`, "."], {
       cwd: work,
-      env: { ...process.env, GOTOOLCHAIN: "local", GOFLAGS: "-mod=mod" },
+      // Every core, whatever the test run's GOMAXPROCS (1, vitest.config.ts).
+      env: {
+        ...process.env,
+        GOTOOLCHAIN: "local",
+        GOFLAGS: "-mod=mod",
+        GOMAXPROCS: String(availableParallelism()),
+      },
     });
   } catch (error) {
     throw new Error(`building hack/authn-check needs Go and the modules of hack/kube: ${String(error)}`);
