@@ -1,6 +1,7 @@
 /** AccessRequests proven on a real target cluster (local backend): exact rights, denial, rotation, cleanup, no leaks. */
 
 import { mkdtempSync } from "node:fs";
+import { rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
@@ -182,6 +183,7 @@ afterAll(async () => {
   await world?.stop(); // its engines first (again, harmlessly, for one a test stopped)
   await (await localBackend(true)).close?.(); // adopts the clusters and stops them
   await issuer?.stop();
+  await rm(stateDirectory, { recursive: true, force: true });
 }, 120_000);
 
 describe("token access", () => {

@@ -1,7 +1,7 @@
 /** The control-plane harness on real etcd + kube-apiserver: isolation, TokenRequest, RBAC, cleanup on every path. */
 
 import { execFile } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, rmdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -134,5 +134,6 @@ describe("stopping and failing", () => {
       /last lines of kube-apiserver[\s\S]*unknown flag: --no-such-flag/,
     );
     expect(readdirSync(parent)).toEqual([]);
+    rmdirSync(parent); // empty, as just asserted
   });
 });
