@@ -236,10 +236,22 @@ describe("deleting a ClusterSnapshot", { timeout: 90_000 }, () => {
     );
     expect(conditionOf(held, "Removed")?.message).toContain("Cluster clone is being made from it");
     expect(existsSync(folderOf(taken))).toBe(true);
-    expect(await eventsAbout(world, "manual")).toContain("DeletionHeld");
-    expect(
-      await metricSum(engine.metrics, "openmcp_engine_cluster_snapshots_not_removed", { reason: "InUse" }),
-    ).toBe(1);
+    // Told once the reconcile that held it has ended: Events are sent after its writes, in the background (CI run
+    // 42: read before it was there).
+    await eventually(async () => expect(await eventsAbout(world, "manual")).toContain("DeletionHeld"), {
+      what: "the DeletionHeld Event",
+      timeoutMs: 30_000,
+    });
+    // The gauge reads the engine's cache at each scrape, which may not hold the condition read above yet.
+    await eventually(
+      async () =>
+        expect(
+          await metricSum(engine.metrics, "openmcp_engine_cluster_snapshots_not_removed", {
+            reason: "InUse",
+          }),
+        ).toBe(1),
+      { what: "the snapshots_not_removed gauge at 1", timeoutMs: 30_000 },
+    );
 
     await world.remove(RESOURCES.Cluster, "clone");
     await gone("manual");
