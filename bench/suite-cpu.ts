@@ -198,8 +198,13 @@ if (byFileTop !== undefined) {
   console.log(`\nby test file (a process counts to the file of the nearest worker among its ancestors):`);
   console.log(`${"CPU-s".padStart(6)} ${"share".padStart(6)} ${"procs".padStart(6)}  file`);
   for (const row of byFile.slice(0, byFileTop)) {
+    const mostly = Object.entries(row.classes)
+      .sort(([, a], [, b]) => b - a)
+      .slice(0, 3)
+      .map(([cls, cpu]) => `${cls} ${cpu.toFixed(0)}`)
+      .join(", ");
     console.log(
-      `${figure(row.cpu)} ${`${((100 * row.cpu) / busy).toFixed(1)}%`.padStart(6)} ${String(row.processes).padStart(6)}  ${row.file}`,
+      `${figure(row.cpu)} ${`${((100 * row.cpu) / busy).toFixed(1)}%`.padStart(6)} ${String(row.processes).padStart(6)}  ${row.file} (${mostly})`,
     );
   }
   const byContainer = new Map<string, number>();
@@ -215,8 +220,16 @@ if (byFileTop !== undefined) {
 }
 if (workerFilesFolder) rmSync(workerFilesFolder, { recursive: true, force: true });
 
+/** One test file's CPU: in all, by class of process, and how many processes. */
+interface FileCpu {
+  file: string;
+  cpu: number;
+  classes: Record<string, number>;
+  processes: number;
+}
+
 /** CPU-s per test file, most first; containers' processes and those of no file as two rows of their own. */
-function cpuByFile(workerFiles: string): { file: string; cpu: number; processes: number }[] {
+function cpuByFile(workerFiles: string): FileCpu[] {
   const fileOfWorker = new Map<number, string>();
   for (const line of (read(workerFiles) ?? "").split("\n")) {
     const [pid, path] = line.split("\t");
@@ -231,13 +244,14 @@ function cpuByFile(workerFiles: string): { file: string; cpu: number; processes:
     }
     return undefined;
   };
-  const totals = new Map<string, { file: string; cpu: number; processes: number }>();
+  const totals = new Map<string, FileCpu>();
   for (const entry of seen.values()) {
     const cpu = (entry.user + entry.system) / CLOCK_TICKS;
     if (cpu === 0) continue;
     const file = entry.cls.endsWith("@docker") ? "(in containers)" : (fileOf(entry.pid) ?? "(no test file)");
-    const total = totals.get(file) ?? { file, cpu: 0, processes: 0 };
+    const total = totals.get(file) ?? { file, cpu: 0, classes: {}, processes: 0 };
     total.cpu += cpu;
+    total.classes[entry.cls] = (total.classes[entry.cls] ?? 0) + cpu;
     total.processes += 1;
     totals.set(file, total);
   }
