@@ -13,7 +13,7 @@
 # versions instead. A manager already in the cache is kept (only missing ones are built; timings on stderr).
 # Only the last line of stdout is the folder.
 set -euo pipefail
-export GOTOOLCHAIN=local GOFLAGS=-mod=mod GOMAXPROCS=$(nproc) # every core, whatever the caller's (the test run's: 1)
+. "$(dirname "$0")/../go-env.sh"
 version=${OPENMCP_CAPI_VERSION:-v1.14.2}
 managers=(kubeadm-control-plane-manager kubeadm-bootstrap-manager docker-infrastructure-manager)
 
@@ -75,7 +75,7 @@ mkdir -p "$work/bin/crds/kubeadm-control-plane" "$work/bin/crds/kubeadm-bootstra
     if [ -x "$out/$1" ]; then cp "$out/$1" "$work/bin/"; return; fi
     local began=$SECONDS
     echo "build-providers.sh: building $1 ($2 $version) with $(go version | cut -d' ' -f3)" >&2
-    go build -trimpath -ldflags='-s -w' -o "$work/bin/$1" "$2"
+    go build -ldflags='-s -w' -o "$work/bin/$1" "$2"
     echo "build-providers.sh: $1 built in $((SECONDS - began)) s" >&2
   }
   build kubeadm-bootstrap-manager sigs.k8s.io/cluster-api/bootstrap/kubeadm

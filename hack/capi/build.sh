@@ -9,7 +9,7 @@
 # module sigs.k8s.io/cluster-api/api, which upstream wires with `replace => ./api`; a wrapper module replaces it
 # with the published version instead. Only the last line of stdout is the folder.
 set -euo pipefail
-export GOTOOLCHAIN=local GOFLAGS=-mod=mod GOMAXPROCS=$(nproc) # every core, whatever the caller's (the test run's: 1)
+. "$(dirname "$0")/../go-env.sh"
 version=${OPENMCP_CAPI_VERSION:-v1.14.2}
 
 if [ -n "${OPENMCP_CAPI_ASSETS:-}" ]; then
@@ -39,7 +39,7 @@ mkdir -p "$work/bin/crds"
     cp "$out/capi-manager" "$work/bin/"
   else
     echo "build.sh: building Cluster API $version core manager with $(go version | cut -d' ' -f3) (first time on this machine)" >&2
-    go build -trimpath -ldflags='-s -w' -o "$work/bin/capi-manager" sigs.k8s.io/cluster-api/core
+    go build -ldflags='-s -w' -o "$work/bin/capi-manager" sigs.k8s.io/cluster-api/core
   fi
   source=$(go list -m -f '{{.Dir}}' "sigs.k8s.io/cluster-api")
   cp "$source"/core/config/crd/bases/*.yaml "$work/bin/crds/"

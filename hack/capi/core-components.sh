@@ -16,7 +16,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-export GOTOOLCHAIN=local GOFLAGS=-mod=mod GOMAXPROCS=$(nproc) # every core, whatever the caller's (the test run's: 1)
+. "$(dirname "$0")/../go-env.sh"
 DOCKER=${DOCKER:-docker}
 version=${OPENMCP_CAPI_VERSION:-v1.14.2}
 image=registry.k8s.io/cluster-api/cluster-api-controller:$version

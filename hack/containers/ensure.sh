@@ -15,10 +15,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 cache=${XDG_CACHE_HOME:-$HOME/.cache}/openmcp-engine
 state=$cache/containers
-export GOTOOLCHAIN=local
-# Builds, and the Docker engine started here, use every core whatever the caller runs its Go processes at (the
-# test run: GOMAXPROCS=1, vitest.config.ts).
-export GOMAXPROCS=$(nproc)
+. "$here/../go-env.sh"
 kind_version=v0.30.0
 runtime_name=runc-nested
 base_image=openmcp-engine-base:bookworm
@@ -474,7 +471,7 @@ step_kind() {
     local tmp
     new_scratch tmp "kind-$kind_version"
     log "building kind $kind_version with $(go version | cut -d' ' -f3)"
-    GOFLAGS= GOBIN=$tmp go install "sigs.k8s.io/kind@$kind_version" >&2
+    GOBIN=$tmp go install -ldflags='-s -w' "sigs.k8s.io/kind@$kind_version" >&2
     chmod 755 "$tmp"
     rm -rf "$cache/kind/$kind_version"
     mv "$tmp" "$cache/kind/$kind_version"

@@ -86,7 +86,7 @@ coredns_binary() {
     new_scratch tmp coredns
     log "building CoreDNS $1 with $(go version | cut -d' ' -f3) (first time: ~4 min)"
     # Static (CGO off): the image holds nothing but this binary, like CoreDNS's own.
-    CGO_ENABLED=0 GOFLAGS= GOBIN=$tmp go install -trimpath -ldflags='-s -w' "github.com/coredns/coredns@$1" >&2
+    CGO_ENABLED=0 GOBIN=$tmp go install -ldflags='-s -w' "github.com/coredns/coredns@$1" >&2
     mkdir -p "$cache/coredns"
     chmod 755 "$tmp"
     rm -rf "$dir"

@@ -11,7 +11,7 @@
 # same tag, and repeats upstream's `exclude`s so the module graph is the one Gardener builds with.
 # The folder appears only when complete. Only the last line of stdout is the folder; progress goes to stderr.
 set -euo pipefail
-export GOTOOLCHAIN=local GOFLAGS=-mod=mod GOMAXPROCS=$(nproc) # every core, whatever the caller's (the test run's: 1)
+. "$(dirname "$0")/../go-env.sh"
 version=${OPENMCP_GARDENER_VERSION:-v1.150.0}
 
 if [ -n "${OPENMCP_GARDENER_ASSETS:-}" ]; then
@@ -53,7 +53,7 @@ mkdir -p "$work/bin"
   echo "build.sh: building gardener-apiserver $version with $(go version | cut -d' ' -f3) (first time on this machine)" >&2
   # Unstamped (its /version says v0.0.0-master): Gardener's release build stamps k8s.io/component-base/version
   # with Gardener's own version, which the API server libraries would read as a Kubernetes version.
-  go build -trimpath -ldflags='-s -w' -o "$work/bin/gardener-apiserver" github.com/gardener/gardener/cmd/gardener-apiserver
+  go build -ldflags='-s -w' -o "$work/bin/gardener-apiserver" github.com/gardener/gardener/cmd/gardener-apiserver
 ) >&2
 chmod -R u+w,go+rX "$work/bin"; rm -rf "$out"; mv "$work/bin" "$out"
 echo "build.sh: gardener-apiserver $version ready in $((SECONDS - start)) s in $out" >&2

@@ -7,7 +7,7 @@
 # (~/.cache/openmcp-engine/jaeger/<version>); else build from the Go module proxy (GOTOOLCHAIN=local).
 # The folder appears only when complete. Only the last line of stdout is the folder; progress goes to stderr.
 set -euo pipefail
-export GOTOOLCHAIN=local GOFLAGS=-mod=mod GOMAXPROCS=$(nproc) # every core, whatever the caller's (the test run's: 1)
+. "$(dirname "$0")/../go-env.sh"
 version=${OPENMCP_JAEGER_VERSION:-v1.76.0}
 
 if [ -n "${OPENMCP_JAEGER_ASSETS:-}" ]; then
@@ -33,7 +33,7 @@ mkdir -p "$work/bin"
   go mod init openmcp-engine/hack/jaeger
   go get -tool "github.com/jaegertracing/jaeger/cmd/jaeger@$version"
   echo "build.sh: building jaeger $version with $(go version | cut -d' ' -f3) (first time on this machine)" >&2
-  go build -trimpath -ldflags='-s -w' -o "$work/bin/jaeger" github.com/jaegertracing/jaeger/cmd/jaeger
+  go build -ldflags='-s -w' -o "$work/bin/jaeger" github.com/jaegertracing/jaeger/cmd/jaeger
 ) >&2
 chmod -R u+w,go+rX "$work/bin"; rm -rf "$out"; mv "$work/bin" "$out"
 echo "build.sh: jaeger $version ready in $((SECONDS - start)) s in $out" >&2

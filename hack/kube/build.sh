@@ -13,7 +13,7 @@
 # kube-proxy) for exactly the pinned release, in <cache>/<version>-node (hack/containers/ensure.sh uses them).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-export GOTOOLCHAIN=local GOFLAGS=-mod=mod GOMAXPROCS=$(nproc) # every core, whatever the caller's (the test run's: 1)
+. "$(dirname "$0")/../go-env.sh"
 
 usable() { [ -x "$1/kube-apiserver" ] && [ -x "$1/etcd" ]; }
 complete() { usable "$1" && [ -x "$1/kube-controller-manager" ] && [ -x "$1/kube-scheduler" ]; }
@@ -31,7 +31,7 @@ if [ "${1:-}" = etcdutl ]; then
   tmp=$(mktemp -d "$cache_root/.build-etcdutl-$etcd_version.XXXXXX")
   trap 'rm -rf "$tmp"' EXIT
   echo "build.sh: building etcdutl $etcd_version with $(go version | cut -d' ' -f3)" >&2
-  (cd "$here/etcdutl" && go build -trimpath -ldflags='-s -w' -o "$tmp/etcdutl" go.etcd.io/etcd/etcdutl/v3) >&2
+  (cd "$here/etcdutl" && go build -ldflags='-s -w' -o "$tmp/etcdutl" go.etcd.io/etcd/etcdutl/v3) >&2
   chmod 755 "$tmp"; rm -rf "$out"; mv "$tmp" "$out"
   echo "$out"; exit 0
 fi
@@ -68,7 +68,7 @@ if [ "${1:-}" = node ]; then
   echo "build.sh: building the Kubernetes $pinned node binaries ($names) with $(go version | cut -d' ' -f3)" >&2
   start=$SECONDS
   for n in $names; do
-    (cd "$moddir" && go build -trimpath -ldflags="$(kube_ldflags "$pinned")" -o "$tmp/$n" "k8s.io/kubernetes/cmd/$n") >&2
+    (cd "$moddir" && go build -ldflags="$(kube_ldflags "$pinned")" -o "$tmp/$n" "k8s.io/kubernetes/cmd/$n") >&2
   done
   chmod 755 "$tmp"; rm -rf "$out"; mv "$tmp" "$out"
   echo "build.sh: built the $pinned node binaries in $((SECONDS - start)) s into $out" >&2
@@ -85,9 +85,9 @@ build() {
   [ -d "$out" ] && cp -p "$out"/* "$tmp"/ 2>/dev/null || true
   echo "build.sh: building the Kubernetes $version binaries this machine lacks with $(go version | cut -d' ' -f3) (first time: 10-30 min)" >&2
   local start=$SECONDS
-  kube() { [ -x "$tmp/$1" ] || go build -trimpath -ldflags="$(kube_ldflags "$version")" -o "$tmp/$1" "k8s.io/kubernetes/cmd/$1"; }
+  kube() { [ -x "$tmp/$1" ] || go build -ldflags="$(kube_ldflags "$version")" -o "$tmp/$1" "k8s.io/kubernetes/cmd/$1"; }
   if (cd "$moddir" && kube kube-apiserver && kube kube-controller-manager && kube kube-scheduler \
-      && { [ -x "$tmp/etcd" ] || go build -trimpath -ldflags='-s -w' -o "$tmp/etcd" go.etcd.io/etcd/server/v3; }) >&2; then
+      && { [ -x "$tmp/etcd" ] || go build -ldflags='-s -w' -o "$tmp/etcd" go.etcd.io/etcd/server/v3; }) >&2; then
     chmod 755 "$tmp"; rm -rf "$out"; mv "$tmp" "$out"
     echo "build.sh: built $version in $((SECONDS - start)) s into $out" >&2
     echo "$out"; return 0

@@ -7,7 +7,7 @@ set -euo pipefail
 version=${1:?usage: gen-gomod.sh vX.Y.Z [DIR]}
 dir=${2:-$(cd "$(dirname "$0")" && pwd)}
 staging_version="v0.${version#v1.}"
-export GOTOOLCHAIN=local GOFLAGS=-mod=mod GOMAXPROCS=$(nproc) # every core, whatever the caller's (the test run's: 1)
+. "$(dirname "$0")/../go-env.sh"
 
 kmod=$(go mod download -json "k8s.io/kubernetes@${version}" | sed -n 's/^\s*"GoMod": "\(.*\)",\?$/\1/p')
 [ -f "$kmod" ] || { echo "gen-gomod: could not download k8s.io/kubernetes@${version}" >&2; exit 1; }

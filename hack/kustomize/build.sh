@@ -6,7 +6,7 @@
 # (~/.cache/openmcp-engine/kustomize/<version>/kustomize); else build it from the Go module proxy
 # (GOTOOLCHAIN=local, about a minute the first time). Only the last line of stdout is the path.
 set -euo pipefail
-export GOTOOLCHAIN=local GOMAXPROCS=$(nproc) # every core, whatever the caller's (the test run's: 1)
+. "$(dirname "$0")/../go-env.sh"
 # The newest release that builds with Go 1.26 (v5.8.3 needs Go 1.27).
 version=${OPENMCP_KUSTOMIZE_VERSION:-v5.8.2}
 
@@ -27,7 +27,7 @@ work=$(mktemp -d "$(dirname "$out")/.build-$version.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 echo "build.sh: building kustomize $version with $(go version | cut -d' ' -f3) (first time on this machine)" >&2
 start=$SECONDS
-GOBIN="$work" go install -trimpath -ldflags='-s -w' "sigs.k8s.io/kustomize/kustomize/v5@$version" >&2
+GOBIN="$work" go install -ldflags='-s -w' "sigs.k8s.io/kustomize/kustomize/v5@$version" >&2
 chmod 755 "$work"; rm -rf "$out"; mv "$work" "$out"
 echo "build.sh: kustomize $version ready in $((SECONDS - start)) s in $out" >&2
 echo "$out/kustomize"

@@ -18,7 +18,8 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-export GOTOOLCHAIN=local GOFLAGS=-mod=mod CGO_ENABLED=0 GOMAXPROCS=$(nproc) # every core, whatever the caller's (the test run's: 1)
+. "$(dirname "$0")/../go-env.sh"
+export CGO_ENABLED=0
 DOCKER=${DOCKER:-docker}
 version=${OPENMCP_METALLB_VERSION:-v0.15.2}
 module=go.universe.tf/metallb
@@ -61,8 +62,8 @@ else
   flags="-s -w -X '$module/internal/version.gitBranch=$version'"
   (
     cd "$work/src"
-    go build -trimpath -ldflags="$flags" -o "$work/bin/controller" ./controller
-    go build -trimpath -ldflags="$flags" -o "$work/bin/speaker" ./speaker
+    go build -ldflags="$flags" -o "$work/bin/controller" ./controller
+    go build -ldflags="$flags" -o "$work/bin/speaker" ./speaker
   ) >&2
   cp "$source/config/manifests/metallb-native.yaml" "$work/metallb-native.yaml"
   cp "$source/LICENSE" "$work/LICENSE"

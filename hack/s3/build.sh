@@ -7,7 +7,7 @@
 # a few minutes the first time). The folder appears only when complete. Only the last line of stdout is the
 # folder; progress goes to stderr.
 set -euo pipefail
-export GOTOOLCHAIN=local GOFLAGS=-mod=mod GOMAXPROCS=$(nproc) # every core, whatever the caller's (the test run's: 1)
+. "$(dirname "$0")/../go-env.sh"
 version=${OPENMCP_VERSITYGW_VERSION:-v1.8.0}
 
 if [ -n "${OPENMCP_S3_ASSETS:-}" ]; then
@@ -29,7 +29,7 @@ trap 'rm -rf "$work"' EXIT
 start=$SECONDS
 mkdir -p "$work/bin"
 echo "build.sh: building versitygw $version with $(go version | cut -d' ' -f3) (first time on this machine)" >&2
-GOBIN="$work/bin" go install -trimpath -ldflags='-s -w' "github.com/versity/versitygw/cmd/versitygw@$version" >&2
+GOBIN="$work/bin" go install -ldflags='-s -w' "github.com/versity/versitygw/cmd/versitygw@$version" >&2
 chmod -R u+w,go+rX "$work/bin"; rm -rf "$out"; mv "$work/bin" "$out"
 echo "build.sh: versitygw $version ready in $((SECONDS - start)) s in $out" >&2
 echo "$out"
