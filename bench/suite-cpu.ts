@@ -39,7 +39,11 @@ interface Seen {
   readonly pid: number;
   /** Its parent when first seen (before a parent's exit hands it to init). */
   readonly parentPid: number;
-  readonly cls: string;
+  /** Its class; taken again when it execs another program (seen first as `runc:[2:INIT]`, a container's process
+   * soon is kube-apiserver or systemd, and all its CPU is that program's). */
+  cls: string;
+  /** The name its class was taken from. */
+  name: string;
   /** The Docker container it runs in (its id), if any. */
   readonly container: string | undefined;
   readonly baseline: { readonly user: number; readonly system: number };
@@ -95,6 +99,7 @@ function look(): void {
         pid: Number(pid),
         parentPid: stat.parentPid,
         cls: classOf(stat.name, commandLine, cgroup),
+        name: stat.name,
         container,
         baseline: firstLook ? { user, system } : { user: 0, system: 0 },
         user: 0,
@@ -103,6 +108,14 @@ function look(): void {
         lastSeen: now,
       };
       seen.set(key, entry);
+    }
+    if (entry.name !== stat.name) {
+      entry.name = stat.name;
+      entry.cls = classOf(
+        stat.name,
+        (read(`/proc/${pid}/cmdline`) ?? "").replaceAll("\0", " "),
+        read(`/proc/${pid}/cgroup`) ?? "",
+      );
     }
     entry.lastSeen = now;
     entry.user = user - entry.baseline.user;
