@@ -1,7 +1,7 @@
 /**
  * The heavy project's global setup: the kube binaries now (the other projects need them too), then the container
- * toolchain, Cluster API, Chromium, MetalLB and Gardener in a child process at low priority, so the unit and
- * integration projects run while a fresh machine builds them (~30 minutes cold, seconds warm). Each heavy file
+ * toolchain, Cluster API, Gardener, Chromium, Jaeger and MetalLB in a child process at low priority, so the unit and
+ * integration projects run while a fresh machine builds them (~40 minutes cold, seconds warm). Each heavy file
  * waits for the stages it needs (heavy-assets-ready.ts) before it starts.
  */
 import { type ChildProcess, spawn } from "node:child_process";
