@@ -75,6 +75,9 @@ const read = (path: string): string | undefined => {
   }
 };
 
+const commandLineOf = (pid: string) => (read(`/proc/${pid}/cmdline`) ?? "").replaceAll("\0", " ");
+const cgroupOf = (pid: string) => read(`/proc/${pid}/cgroup`) ?? "";
+
 const seen = new Map<string, Seen>();
 let firstLook = true;
 let leastAvailableMiB = Number.POSITIVE_INFINITY;
@@ -91,8 +94,8 @@ function look(): void {
     const key = `${pid}:${stat.startTicks}`; // a pid used again is another process
     let entry = seen.get(key);
     if (!entry) {
-      const commandLine = (read(`/proc/${pid}/cmdline`) ?? "").replaceAll("\0", " ");
-      const cgroup = read(`/proc/${pid}/cgroup`) ?? "";
+      const commandLine = commandLineOf(pid);
+      const cgroup = cgroupOf(pid);
       const container = cgroup.match(/\/docker[/-]([0-9a-f]{64})/)?.[1];
       if (container && !containerNames.has(container)) nameContainers = true;
       entry = {
@@ -111,11 +114,7 @@ function look(): void {
     }
     if (entry.name !== stat.name) {
       entry.name = stat.name;
-      entry.cls = classOf(
-        stat.name,
-        (read(`/proc/${pid}/cmdline`) ?? "").replaceAll("\0", " "),
-        read(`/proc/${pid}/cgroup`) ?? "",
-      );
+      entry.cls = classOf(stat.name, commandLineOf(pid), cgroupOf(pid));
     }
     entry.lastSeen = now;
     entry.user = user - entry.baseline.user;

@@ -16,7 +16,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-. "$(dirname "$0")/../go-env.sh"
+. "$here/../go-env.sh"
 DOCKER=${DOCKER:-docker}
 version=${OPENMCP_CAPI_VERSION:-v1.14.2}
 image=registry.k8s.io/cluster-api/cluster-api-controller:$version

@@ -13,7 +13,7 @@
 # kube-proxy) for exactly the pinned release, in <cache>/<version>-node (hack/containers/ensure.sh uses them).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-. "$(dirname "$0")/../go-env.sh"
+. "$here/../go-env.sh"
 
 usable() { [ -x "$1/kube-apiserver" ] && [ -x "$1/etcd" ]; }
 complete() { usable "$1" && [ -x "$1/kube-controller-manager" ] && [ -x "$1/kube-scheduler" ]; }

@@ -18,7 +18,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-. "$(dirname "$0")/../go-env.sh"
+. "$here/../go-env.sh"
 export CGO_ENABLED=0
 DOCKER=${DOCKER:-docker}
 version=${OPENMCP_METALLB_VERSION:-v0.15.2}

@@ -110,9 +110,9 @@ const MAKE: Readonly<Record<HeavyStage, (toolchain?: ContainerToolchain) => Stag
     findCapiProvidersAssets();
     return {};
   },
-  // Jaeger, the OTLP receiver of the traces test: about 3 minutes the first time (downloads included).
-  jaeger: () => {
-    findJaeger();
+  // gardener-apiserver: about 8 minutes the first time beside the tests.
+  gardener: () => {
+    findGardenerAssets();
     return {};
   },
   // Never fails: without a browser the browser tests fail with the same advice.
@@ -120,16 +120,17 @@ const MAKE: Readonly<Record<HeavyStage, (toolchain?: ContainerToolchain) => Stag
     script("browser/ensure-chromium.sh");
     return {};
   },
-  // MetalLB for kind-metallb.heavy.test.ts: 5–20 minutes the first time, then a look at the cache.
+  // Jaeger, the OTLP receiver of the traces test: about 8 minutes the first time beside the tests.
+  jaeger: () => {
+    findJaeger();
+    return {};
+  },
+  // MetalLB for kind-metallb.heavy.test.ts: 2–3 minutes the first time once the stages before it
+  // filled the Go build cache, then a look at the cache.
   metallb: (toolchain) => {
     if (!toolchain)
       throw new Error("MetalLB's images are built with Docker, and the container toolchain failed");
     script("metallb/build.sh", [], { ...process.env, DOCKER: toolchain.docker });
-    return {};
-  },
-  // gardener-apiserver: 3–4 minutes the first time after the stages before it (they filled the Go build cache).
-  gardener: () => {
-    findGardenerAssets();
     return {};
   },
 };
